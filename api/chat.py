@@ -1,0 +1,158 @@
+"""POST /chat and GET /chat/<request_id>/events: the conversation entry point.
+
+Follow a message from here to ``workers/digest.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Blueprint, Response, current_app, request, stream_with_context
+from sqlalchemy import select
+
+from api.auth import current_user
+from services.db import Exchange, Thread, User, insert, utcnow
+from services.errors import BadRequest, NotFound, PayloadTooLarge
+from services.queues import ChatRequest, load_request, submit_chat
+from services.streams import StreamLimits, follow, request_channel
+
+bp = Blueprint("chat", __name__)
+
+ALLOWED_FIELDS = {"text", "source", "thread_id"}
+SOURCES = {"text", "voice"}
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+@dataclass(frozen=True)
+class ChatBody:
+    text: str
+    source: str
+    thread_id: str | None
+
+
+def parse_chat_body(max_chars: int) -> ChatBody:
+    """Validate the request body strictly; every problem is a clear 4xx."""
+    if request.mimetype != "application/json":
+        raise BadRequest("Content-Type must be application/json")
+    raw = request.get_data(cache=False)
+    try:
+        payload = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise BadRequest("body is not valid UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise BadRequest(f"body is not valid JSON: {exc.msg} at position {exc.pos}") from None
+    if not isinstance(payload, dict):
+        raise BadRequest("body must be a JSON object")
+    unknown = sorted(set(payload) - ALLOWED_FIELDS)
+    if unknown:
+        raise BadRequest(f"unknown field(s): {', '.join(unknown)}; allowed: text, source, thread_id")
+    text = payload.get("text")
+    if not isinstance(text, str):
+        raise BadRequest("'text' is required and must be a string")
+    if not text.strip():
+        raise BadRequest("'text' must not be empty or whitespace")
+    if len(text) > max_chars:
+        raise PayloadTooLarge(f"'text' has {len(text)} characters; the limit is {max_chars}")
+    source = payload.get("source", "text")
+    if source not in SOURCES:
+        raise BadRequest("'source' must be 'text' or 'voice'")
+    thread_id = payload.get("thread_id")
+    if thread_id is not None and (not isinstance(thread_id, str) or not thread_id.strip() or len(thread_id) > 64):
+        raise BadRequest("'thread_id' must be a non-empty string of at most 64 characters")
+    return ChatBody(text=text, source=source, thread_id=thread_id)
+
+
+def resolve_thread(user_id: str, thread_id: str | None) -> str:
+    """The thread to post into: the given one (must be the user's), else the current or a new one."""
+    deps = current_app.extensions["engram"]
+    sessions = current_app.extensions["engram.sessions"]
+    with sessions.begin() as session:
+        session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
+        if thread_id is not None:
+            owner = session.scalar(select(Thread.user_id).where(Thread.id == thread_id))
+            if owner != user_id:  # someone else's thread looks exactly like a missing one
+                raise NotFound(f"thread {thread_id!r} not found")
+        else:
+            thread_id = deps.threads.current_thread(user_id)
+            exists = thread_id and session.scalar(select(Thread.id).where(Thread.id == thread_id))
+            if not exists:
+                thread_id = str(uuid.uuid4())
+                session.add(Thread(id=thread_id, user_id=user_id))
+        session.execute(Thread.__table__.update().where(Thread.id == thread_id).values(last_active_at=utcnow()))
+    deps.threads.set_current_thread(user_id, thread_id)
+    return thread_id
+
+
+@bp.post("/chat")
+def chat() -> Response:
+    deps = current_app.extensions["engram"]
+    user_id = current_user()
+    try:
+        body = parse_chat_body(deps.settings.max_text_chars)
+    except BadRequest as exc:
+        deps.metrics.inc("engram_chat_requests_total", {"outcome": exc.code})
+        raise
+    thread_id = resolve_thread(user_id, body.thread_id)
+    request_id = str(uuid.uuid4())
+    chat_request = ChatRequest(request_id, user_id, thread_id, body.text, body.source, time.time())
+    channel = request_channel(request_id)
+    # The first event is logged before the job exists, so it always comes first. The
+    # process-wide fan-out is subscribed from start-up and the log is replayed on attach,
+    # so nothing the worker publishes before the stream attaches can be missed.
+    deps.events.publish(channel, "status", {"stage": "processing", "request_id": request_id, "thread_id": thread_id})
+    submit_chat(
+        deps.redis,
+        chat_request,
+        ttl_s=deps.settings.events_ttl_s,
+        timeout_s=deps.settings.job_timeout_s,
+        retries=deps.settings.job_retries,
+    )
+    deps.metrics.inc("engram_chat_requests_total", {"outcome": "accepted"})
+    return _stream(channel, None, {"X-Request-ID": request_id, "X-Thread-ID": thread_id})
+
+
+@bp.get("/chat/<request_id>/events")
+def chat_events(request_id: str) -> Response:
+    """Re-attach to a request's stream; replays everything after Last-Event-ID."""
+    user_id = current_user()
+    if _request_owner(request_id) != user_id:
+        raise NotFound(f"request {request_id!r} not found")
+    last_event_id = request.headers.get("Last-Event-ID") or request.args.get("last_event_id")
+    return _stream(request_channel(request_id), last_event_id, {"X-Request-ID": request_id})
+
+
+def _request_owner(request_id: str) -> str | None:
+    deps = current_app.extensions["engram"]
+    pending = load_request(deps.redis, request_id)
+    if pending is not None:
+        return pending.user_id
+    sessions = current_app.extensions["engram.sessions"]
+    with sessions() as session:
+        return session.scalar(select(Exchange.user_id).where(Exchange.request_id == request_id))
+
+
+def _stream(channel: str, last_event_id: str | None, headers: dict[str, Any]) -> Response:
+    deps = current_app.extensions["engram"]
+    settings = deps.settings
+    limits = StreamLimits(settings.sse_keepalive_s, settings.sse_still_working_s, settings.sse_cap_s)
+    frames = follow(deps.events, deps.fanout, channel, last_event_id, limits)
+    return Response(
+        stream_with_context(_counted(frames)),
+        status=200,
+        mimetype="text/event-stream",
+        headers={**SSE_HEADERS, **headers},
+    )
+
+
+def _counted(frames):  # type: ignore[no-untyped-def]
+    """Keep the open-streams gauge current while a stream is open."""
+    deps = current_app.extensions["engram"]
+    deps.metrics.set_open_streams(deps.fanout.open_streams + 1)
+    try:
+        yield from frames
+    finally:
+        deps.metrics.set_open_streams(max(0, deps.fanout.open_streams - 1))

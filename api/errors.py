@@ -1,0 +1,33 @@
+"""One place that turns errors into JSON responses."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, jsonify
+from werkzeug.exceptions import HTTPException
+
+from services.errors import BadRequest
+
+logger = logging.getLogger(__name__)
+
+
+def error_response(status: int, code: str, message: str, **details: object):  # type: ignore[no-untyped-def]
+    body = {"error": {"code": code, "message": message, **details}}
+    return jsonify(body), status
+
+
+def init_app(app: Flask) -> None:
+    @app.errorhandler(BadRequest)
+    def _bad_request(error: BadRequest):  # type: ignore[no-untyped-def]
+        return error_response(error.status_code, error.code, str(error))
+
+    @app.errorhandler(HTTPException)
+    def _http(error: HTTPException):  # type: ignore[no-untyped-def]
+        code = (error.name or "error").lower().replace(" ", "_")
+        return error_response(error.code or 500, code, error.description or error.name)
+
+    @app.errorhandler(Exception)
+    def _unexpected(error: Exception):  # type: ignore[no-untyped-def]
+        logger.exception("unhandled error in request")
+        return error_response(500, "internal_error", "Something went wrong on our side; nothing was queued.")

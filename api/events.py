@@ -1,0 +1,25 @@
+"""GET /events: the user's proactive stream (drift thoughts, reminders, goal results)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, current_app, request, stream_with_context
+
+from api.auth import current_user
+from services.streams import StreamLimits, follow, user_channel
+
+bp = Blueprint("events", __name__)
+
+
+@bp.get("/events")
+def events() -> Response:
+    deps = current_app.extensions["engram"]
+    user_id = current_user()
+    last_event_id = request.headers.get("Last-Event-ID") or request.args.get("last_event_id")
+    # No cap and no terminal event: the stream stays open, kept alive by comments.
+    limits = StreamLimits(keepalive_s=deps.settings.sse_keepalive_s, still_working_s=float("inf"), cap_s=None)
+    frames = follow(deps.events, deps.fanout, user_channel(user_id), last_event_id, limits, terminal_event=None)
+    return Response(
+        stream_with_context(frames),
+        mimetype="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

@@ -1,0 +1,9 @@
+"""The ``engram`` subcommands beyond run/migrate; each registers itself here."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add every domain subcommand (route, recall, import, export, forget) to the parser."""

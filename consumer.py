@@ -1,0 +1,162 @@
+"""Engram's entry point: ``engram`` / ``python consumer.py``.
+
+``engram run`` starts every role under one supervisor (with the embedded PostgreSQL and
+Redis, and the local model, when no URLs are configured); ``engram run ROLE`` runs one.
+Other subcommands (migrate, route, recall, import, export, forget) work on the embedded
+default too: they attach to the servers a running ``engram run`` started, or start them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from services.errors import EmbeddedServerError
+from services.logs import configure_logging
+from services.settings import Settings, SettingsError
+
+logger = logging.getLogger("engram")
+
+ROLES = ("web", "digest", "chunker", "episodic", "background", "scheduler")
+WORKER_QUEUES = {
+    "digest": "prompt-queue",
+    "chunker": "memory-chunker-queue",
+    "episodic": "episodic-memory-queue",
+    "background": "background-queue",
+}
+LOCAL_MODEL_BANNER = (
+    "No OPENAI_BASE_URL set: answering with SmolLM2-135M, a tiny offline demo model (fast, but weak answers).\n"
+    "For real answers point Engram at any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp):\n"
+    "  OPENAI_BASE_URL=https://api.openai.com/v1 OPENAI_API_KEY=sk-... engram run"
+)
+
+
+def role_argv(role: str, settings: Settings) -> list[str]:
+    """The command line of one role's process."""
+    python = sys.executable
+    if role == "web":
+        return [
+            python, "-m", "gunicorn", "-k", "gevent", "-w", str(settings.web_workers),
+            "--worker-connections", "2000", "-b", f"{settings.host}:{settings.port}",
+            "--timeout", "60", "--graceful-timeout", "5", "--access-logfile", "-", "api.wsgi:make_app()",
+        ]  # fmt: skip
+    if role in WORKER_QUEUES:
+        return [
+            python, "-m", "rq.cli", "worker", WORKER_QUEUES[role], "-u", settings.redis_url or "",
+            "-w", "workers.startup.EngramWorker", "--worker-ttl", "30", "--with-scheduler",
+            "--logging_level", "WARNING",
+        ]  # fmt: skip
+    if role == "scheduler":
+        return [python, "-m", "workers.scheduler"]
+    raise ValueError(f"unknown role {role!r}; roles: {', '.join(ROLES)}")
+
+
+def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
+    """Start the embedded servers if needed, migrate, then supervise the roles."""
+    import redis
+
+    from services.embedded import ensure_servers
+    from services.supervisor import Role, Supervisor, child_env
+
+    handle = ensure_servers(settings) if settings.uses_embedded else None
+    if handle is not None:
+        settings = settings.with_urls(handle.redis_url or "", handle.database_url or "")
+    try:
+        _migrate(settings)
+        llm_roles, llm_env = _llm_roles(settings, roles)
+        env = child_env(os.environ, REDIS_URL=settings.redis_url or "", DATABASE_URL=settings.database_url or "", **llm_env)
+        if "OPENAI_BASE_URL" in llm_env:
+            settings = Settings.from_env(env)
+        supervised = [
+            Role(name, role_argv(name, settings), {**env, "ENGRAM_ROLE": name}, heartbeat=name != "web")
+            for name in roles
+        ] + llm_roles
+        client = redis.Redis.from_url(settings.redis_url or "")
+        supervisor = Supervisor(supervised, redis_client=client, hung_after_s=settings.hung_after_s)
+        if "web" in roles:
+            logger.info("Engram is starting on http://%s:%s", settings.host, settings.port)
+        return supervisor.run()
+    finally:
+        if handle is not None:
+            handle.stop()
+
+
+def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str, str]]:  # type: ignore[type-arg]
+    """The local model as one more supervised role, when no endpoint is configured."""
+    from services.embedded import free_port, local_llm_command, require_local_model
+    from services.supervisor import Role
+
+    needs_llm = any(role in WORKER_QUEUES for role in roles) or "web" in roles
+    if settings.openai_base_url or not needs_llm:
+        return [], {}
+    model_path = require_local_model(settings)
+    port = free_port()
+    print(LOCAL_MODEL_BANNER, file=sys.stderr)
+    role = Role("llm", local_llm_command(model_path, port), dict(os.environ), heartbeat=False)
+    return [role], {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1"}
+
+
+def _migrate(settings: Settings) -> str:
+    from services.db import make_engine
+    from services.migrate import upgrade_head
+
+    engine = make_engine(settings.database_url or "")
+    try:
+        return upgrade_head(engine)
+    finally:
+        engine.dispose()
+
+
+def cmd_migrate(settings: Settings) -> int:
+    from services.embedded import ensure_servers
+
+    handle = ensure_servers(settings, want_redis=False) if settings.database_url is None else None
+    try:
+        url = handle.database_url if handle is not None else settings.database_url
+        revision = _migrate(settings.with_urls(settings.redis_url or "", url or ""))
+        print(f"database at revision {revision}")
+        return 0
+    finally:
+        if handle is not None:
+            handle.stop()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="engram", description="Engram cognitive assistant backend")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run every role (or one) under the supervisor")
+    run.add_argument("role", nargs="?", choices=ROLES, help="run only this role")
+    commands.add_parser("migrate", help="upgrade the database schema to the newest migration")
+    from cli.commands import register_commands
+
+    register_commands(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ROLES:  # `python consumer.py [ROLE]` is `engram run [ROLE]`
+        argv = ["run", *argv]
+    args = build_parser().parse_args(argv)
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        print(f"engram: configuration error: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_level, role=args.command)
+    try:
+        if args.command == "run":
+            return cmd_run(settings, [args.role] if args.role else list(ROLES))
+        if args.command == "migrate":
+            return cmd_migrate(settings)
+        return int(args.handler(settings, args))
+    except EmbeddedServerError as exc:
+        print(f"engram: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""PostgreSQL access: engine, sessions and the table models.
+
+The schema itself is owned by Alembic (``migrations/``); these models mirror it for queries.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    create_engine,
+    func,
+)
+from sqlalchemy.dialects.postgresql import JSONB, insert
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+
+EMBEDDING_DIM = 384
+
+
+def sqlalchemy_url(url: str) -> str:
+    """Normalise a PostgreSQL URL to the psycopg 3 driver SQLAlchemy should use."""
+    for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    raise ValueError(f"not a PostgreSQL URL: {url!r}")
+
+
+def make_engine(database_url: str, *, pool_size: int = 5) -> Engine:
+    """Create the engine; callers own it and dispose it on shutdown."""
+    return create_engine(sqlalchemy_url(database_url), pool_size=pool_size, pool_pre_ping=True, future=True)
+
+
+def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class User(Base):
+    __tablename__ = "users"
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class Thread(Base):
+    __tablename__ = "threads"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True, default=lambda: str(uuid.uuid4()))
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    last_active_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class Exchange(Base):
+    __tablename__ = "exchanges"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    request_id: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    thread_id: Mapped[str] = mapped_column(ForeignKey("threads.id", ondelete="CASCADE"), index=True)
+    source: Mapped[str] = mapped_column(String(16), default="text")
+    user_text: Mapped[str] = mapped_column(Text)
+    reply: Mapped[str] = mapped_column(Text, default="")
+    mode: Mapped[str] = mapped_column(String(16))
+    topic: Mapped[str] = mapped_column(String(200), default="general")
+    confidence: Mapped[float] = mapped_column(Float, default=0.0)
+    tool_trail: Mapped[list[Any]] = mapped_column(JSONB, default=list)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    total_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    timings: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    fallback: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class RoutingDecision(Base):
+    __tablename__ = "routing_decisions"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    request_id: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    thread_id: Mapped[str] = mapped_column(ForeignKey("threads.id", ondelete="CASCADE"), index=True)
+    exchange_id: Mapped[int | None] = mapped_column(ForeignKey("exchanges.id", ondelete="CASCADE"), nullable=True)
+    mode: Mapped[str] = mapped_column(String(16))
+    confidence: Mapped[float] = mapped_column(Float, default=0.0)
+    scores: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    signals: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    margin: Mapped[float] = mapped_column(Float, default=0.0)
+    tiebreaker_used: Mapped[bool] = mapped_column(Boolean, default=False)
+    tiebreaker_result: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    weights_version: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    feedback: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+__all__ = [
+    "EMBEDDING_DIM",
+    "Base",
+    "Exchange",
+    "RoutingDecision",
+    "Thread",
+    "User",
+    "Vector",
+    "insert",
+    "make_engine",
+    "make_sessionmaker",
+    "sqlalchemy_url",
+    "utcnow",
+]

@@ -1,0 +1,74 @@
+"""Engram's exceptions, one tree per concern.
+
+    EngramError
+    ├── BadRequest            client input is unusable (→ 4xx JSON)
+    │   ├── PayloadTooLarge   text over the configured limit (→ 413)
+    │   ├── Unauthorized      missing or unknown bearer token (→ 401)
+    │   └── NotFound          unknown id, or one owned by another user (→ 404)
+    ├── PipelineError         a stage of the digest job failed
+    │   ├── LLMError
+    │   │   ├── LLMTimeout
+    │   │   ├── LLMUnavailable     connection refused, 5xx, 429 after retries
+    │   │   └── LLMMalformedOutput empty stream, invalid JSON, wrong shape
+    │   ├── EmbeddingError
+    │   └── ThreadBusy        another job of the same thread kept the lock too long
+    └── EmbeddedServerError   the embedded PostgreSQL / Redis / LLM could not start
+"""
+
+from __future__ import annotations
+
+
+class EngramError(Exception):
+    """Base of every error Engram raises on purpose."""
+
+
+class BadRequest(EngramError):
+    status_code = 400
+    code = "bad_request"
+
+
+class PayloadTooLarge(BadRequest):
+    status_code = 413
+    code = "payload_too_large"
+
+
+class Unauthorized(BadRequest):
+    status_code = 401
+    code = "unauthorized"
+
+
+class NotFound(BadRequest):
+    status_code = 404
+    code = "not_found"
+
+
+class PipelineError(EngramError):
+    """A stage of the pipeline failed; RQ may retry the job."""
+
+
+class LLMError(PipelineError):
+    pass
+
+
+class LLMTimeout(LLMError):
+    pass
+
+
+class LLMUnavailable(LLMError):
+    pass
+
+
+class LLMMalformedOutput(LLMError):
+    pass
+
+
+class EmbeddingError(PipelineError):
+    pass
+
+
+class ThreadBusy(PipelineError):
+    pass
+
+
+class EmbeddedServerError(EngramError):
+    pass

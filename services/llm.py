@@ -1,0 +1,442 @@
+"""OpenAI-compatible LLM client with per-role settings (``configs/agents.toml``).
+
+Every call names a *role* (respond, clarify, act, memory_chunker, ...); the role picks the model,
+sampling, token cap and timeout. Endpoint failures surface as the ``LLMError`` tree of
+``services.errors``; ``generate_with_fallback`` turns them into a fixed apology for the
+user-facing modes, as the design's error table asks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import tomllib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import openai
+
+from services.errors import LLMError, LLMMalformedOutput, LLMTimeout, LLMUnavailable
+from services.settings import SettingsError
+
+logger = logging.getLogger(__name__)
+
+FALLBACK_REPLY = "I had trouble thinking just now. Please try again in a moment."
+DEFAULT_MODEL = "default"
+ROLES = ("respond", "clarify", "acknowledge", "act", "tiebreaker", "memory_chunker", "episodic_memory", "background")
+JSON_RETRY_NOTE = "Your previous answer was not valid JSON. Answer with one JSON object only, nothing else."
+MODEL_DISCOVERY_TIMEOUT_S = 5.0
+
+Message = dict[str, Any]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RoleConfig:
+    model: str = DEFAULT_MODEL
+    temperature: float = 0.7
+    max_tokens: int = 512
+    timeout_s: float = 60.0
+    json_output: bool = False
+    stream: bool = False
+    context_window: int = 4096
+
+
+FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "model": (str,), "temperature": (int, float), "max_tokens": (int,), "timeout_s": (int, float),
+    "json_output": (bool,), "stream": (bool,), "context_window": (int,)}
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    latency_s: float
+    first_token_s: float | None = None
+    attempts: int = 1
+    usage_estimated: bool = False
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments_error: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolStep:
+    text: str
+    calls: list[ToolCall]
+    completion: Completion
+    data: dict[str, Any] | None = None  # the JSON object parsed from text when the calls came from it
+
+
+def load_role_configs(configs_dir: Path, default_model: str | None = None) -> dict[str, RoleConfig]:
+    """Read ``agents.toml``: ``[default]`` plus per-role overrides; every known role is present.
+
+    Args:
+        configs_dir: folder holding ``agents.toml`` (missing file → built-in defaults).
+        default_model: replaces the model name ``default`` (e.g. a model the operator chose).
+    """
+    path = Path(configs_dir) / "agents.toml"
+    data: dict[str, Any] = {}
+    if path.is_file():
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    else:
+        logger.warning("no %s; using built-in LLM role defaults", path)
+    base = _role_from_table(RoleConfig(), data.get("default", {}), "default")
+    names = dict.fromkeys([*ROLES, *(key for key in data if key != "default")])
+    roles = {"default": base} | {name: _role_from_table(base, data.get(name, {}), name) for name in names}
+    if default_model:
+        roles = {name: replace(cfg, model=default_model) if cfg.model == DEFAULT_MODEL else cfg
+                 for name, cfg in roles.items()}
+    return roles
+
+
+def _role_from_table(base: RoleConfig, table: Any, name: str) -> RoleConfig:
+    if not isinstance(table, dict):
+        raise SettingsError(f"agents.toml: [{name}] must be a table")
+    for key, value in table.items():
+        expected = FIELD_TYPES.get(key)
+        if expected is None:
+            raise SettingsError(f"agents.toml: [{name}] has unknown key {key!r} (known: {', '.join(FIELD_TYPES)})")
+        # bool is an int subclass: keep `stream = 1` from passing as a number and vice versa.
+        if not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected):
+            raise SettingsError(f"agents.toml: [{name}] {key} = {value!r} has the wrong type")
+    cfg = replace(base, **table)
+    if cfg.max_tokens < 1 or cfg.timeout_s <= 0 or cfg.temperature < 0 or cfg.context_window <= cfg.max_tokens:
+        raise SettingsError(f"agents.toml: [{name}] needs max_tokens ≥ 1, timeout_s > 0, temperature ≥ 0 "
+                            "and context_window > max_tokens")
+    return cfg
+
+
+class LLMClient:
+    """Chat completions against one OpenAI-compatible endpoint, configured per role."""
+
+    def __init__(self, *, base_url: str, api_key: str | None, roles: dict[str, RoleConfig], max_retries: int = 0,
+                 observer: Callable[[str, Completion], None] | None = None) -> None:
+        """Store the configuration; no request is made until the first call.
+
+        Args:
+            max_retries: extra tries on timeouts / unavailability inside one call (the SDK's own
+                retries stay off so there is exactly one retry policy).
+            observer: called with (role, completion) after every successful call (metrics).
+        """
+        # Local servers ignore the key, but the SDK insists on one.
+        self._openai = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", max_retries=0)
+        self.roles = dict(roles)
+        self.max_retries = max_retries
+        self._observer = observer
+        self._served_model: str | None = None
+
+    def role(self, name: str) -> RoleConfig:
+        """The configuration of a role; unknown roles get ``default``."""
+        return self.roles.get(name) or self.roles.get("default") or RoleConfig()
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._openai.close()
+
+    def stream(self, role: str, messages: list[Message], on_delta: Callable[[str], None]) -> Completion:
+        """Streamed completion; ``on_delta`` gets each text chunk as it arrives."""
+        emitted = False
+
+        def deliver(text: str) -> None:
+            nonlocal emitted
+            emitted = True
+            on_delta(text)
+
+        # A retry after text reached the caller would repeat it, so only retry before the first chunk.
+        completion, attempts = self._retrying(role, lambda: self._stream_once(role, messages, deliver),
+                                              can_retry=lambda: not emitted)
+        return self._observed(role, replace(completion, attempts=attempts))
+
+    def complete(self, role: str, messages: list[Message]) -> Completion:
+        """Non-streamed completion; empty output raises ``LLMMalformedOutput``."""
+        return self._complete(role, messages, {})[0]
+
+    def complete_json(self, role: str, messages: list[Message],
+                      schema: dict[str, Any] | None = None) -> tuple[dict[str, Any], Completion]:
+        """A JSON object answer; one retry on invalid JSON, then ``LLMMalformedOutput``.
+
+        Args:
+            schema: JSON schema, sent inside ``response_format`` as llama.cpp's server expects.
+        """
+        response_format: dict[str, Any] = {"type": "json_object"}
+        if schema is not None:
+            response_format["schema"] = schema
+        try:
+            return self._json_once(role, messages, response_format, 0)
+        except LLMMalformedOutput as exc:
+            logger.warning("llm %s: invalid JSON (%s); retrying once", role, exc)
+        return self._json_once(role, with_note(messages, JSON_RETRY_NOTE), response_format, 1)
+
+    def _json_once(self, role: str, messages: list[Message], response_format: dict[str, Any],
+                   earlier_attempts: int) -> tuple[dict[str, Any], Completion]:
+        completion, _ = self._complete(role, messages, {"response_format": response_format})
+        return parse_json_object(completion.text), replace(completion, attempts=earlier_attempts + completion.attempts)
+
+    def tool_step(self, role: str, messages: list[Message], tools: list[dict[str, Any]],
+                  tool_choice: str | dict[str, Any] | None = None) -> ToolStep:
+        """One ACT step: text plus requested tool calls (native, or an ``{"actions": [...]}`` object in the text)."""
+        extra: dict[str, Any] = {"tools": tools} if tools else {}
+        if tool_choice is not None:
+            extra["tool_choice"] = tool_choice
+        completion, message = self._complete(role, messages, extra, allow_empty=True)
+        native = getattr(message, "tool_calls", None) or []
+        if native:
+            return ToolStep(completion.text, [_native_call(call) for call in native], completion)
+        data, calls = actions_from_text(completion.text)
+        return ToolStep(completion.text, calls, completion, data)
+
+    def _complete(self, role: str, messages: list[Message], extra: dict[str, Any],
+                  allow_empty: bool = False) -> tuple[Completion, Any]:
+        (completion, message), attempts = self._retrying(
+            role, lambda: self._complete_once(role, messages, extra, allow_empty))
+        return self._observed(role, replace(completion, attempts=attempts)), message
+
+    def _complete_once(self, role: str, messages: list[Message], extra: dict[str, Any],
+                       allow_empty: bool) -> tuple[Completion, Any]:
+        started = time.monotonic()
+        with translated_errors(role):
+            response = self._openai.chat.completions.create(**self._params(role, messages, extra))
+        if not response.choices:
+            raise LLMMalformedOutput(f"LLM role {role}: answer without choices")
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        if not allow_empty and not text.strip():
+            raise LLMMalformedOutput(f"LLM role {role}: empty answer")
+        completion = _completion(messages, text, response.model, response.usage, started, None, choice.finish_reason)
+        return completion, choice.message
+
+    def _stream_once(self, role: str, messages: list[Message], on_delta: Callable[[str], None]) -> Completion:
+        started = time.monotonic()
+        first_token_s, parts, usage, model, finish = None, [], None, "", None
+        params = self._params(role, messages, {"stream": True, "stream_options": {"include_usage": True}})
+        with translated_errors(role):
+            with self._openai.chat.completions.create(**params) as chunks:
+                for chunk in chunks:
+                    model, usage = chunk.model or model, chunk.usage or usage
+                    for choice in chunk.choices[:1]:
+                        finish = choice.finish_reason or finish
+                        if choice.delta.content:
+                            first_token_s = first_token_s or time.monotonic() - started
+                            parts.append(choice.delta.content)
+                            on_delta(choice.delta.content)
+        text = "".join(parts)
+        if not text.strip():
+            raise LLMMalformedOutput(f"LLM role {role}: empty stream")
+        return _completion(messages, text, model, usage, started, first_token_s, finish)
+
+    def _params(self, role: str, messages: list[Message], extra: dict[str, Any]) -> dict[str, Any]:
+        cfg = self.role(role)
+        params: dict[str, Any] = {
+            "model": self._model(cfg), "messages": messages, "temperature": cfg.temperature,
+            # max_tokens rather than max_completion_tokens: the one every compatible server knows.
+            "max_tokens": cfg.max_tokens, "timeout": cfg.timeout_s,
+        }
+        if cfg.json_output:
+            params["response_format"] = {"type": "json_object"}
+        return params | extra
+
+    def _model(self, cfg: RoleConfig) -> str:
+        if cfg.model != DEFAULT_MODEL:
+            return cfg.model
+        if self._served_model is None:
+            self._served_model = self._discover_model()
+        return self._served_model or DEFAULT_MODEL
+
+    def _discover_model(self) -> str | None:
+        """The endpoint's first model id; "" when it has no usable list, None when unreachable (ask again)."""
+        try:
+            models = self._openai.models.list(timeout=MODEL_DISCOVERY_TIMEOUT_S)
+        except openai.APIConnectionError as exc:  # includes timeouts; the next call asks again
+            logger.warning("model discovery failed: %s", exc)
+            return None
+        except openai.OpenAIError as exc:
+            logger.warning("endpoint lists no models (%s); sending model %r", exc, DEFAULT_MODEL)
+            return ""
+        ids = [model.id for model in models.data if getattr(model, "id", None)]
+        logger.info("endpoint serves %s; using %s", ids, ids[0] if ids else DEFAULT_MODEL)
+        return ids[0] if ids else ""
+
+    def _retrying(self, role: str, call: Callable[[], T],
+                  can_retry: Callable[[], bool] = lambda: True) -> tuple[T, int]:
+        attempt = 1
+        while True:
+            try:
+                return call(), attempt
+            except (LLMTimeout, LLMUnavailable) as exc:
+                if attempt > self.max_retries or not can_retry():
+                    raise
+                logger.warning("llm %s: %s; retry %d of %d", role, exc, attempt, self.max_retries)
+                attempt += 1
+
+    def _observed(self, role: str, completion: Completion) -> Completion:
+        if self._observer is not None:
+            try:
+                self._observer(role, completion)
+            except Exception:  # metrics must never break a reply
+                logger.warning("LLM observer failed for role %s", role, exc_info=True)
+        return completion
+
+
+def generate_with_fallback(client: LLMClient, role: str, messages: list[Message], on_delta: Callable[[str], None],
+                           on_retry: Callable[[], None] | None = None) -> tuple[Completion, bool]:
+    """Generate a user-facing reply; never raises ``LLMError``.
+
+    Retries once on timeout, unavailability or malformed output (calling ``on_retry`` first, so the
+    caller can tell the client that partial text is void); then returns ``FALLBACK_REPLY`` with
+    fallback=True. Other endpoint errors (4xx: bad request, auth, unknown model) skip the retry.
+    The fallback text is not sent through ``on_delta``: the caller publishes it as the final message.
+    """
+    started, attempts = time.monotonic(), 0
+    for attempt in (1, 2):
+        try:
+            completion = _generate(client, role, messages, on_delta)
+            return replace(completion, attempts=attempts + completion.attempts), False
+        except (LLMTimeout, LLMUnavailable, LLMMalformedOutput) as exc:
+            attempts += 1
+            logger.warning("llm %s: attempt %d failed: %s", role, attempt, exc)
+            if attempt == 1 and on_retry is not None:
+                on_retry()
+        except LLMError as exc:
+            attempts += 1
+            logger.error("llm %s: %s; not retrying", role, exc)
+            break
+    elapsed = time.monotonic() - started
+    return Completion(FALLBACK_REPLY, client.role(role).model, 0, 0, 0, elapsed, attempts=attempts), True
+
+
+def _generate(client: LLMClient, role: str, messages: list[Message], on_delta: Callable[[str], None]) -> Completion:
+    if client.role(role).stream:
+        return client.stream(role, messages, on_delta)
+    completion = client.complete(role, messages)
+    on_delta(completion.text)
+    return completion
+
+
+@contextmanager
+def translated_errors(role: str) -> Iterator[None]:
+    """Map openai SDK exceptions (and unparseable bodies) onto the ``LLMError`` tree."""
+    try:
+        yield
+    except openai.APITimeoutError as exc:
+        raise LLMTimeout(f"LLM role {role}: timed out") from exc
+    except openai.APIConnectionError as exc:
+        raise LLMUnavailable(f"LLM role {role}: cannot reach the endpoint ({exc})") from exc
+    except openai.APIStatusError as exc:
+        raise status_error(role, exc) from exc
+    except openai.APIResponseValidationError as exc:
+        raise LLMMalformedOutput(f"LLM role {role}: invalid response ({exc})") from exc
+    except openai.APIError as exc:  # an error event inside a stream
+        raise LLMUnavailable(f"LLM role {role}: endpoint error ({exc})") from exc
+    except json.JSONDecodeError as exc:  # the SDK lets a non-JSON body or stream event through raw
+        raise LLMMalformedOutput(f"LLM role {role}: answer is not JSON ({exc})") from exc
+
+
+def status_error(role: str, exc: openai.APIStatusError) -> LLMError:
+    """The ``LLMError`` for an HTTP error status: 429/5xx are transient, 408 a timeout, other 4xx our fault."""
+    message = f"LLM role {role}: HTTP {exc.status_code}: {str(exc)[:200]}"
+    if exc.status_code == 429 or exc.status_code >= 500:
+        return LLMUnavailable(message)
+    if exc.status_code == 408:
+        return LLMTimeout(message)
+    return LLMError(message)
+
+
+def parse_json_object(text: str) -> dict[str, Any]:
+    """The JSON object in ``text``, tolerating ```json fences and prose around it."""
+    body = text.strip()
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", body, re.DOTALL | re.IGNORECASE)
+    if fenced:
+        body = fenced.group(1).strip()
+    start = body.find("{")
+    if start < 0:
+        raise LLMMalformedOutput(f"no JSON object in answer: {text[:80]!r}")
+    try:
+        data, _ = json.JSONDecoder().raw_decode(body, start)
+    except json.JSONDecodeError as exc:
+        raise LLMMalformedOutput(f"invalid JSON ({exc.msg} at char {exc.pos}): {text[:80]!r}") from None
+    if not isinstance(data, dict):
+        raise LLMMalformedOutput(f"expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def actions_from_text(text: str) -> tuple[dict[str, Any] | None, list[ToolCall]]:
+    """Tool calls written as ``{"actions": [{"name", "arguments"}]}`` (or one bare action) in plain text."""
+    try:
+        data = parse_json_object(text)
+    except LLMMalformedOutput:
+        return None, []
+    actions = data.get("actions")
+    if actions is None and "name" in data:
+        actions = [data]
+    if not isinstance(actions, list):
+        return data, []
+    return data, [_text_call(index, action) for index, action in enumerate(actions)]
+
+
+def _text_call(index: int, action: Any) -> ToolCall:
+    call_id = f"text_call_{index}"
+    if not isinstance(action, dict) or not isinstance(action.get("name"), str) or not action["name"]:
+        return ToolCall(call_id, "", arguments_error=f"action without a name: {str(action)[:80]}")
+    arguments, error = parse_arguments(action.get("arguments", action.get("args")))
+    return ToolCall(call_id, action["name"], arguments, error)
+
+
+def _native_call(call: Any) -> ToolCall:
+    function = getattr(call, "function", None)
+    if function is None:
+        return ToolCall(call.id, "", arguments_error=f"unsupported tool call type {getattr(call, 'type', '?')!r}")
+    arguments, error = parse_arguments(function.arguments)
+    return ToolCall(call.id, function.name, arguments, error)
+
+
+def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
+    """Tool arguments as a dict, plus an error message instead of an exception when they are unusable."""
+    if raw is None or raw == "":
+        return {}, None
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            return {}, f"arguments are not valid JSON ({exc.msg}): {raw[:80]!r}"
+    if not isinstance(raw, dict):
+        return {}, f"arguments must be a JSON object, got {type(raw).__name__}"
+    return raw, None
+
+
+def with_note(messages: list[Message], note: str) -> list[Message]:
+    """``messages`` with ``note`` added to the last user turn (a new turn would break role alternation)."""
+    if messages and messages[-1].get("role") == "user" and isinstance(messages[-1].get("content"), str):
+        last = messages[-1]
+        return [*messages[:-1], {**last, "content": f"{last['content']}\n\n{note}"}]
+    return [*messages, {"role": "user", "content": note}]
+
+
+def _completion(messages: list[Message], text: str, model: str, usage: Any, started: float,
+                first_token_s: float | None, finish_reason: str | None) -> Completion:
+    latency = time.monotonic() - started
+    if usage is not None and usage.prompt_tokens is not None and usage.completion_tokens is not None:
+        prompt, done, estimated = usage.prompt_tokens, usage.completion_tokens, False
+    else:
+        prompt_text = "\n".join(str(message.get("content") or "") for message in messages)
+        # No usage from the endpoint: ~4 characters per token is close enough for budgets and metrics.
+        prompt, done, estimated = (len(prompt_text) + 3) // 4, (len(text) + 3) // 4, True
+    if finish_reason == "length":
+        logger.info("llm answer hit max_tokens (%d tokens)", done)
+    return Completion(text, model or "", prompt, done, prompt + done, latency, first_token_s,
+                      usage_estimated=estimated, finish_reason=finish_reason)

@@ -1,0 +1,132 @@
+"""Prometheus metrics kept in Redis, so every process on every host adds to one set.
+
+Workers run as plain ``rq worker`` processes anywhere; an in-process registry would only
+show the web process. So counters and histograms are Redis hashes, and ``/metrics`` turns
+them, plus live gauges (queue depths, failed jobs, open streams), into Prometheus text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import redis
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.registry import Collector
+
+COUNTERS_KEY = "metrics:counters"  # field: json [name, labels] → value
+HIST_KEY = "metrics:hist:%s"  # per histogram name; fields: json labels + "|" + bucket
+SSE_OPEN_KEY = "metrics:sse_open"  # field: host:pid → "count|timestamp"
+
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+HISTOGRAMS = {
+    "engram_routing_seconds": "Deterministic mode routing latency",
+    "engram_classification_seconds": "Topic classification latency (embedding included)",
+    "engram_llm_seconds": "LLM call latency by role",
+    "engram_llm_first_token_seconds": "Time to the first streamed token by role",
+    "engram_reply_seconds": "Digest job time from receipt to stored reply",
+}
+COUNTERS = {
+    "engram_chat_requests_total": "POST /chat requests by outcome",
+    "engram_mode_total": "Chat turns by engagement mode",
+    "engram_tokens_total": "LLM tokens by role and kind",
+    "engram_job_failures_total": "Jobs that failed by queue",
+    "engram_llm_fallbacks_total": "Replies that fell back to the generic message",
+    "engram_memory_enrichment_failures_total": "Exchanges stored without LLM enrichment",
+}
+
+
+class Metrics:
+    """Record counters and histograms; cheap enough for the hot path (one pipeline)."""
+
+    def __init__(self, connection: redis.Redis) -> None:
+        self.redis = connection
+
+    def inc(self, name: str, labels: dict[str, str] | None = None, value: float = 1.0) -> None:
+        self.redis.hincrbyfloat(COUNTERS_KEY, json.dumps([name, labels or {}], sort_keys=True), value)
+
+    def observe(self, name: str, value: float, labels: dict[str, str] | None = None) -> None:
+        label_key = json.dumps(labels or {}, sort_keys=True)
+        pipe = self.redis.pipeline(transaction=False)
+        for bound in LATENCY_BUCKETS:
+            if value <= bound:
+                pipe.hincrby(HIST_KEY % name, f"{label_key}|{bound}", 1)
+        pipe.hincrby(HIST_KEY % name, f"{label_key}|+Inf", 1)
+        pipe.hincrbyfloat(HIST_KEY % name, f"{label_key}|sum", value)
+        pipe.execute()
+
+    def set_open_streams(self, count: int, *, process_key: str | None = None) -> None:
+        process_key = process_key or f"{os.uname().nodename}:{os.getpid()}"
+        self.redis.hset(SSE_OPEN_KEY, process_key, f"{count}|{time.time()}")
+
+
+class RedisCollector(Collector):
+    """Exposes what ``Metrics`` recorded, plus gauges computed at scrape time."""
+
+    def __init__(self, connection: redis.Redis, gauges: Callable[[], dict[str, dict[str, float]]] | None = None):
+        self.redis = connection
+        self.gauges = gauges
+
+    def collect(self) -> Iterator[Any]:
+        yield from self._counters()
+        for name, doc in HISTOGRAMS.items():
+            yield from self._histogram(name, doc)
+        yield self._open_streams()
+        if self.gauges is not None:
+            yield from _gauge_families(self.gauges())
+
+    def _counters(self) -> Iterable[CounterMetricFamily]:
+        families: dict[str, CounterMetricFamily] = {}
+        rows: list[tuple[str, dict[str, str], float]] = []
+        for raw_key, raw_value in self.redis.hgetall(COUNTERS_KEY).items():
+            name, labels = json.loads(raw_key)
+            rows.append((name, labels, float(raw_value)))
+        for name, labels, value in sorted(rows, key=lambda r: (r[0], sorted(r[1].items()))):
+            base = name.removesuffix("_total")
+            family = families.get(name)
+            if family is None:
+                family = CounterMetricFamily(base, COUNTERS.get(name, name), labels=sorted(labels))
+                families[name] = family
+            family.add_metric([labels[k] for k in sorted(labels)], value)
+        return families.values()
+
+    def _histogram(self, name: str, doc: str) -> Iterator[HistogramMetricFamily]:
+        series: dict[str, dict[str, float]] = {}
+        for raw_field, raw_value in self.redis.hgetall(HIST_KEY % name).items():
+            field = raw_field.decode() if isinstance(raw_field, bytes) else raw_field
+            label_key, _, bucket = field.rpartition("|")
+            series.setdefault(label_key, {})[bucket] = float(raw_value)
+        if not series:
+            return
+        label_names = sorted(json.loads(next(iter(series))))
+        family = HistogramMetricFamily(name.removesuffix("_seconds") + "_seconds", doc, labels=label_names)
+        for label_key, values in sorted(series.items()):
+            labels = json.loads(label_key)
+            buckets = [(str(b), values.get(str(b), 0.0)) for b in LATENCY_BUCKETS] + [("+Inf", values.get("+Inf", 0))]
+            family.add_metric([labels.get(k, "") for k in label_names], buckets, values.get("sum", 0.0))
+        yield family
+
+    def _open_streams(self) -> GaugeMetricFamily:
+        family = GaugeMetricFamily("engram_sse_open_streams", "Open SSE streams across web processes")
+        total = 0
+        stale_before = time.time() - 60
+        for raw in self.redis.hvals(SSE_OPEN_KEY):
+            count, _, stamp = (raw.decode() if isinstance(raw, bytes) else raw).partition("|")
+            if float(stamp or 0) >= stale_before:
+                total += int(count)
+        family.add_metric([], total)
+        return family
+
+
+def _gauge_families(gauges: dict[str, dict[str, float]]) -> Iterator[GaugeMetricFamily]:
+    """``{"engram_queue_depth": {"queue=prompt-queue": 3}}`` → gauge families."""
+    for name, samples in gauges.items():
+        label_names = sorted({part.split("=", 1)[0] for key in samples for part in key.split(",") if key})
+        family = GaugeMetricFamily(name, name.replace("_", " "), labels=label_names)
+        for key, value in sorted(samples.items()):
+            labels = dict(part.split("=", 1) for part in key.split(",") if part)
+            family.add_metric([labels.get(k, "") for k in label_names], value)
+        yield family

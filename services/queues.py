@@ -1,0 +1,154 @@
+"""Queue names, enqueueing by dotted path, and per-thread ordering of digest jobs.
+
+The web process enqueues ``workers.digest.run`` by its dotted path so it never imports
+worker code (or torch). Ordering: each thread keeps a pending list of request ids in
+arrival order and a lease lock; a digest job only processes the head of its thread's list
+while holding the lease (see ``workers/digest.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from rq import Callback, Queue, Retry
+
+PROMPT_QUEUE = "prompt-queue"
+MEMORY_CHUNKER_QUEUE = "memory-chunker-queue"
+EPISODIC_QUEUE = "episodic-memory-queue"
+BACKGROUND_QUEUE = "background-queue"
+ALL_QUEUES = (PROMPT_QUEUE, MEMORY_CHUNKER_QUEUE, EPISODIC_QUEUE, BACKGROUND_QUEUE)
+
+DIGEST_JOB = "workers.digest.run"
+REQUEST_KEY = "chat:request:%s"  # the request payload, read by the digest job
+PENDING_KEY = "thread:pending:%s"  # request ids of a thread in arrival order
+LEASE_KEY = "thread:lease:%s"  # who is processing the thread right now
+ATTEMPTS_KEY = "chat:attempts:%s"
+
+# Compare-and-delete / compare-and-extend so a worker never releases someone else's lease.
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+_EXTEND = (
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
+)
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    request_id: str
+    user_id: str
+    thread_id: str
+    text: str
+    source: str
+    received_at: float
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__)
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> ChatRequest:
+        return cls(**json.loads(raw))
+
+
+def queue(name: str, connection: redis.Redis) -> Queue:
+    return Queue(name, connection=connection)
+
+
+def submit_chat(connection: redis.Redis, request: ChatRequest, *, ttl_s: int, timeout_s: int, retries: int) -> str:
+    """Store the request, append it to its thread's pending list and enqueue the digest job."""
+    pipe = connection.pipeline()
+    pipe.set(REQUEST_KEY % request.request_id, request.to_json(), ex=ttl_s)
+    pipe.rpush(PENDING_KEY % request.thread_id, request.request_id)
+    pipe.expire(PENDING_KEY % request.thread_id, ttl_s)
+    pipe.execute()
+    job = queue(PROMPT_QUEUE, connection).enqueue(
+        DIGEST_JOB,
+        request.request_id,
+        job_id=f"digest-{request.request_id}",
+        job_timeout=timeout_s,
+        result_ttl=ttl_s,
+        failure_ttl=7 * 24 * 3600,
+        retry=Retry(max=retries, interval=[1, 5, 15][:retries] or None) if retries else None,
+        on_failure=Callback("workers.digest.on_failure"),
+        description=f"digest {request.request_id}",
+    )
+    return str(job.id)
+
+
+def enqueue(
+    connection: redis.Redis, queue_name: str, func_path: str, *args: Any, job_id: str | None = None, **options: Any
+) -> str | None:
+    """Enqueue by dotted path; with a ``job_id`` a job that is already queued is not queued twice."""
+    q = queue(queue_name, connection)
+    if job_id is not None:
+        existing = q.fetch_job(job_id)
+        if existing is not None and existing.get_status(refresh=True) in {"queued", "started", "deferred", "scheduled"}:
+            return None
+    job = q.enqueue(func_path, *args, job_id=job_id, **options)
+    return str(job.id)
+
+
+def load_request(connection: redis.Redis, request_id: str) -> ChatRequest | None:
+    raw = connection.get(REQUEST_KEY % request_id)
+    return ChatRequest.from_json(raw) if raw else None
+
+
+class ThreadLease:
+    """A renewable per-thread lock; the holder's token is unique per acquisition."""
+
+    def __init__(self, connection: redis.Redis, thread_id: str, ttl_ms: int = 15_000) -> None:
+        self.connection = connection
+        self.key = LEASE_KEY % thread_id
+        self.ttl_ms = ttl_ms
+        self.token = uuid.uuid4().hex
+
+    def acquire(self) -> bool:
+        return bool(self.connection.set(self.key, self.token, nx=True, px=self.ttl_ms))
+
+    def extend(self) -> bool:
+        return bool(self.connection.eval(_EXTEND, 1, self.key, self.token, self.ttl_ms))
+
+    def release(self) -> None:
+        self.connection.eval(_RELEASE, 1, self.key, self.token)
+
+
+def pending_head(connection: redis.Redis, thread_id: str) -> str | None:
+    head = connection.lindex(PENDING_KEY % thread_id, 0)
+    return head.decode() if isinstance(head, bytes) else head
+
+
+def remove_pending(connection: redis.Redis, thread_id: str, request_id: str) -> None:
+    connection.lrem(PENDING_KEY % thread_id, 0, request_id)
+
+
+def count_attempt(connection: redis.Redis, request_id: str, ttl_s: int) -> int:
+    """Count a processing attempt of a request, whichever job makes it."""
+    pipe = connection.pipeline()
+    pipe.incr(ATTEMPTS_KEY % request_id)
+    pipe.expire(ATTEMPTS_KEY % request_id, ttl_s)
+    return int(pipe.execute()[0])
+
+
+def queue_depths(connection: redis.Redis) -> dict[str, int]:
+    return {name: queue(name, connection).count for name in ALL_QUEUES}
+
+
+def queues_idle(connection: redis.Redis) -> bool:
+    """Idle per RQ's own API: nothing queued and nothing running on any queue."""
+    for name in ALL_QUEUES:
+        q = queue(name, connection)
+        if q.count or q.started_job_registry.count:
+            return False
+    return True
+
+
+@contextmanager
+def held(lease: ThreadLease) -> Iterator[ThreadLease]:
+    try:
+        yield lease
+    finally:
+        lease.release()

@@ -1,0 +1,153 @@
+"""Typed settings: the only module that reads the environment.
+
+Entrypoints call ``Settings.from_env()`` once and pass the object down; nothing else
+looks at ``os.environ``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PLACEHOLDER_SECRETS = {"changeme", "change-me", "secret", "token", "xxx", "your-token-here"}
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
+
+
+class SettingsError(ValueError):
+    """A setting is missing, malformed or unsafe."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    redis_url: str | None = None
+    database_url: str | None = None
+    data_dir: Path = PROJECT_ROOT / "data"
+    configs_dir: Path = PROJECT_ROOT / "configs"
+    prompts_dir: Path = PROJECT_ROOT / "prompts"
+    host: str = "127.0.0.1"
+    port: int = 8080
+    web_workers: int = 2
+    digest_workers: int = 1
+    api_tokens: Mapping[str, str] = field(default_factory=dict)
+    default_user: str = "local"
+    max_text_chars: int = 8000
+    openai_base_url: str | None = None
+    openai_api_key: str | None = None
+    local_llm: bool = True
+    embedder: str = "sentence-transformers"
+    log_level: str = "INFO"
+    role: str = "engram"
+    sse_keepalive_s: float = 15.0
+    sse_still_working_s: float = 20.0
+    sse_cap_s: float = 360.0
+    job_timeout_s: int = 400
+    job_retries: int = 2
+    hung_after_s: float = 480.0
+    events_ttl_s: int = 3600
+    thread_ttl_s: int = 6 * 3600
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Build settings from environment variables (``ENGRAM_*`` plus the usual URLs)."""
+        env = os.environ if env is None else env
+        defaults = cls()
+        settings = cls(
+            redis_url=env.get("REDIS_URL") or None,
+            database_url=env.get("DATABASE_URL") or None,
+            data_dir=Path(env.get("ENGRAM_DATA_DIR", defaults.data_dir)).resolve(),
+            configs_dir=Path(env.get("ENGRAM_CONFIGS_DIR", defaults.configs_dir)).resolve(),
+            prompts_dir=Path(env.get("ENGRAM_PROMPTS_DIR", defaults.prompts_dir)).resolve(),
+            host=env.get("ENGRAM_HOST", defaults.host),
+            port=_int(env, "ENGRAM_PORT", defaults.port),
+            web_workers=_int(env, "ENGRAM_WEB_WORKERS", defaults.web_workers),
+            digest_workers=_int(env, "ENGRAM_DIGEST_WORKERS", defaults.digest_workers),
+            api_tokens=parse_tokens(env.get("ENGRAM_API_TOKENS", "")),
+            default_user=env.get("ENGRAM_DEFAULT_USER", defaults.default_user),
+            max_text_chars=_int(env, "ENGRAM_MAX_TEXT_CHARS", defaults.max_text_chars),
+            openai_base_url=env.get("OPENAI_BASE_URL") or None,
+            openai_api_key=env.get("OPENAI_API_KEY") or None,
+            local_llm=_bool(env, "ENGRAM_LOCAL_LLM", defaults.local_llm),
+            embedder=env.get("ENGRAM_EMBEDDER", defaults.embedder),
+            log_level=env.get("ENGRAM_LOG_LEVEL", defaults.log_level).upper(),
+            role=env.get("ENGRAM_ROLE", defaults.role),
+            sse_keepalive_s=_float(env, "ENGRAM_SSE_KEEPALIVE_S", defaults.sse_keepalive_s),
+            sse_still_working_s=_float(env, "ENGRAM_SSE_STILL_WORKING_S", defaults.sse_still_working_s),
+            sse_cap_s=_float(env, "ENGRAM_SSE_CAP_S", defaults.sse_cap_s),
+            job_timeout_s=_int(env, "ENGRAM_JOB_TIMEOUT_S", defaults.job_timeout_s),
+            job_retries=_int(env, "ENGRAM_JOB_RETRIES", defaults.job_retries),
+            hung_after_s=_float(env, "ENGRAM_HUNG_AFTER_S", defaults.hung_after_s),
+        )
+        settings.validate()
+        return settings
+
+    def with_urls(self, redis_url: str, database_url: str) -> Settings:
+        """A copy pointing at concrete servers (used once the embedded ones are up)."""
+        return replace(self, redis_url=redis_url, database_url=database_url)
+
+    @property
+    def uses_embedded(self) -> bool:
+        return self.redis_url is None or self.database_url is None
+
+    @property
+    def auth_required(self) -> bool:
+        return bool(self.api_tokens)
+
+    def validate(self) -> None:
+        """Refuse settings that would run unsafely or cannot work."""
+        if not 0 < self.port < 65536:
+            raise SettingsError(f"ENGRAM_PORT must be 1-65535, got {self.port}")
+        if self.max_text_chars < 1:
+            raise SettingsError("ENGRAM_MAX_TEXT_CHARS must be positive")
+        for token in self.api_tokens:
+            if token.lower() in PLACEHOLDER_SECRETS or len(token) < 8:
+                raise SettingsError("ENGRAM_API_TOKENS holds a placeholder or too-short token (min 8 chars)")
+        if self.host not in LOOPBACK_HOSTS and not self.api_tokens:
+            raise SettingsError(
+                f"refusing to listen on {self.host} without authentication: set ENGRAM_API_TOKENS "
+                "(token:user,...) or keep ENGRAM_HOST=127.0.0.1"
+            )
+
+
+def parse_tokens(raw: str) -> dict[str, str]:
+    """Parse ``token:user,token2:user2`` into a token → user mapping."""
+    tokens: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in raw.split(","))):
+        token, sep, user = item.partition(":")
+        if not sep or not token.strip() or not user.strip():
+            raise SettingsError(f"ENGRAM_API_TOKENS entry {item!r} must look like token:user")
+        tokens[token.strip()] = user.strip()
+    return tokens
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
+
+
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be a number, got {raw!r}") from None
+
+
+def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name)
+    if raw in (None, ""):
+        return default
+    if raw.lower() in {"1", "true", "yes", "on"}:
+        return True
+    if raw.lower() in {"0", "false", "no", "off"}:
+        return False
+    raise SettingsError(f"{name} must be true or false, got {raw!r}")

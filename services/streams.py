@@ -1,0 +1,249 @@
+"""Server-Sent Event logs in Redis, pub/sub wake-ups and the per-process fan-out.
+
+Every event of a request (or of a user's proactive stream) is appended to a capped Redis
+Stream, which gives it a monotonic id, and then announced on pub/sub. The log is the source
+of truth: a web process replays it after ``Last-Event-ID`` and reads it again whenever
+pub/sub wakes it (or a tick passes), so a missed or late pub/sub message loses nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+logger = logging.getLogger(__name__)
+
+CHANNEL_PREFIX = "sse:"
+REQUEST_CHANNEL = "sse:%s"  # sse:{request_id}
+USER_CHANNEL = "sse:user:%s"  # sse:user:{user_id}, the proactive stream
+LOG_KEY = "events:%s"  # the Redis Stream behind a channel
+OUTPUT_KEY = "output:%s"  # final reply of a request
+REQUEST_LOG_MAXLEN = 5000
+USER_LOG_MAXLEN = 500
+USER_LOG_TTL_S = 7 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class Event:
+    id: str
+    event: str
+    data: dict[str, Any]
+
+    def to_sse(self) -> str:
+        """Render as one SSE frame."""
+        return f"id: {self.id}\nevent: {self.event}\ndata: {json.dumps(self.data, separators=(',', ':'))}\n\n"
+
+
+def request_channel(request_id: str) -> str:
+    return REQUEST_CHANNEL % request_id
+
+
+def user_channel(user_id: str) -> str:
+    return USER_CHANNEL % user_id
+
+
+class EventLog:
+    """Append and read the event log of channels; publishing is always log-then-notify."""
+
+    def __init__(self, redis_client: redis.Redis, *, ttl_s: int = 3600) -> None:
+        self.redis = redis_client
+        self.ttl_s = ttl_s
+
+    def publish(self, channel: str, event: str, data: dict[str, Any]) -> str:
+        """Append an event to the channel's log and wake its listeners; returns the event id."""
+        is_user = channel.startswith(USER_CHANNEL % "")
+        maxlen = USER_LOG_MAXLEN if is_user else REQUEST_LOG_MAXLEN
+        key = LOG_KEY % channel
+        payload = json.dumps(data, separators=(",", ":"))
+        event_id = self.redis.xadd(key, {"event": event, "data": payload}, maxlen=maxlen, approximate=True)
+        event_id = event_id.decode() if isinstance(event_id, bytes) else event_id
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.expire(key, USER_LOG_TTL_S if is_user else self.ttl_s)
+        pipe.publish(channel, event_id)
+        pipe.execute()
+        return str(event_id)
+
+    def read_after(self, channel: str, last_id: str | None, count: int = 500) -> list[Event]:
+        """Events strictly after ``last_id`` (all of them when None)."""
+        start = "-" if not last_id else f"({last_id}"
+        try:
+            rows = self.redis.xrange(LOG_KEY % channel, min=start, max="+", count=count)
+        except redis.ResponseError:
+            # A malformed Last-Event-ID from a client: replay from the start rather than fail.
+            rows = self.redis.xrange(LOG_KEY % channel, min="-", max="+", count=count)
+        return [_row_to_event(row) for row in rows]
+
+    def last_event(self, channel: str) -> Event | None:
+        rows = self.redis.xrevrange(LOG_KEY % channel, count=1)
+        return _row_to_event(rows[0]) if rows else None
+
+    def exists(self, channel: str) -> bool:
+        return bool(self.redis.exists(LOG_KEY % channel))
+
+    def set_output(self, request_id: str, output: dict[str, Any]) -> None:
+        self.redis.set(OUTPUT_KEY % request_id, json.dumps(output), ex=self.ttl_s)
+
+    def get_output(self, request_id: str) -> dict[str, Any] | None:
+        raw = self.redis.get(OUTPUT_KEY % request_id)
+        return json.loads(raw) if raw else None
+
+    def delete(self, channel: str) -> None:
+        self.redis.delete(LOG_KEY % channel)
+
+
+def _row_to_event(row: tuple[Any, dict[Any, Any]]) -> Event:
+    raw_id, fields = row
+    decoded = {_text(k): _text(v) for k, v in fields.items()}
+    return Event(id=_text(raw_id), event=decoded["event"], data=json.loads(decoded["data"]))
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class FanOut:
+    """One pub/sub connection per web process, waking every open stream of a channel.
+
+    A stream registers a ``queue.Queue``; the listener puts the event id on it. Under
+    gunicorn's gevent worker the thread and queue are green, so thousands of streams share
+    one Redis connection instead of exhausting redis-py's pool of 100.
+    """
+
+    def __init__(self, redis_client: redis.Redis) -> None:
+        self.redis = redis_client
+        self._subscribers: dict[str, set[queue.Queue[str]]] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self.connected = threading.Event()
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="sse-fanout", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    def subscribe(self, channel: str) -> queue.Queue[str]:
+        wakeups: queue.Queue[str] = queue.Queue()
+        with self._lock:
+            self._subscribers.setdefault(channel, set()).add(wakeups)
+        self.start()
+        return wakeups
+
+    def unsubscribe(self, channel: str, wakeups: queue.Queue[str]) -> None:
+        with self._lock:
+            subscribers = self._subscribers.get(channel)
+            if subscribers is not None:
+                subscribers.discard(wakeups)
+                if not subscribers:
+                    del self._subscribers[channel]
+
+    @property
+    def open_streams(self) -> int:
+        with self._lock:
+            return sum(len(s) for s in self._subscribers.values())
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                self._listen()
+            except redis.ConnectionError:
+                self.connected.clear()
+                logger.warning("sse fan-out lost its Redis connection; reconnecting")
+                time.sleep(0.5)
+
+    def _listen(self) -> None:
+        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+        pubsub.psubscribe(CHANNEL_PREFIX + "*")
+        self.connected.set()
+        try:
+            while not self._stopping.is_set():
+                message = pubsub.get_message(timeout=1.0)
+                if message is not None:
+                    self._dispatch(_text(message["channel"]), _text(message["data"]))
+        finally:
+            pubsub.close()
+
+    def _dispatch(self, channel: str, event_id: str) -> None:
+        with self._lock:
+            targets = list(self._subscribers.get(channel, ()))
+        for wakeups in targets:
+            wakeups.put(event_id)
+
+
+@dataclass(frozen=True)
+class StreamLimits:
+    keepalive_s: float = 15.0
+    still_working_s: float = 20.0
+    cap_s: float | None = 360.0
+    poll_s: float = 1.0
+
+
+def follow(
+    log: EventLog,
+    fanout: FanOut,
+    channel: str,
+    last_event_id: str | None,
+    limits: StreamLimits,
+    *,
+    terminal_event: str | None = "done",
+) -> Iterator[str]:
+    """Yield SSE frames for a channel: replay after ``last_event_id``, then follow live.
+
+    Ends after ``terminal_event``, or at the cap with an ``error`` + ``done``. Frames the web
+    process makes itself (still_working, the cap) reuse the last delivered id, so a client
+    that resumes with that id misses nothing that was logged.
+    """
+    wakeups = fanout.subscribe(channel)
+    started = last_sent = last_logged = time.monotonic()
+    last_id = last_event_id
+    try:
+        while True:
+            for event in log.read_after(channel, last_id):
+                last_id = event.id
+                last_sent = last_logged = time.monotonic()
+                yield event.to_sse()
+                if event.event == terminal_event:
+                    return
+            now = time.monotonic()
+            if limits.cap_s is not None and now - started >= limits.cap_s:
+                yield from _give_up(last_id, now - started)
+                return
+            if terminal_event and now - last_logged >= limits.still_working_s:
+                last_logged = last_sent = now
+                yield Event(last_id or "0-0", "status", {"stage": "still_working"}).to_sse()
+            elif now - last_sent >= limits.keepalive_s:
+                last_sent = now
+                yield ": keepalive\n\n"
+            _wait(wakeups, limits, now, started, last_sent)
+    finally:
+        fanout.unsubscribe(channel, wakeups)
+
+
+def _wait(wakeups: queue.Queue[str], limits: StreamLimits, now: float, started: float, last_sent: float) -> None:
+    timeout = min(limits.poll_s, max(0.01, limits.keepalive_s - (now - last_sent)))
+    if limits.cap_s is not None:
+        timeout = min(timeout, max(0.01, limits.cap_s - (now - started)))
+    try:
+        wakeups.get(timeout=timeout)
+        while not wakeups.empty():  # several events may have landed; one log read covers them
+            wakeups.get_nowait()
+    except queue.Empty:
+        pass
+
+
+def _give_up(last_id: str | None, waited_s: float) -> Iterator[str]:
+    event_id = last_id or "0-0"
+    message = f"No reply after {int(waited_s)} s; it may still arrive: reconnect to this request's events."
+    yield Event(event_id, "error", {"message": message, "recoverable": True}).to_sse()
+    yield Event(event_id, "done", {"duration_ms": int(waited_s * 1000)}).to_sse()

@@ -1,0 +1,175 @@
+"""Process supervisor: start each role as a child, restart crashed or hung ones, stop cleanly.
+
+A crashed child is restarted with exponential backoff (reset once it has stayed up a
+while). A hung child — its heartbeat in Redis older than ``hung_after_s`` — is killed and
+replaced. On SIGTERM/SIGINT every child gets SIGTERM, then SIGKILL after a grace period.
+Children also get SIGTERM from the kernel if the supervisor itself dies (PR_SET_PDEATHSIG),
+so even a ``kill -9`` of the supervisor leaves no orphans behind.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import redis
+
+logger = logging.getLogger(__name__)
+
+HEARTBEAT_KEY = "engram:heartbeat:%s"  # same key the worker processes write (workers/startup.py)
+MAX_BACKOFF_S = 30.0
+STABLE_AFTER_S = 60.0
+
+
+@dataclass
+class Role:
+    name: str
+    argv: list[str]
+    env: Mapping[str, str]
+    heartbeat: bool = True  # does this role write engram:heartbeat:<host>:<pid>?
+
+
+@dataclass
+class Child:
+    role: Role
+    process: subprocess.Popen[bytes] | None = None
+    started_at: float = 0.0
+    restarts: int = 0
+    backoff_s: float = 1.0
+    restart_at: float | None = None
+    exit_codes: list[int] = field(default_factory=list)
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: ask the kernel for SIGTERM when the supervisor dies."""
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+
+
+class Supervisor:
+    def __init__(
+        self,
+        roles: list[Role],
+        *,
+        redis_client: redis.Redis | None,
+        hung_after_s: float,
+        grace_s: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.children = {role.name: Child(role) for role in roles}
+        self.redis = redis_client
+        self.hung_after_s = hung_after_s
+        self.grace_s = grace_s
+        self.clock = clock
+        self.stopping = False
+
+    def start(self) -> None:
+        for child in self.children.values():
+            self._spawn(child)
+
+    def run(self) -> int:
+        """Supervise until asked to stop; returns the exit code for the supervisor."""
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, self._on_signal)
+        self.start()
+        while not self.stopping:
+            self.check()
+            time.sleep(0.25)
+        self.stop_all()
+        return 0
+
+    def check(self) -> None:
+        """One supervision pass: restart exited children when due, replace hung ones."""
+        now = self.clock()
+        for child in self.children.values():
+            if child.process is None:
+                if child.restart_at is not None and now >= child.restart_at:
+                    self._spawn(child)
+                continue
+            code = child.process.poll()
+            if code is not None:
+                self._schedule_restart(child, code, now)
+            elif self._is_hung(child, now):
+                logger.error("role %s (pid %s) is hung; replacing it", child.role.name, child.process.pid)
+                child.process.kill()
+                child.process.wait()
+                self._schedule_restart(child, -signal.SIGKILL, now)
+
+    def stop_all(self) -> None:
+        running = [c.process for c in self.children.values() if c.process is not None and c.process.poll() is None]
+        for process in running:
+            # Signal each main pid, not the group: `rq worker-pool` hung when the whole group got SIGTERM.
+            process.terminate()
+        deadline = time.monotonic() + self.grace_s
+        for process in running:
+            try:
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                logger.warning("pid %s did not stop in %.0f s; killing it", process.pid, self.grace_s)
+                process.kill()
+                process.wait()
+        logger.info("all roles stopped")
+
+    def _spawn(self, child: Child) -> None:
+        child.process = subprocess.Popen(child.role.argv, env=dict(child.role.env), preexec_fn=_die_with_parent)
+        child.started_at = self.clock()
+        child.restart_at = None
+        self._clear_heartbeat(child)
+        logger.info("started role %s (pid %s)", child.role.name, child.process.pid)
+
+    def _schedule_restart(self, child: Child, code: int, now: float) -> None:
+        child.exit_codes.append(code)
+        if now - child.started_at >= STABLE_AFTER_S:
+            child.backoff_s = 1.0  # it ran fine for a while: this is a fresh failure
+        child.process = None
+        child.restarts += 1
+        child.restart_at = now + child.backoff_s
+        logger.warning(
+            "role %s exited with %s; restarting in %.0f s", child.role.name, code, child.backoff_s,
+            extra={"role_name": child.role.name, "exit_code": code, "restarts": child.restarts},
+        )
+        child.backoff_s = min(MAX_BACKOFF_S, child.backoff_s * 2)
+
+    def _is_hung(self, child: Child, now: float) -> bool:
+        if not child.role.heartbeat or self.redis is None or child.process is None:
+            return False
+        if now - child.started_at < self.hung_after_s:
+            return False
+        try:
+            raw = self.redis.get(HEARTBEAT_KEY % f"{socket.gethostname()}:{child.process.pid}")
+        except redis.RedisError:
+            return False  # Redis trouble is not the child's hang
+        last = float(raw) if raw else 0.0
+        return time.time() - last > self.hung_after_s
+
+    def _clear_heartbeat(self, child: Child) -> None:
+        if self.redis is not None and child.process is not None:
+            try:
+                self.redis.delete(HEARTBEAT_KEY % f"{socket.gethostname()}:{child.process.pid}")
+            except redis.RedisError:
+                pass
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        logger.info("received %s; stopping", signal.Signals(signum).name)
+        self.stopping = True
+
+
+def child_env(base: Mapping[str, str], **overrides: str) -> dict[str, str]:
+    env = dict(base)
+    env.update(overrides)
+    return env
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True

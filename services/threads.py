@@ -1,0 +1,139 @@
+"""Conversation threads in Redis: state, working memory and the user's current thread.
+
+PostgreSQL holds which user owns a thread (``threads`` table) and every exchange; Redis
+holds the hot state a turn needs, with a TTL so idle threads fade on their own.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+
+STATE_KEY = "thread:state:%s"
+WORKING_MEMORY_KEY = "thread:wm:%s"
+CURRENT_THREAD_KEY = "user:current_thread:%s"
+ACTIVE_THREADS_KEY = "threads:active"  # zset thread_id → last activity, for expiry sweeps
+
+
+def blend_confidence(current: float, new: float) -> float:
+    """Bounded reinforcement: move halfway from the current confidence to the new one."""
+    return current + (new - current) * 0.5
+
+
+@dataclass
+class ThreadState:
+    thread_id: str
+    user_id: str | None = None
+    topic: str | None = None
+    topic_confidence: float = 0.0
+    last_active: float = 0.0
+    last_mode: str | None = None
+    turns_since_mode: int = 0
+    session_id: str | None = None
+    session_started: float = 0.0
+    turns: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_hash(cls, thread_id: str, raw: dict[Any, Any]) -> ThreadState:
+        data = {_s(k): _s(v) for k, v in raw.items()}
+        return cls(
+            thread_id=thread_id,
+            user_id=data.get("user_id"),
+            topic=data.get("topic") or None,
+            topic_confidence=float(data.get("topic_confidence", 0) or 0),
+            last_active=float(data.get("last_active", 0) or 0),
+            last_mode=data.get("last_mode") or None,
+            turns_since_mode=int(data.get("turns_since_mode", 0) or 0),
+            session_id=data.get("session_id") or None,
+            session_started=float(data.get("session_started", 0) or 0),
+            turns=int(data.get("turns", 0) or 0),
+            extra=json.loads(data.get("extra") or "{}"),
+        )
+
+
+class ThreadStore:
+    def __init__(self, connection: redis.Redis, *, ttl_s: int, working_memory_size: int = 10) -> None:
+        self.redis = connection
+        self.ttl_s = ttl_s
+        self.working_memory_size = working_memory_size
+
+    def state(self, thread_id: str) -> ThreadState:
+        return ThreadState.from_hash(thread_id, self.redis.hgetall(STATE_KEY % thread_id))
+
+    def save_fields(self, thread_id: str, **fields: Any) -> None:
+        """Write some state fields and refresh the TTL."""
+        mapping = {k: json.dumps(v) if k == "extra" else ("" if v is None else v) for k, v in fields.items()}
+        pipe = self.redis.pipeline()
+        pipe.hset(STATE_KEY % thread_id, mapping=mapping)
+        pipe.expire(STATE_KEY % thread_id, self.ttl_s)
+        pipe.execute()
+
+    def update_topic(self, thread_id: str, topic: str, confidence: float) -> float:
+        """Set the thread's topic; confidence blends when the topic continues, resets on a switch."""
+        state = self.state(thread_id)
+        blended = blend_confidence(state.topic_confidence, confidence) if state.topic == topic else confidence
+        self.save_fields(thread_id, topic=topic, topic_confidence=round(blended, 4))
+        return blended
+
+    def working_memory(self, thread_id: str) -> list[dict[str, Any]]:
+        """Recent exchanges of the thread, oldest first."""
+        return [json.loads(item) for item in self.redis.lrange(WORKING_MEMORY_KEY % thread_id, 0, -1)]
+
+    def record_exchange(self, thread_id: str, user_id: str, entry: dict[str, Any], *, now: float | None = None) -> bool:
+        """Append a finished exchange to working memory once; returns False if it was already there."""
+        now = time.time() if now is None else now
+        key = WORKING_MEMORY_KEY % thread_id
+        if any(item.get("request_id") == entry.get("request_id") for item in self.working_memory(thread_id)):
+            return False
+        state = self.state(thread_id)
+        same_mode = state.last_mode == entry.get("mode")
+        pipe = self.redis.pipeline()
+        pipe.rpush(key, json.dumps(entry))
+        pipe.ltrim(key, -self.working_memory_size, -1)
+        pipe.expire(key, self.ttl_s)
+        pipe.hset(
+            STATE_KEY % thread_id,
+            mapping={
+                "user_id": user_id,
+                "last_active": now,
+                "last_mode": entry.get("mode") or "",
+                "turns_since_mode": state.turns_since_mode + 1 if same_mode else 1,
+                "turns": state.turns + 1,
+            },
+        )
+        pipe.expire(STATE_KEY % thread_id, self.ttl_s)
+        pipe.zadd(ACTIVE_THREADS_KEY, {thread_id: now})
+        pipe.execute()
+        return True
+
+    def current_thread(self, user_id: str) -> str | None:
+        value = self.redis.get(CURRENT_THREAD_KEY % user_id)
+        return _s(value) if value else None
+
+    def set_current_thread(self, user_id: str, thread_id: str) -> None:
+        self.redis.set(CURRENT_THREAD_KEY % user_id, thread_id, ex=self.ttl_s)
+
+    def forget(self, thread_id: str) -> int:
+        pipe = self.redis.pipeline()
+        pipe.delete(STATE_KEY % thread_id, WORKING_MEMORY_KEY % thread_id)
+        pipe.zrem(ACTIVE_THREADS_KEY, thread_id)
+        return int(pipe.execute()[0])
+
+
+def history_text(working_memory: list[dict[str, Any]], *, assistant_name: str = "Engram") -> str:
+    """Render working memory as plain text for a prompt (history goes in as text, not messages)."""
+    lines: list[str] = []
+    for item in working_memory:
+        lines.append(f"User: {item.get('user', '')}")
+        if item.get("reply"):
+            lines.append(f"{assistant_name}: {item['reply']}")
+    return "\n".join(lines) if lines else "(no earlier messages in this conversation)"
+
+
+def _s(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -1,0 +1,102 @@
+"""The per-process worker context: connections, clients and models, built once.
+
+``EngramWorker`` builds it before its work loop (so models load once per process, never per
+job); a plain ``rq worker`` builds it on the first job instead. Tests install their own.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from services.db import make_engine, make_sessionmaker
+from services.llm import LLMClient, load_role_configs
+from services.metrics import Metrics
+from services.prompts import PromptLibrary
+from services.settings import Settings
+from services.streams import EventLog
+from services.threads import ThreadStore
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class WorkerContext:
+    settings: Settings
+    redis: redis.Redis
+    engine: Engine
+    sessions: sessionmaker[Session]
+    events: EventLog
+    threads: ThreadStore
+    metrics: Metrics
+    llm: LLMClient
+    prompts: PromptLibrary
+    # Filled by the understanding stage (embeddings, topics, router) when models are loaded.
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def close(self) -> None:
+        self.engine.dispose()
+        self.redis.close()
+
+
+def build_context(settings: Settings, *, redis_client: redis.Redis | None = None) -> WorkerContext:
+    """Connect to Redis, PostgreSQL and the LLM endpoint described by ``settings``."""
+    if not settings.database_url:
+        raise RuntimeError("workers need DATABASE_URL (engram run sets it for its children)")
+    if redis_client is None:
+        if not settings.redis_url:
+            raise RuntimeError("workers need REDIS_URL (engram run sets it for its children)")
+        redis_client = redis.Redis.from_url(settings.redis_url)
+    if not settings.openai_base_url:
+        raise RuntimeError("workers need OPENAI_BASE_URL (engram run sets it when it starts the local model)")
+    engine = make_engine(settings.database_url)
+    metrics = Metrics(redis_client)
+    llm = LLMClient(
+        base_url=settings.openai_base_url,
+        api_key=settings.openai_api_key,
+        roles=load_role_configs(settings.configs_dir),
+        observer=lambda role, completion: _record_llm(metrics, role, completion),
+    )
+    return WorkerContext(
+        settings=settings,
+        redis=redis_client,
+        engine=engine,
+        sessions=make_sessionmaker(engine),
+        events=EventLog(redis_client, ttl_s=settings.events_ttl_s),
+        threads=ThreadStore(redis_client, ttl_s=settings.thread_ttl_s),
+        metrics=metrics,
+        llm=llm,
+        prompts=PromptLibrary(settings.prompts_dir),
+    )
+
+
+def _record_llm(metrics: Metrics, role: str, completion: Any) -> None:
+    metrics.observe("engram_llm_seconds", completion.latency_s, {"role": role})
+    if getattr(completion, "first_token_s", None) is not None:
+        metrics.observe("engram_llm_first_token_seconds", completion.first_token_s, {"role": role})
+    metrics.inc("engram_tokens_total", {"role": role, "kind": "prompt"}, completion.prompt_tokens)
+    metrics.inc("engram_tokens_total", {"role": role, "kind": "completion"}, completion.completion_tokens)
+
+
+class _ProcessContext:
+    """Holds the one context of this process; not created at import, only on first use."""
+
+    context: WorkerContext | None = None
+
+
+def install_context(context: WorkerContext | None) -> None:
+    _ProcessContext.context = context
+
+
+def current_context() -> WorkerContext:
+    """The process's context, built from the environment on first use (plain ``rq worker``)."""
+    if _ProcessContext.context is None:
+        from workers.startup import context_from_environment
+
+        _ProcessContext.context = context_from_environment()
+    return _ProcessContext.context

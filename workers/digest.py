@@ -1,0 +1,209 @@
+"""The digest job (prompt-queue): one chat message, from understanding to stored reply.
+
+Read ``digest()`` top to bottom: it is DESIGN.md §3 as a sequence of named steps.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+
+from services.db import Exchange, RoutingDecision, insert
+from services.llm import Completion
+from services.logs import request_context
+from services.metrics import Metrics
+from services.queues import PROMPT_QUEUE, ChatRequest, count_attempt, load_request, remove_pending
+from services.streams import EventLog, request_channel
+from workers.context import WorkerContext, current_context
+from workers.generation import Reply, generate
+from workers.ordering import process_in_order
+from workers.startup import beat
+from workers.understanding import Understanding, understand
+
+logger = logging.getLogger(__name__)
+
+TROUBLE_MESSAGE = "Sorry, something went wrong while I was working on that. Please send it again."
+
+
+def run(request_id: str) -> str:
+    """RQ entry point: process this request (and any earlier one of its thread) in order."""
+    context = current_context()
+    with request_context(request_id):
+        request = load_request(context.redis, request_id)
+        if request is None:
+            logger.warning("request %s expired before it was processed", request_id)
+            return "expired"
+        wait_s = max(30.0, context.settings.job_timeout_s - 60.0)
+        return process_in_order(context.redis, context.events, request, lambda r: digest(context, r), wait_s=wait_s)
+
+
+def digest(context: WorkerContext, request: ChatRequest) -> None:
+    """DESIGN.md §3, steps 1–7."""
+    with request_context(request.request_id):
+        turn = Turn(request=request, channel=request_channel(request.request_id))
+        if _republish_if_stored(context, turn):
+            return
+        if _give_up_if_looping(context, turn):
+            return
+        understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
+        turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic, "mode": understanding.mode})
+        reply = generate(context, turn, understanding)  # step 5
+        exchange_id = store(context, turn, understanding, reply)  # step 6
+        remember(context, turn, understanding, reply, exchange_id)
+        finish(context, turn, understanding, reply, exchange_id)  # step 7
+
+
+@dataclass
+class Turn:
+    """What one digest run carries between its steps."""
+
+    request: ChatRequest
+    channel: str
+    started: float = field(default_factory=time.monotonic)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def publish(self, context: WorkerContext, event: str, data: dict[str, Any]) -> str:
+        beat(context.redis)
+        return context.events.publish(self.channel, event, data)
+
+    def mark(self, name: str, seconds: float) -> None:
+        self.timings[name] = round(seconds, 4)
+
+
+def store(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply) -> int:
+    """Exchange and routing decision in one transaction; a retried job finds the first row."""
+    request = turn.request
+    completion: Completion = reply.completion
+    with context.sessions.begin() as session:
+        exchange_id = session.scalar(
+            insert(Exchange)
+            .values(
+                request_id=request.request_id,
+                user_id=request.user_id,
+                thread_id=request.thread_id,
+                source=request.source,
+                user_text=request.text,
+                reply=reply.text,
+                mode=understanding.mode,
+                topic=understanding.topic,
+                confidence=understanding.confidence,
+                tool_trail=reply.tool_trail,
+                prompt_tokens=completion.prompt_tokens,
+                completion_tokens=completion.completion_tokens,
+                total_tokens=completion.total_tokens,
+                timings={**turn.timings, "received_at": request.received_at},
+                fallback=reply.fallback,
+            )
+            .on_conflict_do_nothing(index_elements=["request_id"])
+            .returning(Exchange.id)
+        )
+        if exchange_id is None:
+            return int(session.scalar(select(Exchange.id).where(Exchange.request_id == request.request_id)))
+        session.execute(
+            insert(RoutingDecision)
+            .values(exchange_id=exchange_id, **understanding.decision_row(request))
+            .on_conflict_do_nothing(index_elements=["request_id"])
+        )
+    return int(exchange_id)
+
+
+def remember(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int) -> None:
+    """Update the Redis thread after the durable store, then queue memory enrichment."""
+    request = turn.request
+    entry = {
+        "request_id": request.request_id,
+        "exchange_id": exchange_id,
+        "user": request.text,
+        "reply": reply.text,
+        "mode": understanding.mode,
+        "topic": understanding.topic,
+        "at": request.received_at,
+    }
+    context.threads.record_exchange(request.thread_id, request.user_id, entry)
+
+
+def finish(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int) -> None:
+    """Publish the final ``message`` and ``done``, and record the output for late readers."""
+    request = turn.request
+    response_time_s = round(time.time() - request.received_at, 3)
+    message = {
+        "text": reply.text,
+        "mode": understanding.mode,
+        "topic": understanding.topic,
+        "confidence": round(understanding.confidence, 4),
+        "exchange_id": exchange_id,
+        "metrics": {
+            "tokens_total": reply.completion.total_tokens,
+            "tools": reply.tool_counts(),
+            "response_time_s": response_time_s,
+        },
+    }
+    turn.publish(context, "message", message)
+    context.events.set_output(request.request_id, {"status": "ok", **message})
+    turn.publish(context, "done", {"duration_ms": int(response_time_s * 1000)})
+    context.metrics.inc("engram_mode_total", {"mode": understanding.mode})
+    context.metrics.observe("engram_reply_seconds", time.monotonic() - turn.started)
+    if reply.fallback:
+        context.metrics.inc("engram_llm_fallbacks_total")
+    logger.info(
+        "reply stored as exchange %s (%s, %s)",
+        exchange_id,
+        understanding.mode,
+        understanding.topic,
+        extra={"exchange_id": exchange_id, "mode": understanding.mode, "response_time_s": response_time_s},
+    )
+
+
+def _republish_if_stored(context: WorkerContext, turn: Turn) -> bool:
+    """A job that crashed after storing: don't store twice, just deliver what is stored."""
+    with context.sessions() as session:
+        row = session.scalars(select(Exchange).where(Exchange.request_id == turn.request.request_id)).first()
+    if row is None:
+        return False
+    logger.info("exchange %s already stored; delivering it again", row.id)
+    stored = Understanding.from_stored(row)
+    reply = Reply.from_stored(row)
+    finish(context, turn, stored, reply, row.id)
+    return True
+
+
+def _give_up_if_looping(context: WorkerContext, turn: Turn) -> bool:
+    """Count attempts, so a message that keeps crashing its worker is given up, not looped on."""
+    attempt = count_attempt(context.redis, turn.request.request_id, context.settings.events_ttl_s)
+    if attempt > 1:
+        # Deltas of the failed attempt were already sent; the client starts the reply over.
+        turn.publish(context, "status", {"stage": "retrying", "attempt": attempt})
+    if attempt <= context.settings.job_retries + 1:
+        return False
+    logger.error("request %s failed %d times; giving up", turn.request.request_id, attempt - 1)
+    fail_request(context.redis, turn.request.request_id)
+    return True
+
+
+def fail_request(connection: Any, request_id: str) -> None:
+    """Tell the client the request failed for good, record it, and unblock its thread."""
+    events = EventLog(connection)
+    if events.get_output(request_id) is not None:
+        return
+    channel = request_channel(request_id)
+    events.publish(channel, "error", {"message": TROUBLE_MESSAGE, "recoverable": True})
+    events.set_output(request_id, {"status": "error", "message": TROUBLE_MESSAGE})
+    events.publish(channel, "done", {"duration_ms": 0})
+    request = load_request(connection, request_id)
+    if request is not None:
+        remove_pending(connection, request.thread_id, request_id)
+    Metrics(connection).inc("engram_job_failures_total", {"queue": PROMPT_QUEUE})
+
+
+def on_failure(job: Any, connection: Any, exc_type: Any, exc_value: Any, traceback: Any) -> None:
+    """RQ failure callback (also run for abandoned jobs): when no retry is left, fail the request."""
+    if job.retries_left:
+        return  # RQ will run it again
+    request_id = job.args[0] if job.args else None
+    if request_id:
+        logger.error("request %s failed for good: %s", request_id, exc_value, extra={"request_id": request_id})
+        fail_request(connection, request_id)

@@ -1,0 +1,110 @@
+"""Step 5 of the digest job: generate the reply with the chosen mode's prompt."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from services.llm import Completion, generate_with_fallback
+from services.threads import history_text
+from workers.context import WorkerContext
+from workers.understanding import Understanding
+
+if TYPE_CHECKING:
+    from workers.digest import Turn
+
+# Coalesce streamed tokens into fewer events: the first goes out at once (time to first
+# token is what a person feels), later ones at most every 40 ms or 200 characters.
+DELTA_FLUSH_S = 0.04
+DELTA_FLUSH_CHARS = 200
+MODE_PROMPTS = {"RESPOND": "respond", "CLARIFY": "clarify", "ACKNOWLEDGE": "acknowledge", "ACT": "act"}
+
+
+@dataclass
+class Reply:
+    text: str
+    completion: Completion
+    fallback: bool = False
+    tool_trail: list[dict[str, Any]] = field(default_factory=list)
+
+    def tool_counts(self) -> dict[str, int]:
+        return dict(Counter(step["skill"] for step in self.tool_trail if step.get("type", "action") == "action"))
+
+    @classmethod
+    def from_stored(cls, row: Any) -> Reply:
+        completion = Completion(
+            text=row.reply,
+            model="",
+            prompt_tokens=row.prompt_tokens,
+            completion_tokens=row.completion_tokens,
+            total_tokens=row.total_tokens,
+            latency_s=0.0,
+        )
+        return cls(text=row.reply, completion=completion, fallback=row.fallback, tool_trail=list(row.tool_trail or []))
+
+
+class DeltaPublisher:
+    """Publishes streamed text as ``delta`` events, coalescing bursts of tiny chunks."""
+
+    def __init__(self, context: WorkerContext, turn: Turn) -> None:
+        self.context = context
+        self.turn = turn
+        self.buffer: list[str] = []
+        self.last_flush = 0.0
+        self.sent_any = False
+
+    def __call__(self, text: str) -> None:
+        self.buffer.append(text)
+        now = time.monotonic()
+        size = sum(len(part) for part in self.buffer)
+        if not self.sent_any or now - self.last_flush >= DELTA_FLUSH_S or size >= DELTA_FLUSH_CHARS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.buffer:
+            return
+        self.turn.publish(self.context, "delta", {"text": "".join(self.buffer)})
+        self.buffer.clear()
+        self.last_flush = time.monotonic()
+        self.sent_any = True
+
+    def restart(self) -> None:
+        """Before a retry: drop unsent text and tell the client the reply starts over."""
+        self.buffer.clear()
+        if self.sent_any:
+            self.turn.publish(self.context, "status", {"stage": "retrying"})
+        self.sent_any = False
+
+
+def generate(context: WorkerContext, turn: Turn, understanding: Understanding) -> Reply:
+    """IGNORE → no LLM call; RESPOND / CLARIFY / ACKNOWLEDGE → one streamed call."""
+    if understanding.mode == "IGNORE":
+        return Reply(text="", completion=_empty_completion())
+    started = time.monotonic()
+    messages = build_messages(context, turn, understanding)
+    deltas = DeltaPublisher(context, turn)
+    role = MODE_PROMPTS.get(understanding.mode, "respond")
+    completion, fallback = generate_with_fallback(context.llm, role, messages, deltas, on_retry=deltas.restart)
+    deltas.flush()
+    turn.mark("generation_s", time.monotonic() - started)
+    return Reply(text=completion.text.strip(), completion=completion, fallback=fallback)
+
+
+def build_messages(context: WorkerContext, turn: Turn, understanding: Understanding) -> list[dict[str, str]]:
+    """System prompt of the mode (history rendered as text inside it) plus the user's message."""
+    request = turn.request
+    working_memory = context.threads.working_memory(request.thread_id)
+    system = context.prompts.render(
+        MODE_PROMPTS.get(understanding.mode, "respond"),
+        history=history_text(working_memory),
+        topic=understanding.topic,
+        context=understanding.signals.get("context_text", "") or "(nothing recalled)",
+        missing=understanding.signals.get("missing_slot", "") or "the details needed",
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": request.text}]
+
+
+def _empty_completion() -> Completion:
+    return Completion(text="", model="", prompt_tokens=0, completion_tokens=0, total_tokens=0, latency_s=0.0)

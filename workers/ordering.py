@@ -1,0 +1,95 @@
+"""Per-thread ordering: jobs of one thread run one at a time, in arrival order.
+
+Each thread has a pending list (request ids in arrival order, written by ``POST /chat``)
+and a renewable lease. A digest job waits for the lease, then processes the *head* of
+its thread's list — which may be an earlier message whose own job is still queued or was
+orphaned by a crashed worker — until its own message is done. So order holds across any
+number of workers, a crashed worker's message is taken over once its lease lapses, and a
+job whose message someone else already finished returns at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import redis
+
+from services.errors import ThreadBusy
+from services.queues import ChatRequest, ThreadLease, load_request, pending_head, remove_pending
+from services.streams import EventLog
+
+logger = logging.getLogger(__name__)
+
+POLL_S = 0.05
+
+
+def is_finished(events: EventLog, request_id: str) -> bool:
+    """A request is finished once its final output is recorded (reply or error)."""
+    return events.get_output(request_id) is not None
+
+
+def process_in_order(
+    connection: redis.Redis,
+    events: EventLog,
+    request: ChatRequest,
+    process: Callable[[ChatRequest], None],
+    *,
+    wait_s: float,
+    lease_ttl_ms: int = 15_000,
+) -> str:
+    """Run ``process`` for every unfinished message of the thread up to and including ``request``."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        if is_finished(events, request.request_id):
+            remove_pending(connection, request.thread_id, request.request_id)
+            return "already-finished"
+        lease = ThreadLease(connection, request.thread_id, ttl_ms=lease_ttl_ms)
+        if lease.acquire():
+            with _renewing(lease):
+                return _drain(connection, events, request, process)
+        if time.monotonic() > deadline:
+            raise ThreadBusy(f"thread {request.thread_id} stayed busy for {wait_s:.0f} s")
+        time.sleep(POLL_S)
+
+
+def _drain(
+    connection: redis.Redis, events: EventLog, request: ChatRequest, process: Callable[[ChatRequest], None]
+) -> str:
+    while True:
+        head_id = pending_head(connection, request.thread_id)
+        if head_id is None or head_id == request.request_id:
+            # Our own turn (or the list expired under us): process it and stop.
+            if not is_finished(events, request.request_id):
+                process(request)
+            remove_pending(connection, request.thread_id, request.request_id)
+            return "processed"
+        head = load_request(connection, head_id)
+        if head is not None and not is_finished(events, head_id):
+            logger.info("processing earlier message %s of thread %s first", head_id, request.thread_id)
+            process(head)
+        remove_pending(connection, request.thread_id, head_id)
+
+
+@contextmanager
+def _renewing(lease: ThreadLease) -> Iterator[None]:
+    """Keep the lease alive from a side thread while the main thread works."""
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(lease.ttl_ms / 3000):
+            if not lease.extend():
+                logger.warning("lost the lease of %s", lease.key)
+                return
+
+    renewer = threading.Thread(target=renew, name="lease-renewer", daemon=True)
+    renewer.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        renewer.join(timeout=1)
+        lease.release()

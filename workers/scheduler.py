@@ -1,0 +1,131 @@
+"""The scheduler role: finds due periodic work and enqueues it; one active instance.
+
+It runs no LLM work itself. Besides the periodic services of ``configs/schedules.toml`` it
+runs the janitor that hands jobs of dead workers back to RQ within seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+import tomllib
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import redis
+from apscheduler.schedulers.blocking import BlockingScheduler
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from services.janitor import recover_abandoned
+from services.logs import configure_logging
+from services.queues import enqueue
+from services.settings import Settings
+from workers.startup import beat
+
+logger = logging.getLogger(__name__)
+
+LEADER_KEY = "engram:scheduler:leader"
+FIRED_KEY = "engram:scheduler:fired:%s:%s"  # service, fire time → set once, so two schedulers never double-fire
+LEADER_TTL_S = 30
+
+
+def load_schedules(configs_dir: Path) -> dict[str, dict[str, Any]]:
+    """Periodic services from ``configs/schedules.toml``: name → {cron, queue, job}."""
+    path = configs_dir / "schedules.toml"
+    if not path.exists():
+        return {}
+    with path.open("rb") as handle:
+        return dict(tomllib.load(handle).get("services", {}))
+
+
+class Leadership:
+    """A Redis lease: only the holder fires schedules; a standby takes over when it lapses."""
+
+    def __init__(self, connection: redis.Redis) -> None:
+        self.connection = connection
+        self.token = uuid.uuid4().hex
+
+    def hold(self) -> bool:
+        current = self.connection.get(LEADER_KEY)
+        if current is not None and current.decode() == self.token:
+            self.connection.expire(LEADER_KEY, LEADER_TTL_S)
+            return True
+        return bool(self.connection.set(LEADER_KEY, self.token, nx=True, ex=LEADER_TTL_S))
+
+
+def fire_once(connection: redis.Redis, service: str, fire_time: float, action: Callable[[], Any]) -> bool:
+    """Run ``action`` for this fire time unless another scheduler already did."""
+    if not connection.set(FIRED_KEY % (service, int(fire_time)), "1", nx=True, ex=24 * 3600):
+        return False
+    action()
+    return True
+
+
+def build_scheduler(settings: Settings, connection: redis.Redis) -> BlockingScheduler:
+    leadership = Leadership(connection)
+    # coalesce: a tick missed while the process was busy or down runs once, not N times.
+    scheduler = BlockingScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 300})
+
+    def housekeeping() -> None:
+        beat(connection)
+        if leadership.hold():
+            recover_abandoned(connection)
+
+    scheduler.add_job(housekeeping, IntervalTrigger(seconds=5), id="housekeeping", next_run_time=_now())
+    for name, spec in load_schedules(settings.configs_dir).items():
+        scheduler.add_job(
+            _enqueue_service(connection, leadership, name, spec),
+            CronTrigger.from_crontab(spec["cron"], timezone="UTC"),
+            id=name,
+        )
+        logger.info("scheduled %s (%s) on %s", name, spec["cron"], spec["queue"])
+    return scheduler
+
+
+def _enqueue_service(
+    connection: redis.Redis, leadership: Leadership, name: str, spec: dict[str, Any]
+) -> Callable[[], None]:
+    def tick() -> None:
+        if not leadership.hold():
+            return
+        fire_time = time.time() // 60 * 60
+        fired = fire_once(
+            connection,
+            name,
+            fire_time,
+            lambda: enqueue(connection, spec["queue"], spec["job"], job_id=f"periodic-{name}"),
+        )
+        logger.info("periodic %s: %s", name, "enqueued" if fired else "already fired")
+
+    return tick
+
+
+def _now():  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    return dt.datetime.now(dt.UTC)
+
+
+def main() -> None:
+    settings = Settings.from_env()
+    configure_logging(settings.log_level, role="scheduler")
+    if not settings.redis_url:
+        raise SystemExit("the scheduler needs REDIS_URL (engram run sets it)")
+    connection = redis.Redis.from_url(settings.redis_url)
+    scheduler = build_scheduler(settings, connection)
+
+    def stop(signum: int, frame: Any) -> None:
+        threading.Thread(target=scheduler.shutdown, kwargs={"wait": False}, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    logger.info("scheduler started")
+    scheduler.start()
+
+
+if __name__ == "__main__":
+    main()

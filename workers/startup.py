@@ -1,0 +1,79 @@
+"""Worker process start-up: settings, connections and models, then RQ's work loop.
+
+``EngramWorker`` is a plain RQ ``SimpleWorker`` that builds the process context before
+its loop and reports a heartbeat the supervisor watches. ``rq worker prompt-queue -u URL
+-w workers.startup.EngramWorker`` runs it on any host; without ``-w`` the default worker
+still works, loading the context on its first job.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from typing import Any
+
+import redis
+from rq.worker import SimpleWorker
+
+from services.janitor import job_lease
+from services.logs import configure_logging
+from services.settings import Settings
+from workers.context import WorkerContext, build_context, install_context
+
+logger = logging.getLogger(__name__)
+
+HEARTBEAT_KEY = "engram:heartbeat:%s"  # per process: "<host>:<pid>" → unix time
+HEARTBEAT_TTL_S = 24 * 3600
+
+
+def process_key() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def beat(connection: redis.Redis) -> None:
+    """Tell the supervisor this process's main loop is making progress."""
+    connection.set(HEARTBEAT_KEY % process_key(), time.time(), ex=HEARTBEAT_TTL_S)
+
+
+def context_from_environment(redis_client: redis.Redis | None = None) -> WorkerContext:
+    """Build the context from the environment (attaching to embedded servers if needed)."""
+    settings = Settings.from_env()
+    if settings.uses_embedded:
+        from services.embedded import ensure_servers
+
+        handle = ensure_servers(settings)
+        settings = settings.with_urls(handle.redis_url or "", handle.database_url or "")
+    context = build_context(settings, redis_client=redis_client)
+    load_models(context)
+    return context
+
+
+def load_models(context: WorkerContext) -> None:
+    """Load the embedding model, topic classifier and router once for this process."""
+    try:
+        from workers.understanding import load_understanding
+    except ImportError:  # the understanding stage is optional until its modules exist
+        return
+    load_understanding(context)
+
+
+class EngramWorker(SimpleWorker):
+    """SimpleWorker that preloads the context: one model load per process, not per job."""
+
+    def work(self, *args: Any, **kwargs: Any) -> bool:
+        settings = Settings.from_env()
+        configure_logging(settings.log_level, role=settings.role)
+        install_context(context_from_environment(redis_client=self.connection))
+        beat(self.connection)
+        return super().work(*args, **kwargs)
+
+    def perform_job(self, job: Any, queue: Any) -> bool:
+        # The lease lets the janitor recover this job within seconds if the process dies.
+        with job_lease(self.connection, job.id):
+            return super().perform_job(job, queue)
+
+    def heartbeat(self, *args: Any, **kwargs: Any) -> Any:
+        beat(self.connection)
+        return super().heartbeat(*args, **kwargs)
