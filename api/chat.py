@@ -16,7 +16,7 @@ from sqlalchemy import select
 
 from api.auth import current_user
 from services.db import Exchange, Thread, User, insert, utcnow
-from services.errors import BadRequest, NotFound, PayloadTooLarge
+from services.errors import BadRequest, NotFound, PayloadTooLarge, UnsupportedMediaType
 from services.queues import ChatRequest, load_request, submit_chat
 from services.streams import StreamLimits, follow, request_channel
 
@@ -37,7 +37,7 @@ class ChatBody:
 def parse_chat_body(max_chars: int) -> ChatBody:
     """Validate the request body strictly; every problem is a clear 4xx."""
     if request.mimetype != "application/json":
-        raise BadRequest("Content-Type must be application/json")
+        raise UnsupportedMediaType("Content-Type must be application/json")
     raw = request.get_data(cache=False)
     try:
         payload = json.loads(raw.decode("utf-8"))

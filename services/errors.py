@@ -3,6 +3,7 @@
     EngramError
     ├── BadRequest            client input is unusable (→ 4xx JSON)
     │   ├── PayloadTooLarge   text over the configured limit (→ 413)
+    │   ├── UnsupportedMediaType  not application/json (→ 415)
     │   ├── Unauthorized      missing or unknown bearer token (→ 401)
     │   └── NotFound          unknown id, or one owned by another user (→ 404)
     ├── PipelineError         a stage of the digest job failed
@@ -30,6 +31,11 @@ class BadRequest(EngramError):
 class PayloadTooLarge(BadRequest):
     status_code = 413
     code = "payload_too_large"
+
+
+class UnsupportedMediaType(BadRequest):
+    status_code = 415
+    code = "unsupported_media_type"
 
 
 class Unauthorized(BadRequest):

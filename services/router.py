@@ -165,7 +165,7 @@ class ConfigSource:
     def _reload(self, exists: bool) -> None:
         if not exists:
             if self._config is not self._base:
-                logger.info("router override %s removed; back to base weights %s", self.override_path, self._base.version)
+                logger.info("router override %s removed; back to weights %s", self.override_path, self._base.version)
             self._config = self._base
             return
         try:

@@ -45,7 +45,9 @@ _GREETING_RE = re.compile(
     r"^(?:hi+|hello+|hey+|hiya|heya|yo|howdy|greetings|sup|hallo|good (?:morning|afternoon|evening|day)|"
     r"morning|evening|what'?s up|wass?up)\b"
 )
-_THANKS_RE = re.compile(r"\b(?:thanks?|thank you|thankyou|thx|thnx|ty|cheers|much appreciated|appreciate (?:it|that))\b")
+_THANKS_RE = re.compile(
+    r"\b(?:thanks?|thank (?:you|u)|thankyou|thx|thnx|ty|cheers|much appreciated|appreciate (?:it|that))\b"
+)
 _FAREWELL_RE = re.compile(
     r"\b(?:bye+|goodbye|good ?night|night night|nighty|gn|see (?:you|ya)(?: later| tomorrow| soon)?|cya|"
     r"later|ttyl|talk (?:to you )?(?:later|soon|tomorrow)|take care|catch you later|have a good (?:one|day|night))\b"
@@ -57,7 +59,8 @@ _PHATIC_RE = re.compile(
     r"you'?re (?:the best|awesome|great|amazing|a star)|love (?:it|that|you)|that'?s (?:great|nice|cool|funny|"
     r"awesome|perfect|helpful|hilarious|lovely|good)|that (?:helps|helped|worked)|good (?:to know|job|stuff)|"
     r"well done|no problem|you too|same to you|welcome|wonderful|brilliant|excellent|sweet|neat|gotcha|"
-    r"roger|thumbs up|hehe|aww+|yay|phew|whatever|bless you|much better|all good|i'?m (?:good|fine|ok))\b"
+    r"roger|thumbs up|hehe|aww+|yay|phew|whatever|bless you|much better|all good|i'?m (?:good|fine|ok)|will do|"
+    r"i'?ll try (?:that|it)|good idea|i see|anyway|and you|how about you)\b"
 )
 _FILLER_WORDS = frozenset(
     "a an the so very really much too and but for that this it you your me i i'm am is are was be just again "
@@ -78,9 +81,11 @@ _SKILL_PATTERNS = {
     r"\bwhat did (?:i|we) (?:tell|say|mention|ask|share|talk|discuss|decide)\b|"
     r"\b(?:did|have) i (?:ever |already )?(?:tell|told|mention|mentioned|say|said)\b|"
     r"^(?:what|when|where|who|which)(?:'s| is| was| are| were| did)? (?:my|our)\b|\bremind me what (?:i|we|my)\b|"
-    r"\bwhat do you (?:remember|recall)\b|\blast time (?:we|i) (?:talked|spoke|chatted)\b",
-    "introspect": r"\bwhat (?:else )?do you know about (?:me|myself)\b|\bwhat have you (?:learned|learnt|figured out) "
-    r"about me\b|\bhow well do you know me\b|\bwhat do you remember about me\b|\btell me about myself\b|"
+    r"\bwhat do you (?:remember|recall)\b|\blast time (?:we|i) (?:talked|spoke|chatted)\b|"
+    r"\bi (?:told|mentioned|said to) you\b",
+    "introspect": r"\bwhat (?:else )?(?:do )?you know about (?:me|myself|my)\b|\bwhat have you (?:learned|learnt|"
+    r"figured out|noticed) about (?:me|my)\b|\bhow well do you know me\b|\bwhat do you remember about me\b|"
+    r"\btell me about myself\b|"
     r"\bwhat are my (?:preferences|interests|habits|patterns)\b|\bwhat do you think (?:you know )?about me\b",
     "goal": r"\b(?:my|new|set an?|set my) (?:[a-z-]+ ){0,2}(?:goal|goals|resolution|resolutions)\b|"
     r"\bprogress (?:on|toward|towards) my\b|\bhelp me (?:stick to|keep track|track)\b|\b(?:keep|hold) me accountable\b",
@@ -113,6 +118,13 @@ _AUXILIARIES = frozenset(
     "can could would will should is are do does did have has was were may might shall am isn't aren't don't doesn't "
     "didn't won't wouldn't can't couldn't shouldn't".split()
 )
+_DO_FORMS = frozenset("do does did don't doesn't didn't".split())
+_SUBJECTS = frozenset("i you we they he she it that this there my your our his her their people anyone u".split())
+_VAGUE_ASK_RE = re.compile(
+    r"^(?:i )?(?:need|want|would like|could use|have) (?:some |your |a little )?(?:help|a favou?r|a question)"
+    r"(?: (?:with|on|about) (?:something|this|that|it|stuff))?(?: please)?\W*$|^(?:can|could) you help(?: me)?"
+    r"(?: (?:with|on) (?:something|this|that|it))?\W*$"
+)
 _IMPERATIVE_VERBS = frozenset(
     "add book buy call cancel change check delete do email explain find fix get give help keep let list make move "
     "note open plan put read remember remind remove reply reschedule save schedule send set share show summarize "
@@ -125,15 +137,16 @@ _STOPWORDS = frozenset(
     "be been am do does did have has had will would can could should may might must shall i me my mine we us our you "
     "your he him his she her they them their it its this that these those there here what when where who whom which "
     "why how not no yes just very really too also then than please pls thing things stuff one some any again more "
-    "let let's i'm it's that's what's don't can't i'll you're".split()
+    "let let's i'm it's that's what's don't can't i'll you're something anything everything someone somewhere".split()
 )
-_THING_PRONOUNS = frozenset("it this that these those them there".split())
+_THING_PRONOUNS = frozenset("it this that these those them there one".split())
 _PERSON_PRONOUNS = frozenset("her him she he they them his hers".split())
 _THAT_CLAUSE_RE = re.compile(r"\bthat (?:i|my|the|a|an|we|our|you|your|he|she|it's|there|this|his|her)\b")
 _CONTEXT_DEPENDENT_RE = re.compile(
     r"^(?:and |but |so |ok )?(?:tell me more|more|go on|continue|keep going|and then|then what|why|why not|how so|"
-    r"what else|what about (?:it|that|this|them|him|her|the other one)|the other one|same (?:thing|as before)|"
-    r"like (?:last time|before)|do (?:it|that|the same)(?: again)?|again|which one|what do you mean|elaborate|"
+    r"what else|what about (?:it|that|this|them|him|her|the other one)|the other one|"
+    r"(?:do )?(?:the )?same (?:thing|again|as before|as last time)|(?:do it )?like (?:last time|before)|"
+    r"do (?:it|that|the same)(?: again)?|again|which one|what do you mean|elaborate|"
     r"explain (?:that|it|more)|the first one|the second one|that one|this one)\W*$"
 )
 _PERSON_CUE_RE = re.compile(
@@ -199,8 +212,10 @@ def _flag(condition: bool) -> float:
 
 def is_mash_token(token: str) -> bool:
     """Whether one lower-case token looks like keyboard mashing rather than a word or a laugh."""
-    if len(token) < 4 or not token.isalpha() or _NOT_MASH_RE.match(token):
+    if len(token) < 3 or not token.isalpha() or _NOT_MASH_RE.match(token):
         return False
+    if len(token) == 3:  # "qqq", "lkj": only the unmistakable short ones, to spare acronyms like "css"
+        return len(set(token)) == 1 or any(token in row for row in _KEY_ROWS)
     vowels = sum(ch in "aeiouy" for ch in token)
     pairs = [token[i : i + 2] for i in range(len(token) - 1)]
     rare_ratio = sum(pair not in _COMMON_BIGRAMS for pair in pairs) / len(pairs)
@@ -243,7 +258,9 @@ def interrogative_signals(view: TextView) -> dict[str, float]:
     first = (_WORD_RE.findall(body) or [""])[0]
     question_mark = "?" in view.raw
     wh = first in _INTERROGATIVES
-    aux = first in _AUXILIARIES and len(view.words) > 1
+    second = (_WORD_RE.findall(body)[1:2] or [""])[0]
+    # "Do the same as last time" is an order; "do you / did I ..." is a question.
+    aux = first in _AUXILIARIES and bool(second) and (first not in _DO_FORMS or second in _SUBJECTS)
     return {
         "question_mark": _flag(question_mark),
         "wh_question": _flag(wh),
@@ -272,7 +289,8 @@ def phatic_signals(view: TextView) -> dict[str, float]:
 
 def skill_signals(view: TextView) -> dict[str, float]:
     """One signal per innate skill (remind, schedule, list, remember, recall, introspect, goal)."""
-    signals = {f"skill_{name}": _flag(regex.search(view.lower) is not None) for name, regex in _SKILL_RES.items()}
+    body = _LEAD_IN_RE.sub("", view.lower)
+    signals = {f"skill_{name}": _flag(regex.search(body) is not None) for name, regex in _SKILL_RES.items()}
     signals["skill_any"] = max(signals.values())
     signals["remind_explain"] = _flag(_REMIND_EXPLAIN_RE.search(view.lower) is not None)
     return signals
@@ -286,7 +304,7 @@ def is_action_request(view: TextView) -> bool:
 
 def _is_write(view: TextView, skills: dict[str, float]) -> bool:
     if any(skills[f"skill_{name}"] for name in _WRITE_SKILLS):
-        return not skills["skill_recall"] or skills["skill_remind"] > 0
+        return not skills["skill_recall"]  # "remind me what I said about X" reads, it does not write
     return bool(skills["skill_list"]) and _LIST_WRITE_RE.search(view.lower) is not None
 
 
@@ -307,13 +325,18 @@ def has_antecedent(person: bool, working_memory: Sequence[tuple[str, str]], look
 
 
 def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]]) -> dict[str, float]:
-    """Pronoun/deictic references and whether working memory resolves them."""
+    """Pronoun/deictic references, whether the message leans on them, and whether anything resolves them."""
     things, persons = _referring_words(view)
     context_dependent = _CONTEXT_DEPENDENT_RE.match(view.lower) is not None
-    pointer_heavy = bool(things or persons) and len(view.content) <= 2
-    needs_context = context_dependent or pointer_heavy
-    thing_ok = not (things or context_dependent) or has_antecedent(False, working_memory)
-    person_ok = not persons or has_antecedent(True, working_memory)
+    content = _content_without_time(view)
+    imperative = imperative_signals(view)["imperative"] > 0
+    needs_context = context_dependent or (bool(things or persons) and (imperative or len(content) <= 2))
+    # A long message usually carries its own antecedent ("my phone keeps crashing, can I fix it?").
+    self_contained = not context_dependent and len(content) >= 4
+    thing_ok = not (things or context_dependent) or self_contained or has_antecedent(False, working_memory)
+    person_ok = not persons or self_contained or has_antecedent(True, working_memory) or bool(
+        _PERSON_CUE_RE.search(" ".join(view.content)) or _CAPITALISED_RE.search(view.raw)
+    )
     resolved = needs_context and thing_ok and person_ok
     return {
         "has_reference": _flag(bool(things or persons)),
@@ -323,11 +346,18 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]])
     }
 
 
-def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: bool) -> dict[str, float]:
+def _content_without_time(view: TextView) -> tuple[str, ...]:
+    return text_view(_TIME_RE.sub(" ", view.lower)).content
+
+
+def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: bool,
+                 working_memory: Sequence[tuple[str, str]] = ()) -> dict[str, float]:
     """Slot completeness for write actions: reminders/schedules need what and when, lists an item."""
     action = _is_write(view, skills) and not skills["remind_explain"]
     has_time = _TIME_RE.search(view.lower) is not None
-    task_words = [w for w in text_view(_TIME_RE.sub(" ", view.lower)).content if w not in _SKILL_WORDS]
+    if resolved_reference and working_memory:  # "Schedule it." after "the dentist is on Friday at 10"
+        has_time = has_time or _TIME_RE.search(working_memory[-1][0].lower()) is not None
+    task_words = [w for w in _content_without_time(view) if w not in _SKILL_WORDS]
     has_task = bool(task_words) or resolved_reference or _NO_TASK_NEEDED_RE.search(view.lower) is not None
     needs_time = bool(skills["skill_remind"] or skills["skill_schedule"])
     complete = has_task and (has_time or not needs_time)
@@ -345,7 +375,8 @@ def imperative_signals(view: TextView) -> dict[str, float]:
     body = _WORD_RE.findall(_LEAD_IN_RE.sub("", view.lower))
     imperative = bool(body) and body[0] in _IMPERATIVE_VERBS
     rest = [w for w in body[1:] if w not in _STOPWORDS]
-    return {"imperative": _flag(imperative), "vague_request": _flag(imperative and not rest)}
+    vague = (imperative and not rest) or _VAGUE_ASK_RE.match(view.lower) is not None
+    return {"imperative": _flag(imperative), "vague_request": _flag(vague)}
 
 
 def context_signals(ctx: RoutingContext, recent_turns: int) -> dict[str, float]:
@@ -388,7 +419,7 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     if signals["phatic_only"]:  # "that's great" points at nothing that needs resolving
         references.update(unresolved_reference=0.0, resolved_reference=0.0)
     signals.update(references)
-    signals.update(slot_signals(view, skills, bool(references["resolved_reference"])))
+    signals.update(slot_signals(view, skills, bool(references["resolved_reference"]), ctx.working_memory))
     signals.update(context_signals(ctx, recent_turns))
     signals.update(continuation_signals(view, ctx, signals))
     return signals

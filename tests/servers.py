@@ -1,0 +1,36 @@
+"""Throwaway PostgreSQL and Redis servers for tests: a temp dir, free ports, stopped at exit.
+
+Both work as root (CI is root): PostgreSQL then runs as the ``embedded_postgres`` system user
+and the temp dir's parents get o+rx, as ``services.embedded.EmbeddedPostgres`` explains.
+Usable from a session-scoped fixture::
+
+    @pytest.fixture(scope="session")
+    def postgres(tmp_path_factory):
+        server = start_postgres(tmp_path_factory.mktemp("postgres"))
+        yield server
+        server.stop()
+"""
+
+from __future__ import annotations
+
+import atexit
+from pathlib import Path
+
+from services.embedded import EmbeddedPostgres, EmbeddedRedis, free_port
+
+
+def start_postgres(tmp_path: Path) -> EmbeddedPostgres:
+    """Start PostgreSQL + pgvector with its data under ``tmp_path``; ``.dsn`` / ``.url`` to connect."""
+    server = EmbeddedPostgres(tmp_path, port=free_port())
+    # Registered before start: a start that fails half-way still leaves nothing running.
+    atexit.register(server.stop)
+    server.start()
+    return server
+
+
+def start_redis(tmp_path: Path) -> EmbeddedRedis:
+    """Start Valkey (persistence on) with its data under ``tmp_path``; ``.url`` to connect."""
+    server = EmbeddedRedis(tmp_path, port=free_port())
+    atexit.register(server.stop)
+    server.start()
+    return server

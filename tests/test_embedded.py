@@ -1,0 +1,225 @@
+"""Embedded PostgreSQL / Redis lifecycle, and the local LLM helpers."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import psutil
+import psycopg
+import pytest
+import redis
+
+from services.embedded import (
+    LOCAL_LLM_ALIAS,
+    EmbeddedPostgres,
+    EmbeddedRedis,
+    ensure_servers,
+    free_port,
+    local_llm_available,
+    local_llm_command,
+    local_llm_model,
+    local_llm_url,
+    remembered_port,
+    to_libpq_url,
+    wait_for_llm,
+)
+from services.errors import EmbeddedServerError
+from services.settings import PROJECT_ROOT, Settings
+from tests.servers import start_postgres, start_redis
+
+# A process that attaches like an `engram` subcommand, reports, and detaches when stdin closes.
+ATTACH_SCRIPT = """
+import json, sys
+from pathlib import Path
+from services.embedded import ensure_servers
+from services.settings import Settings
+handle = ensure_servers(Settings(data_dir=Path(sys.argv[1])))
+print(json.dumps({"started": handle.started, "db": handle.database_url, "redis": handle.redis_url}), flush=True)
+sys.stdin.read()
+handle.stop()
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+@pytest.mark.integration
+def test_postgres_serves_pgvector_and_keeps_data_across_restarts(tmp_path: Path) -> None:
+    server = start_postgres(tmp_path)
+    try:
+        with psycopg.connect(server.dsn, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            conn.execute("CREATE TABLE items (name text, embedding vector(3))")
+            conn.execute("INSERT INTO items VALUES ('near', '[1,0,0]'), ('far', '[0,0,1]')")
+        server.stop()
+        assert not server.is_running()
+
+        assert server.start() is True
+        with psycopg.connect(server.dsn) as conn:
+            nearest = conn.execute("SELECT name FROM items ORDER BY embedding <=> '[0.9,0.1,0]' LIMIT 1").fetchone()
+        assert nearest == ("near",)
+    finally:
+        server.stop()
+
+
+@pytest.mark.integration
+def test_postgres_adopts_an_orphaned_server_and_stops_it(tmp_path: Path) -> None:
+    orphan = start_postgres(tmp_path)  # its handle is dropped below without stopping it
+    pid, port = orphan.pid, orphan.port
+    del orphan
+
+    adopter = EmbeddedPostgres(tmp_path)
+    try:
+        assert adopter.start() is False
+        assert (adopter.pid, adopter.port) == (pid, port)
+        with psycopg.connect(adopter.dsn) as conn:
+            assert conn.execute("SELECT current_database()").fetchone() == ("engram",)
+    finally:
+        adopter.stop()
+    assert _gone(pid)
+    assert not adopter.is_running()
+
+
+@pytest.mark.integration
+def test_postgres_restarts_a_server_that_does_not_answer_on_tcp(tmp_path: Path) -> None:
+    server = start_postgres(tmp_path)
+    server.stop()
+    # Left behind by some other tool: running on this PGDATA but listening nowhere.
+    server._pg_ctl(["start", "-w", "-l", str(server.log_path), "-o", "-c listen_addresses='' -k ''"])
+    deaf_pid = server.pid
+    assert deaf_pid is not None and not server.is_running()
+
+    try:
+        assert server.start() is True
+        assert server.is_running()
+        assert _gone(deaf_pid)
+    finally:
+        server.stop()
+
+
+@pytest.mark.integration
+def test_redis_persists_data_across_restarts(tmp_path: Path) -> None:
+    server = start_redis(tmp_path)
+    try:
+        client = redis.Redis.from_url(server.url)
+        client.set("greeting", "hello")
+        assert client.config_get("appendonly") == {"appendonly": "yes"}
+        client.close()
+        pid = server.pid
+        server.stop()
+        assert pid is not None and _gone(pid)
+
+        restarted = EmbeddedRedis(tmp_path)
+        assert restarted.start() is True
+        client = redis.Redis.from_url(restarted.url)
+        assert client.get("greeting") == b"hello"
+        client.close()
+    finally:
+        server.stop()
+
+
+@pytest.mark.integration
+def test_redis_adopts_a_running_server(tmp_path: Path) -> None:
+    server = start_redis(tmp_path)
+    try:
+        adopter = EmbeddedRedis(tmp_path)
+        assert adopter.start() is False
+        assert adopter.url == server.url
+    finally:
+        server.stop()
+    assert not adopter.is_running()
+
+
+@pytest.mark.integration
+def test_processes_share_servers_until_the_last_one_detaches(tmp_path: Path) -> None:
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", ATTACH_SCRIPT, str(tmp_path)],
+            cwd=PROJECT_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        for _ in range(2)
+    ]
+    try:
+        reports = [json.loads(child.stdout.readline()) for child in children]
+        # Started together, yet the lock lets exactly one of them start each server.
+        assert sorted(report["started"] for report in reports) == [[], ["postgres", "redis"]]
+        assert reports[0]["db"] == reports[1]["db"] and reports[0]["redis"] == reports[1]["redis"]
+
+        with ensure_servers(Settings(data_dir=tmp_path)) as handle:
+            assert handle.started == []
+            for child in children:
+                child.communicate("", timeout=30)
+            with psycopg.connect(to_libpq_url(handle.database_url)) as conn:
+                assert conn.execute("SELECT 1").fetchone() == (1,)
+            assert redis.Redis.from_url(handle.redis_url).ping()
+    finally:
+        for child in children:
+            child.kill()
+            child.wait()
+    assert not EmbeddedPostgres(tmp_path).is_running()
+    assert not EmbeddedRedis(tmp_path).is_running()
+
+
+def test_ensure_servers_passes_configured_urls_through(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, redis_url="redis://elsewhere:6379/0", database_url="postgresql://db/x")
+    with ensure_servers(settings) as handle:
+        assert (handle.redis_url, handle.database_url) == (settings.redis_url, settings.database_url)
+        assert handle.started == []
+    assert not (tmp_path / "run").exists()
+
+
+def test_remembered_port_is_reused_while_free_and_replaced_when_taken(tmp_path: Path) -> None:
+    path = tmp_path / "run" / "x.port"
+    first = remembered_port(path)
+    assert remembered_port(path) == first
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", first))
+        holder.listen()
+        second = remembered_port(path)
+    assert second != first
+    assert path.read_text().strip() == str(second)
+
+
+def test_to_libpq_url_drops_the_driver() -> None:
+    assert to_libpq_url("postgresql+psycopg://postgres@127.0.0.1:5/engram") == "postgresql://postgres@127.0.0.1:5/engram"
+    assert to_libpq_url("postgresql://u@h/db") == "postgresql://u@h/db"
+
+
+def test_local_llm_model_defers_to_a_configured_endpoint() -> None:
+    assert local_llm_model(Settings(openai_base_url="http://127.0.0.1:9/v1")) is None
+
+
+def test_local_llm_model_explains_both_fixes_when_no_llm_is_possible() -> None:
+    with pytest.raises(EmbeddedServerError, match="OPENAI_BASE_URL") as caught:
+        local_llm_model(Settings(local_llm=False))
+    assert "ENGRAM_LOCAL_LLM" in str(caught.value)
+
+
+def test_wait_for_llm_gives_up_when_nothing_answers() -> None:
+    with pytest.raises(EmbeddedServerError, match="did not answer"):
+        wait_for_llm(local_llm_url(free_port()), timeout=0.3)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not local_llm_available(), reason="local LLM extra not installed")
+def test_local_llm_command_serves_the_openai_api() -> None:
+    model = local_llm_model(Settings())
+    assert model is not None and model.suffix == ".gguf"
+    port = free_port()
+    server = subprocess.Popen(local_llm_command(model, port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_llm(local_llm_url(port), timeout=60)
+        models = httpx.get(local_llm_url(port) + "/models", timeout=5).json()
+        assert [entry["id"] for entry in models["data"]] == [LOCAL_LLM_ALIAS]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -1,0 +1,52 @@
+from pathlib import Path
+
+import pytest
+
+from services.settings import Settings, SettingsError, parse_tokens
+
+
+def test_defaults_bind_loopback_without_tokens():
+    settings = Settings.from_env({})
+    assert settings.host == "127.0.0.1"
+    assert settings.port == 8080
+    assert settings.uses_embedded
+    assert not settings.auth_required
+
+
+def test_tokens_parse_to_users():
+    assert parse_tokens("abcdefgh1:alice, zyxwvuts2:bob") == {"abcdefgh1": "alice", "zyxwvuts2": "bob"}
+
+
+@pytest.mark.parametrize("raw", ["nocolon", ":alice", "token:", "abc:"])
+def test_malformed_tokens_are_refused(raw):
+    with pytest.raises(SettingsError):
+        parse_tokens(raw)
+
+
+def test_placeholder_token_is_refused():
+    with pytest.raises(SettingsError, match="placeholder"):
+        Settings.from_env({"ENGRAM_API_TOKENS": "changeme:alice"})
+
+
+def test_public_bind_without_tokens_is_refused():
+    with pytest.raises(SettingsError, match="without authentication"):
+        Settings.from_env({"ENGRAM_HOST": "0.0.0.0"})
+
+
+def test_public_bind_with_tokens_is_allowed():
+    settings = Settings.from_env({"ENGRAM_HOST": "0.0.0.0", "ENGRAM_API_TOKENS": "s3cret-token:alice"})
+    assert settings.api_tokens == {"s3cret-token": "alice"}
+
+
+@pytest.mark.parametrize(("name", "value"), [("ENGRAM_PORT", "eighty"), ("ENGRAM_PORT", "70000"),
+                                             ("ENGRAM_LOCAL_LLM", "maybe"), ("ENGRAM_SSE_CAP_S", "x")])
+def test_bad_values_name_the_variable(name, value):
+    with pytest.raises(SettingsError, match=name):
+        Settings.from_env({name: value})
+
+
+def test_urls_switch_off_embedded(tmp_path: Path):
+    settings = Settings.from_env({"REDIS_URL": "redis://x:1/0", "DATABASE_URL": "postgresql://x/y",
+                                  "ENGRAM_DATA_DIR": str(tmp_path)})
+    assert not settings.uses_embedded
+    assert settings.data_dir == tmp_path.resolve()

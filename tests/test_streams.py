@@ -1,0 +1,130 @@
+"""Event log and SSE following (fakeredis; the fan-out runs as a real thread)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import fakeredis
+import pytest
+
+from services.streams import Event, EventLog, FanOut, StreamLimits, follow, request_channel
+
+
+@pytest.fixture
+def redis_client():
+    return fakeredis.FakeRedis()
+
+
+@pytest.fixture
+def log(redis_client):
+    return EventLog(redis_client, ttl_s=60)
+
+
+def parse(frame: str) -> dict:
+    fields = {}
+    for line in frame.strip().splitlines():
+        key, _, value = line.partition(": ")
+        fields[key] = value
+    return fields
+
+
+def test_publish_assigns_increasing_ids_and_ttl(log, redis_client):
+    channel = request_channel("r1")
+    first = log.publish(channel, "status", {"stage": "processing"})
+    second = log.publish(channel, "delta", {"text": "hi"})
+    assert first < second or first.split("-")[0] <= second.split("-")[0]
+    events = log.read_after(channel, None)
+    assert [e.event for e in events] == ["status", "delta"]
+    assert redis_client.ttl(f"events:{channel}") > 0
+
+
+def test_read_after_returns_only_later_events(log):
+    channel = request_channel("r2")
+    ids = [log.publish(channel, "delta", {"text": str(i)}) for i in range(5)]
+    later = log.read_after(channel, ids[2])
+    assert [e.data["text"] for e in later] == ["3", "4"]
+
+
+def test_malformed_last_event_id_replays_everything(log):
+    channel = request_channel("r3")
+    log.publish(channel, "status", {"stage": "processing"})
+    assert len(log.read_after(channel, "not-an-id")) == 1
+
+
+def test_output_roundtrip(log):
+    assert log.get_output("x") is None
+    log.set_output("x", {"status": "ok", "text": "hello"})
+    assert log.get_output("x")["text"] == "hello"
+
+
+def test_event_frame_format():
+    frame = Event("1-0", "message", {"text": "a\nb"}).to_sse()
+    assert frame.startswith("id: 1-0\nevent: message\ndata: ")
+    assert frame.endswith("\n\n")
+    assert json.loads(parse(frame)["data"]) == {"text": "a\nb"}
+
+
+def _collect(log, fanout, channel, last_id, limits, out, terminal="done"):
+    for frame in follow(log, fanout, channel, last_id, limits, terminal_event=terminal):
+        out.append(frame)
+
+
+def test_follow_replays_then_streams_live_until_done(log, redis_client):
+    fanout = FanOut(redis_client)
+    channel = request_channel("r4")
+    log.publish(channel, "status", {"stage": "processing"})
+    frames: list[str] = []
+    limits = StreamLimits(keepalive_s=5, still_working_s=20, cap_s=10, poll_s=0.05)
+    reader = threading.Thread(target=_collect, args=(log, fanout, channel, None, limits, frames))
+    reader.start()
+    time.sleep(0.2)
+    log.publish(channel, "delta", {"text": "he"})
+    log.publish(channel, "message", {"text": "hello"})
+    log.publish(channel, "done", {"duration_ms": 3})
+    reader.join(timeout=5)
+    fanout.stop()
+    assert not reader.is_alive()
+    assert [parse(f)["event"] for f in frames] == ["status", "delta", "message", "done"]
+    assert all("id" in parse(f) for f in frames)
+
+
+def test_follow_resumes_after_last_event_id(log, redis_client):
+    fanout = FanOut(redis_client)
+    channel = request_channel("r5")
+    first = log.publish(channel, "status", {"stage": "processing"})
+    log.publish(channel, "delta", {"text": "x"})
+    log.publish(channel, "done", {"duration_ms": 1})
+    frames = list(follow(log, fanout, channel, first, StreamLimits(cap_s=5, poll_s=0.05)))
+    assert [parse(f)["event"] for f in frames] == ["delta", "done"]
+
+
+def test_follow_sends_keepalive_still_working_and_gives_up_at_cap(log, redis_client):
+    fanout = FanOut(redis_client)
+    channel = request_channel("r6")
+    last = log.publish(channel, "status", {"stage": "processing"})
+    limits = StreamLimits(keepalive_s=0.1, still_working_s=0.25, cap_s=0.6, poll_s=0.05)
+    frames = list(follow(log, fanout, channel, None, limits))
+    kinds = [parse(f).get("event", "comment") for f in frames]
+    assert ": keepalive\n\n" in frames
+    assert "status" in kinds[1:]  # still_working after the first status
+    assert kinds[-2:] == ["error", "done"]
+    error = json.loads(parse(frames[-2])["data"])
+    assert error["recoverable"] is True
+    # Frames the web process makes reuse the last logged id, so resuming loses nothing.
+    assert parse(frames[-1])["id"] == last
+    assert fanout.open_streams == 0
+
+
+def test_proactive_stream_has_no_cap(log, redis_client):
+    fanout = FanOut(redis_client)
+    channel = "sse:user:alice"
+    log.publish(channel, "reminder", {"text": "call the dentist"})
+    limits = StreamLimits(keepalive_s=0.05, still_working_s=float("inf"), cap_s=None, poll_s=0.02)
+    stream = follow(log, fanout, channel, None, limits, terminal_event=None)
+    first = next(stream)
+    second = next(stream)
+    stream.close()
+    assert parse(first)["event"] == "reminder"
+    assert second == ": keepalive\n\n"

@@ -1,0 +1,129 @@
+"""The supervisor with real child processes (fakeredis stands in for heartbeats)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import fakeredis
+
+from services.supervisor import HEARTBEAT_KEY, Role, Supervisor, pid_alive
+
+PY = sys.executable
+
+
+def role(name: str, code: str, heartbeat: bool = True) -> Role:
+    return Role(name, [PY, "-c", textwrap.dedent(code)], dict(os.environ), heartbeat=heartbeat)
+
+
+def wait_until(predicate, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_crashed_role_is_restarted_with_growing_backoff():
+    supervisor = Supervisor([role("crashy", "import sys; sys.exit(3)")], redis_client=None, hung_after_s=60)
+    supervisor.start()
+    child = supervisor.children["crashy"]
+    try:
+        assert wait_until(lambda: (supervisor.check(), child.restarts >= 2)[1])
+        assert child.exit_codes[:2] == [3, 3]
+        assert child.backoff_s >= 4.0  # 1 s, then 2 s, then 4 s next
+    finally:
+        supervisor.stop_all()
+
+
+def test_hung_role_is_killed_and_replaced():
+    redis_client = fakeredis.FakeRedis()
+    supervisor = Supervisor([role("stuck", "import time; time.sleep(60)")], redis_client=redis_client,
+                            hung_after_s=0.3)
+    supervisor.start()
+    child = supervisor.children["stuck"]
+    first_pid = child.process.pid
+    try:
+        assert wait_until(lambda: (supervisor.check(), child.restarts >= 1)[1], timeout=5)
+        assert child.exit_codes[0] == -signal.SIGKILL
+        assert not pid_alive(first_pid) or os.waitpid(first_pid, os.WNOHANG)
+    finally:
+        supervisor.stop_all()
+
+
+def test_a_beating_role_is_not_hung():
+    redis_client = fakeredis.FakeRedis()
+    supervisor = Supervisor([role("busy", "import time; time.sleep(60)")], redis_client=redis_client,
+                            hung_after_s=0.3)
+    supervisor.start()
+    child = supervisor.children["busy"]
+    try:
+        deadline = time.monotonic() + 1.2
+        while time.monotonic() < deadline:
+            redis_client.set(HEARTBEAT_KEY % f"{socket.gethostname()}:{child.process.pid}", time.time())
+            supervisor.check()
+            time.sleep(0.05)
+        assert child.restarts == 0
+    finally:
+        supervisor.stop_all()
+
+
+def test_sigterm_stops_every_child_within_seconds(tmp_path):
+    pids = tmp_path / "pids"
+    # Run a supervisor in a real process, then signal it like an operator would.
+    runner = tmp_path / "run.py"
+    runner.write_text(textwrap.dedent(f"""
+        import os, sys, time
+        sys.path.insert(0, {os.getcwd()!r})
+        from services.supervisor import Role, Supervisor
+        child = [sys.executable, "-c", "import time; time.sleep(120)"]
+        stubborn = [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"]
+        roles = [Role("a", child, dict(os.environ)), Role("b", child, dict(os.environ)), Role("c", stubborn, dict(os.environ))]
+        sup = Supervisor(roles, redis_client=None, hung_after_s=60, grace_s=1.0)
+        import threading
+        def report():
+            time.sleep(0.5)
+            open({str(pids)!r}, "w").write(" ".join(str(c.process.pid) for c in sup.children.values()))
+        threading.Thread(target=report, daemon=True).start()
+        sys.exit(sup.run())
+    """))
+    process = subprocess.Popen([PY, str(runner)])
+    assert wait_until(pids.exists, timeout=10)
+    time.sleep(0.3)
+    children = [int(p) for p in pids.read_text().split()]
+    assert len(children) == 3 and all(pid_alive(p) for p in children)
+    started = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=10) == 0
+    assert time.monotonic() - started < 5
+    assert wait_until(lambda: not any(pid_alive(p) for p in children), timeout=3)
+
+
+def test_children_die_with_a_killed_supervisor(tmp_path):
+    pids = tmp_path / "pids"
+    runner = tmp_path / "run.py"
+    runner.write_text(textwrap.dedent(f"""
+        import os, sys, time, threading
+        sys.path.insert(0, {os.getcwd()!r})
+        from services.supervisor import Role, Supervisor
+        roles = [Role("a", [sys.executable, "-c", "import time; time.sleep(120)"], dict(os.environ))]
+        sup = Supervisor(roles, redis_client=None, hung_after_s=60)
+        def report():
+            time.sleep(0.5)
+            open({str(pids)!r}, "w").write(" ".join(str(c.process.pid) for c in sup.children.values()))
+        threading.Thread(target=report, daemon=True).start()
+        sup.run()
+    """))
+    process = subprocess.Popen([PY, str(runner)])
+    assert wait_until(pids.exists, timeout=10)
+    time.sleep(0.2)
+    child = int(pids.read_text())
+    process.kill()
+    process.wait()
+    assert wait_until(lambda: not pid_alive(child), timeout=5)
