@@ -67,7 +67,8 @@ def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
     try:
         _migrate(settings)
         llm_roles, llm_env = _llm_roles(settings, roles)
-        env = child_env(os.environ, REDIS_URL=settings.redis_url or "", DATABASE_URL=settings.database_url or "", **llm_env)
+        urls = {"REDIS_URL": settings.redis_url or "", "DATABASE_URL": settings.database_url or ""}
+        env = child_env(os.environ, **urls, **llm_env)
         if "OPENAI_BASE_URL" in llm_env:
             settings = Settings.from_env(env)
         supervised = [
@@ -86,17 +87,19 @@ def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
 
 def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str, str]]:  # type: ignore[type-arg]
     """The local model as one more supervised role, when no endpoint is configured."""
-    from services.embedded import free_port, local_llm_command, require_local_model
+    from services.embedded import local_llm_command, local_llm_model, local_llm_port, local_llm_url
     from services.supervisor import Role
 
     needs_llm = any(role in WORKER_QUEUES for role in roles) or "web" in roles
     if settings.openai_base_url or not needs_llm:
         return [], {}
-    model_path = require_local_model(settings)
-    port = free_port()
+    model_path = local_llm_model(settings)  # raises with both ways to fix it when there is none
+    if model_path is None:
+        return [], {}
+    port = local_llm_port(settings)
     print(LOCAL_MODEL_BANNER, file=sys.stderr)
     role = Role("llm", local_llm_command(model_path, port), dict(os.environ), heartbeat=False)
-    return [role], {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1"}
+    return [role], {"OPENAI_BASE_URL": local_llm_url(port)}
 
 
 def _migrate(settings: Settings) -> str:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
+import urllib.error
+import urllib.request
 from typing import Any
 
-import httpx
 from flask import Blueprint, Response, current_app, jsonify
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -66,10 +67,13 @@ def _llm(base_url: str | None) -> str:
     if _llm_cache["state"] is not None and now - _llm_cache["at"] < 10:
         state = _llm_cache["state"]
     else:
+        # urllib, not httpx: under gevent's monkey-patching httpx's transport looks for select.epoll.
         try:
-            response = httpx.get(base_url.rstrip("/") + "/models", timeout=2.0)
-            state = "ok" if response.status_code < 500 else f"HTTP {response.status_code}"
-        except httpx.HTTPError as exc:
+            with urllib.request.urlopen(base_url.rstrip("/") + "/models", timeout=2.0) as response:
+                state = "ok" if response.status < 500 else f"HTTP {response.status}"
+        except urllib.error.HTTPError as exc:
+            state = "ok" if exc.code < 500 else f"HTTP {exc.code}"
+        except (urllib.error.URLError, OSError) as exc:
             state = f"unreachable: {type(exc).__name__}"
         _llm_cache.update(at=now, state=state)
     if state != "ok":

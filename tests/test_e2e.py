@@ -1,0 +1,256 @@
+"""End to end: `engram run` on the embedded default (its own PostgreSQL + Redis), real processes.
+
+One system is started for the module (it takes a while: servers, migrations, models) and
+the tests talk to it over HTTP like any client would; the LLM is our scripted server.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+import redis
+from rq import Queue, Worker
+from sqlalchemy import create_engine, text
+
+from services.db import sqlalchemy_url
+from services.embedded import free_port
+from tests.fake_llm import FakeLLM, Reply
+from tests.sse import Frame, parse_frames
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[1]
+STARTUP_TIMEOUT_S = 240
+
+
+class System:
+    def __init__(self, process: subprocess.Popen[bytes], base_url: str, data_dir: Path, log_path: Path) -> None:
+        self.process = process
+        self.base_url = base_url
+        self.data_dir = data_dir
+        self.log_path = log_path
+
+    def urls(self) -> tuple[str, str]:
+        """Redis and PostgreSQL URLs of the embedded servers `engram run` started."""
+        run = self.data_dir / "run"
+        redis_port = int((run / "redis.port").read_text())
+        pg_port = int((run / "postgres.port").read_text())
+        return f"redis://127.0.0.1:{redis_port}/0", f"postgresql://postgres@127.0.0.1:{pg_port}/engram"
+
+    def log_tail(self) -> str:
+        return self.log_path.read_text(errors="replace")[-4000:] if self.log_path.exists() else ""
+
+
+@pytest.fixture(scope="module")
+def e2e_llm() -> Iterator[FakeLLM]:
+    server = FakeLLM().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def system(tmp_path_factory: pytest.TempPathFactory, e2e_llm: FakeLLM) -> Iterator[System]:
+    data_dir = tmp_path_factory.mktemp("engram-data")
+    port = free_port()
+    env = {
+        **os.environ,
+        "ENGRAM_DATA_DIR": str(data_dir),
+        "ENGRAM_PORT": str(port),
+        "ENGRAM_WEB_WORKERS": "1",
+        "OPENAI_BASE_URL": e2e_llm.url,
+        "ENGRAM_LOCAL_LLM": "false",
+        "ENGRAM_LOG_LEVEL": "INFO",
+        "HF_HUB_OFFLINE": "1",
+    }
+    env.pop("REDIS_URL", None)
+    env.pop("DATABASE_URL", None)
+    log_path = data_dir.parent / "engram-run.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen([sys.executable, str(ROOT / "consumer.py")], cwd=ROOT, env=env,
+                                   stdout=log, stderr=subprocess.STDOUT)
+    engram = System(process, f"http://127.0.0.1:{port}", data_dir, log_path)
+    try:
+        _wait_healthy(engram)
+        yield engram
+    finally:
+        _stop(engram)
+
+
+def _wait_healthy(engram: System) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if engram.process.poll() is not None:
+            pytest.fail(f"engram run exited with {engram.process.returncode}:\n{engram.log_tail()}")
+        try:
+            if httpx.get(engram.base_url + "/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"engram run did not become healthy:\n{engram.log_tail()}")
+
+
+def _stop(engram: System) -> None:
+    if engram.process.poll() is None:
+        engram.process.send_signal(signal.SIGTERM)
+        try:
+            engram.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            engram.process.kill()
+
+
+class FrameReader:
+    """Reads SSE frames from a streamed response, resumable across calls."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.chunks = response.iter_text()
+        self.buffer = ""
+
+    def read(self, stop_after: int | None = None) -> list[Frame]:
+        """Frames until `done`, or until `stop_after` frames (to simulate a drop)."""
+        frames: list[Frame] = []
+        for chunk in self.chunks:
+            self.buffer += chunk
+            while "\n\n" in self.buffer:
+                block, self.buffer = self.buffer.split("\n\n", 1)
+                frames.extend(f for f in parse_frames([block + "\n\n"]) if not f.comment)
+                if frames and (frames[-1].event == "done" or (stop_after and len(frames) >= stop_after)):
+                    return frames
+        return frames
+
+
+def read_stream(response: httpx.Response, stop_after: int | None = None) -> list[Frame]:
+    return FrameReader(response).read(stop_after)
+
+
+@contextmanager
+def chat(engram: System, text_: str, **extra: object) -> Iterator[httpx.Response]:
+    with httpx.Client(timeout=httpx.Timeout(60, read=60)) as client, client.stream(
+        "POST", engram.base_url + "/chat", json={"text": text_, **extra}
+    ) as response:
+        yield response
+
+
+def test_healthz_reports_each_dependency(system: System) -> None:
+    body = httpx.get(system.base_url + "/healthz", timeout=5).json()
+    assert body["status"] == "ok"
+    assert {"redis", "postgres", "digest_workers", "llm"} <= set(body["checks"])
+
+
+def test_chat_over_http_streams_and_stores(system: System, e2e_llm: FakeLLM) -> None:
+    e2e_llm.reset()
+    e2e_llm.script(Reply("Hello from the end-to-end test.", chunk_size=5))
+    with chat(system, "Say hello to the end-to-end test, please.") as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        request_id = response.headers["X-Request-ID"]
+        frames = read_stream(response)
+    kinds = [f.event for f in frames]
+    assert kinds[0] == "status" and frames[0].data["stage"] == "processing"
+    assert "thinking" in [f.data.get("stage") for f in frames if f.event == "status"]
+    assert kinds[-2:] == ["message", "done"] and "delta" in kinds
+    assert all(f.id for f in frames)
+    message = frames[-2].data
+    assert message["text"] == "".join(f.data["text"] for f in frames if f.event == "delta")
+    _, database_url = system.urls()
+    engine = create_engine(sqlalchemy_url(database_url))
+    with engine.connect() as connection:
+        row = connection.execute(text("SELECT id, reply FROM exchanges WHERE request_id = :r"),
+                                 {"r": request_id}).one()
+    engine.dispose()
+    assert row.id == message["exchange_id"] and row.reply == message["text"]
+
+
+def test_dropped_client_reconnects_with_last_event_id(system: System, e2e_llm: FakeLLM) -> None:
+    e2e_llm.reset()
+    e2e_llm.script(Reply("A fairly slow answer that arrives in many small pieces.", chunk_size=4,
+                         per_chunk_delay_s=0.05))
+    with chat(system, "Tell me something slowly.") as response:
+        request_id = response.headers["X-Request-ID"]
+        first = read_stream(response, stop_after=2)
+    assert len(first) == 2
+    last_id = first[-1].id
+    with httpx.Client(timeout=60) as again, again.stream(
+        "GET", f"{system.base_url}/chat/{request_id}/events", headers={"Last-Event-ID": last_id}
+    ) as resumed:
+        rest = read_stream(resumed)
+    assert rest[-1].event == "done" and rest[-2].event == "message"
+    ids = [f.id for f in first + rest if f.event != "done"]
+    assert len(ids) == len(set(ids)), "a resumed stream repeats nothing"
+    deltas = "".join(f.data["text"] for f in first + rest if f.event == "delta")
+    assert deltas == rest[-2].data["text"]
+
+
+def test_bad_input_over_http(system: System) -> None:
+    with httpx.Client(base_url=system.base_url, timeout=10) as client:
+        assert client.post("/chat", json={"text": "  "}).status_code == 400
+        assert client.post("/chat", content=b"{nope", headers={"Content-Type": "application/json"}).status_code == 400
+        too_long = client.post("/chat", json={"text": "x" * 100_000})
+        assert too_long.status_code == 413 and too_long.json()["error"]["message"]
+
+
+def test_killing_the_digest_worker_mid_job_still_answers_once(system: System, e2e_llm: FakeLLM) -> None:
+    redis_url, database_url = system.urls()
+    connection = redis.Redis.from_url(redis_url)
+    e2e_llm.reset()
+    # The first attempt streams slowly so it can be killed mid-reply; the retry answers at once.
+    e2e_llm.script(Reply("This reply will be cut off by a crash " * 4, chunk_size=3, per_chunk_delay_s=0.2),
+                   Reply("Answered after the crash."))
+    with chat(system, "Please survive a crash.") as response:
+        request_id = response.headers["X-Request-ID"]
+        reader = FrameReader(response)
+        frames = reader.read(stop_after=3)  # processing, thinking, first delta
+        victims = _busy_digest_pids(connection)
+        assert victims, "a digest worker should be running the job"
+        for pid in victims:
+            os.kill(pid, signal.SIGKILL)
+        frames += reader.read()
+    assert frames[-1].event == "done"
+    outcome = [f for f in frames if f.event in ("message", "error")]
+    assert outcome, "the client gets a reply or an error"
+    engine = create_engine(sqlalchemy_url(database_url))
+    with engine.connect() as db:
+        stored = db.execute(text("SELECT count(*) FROM exchanges WHERE request_id = :r"), {"r": request_id})
+        count = stored.scalar_one()
+    engine.dispose()
+    if outcome[-1].event == "message":
+        assert outcome[-1].data["text"] == "Answered after the crash."
+        assert count == 1
+    else:
+        assert count == 0
+
+
+def _busy_digest_pids(connection: redis.Redis) -> list[int]:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        workers = Worker.all(queue=Queue("prompt-queue", connection=connection))
+        busy = [w.pid for w in workers if w.get_current_job_id()]
+        if busy:
+            return busy
+        time.sleep(0.05)
+    return []
+
+
+def test_sigterm_stops_everything(system: System) -> None:
+    children = psutil.Process(system.process.pid).children(recursive=True)
+    assert len(children) >= 6
+    started = time.monotonic()
+    system.process.send_signal(signal.SIGTERM)
+    assert system.process.wait(timeout=30) == 0
+    assert time.monotonic() - started < 15
+    time.sleep(0.5)
+    alive = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+    assert not alive, f"orphans left: {[c.cmdline() for c in alive]}"
+    redis_url, _ = system.urls()
+    with pytest.raises(redis.ConnectionError):
+        redis.Redis.from_url(redis_url, socket_connect_timeout=1).ping()

