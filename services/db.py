@@ -13,6 +13,7 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    Computed,
     DateTime,
     Float,
     ForeignKey,
@@ -22,7 +23,7 @@ from sqlalchemy import (
     create_engine,
     func,
 )
-from sqlalchemy.dialects.postgresql import JSONB, insert
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, insert
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
@@ -87,7 +88,39 @@ class Exchange(Base):
     total_tokens: Mapped[int] = mapped_column(Integer, default=0)
     timings: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     fallback: Mapped[bool] = mapped_column(Boolean, default=False)
+    session_id: Mapped[str | None] = mapped_column(ForeignKey("sessions.id", ondelete="SET NULL"), nullable=True)
+    embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM), nullable=True)
+    embedding_model: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    external_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    occurred_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    search: Mapped[Any] = mapped_column(TSVECTOR, Computed("to_tsvector('english', coalesce(user_text, '') || ' ' || "
+                                                           "coalesce(reply, ''))", persisted=True))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class Topic(Base):
+    __tablename__ = "topics"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    centroid: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM))
+    message_count: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class ConversationSession(Base):
+    """A run of exchanges on one topic in one thread; closing it makes an episode."""
+
+    __tablename__ = "sessions"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    thread_id: Mapped[str] = mapped_column(ForeignKey("threads.id", ondelete="CASCADE"))
+    topic: Mapped[str] = mapped_column(String(200))
+    started_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    last_active_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    ended_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    close_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
 
 class RoutingDecision(Base):
@@ -113,9 +146,11 @@ class RoutingDecision(Base):
 __all__ = [
     "EMBEDDING_DIM",
     "Base",
+    "ConversationSession",
     "Exchange",
     "RoutingDecision",
     "Thread",
+    "Topic",
     "User",
     "Vector",
     "insert",

@@ -15,9 +15,11 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.db import make_engine, make_sessionmaker
+from services.embeddings import Embedder
 from services.llm import LLMClient, load_role_configs
 from services.metrics import Metrics
 from services.prompts import PromptLibrary
+from services.router import ModeRouter
 from services.settings import Settings
 from services.streams import EventLog
 from services.threads import ThreadStore
@@ -36,7 +38,9 @@ class WorkerContext:
     metrics: Metrics
     llm: LLMClient
     prompts: PromptLibrary
-    # Filled by the understanding stage (embeddings, topics, router) when models are loaded.
+    # Loaded once per process by workers.startup.load_models (None in the web process).
+    embedder: Embedder | None = None
+    router: ModeRouter | None = None
     extras: dict[str, Any] = field(default_factory=dict)
 
     def close(self) -> None:

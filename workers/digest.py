@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from services.db import Exchange, RoutingDecision, insert
 from services.llm import Completion
@@ -51,8 +52,10 @@ def digest(context: WorkerContext, request: ChatRequest) -> None:
             return
         understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
         turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic, "mode": understanding.mode})
-        reply = generate(context, turn, understanding)  # step 5
-        exchange_id = store(context, turn, understanding, reply)  # step 6
+        # One transaction: whatever ACT skills write, the exchange and its routing decision.
+        with context.sessions.begin() as session:
+            reply = generate(context, turn, understanding, session)  # step 5
+            exchange_id = store(session, turn, understanding, reply)  # step 6
         remember(context, turn, understanding, reply, exchange_id)
         finish(context, turn, understanding, reply, exchange_id)  # step 7
 
@@ -74,40 +77,39 @@ class Turn:
         self.timings[name] = round(seconds, 4)
 
 
-def store(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply) -> int:
-    """Exchange and routing decision in one transaction; a retried job finds the first row."""
+def store(session: Session, turn: Turn, understanding: Understanding, reply: Reply) -> int:
+    """Exchange and routing decision in the caller's transaction; a retried job finds the first row."""
     request = turn.request
     completion: Completion = reply.completion
-    with context.sessions.begin() as session:
-        exchange_id = session.scalar(
-            insert(Exchange)
-            .values(
-                request_id=request.request_id,
-                user_id=request.user_id,
-                thread_id=request.thread_id,
-                source=request.source,
-                user_text=request.text,
-                reply=reply.text,
-                mode=understanding.mode,
-                topic=understanding.topic,
-                confidence=understanding.confidence,
-                tool_trail=reply.tool_trail,
-                prompt_tokens=completion.prompt_tokens,
-                completion_tokens=completion.completion_tokens,
-                total_tokens=completion.total_tokens,
-                timings={**turn.timings, "received_at": request.received_at},
-                fallback=reply.fallback,
-            )
-            .on_conflict_do_nothing(index_elements=["request_id"])
-            .returning(Exchange.id)
+    exchange_id = session.scalar(
+        insert(Exchange)
+        .values(
+            request_id=request.request_id,
+            user_id=request.user_id,
+            thread_id=request.thread_id,
+            source=request.source,
+            user_text=request.text,
+            reply=reply.text,
+            mode=understanding.mode,
+            topic=understanding.topic,
+            confidence=understanding.confidence,
+            tool_trail=reply.tool_trail,
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+            total_tokens=completion.total_tokens,
+            timings={**turn.timings, "received_at": request.received_at},
+            fallback=reply.fallback,
         )
-        if exchange_id is None:
-            return int(session.scalar(select(Exchange.id).where(Exchange.request_id == request.request_id)))
-        session.execute(
-            insert(RoutingDecision)
-            .values(exchange_id=exchange_id, **understanding.decision_row(request))
-            .on_conflict_do_nothing(index_elements=["request_id"])
-        )
+        .on_conflict_do_nothing(index_elements=["request_id"])
+        .returning(Exchange.id)
+    )
+    if exchange_id is None:
+        return int(session.scalar(select(Exchange.id).where(Exchange.request_id == request.request_id)))
+    session.execute(
+        insert(RoutingDecision)
+        .values(exchange_id=exchange_id, **understanding.decision_row(request))
+        .on_conflict_do_nothing(index_elements=["request_id"])
+    )
     return int(exchange_id)
 
 

@@ -7,6 +7,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy.orm import Session
+
 from services.llm import Completion, generate_with_fallback
 from services.threads import history_text
 from workers.context import WorkerContext
@@ -78,8 +80,11 @@ class DeltaPublisher:
         self.sent_any = False
 
 
-def generate(context: WorkerContext, turn: Turn, understanding: Understanding) -> Reply:
-    """IGNORE → no LLM call; RESPOND / CLARIFY / ACKNOWLEDGE → one streamed call."""
+def generate(context: WorkerContext, turn: Turn, understanding: Understanding, session: Session) -> Reply:
+    """IGNORE → no LLM call; RESPOND / CLARIFY / ACKNOWLEDGE → one streamed call.
+
+    ``session`` is the digest's open transaction: the exchange is stored in it afterwards.
+    """
     if understanding.mode == "IGNORE":
         return Reply(text="", completion=_empty_completion())
     started = time.monotonic()
