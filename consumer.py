@@ -149,7 +149,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"engram: configuration error: {exc}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level, role=args.command)
+    # Commands print their own results; only `run` logs at INFO unless asked otherwise.
+    quiet = args.command != "run" and settings.log_level == "INFO"
+    configure_logging("WARNING" if quiet else settings.log_level, role=args.command)
     try:
         if args.command == "run":
             return cmd_run(settings, [args.role] if args.role else list(ROLES))
@@ -159,6 +161,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EmbeddedServerError as exc:
         print(f"engram: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `engram route ... | head`: the reader left, which is fine
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The ``engram`` subcommands beyond run/migrate; each registers itself here."""
+"""The ``engram`` subcommands beyond run/migrate; each module registers its own."""
 
 from __future__ import annotations
 
@@ -7,3 +7,6 @@ import argparse
 
 def register_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add every domain subcommand (route, recall, import, export, forget) to the parser."""
+    from cli import route
+
+    route.register(commands)

@@ -139,9 +139,16 @@ def client(app):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def worker_context(settings: Settings, db_engine, real_redis):  # type: ignore[no-untyped-def]
     """The digest worker's context, installed as this process's, with real models skipped."""
+    from services.router import ModeRouter
+    from services.topics import TopicClassifier, TopicConfig
     from workers.context import build_context, install_context
 
     context = build_context(settings)
+    # Fast models for the pipeline tests: hashed vectors for topics, the router on its text
+    # signals alone (the real MiniLM path is covered by the routing-set and e2e tests).
+    context.embedder = HashEmbedder()
+    context.router = ModeRouter(settings.configs_dir, None)
+    context.topics = TopicClassifier(TopicConfig.load(settings.configs_dir))
     install_context(context)
     yield context
     install_context(None)

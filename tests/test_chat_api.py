@@ -67,22 +67,22 @@ def test_reconnect_with_last_event_id_replays_the_rest(client, run_jobs, fake_ll
 
 
 def test_thread_continues_and_history_reaches_the_prompt(client, run_jobs, fake_llm):
-    fake_llm.script(Reply("Nice to meet you, Ada."), Reply("Your name is Ada."))
-    first = post_chat(client, {"text": "My name is Ada."})
+    fake_llm.script(Reply("The Alps are lovely in summer."), Reply("Try the Haute Route."))
+    first = post_chat(client, {"text": "I am planning a trip to the Alps this summer."})
     thread_id = first.headers["X-Thread-ID"]
     run_jobs((PROMPT_QUEUE,))
     list(first.response)
-    second = post_chat(client, {"text": "What is my name?", "thread_id": thread_id})
+    second = post_chat(client, {"text": "Which hiking trail there would you recommend?", "thread_id": thread_id})
     assert second.headers["X-Thread-ID"] == thread_id
     run_jobs((PROMPT_QUEUE,))
     list(second.response)
     system_prompt = fake_llm.requests[-1]["messages"][0]["content"]
-    assert "My name is Ada." in system_prompt and "Nice to meet you, Ada." in system_prompt
+    assert "trip to the Alps" in system_prompt and "lovely in summer" in system_prompt
 
 
 def test_llm_failure_twice_gives_the_fallback_reply_and_still_stores(client, run_jobs, fake_llm, db_engine):
     fake_llm.script(Error(500), Error(500))
-    response = post_chat(client, {"text": "hello there, tell me something"})
+    response = post_chat(client, {"text": "Tell me something interesting about octopuses."})
     run_jobs((PROMPT_QUEUE,))
     frames = [f for f in parse_frames(response.response) if not f.comment]
     message = next(f for f in frames if f.event == "message")

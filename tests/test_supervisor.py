@@ -83,8 +83,10 @@ def test_sigterm_stops_every_child_within_seconds(tmp_path):
         sys.path.insert(0, {os.getcwd()!r})
         from services.supervisor import Role, Supervisor
         child = [sys.executable, "-c", "import time; time.sleep(120)"]
-        stubborn = [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"]
-        roles = [Role("a", child, dict(os.environ)), Role("b", child, dict(os.environ)), Role("c", stubborn, dict(os.environ))]
+        ignore = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
+        stubborn = [sys.executable, "-c", ignore]
+        env = dict(os.environ)
+        roles = [Role("a", child, env), Role("b", child, env), Role("c", stubborn, env)]
         sup = Supervisor(roles, redis_client=None, hung_after_s=60, grace_s=1.0)
         import threading
         def report():

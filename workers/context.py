@@ -23,6 +23,7 @@ from services.router import ModeRouter
 from services.settings import Settings
 from services.streams import EventLog
 from services.threads import ThreadStore
+from services.topics import TopicClassifier
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ class WorkerContext:
     # Loaded once per process by workers.startup.load_models (None in the web process).
     embedder: Embedder | None = None
     router: ModeRouter | None = None
+    topics: TopicClassifier | None = None
     extras: dict[str, Any] = field(default_factory=dict)
 
     def close(self) -> None:

@@ -99,6 +99,9 @@ def store(session: Session, turn: Turn, understanding: Understanding, reply: Rep
             total_tokens=completion.total_tokens,
             timings={**turn.timings, "received_at": request.received_at},
             fallback=reply.fallback,
+            session_id=understanding.session_id,
+            embedding=understanding.embedding,
+            embedding_model=understanding.embedding_model,
         )
         .on_conflict_do_nothing(index_elements=["request_id"])
         .returning(Exchange.id)

@@ -52,10 +52,8 @@ def context_from_environment(redis_client: redis.Redis | None = None) -> WorkerC
 
 def load_models(context: WorkerContext) -> None:
     """Load the embedding model, topic classifier and router once for this process."""
-    try:
-        from workers.understanding import load_understanding
-    except ImportError:  # the understanding stage is optional until its modules exist
-        return
+    from workers.understanding import load_understanding
+
     load_understanding(context)
 
 

@@ -1,14 +1,34 @@
-"""Steps 1–4 of the digest job: topic, thread, session and the deterministic route."""
+"""Steps 1–4 of the digest job: topic, thread, session and the deterministic route.
+
+The message is embedded once; the vector is reused by the topic classifier, the router's
+exemplar similarity and the exchange's recall index.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import logging
+import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+from sqlalchemy import update
+
+from services.db import RoutingDecision as DecisionRow
+from services.errors import EmbeddingError, LLMError
 from services.queues import ChatRequest
+from services.router import RoutingContext, RoutingDecision, apply_tiebreak, detect_feedback, tiebreak_candidates
+from services.sessions import enqueue_episode, place_in_session, session_exchange_ids
+from services.threads import ThreadState, history_text
+from services.topics import GENERAL
 from workers.context import WorkerContext
 
-DEFAULT_TOPIC = "general"
+logger = logging.getLogger(__name__)
+
+SESSION_IDLE_S = 30 * 60
+WARMTH_HALF_LIFE_S = 15 * 60
 
 
 @dataclass
@@ -23,6 +43,9 @@ class Understanding:
     tiebreaker_result: str | None = None
     latency_ms: float = 0.0
     weights_version: str | None = None
+    embedding: np.ndarray | None = None
+    embedding_model: str | None = None
+    session_id: str | None = None
 
     def decision_row(self, request: ChatRequest) -> dict[str, Any]:
         """Column values for the ``routing_decisions`` audit row."""
@@ -47,9 +70,154 @@ class Understanding:
 
 
 def understand(context: WorkerContext, request: ChatRequest) -> Understanding:
-    """Every message is answered in RESPOND mode until the classifier and router are loaded."""
-    return Understanding(topic=DEFAULT_TOPIC, confidence=0.0, mode="RESPOND", signals={"router": "RESPOND only"})
+    """Embed, classify the topic, place the session, record feedback, route."""
+    started = time.perf_counter()
+    embedding = embed_once(context, request.text)
+    state = context.threads.state(request.thread_id)
+    topic, topic_confidence, topic_is_new, session_id = classify_and_place(context, request, embedding, state)
+    context.metrics.observe("engram_classification_seconds", time.perf_counter() - started)
+    record_feedback(context, request)
+    decision = route(context, request, embedding, state, topic_confidence, topic_is_new)
+    return Understanding(
+        topic=topic,
+        confidence=decision.confidence,
+        mode=decision.mode,
+        scores=decision.scores,
+        signals={
+            **decision.signals,
+            "topic_confidence": round(topic_confidence, 4),
+            "missing": describe_missing(decision),
+        },
+        margin=decision.margin,
+        tiebreaker_used=decision.tiebreaker_used,
+        tiebreaker_result=decision.tiebreaker_result,
+        latency_ms=decision.latency_ms,
+        weights_version=decision.weights_version,
+        embedding=embedding,
+        embedding_model=context.embedder.model_id if embedding is not None and context.embedder else None,
+        session_id=session_id,
+    )
+
+
+def embed_once(context: WorkerContext, text: str) -> np.ndarray | None:
+    """The message's embedding, or None when the embedder is missing or fails (topic → general)."""
+    if context.embedder is None:
+        return None
+    try:
+        return context.embedder.embed(text)
+    except EmbeddingError:
+        logger.warning("embedding failed; classifying as %s with low confidence", GENERAL, exc_info=True)
+        return None
+
+
+def classify_and_place(
+    context: WorkerContext, request: ChatRequest, embedding: np.ndarray | None, state: ThreadState
+) -> tuple[str, float, bool, str]:
+    """Topic (with centroid update) and session in one short transaction; a closed session's episode is queued."""
+    now = dt.datetime.now(dt.UTC)
+    with context.sessions.begin() as db:
+        result = context.topics.classify(db, request.user_id, request.text, embedding, state.topic)
+        step = place_in_session(
+            db, request.user_id, request.thread_id, result.topic, switched=result.switched, now=now,
+            idle_after_s=SESSION_IDLE_S,
+        )
+        closed_ids = session_exchange_ids(db, step.closed_session_id) if step.closed_session_id else []
+    if step.closed_session_id and closed_ids:
+        enqueue_episode(context.redis, step.closed_session_id, closed_ids)
+    blended = context.threads.update_topic(request.thread_id, result.topic, result.confidence)
+    context.threads.save_fields(request.thread_id, session_id=step.session_id)
+    return result.topic, blended, result.is_new, step.session_id
+
+
+def route(
+    context: WorkerContext,
+    request: ChatRequest,
+    embedding: np.ndarray | None,
+    state: ThreadState,
+    topic_confidence: float,
+    topic_is_new: bool,
+) -> RoutingDecision:
+    working_memory = context.threads.working_memory(request.thread_id)
+    routing_context = RoutingContext(
+        text=request.text,
+        embedding=embedding,
+        working_memory=[(item.get("user", ""), item.get("reply", "")) for item in working_memory],
+        context_warmth=context_warmth(state, time.time()),
+        memory_confidence=0.0,
+        topic_confidence=topic_confidence,
+        topic_is_new=topic_is_new,
+        previous_mode=state.last_mode,
+        turns_since_previous_mode=max(1, state.turns_since_mode),
+        pending_confirmation=bool(state.extra.get("pending_action")),
+    )
+    decision = context.router.route(routing_context)
+    if decision.tiebreak_eligible:
+        decision = tiebreak(context, request, decision, working_memory)
+    context.metrics.observe("engram_routing_seconds", decision.latency_ms / 1000)
+    return decision
+
+
+def context_warmth(state: ThreadState, now: float) -> float:
+    """How live the conversation is: recent turns, fading with time since the last one."""
+    if not state.turns or not state.last_active:
+        return 0.0
+    depth = min(1.0, state.turns / 3)
+    return round(depth * math.exp(-math.log(2) * max(0.0, now - state.last_active) / WARMTH_HALF_LIFE_S), 4)
+
+
+def tiebreak(
+    context: WorkerContext, request: ChatRequest, decision: RoutingDecision, working_memory: list[dict[str, Any]]
+) -> RoutingDecision:
+    """Ask the LLM between the top two modes; any failure keeps the deterministic winner."""
+    first, second = tiebreak_candidates(decision)
+    prompt = context.prompts.render(
+        "tiebreaker", candidates=f"{first} or {second}", history=history_text(working_memory[-3:]),
+        message=request.text,
+    )
+    try:
+        completion = context.llm.complete("tiebreaker", [{"role": "user", "content": prompt}])
+    except LLMError as exc:
+        logger.info("tie-breaker failed (%s); keeping %s", type(exc).__name__, decision.mode)
+        return apply_tiebreak(decision, None)
+    return apply_tiebreak(decision, completion.text.split()[0] if completion.text.split() else None)
+
+
+def record_feedback(context: WorkerContext, request: ChatRequest) -> None:
+    """Explicit feedback on the previous reply is written to the previous decision's row."""
+    feedback = detect_feedback(request.text)
+    if feedback is None:
+        return
+    previous = context.threads.working_memory(request.thread_id)
+    if not previous:
+        return
+    with context.sessions.begin() as db:
+        db.execute(
+            update(DecisionRow)
+            .where(DecisionRow.request_id == previous[-1]["request_id"], DecisionRow.user_id == request.user_id)
+            .values(feedback=feedback)
+        )
+
+
+def describe_missing(decision: RoutingDecision) -> str:
+    """What a CLARIFY question should ask for, from the signals that made the request incomplete."""
+    signals = decision.signals
+    if signals.get("unresolved_reference"):
+        return "what or whom the message refers to (there is nothing earlier it could mean)"
+    if (signals.get("skill_remind") or signals.get("skill_schedule")) and not signals.get("has_time"):
+        return "when it should happen (a date and time)"
+    if not signals.get("has_task"):
+        return "what exactly should be done"
+    return "the detail needed to act without guessing"
 
 
 def load_understanding(context: WorkerContext) -> None:
-    """Nothing to load before the classifier and router exist."""
+    """Load the embedding model, router exemplars and topic classifier once for this process."""
+    from services.embeddings import configure_offline_torch, load_embedder
+    from services.router import ModeRouter
+    from services.topics import TopicClassifier, TopicConfig
+
+    configure_offline_torch(threads=1)
+    context.embedder = load_embedder(context.settings.embedder)
+    context.router = ModeRouter(context.settings.configs_dir, context.embedder)
+    context.topics = TopicClassifier(TopicConfig.load(context.settings.configs_dir))
+    logger.info("models loaded: %s", context.embedder.model_id)

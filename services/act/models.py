@@ -1,0 +1,73 @@
+"""Table models of the ACT skills: scheduled items, named lists, goals (schema in migration 0004)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint, func
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from services.db import Base
+
+SCHEDULE_KINDS = ("reminder", "prompt")
+SCHEDULE_STATUSES = ("active", "done", "cancelled")
+GOAL_STATES = ("active", "paused", "done", "abandoned")
+
+
+class ScheduledItem(Base):
+    """A reminder (told to the person) or a scheduled prompt (run as a turn) due at a UTC instant."""
+
+    __tablename__ = "scheduled_items"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16), default="reminder")
+    text: Mapped[str] = mapped_column(Text)
+    due_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    recurrence: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    created_request_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    fired_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class NamedList(Base):
+    """A person's named list (shopping, packing, to-do); names are unique per person, stored lower-case."""
+
+    __tablename__ = "lists"
+    __table_args__ = (UniqueConstraint("user_id", "name", name="uq_lists_user_name"),)
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class ListItem(Base):
+    __tablename__ = "list_items"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    list_id: Mapped[int] = mapped_column(ForeignKey("lists.id", ondelete="CASCADE"), index=True)
+    text: Mapped[str] = mapped_column(Text)
+    checked: Mapped[bool] = mapped_column(Boolean, default=False)
+    position: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class Goal(Base):
+    """A goal to pursue in the background; ``progress`` is a list of ``{"at", "note"}`` entries."""
+
+    __tablename__ = "goals"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    text: Mapped[str] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(16), default="active")
+    progress: Mapped[list[Any]] = mapped_column(JSONB, default=list)
+    created_request_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+__all__ = ["GOAL_STATES", "SCHEDULE_KINDS", "SCHEDULE_STATUSES", "Goal", "ListItem", "NamedList", "ScheduledItem"]

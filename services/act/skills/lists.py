@@ -1,0 +1,161 @@
+"""The ``list`` skill: named lists (shopping, packing, to-do) — create, add, remove, check, view, delete."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sqlalchemy import func, select
+
+from services.act.models import ListItem, NamedList
+from services.act.skills.base import Arguments, Result, Skill, SkillContext, SkillError, clean_text, pick_one
+from services.db import utcnow
+
+OPERATIONS = ("view", "create", "add", "remove", "check", "uncheck", "delete")
+WRITES_ITEMS = ("add", "remove", "check", "uncheck")
+_NAME_NOISE = re.compile(r"^(?:my|the|our)\s+|\s+(?:list|lists)$")
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "operation": {"type": "string", "enum": list(OPERATIONS),
+                      "description": "view (without name: every list), create, add, remove, check, uncheck, delete"},
+        "name": {"type": "string", "minLength": 1, "maxLength": 100, "description": "list name, e.g. 'shopping'"},
+        "items": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 300}, "maxItems": 50,
+                  "description": "item texts for add / remove / check / uncheck"},
+    },
+    "required": ["operation"],
+    "additionalProperties": False,
+}
+
+
+def list_name(raw: str) -> str:
+    """Canonical list name: lower-case, without "my"/"the" and a trailing "list" ("My Shopping List" → shopping)."""
+    name = " ".join(raw.lower().split())
+    previous = None
+    while previous != name:
+        previous, name = name, _NAME_NOISE.sub("", name).strip()
+    if not name:
+        raise SkillError("invalid", f"{raw!r} is not a usable list name")
+    return name
+
+
+def run(ctx: SkillContext, args: Arguments) -> Result:
+    operation = args["operation"]
+    if operation == "view" and not args.get("name"):
+        return _overview(ctx)
+    if not args.get("name"):
+        raise SkillError("needs_info", f"which list should I {operation}?", missing="the name of the list")
+    name = list_name(args["name"])
+    if operation in WRITES_ITEMS and not args.get("items"):
+        raise SkillError("needs_info", f"{operation} needs the items", missing=f"which items to {operation}")
+    if operation in ("create", "add"):
+        named = _find(ctx, name) or _create(ctx, name)
+        if operation == "add":
+            return _add(ctx, named, args["items"])
+        return {"list": named.name, "created": True, "items": _items(ctx, named)}
+    named = _find(ctx, name)
+    if named is None:
+        raise SkillError("not_found", f"there is no list named {name!r}", lists=_names(ctx))
+    if operation == "view":
+        return {"list": named.name, "items": _items(ctx, named)}
+    if operation == "delete":
+        ctx.session.delete(named)
+        ctx.session.flush()
+        return {"list": named.name, "deleted": True}
+    return _change_items(ctx, named, operation, args["items"])
+
+
+def _overview(ctx: SkillContext) -> Result:
+    rows = ctx.session.execute(
+        select(NamedList.name, func.count(ListItem.id))
+        .outerjoin(ListItem, ListItem.list_id == NamedList.id)
+        .where(NamedList.user_id == ctx.user_id).group_by(NamedList.name).order_by(NamedList.name)
+    ).all()
+    return {"lists": [{"name": name, "items": count} for name, count in rows]}
+
+
+def _find(ctx: SkillContext, name: str) -> NamedList | None:
+    query = select(NamedList).where(NamedList.user_id == ctx.user_id, NamedList.name == name)
+    return ctx.session.scalars(query).first()
+
+
+def _names(ctx: SkillContext) -> list[str]:
+    query = select(NamedList.name).where(NamedList.user_id == ctx.user_id).order_by(NamedList.name)
+    return list(ctx.session.scalars(query))
+
+
+def _create(ctx: SkillContext, name: str) -> NamedList:
+    named = NamedList(user_id=ctx.user_id, name=name)
+    ctx.session.add(named)
+    ctx.session.flush()
+    return named
+
+
+def _rows(ctx: SkillContext, named: NamedList) -> list[ListItem]:
+    query = select(ListItem).where(ListItem.list_id == named.id).order_by(ListItem.position, ListItem.id)
+    return list(ctx.session.scalars(query))
+
+
+def _items(ctx: SkillContext, named: NamedList) -> list[dict[str, Any]]:
+    return [{"text": item.text, "checked": item.checked} for item in _rows(ctx, named)]
+
+
+def _add(ctx: SkillContext, named: NamedList, texts: list[str]) -> Result:
+    rows = _rows(ctx, named)
+    present = {row.text.lower() for row in rows if not row.checked}
+    limit = ctx.config.skills.max_list_items
+    added, already = [], []
+    position = max((row.position for row in rows), default=0)
+    for raw in texts:
+        text = clean_text(raw, ctx.config.skills.max_text_chars)
+        if text.lower() in present:
+            already.append(text)
+            continue
+        if len(rows) + len(added) >= limit:
+            raise SkillError("full", f"the {named.name} list already has {limit} items")
+        position += 1
+        ctx.session.add(ListItem(list_id=named.id, text=text, position=position))
+        present.add(text.lower())
+        added.append(text)
+    named.updated_at = utcnow()
+    ctx.session.flush()
+    return {"list": named.name, "added": added, "already_there": already, "items": _items(ctx, named)}
+
+
+def _change_items(ctx: SkillContext, named: NamedList, operation: str, texts: list[str]) -> Result:
+    rows = _rows(ctx, named)
+    # Resolve every item first: one unknown item fails the whole action, so nothing is half-done.
+    targets = [pick_one(rows, lambda row: row.text, text, f"item on the {named.name} list") for text in texts]
+    for row in targets:
+        if operation == "remove":
+            ctx.session.delete(row)
+        else:
+            row.checked = operation == "check"
+    named.updated_at = utcnow()
+    ctx.session.flush()
+    past = {"remove": "removed", "check": "checked", "uncheck": "unchecked"}[operation]
+    return {"list": named.name, past: [row.text for row in targets], "items": _items(ctx, named)}
+
+
+def describe(args: Arguments) -> str:
+    items = ", ".join(args.get("items") or [])
+    name = args.get("name") or "?"
+    phrases = {"add": f"add {items} to the {name} list", "remove": f"remove {items} from the {name} list",
+               "check": f"tick off {items} on the {name} list", "uncheck": f"untick {items} on the {name} list",
+               "create": f"create a list called {name}", "delete": f"delete the whole {name} list",
+               "view": f"show the {name} list"}
+    return phrases[args["operation"]]
+
+
+SKILL = Skill(
+    name="list",
+    description="Named lists the person keeps (shopping, packing, to-do): view, create, add, remove, check, "
+                "uncheck items, or delete a list. Adding to a list that does not exist creates it.",
+    parameters=PARAMETERS,
+    run=run,
+    consequential=lambda args: args["operation"] != "view",
+    destructive=lambda args: args["operation"] in ("remove", "delete"),
+    subject=lambda args: " ".join([args.get("name") or "", *(args.get("items") or [])]),
+    describe=describe,
+)

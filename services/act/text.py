@@ -1,0 +1,45 @@
+"""Word-level helpers shared by the critic (grounding) and ``associate`` (concepts)."""
+
+from __future__ import annotations
+
+import re
+
+_WORD_RE = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
+STOPWORDS = frozenset(
+    "a about above after again against all also am an and any are as at be because been before being below between "
+    "both but by can could did do does doing down during each few for from further had has have having he her here "
+    "hers him his how i if in into is it its itself just like me more most my myself no nor not now of off on once "
+    "only or other our ours out over own please same she should so some such than that the their theirs them then "
+    "there these they this those through to too under until up very was we were what when where which while who whom "
+    "why will with would you your yours yourself tell told say said know remind reminder reminders add put list lists "
+    "set get make want need thing things something really maybe yes no ok okay dont don't im i'm it's that's let".split()
+)
+
+
+def stem(word: str) -> str:
+    """A light plural/possessive stem, so "dentists" matches "dentist" and "mum's" matches "mum"."""
+    word = word.removesuffix("'s")
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens (apostrophes straightened)."""
+    return _WORD_RE.findall(text.lower().replace("\u2019", "'"))
+
+
+def content_words(text: str) -> list[str]:
+    """Stemmed words that carry meaning (no stopwords, no one- or two-letter words), in order."""
+    return [stem(word) for word in words(text) if len(word) > 2 and word not in STOPWORDS]
+
+
+def grounding(subject: str, evidence: str) -> float:
+    """Share of ``subject``'s content words that occur in ``evidence`` (1.0 when it has none)."""
+    wanted = set(content_words(subject))
+    if not wanted:
+        return 1.0
+    said = set(content_words(evidence))
+    return len(wanted & said) / len(wanted)

@@ -1,0 +1,157 @@
+"""Due times for reminders: what the model writes ("tomorrow at 9", ISO, "in 2 hours") → an aware UTC instant.
+
+Everything relative is resolved against *now in the person's time zone*, so "tomorrow at 9"
+means 09:00 of the person's tomorrow, whatever zone the worker runs in.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+PAST_SLACK = timedelta(seconds=60)
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAY_RE = "|".join(f"{day[:3]}(?:{day[3:]})?" for day in WEEKDAYS).replace("tue(?:sday)?", "tue(?:s|sday)?")
+_RELATIVE_RE = re.compile(
+    r"^(?:in\s+)?\+?(an?|\d+(?:\.\d+)?|half an?)\s*(m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)(?:\s+from now)?$")
+_DAY_RE = re.compile(rf"\b(?:(day after tomorrow)|(today|tonight|tomorrow|tmrw|tmr)|(?:(next|this)\s+)?({_WEEKDAY_RE})|"
+                     r"(\d{4}-\d{2}-\d{2}))\b")
+_TIME_RE = re.compile(r"\b(?:(noon|midday|midnight|morning|afternoon|evening|night)|"
+                      r"(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.|o'?clock)?)(?=\s|$)")
+_FILLER_RE = re.compile(r"\b(?:at|on|in the|the|around|about|by)\b|[,.]")
+PART_TIMES = {"noon": time(12), "midday": time(12), "midnight": time(0), "morning": time(9),
+              "afternoon": time(15), "evening": time(19), "night": time(21)}
+UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+class DueTimeError(ValueError):
+    """The due time cannot be understood, is ambiguous or lies in the past; ``code`` says which."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class DueTime:
+    utc: datetime
+    local: datetime
+
+    def describe(self) -> str:
+        """How the person reads it: ``Sunday 22 November 2026, 09:00 CET``."""
+        return self.local.strftime("%A %d %B %Y, %H:%M %Z").strip()
+
+
+def zone_of(name: str | None) -> tzinfo:
+    """The IANA zone, or UTC for an empty / unknown name."""
+    try:
+        return ZoneInfo(name) if name else UTC
+    except (ZoneInfoNotFoundError, ValueError):
+        return UTC
+
+
+def resolve_local(naive: datetime, zone: tzinfo) -> datetime:
+    """Attach ``zone`` to a wall-clock time; a time skipped by a DST jump moves forward by the jump."""
+    aware = naive.replace(tzinfo=zone, fold=0)
+    round_trip = aware.astimezone(UTC).astimezone(zone)
+    if round_trip.replace(tzinfo=None) != naive:  # inside a spring-forward gap
+        return round_trip
+    return aware
+
+
+def parse_due(spec: str, now: datetime, zone: tzinfo) -> DueTime:
+    """Parse a due-time spec relative to ``now`` (aware) in ``zone``; the result lies in the future.
+
+    Accepted: ISO datetime (naive = local, or with an offset / Z), relative ("in 2 hours", "+30m"),
+    and day + time phrases ("tomorrow at 9", "monday 8:30am", "today 17:00", "2026-11-22 at 9").
+    """
+    text = " ".join(spec.strip().lower().split())
+    if not text:
+        raise DueTimeError("missing_time", "no due time given")
+    now_local = now.astimezone(zone)
+    moment = _iso(spec.strip(), zone) or _relative(text, now) or _phrase(text, now_local, zone)
+    if moment <= now - PAST_SLACK:
+        raise DueTimeError("past", f"{moment.astimezone(zone).isoformat(timespec='minutes')} is in the past "
+                                   f"(now is {now_local.isoformat(timespec='minutes')})")
+    return DueTime(utc=moment.astimezone(UTC), local=moment.astimezone(zone))
+
+
+def _iso(spec: str, zone: tzinfo) -> datetime | None:
+    if not re.match(r"^\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}", spec):
+        return None
+    try:
+        parsed = datetime.fromisoformat(spec.replace(" ", "T", 1))
+    except ValueError as exc:
+        raise DueTimeError("invalid", f"not a valid date and time: {spec!r} ({exc})") from None
+    return resolve_local(parsed, zone) if parsed.tzinfo is None else parsed
+
+
+def _relative(text: str, now: datetime) -> datetime | None:
+    match = _RELATIVE_RE.match(text)
+    if not match:
+        return None
+    amount_text, unit = match.groups()
+    amount = 0.5 if amount_text.startswith("half") else 1.0 if amount_text in ("a", "an") else float(amount_text)
+    if amount <= 0:
+        raise DueTimeError("invalid", f"relative time must be positive: {text!r}")
+    return now + timedelta(seconds=amount * UNIT_SECONDS[unit[0]])
+
+
+def _phrase(text: str, now_local: datetime, zone: tzinfo) -> datetime:
+    day_match = _DAY_RE.search(text)
+    rest = text[: day_match.start()] + " " + text[day_match.end():] if day_match else text
+    time_match = _TIME_RE.search(rest)
+    leftover = _FILLER_RE.sub(" ", rest[: time_match.start()] + rest[time_match.end():] if time_match else rest)
+    if leftover.strip() or not (day_match or time_match):
+        raise DueTimeError("invalid", f"could not understand the due time {text!r}; use ISO local time "
+                                      "like 2026-11-22T09:00, 'tomorrow at 9' or 'in 2 hours'")
+    wall = _wall_time(time_match, day_match)
+    if day_match is None:  # a bare time: the next time the clock shows it
+        day = now_local.date()
+        if resolve_local(datetime.combine(day, wall), zone) <= now_local:
+            day += timedelta(days=1)
+    else:
+        day = _day(day_match, now_local, wall, zone)
+    return resolve_local(datetime.combine(day, wall), zone)
+
+
+def _wall_time(time_match: re.Match[str] | None, day_match: re.Match[str] | None) -> time:
+    if time_match is None:
+        if day_match is not None and day_match.group(2) == "tonight":
+            return PART_TIMES["night"]
+        raise DueTimeError("missing_time", "a time of day is needed (e.g. 'tomorrow at 9')")
+    part, hour_text, minute_text, meridiem = time_match.groups()
+    if part:
+        return PART_TIMES[part]
+    hour, minute = int(hour_text), int(minute_text or 0)
+    if meridiem and meridiem[0] in "ap":
+        if not 1 <= hour <= 12:
+            raise DueTimeError("invalid", f"{hour}{meridiem} is not a time")
+        hour = hour % 12 + (12 if meridiem[0] == "p" else 0)
+    if not (0 <= hour <= 23 and 0 <= minute <= 59):
+        raise DueTimeError("invalid", f"{hour}:{minute:02d} is not a time of day")
+    return time(hour, minute)
+
+
+def _day(match: re.Match[str], now_local: datetime, wall: time, zone: tzinfo) -> date:
+    after_tomorrow, word, qualifier, weekday, iso_day = match.groups()
+    today = now_local.date()
+    if after_tomorrow:
+        return today + timedelta(days=2)
+    if word:
+        return today + timedelta(days=1) if word.startswith(("tom", "tm")) else today
+    if iso_day:
+        try:
+            return date.fromisoformat(iso_day)
+        except ValueError:
+            raise DueTimeError("invalid", f"{iso_day} is not a date") from None
+    target = next(i for i, name in enumerate(WEEKDAYS) if name.startswith(weekday[:3]))
+    ahead = (target - today.weekday()) % 7
+    if qualifier == "next" and ahead == 0:
+        ahead = 7
+    candidate = today + timedelta(days=ahead)
+    if resolve_local(datetime.combine(candidate, wall), zone) <= now_local:
+        candidate += timedelta(days=7)  # "monday 9am" said on a Monday afternoon means next week
+    return candidate

@@ -1,0 +1,135 @@
+"""Typed memory settings from ``configs/memory.toml`` (recall weights, budgets, waits, thresholds)."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from services.settings import SettingsError
+
+FUSIONS = ("absolute", "minmax", "rrf")
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    fusion: str = "absolute"
+    vector_weight: float = 0.5
+    lexical_weight: float = 0.5
+    rrf_k: int = 60
+    sim_floor: float = 0.15
+    sim_ceil: float = 0.75
+    candidates: int = 40
+    ef_search: int = 100
+    max_df_ratio: float = 0.25
+    df_cap: int = 2000
+    recency_half_life_days: float = 30.0
+    recency_weight: float = 0.10
+    salience_weight: float = 0.10
+    access_weight: float = 0.05
+    access_saturation: int = 20
+    time_match_weight: float = 1.0
+    neighbours: int = 1
+    kind_weights: dict[str, float] = field(default_factory=lambda: {"exchange": 1.0, "fact": 1.0, "episode": 1.0})
+
+    @property
+    def decay_per_day(self) -> float:
+        """λ of exp(−λ·Δt) with Δt in days."""
+        return math.log(2) / self.recency_half_life_days
+
+
+@dataclass(frozen=True)
+class ContextConfig:
+    budget_tokens: int = 900
+    chars_per_token: float = 4.0
+    min_relevance: float = 0.25
+    max_facts: int = 8
+    max_episodes: int = 3
+    max_exchanges: int = 5
+    profile_facts: int = 4
+    profile_min_salience: float = 0.7
+
+
+@dataclass(frozen=True)
+class ChunkerConfig:
+    context_exchanges: int = 2
+    known_facts: int = 8
+    retry_backoff_s: tuple[int, ...] = (30, 120, 600)
+    send_schema: bool = True
+
+
+@dataclass(frozen=True)
+class EpisodicConfig:
+    deadline_s: float = 600.0
+    backoff_s: tuple[int, ...] = (5, 15, 30, 60, 120, 240)
+    max_exchanges: int = 40
+    send_schema: bool = True
+
+
+@dataclass(frozen=True)
+class FactsConfig:
+    merge_similarity: float = 0.92
+    max_chars: int = 500
+    multi_valued_predicates: tuple[str, ...] = (
+        "like", "love", "enjoy", "hate", "dislike", "have", "own", "know", "visit", "speak", "play", "read",
+        "watch", "want", "need", "friend", "collect",
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    recall: RecallConfig = field(default_factory=RecallConfig)
+    context: ContextConfig = field(default_factory=ContextConfig)
+    chunker: ChunkerConfig = field(default_factory=ChunkerConfig)
+    episodic: EpisodicConfig = field(default_factory=EpisodicConfig)
+    facts: FactsConfig = field(default_factory=FactsConfig)
+
+
+SECTIONS = {"recall": RecallConfig, "context": ContextConfig, "chunker": ChunkerConfig,
+            "episodic": EpisodicConfig, "facts": FactsConfig}
+
+
+def load_memory_config(configs_dir: Path | None) -> MemoryConfig:
+    """Read ``memory.toml`` from ``configs_dir`` (missing file or None → defaults); unknown keys are errors."""
+    path = Path(configs_dir) / "memory.toml" if configs_dir is not None else None
+    if path is None or not path.is_file():
+        return MemoryConfig()
+    with path.open("rb") as handle:
+        data = tomllib.load(handle)
+    unknown = sorted(set(data) - set(SECTIONS))
+    if unknown:
+        raise SettingsError(f"memory.toml: unknown section(s) {unknown}")
+    config = MemoryConfig(**{name: _section(name, cls, data.get(name, {})) for name, cls in SECTIONS.items()})
+    validate(config)
+    return config
+
+
+def _section(name: str, cls: type, table: dict[str, Any]) -> Any:
+    known = {f.name: f for f in fields(cls)}
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        if key not in known:
+            raise SettingsError(f"memory.toml: [{name}] has unknown key {key!r}")
+        default = getattr(cls(), key)
+        values[key] = tuple(value) if isinstance(default, tuple) else value
+        if isinstance(default, int | float) and not isinstance(default, bool):
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise SettingsError(f"memory.toml: [{name}] {key} must be a number")
+    return replace(cls(), **values)
+
+
+def validate(config: MemoryConfig) -> None:
+    """Refuse values that would make recall or the workers misbehave."""
+    recall = config.recall
+    if recall.fusion not in FUSIONS:
+        raise SettingsError(f"memory.toml: [recall] fusion must be one of {FUSIONS}")
+    if not 0 <= recall.sim_floor < recall.sim_ceil <= 1:
+        raise SettingsError("memory.toml: [recall] needs 0 <= sim_floor < sim_ceil <= 1")
+    if recall.recency_half_life_days <= 0 or recall.candidates < 1 or recall.neighbours < 0:
+        raise SettingsError("memory.toml: [recall] needs recency_half_life_days > 0, candidates >= 1, neighbours >= 0")
+    if not 0 < config.facts.merge_similarity <= 1:
+        raise SettingsError("memory.toml: [facts] merge_similarity must be in (0, 1]")
+    if config.context.budget_tokens < 50 or not config.episodic.backoff_s:
+        raise SettingsError("memory.toml: [context] budget_tokens >= 50 and [episodic] backoff_s non-empty")

@@ -1,0 +1,137 @@
+"""Context assembly: what the assistant remembers that bears on a message, as text for a mode prompt.
+
+Relevant facts first (plus the few most salient ones, whatever the message), then episodes, then
+recalled exchanges with their neighbouring turns, within a token budget. Nothing relevant → "".
+Working memory (the thread's recent turns) is rendered by the caller as history; pass its
+exchange ids as ``exclude_exchange_ids`` so nothing is shown twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from services.embeddings import Embedder
+from services.memory.config import MemoryConfig
+from services.memory.models import Fact
+from services.memory.recall import RecallHit, recall
+
+TURN_CHARS = 240
+
+
+@dataclass
+class AssembledContext:
+    text: str
+    hits: list[RecallHit] = field(default_factory=list)
+    confidence: float = 0.0  # best relevance among what was included, 0–1 (the router's memory_confidence)
+
+
+def assemble_context(session: Session, embedder: Embedder | None, user_id: str, query_text: str, *,
+                     query_embedding: np.ndarray | None = None, budget_tokens: int | None = None,
+                     exclude_exchange_ids: Iterable[int] = (), config: MemoryConfig | None = None,
+                     now: dt.datetime | None = None) -> str:
+    """The "What you remember" text for the mode prompts; "" when nothing relevant is remembered."""
+    return assemble(session, embedder, user_id, query_text, query_embedding=query_embedding,
+                    budget_tokens=budget_tokens, exclude_exchange_ids=exclude_exchange_ids, config=config,
+                    now=now).text
+
+
+def assemble(session: Session, embedder: Embedder | None, user_id: str, query_text: str, *,
+             query_embedding: np.ndarray | None = None, budget_tokens: int | None = None,
+             exclude_exchange_ids: Iterable[int] = (), config: MemoryConfig | None = None,
+             now: dt.datetime | None = None) -> AssembledContext:
+    """Like ``assemble_context``, also returning the hits used and a confidence for the router."""
+    cfg = config or MemoryConfig()
+    ctx = cfg.context
+    k = ctx.max_facts + ctx.max_episodes + ctx.max_exchanges
+    hits = recall(session, embedder, user_id, query_text, k=k, query_embedding=query_embedding, config=cfg,
+                  now=now, exclude_exchange_ids=exclude_exchange_ids)
+    relevant = [hit for hit in hits if hit.signals.get("relevance", 0.0) >= ctx.min_relevance]
+    facts = [hit for hit in relevant if hit.kind == "fact"][: ctx.max_facts]
+    profile = _profile_facts(session, user_id, {hit.id for hit in facts}, cfg)
+    episodes = [hit for hit in relevant if hit.kind == "episode"][: ctx.max_episodes]
+    exchanges = [hit for hit in relevant if hit.kind == "exchange"][: ctx.max_exchanges]
+    budget = Budget(int((budget_tokens or ctx.budget_tokens) * ctx.chars_per_token))
+    sections = [
+        _section("Facts the person told you:", [_fact_line(hit.text, hit.at) for hit in facts]
+                 + [_fact_line(fact.text, fact.updated_at) for fact in profile], budget),
+        _section("Earlier conversations:", [_episode_line(hit) for hit in episodes], budget),
+        _section("Things said before:", [_exchange_block(hit) for hit in exchanges], budget),
+    ]
+    text = "\n\n".join(section for section in sections if section)
+    used = facts + episodes + exchanges
+    confidence = max((hit.signals.get("relevance", 0.0) for hit in used), default=0.0)
+    return AssembledContext(text=text, hits=used, confidence=round(confidence, 4) if text else 0.0)
+
+
+class Budget:
+    """Characters left for the block."""
+
+    def __init__(self, chars: int) -> None:
+        self.left = chars
+
+    def take(self, line: str) -> bool:
+        if len(line) + 1 > self.left:
+            return False
+        self.left -= len(line) + 1
+        return True
+
+
+def _section(title: str, lines: list[str], budget: Budget) -> str:
+    if not lines or not budget.take(title):
+        return ""
+    kept = [line for line in lines if budget.take(line)]
+    return "\n".join([title, *kept]) if kept else ""
+
+
+def _profile_facts(session: Session, user_id: str, shown: set[int], cfg: MemoryConfig) -> list[Fact]:
+    if cfg.context.profile_facts < 1:
+        return []
+    statement = (select(Fact).where(Fact.user_id == user_id, Fact.superseded_at.is_(None),
+                                    Fact.salience >= cfg.context.profile_min_salience)
+                 .order_by(Fact.salience.desc(), Fact.confidence.desc(), Fact.updated_at.desc())
+                 .limit(cfg.context.profile_facts + len(shown)))
+    return [fact for fact in session.scalars(statement) if fact.id not in shown][: cfg.context.profile_facts]
+
+
+def _day(value: dt.datetime | None) -> str:
+    return value.date().isoformat() if value else "date unknown"
+
+
+def _short(text: str, limit: int = TURN_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _fact_line(text: str, at: dt.datetime | None) -> str:
+    return f"- {_short(text)} (as of {_day(at)})"
+
+
+def _episode_line(hit: RecallHit) -> str:
+    meta = hit.meta
+    parts = [f"- {_day(hit.at)}: {_short(hit.text)}"]
+    if meta.get("outcome"):
+        parts.append(f"Outcome: {_short(meta['outcome'], 160)}.")
+    if meta.get("open_loops"):
+        parts.append("Still open: " + _short("; ".join(meta["open_loops"]), 160) + ".")
+    return " ".join(parts)
+
+
+def _turn(at: dt.datetime | None, user_text: str, reply: str) -> str:
+    said = f"User: {_short(user_text)}" if user_text.strip() else ""
+    answered = f"You: {_short(reply)}" if reply.strip() else ""
+    return f"- [{_day(at)}] " + " / ".join(part for part in (said, answered) if part)
+
+
+def _exchange_block(hit: RecallHit) -> str:
+    """The recalled exchange between its neighbouring turns, in time order."""
+    turns = [(0, hit.at, hit.meta.get("user_text", hit.text), hit.meta.get("reply", ""))]
+    turns += [(n.get("side", 0), n.get("at"), n.get("user_text", n["text"]), n.get("reply", ""))
+              for n in hit.neighbours]
+    turns.sort(key=lambda item: item[0])
+    return "\n".join(_turn(at, user_text or "", reply or "") for _, at, user_text, reply in turns)

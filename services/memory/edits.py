@@ -1,0 +1,35 @@
+"""Embeddings of items edited over REST: the web process loads no model, so a worker computes them."""
+
+from __future__ import annotations
+
+import redis
+from sqlalchemy.orm import Session
+
+from services.embeddings import Embedder
+from services.memory.episodes import episode_embedding_text
+from services.memory.models import Episode, Fact
+from services.queues import MEMORY_CHUNKER_QUEUE, enqueue
+
+EMBED_JOB = "workers.memory_chunker.embed_item"
+MODELS = {"fact": Fact, "episode": Episode}
+
+
+def enqueue_embedding(connection: redis.Redis, kind: str, item_id: int) -> str | None:
+    """Queue the (re)embedding of an edited fact or episode on the chunker queue."""
+    return enqueue(connection, MEMORY_CHUNKER_QUEUE, EMBED_JOB, kind, item_id, job_id=f"embed-{kind}-{item_id}")
+
+
+def embed_pending(session: Session, embedder: Embedder, kind: str, item_id: int) -> str:
+    """Compute the embedding of one fact or episode whose embedding is missing."""
+    model = MODELS.get(kind)
+    if model is None:
+        raise ValueError(f"unknown memory kind {kind!r}")
+    item = session.get(model, item_id)
+    if item is None:
+        return "missing"
+    if item.embedding is not None:
+        return "exists"
+    text = item.text if isinstance(item, Fact) else episode_embedding_text(item)
+    item.embedding = embedder.embed(text)
+    item.embedding_model = getattr(embedder, "model_id", None)
+    return "embedded"

@@ -1,0 +1,268 @@
+"""Semantic facts about the person: store with merge / supersede, list, forget.
+
+A fact is keyed by its normalised subject and predicate ("user|live in"). A new fact with the
+same key and a different object *supersedes* the old one (the old row stays, linked by
+``superseded_by``), unless the predicate can hold several values ("likes", "has"). A new fact
+that says the same thing as an active one (same key and object, or a near-identical
+embedding) *merges* into it. Only facts the person stated are stored: anything attributed to
+the assistant is rejected here and refused by a CHECK constraint in the database.
+
+These functions run inside the caller's transaction (the digest's, for ACT skills): they
+flush, never commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import delete, func, select, text, update
+from sqlalchemy.orm import Session
+
+from services.db import User, insert, utcnow
+from services.embeddings import Embedder
+from services.memory.config import FactsConfig
+from services.memory.models import Fact
+
+logger = logging.getLogger(__name__)
+
+SELF_WORDS = {"i", "me", "my", "mine", "myself", "user", "the user", "person", "the person", "you", "your"}
+_SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"[a-z0-9']+")
+_STOP = {"a", "an", "the", "is", "are", "was", "were", "am", "be", "been", "to", "of", "at", "as", "s", "'s", "do"}
+# "My sister's name is Priya", "my favourite colour is green"
+_MY_ATTR = re.compile(r"^(?:my|the user's|user's)\s+(.+?)\s+(?:is|are|was|were)\s+(.+)$")
+# "I live in Berlin", "I work at Acme", "I am a nurse"
+_I_VERB = re.compile(r"^(?:i|the user|user)\s+(?:now\s+|currently\s+)?([a-z']+)(?:\s+(in|at|for|as|on|with|to|from))?"
+                     r"\s+(.+)$")
+_FACTS_LOCK = "SELECT pg_advisory_xact_lock(hashtext('facts:' || :user))"
+
+
+@dataclass(frozen=True)
+class FactResult:
+    fact_id: int | None
+    action: str  # "inserted" | "merged" | "superseded" | "rejected"
+    superseded_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Triple:
+    subject: str | None
+    predicate: str | None
+    object: str | None
+
+
+def clean_text(value: str, max_chars: int = 500) -> str:
+    """Collapse whitespace, strip, cap the length."""
+    return _SPACE.sub(" ", value or "").strip()[:max_chars]
+
+
+def _lemma(word: str) -> str:
+    """A crude verb/noun normaliser, enough to key "lives in" and "live in" alike."""
+    for suffix, keep in (("ies", "y"), ("ing", ""), ("es", "e"), ("s", "")):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2 and not word.endswith("ss"):
+            return word[: -len(suffix)] + keep
+    return word
+
+
+def normalise_subject(subject: str | None) -> str | None:
+    if not subject:
+        return None
+    value = clean_text(subject).lower()
+    return "user" if value in SELF_WORDS else value
+
+
+def normalise_predicate(predicate: str | None) -> str | None:
+    if not predicate:
+        return None
+    plain = predicate.lower().replace("_", " ").replace("'s ", " ")
+    words = [_lemma(w) for w in _WORD.findall(plain) if w not in _STOP]
+    return " ".join(words) or None
+
+
+def fact_key(subject: str | None, predicate: str | None) -> str | None:
+    """``subject|predicate`` normalised, or None when either is missing."""
+    s, p = normalise_subject(subject), normalise_predicate(predicate)
+    return f"{s}|{p}" if s and p else None
+
+
+def parse_triple(fact_text: str) -> Triple:
+    """Subject / predicate / object of the common first-person shapes; (None, None, None) otherwise."""
+    value = clean_text(fact_text).rstrip(".!").lower()
+    match = _MY_ATTR.match(value)
+    if match:
+        return Triple("user", match.group(1), match.group(2))
+    match = _I_VERB.match(value)
+    if match:
+        verb, preposition, obj = match.groups()
+        return Triple("user", f"{verb} {preposition}" if preposition else verb, obj)
+    return Triple(None, None, None)
+
+
+def _same_object(a: str | None, b: str | None) -> bool:
+    norm = [" ".join(w for w in _WORD.findall((x or "").lower()) if w not in _STOP) for x in (a, b)]
+    return norm[0] == norm[1]
+
+
+def remember_fact(session: Session, embedder: Embedder, user_id: str, text: str, *, speaker: str = "user",
+                  confidence: float = 1.0, source_exchange_id: int | None = None, salience: float = 0.5,
+                  subject: str | None = None, predicate: str | None = None, object: str | None = None,
+                  embedding: np.ndarray | None = None, config: FactsConfig | None = None) -> FactResult:
+    """Store a fact about the user: insert, merge into a duplicate, or supersede a contradicted one.
+
+    Args:
+        speaker: who stated it; anything but "user" is rejected (never a fact about the user).
+        confidence, salience: 0–1 (ValueError otherwise).
+        subject, predicate, object: the triple when known (the chunker's); parsed from the text otherwise.
+        embedding: the text's vector if the caller has it.
+    """
+    cfg = config or FactsConfig()
+    body = clean_text(text, cfg.max_chars)
+    if speaker != "user":
+        logger.info("not storing an assistant statement as a user fact: %.80s", body)
+        return FactResult(None, "rejected")
+    for name, value in (("confidence", confidence), ("salience", salience)):
+        if not 0.0 <= float(value) <= 1.0:
+            raise ValueError(f"{name} must be between 0 and 1, got {value}")
+    if not body:
+        raise ValueError("a fact needs text")
+    triple = Triple(subject, predicate, object) if subject and predicate else parse_triple(body)
+    key = fact_key(triple.subject, triple.predicate)
+    vector = embedding if embedding is not None else embedder.embed(body)
+    session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
+    session.execute(text(_FACTS_LOCK), {"user": user_id})  # one writer of a user's facts at a time
+    existing = _find_match(session, user_id, body, key, triple, vector, cfg)
+    if existing is not None and existing[1] == "merge":
+        _merge(existing[0], confidence, salience, source_exchange_id)
+        session.flush()
+        return FactResult(existing[0].id, "merged")
+    fact = Fact(user_id=user_id, text=body, subject=normalise_subject(triple.subject),
+                predicate=normalise_predicate(triple.predicate), object=triple.object, fact_key=key, speaker="user",
+                confidence=float(confidence), salience=float(salience), embedding=vector,
+                embedding_model=getattr(embedder, "model_id", None),
+                source_exchange_ids=[source_exchange_id] if source_exchange_id is not None else [])
+    session.add(fact)
+    session.flush()
+    if existing is None:
+        return FactResult(fact.id, "inserted")
+    old = existing[0]
+    old.superseded_by, old.superseded_at = fact.id, utcnow()
+    session.flush()
+    logger.info("fact %s supersedes fact %s (%s)", fact.id, old.id, key)
+    return FactResult(fact.id, "superseded", superseded_id=old.id)
+
+
+def _find_match(session: Session, user_id: str, body: str, key: str | None, triple: Triple, vector: np.ndarray,
+                cfg: FactsConfig) -> tuple[Fact, str] | None:
+    """(fact, "merge" | "supersede") for the active fact the new one repeats or contradicts, else None."""
+    active = select(Fact).where(Fact.user_id == user_id, Fact.superseded_at.is_(None))
+    same_text = session.scalars(active.where(func.lower(Fact.text) == body.lower()).limit(1)).first()
+    if same_text is not None:
+        return same_text, "merge"
+    predicate = normalise_predicate(triple.predicate) or ""
+    multi = any(word in cfg.multi_valued_predicates for word in predicate.split())
+    if key:
+        for fact in session.scalars(active.where(Fact.fact_key == key).order_by(Fact.updated_at.desc())):
+            if _same_object(fact.object, triple.object):
+                return fact, "merge"
+            if not multi:
+                return fact, "supersede"
+    nearest = session.execute(
+        active.add_columns(Fact.embedding.cosine_distance(vector).label("distance"))
+        .where(Fact.embedding.is_not(None)).order_by("distance").limit(1)
+    ).first()
+    if nearest is not None and 1 - float(nearest.distance) >= cfg.merge_similarity:
+        fact = nearest[0]
+        # Near-identical wording with a different object of a single-valued key is a contradiction.
+        if key and fact.fact_key == key and not _same_object(fact.object, triple.object) and not multi:
+            return fact, "supersede"
+        return fact, "merge"
+    return None
+
+
+def _merge(fact: Fact, confidence: float, salience: float, source_exchange_id: int | None) -> None:
+    # Hearing it again makes it more certain: noisy-OR of the two confidences.
+    fact.confidence = round(1 - (1 - fact.confidence) * (1 - float(confidence)), 4)
+    fact.salience = max(fact.salience, float(salience))
+    fact.mentions = (fact.mentions or 1) + 1
+    if source_exchange_id is not None and source_exchange_id not in (fact.source_exchange_ids or []):
+        fact.source_exchange_ids = [*(fact.source_exchange_ids or []), source_exchange_id]
+    fact.updated_at = utcnow()
+
+
+def list_facts(session: Session, user_id: str, include_superseded: bool = False, *, limit: int | None = None,
+               offset: int = 0) -> list[Fact]:
+    """The user's facts, newest first; superseded ones only when asked (they are history)."""
+    statement = select(Fact).where(Fact.user_id == user_id)
+    if not include_superseded:
+        statement = statement.where(Fact.superseded_at.is_(None))
+    statement = statement.order_by(Fact.updated_at.desc(), Fact.id.desc()).offset(offset)
+    if limit is not None:
+        statement = statement.limit(limit)
+    return list(session.scalars(statement))
+
+
+def get_fact(session: Session, user_id: str, fact_id: int) -> Fact | None:
+    """One fact of this user (None for another user's id, exactly as for a missing one)."""
+    return session.scalars(select(Fact).where(Fact.user_id == user_id, Fact.id == fact_id)).first()
+
+
+def forget_fact(session: Session, user_id: str, fact_id: int) -> bool:
+    """Delete a fact and the older versions it superseded (forgetting a fact forgets its history)."""
+    chain = session.execute(
+        text("WITH RECURSIVE chain(id) AS (SELECT id FROM facts WHERE id = :id AND user_id = :user "
+             "UNION SELECT f.id FROM facts f JOIN chain c ON f.superseded_by = c.id WHERE f.user_id = :user) "
+             "SELECT id FROM chain"),
+        {"id": fact_id, "user": user_id},
+    ).scalars().all()
+    if not chain:
+        return False
+    # Newer versions that superseded this one stay superseded-free: clear their link first.
+    session.execute(update(Fact).where(Fact.user_id == user_id, Fact.superseded_by.in_(chain))
+                    .values(superseded_by=None))
+    session.execute(delete(Fact).where(Fact.user_id == user_id, Fact.id.in_(chain)))
+    session.flush()
+    return True
+
+
+def correct_fact(session: Session, user_id: str, fact_id: int, new_text: str,
+                 config: FactsConfig | None = None) -> Fact:
+    """A person's correction of a fact: a new fact (embedding pending) that supersedes the old one."""
+    cfg = config or FactsConfig()
+    old = get_fact(session, user_id, fact_id)
+    if old is None:
+        raise LookupError(fact_id)
+    body = clean_text(new_text, cfg.max_chars)
+    if not body:
+        raise ValueError("a fact needs text")
+    triple = parse_triple(body)
+    subject = normalise_subject(triple.subject) or old.subject
+    predicate = normalise_predicate(triple.predicate) or old.predicate
+    fact = Fact(user_id=user_id, text=body, subject=subject, predicate=predicate, object=triple.object,
+                fact_key=fact_key(subject, predicate), speaker="user", confidence=1.0, salience=old.salience,
+                embedding=None, source_exchange_ids=list(old.source_exchange_ids or []))
+    session.add(fact)
+    session.flush()
+    if old.superseded_at is None:
+        old.superseded_by, old.superseded_at = fact.id, utcnow()
+    session.flush()
+    return fact
+
+
+def fact_to_dict(fact: Fact) -> dict[str, object]:
+    """JSON-ready fact (no embedding)."""
+    return {
+        "id": fact.id, "text": fact.text, "subject": fact.subject, "predicate": fact.predicate, "object": fact.object,
+        "speaker": fact.speaker, "confidence": fact.confidence, "salience": fact.salience, "mentions": fact.mentions,
+        "source_exchange_ids": list(fact.source_exchange_ids or []), "external_id": fact.external_id,
+        "superseded_by": fact.superseded_by, "superseded_at": _iso(fact.superseded_at),
+        "access_count": fact.access_count, "last_accessed_at": _iso(fact.last_accessed_at),
+        "created_at": _iso(fact.created_at), "updated_at": _iso(fact.updated_at),
+        "embedded": fact.embedding is not None,
+    }
+
+
+def _iso(value: object) -> str | None:
+    return value.isoformat() if hasattr(value, "isoformat") else None

@@ -1,0 +1,218 @@
+"""Hybrid recall: vector kNN + IDF-weighted full-text (+ a time-window arm), fused, then reranked.
+
+``recall()`` gathers candidates of each kind (exchanges, facts, episodes) from the SQL arms in
+``services.memory.search``, computes every signal exactly for each candidate, fuses relevance
+(``configs/memory.toml`` [recall] fusion), multiplies it by boosts for recency (exp(−λ·Δt) from
+the timestamp, at query time), salience, access reinforcement and a matching time window,
+returns exchange hits with their neighbouring turns, and counts the access of what it returns.
+Without an embedder (the web process) it is full-text only.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+from sqlalchemy.orm import Session
+
+from services.embeddings import Embedder
+from services.memory import search
+from services.memory.config import MemoryConfig, RecallConfig
+from services.memory.search import Candidate
+from services.memory.timewords import Window, time_window
+
+KINDS = ("exchange", "fact", "episode")
+NEUTRAL_SALIENCE = 0.5
+
+
+@dataclass
+class RecallHit:
+    text: str
+    kind: str  # "exchange" | "fact" | "episode"
+    score: float
+    signals: dict[str, float]
+    exchange_ids: list[int]
+    external_ids: list[str]
+    id: int
+    at: dt.datetime | None = None
+    neighbours: list[dict[str, Any]] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (timestamps as ISO strings)."""
+        data = asdict(self)
+        data["at"] = self.at.isoformat() if self.at else None
+        for item in data["neighbours"]:
+            item["at"] = item["at"].isoformat() if isinstance(item.get("at"), dt.datetime) else item.get("at")
+        data["meta"] = {k: v.isoformat() if isinstance(v, dt.datetime) else v for k, v in self.meta.items()}
+        return data
+
+
+def recall(session: Session, embedder: Embedder | None, user_id: str, query: str, *, k: int = 10,
+           query_embedding: np.ndarray | None = None, config: MemoryConfig | RecallConfig | None = None,
+           kinds: Iterable[str] = KINDS, now: dt.datetime | None = None, reinforce: bool = True,
+           exclude_exchange_ids: Iterable[int] = ()) -> list[RecallHit]:
+    """The ``k`` memories of ``user_id`` most relevant to ``query``, best first.
+
+    Args:
+        embedder: embeds the query when ``query_embedding`` is not given; None → full-text only.
+        config: recall weights (``configs/memory.toml``); None → built-in defaults.
+        now: the clock for recency and relative dates ("last May"); None → the current time.
+        reinforce: count an access of each returned item (off for browsing and benchmarks).
+        exclude_exchange_ids: exchanges the caller already shows (e.g. working memory).
+    """
+    cfg = config.recall if isinstance(config, MemoryConfig) else (config or RecallConfig())
+    query = (query or "").strip()
+    if not query or k < 1:
+        return []
+    now = now or dt.datetime.now(dt.UTC)
+    qvec = query_embedding if query_embedding is not None else (embedder.embed(query) if embedder else None)
+    if qvec is not None:
+        search.prepare_vector_search(session, cfg)
+    terms = search.query_terms(session, user_id, query, cfg)
+    window = time_window(query, now)
+    candidates = [c for kind in kinds for c in _gather(session, kind, user_id, qvec, terms, window, cfg)]
+    scored = score_candidates(candidates, cfg, qvec is not None, window, now)
+    hits = _select(session, user_id, scored, k, cfg, set(exclude_exchange_ids))
+    if reinforce and hits:
+        ids: dict[str, list[int]] = {}
+        for hit in hits:
+            ids.setdefault(hit.kind, []).append(hit.id)
+        search.reinforce(session, user_id, ids, now)
+    return hits
+
+
+def _gather(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, terms: search.Terms,
+            window: Window | None, cfg: RecallConfig) -> list[Candidate]:
+    ids: dict[int, None] = {}
+    if qvec is not None:
+        ids.update(dict.fromkeys(search.vector_arm(session, kind, user_id, qvec, cfg.candidates)))
+    ids.update(dict.fromkeys(search.lexical_arm(session, kind, user_id, terms, cfg.candidates)))
+    if window is not None:
+        ids.update(dict.fromkeys(search.window_arm(session, kind, user_id, window, qvec, terms, cfg.candidates)))
+    return search.candidate_rows(session, kind, user_id, list(ids), qvec, terms)
+
+
+def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool, window: Window | None,
+                     now: dt.datetime) -> list[tuple[float, dict[str, float], Candidate]]:
+    """Fuse relevance, apply the boosts, and sort best first (zero-relevance candidates are dropped)."""
+    relevance = fuse(candidates, cfg, has_vector)
+    scored = []
+    for candidate, rel in zip(candidates, relevance, strict=True):
+        if rel <= 0:
+            continue
+        signals = _boost_signals(candidate, cfg, window, now)
+        boost = (1 + cfg.recency_weight * signals["recency"] + cfg.salience_weight * (2 * signals["salience"] - 1)
+                 + cfg.access_weight * signals["access"] + cfg.time_match_weight * signals["time_match"])
+        score = cfg.kind_weights.get(candidate.kind, 1.0) * rel * boost
+        signals.update(vector=round(candidate.sim, 4) if candidate.sim is not None else 0.0,
+                       lexical=round(candidate.lex, 4), relevance=round(rel, 4))
+        scored.append((score, signals, candidate))
+    scored.sort(key=lambda item: (-item[0], item[2].kind, item[2].id))
+    return scored
+
+
+def fuse(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool) -> list[float]:
+    """Relevance in 0..1 per candidate, by the configured fusion method."""
+    sims = [c.sim if c.sim is not None else 0.0 for c in candidates]
+    lexes = [c.lex for c in candidates]
+    if not has_vector:
+        return lexes
+    wv, wl = cfg.vector_weight, cfg.lexical_weight
+    total = (wv + wl) or 1.0
+    if cfg.fusion == "rrf":
+        vranks, lranks = _ranks(sims), _ranks(lexes)
+        best = (wv + wl) / (cfg.rrf_k + 1)
+        return [(wv / (cfg.rrf_k + vr) + (wl / (cfg.rrf_k + lr) if lex > 0 else 0.0)) / best
+                for vr, lr, lex in zip(vranks, lranks, lexes, strict=True)]
+    if cfg.fusion == "minmax":
+        sims_n, lexes_n = _minmax(sims), _minmax(lexes)
+        return [(wv * s + wl * x) / total for s, x in zip(sims_n, lexes_n, strict=True)]
+    span = cfg.sim_ceil - cfg.sim_floor
+    return [(wv * min(1.0, max(0.0, (s - cfg.sim_floor) / span)) + wl * x) / total
+            for s, x in zip(sims, lexes, strict=True)]
+
+
+def _ranks(values: list[float]) -> list[int]:
+    order = sorted(range(len(values)), key=lambda i: -values[i])
+    ranks = [0] * len(values)
+    for rank, index in enumerate(order, start=1):
+        ranks[index] = rank
+    return ranks
+
+
+def _minmax(values: list[float]) -> list[float]:
+    if not values:
+        return []
+    low, high = min(values), max(values)
+    if high - low < 1e-9:
+        return [1.0 if high > 0 else 0.0 for _ in values]
+    return [(v - low) / (high - low) for v in values]
+
+
+def _boost_signals(candidate: Candidate, cfg: RecallConfig, window: Window | None,
+                   now: dt.datetime) -> dict[str, float]:
+    age_days = max(0.0, (now - candidate.at).total_seconds() / 86400) if candidate.at else 365.0
+    salience = candidate.salience if candidate.salience is not None else NEUTRAL_SALIENCE
+    access = min(1.0, math.log1p(candidate.access) / math.log1p(max(1, cfg.access_saturation)))
+    in_window = bool(window and candidate.at and candidate.kind != "fact" and window[0] <= candidate.at < window[1])
+    return {
+        "recency": round(math.exp(-cfg.decay_per_day * age_days), 4),
+        "age_days": round(age_days, 2),
+        "salience": round(min(1.0, max(0.0, salience)), 4),
+        "access": round(access, 4),
+        "time_match": 1.0 if in_window else 0.0,
+    }
+
+
+def _select(session: Session, user_id: str, scored: list[tuple[float, dict[str, float], Candidate]], k: int,
+            cfg: RecallConfig, excluded: set[int]) -> list[RecallHit]:
+    """Top ``k`` hits; an exchange already returned as another hit's neighbour does not take a slot."""
+    pool = [item for item in scored if not (item[2].kind == "exchange" and item[2].id in excluded)][: k * 3]
+    exchange_ids = [c.id for _, _, c in pool if c.kind == "exchange"]
+    around = search.neighbours(session, user_id, exchange_ids, cfg.neighbours)
+    hits: list[RecallHit] = []
+    covered: set[int] = set()
+    for score, signals, candidate in pool:
+        if candidate.kind == "exchange" and candidate.id in covered:
+            continue
+        hit = _hit(candidate, score, signals, [n for n in around.get(candidate.id, []) if n["id"] not in excluded])
+        if candidate.kind == "exchange":
+            covered.update(hit.exchange_ids)
+        hits.append(hit)
+        if len(hits) == k:
+            break
+    sources = [i for hit in hits if hit.kind != "exchange" for i in hit.exchange_ids]
+    known = search.external_ids(session, user_id, sources)
+    for hit in hits:
+        if hit.kind != "exchange":
+            hit.external_ids = [known[i] for i in hit.exchange_ids if i in known]
+    return hits
+
+
+def _hit(candidate: Candidate, score: float, signals: dict[str, float], near: list[dict[str, Any]]) -> RecallHit:
+    row = candidate.row
+    if candidate.kind == "exchange":
+        text = "\n".join(part for part in (row["user_text"], row["reply"]) if part)
+        neighbour_rows = [{"exchange_id": n["id"], "text": "\n".join(p for p in (n["user_text"], n["reply"]) if p),
+                           "user_text": n["user_text"], "reply": n["reply"], "external_id": n["external_id"],
+                           "at": n["at"], "side": n["side"]} for n in near]
+        ids = [candidate.id] + [n["exchange_id"] for n in neighbour_rows]
+        external = [e for e in [row["external_id"]] + [n["external_id"] for n in neighbour_rows] if e]
+        meta = {"thread_id": row["thread_id"], "session_id": row["session_id"], "user_text": row["user_text"],
+                "reply": row["reply"]}
+        return RecallHit(text, "exchange", round(score, 5), signals, ids, external, candidate.id, candidate.at,
+                         neighbour_rows, meta)
+    if candidate.kind == "fact":
+        meta = {"confidence": row["confidence"], "created_at": row["created_at"]}
+        return RecallHit(row["text"], "fact", round(score, 5), signals, list(row["exchange_ids"] or []), [],
+                         candidate.id, candidate.at, [], meta)
+    text = f"{row['title']}: {row['gist']}" if row["gist"] else row["title"]
+    meta = {"summary": row["summary"], "outcome": row["outcome"], "open_loops": row["open_loops"],
+            "started_at": row["started_at"], "session_id": row["session_id"]}
+    return RecallHit(text, "episode", round(score, 5), signals, list(row["exchange_ids"] or []), [], candidate.id,
+                     candidate.at, [], meta)

@@ -1,0 +1,264 @@
+"""The SQL arms of recall: vector kNN (HNSW), IDF-weighted full-text (GIN) and time windows.
+
+Every statement here is filtered by ``user_id`` in SQL. Full-text uses an OR of the query's
+informative lexemes (``plainto_tsquery`` would AND them, too strict for questions) and scores
+a row by the IDF-weighted share of the query's lexemes it contains, so rare words such as
+names weigh more than common ones (``ts_rank_cd`` alone has no IDF).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import bindparam, text
+from sqlalchemy.orm import Session
+
+from services.db import EMBEDDING_DIM
+from services.memory.config import RecallConfig
+from services.memory.timewords import Window
+
+
+@dataclass(frozen=True)
+class KindSql:
+    """How one kind of memory is queried: its table, filters and per-row signal expressions."""
+
+    kind: str
+    source: str  # FROM clause with the alias t
+    active: str
+    time: str
+    salience: str
+    access: str
+    columns: str
+
+
+KINDS: dict[str, KindSql] = {
+    "exchange": KindSql(
+        "exchange",
+        "exchanges t LEFT JOIN memory_chunks c ON c.exchange_id = t.id "
+        "LEFT JOIN exchange_access a ON a.exchange_id = t.id",
+        "TRUE", "coalesce(t.occurred_at, t.created_at)", "c.salience", "coalesce(a.access_count, 0)",
+        "t.user_text, t.reply, t.external_id, t.thread_id, t.session_id, ARRAY[t.id] AS exchange_ids",
+    ),
+    "fact": KindSql(
+        "fact", "facts t", "t.superseded_at IS NULL", "t.updated_at", "t.salience", "t.access_count",
+        "t.text, t.confidence, t.source_exchange_ids AS exchange_ids, t.created_at",
+    ),
+    "episode": KindSql(
+        "episode", "episodes t", "TRUE", "coalesce(t.ended_at, t.created_at)", "t.salience", "t.access_count",
+        "t.title, t.gist, t.summary, t.outcome, t.open_loops, t.exchange_ids, t.started_at, t.session_id",
+    ),
+}
+TABLES = {"exchange": "exchanges", "fact": "facts", "episode": "episodes"}
+
+
+@dataclass
+class Terms:
+    """The query's lexemes with IDF weights, and the OR tsquery over the informative ones."""
+
+    lexemes: list[str] = field(default_factory=list)
+    weights: list[float] = field(default_factory=list)
+
+    @property
+    def tsquery(self) -> str:
+        return " | ".join(_quote(lexeme) for lexeme in self.lexemes)
+
+    def __bool__(self) -> bool:
+        return bool(self.lexemes)
+
+
+@dataclass
+class Candidate:
+    kind: str
+    id: int
+    row: dict[str, Any]
+    at: dt.datetime | None
+    sim: float | None
+    lex: float
+    salience: float | None
+    access: int
+    ranks: dict[str, int] = field(default_factory=dict)
+
+
+def _quote(lexeme: str) -> str:
+    return "'" + lexeme.replace("'", "''") + "'"
+
+
+def vector_param(name: str = "qvec") -> Any:
+    return bindparam(name, type_=Vector(EMBEDDING_DIM))
+
+
+def prepare_vector_search(session: Session, config: RecallConfig) -> None:
+    """HNSW settings for this transaction: wider search, and keep scanning when the user filter drops rows."""
+    session.execute(text("SELECT set_config('hnsw.ef_search', :ef, true), "
+                         "set_config('hnsw.iterative_scan', 'relaxed_order', true)"), {"ef": str(config.ef_search)})
+
+
+def query_terms(session: Session, user_id: str, query: str, config: RecallConfig) -> Terms:
+    """Stemmed lexemes of the query with BM25-style IDF from this user's exchanges."""
+    rows = session.execute(
+        text(
+            "SELECT l.lexeme, (SELECT count(*) FROM (SELECT 1 FROM exchanges e WHERE e.user_id = :user "
+            "AND e.search @@ CAST(quote_literal(l.lexeme) AS tsquery) LIMIT :cap) s) AS df "
+            "FROM unnest(tsvector_to_array(to_tsvector('english', :query))) AS l(lexeme)"
+        ),
+        {"user": user_id, "query": query, "cap": config.df_cap},
+    ).all()
+    if not rows:
+        return Terms()
+    total = session.scalar(text("SELECT count(*) FROM exchanges WHERE user_id = :user"), {"user": user_id}) or 0
+    scored = sorted(((lexeme, int(df)) for lexeme, df in rows), key=lambda item: item[1])
+    kept = [(lexeme, df) for lexeme, df in scored if total == 0 or df / max(total, 1) <= config.max_df_ratio]
+    kept = kept or scored[:1]  # a query of only common words still searches by its rarest one
+    n = max(total, 1)
+    return Terms([lexeme for lexeme, _ in kept], [math.log(1 + (n - df + 0.5) / (df + 0.5)) for _, df in kept])
+
+
+def _lex_sql(terms: Terms, params: dict[str, Any]) -> str:
+    """Σ idf(matched lexemes) / Σ idf(query lexemes), in 0..1."""
+    if not terms:
+        return "0.0"
+    total = sum(terms.weights) or 1.0
+    parts = []
+    for index, (lexeme, weight) in enumerate(zip(terms.lexemes, terms.weights, strict=True)):
+        params[f"lx{index}"] = _quote(lexeme)
+        params[f"lw{index}"] = weight / total
+        parts.append(f"CASE WHEN t.search @@ CAST(:lx{index} AS tsquery) THEN :lw{index} ELSE 0 END")
+    return "(" + " + ".join(parts) + ")"
+
+
+def vector_arm(session: Session, kind: str, user_id: str, qvec: np.ndarray, limit: int) -> list[int]:
+    """Ids of the nearest rows by cosine distance (HNSW index), nearest first."""
+    spec = KINDS[kind]
+    table = TABLES[kind]
+    statement = text(
+        f"SELECT t.id FROM {table} t WHERE t.user_id = :user AND {spec.active} "
+        "ORDER BY t.embedding <=> :qvec LIMIT :limit"
+    ).bindparams(vector_param())
+    return list(session.scalars(statement, {"user": user_id, "qvec": qvec, "limit": limit}))
+
+
+def lexical_arm(session: Session, kind: str, user_id: str, terms: Terms, limit: int) -> list[int]:
+    """Ids of rows matching any informative lexeme (GIN index), best IDF coverage first."""
+    if not terms:
+        return []
+    spec = KINDS[kind]
+    params: dict[str, Any] = {"user": user_id, "tsq": terms.tsquery, "limit": limit}
+    lex = _lex_sql(terms, params)
+    statement = text(
+        f"SELECT t.id FROM {TABLES[kind]} t WHERE t.user_id = :user AND {spec.active} "
+        f"AND t.search @@ CAST(:tsq AS tsquery) "
+        f"ORDER BY {lex} DESC, ts_rank_cd(t.search, CAST(:tsq AS tsquery), 32) DESC LIMIT :limit"
+    )
+    return list(session.scalars(statement, params))
+
+
+def window_arm(session: Session, kind: str, user_id: str, window: Window, qvec: np.ndarray | None, terms: Terms,
+               limit: int) -> list[int]:
+    """Ids of rows inside a time window, ordered by similarity (or term coverage without a vector)."""
+    if kind == "fact":
+        return []  # a fact is true until superseded; when it was stated is not what it is about
+    spec = KINDS[kind]
+    params: dict[str, Any] = {"user": user_id, "start": window[0], "end": window[1], "limit": limit}
+    if qvec is not None:
+        order = "t.embedding <=> :qvec"
+        params["qvec"] = qvec
+    else:
+        order = _lex_sql(terms, params) + " DESC"
+    statement = text(
+        f"SELECT t.id FROM {TABLES[kind]} t WHERE t.user_id = :user AND {spec.time} >= :start "
+        f"AND {spec.time} < :end ORDER BY {order} LIMIT :limit"
+    )
+    if qvec is not None:
+        statement = statement.bindparams(vector_param())
+    return list(session.scalars(statement, params))
+
+
+def candidate_rows(session: Session, kind: str, user_id: str, ids: list[int], qvec: np.ndarray | None,
+                   terms: Terms) -> list[Candidate]:
+    """Every signal of the candidate rows, computed exactly (not only for the arm that found them)."""
+    if not ids:
+        return []
+    spec = KINDS[kind]
+    params: dict[str, Any] = {"user": user_id, "ids": ids}
+    sim = "1 - (t.embedding <=> :qvec)" if qvec is not None else "NULL"
+    statement = text(
+        f"SELECT t.id, {spec.columns}, {spec.time} AS at, {sim} AS sim, {_lex_sql(terms, params)} AS lex, "
+        f"{spec.salience} AS salience, {spec.access} AS access FROM {spec.source} "
+        f"WHERE t.user_id = :user AND t.id = ANY(:ids)"
+    )
+    if qvec is not None:
+        params["qvec"] = qvec
+        statement = statement.bindparams(vector_param())
+    candidates = []
+    for row in session.execute(statement, params).mappings():
+        data = dict(row)
+        candidates.append(Candidate(
+            kind=kind, id=int(data["id"]), row=data, at=data["at"],
+            sim=None if data["sim"] is None else float(data["sim"]), lex=float(data["lex"] or 0.0),
+            salience=None if data["salience"] is None else float(data["salience"]), access=int(data["access"] or 0),
+        ))
+    return candidates
+
+
+def neighbours(session: Session, user_id: str, exchange_ids: list[int], width: int) -> dict[int, list[dict[str, Any]]]:
+    """For each exchange, the ``width`` turns before and after it in its thread, in time order."""
+    if not exchange_ids or width < 1:
+        return {}
+    time = "coalesce({a}.occurred_at, {a}.created_at)"
+    hit_t, row_t = time.format(a="h"), time.format(a="e")
+    columns = "e.id, e.user_text, e.reply, e.external_id"
+    statement = text(
+        f"SELECT h.id AS hit, n.* FROM exchanges h CROSS JOIN LATERAL ("
+        f"(SELECT {columns}, -1 AS side, {row_t} AS at FROM exchanges e WHERE e.thread_id = h.thread_id "
+        f"AND e.user_id = :user AND ({row_t}, e.id) < ({hit_t}, h.id) ORDER BY {row_t} DESC, e.id DESC LIMIT :w) "
+        f"UNION ALL "
+        f"(SELECT {columns}, 1 AS side, {row_t} AS at FROM exchanges e WHERE e.thread_id = h.thread_id "
+        f"AND e.user_id = :user AND ({row_t}, e.id) > ({hit_t}, h.id) ORDER BY {row_t}, e.id LIMIT :w)"
+        f") n WHERE h.user_id = :user AND h.id = ANY(:ids)"
+    )
+    found: dict[int, list[dict[str, Any]]] = {}
+    for row in session.execute(statement, {"user": user_id, "ids": exchange_ids, "w": width}).mappings():
+        found.setdefault(int(row["hit"]), []).append(dict(row))
+    for rows in found.values():
+        rows.sort(key=lambda r: (r["at"], r["id"]))
+    return found
+
+
+def external_ids(session: Session, user_id: str, exchange_ids: list[int]) -> dict[int, str]:
+    """External ids (from imports) of the given exchanges."""
+    if not exchange_ids:
+        return {}
+    rows = session.execute(
+        text("SELECT id, external_id FROM exchanges WHERE user_id = :user AND id = ANY(:ids) "
+             "AND external_id IS NOT NULL"),
+        {"user": user_id, "ids": exchange_ids},
+    )
+    return {int(row.id): row.external_id for row in rows}
+
+
+def reinforce(session: Session, user_id: str, ids_by_kind: dict[str, list[int]], now: dt.datetime) -> None:
+    """Count an access of each returned item (rows locked in id order, so concurrent recalls cannot deadlock)."""
+    for kind in ("fact", "episode"):
+        ids = sorted(set(ids_by_kind.get(kind, [])))
+        if ids:
+            table = TABLES[kind]
+            session.execute(
+                text(f"UPDATE {table} SET access_count = access_count + 1, last_accessed_at = :now FROM "
+                     f"(SELECT id FROM {table} WHERE user_id = :user AND id = ANY(:ids) ORDER BY id FOR UPDATE) s "
+                     f"WHERE {table}.id = s.id"),
+                {"user": user_id, "ids": ids, "now": now},
+            )
+    ids = sorted(set(ids_by_kind.get("exchange", [])))
+    if ids:
+        session.execute(
+            text("INSERT INTO exchange_access (exchange_id, user_id, access_count, last_accessed_at) "
+                 "SELECT id, user_id, 1, :now FROM exchanges WHERE user_id = :user AND id = ANY(:ids) ORDER BY id "
+                 "ON CONFLICT (exchange_id) DO UPDATE SET access_count = exchange_access.access_count + 1, "
+                 "last_accessed_at = excluded.last_accessed_at"),
+            {"user": user_id, "ids": ids, "now": now},
+        )

@@ -1,0 +1,129 @@
+"""Time expressions in a query ("last May", "in March 2024", "two weeks ago") → a date window.
+
+Recall uses the window as one more candidate arm and a boost, because questions about *when*
+("what did I do last May?") share few words with the turns that answer them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+MONTHS = {name: index + 1 for index, name in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+     "november", "december"])}
+MONTHS.update({name[:3]: number for name, number in list(MONTHS.items())})
+MONTHS["sept"] = 9
+NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+           "eight": 8, "nine": 9, "ten": 10, "couple": 2, "few": 3}
+UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+
+_MONTH_ALT = "|".join(sorted(MONTHS, key=len, reverse=True))
+_MONTH_RE = re.compile(rf"\b(?:(last|this|in|during|since)\s+)?({_MONTH_ALT})\.?(?:\s+(?:of\s+)?((?:19|20)\d\d))?\b")
+_AGO_RE = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple|few)\s+(?:of\s+)?"
+                     r"(day|week|month|year)s?\s+ago\b")
+_LAST_UNIT_RE = re.compile(r"\b(last|this|past)\s+(week|month|year|weekend)\b")
+_YEAR_RE = re.compile(r"\b(?:in|during|back in|since)\s+((?:19|20)\d\d)\b")
+_ISO_RE = re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b")
+_DAY_WORDS = {"yesterday": 1, "today": 0, "tonight": 0, "this morning": 0}
+
+Window = tuple[dt.datetime, dt.datetime]
+
+
+def time_window(text: str, now: dt.datetime) -> Window | None:
+    """The period a query refers to, as [start, end) in UTC, or None when it names none."""
+    lowered = text.lower()
+    for parse in (_iso_day, _month, _ago, _last_unit, _year, _day_word):
+        window = parse(lowered, now)
+        if window is not None:
+            return window
+    return None
+
+
+def _day(date: dt.date) -> Window:
+    start = dt.datetime(date.year, date.month, date.day, tzinfo=dt.UTC)
+    return start, start + dt.timedelta(days=1)
+
+
+def _month_window(year: int, month: int) -> Window:
+    start = dt.datetime(year, month, 1, tzinfo=dt.UTC)
+    end = dt.datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=dt.UTC)
+    return start, end
+
+
+def _iso_day(text: str, now: dt.datetime) -> Window | None:
+    match = _ISO_RE.search(text)
+    if not match:
+        return None
+    try:
+        return _day(dt.date(int(match.group(1)), int(match.group(2)), int(match.group(3))))
+    except ValueError:
+        return None
+
+
+def _month(text: str, now: dt.datetime) -> Window | None:
+    for match in _MONTH_RE.finditer(text):
+        qualifier, name, year = match.groups()
+        if name == "may" and not (qualifier or year):
+            continue  # "may" alone is almost always the verb
+        if name in {"mar", "jan", "jun", "jul", "aug", "oct", "nov", "dec", "sep", "apr", "feb"} and not (
+                qualifier or year):
+            continue  # bare abbreviations collide with words ("mar", "dec")
+        month = MONTHS[name]
+        if year:
+            return _month_window(int(year), month)
+        # "last May" in November means this year's May; in March it means last year's.
+        candidate = now.year if month < now.month or (qualifier != "last" and month == now.month) else now.year - 1
+        if qualifier == "this":
+            candidate = now.year
+        return _month_window(candidate, month)
+    return None
+
+
+def _ago(text: str, now: dt.datetime) -> Window | None:
+    match = _AGO_RE.search(text)
+    if not match:
+        return None
+    amount = int(match.group(1)) if match.group(1).isdigit() else NUMBERS[match.group(1)]
+    days = amount * UNIT_DAYS[match.group(2)]
+    # "Two weeks ago" is rarely exact: allow a quarter of the span (at least a day) either side.
+    slack = dt.timedelta(days=max(1.0, days / 4))
+    point = now - dt.timedelta(days=days)
+    return point - slack, point + slack
+
+
+def _last_unit(text: str, now: dt.datetime) -> Window | None:
+    match = _LAST_UNIT_RE.search(text)
+    if not match:
+        return None
+    which, unit = match.groups()
+    today = dt.datetime(now.year, now.month, now.day, tzinfo=dt.UTC)
+    if unit in ("week", "weekend"):
+        week_start = today - dt.timedelta(days=today.weekday())
+        if which == "this":
+            return week_start, week_start + dt.timedelta(days=7)
+        if which == "past":
+            return today - dt.timedelta(days=7), now + dt.timedelta(seconds=1)
+        return week_start - dt.timedelta(days=7), week_start
+    if unit == "month":
+        if which == "last":
+            previous = today.replace(day=1) - dt.timedelta(days=1)
+            return _month_window(previous.year, previous.month)
+        return (today - dt.timedelta(days=30), now) if which == "past" else _month_window(now.year, now.month)
+    year = now.year - 1 if which == "last" else now.year
+    return dt.datetime(year, 1, 1, tzinfo=dt.UTC), dt.datetime(year + 1, 1, 1, tzinfo=dt.UTC)
+
+
+def _year(text: str, now: dt.datetime) -> Window | None:
+    match = _YEAR_RE.search(text)
+    if not match:
+        return None
+    year = int(match.group(1))
+    return dt.datetime(year, 1, 1, tzinfo=dt.UTC), dt.datetime(year + 1, 1, 1, tzinfo=dt.UTC)
+
+
+def _day_word(text: str, now: dt.datetime) -> Window | None:
+    for word, days_back in _DAY_WORDS.items():
+        if re.search(rf"\b{word}\b", text):
+            return _day((now - dt.timedelta(days=days_back)).date())
+    return None

@@ -1,0 +1,102 @@
+"""Conversation sessions: runs of exchanges on one topic; closing one queues its episode.
+
+A session closes on a topic switch or after a quiet spell; the closed session's episode
+job goes to ``episodic-memory-queue`` with the session id (the job reads its exchanges).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import uuid
+from dataclasses import dataclass
+
+import redis
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from services.db import ConversationSession, Exchange
+from services.queues import EPISODIC_QUEUE, enqueue
+
+logger = logging.getLogger(__name__)
+
+EPISODE_JOB = "workers.episodic_memory.run"
+
+
+@dataclass(frozen=True)
+class SessionStep:
+    session_id: str
+    closed_session_id: str | None = None
+    close_reason: str | None = None
+
+
+def place_in_session(
+    db: Session, user_id: str, thread_id: str, topic: str, *, switched: bool, now: dt.datetime, idle_after_s: float
+) -> SessionStep:
+    """Continue the thread's open session, or close it (topic switch / quiet spell) and open a new one."""
+    current = db.scalars(
+        select(ConversationSession)
+        .where(ConversationSession.thread_id == thread_id, ConversationSession.ended_at.is_(None))
+        .order_by(ConversationSession.started_at.desc())
+        .with_for_update()
+    ).first()
+    reason = None
+    if current is not None:
+        idle = (now - current.last_active_at).total_seconds() > idle_after_s
+        if switched and current.topic != topic:
+            reason = "topic_switch"
+        elif idle:
+            reason = "inactivity"
+        else:
+            current.last_active_at = now
+            return SessionStep(current.id)
+        current.ended_at = now
+        current.close_reason = reason
+    opened = ConversationSession(
+        id=str(uuid.uuid4()), user_id=user_id, thread_id=thread_id, topic=topic, started_at=now, last_active_at=now
+    )
+    db.add(opened)
+    db.flush()
+    return SessionStep(opened.id, current.id if current is not None else None, reason)
+
+
+def session_exchange_ids(db: Session, session_id: str) -> list[int]:
+    return list(db.scalars(select(Exchange.id).where(Exchange.session_id == session_id).order_by(Exchange.id)))
+
+
+def enqueue_episode(connection: redis.Redis, session_id: str, exchange_ids: list[int]) -> str | None:
+    """Queue the episode of a closed session (once: the job id is the session's)."""
+    job_id = enqueue(
+        connection,
+        EPISODIC_QUEUE,
+        EPISODE_JOB,
+        session_id,
+        job_id=f"episode-{session_id}",
+        description=f"episode of session {session_id} ({len(exchange_ids)} exchanges: {exchange_ids[:50]})",
+        meta={"exchange_ids": exchange_ids},
+    )
+    if job_id:
+        logger.info("queued episode of session %s with %d exchanges", session_id, len(exchange_ids))
+    return job_id
+
+
+def close_quiet_sessions(
+    sessions: sessionmaker[Session], connection: redis.Redis, *, idle_after_s: float, now: dt.datetime | None = None
+) -> list[str]:
+    """Close sessions that went quiet and queue their episodes (the scheduler's sweep)."""
+    now = now or dt.datetime.now(dt.UTC)
+    cutoff = now - dt.timedelta(seconds=idle_after_s)
+    with sessions.begin() as db:
+        closed = list(
+            db.scalars(
+                update(ConversationSession)
+                .where(ConversationSession.ended_at.is_(None), ConversationSession.last_active_at < cutoff)
+                .values(ended_at=now, close_reason="inactivity")
+                .returning(ConversationSession.id)
+            )
+        )
+        exchange_ids = {session_id: session_exchange_ids(db, session_id) for session_id in closed}
+    for session_id in closed:
+        if exchange_ids[session_id]:
+            enqueue_episode(connection, session_id, exchange_ids[session_id])
+    return closed

@@ -1,0 +1,154 @@
+"""Deterministic topic classification against per-user topic centroids (pgvector HNSW).
+
+No LLM: a message's embedding is compared with the user's topic centroids through the
+HNSW index; the thread's recent topic gets a bonus (conversations stay on topic unless the
+message clearly moves away), a message far from every topic founds a new one named from
+its own keywords, and the chosen centroid moves toward the message as a capped running mean.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy import select, text
+from sqlalchemy.orm import Session
+
+from services.db import Topic, utcnow
+
+GENERAL = "general"
+_WORD = re.compile(r"[a-zA-Z][a-zA-Z'-]{2,}")
+STOPWORDS = frozenset(
+    """about above after again against all also and any are aren't because been before being below between both
+    but can can't cannot could couldn't did didn't does doesn't doing don't down during each few for from further
+    get got had hadn't has hasn't have haven't having her here hers herself him himself his how i'd i'll i'm i've
+    into isn't it's its itself just know let let's like make many may me might more most much must my myself need
+    not now off once only other our ours ourselves out over own please really same say see she she'd she'll she's
+    should shouldn't some something still such take tell than thank thanks that that's the their theirs them
+    themselves then there there's these they they'd they'll they're they've thing things think this those though
+    through too under until very want was wasn't way we we'd we'll we're we've well were weren't what what's when
+    where which while who whom why will with won't would wouldn't yes yet you you'd you'll you're you've your yours
+    yourself yourselves hello okay sure maybe today tomorrow yesterday going doing done one two help give show find
+    write explain use try keep put""".split()
+)
+
+
+@dataclass(frozen=True)
+class TopicConfig:
+    match_threshold: float = 0.42  # best similarity (with bonus) below this founds a new topic
+    recent_bonus: float = 0.12  # added to the thread's current topic: stay unless clearly elsewhere
+    centroid_cap: int = 50  # running mean over at most this many messages, so topics can drift
+    min_words_for_new_topic: int = 2
+    candidates: int = 5
+    name_words: int = 3
+    fallback_confidence: float = 0.1
+
+    @classmethod
+    def load(cls, configs_dir: Path) -> TopicConfig:
+        path = configs_dir / "topics.toml"
+        if not path.exists():
+            return cls()
+        with path.open("rb") as handle:
+            return cls(**tomllib.load(handle).get("classifier", {}))
+
+
+@dataclass(frozen=True)
+class TopicResult:
+    topic: str
+    confidence: float
+    is_new: bool
+    similarity: float
+    switched: bool
+
+
+def keywords(text_: str) -> list[str]:
+    """Content words of a message in order of appearance, without repeats."""
+    seen: list[str] = []
+    for word in _WORD.findall(text_.lower()):
+        word = word.strip("'-")
+        if len(word) >= 3 and word not in STOPWORDS and word not in seen:
+            seen.append(word)
+    return seen
+
+
+def topic_name(text_: str, taken: Sequence[str], words: int = 3) -> str:
+    """A readable name from the message's longest keywords, kept in sentence order."""
+    found = keywords(text_)
+    chosen = sorted(sorted(found, key=len, reverse=True)[:words], key=found.index)
+    base = "-".join(chosen) or GENERAL
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    return name
+
+
+def blend_centroid(centroid: np.ndarray, embedding: np.ndarray, count: int, cap: int) -> np.ndarray:
+    """Capped running mean, renormalised so cosine distances stay comparable."""
+    weight = 1.0 / min(count + 1, cap)
+    moved = centroid + (embedding - centroid) * weight
+    norm = float(np.linalg.norm(moved))
+    return moved / norm if norm else moved
+
+
+class TopicClassifier:
+    def __init__(self, config: TopicConfig) -> None:
+        self.config = config
+
+    def classify(
+        self, session: Session, user_id: str, text_: str, embedding: np.ndarray | None, recent_topic: str | None
+    ) -> TopicResult:
+        """Pick (or found) the user's topic for this message and update its centroid."""
+        if embedding is None:  # embedding failed: the design's fallback
+            switched = recent_topic not in (None, GENERAL)
+            return TopicResult(GENERAL, self.config.fallback_confidence, False, 0.0, switched)
+        vector = np.asarray(embedding, dtype=np.float32)
+        candidates = self._nearest(session, user_id, vector)
+        best, best_score, best_similarity = None, -1.0, 0.0
+        for topic, similarity in candidates:
+            score = similarity + (self.config.recent_bonus if topic.name == recent_topic else 0.0)
+            if score > best_score:
+                best, best_score, best_similarity = topic, score, similarity
+        content = keywords(text_)
+        if best is not None and (best_score >= self.config.match_threshold or not self._can_found(content)):
+            self._absorb(best, vector)
+            confidence = max(0.0, min(1.0, best_score))
+            return TopicResult(best.name, confidence, False, best_similarity, best.name != recent_topic)
+        if not self._can_found(content):
+            # Too little to found a topic on ("ok", "thanks"): stay where the conversation is.
+            return TopicResult(recent_topic or GENERAL, self.config.fallback_confidence, False, 0.0, False)
+        created = self._found(session, user_id, text_, vector)
+        return TopicResult(created.name, 1.0 - max(best_similarity, 0.0) / 2, True, 1.0, True)
+
+    def _can_found(self, content: list[str]) -> bool:
+        return len(content) >= self.config.min_words_for_new_topic
+
+    def _nearest(self, session: Session, user_id: str, vector: np.ndarray) -> list[tuple[Topic, float]]:
+        # Iterative index scans keep the HNSW search correct under the per-user filter.
+        session.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+        distance = Topic.centroid.cosine_distance(vector)
+        rows = session.execute(
+            select(Topic, distance).where(Topic.user_id == user_id).order_by(distance).limit(self.config.candidates)
+        ).all()
+        return [(topic, 1.0 - float(dist)) for topic, dist in rows]
+
+    def _absorb(self, topic: Topic, vector: np.ndarray) -> None:
+        centroid = np.asarray(topic.centroid, dtype=np.float32)
+        topic.centroid = blend_centroid(centroid, vector, topic.message_count, self.config.centroid_cap)
+        topic.message_count += 1
+        topic.updated_at = utcnow()
+
+    def _found(self, session: Session, user_id: str, text_: str, vector: np.ndarray) -> Topic:
+        taken = session.scalars(select(Topic.name).where(Topic.user_id == user_id)).all()
+        topic = Topic(
+            user_id=user_id,
+            name=topic_name(text_, list(taken) + [GENERAL], self.config.name_words),
+            centroid=vector,
+            message_count=1,
+        )
+        session.add(topic)
+        session.flush()
+        return topic

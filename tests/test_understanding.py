@@ -1,0 +1,161 @@
+"""Classification and routing inside the digest job: audit rows, modes, tie-breaker, feedback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+
+import pytest
+from rq import Queue
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from services.db import Exchange, RoutingDecision
+from services.embeddings import HashEmbedder
+from services.errors import EmbeddingError
+from services.queues import PROMPT_QUEUE
+from services.router import ModeRouter
+from tests.fake_llm import Error, Reply
+from tests.sse import parse_frames
+
+pytestmark = pytest.mark.integration
+
+
+def converse(client, run_jobs, text, thread_id=None):
+    body = {"text": text} if thread_id is None else {"text": text, "thread_id": thread_id}
+    response = client.post("/chat", data=json.dumps(body), content_type="application/json", buffered=False)
+    run_jobs((PROMPT_QUEUE,))
+    frames = [f for f in parse_frames(response.response) if not f.comment]
+    return response.headers["X-Thread-ID"], frames
+
+
+def decision_for(db_engine, request_text):
+    with Session(db_engine) as session:
+        return session.execute(
+            select(RoutingDecision, Exchange.mode, Exchange.reply, Exchange.topic)
+            .join(Exchange, Exchange.id == RoutingDecision.exchange_id)
+            .where(Exchange.user_text == request_text)
+        ).one()
+
+
+def test_every_turn_writes_a_decision_with_signals_and_scores(client, run_jobs, fake_llm, db_engine):
+    thread_id = None
+    for text in ["Tell me about the history of Lisbon.", "thanks!", "Schedule it."]:
+        thread_id, frames = converse(client, run_jobs, text, thread_id)
+        thinking = next(f for f in frames if f.event == "status" and f.data["stage"] == "thinking")
+        message = next(f for f in frames if f.event == "message")
+        assert thinking.data["mode"] == message.data["mode"]
+        row = decision_for(db_engine, text)
+        assert row.mode == message.data["mode"]
+        assert set(row.RoutingDecision.scores) == {"RESPOND", "CLARIFY", "ACKNOWLEDGE", "ACT", "IGNORE"}
+        assert row.RoutingDecision.signals["word_count"] > 0
+        assert row.RoutingDecision.latency_ms > 0
+        assert row.RoutingDecision.weights_version
+    assert decision_for(db_engine, "thanks!").mode == "ACKNOWLEDGE"
+    assert decision_for(db_engine, "Tell me about the history of Lisbon.").mode == "RESPOND"
+
+
+def test_ignore_makes_no_llm_call_and_still_stores(client, run_jobs, fake_llm, db_engine):
+    _, frames = converse(client, run_jobs, "?!?!")
+    message = next(f for f in frames if f.event == "message")
+    assert message.data["mode"] == "IGNORE" and message.data["text"] == ""
+    assert fake_llm.requests == []
+    assert decision_for(db_engine, "?!?!").reply == ""
+
+
+def test_clarify_fires_on_an_underspecified_action(client, run_jobs, fake_llm, db_engine):
+    fake_llm.script(Reply("What should I schedule, and when?"))
+    _, frames = converse(client, run_jobs, "Schedule it.")
+    assert next(f for f in frames if f.event == "message").data["mode"] == "CLARIFY"
+    system = fake_llm.requests[-1]["messages"][0]["content"]
+    assert "Mode: CLARIFY" in system and "What is missing:" in system
+
+
+def test_acknowledge_uses_its_own_prompt(client, run_jobs, fake_llm):
+    converse(client, run_jobs, "good morning!")
+    assert "Mode: ACKNOWLEDGE" in fake_llm.requests[-1]["messages"][0]["content"]
+
+
+def test_explicit_feedback_is_written_to_the_previous_decision(client, run_jobs, fake_llm, db_engine):
+    thread_id, _ = converse(client, run_jobs, "Explain how tides work.")
+    converse(client, run_jobs, "that's not what I asked", thread_id)
+    assert decision_for(db_engine, "Explain how tides work.").RoutingDecision.feedback == "negative"
+
+
+@pytest.fixture
+def close_call_router(worker_context, tmp_path):
+    """A router whose tie-break margin is huge, so every decision is a close call."""
+    configs = tmp_path / "configs"
+    shutil.copytree(worker_context.settings.configs_dir, configs, ignore=shutil.ignore_patterns("generated"))
+    (configs / "generated").mkdir()
+    (configs / "generated" / "router_weights.json").write_text(json.dumps({"tiebreak": {"margin": 1000}}))
+    original = worker_context.router
+    worker_context.router = ModeRouter(configs, None)
+    yield
+    worker_context.router = original
+
+
+def test_tiebreaker_asks_the_llm_between_the_top_two(client, run_jobs, fake_llm, db_engine, close_call_router):
+    fake_llm.route("scored almost equally", Reply("CLARIFY"))
+    fake_llm.script(Reply("Which one do you mean?"))
+    converse(client, run_jobs, "Explain how tides work.")
+    row = decision_for(db_engine, "Explain how tides work.").RoutingDecision
+    assert row.tiebreaker_used
+    prompt = next(r for r in fake_llm.requests if "scored almost equally" in json.dumps(r))
+    candidates = json.dumps(prompt)
+    assert "RESPOND" in candidates
+    if row.tiebreaker_result == "CLARIFY":
+        assert row.mode == "CLARIFY"
+
+
+def test_tiebreaker_failure_keeps_the_deterministic_mode(client, run_jobs, fake_llm, db_engine, close_call_router):
+    fake_llm.route("scored almost equally", Error(500))
+    converse(client, run_jobs, "Explain how tides work.")
+    row = decision_for(db_engine, "Explain how tides work.").RoutingDecision
+    assert row.tiebreaker_used and row.tiebreaker_result is None and row.mode == "RESPOND"
+
+
+class BrokenEmbedder(HashEmbedder):
+    def embed(self, text):  # type: ignore[no-untyped-def]
+        raise EmbeddingError("model crashed")
+
+
+def test_embedding_failure_falls_back_to_general(client, run_jobs, fake_llm, db_engine, worker_context):
+    worker_context.embedder = BrokenEmbedder()
+    _, frames = converse(client, run_jobs, "Tell me about volcanoes in Iceland.")
+    message = next(f for f in frames if f.event == "message")
+    assert message.data["topic"] == "general"
+    with db_engine.connect() as connection:
+        assert connection.execute(select(Exchange.embedding)).scalar_one() is None
+
+
+def test_topic_switch_closes_the_session_and_queues_its_episode(client, run_jobs, fake_llm, db_engine, real_redis,
+                                                                worker_context):
+    thread_id, _ = converse(client, run_jobs, "Planning a hiking trip through Patagonia next spring.")
+    converse(client, run_jobs, "Which boots handle Patagonian mud best?", thread_id)
+    _, frames = converse(client, run_jobs, "Completely different: my sourdough starter smells of acetone.",
+                         thread_id)
+    with db_engine.connect() as connection:
+        rows = connection.execute(select(Exchange.session_id, Exchange.topic).order_by(Exchange.id)).all()
+    assert rows[0].session_id is not None
+    assert rows[-1].session_id != rows[0].session_id
+    closed = rows[0].session_id
+    job = Queue("episodic-memory-queue", connection=real_redis).fetch_job(f"episode-{closed}")
+    assert job is not None and job.args == (closed,)
+    assert len(job.meta["exchange_ids"]) >= 1
+
+
+def test_stored_exchange_carries_its_embedding(client, run_jobs, fake_llm, db_engine):
+    converse(client, run_jobs, "Tell me about the moons of Jupiter.")
+    with db_engine.connect() as connection:
+        row = connection.execute(select(Exchange.embedding, Exchange.embedding_model)).one()
+    assert row.embedding is not None and len(row.embedding) == 384
+    assert row.embedding_model == HashEmbedder().model_id
+
+
+def test_routing_replay_is_deterministic(worker_context):
+    router = replace(worker_context).router
+    first = router.route_text("remind me on friday to water the plants")
+    second = router.route_text("remind me on friday to water the plants")
+    assert first.mode == second.mode == "ACT" and first.scores == second.scores

@@ -1,0 +1,171 @@
+"""The memory chunker (memory-chunker-queue): one job per stored exchange.
+
+Reads the exchange with some world state (time, earlier turns, related known facts), asks the
+``memory_chunker`` LLM role for a JSON chunk, validates it and stores it with the exchange's
+facts in one transaction. Invalid output after one retry → the exchange stays stored without
+enrichment, a ``failed`` chunk row and a counter record it. Transient LLM failures re-run the
+job later (``enqueue_in``; workers run ``--with-scheduler``). A retried job stores nothing twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any
+
+from rq import Queue
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from services.db import Exchange, User
+from services.embeddings import Embedder
+from services.errors import LLMError, LLMMalformedOutput
+from services.llm import Completion, with_note
+from services.memory.chunks import CHUNK_SCHEMA, ChunkInvalid, chunk_exists, store_chunk, store_failure, validate_chunk
+from services.memory.config import MemoryConfig, load_memory_config
+from services.memory.models import Fact
+from services.queues import MEMORY_CHUNKER_QUEUE
+from workers.context import WorkerContext, current_context
+
+logger = logging.getLogger(__name__)
+
+FAILURES_METRIC = "engram_memory_enrichment_failures_total"
+PROMPT = "memory-chunker"
+ROLE = "memory_chunker"
+
+
+def run(exchange_id: int, attempt: int = 0) -> str:
+    """RQ entry point: chunk one exchange; returns what happened (stored, exists, failed, retrying, missing)."""
+    context = current_context()
+    config = memory_config(context)
+    embedder = ensure_embedder(context)
+    with context.sessions() as session:
+        exchange = session.get(Exchange, exchange_id)
+        if exchange is None:
+            logger.info("exchange %s is gone; nothing to chunk", exchange_id)
+            return "missing"
+        if chunk_exists(session, exchange_id):
+            return "exists"
+        messages = build_messages(context, session, exchange, config)
+    try:
+        chunk, completion = ask_chunk(context, messages, config)
+    except (LLMMalformedOutput, ChunkInvalid) as exc:
+        return record_failure(context, exchange_id, "invalid_json", str(exc))
+    except LLMError as exc:
+        if reschedule(context, MEMORY_CHUNKER_QUEUE, "workers.memory_chunker.run", exchange_id, attempt,
+                      config.chunker.retry_backoff_s, f"chunk-{exchange_id}"):
+            return "retrying"
+        return record_failure(context, exchange_id, "llm_unavailable", str(exc))
+    with context.sessions.begin() as session:
+        exchange = session.get(Exchange, exchange_id)
+        if exchange is None:
+            return "missing"
+        stored = store_chunk(session, embedder, exchange, chunk, model=completion.model, facts_config=config.facts)
+    if stored is None:
+        return "exists"
+    actions = [result.action for result in stored.facts]
+    logger.info("exchange %s chunked: %d facts %s, %d assistant statements not stored as facts", exchange_id,
+                len(actions), actions, stored.skipped_assistant_facts, extra={"exchange_id": exchange_id})
+    return "stored"
+
+
+def ask_chunk(context: WorkerContext, messages: list[dict[str, Any]],
+              config: MemoryConfig) -> tuple[dict[str, Any], Completion]:
+    """JSON from the LLM, validated; a schema problem gets one more try with the problem named."""
+    schema = CHUNK_SCHEMA if config.chunker.send_schema else None
+    data, completion = context.llm.complete_json(ROLE, messages, schema=schema)
+    try:
+        return validate_chunk(data), completion
+    except ChunkInvalid as exc:
+        logger.warning("memory chunk has the wrong shape (%s); asking once more", exc)
+        note = f"Your JSON did not match the required shape: {exc}. Answer again with the exact keys."
+        data, completion = context.llm.complete_json(ROLE, with_note(messages, note), schema=schema)
+        return validate_chunk(data), completion
+
+
+def build_messages(context: WorkerContext, session: Session, exchange: Exchange,
+                   config: MemoryConfig) -> list[dict[str, Any]]:
+    """The chunker prompt with world state: time, earlier turns, related facts the person already told us."""
+    timezone = session.scalar(select(User.timezone).where(User.id == exchange.user_id)) or "UTC"
+    when = exchange.occurred_at or exchange.created_at or dt.datetime.now(dt.UTC)
+    system = context.prompts.render(
+        PROMPT, tz=timezone, when=when.isoformat(timespec="minutes"), user_text=exchange.user_text,
+        reply=exchange.reply or "(no reply)", earlier=_earlier(session, exchange, config.chunker.context_exchanges),
+        known_facts=_known_facts(session, exchange, config.chunker.known_facts),
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": "Write the memory chunk as JSON."}]
+
+
+def _earlier(session: Session, exchange: Exchange, count: int) -> str:
+    time = func.coalesce(Exchange.occurred_at, Exchange.created_at)
+    rows = session.scalars(
+        select(Exchange).where(Exchange.thread_id == exchange.thread_id, Exchange.user_id == exchange.user_id,
+                               Exchange.id != exchange.id, time <= (exchange.occurred_at or exchange.created_at))
+        .order_by(time.desc(), Exchange.id.desc()).limit(count)
+    ).all()
+    lines = [f"User: {row.user_text}\nAssistant: {row.reply}" for row in reversed(rows)]
+    return "\n".join(lines) or "(nothing earlier)"
+
+
+def _known_facts(session: Session, exchange: Exchange, count: int) -> str:
+    statement = select(Fact.text).where(Fact.user_id == exchange.user_id, Fact.superseded_at.is_(None))
+    if exchange.embedding is not None:
+        statement = statement.where(Fact.embedding.is_not(None)).order_by(Fact.embedding.cosine_distance(
+            exchange.embedding))
+    else:
+        statement = statement.order_by(Fact.updated_at.desc())
+    facts = session.scalars(statement.limit(count)).all()
+    return "\n".join(f"- {text}" for text in facts) or "(nothing yet)"
+
+
+def record_failure(context: WorkerContext, exchange_id: int, reason: str, detail: str) -> str:
+    """Count and log that the exchange stays without enrichment, and mark it done for the episode job."""
+    context.metrics.inc(FAILURES_METRIC, {"stage": "chunker", "reason": reason})
+    logger.warning("memory chunker: exchange %s stored without enrichment (%s): %s", exchange_id, reason, detail,
+                   extra={"exchange_id": exchange_id, "reason": reason})
+    with context.sessions.begin() as session:
+        exchange = session.get(Exchange, exchange_id)
+        if exchange is not None:
+            store_failure(session, exchange, f"{reason}: {detail}")
+    return "failed"
+
+
+def reschedule(context: WorkerContext, queue_name: str, func_path: str, key: Any, attempt: int,
+               backoff_s: tuple[int, ...], job_prefix: str) -> bool:
+    """Run the job again after the attempt's backoff; False when the backoff list is used up."""
+    if attempt >= len(backoff_s):
+        return False
+    delay = dt.timedelta(seconds=backoff_s[attempt])
+    Queue(queue_name, connection=context.redis).enqueue_in(
+        delay, func_path, key, attempt + 1, job_id=f"{job_prefix}-retry{attempt + 1}", result_ttl=3600,
+        failure_ttl=7 * 24 * 3600)
+    logger.info("%s %s: attempt %d, running again in %s", func_path, key, attempt + 1, delay)
+    return True
+
+
+def memory_config(context: WorkerContext) -> MemoryConfig:
+    """The memory settings of this process (read once; tests install their own in ``extras``)."""
+    config = context.extras.get("memory_config")
+    if config is None:
+        config = load_memory_config(context.settings.configs_dir)
+        context.extras["memory_config"] = config
+    return config
+
+
+def ensure_embedder(context: WorkerContext) -> Embedder:
+    """The process's embedder; loaded here once if the start-up did not load one for this role."""
+    if context.embedder is None:
+        from services.embeddings import configure_offline_torch, load_embedder
+
+        configure_offline_torch(1)
+        context.embedder = load_embedder(context.settings.embedder)
+    return context.embedder
+
+
+def embed_item(kind: str, item_id: int) -> str:
+    """RQ entry point: (re)compute the embedding of a fact or episode edited over REST (the web loads no model)."""
+    from services.memory.edits import embed_pending
+
+    context = current_context()
+    with context.sessions.begin() as session:
+        return embed_pending(session, ensure_embedder(context), kind, item_id)
