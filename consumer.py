@@ -72,8 +72,8 @@ def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
         if "OPENAI_BASE_URL" in llm_env:
             settings = Settings.from_env(env)
         supervised = [
-            Role(name, role_argv(name, settings), {**env, "ENGRAM_ROLE": name}, heartbeat=name != "web")
-            for name in roles
+            Role(name, role_argv(kind, settings), {**env, "ENGRAM_ROLE": kind}, heartbeat=kind != "web")
+            for kind, name in _instances(roles, settings)
         ] + llm_roles
         client = redis.Redis.from_url(settings.redis_url or "")
         supervisor = Supervisor(supervised, redis_client=client, hung_after_s=settings.hung_after_s)
@@ -83,6 +83,15 @@ def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
     finally:
         if handle is not None:
             handle.stop()
+
+
+def _instances(roles: Sequence[str], settings: Settings) -> list[tuple[str, str]]:
+    """(role, instance name) pairs: ENGRAM_DIGEST_WORKERS digest workers, one of everything else."""
+    pairs: list[tuple[str, str]] = []
+    for role in roles:
+        count = max(1, settings.digest_workers) if role == "digest" else 1
+        pairs += [(role, role if n == 0 else f"{role}-{n + 1}") for n in range(count)]
+    return pairs
 
 
 def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str, str]]:  # type: ignore[type-arg]

@@ -21,6 +21,7 @@ from services.queues import EPISODIC_QUEUE, enqueue
 logger = logging.getLogger(__name__)
 
 EPISODE_JOB = "workers.episodic_memory.run"
+SESSION_IDLE_S = 30 * 60  # a session with no message for this long is over
 
 
 @dataclass(frozen=True)

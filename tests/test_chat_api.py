@@ -178,3 +178,43 @@ def test_unknown_request_events_is_404(client):
 def test_wrong_method_is_json_405(client):
     response = client.get("/chat")
     assert response.status_code == 405 and response.is_json
+
+
+@pytest.fixture
+def no_retry_client(settings, db_engine, real_redis):  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    from api import WebDeps, create_app
+
+    strict = replace(settings, job_retries=0)
+    deps = WebDeps.build(strict)
+    yield create_app(strict, deps).test_client()
+    deps.fanout.stop()
+    deps.engine.dispose()
+
+
+def test_a_job_that_fails_for_good_tells_the_client_and_lands_in_failed_registry(
+    no_retry_client, run_jobs, fake_llm, db_engine, real_redis, monkeypatch
+):
+    from rq import Queue
+    from rq.registry import FailedJobRegistry
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("classifier exploded")
+
+    monkeypatch.setattr("workers.digest.understand", explode)
+    response = post_chat(no_retry_client, {"text": "this will fail"})
+    request_id = response.headers["X-Request-ID"]
+    run_jobs((PROMPT_QUEUE,))
+    frames = [f for f in parse_frames(response.response) if not f.comment]
+    assert events(frames)[-2:] == ["error", "done"]
+    assert frames[-2].data["recoverable"] is True and "went wrong" in frames[-2].data["message"]
+    failed = FailedJobRegistry(queue=Queue(PROMPT_QUEUE, connection=real_redis))
+    assert f"digest-{request_id}" in failed.get_job_ids()
+    with db_engine.connect() as connection:
+        assert connection.execute(text("SELECT count(*) FROM exchanges")).scalar_one() == 0
+    # The thread is not blocked: the next message goes through.
+    monkeypatch.undo()
+    follow_up = post_chat(no_retry_client, {"text": "and this works"})
+    run_jobs((PROMPT_QUEUE,))
+    assert events([f for f in parse_frames(follow_up.response) if not f.comment])[-2:] == ["message", "done"]

@@ -9,8 +9,8 @@ from the chunks, so a finished session always becomes an episode. Idempotent per
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
+import time
 from typing import Any
 
 from services.db import ConversationSession, Exchange
@@ -40,9 +40,15 @@ ROLE = "episodic_memory"
 JOB = "workers.episodic_memory.run"
 
 
-def run(session_id: str, attempt: int = 0) -> str:
-    """RQ entry point; returns what happened (stored, exists, waiting, retrying, empty, missing)."""
+def run(session_id: str, attempt: int = 0, first_seen: float | None = None) -> str:
+    """RQ entry point; returns what happened (stored, exists, waiting, retrying, empty, missing).
+
+    Args:
+        first_seen: unix time of the first attempt (the wait's deadline counts from it or the session's end,
+            whichever is later, so an imported session that ended long ago still waits for its chunks).
+    """
     context = current_context()
+    first_seen = first_seen or time.time()
     config = memory_config(context)
     with context.sessions() as session:
         conversation = session.get(ConversationSession, session_id)
@@ -55,14 +61,14 @@ def run(session_id: str, attempt: int = 0) -> str:
             return "empty"
         chunks = chunks_for(session, [e.id for e in exchanges])
     missing = [e.id for e in exchanges if e.id not in chunks]
-    if missing and not past_deadline(conversation, attempt, config):
+    if missing and not past_deadline(conversation, attempt, config, first_seen):
         if reschedule(context, EPISODIC_QUEUE, JOB, session_id, attempt, config.episodic.backoff_s,
-                      f"episode-{session_id}"):
+                      f"episode-{session_id}", first_seen=first_seen):
             logger.info("session %s: %d of %d chunks missing; waiting", session_id, len(missing), len(exchanges))
             return "waiting"
     if missing:
         logger.warning("session %s: proceeding without %d chunk(s) after the deadline", session_id, len(missing))
-    episode, model = _compose(context, conversation, exchanges, chunks, config, attempt)
+    episode, model = _compose(context, conversation, exchanges, chunks, config, attempt, first_seen)
     if episode is None:
         return "retrying"
     embedder = ensure_embedder(context)
@@ -75,17 +81,18 @@ def run(session_id: str, attempt: int = 0) -> str:
     return "stored"
 
 
-def past_deadline(conversation: ConversationSession, attempt: int, config: MemoryConfig) -> bool:
-    """True once the session ended more than ``deadline_s`` ago (or the backoff list is used up)."""
-    ended = conversation.ended_at or conversation.last_active_at
-    if ended is None or attempt >= len(config.episodic.backoff_s):
+def past_deadline(conversation: ConversationSession, attempt: int, config: MemoryConfig, first_seen: float) -> bool:
+    """True once ``deadline_s`` has passed since the session ended and the job first ran (or backoff is used up)."""
+    if attempt >= len(config.episodic.backoff_s):
         return True
-    return (dt.datetime.now(dt.UTC) - ended).total_seconds() >= config.episodic.deadline_s
+    ended = conversation.ended_at or conversation.last_active_at
+    start = max(ended.timestamp() if ended else 0.0, first_seen)
+    return time.time() - start >= config.episodic.deadline_s
 
 
 def _compose(context: WorkerContext, conversation: ConversationSession, exchanges: list[Exchange],
-             chunks: dict[int, MemoryChunk], config: MemoryConfig,
-             attempt: int) -> tuple[dict[str, Any] | None, str | None]:
+             chunks: dict[int, MemoryChunk], config: MemoryConfig, attempt: int,
+             first_seen: float) -> tuple[dict[str, Any] | None, str | None]:
     """The episode from the LLM, or built from the chunks when its output is unusable (None: retry later)."""
     messages = build_messages(context, conversation, exchanges, chunks, config)
     try:
@@ -95,7 +102,7 @@ def _compose(context: WorkerContext, conversation: ConversationSession, exchange
         reason, detail = "invalid_json", str(exc)
     except LLMError as exc:
         if reschedule(context, EPISODIC_QUEUE, JOB, conversation.id, attempt, config.episodic.backoff_s,
-                      f"episode-{conversation.id}"):
+                      f"episode-{conversation.id}", first_seen=first_seen):
             return None, None
         reason, detail = "llm_unavailable", str(exc)
     context.metrics.inc(FAILURES_METRIC, {"stage": "episodic", "reason": reason})

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
+from services.act.critic import awaits_confirmation
+from services.act.reply import act_reply
 from services.llm import Completion, generate_with_fallback
 from services.threads import history_text
 from workers.context import WorkerContext
@@ -85,9 +87,16 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
 
     ``session`` is the digest's open transaction: the exchange is stored in it afterwards.
     """
+    started = time.monotonic()
+    # ACT, or a "yes"/"no" answering the critic's question, whatever mode the router chose for it.
+    if understanding.mode == "ACT" or awaits_confirmation(context.threads, turn.request.thread_id, turn.request.text):
+        deltas = DeltaPublisher(context, turn)
+        act = act_reply(context, turn, understanding, session, deltas, on_retry=deltas.restart)
+        deltas.flush()
+        turn.mark("generation_s", time.monotonic() - started)
+        return Reply(text=act.text, completion=act.completion, fallback=act.fallback, tool_trail=act.trail)
     if understanding.mode == "IGNORE":
         return Reply(text="", completion=_empty_completion())
-    started = time.monotonic()
     messages = build_messages(context, turn, understanding)
     deltas = DeltaPublisher(context, turn)
     role = MODE_PROMPTS.get(understanding.mode, "respond")

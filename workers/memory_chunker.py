@@ -131,14 +131,14 @@ def record_failure(context: WorkerContext, exchange_id: int, reason: str, detail
 
 
 def reschedule(context: WorkerContext, queue_name: str, func_path: str, key: Any, attempt: int,
-               backoff_s: tuple[int, ...], job_prefix: str) -> bool:
+               backoff_s: tuple[int, ...], job_prefix: str, **kwargs: Any) -> bool:
     """Run the job again after the attempt's backoff; False when the backoff list is used up."""
     if attempt >= len(backoff_s):
         return False
     delay = dt.timedelta(seconds=backoff_s[attempt])
     Queue(queue_name, connection=context.redis).enqueue_in(
-        delay, func_path, key, attempt + 1, job_id=f"{job_prefix}-retry{attempt + 1}", result_ttl=3600,
-        failure_ttl=7 * 24 * 3600)
+        delay, func_path, args=(key, attempt + 1), kwargs=kwargs, job_id=f"{job_prefix}-retry{attempt + 1}",
+        result_ttl=3600, failure_ttl=7 * 24 * 3600)
     logger.info("%s %s: attempt %d, running again in %s", func_path, key, attempt + 1, delay)
     return True
 

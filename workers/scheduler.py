@@ -20,10 +20,13 @@ import redis
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
+from sqlalchemy.orm import Session, sessionmaker
 
+from services.db import make_engine, make_sessionmaker
 from services.janitor import recover_abandoned
 from services.logs import configure_logging
 from services.queues import enqueue
+from services.sessions import SESSION_IDLE_S, close_quiet_sessions
 from services.settings import Settings
 from workers.startup import beat
 
@@ -66,7 +69,9 @@ def fire_once(connection: redis.Redis, service: str, fire_time: float, action: C
     return True
 
 
-def build_scheduler(settings: Settings, connection: redis.Redis) -> BlockingScheduler:
+def build_scheduler(
+    settings: Settings, connection: redis.Redis, sessions: sessionmaker[Session] | None = None
+) -> BlockingScheduler:
     leadership = Leadership(connection)
     # coalesce: a tick missed while the process was busy or down runs once, not N times.
     scheduler = BlockingScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 300})
@@ -77,6 +82,14 @@ def build_scheduler(settings: Settings, connection: redis.Redis) -> BlockingSche
             recover_abandoned(connection)
 
     scheduler.add_job(housekeeping, IntervalTrigger(seconds=5), id="housekeeping", next_run_time=_now())
+    if sessions is not None:
+
+        def close_sessions() -> None:
+            if leadership.hold():
+                closed = close_quiet_sessions(sessions, connection, idle_after_s=SESSION_IDLE_S)
+                logger.info("session sweep closed %d quiet session(s)", len(closed))
+
+        scheduler.add_job(close_sessions, IntervalTrigger(seconds=60), id="quiet-sessions")
     for name, spec in load_schedules(settings.configs_dir).items():
         scheduler.add_job(
             _enqueue_service(connection, leadership, name, spec),
@@ -117,7 +130,8 @@ def main() -> None:
     if not settings.redis_url:
         raise SystemExit("the scheduler needs REDIS_URL (engram run sets it)")
     connection = redis.Redis.from_url(settings.redis_url)
-    scheduler = build_scheduler(settings, connection)
+    engine = make_engine(settings.database_url) if settings.database_url else None
+    scheduler = build_scheduler(settings, connection, make_sessionmaker(engine) if engine is not None else None)
 
     def stop(signum: int, frame: Any) -> None:
         threading.Thread(target=scheduler.shutdown, kwargs={"wait": False}, daemon=True).start()

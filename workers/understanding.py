@@ -20,14 +20,13 @@ from services.db import RoutingDecision as DecisionRow
 from services.errors import EmbeddingError, LLMError
 from services.queues import ChatRequest
 from services.router import RoutingContext, RoutingDecision, apply_tiebreak, detect_feedback, tiebreak_candidates
-from services.sessions import enqueue_episode, place_in_session, session_exchange_ids
+from services.sessions import SESSION_IDLE_S, enqueue_episode, place_in_session, session_exchange_ids
 from services.threads import ThreadState, history_text
 from services.topics import GENERAL
 from workers.context import WorkerContext
 
 logger = logging.getLogger(__name__)
 
-SESSION_IDLE_S = 30 * 60
 WARMTH_HALF_LIFE_S = 15 * 60
 
 

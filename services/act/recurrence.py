@@ -67,13 +67,13 @@ def parse_rrule(text: str) -> Rule:
     for item in filter(None, text.upper().split(";")):
         key, sep, value = item.partition("=")
         if not sep or key not in {"FREQ", "INTERVAL", "BYDAY", "BYMONTHDAY", "UNTIL"}:
-            raise RecurrenceError(f"unsupported recurrence part {item!r}; use daily, weekly, weekdays, "
-                                  "'every monday', 'every 2 hours', FREQ=...;INTERVAL=...;BYDAY=... or CRON:m h dom mon dow")
+            raise RecurrenceError(f"unsupported recurrence part {item!r}; use daily, weekly, weekdays, 'every "
+                                  "monday', 'every 2 hours', FREQ=...;INTERVAL=...;BYDAY=... or CRON:m h dom mon dow")
         parts[key] = value
     if parts.get("FREQ") not in FREQS:
         raise RecurrenceError(f"recurrence needs FREQ= one of {', '.join(FREQS)}")
-    by_day = tuple(sorted({_day_code(code) for code in parts["BYDAY"].split(",")})) if "BYDAY" in parts else ()
-    by_month_day = tuple(sorted({_month_day(v) for v in parts["BYMONTHDAY"].split(",")})) if "BYMONTHDAY" in parts else ()
+    by_day = tuple(sorted({_day_code(code) for code in parts.get("BYDAY", "").split(",") if code}))
+    by_month_day = tuple(sorted({_month_day(day) for day in parts.get("BYMONTHDAY", "").split(",") if day}))
     return Rule(parts["FREQ"], _positive(parts.get("INTERVAL", "1")), by_day, by_month_day, _until(parts.get("UNTIL")))
 
 

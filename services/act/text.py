@@ -12,7 +12,8 @@ STOPWORDS = frozenset(
     "only or other our ours out over own please same she should so some such than that the their theirs them then "
     "there these they this those through to too under until up very was we were what when where which while who whom "
     "why will with would you your yours yourself tell told say said know remind reminder reminders add put list lists "
-    "set get make want need thing things something really maybe yes no ok okay dont don't im i'm it's that's let".split()
+    "set get make want need thing things something really maybe yes ok okay dont don't im i'm it's that's let"
+    .split()
 )
 
 

@@ -64,7 +64,8 @@ def _target(ctx: SkillContext, args: Arguments) -> Goal:
     if args.get("goal_id") is not None:
         found = [goal for goal in goals if goal.id == args["goal_id"]]
         if not found:
-            raise SkillError("not_found", f"no goal with id {args['goal_id']}", available=[_view(g) for g in goals[:10]])
+            available = [_view(goal) for goal in goals[:10]]
+            raise SkillError("not_found", f"no goal with id {args['goal_id']}", available=available)
         return found[0]
     if not args.get("match"):
         raise SkillError("needs_info", "which goal?", missing="which goal (its id or words of it)")

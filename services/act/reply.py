@@ -1,0 +1,110 @@
+"""An ACT turn from the digest's point of view: run the loop, re-route, write the reply with the trail.
+
+After the loop the turn ends in a terminal mode: RESPOND (say what was done), CLARIFY (a skill
+needs a detail the person did not give) or the critic's confirmation question (no LLM call).
+The whole trail — actions, compaction and steering records, the end record — goes back to the
+digest, which stores it with the exchange in the same transaction as the skills' writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from services.act import steering
+from services.act.compaction import entry_line
+from services.act.loop import ActOutcome, ActTurn, after_commit, run_act_turn
+from services.act.prompt import reply_messages
+from services.act.when import zone_of
+from services.llm import Completion, generate_with_fallback
+
+INSTRUCTIONS = {
+    "RESPOND": "Tell the person what you did or found.",
+    "CLARIFY": "A detail is missing: {missing}. Say briefly what you did so far (if anything), then ask exactly "
+               "one short question to get that detail. Do not pretend the missing part was done.",
+}
+
+
+@dataclass
+class ActReply:
+    text: str
+    completion: Completion
+    fallback: bool
+    trail: list[dict[str, Any]]
+    reply_mode: str
+
+
+def act_reply(context: Any, turn: ActTurn, understanding: Any, session: Session, on_delta: Callable[[str], None],
+              on_retry: Callable[[], None] | None = None) -> ActReply:
+    """Run the ACT loop for the turn and generate its reply (streamed through ``on_delta``)."""
+    outcome = run_act_turn(context, turn, understanding, session)
+    if outcome.question is not None:
+        text, completion, fallback = outcome.question, _empty(), False
+        on_delta(text)
+    else:
+        completion, fallback = _generate(context, turn, understanding, outcome, on_delta, on_retry)
+        text = completion.text.strip()
+        if fallback:
+            text = done_summary(outcome.trail) or text
+    trail = [*outcome.trail, {"type": "end", "reason": outcome.reason, "reply_mode": outcome.reply_mode,
+                              "iterations": outcome.iterations}]
+    if outcome.steered:
+        reply = {"text": text, "mode": understanding.mode, "topic": understanding.topic}
+        after_commit(session, lambda: steering.settle(context.redis, context.events, outcome.steered, turn.request,
+                                                      reply))
+    return ActReply(text, total_completion([*outcome.completions, completion], text), fallback, trail,
+                    outcome.reply_mode)
+
+
+def _generate(context: Any, turn: ActTurn, understanding: Any, outcome: ActOutcome,
+              on_delta: Callable[[str], None], on_retry: Callable[[], None] | None) -> tuple[Completion, bool]:
+    mode = outcome.reply_mode
+    instructions = INSTRUCTIONS[mode].format(missing=outcome.missing or "")
+    user_message = turn.request.text + "".join(f"\n{later.text}" for later in outcome.steered)
+    messages = reply_messages(context.prompts, state=outcome.state, topic=understanding.topic,
+                              user_message=user_message, instructions=instructions, reason=_reason_text(outcome),
+                              zone=_zone(outcome), zone_name=outcome.zone_name, now=outcome.now)
+    role = "clarify" if mode == "CLARIFY" else "respond"
+    return generate_with_fallback(context.llm, role, messages, on_delta, on_retry=on_retry)
+
+
+def done_summary(trail: list[dict[str, Any]]) -> str:
+    """A plain reply from the trail when the reply LLM failed: the person still learns what was done."""
+    done = [entry for entry in trail if entry.get("type") == "action" and entry.get("ok")]
+    if not done:
+        return ""
+    lines = "\n".join(f"- {entry_line(entry)}" for entry in done)
+    return f"I had trouble writing a proper answer, but this is what I did:\n{lines}"
+
+
+def total_completion(completions: list[Completion], text: str) -> Completion:
+    """One completion for the exchange: the reply's, with tokens summed over every LLM call of the turn."""
+    last = completions[-1]
+    return replace(
+        last, text=text,
+        prompt_tokens=sum(c.prompt_tokens for c in completions),
+        completion_tokens=sum(c.completion_tokens for c in completions),
+        total_tokens=sum(c.total_tokens for c in completions),
+        latency_s=sum(c.latency_s for c in completions),
+        usage_estimated=any(c.usage_estimated for c in completions),
+    )
+
+
+def _reason_text(outcome: ActOutcome) -> str:
+    return {
+        "no_actions": "finished", "confirmed": "the person confirmed the pending action",
+        "declined": "the person declined the pending action", "fatigue": "stopped: too many actions",
+        "iteration_cap": "stopped at the step limit", "wall_clock": "stopped: out of time",
+        "llm_error": "stopped: the planning step failed", "context_full": "stopped: too much to keep track of",
+    }.get(outcome.reason, outcome.reason)
+
+
+def _zone(outcome: ActOutcome) -> Any:
+    return zone_of(outcome.zone_name)
+
+
+def _empty() -> Completion:
+    return Completion(text="", model="", prompt_tokens=0, completion_tokens=0, total_tokens=0, latency_s=0.0)

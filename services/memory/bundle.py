@@ -1,0 +1,188 @@
+"""Export everything a user has as a versioned JSON bundle, and import such a bundle back.
+
+The bundle holds exchanges, conversation sessions, memory chunks, facts (with their supersede
+history) and episodes. Embeddings are left out: they belong to a model, and import recomputes
+them. Exchanges are keyed by their external id (or ``exchange:<request_id>``), facts by theirs
+(or a hash of text and creation time); importing the same bundle twice stores nothing twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import redis
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from services.db import ConversationSession, Exchange, insert
+from services.embeddings import Embedder
+from services.memory.episodes import episode_embedding_text
+from services.memory.facts import fact_key
+from services.memory.importer import ImportReport, Record, digest, enqueue_jobs, session_id_for, store_records
+from services.memory.models import Episode, Fact, MemoryChunk
+from services.queues import MEMORY_CHUNKER_QUEUE
+
+logger = logging.getLogger(__name__)
+
+FORMAT = "engram-memory-bundle"
+VERSION = 1
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _time(value: str | None) -> dt.datetime | None:
+    return dt.datetime.fromisoformat(value) if value else None
+
+
+def exchange_key(exchange: Exchange) -> str:
+    return exchange.external_id or f"exchange:{exchange.request_id}"
+
+
+def fact_key_of(fact: Fact) -> str:
+    return fact.external_id or "fact:" + digest(fact.text, _iso(fact.created_at) or "", size=32)
+
+
+def export_bundle(session: Session, user_id: str) -> dict[str, Any]:
+    """Everything stored for ``user_id`` (and nothing of anyone else), as one JSON-ready dict."""
+    time = func.coalesce(Exchange.occurred_at, Exchange.created_at)
+    exchanges = session.scalars(select(Exchange).where(Exchange.user_id == user_id).order_by(time, Exchange.id)).all()
+    keys = {e.id: exchange_key(e) for e in exchanges}
+    facts = session.scalars(select(Fact).where(Fact.user_id == user_id).order_by(Fact.id)).all()
+    fact_keys = {f.id: fact_key_of(f) for f in facts}
+    return {
+        "format": FORMAT, "version": VERSION, "user_id": user_id,
+        "exported_at": dt.datetime.now(dt.UTC).isoformat(),
+        "sessions": [_session_dict(s) for s in session.scalars(
+            select(ConversationSession).where(ConversationSession.user_id == user_id)
+            .order_by(ConversationSession.started_at))],
+        "exchanges": [_exchange_dict(e, keys[e.id]) for e in exchanges],
+        "chunks": [{"exchange_key": keys.get(c.exchange_id), "status": c.status, "chunk": c.chunk,
+                    "salience": c.salience, "model": c.model, "error": c.error, "created_at": _iso(c.created_at)}
+                   for c in session.scalars(select(MemoryChunk).where(MemoryChunk.user_id == user_id))],
+        "facts": [_fact_dict(f, fact_keys, keys) for f in facts],
+        "episodes": [_episode_dict(e, keys) for e in session.scalars(
+            select(Episode).where(Episode.user_id == user_id).order_by(Episode.id))],
+    }
+
+
+def _session_dict(s: ConversationSession) -> dict[str, Any]:
+    return {"id": s.id, "thread_id": s.thread_id, "topic": s.topic, "started_at": _iso(s.started_at),
+            "ended_at": _iso(s.ended_at), "close_reason": s.close_reason}
+
+
+def _exchange_dict(e: Exchange, key: str) -> dict[str, Any]:
+    return {"key": key, "request_id": e.request_id, "thread_id": e.thread_id, "session_id": e.session_id,
+            "source": e.source, "user_text": e.user_text, "reply": e.reply, "mode": e.mode, "topic": e.topic,
+            "occurred_at": _iso(e.occurred_at or e.created_at), "external_id": e.external_id}
+
+
+def _fact_dict(f: Fact, fact_keys: dict[int, str], keys: dict[int, str]) -> dict[str, Any]:
+    return {"key": fact_keys[f.id], "text": f.text, "subject": f.subject, "predicate": f.predicate,
+            "object": f.object, "speaker": f.speaker, "confidence": f.confidence, "salience": f.salience,
+            "mentions": f.mentions, "source_exchange_keys": [keys[i] for i in f.source_exchange_ids or [] if i in keys],
+            "superseded_by_key": fact_keys.get(f.superseded_by) if f.superseded_by else None,
+            "superseded_at": _iso(f.superseded_at), "access_count": f.access_count,
+            "created_at": _iso(f.created_at), "updated_at": _iso(f.updated_at)}
+
+
+def _episode_dict(e: Episode, keys: dict[int, str]) -> dict[str, Any]:
+    return {"session_id": e.session_id, "title": e.title, "gist": e.gist, "summary": e.summary, "intent": e.intent,
+            "emotion": e.emotion, "outcome": e.outcome, "salience": e.salience, "open_loops": e.open_loops,
+            "started_at": _iso(e.started_at), "ended_at": _iso(e.ended_at), "model": e.model,
+            "exchange_keys": [keys[i] for i in e.exchange_ids or [] if i in keys], "created_at": _iso(e.created_at)}
+
+
+def is_bundle(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("format") == FORMAT
+
+
+def import_bundle(sessions: sessionmaker[Session], embedder: Embedder, user_id: str, bundle: dict[str, Any], *,
+                  progress: Callable[[int], None] | None = None, connection: redis.Redis | None = None,
+                  batch_size: int = 256) -> ImportReport:
+    """Load a bundle for ``user_id`` (any user's bundle: ids are remapped); idempotent."""
+    if bundle.get("version") != VERSION:
+        raise ValueError(f"unsupported bundle version {bundle.get('version')!r} (this Engram reads {VERSION})")
+    records = [_record(item) for item in bundle.get("exchanges", [])]
+    # Chunks come with the bundle, so only exchanges without one would need the chunker.
+    report = store_records(sessions, embedder, user_id, records, batch_size=batch_size, progress=progress,
+                           connection=None)
+    ids = report.ids_by_key
+    with sessions.begin() as session:
+        _import_chunks(session, user_id, bundle.get("chunks", []), ids)
+        _import_facts(session, embedder, user_id, bundle.get("facts", []), ids)
+        _import_episodes(session, embedder, user_id, bundle.get("episodes", []), ids)
+    if connection is not None:
+        with sessions() as session:
+            done = set(session.scalars(select(MemoryChunk.exchange_id).where(MemoryChunk.user_id == user_id)))
+        missing = [(i, f"chunk-{i}") for i in ids.values() if i not in done]
+        report.chunk_jobs += enqueue_jobs(connection, MEMORY_CHUNKER_QUEUE, "workers.memory_chunker.run", missing)
+    return report
+
+
+def _record(item: dict[str, Any]) -> Record:
+    at = _time(item.get("occurred_at")) or dt.datetime.now(dt.UTC)
+    return Record(key=item["key"], thread_key=f"bundle-thread:{item.get('thread_id')}",
+                  session_key=f"bundle-session:{item.get('session_id') or item.get('thread_id')}",
+                  user_text=item.get("user_text") or "", reply=item.get("reply") or "", at=at,
+                  mode=item.get("mode") or "IMPORT", topic=item.get("topic") or "imported",
+                  source=item.get("source") or "text", request_id=item.get("request_id"))
+
+
+def _import_chunks(session: Session, user_id: str, chunks: list[dict[str, Any]], ids: dict[str, int]) -> None:
+    rows = [{"user_id": user_id, "exchange_id": ids[c["exchange_key"]], "status": c["status"], "chunk": c["chunk"],
+             "salience": c.get("salience"), "model": c.get("model"), "error": c.get("error")}
+            for c in chunks if c.get("exchange_key") in ids]
+    if rows:
+        session.execute(insert(MemoryChunk).values(rows).on_conflict_do_nothing(index_elements=["exchange_id"]))
+
+
+def _import_facts(session: Session, embedder: Embedder, user_id: str, facts: list[dict[str, Any]],
+                  ids: dict[str, int]) -> None:
+    present = {fact_key_of(f): f for f in session.scalars(select(Fact).where(Fact.user_id == user_id))}
+    fresh = [f for f in facts if f["key"] not in present and f.get("speaker", "user") == "user"]
+    vectors = embedder.embed_many([f["text"] for f in fresh]) if fresh else []
+    for item, vector in zip(fresh, vectors, strict=True):
+        fact = Fact(user_id=user_id, text=item["text"], subject=item.get("subject"), predicate=item.get("predicate"),
+                    object=item.get("object"), speaker="user", confidence=item["confidence"],
+                    salience=item["salience"], mentions=item.get("mentions") or 1, embedding=vector,
+                    embedding_model=embedder.model_id, external_id=item["key"],
+                    source_exchange_ids=[ids[k] for k in item.get("source_exchange_keys", []) if k in ids],
+                    superseded_at=_time(item.get("superseded_at")), access_count=item.get("access_count") or 0,
+                    created_at=_time(item.get("created_at")), updated_at=_time(item.get("updated_at")))
+        fact.fact_key = fact_key(fact.subject, fact.predicate)
+        session.add(fact)
+        present[item["key"]] = fact
+    session.flush()
+    for item in facts:
+        newer = present.get(item.get("superseded_by_key") or "")
+        if newer is not None and item["key"] in present:
+            present[item["key"]].superseded_by = newer.id
+
+
+def _import_episodes(session: Session, embedder: Embedder, user_id: str, episodes: list[dict[str, Any]],
+                     ids: dict[str, int]) -> None:
+    for item in episodes:
+        exchange_ids = [ids[k] for k in item.get("exchange_keys", []) if k in ids]
+        session_id = _episode_session(session, user_id, item, exchange_ids)
+        values = {key: item.get(key) for key in ("title", "gist", "summary", "intent", "emotion", "outcome",
+                                                 "salience", "model")}
+        values.update(open_loops=item.get("open_loops") or [], started_at=_time(item.get("started_at")),
+                      ended_at=_time(item.get("ended_at")), exchange_ids=exchange_ids)
+        session.execute(insert(Episode).values(
+            user_id=user_id, session_id=session_id, embedding=embedder.embed(episode_embedding_text(values)),
+            embedding_model=embedder.model_id, **values).on_conflict_do_nothing(
+            index_elements=["user_id", "session_id"]))
+
+
+def _episode_session(session: Session, user_id: str, item: dict[str, Any], exchange_ids: list[int]) -> str:
+    """The session the episode belongs to here: the one its exchanges are in, else a derived id."""
+    if exchange_ids:
+        current = session.scalar(select(Exchange.session_id).where(Exchange.id == exchange_ids[0]))
+        if current:
+            return current
+    return session_id_for(user_id, f"bundle-session:{item['session_id']}")

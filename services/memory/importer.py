@@ -1,0 +1,293 @@
+"""Import past conversations through the real storage and indexing path.
+
+Input: JSON lines ``{"session", "speaker" | "role", "text", "timestamp", "external_id"?}``. A user
+line followed by assistant line(s) of the same session becomes one exchange (consecutive user
+lines join). With named speakers instead of roles, a session's first speaker takes the user's
+side and every line keeps its speaker's name ("Caroline: ..."), so names are searchable. Each
+session becomes a thread and a closed conversation session.
+
+An exchange's key is the external_id of its first line, else a hash of session, speaker, text
+and timestamp; it is stored as the exchange's ``external_id``. Keys already stored are skipped
+before anything is embedded, so a re-run stores nothing twice and an interrupted run resumes
+where it stopped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+from rq import Queue
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from services.db import ConversationSession, Exchange, Thread, User, insert
+from services.embeddings import Embedder
+from services.queues import EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE
+
+logger = logging.getLogger(__name__)
+
+USER_SIDE = {"user", "human", "me", "person", "customer"}
+ASSISTANT_SIDE = {"assistant", "ai", "bot", "gpt", "model", "engram", "agent"}
+IMPORT_MODE = "IMPORT"
+MAX_TEXT = 20_000
+
+
+@dataclass(frozen=True)
+class Line:
+    number: int
+    session: str
+    speaker: str
+    named: bool  # a person's name rather than a role
+    text: str
+    at: dt.datetime
+    external_id: str | None
+
+
+@dataclass(frozen=True)
+class BadLine:
+    number: int
+    reason: str
+
+
+@dataclass
+class Record:
+    """One exchange to store."""
+
+    key: str
+    thread_key: str
+    session_key: str
+    user_text: str
+    reply: str
+    at: dt.datetime
+    mode: str = IMPORT_MODE
+    topic: str = "imported"
+    source: str = "text"
+    request_id: str | None = None
+
+
+@dataclass
+class ImportReport:
+    lines: int = 0
+    bad: list[BadLine] = field(default_factory=list)
+    exchanges: int = 0
+    stored: int = 0
+    skipped: int = 0
+    sessions: int = 0
+    chunk_jobs: int = 0
+    episode_jobs: int = 0
+    ids_by_key: dict[str, int] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        return {"lines": self.lines, "bad_lines": len(self.bad), "exchanges": self.exchanges, "stored": self.stored,
+                "already_stored": self.skipped, "sessions": self.sessions, "chunk_jobs": self.chunk_jobs,
+                "episode_jobs": self.episode_jobs}
+
+
+def digest(*parts: str, size: int = 40) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:size]
+
+
+def parse_timestamp(value: Any) -> dt.datetime:
+    """ISO 8601 (naive → UTC) or unix seconds."""
+    if isinstance(value, bool):
+        raise ValueError("timestamp must be ISO 8601 text or unix seconds")
+    if isinstance(value, int | float):
+        return dt.datetime.fromtimestamp(float(value), dt.UTC)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("missing 'timestamp'")
+    parsed = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+def parse_line(number: int, raw: str) -> Line:
+    """One input line, or ValueError saying what is wrong with it."""
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    session = data.get("session")
+    if isinstance(session, bool) or not isinstance(session, str | int) or str(session).strip() == "":
+        raise ValueError("missing 'session'")
+    speaker = data.get("speaker", data.get("role"))
+    if not isinstance(speaker, str) or not speaker.strip():
+        raise ValueError("missing 'speaker' or 'role'")
+    body = data.get("text")
+    if not isinstance(body, str) or not body.strip():
+        raise ValueError("missing or empty 'text'")
+    if len(body) > MAX_TEXT:
+        raise ValueError(f"'text' longer than {MAX_TEXT} characters")
+    try:
+        at = parse_timestamp(data.get("timestamp"))
+    except (ValueError, OverflowError, OSError) as exc:
+        raise ValueError(f"bad 'timestamp': {exc}") from None
+    external_id = data.get("external_id")
+    if external_id is not None and (not isinstance(external_id, str | int) or len(str(external_id)) > 200):
+        raise ValueError("'external_id' must be a string of at most 200 characters")
+    role = speaker.strip().lower()
+    if role == "system":
+        raise ValueError("system lines are not part of a conversation")
+    named = role not in USER_SIDE | ASSISTANT_SIDE
+    return Line(number, str(session), speaker.strip(), named, body.strip(), at,
+                None if external_id is None else str(external_id))
+
+
+def parse_lines(lines: Iterable[str]) -> tuple[list[Line], list[BadLine], int]:
+    """Good lines, bad lines (with their 1-based numbers) and the count of non-blank lines."""
+    good, bad, seen = [], [], 0
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        seen += 1
+        try:
+            good.append(parse_line(number, raw))
+        except ValueError as exc:
+            bad.append(BadLine(number, str(exc)))
+    return good, bad, seen
+
+
+def pair_exchanges(lines: list[Line]) -> list[Record]:
+    """Group lines into exchanges per session, in file order."""
+    records: list[Record] = []
+    open_by_session: dict[str, Record] = {}
+    first_named: dict[str, str] = {}
+    for line in lines:
+        user_side = _user_side(line, first_named)
+        content = f"{line.speaker}: {line.text}" if line.named else line.text
+        current = open_by_session.get(line.session)
+        if user_side and current is not None and not current.reply:
+            current.user_text += "\n" + content  # the person kept talking before any answer
+            continue
+        if user_side or current is None:
+            key = line.external_id or "h:" + digest(line.session, line.speaker, line.text, line.at.isoformat())
+            current = Record(key=key, thread_key=line.session, session_key=line.session,
+                             user_text=content if user_side else "", reply="" if user_side else content, at=line.at)
+            records.append(current)
+            open_by_session[line.session] = current
+            continue
+        current.reply = f"{current.reply}\n{content}" if current.reply else content
+    return records
+
+
+def _user_side(line: Line, first_named: dict[str, str]) -> bool:
+    if not line.named:
+        return line.speaker.lower() in USER_SIDE
+    first = first_named.setdefault(line.session, line.speaker)
+    return line.speaker == first
+
+
+def thread_id_for(user_id: str, thread_key: str) -> str:
+    return "imp-" + digest(user_id, "thread", thread_key)
+
+
+def session_id_for(user_id: str, session_key: str) -> str:
+    return "ims-" + digest(user_id, "session", session_key)
+
+
+def store_records(sessions: sessionmaker[Session], embedder: Embedder, user_id: str, records: list[Record], *,
+                  batch_size: int = 256, progress: Callable[[int], None] | None = None,
+                  connection: redis.Redis | None = None, report: ImportReport | None = None) -> ImportReport:
+    """Store exchanges (embedded in batches) with their threads and sessions; enqueue enrichment if connected.
+
+    Args:
+        connection: Redis for chunker and episode jobs; None → no enrichment (``--no-enrich``).
+    """
+    report = report or ImportReport()
+    report.exchanges += len(records)
+    touched: set[str] = set()
+    with sessions.begin() as session:
+        session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
+    for start in range(0, len(records), batch_size):
+        batch = records[start : start + batch_size]
+        inserted = _store_batch(sessions, embedder, user_id, batch, report)
+        touched.update(record.session_key for record in batch if record.key in inserted)
+        if connection is not None and inserted:
+            report.chunk_jobs += enqueue_jobs(connection, MEMORY_CHUNKER_QUEUE, "workers.memory_chunker.run",
+                                               [(i, f"chunk-{i}") for i in inserted.values()])
+        if progress is not None:
+            progress(len(batch))
+    report.sessions += len(touched)
+    if connection is not None and touched:
+        jobs = [(sid, f"episode-{sid}") for sid in sorted(session_id_for(user_id, key) for key in touched)]
+        report.episode_jobs += enqueue_jobs(connection, EPISODIC_QUEUE, "workers.episodic_memory.run", jobs)
+    return report
+
+
+def _store_batch(sessions: sessionmaker[Session], embedder: Embedder, user_id: str, batch: list[Record],
+                 report: ImportReport) -> dict[str, int]:
+    """Insert the batch's new exchanges in one transaction; returns key → id of those inserted."""
+    with sessions.begin() as session:
+        existing = _existing(session, user_id, batch)
+        report.ids_by_key.update(existing)
+        fresh = [record for record in batch if record.key not in existing]
+        report.skipped += len(batch) - len(fresh)
+        if not fresh:
+            return {}
+        _ensure_threads(session, user_id, fresh)
+        vectors = embedder.embed_many([f"{r.user_text}\n{r.reply}".strip() for r in fresh])
+        rows = [_exchange_row(user_id, record, vector, embedder.model_id) for record, vector in zip(fresh, vectors,
+                                                                                                   strict=True)]
+        result = session.execute(insert(Exchange).values(rows).on_conflict_do_nothing()
+                                 .returning(Exchange.id, Exchange.external_id))
+        inserted = {row.external_id: int(row.id) for row in result}
+    report.stored += len(inserted)
+    report.skipped += len(fresh) - len(inserted)
+    report.ids_by_key.update(inserted)
+    return inserted
+
+
+def _existing(session: Session, user_id: str, batch: list[Record]) -> dict[str, int]:
+    keys = [record.key for record in batch]
+    found = {row.external_id: int(row.id) for row in session.execute(
+        select(Exchange.id, Exchange.external_id).where(Exchange.user_id == user_id, Exchange.external_id.in_(keys)))}
+    originals = {record.request_id: record.key for record in batch if record.request_id}
+    if originals:  # a bundle exported from this very database: the original rows are already here
+        for row in session.execute(select(Exchange.id, Exchange.request_id).where(
+                Exchange.user_id == user_id, Exchange.request_id.in_(list(originals)))):
+            found[originals[row.request_id]] = int(row.id)
+    return found
+
+
+def _ensure_threads(session: Session, user_id: str, records: list[Record]) -> None:
+    spans: dict[tuple[str, str], list[dt.datetime]] = {}
+    for record in records:
+        spans.setdefault((record.thread_key, record.session_key), []).append(record.at)
+    for (thread_key, session_key), times in spans.items():
+        thread_id = thread_id_for(user_id, thread_key)
+        session.execute(insert(Thread).values(id=thread_id, user_id=user_id, created_at=min(times),
+                                              last_active_at=max(times)).on_conflict_do_nothing())
+        statement = insert(ConversationSession).values(
+            id=session_id_for(user_id, session_key), user_id=user_id, thread_id=thread_id, topic="imported",
+            started_at=min(times), last_active_at=max(times), ended_at=max(times), close_reason="imported")
+        session.execute(statement.on_conflict_do_update(index_elements=["id"], set_={
+            "started_at": func.least(ConversationSession.started_at, statement.excluded.started_at),
+            "last_active_at": func.greatest(ConversationSession.last_active_at, statement.excluded.last_active_at),
+            "ended_at": func.greatest(ConversationSession.ended_at, statement.excluded.ended_at)}))
+
+
+def _exchange_row(user_id: str, record: Record, vector: Any, model_id: str) -> dict[str, Any]:
+    return {
+        "request_id": "imr-" + digest(user_id, record.key), "user_id": user_id,
+        "thread_id": thread_id_for(user_id, record.thread_key), "session_id": session_id_for(user_id,
+                                                                                          record.session_key),
+        "source": record.source, "user_text": record.user_text, "reply": record.reply, "mode": record.mode,
+        "topic": record.topic, "external_id": record.key, "occurred_at": record.at, "embedding": vector,
+        "embedding_model": model_id, "tool_trail": [], "timings": {}, "confidence": 0.0, "fallback": False,
+    }
+
+
+def enqueue_jobs(connection: redis.Redis, queue_name: str, func_path: str, jobs: list[tuple[Any, str]]) -> int:
+    """Enqueue many jobs in one round trip (``job_id`` makes a repeated enqueue replace, not duplicate)."""
+    queue = Queue(queue_name, connection=connection)
+    data = [Queue.prepare_data(func_path, args=(arg,), job_id=job_id, result_ttl=3600, failure_ttl=7 * 24 * 3600)
+            for arg, job_id in jobs]
+    return len(queue.enqueue_many(data))
+

@@ -1,0 +1,118 @@
+"""ACT end to end: POST /chat → digest job → router picks ACT → loop with scripted tool calls → stored turn."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from zoneinfo import ZoneInfo
+
+import pytest
+from sqlalchemy import select
+
+from services.act.models import ListItem, NamedList, ScheduledItem
+from services.db import Exchange, User
+from services.queues import PROMPT_QUEUE
+from tests.fake_llm import Json, Reply, ToolCalls
+from tests.sse import parse_frames
+
+pytestmark = pytest.mark.integration
+
+ZONE = "America/New_York"
+DONE = Json({"actions": []})
+
+
+def post_chat(client, text, thread_id=None):
+    body = {"text": text, **({"thread_id": thread_id} if thread_id else {})}
+    return client.post("/chat", data=json.dumps(body), content_type="application/json", buffered=False)
+
+
+def chat(client, run_jobs, text, thread_id=None):
+    """One message through the whole pipeline; returns (frames, thread_id)."""
+    response = post_chat(client, text, thread_id)
+    run_jobs((PROMPT_QUEUE,))
+    frames = [frame for frame in parse_frames(response.response) if not frame.comment]
+    return frames, response.headers["X-Thread-ID"]
+
+
+def message_of(frames):
+    return next(frame.data for frame in frames if frame.event == "message")
+
+
+@pytest.fixture
+def person(settings, db_engine):
+    """The default user, living in New York."""
+    with db_engine.begin() as connection:
+        connection.execute(User.__table__.insert().values(id=settings.default_user, timezone=ZONE))
+    return settings.default_user
+
+
+def tomorrow_at(hour: int) -> dt.datetime:
+    zone = ZoneInfo(ZONE)
+    tomorrow = dt.datetime.now(zone).date() + dt.timedelta(days=1)
+    return dt.datetime.combine(tomorrow, dt.time(hour), tzinfo=zone).astimezone(dt.UTC)
+
+
+def test_remind_me_tomorrow_at_9_stores_the_right_utc_time(client, run_jobs, fake_llm, db_engine, person):
+    fake_llm.script(
+        ToolCalls([("schedule", {"operation": "create", "text": "Call the dentist", "due": "tomorrow at 9"})]),
+        DONE,
+        Reply("Done: I'll remind you tomorrow at 9:00 to call the dentist."),
+    )
+    frames, _ = chat(client, run_jobs, "Remind me tomorrow at 9 to call the dentist")
+    message = message_of(frames)
+    assert message["mode"] == "ACT"
+    assert message["metrics"]["tools"] == {"schedule": 1}
+    assert {"stage": "acting", "skill": "schedule"} in [f.data for f in frames if f.event == "status"]
+    with db_engine.connect() as connection:
+        item = connection.execute(select(ScheduledItem)).one()
+        exchange = connection.execute(select(Exchange)).one()
+    assert item.due_at == tomorrow_at(9)
+    assert (item.text, item.kind, item.status, item.timezone) == ("Call the dentist", "reminder", "active", ZONE)
+    assert item.created_request_id == exchange.request_id
+    actions = [entry for entry in exchange.tool_trail if entry["type"] == "action"]
+    assert actions[0]["skill"] == "schedule" and actions[0]["ok"] is True
+    assert actions[0]["result"]["created"]["due_local"].endswith("T09:00-05:00") or \
+        actions[0]["result"]["created"]["due_local"].endswith("T09:00-04:00")
+    assert exchange.tool_trail[-1]["type"] == "end" and exchange.tool_trail[-1]["reason"] == "no_actions"
+
+
+def test_shopping_list_add_then_ask(client, run_jobs, fake_llm, db_engine, person):
+    fake_llm.script(
+        ToolCalls([("list", {"operation": "add", "name": "shopping", "items": ["milk"]})]), DONE,
+        Reply("Added milk to your shopping list."),
+    )
+    frames, thread_id = chat(client, run_jobs, "Add milk to my shopping list")
+    assert message_of(frames)["metrics"]["tools"] == {"list": 1}
+    with db_engine.connect() as connection:
+        rows = connection.execute(select(NamedList.name, ListItem.text).join(ListItem)).all()
+    assert rows == [("shopping", "milk")]
+
+    fake_llm.script(
+        ToolCalls([("list", {"operation": "view", "name": "shopping list"})]), DONE,
+        Reply("Your shopping list has: milk."),
+    )
+    frames, _ = chat(client, run_jobs, "What's on my shopping list?", thread_id)
+    assert "milk" in message_of(frames)["text"]
+    reply_prompt = fake_llm.requests[-1]["messages"][0]["content"]
+    assert '"items":[{"text":"milk","checked":false}]' in reply_prompt  # the trail reached the reply prompt
+
+
+def test_low_confidence_reminder_waits_for_yes(client, run_jobs, fake_llm, db_engine, person):
+    # The model gets the hour wrong: the critic asks instead of storing a 10:00 reminder.
+    fake_llm.script(ToolCalls([("schedule", {"operation": "create", "text": "call the dentist",
+                                             "due": "tomorrow at 10"})]))
+    frames, thread_id = chat(client, run_jobs, "Remind me tomorrow at 9 to call the dentist")
+    question = message_of(frames)["text"]
+    assert question.startswith("Before I do that, please confirm") and "tomorrow at 10" in question
+    with db_engine.connect() as connection:
+        assert connection.execute(select(ScheduledItem)).all() == []
+
+    fake_llm.script(Reply("Okay, the reminder is set for tomorrow at 10:00."))
+    frames, _ = chat(client, run_jobs, "yes", thread_id)
+    assert message_of(frames)["metrics"]["tools"] == {"schedule": 1}
+    with db_engine.connect() as connection:
+        item = connection.execute(select(ScheduledItem)).one()
+        trail = connection.execute(select(Exchange.tool_trail).order_by(Exchange.id.desc())).scalars().first()
+    assert item.due_at == tomorrow_at(10)
+    assert trail[0]["type"] == "confirmation" and trail[0]["decision"] == "confirmed"
+    assert trail[-1]["reason"] == "confirmed"

@@ -1,0 +1,83 @@
+"""Scheduler leadership, once-per-fire-time guards and the janitor's recovery of dead workers' jobs."""
+
+from __future__ import annotations
+
+import time
+
+import fakeredis
+import pytest
+from rq import Queue, Retry
+from rq.job import JobStatus
+from rq.registry import StartedJobRegistry
+
+from services.janitor import LEASE_KEY, OWNED_KEY, job_lease, recover_abandoned
+from workers.scheduler import Leadership, fire_once, load_schedules
+
+
+def test_only_one_scheduler_leads_and_a_standby_takes_over():
+    connection = fakeredis.FakeRedis()
+    first, second = Leadership(connection), Leadership(connection)
+    assert first.hold() and first.hold()
+    assert not second.hold()
+    connection.delete("engram:scheduler:leader")  # the leader died and its lease lapsed
+    assert second.hold() and not first.hold()
+
+
+def test_a_fire_time_runs_once_across_schedulers():
+    connection = fakeredis.FakeRedis()
+    calls: list[int] = []
+    assert fire_once(connection, "drift", 1_700_000_000, lambda: calls.append(1))
+    assert not fire_once(connection, "drift", 1_700_000_000, lambda: calls.append(2))
+    assert fire_once(connection, "drift", 1_700_000_060, lambda: calls.append(3))
+    assert calls == [1, 3]
+
+
+def test_schedules_load_from_configs(tmp_path):
+    (tmp_path / "schedules.toml").write_text(
+        '[services.reminders]\ncron = "* * * * *"\nqueue = "background-queue"\njob = "workers.background.fire"\n'
+    )
+    assert load_schedules(tmp_path)["reminders"]["cron"] == "* * * * *"
+    assert load_schedules(tmp_path / "missing") == {}
+
+
+def test_job_lease_exists_while_running_and_is_removed_after():
+    connection = fakeredis.FakeRedis()
+    with job_lease(connection, "job-1", ttl_s=2):
+        assert connection.exists(LEASE_KEY % "job-1") and connection.exists(OWNED_KEY % "job-1")
+    assert not connection.exists(LEASE_KEY % "job-1")
+
+
+def _started(connection, job_id: str, retries: int):  # type: ignore[no-untyped-def]
+    queue = Queue("prompt-queue", connection=connection)
+    job = queue.enqueue("builtins.print", "x", job_id=job_id, retry=Retry(max=retries) if retries else None)
+    queue.remove(job.id)
+    registry = StartedJobRegistry(queue=queue)
+    connection.zadd(registry.key, {f"{job.id}:exec1": time.time() + 3600})
+    job.set_status(JobStatus.STARTED)
+    connection.set(OWNED_KEY % job.id, "1")  # an Engram worker ran it, then died: no lease
+    return queue, registry
+
+
+@pytest.mark.integration
+def test_abandoned_job_with_retries_goes_back_to_the_queue(real_redis):
+    queue, registry = _started(real_redis, "job-a", retries=2)
+    assert recover_abandoned(real_redis, ("prompt-queue",)) == ["job-a"]
+    assert "job-a" in queue.get_job_ids()
+    assert registry.count == 0
+
+
+@pytest.mark.integration
+def test_abandoned_job_without_retries_fails_and_runs_its_callback(real_redis):
+    queue, _ = _started(real_redis, "job-b", retries=0)
+    recover_abandoned(real_redis, ("prompt-queue",))
+    assert queue.fetch_job("job-b").get_status() == JobStatus.FAILED
+
+
+@pytest.mark.integration
+def test_live_jobs_and_foreign_jobs_are_left_alone(real_redis):
+    queue, registry = _started(real_redis, "job-c", retries=1)
+    real_redis.set(LEASE_KEY % "job-c", "1", ex=10)  # still alive
+    assert recover_abandoned(real_redis, ("prompt-queue",)) == []
+    real_redis.delete(OWNED_KEY % "job-c", LEASE_KEY % "job-c")  # run by a plain rq worker: RQ's own rules apply
+    assert recover_abandoned(real_redis, ("prompt-queue",)) == []
+    assert registry.count == 1
