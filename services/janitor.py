@@ -17,6 +17,7 @@ from contextlib import contextmanager
 import redis
 from rq import Queue
 from rq.registry import StartedJobRegistry
+from rq.timeouts import TimerDeathPenalty
 
 from services.queues import ALL_QUEUES
 
@@ -24,7 +25,7 @@ logger = logging.getLogger(__name__)
 
 LEASE_KEY = "engram:joblease:%s"  # exists while a worker is alive and running the job
 OWNED_KEY = "engram:jobowned:%s"  # marks jobs run by Engram's workers (plain rq workers have no lease)
-LEASE_TTL_S = 15
+LEASE_TTL_S = 10
 
 
 @contextmanager
@@ -55,7 +56,9 @@ def recover_abandoned(connection: redis.Redis, queue_names: tuple[str, ...] = AL
     """Return abandoned jobs to RQ: retried if retries are left, failed (with callback) if not."""
     recovered: list[str] = []
     for name in queue_names:
-        registry = StartedJobRegistry(queue=Queue(name, connection=connection))
+        # Timer-based death penalty: the janitor runs off the main thread, where RQ's default
+        # SIGALRM penalty cannot be installed (and the failure callback would never run).
+        registry = StartedJobRegistry(queue=Queue(name, connection=connection), death_penalty_class=TimerDeathPenalty)
         expired_now = time.time() - 1
         for member in connection.zrange(registry.key, 0, -1):
             member_text = member.decode() if isinstance(member, bytes) else member

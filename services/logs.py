@@ -45,7 +45,7 @@ def configure_logging(level: str, role: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    for noisy in ("httpx", "httpcore", "openai", "urllib3", "sentence_transformers", "filelock", "alembic"):
+    for noisy in ("httpx", "httpcore", "openai", "urllib3", "sentence_transformers", "filelock", "alembic", "apscheduler"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

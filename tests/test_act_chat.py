@@ -116,3 +116,38 @@ def test_low_confidence_reminder_waits_for_yes(client, run_jobs, fake_llm, db_en
     assert item.due_at == tomorrow_at(10)
     assert trail[0]["type"] == "confirmation" and trail[0]["decision"] == "confirmed"
     assert trail[-1]["reason"] == "confirmed"
+
+
+def test_a_message_sent_mid_turn_is_folded_into_the_running_loop(client, run_jobs, fake_llm, db_engine, person):
+    fake_llm.script(
+        ToolCalls([("list", {"operation": "add", "name": "shopping", "items": ["milk"]})]),
+        ToolCalls([("list", {"operation": "add", "name": "shopping", "items": ["eggs"]})]),
+        DONE,
+        Reply("Added milk and eggs to your shopping list."),
+    )
+    first = post_chat(client, "Add milk to my shopping list")
+    first.close()  # two open streams of one test client would interleave their request contexts
+    second = post_chat(client, "Also add eggs", first.headers["X-Thread-ID"])  # before the first is processed
+    second.close()
+    run_jobs((PROMPT_QUEUE,))
+    first_frames, second_frames = (
+        [f for f in parse_frames(client.get(f"/chat/{r.headers['X-Request-ID']}/events").response) if not f.comment]
+        for r in (first, second))
+
+    assert message_of(first_frames)["metrics"]["tools"] == {"list": 2}
+    assert [f.event for f in second_frames] == ["status", "status", "message", "done"]
+    assert second_frames[1].data["stage"] == "folded"
+    assert second_frames[1].data["into"] == first.headers["X-Request-ID"]
+    folded = message_of(second_frames)
+    assert folded["folded_into"] == first.headers["X-Request-ID"]
+    assert folded["text"] == "Added milk and eggs to your shopping list."
+    assert "Sent while you were working on it:\n- Also add eggs" in fake_llm.requests[1]["messages"][1]["content"]
+    assert len(fake_llm.requests) == 4  # the folded message got no turn of its own
+    with db_engine.connect() as connection:
+        items = connection.execute(select(ListItem.text).order_by(ListItem.position)).scalars().all()
+        exchanges = connection.execute(select(Exchange.request_id, Exchange.tool_trail)).all()
+    assert items == ["milk", "eggs"]
+    assert [row.request_id for row in exchanges] == [first.headers["X-Request-ID"]]
+    steering = [entry for entry in exchanges[0].tool_trail if entry["type"] == "steering"]
+    assert steering == [{"type": "steering", "request_id": second.headers["X-Request-ID"], "text": "Also add eggs",
+                         "iteration": 1}]

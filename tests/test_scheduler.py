@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import fakeredis
 import pytest
-from rq import Queue, Retry
+from rq import Callback, Queue, Retry
 from rq.job import JobStatus
 from rq.registry import StartedJobRegistry
 
 from services.janitor import LEASE_KEY, OWNED_KEY, job_lease, recover_abandoned
+from services.streams import EventLog, request_channel
 from workers.scheduler import Leadership, fire_once, load_schedules
 
 
@@ -49,7 +51,8 @@ def test_job_lease_exists_while_running_and_is_removed_after():
 
 def _started(connection, job_id: str, retries: int):  # type: ignore[no-untyped-def]
     queue = Queue("prompt-queue", connection=connection)
-    job = queue.enqueue("builtins.print", "x", job_id=job_id, retry=Retry(max=retries) if retries else None)
+    job = queue.enqueue("builtins.print", job_id, job_id=job_id, retry=Retry(max=retries) if retries else None,
+                        on_failure=Callback("workers.digest.on_failure"))
     queue.remove(job.id)
     registry = StartedJobRegistry(queue=queue)
     connection.zadd(registry.key, {f"{job.id}:exec1": time.time() + 3600})
@@ -69,8 +72,14 @@ def test_abandoned_job_with_retries_goes_back_to_the_queue(real_redis):
 @pytest.mark.integration
 def test_abandoned_job_without_retries_fails_and_runs_its_callback(real_redis):
     queue, _ = _started(real_redis, "job-b", retries=0)
-    recover_abandoned(real_redis, ("prompt-queue",))
+    # Off the main thread, like the scheduler's housekeeping job.
+    worker = threading.Thread(target=recover_abandoned, args=(real_redis, ("prompt-queue",)))
+    worker.start()
+    worker.join(timeout=10)
     assert queue.fetch_job("job-b").get_status() == JobStatus.FAILED
+    # The digest's failure callback ran: the client of request "job-b" got error + done.
+    events = EventLog(real_redis).read_after(request_channel("job-b"), None)
+    assert [e.event for e in events] == ["error", "done"]
 
 
 @pytest.mark.integration

@@ -36,15 +36,16 @@ class PromptState:
 class Budget:
     """How many prompt tokens fit, and when to compact."""
 
-    def __init__(self, config: CompactionConfig, context_window: int, reply_tokens: int) -> None:
+    def __init__(self, config: CompactionConfig, context_window: int, reply_tokens: int, fixed_chars: int = 0) -> None:
         window = config.context_window or context_window
         self.config = config
         self.limit = max(1, window - reply_tokens)  # what the prompt may use at most
         self.trigger = int(self.limit * config.threshold)
+        self.fixed_chars = fixed_chars  # sent with every step besides the messages (the tools' JSON)
 
     def tokens(self, messages: list[dict[str, Any]]) -> int:
         """Estimated prompt tokens (characters / chars_per_token, the same estimate as the LLM layer's)."""
-        chars = sum(len(str(message.get("content") or "")) for message in messages)
+        chars = self.fixed_chars + sum(len(str(message.get("content") or "")) for message in messages)
         return int(chars / self.config.chars_per_token) + 1
 
     def over(self, messages: list[dict[str, Any]]) -> bool:
@@ -87,8 +88,8 @@ def stage_one(state: PromptState, iteration: int) -> dict[str, Any]:
 
 
 def stage_two(state: PromptState, iteration: int, restart: int, user_text: str,
-              summarizer: Callable[[str], str] | None) -> dict[str, Any]:
-    """Checkpoint history + trail into Current state, collapse the trail into a restart marker."""
+              summarizer: Callable[[str], str] | None, max_chars: int = 1200) -> dict[str, Any]:
+    """Checkpoint history + trail into Current state (at most ``max_chars``), collapse the trail into a marker."""
     material = "\n\n".join(part for part in (state.current_state, state.history, summarize_trail(state.view)) if part)
     checkpoint, source = "", "deterministic"
     if summarizer is not None:
@@ -97,8 +98,8 @@ def stage_two(state: PromptState, iteration: int, restart: int, user_text: str,
         except LLMError as exc:
             logger.warning("stage-2 checkpoint summary failed (%s); using the deterministic one", exc)
     if not checkpoint:
-        checkpoint, source = deterministic_checkpoint(state, user_text), "deterministic"
-    state.current_state = checkpoint
+        checkpoint, source = deterministic_checkpoint(state, user_text, max_chars), "deterministic"
+    state.current_state = checkpoint = _cut(checkpoint, max_chars)
     state.history = HISTORY_PLACEHOLDER
     marker = f"The loop restarted after compaction ({restart}); what was done so far is in Current state."
     state.view = [{"type": "compaction", "stage": 2, "summary": marker}]
@@ -113,11 +114,11 @@ def deterministic_checkpoint(state: PromptState, user_text: str, max_chars: int 
     parts = [f"The person asked: {_cut(user_text, 300)}"]
     if state.current_state:
         parts.append(_cut(state.current_state, max_chars // 3))
-    if history_tail:
-        parts.append("Latest conversation (truncated):\n…" + history_tail)
     if trail:
         parts.append(_cut(trail, max_chars // 2))
-    return "\n".join(parts)
+    if history_tail:
+        parts.append("Latest conversation (truncated):\n…" + history_tail)
+    return _cut("\n".join(parts), max_chars)
 
 
 def _cut(text: str, limit: int) -> str:

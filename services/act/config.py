@@ -20,6 +20,7 @@ class LoopLimits:
     fatigue_base_cost: float = 1.0
     fatigue_growth: float = 0.5
     max_actions_per_step: int = 4
+    native_tools: bool = True
 
     def action_cost(self, iteration: int) -> float:
         """Fatigue one action costs at ``iteration`` (0-based): it grows the longer the loop runs."""
@@ -51,7 +52,7 @@ class CriticConfig:
 class AssociateConfig:
     max_hops: int = 2
     decay: float = 0.5
-    threshold: float = 0.05
+    threshold: float = 0.02
     max_results: int = 8
     max_sources: int = 400
 

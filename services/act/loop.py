@@ -8,6 +8,7 @@ open session (flush, never commit), so nothing reaches PostgreSQL unless the who
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -31,7 +32,6 @@ from services.act.when import zone_of
 from services.db import User
 from services.errors import LLMError, LLMMalformedOutput
 from services.llm import Completion, ToolCall
-from services.memory.config import load_memory_config
 from services.queues import ChatRequest
 from services.threads import history_text
 
@@ -39,6 +39,7 @@ logger = logging.getLogger(__name__)
 
 INNATE_SKILLS: tuple[Skill, ...] = (recall.SKILL, memorize.SKILL, introspect.SKILL, associate.SKILL,
                                     schedule.SKILL, lists.SKILL, goals.SKILL, forget.SKILL)
+CHECKPOINT_RESERVE, MIN_CHECKPOINT_CHARS, MAX_CHECKPOINT_CHARS = 200, 120, 2000
 SHORT_ANSWER_WORDS = 4  # "yes, do it" ends the turn; "yes, and add eggs too" goes on to the loop
 
 
@@ -117,10 +118,12 @@ class ActLoop:
             user_id=self.request.user_id, thread_id=self.request.thread_id, request_id=self.request.request_id,
             user_text=self.request.text, zone=self.zone, zone_name=self.zone_name, now=self.now, config=config,
             gate=self.gate, embedder=getattr(context, "embedder", None), catalog=dispatcher.catalog(),
-            memory_config=load_memory_config(context.settings.configs_dir),
+            configs_dir=context.settings.configs_dir,
         )
+        self.tools = dispatcher.tools() if config.loop.native_tools else []
         role = context.llm.role("act")
-        self.budget = Budget(config.compaction, role.context_window, role.max_tokens)
+        self.budget = Budget(config.compaction, role.context_window, role.max_tokens,
+                             fixed_chars=len(json.dumps(self.tools, separators=(",", ":"))) if self.tools else 0)
 
     # --- the loop ------------------------------------------------------------------------------
 
@@ -156,7 +159,7 @@ class ActLoop:
 
     def _step(self, messages: list[dict[str, Any]]) -> Any:
         try:
-            step = self.context.llm.tool_step("act", messages, self.dispatcher.tools())
+            step = self.context.llm.tool_step("act", messages, self.tools)
         except LLMError as exc:
             logger.warning("ACT step failed: %s", exc)
             self.reason = "llm_error"
@@ -319,8 +322,9 @@ class ActLoop:
                 return messages
         if self.counters.restarts < self.config.compaction.max_restarts:
             self.counters.restarts += 1
+            room = self._checkpoint_room()
             messages = self._compacted(lambda: stage_two(self.state, self.counters.iteration, self.counters.restarts,
-                                                         self.request.text, self._summarizer()), messages)
+                                                         self.request.text, self._summarizer(room), room), messages)
             self.counters.iteration = 0
         if self.budget.tokens(messages) <= self.budget.limit:
             return messages
@@ -336,13 +340,23 @@ class ActLoop:
         logger.info("ACT compaction stage %s: %d → %d tokens", audit["stage"], before, audit["tokens_after"])
         return messages
 
-    def _summarizer(self) -> Callable[[str], str] | None:
+    def _checkpoint_room(self) -> int:
+        """Characters a stage-2 checkpoint may take so that the restarted prompt fits."""
+        saved = (self.state.history, self.state.current_state, self.state.view)
+        self.state.history, self.state.current_state, self.state.view = "", "", []
+        bare = self.budget.tokens(self._messages())
+        self.state.history, self.state.current_state, self.state.view = saved
+        # Keep back room for the history placeholder and the restart marker that replace them.
+        room = int((self.budget.trigger - bare) * self.config.compaction.chars_per_token * 0.9) - CHECKPOINT_RESERVE
+        return max(MIN_CHECKPOINT_CHARS, min(MAX_CHECKPOINT_CHARS, room))
+
+    def _summarizer(self, room: int) -> Callable[[str], str] | None:
         if not self.config.compaction.llm_checkpoint:
             return None
         keep = int(self.budget.limit * self.config.compaction.chars_per_token * 0.6)
 
         def summarize(material: str) -> str:
-            prompt = self.context.prompts.render("act-summary", material=material[-keep:])
+            prompt = self.context.prompts.render("act-summary", material=material[-keep:], max_words=max(20, room // 7))
             data, completion = self.context.llm.complete_json(
                 "act", [{"role": "system", "content": prompt}, {"role": "user", "content": "The checkpoint, as JSON."}])
             self.completions.append(completion)

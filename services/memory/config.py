@@ -25,6 +25,8 @@ class RecallConfig:
     ef_search: int = 100
     max_df_ratio: float = 0.25
     df_cap: int = 2000
+    min_docs_for_df: int = 100
+    window_relevance: float = 0.2
     recency_half_life_days: float = 30.0
     recency_weight: float = 0.10
     salience_weight: float = 0.10

@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import delete, func, select, update
+from sqlalchemy import text as sql_text
 from sqlalchemy.orm import Session
 
 from services.db import User, insert, utcnow
@@ -132,7 +133,7 @@ def remember_fact(session: Session, embedder: Embedder, user_id: str, text: str,
     key = fact_key(triple.subject, triple.predicate)
     vector = embedding if embedding is not None else embedder.embed(body)
     session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
-    session.execute(text(_FACTS_LOCK), {"user": user_id})  # one writer of a user's facts at a time
+    session.execute(sql_text(_FACTS_LOCK), {"user": user_id})  # one writer of a user's facts at a time
     existing = _find_match(session, user_id, body, key, triple, vector, cfg)
     if existing is not None and existing[1] == "merge":
         _merge(existing[0], confidence, salience, source_exchange_id)
@@ -212,7 +213,7 @@ def get_fact(session: Session, user_id: str, fact_id: int) -> Fact | None:
 def forget_fact(session: Session, user_id: str, fact_id: int) -> bool:
     """Delete a fact and the older versions it superseded (forgetting a fact forgets its history)."""
     chain = session.execute(
-        text("WITH RECURSIVE chain(id) AS (SELECT id FROM facts WHERE id = :id AND user_id = :user "
+        sql_text("WITH RECURSIVE chain(id) AS (SELECT id FROM facts WHERE id = :id AND user_id = :user "
              "UNION SELECT f.id FROM facts f JOIN chain c ON f.superseded_by = c.id WHERE f.user_id = :user) "
              "SELECT id FROM chain"),
         {"id": fact_id, "user": user_id},

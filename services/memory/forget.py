@@ -28,7 +28,8 @@ from services.threads import ACTIVE_THREADS_KEY, CURRENT_THREAD_KEY, STATE_KEY, 
 logger = logging.getLogger(__name__)
 
 THREAD_KEYS = (STATE_KEY, WORKING_MEMORY_KEY, PENDING_KEY, "thread:lease:%s")
-REQUEST_KEYS = (REQUEST_KEY, ATTEMPTS_KEY, OUTPUT_KEY, LOG_KEY % REQUEST_CHANNEL)
+RESULTS_KEY = "rq:results:%s"  # RQ 2 keeps job results in a stream beside the job hash
+REQUEST_KEYS = (REQUEST_KEY, ATTEMPTS_KEY, OUTPUT_KEY, LOG_KEY % REQUEST_CHANNEL, RESULTS_KEY % "digest-%s")
 INT_ARG_JOBS = {"workers.memory_chunker.run": "exchange", "workers.memory_chunker.embed_item": "item"}
 
 
@@ -79,7 +80,9 @@ def collect(session: Session, user_id: str) -> UserFootprint:
     footprint = UserFootprint(user_id)
     params = {"user": user_id}
     footprint.threads = set(session.scalars(text("SELECT id FROM threads WHERE user_id = :user"), params))
-    footprint.sessions = set(session.scalars(text("SELECT id FROM sessions WHERE user_id = :user"), params))
+    footprint.sessions = set(session.scalars(text(
+        "SELECT id FROM sessions WHERE user_id = :user UNION SELECT session_id FROM episodes WHERE user_id = :user "
+        "UNION SELECT session_id FROM memory_chunks WHERE user_id = :user AND session_id IS NOT NULL"), params))
     for row in session.execute(text("SELECT id, request_id FROM exchanges WHERE user_id = :user"), params):
         footprint.exchanges.add(int(row.id))
         footprint.requests.add(row.request_id)
@@ -162,6 +165,7 @@ def purge_jobs(connection: redis.Redis, footprint: UserFootprint) -> tuple[int, 
         for job in Job.fetch_many(ids, connection=connection):
             if job is not None and _owned(job, footprint):
                 job.delete()
+                connection.delete(RESULTS_KEY % job.id)
                 removed += 1
         started = queue.started_job_registry.get_job_ids()
         running += sum(1 for job in Job.fetch_many(started, connection=connection)

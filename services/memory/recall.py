@@ -103,9 +103,11 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
     relevance = fuse(candidates, cfg, has_vector)
     scored = []
     for candidate, rel in zip(candidates, relevance, strict=True):
+        signals = _boost_signals(candidate, cfg, window, now)
+        if signals["time_match"]:
+            rel = max(rel, cfg.window_relevance)
         if rel <= 0:
             continue
-        signals = _boost_signals(candidate, cfg, window, now)
         boost = (1 + cfg.recency_weight * signals["recency"] + cfg.salience_weight * (2 * signals["salience"] - 1)
                  + cfg.access_weight * signals["access"] + cfg.time_match_weight * signals["time_match"])
         score = cfg.kind_weights.get(candidate.kind, 1.0) * rel * boost

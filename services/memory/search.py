@@ -112,7 +112,9 @@ def query_terms(session: Session, user_id: str, query: str, config: RecallConfig
         return Terms()
     total = session.scalar(text("SELECT count(*) FROM exchanges WHERE user_id = :user"), {"user": user_id}) or 0
     scored = sorted(((lexeme, int(df)) for lexeme, df in rows), key=lambda item: item[1])
-    kept = [(lexeme, df) for lexeme, df in scored if total == 0 or df / max(total, 1) <= config.max_df_ratio]
+    # Dropping "common" words needs enough exchanges to know what is common.
+    small = total < config.min_docs_for_df
+    kept = [(lexeme, df) for lexeme, df in scored if small or df / total <= config.max_df_ratio]
     kept = kept or scored[:1]  # a query of only common words still searches by its rarest one
     n = max(total, 1)
     return Terms([lexeme for lexeme, _ in kept], [math.log(1 + (n - df + 0.5) / (df + 0.5)) for _, df in kept])

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.orm import Session, SessionTransaction
@@ -65,9 +66,18 @@ class Skill:
     always_confirm: bool = False
 
     def tool(self) -> dict[str, Any]:
-        """The OpenAI tools entry."""
+        """The OpenAI tools entry; argument descriptions stay in the prompt's catalogue, not sent twice."""
         return {"type": "function",
-                "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+                "function": {"name": self.name, "description": self.description,
+                             "parameters": _without_descriptions(self.parameters)}}
+
+
+def _without_descriptions(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {key: _without_descriptions(value) for key, value in schema.items() if key != "description"}
+    if isinstance(schema, list):
+        return [_without_descriptions(value) for value in schema]
+    return schema
 
 
 @dataclass
@@ -145,7 +155,7 @@ class SkillContext:
     config: ActConfig
     gate: SessionGate
     embedder: Any = None
-    memory_config: Any = None
+    configs_dir: Path | None = None  # for the memory settings recall reads
     catalog: list[dict[str, str]] = field(default_factory=list)
     ticket: ActionTicket | None = None
 

@@ -35,8 +35,8 @@ def list_name(raw: str) -> str:
     previous = None
     while previous != name:
         previous, name = name, _NAME_NOISE.sub("", name).strip()
-    if not name:
-        raise SkillError("invalid", f"{raw!r} is not a usable list name")
+    if name in ("list", "lists"):
+        raise SkillError("needs_info", "which list?", missing="the name of the list")
     return name
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from services.act.skills.base import Arguments, Result, Skill, SkillContext
+from services.memory.config import load_memory_config
 from services.memory.recall import recall
 
 PARAMETERS: dict[str, Any] = {
@@ -24,7 +25,8 @@ TEXT_LIMIT = 400
 
 def run(ctx: SkillContext, args: Arguments) -> Result:
     k = args.get("k") or ctx.config.skills.recall_default_k
-    hits = recall(ctx.session, ctx.embedder, ctx.user_id, args["query"], k=k, config=ctx.memory_config,
+    config = load_memory_config(ctx.configs_dir)
+    hits = recall(ctx.session, ctx.embedder, ctx.user_id, args["query"], k=k, config=config,
                   kinds=args.get("kinds") or ("exchange", "fact", "episode"), now=ctx.now)
     return {"query": args["query"], "items": [_item(hit) for hit in hits]}
 

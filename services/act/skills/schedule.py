@@ -47,6 +47,8 @@ def run(ctx: SkillContext, args: Arguments) -> Result:
         return {"items": [_view(ctx, item) for item in _active(ctx)]}
     if operation == "create":
         return _create(ctx, args)
+    if operation == "move" and not args.get("due") and args.get("recurrence") is None:
+        raise SkillError("needs_info", "when should it move to?", missing="the new time")
     item = _target(ctx, args)
     if operation == "cancel":
         item.status, item.updated_at = "cancelled", utcnow()
@@ -69,8 +71,6 @@ def _create(ctx: SkillContext, args: Arguments) -> Result:
 
 
 def _move(ctx: SkillContext, item: ScheduledItem, args: Arguments) -> Result:
-    if not args.get("due") and args.get("recurrence") is None:
-        raise SkillError("needs_info", "when should it move to?", missing="the new time")
     zone = zone_of(item.timezone)
     due = _due(ctx, args["due"]) if args.get("due") else DueTime(item.due_at, item.due_at.astimezone(zone))
     if args.get("recurrence") is not None:

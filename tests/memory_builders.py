@@ -1,0 +1,51 @@
+"""Keyword-only builders of memory test data (users, threads, sessions, exchanges)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import uuid
+
+from sqlalchemy.orm import Session
+
+from services.db import ConversationSession, Exchange, Thread, User, insert
+from services.embeddings import Embedder
+
+_counter = itertools.count(1)
+
+
+def create_user(session: Session, *, user_id: str = "alice") -> str:
+    session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
+    return user_id
+
+
+def create_thread(session: Session, *, user_id: str = "alice", thread_id: str | None = None) -> str:
+    create_user(session, user_id=user_id)
+    thread_id = thread_id or f"t-{uuid.uuid4().hex[:12]}"
+    session.execute(insert(Thread).values(id=thread_id, user_id=user_id).on_conflict_do_nothing())
+    return thread_id
+
+
+def create_session(session: Session, *, user_id: str = "alice", thread_id: str | None = None, topic: str = "general",
+                   ended_at: dt.datetime | None = None, session_id: str | None = None) -> ConversationSession:
+    thread_id = create_thread(session, user_id=user_id, thread_id=thread_id)
+    row = ConversationSession(id=session_id or f"s-{uuid.uuid4().hex[:12]}", user_id=user_id, thread_id=thread_id,
+                              topic=topic, ended_at=ended_at, last_active_at=ended_at or dt.datetime.now(dt.UTC))
+    session.add(row)
+    session.flush()
+    return row
+
+
+def create_exchange(session: Session, *, user_id: str = "alice", user_text: str = "hello", reply: str = "hi",
+                    thread_id: str | None = None, session_id: str | None = None, embedder: Embedder | None = None,
+                    occurred_at: dt.datetime | None = None, external_id: str | None = None,
+                    mode: str = "RESPOND") -> Exchange:
+    thread_id = create_thread(session, user_id=user_id, thread_id=thread_id)
+    vector = embedder.embed(f"{user_text}\n{reply}".strip()) if embedder is not None else None
+    exchange = Exchange(request_id=f"req-{next(_counter)}-{uuid.uuid4().hex[:8]}", user_id=user_id,
+                        thread_id=thread_id, user_text=user_text, reply=reply, mode=mode, session_id=session_id,
+                        embedding=vector, embedding_model=getattr(embedder, "model_id", None),
+                        occurred_at=occurred_at, external_id=external_id, tool_trail=[], timings={})
+    session.add(exchange)
+    session.flush()
+    return exchange

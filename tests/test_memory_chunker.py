@@ -1,0 +1,121 @@
+"""The memory chunker: schema validation, stored chunk + facts, idempotence, failures counted."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from rq import Queue
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from services.db import Exchange
+from services.embeddings import HashEmbedder
+from services.memory.chunks import ChunkInvalid, validate_chunk
+from services.memory.models import Fact, MemoryChunk
+from services.metrics import COUNTERS_KEY
+from services.queues import MEMORY_CHUNKER_QUEUE
+from tests.fake_llm import Error, Json, Reply
+from tests.memory_builders import create_exchange
+
+GOOD_CHUNK = {
+    "gists": ["The user moved to Lisbon and asked for cafe tips."],
+    "facts": [
+        {"text": "The user lives in Lisbon.", "speaker": "user", "confidence": 0.9, "subject": "user",
+         "predicate": "lives in", "object": "Lisbon"},
+        {"text": "The user likes Cafe Aurora.", "speaker": "assistant", "confidence": 0.4},
+    ],
+    "entities": [{"name": "Lisbon", "type": "place"}, "Cafe Aurora"],
+    "emotion": "excited",
+    "salience": 0.7,
+    "open_loops": ["find a cafe to work from"],
+}
+
+
+def test_validate_chunk_normalises_a_good_chunk():
+    chunk = validate_chunk(GOOD_CHUNK)
+    assert chunk["entities"][1] == {"name": "Cafe Aurora", "type": "thing"}
+    assert chunk["salience"] == 0.7 and [f["speaker"] for f in chunk["facts"]] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize("change", [
+    {"salience": 7}, {"salience": "high"}, {"salience": None}, {"gists": []}, {"facts": [{"text": "x"}]},
+    {"facts": [{"text": "x", "speaker": "narrator", "confidence": 1}]},
+    {"facts": [{"text": "x", "speaker": "user", "confidence": 3}]}, {"entities": [{"type": "place"}]},
+    {"emotion": 5}, {"open_loops": "call mum"},
+])
+def test_validate_chunk_refuses_wrong_shapes(change):
+    with pytest.raises(ChunkInvalid):
+        validate_chunk(GOOD_CHUNK | change)
+
+
+def _exchange(db_engine, **kwargs) -> int:
+    with Session(db_engine) as session, session.begin():
+        return create_exchange(session, user_text="I just moved to Lisbon! Any cafe tips?",
+                               reply="Welcome! You might like Cafe Aurora.", **kwargs).id
+
+
+@pytest.fixture
+def chunker(worker_context):
+    worker_context.embedder = HashEmbedder()
+    from workers import memory_chunker
+
+    return memory_chunker
+
+
+@pytest.mark.integration
+def test_chunk_and_user_facts_are_stored_once(chunker, fake_llm, db_engine):
+    exchange_id = _exchange(db_engine)
+    fake_llm.route("MEMORY CHUNK", Json(GOOD_CHUNK))
+    assert chunker.run(exchange_id) == "stored"
+    assert chunker.run(exchange_id) == "exists"  # a retried job stores nothing twice
+    assert len(fake_llm.requests) == 1
+    prompt = fake_llm.requests[0]["messages"][0]["content"]
+    assert "I just moved to Lisbon" in prompt and "JSON" in prompt
+    with Session(db_engine) as session:
+        chunks = session.scalars(select(MemoryChunk)).all()
+        facts = session.scalars(select(Fact)).all()
+    assert [(c.exchange_id, c.status, c.salience) for c in chunks] == [(exchange_id, "ok", 0.7)]
+    assert chunks[0].chunk["open_loops"] == ["find a cafe to work from"]
+    # The assistant's guess about the user's taste is not a fact about the user.
+    assert [(f.text, f.speaker, f.source_exchange_ids) for f in facts] == [
+        ("The user lives in Lisbon.", "user", [exchange_id])]
+
+
+@pytest.mark.integration
+def test_invalid_json_twice_keeps_the_exchange_and_counts_the_failure(chunker, fake_llm, db_engine, real_redis,
+                                                                      caplog):
+    exchange_id = _exchange(db_engine)
+    fake_llm.route("MEMORY CHUNK", Reply("Sure! Here are some notes about the exchange."))
+    with caplog.at_level(logging.WARNING, logger="workers.memory_chunker"):
+        assert chunker.run(exchange_id) == "failed"
+    assert len(fake_llm.requests) == 2  # one retry, then give up
+    assert any("without enrichment" in record.getMessage() for record in caplog.records)
+    field = json.dumps(["engram_memory_enrichment_failures_total", {"reason": "invalid_json", "stage": "chunker"}],
+                       sort_keys=True)
+    assert float(real_redis.hget(COUNTERS_KEY, field)) == 1.0
+    with Session(db_engine) as session:
+        assert session.get(Exchange, exchange_id) is not None
+        chunk = session.scalars(select(MemoryChunk)).one()
+        assert chunk.status == "failed" and chunk.chunk is None
+        assert session.scalars(select(Fact)).all() == []
+    assert chunker.run(exchange_id) == "exists"
+
+
+@pytest.mark.integration
+def test_a_wrong_shape_gets_one_more_try(chunker, fake_llm, db_engine):
+    exchange_id = _exchange(db_engine)
+    fake_llm.script(Json(GOOD_CHUNK | {"salience": 8}), Json(GOOD_CHUNK))
+    assert chunker.run(exchange_id) == "stored"
+    assert "salience must be between 0 and 1" in fake_llm.requests[1]["messages"][-1]["content"]
+
+
+@pytest.mark.integration
+def test_unreachable_llm_reruns_the_job_later(chunker, fake_llm, db_engine, real_redis):
+    exchange_id = _exchange(db_engine)
+    fake_llm.route("MEMORY CHUNK", Error(503))
+    assert chunker.run(exchange_id) == "retrying"
+    scheduled = Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).scheduled_job_registry.get_job_ids()
+    assert scheduled == [f"chunk-{exchange_id}-retry1"]
+    assert chunker.run(exchange_id, attempt=3) == "failed"  # backoff list used up

@@ -1,0 +1,101 @@
+"""Semantic facts: insert, merge, supersede (history kept), speaker attribution, forget."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from services.memory.facts import fact_key, forget_fact, list_facts, parse_triple, remember_fact
+from services.memory.models import Fact
+from tests.memory_builders import create_user
+
+
+def test_parse_triple_keys_first_person_shapes():
+    assert parse_triple("I live in Berlin.").predicate == "live in"
+    assert fact_key("I", "lives in") == fact_key("user", "live_in") == "user|live in"
+    assert parse_triple("My sister's name is Priya").object == "priya"
+    assert parse_triple("We went hiking").subject is None
+
+
+@pytest.fixture
+def session(db_engine):
+    with Session(db_engine) as session:
+        create_user(session, user_id="alice")
+        yield session
+        session.rollback()
+
+
+@pytest.mark.integration
+def test_contradiction_supersedes_and_keeps_history(session, hash_embedder):
+    first = remember_fact(session, hash_embedder, "alice", "I live in Berlin")
+    second = remember_fact(session, hash_embedder, "alice", "I now live in Lisbon")
+    assert first.action == "inserted"
+    assert second.action == "superseded" and second.superseded_id == first.fact_id
+    active = list_facts(session, "alice")
+    assert [f.text for f in active] == ["I now live in Lisbon"]
+    history = list_facts(session, "alice", include_superseded=True)
+    old = next(f for f in history if f.id == first.fact_id)
+    assert old.superseded_by == second.fact_id and old.superseded_at is not None
+
+
+@pytest.mark.integration
+def test_duplicates_merge_and_multi_valued_predicates_accumulate(session, hash_embedder):
+    a = remember_fact(session, hash_embedder, "alice", "I like jazz", confidence=0.6, source_exchange_id=None)
+    b = remember_fact(session, hash_embedder, "alice", "i like jazz", confidence=0.5)
+    c = remember_fact(session, hash_embedder, "alice", "I like climbing")
+    assert b.action == "merged" and b.fact_id == a.fact_id
+    assert c.action == "inserted"
+    merged = session.get(Fact, a.fact_id)
+    assert merged.mentions == 2 and merged.confidence == pytest.approx(0.8)
+    assert len(list_facts(session, "alice")) == 2
+
+
+@pytest.mark.integration
+def test_same_key_same_object_merges_with_the_chunkers_triple(session, hash_embedder):
+    a = remember_fact(session, hash_embedder, "alice", "The user's favourite colour is green", subject="user",
+                      predicate="favourite colour", object="green")
+    b = remember_fact(session, hash_embedder, "alice", "Alice loves the colour green most", subject="the user",
+                      predicate="favourite_colour", object="Green")
+    c = remember_fact(session, hash_embedder, "alice", "The user's favourite colour is now blue", subject="user",
+                      predicate="favourite colour", object="blue")
+    assert b.action == "merged" and b.fact_id == a.fact_id
+    assert c.action == "superseded" and c.superseded_id == a.fact_id
+
+
+@pytest.mark.integration
+def test_assistant_statements_never_become_user_facts(session, hash_embedder):
+    result = remember_fact(session, hash_embedder, "alice", "The user should try yoga", speaker="assistant")
+    assert result.action == "rejected" and result.fact_id is None
+    assert list_facts(session, "alice", include_superseded=True) == []
+    session.add(Fact(user_id="alice", text="sneaked in", speaker="assistant"))
+    with pytest.raises(IntegrityError):  # the database refuses it too
+        session.flush()
+
+
+@pytest.mark.integration
+def test_out_of_range_scores_are_refused(session, hash_embedder):
+    with pytest.raises(ValueError, match="salience"):
+        remember_fact(session, hash_embedder, "alice", "I have two cats", salience=7)
+    with pytest.raises(ValueError, match="confidence"):
+        remember_fact(session, hash_embedder, "alice", "I have two cats", confidence=1.5)
+
+
+@pytest.mark.integration
+def test_forget_fact_removes_it_and_its_history_only_for_its_owner(session, hash_embedder):
+    create_user(session, user_id="bob")
+    old = remember_fact(session, hash_embedder, "alice", "I work at Acme")
+    new = remember_fact(session, hash_embedder, "alice", "I work at Globex")
+    keep = remember_fact(session, hash_embedder, "alice", "I have a dog named Biscuit")
+    assert forget_fact(session, "bob", new.fact_id) is False  # someone else's id looks missing
+    assert forget_fact(session, "alice", new.fact_id) is True
+    left = {f.id for f in list_facts(session, "alice", include_superseded=True)}
+    assert left == {keep.fact_id} and old.fact_id not in left
+
+
+@pytest.mark.integration
+def test_remember_fact_only_flushes(session, hash_embedder, db_engine):
+    remember_fact(session, hash_embedder, "alice", "I live in Oslo")
+    with db_engine.connect() as other:  # another connection sees nothing until the caller commits
+        assert other.execute(text("SELECT count(*) FROM facts")).scalar_one() == 0
