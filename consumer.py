@@ -57,16 +57,21 @@ def role_argv(role: str, settings: Settings) -> list[str]:
 def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
     """Start the embedded servers if needed, migrate, then supervise the roles."""
     import redis
+    from sqlalchemy.exc import OperationalError
 
     from services.embedded import ensure_servers
     from services.supervisor import Role, Supervisor, child_env
 
+    llm_roles, llm_env = _llm_roles(settings, roles)  # fail fast, before starting anything
     handle = ensure_servers(settings) if settings.uses_embedded else None
     if handle is not None:
         settings = settings.with_urls(handle.redis_url or "", handle.database_url or "")
     try:
-        _migrate(settings)
-        llm_roles, llm_env = _llm_roles(settings, roles)
+        try:
+            _migrate(settings)
+        except OperationalError as exc:
+            print(f"engram: cannot reach PostgreSQL: {exc.orig}", file=sys.stderr)
+            return 2
         urls = {"REDIS_URL": settings.redis_url or "", "DATABASE_URL": settings.database_url or ""}
         env = child_env(os.environ, **urls, **llm_env)
         if "OPENAI_BASE_URL" in llm_env:

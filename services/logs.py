@@ -45,7 +45,9 @@ def configure_logging(level: str, role: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    for noisy in ("httpx", "httpcore", "openai", "urllib3", "sentence_transformers", "filelock", "alembic", "apscheduler"):
+    noisy_libraries = ("httpx", "httpx2", "httpcore", "openai", "urllib3", "sentence_transformers", "filelock")
+    noisy_libraries += ("alembic", "apscheduler")
+    for noisy in noisy_libraries:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

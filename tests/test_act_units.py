@@ -1,0 +1,281 @@
+"""Pure parts of ACT: due times, recurrence, config, argument validation, dispatcher, critic, compaction."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from services.act.compaction import Budget, PromptState, stage_one, stage_two
+from services.act.config import (
+    ActConfig,
+    AssociateConfig,
+    CompactionConfig,
+    CriticConfig,
+    load_act_config,
+    parse_act_config,
+)
+from services.act.critic import Critic, reply_kind
+from services.act.dispatcher import ActDispatcher, validate
+from services.act.loop import INNATE_SKILLS
+from services.act.recurrence import RecurrenceError, next_occurrence, normalize_rule
+from services.act.skills.associate import ConceptGraph, spread
+from services.act.skills.base import SessionGate, Skill, SkillContext, SkillError
+from services.act.when import DueTimeError, parse_due
+from services.errors import LLMUnavailable
+from services.settings import PROJECT_ROOT, SettingsError
+
+BERLIN = ZoneInfo("Europe/Berlin")
+NOW = dt.datetime(2026, 11, 21, 15, 30, tzinfo=dt.UTC)  # Saturday 16:30 in Berlin
+SKILLS = {skill.name: skill for skill in INNATE_SKILLS}
+
+
+# --- due times ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("spec", "local"), [
+    ("tomorrow at 9", "2026-11-22T09:00"),
+    ("Tomorrow 9am", "2026-11-22T09:00"),
+    ("tonight", "2026-11-21T21:00"),
+    ("at 17:30", "2026-11-21T17:30"),
+    ("9:00", "2026-11-22T09:00"),  # already past today: the next 9:00
+    ("in 2 hours", "2026-11-21T18:30"),
+    ("+15m", "2026-11-21T16:45"),
+    ("monday 8:30am", "2026-11-23T08:30"),
+    ("next saturday at noon", "2026-11-28T12:00"),
+    ("saturday 8pm", "2026-11-21T20:00"),
+    ("2026-11-22T09:00", "2026-11-22T09:00"),
+    ("2026-11-22T09:00Z", "2026-11-22T10:00"),
+    ("2026-11-22 at 7pm", "2026-11-22T19:00"),
+    ("day after tomorrow in the morning", "2026-11-23T09:00"),
+])
+def test_due_times_resolve_in_the_persons_zone(spec, local):
+    due = parse_due(spec, NOW, BERLIN)
+    assert due.local.strftime("%Y-%m-%dT%H:%M") == local
+    assert due.utc.tzinfo == dt.UTC and due.utc == due.local
+
+
+@pytest.mark.parametrize(("spec", "code"), [
+    ("tomorrow", "missing_time"), ("", "missing_time"), ("yesterday at 9", "invalid"), ("13pm", "invalid"),
+    ("at 25", "invalid"), ("2026-02-30T09:00", "invalid"), ("2020-01-01T09:00", "past"), ("soonish", "invalid"),
+])
+def test_bad_due_times(spec, code):
+    with pytest.raises(DueTimeError) as caught:
+        parse_due(spec, NOW, BERLIN)
+    assert caught.value.code == code
+
+
+def test_same_words_different_zones_different_instants():
+    tokyo = parse_due("tomorrow at 9", NOW, ZoneInfo("Asia/Tokyo")).utc
+    new_york = parse_due("tomorrow at 9", NOW, ZoneInfo("America/New_York")).utc
+    # 15:30 UTC is already Sunday 00:30 in Tokyo, so its "tomorrow" is Monday.
+    assert tokyo == dt.datetime(2026, 11, 23, 0, 0, tzinfo=dt.UTC)
+    assert new_york == dt.datetime(2026, 11, 22, 14, 0, tzinfo=dt.UTC)
+
+
+def test_a_time_inside_a_dst_gap_moves_forward():
+    due = parse_due("2027-03-28T02:30", NOW, BERLIN)  # clocks jump 02:00 → 03:00 that night
+    assert due.local.strftime("%H:%M %Z") == "03:30 CEST"
+
+
+# --- recurrence -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "rule"), [
+    ("daily", "FREQ=DAILY"), ("Every weekday", "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"),
+    ("every monday and thursday", "FREQ=WEEKLY;BYDAY=MO,TH"), ("every 2 hours", "FREQ=HOURLY;INTERVAL=2"),
+    ("RRULE:FREQ=MONTHLY;BYMONTHDAY=1,15", "FREQ=MONTHLY;BYMONTHDAY=1,15"),
+    ("freq=weekly;interval=2;byday=fr", "FREQ=WEEKLY;INTERVAL=2;BYDAY=FR"),
+    ("0 9 * * 1-5", "CRON:0 9 * * 1-5"), ("cron:*/30 8-18 * * *", "CRON:*/30 8-18 * * *"),
+])
+def test_rules_are_normalised(text, rule):
+    assert normalize_rule(text) == rule
+
+
+@pytest.mark.parametrize("text", ["sometimes", "FREQ=SECONDLY", "every funday", "0 25 * * *", "FREQ=DAILY;COUNT=3",
+                                  "FREQ=DAILY;INTERVAL=0", "1 2 3"])
+def test_bad_rules(text):
+    with pytest.raises(RecurrenceError):
+        normalize_rule(text)
+
+
+def test_daily_keeps_the_wall_clock_across_dst():
+    anchor = dt.datetime(2026, 3, 28, 9, 0, tzinfo=BERLIN)
+    following = next_occurrence("FREQ=DAILY", anchor, anchor, BERLIN)
+    assert following == dt.datetime(2026, 3, 29, 9, 0, tzinfo=BERLIN)
+    assert following.utcoffset() == dt.timedelta(hours=2)
+
+
+def test_next_occurrences():
+    friday = dt.datetime(2026, 11, 20, 9, 0, tzinfo=BERLIN)
+    assert next_occurrence("FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR", friday, friday, BERLIN).day == 23
+    assert next_occurrence("CRON:0 9 * * 1-5", friday, friday, BERLIN).day == 23
+    assert next_occurrence("FREQ=MONTHLY;BYMONTHDAY=31", friday, friday, BERLIN).date() == dt.date(2026, 12, 31)
+    assert next_occurrence("FREQ=DAILY;UNTIL=20261121T000000Z", friday, friday, BERLIN) is None
+    late = dt.datetime(2028, 1, 1, tzinfo=dt.UTC)  # far after the anchor: still aligned to every other day
+    assert (next_occurrence("FREQ=DAILY;INTERVAL=2", friday, late, BERLIN).date() - friday.date()).days % 2 == 0
+
+
+# --- config -----------------------------------------------------------------------------------------
+
+def test_the_shipped_config_loads():
+    config = load_act_config(PROJECT_ROOT / "configs")
+    assert config.loop.max_iterations >= 1 and config.loop.action_cost(2) > config.loop.action_cost(0)
+
+
+def test_missing_config_file_means_defaults(tmp_path: Path):
+    assert load_act_config(tmp_path) == ActConfig()
+
+
+@pytest.mark.parametrize("data", [
+    {"loop": {"max_iterations": "6"}}, {"loop": {"max_iteration": 6}}, {"looop": {}},
+    {"loop": {"native_tools": 1}}, {"associate": {"decay": 1.5}}, {"compaction": {"threshold": 0}},
+])
+def test_bad_config_is_refused(data):
+    with pytest.raises(SettingsError):
+        parse_act_config(data)
+
+
+# --- validation and dispatch -------------------------------------------------------------------------
+
+def test_validate_reports_every_problem():
+    schema = SKILLS["list"].parameters
+    assert validate(schema, {"operation": "add", "name": "x", "items": ["a"]}) == []
+    problems = validate(schema, {"operation": "fly", "name": 3, "items": ["", 5], "extra": True})
+    assert len(problems) == 5
+    assert validate({"type": "integer"}, True) == ["arguments must be integer, got bool"]
+
+
+def _context(**overrides):
+    values = dict(user_id="u", thread_id="t", request_id="r", user_text="", zone=BERLIN, zone_name="Europe/Berlin",
+                  now=NOW, config=ActConfig(), gate=SessionGate(None))
+    return SkillContext(**{**values, **overrides})
+
+
+def _skill(name, handler):
+    return Skill(name, name, {"type": "object", "properties": {}}, handler)
+
+
+def _crash(ctx, args):
+    raise KeyError("secret internals")
+
+
+def _refuse(ctx, args):
+    raise SkillError("not_found", "no such thing", hint="try another")
+
+
+def _hang(ctx, args):
+    time.sleep(2)
+    return {}
+
+
+def test_dispatcher_turns_every_failure_into_a_result():
+    dispatcher = ActDispatcher([_skill("crash", _crash), _skill("refuse", _refuse), _skill("odd", lambda c, a: [1]),
+                                _skill("hang", _hang), _skill("db", lambda ctx, a: {"s": str(ctx.session)})],
+                               timeout_s=0.2)
+    crash = dispatcher.dispatch("crash", {}, _context())
+    assert crash.error["code"] == "internal" and "secret" not in str(crash.error) and "Traceback" not in str(crash)
+    assert dispatcher.dispatch("refuse", {}, _context()).error == {"code": "not_found", "message": "no such thing",
+                                                                    "hint": "try another"}
+    assert dispatcher.dispatch("odd", {}, _context()).error["code"] == "internal"
+    hung = dispatcher.dispatch("hang", {}, _context())
+    assert hung.error["code"] == "timeout" and hung.duration_ms < 1500
+    assert dispatcher.dispatch("db", {}, _context()).error["code"] == "unavailable"
+    assert dispatcher.dispatch("nope", {}, _context()).error["code"] == "unknown_skill"
+    assert dispatcher.dispatch("crash", {}, _context(), arguments_error="bad JSON").error["code"] == \
+        "invalid_arguments"
+
+
+def test_tools_carry_no_argument_descriptions_but_the_catalogue_does():
+    tool = SKILLS["schedule"].tool()
+    assert tool["function"]["name"] == "schedule"
+    assert "description" not in tool["function"]["parameters"]["properties"]["due"]
+    assert "description" in SKILLS["schedule"].parameters["properties"]["due"]
+
+
+# --- critic -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("yes", "confirm"), ("Yes please", "confirm"), ("do it", "confirm"), ("ok", "confirm"), ("go ahead!", "confirm"),
+    ("no", "cancel"), ("nope", "cancel"), ("don't", "cancel"), ("cancel that", "cancel"), ("never mind", "cancel"),
+    ("what's the weather", None), ("not sure", None),
+])
+def test_reply_kind(text, kind):
+    assert reply_kind(text) == kind
+
+
+def _assess(name, arguments, said):
+    return Critic(CriticConfig(confirm_below=0.7)).assess(SKILLS[name], arguments, said, NOW, BERLIN)
+
+
+def test_grounded_consequential_actions_run():
+    assert _assess("list", {"operation": "add", "name": "shopping", "items": ["milk"]},
+                   "Add milk to my shopping list").run
+    assert _assess("schedule", {"operation": "create", "text": "call the dentist", "due": "tomorrow at 9"},
+                   "Remind me tomorrow at 9 to call the dentist").run
+    assert _assess("list", {"operation": "delete", "name": "shopping"}, "please delete my shopping list").run
+    assert _assess("recall", {"query": "anything"}, "").run  # safe skills are never held back
+
+
+def test_doubtful_consequential_actions_wait_for_confirmation():
+    invented = _assess("list", {"operation": "add", "name": "shopping", "items": ["caviar", "champagne"]},
+                       "Add milk to my shopping list")
+    unasked_delete = _assess("list", {"operation": "delete", "name": "shopping"}, "my shopping list is long")
+    wrong_hour = _assess("schedule", {"operation": "create", "text": "call the dentist", "due": "tomorrow at 10"},
+                         "Remind me tomorrow at 9 to call the dentist")
+    forget = _assess("forget", {"query": "my address"}, "forget my address")
+    for verdict in (invented, unasked_delete, wrong_hour, forget):
+        assert not verdict.run and verdict.reasons
+    assert forget.confidence == 0.0
+
+
+def test_safe_skills_are_corrected_silently():
+    critic = Critic(CriticConfig())
+    fixed, notes = critic.correct(SKILLS["recall"], {"query": " ", "k": 50, "mood": "x"}, "where did I park")
+    assert fixed == {"query": "where did I park", "k": 20} and len(notes) == 3
+    unchanged, none = critic.correct(SKILLS["list"], {"operation": "add", "colour": "red"}, "")
+    assert unchanged == {"operation": "add", "colour": "red"} and none == []
+    retry = critic.retry_arguments("recall", {"query": "what did I say about the dentist"}, True, {"items": []})
+    assert retry == {"query": "dentist"}
+
+
+# --- associate and compaction -----------------------------------------------------------------------
+
+def test_spreading_activation_decays_and_excludes_the_seed():
+    graph = ConceptGraph()
+    graph.add("fact:1", "coffee morning ritual")
+    graph.add("fact:2", "ritual meditation")
+    graph.add("fact:3", "meditation retreat mountains")
+    reached = spread(graph, ["coffee"], AssociateConfig(decay=0.5, threshold=0.02, max_hops=3), 3)
+    assert "coffee" not in reached
+    assert reached["ritual"] > reached["meditation"] > reached.get("retreat", 0.0)
+    strict = spread(graph, ["coffee"], AssociateConfig(decay=0.5, threshold=0.2, max_hops=3), 3)
+    assert set(strict) == {"morning", "ritual"}
+
+
+def test_stage_one_and_two_shrink_the_prompt_state():
+    state = PromptState(history="User: hi\nEngram: hello", view=[
+        {"type": "action", "skill": "recall", "arguments": {"query": "x"}, "ok": True,
+         "result": {"items": ["y" * 900]}},
+        {"type": "action", "skill": "list", "arguments": {}, "ok": False, "error": {"code": "needs_info"}},
+    ])
+    audit = stage_one(state, iteration=2)
+    assert audit["replaced"] == 2 and len(state.view) == 1 and "y" * 200 not in state.view[0]["summary"]
+
+    def failing(_material):
+        raise LLMUnavailable("down")
+
+    audit = stage_two(state, iteration=3, restart=1, user_text="find x", summarizer=failing, max_chars=300)
+    assert audit["source"] == "deterministic" and len(state.current_state) <= 300
+    assert "summarised under Current state" in state.history and state.view[0]["stage"] == 2
+    ok = stage_two(state, iteration=0, restart=2, user_text="find x", summarizer=lambda m: "short")
+    assert ok["source"] == "llm" and state.current_state == "short"
+
+
+def test_budget_counts_tools_and_leaves_room_for_the_reply():
+    budget = Budget(CompactionConfig(context_window=1000, threshold=0.5, chars_per_token=4.0), 4096, 200,
+                    fixed_chars=400)
+    assert (budget.limit, budget.trigger) == (800, 400)
+    assert budget.tokens([{"content": "x" * 400}]) == 201
+    assert not budget.over([{"content": "x" * 1100}]) and budget.over([{"content": "x" * 1300}])
