@@ -50,6 +50,12 @@ def test_chat_streams_every_event_and_stores_the_exchange(client, run_jobs, fake
     assert row.reply == message["text"] and row.user_text == "What is the capital of France?"
     assert row.id == message["exchange_id"] and row.total_tokens == message["metrics"]["tokens_total"]
     assert decisions == 1
+    from rq import Queue
+
+    chunk_job = Queue("memory-chunker-queue", connection=client.application.extensions["engram"].redis).fetch_job(
+        f"chunk-{row.id}"
+    )
+    assert chunk_job is not None and chunk_job.args == (row.id,)
 
 
 def test_reconnect_with_last_event_id_replays_the_rest(client, run_jobs, fake_llm):

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from rq import Retry
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -17,7 +18,15 @@ from services.db import Exchange, RoutingDecision, insert
 from services.llm import Completion
 from services.logs import request_context
 from services.metrics import Metrics
-from services.queues import PROMPT_QUEUE, ChatRequest, count_attempt, load_request, remove_pending
+from services.queues import (
+    MEMORY_CHUNKER_QUEUE,
+    PROMPT_QUEUE,
+    ChatRequest,
+    count_attempt,
+    enqueue,
+    load_request,
+    remove_pending,
+)
 from services.streams import EventLog, request_channel
 from workers.context import WorkerContext, current_context
 from workers.generation import Reply, generate
@@ -27,6 +36,7 @@ from workers.understanding import Understanding, understand
 
 logger = logging.getLogger(__name__)
 
+CHUNKER_JOB = "workers.memory_chunker.run"
 TROUBLE_MESSAGE = "Sorry, something went wrong while I was working on that. Please send it again."
 
 
@@ -57,7 +67,8 @@ def digest(context: WorkerContext, request: ChatRequest) -> None:
             reply = generate(context, turn, understanding, session)  # step 5
             exchange_id = store(session, turn, understanding, reply)  # step 6
         remember(context, turn, understanding, reply, exchange_id)
-        finish(context, turn, understanding, reply, exchange_id)  # step 7
+        enqueue_enrichment(context, exchange_id)  # step 7
+        finish(context, turn, understanding, reply, exchange_id)
 
 
 @dataclass
@@ -129,6 +140,20 @@ def remember(context: WorkerContext, turn: Turn, understanding: Understanding, r
         "at": request.received_at,
     }
     context.threads.record_exchange(request.thread_id, request.user_id, entry)
+
+
+def enqueue_enrichment(context: WorkerContext, exchange_id: int) -> None:
+    """Memory enrichment happens off the hot path: one chunker job per exchange."""
+    enqueue(
+        context.redis,
+        MEMORY_CHUNKER_QUEUE,
+        CHUNKER_JOB,
+        exchange_id,
+        job_id=f"chunk-{exchange_id}",
+        job_timeout=300,
+        retry=Retry(max=2, interval=[5, 30]),
+        failure_ttl=7 * 24 * 3600,
+    )
 
 
 def finish(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int) -> None:

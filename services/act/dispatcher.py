@@ -7,6 +7,7 @@ into what the model (or the person) sees.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 import time
@@ -159,7 +160,9 @@ class ActDispatcher:
             context.gate.release(ticket, ok=result.ok)
             outcome["result"] = result
 
-        worker = threading.Thread(target=target, name=f"skill-{label}", daemon=True)
+        # The copied context carries the request id of the log context into the skill's thread.
+        worker = threading.Thread(target=contextvars.copy_context().run, args=(target,), name=f"skill-{label}",
+                                  daemon=True)
         worker.start()
         worker.join(self.timeout_s)
         elapsed_ms = (time.monotonic() - started) * 1000
