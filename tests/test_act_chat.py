@@ -82,7 +82,7 @@ def test_shopping_list_add_then_ask(client, run_jobs, fake_llm, db_engine, perso
         Reply("Added milk to your shopping list."),
     )
     frames, thread_id = chat(client, run_jobs, "Add milk to my shopping list")
-    assert message_of(frames)["metrics"]["tools"] == {"list": 1}
+    assert message_of(frames)["mode"] == "ACT" and message_of(frames)["metrics"]["tools"] == {"list": 1}
     with db_engine.connect() as connection:
         rows = connection.execute(select(NamedList.name, ListItem.text).join(ListItem)).all()
     assert rows == [("shopping", "milk")]
@@ -92,7 +92,7 @@ def test_shopping_list_add_then_ask(client, run_jobs, fake_llm, db_engine, perso
         Reply("Your shopping list has: milk."),
     )
     frames, _ = chat(client, run_jobs, "What's on my shopping list?", thread_id)
-    assert "milk" in message_of(frames)["text"]
+    assert message_of(frames)["mode"] == "ACT" and "milk" in message_of(frames)["text"]
     reply_prompt = fake_llm.requests[-1]["messages"][0]["content"]
     assert '"items":[{"text":"milk","checked":false}]' in reply_prompt  # the trail reached the reply prompt
 
@@ -109,6 +109,7 @@ def test_low_confidence_reminder_waits_for_yes(client, run_jobs, fake_llm, db_en
 
     fake_llm.script(Reply("Okay, the reminder is set for tomorrow at 10:00."))
     frames, _ = chat(client, run_jobs, "yes", thread_id)
+    assert message_of(frames)["mode"] == "ACT"  # the router knows a confirmation is pending
     assert message_of(frames)["metrics"]["tools"] == {"schedule": 1}
     with db_engine.connect() as connection:
         item = connection.execute(select(ScheduledItem)).one()

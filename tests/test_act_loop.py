@@ -330,6 +330,17 @@ def test_needs_info_turns_into_a_clarify_reply(worker_context, person, fake_llm)
         assert session.scalar(select(func.count()).select_from(ScheduledItem)) == 0
 
 
+def test_a_failed_reply_still_says_what_was_done(worker_context, person, fake_llm):
+    fake_llm.script(ToolCalls([("list", {"operation": "add", "name": "shopping", "items": ["milk"]})]), DONE,
+                    Error(500), Error(500))
+    understanding = Understanding(topic="general", confidence=0.5, mode="ACT")
+    with worker_context.sessions.begin() as session:
+        reply = act_reply(worker_context, _turn("Add milk to my shopping list"), understanding, session,
+                          lambda text: None)
+    assert reply.fallback is True
+    assert reply.text.startswith("I had trouble writing a proper answer") and '"milk"' in reply.text
+
+
 def test_confirmation_question_is_streamed_without_an_llm_call(worker_context, person, fake_llm):
     fake_llm.script(ToolCalls([("list", {"operation": "delete", "name": "shopping"})]))
     deltas: list[str] = []

@@ -62,3 +62,16 @@ def test_fusion_methods_rank_a_strong_match_first_and_stay_in_unit_range():
         scores = fuse(candidates, RecallConfig(fusion=fusion), has_vector=True)
         assert scores[0] == max(scores) and all(0 <= s <= 1 for s in scores), fusion
     assert fuse(candidates, RecallConfig(), has_vector=False) == [1.0, 0.0, 0.3]
+
+
+def test_cli_registers_the_four_memory_commands():
+    import argparse
+
+    from cli.memory import cmd_forget, cmd_import, cmd_recall, register
+
+    parser = argparse.ArgumentParser(prog="engram")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["recall", "where is Biscuit", "--user", "u1", "--k", "5", "--json"])
+    assert (args.handler, args.query, args.user, args.k, args.json) == (cmd_recall, "where is Biscuit", "u1", 5, True)
+    assert parser.parse_args(["import", "f.jsonl", "--user", "u1", "--no-enrich"]).handler is cmd_import
+    assert parser.parse_args(["forget", "--user", "u1", "--yes"]).handler is cmd_forget

@@ -49,6 +49,7 @@ class Budget:
         return int(chars / self.config.chars_per_token) + 1
 
     def over(self, messages: list[dict[str, Any]]) -> bool:
+        """True when the prompt has reached the compaction threshold."""
         return self.tokens(messages) > self.trigger
 
 

@@ -36,7 +36,7 @@ class DispatchLimits:
 @dataclass(frozen=True)
 class CompactionConfig:
     context_window: int = 0
-    threshold: float = 0.8
+    threshold: float = 0.9
     chars_per_token: float = 4.0
     max_restarts: int = 1
     llm_checkpoint: bool = True

@@ -38,11 +38,13 @@ class ActionResult:
     duration_ms: float = 0.0
 
     def trail_fields(self) -> dict[str, Any]:
+        """The result part of a trail entry."""
         body = {"result": self.result} if self.ok else {"error": self.error}
         return {"ok": self.ok, **body, "duration_ms": round(self.duration_ms, 2)}
 
 
 def failure(code: str, message: str, **details: Any) -> ActionResult:
+    """A failed result with a structured error."""
     return ActionResult(ok=False, error={"code": code, "message": message, **details})
 
 

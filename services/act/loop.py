@@ -11,13 +11,11 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
 from services.act import steering
@@ -28,6 +26,7 @@ from services.act.dispatcher import ActDispatcher, ActionResult
 from services.act.prompt import skills_text, step_messages, world_state
 from services.act.skills import associate, forget, goals, introspect, lists, memorize, recall, schedule
 from services.act.skills.base import SessionGate, Skill, SkillContext
+from services.act.transaction import after_commit, statement_timeout
 from services.act.when import zone_of
 from services.db import User
 from services.errors import LLMError, LLMMalformedOutput
@@ -367,6 +366,7 @@ class ActLoop:
         return summarize
 
     def outcome(self) -> ActOutcome:
+        """How the loop ended and which terminal mode the reply takes."""
         reason = self.reason or "no_actions"
         mode = "CONFIRM" if self.pending is not None else "CLARIFY" if self.missing else "RESPOND"
         question = confirmation_question(self.pending["description"]) if self.pending is not None else None
@@ -376,30 +376,8 @@ class ActLoop:
 
 
 def confirmation_question(description: str) -> str:
+    """What the person is asked before a held-back action runs."""
     return f"Before I do that, please confirm: {description}. Reply \"yes\" to go ahead or \"no\" to leave it."
-
-
-def after_commit(session: Session, callback: Callable[[], None]) -> None:
-    """Run ``callback`` once the session's transaction commits (never if it rolls back)."""
-
-    def run(_session: Session) -> None:
-        try:
-            callback()
-        except Exception:  # the turn is stored; a Redis hiccup here must not fail it
-            logger.exception("after-commit step of the ACT turn failed")
-
-    event.listen(session, "after_commit", run, once=True)
-
-
-@contextmanager
-def statement_timeout(session: Session, seconds: float) -> Iterator[None]:
-    """Bound every SQL statement of the loop (a skill stuck on a lock ends), then restore the old limit."""
-    previous = session.execute(text("SHOW statement_timeout")).scalar_one()
-    session.execute(text("SELECT set_config('statement_timeout', :value, true)"),
-                    {"value": f"{int(seconds * 1000)}ms"})
-    yield
-    # Not in a finally: after a failure the transaction is rolled back, and the setting with it.
-    session.execute(text("SELECT set_config('statement_timeout', :value, true)"), {"value": previous})
 
 
 def _user_zone(session: Session, user_id: str) -> str:

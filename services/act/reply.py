@@ -16,8 +16,9 @@ from sqlalchemy.orm import Session
 
 from services.act import steering
 from services.act.compaction import entry_line
-from services.act.loop import ActOutcome, ActTurn, after_commit, run_act_turn
+from services.act.loop import ActOutcome, ActTurn, run_act_turn
 from services.act.prompt import reply_messages
+from services.act.transaction import after_commit
 from services.act.when import zone_of
 from services.llm import Completion, generate_with_fallback
 

@@ -92,6 +92,7 @@ def build_graph(ctx: SkillContext, limit: int) -> ConceptGraph:
 
 
 def run(ctx: SkillContext, args: Arguments) -> Result:
+    """Concepts the given one brings to mind, strongest first, with their sources."""
     config = ctx.config.associate
     graph = build_graph(ctx, config.max_sources)
     wanted = list(dict.fromkeys(content_words(args["concept"])))

@@ -37,6 +37,7 @@ class SkillError(Exception):
         self.details = details
 
     def to_result(self) -> Result:
+        """The structured error the model reads."""
         return {"code": self.code, "message": self.message, **self.details}
 
 
@@ -167,6 +168,7 @@ class SkillContext:
         return self.gate.claim(self.ticket)
 
     def for_action(self, ticket: ActionTicket) -> SkillContext:
+        """This context bound to one action's claim on the session."""
         return replace(self, ticket=ticket)
 
 

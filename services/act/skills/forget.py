@@ -43,11 +43,13 @@ def resolve(ctx: SkillContext, args: Arguments) -> list[Any]:
 
 
 def preview(ctx: SkillContext, args: Arguments) -> Result:
+    """Exact fact ids to store with the pending action, and their texts to show."""
     facts = resolve(ctx, args)
     return {"arguments": {"fact_ids": [fact.id for fact in facts]}, "facts": [fact.text for fact in facts]}
 
 
 def run(ctx: SkillContext, args: Arguments) -> Result:
+    """Delete the facts (with the history they superseded)."""
     facts = resolve(ctx, args)
     forgotten = [{"id": fact.id, "text": fact.text} for fact in facts]
     for fact in forgotten:
@@ -56,6 +58,7 @@ def run(ctx: SkillContext, args: Arguments) -> Result:
 
 
 def describe(args: Arguments) -> str:
+    """What will be forgotten, for the confirmation question."""
     shown = args.get("facts") or ([args["query"]] if args.get("query") else [f"facts {args.get('fact_ids')}"])
     return "forget " + "; ".join(f"\"{text}\"" for text in shown)
 

@@ -28,6 +28,7 @@ PARAMETERS: dict[str, Any] = {
 
 
 def run(ctx: SkillContext, args: Arguments) -> Result:
+    """Create, update or list goals."""
     operation = args["operation"]
     if operation == "list":
         query = select(Goal).where(Goal.user_id == ctx.user_id).order_by(Goal.state, Goal.updated_at.desc())
@@ -77,6 +78,7 @@ def _view(goal: Goal) -> dict[str, Any]:
 
 
 def describe(args: Arguments) -> str:
+    """The operation in words, for a confirmation question."""
     if args["operation"] == "create":
         return f"record the goal \"{args.get('text', '?')}\""
     if args["operation"] == "update":

@@ -23,6 +23,7 @@ PARAMETERS: dict[str, Any] = {
 
 
 def run(ctx: SkillContext, args: Arguments) -> Result:
+    """What is known about the person and/or the assistant itself."""
     result: Result = {}
     if args["about"] in ("person", "all"):
         result["person"] = _person(ctx)

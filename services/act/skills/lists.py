@@ -41,6 +41,7 @@ def list_name(raw: str) -> str:
 
 
 def run(ctx: SkillContext, args: Arguments) -> Result:
+    """Carry out one list operation for the person."""
     operation = args["operation"]
     if operation == "view" and not args.get("name"):
         return _overview(ctx)
@@ -139,6 +140,7 @@ def _change_items(ctx: SkillContext, named: NamedList, operation: str, texts: li
 
 
 def describe(args: Arguments) -> str:
+    """The operation in words, for a confirmation question."""
     items = ", ".join(args.get("items") or [])
     name = args.get("name") or "?"
     phrases = {"add": f"add {items} to the {name} list", "remove": f"remove {items} from the {name} list",

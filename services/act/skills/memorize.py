@@ -22,6 +22,7 @@ PARAMETERS: dict[str, Any] = {
 
 
 def run(ctx: SkillContext, args: Arguments) -> Result:
+    """Store the fact (insert, merge or supersede)."""
     text = clean_text(args["text"], ctx.config.skills.max_text_chars)
     if args["speaker"] != "user":
         raise SkillError("rejected", "only what the person said is stored as a fact about them")

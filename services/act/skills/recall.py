@@ -24,6 +24,7 @@ TEXT_LIMIT = 400
 
 
 def run(ctx: SkillContext, args: Arguments) -> Result:
+    """The best-matching memories for the query."""
     k = args.get("k") or ctx.config.skills.recall_default_k
     config = load_memory_config(ctx.configs_dir)
     hits = recall(ctx.session, ctx.embedder, ctx.user_id, args["query"], k=k, config=config,

@@ -42,6 +42,7 @@ PARAMETERS: dict[str, Any] = {
 
 
 def run(ctx: SkillContext, args: Arguments) -> Result:
+    """Create, list, move or cancel a reminder / scheduled prompt."""
     operation = args["operation"]
     if operation == "list":
         return {"items": [_view(ctx, item) for item in _active(ctx)]}
@@ -130,6 +131,7 @@ def _view(ctx: SkillContext, item: ScheduledItem) -> dict[str, Any]:
 
 
 def describe(args: Arguments) -> str:
+    """The operation in words, for a confirmation question."""
     operation = args["operation"]
     what = args.get("text") or args.get("match") or (f"item {args['item_id']}" if args.get("item_id") else "?")
     if operation == "create":
