@@ -146,9 +146,10 @@ def test_a_message_sent_mid_turn_is_folded_into_the_running_loop(client, run_job
     assert len(fake_llm.requests) == 4  # the folded message got no turn of its own
     with db_engine.connect() as connection:
         items = connection.execute(select(ListItem.text).order_by(ListItem.position)).scalars().all()
-        exchanges = connection.execute(select(Exchange.request_id, Exchange.tool_trail)).all()
+        exchanges = connection.execute(select(Exchange.request_id, Exchange.tool_trail, Exchange.user_text)).all()
     assert items == ["milk", "eggs"]
     assert [row.request_id for row in exchanges] == [first.headers["X-Request-ID"]]
+    assert exchanges[0].user_text.endswith("\nAlso add eggs")  # the steered words are part of the turn
     steering = [entry for entry in exchanges[0].tool_trail if entry["type"] == "steering"]
     assert steering == [{"type": "steering", "request_id": second.headers["X-Request-ID"], "text": "Also add eggs",
                          "iteration": 1}]

@@ -99,7 +99,7 @@ def store(session: Session, turn: Turn, understanding: Understanding, reply: Rep
             user_id=request.user_id,
             thread_id=request.thread_id,
             source=request.source,
-            user_text=request.text,
+            user_text=user_text(request, reply),
             reply=reply.text,
             mode=understanding.mode,
             topic=understanding.topic,
@@ -127,13 +127,19 @@ def store(session: Session, turn: Turn, understanding: Understanding, reply: Rep
     return int(exchange_id)
 
 
+def user_text(request: ChatRequest, reply: Reply) -> str:
+    """The person's words of this turn: the message plus any message steered into its ACT loop."""
+    steered = [step["text"] for step in reply.tool_trail if step.get("type") == "steering" and step.get("text")]
+    return "\n".join([request.text, *steered])
+
+
 def remember(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int) -> None:
     """Update the Redis thread after the durable store, then queue memory enrichment."""
     request = turn.request
     entry = {
         "request_id": request.request_id,
         "exchange_id": exchange_id,
-        "user": request.text,
+        "user": user_text(request, reply),
         "reply": reply.text,
         "mode": understanding.mode,
         "topic": understanding.topic,
