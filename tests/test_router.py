@@ -169,6 +169,24 @@ def test_phatic_patterns(text, expected):
         ("Give me a list of 5 books", set()),
         ("What are good goals for a beginner runner?", set()),
         ("Do you remember when the Berlin wall fell?", {"recall"}),
+        ("Forget that I live in Paris", {"forget"}),
+        ("delete everything you know about my job", {"forget"}),
+        ("Erase what I told you about my diagnosis.", {"forget", "recall"}),
+        ("Can you forget things?", set()),  # a question about the assistant, not a request
+        ("Ah forget it, never mind.", set()),
+        ("Don't forget my keys tomorrow", {"remember"}),
+        ("cancel my dentist reminder", {"manage", "remind"}),
+        ("stop reminding me about the gym", {"manage"}),
+        ("what reminders do I have?", {"manage", "remind"}),
+        ("uncheck milk", {"manage"}),
+        ("Delete my shopping list", {"list", "manage"}),
+        ("Create a new list called camping gear.", {"manage"}),
+        ("mark my marathon goal as done", {"goal", "manage"}),
+        ("What goals am I working on right now?", {"goal"}),
+        ("remind me to cancel the meeting", {"remind"}),  # the edit is the reminder's task, not a request
+        ("How can I remove duplicates from a list in Python?", set()),
+        ("Is it possible to uncheck a checkbox with JavaScript?", set()),
+        ("How do I delete a file in Linux?", set()),
     ],
 )
 def test_skill_detection(text, skills):
@@ -200,6 +218,19 @@ def test_remind_me_what_is_an_explanation_not_a_reminder():
         ("What's on my shopping list?", 0, 0),
         ("How am I doing on my goals?", 0, 0),
         ("What's my next reminder?", 0, 0),
+        ("what reminders do I have?", 0, 0),
+        # Edits and forgetting name *which* item; they never need a new time.
+        ("cancel my dentist reminder", 1, 0),
+        ("Delete the reminder.", 1, 1),
+        ("move my 9am reminder to 10", 1, 0),
+        ("Delete my shopping list", 1, 0),  # the list's name is the item
+        ("Delete my list", 1, 1),
+        ("uncheck milk", 1, 0),
+        ("Create a new list.", 1, 1),
+        ("Change my goal.", 1, 1),
+        ("Update my savings goal to 300 a month.", 1, 0),
+        ("Forget that I live in Paris", 1, 0),
+        ("Erase what I told you about my diagnosis.", 1, 0),
     ],
 )
 def test_slot_completeness(text, action, missing):
@@ -250,6 +281,34 @@ def test_long_message_carries_its_own_antecedent():
     signals = signals_of("I have a new phone but it keeps crashing when I open the camera, how do I fix it?")
     assert signals["has_reference"] == 1.0
     assert signals["unresolved_reference"] == 0.0
+
+
+def test_forget_what_i_told_you_points_at_the_conversation():
+    assert signals_of("Forget what I told you.")["unresolved_reference"] == 1.0
+    memory = [("My cousin is pregnant but it's a secret", "Lovely news, I'll keep it to myself.")]
+    signals = signals_of("Forget what I told you.", working_memory=memory)
+    assert signals["resolved_reference"] == 1.0 and signals["slots_complete"] == 1.0
+    assert signals_of("forget what I told you about my ex")["has_reference"] == 0.0
+
+
+def test_editing_verb_on_a_resolved_pronoun_acts_on_the_previous_skill():
+    goal_turn = [("How am I doing on my goal to read 12 books?", "You've read 11 of 12.")]
+    signals = signals_of("Mark it as done.", working_memory=goal_turn)
+    assert signals["skill_manage"] == 1.0 and signals["skill_any"] == 1.0 and signals["slots_complete"] == 1.0
+    poem_turn = [("Write a poem about the sea", "The grey sea rolls in over the stones.")]
+    assert signals_of("Mark it as done.", working_memory=poem_turn)["skill_any"] == 0.0
+    assert signals_of("Mark it as done.")["skill_any"] == 0.0 and signals_of("Mark it as done.")["unresolved_reference"]
+    assert not rs.edits_previous_item(rs.text_view("Tell me more about it."), goal_turn)
+
+
+def test_time_expression_is_not_a_reference():
+    signals = signals_of("Which reminders are coming up this week?")
+    assert signals["has_reference"] == 0.0 and signals["unresolved_reference"] == 0.0
+
+
+@pytest.mark.parametrize("text", ["Cool, thanks for removing it.", "perfect, that's gone then 👍", "ugh, forget it"])
+def test_closing_remarks_after_an_edit_are_phatic(text):
+    assert rs.phatic_signals(rs.text_view(text))["phatic_only"] == 1.0
 
 
 def test_context_dependent_phrases():
@@ -335,6 +394,15 @@ def test_softmax_sums_to_one_and_orders_like_scores():
                            "previous_mode": "CLARIFY"}, "ACT"),
         ("ok", {"working_memory": [["Add milk to my shopping list", "Added milk."]], "previous_mode": "ACT"},
          "ACKNOWLEDGE"),
+        ("Forget that I live in Paris", None, "ACT"),
+        ("Delete my shopping list", None, "ACT"),
+        ("cancel my dentist reminder", None, "ACT"),
+        ("Delete it.", None, "CLARIFY"),
+        ("Cancel that.", None, "CLARIFY"),
+        ("Cancel that.", {"working_memory": [["Remind me at 6 to call the plumber", "Done, 6pm."]],
+                          "previous_mode": "ACT"}, "ACT"),
+        ("How do I delete a file in Linux?", None, "RESPOND"),
+        ("Can you forget things?", None, "RESPOND"),
     ],
 )
 def test_known_cases_route_on_signals_alone(router, text, context, mode):

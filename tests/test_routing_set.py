@@ -2,6 +2,20 @@
 
 Every 5th line is held out: weights and exemplars were tuned while looking only at the errors
 of the other lines, and the held-out accuracy is reported and asserted separately.
+
+Labelling notes (the mode definitions are those of issue 3):
+- Editing or removing what is stored is ACT: forgetting a memory ("forget that I live in Paris"),
+  cancelling or moving a reminder, ticking, unticking or removing list items, deleting or creating a
+  list, completing or dropping a goal, and reading reminders or goals back. A consequential edit
+  ("delete everything you know about my job") is still ACT: the ACT critic asks for confirmation.
+- The same edit with nothing to point at is CLARIFY ("Delete it.", "Cancel that." with no earlier
+  turn, "Delete the reminder.", "Change my goal."); with an antecedent in working memory it is ACT.
+- A question about what the assistant can do in general ("Can you forget things?", "Do you ever
+  delete old conversations?") is RESPOND; ACT (introspect) is for what it knows about *this* user.
+- How-to questions that merely use the words are RESPOND ("How do I delete a file in Linux?").
+- The 66 lines after line 428 (the forget / edit / goal-management batch) were written and labelled
+  before any tuning; their held-out lines are messages written for this set, not the ones named in
+  the bug report the batch answers.
 """
 
 from __future__ import annotations

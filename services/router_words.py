@@ -1,0 +1,209 @@
+"""Lexicons of the mode router: the regular expressions and word sets its signals look for.
+
+Compiled once at import (pure data, no I/O). ``services/router_signals.py`` turns them into signals.
+"""
+
+from __future__ import annotations
+
+import re
+
+WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+EMOJI_RE = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\ufe0f\u200d]")
+EMOTICON_RE = re.compile(r"(?<!\w)(?:[:;=8][-'^]?[)(\]\[dDpP/\\|*oO3]+|<3+|(?<!\^)\^_*\^(?!\^)|xD+|XD+)(?!\w)")
+SENTENCE_END_RE = re.compile(r"[.!?]+(?:\s+|$)")
+
+# Letter pairs that occur in at least ten English words of four or more letters (from the
+# MiniLM word-piece vocabulary). Keyboard mashing is made mostly of the other pairs.
+COMMON_BIGRAMS = frozenset(
+    "aa ab ac ad ae af ag ah ai aj ak al am an ao ap aq ar as at au av aw ax ay az ba bb bd be bi bj bl bo br bs bt bu "
+    "by ca cc ce ch ci ck cl co cq cr cs ct cu cy da db dc dd de df dg dh di dj dl dm dn do dr ds dt du dv dw dy ea eb "
+    "ec ed ee ef eg eh ei ej ek el em en eo ep eq er es et eu ev ew ex ey ez fa fe ff fi fl fo fr fs ft fu fy ga ge gg "
+    "gh gi gl gm gn go gr gs gt gu gy ha hb hd he hi hl hm hn ho hr hs ht hu hw hy ia ib ic id ie if ig ik il im in io "
+    "ip iq ir is it iu iv ix iz ja je ji jo ju ka ke kh ki kl kn ko kr ks ku kw ky la lb lc ld le lf lg li lk ll lm ln "
+    "lo lp ls lt lu lv ly ma mb mc me mf mi ml mm mn mo mp ms mu my na nb nc nd ne nf ng nh ni nj nk nl nm nn no np nq "
+    "nr ns nt nu nv nw ny nz oa ob oc od oe of og oh oi oj ok ol om on oo op or os ot ou ov ow ox oy oz pa pe ph pi pl "
+    "pm po pp pr ps pt pu py qu ra rb rc rd re rf rg rh ri rk rl rm rn ro rp rr rs rt ru rv rw ry sa sb sc sd se sf sh "
+    "si sk sl sm sn so sp sq sr ss st su sw sy ta tb tc te tf th ti tl tm tn to tp tr ts tt tu tw ty tz ua ub uc ud ue "
+    "uf ug ui uk ul um un uo up ur us ut uv ux uz va ve vi vo wa we wh wi wk wl wn wo wr ws wy xa xc xe xh xi xo xp xt "
+    "xu ya yb yc yd ye yi yl ym yn yo yp yr ys yt yu za ze zi zo zy zz".split()
+)
+KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm", "poiuytrewq", "lkjhgfdsa", "mnbvcxz")
+NOT_MASH_RE = re.compile(
+    r"^(?:h+m+|m+h?m+|s+h+|p+f+t+|p+s+t+|g+r+|b+r+|z+|thx|thnx|nvm|pls|plz|tbh|smh|idk|btw|lmk|brb|ttyl|"
+    r"wtf|omg|lol|lmao|rofl|ha(?:ha)+h?|he(?:he)+|hi(?:hi)+|lo(?:lo)+l?|ja(?:ja)+|a+h+|o+h+|u+g+h+|w+o+w+|y+a+y+|x+d+)$"
+)
+REPEATED_CHUNK_RE = re.compile(r"(.{1,3})\1{2,}.{0,2}")
+ELONGATION_RE = re.compile(r"(.)\1{2,}")
+KEY_CHUNK_RE = re.compile(r"(.{2,4})\1+")  # "tyutyu": a run of neighbouring keys typed twice
+
+GREETING_RE = re.compile(
+    r"^(?:hi+|hello+|hey+|hiya|heya|yo|howdy|greetings|sup|hallo|good (?:morning|afternoon|evening|day)|"
+    r"morning|mornin'?|evening|what'?s up|wass?up|gm)\b"
+)
+THANKS_RE = re.compile(
+    r"\b(?:(?:thanks?|thank (?:you|u))(?: so much| a lot)? for [a-z]+ing (?:it|that|this|them|those)|"
+    r"thanks?|thank (?:you|u)|thankyou|thx|thnx|ty|cheers|much appreciated|appreciate (?:it|that))\b"
+)
+FAREWELL_RE = re.compile(
+    r"\b(?:bye+|goodbye|good ?night|night night|nighty|gn|see (?:you|ya)(?: later| tomorrow| soon)?|cya|"
+    r"later|ttyl|talk (?:to you )?(?:later|soon|tomorrow)|take care|catch you later|"
+    r"have a (?:good|great|nice|lovely) (?:one|day|night|evening|weekend|trip|time))\b"
+)
+PHATIC_RE = re.compile(
+    r"\b(?:ok(?:ay)?|k+|kk|cool|nice one|nice|great|awesome|amazing|got it|"
+    r"sounds (?:good|great|fine|perfect|fun|like a plan)|sure|alright|all right|lol|lmao|"
+    r"ha(?:ha)+|he(?:he)+|yep|yeah|yup|yes|no worries|np|wow|oh|ah|hmm+|fine|perfect|noted|understood|"
+    r"fair enough|makes sense|true|indeed|exactly|right|oops|omg|how are you(?: doing)?|how'?s it going|"
+    r"you'?re (?:the best|awesome|great|amazing|a star)|love (?:it|that|you)|(?:that|this|it)(?:'s| is| was) "
+    r"(?:so |really |very |super )?(?:great|nice|cool|funny|awesome|perfect|helpful|useful|hilarious|lovely|good|"
+    r"kind|sweet|gone|done|sorted|fixed)|that (?:helps|helped|worked)|good (?:to know|job|stuff)|"
+    r"well done|no problem|you too|same to you|welcome|wonderful|brilliant|excellent|sweet|neat|gotcha|"
+    r"roger|thumbs up|hehe|aww+|yay|phew|ugh+|whatever|bless you|much better|all good|i'?m (?:good|fine|ok)|will do|"
+    r"i'?ll try (?:that|it)|good idea|i see|anyway|ok(?:ey|ie)[- ]dok(?:ey|ie)|and you|how about you|"
+    r"never ?mind|forget it|doesn'?t matter)\b"
+)
+FILLER_WORDS = frozenset(
+    "a an the so very really much too and but for that this it you your me i i'm am is are was be just again "
+    "all of to in on with as well then now there here oh ah please lot lots bunch tons ever".split()
+)
+
+# Where an imperative can start: the top of the message, a new clause, or after a polite lead-in.
+# (One factored alternation: re scans it several times faster than a list of "\bword " branches.)
+_CLAUSE_START = r"(?:^|[,.;!:]\s*|\b(?:please|can you|could you|would you|you can|and(?: also)?|also|just|now) )"
+_STORED = r"(?:reminders?|alarms?|timers?|appointments?|meetings?|events?|notifications?)"
+# A named list: "my shopping list", "the packing list", "our to-do list" (the name is group 1).
+_NAMED_LIST = (
+    r"(?:my|our|the|this|that) ((?:(?!(?:from|off|on|onto|to|of) )[a-z'-]+ ){0,3})(?:list|to-?do list|to-?dos?)\b"
+    r"(?! of)"
+)
+_WHOLE_LIST = rf"(?:delete|remove|clear|empty|wipe|reset|rename|archive)(?: out)? {_NAMED_LIST}"
+# The imperative alternatives of "manage" share one clause start: one pass over the text, not one per alternative.
+_MANAGE_AT_CLAUSE = (
+    r"(?:cancel|delete|remove|clear|stop|pause|turn off|disable|snooze|move|push|shift|postpone|reschedule|change|"
+    rf"update|edit)\b[^.?!]{{0,40}}?\b{_STORED}\b|stop (?:reminding|pinging|nudging|bugging) me\b|"
+    rf"un(?:check|tick)\b|(?:check|tick|cross|strike) off\b|tick\b|{_WHOLE_LIST}|"
+    r"(?:create|make|start|set up|open)(?: me)? (?:a |an )?new (?:[a-z'-]+ ){0,2}list\b|"
+    r"(?:mark|complete|finish|close|drop|delete|remove|cancel|abandon|archive|pause|update|change|edit|raise|lower)\b"
+    r"[^.?!]{0,30}?\bgoals?\b"
+)
+
+SKILL_PATTERNS = {
+    "remind": r"\bremind(?:er|ers)?\b|\bset (?:an? |my )?(?:alarm|timer)\b|\bwake me\b|\bdon'?t let me forget\b|"
+    r"\b(?:ping|nudge|alert) me\b",
+    "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|\bbook (?:a|an|me|the) (?:meeting|call|appointment|slot)\b|"
+    r"\bset up (?:a|an) (?:meeting|call)\b",
+    "list": r"\b(?:add|put|remove|delete|take|cross|tick|check)\b[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
+    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your)\b[^.?!]{0,30}?\blist\b|"
+    r"\b(?:my|our) (?:[a-z'-]+ ){0,2}(?:list|lists|to-?dos?|to do list)\b(?! of)",
+    "remember": r"(?:^|[,.;!]\s*|\b(?:please|can you|could you|and) )(?:remember|memori[sz]e|note down|"
+    r"keep in mind|don'?t forget|make a note|jot down|write down|save)\b(?! (?:when|how|what|if|the time))|"
+    r"\b(?:remember|note|memori[sz]e|save) (?:that|this)\b|\bfor future reference\b",
+    "recall": r"\bdo you (?:still )?(?:remember|recall|know) (?:what|when|where|who|my|if|whether|the|about|our)\b|"
+    r"\bwhat did (?:i|we) (?:tell|say|mention|ask|share|talk|discuss|decide)\b|"
+    r"\b(?:did|have) i (?:ever |already )?(?:tell|told|mention|mentioned|say|said)\b|"
+    r"^(?:what|when|where|who|which)(?:'s| is| was| are| were| did)? (?:my|our)\b|\bremind me what (?:i|we|my)\b|"
+    r"\bwhat do you (?:remember|recall)\b|\blast time (?:we|i) (?:talked|spoke|chatted)\b|"
+    r"\bi (?:told|mentioned|said to) you\b|\b(?:have|did) i (?:set|add|save|schedule|ask you)\b",
+    "introspect": r"\bwhat (?:else )?(?:do )?you know about (?:me|myself|my)\b|\bwhat have you (?:learned|learnt|"
+    r"figured out|noticed) about (?:me|my)\b|\bhow well do you know me\b|\bwhat do you remember about me\b|"
+    r"\btell me about myself\b|"
+    r"\bwhat are my (?:preferences|interests|habits|patterns)\b|\bwhat do you think (?:you know )?about me\b",
+    "goal": r"\b(?:my|new|set an?|set my) (?:[a-z-]+ ){0,2}(?:goal|goals|resolution|resolutions)\b|"
+    r"\bprogress (?:on|toward|towards) my\b|\bhelp me (?:stick to|keep track|track)\b|\b(?:keep|hold) me accountable\b|"
+    r"^(?:what|which) goals (?:am i|do i|have i|did i)\b",
+    # Removing what the assistant knows: "forget that I live in Paris", "erase what I told you about X".
+    # Not "forget it" (never mind), "don't forget" (remember) or "can you forget things?" (a capability question).
+    "forget": rf"{_CLAUSE_START}(?:(?:forget|unlearn)\b(?! (?:it|about it|things|stuff|anything|something)\b)(?=\W*\w)|"
+    r"(?:erase|delete|remove|wipe|clear|purge|drop)\b[^.?!]{0,30}?\b(?:what (?:i|we) (?:just )?"
+    r"(?:told|said|mentioned|shared|wrote)|(?:everything|all|anything|what) (?:that )?you (?:know|remember|have "
+    r"(?:learned|learnt|stored|saved)|learned|learnt|stored|saved)|from (?:your )?memory)\b)|\bstop remembering\b",
+    # Changing or removing something already stored: reminders, list items, whole lists, goals.
+    "manage": rf"{_CLAUSE_START}(?:{_MANAGE_AT_CLAUSE})|\blist (?:called|named)\b|"
+    r"\b(?:what|which|any|all (?:of )?my|list (?:my|all)|show (?:me )?my) (?:upcoming |active |current |pending )?"
+    rf"reminders\b|\bgoals?\b[^.?!]{{0,40}}?{_CLAUSE_START}(?:delete|drop|remove|cancel|abandon|archive) "
+    r"(?:it|that|this)\b",
+}
+SKILL_RES = {name: re.compile(pattern) for name, pattern in SKILL_PATTERNS.items()}
+READ_QUESTION_RE = re.compile(r"^(?:what|which|how|when|where|who|do|did|have|has|are|is|am)\b")
+LIST_WRITE_RE = re.compile(r"\b(?:add|put|remove|delete|take|cross|tick|check)\b")
+WHOLE_LIST_RE = re.compile(rf"{_CLAUSE_START}{_WHOLE_LIST}")
+# "forget what I told you" points back at the conversation just like "forget that" does.
+DEICTIC_OBJECT_RE = re.compile(r"\bwhat (?:i|we) (?:just )?(?:told|said|mentioned|shared|wrote)(?: (?:to )?you)?\W*$")
+# A verb that edits or removes something: with a resolved pronoun it acts on what the last turn stored.
+MANAGE_VERB_RE = re.compile(
+    r"^(?:mark|cancel|delete|remove|uncheck|untick|tick|cross|forget|erase|snooze|move|push|drop|clear|empty|rename|"
+    r"update|change|stop)\b"
+)
+NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer)\b")
+REMIND_EXPLAIN_RE = re.compile(r"\bremind me (?:what|how|why|who)\b(?!.*\b(?:i|my|we|our)\b)")
+
+_DAYS = r"mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?"
+_MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|" \
+    r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+TIME_RE = re.compile(
+    rf"\b(?:today|tonight|tonite|tomorrow|tmrw|tmr|tomorow|tommorow|noon|midnight|daily|weekly|monthly|"
+    rf"this (?:morning|afternoon|evening|weekend|week)|next (?:week|month|year|weekend|{_DAYS})|(?:on )?(?:{_DAYS})s?|"
+    rf"at \d{{1,2}}(?::\d\d)?|\d{{1,2}}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.|o'?clock)|\d{{1,2}}:\d\d|"
+    rf"in (?:a|an|\d+|a few|few|a couple of|couple of|half an) (?:min|mins|minutes?|hours?|hrs?|days?|weeks?|months?)|"
+    rf"every (?:day|week|month|morning|evening|night|{_DAYS})|(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?|"
+    rf"\d{{1,2}}(?:st|nd|rd|th)|end of (?:the )?(?:day|week|month)|(?:after|before) (?:work|lunch|dinner|school|bed)|"
+    rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night))\b"
+)
+SKILL_WORDS = frozenset(
+    "remind reminder reminders set alarm timer schedule reschedule calendar add put remove delete list lists shopping "
+    "grocery groceries todo to-do remember note save goal goals new track please can could you me my book up make "
+    "take keep mind jot write down don't forget".split()
+)
+# Words of editing/forgetting requests that do not say *which* item: "Delete the reminder." still needs one.
+MANAGE_WORDS = frozenset(
+    "cancel delete remove clear stop pause turn off disable snooze move push shift postpone change update edit "
+    "reminding pinging nudging bugging uncheck untick check tick cross strike mark complete completed finish "
+    "finished close drop abandon archive raise lower done create start open called named empty wipe reset rename "
+    "forget unlearn erase purge told said mentioned shared wrote know remember learned learnt stored saved memory "
+    "appointment appointments meeting meetings event events notification notifications item items entry".split()
+)
+
+INTERROGATIVES = frozenset("what what's whats when where who whom whose why how which".split())
+AUXILIARIES = frozenset(
+    "can could would will should is are do does did have has was were may might shall am isn't aren't don't doesn't "
+    "didn't won't wouldn't can't couldn't shouldn't".split()
+)
+SUBJECT_FIRST_AUX = frozenset("do does did don't doesn't didn't have has had".split())
+SUBJECTS = frozenset("i you we they he she it that this there my your our his her their people anyone u".split())
+VAGUE_ASK_RE = re.compile(
+    r"^(?:i )?(?:need|want|would like|could use|have) (?:some |your |a little )?(?:help|a favou?r|a question)"
+    r"(?: (?:with|on|about) (?:something|this|that|it|stuff))?(?: please)?\W*$|^(?:can|could) you help(?: me)?"
+    r"(?: (?:with|on) (?:something|this|that|it))?\W*$"
+)
+IMPERATIVE_VERBS = frozenset(
+    "add book buy call cancel change check delete do email explain find fix get give help keep let list make move "
+    "note open plan put read remember remind remove reply reschedule save schedule send set share show summarize "
+    "summarise take tell text track translate update write draft describe compare suggest recommend create start "
+    "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn".split()
+)
+LEAD_IN_RE = re.compile(r"^(?:(?:please|pls|hey|ok|okay|so|and|also|now|can you|could you|would you)[ ,]+)+")
+STOPWORDS = frozenset(
+    "a an the and or but if so of to in on at by for with from up about into over after before as is are was were "
+    "be been am do does did have has had will would can could should may might must shall i me my mine we us our you "
+    "your he him his she her they them their it its this that these those there here what when where who whom which "
+    "why how not no yes just very really too also then than please pls thing things stuff one some any again more "
+    "let let's i'm it's that's what's don't can't i'll you're something anything everything someone somewhere".split()
+)
+THING_PRONOUNS = frozenset("it this that these those them there one".split())
+PERSON_PRONOUNS = frozenset("her him she he they them his hers".split())
+THAT_CLAUSE_RE = re.compile(r"\bthat (?:i|my|the|a|an|we|our|you|your|he|she|it's|there|this|his|her)\b")
+CONTEXT_DEPENDENT_RE = re.compile(
+    r"^(?:and |but |so |ok )?(?:tell me more|more|go on|continue|keep going|and then|then what|why|why not|how so|"
+    r"what else|what about (?:it|that|this|them|him|her|the other one)|the other one|"
+    r"(?:do )?(?:the )?same (?:thing|again|as before|as last time)|(?:do it )?like (?:last time|before)|"
+    r"do (?:it|that|the same)(?: again)?|again|which one|what do you mean|elaborate|"
+    r"explain (?:that|it|more)|the first one|the second one|that one|this one)\W*$"
+)
+HABITUAL_RE = re.compile(r"\bthe usual\b|\bsame as (?:always|usual|last time|before)\b|\blike (?:always|last time)\b")
+PERSON_CUE_RE = re.compile(
+    r"\b(?:she|her|he|him|mom|mum|mother|dad|father|sister|brother|wife|husband|partner|boss|friend|colleague|"
+    r"son|daughter|aunt|uncle|grandma|grandpa|girlfriend|boyfriend|manager|teacher|doctor|neighbou?r)\b"
+)
+CAPITALISED_RE = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")
+CONFIRM_RE = re.compile(r"^(?:yes|yeah|yep|yup|sure|ok(?:ay)?|do it|go ahead|confirm(?:ed)?|please do|no|nope|cancel|"
+                         r"don'?t|stop)\b")
