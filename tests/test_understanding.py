@@ -159,3 +159,15 @@ def test_routing_replay_is_deterministic(worker_context):
     first = router.route_text("remind me on friday to water the plants")
     second = router.route_text("remind me on friday to water the plants")
     assert first.mode == second.mode == "ACT" and first.scores == second.scores
+
+
+def test_recalled_memory_reaches_the_prompt_of_another_thread(client, run_jobs, fake_llm, db_engine):
+    fake_llm.script(Reply("Porto is lovely."), Reply("Try the riverside walk."))
+    converse(client, run_jobs, "My sister Clara moved to Porto last spring.")
+    from services.threads import CURRENT_THREAD_KEY
+
+    client.application.extensions["engram"].redis.delete(CURRENT_THREAD_KEY % "local")  # start a fresh thread
+    thread_id, frames = converse(client, run_jobs, "Any tips for visiting Porto with my sister?")
+    system = fake_llm.requests[-1]["messages"][0]["content"]
+    assert "Clara" in system, system
+    assert "My sister Clara moved to Porto" not in system.split("The conversation so far:")[-1]

@@ -114,7 +114,7 @@ def build_messages(context: WorkerContext, turn: Turn, understanding: Understand
         MODE_PROMPTS.get(understanding.mode, "respond"),
         history=history_text(working_memory),
         topic=understanding.topic,
-        context=understanding.signals.get("context_text", "") or "(nothing recalled)",
+        context=understanding.context_text or "(nothing recalled)",
         missing=understanding.signals.get("missing", "") or "the details needed",
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": request.text}]

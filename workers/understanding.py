@@ -18,6 +18,8 @@ from sqlalchemy import update
 
 from services.db import RoutingDecision as DecisionRow
 from services.errors import EmbeddingError, LLMError
+from services.memory.config import load_memory_config
+from services.memory.context import AssembledContext, assemble
 from services.queues import ChatRequest
 from services.router import RoutingContext, RoutingDecision, apply_tiebreak, detect_feedback, tiebreak_candidates
 from services.sessions import SESSION_IDLE_S, enqueue_episode, place_in_session, session_exchange_ids
@@ -45,6 +47,7 @@ class Understanding:
     embedding: np.ndarray | None = None
     embedding_model: str | None = None
     session_id: str | None = None
+    context_text: str = ""  # recalled memory for the prompt; deliberately not part of the audit row
 
     def decision_row(self, request: ChatRequest) -> dict[str, Any]:
         """Column values for the ``routing_decisions`` audit row."""
@@ -76,7 +79,8 @@ def understand(context: WorkerContext, request: ChatRequest) -> Understanding:
     topic, topic_confidence, topic_is_new, session_id = classify_and_place(context, request, embedding, state)
     context.metrics.observe("engram_classification_seconds", time.perf_counter() - started)
     record_feedback(context, request)
-    decision = route(context, request, embedding, state, topic_confidence, topic_is_new)
+    remembered = recall_context(context, request, embedding)
+    decision = route(context, request, embedding, state, topic_confidence, topic_is_new, remembered.confidence)
     return Understanding(
         topic=topic,
         confidence=decision.confidence,
@@ -87,6 +91,7 @@ def understand(context: WorkerContext, request: ChatRequest) -> Understanding:
             "topic_confidence": round(topic_confidence, 4),
             "missing": describe_missing(decision),
         },
+        context_text=remembered.text,
         margin=decision.margin,
         tiebreaker_used=decision.tiebreaker_used,
         tiebreaker_result=decision.tiebreaker_result,
@@ -135,6 +140,7 @@ def route(
     state: ThreadState,
     topic_confidence: float,
     topic_is_new: bool,
+    memory_confidence: float,
 ) -> RoutingDecision:
     working_memory = context.threads.working_memory(request.thread_id)
     routing_context = RoutingContext(
@@ -142,7 +148,7 @@ def route(
         embedding=embedding,
         working_memory=[(item.get("user", ""), item.get("reply", "")) for item in working_memory],
         context_warmth=context_warmth(state, time.time()),
-        memory_confidence=0.0,
+        memory_confidence=memory_confidence,
         topic_confidence=topic_confidence,
         topic_is_new=topic_is_new,
         previous_mode=state.last_mode,
@@ -154,6 +160,21 @@ def route(
         decision = tiebreak(context, request, decision, working_memory)
     context.metrics.observe("engram_routing_seconds", decision.latency_ms / 1000)
     return decision
+
+
+def recall_context(context: WorkerContext, request: ChatRequest, embedding: np.ndarray | None) -> AssembledContext:
+    """What the person's memory holds that bears on this message (working memory excluded: it is the history)."""
+    recent_ids = [item["exchange_id"] for item in context.threads.working_memory(request.thread_id)]
+    config = context.extras.get("memory_config")
+    if config is None:
+        config = context.extras["memory_config"] = load_memory_config(context.settings.configs_dir)
+    # The message is embedded once: without a vector, recall runs on full text alone.
+    embedder = context.embedder if embedding is not None else None
+    with context.sessions.begin() as db:
+        return assemble(
+            db, embedder, request.user_id, request.text, query_embedding=embedding,
+            exclude_exchange_ids=recent_ids, config=config,
+        )
 
 
 def context_warmth(state: ThreadState, now: float) -> float:

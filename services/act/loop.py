@@ -307,7 +307,7 @@ class ActLoop:
             added = "\n".join(f"- {later.text}" for later in self.steered)
             user_message += f"\n\nSent while you were working on it:\n{added}"
         return step_messages(self.context.prompts, state=self.state, skills=self.skills, world=self.world,
-                             context_text=self.understanding.signals.get("context_text", ""),
+                             context_text=self.understanding.context_text,
                              user_message=user_message, zone=self.zone, zone_name=self.zone_name, now=self.now)
 
     def _fitting_messages(self) -> list[dict[str, Any]] | None:
