@@ -7,6 +7,7 @@ import argparse
 
 def register_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add every domain subcommand (route, recall, import, export, forget) to the parser."""
-    from cli import route
+    from cli import memory, route
 
     route.register(commands)
+    memory.register(commands)
