@@ -24,7 +24,8 @@ class RecallConfig:
     candidates: int = 40
     ef_search: int = 100
     max_df_ratio: float = 0.25
-    df_cap: int = 2000
+    df_cap: int = 1000
+    match_cap: int = 5000
     min_docs_for_df: int = 100
     window_relevance: float = 0.2
     recency_half_life_days: float = 30.0

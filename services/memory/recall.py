@@ -91,7 +91,7 @@ def _gather(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, 
     ids: dict[int, None] = {}
     if qvec is not None:
         ids.update(dict.fromkeys(search.vector_arm(session, kind, user_id, qvec, cfg.candidates)))
-    ids.update(dict.fromkeys(search.lexical_arm(session, kind, user_id, terms, cfg.candidates)))
+    ids.update(dict.fromkeys(search.lexical_arm(session, kind, user_id, terms, cfg.candidates, cfg)))
     if window is not None:
         ids.update(dict.fromkeys(search.window_arm(session, kind, user_id, window, qvec, terms, cfg.candidates)))
     return search.candidate_rows(session, kind, user_id, list(ids), qvec, terms)

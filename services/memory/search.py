@@ -62,10 +62,11 @@ class Terms:
 
     lexemes: list[str] = field(default_factory=list)
     weights: list[float] = field(default_factory=list)
+    filter_lexemes: list[str] = field(default_factory=list)  # the ones rare enough to search the index by
 
     @property
     def tsquery(self) -> str:
-        return " | ".join(_quote(lexeme) for lexeme in self.lexemes)
+        return " | ".join(_quote(lexeme) for lexeme in (self.filter_lexemes or self.lexemes))
 
     def __bool__(self) -> bool:
         return bool(self.lexemes)
@@ -117,7 +118,10 @@ def query_terms(session: Session, user_id: str, query: str, config: RecallConfig
     kept = [(lexeme, df) for lexeme, df in scored if small or df / total <= config.max_df_ratio]
     kept = kept or scored[:1]  # a query of only common words still searches by its rarest one
     n = max(total, 1)
-    return Terms([lexeme for lexeme, _ in kept], [math.log(1 + (n - df + 0.5) / (df + 0.5)) for _, df in kept])
+    # Words whose count reached the cap still score, but searching the index by them would match
+    # a large share of the user's history; the rarer words find the candidates.
+    rare = [lexeme for lexeme, df in kept if df < config.df_cap] or [kept[0][0]]
+    return Terms([lexeme for lexeme, _ in kept], [math.log(1 + (n - df + 0.5) / (df + 0.5)) for _, df in kept], rare)
 
 
 def _lex_sql(terms: Terms, params: dict[str, Any]) -> str:
@@ -144,16 +148,19 @@ def vector_arm(session: Session, kind: str, user_id: str, qvec: np.ndarray, limi
     return list(session.scalars(statement, {"user": user_id, "qvec": qvec, "limit": limit}))
 
 
-def lexical_arm(session: Session, kind: str, user_id: str, terms: Terms, limit: int) -> list[int]:
+def lexical_arm(session: Session, kind: str, user_id: str, terms: Terms, limit: int,
+                config: RecallConfig | None = None) -> list[int]:
     """Ids of rows matching any informative lexeme (GIN index), best IDF coverage first."""
     if not terms:
         return []
+    config = config or RecallConfig()
     spec = KINDS[kind]
-    params: dict[str, Any] = {"user": user_id, "tsq": terms.tsquery, "limit": limit}
+    params: dict[str, Any] = {"user": user_id, "tsq": terms.tsquery, "limit": limit, "cap": config.match_cap}
     lex = _lex_sql(terms, params)
+    # Score at most match_cap matching rows: the rare words keep that set small; the cap bounds the worst case.
     statement = text(
-        f"SELECT t.id FROM {TABLES[kind]} t WHERE t.user_id = :user AND {spec.active} "
-        f"AND t.search @@ CAST(:tsq AS tsquery) "
+        f"SELECT t.id FROM (SELECT t.id, t.search FROM {TABLES[kind]} t WHERE t.user_id = :user AND {spec.active} "
+        f"AND t.search @@ CAST(:tsq AS tsquery) LIMIT :cap) t "
         f"ORDER BY {lex} DESC, ts_rank_cd(t.search, CAST(:tsq AS tsquery), 32) DESC LIMIT :limit"
     )
     return list(session.scalars(statement, params))
