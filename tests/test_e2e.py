@@ -19,7 +19,7 @@ from rq import Queue, Worker
 from sqlalchemy import create_engine, text
 
 from services.db import sqlalchemy_url
-from tests.fake_llm import FakeLLM, Reply
+from tests.fake_llm import FakeLLM, Json, Reply
 from tests.system import FrameReader, System, chat, read_stream, running_system
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.slow]
@@ -126,6 +126,54 @@ def test_killing_the_digest_worker_mid_job_still_answers_once(system: System, e2
         assert count == 1
     else:
         assert count == 0
+
+
+CHUNK = {
+    "gists": ["The user is planning a hiking trip through Patagonia."],
+    "facts": [{"text": "The user is planning a hiking trip to Patagonia next spring.", "speaker": "user",
+               "confidence": 0.9}],
+    "entities": [{"name": "Patagonia", "type": "place"}], "emotion": "excited", "salience": 0.7, "open_loops": [],
+}
+EPISODE = {
+    "title": "Planning a Patagonia trek", "gist": "The user planned a spring hiking trip to Patagonia.",
+    "summary": "The user is planning to hike in Patagonia next spring and asked about boots.",
+    "intent": "plan a trip", "emotion": "excited", "outcome": "got boot advice", "salience": 0.7,
+    "open_loops": ["buy boots"],
+}
+
+
+def test_a_real_conversation_becomes_chunks_facts_and_an_episode(system: System, e2e_llm: FakeLLM) -> None:
+    """The topic switch closes the session; the chunker and episodic workers do the rest on their own."""
+    e2e_llm.reset()
+    e2e_llm.route("MEMORY CHUNK", Json(CHUNK))
+    e2e_llm.route("EPISODE", Json(EPISODE))
+    thread_id = None
+    for text_ in ("I'm planning a hiking trip through Patagonia next spring.",
+                  "Which hiking boots handle Patagonian mud best?",
+                  "Completely different topic: my sourdough starter smells of acetone."):
+        extra = {"thread_id": thread_id} if thread_id else {}
+        with chat(system, text_, **extra) as response:
+            thread_id = response.headers["X-Thread-ID"]
+            assert read_stream(response)[-1].event == "done"
+    _, database_url = system.urls()
+    engine = create_engine(sqlalchemy_url(database_url))
+    deadline = time.monotonic() + 90
+    episode = None
+    with engine.connect() as db:
+        patagonia = db.execute(text("SELECT id FROM exchanges WHERE user_text LIKE :p ORDER BY id"),
+                               {"p": "%Patagonia%"}).scalars().all()
+        while episode is None and time.monotonic() < deadline:
+            rows = db.execute(text("SELECT title, exchange_ids FROM episodes")).all()
+            episode = next((row for row in rows if list(row.exchange_ids) == list(patagonia)), None)
+            time.sleep(0.5)
+        chunks = db.execute(text("SELECT count(*) FROM memory_chunks WHERE status = 'ok'")).scalar_one()
+        facts = db.execute(text("SELECT text, speaker FROM facts")).all()
+    engine.dispose()
+    assert episode is not None, "an episode is created for the closed session"
+    assert episode.title == "Planning a Patagonia trek"
+    assert len(patagonia) == 2
+    assert chunks >= 2
+    assert ("The user is planning a hiking trip to Patagonia next spring.", "user") in [tuple(f) for f in facts]
 
 
 def _busy_digest_pids(connection: redis.Redis) -> list[int]:
