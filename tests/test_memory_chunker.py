@@ -16,7 +16,7 @@ from services.memory.chunks import ChunkInvalid, validate_chunk
 from services.memory.models import Fact, MemoryChunk
 from services.metrics import COUNTERS_KEY
 from services.queues import MEMORY_CHUNKER_QUEUE
-from tests.fake_llm import Error, Json, Reply
+from tests.fake_llm import Error, Garbage, Json, Reply
 from tests.memory_builders import create_exchange
 
 GOOD_CHUNK = {
@@ -119,3 +119,16 @@ def test_unreachable_llm_reruns_the_job_later(chunker, fake_llm, db_engine, real
     scheduled = Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).scheduled_job_registry.get_job_ids()
     assert scheduled == [f"chunk-{exchange_id}-retry1"]
     assert chunker.run(exchange_id, attempt=3) == "failed"  # backoff list used up
+
+
+@pytest.mark.integration
+def test_the_exchange_is_reindexed_as_the_whole_turn(chunker, fake_llm, db_engine):
+    with Session(db_engine) as session, session.begin():
+        exchange_id = create_exchange(session, user_text="Where should I eat in Porto?",
+                                      reply="Try the francesinha.").id
+    fake_llm.script(Garbage(), Garbage())  # the re-index does not depend on the LLM succeeding
+    chunker.run(exchange_id)
+    with Session(db_engine) as session:
+        stored = session.get(Exchange, exchange_id)
+        expected = HashEmbedder().embed("Where should I eat in Porto?\nTry the francesinha.")
+        assert stored.embedding is not None and list(stored.embedding) == pytest.approx(list(expected), abs=1e-6)

@@ -39,11 +39,12 @@ def run(exchange_id: int, attempt: int = 0) -> str:
     context = current_context()
     config = memory_config(context)
     embedder = ensure_embedder(context)
-    with context.sessions() as session:
+    with context.sessions.begin() as session:
         exchange = session.get(Exchange, exchange_id)
         if exchange is None:
             logger.info("exchange %s is gone; nothing to chunk", exchange_id)
             return "missing"
+        reindex_turn(embedder, exchange)
         if chunk_exists(session, exchange_id):
             return "exists"
         messages = build_messages(context, session, exchange, config)
@@ -67,6 +68,18 @@ def run(exchange_id: int, attempt: int = 0) -> str:
     logger.info("exchange %s chunked: %d facts %s, %d assistant statements not stored as facts", exchange_id,
                 len(actions), actions, stored.skipped_assistant_facts, extra={"exchange_id": exchange_id})
     return "stored"
+
+
+def reindex_turn(embedder: Embedder, exchange: Exchange) -> None:
+    """Recall matches whole turns: re-embed the message together with its reply.
+
+    The digest stored the message's own embedding (the one it routed with) so recall works at
+    once; the turn's vector finds it better by what was answered too. Same input, same vector:
+    safe to repeat.
+    """
+    if exchange.reply.strip():
+        exchange.embedding = embedder.embed(f"{exchange.user_text}\n{exchange.reply}")
+        exchange.embedding_model = embedder.model_id
 
 
 def ask_chunk(context: WorkerContext, messages: list[dict[str, Any]],
