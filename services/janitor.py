@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import redis
@@ -29,26 +29,40 @@ LEASE_TTL_S = 10
 
 
 @contextmanager
-def job_lease(connection: redis.Redis, job_id: str, ttl_s: int = LEASE_TTL_S) -> Iterator[None]:
-    """Hold a lease on a running job, renewed from a side thread; it lapses if the process dies."""
-    connection.set(LEASE_KEY % job_id, "1", ex=ttl_s)
-    connection.set(OWNED_KEY % job_id, "1", ex=24 * 3600)
+def renewed(renew: Callable[[], bool], every_s: float, name: str) -> Iterator[None]:
+    """Call ``renew`` every ``every_s`` from a side thread while the body runs; it stops when renew says False.
+
+    The side thread dies with the process, so whatever it renews lapses when a worker is killed.
+    """
     stop = threading.Event()
 
-    def renew() -> None:
-        while not stop.wait(ttl_s / 3):
+    def loop() -> None:
+        while not stop.wait(every_s):
             try:
-                connection.set(LEASE_KEY % job_id, "1", ex=ttl_s)
+                if not renew():
+                    logger.warning("%s: lost; no longer renewing", name)
+                    return
             except redis.RedisError:
-                logger.warning("could not renew the lease of job %s", job_id)
+                logger.warning("%s: could not renew (Redis error); trying again", name)
 
-    renewer = threading.Thread(target=renew, name="job-lease", daemon=True)
+    renewer = threading.Thread(target=loop, name=name, daemon=True)
     renewer.start()
     try:
         yield
     finally:
         stop.set()
         renewer.join(timeout=1)
+
+
+@contextmanager
+def job_lease(connection: redis.Redis, job_id: str, ttl_s: int = LEASE_TTL_S) -> Iterator[None]:
+    """Hold a lease on a running job; it lapses within ``ttl_s`` if the process dies."""
+    connection.set(LEASE_KEY % job_id, "1", ex=ttl_s)
+    connection.set(OWNED_KEY % job_id, "1", ex=24 * 3600)
+    try:
+        with renewed(lambda: bool(connection.set(LEASE_KEY % job_id, "1", ex=ttl_s)), ttl_s / 3, f"lease {job_id}"):
+            yield
+    finally:
         connection.delete(LEASE_KEY % job_id, OWNED_KEY % job_id)
 
 

@@ -9,7 +9,6 @@ its own keywords, and the chosen centroid moves toward the message as a capped r
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,9 @@ import numpy as np
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
+from services.config_files import parse_section, read_toml
 from services.db import Topic, utcnow
+from services.settings import SettingsError
 
 GENERAL = "general"
 _WORD = re.compile(r"[a-zA-Z][a-zA-Z'-]{2,}")
@@ -49,11 +50,12 @@ class TopicConfig:
 
     @classmethod
     def load(cls, configs_dir: Path) -> TopicConfig:
-        path = configs_dir / "topics.toml"
-        if not path.exists():
-            return cls()
-        with path.open("rb") as handle:
-            return cls(**tomllib.load(handle).get("classifier", {}))
+        """``[classifier]`` of ``configs/topics.toml``; defaults when the file is absent."""
+        data = read_toml(configs_dir / "topics.toml") or {}
+        unknown = sorted(set(data) - {"classifier"})
+        if unknown:
+            raise SettingsError(f"topics.toml: unknown section(s) {unknown}")
+        return parse_section("topics.toml", "classifier", cls(), data.get("classifier", {}))
 
 
 @dataclass(frozen=True)

@@ -29,17 +29,10 @@ from tests.fake_llm import (
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeLLM]:
-    fake = FakeLLM().start()
-    yield fake
-    fake.stop()
-
-
 @pytest.fixture
-def fake(server: FakeLLM) -> FakeLLM:
-    server.reset()
-    return server
+def fake(fake_llm: FakeLLM) -> FakeLLM:
+    """The session's scripted server (conftest), reset for this test."""
+    return fake_llm
 
 
 @pytest.fixture

@@ -136,3 +136,23 @@ def test_sessions_continue_switch_and_go_quiet(db, db_engine, real_redis):
     job = Queue("episodic-memory-queue", connection=real_redis).fetch_job(f"episode-{quiet.session_id}")
     assert job is not None and job.args == (quiet.session_id,) and job.meta["exchange_ids"]
     assert db.scalar(select(ConversationSession.ended_at).where(ConversationSession.id == quiet.session_id))
+
+
+def test_topic_config_is_read_strictly(tmp_path):
+    from services.settings import SettingsError
+
+    assert TopicConfig.load(tmp_path) == TopicConfig()
+    (tmp_path / "topics.toml").write_text("[classifier]\nmatch_threshold = 1\n")
+    assert TopicConfig.load(tmp_path).match_threshold == 1.0
+    (tmp_path / "topics.toml").write_text("[classifier]\nmatch_treshold = 0.5\n")
+    with pytest.raises(SettingsError, match="unknown key"):
+        TopicConfig.load(tmp_path)
+    (tmp_path / "topics.toml").write_text("[classifier]\ncandidates = true\n")
+    with pytest.raises(SettingsError, match="candidates"):
+        TopicConfig.load(tmp_path)
+
+
+def test_shipped_topic_config_matches_the_defaults():
+    from pathlib import Path
+
+    assert TopicConfig.load(Path(__file__).resolve().parents[1] / "configs") == TopicConfig()

@@ -11,7 +11,6 @@ job whose message someone else already finished returns at once.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ from contextlib import contextmanager
 import redis
 
 from services.errors import ThreadBusy
+from services.janitor import renewed
 from services.queues import ChatRequest, ThreadLease, load_request, pending_head, remove_pending
 from services.streams import EventLog
 
@@ -76,20 +76,9 @@ def _drain(
 
 @contextmanager
 def _renewing(lease: ThreadLease) -> Iterator[None]:
-    """Keep the lease alive from a side thread while the main thread works."""
-    stop = threading.Event()
-
-    def renew() -> None:
-        while not stop.wait(lease.ttl_ms / 3000):
-            if not lease.extend():
-                logger.warning("lost the lease of %s", lease.key)
-                return
-
-    renewer = threading.Thread(target=renew, name="lease-renewer", daemon=True)
-    renewer.start()
+    """Keep the lease alive while the main thread works; release it after."""
     try:
-        yield
+        with renewed(lease.extend, lease.ttl_ms / 3000, f"lease {lease.key}"):
+            yield
     finally:
-        stop.set()
-        renewer.join(timeout=1)
         lease.release()

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from services.config_files import parse_sections, read_toml
 from services.settings import SettingsError
 
 CONFIG_FILE = "act.toml"
@@ -75,44 +75,17 @@ class ActConfig:
     skills: SkillLimits = field(default_factory=SkillLimits)
 
 
-SECTIONS = tuple(f.name for f in fields(ActConfig))
-
-
 def load_act_config(configs_dir: Path) -> ActConfig:
     """Read ``act.toml`` (missing file → defaults); unknown keys and wrong types raise ``SettingsError``."""
-    path = Path(configs_dir) / CONFIG_FILE
-    if not path.is_file():
-        return ActConfig()
-    with path.open("rb") as handle:
-        data = tomllib.load(handle)
-    return parse_act_config(data)
+    data = read_toml(Path(configs_dir) / CONFIG_FILE)
+    return ActConfig() if data is None else parse_act_config(data)
 
 
 def parse_act_config(data: dict[str, Any]) -> ActConfig:
     """Validate a parsed ``act.toml`` mapping."""
-    unknown = set(data) - set(SECTIONS)
-    if unknown:
-        raise SettingsError(f"act.toml: unknown sections {sorted(unknown)} (known: {', '.join(SECTIONS)})")
-    config = ActConfig()
-    for name, table in data.items():
-        config = replace(config, **{name: _section(getattr(config, name), table, name)})
+    config = parse_sections(CONFIG_FILE, ActConfig(), data)
     _check(config)
     return config
-
-
-def _section(default: Any, table: Any, name: str) -> Any:
-    if not isinstance(table, dict):
-        raise SettingsError(f"act.toml: [{name}] must be a table")
-    known = {f.name: type(getattr(default, f.name)) for f in fields(default)}
-    for key, value in table.items():
-        expected = known.get(key)
-        if expected is None:
-            raise SettingsError(f"act.toml: [{name}] has unknown key {key!r}")
-        allowed: tuple[type, ...] = (int, float) if expected is float else (expected,)
-        # bool is an int subclass: keep `max_hops = true` from passing as a number.
-        if not isinstance(value, allowed) or (isinstance(value, bool) and expected is not bool):
-            raise SettingsError(f"act.toml: [{name}] {key} = {value!r} should be {expected.__name__}")
-    return replace(default, **{key: known[key](value) for key, value in table.items()})
 
 
 def _check(config: ActConfig) -> None:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import math
-import tomllib
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from services.config_files import parse_sections, read_toml
 from services.settings import SettingsError
 
 FUSIONS = ("absolute", "minmax", "rrf")
@@ -90,37 +89,14 @@ class MemoryConfig:
     facts: FactsConfig = field(default_factory=FactsConfig)
 
 
-SECTIONS = {"recall": RecallConfig, "context": ContextConfig, "chunker": ChunkerConfig,
-            "episodic": EpisodicConfig, "facts": FactsConfig}
-
-
 def load_memory_config(configs_dir: Path | None) -> MemoryConfig:
     """Read ``memory.toml`` from ``configs_dir`` (missing file or None → defaults); unknown keys are errors."""
-    path = Path(configs_dir) / "memory.toml" if configs_dir is not None else None
-    if path is None or not path.is_file():
+    data = read_toml(Path(configs_dir) / "memory.toml") if configs_dir is not None else None
+    if data is None:
         return MemoryConfig()
-    with path.open("rb") as handle:
-        data = tomllib.load(handle)
-    unknown = sorted(set(data) - set(SECTIONS))
-    if unknown:
-        raise SettingsError(f"memory.toml: unknown section(s) {unknown}")
-    config = MemoryConfig(**{name: _section(name, cls, data.get(name, {})) for name, cls in SECTIONS.items()})
+    config = parse_sections("memory.toml", MemoryConfig(), data)
     validate(config)
     return config
-
-
-def _section(name: str, cls: type, table: dict[str, Any]) -> Any:
-    known = {f.name: f for f in fields(cls)}
-    values: dict[str, Any] = {}
-    for key, value in table.items():
-        if key not in known:
-            raise SettingsError(f"memory.toml: [{name}] has unknown key {key!r}")
-        default = getattr(cls(), key)
-        values[key] = tuple(value) if isinstance(default, tuple) else value
-        if isinstance(default, int | float) and not isinstance(default, bool):
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise SettingsError(f"memory.toml: [{name}] {key} must be a number")
-    return replace(cls(), **values)
 
 
 def validate(config: MemoryConfig) -> None:
