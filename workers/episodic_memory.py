@@ -15,8 +15,8 @@ from typing import Any
 
 from services.db import ConversationSession, Exchange
 from services.errors import LLMError, LLMMalformedOutput
-from services.llm import Completion, with_note
-from services.memory.chunks import ChunkInvalid
+from services.llm import Completion
+from services.memory.chunks import ChunkInvalid, ask_validated
 from services.memory.config import MemoryConfig
 from services.memory.episodes import (
     EPISODE_SCHEMA,
@@ -113,14 +113,9 @@ def _compose(context: WorkerContext, conversation: ConversationSession, exchange
 
 def ask_episode(context: WorkerContext, messages: list[dict[str, Any]],
                 config: MemoryConfig) -> tuple[dict[str, Any], Completion]:
+    """The validated episode (one corrective retry on a wrong shape)."""
     schema = EPISODE_SCHEMA if config.episodic.send_schema else None
-    data, completion = context.llm.complete_json(ROLE, messages, schema=schema)
-    try:
-        return validate_episode(data), completion
-    except ChunkInvalid as exc:
-        note = f"Your JSON did not match the required shape: {exc}. Answer again with the exact keys."
-        data, completion = context.llm.complete_json(ROLE, with_note(messages, note), schema=schema)
-        return validate_episode(data), completion
+    return ask_validated(context.llm, ROLE, messages, schema, validate_episode)
 
 
 def build_messages(context: WorkerContext, conversation: ConversationSession, exchanges: list[Exchange],

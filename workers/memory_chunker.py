@@ -20,8 +20,16 @@ from sqlalchemy.orm import Session
 from services.db import Exchange, User
 from services.embeddings import Embedder
 from services.errors import LLMError, LLMMalformedOutput
-from services.llm import Completion, with_note
-from services.memory.chunks import CHUNK_SCHEMA, ChunkInvalid, chunk_exists, store_chunk, store_failure, validate_chunk
+from services.llm import Completion
+from services.memory.chunks import (
+    CHUNK_SCHEMA,
+    ChunkInvalid,
+    ask_validated,
+    chunk_exists,
+    store_chunk,
+    store_failure,
+    validate_chunk,
+)
 from services.memory.config import MemoryConfig, load_memory_config
 from services.memory.models import Fact
 from services.queues import MEMORY_CHUNKER_QUEUE
@@ -84,16 +92,9 @@ def reindex_turn(embedder: Embedder, exchange: Exchange) -> None:
 
 def ask_chunk(context: WorkerContext, messages: list[dict[str, Any]],
               config: MemoryConfig) -> tuple[dict[str, Any], Completion]:
-    """JSON from the LLM, validated; a schema problem gets one more try with the problem named."""
+    """The validated chunk (one corrective retry on a wrong shape)."""
     schema = CHUNK_SCHEMA if config.chunker.send_schema else None
-    data, completion = context.llm.complete_json(ROLE, messages, schema=schema)
-    try:
-        return validate_chunk(data), completion
-    except ChunkInvalid as exc:
-        logger.warning("memory chunk has the wrong shape (%s); asking once more", exc)
-        note = f"Your JSON did not match the required shape: {exc}. Answer again with the exact keys."
-        data, completion = context.llm.complete_json(ROLE, with_note(messages, note), schema=schema)
-        return validate_chunk(data), completion
+    return ask_validated(context.llm, ROLE, messages, schema, validate_chunk)
 
 
 def build_messages(context: WorkerContext, session: Session, exchange: Exchange,

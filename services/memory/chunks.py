@@ -13,6 +13,7 @@ A chunk is a JSON object::
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from services.db import Exchange, insert
 from services.embeddings import Embedder
+from services.llm import Completion, LLMClient, with_note
 from services.memory.config import FactsConfig
 from services.memory.facts import FactResult, clean_text, remember_fact
 from services.memory.models import MemoryChunk
@@ -161,3 +163,24 @@ def store_failure(session: Session, exchange: Exchange, error: str, model: str |
         .returning(MemoryChunk.id)
     )
     return chunk_id is not None
+
+
+def ask_validated(
+    llm: LLMClient,
+    role: str,
+    messages: list[dict[str, Any]],
+    schema: dict[str, Any] | None,
+    validate: Callable[[Any], dict[str, Any]],
+) -> tuple[dict[str, Any], Completion]:
+    """JSON from the LLM, validated; a wrong shape gets one more try with the problem named.
+
+    Raises ``ChunkInvalid`` when the second answer is wrong too (and the LLM's own errors as they come).
+    """
+    data, completion = llm.complete_json(role, messages, schema=schema)
+    try:
+        return validate(data), completion
+    except ChunkInvalid as exc:
+        logger.warning("%s answered with the wrong shape (%s); asking once more", role, exc)
+        note = f"Your JSON did not match the required shape: {exc}. Answer again with the exact keys."
+        data, completion = llm.complete_json(role, with_note(messages, note), schema=schema)
+        return validate(data), completion
