@@ -27,5 +27,7 @@ lint:
 bench:
 	$(PYTHON) -m bench.pipeline
 	$(PYTHON) -m bench.routing
+	$(PYTHON) -m bench.recall --n 10000
+	$(PYTHON) -m bench.act
 
 all: lint test
