@@ -27,6 +27,11 @@ WORKER_QUEUES = {
     "episodic": "episodic-memory-queue",
     "background": "background-queue",
 }
+# Access log lines as JSON like every other log line, with the request id the response carries.
+ACCESS_LOG_FORMAT = (
+    '{"ts": "%(t)s", "level": "INFO", "logger": "gunicorn.access", "role": "web", "msg": "%(m)s %(U)s", '
+    '"status": %(s)s, "duration_ms": %(M)s, "request_id": "%({x-request-id}o)s"}'
+)
 LOCAL_MODEL_BANNER = (
     "No OPENAI_BASE_URL set: answering with SmolLM2-135M, a tiny offline demo model (fast, but weak answers).\n"
     "For real answers point Engram at any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp):\n"
@@ -41,7 +46,8 @@ def role_argv(role: str, settings: Settings) -> list[str]:
         return [
             python, "-m", "gunicorn", "-k", "gevent", "-w", str(settings.web_workers),
             "--worker-connections", "2000", "-b", f"{settings.host}:{settings.port}",
-            "--timeout", "60", "--graceful-timeout", "5", "--access-logfile", "-", "api.wsgi:make_app()",
+            "--timeout", "60", "--graceful-timeout", "5", "--access-logfile", "-",
+            "--access-logformat", ACCESS_LOG_FORMAT, "api.wsgi:make_app()",
         ]  # fmt: skip
     if role in WORKER_QUEUES:
         return [

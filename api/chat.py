@@ -6,6 +6,7 @@ Follow a message from here to ``workers/digest.py``.
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from services.errors import BadRequest, NotFound, PayloadTooLarge, UnsupportedMe
 from services.queues import ChatRequest, load_request, submit_chat
 from services.streams import StreamLimits, follow, request_channel
 
+logger = logging.getLogger(__name__)
 bp = Blueprint("chat", __name__)
 
 ALLOWED_FIELDS = {"text", "source", "thread_id"}
@@ -112,6 +114,10 @@ def chat() -> Response:
         retries=deps.settings.job_retries,
     )
     deps.metrics.inc("engram_chat_requests_total", {"outcome": "accepted"})
+    logger.info(
+        "chat accepted for thread %s (%d chars)", thread_id, len(body.text),
+        extra={"request_id": request_id, "thread_id": thread_id, "user_id": user_id},
+    )
     return _stream(channel, None, {"X-Request-ID": request_id, "X-Thread-ID": thread_id})
 
 

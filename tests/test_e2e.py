@@ -24,12 +24,33 @@ from tests.system import FrameReader, System, chat, read_stream, running_system
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.slow]
 
+CHUNK = {
+    "gists": ["The user is planning a hiking trip through Patagonia."],
+    "facts": [{"text": "The user is planning a hiking trip to Patagonia next spring.", "speaker": "user",
+               "confidence": 0.9}],
+    "entities": [{"name": "Patagonia", "type": "place"}], "emotion": "excited", "salience": 0.7, "open_loops": [],
+}
+EPISODE = {
+    "title": "Planning a Patagonia trek", "gist": "The user planned a spring hiking trip to Patagonia.",
+    "summary": "The user is planning to hike in Patagonia next spring and asked about boots.",
+    "intent": "plan a trip", "emotion": "excited", "outcome": "got boot advice", "salience": 0.7,
+    "open_loops": ["buy boots"],
+}
+
 
 @pytest.fixture(scope="module")
 def e2e_llm() -> Iterator[FakeLLM]:
     server = FakeLLM().start()
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True)
+def quiet_background_llm_calls(e2e_llm: FakeLLM) -> None:
+    """Reset the script; the memory workers' calls get their own answers so they never take a chat's."""
+    e2e_llm.reset()
+    e2e_llm.route("MEMORY CHUNK", Json(CHUNK))
+    e2e_llm.route("EPISODE", Json(EPISODE))
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +67,6 @@ def test_healthz_reports_each_dependency(system: System) -> None:
 
 
 def test_chat_over_http_streams_and_stores(system: System, e2e_llm: FakeLLM) -> None:
-    e2e_llm.reset()
     e2e_llm.script(Reply("Hello from the end-to-end test.", chunk_size=5))
     with chat(system, "Say hello to the end-to-end test, please.") as response:
         assert response.status_code == 200
@@ -70,7 +90,6 @@ def test_chat_over_http_streams_and_stores(system: System, e2e_llm: FakeLLM) -> 
 
 
 def test_dropped_client_reconnects_with_last_event_id(system: System, e2e_llm: FakeLLM) -> None:
-    e2e_llm.reset()
     e2e_llm.script(Reply("A fairly slow answer that arrives in many small pieces.", chunk_size=4,
                          per_chunk_delay_s=0.05))
     with chat(system, "Tell me something slowly.") as response:
@@ -100,7 +119,6 @@ def test_bad_input_over_http(system: System) -> None:
 def test_killing_the_digest_worker_mid_job_still_answers_once(system: System, e2e_llm: FakeLLM) -> None:
     redis_url, database_url = system.urls()
     connection = redis.Redis.from_url(redis_url)
-    e2e_llm.reset()
     # The first attempt streams slowly so it can be killed mid-reply; the retry answers at once.
     e2e_llm.script(Reply("This reply will be cut off by a crash " * 4, chunk_size=3, per_chunk_delay_s=0.2),
                    Reply("Answered after the crash."))
@@ -128,25 +146,8 @@ def test_killing_the_digest_worker_mid_job_still_answers_once(system: System, e2
         assert count == 0
 
 
-CHUNK = {
-    "gists": ["The user is planning a hiking trip through Patagonia."],
-    "facts": [{"text": "The user is planning a hiking trip to Patagonia next spring.", "speaker": "user",
-               "confidence": 0.9}],
-    "entities": [{"name": "Patagonia", "type": "place"}], "emotion": "excited", "salience": 0.7, "open_loops": [],
-}
-EPISODE = {
-    "title": "Planning a Patagonia trek", "gist": "The user planned a spring hiking trip to Patagonia.",
-    "summary": "The user is planning to hike in Patagonia next spring and asked about boots.",
-    "intent": "plan a trip", "emotion": "excited", "outcome": "got boot advice", "salience": 0.7,
-    "open_loops": ["buy boots"],
-}
-
-
 def test_a_real_conversation_becomes_chunks_facts_and_an_episode(system: System, e2e_llm: FakeLLM) -> None:
     """The topic switch closes the session; the chunker and episodic workers do the rest on their own."""
-    e2e_llm.reset()
-    e2e_llm.route("MEMORY CHUNK", Json(CHUNK))
-    e2e_llm.route("EPISODE", Json(EPISODE))
     thread_id = None
     for text_ in ("I'm planning a hiking trip through Patagonia next spring.",
                   "Which hiking boots handle Patagonian mud best?",
