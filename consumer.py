@@ -107,7 +107,7 @@ def _instances(roles: Sequence[str], settings: Settings) -> list[tuple[str, str]
 
 def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str, str]]:  # type: ignore[type-arg]
     """The local model as one more supervised role, when no endpoint is configured."""
-    from services.embedded import local_llm_command, local_llm_model, local_llm_port, local_llm_url
+    from services.local_llm import local_llm_command, local_llm_model, local_llm_port, local_llm_url
     from services.supervisor import Role
 
     needs_llm = any(role in WORKER_QUEUES for role in roles) or "web" in roles

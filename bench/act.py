@@ -27,7 +27,8 @@ from services.act.dispatcher import ActDispatcher
 from services.act.loop import INNATE_SKILLS, run_act_turn
 from services.act.skills.base import Skill
 from services.db import User, make_engine, make_sessionmaker
-from services.llm import Completion, RoleConfig, ToolCall, ToolStep
+from services.llm import Completion, RoleConfig, ToolStep
+from services.llm_output import ToolCall
 from services.migrate import upgrade_head
 from services.prompts import PromptLibrary
 from services.queues import ChatRequest

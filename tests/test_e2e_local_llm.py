@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from services.embedded import local_llm_available
 from services.llm import FALLBACK_REPLY
+from services.local_llm import local_llm_available
 from tests.system import System, chat, read_stream, running_system
 
 pytestmark = [

@@ -14,21 +14,19 @@ import psycopg
 import pytest
 import redis
 
-from services.embedded import (
+from services.embedded import ensure_servers
+from services.embedded_base import free_port, remembered_port, to_libpq_url
+from services.embedded_pg import EmbeddedPostgres
+from services.embedded_redis import EmbeddedRedis
+from services.errors import EmbeddedServerError
+from services.local_llm import (
     LOCAL_LLM_ALIAS,
-    EmbeddedPostgres,
-    EmbeddedRedis,
-    ensure_servers,
-    free_port,
     local_llm_available,
     local_llm_command,
     local_llm_model,
     local_llm_url,
-    remembered_port,
-    to_libpq_url,
     wait_for_llm,
 )
-from services.errors import EmbeddedServerError
 from services.settings import PROJECT_ROOT, Settings
 from tests.servers import start_postgres, start_redis
 

@@ -20,8 +20,8 @@ from services.llm import (
     RoleConfig,
     generate_with_fallback,
     load_role_configs,
-    parse_json_object,
 )
+from services.llm_output import parse_json_object
 from services.prompts import MissingPlaceholder, PromptLibrary, UnknownPrompt
 from services.settings import SettingsError
 from tests.fake_llm import MODEL_ID, Error, FakeLLM, Garbage, Hang, Json, Reply, ToolCalls

@@ -30,7 +30,8 @@ from services.act.transaction import after_commit, statement_timeout
 from services.act.when import zone_of
 from services.db import User
 from services.errors import LLMError, LLMMalformedOutput
-from services.llm import Completion, ToolCall
+from services.llm import Completion
+from services.llm_output import ToolCall
 from services.queues import ChatRequest
 from services.threads import history_text
 

