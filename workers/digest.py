@@ -60,7 +60,9 @@ def digest(context: WorkerContext, request: ChatRequest) -> None:
             return
         if _give_up_if_looping(context, turn):
             return
+        started = time.monotonic()
         understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
+        turn.mark("understanding_s", time.monotonic() - started)
         turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic, "mode": understanding.mode})
         # One transaction: whatever ACT skills write, the exchange and its routing decision.
         with context.sessions.begin() as session:
