@@ -104,6 +104,6 @@ def _live_gauges(deps) -> dict[str, dict[str, float]]:  # type: ignore[no-untype
 def _memory_counts(engine) -> dict[str, float]:  # type: ignore[no-untyped-def]
     counts: dict[str, float] = {}
     with engine.connect() as connection:
-        for table in ("exchanges", "routing_decisions"):
+        for table in ("exchanges", "memory_chunks", "facts", "episodes", "topics", "routing_decisions"):
             counts[f"kind={table}"] = connection.execute(text(f"SELECT count(*) FROM {table}")).scalar_one()
     return counts
