@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from cli.commands import CommandError
 from services.errors import EmbeddedServerError
 from services.logs import configure_logging
 from services.settings import Settings, SettingsError
@@ -180,6 +181,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(settings, args))
     except EmbeddedServerError as exc:
         print(f"engram: {exc}", file=sys.stderr)
+        return 2
+    except CommandError as exc:
+        print(f"engram {args.command}: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `engram route ... | head`: the reader left, which is fine
         sys.stderr.close()

@@ -15,12 +15,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import redis
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from cli.commands import open_input, positive_int
 from services.embeddings import Embedder
 from services.settings import Settings
 
@@ -67,10 +68,6 @@ def load_cli_embedder(settings: Settings) -> Embedder:
     return load_embedder(settings.embedder)
 
 
-def _open_text(path: str) -> TextIO:
-    return sys.stdin if path == "-" else Path(path).open(encoding="utf-8")
-
-
 def cmd_import(settings: Settings, args: argparse.Namespace, *, embedder: Embedder | None = None) -> int:
     """Load a JSONL conversation file (or an export bundle); bad lines are reported, good ones load."""
     from tqdm import tqdm
@@ -78,7 +75,7 @@ def cmd_import(settings: Settings, args: argparse.Namespace, *, embedder: Embedd
     from services.memory.bundle import import_bundle, is_bundle
     from services.memory.importer import ImportReport, pair_exchanges, parse_lines, store_records
 
-    with _open_text(args.file) as handle:
+    with open_input(args.file) as handle:
         raw = handle.read()
     bundle = _as_bundle(raw, is_bundle)
     report = ImportReport()
@@ -122,13 +119,16 @@ def cmd_recall(settings: Settings, args: argparse.Namespace, *, embedder: Embedd
     from services.memory.config import load_memory_config
     from services.memory.recall import recall
 
-    if not args.query and not args.file:
-        print("engram recall: give a query or --file", file=sys.stderr)
+    if bool(args.query) == bool(args.file):
+        print("engram recall: give a query or --file (not both)", file=sys.stderr)
         return 2
+    if args.query is not None and not args.query.strip():
+        print("engram recall: the query is empty", file=sys.stderr)
+        return 2
+    queries = _queries(args)  # a missing file is reported before any server starts
     config = load_memory_config(settings.configs_dir)
     with connected(settings) as conn:
         embedder = embedder or load_cli_embedder(conn.settings)
-        queries = _queries(args)
         for query in queries:
             started = time.perf_counter()
             with conn.sessions.begin() as session:
@@ -147,7 +147,7 @@ def cmd_recall(settings: Settings, args: argparse.Namespace, *, embedder: Embedd
 def _queries(args: argparse.Namespace) -> list[str]:
     if not args.file:
         return [args.query]
-    with _open_text(args.file) as handle:
+    with open_input(args.file) as handle:
         return [line.strip() for line in handle if line.strip()]
 
 
@@ -198,13 +198,13 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     p.add_argument("file", help="JSONL file (session, speaker|role, text, timestamp, external_id?), bundle, or -")
     p.add_argument("--user", required=True)
     p.add_argument("--no-enrich", action="store_true", help="store and index only; queue no LLM enrichment")
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--batch-size", type=positive_int, default=256)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=cmd_import)
     p = commands.add_parser("recall", help="search a user's memory")
     p.add_argument("query", nargs="?")
     p.add_argument("--user", required=True)
-    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--k", type=positive_int, default=10)
     p.add_argument("--json", action="store_true", help="one JSON object per query")
     p.add_argument("--file", help="one query per line (- for stdin); prints one JSON object per line")
     p.set_defaults(handler=cmd_recall)

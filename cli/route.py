@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from cli.commands import open_input
 from services.settings import Settings
 
 
@@ -29,13 +30,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     if args.text is not None and not args.text.strip():
         print("engram route: the message is empty", file=sys.stderr)
         return 2
-    stream = None
-    if args.file:
-        try:
-            stream = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
-        except OSError as exc:
-            print(f"engram route: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
-            return 2
+    stream = open_input(args.file) if args.file else None  # before loading the model: fail fast
     router = _router(settings, embed=not args.no_embedding)
     context = _user_context(settings, args.user) if args.user else None
     if stream is not None:
