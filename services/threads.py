@@ -7,6 +7,7 @@ holds the hot state a turn needs, with a TTL so idle threads fade on their own.
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,7 @@ import redis
 STATE_KEY = "thread:state:%s"
 WORKING_MEMORY_KEY = "thread:wm:%s"
 CURRENT_THREAD_KEY = "user:current_thread:%s"
+WARMTH_HALF_LIFE_S = 15 * 60
 ACTIVE_THREADS_KEY = "threads:active"  # zset thread_id → last activity, for expiry sweeps
 
 
@@ -33,8 +35,6 @@ class ThreadState:
     last_active: float = 0.0
     last_mode: str | None = None
     turns_since_mode: int = 0
-    session_id: str | None = None
-    session_started: float = 0.0
     turns: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -49,8 +49,6 @@ class ThreadState:
             last_active=float(data.get("last_active", 0) or 0),
             last_mode=data.get("last_mode") or None,
             turns_since_mode=int(data.get("turns_since_mode", 0) or 0),
-            session_id=data.get("session_id") or None,
-            session_started=float(data.get("session_started", 0) or 0),
             turns=int(data.get("turns", 0) or 0),
             extra=json.loads(data.get("extra") or "{}"),
         )
@@ -73,9 +71,12 @@ class ThreadStore:
         pipe.expire(STATE_KEY % thread_id, self.ttl_s)
         pipe.execute()
 
-    def update_topic(self, thread_id: str, topic: str, confidence: float) -> float:
-        """Set the thread's topic; confidence blends when the topic continues, resets on a switch."""
-        state = self.state(thread_id)
+    def update_topic(self, thread_id: str, topic: str, confidence: float, current: ThreadState | None = None) -> float:
+        """Set the thread's topic; confidence blends when the topic continues, resets on a switch.
+
+        ``current`` is the state the caller already read, saving a round trip.
+        """
+        state = current if current is not None else self.state(thread_id)
         blended = blend_confidence(state.topic_confidence, confidence) if state.topic == topic else confidence
         self.save_fields(thread_id, topic=topic, topic_confidence=round(blended, 4))
         return blended
@@ -118,11 +119,13 @@ class ThreadStore:
     def set_current_thread(self, user_id: str, thread_id: str) -> None:
         self.redis.set(CURRENT_THREAD_KEY % user_id, thread_id, ex=self.ttl_s)
 
-    def forget(self, thread_id: str) -> int:
-        pipe = self.redis.pipeline()
-        pipe.delete(STATE_KEY % thread_id, WORKING_MEMORY_KEY % thread_id)
-        pipe.zrem(ACTIVE_THREADS_KEY, thread_id)
-        return int(pipe.execute()[0])
+
+def context_warmth(state: ThreadState, now: float) -> float:
+    """How live the conversation is: recent turns, fading with time since the last one."""
+    if not state.turns or not state.last_active:
+        return 0.0
+    depth = min(1.0, state.turns / 3)
+    return round(depth * math.exp(-math.log(2) * max(0.0, now - state.last_active) / WARMTH_HALF_LIFE_S), 4)
 
 
 def history_text(working_memory: list[dict[str, Any]], *, assistant_name: str = "Engram") -> str:

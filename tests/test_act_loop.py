@@ -74,6 +74,13 @@ def dispatcher(cfg: ActConfig) -> ActDispatcher:
                          release_grace_s=cfg.dispatch.release_grace_s)
 
 
+def _understanding(worker_context, thread_id: str = "thread-1") -> Understanding:
+    """What the digest's understanding stage hands the ACT loop: the mode and the thread as it was read."""
+    return Understanding(topic="general", confidence=0.5, mode="ACT",
+                         thread=worker_context.threads.state(thread_id),
+                         working_memory=worker_context.threads.working_memory(thread_id))
+
+
 @pytest.fixture
 def person(db_engine):
     with db_engine.begin() as connection:
@@ -89,7 +96,7 @@ def act(worker_context, person):
     def run(text, *, cfg=None, thread_id="thread-1", fail_after=False):
         cfg = cfg or config()
         turn = _turn(text, thread_id)
-        understanding = Understanding(topic="general", confidence=0.5, mode="ACT")
+        understanding = _understanding(worker_context, thread_id)
         with worker_context.sessions.begin() as session:
             outcome = run_act_turn(worker_context, turn, understanding, session, config=cfg,
                                    dispatcher=dispatcher(cfg))
@@ -317,7 +324,7 @@ def test_needs_info_turns_into_a_clarify_reply(worker_context, person, fake_llm)
     fake_llm.script(ToolCalls([("schedule", {"operation": "create", "text": "call mum", "due": "friday"})]), DONE,
                     Reply("What time on Friday?"))
     deltas: list[str] = []
-    understanding = Understanding(topic="general", confidence=0.5, mode="ACT")
+    understanding = _understanding(worker_context)
     with worker_context.sessions.begin() as session:
         reply = act_reply(worker_context, _turn("Remind me on friday to call mum"), understanding, session,
                           deltas.append)
@@ -333,7 +340,7 @@ def test_needs_info_turns_into_a_clarify_reply(worker_context, person, fake_llm)
 def test_a_failed_reply_still_says_what_was_done(worker_context, person, fake_llm):
     fake_llm.script(ToolCalls([("list", {"operation": "add", "name": "shopping", "items": ["milk"]})]), DONE,
                     Error(500), Error(500))
-    understanding = Understanding(topic="general", confidence=0.5, mode="ACT")
+    understanding = _understanding(worker_context)
     with worker_context.sessions.begin() as session:
         reply = act_reply(worker_context, _turn("Add milk to my shopping list"), understanding, session,
                           lambda text: None)
@@ -344,7 +351,7 @@ def test_a_failed_reply_still_says_what_was_done(worker_context, person, fake_ll
 def test_confirmation_question_is_streamed_without_an_llm_call(worker_context, person, fake_llm):
     fake_llm.script(ToolCalls([("list", {"operation": "delete", "name": "shopping"})]))
     deltas: list[str] = []
-    understanding = Understanding(topic="general", confidence=0.5, mode="ACT")
+    understanding = _understanding(worker_context)
     with worker_context.sessions.begin() as session:
         reply = act_reply(worker_context, _turn("hmm"), understanding, session, deltas.append)
     assert reply.text.startswith("Before I do that") and "".join(deltas) == reply.text

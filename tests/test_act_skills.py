@@ -44,7 +44,7 @@ def skill(worker_context, person, hash_embedder):
         with worker_context.sessions.begin() as session:
             ctx = SkillContext(user_id=USER, thread_id="t", request_id="req-1", user_text="", zone=zone_of(ZONE),
                                zone_name=ZONE, now=NOW, config=config, gate=SessionGate(session), embedder=embedder,
-                               catalog=dispatcher.catalog(), configs_dir=worker_context.settings.configs_dir)
+                               catalog=dispatcher.catalog())
             return dispatcher.dispatch(name, arguments, ctx)
 
     return run

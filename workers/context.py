@@ -14,9 +14,11 @@ import redis
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from services.act.config import ActConfig, load_act_config
 from services.db import make_engine, make_sessionmaker
 from services.embeddings import Embedder
 from services.llm import LLMClient, load_role_configs
+from services.memory.config import MemoryConfig, load_memory_config
 from services.metrics import Metrics
 from services.prompts import PromptLibrary
 from services.router import ModeRouter
@@ -79,6 +81,22 @@ def build_context(settings: Settings, *, redis_client: redis.Redis | None = None
         llm=llm,
         prompts=PromptLibrary(settings.prompts_dir),
     )
+
+
+def memory_config(context: WorkerContext) -> MemoryConfig:
+    """``configs/memory.toml``, read once per process (workers.startup loads it before the loop)."""
+    config = context.extras.get("memory_config")
+    if config is None:
+        config = context.extras["memory_config"] = load_memory_config(context.settings.configs_dir)
+    return config
+
+
+def act_config(context: WorkerContext) -> ActConfig:
+    """``configs/act.toml``, read once per process."""
+    config = context.extras.get("act_config")
+    if config is None:
+        config = context.extras["act_config"] = load_act_config(context.settings.configs_dir)
+    return config
 
 
 def _record_llm(metrics: Metrics, role: str, completion: Any) -> None:

@@ -30,8 +30,8 @@ from services.memory.episodes import (
 )
 from services.memory.models import MemoryChunk
 from services.queues import EPISODIC_QUEUE
-from workers.context import WorkerContext, current_context
-from workers.memory_chunker import FAILURES_METRIC, ensure_embedder, memory_config, reschedule
+from workers.context import WorkerContext, current_context, memory_config
+from workers.memory_chunker import FAILURES_METRIC, ensure_embedder, reschedule
 
 logger = logging.getLogger(__name__)
 

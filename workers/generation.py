@@ -13,7 +13,7 @@ from services.act.critic import awaits_confirmation
 from services.act.reply import act_reply
 from services.llm import Completion, generate_with_fallback
 from services.threads import history_text
-from workers.context import WorkerContext
+from workers.context import WorkerContext, act_config, memory_config
 from workers.understanding import Understanding
 
 if TYPE_CHECKING:
@@ -89,9 +89,12 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
     """
     started = time.monotonic()
     # ACT, or a "yes"/"no" answering the critic's question, whatever mode the router chose for it.
-    if understanding.mode == "ACT" or awaits_confirmation(context.threads, turn.request.thread_id, turn.request.text):
+    pending = understanding.thread.extra if understanding.thread is not None else {}
+    limits = act_config(context)
+    if understanding.mode == "ACT" or awaits_confirmation(pending, turn.request.text, limits.critic.pending_ttl_s):
         deltas = DeltaPublisher(context, turn)
-        act = act_reply(context, turn, understanding, session, deltas, on_retry=deltas.restart)
+        act = act_reply(context, turn, understanding, session, deltas, on_retry=deltas.restart, config=limits,
+                        memory=memory_config(context))
         deltas.flush()
         turn.mark("generation_s", time.monotonic() - started)
         return Reply(text=act.text, completion=act.completion, fallback=act.fallback, tool_trail=act.trail)
@@ -109,10 +112,9 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
 def build_messages(context: WorkerContext, turn: Turn, understanding: Understanding) -> list[dict[str, str]]:
     """System prompt of the mode (history rendered as text inside it) plus the user's message."""
     request = turn.request
-    working_memory = context.threads.working_memory(request.thread_id)
     system = context.prompts.render(
         MODE_PROMPTS.get(understanding.mode, "respond"),
-        history=history_text(working_memory),
+        history=history_text(understanding.working_memory),
         topic=understanding.topic,
         context=understanding.context_text or "(nothing recalled)",
         missing=understanding.signals.get("missing", "") or "the details needed",

@@ -30,10 +30,10 @@ from services.memory.chunks import (
     store_failure,
     validate_chunk,
 )
-from services.memory.config import MemoryConfig, load_memory_config
+from services.memory.config import MemoryConfig
 from services.memory.models import Fact
 from services.queues import MEMORY_CHUNKER_QUEUE
-from workers.context import WorkerContext, current_context
+from workers.context import WorkerContext, current_context, memory_config
 
 logger = logging.getLogger(__name__)
 
@@ -155,15 +155,6 @@ def reschedule(context: WorkerContext, queue_name: str, func_path: str, key: Any
         result_ttl=3600, failure_ttl=7 * 24 * 3600)
     logger.info("%s %s: attempt %d, running again in %s", func_path, key, attempt + 1, delay)
     return True
-
-
-def memory_config(context: WorkerContext) -> MemoryConfig:
-    """The memory settings of this process (read once; tests install their own in ``extras``)."""
-    config = context.extras.get("memory_config")
-    if config is None:
-        config = load_memory_config(context.settings.configs_dir)
-        context.extras["memory_config"] = config
-    return config
 
 
 def ensure_embedder(context: WorkerContext) -> Embedder:

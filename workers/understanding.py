@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,18 +17,16 @@ from sqlalchemy import update
 
 from services.db import RoutingDecision as DecisionRow
 from services.errors import EmbeddingError, LLMError
-from services.memory.config import load_memory_config
 from services.memory.context import AssembledContext, assemble
 from services.queues import ChatRequest
 from services.router import RoutingContext, RoutingDecision, apply_tiebreak, detect_feedback, tiebreak_candidates
 from services.sessions import SESSION_IDLE_S, enqueue_episode, place_in_session, session_exchange_ids
-from services.threads import ThreadState, history_text
+from services.threads import ThreadState, context_warmth, history_text
 from services.topics import GENERAL
-from workers.context import WorkerContext
+from workers.context import WorkerContext, act_config, memory_config
 
 logger = logging.getLogger(__name__)
 
-WARMTH_HALF_LIFE_S = 15 * 60
 
 
 @dataclass
@@ -48,6 +45,9 @@ class Understanding:
     embedding_model: str | None = None
     session_id: str | None = None
     context_text: str = ""  # recalled memory for the prompt; deliberately not part of the audit row
+    # The thread as this turn found it (read once; the thread lease keeps it from changing under us).
+    thread: ThreadState | None = None
+    working_memory: list[dict[str, Any]] = field(default_factory=list)
 
     def decision_row(self, request: ChatRequest) -> dict[str, Any]:
         """Column values for the ``routing_decisions`` audit row."""
@@ -72,15 +72,28 @@ class Understanding:
 
 
 def understand(context: WorkerContext, request: ChatRequest) -> Understanding:
-    """Embed, classify the topic, place the session, record feedback, route."""
+    """Embed, classify the topic, place the session, record feedback, recall, route."""
     started = time.perf_counter()
     embedding = embed_once(context, request.text)
     state = context.threads.state(request.thread_id)
+    working_memory = context.threads.working_memory(request.thread_id)
     topic, topic_confidence, topic_is_new, session_id = classify_and_place(context, request, embedding, state)
     context.metrics.observe("engram_classification_seconds", time.perf_counter() - started)
-    record_feedback(context, request)
-    remembered = recall_context(context, request, embedding)
-    decision = route(context, request, embedding, state, topic_confidence, topic_is_new, remembered.confidence)
+    record_feedback(context, request, working_memory)
+    remembered = recall_context(context, request, embedding, working_memory)
+    routing_context = RoutingContext(
+        text=request.text,
+        embedding=embedding,
+        working_memory=[(item.get("user", ""), item.get("reply", "")) for item in working_memory],
+        context_warmth=context_warmth(state, time.time()),
+        memory_confidence=remembered.confidence,
+        topic_confidence=topic_confidence,
+        topic_is_new=topic_is_new,
+        previous_mode=state.last_mode,
+        turns_since_previous_mode=max(1, state.turns_since_mode),
+        pending_confirmation=bool(state.extra.get("pending_action")),
+    )
+    decision = route(context, request, routing_context, working_memory)
     return Understanding(
         topic=topic,
         confidence=decision.confidence,
@@ -100,6 +113,8 @@ def understand(context: WorkerContext, request: ChatRequest) -> Understanding:
         embedding=embedding,
         embedding_model=context.embedder.model_id if embedding is not None and context.embedder else None,
         session_id=session_id,
+        thread=state,
+        working_memory=working_memory,
     )
 
 
@@ -128,33 +143,14 @@ def classify_and_place(
         closed_ids = session_exchange_ids(db, step.closed_session_id) if step.closed_session_id else []
     if step.closed_session_id and closed_ids:
         enqueue_episode(context.redis, step.closed_session_id, closed_ids)
-    blended = context.threads.update_topic(request.thread_id, result.topic, result.confidence)
-    context.threads.save_fields(request.thread_id, session_id=step.session_id)
+    blended = context.threads.update_topic(request.thread_id, result.topic, result.confidence, current=state)
     return result.topic, blended, result.is_new, step.session_id
 
 
 def route(
-    context: WorkerContext,
-    request: ChatRequest,
-    embedding: np.ndarray | None,
-    state: ThreadState,
-    topic_confidence: float,
-    topic_is_new: bool,
-    memory_confidence: float,
+    context: WorkerContext, request: ChatRequest, routing_context: RoutingContext, working_memory: list[dict[str, Any]]
 ) -> RoutingDecision:
-    working_memory = context.threads.working_memory(request.thread_id)
-    routing_context = RoutingContext(
-        text=request.text,
-        embedding=embedding,
-        working_memory=[(item.get("user", ""), item.get("reply", "")) for item in working_memory],
-        context_warmth=context_warmth(state, time.time()),
-        memory_confidence=memory_confidence,
-        topic_confidence=topic_confidence,
-        topic_is_new=topic_is_new,
-        previous_mode=state.last_mode,
-        turns_since_previous_mode=max(1, state.turns_since_mode),
-        pending_confirmation=bool(state.extra.get("pending_action")),
-    )
+    """The deterministic decision; the LLM tie-breaker only for a close call."""
     decision = context.router.route(routing_context)
     if decision.tiebreak_eligible:
         decision = tiebreak(context, request, decision, working_memory)
@@ -162,12 +158,12 @@ def route(
     return decision
 
 
-def recall_context(context: WorkerContext, request: ChatRequest, embedding: np.ndarray | None) -> AssembledContext:
+def recall_context(
+    context: WorkerContext, request: ChatRequest, embedding: np.ndarray | None, working_memory: list[dict[str, Any]]
+) -> AssembledContext:
     """What the person's memory holds that bears on this message (working memory excluded: it is the history)."""
-    recent_ids = [item["exchange_id"] for item in context.threads.working_memory(request.thread_id)]
-    config = context.extras.get("memory_config")
-    if config is None:
-        config = context.extras["memory_config"] = load_memory_config(context.settings.configs_dir)
+    recent_ids = [item["exchange_id"] for item in working_memory]
+    config = memory_config(context)
     # The message is embedded once: without a vector, recall runs on full text alone.
     embedder = context.embedder if embedding is not None else None
     with context.sessions.begin() as db:
@@ -175,14 +171,6 @@ def recall_context(context: WorkerContext, request: ChatRequest, embedding: np.n
             db, embedder, request.user_id, request.text, query_embedding=embedding,
             exclude_exchange_ids=recent_ids, config=config,
         )
-
-
-def context_warmth(state: ThreadState, now: float) -> float:
-    """How live the conversation is: recent turns, fading with time since the last one."""
-    if not state.turns or not state.last_active:
-        return 0.0
-    depth = min(1.0, state.turns / 3)
-    return round(depth * math.exp(-math.log(2) * max(0.0, now - state.last_active) / WARMTH_HALF_LIFE_S), 4)
 
 
 def tiebreak(
@@ -202,14 +190,12 @@ def tiebreak(
     return apply_tiebreak(decision, completion.text.split()[0] if completion.text.split() else None)
 
 
-def record_feedback(context: WorkerContext, request: ChatRequest) -> None:
+def record_feedback(context: WorkerContext, request: ChatRequest, working_memory: list[dict[str, Any]]) -> None:
     """Explicit feedback on the previous reply is written to the previous decision's row."""
     feedback = detect_feedback(request.text)
-    if feedback is None:
+    if feedback is None or not working_memory:
         return
-    previous = context.threads.working_memory(request.thread_id)
-    if not previous:
-        return
+    previous = working_memory
     with context.sessions.begin() as db:
         db.execute(
             update(DecisionRow)
@@ -240,4 +226,6 @@ def load_understanding(context: WorkerContext) -> None:
     context.embedder = load_embedder(context.settings.embedder)
     context.router = ModeRouter(context.settings.configs_dir, context.embedder)
     context.topics = TopicClassifier(TopicConfig.load(context.settings.configs_dir))
+    memory_config(context)  # read configs/memory.toml and act.toml now, not on the first chat
+    act_config(context)
     logger.info("models loaded: %s", context.embedder.model_id)

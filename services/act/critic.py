@@ -57,9 +57,9 @@ def live_pending(extra: dict[str, Any], ttl_s: float, now: float | None = None) 
     return pending
 
 
-def awaits_confirmation(threads: Any, thread_id: str, text: str, ttl_s: float = 1800.0) -> bool:
+def awaits_confirmation(thread_extra: dict[str, Any], text: str, ttl_s: float = 1800.0) -> bool:
     """True when this message answers a pending confirmation (so the ACT loop must take it)."""
-    return live_pending(threads.state(thread_id).extra, ttl_s) is not None and reply_kind(text) is not None
+    return live_pending(thread_extra, ttl_s) is not None and reply_kind(text) is not None
 
 
 class Critic:

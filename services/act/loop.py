@@ -32,6 +32,7 @@ from services.db import User
 from services.errors import LLMError, LLMMalformedOutput
 from services.llm import Completion
 from services.llm_output import ToolCall
+from services.memory.config import MemoryConfig, load_memory_config
 from services.queues import ChatRequest
 from services.threads import history_text
 
@@ -71,10 +72,15 @@ def innate_dispatcher(config: ActConfig) -> ActDispatcher:
 
 
 def run_act_turn(context: Any, turn: ActTurn, understanding: Any, session: Session, *,
-                 config: ActConfig | None = None, dispatcher: ActDispatcher | None = None) -> ActOutcome:
-    """Run the loop for one message; never raises for skill or LLM failures (they end up in the trail)."""
+                 config: ActConfig | None = None, dispatcher: ActDispatcher | None = None,
+                 memory: MemoryConfig | None = None) -> ActOutcome:
+    """Run the loop for one message; never raises for skill or LLM failures (they end up in the trail).
+
+    Workers pass the configs they read once at start-up; without them the files are read here.
+    """
     config = config or load_act_config(context.settings.configs_dir)
-    loop = ActLoop(context, turn, understanding, session, config, dispatcher or innate_dispatcher(config))
+    memory = memory or load_memory_config(context.settings.configs_dir)
+    loop = ActLoop(context, turn, understanding, session, config, dispatcher or innate_dispatcher(config), memory)
     with statement_timeout(session, config.dispatch.action_timeout_s):
         if not loop.answer_pending():
             loop.run()
@@ -94,7 +100,7 @@ class ActLoop:
     """One turn's loop state and its steps; ``run`` is the loop itself."""
 
     def __init__(self, context: Any, turn: ActTurn, understanding: Any, session: Session, config: ActConfig,
-                 dispatcher: ActDispatcher) -> None:
+                 dispatcher: ActDispatcher, memory: MemoryConfig) -> None:
         self.context, self.turn, self.request = context, turn, turn.request
         self.understanding, self.session, self.config, self.dispatcher = understanding, session, config, dispatcher
         self.critic = Critic(config.critic)
@@ -108,7 +114,7 @@ class ActLoop:
         self.now = datetime.now(UTC)
         self.zone_name = _user_zone(session, self.request.user_id)
         self.zone = zone_of(self.zone_name)
-        memory = context.threads.working_memory(self.request.thread_id)
+        memory = understanding.working_memory
         self.state = PromptState(history=history_text(memory), view=[])
         self.recent_user_text = " ".join(str(item.get("user", "")) for item in memory[-2:])
         self.world = world_state(session, self.request.user_id, self.zone_name, self.now.astimezone(self.zone))
@@ -118,7 +124,7 @@ class ActLoop:
             user_id=self.request.user_id, thread_id=self.request.thread_id, request_id=self.request.request_id,
             user_text=self.request.text, zone=self.zone, zone_name=self.zone_name, now=self.now, config=config,
             gate=self.gate, embedder=getattr(context, "embedder", None), catalog=dispatcher.catalog(),
-            configs_dir=context.settings.configs_dir,
+            memory=memory,
         )
         self.tools = dispatcher.tools() if config.loop.native_tools else []
         role = context.llm.role("act")

@@ -16,11 +16,13 @@ from sqlalchemy.orm import Session
 
 from services.act import steering
 from services.act.compaction import entry_line
+from services.act.config import ActConfig
 from services.act.loop import ActOutcome, ActTurn, run_act_turn
 from services.act.prompt import reply_messages
 from services.act.transaction import after_commit
 from services.act.when import zone_of
 from services.llm import Completion, generate_with_fallback
+from services.memory.config import MemoryConfig
 
 INSTRUCTIONS = {
     "RESPOND": "Tell the person what you did or found.",
@@ -39,9 +41,10 @@ class ActReply:
 
 
 def act_reply(context: Any, turn: ActTurn, understanding: Any, session: Session, on_delta: Callable[[str], None],
-              on_retry: Callable[[], None] | None = None) -> ActReply:
+              on_retry: Callable[[], None] | None = None, *, config: ActConfig | None = None,
+              memory: MemoryConfig | None = None) -> ActReply:
     """Run the ACT loop for the turn and generate its reply (streamed through ``on_delta``)."""
-    outcome = run_act_turn(context, turn, understanding, session)
+    outcome = run_act_turn(context, turn, understanding, session, config=config, memory=memory)
     if outcome.question is not None:
         text, completion, fallback = outcome.question, _empty(), False
         on_delta(text)

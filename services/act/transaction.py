@@ -15,13 +15,19 @@ logger = logging.getLogger(__name__)
 def after_commit(session: Session, callback: Callable[[], None]) -> None:
     """Run ``callback`` once the session's transaction commits (never if it rolls back)."""
 
-    def run(_session: Session) -> None:
+    fired: list[bool] = []  # the listener cannot remove itself while SQLAlchemy dispatches the event
+
+    def run(committed: Session) -> None:
+        # SQLAlchemy also announces a savepoint's commit (each skill runs in one): wait for the real one.
+        if committed.in_nested_transaction() or fired:
+            return
+        fired.append(True)
         try:
             callback()
         except Exception:  # the turn is stored; a Redis hiccup here must not fail it
             logger.exception("after-commit step of the ACT turn failed")
 
-    event.listen(session, "after_commit", run, once=True)
+    event.listen(session, "after_commit", run)
 
 
 @contextmanager

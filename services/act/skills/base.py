@@ -12,12 +12,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy.orm import Session, SessionTransaction
 
 from services.act.config import ActConfig
+from services.memory.config import MemoryConfig
 
 Arguments = dict[str, Any]
 Result = dict[str, Any]
@@ -156,7 +156,7 @@ class SkillContext:
     config: ActConfig
     gate: SessionGate
     embedder: Any = None
-    configs_dir: Path | None = None  # for the memory settings recall reads
+    memory: MemoryConfig = field(default_factory=MemoryConfig)  # the recall settings, read once per process
     catalog: list[dict[str, str]] = field(default_factory=list)
     ticket: ActionTicket | None = None
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from services.act.skills.base import Arguments, Result, Skill, SkillContext
-from services.memory.config import load_memory_config
 from services.memory.recall import recall
 
 PARAMETERS: dict[str, Any] = {
@@ -26,8 +25,7 @@ TEXT_LIMIT = 400
 def run(ctx: SkillContext, args: Arguments) -> Result:
     """The best-matching memories for the query."""
     k = args.get("k") or ctx.config.skills.recall_default_k
-    config = load_memory_config(ctx.configs_dir)
-    hits = recall(ctx.session, ctx.embedder, ctx.user_id, args["query"], k=k, config=config,
+    hits = recall(ctx.session, ctx.embedder, ctx.user_id, args["query"], k=k, config=ctx.memory,
                   kinds=args.get("kinds") or ("exchange", "fact", "episode"), now=ctx.now)
     return {"query": args["query"], "items": [_item(hit) for hit in hits]}
 
