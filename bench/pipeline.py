@@ -1,4 +1,4 @@
-"""Pipeline overhead: POST /chat → first `status` and → `message`, with an instant scripted LLM.
+"""Pipeline overhead: POST /chat → first `status`, first `delta`, `message` (instant scripted LLM); shutdown time.
 
 Starts `engram run` on the embedded default in a temporary data dir (like a newcomer would),
 waits until /healthz is green, then sends N chats one after another and N more from a few
@@ -11,11 +11,7 @@ HTTP, Redis queueing, the digest steps (embedding, topic, routing, storage) and 
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -23,10 +19,9 @@ from pathlib import Path
 
 import httpx
 
-from services.embedded_base import free_port
 from tests.fake_llm import FakeLLM
+from tests.system import running_system
 
-ROOT = Path(__file__).resolve().parents[1]
 MESSAGES = [
     "What is a good way to learn Portuguese?",
     "Tell me about the history of Lisbon.",
@@ -68,27 +63,17 @@ def report(label: str, samples: list[tuple[float, float, float]]) -> None:
                   f"   mean {statistics.fmean(values):7.1f} ms   (n={len(values)})")
 
 
-def start_system(data_dir: Path, port: int, llm_url: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "ENGRAM_DATA_DIR": str(data_dir), "ENGRAM_PORT": str(port), "OPENAI_BASE_URL": llm_url,
-           "ENGRAM_LOCAL_LLM": "false", "ENGRAM_LOG_LEVEL": "WARNING", "ENGRAM_DIGEST_WORKERS": "1"}
-    for name in ("REDIS_URL", "DATABASE_URL"):
-        env.pop(name, None)
-    log = open(data_dir.parent / "engram.log", "wb")  # noqa: SIM115 - lives as long as the process
-    return subprocess.Popen([sys.executable, str(ROOT / "consumer.py")], env=env, stdout=log, stderr=log)
-
-
-def wait_healthy(base_url: str, process: subprocess.Popen[bytes], timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit("engram run exited early; see engram.log in the temp dir")
-        try:
-            if httpx.get(base_url + "/healthz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit("engram run did not become healthy")
+def measure(base_url: str, requests: int, concurrency: int) -> None:
+    """Warm up, then print the latencies of ``requests`` sequential and ``requests`` concurrent chats."""
+    with httpx.Client(timeout=60) as client:  # one keep-alive connection, like a chat client
+        for text in MESSAGES:  # warm up caches and connections
+            one_chat(client, base_url, text)
+        sequential = [one_chat(client, base_url, MESSAGES[i % len(MESSAGES)]) for i in range(requests)]
+    report("sequential", sequential)
+    with ThreadPoolExecutor(concurrency) as pool, httpx.Client(timeout=60) as shared:
+        texts = [MESSAGES[i % len(MESSAGES)] for i in range(requests)]
+        concurrent = list(pool.map(lambda t: one_chat(shared, base_url, t), texts))
+    report(f"{concurrency} concurrent clients", concurrent)
 
 
 def main() -> None:
@@ -97,25 +82,15 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     args = parser.parse_args()
     llm = FakeLLM().start()
-    with tempfile.TemporaryDirectory() as tmp:
-        port = free_port()
-        base_url = f"http://127.0.0.1:{port}"
-        process = start_system(Path(tmp) / "data", port, llm.url)
-        try:
-            wait_healthy(base_url, process)
-            with httpx.Client(timeout=60) as client:  # one keep-alive connection, like a chat client
-                for text in MESSAGES:  # warm up caches and connections
-                    one_chat(client, base_url, text)
-                sequential = [one_chat(client, base_url, MESSAGES[i % len(MESSAGES)]) for i in range(args.requests)]
-            report("sequential", sequential)
-            with ThreadPoolExecutor(args.concurrency) as pool, httpx.Client(timeout=60) as shared:
-                texts = [MESSAGES[i % len(MESSAGES)] for i in range(args.requests)]
-                concurrent = list(pool.map(lambda t: one_chat(shared, base_url, t), texts))
-            report(f"{args.concurrency} concurrent clients", concurrent)
-        finally:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=60)
-            llm.stop()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            with running_system(Path(tmp) / "data", OPENAI_BASE_URL=llm.url, ENGRAM_LOCAL_LLM="false",
+                                ENGRAM_LOG_LEVEL="WARNING", ENGRAM_DIGEST_WORKERS="1") as engram:
+                measure(engram.base_url, args.requests, args.concurrency)
+                stopping = time.perf_counter()  # leaving the block sends SIGTERM and waits for the exit
+            print(f"SIGTERM → every role and embedded server stopped: {time.perf_counter() - stopping:.1f} s")
+    finally:
+        llm.stop()
 
 
 if __name__ == "__main__":

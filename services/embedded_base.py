@@ -169,12 +169,29 @@ class EmbeddedServer:
             self._stop_locked()
             return True
 
+    @property
+    def _users_file(self) -> Path:
+        return self.run_dir / f"{self.name}.users"
+
     def _live_users(self) -> list[dict]:
-        path = self.run_dir / f"{self.name}.users"
-        return [user for user in json.loads(path.read_text() or "[]") if _alive(user)] if path.exists() else []
+        path = self._users_file
+        if not path.exists():
+            return []
+        try:
+            users = json.loads(path.read_text() or "[]")
+            return [user for user in users if _alive(user)]
+        except (ValueError, TypeError, KeyError) as exc:
+            # Written atomically, so this is damage from outside; treating it as empty at worst
+            # stops a server another process still uses, which beats refusing every attach.
+            logger.warning("ignoring unreadable %s user list %s (%s)", self.name, path, exc)
+            return []
 
     def _write_users(self, users: list[dict]) -> None:
-        (self.run_dir / f"{self.name}.users").write_text(json.dumps(users))
+        # Temp file + rename: a kill mid-write must leave the old list, never truncated JSON.
+        path = self._users_file
+        temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        temp.write_text(json.dumps(users))
+        os.replace(temp, path)
 
     def _start_locked(self) -> bool:
         raise NotImplementedError

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -20,6 +19,7 @@ from typing import Any, TypeVar
 
 import openai
 
+from services.config_files import parse_section, read_toml
 from services.errors import LLMError, LLMMalformedOutput, LLMTimeout, LLMUnavailable
 from services.llm_output import Message, ToolCall, actions_from_text, native_call, parse_json_object, with_note
 from services.settings import SettingsError
@@ -44,11 +44,6 @@ class RoleConfig:
     json_output: bool = False
     stream: bool = False
     context_window: int = 4096
-
-
-FIELD_TYPES: dict[str, tuple[type, ...]] = {
-    "model": (str,), "temperature": (int, float), "max_tokens": (int,), "timeout_s": (int, float),
-    "json_output": (bool,), "stream": (bool,), "context_window": (int,)}
 
 
 @dataclass(frozen=True)
@@ -81,12 +76,10 @@ def load_role_configs(configs_dir: Path, default_model: str | None = None) -> di
         default_model: replaces the model name ``default`` (e.g. a model the operator chose).
     """
     path = Path(configs_dir) / "agents.toml"
-    data: dict[str, Any] = {}
-    if path.is_file():
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
-    else:
+    data = read_toml(path)
+    if data is None:
         logger.warning("no %s; using built-in LLM role defaults", path)
+        data = {}
     base = _role_from_table(RoleConfig(), data.get("default", {}), "default")
     names = dict.fromkeys([*ROLES, *(key for key in data if key != "default")])
     roles = {"default": base} | {name: _role_from_table(base, data.get(name, {}), name) for name in names}
@@ -99,14 +92,7 @@ def load_role_configs(configs_dir: Path, default_model: str | None = None) -> di
 def _role_from_table(base: RoleConfig, table: Any, name: str) -> RoleConfig:
     if not isinstance(table, dict):
         raise SettingsError(f"agents.toml: [{name}] must be a table")
-    for key, value in table.items():
-        expected = FIELD_TYPES.get(key)
-        if expected is None:
-            raise SettingsError(f"agents.toml: [{name}] has unknown key {key!r} (known: {', '.join(FIELD_TYPES)})")
-        # bool is an int subclass: keep `stream = 1` from passing as a number and vice versa.
-        if not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected):
-            raise SettingsError(f"agents.toml: [{name}] {key} = {value!r} has the wrong type")
-    cfg = replace(base, **table)
+    cfg = parse_section("agents.toml", name, base, table)
     if cfg.max_tokens < 1 or cfg.timeout_s <= 0 or cfg.temperature < 0 or cfg.context_window <= cfg.max_tokens:
         raise SettingsError(f"agents.toml: [{name}] needs max_tokens ≥ 1, timeout_s > 0, temperature ≥ 0 "
                             "and context_window > max_tokens")

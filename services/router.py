@@ -18,14 +18,16 @@ import re
 import time
 import tomllib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from services.config_files import parse_sections, read_toml
 from services.embeddings import Embedder
 from services.router_signals import MODES, RoutingContext, collect_signals, text_view
+from services.settings import SettingsError
 
 __all__ = [
     "MODES",
@@ -80,6 +82,37 @@ class RouterConfig:
 
 
 @dataclass(frozen=True)
+class ScoringSection:
+    temperature: float = 1.0
+
+
+@dataclass(frozen=True)
+class TiebreakSection:
+    margin: float = 0.5
+    warmth_narrowing: float = 0.5
+
+
+@dataclass(frozen=True)
+class ExemplarsSection:
+    top_k: int = 3
+
+
+@dataclass(frozen=True)
+class OscillationSection:
+    recent_turns: int = 2
+
+
+@dataclass(frozen=True)
+class ScalarSections:
+    """The scalar sections of ``router.toml``, read strictly; ``[weights]`` is validated on its own."""
+
+    scoring: ScoringSection = field(default_factory=ScoringSection)
+    tiebreak: TiebreakSection = field(default_factory=TiebreakSection)
+    exemplars: ExemplarsSection = field(default_factory=ExemplarsSection)
+    oscillation: OscillationSection = field(default_factory=OscillationSection)
+
+
+@dataclass(frozen=True)
 class RoutingDecision:
     """One routing outcome with everything the audit row and ``engram route`` show."""
 
@@ -124,9 +157,32 @@ def _number(value: Any, where: str) -> float:
     return float(value)
 
 
-def parse_config(raw: Mapping[str, Any]) -> RouterConfig:
-    """Validate a merged config mapping; raises ValueError on anything the router cannot use."""
-    weights_raw = raw.get("weights")
+def parse_config(raw: Mapping[str, Any], label: str = WEIGHTS_FILE) -> RouterConfig:
+    """Validate a merged config mapping; raises ValueError on anything the router cannot use.
+
+    Args:
+        label: the file named in error messages.
+    """
+    sections = dict(raw)
+    weights = _parse_weights(sections.pop("weights", None))
+    scalars = parse_sections(label, ScalarSections(), sections)
+    config = RouterConfig(
+        weights=weights,
+        temperature=scalars.scoring.temperature,
+        tiebreak_margin=scalars.tiebreak.margin,
+        warmth_narrowing=scalars.tiebreak.warmth_narrowing,
+        exemplar_top_k=scalars.exemplars.top_k,
+        recent_turns=scalars.oscillation.recent_turns,
+    )
+    if not all(map(math.isfinite, (config.temperature, config.tiebreak_margin, config.warmth_narrowing))):
+        raise ValueError("scoring.temperature and the tiebreak values must be finite numbers")
+    if config.temperature <= 0 or config.exemplar_top_k < 1 or not 0 <= config.warmth_narrowing <= 1:
+        raise ValueError("need temperature > 0, exemplars.top_k >= 1 and 0 <= warmth_narrowing <= 1")
+    canonical = json.dumps(asdict(config), sort_keys=True).encode()
+    return replace(config, version=hashlib.sha256(canonical).hexdigest()[:12])
+
+
+def _parse_weights(weights_raw: Any) -> dict[str, dict[str, float]]:
     if not isinstance(weights_raw, Mapping) or set(weights_raw) != set(MODES):
         raise ValueError(f"[weights] must have exactly the modes {MODES}")
     allowed = known_signals()
@@ -138,30 +194,19 @@ def parse_config(raw: Mapping[str, Any]) -> RouterConfig:
         if unknown:
             raise ValueError(f"weights.{mode} names unknown signals {sorted(unknown)}")
         weights[mode] = {name: _number(value, f"weights.{mode}.{name}") for name, value in sorted(table.items())}
-    scoring, tiebreak = raw.get("scoring", {}), raw.get("tiebreak", {})
-    exemplars, oscillation = raw.get("exemplars", {}), raw.get("oscillation", {})
-    config = RouterConfig(
-        weights=weights,
-        temperature=_number(scoring.get("temperature", 1.0), "scoring.temperature"),
-        tiebreak_margin=_number(tiebreak.get("margin", 0.5), "tiebreak.margin"),
-        warmth_narrowing=_number(tiebreak.get("warmth_narrowing", 0.5), "tiebreak.warmth_narrowing"),
-        exemplar_top_k=int(_number(exemplars.get("top_k", 3), "exemplars.top_k")),
-        recent_turns=int(_number(oscillation.get("recent_turns", 2), "oscillation.recent_turns")),
-    )
-    if config.temperature <= 0 or config.exemplar_top_k < 1 or not 0 <= config.warmth_narrowing <= 1:
-        raise ValueError("need temperature > 0, exemplars.top_k >= 1 and 0 <= warmth_narrowing <= 1")
-    canonical = json.dumps(asdict(config), sort_keys=True).encode()
-    return replace(config, version=hashlib.sha256(canonical).hexdigest()[:12])
+    return weights
 
 
 class ConfigSource:
     """Base config from TOML plus the regulator's JSON override, re-read whenever its stat changes."""
 
     def __init__(self, base_path: Path, override_path: Path) -> None:
-        with base_path.open("rb") as handle:
-            self._base_raw = tomllib.load(handle)
+        base_raw = read_toml(base_path)
+        if base_raw is None:
+            raise SettingsError(f"router weights not found: {base_path}")
+        self._base_raw = base_raw
         self.override_path = override_path
-        self._base = parse_config(self._base_raw)
+        self._base = parse_config(self._base_raw, base_path.name)
         self._config = self._base
         self._stamp: tuple[int, int, int] | None = None
 
@@ -187,7 +232,7 @@ class ConfigSource:
             override = json.loads(self.override_path.read_text(encoding="utf-8"))
             if not isinstance(override, Mapping):
                 raise ValueError("top level must be an object")
-            config = parse_config(_deep_merge(self._base_raw, override))
+            config = parse_config(_deep_merge(self._base_raw, override), self.override_path.name)
         except (OSError, ValueError) as exc:  # a bad regulator write must never stop routing
             logger.warning("ignoring malformed router override %s (%s); keeping weights %s",
                            self.override_path, exc, self._config.version)
@@ -303,9 +348,6 @@ def context_from_record(text: str, context: Mapping[str, Any] | None = None,
 
 class ModeRouter:
     """Routes a message to RESPOND / CLARIFY / ACKNOWLEDGE / ACT / IGNORE from its signals."""
-
-    apply_tiebreak = staticmethod(apply_tiebreak)
-    tiebreak_candidates = staticmethod(tiebreak_candidates)
 
     def __init__(self, configs_dir: Path, embedder: Embedder | None = None) -> None:
         configs_dir = Path(configs_dir)

@@ -27,9 +27,6 @@ from tests.fake_llm import FakeLLM
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-TABLES_IN_DELETE_ORDER = ("routing_decisions", "exchanges", "threads", "users")
-
-
 @pytest.fixture(scope="session")
 def fake_llm_server() -> Iterator[FakeLLM]:
     server = FakeLLM().start()

@@ -293,7 +293,8 @@ def test_default_table_is_inherited_and_default_model_replaced(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("body", ['[respond]\nstreem = true\n', '[respond]\nstream = 1\n',
-                                  '[respond]\nmax_tokens = "5"\n', '[default]\ncontext_window = 10\n'])
+                                  '[respond]\nmax_tokens = "5"\n', '[default]\ncontext_window = 10\n',
+                                  '[respond\nstream = true\n'])
 def test_bad_agents_toml_is_refused(tmp_path: Path, body: str) -> None:
     (tmp_path / "agents.toml").write_text(body)
     with pytest.raises(SettingsError):

@@ -27,6 +27,7 @@ from services.router import (
     softmax,
     tiebreak_candidates,
 )
+from services.settings import SettingsError
 
 REPO_CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
@@ -472,7 +473,8 @@ def test_generated_weights_override_takes_effect_without_restart(configs_dir, ro
     "bad",
     ["{not json", json.dumps([1, 2]), json.dumps({"weights": {"ACT": {"no_such_signal": 1.0}}}),
      json.dumps({"weights": {"ACT": {"bias": "high"}}}), json.dumps({"weights": {"PANIC": {"bias": 1.0}}}),
-     json.dumps({"scoring": {"temperature": 0}})],
+     json.dumps({"scoring": {"temperature": 0}}), json.dumps({"tiebreak": {"margn": 0.2}}),
+     json.dumps({"scorng": {"temperature": 2.0}}), json.dumps({"exemplars": {"top_k": 2.5}})],
 )
 def test_malformed_override_keeps_previous_weights_and_logs(configs_dir, router, caplog, bad):
     ctx = context_from_record("How do vaccines work?")
@@ -484,6 +486,18 @@ def test_malformed_override_keeps_previous_weights_and_logs(configs_dir, router,
         kept = router.route(ctx)
     assert kept.mode == "ACT" and kept.weights_version == good.weights_version
     assert "malformed router override" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("margin = 0.6", "margn = 0.6"), ("[scoring]", "[scorng]"), ("top_k = 3", "top_k = true"),
+     ("[oscillation]", "[oscillation\n")],
+)
+def test_typo_in_router_toml_is_refused(configs_dir, old, new):
+    path = configs_dir / "router.toml"
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(SettingsError, match="router.toml"):
+        ModeRouter(configs_dir)
 
 
 # --- tie-breaks ------------------------------------------------------------------------------
@@ -522,7 +536,7 @@ def test_tiebreaker_choosing_the_runner_up_wins(router):
     assert broken.mode == second and broken.deterministic_mode == first
     assert broken.tiebreaker_used and broken.tiebreaker_result == second
     assert broken.confidence == decision.probabilities[second]
-    assert router.apply_tiebreak(decision, second).mode == second
+    assert apply_tiebreak(decision, second).mode == second
 
 
 @pytest.mark.parametrize("answer", [None, "", "banana", "IGNORE_ME"])
