@@ -34,14 +34,15 @@ class WebDeps:
         # One pool for the process, sized for gevent: streams share the fan-out connection,
         # but replays and status reads borrow from here.
         client = redis.Redis.from_url(settings.redis_url, max_connections=1000)
+        metrics = Metrics(client)
         return cls(
             settings=settings,
             redis=client,
             engine=make_engine(settings.database_url),
             events=EventLog(client, ttl_s=settings.events_ttl_s),
-            fanout=FanOut(client),
+            fanout=FanOut(client, on_change=metrics.set_open_streams),
             threads=ThreadStore(client, ttl_s=settings.thread_ttl_s),
-            metrics=Metrics(client),
+            metrics=metrics,
         )
 
 

@@ -147,18 +147,8 @@ def _stream(channel: str, last_event_id: str | None, headers: dict[str, Any]) ->
     limits = StreamLimits(settings.sse_keepalive_s, settings.sse_still_working_s, settings.sse_cap_s)
     frames = follow(deps.events, deps.fanout, channel, last_event_id, limits)
     return Response(
-        stream_with_context(_counted(frames)),
+        stream_with_context(frames),
         status=200,
         mimetype="text/event-stream",
         headers={**SSE_HEADERS, **headers},
     )
-
-
-def _counted(frames):  # type: ignore[no-untyped-def]
-    """Keep the open-streams gauge current while a stream is open."""
-    deps = current_app.extensions["engram"]
-    deps.metrics.set_open_streams(deps.fanout.open_streams + 1)
-    try:
-        yield from frames
-    finally:
-        deps.metrics.set_open_streams(max(0, deps.fanout.open_streams - 1))

@@ -8,7 +8,6 @@ them, plus live gauges (queue depths, failed jobs, open streams), into Prometheu
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -16,6 +15,8 @@ from typing import Any
 import redis
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
+
+from services.supervisor import process_key
 
 COUNTERS_KEY = "metrics:counters"  # field: json [name, labels] → value
 HIST_KEY = "metrics:hist:%s"  # per histogram name; fields: json labels + "|" + bucket
@@ -58,9 +59,9 @@ class Metrics:
         pipe.hincrbyfloat(HIST_KEY % name, f"{label_key}|sum", value)
         pipe.execute()
 
-    def set_open_streams(self, count: int, *, process_key: str | None = None) -> None:
-        process_key = process_key or f"{os.uname().nodename}:{os.getpid()}"
-        self.redis.hset(SSE_OPEN_KEY, process_key, f"{count}|{time.time()}")
+    def set_open_streams(self, count: int) -> None:
+        """This process's open SSE streams (reports older than a minute are treated as gone)."""
+        self.redis.hset(SSE_OPEN_KEY, process_key(), f"{count}|{time.time()}")
 
 
 class RedisCollector(Collector):

@@ -13,7 +13,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ OUTPUT_KEY = "output:%s"  # final reply of a request
 REQUEST_LOG_MAXLEN = 5000
 USER_LOG_MAXLEN = 500
 USER_LOG_TTL_S = 7 * 24 * 3600
+REPORT_EVERY_S = 15.0  # metrics drop a process's stream count after 60 s without a report
 
 
 @dataclass(frozen=True)
@@ -63,13 +64,13 @@ class EventLog:
         maxlen = USER_LOG_MAXLEN if is_user else REQUEST_LOG_MAXLEN
         key = LOG_KEY % channel
         payload = json.dumps(data, separators=(",", ":"))
-        event_id = self.redis.xadd(key, {"event": event, "data": payload}, maxlen=maxlen, approximate=True)
-        event_id = event_id.decode() if isinstance(event_id, bytes) else event_id
+        # One round trip; Redis runs the commands in order, so a woken listener finds the entry.
+        # The wake-up carries nothing: listeners always read the log itself.
         pipe = self.redis.pipeline(transaction=False)
+        pipe.xadd(key, {"event": event, "data": payload}, maxlen=maxlen, approximate=True)
         pipe.expire(key, USER_LOG_TTL_S if is_user else self.ttl_s)
-        pipe.publish(channel, event_id)
-        pipe.execute()
-        return str(event_id)
+        pipe.publish(channel, "")
+        return _text(pipe.execute()[0])
 
     def read_after(self, channel: str, last_id: str | None, count: int = 500) -> list[Event]:
         """Events strictly after ``last_id`` (all of them when None)."""
@@ -81,22 +82,12 @@ class EventLog:
             rows = self.redis.xrange(LOG_KEY % channel, min="-", max="+", count=count)
         return [_row_to_event(row) for row in rows]
 
-    def last_event(self, channel: str) -> Event | None:
-        rows = self.redis.xrevrange(LOG_KEY % channel, count=1)
-        return _row_to_event(rows[0]) if rows else None
-
-    def exists(self, channel: str) -> bool:
-        return bool(self.redis.exists(LOG_KEY % channel))
-
     def set_output(self, request_id: str, output: dict[str, Any]) -> None:
         self.redis.set(OUTPUT_KEY % request_id, json.dumps(output), ex=self.ttl_s)
 
     def get_output(self, request_id: str) -> dict[str, Any] | None:
         raw = self.redis.get(OUTPUT_KEY % request_id)
         return json.loads(raw) if raw else None
-
-    def delete(self, channel: str) -> None:
-        self.redis.delete(LOG_KEY % channel)
 
 
 def _row_to_event(row: tuple[Any, dict[Any, Any]]) -> Event:
@@ -117,13 +108,14 @@ class FanOut:
     one Redis connection instead of exhausting redis-py's pool of 100.
     """
 
-    def __init__(self, redis_client: redis.Redis) -> None:
+    def __init__(self, redis_client: redis.Redis, on_change: Callable[[int], None] | None = None) -> None:
+        """``on_change`` gets the number of open streams when it changes and every few seconds."""
         self.redis = redis_client
+        self.on_change = on_change
         self._subscribers: dict[str, set[queue.Queue[str]]] = {}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
-        self.connected = threading.Event()
 
     def start(self) -> None:
         if self._thread is None:
@@ -138,6 +130,7 @@ class FanOut:
         with self._lock:
             self._subscribers.setdefault(channel, set()).add(wakeups)
         self.start()
+        self._report()
         return wakeups
 
     def unsubscribe(self, channel: str, wakeups: queue.Queue[str]) -> None:
@@ -147,6 +140,7 @@ class FanOut:
                 subscribers.discard(wakeups)
                 if not subscribers:
                     del self._subscribers[channel]
+        self._report()
 
     @property
     def open_streams(self) -> int:
@@ -158,27 +152,36 @@ class FanOut:
             try:
                 self._listen()
             except redis.ConnectionError:
-                self.connected.clear()
                 logger.warning("sse fan-out lost its Redis connection; reconnecting")
                 time.sleep(0.5)
 
     def _listen(self) -> None:
         pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
         pubsub.psubscribe(CHANNEL_PREFIX + "*")
-        self.connected.set()
+        reported = time.monotonic()
         try:
             while not self._stopping.is_set():
                 message = pubsub.get_message(timeout=1.0)
                 if message is not None:
-                    self._dispatch(_text(message["channel"]), _text(message["data"]))
+                    self._dispatch(_text(message["channel"]))
+                if time.monotonic() - reported >= REPORT_EVERY_S:  # keeps long-lived streams in the gauge
+                    reported = time.monotonic()
+                    self._report()
         finally:
             pubsub.close()
 
-    def _dispatch(self, channel: str, event_id: str) -> None:
+    def _dispatch(self, channel: str) -> None:
         with self._lock:
             targets = list(self._subscribers.get(channel, ()))
         for wakeups in targets:
-            wakeups.put(event_id)
+            wakeups.put(channel)
+
+    def _report(self) -> None:
+        if self.on_change is not None:
+            try:
+                self.on_change(self.open_streams)
+            except redis.RedisError:
+                logger.warning("could not report the open-stream count")
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,20 @@ import redis
 
 logger = logging.getLogger(__name__)
 
-HEARTBEAT_KEY = "engram:heartbeat:%s"  # same key the worker processes write (workers/startup.py)
+HEARTBEAT_KEY = "engram:heartbeat:%s"  # per process: "<host>:<pid>" → unix time of its last beat
+HEARTBEAT_TTL_S = 24 * 3600
 MAX_BACKOFF_S = 30.0
 STABLE_AFTER_S = 60.0
+
+
+def process_key(pid: int | None = None) -> str:
+    """``<host>:<pid>``: names a process across the hosts that share one Redis."""
+    return f"{socket.gethostname()}:{pid or os.getpid()}"
+
+
+def beat(connection: redis.Redis) -> None:
+    """Called by a role's main loop: tells the supervisor this process is making progress."""
+    connection.set(HEARTBEAT_KEY % process_key(), time.time(), ex=HEARTBEAT_TTL_S)
 
 
 @dataclass
@@ -143,7 +154,7 @@ class Supervisor:
         if now - child.started_at < self.hung_after_s:
             return False
         try:
-            raw = self.redis.get(HEARTBEAT_KEY % f"{socket.gethostname()}:{child.process.pid}")
+            raw = self.redis.get(HEARTBEAT_KEY % process_key(child.process.pid))
         except redis.RedisError:
             return False  # Redis trouble is not the child's hang
         last = float(raw) if raw else 0.0
@@ -152,7 +163,7 @@ class Supervisor:
     def _clear_heartbeat(self, child: Child) -> None:
         if self.redis is not None and child.process is not None:
             try:
-                self.redis.delete(HEARTBEAT_KEY % f"{socket.gethostname()}:{child.process.pid}")
+                self.redis.delete(HEARTBEAT_KEY % process_key(child.process.pid))
             except redis.RedisError:
                 pass
 

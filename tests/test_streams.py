@@ -128,3 +128,27 @@ def test_proactive_stream_has_no_cap(log, redis_client):
     stream.close()
     assert parse(first)["event"] == "reminder"
     assert second == ": keepalive\n\n"
+
+
+def test_fanout_reports_the_open_stream_count_as_it_changes(redis_client):
+    reported: list[int] = []
+    fanout = FanOut(redis_client, on_change=reported.append)
+    first = fanout.subscribe("sse:a")
+    second = fanout.subscribe("sse:b")
+    fanout.unsubscribe("sse:a", first)
+    fanout.stop()
+    assert reported[-3:] == [1, 2, 1]
+    fanout.unsubscribe("sse:b", second)
+    assert reported[-1] == 0
+
+
+def test_open_streams_gauge_sums_live_processes(redis_client):
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from services.metrics import SSE_OPEN_KEY, Metrics, RedisCollector
+
+    Metrics(redis_client).set_open_streams(3)
+    redis_client.hset(SSE_OPEN_KEY, "gone-host:1", f"5|{time.time() - 3600}")  # a process that stopped reporting
+    registry = CollectorRegistry()
+    registry.register(RedisCollector(redis_client))
+    assert "engram_sse_open_streams 3.0" in generate_latest(registry).decode()

@@ -28,7 +28,7 @@ from services.logs import configure_logging
 from services.queues import enqueue
 from services.sessions import SESSION_IDLE_S, close_quiet_sessions
 from services.settings import Settings
-from workers.startup import beat
+from services.supervisor import beat
 
 logger = logging.getLogger(__name__)
 

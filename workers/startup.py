@@ -9,9 +9,6 @@ still works, loading the context on its first job.
 from __future__ import annotations
 
 import logging
-import os
-import socket
-import time
 from typing import Any
 
 import redis
@@ -20,22 +17,10 @@ from rq.worker import SimpleWorker
 from services.janitor import job_lease
 from services.logs import configure_logging
 from services.settings import Settings
+from services.supervisor import beat
 from workers.context import WorkerContext, build_context, install_context
 
 logger = logging.getLogger(__name__)
-
-HEARTBEAT_KEY = "engram:heartbeat:%s"  # per process: "<host>:<pid>" → unix time
-HEARTBEAT_TTL_S = 24 * 3600
-
-
-def process_key() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def beat(connection: redis.Redis) -> None:
-    """Tell the supervisor this process's main loop is making progress."""
-    connection.set(HEARTBEAT_KEY % process_key(), time.time(), ex=HEARTBEAT_TTL_S)
-
 
 def context_from_environment(redis_client: redis.Redis | None = None) -> WorkerContext:
     """Build the context from the environment (attaching to embedded servers if needed)."""
