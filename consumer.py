@@ -14,6 +14,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from sqlalchemy.exc import OperationalError
+
 from cli.commands import CommandError
 from services.errors import EmbeddedServerError
 from services.logs import configure_logging
@@ -64,7 +66,6 @@ def role_argv(role: str, settings: Settings) -> list[str]:
 def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
     """Start the embedded servers if needed, migrate, then supervise the roles."""
     import redis
-    from sqlalchemy.exc import OperationalError
 
     from services.embedded import ensure_servers
     from services.supervisor import Role, Supervisor, child_env
@@ -72,17 +73,11 @@ def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
     llm_roles, llm_env = _llm_roles(settings, roles)  # fail fast, before starting anything
     handle = ensure_servers(settings) if settings.uses_embedded else None
     if handle is not None:
-        settings = settings.with_urls(handle.redis_url or "", handle.database_url or "")
+        settings = handle.apply(settings)
     try:
-        try:
-            _migrate(settings)
-        except OperationalError as exc:
-            print(f"engram: cannot reach PostgreSQL: {exc.orig}", file=sys.stderr)
-            return 2
+        _migrate(settings)
         urls = {"REDIS_URL": settings.redis_url or "", "DATABASE_URL": settings.database_url or ""}
         env = child_env(os.environ, **urls, **llm_env)
-        if "OPENAI_BASE_URL" in llm_env:
-            settings = Settings.from_env(env)
         supervised = [
             Role(name, role_argv(kind, settings), {**env, "ENGRAM_ROLE": kind}, heartbeat=kind != "web")
             for kind, name in _instances(roles, settings)
@@ -181,6 +176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(settings, args))
     except EmbeddedServerError as exc:
         print(f"engram: {exc}", file=sys.stderr)
+        return 2
+    except OperationalError as exc:
+        print(f"engram {args.command}: cannot reach PostgreSQL: {exc.orig}", file=sys.stderr)
         return 2
     except CommandError as exc:
         print(f"engram {args.command}: {exc}", file=sys.stderr)

@@ -8,8 +8,10 @@ import redis
 from flask import Flask
 from sqlalchemy.engine import Engine
 
+from api.health import LLMProbe
 from services.db import make_engine, make_sessionmaker
 from services.metrics import Metrics
+from services.migrate import head_revision
 from services.settings import Settings
 from services.streams import EventLog, FanOut
 from services.threads import ThreadStore
@@ -26,6 +28,8 @@ class WebDeps:
     fanout: FanOut
     threads: ThreadStore
     metrics: Metrics
+    schema_head: str | None  # newest migration, read once: /healthz compares the database with it
+    llm_probe: LLMProbe
 
     @classmethod
     def build(cls, settings: Settings) -> WebDeps:
@@ -43,6 +47,8 @@ class WebDeps:
             fanout=FanOut(client, on_change=metrics.set_open_streams),
             threads=ThreadStore(client, ttl_s=settings.thread_ttl_s),
             metrics=metrics,
+            schema_head=head_revision(),
+            llm_probe=LLMProbe(settings.openai_base_url),
         )
 
 

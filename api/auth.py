@@ -12,7 +12,7 @@ from services.errors import Unauthorized
 def current_user() -> str:
     """The user making this request; without configured tokens, the single local user."""
     settings = current_app.extensions["engram"].settings
-    if not settings.api_tokens:
+    if not settings.auth_required:
         return settings.default_user
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")

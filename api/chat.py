@@ -9,6 +9,7 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,7 +74,6 @@ def resolve_thread(user_id: str, thread_id: str | None) -> str:
     deps = current_app.extensions["engram"]
     sessions = current_app.extensions["engram.sessions"]
     with sessions.begin() as session:
-        session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
         if thread_id is not None:
             owner = session.scalar(select(Thread.user_id).where(Thread.id == thread_id))
             if owner != user_id:  # someone else's thread looks exactly like a missing one
@@ -82,6 +82,8 @@ def resolve_thread(user_id: str, thread_id: str | None) -> str:
             thread_id = deps.threads.current_thread(user_id)
             exists = thread_id and session.scalar(select(Thread.id).where(Thread.id == thread_id))
             if not exists:
+                # A new thread is the only moment the user row must exist (an owned thread implies it).
+                session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
                 thread_id = str(uuid.uuid4())
                 session.add(Thread(id=thread_id, user_id=user_id))
         session.execute(Thread.__table__.update().where(Thread.id == thread_id).values(last_active_at=utcnow()))
@@ -127,8 +129,7 @@ def chat_events(request_id: str) -> Response:
     user_id = current_user()
     if _request_owner(request_id) != user_id:
         raise NotFound(f"request {request_id!r} not found")
-    last_event_id = request.headers.get("Last-Event-ID") or request.args.get("last_event_id")
-    return _stream(request_channel(request_id), last_event_id, {"X-Request-ID": request_id})
+    return _stream(request_channel(request_id), requested_last_event_id(), {"X-Request-ID": request_id})
 
 
 def _request_owner(request_id: str) -> str | None:
@@ -145,10 +146,15 @@ def _stream(channel: str, last_event_id: str | None, headers: dict[str, Any]) ->
     deps = current_app.extensions["engram"]
     settings = deps.settings
     limits = StreamLimits(settings.sse_keepalive_s, settings.sse_still_working_s, settings.sse_cap_s)
-    frames = follow(deps.events, deps.fanout, channel, last_event_id, limits)
-    return Response(
-        stream_with_context(frames),
-        status=200,
-        mimetype="text/event-stream",
-        headers={**SSE_HEADERS, **headers},
-    )
+    return sse_response(follow(deps.events, deps.fanout, channel, last_event_id, limits), headers)
+
+
+def sse_response(frames: Iterator[str], headers: dict[str, Any] | None = None) -> Response:
+    """A streaming ``text/event-stream`` response with the headers every Engram stream carries."""
+    headers = {**SSE_HEADERS, **(headers or {})}
+    return Response(stream_with_context(frames), status=200, mimetype="text/event-stream", headers=headers)
+
+
+def requested_last_event_id() -> str | None:
+    """Where a reconnecting client wants to resume: the Last-Event-ID header (or ?last_event_id=)."""
+    return request.headers.get("Last-Event-ID") or request.args.get("last_event_id")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, current_app, request, stream_with_context
+from flask import Blueprint, Response, current_app
 
 from api.auth import current_user
+from api.chat import requested_last_event_id, sse_response
 from services.streams import StreamLimits, follow, user_channel
 
 bp = Blueprint("events", __name__)
@@ -14,12 +15,8 @@ bp = Blueprint("events", __name__)
 def events() -> Response:
     deps = current_app.extensions["engram"]
     user_id = current_user()
-    last_event_id = request.headers.get("Last-Event-ID") or request.args.get("last_event_id")
     # No cap and no terminal event: the stream stays open, kept alive by comments.
     limits = StreamLimits(keepalive_s=deps.settings.sse_keepalive_s, still_working_s=float("inf"), cap_s=None)
-    frames = follow(deps.events, deps.fanout, user_channel(user_id), last_event_id, limits, terminal_event=None)
-    return Response(
-        stream_with_context(frames),
-        mimetype="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
+    frames = follow(deps.events, deps.fanout, user_channel(user_id), requested_last_event_id(), limits,
+                    terminal_event=None)
+    return sse_response(frames)

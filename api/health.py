@@ -15,12 +15,41 @@ from rq.registry import FailedJobRegistry
 from sqlalchemy import text
 
 from services.metrics import RedisCollector
-from services.migrate import is_at_head
-from services.queues import ALL_QUEUES, PROMPT_QUEUE
+from services.migrate import current_revision
+from services.queues import ALL_QUEUES, PROMPT_QUEUE, queue_depths
 
 bp = Blueprint("health", __name__)
 
-_llm_cache: dict[str, Any] = {"at": 0.0, "state": None}
+
+class LLMProbe:
+    """Is the LLM endpoint answering? Asked at most every ``ttl_s`` so /healthz stays cheap."""
+
+    def __init__(self, base_url: str | None, ttl_s: float = 10.0) -> None:
+        self.base_url = base_url
+        self.ttl_s = ttl_s
+        self._checked_at = -ttl_s
+        self._state = ""
+
+    def state(self) -> str:
+        """Return "ok", or raise with what is wrong (the health check reports it)."""
+        if not self.base_url:
+            raise RuntimeError("no LLM endpoint configured")
+        if time.monotonic() - self._checked_at >= self.ttl_s:
+            self._state = self._ask()
+            self._checked_at = time.monotonic()
+        if self._state != "ok":
+            raise RuntimeError(self._state)
+        return self._state
+
+    def _ask(self) -> str:
+        # urllib, not httpx: under gevent's monkey-patching httpx's transport looks for select.epoll.
+        try:
+            with urllib.request.urlopen(str(self.base_url).rstrip("/") + "/models", timeout=2.0) as response:
+                return "ok" if response.status < 500 else f"HTTP {response.status}"
+        except urllib.error.HTTPError as exc:
+            return "ok" if exc.code < 500 else f"HTTP {exc.code}"
+        except (urllib.error.URLError, OSError) as exc:
+            return f"unreachable: {type(exc).__name__}"
 
 
 @bp.get("/healthz")
@@ -29,9 +58,9 @@ def healthz():  # type: ignore[no-untyped-def]
     deps = current_app.extensions["engram"]
     checks = {
         "redis": _check(lambda: deps.redis.ping() and "ok"),
-        "postgres": _check(lambda: _postgres(deps.engine)),
+        "postgres": _check(lambda: _postgres(deps)),
         "digest_workers": _check(lambda: _digest_workers(deps.redis)),
-        "llm": _check(lambda: _llm(deps.settings.openai_base_url)),
+        "llm": _check(lambda: deps.llm_probe.state()),
     }
     healthy = all(check["ok"] for check in checks.values())
     return jsonify({"status": "ok" if healthy else "unavailable", "checks": checks}), 200 if healthy else 503
@@ -45,10 +74,8 @@ def _check(probe) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     return {"ok": True, "detail": detail}
 
 
-def _postgres(engine) -> str:  # type: ignore[no-untyped-def]
-    with engine.connect() as connection:
-        connection.execute(text("SELECT 1"))
-    if not is_at_head(engine):
+def _postgres(deps) -> str:  # type: ignore[no-untyped-def]
+    if current_revision(deps.engine) != deps.schema_head:
         raise RuntimeError("schema is not at the newest migration: run `engram migrate`")
     return "ok"
 
@@ -60,27 +87,6 @@ def _digest_workers(connection) -> str:  # type: ignore[no-untyped-def]
     return f"{len(workers)} worker(s)"
 
 
-def _llm(base_url: str | None) -> str:
-    if not base_url:
-        raise RuntimeError("no LLM endpoint configured")
-    now = time.monotonic()
-    if _llm_cache["state"] is not None and now - _llm_cache["at"] < 10:
-        state = _llm_cache["state"]
-    else:
-        # urllib, not httpx: under gevent's monkey-patching httpx's transport looks for select.epoll.
-        try:
-            with urllib.request.urlopen(base_url.rstrip("/") + "/models", timeout=2.0) as response:
-                state = "ok" if response.status < 500 else f"HTTP {response.status}"
-        except urllib.error.HTTPError as exc:
-            state = "ok" if exc.code < 500 else f"HTTP {exc.code}"
-        except (urllib.error.URLError, OSError) as exc:
-            state = f"unreachable: {type(exc).__name__}"
-        _llm_cache.update(at=now, state=state)
-    if state != "ok":
-        raise RuntimeError(state)
-    return state
-
-
 @bp.get("/metrics")
 def metrics() -> Response:
     deps = current_app.extensions["engram"]
@@ -90,12 +96,9 @@ def metrics() -> Response:
 
 
 def _live_gauges(deps) -> dict[str, dict[str, float]]:  # type: ignore[no-untyped-def]
-    depths: dict[str, float] = {}
-    failed: dict[str, float] = {}
-    for name in ALL_QUEUES:
-        queue = Queue(name, connection=deps.redis)
-        depths[f"queue={name}"] = queue.count
-        failed[f"queue={name}"] = FailedJobRegistry(queue=queue).count
+    depths = {f"queue={name}": float(count) for name, count in queue_depths(deps.redis).items()}
+    failed = {f"queue={name}": float(FailedJobRegistry(queue=Queue(name, connection=deps.redis)).count)
+              for name in ALL_QUEUES}
     gauges = {"engram_queue_depth": depths, "engram_failed_jobs": failed}
     gauges["engram_memory_items"] = _memory_counts(deps.engine)
     return gauges

@@ -83,7 +83,7 @@ def _user_context(settings: Settings, user: str) -> dict[str, Any]:
     import redis
 
     from services.embedded import ensure_servers
-    from services.threads import ThreadStore
+    from services.threads import ThreadStore, context_warmth
 
     handle = ensure_servers(settings, want_postgres=False) if settings.redis_url is None else None
     try:
@@ -96,6 +96,7 @@ def _user_context(settings: Settings, user: str) -> dict[str, Any]:
         memory = [[m.get("user", ""), m.get("reply", "")] for m in threads.working_memory(thread_id)]
         return {
             "working_memory": memory,
+            "context_warmth": context_warmth(state, time.time()),
             "previous_mode": state.last_mode,
             "turns_since_previous_mode": max(1, state.turns_since_mode),
             "topic_confidence": state.topic_confidence,

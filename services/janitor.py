@@ -74,6 +74,7 @@ def recover_abandoned(connection: redis.Redis, queue_names: tuple[str, ...] = AL
         # SIGALRM penalty cannot be installed (and the failure callback would never run).
         registry = StartedJobRegistry(queue=Queue(name, connection=connection), death_penalty_class=TimerDeathPenalty)
         expired_now = time.time() - 1
+        found = len(recovered)
         for member in connection.zrange(registry.key, 0, -1):
             member_text = member.decode() if isinstance(member, bytes) else member
             job_id = member_text.split(":", 1)[0]
@@ -83,7 +84,7 @@ def recover_abandoned(connection: redis.Redis, queue_names: tuple[str, ...] = AL
                 connection.zadd(registry.key, {member_text: expired_now})
                 connection.delete(OWNED_KEY % job_id)
                 recovered.append(job_id)
-        if recovered:
+        if len(recovered) > found:
             registry.cleanup()
     if recovered:
         logger.warning("recovered %d abandoned job(s): %s", len(recovered), ", ".join(recovered))

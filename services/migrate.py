@@ -42,8 +42,12 @@ def upgrade_head(engine: Engine) -> str:
     return revision
 
 
-def is_at_head(engine: Engine) -> bool:
-    """True when the database schema is at the newest migration (used by /healthz)."""
-    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+def head_revision() -> str | None:
+    """The newest migration's revision (reads the migration scripts: call once and keep it)."""
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision the database is at (one query; it also proves the database answers)."""
     with engine.connect() as connection:
-        return MigrationContext.configure(connection).get_current_revision() == head
+        return MigrationContext.configure(connection).get_current_revision()

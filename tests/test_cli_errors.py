@@ -31,3 +31,9 @@ def test_bad_command_lines_are_clear_errors(capsys, tmp_path, monkeypatch, args,
     assert code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "data").exists(), "nothing was started or written"
+
+
+def test_unreachable_database_is_one_clear_line(capsys, monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", "postgresql://127.0.0.1:1/nowhere")
+    assert consumer.main(["migrate"]) == 2
+    assert "engram migrate: cannot reach PostgreSQL" in capsys.readouterr().err

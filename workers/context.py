@@ -41,7 +41,7 @@ class WorkerContext:
     metrics: Metrics
     llm: LLMClient
     prompts: PromptLibrary
-    # Loaded once per process by workers.startup.load_models (None in the web process).
+    # Loaded once per process by workers.understanding.load_understanding (None in the web process).
     embedder: Embedder | None = None
     router: ModeRouter | None = None
     topics: TopicClassifier | None = None

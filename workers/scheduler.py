@@ -10,7 +10,6 @@ import logging
 import signal
 import threading
 import time
-import tomllib
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +21,8 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 from sqlalchemy.orm import Session, sessionmaker
 
-from services.db import make_engine, make_sessionmaker
+from services.config_files import read_toml
+from services.db import make_engine, make_sessionmaker, utcnow
 from services.janitor import recover_abandoned
 from services.logs import configure_logging
 from services.queues import enqueue
@@ -39,11 +39,7 @@ LEADER_TTL_S = 30
 
 def load_schedules(configs_dir: Path) -> dict[str, dict[str, Any]]:
     """Periodic services from ``configs/schedules.toml``: name → {cron, queue, job}."""
-    path = configs_dir / "schedules.toml"
-    if not path.exists():
-        return {}
-    with path.open("rb") as handle:
-        return dict(tomllib.load(handle).get("services", {}))
+    return dict((read_toml(configs_dir / "schedules.toml") or {}).get("services", {}))
 
 
 class Leadership:
@@ -81,7 +77,7 @@ def build_scheduler(
         if leadership.hold():
             recover_abandoned(connection)
 
-    scheduler.add_job(housekeeping, IntervalTrigger(seconds=5), id="housekeeping", next_run_time=_now())
+    scheduler.add_job(housekeeping, IntervalTrigger(seconds=5), id="housekeeping", next_run_time=utcnow())
     if sessions is not None:
 
         def close_sessions() -> None:
@@ -116,12 +112,6 @@ def _enqueue_service(
         logger.info("periodic %s: %s", name, "enqueued" if fired else "already fired")
 
     return tick
-
-
-def _now():  # type: ignore[no-untyped-def]
-    import datetime as dt
-
-    return dt.datetime.now(dt.UTC)
 
 
 def main() -> None:

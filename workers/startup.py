@@ -22,24 +22,21 @@ from workers.context import WorkerContext, build_context, install_context
 
 logger = logging.getLogger(__name__)
 
-def context_from_environment(redis_client: redis.Redis | None = None) -> WorkerContext:
-    """Build the context from the environment (attaching to embedded servers if needed)."""
-    settings = Settings.from_env()
+def context_from_environment(
+    redis_client: redis.Redis | None = None, settings: Settings | None = None
+) -> WorkerContext:
+    """Build the context and load the models (attaching to the embedded servers if no URLs are set)."""
+    from workers.understanding import load_understanding
+
+    settings = settings or Settings.from_env()
     if settings.uses_embedded:
         from services.embedded import ensure_servers
 
-        handle = ensure_servers(settings)
-        settings = settings.with_urls(handle.redis_url or "", handle.database_url or "")
+        # The process stays attached until it exits; the servers' attach list skips dead processes.
+        settings = ensure_servers(settings).apply(settings)
     context = build_context(settings, redis_client=redis_client)
-    load_models(context)
-    return context
-
-
-def load_models(context: WorkerContext) -> None:
-    """Load the embedding model, topic classifier and router once for this process."""
-    from workers.understanding import load_understanding
-
     load_understanding(context)
+    return context
 
 
 class EngramWorker(SimpleWorker):
@@ -48,7 +45,7 @@ class EngramWorker(SimpleWorker):
     def work(self, *args: Any, **kwargs: Any) -> bool:
         settings = Settings.from_env()
         configure_logging(settings.log_level, role=settings.role)
-        install_context(context_from_environment(redis_client=self.connection))
+        install_context(context_from_environment(redis_client=self.connection, settings=settings))
         beat(self.connection)
         return super().work(*args, **kwargs)
 
