@@ -36,6 +36,7 @@ from services.settings import Settings
 from services.streams import EventLog, request_channel
 from services.threads import ThreadStore
 from tests.servers import start_postgres, start_redis
+from workers.understanding import Understanding
 
 USER = "bench"
 NOOP = Skill("noop", "does nothing", {"type": "object", "properties": {}}, lambda ctx, args: {"ok": True})
@@ -71,14 +72,10 @@ class BenchTurn:
         return context.events.publish(request_channel(self.request.request_id), event, data)
 
 
-@dataclass
-class Understanding:
-    topic: str = "general"
-    mode: str = "ACT"
-    signals: dict[str, Any] | None = None
-
-    def __post_init__(self) -> None:
-        self.signals = self.signals or {}
+def _understanding(context: Any, thread_id: str) -> Understanding:
+    """What the digest's understanding stage hands the loop: the mode and the thread as it was read."""
+    return Understanding(topic="general", confidence=0.5, mode="ACT", thread=context.threads.state(thread_id),
+                         working_memory=context.threads.working_memory(thread_id))
 
 
 def run(label: str, context: Any, sessions: Any, calls: list[ToolCall], turns: int, iterations: int) -> None:
@@ -92,8 +89,8 @@ def run(label: str, context: Any, sessions: Any, calls: list[ToolCall], turns: i
         request = ChatRequest(str(uuid.uuid4()), USER, "bench-thread", "show my shopping list", "text", time.time())
         with sessions.begin() as session:
             started = time.perf_counter()
-            outcome = run_act_turn(context, BenchTurn(request), Understanding(), session, config=config,
-                                   dispatcher=dispatcher)
+            outcome = run_act_turn(context, BenchTurn(request), _understanding(context, request.thread_id), session,
+                                   config=config, dispatcher=dispatcher)
             elapsed = time.perf_counter() - started - llm.seconds
         assert outcome.reason == "no_actions", outcome.reason
         per_iteration.append(elapsed / (iterations + 1))

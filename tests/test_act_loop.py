@@ -10,6 +10,7 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
+from services.act import loop as act_loop
 from services.act.config import ActConfig, CompactionConfig, DispatchLimits, LoopLimits
 from services.act.dispatcher import ActDispatcher
 from services.act.loop import INNATE_SKILLS, run_act_turn
@@ -17,6 +18,7 @@ from services.act.models import NamedList, ScheduledItem
 from services.act.reply import act_reply
 from services.act.skills.base import ActionCancelled, ActionTicket, SessionGate, Skill
 from services.db import Thread, User
+from services.memory.config import MemoryConfig
 from services.memory.facts import list_facts, remember_fact
 from services.queues import ChatRequest
 from services.streams import request_channel
@@ -293,6 +295,14 @@ def test_forget_asks_first_then_yes_deletes_exactly_what_was_shown(act, fake_llm
         assert [fact.text for fact in list_facts(session, USER)] == ["My sister is called Priya"]
 
 
+def test_a_yes_or_no_turn_never_reads_the_world_state(act, fake_llm, monkeypatch):
+    reads = []
+    monkeypatch.setattr(act_loop, "world_state", lambda *args: reads.append(args) or "Lists: none")
+    fake_llm.script(ToolCalls([("list", {"operation": "delete", "name": "shopping"})]))
+    assert act("what a week").reply_mode == "CONFIRM" and len(reads) == 1  # read once, for the step prompt
+    assert act("no").reason == "declined" and len(reads) == 1
+
+
 def test_no_declines_the_pending_action(act, fake_llm, worker_context, db_engine):
     fake_llm.script(ToolCalls([("list", {"operation": "delete", "name": "shopping"})]))
     first = act("what a week")
@@ -316,6 +326,17 @@ def test_a_failed_turn_keeps_no_pending_action(act, fake_llm, worker_context):
     with pytest.raises(RuntimeError):
         act("what a week", fail_after=True)
     assert "pending_action" not in worker_context.threads.state("thread-1").extra
+
+
+def test_skills_get_the_recall_settings_the_turn_was_given(worker_context, person, fake_llm):
+    seen = []
+    probe = Skill("probe", "notes its recall settings", ANY_ARGS, lambda ctx, args: seen.append(ctx.memory) or {})
+    memory = MemoryConfig()
+    fake_llm.script(ToolCalls([("probe", {})]), DONE)
+    with worker_context.sessions.begin() as session:
+        outcome = run_act_turn(worker_context, _turn("probe"), _understanding(worker_context), session,
+                               config=config(), dispatcher=ActDispatcher((probe,), timeout_s=2.0), memory=memory)
+    assert actions(outcome)[0]["ok"] is True and len(seen) == 1 and seen[0] is memory
 
 
 # --- the reply after the loop --------------------------------------------------------------------

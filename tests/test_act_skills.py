@@ -175,6 +175,24 @@ def test_schedule_ambiguous_match_changes_nothing(skill, db_engine):
         assert set(connection.execute(select(ScheduledItem.status)).scalars()) == {"active"}
 
 
+def test_schedule_by_id_finds_only_the_persons_active_items(skill, db_engine, worker_context):
+    with worker_context.sessions.begin() as session:
+        create_user(session, user_id="someone-else")
+        theirs = ScheduledItem(user_id="someone-else", text="their reminder", due_at=NOW + dt.timedelta(days=1))
+        session.add(theirs)
+        session.flush()
+        theirs_id = theirs.id
+    mine = skill("schedule", {"operation": "create", "text": "water the plants", "due": "tomorrow at 9"})
+    mine_id = mine.result["created"]["id"]
+    foreign = skill("schedule", {"operation": "cancel", "item_id": theirs_id})
+    assert foreign.error["code"] == "not_found" and [item["id"] for item in foreign.error["available"]] == [mine_id]
+    assert skill("schedule", {"operation": "cancel", "item_id": mine_id}).result["cancelled"]["id"] == mine_id
+    assert skill("schedule", {"operation": "cancel", "item_id": mine_id}).error["code"] == "not_found"  # not active
+    with db_engine.connect() as connection:
+        assert connection.execute(select(ScheduledItem.status).where(ScheduledItem.id == theirs_id)).scalar_one() \
+            == "active"
+
+
 # --- goal -------------------------------------------------------------------------------------------
 
 def test_goal_create_update_list(skill):
@@ -197,6 +215,22 @@ def test_goal_bad_arguments_write_nothing(skill, db_engine, arguments, code):
     result = skill("goal", arguments)
     assert not result.ok and result.error["code"] == code
     assert count(db_engine, Goal) == 0
+
+
+def test_goal_by_id_finds_only_the_persons_goals(skill, db_engine, worker_context):
+    with worker_context.sessions.begin() as session:
+        create_user(session, user_id="someone-else")
+        theirs = Goal(user_id="someone-else", text="their goal")
+        session.add(theirs)
+        session.flush()
+        theirs_id = theirs.id
+    mine_id = skill("goal", {"operation": "create", "text": "Learn Portuguese"}).result["created"]["id"]
+    foreign = skill("goal", {"operation": "update", "goal_id": theirs_id, "state": "done"})
+    assert foreign.error["code"] == "not_found" and [goal["id"] for goal in foreign.error["available"]] == [mine_id]
+    assert skill("goal", {"operation": "update", "goal_id": mine_id, "state": "done"}).result["updated"]["state"] == \
+        "done"
+    with db_engine.connect() as connection:
+        assert connection.execute(select(Goal.state).where(Goal.id == theirs_id)).scalar_one() == "active"
 
 
 # --- memory skills ----------------------------------------------------------------------------------
@@ -417,3 +451,14 @@ def test_forget_caps_each_kind_and_says_how_many_stay(skill, preview, worker_con
     result = skill("forget", shown.result["arguments"])
     assert len(result.result["forgotten"]["exchanges"]) == forget.MAX_MATCHES and "more" not in result.result
     assert count(db_engine, Exchange) == 2
+
+
+def test_forget_scans_at_most_scan_limit_of_the_newest_matching_facts(preview, worker_context, person, hash_embedder,
+                                                                      monkeypatch):
+    with worker_context.sessions.begin() as session:
+        ids = [remember_fact(session, hash_embedder, USER, text).fact_id
+               for text in ("My cousin lives near Paris", "Paris bakeries open early", "I ran the Paris marathon")]
+        remember_fact(session, hash_embedder, USER, "I work at Acme")
+    monkeypatch.setattr(forget, "SCAN_LIMIT", 2)
+    shown = preview("forget", {"query": "Paris"})
+    assert sorted(shown.result["arguments"]["fact_ids"]) == sorted(ids[1:]) and "more" not in shown.result

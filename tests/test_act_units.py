@@ -15,12 +15,13 @@ from services.act.config import (
     AssociateConfig,
     CompactionConfig,
     CriticConfig,
+    SkillLimits,
     load_act_config,
     parse_act_config,
 )
 from services.act.critic import Critic, reply_kind
 from services.act.dispatcher import ActDispatcher, validate
-from services.act.loop import INNATE_SKILLS
+from services.act.loop import INNATE_SKILLS, innate_dispatcher
 from services.act.recurrence import RecurrenceError, next_occurrence, normalize_rule
 from services.act.skills.associate import ConceptGraph, spread
 from services.act.skills.base import SessionGate, Skill, SkillContext, SkillError
@@ -131,6 +132,7 @@ def test_missing_config_file_means_defaults(tmp_path: Path):
 @pytest.mark.parametrize("data", [
     {"loop": {"max_iterations": "6"}}, {"loop": {"max_iteration": 6}}, {"looop": {}},
     {"loop": {"native_tools": 1}}, {"associate": {"decay": 1.5}}, {"compaction": {"threshold": 0}},
+    {"skills": {"recall_default_k": 30}}, {"skills": {"recall_default_k": 0}},
 ])
 def test_bad_config_is_refused(data):
     with pytest.raises(SettingsError):
@@ -192,6 +194,15 @@ def test_tools_carry_no_argument_descriptions_but_the_catalogue_does():
     assert tool["function"]["name"] == "schedule"
     assert "description" not in tool["function"]["parameters"]["properties"]["due"]
     assert "description" in SKILLS["schedule"].parameters["properties"]["due"]
+
+
+def test_recall_takes_its_limits_from_the_config():
+    config = ActConfig(skills=SkillLimits(recall_default_k=3, recall_max_k=7))
+    skill = innate_dispatcher(config).skills["recall"]
+    k = skill.parameters["properties"]["k"]
+    assert k["maximum"] == 7 and "default 3" in k["description"]
+    assert validate(skill.parameters, {"query": "x", "k": 8}) == ["arguments.k must be <= 7"]
+    assert SKILLS["recall"].parameters["properties"]["k"]["maximum"] == SkillLimits().recall_max_k
 
 
 # --- critic -----------------------------------------------------------------------------------------

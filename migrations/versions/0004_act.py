@@ -56,9 +56,9 @@ def upgrade() -> None:
         _user_column(),
         sa.Column("name", sa.String(200), nullable=False),
         *_timestamps(),
+        # Its leading column serves lookups by user_id too, so lists need no separate user_id index.
         sa.UniqueConstraint("user_id", "name", name="uq_lists_user_name"),
     )
-    op.create_index("ix_lists_user_id", "lists", ["user_id"])
     op.create_table(
         "list_items",
         sa.Column("id", sa.BigInteger, primary_key=True, autoincrement=True),

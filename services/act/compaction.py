@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.act.config import CompactionConfig
+from services.act.text import truncate
 from services.errors import LLMError
 
 logger = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ def entry_line(entry: dict[str, Any]) -> str:
         outcome = entry.get("result") if entry.get("ok") else entry.get("error")
         status = "ok" if entry.get("ok") else "error"
         body = json.dumps(outcome, ensure_ascii=False, default=str, separators=(",", ":"))
-        return f"{entry.get('skill')}({_cut(arguments, 100)}) → {status}: {_cut(body, RESULT_CHARS)}"
+        return f"{entry.get('skill')}({truncate(arguments, 100)}) → {status}: {truncate(body, RESULT_CHARS)}"
     if kind == "compaction":
         return str(entry.get("summary", ""))
     if kind == "steering":
@@ -71,7 +72,7 @@ def entry_line(entry: dict[str, Any]) -> str:
                f"{entry.get('decision', '')}"
     if kind == "pending":
         return f"waiting for the person to confirm: {entry.get('description', '')}"
-    return _cut(json.dumps(entry, ensure_ascii=False, default=str), RESULT_CHARS)
+    return truncate(json.dumps(entry, ensure_ascii=False, default=str), RESULT_CHARS)
 
 
 def summarize_trail(view: list[dict[str, Any]]) -> str:
@@ -100,7 +101,7 @@ def stage_two(state: PromptState, iteration: int, restart: int, user_text: str,
             logger.warning("stage-2 checkpoint summary failed (%s); using the deterministic one", exc)
     if not checkpoint:
         checkpoint, source = deterministic_checkpoint(state, user_text, max_chars), "deterministic"
-    state.current_state = checkpoint = _cut(checkpoint, max_chars)
+    state.current_state = checkpoint = truncate(checkpoint, max_chars)
     state.history = HISTORY_PLACEHOLDER
     marker = f"The loop restarted after compaction ({restart}); what was done so far is in Current state."
     state.view = [{"type": "compaction", "stage": 2, "summary": marker}]
@@ -112,15 +113,11 @@ def deterministic_checkpoint(state: PromptState, user_text: str, max_chars: int 
     """A bounded checkpoint without an LLM: the request, the latest history, the trail summary."""
     trail = summarize_trail(state.view)
     history_tail = state.history[-max_chars // 2:] if state.history else ""
-    parts = [f"The person asked: {_cut(user_text, 300)}"]
+    parts = [f"The person asked: {truncate(user_text, 300)}"]
     if state.current_state:
-        parts.append(_cut(state.current_state, max_chars // 3))
+        parts.append(truncate(state.current_state, max_chars // 3))
     if trail:
-        parts.append(_cut(trail, max_chars // 2))
+        parts.append(truncate(trail, max_chars // 2))
     if history_tail:
         parts.append("Latest conversation (truncated):\n…" + history_tail)
-    return _cut("\n".join(parts), max_chars)
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return truncate("\n".join(parts), max_chars)

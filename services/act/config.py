@@ -101,6 +101,8 @@ def _check(config: ActConfig) -> None:
         (not 0 < assoc.decay < 1, "associate.decay must be in (0, 1)"),
         (assoc.max_hops < 1 or assoc.max_results < 1, "associate.max_hops and max_results must be >= 1"),
         (not 0 <= config.critic.confirm_below <= 1, "critic.confirm_below must be in [0, 1]"),
+        (not 1 <= config.skills.recall_default_k <= config.skills.recall_max_k,
+         "skills.recall_default_k must be >= 1 and <= recall_max_k"),
     ]
     for failed, message in problems:
         if failed:

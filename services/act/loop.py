@@ -66,8 +66,9 @@ class ActOutcome:
 
 
 def innate_dispatcher(config: ActConfig) -> ActDispatcher:
-    """The dispatcher with every innate skill."""
-    return ActDispatcher(INNATE_SKILLS, timeout_s=config.dispatch.action_timeout_s,
+    """The dispatcher with every innate skill (recall's schema takes its ``k`` limits from ``act.toml``)."""
+    skills = tuple(recall.skill(config.skills) if skill is recall.SKILL else skill for skill in INNATE_SKILLS)
+    return ActDispatcher(skills, timeout_s=config.dispatch.action_timeout_s,
                          release_grace_s=config.dispatch.release_grace_s)
 
 
@@ -114,10 +115,10 @@ class ActLoop:
         self.now = datetime.now(UTC)
         self.zone_name = _user_zone(session, self.request.user_id)
         self.zone = zone_of(self.zone_name)
-        memory = understanding.working_memory
-        self.state = PromptState(history=history_text(memory), view=[])
-        self.recent_user_text = " ".join(str(item.get("user", "")) for item in memory[-2:])
-        self.world = world_state(session, self.request.user_id, self.zone_name, self.now.astimezone(self.zone))
+        working_memory = understanding.working_memory
+        self.state = PromptState(history=history_text(working_memory), view=[])
+        self.recent_user_text = " ".join(str(item.get("user", "")) for item in working_memory[-2:])
+        self._world: str | None = None  # read on the first step: a yes/no to a confirmation never needs it
         self.skills = skills_text(dispatcher)
         self.gate = SessionGate(session, claim_wait_s=config.dispatch.release_grace_s)
         self.skill_context = SkillContext(
@@ -261,6 +262,14 @@ class ActLoop:
     def _evidence(self) -> str:
         """What the person said that actions may be grounded in: this message, folded ones, the last turns."""
         return " ".join([self.request.text, *(later.text for later in self.steered), self.recent_user_text])
+
+    @property
+    def world(self) -> str:
+        """What exists right now (lists, reminders, goals), read once per turn and only when a step needs it."""
+        if self._world is None:
+            self._world = world_state(self.session, self.request.user_id, self.zone_name,
+                                      self.now.astimezone(self.zone))
+        return self._world
 
     # --- steering, confirmation, compaction -----------------------------------------------------
 

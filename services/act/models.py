@@ -1,18 +1,17 @@
-"""Table models of the ACT skills: scheduled items, named lists, goals (schema in migration 0004)."""
+"""Table models of the ACT skills: scheduled items, named lists, goals (schema in migration 0004), and shared counts."""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint, func
+from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint, func, select
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from services.db import Base
 
 SCHEDULE_KINDS = ("reminder", "prompt")
-SCHEDULE_STATUSES = ("active", "done", "cancelled")
 GOAL_STATES = ("active", "paused", "done", "abandoned")
 
 
@@ -38,9 +37,10 @@ class NamedList(Base):
     """A person's named list (shopping, packing, to-do); names are unique per person, stored lower-case."""
 
     __tablename__ = "lists"
+    # The unique constraint's leading column also serves lookups by user_id: no separate index.
     __table_args__ = (UniqueConstraint("user_id", "name", name="uq_lists_user_name"),)
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
-    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
@@ -70,4 +70,20 @@ class Goal(Base):
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
-__all__ = ["GOAL_STATES", "SCHEDULE_KINDS", "SCHEDULE_STATUSES", "Goal", "ListItem", "NamedList", "ScheduledItem"]
+def list_counts(session: Session, user_id: str) -> list[tuple[str, int]]:
+    """The person's lists as ``(name, item count)``, by name."""
+    rows = session.execute(
+        select(NamedList.name, func.count(ListItem.id)).outerjoin(ListItem, ListItem.list_id == NamedList.id)
+        .where(NamedList.user_id == user_id).group_by(NamedList.name).order_by(NamedList.name)
+    ).all()
+    return [(name, count) for name, count in rows]
+
+
+def active_reminder_count(session: Session, user_id: str) -> int:
+    """How many reminders and scheduled prompts of the person are still active."""
+    query = select(func.count()).where(ScheduledItem.user_id == user_id, ScheduledItem.status == "active")
+    return int(session.scalar(query) or 0)
+
+
+__all__ = ["GOAL_STATES", "SCHEDULE_KINDS", "Goal", "ListItem", "NamedList", "ScheduledItem", "active_reminder_count",
+           "list_counts"]

@@ -11,7 +11,8 @@ from sqlalchemy.orm import Session
 
 from services.act.compaction import PromptState, entry_line
 from services.act.dispatcher import ActDispatcher
-from services.act.models import Goal, ListItem, NamedList, ScheduledItem
+from services.act.models import Goal, active_reminder_count, list_counts
+from services.act.text import truncate
 
 ENTRY_CHARS = 1500
 NO_TRAIL = "(none yet)"
@@ -39,14 +40,9 @@ def _argument(name: str, schema: dict[str, Any], required: bool) -> str:
 
 def world_state(session: Session, user_id: str, zone_name: str, now_local: datetime) -> str:
     """A few lines of what exists right now: lists, active reminders, goals."""
-    lists = session.execute(
-        select(NamedList.name, func.count(ListItem.id)).outerjoin(ListItem, ListItem.list_id == NamedList.id)
-        .where(NamedList.user_id == user_id).group_by(NamedList.name).order_by(NamedList.name)
-    ).all()
-    reminders = session.scalar(select(func.count()).where(ScheduledItem.user_id == user_id,
-                                                          ScheduledItem.status == "active"))
+    reminders = active_reminder_count(session, user_id)
     goals = session.scalar(select(func.count()).where(Goal.user_id == user_id, Goal.state == "active"))
-    list_text = ", ".join(f"{name} ({count} items)" for name, count in lists) or "none"
+    list_text = ", ".join(f"{name} ({count} items)" for name, count in list_counts(session, user_id)) or "none"
     return (f"Local time: {now_local.strftime('%A %d %B %Y, %H:%M')} ({zone_name})\n"
             f"Lists: {list_text}\nActive reminders: {reminders}\nActive goals: {goals}")
 
@@ -60,7 +56,7 @@ def trail_text(view: list[dict[str, Any]]) -> str:
         if entry.get("type", "action") == "action":
             body = {key: entry.get(key) for key in ("skill", "arguments", "ok", "result", "error") if key in entry}
             text = json.dumps(body, ensure_ascii=False, default=str, separators=(",", ":"))
-            lines.append(f"{index}. {text if len(text) <= ENTRY_CHARS else text[:ENTRY_CHARS - 1] + '…'}")
+            lines.append(f"{index}. {truncate(text, ENTRY_CHARS)}")
         else:
             lines.append(f"{index}. {entry_line(entry)}")
     return "\n".join(lines)

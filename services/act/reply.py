@@ -46,7 +46,7 @@ def act_reply(context: Any, turn: ActTurn, understanding: Any, session: Session,
     """Run the ACT loop for the turn and generate its reply (streamed through ``on_delta``)."""
     outcome = run_act_turn(context, turn, understanding, session, config=config, memory=memory)
     if outcome.question is not None:
-        text, completion, fallback = outcome.question, _empty(), False
+        text, completion, fallback = outcome.question, empty_completion(), False
         on_delta(text)
     else:
         completion, fallback = _generate(context, turn, understanding, outcome, on_delta, on_retry)
@@ -70,7 +70,7 @@ def _generate(context: Any, turn: ActTurn, understanding: Any, outcome: ActOutco
     user_message = turn.request.text + "".join(f"\n{later.text}" for later in outcome.steered)
     messages = reply_messages(context.prompts, state=outcome.state, topic=understanding.topic,
                               user_message=user_message, instructions=instructions, reason=_reason_text(outcome),
-                              zone=_zone(outcome), zone_name=outcome.zone_name, now=outcome.now)
+                              zone=zone_of(outcome.zone_name), zone_name=outcome.zone_name, now=outcome.now)
     role = "clarify" if mode == "CLARIFY" else "respond"
     return generate_with_fallback(context.llm, role, messages, on_delta, on_retry=on_retry)
 
@@ -106,9 +106,6 @@ def _reason_text(outcome: ActOutcome) -> str:
     }.get(outcome.reason, outcome.reason)
 
 
-def _zone(outcome: ActOutcome) -> Any:
-    return zone_of(outcome.zone_name)
-
-
-def _empty() -> Completion:
+def empty_completion() -> Completion:
+    """The completion of a reply written without an LLM call (a confirmation question): no tokens, no time."""
     return Completion(text="", model="", prompt_tokens=0, completion_tokens=0, total_tokens=0, latency_s=0.0)

@@ -1,4 +1,4 @@
-"""Word-level helpers shared by the critic (grounding) and ``associate`` (concepts)."""
+"""Text helpers: word-level ones shared by the critic (grounding) and ``associate`` (concepts), and truncation."""
 
 from __future__ import annotations
 
@@ -44,3 +44,8 @@ def grounding(subject: str, evidence: str) -> float:
         return 1.0
     said = set(content_words(evidence))
     return len(wanted & said) / len(wanted)
+
+
+def truncate(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, the last one an ellipsis when anything was cut."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 from typing import Any
 
+from sqlalchemy import Select
 from sqlalchemy.orm import Session, SessionTransaction
 
 from services.act.config import ActConfig
@@ -196,3 +197,21 @@ def pick_one(rows: list[Any], text_of: Callable[[Any], str], wanted: str, label:
         raise SkillError("ambiguous", f"{len(partial)} {label}s match {wanted!r}; say which one",
                          candidates=[text_of(row) for row in partial[:10]])
     return partial[0]
+
+
+def pick_target(session: Session, rows: Select[Any], id_column: Any, row_id: int | None, match: str | None, *,
+                label: str, noun: str, view: Callable[[Any], Any]) -> Any:
+    """The row an update means among ``rows`` (a query already scoped to the person): by id, else by its words.
+
+    An id is looked up in SQL; only an unknown id or a match by words loads the rows. ``label`` names a row in
+    errors ("active reminder"), ``noun`` in the question when neither is given; ``view`` shows available rows.
+    """
+    if row_id is not None:
+        found = session.scalars(rows.where(id_column == row_id)).first()
+        if found is None:
+            available = [view(row) for row in session.scalars(rows.limit(10))]
+            raise SkillError("not_found", f"no {label} with id {row_id}", available=available)
+        return found
+    if not match:
+        raise SkillError("needs_info", f"which {noun}?", missing=f"which {noun} (its id or words of its text)")
+    return pick_one(list(session.scalars(rows)), lambda row: row.text, match, label)

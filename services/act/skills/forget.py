@@ -16,12 +16,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, delete, func, or_, select
+from sqlalchemy import ColumnElement, Select, delete, func, or_, select
 
 from services.act.skills.base import Arguments, Result, Skill, SkillContext, SkillError
-from services.act.text import content_words, grounding, stem, words
+from services.act.text import content_words, grounding, stem, truncate, words
 from services.db import Exchange
-from services.memory.facts import forget_fact, list_facts
+from services.memory.facts import forget_fact
 from services.memory.models import Episode, Fact
 
 MAX_MATCHES = 5  # per kind
@@ -96,25 +96,48 @@ def best_matches(query: str, rows: list[Match]) -> list[Match]:
 
 
 def _candidates(ctx: SkillContext, query: str) -> Matches:
-    """Each kind's rows that contain at least one of the query's words (the SQL pre-filter)."""
+    """Each kind's newest rows (up to ``SCAN_LIMIT``) containing at least one of the query's words (SQL pre-filter)."""
     patterns = _patterns(query)
-    facts = [Match(fact.id, fact.text, _cut(fact.text)) for fact in list_facts(ctx.session, ctx.user_id)]
-    episode_text = func.concat_ws(" ", Episode.title, Episode.gist, Episode.summary)
-    episodes = ctx.session.execute(
-        select(Episode.id, Episode.title, Episode.gist, Episode.summary)
-        .where(Episode.user_id == ctx.user_id, _any_word(episode_text, patterns))
-        .order_by(Episode.id.desc()).limit(SCAN_LIMIT)
-    ).all()
-    exchange_text = func.concat_ws(" ", Exchange.user_text, Exchange.reply)
-    exchanges = ctx.session.execute(
-        select(Exchange.id, Exchange.user_text, Exchange.reply)
-        .where(Exchange.user_id == ctx.user_id, Exchange.request_id != ctx.request_id,
-               _any_word(exchange_text, patterns))
-        .order_by(Exchange.id.desc()).limit(SCAN_LIMIT)
-    ).all()
-    return {"facts": facts,
-            "episodes": [_episode(row.id, row.title, row.gist, row.summary) for row in episodes],
-            "exchanges": [_exchange(row.id, row.user_text, row.reply) for row in exchanges]}
+    found: Matches = {}
+    for kind in KINDS:
+        statement, _, text = _select(ctx, kind)
+        if kind == "facts":  # superseded versions are history, not what the person is asked about
+            statement = statement.where(Fact.superseded_at.is_(None))
+        found[kind] = _matches(ctx, kind, statement.where(_any_word(text, patterns)).limit(SCAN_LIMIT))
+    return found
+
+
+def _select(ctx: SkillContext, kind: str) -> tuple[Select[Any], ColumnElement[int], ColumnElement[str]]:
+    """This user's rows of one kind, newest first; with the id column and the text the word filter searches.
+
+    Never this turn's own exchange (it is stored after the skills run, but a retried turn may find it).
+    """
+    if kind == "facts":
+        statement = (select(Fact.id, Fact.text).where(Fact.user_id == ctx.user_id)
+                     .order_by(Fact.updated_at.desc(), Fact.id.desc()))
+        return statement, Fact.id, Fact.text
+    if kind == "episodes":
+        statement = (select(Episode.id, Episode.title, Episode.gist, Episode.summary)
+                     .where(Episode.user_id == ctx.user_id).order_by(Episode.id.desc()))
+        return statement, Episode.id, func.concat_ws(" ", Episode.title, Episode.gist, Episode.summary)
+    statement = (select(Exchange.id, Exchange.user_text, Exchange.reply)
+                 .where(Exchange.user_id == ctx.user_id, Exchange.request_id != ctx.request_id)
+                 .order_by(Exchange.id.desc()))
+    return statement, Exchange.id, func.concat_ws(" ", Exchange.user_text, Exchange.reply)
+
+
+def _matches(ctx: SkillContext, kind: str, statement: Select[Any]) -> list[Match]:
+    """The rows of a ``_select`` statement (with the caller's filter) as matches."""
+    return [_match(kind, row) for row in ctx.session.execute(statement)]
+
+
+def _match(kind: str, row: Any) -> Match:
+    if kind == "facts":
+        return Match(row.id, row.text, _shown(row.text))
+    if kind == "episodes":
+        text = " ".join(part for part in (row.title, row.gist, row.summary) if part)
+        return Match(row.id, text, _shown(f"{row.title}: {row.gist}" if row.gist else row.title))
+    return Match(row.id, f"{row.user_text}\n{row.reply or ''}", _shown(row.user_text or row.reply or ""))
 
 
 def _patterns(query: str) -> list[str]:
@@ -130,15 +153,6 @@ def _patterns(query: str) -> list[str]:
 def _any_word(column: ColumnElement[Any], patterns: list[str]) -> ColumnElement[bool]:
     # Patterns hold only [a-z0-9], so no LIKE wildcard needs escaping.
     return or_(*(column.ilike(f"%{pattern}%") for pattern in patterns))
-
-
-def _episode(episode_id: int, title: str, gist: str | None, summary: str | None) -> Match:
-    text = " ".join(part for part in (title, gist, summary) if part)
-    return Match(episode_id, text, _cut(f"{title}: {gist}" if gist else title))
-
-
-def _exchange(exchange_id: int, user_text: str, reply: str | None) -> Match:
-    return Match(exchange_id, f"{user_text}\n{reply or ''}", _cut(user_text or reply or ""))
 
 
 def _by_ids(ctx: SkillContext, args: Arguments) -> Matches:
@@ -158,17 +172,8 @@ def _by_ids(ctx: SkillContext, args: Arguments) -> Matches:
 
 def _rows_by_id(ctx: SkillContext, kind: str, ids: list[int]) -> list[Match]:
     """This user's rows of one kind among ``ids`` (another user's id is treated as missing)."""
-    if kind == "facts":
-        facts = ctx.session.scalars(select(Fact).where(Fact.user_id == ctx.user_id, Fact.id.in_(ids)))
-        return [Match(fact.id, fact.text, _cut(fact.text)) for fact in facts]
-    if kind == "episodes":
-        rows = ctx.session.execute(select(Episode.id, Episode.title, Episode.gist, Episode.summary)
-                                   .where(Episode.user_id == ctx.user_id, Episode.id.in_(ids)))
-        return [_episode(row.id, row.title, row.gist, row.summary) for row in rows]
-    rows = ctx.session.execute(select(Exchange.id, Exchange.user_text, Exchange.reply)
-                               .where(Exchange.user_id == ctx.user_id, Exchange.id.in_(ids),
-                                      Exchange.request_id != ctx.request_id))
-    return [_exchange(row.id, row.user_text, row.reply) for row in rows]
+    statement, id_column, _ = _select(ctx, kind)
+    return _matches(ctx, kind, statement.where(id_column.in_(ids)))
 
 
 def preview(ctx: SkillContext, args: Arguments) -> Result:
@@ -209,9 +214,8 @@ def describe(args: Arguments) -> str:
     return "forget " + "; ".join(shown) + (f" ({more} more matching would stay; ask again for those)" if more else "")
 
 
-def _cut(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…"
+def _shown(text: str) -> str:
+    return truncate(" ".join(text.split()), SHOWN_CHARS)
 
 
 SKILL = Skill(

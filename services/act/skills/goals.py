@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 
 from services.act.models import GOAL_STATES, Goal
-from services.act.skills.base import Arguments, Result, Skill, SkillContext, SkillError, clean_text, pick_one
+from services.act.skills.base import Arguments, Result, Skill, SkillContext, SkillError, clean_text, pick_target
 from services.db import utcnow
 
 OPERATIONS = ("create", "update", "list")
@@ -61,16 +61,9 @@ def _notes(ctx: SkillContext, progress: list[Any], note: str | None) -> list[Any
 
 
 def _target(ctx: SkillContext, args: Arguments) -> Goal:
-    goals = list(ctx.session.scalars(select(Goal).where(Goal.user_id == ctx.user_id).order_by(Goal.id)))
-    if args.get("goal_id") is not None:
-        found = [goal for goal in goals if goal.id == args["goal_id"]]
-        if not found:
-            available = [_view(goal) for goal in goals[:10]]
-            raise SkillError("not_found", f"no goal with id {args['goal_id']}", available=available)
-        return found[0]
-    if not args.get("match"):
-        raise SkillError("needs_info", "which goal?", missing="which goal (its id or words of it)")
-    return pick_one(goals, lambda goal: goal.text, args["match"], "goal")
+    goals = select(Goal).where(Goal.user_id == ctx.user_id).order_by(Goal.id)
+    return pick_target(ctx.session, goals, Goal.id, args.get("goal_id"), args.get("match"), label="goal",
+                       noun="goal", view=_view)
 
 
 def _view(goal: Goal) -> dict[str, Any]:

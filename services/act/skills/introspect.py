@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from services.act.models import Goal, ListItem, NamedList, ScheduledItem
+from services.act.models import Goal, ScheduledItem, active_reminder_count, list_counts
 from services.act.skills.base import Arguments, Result, Skill, SkillContext
 from services.memory.models import Episode, Fact
 
@@ -42,23 +42,17 @@ def _person(ctx: SkillContext) -> dict[str, Any]:
     episodes = session.scalar(select(func.count()).select_from(Episode).where(Episode.user_id == user))
     latest = session.scalars(select(Episode.title).where(Episode.user_id == user)
                              .order_by(Episode.created_at.desc()).limit(3)).all()
-    lists = session.execute(
-        select(NamedList.name, func.count(ListItem.id)).outerjoin(ListItem, ListItem.list_id == NamedList.id)
-        .where(NamedList.user_id == user).group_by(NamedList.name).order_by(NamedList.name)
-    ).all()
     reminders = session.scalars(
         select(ScheduledItem).where(ScheduledItem.user_id == user, ScheduledItem.status == "active")
         .order_by(ScheduledItem.due_at).limit(5)
     ).all()
-    reminder_count = session.scalar(select(func.count()).where(ScheduledItem.user_id == user,
-                                                               ScheduledItem.status == "active"))
     goals = session.execute(select(Goal.text, Goal.state).where(Goal.user_id == user, Goal.state != "abandoned")
                             .order_by(Goal.updated_at.desc()).limit(10)).all()
     return {
         "facts": list(facts), "fact_count": fact_count,
         "episode_count": episodes, "recent_episodes": list(latest),
-        "lists": [{"name": name, "items": count} for name, count in lists],
-        "active_reminders": reminder_count,
+        "lists": [{"name": name, "items": count} for name, count in list_counts(session, user)],
+        "active_reminders": active_reminder_count(session, user),
         "next_reminders": [{"text": item.text, "due_local": item.due_at.astimezone(ctx.zone).isoformat(
             timespec="minutes")} for item in reminders],
         "goals": [{"text": text, "state": state} for text, state in goals],

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
-from services.act.models import ListItem, NamedList
+from services.act.models import ListItem, NamedList, list_counts
 from services.act.skills.base import Arguments, Result, Skill, SkillContext, SkillError, clean_text, pick_one
 from services.db import utcnow
 
@@ -68,12 +68,7 @@ def run(ctx: SkillContext, args: Arguments) -> Result:
 
 
 def _overview(ctx: SkillContext) -> Result:
-    rows = ctx.session.execute(
-        select(NamedList.name, func.count(ListItem.id))
-        .outerjoin(ListItem, ListItem.list_id == NamedList.id)
-        .where(NamedList.user_id == ctx.user_id).group_by(NamedList.name).order_by(NamedList.name)
-    ).all()
-    return {"lists": [{"name": name, "items": count} for name, count in rows]}
+    return {"lists": [{"name": name, "items": count} for name, count in list_counts(ctx.session, ctx.user_id)]}
 
 
 def _find(ctx: SkillContext, name: str) -> NamedList | None:

@@ -4,22 +4,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from services.act.config import SkillLimits
 from services.act.skills.base import Arguments, Result, Skill, SkillContext
 from services.memory.recall import recall
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string", "minLength": 1, "maxLength": 500,
-                  "description": "what to look for, in the person's words (dates like 'last May' work)"},
-        "k": {"type": "integer", "minimum": 1, "maximum": 20, "description": "how many memories (default 5)"},
-        "kinds": {"type": "array", "items": {"type": "string", "enum": ["exchange", "fact", "episode"]},
-                  "minItems": 1, "description": "only these kinds of memory"},
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
 TEXT_LIMIT = 400
+
+
+def parameters(limits: SkillLimits) -> dict[str, Any]:
+    """The argument schema; how many memories one search may return comes from ``act.toml``."""
+    return {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "minLength": 1, "maxLength": 500,
+                      "description": "what to look for, in the person's words (dates like 'last May' work)"},
+            "k": {"type": "integer", "minimum": 1, "maximum": limits.recall_max_k,
+                  "description": f"how many memories (default {limits.recall_default_k})"},
+            "kinds": {"type": "array", "items": {"type": "string", "enum": ["exchange", "fact", "episode"]},
+                      "minItems": 1, "description": "only these kinds of memory"},
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    }
 
 
 def run(ctx: SkillContext, args: Arguments) -> Result:
@@ -41,10 +47,15 @@ def _item(hit: Any) -> dict[str, Any]:
     return item
 
 
-SKILL = Skill(
-    name="recall",
-    description="Search the person's memories (past conversations, facts they told you, episodes) for a query; "
-                "returns the best matches with their source.",
-    parameters=PARAMETERS,
-    run=run,
-)
+def skill(limits: SkillLimits) -> Skill:
+    """The recall skill with the limits of ``act.toml``."""
+    return Skill(
+        name="recall",
+        description="Search the person's memories (past conversations, facts they told you, episodes) for a query; "
+                    "returns the best matches with their source.",
+        parameters=parameters(limits),
+        run=run,
+    )
+
+
+SKILL = skill(SkillLimits())  # with the default limits

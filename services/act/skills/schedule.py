@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 
 from services.act.models import SCHEDULE_KINDS, ScheduledItem
 from services.act.recurrence import RecurrenceError, next_occurrence, normalize_rule
-from services.act.skills.base import Arguments, Result, Skill, SkillContext, SkillError, clean_text, pick_one
+from services.act.skills.base import Arguments, Result, Skill, SkillContext, SkillError, clean_text, pick_target
 from services.act.when import DueTime, DueTimeError, parse_due, zone_of
 from services.db import utcnow
 
@@ -103,23 +103,18 @@ def _recurrence(ctx: SkillContext, raw: str | None, due: DueTime) -> str | None:
     return rule
 
 
+def _active_query(ctx: SkillContext) -> Select[tuple[ScheduledItem]]:
+    return (select(ScheduledItem).where(ScheduledItem.user_id == ctx.user_id, ScheduledItem.status == "active")
+            .order_by(ScheduledItem.due_at, ScheduledItem.id))
+
+
 def _active(ctx: SkillContext) -> list[ScheduledItem]:
-    query = (select(ScheduledItem).where(ScheduledItem.user_id == ctx.user_id, ScheduledItem.status == "active")
-             .order_by(ScheduledItem.due_at, ScheduledItem.id))
-    return list(ctx.session.scalars(query))
+    return list(ctx.session.scalars(_active_query(ctx)))
 
 
 def _target(ctx: SkillContext, args: Arguments) -> ScheduledItem:
-    items = _active(ctx)
-    if args.get("item_id") is not None:
-        found = [item for item in items if item.id == args["item_id"]]
-        if not found:
-            raise SkillError("not_found", f"no active reminder with id {args['item_id']}",
-                             available=[_view(ctx, item) for item in items[:10]])
-        return found[0]
-    if not args.get("match"):
-        raise SkillError("needs_info", "which reminder?", missing="which reminder (its id or words of its text)")
-    return pick_one(items, lambda item: item.text, args["match"], "active reminder")
+    return pick_target(ctx.session, _active_query(ctx), ScheduledItem.id, args.get("item_id"), args.get("match"),
+                       label="active reminder", noun="reminder", view=lambda item: _view(ctx, item))
 
 
 def _view(ctx: SkillContext, item: ScheduledItem) -> dict[str, Any]:
