@@ -12,12 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
+from flask.blueprints import BlueprintSetupState
+from werkzeug.exceptions import Conflict
 
 from api.auth import current_user
 from services.errors import BadRequest, NotFound, UnsupportedMediaType
 from services.memory import episodes as episode_store
 from services.memory import facts as fact_store
 from services.memory.bundle import export_bundle
+from services.memory.chunks import unit_interval
 from services.memory.config import load_memory_config
 from services.memory.edits import enqueue_embedding
 from services.memory.forget import forget_user
@@ -26,6 +29,13 @@ from services.memory.recall import recall
 bp = Blueprint("memory", __name__, url_prefix="/memory")
 
 MAX_PAGE = 200
+
+
+@bp.record_once
+def _load_config(state: BlueprintSetupState) -> None:
+    # Read memory.toml once per app, at registration: a bad file fails start-up, not every search.
+    settings = state.app.extensions["engram"].settings
+    state.app.extensions["engram.memory_config"] = load_memory_config(settings.configs_dir)
 
 
 def _sessions() -> Any:
@@ -59,7 +69,7 @@ def _json_body() -> dict[str, Any]:
 
 
 def _search(query: str, kinds: tuple[str, ...], k: int) -> list[dict[str, Any]]:
-    config = load_memory_config(_deps().settings.configs_dir)
+    config = current_app.extensions["engram.memory_config"]
     with _sessions()() as session:
         hits = recall(session, None, current_user(), query, k=k, kinds=kinds, config=config, reinforce=False)
     return [hit.to_dict() for hit in hits]
@@ -97,28 +107,39 @@ def edit_fact(fact_id: int) -> Response:
     unknown = sorted(set(body) - {"text", "salience", "confidence"})
     if unknown:
         raise BadRequest(f"unknown or read-only field(s): {', '.join(unknown)}")
+    scores = {name: _unit(body[name], name) for name in ("salience", "confidence") if name in body}
+    if "text" in body and (not isinstance(body["text"], str) or not body["text"].strip()):
+        raise BadRequest("'text' must be a non-empty string")
     new_id = None
     with _sessions().begin() as session:
         fact = _fact_or_404(session, fact_id)
-        for name in ("salience", "confidence"):
-            if name in body:
-                setattr(fact, name, _unit(body[name], name))
-        if "text" in body:
-            if not isinstance(body["text"], str) or not body["text"].strip():
-                raise BadRequest("'text' must be a non-empty string")
-            if body["text"].strip() != fact.text:
-                fact = fact_store.correct_fact(session, current_user(), fact_id, body["text"])
-                new_id = fact.id
+        corrected = "text" in body and body["text"].strip() != fact.text
+        if corrected and fact.superseded_at is not None:
+            # The old version is history: a second correction of it would leave two active facts.
+            raise Conflict(str(fact_store.FactSuperseded(fact_id, fact.superseded_by)))
+        for name, value in scores.items():
+            setattr(fact, name, value)
+        if corrected:
+            fact = _correct(session, fact_id, body["text"], scores.get("confidence", 1.0))
+            new_id = fact.id
         result = fact_store.fact_to_dict(fact)
     if new_id is not None:
         enqueue_embedding(_deps().redis, "fact", new_id)
     return jsonify(result)
 
 
+def _correct(session: Any, fact_id: int, text: str, confidence: float) -> Any:
+    try:
+        return fact_store.correct_fact(session, current_user(), fact_id, text, confidence=confidence)
+    except fact_store.FactSuperseded as exc:  # superseded by a concurrent edit since it was read
+        raise Conflict(str(exc)) from None
+
+
 def _unit(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise BadRequest(f"'{name}' must be a number between 0 and 1")
-    return float(value)
+    try:
+        return unit_interval(value, f"'{name}'")
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 @bp.delete("/facts/<int:fact_id>")
@@ -203,7 +224,7 @@ def delete_all() -> Response:
     """Purge every store of this user; needs ``?confirm=true`` (or ``{"confirm": true}``)."""
     confirmed = request.args.get("confirm", "").lower() == "true"
     if not confirmed and request.mimetype == "application/json":
-        confirmed = (request.get_json(silent=True) or {}).get("confirm") is True
+        confirmed = _json_body().get("confirm") is True
     if not confirmed:
         raise BadRequest("deleting all memory needs confirm=true")
     report = forget_user(_sessions(), _deps().redis, current_user())

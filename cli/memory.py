@@ -21,7 +21,7 @@ import redis
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from cli.commands import open_input, positive_int
+from cli.commands import CommandError, open_input, positive_int
 from services.embeddings import Embedder
 from services.settings import Settings
 
@@ -62,9 +62,8 @@ def connected(settings: Settings) -> Iterator[Connected]:
 
 
 def load_cli_embedder(settings: Settings) -> Embedder:
-    from services.embeddings import configure_offline_torch, load_embedder
+    from services.embeddings import load_embedder
 
-    configure_offline_torch(1)
     return load_embedder(settings.embedder)
 
 
@@ -72,12 +71,17 @@ def cmd_import(settings: Settings, args: argparse.Namespace, *, embedder: Embedd
     """Load a JSONL conversation file (or an export bundle); bad lines are reported, good ones load."""
     from tqdm import tqdm
 
-    from services.memory.bundle import import_bundle, is_bundle
+    from services.memory.bundle import BundleInvalid, import_bundle, is_bundle, validate_bundle
     from services.memory.importer import ImportReport, pair_exchanges, parse_lines, store_records
 
     with open_input(args.file) as handle:
         raw = handle.read()
     bundle = _as_bundle(raw, is_bundle)
+    if bundle is not None:
+        try:  # before any server starts or the model loads
+            validate_bundle(bundle)
+        except BundleInvalid as exc:
+            raise CommandError(f"{args.file}: {exc}") from None
     report = ImportReport()
     if bundle is None:
         lines, bad, count = parse_lines(raw.splitlines())

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +23,16 @@ BACKGROUND_QUEUE = "background-queue"
 ALL_QUEUES = (PROMPT_QUEUE, MEMORY_CHUNKER_QUEUE, EPISODIC_QUEUE, BACKGROUND_QUEUE)
 
 DIGEST_JOB = "workers.digest.run"
+# Memory jobs, enqueued by dotted path from the digest, the scheduler, the importer and the REST edits.
+CHUNKER_JOB = "workers.memory_chunker.run"
+EPISODE_JOB = "workers.episodic_memory.run"
+EMBED_JOB = "workers.memory_chunker.embed_item"
+# A memory job makes up to 4 LLM calls (complete_json retries once on invalid JSON and the chunk/episode
+# validation asks once more), each within its role's timeout_s in configs/agents.toml (150 s at most for
+# the memory roles); a minute more covers reading, embedding and storing.
+MEMORY_JOB_TIMEOUT_S = 4 * 150 + 60
+MEMORY_RESULT_TTL_S = 3600
+MEMORY_FAILURE_TTL_S = 7 * 24 * 3600
 REQUEST_KEY = "chat:request:%s"  # the request payload, read by the digest job
 PENDING_KEY = "thread:pending:%s"  # request ids of a thread in arrival order
 LEASE_KEY = "thread:lease:%s"  # who is processing the thread right now
@@ -137,18 +145,7 @@ def queue_depths(connection: redis.Redis) -> dict[str, int]:
     return {name: queue(name, connection).count for name in ALL_QUEUES}
 
 
-def queues_idle(connection: redis.Redis) -> bool:
-    """Idle per RQ's own API: nothing queued and nothing running on any queue."""
-    for name in ALL_QUEUES:
-        q = queue(name, connection)
-        if q.count or q.started_job_registry.count:
-            return False
-    return True
-
-
-@contextmanager
-def held(lease: ThreadLease) -> Iterator[ThreadLease]:
-    try:
-        yield lease
-    finally:
-        lease.release()
+def memory_job_options() -> dict[str, int]:
+    """RQ options every memory job is enqueued with (a fresh dict: callers may add their own)."""
+    return {"job_timeout": MEMORY_JOB_TIMEOUT_S, "result_ttl": MEMORY_RESULT_TTL_S,
+            "failure_ttl": MEMORY_FAILURE_TTL_S}

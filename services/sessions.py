@@ -16,11 +16,10 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.db import ConversationSession, Exchange
-from services.queues import EPISODIC_QUEUE, enqueue
+from services.queues import EPISODE_JOB, EPISODIC_QUEUE, enqueue, memory_job_options
 
 logger = logging.getLogger(__name__)
 
-EPISODE_JOB = "workers.episodic_memory.run"
 SESSION_IDLE_S = 30 * 60  # a session with no message for this long is over
 
 
@@ -75,6 +74,7 @@ def enqueue_episode(connection: redis.Redis, session_id: str, exchange_ids: list
         job_id=f"episode-{session_id}",
         description=f"episode of session {session_id} ({len(exchange_ids)} exchanges: {exchange_ids[:50]})",
         meta={"exchange_ids": exchange_ids},
+        **memory_job_options(),
     )
     if job_id:
         logger.info("queued episode of session %s with %d exchanges", session_id, len(exchange_ids))

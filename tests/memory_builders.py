@@ -6,10 +6,13 @@ import datetime as dt
 import itertools
 import uuid
 
+import numpy as np
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from services.db import ConversationSession, Exchange, Thread, User, insert
 from services.embeddings import Embedder
+from services.memory.models import Fact
 
 _counter = itertools.count(1)
 
@@ -49,3 +52,23 @@ def create_exchange(session: Session, *, user_id: str = "alice", user_text: str 
     session.add(exchange)
     session.flush()
     return exchange
+
+
+def unit_vector(vector: np.ndarray) -> np.ndarray:
+    return (vector / np.linalg.norm(vector)).astype(np.float32)
+
+
+def create_crowding_facts(session: Session, *, near: np.ndarray, user_id: str = "bob", count: int = 300) -> None:
+    """Another user's facts, all nearer ``near`` than the test's own, with the HNSW index forced.
+
+    The planner picks the index on a large table; a small test forces it (for this transaction)
+    so the user filter runs after the index scan, as it does in production.
+    """
+    rng = np.random.default_rng(5)
+    create_user(session, user_id=user_id)
+    session.add_all(Fact(user_id=user_id, text=f"{user_id} fact {n}", speaker="user", confidence=1.0, salience=0.5,
+                         embedding=unit_vector(near + 0.05 * unit_vector(rng.standard_normal(near.size))))
+                    for n in range(count))
+    session.flush()
+    session.execute(text("SET LOCAL enable_seqscan = off"))
+    session.execute(text("SET LOCAL enable_sort = off"))

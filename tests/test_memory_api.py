@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import shutil
 import subprocess
 import sys
 from dataclasses import replace
@@ -146,3 +147,59 @@ def test_the_web_process_loads_no_model():
             "print(any(m in sys.modules for m in ('torch', 'sentence_transformers', 'onnxruntime')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT, check=True)
     assert out.stdout.strip() == "False"
+
+
+def _fact_count(db_engine) -> int:
+    with Session(db_engine) as session:
+        return len(session.scalars(select(Fact.id)).all())
+
+
+def test_a_corrected_fact_keeps_the_confidence_sent_with_it(api, memories, db_engine):
+    response = api.patch(f"/memory/facts/{memories['alice']['fact']}",
+                         json={"text": "I live in Stavanger", "confidence": 0.4}, headers=ALICE)
+    assert response.status_code == 200 and response.json["confidence"] == 0.4
+    with Session(db_engine) as session:
+        assert session.get(Fact, response.json["id"]).confidence == 0.4
+
+
+def test_correcting_a_superseded_fact_is_a_conflict_and_writes_nothing(api, memories, db_engine, real_redis):
+    old, current = memories["alice"]["old"], memories["alice"]["fact"]
+    before = _fact_count(db_engine)
+    response = api.patch(f"/memory/facts/{old}", json={"text": "I live in Bodø", "salience": 0.2}, headers=ALICE)
+    assert response.status_code == 409
+    assert f"superseded by fact {current}" in response.json["error"]["message"]
+    assert _fact_count(db_engine) == before
+    assert Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).job_ids == []
+    with Session(db_engine) as session:
+        assert session.get(Fact, old).salience == 0.5
+    active = api.get("/memory/facts", headers=ALICE).json["facts"]
+    assert [f["id"] for f in active] == [current]
+
+
+@pytest.mark.parametrize("body", [[1, 2], "confirm", 3])
+def test_deleting_all_with_a_body_that_is_not_an_object_is_a_bad_request(api, memories, db_engine, body):
+    response = api.delete("/memory", json=body, headers=ALICE)
+    assert response.status_code == 400 and "JSON object" in response.json["error"]["message"]
+    assert api.get("/memory/facts", headers=ALICE).json["facts"]
+
+
+def test_a_query_about_millennia_ago_is_searched_not_a_server_error(api, memories):
+    response = api.get("/memory/search?q=what+did+Miso+eat+3000+years+ago", headers=ALICE)
+    assert response.status_code == 200 and response.json["results"]
+
+
+def test_the_memory_config_is_read_once_per_app(settings, db_engine, real_redis, memories, tmp_path):
+    from api import WebDeps, create_app
+
+    configs = tmp_path / "configs"
+    shutil.copytree(PROJECT_ROOT / "configs", configs)
+    app_settings = replace(settings, api_tokens=TOKENS, configs_dir=configs)
+    deps = WebDeps.build(app_settings)
+    try:
+        client = create_app(app_settings, deps).test_client()
+        (configs / "memory.toml").write_text("[recall]\nfusion = 'magic'\n")  # re-reading it would fail
+        assert client.get("/memory/search?q=Miso", headers=ALICE).status_code == 200
+        assert client.get("/memory/facts?q=Bergen", headers=ALICE).status_code == 200
+    finally:
+        deps.fanout.stop()
+        deps.engine.dispose()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
+import numpy as np
 import pytest
 from rq import Queue
 from sqlalchemy import select
@@ -13,11 +14,12 @@ from sqlalchemy.orm import Session
 from services.db import Exchange
 from services.embeddings import HashEmbedder
 from services.memory.chunks import ChunkInvalid, validate_chunk
+from services.memory.config import MemoryConfig
 from services.memory.models import Fact, MemoryChunk
 from services.metrics import COUNTERS_KEY
-from services.queues import MEMORY_CHUNKER_QUEUE
+from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, MEMORY_JOB_TIMEOUT_S
 from tests.fake_llm import Error, Garbage, Json, Reply
-from tests.memory_builders import create_exchange
+from tests.memory_builders import create_crowding_facts, create_exchange, unit_vector
 
 GOOD_CHUNK = {
     "gists": ["The user moved to Lisbon and asked for cafe tips."],
@@ -132,3 +134,40 @@ def test_the_exchange_is_reindexed_as_the_whole_turn(chunker, fake_llm, db_engin
         stored = session.get(Exchange, exchange_id)
         expected = HashEmbedder().embed("Where should I eat in Porto?\nTry the francesinha.")
         assert stored.embedding is not None and list(stored.embedding) == pytest.approx(list(expected), abs=1e-6)
+
+
+@pytest.mark.integration
+def test_known_facts_are_found_when_other_users_crowd_the_index(chunker, worker_context, db_engine):
+    rng = np.random.default_rng(11)
+    turn = unit_vector(rng.standard_normal(384))
+    with Session(db_engine) as session, session.begin():
+        exchange = create_exchange(session, user_text="The bees swarmed again", reply="Oh no!")
+        exchange.embedding = turn
+        session.add(Fact(user_id="alice", text="I keep bees on my roof", speaker="user", confidence=1.0,
+                         salience=0.5, embedding=unit_vector(turn + 0.5 * unit_vector(rng.standard_normal(384)))))
+        create_crowding_facts(session, near=turn)
+        messages = chunker.build_messages(worker_context, session, exchange, MemoryConfig())
+    assert "I keep bees on my roof" in messages[0]["content"]
+    assert "bob fact" not in messages[0]["content"]
+
+
+@pytest.mark.integration
+def test_a_rerun_on_a_chunked_exchange_leaves_its_embedding_alone(chunker, fake_llm, db_engine):
+    exchange_id = _exchange(db_engine)
+    fake_llm.route("MEMORY CHUNK", Json(GOOD_CHUNK))
+    assert chunker.run(exchange_id) == "stored"
+    kept = HashEmbedder().embed("a vector from another model")
+    with Session(db_engine) as session, session.begin():
+        session.get(Exchange, exchange_id).embedding = kept
+    assert chunker.run(exchange_id) == "exists"
+    with Session(db_engine) as session:
+        assert list(session.get(Exchange, exchange_id).embedding) == pytest.approx(list(kept), abs=1e-6)
+
+
+@pytest.mark.integration
+def test_a_rescheduled_chunk_job_gets_the_memory_job_options(chunker, fake_llm, db_engine, real_redis):
+    exchange_id = _exchange(db_engine)
+    fake_llm.route("MEMORY CHUNK", Error(503))
+    assert chunker.run(exchange_id) == "retrying"
+    job = Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).fetch_job(f"chunk-{exchange_id}-retry1")
+    assert job.func_name == CHUNKER_JOB and job.timeout == MEMORY_JOB_TIMEOUT_S

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
@@ -9,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from services.memory.facts import fact_key, forget_fact, list_facts, parse_triple, remember_fact
 from services.memory.models import Fact
-from tests.memory_builders import create_user
+from tests.memory_builders import create_crowding_facts, create_user, unit_vector
 
 
 def test_parse_triple_keys_first_person_shapes():
@@ -99,3 +100,14 @@ def test_remember_fact_only_flushes(session, hash_embedder, db_engine):
     remember_fact(session, hash_embedder, "alice", "I live in Oslo")
     with db_engine.connect() as other:  # another connection sees nothing until the caller commits
         assert other.execute(text("SELECT count(*) FROM facts")).scalar_one() == 0
+
+
+@pytest.mark.integration
+def test_a_near_duplicate_merges_when_other_users_crowd_the_index(session, hash_embedder):
+    rng = np.random.default_rng(3)
+    query = unit_vector(rng.standard_normal(384))
+    mine = remember_fact(session, hash_embedder, "alice", "Sailing fills my weekends",
+                         embedding=unit_vector(query + 0.3 * unit_vector(rng.standard_normal(384))))
+    create_crowding_facts(session, near=query)
+    again = remember_fact(session, hash_embedder, "alice", "Sailing fills my weekends!", embedding=query)
+    assert again.action == "merged" and again.fact_id == mine.fact_id

@@ -16,8 +16,9 @@ from sqlalchemy.orm import Session
 from cli.memory import cmd_forget
 from services.embeddings import HashEmbedder
 from services.memory.facts import remember_fact
+from services.memory.forget import UserFootprint, purge_jobs
 from services.memory.models import Episode, ExchangeAccess, MemoryChunk
-from services.queues import EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE, enqueue
+from services.queues import CHUNKER_JOB, EPISODE_JOB, EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE, enqueue
 from tests.fake_llm import Reply
 
 pytestmark = pytest.mark.integration
@@ -105,3 +106,20 @@ def test_forget_leaves_nothing_of_the_user_anywhere(client, settings, run_jobs, 
             if job.func_name == "workers.memory_chunker.run":
                 assert job.args[0] not in gone["exchanges"], job.id
     assert any(any(request in key for request in kept["requests"]) for key in keys)  # the other user is untouched
+
+
+class CountingFootprint(UserFootprint):
+    calls = 0
+
+    def strings(self) -> set[str]:
+        CountingFootprint.calls += 1
+        return super().strings()
+
+
+def test_purging_jobs_builds_the_users_id_set_once(real_redis):
+    for n in range(20):
+        enqueue(real_redis, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, 1000 + n, job_id=f"chunk-{1000 + n}")
+        enqueue(real_redis, EPISODIC_QUEUE, EPISODE_JOB, f"sess-{n}", job_id=f"episode-sess-{n}")
+    footprint = CountingFootprint(USER, sessions={"sess-3"}, exchanges={1004})
+    assert purge_jobs(real_redis, footprint) == (2, 0)
+    assert CountingFootprint.calls == 1

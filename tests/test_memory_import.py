@@ -154,3 +154,19 @@ def test_export_then_import_round_trips_into_another_user(settings, db_engine, t
         report = import_bundle(sessions, embedder, "alice", bundle)
         assert report.stored == 0
         assert session.scalar(select(func.count()).select_from(Fact).where(Fact.user_id == "alice")) == 2
+
+
+@pytest.mark.parametrize(("bundle", "message"), [
+    ({"format": "engram-memory-bundle", "version": 99, "exchanges": []}, "unsupported bundle version 99"),
+    ({"format": "engram-memory-bundle", "version": 1, "exchanges": [{"user_text": "hi"}]}, "exchanges[0] lacks 'key'"),
+])
+def test_a_bad_bundle_is_one_clear_error_before_anything_starts(tmp_path, monkeypatch, capsys, bundle, message):
+    import consumer
+
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle))
+    monkeypatch.setenv("ENGRAM_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("DATABASE_URL", "postgresql://127.0.0.1:1/nowhere")  # never reached
+    assert consumer.main(["import", str(path), "--user", "u1"]) == 2
+    assert f"engram import: {path}: {message}" in capsys.readouterr().err
+    assert not (tmp_path / "data").exists()

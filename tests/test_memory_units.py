@@ -75,3 +75,71 @@ def test_cli_registers_the_four_memory_commands():
     assert (args.handler, args.query, args.user, args.k, args.json) == (cmd_recall, "where is Biscuit", "u1", 5, True)
     assert parser.parse_args(["import", "f.jsonl", "--user", "u1", "--no-enrich"]).handler is cmd_import
     assert parser.parse_args(["forget", "--user", "u1", "--yes"]).handler is cmd_forget
+
+
+@pytest.mark.parametrize("query", ["what did I do 3000 years ago", "101 years ago", "99999999999999999999 days ago"])
+def test_spans_beyond_a_century_are_no_window(query):
+    assert time_window(query, NOW) is None  # and no OverflowError on the chat path
+
+
+def test_a_span_within_a_century_is_still_a_window():
+    start, end = time_window("what did I do 2 years ago", NOW)
+    assert start < NOW - dt.timedelta(days=730) < end
+
+
+def test_memory_jobs_outlast_their_llm_calls():
+    from services.llm import load_role_configs
+    from services.queues import MEMORY_JOB_TIMEOUT_S, memory_job_options
+
+    roles = load_role_configs(PROJECT_ROOT / "configs")
+    # complete_json retries once and the shape check asks once more: 4 calls of the role at most.
+    slowest = max(roles[role].timeout_s for role in ("memory_chunker", "episodic_memory"))
+    assert MEMORY_JOB_TIMEOUT_S > 4 * slowest
+    assert memory_job_options()["job_timeout"] == MEMORY_JOB_TIMEOUT_S
+
+
+def test_every_memory_enqueue_site_uses_the_memory_job_options():
+    from types import SimpleNamespace
+
+    import fakeredis
+    from rq import Queue
+
+    from services.memory.edits import enqueue_embedding
+    from services.memory.importer import enqueue_jobs
+    from services.queues import (
+        CHUNKER_JOB,
+        EMBED_JOB,
+        EPISODE_JOB,
+        EPISODIC_QUEUE,
+        MEMORY_CHUNKER_QUEUE,
+        MEMORY_JOB_TIMEOUT_S,
+    )
+    from services.sessions import enqueue_episode
+    from workers.digest import enqueue_enrichment
+
+    connection = fakeredis.FakeRedis()
+    enqueue_enrichment(SimpleNamespace(redis=connection), 7)
+    enqueue_embedding(connection, "fact", 8)
+    enqueue_jobs(connection, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, [(9, "chunk-9")])
+    enqueue_episode(connection, "s-1", [7])
+    jobs = [job for name in (MEMORY_CHUNKER_QUEUE, EPISODIC_QUEUE)
+            for job in Queue(name, connection=connection).get_jobs()]
+    assert sorted(job.func_name for job in jobs) == sorted([CHUNKER_JOB, EMBED_JOB, CHUNKER_JOB, EPISODE_JOB])
+    assert {job.timeout for job in jobs} == {MEMORY_JOB_TIMEOUT_S}
+
+
+def test_a_bundle_of_another_version_or_shape_is_refused_by_name():
+    from services.memory.bundle import FORMAT, VERSION, BundleInvalid, validate_bundle
+
+    good = {"format": FORMAT, "version": VERSION, "exchanges": [{"key": "k1", "occurred_at": "2026-01-02T03:04:05"}],
+            "facts": [{"key": "f1", "text": "I like tea", "confidence": 1.0, "salience": 0.5}]}
+    validate_bundle(good)
+    for bad, message in [
+        ({**good, "version": 2}, "unsupported bundle version 2"),
+        ({**good, "facts": [{"key": "f1", "text": "I like tea"}]}, "facts[0] lacks 'confidence', 'salience'"),
+        ({**good, "exchanges": {"key": "k1"}}, "'exchanges' must be a list"),
+        ({**good, "exchanges": [{"key": "k1", "occurred_at": "last Tuesday"}]}, "exchanges[0].occurred_at"),
+        ({**good, "episodes": ["x"]}, "episodes[0] must be an object"),
+    ]:
+        with pytest.raises(BundleInvalid, match=message.replace("[", r"\[").replace("]", r"\]")):
+            validate_bundle(bad)

@@ -19,24 +19,26 @@ from services.llm import Completion
 from services.logs import request_context
 from services.metrics import Metrics
 from services.queues import (
+    CHUNKER_JOB,
     MEMORY_CHUNKER_QUEUE,
     PROMPT_QUEUE,
     ChatRequest,
     count_attempt,
     enqueue,
     load_request,
+    memory_job_options,
     remove_pending,
 )
 from services.streams import EventLog, request_channel
+from services.supervisor import beat
 from workers.context import WorkerContext, current_context
 from workers.generation import Reply, generate
 from workers.ordering import process_in_order
-from workers.startup import beat
 from workers.understanding import Understanding, understand
 
 logger = logging.getLogger(__name__)
 
-CHUNKER_JOB = "workers.memory_chunker.run"
+BEAT_EVERY_S = 5.0
 TROUBLE_MESSAGE = "Sorry, something went wrong while I was working on that. Please send it again."
 
 
@@ -81,9 +83,13 @@ class Turn:
     channel: str
     started: float = field(default_factory=time.monotonic)
     timings: dict[str, float] = field(default_factory=dict)
+    last_beat: float = 0.0
 
     def publish(self, context: WorkerContext, event: str, data: dict[str, Any]) -> str:
-        beat(context.redis)
+        # Publishing is progress: beat for the supervisor's hang check, but not on every token.
+        if time.monotonic() - self.last_beat >= BEAT_EVERY_S:
+            beat(context.redis)
+            self.last_beat = time.monotonic()
         return context.events.publish(self.channel, event, data)
 
     def mark(self, name: str, seconds: float) -> None:
@@ -136,7 +142,7 @@ def user_text(request: ChatRequest, reply: Reply) -> str:
 
 
 def remember(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int) -> None:
-    """Update the Redis thread after the durable store, then queue memory enrichment."""
+    """Update the Redis thread (working memory, last mode) after the durable store."""
     request = turn.request
     entry = {
         "request_id": request.request_id,
@@ -152,16 +158,8 @@ def remember(context: WorkerContext, turn: Turn, understanding: Understanding, r
 
 def enqueue_enrichment(context: WorkerContext, exchange_id: int) -> None:
     """Memory enrichment happens off the hot path: one chunker job per exchange."""
-    enqueue(
-        context.redis,
-        MEMORY_CHUNKER_QUEUE,
-        CHUNKER_JOB,
-        exchange_id,
-        job_id=f"chunk-{exchange_id}",
-        job_timeout=300,
-        retry=Retry(max=2, interval=[5, 30]),
-        failure_ttl=7 * 24 * 3600,
-    )
+    enqueue(context.redis, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, exchange_id, job_id=f"chunk-{exchange_id}",
+            retry=Retry(max=2, interval=[5, 30]), **memory_job_options())
 
 
 def finish(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int) -> None:

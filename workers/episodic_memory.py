@@ -29,7 +29,7 @@ from services.memory.episodes import (
     validate_episode,
 )
 from services.memory.models import MemoryChunk
-from services.queues import EPISODIC_QUEUE
+from services.queues import EPISODE_JOB, EPISODIC_QUEUE
 from workers.context import WorkerContext, current_context, memory_config
 from workers.memory_chunker import FAILURES_METRIC, ensure_embedder, reschedule
 
@@ -37,7 +37,6 @@ logger = logging.getLogger(__name__)
 
 PROMPT = "episodic-memory"
 ROLE = "episodic_memory"
-JOB = "workers.episodic_memory.run"
 
 
 def run(session_id: str, attempt: int = 0, first_seen: float | None = None) -> str:
@@ -62,7 +61,7 @@ def run(session_id: str, attempt: int = 0, first_seen: float | None = None) -> s
         chunks = chunks_for(session, [e.id for e in exchanges])
     missing = [e.id for e in exchanges if e.id not in chunks]
     if missing and not past_deadline(conversation, attempt, config, first_seen):
-        if reschedule(context, EPISODIC_QUEUE, JOB, session_id, attempt, config.episodic.backoff_s,
+        if reschedule(context, EPISODIC_QUEUE, EPISODE_JOB, session_id, attempt, config.episodic.backoff_s,
                       f"episode-{session_id}", first_seen=first_seen):
             logger.info("session %s: %d of %d chunks missing; waiting", session_id, len(missing), len(exchanges))
             return "waiting"
@@ -101,7 +100,7 @@ def _compose(context: WorkerContext, conversation: ConversationSession, exchange
     except (LLMMalformedOutput, ChunkInvalid) as exc:
         reason, detail = "invalid_json", str(exc)
     except LLMError as exc:
-        if reschedule(context, EPISODIC_QUEUE, JOB, conversation.id, attempt, config.episodic.backoff_s,
+        if reschedule(context, EPISODIC_QUEUE, EPISODE_JOB, conversation.id, attempt, config.episodic.backoff_s,
                       f"episode-{conversation.id}", first_seen=first_seen):
             return None, None
         reason, detail = "llm_unavailable", str(exc)

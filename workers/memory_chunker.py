@@ -32,7 +32,8 @@ from services.memory.chunks import (
 )
 from services.memory.config import MemoryConfig
 from services.memory.models import Fact
-from services.queues import MEMORY_CHUNKER_QUEUE
+from services.memory.search import prepare_vector_search
+from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, memory_job_options
 from workers.context import WorkerContext, current_context, memory_config
 
 logger = logging.getLogger(__name__)
@@ -52,16 +53,16 @@ def run(exchange_id: int, attempt: int = 0) -> str:
         if exchange is None:
             logger.info("exchange %s is gone; nothing to chunk", exchange_id)
             return "missing"
-        reindex_turn(embedder, exchange)
         if chunk_exists(session, exchange_id):
             return "exists"
+        reindex_turn(embedder, exchange)
         messages = build_messages(context, session, exchange, config)
     try:
         chunk, completion = ask_chunk(context, messages, config)
     except (LLMMalformedOutput, ChunkInvalid) as exc:
         return record_failure(context, exchange_id, "invalid_json", str(exc))
     except LLMError as exc:
-        if reschedule(context, MEMORY_CHUNKER_QUEUE, "workers.memory_chunker.run", exchange_id, attempt,
+        if reschedule(context, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, exchange_id, attempt,
                       config.chunker.retry_backoff_s, f"chunk-{exchange_id}"):
             return "retrying"
         return record_failure(context, exchange_id, "llm_unavailable", str(exc))
@@ -105,7 +106,7 @@ def build_messages(context: WorkerContext, session: Session, exchange: Exchange,
     system = context.prompts.render(
         PROMPT, tz=timezone, when=when.isoformat(timespec="minutes"), user_text=exchange.user_text,
         reply=exchange.reply or "(no reply)", earlier=_earlier(session, exchange, config.chunker.context_exchanges),
-        known_facts=_known_facts(session, exchange, config.chunker.known_facts),
+        known_facts=_known_facts(session, exchange, config.chunker.known_facts, config),
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": "Write the memory chunk as JSON."}]
 
@@ -121,9 +122,10 @@ def _earlier(session: Session, exchange: Exchange, count: int) -> str:
     return "\n".join(lines) or "(nothing earlier)"
 
 
-def _known_facts(session: Session, exchange: Exchange, count: int) -> str:
+def _known_facts(session: Session, exchange: Exchange, count: int, config: MemoryConfig) -> str:
     statement = select(Fact.text).where(Fact.user_id == exchange.user_id, Fact.superseded_at.is_(None))
     if exchange.embedding is not None:
+        prepare_vector_search(session, config.recall)
         statement = statement.where(Fact.embedding.is_not(None)).order_by(Fact.embedding.cosine_distance(
             exchange.embedding))
     else:
@@ -152,7 +154,7 @@ def reschedule(context: WorkerContext, queue_name: str, func_path: str, key: Any
     delay = dt.timedelta(seconds=backoff_s[attempt])
     Queue(queue_name, connection=context.redis).enqueue_in(
         delay, func_path, args=(key, attempt + 1), kwargs=kwargs, job_id=f"{job_prefix}-retry{attempt + 1}",
-        result_ttl=3600, failure_ttl=7 * 24 * 3600)
+        **memory_job_options())
     logger.info("%s %s: attempt %d, running again in %s", func_path, key, attempt + 1, delay)
     return True
 
@@ -160,9 +162,8 @@ def reschedule(context: WorkerContext, queue_name: str, func_path: str, key: Any
 def ensure_embedder(context: WorkerContext) -> Embedder:
     """The process's embedder; loaded here once if the start-up did not load one for this role."""
     if context.embedder is None:
-        from services.embeddings import configure_offline_torch, load_embedder
+        from services.embeddings import load_embedder
 
-        configure_offline_torch(1)
         context.embedder = load_embedder(context.settings.embedder)
     return context.embedder
 

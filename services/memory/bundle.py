@@ -22,17 +22,25 @@ from services.embeddings import Embedder
 from services.memory.episodes import episode_embedding_text
 from services.memory.facts import fact_key
 from services.memory.importer import ImportReport, Record, digest, enqueue_jobs, session_id_for, store_records
-from services.memory.models import Episode, Fact, MemoryChunk
-from services.queues import MEMORY_CHUNKER_QUEUE
+from services.memory.models import Episode, Fact, MemoryChunk, iso
+from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE
 
 logger = logging.getLogger(__name__)
 
 FORMAT = "engram-memory-bundle"
 VERSION = 1
+# Keys each item of a section must have (import reads them directly); a missing section is empty.
+REQUIRED = {
+    "exchanges": ("key",),
+    "chunks": ("exchange_key", "status", "chunk"),
+    "facts": ("key", "text", "confidence", "salience"),
+    "episodes": ("session_id",),
+}
+TIME_KEYS = ("occurred_at", "created_at", "updated_at", "superseded_at", "started_at", "ended_at")
 
 
-def _iso(value: dt.datetime | None) -> str | None:
-    return value.isoformat() if value else None
+class BundleInvalid(ValueError):
+    """The bundle's version or shape is not one this Engram can import."""
 
 
 def _time(value: str | None) -> dt.datetime | None:
@@ -44,7 +52,7 @@ def exchange_key(exchange: Exchange) -> str:
 
 
 def fact_key_of(fact: Fact) -> str:
-    return fact.external_id or "fact:" + digest(fact.text, _iso(fact.created_at) or "", size=32)
+    return fact.external_id or "fact:" + digest(fact.text, iso(fact.created_at) or "", size=32)
 
 
 def export_bundle(session: Session, user_id: str) -> dict[str, Any]:
@@ -62,7 +70,7 @@ def export_bundle(session: Session, user_id: str) -> dict[str, Any]:
             .order_by(ConversationSession.started_at))],
         "exchanges": [_exchange_dict(e, keys[e.id]) for e in exchanges],
         "chunks": [{"exchange_key": keys.get(c.exchange_id), "status": c.status, "chunk": c.chunk,
-                    "salience": c.salience, "model": c.model, "error": c.error, "created_at": _iso(c.created_at)}
+                    "salience": c.salience, "model": c.model, "error": c.error, "created_at": iso(c.created_at)}
                    for c in session.scalars(select(MemoryChunk).where(MemoryChunk.user_id == user_id))],
         "facts": [_fact_dict(f, fact_keys, keys) for f in facts],
         "episodes": [_episode_dict(e, keys) for e in session.scalars(
@@ -71,14 +79,14 @@ def export_bundle(session: Session, user_id: str) -> dict[str, Any]:
 
 
 def _session_dict(s: ConversationSession) -> dict[str, Any]:
-    return {"id": s.id, "thread_id": s.thread_id, "topic": s.topic, "started_at": _iso(s.started_at),
-            "ended_at": _iso(s.ended_at), "close_reason": s.close_reason}
+    return {"id": s.id, "thread_id": s.thread_id, "topic": s.topic, "started_at": iso(s.started_at),
+            "ended_at": iso(s.ended_at), "close_reason": s.close_reason}
 
 
 def _exchange_dict(e: Exchange, key: str) -> dict[str, Any]:
     return {"key": key, "request_id": e.request_id, "thread_id": e.thread_id, "session_id": e.session_id,
             "source": e.source, "user_text": e.user_text, "reply": e.reply, "mode": e.mode, "topic": e.topic,
-            "occurred_at": _iso(e.occurred_at or e.created_at), "external_id": e.external_id}
+            "occurred_at": iso(e.occurred_at or e.created_at), "external_id": e.external_id}
 
 
 def _fact_dict(f: Fact, fact_keys: dict[int, str], keys: dict[int, str]) -> dict[str, Any]:
@@ -86,27 +94,53 @@ def _fact_dict(f: Fact, fact_keys: dict[int, str], keys: dict[int, str]) -> dict
             "object": f.object, "speaker": f.speaker, "confidence": f.confidence, "salience": f.salience,
             "mentions": f.mentions, "source_exchange_keys": [keys[i] for i in f.source_exchange_ids or [] if i in keys],
             "superseded_by_key": fact_keys.get(f.superseded_by) if f.superseded_by else None,
-            "superseded_at": _iso(f.superseded_at), "access_count": f.access_count,
-            "created_at": _iso(f.created_at), "updated_at": _iso(f.updated_at)}
+            "superseded_at": iso(f.superseded_at), "access_count": f.access_count,
+            "created_at": iso(f.created_at), "updated_at": iso(f.updated_at)}
 
 
 def _episode_dict(e: Episode, keys: dict[int, str]) -> dict[str, Any]:
     return {"session_id": e.session_id, "title": e.title, "gist": e.gist, "summary": e.summary, "intent": e.intent,
             "emotion": e.emotion, "outcome": e.outcome, "salience": e.salience, "open_loops": e.open_loops,
-            "started_at": _iso(e.started_at), "ended_at": _iso(e.ended_at), "model": e.model,
-            "exchange_keys": [keys[i] for i in e.exchange_ids or [] if i in keys], "created_at": _iso(e.created_at)}
+            "started_at": iso(e.started_at), "ended_at": iso(e.ended_at), "model": e.model,
+            "exchange_keys": [keys[i] for i in e.exchange_ids or [] if i in keys], "created_at": iso(e.created_at)}
 
 
 def is_bundle(data: Any) -> bool:
     return isinstance(data, dict) and data.get("format") == FORMAT
 
 
+def validate_bundle(bundle: Any) -> None:
+    """Refuse, with ``BundleInvalid`` naming the first problem, a bundle that import would fail on halfway."""
+    if not is_bundle(bundle):
+        raise BundleInvalid(f"not an Engram memory bundle (expected \"format\": \"{FORMAT}\")")
+    if bundle.get("version") != VERSION:
+        raise BundleInvalid(f"unsupported bundle version {bundle.get('version')!r} (this Engram reads {VERSION})")
+    for section, keys in REQUIRED.items():
+        items = bundle.get(section, [])
+        if not isinstance(items, list):
+            raise BundleInvalid(f"'{section}' must be a list")
+        for index, item in enumerate(items):
+            _check_item(section, index, item, keys)
+
+
+def _check_item(section: str, index: int, item: Any, keys: tuple[str, ...]) -> None:
+    if not isinstance(item, dict):
+        raise BundleInvalid(f"{section}[{index}] must be an object")
+    missing = [key for key in keys if key not in item]
+    if missing:
+        raise BundleInvalid(f"{section}[{index}] lacks {', '.join(repr(key) for key in missing)}")
+    for key in TIME_KEYS:
+        try:
+            _time(item.get(key))
+        except (TypeError, ValueError):
+            raise BundleInvalid(f"{section}[{index}].{key} is not an ISO 8601 time: {item.get(key)!r}") from None
+
+
 def import_bundle(sessions: sessionmaker[Session], embedder: Embedder, user_id: str, bundle: dict[str, Any], *,
                   progress: Callable[[int], None] | None = None, connection: redis.Redis | None = None,
                   batch_size: int = 256) -> ImportReport:
     """Load a bundle for ``user_id`` (any user's bundle: ids are remapped); idempotent."""
-    if bundle.get("version") != VERSION:
-        raise ValueError(f"unsupported bundle version {bundle.get('version')!r} (this Engram reads {VERSION})")
+    validate_bundle(bundle)
     records = [_record(item) for item in bundle.get("exchanges", [])]
     # Chunks come with the bundle, so only exchanges without one would need the chunker.
     report = store_records(sessions, embedder, user_id, records, batch_size=batch_size, progress=progress,
@@ -120,7 +154,7 @@ def import_bundle(sessions: sessionmaker[Session], embedder: Embedder, user_id: 
         with sessions() as session:
             done = set(session.scalars(select(MemoryChunk.exchange_id).where(MemoryChunk.user_id == user_id)))
         missing = [(i, f"chunk-{i}") for i in ids.values() if i not in done]
-        report.chunk_jobs += enqueue_jobs(connection, MEMORY_CHUNKER_QUEUE, "workers.memory_chunker.run", missing)
+        report.chunk_jobs += enqueue_jobs(connection, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, missing)
     return report
 
 

@@ -26,6 +26,7 @@ class RecallConfig:
     df_cap: int = 1000
     match_cap: int = 5000
     min_docs_for_df: int = 100
+    max_query_terms: int = 32  # a long message scores by its longest lexemes only (one df count each)
     window_relevance: float = 0.2
     recency_half_life_days: float = 30.0
     recency_weight: float = 0.10
@@ -108,6 +109,8 @@ def validate(config: MemoryConfig) -> None:
         raise SettingsError("memory.toml: [recall] needs 0 <= sim_floor < sim_ceil <= 1")
     if recall.recency_half_life_days <= 0 or recall.candidates < 1 or recall.neighbours < 0:
         raise SettingsError("memory.toml: [recall] needs recency_half_life_days > 0, candidates >= 1, neighbours >= 0")
+    if recall.max_query_terms < 1:
+        raise SettingsError("memory.toml: [recall] max_query_terms must be >= 1")
     if not 0 < config.facts.merge_similarity <= 1:
         raise SettingsError("memory.toml: [facts] merge_similarity must be in (0, 1]")
     if config.context.budget_tokens < 50 or not config.episodic.backoff_s:

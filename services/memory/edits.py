@@ -8,15 +8,15 @@ from sqlalchemy.orm import Session
 from services.embeddings import Embedder
 from services.memory.episodes import episode_embedding_text
 from services.memory.models import Episode, Fact
-from services.queues import MEMORY_CHUNKER_QUEUE, enqueue
+from services.queues import EMBED_JOB, MEMORY_CHUNKER_QUEUE, enqueue, memory_job_options
 
-EMBED_JOB = "workers.memory_chunker.embed_item"
 MODELS = {"fact": Fact, "episode": Episode}
 
 
 def enqueue_embedding(connection: redis.Redis, kind: str, item_id: int) -> str | None:
     """Queue the (re)embedding of an edited fact or episode on the chunker queue."""
-    return enqueue(connection, MEMORY_CHUNKER_QUEUE, EMBED_JOB, kind, item_id, job_id=f"embed-{kind}-{item_id}")
+    return enqueue(connection, MEMORY_CHUNKER_QUEUE, EMBED_JOB, kind, item_id, job_id=f"embed-{kind}-{item_id}",
+                   **memory_job_options())
 
 
 def embed_pending(session: Session, embedder: Embedder, kind: str, item_id: int) -> str:

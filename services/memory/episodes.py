@@ -13,7 +13,7 @@ from services.db import ConversationSession, Exchange, insert
 from services.embeddings import Embedder
 from services.memory.chunks import ChunkInvalid, unit_interval
 from services.memory.facts import clean_text
-from services.memory.models import Episode, MemoryChunk
+from services.memory.models import Episode, MemoryChunk, iso
 
 EDITABLE = {"title": 300, "gist": 600, "summary": 4000, "intent": 300, "emotion": 100, "outcome": 600}
 EPISODE_SCHEMA: dict[str, Any] = {
@@ -155,9 +155,6 @@ def update_episode(episode: Episode, changes: dict[str, Any]) -> bool:
 
 def episode_to_dict(episode: Episode) -> dict[str, Any]:
     """JSON-ready episode (no embedding)."""
-    def iso(value: dt.datetime | None) -> str | None:
-        return value.isoformat() if value else None
-
     return {
         "id": episode.id, "session_id": episode.session_id, "title": episode.title, "gist": episode.gist,
         "summary": episode.summary, "intent": episode.intent, "emotion": episode.emotion, "outcome": episode.outcome,

@@ -25,7 +25,8 @@ from sqlalchemy.orm import Session
 from services.db import User, insert, utcnow
 from services.embeddings import Embedder
 from services.memory.config import FactsConfig
-from services.memory.models import Fact
+from services.memory.models import Fact, iso
+from services.memory.search import prepare_vector_search
 
 logger = logging.getLogger(__name__)
 
@@ -170,6 +171,7 @@ def _find_match(session: Session, user_id: str, body: str, key: str | None, trip
                 return fact, "merge"
             if not multi:
                 return fact, "supersede"
+    prepare_vector_search(session)
     nearest = session.execute(
         active.add_columns(Fact.embedding.cosine_distance(vector).label("distance"))
         .where(Fact.embedding.is_not(None)).order_by("distance").limit(1)
@@ -228,13 +230,30 @@ def forget_fact(session: Session, user_id: str, fact_id: int) -> bool:
     return True
 
 
-def correct_fact(session: Session, user_id: str, fact_id: int, new_text: str,
-                 config: FactsConfig | None = None) -> Fact:
-    """A person's correction of a fact: a new fact (embedding pending) that supersedes the old one."""
+class FactSuperseded(ValueError):
+    """A correction of a fact that a newer one already replaced (correct the newer one instead)."""
+
+    def __init__(self, fact_id: int, superseded_by: int | None) -> None:
+        newer = f" by fact {superseded_by}" if superseded_by is not None else ""
+        super().__init__(f"fact {fact_id} was already superseded{newer}; correct the current one instead")
+        self.fact_id, self.superseded_by = fact_id, superseded_by
+
+
+def correct_fact(session: Session, user_id: str, fact_id: int, new_text: str, config: FactsConfig | None = None, *,
+                 confidence: float = 1.0) -> Fact:
+    """A person's correction of a fact: a new fact (embedding pending) that supersedes the old one.
+
+    Raises ``LookupError`` for an unknown fact and ``FactSuperseded`` for one already replaced
+    (correcting history would leave two active versions).
+    """
     cfg = config or FactsConfig()
-    old = get_fact(session, user_id, fact_id)
+    # Row lock: two concurrent corrections of one fact must not both become active.
+    old = session.scalars(select(Fact).where(Fact.user_id == user_id, Fact.id == fact_id).with_for_update()
+                          .execution_options(populate_existing=True)).first()
     if old is None:
         raise LookupError(fact_id)
+    if old.superseded_at is not None:
+        raise FactSuperseded(fact_id, old.superseded_by)
     body = clean_text(new_text, cfg.max_chars)
     if not body:
         raise ValueError("a fact needs text")
@@ -242,12 +261,12 @@ def correct_fact(session: Session, user_id: str, fact_id: int, new_text: str,
     subject = normalise_subject(triple.subject) or old.subject
     predicate = normalise_predicate(triple.predicate) or old.predicate
     fact = Fact(user_id=user_id, text=body, subject=subject, predicate=predicate, object=triple.object,
-                fact_key=fact_key(subject, predicate), speaker="user", confidence=1.0, salience=old.salience,
-                embedding=None, source_exchange_ids=list(old.source_exchange_ids or []))
+                fact_key=fact_key(subject, predicate), speaker="user", confidence=float(confidence),
+                salience=old.salience, embedding=None,
+                source_exchange_ids=list(old.source_exchange_ids or []))
     session.add(fact)
     session.flush()
-    if old.superseded_at is None:
-        old.superseded_by, old.superseded_at = fact.id, utcnow()
+    old.superseded_by, old.superseded_at = fact.id, utcnow()
     session.flush()
     return fact
 
@@ -258,12 +277,8 @@ def fact_to_dict(fact: Fact) -> dict[str, object]:
         "id": fact.id, "text": fact.text, "subject": fact.subject, "predicate": fact.predicate, "object": fact.object,
         "speaker": fact.speaker, "confidence": fact.confidence, "salience": fact.salience, "mentions": fact.mentions,
         "source_exchange_ids": list(fact.source_exchange_ids or []), "external_id": fact.external_id,
-        "superseded_by": fact.superseded_by, "superseded_at": _iso(fact.superseded_at),
-        "access_count": fact.access_count, "last_accessed_at": _iso(fact.last_accessed_at),
-        "created_at": _iso(fact.created_at), "updated_at": _iso(fact.updated_at),
+        "superseded_by": fact.superseded_by, "superseded_at": iso(fact.superseded_at),
+        "access_count": fact.access_count, "last_accessed_at": iso(fact.last_accessed_at),
+        "created_at": iso(fact.created_at), "updated_at": iso(fact.updated_at),
         "embedded": fact.embedding is not None,
     }
-
-
-def _iso(value: object) -> str | None:
-    return value.isoformat() if hasattr(value, "isoformat") else None

@@ -21,16 +21,24 @@ from rq.job import Job
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
-from services.queues import ALL_QUEUES, ATTEMPTS_KEY, PENDING_KEY, REQUEST_KEY
+from services.queues import (
+    ALL_QUEUES,
+    ATTEMPTS_KEY,
+    CHUNKER_JOB,
+    EMBED_JOB,
+    LEASE_KEY,
+    PENDING_KEY,
+    REQUEST_KEY,
+)
 from services.streams import LOG_KEY, OUTPUT_KEY, REQUEST_CHANNEL, USER_CHANNEL
 from services.threads import ACTIVE_THREADS_KEY, CURRENT_THREAD_KEY, STATE_KEY, WORKING_MEMORY_KEY
 
 logger = logging.getLogger(__name__)
 
-THREAD_KEYS = (STATE_KEY, WORKING_MEMORY_KEY, PENDING_KEY, "thread:lease:%s")
+THREAD_KEYS = (STATE_KEY, WORKING_MEMORY_KEY, PENDING_KEY, LEASE_KEY)
 RESULTS_KEY = "rq:results:%s"  # RQ 2 keeps job results in a stream beside the job hash
 REQUEST_KEYS = (REQUEST_KEY, ATTEMPTS_KEY, OUTPUT_KEY, LOG_KEY % REQUEST_CHANNEL, RESULTS_KEY % "digest-%s")
-INT_ARG_JOBS = {"workers.memory_chunker.run": "exchange", "workers.memory_chunker.embed_item": "item"}
+INT_ARG_JOBS = {CHUNKER_JOB: "exchange", EMBED_JOB: "item"}
 
 
 @dataclass
@@ -140,13 +148,14 @@ def _job_ids(queue: Queue) -> set[str]:
     return ids
 
 
-def _owned(job: Job, footprint: UserFootprint) -> bool:
+def _owned(job: Job, footprint: UserFootprint, strings: set[str]) -> bool:
+    """Whether a job's arguments point at the user (``strings``: ``footprint.strings()``, built once per purge)."""
     try:
         args = list(job.args or []) + list((job.kwargs or {}).values())
         func = job.func_name
     except Exception:  # an unreadable payload cannot be attributed; leave it to RQ's own expiry
         return False
-    if any(isinstance(arg, str) and arg in footprint.strings() for arg in args):
+    if any(isinstance(arg, str) and arg in strings for arg in args):
         return True
     kind = INT_ARG_JOBS.get(func)
     if kind == "exchange":
@@ -159,17 +168,18 @@ def _owned(job: Job, footprint: UserFootprint) -> bool:
 def purge_jobs(connection: redis.Redis, footprint: UserFootprint) -> tuple[int, int]:
     """Delete the user's queued, scheduled, deferred, finished and failed jobs; count running ones."""
     removed = running = 0
+    strings = footprint.strings()
     for name in ALL_QUEUES:
         queue = Queue(name, connection=connection)
         ids = sorted(_job_ids(queue))
         for job in Job.fetch_many(ids, connection=connection):
-            if job is not None and _owned(job, footprint):
+            if job is not None and _owned(job, footprint, strings):
                 job.delete()
                 connection.delete(RESULTS_KEY % job.id)
                 removed += 1
         started = queue.started_job_registry.get_job_ids()
         running += sum(1 for job in Job.fetch_many(started, connection=connection)
-                       if job is not None and _owned(job, footprint))
+                       if job is not None and _owned(job, footprint, strings))
     return removed, running
 
 

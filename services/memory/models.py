@@ -15,6 +15,11 @@ from services.db import EMBEDDING_DIM, Base
 USER_FK = "users.id"
 
 
+def iso(value: dt.datetime | None) -> str | None:
+    """A timestamp as ISO 8601 text for JSON (None stays None)."""
+    return value.isoformat() if value else None
+
+
 class MemoryChunk(Base):
     """The LLM's reading of one exchange (``status`` failed: enrichment gave up, the exchange stays)."""
 

@@ -27,7 +27,6 @@ from services.memory.timewords import Window
 class KindSql:
     """How one kind of memory is queried: its table, filters and per-row signal expressions."""
 
-    kind: str
     source: str  # FROM clause with the alias t
     active: str
     time: str
@@ -38,18 +37,17 @@ class KindSql:
 
 KINDS: dict[str, KindSql] = {
     "exchange": KindSql(
-        "exchange",
         "exchanges t LEFT JOIN memory_chunks c ON c.exchange_id = t.id "
         "LEFT JOIN exchange_access a ON a.exchange_id = t.id",
         "TRUE", "coalesce(t.occurred_at, t.created_at)", "c.salience", "coalesce(a.access_count, 0)",
         "t.user_text, t.reply, t.external_id, t.thread_id, t.session_id, ARRAY[t.id] AS exchange_ids",
     ),
     "fact": KindSql(
-        "fact", "facts t", "t.superseded_at IS NULL", "t.updated_at", "t.salience", "t.access_count",
+        "facts t", "t.superseded_at IS NULL", "t.updated_at", "t.salience", "t.access_count",
         "t.text, t.confidence, t.source_exchange_ids AS exchange_ids, t.created_at",
     ),
     "episode": KindSql(
-        "episode", "episodes t", "TRUE", "coalesce(t.ended_at, t.created_at)", "t.salience", "t.access_count",
+        "episodes t", "TRUE", "coalesce(t.ended_at, t.created_at)", "t.salience", "t.access_count",
         "t.title, t.gist, t.summary, t.outcome, t.open_loops, t.exchange_ids, t.started_at, t.session_id",
     ),
 }
@@ -82,32 +80,42 @@ class Candidate:
     lex: float
     salience: float | None
     access: int
-    ranks: dict[str, int] = field(default_factory=dict)
 
 
 def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("'", "''") + "'"
 
 
-def vector_param(name: str = "qvec") -> Any:
-    return bindparam(name, type_=Vector(EMBEDDING_DIM))
+def vector_param() -> Any:
+    """The ``:qvec`` bind parameter, typed so a numpy array binds as a pgvector."""
+    return bindparam("qvec", type_=Vector(EMBEDDING_DIM))
 
 
-def prepare_vector_search(session: Session, config: RecallConfig) -> None:
-    """HNSW settings for this transaction: wider search, and keep scanning when the user filter drops rows."""
+def prepare_vector_search(session: Session, config: RecallConfig | None = None) -> None:
+    """HNSW settings for this transaction: wider search, and keep scanning when the user filter drops rows.
+
+    Every user-filtered ``ORDER BY embedding <=>`` needs it: without it the index returns the nearest
+    rows of all users and the filter may leave none of this user's.
+    """
+    ef_search = (config or RecallConfig()).ef_search
     session.execute(text("SELECT set_config('hnsw.ef_search', :ef, true), "
-                         "set_config('hnsw.iterative_scan', 'relaxed_order', true)"), {"ef": str(config.ef_search)})
+                         "set_config('hnsw.iterative_scan', 'relaxed_order', true)"), {"ef": str(ef_search)})
 
 
 def query_terms(session: Session, user_id: str, query: str, config: RecallConfig) -> Terms:
-    """Stemmed lexemes of the query with BM25-style IDF from this user's exchanges."""
+    """Stemmed lexemes of the query with BM25-style IDF from this user's exchanges.
+
+    A long message keeps its ``max_query_terms`` longest lexemes (length stands in for rarity, which
+    is unknown until counted): each lexeme costs a df count here and a CASE term in every score.
+    """
     rows = session.execute(
         text(
             "SELECT l.lexeme, (SELECT count(*) FROM (SELECT 1 FROM exchanges e WHERE e.user_id = :user "
             "AND e.search @@ CAST(quote_literal(l.lexeme) AS tsquery) LIMIT :cap) s) AS df "
-            "FROM unnest(tsvector_to_array(to_tsvector('english', :query))) AS l(lexeme)"
+            "FROM (SELECT lexeme FROM unnest(tsvector_to_array(to_tsvector('english', :query))) AS q(lexeme) "
+            "ORDER BY length(lexeme) DESC, lexeme LIMIT :max_terms) l"
         ),
-        {"user": user_id, "query": query, "cap": config.df_cap},
+        {"user": user_id, "query": query, "cap": config.df_cap, "max_terms": config.max_query_terms},
     ).all()
     if not rows:
         return Terms()

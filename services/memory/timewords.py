@@ -17,6 +17,7 @@ MONTHS["sept"] = 9
 NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
            "eight": 8, "nine": 9, "ten": 10, "couple": 2, "few": 3}
 UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+MAX_AGO_DAYS = 100 * 365  # "3000 years ago" is no period anyone's memory holds (and overflows datetime)
 
 _MONTH_ALT = "|".join(sorted(MONTHS, key=len, reverse=True))
 _MONTH_RE = re.compile(rf"\b(?:(last|this|in|during|since)\s+)?({_MONTH_ALT})\.?(?:\s+(?:of\s+)?((?:19|20)\d\d))?\b")
@@ -86,10 +87,15 @@ def _ago(text: str, now: dt.datetime) -> Window | None:
         return None
     amount = int(match.group(1)) if match.group(1).isdigit() else NUMBERS[match.group(1)]
     days = amount * UNIT_DAYS[match.group(2)]
+    if days > MAX_AGO_DAYS:
+        return None
     # "Two weeks ago" is rarely exact: allow a quarter of the span (at least a day) either side.
     slack = dt.timedelta(days=max(1.0, days / 4))
-    point = now - dt.timedelta(days=days)
-    return point - slack, point + slack
+    try:
+        point = now - dt.timedelta(days=days)
+        return point - slack, point + slack
+    except OverflowError:  # a window reaching before year 1
+        return None
 
 
 def _last_unit(text: str, now: dt.datetime) -> Window | None:
