@@ -27,7 +27,7 @@ import numpy as np
 from services.db import make_engine, make_sessionmaker
 from services.embedded_base import free_port
 from services.embedded_pg import EmbeddedPostgres
-from services.embeddings import configure_offline_torch, load_embedder
+from services.embeddings import load_embedder
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import Record, pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall
@@ -132,7 +132,6 @@ def main() -> None:
     parser.add_argument("--embedder", default="sentence-transformers", choices=["sentence-transformers", "onnx"])
     parser.add_argument("--batch-size", type=int, default=256)
     args = parser.parse_args()
-    configure_offline_torch(1)
     embedder = load_embedder(args.embedder, cache_size=0)
     with tempfile.TemporaryDirectory(prefix="engram-bench-") as tmp:
         server = EmbeddedPostgres(Path(tmp), port=free_port())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from services.embeddings import configure_offline_torch, load_embedder
+from services.embeddings import load_embedder
 from services.router import ModeRouter, context_from_record
 from services.settings import Settings
 
@@ -33,9 +33,8 @@ def main() -> None:
     args = parser.parse_args()
 
     settings = Settings.from_env()
-    configure_offline_torch(threads=args.threads)
     # No cache: the routing set repeats when cycled, and every message must pay for its own embedding.
-    embedder = load_embedder(args.embedder, cache_size=0)
+    embedder = load_embedder(args.embedder, cache_size=0, threads=args.threads)
     router = ModeRouter(settings.configs_dir, embedder)
     rows = [json.loads(line) for line in ROUTING_SET.read_text(encoding="utf-8").splitlines() if line.strip()]
     messages = [rows[i % len(rows)] for i in range(args.n)]

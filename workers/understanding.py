@@ -218,11 +218,10 @@ def describe_missing(decision: RoutingDecision) -> str:
 
 def load_understanding(context: WorkerContext) -> None:
     """Load the embedding model, router exemplars and topic classifier once for this process."""
-    from services.embeddings import configure_offline_torch, load_embedder
+    from services.embeddings import load_embedder
     from services.router import ModeRouter
     from services.topics import TopicClassifier, TopicConfig
 
-    configure_offline_torch(threads=1)
     context.embedder = load_embedder(context.settings.embedder)
     context.router = ModeRouter(context.settings.configs_dir, context.embedder)
     context.topics = TopicClassifier(TopicConfig.load(context.settings.configs_dir))
