@@ -4,7 +4,9 @@ PIP = $(PYTHON) -m pip
 export HF_HUB_OFFLINE = 1
 export TRANSFORMERS_OFFLINE = 1
 # llama.cpp compiles from source (no wheel for this platform); skipping LLaVA saves minutes.
-export CMAKE_ARGS = -DLLAVA_BUILD=OFF
+# Portable CPU flags: machines of one kind differ in CPU, and a native build on a CPU with AMX
+# segfaults in llama_decode (MEASURED.md). AVX2/FMA/F16C run on every CPU these machines have.
+export CMAKE_ARGS = -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
 .PHONY: install install-local run test lint bench all
 

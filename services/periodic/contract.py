@@ -1,0 +1,52 @@
+"""What every periodic service is: a function of one call that says how it went.
+
+``configs/schedules.toml`` names each service's function by dotted path; the periodic runner
+job builds a ``ServiceCall`` (the worker's context plus a clock tests can set), calls the
+function and records the ``ServiceResult`` once per fire in ``service_runs`` and in metrics.
+A service is idempotent: running it twice for one fire changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from workers.context import WorkerContext
+
+Outcome = Literal["ran", "skipped", "failed"]
+
+
+def system_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class ServiceResult:
+    outcome: Outcome
+    reason: str = ""  # why it skipped (the gate's reason) or failed; empty when it ran
+    details: dict[str, Any] = field(default_factory=dict)  # counts worth showing (fired=3, thoughts=0)
+
+    @classmethod
+    def ran(cls, **details: Any) -> ServiceResult:
+        return cls("ran", "", details)
+
+    @classmethod
+    def skipped(cls, reason: str, **details: Any) -> ServiceResult:
+        return cls("skipped", reason, details)
+
+
+@dataclass
+class ServiceCall:
+    name: str  # the service's name in configs/schedules.toml
+    fire_id: str  # one id per scheduled fire (or per manual run): the idempotency key
+    context: WorkerContext  # connections, clients, configs and models of the worker process
+    clock: Callable[[], datetime] = system_clock  # timezone-aware UTC "now"; tests pass their own
+
+    def now(self) -> datetime:
+        return self.clock()
+
+
+ServiceFunction = Callable[[ServiceCall], ServiceResult]
