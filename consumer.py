@@ -55,8 +55,8 @@ def role_argv(role: str, settings: Settings) -> list[str]:
     if role in WORKER_QUEUES:
         return [
             python, "-m", "rq.cli", "worker", WORKER_QUEUES[role], "-u", settings.redis_url or "",
-            "-w", "workers.startup.EngramWorker", "--worker-ttl", "30", "--with-scheduler",
-            "--logging_level", "WARNING",
+            # No --with-scheduler: the scheduler role moves retries for every queue (services/janitor.py says why).
+            "-w", "workers.startup.EngramWorker", "--worker-ttl", "30", "--logging_level", "WARNING",
         ]  # fmt: skip
     if role == "scheduler":
         return [python, "-m", "workers.scheduler"]

@@ -6,7 +6,10 @@ from dataclasses import dataclass
 
 import redis
 from flask import Flask
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.retry import Retry
 from sqlalchemy.engine import Engine
+from werkzeug.routing import IntegerConverter
 
 from api.health import LLMProbe
 from services.db import make_engine, make_sessionmaker
@@ -15,6 +18,18 @@ from services.migrate import head_revision
 from services.settings import Settings
 from services.streams import EventLog, FanOut
 from services.threads import ThreadStore
+
+BIGINT_MAX = 2**63 - 1
+# A web request retries a dropped Redis connection briefly (a restarted server is back within a
+# second or two), then fails fast so the client gets a 503 instead of a hung request.
+WEB_REDIS_RETRY = Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), 4)
+
+
+class RowId(IntegerConverter):
+    """``<row_id:name>``: a positive id that fits PostgreSQL's bigint; anything else is a 404, never a 500."""
+
+    def __init__(self, url_map, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(url_map, min=1, max=BIGINT_MAX)
 
 
 @dataclass
@@ -37,7 +52,8 @@ class WebDeps:
             raise ValueError("the web process needs REDIS_URL and DATABASE_URL (engram run sets them)")
         # One pool for the process, sized for gevent: streams share the fan-out connection,
         # but replays and status reads borrow from here.
-        client = redis.Redis.from_url(settings.redis_url, max_connections=1000)
+        client = redis.Redis.from_url(settings.redis_url, max_connections=1000, retry=WEB_REDIS_RETRY,
+                                      socket_connect_timeout=2)
         metrics = Metrics(client)
         return cls(
             settings=settings,
@@ -57,6 +73,7 @@ def create_app(settings: Settings, deps: WebDeps | None = None) -> Flask:
     from api import chat, errors, events, health, memory, pages
 
     app = Flask(__name__, static_folder=None)
+    app.url_map.converters["row_id"] = RowId  # before the blueprints add their rules
     deps = deps or WebDeps.build(settings)
     app.extensions["engram"] = deps
     app.extensions["engram.sessions"] = make_sessionmaker(deps.engine)

@@ -146,7 +146,8 @@ def _stream(channel: str, last_event_id: str | None, headers: dict[str, Any]) ->
     deps = current_app.extensions["engram"]
     settings = deps.settings
     limits = StreamLimits(settings.sse_keepalive_s, settings.sse_still_working_s, settings.sse_cap_s)
-    return sse_response(follow(deps.events, deps.fanout, channel, last_event_id, limits), headers)
+    frames = follow(deps.events, deps.fanout, channel, last_event_id, limits, check_lost=True)
+    return sse_response(frames, headers)
 
 
 def sse_response(frames: Iterator[str], headers: dict[str, Any] | None = None) -> Response:

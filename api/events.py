@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from flask import Blueprint, Response, current_app
 
 from api.auth import current_user
@@ -9,6 +11,7 @@ from api.chat import requested_last_event_id, sse_response
 from services.streams import StreamLimits, follow, user_channel
 
 bp = Blueprint("events", __name__)
+OPENING_COMMENT = ": connected\n\n"
 
 
 @bp.get("/events")
@@ -19,4 +22,6 @@ def events() -> Response:
     limits = StreamLimits(keepalive_s=deps.settings.sse_keepalive_s, still_working_s=float("inf"), cap_s=None)
     frames = follow(deps.events, deps.fanout, user_channel(user_id), requested_last_event_id(), limits,
                     terminal_event=None)
-    return sse_response(frames)
+    # The server sends the response headers with the first body bytes; without an opening comment a
+    # quiet stream would leave the client waiting for them until the first keepalive.
+    return sse_response(itertools.chain([OPENING_COMMENT], frames))

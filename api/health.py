@@ -54,7 +54,7 @@ class LLMProbe:
 
 @bp.get("/healthz")
 def healthz():  # type: ignore[no-untyped-def]
-    """200 once a chat can be taken (Redis, schema, a digest worker, the LLM), else 503."""
+    """200 once a chat can be taken (Redis, schema, a digest worker, the LLM), else 503 naming what is down."""
     deps = current_app.extensions["engram"]
     checks = {
         "redis": _check(lambda: deps.redis.ping() and "ok"),
@@ -62,8 +62,9 @@ def healthz():  # type: ignore[no-untyped-def]
         "digest_workers": _check(lambda: _digest_workers(deps.redis)),
         "llm": _check(lambda: deps.llm_probe.state()),
     }
-    healthy = all(check["ok"] for check in checks.values())
-    return jsonify({"status": "ok" if healthy else "unavailable", "checks": checks}), 200 if healthy else 503
+    down = [name for name, check in checks.items() if not check["ok"]]
+    body = {"status": "unavailable" if down else "ok", "checks": checks, "down": down}
+    return jsonify(body), 503 if down else 200
 
 
 def _check(probe) -> dict[str, Any]:  # type: ignore[no-untyped-def]

@@ -94,13 +94,13 @@ def _fact_or_404(session: Any, fact_id: int) -> Any:
     return fact
 
 
-@bp.get("/facts/<int:fact_id>")
+@bp.get("/facts/<row_id:fact_id>")
 def get_fact(fact_id: int) -> Response:
     with _sessions()() as session:
         return jsonify(fact_store.fact_to_dict(_fact_or_404(session, fact_id)))
 
 
-@bp.patch("/facts/<int:fact_id>")
+@bp.patch("/facts/<row_id:fact_id>")
 def edit_fact(fact_id: int) -> Response:
     """{"text"?, "salience"?, "confidence"?}: a new text supersedes the fact (history kept)."""
     body = _json_body()
@@ -142,7 +142,7 @@ def _unit(value: Any, name: str) -> float:
         raise BadRequest(str(exc)) from None
 
 
-@bp.delete("/facts/<int:fact_id>")
+@bp.delete("/facts/<row_id:fact_id>")
 def delete_fact(fact_id: int) -> Response:
     with _sessions().begin() as session:
         if not fact_store.forget_fact(session, current_user(), fact_id):
@@ -167,13 +167,13 @@ def _episode_or_404(session: Any, episode_id: int) -> Any:
     return episode
 
 
-@bp.get("/episodes/<int:episode_id>")
+@bp.get("/episodes/<row_id:episode_id>")
 def get_episode(episode_id: int) -> Response:
     with _sessions()() as session:
         return jsonify(episode_store.episode_to_dict(_episode_or_404(session, episode_id)))
 
 
-@bp.patch("/episodes/<int:episode_id>")
+@bp.patch("/episodes/<row_id:episode_id>")
 def edit_episode(episode_id: int) -> Response:
     body = _json_body()
     with _sessions().begin() as session:
@@ -189,7 +189,7 @@ def edit_episode(episode_id: int) -> Response:
     return jsonify(result)
 
 
-@bp.delete("/episodes/<int:episode_id>")
+@bp.delete("/episodes/<row_id:episode_id>")
 def delete_episode(episode_id: int) -> Response:
     with _sessions().begin() as session:
         if not episode_store.delete_episode(session, current_user(), episode_id):

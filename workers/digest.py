@@ -162,8 +162,9 @@ def enqueue_enrichment(context: WorkerContext, exchange_id: int) -> None:
             retry=Retry(max=2, interval=[5, 30]), **memory_job_options())
 
 
-def finish(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int) -> None:
-    """Publish the final ``message`` and ``done``, and record the output for late readers."""
+def finish(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int,
+           already_sent: frozenset[str] = frozenset()) -> None:
+    """Publish the final ``message`` and ``done`` (unless ``already_sent``), and record the output for late readers."""
     request = turn.request
     response_time_s = round(time.time() - request.received_at, 3)
     message = {
@@ -178,9 +179,11 @@ def finish(context: WorkerContext, turn: Turn, understanding: Understanding, rep
             "response_time_s": response_time_s,
         },
     }
-    turn.publish(context, "message", message)
+    if "message" not in already_sent:
+        turn.publish(context, "message", message)
     context.events.set_output(request.request_id, {"status": "ok", **message})
-    turn.publish(context, "done", {"duration_ms": int(response_time_s * 1000)})
+    if "done" not in already_sent:
+        turn.publish(context, "done", {"duration_ms": int(response_time_s * 1000)})
     context.metrics.inc("engram_mode_total", {"mode": understanding.mode})
     context.metrics.observe("engram_reply_seconds", time.monotonic() - turn.started)
     if reply.fallback:
@@ -200,10 +203,11 @@ def _republish_if_stored(context: WorkerContext, turn: Turn) -> bool:
         row = session.scalars(select(Exchange).where(Exchange.request_id == turn.request.request_id)).first()
     if row is None:
         return False
-    logger.info("exchange %s already stored; delivering it again", row.id)
-    stored = Understanding.from_stored(row)
-    reply = Reply.from_stored(row)
-    finish(context, turn, stored, reply, row.id)
+    # A crash between the stream's last events must not repeat the reply on the client's stream.
+    sent = frozenset(context.events.logged_kinds(turn.channel) & {"message", "done"})
+    logger.info("exchange %s already stored; delivering what the stream lacks (sent: %s)", row.id,
+                ", ".join(sorted(sent)) or "nothing")
+    finish(context, turn, Understanding.from_stored(row), Reply.from_stored(row), row.id, already_sent=sent)
     return True
 
 

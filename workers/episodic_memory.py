@@ -1,7 +1,7 @@
 """Episodic memory (episodic-memory-queue): one job per closed or quiet session.
 
 Waits until every exchange of the session has its chunk (re-enqueueing itself with backoff via
-``enqueue_in``; RQ runs those only when a worker runs ``--with-scheduler``), proceeds with what
+``enqueue_in``; the scheduler role moves those onto the queue when due), proceeds with what
 exists once the deadline after the session's end has passed, asks the ``episodic_memory`` LLM
 role for the episode as JSON, and stores it embedded. Unusable LLM output → an episode built
 from the chunks, so a finished session always becomes an episode. Idempotent per session.

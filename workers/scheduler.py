@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from services.config_files import read_toml
 from services.db import make_engine, make_sessionmaker, utcnow
-from services.janitor import recover_abandoned
+from services.janitor import ScheduledMover, recover_abandoned
 from services.logs import configure_logging
 from services.queues import enqueue
 from services.sessions import SESSION_IDLE_S, close_quiet_sessions
@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 LEADER_KEY = "engram:scheduler:leader"
 FIRED_KEY = "engram:scheduler:fired:%s:%s"  # service, fire time → set once, so two schedulers never double-fire
 LEADER_TTL_S = 30
+HOUSEKEEPING_EVERY_S = 1
 
 
 def load_schedules(configs_dir: Path) -> dict[str, dict[str, Any]]:
@@ -72,12 +73,17 @@ def build_scheduler(
     # coalesce: a tick missed while the process was busy or down runs once, not N times.
     scheduler = BlockingScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 300})
 
+    mover = ScheduledMover(connection)
+
     def housekeeping() -> None:
         beat(connection)
         if leadership.hold():
             recover_abandoned(connection)
+            mover.tick()  # right after recovery: a recovered job's retry is due in a second
 
-    scheduler.add_job(housekeeping, IntervalTrigger(seconds=5), id="housekeeping", next_run_time=utcnow())
+    # Every second: a retry or a dead worker's job runs within seconds of being due.
+    scheduler.add_job(housekeeping, IntervalTrigger(seconds=HOUSEKEEPING_EVERY_S), id="housekeeping",
+                      next_run_time=utcnow())
     if sessions is not None:
 
         def close_sessions() -> None:
