@@ -83,7 +83,8 @@ def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
             for kind, name in _instances(roles, settings)
         ] + llm_roles
         client = redis.Redis.from_url(settings.redis_url or "")
-        supervisor = Supervisor(supervised, redis_client=client, hung_after_s=settings.hung_after_s)
+        servers = handle.servers if handle is not None else []
+        supervisor = Supervisor(supervised, redis_client=client, hung_after_s=settings.hung_after_s, servers=servers)
         if "web" in roles:
             logger.info("Engram is starting on http://%s:%s", settings.host, settings.port)
         return supervisor.run()

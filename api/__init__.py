@@ -9,6 +9,7 @@ from flask import Flask
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.retry import Retry
 from sqlalchemy.engine import Engine
+from werkzeug.exceptions import NotFound
 from werkzeug.routing import IntegerConverter
 
 from api.health import LLMProbe
@@ -26,10 +27,17 @@ WEB_REDIS_RETRY = Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), 4)
 
 
 class RowId(IntegerConverter):
-    """``<row_id:name>``: a positive id that fits PostgreSQL's bigint; anything else is a 404, never a 500."""
+    """``<row_id:name>``: a row id; one no bigint column can hold is a 404, never a 500 from PostgreSQL.
 
-    def __init__(self, url_map, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(url_map, min=1, max=BIGINT_MAX)
+    Raised here rather than by ``max=``: a value the converter rejects makes the rule not match,
+    and a PATCH or DELETE would then answer 405 instead of 404.
+    """
+
+    def to_python(self, value: str) -> int:
+        number = int(super().to_python(value))
+        if not 1 <= number <= BIGINT_MAX:
+            raise NotFound(f"nothing has id {value}")
+        return number
 
 
 @dataclass

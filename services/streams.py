@@ -127,6 +127,7 @@ class FanOut:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        self._failures = 0  # failed connection attempts in the current outage
 
     def start(self) -> None:
         if self._thread is None:
@@ -165,14 +166,22 @@ class FanOut:
             try:
                 self._listen()
             except (redis.RedisError, OSError) as exc:
-                logger.warning("sse fan-out lost its Redis connection (%s); reconnecting", exc)
+                self._failures += 1
+                if self._failures == 1:  # once per outage, not twice a second while it lasts
+                    logger.warning("sse fan-out lost its Redis connection (%s); reconnecting", exc)
                 self._stopping.wait(RECONNECT_PAUSE_S)
+
+    def _connected(self) -> None:
+        if self._failures:
+            logger.warning("sse fan-out reconnected to Redis after %d failed attempt(s)", self._failures)
+        self._failures = 0
+        # Wake-ups published while we were away are lost: every stream re-reads its log now.
+        self._wake_all()
 
     def _listen(self) -> None:
         pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
         pubsub.psubscribe(CHANNEL_PREFIX + "*")
-        # Wake-ups published while we were away are lost: every stream re-reads its log now.
-        self._wake_all()
+        self._connected()
         reported = time.monotonic()
         try:
             while not self._stopping.is_set():
@@ -230,7 +239,7 @@ def follow(
     that resumes with that id misses nothing that was logged. While Redis is unreachable the
     stream stays open (keepalives, the cap still counts) and picks up where it was once Redis
     is back; with ``check_lost``, a channel whose log did not survive the outage (a Redis that
-    came back empty) ends with an ``error`` at once instead of waiting for the cap.
+    came back empty) ends with an ``error`` within a keepalive period instead of waiting for the cap.
     """
     wakeups = fanout.subscribe(channel)
     started = last_sent = last_logged = time.monotonic()
@@ -262,6 +271,10 @@ def follow(
                 yield Event(last_id or "0-0", "status", {"stage": "still_working"}).to_sse()
             elif now - last_sent >= limits.keepalive_s:
                 last_sent = now
+                # A quiet stream also checks, at keepalive pace, that its log still exists: a
+                # Redis restarted without its data within the client's retries looks like silence.
+                if check_lost and _log_lost(log, channel):
+                    continue
                 yield ": keepalive\n\n"
             _wait(wakeups, limits, now, started, last_sent)
     finally:
