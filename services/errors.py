@@ -61,7 +61,11 @@ class LLMTimeout(LLMError):
 
 
 class LLMUnavailable(LLMError):
-    pass
+    """Connection refused, 5xx, 429; ``retry_after_s`` is the endpoint's ``Retry-After`` when it sent one."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class LLMMalformedOutput(LLMError):

@@ -58,11 +58,22 @@ class ToolCalls:
 
 @dataclass
 class Error:
-    """Answer with an HTTP error status and an OpenAI-style error body (or ``body`` as given)."""
+    """Answer with an HTTP error status and an OpenAI-style error body (or ``body`` as given), plus ``headers``."""
 
     status: int = 500
     body: dict[str, Any] | str | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # e.g. {"Retry-After": "1"} with a 429
     kind: ClassVar[str] = "error"
+
+
+@dataclass
+class Cut:
+    """Stream the first ``after_chunks`` pieces of ``text``, then drop the connection (no finish, no [DONE])."""
+
+    text: str
+    after_chunks: int = 2
+    chunk_size: int = DEFAULT_CHUNK_SIZE
+    kind: ClassVar[str] = "cut"
 
 
 @dataclass
@@ -88,8 +99,8 @@ class Json:
     kind: ClassVar[str] = "json"
 
 
-Step = Reply | ToolCalls | Error | Garbage | Hang | Json
-STEP_TYPES: dict[str, type] = {cls.kind: cls for cls in (Reply, ToolCalls, Error, Garbage, Hang, Json)}
+Step = Reply | ToolCalls | Error | Garbage | Hang | Json | Cut
+STEP_TYPES: dict[str, type] = {cls.kind: cls for cls in (Reply, ToolCalls, Error, Garbage, Hang, Json, Cut)}
 
 
 def step_to_dict(step: Step) -> dict[str, Any]:
@@ -113,6 +124,7 @@ class _Script:
     queue: deque[Step] = field(default_factory=deque)
     routes: list[tuple[str, Step]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    arrivals: list[float] = field(default_factory=list)  # time.monotonic() of each recorded request
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def next_step(self, body: dict[str, Any]) -> Step | None:
@@ -120,6 +132,7 @@ class _Script:
         text = conversation_text(body)
         with self.lock:
             self.requests.append(body)
+            self.arrivals.append(time.monotonic())
             for needle, step in self.routes:
                 if needle in text:
                     return step
@@ -130,6 +143,7 @@ class _Script:
             self.queue.clear()
             self.routes.clear()
             self.requests.clear()
+            self.arrivals.clear()
 
 
 def conversation_text(body: dict[str, Any]) -> str:
@@ -184,6 +198,8 @@ class _Exchange:
             self.error(step)
         elif isinstance(step, Garbage):
             self.garbage()
+        elif isinstance(step, Cut):
+            self.cut(step)
         elif isinstance(step, Hang):
             if not self.stop.wait(step.seconds):
                 self.text(default_text(self.body))
@@ -227,7 +243,19 @@ class _Exchange:
             "error": {"message": f"scripted error {step.status}", "type": "server_error", "code": step.status}
         }
         raw = body if isinstance(body, str) else json.dumps(body)
-        self._send_raw(step.status, "application/json", raw.encode())
+        self._send_raw(step.status, "application/json", raw.encode(), step.headers)
+
+    def cut(self, step: Cut) -> None:
+        if not self.stream:  # a cut non-streamed answer: a body shorter than its Content-Length
+            self._start(200, "application/json", 4096)
+            self.handler.wfile.write(b'{"id": "cut", "choices": [')
+            self.handler.wfile.flush()
+            return
+        self._start(200, "text/event-stream")
+        pieces = _split(step.text, step.chunk_size)[: step.after_chunks]
+        for delta in [{"role": "assistant", "content": ""}] + [{"content": piece} for piece in pieces]:
+            self._event(self._chunk(delta, None))
+        # HTTP/1.0: closing the connection ends the body, just as a dropped connection would.
 
     def garbage(self) -> None:
         if self.stream:
@@ -274,13 +302,16 @@ class _Exchange:
     def _send_json(self, status: int, payload: Any) -> None:
         self._send_raw(status, "application/json", json.dumps(payload).encode())
 
-    def _send_raw(self, status: int, content_type: str, raw: bytes) -> None:
-        self._start(status, content_type, len(raw))
+    def _send_raw(self, status: int, content_type: str, raw: bytes, headers: dict[str, str] | None = None) -> None:
+        self._start(status, content_type, len(raw), headers)
         self.handler.wfile.write(raw)
 
-    def _start(self, status: int, content_type: str, length: int | None = None) -> None:
+    def _start(self, status: int, content_type: str, length: int | None = None,
+               headers: dict[str, str] | None = None) -> None:
         self.handler.send_response(status)
         self.handler.send_header("Content-Type", content_type)
+        for name, value in (headers or {}).items():
+            self.handler.send_header(name, value)
         if length is not None:
             self.handler.send_header("Content-Length", str(length))
         self.handler.end_headers()
@@ -402,6 +433,12 @@ class FakeLLM:
         """A copy of the recorded chat-completion request bodies, oldest first."""
         with self._live.script.lock:
             return list(self._live.script.requests)
+
+    @property
+    def arrivals(self) -> list[float]:
+        """``time.monotonic()`` when each recorded request arrived (same order as ``requests``)."""
+        with self._live.script.lock:
+            return list(self._live.script.arrivals)
 
     @property
     def _live(self) -> _Server:
