@@ -5,6 +5,7 @@ In-process::
     server = FakeLLM()
     server.start()
     server.script(Reply("hello"), Error(429))      # consumed in order, one per request
+    server.script_stream(Reply("streamed"))         # consumed by streamed requests only, before the above
     server.route(contains="memory chunk", step=Json({"gists": []}))  # applies to every match
     OpenAI(base_url=server.url, api_key="x").chat.completions.create(...)
     server.requests                                 # recorded request bodies
@@ -122,6 +123,7 @@ class _Script:
     """Queued steps, persistent routes and recorded requests, shared by the handler threads."""
 
     queue: deque[Step] = field(default_factory=deque)
+    stream_queue: deque[Step] = field(default_factory=deque)  # taken by streamed requests only
     routes: list[tuple[str, Step]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     arrivals: list[float] = field(default_factory=list)  # time.monotonic() of each recorded request
@@ -136,11 +138,14 @@ class _Script:
             for needle, step in self.routes:
                 if needle in text:
                     return step
+            if body.get("stream") and self.stream_queue:
+                return self.stream_queue.popleft()
             return self.queue.popleft() if self.queue else None
 
     def reset(self) -> None:
         with self.lock:
             self.queue.clear()
+            self.stream_queue.clear()
             self.routes.clear()
             self.requests.clear()
             self.arrivals.clear()
@@ -352,6 +357,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path == "/_script":
             with script.lock:
                 script.queue.extend(step_from_dict(step) for step in body.get("steps", []))
+                script.stream_queue.extend(step_from_dict(step) for step in body.get("stream_steps", []))
                 if route := body.get("route"):
                     script.routes.append((route["contains"], step_from_dict(route["step"])))
             self._json(200, {"queued": len(script.queue)})
@@ -419,6 +425,11 @@ class FakeLLM:
         with self._live.script.lock:
             self._live.script.queue.extend(steps)
 
+    def script_stream(self, *steps: Step) -> None:
+        """Queue steps for streamed requests only (the user-facing reply, not the tie-breaker or memory calls)."""
+        with self._live.script.lock:
+            self._live.script.stream_queue.extend(steps)
+
     def route(self, contains: str, step: Step) -> None:
         """Answer every request whose messages contain ``contains`` with ``step`` (not consumed)."""
         with self._live.script.lock:
@@ -460,6 +471,9 @@ class RemoteFakeLLM:
 
     def script(self, *steps: Step) -> None:
         self._post("/_script", {"steps": [step_to_dict(step) for step in steps]})
+
+    def script_stream(self, *steps: Step) -> None:
+        self._post("/_script", {"stream_steps": [step_to_dict(step) for step in steps]})
 
     def route(self, contains: str, step: Step) -> None:
         self._post("/_script", {"route": {"contains": contains, "step": step_to_dict(step)}})
