@@ -5,6 +5,7 @@ Follow a message from here to ``workers/digest.py``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import redis
 from flask import Blueprint, Response, current_app, request, stream_with_context
 from sqlalchemy import select
 
@@ -115,7 +117,9 @@ def chat() -> Response:
         timeout_s=deps.settings.job_timeout_s,
         retries=deps.settings.job_retries,
     )
-    deps.metrics.inc("engram_chat_requests_total", {"outcome": "accepted"})
+    # Accepted now: a Redis hiccup on the counter must not turn this into a 503 for a queued job.
+    with contextlib.suppress(redis.RedisError):
+        deps.metrics.inc("engram_chat_requests_total", {"outcome": "accepted"})
     logger.info(
         "chat accepted for thread %s (%d chars)", thread_id, len(body.text),
         extra={"request_id": request_id, "thread_id": thread_id, "user_id": user_id},

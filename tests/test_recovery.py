@@ -30,6 +30,7 @@ from services.queues import PROMPT_QUEUE
 from services.settings import Settings
 from services.streams import EventLog, FanOut, StreamLimits, follow, request_channel
 from services.supervisor import Supervisor
+from tests.fake_llm import Reply
 from tests.servers import start_postgres, start_redis
 from tests.sse import parse_frames
 
@@ -246,3 +247,27 @@ def test_ids_beyond_bigint_are_a_404_not_a_500(client, kind: str, method: str) -
         assert response.status_code == 404, (raw, response.status_code)
         assert response.get_json()["error"]["code"] == "not_found"
     assert client.open(f"/memory/{kind}/9223372036854775807", method=method, json={}).status_code == 404
+
+
+@pytest.mark.parametrize("lost", [("message", "done", "output"), ("done", "output"), ("done",)],
+                         ids=["before-message", "between-message-and-output", "before-done"])
+def test_a_retry_after_a_crash_at_the_end_completes_the_stream_exactly_once(client, run_jobs, fake_llm, real_redis,
+                                                                            lost: tuple[str, ...]) -> None:
+    from workers.digest import run
+
+    fake_llm.script(Reply("Said once."))
+    response = _post_chat(client, "say it once")
+    request_id = response.headers["X-Request-ID"]
+    run_jobs((PROMPT_QUEUE,))
+    # Undo what the dead worker had not done yet when it was killed.
+    log_key = f"events:{request_channel(request_id)}"
+    for entry_id, fields in real_redis.xrange(log_key):
+        if fields[b"event"].decode() in lost:
+            real_redis.xdel(log_key, entry_id)
+    if "output" in lost:
+        real_redis.delete(f"output:{request_id}")
+    run(request_id)  # the retry
+    kinds = [fields[b"event"].decode() for _, fields in real_redis.xrange(log_key)]
+    assert kinds.count("message") == 1 and kinds.count("done") == 1 and kinds[-1] == "done"
+    stored = EventLog(real_redis).get_output(request_id)
+    assert stored is not None and stored["text"] == "Said once."
