@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -271,3 +272,18 @@ def test_a_retry_after_a_crash_at_the_end_completes_the_stream_exactly_once(clie
     assert kinds.count("message") == 1 and kinds.count("done") == 1 and kinds[-1] == "done"
     stored = EventLog(real_redis).get_output(request_id)
     assert stored is not None and stored["text"] == "Said once."
+
+
+def test_a_scheduler_restarted_after_a_kill_takes_over_leadership_at_once(real_redis) -> None:
+    import subprocess
+    import sys
+
+    from workers.scheduler import LEADER_KEY, Leadership
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    real_redis.set(LEADER_KEY, f"{socket.gethostname()}:{dead.pid}:old", ex=30)
+    successor = Leadership(real_redis)
+    assert successor.hold(), "the lease of a process that is gone does not block its successor"
+    assert not Leadership(real_redis).hold(), "a live leader keeps its lease"
+    assert real_redis.get(LEADER_KEY).decode() == successor.token

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import socket
 import threading
 import time
 import uuid
@@ -28,7 +29,7 @@ from services.logs import configure_logging
 from services.queues import enqueue
 from services.sessions import SESSION_IDLE_S, close_quiet_sessions
 from services.settings import Settings
-from services.supervisor import beat
+from services.supervisor import beat, pid_alive, process_key
 
 logger = logging.getLogger(__name__)
 
@@ -44,18 +45,37 @@ def load_schedules(configs_dir: Path) -> dict[str, dict[str, Any]]:
 
 
 class Leadership:
-    """A Redis lease: only the holder fires schedules; a standby takes over when it lapses."""
+    """A Redis lease: only the holder fires schedules; a standby takes over when it lapses.
+
+    The lease names its holder's ``host:pid``, so a scheduler restarted on the same host after a
+    ``kill -9`` takes over at once instead of leaving retries unmoved until the lease lapses.
+    """
 
     def __init__(self, connection: redis.Redis) -> None:
         self.connection = connection
-        self.token = uuid.uuid4().hex
+        self.token = f"{process_key()}:{uuid.uuid4().hex}"
 
     def hold(self) -> bool:
         current = self.connection.get(LEADER_KEY)
-        if current is not None and current.decode() == self.token:
+        holder = current.decode() if current is not None else None
+        if holder == self.token:
             self.connection.expire(LEADER_KEY, LEADER_TTL_S)
             return True
+        if holder is not None and _dead_here(holder):
+            logger.warning("scheduler leader %s is gone; taking over", holder)
+            self.connection.eval(_DELETE_IF_HELD_BY, 1, LEADER_KEY, holder)
         return bool(self.connection.set(LEADER_KEY, self.token, nx=True, ex=LEADER_TTL_S))
+
+
+# Compare-and-delete: never remove a lease someone else took meanwhile.
+_DELETE_IF_HELD_BY = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+
+
+def _dead_here(holder: str) -> bool:
+    """Is the lease's holder a process of this host that no longer runs? (Other hosts: wait for the lapse.)"""
+    host, _, rest = holder.partition(":")
+    pid = rest.split(":", 1)[0]
+    return host == socket.gethostname() and pid.isdigit() and not pid_alive(int(pid))
 
 
 def fire_once(connection: redis.Redis, service: str, fire_time: float, action: Callable[[], Any]) -> bool:
