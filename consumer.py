@@ -68,9 +68,10 @@ def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
     import redis
 
     from services.embedded import ensure_servers
-    from services.supervisor import Role, Supervisor, child_env
+    from services.supervisor import Role, Supervisor, adopt_orphans, child_env
 
     llm_roles, llm_env = _llm_roles(settings, roles)  # fail fast, before starting anything
+    adopt_orphans()  # before the servers start: they daemonize into the supervisor's children
     handle = ensure_servers(settings) if settings.uses_embedded else None
     if handle is not None:
         settings = handle.apply(settings)

@@ -6,13 +6,12 @@ from dataclasses import dataclass
 
 import redis
 from flask import Flask
-from redis.backoff import ExponentialWithJitterBackoff
-from redis.retry import Retry
 from sqlalchemy.engine import Engine
 from werkzeug.exceptions import NotFound
 from werkzeug.routing import IntegerConverter
 
 from api.health import LLMProbe
+from services.connections import redis_client
 from services.db import make_engine, make_sessionmaker
 from services.metrics import Metrics
 from services.migrate import head_revision
@@ -21,9 +20,6 @@ from services.streams import EventLog, FanOut
 from services.threads import ThreadStore
 
 BIGINT_MAX = 2**63 - 1
-# A web request retries a dropped Redis connection briefly (a restarted server is back within a
-# second or two), then fails fast so the client gets a 503 instead of a hung request.
-WEB_REDIS_RETRY = Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), 4)
 
 
 class RowId(IntegerConverter):
@@ -60,8 +56,8 @@ class WebDeps:
             raise ValueError("the web process needs REDIS_URL and DATABASE_URL (engram run sets them)")
         # One pool for the process, sized for gevent: streams share the fan-out connection,
         # but replays and status reads borrow from here.
-        client = redis.Redis.from_url(settings.redis_url, max_connections=1000, retry=WEB_REDIS_RETRY,
-                                      socket_connect_timeout=2)
+        # Brief retries: a restarted Redis is reconnected to, one that is down is a 503, not a hung request.
+        client = redis_client(settings.redis_url, patient=False, max_connections=1000)
         metrics = Metrics(client)
         return cls(
             settings=settings,

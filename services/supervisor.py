@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import psutil
 import redis
 
 logger = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ HEARTBEAT_TTL_S = 24 * 3600
 MAX_BACKOFF_S = 30.0
 STABLE_AFTER_S = 60.0
 SERVER_CHECK_S = 0.5  # how often the embedded servers' processes are looked at (a pid check, no I/O)
+REAP_EVERY_S = 10.0
 SERVER_RETRY_S = 0.5  # first pause after a failed server restart; doubles up to MAX_BACKOFF_S
 
 
@@ -89,6 +91,30 @@ def _die_with_parent() -> None:
     libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
 
 
+def adopt_orphans() -> None:
+    """Become the reaper of this process's orphaned descendants (``PR_SET_CHILD_SUBREAPER``).
+
+    Call before starting the embedded servers: they daemonize, so they become the supervisor's
+    children, and a killed one can be reaped at once. Left to an init that reaps slowly, a dead
+    postmaster stays a zombie for seconds, and PostgreSQL refuses to start while the pid in its
+    lock file exists ("another server might be running").
+    """
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(36, 1)  # 36 = PR_SET_CHILD_SUBREAPER
+
+
+def reap_orphans(roles: set[int]) -> None:
+    """Collect exited adopted processes (servers, their orphaned workers); never a role's, which subprocess reaps."""
+    for child in psutil.Process().children():
+        if child.pid in roles:
+            continue
+        try:
+            if child.status() == psutil.STATUS_ZOMBIE:
+                os.waitpid(child.pid, os.WNOHANG)
+        except (psutil.Error, ChildProcessError):
+            pass
+
+
 class Supervisor:
     def __init__(
         self,
@@ -102,6 +128,7 @@ class Supervisor:
     ) -> None:
         self.children = {role.name: Child(role) for role in roles}
         self.servers = [ServerWatch(server) for server in servers]
+        self._next_reap_at = 0.0
         self.redis = redis_client
         self.hung_after_s = hung_after_s
         self.grace_s = grace_s
@@ -128,6 +155,9 @@ class Supervisor:
         now = self.clock()
         for watch in self.servers:
             self._check_server(watch, now)
+        if self.servers and now >= self._next_reap_at:  # a killed server's workers exit after it
+            self._next_reap_at = now + REAP_EVERY_S
+            reap_orphans(self._role_pids())
         for child in self.children.values():
             if child.process is None:
                 if child.restart_at is not None and now >= child.restart_at:
@@ -164,6 +194,9 @@ class Supervisor:
         self._clear_heartbeat(child)
         logger.info("started role %s (pid %s)", child.role.name, child.process.pid)
 
+    def _role_pids(self) -> set[int]:
+        return {child.process.pid for child in self.children.values() if child.process is not None}
+
     def _check_server(self, watch: ServerWatch, now: float) -> None:
         if self.stopping or now < watch.next_check_at:
             return
@@ -172,6 +205,7 @@ class Supervisor:
             watch.backoff_s = SERVER_RETRY_S
             return
         logger.error("embedded %s is not running; starting it again", watch.server.name)
+        reap_orphans(self._role_pids())
         begun = time.monotonic()
         try:
             watch.server.restart()

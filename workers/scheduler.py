@@ -23,6 +23,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.config_files import read_toml
+from services.connections import redis_client
 from services.db import make_engine, make_sessionmaker, utcnow
 from services.janitor import ScheduledMover, recover_abandoned
 from services.logs import configure_logging
@@ -145,7 +146,7 @@ def main() -> None:
     configure_logging(settings.log_level, role="scheduler")
     if not settings.redis_url:
         raise SystemExit("the scheduler needs REDIS_URL (engram run sets it)")
-    connection = redis.Redis.from_url(settings.redis_url)
+    connection = redis_client(settings.redis_url)
     engine = make_engine(settings.database_url) if settings.database_url else None
     scheduler = build_scheduler(settings, connection, make_sessionmaker(engine) if engine is not None else None)
 

@@ -14,6 +14,7 @@ from typing import Any
 import redis
 from rq.worker import SimpleWorker
 
+from services.connections import patient_retry
 from services.janitor import job_lease
 from services.logs import configure_logging
 from services.settings import Settings
@@ -43,6 +44,9 @@ class EngramWorker(SimpleWorker):
     """SimpleWorker that preloads the context: one model load per process, not per job."""
 
     def work(self, *args: Any, **kwargs: Any) -> bool:
+        # rq built this connection from the URL: make it ride over a Redis restart, so a job in
+        # flight finishes instead of failing and taking the worker (and its loaded models) down.
+        self.connection.set_retry(patient_retry())
         settings = Settings.from_env()
         configure_logging(settings.log_level, role=settings.role)
         install_context(context_from_environment(redis_client=self.connection, settings=settings))
