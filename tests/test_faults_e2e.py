@@ -45,8 +45,8 @@ def llm() -> Iterator[FakeLLM]:
 @pytest.fixture(autouse=True)
 def fresh_script(llm: FakeLLM) -> None:
     llm.reset()
-    llm.route("MEMORY CHUNK", Json({"gists": [], "facts": [], "entities": [], "emotion": "neutral",
-                                    "salience": 0.1, "open_loops": []}))
+    llm.route("MEMORY CHUNK", Json({"gists": ["The user asked about otters."], "facts": [], "entities": [],
+                                    "emotion": "curious", "salience": 0.1, "open_loops": []}))
 
 
 @pytest.fixture(scope="module")
