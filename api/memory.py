@@ -29,6 +29,7 @@ from services.memory.recall import recall
 bp = Blueprint("memory", __name__, url_prefix="/memory")
 
 MAX_PAGE = 200
+MAX_HISTORY = 50
 
 
 @bp.record_once
@@ -98,6 +99,28 @@ def _fact_or_404(session: Any, fact_id: int) -> Any:
 def get_fact(fact_id: int) -> Response:
     with _sessions()() as session:
         return jsonify(fact_store.fact_to_dict(_fact_or_404(session, fact_id)))
+
+
+@bp.get("/facts/<int:fact_id>/history")
+def fact_history(fact_id: int) -> Response:
+    """Every version of this fact, oldest first: the ones it replaced and the ones that replaced it."""
+    with _sessions()() as session:
+        fact = _fact_or_404(session, fact_id)
+        versions = [fact]
+        seen = {fact.id}
+        while len(versions) < MAX_HISTORY:  # older versions point at their successor
+            older = fact_store.replaced_version(session, current_user(), versions[0].id)
+            if older is None or older.id in seen:
+                break
+            versions.insert(0, older)
+            seen.add(older.id)
+        while versions[-1].superseded_by is not None and len(versions) < MAX_HISTORY:
+            newer = fact_store.get_fact(session, current_user(), versions[-1].superseded_by)
+            if newer is None or newer.id in seen:
+                break
+            versions.append(newer)
+            seen.add(newer.id)
+        return jsonify({"fact_id": fact_id, "versions": [fact_store.fact_to_dict(v) for v in versions]})
 
 
 @bp.patch("/facts/<int:fact_id>")

@@ -177,7 +177,11 @@ def finish(context: WorkerContext, turn: Turn, understanding: Understanding, rep
             "tools": reply.tool_counts(),
             "response_time_s": response_time_s,
         },
+        "recalled": understanding.recalled,
     }
+    confirm = reply.pending_confirmation()
+    if confirm is not None:
+        message["confirm"] = confirm
     turn.publish(context, "message", message)
     context.events.set_output(request.request_id, {"status": "ok", **message})
     turn.publish(context, "done", {"duration_ms": int(response_time_s * 1000)})
