@@ -42,7 +42,9 @@ def test_metrics_expose_modes_latencies_queues_and_memory(client, run_jobs, fake
 
 @pytest.mark.integration
 def test_ops_and_chat_pages_are_served(client):
-    assert b"/static/ops.js" in client.get("/ops").data
+    ops = client.get("/ops")
+    assert b"/static/ops.js" in ops.data
+    assert "default-src 'self'" in ops.headers["Content-Security-Policy"]  # nothing loads from elsewhere
     assert b"/static/chat.js" in client.get("/").data
     assert b"/static/memory.js" in client.get("/memory").data
     assert b"readEvents" in client.get("/static/common.js").data

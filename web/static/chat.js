@@ -8,7 +8,7 @@
   const PENDING_KEY = 'engram.pending';
   const PAGE = 30;
   const state = { threadId: null, threadsOffset: 0, busy: false, seen: new Set(), eventsLastId: null,
-                  eventsAbort: null, loadedAt: Date.now() };
+                  eventsAbort: null, loadedAt: Date.now(), navigation: 0 };
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
   // --- status line and connection badge --------------------------------------------------------
@@ -256,6 +256,8 @@
     const list = $('thread-list');
     if (!more) list.replaceChildren();
     for (const thread of page.threads) {
+      // Empty conversations other than the open one are clutter: they are not listed.
+      if (!thread.exchanges && thread.id !== state.threadId) continue;
       list.append(el('li', {}, el('button', {
         type: 'button', 'data-id': thread.id, 'aria-current': String(thread.id === state.threadId),
         onclick: () => { openThread(thread.id); $('chat').classList.remove('show-threads'); },
@@ -269,11 +271,13 @@
 
   async function openThread(threadId, focusExchange) {
     if (state.busy) return;
+    const navigation = ++state.navigation;  // a later click wins over this one's slower answer
     let page;
     try { page = await api('GET', '/threads/' + encodeURIComponent(threadId) + '/exchanges?limit=' + PAGE); } catch (error) {
-      if (error.status === 404) { rememberThread(null); emptyState(); }
+      if (error.status === 404 && navigation === state.navigation) { rememberThread(null); emptyState(); }
       return;
     }
+    if (navigation !== state.navigation) return;
     rememberThread(threadId);
     const log = $('log');
     log.replaceChildren();
@@ -302,10 +306,13 @@
 
   async function newThread() {
     if (state.busy) return;
+    const navigation = ++state.navigation;
     try {
       const thread = await api('POST', '/threads');
+      if (navigation !== state.navigation) return;
       rememberThread(thread.id);
       emptyState();
+      $('chat').classList.remove('show-threads');
       await loadThreads();
       $('message').focus();
     } catch (error) { Engram.toast(error.message, 'error'); }
@@ -347,8 +354,7 @@
       body.innerHTML = markdown(shown.text);
       card.append(body);
       $('log').append(card);
-      if (isNearBottom()) scrollDown();
-      Engram.toast(shown.label + ': ' + shown.text.slice(0, 120));
+      scrollDown();
     }
   }
 

@@ -80,7 +80,7 @@
 
   function fromMetrics(m) {
     const turns = sum(m.engram_mode_total);
-    const activity = el('div', { class: 'grid' }, stat('turns', fmt(turns)), stat('open streams', fmt(sum(m.engram_sse_open_streams))),
+    const activity = el('div', { class: 'stats' }, stat('turns', fmt(turns)), stat('open streams', fmt(sum(m.engram_sse_open_streams))),
       stat('chat requests', fmt(sum(m.engram_chat_requests_total))));
     $('activity').replaceChildren(activity, table(['request outcome', 'count'],
       (m.engram_chat_requests_total || []).map((s) => [s.labels.outcome || '', fmt(s.value)]), [false, true]));
@@ -91,7 +91,7 @@
     $('failures').replaceChildren(table(['what', 'count'], [
       ['memory enrichment failures', fmt(sum(m.engram_memory_enrichment_failures_total))],
       ['fallback replies (LLM down)', fmt(sum(m.engram_llm_fallbacks_total))],
-      ...(m.engram_job_failures_total || []).map((s) => ['jobs failed for good · ' + s.labels.queue, fmt(s.value)]),
+      ...(m.engram_job_failures_total || []).map((s) => ['jobs failed for good' + (s.labels.queue ? ' · ' + s.labels.queue : ''), fmt(s.value)]),
     ], [false, true]));
     $('memory').replaceChildren(table(['store', 'rows'], (m.engram_memory_items || []).map((s) => [s.labels.kind, fmt(s.value)]), [false, true]));
   }
@@ -165,7 +165,7 @@
 
   function topSignals(signals) {
     return Object.entries(signals || {}).filter(([, value]) => value === true || (typeof value === 'number' && value > 0))
-      .slice(0, 8).map(([name, value]) => el('span', { class: 'pill' }, value === true ? name : name + ' ' + fmt(value)));
+      .slice(0, 8).map(([name, value]) => el('span', { class: 'pill' }, value === true || value === 1 ? name : name + ' ' + fmt(value)));
   }
 
   async function routing() {
