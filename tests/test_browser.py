@@ -223,6 +223,11 @@ def test_an_action_is_confirmed_by_clicking_yes(page, llm: FakeLLM, system: Syst
     assert question.startswith("Before I do that, please confirm")
     buttons = page.locator("#log .turn:last-child .confirm button")
     assert buttons.all_inner_texts() == ["Yes", "No"]
+    receipts = page.locator("#log .turn:last-child details.receipts summary")
+    if receipts.count():
+        receipts.click()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "chat_confirmation.png"))
     page.click("#log .turn:last-child .confirm button[data-answer=yes]")
     page.wait_for_function("document.querySelectorAll('#log .turn').length === 2")
     assert wait_reply_done(page) == "Done: I will remind you tomorrow at 10:00 to call the dentist."
@@ -260,7 +265,7 @@ def test_edit_a_fact_see_its_history_and_delete_it(page, system: System) -> None
     corrected.wait_for()
     new_id = int(corrected.get_attribute("data-id"))
     assert new_id != fact_id
-    corrected.locator("button.history").click()
+    corrected.locator("button.show-history").click()
     history = corrected.locator(".history li")
     history.first.wait_for()
     assert history.all_inner_texts()[0].startswith("The user's bike is red.")
@@ -360,3 +365,41 @@ def test_the_chat_page_fits_a_phone(browser, proxy: CuttableProxy, llm: FakeLLM)
         page.screenshot(path=str(SHOTS / "test_the_chat_page_fits_a_phone.png"))
     finally:
         page.context.close()
+
+
+def test_a_reload_mid_reply_picks_the_reply_up_again(page, llm: FakeLLM) -> None:
+    words = " ".join(f"step{n:02d}" for n in range(30))
+    llm.script(Reply("Slowly: " + words + ".", chunk_size=4, per_chunk_delay_s=0.12))
+    new_conversation(page)
+    send(page, "Walk me slowly through thirty steps.")
+    page.wait_for_function(
+        "document.querySelector('#log .turn:last-child .bubble.engram').textContent.includes('step02')")
+    page.reload()
+    assert wait_reply_done(page) == "Slowly: " + words + "."
+    assert page.locator("#log .bubble.engram").count() == 1
+    assert page.locator("#log .bubble.you").all_inner_texts() == ["Walk me slowly through thirty steps."]
+    page.reload()  # stored now: shown from the thread, not resumed a second time
+    page.wait_for_selector("#log .bubble.engram")
+    assert page.locator("#log .bubble.engram").all_inner_texts() == ["Slowly: " + words + "."]
+
+
+MARKDOWN_CASES = [
+    ("<b>bold?</b>", "<p>&lt;b&gt;bold?&lt;/b&gt;</p>"),
+    ("**sure** and *fine*", "<p><strong>sure</strong> and <em>fine</em></p>"),
+    ("[ok](https://example.org/a?b=1&c=2)",
+     '<p><a href="https://example.org/a?b=1&amp;c=2" rel="noopener noreferrer" target="_blank">ok</a></p>'),
+    ("[bad](javascript:alert(1))", "<p>[bad](javascript:alert(1))</p>"),
+    ("[bad](//evil.example)", "<p>[bad](//evil.example)</p>"),
+    ("[bad](/\\evil.example)", "<p>[bad](/\\evil.example)</p>"),
+    ('[x](https://a.example/" onclick="alert(1))', '<p>[x](https://a.example/&quot; onclick=&quot;alert(1))</p>'),
+    ("- one\n- <i>two</i>", "<ul><li>one</li><li>&lt;i&gt;two&lt;/i&gt;</li></ul>"),
+    ("```\n<script>x</script>\n```", "<pre><code>&lt;script&gt;x&lt;/script&gt;</code></pre>"),
+    ("`<tag>` here", "<p><code>&lt;tag&gt;</code> here</p>"),
+]
+
+
+def test_the_markdown_renderer_escapes_before_formatting(page) -> None:
+    page.goto("/")
+    page.wait_for_function("typeof Engram !== 'undefined'")
+    for source, expected in MARKDOWN_CASES:
+        assert page.evaluate("(text) => Engram.markdown(text)", source) == expected, source

@@ -418,7 +418,9 @@
 
   async function start() {
     const params = new URLSearchParams(location.search);
+    const navigation = state.navigation;
     const page = await loadThreads();
+    if (navigation !== state.navigation) { connectEvents(); return; }  // the person already chose a conversation
     const wanted = params.get('thread') || localStorage.getItem(THREAD_KEY) ||
       (page && (page.threads.find((thread) => thread.current) || {}).id);
     if (wanted) await openThread(wanted, location.hash.slice(1)); else emptyState();

@@ -35,7 +35,7 @@
         (fact.superseded_by ? ' by #' + fact.superseded_by : '')) : null);
     const actions = el('div', { class: 'actions' },
       fact.superseded_at ? null : el('button', { type: 'button', class: 'edit', onclick: () => editFact(card, fact) }, 'Edit'),
-      el('button', { type: 'button', class: 'history', onclick: () => showHistory(card, fact) }, 'History'),
+      el('button', { type: 'button', class: 'show-history', onclick: () => showHistory(card, fact) }, 'History'),
       el('button', { type: 'button', class: 'delete', onclick: () => removeItem(card, 'facts', fact.id, fact.text) }, 'Delete'));
     card.append(el('div', { class: 'row' }, text, actions));
     return card;
@@ -100,7 +100,7 @@
 
   async function showHistory(card, fact) {
     const open = card.querySelector('.history');
-    if (open && open.tagName === 'DIV') { open.remove(); return; }
+    if (open) { open.remove(); return; }
     const body = await api('GET', '/memory/facts/' + fact.id + '/history');
     const box = el('div', { class: 'history' }, el('div', { class: 'muted' }, 'Versions, oldest first:'),
       el('ol', {}, body.versions.map((version) => el('li', { class: version.superseded_at ? 'old' : '' },
