@@ -308,6 +308,8 @@ def test_the_ops_page_shows_live_numbers_and_retries_a_failed_job(page, llm: Fak
     assert int(page.locator("#activity .big").first.inner_text()) >= 1
     retry = page.locator("#failed button[data-job=browser-broken-job]")
     retry.wait_for(timeout=20_000)  # the background worker fails it; the page refreshes by itself
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "ops_overview.png"), full_page=True)
     retry.click()
     page.locator(".toast", has_text="back on background-queue").wait_for()
     assert page.locator("#services-panel").is_hidden()  # /ops/services does not exist on this build
