@@ -7,17 +7,11 @@
   const THREAD_KEY = 'engram.thread';
   const PENDING_KEY = 'engram.pending';
   const PAGE = 30;
-  const state = { threadId: null, threadsOffset: 0, busy: false, seen: new Set(), eventsLastId: null,
-                  eventsAbort: null, loadedAt: Date.now(), navigation: 0 };
+  const state = { threadId: null, threadsOffset: 0, busy: false, navigation: 0 };
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
   // --- status line and connection badge --------------------------------------------------------
   function setStatus(text) { $('status').textContent = text || ''; }
-  function setConn(live, text) {
-    const badge = $('conn');
-    badge.className = live ? 'live' : 'down';
-    badge.textContent = text || (live ? 'live' : 'offline');
-  }
   const STAGES = { processing: 'Sent — waiting for a worker…', thinking: 'Thinking', acting: 'Working',
                    still_working: 'Still working on it…', retrying: 'Something failed; trying again…' };
   function describe(data) {
@@ -318,68 +312,6 @@
     } catch (error) { Engram.toast(error.message, 'error'); }
   }
 
-  // --- the proactive stream -----------------------------------------------------------------------
-  const EVENT_LABELS = { reminder: 'Reminder', thought: 'A thought', goal: 'Goal' };
-
-  function describeEvent(event) {
-    const data = event.data || {};
-    if (event.event === 'reminder') {
-      const label = data.kind === 'scheduled_prompt' ? 'Scheduled' : 'Reminder';
-      return { label, text: data.reply || data.text || '', detail: data.due_at ? 'due ' + when(data.due_at) : '' };
-    }
-    if (event.event === 'thought') return { label: 'A thought', text: data.text || '', detail: data.topic || '' };
-    if (event.event === 'goal') {
-      return { label: 'Goal' + (data.title ? ': ' + data.title : ''), text: data.text || '', detail: data.status || '' };
-    }
-    return { label: event.event, text: data.text || '', detail: '' };
-  }
-
-  function onProactive(event) {
-    if (!EVENT_LABELS[event.event]) return;
-    if (event.id) {
-      if (state.seen.has(event.id)) return;
-      state.seen.add(event.id);
-      state.eventsLastId = event.id;
-    }
-    const shown = describeEvent(event);
-    $('no-updates')?.remove();
-    $('updates').prepend(el('li', { class: 'update ' + event.event }, el('strong', {}, shown.label), ' ', shown.text,
-      shown.detail ? el('div', { class: 'muted' }, shown.detail) : null));
-    const sentAt = event.id ? Number(event.id.split('-')[0]) : Date.now();
-    if (sentAt >= state.loadedAt - 10000) {  // live (or just missed while reconnecting): into the conversation
-      clearEmpty();
-      const card = el('div', { class: 'event-card ' + event.event, role: 'status' },
-        el('div', { class: 'label' }, shown.label + (shown.detail ? ' · ' + shown.detail : '')));
-      const body = el('div', { class: 'text' });
-      body.innerHTML = markdown(shown.text);
-      card.append(body);
-      $('log').append(card);
-      scrollDown();
-    }
-  }
-
-  async function connectEvents() {
-    if (state.eventsAbort) state.eventsAbort.abort();
-    const controller = new AbortController();
-    state.eventsAbort = controller;
-    let failures = 0;
-    while (!controller.signal.aborted) {
-      try {
-        const headers = authHeaders(state.eventsLastId ? { 'Last-Event-ID': state.eventsLastId } : {});
-        const response = await fetch('/events', { headers, signal: controller.signal });
-        if (response.status === 401) { await errorOf(response); setConn(false, 'needs token'); return; }
-        if (!response.ok) throw new Error('HTTP ' + response.status);
-        setConn(true);
-        failures = 0;
-        await readEvents(response, onProactive, controller.signal);
-      } catch (_) { /* dropped: reconnect below with Last-Event-ID, so nothing is missed */ }
-      if (controller.signal.aborted) return;
-      setConn(false, 'reconnecting');
-      failures += 1;
-      await sleep(Math.min(10000, 400 * failures));
-    }
-  }
-
   // --- wiring -----------------------------------------------------------------------------------
   function autosize() { const box = $('message'); box.style.height = 'auto'; box.style.height = Math.min(box.scrollHeight, 192) + 'px'; }
 
@@ -416,15 +348,20 @@
     window.addEventListener('engram:token', start);
   }
 
+  // Reminders, thoughts and goal progress go into the open conversation as cards (updates.js).
+  function connectUpdates() {
+    EngramUpdates.connect({ onCard: (card) => { clearEmpty(); $('log').append(card); scrollDown(); } });
+  }
+
   async function start() {
     const params = new URLSearchParams(location.search);
     const navigation = state.navigation;
     const page = await loadThreads();
-    if (navigation !== state.navigation) { connectEvents(); return; }  // the person already chose a conversation
+    if (navigation !== state.navigation) { connectUpdates(); return; }  // the person already chose a conversation
     const wanted = params.get('thread') || localStorage.getItem(THREAD_KEY) ||
       (page && (page.threads.find((thread) => thread.current) || {}).id);
     if (wanted) await openThread(wanted, location.hash.slice(1)); else emptyState();
-    connectEvents();
+    connectUpdates();
     $('message').focus();
   }
 
