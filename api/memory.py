@@ -15,6 +15,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from flask.blueprints import BlueprintSetupState
 from werkzeug.exceptions import Conflict
 
+from api.args import int_arg
 from api.auth import current_user
 from services.errors import BadRequest, NotFound, UnsupportedMediaType
 from services.memory import episodes as episode_store
@@ -48,16 +49,7 @@ def _deps() -> Any:
 
 
 def _int_arg(name: str, default: int, low: int = 0, high: int = MAX_PAGE) -> int:
-    raw = request.args.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise BadRequest(f"'{name}' must be an integer") from None
-    if not low <= value <= high:
-        raise BadRequest(f"'{name}' must be between {low} and {high}")
-    return value
+    return int(int_arg(name, default, low, high))  # a default is always given here
 
 
 def _json_body() -> dict[str, Any]:

@@ -12,8 +12,8 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify
 from sqlalchemy import select
 
+from api.args import int_arg
 from api.auth import current_user
-from api.threads import paging_arg
 from services.db import Exchange, RoutingDecision
 from services.errors import NotFound
 from services.jobs import NotFailed, failed_jobs, queue_stats, retry_failed, workers
@@ -46,7 +46,7 @@ def retry(job_id: str) -> Response:
 @bp.get("/routing")
 def routing() -> Response:
     """The caller's most recent routing decisions with their scores and signals (?limit=, at most 100)."""
-    limit = paging_arg("limit", 20, 1, 100)
+    limit = int_arg("limit", 20, 1, 100)
     statement = (select(RoutingDecision, Exchange.topic)
                  .join(Exchange, Exchange.id == RoutingDecision.exchange_id, isouter=True)
                  .where(RoutingDecision.user_id == current_user())

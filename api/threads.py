@@ -10,32 +10,19 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify
 from sqlalchemy import func, select
 
+from api.args import int_arg
 from api.auth import current_user
 from services.act.critic import pending_confirmation
 from services.db import Exchange, RoutingDecision, Thread, User, insert
-from services.errors import BadRequest, NotFound
+from services.errors import NotFound
 
 bp = Blueprint("threads", __name__, url_prefix="/threads")
 
 MAX_PAGE = 100
 TITLE_CHARS = 80
-
-
-def paging_arg(name: str, default: int | None, low: int, high: int) -> int | None:
-    """An optional integer query argument within [low, high]; anything else is a clear 400."""
-    raw = request.args.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise BadRequest(f"'{name}' must be an integer") from None
-    if not low <= value <= high:
-        raise BadRequest(f"'{name}' must be between {low} and {high}")
-    return value
 
 
 def _sessions() -> Any:
@@ -45,8 +32,8 @@ def _sessions() -> Any:
 @bp.get("")
 def list_threads() -> Response:
     """The user's threads, most recently active first (?limit=&offset=)."""
-    limit = paging_arg("limit", 20, 1, MAX_PAGE)
-    offset = paging_arg("offset", 0, 0, 10**9)
+    limit = int_arg("limit", 20, 1, MAX_PAGE)
+    offset = int_arg("offset", 0, 0, 10**9)
     user_id = current_user()
     counts = (select(Exchange.thread_id, func.count().label("exchanges"), func.min(Exchange.id).label("first_id"))
               .where(Exchange.user_id == user_id).group_by(Exchange.thread_id).subquery())
@@ -95,8 +82,8 @@ def new_thread() -> tuple[Response, int]:
 @bp.get("/<thread_id>/exchanges")
 def thread_exchanges(thread_id: str) -> Response:
     """A page of the thread's exchanges in time order: the newest ``limit`` before ``before``."""
-    limit = paging_arg("limit", 30, 1, MAX_PAGE)
-    before = paging_arg("before", None, 1, 2**62)
+    limit = int_arg("limit", 30, 1, MAX_PAGE)
+    before = int_arg("before", None, 1, 2**62)
     user_id = current_user()
     statement = (select(Exchange, RoutingDecision.recalled)
                  .join(RoutingDecision, RoutingDecision.exchange_id == Exchange.id, isouter=True)
