@@ -405,3 +405,24 @@ def test_the_markdown_renderer_escapes_before_formatting(page) -> None:
     page.wait_for_function("typeof Engram !== 'undefined'")
     for source, expected in MARKDOWN_CASES:
         assert page.evaluate("(text) => Engram.markdown(text)", source) == expected, source
+
+
+def test_export_then_forget_everything_after_typing_the_word(page, system: System) -> None:
+    # Last in the module: it empties alice's memory.
+    _insert_fact(system, "The user's favourite colour is green.")
+    page.goto("/memory")
+    page.locator(".card", has_text="favourite colour is green").wait_for()
+    with page.expect_download() as download:
+        page.click("#export")
+    bundle = Path(download.value.path()).read_text()
+    assert '"user_id": "alice"' in bundle.replace('":"', '": "') and "favourite colour is green" in bundle
+    page.click("#forget-all")
+    confirm = page.locator("dialog.ask button.danger")
+    assert confirm.is_disabled()
+    page.locator("dialog.ask input").fill("forge")
+    assert confirm.is_disabled()
+    page.locator("dialog.ask input").fill("forget")
+    confirm.click()
+    page.wait_for_function("document.querySelector('#summary').textContent.includes('Nothing remembered')")
+    assert api(system, "GET", "/memory/facts").json()["facts"] == []
+    assert api(system, "GET", "/threads").json()["total"] == 0

@@ -5,7 +5,10 @@ const EngramUpdates = (() => {
   const { el, markdown, when, readEvents, authHeaders, errorOf } = Engram;
   const $ = (id) => document.getElementById(id);
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-  const state = { seen: new Set(), lastId: null, abort: null, loadedAt: Date.now(), onCard: () => {} };
+  // The first connection replays the stored log: events logged before it (their id is the Redis
+  // time in ms; the response's Date header is the server's) are history and only listed. Later
+  // ones, and everything replayed after a reconnect, are new and also go into the conversation.
+  const state = { seen: new Set(), lastId: null, abort: null, historyBefore: null, onCard: () => {} };
 
   function setConn(live, text) {
     const badge = $('conn');
@@ -39,8 +42,8 @@ const EngramUpdates = (() => {
     $('no-updates')?.remove();
     $('updates').prepend(el('li', { class: 'update ' + event.event }, el('strong', {}, shown.label), ' ', shown.text,
       shown.detail ? el('div', { class: 'muted' }, shown.detail) : null));
-    const sentAt = event.id ? Number(event.id.split('-')[0]) : Date.now();
-    if (sentAt >= state.loadedAt - 10000) {  // live (or just missed while reconnecting): into the conversation
+    const loggedAt = event.id ? Number(event.id.split('-')[0]) : Date.now();
+    if (!(loggedAt < state.historyBefore)) {
       const card = el('div', { class: 'event-card ' + event.event, role: 'status' },
         el('div', { class: 'label' }, shown.label + (shown.detail ? ' · ' + shown.detail : '')));
       const body = el('div', { class: 'text' });
@@ -64,6 +67,7 @@ const EngramUpdates = (() => {
         if (!response.ok) throw new Error('HTTP ' + response.status);
         setConn(true);
         failures = 0;
+        if (state.historyBefore === null) state.historyBefore = state.lastId ? 0 : Date.parse(response.headers.get('Date')) || 0;
         await readEvents(response, onProactive, controller.signal);
       } catch (_) { /* dropped: reconnect below with Last-Event-ID, so nothing is missed */ }
       if (controller.signal.aborted) return;
