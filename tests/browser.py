@@ -38,6 +38,44 @@ def chromium() -> Iterator[object]:
             browser.close()
 
 
+# Markdown sources and the exact HTML the page's renderer must make of them.
+MARKDOWN_CASES = [
+    ("<b>bold?</b>", "<p>&lt;b&gt;bold?&lt;/b&gt;</p>"),
+    ("**sure** and *fine*", "<p><strong>sure</strong> and <em>fine</em></p>"),
+    ("[ok](https://example.org/a?b=1&c=2)",
+     '<p><a href="https://example.org/a?b=1&amp;c=2" rel="noopener noreferrer" target="_blank">ok</a></p>'),
+    ("[bad](javascript:alert(1))", "<p>[bad](javascript:alert(1))</p>"),
+    ("[bad](//evil.example)", "<p>[bad](//evil.example)</p>"),
+    ("[bad](/\\evil.example)", "<p>[bad](/\\evil.example)</p>"),
+    ('[x](https://a.example/" onclick="alert(1))', '<p>[x](https://a.example/&quot; onclick=&quot;alert(1))</p>'),
+    ("- one\n- <i>two</i>", "<ul><li>one</li><li>&lt;i&gt;two&lt;/i&gt;</li></ul>"),
+    ("```\n<script>x</script>\n```", "<pre><code>&lt;script&gt;x&lt;/script&gt;</code></pre>"),
+    ("`<tag>` here", "<p><code>&lt;tag&gt;</code> here</p>"),
+]
+
+
+def send(page, text_: str) -> None:  # type: ignore[no-untyped-def]
+    """Type a message and press Enter, as a person would."""
+    page.fill("#message", text_)
+    page.press("#message", "Enter")
+
+
+def last_reply(page):  # type: ignore[no-untyped-def]
+    return page.locator(".bubble.engram").last
+
+
+def wait_reply_done(page) -> str:  # type: ignore[no-untyped-def]
+    page.wait_for_selector("#log .turn:last-child .bubble.engram:not(.streaming)")
+    return last_reply(page).inner_text()
+
+
+def new_conversation(page) -> None:  # type: ignore[no-untyped-def]
+    page.goto("/")
+    page.click("#new-thread")
+    page.wait_for_selector("#thread-list button[aria-current=true] >> text=New conversation")
+    page.wait_for_selector("#log .empty")
+
+
 class CuttableProxy:
     """A TCP proxy in front of the web server; ``cut()`` drops every open connection, as a network would.
 

@@ -21,7 +21,16 @@ from sqlalchemy.orm import Session
 from services.db import User, insert, sqlalchemy_url
 from services.memory.models import Fact
 from services.streams import EventLog, user_channel
-from tests.browser import CuttableProxy, chromium, chromium_path
+from tests.browser import (
+    MARKDOWN_CASES,
+    CuttableProxy,
+    chromium,
+    chromium_path,
+    last_reply,
+    new_conversation,
+    send,
+    wait_reply_done,
+)
 from tests.fake_llm import FakeLLM, Json, Reply, ToolCalls
 from tests.system import System, running_system
 from tests.test_e2e import CHUNK, EPISODE
@@ -104,26 +113,6 @@ def page(browser, proxy: CuttableProxy, request: pytest.FixtureRequest):  # type
 def api(system: System, method: str, path: str, **kwargs) -> httpx.Response:  # type: ignore[no-untyped-def]
     return httpx.request(method, system.base_url + path, headers={"Authorization": f"Bearer {TOKEN}"},
                          timeout=30, **kwargs)
-
-
-def send(page, text_: str) -> None:  # type: ignore[no-untyped-def]
-    page.fill("#message", text_)
-    page.press("#message", "Enter")
-
-
-def last_reply(page):  # type: ignore[no-untyped-def]
-    return page.locator(".bubble.engram").last
-
-
-def wait_reply_done(page) -> str:  # type: ignore[no-untyped-def]
-    page.wait_for_selector("#log .turn:last-child .bubble.engram:not(.streaming)")
-    return last_reply(page).inner_text()
-
-
-def new_conversation(page) -> None:  # type: ignore[no-untyped-def]
-    page.goto("/")
-    page.click("#new-thread")
-    page.wait_for_selector("#log .empty")
 
 
 def test_send_a_message_and_see_the_streamed_reply(page, llm: FakeLLM) -> None:
@@ -383,21 +372,6 @@ def test_a_reload_mid_reply_picks_the_reply_up_again(page, llm: FakeLLM) -> None
     page.reload()  # stored now: shown from the thread, not resumed a second time
     page.wait_for_selector("#log .bubble.engram")
     assert page.locator("#log .bubble.engram").all_inner_texts() == ["Slowly: " + words + "."]
-
-
-MARKDOWN_CASES = [
-    ("<b>bold?</b>", "<p>&lt;b&gt;bold?&lt;/b&gt;</p>"),
-    ("**sure** and *fine*", "<p><strong>sure</strong> and <em>fine</em></p>"),
-    ("[ok](https://example.org/a?b=1&c=2)",
-     '<p><a href="https://example.org/a?b=1&amp;c=2" rel="noopener noreferrer" target="_blank">ok</a></p>'),
-    ("[bad](javascript:alert(1))", "<p>[bad](javascript:alert(1))</p>"),
-    ("[bad](//evil.example)", "<p>[bad](//evil.example)</p>"),
-    ("[bad](/\\evil.example)", "<p>[bad](/\\evil.example)</p>"),
-    ('[x](https://a.example/" onclick="alert(1))', '<p>[x](https://a.example/&quot; onclick=&quot;alert(1))</p>'),
-    ("- one\n- <i>two</i>", "<ul><li>one</li><li>&lt;i&gt;two&lt;/i&gt;</li></ul>"),
-    ("```\n<script>x</script>\n```", "<pre><code>&lt;script&gt;x&lt;/script&gt;</code></pre>"),
-    ("`<tag>` here", "<p><code>&lt;tag&gt;</code> here</p>"),
-]
 
 
 def test_the_markdown_renderer_escapes_before_formatting(page) -> None:

@@ -7,7 +7,7 @@
   const THREAD_KEY = 'engram.thread';
   const PENDING_KEY = 'engram.pending';
   const PAGE = 30;
-  const state = { threadId: null, threadsOffset: 0, busy: false, navigation: 0 };
+  const state = { threadId: null, threadsOffset: 0, busy: false, navigation: 0, creating: null };
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
   // --- status line and connection badge --------------------------------------------------------
@@ -149,6 +149,8 @@
     if (state.busy || !text.trim()) return false;
     state.busy = true;
     $('send').disabled = true;
+    // A conversation being created gets this message (its answer lands before we go on).
+    if (state.creating) await state.creating.catch(() => null);
     dropConfirmations();
     const turn = turnEl(text);
     $('log').append(turn);
@@ -301,15 +303,16 @@
   async function newThread() {
     if (state.busy) return;
     const navigation = ++state.navigation;
+    state.creating = api('POST', '/threads');
     try {
-      const thread = await api('POST', '/threads');
+      const thread = await state.creating;
       if (navigation !== state.navigation) return;
       rememberThread(thread.id);
       emptyState();
       $('chat').classList.remove('show-threads');
       await loadThreads();
       $('message').focus();
-    } catch (error) { Engram.toast(error.message, 'error'); }
+    } catch (error) { Engram.toast(error.message, 'error'); } finally { state.creating = null; }
   }
 
   // --- wiring -----------------------------------------------------------------------------------
