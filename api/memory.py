@@ -15,6 +15,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from flask.blueprints import BlueprintSetupState
 from werkzeug.exceptions import Conflict
 
+from api.args import int_arg
 from api.auth import current_user
 from services.errors import BadRequest, NotFound, UnsupportedMediaType
 from services.memory import episodes as episode_store
@@ -29,6 +30,7 @@ from services.memory.recall import recall
 bp = Blueprint("memory", __name__, url_prefix="/memory")
 
 MAX_PAGE = 200
+MAX_HISTORY = 50
 
 
 @bp.record_once
@@ -47,16 +49,7 @@ def _deps() -> Any:
 
 
 def _int_arg(name: str, default: int, low: int = 0, high: int = MAX_PAGE) -> int:
-    raw = request.args.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise BadRequest(f"'{name}' must be an integer") from None
-    if not low <= value <= high:
-        raise BadRequest(f"'{name}' must be between {low} and {high}")
-    return value
+    return int(int_arg(name, default, low, high))  # a default is always given here
 
 
 def _json_body() -> dict[str, Any]:
@@ -98,6 +91,28 @@ def _fact_or_404(session: Any, fact_id: int) -> Any:
 def get_fact(fact_id: int) -> Response:
     with _sessions()() as session:
         return jsonify(fact_store.fact_to_dict(_fact_or_404(session, fact_id)))
+
+
+@bp.get("/facts/<row_id:fact_id>/history")
+def fact_history(fact_id: int) -> Response:
+    """Every version of this fact, oldest first: the ones it replaced and the ones that replaced it."""
+    with _sessions()() as session:
+        fact = _fact_or_404(session, fact_id)
+        versions = [fact]
+        seen = {fact.id}
+        while len(versions) < MAX_HISTORY:  # older versions point at their successor
+            older = fact_store.replaced_version(session, current_user(), versions[0].id)
+            if older is None or older.id in seen:
+                break
+            versions.insert(0, older)
+            seen.add(older.id)
+        while versions[-1].superseded_by is not None and len(versions) < MAX_HISTORY:
+            newer = fact_store.get_fact(session, current_user(), versions[-1].superseded_by)
+            if newer is None or newer.id in seen:
+                break
+            versions.append(newer)
+            seen.add(newer.id)
+        return jsonify({"fact_id": fact_id, "versions": [fact_store.fact_to_dict(v) for v in versions]})
 
 
 @bp.patch("/facts/<row_id:fact_id>")

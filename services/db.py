@@ -22,6 +22,7 @@ from sqlalchemy import (
     Text,
     create_engine,
     func,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, insert
 from sqlalchemy.engine import Engine
@@ -140,6 +141,8 @@ class RoutingDecision(Base):
     latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
     weights_version: Mapped[str | None] = mapped_column(String(64), nullable=True)
     feedback: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # The remembered items context assembly put into the prompt (the chat page's receipts).
+    recalled: Mapped[list[Any]] = mapped_column(JSONB, default=list, server_default=text("'[]'::jsonb"))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 

@@ -92,6 +92,11 @@ class RedisCollector(Collector):
                 family = CounterMetricFamily(base, COUNTERS.get(name, name), labels=sorted(labels))
                 families[name] = family
             family.add_metric([labels[k] for k in sorted(labels)], value)
+        # A counter nothing has incremented yet is exported as 0, not left out: dashboards and
+        # alerts on rare events (failures, fallbacks) see a series from the start.
+        for name, doc in COUNTERS.items():
+            if name not in families:
+                families[name] = CounterMetricFamily(name.removesuffix("_total"), doc, value=0.0)
         return families.values()
 
     def _histogram(self, name: str, doc: str) -> Iterator[HistogramMetricFamily]:

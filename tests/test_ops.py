@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -43,8 +42,12 @@ def test_metrics_expose_modes_latencies_queues_and_memory(client, run_jobs, fake
 
 @pytest.mark.integration
 def test_ops_and_chat_pages_are_served(client):
-    assert b"Engram ops" in client.get("/ops").data
-    assert b"/chat" in client.get("/").data
+    ops = client.get("/ops")
+    assert b"/static/ops.js" in ops.data
+    assert "default-src 'self'" in ops.headers["Content-Security-Policy"]  # nothing loads from elsewhere
+    assert b"/static/chat.js" in client.get("/").data
+    assert b"/static/memory.js" in client.get("/memory").data
+    assert b"readEvents" in client.get("/static/common.js").data
 
 
 def _engram(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -85,13 +88,6 @@ def test_run_without_any_llm_says_both_ways_to_fix_it(tmp_path):
 def test_unknown_role_is_a_usage_error():
     result = _engram("run", "nonsense", env=dict(os.environ))
     assert result.returncode == 2 and "invalid choice" in result.stderr
-
-
-def test_grafana_dashboard_queries_metrics_we_export():
-    dashboard = json.loads((ROOT / "deploy/grafana/dashboards/engram.json").read_text())
-    exprs = " ".join(t["expr"] for p in dashboard["panels"] for t in p["targets"])
-    for metric in ("engram_mode_total", "engram_reply_seconds_bucket", "engram_queue_depth", "engram_tokens_total"):
-        assert metric in exprs
 
 
 def test_procfile_lists_every_role():

@@ -178,7 +178,11 @@ def finish(context: WorkerContext, turn: Turn, understanding: Understanding, rep
             "tools": reply.tool_counts(),
             "response_time_s": response_time_s,
         },
+        "recalled": understanding.recalled,
     }
+    confirm = reply.pending_confirmation()
+    if confirm is not None:
+        message["confirm"] = confirm
     if "message" not in already_sent:
         turn.publish(context, "message", message)
     context.events.set_output(request.request_id, {"status": "ok", **message})

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
-from services.act.critic import awaits_confirmation
+from services.act.critic import awaits_confirmation, pending_confirmation
 from services.act.reply import act_reply
 from services.llm import Completion, generate_with_fallback
 from services.threads import history_text
@@ -35,6 +35,10 @@ class Reply:
 
     def tool_counts(self) -> dict[str, int]:
         return dict(Counter(step["skill"] for step in self.tool_trail if step.get("type", "action") == "action"))
+
+    def pending_confirmation(self) -> dict[str, Any] | None:
+        """The action this reply asks the person to confirm, if any (the chat page shows yes/no)."""
+        return pending_confirmation(self.tool_trail)
 
     @classmethod
     def from_stored(cls, row: Any) -> Reply:

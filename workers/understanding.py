@@ -45,6 +45,7 @@ class Understanding:
     embedding_model: str | None = None
     session_id: str | None = None
     context_text: str = ""  # recalled memory for the prompt; deliberately not part of the audit row
+    recalled: list[dict[str, Any]] = field(default_factory=list)  # receipts of what context_text holds
     # The thread as this turn found it (read once; the thread lease keeps it from changing under us).
     thread: ThreadState | None = None
     working_memory: list[dict[str, Any]] = field(default_factory=list)
@@ -64,6 +65,7 @@ class Understanding:
             "tiebreaker_result": self.tiebreaker_result,
             "latency_ms": self.latency_ms,
             "weights_version": self.weights_version,
+            "recalled": self.recalled,
         }
 
     @classmethod
@@ -105,6 +107,7 @@ def understand(context: WorkerContext, request: ChatRequest) -> Understanding:
             "missing": describe_missing(decision),
         },
         context_text=remembered.text,
+        recalled=remembered.receipts,
         margin=decision.margin,
         tiebreaker_used=decision.tiebreaker_used,
         tiebreaker_result=decision.tiebreaker_result,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from sqlalchemy import select
@@ -29,6 +30,7 @@ class AssembledContext:
     text: str
     hits: list[RecallHit] = field(default_factory=list)
     confidence: float = 0.0  # best relevance among what was included, 0–1 (the router's memory_confidence)
+    receipts: list[dict[str, Any]] = field(default_factory=list)  # what went into ``text``, for the person
 
 
 def assemble_context(session: Session, embedder: Embedder | None, user_id: str, query_text: str, *,
@@ -66,7 +68,34 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     text = "\n\n".join(section for section in sections if section)
     used = facts + episodes + exchanges
     confidence = max((hit.signals.get("relevance", 0.0) for hit in used), default=0.0)
-    return AssembledContext(text=text, hits=used, confidence=round(confidence, 4) if text else 0.0)
+    return AssembledContext(text=text, hits=used, confidence=round(confidence, 4) if text else 0.0,
+                            receipts=receipts(text, facts, profile, episodes, exchanges))
+
+
+def receipts(text: str, facts: list[RecallHit], profile: list[Fact], episodes: list[RecallHit],
+             exchanges: list[RecallHit]) -> list[dict[str, Any]]:
+    """One small record per remembered item whose line made it into ``text`` (the budget may drop some)."""
+    kept: list[dict[str, Any]] = []
+    for hit in facts:
+        if _fact_line(hit.text, hit.at) in text:
+            kept.append(_receipt("fact", hit.id, hit.text, hit.signals.get("relevance")))
+    for fact in profile:
+        if _fact_line(fact.text, fact.updated_at) in text:
+            kept.append(_receipt("fact", fact.id, fact.text, None))
+    for hit in episodes:
+        if _episode_line(hit) in text:
+            kept.append(_receipt("episode", hit.id, hit.text, hit.signals.get("relevance")))
+    for hit in exchanges:
+        if _exchange_block(hit) in text:
+            receipt = _receipt("exchange", hit.id, hit.meta.get("user_text") or hit.text, hit.signals.get("relevance"))
+            receipt["thread_id"] = hit.meta.get("thread_id")
+            kept.append(receipt)
+    return kept
+
+
+def _receipt(kind: str, item_id: int, text: str, relevance: float | None) -> dict[str, Any]:
+    return {"kind": kind, "id": int(item_id), "text": _short(text, 160),
+            "relevance": round(float(relevance), 4) if relevance is not None else None}
 
 
 class Budget:

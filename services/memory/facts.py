@@ -207,6 +207,12 @@ def list_facts(session: Session, user_id: str, include_superseded: bool = False,
     return list(session.scalars(statement))
 
 
+def replaced_version(session: Session, user_id: str, fact_id: int) -> Fact | None:
+    """The version this fact replaced (the newest one pointing at it), or None."""
+    return session.scalars(select(Fact).where(Fact.user_id == user_id, Fact.superseded_by == fact_id)
+                           .order_by(Fact.superseded_at.desc(), Fact.id.desc())).first()
+
+
 def get_fact(session: Session, user_id: str, fact_id: int) -> Fact | None:
     """One fact of this user (None for another user's id, exactly as for a missing one)."""
     return session.scalars(select(Fact).where(Fact.user_id == user_id, Fact.id == fact_id)).first()
