@@ -23,12 +23,13 @@ from services.settings import Settings, SettingsError
 
 logger = logging.getLogger("engram")
 
-ROLES = ("web", "digest", "chunker", "episodic", "background", "scheduler")
+ROLES = ("web", "digest", "chunker", "episodic", "background", "periodic", "scheduler")
 WORKER_QUEUES = {
     "digest": "prompt-queue",
     "chunker": "memory-chunker-queue",
     "episodic": "episodic-memory-queue",
     "background": "background-queue",
+    "periodic": "periodic-queue",
 }
 # Access log lines as JSON like every other log line, with the request id the response carries.
 ACCESS_LOG_FORMAT = (
