@@ -54,7 +54,7 @@ class WebDeps:
 
 def create_app(settings: Settings, deps: WebDeps | None = None) -> Flask:
     """Build the Flask app; tests pass their own settings and dependencies."""
-    from api import chat, errors, events, health, memory, pages
+    from api import chat, errors, events, health, memory, ops, pages, reminders
 
     app = Flask(__name__, static_folder=None)
     deps = deps or WebDeps.build(settings)
@@ -63,6 +63,6 @@ def create_app(settings: Settings, deps: WebDeps | None = None) -> Flask:
     # Bodies larger than this are refused before parsing (413); the text limit is checked after.
     app.config["MAX_CONTENT_LENGTH"] = settings.max_text_chars * 4 + 64 * 1024
     errors.init_app(app)
-    for blueprint in (chat.bp, events.bp, health.bp, memory.bp, pages.bp):
+    for blueprint in (chat.bp, events.bp, health.bp, memory.bp, ops.bp, pages.bp, reminders.bp):
         app.register_blueprint(blueprint)
     return app

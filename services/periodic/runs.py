@@ -99,3 +99,19 @@ def _jsonable(details: dict[str, Any]) -> dict[str, Any]:
             value = str(value)
         out[str(key)] = value
     return out
+
+
+def service_table(specs: dict[str, Any], runs: dict[str, LastRun], now: dt.datetime) -> list[dict[str, Any]]:
+    """One row per configured service: schedule, switch, queue, last run and next run (JSON-ready)."""
+    table = []
+    for name, spec in sorted(specs.items()):
+        last = runs.get(name)
+        following = spec.next_run(now)
+        table.append({
+            "name": name, "schedule": spec.schedule, "enabled": spec.enabled, "queue": spec.queue, "job": spec.job,
+            "description": spec.description,
+            "last_run_at": last.at.isoformat() if last else None, "last_outcome": last.outcome if last else None,
+            "last_reason": last.reason if last else None, "last_duration_ms": last.duration_ms if last else None,
+            "next_run_at": following.isoformat() if following else None,
+        })
+    return table
