@@ -7,7 +7,7 @@ The scheduler enqueues ``workers.periodic.run`` on the service's queue; the work
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import UTC, datetime
 
 from services.periodic.contract import ServiceResult
 from services.periodic.runner import execute
@@ -28,8 +28,16 @@ def run(name: str, fire_id: str, scheduled_for: str | None = None, trigger: str 
     if spec is None:
         # Renamed or removed from schedules.toml after this job was queued: say so where people look.
         result = ServiceResult("failed", f"no service named {name!r} in {schedules_path(context.settings).name}")
-        now = datetime.now().astimezone()
+        now = datetime.now(UTC)
         if claim_run(context.sessions, name, fire_id, trigger=trigger, scheduled_for=when, now=now):
             finish_run(context.sessions, name, fire_id, result, duration_ms=0, now=now)
         return result.outcome
     return execute(context, spec, fire_id, trigger=trigger, scheduled_for=when).outcome
+
+
+def pursue_goal(goal_id: int, fire_id: str, wall_clock_s: float, max_iterations: int) -> str:
+    """RQ entry point of one goal's pursuit (queued by the ``goals`` service, job id ``goal-<id>``)."""
+    from services.periodic.goals import pursue
+
+    return pursue(current_context(), goal_id, fire_id, now=datetime.now(UTC), wall_clock_s=wall_clock_s,
+                  max_iterations=max_iterations)
