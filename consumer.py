@@ -54,9 +54,10 @@ def role_argv(role: str, settings: Settings) -> list[str]:
             "--access-logformat", ACCESS_LOG_FORMAT, "api.wsgi:make_app()",
         ]  # fmt: skip
     if role in WORKER_QUEUES:
+        worker_class = "workers.startup.PeriodicWorker" if role == "periodic" else "workers.startup.EngramWorker"
         return [
             python, "-m", "rq.cli", "worker", WORKER_QUEUES[role], "-u", settings.redis_url or "",
-            "-w", "workers.startup.EngramWorker", "--worker-ttl", "30", "--with-scheduler",
+            "-w", worker_class, "--worker-ttl", "30", "--with-scheduler",
             "--logging_level", "WARNING",
         ]  # fmt: skip
     if role == "scheduler":

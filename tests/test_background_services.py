@@ -178,3 +178,13 @@ def test_a_goal_no_longer_active_is_skipped_and_each_goal_keeps_its_own_progress
     assert goals.pursue(worker_context, first, "goals@2", now=T, wall_clock_s=60, max_iterations=2) == "skipped"
     with worker_context.sessions() as session:
         assert len(session.get(Goal, second).progress) == 1 and session.get(Goal, first).progress == []
+
+
+def test_without_a_model_the_experience_is_stored_and_its_embedding_queued(worker_context, real_redis):
+    worker_context.embedder = None  # the periodic worker loads no model
+    _act_exchange(worker_context, "alice", "remind me about the dentist", [REMINDER_SET])
+    experience.run(call(worker_context, "experience"))
+    with worker_context.sessions() as session:
+        episode = session.scalars(select(Episode)).one()
+    assert episode.embedding is None
+    assert job_ids(real_redis, MEMORY_CHUNKER_QUEUE) == [f"embed-episode-{episode.id}"]

@@ -71,6 +71,11 @@ def run_background_turn(context: Any, session: Session, *, request_id: str, user
                         max_iterations: int | None = None) -> ActReply:
     """One ACT turn for ``text`` as ``user_id``, writing through ``session`` (the caller commits)."""
     act, memory = configs(context)
+    if context.embedder is None:
+        # The periodic worker starts without a model; the first scheduled prompt loads it, once.
+        from services.embeddings import load_embedder
+
+        context.embedder = load_embedder(context.settings.embedder)
     if wall_clock_s is not None or max_iterations is not None:
         act = replace(act, loop=replace(act.loop, wall_clock_s=wall_clock_s or act.loop.wall_clock_s,
                                         max_iterations=max_iterations or act.loop.max_iterations))

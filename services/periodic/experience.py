@@ -18,6 +18,7 @@ from sqlalchemy import and_, exists, func, or_, select
 from services.act.compaction import entry_line
 from services.act.text import truncate
 from services.db import Exchange, insert
+from services.memory.edits import enqueue_embedding
 from services.memory.episodes import episode_embedding_text
 from services.memory.models import Episode
 from services.periodic.contract import ServiceCall, ServiceResult
@@ -40,10 +41,14 @@ def run(call: ServiceCall) -> ServiceResult:
     context = call.context
     with context.sessions.begin() as session:
         pending = list(session.scalars(pending_query(call.option("batch", DEFAULT_BATCH))))
-        stored = sum(assimilate(session, context.embedder, exchange) for exchange in pending)
+        stored = [episode_id for exchange in pending
+                  if (episode_id := assimilate(session, context.embedder, exchange)) is not None]
+    if context.embedder is None:  # the periodic worker loads no model: the chunker worker embeds them
+        for episode_id in stored:
+            enqueue_embedding(context.redis, "episode", episode_id)
     if not pending:
         return ServiceResult.skipped("no new ACT results")
-    return ServiceResult.ran(exchanges=len(pending), episodes=stored)
+    return ServiceResult.ran(exchanges=len(pending), episodes=len(stored))
 
 
 def pending_query(limit: int) -> Any:
@@ -56,8 +61,8 @@ def pending_query(limit: int) -> Any:
     return select(Exchange).where(did_something, ~assimilated).order_by(Exchange.id).limit(limit)
 
 
-def assimilate(session: Any, embedder: Any, exchange: Exchange) -> int:
-    """Store the exchange's experience episode; 1 if stored, 0 if another run got there first."""
+def assimilate(session: Any, embedder: Any, exchange: Exchange) -> int | None:
+    """Store the exchange's experience episode; its id, or None if another run got there first."""
     values = experience_of(exchange)
     vector = embedder.embed(episode_embedding_text(values)) if embedder is not None else None
     stored = session.execute(
@@ -65,7 +70,7 @@ def assimilate(session: Any, embedder: Any, exchange: Exchange) -> int:
                                embedding_model=getattr(embedder, "model_id", None) if vector is not None else None,
                                model=MODEL, **values)
         .on_conflict_do_nothing(index_elements=["user_id", "session_id"]).returning(Episode.id)).scalar()
-    return 1 if stored is not None else 0
+    return int(stored) if stored is not None else None
 
 
 def experience_of(exchange: Exchange) -> dict[str, Any]:
