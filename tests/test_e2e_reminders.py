@@ -46,7 +46,8 @@ def system(tmp_path_factory: pytest.TempPathFactory, e2e_llm: FakeLLM) -> Iterat
     schedule = data_dir.parent / "fast-schedules.toml"
     schedule.write_text(FAST_SCHEDULE)
     with running_system(data_dir, OPENAI_BASE_URL=e2e_llm.url, ENGRAM_LOCAL_LLM="false",
-                        ENGRAM_SCHEDULES_FILE=str(schedule), ENGRAM_API_TOKENS=f"{ALICE}:alice,{BOB}:bob") as engram:
+                        ENGRAM_SCHEDULES_FILE=str(schedule), ENGRAM_API_TOKENS=f"{ALICE}:alice,{BOB}:bob",
+                        ENGRAM_SSE_KEEPALIVE_S="1") as engram:  # headers and keepalives come at once
         yield engram
 
 
@@ -59,11 +60,11 @@ class EventsListener:
         self._stop = False
         self._thread = threading.Thread(target=self._listen, args=(system, token), daemon=True)
         self._thread.start()
-        assert self.ready.wait(30), "GET /events did not open"
+        assert self.ready.wait(60), "GET /events did not open"
 
     def _listen(self, system: System, token: str) -> None:
         headers = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(timeout=httpx.Timeout(10, read=5)) as client, client.stream(
+        with httpx.Client(timeout=httpx.Timeout(10, read=30)) as client, client.stream(
                 "GET", system.base_url + "/events", headers=headers) as response:
             assert response.status_code == 200
             self.ready.set()
