@@ -162,3 +162,12 @@ def test_other_users_items_are_untouched_by_a_users_firing(fire, worker_context,
     assert stream(real_redis, "bob") == []
     with worker_context.sessions() as session:
         assert session.scalars(select(ScheduledItem.status).where(ScheduledItem.user_id == "bob")).all() == ["active"]
+
+
+def test_publish_once_appends_one_event_per_key_and_returns_its_id(real_redis):
+    log = EventLog(real_redis)
+    first = log.publish_once(user_channel("ada"), "reminder", {"id": 1}, "reminder:1:x")
+    again = log.publish_once(user_channel("ada"), "reminder", {"id": 1}, "reminder:1:x")
+    other = log.publish_once(user_channel("ada"), "reminder", {"id": 1}, "reminder:1:y")
+    assert first[1] and not again[1] and other[1] and again[0] == first[0]
+    assert [e.id for e in log.read_after(user_channel("ada"), None)] == [first[0], other[0]]

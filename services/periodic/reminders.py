@@ -122,8 +122,10 @@ def _answer_prompt(context: Any, item: ScheduledItem, token: str, now: dt.dateti
 
 
 def _still_ours(session: Session, item_id: int, token: str) -> bool:
+    # No row lock here: the ACT loop may take a minute, and the person's PATCH must not wait for it.
+    # The reply is stored only under this token (the UPDATE after the turn): that is the guard.
     held = session.scalar(select(ScheduledItem.id).where(ScheduledItem.id == item_id,
-                                                         ScheduledItem.fire_token == token).with_for_update())
+                                                         ScheduledItem.fire_token == token))
     return held is not None
 
 
