@@ -23,12 +23,13 @@ from services.settings import Settings, SettingsError
 
 logger = logging.getLogger("engram")
 
-ROLES = ("web", "digest", "chunker", "episodic", "background", "scheduler")
+ROLES = ("web", "digest", "chunker", "episodic", "background", "periodic", "scheduler")
 WORKER_QUEUES = {
     "digest": "prompt-queue",
     "chunker": "memory-chunker-queue",
     "episodic": "episodic-memory-queue",
     "background": "background-queue",
+    "periodic": "periodic-queue",
 }
 # Access log lines as JSON like every other log line, with the request id the response carries.
 ACCESS_LOG_FORMAT = (
@@ -53,10 +54,11 @@ def role_argv(role: str, settings: Settings) -> list[str]:
             "--access-logformat", ACCESS_LOG_FORMAT, "api.wsgi:make_app()",
         ]  # fmt: skip
     if role in WORKER_QUEUES:
+        worker_class = "workers.startup.PeriodicWorker" if role == "periodic" else "workers.startup.EngramWorker"
         return [
             python, "-m", "rq.cli", "worker", WORKER_QUEUES[role], "-u", settings.redis_url or "",
             # No --with-scheduler: the scheduler role moves retries for every queue (services/janitor.py says why).
-            "-w", "workers.startup.EngramWorker", "--worker-ttl", "30", "--logging_level", "WARNING",
+            "-w", worker_class, "--worker-ttl", "30", "--logging_level", "WARNING",
         ]  # fmt: skip
     if role == "scheduler":
         return [python, "-m", "workers.scheduler"]

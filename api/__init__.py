@@ -74,7 +74,7 @@ class WebDeps:
 
 def create_app(settings: Settings, deps: WebDeps | None = None) -> Flask:
     """Build the Flask app; tests pass their own settings and dependencies."""
-    from api import chat, errors, events, health, memory, opsdata, pages, threads
+    from api import chat, errors, events, health, memory, ops, opsdata, pages, reminders, threads
 
     app = Flask(__name__, static_folder=None)
     app.url_map.converters["row_id"] = RowId  # before the blueprints add their rules
@@ -84,6 +84,6 @@ def create_app(settings: Settings, deps: WebDeps | None = None) -> Flask:
     # Bodies larger than this are refused before parsing (413); the text limit is checked after.
     app.config["MAX_CONTENT_LENGTH"] = settings.max_text_chars * 4 + 64 * 1024
     errors.init_app(app)
-    for blueprint in (chat.bp, events.bp, health.bp, memory.bp, opsdata.bp, pages.bp, threads.bp):
+    for blueprint in (chat.bp, events.bp, health.bp, memory.bp, ops.bp, opsdata.bp, pages.bp, reminders.bp, threads.bp):
         app.register_blueprint(blueprint)
     return app

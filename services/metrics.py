@@ -29,6 +29,7 @@ HISTOGRAMS = {
     "engram_llm_seconds": "LLM call latency by role",
     "engram_llm_first_token_seconds": "Time to the first streamed token by role",
     "engram_reply_seconds": "Digest job time from receipt to stored reply",
+    "engram_service_seconds": "Periodic service run time by service",
 }
 COUNTERS = {
     "engram_chat_requests_total": "POST /chat requests by outcome",
@@ -37,6 +38,8 @@ COUNTERS = {
     "engram_job_failures_total": "Jobs that failed by queue",
     "engram_llm_fallbacks_total": "Replies that fell back to the generic message",
     "engram_memory_enrichment_failures_total": "Exchanges stored without LLM enrichment",
+    "engram_service_runs_total": "Periodic service runs by service and outcome (ran, skipped, failed)",
+    "engram_proactive_events_total": "Events pushed to a person's proactive stream by kind",
 }
 
 

@@ -20,7 +20,10 @@ PROMPT_QUEUE = "prompt-queue"
 MEMORY_CHUNKER_QUEUE = "memory-chunker-queue"
 EPISODIC_QUEUE = "episodic-memory-queue"
 BACKGROUND_QUEUE = "background-queue"
-ALL_QUEUES = (PROMPT_QUEUE, MEMORY_CHUNKER_QUEUE, EPISODIC_QUEUE, BACKGROUND_QUEUE)
+# Short periodic services (reminders, thread expiry, assimilation) get their own worker, so a
+# reminder never waits behind a goal's long ACT loop or a drift thought on background-queue.
+PERIODIC_QUEUE = "periodic-queue"
+ALL_QUEUES = (PROMPT_QUEUE, MEMORY_CHUNKER_QUEUE, EPISODIC_QUEUE, BACKGROUND_QUEUE, PERIODIC_QUEUE)
 
 DIGEST_JOB = "workers.digest.run"
 # Memory jobs, enqueued by dotted path from the digest, the scheduler, the importer and the REST edits.

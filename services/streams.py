@@ -33,6 +33,17 @@ REPORT_EVERY_S = 15.0  # metrics drop a process's stream count after 60 s withou
 RECONNECT_PAUSE_S = 0.5
 LOST_MESSAGE = ("Your message was lost while Engram's Redis restarted without its data. "
                 "Please send it again.")
+ONCE_KEY = "events:once:%s"  # idempotency key of an event → its id in the log
+# KEYS: once key, log key; ARGV: event, data, maxlen, log ttl, once ttl, channel.
+_PUBLISH_ONCE = """
+local existing = redis.call('get', KEYS[1])
+if existing then return {existing, 0} end
+local id = redis.call('xadd', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[1], 'data', ARGV[2])
+redis.call('expire', KEYS[2], ARGV[4])
+redis.call('set', KEYS[1], id, 'EX', ARGV[5])
+redis.call('publish', ARGV[6], '')
+return {id, 1}
+"""
 
 
 @dataclass(frozen=True)
@@ -74,6 +85,21 @@ class EventLog:
         pipe.expire(key, USER_LOG_TTL_S if is_user else self.ttl_s)
         pipe.publish(channel, "")
         return _text(pipe.execute()[0])
+
+    def publish_once(self, channel: str, event: str, data: dict[str, Any], key: str, *,
+                     key_ttl_s: int = USER_LOG_TTL_S) -> tuple[str, bool]:
+        """Publish unless an event with this ``key`` was already published; returns (event id, new?).
+
+        The check and the append are one Lua script, which Redis runs atomically: a crash can
+        leave the event published or not, never published twice or marked without being sent.
+        """
+        is_user = channel.startswith(USER_CHANNEL % "")
+        payload = json.dumps(data, separators=(",", ":"))
+        result = self.redis.eval(_PUBLISH_ONCE, 2, ONCE_KEY % key, LOG_KEY % channel, event, payload,
+                                 USER_LOG_MAXLEN if is_user else REQUEST_LOG_MAXLEN,
+                                 USER_LOG_TTL_S if is_user else self.ttl_s, key_ttl_s, channel)
+        event_id, fresh = result
+        return _text(event_id), bool(fresh)
 
     def read_after(self, channel: str, last_id: str | None, count: int = 500) -> list[Event]:
         """Events strictly after ``last_id`` (all of them when None)."""

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from services.act import steering
 from services.act.compaction import entry_line
 from services.act.config import ActConfig
+from services.act.dispatcher import ActDispatcher
 from services.act.loop import ActOutcome, ActTurn, run_act_turn
 from services.act.prompt import reply_messages
 from services.act.transaction import after_commit
@@ -42,9 +43,13 @@ class ActReply:
 
 def act_reply(context: Any, turn: ActTurn, understanding: Any, session: Session, on_delta: Callable[[str], None],
               on_retry: Callable[[], None] | None = None, *, config: ActConfig | None = None,
-              memory: MemoryConfig | None = None) -> ActReply:
-    """Run the ACT loop for the turn and generate its reply (streamed through ``on_delta``)."""
-    outcome = run_act_turn(context, turn, understanding, session, config=config, memory=memory)
+              memory: MemoryConfig | None = None, dispatcher: ActDispatcher | None = None) -> ActReply:
+    """Run the ACT loop for the turn and generate its reply (streamed through ``on_delta``).
+
+    ``dispatcher`` narrows the skills (background turns leave out ``schedule`` and ``goal``).
+    """
+    outcome = run_act_turn(context, turn, understanding, session, config=config, memory=memory,
+                           dispatcher=dispatcher)
     if outcome.question is not None:
         text, completion, fallback = outcome.question, empty_completion(), False
         on_delta(text)

@@ -83,11 +83,12 @@ class ImportReport:
     chunk_jobs: int = 0
     episode_jobs: int = 0
     ids_by_key: dict[str, int] = field(default_factory=dict)
+    owned: dict[str, int] = field(default_factory=dict)  # lists, reminders, goals added from a bundle
 
     def summary(self) -> dict[str, Any]:
         return {"lines": self.lines, "bad_lines": len(self.bad), "exchanges": self.exchanges, "stored": self.stored,
                 "already_stored": self.skipped, "sessions": self.sessions, "chunk_jobs": self.chunk_jobs,
-                "episode_jobs": self.episode_jobs}
+                "episode_jobs": self.episode_jobs, **({"added": self.owned} if self.owned else {})}
 
 
 def digest(*parts: str, size: int = 40) -> str:
