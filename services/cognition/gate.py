@@ -1,0 +1,51 @@
+"""Deterministic checks the cognition services make before any LLM call.
+
+"Idle" is asked of RQ itself: every queue empty (``Queue.count``) and no job running
+(``StartedJobRegistry``), except the job that is asking — a service runs as an RQ job on the
+background queue and must not count itself as load.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import redis
+from rq import Queue, get_current_job
+from rq.registry import StartedJobRegistry
+
+from services.act.when import zone_of
+from services.queues import ALL_QUEUES
+
+
+def busy_queues(connection: redis.Redis, queues: tuple[str, ...] = ALL_QUEUES,
+                ignore_job_ids: frozenset[str] | None = None) -> str:
+    """Why the system is not idle ("" when it is): queued or running jobs per queue."""
+    if ignore_job_ids is None:
+        current = get_current_job()
+        ignore_job_ids = frozenset({current.id}) if current is not None else frozenset()
+    reasons = []
+    for name in queues:
+        queue = Queue(name, connection=connection)
+        queued = queue.count
+        running = [job_id for job_id in StartedJobRegistry(queue=queue).get_job_ids() if job_id not in ignore_job_ids]
+        if queued or running:
+            reasons.append(f"{name}: {queued} queued, {len(running)} running")
+    return "; ".join(reasons)
+
+
+def in_quiet_hours(now: dt.datetime, zone_name: str | None, start: dt.time, end: dt.time) -> bool:
+    """Whether ``now`` falls in [start, end) of the person's local clock (the window may wrap midnight)."""
+    if start == end:
+        return False
+    local = now.astimezone(zone_of(zone_name)).time().replace(tzinfo=None)
+    if start < end:
+        return start <= local < end
+    return local >= start or local < end
+
+
+def local_day_start(now: dt.datetime, zone_name: str | None) -> dt.datetime:
+    """Midnight of the person's current local day, as a UTC instant."""
+    zone = zone_of(zone_name)
+    local = now.astimezone(zone)
+    midnight = dt.datetime.combine(local.date(), dt.time(0), tzinfo=zone)
+    return midnight.astimezone(dt.UTC)
