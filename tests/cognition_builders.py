@@ -80,15 +80,18 @@ def episode(db: Any, *, user_id: str, title: str, gist: str, at: dt.datetime, sa
 
 def routed_turn(db: Any, *, user_id: str, thread_id: str, text: str, mode: str, at: dt.datetime,
                 signals: dict[str, float] | None = None, reply: str = "ok", tool_trail: list[Any] | None = None,
-                feedback: str | None = None) -> int:
-    """An exchange and its routing decision at ``at``; returns the decision id."""
+                feedback: str | None = None, decision: bool = True) -> int:
+    """An exchange and (unless ``decision`` is False) its routing decision at ``at``; returns the decision id
+    (the exchange id without one)."""
     request_id = f"req-{uuid.uuid4().hex[:12]}"
     exchange = Exchange(request_id=request_id, user_id=user_id, thread_id=thread_id, user_text=text, reply=reply,
                         mode=mode, tool_trail=tool_trail or [], timings={}, created_at=at)
     db.add(exchange)
     db.flush()
-    decision = RoutingDecision(request_id=request_id, user_id=user_id, thread_id=thread_id, exchange_id=exchange.id,
-                               mode=mode, signals=signals or {}, scores={}, feedback=feedback, created_at=at)
-    db.add(decision)
+    if not decision:
+        return exchange.id
+    row = RoutingDecision(request_id=request_id, user_id=user_id, thread_id=thread_id, exchange_id=exchange.id,
+                          mode=mode, signals=signals or {}, scores={}, feedback=feedback, created_at=at)
+    db.add(row)
     db.flush()
-    return decision.id
+    return row.id

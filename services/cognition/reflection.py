@@ -107,11 +107,15 @@ def normalise(data: dict[str, Any], chosen: str) -> dict[str, Any]:
 
 
 def pressure_rows(signals: dict[str, Any], chosen: str, better: str) -> list[dict[str, Any]]:
-    """Per signal the decision saw: push ``better`` up and ``chosen`` down by the signal's value."""
+    """Per signal the decision saw: push ``better`` up and ``chosen`` down by the signal's value.
+
+    Only bounded signals (values in [-1, 1]) take part: raw counts such as ``char_len`` would
+    drown every other signal and no weight reads them.
+    """
     allowed = known_signals()
     values = {name: float(value) for name, value in signals.items()
               if name in allowed and name != "embedding_used" and isinstance(value, int | float)
-              and not isinstance(value, bool) and value != 0}
+              and not isinstance(value, bool) and value != 0 and -1.0 <= value <= 1.0}
     values[BIAS] = 1.0
     rows = []
     for name, value in sorted(values.items()):

@@ -67,13 +67,16 @@ def base_config(configs_dir: Path) -> RouterConfig:
     return parse_config(raw, WEIGHTS_FILE)
 
 
-def mean_pressure(db: Session, since: dt.datetime, until: dt.datetime,
+def mean_pressure(db: Session, after: dt.datetime, until: dt.datetime,
                   key: tuple[str, str] | None = None) -> tuple[dict[tuple[str, str], float], int]:
-    """Mean pressure per (mode, signal) over the reviews in [since, until), and how many reviews that was."""
-    reviews = db.scalar(select(func.count()).where(RoutingReview.created_at >= since,
-                                                   RoutingReview.created_at < until)) or 0
+    """Mean pressure per (mode, signal) over the reviews in (after, until], and how many reviews that was.
+
+    ``after`` is exclusive so that the reviews a step was taken on never count as evidence after it.
+    """
+    reviews = db.scalar(select(func.count()).where(RoutingReview.created_at > after,
+                                                   RoutingReview.created_at <= until)) or 0
     statement = (select(RoutingPressure.mode, RoutingPressure.signal, func.sum(RoutingPressure.pressure))
-                 .where(RoutingPressure.created_at >= since, RoutingPressure.created_at < until)
+                 .where(RoutingPressure.created_at > after, RoutingPressure.created_at <= until)
                  .group_by(RoutingPressure.mode, RoutingPressure.signal))
     if key is not None:
         statement = statement.where(RoutingPressure.mode == key[0], RoutingPressure.signal == key[1])
@@ -89,7 +92,7 @@ def judge_steps(db: Session, fire_id: str, now: dt.datetime, config: RegulatorCo
                                                        RegulatorStep.created_at <= cooled)
                            .order_by(RegulatorStep.created_at)):
         key = (step.mode, step.signal)
-        after, reviews = mean_pressure(db, step.created_at, now + dt.timedelta(microseconds=1), key)
+        after, reviews = mean_pressure(db, step.created_at, now, key)
         if reviews < config.min_reviews:
             continue  # not enough evidence yet either way
         pressure_after = after.get(key, 0.0)
@@ -113,14 +116,13 @@ def take_step(db: Session, fire_id: str, now: dt.datetime, config: RegulatorConf
     current = _current_weights(db, base)
     cooling, last_step = _step_times(db, now, config)
     window_start = now - dt.timedelta(hours=config.window_h)
-    until = now + dt.timedelta(microseconds=1)
-    means, reviews = mean_pressure(db, window_start, until)
+    means, reviews = mean_pressure(db, window_start, now)
     ranked = sorted(means.items(), key=lambda item: (-abs(item[1]), item[0]))
     for key, _ in ranked:
         if key in cooling or key[0] not in current:
             continue
         since = max(window_start, last_step.get(key, window_start))
-        own, own_reviews = mean_pressure(db, since, until, key) if since > window_start else (means, reviews)
+        own, own_reviews = mean_pressure(db, since, now, key) if since > window_start else (means, reviews)
         pressure = own.get(key, 0.0)
         if own_reviews < config.min_reviews or abs(pressure) < config.min_pressure:
             continue
