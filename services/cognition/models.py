@@ -147,9 +147,10 @@ def latest_autobiography(session: Session, user_id: str) -> Autobiography | None
                           .order_by(Autobiography.created_at.desc(), Autobiography.id.desc()).limit(1))
 
 
-def recent_thoughts(session: Session, user_id: str, since: dt.datetime, limit: int) -> list[DriftGist]:
-    """The person's latest non-empty drift gists since ``since``, newest first."""
-    return list(session.scalars(select(DriftGist).where(DriftGist.user_id == user_id, DriftGist.text != "",
+def shared_thoughts(session: Session, user_id: str, since: dt.datetime, limit: int) -> list[DriftGist]:
+    """Drift thoughts pushed to the person since ``since``, newest first."""
+    return list(session.scalars(select(DriftGist).where(DriftGist.user_id == user_id,
+                                                        DriftGist.pushed_event_id.is_not(None),
                                                         DriftGist.created_at >= since)
                                 .order_by(DriftGist.created_at.desc()).limit(limit)))
 
