@@ -66,7 +66,6 @@ class AutobiographyConfig:
     min_new_episodes: int = 1
     max_episodes: int = 20  # newest episodes given to one synthesis
     max_chars: int = 1500  # narrative kept at most this long
-    context_chars: int = 600  # of which at most this much goes into a prompt
     max_users_per_run: int = 5
 
 

@@ -27,7 +27,7 @@ def busy_queues(connection: redis.Redis, queues: tuple[str, ...] = ALL_QUEUES,
     for name in queues:
         queue = Queue(name, connection=connection)
         queued = queue.count
-        running = [job_id for job_id in StartedJobRegistry(queue=queue).get_job_ids() if job_id not in ignore_job_ids]
+        running = set(StartedJobRegistry(queue=queue).get_job_ids()) - ignore_job_ids
         if queued or running:
             reasons.append(f"{name}: {queued} queued, {len(running)} running")
     return "; ".join(reasons)
