@@ -78,18 +78,23 @@ def probe_idle() -> str:
     return busy_queues(get_current_job().connection)
 
 
-def run_probe(connection) -> str:
-    """Run ``probe_idle`` as a real job on the background queue (it must not count itself)."""
-    job = Queue(BACKGROUND_QUEUE, connection=connection).enqueue(probe_idle)
-    SimpleWorker([Queue(BACKGROUND_QUEUE, connection=connection)], connection=connection).work(burst=True)
+def run_probe(connection, peers: int = 0) -> str:
+    """Run ``probe_idle`` as a real job on the background queue, ``peers`` more jobs queued behind it."""
+    background = Queue(BACKGROUND_QUEUE, connection=connection)
+    job = background.enqueue(probe_idle)
+    for _ in range(peers):
+        background.enqueue(probe_idle)
+    SimpleWorker([background], connection=connection).work(burst=True, max_jobs=1)
+    background.empty()
     job.refresh()
     return job.return_value()
 
 
 @pytest.mark.integration
-def test_idle_is_asked_of_rq_and_ignores_the_asking_job(real_redis):
+def test_idle_is_asked_of_rq_and_ignores_the_asking_job_and_its_queued_peers(real_redis):
     assert busy_queues(real_redis) == ""
-    assert run_probe(real_redis) == ""
+    assert run_probe(real_redis) == ""  # the service's own job does not count
+    assert run_probe(real_redis, peers=2) == ""  # other services fired in the same minute wait anyway
     Queue(PROMPT_QUEUE, connection=real_redis).enqueue("workers.digest.run", "request")
     assert run_probe(real_redis) == "prompt-queue: 1 queued, 0 running"
 
