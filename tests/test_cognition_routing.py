@@ -105,8 +105,10 @@ def test_reflection_writes_pressure_per_signal_once_per_decision(worker_context,
     turn(worker_context, thread_id, "no, I meant remember it", "RESPOND", NOW - dt.timedelta(minutes=59),
          decision=False)
     fake_llm.route(VERDICT_ROUTE, MISFIT)
-    result = run(reflection, worker_context, clock)
+    result = run(reflection, worker_context, clock, "reflection-1")
     assert result.details == {"reviewed": 1, "misfits": 1, "failed": 0}
+    turn(worker_context, new_thread(worker_context), "hello", "ACKNOWLEDGE", NOW - dt.timedelta(hours=1))
+    assert run(reflection, worker_context, clock, "reflection-1").details["rerun"] is True  # same fire: no more
     prompt = fake_llm.requests[0]["messages"][0]["content"]
     assert MISROUTED in prompt and "no, I meant remember it" in prompt and "Mode chosen: RESPOND" in prompt
     with worker_context.sessions.begin() as db:
@@ -116,6 +118,10 @@ def test_reflection_writes_pressure_per_signal_once_per_decision(worker_context,
     assert pressure[("ACT", "bias")] == 1.0 and pressure[("RESPOND", "bias")] == -1.0
     assert pressure[("ACT", "topic_is_new")] == signals["topic_is_new"]
     assert not any(signal == "char_len" for _, signal in pressure)  # raw counts take no part
+    assert len(fake_llm.requests) == 1
+    fake_llm.reset()
+    fake_llm.route(VERDICT_ROUTE, FIT)
+    assert run(reflection, worker_context, clock).details == {"reviewed": 1, "misfits": 0, "failed": 0}
     assert run(reflection, worker_context, clock).reason == "no routing decisions to review"
     assert len(fake_llm.requests) == 1
 

@@ -4,10 +4,10 @@ A deterministic gate runs first and no LLM call is made when it says no: the RQ 
 be idle, the person active in the last days but not in a conversation right now, outside
 their quiet hours (their time zone), under the daily cap and the minimum interval, and with
 memories newer than their last thought. Then spreading activation over their concept graph
-from the new memories' concepts → one LLM thought (JSON, ``prompts/drift.md``) → stored as a
-drift gist → pushed as a ``thought`` event on their ``GET /events`` when its relevance clears
-the configured bar. Idempotent per fire: a rerun finds the gists of its fire and only pushes
-what was not pushed yet.
+(facts, episodes, topic names) from the new memories' concepts → one LLM thought (JSON,
+``prompts/drift.md``) → stored as a drift gist → pushed as a ``thought`` event on their
+``GET /events`` when its relevance clears the configured bar. Idempotent per fire: a rerun
+finds the gists of its fire and only pushes what was not pushed yet.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from services.cognition.gate import busy_queues, in_quiet_hours, local_day_start
 from services.cognition.models import DriftGist
 from services.db import ConversationSession, User, insert
 from services.errors import LLMError
-from services.memory.concepts import build_graph, spread
+from services.memory.concepts import add_topics, build_graph, spread
 from services.memory.models import Episode, Fact
 from services.periodic.contract import ServiceCall, ServiceResult
 from services.streams import user_channel
@@ -208,6 +208,7 @@ def think(call: ServiceCall, plan: Plan, config: DriftConfig, now: dt.datetime) 
 def gather(db: Session, plan: Plan, config: DriftConfig) -> dict[str, Any]:
     """Seeds from the new memories, what they activate, and older memories behind the strongest concepts."""
     graph = build_graph(db, plan.user_id, config.graph_sources)
+    add_topics(graph, db, plan.user_id, config.graph_sources)
     seeds: list[str] = []
     for memory in plan.memories:
         seeds.extend(concept for concept in content_words(memory.text) if concept in graph.sources)
@@ -215,7 +216,8 @@ def gather(db: Session, plan: Plan, config: DriftConfig) -> dict[str, Any]:
     activation = spread(graph, seeds, config, config.max_hops) if seeds else {}
     ranked = sorted(activation.items(), key=lambda item: (-item[1], item[0]))[: config.max_associations]
     new_refs = {memory.ref for memory in plan.memories}
-    refs = [ref for concept, _ in ranked for ref in graph.sources[concept] if ref not in new_refs]
+    refs = [ref for concept, _ in ranked for ref in graph.sources[concept]
+            if ref not in new_refs and not ref.startswith("topic:")]  # a topic's name is no memory to quote
     refs = list(dict.fromkeys(refs))[:MAX_RELATED]
     return {
         "seeds": seeds,

@@ -15,7 +15,7 @@ import datetime as dt
 import logging
 from typing import Any
 
-from sqlalchemy import case, select
+from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from services.act.text import truncate
@@ -40,6 +40,10 @@ def run(call: ServiceCall) -> ServiceResult:
     context = call.context
     config = cognition_config(context).reflection
     now = call.now()
+    with context.sessions.begin() as db:
+        earlier = db.scalar(select(func.count()).where(RoutingReview.fire_id == call.fire_id))
+    if earlier:  # a rerun of this fire: its sample was reviewed already
+        return ServiceResult.ran(reviewed=0, misfits=0, failed=0, rerun=True)
     busy = busy_queues(context.redis)
     if busy:
         return ServiceResult.skipped(f"queues busy: {busy}")

@@ -3,7 +3,7 @@
 Two concepts are linked when they occur in the same memory, more strongly the more memories
 they share. Spreading activation starts at 1.0 on seed concepts and spreads along the links,
 shrinking by ``decay`` per hop and split by link weight; anything under ``threshold`` stops
-spreading. Used by the ``associate`` skill and by cognitive drift.
+spreading. Used by the ``associate`` skill and by cognitive drift (which adds topic names too).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from services.act.text import content_words
+from services.db import Topic
 from services.memory.models import Episode, Fact
 
 
@@ -81,3 +82,13 @@ def build_graph(session: Session, user_id: str, limit: int) -> ConceptGraph:
     for episode_id, title, gist in episodes:
         graph.add(f"episode:{episode_id}", f"{title}. {gist}")
     return graph
+
+
+def add_topics(graph: ConceptGraph, session: Session, user_id: str, limit: int) -> None:
+    """Link the words of the person's topic names (``marathon-training-plan``), busiest topics first."""
+    topics = session.execute(
+        select(Topic.id, Topic.name).where(Topic.user_id == user_id)
+        .order_by(Topic.message_count.desc(), Topic.updated_at.desc()).limit(limit)
+    ).all()
+    for topic_id, name in topics:
+        graph.add(f"topic:{topic_id}", name.replace("-", " "))
