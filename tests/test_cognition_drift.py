@@ -15,6 +15,7 @@ from services.queues import PROMPT_QUEUE
 from services.streams import user_channel
 from tests.cognition_builders import Clock, activity, episode, fact, person, service_call, set_config
 from tests.fake_llm import Json
+from tests.sse import parse_frames
 
 pytestmark = pytest.mark.integration
 
@@ -177,3 +178,30 @@ def test_an_llm_failure_keeps_the_memory_new(worker_context, fake_llm, clock, ad
         assert db.scalar(select(func.count()).select_from(DriftGist)) == 0
     fake_llm.script(Json({"thought": "Shoes!", "topic": "shoes", "relevance": 0.1}))
     assert tick(worker_context, clock).outcome == "ran"
+
+
+def first_frame(response, event):
+    """Read the open SSE stream until a frame of ``event`` arrives (the stream itself never ends)."""
+    body = ""
+    for chunk in response.response:
+        body += chunk.decode() if isinstance(chunk, bytes) else chunk
+        frames = [frame for frame in parse_frames([body]) if frame.event == event]
+        if frames:
+            response.close()
+            return frames[0]
+    raise AssertionError(f"the stream ended without a {event} event")
+
+
+def test_a_pushed_thought_arrives_on_the_persons_events_stream(client, settings, worker_context, fake_llm, clock):
+    me = settings.default_user
+    with worker_context.sessions.begin() as db:
+        person(db, user_id=me)
+        activity(db, user_id=me, at=NOW - dt.timedelta(hours=2))
+        fact(db, user_id=me, text="I am learning Portuguese for a trip to Lisbon", at=NOW - dt.timedelta(hours=1))
+    fake_llm.script(Json({"thought": "Want a few Portuguese phrases for Lisbon?", "topic": "Lisbon trip",
+                          "relevance": 0.95}))
+    assert tick(worker_context, clock).details["pushed"] == 1
+    frame = first_frame(client.get("/events", buffered=False), "thought")
+    (gist,) = gists(worker_context)
+    assert frame.data == {"id": gist.id, "text": "Want a few Portuguese phrases for Lisbon?", "topic": "Lisbon trip"}
+    assert frame.id == gist.pushed_event_id
