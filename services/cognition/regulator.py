@@ -32,7 +32,7 @@ from services.cognition.models import RegulatorStep, RoutingPressure, RoutingRev
 from services.config_files import read_toml
 from services.db import insert
 from services.periodic.contract import ServiceCall, ServiceResult
-from services.router import OVERRIDE_FILE, WEIGHTS_FILE, RouterConfig, parse_config
+from services.router import OVERRIDE_FILE, WEIGHTS_FILE, RouterConfig, known_signals, parse_config
 from services.settings import SettingsError
 
 ACTIVE = ("pending", "kept")
@@ -118,8 +118,9 @@ def take_step(db: Session, fire_id: str, now: dt.datetime, config: RegulatorConf
     window_start = now - dt.timedelta(hours=config.window_h)
     means, reviews = mean_pressure(db, window_start, now)
     ranked = sorted(means.items(), key=lambda item: (-abs(item[1]), item[0]))
+    allowed = known_signals()  # a signal the router no longer has would make it ignore the whole file
     for key, _ in ranked:
-        if key in cooling or key[0] not in current:
+        if key in cooling or key[0] not in current or key[1] not in allowed:
             continue
         since = max(window_start, last_step.get(key, window_start))
         own, own_reviews = mean_pressure(db, since, now, key) if since > window_start else (means, reviews)
