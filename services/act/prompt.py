@@ -13,6 +13,7 @@ from services.act.compaction import PromptState, entry_line
 from services.act.dispatcher import ActDispatcher
 from services.act.models import Goal, active_reminder_count, list_counts
 from services.act.text import truncate
+from services.cognition.profiles import NO_PROFILES
 
 ENTRY_CHARS = 1500
 NO_TRAIL = "(none yet)"
@@ -63,10 +64,15 @@ def trail_text(view: list[dict[str, Any]]) -> str:
 
 
 def step_messages(prompts: Any, *, state: PromptState, skills: str, world: str, context_text: str,
-                  user_message: str, zone: tzinfo, zone_name: str, now: datetime) -> list[dict[str, str]]:
-    """System prompt (everything as text, history included) plus the person's message."""
+                  user_message: str, zone: tzinfo, zone_name: str, now: datetime,
+                  profiles: str = NO_PROFILES) -> list[dict[str, str]]:
+    """System prompt (everything as text, history included) plus the person's message.
+
+    Args:
+        profiles: how this person has used the skills so far (profile enrichment service).
+    """
     system = prompts.render(
-        "act", skills=skills, world=world, current_state=state.current_state or "(nothing yet)",
+        "act", skills=skills, world=world, profiles=profiles, current_state=state.current_state or "(nothing yet)",
         context=context_text or "(nothing recalled)", history=state.history, trail=trail_text(state.view),
         timezone=zone_name, tz=zone, now=now,
     )

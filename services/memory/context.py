@@ -1,7 +1,8 @@
 """Context assembly: what the assistant remembers that bears on a message, as text for a mode prompt.
 
-Relevant facts first (plus the few most salient ones, whatever the message), then episodes, then
-recalled exchanges with their neighbouring turns, within a token budget. Nothing relevant → "".
+The person's autobiography first (written by the periodic service), then relevant facts (plus the
+few most salient ones, whatever the message), episodes, recalled exchanges with their neighbouring
+turns, and the drift thoughts lately pushed to the person, within a token budget. Nothing → "".
 Working memory (the thread's recent turns) is rendered by the caller as history; pass its
 exchange ids as ``exclude_exchange_ids`` so nothing is shown twice.
 """
@@ -17,6 +18,7 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from services.cognition.models import latest_autobiography, shared_thoughts
 from services.embeddings import Embedder
 from services.memory.config import MemoryConfig
 from services.memory.models import Fact
@@ -60,10 +62,12 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     exchanges = [hit for hit in relevant if hit.kind == "exchange"][: ctx.max_exchanges]
     budget = Budget(int((budget_tokens or ctx.budget_tokens) * ctx.chars_per_token))
     sections = [
+        _narrative(session, user_id, cfg, budget),
         _section("Facts the person told you:", [_fact_line(hit.text, hit.at) for hit in facts]
                  + [_fact_line(fact.text, fact.updated_at) for fact in profile], budget),
         _section("Earlier conversations:", [_episode_line(hit) for hit in episodes], budget),
         _section("Things said before:", [_exchange_block(hit) for hit in exchanges], budget),
+        _thoughts(session, user_id, cfg, now, budget),
     ]
     text = "\n\n".join(section for section in sections if section)
     used = facts + episodes + exchanges
@@ -116,6 +120,27 @@ def _section(title: str, lines: list[str], budget: Budget) -> str:
         return ""
     kept = [line for line in lines if budget.take(line)]
     return "\n".join([title, *kept]) if kept else ""
+
+
+def _narrative(session: Session, user_id: str, cfg: MemoryConfig, budget: Budget) -> str:
+    """The person's story as you last wrote it (autobiography service), shortened to its share."""
+    if cfg.context.narrative_chars < 1:
+        return ""
+    story = latest_autobiography(session, user_id)
+    if story is None or not story.narrative.strip():
+        return ""
+    return _section("Who the person is (your own running summary):",
+                    [_short(story.narrative, cfg.context.narrative_chars)], budget)
+
+
+def _thoughts(session: Session, user_id: str, cfg: MemoryConfig, now: dt.datetime | None, budget: Budget) -> str:
+    """Thoughts pushed to the person lately: they may be answering one."""
+    if cfg.context.shared_thoughts < 1:
+        return ""
+    since = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=cfg.context.shared_thoughts_days)
+    lines = [f"- {_day(gist.created_at)}: {_short(gist.text)}"
+             for gist in shared_thoughts(session, user_id, since, cfg.context.shared_thoughts)]
+    return _section("Thoughts you shared with them between conversations:", lines, budget)
 
 
 def _profile_facts(session: Session, user_id: str, shown: set[int], cfg: MemoryConfig) -> list[Fact]:
