@@ -16,7 +16,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, request, stream_with_context
 from sqlalchemy import select
 
-from api.auth import current_user
+from api.auth import current_user, enforce_rate_limit
 from services.db import Exchange, Thread, User, insert, utcnow
 from services.errors import BadRequest, NotFound, PayloadTooLarge, UnsupportedMediaType
 from services.queues import ChatRequest, load_request, submit_chat
@@ -95,6 +95,7 @@ def resolve_thread(user_id: str, thread_id: str | None) -> str:
 def chat() -> Response:
     deps = current_app.extensions["engram"]
     user_id = current_user()
+    enforce_rate_limit("chat")
     try:
         body = parse_chat_body(deps.settings.max_text_chars)
     except BadRequest as exc:
@@ -127,7 +128,7 @@ def chat() -> Response:
 def chat_events(request_id: str) -> Response:
     """Re-attach to a request's stream; replays everything after Last-Event-ID."""
     user_id = current_user()
-    if _request_owner(request_id) != user_id:
+    if len(request_id) > _bounds().max_id_chars or _request_owner(request_id) != user_id:
         raise NotFound(f"request {request_id!r} not found")
     return _stream(request_channel(request_id), requested_last_event_id(), {"X-Request-ID": request_id})
 
@@ -157,4 +158,11 @@ def sse_response(frames: Iterator[str], headers: dict[str, Any] | None = None) -
 
 def requested_last_event_id() -> str | None:
     """Where a reconnecting client wants to resume: the Last-Event-ID header (or ?last_event_id=)."""
-    return request.headers.get("Last-Event-ID") or request.args.get("last_event_id")
+    last_id = request.headers.get("Last-Event-ID") or request.args.get("last_event_id")
+    if last_id is not None and len(last_id) > _bounds().max_id_chars:
+        raise BadRequest(f"Last-Event-ID is longer than {_bounds().max_id_chars} characters")
+    return last_id
+
+
+def _bounds():  # type: ignore[no-untyped-def]
+    return current_app.extensions["engram.limits"].request

@@ -20,7 +20,12 @@ def error_response(status: int, code: str, message: str, **details: object):  # 
 def init_app(app: Flask) -> None:
     @app.errorhandler(BadRequest)
     def _bad_request(error: BadRequest):  # type: ignore[no-untyped-def]
-        return error_response(error.status_code, error.code, str(error))
+        retry_after = getattr(error, "retry_after", None)
+        if retry_after is None:
+            return error_response(error.status_code, error.code, str(error))
+        body, status = error_response(error.status_code, error.code, str(error), retry_after_s=retry_after)
+        body.headers["Retry-After"] = str(retry_after)
+        return body, status
 
     @app.errorhandler(HTTPException)
     def _http(error: HTTPException):  # type: ignore[no-untyped-def]
