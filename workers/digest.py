@@ -185,11 +185,11 @@ def finish(context: WorkerContext, turn: Turn, understanding: Understanding, rep
     context.metrics.observe("engram_reply_seconds", time.monotonic() - turn.started)
     if reply.fallback:
         context.metrics.inc("engram_llm_fallbacks_total")
+    # The topic label is made of the message's words, so it stays out of the INFO line.
     logger.info(
-        "reply stored as exchange %s (%s, %s)",
+        "reply stored as exchange %s (%s)",
         exchange_id,
         understanding.mode,
-        understanding.topic,
         extra={"exchange_id": exchange_id, "mode": understanding.mode, "response_time_s": response_time_s},
     )
 
