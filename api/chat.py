@@ -20,6 +20,7 @@ from api.auth import current_user, enforce_rate_limit
 from services.db import Exchange, Thread, User, insert, utcnow
 from services.errors import BadRequest, NotFound, PayloadTooLarge, UnsupportedMediaType
 from services.queues import ChatRequest, load_request, submit_chat
+from services.storable import unstorable_reason
 from services.streams import StreamLimits, follow, request_channel
 
 logger = logging.getLogger(__name__)
@@ -61,11 +62,14 @@ def parse_chat_body(max_chars: int) -> ChatBody:
     if len(text) > max_chars:
         raise PayloadTooLarge(f"'text' has {len(text)} characters; the limit is {max_chars}")
     source = payload.get("source", "text")
-    if source not in SOURCES:
+    if not isinstance(source, str) or source not in SOURCES:
         raise BadRequest("'source' must be 'text' or 'voice'")
     thread_id = payload.get("thread_id")
     if thread_id is not None and (not isinstance(thread_id, str) or not thread_id.strip() or len(thread_id) > 64):
         raise BadRequest("'thread_id' must be a non-empty string of at most 64 characters")
+    reason = unstorable_reason(text, "'text'") or unstorable_reason(thread_id, "'thread_id'")
+    if reason:
+        raise BadRequest(reason)
     return ChatBody(text=text, source=source, thread_id=thread_id)
 
 

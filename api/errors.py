@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, jsonify
+from flask import Flask, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from services.errors import BadRequest
+from services.storable import unstorable_reason
 
 logger = logging.getLogger(__name__)
 
@@ -18,6 +19,14 @@ def error_response(status: int, code: str, message: str, **details: object):  # 
 
 
 def init_app(app: Flask) -> None:
+    @app.before_request
+    def _storable_query() -> None:
+        # Query values reach SQL and Redis: refuse NUL and lone surrogates in any of them, on every route.
+        for key, value in request.args.items(multi=True):
+            reason = unstorable_reason(key, "a query parameter name") or unstorable_reason(value, f"'{key}'")
+            if reason:
+                raise BadRequest(reason)
+
     @app.errorhandler(BadRequest)
     def _bad_request(error: BadRequest):  # type: ignore[no-untyped-def]
         retry_after = getattr(error, "retry_after", None)

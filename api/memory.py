@@ -25,6 +25,7 @@ from services.memory.config import load_memory_config
 from services.memory.edits import enqueue_embedding
 from services.memory.forget import forget_user
 from services.memory.recall import recall
+from services.storable import unstorable_reason
 
 bp = Blueprint("memory", __name__, url_prefix="/memory")
 
@@ -82,6 +83,9 @@ def _json_body() -> dict[str, Any]:
     data = request.get_json(silent=True)
     if not isinstance(data, dict):
         raise BadRequest("body must be a JSON object")
+    reason = unstorable_reason(data, "body")
+    if reason:
+        raise BadRequest(reason)
     return data
 
 
