@@ -77,22 +77,23 @@ def resolve_thread(user_id: str, thread_id: str | None) -> str:
     """The thread to post into: the given one (must be the user's), else the current or a new one."""
     deps = current_app.extensions["engram"]
     sessions = current_app.extensions["engram.sessions"]
+    current = deps.threads.current_thread(user_id) if thread_id is None else None
     with sessions.begin() as session:
-        if thread_id is not None:
-            owner = session.scalar(select(Thread.user_id).where(Thread.id == thread_id))
-            if owner != user_id:  # someone else's thread looks exactly like a missing one
-                raise NotFound(f"thread {thread_id!r} not found")
-        else:
-            thread_id = deps.threads.current_thread(user_id)
-            exists = thread_id and session.scalar(select(Thread.id).where(Thread.id == thread_id))
-            if not exists:
-                # A new thread is the only moment the user row must exist (an owned thread implies it).
-                session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
-                thread_id = str(uuid.uuid4())
-                session.add(Thread(id=thread_id, user_id=user_id))
-        session.execute(Thread.__table__.update().where(Thread.id == thread_id).values(last_active_at=utcnow()))
-    deps.threads.set_current_thread(user_id, thread_id)
-    return thread_id
+        # One statement checks ownership and marks the thread active; someone else's thread looks missing.
+        wanted = thread_id or current
+        touched = wanted and session.scalar(
+            Thread.__table__.update().where(Thread.id == wanted, Thread.user_id == user_id)
+            .values(last_active_at=utcnow()).returning(Thread.id))
+        if thread_id is not None and not touched:
+            raise NotFound(f"thread {thread_id!r} not found")
+        if not touched:
+            # A new thread is the only moment the user row must exist (an owned thread implies it).
+            session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
+            wanted = str(uuid.uuid4())
+            session.add(Thread(id=wanted, user_id=user_id, last_active_at=utcnow()))
+    if wanted != current:
+        deps.threads.set_current_thread(user_id, wanted)
+    return str(wanted)
 
 
 @bp.post("/chat")

@@ -89,9 +89,13 @@ class ThreadStore:
         """Append a finished exchange to working memory once; returns False if it was already there."""
         now = time.time() if now is None else now
         key = WORKING_MEMORY_KEY % thread_id
-        if any(item.get("request_id") == entry.get("request_id") for item in self.working_memory(thread_id)):
+        read = self.redis.pipeline(transaction=False)  # both reads in one round trip
+        read.lrange(key, 0, -1)
+        read.hgetall(STATE_KEY % thread_id)
+        memory, raw_state = read.execute()
+        if any(json.loads(item).get("request_id") == entry.get("request_id") for item in memory):
             return False
-        state = self.state(thread_id)
+        state = ThreadState.from_hash(thread_id, raw_state)
         same_mode = state.last_mode == entry.get("mode")
         pipe = self.redis.pipeline()
         pipe.rpush(key, json.dumps(entry))
@@ -113,7 +117,8 @@ class ThreadStore:
         return True
 
     def current_thread(self, user_id: str) -> str | None:
-        value = self.redis.get(CURRENT_THREAD_KEY % user_id)
+        """The user's current thread; reading it keeps it current for another TTL (one round trip)."""
+        value = self.redis.getex(CURRENT_THREAD_KEY % user_id, ex=self.ttl_s)
         return _s(value) if value else None
 
     def set_current_thread(self, user_id: str, thread_id: str) -> None:

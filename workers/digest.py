@@ -62,17 +62,18 @@ def digest(context: WorkerContext, request: ChatRequest) -> None:
             return
         if _give_up_if_looping(context, turn):
             return
-        started = time.monotonic()
-        understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
-        turn.mark("understanding_s", time.monotonic() - started)
-        turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic, "mode": understanding.mode})
-        # One transaction: whatever ACT skills write, the exchange and its routing decision.
-        with context.sessions.begin() as session:
-            reply = generate(context, turn, understanding, session)  # step 5
-            exchange_id = store(session, turn, understanding, reply)  # step 6
-        remember(context, turn, understanding, reply, exchange_id)
-        enqueue_enrichment(context, exchange_id)  # step 7
-        finish(context, turn, understanding, reply, exchange_id)
+        # Counters and histograms are written in one round trip when the turn is over, not on its path.
+        with context.metrics.deferred():
+            started = time.monotonic()
+            understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
+            turn.mark("understanding_s", time.monotonic() - started)
+            turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic,
+                                             "mode": understanding.mode})
+            # One transaction: whatever ACT skills write, the exchange and its routing decision.
+            with context.sessions.begin() as session:
+                reply = generate(context, turn, understanding, session)  # step 5
+                exchange_id = store(session, turn, understanding, reply)  # step 6
+            finish(context, turn, understanding, reply, exchange_id)  # step 7, then working memory and enrichment
 
 
 @dataclass
@@ -163,7 +164,7 @@ def enqueue_enrichment(context: WorkerContext, exchange_id: int) -> None:
 
 
 def finish(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int) -> None:
-    """Publish the final ``message`` and ``done``, and record the output for late readers."""
+    """Publish ``message`` and ``done``, update working memory, queue enrichment, record the output."""
     request = turn.request
     response_time_s = round(time.time() - request.received_at, 3)
     message = {
@@ -179,8 +180,13 @@ def finish(context: WorkerContext, turn: Turn, understanding: Understanding, rep
         },
     }
     turn.publish(context, "message", message)
-    context.events.set_output(request.request_id, {"status": "ok", **message})
     turn.publish(context, "done", {"duration_ms": int(response_time_s * 1000)})
+    # After the reply is out (off its latency), before the output marks the request finished: a
+    # crash in between makes the retry deliver the stored row again and redo both (both idempotent).
+    # The thread lease is still held, so the thread's next message sees this one in working memory.
+    remember(context, turn, understanding, reply, exchange_id)
+    enqueue_enrichment(context, exchange_id)
+    context.events.set_output(request.request_id, {"status": "ok", **message})
     context.metrics.inc("engram_mode_total", {"mode": understanding.mode})
     context.metrics.observe("engram_reply_seconds", time.monotonic() - turn.started)
     if reply.fallback:
