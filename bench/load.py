@@ -7,8 +7,9 @@ LLM) with one API token per simulated client, then:
    publishes events to every user's channel, ``--rounds`` times, each round spread over one
    second; prints publish → client delivery latency (p50/p99/max) and how many arrived;
 2. with those streams still open, sends a burst of ``--chats`` chats from ``--clients``
-   concurrent clients and accounts for every request: accepted (200) = `message` + `error`
-   answers, and exchange rows stored for the accepted request ids = accepted;
+   concurrent clients (rate limits lifted for the bench) and accounts for every request:
+   accepted (200) = `message` + `error` answers, and exchange rows stored for the accepted
+   request ids = accepted;
 3. prints the web process's memory (RSS) idle, with the streams open, and after the burst.
 
     python -m bench.load [--streams 1000] [--rounds 5] [--chats 500] [--clients 50] [--digest-workers 2]
@@ -33,7 +34,7 @@ import psutil
 import redis
 from sqlalchemy import create_engine, text
 
-from bench.pipeline import percentile
+from bench.pipeline import percentile, unthrottled_configs
 from services.db import sqlalchemy_url
 from services.streams import EventLog, user_channel
 from tests.fake_llm import FakeLLM
@@ -186,7 +187,8 @@ def run(args: argparse.Namespace) -> None:
     llm = FakeLLM().start()
     try:
         with tempfile.TemporaryDirectory() as tmp, running_system(
-            Path(tmp) / "data", OPENAI_BASE_URL=llm.url, ENGRAM_LOCAL_LLM="false", ENGRAM_LOG_LEVEL="WARNING",
+            Path(tmp) / "data", ENGRAM_CONFIGS_DIR=str(unthrottled_configs(Path(tmp) / "configs")),
+            OPENAI_BASE_URL=llm.url, ENGRAM_LOCAL_LLM="false", ENGRAM_LOG_LEVEL="WARNING",
             ENGRAM_WEB_WORKERS="1", ENGRAM_DIGEST_WORKERS=str(args.digest_workers), ENGRAM_SSE_KEEPALIVE_S="2",
             ENGRAM_API_TOKENS=",".join(tokens),
         ) as engram:
