@@ -81,6 +81,14 @@ class ThreadStore:
         self.save_fields(thread_id, topic=topic, topic_confidence=round(blended, 4))
         return blended
 
+    def snapshot(self, thread_id: str) -> tuple[ThreadState, list[dict[str, Any]]]:
+        """State and working memory together, in one round trip (the digest reads both once per turn)."""
+        read = self.redis.pipeline(transaction=False)
+        read.hgetall(STATE_KEY % thread_id)
+        read.lrange(WORKING_MEMORY_KEY % thread_id, 0, -1)
+        raw_state, memory = read.execute()
+        return ThreadState.from_hash(thread_id, raw_state), [json.loads(item) for item in memory]
+
     def working_memory(self, thread_id: str) -> list[dict[str, Any]]:
         """Recent exchanges of the thread, oldest first."""
         return [json.loads(item) for item in self.redis.lrange(WORKING_MEMORY_KEY % thread_id, 0, -1)]

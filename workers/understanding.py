@@ -75,8 +75,7 @@ def understand(context: WorkerContext, request: ChatRequest) -> Understanding:
     """Embed, classify the topic, place the session, record feedback, recall, route."""
     started = time.perf_counter()
     embedding = embed_once(context, request.text)
-    state = context.threads.state(request.thread_id)
-    working_memory = context.threads.working_memory(request.thread_id)
+    state, working_memory = context.threads.snapshot(request.thread_id)
     topic, topic_confidence, topic_is_new, session_id = classify_and_place(context, request, embedding, state)
     context.metrics.observe("engram_classification_seconds", time.perf_counter() - started)
     record_feedback(context, request, working_memory)
