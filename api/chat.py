@@ -15,9 +15,10 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, request, stream_with_context
 from sqlalchemy import select
+from sqlalchemy import text as sql_text
 
 from api.auth import current_user, enforce_rate_limit
-from services.db import Exchange, Thread, User, insert, utcnow
+from services.db import Exchange, Thread, User, insert, relaxed_commit, utcnow
 from services.errors import BadRequest, NotFound, PayloadTooLarge, UnsupportedMediaType
 from services.queues import ChatRequest, load_request, submit_chat
 from services.storable import unstorable_reason
@@ -79,6 +80,7 @@ def resolve_thread(user_id: str, thread_id: str | None) -> str:
     sessions = current_app.extensions["engram.sessions"]
     current = deps.threads.current_thread(user_id) if thread_id is None else None
     with sessions.begin() as session:
+        relaxed_commit(session)  # a last-active time needs no fsync; a new thread is made durable below
         # One statement checks ownership and marks the thread active; someone else's thread looks missing.
         wanted = thread_id or current
         touched = wanted and session.scalar(
@@ -88,6 +90,7 @@ def resolve_thread(user_id: str, thread_id: str | None) -> str:
             raise NotFound(f"thread {thread_id!r} not found")
         if not touched:
             # A new thread is the only moment the user row must exist (an owned thread implies it).
+            session.execute(sql_text("SET LOCAL synchronous_commit TO ON"))  # the exchange will reference it
             session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
             wanted = str(uuid.uuid4())
             session.add(Thread(id=wanted, user_id=user_id, last_active_at=utcnow()))
