@@ -58,9 +58,11 @@ def digest(context: WorkerContext, request: ChatRequest) -> None:
     """DESIGN.md §3, steps 1–7."""
     with request_context(request.request_id):
         turn = Turn(request=request, channel=request_channel(request.request_id))
-        if _republish_if_stored(context, turn):
+        attempt = count_attempt(context.redis, request.request_id, context.settings.events_ttl_s)
+        # Every run counts itself before it can store, so only a later attempt can find a stored row.
+        if attempt > 1 and _republish_if_stored(context, turn):
             return
-        if _give_up_if_looping(context, turn):
+        if _give_up_if_looping(context, turn, attempt):
             return
         # Counters and histograms are written in one round trip when the turn is over, not on its path.
         with context.metrics.deferred():
@@ -213,9 +215,8 @@ def _republish_if_stored(context: WorkerContext, turn: Turn) -> bool:
     return True
 
 
-def _give_up_if_looping(context: WorkerContext, turn: Turn) -> bool:
-    """Count attempts, so a message that keeps crashing its worker is given up, not looped on."""
-    attempt = count_attempt(context.redis, turn.request.request_id, context.settings.events_ttl_s)
+def _give_up_if_looping(context: WorkerContext, turn: Turn, attempt: int) -> bool:
+    """Give up a message that keeps crashing its worker (``attempt`` counts its runs) rather than loop on it."""
     if attempt > 1:
         # Deltas of the failed attempt were already sent; the client starts the reply over.
         turn.publish(context, "status", {"stage": "retrying", "attempt": attempt})
