@@ -4,15 +4,17 @@ Starts `engram run` on the embedded default (one gunicorn gevent web process, in
 LLM) with one API token per simulated client, then:
 
 1. opens ``--streams`` proactive streams (one user each) from a separate client process and
-   publishes events to every user's channel, ``--rounds`` times, each round spread over one
-   second; prints publish → client delivery latency (p50/p99/max) and how many arrived;
+   publishes events to every user's channel, ``--rounds`` times, each round spread over
+   ``--spread-s`` seconds (1 s: a thousand events a second); prints publish → client delivery
+   latency (p50/p99/max) and how many arrived;
 2. with those streams still open, sends a burst of ``--chats`` chats from ``--clients``
    concurrent clients (rate limits lifted for the bench) and accounts for every request:
    accepted (200) = `message` + `error` answers, and exchange rows stored for the accepted
    request ids = accepted;
 3. prints the web process's memory (RSS) idle, with the streams open, and after the burst.
 
-    python -m bench.load [--streams 1000] [--rounds 5] [--chats 500] [--clients 50] [--digest-workers 2]
+    python -m bench.load [--streams 1000] [--rounds 5] [--spread-s 1] [--chats 500] [--clients 50]
+                         [--digest-workers 2]
 
 Everything is bounded: connections and counts by the arguments, every phase by a deadline.
 """
@@ -36,6 +38,7 @@ from sqlalchemy import create_engine, text
 
 from bench.pipeline import percentile, unthrottled_configs
 from services.db import sqlalchemy_url
+from services.metrics import SSE_OPEN_KEY
 from services.streams import EventLog, user_channel
 from tests.fake_llm import FakeLLM
 from tests.system import System, running_system
@@ -65,17 +68,14 @@ async def _hold_stream(port: int, token: str, ready: asyncio.Event, counter: lis
     writer.write(f"GET /events HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
                  "Accept: text/event-stream\r\n\r\n".encode())
     await writer.drain()
-    connected = False
+    counter[0] += 1
+    if counter[0] == counter[1]:
+        ready.set()
     try:
         while not stop.is_set():
             line = await reader.readline()
             if not line:
                 break
-            if not connected:
-                connected = True
-                counter[0] += 1
-                if counter[0] == counter[1]:
-                    ready.set()
             if line.startswith(b"data: ") and b"sent_at" in line:
                 latencies.append(time.time() - json.loads(line[6:])["sent_at"])
     finally:
@@ -111,14 +111,26 @@ def _streams_process(port: int, count: int, expected: int, pipe: Any) -> None:
 
 # ---- the publisher and the chat burst ----
 
-def publish_rounds(redis_url: str, users: int, rounds: int) -> int:
-    """Publish one event per user per round, each round spread evenly over one second."""
+def wait_for_open_streams(redis_url: str, wanted: int) -> int:
+    """Until the web process reports ``wanted`` subscribed streams (its open-streams gauge in Redis)."""
+    connection = redis.Redis.from_url(redis_url)
+    deadline, held = time.monotonic() + 120, 0
+    while time.monotonic() < deadline:
+        held = sum(int(raw.decode().partition("|")[0]) for raw in connection.hvals(SSE_OPEN_KEY))
+        if held >= wanted:
+            break
+        time.sleep(0.2)
+    return held
+
+
+def publish_rounds(redis_url: str, users: int, rounds: int, spread_s: float) -> int:
+    """Publish one event per user per round, each round spread evenly over ``spread_s`` seconds."""
     log = EventLog(redis.Redis.from_url(redis_url))
     published = 0
     for round_number in range(rounds):
         started = time.monotonic()
         for n in range(users):
-            target = started + n / users
+            target = started + spread_s * n / users
             delay = target - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
@@ -189,7 +201,7 @@ def run(args: argparse.Namespace) -> None:
         with tempfile.TemporaryDirectory() as tmp, running_system(
             Path(tmp) / "data", ENGRAM_CONFIGS_DIR=str(unthrottled_configs(Path(tmp) / "configs")),
             OPENAI_BASE_URL=llm.url, ENGRAM_LOCAL_LLM="false", ENGRAM_LOG_LEVEL="WARNING",
-            ENGRAM_WEB_WORKERS="1", ENGRAM_DIGEST_WORKERS=str(args.digest_workers), ENGRAM_SSE_KEEPALIVE_S="2",
+            ENGRAM_WEB_WORKERS="1", ENGRAM_DIGEST_WORKERS=str(args.digest_workers),
             ENGRAM_API_TOKENS=",".join(tokens),
         ) as engram:
             redis_url, database_url = engram.urls()
@@ -200,9 +212,11 @@ def run(args: argparse.Namespace) -> None:
             client = multiprocessing.Process(target=_streams_process, args=(port, args.streams, expected, child_end))
             client.start()
             try:
-                _, connected = parent_end.recv()
-                print(f"streams open: {connected}/{args.streams}; web process RSS {web_rss_mb(engram):.0f} MB")
-                published = publish_rounds(redis_url, args.streams, args.rounds)
+                _, requested = parent_end.recv()
+                held = wait_for_open_streams(redis_url, requested)
+                print(f"streams requested {requested}, held by the web process {held}; "
+                      f"web process RSS {web_rss_mb(engram):.0f} MB")
+                published = publish_rounds(redis_url, args.streams, args.rounds, args.spread_s)
                 _, latencies = parent_end.recv()
                 report_delivery(published, latencies)
                 started = time.perf_counter()
@@ -252,6 +266,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--streams", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--spread-s", type=float, default=1.0, help="seconds each round of events is spread over")
     parser.add_argument("--chats", type=int, default=500)
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--digest-workers", type=int, default=2)

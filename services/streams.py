@@ -158,6 +158,9 @@ class FanOut:
     def _listen(self) -> None:
         pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
         pubsub.psubscribe(CHANNEL_PREFIX + "*")
+        # (Re)subscribed: wake every stream once, so whatever was published while the listener was
+        # not listening is read from the log now rather than at a stream's next poll.
+        self._wake_all()
         reported = time.monotonic()
         try:
             while not self._stopping.is_set():
@@ -169,6 +172,12 @@ class FanOut:
                     self._report()
         finally:
             pubsub.close()
+
+    def _wake_all(self) -> None:
+        with self._lock:
+            targets = [(channel, wakeups) for channel, queues in self._subscribers.items() for wakeups in queues]
+        for channel, wakeups in targets:
+            wakeups.put(channel)
 
     def _dispatch(self, channel: str) -> None:
         with self._lock:
