@@ -54,7 +54,9 @@ def relaxed_commit(session: Session) -> None:
     Only for writes that are derived or refreshed on every turn (a thread's last-active time, topic
     centroids, session placement, recall access counts): a PostgreSQL crash can lose the last
     fraction of a second of them, never corrupt anything, and the chat path saves an fsync each.
-    Exchanges, facts and everything a person wrote keep the default, durable commit.
+    Exchanges, facts and everything a person wrote keep the default, durable commit, and since
+    WAL is flushed in order, a durable commit also makes every earlier relaxed one durable: a
+    stored exchange never points at a session or thread row that a crash could take back.
     """
     session.execute(sql_text("SET LOCAL synchronous_commit TO OFF"))
 
