@@ -13,6 +13,7 @@ from werkzeug.routing import IntegerConverter
 from api.health import LLMProbe
 from services.connections import redis_client
 from services.db import make_engine, make_sessionmaker
+from services.limits import RateLimiter, load_limits
 from services.metrics import Metrics
 from services.migrate import head_revision
 from services.settings import Settings
@@ -81,8 +82,12 @@ def create_app(settings: Settings, deps: WebDeps | None = None) -> Flask:
     deps = deps or WebDeps.build(settings)
     app.extensions["engram"] = deps
     app.extensions["engram.sessions"] = make_sessionmaker(deps.engine)
+    app.extensions["engram.limits"] = load_limits(settings.configs_dir)
+    app.extensions["engram.limiter"] = RateLimiter(deps.redis)
     # Bodies larger than this are refused before parsing (413); the text limit is checked after.
+    # Query strings are bounded by the server (gunicorn's request line limit) and by limits.toml.
     app.config["MAX_CONTENT_LENGTH"] = settings.max_text_chars * 4 + 64 * 1024
+    app.config["MAX_FORM_MEMORY_SIZE"] = app.config["MAX_CONTENT_LENGTH"]
     errors.init_app(app)
     for blueprint in (chat.bp, events.bp, health.bp, memory.bp, ops.bp, opsdata.bp, pages.bp, reminders.bp, threads.bp):
         app.register_blueprint(blueprint)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 
 import redis
-from flask import Flask, jsonify
+from flask import Flask, jsonify, request
 from sqlalchemy import exc as sa_exc
 from werkzeug.exceptions import HTTPException
 
 from services.errors import BadRequest
+from services.storable import unstorable_reason
 
 logger = logging.getLogger(__name__)
 
@@ -35,9 +36,22 @@ def unavailable_response(dependency: str):  # type: ignore[no-untyped-def]
 
 
 def init_app(app: Flask) -> None:
+    @app.before_request
+    def _storable_query() -> None:
+        # Query values reach SQL and Redis: refuse NUL and lone surrogates in any of them, on every route.
+        for key, value in request.args.items(multi=True):
+            reason = unstorable_reason(key, "a query parameter name") or unstorable_reason(value, f"'{key}'")
+            if reason:
+                raise BadRequest(reason)
+
     @app.errorhandler(BadRequest)
     def _bad_request(error: BadRequest):  # type: ignore[no-untyped-def]
-        return error_response(error.status_code, error.code, str(error))
+        retry_after = getattr(error, "retry_after", None)
+        if retry_after is None:
+            return error_response(error.status_code, error.code, str(error))
+        body, status = error_response(error.status_code, error.code, str(error), retry_after_s=retry_after)
+        body.headers["Retry-After"] = str(retry_after)
+        return body, status
 
     @app.errorhandler(HTTPException)
     def _http(error: HTTPException):  # type: ignore[no-untyped-def]

@@ -16,7 +16,7 @@ from flask.blueprints import BlueprintSetupState
 from werkzeug.exceptions import Conflict
 
 from api.args import int_arg
-from api.auth import current_user
+from api.auth import current_user, enforce_rate_limit
 from services.errors import BadRequest, NotFound, UnsupportedMediaType
 from services.memory import episodes as episode_store
 from services.memory import facts as fact_store
@@ -26,6 +26,7 @@ from services.memory.config import load_memory_config
 from services.memory.edits import enqueue_embedding
 from services.memory.forget import forget_user
 from services.memory.recall import recall
+from services.storable import unstorable_reason
 
 bp = Blueprint("memory", __name__, url_prefix="/memory")
 
@@ -38,6 +39,23 @@ def _load_config(state: BlueprintSetupState) -> None:
     # Read memory.toml once per app, at registration: a bad file fails start-up, not every search.
     settings = state.app.extensions["engram"].settings
     state.app.extensions["engram.memory_config"] = load_memory_config(settings.configs_dir)
+
+
+@bp.before_request
+def _rate_limit() -> None:
+    enforce_rate_limit("memory")
+
+
+def _bounds() -> Any:
+    return current_app.extensions["engram.limits"].request
+
+
+def _query() -> str:
+    """The ?q= text, stripped; bounded so a search never carries an unbounded string into SQL."""
+    query = request.args.get("q", "").strip()
+    if len(query) > _bounds().max_query_chars:
+        raise BadRequest(f"'q' is longer than {_bounds().max_query_chars} characters")
+    return query
 
 
 def _sessions() -> Any:
@@ -58,6 +76,9 @@ def _json_body() -> dict[str, Any]:
     data = request.get_json(silent=True)
     if not isinstance(data, dict):
         raise BadRequest("body must be a JSON object")
+    reason = unstorable_reason(data, "body")
+    if reason:
+        raise BadRequest(reason)
     return data
 
 
@@ -71,9 +92,9 @@ def _search(query: str, kinds: tuple[str, ...], k: int) -> list[dict[str, Any]]:
 @bp.get("/facts")
 def list_facts() -> Response:
     """?q= searches; ?include_superseded=1 adds history; ?limit=&offset= page."""
-    limit, offset = _int_arg("limit", 50, 1), _int_arg("offset", 0, 0, 10**9)
-    if request.args.get("q", "").strip():
-        return jsonify({"facts": _search(request.args["q"], ("fact",), limit)})
+    limit, offset = _int_arg("limit", 50, 1), _int_arg("offset", 0, 0, _bounds().max_offset)
+    if query := _query():
+        return jsonify({"facts": _search(query, ("fact",), limit)})
     history = request.args.get("include_superseded", "").lower() in ("1", "true", "yes")
     with _sessions()() as session:
         rows = fact_store.list_facts(session, current_user(), history, limit=limit, offset=offset)
@@ -167,9 +188,9 @@ def delete_fact(fact_id: int) -> Response:
 
 @bp.get("/episodes")
 def list_episodes() -> Response:
-    limit, offset = _int_arg("limit", 50, 1), _int_arg("offset", 0, 0, 10**9)
-    if request.args.get("q", "").strip():
-        return jsonify({"episodes": _search(request.args["q"], ("episode",), limit)})
+    limit, offset = _int_arg("limit", 50, 1), _int_arg("offset", 0, 0, _bounds().max_offset)
+    if query := _query():
+        return jsonify({"episodes": _search(query, ("episode",), limit)})
     with _sessions()() as session:
         rows = episode_store.list_episodes(session, current_user(), limit=limit, offset=offset)
         return jsonify({"episodes": [episode_store.episode_to_dict(e) for e in rows]})
@@ -215,10 +236,10 @@ def delete_episode(episode_id: int) -> Response:
 @bp.get("/search")
 def search() -> Response:
     """Full-text search over facts, episodes and exchanges (?q=, ?k=, ?kinds=fact,episode,exchange)."""
-    query = request.args.get("q", "").strip()
+    query = _query()
     if not query:
         raise BadRequest("'q' is required")
-    kinds = tuple(k for k in request.args.get("kinds", "fact,episode,exchange").split(",") if k)
+    kinds = tuple(k for k in request.args.get("kinds", "fact,episode,exchange")[:100].split(",") if k)
     if not kinds or set(kinds) - {"fact", "episode", "exchange"}:
         raise BadRequest("'kinds' is a comma-separated subset of fact, episode, exchange")
     return jsonify({"query": query, "results": _search(query, kinds, _int_arg("k", 10, 1, 100))})

@@ -5,7 +5,8 @@
     │   ├── PayloadTooLarge   text over the configured limit (→ 413)
     │   ├── UnsupportedMediaType  not application/json (→ 415)
     │   ├── Unauthorized      missing or unknown bearer token (→ 401)
-    │   └── NotFound          unknown id, or one owned by another user (→ 404)
+    │   ├── NotFound          unknown id, or one owned by another user (→ 404)
+    │   └── TooManyRequests   the token's rate limit is spent (→ 429 with Retry-After)
     ├── PipelineError         a stage of the digest job failed
     │   ├── LLMError
     │   │   ├── LLMTimeout
@@ -46,6 +47,15 @@ class Unauthorized(BadRequest):
 class NotFound(BadRequest):
     status_code = 404
     code = "not_found"
+
+
+class TooManyRequests(BadRequest):
+    status_code = 429
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class PipelineError(EngramError):

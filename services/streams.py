@@ -220,16 +220,16 @@ class FanOut:
         finally:
             pubsub.close()
 
+    def _wake_all(self) -> None:
+        with self._lock:
+            targets = [(channel, wakeups) for channel, queues in self._subscribers.items() for wakeups in queues]
+        for channel, wakeups in targets:
+            wakeups.put(channel)
+
     def _dispatch(self, channel: str) -> None:
         with self._lock:
             targets = list(self._subscribers.get(channel, ()))
         for wakeups in targets:
-            wakeups.put(channel)
-
-    def _wake_all(self) -> None:
-        with self._lock:
-            targets = [(channel, wakeups) for channel, subs in self._subscribers.items() for wakeups in subs]
-        for channel, wakeups in targets:
             wakeups.put(channel)
 
     def _report(self) -> None:

@@ -104,9 +104,30 @@ def _compose_command() -> list[str] | None:
 @pytest.mark.skipif(_compose_command() is None, reason="neither `docker compose` nor docker-compose is installed")
 def test_compose_file_is_valid():
     command = _compose_command() or []
+    env = {**os.environ, "ENGRAM_API_TOKENS": "compose-test-token:me"}
     result = subprocess.run([*command, "-f", str(ROOT / "docker-compose.yml"), "config", "-q"],
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.skipif(_compose_command() is None, reason="neither `docker compose` nor docker-compose is installed")
+def test_compose_refuses_a_public_web_without_tokens():
+    command = _compose_command() or []
+    env = {key: value for key, value in os.environ.items() if key != "ENGRAM_API_TOKENS"}
+    result = subprocess.run([*command, "-f", str(ROOT / "docker-compose.yml"), "config", "-q"],
+                            capture_output=True, text=True, env=env)
+    assert result.returncode != 0 and "ENGRAM_API_TOKENS" in result.stderr
+
+
+def test_compose_workers_scale():
+    """`docker compose up --scale digest=4` needs workers without fixed names or host ports."""
+    import yaml
+
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    assert not any("container_name" in service for service in services.values())
+    for name in ("digest", "chunker", "episodic", "background", "scheduler"):
+        assert "ports" not in services[name], name
+        assert "-n" not in services[name]["command"] and "--name" not in services[name]["command"], name
 
 
 def test_compose_runs_every_role_with_healthchecked_servers():

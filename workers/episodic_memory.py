@@ -75,7 +75,8 @@ def run(session_id: str, attempt: int = 0, first_seen: float | None = None) -> s
         episode_id = store_episode(session, embedder, conversation, episode, exchanges, model=model)
     if episode_id is None:
         return "exists"
-    logger.info("session %s became episode %s (%s)", session_id, episode_id, episode["title"],
+    # The title is the person's words: not at INFO (logs hold no message text).
+    logger.info("session %s became episode %s", session_id, episode_id,
                 extra={"session_id": session_id, "episode_id": episode_id})
     return "stored"
 

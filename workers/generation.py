@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from services.act.critic import awaits_confirmation, pending_confirmation
 from services.act.reply import act_reply
 from services.llm import Completion, generate_with_fallback
+from services.prompts import fenced
 from services.threads import history_text
 from workers.context import WorkerContext, act_config, memory_config
 from workers.understanding import Understanding
@@ -120,7 +121,7 @@ def build_messages(context: WorkerContext, turn: Turn, understanding: Understand
         MODE_PROMPTS.get(understanding.mode, "respond"),
         history=history_text(understanding.working_memory),
         topic=understanding.topic,
-        context=understanding.context_text or "(nothing recalled)",
+        context=fenced("memory", understanding.context_text) if understanding.context_text else "(nothing recalled)",
         missing=understanding.signals.get("missing", "") or "the details needed",
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": request.text}]

@@ -14,6 +14,7 @@ from services.act.dispatcher import ActDispatcher
 from services.act.models import Goal, active_reminder_count, list_counts
 from services.act.text import truncate
 from services.cognition.profiles import NO_PROFILES
+from services.prompts import fenced
 
 ENTRY_CHARS = 1500
 NO_TRAIL = "(none yet)"
@@ -63,6 +64,11 @@ def trail_text(view: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def fenced_trail(view: list[dict[str, Any]]) -> str:
+    """The trail as quoted data: a tool result (a recalled memory, a list item) can carry any text."""
+    return fenced("tool-results", trail_text(view)) if view else NO_TRAIL
+
+
 def step_messages(prompts: Any, *, state: PromptState, skills: str, world: str, context_text: str,
                   user_message: str, zone: tzinfo, zone_name: str, now: datetime,
                   profiles: str = NO_PROFILES) -> list[dict[str, str]]:
@@ -73,7 +79,8 @@ def step_messages(prompts: Any, *, state: PromptState, skills: str, world: str, 
     """
     system = prompts.render(
         "act", skills=skills, world=world, profiles=profiles, current_state=state.current_state or "(nothing yet)",
-        context=context_text or "(nothing recalled)", history=state.history, trail=trail_text(state.view),
+        context=fenced("memory", context_text) if context_text else "(nothing recalled)", history=state.history,
+        trail=fenced_trail(state.view),
         timezone=zone_name, tz=zone, now=now,
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user_message}]
@@ -84,6 +91,6 @@ def reply_messages(prompts: Any, *, state: PromptState, topic: str, user_message
     """The prompt that turns the trail into the person's reply."""
     system = prompts.render(
         "act-reply", instructions=instructions, topic=topic, current_state=state.current_state or "(nothing)",
-        history=state.history, trail=trail_text(state.view), reason=reason, timezone=zone_name, tz=zone, now=now,
+        history=state.history, trail=fenced_trail(state.view), reason=reason, timezone=zone_name, tz=zone, now=now,
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user_message}]

@@ -26,6 +26,7 @@ from services.memory.facts import fact_key
 from services.memory.importer import ImportReport, Record, digest, enqueue_jobs, session_id_for, store_records
 from services.memory.models import Episode, Fact, MemoryChunk, iso
 from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE
+from services.storable import unstorable_reason
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +121,9 @@ def validate_bundle(bundle: Any) -> None:
         raise BundleInvalid(f"not an Engram memory bundle (expected \"format\": \"{FORMAT}\")")
     if bundle.get("version") != VERSION:
         raise BundleInvalid(f"unsupported bundle version {bundle.get('version')!r} (this Engram reads {VERSION})")
+    reason = unstorable_reason(bundle, "the bundle")
+    if reason:
+        raise BundleInvalid(reason)
     for section, keys in REQUIRED.items():
         items = bundle.get(section, [])
         if not isinstance(items, list):
