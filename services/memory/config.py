@@ -40,7 +40,9 @@ class RecallConfig:
     bm25_b: float = 0.75
     length_sample: int = 2000  # lines sampled for the average line length
     reply_context_weight: float = 0.5  # share of the replied-to line's BM25 added to a line's own
-    span_replied_to: bool = True  # a line hit comes with the line it replies to
+    nearby_weight: float = 0.5  # share of the best BM25 within context_window lines added
+    context_window: int = 2
+    span_replied_to: str = "matching"  # "always" | "matching" | "never": a line hit with the line it replies to
     rewrite_query: bool = True  # drop question scaffolding ("what kind of", "mention") before matching
     kind_weights: dict[str, float] = field(default_factory=lambda: {"exchange": 1.0, "fact": 1.0, "episode": 1.0})
 
@@ -118,6 +120,9 @@ def validate(config: MemoryConfig) -> None:
         raise SettingsError("memory.toml: [recall] needs recency_half_life_days > 0, candidates >= 1, neighbours >= 0")
     if recall.line_candidates < 1 or recall.bm25_k1 < 0 or not 0 <= recall.bm25_b <= 1:
         raise SettingsError("memory.toml: [recall] needs line_candidates >= 1, bm25_k1 >= 0, 0 <= bm25_b <= 1")
+    if recall.span_replied_to not in ("always", "matching", "never") or recall.context_window < 0:
+        raise SettingsError('memory.toml: [recall] span_replied_to is "always", "matching" or "never"; '
+                            "context_window >= 0")
     if recall.max_query_terms < 1:
         raise SettingsError("memory.toml: [recall] max_query_terms must be >= 1")
     if not 0 < config.facts.merge_similarity <= 1:

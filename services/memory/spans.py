@@ -2,9 +2,11 @@
 
 A candidate is one line (turn). Its lexical signal is its own BM25 plus, weighted by
 ``reply_context_weight``, the BM25 of the line it replies to (an answer often shares no word
-with the question but its prompt does); its vector signal is the similarity of its exchange.
-Returned, it is a span: the line and the line it replies to (``span_replied_to``), never a turn
-already shown by a better hit. With ``neighbours`` > 0 a hit is instead its whole exchange with
+with the question but its prompt does) and, weighted by ``nearby_weight``, the best BM25 within
+``context_window`` lines (a conversation stays on a topic for a few turns); its vector signal is
+the similarity of its exchange. Returned, it is a span: the line and the line it replies to
+(``span_replied_to``: "always", "matching" = when that line carries the match, "never"), never a
+turn already shown by a better hit. With ``neighbours`` > 0 a hit is instead its whole exchange with
 that many exchanges before and after it (the older, wider shape).
 """
 
@@ -23,28 +25,68 @@ from services.memory.timewords import Window
 
 def gather(session: Session, user_id: str, query: str, qvec: np.ndarray | None, window: Window | None,
            cfg: RecallConfig, excluded: set[int]) -> list[Candidate]:
-    """Line candidates of the lexical, vector and time-window arms, every signal computed."""
+    """Line candidates of the lexical, vector and time-window arms and the lines around them, scored."""
     terms = turns.line_terms(session, user_id, query, cfg)
-    line_ids = dict.fromkeys(turns.lexical_lines(session, user_id, terms, cfg.line_candidates, cfg))
+    seeds = dict.fromkeys(turns.lexical_lines(session, user_id, terms, cfg.line_candidates, cfg))
     exchange_ids: dict[int, None] = {}
     if qvec is not None:
         exchange_ids.update(dict.fromkeys(search.vector_arm(session, "exchange", user_id, qvec, cfg.candidates)))
     if window is not None:
         exchange_ids.update(dict.fromkeys(search.window_arm(session, "exchange", user_id, window, qvec, terms.terms,
                                                             cfg.candidates)))
-    line_ids.update(dict.fromkeys(turns.lines_of_exchanges(session, user_id, list(exchange_ids))))
-    scale = terms.max_score
+    seeds.update(dict.fromkeys(turns.lines_of_exchanges(session, user_id, list(exchange_ids))))
+    width = cfg.context_window
+    rows = turns.window_rows(session, user_id, list(seeds), max(2 * width, 1), qvec, terms, cfg)
+    following = {row["p_id"]: line_id for line_id, row in rows.items() if row["p_id"] in rows}
+    wanted = {line_id for seed in seeds if seed in rows for line_id in _around(seed, rows, following, width)}
     candidates = []
-    for row in turns.span_rows(session, user_id, list(line_ids), qvec, terms, cfg):
+    for line_id in sorted(wanted):
+        row = rows[line_id]
         if row["exchange_id"] in excluded:
             continue
-        context = row["p_lex"] if row["p_exchange_id"] not in excluded else 0.0
-        lex = min(1.0, (float(row["lex"]) + cfg.reply_context_weight * float(context or 0.0)) / scale)
+        replied = rows.get(row["p_id"]) if row["p_id"] is not None else None
+        _attach_replied_to(row, replied)
         candidates.append(Candidate(
             kind="exchange", id=int(row["exchange_id"]), row=row, at=row["at"],
-            sim=None if row["sim"] is None else float(row["sim"]), lex=lex,
+            sim=None if row["sim"] is None else float(row["sim"]),
+            lex=_lexical(row, replied, rows, following, terms.max_score, cfg),
             salience=None if row["salience"] is None else float(row["salience"]), access=int(row["access"] or 0)))
     return candidates
+
+
+def _around(line_id: int, rows: dict[int, dict[str, Any]], following: dict[int, int], width: int) -> list[int]:
+    """The line and up to ``width`` lines before and after it (as far as they were fetched)."""
+    found = [line_id]
+    before = after = line_id
+    for _ in range(width):
+        before = rows[before]["p_id"] if before in rows else None
+        if before is None or before not in rows:
+            break
+        found.append(before)
+    for _ in range(width):
+        after = following.get(after)
+        if after is None:
+            break
+        found.append(after)
+    return found
+
+
+def _lexical(row: dict[str, Any], replied: dict[str, Any] | None, rows: dict[int, dict[str, Any]],
+             following: dict[int, int], scale: float, cfg: RecallConfig) -> float:
+    """Own BM25, plus a share of the replied-to line's and of the best line's nearby (topic continuity), 0..1."""
+    own = float(row["lex"])
+    context = float(replied["lex"]) if replied is not None else 0.0
+    nearby = [float(rows[i]["lex"]) for i in _around(row["id"], rows, following, cfg.context_window)[1:]]
+    score = own + cfg.reply_context_weight * context + cfg.nearby_weight * max(nearby, default=0.0)
+    return min(1.0, score / scale)
+
+
+def _attach_replied_to(row: dict[str, Any], replied: dict[str, Any] | None) -> None:
+    """The replied-to line's columns on the row (``p_``-prefixed), for the span."""
+    for column in ("exchange_id", "speaker", "text", "external_id", "occurred_at", "lex"):
+        row[f"p_{column}"] = replied[column] if replied is not None else None
+    if replied is None:
+        row["p_id"] = None
 
 
 class SpanPicker:
@@ -71,11 +113,20 @@ class SpanPicker:
         if row["id"] in self.covered:
             return []
         lines = [turns.line_dict(row)]
-        replied_to = row["p_id"] is not None and row["p_exchange_id"] not in self.excluded
-        if self.cfg.span_replied_to and replied_to and row["p_id"] not in self.covered:
+        if self._with_replied_to(row):
             lines.insert(0, turns.line_dict(row, "p_"))
         self.covered.update(line["line_id"] for line in lines)
         return lines
+
+    def _with_replied_to(self, row: dict[str, Any]) -> bool:
+        if row["p_id"] is None or row["p_exchange_id"] in self.excluded or row["p_id"] in self.covered:
+            return False
+        if self.cfg.span_replied_to == "always":
+            return True
+        # "matching": the replied-to turn comes along when it carries as much of the match as the turn itself
+        # (the question holds the words, the turn the answer); otherwise it would only take a turn's place.
+        return self.cfg.span_replied_to == "matching" and (
+            self.cfg.reply_context_weight * float(row["p_lex"] or 0.0) >= float(row["lex"]))
 
     def _neighbourhood(self, candidate: Candidate) -> list[dict[str, Any]]:
         if candidate.id in self.covered or candidate.id in self.excluded:

@@ -29,7 +29,7 @@ from services.memory.search import Terms, vector_param
 QUESTION_WORDS = frozenset({
     "kind", "kinds", "type", "types", "sort", "name", "names", "mention", "mentioned", "say", "said", "tell",
     "told", "talk", "talked", "think", "thought", "likely", "probably", "describe", "specific", "ever",
-    "something", "anything", "thing", "things", "also", "would", "could", "might",
+    "something", "anything", "thing", "things", "also", "would", "could", "might", "many", "much", "ways",
 })  # fmt: skip
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+")
 
@@ -122,33 +122,38 @@ def lines_of_exchanges(session: Session, user_id: str, exchange_ids: list[int]) 
         {"user": user_id, "ids": exchange_ids}))
 
 
-def span_rows(session: Session, user_id: str, line_ids: list[int], qvec: np.ndarray | None, terms: LineTerms,
-              config: RecallConfig) -> list[dict[str, Any]]:
-    """Each candidate line with the line it replies to, their BM25 scores and their exchanges' signals."""
-    if not line_ids:
-        return []
-    params: dict[str, Any] = {"user": user_id, "ids": line_ids}
+def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int, qvec: np.ndarray | None,
+                terms: LineTerms, config: RecallConfig) -> dict[int, dict[str, Any]]:
+    """The seed lines and ``reach`` lines either side of each in its thread, with their signals.
+
+    Each row carries its own BM25 (``lex``), the id of the line it replies to (``p_id``), the similarity
+    of its exchange to the query (``sim``) and that exchange's salience, access count and time.
+    """
+    if not seed_ids:
+        return {}
+    params: dict[str, Any] = {"user": user_id, "ids": seed_ids, "reach": reach}
     sim = "1 - (e.embedding <=> :qvec)" if qvec is not None else "NULL"
-    p_sim = "1 - (pe.embedding <=> :qvec)" if qvec is not None else "NULL"
+    side = ("SELECT x.id FROM seeds s CROSS JOIN LATERAL (SELECT x.id FROM exchange_lines x WHERE x.user_id = :user "
+            "AND x.thread_id = s.thread_id AND (x.occurred_at, x.id) {op} (s.occurred_at, s.id) "
+            "ORDER BY x.occurred_at {order}, x.id {order} LIMIT :reach) x")
     statement = text(
-        "SELECT l.id, l.exchange_id, l.speaker, l.text, l.external_id, l.occurred_at, "
-        "p.id AS p_id, p.exchange_id AS p_exchange_id, p.speaker AS p_speaker, p.text AS p_text, "
-        "p.external_id AS p_external_id, p.occurred_at AS p_occurred_at, "
-        f"{bm25_sql('l', terms, config, params)} AS lex, "
-        f"CASE WHEN p.id IS NULL THEN 0 ELSE {bm25_sql('p', terms, config, params)} END AS p_lex, "
-        f"{sim} AS sim, {p_sim} AS p_sim, e.thread_id, e.session_id, e.user_text, e.reply, "
-        "coalesce(e.occurred_at, e.created_at) AS at, c.salience, coalesce(a.access_count, 0) AS access "
-        "FROM exchange_lines l JOIN exchanges e ON e.id = l.exchange_id "
-        "LEFT JOIN LATERAL (SELECT * FROM exchange_lines p WHERE p.user_id = l.user_id AND p.thread_id = l.thread_id "
-        "AND (p.occurred_at, p.id) < (l.occurred_at, l.id) ORDER BY p.occurred_at DESC, p.id DESC LIMIT 1) p ON TRUE "
-        "LEFT JOIN exchanges pe ON pe.id = p.exchange_id "
-        "LEFT JOIN memory_chunks c ON c.exchange_id = e.id LEFT JOIN exchange_access a ON a.exchange_id = e.id "
-        "WHERE l.user_id = :user AND l.id = ANY(:ids)"
+        "WITH seeds AS (SELECT id, thread_id, occurred_at FROM exchange_lines "
+        "WHERE user_id = :user AND id = ANY(:ids)), "
+        f"near AS (SELECT id FROM seeds UNION {side.format(op='<', order='DESC')} "
+        f"UNION {side.format(op='>', order='ASC')}) "
+        "SELECT l.id, l.exchange_id, l.speaker, l.text, l.external_id, l.occurred_at, p.id AS p_id, "
+        f"{bm25_sql('l', terms, config, params)} AS lex, {sim} AS sim, e.thread_id, e.session_id, e.user_text, "
+        "e.reply, coalesce(e.occurred_at, e.created_at) AS at, c.salience, coalesce(a.access_count, 0) AS access "
+        "FROM near JOIN exchange_lines l ON l.id = near.id JOIN exchanges e ON e.id = l.exchange_id "
+        "LEFT JOIN LATERAL (SELECT p.id FROM exchange_lines p WHERE p.user_id = l.user_id "
+        "AND p.thread_id = l.thread_id AND (p.occurred_at, p.id) < (l.occurred_at, l.id) "
+        "ORDER BY p.occurred_at DESC, p.id DESC LIMIT 1) p ON TRUE "
+        "LEFT JOIN memory_chunks c ON c.exchange_id = e.id LEFT JOIN exchange_access a ON a.exchange_id = e.id"
     )
     if qvec is not None:
         params["qvec"] = qvec
         statement = statement.bindparams(vector_param())
-    return [dict(row) for row in session.execute(statement, params).mappings()]
+    return {int(row["id"]): dict(row) for row in session.execute(statement, params).mappings()}
 
 
 def lines_by_exchange(session: Session, user_id: str, exchange_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
