@@ -22,6 +22,7 @@ pytestmark = pytest.mark.integration
 DAY1 = dt.datetime(2025, 3, 2, 18, 0, tzinfo=dt.UTC)
 DAY2 = dt.datetime(2025, 4, 9, 19, 30, tzinfo=dt.UTC)
 NOW = dt.datetime(2025, 5, 1, tzinfo=dt.UTC)
+SPANS = MemoryConfig(recall=RecallConfig(span_replied_to="always"))
 FILLER = ["How was your week?", "Busy, lots of meetings.", "Did you sleep well?", "Not really, the neighbours again.",
           "Any plans for the weekend?", "Maybe a walk by the river.", "The weather has been grey.",
           "I miss the sun honestly."]
@@ -58,8 +59,11 @@ def test_a_result_lists_every_turn_it_holds_and_a_round_trip_keeps_them(db_engin
     _import(db_engine, "alice")
     embedder = HashEmbedder()
     with Session(db_engine) as session:
+        alone = recall(session, embedder, "alice", "What old scooter is Melanie restoring?", k=5, now=NOW,
+                       reinforce=False)
+        assert alone[0].external_ids == ["c3"]  # the turn that answers; what it replies to holds no match
         hits = recall(session, embedder, "alice", "What old scooter is Melanie restoring?", k=5, now=NOW,
-                      reinforce=False)
+                      reinforce=False, config=SPANS)
         # The answer is Melanie's line; it replies to Caroline's second line of the same exchange.
         assert hits[0].external_ids == ["c2", "c3"]
         assert [line["speaker"] for line in hits[0].lines] == ["Caroline", "Melanie"]
@@ -73,7 +77,7 @@ def test_a_result_lists_every_turn_it_holds_and_a_round_trip_keeps_them(db_engin
     import_bundle(make_sessionmaker(db_engine), embedder, "carol", json.loads(json.dumps(bundle)))
     with Session(db_engine) as session:
         again = recall(session, embedder, "carol", "What old scooter is Melanie restoring?", k=5, now=NOW,
-                       reinforce=False)
+                       reinforce=False, config=SPANS)
         assert again[0].external_ids == ["c2", "c3"]
         assert again[0].lines[1]["at"] == hits[0].lines[1]["at"]
         _ids_match_lines(again)

@@ -112,7 +112,8 @@ def test_a_hit_is_the_answering_turn_with_the_turn_it_replies_to(session, hash_e
     hit = _add(session, hash_embedder, "I got promoted to team lead", reply="Congratulations!", days_ago=2.9,
                thread_id=thread)
     _add(session, hash_embedder, "We celebrated with sushi", days_ago=2.8, thread_id=thread)
-    hits = recall(session, hash_embedder, "alice", "promoted team lead", k=3, now=NOW)
+    spans = MemoryConfig(recall=RecallConfig(span_replied_to="always"))
+    hits = recall(session, hash_embedder, "alice", "promoted team lead", k=3, now=NOW, config=spans)
     assert hits[0].id == hit.id and hits[0].neighbours == []
     assert [line["text"] for line in hits[0].lines] == ["Good morning, how did it go?", "I got promoted to team lead"]
     shown = [line["line_id"] for h in hits for line in h.lines]

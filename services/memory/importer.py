@@ -274,8 +274,14 @@ def insert_lines(session: Session, user_id: str, stored: list[tuple[int, Record]
         rows += [{"user_id": user_id, "exchange_id": exchange_id, "thread_id": thread_id, "position": position,
                   "speaker": line.speaker, "text": line.text, "external_id": line.key, "occurred_at": line.at}
                  for position, line in enumerate(lines)]
-    if rows:
-        session.execute(insert(ExchangeLine), rows)
+    if not rows:
+        return
+    # COPY: one round trip for a batch's lines (an INSERT per line was a third of an import's time).
+    columns = ("user_id", "exchange_id", "thread_id", "position", "speaker", "text", "external_id", "occurred_at")
+    cursor = session.connection().connection.driver_connection.cursor()
+    with cursor.copy(f"COPY {ExchangeLine.__tablename__} ({', '.join(columns)}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row([row[column] for column in columns])
 
 
 def derived_lines(record: Record) -> list[LineRecord]:
@@ -302,20 +308,31 @@ def _existing(session: Session, user_id: str, batch: list[Record]) -> dict[str, 
 
 
 def _ensure_threads(session: Session, user_id: str, records: list[Record]) -> None:
+    """Threads and closed sessions of the batch, one statement each (a session's span only widens)."""
     spans: dict[tuple[str, str], list[dt.datetime]] = {}
     for record in records:
         spans.setdefault((record.thread_key, record.session_key), []).append(record.at)
+    threads: dict[str, dict[str, Any]] = {}
+    sessions: dict[str, dict[str, Any]] = {}
     for (thread_key, session_key), times in spans.items():
         thread_id = thread_id_for(user_id, thread_key)
-        session.execute(insert(Thread).values(id=thread_id, user_id=user_id, created_at=min(times),
-                                              last_active_at=max(times)).on_conflict_do_nothing())
-        statement = insert(ConversationSession).values(
-            id=session_id_for(user_id, session_key), user_id=user_id, thread_id=thread_id, topic="imported",
-            started_at=min(times), last_active_at=max(times), ended_at=max(times), close_reason="imported")
-        session.execute(statement.on_conflict_do_update(index_elements=["id"], set_={
-            "started_at": func.least(ConversationSession.started_at, statement.excluded.started_at),
-            "last_active_at": func.greatest(ConversationSession.last_active_at, statement.excluded.last_active_at),
-            "ended_at": func.greatest(ConversationSession.ended_at, statement.excluded.ended_at)}))
+        known = threads.setdefault(thread_id, {"id": thread_id, "user_id": user_id, "created_at": min(times),
+                                               "last_active_at": max(times)})
+        known.update(created_at=min(known["created_at"], min(times)),
+                     last_active_at=max(known["last_active_at"], max(times)))
+        session_id = session_id_for(user_id, session_key)
+        row = sessions.setdefault(session_id, {
+            "id": session_id, "user_id": user_id, "thread_id": thread_id, "topic": "imported",
+            "started_at": min(times), "last_active_at": max(times), "ended_at": max(times),
+            "close_reason": "imported"})
+        row.update(started_at=min(row["started_at"], min(times)), last_active_at=max(row["last_active_at"], *times),
+                   ended_at=max(row["ended_at"], *times))
+    session.execute(insert(Thread).values(list(threads.values())).on_conflict_do_nothing())
+    statement = insert(ConversationSession).values(list(sessions.values()))
+    session.execute(statement.on_conflict_do_update(index_elements=["id"], set_={
+        "started_at": func.least(ConversationSession.started_at, statement.excluded.started_at),
+        "last_active_at": func.greatest(ConversationSession.last_active_at, statement.excluded.last_active_at),
+        "ended_at": func.greatest(ConversationSession.ended_at, statement.excluded.ended_at)}))
 
 
 def _exchange_row(user_id: str, record: Record, vector: Any, model_id: str) -> dict[str, Any]:
