@@ -59,7 +59,7 @@ class ContextConfig:
     min_relevance: float = 0.25
     max_facts: int = 8
     max_episodes: int = 3
-    max_exchanges: int = 5
+    max_exchanges: int = 8
     profile_facts: int = 4
     profile_min_salience: float = 0.7
 

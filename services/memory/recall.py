@@ -77,13 +77,13 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     kinds = tuple(kinds)
     excluded = set(exclude_exchange_ids)
     window = time_window(query, now)
+    # One set of query terms, weighted by this user's turns, serves every kind.
+    terms = turns.line_terms(session, user_id, query, cfg)
     candidates = []
     if "exchange" in kinds:
-        candidates += spans.gather(session, user_id, query, qvec, window, cfg, excluded)
-    if any(kind != "exchange" for kind in kinds):
-        terms = search.query_terms(session, user_id, query, cfg)
-        candidates += [c for kind in kinds if kind != "exchange"
-                       for c in _gather(session, kind, user_id, qvec, terms, window, cfg)]
+        candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded)
+    candidates += [c for kind in kinds if kind != "exchange"
+                   for c in _gather(session, kind, user_id, qvec, terms.terms, window, cfg)]
     scored = score_candidates(candidates, cfg, qvec is not None, window, now)
     hits = _select(session, user_id, scored, k, cfg, excluded)
     if reinforce and hits:

@@ -23,10 +23,9 @@ from services.memory.search import Candidate
 from services.memory.timewords import Window
 
 
-def gather(session: Session, user_id: str, query: str, qvec: np.ndarray | None, window: Window | None,
+def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndarray | None, window: Window | None,
            cfg: RecallConfig, excluded: set[int]) -> list[Candidate]:
     """Line candidates of the lexical, vector and time-window arms and the lines around them, scored."""
-    terms = turns.line_terms(session, user_id, query, cfg)
     seeds = dict.fromkeys(turns.lexical_lines(session, user_id, terms, cfg.line_candidates, cfg))
     exchange_ids: dict[int, None] = {}
     if qvec is not None:
