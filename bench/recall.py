@@ -153,10 +153,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--embedder", default="sentence-transformers", choices=["sentence-transformers", "onnx"])
     parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--pgdata", help="keep the database here between runs (a re-run imports nothing twice)")
     args = parser.parse_args()
     embedder = load_embedder(args.embedder, cache_size=0)
     with tempfile.TemporaryDirectory(prefix="engram-bench-") as tmp:
-        server = EmbeddedPostgres(Path(tmp), port=free_port())
+        server = EmbeddedPostgres(Path(args.pgdata or tmp), port=free_port())
         server.start()
         try:
             engine = make_engine(server.url, pool_size=2)

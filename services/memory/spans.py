@@ -34,10 +34,11 @@ def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndar
         exchange_ids.update(dict.fromkeys(search.window_arm(session, "exchange", user_id, window, qvec, terms.terms,
                                                             cfg.candidates)))
     seeds.update(dict.fromkeys(turns.lines_of_exchanges(session, user_id, list(exchange_ids))))
-    width = cfg.context_window
-    rows = turns.window_rows(session, user_id, list(seeds), max(2 * width, 1), qvec, terms, cfg)
+    # Candidates are the seeds and the turns right before and after them (an answer next to a match);
+    # each needs its own context_window around it, hence the reach.
+    rows = turns.window_rows(session, user_id, list(seeds), cfg.context_window + 1, qvec, terms, cfg)
     following = {row["p_id"]: line_id for line_id, row in rows.items() if row["p_id"] in rows}
-    wanted = {line_id for seed in seeds if seed in rows for line_id in _around(seed, rows, following, width)}
+    wanted = {line_id for seed in seeds if seed in rows for line_id in _around(seed, rows, following, 1)}
     candidates = []
     for line_id in sorted(wanted):
         row = rows[line_id]
