@@ -36,7 +36,7 @@ def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndar
     seeds.update(dict.fromkeys(turns.lines_of_exchanges(session, user_id, list(exchange_ids))))
     # Candidates are the seeds and the turns right before and after them (an answer next to a match);
     # each needs its own context_window around it, hence the reach.
-    rows = turns.window_rows(session, user_id, list(seeds), cfg.context_window + 1, qvec, terms, cfg)
+    rows = turns.window_rows(session, user_id, list(seeds), max(cfg.context_window + 1, 2), qvec, terms, cfg)
     following = {row["p_id"]: line_id for line_id, row in rows.items() if row["p_id"] in rows}
     wanted = {line_id for seed in seeds if seed in rows for line_id in _around(seed, rows, following, 1)}
     candidates = []

@@ -143,8 +143,10 @@ def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int,
                 terms: LineTerms, config: RecallConfig) -> dict[int, dict[str, Any]]:
     """The seed lines and ``reach`` lines either side of each in its thread, with their signals.
 
-    Each row carries its own BM25 (``lex``), the id of the line it replies to (``p_id``), the similarity
-    of its exchange to the query (``sim``) and that exchange's salience, access count and time.
+    Each row carries its own BM25 (``lex``), the similarity of its exchange to the query (``sim``) and
+    that exchange's salience, access count and time; ``p_id`` is the line before it in the thread. The
+    ranges are contiguous, so that is the previous fetched row of the thread, except at a range's first
+    row (which may follow a gap): callers use links only within ``reach`` − 1 of a seed.
     """
     if not seed_ids:
         return {}
@@ -158,19 +160,23 @@ def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int,
         "WHERE user_id = :user AND id = ANY(:ids)), "
         f"near AS (SELECT id FROM seeds UNION {side.format(op='<', order='DESC')} "
         f"UNION {side.format(op='>', order='ASC')}) "
-        "SELECT l.id, l.exchange_id, l.speaker, l.text, l.external_id, l.occurred_at, p.id AS p_id, "
+        "SELECT l.id, l.exchange_id, l.thread_id AS line_thread, l.speaker, l.text, l.external_id, l.occurred_at, "
         f"{bm25_sql('l', terms, config, params)} AS lex, {sim} AS sim, e.thread_id, e.session_id, e.user_text, "
         "e.reply, coalesce(e.occurred_at, e.created_at) AS at, c.salience, coalesce(a.access_count, 0) AS access "
         "FROM near JOIN exchange_lines l ON l.id = near.id JOIN exchanges e ON e.id = l.exchange_id "
-        "LEFT JOIN LATERAL (SELECT p.id FROM exchange_lines p WHERE p.user_id = l.user_id "
-        "AND p.thread_id = l.thread_id AND (p.occurred_at, p.id) < (l.occurred_at, l.id) "
-        "ORDER BY p.occurred_at DESC, p.id DESC LIMIT 1) p ON TRUE "
         "LEFT JOIN memory_chunks c ON c.exchange_id = e.id LEFT JOIN exchange_access a ON a.exchange_id = e.id"
     )
     if qvec is not None:
         params["qvec"] = qvec
         statement = statement.bindparams(vector_param())
-    return {int(row["id"]): dict(row) for row in session.execute(statement, params).mappings()}
+    rows = sorted((dict(row) for row in session.execute(statement, params).mappings()),
+                  key=lambda row: (row["line_thread"], row["occurred_at"], row["id"]))
+    previous: dict[str, Any] | None = None
+    for row in rows:
+        same_thread = previous is not None and previous["line_thread"] == row["line_thread"]
+        row["p_id"] = int(previous["id"]) if same_thread and previous is not None else None
+        previous = row
+    return {int(row["id"]): row for row in rows}
 
 
 def lines_by_exchange(session: Session, user_id: str, exchange_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
