@@ -258,7 +258,8 @@ def main() -> None:
             questions, rate = load(sessions, embedder, folder)
             with sessions.begin() as session:
                 session.execute(text("ANALYZE"))
-            print(f"LoCoMo ({folder}): {len(questions)} questions with evidence; import {rate:.0f} exchanges/s")
+            imported = f"import {rate:.0f} exchanges/s" if rate else "already imported (--pgdata)"
+            print(f"LoCoMo ({folder}): {len(questions)} questions with evidence; {imported}")
             tally, latencies = ask(sessions, embedder, questions, config, args.k, f"Engram (k={args.k})")
             rows = [tally] + ([] if args.no_baselines else baselines(sessions, embedder, questions))
             print(f"\n{'evidence recall within first N turns':<34} {'@5':>5}  {'@10':>5}  {'@20':>5}   all returned")
