@@ -182,7 +182,7 @@ def _boost_signals(candidate: Candidate, cfg: RecallConfig, window: Window | Non
 def _select(session: Session, user_id: str, scored: list[tuple[float, dict[str, float], Candidate]], k: int,
             cfg: RecallConfig, excluded: set[int]) -> list[RecallHit]:
     """Top ``k`` hits; a turn already returned in another hit does not take a slot (or a turn) again."""
-    picker = spans.SpanPicker(session, user_id, cfg, excluded, scored[: k * 4])
+    picker = spans.SpanPicker(session, user_id, cfg, excluded, scored, limit=k * 3)
     hits: list[RecallHit] = []
     for score, signals, candidate in scored:
         if candidate.kind == "exchange":

@@ -93,14 +93,14 @@ class SpanPicker:
     """Turns each exchange candidate, best first, into the lines its hit holds."""
 
     def __init__(self, session: Session, user_id: str, cfg: RecallConfig, excluded: set[int],
-                 pool: list[tuple[float, dict[str, float], Candidate]]) -> None:
+                 pool: list[tuple[float, dict[str, float], Candidate]], limit: int) -> None:
         self.cfg = cfg
         self.excluded = excluded
         self.covered: set[int] = set()  # line ids in span mode, exchange ids in neighbourhood mode
         self.around: dict[int, list[dict[str, Any]]] = {}
         self.lines: dict[int, list[dict[str, Any]]] = {}
         if cfg.neighbours > 0:
-            ids = list(dict.fromkeys(c.id for _, _, c in pool if c.kind == "exchange"))
+            ids = list(dict.fromkeys(c.id for _, _, c in pool if c.kind == "exchange"))[:limit]
             self.around = search.neighbours(session, user_id, ids, cfg.neighbours)
             wanted = ids + [n["id"] for rows in self.around.values() for n in rows]
             self.lines = turns.lines_by_exchange(session, user_id, wanted)

@@ -42,11 +42,12 @@ class LineTerms:
     terms: Terms = field(default_factory=Terms)
     avg_len: float = 10.0
     total: int = 0
+    scale: float = 0.0  # Σ IDF of the terms some line holds
 
     @property
     def max_score(self) -> float:
-        """What a line scores when it holds every query term once at average length (the 0..1 scale's 1)."""
-        return sum(self.terms.weights) or 1.0
+        """What a line scores when it holds every query term (that any line holds) once at average length."""
+        return self.scale or 1.0
 
 
 def rewrite(query: str) -> str:
@@ -80,19 +81,19 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig)
     if sampled >= config.length_sample:  # more lines than sampled: the real count, from the index
         total = int(session.scalar(text("SELECT count(*) FROM exchange_lines WHERE user_id = :user"),
                                    {"user": user_id}) or 0)
-    scale = total / max(sampled, 1)
-    dfs = {row.lexeme: round(int(row.sample_df) * scale) for row in rows}
-    rare = [row.lexeme for row in rows if scale > 1 and int(row.sample_df) < RARE_IN_SAMPLE]
+    ratio = total / max(sampled, 1)
+    dfs = {row.lexeme: round(int(row.sample_df) * ratio) for row in rows}
+    rare = [row.lexeme for row in rows if ratio > 1 and int(row.sample_df) < RARE_IN_SAMPLE]
     if rare:
         dfs.update(_exact_df(session, user_id, rare, config.df_cap))
-    found = sorted(((lexeme, df) for lexeme, df in dfs.items() if df > 0), key=lambda item: (item[1], item[0]))
-    if not found:
-        return LineTerms(avg_len=avg_len, total=total)
+    # A word no turn holds still counts: a fact or an episode may hold it (it then weighs the most).
+    found = sorted(dfs.items(), key=lambda item: (item[1], item[0]))
     n = max(total, 1)
     weights = [math.log(1 + (n - df + 0.5) / (df + 0.5)) for _, df in found]
     # Words at the df cap still score, but the rarer words find the candidates.
     rare_enough = [lexeme for lexeme, df in found if df < config.df_cap] or [found[0][0]]
-    return LineTerms(Terms([lexeme for lexeme, _ in found], weights, rare_enough), avg_len, total)
+    scale = sum(weight for (_, df), weight in zip(found, weights, strict=True) if df > 0)
+    return LineTerms(Terms([lexeme for lexeme, _ in found], weights, rare_enough), avg_len, total, scale)
 
 
 def _exact_df(session: Session, user_id: str, lexemes: list[str], cap: int) -> dict[str, int]:
