@@ -141,7 +141,7 @@ def cmd_recall(settings: Settings, args: argparse.Namespace, *, embedder: Embedd
             if args.json or args.file:
                 results = [{key: value for key, value in hit.to_dict().items()
                             if key in ("text", "kind", "score", "signals", "exchange_ids", "external_ids", "id",
-                                       "at")} for hit in hits]
+                                       "at", "lines")} for hit in hits]
                 print(json.dumps({"query": query, "results": results, "latency_ms": latency_ms}), flush=True)
             else:
                 _print_hits(query, hits, latency_ms)

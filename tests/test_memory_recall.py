@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from services.db import Exchange, insert
 from services.memory import search
-from services.memory.config import RecallConfig
+from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.context import assemble_context
 from services.memory.facts import remember_fact
 from services.memory.models import Episode, ExchangeAccess, Fact
@@ -98,11 +98,26 @@ def test_a_hit_comes_with_its_neighbouring_turns(session, hash_embedder):
     before = _add(session, hash_embedder, "Guess what happened at work", days_ago=3, thread_id=thread)
     hit = _add(session, hash_embedder, "I got promoted to team lead", days_ago=2.9, thread_id=thread)
     after = _add(session, hash_embedder, "We celebrated with sushi", days_ago=2.8, thread_id=thread)
-    hits = recall(session, hash_embedder, "alice", "promoted team lead", k=3, now=NOW)
+    wide = MemoryConfig(recall=RecallConfig(neighbours=1))  # the neighbourhood shape, not the default span
+    hits = recall(session, hash_embedder, "alice", "promoted team lead", k=3, now=NOW, config=wide)
     assert hits[0].id == hit.id
     assert hits[0].exchange_ids == [hit.id, before.id, after.id]
     assert [n["side"] for n in hits[0].neighbours] == [-1, 1]
     assert all(h.id not in (before.id, after.id) for h in hits[1:])  # neighbours don't take another slot
+
+
+def test_a_hit_is_the_answering_turn_with_the_turn_it_replies_to(session, hash_embedder):
+    thread = create_thread(session, user_id="alice")
+    _add(session, hash_embedder, "Morning!", reply="Good morning, how did it go?", days_ago=3, thread_id=thread)
+    hit = _add(session, hash_embedder, "I got promoted to team lead", reply="Congratulations!", days_ago=2.9,
+               thread_id=thread)
+    _add(session, hash_embedder, "We celebrated with sushi", days_ago=2.8, thread_id=thread)
+    spans = MemoryConfig(recall=RecallConfig(span_replied_to="always"))
+    hits = recall(session, hash_embedder, "alice", "promoted team lead", k=3, now=NOW, config=spans)
+    assert hits[0].id == hit.id and hits[0].neighbours == []
+    assert [line["text"] for line in hits[0].lines] == ["Good morning, how did it go?", "I got promoted to team lead"]
+    shown = [line["line_id"] for h in hits for line in h.lines]
+    assert len(shown) == len(set(shown))  # no turn is shown twice
 
 
 def test_a_named_month_finds_what_happened_then(session, hash_embedder):

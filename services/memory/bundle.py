@@ -23,8 +23,16 @@ from services.db import ConversationSession, Exchange, insert
 from services.embeddings import Embedder
 from services.memory.episodes import episode_embedding_text
 from services.memory.facts import fact_key
-from services.memory.importer import ImportReport, Record, digest, enqueue_jobs, session_id_for, store_records
-from services.memory.models import Episode, Fact, MemoryChunk, iso
+from services.memory.importer import (
+    ImportReport,
+    LineRecord,
+    Record,
+    digest,
+    enqueue_jobs,
+    session_id_for,
+    store_records,
+)
+from services.memory.models import Episode, ExchangeLine, Fact, MemoryChunk, iso
 from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE
 from services.storable import unstorable_reason
 
@@ -65,6 +73,10 @@ def export_bundle(session: Session, user_id: str) -> dict[str, Any]:
     time = func.coalesce(Exchange.occurred_at, Exchange.created_at)
     exchanges = session.scalars(select(Exchange).where(Exchange.user_id == user_id).order_by(time, Exchange.id)).all()
     keys = {e.id: exchange_key(e) for e in exchanges}
+    lines: dict[int, list[ExchangeLine]] = {}
+    for line in session.scalars(select(ExchangeLine).where(ExchangeLine.user_id == user_id)
+                                .order_by(ExchangeLine.exchange_id, ExchangeLine.position)):
+        lines.setdefault(line.exchange_id, []).append(line)
     facts = session.scalars(select(Fact).where(Fact.user_id == user_id).order_by(Fact.id)).all()
     fact_keys = {f.id: fact_key_of(f) for f in facts}
     return {
@@ -73,7 +85,7 @@ def export_bundle(session: Session, user_id: str) -> dict[str, Any]:
         "sessions": [_session_dict(s) for s in session.scalars(
             select(ConversationSession).where(ConversationSession.user_id == user_id)
             .order_by(ConversationSession.started_at))],
-        "exchanges": [_exchange_dict(e, keys[e.id]) for e in exchanges],
+        "exchanges": [_exchange_dict(e, keys[e.id], lines.get(e.id, [])) for e in exchanges],
         "chunks": [{"exchange_key": keys.get(c.exchange_id), "status": c.status, "chunk": c.chunk,
                     "salience": c.salience, "model": c.model, "error": c.error, "created_at": iso(c.created_at)}
                    for c in session.scalars(select(MemoryChunk).where(MemoryChunk.user_id == user_id))],
@@ -89,10 +101,12 @@ def _session_dict(s: ConversationSession) -> dict[str, Any]:
             "ended_at": iso(s.ended_at), "close_reason": s.close_reason}
 
 
-def _exchange_dict(e: Exchange, key: str) -> dict[str, Any]:
+def _exchange_dict(e: Exchange, key: str, lines: list[ExchangeLine]) -> dict[str, Any]:
     return {"key": key, "request_id": e.request_id, "thread_id": e.thread_id, "session_id": e.session_id,
             "source": e.source, "user_text": e.user_text, "reply": e.reply, "mode": e.mode, "topic": e.topic,
-            "occurred_at": iso(e.occurred_at or e.created_at), "external_id": e.external_id}
+            "occurred_at": iso(e.occurred_at or e.created_at), "external_id": e.external_id,
+            "lines": [{"key": line.external_id, "speaker": line.speaker, "text": line.text,
+                       "at": iso(line.occurred_at)} for line in lines]}
 
 
 def _fact_dict(f: Fact, fact_keys: dict[int, str], keys: dict[int, str]) -> dict[str, Any]:
@@ -145,6 +159,22 @@ def _check_item(section: str, index: int, item: Any, keys: tuple[str, ...]) -> N
             raise BundleInvalid(f"{section}[{index}].{key} is not an ISO 8601 time: {item.get(key)!r}") from None
     if section in portability.SECTIONS and (problem := portability.check_owned(section, index, item)):
         raise BundleInvalid(problem)
+    if section == "exchanges":
+        _check_lines(f"{section}[{index}]", item.get("lines"))
+
+
+def _check_lines(where: str, lines: Any) -> None:
+    if lines is None:
+        return
+    if not isinstance(lines, list):
+        raise BundleInvalid(f"{where}.lines must be a list")
+    for n, line in enumerate(lines):
+        if not isinstance(line, dict) or not all(isinstance(line.get(k), str) and line[k] for k in ("speaker", "text")):
+            raise BundleInvalid(f"{where}.lines[{n}] needs a non-empty 'speaker' and 'text'")
+        try:
+            _time(line.get("at"))
+        except (TypeError, ValueError):
+            raise BundleInvalid(f"{where}.lines[{n}].at is not an ISO 8601 time: {line.get('at')!r}") from None
 
 
 def import_bundle(sessions: sessionmaker[Session], embedder: Embedder, user_id: str, bundle: dict[str, Any], *,
@@ -172,11 +202,15 @@ def import_bundle(sessions: sessionmaker[Session], embedder: Embedder, user_id: 
 
 def _record(item: dict[str, Any]) -> Record:
     at = _time(item.get("occurred_at")) or dt.datetime.now(dt.UTC)
-    return Record(key=item["key"], thread_key=f"bundle-thread:{item.get('thread_id')}",
-                  session_key=f"bundle-session:{item.get('session_id') or item.get('thread_id')}",
-                  user_text=item.get("user_text") or "", reply=item.get("reply") or "", at=at,
-                  mode=item.get("mode") or "IMPORT", topic=item.get("topic") or "imported",
-                  source=item.get("source") or "text", request_id=item.get("request_id"))
+    record = Record(key=item["key"], thread_key=f"bundle-thread:{item.get('thread_id')}",
+                    session_key=f"bundle-session:{item.get('session_id') or item.get('thread_id')}",
+                    user_text=item.get("user_text") or "", reply=item.get("reply") or "", at=at,
+                    mode=item.get("mode") or "IMPORT", topic=item.get("topic") or "imported",
+                    source=item.get("source") or "text", request_id=item.get("request_id"))
+    # A bundle written before lines existed has none: the importer derives them from user_text and reply.
+    record.lines = [LineRecord(line.get("key"), line["speaker"], line["text"], _time(line.get("at")) or at)
+                    for line in item.get("lines") or []]
+    return record
 
 
 def _import_chunks(session: Session, user_id: str, chunks: list[dict[str, Any]], ids: dict[str, int]) -> None:

@@ -34,7 +34,16 @@ class RecallConfig:
     access_weight: float = 0.05
     access_saturation: int = 20
     time_match_weight: float = 1.0
-    neighbours: int = 1
+    neighbours: int = 0  # > 0: a hit is its whole exchange with this many exchanges around it (not a span)
+    line_candidates: int = 60  # lines the BM25 arm brings
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    length_sample: int = 2000  # lines sampled for the average line length
+    reply_context_weight: float = 0.5  # share of the replied-to line's BM25 added to a line's own
+    nearby_weight: float = 0.5  # share of the best BM25 within context_window lines added
+    context_window: int = 2
+    span_replied_to: str = "matching"  # "always" | "matching" | "never": a line hit with the line it replies to
+    rewrite_query: bool = True  # drop question scaffolding ("what kind of", "mention") before matching
     kind_weights: dict[str, float] = field(default_factory=lambda: {"exchange": 1.0, "fact": 1.0, "episode": 1.0})
 
     @property
@@ -50,7 +59,7 @@ class ContextConfig:
     min_relevance: float = 0.25
     max_facts: int = 8
     max_episodes: int = 3
-    max_exchanges: int = 5
+    max_exchanges: int = 8
     profile_facts: int = 4
     profile_min_salience: float = 0.7
     narrative_chars: int = 600
@@ -112,6 +121,11 @@ def validate(config: MemoryConfig) -> None:
         raise SettingsError("memory.toml: [recall] needs 0 <= sim_floor < sim_ceil <= 1")
     if recall.recency_half_life_days <= 0 or recall.candidates < 1 or recall.neighbours < 0:
         raise SettingsError("memory.toml: [recall] needs recency_half_life_days > 0, candidates >= 1, neighbours >= 0")
+    if recall.line_candidates < 1 or recall.bm25_k1 < 0 or not 0 <= recall.bm25_b <= 1:
+        raise SettingsError("memory.toml: [recall] needs line_candidates >= 1, bm25_k1 >= 0, 0 <= bm25_b <= 1")
+    if recall.span_replied_to not in ("always", "matching", "never") or recall.context_window < 0:
+        raise SettingsError('memory.toml: [recall] span_replied_to is "always", "matching" or "never"; '
+                            "context_window >= 0")
     if recall.max_query_terms < 1:
         raise SettingsError("memory.toml: [recall] max_query_terms must be >= 1")
     if not 0 < config.facts.merge_similarity <= 1:

@@ -1,8 +1,9 @@
 """Context assembly: what the assistant remembers that bears on a message, as text for a mode prompt.
 
 The person's autobiography first (written by the periodic service), then relevant facts (plus the
-few most salient ones, whatever the message), episodes, recalled exchanges with their neighbouring
-turns, and the drift thoughts lately pushed to the person, within a token budget. Nothing → "".
+few most salient ones, whatever the message), episodes, the recalled turns (each with its date and
+speaker, most relevant first), and the drift thoughts lately pushed to the person, within a token
+budget. Nothing relevant → "".
 Working memory (the thread's recent turns) is rendered by the caller as history; pass its
 exchange ids as ``exclude_exchange_ids`` so nothing is shown twice.
 """
@@ -182,8 +183,16 @@ def _turn(at: dt.datetime | None, user_text: str, reply: str) -> str:
     return f"- [{_day(at)}] " + " / ".join(part for part in (said, answered) if part)
 
 
+def _line(line: dict) -> str:
+    """One recalled turn with its date and who said it (the person is "User", the assistant "You")."""
+    speaker = {"user": "User", "assistant": "You"}.get(line["speaker"], line["speaker"])
+    return f"- [{_day(line.get('at'))}] {speaker}: {_short(line['text'])}"
+
+
 def _exchange_block(hit: RecallHit) -> str:
-    """The recalled exchange between its neighbouring turns, in time order."""
+    """The recalled turns in time order (the answering turn with the one it replies to)."""
+    if hit.lines:
+        return "\n".join(_line(line) for line in hit.lines)
     turns = [(0, hit.at, hit.meta.get("user_text", hit.text), hit.meta.get("reply", ""))]
     turns += [(n.get("side", 0), n.get("at"), n.get("user_text", n["text"]), n.get("reply", ""))
               for n in hit.neighbours]

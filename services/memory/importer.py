@@ -24,11 +24,12 @@ from typing import Any
 
 import redis
 from rq import Queue
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.db import ConversationSession, Exchange, Thread, User, insert
 from services.embeddings import Embedder
+from services.memory.models import ExchangeLine
 from services.queues import CHUNKER_JOB, EPISODE_JOB, EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, memory_job_options
 from services.storable import unstorable_reason
 
@@ -58,8 +59,18 @@ class BadLine:
 
 
 @dataclass
+class LineRecord:
+    """One turn of an exchange: its key (external id; None for a live chat turn), speaker, text and time."""
+
+    key: str | None
+    speaker: str
+    text: str
+    at: dt.datetime
+
+
+@dataclass
 class Record:
-    """One exchange to store."""
+    """One exchange to store (``lines`` empty: derived from user_text and reply by the database)."""
 
     key: str
     thread_key: str
@@ -71,6 +82,7 @@ class Record:
     topic: str = "imported"
     source: str = "text"
     request_id: str | None = None
+    lines: list[LineRecord] = field(default_factory=list)
 
 
 @dataclass
@@ -160,25 +172,30 @@ def parse_lines(lines: Iterable[str]) -> tuple[list[Line], list[BadLine], int]:
 
 
 def pair_exchanges(lines: list[Line]) -> list[Record]:
-    """Group lines into exchanges per session, in file order."""
+    """Group lines into exchanges per session, in file order; each exchange keeps its lines."""
     records: list[Record] = []
     open_by_session: dict[str, Record] = {}
     first_named: dict[str, str] = {}
     for line in lines:
         user_side = _user_side(line, first_named)
         content = f"{line.speaker}: {line.text}" if line.named else line.text
+        key = line.external_id or "h:" + digest(line.session, line.speaker, line.text, line.at.isoformat())
+        turn = LineRecord(key, line.speaker if line.named else ("user" if user_side else "assistant"), line.text,
+                          line.at)
         current = open_by_session.get(line.session)
         if user_side and current is not None and not current.reply:
             current.user_text += "\n" + content  # the person kept talking before any answer
+            current.lines.append(turn)
             continue
         if user_side or current is None:
-            key = line.external_id or "h:" + digest(line.session, line.speaker, line.text, line.at.isoformat())
             current = Record(key=key, thread_key=line.session, session_key=line.session,
-                             user_text=content if user_side else "", reply="" if user_side else content, at=line.at)
+                             user_text=content if user_side else "", reply="" if user_side else content, at=line.at,
+                             lines=[turn])
             records.append(current)
             open_by_session[line.session] = current
             continue
         current.reply = f"{current.reply}\n{content}" if current.reply else content
+        current.lines.append(turn)
     return records
 
 
@@ -240,13 +257,47 @@ def _store_batch(sessions: sessionmaker[Session], embedder: Embedder, user_id: s
         vectors = embedder.embed_many([f"{r.user_text}\n{r.reply}".strip() for r in fresh])
         rows = [_exchange_row(user_id, record, vector, embedder.model_id) for record, vector in zip(fresh, vectors,
                                                                                                    strict=True)]
+        # The trigger of migration 0007 would derive two lines per exchange; the import knows the real ones.
+        session.execute(text("SELECT set_config('engram.own_lines', 'on', true)"))
         result = session.execute(insert(Exchange).values(rows).on_conflict_do_nothing()
                                  .returning(Exchange.id, Exchange.external_id))
         inserted = {row.external_id: int(row.id) for row in result}
+        insert_lines(session, user_id, [(inserted[r.key], r) for r in fresh if r.key in inserted])
+        session.execute(text("SELECT set_config('engram.own_lines', 'off', true)"))
     report.stored += len(inserted)
     report.skipped += len(fresh) - len(inserted)
     report.ids_by_key.update(inserted)
     return inserted
+
+
+def insert_lines(session: Session, user_id: str, stored: list[tuple[int, Record]]) -> None:
+    """The lines of newly stored exchanges (a record without lines gets the user_text/reply pair)."""
+    rows = []
+    for exchange_id, record in stored:
+        lines = record.lines or derived_lines(record)
+        thread_id = thread_id_for(user_id, record.thread_key)
+        rows += [{"user_id": user_id, "exchange_id": exchange_id, "thread_id": thread_id, "position": position,
+                  "speaker": line.speaker, "text": line.text, "external_id": line.key, "occurred_at": line.at}
+                 for position, line in enumerate(lines)]
+    if not rows:
+        return
+    # COPY: one round trip for a batch's lines (an INSERT per line was a third of an import's time).
+    columns = ("user_id", "exchange_id", "thread_id", "position", "speaker", "text", "external_id", "occurred_at")
+    cursor = session.connection().connection.driver_connection.cursor()
+    with cursor.copy(f"COPY {ExchangeLine.__tablename__} ({', '.join(columns)}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row([row[column] for column in columns])
+
+
+def derived_lines(record: Record) -> list[LineRecord]:
+    """A record of only user_text and reply: the person's line (keyed by the record) and the reply."""
+    lines = []
+    if record.user_text:
+        lines.append(LineRecord(record.key, "user", record.user_text, record.at))
+    if record.reply:
+        key = record.key if not lines else f"{record.key}#reply"
+        lines.append(LineRecord(key, "assistant", record.reply, record.at + dt.timedelta(milliseconds=1)))
+    return lines
 
 
 def _existing(session: Session, user_id: str, batch: list[Record]) -> dict[str, int]:
@@ -262,20 +313,31 @@ def _existing(session: Session, user_id: str, batch: list[Record]) -> dict[str, 
 
 
 def _ensure_threads(session: Session, user_id: str, records: list[Record]) -> None:
+    """Threads and closed sessions of the batch, one statement each (a session's span only widens)."""
     spans: dict[tuple[str, str], list[dt.datetime]] = {}
     for record in records:
         spans.setdefault((record.thread_key, record.session_key), []).append(record.at)
+    threads: dict[str, dict[str, Any]] = {}
+    sessions: dict[str, dict[str, Any]] = {}
     for (thread_key, session_key), times in spans.items():
         thread_id = thread_id_for(user_id, thread_key)
-        session.execute(insert(Thread).values(id=thread_id, user_id=user_id, created_at=min(times),
-                                              last_active_at=max(times)).on_conflict_do_nothing())
-        statement = insert(ConversationSession).values(
-            id=session_id_for(user_id, session_key), user_id=user_id, thread_id=thread_id, topic="imported",
-            started_at=min(times), last_active_at=max(times), ended_at=max(times), close_reason="imported")
-        session.execute(statement.on_conflict_do_update(index_elements=["id"], set_={
-            "started_at": func.least(ConversationSession.started_at, statement.excluded.started_at),
-            "last_active_at": func.greatest(ConversationSession.last_active_at, statement.excluded.last_active_at),
-            "ended_at": func.greatest(ConversationSession.ended_at, statement.excluded.ended_at)}))
+        known = threads.setdefault(thread_id, {"id": thread_id, "user_id": user_id, "created_at": min(times),
+                                               "last_active_at": max(times)})
+        known.update(created_at=min(known["created_at"], min(times)),
+                     last_active_at=max(known["last_active_at"], max(times)))
+        session_id = session_id_for(user_id, session_key)
+        row = sessions.setdefault(session_id, {
+            "id": session_id, "user_id": user_id, "thread_id": thread_id, "topic": "imported",
+            "started_at": min(times), "last_active_at": max(times), "ended_at": max(times),
+            "close_reason": "imported"})
+        row.update(started_at=min(row["started_at"], min(times)), last_active_at=max(row["last_active_at"], *times),
+                   ended_at=max(row["ended_at"], *times))
+    session.execute(insert(Thread).values(list(threads.values())).on_conflict_do_nothing())
+    statement = insert(ConversationSession).values(list(sessions.values()))
+    session.execute(statement.on_conflict_do_update(index_elements=["id"], set_={
+        "started_at": func.least(ConversationSession.started_at, statement.excluded.started_at),
+        "last_active_at": func.greatest(ConversationSession.last_active_at, statement.excluded.last_active_at),
+        "ended_at": func.greatest(ConversationSession.ended_at, statement.excluded.ended_at)}))
 
 
 def _exchange_row(user_id: str, record: Record, vector: Any, model_id: str) -> dict[str, Any]:

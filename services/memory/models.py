@@ -104,3 +104,21 @@ class ExchangeAccess(Base):
     user_id: Mapped[str] = mapped_column(ForeignKey(USER_FK, ondelete="CASCADE"), index=True)
     access_count: Mapped[int] = mapped_column(Integer, default=0)
     last_accessed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class ExchangeLine(Base):
+    """One turn of an exchange (migration 0007): who said what, when, under which external id."""
+
+    __tablename__ = "exchange_lines"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey(USER_FK, ondelete="CASCADE"))
+    exchange_id: Mapped[int] = mapped_column(ForeignKey("exchanges.id", ondelete="CASCADE"))
+    thread_id: Mapped[str] = mapped_column(String(200))
+    position: Mapped[int] = mapped_column(Integer)
+    speaker: Mapped[str] = mapped_column(String(200))
+    text: Mapped[str] = mapped_column(Text)
+    external_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    occurred_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    search: Mapped[Any] = mapped_column(TSVECTOR, Computed(
+        "to_tsvector('english', CASE WHEN lower(speaker) IN ('user', 'assistant') THEN '' "
+        "ELSE speaker || ' ' END || text)", persisted=True))

@@ -20,7 +20,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
-from services.memory import search
+from services.memory import search, spans, turns
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.search import Candidate
 from services.memory.timewords import Window, time_window
@@ -41,12 +41,13 @@ class RecallHit:
     at: dt.datetime | None = None
     neighbours: list[dict[str, Any]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    lines: list[dict[str, Any]] = field(default_factory=list)  # the turns it holds, in order, with their ids
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (timestamps as ISO strings)."""
         data = asdict(self)
         data["at"] = self.at.isoformat() if self.at else None
-        for item in data["neighbours"]:
+        for item in data["neighbours"] + data["lines"]:
             item["at"] = item["at"].isoformat() if isinstance(item.get("at"), dt.datetime) else item.get("at")
         data["meta"] = {k: v.isoformat() if isinstance(v, dt.datetime) else v for k, v in self.meta.items()}
         return data
@@ -73,11 +74,18 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     qvec = query_embedding if query_embedding is not None else (embedder.embed(query) if embedder else None)
     if qvec is not None:
         search.prepare_vector_search(session, cfg)
-    terms = search.query_terms(session, user_id, query, cfg)
+    kinds = tuple(kinds)
+    excluded = set(exclude_exchange_ids)
     window = time_window(query, now)
-    candidates = [c for kind in kinds for c in _gather(session, kind, user_id, qvec, terms, window, cfg)]
+    # One set of query terms, weighted by this user's turns, serves every kind.
+    terms = turns.line_terms(session, user_id, query, cfg)
+    candidates = []
+    if "exchange" in kinds:
+        candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded)
+    candidates += [c for kind in kinds if kind != "exchange"
+                   for c in _gather(session, kind, user_id, qvec, terms.terms, window, cfg)]
     scored = score_candidates(candidates, cfg, qvec is not None, window, now)
-    hits = _select(session, user_id, scored, k, cfg, set(exclude_exchange_ids))
+    hits = _select(session, user_id, scored, k, cfg, excluded)
     if reinforce and hits:
         ids: dict[str, list[int]] = {}
         for hit in hits:
@@ -114,7 +122,7 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
         signals.update(vector=round(candidate.sim, 4) if candidate.sim is not None else 0.0,
                        lexical=round(candidate.lex, 4), relevance=round(rel, 4))
         scored.append((score, signals, candidate))
-    scored.sort(key=lambda item: (-item[0], item[2].kind, item[2].id))
+    scored.sort(key=lambda item: (-item[0], item[2].kind, item[2].id, item[2].row.get("id", 0)))
     return scored
 
 
@@ -173,42 +181,45 @@ def _boost_signals(candidate: Candidate, cfg: RecallConfig, window: Window | Non
 
 def _select(session: Session, user_id: str, scored: list[tuple[float, dict[str, float], Candidate]], k: int,
             cfg: RecallConfig, excluded: set[int]) -> list[RecallHit]:
-    """Top ``k`` hits; an exchange already returned as another hit's neighbour does not take a slot."""
-    pool = [item for item in scored if not (item[2].kind == "exchange" and item[2].id in excluded)][: k * 3]
-    exchange_ids = [c.id for _, _, c in pool if c.kind == "exchange"]
-    around = search.neighbours(session, user_id, exchange_ids, cfg.neighbours)
+    """Top ``k`` hits; a turn already returned in another hit does not take a slot (or a turn) again."""
+    picker = spans.SpanPicker(session, user_id, cfg, excluded, scored, limit=k * 3)
     hits: list[RecallHit] = []
-    covered: set[int] = set()
-    for score, signals, candidate in pool:
-        if candidate.kind == "exchange" and candidate.id in covered:
-            continue
-        hit = _hit(candidate, score, signals, [n for n in around.get(candidate.id, []) if n["id"] not in excluded])
+    for score, signals, candidate in scored:
         if candidate.kind == "exchange":
-            covered.update(hit.exchange_ids)
+            lines = picker.take(candidate)
+            if not lines:
+                continue
+            hit = _span_hit(candidate, score, signals, lines, picker.neighbours(candidate))
+        else:
+            hit = _hit(candidate, score, signals)
         hits.append(hit)
         if len(hits) == k:
             break
     sources = [i for hit in hits if hit.kind != "exchange" for i in hit.exchange_ids]
-    known = search.external_ids(session, user_id, sources)
+    known = turns.lines_by_exchange(session, user_id, sources)
     for hit in hits:
         if hit.kind != "exchange":
-            hit.external_ids = [known[i] for i in hit.exchange_ids if i in known]
+            hit.lines = [line for i in hit.exchange_ids for line in known.get(i, [])]
+            hit.external_ids = [line["external_id"] for line in hit.lines if line["external_id"]]
     return hits
 
 
-def _hit(candidate: Candidate, score: float, signals: dict[str, float], near: list[dict[str, Any]]) -> RecallHit:
+def _span_hit(candidate: Candidate, score: float, signals: dict[str, float], lines: list[dict[str, Any]],
+              near: list[dict[str, Any]]) -> RecallHit:
+    """An exchange hit: the turns that answer (and, in neighbourhood mode, the exchanges around them)."""
     row = candidate.row
-    if candidate.kind == "exchange":
-        text = "\n".join(part for part in (row["user_text"], row["reply"]) if part)
-        neighbour_rows = [{"exchange_id": n["id"], "text": "\n".join(p for p in (n["user_text"], n["reply"]) if p),
-                           "user_text": n["user_text"], "reply": n["reply"], "external_id": n["external_id"],
-                           "at": n["at"], "side": n["side"]} for n in near]
-        ids = [candidate.id] + [n["exchange_id"] for n in neighbour_rows]
-        external = [e for e in [row["external_id"]] + [n["external_id"] for n in neighbour_rows] if e]
-        meta = {"thread_id": row["thread_id"], "session_id": row["session_id"], "user_text": row["user_text"],
-                "reply": row["reply"]}
-        return RecallHit(text, "exchange", round(score, 5), signals, ids, external, candidate.id, candidate.at,
-                         neighbour_rows, meta)
+    exchange_ids = [candidate.id] + [i for i in dict.fromkeys(line["exchange_id"] for line in lines)
+                                     if i != candidate.id]
+    exchange_ids += [n["exchange_id"] for n in near if n["exchange_id"] not in exchange_ids]
+    meta = {"thread_id": row["thread_id"], "session_id": row["session_id"], "user_text": row["user_text"],
+            "reply": row["reply"], "line_id": row["id"]}
+    return RecallHit(turns.render(lines), "exchange", round(score, 5), signals, exchange_ids,
+                     [line["external_id"] for line in lines if line["external_id"]], candidate.id, candidate.at,
+                     near, meta, lines)
+
+
+def _hit(candidate: Candidate, score: float, signals: dict[str, float]) -> RecallHit:
+    row = candidate.row
     if candidate.kind == "fact":
         meta = {"confidence": row["confidence"], "created_at": row["created_at"]}
         return RecallHit(row["text"], "fact", round(score, 5), signals, list(row["exchange_ids"] or []), [],

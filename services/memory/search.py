@@ -246,18 +246,6 @@ def neighbours(session: Session, user_id: str, exchange_ids: list[int], width: i
     return found
 
 
-def external_ids(session: Session, user_id: str, exchange_ids: list[int]) -> dict[int, str]:
-    """External ids (from imports) of the given exchanges."""
-    if not exchange_ids:
-        return {}
-    rows = session.execute(
-        text("SELECT id, external_id FROM exchanges WHERE user_id = :user AND id = ANY(:ids) "
-             "AND external_id IS NOT NULL"),
-        {"user": user_id, "ids": exchange_ids},
-    )
-    return {int(row.id): row.external_id for row in rows}
-
-
 def reinforce(session: Session, user_id: str, ids_by_kind: dict[str, list[int]], now: dt.datetime) -> None:
     """Count an access of each returned item (rows locked in id order, so concurrent recalls cannot deadlock)."""
     for kind in ("fact", "episode"):

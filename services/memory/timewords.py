@@ -20,7 +20,12 @@ UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 MAX_AGO_DAYS = 100 * 365  # "3000 years ago" is no period anyone's memory holds (and overflows datetime)
 
 _MONTH_ALT = "|".join(sorted(MONTHS, key=len, reverse=True))
-_MONTH_RE = re.compile(rf"\b(?:(last|this|in|during|since)\s+)?({_MONTH_ALT})\.?(?:\s+(?:of\s+)?((?:19|20)\d\d))?\b")
+_MONTH_RE = re.compile(rf"\b(?:(last|this|in|during|since)\s+)?({_MONTH_ALT})\.?(?:,?\s+(?:of\s+)?((?:19|20)\d\d))?\b")
+# A named day: "31 July, 2023", "8th of December 2023", "July 31st, 2023".
+_ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"((?:19|20)\d\d)"
+_DATE_RE = re.compile(rf"\b{_ORDINAL}\s+(?:of\s+)?({_MONTH_ALT})\.?,?\s+{_YEAR}\b")
+_DATE_US_RE = re.compile(rf"\b({_MONTH_ALT})\.?\s+{_ORDINAL},?\s+{_YEAR}\b")
 _AGO_RE = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple|few)\s+(?:of\s+)?"
                      r"(day|week|month|year)s?\s+ago\b")
 _LAST_UNIT_RE = re.compile(r"\b(last|this|past)\s+(week|month|year|weekend)\b")
@@ -34,7 +39,7 @@ Window = tuple[dt.datetime, dt.datetime]
 def time_window(text: str, now: dt.datetime) -> Window | None:
     """The period a query refers to, as [start, end) in UTC, or None when it names none."""
     lowered = text.lower()
-    for parse in (_iso_day, _month, _ago, _last_unit, _year, _day_word):
+    for parse in (_iso_day, _named_day, _month, _ago, _last_unit, _year, _day_word):
         window = parse(lowered, now)
         if window is not None:
             return window
@@ -58,6 +63,21 @@ def _iso_day(text: str, now: dt.datetime) -> Window | None:
         return None
     try:
         return _day(dt.date(int(match.group(1)), int(match.group(2)), int(match.group(3))))
+    except ValueError:
+        return None
+
+
+def _named_day(text: str, now: dt.datetime) -> Window | None:
+    match = _DATE_RE.search(text)
+    if match:
+        day, name, year = match.groups()
+    else:
+        match = _DATE_US_RE.search(text)
+        if not match:
+            return None
+        name, day, year = match.groups()
+    try:
+        return _day(dt.date(int(year), MONTHS[name], int(day)))
     except ValueError:
         return None
 

@@ -1,0 +1,145 @@
+"""Exchange recall by turns: candidate lines from BM25 and from the vector arm, and the span each returns.
+
+A candidate is one line (turn). Its lexical signal is its own BM25 plus, weighted by
+``reply_context_weight``, the BM25 of the line it replies to (an answer often shares no word
+with the question but its prompt does) and, weighted by ``nearby_weight``, the best BM25 within
+``context_window`` lines (a conversation stays on a topic for a few turns); its vector signal is
+the similarity of its exchange. Returned, it is a span: the line and the line it replies to
+(``span_replied_to``: "always", "matching" = when that line carries the match, "never"), never a
+turn already shown by a better hit. With ``neighbours`` > 0 a hit is instead its whole exchange with
+that many exchanges before and after it (the older, wider shape).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sqlalchemy.orm import Session
+
+from services.memory import search, turns
+from services.memory.config import RecallConfig
+from services.memory.search import Candidate
+from services.memory.timewords import Window
+
+
+def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndarray | None, window: Window | None,
+           cfg: RecallConfig, excluded: set[int]) -> list[Candidate]:
+    """Line candidates of the lexical, vector and time-window arms and the lines around them, scored."""
+    seeds = dict.fromkeys(turns.lexical_lines(session, user_id, terms, cfg.line_candidates, cfg))
+    exchange_ids: dict[int, None] = {}
+    if qvec is not None:
+        exchange_ids.update(dict.fromkeys(search.vector_arm(session, "exchange", user_id, qvec, cfg.candidates)))
+    if window is not None:
+        exchange_ids.update(dict.fromkeys(search.window_arm(session, "exchange", user_id, window, qvec, terms.terms,
+                                                            cfg.candidates)))
+    seeds.update(dict.fromkeys(turns.lines_of_exchanges(session, user_id, list(exchange_ids))))
+    # Candidates are the seeds and the turns right before and after them (an answer next to a match);
+    # each needs its own context_window around it, hence the reach.
+    rows = turns.window_rows(session, user_id, list(seeds), max(cfg.context_window + 1, 2), qvec, terms, cfg)
+    following = {row["p_id"]: line_id for line_id, row in rows.items() if row["p_id"] in rows}
+    wanted = {line_id for seed in seeds if seed in rows for line_id in _around(seed, rows, following, 1)}
+    candidates = []
+    for line_id in sorted(wanted):
+        row = rows[line_id]
+        if row["exchange_id"] in excluded:
+            continue
+        replied = rows.get(row["p_id"]) if row["p_id"] is not None else None
+        _attach_replied_to(row, replied)
+        candidates.append(Candidate(
+            kind="exchange", id=int(row["exchange_id"]), row=row, at=row["at"],
+            sim=None if row["sim"] is None else float(row["sim"]),
+            lex=_lexical(row, replied, rows, following, terms.max_score, cfg),
+            salience=None if row["salience"] is None else float(row["salience"]), access=int(row["access"] or 0)))
+    return candidates
+
+
+def _around(line_id: int, rows: dict[int, dict[str, Any]], following: dict[int, int], width: int) -> list[int]:
+    """The line and up to ``width`` lines before and after it (as far as they were fetched)."""
+    found = [line_id]
+    before = after = line_id
+    for _ in range(width):
+        before = rows[before]["p_id"] if before in rows else None
+        if before is None or before not in rows:
+            break
+        found.append(before)
+    for _ in range(width):
+        after = following.get(after)
+        if after is None:
+            break
+        found.append(after)
+    return found
+
+
+def _lexical(row: dict[str, Any], replied: dict[str, Any] | None, rows: dict[int, dict[str, Any]],
+             following: dict[int, int], scale: float, cfg: RecallConfig) -> float:
+    """Own BM25, plus a share of the replied-to line's and of the best line's nearby (topic continuity), 0..1."""
+    own = float(row["lex"])
+    context = float(replied["lex"]) if replied is not None else 0.0
+    nearby = [float(rows[i]["lex"]) for i in _around(row["id"], rows, following, cfg.context_window)[1:]]
+    score = own + cfg.reply_context_weight * context + cfg.nearby_weight * max(nearby, default=0.0)
+    return min(1.0, score / scale)
+
+
+def _attach_replied_to(row: dict[str, Any], replied: dict[str, Any] | None) -> None:
+    """The replied-to line's columns on the row (``p_``-prefixed), for the span."""
+    for column in ("exchange_id", "speaker", "text", "external_id", "occurred_at", "lex"):
+        row[f"p_{column}"] = replied[column] if replied is not None else None
+    if replied is None:
+        row["p_id"] = None
+
+
+class SpanPicker:
+    """Turns each exchange candidate, best first, into the lines its hit holds."""
+
+    def __init__(self, session: Session, user_id: str, cfg: RecallConfig, excluded: set[int],
+                 pool: list[tuple[float, dict[str, float], Candidate]], limit: int) -> None:
+        self.cfg = cfg
+        self.excluded = excluded
+        self.covered: set[int] = set()  # line ids in span mode, exchange ids in neighbourhood mode
+        self.around: dict[int, list[dict[str, Any]]] = {}
+        self.lines: dict[int, list[dict[str, Any]]] = {}
+        if cfg.neighbours > 0:
+            ids = list(dict.fromkeys(c.id for _, _, c in pool if c.kind == "exchange"))[:limit]
+            self.around = search.neighbours(session, user_id, ids, cfg.neighbours)
+            wanted = ids + [n["id"] for rows in self.around.values() for n in rows]
+            self.lines = turns.lines_by_exchange(session, user_id, wanted)
+
+    def take(self, candidate: Candidate) -> list[dict[str, Any]]:
+        """The lines of this candidate's hit, or [] when it would show nothing new."""
+        if self.cfg.neighbours > 0:
+            return self._neighbourhood(candidate)
+        row = candidate.row
+        if row["id"] in self.covered:
+            return []
+        lines = [turns.line_dict(row)]
+        if self._with_replied_to(row):
+            lines.insert(0, turns.line_dict(row, "p_"))
+        self.covered.update(line["line_id"] for line in lines)
+        return lines
+
+    def _with_replied_to(self, row: dict[str, Any]) -> bool:
+        if row["p_id"] is None or row["p_exchange_id"] in self.excluded or row["p_id"] in self.covered:
+            return False
+        if self.cfg.span_replied_to == "always":
+            return True
+        # "matching": the replied-to turn comes along when it carries as much of the match as the turn itself
+        # (the question holds the words, the turn the answer); otherwise it would only take a turn's place.
+        return self.cfg.span_replied_to == "matching" and (
+            self.cfg.reply_context_weight * float(row["p_lex"] or 0.0) >= float(row["lex"]))
+
+    def _neighbourhood(self, candidate: Candidate) -> list[dict[str, Any]]:
+        if candidate.id in self.covered or candidate.id in self.excluded:
+            return []
+        near = self.neighbours(candidate)
+        ids = [n["exchange_id"] for n in near if n["side"] < 0] + [candidate.id]
+        ids += [n["exchange_id"] for n in near if n["side"] > 0]
+        self.covered.update(ids)
+        return [line for i in ids for line in self.lines.get(i, [])]
+
+    def neighbours(self, candidate: Candidate) -> list[dict[str, Any]]:
+        """Neighbouring exchanges of a hit (neighbourhood mode only), in time order."""
+        return [{"exchange_id": n["id"], "text": "\n".join(p for p in (n["user_text"], n["reply"]) if p),
+                 "user_text": n["user_text"], "reply": n["reply"], "external_id": n["external_id"], "at": n["at"],
+                 "side": n["side"]}
+                for n in self.around.get(candidate.id, []) if n["id"] not in self.excluded]
