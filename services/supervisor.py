@@ -85,11 +85,19 @@ class Supervisor:
         for child in self.children.values():
             self._spawn(child)
 
-    def run(self) -> int:
-        """Supervise until asked to stop; returns the exit code for the supervisor."""
+    def run(self, after_start: Callable[[Supervisor], bool] | None = None) -> int:
+        """Supervise until asked to stop; returns the exit code for the supervisor.
+
+        Args:
+            after_start: called once every child is started; False stops everything (exit code 2),
+                e.g. when the local LLM cannot answer a test completion.
+        """
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, self._on_signal)
         self.start()
+        if after_start is not None and not self.stopping and not after_start(self):
+            self.stop_all()
+            return 2
         while not self.stopping:
             self.check()
             time.sleep(0.25)
