@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 FALLBACK_REPLY = "I had trouble thinking just now. Please try again in a moment."
 DEFAULT_MODEL = "default"
 ROLES = ("respond", "clarify", "acknowledge", "act", "tiebreaker", "memory_chunker", "episodic_memory", "background")
+# Off the hot path: these go to the background endpoint when there is one, and wait for chat turns.
+BACKGROUND_ROLES = frozenset({"memory_chunker", "episodic_memory", "background"})
 JSON_RETRY_NOTE = "Your previous answer was not valid JSON. Answer with one JSON object only, nothing else."
 MODEL_DISCOVERY_TIMEOUT_S = 5.0
 
@@ -58,6 +60,7 @@ class Completion:
     attempts: int = 1
     usage_estimated: bool = False
     finish_reason: str | None = None
+    error: str | None = None  # why a fallback reply replaced the model's (the last LLM error)
 
 
 @dataclass(frozen=True)
@@ -103,28 +106,44 @@ class LLMClient:
     """Chat completions against one OpenAI-compatible endpoint, configured per role."""
 
     def __init__(self, *, base_url: str, api_key: str | None, roles: dict[str, RoleConfig], max_retries: int = 0,
-                 observer: Callable[[str, Completion], None] | None = None) -> None:
+                 observer: Callable[[str, Completion], None] | None = None, background_base_url: str | None = None,
+                 before_background: Callable[[str], None] | None = None) -> None:
         """Store the configuration; no request is made until the first call.
 
         Args:
             max_retries: extra tries on timeouts / unavailability inside one call (the SDK's own
                 retries stay off so there is exactly one retry policy).
             observer: called with (role, completion) after every successful call (metrics).
+            background_base_url: endpoint for ``BACKGROUND_ROLES`` (default: ``base_url``).
+            before_background: called with the role before each background request (chat priority: it
+                waits while a chat turn is generating).
         """
         # Local servers ignore the key, but the SDK insists on one.
         self._openai = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", max_retries=0)
+        self._background = (openai.OpenAI(base_url=background_base_url, api_key=api_key or "not-needed",
+                                          max_retries=0) if background_base_url else self._openai)
         self.roles = dict(roles)
         self.max_retries = max_retries
         self._observer = observer
-        self._served_model: str | None = None
+        self._before_background = before_background
+        self._served_models: dict[int, str | None] = {}
 
     def role(self, name: str) -> RoleConfig:
         """The configuration of a role; unknown roles get ``default``."""
         return self.roles.get(name) or self.roles.get("default") or RoleConfig()
 
     def close(self) -> None:
-        """Close the HTTP connection pool."""
+        """Close the HTTP connection pools."""
         self._openai.close()
+        if self._background is not self._openai:
+            self._background.close()
+
+    def _endpoint(self, role: str) -> openai.OpenAI:
+        if role not in BACKGROUND_ROLES:
+            return self._openai
+        if self._before_background is not None:
+            self._before_background(role)
+        return self._background
 
     def stream(self, role: str, messages: list[Message], on_delta: Callable[[str], None]) -> Completion:
         """Streamed completion; ``on_delta`` gets each text chunk as it arrives."""
@@ -186,9 +205,10 @@ class LLMClient:
 
     def _complete_once(self, role: str, messages: list[Message], extra: dict[str, Any],
                        allow_empty: bool) -> tuple[Completion, Any]:
+        endpoint = self._endpoint(role)
         started = time.monotonic()
         with translated_errors(role):
-            response = self._openai.chat.completions.create(**self._params(role, messages, extra))
+            response = endpoint.chat.completions.create(**self._params(role, messages, extra))
         if not response.choices:
             raise LLMMalformedOutput(f"LLM role {role}: answer without choices")
         choice = response.choices[0]
@@ -199,11 +219,12 @@ class LLMClient:
         return completion, choice.message
 
     def _stream_once(self, role: str, messages: list[Message], on_delta: Callable[[str], None]) -> Completion:
+        endpoint = self._endpoint(role)
         started = time.monotonic()
         first_token_s, parts, usage, model, finish = None, [], None, "", None
         params = self._params(role, messages, {"stream": True, "stream_options": {"include_usage": True}})
         with translated_errors(role):
-            with self._openai.chat.completions.create(**params) as chunks:
+            with endpoint.chat.completions.create(**params) as chunks:
                 for chunk in chunks:
                     model, usage = chunk.model or model, chunk.usage or usage
                     for choice in chunk.choices[:1]:
@@ -220,7 +241,8 @@ class LLMClient:
     def _params(self, role: str, messages: list[Message], extra: dict[str, Any]) -> dict[str, Any]:
         cfg = self.role(role)
         params: dict[str, Any] = {
-            "model": self._model(cfg), "messages": messages, "temperature": cfg.temperature,
+            "model": self._model(cfg, self._background if role in BACKGROUND_ROLES else self._openai),
+            "messages": messages, "temperature": cfg.temperature,
             # max_tokens rather than max_completion_tokens: the one every compatible server knows.
             "max_tokens": cfg.max_tokens, "timeout": cfg.timeout_s,
         }
@@ -228,17 +250,17 @@ class LLMClient:
             params["response_format"] = {"type": "json_object"}
         return params | extra
 
-    def _model(self, cfg: RoleConfig) -> str:
+    def _model(self, cfg: RoleConfig, endpoint: openai.OpenAI) -> str:
         if cfg.model != DEFAULT_MODEL:
             return cfg.model
-        if self._served_model is None:
-            self._served_model = self._discover_model()
-        return self._served_model or DEFAULT_MODEL
+        if self._served_models.get(id(endpoint)) is None:
+            self._served_models[id(endpoint)] = self._discover_model(endpoint)
+        return self._served_models[id(endpoint)] or DEFAULT_MODEL
 
-    def _discover_model(self) -> str | None:
+    def _discover_model(self, endpoint: openai.OpenAI) -> str | None:
         """The endpoint's first model id; "" when it has no usable list, None when unreachable (ask again)."""
         try:
-            models = self._openai.models.list(timeout=MODEL_DISCOVERY_TIMEOUT_S)
+            models = endpoint.models.list(timeout=MODEL_DISCOVERY_TIMEOUT_S)
         except openai.APIConnectionError as exc:  # includes timeouts; the next call asks again
             logger.warning("model discovery failed: %s", exc)
             return None
@@ -279,22 +301,23 @@ def generate_with_fallback(client: LLMClient, role: str, messages: list[Message]
     fallback=True. Other endpoint errors (4xx: bad request, auth, unknown model) skip the retry.
     The fallback text is not sent through ``on_delta``: the caller publishes it as the final message.
     """
-    started, attempts = time.monotonic(), 0
+    started, attempts, error = time.monotonic(), 0, ""
     for attempt in (1, 2):
         try:
             completion = _generate(client, role, messages, on_delta)
             return replace(completion, attempts=attempts + completion.attempts), False
         except (LLMTimeout, LLMUnavailable, LLMMalformedOutput) as exc:
-            attempts += 1
+            attempts, error = attempts + 1, f"{type(exc).__name__}: {exc}"
             logger.warning("llm %s: attempt %d failed: %s", role, attempt, exc)
             if attempt == 1 and on_retry is not None:
                 on_retry()
         except LLMError as exc:
-            attempts += 1
+            attempts, error = attempts + 1, f"{type(exc).__name__}: {exc}"
             logger.error("llm %s: %s; not retrying", role, exc)
             break
     elapsed = time.monotonic() - started
-    return Completion(FALLBACK_REPLY, client.role(role).model, 0, 0, 0, elapsed, attempts=attempts), True
+    return Completion(FALLBACK_REPLY, client.role(role).model, 0, 0, 0, elapsed, attempts=attempts,
+                      error=error[:300]), True
 
 
 def _generate(client: LLMClient, role: str, messages: list[Message], on_delta: Callable[[str], None]) -> Completion:

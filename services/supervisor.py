@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import redis
 
+from services.llm_health import record_exit
+
 logger = logging.getLogger(__name__)
 
 HEARTBEAT_KEY = "engram:heartbeat:%s"  # per process: "<host>:<pid>" → unix time of its last beat
@@ -145,6 +147,11 @@ class Supervisor:
 
     def _schedule_restart(self, child: Child, code: int, now: float) -> None:
         child.exit_codes.append(code)
+        if self.redis is not None:
+            try:
+                record_exit(self.redis, child.role.name, code)  # /healthz reports recent crashes
+            except redis.RedisError:
+                pass
         if now - child.started_at >= STABLE_AFTER_S:
             child.backoff_s = 1.0  # it ran fine for a while: this is a fresh failure
         child.process = None

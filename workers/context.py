@@ -18,6 +18,7 @@ from services.act.config import ActConfig, load_act_config
 from services.db import make_engine, make_sessionmaker
 from services.embeddings import Embedder
 from services.llm import LLMClient, load_role_configs
+from services.llm_priority import ChatPriority
 from services.memory.config import MemoryConfig, load_memory_config
 from services.metrics import Metrics
 from services.prompts import PromptLibrary
@@ -69,6 +70,8 @@ def build_context(settings: Settings, *, redis_client: redis.Redis | None = None
         api_key=settings.openai_api_key,
         roles=load_role_configs(settings.configs_dir),
         observer=lambda role, completion: _record_llm(metrics, role, completion),
+        background_base_url=settings.background_llm_url,
+        before_background=ChatPriority(redis_client).wait_for_chat,
     )
     return WorkerContext(
         settings=settings,

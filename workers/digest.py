@@ -16,6 +16,8 @@ from sqlalchemy.orm import Session
 
 from services.db import Exchange, RoutingDecision, insert
 from services.llm import Completion
+from services.llm_health import record_outcome
+from services.llm_priority import ChatPriority
 from services.logs import request_context
 from services.metrics import Metrics
 from services.queues import (
@@ -63,13 +65,16 @@ def digest(context: WorkerContext, request: ChatRequest) -> None:
         if _give_up_if_looping(context, turn):
             return
         started = time.monotonic()
-        understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
-        turn.mark("understanding_s", time.monotonic() - started)
-        turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic, "mode": understanding.mode})
-        # One transaction: whatever ACT skills write, the exchange and its routing decision.
-        with context.sessions.begin() as session:
-            reply = generate(context, turn, understanding, session)  # step 5
-            exchange_id = store(session, turn, understanding, reply)  # step 6
+        # Background LLM work waits while this turn thinks and writes (services/llm_priority.py).
+        with ChatPriority(context.redis).chat_turn(request.request_id):
+            understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
+            turn.mark("understanding_s", time.monotonic() - started)
+            turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic,
+                                             "mode": understanding.mode})
+            # One transaction: whatever ACT skills write, the exchange and its routing decision.
+            with context.sessions.begin() as session:
+                reply = generate(context, turn, understanding, session)  # step 5
+                exchange_id = store(session, turn, understanding, reply)  # step 6
         remember(context, turn, understanding, reply, exchange_id)
         enqueue_enrichment(context, exchange_id)  # step 7
         finish(context, turn, understanding, reply, exchange_id)
@@ -116,7 +121,8 @@ def store(session: Session, turn: Turn, understanding: Understanding, reply: Rep
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,
             total_tokens=completion.total_tokens,
-            timings={**turn.timings, "received_at": request.received_at},
+            timings={**turn.timings, "received_at": request.received_at,
+                     **({"fallback_reason": completion.error} if reply.fallback and completion.error else {})},
             fallback=reply.fallback,
             session_id=understanding.session_id,
             embedding=understanding.embedding,
@@ -178,6 +184,9 @@ def finish(context: WorkerContext, turn: Turn, understanding: Understanding, rep
             "response_time_s": response_time_s,
         },
     }
+    if reply.fallback:
+        # A client can show this turn as a failure, not as an answer (the text is only an apology).
+        message.update(fallback=True, reason=reply.completion.error or "the LLM did not answer")
     turn.publish(context, "message", message)
     context.events.set_output(request.request_id, {"status": "ok", **message})
     turn.publish(context, "done", {"duration_ms": int(response_time_s * 1000)})
@@ -185,6 +194,8 @@ def finish(context: WorkerContext, turn: Turn, understanding: Understanding, rep
     context.metrics.observe("engram_reply_seconds", time.monotonic() - turn.started)
     if reply.fallback:
         context.metrics.inc("engram_llm_fallbacks_total")
+    if reply.fallback or reply.completion.total_tokens:  # turns without an LLM call say nothing about it
+        record_outcome(context.redis, not reply.fallback, reply.completion.error)
     logger.info(
         "reply stored as exchange %s (%s, %s)",
         exchange_id,
