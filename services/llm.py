@@ -12,16 +12,24 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import openai
 
 from services.config_files import parse_section, read_toml
 from services.errors import LLMError, LLMMalformedOutput, LLMTimeout, LLMUnavailable
-from services.llm_output import Message, ToolCall, actions_from_text, native_call, parse_json_object, with_note
+from services.llm_output import (
+    Message,
+    StopStream,
+    ToolCall,
+    actions_from_text,
+    native_call,
+    parse_json_object,
+    with_note,
+)
 from services.settings import SettingsError
 
 logger = logging.getLogger(__name__)
@@ -35,6 +43,12 @@ JSON_RETRY_NOTE = "Your previous answer was not valid JSON. Answer with one JSON
 MODEL_DISCOVERY_TIMEOUT_S = 5.0
 
 T = TypeVar("T")
+
+
+class ReplyGuard(Protocol):
+    def __call__(self, chunk: str) -> None: ...
+
+    def finish(self, text: str) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -90,6 +104,14 @@ def load_role_configs(configs_dir: Path, default_model: str | None = None) -> di
         roles = {name: replace(cfg, model=default_model) if cfg.model == DEFAULT_MODEL else cfg
                  for name, cfg in roles.items()}
     return roles
+
+
+def with_overrides(roles: dict[str, RoleConfig], overrides: dict[str, Any], label: str) -> dict[str, RoleConfig]:
+    """``roles`` with some keys of some roles replaced (a profile's ``[<profile>.roles.<role>]`` tables)."""
+    changed = dict(roles)
+    for name, table in overrides.items():
+        changed[name] = _role_from_table(roles.get(name) or roles["default"], table, f"{label}.{name}")
+    return changed
 
 
 def _role_from_table(base: RoleConfig, table: Any, name: str) -> RoleConfig:
@@ -225,14 +247,17 @@ class LLMClient:
         params = self._params(role, messages, {"stream": True, "stream_options": {"include_usage": True}})
         with translated_errors(role):
             with endpoint.chat.completions.create(**params) as chunks:
-                for chunk in chunks:
-                    model, usage = chunk.model or model, chunk.usage or usage
-                    for choice in chunk.choices[:1]:
-                        finish = choice.finish_reason or finish
-                        if choice.delta.content:
-                            first_token_s = first_token_s or time.monotonic() - started
-                            parts.append(choice.delta.content)
-                            on_delta(choice.delta.content)
+                try:
+                    for chunk in chunks:
+                        model, usage = chunk.model or model, chunk.usage or usage
+                        for choice in chunk.choices[:1]:
+                            finish = choice.finish_reason or finish
+                            if choice.delta.content:
+                                first_token_s = first_token_s or time.monotonic() - started
+                                parts.append(choice.delta.content)
+                                on_delta(choice.delta.content)
+                except StopStream:
+                    finish = "stop"  # the caller has what it wants; leaving the block closes the stream
         text = "".join(parts)
         if not text.strip():
             raise LLMMalformedOutput(f"LLM role {role}: empty stream")
@@ -293,18 +318,27 @@ class LLMClient:
 
 
 def generate_with_fallback(client: LLMClient, role: str, messages: list[Message], on_delta: Callable[[str], None],
-                           on_retry: Callable[[], None] | None = None) -> tuple[Completion, bool]:
+                           on_retry: Callable[[], None] | None = None, *,
+                           guard: Callable[[Callable[[str], None]], ReplyGuard] | None = None
+                           ) -> tuple[Completion, bool]:
     """Generate a user-facing reply; never raises ``LLMError``.
 
     Retries once on timeout, unavailability or malformed output (calling ``on_retry`` first, so the
     caller can tell the client that partial text is void); then returns ``FALLBACK_REPLY`` with
     fallback=True. Other endpoint errors (4xx: bad request, auth, unknown model) skip the retry.
     The fallback text is not sent through ``on_delta``: the caller publishes it as the final message.
+
+    Args:
+        guard: wraps ``on_delta`` for each attempt (e.g. ``ScaffoldGuard``): it filters the stream, may
+            stop it, and its ``finish`` gives the final text or raises ``LLMMalformedOutput`` (→ retry).
     """
     started, attempts, error = time.monotonic(), 0, ""
     for attempt in (1, 2):
         try:
-            completion = _generate(client, role, messages, on_delta)
+            checker = guard(on_delta) if guard is not None else None
+            completion = _generate(client, role, messages, checker or on_delta)
+            if checker is not None:
+                completion = replace(completion, text=checker.finish(completion.text))
             return replace(completion, attempts=attempts + completion.attempts), False
         except (LLMTimeout, LLMUnavailable, LLMMalformedOutput) as exc:
             attempts, error = attempts + 1, f"{type(exc).__name__}: {exc}"
@@ -324,7 +358,8 @@ def _generate(client: LLMClient, role: str, messages: list[Message], on_delta: C
     if client.role(role).stream:
         return client.stream(role, messages, on_delta)
     completion = client.complete(role, messages)
-    on_delta(completion.text)
+    with suppress(StopStream):  # a guard that cuts the text keeps what came before the cut
+        on_delta(completion.text)
     return completion
 
 
