@@ -29,7 +29,10 @@ def record_exit(connection: redis.Redis, role: str, code: int, now: float | None
 
 def record_outcome(connection: redis.Redis, ok: bool, error: str | None = None, now: float | None = None) -> None:
     """Called by the digest after each turn that used the LLM."""
-    entry = {"ok": ok, "error": error or "", "at": now or time.time()}
+    now = now or time.time()
+    previous = _load(connection.get(LLM_OUTCOME_KEY)) or {}
+    entry = {"ok": ok, "error": error or "", "at": now,
+             "last_ok_at": now if ok else float(previous.get("last_ok_at", 0.0))}
     connection.set(LLM_OUTCOME_KEY, json.dumps(entry), ex=KEY_TTL_S)
 
 
@@ -37,7 +40,7 @@ def llm_problem(connection: redis.Redis, roles: tuple[str, ...], now: float | No
     """A sentence about a recent LLM crash or failed turn, or None when there is nothing recent."""
     now = now or time.time()
     outcome = _load(connection.get(LLM_OUTCOME_KEY))
-    answered_at = float(outcome["at"]) if outcome and outcome.get("ok") else 0.0
+    answered_at = float(outcome.get("last_ok_at", 0.0)) if outcome else 0.0
     for role in roles:
         exit_entry = _load(connection.get(ROLE_EXIT_KEY % role))
         # A turn answered after the crash shows the restarted server works again.
