@@ -110,6 +110,10 @@ def test_plain_list_and_reminder_requests_become_one_action() -> None:
     assert fast("Remind me to call mum on friday at 6pm").arguments["due"] == "on friday at 6pm"
 
 
+def test_a_question_routed_to_act_reads_memory_with_its_own_words() -> None:
+    assert fast("What is my dog's name?").arguments == {"query": "What is my dog's name?"}
+
+
 def test_requests_that_need_judgement_are_left_to_the_model() -> None:
     assert fast("Remind me to call the dentist") is None  # no time: CLARIFY must ask
     assert fast("Schedule it.") is None

@@ -44,7 +44,12 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
         if action is not None:
             return action
     if signals.get("skill_remind") and signals.get("has_time"):
-        return _reminder(lowered, now, zone)
+        reminder = _reminder(lowered, now, zone)
+        if reminder is not None:
+            return reminder
+    if signals.get("question") and not signals.get("action_request"):
+        # A question routed to ACT reads memory: recall with the question itself, the model then answers from it.
+        return PlainAction("recall", {"query": text.strip()})
     return None
 
 

@@ -12,7 +12,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -83,6 +83,8 @@ def run_act_turn(context: Any, turn: ActTurn, understanding: Any, session: Sessi
     """
     config = config or load_act_config(context.settings.configs_dir)
     memory = memory or load_memory_config(context.settings.configs_dir)
+    if fast_path:  # a small model: one planning step at most, and no tool schemas eating its window
+        config = replace(config, loop=replace(config.loop, max_iterations=1, native_tools=False))
     loop = ActLoop(context, turn, understanding, session, config, dispatcher or innate_dispatcher(config), memory)
     with statement_timeout(session, config.dispatch.action_timeout_s):
         if not loop.answer_pending() and not (fast_path and loop.fast_step()):
