@@ -47,6 +47,7 @@ class Role:
     argv: list[str]
     env: Mapping[str, str]
     heartbeat: bool = True  # does this role write engram:heartbeat:<host>:<pid>?
+    nice: int = 0  # CPU niceness added in the child: housekeeping yields the cores to chat turns
 
 
 @dataclass
@@ -64,6 +65,15 @@ def _die_with_parent() -> None:
     """Runs in the child before exec: ask the kernel for SIGTERM when the supervisor dies."""
     libc = ctypes.CDLL("libc.so.6", use_errno=True)
     libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+
+
+def _child_setup(nice: int) -> Callable[[], None]:
+    def setup() -> None:
+        _die_with_parent()
+        if nice:
+            os.nice(nice)
+
+    return setup
 
 
 class Supervisor:
@@ -139,7 +149,8 @@ class Supervisor:
         logger.info("all roles stopped")
 
     def _spawn(self, child: Child) -> None:
-        child.process = subprocess.Popen(child.role.argv, env=dict(child.role.env), preexec_fn=_die_with_parent)
+        child.process = subprocess.Popen(child.role.argv, env=dict(child.role.env),
+                                         preexec_fn=_child_setup(child.role.nice))
         child.started_at = self.clock()
         child.restart_at = None
         self._clear_heartbeat(child)

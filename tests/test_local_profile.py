@@ -3,6 +3,7 @@ LLM health evidence, the start-up check of the local server, and where `./data` 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -211,3 +212,15 @@ def test_the_llm_profile_setting_is_checked() -> None:
     assert not Settings.from_env({}).compact_prompts
     with pytest.raises(SettingsError, match="ENGRAM_LLM_PROFILE"):
         Settings.from_env({"ENGRAM_LLM_PROFILE": "tiny"})
+
+
+def test_housekeeping_roles_run_at_a_lower_cpu_priority(tmp_path: Path) -> None:
+    from services.supervisor import Role, Supervisor
+
+    out = tmp_path / "nice"
+    code = f"import os; open({str(out)!r}, 'w').write(str(os.nice(0)))"
+    supervisor = Supervisor([Role("chunker", [sys.executable, "-c", code], {}, heartbeat=False, nice=10)],
+                            redis_client=None, hung_after_s=60)
+    supervisor.start()
+    supervisor.children["chunker"].process.wait(timeout=30)
+    assert int(out.read_text()) >= 10 + os.nice(0)
