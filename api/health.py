@@ -60,6 +60,10 @@ class LLMProbe:
                 return "ok" if response.status < 500 else f"HTTP {response.status}"
         except urllib.error.HTTPError as exc:
             return "ok" if exc.code < 500 else f"HTTP {exc.code}"
+        except TimeoutError:
+            # Connected, but no answer yet: llama.cpp's server answers one request at a time, so a
+            # long generation makes it slow to list its models. Crashes and failed turns are caught below.
+            return "ok"
         except (urllib.error.URLError, OSError) as exc:
             return f"unreachable: {type(exc).__name__}"
 
