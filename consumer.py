@@ -27,12 +27,13 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("engram")
 
-ROLES = ("web", "digest", "chunker", "episodic", "background", "scheduler")
+ROLES = ("web", "digest", "chunker", "episodic", "background", "periodic", "scheduler")
 WORKER_QUEUES = {
     "digest": "prompt-queue",
     "chunker": "memory-chunker-queue",
     "episodic": "episodic-memory-queue",
     "background": "background-queue",
+    "periodic": "periodic-queue",
 }
 # Access log lines as JSON like every other log line, with the request id the response carries.
 ACCESS_LOG_FORMAT = (
@@ -62,10 +63,11 @@ def role_argv(role: str, settings: Settings) -> list[str]:
             "--access-logformat", ACCESS_LOG_FORMAT, "api.wsgi:make_app()",
         ]  # fmt: skip
     if role in WORKER_QUEUES:
+        worker_class = "workers.startup.PeriodicWorker" if role == "periodic" else "workers.startup.EngramWorker"
         return [
             python, "-m", "rq.cli", "worker", WORKER_QUEUES[role], "-u", settings.redis_url or "",
-            "-w", "workers.startup.EngramWorker", "--worker-ttl", "30", "--with-scheduler",
-            "--logging_level", "WARNING",
+            # No --with-scheduler: the scheduler role moves retries for every queue (services/janitor.py says why).
+            "-w", worker_class, "--worker-ttl", "30", "--logging_level", "WARNING",
         ]  # fmt: skip
     if role == "scheduler":
         return [python, "-m", "workers.scheduler"]
@@ -77,9 +79,10 @@ def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
     import redis
 
     from services.embedded import ensure_servers
-    from services.supervisor import Role, Supervisor, child_env
+    from services.supervisor import Role, Supervisor, adopt_orphans, child_env
 
     llm_roles, llm_env = _llm_roles(settings, roles)  # fail fast, before starting anything
+    adopt_orphans()  # before the servers start: they daemonize into the supervisor's children
     handle = ensure_servers(settings) if settings.uses_embedded else None
     if handle is not None:
         settings = handle.apply(settings)
@@ -94,7 +97,8 @@ def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
             for kind, name in _instances(roles, settings)
         ] + llm_roles
         client = redis.Redis.from_url(settings.redis_url or "")
-        supervisor = Supervisor(supervised, redis_client=client, hung_after_s=settings.hung_after_s)
+        servers = handle.servers if handle is not None else []
+        supervisor = Supervisor(supervised, redis_client=client, hung_after_s=settings.hung_after_s, servers=servers)
         if "web" in roles:
             logger.info("Engram is starting on http://%s:%s", settings.host, settings.port)
         return supervisor.run(after_start=_check_llm_servers if llm_roles else None)

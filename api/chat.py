@@ -5,6 +5,7 @@ Follow a message from here to ``workers/digest.py``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -13,13 +14,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import redis
 from flask import Blueprint, Response, current_app, request, stream_with_context
 from sqlalchemy import select
+from sqlalchemy import text as sql_text
 
-from api.auth import current_user
-from services.db import Exchange, Thread, User, insert, utcnow
+from api.auth import current_user, enforce_rate_limit
+from services.db import Exchange, Thread, User, insert, relaxed_commit, utcnow
 from services.errors import BadRequest, NotFound, PayloadTooLarge, UnsupportedMediaType
 from services.queues import ChatRequest, load_request, submit_chat
+from services.storable import unstorable_reason
 from services.streams import StreamLimits, follow, request_channel
 
 logger = logging.getLogger(__name__)
@@ -61,11 +65,14 @@ def parse_chat_body(max_chars: int) -> ChatBody:
     if len(text) > max_chars:
         raise PayloadTooLarge(f"'text' has {len(text)} characters; the limit is {max_chars}")
     source = payload.get("source", "text")
-    if source not in SOURCES:
+    if not isinstance(source, str) or source not in SOURCES:
         raise BadRequest("'source' must be 'text' or 'voice'")
     thread_id = payload.get("thread_id")
     if thread_id is not None and (not isinstance(thread_id, str) or not thread_id.strip() or len(thread_id) > 64):
         raise BadRequest("'thread_id' must be a non-empty string of at most 64 characters")
+    reason = unstorable_reason(text, "'text'") or unstorable_reason(thread_id, "'thread_id'")
+    if reason:
+        raise BadRequest(reason)
     return ChatBody(text=text, source=source, thread_id=thread_id)
 
 
@@ -73,28 +80,32 @@ def resolve_thread(user_id: str, thread_id: str | None) -> str:
     """The thread to post into: the given one (must be the user's), else the current or a new one."""
     deps = current_app.extensions["engram"]
     sessions = current_app.extensions["engram.sessions"]
+    current = deps.threads.current_thread(user_id) if thread_id is None else None
     with sessions.begin() as session:
-        if thread_id is not None:
-            owner = session.scalar(select(Thread.user_id).where(Thread.id == thread_id))
-            if owner != user_id:  # someone else's thread looks exactly like a missing one
-                raise NotFound(f"thread {thread_id!r} not found")
-        else:
-            thread_id = deps.threads.current_thread(user_id)
-            exists = thread_id and session.scalar(select(Thread.id).where(Thread.id == thread_id))
-            if not exists:
-                # A new thread is the only moment the user row must exist (an owned thread implies it).
-                session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
-                thread_id = str(uuid.uuid4())
-                session.add(Thread(id=thread_id, user_id=user_id))
-        session.execute(Thread.__table__.update().where(Thread.id == thread_id).values(last_active_at=utcnow()))
-    deps.threads.set_current_thread(user_id, thread_id)
-    return thread_id
+        relaxed_commit(session)  # a last-active time needs no fsync; a new thread is made durable below
+        # One statement checks ownership and marks the thread active; someone else's thread looks missing.
+        wanted = thread_id or current
+        touched = wanted and session.scalar(
+            Thread.__table__.update().where(Thread.id == wanted, Thread.user_id == user_id)
+            .values(last_active_at=utcnow()).returning(Thread.id))
+        if thread_id is not None and not touched:
+            raise NotFound(f"thread {thread_id!r} not found")
+        if not touched:
+            # A new thread is the only moment the user row must exist (an owned thread implies it).
+            session.execute(sql_text("SET LOCAL synchronous_commit TO ON"))  # the exchange will reference it
+            session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
+            wanted = str(uuid.uuid4())
+            session.add(Thread(id=wanted, user_id=user_id, last_active_at=utcnow()))
+    if wanted != current:
+        deps.threads.set_current_thread(user_id, wanted)
+    return str(wanted)
 
 
 @bp.post("/chat")
 def chat() -> Response:
     deps = current_app.extensions["engram"]
     user_id = current_user()
+    enforce_rate_limit("chat")
     try:
         body = parse_chat_body(deps.settings.max_text_chars)
     except BadRequest as exc:
@@ -115,7 +126,9 @@ def chat() -> Response:
         timeout_s=deps.settings.job_timeout_s,
         retries=deps.settings.job_retries,
     )
-    deps.metrics.inc("engram_chat_requests_total", {"outcome": "accepted"})
+    # Accepted now: a Redis hiccup on the counter must not turn this into a 503 for a queued job.
+    with contextlib.suppress(redis.RedisError):
+        deps.metrics.inc("engram_chat_requests_total", {"outcome": "accepted"})
     logger.info(
         "chat accepted for thread %s (%d chars)", thread_id, len(body.text),
         extra={"request_id": request_id, "thread_id": thread_id, "user_id": user_id},
@@ -127,7 +140,7 @@ def chat() -> Response:
 def chat_events(request_id: str) -> Response:
     """Re-attach to a request's stream; replays everything after Last-Event-ID."""
     user_id = current_user()
-    if _request_owner(request_id) != user_id:
+    if len(request_id) > _bounds().max_id_chars or _request_owner(request_id) != user_id:
         raise NotFound(f"request {request_id!r} not found")
     return _stream(request_channel(request_id), requested_last_event_id(), {"X-Request-ID": request_id})
 
@@ -146,7 +159,8 @@ def _stream(channel: str, last_event_id: str | None, headers: dict[str, Any]) ->
     deps = current_app.extensions["engram"]
     settings = deps.settings
     limits = StreamLimits(settings.sse_keepalive_s, settings.sse_still_working_s, settings.sse_cap_s)
-    return sse_response(follow(deps.events, deps.fanout, channel, last_event_id, limits), headers)
+    frames = follow(deps.events, deps.fanout, channel, last_event_id, limits, check_lost=True)
+    return sse_response(frames, headers)
 
 
 def sse_response(frames: Iterator[str], headers: dict[str, Any] | None = None) -> Response:
@@ -157,4 +171,11 @@ def sse_response(frames: Iterator[str], headers: dict[str, Any] | None = None) -
 
 def requested_last_event_id() -> str | None:
     """Where a reconnecting client wants to resume: the Last-Event-ID header (or ?last_event_id=)."""
-    return request.headers.get("Last-Event-ID") or request.args.get("last_event_id")
+    last_id = request.headers.get("Last-Event-ID") or request.args.get("last_event_id")
+    if last_id is not None and len(last_id) > _bounds().max_id_chars:
+        raise BadRequest(f"Last-Event-ID is longer than {_bounds().max_id_chars} characters")
+    return last_id
+
+
+def _bounds():  # type: ignore[no-untyped-def]
+    return current_app.extensions["engram.limits"].request

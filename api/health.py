@@ -11,13 +11,13 @@ from flask import Blueprint, Response, current_app, jsonify
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from rq import Queue, Worker
-from rq.registry import FailedJobRegistry
 from sqlalchemy import text
 
+from services.jobs import queue_stats, worker_counts
 from services.llm_health import llm_problem
 from services.metrics import RedisCollector
 from services.migrate import current_revision
-from services.queues import ALL_QUEUES, PROMPT_QUEUE, queue_depths
+from services.queues import PROMPT_QUEUE
 
 bp = Blueprint("health", __name__)
 LLM_SERVER_ROLES = ("llm", "llm-background")  # the supervised local servers (consumer.py)
@@ -70,7 +70,7 @@ class LLMProbe:
 
 @bp.get("/healthz")
 def healthz():  # type: ignore[no-untyped-def]
-    """200 once a chat can be taken (Redis, schema, a digest worker, the LLM), else 503."""
+    """200 once a chat can be taken (Redis, schema, a digest worker, the LLM), else 503 naming what is down."""
     deps = current_app.extensions["engram"]
     checks = {
         "redis": _check(lambda: deps.redis.ping() and "ok"),
@@ -78,8 +78,9 @@ def healthz():  # type: ignore[no-untyped-def]
         "digest_workers": _check(lambda: _digest_workers(deps.redis)),
         "llm": _check(lambda: deps.llm_probe.state()),
     }
-    healthy = all(check["ok"] for check in checks.values())
-    return jsonify({"status": "ok" if healthy else "unavailable", "checks": checks}), 200 if healthy else 503
+    down = [name for name, check in checks.items() if not check["ok"]]
+    body = {"status": "unavailable" if down else "ok", "checks": checks, "down": down}
+    return jsonify(body), 503 if down else 200
 
 
 def _check(probe) -> dict[str, Any]:  # type: ignore[no-untyped-def]
@@ -112,10 +113,14 @@ def metrics() -> Response:
 
 
 def _live_gauges(deps) -> dict[str, dict[str, float]]:  # type: ignore[no-untyped-def]
-    depths = {f"queue={name}": float(count) for name, count in queue_depths(deps.redis).items()}
-    failed = {f"queue={name}": float(FailedJobRegistry(queue=Queue(name, connection=deps.redis)).count)
-              for name in ALL_QUEUES}
-    gauges = {"engram_queue_depth": depths, "engram_failed_jobs": failed}
+    stats = queue_stats(deps.redis)
+    gauges = {
+        "engram_queue_depth": {f"queue={s['queue']}": float(s["queued"]) for s in stats},
+        "engram_failed_jobs": {f"queue={s['queue']}": float(s["failed"]) for s in stats},
+        "engram_started_jobs": {f"queue={s['queue']}": float(s["started"]) for s in stats},
+        "engram_scheduled_jobs": {f"queue={s['queue']}": float(s["scheduled"]) for s in stats},
+        "engram_workers": {f"queue={name}": float(count) for name, count in worker_counts(deps.redis).items()},
+    }
     gauges["engram_memory_items"] = _memory_counts(deps.engine)
     return gauges
 

@@ -15,7 +15,8 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from flask.blueprints import BlueprintSetupState
 from werkzeug.exceptions import Conflict
 
-from api.auth import current_user
+from api.args import int_arg
+from api.auth import current_user, enforce_rate_limit
 from services.errors import BadRequest, NotFound, UnsupportedMediaType
 from services.memory import episodes as episode_store
 from services.memory import facts as fact_store
@@ -25,10 +26,12 @@ from services.memory.config import load_memory_config
 from services.memory.edits import enqueue_embedding
 from services.memory.forget import forget_user
 from services.memory.recall import recall
+from services.storable import unstorable_reason
 
 bp = Blueprint("memory", __name__, url_prefix="/memory")
 
 MAX_PAGE = 200
+MAX_HISTORY = 50
 
 
 @bp.record_once
@@ -36,6 +39,23 @@ def _load_config(state: BlueprintSetupState) -> None:
     # Read memory.toml once per app, at registration: a bad file fails start-up, not every search.
     settings = state.app.extensions["engram"].settings
     state.app.extensions["engram.memory_config"] = load_memory_config(settings.configs_dir)
+
+
+@bp.before_request
+def _rate_limit() -> None:
+    enforce_rate_limit("memory")
+
+
+def _bounds() -> Any:
+    return current_app.extensions["engram.limits"].request
+
+
+def _query() -> str:
+    """The ?q= text, stripped; bounded so a search never carries an unbounded string into SQL."""
+    query = request.args.get("q", "").strip()
+    if len(query) > _bounds().max_query_chars:
+        raise BadRequest(f"'q' is longer than {_bounds().max_query_chars} characters")
+    return query
 
 
 def _sessions() -> Any:
@@ -47,16 +67,7 @@ def _deps() -> Any:
 
 
 def _int_arg(name: str, default: int, low: int = 0, high: int = MAX_PAGE) -> int:
-    raw = request.args.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise BadRequest(f"'{name}' must be an integer") from None
-    if not low <= value <= high:
-        raise BadRequest(f"'{name}' must be between {low} and {high}")
-    return value
+    return int(int_arg(name, default, low, high))  # a default is always given here
 
 
 def _json_body() -> dict[str, Any]:
@@ -65,6 +76,9 @@ def _json_body() -> dict[str, Any]:
     data = request.get_json(silent=True)
     if not isinstance(data, dict):
         raise BadRequest("body must be a JSON object")
+    reason = unstorable_reason(data, "body")
+    if reason:
+        raise BadRequest(reason)
     return data
 
 
@@ -78,9 +92,9 @@ def _search(query: str, kinds: tuple[str, ...], k: int) -> list[dict[str, Any]]:
 @bp.get("/facts")
 def list_facts() -> Response:
     """?q= searches; ?include_superseded=1 adds history; ?limit=&offset= page."""
-    limit, offset = _int_arg("limit", 50, 1), _int_arg("offset", 0, 0, 10**9)
-    if request.args.get("q", "").strip():
-        return jsonify({"facts": _search(request.args["q"], ("fact",), limit)})
+    limit, offset = _int_arg("limit", 50, 1), _int_arg("offset", 0, 0, _bounds().max_offset)
+    if query := _query():
+        return jsonify({"facts": _search(query, ("fact",), limit)})
     history = request.args.get("include_superseded", "").lower() in ("1", "true", "yes")
     with _sessions()() as session:
         rows = fact_store.list_facts(session, current_user(), history, limit=limit, offset=offset)
@@ -94,13 +108,35 @@ def _fact_or_404(session: Any, fact_id: int) -> Any:
     return fact
 
 
-@bp.get("/facts/<int:fact_id>")
+@bp.get("/facts/<row_id:fact_id>")
 def get_fact(fact_id: int) -> Response:
     with _sessions()() as session:
         return jsonify(fact_store.fact_to_dict(_fact_or_404(session, fact_id)))
 
 
-@bp.patch("/facts/<int:fact_id>")
+@bp.get("/facts/<row_id:fact_id>/history")
+def fact_history(fact_id: int) -> Response:
+    """Every version of this fact, oldest first: the ones it replaced and the ones that replaced it."""
+    with _sessions()() as session:
+        fact = _fact_or_404(session, fact_id)
+        versions = [fact]
+        seen = {fact.id}
+        while len(versions) < MAX_HISTORY:  # older versions point at their successor
+            older = fact_store.replaced_version(session, current_user(), versions[0].id)
+            if older is None or older.id in seen:
+                break
+            versions.insert(0, older)
+            seen.add(older.id)
+        while versions[-1].superseded_by is not None and len(versions) < MAX_HISTORY:
+            newer = fact_store.get_fact(session, current_user(), versions[-1].superseded_by)
+            if newer is None or newer.id in seen:
+                break
+            versions.append(newer)
+            seen.add(newer.id)
+        return jsonify({"fact_id": fact_id, "versions": [fact_store.fact_to_dict(v) for v in versions]})
+
+
+@bp.patch("/facts/<row_id:fact_id>")
 def edit_fact(fact_id: int) -> Response:
     """{"text"?, "salience"?, "confidence"?}: a new text supersedes the fact (history kept)."""
     body = _json_body()
@@ -142,7 +178,7 @@ def _unit(value: Any, name: str) -> float:
         raise BadRequest(str(exc)) from None
 
 
-@bp.delete("/facts/<int:fact_id>")
+@bp.delete("/facts/<row_id:fact_id>")
 def delete_fact(fact_id: int) -> Response:
     with _sessions().begin() as session:
         if not fact_store.forget_fact(session, current_user(), fact_id):
@@ -152,9 +188,9 @@ def delete_fact(fact_id: int) -> Response:
 
 @bp.get("/episodes")
 def list_episodes() -> Response:
-    limit, offset = _int_arg("limit", 50, 1), _int_arg("offset", 0, 0, 10**9)
-    if request.args.get("q", "").strip():
-        return jsonify({"episodes": _search(request.args["q"], ("episode",), limit)})
+    limit, offset = _int_arg("limit", 50, 1), _int_arg("offset", 0, 0, _bounds().max_offset)
+    if query := _query():
+        return jsonify({"episodes": _search(query, ("episode",), limit)})
     with _sessions()() as session:
         rows = episode_store.list_episodes(session, current_user(), limit=limit, offset=offset)
         return jsonify({"episodes": [episode_store.episode_to_dict(e) for e in rows]})
@@ -167,13 +203,13 @@ def _episode_or_404(session: Any, episode_id: int) -> Any:
     return episode
 
 
-@bp.get("/episodes/<int:episode_id>")
+@bp.get("/episodes/<row_id:episode_id>")
 def get_episode(episode_id: int) -> Response:
     with _sessions()() as session:
         return jsonify(episode_store.episode_to_dict(_episode_or_404(session, episode_id)))
 
 
-@bp.patch("/episodes/<int:episode_id>")
+@bp.patch("/episodes/<row_id:episode_id>")
 def edit_episode(episode_id: int) -> Response:
     body = _json_body()
     with _sessions().begin() as session:
@@ -189,7 +225,7 @@ def edit_episode(episode_id: int) -> Response:
     return jsonify(result)
 
 
-@bp.delete("/episodes/<int:episode_id>")
+@bp.delete("/episodes/<row_id:episode_id>")
 def delete_episode(episode_id: int) -> Response:
     with _sessions().begin() as session:
         if not episode_store.delete_episode(session, current_user(), episode_id):
@@ -200,10 +236,10 @@ def delete_episode(episode_id: int) -> Response:
 @bp.get("/search")
 def search() -> Response:
     """Full-text search over facts, episodes and exchanges (?q=, ?k=, ?kinds=fact,episode,exchange)."""
-    query = request.args.get("q", "").strip()
+    query = _query()
     if not query:
         raise BadRequest("'q' is required")
-    kinds = tuple(k for k in request.args.get("kinds", "fact,episode,exchange").split(",") if k)
+    kinds = tuple(k for k in request.args.get("kinds", "fact,episode,exchange")[:100].split(",") if k)
     if not kinds or set(kinds) - {"fact", "episode", "exchange"}:
         raise BadRequest("'kinds' is a comma-separated subset of fact, episode, exchange")
     return jsonify({"query": query, "results": _search(query, kinds, _int_arg("k", 10, 1, 100))})

@@ -33,8 +33,9 @@ def positive_int(raw: str) -> int:
 
 
 def register_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add every domain subcommand (route, recall, import, export, forget) to the parser."""
-    from cli import memory, route
+    """Add every domain subcommand (route, recall, import, export, forget, services) to the parser."""
+    from cli import memory, route, services
 
     route.register(commands)
     memory.register(commands)
+    services.register(commands)

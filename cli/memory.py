@@ -174,7 +174,8 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
     payload = json.dumps(bundle, ensure_ascii=False)
     if args.out and args.out != "-":
         Path(args.out).write_text(payload, encoding="utf-8")
-        counts = {key: len(bundle[key]) for key in ("exchanges", "facts", "episodes", "chunks", "sessions")}
+        counts = {key: len(bundle[key]) for key in ("exchanges", "facts", "episodes", "chunks", "sessions", "lists",
+                                                    "reminders", "goals")}
         print(json.dumps({"written": args.out} | counts))
     else:
         print(payload)

@@ -22,7 +22,9 @@ from sqlalchemy import (
     Text,
     create_engine,
     func,
+    text,
 )
+from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, insert
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
@@ -45,6 +47,19 @@ def make_engine(database_url: str, *, pool_size: int = 5) -> Engine:
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
+
+
+def relaxed_commit(session: Session) -> None:
+    """Let this transaction's commit return before its WAL reaches disk (``synchronous_commit = off``).
+
+    Only for writes that are derived or refreshed on every turn (a thread's last-active time, topic
+    centroids, session placement, recall access counts): a PostgreSQL crash can lose the last
+    fraction of a second of them, never corrupt anything, and the chat path saves an fsync each.
+    Exchanges, facts and everything a person wrote keep the default, durable commit, and since
+    WAL is flushed in order, a durable commit also makes every earlier relaxed one durable: a
+    stored exchange never points at a session or thread row that a crash could take back.
+    """
+    session.execute(sql_text("SET LOCAL synchronous_commit TO OFF"))
 
 
 def utcnow() -> dt.datetime:
@@ -140,6 +155,8 @@ class RoutingDecision(Base):
     latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
     weights_version: Mapped[str | None] = mapped_column(String(64), nullable=True)
     feedback: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # The remembered items context assembly put into the prompt (the chat page's receipts).
+    recalled: Mapped[list[Any]] = mapped_column(JSONB, default=list, server_default=text("'[]'::jsonb"))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 

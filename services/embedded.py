@@ -51,6 +51,11 @@ class EmbeddedHandle:
         if started:
             self.started.append(server.name)
 
+    @property
+    def servers(self) -> list[EmbeddedServer]:
+        """The embedded servers this process is attached to (the supervisor keeps them running)."""
+        return [server for server, _ in self._attached]
+
     def apply(self, settings: Settings) -> Settings:
         """A copy of ``settings`` pointing at these servers."""
         return replace(settings, redis_url=self.redis_url, database_url=self.database_url)

@@ -148,6 +148,12 @@ class EmbeddedServer:
         with _file_lock(self.run_dir / f"{self.name}.lock"):
             self._stop_locked()
 
+    def restart(self) -> bool:
+        """Start it again after it died, on the port it had (clients' URLs name it); True if this call started it."""
+        with _file_lock(self.run_dir / f"{self.name}.lock"):
+            self._requested_port = self.port or self._requested_port
+            return self._start_locked()
+
     def attach(self) -> tuple[bool, str]:
         """Start or adopt, and register this process as a user; returns (started, token for detach)."""
         with _file_lock(self.run_dir / f"{self.name}.lock"):

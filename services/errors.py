@@ -5,7 +5,8 @@
     │   ├── PayloadTooLarge   text over the configured limit (→ 413)
     │   ├── UnsupportedMediaType  not application/json (→ 415)
     │   ├── Unauthorized      missing or unknown bearer token (→ 401)
-    │   └── NotFound          unknown id, or one owned by another user (→ 404)
+    │   ├── NotFound          unknown id, or one owned by another user (→ 404)
+    │   └── TooManyRequests   the token's rate limit is spent (→ 429 with Retry-After)
     ├── PipelineError         a stage of the digest job failed
     │   ├── LLMError
     │   │   ├── LLMTimeout
@@ -48,6 +49,15 @@ class NotFound(BadRequest):
     code = "not_found"
 
 
+class TooManyRequests(BadRequest):
+    status_code = 429
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class PipelineError(EngramError):
     """A stage of the pipeline failed; RQ may retry the job."""
 
@@ -61,7 +71,11 @@ class LLMTimeout(LLMError):
 
 
 class LLMUnavailable(LLMError):
-    pass
+    """Connection refused, 5xx, 429; ``retry_after_s`` is the endpoint's ``Retry-After`` when it sent one."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class LLMMalformedOutput(LLMError):

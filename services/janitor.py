@@ -1,9 +1,20 @@
-"""Job leases and the recovery of jobs whose worker died mid-job.
+"""Job leases, the recovery of jobs whose worker died mid-job, and prompt retries.
 
 RQ notices a dead worker's job only when the job's registry entry expires (job timeout +
 60 s, minutes for a chat). Engram's workers keep a short lease per running job instead;
 when a lease lapses, the janitor hands the job back to RQ's own abandoned-job path (which
 retries it while retries are left and runs its failure callback otherwise).
+
+A retry waits in RQ's scheduled registry until some RQ scheduler moves it onto its queue.
+RQ runs that scheduler in a process forked by whichever ``--with-scheduler`` worker got the
+queue's lock, and a worker that starts while the lock is held tries again only at its
+10-minute maintenance pass. Measured here: a ``kill -9`` of such a worker leaves its forked
+scheduler running as an orphan (one leaked process per crash, alive after ``engram run``
+stops), and when the lock holder does die (its host, or the orphan) retries sit for up to
+ten minutes. So Engram's workers run no scheduler; ``ScheduledMover`` does it for every queue
+from the scheduler role's leader, every second, under RQ's own per-queue lock (a plain
+``rq worker --with-scheduler`` elsewhere coexists), and it takes over a lock whose holder
+stopped heart-beating instead of waiting for the lock to lapse.
 """
 
 from __future__ import annotations
@@ -11,13 +22,18 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 
 import redis
 from rq import Queue
 from rq.registry import StartedJobRegistry
+from rq.scheduler import SCHEDULER_KEY_TEMPLATE, RQScheduler
+from rq.scripts import release_lock
 from rq.timeouts import TimerDeathPenalty
+from rq.utils import utcparse
 
 from services.queues import ALL_QUEUES
 
@@ -26,6 +42,8 @@ logger = logging.getLogger(__name__)
 LEASE_KEY = "engram:joblease:%s"  # exists while a worker is alive and running the job
 OWNED_KEY = "engram:jobowned:%s"  # marks jobs run by Engram's workers (plain rq workers have no lease)
 LEASE_TTL_S = 10
+# RQ's schedulers write a heartbeat every second; one this old belongs to a dead process.
+STALE_SCHEDULER_S = 10.0
 
 
 @contextmanager
@@ -89,3 +107,51 @@ def recover_abandoned(connection: redis.Redis, queue_names: tuple[str, ...] = AL
     if recovered:
         logger.warning("recovered %d abandoned job(s): %s", len(recovered), ", ".join(recovered))
     return recovered
+
+
+class ScheduledMover:
+    """Moves due retries and delayed jobs of every queue onto their queues, as RQ's scheduler would.
+
+    Call ``tick()`` about once a second from one process (the scheduler role's leader).
+    """
+
+    def __init__(self, connection: redis.Redis, queue_names: tuple[str, ...] = ALL_QUEUES) -> None:
+        self.connection = connection
+        self.queue_names = queue_names
+        self.scheduler = RQScheduler(list(queue_names), connection=connection, name=f"engram-{uuid.uuid4().hex}",
+                                     logging_level=logging.WARNING)
+
+    def tick(self) -> set[str]:
+        """Take free or abandoned queue locks, enqueue what is due; returns the queues this process serves."""
+        for name in self.queue_names:
+            self._break_if_abandoned(name)
+        owned = self.scheduler.acquire_locks()  # acquires free locks and refreshes ours
+        self.scheduler.register_birth()  # our heartbeat, so others can tell we are alive
+        self.scheduler.enqueue_scheduled_jobs()
+        return owned
+
+    def stop(self) -> None:
+        """Release the locks (another process may serve the queues at once) and the heartbeat."""
+        self.scheduler.release_locks()
+        self.scheduler.register_death()
+
+    def _break_if_abandoned(self, queue_name: str) -> None:
+        lock_key = RQScheduler.get_locking_key(queue_name)
+        holder = self.connection.get(lock_key)
+        if holder is None:
+            return
+        holder_name = holder.decode() if isinstance(holder, bytes) else str(holder)
+        if holder_name == self.scheduler.name or self._alive(holder_name):
+            return
+        if release_lock(self.connection, lock_key, holder_name):
+            logger.warning("queue %s: scheduler %s stopped heart-beating; taking over its lock", queue_name,
+                           holder_name)
+
+    def _alive(self, scheduler_name: str) -> bool:
+        raw = self.connection.hget(SCHEDULER_KEY_TEMPLATE % scheduler_name, "last_heartbeat")
+        if raw is None:
+            return False
+        last = utcparse(raw.decode() if isinstance(raw, bytes) else raw)
+        if last.tzinfo is None:
+            last = last.replace(tzinfo=UTC)
+        return (datetime.now(UTC) - last).total_seconds() < STALE_SCHEDULER_S

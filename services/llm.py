@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+import httpx
 import openai
 
 from services.config_files import parse_section, read_toml
@@ -40,6 +41,9 @@ ROLES = ("respond", "clarify", "acknowledge", "act", "tiebreaker", "memory_chunk
 # Off the hot path: these go to the background endpoint when there is one, and wait for chat turns.
 BACKGROUND_ROLES = frozenset({"memory_chunker", "episodic_memory", "background"})
 JSON_RETRY_NOTE = "Your previous answer was not valid JSON. Answer with one JSON object only, nothing else."
+# A 429's Retry-After is honoured up to this long: a person is waiting for the reply, and a
+# longer wait than this is better answered with the apology than with silence.
+MAX_RETRY_AFTER_S = 10.0
 MODEL_DISCOVERY_TIMEOUT_S = 5.0
 
 T = TypeVar("T")
@@ -261,6 +265,10 @@ class LLMClient:
         text = "".join(parts)
         if not text.strip():
             raise LLMMalformedOutput(f"LLM role {role}: empty stream")
+        if finish is None:
+            # Every compatible server ends a stream with a finish_reason; a body that just stops
+            # is a connection cut mid-reply, and its text is a fragment.
+            raise LLMMalformedOutput(f"LLM role {role}: stream cut off after {len(text)} characters")
         return _completion(messages, text, model, usage, started, first_token_s, finish)
 
     def _params(self, role: str, messages: list[Message], extra: dict[str, Any]) -> dict[str, Any]:
@@ -343,8 +351,10 @@ def generate_with_fallback(client: LLMClient, role: str, messages: list[Message]
         except (LLMTimeout, LLMUnavailable, LLMMalformedOutput) as exc:
             attempts, error = attempts + 1, f"{type(exc).__name__}: {exc}"
             logger.warning("llm %s: attempt %d failed: %s", role, attempt, exc)
-            if attempt == 1 and on_retry is not None:
-                on_retry()
+            if attempt == 1:
+                _wait_as_asked(exc)
+                if on_retry is not None:
+                    on_retry()
         except LLMError as exc:
             attempts, error = attempts + 1, f"{type(exc).__name__}: {exc}"
             logger.error("llm %s: %s; not retrying", role, exc)
@@ -352,6 +362,13 @@ def generate_with_fallback(client: LLMClient, role: str, messages: list[Message]
     elapsed = time.monotonic() - started
     return Completion(FALLBACK_REPLY, client.role(role).model, 0, 0, 0, elapsed, attempts=attempts,
                       error=error[:300]), True
+
+
+def _wait_as_asked(exc: Exception) -> None:
+    """Before the one retry: wait as long as a 429's Retry-After asks (capped)."""
+    retry_after = getattr(exc, "retry_after_s", None)
+    if retry_after:
+        time.sleep(min(retry_after, MAX_RETRY_AFTER_S))
 
 
 def _generate(client: LLMClient, role: str, messages: list[Message], on_delta: Callable[[str], None]) -> Completion:
@@ -378,6 +395,8 @@ def translated_errors(role: str) -> Iterator[None]:
         raise LLMMalformedOutput(f"LLM role {role}: invalid response ({exc})") from exc
     except openai.APIError as exc:  # an error event inside a stream
         raise LLMUnavailable(f"LLM role {role}: endpoint error ({exc})") from exc
+    except httpx.TransportError as exc:  # a streamed body broken off mid-read reaches us unwrapped
+        raise LLMUnavailable(f"LLM role {role}: connection broke mid-answer ({exc})") from exc
     except json.JSONDecodeError as exc:  # the SDK lets a non-JSON body or stream event through raw
         raise LLMMalformedOutput(f"LLM role {role}: answer is not JSON ({exc})") from exc
 
@@ -386,10 +405,19 @@ def status_error(role: str, exc: openai.APIStatusError) -> LLMError:
     """The ``LLMError`` for an HTTP error status: 429/5xx are transient, 408 a timeout, other 4xx our fault."""
     message = f"LLM role {role}: HTTP {exc.status_code}: {str(exc)[:200]}"
     if exc.status_code == 429 or exc.status_code >= 500:
-        return LLMUnavailable(message)
+        return LLMUnavailable(message, retry_after_s=retry_after(exc.response.headers.get("retry-after")))
     if exc.status_code == 408:
         return LLMTimeout(message)
     return LLMError(message)
+
+
+def retry_after(raw: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds form; an HTTP date or junk → None)."""
+    try:
+        seconds = float(raw) if raw is not None else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and seconds >= 0 else None
 
 
 def _completion(messages: list[Message], text: str, model: str, usage: Any, started: float,

@@ -15,6 +15,7 @@ from typing import Any
 
 from services.config_files import parse_section, read_toml
 from services.llm import RoleConfig, with_overrides
+from services.prompts import fenced
 from services.settings import Settings, SettingsError
 
 COMPACT_PROMPTS = "compact"  # prompts/compact/<name>.md
@@ -85,8 +86,8 @@ def compact_messages(system: str, working_memory: list[dict[str, Any]], memory_t
     """System prompt, history as chat turns, the memory note, then the message (stable parts first)."""
     messages = [{"role": "system", "content": system.strip()}, *history_messages(working_memory, budgets)]
     memory = _cut(memory_text.strip(), budgets.memory_tokens * 4)
-    if memory:
-        messages.append({"role": "system", "content": MEMORY_NOTE.format(memory=memory)})
+    if memory:  # fenced like every mode prompt's memory: stored text is quoted data, never instructions
+        messages.append({"role": "system", "content": MEMORY_NOTE.format(memory=fenced("memory", memory))})
     messages.append({"role": "user", "content": user_text})
     return messages
 

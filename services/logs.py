@@ -10,6 +10,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+# Libraries whose INFO lines are noise (and, for HTTP clients, carry URLs): WARNING and up only.
+NOISY_LIBRARIES = ("httpx", "httpx2", "httpcore", "openai", "urllib3", "sentence_transformers", "filelock",
+                   "alembic", "apscheduler")
+
 request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
 
 # Attributes every LogRecord has; anything else came from `extra=` and is emitted as a field.
@@ -45,9 +49,7 @@ def configure_logging(level: str, role: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    noisy_libraries = ("httpx", "httpx2", "httpcore", "openai", "urllib3", "sentence_transformers", "filelock")
-    noisy_libraries += ("alembic", "apscheduler")
-    for noisy in noisy_libraries:
+    for noisy in NOISY_LIBRARIES:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

@@ -8,8 +8,11 @@ them, plus live gauges (queue depths, failed jobs, open streams), into Prometheu
 from __future__ import annotations
 
 import json
+import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import redis
@@ -17,6 +20,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 
 from services.supervisor import process_key
+
+logger = logging.getLogger(__name__)
 
 COUNTERS_KEY = "metrics:counters"  # field: json [name, labels] → value
 HIST_KEY = "metrics:hist:%s"  # per histogram name; fields: json labels + "|" + bucket
@@ -29,6 +34,7 @@ HISTOGRAMS = {
     "engram_llm_seconds": "LLM call latency by role",
     "engram_llm_first_token_seconds": "Time to the first streamed token by role",
     "engram_reply_seconds": "Digest job time from receipt to stored reply",
+    "engram_service_seconds": "Periodic service run time by service",
 }
 COUNTERS = {
     "engram_chat_requests_total": "POST /chat requests by outcome",
@@ -37,27 +43,54 @@ COUNTERS = {
     "engram_job_failures_total": "Jobs that failed by queue",
     "engram_llm_fallbacks_total": "Replies that fell back to the generic message",
     "engram_memory_enrichment_failures_total": "Exchanges stored without LLM enrichment",
+    "engram_service_runs_total": "Periodic service runs by service and outcome (ran, skipped, failed)",
+    "engram_proactive_events_total": "Events pushed to a person's proactive stream by kind",
 }
 
 
 class Metrics:
-    """Record counters and histograms; cheap enough for the hot path (one pipeline)."""
+    """Record counters and histograms; cheap enough for the hot path (one pipeline).
+
+    Inside ``deferred()`` a thread's records are buffered and written in one round trip at the
+    block's end, so a digest job pays for its metrics once, after its reply is delivered.
+    """
 
     def __init__(self, connection: redis.Redis) -> None:
         self.redis = connection
+        self._local = threading.local()
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Buffer this thread's records for the block and write them at its end (nested blocks join the outer)."""
+        if getattr(self._local, "pipe", None) is not None:
+            yield
+            return
+        pipe = self._local.pipe = self.redis.pipeline(transaction=False)
+        try:
+            yield
+        finally:
+            self._local.pipe = None
+            try:
+                pipe.execute()
+            except redis.RedisError as exc:  # metrics never fail the work they measure
+                logger.warning("could not write %d metric updates (%s)", len(pipe), type(exc).__name__)
 
     def inc(self, name: str, labels: dict[str, str] | None = None, value: float = 1.0) -> None:
-        self.redis.hincrbyfloat(COUNTERS_KEY, json.dumps([name, labels or {}], sort_keys=True), value)
+        pipe = getattr(self._local, "pipe", None)
+        target = pipe if pipe is not None else self.redis
+        target.hincrbyfloat(COUNTERS_KEY, json.dumps([name, labels or {}], sort_keys=True), value)
 
     def observe(self, name: str, value: float, labels: dict[str, str] | None = None) -> None:
         label_key = json.dumps(labels or {}, sort_keys=True)
-        pipe = self.redis.pipeline(transaction=False)
+        buffered = getattr(self._local, "pipe", None)
+        pipe = buffered if buffered is not None else self.redis.pipeline(transaction=False)
         for bound in LATENCY_BUCKETS:
             if value <= bound:
                 pipe.hincrby(HIST_KEY % name, f"{label_key}|{bound}", 1)
         pipe.hincrby(HIST_KEY % name, f"{label_key}|+Inf", 1)
         pipe.hincrbyfloat(HIST_KEY % name, f"{label_key}|sum", value)
-        pipe.execute()
+        if buffered is None:
+            pipe.execute()
 
     def set_open_streams(self, count: int) -> None:
         """This process's open SSE streams (reports older than a minute are treated as gone)."""
@@ -92,6 +125,11 @@ class RedisCollector(Collector):
                 family = CounterMetricFamily(base, COUNTERS.get(name, name), labels=sorted(labels))
                 families[name] = family
             family.add_metric([labels[k] for k in sorted(labels)], value)
+        # A counter nothing has incremented yet is exported as 0, not left out: dashboards and
+        # alerts on rare events (failures, fallbacks) see a series from the start.
+        for name, doc in COUNTERS.items():
+            if name not in families:
+                families[name] = CounterMetricFamily(name.removesuffix("_total"), doc, value=0.0)
         return families.values()
 
     def _histogram(self, name: str, doc: str) -> Iterator[HistogramMetricFamily]:

@@ -20,7 +20,10 @@ PROMPT_QUEUE = "prompt-queue"
 MEMORY_CHUNKER_QUEUE = "memory-chunker-queue"
 EPISODIC_QUEUE = "episodic-memory-queue"
 BACKGROUND_QUEUE = "background-queue"
-ALL_QUEUES = (PROMPT_QUEUE, MEMORY_CHUNKER_QUEUE, EPISODIC_QUEUE, BACKGROUND_QUEUE)
+# Short periodic services (reminders, thread expiry, assimilation) get their own worker, so a
+# reminder never waits behind a goal's long ACT loop or a drift thought on background-queue.
+PERIODIC_QUEUE = "periodic-queue"
+ALL_QUEUES = (PROMPT_QUEUE, MEMORY_CHUNKER_QUEUE, EPISODIC_QUEUE, BACKGROUND_QUEUE, PERIODIC_QUEUE)
 
 DIGEST_JOB = "workers.digest.run"
 # Memory jobs, enqueued by dotted path from the digest, the scheduler, the importer and the REST edits.
@@ -67,12 +70,16 @@ def queue(name: str, connection: redis.Redis) -> Queue:
 
 
 def submit_chat(connection: redis.Redis, request: ChatRequest, *, ttl_s: int, timeout_s: int, retries: int) -> str:
-    """Store the request, append it to its thread's pending list and enqueue the digest job."""
-    pipe = connection.pipeline()
+    """Store the request, append it to its thread's pending list and enqueue the digest job, atomically.
+
+    One MULTI/EXEC: if Redis goes away half-way, nothing is left behind (a pending entry without
+    its job would be processed later by the thread's next job, for a request the client was told failed).
+    """
+    pipe = connection.pipeline(transaction=True)
+    pipe.multi()  # explicit, as RQ expects of a pipeline it is handed
     pipe.set(REQUEST_KEY % request.request_id, request.to_json(), ex=ttl_s)
     pipe.rpush(PENDING_KEY % request.thread_id, request.request_id)
     pipe.expire(PENDING_KEY % request.thread_id, ttl_s)
-    pipe.execute()
     job = queue(PROMPT_QUEUE, connection).enqueue(
         DIGEST_JOB,
         request.request_id,
@@ -83,7 +90,9 @@ def submit_chat(connection: redis.Redis, request: ChatRequest, *, ttl_s: int, ti
         retry=Retry(max=retries, interval=[1, 5, 15][:retries] or None) if retries else None,
         on_failure=Callback("workers.digest.on_failure"),
         description=f"digest {request.request_id}",
+        pipeline=pipe,
     )
+    pipe.execute()
     return str(job.id)
 
 

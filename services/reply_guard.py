@@ -27,6 +27,7 @@ HEADING = re.compile(
     re.IGNORECASE,
 )
 TIMESTAMP = re.compile(r"^\s*\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+FENCE = re.compile(r"^\s*</?\s*[a-z-]+\s*>", re.IGNORECASE)  # <memory>, </tool-results>: quoted prompt data
 # A line start is held back while it could still turn into a heading: short, no punctuation but
 # heading characters, no colon yet. Anything else is passed on at once (first-token time matters).
 MAYBE_HEADING = re.compile(r"^\s*[#*>\-\[]*\s*[A-Za-z' ]{0,34}$|^\s*\[?[\d\-T :]{0,19}$")
@@ -34,7 +35,7 @@ MAYBE_HEADING = re.compile(r"^\s*[#*>\-\[]*\s*[A-Za-z' ]{0,34}$|^\s*\[?[\d\-T :]
 
 def is_heading(line: str) -> bool:
     """Whether a line starts like a prompt heading, a transcript label or a transcript timestamp."""
-    return HEADING.match(line) is not None or TIMESTAMP.match(line) is not None
+    return any(pattern.match(line) is not None for pattern in (HEADING, TIMESTAMP, FENCE))
 
 
 def clean_reply(text: str) -> str:

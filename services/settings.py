@@ -31,6 +31,8 @@ class Settings:
     data_dir: Path = DEFAULT_DATA_DIR
     configs_dir: Path = PROJECT_ROOT / "configs"
     prompts_dir: Path = PROJECT_ROOT / "prompts"
+    # Periodic services; None = configs_dir / "schedules.toml" (tests point this at a faster schedule).
+    schedules_file: Path | None = None
     host: str = "127.0.0.1"
     port: int = 8080
     web_workers: int = 2
@@ -68,6 +70,7 @@ class Settings:
             data_dir=Path(env.get("ENGRAM_DATA_DIR") or defaults.data_dir).resolve(),
             configs_dir=Path(env.get("ENGRAM_CONFIGS_DIR", defaults.configs_dir)).resolve(),
             prompts_dir=Path(env.get("ENGRAM_PROMPTS_DIR", defaults.prompts_dir)).resolve(),
+            schedules_file=Path(env["ENGRAM_SCHEDULES_FILE"]).resolve() if env.get("ENGRAM_SCHEDULES_FILE") else None,
             host=env.get("ENGRAM_HOST", defaults.host),
             port=_int(env, "ENGRAM_PORT", defaults.port),
             web_workers=_int(env, "ENGRAM_WEB_WORKERS", defaults.web_workers),

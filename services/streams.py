@@ -30,6 +30,20 @@ REQUEST_LOG_MAXLEN = 5000
 USER_LOG_MAXLEN = 500
 USER_LOG_TTL_S = 7 * 24 * 3600
 REPORT_EVERY_S = 15.0  # metrics drop a process's stream count after 60 s without a report
+RECONNECT_PAUSE_S = 0.5
+LOST_MESSAGE = ("Your message was lost while Engram's Redis restarted without its data. "
+                "Please send it again.")
+ONCE_KEY = "events:once:%s"  # idempotency key of an event → its id in the log
+# KEYS: once key, log key; ARGV: event, data, maxlen, log ttl, once ttl, channel.
+_PUBLISH_ONCE = """
+local existing = redis.call('get', KEYS[1])
+if existing then return {existing, 0} end
+local id = redis.call('xadd', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[1], 'data', ARGV[2])
+redis.call('expire', KEYS[2], ARGV[4])
+redis.call('set', KEYS[1], id, 'EX', ARGV[5])
+redis.call('publish', ARGV[6], '')
+return {id, 1}
+"""
 
 
 @dataclass(frozen=True)
@@ -72,6 +86,21 @@ class EventLog:
         pipe.publish(channel, "")
         return _text(pipe.execute()[0])
 
+    def publish_once(self, channel: str, event: str, data: dict[str, Any], key: str, *,
+                     key_ttl_s: int = USER_LOG_TTL_S) -> tuple[str, bool]:
+        """Publish unless an event with this ``key`` was already published; returns (event id, new?).
+
+        The check and the append are one Lua script, which Redis runs atomically: a crash can
+        leave the event published or not, never published twice or marked without being sent.
+        """
+        is_user = channel.startswith(USER_CHANNEL % "")
+        payload = json.dumps(data, separators=(",", ":"))
+        result = self.redis.eval(_PUBLISH_ONCE, 2, ONCE_KEY % key, LOG_KEY % channel, event, payload,
+                                 USER_LOG_MAXLEN if is_user else REQUEST_LOG_MAXLEN,
+                                 USER_LOG_TTL_S if is_user else self.ttl_s, key_ttl_s, channel)
+        event_id, fresh = result
+        return _text(event_id), bool(fresh)
+
     def read_after(self, channel: str, last_id: str | None, count: int = 500) -> list[Event]:
         """Events strictly after ``last_id`` (all of them when None)."""
         start = "-" if not last_id else f"({last_id}"
@@ -81,6 +110,14 @@ class EventLog:
             # A malformed Last-Event-ID from a client: replay from the start rather than fail.
             rows = self.redis.xrange(LOG_KEY % channel, min="-", max="+", count=count)
         return [_row_to_event(row) for row in rows]
+
+    def exists(self, channel: str) -> bool:
+        """Does the channel's log exist? Written before a request is queued, so a missing one means lost data."""
+        return bool(self.redis.exists(LOG_KEY % channel))
+
+    def logged_kinds(self, channel: str) -> set[str]:
+        """The event names logged on the channel so far (a retried job asks: was ``message`` sent?)."""
+        return {entry.event for entry in self.read_after(channel, None, count=REQUEST_LOG_MAXLEN)}
 
     def set_output(self, request_id: str, output: dict[str, Any]) -> None:
         self.redis.set(OUTPUT_KEY % request_id, json.dumps(output), ex=self.ttl_s)
@@ -116,6 +153,7 @@ class FanOut:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        self._failures = 0  # failed connection attempts in the current outage
 
     def start(self) -> None:
         if self._thread is None:
@@ -148,16 +186,28 @@ class FanOut:
             return sum(len(s) for s in self._subscribers.values())
 
     def _run(self) -> None:
+        # Whatever goes wrong with Redis, the listener must come back: a dead fan-out would leave
+        # every stream of this process to its one-second log poll until the process restarts.
         while not self._stopping.is_set():
             try:
                 self._listen()
-            except redis.ConnectionError:
-                logger.warning("sse fan-out lost its Redis connection; reconnecting")
-                time.sleep(0.5)
+            except (redis.RedisError, OSError) as exc:
+                self._failures += 1
+                if self._failures == 1:  # once per outage, not twice a second while it lasts
+                    logger.warning("sse fan-out lost its Redis connection (%s); reconnecting", exc)
+                self._stopping.wait(RECONNECT_PAUSE_S)
+
+    def _connected(self) -> None:
+        if self._failures:
+            logger.warning("sse fan-out reconnected to Redis after %d failed attempt(s)", self._failures)
+        self._failures = 0
+        # Wake-ups published while we were away are lost: every stream re-reads its log now.
+        self._wake_all()
 
     def _listen(self) -> None:
         pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
         pubsub.psubscribe(CHANNEL_PREFIX + "*")
+        self._connected()
         reported = time.monotonic()
         try:
             while not self._stopping.is_set():
@@ -169,6 +219,12 @@ class FanOut:
                     self._report()
         finally:
             pubsub.close()
+
+    def _wake_all(self) -> None:
+        with self._lock:
+            targets = [(channel, wakeups) for channel, queues in self._subscribers.items() for wakeups in queues]
+        for channel, wakeups in targets:
+            wakeups.put(channel)
 
     def _dispatch(self, channel: str) -> None:
         with self._lock:
@@ -200,19 +256,33 @@ def follow(
     limits: StreamLimits,
     *,
     terminal_event: str | None = "done",
+    check_lost: bool = False,
 ) -> Iterator[str]:
     """Yield SSE frames for a channel: replay after ``last_event_id``, then follow live.
 
     Ends after ``terminal_event``, or at the cap with an ``error`` + ``done``. Frames the web
     process makes itself (still_working, the cap) reuse the last delivered id, so a client
-    that resumes with that id misses nothing that was logged.
+    that resumes with that id misses nothing that was logged. While Redis is unreachable the
+    stream stays open (keepalives, the cap still counts) and picks up where it was once Redis
+    is back; with ``check_lost``, a channel whose log did not survive the outage (a Redis that
+    came back empty) ends with an ``error`` within a keepalive period instead of waiting for the cap.
     """
     wakeups = fanout.subscribe(channel)
     started = last_sent = last_logged = time.monotonic()
     last_id = last_event_id
+    outage = False
     try:
         while True:
-            for event in log.read_after(channel, last_id):
+            fresh = _read_safely(log, channel, last_id)
+            if fresh is None:
+                if not outage:
+                    logger.warning("stream %s: Redis unreachable; holding the stream open", channel)
+                outage, fresh = True, []
+            elif outage:
+                outage = False
+                if check_lost and not fresh and _log_lost(log, channel):
+                    continue  # the error and done just logged are read on the next pass
+            for event in fresh:
                 last_id = event.id
                 last_sent = last_logged = time.monotonic()
                 yield event.to_sse()
@@ -227,10 +297,35 @@ def follow(
                 yield Event(last_id or "0-0", "status", {"stage": "still_working"}).to_sse()
             elif now - last_sent >= limits.keepalive_s:
                 last_sent = now
+                # A quiet stream also checks, at keepalive pace, that its log still exists: a
+                # Redis restarted without its data within the client's retries looks like silence.
+                if check_lost and _log_lost(log, channel):
+                    continue
                 yield ": keepalive\n\n"
             _wait(wakeups, limits, now, started, last_sent)
     finally:
         fanout.unsubscribe(channel, wakeups)
+
+
+def _read_safely(log: EventLog, channel: str, last_id: str | None) -> list[Event] | None:
+    """The channel's new events, or None while Redis cannot be reached."""
+    try:
+        return log.read_after(channel, last_id)
+    except (redis.ConnectionError, redis.TimeoutError, OSError):
+        return None
+
+
+def _log_lost(log: EventLog, channel: str) -> bool:
+    """After an outage: if the channel's log is gone, log an error + done for it; True when it did."""
+    try:
+        if log.exists(channel):
+            return False
+        logger.error("stream %s: its event log did not survive the Redis restart", channel)
+        log.publish(channel, "error", {"message": LOST_MESSAGE, "recoverable": True})
+        log.publish(channel, "done", {"duration_ms": 0})
+    except (redis.ConnectionError, redis.TimeoutError, OSError):
+        return False  # down again: the next successful read checks once more
+    return True
 
 
 def _wait(wakeups: queue.Queue[str], limits: StreamLimits, now: float, started: float, last_sent: float) -> None:

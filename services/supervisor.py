@@ -2,7 +2,10 @@
 
 A crashed child is restarted with exponential backoff (reset once it has stayed up a
 while). A hung child — its heartbeat in Redis older than ``hung_after_s`` — is killed and
-replaced. On SIGTERM/SIGINT every child gets SIGTERM, then SIGKILL after a grace period.
+replaced. The embedded Redis and PostgreSQL (when ``engram run`` started them) are watched
+too: one that died is started again on the same port with its data (Valkey's AOF, PostgreSQL's
+WAL), and the roles reconnect by themselves. On SIGTERM/SIGINT every child gets SIGTERM, then
+SIGKILL after a grace period.
 Children also get SIGTERM from the kernel if the supervisor itself dies (PR_SET_PDEATHSIG),
 so even a ``kill -9`` of the supervisor leaves no orphans behind.
 """
@@ -16,9 +19,11 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
+import psutil
 import redis
 
 from services.llm_health import record_exit
@@ -29,6 +34,9 @@ HEARTBEAT_KEY = "engram:heartbeat:%s"  # per process: "<host>:<pid>" → unix ti
 HEARTBEAT_TTL_S = 24 * 3600
 MAX_BACKOFF_S = 30.0
 STABLE_AFTER_S = 60.0
+SERVER_CHECK_S = 0.5  # how often the embedded servers' processes are looked at (a pid check, no I/O)
+REAP_EVERY_S = 10.0
+SERVER_RETRY_S = 0.5  # first pause after a failed server restart; doubles up to MAX_BACKOFF_S
 
 
 def process_key(pid: int | None = None) -> str:
@@ -61,6 +69,25 @@ class Child:
     exit_codes: list[int] = field(default_factory=list)
 
 
+class WatchedServer(Protocol):
+    """What the supervisor needs of an embedded server (``services.embedded_base.EmbeddedServer``)."""
+
+    name: str
+
+    @property
+    def pid(self) -> int | None: ...
+
+    def restart(self) -> bool: ...
+
+
+@dataclass
+class ServerWatch:
+    server: WatchedServer
+    next_check_at: float = 0.0
+    backoff_s: float = SERVER_RETRY_S
+    restarts: int = 0
+
+
 def _die_with_parent() -> None:
     """Runs in the child before exec: ask the kernel for SIGTERM when the supervisor dies."""
     libc = ctypes.CDLL("libc.so.6", use_errno=True)
@@ -76,6 +103,30 @@ def _child_setup(nice: int) -> Callable[[], None]:
     return setup
 
 
+def adopt_orphans() -> None:
+    """Become the reaper of this process's orphaned descendants (``PR_SET_CHILD_SUBREAPER``).
+
+    Call before starting the embedded servers: they daemonize, so they become the supervisor's
+    children, and a killed one can be reaped at once. Left to an init that reaps slowly, a dead
+    postmaster stays a zombie for seconds, and PostgreSQL refuses to start while the pid in its
+    lock file exists ("another server might be running").
+    """
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(36, 1)  # 36 = PR_SET_CHILD_SUBREAPER
+
+
+def reap_orphans(roles: set[int]) -> None:
+    """Collect exited adopted processes (servers, their orphaned workers); never a role's, which subprocess reaps."""
+    for child in psutil.Process().children():
+        if child.pid in roles:
+            continue
+        try:
+            if child.status() == psutil.STATUS_ZOMBIE:
+                os.waitpid(child.pid, os.WNOHANG)
+        except (psutil.Error, ChildProcessError):
+            pass
+
+
 class Supervisor:
     def __init__(
         self,
@@ -85,8 +136,11 @@ class Supervisor:
         hung_after_s: float,
         grace_s: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
+        servers: Sequence[WatchedServer] = (),
     ) -> None:
         self.children = {role.name: Child(role) for role in roles}
+        self.servers = [ServerWatch(server) for server in servers]
+        self._next_reap_at = 0.0
         self.redis = redis_client
         self.hung_after_s = hung_after_s
         self.grace_s = grace_s
@@ -117,8 +171,13 @@ class Supervisor:
         return 0
 
     def check(self) -> None:
-        """One supervision pass: restart exited children when due, replace hung ones."""
+        """One supervision pass: restart dead servers, exited children when due, replace hung ones."""
         now = self.clock()
+        for watch in self.servers:
+            self._check_server(watch, now)
+        if self.servers and now >= self._next_reap_at:  # a killed server's workers exit after it
+            self._next_reap_at = now + REAP_EVERY_S
+            reap_orphans(self._role_pids())
         for child in self.children.values():
             if child.process is None:
                 if child.restart_at is not None and now >= child.restart_at:
@@ -155,6 +214,33 @@ class Supervisor:
         child.restart_at = None
         self._clear_heartbeat(child)
         logger.info("started role %s (pid %s)", child.role.name, child.process.pid)
+
+    def _role_pids(self) -> set[int]:
+        return {child.process.pid for child in self.children.values() if child.process is not None}
+
+    def _check_server(self, watch: ServerWatch, now: float) -> None:
+        if self.stopping or now < watch.next_check_at:
+            return
+        watch.next_check_at = now + SERVER_CHECK_S
+        if watch.server.pid is not None:
+            watch.backoff_s = SERVER_RETRY_S
+            return
+        logger.error("embedded %s is not running; starting it again", watch.server.name)
+        reap_orphans(self._role_pids())
+        begun = time.monotonic()
+        try:
+            watch.server.restart()
+        except Exception as exc:  # a failed restart is retried with backoff; the supervisor never dies of it
+            # (a killed PostgreSQL's last backends may hold its shared memory for a moment)
+            logger.warning("could not restart embedded %s (%s); trying again in %.1f s", watch.server.name,
+                           str(exc).splitlines()[0] if str(exc) else type(exc).__name__, watch.backoff_s)
+            watch.next_check_at = now + watch.backoff_s
+            watch.backoff_s = min(MAX_BACKOFF_S, watch.backoff_s * 2)
+            return
+        watch.restarts += 1
+        logger.warning("embedded %s is back after %.2f s (restart %d)", watch.server.name,
+                       time.monotonic() - begun, watch.restarts,
+                       extra={"server": watch.server.name, "restarts": watch.restarts})
 
     def _schedule_restart(self, child: Child, code: int, now: float) -> None:
         child.exit_codes.append(code)

@@ -81,6 +81,14 @@ class ThreadStore:
         self.save_fields(thread_id, topic=topic, topic_confidence=round(blended, 4))
         return blended
 
+    def snapshot(self, thread_id: str) -> tuple[ThreadState, list[dict[str, Any]]]:
+        """State and working memory together, in one round trip (the digest reads both once per turn)."""
+        read = self.redis.pipeline(transaction=False)
+        read.hgetall(STATE_KEY % thread_id)
+        read.lrange(WORKING_MEMORY_KEY % thread_id, 0, -1)
+        raw_state, memory = read.execute()
+        return ThreadState.from_hash(thread_id, raw_state), [json.loads(item) for item in memory]
+
     def working_memory(self, thread_id: str) -> list[dict[str, Any]]:
         """Recent exchanges of the thread, oldest first."""
         return [json.loads(item) for item in self.redis.lrange(WORKING_MEMORY_KEY % thread_id, 0, -1)]
@@ -89,9 +97,13 @@ class ThreadStore:
         """Append a finished exchange to working memory once; returns False if it was already there."""
         now = time.time() if now is None else now
         key = WORKING_MEMORY_KEY % thread_id
-        if any(item.get("request_id") == entry.get("request_id") for item in self.working_memory(thread_id)):
+        read = self.redis.pipeline(transaction=False)  # both reads in one round trip
+        read.lrange(key, 0, -1)
+        read.hgetall(STATE_KEY % thread_id)
+        memory, raw_state = read.execute()
+        if any(json.loads(item).get("request_id") == entry.get("request_id") for item in memory):
             return False
-        state = self.state(thread_id)
+        state = ThreadState.from_hash(thread_id, raw_state)
         same_mode = state.last_mode == entry.get("mode")
         pipe = self.redis.pipeline()
         pipe.rpush(key, json.dumps(entry))
@@ -113,7 +125,8 @@ class ThreadStore:
         return True
 
     def current_thread(self, user_id: str) -> str | None:
-        value = self.redis.get(CURRENT_THREAD_KEY % user_id)
+        """The user's current thread; reading it keeps it current for another TTL (one round trip)."""
+        value = self.redis.getex(CURRENT_THREAD_KEY % user_id, ex=self.ttl_s)
         return _s(value) if value else None
 
     def set_current_thread(self, user_id: str, thread_id: str) -> None:

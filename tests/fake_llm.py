@@ -5,6 +5,7 @@ In-process::
     server = FakeLLM()
     server.start()
     server.script(Reply("hello"), Error(429))      # consumed in order, one per request
+    server.script_stream(Reply("streamed"))         # consumed by streamed requests only, before the above
     server.route(contains="memory chunk", step=Json({"gists": []}))  # applies to every match
     OpenAI(base_url=server.url, api_key="x").chat.completions.create(...)
     server.requests                                 # recorded request bodies
@@ -58,11 +59,22 @@ class ToolCalls:
 
 @dataclass
 class Error:
-    """Answer with an HTTP error status and an OpenAI-style error body (or ``body`` as given)."""
+    """Answer with an HTTP error status and an OpenAI-style error body (or ``body`` as given), plus ``headers``."""
 
     status: int = 500
     body: dict[str, Any] | str | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # e.g. {"Retry-After": "1"} with a 429
     kind: ClassVar[str] = "error"
+
+
+@dataclass
+class Cut:
+    """Stream the first ``after_chunks`` pieces of ``text``, then drop the connection (no finish, no [DONE])."""
+
+    text: str
+    after_chunks: int = 2
+    chunk_size: int = DEFAULT_CHUNK_SIZE
+    kind: ClassVar[str] = "cut"
 
 
 @dataclass
@@ -88,8 +100,8 @@ class Json:
     kind: ClassVar[str] = "json"
 
 
-Step = Reply | ToolCalls | Error | Garbage | Hang | Json
-STEP_TYPES: dict[str, type] = {cls.kind: cls for cls in (Reply, ToolCalls, Error, Garbage, Hang, Json)}
+Step = Reply | ToolCalls | Error | Garbage | Hang | Json | Cut
+STEP_TYPES: dict[str, type] = {cls.kind: cls for cls in (Reply, ToolCalls, Error, Garbage, Hang, Json, Cut)}
 
 
 def step_to_dict(step: Step) -> dict[str, Any]:
@@ -111,8 +123,10 @@ class _Script:
     """Queued steps, persistent routes and recorded requests, shared by the handler threads."""
 
     queue: deque[Step] = field(default_factory=deque)
+    stream_queue: deque[Step] = field(default_factory=deque)  # taken by streamed requests only
     routes: list[tuple[str, Step]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    arrivals: list[float] = field(default_factory=list)  # time.monotonic() of each recorded request
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def next_step(self, body: dict[str, Any]) -> Step | None:
@@ -120,16 +134,21 @@ class _Script:
         text = conversation_text(body)
         with self.lock:
             self.requests.append(body)
+            self.arrivals.append(time.monotonic())
             for needle, step in self.routes:
                 if needle in text:
                     return step
+            if body.get("stream") and self.stream_queue:
+                return self.stream_queue.popleft()
             return self.queue.popleft() if self.queue else None
 
     def reset(self) -> None:
         with self.lock:
             self.queue.clear()
+            self.stream_queue.clear()
             self.routes.clear()
             self.requests.clear()
+            self.arrivals.clear()
 
 
 def conversation_text(body: dict[str, Any]) -> str:
@@ -184,6 +203,8 @@ class _Exchange:
             self.error(step)
         elif isinstance(step, Garbage):
             self.garbage()
+        elif isinstance(step, Cut):
+            self.cut(step)
         elif isinstance(step, Hang):
             if not self.stop.wait(step.seconds):
                 self.text(default_text(self.body))
@@ -227,7 +248,19 @@ class _Exchange:
             "error": {"message": f"scripted error {step.status}", "type": "server_error", "code": step.status}
         }
         raw = body if isinstance(body, str) else json.dumps(body)
-        self._send_raw(step.status, "application/json", raw.encode())
+        self._send_raw(step.status, "application/json", raw.encode(), step.headers)
+
+    def cut(self, step: Cut) -> None:
+        if not self.stream:  # a cut non-streamed answer: a body shorter than its Content-Length
+            self._start(200, "application/json", 4096)
+            self.handler.wfile.write(b'{"id": "cut", "choices": [')
+            self.handler.wfile.flush()
+            return
+        self._start(200, "text/event-stream")
+        pieces = _split(step.text, step.chunk_size)[: step.after_chunks]
+        for delta in [{"role": "assistant", "content": ""}] + [{"content": piece} for piece in pieces]:
+            self._event(self._chunk(delta, None))
+        # HTTP/1.0: closing the connection ends the body, just as a dropped connection would.
 
     def garbage(self) -> None:
         if self.stream:
@@ -274,13 +307,16 @@ class _Exchange:
     def _send_json(self, status: int, payload: Any) -> None:
         self._send_raw(status, "application/json", json.dumps(payload).encode())
 
-    def _send_raw(self, status: int, content_type: str, raw: bytes) -> None:
-        self._start(status, content_type, len(raw))
+    def _send_raw(self, status: int, content_type: str, raw: bytes, headers: dict[str, str] | None = None) -> None:
+        self._start(status, content_type, len(raw), headers)
         self.handler.wfile.write(raw)
 
-    def _start(self, status: int, content_type: str, length: int | None = None) -> None:
+    def _start(self, status: int, content_type: str, length: int | None = None,
+               headers: dict[str, str] | None = None) -> None:
         self.handler.send_response(status)
         self.handler.send_header("Content-Type", content_type)
+        for name, value in (headers or {}).items():
+            self.handler.send_header(name, value)
         if length is not None:
             self.handler.send_header("Content-Length", str(length))
         self.handler.end_headers()
@@ -321,6 +357,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path == "/_script":
             with script.lock:
                 script.queue.extend(step_from_dict(step) for step in body.get("steps", []))
+                script.stream_queue.extend(step_from_dict(step) for step in body.get("stream_steps", []))
                 if route := body.get("route"):
                     script.routes.append((route["contains"], step_from_dict(route["step"])))
             self._json(200, {"queued": len(script.queue)})
@@ -388,6 +425,11 @@ class FakeLLM:
         with self._live.script.lock:
             self._live.script.queue.extend(steps)
 
+    def script_stream(self, *steps: Step) -> None:
+        """Queue steps for streamed requests only (the user-facing reply, not the tie-breaker or memory calls)."""
+        with self._live.script.lock:
+            self._live.script.stream_queue.extend(steps)
+
     def route(self, contains: str, step: Step) -> None:
         """Answer every request whose messages contain ``contains`` with ``step`` (not consumed)."""
         with self._live.script.lock:
@@ -402,6 +444,12 @@ class FakeLLM:
         """A copy of the recorded chat-completion request bodies, oldest first."""
         with self._live.script.lock:
             return list(self._live.script.requests)
+
+    @property
+    def arrivals(self) -> list[float]:
+        """``time.monotonic()`` when each recorded request arrived (same order as ``requests``)."""
+        with self._live.script.lock:
+            return list(self._live.script.arrivals)
 
     @property
     def _live(self) -> _Server:
@@ -423,6 +471,9 @@ class RemoteFakeLLM:
 
     def script(self, *steps: Step) -> None:
         self._post("/_script", {"steps": [step_to_dict(step) for step in steps]})
+
+    def script_stream(self, *steps: Step) -> None:
+        self._post("/_script", {"stream_steps": [step_to_dict(step) for step in steps]})
 
     def route(self, contains: str, step: Step) -> None:
         self._post("/_script", {"route": {"contains": contains, "step": step_to_dict(step)}})

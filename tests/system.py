@@ -114,8 +114,8 @@ def read_stream(response: httpx.Response, stop_after: int | None = None) -> list
 
 
 @contextmanager
-def chat(engram: System, text_: str, **extra: object) -> Iterator[httpx.Response]:
-    with httpx.Client(timeout=httpx.Timeout(60, read=60)) as client, client.stream(
+def chat(engram: System, text_: str, *, read_timeout_s: float = 60, **extra: object) -> Iterator[httpx.Response]:
+    with httpx.Client(timeout=httpx.Timeout(60, read=read_timeout_s)) as client, client.stream(
         "POST", engram.base_url + "/chat", json={"text": text_, **extra}
     ) as response:
         yield response

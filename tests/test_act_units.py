@@ -23,10 +23,10 @@ from services.act.critic import Critic, reply_kind
 from services.act.dispatcher import ActDispatcher, validate
 from services.act.loop import INNATE_SKILLS, innate_dispatcher
 from services.act.recurrence import RecurrenceError, next_occurrence, normalize_rule
-from services.act.skills.associate import ConceptGraph, spread
 from services.act.skills.base import SessionGate, Skill, SkillContext, SkillError
 from services.act.when import DueTimeError, parse_due
 from services.errors import LLMUnavailable
+from services.memory.concepts import ConceptGraph, spread
 from services.settings import PROJECT_ROOT, SettingsError
 
 BERLIN = ZoneInfo("Europe/Berlin")

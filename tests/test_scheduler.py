@@ -1,4 +1,4 @@
-"""Scheduler leadership, once-per-fire-time guards and the janitor's recovery of dead workers' jobs."""
+"""Scheduler leadership and the janitor's recovery of dead workers' jobs."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from rq.registry import StartedJobRegistry
 
 from services.janitor import LEASE_KEY, OWNED_KEY, job_lease, recover_abandoned
 from services.streams import EventLog, request_channel
-from workers.scheduler import Leadership, fire_once, load_schedules
+from workers.scheduler import Leadership
 
 
 def test_only_one_scheduler_leads_and_a_standby_takes_over():
@@ -23,23 +23,6 @@ def test_only_one_scheduler_leads_and_a_standby_takes_over():
     assert not second.hold()
     connection.delete("engram:scheduler:leader")  # the leader died and its lease lapsed
     assert second.hold() and not first.hold()
-
-
-def test_a_fire_time_runs_once_across_schedulers():
-    connection = fakeredis.FakeRedis()
-    calls: list[int] = []
-    assert fire_once(connection, "drift", 1_700_000_000, lambda: calls.append(1))
-    assert not fire_once(connection, "drift", 1_700_000_000, lambda: calls.append(2))
-    assert fire_once(connection, "drift", 1_700_000_060, lambda: calls.append(3))
-    assert calls == [1, 3]
-
-
-def test_schedules_load_from_configs(tmp_path):
-    (tmp_path / "schedules.toml").write_text(
-        '[services.reminders]\ncron = "* * * * *"\nqueue = "background-queue"\njob = "workers.background.fire"\n'
-    )
-    assert load_schedules(tmp_path)["reminders"]["cron"] == "* * * * *"
-    assert load_schedules(tmp_path / "missing") == {}
 
 
 def test_job_lease_exists_while_running_and_is_removed_after():

@@ -50,3 +50,11 @@ def test_urls_switch_off_embedded(tmp_path: Path):
                                   "ENGRAM_DATA_DIR": str(tmp_path)})
     assert not settings.uses_embedded
     assert settings.data_dir == tmp_path.resolve()
+
+
+def test_the_schedules_file_can_be_pointed_elsewhere(tmp_path):
+    from services.periodic.schedules import schedules_path
+
+    assert schedules_path(Settings.from_env({})) == Settings().configs_dir / "schedules.toml"
+    fast = Settings.from_env({"ENGRAM_SCHEDULES_FILE": str(tmp_path / "fast.toml")})
+    assert schedules_path(fast) == tmp_path / "fast.toml"

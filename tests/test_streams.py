@@ -152,3 +152,24 @@ def test_open_streams_gauge_sums_live_processes(redis_client):
     registry = CollectorRegistry()
     registry.register(RedisCollector(redis_client))
     assert "engram_sse_open_streams 3.0" in generate_latest(registry).decode()
+
+
+@pytest.mark.integration
+def test_fanout_wakes_every_stream_after_it_reconnects(redis_server):
+    """Events published while the listener was reconnecting are read at once, not at the next poll."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    fanout = FanOut(client)
+    wakeups = fanout.subscribe("sse:user:alice")
+    try:
+        assert wakeups.get(timeout=5) == "sse:user:alice"  # the first subscribe wakes it too
+        # Drop the listener's connection server-side, as a Redis restart or a network blip would.
+        deadline = time.monotonic() + 5
+        while not client.client_kill_filter(_type="pubsub") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert wakeups.get(timeout=10) == "sse:user:alice", "no wake-up after the fan-out reconnected"
+    finally:
+        fanout.stop()
+        time.sleep(1.5)  # the listener notices the stop within its 1 s read timeout
+        client.close()

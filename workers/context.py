@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.act.config import ActConfig, load_act_config
+from services.connections import redis_client as patient_redis
 from services.db import make_engine, make_sessionmaker
 from services.embeddings import Embedder
 from services.llm import LLMClient, load_role_configs
@@ -61,7 +62,7 @@ def build_context(settings: Settings, *, redis_client: redis.Redis | None = None
     if redis_client is None:
         if not settings.redis_url:
             raise RuntimeError("workers need REDIS_URL (engram run sets it for its children)")
-        redis_client = redis.Redis.from_url(settings.redis_url)
+        redis_client = patient_redis(settings.redis_url)
     if not settings.openai_base_url:
         raise RuntimeError("workers need OPENAI_BASE_URL (engram run sets it when it starts the local model)")
     engine = make_engine(settings.database_url)

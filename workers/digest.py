@@ -60,24 +60,26 @@ def digest(context: WorkerContext, request: ChatRequest) -> None:
     """DESIGN.md §3, steps 1–7."""
     with request_context(request.request_id):
         turn = Turn(request=request, channel=request_channel(request.request_id))
-        if _republish_if_stored(context, turn):
+        attempt = count_attempt(context.redis, request.request_id, context.settings.events_ttl_s)
+        # Every run counts itself before it can store, so only a later attempt can find a stored row.
+        if attempt > 1 and _republish_if_stored(context, turn):
             return
-        if _give_up_if_looping(context, turn):
+        if _give_up_if_looping(context, turn, attempt):
             return
-        started = time.monotonic()
-        # Background LLM work waits while this turn thinks and writes (services/llm_priority.py).
-        with ChatPriority(context.redis).chat_turn(request.request_id):
-            understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
-            turn.mark("understanding_s", time.monotonic() - started)
-            turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic,
-                                             "mode": understanding.mode})
-            # One transaction: whatever ACT skills write, the exchange and its routing decision.
-            with context.sessions.begin() as session:
-                reply = generate(context, turn, understanding, session)  # step 5
-                exchange_id = store(session, turn, understanding, reply)  # step 6
-        remember(context, turn, understanding, reply, exchange_id)
-        enqueue_enrichment(context, exchange_id)  # step 7
-        finish(context, turn, understanding, reply, exchange_id)
+        # Counters and histograms are written in one round trip when the turn is over, not on its path.
+        with context.metrics.deferred():
+            started = time.monotonic()
+            # Background LLM work waits while this turn thinks and writes (services/llm_priority.py).
+            with ChatPriority(context.redis).chat_turn(request.request_id):
+                understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
+                turn.mark("understanding_s", time.monotonic() - started)
+                turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic,
+                                                 "mode": understanding.mode})
+                # One transaction: whatever ACT skills write, the exchange and its routing decision.
+                with context.sessions.begin() as session:
+                    reply = generate(context, turn, understanding, session)  # step 5
+                    exchange_id = store(session, turn, understanding, reply)  # step 6
+            finish(context, turn, understanding, reply, exchange_id)  # step 7, then working memory and enrichment
 
 
 @dataclass
@@ -168,8 +170,10 @@ def enqueue_enrichment(context: WorkerContext, exchange_id: int) -> None:
             retry=Retry(max=2, interval=[5, 30]), **memory_job_options())
 
 
-def finish(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int) -> None:
-    """Publish the final ``message`` and ``done``, and record the output for late readers."""
+def finish(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int,
+           already_sent: frozenset[str] = frozenset()) -> None:
+    """Publish ``message`` and ``done`` (unless ``already_sent``), update working memory, queue enrichment,
+    record the output for late readers."""
     request = turn.request
     response_time_s = round(time.time() - request.received_at, 3)
     message = {
@@ -183,24 +187,35 @@ def finish(context: WorkerContext, turn: Turn, understanding: Understanding, rep
             "tools": reply.tool_counts(),
             "response_time_s": response_time_s,
         },
+        "recalled": understanding.recalled,
     }
     if reply.fallback:
         # A client can show this turn as a failure, not as an answer (the text is only an apology).
         message.update(fallback=True, reason=reply.completion.error or "the LLM did not answer")
-    turn.publish(context, "message", message)
+    confirm = reply.pending_confirmation()
+    if confirm is not None:
+        message["confirm"] = confirm
+    if "message" not in already_sent:
+        turn.publish(context, "message", message)
+    if "done" not in already_sent:
+        turn.publish(context, "done", {"duration_ms": int(response_time_s * 1000)})
+    # After the reply is out (off its latency), before the output marks the request finished: a
+    # crash in between makes the retry deliver the stored row again and redo both (both idempotent).
+    # The thread lease is still held, so the thread's next message sees this one in working memory.
+    remember(context, turn, understanding, reply, exchange_id)
+    enqueue_enrichment(context, exchange_id)
     context.events.set_output(request.request_id, {"status": "ok", **message})
-    turn.publish(context, "done", {"duration_ms": int(response_time_s * 1000)})
     context.metrics.inc("engram_mode_total", {"mode": understanding.mode})
     context.metrics.observe("engram_reply_seconds", time.monotonic() - turn.started)
     if reply.fallback:
         context.metrics.inc("engram_llm_fallbacks_total")
     if reply.fallback or reply.completion.total_tokens:  # turns without an LLM call say nothing about it
         record_outcome(context.redis, not reply.fallback, reply.completion.error)
+    # The topic label is made of the message's words, so it stays out of the INFO line.
     logger.info(
-        "reply stored as exchange %s (%s, %s)",
+        "reply stored as exchange %s (%s)",
         exchange_id,
         understanding.mode,
-        understanding.topic,
         extra={"exchange_id": exchange_id, "mode": understanding.mode, "response_time_s": response_time_s},
     )
 
@@ -211,16 +226,16 @@ def _republish_if_stored(context: WorkerContext, turn: Turn) -> bool:
         row = session.scalars(select(Exchange).where(Exchange.request_id == turn.request.request_id)).first()
     if row is None:
         return False
-    logger.info("exchange %s already stored; delivering it again", row.id)
-    stored = Understanding.from_stored(row)
-    reply = Reply.from_stored(row)
-    finish(context, turn, stored, reply, row.id)
+    # A crash between the stream's last events must not repeat the reply on the client's stream.
+    sent = frozenset(context.events.logged_kinds(turn.channel) & {"message", "done"})
+    logger.info("exchange %s already stored; delivering what the stream lacks (sent: %s)", row.id,
+                ", ".join(sorted(sent)) or "nothing")
+    finish(context, turn, Understanding.from_stored(row), Reply.from_stored(row), row.id, already_sent=sent)
     return True
 
 
-def _give_up_if_looping(context: WorkerContext, turn: Turn) -> bool:
-    """Count attempts, so a message that keeps crashing its worker is given up, not looped on."""
-    attempt = count_attempt(context.redis, turn.request.request_id, context.settings.events_ttl_s)
+def _give_up_if_looping(context: WorkerContext, turn: Turn, attempt: int) -> bool:
+    """Give up a message that keeps crashing its worker (``attempt`` counts its runs) rather than loop on it."""
     if attempt > 1:
         # Deltas of the failed attempt were already sent; the client starts the reply over.
         turn.publish(context, "status", {"stage": "retrying", "attempt": attempt})

@@ -1,7 +1,7 @@
 """Episodic memory (episodic-memory-queue): one job per closed or quiet session.
 
 Waits until every exchange of the session has its chunk (re-enqueueing itself with backoff via
-``enqueue_in``; RQ runs those only when a worker runs ``--with-scheduler``), proceeds with what
+``enqueue_in``; the scheduler role moves those onto the queue when due), proceeds with what
 exists once the deadline after the session's end has passed, asks the ``episodic_memory`` LLM
 role for the episode as JSON, and stores it embedded. Unusable LLM output → an episode built
 from the chunks, so a finished session always becomes an episode. Idempotent per session.
@@ -77,7 +77,8 @@ def run(session_id: str, attempt: int = 0, first_seen: float | None = None) -> s
         episode_id = store_episode(session, embedder, conversation, episode, exchanges, model=model)
     if episode_id is None:
         return "exists"
-    logger.info("session %s became episode %s (%s)", session_id, episode_id, episode["title"],
+    # The title is the person's words: not at INFO (logs hold no message text).
+    logger.info("session %s became episode %s", session_id, episode_id,
                 extra={"session_id": session_id, "episode_id": episode_id})
     return "stored"
 

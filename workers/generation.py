@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
-from services.act.critic import awaits_confirmation
+from services.act.critic import awaits_confirmation, pending_confirmation
 from services.act.reply import act_reply
 from services.llm import Completion, generate_with_fallback
 from services.llm_profile import compact_messages
+from services.prompts import fenced
 from services.reply_guard import ScaffoldGuard
 from services.threads import history_text
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
@@ -37,6 +38,10 @@ class Reply:
 
     def tool_counts(self) -> dict[str, int]:
         return dict(Counter(step["skill"] for step in self.tool_trail if step.get("type", "action") == "action"))
+
+    def pending_confirmation(self) -> dict[str, Any] | None:
+        """The action this reply asks the person to confirm, if any (the chat page shows yes/no)."""
+        return pending_confirmation(self.tool_trail)
 
     @classmethod
     def from_stored(cls, row: Any) -> Reply:
@@ -129,7 +134,7 @@ def build_messages(context: WorkerContext, turn: Turn, understanding: Understand
         MODE_PROMPTS.get(understanding.mode, "respond"),
         history=history_text(understanding.working_memory),
         topic=understanding.topic,
-        context=understanding.context_text or "(nothing recalled)",
+        context=fenced("memory", understanding.context_text) if understanding.context_text else "(nothing recalled)",
         missing=understanding.signals.get("missing", "") or "the details needed",
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": request.text}]

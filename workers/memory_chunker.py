@@ -4,7 +4,7 @@ Reads the exchange with some world state (time, earlier turns, related known fac
 ``memory_chunker`` LLM role for a JSON chunk, validates it and stores it with the exchange's
 facts in one transaction. Invalid output after one retry → the exchange stays stored without
 enrichment, a ``failed`` chunk row and a counter record it. Transient LLM failures re-run the
-job later (``enqueue_in``; workers run ``--with-scheduler``). A retried job stores nothing twice.
+job later (``enqueue_in``; the scheduler role enqueues it when due). A retried job stores nothing twice.
 """
 
 from __future__ import annotations

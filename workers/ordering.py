@@ -20,7 +20,7 @@ import redis
 from services.errors import ThreadBusy
 from services.janitor import renewed
 from services.queues import ChatRequest, ThreadLease, load_request, pending_head, remove_pending
-from services.streams import EventLog
+from services.streams import EventLog, request_channel
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +46,7 @@ def process_in_order(
     while True:
         if is_finished(events, request.request_id):
             remove_pending(connection, request.thread_id, request.request_id)
+            close_stream(events, request.request_id)
             return "already-finished"
         lease = ThreadLease(connection, request.thread_id, ttl_ms=lease_ttl_ms)
         if lease.acquire():
@@ -72,6 +73,14 @@ def _drain(
             logger.info("processing earlier message %s of thread %s first", head_id, request.thread_id)
             process(head)
         remove_pending(connection, request.thread_id, head_id)
+
+
+def close_stream(events: EventLog, request_id: str) -> None:
+    """A finished request whose worker died before its stream's ``done``: send the ``done`` now."""
+    channel = request_channel(request_id)
+    if "done" not in events.logged_kinds(channel):
+        logger.info("request %s finished without closing its stream; closing it", request_id)
+        events.publish(channel, "done", {"duration_ms": 0})
 
 
 @contextmanager

@@ -14,6 +14,7 @@ from typing import Any
 import redis
 from rq.worker import SimpleWorker
 
+from services.connections import patient_retry
 from services.janitor import job_lease
 from services.logs import configure_logging
 from services.settings import Settings
@@ -23,7 +24,7 @@ from workers.context import WorkerContext, build_context, install_context
 logger = logging.getLogger(__name__)
 
 def context_from_environment(
-    redis_client: redis.Redis | None = None, settings: Settings | None = None
+    redis_client: redis.Redis | None = None, settings: Settings | None = None, *, load_models: bool = True
 ) -> WorkerContext:
     """Build the context and load the models (attaching to the embedded servers if no URLs are set)."""
     from workers.understanding import load_understanding
@@ -35,17 +36,24 @@ def context_from_environment(
         # The process stays attached until it exits; the servers' attach list skips dead processes.
         settings = ensure_servers(settings).apply(settings)
     context = build_context(settings, redis_client=redis_client)
-    load_understanding(context)
+    if load_models:
+        load_understanding(context)
     return context
 
 
 class EngramWorker(SimpleWorker):
     """SimpleWorker that preloads the context: one model load per process, not per job."""
 
+    load_models = True
+
     def work(self, *args: Any, **kwargs: Any) -> bool:
+        # rq built this connection from the URL: make it ride over a Redis restart, so a job in
+        # flight finishes instead of failing and taking the worker (and its loaded models) down.
+        self.connection.set_retry(patient_retry())
         settings = Settings.from_env()
         configure_logging(settings.log_level, role=settings.role)
-        install_context(context_from_environment(redis_client=self.connection, settings=settings))
+        install_context(context_from_environment(redis_client=self.connection, settings=settings,
+                                                 load_models=self.load_models))
         beat(self.connection)
         return super().work(*args, **kwargs)
 
@@ -57,3 +65,12 @@ class EngramWorker(SimpleWorker):
     def heartbeat(self, *args: Any, **kwargs: Any) -> Any:
         beat(self.connection)
         return super().heartbeat(*args, **kwargs)
+
+
+class PeriodicWorker(EngramWorker):
+    """The periodic-queue worker: short services that need no embedding model (and start in a second).
+
+    What they would embed is queued for the chunker instead (see services/periodic/experience.py).
+    """
+
+    load_models = False

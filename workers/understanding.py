@@ -16,6 +16,7 @@ import numpy as np
 from sqlalchemy import update
 
 from services.db import RoutingDecision as DecisionRow
+from services.db import relaxed_commit
 from services.errors import EmbeddingError, LLMError
 from services.memory.context import AssembledContext, assemble
 from services.queues import ChatRequest
@@ -45,6 +46,7 @@ class Understanding:
     embedding_model: str | None = None
     session_id: str | None = None
     context_text: str = ""  # recalled memory for the prompt; deliberately not part of the audit row
+    recalled: list[dict[str, Any]] = field(default_factory=list)  # receipts of what context_text holds
     # The thread as this turn found it (read once; the thread lease keeps it from changing under us).
     thread: ThreadState | None = None
     working_memory: list[dict[str, Any]] = field(default_factory=list)
@@ -64,6 +66,7 @@ class Understanding:
             "tiebreaker_result": self.tiebreaker_result,
             "latency_ms": self.latency_ms,
             "weights_version": self.weights_version,
+            "recalled": self.recalled,
         }
 
     @classmethod
@@ -75,8 +78,7 @@ def understand(context: WorkerContext, request: ChatRequest) -> Understanding:
     """Embed, classify the topic, place the session, record feedback, recall, route."""
     started = time.perf_counter()
     embedding = embed_once(context, request.text)
-    state = context.threads.state(request.thread_id)
-    working_memory = context.threads.working_memory(request.thread_id)
+    state, working_memory = context.threads.snapshot(request.thread_id)
     topic, topic_confidence, topic_is_new, session_id = classify_and_place(context, request, embedding, state)
     context.metrics.observe("engram_classification_seconds", time.perf_counter() - started)
     record_feedback(context, request, working_memory)
@@ -105,6 +107,7 @@ def understand(context: WorkerContext, request: ChatRequest) -> Understanding:
             "missing": describe_missing(decision),
         },
         context_text=remembered.text,
+        recalled=remembered.receipts,
         margin=decision.margin,
         tiebreaker_used=decision.tiebreaker_used,
         tiebreaker_result=decision.tiebreaker_result,
@@ -135,6 +138,7 @@ def classify_and_place(
     """Topic (with centroid update) and session in one short transaction; a closed session's episode is queued."""
     now = dt.datetime.now(dt.UTC)
     with context.sessions.begin() as db:
+        relaxed_commit(db)  # centroids and session placement are derived state: no fsync on the chat path
         result = context.topics.classify(db, request.user_id, request.text, embedding, state.topic)
         step = place_in_session(
             db, request.user_id, request.thread_id, result.topic, switched=result.switched, now=now,
@@ -172,6 +176,7 @@ def recall_context(
     # The message is embedded once: without a vector, recall runs on full text alone.
     embedder = context.embedder if embedding is not None else None
     with context.sessions.begin() as db:
+        relaxed_commit(db)  # the only write is recall's access counts
         return assemble(
             db, embedder, request.user_id, request.text, query_embedding=embedding,
             exclude_exchange_ids=recent_ids, config=config, budget_tokens=budget,

@@ -62,6 +62,14 @@ def awaits_confirmation(thread_extra: dict[str, Any], text: str, ttl_s: float = 
     return live_pending(thread_extra, ttl_s) is not None and reply_kind(text) is not None
 
 
+def pending_confirmation(tool_trail: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """``{"skill", "description"}`` of the action a turn held back for the person's yes/no, else None."""
+    for step in reversed(tool_trail or []):
+        if step.get("type") == "pending":
+            return {"skill": step.get("skill"), "description": step.get("description")}
+    return None
+
+
 class Critic:
     def __init__(self, config: CriticConfig) -> None:
         self.config = config

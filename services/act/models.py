@@ -31,6 +31,12 @@ class ScheduledItem(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     fired_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # The firing service's claim (migration 0005): which run is delivering the due occurrence, since when,
+    # and a scheduled prompt's reply kept until it is delivered (services/periodic/reminders.py).
+    fire_token: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    claimed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    pending_reply: Mapped[str | None] = mapped_column(Text, nullable=True)
+    fire_count: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class NamedList(Base):

@@ -13,6 +13,8 @@ from services.act.compaction import PromptState, entry_line
 from services.act.dispatcher import ActDispatcher
 from services.act.models import Goal, active_reminder_count, list_counts
 from services.act.text import truncate
+from services.cognition.profiles import NO_PROFILES
+from services.prompts import fenced
 
 ENTRY_CHARS = 1500
 NO_TRAIL = "(none yet)"
@@ -62,12 +64,23 @@ def trail_text(view: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def fenced_trail(view: list[dict[str, Any]]) -> str:
+    """The trail as quoted data: a tool result (a recalled memory, a list item) can carry any text."""
+    return fenced("tool-results", trail_text(view)) if view else NO_TRAIL
+
+
 def step_messages(prompts: Any, *, state: PromptState, skills: str, world: str, context_text: str,
-                  user_message: str, zone: tzinfo, zone_name: str, now: datetime) -> list[dict[str, str]]:
-    """System prompt (everything as text, history included) plus the person's message."""
+                  user_message: str, zone: tzinfo, zone_name: str, now: datetime,
+                  profiles: str = NO_PROFILES) -> list[dict[str, str]]:
+    """System prompt (everything as text, history included) plus the person's message.
+
+    Args:
+        profiles: how this person has used the skills so far (profile enrichment service).
+    """
     system = prompts.render(
-        "act", skills=skills, world=world, current_state=state.current_state or "(nothing yet)",
-        context=context_text or "(nothing recalled)", history=state.history, trail=trail_text(state.view),
+        "act", skills=skills, world=world, profiles=profiles, current_state=state.current_state or "(nothing yet)",
+        context=fenced("memory", context_text) if context_text else "(nothing recalled)", history=state.history,
+        trail=fenced_trail(state.view),
         timezone=zone_name, tz=zone, now=now,
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user_message}]
@@ -79,6 +92,6 @@ def reply_messages(prompts: Any, *, state: PromptState, topic: str, user_message
     """The prompt that turns the trail into the person's reply."""
     system = prompts.render(
         prompt, instructions=instructions, topic=topic, current_state=state.current_state or "(nothing)",
-        history=state.history, trail=trail_text(state.view), reason=reason, timezone=zone_name, tz=zone, now=now,
+        history=state.history, trail=fenced_trail(state.view), reason=reason, timezone=zone_name, tz=zone, now=now,
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user_message}]

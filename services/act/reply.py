@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from services.act import steering
 from services.act.compaction import entry_line
 from services.act.config import ActConfig
+from services.act.dispatcher import ActDispatcher
 from services.act.fastpath import FAST_PATH, plain_reply
 from services.act.loop import ActOutcome, ActTurn, run_act_turn
 from services.act.prompt import reply_messages
@@ -45,14 +46,17 @@ class ActReply:
 
 def act_reply(context: Any, turn: ActTurn, understanding: Any, session: Session, on_delta: Callable[[str], None],
               on_retry: Callable[[], None] | None = None, *, config: ActConfig | None = None,
-              memory: MemoryConfig | None = None, profile: LLMProfile | None = None) -> ActReply:
+              memory: MemoryConfig | None = None, dispatcher: ActDispatcher | None = None,
+              profile: LLMProfile | None = None) -> ActReply:
     """Run the ACT loop for the turn and generate its reply (streamed through ``on_delta``).
 
+    ``dispatcher`` narrows the skills (background turns leave out ``schedule`` and ``goal``).
     ``profile``: the compact one turns on the fast path, whose replies are written from the result.
     """
     compact = profile is not None and profile.compact
     fast = compact and profile is not None and profile.budgets.act_fast_path
-    outcome = run_act_turn(context, turn, understanding, session, config=config, memory=memory, fast_path=fast)
+    outcome = run_act_turn(context, turn, understanding, session, config=config, memory=memory,
+                           dispatcher=dispatcher, fast_path=fast)
     written = _fast_reply(outcome)
     if outcome.question is not None or written is not None:
         text, completion, fallback = outcome.question or written or "", empty_completion(), False

@@ -1,7 +1,8 @@
 """Export everything a user has as a versioned JSON bundle, and import such a bundle back.
 
 The bundle holds exchanges, conversation sessions, memory chunks, facts (with their supersede
-history) and episodes. Embeddings are left out: they belong to a model, and import recomputes
+history) and episodes, and what the person keeps besides memory: lists, reminders and scheduled
+prompts, goals (``services/act/portability.py``). Embeddings are left out: they belong to a model, and import recomputes
 them. Exchanges are keyed by their external id (or ``exchange:<request_id>``), facts by theirs
 (or a hash of text and creation time); importing the same bundle twice stores nothing twice.
 """
@@ -17,6 +18,7 @@ import redis
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from services.act import portability
 from services.db import ConversationSession, Exchange, insert
 from services.embeddings import Embedder
 from services.memory.episodes import episode_embedding_text
@@ -24,6 +26,7 @@ from services.memory.facts import fact_key
 from services.memory.importer import ImportReport, Record, digest, enqueue_jobs, session_id_for, store_records
 from services.memory.models import Episode, Fact, MemoryChunk, iso
 from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE
+from services.storable import unstorable_reason
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +38,10 @@ REQUIRED = {
     "chunks": ("exchange_key", "status", "chunk"),
     "facts": ("key", "text", "confidence", "salience"),
     "episodes": ("session_id",),
+    **portability.SECTIONS,
 }
-TIME_KEYS = ("occurred_at", "created_at", "updated_at", "superseded_at", "started_at", "ended_at")
+TIME_KEYS = ("occurred_at", "created_at", "updated_at", "superseded_at", "started_at", "ended_at",
+             *portability.TIME_KEYS)
 
 
 class BundleInvalid(ValueError):
@@ -75,6 +80,7 @@ def export_bundle(session: Session, user_id: str) -> dict[str, Any]:
         "facts": [_fact_dict(f, fact_keys, keys) for f in facts],
         "episodes": [_episode_dict(e, keys) for e in session.scalars(
             select(Episode).where(Episode.user_id == user_id).order_by(Episode.id))],
+        **portability.export_owned(session, user_id),
     }
 
 
@@ -115,6 +121,9 @@ def validate_bundle(bundle: Any) -> None:
         raise BundleInvalid(f"not an Engram memory bundle (expected \"format\": \"{FORMAT}\")")
     if bundle.get("version") != VERSION:
         raise BundleInvalid(f"unsupported bundle version {bundle.get('version')!r} (this Engram reads {VERSION})")
+    reason = unstorable_reason(bundle, "the bundle")
+    if reason:
+        raise BundleInvalid(reason)
     for section, keys in REQUIRED.items():
         items = bundle.get(section, [])
         if not isinstance(items, list):
@@ -134,6 +143,8 @@ def _check_item(section: str, index: int, item: Any, keys: tuple[str, ...]) -> N
             _time(item.get(key))
         except (TypeError, ValueError):
             raise BundleInvalid(f"{section}[{index}].{key} is not an ISO 8601 time: {item.get(key)!r}") from None
+    if section in portability.SECTIONS and (problem := portability.check_owned(section, index, item)):
+        raise BundleInvalid(problem)
 
 
 def import_bundle(sessions: sessionmaker[Session], embedder: Embedder, user_id: str, bundle: dict[str, Any], *,
@@ -150,6 +161,7 @@ def import_bundle(sessions: sessionmaker[Session], embedder: Embedder, user_id: 
         _import_chunks(session, user_id, bundle.get("chunks", []), ids)
         _import_facts(session, embedder, user_id, bundle.get("facts", []), ids)
         _import_episodes(session, embedder, user_id, bundle.get("episodes", []), ids)
+        report.owned = portability.import_owned(session, user_id, bundle)
     if connection is not None:
         with sessions() as session:
             done = set(session.scalars(select(MemoryChunk.exchange_id).where(MemoryChunk.user_id == user_id)))

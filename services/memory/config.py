@@ -53,6 +53,9 @@ class ContextConfig:
     max_exchanges: int = 5
     profile_facts: int = 4
     profile_min_salience: float = 0.7
+    narrative_chars: int = 600
+    shared_thoughts: int = 2
+    shared_thoughts_days: float = 3.0
 
 
 @dataclass(frozen=True)

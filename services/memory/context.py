@@ -1,7 +1,8 @@
 """Context assembly: what the assistant remembers that bears on a message, as text for a mode prompt.
 
-Relevant facts first (plus the few most salient ones, whatever the message), then episodes, then
-recalled exchanges with their neighbouring turns, within a token budget. Nothing relevant → "".
+The person's autobiography first (written by the periodic service), then relevant facts (plus the
+few most salient ones, whatever the message), episodes, recalled exchanges with their neighbouring
+turns, and the drift thoughts lately pushed to the person, within a token budget. Nothing → "".
 Working memory (the thread's recent turns) is rendered by the caller as history; pass its
 exchange ids as ``exclude_exchange_ids`` so nothing is shown twice.
 """
@@ -11,11 +12,13 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from services.cognition.models import latest_autobiography, shared_thoughts
 from services.embeddings import Embedder
 from services.memory.config import MemoryConfig
 from services.memory.models import Fact
@@ -29,6 +32,7 @@ class AssembledContext:
     text: str
     hits: list[RecallHit] = field(default_factory=list)
     confidence: float = 0.0  # best relevance among what was included, 0–1 (the router's memory_confidence)
+    receipts: list[dict[str, Any]] = field(default_factory=list)  # what went into ``text``, for the person
 
 
 def assemble_context(session: Session, embedder: Embedder | None, user_id: str, query_text: str, *,
@@ -58,15 +62,44 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     exchanges = [hit for hit in relevant if hit.kind == "exchange"][: ctx.max_exchanges]
     budget = Budget(int((budget_tokens or ctx.budget_tokens) * ctx.chars_per_token))
     sections = [
+        _narrative(session, user_id, cfg, budget),
         _section("Facts the person told you:", [_fact_line(hit.text, hit.at) for hit in facts]
                  + [_fact_line(fact.text, fact.updated_at) for fact in profile], budget),
         _section("Earlier conversations:", [_episode_line(hit) for hit in episodes], budget),
         _section("Things said before:", [_exchange_block(hit) for hit in exchanges], budget),
+        _thoughts(session, user_id, cfg, now, budget),
     ]
     text = "\n\n".join(section for section in sections if section)
     used = facts + episodes + exchanges
     confidence = max((hit.signals.get("relevance", 0.0) for hit in used), default=0.0)
-    return AssembledContext(text=text, hits=used, confidence=round(confidence, 4) if text else 0.0)
+    return AssembledContext(text=text, hits=used, confidence=round(confidence, 4) if text else 0.0,
+                            receipts=receipts(text, facts, profile, episodes, exchanges))
+
+
+def receipts(text: str, facts: list[RecallHit], profile: list[Fact], episodes: list[RecallHit],
+             exchanges: list[RecallHit]) -> list[dict[str, Any]]:
+    """One small record per remembered item whose line made it into ``text`` (the budget may drop some)."""
+    kept: list[dict[str, Any]] = []
+    for hit in facts:
+        if _fact_line(hit.text, hit.at) in text:
+            kept.append(_receipt("fact", hit.id, hit.text, hit.signals.get("relevance")))
+    for fact in profile:
+        if _fact_line(fact.text, fact.updated_at) in text:
+            kept.append(_receipt("fact", fact.id, fact.text, None))
+    for hit in episodes:
+        if _episode_line(hit) in text:
+            kept.append(_receipt("episode", hit.id, hit.text, hit.signals.get("relevance")))
+    for hit in exchanges:
+        if _exchange_block(hit) in text:
+            receipt = _receipt("exchange", hit.id, hit.meta.get("user_text") or hit.text, hit.signals.get("relevance"))
+            receipt["thread_id"] = hit.meta.get("thread_id")
+            kept.append(receipt)
+    return kept
+
+
+def _receipt(kind: str, item_id: int, text: str, relevance: float | None) -> dict[str, Any]:
+    return {"kind": kind, "id": int(item_id), "text": _short(text, 160),
+            "relevance": round(float(relevance), 4) if relevance is not None else None}
 
 
 class Budget:
@@ -87,6 +120,27 @@ def _section(title: str, lines: list[str], budget: Budget) -> str:
         return ""
     kept = [line for line in lines if budget.take(line)]
     return "\n".join([title, *kept]) if kept else ""
+
+
+def _narrative(session: Session, user_id: str, cfg: MemoryConfig, budget: Budget) -> str:
+    """The person's story as you last wrote it (autobiography service), shortened to its share."""
+    if cfg.context.narrative_chars < 1:
+        return ""
+    story = latest_autobiography(session, user_id)
+    if story is None or not story.narrative.strip():
+        return ""
+    return _section("Who the person is (your own running summary):",
+                    [_short(story.narrative, cfg.context.narrative_chars)], budget)
+
+
+def _thoughts(session: Session, user_id: str, cfg: MemoryConfig, now: dt.datetime | None, budget: Budget) -> str:
+    """Thoughts pushed to the person lately: they may be answering one."""
+    if cfg.context.shared_thoughts < 1:
+        return ""
+    since = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=cfg.context.shared_thoughts_days)
+    lines = [f"- {_day(gist.created_at)}: {_short(gist.text)}"
+             for gist in shared_thoughts(session, user_id, since, cfg.context.shared_thoughts)]
+    return _section("Thoughts you shared with them between conversations:", lines, budget)
 
 
 def _profile_facts(session: Session, user_id: str, shown: set[int], cfg: MemoryConfig) -> list[Fact]:

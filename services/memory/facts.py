@@ -123,7 +123,7 @@ def remember_fact(session: Session, embedder: Embedder, user_id: str, text: str,
     cfg = config or FactsConfig()
     body = clean_text(text, cfg.max_chars)
     if speaker != "user":
-        logger.info("not storing an assistant statement as a user fact: %.80s", body)
+        logger.debug("not storing an assistant statement as a user fact: %.80s", body)
         return FactResult(None, "rejected")
     for name, value in (("confidence", confidence), ("salience", salience)):
         if not 0.0 <= float(value) <= 1.0:
@@ -152,7 +152,7 @@ def remember_fact(session: Session, embedder: Embedder, user_id: str, text: str,
     old = existing[0]
     old.superseded_by, old.superseded_at = fact.id, utcnow()
     session.flush()
-    logger.info("fact %s supersedes fact %s (%s)", fact.id, old.id, key)
+    logger.info("fact %s supersedes fact %s", fact.id, old.id)  # the key is the person's words: not logged
     return FactResult(fact.id, "superseded", superseded_id=old.id)
 
 
@@ -205,6 +205,12 @@ def list_facts(session: Session, user_id: str, include_superseded: bool = False,
     if limit is not None:
         statement = statement.limit(limit)
     return list(session.scalars(statement))
+
+
+def replaced_version(session: Session, user_id: str, fact_id: int) -> Fact | None:
+    """The version this fact replaced (the newest one pointing at it), or None."""
+    return session.scalars(select(Fact).where(Fact.user_id == user_id, Fact.superseded_by == fact_id)
+                           .order_by(Fact.superseded_at.desc(), Fact.id.desc())).first()
 
 
 def get_fact(session: Session, user_id: str, fact_id: int) -> Fact | None:

@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from services.db import ConversationSession, Exchange, Thread, User, insert
 from services.embeddings import Embedder
 from services.queues import CHUNKER_JOB, EPISODE_JOB, EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, memory_job_options
+from services.storable import unstorable_reason
 
 logger = logging.getLogger(__name__)
 
@@ -83,11 +84,12 @@ class ImportReport:
     chunk_jobs: int = 0
     episode_jobs: int = 0
     ids_by_key: dict[str, int] = field(default_factory=dict)
+    owned: dict[str, int] = field(default_factory=dict)  # lists, reminders, goals added from a bundle
 
     def summary(self) -> dict[str, Any]:
         return {"lines": self.lines, "bad_lines": len(self.bad), "exchanges": self.exchanges, "stored": self.stored,
                 "already_stored": self.skipped, "sessions": self.sessions, "chunk_jobs": self.chunk_jobs,
-                "episode_jobs": self.episode_jobs}
+                "episode_jobs": self.episode_jobs, **({"added": self.owned} if self.owned else {})}
 
 
 def digest(*parts: str, size: int = 40) -> str:
@@ -114,6 +116,9 @@ def parse_line(number: int, raw: str) -> Line:
         raise ValueError(f"not JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
+    reason = unstorable_reason(data, "the line")
+    if reason:
+        raise ValueError(reason)
     session = data.get("session")
     if isinstance(session, bool) or not isinstance(session, str | int) or str(session).strip() == "":
         raise ValueError("missing 'session'")

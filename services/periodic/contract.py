@@ -44,6 +44,12 @@ class ServiceCall:
     fire_id: str  # one id per scheduled fire (or per manual run): the idempotency key
     context: WorkerContext  # connections, clients, configs and models of the worker process
     clock: Callable[[], datetime] = system_clock  # timezone-aware UTC "now"; tests pass their own
+    options: dict[str, Any] = field(default_factory=dict)  # the service's own keys in schedules.toml
+
+    def option(self, key: str, default: Any) -> Any:
+        """An option from the service's schedules.toml table, of the default's type."""
+        value = self.options.get(key, default)
+        return type(default)(value) if default is not None else value
 
     def now(self) -> datetime:
         return self.clock()

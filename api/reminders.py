@@ -1,0 +1,116 @@
+"""Reminders and goals over REST: what the background does for the person, per user.
+
+``/reminders`` reads and writes the same rows as the ``schedule`` skill; ``/goals`` lists what
+the goal runner pursues. Another user's id answers 404 exactly like a missing one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request
+from sqlalchemy import select
+
+from api.auth import current_user
+from services import reminders as store
+from services.act.models import Goal
+from services.errors import BadRequest, NotFound, UnsupportedMediaType
+
+bp = Blueprint("reminders", __name__)
+
+CREATE_FIELDS = {"text", "due_at", "recurrence", "kind", "timezone"}
+PATCH_FIELDS = {"text", "due_at", "recurrence", "timezone", "status"}
+
+
+def _sessions() -> Any:
+    return current_app.extensions["engram.sessions"]
+
+
+def _body(allowed: set[str]) -> dict[str, Any]:
+    if request.mimetype != "application/json":
+        raise UnsupportedMediaType("Content-Type must be application/json")
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict):
+        raise BadRequest("body must be a JSON object")
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise BadRequest(f"unknown field(s): {', '.join(unknown)} (known: {', '.join(sorted(allowed))})")
+    return data
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@bp.get("/reminders")
+def list_reminders() -> Response:
+    """The person's reminders and scheduled prompts; ``?status=active|done|cancelled|all`` (default active)."""
+    status = request.args.get("status", "active")
+    if status not in (*store.STATUSES, "all"):
+        raise BadRequest("'status' is one of active, done, cancelled, all")
+    with _sessions()() as session:
+        items = store.listing(session, current_user(), None if status == "all" else status)
+        return jsonify({"reminders": [store.to_dict(item) for item in items]})
+
+
+@bp.post("/reminders")
+def create_reminder() -> tuple[Response, int]:
+    body = _body(CREATE_FIELDS)
+    with _sessions().begin() as session:
+        try:
+            item = store.create(session, current_user(), body, _now())
+        except store.ReminderInvalid as exc:
+            raise BadRequest(str(exc)) from None
+        created = store.to_dict(item)
+    return jsonify(created), 201
+
+
+def _owned_or_404(session: Any, item_id: int) -> Any:
+    item = store.owned(session, current_user(), item_id)
+    if item is None:
+        raise NotFound(f"reminder {item_id} not found")
+    return item
+
+
+@bp.get("/reminders/<int:item_id>")
+def get_reminder(item_id: int) -> Response:
+    with _sessions()() as session:
+        return jsonify(store.to_dict(_owned_or_404(session, item_id)))
+
+
+@bp.patch("/reminders/<int:item_id>")
+def edit_reminder(item_id: int) -> Response:
+    body = _body(PATCH_FIELDS)
+    with _sessions().begin() as session:
+        item = _owned_or_404(session, item_id)
+        try:
+            store.update_item(item, body, _now())
+        except store.ReminderInvalid as exc:
+            raise BadRequest(str(exc)) from None
+        session.flush()
+        return jsonify(store.to_dict(item))
+
+
+@bp.delete("/reminders/<int:item_id>")
+def delete_reminder(item_id: int) -> Response:
+    with _sessions().begin() as session:
+        session.delete(_owned_or_404(session, item_id))
+    return jsonify({"deleted": item_id})
+
+
+@bp.get("/goals")
+def list_goals() -> Response:
+    """The person's goals with their latest progress; ``?state=active|paused|done|abandoned``."""
+    query = select(Goal).where(Goal.user_id == current_user())
+    if request.args.get("state"):
+        query = query.where(Goal.state == request.args["state"])
+    with _sessions()() as session:
+        goals = session.scalars(query.order_by(Goal.state, Goal.updated_at.desc(), Goal.id))
+        return jsonify({"goals": [goal_to_dict(goal) for goal in goals]})
+
+
+def goal_to_dict(goal: Goal) -> dict[str, Any]:
+    return {"id": goal.id, "text": goal.text, "state": goal.state, "progress": list(goal.progress or []),
+            "created_at": store.utc_text(goal.created_at) if goal.created_at else None,
+            "updated_at": store.utc_text(goal.updated_at) if goal.updated_at else None}

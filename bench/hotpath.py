@@ -1,0 +1,111 @@
+"""Where a chat's time goes: the web's POST /chat and the digest job, profiled in one process.
+
+Starts a throwaway PostgreSQL and Valkey (as the tests do), the instant scripted LLM, the real
+Flask app and the real worker context (MiniLM embedder, router exemplars), then runs N chats:
+POST through the app's test client, the digest job through an in-process RQ SimpleWorker. It
+prints the job's own timing spans (stored with every exchange) and the top functions by
+cumulative time under cProfile — the profile that bench/pipeline.py's docstring summarises.
+
+    python -m bench.hotpath [--requests 60] [--top 25]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import logging
+import pstats
+import statistics
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import redis
+from rq import Queue, SimpleWorker
+from sqlalchemy import select
+
+from bench.pipeline import MESSAGES, percentile
+from services.db import Exchange, make_engine, make_sessionmaker
+from services.migrate import upgrade_head
+from services.queues import PROMPT_QUEUE
+from services.settings import Settings
+from tests.fake_llm import FakeLLM
+from tests.servers import start_postgres, start_redis
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=60)
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--save", help="also write the raw cProfile stats to this file")
+    args = parser.parse_args()
+    llm = FakeLLM().start()
+    with tempfile.TemporaryDirectory() as tmp:
+        pg, valkey = start_postgres(Path(tmp) / "pg"), start_redis(Path(tmp) / "redis")
+        try:
+            engine = make_engine(pg.url)
+            upgrade_head(engine)
+            settings = replace(Settings.from_env({"ENGRAM_DATA_DIR": str(Path(tmp) / "data")}),
+                               redis_url=valkey.url, database_url=str(pg.url), openai_base_url=llm.url)
+            profile(settings, engine, args.requests, args.top, args.save)
+        finally:
+            valkey.stop()
+            pg.stop()
+            llm.stop()
+
+
+def profile(settings: Settings, engine, requests: int, top: int, save: str | None) -> None:  # type: ignore[no-untyped-def]
+    from api import create_app
+    from workers.context import install_context
+    from workers.startup import context_from_environment
+
+    connection = redis.Redis.from_url(settings.redis_url or "")
+    app = create_app(settings)
+    limits = app.extensions.get("engram.limits")
+    if limits is not None:  # a benchmark is not abuse (the check stays: only the budget is lifted)
+        app.extensions["engram.limits"] = replace(limits, chat=replace(limits.chat, per_minute=10**6, burst=10**6))
+    client = app.test_client()
+    install_context(context_from_environment(redis_client=connection, settings=settings))
+    worker = SimpleWorker([Queue(PROMPT_QUEUE, connection=connection)], connection=connection)
+    logging.getLogger("rq").setLevel(logging.WARNING)
+    for text in MESSAGES:  # warm-up: first queries, prepared plans, model caches
+        post(client, text)
+        worker.work(burst=True, with_scheduler=False)
+    web_ms, profiler = [], cProfile.Profile()
+    for index in range(requests):
+        started = time.perf_counter()
+        post(client, MESSAGES[index % len(MESSAGES)])
+        web_ms.append((time.perf_counter() - started) * 1000)
+        profiler.enable()
+        worker.work(burst=True, with_scheduler=False)
+        profiler.disable()
+    print(f"POST /chat in the app (validate, thread, log first event, enqueue): p50 {percentile(web_ms, 0.5):.2f} ms")
+    print_spans(make_sessionmaker(engine), requests)
+    if save:
+        profiler.dump_stats(save)
+    buffer = io.StringIO()
+    pstats.Stats(profiler, stream=buffer).sort_stats("cumulative").print_stats(top)
+    print(buffer.getvalue())
+
+
+def post(client, text: str) -> None:  # type: ignore[no-untyped-def]
+    response = client.post("/chat", data=json.dumps({"text": text}), content_type="application/json", buffered=False)
+    assert response.status_code == 200, response.get_data()
+    response.close()
+
+
+def print_spans(sessions, requests: int) -> None:  # type: ignore[no-untyped-def]
+    with sessions() as session:
+        rows = session.scalars(select(Exchange.timings).order_by(Exchange.id.desc()).limit(requests)).all()
+    names = sorted({name for row in rows for name in row if name.endswith("_s")})
+    print("digest timing spans (ms):")
+    for name in names:
+        values = [row[name] * 1000 for row in rows if name in row]
+        print(f"  {name:<22} p50 {statistics.median(values):7.2f}   p99 {percentile(values, 0.99):7.2f}")
+
+
+if __name__ == "__main__":
+    main()

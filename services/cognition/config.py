@@ -1,0 +1,111 @@
+"""Cognition settings from ``configs/cognition.toml``: gates, bars and bounds of each service."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from services.config_files import parse_sections, read_toml
+from services.settings import SettingsError
+
+CONFIG_FILE = "cognition.toml"
+
+
+@dataclass(frozen=True)
+class DriftConfig:
+    active_within_h: float = 72.0  # only people who chatted this recently get thoughts
+    conversation_gap_s: float = 600.0  # never interrupt a conversation: the last message must be older
+    quiet_start: str = "22:00"  # person's local time; equal start and end = no quiet hours
+    quiet_end: str = "08:00"
+    daily_cap: int = 3  # thoughts (LLM calls) per person per local day
+    min_interval_s: float = 7200.0  # between two thoughts of one person
+    memory_window_h: float = 168.0  # memories newer than this, not yet drifted on, are worth a thought
+    relevance_bar: float = 0.6  # pushed as a `thought` event only at or above this
+    max_users_per_run: int = 2
+    max_seeds: int = 6
+    max_hops: int = 2
+    decay: float = 0.5
+    threshold: float = 0.02
+    max_associations: int = 8
+    graph_sources: int = 400
+
+    def quiet_window(self) -> tuple[dt.time, dt.time]:
+        return _clock_time(self.quiet_start, "quiet_start"), _clock_time(self.quiet_end, "quiet_end")
+
+
+@dataclass(frozen=True)
+class CalibrationConfig:
+    window_h: float = 24.0  # decisions of this long are scored per run
+    followup_within_s: float = 600.0  # a next message later than this is not a follow-up
+    rephrase_similarity: float = 0.6  # word overlap (Jaccard of content words) that counts as rephrasing
+
+
+@dataclass(frozen=True)
+class ReflectionConfig:
+    max_reviews_per_run: int = 5
+    lookback_h: float = 72.0
+    min_age_s: float = 900.0  # give the person time to follow up before judging a decision
+
+
+@dataclass(frozen=True)
+class RegulatorConfig:
+    window_h: float = 168.0  # pressure is averaged over the reviews of this window
+    min_reviews: int = 5  # fewer reviews than this: no step, no verdict
+    min_pressure: float = 0.2  # mean pressure below this is noise
+    learning_rate: float = 0.5
+    max_step: float = 0.25  # one step moves a weight by at most this
+    max_drift: float = 1.0  # the regulated weight stays within this of the configured one
+    cooldown_h: float = 72.0  # a weight changed recently is neither changed again nor judged yet
+    min_improvement: float = 0.1  # pressure must fall by this share, or the step is reverted
+
+
+@dataclass(frozen=True)
+class AutobiographyConfig:
+    min_new_episodes: int = 1
+    max_episodes: int = 20  # newest episodes given to one synthesis
+    max_chars: int = 1500  # narrative kept at most this long
+    max_users_per_run: int = 5
+
+
+@dataclass(frozen=True)
+class ProfilesConfig:
+    window_days: float = 90.0
+    max_exchanges: int = 2000  # ACT exchanges read per person per run
+    max_skills_in_prompt: int = 8
+
+
+@dataclass(frozen=True)
+class CognitionConfig:
+    drift: DriftConfig = field(default_factory=DriftConfig)
+    calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
+    reflection: ReflectionConfig = field(default_factory=ReflectionConfig)
+    regulator: RegulatorConfig = field(default_factory=RegulatorConfig)
+    autobiography: AutobiographyConfig = field(default_factory=AutobiographyConfig)
+    profiles: ProfilesConfig = field(default_factory=ProfilesConfig)
+
+
+def _clock_time(value: str, key: str) -> dt.time:
+    try:
+        return dt.time.fromisoformat(value)
+    except ValueError:
+        raise SettingsError(f"{CONFIG_FILE}: [drift] {key} = {value!r} should be a time like \"22:00\"") from None
+
+
+def load_cognition_config(configs_dir: Path) -> CognitionConfig:
+    """The file's values over the defaults; a missing file means the defaults."""
+    raw = read_toml(Path(configs_dir) / CONFIG_FILE)
+    config = parse_sections(CONFIG_FILE, CognitionConfig(), raw or {})
+    config.drift.quiet_window()  # fail at load time, not at 3 a.m.
+    if not 0.0 <= config.drift.relevance_bar <= 1.0:
+        raise SettingsError(f"{CONFIG_FILE}: [drift] relevance_bar must be between 0 and 1")
+    return config
+
+
+def cognition_config(context: Any) -> CognitionConfig:
+    """``configs/cognition.toml`` of the worker's context, read once per process."""
+    config = context.extras.get("cognition_config")
+    if config is None:
+        config = context.extras["cognition_config"] = load_cognition_config(context.settings.configs_dir)
+    return config

@@ -1,0 +1,116 @@
+"""What RQ's own registries say about queues, workers and failed jobs, and retrying a failed job.
+
+The ops page and ``/metrics`` read these; nothing here keeps its own bookkeeping, so the
+numbers are exactly what RQ will act on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import redis
+from rq import Queue, Worker
+from rq.exceptions import NoSuchJobError
+from rq.job import Job
+
+from services.queues import ALL_QUEUES
+
+FAILED_SHOWN = 20
+EXC_CHARS = 400
+
+
+def queue_stats(connection: redis.Redis) -> list[dict[str, Any]]:
+    """Per queue: waiting, started (running), failed, scheduled (incl. retries waiting) and deferred jobs."""
+    stats = []
+    for name in ALL_QUEUES:
+        queue = Queue(name, connection=connection)
+        stats.append({
+            "queue": name,
+            "queued": queue.count,
+            "started": queue.started_job_registry.count,
+            "failed": queue.failed_job_registry.count,
+            "scheduled": queue.scheduled_job_registry.count,
+            "deferred": queue.deferred_job_registry.count,
+            "finished": queue.finished_job_registry.count,
+        })
+    return stats
+
+
+def workers(connection: redis.Redis) -> list[dict[str, Any]]:
+    """Every registered worker with its state, queues and current job."""
+    listed = []
+    for worker in Worker.all(connection=connection):
+        listed.append({
+            "name": worker.name,
+            "state": str(worker.get_state()),
+            "queues": worker.queue_names(),
+            "current_job_id": worker.get_current_job_id(),
+            "pid": worker.pid,
+            "hostname": worker.hostname,
+            "last_heartbeat": _iso(worker.last_heartbeat),
+            "successful_jobs": worker.successful_job_count,
+            "failed_jobs": worker.failed_job_count,
+        })
+    return sorted(listed, key=lambda item: (item["queues"], item["name"]))
+
+
+def worker_counts(connection: redis.Redis) -> dict[str, int]:
+    """Workers listening on each queue (a worker on two queues counts for both)."""
+    counts = dict.fromkeys(ALL_QUEUES, 0)
+    for worker in Worker.all(connection=connection):
+        for name in worker.queue_names():
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def failed_jobs(connection: redis.Redis, limit: int = FAILED_SHOWN) -> list[dict[str, Any]]:
+    """The most recent failed jobs across queues, newest first, with the last line of their error."""
+    found = []
+    for name in ALL_QUEUES:
+        registry = Queue(name, connection=connection).failed_job_registry
+        for job_id in registry.get_job_ids(0, limit - 1, desc=True):
+            job = Job.fetch(job_id, connection=connection) if Job.exists(job_id, connection=connection) else None
+            if job is not None:
+                found.append(_failed_dict(name, job))
+    found.sort(key=lambda item: item["ended_at"] or "", reverse=True)
+    return found[:limit]
+
+
+def _failed_dict(queue: str, job: Job) -> dict[str, Any]:
+    result = job.latest_result()
+    exc = (result.exc_string if result is not None else None) or ""
+    lines = [line for line in exc.strip().splitlines() if line.strip()]
+    return {
+        "id": job.id,
+        "queue": queue,
+        "function": job.func_name,
+        "description": (job.description or "")[:200],
+        "ended_at": _iso(job.ended_at),
+        "error": (lines[-1] if lines else "")[:EXC_CHARS],
+    }
+
+
+class NotFailed(LookupError):
+    """The job is not in any queue's failed registry (unknown, expired, or already retried)."""
+
+
+def retry_failed(connection: redis.Redis, job_id: str) -> str:
+    """Put a failed job back on its queue; returns the queue name."""
+    for name in ALL_QUEUES:
+        registry = Queue(name, connection=connection).failed_job_registry
+        if job_id in registry:
+            try:
+                registry.requeue(job_id)
+            except NoSuchJobError:
+                break
+            return name
+    raise NotFailed(job_id)
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:  # RQ stores naive UTC
+        value = value.replace(tzinfo=dt.UTC)
+    return value.isoformat()

@@ -1,0 +1,89 @@
+"""Thread expiry: a thread idle longer than ``idle_s`` ends, after its memory is flushed.
+
+Flushing first means nothing said in the thread is lost with its Redis state: every exchange
+without a memory chunk gets its chunker job, and the thread's open conversation session is
+closed and its episode queued. Only then go the thread's state and working memory, and the
+person's "current thread" pointer if it names this thread (their next message opens a new
+thread). A thread with chat requests still pending is left alone until they are done.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any
+
+import redis
+from rq import Retry
+from sqlalchemy import select, update
+
+from services.db import ConversationSession, Exchange
+from services.memory.models import MemoryChunk
+from services.periodic.contract import ServiceCall, ServiceResult
+from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, PENDING_KEY, enqueue, memory_job_options
+from services.sessions import enqueue_episode, session_exchange_ids
+from services.threads import ACTIVE_THREADS_KEY, CURRENT_THREAD_KEY, STATE_KEY, WORKING_MEMORY_KEY
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_IDLE_S = 6 * 3600
+DEFAULT_BATCH = 500
+
+
+def run(call: ServiceCall) -> ServiceResult:
+    """Expire every thread idle since before ``now - idle_s``."""
+    idle_s = call.option("idle_s", DEFAULT_IDLE_S)
+    cutoff = call.now().timestamp() - idle_s
+    connection = call.context.redis
+    stale = [_text(raw) for raw in connection.zrangebyscore(ACTIVE_THREADS_KEY, "-inf", cutoff, start=0,
+                                                            num=call.option("batch", DEFAULT_BATCH))]
+    if not stale:
+        return ServiceResult.skipped("no thread idle that long")
+    counts = {"expired": 0, "busy": 0, "chunk_jobs": 0, "episodes": 0}
+    for thread_id in stale:
+        if connection.llen(PENDING_KEY % thread_id):
+            counts["busy"] += 1  # a chat of this thread is still queued or running
+            continue
+        chunks, episodes = flush_memory(call.context, thread_id, call.now())
+        counts["chunk_jobs"] += chunks
+        counts["episodes"] += episodes
+        expire(connection, thread_id)
+        counts["expired"] += 1
+    return ServiceResult.ran(**counts)
+
+
+def flush_memory(context: Any, thread_id: str, now: dt.datetime) -> tuple[int, int]:
+    """Queue chunker jobs for unenriched exchanges and close the open session (its episode queued)."""
+    with context.sessions.begin() as session:
+        unenriched = list(session.scalars(
+            select(Exchange.id).outerjoin(MemoryChunk, MemoryChunk.exchange_id == Exchange.id)
+            .where(Exchange.thread_id == thread_id, MemoryChunk.id.is_(None)).order_by(Exchange.id)))
+        closed = list(session.scalars(
+            update(ConversationSession)
+            .where(ConversationSession.thread_id == thread_id, ConversationSession.ended_at.is_(None))
+            .values(ended_at=now, close_reason="thread_expired").returning(ConversationSession.id)))
+        members = {session_id: session_exchange_ids(session, session_id) for session_id in closed}
+    for exchange_id in unenriched:
+        enqueue(context.redis, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, exchange_id, job_id=f"chunk-{exchange_id}",
+                retry=Retry(max=2, interval=[5, 30]), **memory_job_options())
+    episodes = [enqueue_episode(context.redis, sid, ids) for sid, ids in members.items() if ids]
+    return len(unenriched), len(episodes)
+
+
+def expire(connection: redis.Redis, thread_id: str) -> None:
+    """Drop the thread's Redis state; the person's next message starts a new thread."""
+    owner = connection.hget(STATE_KEY % thread_id, "user_id")
+    pipe = connection.pipeline()
+    pipe.delete(STATE_KEY % thread_id, WORKING_MEMORY_KEY % thread_id)
+    pipe.zrem(ACTIVE_THREADS_KEY, thread_id)
+    pipe.execute()
+    if owner is not None:
+        key = CURRENT_THREAD_KEY % _text(owner)
+        # Compare-and-delete: the person may have moved on to a newer thread meanwhile.
+        connection.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end "
+                        "return 0", 1, key, thread_id)
+    logger.info("thread %s expired", thread_id, extra={"thread_id": thread_id})
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

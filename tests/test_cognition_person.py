@@ -1,0 +1,156 @@
+"""Autobiography and skill profiles with a controllable clock, and that each reaches the prompt it is for."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from sqlalchemy import select
+
+from services.cognition import autobiography, profiles
+from services.cognition.models import Autobiography, SkillProfile
+from services.queues import PROMPT_QUEUE
+from tests.cognition_builders import Clock, episode, person, routed_turn, service_call, thread
+from tests.fake_llm import Json, Reply
+from tests.sse import parse_frames
+
+pytestmark = pytest.mark.integration
+
+NOW = dt.datetime(2026, 11, 23, 15, 0, tzinfo=dt.UTC)
+STORY = "Ada is training for the Berlin marathon and cares about her sister in Lyon."
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(NOW)
+
+
+@pytest.fixture
+def ada(settings, worker_context):
+    """The default user of the API (the chat tests talk as her)."""
+    with worker_context.sessions.begin() as db:
+        person(db, user_id=settings.default_user)
+    return settings.default_user
+
+
+def add_episode(context, user_id, title, gist, at):
+    with context.sessions.begin() as db:
+        return episode(db, user_id=user_id, title=title, gist=gist, at=at, outcome="planned")
+
+
+def stories(context):
+    with context.sessions.begin() as db:
+        return list(db.scalars(select(Autobiography).order_by(Autobiography.id)))
+
+
+def chat(client, run_jobs, text):
+    response = client.post("/chat", data=json.dumps({"text": text}), content_type="application/json",
+                           buffered=False)
+    run_jobs((PROMPT_QUEUE,))
+    return [frame for frame in parse_frames(response.response) if not frame.comment]
+
+
+def system_prompts(fake_llm):
+    return [message["content"] for body in fake_llm.requests for message in body["messages"]
+            if message["role"] == "system"]
+
+
+# --- autobiography -------------------------------------------------------------------------------
+
+def test_autobiography_needs_new_episodes_before_any_llm_call(worker_context, fake_llm, clock, ada):
+    result = autobiography.run(service_call(worker_context, "autobiography", clock))
+    assert (result.outcome, result.reason) == ("skipped", "no new episodes")
+    assert fake_llm.requests == []
+
+
+def test_autobiography_is_rewritten_from_new_episodes_once_per_fire(worker_context, fake_llm, clock, ada):
+    add_episode(worker_context, ada, "Marathon training plan", "Ada planned long runs", NOW - dt.timedelta(days=2))
+    add_episode(worker_context, ada, "Sister moved to Lyon", "Ada's sister moved to Lyon", NOW - dt.timedelta(days=1))
+    fake_llm.script(Reply(STORY))
+    first = autobiography.run(service_call(worker_context, "autobiography", clock, "auto-1"))
+    assert first.details == {"written": 1, "failed": 0}
+    prompt = fake_llm.requests[0]["messages"][0]["content"]
+    assert "Marathon training plan" in prompt and "Sister moved to Lyon" in prompt and "nothing yet" in prompt
+    assert prompt.index("Marathon training plan") < prompt.index("Sister moved to Lyon")  # told in order
+    (story,) = stories(worker_context)
+    assert story.narrative == STORY and len(story.episode_ids) == 2
+
+    assert autobiography.run(service_call(worker_context, "autobiography", clock, "auto-1")).outcome == "skipped"
+    clock.advance(hours=6)
+    assert autobiography.run(service_call(worker_context, "autobiography", clock)).reason == "no new episodes"
+    assert len(fake_llm.requests) == 1
+
+    add_episode(worker_context, ada, "Knee pain", "Ada's knee hurt after a long run", NOW + dt.timedelta(hours=1))
+    fake_llm.script(Reply(STORY + " Her knee hurts after long runs."))
+    assert autobiography.run(service_call(worker_context, "autobiography", clock)).outcome == "ran"
+    second_prompt = fake_llm.requests[1]["messages"][0]["content"]
+    assert STORY in second_prompt and "Knee pain" in second_prompt and "Marathon training plan" not in second_prompt
+    assert stories(worker_context)[-1].narrative.endswith("Her knee hurts after long runs.")
+
+
+def test_the_autobiography_reaches_the_mode_prompt(client, run_jobs, worker_context, fake_llm, clock, ada):
+    add_episode(worker_context, ada, "Marathon training plan", "Ada planned long runs", NOW - dt.timedelta(days=2))
+    fake_llm.script(Reply(STORY))
+    autobiography.run(service_call(worker_context, "autobiography", clock))
+    fake_llm.reset()
+    fake_llm.script(Reply("Sounds lovely."))
+    frames = chat(client, run_jobs, "What a beautiful autumn day it is today, isn't it")
+    assert any(frame.event == "message" for frame in frames)
+    prompts = system_prompts(fake_llm)
+    assert prompts and "Who the person is (your own running summary):" in prompts[-1] and STORY in prompts[-1]
+
+
+# --- skill profiles ------------------------------------------------------------------------------
+
+def action(skill, ok=True, **arguments):
+    entry = {"type": "action", "skill": skill, "arguments": arguments, "ok": ok}
+    if ok:
+        entry["result"] = {}
+    else:
+        entry["error"] = {"code": "not_found", "message": "no list named 'groceries'"}
+    return entry
+
+
+def act_turns(context, user_id):
+    with context.sessions.begin() as db:
+        thread_id = thread(db, user_id=user_id)
+        trails = [
+            [action("list", operation="add", name="shopping", items=["milk"])],
+            [action("list", operation="add", name="Shopping", items=["eggs"]), action("recall", query="sister")],
+            [action("list", operation="add", name="shopping", items=["bread"])],
+            [action("list", ok=False, operation="show", name="groceries")],
+        ]
+        for index, trail in enumerate(trails):
+            routed_turn(db, user_id=user_id, thread_id=thread_id, text=f"turn {index}", mode="ACT",
+                        at=NOW - dt.timedelta(days=3 - index), tool_trail=[*trail, {"type": "end"}])
+        routed_turn(db, user_id=user_id, thread_id=thread_id, text="hello", mode="ACKNOWLEDGE",
+                    at=NOW - dt.timedelta(hours=1))
+
+
+def test_profiles_count_the_act_trails(worker_context, fake_llm, clock, ada):
+    act_turns(worker_context, ada)
+    result = profiles.run(service_call(worker_context, "profiles", clock))
+    assert result.details == {"people": 1, "skills": 2}
+    with worker_context.sessions.begin() as db:
+        rows = {row.skill: row for row in db.scalars(select(SkillProfile))}
+        text = profiles.profiles_text(db, ada)
+    assert (rows["list"].uses, rows["list"].failures, rows["recall"].uses) == (4, 1, 1)
+    assert rows["list"].details["names"] == {"shopping": 3, "groceries": 1}
+    assert text.splitlines()[0] == ("- list: used 4 times (1 failed); mostly add (3), show (1); "
+                                    "names used: shopping (3), groceries (1); last problem: no list named 'groceries'")
+    clock.advance(hours=6)
+    assert profiles.run(service_call(worker_context, "profiles", clock)).reason == "no new ACT turns"
+    assert fake_llm.requests == []
+
+
+def test_the_profiles_reach_the_act_prompt(client, run_jobs, worker_context, fake_llm, clock, ada):
+    act_turns(worker_context, ada)
+    profiles.run(service_call(worker_context, "profiles", clock))
+    fake_llm.script(Json({"actions": []}), Reply("Nothing to add."))
+    frames = chat(client, run_jobs, "Add milk to my shopping list")
+    message = next(frame.data for frame in frames if frame.event == "message")
+    assert message["mode"] == "ACT"
+    act_prompt = system_prompts(fake_llm)[0]
+    assert "How this person has used the skills before" in act_prompt
+    assert "- list: used 4 times (1 failed)" in act_prompt and "names used: shopping (3)" in act_prompt
