@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import OperationalError
 
@@ -20,6 +21,9 @@ from cli.commands import CommandError
 from services.errors import EmbeddedServerError
 from services.logs import configure_logging
 from services.settings import Settings, SettingsError
+
+if TYPE_CHECKING:
+    from services.supervisor import Supervisor
 
 logger = logging.getLogger("engram")
 
@@ -36,6 +40,11 @@ ACCESS_LOG_FORMAT = (
     '{"ts": "%(t)s", "level": "INFO", "logger": "gunicorn.access", "role": "web", "msg": "%(m)s %(U)s", '
     '"status": %(s)s, "duration_ms": %(M)s, "request_id": "%({x-request-id}o)s"}'
 )
+LOCAL_CHAT_ROLE, LOCAL_BACKGROUND_ROLE = "llm", "llm-background"
+# Off-the-hot-path processes run at a lower CPU priority: on 2 cores, a chat reply should never
+# share them evenly with the chunker's model.
+HOUSEKEEPING_ROLES = ("chunker", "episodic", "background")
+HOUSEKEEPING_NICE = 10
 LOCAL_MODEL_BANNER = (
     "No OPENAI_BASE_URL set: answering with SmolLM2-135M, a tiny offline demo model (fast, but weak answers).\n"
     "For real answers point Engram at any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp):\n"
@@ -80,9 +89,11 @@ def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
     try:
         _migrate(settings)
         urls = {"REDIS_URL": settings.redis_url or "", "DATABASE_URL": settings.database_url or ""}
-        env = child_env(os.environ, **urls, **llm_env)
+        # The children get the data dir as an absolute path: `./data` means where `engram run` started.
+        env = child_env(os.environ, **urls, **llm_env, ENGRAM_DATA_DIR=str(settings.data_dir))
         supervised = [
-            Role(name, role_argv(kind, settings), {**env, "ENGRAM_ROLE": kind}, heartbeat=kind != "web")
+            Role(name, role_argv(kind, settings), {**env, "ENGRAM_ROLE": kind}, heartbeat=kind != "web",
+                 nice=HOUSEKEEPING_NICE if kind in HOUSEKEEPING_ROLES else 0)
             for kind, name in _instances(roles, settings)
         ] + llm_roles
         client = redis.Redis.from_url(settings.redis_url or "")
@@ -90,7 +101,7 @@ def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
         supervisor = Supervisor(supervised, redis_client=client, hung_after_s=settings.hung_after_s, servers=servers)
         if "web" in roles:
             logger.info("Engram is starting on http://%s:%s", settings.host, settings.port)
-        return supervisor.run()
+        return supervisor.run(after_start=_check_llm_servers if llm_roles else None)
     finally:
         if handle is not None:
             handle.stop()
@@ -106,8 +117,18 @@ def _instances(roles: Sequence[str], settings: Settings) -> list[tuple[str, str]
 
 
 def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str, str]]:  # type: ignore[type-arg]
-    """The local model as one more supervised role, when no endpoint is configured."""
-    from services.local_llm import local_llm_command, local_llm_model, local_llm_port, local_llm_url
+    """The local model as two more supervised roles, when no endpoint is configured.
+
+    One server answers chat turns only; a second one (one thread) serves the chunker, episodes and
+    periodic services, so a chat turn never waits behind housekeeping and keeps its prompt cache.
+    """
+    from services.local_llm import (
+        BACKGROUND_LLM_THREADS,
+        local_llm_command,
+        local_llm_model,
+        local_llm_port,
+        local_llm_url,
+    )
     from services.supervisor import Role
 
     needs_llm = any(role in WORKER_QUEUES for role in roles) or "web" in roles
@@ -116,10 +137,32 @@ def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str
     model_path = local_llm_model(settings)  # raises with both ways to fix it when there is none
     if model_path is None:
         return [], {}
-    port = local_llm_port(settings)
+    port, background_port = local_llm_port(settings), local_llm_port(settings, LOCAL_BACKGROUND_ROLE)
     print(LOCAL_MODEL_BANNER, file=sys.stderr)
-    role = Role("llm", local_llm_command(model_path, port), dict(os.environ), heartbeat=False)
-    return [role], {"OPENAI_BASE_URL": local_llm_url(port)}
+    chat = Role(LOCAL_CHAT_ROLE, local_llm_command(model_path, port), dict(os.environ), heartbeat=False)
+    background = Role(LOCAL_BACKGROUND_ROLE, local_llm_command(model_path, background_port,
+                                                               n_threads=BACKGROUND_LLM_THREADS),
+                      dict(os.environ), heartbeat=False, nice=HOUSEKEEPING_NICE)
+    env = {"OPENAI_BASE_URL": local_llm_url(port), "ENGRAM_BACKGROUND_LLM_URL": local_llm_url(background_port)}
+    if settings.llm_profile == "auto":
+        env["ENGRAM_LLM_PROFILE"] = "compact"  # the tiny local model needs the small-model profile
+    return [chat, background], env
+
+
+def _check_llm_servers(supervisor: Supervisor) -> bool:
+    """One real completion from each local server before Engram says it is up; a clear message if one fails."""
+    from services.local_llm import ServerProcess, check_local_llm, local_llm_url
+
+    for name in (LOCAL_CHAT_ROLE, LOCAL_BACKGROUND_ROLE):
+        child = supervisor.children[name]
+        port = child.role.argv[child.role.argv.index("--port") + 1]
+        problem = check_local_llm(ServerProcess(name, local_llm_url(int(port)), child.process))
+        if problem:
+            print(f"engram: the local LLM cannot answer: {problem}.\n"
+                  f"  Or use an endpoint instead: OPENAI_BASE_URL=... OPENAI_API_KEY=... engram run", file=sys.stderr)
+            return False
+    logger.info("local LLM servers answered a test completion")
+    return True
 
 
 def _migrate(settings: Settings) -> str:

@@ -14,18 +14,23 @@ from rq import Queue, Worker
 from sqlalchemy import text
 
 from services.jobs import queue_stats, worker_counts
+from services.llm_health import llm_problem
 from services.metrics import RedisCollector
 from services.migrate import current_revision
 from services.queues import PROMPT_QUEUE
 
 bp = Blueprint("health", __name__)
+LLM_SERVER_ROLES = ("llm", "llm-background")  # the supervised local servers (consumer.py)
 
 
 class LLMProbe:
-    """Is the LLM endpoint answering? Asked at most every ``ttl_s`` so /healthz stays cheap."""
+    """Is the LLM answering? Its port (asked at most every ``ttl_s``), plus recent crashes and failed turns."""
 
-    def __init__(self, base_url: str | None, ttl_s: float = 10.0) -> None:
+    def __init__(self, base_url: str | None, ttl_s: float = 10.0, *, background_url: str | None = None,
+                 connection: Any = None) -> None:
         self.base_url = base_url
+        self.background_url = background_url
+        self.connection = connection
         self.ttl_s = ttl_s
         self._checked_at = -ttl_s
         self._state = ""
@@ -35,19 +40,30 @@ class LLMProbe:
         if not self.base_url:
             raise RuntimeError("no LLM endpoint configured")
         if time.monotonic() - self._checked_at >= self.ttl_s:
-            self._state = self._ask()
+            self._state = self._ask(self.base_url)
+            if self._state == "ok" and self.background_url:
+                background = self._ask(self.background_url)
+                self._state = "ok" if background == "ok" else f"background endpoint: {background}"
             self._checked_at = time.monotonic()
         if self._state != "ok":
             raise RuntimeError(self._state)
+        problem = llm_problem(self.connection, LLM_SERVER_ROLES) if self.connection is not None else None
+        if problem:
+            raise RuntimeError(problem)
         return self._state
 
-    def _ask(self) -> str:
+    @staticmethod
+    def _ask(base_url: str) -> str:
         # urllib, not httpx: under gevent's monkey-patching httpx's transport looks for select.epoll.
         try:
-            with urllib.request.urlopen(str(self.base_url).rstrip("/") + "/models", timeout=2.0) as response:
+            with urllib.request.urlopen(str(base_url).rstrip("/") + "/models", timeout=2.0) as response:
                 return "ok" if response.status < 500 else f"HTTP {response.status}"
         except urllib.error.HTTPError as exc:
             return "ok" if exc.code < 500 else f"HTTP {exc.code}"
+        except TimeoutError:
+            # Connected, but no answer yet: llama.cpp's server answers one request at a time, so a
+            # long generation makes it slow to list its models. Crashes and failed turns are caught below.
+            return "ok"
         except (urllib.error.URLError, OSError) as exc:
             return f"unreachable: {type(exc).__name__}"
 

@@ -12,17 +12,25 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import httpx
 import openai
 
 from services.config_files import parse_section, read_toml
 from services.errors import LLMError, LLMMalformedOutput, LLMTimeout, LLMUnavailable
-from services.llm_output import Message, ToolCall, actions_from_text, native_call, parse_json_object, with_note
+from services.llm_output import (
+    Message,
+    StopStream,
+    ToolCall,
+    actions_from_text,
+    native_call,
+    parse_json_object,
+    with_note,
+)
 from services.settings import SettingsError
 
 logger = logging.getLogger(__name__)
@@ -30,6 +38,8 @@ logger = logging.getLogger(__name__)
 FALLBACK_REPLY = "I had trouble thinking just now. Please try again in a moment."
 DEFAULT_MODEL = "default"
 ROLES = ("respond", "clarify", "acknowledge", "act", "tiebreaker", "memory_chunker", "episodic_memory", "background")
+# Off the hot path: these go to the background endpoint when there is one, and wait for chat turns.
+BACKGROUND_ROLES = frozenset({"memory_chunker", "episodic_memory", "background"})
 JSON_RETRY_NOTE = "Your previous answer was not valid JSON. Answer with one JSON object only, nothing else."
 # A 429's Retry-After is honoured up to this long: a person is waiting for the reply, and a
 # longer wait than this is better answered with the apology than with silence.
@@ -37,6 +47,12 @@ MAX_RETRY_AFTER_S = 10.0
 MODEL_DISCOVERY_TIMEOUT_S = 5.0
 
 T = TypeVar("T")
+
+
+class ReplyGuard(Protocol):
+    def __call__(self, chunk: str) -> None: ...
+
+    def finish(self, text: str) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -62,6 +78,7 @@ class Completion:
     attempts: int = 1
     usage_estimated: bool = False
     finish_reason: str | None = None
+    error: str | None = None  # why a fallback reply replaced the model's (the last LLM error)
 
 
 @dataclass(frozen=True)
@@ -93,6 +110,14 @@ def load_role_configs(configs_dir: Path, default_model: str | None = None) -> di
     return roles
 
 
+def with_overrides(roles: dict[str, RoleConfig], overrides: dict[str, Any], label: str) -> dict[str, RoleConfig]:
+    """``roles`` with some keys of some roles replaced (a profile's ``[<profile>.roles.<role>]`` tables)."""
+    changed = dict(roles)
+    for name, table in overrides.items():
+        changed[name] = _role_from_table(roles.get(name) or roles["default"], table, f"{label}.{name}")
+    return changed
+
+
 def _role_from_table(base: RoleConfig, table: Any, name: str) -> RoleConfig:
     if not isinstance(table, dict):
         raise SettingsError(f"agents.toml: [{name}] must be a table")
@@ -107,28 +132,44 @@ class LLMClient:
     """Chat completions against one OpenAI-compatible endpoint, configured per role."""
 
     def __init__(self, *, base_url: str, api_key: str | None, roles: dict[str, RoleConfig], max_retries: int = 0,
-                 observer: Callable[[str, Completion], None] | None = None) -> None:
+                 observer: Callable[[str, Completion], None] | None = None, background_base_url: str | None = None,
+                 before_background: Callable[[str], None] | None = None) -> None:
         """Store the configuration; no request is made until the first call.
 
         Args:
             max_retries: extra tries on timeouts / unavailability inside one call (the SDK's own
                 retries stay off so there is exactly one retry policy).
             observer: called with (role, completion) after every successful call (metrics).
+            background_base_url: endpoint for ``BACKGROUND_ROLES`` (default: ``base_url``).
+            before_background: called with the role before each background request (chat priority: it
+                waits while a chat turn is generating).
         """
         # Local servers ignore the key, but the SDK insists on one.
         self._openai = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", max_retries=0)
+        self._background = (openai.OpenAI(base_url=background_base_url, api_key=api_key or "not-needed",
+                                          max_retries=0) if background_base_url else self._openai)
         self.roles = dict(roles)
         self.max_retries = max_retries
         self._observer = observer
-        self._served_model: str | None = None
+        self._before_background = before_background
+        self._served_models: dict[int, str | None] = {}
 
     def role(self, name: str) -> RoleConfig:
         """The configuration of a role; unknown roles get ``default``."""
         return self.roles.get(name) or self.roles.get("default") or RoleConfig()
 
     def close(self) -> None:
-        """Close the HTTP connection pool."""
+        """Close the HTTP connection pools."""
         self._openai.close()
+        if self._background is not self._openai:
+            self._background.close()
+
+    def _endpoint(self, role: str) -> openai.OpenAI:
+        if role not in BACKGROUND_ROLES:
+            return self._openai
+        if self._before_background is not None:
+            self._before_background(role)
+        return self._background
 
     def stream(self, role: str, messages: list[Message], on_delta: Callable[[str], None]) -> Completion:
         """Streamed completion; ``on_delta`` gets each text chunk as it arrives."""
@@ -190,9 +231,10 @@ class LLMClient:
 
     def _complete_once(self, role: str, messages: list[Message], extra: dict[str, Any],
                        allow_empty: bool) -> tuple[Completion, Any]:
+        endpoint = self._endpoint(role)
         started = time.monotonic()
         with translated_errors(role):
-            response = self._openai.chat.completions.create(**self._params(role, messages, extra))
+            response = endpoint.chat.completions.create(**self._params(role, messages, extra))
         if not response.choices:
             raise LLMMalformedOutput(f"LLM role {role}: answer without choices")
         choice = response.choices[0]
@@ -203,19 +245,23 @@ class LLMClient:
         return completion, choice.message
 
     def _stream_once(self, role: str, messages: list[Message], on_delta: Callable[[str], None]) -> Completion:
+        endpoint = self._endpoint(role)
         started = time.monotonic()
         first_token_s, parts, usage, model, finish = None, [], None, "", None
         params = self._params(role, messages, {"stream": True, "stream_options": {"include_usage": True}})
         with translated_errors(role):
-            with self._openai.chat.completions.create(**params) as chunks:
-                for chunk in chunks:
-                    model, usage = chunk.model or model, chunk.usage or usage
-                    for choice in chunk.choices[:1]:
-                        finish = choice.finish_reason or finish
-                        if choice.delta.content:
-                            first_token_s = first_token_s or time.monotonic() - started
-                            parts.append(choice.delta.content)
-                            on_delta(choice.delta.content)
+            with endpoint.chat.completions.create(**params) as chunks:
+                try:
+                    for chunk in chunks:
+                        model, usage = chunk.model or model, chunk.usage or usage
+                        for choice in chunk.choices[:1]:
+                            finish = choice.finish_reason or finish
+                            if choice.delta.content:
+                                first_token_s = first_token_s or time.monotonic() - started
+                                parts.append(choice.delta.content)
+                                on_delta(choice.delta.content)
+                except StopStream:
+                    finish = "stop"  # the caller has what it wants; leaving the block closes the stream
         text = "".join(parts)
         if not text.strip():
             raise LLMMalformedOutput(f"LLM role {role}: empty stream")
@@ -228,7 +274,8 @@ class LLMClient:
     def _params(self, role: str, messages: list[Message], extra: dict[str, Any]) -> dict[str, Any]:
         cfg = self.role(role)
         params: dict[str, Any] = {
-            "model": self._model(cfg), "messages": messages, "temperature": cfg.temperature,
+            "model": self._model(cfg, self._background if role in BACKGROUND_ROLES else self._openai),
+            "messages": messages, "temperature": cfg.temperature,
             # max_tokens rather than max_completion_tokens: the one every compatible server knows.
             "max_tokens": cfg.max_tokens, "timeout": cfg.timeout_s,
         }
@@ -236,17 +283,17 @@ class LLMClient:
             params["response_format"] = {"type": "json_object"}
         return params | extra
 
-    def _model(self, cfg: RoleConfig) -> str:
+    def _model(self, cfg: RoleConfig, endpoint: openai.OpenAI) -> str:
         if cfg.model != DEFAULT_MODEL:
             return cfg.model
-        if self._served_model is None:
-            self._served_model = self._discover_model()
-        return self._served_model or DEFAULT_MODEL
+        if self._served_models.get(id(endpoint)) is None:
+            self._served_models[id(endpoint)] = self._discover_model(endpoint)
+        return self._served_models[id(endpoint)] or DEFAULT_MODEL
 
-    def _discover_model(self) -> str | None:
+    def _discover_model(self, endpoint: openai.OpenAI) -> str | None:
         """The endpoint's first model id; "" when it has no usable list, None when unreachable (ask again)."""
         try:
-            models = self._openai.models.list(timeout=MODEL_DISCOVERY_TIMEOUT_S)
+            models = endpoint.models.list(timeout=MODEL_DISCOVERY_TIMEOUT_S)
         except openai.APIConnectionError as exc:  # includes timeouts; the next call asks again
             logger.warning("model discovery failed: %s", exc)
             return None
@@ -279,32 +326,42 @@ class LLMClient:
 
 
 def generate_with_fallback(client: LLMClient, role: str, messages: list[Message], on_delta: Callable[[str], None],
-                           on_retry: Callable[[], None] | None = None) -> tuple[Completion, bool]:
+                           on_retry: Callable[[], None] | None = None, *,
+                           guard: Callable[[Callable[[str], None]], ReplyGuard] | None = None
+                           ) -> tuple[Completion, bool]:
     """Generate a user-facing reply; never raises ``LLMError``.
 
     Retries once on timeout, unavailability or malformed output (calling ``on_retry`` first, so the
     caller can tell the client that partial text is void); then returns ``FALLBACK_REPLY`` with
     fallback=True. Other endpoint errors (4xx: bad request, auth, unknown model) skip the retry.
     The fallback text is not sent through ``on_delta``: the caller publishes it as the final message.
+
+    Args:
+        guard: wraps ``on_delta`` for each attempt (e.g. ``ScaffoldGuard``): it filters the stream, may
+            stop it, and its ``finish`` gives the final text or raises ``LLMMalformedOutput`` (→ retry).
     """
-    started, attempts = time.monotonic(), 0
+    started, attempts, error = time.monotonic(), 0, ""
     for attempt in (1, 2):
         try:
-            completion = _generate(client, role, messages, on_delta)
+            checker = guard(on_delta) if guard is not None else None
+            completion = _generate(client, role, messages, checker or on_delta)
+            if checker is not None:
+                completion = replace(completion, text=checker.finish(completion.text))
             return replace(completion, attempts=attempts + completion.attempts), False
         except (LLMTimeout, LLMUnavailable, LLMMalformedOutput) as exc:
-            attempts += 1
+            attempts, error = attempts + 1, f"{type(exc).__name__}: {exc}"
             logger.warning("llm %s: attempt %d failed: %s", role, attempt, exc)
             if attempt == 1:
                 _wait_as_asked(exc)
                 if on_retry is not None:
                     on_retry()
         except LLMError as exc:
-            attempts += 1
+            attempts, error = attempts + 1, f"{type(exc).__name__}: {exc}"
             logger.error("llm %s: %s; not retrying", role, exc)
             break
     elapsed = time.monotonic() - started
-    return Completion(FALLBACK_REPLY, client.role(role).model, 0, 0, 0, elapsed, attempts=attempts), True
+    return Completion(FALLBACK_REPLY, client.role(role).model, 0, 0, 0, elapsed, attempts=attempts,
+                      error=error[:300]), True
 
 
 def _wait_as_asked(exc: Exception) -> None:
@@ -318,7 +375,8 @@ def _generate(client: LLMClient, role: str, messages: list[Message], on_delta: C
     if client.role(role).stream:
         return client.stream(role, messages, on_delta)
     completion = client.complete(role, messages)
-    on_delta(completion.text)
+    with suppress(StopStream):  # a guard that cuts the text keeps what came before the cut
+        on_delta(completion.text)
     return completion
 
 

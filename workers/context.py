@@ -19,6 +19,8 @@ from services.connections import redis_client as patient_redis
 from services.db import make_engine, make_sessionmaker
 from services.embeddings import Embedder
 from services.llm import LLMClient, load_role_configs
+from services.llm_priority import ChatPriority
+from services.llm_profile import LLMProfile, load_profile
 from services.memory.config import MemoryConfig, load_memory_config
 from services.metrics import Metrics
 from services.prompts import PromptLibrary
@@ -65,11 +67,14 @@ def build_context(settings: Settings, *, redis_client: redis.Redis | None = None
         raise RuntimeError("workers need OPENAI_BASE_URL (engram run sets it when it starts the local model)")
     engine = make_engine(settings.database_url)
     metrics = Metrics(redis_client)
+    profile = load_profile(settings)
     llm = LLMClient(
         base_url=settings.openai_base_url,
         api_key=settings.openai_api_key,
-        roles=load_role_configs(settings.configs_dir),
+        roles=profile.roles(load_role_configs(settings.configs_dir)),
         observer=lambda role, completion: _record_llm(metrics, role, completion),
+        background_base_url=settings.background_llm_url,
+        before_background=ChatPriority(redis_client).wait_for_chat,
     )
     return WorkerContext(
         settings=settings,
@@ -81,6 +86,7 @@ def build_context(settings: Settings, *, redis_client: redis.Redis | None = None
         metrics=metrics,
         llm=llm,
         prompts=PromptLibrary(settings.prompts_dir),
+        extras={"llm_profile": profile},
     )
 
 
@@ -90,6 +96,14 @@ def memory_config(context: WorkerContext) -> MemoryConfig:
     if config is None:
         config = context.extras["memory_config"] = load_memory_config(context.settings.configs_dir)
     return config
+
+
+def llm_profile(context: WorkerContext) -> LLMProfile:
+    """The prompt profile of this process (compact for the small local model), read once."""
+    profile = context.extras.get("llm_profile")
+    if profile is None:
+        profile = context.extras["llm_profile"] = load_profile(context.settings)
+    return profile
 
 
 def act_config(context: WorkerContext) -> ActConfig:

@@ -16,6 +16,8 @@ from sqlalchemy.orm import Session
 
 from services.db import Exchange, RoutingDecision, insert
 from services.llm import Completion
+from services.llm_health import record_outcome
+from services.llm_priority import ChatPriority
 from services.logs import request_context
 from services.metrics import Metrics
 from services.queues import (
@@ -67,14 +69,16 @@ def digest(context: WorkerContext, request: ChatRequest) -> None:
         # Counters and histograms are written in one round trip when the turn is over, not on its path.
         with context.metrics.deferred():
             started = time.monotonic()
-            understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
-            turn.mark("understanding_s", time.monotonic() - started)
-            turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic,
-                                             "mode": understanding.mode})
-            # One transaction: whatever ACT skills write, the exchange and its routing decision.
-            with context.sessions.begin() as session:
-                reply = generate(context, turn, understanding, session)  # step 5
-                exchange_id = store(session, turn, understanding, reply)  # step 6
+            # Background LLM work waits while this turn thinks and writes (services/llm_priority.py).
+            with ChatPriority(context.redis).chat_turn(request.request_id):
+                understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
+                turn.mark("understanding_s", time.monotonic() - started)
+                turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic,
+                                                 "mode": understanding.mode})
+                # One transaction: whatever ACT skills write, the exchange and its routing decision.
+                with context.sessions.begin() as session:
+                    reply = generate(context, turn, understanding, session)  # step 5
+                    exchange_id = store(session, turn, understanding, reply)  # step 6
             finish(context, turn, understanding, reply, exchange_id)  # step 7, then working memory and enrichment
 
 
@@ -119,7 +123,8 @@ def store(session: Session, turn: Turn, understanding: Understanding, reply: Rep
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,
             total_tokens=completion.total_tokens,
-            timings={**turn.timings, "received_at": request.received_at},
+            timings={**turn.timings, "received_at": request.received_at,
+                     **({"fallback_reason": completion.error} if reply.fallback and completion.error else {})},
             fallback=reply.fallback,
             session_id=understanding.session_id,
             embedding=understanding.embedding,
@@ -184,6 +189,9 @@ def finish(context: WorkerContext, turn: Turn, understanding: Understanding, rep
         },
         "recalled": understanding.recalled,
     }
+    if reply.fallback:
+        # A client can show this turn as a failure, not as an answer (the text is only an apology).
+        message.update(fallback=True, reason=reply.completion.error or "the LLM did not answer")
     confirm = reply.pending_confirmation()
     if confirm is not None:
         message["confirm"] = confirm
@@ -201,6 +209,8 @@ def finish(context: WorkerContext, turn: Turn, understanding: Understanding, rep
     context.metrics.observe("engram_reply_seconds", time.monotonic() - turn.started)
     if reply.fallback:
         context.metrics.inc("engram_llm_fallbacks_total")
+    if reply.fallback or reply.completion.total_tokens:  # turns without an LLM call say nothing about it
+        record_outcome(context.redis, not reply.fallback, reply.completion.error)
     # The topic label is made of the message's words, so it stays out of the INFO line.
     logger.info(
         "reply stored as exchange %s (%s)",

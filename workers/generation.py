@@ -12,9 +12,11 @@ from sqlalchemy.orm import Session
 from services.act.critic import awaits_confirmation, pending_confirmation
 from services.act.reply import act_reply
 from services.llm import Completion, generate_with_fallback
+from services.llm_profile import compact_messages
 from services.prompts import fenced
+from services.reply_guard import ScaffoldGuard
 from services.threads import history_text
-from workers.context import WorkerContext, act_config, memory_config
+from workers.context import WorkerContext, act_config, llm_profile, memory_config
 from workers.understanding import Understanding
 
 if TYPE_CHECKING:
@@ -99,7 +101,7 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
     if understanding.mode == "ACT" or awaits_confirmation(pending, turn.request.text, limits.critic.pending_ttl_s):
         deltas = DeltaPublisher(context, turn)
         act = act_reply(context, turn, understanding, session, deltas, on_retry=deltas.restart, config=limits,
-                        memory=memory_config(context))
+                        memory=memory_config(context), profile=llm_profile(context))
         deltas.flush()
         turn.mark("generation_s", time.monotonic() - started)
         return Reply(text=act.text, completion=act.completion, fallback=act.fallback, tool_trail=act.trail)
@@ -108,15 +110,26 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
     messages = build_messages(context, turn, understanding)
     deltas = DeltaPublisher(context, turn)
     role = MODE_PROMPTS.get(understanding.mode, "respond")
-    completion, fallback = generate_with_fallback(context.llm, role, messages, deltas, on_retry=deltas.restart)
+    guard = ScaffoldGuard if llm_profile(context).compact else None
+    completion, fallback = generate_with_fallback(context.llm, role, messages, deltas, on_retry=deltas.restart,
+                                                  guard=guard)
     deltas.flush()
     turn.mark("generation_s", time.monotonic() - started)
     return Reply(text=completion.text.strip(), completion=completion, fallback=fallback)
 
 
 def build_messages(context: WorkerContext, turn: Turn, understanding: Understanding) -> list[dict[str, str]]:
-    """System prompt of the mode (history rendered as text inside it) plus the user's message."""
+    """System prompt of the mode (history rendered as text inside it) plus the user's message.
+
+    Under the compact profile: a short, stable system prompt, the history as chat turns, the memory note.
+    """
     request = turn.request
+    profile = llm_profile(context)
+    if profile.compact:
+        system = context.prompts.render(profile.prompt(MODE_PROMPTS.get(understanding.mode, "respond")),
+                                        missing=understanding.signals.get("missing", "") or "the details needed")
+        return compact_messages(system, understanding.working_memory, understanding.context_text, request.text,
+                                profile.budgets)
     system = context.prompts.render(
         MODE_PROMPTS.get(understanding.mode, "respond"),
         history=history_text(understanding.working_memory),

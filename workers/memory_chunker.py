@@ -33,14 +33,16 @@ from services.memory.chunks import (
 from services.memory.config import MemoryConfig
 from services.memory.models import Fact
 from services.memory.search import prepare_vector_search
+from services.memory.small_output import SMALL_CHUNK_SCHEMA, chunk_from_small
 from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, memory_job_options
-from workers.context import WorkerContext, current_context, memory_config
+from workers.context import WorkerContext, current_context, llm_profile, memory_config
 
 logger = logging.getLogger(__name__)
 
 FAILURES_METRIC = "engram_memory_enrichment_failures_total"
 PROMPT = "memory-chunker"
 ROLE = "memory_chunker"
+SMALL_TEXT_CHARS = 600  # message and reply each, in the compact chunker prompt
 
 
 def run(exchange_id: int, attempt: int = 0) -> str:
@@ -57,8 +59,9 @@ def run(exchange_id: int, attempt: int = 0) -> str:
             return "exists"
         reindex_turn(embedder, exchange)
         messages = build_messages(context, session, exchange, config)
+        user_text = exchange.user_text
     try:
-        chunk, completion = ask_chunk(context, messages, config)
+        chunk, completion = ask_chunk(context, messages, config, user_text)
     except (LLMMalformedOutput, ChunkInvalid) as exc:
         return record_failure(context, exchange_id, "invalid_json", str(exc))
     except LLMError as exc:
@@ -91,16 +94,29 @@ def reindex_turn(embedder: Embedder, exchange: Exchange) -> None:
         exchange.embedding_model = embedder.model_id
 
 
-def ask_chunk(context: WorkerContext, messages: list[dict[str, Any]],
-              config: MemoryConfig) -> tuple[dict[str, Any], Completion]:
-    """The validated chunk (one corrective retry on a wrong shape)."""
+def ask_chunk(context: WorkerContext, messages: list[dict[str, Any]], config: MemoryConfig,
+              user_text: str = "") -> tuple[dict[str, Any], Completion]:
+    """The validated chunk (one corrective retry on a wrong shape); the small shape under the compact profile."""
+    if small_chunks(context):
+        return ask_validated(context.llm, ROLE, messages, SMALL_CHUNK_SCHEMA,
+                             lambda data: chunk_from_small(data, user_text))
     schema = CHUNK_SCHEMA if config.chunker.send_schema else None
     return ask_validated(context.llm, ROLE, messages, schema, validate_chunk)
+
+
+def small_chunks(context: WorkerContext) -> bool:
+    """The compact profile's smaller chunk and episode shapes (configs/profiles.toml small_chunk_schema)."""
+    profile = llm_profile(context)
+    return profile.compact and profile.budgets.small_chunk_schema
 
 
 def build_messages(context: WorkerContext, session: Session, exchange: Exchange,
                    config: MemoryConfig) -> list[dict[str, Any]]:
     """The chunker prompt with world state: time, earlier turns, related facts the person already told us."""
+    if small_chunks(context):  # the message and reply only: a small model copies whatever else it is shown
+        system = context.prompts.render(f"compact/{PROMPT}", user_text=_short(exchange.user_text),
+                                        reply=_short(exchange.reply or "(no reply)"))
+        return [{"role": "system", "content": system}, {"role": "user", "content": "The note as JSON."}]
     timezone = session.scalar(select(User.timezone).where(User.id == exchange.user_id)) or "UTC"
     when = exchange.occurred_at or exchange.created_at or dt.datetime.now(dt.UTC)
     system = context.prompts.render(
@@ -109,6 +125,11 @@ def build_messages(context: WorkerContext, session: Session, exchange: Exchange,
         known_facts=_known_facts(session, exchange, config.chunker.known_facts, config),
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": "Write the memory chunk as JSON."}]
+
+
+def _short(text: str, limit: int = SMALL_TEXT_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _earlier(session: Session, exchange: Exchange, count: int) -> str:

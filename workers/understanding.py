@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ from services.router import RoutingContext, RoutingDecision, apply_tiebreak, det
 from services.sessions import SESSION_IDLE_S, enqueue_episode, place_in_session, session_exchange_ids
 from services.threads import ThreadState, context_warmth, history_text
 from services.topics import GENERAL
-from workers.context import WorkerContext, act_config, memory_config
+from workers.context import WorkerContext, act_config, llm_profile, memory_config
 
 logger = logging.getLogger(__name__)
 
@@ -167,14 +167,19 @@ def recall_context(
 ) -> AssembledContext:
     """What the person's memory holds that bears on this message (working memory excluded: it is the history)."""
     recent_ids = [item["exchange_id"] for item in working_memory]
-    config = memory_config(context)
+    config, budget = memory_config(context), None
+    profile = llm_profile(context)
+    if profile.compact:
+        # A small model gets facts and episodes only: recalled turns read like a transcript it would copy.
+        config = replace(config, context=replace(config.context, max_exchanges=0))
+        budget = profile.budgets.memory_tokens
     # The message is embedded once: without a vector, recall runs on full text alone.
     embedder = context.embedder if embedding is not None else None
     with context.sessions.begin() as db:
         relaxed_commit(db)  # the only write is recall's access counts
         return assemble(
             db, embedder, request.user_id, request.text, query_embedding=embedding,
-            exclude_exchange_ids=recent_ids, config=config,
+            exclude_exchange_ids=recent_ids, config=config, budget_tokens=budget,
         )
 
 

@@ -12,7 +12,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -23,6 +23,7 @@ from services.act.compaction import Budget, PromptState, stage_one, stage_two
 from services.act.config import ActConfig, load_act_config
 from services.act.critic import PENDING_FIELD, Critic, live_pending, reply_kind
 from services.act.dispatcher import ActDispatcher, ActionResult
+from services.act.fastpath import FAST_PATH, plain_action
 from services.act.prompt import skills_text, step_messages, world_state
 from services.act.skills import associate, forget, goals, introspect, lists, memorize, recall, schedule
 from services.act.skills.base import SessionGate, Skill, SkillContext
@@ -76,16 +77,19 @@ def innate_dispatcher(config: ActConfig) -> ActDispatcher:
 
 def run_act_turn(context: Any, turn: ActTurn, understanding: Any, session: Session, *,
                  config: ActConfig | None = None, dispatcher: ActDispatcher | None = None,
-                 memory: MemoryConfig | None = None) -> ActOutcome:
+                 memory: MemoryConfig | None = None, fast_path: bool = False) -> ActOutcome:
     """Run the loop for one message; never raises for skill or LLM failures (they end up in the trail).
 
     Workers pass the configs they read once at start-up; without them the files are read here.
+    ``fast_path``: try services/act/fastpath.py's plain requests before asking the LLM to plan.
     """
     config = config or load_act_config(context.settings.configs_dir)
     memory = memory or load_memory_config(context.settings.configs_dir)
+    if fast_path:  # a small model: one planning step at most, and no tool schemas eating its window
+        config = replace(config, loop=replace(config.loop, max_iterations=1, native_tools=False))
     loop = ActLoop(context, turn, understanding, session, config, dispatcher or innate_dispatcher(config), memory)
     with statement_timeout(session, config.dispatch.action_timeout_s):
-        if not loop.answer_pending():
+        if not loop.answer_pending() and not (fast_path and loop.fast_step()):
             loop.run()
     return loop.outcome()
 
@@ -154,6 +158,17 @@ class ActLoop:
             self._act(step.calls)
             self.counters.iteration += 1
             self._steer()
+
+    def fast_step(self) -> bool:
+        """Run a plain list / reminder request without a planning step; False when the message is not one."""
+        plain = plain_action(self.request.text, self.understanding.signals, self.now, self.zone)
+        if plain is None:
+            return False
+        self._act([ToolCall(FAST_PATH, plain.skill, plain.arguments)])
+        for entry in self.trail:
+            entry[FAST_PATH] = True
+        self.reason = FAST_PATH
+        return True
 
     def _limit(self) -> str | None:
         limits = self.config.loop

@@ -87,10 +87,11 @@ def step_messages(prompts: Any, *, state: PromptState, skills: str, world: str, 
 
 
 def reply_messages(prompts: Any, *, state: PromptState, topic: str, user_message: str, instructions: str,
-                   reason: str, zone: tzinfo, zone_name: str, now: datetime) -> list[dict[str, str]]:
+                   reason: str, zone: tzinfo, zone_name: str, now: datetime,
+                   prompt: str = "act-reply") -> list[dict[str, str]]:
     """The prompt that turns the trail into the person's reply."""
     system = prompts.render(
-        "act-reply", instructions=instructions, topic=topic, current_state=state.current_state or "(nothing)",
+        prompt, instructions=instructions, topic=topic, current_state=state.current_state or "(nothing)",
         history=state.history, trail=fenced_trail(state.view), reason=reason, timezone=zone_name, tz=zone, now=now,
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user_message}]

@@ -18,12 +18,15 @@ from services.act import steering
 from services.act.compaction import entry_line
 from services.act.config import ActConfig
 from services.act.dispatcher import ActDispatcher
+from services.act.fastpath import FAST_PATH, plain_reply
 from services.act.loop import ActOutcome, ActTurn, run_act_turn
 from services.act.prompt import reply_messages
 from services.act.transaction import after_commit
 from services.act.when import zone_of
 from services.llm import Completion, generate_with_fallback
+from services.llm_profile import LLMProfile
 from services.memory.config import MemoryConfig
+from services.reply_guard import ScaffoldGuard
 
 INSTRUCTIONS = {
     "RESPOND": "Tell the person what you did or found.",
@@ -43,18 +46,23 @@ class ActReply:
 
 def act_reply(context: Any, turn: ActTurn, understanding: Any, session: Session, on_delta: Callable[[str], None],
               on_retry: Callable[[], None] | None = None, *, config: ActConfig | None = None,
-              memory: MemoryConfig | None = None, dispatcher: ActDispatcher | None = None) -> ActReply:
+              memory: MemoryConfig | None = None, dispatcher: ActDispatcher | None = None,
+              profile: LLMProfile | None = None) -> ActReply:
     """Run the ACT loop for the turn and generate its reply (streamed through ``on_delta``).
 
     ``dispatcher`` narrows the skills (background turns leave out ``schedule`` and ``goal``).
+    ``profile``: the compact one turns on the fast path, whose replies are written from the result.
     """
+    compact = profile is not None and profile.compact
+    fast = compact and profile is not None and profile.budgets.act_fast_path
     outcome = run_act_turn(context, turn, understanding, session, config=config, memory=memory,
-                           dispatcher=dispatcher)
-    if outcome.question is not None:
-        text, completion, fallback = outcome.question, empty_completion(), False
+                           dispatcher=dispatcher, fast_path=fast)
+    written = _fast_reply(outcome)
+    if outcome.question is not None or written is not None:
+        text, completion, fallback = outcome.question or written or "", empty_completion(), False
         on_delta(text)
     else:
-        completion, fallback = _generate(context, turn, understanding, outcome, on_delta, on_retry)
+        completion, fallback = _generate(context, turn, understanding, outcome, on_delta, on_retry, profile)
         text = completion.text.strip()
         if fallback:
             text = done_summary(outcome.trail) or text
@@ -68,16 +76,27 @@ def act_reply(context: Any, turn: ActTurn, understanding: Any, session: Session,
                     outcome.reply_mode)
 
 
-def _generate(context: Any, turn: ActTurn, understanding: Any, outcome: ActOutcome,
-              on_delta: Callable[[str], None], on_retry: Callable[[], None] | None) -> tuple[Completion, bool]:
+def _fast_reply(outcome: ActOutcome) -> str | None:
+    """The reply of a fast-path turn, built from the action's result (no LLM call)."""
+    if outcome.reason != FAST_PATH or outcome.question is not None:
+        return None
+    actions = [entry for entry in outcome.trail if entry.get("type") == "action"]
+    return plain_reply(actions[-1]) if actions else None
+
+
+def _generate(context: Any, turn: ActTurn, understanding: Any, outcome: ActOutcome, on_delta: Callable[[str], None],
+              on_retry: Callable[[], None] | None, profile: LLMProfile | None = None) -> tuple[Completion, bool]:
     mode = outcome.reply_mode
     instructions = INSTRUCTIONS[mode].format(missing=outcome.missing or "")
     user_message = turn.request.text + "".join(f"\n{later.text}" for later in outcome.steered)
+    compact = profile is not None and profile.compact
     messages = reply_messages(context.prompts, state=outcome.state, topic=understanding.topic,
                               user_message=user_message, instructions=instructions, reason=_reason_text(outcome),
-                              zone=zone_of(outcome.zone_name), zone_name=outcome.zone_name, now=outcome.now)
+                              zone=zone_of(outcome.zone_name), zone_name=outcome.zone_name, now=outcome.now,
+                              prompt="compact/act-reply" if compact else "act-reply")
     role = "clarify" if mode == "CLARIFY" else "respond"
-    return generate_with_fallback(context.llm, role, messages, on_delta, on_retry=on_retry)
+    return generate_with_fallback(context.llm, role, messages, on_delta, on_retry=on_retry,
+                                  guard=ScaffoldGuard if compact else None)
 
 
 def done_summary(trail: list[dict[str, Any]]) -> str:
@@ -107,7 +126,8 @@ def _reason_text(outcome: ActOutcome) -> str:
         "no_actions": "finished", "confirmed": "the person confirmed the pending action",
         "declined": "the person declined the pending action", "fatigue": "stopped: too many actions",
         "iteration_cap": "stopped at the step limit", "wall_clock": "stopped: out of time",
-        "llm_error": "stopped: the planning step failed", "context_full": "stopped: too much to keep track of",
+        "llm_error": "stopped: the planning step failed", FAST_PATH: "done",
+        "context_full": "stopped: too much to keep track of",
     }.get(outcome.reason, outcome.reason)
 
 

@@ -1,0 +1,100 @@
+"""The small-model profile (``configs/profiles.toml``): compact prompts and chat-shaped history.
+
+A 135M model copies whatever shape its prompt has and uses little of a long one. Under this
+profile a mode prompt is: a short system prompt that is the same on every turn (llama.cpp's
+prompt cache then reuses it, and the history after it, from one turn to the next), the recent
+turns as real user/assistant messages the model continues, the recalled memory as a short system
+note, then the message. Each part has its own budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from services.config_files import parse_section, read_toml
+from services.llm import RoleConfig, with_overrides
+from services.prompts import fenced
+from services.settings import Settings, SettingsError
+
+COMPACT_PROMPTS = "compact"  # prompts/compact/<name>.md
+MEMORY_NOTE = "Things you know about the person (use them only if they help):\n{memory}"
+
+
+@dataclass(frozen=True)
+class CompactBudgets:
+    history_exchanges: int = 6
+    history_chars: int = 3000
+    reply_chars: int = 360
+    memory_tokens: int = 200
+    act_fast_path: bool = True
+    small_chunk_schema: bool = True
+
+
+@dataclass(frozen=True)
+class LLMProfile:
+    name: str  # "compact" or "full"
+    budgets: CompactBudgets = CompactBudgets()
+    role_overrides: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def compact(self) -> bool:
+        return self.name == "compact"
+
+    def prompt(self, name: str) -> str:
+        """The prompt file to render for ``name`` under this profile."""
+        return f"{COMPACT_PROMPTS}/{name}" if self.compact else name
+
+    def roles(self, roles: dict[str, RoleConfig]) -> dict[str, RoleConfig]:
+        """Role settings with the profile's overrides applied."""
+        return with_overrides(roles, self.role_overrides, "profiles.toml") if self.compact else roles
+
+
+def load_profile(settings: Settings) -> LLMProfile:
+    """The profile the settings ask for ("auto" outside ``engram run``'s local model means full)."""
+    if not settings.compact_prompts:
+        return LLMProfile("full")
+    data = read_toml(Path(settings.configs_dir) / "profiles.toml") or {}
+    table = dict(data.get("compact") or {})
+    overrides = table.pop("roles", {})
+    if not isinstance(overrides, dict) or not all(isinstance(value, dict) for value in overrides.values()):
+        raise SettingsError("profiles.toml: [compact.roles.<role>] must be tables")
+    budgets = parse_section("profiles.toml", "compact", CompactBudgets(), table)
+    return LLMProfile("compact", budgets, overrides)
+
+
+def history_messages(working_memory: list[dict[str, Any]], budgets: CompactBudgets) -> list[dict[str, str]]:
+    """The last turns as user/assistant messages, newest kept first when the budget runs out."""
+    turns: list[list[dict[str, str]]] = []
+    left = budgets.history_chars
+    for item in reversed(working_memory[-budgets.history_exchanges:]):
+        user, reply = str(item.get("user") or "").strip(), _cut(str(item.get("reply") or ""), budgets.reply_chars)
+        size = len(user) + len(reply)
+        if not user or size > left:
+            break
+        left -= size
+        pair = [{"role": "user", "content": user}]
+        if reply:
+            pair.append({"role": "assistant", "content": reply})
+        turns.append(pair)
+    return [message for pair in reversed(turns) for message in pair]
+
+
+def compact_messages(system: str, working_memory: list[dict[str, Any]], memory_text: str, user_text: str,
+                     budgets: CompactBudgets) -> list[dict[str, str]]:
+    """System prompt, history as chat turns, the memory note, then the message (stable parts first)."""
+    messages = [{"role": "system", "content": system.strip()}, *history_messages(working_memory, budgets)]
+    memory = _cut(memory_text.strip(), budgets.memory_tokens * 4)
+    if memory:  # fenced like every mode prompt's memory: stored text is quoted data, never instructions
+        messages.append({"role": "system", "content": MEMORY_NOTE.format(memory=fenced("memory", memory))})
+    messages.append({"role": "user", "content": user_text})
+    return messages
+
+
+def _cut(text: str, limit: int) -> str:
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0].rstrip(",;:")
+    return cut + "…"

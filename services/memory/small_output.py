@@ -1,0 +1,92 @@
+"""Smaller JSON shapes for small models (the compact profile), turned into the full chunk and episode.
+
+SmolLM2-135M under the full chunk schema (six keys, nested fact objects, a 0–1 number) copied the
+prompt's example and ran out of tokens inside a string. These schemas ask only for what it can
+write — a sentence, a few fact sentences, an importance word — with string lengths and item
+counts bounded by the grammar so the object always closes. The rest of the full shape is
+derived here, and a fact whose words the person never said is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from services.act.text import grounding, truncate
+from services.memory.chunks import ChunkInvalid, validate_chunk
+from services.memory.episodes import validate_episode
+
+IMPORTANCE = {"low": 0.2, "medium": 0.5, "high": 0.8}
+MIN_FACT_GROUNDING = 0.6  # share of a fact's content words the person's message must contain
+MIN_GIST_GROUNDING = 0.3  # a gist paraphrases: some of its words must come from the message
+FACT_START = ("the user ", "user ")
+GIST_CHARS = 160
+NOT_A_FACT = re.compile(r"\b(?:asked|asks|wants to know|requested|wondered|said thanks)\b|\?", re.IGNORECASE)
+SMALL_FACT_CONFIDENCE = 0.7
+
+SMALL_CHUNK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "gist": {"type": "string", "minLength": 3, "maxLength": 160},
+        "facts": {"type": "array", "items": {"type": "string", "minLength": 8, "maxLength": 120}, "maxItems": 3},
+        "importance": {"type": "string", "enum": list(IMPORTANCE)},
+    },
+    "required": ["gist", "facts", "importance"],
+}
+
+SMALL_EPISODE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "title": {"type": "string", "minLength": 3, "maxLength": 60},
+        "summary": {"type": "string", "minLength": 10, "maxLength": 400},
+        "importance": {"type": "string", "enum": list(IMPORTANCE)},
+    },
+    "required": ["title", "summary", "importance"],
+}
+
+
+def chunk_from_small(data: Any, user_text: str) -> dict[str, Any]:
+    """The full chunk from a small one; facts not grounded in the person's message are dropped."""
+    if not isinstance(data, dict):
+        raise ChunkInvalid("a chunk must be a JSON object")
+    facts = data.get("facts") or []
+    if not isinstance(facts, list):
+        raise ChunkInvalid("facts must be a list of sentences")
+    grounded = list(dict.fromkeys(fact.strip() for fact in facts if _usable_fact(fact, user_text)))
+    gist = data.get("gist")
+    if not isinstance(gist, str) or grounding(gist, user_text) < MIN_GIST_GROUNDING:
+        # A small model sometimes writes a gist about something else entirely; the person's own words are
+        # a truer gist than that.
+        gist = f"The user said: {truncate(' '.join(user_text.split()), GIST_CHARS)}"
+    return validate_chunk({
+        "gists": [gist],
+        "facts": [{"text": fact, "speaker": "user", "confidence": SMALL_FACT_CONFIDENCE} for fact in grounded],
+        "entities": [],
+        "emotion": "neutral",
+        "salience": _importance(data),
+        "open_loops": [],
+    })
+
+
+def _usable_fact(fact: Any, user_text: str) -> bool:
+    """A sentence about the user, not about their question, made of words they said."""
+    if not isinstance(fact, str) or not fact.strip().lower().startswith(FACT_START) or NOT_A_FACT.search(fact):
+        return False
+    return grounding(fact.strip()[len("the user"):], user_text) >= MIN_FACT_GROUNDING
+
+
+def episode_from_small(data: Any) -> dict[str, Any]:
+    """The full episode from a small one (its summary's first sentence is the gist)."""
+    if not isinstance(data, dict):
+        raise ChunkInvalid("an episode must be a JSON object")
+    summary = data.get("summary") if isinstance(data.get("summary"), str) else ""
+    gist = summary.split(". ")[0].strip()
+    return validate_episode({"title": data.get("title"), "gist": gist, "summary": summary, "intent": "",
+                             "emotion": "", "outcome": "", "salience": _importance(data), "open_loops": []})
+
+
+def _importance(data: dict[str, Any]) -> float:
+    value = data.get("importance")
+    if value not in IMPORTANCE:
+        raise ChunkInvalid(f"importance must be one of {', '.join(IMPORTANCE)}, got {value!r}")
+    return IMPORTANCE[str(value)]

@@ -1,0 +1,109 @@
+"""A guard against replies that copy the prompt's scaffolding ("User: ...", "Chat history:", timestamps).
+
+Small models continue whatever shape the prompt has: given a labelled transcript they write the
+next "User:" line, or echo a heading. The guard sits between the stream and the client: a
+leading assistant label ("Engram:") is dropped, and the reply is cut (and generation stopped)
+at the first line that starts with another heading. A reply with nothing left is malformed, so
+the caller retries it like any other bad answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from services.errors import LLMMalformedOutput
+from services.llm_output import StopStream
+
+ASSISTANT_LABEL = re.compile(r"^\s*(?:[#*>]+\s*)?(?:engram|assistant|ai|bot)\s*:\s*", re.IGNORECASE)
+HEADING = re.compile(
+    r"^\s*(?:[#*>\-]+\s*)?(?:"
+    r"user|human|person|you|engram|assistant|system|"
+    r"chat history|history|the conversation so far|conversation(?: so far)?|earlier in this conversation|"
+    r"what you remember[^:\n]{0,40}|memory|memories|current topic|topic|current state|mode|today is[^:\n]{0,30}|"
+    r"world state|actions(?: so far)?(?: this turn)?[^:\n]{0,20}|skills|rules|how to answer|how to write it|"
+    r"instructions|answer format|the person's message|message"
+    r")\s*:",
+    re.IGNORECASE,
+)
+TIMESTAMP = re.compile(r"^\s*\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+FENCE = re.compile(r"^\s*</?\s*[a-z-]+\s*>", re.IGNORECASE)  # <memory>, </tool-results>: quoted prompt data
+# A line start is held back while it could still turn into a heading: short, no punctuation but
+# heading characters, no colon yet. Anything else is passed on at once (first-token time matters).
+MAYBE_HEADING = re.compile(r"^\s*[#*>\-\[]*\s*[A-Za-z' ]{0,34}$|^\s*\[?[\d\-T :]{0,19}$")
+
+
+def is_heading(line: str) -> bool:
+    """Whether a line starts like a prompt heading, a transcript label or a transcript timestamp."""
+    return any(pattern.match(line) is not None for pattern in (HEADING, TIMESTAMP, FENCE))
+
+
+def clean_reply(text: str) -> str:
+    """The reply without a leading assistant label and without anything from the first heading line on."""
+    kept: list[str] = []
+    for index, line in enumerate(text.split("\n")):
+        if index == 0 or not any(part.strip() for part in kept):
+            stripped = ASSISTANT_LABEL.sub("", line, count=1)
+            if stripped != line:
+                kept.append(stripped)
+                continue
+        if is_heading(line):
+            break
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
+class ScaffoldGuard:
+    """Wraps a delta callback; passes on only text that cannot be scaffolding, stops the stream at it."""
+
+    def __init__(self, on_delta: Callable[[str], None]) -> None:
+        self.on_delta = on_delta
+        self.reset()
+
+    def reset(self) -> None:
+        """Start over (before a retry)."""
+        self.raw = ""
+        self.sent = ""
+        self.cut = False
+
+    def __call__(self, chunk: str) -> None:
+        if self.cut:
+            raise StopStream("reply cut at a prompt heading")
+        self.raw += chunk
+        lines = self.raw.split("\n")
+        complete, current = lines[:-1], lines[-1]
+        safe = clean_reply("\n".join(complete)) if complete else ""
+        if complete and self._cut_inside(complete):
+            self._send_up_to(safe)
+            self.cut = True
+            raise StopStream("reply cut at a prompt heading")
+        if MAYBE_HEADING.match(current) and (current.strip() or not complete):
+            self._send_up_to(safe + ("\n" if complete and safe else ""))
+            return
+        if is_heading(current) and (complete or not ASSISTANT_LABEL.match(current)):
+            self._send_up_to(safe)
+            self.cut = True
+            raise StopStream("reply cut at a prompt heading")
+        self._send_up_to(clean_reply(self.raw) if not self.raw.endswith(" ") else clean_reply(self.raw) + " ")
+
+    def finish(self, text: str) -> str:
+        """The final reply text; ``LLMMalformedOutput`` when only scaffolding was written."""
+        cleaned = clean_reply(text)
+        if not cleaned:
+            raise LLMMalformedOutput("the reply only repeated the prompt's headings")
+        tail = cleaned[len(self.sent):] if cleaned.startswith(self.sent) else ""
+        if tail:
+            self.on_delta(tail)
+            self.sent += tail
+        return cleaned
+
+    def _cut_inside(self, lines: list[str]) -> bool:
+        for index, line in enumerate(lines):
+            if is_heading(line) and not (index == 0 and ASSISTANT_LABEL.match(line)):
+                return True
+        return False
+
+    def _send_up_to(self, text: str) -> None:
+        if text.startswith(self.sent) and len(text) > len(self.sent):
+            self.on_delta(text[len(self.sent):])
+            self.sent = text

@@ -1,0 +1,226 @@
+"""The small-model profile's pure parts: scaffold guard, ACT fast path, small JSON shapes, chat priority,
+LLM health evidence, the start-up check of the local server, and where `./data` lives."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import fakeredis
+import pytest
+
+from services.act.fastpath import plain_action, plain_reply
+from services.errors import LLMMalformedOutput
+from services.llm_health import llm_problem, record_exit, record_outcome
+from services.llm_output import StopStream
+from services.llm_priority import ChatPriority
+from services.llm_profile import CompactBudgets, compact_messages
+from services.local_llm import ServerProcess, check_local_llm
+from services.memory.chunks import ChunkInvalid
+from services.memory.small_output import chunk_from_small, episode_from_small
+from services.reply_guard import ScaffoldGuard, clean_reply
+from services.router_signals import RoutingContext, collect_signals
+from services.settings import Settings, SettingsError
+
+NOW = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
+
+
+# --- the scaffold guard -------------------------------------------------------------------------
+
+def test_clean_reply_drops_a_leading_label_and_everything_from_a_copied_heading() -> None:
+    assert clean_reply("Engram: Hello Dana!") == "Hello Dana!"
+    assert clean_reply("Nice to meet you.\nUser: what is my name?\nEngram: Dana") == "Nice to meet you."
+    assert clean_reply("Sure.\nChat history: 2023-07-24T22:59:18 User: hi") == "Sure."
+    assert clean_reply("2023-07-24T22:59:18 User: hello") == ""
+    assert clean_reply("Pixel is a lovely name: short and bright.") == "Pixel is a lovely name: short and bright."
+
+
+def streamed(chunks: list[str]) -> tuple[list[str], ScaffoldGuard, bool]:
+    sent: list[str] = []
+    guard = ScaffoldGuard(sent.append)
+    stopped = False
+    for chunk in chunks:
+        try:
+            guard(chunk)
+        except StopStream:
+            stopped = True
+            break
+    return sent, guard, stopped
+
+
+def test_the_guard_stops_the_stream_at_a_transcript_label_and_never_sends_it() -> None:
+    sent, guard, stopped = streamed(["Hello", " Dana!", "\n", "Us", "er:", " what", " next"])
+    assert stopped
+    assert "".join(sent).strip() == "Hello Dana!"
+    assert guard.finish("Hello Dana!\nUser: what") == "Hello Dana!"
+
+
+def test_the_guard_passes_ordinary_text_at_once() -> None:
+    sent, guard, stopped = streamed(["Hi", "!", " How", " are", " you?"])
+    assert not stopped
+    assert sent[0].startswith("Hi!")  # released as soon as it cannot be a heading
+    assert guard.finish("Hi! How are you?") == "Hi! How are you?"
+    assert "".join(sent) == "Hi! How are you?"
+
+
+def test_a_reply_made_only_of_scaffolding_is_malformed_so_it_is_retried() -> None:
+    sent, guard, stopped = streamed(["The conversation so far:", "\n", "User: hi"])
+    assert stopped and sent == []
+    with pytest.raises(LLMMalformedOutput):
+        guard.finish("The conversation so far:\nUser: hi")
+
+
+# --- compact messages ---------------------------------------------------------------------------
+
+def test_compact_messages_put_the_stable_prompt_first_and_history_as_chat_turns() -> None:
+    memory = [{"user": "My dog is Pixel", "reply": "Lovely name!"}, {"user": "thanks", "reply": "You're welcome."}]
+    messages = compact_messages("SYSTEM", memory, "- The user lives in Lisbon.", "What is my dog's name?",
+                                CompactBudgets())
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "system", "user"]
+    assert messages[0]["content"] == "SYSTEM" and messages[1]["content"] == "My dog is Pixel"
+    assert "Lisbon" in messages[-2]["content"] and messages[-1]["content"] == "What is my dog's name?"
+    assert not any("User:" in m["content"] for m in messages)
+
+
+def test_compact_history_keeps_the_newest_turns_within_its_budget() -> None:
+    memory = [{"user": f"message {n} " + "x" * 300, "reply": "ok"} for n in range(10)]
+    budgets = CompactBudgets(history_exchanges=6, history_chars=1000)
+    messages = compact_messages("S", memory, "", "now", budgets)
+    users = [m["content"] for m in messages if m["role"] == "user"][:-1]
+    assert len(users) == 3 and users[-1].startswith("message 9")
+
+
+# --- the ACT fast path --------------------------------------------------------------------------
+
+def fast(text: str):  # type: ignore[no-untyped-def]
+    return plain_action(text, collect_signals(RoutingContext(text=text)), NOW, UTC)
+
+
+def test_plain_list_and_reminder_requests_become_one_action() -> None:
+    assert fast("Add milk and eggs to my shopping list").arguments == {
+        "operation": "add", "name": "shopping", "items": ["milk", "eggs"]}
+    assert fast("What's on my shopping list?").arguments == {"operation": "view", "name": "shopping"}
+    reminder = fast("Remind me tomorrow at 9 to call the dentist")
+    assert reminder.skill == "schedule"
+    assert reminder.arguments["text"] == "call the dentist" and reminder.arguments["due"] == "tomorrow at 9"
+    assert fast("Remind me to call mum on friday at 6pm").arguments["due"] == "on friday at 6pm"
+
+
+def test_a_question_routed_to_act_reads_memory_with_its_own_words() -> None:
+    assert fast("What is my dog's name?").arguments == {"query": "What is my dog's name?"}
+
+
+def test_requests_that_need_judgement_are_left_to_the_model() -> None:
+    assert fast("Remind me to call the dentist") is None  # no time: CLARIFY must ask
+    assert fast("Schedule it.") is None
+    assert fast("I love shopping lists, tell me why people use them") is None
+
+
+def test_the_fast_reply_is_written_from_the_result() -> None:
+    added = {"type": "action", "skill": "list", "ok": True, "arguments": {"operation": "add", "name": "shopping"},
+             "result": {"list": "shopping", "added": ["milk", "eggs"], "already_there": [],
+                        "items": [{"text": "milk", "checked": False}, {"text": "eggs", "checked": False}]}}
+    assert plain_reply(added) == "Added milk and eggs to your shopping list. It now has: milk and eggs."
+    missing = {"type": "action", "skill": "list", "ok": False, "arguments": {"operation": "view", "name": "packing"},
+               "error": {"code": "not_found", "lists": ["shopping"]}}
+    assert "don't have a packing list" in plain_reply(missing)
+
+
+# --- small JSON shapes --------------------------------------------------------------------------
+
+def test_a_small_chunk_keeps_only_facts_the_person_said() -> None:
+    chunk = chunk_from_small({"gist": "Dana said she lives in Lisbon with her dog Pixel.",
+                              "facts": ["The user lives in Lisbon.", "The user lives in Berlin.",
+                                        "The user asked about dogs.", "Paris is the capital of France."],
+                              "importance": "high"}, "My name is Dana, I live in Lisbon, I have a dog called Pixel")
+    assert [fact["text"] for fact in chunk["facts"]] == ["The user lives in Lisbon."]
+    assert chunk["facts"][0]["speaker"] == "user" and chunk["salience"] == 0.8
+
+
+def test_a_gist_about_something_else_is_replaced_by_the_persons_words() -> None:
+    chunk = chunk_from_small({"gist": "The user lives in Berlin.", "facts": [], "importance": "low"}, "thanks a lot")
+    assert chunk["gists"] == ["The user said: thanks a lot"]
+
+
+def test_small_shapes_with_a_wrong_importance_are_invalid() -> None:
+    with pytest.raises(ChunkInvalid):
+        chunk_from_small({"gist": "hi", "facts": [], "importance": "huge"}, "hi")
+    episode = episode_from_small({"title": "Dentist and shopping", "summary": "Dana set a reminder. She shopped.",
+                                  "importance": "medium"})
+    assert episode["gist"] == "Dana set a reminder" and episode["salience"] == 0.5
+
+
+# --- chat priority and LLM health ---------------------------------------------------------------
+
+def test_background_llm_calls_wait_while_a_chat_turn_generates() -> None:
+    connection = fakeredis.FakeRedis()
+    priority = ChatPriority(connection)
+    with priority.chat_turn("req-1"):
+        waiter = threading.Thread(target=priority.wait_for_chat, args=("memory_chunker",))
+        waiter.start()
+        time.sleep(0.3)
+        assert waiter.is_alive()  # still waiting: the chat turn is generating
+    waiter.join(timeout=2)
+    assert not waiter.is_alive()
+
+
+def test_a_stale_chat_mark_does_not_block_housekeeping() -> None:
+    connection = fakeredis.FakeRedis()
+    clock = [1000.0]
+    priority = ChatPriority(connection, clock=lambda: clock[0])
+    with priority.chat_turn("crashed-worker"):
+        clock[0] += 500  # the mark expired: its worker died without clearing it
+        assert priority.chats_in_flight() == 0
+
+
+def test_health_reports_a_crashed_llm_until_a_turn_is_answered_again() -> None:
+    connection = fakeredis.FakeRedis()
+    assert llm_problem(connection, ("llm",)) is None
+    record_exit(connection, "llm", -11, now=100.0)
+    problem = llm_problem(connection, ("llm",), now=110.0)
+    assert problem is not None and "SIGSEGV" in problem
+    record_outcome(connection, True, now=120.0)
+    assert llm_problem(connection, ("llm",), now=130.0) is None
+    record_outcome(connection, False, "LLMUnavailable: HTTP 500", now=140.0)
+    assert "HTTP 500" in (llm_problem(connection, ("llm",), now=150.0) or "")
+    assert llm_problem(connection, ("llm",), now=1000.0) is None  # old news after a while
+
+
+def test_the_start_check_names_a_server_that_crashes() -> None:
+    crashing = subprocess.Popen([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"])
+    crashing.wait(timeout=30)
+    problem = check_local_llm(ServerProcess("llm", "http://127.0.0.1:9/v1", crashing), timeout=10)
+    assert problem is not None and "SIGSEGV" in problem and "make install-local" in problem
+
+
+# --- settings -----------------------------------------------------------------------------------
+
+def test_data_lives_under_the_working_directory_unless_overridden(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert Settings.from_env({}).data_dir == tmp_path / "data"
+    assert Settings.from_env({"ENGRAM_DATA_DIR": "/srv/engram"}).data_dir == Path("/srv/engram")
+
+
+def test_the_llm_profile_setting_is_checked() -> None:
+    assert Settings.from_env({"ENGRAM_LLM_PROFILE": "compact"}).compact_prompts
+    assert not Settings.from_env({}).compact_prompts
+    with pytest.raises(SettingsError, match="ENGRAM_LLM_PROFILE"):
+        Settings.from_env({"ENGRAM_LLM_PROFILE": "tiny"})
+
+
+def test_housekeeping_roles_run_at_a_lower_cpu_priority(tmp_path: Path) -> None:
+    from services.supervisor import Role, Supervisor
+
+    out = tmp_path / "nice"
+    code = f"import os; open({str(out)!r}, 'w').write(str(os.nice(0)))"
+    supervisor = Supervisor([Role("chunker", [sys.executable, "-c", code], {}, heartbeat=False, nice=10)],
+                            redis_client=None, hung_after_s=60)
+    supervisor.start()
+    supervisor.children["chunker"].process.wait(timeout=30)
+    assert int(out.read_text()) >= 10 + os.nice(0)
