@@ -13,7 +13,7 @@ import datetime as dt
 import logging
 from typing import Any
 
-from rq import Queue
+from rq import Queue, get_current_job
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -33,7 +33,7 @@ from services.memory.chunks import (
 from services.memory.config import MemoryConfig
 from services.memory.models import Fact
 from services.memory.search import prepare_vector_search
-from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, memory_job_options
+from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, job_owner, memory_job_options, owner_meta
 from workers.context import WorkerContext, current_context, memory_config
 
 logger = logging.getLogger(__name__)
@@ -152,9 +152,10 @@ def reschedule(context: WorkerContext, queue_name: str, func_path: str, key: Any
     if attempt >= len(backoff_s):
         return False
     delay = dt.timedelta(seconds=backoff_s[attempt])
+    running = get_current_job()  # the later attempt works for the same user as this one
     Queue(queue_name, connection=context.redis).enqueue_in(
         delay, func_path, args=(key, attempt + 1), kwargs=kwargs, job_id=f"{job_prefix}-retry{attempt + 1}",
-        **memory_job_options())
+        meta=owner_meta(job_owner(running.meta if running is not None else None)), **memory_job_options())
     logger.info("%s %s: attempt %d, running again in %s", func_path, key, attempt + 1, delay)
     return True
 
