@@ -160,7 +160,7 @@ def edit_fact(fact_id: int) -> Response:
             new_id = fact.id
         result = fact_store.fact_to_dict(fact)
     if new_id is not None:
-        enqueue_embedding(_deps().redis, "fact", new_id)
+        enqueue_embedding(_deps().redis, "fact", new_id, current_user())
     return jsonify(result)
 
 
@@ -221,7 +221,7 @@ def edit_episode(episode_id: int) -> Response:
         session.flush()
         result = episode_store.episode_to_dict(episode)
     if reembed:
-        enqueue_embedding(_deps().redis, "episode", episode_id)
+        enqueue_embedding(_deps().redis, "episode", episode_id, current_user())
     return jsonify(result)
 
 

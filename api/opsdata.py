@@ -25,18 +25,24 @@ bp = Blueprint("ops_data", __name__, url_prefix="/ops")
 @bp.get("/queues")
 def queues() -> Response:
     """Queue counts from RQ's registries, the workers, and the most recent failed jobs."""
-    current_user()
+    user_id = current_user()
     connection = current_app.extensions["engram"].redis
     return jsonify({"queues": queue_stats(connection), "workers": workers(connection),
-                    "failed_jobs": failed_jobs(connection)})
+                    "failed_jobs": failed_jobs(connection, user_id)})
 
 
 @bp.post("/jobs/<job_id>/retry")
 def retry(job_id: str) -> Response:
-    """Requeue one failed job; 404 when it is not (or no longer) in a failed registry."""
+    """Requeue one failed job of the caller's; 404 when it is not (or no longer) failed, or is another user's.
+
+    A job enqueued for a person (chat digest, memory enrichment, episodes, embeddings, goal pursuits)
+    carries its owner and only that user may retry it; a job owned by no user (periodic service
+    runs, jobs enqueued by hand) is an operator job any authenticated caller may retry, since the
+    ops page has no admin role and jobs are idempotent (see ``services/jobs.py``).
+    """
     user_id = current_user()
     try:
-        queue = retry_failed(current_app.extensions["engram"].redis, job_id)
+        queue = retry_failed(current_app.extensions["engram"].redis, job_id, user_id)
     except NotFailed:
         raise NotFound(f"no failed job {job_id!r}") from None
     logger.info("failed job %s requeued on %s by %s", job_id, queue, user_id, extra={"job_id": job_id})

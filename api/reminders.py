@@ -73,17 +73,18 @@ def _owned_or_404(session: Any, item_id: int) -> Any:
     return item
 
 
-@bp.get("/reminders/<int:item_id>")
+@bp.get("/reminders/<row_id:item_id>")
 def get_reminder(item_id: int) -> Response:
     with _sessions()() as session:
         return jsonify(store.to_dict(_owned_or_404(session, item_id)))
 
 
-@bp.patch("/reminders/<int:item_id>")
+@bp.patch("/reminders/<row_id:item_id>")
 def edit_reminder(item_id: int) -> Response:
-    body = _body(PATCH_FIELDS)
     with _sessions().begin() as session:
+        # Whose row first: another user's id is a 404 whatever the body says, exactly like a missing one.
         item = _owned_or_404(session, item_id)
+        body = _body(PATCH_FIELDS)
         try:
             store.update_item(item, body, _now())
         except store.ReminderInvalid as exc:
@@ -92,7 +93,7 @@ def edit_reminder(item_id: int) -> Response:
         return jsonify(store.to_dict(item))
 
 
-@bp.delete("/reminders/<int:item_id>")
+@bp.delete("/reminders/<row_id:item_id>")
 def delete_reminder(item_id: int) -> Response:
     with _sessions().begin() as session:
         session.delete(_owned_or_404(session, item_id))

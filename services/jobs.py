@@ -2,6 +2,14 @@
 
 The ops page and ``/metrics`` read these; nothing here keeps its own bookkeeping, so the
 numbers are exactly what RQ will act on.
+
+Who sees and retries a failed job: every job done for a person carries its owner in RQ
+``meta`` (``services.queues.owner_meta``) and is listed and retryable for that user only.
+Jobs owned by no user (periodic service runs, which the scheduler enqueues, and anything
+enqueued by hand) are operator jobs: any authenticated caller may see and retry them. There is
+no admin role, the ops page is every token holder's, such a job carries no user's text in its
+listing, and jobs are idempotent, so a retry by anyone redoes exactly the intended work.
+Without configured tokens there is a single local user, who owns every user job anyway.
 """
 
 from __future__ import annotations
@@ -14,9 +22,10 @@ from rq import Queue, Worker
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
-from services.queues import ALL_QUEUES
+from services.queues import ALL_QUEUES, job_owner
 
 FAILED_SHOWN = 20
+FAILED_SCANNED = 1000  # per queue, at most, looking for the caller's own failed jobs
 EXC_CHARS = 400
 
 
@@ -64,15 +73,27 @@ def worker_counts(connection: redis.Redis) -> dict[str, int]:
     return counts
 
 
-def failed_jobs(connection: redis.Redis, limit: int = FAILED_SHOWN) -> list[dict[str, Any]]:
-    """The most recent failed jobs across queues, newest first, with the last line of their error."""
+def visible_to(job: Job, user_id: str) -> bool:
+    """Whether ``user_id`` may see and retry the job: their own, or an operator job (no owner)."""
+    owner = job_owner(job.meta)
+    return owner is None or owner == user_id
+
+
+def failed_jobs(connection: redis.Redis, user_id: str, limit: int = FAILED_SHOWN) -> list[dict[str, Any]]:
+    """The most recent failed jobs ``user_id`` may see, across queues, newest first, with their error's last line."""
     found = []
     for name in ALL_QUEUES:
         registry = Queue(name, connection=connection).failed_job_registry
-        for job_id in registry.get_job_ids(0, limit - 1, desc=True):
-            job = Job.fetch(job_id, connection=connection) if Job.exists(job_id, connection=connection) else None
-            if job is not None:
-                found.append(_failed_dict(name, job))
+        shown = 0
+        # Others' jobs are skipped, so read the registry a page at a time until ``limit`` are visible.
+        for start in range(0, FAILED_SCANNED, limit):
+            job_ids = registry.get_job_ids(start, start + limit - 1, desc=True)
+            for job in Job.fetch_many(job_ids, connection=connection):
+                if job is not None and visible_to(job, user_id) and shown < limit:
+                    found.append(_failed_dict(name, job))
+                    shown += 1
+            if shown >= limit or len(job_ids) < limit:
+                break
     found.sort(key=lambda item: item["ended_at"] or "", reverse=True)
     return found[:limit]
 
@@ -92,16 +113,22 @@ def _failed_dict(queue: str, job: Job) -> dict[str, Any]:
 
 
 class NotFailed(LookupError):
-    """The job is not in any queue's failed registry (unknown, expired, or already retried)."""
+    """The job is not in any queue's failed registry (unknown, expired, already retried) or is another user's."""
 
 
-def retry_failed(connection: redis.Redis, job_id: str) -> str:
-    """Put a failed job back on its queue; returns the queue name."""
+def retry_failed(connection: redis.Redis, job_id: str, user_id: str) -> str:
+    """Put ``user_id``'s (or an operator's) failed job back on its queue; returns the queue name."""
     for name in ALL_QUEUES:
         registry = Queue(name, connection=connection).failed_job_registry
         if job_id in registry:
             try:
-                registry.requeue(job_id)
+                job = Job.fetch(job_id, connection=connection)
+            except NoSuchJobError:
+                break
+            if not visible_to(job, user_id):
+                break  # answered exactly like a missing job: no hint that the id exists
+            try:
+                registry.requeue(job)
             except NoSuchJobError:
                 break
             return name

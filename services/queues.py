@@ -40,6 +40,9 @@ REQUEST_KEY = "chat:request:%s"  # the request payload, read by the digest job
 PENDING_KEY = "thread:pending:%s"  # request ids of a thread in arrival order
 LEASE_KEY = "thread:lease:%s"  # who is processing the thread right now
 ATTEMPTS_KEY = "chat:attempts:%s"
+# The RQ ``meta`` key naming the user a job works for: the ops page shows and retries a failed job
+# only for its owner (see services/jobs.py). Periodic service runs have none: they are operator jobs.
+OWNER_META_KEY = "user_id"
 
 # Compare-and-delete / compare-and-extend so a worker never releases someone else's lease.
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
@@ -90,6 +93,7 @@ def submit_chat(connection: redis.Redis, request: ChatRequest, *, ttl_s: int, ti
         retry=Retry(max=retries, interval=[1, 5, 15][:retries] or None) if retries else None,
         on_failure=Callback("workers.digest.on_failure"),
         description=f"digest {request.request_id}",
+        meta=owner_meta(request.user_id),
         pipeline=pipe,
     )
     pipe.execute()
@@ -107,6 +111,20 @@ def enqueue(
             return None
     job = q.enqueue(func_path, *args, job_id=job_id, **options)
     return str(job.id)
+
+
+def owner_meta(user_id: str | None, **extra: Any) -> dict[str, Any]:
+    """RQ ``meta`` for a job done on behalf of ``user_id`` (None: an operator job, owned by no user)."""
+    meta = dict(extra)
+    if user_id is not None:
+        meta[OWNER_META_KEY] = user_id
+    return meta
+
+
+def job_owner(meta: dict[str, Any] | None) -> str | None:
+    """The user a job was enqueued for, from its RQ ``meta``; None for operator jobs."""
+    owner = (meta or {}).get(OWNER_META_KEY)
+    return owner if isinstance(owner, str) else None
 
 
 def load_request(connection: redis.Redis, request_id: str) -> ChatRequest | None:

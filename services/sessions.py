@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.db import ConversationSession, Exchange
-from services.queues import EPISODE_JOB, EPISODIC_QUEUE, enqueue, memory_job_options
+from services.queues import EPISODE_JOB, EPISODIC_QUEUE, enqueue, memory_job_options, owner_meta
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +64,8 @@ def session_exchange_ids(db: Session, session_id: str) -> list[int]:
     return list(db.scalars(select(Exchange.id).where(Exchange.session_id == session_id).order_by(Exchange.id)))
 
 
-def enqueue_episode(connection: redis.Redis, session_id: str, exchange_ids: list[int]) -> str | None:
-    """Queue the episode of a closed session (once: the job id is the session's)."""
+def enqueue_episode(connection: redis.Redis, session_id: str, exchange_ids: list[int], user_id: str) -> str | None:
+    """Queue the episode of ``user_id``'s closed session (once: the job id is the session's)."""
     job_id = enqueue(
         connection,
         EPISODIC_QUEUE,
@@ -73,7 +73,7 @@ def enqueue_episode(connection: redis.Redis, session_id: str, exchange_ids: list
         session_id,
         job_id=f"episode-{session_id}",
         description=f"episode of session {session_id} ({len(exchange_ids)} exchanges: {exchange_ids[:50]})",
-        meta={"exchange_ids": exchange_ids},
+        meta=owner_meta(user_id, exchange_ids=exchange_ids),
         **memory_job_options(),
     )
     if job_id:
@@ -88,16 +88,17 @@ def close_quiet_sessions(
     now = now or dt.datetime.now(dt.UTC)
     cutoff = now - dt.timedelta(seconds=idle_after_s)
     with sessions.begin() as db:
-        closed = list(
-            db.scalars(
+        closed = [
+            (row.id, row.user_id)
+            for row in db.execute(
                 update(ConversationSession)
                 .where(ConversationSession.ended_at.is_(None), ConversationSession.last_active_at < cutoff)
                 .values(ended_at=now, close_reason="inactivity")
-                .returning(ConversationSession.id)
+                .returning(ConversationSession.id, ConversationSession.user_id)
             )
-        )
-        exchange_ids = {session_id: session_exchange_ids(db, session_id) for session_id in closed}
-    for session_id in closed:
+        ]
+        exchange_ids = {session_id: session_exchange_ids(db, session_id) for session_id, _ in closed}
+    for session_id, user_id in closed:
         if exchange_ids[session_id]:
-            enqueue_episode(connection, session_id, exchange_ids[session_id])
-    return closed
+            enqueue_episode(connection, session_id, exchange_ids[session_id], user_id)
+    return [session_id for session_id, _ in closed]

@@ -14,7 +14,7 @@ from services.memory.models import Episode, MemoryChunk
 from services.memory.recall import recall
 from services.periodic import experience, expiry, goals
 from services.periodic.contract import ServiceCall
-from services.queues import BACKGROUND_QUEUE, EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE
+from services.queues import BACKGROUND_QUEUE, EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE, job_owner
 from services.streams import EventLog, user_channel
 from services.threads import ACTIVE_THREADS_KEY, CURRENT_THREAD_KEY, STATE_KEY, WORKING_MEMORY_KEY
 from tests.fake_llm import Json, Reply, ToolCalls
@@ -139,6 +139,8 @@ def test_due_goals_are_queued_one_job_each_never_on_the_prompt_queue(worker_cont
     result = goals.run(call(worker_context, "goals", min_interval_s=6 * 3600))
     assert result.details == {"active": 2, "due": 1, "queued": 1}
     assert job_ids(real_redis, BACKGROUND_QUEUE) == [f"goal-{fresh}"] and job_ids(real_redis, PROMPT_QUEUE) == []
+    pursuit = Queue(BACKGROUND_QUEUE, connection=real_redis).fetch_job(f"goal-{fresh}")
+    assert job_owner(pursuit.meta) == "alice"  # alice's to see and retry on the ops page
     assert goals.run(call(worker_context, "goals", min_interval_s=6 * 3600)).details["queued"] == 0  # one at a time
     later = goals.run(call(worker_context, "goals", T + dt.timedelta(hours=6), min_interval_s=6 * 3600))
     assert later.details["due"] == 2 and recent

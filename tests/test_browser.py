@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from services.db import User, insert, sqlalchemy_url
 from services.memory.models import Fact
+from services.queues import owner_meta
 from services.streams import EventLog, user_channel
 from tests.browser import (
     MARKDOWN_CASES,
@@ -280,7 +281,7 @@ def test_the_ops_page_shows_live_numbers_and_retries_a_failed_job(page, llm: Fak
     from rq import Queue
 
     Queue("background-queue", connection=redis.Redis.from_url(system.urls()[0])).enqueue(
-        "json.loads", "this is not json", job_id="browser-broken-job")
+        "json.loads", "this is not json", job_id="browser-broken-job", meta=owner_meta(USER))  # the user's own job
     page.goto("/ops")
     page.wait_for_selector("#health-status .ok")
     page.wait_for_selector("#modes td")
@@ -301,7 +302,9 @@ def test_the_ops_page_shows_live_numbers_and_retries_a_failed_job(page, llm: Fak
     page.screenshot(path=str(SHOTS / "ops_overview.png"), full_page=True)
     retry.click()
     page.locator(".toast", has_text="back on background-queue").wait_for()
-    assert page.locator("#services-panel").is_hidden()  # /ops/services does not exist on this build
+    # The periodic services with their schedules (the shipped reminders service runs every minute).
+    page.locator("#services td", has_text="every 60s").first.wait_for()
+    assert page.locator("#services-panel").is_visible() and "reminders" in page.inner_text("#services")
 
 
 def test_a_reply_with_script_tags_stays_text(page, llm: FakeLLM) -> None:

@@ -56,6 +56,11 @@ def test_chat_streams_every_event_and_stores_the_exchange(client, run_jobs, fake
         f"chunk-{row.id}"
     )
     assert chunk_job is not None and chunk_job.args == (row.id,)
+    digest_job = Queue("prompt-queue", connection=client.application.extensions["engram"].redis).fetch_job(
+        f"digest-{request_id}"
+    )
+    # Both are the person's own: only they see and retry them on the ops page.
+    assert chunk_job.meta["user_id"] == digest_job.meta["user_id"] == row.user_id
 
 
 def test_reconnect_with_last_event_id_replays_the_rest(client, run_jobs, fake_llm):

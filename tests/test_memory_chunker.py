@@ -17,7 +17,7 @@ from services.memory.chunks import ChunkInvalid, validate_chunk
 from services.memory.config import MemoryConfig
 from services.memory.models import Fact, MemoryChunk
 from services.metrics import COUNTERS_KEY
-from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, MEMORY_JOB_TIMEOUT_S
+from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, MEMORY_JOB_TIMEOUT_S, job_owner
 from tests.fake_llm import Error, Garbage, Json, Reply
 from tests.memory_builders import create_crowding_facts, create_exchange, unit_vector
 
@@ -171,3 +171,4 @@ def test_a_rescheduled_chunk_job_gets_the_memory_job_options(chunker, fake_llm, 
     assert chunker.run(exchange_id) == "retrying"
     job = Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).fetch_job(f"chunk-{exchange_id}-retry1")
     assert job.func_name == CHUNKER_JOB and job.timeout == MEMORY_JOB_TIMEOUT_S
+    assert job_owner(job.meta) == "alice"  # the later attempt is still alice's job on the ops page

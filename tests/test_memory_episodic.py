@@ -16,7 +16,7 @@ from services.db import ConversationSession, Exchange
 from services.embeddings import HashEmbedder
 from services.memory.config import EpisodicConfig, MemoryConfig
 from services.memory.models import Episode, Fact, MemoryChunk
-from services.queues import EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE, enqueue
+from services.queues import EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE, enqueue, job_owner
 from tests.fake_llm import Garbage, Json, Reply
 from tests.memory_builders import create_exchange, create_session
 
@@ -57,6 +57,8 @@ def test_waits_for_missing_chunks_with_backoff(episodic, db_engine, real_redis, 
     assert episodic.run(session_id) == "waiting"
     registry = Queue(EPISODIC_QUEUE, connection=real_redis).scheduled_job_registry
     assert registry.get_job_ids() == [f"episode-{session_id}-retry1"]
+    later = Queue(EPISODIC_QUEUE, connection=real_redis).fetch_job(f"episode-{session_id}-retry1")
+    assert job_owner(later.meta) == "alice"
     assert fake_llm.requests == []  # no LLM call while waiting
     with Session(db_engine) as session:
         assert session.scalars(select(Episode)).all() == []

@@ -7,19 +7,20 @@ from dataclasses import replace
 import pytest
 from rq import Queue, SimpleWorker
 
-from services.queues import ALL_QUEUES, BACKGROUND_QUEUE, PROMPT_QUEUE
+from services.queues import ALL_QUEUES, BACKGROUND_QUEUE, PROMPT_QUEUE, job_owner, owner_meta
 from tests.fake_llm import Reply
 
 pytestmark = pytest.mark.integration
 
 TOKEN = "ops-token-12345"
+BOB_TOKEN = "bob-ops-token-678"
 
 
 @pytest.fixture
 def secured(settings, db_engine, real_redis):  # type: ignore[no-untyped-def]
     from api import WebDeps, create_app
 
-    secure = replace(settings, api_tokens={TOKEN: "alice"})
+    secure = replace(settings, api_tokens={TOKEN: "alice", BOB_TOKEN: "bob"})
     deps = WebDeps.build(secure)
     app = create_app(secure, deps)
     yield app.test_client()
@@ -28,11 +29,13 @@ def secured(settings, db_engine, real_redis):  # type: ignore[no-untyped-def]
 
 
 HEADERS = {"Authorization": f"Bearer {TOKEN}"}
+BOB = {"Authorization": f"Bearer {BOB_TOKEN}"}
 
 
-def fail_one_job(connection) -> str:  # type: ignore[no-untyped-def]
+def fail_one_job(connection, owner: str | None = None, job_id: str = "ops-broken-job") -> str:  # type: ignore[no-untyped-def]
+    """A failed job; ``owner`` None makes it an operator job (like a periodic service run)."""
     queue = Queue(BACKGROUND_QUEUE, connection=connection)
-    job = queue.enqueue("json.loads", "not json", job_id="ops-broken-job")
+    job = queue.enqueue("json.loads", "not json", job_id=job_id, meta=owner_meta(owner))
     SimpleWorker([queue], connection=connection).work(burst=True, with_scheduler=False)
     return job.id
 
@@ -61,6 +64,28 @@ def test_retry_puts_a_failed_job_back_once(secured, real_redis):
     again = secured.post(f"/ops/jobs/{job_id}/retry", headers=HEADERS)
     assert again.status_code == 404 and again.json["error"]["code"] == "not_found"
     assert queue.job_ids == [job_id]  # not queued twice
+
+
+def test_a_users_failed_job_is_listed_and_retried_for_that_user_only(secured, real_redis):
+    bobs = fail_one_job(real_redis, owner="bob", job_id="bob-broken-job")
+    operator = fail_one_job(real_redis)  # owned by no user: anyone with a token may retry it
+    assert {job["id"] for job in secured.get("/ops/queues", headers=HEADERS).json["failed_jobs"]} == {operator}
+    assert {job["id"] for job in secured.get("/ops/queues", headers=BOB).json["failed_jobs"]} == {bobs, operator}
+    refused = secured.post(f"/ops/jobs/{bobs}/retry", headers=HEADERS)
+    assert refused.status_code == 404 and refused.json["error"]["code"] == "not_found"  # as if it did not exist
+    queue = Queue(BACKGROUND_QUEUE, connection=real_redis)
+    assert bobs in queue.failed_job_registry and queue.job_ids == []
+    assert secured.post(f"/ops/jobs/{bobs}/retry", headers=BOB).json == {"requeued": bobs, "queue": BACKGROUND_QUEUE}
+    assert secured.post(f"/ops/jobs/{operator}/retry", headers=HEADERS).status_code == 200
+    assert queue.job_ids == [bobs, operator] and queue.failed_job_registry.count == 0
+
+
+def test_a_chats_digest_job_belongs_to_its_user(secured, real_redis):
+    response = secured.post("/chat", json={"text": "hello"}, headers=BOB, buffered=False)
+    assert response.status_code == 200
+    job = Queue(PROMPT_QUEUE, connection=real_redis).fetch_job(f"digest-{response.headers['X-Request-ID']}")
+    response.close()
+    assert job is not None and job_owner(job.meta) == "bob"
 
 
 def test_ops_data_needs_the_token(secured, real_redis):

@@ -39,7 +39,7 @@ def test_the_shipped_schedules_name_every_service_of_design_section_6():
     assert all(services[name].enabled for name in ("reminders", "thread_expiry", "experience", "goals"))
     for name, module in COGNITION.items():
         assert services[name].job == f"services.cognition.{module}.run"
-        assert not services[name].enabled  # until branch cogmind is merged
+        assert services[name].enabled  # the cognition services ship on
     assert services["reminders"].every_s == 60 and services["thread_expiry"].cron == "*/5 * * * *"
     assert all(s.queue != "prompt-queue" for s in services.values())
 
@@ -181,10 +181,10 @@ def test_a_skip_keeps_the_gates_reason(worker_context):
 
 @pytest.mark.integration
 def test_a_missing_module_is_a_failed_run_with_the_reason_not_a_crash(worker_context):
-    service = spec("drift", "services.cognition.drift.run")
-    result = execute(worker_context, service, "drift@1", clock=lambda: NOON)
+    service = spec("ghost", "services.cognition.ghost.run")  # a service whose module was never written
+    result = execute(worker_context, service, "ghost@1", clock=lambda: NOON)
     assert result.outcome == "failed"
-    assert "services.cognition.drift.run cannot be imported" in result.reason
+    assert "services.cognition.ghost.run cannot be imported" in result.reason
     missing_function = execute(worker_context, spec("odd", "tests.periodic_services.nothing_here"), "odd@1")
     assert "has no function 'nothing_here'" in missing_function.reason
     wrong_type = execute(worker_context, spec("typed", "tests.periodic_services.not_a_result"), "typed@1")

@@ -134,8 +134,29 @@ def test_ops_services_lists_every_service_with_its_last_run(api, worker_context)
                               "last_duration_ms", "next_run_at"}
     assert (reminders["last_outcome"], reminders["last_reason"]) == ("skipped", "nothing due")
     assert reminders["next_run_at"] is not None and reminders["schedule"] == "every 60s"
-    assert rows["drift"]["enabled"] is False and rows["drift"]["next_run_at"] is None
+    assert rows["drift"]["enabled"] is True and rows["drift"]["next_run_at"] is not None  # shipped on
     assert api("GET", "/ops/services", token="nope-nope-nope").status_code == 401
+
+
+def test_ops_services_shows_a_disabled_service_without_a_next_run(settings, db_engine, real_redis, tmp_path):
+    from api import WebDeps, create_app
+
+    shipped = (settings.configs_dir / "schedules.toml").read_text()
+    switched_off = shipped.replace('job = "services.cognition.drift.run"\nenabled = true',
+                                   'job = "services.cognition.drift.run"\nenabled = false')
+    assert switched_off != shipped
+    (tmp_path / "schedules.toml").write_text(switched_off)
+    secure = replace(settings, api_tokens={ALICE: "alice"}, schedules_file=tmp_path / "schedules.toml")
+    deps = WebDeps.build(secure)
+    try:
+        response = create_app(secure, deps).test_client().get("/ops/services",
+                                                              headers={"Authorization": f"Bearer {ALICE}"})
+    finally:
+        deps.fanout.stop()
+        deps.engine.dispose()
+    rows = {row["name"]: row for row in response.json}
+    assert rows["drift"]["enabled"] is False and rows["drift"]["next_run_at"] is None
+    assert rows["reminders"]["enabled"] is True and rows["reminders"]["next_run_at"] is not None
 
 
 def test_engram_services_lists_and_refuses_an_unknown_name(settings, worker_context, capsys):

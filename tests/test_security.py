@@ -11,17 +11,19 @@ import time
 from dataclasses import replace
 
 import pytest
+from rq import Queue, SimpleWorker
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from api import WebDeps, create_app
+from services.act.models import ScheduledItem
 from services.db import Exchange, Thread
 from services.embeddings import HashEmbedder
 from services.limits import Limits, Rate
 from services.logs import NOISY_LIBRARIES, JsonFormatter
 from services.memory.facts import remember_fact
 from services.memory.models import Episode, Fact
-from services.queues import MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE
+from services.queues import BACKGROUND_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE, owner_meta
 from tests.fake_llm import Reply
 from tests.sse import parse_frames
 
@@ -54,8 +56,9 @@ def chat_turn(client, run_jobs, headers, text):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def alice_data(client, run_jobs, fake_llm, db_engine):  # type: ignore[no-untyped-def]
-    """Alice has a thread, a finished request, an exchange, a fact and an episode, all marked with CANARY."""
+def alice_data(client, run_jobs, fake_llm, db_engine, real_redis):  # type: ignore[no-untyped-def]
+    """Alice has a thread, a finished request, an exchange, a fact, an episode, a reminder and a failed job of
+    hers, all marked with CANARY."""
     fake_llm.script(Reply(f"Noted, your {CANARY} is safe."))
     response, frames = chat_turn(client, run_jobs, ALICE, f"my {CANARY} password hint is blue")
     assert any(frame.event == "message" for frame in frames)
@@ -69,13 +72,30 @@ def alice_data(client, run_jobs, fake_llm, db_engine):  # type: ignore[no-untype
         exchange_id = session.scalar(select(Exchange.id).where(Exchange.user_id == "alice"))
         ids = {"fact_id": fact.fact_id, "episode_id": episode.id, "exchange_id": exchange_id,
                "request_id": response.headers["X-Request-ID"], "thread_id": response.headers["X-Thread-ID"]}
+    reminder = client.post("/reminders", json={"text": f"feed the {CANARY}", "due_at": "2031-05-01T09:00:00Z"},
+                           headers=ALICE)
+    assert reminder.status_code == 201, reminder.get_data(as_text=True)
+    ids["item_id"] = reminder.json["id"]
+    ids["job_id"] = fail_owned_job(real_redis, "alice")
     return ids
+
+
+def fail_owned_job(connection, user_id: str) -> str:  # type: ignore[no-untyped-def]
+    """A job enqueued on ``user_id``'s behalf (owner in its meta, like every user job) that fails."""
+    queue = Queue(BACKGROUND_QUEUE, connection=connection)
+    job = queue.enqueue("json.loads", f"{CANARY} is not json", job_id=f"broken-{user_id}",
+                        description=f"{user_id}'s {CANARY} job", meta=owner_meta(user_id))
+    SimpleWorker([queue], connection=connection).work(burst=True, with_scheduler=False)
+    assert job.id in queue.failed_job_registry
+    return job.id
 
 
 # Bodies that would change something if the route let bob reach alice's row.
 WRITE_BODIES = {"PATCH": {"salience": 0.01}, "POST": {"text": "hi"}, "PUT": {"text": "bob was here"}}
 # Routes whose request names no id: bob's token alone decides whose data they show.
 NO_ID_STREAMS = {"events.events"}  # GET /events never ends; its channel is derived from the token only
+# The pages' scripts and styles: files shipped with the code, the same for everyone, no user's data.
+SHARED_FILES = {"static", "pages.static_file"}
 
 
 def _rows(db_engine) -> dict[str, object]:  # type: ignore[no-untyped-def]
@@ -86,6 +106,9 @@ def _rows(db_engine) -> dict[str, object]:  # type: ignore[no-untyped-def]
             "episodes": sorted(session.scalars(select(Episode.title).where(Episode.user_id == "alice"))),
             "exchanges": session.scalar(select(func.count()).select_from(Exchange).where(Exchange.user_id == "alice")),
             "threads": session.scalar(select(func.count()).select_from(Thread).where(Thread.user_id == "alice")),
+            "reminders": sorted(session.execute(
+                select(ScheduledItem.text, ScheduledItem.status, ScheduledItem.due_at)
+                .where(ScheduledItem.user_id == "alice")).tuples()),
         }
 
 
@@ -94,7 +117,7 @@ def test_every_route_hides_another_users_ids(app, client, alice_data, db_engine,
     before = _rows(db_engine)
     swept = []
     for rule in app.url_map.iter_rules():
-        if rule.endpoint == "static" or rule.endpoint in NO_ID_STREAMS:
+        if rule.endpoint in SHARED_FILES or rule.endpoint in NO_ID_STREAMS:
             continue
         unknown = set(rule.arguments) - set(alice_data)
         assert not unknown, f"{rule.rule}: no test id for {unknown}; add alice's id to alice_data"
@@ -115,8 +138,12 @@ def test_every_route_hides_another_users_ids(app, client, alice_data, db_engine,
     # Ids carried in a body: posting into alice's thread.
     assert post_chat(client, BOB, {"text": "hi", "thread_id": alice_data["thread_id"]}).status_code == 404
     assert _rows(db_engine) == before, "a request of bob's changed alice's rows"
-    assert {"GET /memory/facts/<int:fact_id>", "DELETE /memory/episodes/<int:episode_id>",
-            "GET /chat/<request_id>/events"} <= set(swept)
+    background = Queue(BACKGROUND_QUEUE, connection=real_redis)
+    assert alice_data["job_id"] in background.failed_job_registry and background.count == 0, "bob retried alice's job"
+    assert {"GET /memory/facts/<row_id:fact_id>", "DELETE /memory/episodes/<row_id:episode_id>",
+            "GET /chat/<request_id>/events", "PATCH /reminders/<row_id:item_id>", "DELETE /reminders/<row_id:item_id>",
+            "GET /threads/<thread_id>/exchanges", "GET /memory/facts/<row_id:fact_id>/history",
+            "POST /ops/jobs/<job_id>/retry"} <= set(swept)
     # And bob deleting *his* everything leaves alice's untouched.
     assert client.delete("/memory?confirm=true", headers=BOB).status_code == 200
     assert _rows(db_engine) == before

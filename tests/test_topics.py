@@ -135,6 +135,7 @@ def test_sessions_continue_switch_and_go_quiet(db, db_engine, real_redis):
     assert closed == [quiet.session_id]
     job = Queue("episodic-memory-queue", connection=real_redis).fetch_job(f"episode-{quiet.session_id}")
     assert job is not None and job.args == (quiet.session_id,) and job.meta["exchange_ids"]
+    assert job.meta["user_id"] == "alice"
     assert db.scalar(select(ConversationSession.ended_at).where(ConversationSession.id == quiet.session_id))
 
 

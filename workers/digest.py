@@ -29,6 +29,7 @@ from services.queues import (
     enqueue,
     load_request,
     memory_job_options,
+    owner_meta,
     remove_pending,
 )
 from services.streams import EventLog, request_channel
@@ -164,10 +165,10 @@ def remember(context: WorkerContext, turn: Turn, understanding: Understanding, r
     context.threads.record_exchange(request.thread_id, request.user_id, entry)
 
 
-def enqueue_enrichment(context: WorkerContext, exchange_id: int) -> None:
-    """Memory enrichment happens off the hot path: one chunker job per exchange."""
+def enqueue_enrichment(context: WorkerContext, exchange_id: int, user_id: str) -> None:
+    """Memory enrichment happens off the hot path: one chunker job per exchange, owned by its user."""
     enqueue(context.redis, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, exchange_id, job_id=f"chunk-{exchange_id}",
-            retry=Retry(max=2, interval=[5, 30]), **memory_job_options())
+            retry=Retry(max=2, interval=[5, 30]), meta=owner_meta(user_id), **memory_job_options())
 
 
 def finish(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int,
@@ -203,7 +204,7 @@ def finish(context: WorkerContext, turn: Turn, understanding: Understanding, rep
     # crash in between makes the retry deliver the stored row again and redo both (both idempotent).
     # The thread lease is still held, so the thread's next message sees this one in working memory.
     remember(context, turn, understanding, reply, exchange_id)
-    enqueue_enrichment(context, exchange_id)
+    enqueue_enrichment(context, exchange_id, request.user_id)
     context.events.set_output(request.request_id, {"status": "ok", **message})
     context.metrics.inc("engram_mode_total", {"mode": understanding.mode})
     context.metrics.observe("engram_reply_seconds", time.monotonic() - turn.started)

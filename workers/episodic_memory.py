@@ -64,7 +64,7 @@ def run(session_id: str, attempt: int = 0, first_seen: float | None = None) -> s
     missing = [e.id for e in exchanges if e.id not in chunks]
     if missing and not past_deadline(conversation, attempt, config, first_seen):
         if reschedule(context, EPISODIC_QUEUE, EPISODE_JOB, session_id, attempt, config.episodic.backoff_s,
-                      f"episode-{session_id}", first_seen=first_seen):
+                      f"episode-{session_id}", user_id=conversation.user_id, first_seen=first_seen):
             logger.info("session %s: %d of %d chunks missing; waiting", session_id, len(missing), len(exchanges))
             return "waiting"
     if missing:
@@ -104,7 +104,7 @@ def _compose(context: WorkerContext, conversation: ConversationSession, exchange
         reason, detail = "invalid_json", str(exc)
     except LLMError as exc:
         if reschedule(context, EPISODIC_QUEUE, EPISODE_JOB, conversation.id, attempt, config.episodic.backoff_s,
-                      f"episode-{conversation.id}", first_seen=first_seen):
+                      f"episode-{conversation.id}", user_id=conversation.user_id, first_seen=first_seen):
             return None, None
         reason, detail = "llm_unavailable", str(exc)
     context.metrics.inc(FAILURES_METRIC, {"stage": "episodic", "reason": reason})

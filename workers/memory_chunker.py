@@ -34,7 +34,7 @@ from services.memory.config import MemoryConfig
 from services.memory.models import Fact
 from services.memory.search import prepare_vector_search
 from services.memory.small_output import SMALL_CHUNK_SCHEMA, chunk_from_small
-from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, memory_job_options
+from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, memory_job_options, owner_meta
 from workers.context import WorkerContext, current_context, llm_profile, memory_config
 
 logger = logging.getLogger(__name__)
@@ -60,13 +60,14 @@ def run(exchange_id: int, attempt: int = 0) -> str:
         reindex_turn(embedder, exchange)
         messages = build_messages(context, session, exchange, config)
         user_text = exchange.user_text
+        owner = exchange.user_id
     try:
         chunk, completion = ask_chunk(context, messages, config, user_text)
     except (LLMMalformedOutput, ChunkInvalid) as exc:
         return record_failure(context, exchange_id, "invalid_json", str(exc))
     except LLMError as exc:
         if reschedule(context, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, exchange_id, attempt,
-                      config.chunker.retry_backoff_s, f"chunk-{exchange_id}"):
+                      config.chunker.retry_backoff_s, f"chunk-{exchange_id}", user_id=owner):
             return "retrying"
         return record_failure(context, exchange_id, "llm_unavailable", str(exc))
     with context.sessions.begin() as session:
@@ -168,14 +169,14 @@ def record_failure(context: WorkerContext, exchange_id: int, reason: str, detail
 
 
 def reschedule(context: WorkerContext, queue_name: str, func_path: str, key: Any, attempt: int,
-               backoff_s: tuple[int, ...], job_prefix: str, **kwargs: Any) -> bool:
-    """Run the job again after the attempt's backoff; False when the backoff list is used up."""
+               backoff_s: tuple[int, ...], job_prefix: str, *, user_id: str, **kwargs: Any) -> bool:
+    """Run ``user_id``'s job again after the attempt's backoff; False when the backoff list is used up."""
     if attempt >= len(backoff_s):
         return False
     delay = dt.timedelta(seconds=backoff_s[attempt])
     Queue(queue_name, connection=context.redis).enqueue_in(
         delay, func_path, args=(key, attempt + 1), kwargs=kwargs, job_id=f"{job_prefix}-retry{attempt + 1}",
-        **memory_job_options())
+        meta=owner_meta(user_id), **memory_job_options())
     logger.info("%s %s: attempt %d, running again in %s", func_path, key, attempt + 1, delay)
     return True
 

@@ -146,7 +146,7 @@ def classify_and_place(
         )
         closed_ids = session_exchange_ids(db, step.closed_session_id) if step.closed_session_id else []
     if step.closed_session_id and closed_ids:
-        enqueue_episode(context.redis, step.closed_session_id, closed_ids)
+        enqueue_episode(context.redis, step.closed_session_id, closed_ids, request.user_id)
     blended = context.threads.update_topic(request.thread_id, result.topic, result.confidence, current=state)
     return result.topic, blended, result.is_new, step.session_id
 

@@ -196,7 +196,7 @@ def import_bundle(sessions: sessionmaker[Session], embedder: Embedder, user_id: 
         with sessions() as session:
             done = set(session.scalars(select(MemoryChunk.exchange_id).where(MemoryChunk.user_id == user_id)))
         missing = [(i, f"chunk-{i}") for i in ids.values() if i not in done]
-        report.chunk_jobs += enqueue_jobs(connection, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, missing)
+        report.chunk_jobs += enqueue_jobs(connection, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, missing, user_id)
     return report
 
 

@@ -8,15 +8,15 @@ from sqlalchemy.orm import Session
 from services.embeddings import Embedder
 from services.memory.episodes import episode_embedding_text
 from services.memory.models import Episode, Fact
-from services.queues import EMBED_JOB, MEMORY_CHUNKER_QUEUE, enqueue, memory_job_options
+from services.queues import EMBED_JOB, MEMORY_CHUNKER_QUEUE, enqueue, memory_job_options, owner_meta
 
 MODELS = {"fact": Fact, "episode": Episode}
 
 
-def enqueue_embedding(connection: redis.Redis, kind: str, item_id: int) -> str | None:
-    """Queue the (re)embedding of an edited fact or episode on the chunker queue."""
+def enqueue_embedding(connection: redis.Redis, kind: str, item_id: int, user_id: str) -> str | None:
+    """Queue the (re)embedding of ``user_id``'s edited fact or episode on the chunker queue."""
     return enqueue(connection, MEMORY_CHUNKER_QUEUE, EMBED_JOB, kind, item_id, job_id=f"embed-{kind}-{item_id}",
-                   **memory_job_options())
+                   meta=owner_meta(user_id), **memory_job_options())
 
 
 def embed_pending(session: Session, embedder: Embedder, kind: str, item_id: int) -> str:

@@ -30,7 +30,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from services.db import ConversationSession, Exchange, Thread, User, insert
 from services.embeddings import Embedder
 from services.memory.models import ExchangeLine
-from services.queues import CHUNKER_JOB, EPISODE_JOB, EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, memory_job_options
+from services.queues import (
+    CHUNKER_JOB,
+    EPISODE_JOB,
+    EPISODIC_QUEUE,
+    MEMORY_CHUNKER_QUEUE,
+    memory_job_options,
+    owner_meta,
+)
 from services.storable import unstorable_reason
 
 logger = logging.getLogger(__name__)
@@ -233,13 +240,13 @@ def store_records(sessions: sessionmaker[Session], embedder: Embedder, user_id: 
         touched.update(record.session_key for record in batch if record.key in inserted)
         if connection is not None and inserted:
             report.chunk_jobs += enqueue_jobs(connection, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB,
-                                               [(i, f"chunk-{i}") for i in inserted.values()])
+                                               [(i, f"chunk-{i}") for i in inserted.values()], user_id)
         if progress is not None:
             progress(len(batch))
     report.sessions += len(touched)
     if connection is not None and touched:
         jobs = [(sid, f"episode-{sid}") for sid in sorted(session_id_for(user_id, key) for key in touched)]
-        report.episode_jobs += enqueue_jobs(connection, EPISODIC_QUEUE, EPISODE_JOB, jobs)
+        report.episode_jobs += enqueue_jobs(connection, EPISODIC_QUEUE, EPISODE_JOB, jobs, user_id)
     return report
 
 
@@ -351,12 +358,14 @@ def _exchange_row(user_id: str, record: Record, vector: Any, model_id: str) -> d
     }
 
 
-def enqueue_jobs(connection: redis.Redis, queue_name: str, func_path: str, jobs: list[tuple[Any, str]]) -> int:
-    """Enqueue many jobs in one round trip (``job_id`` makes a repeated enqueue replace, not duplicate)."""
+def enqueue_jobs(connection: redis.Redis, queue_name: str, func_path: str, jobs: list[tuple[Any, str]],
+                 user_id: str) -> int:
+    """Enqueue ``user_id``'s jobs in one round trip (``job_id`` makes a repeated enqueue replace, not duplicate)."""
     queue = Queue(queue_name, connection=connection)
     options = memory_job_options()
     data = [Queue.prepare_data(func_path, args=(arg,), job_id=job_id, timeout=options["job_timeout"],
-                               result_ttl=options["result_ttl"], failure_ttl=options["failure_ttl"])
+                               result_ttl=options["result_ttl"], failure_ttl=options["failure_ttl"],
+                               meta=owner_meta(user_id))
             for arg, job_id in jobs]
     return len(queue.enqueue_many(data))
 

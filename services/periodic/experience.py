@@ -41,11 +41,11 @@ def run(call: ServiceCall) -> ServiceResult:
     context = call.context
     with context.sessions.begin() as session:
         pending = list(session.scalars(pending_query(call.option("batch", DEFAULT_BATCH))))
-        stored = [episode_id for exchange in pending
+        stored = [(episode_id, exchange.user_id) for exchange in pending
                   if (episode_id := assimilate(session, context.embedder, exchange)) is not None]
     if context.embedder is None:  # the periodic worker loads no model: the chunker worker embeds them
-        for episode_id in stored:
-            enqueue_embedding(context.redis, "episode", episode_id)
+        for episode_id, user_id in stored:
+            enqueue_embedding(context.redis, "episode", episode_id, user_id)
     if not pending:
         return ServiceResult.skipped("no new ACT results")
     return ServiceResult.ran(exchanges=len(pending), episodes=len(stored))

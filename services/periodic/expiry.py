@@ -20,7 +20,7 @@ from sqlalchemy import select, update
 from services.db import ConversationSession, Exchange
 from services.memory.models import MemoryChunk
 from services.periodic.contract import ServiceCall, ServiceResult
-from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, PENDING_KEY, enqueue, memory_job_options
+from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, PENDING_KEY, enqueue, memory_job_options, owner_meta
 from services.sessions import enqueue_episode, session_exchange_ids
 from services.threads import ACTIVE_THREADS_KEY, CURRENT_THREAD_KEY, STATE_KEY, WORKING_MEMORY_KEY
 
@@ -55,18 +55,19 @@ def run(call: ServiceCall) -> ServiceResult:
 def flush_memory(context: Any, thread_id: str, now: dt.datetime) -> tuple[int, int]:
     """Queue chunker jobs for unenriched exchanges and close the open session (its episode queued)."""
     with context.sessions.begin() as session:
-        unenriched = list(session.scalars(
-            select(Exchange.id).outerjoin(MemoryChunk, MemoryChunk.exchange_id == Exchange.id)
-            .where(Exchange.thread_id == thread_id, MemoryChunk.id.is_(None)).order_by(Exchange.id)))
-        closed = list(session.scalars(
+        unenriched = session.execute(
+            select(Exchange.id, Exchange.user_id).outerjoin(MemoryChunk, MemoryChunk.exchange_id == Exchange.id)
+            .where(Exchange.thread_id == thread_id, MemoryChunk.id.is_(None)).order_by(Exchange.id)).all()
+        closed = session.execute(
             update(ConversationSession)
             .where(ConversationSession.thread_id == thread_id, ConversationSession.ended_at.is_(None))
-            .values(ended_at=now, close_reason="thread_expired").returning(ConversationSession.id)))
-        members = {session_id: session_exchange_ids(session, session_id) for session_id in closed}
-    for exchange_id in unenriched:
+            .values(ended_at=now, close_reason="thread_expired")
+            .returning(ConversationSession.id, ConversationSession.user_id)).all()
+        members = {row.id: (session_exchange_ids(session, row.id), row.user_id) for row in closed}
+    for exchange_id, user_id in unenriched:
         enqueue(context.redis, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, exchange_id, job_id=f"chunk-{exchange_id}",
-                retry=Retry(max=2, interval=[5, 30]), **memory_job_options())
-    episodes = [enqueue_episode(context.redis, sid, ids) for sid, ids in members.items() if ids]
+                retry=Retry(max=2, interval=[5, 30]), meta=owner_meta(user_id), **memory_job_options())
+    episodes = [enqueue_episode(context.redis, sid, ids, user_id) for sid, (ids, user_id) in members.items() if ids]
     return len(unenriched), len(episodes)
 
 

@@ -22,7 +22,7 @@ from services.act.models import Goal
 from services.act.text import truncate
 from services.periodic.acting import run_background_turn
 from services.periodic.contract import ServiceCall, ServiceResult
-from services.queues import BACKGROUND_QUEUE, PROMPT_QUEUE, enqueue
+from services.queues import BACKGROUND_QUEUE, PROMPT_QUEUE, enqueue, owner_meta
 from services.streams import user_channel
 
 logger = logging.getLogger(__name__)
@@ -52,7 +52,8 @@ def run(call: ServiceCall) -> ServiceResult:
     queued = sum(1 for goal in due if enqueue(
         call.context.redis, queue, PURSUE_JOB, goal.id, call.fire_id, wall_clock,
         call.option("max_iterations", DEFAULT_MAX_ITERATIONS), job_id=f"goal-{goal.id}",
-        job_timeout=int(wall_clock * 2 + 120), result_ttl=3600, failure_ttl=7 * 24 * 3600))
+        job_timeout=int(wall_clock * 2 + 120), result_ttl=3600, failure_ttl=7 * 24 * 3600,
+        meta=owner_meta(goal.user_id)))
     return ServiceResult.ran(active=len(goals), due=len(due), queued=queued)
 
 

@@ -177,7 +177,7 @@
         d.latency_ms.toFixed(1) + ' ms']), [false, false, false, true, true, false, false, true, true]));
   }
 
-  // Built by another part of Engram: shown when it answers, hidden while it does not exist (404).
+  // Hidden on a build without periodic services (404). Outcomes: ran, skipped (with its reason), failed.
   async function services() {
     let response;
     try { response = await fetch('/ops/services', { headers: Engram.authHeaders() }); } catch (_) { return; }
@@ -189,7 +189,7 @@
     const list = Array.isArray(body) ? body : (body.services || []);
     $('services').replaceChildren(table(['service', 'schedule', 'enabled', 'queue', 'last run', 'outcome', 'took', 'next run'],
       list.map((s) => [s.name, s.schedule || '', s.enabled ? 'yes' : 'no', s.queue || '', when(s.last_run_at) || 'never',
-        el('span', { class: s.last_outcome === 'ok' ? 'ok' : s.last_outcome ? 'warn' : '', title: s.last_reason || '' }, s.last_outcome || '–'),
+        el('span', { class: s.last_outcome === 'ran' ? 'ok' : s.last_outcome === 'failed' ? 'warn' : '', title: s.last_reason || '' }, s.last_outcome || '–'),
         s.last_duration_ms !== null && s.last_duration_ms !== undefined ? s.last_duration_ms + ' ms' : '–', when(s.next_run_at) || '–'])));
   }
 
