@@ -241,7 +241,7 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a [recall] setting of configs/memory.toml (repeatable)")
     parser.add_argument("--no-baselines", action="store_true")
-    parser.add_argument("--embedder", default="sentence-transformers", choices=["sentence-transformers", "onnx"])
+    parser.add_argument("--embedder", default="auto", choices=["auto", "sentence-transformers", "onnx"])
     parser.add_argument("--pgdata", help="keep the database here between runs (default: a temp dir)")
     args = parser.parse_args()
     folder = find_data(args.data)

@@ -151,7 +151,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000, help="synthetic exchanges to import")
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--embedder", default="sentence-transformers", choices=["sentence-transformers", "onnx"])
+    parser.add_argument("--embedder", default="auto", choices=["auto", "sentence-transformers", "onnx"])
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--pgdata", help="keep the database here between runs (a re-run imports nothing twice)")
     args = parser.parse_args()

