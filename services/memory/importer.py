@@ -19,6 +19,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -234,15 +235,17 @@ def store_records(sessions: sessionmaker[Session], embedder: Embedder, user_id: 
     touched: set[str] = set()
     with sessions.begin() as session:
         session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
-    for start in range(0, len(records), batch_size):
-        batch = records[start : start + batch_size]
-        inserted = _store_batch(sessions, embedder, user_id, batch, report)
-        touched.update(record.session_key for record in batch if record.key in inserted)
-        if connection is not None and inserted:
-            report.chunk_jobs += enqueue_jobs(connection, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB,
-                                               [(i, f"chunk-{i}") for i in inserted.values()], user_id)
-        if progress is not None:
-            progress(len(batch))
+    batches = [records[start : start + batch_size] for start in range(0, len(records), batch_size)]
+    # Embedding (the model, in this process) and storing (PostgreSQL, another process) overlap: the next
+    # batch is embedded on a thread while this one is written. Both backends release the GIL.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-embed") as pool:
+        pending = pool.submit(_embed_new, sessions, embedder, user_id, batches[0]) if batches else None
+        for index, batch in enumerate(batches):
+            vectors = pending.result() if pending is not None else {}
+            pending = (pool.submit(_embed_new, sessions, embedder, user_id, batches[index + 1])
+                       if index + 1 < len(batches) else None)
+            inserted = _store_batch(sessions, embedder, user_id, batch, report, vectors)
+            _after_batch(batch, inserted, touched, user_id, connection, report, progress)
     report.sessions += len(touched)
     if connection is not None and touched:
         jobs = [(sid, f"episode-{sid}") for sid in sorted(session_id_for(user_id, key) for key in touched)]
@@ -250,8 +253,34 @@ def store_records(sessions: sessionmaker[Session], embedder: Embedder, user_id: 
     return report
 
 
+def _after_batch(batch: list[Record], inserted: dict[str, int], touched: set[str], user_id: str,
+                 connection: redis.Redis | None, report: ImportReport, progress: Callable[[int], None] | None) -> None:
+    touched.update(record.session_key for record in batch if record.key in inserted)
+    if connection is not None and inserted:
+        report.chunk_jobs += enqueue_jobs(connection, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB,
+                                          [(i, f"chunk-{i}") for i in inserted.values()], user_id)
+    if progress is not None:
+        progress(len(batch))
+
+
+def _exchange_text(record: Record) -> str:
+    return f"{record.user_text}\n{record.reply}".strip()
+
+
+def _embed_new(sessions: sessionmaker[Session], embedder: Embedder, user_id: str,
+               batch: list[Record]) -> dict[str, Any]:
+    """Vectors of the batch's records not stored yet (a re-import embeds nothing), by key."""
+    with sessions() as session:
+        existing = _existing(session, user_id, batch)
+    fresh = [record for record in batch if record.key not in existing]
+    if not fresh:
+        return {}
+    return dict(zip((record.key for record in fresh), embedder.embed_many([_exchange_text(r) for r in fresh]),
+                    strict=True))
+
+
 def _store_batch(sessions: sessionmaker[Session], embedder: Embedder, user_id: str, batch: list[Record],
-                 report: ImportReport) -> dict[str, int]:
+                 report: ImportReport, embedded: dict[str, Any]) -> dict[str, int]:
     """Insert the batch's new exchanges in one transaction; returns key → id of those inserted."""
     with sessions.begin() as session:
         existing = _existing(session, user_id, batch)
@@ -261,7 +290,10 @@ def _store_batch(sessions: sessionmaker[Session], embedder: Embedder, user_id: s
         if not fresh:
             return {}
         _ensure_threads(session, user_id, fresh)
-        vectors = embedder.embed_many([f"{r.user_text}\n{r.reply}".strip() for r in fresh])
+        missing = [record for record in fresh if record.key not in embedded]  # stored by someone else meanwhile
+        if missing:
+            embedded = {**embedded, **_embed_new(sessions, embedder, user_id, missing)}
+        vectors = [embedded[record.key] for record in fresh]
         rows = [_exchange_row(user_id, record, vector, embedder.model_id) for record, vector in zip(fresh, vectors,
                                                                                                    strict=True)]
         # The trigger of migration 0007 would derive two lines per exchange; the import knows the real ones.
