@@ -23,8 +23,11 @@ from typing import Any
 
 import httpx
 import psutil
+import redis
+from rq import Worker
 from sqlalchemy import create_engine, text
 
+from consumer import WORKER_QUEUES
 from services.llm_profile import CompactBudgets, compact_messages
 from services.prompts import PromptLibrary
 from services.reply_guard import is_heading
@@ -53,6 +56,10 @@ READ_TIMEOUT_S = 180.0
 LLM_SERVER_COUNTS = {"same": "1", "separate": "2"}
 LLM_SERVER_ROLES = ("llm", "llm-background")
 RSS_SAMPLE_S = 1.0
+# /healthz answers once the digest worker is up; the housekeeping workers (nice 10) can take minutes
+# more to load their models on a loaded machine, and a conversation run before that never meets them.
+WARM_ROLES = ("chunker", "episodic", "background", "periodic")
+WARM_TIMEOUT_S = 600.0
 
 
 @dataclass
@@ -123,6 +130,22 @@ class ServerMemory:
 
     def stop(self) -> None:
         self._stop.set()
+
+
+def wait_for_workers(engram: System, timeout_s: float = WARM_TIMEOUT_S) -> float:
+    """Seconds until every housekeeping worker has loaded its models (it registers with RQ only then)."""
+    wanted = {WORKER_QUEUES[role] for role in WARM_ROLES}
+    started = time.monotonic()
+    client = redis.Redis.from_url(engram.urls()[0])
+    try:
+        while time.monotonic() - started < timeout_s:
+            listening = {name for worker in Worker.all(connection=client) for name in worker.queue_names()}
+            if wanted <= listening:
+                break
+            time.sleep(1)
+    finally:
+        client.close()
+    return time.monotonic() - started
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -227,6 +250,8 @@ def main() -> None:
     load_before = " ".join(f"{value:.1f}" for value in os.getloadavg())
     with running_system(data_dir, ENGRAM_LOCAL_LLM_SERVERS=LLM_SERVER_COUNTS[args.background_llm]) as engram:
         threading.Thread(target=memory.run, daemon=True).start()
+        warm_s = wait_for_workers(engram)
+        print(f"housekeeping workers ready {warm_s:.0f} s after /healthz; starting the conversation", flush=True)
         started = time.monotonic()
         thread: dict[str, str] = {}
         results = [turn(engram, message, thread) for message in conversation]
