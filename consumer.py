@@ -119,10 +119,11 @@ def _instances(roles: Sequence[str], settings: Settings) -> list[tuple[str, str]
 def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str, str]]:  # type: ignore[type-arg]
     """The local model as supervised roles, when no endpoint is configured.
 
-    ENGRAM_LOCAL_LLM_SERVERS=2: one server answers chat turns only; a second one (one thread) serves
-    the chunker, episodes and periodic services, so a chat turn never queues behind housekeeping and
-    keeps its prompt cache. =1: one server for everything; housekeeping requests wait while a chat
-    turn generates (services/llm_priority.py), but one already running finishes first.
+    ENGRAM_LOCAL_LLM_SERVERS=1 (default): one server for everything; housekeeping requests wait while
+    a chat turn generates (services/llm_priority.py), one already running finishes first. =2: one
+    server answers chat turns only, a second one (one thread) serves the chunker, episodes and
+    periodic services. On 2 cores one server was faster for chat and housekeeping alike and uses
+    ~400 MB less: the two servers' generations compete for the same cores (bench/local.py).
     """
     from services.local_llm import (
         BACKGROUND_LLM_THREADS,

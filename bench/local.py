@@ -8,6 +8,26 @@ read back, and how the 4k window is spent (tokens of each prompt part, from the 
     python -m bench.local [--background-llm same|separate] [--short] [--data-dir DIR] [--chunk-wait-s 900]
 
 Timings depend on what else runs on the cores: on a shared, loaded machine they are pessimistic.
+
+--background-llm compares the two ways of giving chat priority over housekeeping on the local
+server (ENGRAM_LOCAL_LLM_SERVERS): `same`, one llama.cpp server whose housekeeping requests wait
+while a chat turn generates, and `separate`, a second server (one thread, nice 10) for housekeeping.
+The conversation starts once the housekeeping workers have loaded their models, so it meets them.
+Measured 2026-11-23 on 2 cores with `--short` (the issue's 8 turns), two runs each, alternated,
+while the full test suite ran beside it (load average 6-15):
+
+    mode      first delta p50 / p95   fallbacks  chunker  wall (turns + chunker)  llama RSS  load start→end
+    same      5.16 / 13.14 s          0          8/8      39 + 31 = 70 s         647 MB     14.9 → 6.9
+    separate  7.57 / 19.33 s          0          8/8      64 + 116 = 180 s       1083 MB    7.2 → 13.4
+    separate  9.10 / 17.81 s          0          8/8      54 + 60 = 114 s        1049 MB    14.1 → 6.1
+    same      4.58 / 14.64 s          0          8/8      47 + 40 = 88 s         649 MB     6.3 → 7.7
+
+Decision: one server (`same`) is the default. It was faster in every run for chat and for the chunker
+(two generations at once share the same two cores, and the nice-10 one-thread background server
+drains the queue slowly) and uses ~400 MB less. Noise is large at this load, but the gap held in both
+orders. Earlier runs that started the conversation before the housekeeping workers were warm: `same`
+p50 12.40 / p95 25.61 s, 196 s, 644 MB; `separate` was cut short by `engram run` itself exiting,
+because the background server missed its 90 s start check at load ~15.
 """
 
 from __future__ import annotations
@@ -235,7 +255,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--chunk-wait-s", type=float, default=900.0)
-    parser.add_argument("--background-llm", choices=sorted(LLM_SERVER_COUNTS), default="separate",
+    parser.add_argument("--background-llm", choices=sorted(LLM_SERVER_COUNTS), default="same",
                         help="same: one llama.cpp server, housekeeping waits for chat turns; "
                              "separate: a second server for housekeeping (ENGRAM_LOCAL_LLM_SERVERS=1|2)")
     parser.add_argument("--short", action="store_true", help="only the issue's 8 turns, not the 20 after them")

@@ -47,9 +47,10 @@ class Settings:
     # sets it to a second local server so housekeeping never queues a chat turn behind it.
     background_llm_url: str | None = None
     local_llm: bool = True
-    # llama.cpp servers `engram run` starts for the local model: 2 = one for chat, one for housekeeping;
-    # 1 = one shared server, housekeeping waiting while a chat turn generates (bench/local.py compares them).
-    local_llm_servers: int = 2
+    # llama.cpp servers `engram run` starts for the local model: 1 = one shared server, housekeeping
+    # waiting while a chat turn generates; 2 = one for chat, one for housekeeping. One was faster on
+    # 2 cores and uses ~400 MB less (bench/local.py --background-llm same|separate has the numbers).
+    local_llm_servers: int = 1
     llm_profile: str = "auto"
     embedder: str = "sentence-transformers"
     log_level: str = "INFO"
