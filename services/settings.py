@@ -16,6 +16,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 # path: two checkouts (or two working directories) never share one database by accident.
 DEFAULT_DATA_DIR = Path("data")
 LLM_PROFILES = ("auto", "compact", "full")
+LOCAL_LLM_SERVER_COUNTS = (1, 2)
 PLACEHOLDER_SECRETS = {"changeme", "change-me", "secret", "token", "xxx", "your-token-here"}
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
@@ -46,6 +47,10 @@ class Settings:
     # sets it to a second local server so housekeeping never queues a chat turn behind it.
     background_llm_url: str | None = None
     local_llm: bool = True
+    # llama.cpp servers `engram run` starts for the local model: 1 = one shared server, housekeeping
+    # waiting while a chat turn generates; 2 = one for chat, one for housekeeping. One was faster on
+    # 2 cores and uses ~400 MB less (bench/local.py --background-llm same|separate has the numbers).
+    local_llm_servers: int = 1
     llm_profile: str = "auto"
     embedder: str = "auto"  # the ONNX int8 MiniLM when installed, else sentence-transformers
     log_level: str = "INFO"
@@ -82,6 +87,7 @@ class Settings:
             openai_api_key=env.get("OPENAI_API_KEY") or None,
             background_llm_url=env.get("ENGRAM_BACKGROUND_LLM_URL") or None,
             local_llm=_bool(env, "ENGRAM_LOCAL_LLM", defaults.local_llm),
+            local_llm_servers=_int(env, "ENGRAM_LOCAL_LLM_SERVERS", defaults.local_llm_servers),
             llm_profile=env.get("ENGRAM_LLM_PROFILE", defaults.llm_profile).strip().lower() or defaults.llm_profile,
             embedder=env.get("ENGRAM_EMBEDDER", defaults.embedder),
             log_level=env.get("ENGRAM_LOG_LEVEL", defaults.log_level).upper(),
@@ -120,6 +126,9 @@ class Settings:
         if self.llm_profile not in LLM_PROFILES:
             raise SettingsError(f"ENGRAM_LLM_PROFILE must be one of {', '.join(LLM_PROFILES)}, "
                                 f"got {self.llm_profile!r}")
+        if self.local_llm_servers not in LOCAL_LLM_SERVER_COUNTS:
+            raise SettingsError(f"ENGRAM_LOCAL_LLM_SERVERS must be 1 (one shared server) or 2 (chat and "
+                                f"housekeeping apart), got {self.local_llm_servers}")
         if self.max_text_chars < 1:
             raise SettingsError("ENGRAM_MAX_TEXT_CHARS must be positive")
         for token in self.api_tokens:
