@@ -9,10 +9,10 @@ import pytest
 from sqlalchemy import func, select
 
 from services.act.config import ActConfig, SkillLimits
-from services.act.loop import innate_dispatcher
 from services.act.models import Goal, ListItem, NamedList, ScheduledItem
 from services.act.skills import forget
 from services.act.skills.base import SessionGate, SkillContext
+from services.act.turn import innate_dispatcher
 from services.act.when import zone_of
 from services.db import Exchange, RoutingDecision, User
 from services.memory.facts import remember_fact

@@ -10,7 +10,7 @@ from sqlalchemy import func, select, text
 
 from services.db import Exchange, RoutingDecision
 from services.queues import PROMPT_QUEUE
-from tests.fake_llm import Error, Hang, Reply
+from tests.llm_steps import Error, Hang, Reply
 from tests.sse import events, parse_frames
 
 pytestmark = pytest.mark.integration

@@ -24,7 +24,9 @@ from services.llm import (
 from services.llm_output import parse_json_object
 from services.prompts import MissingPlaceholder, PromptLibrary, UnknownPrompt
 from services.settings import SettingsError
-from tests.fake_llm import MODEL_ID, Error, FakeLLM, Garbage, Hang, Json, Reply, ToolCalls
+from tests.fake_llm import FakeLLM
+from tests.llm_steps import Error, Garbage, Hang, Json, Reply, ToolCalls
+from tests.openai_wire import MODEL_ID
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORT = 0.5  # seconds; the Hang steps sleep longer than this

@@ -8,7 +8,8 @@ import pytest
 
 from services.errors import LLMMalformedOutput
 from services.llm import FALLBACK_REPLY, LLMClient, RoleConfig, generate_with_fallback, retry_after
-from tests.fake_llm import Cut, Error, FakeLLM, Garbage, Hang, Reply
+from tests.fake_llm import FakeLLM
+from tests.llm_steps import Cut, Error, Garbage, Hang, Reply
 
 USER = [{"role": "user", "content": "Tell me about otters"}]
 REAL = "Otters hold hands while they sleep."

@@ -31,7 +31,7 @@ from services.queues import PROMPT_QUEUE
 from services.settings import Settings
 from services.streams import EventLog, FanOut, StreamLimits, follow, request_channel
 from services.supervisor import Supervisor
-from tests.fake_llm import Reply
+from tests.llm_steps import Reply
 from tests.servers import start_postgres, start_redis
 from tests.sse import parse_frames
 

@@ -16,7 +16,7 @@ from services.embeddings import HashEmbedder
 from services.errors import EmbeddingError
 from services.queues import PROMPT_QUEUE
 from services.router import ModeRouter
-from tests.fake_llm import Error, Reply
+from tests.llm_steps import Error, Reply
 from tests.sse import parse_frames
 
 pytestmark = pytest.mark.integration
