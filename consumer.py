@@ -122,7 +122,7 @@ def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str
     One server answers chat turns only; a second one (one thread) serves the chunker, episodes and
     periodic services, so a chat turn never waits behind housekeeping and keeps its prompt cache.
     """
-    from services.local_llm import (
+    from services.llm.local import (
         BACKGROUND_LLM_THREADS,
         local_llm_command,
         local_llm_model,
@@ -151,7 +151,7 @@ def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str
 
 def _check_llm_servers(supervisor: Supervisor) -> bool:
     """One real completion from each local server before Engram says it is up; a clear message if one fails."""
-    from services.local_llm import ServerProcess, check_local_llm, local_llm_url
+    from services.llm.local import ServerProcess, check_local_llm, local_llm_url
 
     for name in (LOCAL_CHAT_ROLE, LOCAL_BACKGROUND_ROLE):
         child = supervisor.children[name]

@@ -23,9 +23,9 @@ from typing import Any
 import httpx
 from sqlalchemy import create_engine, text
 
-from services.llm_profile import CompactBudgets, compact_messages
+from services.llm.guard import is_heading
+from services.llm.profile import CompactBudgets, compact_messages
 from services.prompts import PromptLibrary
-from services.reply_guard import is_heading
 from services.settings import PROJECT_ROOT
 from tests.sse import parse_frames
 from tests.system import System, running_system

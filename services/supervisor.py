@@ -26,7 +26,7 @@ from typing import Protocol
 import psutil
 import redis
 
-from services.llm_health import record_exit
+from services.llm.health import record_exit
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from services.embedded_base import free_port, remembered_port, to_libpq_url
 from services.embedded_pg import EmbeddedPostgres
 from services.embedded_redis import EmbeddedRedis
 from services.errors import EmbeddedServerError
-from services.local_llm import (
+from services.llm.local import (
     LOCAL_LLM_ALIAS,
     local_llm_available,
     local_llm_command,

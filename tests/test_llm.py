@@ -11,17 +11,11 @@ from pathlib import Path
 import pytest
 
 from services.errors import LLMError, LLMMalformedOutput, LLMTimeout, LLMUnavailable
-from services.llm import (
-    FALLBACK_REPLY,
-    JSON_RETRY_NOTE,
-    ROLES,
-    Completion,
-    LLMClient,
-    RoleConfig,
-    generate_with_fallback,
-    load_role_configs,
-)
-from services.llm_output import parse_json_object
+from services.llm.client import JSON_RETRY_NOTE, LLMClient
+from services.llm.completion import Completion
+from services.llm.fallback import FALLBACK_REPLY, generate_with_fallback
+from services.llm.output import parse_json_object
+from services.llm.roles import ROLES, RoleConfig, load_role_configs
 from services.prompts import MissingPlaceholder, PromptLibrary, UnknownPrompt
 from services.settings import SettingsError
 from tests.fake_llm import FakeLLM

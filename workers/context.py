@@ -18,9 +18,10 @@ from services.act.config import ActConfig, load_act_config
 from services.connections import redis_client as patient_redis
 from services.db import make_engine, make_sessionmaker
 from services.embeddings import Embedder
-from services.llm import LLMClient, load_role_configs
-from services.llm_priority import ChatPriority
-from services.llm_profile import LLMProfile, load_profile
+from services.llm.client import LLMClient
+from services.llm.priority import ChatPriority
+from services.llm.profile import LLMProfile, load_profile
+from services.llm.roles import load_role_configs
 from services.memory.config import MemoryConfig, load_memory_config
 from services.metrics import Metrics
 from services.prompts import PromptLibrary

@@ -15,9 +15,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from services.db import Exchange, RoutingDecision, insert
-from services.llm import Completion
-from services.llm_health import record_outcome
-from services.llm_priority import ChatPriority
+from services.llm.completion import Completion
+from services.llm.health import record_outcome
+from services.llm.priority import ChatPriority
 from services.logs import request_context
 from services.metrics import Metrics
 from services.queues import (
@@ -70,7 +70,7 @@ def digest(context: WorkerContext, request: ChatRequest) -> None:
         # Counters and histograms are written in one round trip when the turn is over, not on its path.
         with context.metrics.deferred():
             started = time.monotonic()
-            # Background LLM work waits while this turn thinks and writes (services/llm_priority.py).
+            # Background LLM work waits while this turn thinks and writes (services/llm/priority.py).
             with ChatPriority(context.redis).chat_turn(request.request_id):
                 understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
                 turn.mark("understanding_s", time.monotonic() - started)

@@ -15,7 +15,7 @@ from typing import Any
 
 from services.db import ConversationSession, Exchange
 from services.errors import LLMError, LLMMalformedOutput
-from services.llm import Completion
+from services.llm.completion import Completion
 from services.memory.chunks import ChunkInvalid, ask_validated
 from services.memory.config import MemoryConfig
 from services.memory.episodes import (

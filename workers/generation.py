@@ -11,10 +11,11 @@ from sqlalchemy.orm import Session
 
 from services.act.critic import awaits_confirmation, pending_confirmation
 from services.act.reply import act_reply
-from services.llm import Completion, generate_with_fallback
-from services.llm_profile import compact_messages
+from services.llm.completion import Completion
+from services.llm.fallback import generate_with_fallback
+from services.llm.guard import ScaffoldGuard
+from services.llm.profile import compact_messages
 from services.prompts import fenced
-from services.reply_guard import ScaffoldGuard
 from services.threads import history_text
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
 from workers.understanding import Understanding

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from services.db import Exchange, User
 from services.embeddings import Embedder
 from services.errors import LLMError, LLMMalformedOutput
-from services.llm import Completion
+from services.llm.completion import Completion
 from services.memory.chunks import (
     CHUNK_SCHEMA,
     ChunkInvalid,

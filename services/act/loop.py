@@ -32,8 +32,8 @@ from services.cognition.config import cognition_config
 from services.cognition.profiles import profiles_text
 from services.db import User
 from services.errors import LLMError, LLMMalformedOutput
-from services.llm import Completion
-from services.llm_output import ToolCall
+from services.llm.completion import Completion
+from services.llm.output import ToolCall
 from services.memory.config import MemoryConfig
 from services.queues import ChatRequest
 from services.threads import history_text

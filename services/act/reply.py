@@ -24,10 +24,11 @@ from services.act.prompt import reply_messages
 from services.act.transaction import after_commit
 from services.act.turn import run_act_turn
 from services.act.when import zone_of
-from services.llm import Completion, generate_with_fallback
-from services.llm_profile import LLMProfile
+from services.llm.completion import Completion
+from services.llm.fallback import generate_with_fallback
+from services.llm.guard import ScaffoldGuard
+from services.llm.profile import LLMProfile
 from services.memory.config import MemoryConfig
-from services.reply_guard import ScaffoldGuard
 
 INSTRUCTIONS = {
     "RESPOND": "Tell the person what you did or found.",
