@@ -67,7 +67,7 @@ def route_lines(router: Any, lines: TextIO, context: dict[str, Any] | None) -> I
 
 
 def _router(settings: Settings, *, embed: bool) -> Any:
-    from services.router import ModeRouter
+    from services.router.mode_router import ModeRouter
 
     embedder = None
     if embed:

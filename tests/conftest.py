@@ -136,7 +136,7 @@ def client(app):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def worker_context(settings: Settings, db_engine, real_redis):  # type: ignore[no-untyped-def]
     """The digest worker's context, installed as this process's, with real models skipped."""
-    from services.router import ModeRouter
+    from services.router.mode_router import ModeRouter
     from services.topics import TopicClassifier, TopicConfig
     from workers.context import build_context, install_context
 

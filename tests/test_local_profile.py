@@ -24,7 +24,7 @@ from services.llm.priority import ChatPriority
 from services.llm.profile import CompactBudgets, compact_messages
 from services.memory.chunks import ChunkInvalid
 from services.memory.small_output import chunk_from_small, episode_from_small
-from services.router_signals import RoutingContext, collect_signals
+from services.router.signals import RoutingContext, collect_signals
 from services.settings import Settings, SettingsError
 
 NOW = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)

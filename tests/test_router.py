@@ -13,20 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from services import router_signals as rs
 from services.embeddings import HashEmbedder
-from services.router import (
-    MODES,
-    ModeRouter,
-    RoutingContext,
-    apply_tiebreak,
-    context_from_record,
-    detect_feedback,
-    load_exemplars,
-    score_modes,
-    softmax,
-    tiebreak_candidates,
-)
+from services.router import signals as rs
+from services.router.decision import apply_tiebreak, score_modes, softmax, tiebreak_candidates
+from services.router.exemplars import load_exemplars
+from services.router.feedback import detect_feedback
+from services.router.mode_router import ModeRouter, context_from_record
+from services.router.signals import MODES, RoutingContext
 from services.settings import SettingsError
 
 REPO_CONFIGS = Path(__file__).resolve().parents[1] / "configs"
@@ -111,7 +104,8 @@ def test_long_message_is_analysed_by_head_and_tail_but_counted_in_full():
 
 
 def test_importing_the_router_loads_no_model_library():
-    code = "import sys, services.router; sys.exit(int(bool({'torch', 'sentence_transformers'} & set(sys.modules))))"
+    code = ("import sys, services.router.mode_router; "
+            "sys.exit(int(bool({'torch', 'sentence_transformers'} & set(sys.modules))))")
     assert subprocess.run([sys.executable, "-c", code], cwd=REPO_CONFIGS.parent, check=False).returncode == 0
 
 

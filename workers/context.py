@@ -25,7 +25,7 @@ from services.llm.roles import load_role_configs
 from services.memory.config import MemoryConfig, load_memory_config
 from services.metrics import Metrics
 from services.prompts import PromptLibrary
-from services.router import ModeRouter
+from services.router.mode_router import ModeRouter
 from services.settings import Settings
 from services.streams import EventLog
 from services.threads import ThreadStore
