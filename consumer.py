@@ -78,7 +78,7 @@ def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
     """Start the embedded servers if needed, migrate, then supervise the roles."""
     import redis
 
-    from services.embedded import ensure_servers
+    from services.embedded.servers import ensure_servers
     from services.supervisor import Role, Supervisor, adopt_orphans, child_env
 
     llm_roles, llm_env = _llm_roles(settings, roles)  # fail fast, before starting anything
@@ -177,7 +177,7 @@ def _migrate(settings: Settings) -> str:
 
 
 def cmd_migrate(settings: Settings) -> int:
-    from services.embedded import ensure_servers
+    from services.embedded.servers import ensure_servers
 
     handle = ensure_servers(settings, want_redis=False) if settings.database_url is None else None
     try:

@@ -44,7 +44,7 @@ def connected(settings: Settings) -> Iterator[Connected]:
 
     handle = None
     if settings.uses_embedded:
-        from services.embedded import ensure_servers
+        from services.embedded.servers import ensure_servers
 
         handle = ensure_servers(settings)
         settings = handle.apply(settings)

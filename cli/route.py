@@ -81,7 +81,7 @@ def _user_context(settings: Settings, user: str) -> dict[str, Any]:
     """Working memory and last mode of the user's current thread, as the digest job would see them."""
     import redis
 
-    from services.embedded import ensure_servers
+    from services.embedded.servers import ensure_servers
     from services.threads import ThreadStore, context_warmth
 
     handle = ensure_servers(settings, want_postgres=False) if settings.redis_url is None else None

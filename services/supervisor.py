@@ -70,7 +70,7 @@ class Child:
 
 
 class WatchedServer(Protocol):
-    """What the supervisor needs of an embedded server (``services.embedded_base.EmbeddedServer``)."""
+    """What the supervisor needs of an embedded server (``services.embedded.lifecycle.EmbeddedServer``)."""
 
     name: str
 

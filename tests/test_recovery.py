@@ -24,7 +24,7 @@ from rq.registry import ScheduledJobRegistry
 from rq.scheduler import RQScheduler
 
 from services.db import make_engine
-from services.embedded_base import wait_gone
+from services.embedded.lifecycle import wait_gone
 from services.janitor import ScheduledMover
 from services.migrate import upgrade_head
 from services.queues import PROMPT_QUEUE

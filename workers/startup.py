@@ -31,7 +31,7 @@ def context_from_environment(
 
     settings = settings or Settings.from_env()
     if settings.uses_embedded:
-        from services.embedded import ensure_servers
+        from services.embedded.servers import ensure_servers
 
         # The process stays attached until it exits; the servers' attach list skips dead processes.
         settings = ensure_servers(settings).apply(settings)
