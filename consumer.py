@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import OperationalError
 
-from cli.commands import CommandError
+from cli.arguments import CommandError
 from services.errors import EmbeddedServerError
 from services.logs import configure_logging
 from services.settings import Settings, SettingsError

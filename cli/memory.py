@@ -21,7 +21,7 @@ import redis
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from cli.commands import CommandError, open_input, positive_int
+from cli.arguments import CommandError, open_input, positive_int
 from services.embeddings import Embedder
 from services.settings import Settings
 

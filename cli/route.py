@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from cli.commands import open_input
+from cli.arguments import open_input
 from services.settings import Settings
 
 

@@ -138,7 +138,8 @@ def worker_context(settings: Settings, db_engine, real_redis):  # type: ignore[n
     """The digest worker's context, installed as this process's, with real models skipped."""
     from services.router.mode_router import ModeRouter
     from services.topics import TopicClassifier, TopicConfig
-    from workers.context import build_context, install_context
+    from workers.context import build_context
+    from workers.process import install_context
 
     context = build_context(settings)
     # Fast models for the pipeline tests: hashed vectors for topics, the router on its text

@@ -24,7 +24,7 @@ from services.queues import ChatRequest
 from services.streams import request_channel
 from services.threads import history_text
 from tests.llm_steps import Error, Json, Reply, ToolCalls
-from workers.digest import Turn
+from workers.turn import Turn
 from workers.understanding import Understanding
 
 pytestmark = pytest.mark.integration

@@ -121,22 +121,3 @@ def _record_llm(metrics: Metrics, role: str, completion: Any) -> None:
         metrics.observe("engram_llm_first_token_seconds", completion.first_token_s, {"role": role})
     metrics.inc("engram_tokens_total", {"role": role, "kind": "prompt"}, completion.prompt_tokens)
     metrics.inc("engram_tokens_total", {"role": role, "kind": "completion"}, completion.completion_tokens)
-
-
-class _ProcessContext:
-    """Holds the one context of this process; not created at import, only on first use."""
-
-    context: WorkerContext | None = None
-
-
-def install_context(context: WorkerContext | None) -> None:
-    _ProcessContext.context = context
-
-
-def current_context() -> WorkerContext:
-    """The process's context, built from the environment on first use (plain ``rq worker``)."""
-    if _ProcessContext.context is None:
-        from workers.startup import context_from_environment
-
-        _ProcessContext.context = context_from_environment()
-    return _ProcessContext.context

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from rq import Retry
@@ -33,15 +32,15 @@ from services.queues import (
     remove_pending,
 )
 from services.streams import EventLog, request_channel
-from services.supervisor import beat
-from workers.context import WorkerContext, current_context
+from workers.context import WorkerContext
 from workers.generation import Reply, generate
 from workers.ordering import process_in_order
+from workers.process import current_context
+from workers.turn import Turn
 from workers.understanding import Understanding, understand
 
 logger = logging.getLogger(__name__)
 
-BEAT_EVERY_S = 5.0
 TROUBLE_MESSAGE = "Sorry, something went wrong while I was working on that. Please send it again."
 
 
@@ -81,27 +80,6 @@ def digest(context: WorkerContext, request: ChatRequest) -> None:
                     reply = generate(context, turn, understanding, session)  # step 5
                     exchange_id = store(session, turn, understanding, reply)  # step 6
             finish(context, turn, understanding, reply, exchange_id)  # step 7, then working memory and enrichment
-
-
-@dataclass
-class Turn:
-    """What one digest run carries between its steps."""
-
-    request: ChatRequest
-    channel: str
-    started: float = field(default_factory=time.monotonic)
-    timings: dict[str, float] = field(default_factory=dict)
-    last_beat: float = 0.0
-
-    def publish(self, context: WorkerContext, event: str, data: dict[str, Any]) -> str:
-        # Publishing is progress: beat for the supervisor's hang check, but not on every token.
-        if time.monotonic() - self.last_beat >= BEAT_EVERY_S:
-            beat(context.redis)
-            self.last_beat = time.monotonic()
-        return context.events.publish(self.channel, event, data)
-
-    def mark(self, name: str, seconds: float) -> None:
-        self.timings[name] = round(seconds, 4)
 
 
 def store(session: Session, turn: Turn, understanding: Understanding, reply: Reply) -> int:

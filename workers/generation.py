@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -18,10 +18,8 @@ from services.llm.profile import compact_messages
 from services.prompts import fenced
 from services.threads import history_text
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
+from workers.turn import Turn
 from workers.understanding import Understanding
-
-if TYPE_CHECKING:
-    from workers.digest import Turn
 
 # Coalesce streamed tokens into fewer events: the first goes out at once (time to first
 # token is what a person feels), later ones at most every 40 ms or 200 characters.
