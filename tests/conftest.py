@@ -24,6 +24,9 @@ from services.queues import ALL_QUEUES
 from services.settings import Settings
 from tests.fake_llm import FakeLLM
 
+# Fixtures shared by several test modules that live in their own files.
+pytest_plugins = ["tests.act_fixtures"]
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
