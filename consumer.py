@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import OperationalError
 
-from cli.commands import CommandError
+from cli.arguments import CommandError
 from services.errors import EmbeddedServerError
 from services.logs import configure_logging
 from services.settings import Settings, SettingsError
@@ -78,7 +78,7 @@ def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
     """Start the embedded servers if needed, migrate, then supervise the roles."""
     import redis
 
-    from services.embedded import ensure_servers
+    from services.embedded.servers import ensure_servers
     from services.supervisor import Role, Supervisor, adopt_orphans, child_env
 
     llm_roles, llm_env = _llm_roles(settings, roles)  # fail fast, before starting anything
@@ -125,7 +125,7 @@ def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str
     periodic services. On 2 cores one server was faster for chat and housekeeping alike and uses
     ~400 MB less: the two servers' generations compete for the same cores (bench/local.py).
     """
-    from services.local_llm import (
+    from services.llm.local import (
         BACKGROUND_LLM_THREADS,
         local_llm_command,
         local_llm_model,
@@ -157,7 +157,7 @@ def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str
 
 def _check_llm_servers(supervisor: Supervisor) -> bool:
     """One real completion from each local server before Engram says it is up; a clear message if one fails."""
-    from services.local_llm import ServerProcess, check_local_llm, local_llm_url
+    from services.llm.local import ServerProcess, check_local_llm, local_llm_url
 
     for name in (LOCAL_CHAT_ROLE, LOCAL_BACKGROUND_ROLE):
         child = supervisor.children.get(name)
@@ -185,7 +185,7 @@ def _migrate(settings: Settings) -> str:
 
 
 def cmd_migrate(settings: Settings) -> int:
-    from services.embedded import ensure_servers
+    from services.embedded.servers import ensure_servers
 
     handle = ensure_servers(settings, want_redis=False) if settings.database_url is None else None
     try:

@@ -14,7 +14,7 @@ from rq import Queue, Worker
 from sqlalchemy import text
 
 from services.jobs import queue_stats, worker_counts
-from services.llm_health import llm_problem
+from services.llm.health import llm_problem
 from services.metrics import RedisCollector
 from services.migrate import current_revision
 from services.queues import PROMPT_QUEUE

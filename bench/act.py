@@ -24,11 +24,12 @@ import redis
 
 from services.act.config import ActConfig, LoopLimits
 from services.act.dispatcher import ActDispatcher
-from services.act.loop import INNATE_SKILLS, run_act_turn
 from services.act.skills.base import Skill
+from services.act.turn import INNATE_SKILLS, run_act_turn
 from services.db import User, make_engine, make_sessionmaker
-from services.llm import Completion, RoleConfig, ToolStep
-from services.llm_output import ToolCall
+from services.llm.completion import Completion, ToolStep
+from services.llm.output import ToolCall
+from services.llm.roles import RoleConfig
 from services.migrate import upgrade_head
 from services.prompts import PromptLibrary
 from services.queues import ChatRequest

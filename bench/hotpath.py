@@ -59,8 +59,7 @@ def main() -> None:
 
 def profile(settings: Settings, engine, requests: int, top: int, save: str | None) -> None:  # type: ignore[no-untyped-def]
     from api import create_app
-    from workers.context import install_context
-    from workers.startup import context_from_environment
+    from workers.process import context_from_environment, install_context
 
     connection = redis.Redis.from_url(settings.redis_url or "")
     app = create_app(settings)

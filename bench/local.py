@@ -48,9 +48,9 @@ from rq import Worker
 from sqlalchemy import create_engine, text
 
 from consumer import WORKER_QUEUES
-from services.llm_profile import CompactBudgets, compact_messages
+from services.llm.guard import is_heading
+from services.llm.profile import CompactBudgets, compact_messages
 from services.prompts import PromptLibrary
-from services.reply_guard import is_heading
 from services.settings import PROJECT_ROOT
 from tests.sse import parse_frames
 from tests.system import System, running_system

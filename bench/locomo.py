@@ -103,8 +103,8 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.db import make_engine, make_sessionmaker
-from services.embedded_base import free_port
-from services.embedded_pg import EmbeddedPostgres
+from services.embedded.lifecycle import free_port
+from services.embedded.postgres import EmbeddedPostgres
 from services.embeddings import Embedder, load_embedder
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records

@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from services.db import make_engine, make_sessionmaker
-from services.embedded_base import free_port
-from services.embedded_pg import EmbeddedPostgres
+from services.embedded.lifecycle import free_port
+from services.embedded.postgres import EmbeddedPostgres
 from services.embeddings import load_embedder
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import Record, pair_exchanges, parse_lines, store_records

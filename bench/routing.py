@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from services.embeddings import load_embedder
-from services.router import ModeRouter, context_from_record
+from services.router.mode_router import ModeRouter, context_from_record
 from services.settings import Settings
 
 ROUTING_SET = Path(__file__).resolve().parents[1] / "tests" / "data" / "routing_set.jsonl"

@@ -21,7 +21,7 @@ import redis
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from cli.commands import CommandError, open_input, positive_int
+from cli.arguments import CommandError, open_input, positive_int
 from services.embeddings import Embedder
 from services.settings import Settings
 
@@ -44,7 +44,7 @@ def connected(settings: Settings) -> Iterator[Connected]:
 
     handle = None
     if settings.uses_embedded:
-        from services.embedded import ensure_servers
+        from services.embedded.servers import ensure_servers
 
         handle = ensure_servers(settings)
         settings = handle.apply(settings)

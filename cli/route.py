@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from cli.commands import open_input
+from cli.arguments import open_input
 from services.settings import Settings
 
 
@@ -67,7 +67,7 @@ def route_lines(router: Any, lines: TextIO, context: dict[str, Any] | None) -> I
 
 
 def _router(settings: Settings, *, embed: bool) -> Any:
-    from services.router import ModeRouter
+    from services.router.mode_router import ModeRouter
 
     embedder = None
     if embed:
@@ -81,7 +81,7 @@ def _user_context(settings: Settings, user: str) -> dict[str, Any]:
     """Working memory and last mode of the user's current thread, as the digest job would see them."""
     import redis
 
-    from services.embedded import ensure_servers
+    from services.embedded.servers import ensure_servers
     from services.threads import ThreadStore, context_warmth
 
     handle = ensure_servers(settings, want_postgres=False) if settings.redis_url is None else None

@@ -8,7 +8,7 @@ import json
 import time
 from typing import Any
 
-from cli.commands import CommandError, positive_int
+from cli.arguments import CommandError, positive_int
 from services.settings import Settings, SettingsError
 
 OUTCOME_EXIT = {"ran": 0, "skipped": 0, "failed": 1}

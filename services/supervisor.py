@@ -26,7 +26,7 @@ from typing import Protocol
 import psutil
 import redis
 
-from services.llm_health import record_exit
+from services.llm.health import record_exit
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class Child:
 
 
 class WatchedServer(Protocol):
-    """What the supervisor needs of an embedded server (``services.embedded_base.EmbeddedServer``)."""
+    """What the supervisor needs of an embedded server (``services.embedded.lifecycle.EmbeddedServer``)."""
 
     name: str
 

@@ -24,6 +24,9 @@ from services.queues import ALL_QUEUES
 from services.settings import Settings
 from tests.fake_llm import FakeLLM
 
+# Fixtures shared by several test modules that live in their own files.
+pytest_plugins = ["tests.act_fixtures"]
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -136,9 +139,10 @@ def client(app):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def worker_context(settings: Settings, db_engine, real_redis):  # type: ignore[no-untyped-def]
     """The digest worker's context, installed as this process's, with real models skipped."""
-    from services.router import ModeRouter
+    from services.router.mode_router import ModeRouter
     from services.topics import TopicClassifier, TopicConfig
-    from workers.context import build_context, install_context
+    from workers.context import build_context
+    from workers.process import install_context
 
     context = build_context(settings)
     # Fast models for the pipeline tests: hashed vectors for topics, the router on its text

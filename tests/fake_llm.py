@@ -19,103 +19,19 @@ with ``RemoteFakeLLM``, which has the same scripting API.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import signal
 import threading
 import time
 from collections import deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import Any
 
 import httpx
 
-MODEL_ID = "fake-llm"
-DEFAULT_CHUNK_SIZE = 8
-DONE = b"data: [DONE]\n\n"
-
-
-@dataclass
-class Reply:
-    """Answer with ``text``; streamed in ``chunk_size`` pieces when the request streams."""
-
-    text: str
-    chunk_size: int = DEFAULT_CHUNK_SIZE
-    delay_s: float = 0.0
-    per_chunk_delay_s: float = 0.0
-    usage: bool = True
-    kind: ClassVar[str] = "reply"
-
-
-@dataclass
-class ToolCalls:
-    """Answer with tool calls; an argument given as a str is sent verbatim (to test invalid JSON)."""
-
-    calls: list[tuple[str, dict[str, Any] | str]]
-    text: str = ""
-    kind: ClassVar[str] = "tool_calls"
-
-
-@dataclass
-class Error:
-    """Answer with an HTTP error status and an OpenAI-style error body (or ``body`` as given), plus ``headers``."""
-
-    status: int = 500
-    body: dict[str, Any] | str | None = None
-    headers: dict[str, str] = field(default_factory=dict)  # e.g. {"Retry-After": "1"} with a 429
-    kind: ClassVar[str] = "error"
-
-
-@dataclass
-class Cut:
-    """Stream the first ``after_chunks`` pieces of ``text``, then drop the connection (no finish, no [DONE])."""
-
-    text: str
-    after_chunks: int = 2
-    chunk_size: int = DEFAULT_CHUNK_SIZE
-    kind: ClassVar[str] = "cut"
-
-
-@dataclass
-class Garbage:
-    """Answer 200 with a body that is not valid JSON (or a stream whose event is not)."""
-
-    kind: ClassVar[str] = "garbage"
-
-
-@dataclass
-class Hang:
-    """Sleep ``seconds`` before answering with the default reply (released by ``stop()``)."""
-
-    seconds: float
-    kind: ClassVar[str] = "hang"
-
-
-@dataclass
-class Json:
-    """Answer with ``json.dumps(obj)`` as the content."""
-
-    obj: Any
-    kind: ClassVar[str] = "json"
-
-
-Step = Reply | ToolCalls | Error | Garbage | Hang | Json | Cut
-STEP_TYPES: dict[str, type] = {cls.kind: cls for cls in (Reply, ToolCalls, Error, Garbage, Hang, Json, Cut)}
-
-
-def step_to_dict(step: Step) -> dict[str, Any]:
-    """Serialise a step for ``POST /_script``."""
-    return {"type": step.kind, **asdict(step)}
-
-
-def step_from_dict(data: dict[str, Any]) -> Step:
-    """Build a step from its ``POST /_script`` form."""
-    fields = dict(data)
-    cls = STEP_TYPES[fields.pop("type")]
-    if cls is ToolCalls:
-        fields["calls"] = [tuple(call) for call in fields["calls"]]
-    return cls(**fields)
+from tests.llm_steps import Step, step_from_dict, step_to_dict
+from tests.openai_wire import MODEL_ID, Exchange, conversation_text
 
 
 @dataclass
@@ -151,177 +67,6 @@ class _Script:
             self.arrivals.clear()
 
 
-def conversation_text(body: dict[str, Any]) -> str:
-    """All message text of a request, for route matching."""
-    return "\n".join(_content_text(message.get("content")) for message in body.get("messages", []))
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}]
-        return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return content if isinstance(content, str) else ""
-
-
-def default_text(body: dict[str, Any]) -> str:
-    """The deterministic reply when nothing is scripted: ``{}`` for JSON mode, else an echo."""
-    if (body.get("response_format") or {}).get("type") in ("json_object", "json_schema"):
-        return "{}"
-    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
-    last = _content_text(users[-1].get("content")) if users else ""
-    return f"Echo: {last[:60]}"
-
-
-def _split(text: str, size: int) -> list[str]:
-    size = max(1, size)
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-class _Exchange:
-    """Writes one chat-completion answer in the shape the request asked for."""
-
-    _ids = itertools.count(1)
-
-    def __init__(self, handler: BaseHTTPRequestHandler, body: dict[str, Any], stop: threading.Event) -> None:
-        self.handler = handler
-        self.body = body
-        self.stop = stop
-        self.stream = bool(body.get("stream"))
-        self.id = f"chatcmpl-fake{next(self._ids)}"
-        self.model = str(body.get("model") or MODEL_ID)
-
-    def answer(self, step: Step | None) -> None:
-        """Dispatch on the step type."""
-        if step is None:
-            self.text(default_text(self.body))
-        elif isinstance(step, Reply):
-            self.text(step.text, step.chunk_size, step.delay_s, step.per_chunk_delay_s, step.usage)
-        elif isinstance(step, Json):
-            self.text(json.dumps(step.obj))
-        elif isinstance(step, ToolCalls):
-            self.tool_calls(step)
-        elif isinstance(step, Error):
-            self.error(step)
-        elif isinstance(step, Garbage):
-            self.garbage()
-        elif isinstance(step, Cut):
-            self.cut(step)
-        elif isinstance(step, Hang):
-            if not self.stop.wait(step.seconds):
-                self.text(default_text(self.body))
-
-    def text(self, text: str, chunk_size: int = DEFAULT_CHUNK_SIZE, delay_s: float = 0.0,
-             per_chunk_delay_s: float = 0.0, usage: bool = True) -> None:
-        if delay_s and self.stop.wait(delay_s):
-            return
-        pieces = _split(text, chunk_size)
-        usage_obj = self._usage(len(pieces)) if usage else None
-        if not self.stream:
-            message = {"role": "assistant", "content": text}
-            self._send_json(200, self._completion(message, "stop", usage_obj))
-            return
-        events = [{"role": "assistant", "content": ""}] + [{"content": piece} for piece in pieces]
-        self._send_stream(events, "stop", usage_obj, per_chunk_delay_s)
-
-    def tool_calls(self, step: ToolCalls) -> None:
-        calls = []
-        for index, (name, args) in enumerate(step.calls):
-            arguments = args if isinstance(args, str) else json.dumps(args)
-            function = {"name": name, "arguments": arguments}
-            calls.append({"id": f"call_{index}", "type": "function", "function": function})
-        usage_obj = self._usage(len(calls) + 1)
-        if not self.stream:
-            message = {"role": "assistant", "content": step.text or None, "tool_calls": calls}
-            self._send_json(200, self._completion(message, "tool_calls", usage_obj))
-            return
-        events: list[dict[str, Any]] = [{"role": "assistant", "content": step.text or None}]
-        for index, call in enumerate(calls):
-            # OpenAI sends id, type and name first, then the arguments in fragments.
-            head = {"index": index, "id": call["id"], "type": "function",
-                    "function": {"name": call["function"]["name"], "arguments": ""}}
-            events.append({"tool_calls": [head]})
-            for piece in _split(call["function"]["arguments"], DEFAULT_CHUNK_SIZE):
-                events.append({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-        self._send_stream(events, "tool_calls", usage_obj, 0.0)
-
-    def error(self, step: Error) -> None:
-        body = step.body if step.body is not None else {
-            "error": {"message": f"scripted error {step.status}", "type": "server_error", "code": step.status}
-        }
-        raw = body if isinstance(body, str) else json.dumps(body)
-        self._send_raw(step.status, "application/json", raw.encode(), step.headers)
-
-    def cut(self, step: Cut) -> None:
-        if not self.stream:  # a cut non-streamed answer: a body shorter than its Content-Length
-            self._start(200, "application/json", 4096)
-            self.handler.wfile.write(b'{"id": "cut", "choices": [')
-            self.handler.wfile.flush()
-            return
-        self._start(200, "text/event-stream")
-        pieces = _split(step.text, step.chunk_size)[: step.after_chunks]
-        for delta in [{"role": "assistant", "content": ""}] + [{"content": piece} for piece in pieces]:
-            self._event(self._chunk(delta, None))
-        # HTTP/1.0: closing the connection ends the body, just as a dropped connection would.
-
-    def garbage(self) -> None:
-        if self.stream:
-            self._send_raw(200, "text/event-stream", b'data: {"choices": [{"delta": {"content": "x"\n\n' + DONE)
-        else:
-            self._send_raw(200, "application/json", b'{"id": "broken", "choices": [ {"message": ')
-
-    def _usage(self, completion_tokens: int) -> dict[str, int]:
-        prompt_tokens = max(1, len(conversation_text(self.body)) // 4)
-        return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens}
-
-    def _completion(self, message: dict[str, Any], finish: str, usage: dict[str, int] | None) -> dict[str, Any]:
-        payload: dict[str, Any] = {
-            "id": self.id, "object": "chat.completion", "created": int(time.time()), "model": self.model,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        }
-        if usage:
-            payload["usage"] = usage
-        return payload
-
-    def _chunk(self, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
-        return {"id": self.id, "object": "chat.completion.chunk", "created": int(time.time()), "model": self.model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-
-    def _send_stream(self, deltas: list[dict[str, Any]], finish: str, usage: dict[str, int] | None,
-                     per_chunk_delay_s: float) -> None:
-        self._start(200, "text/event-stream")
-        for index, delta in enumerate(deltas):
-            # Pause between content chunks, not after the role-only opener: the first text arrives at once.
-            if index > 1 and per_chunk_delay_s and self.stop.wait(per_chunk_delay_s):
-                return
-            self._event(self._chunk(delta, None))
-        self._event(self._chunk({}, finish))
-        if usage and (self.body.get("stream_options") or {}).get("include_usage"):
-            self._event({**self._chunk({}, None), "choices": [], "usage": usage})
-        self.handler.wfile.write(DONE)
-        self.handler.wfile.flush()
-
-    def _event(self, payload: dict[str, Any]) -> None:
-        self.handler.wfile.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
-        self.handler.wfile.flush()
-
-    def _send_json(self, status: int, payload: Any) -> None:
-        self._send_raw(status, "application/json", json.dumps(payload).encode())
-
-    def _send_raw(self, status: int, content_type: str, raw: bytes, headers: dict[str, str] | None = None) -> None:
-        self._start(status, content_type, len(raw), headers)
-        self.handler.wfile.write(raw)
-
-    def _start(self, status: int, content_type: str, length: int | None = None,
-               headers: dict[str, str] | None = None) -> None:
-        self.handler.send_response(status)
-        self.handler.send_header("Content-Type", content_type)
-        for name, value in (headers or {}).items():
-            self.handler.send_header(name, value)
-        if length is not None:
-            self.handler.send_header("Content-Length", str(length))
-        self.handler.end_headers()
-
-
 class _Handler(BaseHTTPRequestHandler):
     # HTTP/1.0: one request per connection, so a stream ends when the socket closes.
     protocol_version = "HTTP/1.0"
@@ -353,7 +98,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _dispatch(self, body: dict[str, Any]) -> None:
         script = self.server.script
         if self.path.rstrip("/") == "/v1/chat/completions":
-            _Exchange(self, body, self.server.stop_event).answer(script.next_step(body))
+            Exchange(self, body, self.server.stop_event).answer(script.next_step(body))
         elif self.path == "/_script":
             with script.lock:
                 script.queue.extend(step_from_dict(step) for step in body.get("steps", []))

@@ -1,7 +1,7 @@
 """Throwaway PostgreSQL and Redis servers for tests: a temp dir, free ports, stopped at exit.
 
 Both work as root (CI is root): PostgreSQL then runs as the ``embedded_postgres`` system user
-and the temp dir's parents get o+rx, as ``services.embedded_pg.EmbeddedPostgres`` explains.
+and the temp dir's parents get o+rx, as ``services.embedded.postgres.EmbeddedPostgres`` explains.
 Usable from a session-scoped fixture::
 
     @pytest.fixture(scope="session")
@@ -16,9 +16,9 @@ from __future__ import annotations
 import atexit
 from pathlib import Path
 
-from services.embedded_base import free_port
-from services.embedded_pg import EmbeddedPostgres
-from services.embedded_redis import EmbeddedRedis
+from services.embedded.lifecycle import free_port
+from services.embedded.postgres import EmbeddedPostgres
+from services.embedded.valkey import EmbeddedRedis
 
 
 def start_postgres(tmp_path: Path) -> EmbeddedPostgres:

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from services.embedded_base import free_port
+from services.embedded.lifecycle import free_port
 from tests.sse import Frame, parse_frames
 
 ROOT = Path(__file__).resolve().parents[1]

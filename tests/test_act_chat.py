@@ -12,7 +12,7 @@ from sqlalchemy import select
 from services.act.models import ListItem, NamedList, ScheduledItem
 from services.db import Exchange, User
 from services.queues import PROMPT_QUEUE
-from tests.fake_llm import Json, Reply, ToolCalls
+from tests.llm_steps import Json, Reply, ToolCalls
 from tests.sse import parse_frames
 
 pytestmark = pytest.mark.integration

@@ -13,18 +13,18 @@ from sqlalchemy import func, select
 from services.act import loop as act_loop
 from services.act.config import ActConfig, CompactionConfig, DispatchLimits, LoopLimits
 from services.act.dispatcher import ActDispatcher
-from services.act.loop import INNATE_SKILLS, run_act_turn
 from services.act.models import NamedList, ScheduledItem
 from services.act.reply import act_reply
 from services.act.skills.base import ActionCancelled, ActionTicket, SessionGate, Skill
+from services.act.turn import INNATE_SKILLS, run_act_turn
 from services.db import Thread, User
 from services.memory.config import MemoryConfig
 from services.memory.facts import list_facts, remember_fact
 from services.queues import ChatRequest
 from services.streams import request_channel
 from services.threads import history_text
-from tests.fake_llm import Error, Json, Reply, ToolCalls
-from workers.digest import Turn
+from tests.llm_steps import Error, Json, Reply, ToolCalls
+from workers.turn import Turn
 from workers.understanding import Understanding
 
 pytestmark = pytest.mark.integration

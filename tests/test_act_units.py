@@ -21,9 +21,9 @@ from services.act.config import (
 )
 from services.act.critic import Critic, reply_kind
 from services.act.dispatcher import ActDispatcher, validate
-from services.act.loop import INNATE_SKILLS, innate_dispatcher
 from services.act.recurrence import RecurrenceError, next_occurrence, normalize_rule
 from services.act.skills.base import SessionGate, Skill, SkillContext, SkillError
+from services.act.turn import INNATE_SKILLS, innate_dispatcher
 from services.act.when import DueTimeError, parse_due
 from services.errors import LLMUnavailable
 from services.memory.concepts import ConceptGraph, spread

@@ -17,7 +17,7 @@ from services.periodic.contract import ServiceCall
 from services.queues import BACKGROUND_QUEUE, EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE, job_owner
 from services.streams import EventLog, user_channel
 from services.threads import ACTIVE_THREADS_KEY, CURRENT_THREAD_KEY, STATE_KEY, WORKING_MEMORY_KEY
-from tests.fake_llm import Json, Reply, ToolCalls
+from tests.llm_steps import Json, Reply, ToolCalls
 from tests.memory_builders import create_exchange, create_session, create_user
 
 pytestmark = pytest.mark.integration

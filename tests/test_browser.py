@@ -32,7 +32,8 @@ from tests.browser import (
     send,
     wait_reply_done,
 )
-from tests.fake_llm import FakeLLM, Json, Reply, ToolCalls
+from tests.fake_llm import FakeLLM
+from tests.llm_steps import Json, Reply, ToolCalls
 from tests.system import System, running_system
 from tests.test_e2e import CHUNK, EPISODE
 

@@ -10,7 +10,7 @@ from sqlalchemy import func, select, text
 
 from services.db import Exchange, RoutingDecision
 from services.queues import PROMPT_QUEUE
-from tests.fake_llm import Error, Hang, Reply
+from tests.llm_steps import Error, Hang, Reply
 from tests.sse import events, parse_frames
 
 pytestmark = pytest.mark.integration
@@ -117,7 +117,7 @@ def test_a_normal_reply_is_not_marked_as_a_fallback(client, run_jobs, fake_llm):
 def test_llm_timeout_then_success_retries_once(client, run_jobs, fake_llm, settings):
     fake_llm.script(Hang(5), Reply("Recovered answer."))
     # The respond role's timeout in configs/agents.toml is long; shorten it for this test.
-    from workers.context import current_context
+    from workers.process import current_context
 
     context = current_context()
     role = context.llm.roles["respond"]

@@ -14,7 +14,7 @@ from services.cognition.models import DriftGist
 from services.queues import PROMPT_QUEUE
 from services.streams import user_channel
 from tests.cognition_builders import Clock, activity, episode, fact, person, service_call, set_config
-from tests.fake_llm import Json
+from tests.llm_steps import Json
 from tests.sse import parse_frames
 
 pytestmark = pytest.mark.integration
@@ -168,7 +168,7 @@ def test_a_rerun_of_the_same_fire_calls_no_llm_and_pushes_once(worker_context, f
 
 
 def test_an_llm_failure_keeps_the_memory_new(worker_context, fake_llm, clock, ada):
-    from tests.fake_llm import Error
+    from tests.llm_steps import Error
 
     new_fact(worker_context, "Ada bought new running shoes", NOW - dt.timedelta(hours=1))
     fake_llm.script(Error(500))

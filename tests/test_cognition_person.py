@@ -12,7 +12,7 @@ from services.cognition import autobiography, profiles
 from services.cognition.models import Autobiography, SkillProfile
 from services.queues import PROMPT_QUEUE
 from tests.cognition_builders import Clock, episode, person, routed_turn, service_call, thread
-from tests.fake_llm import Json, Reply
+from tests.llm_steps import Json, Reply
 from tests.sse import parse_frames
 
 pytestmark = pytest.mark.integration

@@ -17,9 +17,10 @@ from sqlalchemy import select
 
 from services.cognition import calibration, reflection, regulator
 from services.cognition.models import RegulatorStep, RoutingFollowup, RoutingPressure, RoutingReview, TriageCalibration
-from services.router import OVERRIDE_FILE, ModeRouter
+from services.router.config import OVERRIDE_FILE
+from services.router.mode_router import ModeRouter
 from tests.cognition_builders import Clock, person, routed_turn, service_call, set_config, thread
-from tests.fake_llm import Json
+from tests.llm_steps import Json
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from services.queues import PROMPT_QUEUE
-from tests.fake_llm import Reply
+from tests.llm_steps import Reply
 
 ROOT = Path(__file__).resolve().parents[1]
 DASHBOARDS = sorted((ROOT / "deploy/grafana/dashboards").glob("*.json"))

@@ -19,7 +19,8 @@ from rq import Queue, Worker
 from sqlalchemy import create_engine, text
 
 from services.db import sqlalchemy_url
-from tests.fake_llm import FakeLLM, Json, Reply
+from tests.fake_llm import FakeLLM
+from tests.llm_steps import Json, Reply
 from tests.system import FrameReader, System, chat, read_stream, running_system
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.slow]

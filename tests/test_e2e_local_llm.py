@@ -14,9 +14,9 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from services.llm import FALLBACK_REPLY
-from services.local_llm import local_llm_available
-from services.reply_guard import is_heading
+from services.llm.fallback import FALLBACK_REPLY
+from services.llm.guard import is_heading
+from services.llm.local import local_llm_available
 from tests.system import System, chat, read_stream, running_system
 
 pytestmark = [

@@ -14,12 +14,12 @@ import psycopg
 import pytest
 import redis
 
-from services.embedded import ensure_servers
-from services.embedded_base import free_port, remembered_port, to_libpq_url
-from services.embedded_pg import EmbeddedPostgres
-from services.embedded_redis import EmbeddedRedis
+from services.embedded.lifecycle import free_port, remembered_port, to_libpq_url
+from services.embedded.postgres import EmbeddedPostgres
+from services.embedded.servers import ensure_servers
+from services.embedded.valkey import EmbeddedRedis
 from services.errors import EmbeddedServerError
-from services.local_llm import (
+from services.llm.local import (
     LOCAL_LLM_ALIAS,
     local_llm_available,
     local_llm_command,
@@ -34,7 +34,7 @@ from tests.servers import start_postgres, start_redis
 ATTACH_SCRIPT = """
 import json, sys
 from pathlib import Path
-from services.embedded import ensure_servers
+from services.embedded.servers import ensure_servers
 from services.settings import Settings
 handle = ensure_servers(Settings(data_dir=Path(sys.argv[1])))
 print(json.dumps({"started": handle.started, "db": handle.database_url, "redis": handle.redis_url}), flush=True)

@@ -12,19 +12,9 @@ import httpx
 import openai
 import pytest
 
-from tests.fake_llm import (
-    MODEL_ID,
-    Error,
-    FakeLLM,
-    Garbage,
-    Hang,
-    Json,
-    RemoteFakeLLM,
-    Reply,
-    ToolCalls,
-    step_from_dict,
-    step_to_dict,
-)
+from tests.fake_llm import FakeLLM, RemoteFakeLLM
+from tests.llm_steps import Error, Garbage, Hang, Json, Reply, ToolCalls, step_from_dict, step_to_dict
+from tests.openai_wire import MODEL_ID
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -21,9 +21,10 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from services.db import sqlalchemy_url
-from services.embedded_base import wait_gone
+from services.embedded.lifecycle import wait_gone
 from services.settings import PROJECT_ROOT
-from tests.fake_llm import Cut, Error, FakeLLM, Garbage, Hang, Json, Reply
+from tests.fake_llm import FakeLLM
+from tests.llm_steps import Cut, Error, Garbage, Hang, Json, Reply
 from tests.sse import Frame
 from tests.system import FrameReader, System, chat, read_stream, running_system
 

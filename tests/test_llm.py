@@ -11,20 +11,16 @@ from pathlib import Path
 import pytest
 
 from services.errors import LLMError, LLMMalformedOutput, LLMTimeout, LLMUnavailable
-from services.llm import (
-    FALLBACK_REPLY,
-    JSON_RETRY_NOTE,
-    ROLES,
-    Completion,
-    LLMClient,
-    RoleConfig,
-    generate_with_fallback,
-    load_role_configs,
-)
-from services.llm_output import parse_json_object
+from services.llm.client import JSON_RETRY_NOTE, LLMClient
+from services.llm.completion import Completion
+from services.llm.fallback import FALLBACK_REPLY, generate_with_fallback
+from services.llm.output import parse_json_object
+from services.llm.roles import ROLES, RoleConfig, load_role_configs
 from services.prompts import MissingPlaceholder, PromptLibrary, UnknownPrompt
 from services.settings import SettingsError
-from tests.fake_llm import MODEL_ID, Error, FakeLLM, Garbage, Hang, Json, Reply, ToolCalls
+from tests.fake_llm import FakeLLM
+from tests.llm_steps import Error, Garbage, Hang, Json, Reply, ToolCalls
+from tests.openai_wire import MODEL_ID
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORT = 0.5  # seconds; the Hang steps sleep longer than this

@@ -7,8 +7,12 @@ from collections.abc import Iterator
 import pytest
 
 from services.errors import LLMMalformedOutput
-from services.llm import FALLBACK_REPLY, LLMClient, RoleConfig, generate_with_fallback, retry_after
-from tests.fake_llm import Cut, Error, FakeLLM, Garbage, Hang, Reply
+from services.llm.client import LLMClient
+from services.llm.failures import retry_after
+from services.llm.fallback import FALLBACK_REPLY, generate_with_fallback
+from services.llm.roles import RoleConfig
+from tests.fake_llm import FakeLLM
+from tests.llm_steps import Cut, Error, Garbage, Hang, Reply
 
 USER = [{"role": "user", "content": "Tell me about otters"}]
 REAL = "Otters hold hands while they sleep."

@@ -16,15 +16,15 @@ import pytest
 
 from services.act.fastpath import plain_action, plain_reply
 from services.errors import LLMMalformedOutput
-from services.llm_health import llm_problem, record_exit, record_outcome
-from services.llm_output import StopStream
-from services.llm_priority import ChatPriority
-from services.llm_profile import CompactBudgets, compact_messages
-from services.local_llm import ServerProcess, check_local_llm, local_llm_available
+from services.llm.guard import ScaffoldGuard, clean_reply
+from services.llm.health import llm_problem, record_exit, record_outcome
+from services.llm.local import ServerProcess, check_local_llm, local_llm_available
+from services.llm.output import StopStream
+from services.llm.priority import ChatPriority
+from services.llm.profile import CompactBudgets, compact_messages
 from services.memory.chunks import ChunkInvalid
 from services.memory.small_output import chunk_from_small, episode_from_small
-from services.reply_guard import ScaffoldGuard, clean_reply
-from services.router_signals import RoutingContext, collect_signals
+from services.router.signals import RoutingContext, collect_signals
 from services.settings import Settings, SettingsError
 
 NOW = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)

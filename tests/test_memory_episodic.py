@@ -17,7 +17,7 @@ from services.embeddings import HashEmbedder
 from services.memory.config import EpisodicConfig, MemoryConfig
 from services.memory.models import Episode, Fact, MemoryChunk
 from services.queues import EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE, enqueue, job_owner
-from tests.fake_llm import Garbage, Json, Reply
+from tests.llm_steps import Garbage, Json, Reply
 from tests.memory_builders import create_exchange, create_session
 
 pytestmark = pytest.mark.integration

@@ -19,7 +19,7 @@ from services.memory.facts import remember_fact
 from services.memory.forget import UserFootprint, purge_jobs
 from services.memory.models import Episode, ExchangeAccess, MemoryChunk
 from services.queues import CHUNKER_JOB, EPISODE_JOB, EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE, enqueue
-from tests.fake_llm import Reply
+from tests.llm_steps import Reply
 
 pytestmark = pytest.mark.integration
 

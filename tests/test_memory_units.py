@@ -88,7 +88,7 @@ def test_a_span_within_a_century_is_still_a_window():
 
 
 def test_memory_jobs_outlast_their_llm_calls():
-    from services.llm import load_role_configs
+    from services.llm.roles import load_role_configs
     from services.queues import MEMORY_JOB_TIMEOUT_S, memory_job_options
 
     roles = load_role_configs(PROJECT_ROOT / "configs")

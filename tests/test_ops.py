@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from services.queues import PROMPT_QUEUE
-from tests.fake_llm import Reply
+from tests.llm_steps import Reply
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,7 +8,7 @@ import pytest
 from rq import Queue, SimpleWorker
 
 from services.queues import ALL_QUEUES, BACKGROUND_QUEUE, PROMPT_QUEUE, job_owner, owner_meta
-from tests.fake_llm import Reply
+from tests.llm_steps import Reply
 
 pytestmark = pytest.mark.integration
 

@@ -24,14 +24,14 @@ from rq.registry import ScheduledJobRegistry
 from rq.scheduler import RQScheduler
 
 from services.db import make_engine
-from services.embedded_base import wait_gone
+from services.embedded.lifecycle import wait_gone
 from services.janitor import ScheduledMover
 from services.migrate import upgrade_head
 from services.queues import PROMPT_QUEUE
 from services.settings import Settings
 from services.streams import EventLog, FanOut, StreamLimits, follow, request_channel
 from services.supervisor import Supervisor
-from tests.fake_llm import Reply
+from tests.llm_steps import Reply
 from tests.servers import start_postgres, start_redis
 from tests.sse import parse_frames
 

@@ -13,7 +13,7 @@ from services.db import User
 from services.periodic import reminders
 from services.periodic.contract import ServiceCall
 from services.streams import EventLog, user_channel
-from tests.fake_llm import Json, Reply
+from tests.llm_steps import Json, Reply
 
 pytestmark = pytest.mark.integration
 

@@ -28,8 +28,9 @@ from pathlib import Path
 import pytest
 
 from services.embeddings import configure_offline_torch, load_embedder
-from services.router import MODES, ModeRouter, context_from_record, load_exemplars
-from services.router_signals import text_view
+from services.router.exemplars import load_exemplars
+from services.router.mode_router import ModeRouter, context_from_record
+from services.router.signals import MODES, text_view
 
 ROOT = Path(__file__).resolve().parents[1]
 ROUTING_SET = ROOT / "tests" / "data" / "routing_set.jsonl"

@@ -29,7 +29,8 @@ from sqlalchemy import create_engine, text
 
 from services.db import sqlalchemy_url
 from services.queues import PROMPT_QUEUE
-from tests.fake_llm import FakeLLM, Json, Reply
+from tests.fake_llm import FakeLLM
+from tests.llm_steps import Json, Reply
 from tests.system import ROOT, FrameReader, System, running_system
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.slow]

@@ -24,7 +24,7 @@ from services.logs import NOISY_LIBRARIES, JsonFormatter
 from services.memory.facts import remember_fact
 from services.memory.models import Episode, Fact
 from services.queues import BACKGROUND_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE, owner_meta
-from tests.fake_llm import Reply
+from tests.llm_steps import Reply
 from tests.sse import parse_frames
 
 pytestmark = pytest.mark.integration

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from services.memory.models import Fact
 from services.queues import PROMPT_QUEUE
-from tests.fake_llm import Reply, ToolCalls
+from tests.llm_steps import Reply, ToolCalls
 from tests.sse import parse_frames
 
 pytestmark = pytest.mark.integration

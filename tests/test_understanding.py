@@ -15,8 +15,8 @@ from services.db import Exchange, RoutingDecision
 from services.embeddings import HashEmbedder
 from services.errors import EmbeddingError
 from services.queues import PROMPT_QUEUE
-from services.router import ModeRouter
-from tests.fake_llm import Error, Reply
+from services.router.mode_router import ModeRouter
+from tests.llm_steps import Error, Reply
 from tests.sse import parse_frames
 
 pytestmark = pytest.mark.integration

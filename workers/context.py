@@ -18,13 +18,14 @@ from services.act.config import ActConfig, load_act_config
 from services.connections import redis_client as patient_redis
 from services.db import make_engine, make_sessionmaker
 from services.embeddings import Embedder
-from services.llm import LLMClient, load_role_configs
-from services.llm_priority import ChatPriority
-from services.llm_profile import LLMProfile, load_profile
+from services.llm.client import LLMClient
+from services.llm.priority import ChatPriority
+from services.llm.profile import LLMProfile, load_profile
+from services.llm.roles import load_role_configs
 from services.memory.config import MemoryConfig, load_memory_config
 from services.metrics import Metrics
 from services.prompts import PromptLibrary
-from services.router import ModeRouter
+from services.router.mode_router import ModeRouter
 from services.settings import Settings
 from services.streams import EventLog
 from services.threads import ThreadStore
@@ -120,22 +121,3 @@ def _record_llm(metrics: Metrics, role: str, completion: Any) -> None:
         metrics.observe("engram_llm_first_token_seconds", completion.first_token_s, {"role": role})
     metrics.inc("engram_tokens_total", {"role": role, "kind": "prompt"}, completion.prompt_tokens)
     metrics.inc("engram_tokens_total", {"role": role, "kind": "completion"}, completion.completion_tokens)
-
-
-class _ProcessContext:
-    """Holds the one context of this process; not created at import, only on first use."""
-
-    context: WorkerContext | None = None
-
-
-def install_context(context: WorkerContext | None) -> None:
-    _ProcessContext.context = context
-
-
-def current_context() -> WorkerContext:
-    """The process's context, built from the environment on first use (plain ``rq worker``)."""
-    if _ProcessContext.context is None:
-        from workers.startup import context_from_environment
-
-        _ProcessContext.context = context_from_environment()
-    return _ProcessContext.context

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from rq import Retry
@@ -15,9 +14,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from services.db import Exchange, RoutingDecision, insert
-from services.llm import Completion
-from services.llm_health import record_outcome
-from services.llm_priority import ChatPriority
+from services.llm.completion import Completion
+from services.llm.health import record_outcome
+from services.llm.priority import ChatPriority
 from services.logs import request_context
 from services.metrics import Metrics
 from services.queues import (
@@ -33,15 +32,15 @@ from services.queues import (
     remove_pending,
 )
 from services.streams import EventLog, request_channel
-from services.supervisor import beat
-from workers.context import WorkerContext, current_context
+from workers.context import WorkerContext
 from workers.generation import Reply, generate
 from workers.ordering import process_in_order
+from workers.process import current_context
+from workers.turn import Turn
 from workers.understanding import Understanding, understand
 
 logger = logging.getLogger(__name__)
 
-BEAT_EVERY_S = 5.0
 TROUBLE_MESSAGE = "Sorry, something went wrong while I was working on that. Please send it again."
 
 
@@ -70,7 +69,7 @@ def digest(context: WorkerContext, request: ChatRequest) -> None:
         # Counters and histograms are written in one round trip when the turn is over, not on its path.
         with context.metrics.deferred():
             started = time.monotonic()
-            # Background LLM work waits while this turn thinks and writes (services/llm_priority.py).
+            # Background LLM work waits while this turn thinks and writes (services/llm/priority.py).
             with ChatPriority(context.redis).chat_turn(request.request_id):
                 understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
                 turn.mark("understanding_s", time.monotonic() - started)
@@ -81,27 +80,6 @@ def digest(context: WorkerContext, request: ChatRequest) -> None:
                     reply = generate(context, turn, understanding, session)  # step 5
                     exchange_id = store(session, turn, understanding, reply)  # step 6
             finish(context, turn, understanding, reply, exchange_id)  # step 7, then working memory and enrichment
-
-
-@dataclass
-class Turn:
-    """What one digest run carries between its steps."""
-
-    request: ChatRequest
-    channel: str
-    started: float = field(default_factory=time.monotonic)
-    timings: dict[str, float] = field(default_factory=dict)
-    last_beat: float = 0.0
-
-    def publish(self, context: WorkerContext, event: str, data: dict[str, Any]) -> str:
-        # Publishing is progress: beat for the supervisor's hang check, but not on every token.
-        if time.monotonic() - self.last_beat >= BEAT_EVERY_S:
-            beat(context.redis)
-            self.last_beat = time.monotonic()
-        return context.events.publish(self.channel, event, data)
-
-    def mark(self, name: str, seconds: float) -> None:
-        self.timings[name] = round(seconds, 4)
 
 
 def store(session: Session, turn: Turn, understanding: Understanding, reply: Reply) -> int:

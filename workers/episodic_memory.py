@@ -15,7 +15,7 @@ from typing import Any
 
 from services.db import ConversationSession, Exchange
 from services.errors import LLMError, LLMMalformedOutput
-from services.llm import Completion
+from services.llm.completion import Completion
 from services.memory.chunks import ChunkInvalid, ask_validated
 from services.memory.config import MemoryConfig
 from services.memory.episodes import (
@@ -31,8 +31,9 @@ from services.memory.episodes import (
 from services.memory.models import MemoryChunk
 from services.memory.small_output import SMALL_EPISODE_SCHEMA, episode_from_small
 from services.queues import EPISODE_JOB, EPISODIC_QUEUE
-from workers.context import WorkerContext, current_context, memory_config
+from workers.context import WorkerContext, memory_config
 from workers.memory_chunker import FAILURES_METRIC, ensure_embedder, reschedule, small_chunks
+from workers.process import current_context
 
 logger = logging.getLogger(__name__)
 

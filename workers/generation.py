@@ -5,22 +5,21 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy.orm import Session
 
 from services.act.critic import awaits_confirmation, pending_confirmation
 from services.act.reply import act_reply
-from services.llm import Completion, generate_with_fallback
-from services.llm_profile import compact_messages
+from services.llm.completion import Completion
+from services.llm.fallback import generate_with_fallback
+from services.llm.guard import ScaffoldGuard
+from services.llm.profile import compact_messages
 from services.prompts import fenced
-from services.reply_guard import ScaffoldGuard
 from services.threads import history_text
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
+from workers.turn import Turn
 from workers.understanding import Understanding
-
-if TYPE_CHECKING:
-    from workers.digest import Turn
 
 # Coalesce streamed tokens into fewer events: the first goes out at once (time to first
 # token is what a person feels), later ones at most every 40 ms or 200 characters.

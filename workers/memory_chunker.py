@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from services.db import Exchange, User
 from services.embeddings import Embedder
 from services.errors import LLMError, LLMMalformedOutput
-from services.llm import Completion
+from services.llm.completion import Completion
 from services.memory.chunks import (
     CHUNK_SCHEMA,
     ChunkInvalid,
@@ -35,7 +35,8 @@ from services.memory.models import Fact
 from services.memory.search import prepare_vector_search
 from services.memory.small_output import SMALL_CHUNK_SCHEMA, chunk_from_small
 from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, memory_job_options, owner_meta
-from workers.context import WorkerContext, current_context, llm_profile, memory_config
+from workers.context import WorkerContext, llm_profile, memory_config
+from workers.process import current_context
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from services.periodic.contract import ServiceResult
 from services.periodic.runner import execute
 from services.periodic.runs import claim_run, finish_run
 from services.periodic.schedules import load_schedules, schedules_path
-from workers.context import current_context
+from workers.process import current_context
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import redis
 from rq.worker import SimpleWorker
 
 from services.connections import patient_retry
@@ -19,27 +18,9 @@ from services.janitor import job_lease
 from services.logs import configure_logging
 from services.settings import Settings
 from services.supervisor import beat
-from workers.context import WorkerContext, build_context, install_context
+from workers.process import context_from_environment, install_context
 
 logger = logging.getLogger(__name__)
-
-def context_from_environment(
-    redis_client: redis.Redis | None = None, settings: Settings | None = None, *, load_models: bool = True
-) -> WorkerContext:
-    """Build the context and load the models (attaching to the embedded servers if no URLs are set)."""
-    from workers.understanding import load_understanding
-
-    settings = settings or Settings.from_env()
-    if settings.uses_embedded:
-        from services.embedded import ensure_servers
-
-        # The process stays attached until it exits; the servers' attach list skips dead processes.
-        settings = ensure_servers(settings).apply(settings)
-    context = build_context(settings, redis_client=redis_client)
-    if load_models:
-        load_understanding(context)
-    return context
-
 
 class EngramWorker(SimpleWorker):
     """SimpleWorker that preloads the context: one model load per process, not per job."""

@@ -20,7 +20,9 @@ from services.db import relaxed_commit
 from services.errors import EmbeddingError, LLMError
 from services.memory.context import AssembledContext, assemble
 from services.queues import ChatRequest
-from services.router import RoutingContext, RoutingDecision, apply_tiebreak, detect_feedback, tiebreak_candidates
+from services.router.decision import RoutingDecision, apply_tiebreak, tiebreak_candidates
+from services.router.feedback import detect_feedback
+from services.router.signals import RoutingContext
 from services.sessions import SESSION_IDLE_S, enqueue_episode, place_in_session, session_exchange_ids
 from services.threads import ThreadState, context_warmth, history_text
 from services.topics import GENERAL
@@ -229,7 +231,7 @@ def describe_missing(decision: RoutingDecision) -> str:
 def load_understanding(context: WorkerContext) -> None:
     """Load the embedding model, router exemplars and topic classifier once for this process."""
     from services.embeddings import load_embedder
-    from services.router import ModeRouter
+    from services.router.mode_router import ModeRouter
     from services.topics import TopicClassifier, TopicConfig
 
     context.embedder = load_embedder(context.settings.embedder)

@@ -12,7 +12,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -20,29 +20,26 @@ from sqlalchemy.orm import Session
 
 from services.act import steering
 from services.act.compaction import Budget, PromptState, stage_one, stage_two
-from services.act.config import ActConfig, load_act_config
+from services.act.config import ActConfig
 from services.act.critic import PENDING_FIELD, Critic, live_pending, reply_kind
 from services.act.dispatcher import ActDispatcher, ActionResult
 from services.act.fastpath import FAST_PATH, plain_action
 from services.act.prompt import skills_text, step_messages, world_state
-from services.act.skills import associate, forget, goals, introspect, lists, memorize, recall, schedule
 from services.act.skills.base import SessionGate, Skill, SkillContext
-from services.act.transaction import after_commit, statement_timeout
+from services.act.transaction import after_commit
 from services.act.when import zone_of
 from services.cognition.config import cognition_config
 from services.cognition.profiles import profiles_text
 from services.db import User
 from services.errors import LLMError, LLMMalformedOutput
-from services.llm import Completion
-from services.llm_output import ToolCall
-from services.memory.config import MemoryConfig, load_memory_config
+from services.llm.completion import Completion
+from services.llm.output import ToolCall
+from services.memory.config import MemoryConfig
 from services.queues import ChatRequest
 from services.threads import history_text
 
 logger = logging.getLogger(__name__)
 
-INNATE_SKILLS: tuple[Skill, ...] = (recall.SKILL, memorize.SKILL, introspect.SKILL, associate.SKILL,
-                                    schedule.SKILL, lists.SKILL, goals.SKILL, forget.SKILL)
 CHECKPOINT_RESERVE, MIN_CHECKPOINT_CHARS, MAX_CHECKPOINT_CHARS = 200, 120, 2000
 SHORT_ANSWER_WORDS = 4  # "yes, do it" ends the turn; "yes, and add eggs too" goes on to the loop
 
@@ -66,32 +63,6 @@ class ActOutcome:
     iterations: int
     zone_name: str
     now: datetime
-
-
-def innate_dispatcher(config: ActConfig) -> ActDispatcher:
-    """The dispatcher with every innate skill (recall's schema takes its ``k`` limits from ``act.toml``)."""
-    skills = tuple(recall.skill(config.skills) if skill is recall.SKILL else skill for skill in INNATE_SKILLS)
-    return ActDispatcher(skills, timeout_s=config.dispatch.action_timeout_s,
-                         release_grace_s=config.dispatch.release_grace_s)
-
-
-def run_act_turn(context: Any, turn: ActTurn, understanding: Any, session: Session, *,
-                 config: ActConfig | None = None, dispatcher: ActDispatcher | None = None,
-                 memory: MemoryConfig | None = None, fast_path: bool = False) -> ActOutcome:
-    """Run the loop for one message; never raises for skill or LLM failures (they end up in the trail).
-
-    Workers pass the configs they read once at start-up; without them the files are read here.
-    ``fast_path``: try services/act/fastpath.py's plain requests before asking the LLM to plan.
-    """
-    config = config or load_act_config(context.settings.configs_dir)
-    memory = memory or load_memory_config(context.settings.configs_dir)
-    if fast_path:  # a small model: one planning step at most, and no tool schemas eating its window
-        config = replace(config, loop=replace(config.loop, max_iterations=1, native_tools=False))
-    loop = ActLoop(context, turn, understanding, session, config, dispatcher or innate_dispatcher(config), memory)
-    with statement_timeout(session, config.dispatch.action_timeout_s):
-        if not loop.answer_pending() and not (fast_path and loop.fast_step()):
-            loop.run()
-    return loop.outcome()
 
 
 @dataclass

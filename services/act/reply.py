@@ -19,14 +19,16 @@ from services.act.compaction import entry_line
 from services.act.config import ActConfig
 from services.act.dispatcher import ActDispatcher
 from services.act.fastpath import FAST_PATH, plain_reply
-from services.act.loop import ActOutcome, ActTurn, run_act_turn
+from services.act.loop import ActOutcome, ActTurn
 from services.act.prompt import reply_messages
 from services.act.transaction import after_commit
+from services.act.turn import run_act_turn
 from services.act.when import zone_of
-from services.llm import Completion, generate_with_fallback
-from services.llm_profile import LLMProfile
+from services.llm.completion import Completion
+from services.llm.fallback import generate_with_fallback
+from services.llm.guard import ScaffoldGuard
+from services.llm.profile import LLMProfile
 from services.memory.config import MemoryConfig
-from services.reply_guard import ScaffoldGuard
 
 INSTRUCTIONS = {
     "RESPOND": "Tell the person what you did or found.",

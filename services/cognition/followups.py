@@ -17,7 +17,7 @@ from services.act.critic import reply_kind
 from services.act.text import content_words
 from services.db import Exchange
 from services.db import RoutingDecision as DecisionRow
-from services.router import detect_feedback
+from services.router.feedback import detect_feedback
 
 LABELS = ("correction", "rephrase", "confirmation", "continued", "silent")
 MISROUTE_LABELS = frozenset({"correction", "rephrase"})

@@ -27,7 +27,8 @@ from services.db import RoutingDecision as DecisionRow
 from services.db import insert
 from services.errors import LLMError
 from services.periodic.contract import ServiceCall, ServiceResult
-from services.router import MODES, known_signals
+from services.router.config import known_signals
+from services.router.signals import MODES
 
 logger = logging.getLogger(__name__)
 

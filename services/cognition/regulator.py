@@ -32,7 +32,7 @@ from services.cognition.models import RegulatorStep, RoutingPressure, RoutingRev
 from services.config_files import read_toml
 from services.db import insert
 from services.periodic.contract import ServiceCall, ServiceResult
-from services.router import OVERRIDE_FILE, WEIGHTS_FILE, RouterConfig, known_signals, parse_config
+from services.router.config import OVERRIDE_FILE, WEIGHTS_FILE, RouterConfig, known_signals, parse_config
 from services.settings import SettingsError
 
 ACTIVE = ("pending", "kept")

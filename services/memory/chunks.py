@@ -22,8 +22,9 @@ from sqlalchemy.orm import Session
 
 from services.db import Exchange, insert
 from services.embeddings import Embedder
-from services.llm import Completion, LLMClient
-from services.llm_output import with_note
+from services.llm.client import LLMClient
+from services.llm.completion import Completion
+from services.llm.output import with_note
 from services.memory.config import FactsConfig
 from services.memory.facts import FactResult, clean_text, remember_fact
 from services.memory.models import MemoryChunk

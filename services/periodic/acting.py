@@ -18,8 +18,8 @@ from sqlalchemy.orm import Session
 
 from services.act.config import ActConfig, load_act_config
 from services.act.dispatcher import ActDispatcher
-from services.act.loop import innate_dispatcher
 from services.act.reply import ActReply, act_reply
+from services.act.turn import innate_dispatcher
 from services.memory.config import MemoryConfig, load_memory_config
 from services.memory.context import assemble
 from services.queues import ChatRequest

@@ -12,8 +12,8 @@ free, and are detached from the process that started them (they outlive it on a 
 every start first tries to *adopt* a running server of the same data dir. Any process attaches
 through ``ensure_servers``; the last live process to detach stops the server.
 
-The servers live in ``embedded_pg`` and ``embedded_redis``, their shared lifecycle in
-``embedded_base``, and the local LLM server in ``local_llm``.
+The servers live in ``postgres`` and ``valkey``, their shared lifecycle in ``lifecycle``, and the
+local LLM server in ``services.llm.local``.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field, replace
 import psutil
 import redis
 
-from services.embedded_base import EmbeddedServer, free_port
-from services.embedded_pg import EmbeddedPostgres
-from services.embedded_redis import EmbeddedRedis
+from services.embedded.lifecycle import EmbeddedServer, free_port
+from services.embedded.postgres import EmbeddedPostgres
+from services.embedded.valkey import EmbeddedRedis
 from services.errors import EmbeddedServerError
 from services.settings import Settings
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from services.errors import LLMMalformedOutput
-from services.llm_output import StopStream
+from services.llm.output import StopStream
 
 ASSISTANT_LABEL = re.compile(r"^\s*(?:[#*>]+\s*)?(?:engram|assistant|ai|bot)\s*:\s*", re.IGNORECASE)
 HEADING = re.compile(

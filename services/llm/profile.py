@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from services.config_files import parse_section, read_toml
-from services.llm import RoleConfig, with_overrides
+from services.llm.roles import RoleConfig, with_overrides
 from services.prompts import fenced
 from services.settings import Settings, SettingsError
 

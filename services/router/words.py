@@ -1,6 +1,6 @@
 """Lexicons of the mode router: the regular expressions and word sets its signals look for.
 
-Compiled once at import (pure data, no I/O). ``services/router_signals.py`` turns them into signals.
+Compiled once at import (pure data, no I/O). ``services/router/signals.py`` turns them into signals.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Observable signals the mode router scores: small pure functions of the text and the context.
 
 Every function returns a dict of float signals so the router can weigh any of them with a
-weight from ``configs/router.toml``. The lexicons they match live in ``services/router_words.py``.
+weight from ``configs/router.toml``. The lexicons they match live in ``services/router/words.py``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from services.router_words import (
+from services.router.words import (
     AUXILIARIES,
     CAPITALISED_RE,
     COMMON_BIGRAMS,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from services.embedded_base import HOST, remembered_port
+from services.embedded.lifecycle import HOST, remembered_port
 from services.errors import EmbeddedServerError
 from services.settings import Settings
 

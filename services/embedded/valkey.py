@@ -13,7 +13,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from services.embedded_base import (
+from services.embedded.lifecycle import (
     HOST,
     START_TIMEOUT_S,
     EmbeddedServer,

@@ -14,7 +14,7 @@ from types import ModuleType
 
 import psycopg
 
-from services.embedded_base import (
+from services.embedded.lifecycle import (
     HOST,
     START_TIMEOUT_S,
     EmbeddedServer,

@@ -1,6 +1,6 @@
 """Pure parsing of LLM output: JSON objects in free text, tool calls (native or written as text), note turns.
 
-No I/O here: ``services.llm`` calls these on what the endpoint returned.
+No I/O here: ``services.llm.client`` calls these on what the endpoint returned.
 """
 
 from __future__ import annotations

@@ -1,0 +1,47 @@
+"""One ACT turn from the outside: the innate skills, their dispatcher, and ``run_act_turn``.
+
+The loop's mechanics (steps, confirmation, compaction) are in ``services.act.loop``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from services.act.config import ActConfig, load_act_config
+from services.act.dispatcher import ActDispatcher
+from services.act.loop import ActLoop, ActOutcome, ActTurn
+from services.act.skills import associate, forget, goals, introspect, lists, memorize, recall, schedule
+from services.act.skills.base import Skill
+from services.act.transaction import statement_timeout
+from services.memory.config import MemoryConfig, load_memory_config
+
+INNATE_SKILLS: tuple[Skill, ...] = (recall.SKILL, memorize.SKILL, introspect.SKILL, associate.SKILL,
+                                    schedule.SKILL, lists.SKILL, goals.SKILL, forget.SKILL)
+
+def innate_dispatcher(config: ActConfig) -> ActDispatcher:
+    """The dispatcher with every innate skill (recall's schema takes its ``k`` limits from ``act.toml``)."""
+    skills = tuple(recall.skill(config.skills) if skill is recall.SKILL else skill for skill in INNATE_SKILLS)
+    return ActDispatcher(skills, timeout_s=config.dispatch.action_timeout_s,
+                         release_grace_s=config.dispatch.release_grace_s)
+
+
+def run_act_turn(context: Any, turn: ActTurn, understanding: Any, session: Session, *,
+                 config: ActConfig | None = None, dispatcher: ActDispatcher | None = None,
+                 memory: MemoryConfig | None = None, fast_path: bool = False) -> ActOutcome:
+    """Run the loop for one message; never raises for skill or LLM failures (they end up in the trail).
+
+    Workers pass the configs they read once at start-up; without them the files are read here.
+    ``fast_path``: try services/act/fastpath.py's plain requests before asking the LLM to plan.
+    """
+    config = config or load_act_config(context.settings.configs_dir)
+    memory = memory or load_memory_config(context.settings.configs_dir)
+    if fast_path:  # a small model: one planning step at most, and no tool schemas eating its window
+        config = replace(config, loop=replace(config.loop, max_iterations=1, native_tools=False))
+    loop = ActLoop(context, turn, understanding, session, config, dispatcher or innate_dispatcher(config), memory)
+    with statement_timeout(session, config.dispatch.action_timeout_s):
+        if not loop.answer_pending() and not (fast_path and loop.fast_step()):
+            loop.run()
+    return loop.outcome()

@@ -1,0 +1,1 @@
+"""Embedded PostgreSQL (pgvector) and Valkey, run from PyPI wheels when no URLs are configured."""

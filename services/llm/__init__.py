@@ -1,0 +1,1 @@
+"""The LLM: an OpenAI-compatible client per role, its output parsing, the local server, chat priority."""

@@ -1,0 +1,83 @@
+"""User-facing replies that never fail: one retry, then a fixed apology (the design's error table)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import replace
+from typing import Protocol
+
+from services.errors import LLMError, LLMMalformedOutput, LLMTimeout, LLMUnavailable
+from services.llm.client import LLMClient
+from services.llm.completion import Completion
+from services.llm.output import Message, StopStream
+
+logger = logging.getLogger(__name__)
+
+FALLBACK_REPLY = "I had trouble thinking just now. Please try again in a moment."
+# A 429's Retry-After is honoured up to this long: a person is waiting for the reply, and a
+# longer wait than this is better answered with the apology than with silence.
+MAX_RETRY_AFTER_S = 10.0
+
+
+class ReplyGuard(Protocol):
+    def __call__(self, chunk: str) -> None: ...
+
+    def finish(self, text: str) -> str: ...
+
+
+def generate_with_fallback(client: LLMClient, role: str, messages: list[Message], on_delta: Callable[[str], None],
+                           on_retry: Callable[[], None] | None = None, *,
+                           guard: Callable[[Callable[[str], None]], ReplyGuard] | None = None
+                           ) -> tuple[Completion, bool]:
+    """Generate a user-facing reply; never raises ``LLMError``.
+
+    Retries once on timeout, unavailability or malformed output (calling ``on_retry`` first, so the
+    caller can tell the client that partial text is void); then returns ``FALLBACK_REPLY`` with
+    fallback=True. Other endpoint errors (4xx: bad request, auth, unknown model) skip the retry.
+    The fallback text is not sent through ``on_delta``: the caller publishes it as the final message.
+
+    Args:
+        guard: wraps ``on_delta`` for each attempt (e.g. ``ScaffoldGuard``): it filters the stream, may
+            stop it, and its ``finish`` gives the final text or raises ``LLMMalformedOutput`` (→ retry).
+    """
+    started, attempts, error = time.monotonic(), 0, ""
+    for attempt in (1, 2):
+        try:
+            checker = guard(on_delta) if guard is not None else None
+            completion = _generate(client, role, messages, checker or on_delta)
+            if checker is not None:
+                completion = replace(completion, text=checker.finish(completion.text))
+            return replace(completion, attempts=attempts + completion.attempts), False
+        except (LLMTimeout, LLMUnavailable, LLMMalformedOutput) as exc:
+            attempts, error = attempts + 1, f"{type(exc).__name__}: {exc}"
+            logger.warning("llm %s: attempt %d failed: %s", role, attempt, exc)
+            if attempt == 1:
+                _wait_as_asked(exc)
+                if on_retry is not None:
+                    on_retry()
+        except LLMError as exc:
+            attempts, error = attempts + 1, f"{type(exc).__name__}: {exc}"
+            logger.error("llm %s: %s; not retrying", role, exc)
+            break
+    elapsed = time.monotonic() - started
+    return Completion(FALLBACK_REPLY, client.role(role).model, 0, 0, 0, elapsed, attempts=attempts,
+                      error=error[:300]), True
+
+
+def _wait_as_asked(exc: Exception) -> None:
+    """Before the one retry: wait as long as a 429's Retry-After asks (capped)."""
+    retry_after = getattr(exc, "retry_after_s", None)
+    if retry_after:
+        time.sleep(min(retry_after, MAX_RETRY_AFTER_S))
+
+
+def _generate(client: LLMClient, role: str, messages: list[Message], on_delta: Callable[[str], None]) -> Completion:
+    if client.role(role).stream:
+        return client.stream(role, messages, on_delta)
+    completion = client.complete(role, messages)
+    with suppress(StopStream):  # a guard that cuts the text keeps what came before the cut
+        on_delta(completion.text)
+    return completion

@@ -1,0 +1,1 @@
+"""The deterministic mode router: signals, weights, exemplars, decisions, explicit feedback."""

@@ -1,0 +1,186 @@
+"""The OpenAI chat-completions wire format as the fake LLM writes it: bodies, SSE chunks, breakages."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from tests.llm_steps import DEFAULT_CHUNK_SIZE, Cut, Error, Garbage, Hang, Json, Reply, Step, ToolCalls
+
+MODEL_ID = "fake-llm"
+DONE = b"data: [DONE]\n\n"
+
+
+def conversation_text(body: dict[str, Any]) -> str:
+    """All message text of a request, for route matching."""
+    return "\n".join(_content_text(message.get("content")) for message in body.get("messages", []))
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}]
+        return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else ""
+
+
+def default_text(body: dict[str, Any]) -> str:
+    """The deterministic reply when nothing is scripted: ``{}`` for JSON mode, else an echo."""
+    if (body.get("response_format") or {}).get("type") in ("json_object", "json_schema"):
+        return "{}"
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    last = _content_text(users[-1].get("content")) if users else ""
+    return f"Echo: {last[:60]}"
+
+
+def _split(text: str, size: int) -> list[str]:
+    size = max(1, size)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class Exchange:
+    """Writes one chat-completion answer in the shape the request asked for."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, handler: BaseHTTPRequestHandler, body: dict[str, Any], stop: threading.Event) -> None:
+        self.handler = handler
+        self.body = body
+        self.stop = stop
+        self.stream = bool(body.get("stream"))
+        self.id = f"chatcmpl-fake{next(self._ids)}"
+        self.model = str(body.get("model") or MODEL_ID)
+
+    def answer(self, step: Step | None) -> None:
+        """Dispatch on the step type."""
+        if step is None:
+            self.text(default_text(self.body))
+        elif isinstance(step, Reply):
+            self.text(step.text, step.chunk_size, step.delay_s, step.per_chunk_delay_s, step.usage)
+        elif isinstance(step, Json):
+            self.text(json.dumps(step.obj))
+        elif isinstance(step, ToolCalls):
+            self.tool_calls(step)
+        elif isinstance(step, Error):
+            self.error(step)
+        elif isinstance(step, Garbage):
+            self.garbage()
+        elif isinstance(step, Cut):
+            self.cut(step)
+        elif isinstance(step, Hang):
+            if not self.stop.wait(step.seconds):
+                self.text(default_text(self.body))
+
+    def text(self, text: str, chunk_size: int = DEFAULT_CHUNK_SIZE, delay_s: float = 0.0,
+             per_chunk_delay_s: float = 0.0, usage: bool = True) -> None:
+        if delay_s and self.stop.wait(delay_s):
+            return
+        pieces = _split(text, chunk_size)
+        usage_obj = self._usage(len(pieces)) if usage else None
+        if not self.stream:
+            message = {"role": "assistant", "content": text}
+            self._send_json(200, self._completion(message, "stop", usage_obj))
+            return
+        events = [{"role": "assistant", "content": ""}] + [{"content": piece} for piece in pieces]
+        self._send_stream(events, "stop", usage_obj, per_chunk_delay_s)
+
+    def tool_calls(self, step: ToolCalls) -> None:
+        calls = []
+        for index, (name, args) in enumerate(step.calls):
+            arguments = args if isinstance(args, str) else json.dumps(args)
+            function = {"name": name, "arguments": arguments}
+            calls.append({"id": f"call_{index}", "type": "function", "function": function})
+        usage_obj = self._usage(len(calls) + 1)
+        if not self.stream:
+            message = {"role": "assistant", "content": step.text or None, "tool_calls": calls}
+            self._send_json(200, self._completion(message, "tool_calls", usage_obj))
+            return
+        events: list[dict[str, Any]] = [{"role": "assistant", "content": step.text or None}]
+        for index, call in enumerate(calls):
+            # OpenAI sends id, type and name first, then the arguments in fragments.
+            head = {"index": index, "id": call["id"], "type": "function",
+                    "function": {"name": call["function"]["name"], "arguments": ""}}
+            events.append({"tool_calls": [head]})
+            for piece in _split(call["function"]["arguments"], DEFAULT_CHUNK_SIZE):
+                events.append({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+        self._send_stream(events, "tool_calls", usage_obj, 0.0)
+
+    def error(self, step: Error) -> None:
+        body = step.body if step.body is not None else {
+            "error": {"message": f"scripted error {step.status}", "type": "server_error", "code": step.status}
+        }
+        raw = body if isinstance(body, str) else json.dumps(body)
+        self._send_raw(step.status, "application/json", raw.encode(), step.headers)
+
+    def cut(self, step: Cut) -> None:
+        if not self.stream:  # a cut non-streamed answer: a body shorter than its Content-Length
+            self._start(200, "application/json", 4096)
+            self.handler.wfile.write(b'{"id": "cut", "choices": [')
+            self.handler.wfile.flush()
+            return
+        self._start(200, "text/event-stream")
+        pieces = _split(step.text, step.chunk_size)[: step.after_chunks]
+        for delta in [{"role": "assistant", "content": ""}] + [{"content": piece} for piece in pieces]:
+            self._event(self._chunk(delta, None))
+        # HTTP/1.0: closing the connection ends the body, just as a dropped connection would.
+
+    def garbage(self) -> None:
+        if self.stream:
+            self._send_raw(200, "text/event-stream", b'data: {"choices": [{"delta": {"content": "x"\n\n' + DONE)
+        else:
+            self._send_raw(200, "application/json", b'{"id": "broken", "choices": [ {"message": ')
+
+    def _usage(self, completion_tokens: int) -> dict[str, int]:
+        prompt_tokens = max(1, len(conversation_text(self.body)) // 4)
+        return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens}
+
+    def _completion(self, message: dict[str, Any], finish: str, usage: dict[str, int] | None) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "id": self.id, "object": "chat.completion", "created": int(time.time()), "model": self.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        }
+        if usage:
+            payload["usage"] = usage
+        return payload
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+        return {"id": self.id, "object": "chat.completion.chunk", "created": int(time.time()), "model": self.model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    def _send_stream(self, deltas: list[dict[str, Any]], finish: str, usage: dict[str, int] | None,
+                     per_chunk_delay_s: float) -> None:
+        self._start(200, "text/event-stream")
+        for index, delta in enumerate(deltas):
+            # Pause between content chunks, not after the role-only opener: the first text arrives at once.
+            if index > 1 and per_chunk_delay_s and self.stop.wait(per_chunk_delay_s):
+                return
+            self._event(self._chunk(delta, None))
+        self._event(self._chunk({}, finish))
+        if usage and (self.body.get("stream_options") or {}).get("include_usage"):
+            self._event({**self._chunk({}, None), "choices": [], "usage": usage})
+        self.handler.wfile.write(DONE)
+        self.handler.wfile.flush()
+
+    def _event(self, payload: dict[str, Any]) -> None:
+        self.handler.wfile.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
+        self.handler.wfile.flush()
+
+    def _send_json(self, status: int, payload: Any) -> None:
+        self._send_raw(status, "application/json", json.dumps(payload).encode())
+
+    def _send_raw(self, status: int, content_type: str, raw: bytes, headers: dict[str, str] | None = None) -> None:
+        self._start(status, content_type, len(raw), headers)
+        self.handler.wfile.write(raw)
+
+    def _start(self, status: int, content_type: str, length: int | None = None,
+               headers: dict[str, str] | None = None) -> None:
+        self.handler.send_response(status)
+        self.handler.send_header("Content-Type", content_type)
+        for name, value in (headers or {}).items():
+            self.handler.send_header(name, value)
+        if length is not None:
+            self.handler.send_header("Content-Length", str(length))
+        self.handler.end_headers()
