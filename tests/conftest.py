@@ -25,7 +25,7 @@ from services.settings import Settings
 from tests.fake_llm import FakeLLM
 
 # Fixtures shared by several test modules that live in their own files.
-pytest_plugins = ["tests.act_fixtures"]
+pytest_plugins = ["tests.act_fixtures", "tests.two_users"]
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

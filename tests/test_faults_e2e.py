@@ -197,19 +197,25 @@ def test_an_llm_that_keeps_failing_gets_the_apology_stored_once(system: System, 
     assert exchanges_stored(system, request_id) == 1
 
 
-# --- Redis -----------------------------------------------------------------------------------
+# --- Redis and PostgreSQL killed -9 ---------------------------------------------------------
 
-def test_redis_killed_before_a_turn(system: System, llm: FakeLLM) -> None:
-    old = redis_pid(system)
+# The same two faults for either server: each is killed -9 and restarted by the supervisor.
+SERVER_PIDS = pytest.mark.parametrize("pid_of", [redis_pid, postgres_pid], ids=["redis", "postgres"])
+
+
+@SERVER_PIDS
+def test_server_killed_before_a_turn(system: System, llm: FakeLLM, pid_of) -> None:  # type: ignore[no-untyped-def]
+    old = pid_of(system)
     kill9(old)
-    wait_healthy(system, old, redis_pid)
+    wait_healthy(system, old, pid_of)
     llm.script_stream(Reply(REAL))
     request_id, frames = run_turn(system, "Tell me a fact about otters.")
     assert_answered_once(system, request_id, frames)
 
 
-def test_redis_killed_during_a_turn(system: System, llm: FakeLLM) -> None:
-    request_id, frames = kill_mid_turn(system, llm, redis_pid)
+@SERVER_PIDS
+def test_server_killed_during_a_turn(system: System, llm: FakeLLM, pid_of) -> None:  # type: ignore[no-untyped-def]
+    request_id, frames = kill_mid_turn(system, llm, pid_of)
     assert_answered_once(system, request_id, frames)
 
 
@@ -229,21 +235,6 @@ def test_redis_killed_after_a_turn(system: System, llm: FakeLLM) -> None:
     second_id, second = run_turn(system, "Tell me another one.", thread_id=thread_id)
     assert_answered_once(system, second_id, second, "And they have pockets for their favourite stones.")
 
-
-# --- PostgreSQL ------------------------------------------------------------------------------
-
-def test_postgres_killed_before_a_turn(system: System, llm: FakeLLM) -> None:
-    old = postgres_pid(system)
-    kill9(old)
-    wait_healthy(system, old, postgres_pid)
-    llm.script_stream(Reply(REAL))
-    request_id, frames = run_turn(system, "Tell me a fact about otters.")
-    assert_answered_once(system, request_id, frames)
-
-
-def test_postgres_killed_during_a_turn(system: System, llm: FakeLLM) -> None:
-    request_id, frames = kill_mid_turn(system, llm, postgres_pid)
-    assert_answered_once(system, request_id, frames)
 
 
 def test_postgres_killed_after_a_turn(system: System, llm: FakeLLM) -> None:

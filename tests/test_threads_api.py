@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 from sqlalchemy.orm import Session
@@ -12,22 +11,10 @@ from services.memory.models import Fact
 from services.queues import PROMPT_QUEUE
 from tests.llm_steps import Reply, ToolCalls
 from tests.sse import parse_frames
+from tests.two_users import ALICE, BOB
 
 pytestmark = pytest.mark.integration
 
-ALICE, BOB = "alice-token-123", "bob-token-4567"
-
-
-@pytest.fixture
-def secured(settings, db_engine, real_redis):  # type: ignore[no-untyped-def]
-    from api import WebDeps, create_app
-
-    secure = replace(settings, api_tokens={ALICE: "alice", BOB: "bob"})
-    deps = WebDeps.build(secure)
-    app = create_app(secure, deps)
-    yield app.test_client()
-    deps.fanout.stop()
-    deps.engine.dispose()
 
 
 def auth(token: str) -> dict[str, str]:
