@@ -23,6 +23,8 @@ from services.logs import configure_logging
 from services.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
+    import redis
+
     from services.supervisor import Supervisor
 
 logger = logging.getLogger("engram")
@@ -97,6 +99,8 @@ def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
             for kind, name in _instances(roles, settings)
         ] + llm_roles
         client = redis.Redis.from_url(settings.redis_url or "")
+        # /healthz stays 503 until the local servers answered their test completion (or says why not).
+        _record_start_check(client, "pending" if llm_roles else None)
         servers = handle.servers if handle is not None else []
         supervisor = Supervisor(supervised, redis_client=client, hung_after_s=settings.hung_after_s, servers=servers)
         if "web" in roles:
@@ -165,12 +169,25 @@ def _check_llm_servers(supervisor: Supervisor) -> bool:
             continue
         port = child.role.argv[child.role.argv.index("--port") + 1]
         problem = check_local_llm(ServerProcess(name, local_llm_url(int(port)), child.process))
+        _record_start_check(supervisor.redis, problem or "pending")
         if problem:
             print(f"engram: the local LLM cannot answer: {problem}.\n"
                   f"  Or use an endpoint instead: OPENAI_BASE_URL=... OPENAI_API_KEY=... engram run", file=sys.stderr)
             return False
+    _record_start_check(supervisor.redis, None)
     logger.info("local LLM servers answered a test completion")
     return True
+
+
+def _record_start_check(client: redis.Redis | None, problem: str | None) -> None:
+    from services.llm.health import mark_start_check
+
+    if client is None:
+        return
+    try:
+        mark_start_check(client, problem)
+    except Exception:  # health bookkeeping must never stop the start itself
+        logger.warning("could not record the local LLM start check", exc_info=True)
 
 
 def _migrate(settings: Settings) -> str:

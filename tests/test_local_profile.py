@@ -10,11 +10,14 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import fakeredis
 import pytest
 
+import consumer
 from services.act.fastpath import plain_action, plain_reply
+from services.embedded.lifecycle import free_port
 from services.errors import LLMMalformedOutput
 from services.llm.guard import ScaffoldGuard, clean_reply
 from services.llm.health import llm_problem, record_exit, record_outcome
@@ -26,6 +29,7 @@ from services.memory.chunks import ChunkInvalid
 from services.memory.small_output import chunk_from_small, episode_from_small
 from services.router.signals import RoutingContext, collect_signals
 from services.settings import Settings, SettingsError
+from tests.fake_llm import FakeLLM
 
 NOW = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
 
@@ -196,6 +200,30 @@ def test_the_start_check_names_a_server_that_crashes() -> None:
     crashing.wait(timeout=30)
     problem = check_local_llm(ServerProcess("llm", "http://127.0.0.1:9/v1", crashing), timeout=10)
     assert problem is not None and "SIGSEGV" in problem and "make install-local" in problem
+
+
+def _supervised_llm(process: subprocess.Popen[bytes] | None, port: int, connection: fakeredis.FakeRedis):  # type: ignore[no-untyped-def]
+    child = SimpleNamespace(role=SimpleNamespace(argv=["llama", "--port", str(port)]), process=process)
+    return SimpleNamespace(children={"llm": child}, redis=connection)
+
+
+def test_health_says_the_llm_is_starting_until_its_test_completion_answered(fake_llm: FakeLLM) -> None:
+    connection = fakeredis.FakeRedis()
+    consumer._record_start_check(connection, "pending")  # what `engram run` does before starting the roles
+    starting = llm_problem(connection, ("llm",))
+    assert starting is not None and "start-up test completion" in starting
+    assert consumer._check_llm_servers(_supervised_llm(None, fake_llm.port, connection))  # type: ignore[arg-type]
+    assert llm_problem(connection, ("llm",)) is None
+
+
+def test_health_names_a_failed_start_check() -> None:
+    connection = fakeredis.FakeRedis()
+    consumer._record_start_check(connection, "pending")
+    crashing = subprocess.Popen([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"])
+    crashing.wait(timeout=30)
+    assert not consumer._check_llm_servers(_supervised_llm(crashing, free_port(), connection))  # type: ignore[arg-type]
+    problem = llm_problem(connection, ("llm",))
+    assert problem is not None and "failed its start-up test completion" in problem and "SIGSEGV" in problem
 
 
 # --- settings -----------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ import redis
 
 ROLE_EXIT_KEY = "engram:role_exit:%s"  # role name → JSON {"code", "at", "count"}
 LLM_OUTCOME_KEY = "engram:llm:last_outcome"  # JSON {"ok", "error", "at"} of the latest chat turn
+START_CHECK_KEY = "engram:llm:start_check"  # "pending" while `engram run` tests the local servers, or why it failed
+START_CHECK_TTL_S = 900  # a supervisor killed mid-check must not leave the LLM "starting" for ever
 RECENT_S = 300.0  # a crash or failed turn older than this no longer makes the LLM unhealthy
 KEY_TTL_S = 24 * 3600
 
@@ -36,9 +38,23 @@ def record_outcome(connection: redis.Redis, ok: bool, error: str | None = None, 
     connection.set(LLM_OUTCOME_KEY, json.dumps(entry), ex=KEY_TTL_S)
 
 
+def mark_start_check(connection: redis.Redis, problem: str | None) -> None:
+    """Record the start-up test completion: "pending" before it, None once it answered, else the problem."""
+    if problem is None:
+        connection.delete(START_CHECK_KEY)
+    else:
+        connection.set(START_CHECK_KEY, problem, ex=START_CHECK_TTL_S)
+
+
 def llm_problem(connection: redis.Redis, roles: tuple[str, ...], now: float | None = None) -> str | None:
-    """A sentence about a recent LLM crash or failed turn, or None when there is nothing recent."""
+    """A sentence about the start check, a recent LLM crash or failed turn; None when there is nothing."""
     now = now or time.time()
+    start_check = connection.get(START_CHECK_KEY)
+    if start_check:
+        state = start_check.decode() if isinstance(start_check, bytes) else str(start_check)
+        if state == "pending":
+            return "the local LLM is still answering its start-up test completion"
+        return f"the local LLM failed its start-up test completion: {state}"
     outcome = _load(connection.get(LLM_OUTCOME_KEY))
     answered_at = float(outcome.get("last_ok_at", 0.0)) if outcome else 0.0
     for role in roles:
