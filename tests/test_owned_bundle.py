@@ -1,4 +1,7 @@
-"""Lists, reminders, scheduled prompts and goals travel with the person: export, import (idempotent), forget."""
+"""Lists, reminders, scheduled prompts, goals, thoughts and autobiographies travel with the person.
+
+Export, import (idempotent), forget.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import pytest
 from sqlalchemy import func, select
 
 from services.act.models import Goal, ListItem, NamedList, ScheduledItem
+from services.cognition.models import Autobiography, DriftGist
 from services.embeddings import HashEmbedder
 from services.memory.bundle import BundleInvalid, import_bundle
 from services.memory.forget import forget_user
@@ -17,6 +21,8 @@ from tests.memory_builders import create_user
 pytestmark = pytest.mark.integration
 
 DUE = dt.datetime(2099, 3, 1, 8, 0, tzinfo=dt.UTC)
+ALL_ONCE = {"lists": 1, "items": 2, "reminders": 2, "goals": 1, "thoughts": 1, "autobiographies": 1}
+NONE = dict.fromkeys(ALL_ONCE, 0)
 
 
 @pytest.fixture
@@ -34,6 +40,12 @@ def owned(worker_context):
             ScheduledItem(user_id="local", kind="prompt", text="summarise my week", due_at=DUE, status="active"),
             Goal(user_id="local", text="learn Spanish", state="active",
                  progress=[{"at": "2026-11-20T10:00:00+00:00", "note": "found a course"}])])
+        session.add_all([
+            DriftGist(user_id="local", fire_id="drift:2026-11-20T10:00", topic="plants",
+                      text="The basil you planted in May should be ready to harvest.", relevance=0.8,
+                      seeds=["basil", "garden"], memory_until=DUE, pushed_at=DUE),
+            Autobiography(user_id="local", fire_id="autobiography:2026-11-20", episode_ids=[],
+                          narrative="Learning Spanish and keeping a small herb garden.", episodes_until=DUE)])
 
 
 def counts(worker_context, user: str) -> dict[str, int]:
@@ -45,6 +57,9 @@ def counts(worker_context, user: str) -> dict[str, int]:
             "reminders": session.scalar(select(func.count()).select_from(ScheduledItem)
                                         .where(ScheduledItem.user_id == user)),
             "goals": session.scalar(select(func.count()).select_from(Goal).where(Goal.user_id == user)),
+            "thoughts": session.scalar(select(func.count()).select_from(DriftGist).where(DriftGist.user_id == user)),
+            "autobiographies": session.scalar(select(func.count()).select_from(Autobiography)
+                                              .where(Autobiography.user_id == user)),
         }
 
 
@@ -58,22 +73,32 @@ def test_export_holds_lists_reminders_prompts_and_goals(client, owned):
     assert reminders["summarise my week"]["kind"] == "prompt"
     (goal,) = bundle["goals"]
     assert goal["text"] == "learn Spanish" and goal["progress"][0]["note"] == "found a course"
+    (thought,) = bundle["thoughts"]
+    assert thought["text"].startswith("The basil") and thought["seeds"] == ["basil", "garden"]
+    assert thought["pushed_at"] == DUE.isoformat()
+    (story,) = bundle["autobiographies"]
+    assert story["narrative"] == "Learning Spanish and keeping a small herb garden."
 
 
 def test_import_restores_them_once_for_another_user(client, owned, worker_context):
     bundle = json.loads(client.get("/memory/export").data)
     first = import_bundle(worker_context.sessions, HashEmbedder(), "bob", bundle)
     again = import_bundle(worker_context.sessions, HashEmbedder(), "bob", bundle)
-    assert first.owned == {"lists": 1, "list_items": 2, "reminders": 2, "goals": 1}
-    assert again.owned == {"lists": 0, "list_items": 0, "reminders": 0, "goals": 0}
-    assert counts(worker_context, "bob") == {"lists": 1, "items": 2, "reminders": 2, "goals": 1}
+    assert first.owned == {"lists": 1, "list_items": 2, "reminders": 2, "goals": 1,
+                           "thoughts": 1, "autobiographies": 1}
+    assert again.owned == {"lists": 0, "list_items": 0, "reminders": 0, "goals": 0,
+                           "thoughts": 0, "autobiographies": 0}
+    assert counts(worker_context, "bob") == ALL_ONCE
+    with worker_context.sessions() as session:
+        thought = session.scalars(select(DriftGist).where(DriftGist.user_id == "bob")).one()
+    assert (thought.topic, thought.relevance, thought.pushed_at) == ("plants", 0.8, DUE)
     with worker_context.sessions() as session:
         plants = session.scalars(select(ScheduledItem).where(ScheduledItem.user_id == "bob",
                                                              ScheduledItem.text == "water the plants")).one()
     assert (plants.due_at, plants.timezone, plants.recurrence) == (DUE, "Europe/Berlin", "FREQ=WEEKLY")
     # Importing back into the exporting user changes nothing either.
     import_bundle(worker_context.sessions, HashEmbedder(), "local", bundle)
-    assert counts(worker_context, "local") == {"lists": 1, "items": 2, "reminders": 2, "goals": 1}
+    assert counts(worker_context, "local") == ALL_ONCE
 
 
 def test_a_bundle_with_a_bad_reminder_is_refused_before_anything_is_written(client, owned, worker_context):
@@ -81,7 +106,7 @@ def test_a_bundle_with_a_bad_reminder_is_refused_before_anything_is_written(clie
     bundle["reminders"][1]["kind"] = "alarm"
     with pytest.raises(BundleInvalid, match=r"reminders\[1\].kind must be one of reminder, prompt"):
         import_bundle(worker_context.sessions, HashEmbedder(), "bob", bundle)
-    assert counts(worker_context, "bob") == {"lists": 0, "items": 0, "reminders": 0, "goals": 0}
+    assert counts(worker_context, "bob") == NONE
 
 
 def test_forget_removes_them_and_only_them(owned, worker_context, real_redis, client):
@@ -89,5 +114,13 @@ def test_forget_removes_them_and_only_them(owned, worker_context, real_redis, cl
     import_bundle(worker_context.sessions, HashEmbedder(), "bob", bundle)
     report = forget_user(worker_context.sessions, real_redis, "local")
     assert report.rows["scheduled_items"] == 2 and report.rows["goals"] == 1 and report.rows["lists"] == 1
-    assert counts(worker_context, "local") == {"lists": 0, "items": 0, "reminders": 0, "goals": 0}
-    assert counts(worker_context, "bob") == {"lists": 1, "items": 2, "reminders": 2, "goals": 1}
+    assert counts(worker_context, "local") == NONE
+    assert counts(worker_context, "bob") == ALL_ONCE
+
+
+def test_a_bundle_with_an_empty_thought_is_refused_before_anything_is_written(client, owned, worker_context):
+    bundle = json.loads(client.get("/memory/export").data)
+    bundle["thoughts"][0]["text"] = " "
+    with pytest.raises(BundleInvalid, match=r"thoughts\[0\].text must be a non-empty string"):
+        import_bundle(worker_context.sessions, HashEmbedder(), "bob", bundle)
+    assert counts(worker_context, "bob") == NONE

@@ -1,10 +1,12 @@
 """Export everything a user has as a versioned JSON bundle, and import such a bundle back.
 
-The bundle holds exchanges, conversation sessions, memory chunks, facts (with their supersede
-history) and episodes, and what the person keeps besides memory: lists, reminders and scheduled
-prompts, goals (``services/act/portability.py``). Embeddings are left out: they belong to a model, and import recomputes
-them. Exchanges are keyed by their external id (or ``exchange:<request_id>``), facts by theirs
-(or a hash of text and creation time); importing the same bundle twice stores nothing twice.
+The bundle holds exchanges, conversation sessions, memory chunks, facts (with their supersede history) and
+episodes, and what the person keeps besides memory: lists, reminders and scheduled prompts, goals
+(``services/act/portability.py``), and the assistant's drift thoughts and autobiographies about the
+person (``services/cognition/portability.py``). Embeddings are left out: they belong to a model, and
+import recomputes them. Exchanges are keyed by their external id (or ``exchange:<request_id>``),
+facts by theirs (or a hash of text and creation time); importing the same bundle twice stores
+nothing twice.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.act import portability
+from services.cognition import portability as reflections
 from services.db import ConversationSession, Exchange, insert
 from services.embeddings import Embedder
 from services.memory.episodes import episode_embedding_text
@@ -47,9 +50,10 @@ REQUIRED = {
     "facts": ("key", "text", "confidence", "salience"),
     "episodes": ("session_id",),
     **portability.SECTIONS,
+    **reflections.SECTIONS,
 }
 TIME_KEYS = ("occurred_at", "created_at", "updated_at", "superseded_at", "started_at", "ended_at",
-             *portability.TIME_KEYS)
+             *portability.TIME_KEYS, *reflections.TIME_KEYS)
 
 
 class BundleInvalid(ValueError):
@@ -93,6 +97,7 @@ def export_bundle(session: Session, user_id: str) -> dict[str, Any]:
         "episodes": [_episode_dict(e, keys) for e in session.scalars(
             select(Episode).where(Episode.user_id == user_id).order_by(Episode.id))],
         **portability.export_owned(session, user_id),
+        **reflections.export_reflections(session, user_id),
     }
 
 
@@ -159,6 +164,8 @@ def _check_item(section: str, index: int, item: Any, keys: tuple[str, ...]) -> N
             raise BundleInvalid(f"{section}[{index}].{key} is not an ISO 8601 time: {item.get(key)!r}") from None
     if section in portability.SECTIONS and (problem := portability.check_owned(section, index, item)):
         raise BundleInvalid(problem)
+    if section in reflections.SECTIONS and (problem := reflections.check_reflection(section, index, item)):
+        raise BundleInvalid(problem)
     if section == "exchanges":
         _check_lines(f"{section}[{index}]", item.get("lines"))
 
@@ -191,7 +198,8 @@ def import_bundle(sessions: sessionmaker[Session], embedder: Embedder, user_id: 
         _import_chunks(session, user_id, bundle.get("chunks", []), ids)
         _import_facts(session, embedder, user_id, bundle.get("facts", []), ids)
         _import_episodes(session, embedder, user_id, bundle.get("episodes", []), ids)
-        report.owned = portability.import_owned(session, user_id, bundle)
+        report.owned = {**portability.import_owned(session, user_id, bundle),
+                        **reflections.import_reflections(session, user_id, bundle)}
     if connection is not None:
         with sessions() as session:
             done = set(session.scalars(select(MemoryChunk.exchange_id).where(MemoryChunk.user_id == user_id)))
