@@ -101,10 +101,16 @@ def test_import_restores_them_once_for_another_user(client, owned, worker_contex
     assert counts(worker_context, "local") == ALL_ONCE
 
 
-def test_a_bundle_with_a_bad_reminder_is_refused_before_anything_is_written(client, owned, worker_context):
+@pytest.mark.parametrize(("section", "index", "key", "value", "message"), [
+    ("reminders", 1, "kind", "alarm", r"reminders\[1\].kind must be one of reminder, prompt"),
+    ("thoughts", 0, "text", " ", r"thoughts\[0\].text must be a non-empty string"),
+    ("autobiographies", 0, "narrative", None, r"autobiographies\[0\].narrative must be a non-empty string"),
+])
+def test_a_bundle_with_a_bad_entry_is_refused_before_anything_is_written(client, owned, worker_context, section,
+                                                                        index, key, value, message):
     bundle = json.loads(client.get("/memory/export").data)
-    bundle["reminders"][1]["kind"] = "alarm"
-    with pytest.raises(BundleInvalid, match=r"reminders\[1\].kind must be one of reminder, prompt"):
+    bundle[section][index][key] = value
+    with pytest.raises(BundleInvalid, match=message):
         import_bundle(worker_context.sessions, HashEmbedder(), "bob", bundle)
     assert counts(worker_context, "bob") == NONE
 
@@ -116,11 +122,3 @@ def test_forget_removes_them_and_only_them(owned, worker_context, real_redis, cl
     assert report.rows["scheduled_items"] == 2 and report.rows["goals"] == 1 and report.rows["lists"] == 1
     assert counts(worker_context, "local") == NONE
     assert counts(worker_context, "bob") == ALL_ONCE
-
-
-def test_a_bundle_with_an_empty_thought_is_refused_before_anything_is_written(client, owned, worker_context):
-    bundle = json.loads(client.get("/memory/export").data)
-    bundle["thoughts"][0]["text"] = " "
-    with pytest.raises(BundleInvalid, match=r"thoughts\[0\].text must be a non-empty string"):
-        import_bundle(worker_context.sessions, HashEmbedder(), "bob", bundle)
-    assert counts(worker_context, "bob") == NONE

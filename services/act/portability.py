@@ -16,18 +16,11 @@ from sqlalchemy.orm import Session
 from services.act.models import GOAL_STATES, SCHEDULE_KINDS, Goal, ListItem, NamedList, ScheduledItem
 from services.act.recurrence import RecurrenceError, normalize_rule
 from services.db import insert
+from services.memory.models import from_iso, iso
 
 SECTIONS = {"lists": ("name",), "reminders": ("kind", "text", "due_at"), "goals": ("text",)}
 TIME_KEYS = ("due_at", "fired_at")
 STATUSES = ("active", "done", "cancelled")
-
-
-def _iso(value: dt.datetime | None) -> str | None:
-    return value.isoformat() if value else None
-
-
-def _time(value: str | None) -> dt.datetime | None:
-    return dt.datetime.fromisoformat(value) if value else None
 
 
 def export_owned(session: Session, user_id: str) -> dict[str, list[dict[str, Any]]]:
@@ -39,16 +32,16 @@ def export_owned(session: Session, user_id: str) -> dict[str, list[dict[str, Any
                                     .order_by(ListItem.position, ListItem.id)):
             items[item.list_id].append(item)
     return {
-        "lists": [{"name": row.name, "created_at": _iso(row.created_at),
+        "lists": [{"name": row.name, "created_at": iso(row.created_at),
                    "items": [{"text": i.text, "checked": i.checked, "position": i.position} for i in items[row.id]]}
                   for row in lists],
-        "reminders": [{"kind": r.kind, "text": r.text, "due_at": _iso(r.due_at), "timezone": r.timezone,
-                       "recurrence": r.recurrence, "status": r.status, "fired_at": _iso(r.fired_at),
-                       "created_at": _iso(r.created_at)}
+        "reminders": [{"kind": r.kind, "text": r.text, "due_at": iso(r.due_at), "timezone": r.timezone,
+                       "recurrence": r.recurrence, "status": r.status, "fired_at": iso(r.fired_at),
+                       "created_at": iso(r.created_at)}
                       for r in session.scalars(select(ScheduledItem).where(ScheduledItem.user_id == user_id)
                                                .order_by(ScheduledItem.id))],
         "goals": [{"text": g.text, "state": g.state, "progress": list(g.progress or []),
-                   "created_at": _iso(g.created_at), "updated_at": _iso(g.updated_at)}
+                   "created_at": iso(g.created_at), "updated_at": iso(g.updated_at)}
                   for g in session.scalars(select(Goal).where(Goal.user_id == user_id).order_by(Goal.id))],
     }
 
@@ -107,14 +100,14 @@ def _import_lists(session: Session, user_id: str, lists: list[dict[str, Any]]) -
 def _import_reminders(session: Session, user_id: str, reminders: list[dict[str, Any]]) -> int:
     added = 0
     for entry in reminders:
-        created = _time(entry.get("created_at"))
+        created = from_iso(entry.get("created_at"))
         if _exists(session, ScheduledItem, user_id, entry["text"], created, ScheduledItem.kind == entry["kind"]):
             continue
         session.add(ScheduledItem(
-            user_id=user_id, kind=entry["kind"], text=entry["text"], due_at=_time(entry["due_at"]),
+            user_id=user_id, kind=entry["kind"], text=entry["text"], due_at=from_iso(entry["due_at"]),
             timezone=entry.get("timezone") or "UTC",
             recurrence=normalize_rule(entry["recurrence"]) if entry.get("recurrence") else None,
-            status=entry.get("status", "active"), fired_at=_time(entry.get("fired_at")),
+            status=entry.get("status", "active"), fired_at=from_iso(entry.get("fired_at")),
             **({"created_at": created} if created else {})))
         added += 1
     session.flush()
@@ -124,10 +117,10 @@ def _import_reminders(session: Session, user_id: str, reminders: list[dict[str, 
 def _import_goals(session: Session, user_id: str, goals: list[dict[str, Any]]) -> int:
     added = 0
     for entry in goals:
-        created = _time(entry.get("created_at"))
+        created = from_iso(entry.get("created_at"))
         if _exists(session, Goal, user_id, entry["text"], created):
             continue
-        times = {key: _time(entry.get(key)) for key in ("created_at", "updated_at") if entry.get(key)}
+        times = {key: from_iso(entry.get(key)) for key in ("created_at", "updated_at") if entry.get(key)}
         session.add(Goal(user_id=user_id, text=entry["text"], state=entry.get("state", "active"),
                          progress=list(entry.get("progress") or []), **times))
         added += 1

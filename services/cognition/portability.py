@@ -18,17 +18,10 @@ from sqlalchemy.orm import Session
 
 from services.cognition.models import Autobiography, DriftGist
 from services.db import insert
+from services.memory.models import from_iso, iso
 
 SECTIONS = {"thoughts": ("text",), "autobiographies": ("narrative",)}
 TIME_KEYS = ("memory_until", "pushed_at", "episodes_until")
-
-
-def _iso(value: dt.datetime | None) -> str | None:
-    return value.isoformat() if value else None
-
-
-def _time(value: str | None) -> dt.datetime | None:
-    return dt.datetime.fromisoformat(value) if value else None
 
 
 def export_reflections(session: Session, user_id: str) -> dict[str, list[dict[str, Any]]]:
@@ -39,12 +32,12 @@ def export_reflections(session: Session, user_id: str) -> dict[str, list[dict[st
                               .order_by(Autobiography.created_at, Autobiography.id))
     return {
         "thoughts": [{"fire_id": g.fire_id, "topic": g.topic, "text": g.text, "relevance": g.relevance,
-                      "seeds": list(g.seeds or []), "memory_until": _iso(g.memory_until),
-                      "pushed_at": _iso(g.pushed_at), "model": g.model, "created_at": _iso(g.created_at)}
+                      "seeds": list(g.seeds or []), "memory_until": iso(g.memory_until),
+                      "pushed_at": iso(g.pushed_at), "model": g.model, "created_at": iso(g.created_at)}
                      for g in thoughts],
         "autobiographies": [{"fire_id": a.fire_id, "narrative": a.narrative,
-                             "episodes_until": _iso(a.episodes_until), "model": a.model,
-                             "created_at": _iso(a.created_at)}
+                             "episodes_until": iso(a.episodes_until), "model": a.model,
+                             "created_at": iso(a.created_at)}
                             for a in stories],
     }
 
@@ -77,13 +70,13 @@ def _fire_id(entry: dict[str, Any], text: str) -> str:
 def _import_thoughts(session: Session, user_id: str, thoughts: list[dict[str, Any]]) -> int:
     added = 0
     for entry in thoughts:
-        created = _time(entry.get("created_at"))
-        memory_until = _time(entry.get("memory_until")) or created or dt.datetime.now(dt.UTC)
+        created = from_iso(entry.get("created_at"))
+        memory_until = from_iso(entry.get("memory_until")) or created or dt.datetime.now(dt.UTC)
         values = {"user_id": user_id, "fire_id": _fire_id(entry, entry["text"]),
                   "topic": str(entry.get("topic") or "")[:200], "text": entry["text"],
                   "relevance": float(entry.get("relevance") or 0.0),
                   "seeds": [str(seed) for seed in entry.get("seeds") or []], "memory_until": memory_until,
-                  "pushed_at": _time(entry.get("pushed_at")), "model": entry.get("model"),
+                  "pushed_at": from_iso(entry.get("pushed_at")), "model": entry.get("model"),
                   **({"created_at": created} if created else {})}
         added += session.execute(insert(DriftGist).values(**values).on_conflict_do_nothing(
             constraint="uq_drift_gists_user_fire").returning(DriftGist.id)).first() is not None
@@ -93,10 +86,10 @@ def _import_thoughts(session: Session, user_id: str, thoughts: list[dict[str, An
 def _import_autobiographies(session: Session, user_id: str, stories: list[dict[str, Any]]) -> int:
     added = 0
     for entry in stories:
-        created = _time(entry.get("created_at"))
+        created = from_iso(entry.get("created_at"))
         values = {"user_id": user_id, "fire_id": _fire_id(entry, entry["narrative"]), "narrative": entry["narrative"],
                   "episode_ids": [], "model": entry.get("model"),
-                  "episodes_until": _time(entry.get("episodes_until")) or created or dt.datetime.now(dt.UTC),
+                  "episodes_until": from_iso(entry.get("episodes_until")) or created or dt.datetime.now(dt.UTC),
                   **({"created_at": created} if created else {})}
         added += session.execute(insert(Autobiography).values(**values).on_conflict_do_nothing(
             constraint="uq_autobiographies_user_fire").returning(Autobiography.id)).first() is not None

@@ -35,7 +35,7 @@ from services.memory.importer import (
     session_id_for,
     store_records,
 )
-from services.memory.models import Episode, ExchangeLine, Fact, MemoryChunk, iso
+from services.memory.models import Episode, ExchangeLine, Fact, MemoryChunk, from_iso, iso
 from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE
 from services.storable import unstorable_reason
 
@@ -58,10 +58,6 @@ TIME_KEYS = ("occurred_at", "created_at", "updated_at", "superseded_at", "starte
 
 class BundleInvalid(ValueError):
     """The bundle's version or shape is not one this Engram can import."""
-
-
-def _time(value: str | None) -> dt.datetime | None:
-    return dt.datetime.fromisoformat(value) if value else None
 
 
 def exchange_key(exchange: Exchange) -> str:
@@ -159,7 +155,7 @@ def _check_item(section: str, index: int, item: Any, keys: tuple[str, ...]) -> N
         raise BundleInvalid(f"{section}[{index}] lacks {', '.join(repr(key) for key in missing)}")
     for key in TIME_KEYS:
         try:
-            _time(item.get(key))
+            from_iso(item.get(key))
         except (TypeError, ValueError):
             raise BundleInvalid(f"{section}[{index}].{key} is not an ISO 8601 time: {item.get(key)!r}") from None
     if section in portability.SECTIONS and (problem := portability.check_owned(section, index, item)):
@@ -179,7 +175,7 @@ def _check_lines(where: str, lines: Any) -> None:
         if not isinstance(line, dict) or not all(isinstance(line.get(k), str) and line[k] for k in ("speaker", "text")):
             raise BundleInvalid(f"{where}.lines[{n}] needs a non-empty 'speaker' and 'text'")
         try:
-            _time(line.get("at"))
+            from_iso(line.get("at"))
         except (TypeError, ValueError):
             raise BundleInvalid(f"{where}.lines[{n}].at is not an ISO 8601 time: {line.get('at')!r}") from None
 
@@ -209,14 +205,14 @@ def import_bundle(sessions: sessionmaker[Session], embedder: Embedder, user_id: 
 
 
 def _record(item: dict[str, Any]) -> Record:
-    at = _time(item.get("occurred_at")) or dt.datetime.now(dt.UTC)
+    at = from_iso(item.get("occurred_at")) or dt.datetime.now(dt.UTC)
     record = Record(key=item["key"], thread_key=f"bundle-thread:{item.get('thread_id')}",
                     session_key=f"bundle-session:{item.get('session_id') or item.get('thread_id')}",
                     user_text=item.get("user_text") or "", reply=item.get("reply") or "", at=at,
                     mode=item.get("mode") or "IMPORT", topic=item.get("topic") or "imported",
                     source=item.get("source") or "text", request_id=item.get("request_id"))
     # A bundle written before lines existed has none: the importer derives them from user_text and reply.
-    record.lines = [LineRecord(line.get("key"), line["speaker"], line["text"], _time(line.get("at")) or at)
+    record.lines = [LineRecord(line.get("key"), line["speaker"], line["text"], from_iso(line.get("at")) or at)
                     for line in item.get("lines") or []]
     return record
 
@@ -240,8 +236,8 @@ def _import_facts(session: Session, embedder: Embedder, user_id: str, facts: lis
                     salience=item["salience"], mentions=item.get("mentions") or 1, embedding=vector,
                     embedding_model=embedder.model_id, external_id=item["key"],
                     source_exchange_ids=[ids[k] for k in item.get("source_exchange_keys", []) if k in ids],
-                    superseded_at=_time(item.get("superseded_at")), access_count=item.get("access_count") or 0,
-                    created_at=_time(item.get("created_at")), updated_at=_time(item.get("updated_at")))
+                    superseded_at=from_iso(item.get("superseded_at")), access_count=item.get("access_count") or 0,
+                    created_at=from_iso(item.get("created_at")), updated_at=from_iso(item.get("updated_at")))
         fact.fact_key = fact_key(fact.subject, fact.predicate)
         session.add(fact)
         present[item["key"]] = fact
@@ -259,8 +255,8 @@ def _import_episodes(session: Session, embedder: Embedder, user_id: str, episode
         session_id = _episode_session(session, user_id, item, exchange_ids)
         values = {key: item.get(key) for key in ("title", "gist", "summary", "intent", "emotion", "outcome",
                                                  "salience", "model")}
-        values.update(open_loops=item.get("open_loops") or [], started_at=_time(item.get("started_at")),
-                      ended_at=_time(item.get("ended_at")), exchange_ids=exchange_ids)
+        values.update(open_loops=item.get("open_loops") or [], started_at=from_iso(item.get("started_at")),
+                      ended_at=from_iso(item.get("ended_at")), exchange_ids=exchange_ids)
         session.execute(insert(Episode).values(
             user_id=user_id, session_id=session_id, embedding=embedder.embed(episode_embedding_text(values)),
             embedding_model=embedder.model_id, **values).on_conflict_do_nothing(

@@ -20,6 +20,11 @@ def iso(value: dt.datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
+def from_iso(value: str | None) -> dt.datetime | None:
+    """ISO 8601 text back to a timestamp (None or empty stays None)."""
+    return dt.datetime.fromisoformat(value) if value else None
+
+
 class MemoryChunk(Base):
     """The LLM's reading of one exchange (``status`` failed: enrichment gave up, the exchange stays)."""
 
