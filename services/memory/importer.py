@@ -271,19 +271,13 @@ def _exchange_text(record: Record) -> str:
 def _embed_new(sessions: sessionmaker[Session], embedder: Embedder, user_id: str,
                batch: list[Record]) -> dict[str, Any]:
     """Vectors of the batch's records not stored yet (a re-import embeds nothing), by key: the exchange's and,
-    by line position, those of its named speakers' lines (the speaker arm of recall ranks them)."""
+    by line position, its named speakers' lines' (``speakers.embed_records``)."""
     with sessions() as session:
         existing = _existing(session, user_id, batch)
     fresh = [record for record in batch if record.key not in existing]
     if not fresh:
         return {}
-    named = [(record.key, position, speakers.line_text(line.speaker, line.text)) for record in fresh
-             for position, line in enumerate(record.lines) if speakers.is_named(line.speaker)]
-    vectors = embedder.embed_many([_exchange_text(r) for r in fresh] + [body for _, _, body in named])
-    found: dict[str, Any] = {r.key: (vector, {}) for r, vector in zip(fresh, vectors[:len(fresh)], strict=True)}
-    for (key, position, _), vector in zip(named, vectors[len(fresh):], strict=True):
-        found[key][1][position] = vector
-    return found
+    return speakers.embed_records(embedder, fresh, _exchange_text)
 
 
 def _store_batch(sessions: sessionmaker[Session], embedder: Embedder, user_id: str, batch: list[Record],

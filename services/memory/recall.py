@@ -5,7 +5,8 @@
 (``configs/memory.toml`` [recall] fusion), multiplies it by boosts for recency (exp(−λ·Δt) from
 the timestamp, at query time), salience, access reinforcement and a matching time window,
 returns exchange hits with their neighbouring turns, and counts the access of what it returns.
-Without an embedder (the web process) it is full-text only.
+A question naming a speaker of the user's conversations is also matched against that speaker's own
+turns (``services.memory.speakers``). Without an embedder (the web process) it is full-text only.
 """
 
 from __future__ import annotations

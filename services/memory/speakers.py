@@ -17,6 +17,7 @@ Only turns of a named speaker carry a vector; a chat's "user" and "assistant" ar
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +53,28 @@ def line_text(speaker: str, body: str) -> str:
 def vector_literal(vector: Any) -> str | None:
     """A vector in pgvector's text form (the importer's COPY writes text); None stays None."""
     return None if vector is None else "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+
+
+def embed_records(embedder: Embedder, records: Sequence[Any],
+                  exchange_text: Callable[[Any], str]) -> dict[str, tuple[np.ndarray, dict[int, np.ndarray]]]:
+    """Each record's exchange vector and its named speakers' line vectors (by position), by record key.
+
+    A record whose every line is a named speaker's is embedded line by line and its exchange vector is
+    the mean of its lines' vectors: the same embedding work as its joined text and as good for recall
+    (bench/locomo.py). Any other record is embedded as its joined text; its lines get no vector.
+    """
+    by_lines = [r for r in records if r.lines and all(is_named(line.speaker) for line in r.lines)]
+    keyed = {r.key for r in by_lines}
+    whole = [r for r in records if r.key not in keyed]
+    vectors = embedder.embed_many([exchange_text(r) for r in whole]
+                                  + [line_text(line.speaker, line.text) for r in by_lines for line in r.lines])
+    found = {r.key: (vector, {}) for r, vector in zip(whole, vectors[:len(whole)], strict=True)}
+    start = len(whole)
+    for record in by_lines:
+        lines = vectors[start : start + len(record.lines)]
+        start += len(record.lines)
+        found[record.key] = (normalise(lines.mean(axis=0)), dict(enumerate(lines)))
+    return found
 
 
 def named_speaker(session: Session, user_id: str, query: str) -> str | None:
