@@ -72,13 +72,14 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     if not query or k < 1:
         return []
     now = now or dt.datetime.now(dt.UTC)
-    qvec = query_embedding if query_embedding is not None else (embedder.embed(query) if embedder else None)
+    kinds = tuple(kinds)
     speaker = None
-    if qvec is not None and embedder is not None and cfg.speaker_weight > 0 and "exchange" in kinds:
-        qvec, speaker = speakers.resolve(session, embedder, user_id, query, qvec)
+    if embedder is not None and cfg.speaker_weight > 0 and "exchange" in kinds:
+        qvec, speaker = speakers.query_vectors(session, embedder, user_id, query, query_embedding)
+    else:
+        qvec = query_embedding if query_embedding is not None else (embedder.embed(query) if embedder else None)
     if qvec is not None:
         search.prepare_vector_search(session, cfg)
-    kinds = tuple(kinds)
     excluded = set(exclude_exchange_ids)
     window = time_window(query, now)
     # One set of query terms, weighted by this user's turns, serves every kind.

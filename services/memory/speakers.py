@@ -95,14 +95,21 @@ def without_name(query: str, name: str) -> str:
     return re.sub(r"\s+", " ", stripped).strip() or query
 
 
-def resolve(session: Session, embedder: Embedder, user_id: str, query: str,
-            qvec: np.ndarray) -> tuple[np.ndarray, NamedSpeaker | None]:
-    """The query vector to search with, and the named speaker when the query names one."""
+def query_vectors(session: Session, embedder: Embedder, user_id: str, query: str,
+                  query_embedding: np.ndarray | None) -> tuple[np.ndarray, NamedSpeaker | None]:
+    """The query vector to search with, and the named speaker when the query names one.
+
+    With a name, the query and the query without it are embedded in one batch (cheaper than two
+    calls) and the search vector is their normalised mean.
+    """
     name = named_speaker(session, user_id, query)
     if name is None:
-        return qvec, None
-    nameless = embedder.embed(without_name(query, name))
-    blended = normalise(np.asarray(qvec, dtype=np.float32)[None, :] + nameless[None, :])[0]
+        return (query_embedding if query_embedding is not None else embedder.embed(query)), None
+    if query_embedding is None:
+        query_embedding, nameless = embedder.embed_many([query, without_name(query, name)])
+    else:
+        nameless = embedder.embed(without_name(query, name))
+    blended = normalise(np.asarray(query_embedding, dtype=np.float32) + nameless)
     return blended, NamedSpeaker(name, nameless)
 
 
