@@ -53,6 +53,18 @@ class PastimeEmbedder(HashEmbedder):
         return super()._token_vector("pastime" if token in PASTIMES else token)
 
 
+class CountingEmbedder(PastimeEmbedder):
+    """Counts the texts it embeds (an import's embedding work)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        self.texts += texts
+        return super()._encode(texts)
+
+
 @pytest.fixture
 def sessions(db_engine):
     return make_sessionmaker(db_engine)
@@ -69,10 +81,10 @@ def _lines() -> list[str]:
     return lines
 
 
-def _import(sessions, user: str) -> None:
+def _import(sessions, user: str, embedder: PastimeEmbedder | None = None) -> None:
     lines, bad, _ = parse_lines(_lines())
     assert not bad
-    store_records(sessions, PastimeEmbedder(), user, pair_exchanges(lines))
+    store_records(sessions, embedder or PastimeEmbedder(), user, pair_exchanges(lines))
 
 
 def _first_turns(hits, width: int) -> list[str]:
@@ -80,7 +92,10 @@ def _first_turns(hits, width: int) -> list[str]:
 
 
 def test_named_speakers_turns_get_their_own_vector_and_chat_roles_none(sessions, db_engine):
-    _import(sessions, "speakers-a")
+    counting = CountingEmbedder()
+    _import(sessions, "speakers-a", counting)
+    # Each turn is embedded once and the exchange vector is made from them: no joined text embedded on top.
+    assert sorted(counting.texts) == sorted(f"{speaker}: {body}" for turns in SESSIONS for speaker, body in turns)
     with Session(db_engine) as session:
         create_exchange(session, user_id="speakers-a", user_text="hello there", reply="hi!", embedder=HashEmbedder())
         session.commit()
@@ -88,6 +103,9 @@ def test_named_speakers_turns_get_their_own_vector_and_chat_roles_none(sessions,
             "SELECT lower(speaker) IN ('user', 'assistant'), count(embedding) FROM exchange_lines "
             "WHERE user_id = 'speakers-a' GROUP BY 1")).all())
     assert counts == {False: 24, True: 0}
+    with Session(db_engine) as session:
+        assert session.scalar(text("SELECT count(*) FROM exchanges WHERE user_id = 'speakers-a' "
+                                   "AND embedding IS NULL")) == 0
 
 
 def test_a_question_naming_a_person_finds_that_persons_turns_across_sessions(sessions, db_engine):
