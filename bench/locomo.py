@@ -110,6 +110,8 @@ it unless said; categories within 20 turns (multi-hop, temporal, open-domain, si
       embedding work at import than the joined text)
   (h) also for questions naming both speakers (both names     0.717  0.819  0.874  within noise: not taken
       out, both speakers' turns get the term)
+  (h) the question without the name also loses its question    0.717  0.815  0.865  .583  .899  .576  .933  .945
+      words (turns.rewrite) before it is embedded: lost
   (h) a logistic regression over all these signals, trained    0.690  0.795  0.863  a learned linear mix does
       leave-one-conversation-out                                                    not beat the hand-set one
 

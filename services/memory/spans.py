@@ -4,9 +4,10 @@ A candidate is one line (turn). Its lexical signal is its own BM25 plus, weighte
 ``reply_context_weight``, the BM25 of the line it replies to (an answer often shares no word
 with the question but its prompt does) and, weighted by ``nearby_weight``, the best BM25 within
 ``context_window`` lines (a conversation stays on a topic for a few turns); its vector signal is
-the similarity of its exchange (and, for a turn of the speaker the query names, its own similarity to the
-query without the name: ``services.memory.speakers``). Returned, it is a span: the line and the line it replies to
-(``span_replied_to``: "always", "matching" = when that line carries the match, "never"), never a
+the similarity of its exchange (and, for a turn of the speaker the query names, its own similarity
+to the query without the name: ``services.memory.speakers``). Returned, it is a span: the line and
+the line it replies to (``span_replied_to``: "always", "matching" = when that line carries the
+match, "never"), never a
 turn already shown by a better hit. With ``neighbours`` > 0 a hit is instead its whole exchange with
 that many exchanges before and after it (the older, wider shape).
 """

@@ -149,10 +149,10 @@ def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int,
 
     Each row carries its own BM25 (``lex``), the similarity of its exchange to the query (``sim``) and
     that exchange's salience, access count and time; with ``speaker`` (a lower-case name and a vector), a
-    line of that speaker carries its own similarity to that vector (``speaker_sim``, else NULL).
-    ``p_id`` is the line before it in the thread. The
-    ranges are contiguous, so that is the previous fetched row of the thread, except at a range's first
-    row (which may follow a gap): callers use links only within ``reach`` − 1 of a seed.
+    line of that speaker carries its own similarity to that vector (``speaker_sim``, else NULL). ``p_id``
+    is the line before it in the thread. The ranges are contiguous, so that is the previous fetched row
+    of the thread, except at a range's first row (which may follow a gap): callers use links only within
+    ``reach`` − 1 of a seed.
     """
     if not seed_ids:
         return {}
