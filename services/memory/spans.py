@@ -7,9 +7,8 @@ with the question but its prompt does) and, weighted by ``nearby_weight``, the b
 the similarity of its exchange (and, for a turn of the speaker the query names, its own similarity
 to the query without the name: ``services.memory.speakers``). Returned, it is a span: the line and
 the line it replies to (``span_replied_to``: "always", "matching" = when that line carries the
-match, "never"), never a
-turn already shown by a better hit. With ``neighbours`` > 0 a hit is instead its whole exchange with
-that many exchanges before and after it (the older, wider shape).
+match, "never"), never a turn already shown by a better hit. With ``neighbours`` > 0 a hit is
+instead its whole exchange with that many exchanges before and after it (the older, wider shape).
 """
 
 from __future__ import annotations
