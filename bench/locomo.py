@@ -123,7 +123,7 @@ Bench rows (real path, candidate limits on), same import, back to back on the lo
 Now default (configs/memory.toml speaker_weight 0.3, speaker_candidates 40; services/memory/speakers.py):
 a named speaker's turns are embedded at import ("Name: text"; migration 0009), and an exchange
 whose every turn is a named speaker's gets the mean of its turns' vectors, so an import embeds no
-more text than before. Cost per query that names a speaker (half the box's load, 300 LoCoMo
+more text than before. Cost per query that names a speaker (on the loaded box, 300 LoCoMo
 queries, the steps timed inside recall()): one index lookup of the name (~1.3 ms), the question
 without the name embedded in the same batch as the question (one call of two: ~1.5× one), the
 speaker arm's exact scan of that speaker's turns (~2.2 ms at ~300 turns; it grows with that
@@ -145,7 +145,7 @@ Baselines on the same turns (this bench): plain BM25 0.527/0.602/0.675, plain ve
 Multi-hop (category 1, evidence spread over several sessions) and open-domain (3) stay near 0.6
 within 20 turns: most of their evidence turns share no word with the question and many need
 inference ("Would John be considered patriotic?" ← a turn about volunteering). Issue 9's
-targets (0.82 within 10 turns, 0.90 within 20, every category 0.75) are not all reached.
+targets (0.82 within 10 turns, 0.90 within 20, every category 0.75) are not reached.
 """
 
 from __future__ import annotations
