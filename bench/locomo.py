@@ -112,6 +112,9 @@ it unless said; categories within 20 turns (multi-hop, temporal, open-domain, si
       out, both speakers' turns get the term)
   (h) the question without the name also loses its question    0.717  0.815  0.865  .583  .899  .576  .933  .945
       words (turns.rewrite) before it is embedded: lost
+  (h) + a self-disclosure prior (the named speaker's turn     0.726  0.820  0.876  not taken: per conversation
+      holding first-person words, + 0.1 × min(1, count/3))                          @10 −0.008 … +0.039, no
+                                                                                    consistent sign
   (h) a logistic regression over all these signals, trained    0.690  0.795  0.863  a learned linear mix does
       leave-one-conversation-out                                                    not beat the hand-set one
 
@@ -119,6 +122,11 @@ Bench rows (real path, candidate limits on), same import, back to back on the lo
   speaker_weight 0 (the round-two default)                     0.694  0.790  0.852  .510  .912  .508  .926  .949
   speaker arm + speaker term 0.3 + blended search vector       0.717  0.819  0.870  .594  .925  .589  .931  .945
   + exchange vector = mean of its turns' vectors (the default) 0.714  0.814  0.872  .598  .902  .617  .936  .949
+
+Per conversation (h), round-two default → now, within 10 / 20 turns: conv-26 0.821 → 0.847 /
+0.869 → 0.897, conv-30 0.797 → 0.811 / 0.863 → 0.857, conv-41 0.801 → 0.826 / 0.886 → 0.917,
+conv-42 0.750 → 0.786 / 0.816 → 0.827, conv-43 0.794 → 0.808 / 0.854 → 0.870: better within 10
+turns in every conversation, so the gain should carry to the held-out half.
 
 Now default (configs/memory.toml speaker_weight 0.3, speaker_candidates 40; services/memory/speakers.py):
 a named speaker's turns are embedded at import ("Name: text"; migration 0009), and an exchange
