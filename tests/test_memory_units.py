@@ -50,6 +50,9 @@ def test_the_shipped_config_loads_and_bad_values_are_refused(tmp_path):
     (tmp_path / "memory.toml").write_text("[recall]\nrecency_weigth = 0.1\n")
     with pytest.raises(SettingsError, match="unknown key"):
         load_memory_config(tmp_path)
+    (tmp_path / "memory.toml").write_text("[recall]\nspeaker_weight = -0.3\n")
+    with pytest.raises(SettingsError, match="speaker_weight"):
+        load_memory_config(tmp_path)
 
 
 def _candidate(sim: float, lex: float) -> Candidate:

@@ -44,6 +44,8 @@ class RecallConfig:
     context_window: int = 2
     span_replied_to: str = "matching"  # "always" | "matching" | "never": a line hit with the line it replies to
     rewrite_query: bool = True  # drop question scaffolding ("what kind of", "mention") before matching
+    speaker_weight: float = 0.3  # relevance added by a named speaker's turn's similarity (0 = no speaker arm)
+    speaker_candidates: int = 40  # turns of the named speaker the speaker arm brings
     kind_weights: dict[str, float] = field(default_factory=lambda: {"exchange": 1.0, "fact": 1.0, "episode": 1.0})
 
     @property
@@ -128,6 +130,8 @@ def validate(config: MemoryConfig) -> None:
                             "context_window >= 0")
     if recall.max_query_terms < 1:
         raise SettingsError("memory.toml: [recall] max_query_terms must be >= 1")
+    if recall.speaker_weight < 0 or recall.speaker_candidates < 0:
+        raise SettingsError("memory.toml: [recall] needs speaker_weight >= 0 and speaker_candidates >= 0")
     if not 0 < config.facts.merge_similarity <= 1:
         raise SettingsError("memory.toml: [facts] merge_similarity must be in (0, 1]")
     if config.context.budget_tokens < 50 or not config.episodic.backoff_s:

@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from services.db import ConversationSession, Exchange, Thread, User, insert
 from services.embeddings import Embedder
+from services.memory import speakers
 from services.memory.models import ExchangeLine
 from services.queues import (
     CHUNKER_JOB,
@@ -269,14 +270,14 @@ def _exchange_text(record: Record) -> str:
 
 def _embed_new(sessions: sessionmaker[Session], embedder: Embedder, user_id: str,
                batch: list[Record]) -> dict[str, Any]:
-    """Vectors of the batch's records not stored yet (a re-import embeds nothing), by key."""
+    """Vectors of the batch's records not stored yet (a re-import embeds nothing), by key: the exchange's and,
+    by line position, its named speakers' lines' (``speakers.embed_records``)."""
     with sessions() as session:
         existing = _existing(session, user_id, batch)
     fresh = [record for record in batch if record.key not in existing]
     if not fresh:
         return {}
-    return dict(zip((record.key for record in fresh), embedder.embed_many([_exchange_text(r) for r in fresh]),
-                    strict=True))
+    return speakers.embed_records(embedder, fresh, _exchange_text)
 
 
 def _store_batch(sessions: sessionmaker[Session], embedder: Embedder, user_id: str, batch: list[Record],
@@ -293,7 +294,7 @@ def _store_batch(sessions: sessionmaker[Session], embedder: Embedder, user_id: s
         missing = [record for record in fresh if record.key not in embedded]  # stored by someone else meanwhile
         if missing:
             embedded = {**embedded, **_embed_new(sessions, embedder, user_id, missing)}
-        vectors = [embedded[record.key] for record in fresh]
+        vectors = [embedded[record.key][0] for record in fresh]
         rows = [_exchange_row(user_id, record, vector, embedder.model_id) for record, vector in zip(fresh, vectors,
                                                                                                    strict=True)]
         # The trigger of migration 0007 would derive two lines per exchange; the import knows the real ones.
@@ -301,7 +302,8 @@ def _store_batch(sessions: sessionmaker[Session], embedder: Embedder, user_id: s
         result = session.execute(insert(Exchange).values(rows).on_conflict_do_nothing()
                                  .returning(Exchange.id, Exchange.external_id))
         inserted = {row.external_id: int(row.id) for row in result}
-        insert_lines(session, user_id, [(inserted[r.key], r) for r in fresh if r.key in inserted])
+        insert_lines(session, user_id, [(inserted[r.key], r) for r in fresh if r.key in inserted],
+                     {r.key: embedded[r.key][1] for r in fresh})
         session.execute(text("SELECT set_config('engram.own_lines', 'off', true)"))
     report.stored += len(inserted)
     report.skipped += len(fresh) - len(inserted)
@@ -309,19 +311,24 @@ def _store_batch(sessions: sessionmaker[Session], embedder: Embedder, user_id: s
     return inserted
 
 
-def insert_lines(session: Session, user_id: str, stored: list[tuple[int, Record]]) -> None:
-    """The lines of newly stored exchanges (a record without lines gets the user_text/reply pair)."""
+def insert_lines(session: Session, user_id: str, stored: list[tuple[int, Record]],
+                 line_vectors: dict[str, dict[int, Any]] | None = None) -> None:
+    """The lines of newly stored exchanges (a record without lines gets the user_text/reply pair), with the
+    vectors of their named speakers' lines (record key → position → vector) when given."""
     rows = []
     for exchange_id, record in stored:
         lines = record.lines or derived_lines(record)
         thread_id = thread_id_for(user_id, record.thread_key)
+        vectors = (line_vectors or {}).get(record.key, {})
         rows += [{"user_id": user_id, "exchange_id": exchange_id, "thread_id": thread_id, "position": position,
-                  "speaker": line.speaker, "text": line.text, "external_id": line.key, "occurred_at": line.at}
+                  "speaker": line.speaker, "text": line.text, "external_id": line.key, "occurred_at": line.at,
+                  "embedding": speakers.vector_literal(vectors.get(position))}
                  for position, line in enumerate(lines)]
     if not rows:
         return
     # COPY: one round trip for a batch's lines (an INSERT per line was a third of an import's time).
-    columns = ("user_id", "exchange_id", "thread_id", "position", "speaker", "text", "external_id", "occurred_at")
+    columns = ("user_id", "exchange_id", "thread_id", "position", "speaker", "text", "external_id", "occurred_at",
+               "embedding")
     cursor = session.connection().connection.driver_connection.cursor()
     with cursor.copy(f"COPY {ExchangeLine.__tablename__} ({', '.join(columns)}) FROM STDIN") as copy:
         for row in rows:

@@ -127,3 +127,5 @@ class ExchangeLine(Base):
     search: Mapped[Any] = mapped_column(TSVECTOR, Computed(
         "to_tsvector('english', CASE WHEN lower(speaker) IN ('user', 'assistant') THEN '' "
         "ELSE speaker || ' ' END || text)", persisted=True))
+    # A named speaker's turn only (migration 0009): the speaker arm of recall ranks that person's turns.
+    embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM), nullable=True)

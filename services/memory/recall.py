@@ -5,7 +5,8 @@
 (``configs/memory.toml`` [recall] fusion), multiplies it by boosts for recency (exp(−λ·Δt) from
 the timestamp, at query time), salience, access reinforcement and a matching time window,
 returns exchange hits with their neighbouring turns, and counts the access of what it returns.
-Without an embedder (the web process) it is full-text only.
+A question naming a speaker of the user's conversations is also matched against that speaker's own
+turns (``services.memory.speakers``). Without an embedder (the web process) it is full-text only.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
-from services.memory import search, spans, turns
+from services.memory import search, spans, speakers, turns
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.search import Candidate
 from services.memory.timewords import Window, time_window
@@ -71,17 +72,21 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     if not query or k < 1:
         return []
     now = now or dt.datetime.now(dt.UTC)
-    qvec = query_embedding if query_embedding is not None else (embedder.embed(query) if embedder else None)
+    kinds = tuple(kinds)
+    speaker = None
+    if embedder is not None and cfg.speaker_weight > 0 and "exchange" in kinds:
+        qvec, speaker = speakers.query_vectors(session, embedder, user_id, query, query_embedding)
+    else:
+        qvec = query_embedding if query_embedding is not None else (embedder.embed(query) if embedder else None)
     if qvec is not None:
         search.prepare_vector_search(session, cfg)
-    kinds = tuple(kinds)
     excluded = set(exclude_exchange_ids)
     window = time_window(query, now)
     # One set of query terms, weighted by this user's turns, serves every kind.
     terms = turns.line_terms(session, user_id, query, cfg)
     candidates = []
     if "exchange" in kinds:
-        candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded)
+        candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker)
     candidates += [c for kind in kinds if kind != "exchange"
                    for c in _gather(session, kind, user_id, qvec, terms.terms, window, cfg)]
     scored = score_candidates(candidates, cfg, qvec is not None, window, now)
@@ -112,6 +117,10 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
     scored = []
     for candidate, rel in zip(candidates, relevance, strict=True):
         signals = _boost_signals(candidate, cfg, window, now)
+        speaker_sim = candidate.row.get("speaker_sim") if has_vector else None
+        if speaker_sim is not None:  # a turn of the person the query names: its own similarity counts too
+            rel += cfg.speaker_weight * _calibrated(float(speaker_sim), cfg)
+            signals["speaker"] = round(float(speaker_sim), 4)
         if signals["time_match"]:
             rel = max(rel, cfg.window_relevance)
         if rel <= 0:
@@ -142,9 +151,12 @@ def fuse(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool) -> li
     if cfg.fusion == "minmax":
         sims_n, lexes_n = _minmax(sims), _minmax(lexes)
         return [(wv * s + wl * x) / total for s, x in zip(sims_n, lexes_n, strict=True)]
-    span = cfg.sim_ceil - cfg.sim_floor
-    return [(wv * min(1.0, max(0.0, (s - cfg.sim_floor) / span)) + wl * x) / total
-            for s, x in zip(sims, lexes, strict=True)]
+    return [(wv * _calibrated(s, cfg) + wl * x) / total for s, x in zip(sims, lexes, strict=True)]
+
+
+def _calibrated(sim: float, cfg: RecallConfig) -> float:
+    """A cosine similarity mapped to 0..1 (sim_floor → 0, sim_ceil → 1)."""
+    return min(1.0, max(0.0, (sim - cfg.sim_floor) / (cfg.sim_ceil - cfg.sim_floor)))
 
 
 def _ranks(values: list[float]) -> list[int]:

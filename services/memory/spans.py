@@ -4,10 +4,11 @@ A candidate is one line (turn). Its lexical signal is its own BM25 plus, weighte
 ``reply_context_weight``, the BM25 of the line it replies to (an answer often shares no word
 with the question but its prompt does) and, weighted by ``nearby_weight``, the best BM25 within
 ``context_window`` lines (a conversation stays on a topic for a few turns); its vector signal is
-the similarity of its exchange. Returned, it is a span: the line and the line it replies to
-(``span_replied_to``: "always", "matching" = when that line carries the match, "never"), never a
-turn already shown by a better hit. With ``neighbours`` > 0 a hit is instead its whole exchange with
-that many exchanges before and after it (the older, wider shape).
+the similarity of its exchange (and, for a turn of the speaker the query names, its own similarity
+to the query without the name: ``services.memory.speakers``). Returned, it is a span: the line and
+the line it replies to (``span_replied_to``: "always", "matching" = when that line carries the
+match, "never"), never a turn already shown by a better hit. With ``neighbours`` > 0 a hit is
+instead its whole exchange with that many exchanges before and after it (the older, wider shape).
 """
 
 from __future__ import annotations
@@ -17,16 +18,20 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from services.memory import search, turns
+from services.memory import search, speakers, turns
 from services.memory.config import RecallConfig
 from services.memory.search import Candidate
 from services.memory.timewords import Window
 
 
 def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndarray | None, window: Window | None,
-           cfg: RecallConfig, excluded: set[int]) -> list[Candidate]:
-    """Line candidates of the lexical, vector and time-window arms and the lines around them, scored."""
+           cfg: RecallConfig, excluded: set[int], speaker: speakers.NamedSpeaker | None = None) -> list[Candidate]:
+    """Line candidates of the lexical, vector, speaker and time-window arms and the lines around them, scored."""
     seeds = dict.fromkeys(turns.lexical_lines(session, user_id, terms, cfg.line_candidates, cfg))
+    if speaker is not None and cfg.speaker_weight > 0:
+        seeds.update(dict.fromkeys(speakers.speaker_lines(session, user_id, speaker, cfg.speaker_candidates)))
+    else:
+        speaker = None
     exchange_ids: dict[int, None] = {}
     if qvec is not None:
         exchange_ids.update(dict.fromkeys(search.vector_arm(session, "exchange", user_id, qvec, cfg.candidates)))
@@ -36,7 +41,8 @@ def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndar
     seeds.update(dict.fromkeys(turns.lines_of_exchanges(session, user_id, list(exchange_ids))))
     # Candidates are the seeds and the turns right before and after them (an answer next to a match);
     # each needs its own context_window around it, hence the reach.
-    rows = turns.window_rows(session, user_id, list(seeds), max(cfg.context_window + 1, 2), qvec, terms, cfg)
+    rows = turns.window_rows(session, user_id, list(seeds), max(cfg.context_window + 1, 2), qvec, terms, cfg,
+                             (speaker.name, speaker.vector) if speaker is not None else None)
     following = {row["p_id"]: line_id for line_id, row in rows.items() if row["p_id"] in rows}
     wanted = {line_id for seed in seeds if seed in rows for line_id in _around(seed, rows, following, 1)}
     candidates = []

@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import text
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import bindparam, text
 from sqlalchemy.orm import Session
 
+from services.db import EMBEDDING_DIM
 from services.memory.config import RecallConfig
 from services.memory.search import Terms, vector_param
 
@@ -141,18 +143,25 @@ def lines_of_exchanges(session: Session, user_id: str, exchange_ids: list[int]) 
 
 
 def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int, qvec: np.ndarray | None,
-                terms: LineTerms, config: RecallConfig) -> dict[int, dict[str, Any]]:
+                terms: LineTerms, config: RecallConfig,
+                speaker: tuple[str, np.ndarray] | None = None) -> dict[int, dict[str, Any]]:
     """The seed lines and ``reach`` lines either side of each in its thread, with their signals.
 
     Each row carries its own BM25 (``lex``), the similarity of its exchange to the query (``sim``) and
-    that exchange's salience, access count and time; ``p_id`` is the line before it in the thread. The
-    ranges are contiguous, so that is the previous fetched row of the thread, except at a range's first
-    row (which may follow a gap): callers use links only within ``reach`` − 1 of a seed.
+    that exchange's salience, access count and time; with ``speaker`` (a lower-case name and a vector), a
+    line of that speaker carries its own similarity to that vector (``speaker_sim``, else NULL). ``p_id``
+    is the line before it in the thread. The ranges are contiguous, so that is the previous fetched row
+    of the thread, except at a range's first row (which may follow a gap): callers use links only within
+    ``reach`` − 1 of a seed.
     """
     if not seed_ids:
         return {}
     params: dict[str, Any] = {"user": user_id, "ids": seed_ids, "reach": reach}
     sim = "1 - (e.embedding <=> :qvec)" if qvec is not None else "NULL"
+    speaker_sim = "NULL"
+    if speaker is not None:
+        speaker_sim = "CASE WHEN lower(l.speaker) = :spk_name THEN 1 - (l.embedding <=> :spk_vec) END"
+        params.update(spk_name=speaker[0], spk_vec=speaker[1])
     side = ("SELECT x.id FROM seeds s CROSS JOIN LATERAL (SELECT x.id FROM exchange_lines x WHERE x.user_id = :user "
             "AND x.thread_id = s.thread_id AND (x.occurred_at, x.id) {op} (s.occurred_at, s.id) "
             "ORDER BY x.occurred_at {order}, x.id {order} LIMIT :reach) x")
@@ -162,7 +171,8 @@ def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int,
         f"near AS (SELECT id FROM seeds UNION {side.format(op='<', order='DESC')} "
         f"UNION {side.format(op='>', order='ASC')}) "
         "SELECT l.id, l.exchange_id, l.thread_id AS line_thread, l.speaker, l.text, l.external_id, l.occurred_at, "
-        f"{bm25_sql('l', terms, config, params)} AS lex, {sim} AS sim, e.thread_id, e.session_id, e.user_text, "
+        f"{bm25_sql('l', terms, config, params)} AS lex, {sim} AS sim, {speaker_sim} AS speaker_sim, "
+        "e.thread_id, e.session_id, e.user_text, "
         "e.reply, coalesce(e.occurred_at, e.created_at) AS at, c.salience, coalesce(a.access_count, 0) AS access "
         "FROM near JOIN exchange_lines l ON l.id = near.id JOIN exchanges e ON e.id = l.exchange_id "
         "LEFT JOIN memory_chunks c ON c.exchange_id = e.id LEFT JOIN exchange_access a ON a.exchange_id = e.id"
@@ -170,6 +180,8 @@ def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int,
     if qvec is not None:
         params["qvec"] = qvec
         statement = statement.bindparams(vector_param())
+    if speaker is not None:
+        statement = statement.bindparams(bindparam("spk_vec", type_=Vector(EMBEDDING_DIM)))
     rows = sorted((dict(row) for row in session.execute(statement, params).mappings()),
                   key=lambda row: (row["line_thread"], row["occurred_at"], row["id"]))
     previous: dict[str, Any] | None = None

@@ -1,0 +1,124 @@
+"""Speaker-aware recall: a question that names a speaker is matched against that speaker's own turns.
+
+In an imported conversation between named people, "What activities does Melanie partake in?" is
+answered by Melanie's own turns ("I just signed up for a pottery class"), spread over many
+sessions, sharing no word with the question but her name. Two things follow:
+
+- the name dominates a sentence embedding of the question, so the question's vector is the mean
+  of its own and that of the question without the name (the person is found by the name's BM25
+  and by the speaker arm; the vector should look for *what* is asked);
+- the named speaker's turns, each with its own vector (migration 0009), are ranked by similarity
+  to the question without the name: the best of them join the candidates (the speaker arm), and
+  each candidate spoken by that person gets that similarity as one more relevance signal.
+
+Only turns of a named speaker carry a vector; a chat's "user" and "assistant" are roles, not names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from services.embeddings import Embedder, normalise
+from services.memory.search import vector_param
+
+ROLES = frozenset({"user", "assistant"})
+_WORD = re.compile(r"[^\W\d_][\w'\-]*")
+
+
+@dataclass(frozen=True)
+class NamedSpeaker:
+    """The speaker a query names (lower case, as matched) and the query's vector without the name."""
+
+    name: str
+    vector: np.ndarray
+
+
+def is_named(speaker: str) -> bool:
+    """A person's name rather than a chat role."""
+    return speaker.strip().lower() not in ROLES
+
+
+def line_text(speaker: str, body: str) -> str:
+    """What a named speaker's turn is embedded as: "Name: text", as recall renders it."""
+    return f"{speaker}: {body}"
+
+
+def vector_literal(vector: Any) -> str | None:
+    """A vector in pgvector's text form (the importer's COPY writes text); None stays None."""
+    return None if vector is None else "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+
+
+def embed_records(embedder: Embedder, records: Sequence[Any],
+                  exchange_text: Callable[[Any], str]) -> dict[str, tuple[np.ndarray, dict[int, np.ndarray]]]:
+    """Each record's exchange vector and its named speakers' line vectors (by position), by record key.
+
+    A record whose every line is a named speaker's is embedded line by line and its exchange vector is
+    the mean of its lines' vectors: the same embedding work as its joined text and as good for recall
+    (bench/locomo.py). Any other record is embedded as its joined text; its lines get no vector.
+    """
+    by_lines = [r for r in records if r.lines and all(is_named(line.speaker) for line in r.lines)]
+    keyed = {r.key for r in by_lines}
+    whole = [r for r in records if r.key not in keyed]
+    vectors = embedder.embed_many([exchange_text(r) for r in whole]
+                                  + [line_text(line.speaker, line.text) for r in by_lines for line in r.lines])
+    found = {r.key: (vector, {}) for r, vector in zip(whole, vectors[:len(whole)], strict=True)}
+    start = len(whole)
+    for record in by_lines:
+        lines = vectors[start : start + len(record.lines)]
+        start += len(record.lines)
+        found[record.key] = (normalise(lines.mean(axis=0)), dict(enumerate(lines)))
+    return found
+
+
+def named_speaker(session: Session, user_id: str, query: str) -> str | None:
+    """The one speaker of this user's conversations that the query names, or None (none or several)."""
+    words = sorted({word.lower().removesuffix("'s") for word in _WORD.findall(query)} - ROLES)
+    if not words:
+        return None
+    found = list(session.scalars(
+        text("SELECT w FROM unnest(CAST(:words AS text[])) AS w WHERE EXISTS (SELECT 1 FROM exchange_lines "
+             "WHERE user_id = :user AND lower(speaker) = w)"),
+        {"user": user_id, "words": words}))
+    return found[0] if len(found) == 1 else None
+
+
+def without_name(query: str, name: str) -> str:
+    """The query with the name (and its possessive) taken out."""
+    stripped = re.sub(rf"\b{re.escape(name)}(?:'s|’s)?\b", " ", query, flags=re.IGNORECASE)
+    return re.sub(r"\s+", " ", stripped).strip() or query
+
+
+def query_vectors(session: Session, embedder: Embedder, user_id: str, query: str,
+                  query_embedding: np.ndarray | None) -> tuple[np.ndarray, NamedSpeaker | None]:
+    """The query vector to search with, and the named speaker when the query names one.
+
+    With a name, the query and the query without it are embedded in one batch (cheaper than two
+    calls) and the search vector is their normalised mean.
+    """
+    name = named_speaker(session, user_id, query)
+    if name is None:
+        return (query_embedding if query_embedding is not None else embedder.embed(query)), None
+    if query_embedding is None:
+        query_embedding, nameless = embedder.embed_many([query, without_name(query, name)])
+    else:
+        nameless = embedder.embed(without_name(query, name))
+    blended = normalise(np.asarray(query_embedding, dtype=np.float32) + nameless)
+    return blended, NamedSpeaker(name, nameless)
+
+
+def speaker_lines(session: Session, user_id: str, speaker: NamedSpeaker, limit: int) -> list[int]:
+    """Ids of the named speaker's turns most similar to the query without the name, best first."""
+    if limit < 1:
+        return []
+    statement = text(
+        "SELECT id FROM exchange_lines WHERE user_id = :user AND lower(speaker) = :name AND embedding IS NOT NULL "
+        "ORDER BY embedding <=> :qvec, id LIMIT :limit").bindparams(vector_param())
+    return list(session.scalars(statement, {"user": user_id, "name": speaker.name, "qvec": speaker.vector,
+                                            "limit": limit}))
