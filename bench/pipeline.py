@@ -54,7 +54,8 @@ import httpx
 import redis
 from rq import Queue, Worker
 
-from services.queues import PROMPT_QUEUE
+from bench.cpu import CpuSampler, print_usage
+from services.queues import EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE
 from services.settings import PROJECT_ROOT
 from tests.fake_llm import FakeLLM
 from tests.system import running_system
@@ -105,11 +106,15 @@ def measure_sequential(base_url: str, token: str, requests: int) -> None:
     with httpx.Client(timeout=60, headers=auth(token)) as client:  # one keep-alive connection, like a chat client
         for text in MESSAGES:  # warm up caches and connections
             one_chat(client, base_url, text)
+        sampler = CpuSampler()
+        before = sampler.snapshot()
         sequential = [one_chat(client, base_url, MESSAGES[i % len(MESSAGES)]) for i in range(requests)]
+        usage = sampler.usage(before, sampler.snapshot())
     report("sequential", sequential)
+    print_usage(usage, len(sequential))
 
 
-def measure_throughput(base_url: str, tokens: list[str], requests: int, workers: int) -> float:
+def measure_throughput(base_url: str, redis_url: str, tokens: list[str], requests: int, workers: int) -> float:
     """``requests`` chats from one client per token (each its own user and thread); replies/s."""
     per_client = [requests // len(tokens) + (1 if n < requests % len(tokens) else 0) for n in range(len(tokens))]
 
@@ -117,14 +122,33 @@ def measure_throughput(base_url: str, tokens: list[str], requests: int, workers:
         with httpx.Client(timeout=120, headers=auth(tokens[n])) as client:
             return [one_chat(client, base_url, MESSAGES[(n + i) % len(MESSAGES)]) for i in range(per_client[n])]
 
+    sampler = CpuSampler()
+    before = sampler.snapshot()
     started = time.perf_counter()
     with ThreadPoolExecutor(len(tokens)) as pool:
         samples = [sample for batch in pool.map(client_run, range(len(tokens))) for sample in batch]
     elapsed = time.perf_counter() - started
+    burst_end = sampler.snapshot()
     answered = sum(1 for sample in samples if sample[2] == sample[2])
     rate = answered / elapsed
     report(f"{len(tokens)} concurrent clients, {workers} digest worker(s): {rate:.1f} replies/s", samples)
+    print_usage(sampler.usage(before, burst_end), answered)
+    # Enrichment the burst queued (chunks, episodes) runs on after the last reply: it is part of a reply's cost.
+    catch_up_s = wait_for_enrichment(redis.Redis.from_url(redis_url))
+    print(f"  enrichment caught up {catch_up_s:.1f} s after the burst; CPU of that catching-up:")
+    print_usage(sampler.usage(burst_end, sampler.snapshot()), answered)
     return rate
+
+
+def wait_for_enrichment(connection: redis.Redis, timeout_s: float = 600) -> float:
+    """Seconds until the memory queues are empty and no memory job runs."""
+    started = time.monotonic()
+    queues = [Queue(name, connection=connection) for name in (MEMORY_CHUNKER_QUEUE, EPISODIC_QUEUE)]
+    while time.monotonic() - started < timeout_s:
+        if all(q.count == 0 and q.started_job_registry.count == 0 for q in queues):
+            break
+        time.sleep(0.2)
+    return time.monotonic() - started
 
 
 def auth(token: str) -> dict[str, str]:
@@ -184,7 +208,8 @@ def main() -> None:
                 rates = {}
                 for count in counts:
                     with extra_digest_workers(count - 1, redis_url, database_url, llm.url, Path(tmp) / f"w{count}"):
-                        rates[count] = measure_throughput(engram.base_url, tokens, args.throughput_requests, count)
+                        rates[count] = measure_throughput(engram.base_url, redis_url, tokens,
+                                                          args.throughput_requests, count)
                 base = rates[counts[0]]
                 print("replies/s by digest workers: " + ", ".join(
                     f"{count}: {rate:.1f} (×{rate / base:.2f})" for count, rate in rates.items()))

@@ -257,6 +257,7 @@ def follow(
     *,
     terminal_event: str | None = "done",
     check_lost: bool = False,
+    first: Event | None = None,
 ) -> Iterator[str]:
     """Yield SSE frames for a channel: replay after ``last_event_id``, then follow live.
 
@@ -266,12 +267,16 @@ def follow(
     stream stays open (keepalives, the cap still counts) and picks up where it was once Redis
     is back; with ``check_lost``, a channel whose log did not survive the outage (a Redis that
     came back empty) ends with an ``error`` within a keepalive period instead of waiting for the cap.
+    ``first``: the channel's first event, just logged by the caller, sent without reading it back.
     """
     wakeups = fanout.subscribe(channel)
     started = last_sent = last_logged = time.monotonic()
     last_id = last_event_id
     outage = False
     try:
+        if first is not None:
+            last_id = first.id
+            yield first.to_sse()
         while True:
             fresh = _read_safely(log, channel, last_id)
             if fresh is None:

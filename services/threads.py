@@ -6,6 +6,7 @@ holds the hot state a turn needs, with a TTL so idle threads fade on their own.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import time
@@ -13,6 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+from services.db import Thread, User, insert
 
 STATE_KEY = "thread:state:%s"
 WORKING_MEMORY_KEY = "thread:wm:%s"
@@ -131,6 +136,21 @@ class ThreadStore:
 
     def set_current_thread(self, user_id: str, thread_id: str) -> None:
         self.redis.set(CURRENT_THREAD_KEY % user_id, thread_id, ex=self.ttl_s)
+
+
+def touch_thread(session: Session, user_id: str, thread_id: str, now: dt.datetime) -> None:
+    """Mark the user's thread active in PostgreSQL, in the caller's transaction (the digest job's).
+
+    ``POST /chat`` trusts the user's current thread from Redis without asking PostgreSQL; if its
+    row went away meanwhile (the person's data was forgotten while the message was queued), it is
+    made again under the same id, so the exchange about to be stored has its thread.
+    """
+    touched = session.scalar(update(Thread).where(Thread.id == thread_id, Thread.user_id == user_id)
+                             .values(last_active_at=now).returning(Thread.id))
+    if touched is None:
+        session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
+        session.execute(insert(Thread).values(id=thread_id, user_id=user_id, last_active_at=now)
+                        .on_conflict_do_nothing())
 
 
 def context_warmth(state: ThreadState, now: float) -> float:

@@ -24,7 +24,7 @@ from services.router.decision import RoutingDecision, apply_tiebreak, tiebreak_c
 from services.router.feedback import detect_feedback
 from services.router.signals import RoutingContext
 from services.sessions import SESSION_IDLE_S, enqueue_episode, place_in_session, session_exchange_ids
-from services.threads import ThreadState, context_warmth, history_text
+from services.threads import ThreadState, context_warmth, history_text, touch_thread
 from services.topics import GENERAL
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
 
@@ -141,6 +141,7 @@ def classify_and_place(
     now = dt.datetime.now(dt.UTC)
     with context.sessions.begin() as db:
         relaxed_commit(db)  # centroids and session placement are derived state: no fsync on the chat path
+        touch_thread(db, request.user_id, request.thread_id, now)  # before the session row that references it
         result = context.topics.classify(db, request.user_id, request.text, embedding, state.topic)
         step = place_in_session(
             db, request.user_id, request.thread_id, result.topic, switched=result.switched, now=now,
