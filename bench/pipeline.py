@@ -55,7 +55,7 @@ import redis
 from rq import Queue, Worker
 
 from bench.cpu import CpuSampler, print_usage
-from services.queues import EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE
+from services.queues import ALL_QUEUES, EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE
 from services.settings import PROJECT_ROOT
 from tests.fake_llm import FakeLLM
 from tests.system import running_system
@@ -122,6 +122,12 @@ def measure_throughput(base_url: str, redis_url: str, tokens: list[str], request
         with httpx.Client(timeout=120, headers=auth(tokens[n])) as client:
             return [one_chat(client, base_url, MESSAGES[(n + i) % len(MESSAGES)]) for i in range(per_client[n])]
 
+    def warm_up(n: int) -> None:
+        with httpx.Client(timeout=120, headers=auth(tokens[n])) as client:
+            one_chat(client, base_url, MESSAGES[n % len(MESSAGES)])
+
+    with ThreadPoolExecutor(len(tokens)) as pool:  # not measured: a new worker's first jobs compile and cache
+        list(pool.map(warm_up, range(len(tokens))))
     sampler = CpuSampler()
     before = sampler.snapshot()
     started = time.perf_counter()
@@ -138,6 +144,16 @@ def measure_throughput(base_url: str, redis_url: str, tokens: list[str], request
     print(f"  enrichment caught up {catch_up_s:.1f} s after the burst; CPU of that catching-up:")
     print_usage(sampler.usage(burst_end, sampler.snapshot()), answered)
     return rate
+
+
+def wait_for_roles(redis_url: str, timeout_s: float = 300) -> None:
+    """Until every worker role has registered (it loads its models before it does)."""
+    connection = redis.Redis.from_url(redis_url)
+    deadline = time.monotonic() + timeout_s
+    while not all(Worker.all(queue=Queue(name, connection=connection)) for name in ALL_QUEUES):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the worker roles did not all start")
+        time.sleep(0.5)
 
 
 def wait_for_enrichment(connection: redis.Redis, timeout_s: float = 600) -> float:
@@ -203,8 +219,9 @@ def main() -> None:
             with running_system(Path(tmp) / "data", OPENAI_BASE_URL=llm.url, ENGRAM_LOCAL_LLM="false",
                                 ENGRAM_LOG_LEVEL="WARNING", ENGRAM_DIGEST_WORKERS="1", ENGRAM_CONFIGS_DIR=str(configs),
                                 ENGRAM_API_TOKENS=",".join(f"{t}:u{n}" for n, t in enumerate(tokens))) as engram:
-                measure_sequential(engram.base_url, tokens[0], args.requests)
                 redis_url, database_url = engram.urls()
+                wait_for_roles(redis_url)  # a role still loading its models would count as hot-path CPU
+                measure_sequential(engram.base_url, tokens[0], args.requests)
                 rates = {}
                 for count in counts:
                     with extra_digest_workers(count - 1, redis_url, database_url, llm.url, Path(tmp) / f"w{count}"):

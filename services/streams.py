@@ -145,10 +145,18 @@ class FanOut:
     one Redis connection instead of exhausting redis-py's pool of 100.
     """
 
-    def __init__(self, redis_client: redis.Redis, on_change: Callable[[int], None] | None = None) -> None:
-        """``on_change`` gets the number of open streams when it changes and every few seconds."""
+    def __init__(self, redis_client: redis.Redis, on_change: Callable[[int], None] | None = None, *,
+                 min_report_s: float = 0.0) -> None:
+        """``on_change`` gets the number of open streams when it changes and every few seconds.
+
+        With ``min_report_s``, changes are reported at most that often (the listener sends the latest
+        count within about a second): a chat opens and closes a stream, and each report is a round trip.
+        """
         self.redis = redis_client
         self.on_change = on_change
+        self.min_report_s = min_report_s
+        self._reported_at = float("-inf")
+        self._unreported = False
         self._subscribers: dict[str, set[queue.Queue[str]]] = {}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -216,6 +224,8 @@ class FanOut:
                     self._dispatch(_text(message["channel"]))
                 if time.monotonic() - reported >= REPORT_EVERY_S:  # keeps long-lived streams in the gauge
                     reported = time.monotonic()
+                    self._report(force=True)
+                elif self._unreported:
                     self._report()
         finally:
             pubsub.close()
@@ -232,12 +242,18 @@ class FanOut:
         for wakeups in targets:
             wakeups.put(channel)
 
-    def _report(self) -> None:
-        if self.on_change is not None:
-            try:
-                self.on_change(self.open_streams)
-            except redis.RedisError:
-                logger.warning("could not report the open-stream count")
+    def _report(self, *, force: bool = False) -> None:
+        if self.on_change is None:
+            return
+        now = time.monotonic()
+        if not force and now - self._reported_at < self.min_report_s:
+            self._unreported = True  # the listener reports it on its next pass
+            return
+        self._reported_at, self._unreported = now, False
+        try:
+            self.on_change(self.open_streams)
+        except redis.RedisError:
+            logger.warning("could not report the open-stream count")
 
 
 @dataclass(frozen=True)

@@ -173,3 +173,19 @@ def test_fanout_wakes_every_stream_after_it_reconnects(redis_server):
         fanout.stop()
         time.sleep(1.5)  # the listener notices the stop within its 1 s read timeout
         client.close()
+
+
+def test_throttled_fanout_reports_the_latest_count_within_a_second(redis_client):
+    """A chat opens and closes a stream: reports are capped, but the final count arrives anyway."""
+    reported: list[int] = []
+    fanout = FanOut(redis_client, on_change=reported.append, min_report_s=1.0)
+    first = fanout.subscribe("sse:a")
+    second = fanout.subscribe("sse:b")
+    fanout.unsubscribe("sse:a", first)
+    assert reported == [1]  # the two changes after it were within the second
+    deadline = time.monotonic() + 5
+    while reported[-1] != 1 or len(reported) < 2:
+        assert time.monotonic() < deadline, f"the latest count was never reported: {reported}"
+        time.sleep(0.05)
+    fanout.unsubscribe("sse:b", second)
+    fanout.stop()
