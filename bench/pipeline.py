@@ -9,30 +9,47 @@ queueing, the digest steps (embedding, topic, routing, storage) and SSE delivery
 
     python -m bench.pipeline [--requests 100] [--throughput-requests 200] [--clients 16] [--workers 1,2,4]
 
-Where the time goes (profiled with ``python -m bench.hotpath``: cProfile around an in-process
-SimpleWorker, plus the timing spans every exchange stores; 2 shared cores, so shares, not ms):
+Where the time goes. The bench prints, for each phase, the CPU time every process spent per reply
+(bench/cpu.py: /proc utime+stime of web, digest workers, memory roles, PostgreSQL, Valkey, the
+scheduler, and this process's clients + scripted LLM), and for the enrichment the burst left
+behind, measured until the memory queues are empty. At 50 replies/s on 2 cores everything
+together has 40 ms of CPU per reply.
 
-- POST /chat (→ first ``status``): the PostgreSQL commit that marks the thread active was the
-  largest part (an fsync per chat); then the thread UPDATE, and Redis: rate-limit bucket,
-  current thread, first event, request + pending list, the RQ enqueue. Now the thread is
-  resolved and touched in one statement, commits without waiting for fsync (it is a timestamp;
-  a new thread stays durable), and the current thread is read and refreshed in one GETEX:
-  the handler runs in about half main's time under the same load.
-- The digest job, per chat: understanding ~52 % (recall ~28 %: about 14 SQL statements over
-  facts, episodes and exchanges; topic classification and session placement ~20 %; routing
-  ~3 %; the embedding is MiniLM on one thread, ~15 ms idle, cached for repeated texts),
-  generation ~19 % (the streamed LLM call and its deltas), the durable store ~9 %, histograms
-  and counters ~8 % (5 Redis pipelines, ~90 HINCRBYs, before the reply), the stored-row check
-  ~4 %, working memory + enrichment enqueue ~6 %. RQ's own bookkeeping (job status,
-  registries, heartbeats, execution records) costs about as many Redis round trips as the job.
-- Made leaner: metrics buffered per job and written in one pipeline after ``done``; working
-  memory and the enrichment enqueue after ``message``/``done`` (still before the request is
-  marked finished, so a crash redoes them); thread state and working memory in one round
-  trip; the stored-row check only on a retry; derived writes (topic centroids, session,
-  recall access counts) commit without waiting for fsync.
-- What is left is CPU: on 2 cores the job's SQL (PostgreSQL's own CPU), Python and the
-  memory workers enriching every exchange share the same cores, so more digest workers add
-  little here; they scale on more cores or hosts (tests/test_scale_out.py).
+Profile of this round (2 shared cores with another ~1.3 cores of other work on them: the ms are
+inflated by contention; compare shares and A/B pairs, not absolute values). CPU ms per reply in
+the 1-worker burst, before → after this round's changes, back to back:
+
+    digest worker 45 → 40, web 14 → 10, PostgreSQL 13 → 10, Valkey 8 → 6, clients + scripted LLM 7;
+    enrichment afterwards: chunker ~30, episodic ~10-20 (the bench's rotating topics close a
+    session on every message), PostgreSQL + Valkey ~10.
+
+- The digest job (cProfile with a CPU clock, ``python -m bench.hotpath``): recall ~32 % (its SQL
+  and the span gathering in services/memory/spans.py), the streamed LLM call through the
+  ``openai`` client ~22 % (request building and one pydantic model per chunk), topic + session
+  placement ~11 %, the durable store ~9 %, publishing events ~6 %, finishing (working memory,
+  enrichment enqueue, output) ~10 %; RQ's own bookkeeping ~15 % of the worker's time.
+- Redis commands per chat, all roles (MONITOR over 20 sequential chats) were ~230: 60+ HINCRBYs for the histograms
+  (one per bucket), RQ heartbeats 4-5 times per job, our process heartbeat as often, the
+  open-streams gauge twice. Now a histogram observation writes its own bucket and the sum
+  (``/metrics`` adds them up), idle RQ heartbeats and process beats go at most once a second,
+  the gauge at most once a second, an answered LLM turn is one write, the thread lease is
+  taken before the finished check: ~160 per chat.
+- POST /chat → first ``status``: the user's current thread comes from Redis (only Engram writes
+  it, under the user's key), so no PostgreSQL transaction stands before the first event any more
+  (the digest job marks the thread active and re-creates its row if it went away); the first
+  event is sent from memory instead of being read back from the log. Still before it: the rate
+  limit, the current thread (GETEX), logging the event, the RQ enqueue (RQ's job serialization is
+  the largest part of the web's CPU) and the accepted counter.
+- Recall and topic/session placement share one transaction (one BEGIN/COMMIT, pool check-out and
+  pre-ping less per chat).
+- Chat before housekeeping: the chunker, episodic and background roles run at nice 19
+  (``ENGRAM_HOUSEKEEPING_NICE``); during a burst they get the cores only when chat turns leave
+  them idle and catch up afterwards (tests/test_e2e.py checks every exchange gets chunked).
+- What is left is CPU on 2 cores: each reply costs ~70-80 ms of CPU across all processes on
+  this loaded box, which caps throughput well below 50 replies/s whatever the worker count;
+  more digest workers help only while the single worker's waits leave cores idle. Recall's
+  statement count (recall owns its SQL, see the recall branches) and the openai client are the
+  next largest parts.
 """
 
 from __future__ import annotations
