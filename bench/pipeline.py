@@ -15,13 +15,21 @@ scheduler, and this process's clients + scripted LLM), and for the enrichment th
 behind, measured until the memory queues are empty. At 50 replies/s on 2 cores everything
 together has 40 ms of CPU per reply.
 
-Profile of this round (2 shared cores with another ~1.3 cores of other work on them: the ms are
-inflated by contention; compare shares and A/B pairs, not absolute values). CPU ms per reply in
-the 1-worker burst, before → after this round's changes, back to back:
+Profile of this round (2 shared cores with another 1.1-1.5 cores of other engineers' work on
+them, load average 5-10: the ms are inflated by contention; compare shares and back-to-back A/B
+pairs, not absolute values). Three A/B pairs, CPU ms per reply, before → after:
 
-    digest worker 45 → 40, web 14 → 10, PostgreSQL 13 → 10, Valkey 8 → 6, clients + scripted LLM 7;
-    enrichment afterwards: chunker ~30, episodic ~10-20 (the bench's rotating topics close a
-    session on every message), PostgreSQL + Valkey ~10.
+    web (gunicorn)  11-14 → 7.5-10   (every pair: -25..30 %)
+    Valkey          6-8   → 5-6      (-15..20 %)
+    digest worker   35-45 → 40-42 with one worker, ~60-64 either way with four (within noise)
+    PostgreSQL      10-13 → 9-14     (within noise)
+    clients + scripted LLM ~7; enrichment afterwards: chunker ~25-40, episodic ~10-20 (the
+    bench's rotating topics close a session on every message), PostgreSQL + Valkey ~10.
+    Sequential POST → first status p50 21.8 → 10.2 ms, → message p50 117 → 90 ms (same pair).
+
+With four digest workers on 2 cores each job costs ~50 % more CPU than with one (four Python
+processes, the web, PostgreSQL and Valkey take turns on two cores' caches), so more workers than
+cores does not add throughput here; it does on more cores or hosts (tests/test_scale_out.py).
 
 - The digest job (cProfile with a CPU clock, ``python -m bench.hotpath``): recall ~32 % (its SQL
   and the span gathering in services/memory/spans.py), the streamed LLM call through the
@@ -45,7 +53,10 @@ the 1-worker burst, before → after this round's changes, back to back:
 - Chat before housekeeping: the chunker, episodic and background roles run at nice 19
   (``ENGRAM_HOUSEKEEPING_NICE``); during a burst they get the cores only when chat turns leave
   them idle and catch up afterwards (tests/test_e2e.py checks every exchange gets chunked).
-- What is left is CPU on 2 cores: each reply costs ~70-80 ms of CPU across all processes on
+- SSE: the pub/sub message carries the event and the id of the entry before it, so a stream
+  that delivered that entry sends the event on without an XRANGE (a gap, a bare wake-up or a
+  tick reads the log as before): the web read the log once per event before.
+- What is left is CPU on 2 cores: each reply costs ~75-90 ms of CPU across all processes on
   this loaded box, which caps throughput well below 50 replies/s whatever the worker count;
   more digest workers help only while the single worker's waits leave cores idle. Recall's
   statement count (recall owns its SQL, see the recall branches) and the openai client are the
