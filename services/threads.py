@@ -98,17 +98,18 @@ class ThreadStore:
         """Recent exchanges of the thread, oldest first."""
         return [json.loads(item) for item in self.redis.lrange(WORKING_MEMORY_KEY % thread_id, 0, -1)]
 
-    def record_exchange(self, thread_id: str, user_id: str, entry: dict[str, Any], *, now: float | None = None) -> bool:
-        """Append a finished exchange to working memory once; returns False if it was already there."""
+    def record_exchange(self, thread_id: str, user_id: str, entry: dict[str, Any], *, now: float | None = None,
+                        known: tuple[ThreadState, list[dict[str, Any]]] | None = None) -> bool:
+        """Append a finished exchange to working memory once; returns False if it was already there.
+
+        ``known``: the thread's state and working memory as this turn read them (``snapshot``) while
+        holding the thread's lease, which nobody else changes meanwhile: no second read.
+        """
         now = time.time() if now is None else now
         key = WORKING_MEMORY_KEY % thread_id
-        read = self.redis.pipeline(transaction=False)  # both reads in one round trip
-        read.lrange(key, 0, -1)
-        read.hgetall(STATE_KEY % thread_id)
-        memory, raw_state = read.execute()
-        if any(json.loads(item).get("request_id") == entry.get("request_id") for item in memory):
+        state, memory = known if known is not None else self.snapshot(thread_id)
+        if any(item.get("request_id") == entry.get("request_id") for item in memory):
             return False
-        state = ThreadState.from_hash(thread_id, raw_state)
         same_mode = state.last_mode == entry.get("mode")
         pipe = self.redis.pipeline()
         pipe.rpush(key, json.dumps(entry))
