@@ -43,10 +43,9 @@ ACCESS_LOG_FORMAT = (
     '"status": %(s)s, "duration_ms": %(M)s, "request_id": "%({x-request-id}o)s"}'
 )
 LOCAL_CHAT_ROLE, LOCAL_BACKGROUND_ROLE = "llm", "llm-background"
-# Off-the-hot-path processes run at a lower CPU priority: on 2 cores, a chat reply should never
-# share them evenly with the chunker's model.
+# Off-the-hot-path processes run at a lower CPU priority (settings.housekeeping_nice): on 2 cores, a
+# chat reply should never share them evenly with the chunker's model.
 HOUSEKEEPING_ROLES = ("chunker", "episodic", "background")
-HOUSEKEEPING_NICE = 10
 LOCAL_MODEL_BANNER = (
     "No OPENAI_BASE_URL set: answering with SmolLM2-135M, a tiny offline demo model (fast, but weak answers).\n"
     "For real answers point Engram at any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp):\n"
@@ -95,7 +94,7 @@ def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
         env = child_env(os.environ, **urls, **llm_env, ENGRAM_DATA_DIR=str(settings.data_dir))
         supervised = [
             Role(name, role_argv(kind, settings), {**env, "ENGRAM_ROLE": kind}, heartbeat=kind != "web",
-                 nice=HOUSEKEEPING_NICE if kind in HOUSEKEEPING_ROLES else 0)
+                 nice=settings.housekeeping_nice if kind in HOUSEKEEPING_ROLES else 0)
             for kind, name in _instances(roles, settings)
         ] + llm_roles
         client = redis.Redis.from_url(settings.redis_url or "")
@@ -152,7 +151,7 @@ def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str
         background_port = local_llm_port(settings, LOCAL_BACKGROUND_ROLE)
         servers.append(Role(LOCAL_BACKGROUND_ROLE, local_llm_command(model_path, background_port,
                                                                      n_threads=BACKGROUND_LLM_THREADS),
-                            dict(os.environ), heartbeat=False, nice=HOUSEKEEPING_NICE))
+                            dict(os.environ), heartbeat=False, nice=settings.housekeeping_nice))
         env["ENGRAM_BACKGROUND_LLM_URL"] = local_llm_url(background_port)
     if settings.llm_profile == "auto":
         env["ENGRAM_LLM_PROFILE"] = "compact"  # the tiny local model needs the small-model profile

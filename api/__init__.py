@@ -65,7 +65,7 @@ class WebDeps:
             redis=client,
             engine=make_engine(settings.database_url),
             events=EventLog(client, ttl_s=settings.events_ttl_s),
-            fanout=FanOut(client, on_change=metrics.set_open_streams),
+            fanout=FanOut(client, on_change=metrics.set_open_streams, min_report_s=1.0),
             threads=ThreadStore(client, ttl_s=settings.thread_ttl_s),
             metrics=metrics,
             schema_head=head_revision(),

@@ -24,7 +24,7 @@ from services.db import Exchange, Thread, User, insert, relaxed_commit, utcnow
 from services.errors import BadRequest, NotFound, PayloadTooLarge, UnsupportedMediaType
 from services.queues import ChatRequest, load_request, submit_chat
 from services.storable import unstorable_reason
-from services.streams import StreamLimits, follow, request_channel
+from services.streams import Event, StreamLimits, follow, request_channel
 
 logger = logging.getLogger(__name__)
 bp = Blueprint("chat", __name__)
@@ -81,10 +81,15 @@ def resolve_thread(user_id: str, thread_id: str | None) -> str:
     deps = current_app.extensions["engram"]
     sessions = current_app.extensions["engram.sessions"]
     current = deps.threads.current_thread(user_id) if thread_id is None else None
+    if current is not None:
+        # Only Engram writes a user's current thread, under that user's key: it is theirs, and no
+        # PostgreSQL round trip stands before the first `status`. The digest job marks it active
+        # (and re-creates its row if it was removed meanwhile): services/threads.py, touch_thread.
+        return current
     with sessions.begin() as session:
         relaxed_commit(session)  # a last-active time needs no fsync; a new thread is made durable below
         # One statement checks ownership and marks the thread active; someone else's thread looks missing.
-        wanted = thread_id or current
+        wanted = thread_id
         touched = wanted and session.scalar(
             Thread.__table__.update().where(Thread.id == wanted, Thread.user_id == user_id)
             .values(last_active_at=utcnow()).returning(Thread.id))
@@ -96,8 +101,7 @@ def resolve_thread(user_id: str, thread_id: str | None) -> str:
             session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
             wanted = str(uuid.uuid4())
             session.add(Thread(id=wanted, user_id=user_id, last_active_at=utcnow()))
-    if wanted != current:
-        deps.threads.set_current_thread(user_id, wanted)
+    deps.threads.set_current_thread(user_id, wanted)
     return str(wanted)
 
 
@@ -118,7 +122,8 @@ def chat() -> Response:
     # The first event is logged before the job exists, so it always comes first. The
     # process-wide fan-out is subscribed from start-up and the log is replayed on attach,
     # so nothing the worker publishes before the stream attaches can be missed.
-    deps.events.publish(channel, "status", {"stage": "processing", "request_id": request_id, "thread_id": thread_id})
+    status = {"stage": "processing", "request_id": request_id, "thread_id": thread_id}
+    first = Event(deps.events.publish(channel, "status", status), "status", status)
     submit_chat(
         deps.redis,
         chat_request,
@@ -133,7 +138,7 @@ def chat() -> Response:
         "chat accepted for thread %s (%d chars)", thread_id, len(body.text),
         extra={"request_id": request_id, "thread_id": thread_id, "user_id": user_id},
     )
-    return _stream(channel, None, {"X-Request-ID": request_id, "X-Thread-ID": thread_id})
+    return _stream(channel, None, {"X-Request-ID": request_id, "X-Thread-ID": thread_id}, first=first)
 
 
 @bp.get("/chat/<request_id>/events")
@@ -155,11 +160,11 @@ def _request_owner(request_id: str) -> str | None:
         return session.scalar(select(Exchange.user_id).where(Exchange.request_id == request_id))
 
 
-def _stream(channel: str, last_event_id: str | None, headers: dict[str, Any]) -> Response:
+def _stream(channel: str, last_event_id: str | None, headers: dict[str, Any], first: Event | None = None) -> Response:
     deps = current_app.extensions["engram"]
     settings = deps.settings
     limits = StreamLimits(settings.sse_keepalive_s, settings.sse_still_working_s, settings.sse_cap_s)
-    frames = follow(deps.events, deps.fanout, channel, last_event_id, limits, check_lost=True)
+    frames = follow(deps.events, deps.fanout, channel, last_event_id, limits, check_lost=True, first=first)
     return sse_response(frames, headers)
 
 

@@ -9,30 +9,58 @@ queueing, the digest steps (embedding, topic, routing, storage) and SSE delivery
 
     python -m bench.pipeline [--requests 100] [--throughput-requests 200] [--clients 16] [--workers 1,2,4]
 
-Where the time goes (profiled with ``python -m bench.hotpath``: cProfile around an in-process
-SimpleWorker, plus the timing spans every exchange stores; 2 shared cores, so shares, not ms):
+Where the time goes. The bench prints, for each phase, the CPU time every process spent per reply
+(bench/cpu.py: /proc utime+stime of web, digest workers, memory roles, PostgreSQL, Valkey, the
+scheduler, and this process's clients + scripted LLM), and for the enrichment the burst left
+behind, measured until the memory queues are empty. At 50 replies/s on 2 cores everything
+together has 40 ms of CPU per reply.
 
-- POST /chat (→ first ``status``): the PostgreSQL commit that marks the thread active was the
-  largest part (an fsync per chat); then the thread UPDATE, and Redis: rate-limit bucket,
-  current thread, first event, request + pending list, the RQ enqueue. Now the thread is
-  resolved and touched in one statement, commits without waiting for fsync (it is a timestamp;
-  a new thread stays durable), and the current thread is read and refreshed in one GETEX:
-  the handler runs in about half main's time under the same load.
-- The digest job, per chat: understanding ~52 % (recall ~28 %: about 14 SQL statements over
-  facts, episodes and exchanges; topic classification and session placement ~20 %; routing
-  ~3 %; the embedding is MiniLM on one thread, ~15 ms idle, cached for repeated texts),
-  generation ~19 % (the streamed LLM call and its deltas), the durable store ~9 %, histograms
-  and counters ~8 % (5 Redis pipelines, ~90 HINCRBYs, before the reply), the stored-row check
-  ~4 %, working memory + enrichment enqueue ~6 %. RQ's own bookkeeping (job status,
-  registries, heartbeats, execution records) costs about as many Redis round trips as the job.
-- Made leaner: metrics buffered per job and written in one pipeline after ``done``; working
-  memory and the enrichment enqueue after ``message``/``done`` (still before the request is
-  marked finished, so a crash redoes them); thread state and working memory in one round
-  trip; the stored-row check only on a retry; derived writes (topic centroids, session,
-  recall access counts) commit without waiting for fsync.
-- What is left is CPU: on 2 cores the job's SQL (PostgreSQL's own CPU), Python and the
-  memory workers enriching every exchange share the same cores, so more digest workers add
-  little here; they scale on more cores or hosts (tests/test_scale_out.py).
+Profile of this round (2 shared cores with another 1.1-1.5 cores of other engineers' work on
+them, load average 5-10: the ms are inflated by contention; compare shares and back-to-back A/B
+pairs, not absolute values). Three A/B pairs, CPU ms per reply, before → after:
+
+    web (gunicorn)  11-14 → 7.5-10   (every pair: -25..30 %)
+    Valkey          6-8   → 5-6      (-15..20 %)
+    digest worker   35-45 → 40-42 with one worker, ~60-64 either way with four (within noise)
+    PostgreSQL      10-13 → 9-14     (within noise)
+    clients + scripted LLM ~7; enrichment afterwards: chunker ~25-40, episodic ~10-20 (the
+    bench's rotating topics close a session on every message), PostgreSQL + Valkey ~10.
+    Sequential POST → first status p50 21.8 → 10.2 ms, → message p50 117 → 90 ms (same pair).
+
+With four digest workers on 2 cores each job costs ~50 % more CPU than with one (four Python
+processes, the web, PostgreSQL and Valkey take turns on two cores' caches), so more workers than
+cores does not add throughput here; it does on more cores or hosts (tests/test_scale_out.py).
+
+- The digest job (cProfile with a CPU clock, ``python -m bench.hotpath``): recall ~32 % (its SQL
+  and the span gathering in services/memory/spans.py), the streamed LLM call through the
+  ``openai`` client ~22 % (request building and one pydantic model per chunk), topic + session
+  placement ~11 %, the durable store ~9 %, publishing events ~6 %, finishing (working memory,
+  enrichment enqueue, output) ~10 %; RQ's own bookkeeping ~15 % of the worker's time.
+- Redis commands per chat, all roles (MONITOR over 20 sequential chats) were ~230: 60+ HINCRBYs for the histograms
+  (one per bucket), RQ heartbeats 4-5 times per job, our process heartbeat as often, the
+  open-streams gauge twice. Now a histogram observation writes its own bucket and the sum
+  (``/metrics`` adds them up), idle RQ heartbeats and process beats go at most once a second,
+  the gauge at most once a second, an answered LLM turn is one write, the thread lease is
+  taken before the finished check: ~160 per chat.
+- POST /chat → first ``status``: the user's current thread comes from Redis (only Engram writes
+  it, under the user's key), so no PostgreSQL transaction stands before the first event any more
+  (the digest job marks the thread active and re-creates its row if it went away); the first
+  event is sent from memory instead of being read back from the log. Still before it: the rate
+  limit, the current thread (GETEX), logging the event, the RQ enqueue (RQ's job serialization is
+  the largest part of the web's CPU) and the accepted counter.
+- Recall and topic/session placement share one transaction (one BEGIN/COMMIT, pool check-out and
+  pre-ping less per chat).
+- Chat before housekeeping: the chunker, episodic and background roles run at nice 19
+  (``ENGRAM_HOUSEKEEPING_NICE``); during a burst they get the cores only when chat turns leave
+  them idle and catch up afterwards (tests/test_e2e.py checks every exchange gets chunked).
+- SSE: the pub/sub message carries the event and the id of the entry before it, so a stream
+  that delivered that entry sends the event on without an XRANGE (a gap, a bare wake-up or a
+  tick reads the log as before): the web read the log once per event before.
+- What is left is CPU on 2 cores: each reply costs ~75-90 ms of CPU across all processes on
+  this loaded box, which caps throughput well below 50 replies/s whatever the worker count;
+  more digest workers help only while the single worker's waits leave cores idle. Recall's
+  statement count (recall owns its SQL, see the recall branches) and the openai client are the
+  next largest parts.
 """
 
 from __future__ import annotations
@@ -54,7 +82,8 @@ import httpx
 import redis
 from rq import Queue, Worker
 
-from services.queues import PROMPT_QUEUE
+from bench.cpu import CpuSampler, print_usage
+from services.queues import ALL_QUEUES, EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE
 from services.settings import PROJECT_ROOT
 from tests.fake_llm import FakeLLM
 from tests.system import running_system
@@ -105,11 +134,15 @@ def measure_sequential(base_url: str, token: str, requests: int) -> None:
     with httpx.Client(timeout=60, headers=auth(token)) as client:  # one keep-alive connection, like a chat client
         for text in MESSAGES:  # warm up caches and connections
             one_chat(client, base_url, text)
+        sampler = CpuSampler()
+        before = sampler.snapshot()
         sequential = [one_chat(client, base_url, MESSAGES[i % len(MESSAGES)]) for i in range(requests)]
+        usage = sampler.usage(before, sampler.snapshot())
     report("sequential", sequential)
+    print_usage(usage, len(sequential))
 
 
-def measure_throughput(base_url: str, tokens: list[str], requests: int, workers: int) -> float:
+def measure_throughput(base_url: str, redis_url: str, tokens: list[str], requests: int, workers: int) -> float:
     """``requests`` chats from one client per token (each its own user and thread); replies/s."""
     per_client = [requests // len(tokens) + (1 if n < requests % len(tokens) else 0) for n in range(len(tokens))]
 
@@ -117,14 +150,49 @@ def measure_throughput(base_url: str, tokens: list[str], requests: int, workers:
         with httpx.Client(timeout=120, headers=auth(tokens[n])) as client:
             return [one_chat(client, base_url, MESSAGES[(n + i) % len(MESSAGES)]) for i in range(per_client[n])]
 
+    def warm_up(n: int) -> None:
+        with httpx.Client(timeout=120, headers=auth(tokens[n])) as client:
+            one_chat(client, base_url, MESSAGES[n % len(MESSAGES)])
+
+    with ThreadPoolExecutor(len(tokens)) as pool:  # not measured: a new worker's first jobs compile and cache
+        list(pool.map(warm_up, range(len(tokens))))
+    sampler = CpuSampler()
+    before = sampler.snapshot()
     started = time.perf_counter()
     with ThreadPoolExecutor(len(tokens)) as pool:
         samples = [sample for batch in pool.map(client_run, range(len(tokens))) for sample in batch]
     elapsed = time.perf_counter() - started
+    burst_end = sampler.snapshot()
     answered = sum(1 for sample in samples if sample[2] == sample[2])
     rate = answered / elapsed
     report(f"{len(tokens)} concurrent clients, {workers} digest worker(s): {rate:.1f} replies/s", samples)
+    print_usage(sampler.usage(before, burst_end), answered)
+    # Enrichment the burst queued (chunks, episodes) runs on after the last reply: it is part of a reply's cost.
+    catch_up_s = wait_for_enrichment(redis.Redis.from_url(redis_url))
+    print(f"  enrichment caught up {catch_up_s:.1f} s after the burst; CPU of that catching-up:")
+    print_usage(sampler.usage(burst_end, sampler.snapshot()), answered)
     return rate
+
+
+def wait_for_roles(redis_url: str, timeout_s: float = 300) -> None:
+    """Until every worker role has registered (it loads its models before it does)."""
+    connection = redis.Redis.from_url(redis_url)
+    deadline = time.monotonic() + timeout_s
+    while not all(Worker.all(queue=Queue(name, connection=connection)) for name in ALL_QUEUES):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the worker roles did not all start")
+        time.sleep(0.5)
+
+
+def wait_for_enrichment(connection: redis.Redis, timeout_s: float = 600) -> float:
+    """Seconds until the memory queues are empty and no memory job runs."""
+    started = time.monotonic()
+    queues = [Queue(name, connection=connection) for name in (MEMORY_CHUNKER_QUEUE, EPISODIC_QUEUE)]
+    while time.monotonic() - started < timeout_s:
+        if all(q.count == 0 and q.started_job_registry.count == 0 for q in queues):
+            break
+        time.sleep(0.2)
+    return time.monotonic() - started
 
 
 def auth(token: str) -> dict[str, str]:
@@ -179,12 +247,14 @@ def main() -> None:
             with running_system(Path(tmp) / "data", OPENAI_BASE_URL=llm.url, ENGRAM_LOCAL_LLM="false",
                                 ENGRAM_LOG_LEVEL="WARNING", ENGRAM_DIGEST_WORKERS="1", ENGRAM_CONFIGS_DIR=str(configs),
                                 ENGRAM_API_TOKENS=",".join(f"{t}:u{n}" for n, t in enumerate(tokens))) as engram:
-                measure_sequential(engram.base_url, tokens[0], args.requests)
                 redis_url, database_url = engram.urls()
+                wait_for_roles(redis_url)  # a role still loading its models would count as hot-path CPU
+                measure_sequential(engram.base_url, tokens[0], args.requests)
                 rates = {}
                 for count in counts:
                     with extra_digest_workers(count - 1, redis_url, database_url, llm.url, Path(tmp) / f"w{count}"):
-                        rates[count] = measure_throughput(engram.base_url, tokens, args.throughput_requests, count)
+                        rates[count] = measure_throughput(engram.base_url, redis_url, tokens,
+                                                          args.throughput_requests, count)
                 base = rates[counts[0]]
                 print("replies/s by digest workers: " + ", ".join(
                     f"{count}: {rate:.1f} (×{rate / base:.2f})" for count, rate in rates.items()))

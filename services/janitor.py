@@ -75,8 +75,10 @@ def renewed(renew: Callable[[], bool], every_s: float, name: str) -> Iterator[No
 @contextmanager
 def job_lease(connection: redis.Redis, job_id: str, ttl_s: int = LEASE_TTL_S) -> Iterator[None]:
     """Hold a lease on a running job; it lapses within ``ttl_s`` if the process dies."""
-    connection.set(LEASE_KEY % job_id, "1", ex=ttl_s)
-    connection.set(OWNED_KEY % job_id, "1", ex=24 * 3600)
+    pipe = connection.pipeline(transaction=False)  # one round trip: this runs before every job
+    pipe.set(LEASE_KEY % job_id, "1", ex=ttl_s)
+    pipe.set(OWNED_KEY % job_id, "1", ex=24 * 3600)
+    pipe.execute()
     try:
         with renewed(lambda: bool(connection.set(LEASE_KEY % job_id, "1", ex=ttl_s)), ttl_s / 3, f"lease {job_id}"):
             yield

@@ -25,6 +25,10 @@ logger = logging.getLogger(__name__)
 
 COUNTERS_KEY = "metrics:counters"  # field: json [name, labels] → value
 HIST_KEY = "metrics:hist:%s"  # per histogram name; fields: json labels + "|" + bucket
+# An observation increments only the bucket it falls in ("=" + bound) and the sum: two commands
+# instead of one per bucket; ``/metrics`` adds them up into Prometheus' cumulative buckets. Fields
+# without "=" are cumulative counts written by earlier versions and still count.
+EXACT = "="
 SSE_OPEN_KEY = "metrics:sse_open"  # field: host:pid → "count|timestamp"
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
@@ -84,10 +88,8 @@ class Metrics:
         label_key = json.dumps(labels or {}, sort_keys=True)
         buffered = getattr(self._local, "pipe", None)
         pipe = buffered if buffered is not None else self.redis.pipeline(transaction=False)
-        for bound in LATENCY_BUCKETS:
-            if value <= bound:
-                pipe.hincrby(HIST_KEY % name, f"{label_key}|{bound}", 1)
-        pipe.hincrby(HIST_KEY % name, f"{label_key}|+Inf", 1)
+        bucket = next((str(bound) for bound in LATENCY_BUCKETS if value <= bound), "+Inf")
+        pipe.hincrby(HIST_KEY % name, f"{label_key}|{EXACT}{bucket}", 1)
         pipe.hincrbyfloat(HIST_KEY % name, f"{label_key}|sum", value)
         if buffered is None:
             pipe.execute()
@@ -144,8 +146,8 @@ class RedisCollector(Collector):
         family = HistogramMetricFamily(name.removesuffix("_seconds") + "_seconds", doc, labels=label_names)
         for label_key, values in sorted(series.items()):
             labels = json.loads(label_key)
-            buckets = [(str(b), values.get(str(b), 0.0)) for b in LATENCY_BUCKETS] + [("+Inf", values.get("+Inf", 0))]
-            family.add_metric([labels.get(k, "") for k in label_names], buckets, values.get("sum", 0.0))
+            family.add_metric([labels.get(k, "") for k in label_names], cumulative_buckets(values),
+                              values.get("sum", 0.0))
         yield family
 
     def _open_streams(self) -> GaugeMetricFamily:
@@ -158,6 +160,15 @@ class RedisCollector(Collector):
                 total += int(count)
         family.add_metric([], total)
         return family
+
+
+def cumulative_buckets(values: dict[str, float]) -> list[tuple[str, float]]:
+    """Prometheus buckets (count of observations ≤ bound) from per-bucket counts plus any cumulative ones."""
+    buckets, running = [], 0.0
+    for bound in [*map(str, LATENCY_BUCKETS), "+Inf"]:
+        running += values.get(EXACT + bound, 0.0)
+        buckets.append((bound, running + values.get(bound, 0.0)))
+    return buckets
 
 
 def _gauge_families(gauges: dict[str, dict[str, float]]) -> Iterator[GaugeMetricFamily]:

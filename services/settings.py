@@ -61,6 +61,10 @@ class Settings:
     job_timeout_s: int = 400
     job_retries: int = 2
     hung_after_s: float = 480.0
+    # CPU niceness of the housekeeping roles (chunker, episodic, background) under `engram run`: chat
+    # before housekeeping. 19 = they get the cores only when chat turns leave them idle (a burst's
+    # enrichment catches up afterwards); 0 = equal share.
+    housekeeping_nice: int = 19
     events_ttl_s: int = 3600
     thread_ttl_s: int = 6 * 3600
 
@@ -98,6 +102,7 @@ class Settings:
             job_timeout_s=_int(env, "ENGRAM_JOB_TIMEOUT_S", defaults.job_timeout_s),
             job_retries=_int(env, "ENGRAM_JOB_RETRIES", defaults.job_retries),
             hung_after_s=_float(env, "ENGRAM_HUNG_AFTER_S", defaults.hung_after_s),
+            housekeeping_nice=_int(env, "ENGRAM_HOUSEKEEPING_NICE", defaults.housekeeping_nice),
         )
         settings.validate()
         return settings
@@ -129,6 +134,8 @@ class Settings:
         if self.local_llm_servers not in LOCAL_LLM_SERVER_COUNTS:
             raise SettingsError(f"ENGRAM_LOCAL_LLM_SERVERS must be 1 (one shared server) or 2 (chat and "
                                 f"housekeeping apart), got {self.local_llm_servers}")
+        if not 0 <= self.housekeeping_nice <= 19:
+            raise SettingsError(f"ENGRAM_HOUSEKEEPING_NICE must be 0-19, got {self.housekeeping_nice}")
         if self.max_text_chars < 1:
             raise SettingsError("ENGRAM_MAX_TEXT_CHARS must be positive")
         for token in self.api_tokens:

@@ -4,6 +4,10 @@ Every event of a request (or of a user's proactive stream) is appended to a capp
 Stream, which gives it a monotonic id, and then announced on pub/sub. The log is the source
 of truth: a web process replays it after ``Last-Event-ID`` and reads it again whenever
 pub/sub wakes it (or a tick passes), so a missed or late pub/sub message loses nothing.
+
+The pub/sub message carries the event and the id of the entry before it in the log, so a
+stream that has delivered exactly that entry sends the event on without reading the log back
+(one Redis round trip per event less for the web process); any gap reads the log.
 """
 
 from __future__ import annotations
@@ -46,6 +50,19 @@ return {id, 1}
 """
 
 
+# KEYS: log key; ARGV: event, data, maxlen, log ttl, channel. The previous entry's id and the new
+# one are read and written atomically, so the chain in the pub/sub messages has no hole.
+_PUBLISH = """
+local last = redis.call('xrevrange', KEYS[1], '+', '-', 'COUNT', 1)
+local prev = ''
+if last[1] then prev = last[1][1] end
+local id = redis.call('xadd', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[1], 'data', ARGV[2])
+redis.call('expire', KEYS[1], ARGV[4])
+redis.call('publish', ARGV[5], prev .. '\\n' .. id .. '\\n' .. ARGV[1] .. '\\n' .. ARGV[2])
+return id
+"""
+
+
 @dataclass(frozen=True)
 class Event:
     id: str
@@ -71,20 +88,16 @@ class EventLog:
     def __init__(self, redis_client: redis.Redis, *, ttl_s: int = 3600) -> None:
         self.redis = redis_client
         self.ttl_s = ttl_s
+        self._publish = redis_client.register_script(_PUBLISH)  # EVALSHA; reloaded after a Redis restart
 
     def publish(self, channel: str, event: str, data: dict[str, Any]) -> str:
         """Append an event to the channel's log and wake its listeners; returns the event id."""
         is_user = channel.startswith(USER_CHANNEL % "")
         maxlen = USER_LOG_MAXLEN if is_user else REQUEST_LOG_MAXLEN
-        key = LOG_KEY % channel
         payload = json.dumps(data, separators=(",", ":"))
-        # One round trip; Redis runs the commands in order, so a woken listener finds the entry.
-        # The wake-up carries nothing: listeners always read the log itself.
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.xadd(key, {"event": event, "data": payload}, maxlen=maxlen, approximate=True)
-        pipe.expire(key, USER_LOG_TTL_S if is_user else self.ttl_s)
-        pipe.publish(channel, "")
-        return _text(pipe.execute()[0])
+        # One round trip, atomic: the entry is in the log before any listener hears of it.
+        return _text(self._publish(keys=[LOG_KEY % channel],
+                                   args=[event, payload, maxlen, USER_LOG_TTL_S if is_user else self.ttl_s, channel]))
 
     def publish_once(self, channel: str, event: str, data: dict[str, Any], key: str, *,
                      key_ttl_s: int = USER_LOG_TTL_S) -> tuple[str, bool]:
@@ -145,10 +158,18 @@ class FanOut:
     one Redis connection instead of exhausting redis-py's pool of 100.
     """
 
-    def __init__(self, redis_client: redis.Redis, on_change: Callable[[int], None] | None = None) -> None:
-        """``on_change`` gets the number of open streams when it changes and every few seconds."""
+    def __init__(self, redis_client: redis.Redis, on_change: Callable[[int], None] | None = None, *,
+                 min_report_s: float = 0.0) -> None:
+        """``on_change`` gets the number of open streams when it changes and every few seconds.
+
+        With ``min_report_s``, changes are reported at most that often (the listener sends the latest
+        count within about a second): a chat opens and closes a stream, and each report is a round trip.
+        """
         self.redis = redis_client
         self.on_change = on_change
+        self.min_report_s = min_report_s
+        self._reported_at = float("-inf")
+        self._unreported = False
         self._subscribers: dict[str, set[queue.Queue[str]]] = {}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -213,9 +234,11 @@ class FanOut:
             while not self._stopping.is_set():
                 message = pubsub.get_message(timeout=1.0)
                 if message is not None:
-                    self._dispatch(_text(message["channel"]))
+                    self._dispatch(_text(message["channel"]), _text(message["data"]))
                 if time.monotonic() - reported >= REPORT_EVERY_S:  # keeps long-lived streams in the gauge
                     reported = time.monotonic()
+                    self._report(force=True)
+                elif self._unreported:
                     self._report()
         finally:
             pubsub.close()
@@ -223,21 +246,27 @@ class FanOut:
     def _wake_all(self) -> None:
         with self._lock:
             targets = [(channel, wakeups) for channel, queues in self._subscribers.items() for wakeups in queues]
-        for channel, wakeups in targets:
-            wakeups.put(channel)
+        for _channel, wakeups in targets:
+            wakeups.put("")  # no event: read the log
 
-    def _dispatch(self, channel: str) -> None:
+    def _dispatch(self, channel: str, payload: str) -> None:
         with self._lock:
             targets = list(self._subscribers.get(channel, ()))
         for wakeups in targets:
-            wakeups.put(channel)
+            wakeups.put(payload)
 
-    def _report(self) -> None:
-        if self.on_change is not None:
-            try:
-                self.on_change(self.open_streams)
-            except redis.RedisError:
-                logger.warning("could not report the open-stream count")
+    def _report(self, *, force: bool = False) -> None:
+        if self.on_change is None:
+            return
+        now = time.monotonic()
+        if not force and now - self._reported_at < self.min_report_s:
+            self._unreported = True  # the listener reports it on its next pass
+            return
+        self._reported_at, self._unreported = now, False
+        try:
+            self.on_change(self.open_streams)
+        except redis.RedisError:
+            logger.warning("could not report the open-stream count")
 
 
 @dataclass(frozen=True)
@@ -257,6 +286,7 @@ def follow(
     *,
     terminal_event: str | None = "done",
     check_lost: bool = False,
+    first: Event | None = None,
 ) -> Iterator[str]:
     """Yield SSE frames for a channel: replay after ``last_event_id``, then follow live.
 
@@ -266,14 +296,19 @@ def follow(
     stream stays open (keepalives, the cap still counts) and picks up where it was once Redis
     is back; with ``check_lost``, a channel whose log did not survive the outage (a Redis that
     came back empty) ends with an ``error`` within a keepalive period instead of waiting for the cap.
+    ``first``: the channel's first event, just logged by the caller, sent without reading it back.
     """
     wakeups = fanout.subscribe(channel)
     started = last_sent = last_logged = time.monotonic()
     last_id = last_event_id
     outage = False
     try:
+        if first is not None:
+            last_id = first.id
+            yield first.to_sse()
+        heard: list[str] | None = None  # None: read the log (the first pass, a tick, a gap)
         while True:
-            fresh = _read_safely(log, channel, last_id)
+            fresh = _next_events(log, channel, heard, last_id)
             if fresh is None:
                 if not outage:
                     logger.warning("stream %s: Redis unreachable; holding the stream open", channel)
@@ -302,9 +337,15 @@ def follow(
                 if check_lost and _log_lost(log, channel):
                     continue
                 yield ": keepalive\n\n"
-            _wait(wakeups, limits, now, started, last_sent)
+            heard = _wait(wakeups, limits, now, started, last_sent)
     finally:
         fanout.unsubscribe(channel, wakeups)
+
+
+def _next_events(log: EventLog, channel: str, heard: list[str] | None, last_id: str | None) -> list[Event] | None:
+    """What pub/sub brought when it chains on, else the log's new events (None while Redis is unreachable)."""
+    chained = _chained(heard, last_id) if heard is not None else None
+    return chained if chained is not None else _read_safely(log, channel, last_id)
 
 
 def _read_safely(log: EventLog, channel: str, last_id: str | None) -> list[Event] | None:
@@ -328,16 +369,47 @@ def _log_lost(log: EventLog, channel: str) -> bool:
     return True
 
 
-def _wait(wakeups: queue.Queue[str], limits: StreamLimits, now: float, started: float, last_sent: float) -> None:
+def _wait(wakeups: queue.Queue[str], limits: StreamLimits, now: float, started: float,
+          last_sent: float) -> list[str] | None:
+    """The pub/sub messages that arrived (None when none did before the tick)."""
     timeout = min(limits.poll_s, max(0.01, limits.keepalive_s - (now - last_sent)))
     if limits.cap_s is not None:
         timeout = min(timeout, max(0.01, limits.cap_s - (now - started)))
     try:
-        wakeups.get(timeout=timeout)
-        while not wakeups.empty():  # several events may have landed; one log read covers them
-            wakeups.get_nowait()
+        heard = [wakeups.get(timeout=timeout)]
+        while not wakeups.empty():  # several events may have landed
+            heard.append(wakeups.get_nowait())
     except queue.Empty:
-        pass
+        return None
+    return heard
+
+
+def _chained(heard: list[str], last_id: str | None) -> list[Event] | None:
+    """The heard events that follow ``last_id`` without a gap, or None when the log must be read."""
+    if last_id is None:
+        return None
+    events: list[Event] = []
+    for payload in heard:
+        prev, sep, rest = payload.partition("\n")
+        event_id, _, rest = rest.partition("\n")
+        name, _, data = rest.partition("\n")
+        if not sep or not data:
+            return None  # a bare wake-up (reconnect, publish_once): read the log
+        if _stream_id(event_id) <= _stream_id(last_id):
+            continue  # already delivered by an earlier log read
+        if prev != last_id:
+            return None  # something in between that this stream has not heard: read the log
+        events.append(Event(event_id, name, json.loads(data)))
+        last_id = event_id
+    return events
+
+
+def _stream_id(event_id: str) -> tuple[int, int]:
+    millis, _, sequence = event_id.partition("-")
+    try:
+        return int(millis), int(sequence or 0)
+    except ValueError:
+        return (-1, -1)
 
 
 def _give_up(last_id: str | None, waited_s: float) -> Iterator[str]:

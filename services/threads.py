@@ -6,6 +6,7 @@ holds the hot state a turn needs, with a TTL so idle threads fade on their own.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import time
@@ -13,6 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+from services.db import Thread, User, insert
 
 STATE_KEY = "thread:state:%s"
 WORKING_MEMORY_KEY = "thread:wm:%s"
@@ -93,17 +98,18 @@ class ThreadStore:
         """Recent exchanges of the thread, oldest first."""
         return [json.loads(item) for item in self.redis.lrange(WORKING_MEMORY_KEY % thread_id, 0, -1)]
 
-    def record_exchange(self, thread_id: str, user_id: str, entry: dict[str, Any], *, now: float | None = None) -> bool:
-        """Append a finished exchange to working memory once; returns False if it was already there."""
+    def record_exchange(self, thread_id: str, user_id: str, entry: dict[str, Any], *, now: float | None = None,
+                        known: tuple[ThreadState, list[dict[str, Any]]] | None = None) -> bool:
+        """Append a finished exchange to working memory once; returns False if it was already there.
+
+        ``known``: the thread's state and working memory as this turn read them (``snapshot``) while
+        holding the thread's lease, which nobody else changes meanwhile: no second read.
+        """
         now = time.time() if now is None else now
         key = WORKING_MEMORY_KEY % thread_id
-        read = self.redis.pipeline(transaction=False)  # both reads in one round trip
-        read.lrange(key, 0, -1)
-        read.hgetall(STATE_KEY % thread_id)
-        memory, raw_state = read.execute()
-        if any(json.loads(item).get("request_id") == entry.get("request_id") for item in memory):
+        state, memory = known if known is not None else self.snapshot(thread_id)
+        if any(item.get("request_id") == entry.get("request_id") for item in memory):
             return False
-        state = ThreadState.from_hash(thread_id, raw_state)
         same_mode = state.last_mode == entry.get("mode")
         pipe = self.redis.pipeline()
         pipe.rpush(key, json.dumps(entry))
@@ -131,6 +137,21 @@ class ThreadStore:
 
     def set_current_thread(self, user_id: str, thread_id: str) -> None:
         self.redis.set(CURRENT_THREAD_KEY % user_id, thread_id, ex=self.ttl_s)
+
+
+def touch_thread(session: Session, user_id: str, thread_id: str, now: dt.datetime) -> None:
+    """Mark the user's thread active in PostgreSQL, in the caller's transaction (the digest job's).
+
+    ``POST /chat`` trusts the user's current thread from Redis without asking PostgreSQL; if its
+    row went away meanwhile (the person's data was forgotten while the message was queued), it is
+    made again under the same id, so the exchange about to be stored has its thread.
+    """
+    touched = session.scalar(update(Thread).where(Thread.id == thread_id, Thread.user_id == user_id)
+                             .values(last_active_at=now).returning(Thread.id))
+    if touched is None:
+        session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
+        session.execute(insert(Thread).values(id=thread_id, user_id=user_id, last_active_at=now)
+                        .on_conflict_do_nothing())
 
 
 def context_warmth(state: ThreadState, now: float) -> float:

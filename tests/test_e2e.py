@@ -190,6 +190,39 @@ def _busy_digest_pids(connection: redis.Redis) -> list[int]:
     return []
 
 
+def test_a_burst_is_answered_first_and_every_exchange_is_chunked_afterwards(system: System) -> None:
+    """Chat before housekeeping: the memory roles run at the lowest CPU priority, yet catch up on every exchange."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(n: int) -> str:
+        while True:  # like any client, wait out the per-user rate limit (configs/limits.toml: a burst of 10)
+            with chat(system, f"Burst message {n}: what should I pack for a weekend in the Alps?") as response:
+                if response.status_code == 429:
+                    time.sleep(float(response.headers["Retry-After"]))
+                    continue
+                assert read_stream(response)[-1].event == "done"
+                return response.headers["X-Request-ID"]
+
+    with ThreadPoolExecutor(6) as pool:
+        request_ids = list(pool.map(one, range(16)))
+    housekeeping = [child for child in psutil.Process(system.process.pid).children(recursive=True)
+                    if any(q in " ".join(child.cmdline()) for q in ("memory-chunker-queue", "episodic-memory-queue"))]
+    assert len(housekeeping) == 2 and all(child.nice() == 19 for child in housekeeping)
+    _, database_url = system.urls()
+    engine = create_engine(sqlalchemy_url(database_url))
+    deadline, chunked = time.monotonic() + 240, -1
+    with engine.connect() as db:
+        while time.monotonic() < deadline:
+            chunked = db.execute(text("SELECT count(*) FROM exchanges e JOIN memory_chunks c ON c.exchange_id = e.id "
+                                      "WHERE e.request_id = ANY(:ids) AND c.status = 'ok'"),
+                                 {"ids": request_ids}).scalar_one()
+            if chunked == len(request_ids):
+                break
+            time.sleep(0.5)
+    engine.dispose()
+    assert chunked == len(request_ids), f"{chunked} of {len(request_ids)} exchanges chunked"
+
+
 def test_sigterm_stops_everything(system: System) -> None:
     children = psutil.Process(system.process.pid).children(recursive=True)
     assert len(children) >= 6

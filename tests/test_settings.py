@@ -58,3 +58,11 @@ def test_the_schedules_file_can_be_pointed_elsewhere(tmp_path):
     assert schedules_path(Settings.from_env({})) == Settings().configs_dir / "schedules.toml"
     fast = Settings.from_env({"ENGRAM_SCHEDULES_FILE": str(tmp_path / "fast.toml")})
     assert schedules_path(fast) == tmp_path / "fast.toml"
+
+
+def test_housekeeping_niceness_defaults_to_the_lowest_priority_and_is_checked() -> None:
+    assert Settings.from_env({}).housekeeping_nice == 19
+    assert Settings.from_env({"ENGRAM_HOUSEKEEPING_NICE": "0"}).housekeeping_nice == 0
+    for wrong in ("-5", "20", "low"):
+        with pytest.raises(SettingsError, match="ENGRAM_HOUSEKEEPING_NICE"):
+            Settings.from_env({"ENGRAM_HOUSEKEEPING_NICE": wrong})

@@ -163,13 +163,76 @@ def test_fanout_wakes_every_stream_after_it_reconnects(redis_server):
     fanout = FanOut(client)
     wakeups = fanout.subscribe("sse:user:alice")
     try:
-        assert wakeups.get(timeout=5) == "sse:user:alice"  # the first subscribe wakes it too
+        assert wakeups.get(timeout=5) == ""  # the first subscribe wakes it too ("" carries no event: read the log)
         # Drop the listener's connection server-side, as a Redis restart or a network blip would.
         deadline = time.monotonic() + 5
         while not client.client_kill_filter(_type="pubsub") and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert wakeups.get(timeout=10) == "sse:user:alice", "no wake-up after the fan-out reconnected"
+        assert wakeups.get(timeout=10) == "", "no wake-up after the fan-out reconnected"
     finally:
         fanout.stop()
         time.sleep(1.5)  # the listener notices the stop within its 1 s read timeout
         client.close()
+
+
+def test_throttled_fanout_reports_the_latest_count_within_a_second(redis_client):
+    """A chat opens and closes a stream: reports are capped, but the final count arrives anyway."""
+    reported: list[int] = []
+    fanout = FanOut(redis_client, on_change=reported.append, min_report_s=1.0)
+    first = fanout.subscribe("sse:a")
+    second = fanout.subscribe("sse:b")
+    fanout.unsubscribe("sse:a", first)
+    assert reported == [1]  # the two changes after it were within the second
+    deadline = time.monotonic() + 5
+    while reported[-1] != 1 or len(reported) < 2:
+        assert time.monotonic() < deadline, f"the latest count was never reported: {reported}"
+        time.sleep(0.05)
+    fanout.unsubscribe("sse:b", second)
+    fanout.stop()
+
+
+@pytest.mark.integration
+def test_a_stream_gets_every_event_in_order_when_pub_sub_skips_one(redis_server):
+    """Events ride on pub/sub; one logged without a pub/sub message (a gap in the chain) is read from the log."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    log, fanout = EventLog(client, ttl_s=60), FanOut(client)
+    channel = request_channel("gap")
+    first = Event(log.publish(channel, "status", {"stage": "processing"}), "status", {"stage": "processing"})
+    frames = follow(log, fanout, channel, None, StreamLimits(keepalive_s=30, poll_s=30, cap_s=20), first=first)
+    received = [next(frames)]
+    try:
+        def publish_rest() -> None:
+            time.sleep(0.3)
+            log.publish(channel, "delta", {"text": "one"})
+            client.xadd(f"events:{channel}", {"event": "delta", "data": json.dumps({"text": "two"})})  # no pub/sub
+            log.publish(channel, "delta", {"text": "three"})
+            log.publish(channel, "done", {"duration_ms": 1})
+
+        publisher = threading.Thread(target=publish_rest)
+        publisher.start()
+        started = time.monotonic()
+        received += list(frames)
+        publisher.join()
+        assert time.monotonic() - started < 5, "waited for the 30 s poll instead of reading the log at the gap"
+    finally:
+        fanout.stop()
+    texts = [json.loads(frame.split("data: ", 1)[1])["text"] for frame in received if "event: delta" in frame]
+    assert texts == ["one", "two", "three"]
+    assert received[-1].startswith("id: ") and "event: done" in received[-1]
+
+
+def test_heard_events_chain_only_from_the_last_delivered_id() -> None:
+    from services.streams import _chained
+
+    def heard(prev: str, event_id: str, text_: str) -> str:
+        return f"{prev}\n{event_id}\ndelta\n" + json.dumps({"text": text_})
+
+    chain = [heard("1-0", "2-0", "a"), heard("2-0", "3-0", "b")]
+    assert [e.id for e in _chained(chain, "1-0")] == ["2-0", "3-0"]
+    assert [e.id for e in _chained(chain, "2-0")] == ["3-0"]  # 2-0 was already read from the log
+    assert _chained(chain, "3-0") == []
+    assert _chained(chain, "0-5") is None  # something between 0-5 and 2-0 was not heard
+    assert _chained(["", *chain], "1-0") is None  # a bare wake-up means: read the log
+    assert _chained(chain, None) is None

@@ -140,7 +140,8 @@ def remember(context: WorkerContext, turn: Turn, understanding: Understanding, r
         "topic": understanding.topic,
         "at": request.received_at,
     }
-    context.threads.record_exchange(request.thread_id, request.user_id, entry)
+    known = (understanding.thread, understanding.working_memory) if understanding.thread is not None else None
+    context.threads.record_exchange(request.thread_id, request.user_id, entry, known=known)
 
 
 def enqueue_enrichment(context: WorkerContext, exchange_id: int, user_id: str) -> None:

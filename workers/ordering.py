@@ -44,14 +44,14 @@ def process_in_order(
     """Run ``process`` for every unfinished message of the thread up to and including ``request``."""
     deadline = time.monotonic() + wait_s
     while True:
-        if is_finished(events, request.request_id):
-            remove_pending(connection, request.thread_id, request.request_id)
-            close_stream(events, request.request_id)
-            return "already-finished"
+        # The lease first: usually it is free, and under it _drain checks whether the message is
+        # already finished anyway (one round trip less per chat than checking before it).
         lease = ThreadLease(connection, request.thread_id, ttl_ms=lease_ttl_ms)
         if lease.acquire():
             with _renewing(lease):
                 return _drain(connection, events, request, process)
+        if is_finished(events, request.request_id):
+            return _already_finished(connection, events, request)
         if time.monotonic() > deadline:
             raise ThreadBusy(f"thread {request.thread_id} stayed busy for {wait_s:.0f} s")
         time.sleep(POLL_S)
@@ -64,8 +64,9 @@ def _drain(
         head_id = pending_head(connection, request.thread_id)
         if head_id is None or head_id == request.request_id:
             # Our own turn (or the list expired under us): process it and stop.
-            if not is_finished(events, request.request_id):
-                process(request)
+            if is_finished(events, request.request_id):
+                return _already_finished(connection, events, request)
+            process(request)
             remove_pending(connection, request.thread_id, request.request_id)
             return "processed"
         head = load_request(connection, head_id)
@@ -73,6 +74,12 @@ def _drain(
             logger.info("processing earlier message %s of thread %s first", head_id, request.thread_id)
             process(head)
         remove_pending(connection, request.thread_id, head_id)
+
+
+def _already_finished(connection: redis.Redis, events: EventLog, request: ChatRequest) -> str:
+    remove_pending(connection, request.thread_id, request.request_id)
+    close_stream(events, request.request_id)
+    return "already-finished"
 
 
 def close_stream(events: EventLog, request_id: str) -> None:

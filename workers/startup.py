@@ -9,6 +9,7 @@ still works, loading the context on its first job.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from rq.worker import SimpleWorker
@@ -22,10 +23,14 @@ from workers.process import context_from_environment, install_context
 
 logger = logging.getLogger(__name__)
 
+IDLE_HEARTBEAT_EVERY_S = 1.0
+
+
 class EngramWorker(SimpleWorker):
     """SimpleWorker that preloads the context: one model load per process, not per job."""
 
     load_models = True
+    _last_idle_heartbeat: tuple[float, int | None] = (float("-inf"), None)
 
     def work(self, *args: Any, **kwargs: Any) -> bool:
         # rq built this connection from the URL: make it ride over a Redis restart, so a job in
@@ -43,9 +48,17 @@ class EngramWorker(SimpleWorker):
         with job_lease(self.connection, job.id):
             return super().perform_job(job, queue)
 
-    def heartbeat(self, *args: Any, **kwargs: Any) -> Any:
+    def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
         beat(self.connection)
-        return super().heartbeat(*args, **kwargs)
+        # RQ sends the same idle heartbeat (two round trips) after a job, before and after each
+        # dequeue: one a second keeps the worker's key as alive. A heartbeat with another TTL
+        # (a job starting) or inside RQ's own pipeline always goes through.
+        now = time.monotonic()
+        if pipeline is None and (now - self._last_idle_heartbeat[0] < IDLE_HEARTBEAT_EVERY_S
+                                 and self._last_idle_heartbeat[1] == timeout):
+            return
+        super().heartbeat(timeout, pipeline)
+        self._last_idle_heartbeat = (now, timeout) if pipeline is None else (float("-inf"), None)
 
 
 class PeriodicWorker(EngramWorker):

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import update
+from sqlalchemy.orm import Session
 
 from services.db import RoutingDecision as DecisionRow
 from services.db import relaxed_commit
@@ -23,9 +24,9 @@ from services.queues import ChatRequest
 from services.router.decision import RoutingDecision, apply_tiebreak, tiebreak_candidates
 from services.router.feedback import detect_feedback
 from services.router.signals import RoutingContext
-from services.sessions import SESSION_IDLE_S, enqueue_episode, place_in_session, session_exchange_ids
-from services.threads import ThreadState, context_warmth, history_text
-from services.topics import GENERAL
+from services.sessions import SESSION_IDLE_S, SessionStep, enqueue_episode, place_in_session, session_exchange_ids
+from services.threads import ThreadState, context_warmth, history_text, touch_thread
+from services.topics import GENERAL, TopicResult
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
 
 logger = logging.getLogger(__name__)
@@ -80,11 +81,18 @@ def understand(context: WorkerContext, request: ChatRequest) -> Understanding:
     """Embed, classify the topic, place the session, record feedback, recall, route."""
     started = time.perf_counter()
     embedding = embed_once(context, request.text)
+    embedded_s = time.perf_counter() - started
     state, working_memory = context.threads.snapshot(request.thread_id)
-    topic, topic_confidence, topic_is_new, session_id = classify_and_place(context, request, embedding, state)
-    context.metrics.observe("engram_classification_seconds", time.perf_counter() - started)
+    # Recall and placement share one short transaction: one BEGIN/COMMIT (and pool check-out) per turn.
+    with context.sessions.begin() as db:
+        relaxed_commit(db)  # centroids, session placement, access counts: derived state, no fsync on the chat path
+        remembered = recall_context(context, db, request, embedding, working_memory)
+        placing = time.perf_counter()
+        placement = classify_and_place(context, db, request, embedding, state)
+        placed_s = time.perf_counter() - placing
+    topic, topic_confidence, topic_is_new, session_id = after_placement(context, request, state, *placement)
+    context.metrics.observe("engram_classification_seconds", embedded_s + placed_s)
     record_feedback(context, request, working_memory)
-    remembered = recall_context(context, request, embedding, working_memory)
     routing_context = RoutingContext(
         text=request.text,
         embedding=embedding,
@@ -135,18 +143,25 @@ def embed_once(context: WorkerContext, text: str) -> np.ndarray | None:
 
 
 def classify_and_place(
-    context: WorkerContext, request: ChatRequest, embedding: np.ndarray | None, state: ThreadState
-) -> tuple[str, float, bool, str]:
-    """Topic (with centroid update) and session in one short transaction; a closed session's episode is queued."""
+    context: WorkerContext, db: Session, request: ChatRequest, embedding: np.ndarray | None, state: ThreadState
+) -> tuple[TopicResult, SessionStep, list[int]]:
+    """Topic (with centroid update) and session, in the caller's transaction; the closed session's exchanges."""
     now = dt.datetime.now(dt.UTC)
-    with context.sessions.begin() as db:
-        relaxed_commit(db)  # centroids and session placement are derived state: no fsync on the chat path
-        result = context.topics.classify(db, request.user_id, request.text, embedding, state.topic)
-        step = place_in_session(
-            db, request.user_id, request.thread_id, result.topic, switched=result.switched, now=now,
-            idle_after_s=SESSION_IDLE_S,
-        )
-        closed_ids = session_exchange_ids(db, step.closed_session_id) if step.closed_session_id else []
+    touch_thread(db, request.user_id, request.thread_id, now)  # before the session row that references it
+    result = context.topics.classify(db, request.user_id, request.text, embedding, state.topic)
+    step = place_in_session(
+        db, request.user_id, request.thread_id, result.topic, switched=result.switched, now=now,
+        idle_after_s=SESSION_IDLE_S,
+    )
+    closed_ids = session_exchange_ids(db, step.closed_session_id) if step.closed_session_id else []
+    return result, step, closed_ids
+
+
+def after_placement(
+    context: WorkerContext, request: ChatRequest, state: ThreadState, result: TopicResult, step: SessionStep,
+    closed_ids: list[int],
+) -> tuple[str, float, bool, str]:
+    """Once placement is committed: queue the closed session's episode, blend the thread's topic confidence."""
     if step.closed_session_id and closed_ids:
         enqueue_episode(context.redis, step.closed_session_id, closed_ids, request.user_id)
     blended = context.threads.update_topic(request.thread_id, result.topic, result.confidence, current=state)
@@ -165,7 +180,8 @@ def route(
 
 
 def recall_context(
-    context: WorkerContext, request: ChatRequest, embedding: np.ndarray | None, working_memory: list[dict[str, Any]]
+    context: WorkerContext, db: Session, request: ChatRequest, embedding: np.ndarray | None,
+    working_memory: list[dict[str, Any]],
 ) -> AssembledContext:
     """What the person's memory holds that bears on this message (working memory excluded: it is the history)."""
     recent_ids = [item["exchange_id"] for item in working_memory]
@@ -177,12 +193,10 @@ def recall_context(
         budget = profile.budgets.memory_tokens
     # The message is embedded once: without a vector, recall runs on full text alone.
     embedder = context.embedder if embedding is not None else None
-    with context.sessions.begin() as db:
-        relaxed_commit(db)  # the only write is recall's access counts
-        return assemble(
-            db, embedder, request.user_id, request.text, query_embedding=embedding,
-            exclude_exchange_ids=recent_ids, config=config, budget_tokens=budget,
-        )
+    return assemble(
+        db, embedder, request.user_id, request.text, query_embedding=embedding,
+        exclude_exchange_ids=recent_ids, config=config, budget_tokens=budget,
+    )
 
 
 def tiebreak(
