@@ -25,7 +25,10 @@ pairs, not absolute values). Three A/B pairs, CPU ms per reply, before → after
     PostgreSQL      10-13 → 9-14     (within noise)
     clients + scripted LLM ~7; enrichment afterwards: chunker ~25-40, episodic ~10-20 (the
     bench's rotating topics close a session on every message), PostgreSQL + Valkey ~10.
-    Sequential POST → first status p50 21.8 → 10.2 ms, → message p50 117 → 90 ms (same pair).
+    Sequential POST → first status p50 21.8 → 10.2 ms, → message p50 117 → 90 ms (one pair);
+    24.4 → 13.5 ms and 136 → 114 ms in the last pair (load average 5-7), where the bursts went
+    8.7 / 10.5 / 9.4 → 9.5 / 10.8 / 11.2 replies/s with 1 / 2 / 4 workers and all processes'
+    CPU per reply 107 / 100 / 114 → 95 / 93 / 97 ms.
 
 With four digest workers on 2 cores each job costs ~50 % more CPU than with one (four Python
 processes, the web, PostgreSQL and Valkey take turns on two cores' caches), so more workers than
