@@ -69,7 +69,8 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig)
             "q AS (SELECT lexeme FROM unnest(tsvector_to_array(to_tsvector('english', :query))) AS q(lexeme) "
             "ORDER BY length(lexeme) DESC, lexeme LIMIT :max_terms) "
             "SELECT q.lexeme, (SELECT count(*) FROM s WHERE s.search @@ CAST(quote_literal(q.lexeme) AS tsquery)) "
-            "AS sample_df, (SELECT count(*) FROM s) AS n, (SELECT avg(length(search)) FROM s) AS avg_len FROM q"
+            "AS sample_df, (SELECT count(*) FROM s) AS n, (SELECT avg(length(search)) FROM s) AS avg_len, "
+            "(SELECT lines FROM exchange_line_counts WHERE user_id = :user) AS lines FROM q"
         ),
         {"user": user_id, "query": rewrite(query) if config.rewrite_query else query, "sample": config.length_sample,
          "max_terms": config.max_query_terms},
@@ -78,9 +79,8 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig)
         return LineTerms()
     sampled, avg_len = int(rows[0].n or 0), float(rows[0].avg_len or 10.0)
     total = sampled
-    if sampled >= config.length_sample:  # more lines than sampled: the real count, from the index
-        total = int(session.scalar(text("SELECT count(*) FROM exchange_lines WHERE user_id = :user"),
-                                   {"user": user_id}) or 0)
+    if sampled >= config.length_sample:  # more lines than sampled: the real count (kept by migration 0010's triggers)
+        total = int(rows[0].lines or 0)
     ratio = total / max(sampled, 1)
     dfs = {row.lexeme: round(int(row.sample_df) * ratio) for row in rows}
     rare = [row.lexeme for row in rows if ratio > 1 and int(row.sample_df) < RARE_IN_SAMPLE]
