@@ -72,8 +72,7 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
         return []
     now = now or dt.datetime.now(dt.UTC)
     qvec = query_embedding if query_embedding is not None else (embedder.embed(query) if embedder else None)
-    if qvec is not None:
-        search.prepare_vector_search(session, cfg)
+    search.prepare_vector_search(session, cfg)  # the full-text arms need its plan setting too
     kinds = tuple(kinds)
     excluded = set(exclude_exchange_ids)
     window = time_window(query, now)
