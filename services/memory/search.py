@@ -86,9 +86,33 @@ def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("'", "''") + "'"
 
 
+class QueryVector(Vector):
+    """pgvector's type, binding a numpy array as text once per array: a recall binds its query vector
+    in several statements, and pgvector formats 384 floats one ``str()`` at a time (~0.4 ms each)."""
+
+    cache_ok = True
+    _last: tuple[bytes, str] = (b"", "")
+
+    def bind_processor(self, dialect: Any) -> Any:
+        base = super().bind_processor(dialect)
+
+        def process(value: Any) -> Any:
+            if not isinstance(value, np.ndarray):
+                return base(value)
+            key = value.tobytes()
+            last = QueryVector._last
+            if last[0] != key:
+                # repr of the float64 widening parses back to the same float32 in PostgreSQL.
+                last = (key, "[" + ",".join(map(repr, value.astype(np.float32).tolist())) + "]")
+                QueryVector._last = last
+            return last[1]
+
+        return process
+
+
 def vector_param() -> Any:
     """The ``:qvec`` bind parameter, typed so a numpy array binds as a pgvector."""
-    return bindparam("qvec", type_=Vector(EMBEDDING_DIM))
+    return bindparam("qvec", type_=QueryVector(EMBEDDING_DIM))
 
 
 def prepare_vector_search(session: Session, config: RecallConfig | None = None) -> None:
