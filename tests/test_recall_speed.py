@@ -61,3 +61,49 @@ def test_bm25_idf_counts_every_line_of_a_user_with_more_lines_than_the_sample(db
     with Session(db_engine) as session:
         terms = turns.line_terms(session, "alice", "boats", RecallConfig(length_sample=10))
     assert terms.total == 80
+
+
+FACTS = ["The user is allergic to peanuts", "The user's sister Mara lives in Lisbon", "The user runs on Tuesdays",
+         "The user's dog is a beagle called Biscuit", "The user works as a nurse", "The user plays the cello"]
+
+
+@pytest.mark.parametrize("query, window", [
+    ("peanuts and Lisbon", None),
+    ("what about the beagle", (dt.datetime(2026, 1, 1, tzinfo=dt.UTC), dt.datetime(2026, 2, 1, tzinfo=dt.UTC))),
+    ("zzz unknown words", None),
+])
+@pytest.mark.parametrize("with_vector", [True, False])
+def test_facts_and_episodes_come_from_one_statement_each_with_the_same_candidates_as_the_arms(
+        db_engine, query, window, with_vector):
+    from sqlalchemy import event
+
+    from services.memory import search
+    from services.memory.facts import remember_fact
+    from services.memory.models import Episode
+
+    embedder = HashEmbedder()
+    with Session(db_engine) as session:
+        create_exchange(session, user_id="alice", user_text="hello", embedder=embedder)
+        for fact in FACTS:
+            remember_fact(session, embedder, "alice", fact)
+        for day, fact in enumerate(FACTS):
+            session.add(Episode(user_id="alice", session_id=f"s{day}", title=f"Talk {day}", gist=fact, summary=fact,
+                                embedding=embedder.embed(fact), ended_at=dt.datetime(2026, 1, 5, tzinfo=dt.UTC) + dt.timedelta(days=9 * day)))
+        session.flush()
+        config = RecallConfig(candidates=3)
+        search.prepare_vector_search(session, config)
+        qvec = embedder.embed(query) if with_vector else None
+        terms = turns.line_terms(session, "alice", query, config).terms
+        statements = []
+        event.listen(session.get_bind(), "before_cursor_execute", lambda *args: statements.append(args[2]))
+        for kind in ("fact", "episode"):
+            combined = search.kind_candidates(session, kind, "alice", qvec, terms, window, 3, config)
+            ids = dict.fromkeys(search.vector_arm(session, kind, "alice", qvec, 3) if qvec is not None else [])
+            ids.update(dict.fromkeys(search.lexical_arm(session, kind, "alice", terms, 3, config)))
+            if window is not None:
+                ids.update(dict.fromkeys(search.window_arm(session, kind, "alice", window, qvec, terms, 3)))
+            separate = search.candidate_rows(session, kind, "alice", list(ids), qvec, terms)
+            assert sorted((c.id, c.sim, c.lex) for c in combined) == sorted((c.id, c.sim, c.lex) for c in separate)
+            assert combined or not with_vector  # the vector arm always finds something
+        arms = [s for s in statements if "ORDER BY" in s and "t.id IN (" in s]
+        assert len(arms) == 2  # one statement per kind
