@@ -87,8 +87,9 @@ def test_facts_and_episodes_come_from_one_statement_each_with_the_same_candidate
         for fact in FACTS:
             remember_fact(session, embedder, "alice", fact)
         for day, fact in enumerate(FACTS):
+            ended = dt.datetime(2026, 1, 5, tzinfo=dt.UTC) + dt.timedelta(days=9 * day)
             session.add(Episode(user_id="alice", session_id=f"s{day}", title=f"Talk {day}", gist=fact, summary=fact,
-                                embedding=embedder.embed(fact), ended_at=dt.datetime(2026, 1, 5, tzinfo=dt.UTC) + dt.timedelta(days=9 * day)))
+                                embedding=embedder.embed(fact), ended_at=ended))
         session.flush()
         config = RecallConfig(candidates=3)
         search.prepare_vector_search(session, config)
