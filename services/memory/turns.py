@@ -177,8 +177,8 @@ def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int,
         params["qvec"] = qvec
         statement = statement.bindparams(vector_param())
     result = session.execute(statement, params)
-    keys = list(result.keys())  # plain dicts from tuples: SQLAlchemy's mappings cost more than the query's rows
-    rows = sorted((dict(zip(keys, row, strict=True)) for row in result.tuples()),
+    keys = list(result.keys())  # plain dicts from all rows fetched at once: row-by-row mappings cost more
+    rows = sorted((dict(zip(keys, row, strict=True)) for row in result.all()),
                   key=lambda row: (row["line_thread"], row["occurred_at"], row["id"]))
     previous: dict[str, Any] | None = None
     for row in rows:
