@@ -17,7 +17,8 @@ pair_exchanges → store_records: batched real embeddings, --no-enrich), then:
     by the function that sent it, the rest = Python), and statements per recall;
     ``--explain``: EXPLAIN (ANALYZE, BUFFERS) of every statement of one recall.
 With ``--pgdata`` a database already holding the N exchanges is reused: the import line then
-says so and repeats the rate measured when it was built (kept in DIR/bench-import.json).
+says so and repeats the rate measured when it was built (kept in DIR/bench-import.json);
+``--no-import`` measures recall over whatever DIR holds, and says how many exchanges that is.
 """
 
 from __future__ import annotations
@@ -190,6 +191,7 @@ def main() -> None:
     parser.add_argument("--embedder", default="auto", choices=["auto", "sentence-transformers", "onnx"])
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--pgdata", help="keep the database here between runs (a full one is reused as is)")
+    parser.add_argument("--no-import", action="store_true", help="with --pgdata: recall over what it holds as is")
     parser.add_argument("--no-quality", action="store_true", help="skip the fusion-method comparison")
     parser.add_argument("--profile", action="store_true", help="time each part of a recall")
     parser.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE the statements of one recall")
@@ -208,7 +210,9 @@ def main() -> None:
             built = folder / "bench-import.json"
             with sessions() as session:
                 have = session.scalar(text("SELECT count(*) FROM exchanges WHERE user_id = :u"), {"u": USER}) or 0
-            if args.pgdata and have >= len(records) and built.is_file():
+            if args.pgdata and args.no_import:
+                print(f"import: skipped (--no-import); {folder} holds {have} exchanges of {USER}")
+            elif args.pgdata and have >= len(records) and built.is_file():
                 print_import(json.loads(built.read_text()), embedder, args.batch_size,
                              reused=f" (reused {folder}, built earlier)")
             else:
