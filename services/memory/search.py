@@ -205,7 +205,9 @@ def lexical_arm(session: Session, kind: str, user_id: str, terms: Terms, limit: 
 def _window_sql(kind: str, window: Window, qvec: np.ndarray | None, terms: Terms, params: dict[str, Any]) -> str:
     params.update(start=window[0], end=window[1])
     if qvec is not None:
-        order = "t.embedding <=> :qvec"
+        # Exact distances over the window's rows (the time index finds them): "+ 0" keeps the planner off
+        # HNSW, whose scan filtered by a month's window took 30–220 ms at 100k exchanges.
+        order = "(t.embedding <=> :qvec) + 0"
         params["qvec"] = qvec
     else:
         order = _lex_sql(terms, params) + " DESC"
