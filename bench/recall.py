@@ -22,24 +22,22 @@ says so and repeats the rate measured when it was built (kept in DIR/bench-impor
 
 Measured (issue 9 speed round, branch recalls) on the 2 shared cores, 100,034 exchanges (210k
 turns) built once with ``--pgdata`` and then measured with ``--no-import``; before = the code at
-the start of the round, after = this code, on the same database, run back to back alternately
-(before, after, before, after) at load average 0.6–1.3, 200 queries each:
+the start of the round, after = this code, on the same database, run back to back (before,
+after, before, after, then after, before, after, before) at load average 0.6–2.8, 200 queries each:
 
-  recall at 100k, k=10                 with query embedding      without it
-  before (two runs)                    p50 157 / 142 ms          p50 148 / 134 ms
-                                       p95 241 / 204 ms          p95 233 / 195 ms
-  after (two runs)                     p50  80 /  73 ms          p50  70 /  63 ms
-                                       p95 157 / 135 ms          p95 148 / 125 ms
+  recall at 100k, k=10          with query embedding            without it
+  before (four runs)            p50 131–157 ms, p95 189–241 ms  p50 123–148 ms, p95 181–233 ms
+  after (last two runs)         p50  70–75 ms,  p95 126–141 ms  p50  62–67 ms,  p95 116–133 ms
 
   Where a recall's time goes at 100k (p50 / p95 ms, statements per recall; before → after):
-  counting the user's turns for BM25's N (turns.line_terms)   63–68 / 82–89, 2 → 5–6 / 8–9, 1
-  Python (SQLAlchemy rows, candidates, scoring, spans)        25–27 / 33–36 → 20–21 / 28–30
-  the turns around the seeds with their signals (window_rows) 19–22 / 27–35 → 15–16 / 22–23
-  BM25 over the turns holding a rare query word (lexical_lines)  8–9 / 48–52 → 7–9 / 44–46
-  HNSW nearest exchanges (+ facts, episodes)                  11–13 / 18–20, 3 → 9 / 13–14, 1
+  counting the user's turns for BM25's N (turns.line_terms)   59–73 / 74–98, 2 → 5 / 8–9, 1
+  Python (SQLAlchemy rows, candidates, scoring, spans)        23–27 / 32–36 → 18–19 / 26–31
+  the turns around the seeds with their signals (window_rows) 16–22 / 25–35 → 14–15 / 21–22
+  BM25 over the turns holding a rare query word (lexical_lines) 8–10 / 47–53 → 9 / 49
+  HNSW nearest exchanges (+ facts, episodes before)           10–13 / 15–20, 3 → 9–10 / 12–16, 1
   facts and episodes (all arms, one statement per kind)        (in the rows above) → 2 / 3–4, 2
-  query embedding (int8 ONNX MiniLM, one thread)               8.3–8.6 / 10.6–11.6 (unchanged)
-  a time window's arm (10% of queries: "on Tuesday", ...)      p95 13–16 → p95 35
+  query embedding (int8 ONNX MiniLM, one thread)               7.4–8.6 / 9–13 (unchanged)
+  a time window's arm (10% of queries: "in March", ...)        p95 13–19 → 13–15
   statements per recall                                        11.6 → 8.6
 
   At 20k on the same day (load 7–8, so everything ~2× slower): before p50 170 / p95 287 ms,
@@ -50,18 +48,20 @@ the start of the round, after = this code, on the same database, run back to bac
 What changed: the user's turn count from a trigger-kept counter (migration 0010) instead of an
 index scan of all their turns per recall; a plan per statement (``plan_cache_mode``) in every
 recall; the turns around the seeds fetched by an id array (the join made the planner scan every
-turn); BM25 unnests only a turn's query lexemes (``ts_filter(setweight(...))``, a quarter less
-than joining all its lexemes, same scores); a fact or episode kind's arms and signals in one
-statement; the query vector formatted once per recall; rows fetched all at once. LoCoMo
-(``bench.locomo``, dev half) before and after: 0.694 / 0.790 / 0.852 within 5 / 10 / 20 turns,
-every category identical: the ranking did not change.
+turn); a time window's vector arm by exact distance over the window's rows (with a plan per
+statement PostgreSQL chose HNSW filtered by time: 30–220 ms for a month at 100k); BM25 unnests
+only a turn's query lexemes (``ts_filter(setweight(...))``, a quarter less than joining all its
+lexemes, same scores); a fact or episode kind's arms and signals in one statement; the query
+vector formatted once per recall; rows fetched all at once. The two after-runs before the
+time-window change gave p50 73–80 ms, p95 135–157 ms. LoCoMo (``bench.locomo``, dev half) before
+and after: 0.694 / 0.790 / 0.852 within 5 / 10 / 20 turns, every category identical: the
+ranking did not change (checked at three points of the round, the last after every change).
 
-Not reached: p95 ≤ 50 ms at 100k. What is left, largest first: Python (~20 ms, half of it
-scoring ~280 candidate turns, which belongs to the ranking work), the BM25 statement when rare
-words still match thousands of turns (p95 44 ms), the window rows' per-row BM25 (15 ms), the
-time-window arm (an HNSW iterative scan filtered by time, p95 35 ms), HNSW at ef_search 100
-(9 ms; the 100k exchanges' vectors and index are ~350 MB against PostgreSQL's default 128 MB
-shared_buffers).
+Not reached: p95 ≤ 50 ms at 100k. What is left, largest first: the BM25 statement when rare
+words still match thousands of turns (p95 49 ms), Python (~19 ms, a third of it scoring ~280
+candidate turns, which belongs to the ranking work), the window rows' per-row BM25 (14 ms),
+HNSW at ef_search 100 (9 ms; the 100k exchanges' vectors and index are ~350 MB against
+PostgreSQL's default 128 MB shared_buffers), the query embedding (8 ms).
 
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange): 31 exchanges/s
 at load average 4–10 (3,244 s), embedding-bound: the two embedding threads spent 5,746 s of
@@ -71,9 +71,11 @@ batch embedded while this one is stored) and no longer maintains the unused GIN 
 ``exchanges.search`` (migration 0010; a fifth of storing time; the 100k database above was
 built before that drop). Same box, same 1,500 exchanges into an empty database, back to back
 at load 5–11: before 8 and 9 exchanges/s, after 15 and 19. The 300/s target is not reached
-and cannot be on two cores with this model at these text lengths: MiniLM int8 costs ~8 ms of
-one core per 45-word exchange on an idle core (~250/s on both cores with nothing else running),
-and each stored exchange also costs PostgreSQL an HNSW insert (about half of storing time).
+and cannot be on two cores with this model at these text lengths: MiniLM int8 took 7–9 ms of
+one core per 26-token text here at load ~4 (110–150/s on one thread), the generated exchanges
+hold ~60 tokens, and each stored exchange also costs PostgreSQL an HNSW insert (about half of
+storing: with random vectors at load ~9, 86/s with every index, 107/s without the exchanges'
+GIN, 205/s without their HNSW too).
 """
 
 from __future__ import annotations
