@@ -1,14 +1,81 @@
-"""Recall bench: import throughput, recall quality by fusion method, and recall latency.
+"""Recall bench at scale: import throughput, recall quality by fusion method, recall latency and its profile.
 
-Run from the repository root:  python -m bench.recall [--n 10000] [--queries 200] [--embedder onnx]
+Run from the repository root:
+    python -m bench.recall [--n 100000] [--queries 200] [--pgdata DIR] [--profile] [--explain]
 
-Starts a throwaway PostgreSQL (pgvector) under a temp dir, imports N synthetic exchanges plus the
-conversation set of tests/data/memory_set.jsonl through the real import path (batched
-embeddings, --no-enrich), then:
+Starts a throwaway PostgreSQL (pgvector) under a temp dir (or ``--pgdata DIR``, kept between runs)
+and imports N exchanges of synthetic chat (``bench/chatgen.py``: sessions on drifting topics,
+varied turn lengths, Zipfian vocabulary, named speakers in a third of the sessions) plus the
+conversation set of tests/data/memory_set.jsonl through the real import path (parse_lines →
+pair_exchanges → store_records: batched real embeddings, --no-enrich), then:
   * quality: recall@5 / recall@10 of the set's questions (tests/data/memory_questions.jsonl)
     among the N distractors, for vector-only, full-text-only, RRF, min-max and absolute fusion,
     with and without neighbouring turns;
-  * latency: p50 / p95 of recall() including the query embedding (embedding cache off).
+  * latency: p50 / p95 of recall() with the query embedding (a fresh text each time, cache off)
+    and without it (the same recall given the vector);
+  * ``--profile``: the median and p95 of each part of a recall (embedding, each SQL statement
+    by the function that sent it, the rest = Python), and statements per recall;
+    ``--explain``: EXPLAIN (ANALYZE, BUFFERS) of every statement of one recall.
+With ``--pgdata`` a database already holding the N exchanges is reused: the import line then
+says so and repeats the rate measured when it was built (kept in DIR/bench-import.json);
+``--no-import`` measures recall over whatever DIR holds, and says how many exchanges that is.
+
+Measured (issue 9 speed round, branch recalls) on the 2 shared cores, 100,034 exchanges (210k
+turns) built once with ``--pgdata`` and then measured with ``--no-import``; before = the code at
+the start of the round, after = this code, on the same database, run back to back (before,
+after, before, after, then after, before, after, before) at load average 0.6–2.8, 200 queries each:
+
+  recall at 100k, k=10          with query embedding            without it
+  before (four runs)            p50 131–157 ms, p95 189–241 ms  p50 123–148 ms, p95 181–233 ms
+  after (last two runs)         p50  70–75 ms,  p95 126–141 ms  p50  62–67 ms,  p95 116–133 ms
+
+  Where a recall's time goes at 100k (p50 / p95 ms, statements per recall; before → after):
+  counting the user's turns for BM25's N (turns.line_terms)   59–73 / 74–98, 2 → 5 / 8–9, 1
+  Python (SQLAlchemy rows, candidates, scoring, spans)        23–27 / 32–36 → 18–19 / 26–31
+  the turns around the seeds with their signals (window_rows) 16–22 / 25–35 → 14–15 / 21–22
+  BM25 over the turns holding a rare query word (lexical_lines) 8–10 / 47–53 → 9 / 49
+  HNSW nearest exchanges (+ facts, episodes before)           10–13 / 15–20, 3 → 9–10 / 12–16, 1
+  facts and episodes (all arms, one statement per kind)        (in the rows above) → 2 / 3–4, 2
+  query embedding (int8 ONNX MiniLM, one thread)               7.4–8.6 / 9–13 (unchanged)
+  a time window's arm (10% of queries: "in March", ...)        p95 13–19 → 13–15
+  statements per recall                                        11.6 → 8.6
+
+  At 20k on the same day (load 7–8, so everything ~2× slower): before p50 170 / p95 287 ms,
+  after p50 91 / p95 215 ms. There the full-text statements had also been slowed by generic
+  plans: psycopg prepares a statement on its fifth run, PostgreSQL may then plan it once for
+  any tsquery, and BM25 took 17–25 ms whatever it matched (2–12 ms with a plan per query).
+
+What changed: the user's turn count from a trigger-kept counter (migration 0010) instead of an
+index scan of all their turns per recall; a plan per statement (``plan_cache_mode``) in every
+recall; the turns around the seeds fetched by an id array (the join made the planner scan every
+turn); a time window's vector arm by exact distance over the window's rows (with a plan per
+statement PostgreSQL chose HNSW filtered by time: 30–220 ms for a month at 100k); BM25 unnests
+only a turn's query lexemes (``ts_filter(setweight(...))``, a quarter less than joining all its
+lexemes, same scores); a fact or episode kind's arms and signals in one statement; the query
+vector formatted once per recall; rows fetched all at once. The two after-runs before the
+time-window change gave p50 73–80 ms, p95 135–157 ms. LoCoMo (``bench.locomo``, dev half) before
+and after: 0.694 / 0.790 / 0.852 within 5 / 10 / 20 turns, every category identical: the
+ranking did not change (checked at three points of the round, the last after every change).
+
+Not reached: p95 ≤ 50 ms at 100k. What is left, largest first: the BM25 statement when rare
+words still match thousands of turns (p95 49 ms), Python (~19 ms, a third of it scoring ~280
+candidate turns, which belongs to the ranking work), the window rows' per-row BM25 (14 ms),
+HNSW at ef_search 100 (9 ms; the 100k exchanges' vectors and index are ~350 MB against
+PostgreSQL's default 128 MB shared_buffers), the query embedding (8 ms).
+
+Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange): 31 exchanges/s
+at load average 4–10 (3,244 s), embedding-bound: the two embedding threads spent 5,746 s of
+thread time in the model while storing took 897 s (112/s). The import now embeds on every core
+(``embed_in_parallel``: sub-batches of 32 similar-length texts over a thread per core, the next
+batch embedded while this one is stored) and no longer maintains the unused GIN index on
+``exchanges.search`` (migration 0010; a fifth of storing time; the 100k database above was
+built before that drop). Same box, same 1,500 exchanges into an empty database, back to back
+at load 5–11: before 8 and 9 exchanges/s, after 15 and 19. The 300/s target is not reached
+and cannot be on two cores with this model at these text lengths: MiniLM int8 took 7–9 ms of
+one core per 26-token text here at load ~4 (110–150/s on one thread), the generated exchanges
+hold ~60 tokens, and each stored exchange also costs PostgreSQL an HNSW insert (about half of
+storing: with random vectors at load ~9, 86/s with every index, 107/s without the exchanges'
+GIN, 205/s without their HNSW too).
 """
 
 from __future__ import annotations
@@ -23,35 +90,22 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from sqlalchemy import text
 
+from bench.chatgen import TOPICS, ChatGen, chat_lines
+from bench.recall_profile import StatementTimer, explain, print_profile
 from services.db import make_engine, make_sessionmaker
 from services.embedded.lifecycle import free_port
 from services.embedded.postgres import EmbeddedPostgres
 from services.embeddings import load_embedder
+from services.memory import importer
 from services.memory.config import MemoryConfig, RecallConfig
-from services.memory.importer import Record, pair_exchanges, parse_lines, store_records
+from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall
 from services.migrate import upgrade_head
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 USER = "bench"
-NAMES = ["Anna", "Ben", "Chloe", "Dmitri", "Elif", "Farid", "Greta", "Hugo", "Ines", "Jonas", "Kemal", "Lucia",
-         "Marco", "Nadia", "Oskar", "Paula", "Quentin", "Rosa", "Sven", "Tara", "Umar", "Vera", "Wim", "Yara"]
-PLACES = ["Berlin", "Lyon", "Gdansk", "Seville", "Bristol", "Turin", "Ghent", "Bergen", "Brno", "Cork", "Graz",
-          "the lake", "the office", "the gym", "the market", "the park", "the library", "my parents' place"]
-THINGS = ["a new laptop", "the garden", "a sourdough starter", "the quarterly report", "a marathon", "the car",
-          "a birthday party", "the dog", "a job interview", "the tax return", "a podcast", "the kitchen",
-          "a wedding", "a book", "the tram pass", "a guitar", "the flat", "a vacation", "the bike", "a concert"]
-ASKS = ["Can you help me plan {thing}?", "What's a good way to prepare for {thing}?", "{name} keeps talking about "
-        "{thing}, any advice?", "I spent the afternoon on {thing} in {place}.", "Remind me why I wanted {thing}?",
-        "Is it normal to feel tired after {thing}?", "{name} and I argued about {thing} again.",
-        "I'm meeting {name} in {place} on {day}.", "Do you think {thing} is worth the money?",
-        "What should I pack for a weekend in {place}?"]
-REPLIES = ["That sounds {adj}. Maybe start with a small step today.", "Good question. Break it into parts first.",
-           "I'd talk to {name} about it before deciding.", "Take it slowly; {thing} can wait a day.",
-           "Write down what matters most, then decide.", "It's {adj} to feel that way."]
-ADJS = ["exciting", "stressful", "normal", "reasonable", "lovely", "tricky"]
-DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
 
 class TimedEmbedder:
@@ -74,22 +128,6 @@ class TimedEmbedder:
             return self.inner.embed_many(texts, batch_size=batch_size)
         finally:
             self.seconds += time.monotonic() - started
-
-
-def synthetic(n: int, seed: int = 42) -> list[Record]:
-    """N distractor exchanges in sessions of ~10, spread over two years before the question date."""
-    rng = random.Random(seed)
-    start = dt.datetime(2024, 11, 1, tzinfo=dt.UTC)
-    records = []
-    for i in range(n):
-        slots = {"name": rng.choice(NAMES), "place": rng.choice(PLACES), "thing": rng.choice(THINGS),
-                 "adj": rng.choice(ADJS), "day": rng.choice(DAYS)}
-        session = f"syn-{i // 10}"
-        at = start + dt.timedelta(minutes=(i // 10) * 1000 + (i % 10) * 3 + rng.random())
-        records.append(Record(key=f"syn-{i}", thread_key=session, session_key=session,
-                              user_text=rng.choice(ASKS).format(**slots), reply=rng.choice(REPLIES).format(**slots),
-                              at=at))
-    return records
 
 
 METHODS = {
@@ -123,28 +161,84 @@ def quality(sessions, embedder, base: RecallConfig) -> None:  # type: ignore[no-
             print(f"{name:<24} {width:>10} {scores[5] / len(questions):>9.3f} {scores[10] / len(questions):>10.3f}")
 
 
-def latency(sessions, embedder, count: int) -> None:  # type: ignore[no-untyped-def]
+def latency_queries(count: int) -> list[str]:
+    """Half the set's questions, half chat-like sentences and questions on the distractors' topics."""
     questions = [json.loads(line)["question"] for line in (DATA / "memory_questions.jsonl").read_text().splitlines()
                  if line]
-    rng = random.Random(1)
-    queries = [rng.choice(questions) if i % 2 else rng.choice(ASKS).format(
-        name=rng.choice(NAMES), place=rng.choice(PLACES), thing=rng.choice(THINGS), day=rng.choice(DAYS))
-        for i in range(count)]
+    rng, gen = random.Random(1), ChatGen(seed=7)
+    return [rng.choice(questions) if i % 2 else gen.sentence(rng.choice(list(TOPICS))) for i in range(count)]
+
+
+def latency(sessions, embedder, count: int, timer: StatementTimer | None, show_plans: bool) -> None:  # type: ignore[no-untyped-def]
+    queries = latency_queries(count)
     config = MemoryConfig()
-    samples, embed_ms = [], []
+    total_ms, recall_ms, embed_ms, parts = [], [], [], []
     with sessions() as session:
         for query in queries[:10]:  # warm-up
             recall(session, embedder, USER, query, config=config, reinforce=False)
         for query in queries:
             started = time.perf_counter()
-            vector = embedder.embed(query + f" #{len(samples)}")  # a fresh text: no cache hit
+            vector = embedder.embed(query + f" #{len(total_ms)}")  # a fresh text: no cache hit
             embedded = time.perf_counter()
-            recall(session, embedder, USER, query, k=10, config=config, reinforce=False, query_embedding=vector)
-            samples.append((time.perf_counter() - started) * 1000)
+            if timer is not None:
+                with timer.recording():
+                    recall(session, embedder, USER, query, k=10, config=config, reinforce=False,
+                           query_embedding=vector)
+            else:
+                recall(session, embedder, USER, query, k=10, config=config, reinforce=False, query_embedding=vector)
+            done = time.perf_counter()
+            total_ms.append((done - started) * 1000)
+            recall_ms.append((done - embedded) * 1000)
             embed_ms.append((embedded - started) * 1000)
-    p50, p95, p99 = np.percentile(samples, [50, 95, 99])
-    print(f"\nlatency over {count} queries, k=10, all kinds, embedding included: "
-          f"p50 {p50:.1f} ms  p95 {p95:.1f} ms  p99 {p99:.1f} ms  (embedding alone p50 {np.median(embed_ms):.1f} ms)")
+            if timer is not None:
+                sql = dict(timer.current)
+                parts.append({"embedding (query)": embed_ms[-1], **sql,
+                              "python (rest of recall)": recall_ms[-1] - sum(sql.values())})
+        if show_plans and timer is not None:
+            explain(session, timer.captured)
+    p50, p95, p99 = np.percentile(total_ms, [50, 95, 99])
+    r50, r95 = np.percentile(recall_ms, [50, 95])
+    print(f"\nlatency over {count} queries, k=10, all kinds: with the query embedding p50 {p50:.1f} ms  "
+          f"p95 {p95:.1f} ms  p99 {p99:.1f} ms; without it p50 {r50:.1f} ms  p95 {r95:.1f} ms  "
+          f"(embedding alone p50 {np.median(embed_ms):.1f} ms)")
+    if timer is not None:
+        print_profile(parts, dict(timer.counts), count)
+
+
+def import_records(sessions, embedder, records, batch_size: int) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """Import through store_records, timing the embedding and the storing (they overlap) apart."""
+    timed = TimedEmbedder(embedder)
+    stored_s = [0.0]
+    inner = importer._store_batch
+
+    def timed_store(*args, **kwargs):  # type: ignore[no-untyped-def]
+        started = time.monotonic()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            stored_s[0] += time.monotonic() - started
+
+    importer._store_batch = timed_store  # type: ignore[assignment]
+    try:
+        started = time.monotonic()
+        report = store_records(sessions, timed, USER, records, batch_size=batch_size)
+        elapsed = time.monotonic() - started
+    finally:
+        importer._store_batch = inner  # type: ignore[assignment]
+    return {"stored": report.stored, "seconds": elapsed, "embedding_s": timed.seconds, "storing_s": stored_s[0]}
+
+
+def print_import(stats: dict[str, float], embedder, batch_size: int, reused: str = "") -> None:  # type: ignore[no-untyped-def]
+    n, s = stats["stored"], stats["seconds"]
+    print(f"import{reused}: {n:.0f} exchanges in {s:.1f} s = {n / s:.0f} exchanges/s (embedder {embedder.model_id}, "
+          f"batch {batch_size}, --no-enrich, embeddings + HNSW + GIN indexing; load average at start "
+          f"{stats.get('load', '?')}); embedding {stats['embedding_s']:.1f} s "
+          f"({n / max(stats['embedding_s'], 1e-9):.0f}/s) overlapped with storing and indexing "
+          f"{stats['storing_s']:.1f} s ({n / max(stats['storing_s'], 1e-9):.0f}/s)")
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def main() -> None:
@@ -153,33 +247,45 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--embedder", default="auto", choices=["auto", "sentence-transformers", "onnx"])
     parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--pgdata", help="keep the database here between runs (a re-run imports nothing twice)")
+    parser.add_argument("--pgdata", help="keep the database here between runs (a full one is reused as is)")
+    parser.add_argument("--no-import", action="store_true", help="with --pgdata: recall over what it holds as is")
+    parser.add_argument("--no-quality", action="store_true", help="skip the fusion-method comparison")
+    parser.add_argument("--profile", action="store_true", help="time each part of a recall")
+    parser.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE the statements of one recall")
     args = parser.parse_args()
     embedder = load_embedder(args.embedder, cache_size=0)
     with tempfile.TemporaryDirectory(prefix="engram-bench-") as tmp:
-        server = EmbeddedPostgres(Path(args.pgdata or tmp), port=free_port())
+        folder = Path(args.pgdata or tmp)
+        server = EmbeddedPostgres(folder, port=free_port())
         server.start()
         try:
             engine = make_engine(server.url, pool_size=2)
             upgrade_head(engine)
             sessions = make_sessionmaker(engine)
-            lines, _, _ = parse_lines((DATA / "memory_set.jsonl").read_text().splitlines())
-            records = synthetic(args.n) + pair_exchanges(lines)
-            timed = TimedEmbedder(embedder)
-            started = time.monotonic()
-            report = store_records(sessions, timed, USER, records, batch_size=args.batch_size)
-            elapsed = time.monotonic() - started
-            # The importer embeds the next batch while it stores this one, so the two times overlap.
-            print(f"import: {report.stored} exchanges in {elapsed:.1f} s = {report.stored / elapsed:.0f} exchanges/s "
-                  f"(embedder {embedder.model_id}, batch {args.batch_size}, embeddings + HNSW + GIN indexing); "
-                  f"embedding alone {timed.seconds:.1f} s = {report.stored / max(timed.seconds, 1e-9):.0f} "
-                  "exchanges/s, overlapped with storing and indexing")
-            with sessions.begin() as session:
-                from sqlalchemy import text
-
-                session.execute(text("ANALYZE"))
-            quality(sessions, embedder, RecallConfig())
-            latency(sessions, embedder, args.queries)
+            lines, _, _ = parse_lines(chat_lines(args.n) + (DATA / "memory_set.jsonl").read_text().splitlines())
+            records = pair_exchanges(lines)
+            built = folder / "bench-import.json"
+            with sessions() as session:
+                have = session.scalar(text("SELECT count(*) FROM exchanges WHERE user_id = :u"), {"u": USER}) or 0
+            if args.pgdata and args.no_import:
+                print(f"import: skipped (--no-import); {folder} holds {have} exchanges of {USER}")
+            elif args.pgdata and have >= len(records) and built.is_file():
+                print_import(json.loads(built.read_text()), embedder, args.batch_size,
+                             reused=f" (reused {folder}, built earlier)")
+            else:
+                load = load_average()
+                stats = {**import_records(sessions, embedder, records, args.batch_size), "load": load}
+                print_import(stats, embedder, args.batch_size)
+                if args.pgdata:
+                    built.write_text(json.dumps(stats))
+                with sessions.begin() as session:
+                    session.execute(text("ANALYZE"))
+            print(f"load average before the recall runs: {load_average()}")
+            if not args.no_quality:
+                quality(sessions, embedder, RecallConfig())
+            timer = StatementTimer(engine) if args.profile or args.explain else None
+            latency(sessions, embedder, args.queries, timer, args.explain)
+            print(f"load average at the end: {load_average()}")
             engine.dispose()
         finally:
             server.stop()

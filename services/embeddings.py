@@ -11,7 +11,9 @@ import hashlib
 import logging
 import os
 import re
+import threading
 from collections import OrderedDict
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -69,24 +71,27 @@ class _LRUCache:
         self.hits = 0
         self.misses = 0
         self._items: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()  # a bulk import embeds on several threads at once
 
     def get(self, key: str) -> np.ndarray | None:
-        vector = self._items.get(key)
-        if vector is None:
-            self.misses += 1
-            return None
-        self.hits += 1
-        self._items.move_to_end(key)
-        return vector
+        with self._lock:
+            vector = self._items.get(key)
+            if vector is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+            self._items.move_to_end(key)
+            return vector
 
     def put(self, key: str, vector: np.ndarray) -> None:
         if self.size <= 0:
             return
         vector.setflags(write=False)  # callers share the cached array, so nobody may mutate it
-        self._items[key] = vector
-        self._items.move_to_end(key)
-        while len(self._items) > self.size:
-            self._items.popitem(last=False)
+        with self._lock:
+            self._items[key] = vector
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -222,6 +227,27 @@ class HashEmbedder(_CachedEmbedder):
             tokens = _TOKEN_RE.findall(text.lower()) or [text]
             rows.append(np.sum([self._token_vector(token) for token in tokens], axis=0))
         return np.stack(rows)
+
+
+def embed_in_parallel(embedder: Embedder, texts: list[str], pool: Executor | None, batch_size: int = 32) -> np.ndarray:
+    """Embed many texts (a bulk import): batches of similar length, spread over ``pool``'s threads.
+
+    Each backend runs one thread per call and releases the GIL while the model runs, so two
+    threads embed about twice as fast as one on two idle cores; a live turn embeds one text on one
+    thread and never comes here. Rows come back in the order of ``texts``.
+    """
+    vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    if not texts:
+        return vectors
+    order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
+    batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+
+    def run(batch: list[int]) -> np.ndarray:
+        return embedder.embed_many([texts[index] for index in batch], batch_size=len(batch))
+
+    for batch, found in zip(batches, pool.map(run, batches) if pool is not None else map(run, batches), strict=True):
+        vectors[batch] = found
+    return vectors
 
 
 def minilm_model_dir() -> Path:

@@ -10,6 +10,7 @@ from services.embeddings import (
     OnnxEmbedder,
     SentenceTransformerEmbedder,
     configure_offline_torch,
+    embed_in_parallel,
     load_embedder,
     normalise,
     resolve_backend,
@@ -54,6 +55,19 @@ def test_cache_hits_repeated_texts_and_stays_bounded():
     expected = returned.copy()
     returned[:] = 0.0  # a caller scribbling on its vector must not corrupt the cache
     assert np.array_equal(embedder.embed("four"), expected)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_parallel_bulk_embedding_keeps_each_text_with_its_own_vector(threads):
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [("word " * (n % 13)) + f"text number {n}" for n in range(150)] + ["text number 3"]  # a repeat too
+    embedder = HashEmbedder(cache_size=16)  # a small cache, evicting while threads share it
+    with ThreadPoolExecutor(threads) as pool:
+        vectors = embed_in_parallel(embedder, texts, pool if threads > 1 else None, batch_size=8)
+    expected = HashEmbedder(cache_size=0).embed_many(texts)
+    assert vectors.shape == (151, 384) and np.allclose(vectors, expected, atol=1e-6)
+    assert embed_in_parallel(embedder, [], None).shape == (0, 384)
 
 
 def test_normalise_keeps_zero_rows_finite():

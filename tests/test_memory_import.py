@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
+import numpy as np
 import pytest
 from rq import Queue
 from sqlalchemy import func, select, text
@@ -108,6 +109,23 @@ def test_an_interrupted_import_resumes_without_duplicates(db_engine):
     assert (report.stored, report.skipped) == (6, 4)
     with Session(db_engine) as session:
         assert session.scalar(select(func.count(func.distinct(Exchange.external_id)))) == 10
+
+
+def test_an_import_embedded_on_several_threads_stores_each_exchange_with_its_own_vector(db_engine):
+    lines, _, _ = parse_lines(json.dumps({"session": f"s{n % 7}", "role": "user" if n % 2 == 0 else "assistant",
+                                          "text": ("and more words " * (n % 9)) + f"turn number {n}",
+                                          "timestamp": f"2026-01-01T{n // 60:02d}:{n % 60:02d}:00Z"})
+                              for n in range(300))
+    records = pair_exchanges(lines)
+    embedder = HashEmbedder()
+    report = store_records(make_sessionmaker(db_engine), embedder, "alice", records, batch_size=32, embed_threads=3)
+    assert report.stored == len(records) > 100
+    with Session(db_engine) as session:
+        rows = session.execute(select(Exchange.user_text, Exchange.reply, Exchange.embedding)).all()
+    assert len(rows) == len(records)
+    for row in rows:
+        expected = HashEmbedder(cache_size=0).embed(f"{row.user_text}\n{row.reply}".strip())
+        assert np.allclose(np.asarray(row.embedding, dtype=np.float32), expected, atol=1e-5)
 
 
 def test_enrichment_is_queued_unless_disabled(settings, db_engine, real_redis, tmp_path, capsys):

@@ -18,8 +18,9 @@ import datetime as dt
 import hashlib
 import json
 import logging
+import os
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -225,11 +226,13 @@ def session_id_for(user_id: str, session_key: str) -> str:
 
 def store_records(sessions: sessionmaker[Session], embedder: Embedder, user_id: str, records: list[Record], *,
                   batch_size: int = 256, progress: Callable[[int], None] | None = None,
-                  connection: redis.Redis | None = None, report: ImportReport | None = None) -> ImportReport:
+                  connection: redis.Redis | None = None, report: ImportReport | None = None,
+                  embed_threads: int | None = None) -> ImportReport:
     """Store exchanges (embedded in batches) with their threads and sessions; enqueue enrichment if connected.
 
     Args:
         connection: Redis for chunker and episode jobs; None → no enrichment (``--no-enrich``).
+        embed_threads: threads embedding at once; None → one per CPU core (embedding is most of an import).
     """
     report = report or ImportReport()
     report.exchanges += len(records)
@@ -238,13 +241,17 @@ def store_records(sessions: sessionmaker[Session], embedder: Embedder, user_id: 
         session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
     batches = [records[start : start + batch_size] for start in range(0, len(records), batch_size)]
     # Embedding (the model, in this process) and storing (PostgreSQL, another process) overlap: the next
-    # batch is embedded on a thread while this one is written. Both backends release the GIL.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-embed") as pool:
-        pending = pool.submit(_embed_new, sessions, embedder, user_id, batches[0]) if batches else None
+    # batch is embedded while this one is written, on every core (both backends release the GIL).
+    threads = max(1, embed_threads or os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-next") as pool, \
+            ThreadPoolExecutor(max_workers=threads, thread_name_prefix="import-embed") as embed_pool:
+        def embed(batch: list[Record]) -> Future[dict[str, Any]]:
+            return pool.submit(_embed_new, sessions, embedder, user_id, batch, embed_pool if threads > 1 else None)
+
+        pending = embed(batches[0]) if batches else None
         for index, batch in enumerate(batches):
             vectors = pending.result() if pending is not None else {}
-            pending = (pool.submit(_embed_new, sessions, embedder, user_id, batches[index + 1])
-                       if index + 1 < len(batches) else None)
+            pending = embed(batches[index + 1]) if index + 1 < len(batches) else None
             inserted = _store_batch(sessions, embedder, user_id, batch, report, vectors)
             _after_batch(batch, inserted, touched, user_id, connection, report, progress)
     report.sessions += len(touched)
@@ -268,8 +275,8 @@ def _exchange_text(record: Record) -> str:
     return f"{record.user_text}\n{record.reply}".strip()
 
 
-def _embed_new(sessions: sessionmaker[Session], embedder: Embedder, user_id: str,
-               batch: list[Record]) -> dict[str, Any]:
+def _embed_new(sessions: sessionmaker[Session], embedder: Embedder, user_id: str, batch: list[Record],
+               pool: Executor | None = None) -> dict[str, Any]:
     """Vectors of the batch's records not stored yet (a re-import embeds nothing), by key: the exchange's and,
     by line position, its named speakers' lines' (``speakers.embed_records``)."""
     with sessions() as session:
@@ -277,7 +284,7 @@ def _embed_new(sessions: sessionmaker[Session], embedder: Embedder, user_id: str
     fresh = [record for record in batch if record.key not in existing]
     if not fresh:
         return {}
-    return speakers.embed_records(embedder, fresh, _exchange_text)
+    return speakers.embed_records(embedder, fresh, _exchange_text, pool)
 
 
 def _store_batch(sessions: sessionmaker[Session], embedder: Embedder, user_id: str, batch: list[Record],

@@ -78,8 +78,7 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
         qvec, speaker = speakers.query_vectors(session, embedder, user_id, query, query_embedding)
     else:
         qvec = query_embedding if query_embedding is not None else (embedder.embed(query) if embedder else None)
-    if qvec is not None:
-        search.prepare_vector_search(session, cfg)
+    search.prepare_vector_search(session, cfg)  # the full-text arms need its plan setting too
     excluded = set(exclude_exchange_ids)
     window = time_window(query, now)
     # One set of query terms, weighted by this user's turns, serves every kind.
@@ -101,13 +100,7 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
 
 def _gather(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, terms: search.Terms,
             window: Window | None, cfg: RecallConfig) -> list[Candidate]:
-    ids: dict[int, None] = {}
-    if qvec is not None:
-        ids.update(dict.fromkeys(search.vector_arm(session, kind, user_id, qvec, cfg.candidates)))
-    ids.update(dict.fromkeys(search.lexical_arm(session, kind, user_id, terms, cfg.candidates, cfg)))
-    if window is not None:
-        ids.update(dict.fromkeys(search.window_arm(session, kind, user_id, window, qvec, terms, cfg.candidates)))
-    return search.candidate_rows(session, kind, user_id, list(ids), qvec, terms)
+    return search.kind_candidates(session, kind, user_id, qvec, terms, window, cfg.candidates, cfg)
 
 
 def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool, window: Window | None,

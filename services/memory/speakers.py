@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,7 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from services.embeddings import Embedder, normalise
+from services.embeddings import Embedder, embed_in_parallel, normalise
 from services.memory.search import vector_param
 
 ROLES = frozenset({"user", "assistant"})
@@ -55,8 +56,8 @@ def vector_literal(vector: Any) -> str | None:
     return None if vector is None else "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
 
 
-def embed_records(embedder: Embedder, records: Sequence[Any],
-                  exchange_text: Callable[[Any], str]) -> dict[str, tuple[np.ndarray, dict[int, np.ndarray]]]:
+def embed_records(embedder: Embedder, records: Sequence[Any], exchange_text: Callable[[Any], str],
+                  pool: Executor | None = None) -> dict[str, tuple[np.ndarray, dict[int, np.ndarray]]]:
     """Each record's exchange vector and its named speakers' line vectors (by position), by record key.
 
     A record whose every line is a named speaker's is embedded line by line and its exchange vector is
@@ -66,8 +67,8 @@ def embed_records(embedder: Embedder, records: Sequence[Any],
     by_lines = [r for r in records if r.lines and all(is_named(line.speaker) for line in r.lines)]
     keyed = {r.key for r in by_lines}
     whole = [r for r in records if r.key not in keyed]
-    vectors = embedder.embed_many([exchange_text(r) for r in whole]
-                                  + [line_text(line.speaker, line.text) for r in by_lines for line in r.lines])
+    vectors = embed_in_parallel(embedder, [exchange_text(r) for r in whole]
+                                + [line_text(line.speaker, line.text) for r in by_lines for line in r.lines], pool)
     found = {r.key: (vector, {}) for r, vector in zip(whole, vectors[:len(whole)], strict=True)}
     start = len(whole)
     for record in by_lines:

@@ -1,0 +1,96 @@
+"""Where a recall's time goes: each SQL statement timed (and EXPLAIN ANALYZE'd), the rest is Python.
+
+Used by ``bench.recall --profile``: SQLAlchemy's cursor events time every statement a recall
+sends; a statement is named by the function of services/memory that sent it (the first frame
+of the call stack inside that package), so the table reads "turns.line_terms 3.1 ms".
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+from sqlalchemy import event, text
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
+
+PACKAGE = "services/memory/"
+
+
+def _caller() -> str:
+    frame = sys._getframe(2)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if PACKAGE in path and not path.endswith("recall.py"):
+            return f"{path.rsplit('/', 1)[-1][:-3]}.{frame.f_code.co_name}"
+        frame = frame.f_back
+    return "other"
+
+
+class StatementTimer:
+    """Times every statement on ``engine`` while active, by the memory function that sent it."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.active = False
+        self.current: dict[str, float] = defaultdict(float)
+        self.counts: dict[str, int] = defaultdict(int)
+        self.captured: list[tuple[str, str, Any]] = []  # (label, statement, parameters) of the last recall
+        self._started: list[tuple[str, float]] = []
+        event.listen(engine, "before_cursor_execute", self._before)
+        event.listen(engine, "after_cursor_execute", self._after)
+
+    def _before(self, conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
+        if self.active:
+            label = _caller()
+            self._started.append((label, time.perf_counter()))
+            self.captured.append((label, statement, parameters))
+
+    def _after(self, conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
+        if self.active and self._started:
+            label, started = self._started.pop()
+            self.current[label] += (time.perf_counter() - started) * 1000
+            self.counts[label] += 1
+
+    @contextmanager
+    def recording(self) -> Iterator[None]:
+        self.current, self.captured, self.active = defaultdict(float), [], True
+        try:
+            yield
+        finally:
+            self.active = False
+
+    def close(self) -> None:
+        event.remove(self.engine, "before_cursor_execute", self._before)
+        event.remove(self.engine, "after_cursor_execute", self._after)
+
+
+def print_profile(rows: list[dict[str, float]], counts: dict[str, int], queries: int) -> None:
+    """Median and p95 per part over the profiled recalls (ms), with statements per recall."""
+    labels = sorted({label for row in rows for label in row}, key=lambda label: -np.median([r.get(label, 0.0)
+                                                                                             for r in rows]))
+    print(f"\nprofile over {queries} recalls (ms; parts do not add up at p95):")
+    print(f"{'part':<34} {'p50':>7} {'p95':>7} {'statements/recall':>18}")
+    for label in labels:
+        values = [row.get(label, 0.0) for row in rows]
+        per = counts.get(label, 0) / queries if label in counts else 0
+        print(f"{label:<34} {np.median(values):>7.2f} {np.percentile(values, 95):>7.2f} "
+              f"{(f'{per:.1f}' if per else ''):>18}")
+    print(f"statements per recall: {sum(counts.values()) / queries:.1f}")
+
+
+def explain(session: Session, captured: list[tuple[str, str, Any]]) -> None:
+    """EXPLAIN (ANALYZE, BUFFERS) of each statement of one recall, as it was sent."""
+    cursor = session.connection().connection.driver_connection.cursor()
+    for label, statement, parameters in captured:
+        if not statement.lstrip().upper().startswith(("SELECT", "WITH")):
+            continue
+        cursor.execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + statement, parameters)
+        plan = [row[0] for row in cursor.fetchall()]
+        print(f"\n--- {label}\n" + "\n".join(plan))
+    session.execute(text("SELECT 1"))

@@ -1,0 +1,110 @@
+"""Recall mechanics at scale: the per-user line count BM25's IDF needs is exact after every kind
+of write (import COPY, a live turn's derived lines, deletes and cascades), and recall uses it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from services.db import make_sessionmaker
+from services.embeddings import HashEmbedder
+from services.memory import turns
+from services.memory.config import RecallConfig
+from services.memory.importer import pair_exchanges, parse_lines, store_records
+from tests.memory_builders import create_exchange
+
+pytestmark = pytest.mark.integration
+
+
+def _counts(session: Session) -> tuple[dict[str, int], dict[str, int]]:
+    kept = dict(session.execute(text("SELECT user_id, lines FROM exchange_line_counts")).tuples().all())
+    real = dict(session.execute(text("SELECT user_id, count(*) FROM exchange_lines GROUP BY user_id")).tuples().all())
+    return {user: n for user, n in kept.items() if n}, real
+
+
+def _import(db_engine, user: str, n: int) -> None:
+    lines, _, _ = parse_lines(json.dumps({"session": f"s{i % 3}", "role": "user" if i % 2 == 0 else "assistant",
+                                          "text": f"line {i} about gardens and boats",
+                                          "timestamp": f"2026-02-01T{i // 60:02d}:{i % 60:02d}:00Z"})
+                              for i in range(n))
+    store_records(make_sessionmaker(db_engine), HashEmbedder(), user, pair_exchanges(lines), batch_size=16)
+
+
+def test_the_line_count_stays_exact_through_imports_live_turns_and_deletes(db_engine):
+    _import(db_engine, "alice", 60)
+    _import(db_engine, "bob", 9)
+    with Session(db_engine) as session:
+        kept, real = _counts(session)
+        assert kept == real and real["alice"] == 60 and real["bob"] == 9
+        live = create_exchange(session, user_id="alice", user_text="a live message", reply="a live reply",
+                               embedder=HashEmbedder(), occurred_at=dt.datetime(2026, 3, 1, tzinfo=dt.UTC))
+        session.commit()
+        kept, real = _counts(session)
+        assert kept == real and real["alice"] == 62  # the trigger's two derived lines are counted
+        session.execute(text("DELETE FROM exchanges WHERE id = :id"), {"id": live.id})  # lines go by cascade
+        session.execute(text("DELETE FROM exchange_lines WHERE user_id = 'alice' AND position = 1"))
+        session.commit()
+        kept, real = _counts(session)
+        assert kept == real and real["alice"] < 60
+        session.execute(text("DELETE FROM users WHERE id = 'bob'"))
+        session.commit()
+        kept, real = _counts(session)
+        assert kept == real and "bob" not in kept
+
+
+def test_bm25_idf_counts_every_line_of_a_user_with_more_lines_than_the_sample(db_engine):
+    _import(db_engine, "alice", 80)
+    with Session(db_engine) as session:
+        terms = turns.line_terms(session, "alice", "boats", RecallConfig(length_sample=10))
+    assert terms.total == 80
+
+
+FACTS = ["The user is allergic to peanuts", "The user's sister Mara lives in Lisbon", "The user runs on Tuesdays",
+         "The user's dog is a beagle called Biscuit", "The user works as a nurse", "The user plays the cello"]
+
+
+@pytest.mark.parametrize("query, window", [
+    ("peanuts and Lisbon", None),
+    ("what about the beagle", (dt.datetime(2026, 1, 1, tzinfo=dt.UTC), dt.datetime(2026, 2, 1, tzinfo=dt.UTC))),
+    ("zzz unknown words", None),
+])
+@pytest.mark.parametrize("with_vector", [True, False])
+def test_facts_and_episodes_come_from_one_statement_each_with_the_same_candidates_as_the_arms(
+        db_engine, query, window, with_vector):
+    from sqlalchemy import event
+
+    from services.memory import search
+    from services.memory.facts import remember_fact
+    from services.memory.models import Episode
+
+    embedder = HashEmbedder()
+    with Session(db_engine) as session:
+        create_exchange(session, user_id="alice", user_text="hello", embedder=embedder)
+        for fact in FACTS:
+            remember_fact(session, embedder, "alice", fact)
+        for day, fact in enumerate(FACTS):
+            ended = dt.datetime(2026, 1, 5, tzinfo=dt.UTC) + dt.timedelta(days=9 * day)
+            session.add(Episode(user_id="alice", session_id=f"s{day}", title=f"Talk {day}", gist=fact, summary=fact,
+                                embedding=embedder.embed(fact), ended_at=ended))
+        session.flush()
+        config = RecallConfig(candidates=3)
+        search.prepare_vector_search(session, config)
+        qvec = embedder.embed(query) if with_vector else None
+        terms = turns.line_terms(session, "alice", query, config).terms
+        statements = []
+        event.listen(session.get_bind(), "before_cursor_execute", lambda *args: statements.append(args[2]))
+        for kind in ("fact", "episode"):
+            combined = search.kind_candidates(session, kind, "alice", qvec, terms, window, 3, config)
+            ids = dict.fromkeys(search.vector_arm(session, kind, "alice", qvec, 3) if qvec is not None else [])
+            ids.update(dict.fromkeys(search.lexical_arm(session, kind, "alice", terms, 3, config)))
+            if window is not None:
+                ids.update(dict.fromkeys(search.window_arm(session, kind, "alice", window, qvec, terms, 3)))
+            separate = search.candidate_rows(session, kind, "alice", list(ids), qvec, terms)
+            assert sorted((c.id, c.sim, c.lex) for c in combined) == sorted((c.id, c.sim, c.lex) for c in separate)
+            assert combined or not with_vector  # the vector arm always finds something
+        arms = [s for s in statements if "ORDER BY" in s and "t.id IN (" in s]
+        assert len(arms) == 2  # one statement per kind
