@@ -22,7 +22,7 @@ from rq import Queue, Worker
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
-from services.queues import ALL_QUEUES, job_owner
+from services.queues import ALL_QUEUES, job_owner, memory_job_options, owner_meta
 
 FAILED_SHOWN = 20
 FAILED_SCANNED = 1000  # per queue, at most, looking for the caller's own failed jobs
@@ -141,3 +141,15 @@ def _iso(value: dt.datetime | None) -> str | None:
     if value.tzinfo is None:  # RQ stores naive UTC
         value = value.replace(tzinfo=dt.UTC)
     return value.isoformat()
+
+
+def enqueue_jobs(connection: redis.Redis, queue_name: str, func_path: str, jobs: list[tuple[Any, str]],
+                 user_id: str) -> int:
+    """Enqueue ``user_id``'s jobs in one round trip (``job_id`` makes a repeated enqueue replace, not duplicate)."""
+    queue = Queue(queue_name, connection=connection)
+    options = memory_job_options()
+    data = [Queue.prepare_data(func_path, args=(arg,), job_id=job_id, timeout=options["job_timeout"],
+                               result_ttl=options["result_ttl"], failure_ttl=options["failure_ttl"],
+                               meta=owner_meta(user_id))
+            for arg, job_id in jobs]
+    return len(queue.enqueue_many(data))

@@ -107,8 +107,8 @@ def test_every_memory_enqueue_site_uses_the_memory_job_options_and_names_the_own
     import fakeredis
     from rq import Queue
 
+    from services.jobs import enqueue_jobs
     from services.memory.edits import enqueue_embedding
-    from services.memory.importer import enqueue_jobs
     from services.queues import (
         CHUNKER_JOB,
         EMBED_JOB,

@@ -24,6 +24,7 @@ from services.act import portability
 from services.cognition import portability as reflections
 from services.db import ConversationSession, Exchange, insert
 from services.embeddings import Embedder
+from services.jobs import enqueue_jobs
 from services.memory.episodes import episode_embedding_text
 from services.memory.facts import fact_key
 from services.memory.importer import (
@@ -31,7 +32,6 @@ from services.memory.importer import (
     LineRecord,
     Record,
     digest,
-    enqueue_jobs,
     session_id_for,
     store_records,
 )

@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis
-from rq import Queue
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.db import ConversationSession, Exchange, Thread, User, insert
 from services.embeddings import Embedder
+from services.jobs import enqueue_jobs
 from services.memory import speakers
 from services.memory.models import ExchangeLine
 from services.queues import (
@@ -38,8 +38,6 @@ from services.queues import (
     EPISODE_JOB,
     EPISODIC_QUEUE,
     MEMORY_CHUNKER_QUEUE,
-    memory_job_options,
-    owner_meta,
 )
 from services.storable import unstorable_reason
 
@@ -402,16 +400,3 @@ def _exchange_row(user_id: str, record: Record, vector: Any, model_id: str) -> d
         "topic": record.topic, "external_id": record.key, "occurred_at": record.at, "embedding": vector,
         "embedding_model": model_id, "tool_trail": [], "timings": {}, "confidence": 0.0, "fallback": False,
     }
-
-
-def enqueue_jobs(connection: redis.Redis, queue_name: str, func_path: str, jobs: list[tuple[Any, str]],
-                 user_id: str) -> int:
-    """Enqueue ``user_id``'s jobs in one round trip (``job_id`` makes a repeated enqueue replace, not duplicate)."""
-    queue = Queue(queue_name, connection=connection)
-    options = memory_job_options()
-    data = [Queue.prepare_data(func_path, args=(arg,), job_id=job_id, timeout=options["job_timeout"],
-                               result_ttl=options["result_ttl"], failure_ttl=options["failure_ttl"],
-                               meta=owner_meta(user_id))
-            for arg, job_id in jobs]
-    return len(queue.enqueue_many(data))
-
