@@ -13,11 +13,12 @@ from werkzeug.routing import IntegerConverter
 from api.health import LLMProbe
 from services.connections import redis_client
 from services.db import make_engine, make_sessionmaker
+from services.fanout import FanOut
 from services.limits import RateLimiter, load_limits
 from services.metrics import Metrics
 from services.migrate import head_revision
 from services.settings import Settings
-from services.streams import EventLog, FanOut
+from services.streams import EventLog
 from services.threads import ThreadStore
 
 BIGINT_MAX = 2**63 - 1

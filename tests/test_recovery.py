@@ -25,11 +25,12 @@ from rq.scheduler import RQScheduler
 
 from services.db import make_engine
 from services.embedded.lifecycle import wait_gone
+from services.fanout import FanOut
 from services.janitor import ScheduledMover
 from services.migrate import upgrade_head
 from services.queues import PROMPT_QUEUE
 from services.settings import Settings
-from services.streams import EventLog, FanOut, StreamLimits, follow, request_channel
+from services.streams import EventLog, StreamLimits, follow, request_channel
 from services.supervisor import Supervisor
 from tests.llm_steps import Reply
 from tests.servers import start_postgres, start_redis

@@ -9,7 +9,8 @@ import time
 import fakeredis
 import pytest
 
-from services.streams import Event, EventLog, FanOut, StreamLimits, follow, request_channel
+from services.fanout import FanOut
+from services.streams import Event, EventLog, StreamLimits, follow, request_channel
 
 
 @pytest.fixture
