@@ -37,6 +37,12 @@ def fake_llm_server() -> Iterator[FakeLLM]:
     server.stop()
 
 
+@pytest.fixture(scope="module")
+def llm(fake_llm_server: FakeLLM) -> FakeLLM:
+    """The scripted LLM a module's own `engram run` is pointed at (each test resets its script)."""
+    return fake_llm_server
+
+
 @pytest.fixture
 def fake_llm(fake_llm_server: FakeLLM) -> FakeLLM:
     """The scripted OpenAI-protocol server, with queue, routes and recorded requests cleared."""

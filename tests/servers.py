@@ -14,6 +14,8 @@ Usable from a session-scoped fixture::
 from __future__ import annotations
 
 import atexit
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from services.embedded.lifecycle import free_port
@@ -36,3 +38,13 @@ def start_redis(tmp_path: Path) -> EmbeddedRedis:
     atexit.register(server.stop)
     server.start()
     return server
+
+
+def wait_until(predicate: Callable[[], object], timeout: float = 10.0) -> bool:
+    """Poll ``predicate`` every 50 ms until it is truthy (True) or ``timeout`` seconds pass (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False

@@ -49,13 +49,6 @@ USER = "alice"
 WAIT_MS = 30_000
 
 
-@pytest.fixture(scope="module")
-def llm() -> Iterator[FakeLLM]:
-    server = FakeLLM().start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture(autouse=True)
 def background_llm_routes(llm: FakeLLM) -> None:
     """Memory workers and the router's tie-breaker get their own answers, never a chat's scripted reply."""

@@ -36,13 +36,6 @@ RECOVERY_TIMEOUT_S = 90.0
 USER_FACING_ROLES = ("respond", "clarify", "acknowledge")
 
 
-@pytest.fixture(scope="module")
-def llm() -> Iterator[FakeLLM]:
-    server = FakeLLM().start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture(autouse=True)
 def fresh_script(llm: FakeLLM) -> None:
     llm.reset()

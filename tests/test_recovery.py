@@ -32,6 +32,7 @@ from services.queues import PROMPT_QUEUE
 from services.settings import Settings
 from services.streams import EventLog, StreamLimits, follow, request_channel
 from services.supervisor import Supervisor
+from tests import servers
 from tests.llm_steps import Reply
 from tests.servers import start_postgres, start_redis
 from tests.sse import parse_frames
@@ -40,12 +41,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def wait_until(predicate: Callable[[], object], timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+    return servers.wait_until(predicate, timeout)  # recovery waits are longer than the shared default
 
 
 def kill9(pid: int | None) -> None:

@@ -41,13 +41,6 @@ READY_TIMEOUT_S = 180
 SLOW = "A slow reply that a crash may cut off. " * 3
 
 
-@pytest.fixture(scope="module")
-def llm() -> Iterator[FakeLLM]:
-    server = FakeLLM().start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture(autouse=True)
 def memory_calls_answered(llm: FakeLLM) -> None:
     """Memory workers' LLM calls get their own answers, so they never take a chat's scripted reply."""

@@ -13,6 +13,7 @@ import time
 import fakeredis
 
 from services.supervisor import HEARTBEAT_KEY, Role, Supervisor, pid_alive
+from tests.servers import wait_until
 
 PY = sys.executable
 
@@ -21,13 +22,6 @@ def role(name: str, code: str, heartbeat: bool = True) -> Role:
     return Role(name, [PY, "-c", textwrap.dedent(code)], dict(os.environ), heartbeat=heartbeat)
 
 
-def wait_until(predicate, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_crashed_role_is_restarted_with_growing_backoff():
