@@ -13,7 +13,8 @@
     │   │   ├── LLMUnavailable     connection refused, 5xx, 429 after retries
     │   │   └── LLMMalformedOutput empty stream, invalid JSON, wrong shape
     │   ├── EmbeddingError
-    │   └── ThreadBusy        another job of the same thread kept the lock too long
+    │   ├── ThreadBusy        another job of the same thread kept the lock too long
+    │   └── Superseded        another run of the same request took over (this one stops quietly)
     └── EmbeddedServerError   the embedded PostgreSQL / Redis / LLM could not start
 """
 
@@ -88,6 +89,14 @@ class EmbeddingError(PipelineError):
 
 class ThreadBusy(PipelineError):
     pass
+
+
+class Superseded(PipelineError):
+    """A later run of the same request started while this one was still alive; this one must stop.
+
+    It happens when a worker's job lease lapses although the worker lives (Redis was unreachable
+    for longer than the lease), so the job was handed to another worker.
+    """
 
 
 class EmbeddedServerError(EngramError):

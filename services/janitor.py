@@ -72,18 +72,45 @@ def renewed(renew: Callable[[], bool], every_s: float, name: str) -> Iterator[No
         renewer.join(timeout=1)
 
 
+# KEYS: lease, owned; ARGV: token, ttl. Renew our lease, or take it back if it lapsed while nobody
+# else took the job (the janitor deletes the owned mark when it hands the job on).
+_RENEW_LEASE = """
+local holder = redis.call('get', KEYS[1])
+if holder == ARGV[1] or (not holder and redis.call('get', KEYS[2]) == ARGV[1]) then
+  redis.call('set', KEYS[1], ARGV[1], 'EX', ARGV[2])
+  return 1
+end
+return 0
+"""
+# KEYS: lease, owned; ARGV: token. Release only what is still ours: a run that outlived its lease
+# must not release the lease of the run that took its job over.
+_RELEASE_LEASE = """
+for _, key in ipairs(KEYS) do
+  if redis.call('get', key) == ARGV[1] then redis.call('del', key) end
+end
+return 1
+"""
+
+
 @contextmanager
 def job_lease(connection: redis.Redis, job_id: str, ttl_s: int = LEASE_TTL_S) -> Iterator[None]:
-    """Hold a lease on a running job; it lapses within ``ttl_s`` if the process dies."""
+    """Hold a lease on a running job; it lapses within ``ttl_s`` if the process dies.
+
+    The lease holds a token of this run, so a run whose job was handed on (its lease lapsed while it
+    lived, e.g. over a long Redis outage) neither renews nor releases its successor's lease.
+    """
+    token = uuid.uuid4().hex
+    keys = [LEASE_KEY % job_id, OWNED_KEY % job_id]
     pipe = connection.pipeline(transaction=False)  # one round trip: this runs before every job
-    pipe.set(LEASE_KEY % job_id, "1", ex=ttl_s)
-    pipe.set(OWNED_KEY % job_id, "1", ex=24 * 3600)
+    pipe.set(keys[0], token, ex=ttl_s)
+    pipe.set(keys[1], token, ex=24 * 3600)
     pipe.execute()
     try:
-        with renewed(lambda: bool(connection.set(LEASE_KEY % job_id, "1", ex=ttl_s)), ttl_s / 3, f"lease {job_id}"):
+        with renewed(lambda: bool(connection.eval(_RENEW_LEASE, 2, *keys, token, ttl_s)), ttl_s / 3,
+                     f"lease {job_id}"):
             yield
     finally:
-        connection.delete(LEASE_KEY % job_id, OWNED_KEY % job_id)
+        connection.eval(_RELEASE_LEASE, 2, *keys, token)
 
 
 def recover_abandoned(connection: redis.Redis, queue_names: tuple[str, ...] = ALL_QUEUES) -> list[str]:

@@ -168,6 +168,11 @@ def count_attempt(connection: redis.Redis, request_id: str, ttl_s: int) -> int:
     return int(pipe.execute()[0])
 
 
+def attempt_fence(request_id: str, attempt: int) -> tuple[str, str]:
+    """The fence of a run: its events are written only while its attempt is the request's latest."""
+    return ATTEMPTS_KEY % request_id, str(attempt)
+
+
 def queue_depths(connection: redis.Redis) -> dict[str, int]:
     return {name: queue(name, connection).count for name in ALL_QUEUES}
 

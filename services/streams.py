@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
+from services.errors import Superseded
+
 if TYPE_CHECKING:
     from services.fanout import FanOut
 
@@ -52,7 +54,7 @@ return {id, 1}
 
 # KEYS: log key; ARGV: event, data, maxlen, log ttl, channel. The previous entry's id and the new
 # one are read and written atomically, so the chain in the pub/sub messages has no hole.
-_PUBLISH = """
+_PUBLISH_BODY = """
 local last = redis.call('xrevrange', KEYS[1], '+', '-', 'COUNT', 1)
 local prev = ''
 if last[1] then prev = last[1][1] end
@@ -61,6 +63,10 @@ redis.call('expire', KEYS[1], ARGV[4])
 redis.call('publish', ARGV[5], prev .. '\\n' .. id .. '\\n' .. ARGV[1] .. '\\n' .. ARGV[2])
 return id
 """
+_PUBLISH = _PUBLISH_BODY
+# The same, only while KEYS[2] holds ARGV[6] (the run's fence, services.queues.attempt_fence): a
+# run another worker has taken over gets nil and writes nothing, in the same round trip.
+_PUBLISH_FENCED = "if redis.call('get', KEYS[2]) ~= ARGV[6] then return nil end" + _PUBLISH_BODY
 
 
 @dataclass(frozen=True)
@@ -89,15 +95,25 @@ class EventLog:
         self.redis = redis_client
         self.ttl_s = ttl_s
         self._publish = redis_client.register_script(_PUBLISH)  # EVALSHA; reloaded after a Redis restart
+        self._publish_fenced = redis_client.register_script(_PUBLISH_FENCED)
 
-    def publish(self, channel: str, event: str, data: dict[str, Any]) -> str:
-        """Append an event to the channel's log and wake its listeners; returns the event id."""
+    def publish(self, channel: str, event: str, data: dict[str, Any], *, fence: tuple[str, str] | None = None) -> str:
+        """Append an event to the channel's log and wake its listeners; returns the event id.
+
+        With ``fence`` (key, value) the event is written only while that key holds that value;
+        otherwise nothing is written and ``Superseded`` is raised.
+        """
         is_user = channel.startswith(USER_CHANNEL % "")
         maxlen = USER_LOG_MAXLEN if is_user else REQUEST_LOG_MAXLEN
         payload = json.dumps(data, separators=(",", ":"))
+        args = [event, payload, maxlen, USER_LOG_TTL_S if is_user else self.ttl_s, channel]
         # One round trip, atomic: the entry is in the log before any listener hears of it.
-        return _text(self._publish(keys=[LOG_KEY % channel],
-                                   args=[event, payload, maxlen, USER_LOG_TTL_S if is_user else self.ttl_s, channel]))
+        if fence is None:
+            return _text(self._publish(keys=[LOG_KEY % channel], args=args))
+        event_id = self._publish_fenced(keys=[LOG_KEY % channel, fence[0]], args=[*args, fence[1]])
+        if event_id is None:
+            raise Superseded(f"{channel}: another run holds {fence[0]}")
+        return _text(event_id)
 
     def publish_once(self, channel: str, event: str, data: dict[str, Any], key: str, *,
                      key_ttl_s: int = USER_LOG_TTL_S) -> tuple[str, bool]:

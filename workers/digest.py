@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from services.db import Exchange, RoutingDecision, insert
+from services.errors import Superseded
 from services.llm.completion import Completion
 from services.llm.health import record_outcome
 from services.llm.priority import ChatPriority
@@ -24,6 +25,7 @@ from services.queues import (
     MEMORY_CHUNKER_QUEUE,
     PROMPT_QUEUE,
     ChatRequest,
+    attempt_fence,
     count_attempt,
     enqueue,
     load_request,
@@ -61,29 +63,44 @@ def digest(context: WorkerContext, request: ChatRequest) -> None:
     with request_context(request.request_id):
         turn = Turn(request=request, channel=request_channel(request.request_id))
         attempt = count_attempt(context.redis, request.request_id, context.settings.events_ttl_s)
-        # Every run counts itself before it can store, so only a later attempt can find a stored row.
-        if attempt > 1 and _republish_if_stored(context, turn):
-            return
-        if _give_up_if_looping(context, turn, attempt):
-            return
-        # Counters and histograms are written in one round trip when the turn is over, not on its path.
-        with context.metrics.deferred():
-            started = time.monotonic()
-            # Background LLM work waits while this turn thinks and writes (services/llm/priority.py).
-            with ChatPriority(context.redis).chat_turn(request.request_id):
-                understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
-                turn.mark("understanding_s", time.monotonic() - started)
-                turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic,
-                                                 "mode": understanding.mode})
-                # One transaction: whatever ACT skills write, the exchange and its routing decision.
-                with context.sessions.begin() as session:
-                    reply = generate(context, turn, understanding, session)  # step 5
-                    exchange_id = store(session, turn, understanding, reply)  # step 6
-            finish(context, turn, understanding, reply, exchange_id)  # step 7, then working memory and enrichment
+        # A later run of this request (its job handed to another worker while this one still lived)
+        # fences this one off: its next event is refused and it stops, so one run speaks.
+        turn.fence = attempt_fence(request.request_id, attempt)
+        try:
+            _digest_attempt(context, turn, attempt)
+        except Superseded:
+            logger.warning("attempt %d of request %s was taken over by a later run; stopping", attempt,
+                           request.request_id)
 
 
-def store(session: Session, turn: Turn, understanding: Understanding, reply: Reply) -> int:
-    """Exchange and routing decision in the caller's transaction; a retried job finds the first row."""
+def _digest_attempt(context: WorkerContext, turn: Turn, attempt: int) -> None:
+    request = turn.request
+    # Every run counts itself before it can store, so only a later attempt can find a stored row.
+    if attempt > 1 and _republish_if_stored(context, turn):
+        return
+    if _give_up_if_looping(context, turn, attempt):
+        return
+    # Counters and histograms are written in one round trip when the turn is over, not on its path.
+    with context.metrics.deferred():
+        started = time.monotonic()
+        # Background LLM work waits while this turn thinks and writes (services/llm/priority.py).
+        with ChatPriority(context.redis).chat_turn(request.request_id):
+            understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
+            turn.mark("understanding_s", time.monotonic() - started)
+            turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic,
+                                             "mode": understanding.mode})
+            # One transaction: whatever ACT skills write, the exchange and its routing decision.
+            with context.sessions.begin() as session:
+                reply = generate(context, turn, understanding, session)  # step 5
+                exchange_id = store(session, turn, understanding, reply)  # step 6
+        if exchange_id is None:  # an earlier run of this request stored its reply first: deliver that one
+            _republish_if_stored(context, turn)
+            return
+        finish(context, turn, understanding, reply, exchange_id)  # step 7, then working memory and enrichment
+
+
+def store(session: Session, turn: Turn, understanding: Understanding, reply: Reply) -> int | None:
+    """Exchange and routing decision in the caller's transaction; None if another run of it stored it first."""
     request = turn.request
     completion: Completion = reply.completion
     exchange_id = session.scalar(
@@ -113,7 +130,7 @@ def store(session: Session, turn: Turn, understanding: Understanding, reply: Rep
         .returning(Exchange.id)
     )
     if exchange_id is None:
-        return int(session.scalar(select(Exchange.id).where(Exchange.request_id == request.request_id)))
+        return None
     session.execute(
         insert(RoutingDecision)
         .values(exchange_id=exchange_id, **understanding.decision_row(request))

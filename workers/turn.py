@@ -23,13 +23,15 @@ class Turn:
     started: float = field(default_factory=time.monotonic)
     timings: dict[str, float] = field(default_factory=dict)
     last_beat: float = 0.0
+    # (key, value) the run's events are fenced with (services.queues.attempt_fence); None: unfenced.
+    fence: tuple[str, str] | None = None
 
     def publish(self, context: WorkerContext, event: str, data: dict[str, Any]) -> str:
         # Publishing is progress: beat for the supervisor's hang check, but not on every token.
         if time.monotonic() - self.last_beat >= BEAT_EVERY_S:
             beat(context.redis)
             self.last_beat = time.monotonic()
-        return context.events.publish(self.channel, event, data)
+        return context.events.publish(self.channel, event, data, fence=self.fence)
 
     def mark(self, name: str, seconds: float) -> None:
         self.timings[name] = round(seconds, 4)
