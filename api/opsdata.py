@@ -26,9 +26,9 @@ bp = Blueprint("ops_data", __name__, url_prefix="/ops")
 def queues() -> Response:
     """Queue counts from RQ's registries, the workers, and the most recent failed jobs."""
     user_id = current_user()
-    connection = current_app.extensions["engram"].redis
-    return jsonify({"queues": queue_stats(connection), "workers": workers(connection),
-                    "failed_jobs": failed_jobs(connection, user_id)})
+    deps = current_app.extensions["engram"]
+    return jsonify({"queues": queue_stats(deps.redis), "workers": workers(deps.redis),
+                    "failed_jobs": failed_jobs(deps.redis, user_id, operator=deps.settings.is_operator(user_id))})
 
 
 @bp.post("/jobs/<job_id>/retry")
@@ -37,12 +37,13 @@ def retry(job_id: str) -> Response:
 
     A job enqueued for a person (chat digest, memory enrichment, episodes, embeddings, goal pursuits)
     carries its owner and only that user may retry it; a job owned by no user (periodic service
-    runs, jobs enqueued by hand) is an operator job any authenticated caller may retry, since the
-    ops page has no admin role and jobs are idempotent (see ``services/jobs.py``).
+    runs, jobs enqueued by hand) is an operator job only the users of ``ENGRAM_OPERATORS`` may
+    retry (see ``services/jobs.py``).
     """
     user_id = current_user()
+    deps = current_app.extensions["engram"]
     try:
-        queue = retry_failed(current_app.extensions["engram"].redis, job_id, user_id)
+        queue = retry_failed(deps.redis, job_id, user_id, operator=deps.settings.is_operator(user_id))
     except NotFailed:
         raise NotFound(f"no failed job {job_id!r}") from None
     logger.info("failed job %s requeued on %s by %s", job_id, queue, user_id, extra={"job_id": job_id})

@@ -6,10 +6,9 @@ numbers are exactly what RQ will act on.
 Who sees and retries a failed job: every job done for a person carries its owner in RQ
 ``meta`` (``services.queues.owner_meta``) and is listed and retryable for that user only.
 Jobs owned by no user (periodic service runs, which the scheduler enqueues, and anything
-enqueued by hand) are operator jobs: any authenticated caller may see and retry them. There is
-no admin role, the ops page is every token holder's, such a job carries no user's text in its
-listing, and jobs are idempotent, so a retry by anyone redoes exactly the intended work.
-Without configured tokens there is a single local user, who owns every user job anyway.
+enqueued by hand) are operator jobs: only the users named in ``ENGRAM_OPERATORS`` see and
+retry them (``Settings.is_operator``). Without configured tokens there is a single local user,
+who owns every user job and operates the deployment.
 """
 
 from __future__ import annotations
@@ -73,13 +72,14 @@ def worker_counts(connection: redis.Redis) -> dict[str, int]:
     return counts
 
 
-def visible_to(job: Job, user_id: str) -> bool:
-    """Whether ``user_id`` may see and retry the job: their own, or an operator job (no owner)."""
+def visible_to(job: Job, user_id: str, *, operator: bool = False) -> bool:
+    """Whether ``user_id`` may see and retry the job: their own, or, for an operator, a job owned by no user."""
     owner = job_owner(job.meta)
-    return owner is None or owner == user_id
+    return owner == user_id or (owner is None and operator)
 
 
-def failed_jobs(connection: redis.Redis, user_id: str, limit: int = FAILED_SHOWN) -> list[dict[str, Any]]:
+def failed_jobs(connection: redis.Redis, user_id: str, limit: int = FAILED_SHOWN, *,
+                operator: bool = False) -> list[dict[str, Any]]:
     """The most recent failed jobs ``user_id`` may see, across queues, newest first, with their error's last line."""
     found = []
     for name in ALL_QUEUES:
@@ -89,7 +89,7 @@ def failed_jobs(connection: redis.Redis, user_id: str, limit: int = FAILED_SHOWN
         for start in range(0, FAILED_SCANNED, limit):
             job_ids = registry.get_job_ids(start, start + limit - 1, desc=True)
             for job in Job.fetch_many(job_ids, connection=connection):
-                if job is not None and visible_to(job, user_id) and shown < limit:
+                if job is not None and visible_to(job, user_id, operator=operator) and shown < limit:
                     found.append(_failed_dict(name, job))
                     shown += 1
             if shown >= limit or len(job_ids) < limit:
@@ -116,8 +116,8 @@ class NotFailed(LookupError):
     """The job is not in any queue's failed registry (unknown, expired, already retried) or is another user's."""
 
 
-def retry_failed(connection: redis.Redis, job_id: str, user_id: str) -> str:
-    """Put ``user_id``'s (or an operator's) failed job back on its queue; returns the queue name."""
+def retry_failed(connection: redis.Redis, job_id: str, user_id: str, *, operator: bool = False) -> str:
+    """Put ``user_id``'s failed job (or, for an operator, one owned by no user) back on its queue; returns the queue."""
     for name in ALL_QUEUES:
         registry = Queue(name, connection=connection).failed_job_registry
         if job_id in registry:
@@ -125,7 +125,7 @@ def retry_failed(connection: redis.Redis, job_id: str, user_id: str) -> str:
                 job = Job.fetch(job_id, connection=connection)
             except NoSuchJobError:
                 break
-            if not visible_to(job, user_id):
+            if not visible_to(job, user_id, operator=operator):
                 break  # answered exactly like a missing job: no hint that the id exists
             try:
                 registry.requeue(job)

@@ -39,6 +39,9 @@ class Settings:
     web_workers: int = 2
     digest_workers: int = 1
     api_tokens: Mapping[str, str] = field(default_factory=dict)
+    # Users who operate this deployment: with tokens, only they see and retry jobs owned by no user
+    # (periodic service runs). Without tokens the single local user is the operator.
+    operators: frozenset[str] = frozenset()
     default_user: str = "local"
     max_text_chars: int = 8000
     openai_base_url: str | None = None
@@ -85,6 +88,7 @@ class Settings:
             web_workers=_int(env, "ENGRAM_WEB_WORKERS", defaults.web_workers),
             digest_workers=_int(env, "ENGRAM_DIGEST_WORKERS", defaults.digest_workers),
             api_tokens=parse_tokens(env.get("ENGRAM_API_TOKENS", "")),
+            operators=frozenset(name.strip() for name in env.get("ENGRAM_OPERATORS", "").split(",") if name.strip()),
             default_user=env.get("ENGRAM_DEFAULT_USER", defaults.default_user),
             max_text_chars=_int(env, "ENGRAM_MAX_TEXT_CHARS", defaults.max_text_chars),
             openai_base_url=env.get("OPENAI_BASE_URL") or None,
@@ -124,6 +128,10 @@ class Settings:
     def auth_required(self) -> bool:
         return bool(self.api_tokens)
 
+    def is_operator(self, user_id: str) -> bool:
+        """Whether ``user_id`` operates the deployment (sees and retries jobs owned by no user)."""
+        return user_id in self.operators if self.auth_required else True
+
     def validate(self) -> None:
         """Refuse settings that would run unsafely or cannot work."""
         if not 0 < self.port < 65536:
@@ -141,6 +149,9 @@ class Settings:
         for token in self.api_tokens:
             if token.lower() in PLACEHOLDER_SECRETS or len(token) < 8:
                 raise SettingsError("ENGRAM_API_TOKENS holds a placeholder or too-short token (min 8 chars)")
+        unknown = sorted(self.operators - set(self.api_tokens.values()))
+        if self.api_tokens and unknown:
+            raise SettingsError(f"ENGRAM_OPERATORS names users no token in ENGRAM_API_TOKENS has: {', '.join(unknown)}")
         if self.host not in LOOPBACK_HOSTS and not self.api_tokens:
             raise SettingsError(
                 f"refusing to listen on {self.host} without authentication: set ENGRAM_API_TOKENS "

@@ -20,7 +20,7 @@ BOB_TOKEN = "bob-ops-token-678"
 def secured(settings, db_engine, real_redis):  # type: ignore[no-untyped-def]
     from api import WebDeps, create_app
 
-    secure = replace(settings, api_tokens={TOKEN: "alice", BOB_TOKEN: "bob"})
+    secure = replace(settings, api_tokens={TOKEN: "alice", BOB_TOKEN: "bob"}, operators=frozenset({"alice"}))
     deps = WebDeps.build(secure)
     app = create_app(secure, deps)
     yield app.test_client()
@@ -68,16 +68,25 @@ def test_retry_puts_a_failed_job_back_once(secured, real_redis):
 
 def test_a_users_failed_job_is_listed_and_retried_for_that_user_only(secured, real_redis):
     bobs = fail_one_job(real_redis, owner="bob", job_id="bob-broken-job")
-    operator = fail_one_job(real_redis)  # owned by no user: anyone with a token may retry it
+    operator = fail_one_job(real_redis)  # owned by no user (a periodic run): for the operators (alice) only
     assert {job["id"] for job in secured.get("/ops/queues", headers=HEADERS).json["failed_jobs"]} == {operator}
-    assert {job["id"] for job in secured.get("/ops/queues", headers=BOB).json["failed_jobs"]} == {bobs, operator}
+    assert {job["id"] for job in secured.get("/ops/queues", headers=BOB).json["failed_jobs"]} == {bobs}
     refused = secured.post(f"/ops/jobs/{bobs}/retry", headers=HEADERS)
     assert refused.status_code == 404 and refused.json["error"]["code"] == "not_found"  # as if it did not exist
+    not_an_operator = secured.post(f"/ops/jobs/{operator}/retry", headers=BOB)
+    assert not_an_operator.status_code == 404 and not_an_operator.json["error"]["code"] == "not_found"
     queue = Queue(BACKGROUND_QUEUE, connection=real_redis)
-    assert bobs in queue.failed_job_registry and queue.job_ids == []
+    assert bobs in queue.failed_job_registry and operator in queue.failed_job_registry and queue.job_ids == []
     assert secured.post(f"/ops/jobs/{bobs}/retry", headers=BOB).json == {"requeued": bobs, "queue": BACKGROUND_QUEUE}
     assert secured.post(f"/ops/jobs/{operator}/retry", headers=HEADERS).status_code == 200
     assert queue.job_ids == [bobs, operator] and queue.failed_job_registry.count == 0
+
+
+def test_without_tokens_the_local_user_operates_and_retries_periodic_runs(client, real_redis):
+    operator = fail_one_job(real_redis)
+    assert [job["id"] for job in client.get("/ops/queues").json["failed_jobs"]] == [operator]
+    assert client.post(f"/ops/jobs/{operator}/retry").status_code == 200
+    assert Queue(BACKGROUND_QUEUE, connection=real_redis).job_ids == [operator]
 
 
 def test_a_chats_digest_job_belongs_to_its_user(secured, real_redis):

@@ -38,6 +38,15 @@ def test_public_bind_with_tokens_is_allowed():
     assert settings.api_tokens == {"s3cret-token": "alice"}
 
 
+def test_operators_are_named_users_of_the_tokens():
+    settings = Settings.from_env({"ENGRAM_API_TOKENS": "s3cret-token:alice,0ther-token:bob",
+                                  "ENGRAM_OPERATORS": "alice"})
+    assert settings.is_operator("alice") and not settings.is_operator("bob")
+    assert Settings.from_env({}).is_operator("local"), "without tokens the single local user operates"
+    with pytest.raises(SettingsError, match="ENGRAM_OPERATORS.*carol"):
+        Settings.from_env({"ENGRAM_API_TOKENS": "s3cret-token:alice", "ENGRAM_OPERATORS": "alice, carol"})
+
+
 @pytest.mark.parametrize(("name", "value"), [("ENGRAM_PORT", "eighty"), ("ENGRAM_PORT", "70000"),
                                              ("ENGRAM_LOCAL_LLM", "maybe"), ("ENGRAM_SSE_CAP_S", "x")])
 def test_bad_values_name_the_variable(name, value):
