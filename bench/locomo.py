@@ -206,6 +206,7 @@ class Tally:
     name: str
     by_width: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
     by_category: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
+    by_user: dict[str, list[tuple[float, float]]] = field(default_factory=lambda: defaultdict(list))
     all_returned: list[float] = field(default_factory=list)
     turns: list[int] = field(default_factory=list)
     results: list[int] = field(default_factory=list)
@@ -216,6 +217,7 @@ class Tally:
         for width in WIDTHS:
             self.by_width[width].append(len(question.evidence & set(flat[:width])) / len(question.evidence))
         self.by_category[question.category].append(len(question.evidence & set(flat[:20])) / len(question.evidence))
+        self.by_user[question.user].append((self.by_width[10][-1], self.by_width[20][-1]))
         self.all_returned.append(len(question.evidence & set(flat)) / len(question.evidence))
         self.turns.append(len(flat))
         self.results.append(len(ranked))
@@ -225,6 +227,12 @@ class Tally:
         per_result = sum(self.turns) / max(1, sum(self.results))
         return (f"{self.name:<34} {widths}   {np.mean(self.all_returned):.3f} at {np.mean(self.turns):.1f} turns"
                 f"  ({per_result:.2f} turns/result)")
+
+    def conversations(self) -> str:
+        """Recall within 10 / 20 turns per conversation: a gain should show in most of them, not in one."""
+        means = {user: np.mean(pairs, axis=0) for user, pairs in sorted(self.by_user.items())}
+        return "  ".join(f"{user.removeprefix('locomo-')} {at10:.3f}/{at20:.3f}"
+                         for user, (at10, at20) in means.items())
 
     def categories(self) -> str:
         return "  ".join(f"{c} {CATEGORIES[c]} {np.mean(v):.3f} (n={len(v)})"
@@ -367,6 +375,7 @@ def main() -> None:
             for item in rows:
                 print(item.row())
             print(f"\nby category within 20 turns: {tally.categories()}")
+            print(f"by conversation within 10/20 turns: {tally.conversations()}")
             p50, p95 = np.percentile(latencies, [50, 95])
             print(f"recall latency (query embedding included): p50 {p50:.1f} ms  p95 {p95:.1f} ms")
             engine.dispose()
