@@ -42,7 +42,7 @@ class RecallConfig:
     reply_context_weight: float = 0.5  # share of the replied-to line's BM25 added to a line's own
     nearby_weight: float = 0.5  # share of the best BM25 within context_window lines added
     context_window: int = 2
-    context_sim_weight: float = 0.0  # share of a line's similarity taken from the mean over context_window lines
+    context_sim_weight: float = 0.5  # share of a line's similarity taken from the mean over context_window lines
     span_replied_to: str = "matching"  # "always" | "matching" | "never": a line hit with the line it replies to
     rewrite_query: bool = True  # drop question scaffolding ("what kind of", "mention") before matching
     speaker_weight: float = 0.3  # relevance added by a named speaker's turn's similarity (0 = no speaker arm)

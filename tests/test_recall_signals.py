@@ -1,5 +1,6 @@
-"""The turn's own shape in recall: a turn that asks ranks below a turn that tells, and a question asking
-*when* / *how many* / *where* prefers the turn holding a time word / number / place (services/memory/turnshape.py)."""
+"""Round-four recall signals: the turn's own shape (a turn that asks ranks below a turn that tells; a question
+asking *when* / *how many* / *where* prefers the turn holding a time word / number / place:
+services/memory/turnshape.py) and the similarity of the conversation around a turn (context_sim_weight)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from sqlalchemy.orm import Session
 
 from services.db import make_sessionmaker
 from services.embeddings import HashEmbedder
-from services.memory.config import MemoryConfig, RecallConfig, load_memory_config
+from services.memory.config import RecallConfig, load_memory_config
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall, score_candidates
 from services.memory.search import Candidate
+from services.memory.spans import _similarity
 from services.memory.turnshape import answer_cue, carries, question_share
 from services.settings import PROJECT_ROOT
 
@@ -73,13 +75,34 @@ def test_a_when_question_prefers_the_turn_that_holds_a_time():
     assert _order([vague, dated], shipped, answer_cue("Which puppy did they adopt?")) == [1, 2]
 
 
+def _thread(sims: list[float]) -> tuple[dict[int, dict], dict[int, int]]:
+    """Rows of one thread (ids 1..n in order, each with its exchange's similarity) and their successors."""
+    rows = {i: {"id": i, "sim": sim, "p_id": i - 1 if i > 1 else None} for i, sim in enumerate(sims, start=1)}
+    return rows, {i - 1: i for i in rows if i > 1}
+
+
+def test_a_turn_amid_talk_about_the_topic_is_more_similar_than_an_equal_one_in_passing():
+    shipped = load_memory_config(PROJECT_ROOT / "configs").recall
+    assert shipped.context_sim_weight > 0 and shipped.context_window == 2
+    on_topic, following = _thread([0.5, 0.6, 0.4, 0.6, 0.5])
+    in_passing, following_2 = _thread([0.1, 0.1, 0.4, 0.1, 0.1])
+    assert _similarity(on_topic[3], on_topic, following, shipped) > _similarity(in_passing[3], in_passing,
+                                                                                 following_2, shipped)
+    # The mean over the window (itself and two turns either side), mixed half and half with its own.
+    assert _similarity(on_topic[3], on_topic, following, shipped) == pytest.approx(0.5 * 0.4 + 0.5 * 0.52)
+    own_only = replace(shipped, context_sim_weight=0.0)
+    assert _similarity(on_topic[3], on_topic, following, own_only) == _similarity(in_passing[3], in_passing,
+                                                                                   following_2, own_only) == 0.4
+    assert _similarity({"id": 9, "sim": None, "p_id": None}, {}, {}, shipped) is None  # no vector: no signal
+
+
 # Through the real import and recall path: a friend keeps asking about the event in the words of the
-# question; the person's own account of it shares only "event" and must come first.
+# question; the person's own account of it shares none of them and must come first.
 CONVERSATION = [
-    ("Gina", "How was the networking event downtown? Did the networking event help?"),
+    ("Gina", "How was the networking thing downtown? Did it help?"),
     ("Jon", "Honestly I am still tired from it."),
     ("Gina", "Did you talk to anyone at the networking event? Was the event crowded?"),
-    ("Jon", "The networking event got me two investors for the dance studio."),
+    ("Jon", "It got me two investors for the dance studio."),
 ]
 
 
@@ -95,11 +118,11 @@ def test_recall_puts_the_account_before_the_questions_about_it(db_engine):
     with Session(db_engine) as session:
         hits = recall(session, HashEmbedder(), "turnshape-a", "What came of the networking event?", k=3, now=NOW,
                       config=config, reinforce=False)
-        first = hits[0].lines[-1]
-        assert first["external_id"] == "D1:4", [h.external_ids for h in hits]
-        asking = [h for h in hits if h.lines[-1]["external_id"] in ("D1:1", "D1:3")]
-        assert asking and all(h.signals["asks"] == 1.0 for h in asking)
-        plain = MemoryConfig(recall=replace(config.recall, question_turn_weight=0.0))
+        plain = replace(config.recall, question_turn_weight=0.0)
         before = recall(session, HashEmbedder(), "turnshape-a", "What came of the networking event?", k=3, now=NOW,
                         config=plain, reinforce=False)
-    assert before[0].lines[-1]["external_id"] != "D1:4", [h.external_ids for h in before]
+    # The answer comes first, with the question it answers; no hit is led by one of the friend's questions.
+    assert hits[0].external_ids == ["D1:3", "D1:4"], [h.external_ids for h in hits]
+    assert all(hit.signals["asks"] == 0.0 for hit in hits)
+    # Without the prior, one of the friend's questions leads a hit of its own.
+    assert any(question_share(hit.lines[-1]["text"]) == 1.0 for hit in before), [h.external_ids for h in before]
