@@ -67,21 +67,18 @@ def answer_cue(query: str) -> str | None:
 
 def carries(cue: str | None, text: str) -> bool:
     """Whether the turn holds the kind of answer ``cue`` names."""
-    return cue is not None and bool(text) and cue in turn_cues(text)
+    return cue is not None and bool(text) and _carries(cue, text)
 
 
 @lru_cache(maxsize=CACHED_TURNS)
-def turn_cues(text: str) -> frozenset[str]:
-    """The kinds of answer the turn holds: any of "time", "number", "place"."""
+def _carries(cue: str, text: str) -> bool:
+    if cue == "place":
+        return any(_introduces_place(text[max(0, match.start() - 16) : match.start()])
+                   for match in _CAPITALISED.finditer(text))
     words = text.lower().translate(_NON_LETTERS).split()
-    found = set()
-    if not _TIME_WORDS.isdisjoint(words) or _YEAR.search(text) is not None:
-        found.add("time")
-    if not _NUMBER_WORDS.isdisjoint(words) or _DIGIT.search(text) is not None:
-        found.add("number")
-    if any(_introduces_place(text[: match.start()]) for match in _CAPITALISED.finditer(text)):
-        found.add("place")
-    return frozenset(found)
+    if cue == "time":
+        return not _TIME_WORDS.isdisjoint(words) or _YEAR.search(text) is not None
+    return not _NUMBER_WORDS.isdisjoint(words) or _DIGIT.search(text) is not None
 
 
 def _introduces_place(before: str) -> bool:
