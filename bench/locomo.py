@@ -235,7 +235,8 @@ average 8–15; latencies not comparable), categories within 20 turns, then per 
 
 Against round three the default gains in all five conversations, within 10 and within 20 turns (the
 least: conv-41 within 20, 0.912 → 0.915); B alone dipped in conv-42 within 10 (−0.004).
-Now default (configs/memory.toml): question_turn_weight 0.5 and answer_cue_weight 0.1 (services/memory/turnshape.py), context_sim_weight 0.5 (services/memory/spans.py).
+Now default (configs/memory.toml): question_turn_weight 0.5 and answer_cue_weight 0.1
+(services/memory/turnshape.py), context_sim_weight 0.5 (services/memory/spans.py).
 Cost per query: no SQL, no embedding, no storage. The context similarity is a mean of ≤ 5 similarities
 recall already fetched, per candidate turn (a few µs over a recall's few hundred candidates). The
 turn's shape is read from its text in Python: the question share only looks further at a turn holding
