@@ -19,7 +19,7 @@ from services.memory.recall import recall, score_candidates
 from services.memory.search import Candidate
 from services.memory.spans import _similarity
 from services.memory.turnshape import answer_cue, carries, question_share
-from services.settings import PROJECT_ROOT
+from services.settings import PROJECT_ROOT, SettingsError
 
 NOW = dt.datetime(2025, 9, 1, tzinfo=dt.UTC)
 
@@ -32,6 +32,14 @@ def _turn(line_id: int, text: str) -> Candidate:
 
 def _order(candidates: list[Candidate], cfg: RecallConfig, cue: str | None = None) -> list[int]:
     return [c.row["id"] for _, _, c in score_candidates(candidates, cfg, True, None, NOW, cue)]
+
+
+@pytest.mark.parametrize("setting", ["question_turn_weight = 1.5", "answer_cue_weight = -0.1",
+                                     "context_sim_weight = 2"])
+def test_out_of_range_weights_are_refused(tmp_path, setting):
+    (tmp_path / "memory.toml").write_text(f"[recall]\n{setting}\n")
+    with pytest.raises(SettingsError, match=setting.split()[0]):
+        load_memory_config(tmp_path)
 
 
 def test_question_share_counts_asking_sentences_and_ignores_annotations():
