@@ -214,6 +214,9 @@ better within 10 / within 20 turns:
   B + (2) mean of the ±2 turns' exchange similarities × 0.3 /  0.742  0.827  0.882  .608  .912  .623  .949  .958
       × 0.5 (E) / ±1 × 0.5                                     0.743  0.830  0.883  .607  .925  .595  .949  .958
                                                                0.744  0.825  0.882  .609  .911  .617  .949  .958
+  E + (6) "who" / "what is the name" → turns with a capitalised 0.743  0.831  0.883  neutral (29 such questions)
+      non-speaker word, + 0.1
+  E + (6) "why" → turns with "because", "since", "reason" ...  0.743  0.829  0.883  neutral (37 such questions)
   E + A length prior log × 0.1                                 0.744  0.836  0.880  lost within 20 turns
   E + (5) question→vocabulary expansion (≥ 0.35, top 10, 0.3)  0.744  0.835  0.889  .642  .919  .634  .949  .958
       5/5, 4/5; not taken this round: it needs a per-user vocabulary with a vector per word (a table
