@@ -191,8 +191,8 @@ better within 10 / within 20 turns:
       word / a number / "in|at|visited ... Capitalised"        0.722  0.816  0.877  .600  .924  .617  .941  .949
   (7) question-turn prior: a turn's score × (1 − a × the share 0.723  0.819  0.873  .592  .889  .617  .943  .954
       of its sentences that are questions), a 0.2 / 0.3 / 0.5 0.725  0.820  0.875  .599  .889  .629  .943  .958
-      (on this data a mostly-asking turn is evidence 9% of    0.725  0.821  0.878  .612  .889  .623  .945  .958
-      the time, a statement 29%, in each conversation)         a 0.5: 4/5, 4/5
+      (a mostly-asking turn is evidence 9% of the time, a      0.725  0.821  0.878  .612  .889  .623  .945  .958
+      statement 29%; lower in every conversation)              a 0.5: 4/5, 4/5
   (7) only turns ending in "?", × 0.7                          0.722  0.820  0.876  3/5, 4/5
   (7) length prior × (1 + c × clip(log(len/avg)/log 4)),       0.724  0.819  0.871  lost within 20 turns (BM25
       c 0.1 / 0.2 / 0.3; linear c 0.1 / 0.2                    0.729  0.823  0.870  already normalises length,
