@@ -42,10 +42,13 @@ class RecallConfig:
     reply_context_weight: float = 0.5  # share of the replied-to line's BM25 added to a line's own
     nearby_weight: float = 0.5  # share of the best BM25 within context_window lines added
     context_window: int = 2
+    context_sim_weight: float = 0.5  # share of a line's similarity taken from the mean over context_window lines
     span_replied_to: str = "matching"  # "always" | "matching" | "never": a line hit with the line it replies to
     rewrite_query: bool = True  # drop question scaffolding ("what kind of", "mention") before matching
     speaker_weight: float = 0.3  # relevance added by a named speaker's turn's similarity (0 = no speaker arm)
     speaker_candidates: int = 40  # turns of the named speaker the speaker arm brings
+    question_turn_weight: float = 0.5  # a turn's score × (1 − this × share of its sentences that are questions)
+    answer_cue_weight: float = 0.1  # relevance added to a turn holding the time/number/place a query asks for
     kind_weights: dict[str, float] = field(default_factory=lambda: {"exchange": 1.0, "fact": 1.0, "episode": 1.0})
 
     @property
@@ -132,6 +135,10 @@ def validate(config: MemoryConfig) -> None:
         raise SettingsError("memory.toml: [recall] max_query_terms must be >= 1")
     if recall.speaker_weight < 0 or recall.speaker_candidates < 0:
         raise SettingsError("memory.toml: [recall] needs speaker_weight >= 0 and speaker_candidates >= 0")
+    if not 0 <= recall.context_sim_weight <= 1:
+        raise SettingsError("memory.toml: [recall] needs 0 <= context_sim_weight <= 1")
+    if not 0 <= recall.question_turn_weight <= 1 or recall.answer_cue_weight < 0:
+        raise SettingsError("memory.toml: [recall] needs 0 <= question_turn_weight <= 1 and answer_cue_weight >= 0")
     if not 0 < config.facts.merge_similarity <= 1:
         raise SettingsError("memory.toml: [facts] merge_similarity must be in (0, 1]")
     if config.context.budget_tokens < 50 or not config.episodic.backoff_s:

@@ -21,7 +21,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
-from services.memory import search, spans, speakers, turns
+from services.memory import search, spans, speakers, turns, turnshape
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.search import Candidate
 from services.memory.timewords import Window, time_window
@@ -88,7 +88,7 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
         candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker)
     candidates += [c for kind in kinds if kind != "exchange"
                    for c in _gather(session, kind, user_id, qvec, terms.terms, window, cfg)]
-    scored = score_candidates(candidates, cfg, qvec is not None, window, now)
+    scored = score_candidates(candidates, cfg, qvec is not None, window, now, turnshape.answer_cue(query))
     hits = _select(session, user_id, scored, k, cfg, excluded)
     if reinforce and hits:
         ids: dict[str, list[int]] = {}
@@ -104,8 +104,11 @@ def _gather(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, 
 
 
 def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool, window: Window | None,
-                     now: dt.datetime) -> list[tuple[float, dict[str, float], Candidate]]:
-    """Fuse relevance, apply the boosts, and sort best first (zero-relevance candidates are dropped)."""
+                     now: dt.datetime, cue: str | None = None) -> list[tuple[float, dict[str, float], Candidate]]:
+    """Fuse relevance, apply the boosts, and sort best first (zero-relevance candidates are dropped).
+
+    ``cue``: the kind of answer the query asks for (``turnshape.answer_cue``); a turn holding one scores more.
+    """
     relevance = fuse(candidates, cfg, has_vector)
     scored = []
     for candidate, rel in zip(candidates, relevance, strict=True):
@@ -114,6 +117,10 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
         if speaker_sim is not None:  # a turn of the person the query names: its own similarity counts too
             rel += cfg.speaker_weight * _calibrated(float(speaker_sim), cfg)
             signals["speaker"] = round(float(speaker_sim), 4)
+        turn_text = candidate.row.get("text") if candidate.kind == "exchange" else None
+        if turn_text is not None and turnshape.carries(cue, turn_text):
+            rel += cfg.answer_cue_weight
+            signals["answer_cue"] = 1.0
         if signals["time_match"]:
             rel = max(rel, cfg.window_relevance)
         if rel <= 0:
@@ -121,6 +128,10 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
         boost = (1 + cfg.recency_weight * signals["recency"] + cfg.salience_weight * (2 * signals["salience"] - 1)
                  + cfg.access_weight * signals["access"] + cfg.time_match_weight * signals["time_match"])
         score = cfg.kind_weights.get(candidate.kind, 1.0) * rel * boost
+        if turn_text is not None and cfg.question_turn_weight > 0:  # a turn that asks seldom holds the answer
+            asks = turnshape.question_share(turn_text)
+            score *= 1 - cfg.question_turn_weight * asks
+            signals["asks"] = round(asks, 3)
         signals.update(vector=round(candidate.sim, 4) if candidate.sim is not None else 0.0,
                        lexical=round(candidate.lex, 4), relevance=round(rel, 4))
         scored.append((score, signals, candidate))

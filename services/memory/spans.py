@@ -4,7 +4,8 @@ A candidate is one line (turn). Its lexical signal is its own BM25 plus, weighte
 ``reply_context_weight``, the BM25 of the line it replies to (an answer often shares no word
 with the question but its prompt does) and, weighted by ``nearby_weight``, the best BM25 within
 ``context_window`` lines (a conversation stays on a topic for a few turns); its vector signal is
-the similarity of its exchange (and, for a turn of the speaker the query names, its own similarity
+the similarity of its exchange, mixed with the mean over the lines around it (``context_sim_weight``;
+the same ``context_window``) (and, for a turn of the speaker the query names, its own similarity
 to the query without the name: ``services.memory.speakers``). Returned, it is a span: the line and
 the line it replies to (``span_replied_to``: "always", "matching" = when that line carries the
 match, "never"), never a turn already shown by a better hit. With ``neighbours`` > 0 a hit is
@@ -54,7 +55,7 @@ def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndar
         _attach_replied_to(row, replied)
         candidates.append(Candidate(
             kind="exchange", id=int(row["exchange_id"]), row=row, at=row["at"],
-            sim=None if row["sim"] is None else float(row["sim"]),
+            sim=_similarity(row, rows, following, cfg),
             lex=_lexical(row, replied, rows, following, terms.max_score, cfg),
             salience=None if row["salience"] is None else float(row["salience"]), access=int(row["access"] or 0)))
     return candidates
@@ -75,6 +76,20 @@ def _around(line_id: int, rows: dict[int, dict[str, Any]], following: dict[int, 
             break
         found.append(after)
     return found
+
+
+def _similarity(row: dict[str, Any], rows: dict[int, dict[str, Any]], following: dict[int, int],
+                cfg: RecallConfig) -> float | None:
+    """Its exchange's similarity, mixed (context_sim_weight) with the mean over the exchanges of the lines
+    within context_window: a turn in a stretch of conversation about the question's topic counts more."""
+    if row["sim"] is None:
+        return None
+    own = float(row["sim"])
+    if cfg.context_sim_weight <= 0:
+        return own
+    near = [float(rows[i]["sim"]) for i in _around(row["id"], rows, following, cfg.context_window)
+            if rows[i]["sim"] is not None]
+    return (1 - cfg.context_sim_weight) * own + cfg.context_sim_weight * sum(near) / len(near)
 
 
 def _lexical(row: dict[str, Any], replied: dict[str, Any] | None, rows: dict[int, dict[str, Any]],
