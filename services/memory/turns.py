@@ -93,9 +93,28 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig)
     n = max(total, 1)
     weights = [math.log(1 + (n - df + 0.5) / (df + 0.5)) for _, df in found]
     # Words at the df cap still score, but the rarer words find the candidates.
-    rare_enough = [lexeme for lexeme, df in found if df < config.df_cap] or [found[0][0]]
+    rare_enough = _searched([(lexeme, df) for lexeme, df in found if df < config.df_cap] or found[:1], total,
+                            config.match_cap)
     scale = sum(weight for (_, df), weight in zip(found, weights, strict=True) if df > 0)
     return LineTerms(Terms([lexeme for lexeme, _ in found], weights, rare_enough), avg_len, total, scale)
+
+
+def _searched(rare: list[tuple[str, int]], total: int, cap: int) -> list[str]:
+    """The lexemes that search the index: the rare ones (rarest first), as many as the scoring cap holds.
+
+    The BM25 statement scores at most ``cap`` matching lines, in no particular order (the oldest, as
+    stored). When the rare words may match more lines than that, the rarest ones search alone so that
+    the cut never drops a line holding the query's rarest word (a name, a place); the others still score.
+    """
+    if min(sum(df for _, df in rare), total) <= cap:
+        return [lexeme for lexeme, _ in rare]
+    kept, matched = [], 0
+    for lexeme, df in rare:
+        if kept and matched + df > cap:
+            break
+        kept.append(lexeme)
+        matched += df
+    return kept
 
 
 def _exact_df(session: Session, user_id: str, lexemes: list[str], cap: int) -> dict[str, int]:
