@@ -68,9 +68,11 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig)
     rows = session.execute(
         text(
             "WITH s AS MATERIALIZED (SELECT search FROM exchange_lines WHERE user_id = :user LIMIT :sample), "
-            "q AS (SELECT lexeme FROM unnest(tsvector_to_array(to_tsvector('english', :query))) AS q(lexeme) "
+            # Each lexeme's tsquery is parsed once, not once per sampled line.
+            "q AS MATERIALIZED (SELECT lexeme, CAST(quote_literal(lexeme) AS tsquery) AS tsq FROM "
+            "unnest(tsvector_to_array(to_tsvector('english', :query))) AS q(lexeme) "
             "ORDER BY length(lexeme) DESC, lexeme LIMIT :max_terms) "
-            "SELECT q.lexeme, (SELECT count(*) FROM s WHERE s.search @@ CAST(quote_literal(q.lexeme) AS tsquery)) "
+            "SELECT q.lexeme, (SELECT count(*) FROM s WHERE s.search @@ q.tsq) "
             "AS sample_df, (SELECT count(*) FROM s) AS n, (SELECT avg(length(search)) FROM s) AS avg_len, "
             "(SELECT lines FROM exchange_line_counts WHERE user_id = :user) AS lines FROM q"
         ),
