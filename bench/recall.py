@@ -83,6 +83,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import random
 import tempfile
 import time
@@ -176,6 +177,8 @@ def latency(sessions, embedder, count: int, timer: StatementTimer | None, show_p
     with sessions() as session:
         for query in queries[:10]:  # warm-up
             recall(session, embedder, USER, query, config=config, reinforce=False)
+        backend = session.scalar(text("SELECT pg_backend_pid()"))
+        cpu_started = (time.process_time(), backend_cpu_s(backend))
         for query in queries:
             started = time.perf_counter()
             vector = embedder.embed(query + f" #{len(total_ms)}")  # a fresh text: no cache hit
@@ -194,6 +197,7 @@ def latency(sessions, embedder, count: int, timer: StatementTimer | None, show_p
                 sql = dict(timer.current)
                 parts.append({"embedding (query)": embed_ms[-1], **sql,
                               "python (rest of recall)": recall_ms[-1] - sum(sql.values())})
+        client_cpu, server_cpu = time.process_time() - cpu_started[0], backend_cpu_s(backend) - cpu_started[1]
         if show_plans and timer is not None:
             explain(session, timer.captured)
     p50, p95, p99 = np.percentile(total_ms, [50, 95, 99])
@@ -201,8 +205,17 @@ def latency(sessions, embedder, count: int, timer: StatementTimer | None, show_p
     print(f"\nlatency over {count} queries, k=10, all kinds: with the query embedding p50 {p50:.1f} ms  "
           f"p95 {p95:.1f} ms  p99 {p99:.1f} ms; without it p50 {r50:.1f} ms  p95 {r95:.1f} ms  "
           f"(embedding alone p50 {np.median(embed_ms):.1f} ms)")
+    # CPU time does not grow with the other processes' load the way wall time does: the A/B figure on a busy box.
+    print(f"CPU per recall: this process {client_cpu / count * 1000:.1f} ms (embedding, Python, driver), "
+          f"its PostgreSQL backend {server_cpu / count * 1000:.1f} ms")
     if timer is not None:
         print_profile(parts, dict(timer.counts), count)
+
+
+def backend_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) a PostgreSQL backend on this machine has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def import_records(sessions, embedder, records, batch_size: int) -> dict[str, float]:  # type: ignore[no-untyped-def]

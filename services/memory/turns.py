@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from services.db import EMBEDDING_DIM
 from services.memory.config import RecallConfig
-from services.memory.search import Terms, vector_param
+from services.memory.search import Terms, quote_lexeme, vector_param
 
 # Words that shape a question but never appear in its answer (the stop-word list keeps "name", "kind", ...).
 QUESTION_WORDS = frozenset({
@@ -133,15 +133,18 @@ def bm25_sql(alias: str, terms: LineTerms, config: RecallConfig, params: dict[st
     if not terms.terms:
         return "0.0"
     params.update(q_lexemes=terms.terms.lexemes, q_idfs=terms.terms.weights, k1=config.bm25_k1, b=config.bm25_b,
-                  avg_len=max(terms.avg_len, 1.0))
+                  avg_len=max(terms.avg_len, 1.0), q_any=" | ".join(quote_lexeme(lx) for lx in terms.terms.lexemes))
     tf = "coalesce(array_length(u.positions, 1), 1)"
     # Only the row's query lexemes are unnested (setweight marks them A, ts_filter keeps the A's; stored
     # vectors carry the default weight D): a quarter less time than joining every lexeme of the line.
+    # A row holding none of them scores 0 without that (most of the turns around the seeds: a third of
+    # the time of window_rows).
     matched = f"ts_filter(setweight({alias}.search, 'A', CAST(:q_lexemes AS text[])), '{{a}}')"
-    return (f"(SELECT coalesce(sum(q.idf * {tf} * (:k1 + 1) / ({tf} + :k1 * (1 - :b + :b * "
-            f"length({alias}.search) / :avg_len))), 0) FROM unnest({matched}) u "
+    return (f"(CASE WHEN {alias}.search @@ CAST(:q_any AS tsquery) THEN (SELECT coalesce(sum(q.idf * {tf} * "
+            f"(:k1 + 1) / ({tf} + :k1 * (1 - :b + :b * length({alias}.search) / :avg_len))), 0) "
+            f"FROM unnest({matched}) u "
             f"JOIN unnest(CAST(:q_lexemes AS text[]), CAST(:q_idfs AS float8[])) AS q(lexeme, idf) "
-            f"ON q.lexeme = u.lexeme)")
+            f"ON q.lexeme = u.lexeme) ELSE 0 END)")
 
 
 def lexical_lines(session: Session, user_id: str, terms: LineTerms, limit: int, config: RecallConfig) -> list[int]:
@@ -157,19 +160,11 @@ def lexical_lines(session: Session, user_id: str, terms: LineTerms, limit: int, 
     return list(session.scalars(statement, params))
 
 
-def lines_of_exchanges(session: Session, user_id: str, exchange_ids: list[int]) -> list[int]:
-    """Ids of every line of the given exchanges."""
-    if not exchange_ids:
-        return []
-    return list(session.scalars(
-        text("SELECT id FROM exchange_lines WHERE user_id = :user AND exchange_id = ANY(:ids)"),
-        {"user": user_id, "ids": exchange_ids}))
-
-
 def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int, qvec: np.ndarray | None,
-                terms: LineTerms, config: RecallConfig,
-                speaker: tuple[str, np.ndarray] | None = None) -> dict[int, dict[str, Any]]:
-    """The seed lines and ``reach`` lines either side of each in its thread, with their signals.
+                terms: LineTerms, config: RecallConfig, speaker: tuple[str, np.ndarray] | None = None,
+                exchange_ids: list[int] | None = None) -> dict[int, dict[str, Any]]:
+    """The seed lines (and every line of ``exchange_ids``: seeds too) and ``reach`` lines either side of
+    each in its thread, with their signals; ``seed`` tells a seed row.
 
     Each row carries its own BM25 (``lex``), the similarity of its exchange to the query (``sim``) and
     that exchange's salience, access count and time; with ``speaker`` (a lower-case name and a vector), a
@@ -178,9 +173,9 @@ def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int,
     of the thread, except at a range's first row (which may follow a gap): callers use links only within
     ``reach`` − 1 of a seed.
     """
-    if not seed_ids:
+    if not seed_ids and not exchange_ids:
         return {}
-    params: dict[str, Any] = {"user": user_id, "ids": seed_ids, "reach": reach}
+    params: dict[str, Any] = {"user": user_id, "ids": seed_ids, "reach": reach, "exchange_ids": exchange_ids or []}
     sim = "1 - (e.embedding <=> :qvec)" if qvec is not None else "NULL"
     speaker_sim = "NULL"
     if speaker is not None:
@@ -191,18 +186,22 @@ def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int,
             "ORDER BY x.occurred_at {order}, x.id {order} LIMIT :reach) x")
     statement = text(
         "WITH seeds AS (SELECT id, thread_id, occurred_at FROM exchange_lines "
-        "WHERE user_id = :user AND id = ANY(:ids)), "
+        "WHERE user_id = :user AND (id = ANY(:ids) OR exchange_id = ANY(:exchange_ids))), "
         f"near AS (SELECT id FROM seeds UNION {side.format(op='<', order='DESC')} "
-        f"UNION {side.format(op='>', order='ASC')}) "
-        "SELECT l.id, l.exchange_id, l.thread_id AS line_thread, l.speaker, l.text, l.external_id, l.occurred_at, "
-        f"{bm25_sql('l', terms, config, params)} AS lex, {sim} AS sim, {speaker_sim} AS speaker_sim, "
-        "e.thread_id, e.session_id, e.user_text, "
-        "e.reply, coalesce(e.occurred_at, e.created_at) AS at, c.salience, coalesce(a.access_count, 0) AS access "
+        f"UNION {side.format(op='>', order='ASC')}), "
         # An id array, not a join: the planner cannot tell near's few hundred rows from all of them and
         # chose a sequential scan of every line (15 ms at 20k exchanges, growing with the history).
-        "FROM exchange_lines l JOIN exchanges e ON e.id = l.exchange_id "
-        "LEFT JOIN memory_chunks c ON c.exchange_id = e.id LEFT JOIN exchange_access a ON a.exchange_id = e.id "
-        "WHERE l.id = ANY(ARRAY(SELECT id FROM near))"
+        "lines AS MATERIALIZED (SELECT l.id, l.exchange_id, l.thread_id AS line_thread, l.speaker, l.text, "
+        f"l.external_id, l.occurred_at, {bm25_sql('l', terms, config, params)} AS lex, {speaker_sim} AS speaker_sim, "
+        "l.id IN (SELECT id FROM seeds) AS seed FROM exchange_lines l WHERE l.id = ANY(ARRAY(SELECT id FROM near))), "
+        # The query's similarity once per exchange, not once per line: each one reads the vector from TOAST.
+        f"owners AS MATERIALIZED (SELECT e.id, {sim} AS sim, e.thread_id, e.session_id, e.user_text, e.reply, "
+        "coalesce(e.occurred_at, e.created_at) AS at FROM exchanges e "
+        "WHERE e.id = ANY(ARRAY(SELECT DISTINCT exchange_id FROM lines))) "
+        "SELECT l.id, l.exchange_id, l.line_thread, l.speaker, l.text, l.external_id, l.occurred_at, l.lex, e.sim, "
+        "l.speaker_sim, l.seed, e.thread_id, e.session_id, e.user_text, e.reply, e.at, c.salience, "
+        "coalesce(a.access_count, 0) AS access FROM lines l JOIN owners e ON e.id = l.exchange_id "
+        "LEFT JOIN memory_chunks c ON c.exchange_id = e.id LEFT JOIN exchange_access a ON a.exchange_id = e.id"
     )
     if qvec is not None:
         params["qvec"] = qvec
