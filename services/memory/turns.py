@@ -201,7 +201,9 @@ def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int,
         "SELECT l.id, l.exchange_id, l.line_thread, l.speaker, l.text, l.external_id, l.occurred_at, l.lex, e.sim, "
         "l.speaker_sim, l.seed, e.thread_id, e.session_id, e.user_text, e.reply, e.at, c.salience, "
         "coalesce(a.access_count, 0) AS access FROM lines l JOIN owners e ON e.id = l.exchange_id "
-        "LEFT JOIN memory_chunks c ON c.exchange_id = e.id LEFT JOIN exchange_access a ON a.exchange_id = e.id"
+        "LEFT JOIN memory_chunks c ON c.exchange_id = e.id LEFT JOIN exchange_access a ON a.exchange_id = e.id "
+        # In thread order (byte order of the thread id, as Python compares it): sorting here costs less.
+        'ORDER BY l.line_thread COLLATE "C", l.occurred_at, l.id'
     )
     if qvec is not None:
         params["qvec"] = qvec
@@ -210,8 +212,7 @@ def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int,
         statement = statement.bindparams(bindparam("spk_vec", type_=Vector(EMBEDDING_DIM)))
     result = session.execute(statement, params)
     keys = list(result.keys())  # plain dicts from all rows fetched at once: row-by-row mappings cost more
-    rows = sorted((dict(zip(keys, row, strict=True)) for row in result.all()),
-                  key=lambda row: (row["line_thread"], row["occurred_at"], row["id"]))
+    rows = [dict(zip(keys, row, strict=True)) for row in result.all()]
     previous: dict[str, Any] | None = None
     for row in rows:
         same_thread = previous is not None and previous["line_thread"] == row["line_thread"]
