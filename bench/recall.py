@@ -209,7 +209,7 @@ def latency(sessions, embedder, count: int, timer: StatementTimer | None, show_p
     print(f"CPU per recall: this process {client_cpu / count * 1000:.1f} ms (embedding, Python, driver), "
           f"its PostgreSQL backend {server_cpu / count * 1000:.1f} ms")
     if timer is not None:
-        print_profile(parts, dict(timer.counts), count)
+        print_profile(parts, dict(timer.counts), count, dict(timer.server_cpu))
 
 
 def backend_cpu_s(pid: int) -> float:
