@@ -63,6 +63,59 @@ candidate turns, which belongs to the ranking work), the window rows' per-row BM
 HNSW at ef_search 100 (9 ms; the 100k exchanges' vectors and index are ~350 MB against
 PostgreSQL's default 128 MB shared_buffers), the query embedding (8 ms).
 
+Round two (issue 9 speed, branch rspeed), same database and queries, before = the code at the
+start of the round, after = this code, run alternately (b, a, b, a, ...) on the shared box at load
+average 8–15 (other engineers' benches and tests): wall times there are 2–3× an idle machine's and
+swing by tens of ms between identical runs, so the CPU a recall costs is the figure to compare.
+``CPU per recall`` (new) is this process's CPU (query embedding, Python, driver) and its PostgreSQL
+backend's (from /proc); the profile's last column is the backend's CPU per statement kind:
+
+  recall at 100k, k=10, 150–200 queries      before (5 runs)            after (4 runs)
+  PostgreSQL backend CPU per recall           32.5–41.7 ms               21.6–28.5 ms
+  this process's CPU per recall               28.6–39.2 ms               29.3–38.3 ms (unchanged)
+  wall p50 / p95 with the embedding (loaded)  133–213 / 268–390 ms       107–188 / 192–300 ms
+  statements per recall                       9.7                        8.7
+
+  backend CPU per recall by part (ms)         before            after
+  BM25 over the turns holding a query word    7.7–10.8          3.1–4.3  (p95 wall 86–130 → 23–41)
+  the turns around the seeds (window_rows)    11–14 (2 stmts)   9–12 (1 statement)
+  HNSW nearest exchanges                      7.6–9.0           4.6–5.5
+  query terms and IDF (line_terms)            3.4–4.5           2.0–2.7
+  facts and episodes, speaker name, settings  ~2.2              ~2.2 (unchanged)
+
+What changed (LoCoMo identical: every hit, score and turn of all 997 dev questions compared before
+and after each change, and ``bench.locomo`` printed the same numbers):
+  * PostgreSQL's memory is sized for the machine (services/embedded/postgres.py ``memory_settings``):
+    shared_buffers an eighth of RAM between 128 MB and 1 GB (1 GB here; the exchanges' vectors, their
+    HNSW index and the turns are ~550 MB at 100k), effective_cache_size half of RAM. HNSW's CPU fell
+    by a third: its pages are no longer copied from the kernel's cache. Sequential scans no longer
+    synchronise: line_terms samples "the first 2,000 turns", and a synchronised scan starts where the
+    last one stopped, so at 100k the sample, the IDFs and the ranking changed from recall to recall.
+  * BM25 scores at most ``match_cap`` = 1,000 matching turns (was 5,000), and when the rare query
+    words may match more than that, only the rarest ones whose document frequencies fit search the
+    index (the others still score). Before, a query such as "Okay, Thursday works." scored 5,000
+    arbitrary turns (the oldest, in storage order: ~50 ms idle), and a query whose several rare words
+    matched thousands of turns could cut the turn holding the rarest word (a name) when it was stored
+    late. A user with at most match_cap turns (every LoCoMo conversation: ≤ 680) is unaffected.
+    recall@5/@10 of the 28 set questions among the 100k distractors: 11–12 / 13 of 28 either way.
+  * line_terms parses each query lexeme's tsquery once, not once per sampled turn (3.4–4.5 → 2.0–2.7 ms).
+  * window_rows: the lines of the vector arm's exchanges are found in its own statement (one statement
+    less); the query's similarity is computed once per exchange (each reads a 1.5 kB vector from TOAST),
+    not per turn; a turn holding no query word gets BM25 0 from one ``@@`` instead of the unnest/join;
+    PostgreSQL sorts the rows. Alone, on the same calls: backend 9.9 → 7.8 ms, client 6.9 → 5.8 ms.
+Tried and dropped: pruning BM25's scoring by a per-turn bound (Σ idf of the matched words × (k1+1)
+against the 60th best lower bound) was exact but kept nearly every row of a common-word query.
+
+What is left, largest first (CPU per recall under this load; idle is roughly 0.6–0.7× of it): Python
+~20 ms (SQLAlchemy and psycopg ~0.7 ms per statement; scoring ~290 candidate turns one dict at a
+time, ~4 ms, which belongs to the ranking code; converting window_rows' ~600 rows, ~5 ms), window_rows
+~10 ms in PostgreSQL (a third of it reading exchange vectors from TOAST: storing them inline needs a
+table rewrite), the query embedding (~8 ms idle, one ONNX thread), HNSW at ef_search 100 (~5 ms),
+and facts/episodes (two statements even for a user with none). An impact-ordered posting table
+(lexeme → turns, best BM25 weight first) would let a common-word query read its best postings
+instead of 1,000 arbitrary ones; it needs a trigger-kept table of ~2M rows at 100k. p95 ≤ 50 ms
+is not shown here: the lead's idle re-measurement decides it.
+
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange): 31 exchanges/s
 at load average 4–10 (3,244 s), embedding-bound: the two embedding threads spent 5,746 s of
 thread time in the model while storing took 897 s (112/s). The import now embeds on every core
