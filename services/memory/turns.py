@@ -71,13 +71,19 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig)
             # Each lexeme's tsquery is parsed once, not once per sampled line.
             "q AS MATERIALIZED (SELECT lexeme, CAST(quote_literal(lexeme) AS tsquery) AS tsq FROM "
             "unnest(tsvector_to_array(to_tsvector('english', :query))) AS q(lexeme) "
-            "ORDER BY length(lexeme) DESC, lexeme LIMIT :max_terms) "
-            "SELECT q.lexeme, (SELECT count(*) FROM s WHERE s.search @@ q.tsq) "
-            "AS sample_df, (SELECT count(*) FROM s) AS n, (SELECT avg(length(search)) FROM s) AS avg_len, "
-            "(SELECT lines FROM exchange_line_counts WHERE user_id = :user) AS lines FROM q"
+            "ORDER BY length(lexeme) DESC, lexeme LIMIT :max_terms), "
+            "st AS MATERIALIZED (SELECT count(*) AS n, avg(length(search)) AS avg_len, "
+            "(SELECT lines FROM exchange_line_counts WHERE user_id = :user) AS lines FROM s), "
+            "d AS (SELECT q.lexeme, q.tsq, (SELECT count(*) FROM s WHERE s.search @@ q.tsq) AS sample_df FROM q) "
+            "SELECT d.lexeme, d.sample_df, st.n, st.avg_len, st.lines, "
+            # A lexeme the sample barely holds, when the user has more lines than sampled: counted exactly
+            # in the same statement (it used to take one more).
+            "CASE WHEN st.n >= :sample AND coalesce(st.lines, 0) > greatest(st.n, 1) AND d.sample_df < :rare "
+            "THEN (SELECT count(*) FROM (SELECT 1 FROM exchange_lines e WHERE e.user_id = :user "
+            "AND e.search @@ d.tsq LIMIT :cap) c) END AS exact_df FROM d CROSS JOIN st"
         ),
         {"user": user_id, "query": rewrite(query) if config.rewrite_query else query, "sample": config.length_sample,
-         "max_terms": config.max_query_terms},
+         "max_terms": config.max_query_terms, "rare": RARE_IN_SAMPLE, "cap": config.df_cap},
     ).all()
     if not rows:
         return LineTerms()
@@ -86,10 +92,8 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig)
     if sampled >= config.length_sample:  # more lines than sampled: the real count (kept by migration 0010's triggers)
         total = int(rows[0].lines or 0)
     ratio = total / max(sampled, 1)
-    dfs = {row.lexeme: round(int(row.sample_df) * ratio) for row in rows}
-    rare = [row.lexeme for row in rows if ratio > 1 and int(row.sample_df) < RARE_IN_SAMPLE]
-    if rare:
-        dfs.update(_exact_df(session, user_id, rare, config.df_cap))
+    dfs = {row.lexeme: round(int(row.sample_df) * ratio) if row.exact_df is None else int(row.exact_df)
+           for row in rows}
     # A word no turn holds still counts: a fact or an episode may hold it (it then weighs the most).
     found = sorted(dfs.items(), key=lambda item: (item[1], item[0]))
     n = max(total, 1)
@@ -117,15 +121,6 @@ def _searched(rare: list[tuple[str, int]], total: int, cap: int) -> list[str]:
         kept.append(lexeme)
         matched += df
     return kept
-
-
-def _exact_df(session: Session, user_id: str, lexemes: list[str], cap: int) -> dict[str, int]:
-    rows = session.execute(
-        text("SELECT l.lexeme, (SELECT count(*) FROM (SELECT 1 FROM exchange_lines e WHERE e.user_id = :user "
-             "AND e.search @@ CAST(quote_literal(l.lexeme) AS tsquery) LIMIT :cap) s) AS df "
-             "FROM unnest(CAST(:lexemes AS text[])) AS l(lexeme)"),
-        {"user": user_id, "lexemes": lexemes, "cap": cap})
-    return {row.lexeme: int(row.df) for row in rows}
 
 
 def bm25_sql(alias: str, terms: LineTerms, config: RecallConfig, params: dict[str, Any]) -> str:
