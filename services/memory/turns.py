@@ -132,8 +132,7 @@ def bm25_sql(alias: str, terms: LineTerms, config: RecallConfig, params: dict[st
     tf = "coalesce(array_length(u.positions, 1), 1)"
     # Only the row's query lexemes are unnested (setweight marks them A, ts_filter keeps the A's; stored
     # vectors carry the default weight D): a quarter less time than joining every lexeme of the line.
-    # A row holding none of them scores 0 without that (most of the turns around the seeds: a third of
-    # the time of window_rows).
+    # A row holding none of them (most turns around the seeds) scores 0 after one @@, without unnesting.
     matched = f"ts_filter(setweight({alias}.search, 'A', CAST(:q_lexemes AS text[])), '{{a}}')"
     return (f"(CASE WHEN {alias}.search @@ CAST(:q_any AS tsquery) THEN (SELECT coalesce(sum(q.idf * {tf} * "
             f"(:k1 + 1) / ({tf} + :k1 * (1 - :b + :b * length({alias}.search) / :avg_len))), 0) "
