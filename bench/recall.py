@@ -70,17 +70,18 @@ swing by tens of ms between identical runs, so the CPU a recall costs is the fig
 ``CPU per recall`` (new) is this process's CPU (query embedding, Python, driver) and its PostgreSQL
 backend's (from /proc); the profile's last column is the backend's CPU per statement kind:
 
-  recall at 100k, k=10, 150–200 queries      before (5 runs)            after (4 runs)
+  recall at 100k, k=10, 150–200 queries      before (6 runs)            after (6 runs)
   PostgreSQL backend CPU per recall           32.5–41.7 ms               21.6–28.5 ms
   this process's CPU per recall               28.6–39.2 ms               29.3–38.3 ms (unchanged)
-  wall p50 / p95 with the embedding (loaded)  133–213 / 268–390 ms       107–188 / 192–300 ms
-  statements per recall                       9.7                        8.7
+  wall p50 / p95 with the embedding (loaded)  133–213 / 268–390 ms       104–188 / 192–300 ms
+  statements per recall                       9.7                        8.1
 
   backend CPU per recall by part (ms)         before            after
   BM25 over the turns holding a query word    7.7–10.8          3.1–4.3  (p95 wall 86–130 → 23–41)
   the turns around the seeds (window_rows)    11–14 (2 stmts)   9–12 (1 statement)
   HNSW nearest exchanges                      7.6–9.0           4.6–5.5
-  query terms and IDF (line_terms)            3.4–4.5           2.0–2.7
+  query terms and IDF (line_terms), with the  4.0–5.1 (2 stmts  3.5–3.8 (1 statement; 2.0–2.7
+  exact counts of words the sample lacks      in half)          before that merge)
   facts and episodes, speaker name, settings  ~2.2              ~2.2 (unchanged)
 
 What changed (LoCoMo identical: every hit, score and turn of all 997 dev questions compared before
@@ -88,7 +89,7 @@ and after each change, and ``bench.locomo`` printed the same numbers):
   * PostgreSQL's memory is sized for the machine (services/embedded/postgres.py ``memory_settings``):
     shared_buffers an eighth of RAM between 128 MB and 1 GB (1 GB here; the exchanges' vectors, their
     HNSW index and the turns are ~550 MB at 100k), effective_cache_size half of RAM. HNSW's CPU fell
-    by a third: its pages are no longer copied from the kernel's cache. Sequential scans no longer
+    by a third: its 195 MB index no longer competes for 128 MB of buffers. Sequential scans no longer
     synchronise: line_terms samples "the first 2,000 turns", and a synchronised scan starts where the
     last one stopped, so at 100k the sample, the IDFs and the ranking changed from recall to recall.
   * BM25 scores at most ``match_cap`` = 1,000 matching turns (was 5,000), and when the rare query
@@ -98,13 +99,16 @@ and after each change, and ``bench.locomo`` printed the same numbers):
     matched thousands of turns could cut the turn holding the rarest word (a name) when it was stored
     late. A user with at most match_cap turns (every LoCoMo conversation: ≤ 680) is unaffected.
     recall@5/@10 of the 28 set questions among the 100k distractors: 11–12 / 13 of 28 either way.
-  * line_terms parses each query lexeme's tsquery once, not once per sampled turn (3.4–4.5 → 2.0–2.7 ms).
-  * window_rows: the lines of the vector arm's exchanges are found in its own statement (one statement
-    less); the query's similarity is computed once per exchange (each reads a 1.5 kB vector from TOAST),
+  * line_terms parses each query lexeme's tsquery once, not once per sampled turn (3.4–4.5 → 2.0–2.7 ms),
+    and counts a word the sample barely holds in the same statement (half the recalls sent one more).
+  * window_rows: the lines of the vector arm's exchanges are found in window_rows' statement (one
+    statement less); the query's similarity is computed once per exchange (each reads a 1.5 kB vector from TOAST),
     not per turn; a turn holding no query word gets BM25 0 from one ``@@`` instead of the unnest/join;
     PostgreSQL sorts the rows. Alone, on the same calls: backend 9.9 → 7.8 ms, client 6.9 → 5.8 ms.
-Tried and dropped: pruning BM25's scoring by a per-turn bound (Σ idf of the matched words × (k1+1)
-against the 60th best lower bound) was exact but kept nearly every row of a common-word query.
+Tried and dropped: two ONNX threads for the query embedding (at load 13: p50 23–25 → 42–43 ms,
+16 ms of CPU instead of 8: the second thread waits for a core; idle not measured); pruning BM25's
+scoring by a per-turn bound (Σ idf of the matched words × (k1+1) against the 60th best lower bound)
+was exact but kept nearly every row of a common-word query.
 
 What is left, largest first (CPU per recall under this load; idle is roughly 0.6–0.7× of it): Python
 ~20 ms (SQLAlchemy and psycopg ~0.7 ms per statement; scoring ~290 candidate turns one dict at a
