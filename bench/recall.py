@@ -103,8 +103,8 @@ and after each change, and ``bench.locomo`` printed the same numbers):
     ms), and counts a word the sample barely holds in the same statement (half the recalls sent one more).
   * window_rows: the lines of the vector arm's exchanges are found in window_rows' statement (one
     statement less); the query's similarity is computed once per exchange (each reads a 1.5 kB vector
-    from TOAST), not per turn; a turn holding no query word gets BM25 0 from one ``@@`` instead of the unnest/join;
-    PostgreSQL sorts the rows. Alone, on the same calls: backend 9.9 → 7.8 ms, client 6.9 → 5.8 ms.
+    from TOAST), not per turn; a turn holding no query word gets BM25 0 from one ``@@`` instead of the
+    unnest/join; PostgreSQL sorts the rows. Alone, on the same calls: backend 9.9 → 7.8 ms, client 6.9 → 5.8 ms.
 Tried and dropped: two ONNX threads for the query embedding (at load 13: p50 23–25 → 42–43 ms,
 16 ms of CPU instead of 8: the second thread waits for a core; idle not measured); pruning BM25's
 scoring by a per-turn bound (Σ idf of the matched words × (k1+1) against the 60th best lower bound)
