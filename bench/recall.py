@@ -63,6 +63,63 @@ candidate turns, which belongs to the ranking work), the window rows' per-row BM
 HNSW at ef_search 100 (9 ms; the 100k exchanges' vectors and index are ~350 MB against
 PostgreSQL's default 128 MB shared_buffers), the query embedding (8 ms).
 
+Round two (issue 9 speed, branch rspeed), same database and queries, before = the code at the
+start of the round, after = this code, run alternately (b, a, b, a, ...) on the shared box at load
+average 8–15 (other engineers' benches and tests): wall times there are 2–3× an idle machine's and
+swing by tens of ms between identical runs, so the CPU a recall costs is the figure to compare.
+``CPU per recall`` (new) is this process's CPU (query embedding, Python, driver) and its PostgreSQL
+backend's (from /proc); the profile's last column is the backend's CPU per statement kind:
+
+  recall at 100k, k=10, 150–200 queries      before (6 runs)            after (6 runs)
+  PostgreSQL backend CPU per recall           32.5–41.7 ms               21.6–28.5 ms
+  this process's CPU per recall               28.6–39.2 ms               29.3–38.3 ms (unchanged)
+  wall p50 / p95 with the embedding (loaded)  133–213 / 268–390 ms       104–188 / 192–300 ms
+  statements per recall                       9.7                        8.1
+
+  backend CPU per recall by part (ms)         before            after
+  BM25 over the turns holding a query word    7.7–10.8          3.1–4.3  (p95 wall 86–130 → 23–41)
+  the turns around the seeds (window_rows)    11–14 (2 stmts)   9–12 (1 statement)
+  HNSW nearest exchanges                      7.6–9.0           4.6–5.5
+  query terms and IDF (line_terms), with the  4.0–5.1 (2 stmts  3.5–3.8 (1 statement; 2.0–2.7
+  exact counts of words the sample lacks      in half)          before that merge)
+  facts and episodes, speaker name, settings  ~2.2              ~2.2 (unchanged)
+
+What changed (LoCoMo identical: every hit, score and turn of all 997 dev questions compared before
+and after each change, and ``bench.locomo`` printed the same numbers):
+  * PostgreSQL's memory is sized for the machine (services/embedded/postgres.py ``memory_settings``):
+    shared_buffers an eighth of RAM between 128 MB and 1 GB (1 GB here; the exchanges' vectors, their
+    HNSW index and the turns are ~550 MB at 100k), effective_cache_size half of RAM. HNSW's CPU fell
+    by a third: its 195 MB index no longer competes for 128 MB of buffers. Sequential scans no longer
+    synchronise: line_terms samples "the first 2,000 turns", and a synchronised scan starts where the
+    last one stopped, so at 100k the sample, the IDFs and the ranking changed from recall to recall.
+  * BM25 scores at most ``match_cap`` = 1,000 matching turns (was 5,000), and when the rare query
+    words may match more than that, only the rarest ones whose document frequencies fit search the
+    index (the others still score). Before, a query such as "Okay, Thursday works." scored 5,000
+    arbitrary turns (the oldest, in storage order: ~50 ms idle), and a query whose several rare words
+    matched thousands of turns could cut the turn holding the rarest word (a name) when it was stored
+    late. A user with at most match_cap turns (every LoCoMo conversation: ≤ 680) is unaffected.
+    recall@5/@10 of the 28 set questions among the 100k distractors: 11–12 / 13 of 28 either way.
+  * line_terms parses each query lexeme's tsquery once, not once per sampled turn (3.4–4.5 → 2.0–2.7
+    ms), and counts a word the sample barely holds in the same statement (half the recalls sent one more).
+  * window_rows: the lines of the vector arm's exchanges are found in window_rows' statement (one
+    statement less); the query's similarity is computed once per exchange (each reads a 1.5 kB vector
+    from TOAST), not per turn; a turn holding no query word gets BM25 0 from one ``@@`` instead of the
+    unnest/join; PostgreSQL sorts the rows. Alone, on the same calls: backend 9.9 → 7.8 ms, client 6.9 → 5.8 ms.
+Tried and dropped: two ONNX threads for the query embedding (at load 13: p50 23–25 → 42–43 ms,
+16 ms of CPU instead of 8: the second thread waits for a core; idle not measured); pruning BM25's
+scoring by a per-turn bound (Σ idf of the matched words × (k1+1) against the 60th best lower bound)
+was exact but kept nearly every row of a common-word query.
+
+What is left, largest first (CPU per recall under this load; idle is roughly 0.6–0.7× of it): Python
+~20 ms (SQLAlchemy and psycopg ~0.7 ms per statement; scoring ~290 candidate turns one dict at a
+time, ~4 ms, which belongs to the ranking code; converting window_rows' ~600 rows, ~5 ms), window_rows
+~10 ms in PostgreSQL (a third of it reading exchange vectors from TOAST: storing them inline needs a
+table rewrite), the query embedding (~8 ms idle, one ONNX thread), HNSW at ef_search 100 (~5 ms),
+and facts/episodes (two statements even for a user with none). An impact-ordered posting table
+(lexeme → turns, best BM25 weight first) would let a common-word query read its best postings
+instead of 1,000 arbitrary ones; it needs a trigger-kept table of ~2M rows at 100k. p95 ≤ 50 ms
+is not shown here: the lead's idle re-measurement decides it.
+
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange): 31 exchanges/s
 at load average 4–10 (3,244 s), embedding-bound: the two embedding threads spent 5,746 s of
 thread time in the model while storing took 897 s (112/s). The import now embeds on every core
@@ -83,6 +140,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import random
 import tempfile
 import time
@@ -176,6 +234,8 @@ def latency(sessions, embedder, count: int, timer: StatementTimer | None, show_p
     with sessions() as session:
         for query in queries[:10]:  # warm-up
             recall(session, embedder, USER, query, config=config, reinforce=False)
+        backend = session.scalar(text("SELECT pg_backend_pid()"))
+        cpu_started = (time.process_time(), backend_cpu_s(backend))
         for query in queries:
             started = time.perf_counter()
             vector = embedder.embed(query + f" #{len(total_ms)}")  # a fresh text: no cache hit
@@ -194,6 +254,7 @@ def latency(sessions, embedder, count: int, timer: StatementTimer | None, show_p
                 sql = dict(timer.current)
                 parts.append({"embedding (query)": embed_ms[-1], **sql,
                               "python (rest of recall)": recall_ms[-1] - sum(sql.values())})
+        client_cpu, server_cpu = time.process_time() - cpu_started[0], backend_cpu_s(backend) - cpu_started[1]
         if show_plans and timer is not None:
             explain(session, timer.captured)
     p50, p95, p99 = np.percentile(total_ms, [50, 95, 99])
@@ -201,8 +262,17 @@ def latency(sessions, embedder, count: int, timer: StatementTimer | None, show_p
     print(f"\nlatency over {count} queries, k=10, all kinds: with the query embedding p50 {p50:.1f} ms  "
           f"p95 {p95:.1f} ms  p99 {p99:.1f} ms; without it p50 {r50:.1f} ms  p95 {r95:.1f} ms  "
           f"(embedding alone p50 {np.median(embed_ms):.1f} ms)")
+    # CPU time does not grow with the other processes' load the way wall time does: the A/B figure on a busy box.
+    print(f"CPU per recall: this process {client_cpu / count * 1000:.1f} ms (embedding, Python, driver), "
+          f"its PostgreSQL backend {server_cpu / count * 1000:.1f} ms")
     if timer is not None:
-        print_profile(parts, dict(timer.counts), count)
+        print_profile(parts, dict(timer.counts), count, dict(timer.server_cpu))
+
+
+def backend_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) a PostgreSQL backend on this machine has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def import_records(sessions, embedder, records, batch_size: int) -> dict[str, float]:  # type: ignore[no-untyped-def]

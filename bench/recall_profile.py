@@ -12,6 +12,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,11 @@ def _caller() -> str:
     return "other"
 
 
+def backend_cpu_ns(pid: int) -> int:
+    """Nanoseconds a process of this machine (a PostgreSQL backend) has run on a CPU so far."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+
+
 class StatementTimer:
     """Times every statement on ``engine`` while active, by the memory function that sent it."""
 
@@ -40,6 +46,7 @@ class StatementTimer:
         self.active = False
         self.current: dict[str, float] = defaultdict(float)
         self.counts: dict[str, int] = defaultdict(int)
+        self.server_cpu: dict[str, float] = defaultdict(float)  # ms of the backend's CPU, over all recordings
         self.captured: list[tuple[str, str, Any]] = []  # (label, statement, parameters) of the last recall
         self._started: list[tuple[str, float]] = []
         event.listen(engine, "before_cursor_execute", self._before)
@@ -48,13 +55,15 @@ class StatementTimer:
     def _before(self, conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
         if self.active:
             label = _caller()
-            self._started.append((label, time.perf_counter()))
+            backend = conn.connection.driver_connection.info.backend_pid
+            self._started.append((label, time.perf_counter(), backend, backend_cpu_ns(backend)))
             self.captured.append((label, statement, parameters))
 
     def _after(self, conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
         if self.active and self._started:
-            label, started = self._started.pop()
+            label, started, backend, cpu = self._started.pop()
             self.current[label] += (time.perf_counter() - started) * 1000
+            self.server_cpu[label] += (backend_cpu_ns(backend) - cpu) / 1e6
             self.counts[label] += 1
 
     @contextmanager
@@ -70,17 +79,21 @@ class StatementTimer:
         event.remove(self.engine, "after_cursor_execute", self._after)
 
 
-def print_profile(rows: list[dict[str, float]], counts: dict[str, int], queries: int) -> None:
-    """Median and p95 per part over the profiled recalls (ms), with statements per recall."""
+def print_profile(rows: list[dict[str, float]], counts: dict[str, int], queries: int,
+                  server_cpu: dict[str, float] | None = None) -> None:
+    """Median and p95 per part over the profiled recalls (ms), statements per recall and, per statement
+    kind, the mean CPU its PostgreSQL backend spent (which other processes' load does not inflate much)."""
     labels = sorted({label for row in rows for label in row}, key=lambda label: -np.median([r.get(label, 0.0)
                                                                                              for r in rows]))
+    server_cpu = server_cpu or {}
     print(f"\nprofile over {queries} recalls (ms; parts do not add up at p95):")
-    print(f"{'part':<34} {'p50':>7} {'p95':>7} {'statements/recall':>18}")
+    print(f"{'part':<34} {'p50':>7} {'p95':>7} {'statements/recall':>18} {'server CPU/recall':>18}")
     for label in labels:
         values = [row.get(label, 0.0) for row in rows]
         per = counts.get(label, 0) / queries if label in counts else 0
+        cpu = f"{server_cpu[label] / queries:.2f}" if label in server_cpu else ""
         print(f"{label:<34} {np.median(values):>7.2f} {np.percentile(values, 95):>7.2f} "
-              f"{(f'{per:.1f}' if per else ''):>18}")
+              f"{(f'{per:.1f}' if per else ''):>18} {cpu:>18}")
     print(f"statements per recall: {sum(counts.values()) / queries:.1f}")
 
 

@@ -108,3 +108,49 @@ def test_facts_and_episodes_come_from_one_statement_each_with_the_same_candidate
             assert combined or not with_vector  # the vector arm always finds something
         arms = [s for s in statements if "ORDER BY" in s and "t.id IN (" in s]
         assert len(arms) == 2  # one statement per kind
+
+
+def _import_texts(db_engine, user: str, texts: list[str]) -> None:
+    lines, _, _ = parse_lines(json.dumps({"session": "s1", "role": "user" if i % 2 == 0 else "assistant", "text": body,
+                                          "timestamp": f"2026-02-01T{i // 60:02d}:{i % 60:02d}:00Z"})
+                              for i, body in enumerate(texts))
+    store_records(make_sessionmaker(db_engine), HashEmbedder(), user, pair_exchanges(lines), batch_size=16)
+
+
+def test_a_turn_with_the_rarest_query_word_is_found_when_the_other_words_match_more_turns_than_are_scored(db_engine):
+    from services.memory.config import MemoryConfig
+    from services.memory.recall import recall
+
+    # The newest turn holds the rare word; the common one fills more turns than BM25 may score (match_cap).
+    texts = [f"we talked about boats again, day {i}" for i in range(60)] + ["the zanzibar trip with boats"]
+    _import_texts(db_engine, "alice", texts)
+    config = RecallConfig(match_cap=20, line_candidates=5)
+    with Session(db_engine) as session:
+        terms = turns.line_terms(session, "alice", "zanzibar boats", config)
+        hits = recall(session, None, "alice", "zanzibar boats", k=3, config=MemoryConfig(recall=config),
+                      reinforce=False)
+    assert terms.terms.filter_lexemes == ["zanzibar"]  # the rarest word searches alone; "boat" still scores
+    assert hits and "zanzibar" in hits[0].text
+
+
+def test_every_rare_word_searches_when_the_user_has_no_more_turns_than_are_scored(db_engine):
+    _import_texts(db_engine, "alice", [f"we talked about boats again, day {i}" for i in range(30)]
+                  + ["the zanzibar trip with boats"])
+    with Session(db_engine) as session:
+        terms = turns.line_terms(session, "alice", "zanzibar boats", RecallConfig(match_cap=40))
+    assert sorted(terms.terms.filter_lexemes) == ["boat", "zanzibar"]
+
+
+def test_the_embedded_postgresql_runs_with_memory_sized_for_the_machine(db_engine):
+    from services.embedded.postgres import memory_settings
+
+    wanted = memory_settings()
+    with db_engine.connect() as connection:
+        sizes = {name: connection.execute(text("SELECT pg_size_bytes(current_setting(:name)), pg_size_bytes(:wanted)"),
+                                          {"name": name, "wanted": wanted[name]}).one()
+                 for name in ("shared_buffers", "effective_cache_size")}
+        synchronised = connection.execute(text("SHOW synchronize_seqscans")).scalar()
+    assert all(running == asked for running, asked in sizes.values()), sizes
+    assert synchronised == "off"
+    assert memory_settings(512 * 1024**2)["shared_buffers"] == "128MB"  # never below PostgreSQL's default
+    assert memory_settings(64 * 1024**3)["shared_buffers"] == "1024MB"  # nor above 1 GB

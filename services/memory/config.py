@@ -24,7 +24,7 @@ class RecallConfig:
     ef_search: int = 100
     max_df_ratio: float = 0.25
     df_cap: int = 1000
-    match_cap: int = 5000
+    match_cap: int = 1000
     min_docs_for_df: int = 100
     max_query_terms: int = 32  # a long message scores by its longest lexemes only (one df count each)
     window_relevance: float = 0.2

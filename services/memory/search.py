@@ -86,6 +86,11 @@ def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("'", "''") + "'"
 
 
+def quote_lexeme(lexeme: str) -> str:
+    """A lexeme as a tsquery term."""
+    return _quote(lexeme)
+
+
 class QueryVector(Vector):
     """pgvector's type, binding a numpy array as text once per array: a recall binds its query vector
     in several statements, and pgvector formats 384 floats one ``str()`` at a time (~0.4 ms each)."""

@@ -39,11 +39,11 @@ def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndar
     if window is not None:
         exchange_ids.update(dict.fromkeys(search.window_arm(session, "exchange", user_id, window, qvec, terms.terms,
                                                             cfg.candidates)))
-    seeds.update(dict.fromkeys(turns.lines_of_exchanges(session, user_id, list(exchange_ids))))
-    # Candidates are the seeds and the turns right before and after them (an answer next to a match);
-    # each needs its own context_window around it, hence the reach.
+    # Candidates are the seeds (with every line of those exchanges) and the turns right before and after
+    # them (an answer next to a match); each needs its own context_window around it, hence the reach.
     rows = turns.window_rows(session, user_id, list(seeds), max(cfg.context_window + 1, 2), qvec, terms, cfg,
-                             (speaker.name, speaker.vector) if speaker is not None else None)
+                             (speaker.name, speaker.vector) if speaker is not None else None, list(exchange_ids))
+    seeds.update(dict.fromkeys(line_id for line_id, row in rows.items() if row["seed"]))
     following = {row["p_id"]: line_id for line_id, row in rows.items() if row["p_id"] in rows}
     wanted = {line_id for seed in seeds if seed in rows for line_id in _around(seed, rows, following, 1)}
     candidates = []

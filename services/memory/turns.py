@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from services.db import EMBEDDING_DIM
 from services.memory.config import RecallConfig
-from services.memory.search import Terms, vector_param
+from services.memory.search import Terms, quote_lexeme, vector_param
 
 # Words that shape a question but never appear in its answer (the stop-word list keeps "name", "kind", ...).
 QUESTION_WORDS = frozenset({
@@ -68,14 +68,22 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig)
     rows = session.execute(
         text(
             "WITH s AS MATERIALIZED (SELECT search FROM exchange_lines WHERE user_id = :user LIMIT :sample), "
-            "q AS (SELECT lexeme FROM unnest(tsvector_to_array(to_tsvector('english', :query))) AS q(lexeme) "
-            "ORDER BY length(lexeme) DESC, lexeme LIMIT :max_terms) "
-            "SELECT q.lexeme, (SELECT count(*) FROM s WHERE s.search @@ CAST(quote_literal(q.lexeme) AS tsquery)) "
-            "AS sample_df, (SELECT count(*) FROM s) AS n, (SELECT avg(length(search)) FROM s) AS avg_len, "
-            "(SELECT lines FROM exchange_line_counts WHERE user_id = :user) AS lines FROM q"
+            # Each lexeme's tsquery is parsed once, not once per sampled line.
+            "q AS MATERIALIZED (SELECT lexeme, CAST(quote_literal(lexeme) AS tsquery) AS tsq FROM "
+            "unnest(tsvector_to_array(to_tsvector('english', :query))) AS q(lexeme) "
+            "ORDER BY length(lexeme) DESC, lexeme LIMIT :max_terms), "
+            "st AS MATERIALIZED (SELECT count(*) AS n, avg(length(search)) AS avg_len, "
+            "(SELECT lines FROM exchange_line_counts WHERE user_id = :user) AS lines FROM s), "
+            "d AS (SELECT q.lexeme, q.tsq, (SELECT count(*) FROM s WHERE s.search @@ q.tsq) AS sample_df FROM q) "
+            "SELECT d.lexeme, d.sample_df, st.n, st.avg_len, st.lines, "
+            # A lexeme the sample barely holds, when the user has more lines than sampled: counted exactly
+            # in the same statement (it used to take one more).
+            "CASE WHEN st.n >= :sample AND coalesce(st.lines, 0) > greatest(st.n, 1) AND d.sample_df < :rare "
+            "THEN (SELECT count(*) FROM (SELECT 1 FROM exchange_lines e WHERE e.user_id = :user "
+            "AND e.search @@ d.tsq LIMIT :cap) c) END AS exact_df FROM d CROSS JOIN st"
         ),
         {"user": user_id, "query": rewrite(query) if config.rewrite_query else query, "sample": config.length_sample,
-         "max_terms": config.max_query_terms},
+         "max_terms": config.max_query_terms, "rare": RARE_IN_SAMPLE, "cap": config.df_cap},
     ).all()
     if not rows:
         return LineTerms()
@@ -84,27 +92,35 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig)
     if sampled >= config.length_sample:  # more lines than sampled: the real count (kept by migration 0010's triggers)
         total = int(rows[0].lines or 0)
     ratio = total / max(sampled, 1)
-    dfs = {row.lexeme: round(int(row.sample_df) * ratio) for row in rows}
-    rare = [row.lexeme for row in rows if ratio > 1 and int(row.sample_df) < RARE_IN_SAMPLE]
-    if rare:
-        dfs.update(_exact_df(session, user_id, rare, config.df_cap))
+    dfs = {row.lexeme: round(int(row.sample_df) * ratio) if row.exact_df is None else int(row.exact_df)
+           for row in rows}
     # A word no turn holds still counts: a fact or an episode may hold it (it then weighs the most).
     found = sorted(dfs.items(), key=lambda item: (item[1], item[0]))
     n = max(total, 1)
     weights = [math.log(1 + (n - df + 0.5) / (df + 0.5)) for _, df in found]
     # Words at the df cap still score, but the rarer words find the candidates.
-    rare_enough = [lexeme for lexeme, df in found if df < config.df_cap] or [found[0][0]]
+    rare_enough = _searched([(lexeme, df) for lexeme, df in found if df < config.df_cap] or found[:1], total,
+                            config.match_cap)
     scale = sum(weight for (_, df), weight in zip(found, weights, strict=True) if df > 0)
     return LineTerms(Terms([lexeme for lexeme, _ in found], weights, rare_enough), avg_len, total, scale)
 
 
-def _exact_df(session: Session, user_id: str, lexemes: list[str], cap: int) -> dict[str, int]:
-    rows = session.execute(
-        text("SELECT l.lexeme, (SELECT count(*) FROM (SELECT 1 FROM exchange_lines e WHERE e.user_id = :user "
-             "AND e.search @@ CAST(quote_literal(l.lexeme) AS tsquery) LIMIT :cap) s) AS df "
-             "FROM unnest(CAST(:lexemes AS text[])) AS l(lexeme)"),
-        {"user": user_id, "lexemes": lexemes, "cap": cap})
-    return {row.lexeme: int(row.df) for row in rows}
+def _searched(rare: list[tuple[str, int]], total: int, cap: int) -> list[str]:
+    """The lexemes that search the index: the rare ones (rarest first), as many as the scoring cap holds.
+
+    The BM25 statement scores at most ``cap`` matching lines, in no particular order (the oldest, as
+    stored). When the rare words may match more lines than that, the rarest ones search alone so that
+    the cut never drops a line holding the query's rarest word (a name, a place); the others still score.
+    """
+    if min(sum(df for _, df in rare), total) <= cap:
+        return [lexeme for lexeme, _ in rare]
+    kept, matched = [], 0
+    for lexeme, df in rare:
+        if kept and matched + df > cap:
+            break
+        kept.append(lexeme)
+        matched += df
+    return kept
 
 
 def bm25_sql(alias: str, terms: LineTerms, config: RecallConfig, params: dict[str, Any]) -> str:
@@ -112,15 +128,17 @@ def bm25_sql(alias: str, terms: LineTerms, config: RecallConfig, params: dict[st
     if not terms.terms:
         return "0.0"
     params.update(q_lexemes=terms.terms.lexemes, q_idfs=terms.terms.weights, k1=config.bm25_k1, b=config.bm25_b,
-                  avg_len=max(terms.avg_len, 1.0))
+                  avg_len=max(terms.avg_len, 1.0), q_any=" | ".join(quote_lexeme(lx) for lx in terms.terms.lexemes))
     tf = "coalesce(array_length(u.positions, 1), 1)"
     # Only the row's query lexemes are unnested (setweight marks them A, ts_filter keeps the A's; stored
     # vectors carry the default weight D): a quarter less time than joining every lexeme of the line.
+    # A row holding none of them (most turns around the seeds) scores 0 after one @@, without unnesting.
     matched = f"ts_filter(setweight({alias}.search, 'A', CAST(:q_lexemes AS text[])), '{{a}}')"
-    return (f"(SELECT coalesce(sum(q.idf * {tf} * (:k1 + 1) / ({tf} + :k1 * (1 - :b + :b * "
-            f"length({alias}.search) / :avg_len))), 0) FROM unnest({matched}) u "
+    return (f"(CASE WHEN {alias}.search @@ CAST(:q_any AS tsquery) THEN (SELECT coalesce(sum(q.idf * {tf} * "
+            f"(:k1 + 1) / ({tf} + :k1 * (1 - :b + :b * length({alias}.search) / :avg_len))), 0) "
+            f"FROM unnest({matched}) u "
             f"JOIN unnest(CAST(:q_lexemes AS text[]), CAST(:q_idfs AS float8[])) AS q(lexeme, idf) "
-            f"ON q.lexeme = u.lexeme)")
+            f"ON q.lexeme = u.lexeme) ELSE 0 END)")
 
 
 def lexical_lines(session: Session, user_id: str, terms: LineTerms, limit: int, config: RecallConfig) -> list[int]:
@@ -136,19 +154,11 @@ def lexical_lines(session: Session, user_id: str, terms: LineTerms, limit: int, 
     return list(session.scalars(statement, params))
 
 
-def lines_of_exchanges(session: Session, user_id: str, exchange_ids: list[int]) -> list[int]:
-    """Ids of every line of the given exchanges."""
-    if not exchange_ids:
-        return []
-    return list(session.scalars(
-        text("SELECT id FROM exchange_lines WHERE user_id = :user AND exchange_id = ANY(:ids)"),
-        {"user": user_id, "ids": exchange_ids}))
-
-
 def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int, qvec: np.ndarray | None,
-                terms: LineTerms, config: RecallConfig,
-                speaker: tuple[str, np.ndarray] | None = None) -> dict[int, dict[str, Any]]:
-    """The seed lines and ``reach`` lines either side of each in its thread, with their signals.
+                terms: LineTerms, config: RecallConfig, speaker: tuple[str, np.ndarray] | None = None,
+                exchange_ids: list[int] | None = None) -> dict[int, dict[str, Any]]:
+    """The seed lines (and every line of ``exchange_ids``: seeds too) and ``reach`` lines either side of
+    each in its thread, with their signals; ``seed`` tells a seed row.
 
     Each row carries its own BM25 (``lex``), the similarity of its exchange to the query (``sim``) and
     that exchange's salience, access count and time; with ``speaker`` (a lower-case name and a vector), a
@@ -157,9 +167,9 @@ def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int,
     of the thread, except at a range's first row (which may follow a gap): callers use links only within
     ``reach`` − 1 of a seed.
     """
-    if not seed_ids:
+    if not seed_ids and not exchange_ids:
         return {}
-    params: dict[str, Any] = {"user": user_id, "ids": seed_ids, "reach": reach}
+    params: dict[str, Any] = {"user": user_id, "ids": seed_ids, "reach": reach, "exchange_ids": exchange_ids or []}
     sim = "1 - (e.embedding <=> :qvec)" if qvec is not None else "NULL"
     speaker_sim = "NULL"
     if speaker is not None:
@@ -170,18 +180,24 @@ def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int,
             "ORDER BY x.occurred_at {order}, x.id {order} LIMIT :reach) x")
     statement = text(
         "WITH seeds AS (SELECT id, thread_id, occurred_at FROM exchange_lines "
-        "WHERE user_id = :user AND id = ANY(:ids)), "
+        "WHERE user_id = :user AND (id = ANY(:ids) OR exchange_id = ANY(:exchange_ids))), "
         f"near AS (SELECT id FROM seeds UNION {side.format(op='<', order='DESC')} "
-        f"UNION {side.format(op='>', order='ASC')}) "
-        "SELECT l.id, l.exchange_id, l.thread_id AS line_thread, l.speaker, l.text, l.external_id, l.occurred_at, "
-        f"{bm25_sql('l', terms, config, params)} AS lex, {sim} AS sim, {speaker_sim} AS speaker_sim, "
-        "e.thread_id, e.session_id, e.user_text, "
-        "e.reply, coalesce(e.occurred_at, e.created_at) AS at, c.salience, coalesce(a.access_count, 0) AS access "
+        f"UNION {side.format(op='>', order='ASC')}), "
         # An id array, not a join: the planner cannot tell near's few hundred rows from all of them and
         # chose a sequential scan of every line (15 ms at 20k exchanges, growing with the history).
-        "FROM exchange_lines l JOIN exchanges e ON e.id = l.exchange_id "
+        "lines AS MATERIALIZED (SELECT l.id, l.exchange_id, l.thread_id AS line_thread, l.speaker, l.text, "
+        f"l.external_id, l.occurred_at, {bm25_sql('l', terms, config, params)} AS lex, {speaker_sim} AS speaker_sim, "
+        "l.id IN (SELECT id FROM seeds) AS seed FROM exchange_lines l WHERE l.id = ANY(ARRAY(SELECT id FROM near))), "
+        # The query's similarity once per exchange, not once per line: each one reads the vector from TOAST.
+        f"owners AS MATERIALIZED (SELECT e.id, {sim} AS sim, e.thread_id, e.session_id, e.user_text, e.reply, "
+        "coalesce(e.occurred_at, e.created_at) AS at FROM exchanges e "
+        "WHERE e.id = ANY(ARRAY(SELECT DISTINCT exchange_id FROM lines))) "
+        "SELECT l.id, l.exchange_id, l.line_thread, l.speaker, l.text, l.external_id, l.occurred_at, l.lex, e.sim, "
+        "l.speaker_sim, l.seed, e.thread_id, e.session_id, e.user_text, e.reply, e.at, c.salience, "
+        "coalesce(a.access_count, 0) AS access FROM lines l JOIN owners e ON e.id = l.exchange_id "
         "LEFT JOIN memory_chunks c ON c.exchange_id = e.id LEFT JOIN exchange_access a ON a.exchange_id = e.id "
-        "WHERE l.id = ANY(ARRAY(SELECT id FROM near))"
+        # In thread order (byte order of the thread id, as Python compares it): sorting here costs less.
+        'ORDER BY l.line_thread COLLATE "C", l.occurred_at, l.id'
     )
     if qvec is not None:
         params["qvec"] = qvec
@@ -190,8 +206,7 @@ def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int,
         statement = statement.bindparams(bindparam("spk_vec", type_=Vector(EMBEDDING_DIM)))
     result = session.execute(statement, params)
     keys = list(result.keys())  # plain dicts from all rows fetched at once: row-by-row mappings cost more
-    rows = sorted((dict(zip(keys, row, strict=True)) for row in result.all()),
-                  key=lambda row: (row["line_thread"], row["occurred_at"], row["id"]))
+    rows = [dict(zip(keys, row, strict=True)) for row in result.all()]
     previous: dict[str, Any] | None = None
     for row in rows:
         same_thread = previous is not None and previous["line_thread"] == row["line_thread"]
