@@ -13,7 +13,7 @@ import datetime as dt
 import logging
 from typing import Any
 
-from rq import Queue
+from rq import Queue, get_current_job
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -21,6 +21,7 @@ from services.db import Exchange, User
 from services.embeddings import Embedder
 from services.errors import LLMError, LLMMalformedOutput
 from services.llm.completion import Completion
+from services.memory import vectors
 from services.memory.chunks import (
     CHUNK_SCHEMA,
     ChunkInvalid,
@@ -58,6 +59,8 @@ def run(exchange_id: int, attempt: int = 0) -> str:
             return "missing"
         if chunk_exists(session, exchange_id):
             return "exists"
+        if exchange.embedding is None:  # imported, its vectors not backfilled yet: its lines' too, as the backfill
+            vectors.fill_exchange(session, embedder, exchange_id)
         reindex_turn(embedder, exchange)
         messages = build_messages(context, session, exchange, config)
         user_text = exchange.user_text
@@ -198,3 +201,20 @@ def embed_item(kind: str, item_id: int) -> str:
     context = current_context()
     with context.sessions.begin() as session:
         return embed_pending(session, ensure_embedder(context), kind, item_id)
+
+
+BACKFILL_BUDGET_S = 30.0  # then the job queues its continuation: enrichment jobs on this queue get a turn
+
+
+def fill_vectors() -> str:
+    """RQ entry point: the vector backfill (services/memory/vectors.py) for a while, then again while rows wait."""
+    context = current_context()
+    embedder = ensure_embedder(context)
+    done = vectors.fill_all(context.sessions, embedder, budget_s=BACKFILL_BUDGET_S)
+    with context.sessions() as session:
+        left = vectors.pending_count(session)
+    if left:
+        job = get_current_job()
+        vectors.enqueue_backfill(context.redis, continuing=job.id if job is not None else None)
+    logger.info("vector backfill: %d exchanges embedded, %d waiting", done, left, extra={"embedded": done})
+    return f"embedded {done}, {left} waiting"
