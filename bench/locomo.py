@@ -5,7 +5,8 @@ Run from the repository root:  python -m bench.locomo [--data DIR] [--k 20] [--s
 Data: LoCoMo (Maharana et al., ACL 2024, snap-research/locomo, CC BY-NC 4.0), read from
 ``../shared/data/locomo-dev/`` beside the repository (never copied into it); without that folder
 the bench says so and exits 0. Each conversation is imported as its own user through the real
-import path (``engram import --no-enrich``: parse_lines → pair_exchanges → store_records) into a
+import path (``engram import --no-enrich``: parse_lines → pair_exchanges → store_records, then the
+vector backfill run to completion, ``services/memory/vectors.fill_all``) into a
 throwaway PostgreSQL; every question with evidence is asked through ``recall()`` (query embedding
 included in the latency), and the turns a prompt would get are counted: each result's turns in
 order, only the ids it lists, so a wider result cannot buy recall. Evidence recall within the
@@ -161,10 +162,12 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import re
 import tempfile
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -180,6 +183,7 @@ from services.embeddings import Embedder, load_embedder
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall
+from services.memory.vectors import fill_all
 from services.migrate import upgrade_head
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -265,9 +269,10 @@ def questions_of(user: str, data: dict[str, Any], known: set[str], end: dt.datet
     return found
 
 
-def load(sessions: sessionmaker[Session], embedder: Embedder, folder: Path) -> tuple[list[Question], float]:
-    """Import every conversation as its own user; returns the questions and the import rate (exchanges/s)."""
-    questions, stored, seconds = [], 0, 0.0
+def load(sessions: sessionmaker[Session], embedder: Embedder, folder: Path) -> tuple[list[Question], float, float]:
+    """Import every conversation as its own user, then backfill its vectors (the job's function, to completion);
+    returns the questions, the store rate (exchanges/s) and the backfill's rate (exchanges embedded/s)."""
+    questions, stored, seconds, embedded, embed_seconds = [], 0, 0.0, 0, 0.0
     for path in sorted(folder.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         conversation = data.get("conversation", data)
@@ -279,9 +284,14 @@ def load(sessions: sessionmaker[Session], embedder: Embedder, folder: Path) -> t
         report = store_records(sessions, embedder, user, pair_exchanges(lines))
         seconds += time.monotonic() - started
         stored += report.stored
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # as the inline import embedded
+            embedded += fill_all(sessions, embedder, pool=pool)
+        embed_seconds += time.monotonic() - started
         end = max(line.at for line in lines) + dt.timedelta(days=1)
         questions += questions_of(user, data, {line.external_id for line in lines if line.external_id}, end)
-    return questions, (stored / seconds if seconds and stored else 0.0)
+    return (questions, stored / seconds if seconds and stored else 0.0,
+            embedded / embed_seconds if embed_seconds and embedded else 0.0)
 
 
 def ask(sessions: sessionmaker[Session], embedder: Embedder, questions: list[Question], config: MemoryConfig,
@@ -355,10 +365,11 @@ def main() -> None:
             engine = make_engine(server.url, pool_size=2)
             upgrade_head(engine)
             sessions = make_sessionmaker(engine)
-            questions, rate = load(sessions, embedder, folder)
+            questions, rate, vector_rate = load(sessions, embedder, folder)
             with sessions.begin() as session:
                 session.execute(text("ANALYZE"))
-            imported = f"import {rate:.0f} exchanges/s" if rate else "already imported (--pgdata)"
+            imported = (f"import {rate:.0f} exchanges/s stored, then vectors {vector_rate:.0f} exchanges/s"
+                        if rate else "already imported (--pgdata)")
             print(f"LoCoMo ({folder}): {len(questions)} questions with evidence; {imported}; "
                   f"embedder {embedder.model_id}")
             tally, latencies = ask(sessions, embedder, questions, config, args.k, f"Engram (k={args.k})")
