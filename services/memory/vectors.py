@@ -75,14 +75,14 @@ def fill_batch(sessions: sessionmaker[Session], embedder: Embedder, limit: int =
 
 def fill_all(sessions: sessionmaker[Session], embedder: Embedder, *, limit: int = BATCH,
              pool: Executor | None = None, budget_s: float | None = None) -> int:
-    """Run batches until nothing is left (or ``budget_s`` seconds have passed); returns exchanges embedded."""
+    """Run batches until nothing is left (or, after the first, ``budget_s`` seconds have passed); returns
+    exchanges embedded."""
     started, done = time.monotonic(), 0
-    while budget_s is None or time.monotonic() - started < budget_s:
+    while True:
         filled = fill_batch(sessions, embedder, limit, pool)
-        if not filled:
-            break
         done += filled
-    return done
+        if not filled or (budget_s is not None and time.monotonic() - started >= budget_s):
+            return done
 
 
 def fill_exchange(session: Session, embedder: Embedder, exchange_id: int) -> bool:
