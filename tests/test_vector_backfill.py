@@ -220,3 +220,9 @@ def test_recall_finds_an_imported_turn_by_its_words_before_the_backfill_and_by_m
     with sessions() as session:
         meaning_after = recall(session, minilm, "alice", by_meaning, k=3, reinforce=False)
     assert meaning_after and meaning_after[0].external_ids[0] == "M0"
+
+
+def test_the_ops_json_and_metrics_show_how_many_exchanges_wait_for_a_vector(client, db_engine):
+    _import(make_sessionmaker(db_engine), "alice", 12)
+    assert client.get("/ops/queues").json["vectors_pending"] == 6
+    assert "engram_vectors_pending 6.0" in client.get("/metrics").get_data(as_text=True)

@@ -11,10 +11,9 @@ and timestamp; it is stored as the exchange's ``external_id``. Keys already stor
 before anything is embedded, so a re-run stores nothing twice and an interrupted run resumes
 where it stopped.
 
-By default nothing is embedded here: a batch of exchanges, their lines, threads and sessions is
-written in one transaction without vectors (words searchable at once) and the vector backfill
-(services/memory/vectors.py) computes the same vectors afterwards. ``embed=True`` (``engram
-import --embed-now``) embeds each batch before storing it, as a caller needing vectors at once wants.
+By default a batch's exchanges, lines, threads and sessions are written in one transaction with no
+vector (words searchable at once); the backfill (services/memory/vectors.py) computes the same vectors
+afterwards. ``embed=True`` (``engram import --embed-now``) embeds each batch before storing it.
 """
 
 from __future__ import annotations
@@ -304,10 +303,8 @@ def _embed_new(sessions: sessionmaker[Session], embedder: Embedder, user_id: str
 
 def _store_batch(sessions: sessionmaker[Session], embedder: Embedder | None, user_id: str, batch: list[Record],
                  report: ImportReport, embedded: dict[str, Any]) -> dict[str, int]:
-    """Insert the batch's new exchanges in one transaction; returns key → id of those inserted.
-
-    ``embedder`` None: stored without vectors (the backfill's job); else with ``embedded``'s, computing any
-    missing."""
+    """Insert the batch's new exchanges in one transaction (vectors from ``embedded``, the missing ones computed;
+    ``embedder`` None: none, the backfill's job); returns key → id of those inserted."""
     with sessions.begin() as session:
         existing = _existing(session, user_id, batch)
         report.ids_by_key.update(existing)
