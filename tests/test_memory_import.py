@@ -196,3 +196,16 @@ def test_a_bad_bundle_is_one_clear_error_before_anything_starts(tmp_path, monkey
     assert consumer.main(["import", str(path), "--user", "u1"]) == 2
     assert f"engram import: {path}: {message}" in capsys.readouterr().err
     assert not (tmp_path / "data").exists()
+
+
+def test_embed_now_stores_every_vector_before_the_command_returns(settings, db_engine, real_redis, tmp_path, capsys):
+    path = _write(tmp_path, LINES)
+    cmd_import(settings, _args(path, embed_now=True), embedder=HashEmbedder())
+    out, err = capsys.readouterr()
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["stored"] == 4 and "vectors_pending" not in summary and "background" not in err
+    with Session(db_engine) as session:
+        assert session.scalar(select(func.count()).select_from(Exchange).where(Exchange.embedding.is_(None))) == 0
+        named = session.scalar(text("SELECT count(*) FROM exchange_lines WHERE embedding IS NOT NULL"))
+    assert named == 3  # Caroline's and Melanie's lines
+    assert Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).job_ids == []
