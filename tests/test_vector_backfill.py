@@ -183,6 +183,10 @@ def test_the_periodic_service_queues_the_backfill_while_rows_wait(worker_context
     assert Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).job_ids == [BACKFILL_JOB_IDS[0]]
     run_jobs((MEMORY_CHUNKER_QUEUE,))
     assert fire().reason == "no exchange waits for its vector"
+    _import(worker_context.sessions, "bob", 12)  # a later import: the finished job's id is used again
+    assert fire().details == {"pending": 6, "job": BACKFILL_JOB_IDS[0]}
+    run_jobs((MEMORY_CHUNKER_QUEUE,))
+    assert fire().reason == "no exchange waits for its vector"
 
 
 MEMORIES = [
