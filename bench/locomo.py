@@ -167,7 +167,6 @@ import re
 import tempfile
 import time
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -285,8 +284,7 @@ def load(sessions: sessionmaker[Session], embedder: Embedder, folder: Path) -> t
         seconds += time.monotonic() - started
         stored += report.stored
         started = time.monotonic()
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # as the inline import embedded
-            embedded += fill_all(sessions, embedder, pool=pool)
+        embedded += fill_all(sessions, embedder, loops=os.cpu_count() or 1)  # as the job runs it
         embed_seconds += time.monotonic() - started
         end = max(line.at for line in lines) + dt.timedelta(days=1)
         questions += questions_of(user, data, {line.external_id for line in lines if line.external_id}, end)

@@ -87,7 +87,6 @@ import os
 import random
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -216,8 +215,7 @@ def import_records(sessions, embedder, records, batch_size: int,  # type: ignore
     report = store_records(sessions, timed, USER, records, batch_size=batch_size, embed=embed_now)
     stored_s = time.monotonic() - started
     started = time.monotonic()
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        vectors = fill_all(sessions, timed, limit=batch_size, pool=pool)
+    vectors = fill_all(sessions, timed, limit=batch_size, loops=os.cpu_count() or 1)  # as the job runs it
     return {"stored": report.stored, "seconds": stored_s, "vectors": vectors,
             "vectors_s": time.monotonic() - started, "embedding_s": timed.seconds, "embed_now": embed_now}
 

@@ -101,6 +101,7 @@ def test_the_job_queues_its_continuation_while_rows_wait(worker_context, real_re
     import workers.memory_chunker as chunker
 
     monkeypatch.setattr(chunker, "BACKFILL_BUDGET_S", 0.0)  # one batch per job
+    monkeypatch.setattr(chunker, "BACKFILL_LOOPS", 1)
     _import(worker_context.sessions, "alice", 600, named=False)  # 300 exchanges: two batches of 256
     enqueue_backfill(real_redis)
     run_jobs((MEMORY_CHUNKER_QUEUE,))

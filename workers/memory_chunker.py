@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 from typing import Any
 
 from rq import Queue, get_current_job
@@ -204,13 +205,16 @@ def embed_item(kind: str, item_id: int) -> str:
 
 
 BACKFILL_BUDGET_S = 30.0  # then the job queues its continuation: enrichment jobs on this queue get a turn
+BACKFILL_LOOPS: int | None = None  # claim-embed-store loops at once; None: one per CPU core
 
 
 def fill_vectors() -> str:
     """RQ entry point: the vector backfill (services/memory/vectors.py) for a while, then again while rows wait."""
     context = current_context()
     embedder = ensure_embedder(context)
-    done = vectors.fill_all(context.sessions, embedder, budget_s=BACKFILL_BUDGET_S)
+    # A loop per core: one embeds while another's batch is written (the worker runs at low priority).
+    loops = BACKFILL_LOOPS or os.cpu_count() or 1
+    done = vectors.fill_all(context.sessions, embedder, budget_s=BACKFILL_BUDGET_S, loops=loops)
     with context.sessions() as session:
         left = vectors.pending_count(session)
     if left:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,9 +74,19 @@ def fill_batch(sessions: sessionmaker[Session], embedder: Embedder, limit: int =
 
 
 def fill_all(sessions: sessionmaker[Session], embedder: Embedder, *, limit: int = BATCH,
-             pool: Executor | None = None, budget_s: float | None = None) -> int:
+             pool: Executor | None = None, budget_s: float | None = None, loops: int = 1) -> int:
     """Run batches until nothing is left (or, after the first, ``budget_s`` seconds have passed); returns
-    exchanges embedded."""
+    exchanges embedded.
+
+    ``loops`` > 1: that many claim-embed-store loops at once, each on its own thread and connection, so one
+    embeds while another's batch is written (two loops on two cores: as fast as the inline import, which
+    embedded the next batch while storing this one). ``pool``: threads sharing each batch's embedding.
+    """
+    if loops > 1:
+        with ThreadPoolExecutor(max_workers=loops, thread_name_prefix="vectors") as runner:
+            futures = [runner.submit(fill_all, sessions, embedder, limit=limit, pool=pool, budget_s=budget_s)
+                       for _ in range(loops)]
+            return sum(future.result() for future in futures)
     started, done = time.monotonic(), 0
     while True:
         filled = fill_batch(sessions, embedder, limit, pool)
