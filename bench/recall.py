@@ -63,19 +63,31 @@ candidate turns, which belongs to the ranking work), the window rows' per-row BM
 HNSW at ef_search 100 (9 ms; the 100k exchanges' vectors and index are ~350 MB against
 PostgreSQL's default 128 MB shared_buffers), the query embedding (8 ms).
 
-Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange): 31 exchanges/s
-at load average 4–10 (3,244 s), embedding-bound: the two embedding threads spent 5,746 s of
-thread time in the model while storing took 897 s (112/s). The import now embeds on every core
-(``embed_in_parallel``: sub-batches of 32 similar-length texts over a thread per core, the next
-batch embedded while this one is stored) and no longer maintains the unused GIN index on
-``exchanges.search`` (migration 0010; a fifth of storing time; the 100k database above was
-built before that drop). Same box, same 1,500 exchanges into an empty database, back to back
-at load 5–11: before 8 and 9 exchanges/s, after 15 and 19. The 300/s target is not reached
-and cannot be on two cores with this model at these text lengths: MiniLM int8 took 7–9 ms of
-one core per 26-token text here at load ~4 (110–150/s on one thread), the generated exchanges
-hold ~60 tokens, and each stored exchange also costs PostgreSQL an HNSW insert (about half of
-storing: with random vectors at load ~9, 86/s with every index, 107/s without the exchanges'
-GIN, 205/s without their HNSW too).
+Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange). The import no
+longer embeds: ``store_records`` writes each batch of 256 exchanges with their turns, threads,
+sessions and full-text data in one transaction without vectors (searchable by their words at
+once), and the vector backfill (``services/memory/vectors.py``, run by the memory-chunker
+workers; here ``fill_all`` to completion, a claim-embed-store loop per core, as the job runs it)
+computes the same vectors afterwards. The import line prints the two rates apart.
+
+Measured (issue 9 import round, branch imp) on a copy of the 100k database above (migrated to
+0015), 3,000 more generated exchanges per run under a new user, old code (the inline-embedding
+import at the start of the round) and new back to back, load average 10–11 on the 2 shared cores
+(other engineers' benches running; all numbers inflated by it):
+
+  run                          stored                  vectors                      end to end
+  old (inline, 2 threads)      18 exchanges/s          (inline)                     18/s
+  new, backfill sequential     349 exchanges/s (8.6 s) 14 vectors/s (218 s)          13/s
+  new, backfill sequential     454 exchanges/s (6.6 s) 15 vectors/s (198 s)          15/s
+  RESULTS_PLACEHOLDER
+
+The store rate meets issue 9's ≥ 300 exchanges/s with --no-enrich at 100k even at load 10: the
+client spends ~0.6 ms of CPU per exchange, the rest is PostgreSQL (turn rows with their GIN
+full-text entries, exchange rows; no HNSW insert until the vector arrives). The vectors still
+cost what they did (MiniLM int8, ~23 ms of one core per generated exchange at this load, plus
+the HNSW insert on update), so the time until recall has every vector signal is unchanged;
+what changed is that it no longer holds the command up, and that recall works meanwhile (a row
+without a vector has no vector signal: BM25 and the other signals rank it).
 """
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ def _claim(session: Session, limit: int, exchange_id: int | None = None) -> list
 
 
 def _store(session: Session, claimed: list[PendingExchange], vectors: dict[Any, Any], model_id: str) -> None:
-    """Both tables in one statement each: ids and vectors as arrays (a statement per row cost more than the model)."""
+    """The vectors of both tables, one statement each (ids and vectors as arrays: one round trip per table)."""
     session.execute(text(
         "UPDATE exchanges e SET embedding = v.embedding, embedding_model = :model "
         "FROM unnest(CAST(:ids AS bigint[]), CAST(CAST(:vectors AS text[]) AS vector[])) AS v(id, embedding) "
