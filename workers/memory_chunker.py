@@ -5,6 +5,9 @@ Reads the exchange with some world state (time, earlier turns, related known fac
 facts in one transaction. Invalid output after one retry → the exchange stays stored without
 enrichment, a ``failed`` chunk row and a counter record it. Transient LLM failures re-run the
 job later (``enqueue_in``; the scheduler role enqueues it when due). A retried job stores nothing twice.
+
+The same workers (they hold the embedding model) run the vector backfill (``fill_vectors``): the
+vectors of imported exchanges, which ``engram import`` stores without (services/memory/vectors.py).
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ FAILURES_METRIC = "engram_memory_enrichment_failures_total"
 PROMPT = "memory-chunker"
 ROLE = "memory_chunker"
 SMALL_TEXT_CHARS = 600  # message and reply each, in the compact chunker prompt
+BACKFILL_BUDGET_S = 30.0  # then the backfill job queues its continuation: enrichment jobs on this queue get a turn
+BACKFILL_LOOPS: int | None = None  # the backfill's claim-embed-store loops at once; None: one per CPU core
 
 
 def run(exchange_id: int, attempt: int = 0) -> str:
@@ -202,10 +207,6 @@ def embed_item(kind: str, item_id: int) -> str:
     context = current_context()
     with context.sessions.begin() as session:
         return embed_pending(session, ensure_embedder(context), kind, item_id)
-
-
-BACKFILL_BUDGET_S = 30.0  # then the job queues its continuation: enrichment jobs on this queue get a turn
-BACKFILL_LOOPS: int | None = None  # claim-embed-store loops at once; None: one per CPU core
 
 
 def fill_vectors() -> str:
