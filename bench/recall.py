@@ -68,24 +68,29 @@ longer embeds: ``store_records`` writes each batch of 256 exchanges with their t
 sessions and full-text data in one transaction without vectors (searchable by their words at
 once), and the vector backfill (``services/memory/vectors.py``, run by the memory-chunker
 workers; here ``fill_all`` to completion, a claim-embed-store loop per core, as the job runs it)
-computes the same vectors afterwards. The import line prints the two rates apart.
+computes the same vectors afterwards. The import line prints the two rates apart. ``--embed-now``
+imports as ``engram import --embed-now`` (inline, as before).
 
 Measured (issue 9 import round, branch imp) on a copy of the 100k database above (migrated to
 0015), 3,000 more generated exchanges per run under a new user, old code (the inline-embedding
-import at the start of the round) and new back to back, load average 10–11 on the 2 shared cores
-(other engineers' benches running; all numbers inflated by it):
+import at the start of the round) and new back to back, load average 9–14 on the 2 shared cores
+(other engineers' benches running; all wall-clock numbers inflated by it; "?": not recorded):
 
-  run                          stored                  vectors                      end to end
-  old (inline, 2 threads)      18 exchanges/s          (inline)                     18/s
-  new, backfill sequential     349 exchanges/s (8.6 s) 14 vectors/s (218 s)          13/s
-  new, backfill sequential     454 exchanges/s (6.6 s) 15 vectors/s (198 s)          15/s
-  RESULTS_PLACEHOLDER
+  run (in the order run)        stored                 vectors (backfill)            client CPU / exchange
+  old 1 (inline, 2 threads)     18/s (170 s)           inline                        23 ms
+  new 1 (backfill, one loop)    349/s (8.6 s)          14/s (218 s)                  0.6 ms + ?
+  new 2 (backfill, one loop)    454/s (6.6 s)          15/s (198 s)                  0.7 ms + ?
+  old 2                         19/s (155 s)           inline                        25 ms
+  new 3 (a loop per core)       376/s (8.0 s)          14/s (218 s)                  0.8 ms + 24 ms
+  old 3 (my tests ran beside)   12/s (256 s)           inline                        25 ms
 
-The store rate meets issue 9's ≥ 300 exchanges/s with --no-enrich at 100k even at load 10: the
-client spends ~0.6 ms of CPU per exchange, the rest is PostgreSQL (turn rows with their GIN
-full-text entries, exchange rows; no HNSW insert until the vector arrives). The vectors still
-cost what they did (MiniLM int8, ~23 ms of one core per generated exchange at this load, plus
-the HNSW insert on update), so the time until recall has every vector signal is unchanged;
+The store rate meets issue 9's ≥ 300 exchanges/s with --no-enrich at 100k even at load 9–11:
+the client spends under 1 ms of CPU per exchange, the rest is PostgreSQL (turn rows with their
+GIN full-text entries, exchange rows; no HNSW insert until the vector arrives). The vectors still
+cost what they did (the same ~24 ms of client CPU per exchange in the model as the inline
+import, plus PostgreSQL's HNSW insert and a new row version per exchange and named turn on
+update), and under this load the backfill ran at 14–15/s against the inline import's 12–19/s,
+so the time until recall has every vector signal is about unchanged;
 what changed is that it no longer holds the command up, and that recall works meanwhile (a row
 without a vector has no vector signal: BM25 and the other signals rank it).
 """
