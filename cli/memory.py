@@ -119,10 +119,22 @@ def _vectors_follow(conn: Connected, stored: int) -> dict[str, Any]:
     with conn.sessions() as session:
         pending = pending_count(session)
     if pending:
-        who = "queued for the memory workers" if queued else "the vector_backfill service queues them for the workers"
+        who = ("queued for the memory workers" if queued and _chunker_workers(conn.redis)
+               else "`engram run`'s memory workers compute them; its vector_backfill service queues them")
         print(f"engram import: {stored} exchanges stored, searchable by their words now; their meaning vectors are "
               f"computed in the background ({pending} waiting; {who}). --embed-now waits for them.", file=sys.stderr)
     return {"vectors": "background", "vectors_pending": pending}
+
+
+def _chunker_workers(connection: redis.Redis | None) -> int:
+    from rq import Queue, Worker
+
+    from services.queues import MEMORY_CHUNKER_QUEUE
+
+    try:
+        return len(Worker.all(queue=Queue(MEMORY_CHUNKER_QUEUE, connection=connection))) if connection else 0
+    except redis.RedisError:
+        return 0
 
 
 def _as_bundle(raw: str, is_bundle: Any) -> dict[str, Any] | None:
