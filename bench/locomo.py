@@ -155,6 +155,13 @@ Multi-hop (category 1, evidence spread over several sessions) and open-domain (3
 within 20 turns: most of their evidence turns share no word with the question and many need
 inference ("Would John be considered patriotic?" ← a turn about volunteering). Issue 9's
 targets (0.82 within 10 turns, 0.90 within 20, every category 0.75) are not reached.
+
+Vectors after the import (issue 9 import round): the import stores no vector and the backfill
+computes them before the questions; this bench printed the same figures, row for row and
+category for category, with the inline-embedding import at the start of that round and with the
+backfill (0.714 / 0.814 / 0.872 for Engram; baselines 0.527/0.602/0.675, 0.242/0.327/0.443,
+0.533/0.626/0.695 in both runs, at load ~10: import 23 exchanges/s inline before; 271/s stored,
+then 8/s vectors after, each exchange of two named turns embedded turn by turn).
 """
 
 from __future__ import annotations
