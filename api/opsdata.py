@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from api.args import int_arg
 from api.auth import current_user
+from api.health import vectors_pending
 from services.db import Exchange, RoutingDecision
 from services.errors import NotFound
 from services.jobs import NotFailed, failed_jobs, queue_stats, retry_failed, workers
@@ -28,7 +29,8 @@ def queues() -> Response:
     user_id = current_user()
     deps = current_app.extensions["engram"]
     return jsonify({"queues": queue_stats(deps.redis), "workers": workers(deps.redis),
-                    "failed_jobs": failed_jobs(deps.redis, user_id, operator=deps.settings.is_operator(user_id))})
+                    "failed_jobs": failed_jobs(deps.redis, user_id, operator=deps.settings.is_operator(user_id)),
+                    "vectors_pending": vectors_pending(deps.engine)})
 
 
 @bp.post("/jobs/<job_id>/retry")

@@ -90,22 +90,51 @@ def cmd_import(settings: Settings, args: argparse.Namespace, *, embedder: Embedd
             print(f"{args.file}: line {item.number}: {item.reason}", file=sys.stderr)
         records = pair_exchanges(lines)
     with connected(settings) as conn:
-        embedder = embedder or load_cli_embedder(conn.settings)
+        if embedder is None and (args.embed_now or bundle is not None):  # a bundle's facts and episodes embed now
+            embedder = load_cli_embedder(conn.settings)
         connection = None if args.no_enrich else conn.redis
         total = len(bundle.get("exchanges", [])) if bundle is not None else len(records)
         with tqdm(total=total, unit="exchange", file=sys.stderr, disable=args.quiet) as bar:
             started = time.monotonic()
             if bundle is not None:
                 report = import_bundle(conn.sessions, embedder, args.user, bundle, progress=bar.update,
-                                       connection=connection, batch_size=args.batch_size)
+                                       connection=connection, batch_size=args.batch_size, embed=args.embed_now)
             else:
                 store_records(conn.sessions, embedder, args.user, records, batch_size=args.batch_size,
-                              progress=bar.update, connection=connection, report=report)
+                              progress=bar.update, connection=connection, report=report, embed=args.embed_now)
             elapsed = time.monotonic() - started
+        vectors = {} if args.embed_now else _vectors_follow(conn, report.stored)
     summary = report.summary() | {"seconds": round(elapsed, 2),
-                                  "exchanges_per_s": round(report.stored / elapsed, 1) if elapsed > 0 else None}
+                                  "exchanges_per_s": round(report.stored / elapsed, 1) if elapsed > 0 else None,
+                                  **vectors}
     print(json.dumps(summary))
     return EXIT_BAD_LINES if report.bad else 0
+
+
+def _vectors_follow(conn: Connected, stored: int) -> dict[str, Any]:
+    """Queue the vector backfill and say so: how many exchanges were stored and how many wait for a vector."""
+    from services.memory.vectors import pending_count, try_enqueue_backfill
+
+    queued = try_enqueue_backfill(conn.redis)
+    with conn.sessions() as session:
+        pending = pending_count(session)
+    if pending:
+        who = ("queued for the memory workers" if queued and _chunker_workers(conn.redis)
+               else "`engram run`'s memory workers compute them; its vector_backfill service queues them")
+        print(f"engram import: {stored} exchanges stored, searchable by their words now; their meaning vectors are "
+              f"computed in the background ({pending} waiting; {who}). --embed-now waits for them.", file=sys.stderr)
+    return {"vectors": "background", "vectors_pending": pending}
+
+
+def _chunker_workers(connection: redis.Redis | None) -> int:
+    from rq import Queue, Worker
+
+    from services.queues import MEMORY_CHUNKER_QUEUE
+
+    try:
+        return len(Worker.all(queue=Queue(MEMORY_CHUNKER_QUEUE, connection=connection))) if connection else 0
+    except redis.RedisError:
+        return 0
 
 
 def _as_bundle(raw: str, is_bundle: Any) -> dict[str, Any] | None:
@@ -204,6 +233,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     p.add_argument("--user", required=True)
     p.add_argument("--no-enrich", action="store_true", help="store and index only; queue no LLM enrichment")
     p.add_argument("--batch-size", type=positive_int, default=256)
+    p.add_argument("--embed-now", action="store_true",
+                   help="compute the meaning vectors before returning (slower); by default workers compute them "
+                        "in the background and the words are searchable at once")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=cmd_import)
     p = commands.add_parser("recall", help="search a user's memory")

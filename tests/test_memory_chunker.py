@@ -172,3 +172,26 @@ def test_a_rescheduled_chunk_job_gets_the_memory_job_options(chunker, fake_llm, 
     job = Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).fetch_job(f"chunk-{exchange_id}-retry1")
     assert job.func_name == CHUNKER_JOB and job.timeout == MEMORY_JOB_TIMEOUT_S
     assert job_owner(job.meta) == "alice"  # the later attempt is still alice's job on the ops page
+
+
+@pytest.mark.integration
+def test_enriching_an_imported_exchange_before_the_backfill_gives_its_speakers_lines_their_vectors(
+        chunker, worker_context, fake_llm, db_engine):
+    from services.memory.importer import pair_exchanges, parse_lines, store_records
+    from services.memory.models import ExchangeLine
+    from services.memory.vectors import pending_count
+
+    lines, _, _ = parse_lines(json.dumps({"session": "s1", "speaker": name, "text": text,
+                                          "timestamp": f"2026-03-02T10:0{n}:00Z", "external_id": f"D1:{n}"})
+                              for n, (name, text) in enumerate([("Caroline", "I moved to Lisbon"),
+                                                                ("Melanie", "Lovely city!")]))
+    report = store_records(worker_context.sessions, HashEmbedder(), "alice", pair_exchanges(lines))
+    exchange_id = report.ids_by_key["D1:0"]
+    fake_llm.script(Garbage(), Garbage())
+    chunker.run(exchange_id)
+    with Session(db_engine) as session:
+        vectors = session.scalars(select(ExchangeLine.embedding).where(ExchangeLine.exchange_id == exchange_id)
+                                  .order_by(ExchangeLine.position)).all()
+        assert pending_count(session) == 0
+    assert [list(v) == pytest.approx(list(HashEmbedder().embed(t)), abs=1e-6) for v, t in
+            zip(vectors, ["Caroline: I moved to Lisbon", "Melanie: Lovely city!"], strict=True)] == [True, True]

@@ -19,6 +19,7 @@ from services.memory.bundle import export_bundle, import_bundle
 from services.memory.facts import remember_fact
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.models import Episode, Fact, MemoryChunk
+from services.memory.vectors import BACKFILL_JOB_IDS
 from services.queues import EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE
 
 pytestmark = pytest.mark.integration
@@ -47,7 +48,8 @@ def _write(tmp_path, lines) -> str:
 
 def _args(file: str, **extra) -> argparse.Namespace:
     return argparse.Namespace(file=file, user=extra.pop("user", "alice"), no_enrich=extra.pop("no_enrich", True),
-                              batch_size=extra.pop("batch_size", 256), quiet=True, **extra)
+                              batch_size=extra.pop("batch_size", 256), embed_now=extra.pop("embed_now", False),
+                              quiet=True, **extra)
 
 
 def test_pairing_joins_turns_and_keeps_speaker_names():
@@ -64,23 +66,28 @@ def test_pairing_joins_turns_and_keeps_speaker_names():
 
 
 def test_import_reports_bad_lines_loads_good_ones_and_is_idempotent(settings, db_engine, real_redis, tmp_path,
-                                                                   capsys):
+                                                                   capsys, run_jobs):
     path = _write(tmp_path, LINES)
     assert cmd_import(settings, _args(path), embedder=HashEmbedder()) == 1  # non-zero: some lines were bad
     out, err = capsys.readouterr()
     assert f"{path}: line 3: not JSON" in err and "line 4: missing or empty 'text'" in err and "line 11:" in err
     summary = json.loads(out.strip().splitlines()[-1])
     assert summary["stored"] == 4 and summary["bad_lines"] == 3 and summary["sessions"] == 2
+    assert summary["vectors"] == "background" and summary["vectors_pending"] == 4
+    assert "4 exchanges stored" in err and "4 waiting" in err
     cmd_import(settings, _args(path), embedder=HashEmbedder())
     again = json.loads(capsys.readouterr()[0].strip().splitlines()[-1])
     assert again["stored"] == 0 and again["already_stored"] == 4
     with Session(db_engine) as session:
         rows = session.scalars(select(Exchange).order_by(Exchange.occurred_at)).all()
         sessions = session.execute(text("SELECT count(*), bool_and(ended_at IS NOT NULL) FROM sessions")).one()
-    assert len(rows) == 4 and all(r.embedding is not None and r.session_id for r in rows)
+    assert len(rows) == 4 and all(r.embedding is None and r.session_id for r in rows)  # vectors follow
     assert rows[0].external_id == "m1" and rows[0].mode == "IMPORT"
     assert tuple(sessions) == (2, True)
-    assert real_redis.llen(f"rq:queue:{MEMORY_CHUNKER_QUEUE}") == 0  # --no-enrich
+    assert Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).job_ids == [BACKFILL_JOB_IDS[0]]  # no enrichment
+    run_jobs((MEMORY_CHUNKER_QUEUE,))
+    with Session(db_engine) as session:
+        assert session.scalar(select(func.count()).select_from(Exchange).where(Exchange.embedding.is_(None))) == 0
 
 
 class FailingOnce(HashEmbedder):
@@ -102,10 +109,10 @@ def test_an_interrupted_import_resumes_without_duplicates(db_engine):
     sessions = make_sessionmaker(db_engine)
     embedder = FailingOnce()
     with pytest.raises(Exception, match="killed mid-import"):
-        store_records(sessions, embedder, "alice", records, batch_size=4)
+        store_records(sessions, embedder, "alice", records, batch_size=4, embed=True)
     with Session(db_engine) as session:
         assert session.scalar(select(func.count()).select_from(Exchange)) == 4  # the first batch committed
-    report = store_records(sessions, embedder, "alice", records, batch_size=4)
+    report = store_records(sessions, embedder, "alice", records, batch_size=4, embed=True)
     assert (report.stored, report.skipped) == (6, 4)
     with Session(db_engine) as session:
         assert session.scalar(select(func.count(func.distinct(Exchange.external_id)))) == 10
@@ -118,7 +125,8 @@ def test_an_import_embedded_on_several_threads_stores_each_exchange_with_its_own
                               for n in range(300))
     records = pair_exchanges(lines)
     embedder = HashEmbedder()
-    report = store_records(make_sessionmaker(db_engine), embedder, "alice", records, batch_size=32, embed_threads=3)
+    report = store_records(make_sessionmaker(db_engine), embedder, "alice", records, batch_size=32, embed_threads=3,
+                           embed=True)
     assert report.stored == len(records) > 100
     with Session(db_engine) as session:
         rows = session.execute(select(Exchange.user_text, Exchange.reply, Exchange.embedding)).all()
@@ -134,7 +142,7 @@ def test_enrichment_is_queued_unless_disabled(settings, db_engine, real_redis, t
     with Session(db_engine) as session:
         exchange_id = session.scalar(select(Exchange.id))
         session_id = session.scalar(select(Exchange.session_id))
-    assert Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).job_ids == [f"chunk-{exchange_id}"]
+    assert Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).job_ids == [f"chunk-{exchange_id}", BACKFILL_JOB_IDS[0]]
     assert Queue(EPISODIC_QUEUE, connection=real_redis).job_ids == [f"episode-{session_id}"]
 
 
@@ -188,3 +196,16 @@ def test_a_bad_bundle_is_one_clear_error_before_anything_starts(tmp_path, monkey
     assert consumer.main(["import", str(path), "--user", "u1"]) == 2
     assert f"engram import: {path}: {message}" in capsys.readouterr().err
     assert not (tmp_path / "data").exists()
+
+
+def test_embed_now_stores_every_vector_before_the_command_returns(settings, db_engine, real_redis, tmp_path, capsys):
+    path = _write(tmp_path, LINES)
+    cmd_import(settings, _args(path, embed_now=True), embedder=HashEmbedder())
+    out, err = capsys.readouterr()
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["stored"] == 4 and "vectors_pending" not in summary and "background" not in err
+    with Session(db_engine) as session:
+        assert session.scalar(select(func.count()).select_from(Exchange).where(Exchange.embedding.is_(None))) == 0
+        named = session.scalar(text("SELECT count(*) FROM exchange_lines WHERE embedding IS NOT NULL"))
+    assert named == 3  # Caroline's and Melanie's lines
+    assert Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).job_ids == []

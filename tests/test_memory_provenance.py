@@ -16,6 +16,7 @@ from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.context import assemble
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall
+from services.memory.vectors import fill_all
 
 pytestmark = pytest.mark.integration
 
@@ -46,7 +47,9 @@ def _conversation() -> list[str]:
 def _import(db_engine, user: str) -> None:
     lines, bad, _ = parse_lines(_conversation())
     assert not bad
-    store_records(make_sessionmaker(db_engine), HashEmbedder(), user, pair_exchanges(lines))
+    sessions = make_sessionmaker(db_engine)
+    store_records(sessions, HashEmbedder(), user, pair_exchanges(lines))
+    fill_all(sessions, HashEmbedder())  # the vectors follow in the background: the backfill, run to completion
 
 
 def _ids_match_lines(hits) -> None:

@@ -14,6 +14,7 @@ from services.db import make_sessionmaker
 from services.memory.config import MemoryConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall
+from services.memory.vectors import fill_all
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -50,6 +51,7 @@ def test_recall_at_5_on_the_memory_set(db_engine, minilm):
     sessions = make_sessionmaker(db_engine)
     store_records(sessions, minilm, "alice", pair_exchanges(lines))
     store_records(sessions, minilm, "bob", pair_exchanges(lines[:20]))  # another user's copy must not count
+    fill_all(sessions, minilm)  # the vectors follow in the background: the backfill, run to completion
     score, missed = recall_at(sessions, minilm, "alice", 5, MemoryConfig())
     print(f"recall@5 = {score:.3f}; missed: {missed}")
     assert score >= RECALL_AT_5_FLOOR, missed

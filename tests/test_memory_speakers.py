@@ -18,6 +18,7 @@ from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall
 from services.memory.speakers import named_speaker, without_name
+from services.memory.vectors import fill_all
 from tests.memory_builders import create_exchange
 
 pytestmark = pytest.mark.integration
@@ -84,7 +85,9 @@ def _lines() -> list[str]:
 def _import(sessions, user: str, embedder: PastimeEmbedder | None = None) -> None:
     lines, bad, _ = parse_lines(_lines())
     assert not bad
-    store_records(sessions, embedder or PastimeEmbedder(), user, pair_exchanges(lines))
+    embedder = embedder or PastimeEmbedder()
+    store_records(sessions, embedder, user, pair_exchanges(lines))
+    fill_all(sessions, embedder)  # the vectors follow in the background: the backfill, run to completion
 
 
 def _first_turns(hits, width: int) -> list[str]:

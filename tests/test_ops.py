@@ -37,6 +37,7 @@ def test_metrics_expose_modes_latencies_queues_and_memory(client, run_jobs, fake
     assert "engram_routing_seconds_bucket" in body and "engram_llm_seconds_bucket" in body
     assert 'engram_queue_depth{queue="prompt-queue"} 0.0' in body
     assert 'engram_memory_items{kind="exchanges"} 1.0' in body
+    assert "engram_vectors_pending 0.0" in body  # a chat's exchange is stored with its vector
     assert "engram_tokens_total" in body
 
 

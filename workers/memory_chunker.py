@@ -5,15 +5,19 @@ Reads the exchange with some world state (time, earlier turns, related known fac
 facts in one transaction. Invalid output after one retry → the exchange stays stored without
 enrichment, a ``failed`` chunk row and a counter record it. Transient LLM failures re-run the
 job later (``enqueue_in``; the scheduler role enqueues it when due). A retried job stores nothing twice.
+
+The same workers (they hold the embedding model) run the vector backfill (``fill_vectors``): the
+vectors of imported exchanges, which ``engram import`` stores without (services/memory/vectors.py).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 from typing import Any
 
-from rq import Queue
+from rq import Queue, get_current_job
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -21,6 +25,7 @@ from services.db import Exchange, User
 from services.embeddings import Embedder
 from services.errors import LLMError, LLMMalformedOutput
 from services.llm.completion import Completion
+from services.memory import vectors
 from services.memory.chunks import (
     CHUNK_SCHEMA,
     ChunkInvalid,
@@ -44,6 +49,8 @@ FAILURES_METRIC = "engram_memory_enrichment_failures_total"
 PROMPT = "memory-chunker"
 ROLE = "memory_chunker"
 SMALL_TEXT_CHARS = 600  # message and reply each, in the compact chunker prompt
+BACKFILL_BUDGET_S = 30.0  # then the backfill job queues its continuation: enrichment jobs on this queue get a turn
+BACKFILL_LOOPS: int | None = None  # the backfill's claim-embed-store loops at once; None: one per CPU core
 
 
 def run(exchange_id: int, attempt: int = 0) -> str:
@@ -58,6 +65,8 @@ def run(exchange_id: int, attempt: int = 0) -> str:
             return "missing"
         if chunk_exists(session, exchange_id):
             return "exists"
+        if exchange.embedding is None:  # imported, its vectors not backfilled yet: its lines' too, as the backfill
+            vectors.fill_exchange(session, embedder, exchange_id)
         reindex_turn(embedder, exchange)
         messages = build_messages(context, session, exchange, config)
         user_text = exchange.user_text
@@ -198,3 +207,19 @@ def embed_item(kind: str, item_id: int) -> str:
     context = current_context()
     with context.sessions.begin() as session:
         return embed_pending(session, ensure_embedder(context), kind, item_id)
+
+
+def fill_vectors() -> str:
+    """RQ entry point: the vector backfill (services/memory/vectors.py) for a while, then again while rows wait."""
+    context = current_context()
+    embedder = ensure_embedder(context)
+    # A loop per core: one embeds while another's batch is written (the worker runs at low priority).
+    loops = BACKFILL_LOOPS or os.cpu_count() or 1
+    done = vectors.fill_all(context.sessions, embedder, budget_s=BACKFILL_BUDGET_S, loops=loops)
+    with context.sessions() as session:
+        left = vectors.pending_count(session)
+    if left:
+        job = get_current_job()
+        vectors.enqueue_backfill(context.redis, continuing=job.id if job is not None else None)
+    logger.info("vector backfill: %d exchanges embedded, %d waiting", done, left, extra={"embedded": done})
+    return f"embedded {done}, {left} waiting"

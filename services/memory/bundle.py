@@ -182,13 +182,13 @@ def _check_lines(where: str, lines: Any) -> None:
 
 def import_bundle(sessions: sessionmaker[Session], embedder: Embedder, user_id: str, bundle: dict[str, Any], *,
                   progress: Callable[[int], None] | None = None, connection: redis.Redis | None = None,
-                  batch_size: int = 256) -> ImportReport:
+                  batch_size: int = 256, embed: bool = True) -> ImportReport:
     """Load a bundle for ``user_id`` (any user's bundle: ids are remapped); idempotent."""
     validate_bundle(bundle)
     records = [_record(item) for item in bundle.get("exchanges", [])]
     # Chunks come with the bundle, so only exchanges without one would need the chunker.
     report = store_records(sessions, embedder, user_id, records, batch_size=batch_size, progress=progress,
-                           connection=None)
+                           connection=None, embed=embed)
     ids = report.ids_by_key
     with sessions.begin() as session:
         _import_chunks(session, user_id, bundle.get("chunks", []), ids)

@@ -10,6 +10,10 @@ An exchange's key is the external_id of its first line, else a hash of session, 
 and timestamp; it is stored as the exchange's ``external_id``. Keys already stored are skipped
 before anything is embedded, so a re-run stores nothing twice and an interrupted run resumes
 where it stopped.
+
+By default a batch's exchanges, lines, threads and sessions are written in one transaction with no
+vector (words searchable at once); the backfill (services/memory/vectors.py) computes the same vectors
+afterwards. ``embed=True`` (``engram import --embed-now``) embeds each batch before storing it.
 """
 
 from __future__ import annotations
@@ -225,11 +229,13 @@ def session_id_for(user_id: str, session_key: str) -> str:
 def store_records(sessions: sessionmaker[Session], embedder: Embedder, user_id: str, records: list[Record], *,
                   batch_size: int = 256, progress: Callable[[int], None] | None = None,
                   connection: redis.Redis | None = None, report: ImportReport | None = None,
-                  embed_threads: int | None = None) -> ImportReport:
-    """Store exchanges (embedded in batches) with their threads and sessions; enqueue enrichment if connected.
+                  embed_threads: int | None = None, embed: bool = False) -> ImportReport:
+    """Store exchanges with their lines, threads and sessions; enqueue enrichment if connected.
 
     Args:
         connection: Redis for chunker and episode jobs; None → no enrichment (``--no-enrich``).
+        embed: compute the vectors now (in batches, before this returns); False → store them without
+            one: the backfill (services/memory/vectors.py) computes the same vectors afterwards.
         embed_threads: threads embedding at once; None → one per CPU core (embedding is most of an import).
     """
     report = report or ImportReport()
@@ -238,6 +244,11 @@ def store_records(sessions: sessionmaker[Session], embedder: Embedder, user_id: 
     with sessions.begin() as session:
         session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
     batches = [records[start : start + batch_size] for start in range(0, len(records), batch_size)]
+    if not embed:
+        for batch in batches:
+            inserted = _store_batch(sessions, None, user_id, batch, report, {})
+            _after_batch(batch, inserted, touched, user_id, connection, report, progress)
+        return _after_import(touched, user_id, connection, report)
     # Embedding (the model, in this process) and storing (PostgreSQL, another process) overlap: the next
     # batch is embedded while this one is written, on every core (both backends release the GIL).
     threads = max(1, embed_threads or os.cpu_count() or 1)
@@ -252,6 +263,11 @@ def store_records(sessions: sessionmaker[Session], embedder: Embedder, user_id: 
             pending = embed(batches[index + 1]) if index + 1 < len(batches) else None
             inserted = _store_batch(sessions, embedder, user_id, batch, report, vectors)
             _after_batch(batch, inserted, touched, user_id, connection, report, progress)
+    return _after_import(touched, user_id, connection, report)
+
+
+def _after_import(touched: set[str], user_id: str, connection: redis.Redis | None,
+                  report: ImportReport) -> ImportReport:
     report.sessions += len(touched)
     if connection is not None and touched:
         jobs = [(sid, f"episode-{sid}") for sid in sorted(session_id_for(user_id, key) for key in touched)]
@@ -285,9 +301,10 @@ def _embed_new(sessions: sessionmaker[Session], embedder: Embedder, user_id: str
     return speakers.embed_records(embedder, fresh, _exchange_text, pool)
 
 
-def _store_batch(sessions: sessionmaker[Session], embedder: Embedder, user_id: str, batch: list[Record],
+def _store_batch(sessions: sessionmaker[Session], embedder: Embedder | None, user_id: str, batch: list[Record],
                  report: ImportReport, embedded: dict[str, Any]) -> dict[str, int]:
-    """Insert the batch's new exchanges in one transaction; returns key → id of those inserted."""
+    """Insert the batch's new exchanges in one transaction (vectors from ``embedded``, the missing ones computed;
+    ``embedder`` None: none, the backfill's job); returns key → id of those inserted."""
     with sessions.begin() as session:
         existing = _existing(session, user_id, batch)
         report.ids_by_key.update(existing)
@@ -297,18 +314,17 @@ def _store_batch(sessions: sessionmaker[Session], embedder: Embedder, user_id: s
             return {}
         _ensure_threads(session, user_id, fresh)
         missing = [record for record in fresh if record.key not in embedded]  # stored by someone else meanwhile
-        if missing:
+        if missing and embedder is not None:
             embedded = {**embedded, **_embed_new(sessions, embedder, user_id, missing)}
-        vectors = [embedded[record.key][0] for record in fresh]
-        rows = [_exchange_row(user_id, record, vector, embedder.model_id) for record, vector in zip(fresh, vectors,
-                                                                                                   strict=True)]
+        model_id = embedder.model_id if embedder is not None else None
+        rows = [_exchange_row(user_id, record, embedded.get(record.key, (None, {}))[0], model_id) for record in fresh]
         # The trigger of migration 0007 would derive two lines per exchange; the import knows the real ones.
         session.execute(text("SELECT set_config('engram.own_lines', 'on', true)"))
         result = session.execute(insert(Exchange).values(rows).on_conflict_do_nothing()
                                  .returning(Exchange.id, Exchange.external_id))
         inserted = {row.external_id: int(row.id) for row in result}
         insert_lines(session, user_id, [(inserted[r.key], r) for r in fresh if r.key in inserted],
-                     {r.key: embedded[r.key][1] for r in fresh})
+                     {r.key: embedded[r.key][1] for r in fresh if r.key in embedded})
         session.execute(text("SELECT set_config('engram.own_lines', 'off', true)"))
     report.stored += len(inserted)
     report.skipped += len(fresh) - len(inserted)
@@ -391,12 +407,13 @@ def _ensure_threads(session: Session, user_id: str, records: list[Record]) -> No
         "ended_at": func.greatest(ConversationSession.ended_at, statement.excluded.ended_at)}))
 
 
-def _exchange_row(user_id: str, record: Record, vector: Any, model_id: str) -> dict[str, Any]:
+def _exchange_row(user_id: str, record: Record, vector: Any, model_id: str | None) -> dict[str, Any]:
     return {
         "request_id": "imr-" + digest(user_id, record.key), "user_id": user_id,
         "thread_id": thread_id_for(user_id, record.thread_key), "session_id": session_id_for(user_id,
                                                                                           record.session_key),
         "source": record.source, "user_text": record.user_text, "reply": record.reply, "mode": record.mode,
         "topic": record.topic, "external_id": record.key, "occurred_at": record.at, "embedding": vector,
-        "embedding_model": model_id, "tool_trail": [], "timings": {}, "confidence": 0.0, "fallback": False,
+        "embedding_model": model_id if vector is not None else None, "tool_trail": [], "timings": {},
+        "confidence": 0.0, "fallback": False,
     }

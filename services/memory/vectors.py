@@ -1,0 +1,169 @@
+"""Vectors that follow an import: the backfill of exchanges stored without one.
+
+``engram import`` stores exchanges, their lines and the full-text data at once and computes no
+vector (embedding was nine tenths of an import's time), so the words are searchable as soon as
+the command returns. This module fills the vectors in afterwards, exactly as the inline import
+computes them (``speakers.embed_records``: an exchange of named speakers gets its lines' vectors
+and their mean, any other exchange the vector of its joined text), so recall is the same once
+they are in; until then such an exchange simply has no vector signal.
+
+``fill_batch`` claims the oldest exchanges without a vector (any user) with ``FOR UPDATE SKIP
+LOCKED``: several workers share the work and never embed one row twice; a crash rolls the
+batch back and the next run takes it again. The RQ job (``workers.memory_chunker.fill_vectors``)
+runs batches for a while and queues its own continuation while rows remain; its two fixed job
+ids (alternating) keep it from ever being queued twice. The importer queues it after storing,
+and the ``vector_backfill`` periodic service queues it whenever rows wait (Redis was down
+during an import, a worker died).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+from rq import Queue
+from sqlalchemy import Connection, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from services.embeddings import Embedder
+from services.memory import speakers
+from services.queues import MEMORY_CHUNKER_QUEUE, memory_job_options
+
+logger = logging.getLogger(__name__)
+
+BACKFILL_JOB = "workers.memory_chunker.fill_vectors"
+BACKFILL_JOB_IDS = ("vectors-backfill-0", "vectors-backfill-1")  # a running job queues the other id
+BATCH = 256  # exchanges per transaction: the import's batch, so the model sees the same batches
+ACTIVE = frozenset({"queued", "started", "deferred", "scheduled"})
+
+
+@dataclass
+class PendingLine:
+    line_id: int
+    speaker: str
+    text: str
+
+
+@dataclass
+class PendingExchange:
+    key: int  # the exchange's id
+    text: str  # user_text and reply joined, as the importer embeds them
+    lines: list[PendingLine] = field(default_factory=list)
+
+
+def pending_count(session: Session | Connection) -> int:
+    """Exchanges still without a vector, of every user (the partial index of migration 0015)."""
+    return int(session.scalar(text("SELECT count(*) FROM exchanges WHERE embedding IS NULL")) or 0)
+
+
+def fill_batch(sessions: sessionmaker[Session], embedder: Embedder, limit: int = BATCH,
+               pool: Executor | None = None) -> int:
+    """Embed and store the vectors of up to ``limit`` exchanges without one; returns how many (0: none left
+    that no other worker holds)."""
+    with sessions.begin() as session:
+        claimed = _claim(session, limit)
+        if not claimed:
+            return 0
+        vectors = speakers.embed_records(embedder, claimed, lambda item: item.text, pool)
+        _store(session, claimed, vectors, embedder.model_id)
+    return len(claimed)
+
+
+def fill_all(sessions: sessionmaker[Session], embedder: Embedder, *, limit: int = BATCH,
+             pool: Executor | None = None, budget_s: float | None = None, loops: int = 1) -> int:
+    """Run batches until nothing is left (or, after the first, ``budget_s`` seconds have passed); returns
+    exchanges embedded.
+
+    ``loops`` > 1: that many claim-embed-store loops at once, each on its own thread and connection, so one
+    embeds while another's batch is written (two loops on two cores: as fast as the inline import, which
+    embedded the next batch while storing this one). ``pool``: threads sharing each batch's embedding.
+    """
+    if loops > 1:
+        with ThreadPoolExecutor(max_workers=loops, thread_name_prefix="vectors") as runner:
+            futures = [runner.submit(fill_all, sessions, embedder, limit=limit, pool=pool, budget_s=budget_s)
+                       for _ in range(loops)]
+            return sum(future.result() for future in futures)
+    started, done = time.monotonic(), 0
+    while True:
+        filled = fill_batch(sessions, embedder, limit, pool)
+        done += filled
+        if not filled or (budget_s is not None and time.monotonic() - started >= budget_s):
+            return done
+
+
+def fill_exchange(session: Session, embedder: Embedder, exchange_id: int) -> bool:
+    """Fill one exchange's vectors now if it has none (the chunker enriching an imported exchange); in the
+    caller's transaction. False: it has one, or another worker is filling it."""
+    claimed = _claim(session, 1, exchange_id)
+    if claimed:
+        _store(session, claimed, speakers.embed_records(embedder, claimed, lambda item: item.text), embedder.model_id)
+    return bool(claimed)
+
+
+def _claim(session: Session, limit: int, exchange_id: int | None = None) -> list[PendingExchange]:
+    only = "AND id = :id " if exchange_id is not None else ""
+    rows = session.execute(text(
+        f"SELECT id, user_text, reply FROM exchanges WHERE embedding IS NULL {only}ORDER BY id LIMIT :limit "
+        "FOR UPDATE SKIP LOCKED"), {"limit": limit, "id": exchange_id}).all()
+    claimed = {int(row.id): PendingExchange(int(row.id), f"{row.user_text}\n{row.reply}".strip()) for row in rows}
+    if not claimed:
+        return []
+    for line in session.execute(text(
+            "SELECT id, exchange_id, speaker, text FROM exchange_lines WHERE exchange_id = ANY(:ids) "
+            "ORDER BY exchange_id, position, id"), {"ids": list(claimed)}):
+        claimed[int(line.exchange_id)].lines.append(PendingLine(int(line.id), line.speaker, line.text))
+    return list(claimed.values())
+
+
+def _store(session: Session, claimed: list[PendingExchange], vectors: dict[Any, Any], model_id: str) -> None:
+    """The vectors of both tables, one statement each (ids and vectors as arrays: one round trip per table)."""
+    session.execute(text(
+        "UPDATE exchanges e SET embedding = v.embedding, embedding_model = :model "
+        "FROM unnest(CAST(:ids AS bigint[]), CAST(CAST(:vectors AS text[]) AS vector[])) AS v(id, embedding) "
+        "WHERE e.id = v.id"),
+        {"ids": [item.key for item in claimed], "model": model_id,
+         "vectors": [speakers.vector_literal(vectors[item.key][0]) for item in claimed]})
+    lines = [(item.lines[position].line_id, vector) for item in claimed
+             for position, vector in vectors[item.key][1].items()]
+    if lines:
+        session.execute(text(
+            "UPDATE exchange_lines l SET embedding = v.embedding "
+            "FROM unnest(CAST(:ids AS bigint[]), CAST(CAST(:vectors AS text[]) AS vector[])) AS v(id, embedding) "
+            "WHERE l.id = v.id"),
+            {"ids": [line_id for line_id, _ in lines], "vectors": [speakers.vector_literal(v) for _, v in lines]})
+
+
+def _active(queue: Queue, job_id: str) -> bool:
+    job = queue.fetch_job(job_id)
+    return job is not None and job.get_status(refresh=True) in ACTIVE
+
+
+def enqueue_backfill(connection: redis.Redis, *, continuing: str | None = None) -> str | None:
+    """Queue the backfill job unless it is queued or running already; returns its id (None: not queued).
+
+    ``continuing``: the id of the running job queueing its own continuation (it is started, not done).
+    """
+    queue = Queue(MEMORY_CHUNKER_QUEUE, connection=connection)
+    others = [job_id for job_id in BACKFILL_JOB_IDS if job_id != continuing]
+    if any(_active(queue, job_id) for job_id in others):
+        return None
+    job_id = others[0]
+    queue.enqueue(BACKFILL_JOB, job_id=job_id, description="vector backfill", **memory_job_options())
+    return job_id
+
+
+def try_enqueue_backfill(connection: redis.Redis | None) -> bool:
+    """``enqueue_backfill`` where Redis may be down; True when a backfill job is queued or running now (False:
+    the ``vector_backfill`` periodic service will queue it)."""
+    if connection is None:
+        return False
+    try:
+        enqueue_backfill(connection)
+    except redis.RedisError as exc:
+        logger.warning("vector backfill not queued (%s): the vector_backfill service will queue it", exc)
+        return False
+    return True

@@ -1,0 +1,24 @@
+"""Vector backfill service: queue the backfill job whenever exchanges wait for their vectors.
+
+An import queues the backfill itself (services/memory/vectors.py); this catches what that
+missed: Redis was unreachable during the import, the embedded servers stopped with the
+command, a worker died half-way. The periodic worker loads no model, so it only queues the
+job on the memory chunker queue, whose workers embed; a job already queued or running is not
+queued twice.
+"""
+
+from __future__ import annotations
+
+from services.memory.vectors import enqueue_backfill, pending_count
+from services.periodic.contract import ServiceCall, ServiceResult
+
+
+def run(call: ServiceCall) -> ServiceResult:
+    with call.context.sessions() as session:
+        pending = pending_count(session)
+    if not pending:
+        return ServiceResult.skipped("no exchange waits for its vector")
+    job_id = enqueue_backfill(call.context.redis)
+    if job_id is None:
+        return ServiceResult.skipped("the backfill is queued or running already", pending=pending)
+    return ServiceResult.ran(pending=pending, job=job_id)
