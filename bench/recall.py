@@ -129,7 +129,7 @@ computes the same vectors afterwards. The import line prints the two rates apart
 imports as ``engram import --embed-now`` (inline, as before).
 
 Measured (issue 9 import round, branch imp) on a copy of the 100k database above (migrated to
-0015), 3,000 more generated exchanges per run under a new user, old code (the inline-embedding
+0011), 3,000 more generated exchanges per run under a new user, old code (the inline-embedding
 import at the start of the round) and new back to back, load average 9–14 on the 2 shared cores
 (other engineers' benches running; all wall-clock numbers inflated by it; "?": not recorded):
 

@@ -56,7 +56,7 @@ class PendingExchange:
 
 
 def pending_count(session: Session | Connection) -> int:
-    """Exchanges still without a vector, of every user (the partial index of migration 0015)."""
+    """Exchanges still without a vector, of every user (the partial index of migration 0011)."""
     return int(session.scalar(text("SELECT count(*) FROM exchanges WHERE embedding IS NULL")) or 0)
 
 

@@ -6,14 +6,14 @@ whose ``embedding`` is NULL, embeds them with their named speakers' lines, and s
 vectors. This index holds only those rows (a few, or none, once the backfill has caught up),
 so finding the next batch and counting what waits costs nothing at 100k stored exchanges.
 
-Revision ID: 0015
+Revision ID: 0011
 Revises: 0010
 Create Date: 2026-11-23
 """
 
 from alembic import op
 
-revision = "0015"
+revision = "0011"
 down_revision = "0010"
 branch_labels = None
 depends_on = None
