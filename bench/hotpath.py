@@ -73,7 +73,7 @@ def profile(settings: Settings, engine, requests: int, top: int, save: str | Non
     for text in MESSAGES:  # warm-up: first queries, prepared plans, model caches
         post(client, text)
         worker.work(burst=True, with_scheduler=False)
-    web_ms, profiler = [], cProfile.Profile()
+    web_ms, profiler = [], cProfile.Profile(time.process_time)
     for index in range(requests):
         started = time.perf_counter()
         post(client, MESSAGES[index % len(MESSAGES)])

@@ -78,6 +78,8 @@ burst and 40–55 ms each reply afterwards while they catch up (~10 s after 200 
 from __future__ import annotations
 
 import argparse
+import http.client
+import json
 import os
 import shutil
 import statistics
@@ -85,12 +87,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import redis
 from rq import Queue, Worker
 
@@ -109,22 +111,58 @@ MESSAGES = [
 ]
 
 
-def one_chat(client: httpx.Client, base_url: str, text: str) -> tuple[float, float, float]:
+class ChatClient:
+    """One keep-alive HTTP/1.1 connection that speaks just enough HTTP for ``POST /chat`` and its SSE reply.
+
+    The load generator shares the two cores it measures, so it is lean: ``http.client`` and a
+    line scan for ``event:`` instead of httpx's stream machinery.
+    A request that fails or is refused is recorded without its events (NaN), never dropped.
+    """
+
+    def __init__(self, base_url: str, token: str, timeout_s: float = 60) -> None:
+        address = urllib.parse.urlsplit(base_url)
+        self.connection = http.client.HTTPConnection(address.hostname or "127.0.0.1", address.port, timeout=timeout_s)
+        self.headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+    def __enter__(self) -> ChatClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.connection.close()
+
+    def chat(self, text: str) -> tuple[float, float, float]:
+        """Seconds from POST to the first status event, the first reply text (delta) and the message event."""
+        body = json.dumps({"text": text}).encode()
+        started = time.perf_counter()
+        first = delta = message = float("nan")
+        try:
+            self.connection.request("POST", "/chat", body, self.headers)
+            response = self.connection.getresponse()
+            while response.status == 200:
+                line = response.readline()
+                if not line:
+                    break
+                if not line.startswith(b"event: "):
+                    continue
+                now = time.perf_counter() - started
+                name = line[7:].strip()
+                if name == b"status" and first != first:
+                    first = now
+                elif name == b"delta" and delta != delta:
+                    delta = now
+                elif name == b"message":
+                    message = now
+                elif name == b"done":
+                    break
+            response.read()  # the rest of the stream, so the connection can carry the next chat
+        except (OSError, http.client.HTTPException):
+            self.connection.close()  # reopened by the next request
+        return first, delta, message
+
+
+def one_chat(client: ChatClient, text: str) -> tuple[float, float, float]:
     """Seconds from POST to the first status event, the first reply text (delta) and the message event."""
-    started = time.perf_counter()
-    first = delta = message = float("nan")
-    with client.stream("POST", base_url + "/chat", json={"text": text}) as response:
-        for line in response.iter_lines():
-            now = time.perf_counter() - started
-            if line.startswith("event: status") and first != first:
-                first = now
-            elif line.startswith("event: delta") and delta != delta:
-                delta = now
-            elif line.startswith("event: message"):
-                message = now
-            elif line.startswith("event: done"):
-                break
-    return first, delta, message
+    return client.chat(text)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -143,12 +181,12 @@ def report(label: str, samples: list[tuple[float, float, float]]) -> None:
 
 def measure_sequential(base_url: str, token: str, requests: int) -> None:
     """Warm up, then the latencies of ``requests`` chats one after another on one thread."""
-    with httpx.Client(timeout=60, headers=auth(token)) as client:  # one keep-alive connection, like a chat client
+    with ChatClient(base_url, token) as client:  # one keep-alive connection, like a chat client
         for text in MESSAGES:  # warm up caches and connections
-            one_chat(client, base_url, text)
+            one_chat(client, text)
         sampler = CpuSampler()
         before = sampler.snapshot()
-        sequential = [one_chat(client, base_url, MESSAGES[i % len(MESSAGES)]) for i in range(requests)]
+        sequential = [one_chat(client, MESSAGES[i % len(MESSAGES)]) for i in range(requests)]
         usage = sampler.usage(before, sampler.snapshot())
     report("sequential", sequential)
     print_usage(usage, len(sequential))
@@ -159,12 +197,12 @@ def measure_throughput(base_url: str, redis_url: str, tokens: list[str], request
     per_client = [requests // len(tokens) + (1 if n < requests % len(tokens) else 0) for n in range(len(tokens))]
 
     def client_run(n: int) -> list[tuple[float, float, float]]:
-        with httpx.Client(timeout=120, headers=auth(tokens[n])) as client:
-            return [one_chat(client, base_url, MESSAGES[(n + i) % len(MESSAGES)]) for i in range(per_client[n])]
+        with ChatClient(base_url, tokens[n], timeout_s=120) as client:
+            return [one_chat(client, MESSAGES[(n + i) % len(MESSAGES)]) for i in range(per_client[n])]
 
     def warm_up(n: int) -> None:
-        with httpx.Client(timeout=120, headers=auth(tokens[n])) as client:
-            one_chat(client, base_url, MESSAGES[n % len(MESSAGES)])
+        with ChatClient(base_url, tokens[n], timeout_s=120) as client:
+            one_chat(client, MESSAGES[n % len(MESSAGES)])
 
     with ThreadPoolExecutor(len(tokens)) as pool:  # not measured: a new worker's first jobs compile and cache
         list(pool.map(warm_up, range(len(tokens))))
@@ -205,10 +243,6 @@ def wait_for_enrichment(connection: redis.Redis, timeout_s: float = 600) -> floa
             break
         time.sleep(0.2)
     return time.monotonic() - started
-
-
-def auth(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
 
 
 def unthrottled_configs(dest: Path) -> Path:
