@@ -19,6 +19,7 @@ stopped heart-beating instead of waiting for the lock to lapse.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -72,15 +73,31 @@ def renewed(renew: Callable[[], bool], every_s: float, name: str) -> Iterator[No
         renewer.join(timeout=1)
 
 
+def hold_lease(pipeline: redis.client.Pipeline, job_id: str, ttl_s: int = LEASE_TTL_S) -> None:
+    """Queue taking a running job's lease on the caller's pipeline (a worker's job-start transaction)."""
+    pipeline.set(LEASE_KEY % job_id, "1", ex=ttl_s)
+    pipeline.set(OWNED_KEY % job_id, "1", ex=24 * 3600)
+
+
+def drop_lease(pipeline: redis.client.Pipeline, job_id: str) -> None:
+    """Queue releasing a job's lease on the caller's pipeline (the transaction that records the job's end)."""
+    pipeline.delete(LEASE_KEY % job_id, OWNED_KEY % job_id)
+
+
+def renewing_lease(connection: redis.Redis, job_id: str, ttl_s: int = LEASE_TTL_S) -> contextlib.AbstractContextManager:
+    """Renew a held lease while the body runs (a renewal just after the lease was dropped leaves a
+    bare lease that lapses within ``ttl_s``; without the owned mark the janitor ignores it)."""
+    return renewed(lambda: bool(connection.set(LEASE_KEY % job_id, "1", ex=ttl_s)), ttl_s / 3, f"lease {job_id}")
+
+
 @contextmanager
 def job_lease(connection: redis.Redis, job_id: str, ttl_s: int = LEASE_TTL_S) -> Iterator[None]:
     """Hold a lease on a running job; it lapses within ``ttl_s`` if the process dies."""
     pipe = connection.pipeline(transaction=False)  # one round trip: this runs before every job
-    pipe.set(LEASE_KEY % job_id, "1", ex=ttl_s)
-    pipe.set(OWNED_KEY % job_id, "1", ex=24 * 3600)
+    hold_lease(pipe, job_id, ttl_s)
     pipe.execute()
     try:
-        with renewed(lambda: bool(connection.set(LEASE_KEY % job_id, "1", ex=ttl_s)), ttl_s / 3, f"lease {job_id}"):
+        with renewing_lease(connection, job_id, ttl_s):
             yield
     finally:
         connection.delete(LEASE_KEY % job_id, OWNED_KEY % job_id)
