@@ -41,6 +41,7 @@ REQUEST_KEY = "chat:request:%s"  # the request payload, read by the digest job
 PENDING_KEY = "thread:pending:%s"  # request ids of a thread in arrival order
 LEASE_KEY = "thread:lease:%s"  # who is processing the thread right now
 ATTEMPTS_KEY = "chat:attempts:%s"
+OUTPUT_KEY = "output:%s"  # a request's final output (reply or error), written by services/streams.py
 # The RQ ``meta`` key naming the user a job works for: the ops page shows and retries a failed job
 # only for its owner (see services/jobs.py). Periodic service runs have none: they are operator jobs.
 OWNER_META_KEY = "user_id"
@@ -152,6 +153,7 @@ class ThreadLease:
 
     def __init__(self, connection: redis.Redis, thread_id: str, ttl_ms: int = 15_000) -> None:
         self.connection = connection
+        self.thread_id = thread_id
         self.key = LEASE_KEY % thread_id
         self.ttl_ms = ttl_ms
         self.token = uuid.uuid4().hex
@@ -162,8 +164,26 @@ class ThreadLease:
     def extend(self) -> bool:
         return bool(self.connection.eval(_EXTEND, 1, self.key, self.token, self.ttl_ms))
 
-    def release(self) -> None:
-        self.connection.eval(_RELEASE, 1, self.key, self.token)
+    def claim(self, request_id: str) -> tuple[bool, str | None, bool]:
+        """Try to take the lease and, in the same round trip, read the thread's pending head and
+        whether ``request_id`` is finished: (acquired, head request id, finished)."""
+        pipe = self.connection.pipeline(transaction=False)
+        pipe.set(self.key, self.token, nx=True, px=self.ttl_ms)
+        pipe.lindex(PENDING_KEY % self.thread_id, 0)
+        pipe.exists(OUTPUT_KEY % request_id)
+        acquired, head, finished = pipe.execute()
+        return bool(acquired), head.decode() if isinstance(head, bytes) else head, bool(finished)
+
+    def release(self, *, drop_pending: tuple[str, ...] | list[str] = ()) -> None:
+        """Release the lease; first drop ``drop_pending`` from the thread's pending list, in the same transaction."""
+        if not drop_pending:
+            self.connection.eval(_RELEASE, 1, self.key, self.token)
+            return
+        pipe = self.connection.pipeline(transaction=True)
+        for request_id in drop_pending:
+            pipe.lrem(PENDING_KEY % self.thread_id, 0, request_id)
+        pipe.eval(_RELEASE, 1, self.key, self.token)
+        pipe.execute()
 
 
 def pending_head(connection: redis.Redis, thread_id: str) -> str | None:

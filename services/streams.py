@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
+from services.queues import OUTPUT_KEY
+
 if TYPE_CHECKING:
     from services.fanout import FanOut
 
@@ -31,7 +33,6 @@ CHANNEL_PREFIX = "sse:"
 REQUEST_CHANNEL = "sse:%s"  # sse:{request_id}
 USER_CHANNEL = "sse:user:%s"  # sse:user:{user_id}, the proactive stream
 LOG_KEY = "events:%s"  # the Redis Stream behind a channel
-OUTPUT_KEY = "output:%s"  # final reply of a request
 REQUEST_LOG_MAXLEN = 5000
 USER_LOG_MAXLEN = 500
 USER_LOG_TTL_S = 7 * 24 * 3600
