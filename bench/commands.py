@@ -28,7 +28,9 @@ from bench.pipeline import MESSAGES, ChatClient, unthrottled_configs, wait_for_r
 from tests.fake_llm import FakeLLM
 from tests.system import running_system
 
-MONITOR_LINE = re.compile(r'^[\d.]+ \[\d+ (?:[\d.]+|\[[^]]*\]):(\d+)\] "([^"]+)"(?: "([^"]*)")?')
+MONITOR_LINE = re.compile(r'^([\d.]+) \[\d+ (?:[\d.]+|\[[^]]*\]):(\d+)\] "([^"]+)"(?: "([^"]*)")?')
+# Commands of one client this close together were sent as one pipeline: one round trip.
+PIPELINED_WITHIN_S = 0.0002
 # Simple-protocol statements log as "statement: …", prepared ones (psycopg's usual) as "execute <name>: …".
 PG_LINE = re.compile(r"^(\d+)\|LOG:  (?:statement|execute [^:]*): (.*)")
 
@@ -79,7 +81,7 @@ def measure(base_url: str, token: str, redis_url: str, database_url: str, pg_log
         set_statement_logging(database_url, "none")
     report_redis(lines, ports, requests, top)
     if dump is not None:
-        dump.write_text("".join(f"{role(ports.get(int(m.group(1))))}\t{line}\n" for line in lines
+        dump.write_text("".join(f"{role(ports.get(int(m.group(2))))}\t{line}\n" for line in lines
                                 if (m := MONITOR_LINE.match(line)) is not None))
     with pg_log.open(errors="replace") as log:
         log.seek(log_offset)
@@ -128,15 +130,23 @@ def role(pid: int | None) -> str:
 
 def report_redis(lines: list[str], ports: dict[int, int], requests: int, top: int) -> None:
     by_role: dict[str, Counter[str]] = {}
+    trips: Counter[str] = Counter()
+    last_seen: dict[int, float] = {}
     for line in lines:
         match = MONITOR_LINE.match(line)
         if match is None:
             continue
-        port, command, key = int(match.group(1)), match.group(2).upper(), match.group(3) or ""
+        at, port, command = float(match.group(1)), int(match.group(2)), match.group(3).upper()
+        key = match.group(4) or ""
         prefix = key.split(":", 1)[0] if command not in {"EVALSHA", "EVAL"} else "script"
-        by_role.setdefault(role(ports.get(port)), Counter())[f"{command} {prefix}"] += 1
+        who = role(ports.get(port))
+        by_role.setdefault(who, Counter())[f"{command} {prefix}"] += 1
+        if at - last_seen.get(port, float("-inf")) > PIPELINED_WITHIN_S:
+            trips[who] += 1
+        last_seen[port] = at
     total = sum(sum(counts.values()) for counts in by_role.values())
-    print(f"Redis commands per chat: {total / requests:.1f}")
+    print(f"Redis commands per chat: {total / requests:.1f}, round trips {sum(trips.values()) / requests:.1f}"
+          " (by role: " + ", ".join(f"{who} {count / requests:.1f}" for who, count in trips.most_common()) + ")")
     print_roles(by_role, requests, top)
 
 
