@@ -73,6 +73,58 @@ workers 16.9 / 25.2 / 25.0. CPU per reply in the bursts 72–79 ms (digest 37–
 burst and 40–55 ms each reply afterwards while they catch up (~10 s after 200 chats). Issue
 10's first `status` ≤ 8 ms and `message` p99 ≤ 100 ms are met; `message` p50 ≤ 40 ms and
 ≥ 50 replies/s are not.
+
+plumb branch (everything around the digest job's own steps). Counted with ``python -m
+bench.commands`` (Redis MONITOR and PostgreSQL's statement log over 20 sequential chats, by role;
+a round trip is a command or a pipeline) and ``python -m bench.rq_overhead`` (RQ's CPU per no-op
+job and per enqueue, on its own Valkey): counts and the isolated RQ numbers do not depend on the
+load; the whole-pipeline CPU ms do (other engineers' work took 1.1-1.7 of the 2 cores in every
+run below, so the pipeline pairs show only the larger effects).
+
+- Where it went. Redis round trips per chat (whole system, 20 chats): digest worker 42.7, chunker
+  28.2, episodic 11.9, web 6.5. Of the digest worker's ~43, RQ's own bookkeeping was ~19 per job
+  (two start transactions, the job lease, PERSIST, a separate job heartbeat, WATCH + SMEMBERS +
+  the end transaction, then "idle" state and heartbeats written again before and after each
+  dequeue, a suspension check) and ``services.queues.enqueue`` 4 per memory job (HGETALL, LREM
+  of the missing id, SADD, the enqueue). A no-op job cost RQ's ``SimpleWorker`` 3.5-4.7 ms of
+  worker CPU and 1.0-1.3 ms of Valkey's, the old EngramWorker 5.2-5.8 and 1.4-1.6 (its lease on
+  top); under cProfile, a quarter of that is redis-py packing commands (``connection.pack``).
+  The web: rate limit, current thread, publish the first event (a Lua script), the submit
+  transaction, the accepted counter, then the stream read the log back once (XRANGE). The load
+  generator (httpx streams) took 7.5-8.5 ms per reply in the bursts, together with the
+  scripted LLM. PostgreSQL: the web sends no statement per chat; the digest's 27.6 statements
+  per chat are recall's and the turn's own (two pool pre-pings, ``;``, among them), owned by
+  the digest and recall branches.
+- What changed. EngramWorker (workers/startup.py) writes everything RQ writes, batched: one start
+  transaction (execution record, worker busy, job lease, current job, heartbeats, started
+  state); the lease dropped and the worker marked idle + heart-beaten inside RQ's own
+  end-of-job transaction (success, failure, retry alike); no separate job heartbeat at the end
+  (the end transaction saves the hash with it); repeated idle state and same-TTL heartbeats
+  written at most once a second. ``enqueue()`` reads the job's status field and enqueues in one
+  transaction. Ordering: the thread lease, the pending head and the finished check are one
+  pipeline; the request leaves the pending list in the lease's release transaction. Web: the
+  first event (a plain XADD: nobody can listen yet), the submit and the accepted counter are
+  one transaction, and the stream subscribes before submitting, so it chains on pub/sub from
+  the first event without reading the log. Bench: a ``http.client`` keep-alive client with a
+  line scan for ``event:`` (same three timings, every request counted).
+- Before → after. Redis round trips per chat: digest 42.7 → 25.6, chunker 28.2 → 17.3, episodic
+  11.9 → 7.3, web 6.5 → 3.2; commands 258 → 220. No-op job: EngramWorker 5.2-5.8 → 2.1-3.6 ms
+  worker CPU, Valkey 1.4-1.6 → 0.5-0.9 ms (below plain ``SimpleWorker`` now); ``enqueue`` with
+  a job id 1.0-1.3 → 0.3-0.5 ms. Pipeline pairs (A before, B after, back to back, 60
+  sequential + 150-chat bursts): bench clients + scripted LLM 7.5-8.5 → 3.3-3.5 ms per reply in
+  the bursts, 4.7-5.0 → 3.2-3.7 sequential; web 8.0-8.8 → 7.0-7.2 and Valkey 7.2-7.3 → 5.8-6.3
+  sequential; sequential first ``status`` p50 27-29 → 14-20 ms on that loaded box; the digest
+  worker's and PostgreSQL's CPU per reply moved within the noise (±10 ms between runs).
+- What is left. On this machine everything together still costs ~75-95 ms of CPU per reply under
+  load (the idle figures above: ~72-79), against 40 ms for 50 replies/s; the plumbing removed
+  here is worth ~3-4 ms per reply (RQ and enqueue ~2.5-3 ms of worker CPU + ~1 ms of Valkey's
+  per job, the web ~1 ms) plus ~4 ms of the load generator's. What RQ still costs per job (~2
+  ms) is mostly redis-py packing and parsing RQ's hash writes and its full rewrite of the job
+  hash at the end; hiredis (3.5.0, not installed) cut plain ``SimpleWorker``'s per-job CPU by
+  ~10-15 % in a quick try. The scripted LLM answers over HTTP/1.0 (tests/fake_llm.py), so
+  the digest's openai client opens a connection per turn, which a real endpoint would keep
+  alive. ``message`` p50 ≤ 40 ms and ≥ 50 replies/s need the digest job's own CPU (recall, the
+  openai client, topics) halved: the digest and recall branches.
 """
 
 from __future__ import annotations
