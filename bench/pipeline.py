@@ -120,8 +120,9 @@ run below, so the pipeline pairs show only the larger effects).
   here is worth ~3-4 ms per reply (RQ and enqueue ~2.5-3 ms of worker CPU + ~1 ms of Valkey's
   per job, the web ~1 ms) plus ~4 ms of the load generator's. What RQ still costs per job (~2
   ms) is mostly redis-py packing and parsing RQ's hash writes and its full rewrite of the job
-  hash at the end; hiredis (3.5.0, not installed) cut plain ``SimpleWorker``'s per-job CPU by
-  ~10-15 % in a quick try. The scripted LLM answers over HTTP/1.0 (tests/fake_llm.py), so
+  hash at the end. hiredis (3.5.0, C packing and parsing for redis-py; not installed) was
+  tried on the side: plain ``SimpleWorker``'s per-job CPU fell in every try, EngramWorker's did
+  not move beyond the noise, so it is not adopted. The scripted LLM answers over HTTP/1.0 (tests/fake_llm.py), so
   the digest's openai client opens a connection per turn, which a real endpoint would keep
   alive. ``message`` p50 ≤ 40 ms and ≥ 50 replies/s need the digest job's own CPU (recall, the
   openai client, topics) halved: the digest and recall branches.
