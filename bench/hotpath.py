@@ -4,7 +4,8 @@ Starts a throwaway PostgreSQL and Valkey (as the tests do), the instant scripted
 Flask app and the real worker context (MiniLM embedder, router exemplars), then runs N chats:
 POST through the app's test client, the digest job through an in-process RQ SimpleWorker. It
 prints the job's own timing spans (stored with every exchange) and the top functions by
-cumulative time under cProfile — the profile that bench/pipeline.py's docstring summarises.
+cumulative CPU time under cProfile (a CPU clock: waits do not count) — the profile that
+bench/pipeline.py's docstring summarises.
 
     python -m bench.hotpath [--requests 60] [--top 25]
 """
