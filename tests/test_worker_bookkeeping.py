@@ -8,6 +8,7 @@ import pytest
 from rq import Queue, Retry, get_current_job
 from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, FinishedJobRegistry, StartedJobRegistry
+from rq.suspension import resume, suspend
 from rq.worker import SimpleWorker, WorkerStatus
 
 from services.janitor import LEASE_KEY, OWNED_KEY
@@ -89,3 +90,13 @@ def test_the_worker_is_recorded_idle_without_a_current_job_after_one(real_redis)
     assert recorded["state"] == WorkerStatus.IDLE
     assert "current_job" not in recorded
     assert recorded["successful_job_count"] == "1"
+
+
+@pytest.mark.integration
+def test_a_suspended_worker_takes_no_job(real_redis) -> None:
+    suspend(real_redis)
+    try:
+        job, _ = run(real_redis, "tests.test_worker_bookkeeping.seen_while_running")
+    finally:
+        resume(real_redis)
+    assert job.get_status() == JobStatus.QUEUED

@@ -14,7 +14,8 @@ chat's CPU): every key, registry entry and state RQ writes is still written, onl
   ``last_heartbeat`` is left out (the end transaction saves the job hash with it).
 - The idle bookkeeping RQ repeats around every dequeue (worker state ``idle`` written again,
   a heartbeat before and after each dequeue) is written when it changes something or a
-  second has passed.
+  second has passed, and ``rq suspend`` is looked for at most once a second (a suspension
+  stops the worker taking jobs within a second instead of before the very next one).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class EngramWorker(SimpleWorker):
     # (monotonic time, TTL) of the last heartbeat written, and the last state written.
     _last_heartbeat_written: tuple[float, int] = (float("-inf"), 0)
     _state_written: str | None = None
+    _suspension_checked_at: float = float("-inf")
 
     def work(self, *args: Any, **kwargs: Any) -> bool:
         # rq built this connection from the URL: make it ride over a Redis restart, so a job in
@@ -98,6 +100,13 @@ class EngramWorker(SimpleWorker):
         drop_lease(pipeline, job.id)
         self.set_state(WorkerStatus.IDLE, pipeline=pipeline)
         self.heartbeat(pipeline=pipeline)
+
+    def check_for_suspension(self, burst: bool) -> None:
+        moment = time.monotonic()
+        if moment - self._suspension_checked_at < IDLE_HEARTBEAT_EVERY_S:
+            return
+        super().check_for_suspension(burst)
+        self._suspension_checked_at = time.monotonic()
 
     def set_state(self, state: str, pipeline: Any = None) -> None:
         if pipeline is None and state == self._state_written:
