@@ -86,8 +86,8 @@ run below, so the pipeline pairs show only the larger effects).
   (two start transactions, the job lease, PERSIST, a separate job heartbeat, WATCH + SMEMBERS +
   the end transaction, then "idle" state and heartbeats written again before and after each
   dequeue, a suspension check) and ``services.queues.enqueue`` 4 per memory job (HGETALL, LREM
-  of the missing id, SADD, the enqueue). A no-op job cost RQ's ``SimpleWorker`` 3.5-4.7 ms of
-  worker CPU and 1.0-1.3 ms of Valkey's, the old EngramWorker 5.2-5.8 and 1.4-1.6 (its lease on
+  of the missing id, SADD, the enqueue). A no-op job cost RQ's ``SimpleWorker`` 3.5-5.2 ms of
+  worker CPU and 0.9-2.2 ms of Valkey's, the old EngramWorker 5.2-5.8 and 1.4-1.6 (its lease on
   top); under cProfile, a quarter of that is redis-py packing commands (``connection.pack``).
   The web: rate limit, current thread, publish the first event (a Lua script), the submit
   transaction, the accepted counter, then the stream read the log back once (XRANGE). The load
@@ -100,17 +100,19 @@ run below, so the pipeline pairs show only the larger effects).
   state); the lease dropped and the worker marked idle + heart-beaten inside RQ's own
   end-of-job transaction (success, failure, retry alike); no separate job heartbeat at the end
   (the end transaction saves the hash with it); repeated idle state and same-TTL heartbeats
-  written at most once a second. ``enqueue()`` reads the job's status field and enqueues in one
+  written at most once a second, and ``rq suspend`` looked for at most once a second (RQ's
+  round trips per job ~19 → 7). ``enqueue()`` reads the job's status field and enqueues in one
   transaction. Ordering: the thread lease, the pending head and the finished check are one
   pipeline; the request leaves the pending list in the lease's release transaction. Web: the
   first event (a plain XADD: nobody can listen yet), the submit and the accepted counter are
   one transaction, and the stream subscribes before submitting, so it chains on pub/sub from
   the first event without reading the log. Bench: a ``http.client`` keep-alive client with a
   line scan for ``event:`` (same three timings, every request counted).
-- Before → after. Redis round trips per chat: digest 42.7 → 25.6, chunker 28.2 → 17.3, episodic
-  11.9 → 7.3, web 6.5 → 3.2; commands 258 → 220. No-op job: EngramWorker 5.2-5.8 → 2.1-3.6 ms
-  worker CPU, Valkey 1.4-1.6 → 0.5-0.9 ms (below plain ``SimpleWorker`` now); ``enqueue`` with
-  a job id 1.0-1.3 → 0.3-0.5 ms. Pipeline pairs (A before, B after, back to back, 60
+- Before → after (the suspension check came after these counts: one round trip per job less
+  again). Redis round trips per chat: digest 42.7 → 25.6, chunker 28.2 → 17.3, episodic
+  11.9 → 7.3, web 6.5 → 3.2; commands 258 → 220. No-op job: EngramWorker 5.2-5.8 → 2.1-4.2 ms
+  worker CPU (below plain ``SimpleWorker`` in each of six interleaved pairs), Valkey 1.4-1.6 →
+  0.5-1.0 ms; ``enqueue`` with a job id 1.0-1.3 → 0.3-0.9 ms. Pipeline pairs (A before, B after, back to back, 60
   sequential + 150-chat bursts): bench clients + scripted LLM 7.5-8.5 → 3.3-3.5 ms per reply in
   the bursts, 4.7-5.0 → 3.2-3.7 sequential; web 8.0-8.8 → 7.0-7.2 and Valkey 7.2-7.3 → 5.8-6.3
   sequential; sequential first ``status`` p50 27-29 → 14-20 ms on that loaded box; the digest
@@ -122,9 +124,9 @@ run below, so the pipeline pairs show only the larger effects).
   ms) is mostly redis-py packing and parsing RQ's hash writes and its full rewrite of the job
   hash at the end. hiredis (3.5.0, C packing and parsing for redis-py; not installed) was
   tried on the side: plain ``SimpleWorker``'s per-job CPU fell in every try, EngramWorker's did
-  not move beyond the noise, so it is not adopted. The scripted LLM answers over HTTP/1.0 (tests/fake_llm.py), so
-  the digest's openai client opens a connection per turn, which a real endpoint would keep
-  alive. ``message`` p50 ≤ 40 ms and ≥ 50 replies/s need the digest job's own CPU (recall, the
+  not move beyond the noise, so it is not adopted. The scripted LLM answers over HTTP/1.0
+  (tests/fake_llm.py), so the digest's openai client opens a connection per turn, which a real
+  endpoint would keep alive. ``message`` p50 ≤ 40 ms and ≥ 50 replies/s need the digest job's own CPU (recall, the
   openai client, topics) halved: the digest and recall branches.
 """
 
