@@ -108,9 +108,9 @@ run below, so the pipeline pairs show only the larger effects).
   one transaction, and the stream subscribes before submitting, so it chains on pub/sub from
   the first event without reading the log. Bench: a ``http.client`` keep-alive client with a
   line scan for ``event:`` (same three timings, every request counted).
-- Before → after (the suspension check came after these counts: one round trip per job less
-  again). Redis round trips per chat: digest 42.7 → 25.6, chunker 28.2 → 17.3, episodic
-  11.9 → 7.3, web 6.5 → 3.2; commands 258 → 220. No-op job: EngramWorker 5.2-5.8 → 2.1-4.2 ms
+- Before → after. Redis round trips per chat: 106 → 56.5 in all (digest 42.7 → 25.2, chunker
+  28.2 → 15.9, episodic 11.9 → 5.5, web 6.5 → 3.0; the scheduler's and periodic's depend on the
+  clock, not the chats); commands 242-258 → 207. No-op job: EngramWorker 5.2-5.8 → 2.1-4.2 ms
   worker CPU (below plain ``SimpleWorker`` in each of six interleaved pairs), Valkey 1.4-1.6 →
   0.5-1.0 ms; ``enqueue`` with a job id 1.0-1.3 → 0.3-0.9 ms. Pipeline pairs (A before, B after, back to back, 60
   sequential + 150-chat bursts): bench clients + scripted LLM 7.5-8.5 → 3.3-3.5 ms per reply in
