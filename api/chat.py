@@ -5,16 +5,15 @@ Follow a message from here to ``workers/digest.py``.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
+import queue
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import redis
 from flask import Blueprint, Response, current_app, request, stream_with_context
 from sqlalchemy import select
 from sqlalchemy import text as sql_text
@@ -119,26 +118,44 @@ def chat() -> Response:
     request_id = str(uuid.uuid4())
     chat_request = ChatRequest(request_id, user_id, thread_id, body.text, body.source, time.time())
     channel = request_channel(request_id)
-    # The first event is logged before the job exists, so it always comes first. The
-    # process-wide fan-out is subscribed from start-up and the log is replayed on attach,
-    # so nothing the worker publishes before the stream attaches can be missed.
     status = {"stage": "processing", "request_id": request_id, "thread_id": thread_id}
-    first = Event(deps.events.publish(channel, "status", status), "status", status)
+    # Subscribed before anything is logged, so the stream hears every event the worker publishes
+    # and never reads the log back for them (services/streams.py, follow).
+    wakeups = deps.fanout.subscribe(channel)
+    try:
+        first = _submit(deps, chat_request, status)
+        response = _stream(channel, None, {"X-Request-ID": request_id, "X-Thread-ID": thread_id},
+                           first=first, wakeups=wakeups)
+    except BaseException:
+        deps.fanout.unsubscribe(channel, wakeups)
+        raise
+    logger.info(
+        "chat accepted for thread %s (%d chars)", thread_id, len(body.text),
+        extra={"request_id": request_id, "thread_id": thread_id, "user_id": user_id},
+    )
+    return response
+
+
+def _submit(deps: Any, chat_request: ChatRequest, status: dict[str, Any]) -> Event:
+    """Log the first event, queue the request and count it as accepted: one transaction, one round trip.
+
+    The first event is logged before the job exists, so it always comes first; the counter moves
+    only if the request was queued.
+    """
+    pipe = deps.redis.pipeline(transaction=True)
+    pipe.multi()
+    deps.events.log_first(pipe, request_channel(chat_request.request_id), "status", status)
     submit_chat(
         deps.redis,
         chat_request,
         ttl_s=deps.settings.events_ttl_s,
         timeout_s=deps.settings.job_timeout_s,
         retries=deps.settings.job_retries,
+        pipeline=pipe,
     )
-    # Accepted now: a Redis hiccup on the counter must not turn this into a 503 for a queued job.
-    with contextlib.suppress(redis.RedisError):
-        deps.metrics.inc("engram_chat_requests_total", {"outcome": "accepted"})
-    logger.info(
-        "chat accepted for thread %s (%d chars)", thread_id, len(body.text),
-        extra={"request_id": request_id, "thread_id": thread_id, "user_id": user_id},
-    )
-    return _stream(channel, None, {"X-Request-ID": request_id, "X-Thread-ID": thread_id}, first=first)
+    deps.metrics.inc("engram_chat_requests_total", {"outcome": "accepted"}, pipeline=pipe)
+    event_id = pipe.execute()[0]
+    return Event(event_id.decode() if isinstance(event_id, bytes) else str(event_id), "status", status)
 
 
 @bp.get("/chat/<request_id>/events")
@@ -160,11 +177,13 @@ def _request_owner(request_id: str) -> str | None:
         return session.scalar(select(Exchange.user_id).where(Exchange.request_id == request_id))
 
 
-def _stream(channel: str, last_event_id: str | None, headers: dict[str, Any], first: Event | None = None) -> Response:
+def _stream(channel: str, last_event_id: str | None, headers: dict[str, Any], first: Event | None = None,
+            wakeups: queue.Queue[str] | None = None) -> Response:
     deps = current_app.extensions["engram"]
     settings = deps.settings
     limits = StreamLimits(settings.sse_keepalive_s, settings.sse_still_working_s, settings.sse_cap_s)
-    frames = follow(deps.events, deps.fanout, channel, last_event_id, limits, check_lost=True, first=first)
+    frames = follow(deps.events, deps.fanout, channel, last_event_id, limits, check_lost=True, first=first,
+                    wakeups=wakeups)
     return sse_response(frames, headers)
 
 

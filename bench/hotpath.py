@@ -4,7 +4,8 @@ Starts a throwaway PostgreSQL and Valkey (as the tests do), the instant scripted
 Flask app and the real worker context (MiniLM embedder, router exemplars), then runs N chats:
 POST through the app's test client, the digest job through an in-process RQ SimpleWorker. It
 prints the job's own timing spans (stored with every exchange) and the top functions by
-cumulative time under cProfile — the profile that bench/pipeline.py's docstring summarises.
+cumulative CPU time under cProfile (a CPU clock: waits do not count) — the profile that
+bench/pipeline.py's docstring summarises.
 
     python -m bench.hotpath [--requests 60] [--top 25]
 """
@@ -73,7 +74,7 @@ def profile(settings: Settings, engine, requests: int, top: int, save: str | Non
     for text in MESSAGES:  # warm-up: first queries, prepared plans, model caches
         post(client, text)
         worker.work(burst=True, with_scheduler=False)
-    web_ms, profiler = [], cProfile.Profile()
+    web_ms, profiler = [], cProfile.Profile(time.process_time)
     for index in range(requests):
         started = time.perf_counter()
         post(client, MESSAGES[index % len(MESSAGES)])

@@ -73,11 +73,68 @@ workers 16.9 / 25.2 / 25.0. CPU per reply in the bursts 72–79 ms (digest 37–
 burst and 40–55 ms each reply afterwards while they catch up (~10 s after 200 chats). Issue
 10's first `status` ≤ 8 ms and `message` p99 ≤ 100 ms are met; `message` p50 ≤ 40 ms and
 ≥ 50 replies/s are not.
+
+plumb branch (everything around the digest job's own steps). Counted with ``python -m
+bench.commands`` (Redis MONITOR and PostgreSQL's statement log over 20 sequential chats, by role;
+a round trip is a command or a pipeline) and ``python -m bench.rq_overhead`` (RQ's CPU per no-op
+job and per enqueue, on its own Valkey): counts and the isolated RQ numbers do not depend on the
+load; the whole-pipeline CPU ms do (other engineers' work took 1.1-1.7 of the 2 cores in every
+run below, so the pipeline pairs show only the larger effects).
+
+- Where it went. Redis round trips per chat (whole system, 20 chats): digest worker 42.7, chunker
+  28.2, episodic 11.9, web 6.5. Of the digest worker's ~43, RQ's own bookkeeping was ~19 per job
+  (two start transactions, the job lease, PERSIST, a separate job heartbeat, WATCH + SMEMBERS +
+  the end transaction, then "idle" state and heartbeats written again before and after each
+  dequeue, a suspension check) and ``services.queues.enqueue`` 4 per memory job (HGETALL, LREM
+  of the missing id, SADD, the enqueue). A no-op job cost RQ's ``SimpleWorker`` 3.5-5.2 ms of
+  worker CPU and 0.9-2.2 ms of Valkey's, the old EngramWorker 5.2-5.8 and 1.4-1.6 (its lease on
+  top); under cProfile, a quarter of that is redis-py packing commands (``connection.pack``).
+  The web: rate limit, current thread, publish the first event (a Lua script), the submit
+  transaction, the accepted counter, then the stream read the log back once (XRANGE). The load
+  generator (httpx streams) took 7.5-8.5 ms per reply in the bursts, together with the
+  scripted LLM. PostgreSQL: the web sends no statement per chat; the digest's 27.6 statements
+  per chat are recall's and the turn's own (two pool pre-pings, ``;``, among them), owned by
+  the digest and recall branches.
+- What changed. EngramWorker (workers/startup.py) writes everything RQ writes, batched: one start
+  transaction (execution record, worker busy, job lease, current job, heartbeats, started
+  state); the lease dropped and the worker marked idle + heart-beaten inside RQ's own
+  end-of-job transaction (success, failure, retry alike); no separate job heartbeat at the end
+  (the end transaction saves the hash with it); repeated idle state and same-TTL heartbeats
+  written at most once a second, and ``rq suspend`` looked for at most once a second (RQ's
+  round trips per job ~19 → 7). ``enqueue()`` reads the job's status field and enqueues in one
+  transaction. Ordering: the thread lease, the pending head and the finished check are one
+  pipeline; the request leaves the pending list in the lease's release transaction. Web: the
+  first event (a plain XADD: nobody can listen yet), the submit and the accepted counter are
+  one transaction, and the stream subscribes before submitting, so it chains on pub/sub from
+  the first event without reading the log. Bench: a ``http.client`` keep-alive client with a
+  line scan for ``event:`` (same three timings, every request counted).
+- Before → after. Redis round trips per chat: 106 → 56.5 in all (digest 42.7 → 25.2, chunker
+  28.2 → 15.9, episodic 11.9 → 5.5, web 6.5 → 3.0; the scheduler's and periodic's depend on the
+  clock, not the chats); commands 242-258 → 207. No-op job: EngramWorker 5.2-5.8 → 2.1-4.2 ms
+  worker CPU (below plain ``SimpleWorker`` in each of six interleaved pairs), Valkey 1.4-1.6 →
+  0.5-1.0 ms; ``enqueue`` with a job id 1.0-1.3 → 0.3-0.9 ms. Pipeline pairs (A before, B after, back to back, 60
+  sequential + 150-chat bursts): bench clients + scripted LLM 7.5-8.5 → 3.3-3.5 ms per reply in
+  the bursts, 4.7-5.0 → 3.2-3.7 sequential; web 8.0-8.8 → 7.0-7.2 and Valkey 7.2-7.3 → 5.8-6.3
+  sequential; sequential first ``status`` p50 27-29 → 14-20 ms on that loaded box; the digest
+  worker's and PostgreSQL's CPU per reply moved within the noise (±10 ms between runs).
+- What is left. On this machine everything together still costs ~75-95 ms of CPU per reply under
+  load (the idle figures above: ~72-79), against 40 ms for 50 replies/s; the plumbing removed
+  here is worth ~3-4 ms per reply (RQ and enqueue ~2.5-3 ms of worker CPU + ~1 ms of Valkey's
+  per job, the web ~1 ms) plus ~4 ms of the load generator's. What RQ still costs per job (~2
+  ms) is mostly redis-py packing and parsing RQ's hash writes and its full rewrite of the job
+  hash at the end. hiredis (3.5.0, C packing and parsing for redis-py; not installed) was
+  tried on the side: plain ``SimpleWorker``'s per-job CPU fell in every try, EngramWorker's did
+  not move beyond the noise, so it is not adopted. The scripted LLM answers over HTTP/1.0
+  (tests/fake_llm.py), so the digest's openai client opens a connection per turn, which a real
+  endpoint would keep alive. ``message`` p50 ≤ 40 ms and ≥ 50 replies/s need the digest job's own CPU (recall, the
+  openai client, topics) halved: the digest and recall branches.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
+import json
 import os
 import shutil
 import statistics
@@ -85,12 +142,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import redis
 from rq import Queue, Worker
 
@@ -109,22 +166,58 @@ MESSAGES = [
 ]
 
 
-def one_chat(client: httpx.Client, base_url: str, text: str) -> tuple[float, float, float]:
+class ChatClient:
+    """One keep-alive HTTP/1.1 connection that speaks just enough HTTP for ``POST /chat`` and its SSE reply.
+
+    The load generator shares the two cores it measures, so it is lean: ``http.client`` and a
+    line scan for ``event:`` instead of httpx's stream machinery.
+    A request that fails or is refused is recorded without its events (NaN), never dropped.
+    """
+
+    def __init__(self, base_url: str, token: str, timeout_s: float = 60) -> None:
+        address = urllib.parse.urlsplit(base_url)
+        self.connection = http.client.HTTPConnection(address.hostname or "127.0.0.1", address.port, timeout=timeout_s)
+        self.headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+    def __enter__(self) -> ChatClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.connection.close()
+
+    def chat(self, text: str) -> tuple[float, float, float]:
+        """Seconds from POST to the first status event, the first reply text (delta) and the message event."""
+        body = json.dumps({"text": text}).encode()
+        started = time.perf_counter()
+        first = delta = message = float("nan")
+        try:
+            self.connection.request("POST", "/chat", body, self.headers)
+            response = self.connection.getresponse()
+            while response.status == 200:
+                line = response.readline()
+                if not line:
+                    break
+                if not line.startswith(b"event: "):
+                    continue
+                now = time.perf_counter() - started
+                name = line[7:].strip()
+                if name == b"status" and first != first:
+                    first = now
+                elif name == b"delta" and delta != delta:
+                    delta = now
+                elif name == b"message":
+                    message = now
+                elif name == b"done":
+                    break
+            response.read()  # the rest of the stream, so the connection can carry the next chat
+        except (OSError, http.client.HTTPException):
+            self.connection.close()  # reopened by the next request
+        return first, delta, message
+
+
+def one_chat(client: ChatClient, text: str) -> tuple[float, float, float]:
     """Seconds from POST to the first status event, the first reply text (delta) and the message event."""
-    started = time.perf_counter()
-    first = delta = message = float("nan")
-    with client.stream("POST", base_url + "/chat", json={"text": text}) as response:
-        for line in response.iter_lines():
-            now = time.perf_counter() - started
-            if line.startswith("event: status") and first != first:
-                first = now
-            elif line.startswith("event: delta") and delta != delta:
-                delta = now
-            elif line.startswith("event: message"):
-                message = now
-            elif line.startswith("event: done"):
-                break
-    return first, delta, message
+    return client.chat(text)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -143,12 +236,12 @@ def report(label: str, samples: list[tuple[float, float, float]]) -> None:
 
 def measure_sequential(base_url: str, token: str, requests: int) -> None:
     """Warm up, then the latencies of ``requests`` chats one after another on one thread."""
-    with httpx.Client(timeout=60, headers=auth(token)) as client:  # one keep-alive connection, like a chat client
+    with ChatClient(base_url, token) as client:  # one keep-alive connection, like a chat client
         for text in MESSAGES:  # warm up caches and connections
-            one_chat(client, base_url, text)
+            one_chat(client, text)
         sampler = CpuSampler()
         before = sampler.snapshot()
-        sequential = [one_chat(client, base_url, MESSAGES[i % len(MESSAGES)]) for i in range(requests)]
+        sequential = [one_chat(client, MESSAGES[i % len(MESSAGES)]) for i in range(requests)]
         usage = sampler.usage(before, sampler.snapshot())
     report("sequential", sequential)
     print_usage(usage, len(sequential))
@@ -159,12 +252,12 @@ def measure_throughput(base_url: str, redis_url: str, tokens: list[str], request
     per_client = [requests // len(tokens) + (1 if n < requests % len(tokens) else 0) for n in range(len(tokens))]
 
     def client_run(n: int) -> list[tuple[float, float, float]]:
-        with httpx.Client(timeout=120, headers=auth(tokens[n])) as client:
-            return [one_chat(client, base_url, MESSAGES[(n + i) % len(MESSAGES)]) for i in range(per_client[n])]
+        with ChatClient(base_url, tokens[n], timeout_s=120) as client:
+            return [one_chat(client, MESSAGES[(n + i) % len(MESSAGES)]) for i in range(per_client[n])]
 
     def warm_up(n: int) -> None:
-        with httpx.Client(timeout=120, headers=auth(tokens[n])) as client:
-            one_chat(client, base_url, MESSAGES[n % len(MESSAGES)])
+        with ChatClient(base_url, tokens[n], timeout_s=120) as client:
+            one_chat(client, MESSAGES[n % len(MESSAGES)])
 
     with ThreadPoolExecutor(len(tokens)) as pool:  # not measured: a new worker's first jobs compile and cache
         list(pool.map(warm_up, range(len(tokens))))
@@ -205,10 +298,6 @@ def wait_for_enrichment(connection: redis.Redis, timeout_s: float = 600) -> floa
             break
         time.sleep(0.2)
     return time.monotonic() - started
-
-
-def auth(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
 
 
 def unthrottled_configs(dest: Path) -> Path:

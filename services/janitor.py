@@ -19,6 +19,7 @@ stopped heart-beating instead of waiting for the lock to lapse.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -92,6 +93,27 @@ return 1
 """
 
 
+def hold_lease(pipeline: redis.client.Pipeline, job_id: str, token: str, ttl_s: int = LEASE_TTL_S) -> None:
+    """Queue taking a running job's lease for the run ``token`` on the caller's pipeline (a worker's
+    job-start transaction)."""
+    pipeline.set(LEASE_KEY % job_id, token, ex=ttl_s)
+    pipeline.set(OWNED_KEY % job_id, token, ex=24 * 3600)
+
+
+def drop_lease(pipeline: redis.client.Pipeline, job_id: str, token: str) -> None:
+    """Queue releasing the run's lease on the caller's pipeline (the transaction that records the job's end);
+    a lease another run holds by now stays."""
+    pipeline.eval(_RELEASE_LEASE, 2, LEASE_KEY % job_id, OWNED_KEY % job_id, token)
+
+
+def renewing_lease(connection: redis.Redis, job_id: str, token: str,
+                   ttl_s: int = LEASE_TTL_S) -> contextlib.AbstractContextManager:
+    """Renew the run's lease while the body runs; it stops once another run holds the job (a renewal just
+    after the lease was dropped finds neither lease nor owned mark and takes nothing)."""
+    keys = (LEASE_KEY % job_id, OWNED_KEY % job_id)
+    return renewed(lambda: bool(connection.eval(_RENEW_LEASE, 2, *keys, token, ttl_s)), ttl_s / 3, f"lease {job_id}")
+
+
 @contextmanager
 def job_lease(connection: redis.Redis, job_id: str, ttl_s: int = LEASE_TTL_S) -> Iterator[None]:
     """Hold a lease on a running job; it lapses within ``ttl_s`` if the process dies.
@@ -102,12 +124,10 @@ def job_lease(connection: redis.Redis, job_id: str, ttl_s: int = LEASE_TTL_S) ->
     token = uuid.uuid4().hex
     keys = [LEASE_KEY % job_id, OWNED_KEY % job_id]
     pipe = connection.pipeline(transaction=False)  # one round trip: this runs before every job
-    pipe.set(keys[0], token, ex=ttl_s)
-    pipe.set(keys[1], token, ex=24 * 3600)
+    hold_lease(pipe, job_id, token, ttl_s)
     pipe.execute()
     try:
-        with renewed(lambda: bool(connection.eval(_RENEW_LEASE, 2, *keys, token, ttl_s)), ttl_s / 3,
-                     f"lease {job_id}"):
+        with renewing_lease(connection, job_id, token, ttl_s):
             yield
     finally:
         connection.eval(_RELEASE_LEASE, 2, *keys, token)

@@ -79,8 +79,10 @@ class Metrics:
             except redis.RedisError as exc:  # metrics never fail the work they measure
                 logger.warning("could not write %d metric updates (%s)", len(pipe), type(exc).__name__)
 
-    def inc(self, name: str, labels: dict[str, str] | None = None, value: float = 1.0) -> None:
-        pipe = getattr(self._local, "pipe", None)
+    def inc(self, name: str, labels: dict[str, str] | None = None, value: float = 1.0,
+            pipeline: redis.client.Pipeline | None = None) -> None:
+        """Add to a counter (with ``pipeline``: in the caller's transaction, counted only if it commits)."""
+        pipe = pipeline if pipeline is not None else getattr(self._local, "pipe", None)
         target = pipe if pipe is not None else self.redis
         target.hincrbyfloat(COUNTERS_KEY, json.dumps([name, labels or {}], sort_keys=True), value)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import redis
 from rq import Callback, Queue, Retry
+from rq.job import Job
 
 PROMPT_QUEUE = "prompt-queue"
 MEMORY_CHUNKER_QUEUE = "memory-chunker-queue"
@@ -40,6 +41,7 @@ REQUEST_KEY = "chat:request:%s"  # the request payload, read by the digest job
 PENDING_KEY = "thread:pending:%s"  # request ids of a thread in arrival order
 LEASE_KEY = "thread:lease:%s"  # who is processing the thread right now
 ATTEMPTS_KEY = "chat:attempts:%s"
+OUTPUT_KEY = "output:%s"  # a request's final output (reply or error), written by services/streams.py
 # The RQ ``meta`` key naming the user a job works for: the ops page shows and retries a failed job
 # only for its owner (see services/jobs.py). Periodic service runs have none: they are operator jobs.
 OWNER_META_KEY = "user_id"
@@ -72,14 +74,18 @@ def queue(name: str, connection: redis.Redis) -> Queue:
     return Queue(name, connection=connection)
 
 
-def submit_chat(connection: redis.Redis, request: ChatRequest, *, ttl_s: int, timeout_s: int, retries: int) -> str:
+def submit_chat(connection: redis.Redis, request: ChatRequest, *, ttl_s: int, timeout_s: int, retries: int,
+                pipeline: redis.client.Pipeline | None = None) -> str:
     """Store the request, append it to its thread's pending list and enqueue the digest job, atomically.
 
     One MULTI/EXEC: if Redis goes away half-way, nothing is left behind (a pending entry without
     its job would be processed later by the thread's next job, for a request the client was told failed).
+    With ``pipeline`` (a transaction the caller started with ``multi()``), the commands join it and
+    the caller executes it.
     """
-    pipe = connection.pipeline(transaction=True)
-    pipe.multi()  # explicit, as RQ expects of a pipeline it is handed
+    pipe = pipeline if pipeline is not None else connection.pipeline(transaction=True)
+    if pipeline is None:
+        pipe.multi()  # explicit, as RQ expects of a pipeline it is handed
     pipe.set(REQUEST_KEY % request.request_id, request.to_json(), ex=ttl_s)
     pipe.rpush(PENDING_KEY % request.thread_id, request.request_id)
     pipe.expire(PENDING_KEY % request.thread_id, ttl_s)
@@ -96,20 +102,30 @@ def submit_chat(connection: redis.Redis, request: ChatRequest, *, ttl_s: int, ti
         meta=owner_meta(request.user_id),
         pipeline=pipe,
     )
-    pipe.execute()
+    if pipeline is None:
+        pipe.execute()
     return str(job.id)
+
+
+ACTIVE_STATUSES = ("queued", "started", "deferred", "scheduled")
 
 
 def enqueue(
     connection: redis.Redis, queue_name: str, func_path: str, *args: Any, job_id: str | None = None, **options: Any
 ) -> str | None:
-    """Enqueue by dotted path; with a ``job_id`` a job that is already queued is not queued twice."""
-    q = queue(queue_name, connection)
+    """Enqueue by dotted path; with a ``job_id`` a job that is already queued is not queued twice.
+
+    Two round trips: the job's status, then RQ's enqueue (queue set, job hash, push) as one
+    transaction (RQ's own fetch-then-enqueue takes four on the digest's hot path).
+    """
     if job_id is not None:
-        existing = q.fetch_job(job_id)
-        if existing is not None and existing.get_status(refresh=True) in {"queued", "started", "deferred", "scheduled"}:
+        status = connection.hget(Job.key_for(job_id), "status")
+        if (status.decode() if isinstance(status, bytes) else status) in ACTIVE_STATUSES:
             return None
-    job = q.enqueue(func_path, *args, job_id=job_id, **options)
+    pipe = connection.pipeline(transaction=True)
+    pipe.multi()  # explicit, as RQ expects of a pipeline it is handed
+    job = queue(queue_name, connection).enqueue(func_path, *args, job_id=job_id, pipeline=pipe, **options)
+    pipe.execute()
     return str(job.id)
 
 
@@ -137,6 +153,7 @@ class ThreadLease:
 
     def __init__(self, connection: redis.Redis, thread_id: str, ttl_ms: int = 15_000) -> None:
         self.connection = connection
+        self.thread_id = thread_id
         self.key = LEASE_KEY % thread_id
         self.ttl_ms = ttl_ms
         self.token = uuid.uuid4().hex
@@ -147,8 +164,26 @@ class ThreadLease:
     def extend(self) -> bool:
         return bool(self.connection.eval(_EXTEND, 1, self.key, self.token, self.ttl_ms))
 
-    def release(self) -> None:
-        self.connection.eval(_RELEASE, 1, self.key, self.token)
+    def claim(self, request_id: str) -> tuple[bool, str | None, bool]:
+        """Try to take the lease and, in the same round trip, read the thread's pending head and
+        whether ``request_id`` is finished: (acquired, head request id, finished)."""
+        pipe = self.connection.pipeline(transaction=False)
+        pipe.set(self.key, self.token, nx=True, px=self.ttl_ms)
+        pipe.lindex(PENDING_KEY % self.thread_id, 0)
+        pipe.exists(OUTPUT_KEY % request_id)
+        acquired, head, finished = pipe.execute()
+        return bool(acquired), head.decode() if isinstance(head, bytes) else head, bool(finished)
+
+    def release(self, *, drop_pending: tuple[str, ...] | list[str] = ()) -> None:
+        """Release the lease; first drop ``drop_pending`` from the thread's pending list, in the same transaction."""
+        if not drop_pending:
+            self.connection.eval(_RELEASE, 1, self.key, self.token)
+            return
+        pipe = self.connection.pipeline(transaction=True)
+        for request_id in drop_pending:
+            pipe.lrem(PENDING_KEY % self.thread_id, 0, request_id)
+        pipe.eval(_RELEASE, 1, self.key, self.token)
+        pipe.execute()
 
 
 def pending_head(connection: redis.Redis, thread_id: str) -> str | None:

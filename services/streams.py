@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import redis
 
 from services.errors import Superseded
+from services.queues import OUTPUT_KEY
 
 if TYPE_CHECKING:
     from services.fanout import FanOut
@@ -33,7 +34,6 @@ CHANNEL_PREFIX = "sse:"
 REQUEST_CHANNEL = "sse:%s"  # sse:{request_id}
 USER_CHANNEL = "sse:user:%s"  # sse:user:{user_id}, the proactive stream
 LOG_KEY = "events:%s"  # the Redis Stream behind a channel
-OUTPUT_KEY = "output:%s"  # final reply of a request
 REQUEST_LOG_MAXLEN = 5000
 USER_LOG_MAXLEN = 500
 USER_LOG_TTL_S = 7 * 24 * 3600
@@ -115,6 +115,17 @@ class EventLog:
             raise Superseded(f"{channel}: another run holds {fence[0]}")
         return _text(event_id)
 
+    def log_first(self, pipeline: redis.client.Pipeline, channel: str, event: str, data: dict[str, Any]) -> None:
+        """Queue a request channel's first event on the caller's transaction (its result is the event id).
+
+        The first event has no entry before it and nobody to wake: the one stream that can know the
+        request id subscribes before the request is submitted and is handed this event directly
+        (``follow(first=…, wakeups=…)``). So it is a plain append, no script and no pub/sub message.
+        """
+        pipeline.xadd(LOG_KEY % channel, {"event": event, "data": json.dumps(data, separators=(",", ":"))},
+                      maxlen=REQUEST_LOG_MAXLEN, approximate=True)
+        pipeline.expire(LOG_KEY % channel, self.ttl_s)
+
     def publish_once(self, channel: str, event: str, data: dict[str, Any], key: str, *,
                      key_ttl_s: int = USER_LOG_TTL_S) -> tuple[str, bool]:
         """Publish unless an event with this ``key`` was already published; returns (event id, new?).
@@ -184,6 +195,7 @@ def follow(
     terminal_event: str | None = "done",
     check_lost: bool = False,
     first: Event | None = None,
+    wakeups: queue.Queue[str] | None = None,
 ) -> Iterator[str]:
     """Yield SSE frames for a channel: replay after ``last_event_id``, then follow live.
 
@@ -194,8 +206,13 @@ def follow(
     is back; with ``check_lost``, a channel whose log did not survive the outage (a Redis that
     came back empty) ends with an ``error`` within a keepalive period instead of waiting for the cap.
     ``first``: the channel's first event, just logged by the caller, sent without reading it back.
+    ``wakeups``: the caller's subscription to the channel, made before ``first`` was logged: then
+    nothing can have been published that the subscription did not hear, and the log is not read
+    until pub/sub leaves a gap (or a tick passes).
     """
-    wakeups = fanout.subscribe(channel)
+    # None: read the log (the first pass, a tick, a gap); [] chains on from ``first``.
+    heard: list[str] | None = [] if wakeups is not None and first is not None else None
+    wakeups = wakeups or fanout.subscribe(channel)
     started = last_sent = last_logged = time.monotonic()
     last_id = last_event_id
     outage = False
@@ -203,7 +220,6 @@ def follow(
         if first is not None:
             last_id = first.id
             yield first.to_sse()
-        heard: list[str] | None = None  # None: read the log (the first pass, a tick, a gap)
         while True:
             fresh = _next_events(log, channel, heard, last_id)
             if fresh is None:

@@ -44,13 +44,14 @@ def process_in_order(
     """Run ``process`` for every unfinished message of the thread up to and including ``request``."""
     deadline = time.monotonic() + wait_s
     while True:
-        # The lease first: usually it is free, and under it _drain checks whether the message is
-        # already finished anyway (one round trip less per chat than checking before it).
+        # One round trip: the lease, and what the holder needs first (the thread's pending head and
+        # whether this message is finished), or what a waiter needs (whether it is finished).
         lease = ThreadLease(connection, request.thread_id, ttl_ms=lease_ttl_ms)
-        if lease.acquire():
-            with _renewing(lease):
-                return _drain(connection, events, request, process)
-        if is_finished(events, request.request_id):
+        acquired, head_id, finished = lease.claim(request.request_id)
+        if acquired:
+            with _renewing(lease) as done:
+                return _drain(connection, events, request, process, head_id, finished, done)
+        if finished:
             return _already_finished(connection, events, request)
         if time.monotonic() > deadline:
             raise ThreadBusy(f"thread {request.thread_id} stayed busy for {wait_s:.0f} s")
@@ -58,22 +59,26 @@ def process_in_order(
 
 
 def _drain(
-    connection: redis.Redis, events: EventLog, request: ChatRequest, process: Callable[[ChatRequest], None]
+    connection: redis.Redis, events: EventLog, request: ChatRequest, process: Callable[[ChatRequest], None],
+    head_id: str | None, finished: bool, done: list[str],
 ) -> str:
+    """Under the lease: earlier messages first, then ``request``. ``done``: ids the lease's release drops
+    from the pending list (in the same round trip)."""
     while True:
-        head_id = pending_head(connection, request.thread_id)
         if head_id is None or head_id == request.request_id:
             # Our own turn (or the list expired under us): process it and stop.
-            if is_finished(events, request.request_id):
+            if finished:
                 return _already_finished(connection, events, request)
             process(request)
-            remove_pending(connection, request.thread_id, request.request_id)
+            done.append(request.request_id)
             return "processed"
         head = load_request(connection, head_id)
         if head is not None and not is_finished(events, head_id):
             logger.info("processing earlier message %s of thread %s first", head_id, request.thread_id)
             process(head)
         remove_pending(connection, request.thread_id, head_id)
+        head_id = pending_head(connection, request.thread_id)
+        finished = is_finished(events, request.request_id)
 
 
 def _already_finished(connection: redis.Redis, events: EventLog, request: ChatRequest) -> str:
@@ -91,10 +96,12 @@ def close_stream(events: EventLog, request_id: str) -> None:
 
 
 @contextmanager
-def _renewing(lease: ThreadLease) -> Iterator[None]:
-    """Keep the lease alive while the main thread works; release it after."""
+def _renewing(lease: ThreadLease) -> Iterator[list[str]]:
+    """Keep the lease alive while the main thread works; release it after, dropping the request ids
+    the body put in the yielded list from the thread's pending list first."""
+    done: list[str] = []
     try:
         with renewed(lease.extend, lease.ttl_ms / 3000, f"lease {lease.key}"):
-            yield
+            yield done
     finally:
-        lease.release()
+        lease.release(drop_pending=done)

@@ -4,18 +4,33 @@
 its loop and reports a heartbeat the supervisor watches. ``rq worker prompt-queue -u URL
 -w workers.startup.EngramWorker`` runs it on any host; without ``-w`` the default worker
 still works, loading the context on its first job.
+
+It also does RQ's per-job bookkeeping in fewer round trips (the digest worker's share of a
+chat's CPU): every key, registry entry and state RQ writes is still written, only batched.
+- Starting a job: RQ's two transactions (the execution record and worker state, then the job's
+  started state) and Engram's job lease are one transaction.
+- Ending it: the lease is dropped, and the worker marked idle and heart-beaten, inside RQ's own
+  end-of-job transaction (success, failure or retry); RQ's separate write of the job's
+  ``last_heartbeat`` is left out (the end transaction saves the job hash with it).
+- The idle bookkeeping RQ repeats around every dequeue (worker state ``idle`` written again,
+  a heartbeat before and after each dequeue) is written when it changes something or a
+  second has passed, and ``rq suspend`` is looked for at most once a second (a suspension
+  stops the worker taking jobs within a second instead of before the very next one).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import uuid
 from typing import Any
 
-from rq.worker import SimpleWorker
+from rq.executions import Execution
+from rq.utils import now
+from rq.worker import SimpleWorker, WorkerStatus
 
 from services.connections import patient_retry
-from services.janitor import job_lease
+from services.janitor import drop_lease, hold_lease, renewing_lease
 from services.logs import configure_logging
 from services.settings import Settings
 from services.supervisor import beat
@@ -30,7 +45,11 @@ class EngramWorker(SimpleWorker):
     """SimpleWorker that preloads the context: one model load per process, not per job."""
 
     load_models = True
-    _last_idle_heartbeat: tuple[float, int | None] = (float("-inf"), None)
+    # (monotonic time, TTL) of the last heartbeat written, and the last state written.
+    _last_heartbeat_written: tuple[float, int] = (float("-inf"), 0)
+    _state_written: str | None = None
+    _lease_token = ""  # the running job's lease token (set in perform_job)
+    _suspension_checked_at: float = float("-inf")
 
     def work(self, *args: Any, **kwargs: Any) -> bool:
         # rq built this connection from the URL: make it ride over a Redis restart, so a job in
@@ -43,22 +62,76 @@ class EngramWorker(SimpleWorker):
         beat(self.connection)
         return super().work(*args, **kwargs)
 
+    def execute_job(self, job: Any, queue: Any) -> None:
+        # SimpleWorker's, without its prepare_execution(): prepare_job_execution() below does it.
+        self.perform_job(job, queue)
+        self.set_state(WorkerStatus.IDLE)
+
     def perform_job(self, job: Any, queue: Any) -> bool:
-        # The lease lets the janitor recover this job within seconds if the process dies.
-        with job_lease(self.connection, job.id):
+        # The lease (taken in the start transaction) lets the janitor recover this job within
+        # seconds if the process dies.
+        # The lease carries this run's token: a run that outlives it (a long Redis outage let the
+        # janitor hand the job on) neither renews nor drops the next run's lease.
+        self._lease_token = uuid.uuid4().hex
+        with renewing_lease(self.connection, job.id, self._lease_token):
             return super().perform_job(job, queue)
+
+    def prepare_job_execution(self, job: Any, remove_from_intermediate_queue: bool = False) -> None:
+        """RQ's prepare_execution() and prepare_job_execution() and the job lease, in one transaction."""
+        heartbeat_ttl = self.get_heartbeat_ttl(job)
+        with self.connection.pipeline() as pipeline:
+            self.execution = Execution.create(job, heartbeat_ttl, pipeline=pipeline, worker_name=self.name)
+            self.set_state(WorkerStatus.BUSY, pipeline=pipeline)
+            hold_lease(pipeline, job.id, self._lease_token)
+            self.set_current_job_id(job.id, pipeline=pipeline)
+            self.set_current_job_working_time(0, pipeline=pipeline)
+            self.heartbeat(heartbeat_ttl, pipeline=pipeline)
+            job.heartbeat(now(), heartbeat_ttl, pipeline=pipeline)
+            job.prepare_for_execution(self.name, pipeline=pipeline)
+            if remove_from_intermediate_queue:
+                pipeline.lrem(self.queue_class(job.origin, connection=self.connection).intermediate_queue_key, 1,
+                              job.id)
+            pipeline.execute()
+        self.procline(f"Processing {job.func_name} from {job.origin} since {time.time()}")
+
+    def handle_execution_ended(self, job: Any, queue: Any, heartbeat_ttl: int) -> None:
+        # RQ writes the job's last_heartbeat here in a round trip of its own; the end transaction
+        # saves the job hash, this field included.
+        job.ended_at = job.last_heartbeat = now()
+
+    def cleanup_execution(self, job: Any, pipeline: Any) -> None:
+        # Called inside RQ's end-of-job transaction on every path (success, failure, retry).
+        super().cleanup_execution(job, pipeline)
+        drop_lease(pipeline, job.id, self._lease_token)
+        self.set_state(WorkerStatus.IDLE, pipeline=pipeline)
+        self.heartbeat(pipeline=pipeline)
+
+    def check_for_suspension(self, burst: bool) -> None:
+        moment = time.monotonic()
+        if moment - self._suspension_checked_at < IDLE_HEARTBEAT_EVERY_S:
+            return
+        super().check_for_suspension(burst)
+        self._suspension_checked_at = time.monotonic()
+
+    def set_state(self, state: str, pipeline: Any = None) -> None:
+        if pipeline is None and state == self._state_written:
+            self._state = state  # already in Redis: RQ writes "idle" again before every dequeue
+            return
+        super().set_state(state, pipeline)
+        self._state_written = state
 
     def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
         beat(self.connection)
-        # RQ sends the same idle heartbeat (two round trips) after a job, before and after each
-        # dequeue: one a second keeps the worker's key as alive. A heartbeat with another TTL
-        # (a job starting) or inside RQ's own pipeline always goes through.
-        now = time.monotonic()
-        if pipeline is None and (now - self._last_idle_heartbeat[0] < IDLE_HEARTBEAT_EVERY_S
-                                 and self._last_idle_heartbeat[1] == timeout):
+        # RQ sends the same heartbeat (two commands) after a job, before and after each dequeue
+        # and with each suspension check: one a second with the same TTL keeps the worker's key
+        # as alive. A heartbeat with another TTL (a job starting, the worker going idle) goes through.
+        ttl = timeout or self.worker_ttl + 60
+        moment = time.monotonic()
+        last_at, last_ttl = self._last_heartbeat_written
+        if moment - last_at < IDLE_HEARTBEAT_EVERY_S and last_ttl == ttl:
             return
         super().heartbeat(timeout, pipeline)
-        self._last_idle_heartbeat = (now, timeout) if pipeline is None else (float("-inf"), None)
+        self._last_heartbeat_written = (moment, ttl)
 
 
 class PeriodicWorker(EngramWorker):

@@ -1,0 +1,102 @@
+"""EngramWorker batches RQ's per-job bookkeeping: what RQ records must still all be there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rq import Queue, Retry, get_current_job
+from rq.job import Job, JobStatus
+from rq.registry import FailedJobRegistry, FinishedJobRegistry, StartedJobRegistry
+from rq.suspension import resume, suspend
+from rq.worker import SimpleWorker, WorkerStatus
+
+from services.janitor import LEASE_KEY, OWNED_KEY
+from workers.startup import EngramWorker
+
+
+class BareEngramWorker(EngramWorker):
+    """EngramWorker's bookkeeping without its process context (no models, no database)."""
+
+    def work(self, *args: Any, **kwargs: Any) -> bool:
+        return SimpleWorker.work(self, *args, **kwargs)
+
+
+def seen_while_running() -> dict[str, Any]:
+    """A job that reports what Redis says about it and its worker while it runs."""
+    job = get_current_job()
+    assert job is not None
+    connection = job.connection
+    worker_key = f"rq:worker:{job.worker_name}"
+    return {
+        "lease": bool(connection.exists(LEASE_KEY % job.id)),
+        "owned": bool(connection.exists(OWNED_KEY % job.id)),
+        "started": job.id in StartedJobRegistry(job.origin, connection=connection).get_job_ids(),
+        "status": connection.hget(job.key, "status").decode(),
+        "worker_state": connection.hget(worker_key, "state").decode(),
+        "current_job": connection.hget(worker_key, "current_job").decode(),
+    }
+
+
+def fails() -> None:
+    raise RuntimeError("this job fails")
+
+
+def run(connection: Any, func: str, retry: Retry | None = None) -> tuple[Job, BareEngramWorker]:
+    queue = Queue("bookkeeping", connection=connection)
+    job = queue.enqueue(func, retry=retry, result_ttl=600)
+    worker = BareEngramWorker([queue], connection=connection)
+    worker.work(burst=True)
+    job.refresh()
+    return job, worker
+
+
+@pytest.mark.integration
+def test_a_job_runs_with_its_lease_and_ends_with_rqs_records_complete(real_redis) -> None:
+    job, worker = run(real_redis, "tests.test_worker_bookkeeping.seen_while_running")
+    assert job.get_status() == JobStatus.FINISHED
+    assert job.return_value() == {"lease": True, "owned": True, "started": True, "status": "started",
+                                  "worker_state": WorkerStatus.BUSY, "current_job": job.id}
+    assert job.id in FinishedJobRegistry("bookkeeping", connection=real_redis).get_job_ids()
+    assert StartedJobRegistry("bookkeeping", connection=real_redis).count == 0
+    assert job.last_heartbeat is not None and job.ended_at is not None
+    assert not real_redis.exists(LEASE_KEY % job.id) and not real_redis.exists(OWNED_KEY % job.id)
+    worker.refresh()
+    assert worker.successful_job_count == 1
+
+
+@pytest.mark.integration
+def test_a_failed_job_is_recorded_failed_and_a_retried_one_requeued_without_a_lease(real_redis) -> None:
+    failed, _ = run(real_redis, "tests.test_worker_bookkeeping.fails")
+    assert failed.get_status() == JobStatus.FAILED
+    assert failed.id in FailedJobRegistry("bookkeeping", connection=real_redis).get_job_ids()
+    assert "this job fails" in (failed.latest_result().exc_string or "")
+    assert not real_redis.exists(LEASE_KEY % failed.id) and not real_redis.exists(OWNED_KEY % failed.id)
+
+    queue = Queue("bookkeeping", connection=real_redis)
+    retried = queue.enqueue("tests.test_worker_bookkeeping.fails", retry=Retry(max=1))
+    BareEngramWorker([queue], connection=real_redis).work(burst=True, max_jobs=1)
+    retried.refresh()
+    assert retried.get_status() == JobStatus.QUEUED and retried.retries_left == 0
+    assert retried.id in queue.get_job_ids()
+    assert StartedJobRegistry("bookkeeping", connection=real_redis).count == 0
+    assert not real_redis.exists(LEASE_KEY % retried.id)
+
+
+@pytest.mark.integration
+def test_the_worker_is_recorded_idle_without_a_current_job_after_one(real_redis) -> None:
+    job, worker = run(real_redis, "tests.test_worker_bookkeeping.seen_while_running")
+    recorded = {key.decode(): value.decode() for key, value in real_redis.hgetall(worker.key).items()}
+    assert recorded["state"] == WorkerStatus.IDLE
+    assert "current_job" not in recorded
+    assert recorded["successful_job_count"] == "1"
+
+
+@pytest.mark.integration
+def test_a_suspended_worker_takes_no_job(real_redis) -> None:
+    suspend(real_redis)
+    try:
+        job, _ = run(real_redis, "tests.test_worker_bookkeeping.seen_while_running")
+    finally:
+        resume(real_redis)
+    assert job.get_status() == JobStatus.QUEUED
