@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from rq import Retry
-from sqlalchemy import select
+from sqlalchemy import literal, select
 from sqlalchemy.orm import Session
 
 from services.db import Exchange, RoutingDecision, insert
@@ -40,6 +40,7 @@ from workers.turn import Turn
 from workers.understanding import Understanding, understand
 
 logger = logging.getLogger(__name__)
+EXCHANGES, DECISIONS = Exchange.__table__, RoutingDecision.__table__
 
 TROUBLE_MESSAGE = "Sorry, something went wrong while I was working on that. Please send it again."
 
@@ -83,11 +84,15 @@ def digest(context: WorkerContext, request: ChatRequest) -> None:
 
 
 def store(session: Session, turn: Turn, understanding: Understanding, reply: Reply) -> int:
-    """Exchange and routing decision in the caller's transaction; a retried job finds the first row."""
+    """Exchange and routing decision in the caller's transaction; a retried job finds the first row.
+
+    One Core statement (the decision is inserted in a CTE from the exchange's new id): one round
+    trip and no ORM bookkeeping on every chat turn.
+    """
     request = turn.request
     completion: Completion = reply.completion
-    exchange_id = session.scalar(
-        insert(Exchange)
+    stored = (
+        insert(EXCHANGES)
         .values(
             request_id=request.request_id,
             user_id=request.user_id,
@@ -110,15 +115,20 @@ def store(session: Session, turn: Turn, understanding: Understanding, reply: Rep
             embedding_model=understanding.embedding_model,
         )
         .on_conflict_do_nothing(index_elements=["request_id"])
-        .returning(Exchange.id)
+        .returning(EXCHANGES.c.id)
+        .cte("stored")
     )
-    if exchange_id is None:
-        return int(session.scalar(select(Exchange.id).where(Exchange.request_id == request.request_id)))
-    session.execute(
-        insert(RoutingDecision)
-        .values(exchange_id=exchange_id, **understanding.decision_row(request))
+    decision = understanding.decision_row(request)
+    audit = (
+        insert(DECISIONS)
+        .from_select(["exchange_id", *decision],
+                     select(stored.c.id, *(literal(value, DECISIONS.c[name].type) for name, value in decision.items())))
         .on_conflict_do_nothing(index_elements=["request_id"])
+        .cte("audit")
     )
+    exchange_id = session.scalar(select(stored.c.id).add_cte(audit))
+    if exchange_id is None:  # stored by an earlier attempt (its decision too)
+        return int(session.scalar(select(EXCHANGES.c.id).where(EXCHANGES.c.request_id == request.request_id)))
     return int(exchange_id)
 
 
