@@ -73,6 +73,54 @@ workers 16.9 / 25.2 / 25.0. CPU per reply in the bursts 72–79 ms (digest 37–
 burst and 40–55 ms each reply afterwards while they catch up (~10 s after 200 chats). Issue
 10's first `status` ≤ 8 ms and `message` p99 ≤ 100 ms are met; `message` p50 ≤ 40 ms and
 ≥ 50 replies/s are not.
+
+digest branch (issue 10, "a leaner hot path": the digest job's own CPU). Measured with
+``python -m bench.hotpath`` (now a CPU-clock profile, ``--scope digest`` for the job alone, and the
+CPU ms of ``digest()`` on its thread's clock) and a per-step harness around the same in-process
+setup, on the shared box (load average 2-12: A/B pairs back to back, not absolute values).
+
+    Where digest()'s CPU went before (per turn, instant LLM; three runs 38-43 ms):
+    recall (assemble)            13.8-15.6 ms   ~37 %  (its SQL and spans: the recall branches')
+    topic + session placement     5.8-6.7 ms   ~16 %  7-9 statements through ORM objects
+    generation                    5.8-6.3 ms   ~15 %  the openai call alone 4-5 ms: request
+                                                      transform + one pydantic model per chunk
+    store                         4.2-4.7 ms   ~11 %  two ORM-path INSERTs
+    finish                        2.3-2.6 ms    ~6 %  publish, working memory, RQ enqueue, output
+    the rest                      ~6 ms        Redis round trips (~20 per turn), BEGIN/COMMIT,
+                                               route, the pool's pre-ping SELECT 1 per checkout
+
+What changed:
+- The streamed LLM call goes through the SDK client's own ``post`` with ``Stream[object]``
+  (services/llm/client.py): same auth, timeouts, status errors, SSE decoder and in-stream error
+  events, but no typed-dict transform of the request and no pydantic model per chunk; a chunk of
+  the wrong shape is now ``LLMMalformedOutput`` (it crashed the job before). CPU per streamed call
+  against the fake, 250 calls: 3.9-5.0 → 1.1-1.5 ms.
+- The store is one Core statement: the exchange INSERT … RETURNING in a CTE feeds the routing
+  decision's INSERT (one round trip, no ORM bookkeeping): 4.2-4.7 → 2.8-3.2 ms.
+- Session placement is one statement whatever the case (lock the open session, continue it, or
+  close it and open the next, in data-modifying CTEs); topics and the thread touch are Core
+  statements without ORM objects: 5.8-6.7 → 4.2-5.4 ms, and 2-4 statements fewer per turn.
+- The pool checks a connection at checkout without a round trip (services/db.py): a connection
+  the server closed reads as end-of-file, and then the whole pool is replaced, as
+  ``pool_pre_ping``'s failed ``SELECT 1`` did. Two round trips fewer per turn in the digest (and
+  one per checkout in every role); tests/test_recovery.py kills PostgreSQL under two pooled
+  connections and fails without the check.
+- SQL statements per turn outside recall (pings included, BEGIN/COMMIT not): 11-13 → 7-8.
+
+    digest() CPU per turn, three back-to-back pairs:  42.5 / 43.1 / 38.0 → 37.4 / 31.8 / 31.6 ms
+    pipeline pair 1 (other processes 140-170 % of a core: wall times meaningless), digest worker
+    CPU per reply: sequential 56.5 → 53.7, burst with 1 worker 51.5 → 42.4, with 4 workers
+    61.8 → 51.6 ms; PostgreSQL 13.5 / 14.8 → 12.5 / 12.7 ms.
+
+Not done, and why: overlapping recall with topic/session placement on a second connection saves
+at most the shorter one's PostgreSQL waits (a few ms sequentially; Python CPU holds the GIL) but
+adds a transaction (BEGIN, SET LOCAL, COMMIT, a checkout) per turn — more CPU where CPU is the
+limit for replies/s, so it stays one transaction. The speaker-name lookup (~1 ms, one statement)
+and the profile/narrative/thoughts reads in context assembly are per-user and rarely change, but
+a correct cache needs every writer of exchange lines and facts (chunker, import, forget) to
+invalidate it: services/memory is the recall branches'. What is left of the digest's CPU is
+recall (~40 % now), ~20 Redis round trips (RQ's enqueue of the chunker job alone is four; five
+EVALSHA publishes), and RQ's own bookkeeping around the job.
 """
 
 from __future__ import annotations
