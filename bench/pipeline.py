@@ -111,6 +111,11 @@ What changed:
     pipeline pair 1 (other processes 140-170 % of a core: wall times meaningless), digest worker
     CPU per reply: sequential 56.5 → 53.7, burst with 1 worker 51.5 → 42.4, with 4 workers
     61.8 → 51.6 ms; PostgreSQL 13.5 / 14.8 → 12.5 / 12.7 ms.
+    pipeline pair 2 (lighter load), bursts: digest worker CPU per reply 42.8 → 37.6 ms with 1
+    worker, 55.5 → 47.2 ms with 4; PostgreSQL 11.9 / 14.0 → 11.3 / 12.9 ms; replies/s 13.0 / 18.1
+    → 13.3 / 23.3 with 1 / 4 workers. Its sequential phase is not comparable (other processes
+    46 % of a core during the base run, 109 % during this branch's): message p50 70.0 → 94.5 ms,
+    digest CPU 41.8 → 42.3 ms.
 
 Not done, and why: overlapping recall with topic/session placement on a second connection saves
 at most the shorter one's PostgreSQL waits (a few ms sequentially; Python CPU holds the GIL) but
