@@ -7,7 +7,12 @@ prints the job's own timing spans (stored with every exchange) and the top funct
 cumulative CPU time under cProfile (a CPU clock: waits do not count) — the profile that
 bench/pipeline.py's docstring summarises.
 
-    python -m bench.hotpath [--requests 60] [--top 25]
+    python -m bench.hotpath [--requests 60] [--top 25] [--clock cpu|wall]
+
+With ``--clock cpu`` (the default) cProfile counts this process's CPU time, so waits on
+PostgreSQL, Valkey and the LLM drop out and the shares are what the worker itself burns;
+``--scope digest`` profiles only the ``digest()`` call (no RQ). A last, unprofiled round prints
+the CPU ms of ``digest()`` (its thread's clock) and of the whole burst-mode RQ run per job.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import pstats
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -42,6 +49,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=60)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--save", help="also write the raw cProfile stats to this file")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu", help="what cProfile counts")
+    parser.add_argument("--scope", choices=("job", "digest"), default="job",
+                        help="profile the whole RQ job (with RQ's bookkeeping) or only the digest() call")
     args = parser.parse_args()
     llm = FakeLLM().start()
     with tempfile.TemporaryDirectory() as tmp:
@@ -51,14 +61,15 @@ def main() -> None:
             upgrade_head(engine)
             settings = replace(Settings.from_env({"ENGRAM_DATA_DIR": str(Path(tmp) / "data")}),
                                redis_url=valkey.url, database_url=str(pg.url), openai_base_url=llm.url)
-            profile(settings, engine, args.requests, args.top, args.save)
+            profile(settings, engine, args.requests, args.top, args.save, args.clock, args.scope)
         finally:
             valkey.stop()
             pg.stop()
             llm.stop()
 
 
-def profile(settings: Settings, engine, requests: int, top: int, save: str | None) -> None:  # type: ignore[no-untyped-def]
+def profile(settings: Settings, engine, requests: int, top: int, save: str | None,  # type: ignore[no-untyped-def]
+            clock: str = "cpu", scope: str = "job") -> None:
     from api import create_app
     from workers.process import context_from_environment, install_context
 
@@ -73,22 +84,62 @@ def profile(settings: Settings, engine, requests: int, top: int, save: str | Non
     logging.getLogger("rq").setLevel(logging.WARNING)
     for text in MESSAGES:  # warm-up: first queries, prepared plans, model caches
         post(client, text)
-        worker.work(burst=True, with_scheduler=False)
-    web_ms, profiler = [], cProfile.Profile(time.process_time)
-    for index in range(requests):
-        started = time.perf_counter()
-        post(client, MESSAGES[index % len(MESSAGES)])
-        web_ms.append((time.perf_counter() - started) * 1000)
-        profiler.enable()
-        worker.work(burst=True, with_scheduler=False)
-        profiler.disable()
+        worker.work(burst=True, with_scheduler=False, logging_level="WARNING")
+    web_ms = []
+    profiler = cProfile.Profile(time.process_time) if clock == "cpu" else cProfile.Profile()
+    with measured_digest([], profiler if scope == "digest" else None):
+        for index in range(requests):
+            started = time.perf_counter()
+            post(client, MESSAGES[index % len(MESSAGES)])
+            web_ms.append((time.perf_counter() - started) * 1000)
+            if scope == "job":
+                profiler.enable()
+            worker.work(burst=True, with_scheduler=False, logging_level="WARNING")
+            if scope == "job":
+                profiler.disable()
+    job_cpu_ms, digest_cpu_ms = [], []
+    with measured_digest(digest_cpu_ms):
+        for index in range(requests):  # unprofiled, last: CPU and the spans below without cProfile's overhead
+            post(client, MESSAGES[index % len(MESSAGES)])
+            cpu = time.process_time()
+            worker.work(burst=True, with_scheduler=False, logging_level="WARNING")
+            job_cpu_ms.append((time.process_time() - cpu) * 1000)
     print(f"POST /chat in the app (validate, thread, log first event, enqueue): p50 {percentile(web_ms, 0.5):.2f} ms")
+    print(f"CPU per job, no profiler: digest() p50 {percentile(digest_cpu_ms, 0.5):.2f} ms"
+          f" (mean {statistics.fmean(digest_cpu_ms):.2f});  the whole burst-mode RQ run"
+          f" p50 {percentile(job_cpu_ms, 0.5):.2f} ms (a burst worker registers and tears down per job)")
     print_spans(make_sessionmaker(engine), requests)
     if save:
         profiler.dump_stats(save)
     buffer = io.StringIO()
     pstats.Stats(profiler, stream=buffer).sort_stats("cumulative").print_stats(top)
     print(buffer.getvalue())
+
+
+@contextmanager
+def measured_digest(samples: list[float], profiler: cProfile.Profile | None = None) -> Iterator[None]:
+    """Record the CPU ms of every ``workers.digest.digest`` call (its thread's clock: no RQ, no other threads);
+    with ``profiler``, profile just those calls."""
+    import workers.digest as module
+
+    original = module.digest
+
+    def timed(*args, **kwargs):  # type: ignore[no-untyped-def]
+        started = time.thread_time()
+        if profiler is not None:
+            profiler.enable()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            if profiler is not None:
+                profiler.disable()
+            samples.append((time.thread_time() - started) * 1000)
+
+    module.digest = timed
+    try:
+        yield
+    finally:
+        module.digest = original
 
 
 def post(client, text: str) -> None:  # type: ignore[no-untyped-def]

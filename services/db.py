@@ -6,6 +6,7 @@ The schema itself is owned by Alembic (``migrations/``); these models mirror it 
 from __future__ import annotations
 
 import datetime as dt
+import select
 import uuid
 from typing import Any
 
@@ -21,12 +22,14 @@ from sqlalchemy import (
     String,
     Text,
     create_engine,
+    event,
     func,
     text,
 )
 from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, insert
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import InvalidatePoolError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 EMBEDDING_DIM = 384
@@ -42,7 +45,29 @@ def sqlalchemy_url(url: str) -> str:
 
 def make_engine(database_url: str, *, pool_size: int = 5) -> Engine:
     """Create the engine; callers own it and dispose it on shutdown."""
-    return create_engine(sqlalchemy_url(database_url), pool_size=pool_size, pool_pre_ping=True, future=True)
+    engine = create_engine(sqlalchemy_url(database_url), pool_size=pool_size, future=True)
+    event.listen(engine, "checkout", discard_if_closed_by_server)
+    return engine
+
+
+def discard_if_closed_by_server(dbapi_connection: Any, connection_record: Any, connection_proxy: Any) -> None:
+    """A pool pre-ping without the round trip: a checked-in connection has nothing to read.
+
+    A PostgreSQL that restarted (or ended the session) has closed the socket, so it reads as
+    end-of-file; an unexpected message is no better. Either way the whole pool is replaced, as
+    ``pool_pre_ping`` does when its ``SELECT 1`` fails, and the checkout gets a new connection. This
+    runs on every checkout — two per chat turn in the digest — where ``SELECT 1`` cost a round trip each.
+    """
+    if dbapi_connection.closed or _readable(dbapi_connection):
+        raise InvalidatePoolError("the server closed this pooled connection")
+
+
+def _readable(dbapi_connection: Any) -> bool:
+    try:
+        readable, _, _ = select.select([dbapi_connection.fileno()], [], [], 0)
+    except (OSError, ValueError):  # no usable socket: treat it as gone
+        return True
+    return bool(readable)
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

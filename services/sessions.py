@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass
 
 import redis
-from sqlalchemy import select, update
+from sqlalchemy import select, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.db import ConversationSession, Exchange
@@ -33,31 +33,43 @@ class SessionStep:
 def place_in_session(
     db: Session, user_id: str, thread_id: str, topic: str, *, switched: bool, now: dt.datetime, idle_after_s: float
 ) -> SessionStep:
-    """Continue the thread's open session, or close it (topic switch / quiet spell) and open a new one."""
-    current = db.scalars(
-        select(ConversationSession)
-        .where(ConversationSession.thread_id == thread_id, ConversationSession.ended_at.is_(None))
-        .order_by(ConversationSession.started_at.desc())
-        .with_for_update()
-    ).first()
-    reason = None
-    if current is not None:
-        idle = (now - current.last_active_at).total_seconds() > idle_after_s
-        if switched and current.topic != topic:
-            reason = "topic_switch"
-        elif idle:
-            reason = "inactivity"
-        else:
-            current.last_active_at = now
-            return SessionStep(current.id)
-        current.ended_at = now
-        current.close_reason = reason
-    opened = ConversationSession(
-        id=str(uuid.uuid4()), user_id=user_id, thread_id=thread_id, topic=topic, started_at=now, last_active_at=now
-    )
-    db.add(opened)
-    db.flush()
-    return SessionStep(opened.id, current.id if current is not None else None, reason)
+    """Continue the thread's open session, or close it (topic switch / quiet spell) and open a new one.
+
+    One statement whatever the case (it runs on every chat turn): lock the thread's open session,
+    decide, then continue it, or close it and open the next.
+    """
+    row = db.execute(PLACE_IN_SESSION, {
+        "thread_id": thread_id, "user_id": user_id, "topic": topic, "switched": switched, "now": now,
+        "cutoff": now - dt.timedelta(seconds=idle_after_s), "opened": str(uuid.uuid4()),
+    }).one()
+    if row.continued is not None:
+        return SessionStep(row.continued)
+    return SessionStep(row.opened, row.closed, row.close_reason)
+
+
+# The open session (the newest, locked), continued when the topic holds and it is not quiet;
+# otherwise closed with its reason and a new one opened. Data-modifying CTEs see the same
+# snapshot, so "opened" asks "continued" (its RETURNING rows) whether to insert.
+PLACE_IN_SESSION = text("""
+WITH current AS (
+    SELECT id, CASE WHEN CAST(:switched AS boolean) AND topic <> :topic THEN 'topic_switch'
+                    WHEN last_active_at < :cutoff THEN 'inactivity' END AS reason
+    FROM sessions WHERE thread_id = :thread_id AND ended_at IS NULL
+    ORDER BY started_at DESC LIMIT 1 FOR UPDATE
+), continued AS (
+    UPDATE sessions SET last_active_at = :now FROM current
+    WHERE sessions.id = current.id AND current.reason IS NULL RETURNING sessions.id
+), closed AS (
+    UPDATE sessions SET ended_at = :now, close_reason = current.reason FROM current
+    WHERE sessions.id = current.id AND current.reason IS NOT NULL RETURNING sessions.id, sessions.close_reason
+), opened AS (
+    INSERT INTO sessions (id, user_id, thread_id, topic, started_at, last_active_at)
+    SELECT :opened, :user_id, :thread_id, :topic, :now, :now WHERE NOT EXISTS (SELECT 1 FROM continued)
+    RETURNING id
+)
+SELECT (SELECT id FROM continued) AS continued, (SELECT id FROM opened) AS opened,
+       (SELECT id FROM closed) AS closed, (SELECT close_reason FROM closed) AS close_reason
+""")
 
 
 def session_exchange_ids(db: Session, session_id: str) -> list[int]:

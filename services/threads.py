@@ -146,8 +146,9 @@ def touch_thread(session: Session, user_id: str, thread_id: str, now: dt.datetim
     row went away meanwhile (the person's data was forgotten while the message was queued), it is
     made again under the same id, so the exchange about to be stored has its thread.
     """
-    touched = session.scalar(update(Thread).where(Thread.id == thread_id, Thread.user_id == user_id)
-                             .values(last_active_at=now).returning(Thread.id))
+    threads = Thread.__table__  # a Core statement: no ORM bookkeeping on every chat turn
+    touched = session.scalar(update(threads).where(threads.c.id == thread_id, threads.c.user_id == user_id)
+                             .values(last_active_at=now).returning(threads.c.id))
     if touched is None:
         session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
         session.execute(insert(Thread).values(id=thread_id, user_id=user_id, last_active_at=now)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import select, text
+from sqlalchemy import Row, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from services.config_files import parse_section, read_toml
@@ -116,41 +116,46 @@ class TopicClassifier:
                 best, best_score, best_similarity = topic, score, similarity
         content = keywords(text_)
         if best is not None and (best_score >= self.config.match_threshold or not self._can_found(content)):
-            self._absorb(best, vector)
+            self._absorb(session, best, vector)
             confidence = max(0.0, min(1.0, best_score))
             return TopicResult(best.name, confidence, False, best_similarity, best.name != recent_topic)
         if not self._can_found(content):
             # Too little to found a topic on ("ok", "thanks"): stay where the conversation is.
             return TopicResult(recent_topic or GENERAL, self.config.fallback_confidence, False, 0.0, False)
-        created = self._found(session, user_id, text_, vector)
-        return TopicResult(created.name, 1.0 - max(best_similarity, 0.0) / 2, True, 1.0, True)
+        name = self._found(session, user_id, text_, vector)
+        return TopicResult(name, 1.0 - max(best_similarity, 0.0) / 2, True, 1.0, True)
 
     def _can_found(self, content: list[str]) -> bool:
         return len(content) >= self.config.min_words_for_new_topic
 
-    def _nearest(self, session: Session, user_id: str, vector: np.ndarray) -> list[tuple[Topic, float]]:
+    # Core statements on the table, not ORM entities: this runs on every chat turn, and loading,
+    # tracking and flushing Topic objects cost more CPU than the queries themselves.
+    def _nearest(self, session: Session, user_id: str, vector: np.ndarray) -> list[tuple[Row, float]]:
         # Iterative index scans keep the HNSW search correct under the per-user filter.
         session.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
-        distance = Topic.centroid.cosine_distance(vector)
+        distance = TOPICS.c.centroid.cosine_distance(vector)
         rows = session.execute(
-            select(Topic, distance).where(Topic.user_id == user_id).order_by(distance).limit(self.config.candidates)
+            select(TOPICS.c.id, TOPICS.c.name, TOPICS.c.centroid, TOPICS.c.message_count, distance)
+            .where(TOPICS.c.user_id == user_id).order_by(distance).limit(self.config.candidates)
         ).all()
-        return [(topic, 1.0 - float(dist)) for topic, dist in rows]
+        return [(row, 1.0 - float(row[-1])) for row in rows]
 
-    def _absorb(self, topic: Topic, vector: np.ndarray) -> None:
+    def _absorb(self, session: Session, topic: Row, vector: np.ndarray) -> None:
         centroid = np.asarray(topic.centroid, dtype=np.float32)
-        topic.centroid = blend_centroid(centroid, vector, topic.message_count, self.config.centroid_cap)
-        topic.message_count += 1
-        topic.updated_at = utcnow()
-
-    def _found(self, session: Session, user_id: str, text_: str, vector: np.ndarray) -> Topic:
-        taken = session.scalars(select(Topic.name).where(Topic.user_id == user_id)).all()
-        topic = Topic(
-            user_id=user_id,
-            name=topic_name(text_, list(taken) + [GENERAL], self.config.name_words),
-            centroid=vector,
-            message_count=1,
+        session.execute(
+            update(TOPICS).where(TOPICS.c.id == topic.id).values(
+                centroid=blend_centroid(centroid, vector, topic.message_count, self.config.centroid_cap),
+                message_count=TOPICS.c.message_count + 1,
+                updated_at=utcnow(),
+            )
         )
-        session.add(topic)
-        session.flush()
-        return topic
+
+    def _found(self, session: Session, user_id: str, text_: str, vector: np.ndarray) -> str:
+        """Found a topic named from the message; its name."""
+        taken = session.scalars(select(TOPICS.c.name).where(TOPICS.c.user_id == user_id)).all()
+        name = topic_name(text_, list(taken) + [GENERAL], self.config.name_words)
+        session.execute(insert(TOPICS).values(user_id=user_id, name=name, centroid=vector, message_count=1))
+        return name
+
+
+TOPICS = Topic.__table__

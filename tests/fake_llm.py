@@ -43,14 +43,16 @@ class _Script:
     routes: list[tuple[str, Step]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     arrivals: list[float] = field(default_factory=list)  # time.monotonic() of each recorded request
+    authorizations: list[str | None] = field(default_factory=list)  # the Authorization header of each
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def next_step(self, body: dict[str, Any]) -> Step | None:
+    def next_step(self, body: dict[str, Any], authorization: str | None = None) -> Step | None:
         """Record the request, then pick its step: a matching route, else the queue head, else None."""
         text = conversation_text(body)
         with self.lock:
             self.requests.append(body)
             self.arrivals.append(time.monotonic())
+            self.authorizations.append(authorization)
             for needle, step in self.routes:
                 if needle in text:
                     return step
@@ -65,6 +67,7 @@ class _Script:
             self.routes.clear()
             self.requests.clear()
             self.arrivals.clear()
+            self.authorizations.clear()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -98,7 +101,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _dispatch(self, body: dict[str, Any]) -> None:
         script = self.server.script
         if self.path.rstrip("/") == "/v1/chat/completions":
-            Exchange(self, body, self.server.stop_event).answer(script.next_step(body))
+            step = script.next_step(body, self.headers.get("Authorization"))
+            Exchange(self, body, self.server.stop_event).answer(step)
         elif self.path == "/_script":
             with script.lock:
                 script.queue.extend(step_from_dict(step) for step in body.get("steps", []))
@@ -189,6 +193,12 @@ class FakeLLM:
         """A copy of the recorded chat-completion request bodies, oldest first."""
         with self._live.script.lock:
             return list(self._live.script.requests)
+
+    @property
+    def authorizations(self) -> list[str | None]:
+        """The ``Authorization`` header of each recorded request (same order as ``requests``)."""
+        with self._live.script.lock:
+            return list(self._live.script.authorizations)
 
     @property
     def arrivals(self) -> list[float]:

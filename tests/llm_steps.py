@@ -51,8 +51,12 @@ class Cut:
 
 @dataclass
 class Garbage:
-    """Answer 200 with a body that is not valid JSON (or a stream whose event is not)."""
+    """Answer 200 with a body that is not valid JSON (or a stream whose event is not).
 
+    ``event``: a streamed answer sends this JSON text as its one event instead (valid JSON of the wrong shape).
+    """
+
+    event: str | None = None
     kind: ClassVar[str] = "garbage"
 
 

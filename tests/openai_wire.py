@@ -66,7 +66,7 @@ class Exchange:
         elif isinstance(step, Error):
             self.error(step)
         elif isinstance(step, Garbage):
-            self.garbage()
+            self.garbage(step.event)
         elif isinstance(step, Cut):
             self.cut(step)
         elif isinstance(step, Hang):
@@ -126,8 +126,10 @@ class Exchange:
             self._event(self._chunk(delta, None))
         # HTTP/1.0: closing the connection ends the body, just as a dropped connection would.
 
-    def garbage(self) -> None:
-        if self.stream:
+    def garbage(self, event: str | None = None) -> None:
+        if self.stream and event is not None:
+            self._send_raw(200, "text/event-stream", b"data: " + event.encode() + b"\n\n" + DONE)
+        elif self.stream:
             self._send_raw(200, "text/event-stream", b'data: {"choices": [{"delta": {"content": "x"\n\n' + DONE)
         else:
             self._send_raw(200, "application/json", b'{"id": "broken", "choices": [ {"message": ')

@@ -75,6 +75,22 @@ def test_stream_delivers_each_chunk_and_server_usage(fake: FakeLLM, make_client:
     assert seen == [("respond", completion)]
 
 
+def test_stream_and_complete_send_the_api_key(fake: FakeLLM, make_client: Callable[..., LLMClient]) -> None:
+    client = make_client(api_key="sk-engram-test")
+    fake.script(Reply("streamed"), Reply("plain"))
+    assert client.stream("respond", USER, lambda _: None).text == "streamed"
+    assert client.complete("acknowledge", USER).text == "plain"
+    assert fake.authorizations == ["Bearer sk-engram-test"] * 2
+    assert fake.requests[0]["messages"] == USER and fake.requests[0]["stream"] is True
+
+
+def test_malformed_stream_events_are_malformed_output(fake: FakeLLM, client: LLMClient) -> None:
+    for event in ('["not", "an", "object"]', '{"choices": [{"delta": "text"}]}', '{"choices": ["text"]}'):
+        fake.script(Garbage(event))
+        with pytest.raises(LLMMalformedOutput):
+            client.stream("respond", USER, lambda _: None)
+
+
 def test_stream_estimates_usage_when_server_sends_none(fake: FakeLLM, client: LLMClient) -> None:
     fake.script(Reply("x" * 40, usage=False))
     completion = client.stream("respond", USER, lambda _: None)

@@ -89,14 +89,18 @@ def test_supervisor_restarts_a_killed_redis_on_its_port_with_its_data(own_redis)
 
 def test_supervisor_restarts_a_killed_postgres_with_its_data(own_postgres) -> None:
     engine = make_engine(own_postgres.url)
-    with engine.begin() as connection:
+    with engine.begin() as connection, engine.connect() as second:  # two connections in the pool
         connection.exec_driver_sql("CREATE TABLE kept (id int PRIMARY KEY)")
         connection.exec_driver_sql("INSERT INTO kept VALUES (42)")
+        second.exec_driver_sql("SELECT 1")
     kill9(own_postgres.pid)
     supervise_until_back(own_postgres)
-    # The pooled connection died with the server; pre-ping replaces it and the WAL kept the row.
-    with engine.connect() as connection:
-        assert connection.exec_driver_sql("SELECT id FROM kept").scalar_one() == 42
+    # The pooled connections died with the server; the checkout check replaces them (no error reaches
+    # the caller, however many were pooled) and the WAL kept the row.
+    for _ in range(3):
+        with engine.connect() as connection, engine.connect() as second:
+            assert connection.exec_driver_sql("SELECT id FROM kept").scalar_one() == 42
+            assert second.exec_driver_sql("SELECT 1").scalar_one() == 1
     engine.dispose()
 
 

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from rq import Retry
-from sqlalchemy import select
+from sqlalchemy import literal, select
 from sqlalchemy.orm import Session
 
 from services.db import Exchange, RoutingDecision, insert
@@ -42,6 +42,7 @@ from workers.turn import Turn
 from workers.understanding import Understanding, understand
 
 logger = logging.getLogger(__name__)
+EXCHANGES, DECISIONS = Exchange.__table__, RoutingDecision.__table__
 
 TROUBLE_MESSAGE = "Sorry, something went wrong while I was working on that. Please send it again."
 
@@ -100,11 +101,15 @@ def _digest_attempt(context: WorkerContext, turn: Turn, attempt: int) -> None:
 
 
 def store(session: Session, turn: Turn, understanding: Understanding, reply: Reply) -> int | None:
-    """Exchange and routing decision in the caller's transaction; None if another run of it stored it first."""
+    """Exchange and routing decision in the caller's transaction; None if another run of it stored it first.
+
+    One Core statement (the decision is inserted in a CTE from the exchange's new id): one round
+    trip and no ORM bookkeeping on every chat turn.
+    """
     request = turn.request
     completion: Completion = reply.completion
-    exchange_id = session.scalar(
-        insert(Exchange)
+    stored = (
+        insert(EXCHANGES)
         .values(
             request_id=request.request_id,
             user_id=request.user_id,
@@ -127,16 +132,19 @@ def store(session: Session, turn: Turn, understanding: Understanding, reply: Rep
             embedding_model=understanding.embedding_model,
         )
         .on_conflict_do_nothing(index_elements=["request_id"])
-        .returning(Exchange.id)
+        .returning(EXCHANGES.c.id)
+        .cte("stored")
     )
-    if exchange_id is None:
-        return None
-    session.execute(
-        insert(RoutingDecision)
-        .values(exchange_id=exchange_id, **understanding.decision_row(request))
+    decision = understanding.decision_row(request)
+    audit = (
+        insert(DECISIONS)
+        .from_select(["exchange_id", *decision],
+                     select(stored.c.id, *(literal(value, DECISIONS.c[name].type) for name, value in decision.items())))
         .on_conflict_do_nothing(index_elements=["request_id"])
+        .cte("audit")
     )
-    return int(exchange_id)
+    exchange_id = session.scalar(select(stored.c.id).add_cte(audit))
+    return None if exchange_id is None else int(exchange_id)  # None: stored by another run (its decision too)
 
 
 def user_text(request: ChatRequest, reply: Reply) -> str:
