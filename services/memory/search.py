@@ -129,10 +129,23 @@ def prepare_vector_search(session: Session, config: RecallConfig | None = None) 
     prepares a statement on its fifth run and PostgreSQL may then switch to a generic plan, blind to how
     many rows a tsquery matches: the full-text arms went from 2–12 ms to 17–25 ms whatever they matched.
     """
-    ef_search = (config or RecallConfig()).ef_search
-    session.execute(text("SELECT set_config('hnsw.ef_search', :ef, true), "
-                         "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                         "set_config('plan_cache_mode', 'force_custom_plan', true)"), {"ef": str(ef_search)})
+    session.execute(text(f"SELECT {SEARCH_SETTINGS_SQL}"), search_settings(config))
+
+
+# prepare_vector_search's settings as a select list (``:ef``), for a statement that also asks something else.
+SEARCH_SETTINGS_SQL = ("set_config('hnsw.ef_search', :ef, true), set_config('hnsw.iterative_scan', 'relaxed_order', "
+                       "true), set_config('plan_cache_mode', 'force_custom_plan', true)")
+
+
+def search_settings(config: RecallConfig | None = None) -> dict[str, Any]:
+    """The parameters of SEARCH_SETTINGS_SQL."""
+    return {"ef": str((config or RecallConfig()).ef_search)}
+
+
+def holds_sql(kind: str) -> str:
+    """Whether the user (``:user``) holds any row of this kind that recall could return, as a SQL boolean:
+    a user without facts or episodes (most chat users, every import without enrichment) skips their statements."""
+    return f"EXISTS (SELECT 1 FROM {TABLES[kind]} t WHERE t.user_id = :user AND {KINDS[kind].active})"
 
 
 def query_terms(session: Session, user_id: str, query: str, config: RecallConfig) -> Terms:
