@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import text
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import bindparam, text
 from sqlalchemy.orm import Session
 
+from services.db import EMBEDDING_DIM
 from services.embeddings import Embedder, embed_in_parallel, normalise
-from services.memory.search import vector_param
 
 ROLES = frozenset({"user", "assistant"})
 _WORD = re.compile(r"[^\W\d_][\w'\-]*")
@@ -130,8 +131,12 @@ def speaker_lines(session: Session, user_id: str, speaker: NamedSpeaker, limit: 
     """Ids of the named speaker's turns most similar to the query without the name, best first."""
     if limit < 1:
         return []
-    statement = text(
-        "SELECT id FROM exchange_lines WHERE user_id = :user AND lower(speaker) = :name AND embedding IS NOT NULL "
-        "ORDER BY embedding <=> :qvec, id LIMIT :limit").bindparams(vector_param())
-    return list(session.scalars(statement, {"user": user_id, "name": speaker.name, "qvec": speaker.vector,
-                                            "limit": limit}))
+    statement = text(speaker_lines_sql()).bindparams(bindparam("spk_vec", type_=Vector(EMBEDDING_DIM)))
+    return list(session.scalars(statement, {"user": user_id, "spk_name": speaker.name, "spk_vec": speaker.vector,
+                                            "spk_limit": limit}))
+
+
+def speaker_lines_sql() -> str:
+    """``speaker_lines``' statement: the speaker's name in ``:spk_name``, the vector in ``:spk_vec``."""
+    return ("SELECT id FROM exchange_lines WHERE user_id = :user AND lower(speaker) = :spk_name "
+            "AND embedding IS NOT NULL ORDER BY embedding <=> :spk_vec, id LIMIT :spk_limit")
