@@ -127,8 +127,14 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
     """
     relevance = fuse(candidates, cfg, has_vector)
     scored = []
+    # The boosts belong to the item (an exchange's turns share its time, salience and access): computed
+    # once per item, copied per candidate (each adds its own signals).
+    boosts: dict[tuple[str, int], dict[str, float]] = {}
     for candidate, rel in zip(candidates, relevance, strict=True):
-        signals = _boost_signals(candidate, cfg, window, now)
+        key = (candidate.kind, candidate.id)
+        if key not in boosts:
+            boosts[key] = _boost_signals(candidate, cfg, window, now)
+        signals = dict(boosts[key])
         speaker_sim = candidate.row.get("speaker_sim") if has_vector else None
         if speaker_sim is not None:  # a turn of the person the query names: its own similarity counts too
             rel += cfg.speaker_weight * _calibrated(float(speaker_sim), cfg)

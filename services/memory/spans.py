@@ -56,10 +56,10 @@ def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndar
             continue
         replied = rows.get(row["p_id"]) if row["p_id"] is not None else None
         _attach_replied_to(row, replied)
+        near = _around(line_id, rows, following, cfg.context_window)  # found once for both signals
         candidates.append(Candidate(
             kind="exchange", id=int(row["exchange_id"]), row=row, at=row["at"],
-            sim=_similarity(row, rows, following, cfg),
-            lex=_lexical(row, replied, rows, following, terms.max_score, cfg),
+            sim=_similarity(row, rows, near, cfg), lex=_lexical(row, replied, rows, near, terms.max_score, cfg),
             salience=None if row["salience"] is None else float(row["salience"]), access=int(row["access"] or 0)))
     return candidates
 
@@ -81,26 +81,26 @@ def _around(line_id: int, rows: dict[int, dict[str, Any]], following: dict[int, 
     return found
 
 
-def _similarity(row: dict[str, Any], rows: dict[int, dict[str, Any]], following: dict[int, int],
+def _similarity(row: dict[str, Any], rows: dict[int, dict[str, Any]], near_ids: list[int],
                 cfg: RecallConfig) -> float | None:
     """Its exchange's similarity, mixed (context_sim_weight) with the mean over the exchanges of the lines
-    within context_window: a turn in a stretch of conversation about the question's topic counts more."""
+    within context_window (``near_ids``: the line first, then those lines, as ``_around`` lists them): a
+    turn in a stretch of conversation about the question's topic counts more."""
     if row["sim"] is None:
         return None
     own = float(row["sim"])
     if cfg.context_sim_weight <= 0:
         return own
-    near = [float(rows[i]["sim"]) for i in _around(row["id"], rows, following, cfg.context_window)
-            if rows[i]["sim"] is not None]
+    near = [float(rows[i]["sim"]) for i in near_ids if rows[i]["sim"] is not None]
     return (1 - cfg.context_sim_weight) * own + cfg.context_sim_weight * sum(near) / len(near)
 
 
 def _lexical(row: dict[str, Any], replied: dict[str, Any] | None, rows: dict[int, dict[str, Any]],
-             following: dict[int, int], scale: float, cfg: RecallConfig) -> float:
+             near_ids: list[int], scale: float, cfg: RecallConfig) -> float:
     """Own BM25, plus a share of the replied-to line's and of the best line's nearby (topic continuity), 0..1."""
     own = float(row["lex"])
     context = float(replied["lex"]) if replied is not None else 0.0
-    nearby = [float(rows[i]["lex"]) for i in _around(row["id"], rows, following, cfg.context_window)[1:]]
+    nearby = [float(rows[i]["lex"]) for i in near_ids[1:]]
     score = own + cfg.reply_context_weight * context + cfg.nearby_weight * max(nearby, default=0.0)
     return min(1.0, score / scale)
 
