@@ -151,9 +151,11 @@ id, score, signals, external ids, turns, text and meta identical; ``bench.locomo
     (each an ``ARRAY(...)`` of ids computed once, where their ids used to come back to Python and go
     out again): 5.1 → 3.0 statements, this process 31.5 → 28.2 ms.
   * an exchange's own texts (user_text, reply) come once, on its first fetched turn, instead of on
-    each of its ~2 turns of ~700 rows: backend −1.5 ms, this process −2 to −3 ms.
+    each of its ~2 turns of ~700 rows: leaving the texts out altogether (one pair of runs) saved 1.7 ms
+    of backend CPU and 3.5 ms of this process's; sending them once keeps most of that.
   * scoring: the boosts (recency, salience, access, time window) are computed once per exchange, not
-    once per candidate turn, and a candidate's nearby turns are found once for its two context signals.
+    once per candidate turn, and a candidate's nearby turns are found once for its two context signals
+    (about 1 ms under cProfile; within the noise of the bench's CPU figures).
 What is left (after, CPU per recall): window_rows ~19 ms in PostgreSQL (BM25 over up to 1,000 turns
 holding a common query word, ~4 ms; the query's similarity to ~400 exchange vectors read from TOAST,
 ~3 ms; ~700 rows out), Python ~14 ms (SQLAlchemy/psycopg, the rows, scoring ~290 turns), the query
