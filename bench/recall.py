@@ -120,6 +120,49 @@ and facts/episodes (two statements even for a user with none). An impact-ordered
 instead of 1,000 arbitrary ones; it needs a trigger-kept table of ~2M rows at 100k. p95 ≤ 50 ms
 is not shown here: the lead's idle re-measurement decides it.
 
+Round three (issues 9 and 10 hot path, branch rfast), same database and 200 queries, main (the code at
+the start of the round) and this code run alternately (main, after, main, after) at load average 1.7–3.1:
+
+  recall at 100k, k=10                        before (2 runs)            after (2 runs)
+  this process's CPU per recall               35.2–36.1 ms               24.3–25.5 ms
+  PostgreSQL backend CPU per recall           25.8–26.2 ms               22.2–23.6 ms
+  wall p50 / p95 with the embedding           62.0–64.0 / 94.1–100.0 ms  47.2–49.4 / 69.7–80.7 ms
+  wall p50 / p95 without it                   53.6–56.2 / 86.3–92.4 ms   38.6–42.4 / 61.8–74.5 ms
+  statements per recall                       8.1                        3.0
+  profile's "python (rest of recall)" p50     22.4–23.1 ms               13.5–16.0 ms
+
+  backend CPU per recall by part (ms)         before                     after
+  the arms and the turns around the seeds     20.4–20.6 (window_rows,    18.4–19.4 (one statement)
+                                              BM25 arm, HNSW arm, time
+                                              window and speaker arms:
+                                              3.2 statements)
+  settings, named speaker, facts, episodes    1.9 (4 statements)         0.7 (one statement)
+  query terms and IDF (line_terms)            3.5                        3.2–3.4 (unchanged)
+
+What changed (each change checked by comparing every hit of 202 queries at 100k with main's: kind,
+id, score, signals, external ids, turns, text and meta identical; ``bench.locomo`` before and after:
+0.743 / 0.831 / 0.885 within 5 / 10 / 20 turns, every category and conversation identical):
+  * one opening statement per recall: the search settings, whether the user holds any active fact
+    and any episode (an EXISTS each, by their user index: cannot go stale, no counter to keep), and
+    which of the query's words name a speaker. A user with neither (every chat user before the digest
+    enriches anything, every ``--no-enrich`` import) sends no fact or episode statement: 8.1 → 5.1
+    statements; this process 37.9 → 31.5 ms CPU, backend 26.2 → 24.2 ms (one pair of runs).
+  * the lexical (BM25), vector (HNSW), speaker and time-window arms run inside window_rows' statement
+    (each an ``ARRAY(...)`` of ids computed once, where their ids used to come back to Python and go
+    out again): 5.1 → 3.0 statements, this process 31.5 → 28.2 ms.
+  * an exchange's own texts (user_text, reply) come once, on its first fetched turn, instead of on
+    each of its ~2 turns of ~700 rows: leaving the texts out altogether (one pair of runs) saved 1.7 ms
+    of backend CPU and 3.5 ms of this process's; sending them once keeps most of that.
+  * scoring: the boosts (recency, salience, access, time window) are computed once per exchange, not
+    once per candidate turn, and a candidate's nearby turns are found once for its two context signals
+    (about 1 ms under cProfile; within the noise of the bench's CPU figures).
+What is left (after, CPU per recall): window_rows ~19 ms in PostgreSQL (BM25 over up to 1,000 turns
+holding a common query word, ~4 ms; the query's similarity to ~400 exchange vectors read from TOAST,
+~3 ms; ~700 rows out), Python ~14 ms (SQLAlchemy/psycopg, the rows, scoring ~290 turns), the query
+embedding ~8 ms, line_terms ~3.5 ms. A user with facts or episodes still pays one statement per kind.
+p95 ≤ 50 ms with the embedding is not shown at this load (69.7–80.7 ms); LoCoMo's own recall latency
+(5 users of ≤ 680 turns, nice 10, load ~3) went from p50 56.4 / p95 71.5 ms to 39.6–42.9 / 55.0–56.0 ms.
+
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange). The import no
 longer embeds: ``store_records`` writes each batch of 256 exchanges with their turns, threads,
 sessions and full-text data in one transaction without vectors (searchable by their words at

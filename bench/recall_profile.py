@@ -27,7 +27,7 @@ def _caller() -> str:
     frame = sys._getframe(2)
     while frame is not None:
         path = frame.f_code.co_filename
-        if PACKAGE in path and not path.endswith("recall.py"):
+        if PACKAGE in path and not (path.endswith("/recall.py") and frame.f_code.co_name == "recall"):
             return f"{path.rsplit('/', 1)[-1][:-3]}.{frame.f_code.co_name}"
         frame = frame.f_back
     return "other"

@@ -17,7 +17,7 @@ from services.memory.config import RecallConfig, load_memory_config
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall, score_candidates
 from services.memory.search import Candidate
-from services.memory.spans import _similarity
+from services.memory.spans import _around, _similarity
 from services.memory.turnshape import answer_cue, carries, question_share
 from services.settings import PROJECT_ROOT, SettingsError
 
@@ -94,14 +94,16 @@ def test_a_turn_amid_talk_about_the_topic_is_more_similar_than_an_equal_one_in_p
     assert shipped.context_sim_weight > 0 and shipped.context_window == 2
     on_topic, following = _thread([0.5, 0.6, 0.4, 0.6, 0.5])
     in_passing, following_2 = _thread([0.1, 0.1, 0.4, 0.1, 0.1])
-    assert _similarity(on_topic[3], on_topic, following, shipped) > _similarity(in_passing[3], in_passing,
-                                                                                 following_2, shipped)
+
+    def similarity(rows: dict[int, dict], successors: dict[int, int], cfg: RecallConfig) -> float | None:
+        return _similarity(rows[3], rows, _around(3, rows, successors, cfg.context_window), cfg)
+
+    assert similarity(on_topic, following, shipped) > similarity(in_passing, following_2, shipped)
     # The mean over the window (itself and two turns either side), mixed half and half with its own.
-    assert _similarity(on_topic[3], on_topic, following, shipped) == pytest.approx(0.5 * 0.4 + 0.5 * 0.52)
+    assert similarity(on_topic, following, shipped) == pytest.approx(0.5 * 0.4 + 0.5 * 0.52)
     own_only = replace(shipped, context_sim_weight=0.0)
-    assert _similarity(on_topic[3], on_topic, following, own_only) == _similarity(in_passing[3], in_passing,
-                                                                                   following_2, own_only) == 0.4
-    assert _similarity({"id": 9, "sim": None, "p_id": None}, {}, {}, shipped) is None  # no vector: no signal
+    assert similarity(on_topic, following, own_only) == similarity(in_passing, following_2, own_only) == 0.4
+    assert _similarity({"id": 9, "sim": None, "p_id": None}, {}, [9], shipped) is None  # no vector: no signal
 
 
 # Through the real import and recall path: a friend keeps asking about the event in the words of the

@@ -154,3 +154,26 @@ def test_the_embedded_postgresql_runs_with_memory_sized_for_the_machine(db_engin
     assert synchronised == "off"
     assert memory_settings(512 * 1024**2)["shared_buffers"] == "128MB"  # never below PostgreSQL's default
     assert memory_settings(64 * 1024**3)["shared_buffers"] == "1024MB"  # nor above 1 GB
+
+
+def test_a_recall_asks_for_facts_and_episodes_only_when_the_user_has_some_and_sees_one_stored_since(db_engine):
+    from sqlalchemy import event
+
+    from services.memory.facts import remember_fact
+    from services.memory.recall import recall
+
+    embedder = HashEmbedder()
+    _import_texts(db_engine, "alice", ["we planned the zanzibar trip", "the ferry leaves at noon"])
+    statements: list[str] = []
+    with Session(db_engine) as session:
+        event.listen(session.get_bind(), "before_cursor_execute", lambda *args: statements.append(args[2]))
+        hits = recall(session, embedder, "alice", "zanzibar trip", k=5, reinforce=False)
+        assert hits and {hit.kind for hit in hits} == {"exchange"}
+        # The opening statement (settings, which kinds she holds, a named speaker), BM25's terms, the turns.
+        assert len(statements) == 3
+        assert not [s for s in statements if "t.id IN (" in s]  # no fact or episode candidates asked for
+        remember_fact(session, embedder, "alice", "Alice's zanzibar trip is in May")
+        statements.clear()
+        hits = recall(session, embedder, "alice", "zanzibar trip", k=5, reinforce=False)
+        assert "fact" in {hit.kind for hit in hits}
+        assert len([s for s in statements if "t.id IN (" in s]) == 1  # facts now; still no episodes

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
@@ -74,11 +75,12 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     now = now or dt.datetime.now(dt.UTC)
     kinds = tuple(kinds)
     speaker = None
-    if embedder is not None and cfg.speaker_weight > 0 and "exchange" in kinds:
-        qvec, speaker = speakers.query_vectors(session, embedder, user_id, query, query_embedding)
+    by_speaker = embedder is not None and cfg.speaker_weight > 0 and "exchange" in kinds
+    kinds, name = _open(session, user_id, query, kinds, cfg, by_speaker)
+    if embedder is not None and by_speaker:
+        qvec, speaker = speakers.query_vectors(embedder, query, query_embedding, name)
     else:
         qvec = query_embedding if query_embedding is not None else (embedder.embed(query) if embedder else None)
-    search.prepare_vector_search(session, cfg)  # the full-text arms need its plan setting too
     excluded = set(exclude_exchange_ids)
     window = time_window(query, now)
     # One set of query terms, weighted by this user's turns, serves every kind.
@@ -98,6 +100,20 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     return hits
 
 
+def _open(session: Session, user_id: str, query: str, kinds: tuple[str, ...], cfg: RecallConfig,
+          by_speaker: bool) -> tuple[tuple[str, ...], str | None]:
+    """The search settings (``search.prepare_vector_search``; the full-text arms need its plan setting too),
+    and in the same statement the kinds besides exchanges that this user holds any row of and the speaker
+    the query names: one round trip where there were up to four, asked afresh by every recall."""
+    others = [kind for kind in kinds if kind != "exchange"]
+    words = speakers.name_words(query) if by_speaker else []
+    columns = [search.holds_sql(kind) for kind in others] + [speakers.SPEAKER_WORDS_SQL if words else "NULL"]
+    row = session.execute(text(f"SELECT {search.SEARCH_SETTINGS_SQL}, {', '.join(columns)}"),
+                          {**search.search_settings(cfg), "user": user_id, "words": words}).one()
+    held = dict(zip(others, row[3:3 + len(others)], strict=True))
+    return tuple(kind for kind in kinds if kind == "exchange" or held[kind]), speakers.the_one(row[-1] or [])
+
+
 def _gather(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, terms: search.Terms,
             window: Window | None, cfg: RecallConfig) -> list[Candidate]:
     return search.kind_candidates(session, kind, user_id, qvec, terms, window, cfg.candidates, cfg)
@@ -111,8 +127,14 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
     """
     relevance = fuse(candidates, cfg, has_vector)
     scored = []
+    # The boosts belong to the item (an exchange's turns share its time, salience and access): computed
+    # once per item, copied per candidate (each adds its own signals).
+    boosts: dict[tuple[str, int], dict[str, float]] = {}
     for candidate, rel in zip(candidates, relevance, strict=True):
-        signals = _boost_signals(candidate, cfg, window, now)
+        key = (candidate.kind, candidate.id)
+        if key not in boosts:
+            boosts[key] = _boost_signals(candidate, cfg, window, now)
+        signals = dict(boosts[key])
         speaker_sim = candidate.row.get("speaker_sim") if has_vector else None
         if speaker_sim is not None:  # a turn of the person the query names: its own similarity counts too
             rel += cfg.speaker_weight * _calibrated(float(speaker_sim), cfg)

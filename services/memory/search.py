@@ -129,10 +129,23 @@ def prepare_vector_search(session: Session, config: RecallConfig | None = None) 
     prepares a statement on its fifth run and PostgreSQL may then switch to a generic plan, blind to how
     many rows a tsquery matches: the full-text arms went from 2–12 ms to 17–25 ms whatever they matched.
     """
-    ef_search = (config or RecallConfig()).ef_search
-    session.execute(text("SELECT set_config('hnsw.ef_search', :ef, true), "
-                         "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                         "set_config('plan_cache_mode', 'force_custom_plan', true)"), {"ef": str(ef_search)})
+    session.execute(text(f"SELECT {SEARCH_SETTINGS_SQL}"), search_settings(config))
+
+
+# prepare_vector_search's settings as a select list (``:ef``), for a statement that also asks something else.
+SEARCH_SETTINGS_SQL = ("set_config('hnsw.ef_search', :ef, true), set_config('hnsw.iterative_scan', 'relaxed_order', "
+                       "true), set_config('plan_cache_mode', 'force_custom_plan', true)")
+
+
+def search_settings(config: RecallConfig | None = None) -> dict[str, Any]:
+    """The parameters of SEARCH_SETTINGS_SQL."""
+    return {"ef": str((config or RecallConfig()).ef_search)}
+
+
+def holds_sql(kind: str) -> str:
+    """Whether the user (``:user``) holds any row of this kind that recall could return, as a SQL boolean:
+    a user without facts or episodes (most chat users, every import without enrichment) skips their statements."""
+    return f"EXISTS (SELECT 1 FROM {TABLES[kind]} t WHERE t.user_id = :user AND {KINDS[kind].active})"
 
 
 def query_terms(session: Session, user_id: str, query: str, config: RecallConfig) -> Terms:
@@ -178,14 +191,15 @@ def _lex_sql(terms: Terms, params: dict[str, Any]) -> str:
     return "(" + " + ".join(parts) + ")"
 
 
-def _vector_sql(kind: str) -> str:
+def vector_sql(kind: str, limit: str = "limit") -> str:
+    """The vector arm's statement (``:qvec``, its row limit in the parameter named ``limit``)."""
     return (f"SELECT t.id FROM {TABLES[kind]} t WHERE t.user_id = :user AND {KINDS[kind].active} "
-            "ORDER BY t.embedding <=> :qvec LIMIT :limit")
+            f"ORDER BY t.embedding <=> :qvec LIMIT :{limit}")
 
 
 def vector_arm(session: Session, kind: str, user_id: str, qvec: np.ndarray, limit: int) -> list[int]:
     """Ids of the nearest rows by cosine distance (HNSW index), nearest first."""
-    statement = text(_vector_sql(kind)).bindparams(vector_param())
+    statement = text(vector_sql(kind)).bindparams(vector_param())
     return list(session.scalars(statement, {"user": user_id, "qvec": qvec, "limit": limit}))
 
 
@@ -207,7 +221,10 @@ def lexical_arm(session: Session, kind: str, user_id: str, terms: Terms, limit: 
     return list(session.scalars(text(_lexical_sql(kind, terms, params, config or RecallConfig())), params))
 
 
-def _window_sql(kind: str, window: Window, qvec: np.ndarray | None, terms: Terms, params: dict[str, Any]) -> str:
+def window_sql(kind: str, window: Window, qvec: np.ndarray | None, terms: Terms, params: dict[str, Any],
+               limit: str = "limit") -> str:
+    """The time window arm's statement (its row limit in the parameter named ``limit``); its other values go
+    into ``params``."""
     params.update(start=window[0], end=window[1])
     if qvec is not None:
         # Exact distances over the window's rows (the time index finds them): "+ 0" keeps the planner off
@@ -218,7 +235,7 @@ def _window_sql(kind: str, window: Window, qvec: np.ndarray | None, terms: Terms
         order = _lex_sql(terms, params) + " DESC"
     spec = KINDS[kind]
     return (f"SELECT t.id FROM {TABLES[kind]} t WHERE t.user_id = :user AND {spec.time} >= :start "
-            f"AND {spec.time} < :end ORDER BY {order} LIMIT :limit")
+            f"AND {spec.time} < :end ORDER BY {order} LIMIT :{limit}")
 
 
 def window_arm(session: Session, kind: str, user_id: str, window: Window, qvec: np.ndarray | None, terms: Terms,
@@ -227,7 +244,7 @@ def window_arm(session: Session, kind: str, user_id: str, window: Window, qvec: 
     if kind == "fact":
         return []  # a fact is true until superseded; when it was stated is not what it is about
     params: dict[str, Any] = {"user": user_id, "limit": limit}
-    statement = text(_window_sql(kind, window, qvec, terms, params))
+    statement = text(window_sql(kind, window, qvec, terms, params))
     if qvec is not None:
         statement = statement.bindparams(vector_param())
     return list(session.scalars(statement, params))
@@ -240,11 +257,11 @@ def kind_candidates(session: Session, kind: str, user_id: str, qvec: np.ndarray 
     params: dict[str, Any] = {"user": user_id, "limit": limit}
     arms = []
     if qvec is not None:
-        arms.append(_vector_sql(kind))
+        arms.append(vector_sql(kind))
     if terms:
         arms.append(_lexical_sql(kind, terms, params, config))
     if window is not None and kind != "fact":
-        arms.append(_window_sql(kind, window, qvec, terms, params))
+        arms.append(window_sql(kind, window, qvec, terms, params))
     if not arms:
         return []
     union = " UNION ".join(f"({arm})" for arm in arms)

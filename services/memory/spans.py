@@ -28,22 +28,25 @@ from services.memory.timewords import Window
 def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndarray | None, window: Window | None,
            cfg: RecallConfig, excluded: set[int], speaker: speakers.NamedSpeaker | None = None) -> list[Candidate]:
     """Line candidates of the lexical, vector, speaker and time-window arms and the lines around them, scored."""
-    seeds = dict.fromkeys(turns.lexical_lines(session, user_id, terms, cfg.line_candidates, cfg))
+    # Every arm runs inside window_rows' statement: one round trip where there were two to four.
+    params: dict[str, Any] = {"line_limit": cfg.line_candidates, "limit": cfg.candidates}
+    seed_arms = [turns.lexical_lines_sql(terms, cfg, params, "line_limit")] if terms.terms else []
     if speaker is not None and cfg.speaker_weight > 0:
-        seeds.update(dict.fromkeys(speakers.speaker_lines(session, user_id, speaker, cfg.speaker_candidates)))
+        if cfg.speaker_candidates > 0:
+            seed_arms.append(speakers.speaker_lines_sql())
+            params["spk_limit"] = cfg.speaker_candidates
     else:
         speaker = None
-    exchange_ids: dict[int, None] = {}
+    exchange_arms = []
     if qvec is not None:
-        exchange_ids.update(dict.fromkeys(search.vector_arm(session, "exchange", user_id, qvec, cfg.candidates)))
+        exchange_arms.append(search.vector_sql("exchange"))
     if window is not None:
-        exchange_ids.update(dict.fromkeys(search.window_arm(session, "exchange", user_id, window, qvec, terms.terms,
-                                                            cfg.candidates)))
+        exchange_arms.append(search.window_sql("exchange", window, qvec, terms.terms, params))
     # Candidates are the seeds (with every line of those exchanges) and the turns right before and after
     # them (an answer next to a match); each needs its own context_window around it, hence the reach.
-    rows = turns.window_rows(session, user_id, list(seeds), max(cfg.context_window + 1, 2), qvec, terms, cfg,
-                             (speaker.name, speaker.vector) if speaker is not None else None, list(exchange_ids))
-    seeds.update(dict.fromkeys(line_id for line_id, row in rows.items() if row["seed"]))
+    rows = turns.window_rows(session, user_id, seed_arms, exchange_arms, max(cfg.context_window + 1, 2), qvec, terms,
+                             cfg, (speaker.name, speaker.vector) if speaker is not None else None, params)
+    seeds = {line_id: None for line_id, row in rows.items() if row["seed"]}
     following = {row["p_id"]: line_id for line_id, row in rows.items() if row["p_id"] in rows}
     wanted = {line_id for seed in seeds if seed in rows for line_id in _around(seed, rows, following, 1)}
     candidates = []
@@ -53,10 +56,10 @@ def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndar
             continue
         replied = rows.get(row["p_id"]) if row["p_id"] is not None else None
         _attach_replied_to(row, replied)
+        near = _around(line_id, rows, following, cfg.context_window)  # found once for both signals
         candidates.append(Candidate(
             kind="exchange", id=int(row["exchange_id"]), row=row, at=row["at"],
-            sim=_similarity(row, rows, following, cfg),
-            lex=_lexical(row, replied, rows, following, terms.max_score, cfg),
+            sim=_similarity(row, rows, near, cfg), lex=_lexical(row, replied, rows, near, terms.max_score, cfg),
             salience=None if row["salience"] is None else float(row["salience"]), access=int(row["access"] or 0)))
     return candidates
 
@@ -78,26 +81,26 @@ def _around(line_id: int, rows: dict[int, dict[str, Any]], following: dict[int, 
     return found
 
 
-def _similarity(row: dict[str, Any], rows: dict[int, dict[str, Any]], following: dict[int, int],
+def _similarity(row: dict[str, Any], rows: dict[int, dict[str, Any]], near_ids: list[int],
                 cfg: RecallConfig) -> float | None:
     """Its exchange's similarity, mixed (context_sim_weight) with the mean over the exchanges of the lines
-    within context_window: a turn in a stretch of conversation about the question's topic counts more."""
+    within context_window (``near_ids``: the line first, then those lines, as ``_around`` lists them): a
+    turn in a stretch of conversation about the question's topic counts more."""
     if row["sim"] is None:
         return None
     own = float(row["sim"])
     if cfg.context_sim_weight <= 0:
         return own
-    near = [float(rows[i]["sim"]) for i in _around(row["id"], rows, following, cfg.context_window)
-            if rows[i]["sim"] is not None]
+    near = [float(rows[i]["sim"]) for i in near_ids if rows[i]["sim"] is not None]
     return (1 - cfg.context_sim_weight) * own + cfg.context_sim_weight * sum(near) / len(near)
 
 
 def _lexical(row: dict[str, Any], replied: dict[str, Any] | None, rows: dict[int, dict[str, Any]],
-             following: dict[int, int], scale: float, cfg: RecallConfig) -> float:
+             near_ids: list[int], scale: float, cfg: RecallConfig) -> float:
     """Own BM25, plus a share of the replied-to line's and of the best line's nearby (topic continuity), 0..1."""
     own = float(row["lex"])
     context = float(replied["lex"]) if replied is not None else 0.0
-    nearby = [float(rows[i]["lex"]) for i in _around(row["id"], rows, following, cfg.context_window)[1:]]
+    nearby = [float(rows[i]["lex"]) for i in near_ids[1:]]
     score = own + cfg.reply_context_weight * context + cfg.nearby_weight * max(nearby, default=0.0)
     return min(1.0, score / scale)
 

@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import text
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import bindparam, text
 from sqlalchemy.orm import Session
 
+from services.db import EMBEDDING_DIM
 from services.embeddings import Embedder, embed_in_parallel, normalise
-from services.memory.search import vector_param
 
 ROLES = frozenset({"user", "assistant"})
 _WORD = re.compile(r"[^\W\d_][\w'\-]*")
@@ -78,16 +79,28 @@ def embed_records(embedder: Embedder, records: Sequence[Any], exchange_text: Cal
     return found
 
 
+def name_words(query: str) -> list[str]:
+    """The query's words that could name a speaker (lower case, possessive dropped, roles left out)."""
+    return sorted({word.lower().removesuffix("'s") for word in _WORD.findall(query)} - ROLES)
+
+
+# The words (``:words``) that name a speaker of this user's conversations, as a SQL array expression: recall
+# sends it inside its opening statement, ``named_speaker`` on its own.
+SPEAKER_WORDS_SQL = ("ARRAY(SELECT w FROM unnest(CAST(:words AS text[])) AS w WHERE EXISTS (SELECT 1 "
+                     "FROM exchange_lines WHERE user_id = :user AND lower(speaker) = w))")
+
+
+def the_one(found: Sequence[str]) -> str | None:
+    """The speaker named, when the query names exactly one."""
+    return found[0] if len(found) == 1 else None
+
+
 def named_speaker(session: Session, user_id: str, query: str) -> str | None:
     """The one speaker of this user's conversations that the query names, or None (none or several)."""
-    words = sorted({word.lower().removesuffix("'s") for word in _WORD.findall(query)} - ROLES)
+    words = name_words(query)
     if not words:
         return None
-    found = list(session.scalars(
-        text("SELECT w FROM unnest(CAST(:words AS text[])) AS w WHERE EXISTS (SELECT 1 FROM exchange_lines "
-             "WHERE user_id = :user AND lower(speaker) = w)"),
-        {"user": user_id, "words": words}))
-    return found[0] if len(found) == 1 else None
+    return the_one(session.scalar(text(f"SELECT {SPEAKER_WORDS_SQL}"), {"user": user_id, "words": words}) or [])
 
 
 def without_name(query: str, name: str) -> str:
@@ -96,14 +109,14 @@ def without_name(query: str, name: str) -> str:
     return re.sub(r"\s+", " ", stripped).strip() or query
 
 
-def query_vectors(session: Session, embedder: Embedder, user_id: str, query: str,
-                  query_embedding: np.ndarray | None) -> tuple[np.ndarray, NamedSpeaker | None]:
-    """The query vector to search with, and the named speaker when the query names one.
+def query_vectors(embedder: Embedder, query: str, query_embedding: np.ndarray | None,
+                  name: str | None) -> tuple[np.ndarray, NamedSpeaker | None]:
+    """The query vector to search with, and the named speaker when the query names one (``name``, from
+    ``named_speaker`` or recall's opening statement).
 
     With a name, the query and the query without it are embedded in one batch (cheaper than two
     calls) and the search vector is their normalised mean.
     """
-    name = named_speaker(session, user_id, query)
     if name is None:
         return (query_embedding if query_embedding is not None else embedder.embed(query)), None
     if query_embedding is None:
@@ -118,8 +131,12 @@ def speaker_lines(session: Session, user_id: str, speaker: NamedSpeaker, limit: 
     """Ids of the named speaker's turns most similar to the query without the name, best first."""
     if limit < 1:
         return []
-    statement = text(
-        "SELECT id FROM exchange_lines WHERE user_id = :user AND lower(speaker) = :name AND embedding IS NOT NULL "
-        "ORDER BY embedding <=> :qvec, id LIMIT :limit").bindparams(vector_param())
-    return list(session.scalars(statement, {"user": user_id, "name": speaker.name, "qvec": speaker.vector,
-                                            "limit": limit}))
+    statement = text(speaker_lines_sql()).bindparams(bindparam("spk_vec", type_=Vector(EMBEDDING_DIM)))
+    return list(session.scalars(statement, {"user": user_id, "spk_name": speaker.name, "spk_vec": speaker.vector,
+                                            "spk_limit": limit}))
+
+
+def speaker_lines_sql() -> str:
+    """``speaker_lines``' statement: the speaker's name in ``:spk_name``, the vector in ``:spk_vec``."""
+    return ("SELECT id FROM exchange_lines WHERE user_id = :user AND lower(speaker) = :spk_name "
+            "AND embedding IS NOT NULL ORDER BY embedding <=> :spk_vec, id LIMIT :spk_limit")

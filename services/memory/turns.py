@@ -145,31 +145,38 @@ def lexical_lines(session: Session, user_id: str, terms: LineTerms, limit: int, 
     """Ids of the user's lines with the best BM25 among those holding a rare query term (GIN index)."""
     if not terms.terms:
         return []
-    params: dict[str, Any] = {"user": user_id, "tsq": terms.terms.tsquery, "limit": limit, "cap": config.match_cap}
+    params: dict[str, Any] = {"user": user_id, "limit": limit}
+    return list(session.scalars(text(lexical_lines_sql(terms, config, params)), params))
+
+
+def lexical_lines_sql(terms: LineTerms, config: RecallConfig, params: dict[str, Any], limit: str = "limit") -> str:
+    """``lexical_lines``' statement (its row limit in the parameter named ``limit``; the query terms must
+    be non-empty); its other values go into ``params``."""
+    params.update(tsq=terms.terms.tsquery, cap=config.match_cap)
     score = bm25_sql("t", terms, config, params)
-    statement = text(
-        "SELECT t.id FROM (SELECT id, search FROM exchange_lines WHERE user_id = :user "
-        f"AND search @@ CAST(:tsq AS tsquery) LIMIT :cap) t ORDER BY {score} DESC, t.id LIMIT :limit"
-    )
-    return list(session.scalars(statement, params))
+    return ("SELECT t.id FROM (SELECT id, search FROM exchange_lines WHERE user_id = :user "
+            f"AND search @@ CAST(:tsq AS tsquery) LIMIT :cap) t ORDER BY {score} DESC, t.id LIMIT :{limit}")
 
 
-def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int, qvec: np.ndarray | None,
-                terms: LineTerms, config: RecallConfig, speaker: tuple[str, np.ndarray] | None = None,
-                exchange_ids: list[int] | None = None) -> dict[int, dict[str, Any]]:
-    """The seed lines (and every line of ``exchange_ids``: seeds too) and ``reach`` lines either side of
-    each in its thread, with their signals; ``seed`` tells a seed row.
+def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_arms: list[str], reach: int,
+                qvec: np.ndarray | None, terms: LineTerms, config: RecallConfig,
+                speaker: tuple[str, np.ndarray] | None = None,
+                arm_params: dict[str, Any] | None = None) -> dict[int, dict[str, Any]]:
+    """The seed lines (the lines that ``seed_arms``' statements find, and every line of the exchanges that
+    ``exchange_arms``' statements find: seeds too) and ``reach`` lines either side of each in its thread,
+    with their signals; ``seed`` tells a seed row. The arms run inside this statement (each took a round
+    trip of its own); ``arm_params`` are their values, ``:user``, ``:qvec`` and the BM25 terms' shared.
 
     Each row carries its own BM25 (``lex``), the similarity of its exchange to the query (``sim``) and
-    that exchange's salience, access count and time; with ``speaker`` (a lower-case name and a vector), a
-    line of that speaker carries its own similarity to that vector (``speaker_sim``, else NULL). ``p_id``
-    is the line before it in the thread. The ranges are contiguous, so that is the previous fetched row
-    of the thread, except at a range's first row (which may follow a gap): callers use links only within
-    ``reach`` − 1 of a seed.
+    that exchange's salience, access count and time; with ``speaker`` (a lower-case name and a vector,
+    ``:spk_name`` and ``:spk_vec`` to the arms too), a line of that speaker carries its own similarity to
+    that vector (``speaker_sim``, else NULL). ``p_id`` is the line before it in the thread. The ranges are
+    contiguous, so that is the previous fetched row of the thread, except at a range's first row (which may
+    follow a gap): callers use links only within ``reach`` − 1 of a seed.
     """
-    if not seed_ids and not exchange_ids:
+    if not seed_arms and not exchange_arms:
         return {}
-    params: dict[str, Any] = {"user": user_id, "ids": seed_ids, "reach": reach, "exchange_ids": exchange_ids or []}
+    params: dict[str, Any] = {**(arm_params or {}), "user": user_id, "reach": reach}
     sim = "1 - (e.embedding <=> :qvec)" if qvec is not None else "NULL"
     speaker_sim = "NULL"
     if speaker is not None:
@@ -180,7 +187,7 @@ def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int,
             "ORDER BY x.occurred_at {order}, x.id {order} LIMIT :reach) x")
     statement = text(
         "WITH seeds AS (SELECT id, thread_id, occurred_at FROM exchange_lines "
-        "WHERE user_id = :user AND (id = ANY(:ids) OR exchange_id = ANY(:exchange_ids))), "
+        f"WHERE user_id = :user AND (id = ANY({_ids(seed_arms)}) OR exchange_id = ANY({_ids(exchange_arms)}))), "
         f"near AS (SELECT id FROM seeds UNION {side.format(op='<', order='DESC')} "
         f"UNION {side.format(op='>', order='ASC')}), "
         # An id array, not a join: the planner cannot tell near's few hundred rows from all of them and
@@ -191,10 +198,16 @@ def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int,
         # The query's similarity once per exchange, not once per line: each one reads the vector from TOAST.
         f"owners AS MATERIALIZED (SELECT e.id, {sim} AS sim, e.thread_id, e.session_id, e.user_text, e.reply, "
         "coalesce(e.occurred_at, e.created_at) AS at FROM exchanges e "
-        "WHERE e.id = ANY(ARRAY(SELECT DISTINCT exchange_id FROM lines))) "
+        "WHERE e.id = ANY(ARRAY(SELECT DISTINCT exchange_id FROM lines))), "
+        "firsts AS (SELECT exchange_id, min(id) AS id FROM lines GROUP BY exchange_id) "
         "SELECT l.id, l.exchange_id, l.line_thread, l.speaker, l.text, l.external_id, l.occurred_at, l.lex, e.sim, "
-        "l.speaker_sim, l.seed, e.thread_id, e.session_id, e.user_text, e.reply, e.at, c.salience, "
+        # An exchange's own texts on its first fetched line only: sent once, not once per line (a fifth
+        # of the statement's CPU here and in the client); shared with its other lines below.
+        "l.speaker_sim, l.seed, e.thread_id, e.session_id, f.id IS NOT NULL AS first, "
+        "CASE WHEN f.id IS NOT NULL THEN e.user_text END AS user_text, "
+        "CASE WHEN f.id IS NOT NULL THEN e.reply END AS reply, e.at, c.salience, "
         "coalesce(a.access_count, 0) AS access FROM lines l JOIN owners e ON e.id = l.exchange_id "
+        "LEFT JOIN firsts f ON f.id = l.id "
         "LEFT JOIN memory_chunks c ON c.exchange_id = e.id LEFT JOIN exchange_access a ON a.exchange_id = e.id "
         # In thread order (byte order of the thread id, as Python compares it): sorting here costs less.
         'ORDER BY l.line_thread COLLATE "C", l.occurred_at, l.id'
@@ -207,12 +220,21 @@ def window_rows(session: Session, user_id: str, seed_ids: list[int], reach: int,
     result = session.execute(statement, params)
     keys = list(result.keys())  # plain dicts from all rows fetched at once: row-by-row mappings cost more
     rows = [dict(zip(keys, row, strict=True)) for row in result.all()]
+    texts = {row["exchange_id"]: (row["user_text"], row["reply"]) for row in rows if row["first"]}
     previous: dict[str, Any] | None = None
     for row in rows:
+        row["user_text"], row["reply"] = texts[row["exchange_id"]]
         same_thread = previous is not None and previous["line_thread"] == row["line_thread"]
         row["p_id"] = int(previous["id"]) if same_thread and previous is not None else None
         previous = row
     return {int(row["id"]): row for row in rows}
+
+
+def _ids(arms: list[str]) -> str:
+    """The ids the arms' statements return, as one SQL array (computed once, before the rows that use it)."""
+    if not arms:
+        return "CAST('{}' AS bigint[])"
+    return "ARRAY(" + " UNION ALL ".join(f"({arm})" for arm in arms) + ")"
 
 
 def lines_by_exchange(session: Session, user_id: str, exchange_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
