@@ -65,7 +65,7 @@ cores does not add throughput here; it does on more cores or hosts (tests/test_s
   statement count (recall owns its SQL, see the recall branches) and the openai client are the
   next largest parts.
 
-Idle machine (load average 0.8 at the start), the merged tree of this round (with speaker-aware
+Idle machine (load average 0.8 at the start), the merged tree of the previous round (with speaker-aware
 recall and the recall-speed changes): sequential first `status` p50 7.3 ms / p99 11.5 ms, first
 `delta` p50 54.4 ms, `message` p50 64.3 ms / p99 86.5 ms; replies/s with 1 / 2 / 4 digest
 workers 16.9 / 25.2 / 25.0. CPU per reply in the bursts 72–79 ms (digest 37–46, PostgreSQL
@@ -73,6 +73,13 @@ workers 16.9 / 25.2 / 25.0. CPU per reply in the bursts 72–79 ms (digest 37–
 burst and 40–55 ms each reply afterwards while they catch up (~10 s after 200 chats). Issue
 10's first `status` ≤ 8 ms and `message` p99 ≤ 100 ms are met; `message` p50 ≤ 40 ms and
 ≥ 50 replies/s are not.
+
+Idle machine (load average 0.8), the merged tree of this round (the plumb and digest branches below,
+and recall's three statements): sequential first `status` p50 4.3 ms / p99 9.1 ms, first `delta`
+p50 41.7 ms, `message` p50 49.8 ms / p99 66.1 ms; replies/s with 1 / 2 / 4 digest workers 23.6 /
+35.3 / 28.8. CPU per reply in the bursts 51–67 ms (digest 27–39, PostgreSQL 9–14, web 5–6, Valkey
+3–4, bench clients + scripted LLM 2.5); with four workers on two cores each job costs ~40 % more
+CPU than with two. `message` p50 ≤ 40 ms and ≥ 50 replies/s are still not met.
 
 plumb branch (everything around the digest job's own steps). Counted with ``python -m
 bench.commands`` (Redis MONITOR and PostgreSQL's statement log over 20 sequential chats, by role;
