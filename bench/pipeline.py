@@ -15,55 +15,20 @@ scheduler, and this process's clients + scripted LLM), and for the enrichment th
 behind, measured until the memory queues are empty. At 50 replies/s on 2 cores everything
 together has 40 ms of CPU per reply.
 
-Profile of this round (2 shared cores with another 1.1-1.5 cores of other engineers' work on
-them, load average 5-10: the ms are inflated by contention; compare shares and back-to-back A/B
-pairs, not absolute values). Three A/B pairs, CPU ms per reply, before → after:
-
-    web (gunicorn)  11-14 → 7.5-10   (every pair: -25..30 %)
-    Valkey          6-8   → 5-6      (-15..20 %)
-    digest worker   35-45 → 40-42 with one worker, ~60-64 either way with four (within noise)
-    PostgreSQL      10-13 → 9-14     (within noise)
-    clients + scripted LLM ~7; enrichment afterwards: chunker ~25-40, episodic ~10-20 (the
-    bench's rotating topics close a session on every message), PostgreSQL + Valkey ~10.
-    Sequential POST → first status p50 21.8 → 10.2 ms, → message p50 117 → 90 ms (one pair);
-    24.4 → 13.5 ms and 136 → 114 ms in the last pair (load average 5-7), where the bursts went
-    8.7 / 10.5 / 9.4 → 9.5 / 10.8 / 11.2 replies/s with 1 / 2 / 4 workers and all processes'
-    CPU per reply 107 / 100 / 114 → 95 / 93 / 97 ms.
-
-With four digest workers on 2 cores each job costs ~50 % more CPU than with one (four Python
-processes, the web, PostgreSQL and Valkey take turns on two cores' caches), so more workers than
-cores does not add throughput here; it does on more cores or hosts (tests/test_scale_out.py).
-
-- The digest job (cProfile with a CPU clock, ``python -m bench.hotpath``): recall ~32 % (its SQL
-  and the span gathering in services/memory/spans.py), the streamed LLM call through the
-  ``openai`` client ~22 % (request building and one pydantic model per chunk), topic + session
-  placement ~11 %, the durable store ~9 %, publishing events ~6 %, finishing (working memory,
-  enrichment enqueue, output) ~10 %; RQ's own bookkeeping ~15 % of the worker's time.
-- Redis commands per chat, all roles (MONITOR over 20 sequential chats) were ~230: 60+ HINCRBYs for the histograms
-  (one per bucket), RQ heartbeats 4-5 times per job, our process heartbeat as often, the
-  open-streams gauge twice. Now a histogram observation writes its own bucket and the sum
-  (``/metrics`` adds them up), idle RQ heartbeats and process beats go at most once a second,
-  the gauge at most once a second, an answered LLM turn is one write, the thread lease is
-  taken before the finished check: ~160 per chat.
-- POST /chat → first ``status``: the user's current thread comes from Redis (only Engram writes
-  it, under the user's key), so no PostgreSQL transaction stands before the first event any more
-  (the digest job marks the thread active and re-creates its row if it went away); the first
-  event is sent from memory instead of being read back from the log. Still before it: the rate
-  limit, the current thread (GETEX), logging the event, the RQ enqueue (RQ's job serialization is
-  the largest part of the web's CPU) and the accepted counter.
-- Recall and topic/session placement share one transaction (one BEGIN/COMMIT, pool check-out and
-  pre-ping less per chat).
-- Chat before housekeeping: the chunker, episodic and background roles run at nice 19
-  (``ENGRAM_HOUSEKEEPING_NICE``); during a burst they get the cores only when chat turns leave
-  them idle and catch up afterwards (tests/test_e2e.py checks every exchange gets chunked).
-- SSE: the pub/sub message carries the event and the id of the entry before it, so a stream
-  that delivered that entry sends the event on without an XRANGE (a gap, a bare wake-up or a
-  tick reads the log as before): the web read the log once per event before.
-- What is left is CPU on 2 cores: each reply costs ~75-90 ms of CPU across all processes on
-  this loaded box, which caps throughput well below 50 replies/s whatever the worker count;
-  more digest workers help only while the single worker's waits leave cores idle. Recall's
-  statement count (recall owns its SQL, see the recall branches) and the openai client are the
-  next largest parts.
+Round one (branch hot; loaded box, load 5-10, three A/B pairs of CPU ms per reply): web 11-14 →
+7.5-10, Valkey 6-8 → 5-6, digest and PostgreSQL within noise; sequential first status p50 21.8 →
+10.2 ms, message p50 117 → 90 ms. The digest job's profile then: recall ~32 %, the streamed
+``openai`` call ~22 % (a pydantic model per chunk), topic + session ~11 %, store ~9 %, publishing
+~6 %, finishing ~10 %, RQ's bookkeeping ~15 % of the worker's time. Changed: a histogram
+observation writes one bucket and the sum (Redis commands per chat ~230 → ~160), idle RQ
+heartbeats, process beats and the open-streams gauge at most once a second; the current thread
+comes from Redis, so no PostgreSQL transaction precedes the first ``status`` (the digest re-creates
+a missing thread row); recall and topic/session placement share one transaction; housekeeping
+roles run at nice 19 (``ENGRAM_HOUSEKEEPING_NICE``; tests/test_e2e.py checks every exchange still
+gets chunked); a pub/sub message carries its event and the previous entry's id, so a stream reads
+the log only on a gap. More digest workers than cores cost each job more CPU (four Python
+processes, the web, PostgreSQL and Valkey share two cores' caches); they add throughput on more
+cores or hosts (tests/test_scale_out.py).
 
 Idle machine (load average 0.8 at the start), the merged tree of the previous round (with speaker-aware
 recall and the recall-speed changes): sequential first `status` p50 7.3 ms / p99 11.5 ms, first
@@ -79,7 +44,10 @@ and recall's three statements): sequential first `status` p50 4.3 ms / p99 9.1 m
 p50 41.7 ms, `message` p50 49.8 ms / p99 66.1 ms; replies/s with 1 / 2 / 4 digest workers 23.6 /
 35.3 / 28.8. CPU per reply in the bursts 51–67 ms (digest 27–39, PostgreSQL 9–14, web 5–6, Valkey
 3–4, bench clients + scripted LLM 2.5); with four workers on two cores each job costs ~40 % more
-CPU than with two. `message` p50 ≤ 40 ms and ≥ 50 replies/s are still not met.
+CPU than with two. `message` p50 ≤ 40 ms and ≥ 50 replies/s are still not met. The digest job now
+(``bench.hotpath --scope digest``, idle): 35.8 ms of CPU per ``digest()``, ~14 SQL statements and
+~34 Redis calls per turn; besides recall's 3 statements, context assembly reads the profile facts,
+the narrative and the shared thoughts (3 more, per user and rarely changed: cacheable).
 
 plumb branch (everything around the digest job's own steps). Counted with ``python -m
 bench.commands`` (Redis MONITOR and PostgreSQL's statement log over 20 sequential chats, by role;

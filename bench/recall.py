@@ -20,42 +20,15 @@ With ``--pgdata`` a database already holding the N exchanges is reused: the impo
 says so and repeats the rate measured when it was built (kept in DIR/bench-import.json);
 ``--no-import`` measures recall over whatever DIR holds, and says how many exchanges that is.
 
-Measured (issue 9 speed round, branch recalls) on the 2 shared cores, 100,034 exchanges (210k
-turns) built once with ``--pgdata`` and then measured with ``--no-import``; before = the code at
-the start of the round, after = this code, on the same database, run back to back (before,
-after, before, after, then after, before, after, before) at load average 0.6–2.8, 200 queries each:
-
-  recall at 100k, k=10          with query embedding            without it
-  before (four runs)            p50 131–157 ms, p95 189–241 ms  p50 123–148 ms, p95 181–233 ms
-  after (last two runs)         p50  70–75 ms,  p95 126–141 ms  p50  62–67 ms,  p95 116–133 ms
-
-  Where a recall's time goes at 100k (p50 / p95 ms, statements per recall; before → after):
-  counting the user's turns for BM25's N (turns.line_terms)   59–73 / 74–98, 2 → 5 / 8–9, 1
-  Python (SQLAlchemy rows, candidates, scoring, spans)        23–27 / 32–36 → 18–19 / 26–31
-  the turns around the seeds with their signals (window_rows) 16–22 / 25–35 → 14–15 / 21–22
-  BM25 over the turns holding a rare query word (lexical_lines) 8–10 / 47–53 → 9 / 49
-  HNSW nearest exchanges (+ facts, episodes before)           10–13 / 15–20, 3 → 9–10 / 12–16, 1
-  facts and episodes (all arms, one statement per kind)        (in the rows above) → 2 / 3–4, 2
-  query embedding (int8 ONNX MiniLM, one thread)               7.4–8.6 / 9–13 (unchanged)
-  a time window's arm (10% of queries: "in March", ...)        p95 13–19 → 13–15
-  statements per recall                                        11.6 → 8.6
-
-  At 20k on the same day (load 7–8, so everything ~2× slower): before p50 170 / p95 287 ms,
-  after p50 91 / p95 215 ms. There the full-text statements had also been slowed by generic
-  plans: psycopg prepares a statement on its fifth run, PostgreSQL may then plan it once for
-  any tsquery, and BM25 took 17–25 ms whatever it matched (2–12 ms with a plan per query).
-
-What changed: the user's turn count from a trigger-kept counter (migration 0010) instead of an
-index scan of all their turns per recall; a plan per statement (``plan_cache_mode``) in every
-recall; the turns around the seeds fetched by an id array (the join made the planner scan every
-turn); a time window's vector arm by exact distance over the window's rows (with a plan per
-statement PostgreSQL chose HNSW filtered by time: 30–220 ms for a month at 100k); BM25 unnests
-only a turn's query lexemes (``ts_filter(setweight(...))``, a quarter less than joining all its
-lexemes, same scores); a fact or episode kind's arms and signals in one statement; the query
-vector formatted once per recall; rows fetched all at once. The two after-runs before the
-time-window change gave p50 73–80 ms, p95 135–157 ms. LoCoMo (``bench.locomo``, dev half) before
-and after: 0.694 / 0.790 / 0.852 within 5 / 10 / 20 turns, every category identical: the
-ranking did not change (checked at three points of the round, the last after every change).
+Round one (branch recalls; 100,034 exchanges built once with ``--pgdata``, then ``--no-import``,
+before/after alternated on the same database at load 0.6–2.8, 200 queries each): with the query
+embedding p50 131–157 → 70–75 ms, p95 189–241 → 126–141 ms; statements per recall 11.6 → 8.6.
+Changed: the user's turn count from a trigger-kept counter (migration 0010; counting their turns
+took 59–73 ms at p50); a plan per statement (``plan_cache_mode``: psycopg prepares a statement on
+its fifth run and a generic plan made BM25 cost 17–25 ms whatever it matched); the turns around
+the seeds fetched by an id array; a time window's vector arm by exact distance over the window's
+rows (HNSW filtered by time took 30–220 ms for a month); BM25 unnesting only a turn's query
+lexemes; one statement per fact or episode kind; rows fetched at once. LoCoMo unchanged.
 
 Not reached: p95 ≤ 50 ms at 100k. What is left, largest first: the BM25 statement when rare
 words still match thousands of turns (p95 49 ms), Python (~19 ms, a third of it scoring ~280
