@@ -63,11 +63,14 @@ def discard_if_closed_by_server(dbapi_connection: Any, connection_record: Any, c
 
 
 def _readable(dbapi_connection: Any) -> bool:
+    # poll, not select: select() refuses descriptors above 1023, which a web process holding a
+    # thousand open streams has, and every checkout would then throw the pool away.
+    poller = select.poll()
     try:
-        readable, _, _ = select.select([dbapi_connection.fileno()], [], [], 0)
+        poller.register(dbapi_connection.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
     except (OSError, ValueError):  # no usable socket: treat it as gone
         return True
-    return bool(readable)
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

@@ -118,19 +118,23 @@ def renewing_lease(connection: redis.Redis, job_id: str, token: str,
 def job_lease(connection: redis.Redis, job_id: str, ttl_s: int = LEASE_TTL_S) -> Iterator[None]:
     """Hold a lease on a running job; it lapses within ``ttl_s`` if the process dies.
 
+    The same three steps EngramWorker runs inside RQ's own start and end transactions
+    (``hold_lease``, ``renewing_lease``, ``drop_lease``), for code that runs a job outside them.
+
     The lease holds a token of this run, so a run whose job was handed on (its lease lapsed while it
     lived, e.g. over a long Redis outage) neither renews nor releases its successor's lease.
     """
     token = uuid.uuid4().hex
-    keys = [LEASE_KEY % job_id, OWNED_KEY % job_id]
-    pipe = connection.pipeline(transaction=False)  # one round trip: this runs before every job
+    pipe = connection.pipeline(transaction=False)
     hold_lease(pipe, job_id, token, ttl_s)
     pipe.execute()
     try:
         with renewing_lease(connection, job_id, token, ttl_s):
             yield
     finally:
-        connection.eval(_RELEASE_LEASE, 2, *keys, token)
+        pipe = connection.pipeline(transaction=False)
+        drop_lease(pipe, job_id, token)
+        pipe.execute()
 
 
 def recover_abandoned(connection: redis.Redis, queue_names: tuple[str, ...] = ALL_QUEUES) -> list[str]:

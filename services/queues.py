@@ -110,6 +110,12 @@ def submit_chat(connection: redis.Redis, request: ChatRequest, *, ttl_s: int, ti
 ACTIVE_STATUSES = ("queued", "started", "deferred", "scheduled")
 
 
+def job_active(connection: redis.Redis, job_id: str) -> bool:
+    """Whether the job is queued, running, deferred or scheduled (one read of its status field)."""
+    status = connection.hget(Job.key_for(job_id), "status")
+    return (status.decode() if isinstance(status, bytes) else status) in ACTIVE_STATUSES
+
+
 def enqueue(
     connection: redis.Redis, queue_name: str, func_path: str, *args: Any, job_id: str | None = None, **options: Any
 ) -> str | None:
@@ -118,10 +124,8 @@ def enqueue(
     Two round trips: the job's status, then RQ's enqueue (queue set, job hash, push) as one
     transaction (RQ's own fetch-then-enqueue takes four on the digest's hot path).
     """
-    if job_id is not None:
-        status = connection.hget(Job.key_for(job_id), "status")
-        if (status.decode() if isinstance(status, bytes) else status) in ACTIVE_STATUSES:
-            return None
+    if job_id is not None and job_active(connection, job_id):
+        return None
     pipe = connection.pipeline(transaction=True)
     pipe.multi()  # explicit, as RQ expects of a pipeline it is handed
     job = queue(queue_name, connection).enqueue(func_path, *args, job_id=job_id, pipeline=pipe, **options)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import socket
 import threading
@@ -102,6 +103,28 @@ def test_supervisor_restarts_a_killed_postgres_with_its_data(own_postgres) -> No
             assert connection.exec_driver_sql("SELECT id FROM kept").scalar_one() == 42
             assert second.exec_driver_sql("SELECT 1").scalar_one() == 1
     engine.dispose()
+
+
+def test_a_live_pooled_connection_is_kept_even_above_descriptor_1023(database_url) -> None:  # type: ignore[no-untyped-def]
+    # A web process holding a thousand open streams has descriptors above select()'s limit.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 2048:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(2048, hard), hard))
+    filler = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    engine = make_engine(database_url, pool_size=1)
+    try:
+        with engine.connect() as connection:
+            assert connection.connection.dbapi_connection.fileno() > 1023
+            backend = connection.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+        for _ in range(3):
+            with engine.connect() as connection:
+                assert connection.exec_driver_sql("SELECT pg_backend_pid()").scalar_one() == backend, \
+                    "the checkout check threw a live connection away"
+    finally:
+        engine.dispose()
+        for fd in filler:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def _web_app(settings: Settings):  # type: ignore[no-untyped-def]

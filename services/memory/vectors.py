@@ -25,20 +25,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis
-from rq import Queue
 from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.embeddings import Embedder
 from services.memory import speakers
-from services.queues import MEMORY_CHUNKER_QUEUE, memory_job_options
+from services.queues import MEMORY_CHUNKER_QUEUE, enqueue, job_active, memory_job_options
 
 logger = logging.getLogger(__name__)
 
 BACKFILL_JOB = "workers.memory_chunker.fill_vectors"
 BACKFILL_JOB_IDS = ("vectors-backfill-0", "vectors-backfill-1")  # a running job queues the other id
 BATCH = 256  # exchanges per transaction: the import's batch, so the model sees the same batches
-ACTIVE = frozenset({"queued", "started", "deferred", "scheduled"})
 
 
 @dataclass
@@ -137,23 +135,17 @@ def _store(session: Session, claimed: list[PendingExchange], vectors: dict[Any, 
             {"ids": [line_id for line_id, _ in lines], "vectors": [speakers.vector_literal(v) for _, v in lines]})
 
 
-def _active(queue: Queue, job_id: str) -> bool:
-    job = queue.fetch_job(job_id)
-    return job is not None and job.get_status(refresh=True) in ACTIVE
-
-
 def enqueue_backfill(connection: redis.Redis, *, continuing: str | None = None) -> str | None:
     """Queue the backfill job unless it is queued or running already; returns its id (None: not queued).
 
     ``continuing``: the id of the running job queueing its own continuation (it is started, not done).
     """
-    queue = Queue(MEMORY_CHUNKER_QUEUE, connection=connection)
     others = [job_id for job_id in BACKFILL_JOB_IDS if job_id != continuing]
-    if any(_active(queue, job_id) for job_id in others):
+    # enqueue() itself skips others[0] when it is active; the other id (if any) is checked here.
+    if any(job_active(connection, job_id) for job_id in others[1:]):
         return None
-    job_id = others[0]
-    queue.enqueue(BACKFILL_JOB, job_id=job_id, description="vector backfill", **memory_job_options())
-    return job_id
+    return enqueue(connection, MEMORY_CHUNKER_QUEUE, BACKFILL_JOB, job_id=others[0], description="vector backfill",
+                   **memory_job_options())
 
 
 def try_enqueue_backfill(connection: redis.Redis | None) -> bool:
