@@ -15,7 +15,7 @@ from sqlalchemy import text
 
 from services.jobs import queue_stats, worker_counts
 from services.llm.health import llm_problem
-from services.memory.vectors import pending_count
+from services.memory.vectors import pending_count, unembeddable_count
 from services.metrics import RedisCollector
 from services.migrate import current_revision
 from services.queues import PROMPT_QUEUE
@@ -123,14 +123,17 @@ def _live_gauges(deps) -> dict[str, dict[str, float]]:  # type: ignore[no-untype
         "engram_workers": {f"queue={name}": float(count) for name, count in worker_counts(deps.redis).items()},
     }
     gauges["engram_memory_items"] = _memory_counts(deps.engine)
-    gauges["engram_vectors_pending"] = {"": float(vectors_pending(deps.engine))}
+    pending, unembeddable = vector_backlog(deps.engine)
+    gauges["engram_vectors_pending"] = {"": float(pending)}
+    gauges["engram_vectors_unembeddable"] = {"": float(unembeddable)}
     return gauges
 
 
-def vectors_pending(engine) -> int:  # type: ignore[no-untyped-def]
-    """Imported exchanges still waiting for their vector (the backfill's queue; its partial index counts them)."""
+def vector_backlog(engine) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """Imported exchanges still waiting for their vector (the backfill's queue; its partial index counts them),
+    and those the model failed on (searchable by their words only)."""
     with engine.connect() as connection:
-        return pending_count(connection)
+        return pending_count(connection), unembeddable_count(connection)
 
 
 def _memory_counts(engine) -> dict[str, float]:  # type: ignore[no-untyped-def]

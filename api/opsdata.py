@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from api.args import int_arg
 from api.auth import current_user
-from api.health import vectors_pending
+from api.health import vector_backlog
 from services.db import Exchange, RoutingDecision
 from services.errors import NotFound
 from services.jobs import NotFailed, failed_jobs, queue_stats, retry_failed, workers
@@ -28,9 +28,10 @@ def queues() -> Response:
     """Queue counts from RQ's registries, the workers, and the most recent failed jobs."""
     user_id = current_user()
     deps = current_app.extensions["engram"]
+    pending, unembeddable = vector_backlog(deps.engine)
     return jsonify({"queues": queue_stats(deps.redis), "workers": workers(deps.redis),
                     "failed_jobs": failed_jobs(deps.redis, user_id, operator=deps.settings.is_operator(user_id)),
-                    "vectors_pending": vectors_pending(deps.engine)})
+                    "vectors_pending": pending, "vectors_unembeddable": unembeddable})
 
 
 @bp.post("/jobs/<job_id>/retry")

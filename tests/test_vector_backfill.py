@@ -17,11 +17,17 @@ from sqlalchemy.orm import Session
 
 from services.db import Exchange, make_sessionmaker
 from services.embeddings import HashEmbedder
-from services.errors import EmbeddingError
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.models import ExchangeLine
 from services.memory.recall import recall
-from services.memory.vectors import BACKFILL_JOB_IDS, enqueue_backfill, fill_all, pending_count
+from services.memory.vectors import (
+    BACKFILL_JOB_IDS,
+    UNEMBEDDABLE,
+    enqueue_backfill,
+    fill_all,
+    pending_count,
+    unembeddable_count,
+)
 from services.periodic import backfill
 from services.periodic.contract import ServiceCall
 from services.queues import MEMORY_CHUNKER_QUEUE
@@ -144,7 +150,11 @@ def test_two_workers_share_the_backfill_and_never_embed_one_exchange_twice(db_en
         assert pending_count(session) == 0
 
 
-class FailingOnSecondBatch(HashEmbedder):
+class WorkerKilled(BaseException):
+    """Stands for SIGKILL: nothing in the job may catch it."""
+
+
+class KilledOnSecondBatch(HashEmbedder):
     def __init__(self) -> None:
         super().__init__(cache_size=0)
         self.calls = 0
@@ -152,15 +162,29 @@ class FailingOnSecondBatch(HashEmbedder):
     def _encode(self, texts):  # type: ignore[no-untyped-def]
         self.calls += 1
         if self.calls == 2:
-            raise RuntimeError("worker killed mid-backfill")
+            raise WorkerKilled("worker killed mid-backfill")
+        return super()._encode(texts)
+
+
+class FailingOn(HashEmbedder):
+    """A model that cannot embed one particular text (a poison row), and for a while fails whole batches."""
+
+    def __init__(self, poison: str, flaky_calls: int = 0) -> None:
+        super().__init__(cache_size=0)
+        self.poison, self.flaky_calls, self.calls = poison, flaky_calls, 0
+
+    def _encode(self, texts):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if self.calls <= self.flaky_calls or any(self.poison in text for text in texts):
+            raise RuntimeError("the model choked")
         return super()._encode(texts)
 
 
 def test_a_backfill_interrupted_half_way_is_finished_by_the_next_run(db_engine):
     sessions = make_sessionmaker(db_engine)
     _import(sessions, "alice", 60, named=False)
-    embedder = FailingOnSecondBatch()
-    with pytest.raises(EmbeddingError, match="killed"):
+    embedder = KilledOnSecondBatch()
+    with pytest.raises(WorkerKilled):
         fill_all(sessions, embedder, limit=8)
     with Session(db_engine) as session:
         assert pending_count(session) == 30 - 8  # the first batch committed, the second rolled back
@@ -170,6 +194,29 @@ def test_a_backfill_interrupted_half_way_is_finished_by_the_next_run(db_engine):
     for row in rows:
         expected = HashEmbedder(cache_size=0).embed(f"{row.user_text}\n{row.reply}".strip())
         assert np.allclose(np.asarray(row.embedding, dtype=np.float32), expected, atol=1e-5)
+
+
+def test_an_exchange_the_model_fails_on_is_set_aside_and_every_other_gets_its_vector(db_engine, caplog):
+    sessions = make_sessionmaker(db_engine)
+    _import(sessions, "alice", 40, named=False)  # 20 exchanges
+    embedder = FailingOn("turn 14 ")
+    assert fill_all(sessions, embedder, limit=8) == 20  # all off the wait: 19 embedded, one set aside
+    with Session(db_engine) as session:
+        assert pending_count(session) == 0 and unembeddable_count(session) == 1
+        rows = session.execute(select(Exchange.user_text, Exchange.embedding, Exchange.embedding_model)).all()
+    poison = [row for row in rows if row.embedding is None]
+    assert len(poison) == 1 and "turn 14 " in poison[0].user_text and poison[0].embedding_model == UNEMBEDDABLE
+    assert all(row.embedding is not None for row in rows if row is not poison[0])
+    assert "exchange" in caplog.text and "cannot be embedded" in caplog.text
+    assert fill_all(sessions, embedder, limit=8) == 0  # the next run does not try it again
+
+
+def test_a_passing_model_failure_sets_nothing_aside(db_engine):
+    sessions = make_sessionmaker(db_engine)
+    _import(sessions, "alice", 16, named=False)  # 8 exchanges
+    assert fill_all(sessions, FailingOn("never in any text", flaky_calls=3), limit=8) == 8
+    with Session(db_engine) as session:
+        assert pending_count(session) == 0 and unembeddable_count(session) == 0
 
 
 def test_the_periodic_service_queues_the_backfill_while_rows_wait(worker_context, real_redis, run_jobs):
@@ -230,4 +277,6 @@ def test_recall_finds_an_imported_turn_by_its_words_before_the_backfill_and_by_m
 def test_the_ops_json_and_metrics_show_how_many_exchanges_wait_for_a_vector(client, db_engine):
     _import(make_sessionmaker(db_engine), "alice", 12)
     assert client.get("/ops/queues").json["vectors_pending"] == 6
-    assert "engram_vectors_pending 6.0" in client.get("/metrics").get_data(as_text=True)
+    assert client.get("/ops/queues").json["vectors_unembeddable"] == 0
+    metrics = client.get("/metrics").get_data(as_text=True)
+    assert "engram_vectors_pending 6.0" in metrics and "engram_vectors_unembeddable 0.0" in metrics

@@ -14,6 +14,12 @@ runs batches for a while and queues its own continuation while rows remain; its 
 ids (alternating) keep it from ever being queued twice. The importer queues it after storing,
 and the ``vector_backfill`` periodic service queues it whenever rows wait (Redis was down
 during an import, a worker died).
+
+An exchange the model cannot embed (``EmbeddingError`` on its text alone, twice) would otherwise
+fail its whole batch on every run for ever: a failed batch is split in halves until the culprit
+stands alone, the others get their vectors, and the culprit is marked ``unembeddable`` (its
+``embedding_model``). It stays searchable by its words, is no longer pending, and is counted apart
+on the ops page and in ``/metrics``; clearing the mark queues it again.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.embeddings import Embedder
+from services.errors import EmbeddingError
 from services.memory import speakers
 from services.queues import MEMORY_CHUNKER_QUEUE, enqueue, job_active, memory_job_options
 
@@ -37,6 +44,8 @@ logger = logging.getLogger(__name__)
 BACKFILL_JOB = "workers.memory_chunker.fill_vectors"
 BACKFILL_JOB_IDS = ("vectors-backfill-0", "vectors-backfill-1")  # a running job queues the other id
 BATCH = 256  # exchanges per transaction: the import's batch, so the model sees the same batches
+UNEMBEDDABLE = "unembeddable"  # the embedding_model of an exchange the model failed on alone, twice
+_WAITING = f"embedding IS NULL AND embedding_model IS DISTINCT FROM '{UNEMBEDDABLE}'"
 
 
 @dataclass
@@ -54,21 +63,66 @@ class PendingExchange:
 
 
 def pending_count(session: Session | Connection) -> int:
-    """Exchanges still without a vector, of every user (the partial index of migration 0011)."""
-    return int(session.scalar(text("SELECT count(*) FROM exchanges WHERE embedding IS NULL")) or 0)
+    """Exchanges still waiting for a vector, of every user (the partial index of migration 0011)."""
+    return int(session.scalar(text(f"SELECT count(*) FROM exchanges WHERE {_WAITING}")) or 0)
+
+
+def unembeddable_count(session: Session | Connection) -> int:
+    """Exchanges the model failed on: left without a vector, searchable by their words only."""
+    return int(session.scalar(text("SELECT count(*) FROM exchanges WHERE embedding IS NULL AND embedding_model = "
+                                   f"'{UNEMBEDDABLE}'")) or 0)
 
 
 def fill_batch(sessions: sessionmaker[Session], embedder: Embedder, limit: int = BATCH,
                pool: Executor | None = None) -> int:
-    """Embed and store the vectors of up to ``limit`` exchanges without one; returns how many (0: none left
-    that no other worker holds)."""
+    """Embed and store the vectors of up to ``limit`` exchanges without one; returns how many left the wait
+    (embedded, or marked unembeddable; 0: none left that no other worker holds)."""
     with sessions.begin() as session:
         claimed = _claim(session, limit)
         if not claimed:
             return 0
-        vectors = speakers.embed_records(embedder, claimed, lambda item: item.text, pool)
-        _store(session, claimed, vectors, embedder.model_id)
-    return len(claimed)
+        try:
+            vectors = speakers.embed_records(embedder, claimed, lambda item: item.text, pool)
+        except EmbeddingError:
+            logger.warning("vector backfill: a batch of %d failed to embed; looking for the culprit", len(claimed),
+                           exc_info=True)
+        else:
+            _store(session, claimed, vectors, embedder.model_id)
+            return len(claimed)
+    # The claim's transaction has ended (it wrote nothing): the halves are claimed again, each on its own.
+    return _fill_apart(sessions, embedder, [item.key for item in claimed], pool)
+
+
+def _fill_apart(sessions: sessionmaker[Session], embedder: Embedder, ids: list[int], pool: Executor | None,
+                tries_alone: int = 2) -> int:
+    """Fill ``ids`` in halves until a failing exchange stands alone; it is marked unembeddable after
+    ``tries_alone`` failures (a passing fault of the model does not condemn a row). Returns the exchanges taken
+    off the wait (filled or marked)."""
+    with sessions.begin() as session:
+        claimed = _claim(session, len(ids), ids)
+        if not claimed:
+            return 0  # another worker holds or filled them
+        try:
+            vectors = speakers.embed_records(embedder, claimed, lambda item: item.text, pool)
+        except EmbeddingError as exc:
+            if len(claimed) == 1 and tries_alone <= 1:
+                _mark_unembeddable(session, claimed[0].key, exc)
+                return 1
+        else:
+            _store(session, claimed, vectors, embedder.model_id)
+            return len(claimed)
+    keys = [item.key for item in claimed]
+    if len(keys) == 1:
+        return _fill_apart(sessions, embedder, keys, pool, tries_alone - 1)
+    middle = len(keys) // 2
+    return _fill_apart(sessions, embedder, keys[:middle], pool) + _fill_apart(sessions, embedder, keys[middle:], pool)
+
+
+def _mark_unembeddable(session: Session, exchange_id: int, exc: Exception) -> None:
+    session.execute(text("UPDATE exchanges SET embedding_model = :mark WHERE id = :id"),
+                    {"mark": UNEMBEDDABLE, "id": exchange_id})
+    logger.error("vector backfill: exchange %d cannot be embedded (%s); it stays searchable by its words",
+                 exchange_id, exc, extra={"exchange_id": exchange_id})
 
 
 def fill_all(sessions: sessionmaker[Session], embedder: Embedder, *, limit: int = BATCH,
@@ -96,17 +150,17 @@ def fill_all(sessions: sessionmaker[Session], embedder: Embedder, *, limit: int 
 def fill_exchange(session: Session, embedder: Embedder, exchange_id: int) -> bool:
     """Fill one exchange's vectors now if it has none (the chunker enriching an imported exchange); in the
     caller's transaction. False: it has one, or another worker is filling it."""
-    claimed = _claim(session, 1, exchange_id)
+    claimed = _claim(session, 1, [exchange_id])
     if claimed:
         _store(session, claimed, speakers.embed_records(embedder, claimed, lambda item: item.text), embedder.model_id)
     return bool(claimed)
 
 
-def _claim(session: Session, limit: int, exchange_id: int | None = None) -> list[PendingExchange]:
-    only = "AND id = :id " if exchange_id is not None else ""
+def _claim(session: Session, limit: int, ids: list[int] | None = None) -> list[PendingExchange]:
+    only = "AND id = ANY(:ids) " if ids is not None else ""
     rows = session.execute(text(
-        f"SELECT id, user_text, reply FROM exchanges WHERE embedding IS NULL {only}ORDER BY id LIMIT :limit "
-        "FOR UPDATE SKIP LOCKED"), {"limit": limit, "id": exchange_id}).all()
+        f"SELECT id, user_text, reply FROM exchanges WHERE {_WAITING} {only}ORDER BY id LIMIT :limit "
+        "FOR UPDATE SKIP LOCKED"), {"limit": limit, "ids": ids}).all()
     claimed = {int(row.id): PendingExchange(int(row.id), f"{row.user_text}\n{row.reply}".strip()) for row in rows}
     if not claimed:
         return []

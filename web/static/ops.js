@@ -147,7 +147,8 @@
         String(q.finished), el('span', { class: workersOn[q.queue] ? '' : 'bad' }, String(workersOn[q.queue] || 0))]),
       [false, true, true, true, true, true, true, true]));
     // Imported exchanges whose meaning vectors the backfill (memory-chunker-queue) has not computed yet.
-    $('queues').append(el('p', { class: 'muted' }, 'exchanges waiting for their vector: ' + body.vectors_pending));
+    $('queues').append(el('p', { class: 'muted' }, 'exchanges waiting for their vector: ' + body.vectors_pending
+    + (body.vectors_unembeddable ? ' · the model failed on ' + body.vectors_unembeddable + ' (searchable by words only)' : '')));
     $('workers').replaceChildren(table(['worker', 'state', 'queues', 'current job', 'ok / failed', 'heartbeat'],
       body.workers.map((w) => [w.name, w.state, w.queues.join(', '), w.current_job_id || '–',
         w.successful_jobs + ' / ' + w.failed_jobs, when(w.last_heartbeat)])));
