@@ -16,16 +16,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import func, literal_column, select, union_all
 from sqlalchemy.orm import Session
 
-from services.cognition.models import latest_autobiography, shared_thoughts
+from services.cognition.models import Autobiography, DriftGist
 from services.embeddings import Embedder
 from services.memory.config import MemoryConfig
 from services.memory.models import Fact
 from services.memory.recall import RecallHit, recall
 
 TURN_CHARS = 240
+FACTS, STORIES, GISTS = Fact.__table__, Autobiography.__table__, DriftGist.__table__
 
 
 @dataclass
@@ -58,17 +59,18 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
                   now=now, exclude_exchange_ids=exclude_exchange_ids)
     relevant = [hit for hit in hits if hit.signals.get("relevance", 0.0) >= ctx.min_relevance]
     facts = [hit for hit in relevant if hit.kind == "fact"][: ctx.max_facts]
-    profile = _profile_facts(session, user_id, {hit.id for hit in facts}, cfg)
+    personal = _personal(session, user_id, {hit.id for hit in facts}, cfg, now)
+    profile = personal.profile
     episodes = [hit for hit in relevant if hit.kind == "episode"][: ctx.max_episodes]
     exchanges = [hit for hit in relevant if hit.kind == "exchange"][: ctx.max_exchanges]
     budget = Budget(int((budget_tokens or ctx.budget_tokens) * ctx.chars_per_token))
     sections = [
-        _narrative(session, user_id, cfg, budget),
+        _narrative(personal.narrative, cfg, budget),
         _section("Facts the person told you:", [_fact_line(hit.text, hit.at) for hit in facts]
-                 + [_fact_line(fact.text, fact.updated_at) for fact in profile], budget),
+                 + [_fact_line(fact.text, fact.at) for fact in profile], budget),
         _section("Earlier conversations:", [_episode_line(hit) for hit in episodes], budget),
         _section("Things said before:", [_exchange_block(hit) for hit in exchanges], budget),
-        _thoughts(session, user_id, cfg, now, budget),
+        _thoughts(personal.thoughts, budget),
     ]
     text = "\n\n".join(section for section in sections if section)
     used = facts + episodes + exchanges
@@ -77,7 +79,7 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
                             receipts=receipts(text, facts, profile, episodes, exchanges))
 
 
-def receipts(text: str, facts: list[RecallHit], profile: list[Fact], episodes: list[RecallHit],
+def receipts(text: str, facts: list[RecallHit], profile: list[Remembered], episodes: list[RecallHit],
              exchanges: list[RecallHit]) -> list[dict[str, Any]]:
     """One small record per remembered item whose line made it into ``text`` (the budget may drop some)."""
     kept: list[dict[str, Any]] = []
@@ -85,7 +87,7 @@ def receipts(text: str, facts: list[RecallHit], profile: list[Fact], episodes: l
         if _fact_line(hit.text, hit.at) in text:
             kept.append(_receipt("fact", hit.id, hit.text, hit.signals.get("relevance")))
     for fact in profile:
-        if _fact_line(fact.text, fact.updated_at) in text:
+        if _fact_line(fact.text, fact.at) in text:
             kept.append(_receipt("fact", fact.id, fact.text, None))
     for hit in episodes:
         if _episode_line(hit) in text:
@@ -123,35 +125,80 @@ def _section(title: str, lines: list[str], budget: Budget) -> str:
     return "\n".join([title, *kept]) if kept else ""
 
 
-def _narrative(session: Session, user_id: str, cfg: MemoryConfig, budget: Budget) -> str:
+@dataclass(frozen=True)
+class Remembered:
+    """A profile fact or a shared thought as the context shows it."""
+
+    id: int
+    text: str
+    at: dt.datetime | None
+
+
+@dataclass
+class Personal:
+    """What context assembly shows of the person whatever the message: the narrative, the most salient
+    facts, the thoughts lately shared with them."""
+
+    narrative: str | None = None
+    profile: list[Remembered] = field(default_factory=list)
+    thoughts: list[Remembered] = field(default_factory=list)
+
+
+def _personal(session: Session, user_id: str, shown: set[int], cfg: MemoryConfig, now: dt.datetime | None) -> Personal:
+    """The narrative, the profile facts (besides the ``shown`` ones) and the shared thoughts, in one statement.
+
+    Three reads on every chat turn were three round trips through the ORM; as one Core ``UNION ALL``
+    they are one round trip and plain rows (each part keeps its own order and limit; ``rank`` says it).
+    """
+    ctx = cfg.context
+    parts = []
+    if ctx.narrative_chars >= 1:
+        parts.append(select(literal_column("'narrative'").label("kind"), STORIES.c.id,
+                            STORIES.c.narrative.label("text"), STORIES.c.created_at.label("at"),
+                            literal_column("1").label("rank"))
+                     .where(STORIES.c.user_id == user_id)
+                     .order_by(STORIES.c.created_at.desc(), STORIES.c.id.desc()).limit(1))
+    if ctx.profile_facts >= 1:
+        order = (FACTS.c.salience.desc(), FACTS.c.confidence.desc(), FACTS.c.updated_at.desc())
+        parts.append(select(literal_column("'fact'"), FACTS.c.id, FACTS.c.text, FACTS.c.updated_at,
+                            func.row_number().over(order_by=order))
+                     .where(FACTS.c.user_id == user_id, FACTS.c.superseded_at.is_(None),
+                            FACTS.c.salience >= ctx.profile_min_salience)
+                     .order_by(*order).limit(ctx.profile_facts + len(shown)))
+    if ctx.shared_thoughts >= 1:
+        since = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=ctx.shared_thoughts_days)
+        parts.append(select(literal_column("'thought'"), GISTS.c.id, GISTS.c.text, GISTS.c.created_at,
+                            func.row_number().over(order_by=GISTS.c.created_at.desc()))
+                     .where(GISTS.c.user_id == user_id, GISTS.c.pushed_event_id.is_not(None),
+                            GISTS.c.created_at >= since)
+                     .order_by(GISTS.c.created_at.desc()).limit(ctx.shared_thoughts))
+    if not parts:
+        return Personal()
+    rows = sorted(session.execute(union_all(*parts) if len(parts) > 1 else parts[0]), key=lambda row: row[4])
+    personal = Personal()
+    for kind, item_id, text, at, _rank in rows:
+        if kind == "narrative":
+            personal.narrative = text
+        elif kind == "fact" and item_id not in shown:
+            personal.profile.append(Remembered(int(item_id), text, at))
+        elif kind == "thought":
+            personal.thoughts.append(Remembered(int(item_id), text, at))
+    personal.profile = personal.profile[: ctx.profile_facts]
+    return personal
+
+
+def _narrative(narrative: str | None, cfg: MemoryConfig, budget: Budget) -> str:
     """The person's story as you last wrote it (autobiography service), shortened to its share."""
-    if cfg.context.narrative_chars < 1:
-        return ""
-    story = latest_autobiography(session, user_id)
-    if story is None or not story.narrative.strip():
+    if narrative is None or not narrative.strip():
         return ""
     return _section("Who the person is (your own running summary):",
-                    [_short(story.narrative, cfg.context.narrative_chars)], budget)
+                    [_short(narrative, cfg.context.narrative_chars)], budget)
 
 
-def _thoughts(session: Session, user_id: str, cfg: MemoryConfig, now: dt.datetime | None, budget: Budget) -> str:
+def _thoughts(thoughts: list[Remembered], budget: Budget) -> str:
     """Thoughts pushed to the person lately: they may be answering one."""
-    if cfg.context.shared_thoughts < 1:
-        return ""
-    since = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=cfg.context.shared_thoughts_days)
-    lines = [f"- {_day(gist.created_at)}: {_short(gist.text)}"
-             for gist in shared_thoughts(session, user_id, since, cfg.context.shared_thoughts)]
+    lines = [f"- {_day(gist.at)}: {_short(gist.text)}" for gist in thoughts]
     return _section("Thoughts you shared with them between conversations:", lines, budget)
-
-
-def _profile_facts(session: Session, user_id: str, shown: set[int], cfg: MemoryConfig) -> list[Fact]:
-    if cfg.context.profile_facts < 1:
-        return []
-    statement = (select(Fact).where(Fact.user_id == user_id, Fact.superseded_at.is_(None),
-                                    Fact.salience >= cfg.context.profile_min_salience)
-                 .order_by(Fact.salience.desc(), Fact.confidence.desc(), Fact.updated_at.desc())
-                 .limit(cfg.context.profile_facts + len(shown)))
-    return [fact for fact in session.scalars(statement) if fact.id not in shown][: cfg.context.profile_facts]
 
 
 def _day(value: dt.datetime | None) -> str:
