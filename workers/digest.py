@@ -9,6 +9,7 @@ import logging
 import time
 from typing import Any
 
+import redis
 from rq import Retry
 from sqlalchemy import literal, select
 from sqlalchemy.orm import Session
@@ -34,6 +35,7 @@ from services.queues import (
     remove_pending,
 )
 from services.streams import EventLog, request_channel
+from services.threads import ThreadState, read_snapshot
 from workers.context import WorkerContext
 from workers.generation import Reply, generate
 from workers.ordering import process_in_order
@@ -84,9 +86,9 @@ def _digest_attempt(context: WorkerContext, turn: Turn, attempt: int) -> None:
     # Counters and histograms are written in one round trip when the turn is over, not on its path.
     with context.metrics.deferred():
         started = time.monotonic()
-        # Background LLM work waits while this turn thinks and writes (services/llm/priority.py).
-        with ChatPriority(context.redis).chat_turn(request.request_id):
-            understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
+        snapshot = open_turn(context, turn)
+        try:
+            understanding = understand(context, request, snapshot)  # steps 1–4: topic, thread, session, route
             turn.mark("understanding_s", time.monotonic() - started)
             turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic,
                                              "mode": understanding.mode})
@@ -94,10 +96,25 @@ def _digest_attempt(context: WorkerContext, turn: Turn, attempt: int) -> None:
             with context.sessions.begin() as session:
                 reply = generate(context, turn, understanding, session)  # step 5
                 exchange_id = store(session, turn, understanding, reply)  # step 6
-        if exchange_id is None:  # an earlier run of this request stored its reply first: deliver that one
-            _republish_if_stored(context, turn)
-            return
-        finish(context, turn, understanding, reply, exchange_id)  # step 7, then working memory and enrichment
+            if exchange_id is None:  # an earlier run of this request stored its reply first: deliver that one
+                _republish_if_stored(context, turn)
+                return
+            finish(context, turn, understanding, reply, exchange_id)  # step 7, then working memory and enrichment
+        finally:
+            if turn.in_flight:  # the turn ended early or failed: finish did not clear the mark
+                ChatPriority(context.redis).clear(request.request_id)
+
+
+def open_turn(context: WorkerContext, turn: Turn) -> tuple[ThreadState, list[dict[str, Any]]]:
+    """Mark the turn in flight (background LLM work waits while it thinks and writes: services/llm/priority.py)
+    and read the thread's state and working memory: one round trip."""
+    request = turn.request
+    opening = context.redis.pipeline(transaction=False)
+    ChatPriority(context.redis).mark(opening, request.request_id)
+    context.threads.queue_snapshot(opening, request.thread_id)
+    _, raw_state, memory = opening.execute()
+    turn.in_flight = True
+    return read_snapshot(request.thread_id, raw_state, memory)
 
 
 def store(session: Session, turn: Turn, understanding: Understanding, reply: Reply) -> int | None:
@@ -153,8 +170,9 @@ def user_text(request: ChatRequest, reply: Reply) -> str:
     return "\n".join([request.text, *steered])
 
 
-def remember(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int) -> None:
-    """Update the Redis thread (working memory, last mode) after the durable store."""
+def remember(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int,
+             pipeline: redis.client.Pipeline | None = None) -> None:
+    """Update the Redis thread (working memory, last mode, topic) after the durable store (on ``pipeline``)."""
     request = turn.request
     entry = {
         "request_id": request.request_id,
@@ -166,7 +184,10 @@ def remember(context: WorkerContext, turn: Turn, understanding: Understanding, r
         "at": request.received_at,
     }
     known = (understanding.thread, understanding.working_memory) if understanding.thread is not None else None
-    context.threads.record_exchange(request.thread_id, request.user_id, entry, known=known)
+    # A stored turn (Understanding.from_stored) knows no thread and leaves the topic as it is.
+    topic = (understanding.topic, understanding.topic_confidence) if understanding.thread is not None else None
+    context.threads.record_exchange(request.thread_id, request.user_id, entry, known=known, topic=topic,
+                                    pipeline=pipeline)
 
 
 def enqueue_enrichment(context: WorkerContext, exchange_id: int, user_id: str) -> None:
@@ -200,22 +221,33 @@ def finish(context: WorkerContext, turn: Turn, understanding: Understanding, rep
     confirm = reply.pending_confirmation()
     if confirm is not None:
         message["confirm"] = confirm
+    events: list[tuple[str, dict[str, Any]]] = []
     if "message" not in already_sent:
-        turn.publish(context, "message", message)
+        if reply.unsent:  # the reply's last streamed text, held back to travel with the message
+            events.append(("delta", {"text": reply.unsent}))
+        events.append(("message", message))
     if "done" not in already_sent:
-        turn.publish(context, "done", {"duration_ms": int(response_time_s * 1000)})
-    # After the reply is out (off its latency), before the output marks the request finished: a
-    # crash in between makes the retry deliver the stored row again and redo both (both idempotent).
-    # The thread lease is still held, so the thread's next message sees this one in working memory.
-    remember(context, turn, understanding, reply, exchange_id)
+        events.append(("done", {"duration_ms": int(response_time_s * 1000)}))
+    if events:
+        turn.publish_all(context, events)  # one round trip
+    # After the reply is out (off its latency): enrichment, then working memory and the output that
+    # marks the request finished, in one transaction. A crash before it makes the retry deliver the
+    # stored row again and redo them (all idempotent). The thread lease is still held, so the
+    # thread's next message sees this one in working memory.
     enqueue_enrichment(context, exchange_id, request.user_id)
-    context.events.set_output(request.request_id, {"status": "ok", **message})
+    after = context.redis.pipeline()
+    remember(context, turn, understanding, reply, exchange_id, pipeline=after)
+    context.events.set_output(request.request_id, {"status": "ok", **message}, pipeline=after)
+    if reply.fallback or reply.completion.total_tokens:  # turns without an LLM call say nothing about it
+        record_outcome(context.redis, not reply.fallback, reply.completion.error, pipeline=after)
+    if turn.in_flight:
+        ChatPriority(context.redis).clear(request.request_id, pipeline=after)
+    after.execute()
+    turn.in_flight = False
     context.metrics.inc("engram_mode_total", {"mode": understanding.mode})
     context.metrics.observe("engram_reply_seconds", time.monotonic() - turn.started)
     if reply.fallback:
         context.metrics.inc("engram_llm_fallbacks_total")
-    if reply.fallback or reply.completion.total_tokens:  # turns without an LLM call say nothing about it
-        record_outcome(context.redis, not reply.fallback, reply.completion.error)
     # The topic label is made of the message's words, so it stays out of the INFO line.
     logger.info(
         "reply stored as exchange %s (%s)",

@@ -34,6 +34,8 @@ class Reply:
     completion: Completion
     fallback: bool = False
     tool_trail: list[dict[str, Any]] = field(default_factory=list)
+    # Streamed text not yet sent as a ``delta``: it goes out with ``message``, in the same round trip.
+    unsent: str = ""
 
     def tool_counts(self) -> dict[str, int]:
         return dict(Counter(step["skill"] for step in self.tool_trail if step.get("type", "action") == "action"))
@@ -80,6 +82,12 @@ class DeltaPublisher:
         self.last_flush = time.monotonic()
         self.sent_any = True
 
+    def take_unsent(self) -> str:
+        """The buffered text, handed to the caller to send with ``message`` (one round trip less per turn)."""
+        unsent = "".join(self.buffer)
+        self.buffer.clear()
+        return unsent
+
     def restart(self) -> None:
         """Before a retry: drop unsent text and tell the client the reply starts over."""
         self.buffer.clear()
@@ -101,9 +109,9 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
         deltas = DeltaPublisher(context, turn)
         act = act_reply(context, turn, understanding, session, deltas, on_retry=deltas.restart, config=limits,
                         memory=memory_config(context), profile=llm_profile(context))
-        deltas.flush()
         turn.mark("generation_s", time.monotonic() - started)
-        return Reply(text=act.text, completion=act.completion, fallback=act.fallback, tool_trail=act.trail)
+        return Reply(text=act.text, completion=act.completion, fallback=act.fallback, tool_trail=act.trail,
+                     unsent=deltas.take_unsent())
     if understanding.mode == "IGNORE":
         return Reply(text="", completion=_empty_completion())
     messages = build_messages(context, turn, understanding)
@@ -112,9 +120,8 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
     guard = ScaffoldGuard if llm_profile(context).compact else None
     completion, fallback = generate_with_fallback(context.llm, role, messages, deltas, on_retry=deltas.restart,
                                                   guard=guard)
-    deltas.flush()
     turn.mark("generation_s", time.monotonic() - started)
-    return Reply(text=completion.text.strip(), completion=completion, fallback=fallback)
+    return Reply(text=completion.text.strip(), completion=completion, fallback=fallback, unsent=deltas.take_unsent())
 
 
 def build_messages(context: WorkerContext, turn: Turn, understanding: Understanding) -> list[dict[str, str]]:

@@ -25,7 +25,7 @@ from services.router.decision import RoutingDecision, apply_tiebreak, tiebreak_c
 from services.router.feedback import detect_feedback
 from services.router.signals import RoutingContext
 from services.sessions import SESSION_IDLE_S, SessionStep, enqueue_episode, place_in_session, session_exchange_ids
-from services.threads import ThreadState, context_warmth, history_text, touch_thread
+from services.threads import ThreadState, blended_topic_confidence, context_warmth, history_text, touch_thread
 from services.topics import GENERAL, TopicResult
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
 
@@ -53,6 +53,8 @@ class Understanding:
     # The thread as this turn found it (read once; the thread lease keeps it from changing under us).
     thread: ThreadState | None = None
     working_memory: list[dict[str, Any]] = field(default_factory=list)
+    # The thread's confidence in ``topic`` after this turn: written with the turn's exchange (digest.remember).
+    topic_confidence: float = 0.0
 
     def decision_row(self, request: ChatRequest) -> dict[str, Any]:
         """Column values for the ``routing_decisions`` audit row."""
@@ -77,12 +79,16 @@ class Understanding:
         return cls(topic=row.topic, confidence=row.confidence, mode=row.mode)
 
 
-def understand(context: WorkerContext, request: ChatRequest) -> Understanding:
-    """Embed, classify the topic, place the session, record feedback, recall, route."""
+def understand(context: WorkerContext, request: ChatRequest,
+               snapshot: tuple[ThreadState, list[dict[str, Any]]] | None = None) -> Understanding:
+    """Embed, classify the topic, place the session, record feedback, recall, route.
+
+    ``snapshot``: the thread's state and working memory when the caller has read them (else read here).
+    """
     started = time.perf_counter()
     embedding = embed_once(context, request.text)
     embedded_s = time.perf_counter() - started
-    state, working_memory = context.threads.snapshot(request.thread_id)
+    state, working_memory = snapshot if snapshot is not None else context.threads.snapshot(request.thread_id)
     # Recall and placement share one short transaction: one BEGIN/COMMIT (and pool check-out) per turn.
     with context.sessions.begin() as db:
         relaxed_commit(db)  # centroids, session placement, access counts: derived state, no fsync on the chat path
@@ -128,6 +134,7 @@ def understand(context: WorkerContext, request: ChatRequest) -> Understanding:
         session_id=session_id,
         thread=state,
         working_memory=working_memory,
+        topic_confidence=topic_confidence,
     )
 
 
@@ -161,10 +168,11 @@ def after_placement(
     context: WorkerContext, request: ChatRequest, state: ThreadState, result: TopicResult, step: SessionStep,
     closed_ids: list[int],
 ) -> tuple[str, float, bool, str]:
-    """Once placement is committed: queue the closed session's episode, blend the thread's topic confidence."""
+    """Once placement is committed: queue the closed session's episode, blend the thread's topic confidence
+    (written with the exchange, not now: one round trip less before the reply)."""
     if step.closed_session_id and closed_ids:
         enqueue_episode(context.redis, step.closed_session_id, closed_ids, request.user_id)
-    blended = context.threads.update_topic(request.thread_id, result.topic, result.confidence, current=state)
+    blended = blended_topic_confidence(state, result.topic, result.confidence)
     return result.topic, blended, result.is_new, step.session_id
 
 
