@@ -7,14 +7,17 @@ holds the hot state a turn needs, with a TTL so idle threads fade on their own.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import redis
-from sqlalchemy import update
+from sqlalchemy import TextClause
+from sqlalchemy import text as sql_text
 from sqlalchemy.orm import Session
 
 from services.db import Thread, User, insert
@@ -24,6 +27,7 @@ WORKING_MEMORY_KEY = "thread:wm:%s"
 CURRENT_THREAD_KEY = "user:current_thread:%s"
 WARMTH_HALF_LIFE_S = 15 * 60
 ACTIVE_THREADS_KEY = "threads:active"  # zset thread_id → last activity, for expiry sweeps
+_SETTING_NAME = re.compile(r"[a-z_]+(\.[a-z_]+)?")
 
 
 def blend_confidence(current: float, new: float) -> float:
@@ -165,13 +169,30 @@ def touch_thread(session: Session, user_id: str, thread_id: str, now: dt.datetim
     row went away meanwhile (the person's data was forgotten while the message was queued), it is
     made again under the same id, so the exchange about to be stored has its thread.
     """
-    threads = Thread.__table__  # a Core statement: no ORM bookkeeping on every chat turn
-    touched = session.scalar(update(threads).where(threads.c.id == thread_id, threads.c.user_id == user_id)
-                             .values(last_active_at=now).returning(threads.c.id))
+    touch_thread_with(session, user_id, thread_id, now, {})
+
+
+def touch_thread_with(session: Session, user_id: str, thread_id: str, now: dt.datetime,
+                      settings: dict[str, str]) -> None:
+    """``touch_thread``, applying the transaction-local ``settings`` (``SET LOCAL``) in the same statement:
+    the digest opens its transaction with it, one round trip for both."""
+    touched = session.scalar(_touch_statement(tuple(settings)),
+                             {"thread_id": thread_id, "user_id": user_id, "now": now,
+                              **{f"setting_{n}": value for n, value in enumerate(settings.values())}})
     if touched is None:
         session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
         session.execute(insert(Thread).values(id=thread_id, user_id=user_id, last_active_at=now)
                         .on_conflict_do_nothing())
+
+
+@functools.cache
+def _touch_statement(setting_names: tuple[str, ...]) -> TextClause:
+    """The thread's UPDATE … RETURNING in a CTE; the select list applies the settings (built once per process)."""
+    if not all(_SETTING_NAME.fullmatch(name) for name in setting_names):  # names are code, never input
+        raise ValueError(f"not a setting name: {setting_names}")
+    applied = "".join(f", set_config('{name}', :setting_{n}, true)" for n, name in enumerate(setting_names))
+    return sql_text("WITH touched AS (UPDATE threads SET last_active_at = :now WHERE id = :thread_id"
+                    f" AND user_id = :user_id RETURNING id) SELECT (SELECT id FROM touched){applied}")
 
 
 def context_warmth(state: ThreadState, now: float) -> float:

@@ -5,13 +5,14 @@ Read ``digest()`` top to bottom: it is DESIGN.md §3 as a sequence of named step
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from typing import Any
 
 import redis
 from rq import Retry
-from sqlalchemy import literal, select
+from sqlalchemy import Select, bindparam, select
 from sqlalchemy.orm import Session
 
 from services.db import Exchange, RoutingDecision, insert
@@ -121,47 +122,58 @@ def store(session: Session, turn: Turn, understanding: Understanding, reply: Rep
     """Exchange and routing decision in the caller's transaction; None if another run of it stored it first.
 
     One Core statement (the decision is inserted in a CTE from the exchange's new id): one round
-    trip and no ORM bookkeeping on every chat turn.
+    trip and no ORM bookkeeping on every chat turn; the statement is built once per process.
     """
     request = turn.request
     completion: Completion = reply.completion
+    exchange = {
+        "request_id": request.request_id,
+        "user_id": request.user_id,
+        "thread_id": request.thread_id,
+        "source": request.source,
+        "user_text": user_text(request, reply),
+        "reply": reply.text,
+        "mode": understanding.mode,
+        "topic": understanding.topic,
+        "confidence": understanding.confidence,
+        "tool_trail": reply.tool_trail,
+        "prompt_tokens": completion.prompt_tokens,
+        "completion_tokens": completion.completion_tokens,
+        "total_tokens": completion.total_tokens,
+        "timings": {**turn.timings, "received_at": request.received_at,
+                    **({"fallback_reason": completion.error} if reply.fallback and completion.error else {})},
+        "fallback": reply.fallback,
+        "session_id": understanding.session_id,
+        "embedding": understanding.embedding,
+        "embedding_model": understanding.embedding_model,
+    }
+    decision = understanding.decision_row(request)
+    statement = _store_statement(tuple(exchange), tuple(decision))
+    params = {**{f"x_{name}": value for name, value in exchange.items()},
+              **{f"d_{name}": value for name, value in decision.items()}}
+    exchange_id = session.scalar(statement, params)
+    return None if exchange_id is None else int(exchange_id)  # None: stored by another run (its decision too)
+
+
+@functools.cache
+def _store_statement(exchange_columns: tuple[str, ...], decision_columns: tuple[str, ...]) -> Select[Any]:
+    """INSERT the exchange … RETURNING its id in a CTE, the decision from that id; parameters ``x_*`` and ``d_*``."""
     stored = (
         insert(EXCHANGES)
-        .values(
-            request_id=request.request_id,
-            user_id=request.user_id,
-            thread_id=request.thread_id,
-            source=request.source,
-            user_text=user_text(request, reply),
-            reply=reply.text,
-            mode=understanding.mode,
-            topic=understanding.topic,
-            confidence=understanding.confidence,
-            tool_trail=reply.tool_trail,
-            prompt_tokens=completion.prompt_tokens,
-            completion_tokens=completion.completion_tokens,
-            total_tokens=completion.total_tokens,
-            timings={**turn.timings, "received_at": request.received_at,
-                     **({"fallback_reason": completion.error} if reply.fallback and completion.error else {})},
-            fallback=reply.fallback,
-            session_id=understanding.session_id,
-            embedding=understanding.embedding,
-            embedding_model=understanding.embedding_model,
-        )
+        .values({name: bindparam(f"x_{name}", type_=EXCHANGES.c[name].type) for name in exchange_columns})
         .on_conflict_do_nothing(index_elements=["request_id"])
         .returning(EXCHANGES.c.id)
         .cte("stored")
     )
-    decision = understanding.decision_row(request)
     audit = (
         insert(DECISIONS)
-        .from_select(["exchange_id", *decision],
-                     select(stored.c.id, *(literal(value, DECISIONS.c[name].type) for name, value in decision.items())))
+        .from_select(["exchange_id", *decision_columns],
+                     select(stored.c.id, *(bindparam(f"d_{name}", type_=DECISIONS.c[name].type)
+                                           for name in decision_columns)))
         .on_conflict_do_nothing(index_elements=["request_id"])
         .cte("audit")
     )
-    exchange_id = session.scalar(select(stored.c.id).add_cte(audit))
-    return None if exchange_id is None else int(exchange_id)  # None: stored by another run (its decision too)
+    return select(stored.c.id).add_cte(audit)
 
 
 def user_text(request: ChatRequest, reply: Reply) -> str:

@@ -16,17 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import func, literal_column, select, union_all
+from sqlalchemy import text as sql_text
 from sqlalchemy.orm import Session
 
-from services.cognition.models import Autobiography, DriftGist
 from services.embeddings import Embedder
 from services.memory.config import MemoryConfig
-from services.memory.models import Fact
 from services.memory.recall import RecallHit, recall
 
 TURN_CHARS = 240
-FACTS, STORIES, GISTS = Fact.__table__, Autobiography.__table__, DriftGist.__table__
 
 
 @dataclass
@@ -147,44 +144,42 @@ class Personal:
 def _personal(session: Session, user_id: str, shown: set[int], cfg: MemoryConfig, now: dt.datetime | None) -> Personal:
     """The narrative, the profile facts (besides the ``shown`` ones) and the shared thoughts, in one statement.
 
-    Three reads on every chat turn were three round trips through the ORM; as one Core ``UNION ALL``
-    they are one round trip and plain rows (each part keeps its own order and limit; ``rank`` says it).
+    Three reads on every chat turn were three round trips through the ORM; as one fixed statement
+    (``PERSONAL``) they are one round trip, plain rows and no statement to build per turn.
     """
     ctx = cfg.context
-    parts = []
-    if ctx.narrative_chars >= 1:
-        parts.append(select(literal_column("'narrative'").label("kind"), STORIES.c.id,
-                            STORIES.c.narrative.label("text"), STORIES.c.created_at.label("at"),
-                            literal_column("1").label("rank"))
-                     .where(STORIES.c.user_id == user_id)
-                     .order_by(STORIES.c.created_at.desc(), STORIES.c.id.desc()).limit(1))
-    if ctx.profile_facts >= 1:
-        order = (FACTS.c.salience.desc(), FACTS.c.confidence.desc(), FACTS.c.updated_at.desc())
-        parts.append(select(literal_column("'fact'"), FACTS.c.id, FACTS.c.text, FACTS.c.updated_at,
-                            func.row_number().over(order_by=order))
-                     .where(FACTS.c.user_id == user_id, FACTS.c.superseded_at.is_(None),
-                            FACTS.c.salience >= ctx.profile_min_salience)
-                     .order_by(*order).limit(ctx.profile_facts + len(shown)))
-    if ctx.shared_thoughts >= 1:
-        since = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=ctx.shared_thoughts_days)
-        parts.append(select(literal_column("'thought'"), GISTS.c.id, GISTS.c.text, GISTS.c.created_at,
-                            func.row_number().over(order_by=GISTS.c.created_at.desc()))
-                     .where(GISTS.c.user_id == user_id, GISTS.c.pushed_event_id.is_not(None),
-                            GISTS.c.created_at >= since)
-                     .order_by(GISTS.c.created_at.desc()).limit(ctx.shared_thoughts))
-    if not parts:
-        return Personal()
-    rows = sorted(session.execute(union_all(*parts) if len(parts) > 1 else parts[0]), key=lambda row: row[4])
+    since = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=ctx.shared_thoughts_days)
+    rows = session.execute(PERSONAL, {
+        "user": user_id, "stories": 1 if ctx.narrative_chars >= 1 else 0,
+        "facts": ctx.profile_facts + len(shown) if ctx.profile_facts >= 1 else 0,
+        "min_salience": ctx.profile_min_salience, "thoughts": max(0, ctx.shared_thoughts), "since": since,
+    })
     personal = Personal()
-    for kind, item_id, text, at, _rank in rows:
+    for kind, item_id, text, at, _rank in sorted(rows, key=lambda row: row[4]):
         if kind == "narrative":
             personal.narrative = text
         elif kind == "fact" and item_id not in shown:
             personal.profile.append(Remembered(int(item_id), text, at))
         elif kind == "thought":
             personal.thoughts.append(Remembered(int(item_id), text, at))
-    personal.profile = personal.profile[: ctx.profile_facts]
+    personal.profile = personal.profile[: max(0, ctx.profile_facts)]
     return personal
+
+
+# Each part keeps its own order and limit (a limit of 0 turns a part off); ``rank`` orders the rows within a kind.
+PERSONAL = sql_text("""
+(SELECT 'narrative' AS kind, id, narrative AS text, created_at AS at, 1::bigint AS rank FROM autobiographies
+ WHERE user_id = :user ORDER BY created_at DESC, id DESC LIMIT :stories)
+UNION ALL
+(SELECT 'fact', id, text, updated_at,
+        row_number() OVER (ORDER BY salience DESC, confidence DESC, updated_at DESC) FROM facts
+ WHERE user_id = :user AND superseded_at IS NULL AND salience >= :min_salience
+ ORDER BY salience DESC, confidence DESC, updated_at DESC LIMIT :facts)
+UNION ALL
+(SELECT 'thought', id, text, created_at, row_number() OVER (ORDER BY created_at DESC) FROM drift_gists
+ WHERE user_id = :user AND pushed_event_id IS NOT NULL AND created_at >= :since
+ ORDER BY created_at DESC LIMIT :thoughts)
+""")
 
 
 def _narrative(narrative: str | None, cfg: MemoryConfig, budget: Budget) -> str:
