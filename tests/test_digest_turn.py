@@ -56,3 +56,23 @@ def test_a_turn_that_fails_clears_its_chat_priority_mark(client, run_jobs, fake_
     monkeypatch.setattr(digest_module, "store", broken_store)
     converse(client, run_jobs, "Tell me about the history of Porto.")
     assert ChatPriority(worker_context.redis).chats_in_flight() == 0, "background LLM work must not wait for it"
+
+
+def test_a_thread_row_forgotten_while_the_message_was_queued_is_made_again(client, run_jobs, fake_llm, db_engine):
+    from sqlalchemy import delete, select
+
+    from services.db import Exchange, Thread
+
+    thread_id, _, _ = converse(client, run_jobs, "Tell me about the history of Lisbon.")
+    response = client.post("/chat", data=json.dumps({"text": "And Porto?", "thread_id": thread_id}),
+                           content_type="application/json", buffered=False)
+    with db_engine.begin() as connection:  # the thread's row goes while the message waits in the queue
+        connection.execute(delete(Exchange).where(Exchange.thread_id == thread_id))
+        connection.execute(delete(Thread).where(Thread.id == thread_id))
+    run_jobs((PROMPT_QUEUE,))
+    frames = [f for f in parse_frames(response.response) if not f.comment]
+    assert [f.event for f in frames][-2:] == ["message", "done"]
+    with db_engine.connect() as connection:
+        assert connection.execute(select(Thread.user_id).where(Thread.id == thread_id)).scalar_one()
+        assert connection.execute(select(Exchange.user_text).where(Exchange.thread_id == thread_id)).scalars().all() \
+            == ["And Porto?"]
