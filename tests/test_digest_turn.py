@@ -76,3 +76,21 @@ def test_a_thread_row_forgotten_while_the_message_was_queued_is_made_again(clien
         assert connection.execute(select(Thread.user_id).where(Thread.id == thread_id)).scalar_one()
         assert connection.execute(select(Exchange.user_text).where(Exchange.thread_id == thread_id)).scalars().all() \
             == ["And Porto?"]
+
+
+def test_a_topic_counts_each_stored_turn_once_and_its_centroid_moves_with_it(client, run_jobs, fake_llm, db_engine):
+    from sqlalchemy import func, select
+
+    from services.db import Exchange, Topic
+
+    thread_id, _, _ = converse(client, run_jobs, "Planning a hiking trip through Patagonia next spring.")
+    with db_engine.connect() as connection:
+        founded = connection.execute(select(Topic.centroid)).scalar_one()
+    for text in ("Which hiking boots suit a Patagonia trip in spring?", "Patagonia hiking trip: which trails?"):
+        converse(client, run_jobs, text, thread_id)
+    with db_engine.connect() as connection:
+        topics = connection.execute(select(Topic.name, Topic.message_count, Topic.centroid)).all()
+        per_topic = dict(connection.execute(select(Exchange.topic, func.count()).group_by(Exchange.topic)).all())
+    assert {name: count for name, count, _ in topics} == per_topic, "one count per stored turn of the topic"
+    moved = [centroid for name, count, centroid in topics if count > 1]
+    assert moved and any(abs(a - b) > 1e-6 for a, b in zip(moved[0], founded, strict=True)), "the centroid moved"

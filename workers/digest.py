@@ -12,7 +12,7 @@ from typing import Any
 
 import redis
 from rq import Retry
-from sqlalchemy import Select, bindparam, select
+from sqlalchemy import Select, bindparam, exists, select, update
 from sqlalchemy.orm import Session
 
 from services.db import Exchange, RoutingDecision, insert
@@ -37,6 +37,7 @@ from services.queues import (
 )
 from services.streams import EventLog, request_channel
 from services.threads import ThreadState, read_snapshot
+from services.topics import TOPICS, absorb_params
 from workers.context import WorkerContext
 from workers.generation import Reply, generate
 from workers.ordering import process_in_order
@@ -150,14 +151,17 @@ def store(session: Session, turn: Turn, understanding: Understanding, reply: Rep
     decision = understanding.decision_row(request)
     statement = _store_statement(tuple(exchange), tuple(decision))
     params = {**{f"x_{name}": value for name, value in exchange.items()},
-              **{f"d_{name}": value for name, value in decision.items()}}
+              **{f"d_{name}": value for name, value in decision.items()},
+              **{f"t_{name}": value for name, value in absorb_params(understanding.topic_update).items()}}
     exchange_id = session.scalar(statement, params)
     return None if exchange_id is None else int(exchange_id)  # None: stored by another run (its decision too)
 
 
 @functools.cache
 def _store_statement(exchange_columns: tuple[str, ...], decision_columns: tuple[str, ...]) -> Select[Any]:
-    """INSERT the exchange … RETURNING its id in a CTE, the decision from that id; parameters ``x_*`` and ``d_*``."""
+    """INSERT the exchange … RETURNING its id in a CTE, the decision from that id, and the matched topic's
+    centroid update (``ABSORB``) if the exchange was stored (a run that finds it stored does not move the
+    centroid a second time); parameters ``x_*``, ``d_*`` and ``t_*``."""
     stored = (
         insert(EXCHANGES)
         .values({name: bindparam(f"x_{name}", type_=EXCHANGES.c[name].type) for name in exchange_columns})
@@ -173,7 +177,14 @@ def _store_statement(exchange_columns: tuple[str, ...], decision_columns: tuple[
         .on_conflict_do_nothing(index_elements=["request_id"])
         .cte("audit")
     )
-    return select(stored.c.id).add_cte(audit)
+    absorbed = (
+        update(TOPICS)
+        .where(TOPICS.c.id == bindparam("t_topic_id"), exists(select(stored.c.id)))
+        .values(centroid=bindparam("t_centroid", type_=TOPICS.c.centroid.type),
+                message_count=TOPICS.c.message_count + 1, updated_at=bindparam("t_now"))
+        .cte("absorbed")
+    )
+    return select(stored.c.id).add_cte(audit).add_cte(absorbed)
 
 
 def user_text(request: ChatRequest, reply: Reply) -> str:

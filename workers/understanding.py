@@ -25,7 +25,7 @@ from services.router.feedback import detect_feedback
 from services.router.signals import RoutingContext
 from services.sessions import SESSION_IDLE_S, SessionStep, enqueue_episode, place_in_session
 from services.threads import ThreadState, blended_topic_confidence, context_warmth, history_text, touch_thread_with
-from services.topics import GENERAL, SEARCH_SETTINGS, TopicResult
+from services.topics import GENERAL, SEARCH_SETTINGS, CentroidUpdate, TopicResult
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
 
 logger = logging.getLogger(__name__)
@@ -56,6 +56,8 @@ class Understanding:
     working_memory: list[dict[str, Any]] = field(default_factory=list)
     # The thread's confidence in ``topic`` after this turn: written with the turn's exchange (digest.remember).
     topic_confidence: float = 0.0
+    # The matched topic's centroid after this message: written with the exchange (digest.store).
+    topic_update: CentroidUpdate | None = None
 
     def decision_row(self, request: ChatRequest) -> dict[str, Any]:
         """Column values for the ``routing_decisions`` audit row."""
@@ -101,6 +103,7 @@ def understand(context: WorkerContext, request: ChatRequest,
         placing = time.perf_counter()
         placement = classify_and_place(context, db, request, embedding, state, now)
         placed_s = time.perf_counter() - placing
+    topic_update = placement[0].update
     topic, topic_confidence, topic_is_new, session_id = after_placement(context, request, state, *placement)
     context.metrics.observe("engram_classification_seconds", embedded_s + placed_s)
     record_feedback(context, request, working_memory)
@@ -140,6 +143,7 @@ def understand(context: WorkerContext, request: ChatRequest,
         thread=state,
         working_memory=working_memory,
         topic_confidence=topic_confidence,
+        topic_update=topic_update,
     )
 
 
@@ -160,7 +164,8 @@ def classify_and_place(
 ) -> tuple[TopicResult, SessionStep, list[int]]:
     """Topic (with centroid update) and session, in the caller's transaction (opened with ``TURN_SETTINGS``);
     the closed session's exchanges."""
-    result = context.topics.classify(db, request.user_id, request.text, embedding, state.topic, search_ready=True)
+    result = context.topics.classify(db, request.user_id, request.text, embedding, state.topic, search_ready=True,
+                                     defer_absorb=True)  # the centroid moves with the stored exchange
     step = place_in_session(
         db, request.user_id, request.thread_id, result.topic, switched=result.switched, now=now,
         idle_after_s=SESSION_IDLE_S,
