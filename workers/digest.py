@@ -28,11 +28,11 @@ from services.queues import (
     PROMPT_QUEUE,
     ChatRequest,
     attempt_fence,
-    count_attempt,
     enqueue,
     load_request,
     memory_job_options,
     owner_meta,
+    queue_attempt_count,
     remove_pending,
 )
 from services.streams import EventLog, request_channel
@@ -67,18 +67,35 @@ def digest(context: WorkerContext, request: ChatRequest) -> None:
     """DESIGN.md §3, steps 1–7."""
     with request_context(request.request_id):
         turn = Turn(request=request, channel=request_channel(request.request_id))
-        attempt = count_attempt(context.redis, request.request_id, context.settings.events_ttl_s)
+        attempt, snapshot = open_turn(context, turn)
         # A later run of this request (its job handed to another worker while this one still lived)
         # fences this one off: its next event is refused and it stops, so one run speaks.
         turn.fence = attempt_fence(request.request_id, attempt)
         try:
-            _digest_attempt(context, turn, attempt)
+            _digest_attempt(context, turn, attempt, snapshot)
         except Superseded:
             logger.warning("attempt %d of request %s was taken over by a later run; stopping", attempt,
                            request.request_id)
+        finally:
+            if turn.in_flight:  # the turn ended early or failed: finish did not clear the mark
+                ChatPriority(context.redis).clear(request.request_id)
 
 
-def _digest_attempt(context: WorkerContext, turn: Turn, attempt: int) -> None:
+def open_turn(context: WorkerContext, turn: Turn) -> tuple[int, tuple[ThreadState, list[dict[str, Any]]]]:
+    """One round trip: count this run's attempt, mark the turn in flight (background LLM work waits while it
+    thinks and writes: services/llm/priority.py) and read the thread's state and working memory."""
+    request = turn.request
+    opening = context.redis.pipeline()
+    queue_attempt_count(opening, request.request_id, context.settings.events_ttl_s)
+    ChatPriority(context.redis).mark(opening, request.request_id)
+    context.threads.queue_snapshot(opening, request.thread_id)
+    attempt, _, _, raw_state, memory = opening.execute()
+    turn.in_flight = True
+    return int(attempt), read_snapshot(request.thread_id, raw_state, memory)
+
+
+def _digest_attempt(context: WorkerContext, turn: Turn, attempt: int,
+                    snapshot: tuple[ThreadState, list[dict[str, Any]]]) -> None:
     request = turn.request
     # Every run counts itself before it can store, so only a later attempt can find a stored row.
     if attempt > 1 and _republish_if_stored(context, turn):
@@ -88,35 +105,18 @@ def _digest_attempt(context: WorkerContext, turn: Turn, attempt: int) -> None:
     # Counters and histograms are written in one round trip when the turn is over, not on its path.
     with context.metrics.deferred():
         started = time.monotonic()
-        snapshot = open_turn(context, turn)
-        try:
-            understanding = understand(context, request, snapshot)  # steps 1–4: topic, thread, session, route
-            turn.mark("understanding_s", time.monotonic() - started)
-            turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic,
-                                             "mode": understanding.mode})
-            # One transaction: whatever ACT skills write, the exchange and its routing decision.
-            with context.sessions.begin() as session:
-                reply = generate(context, turn, understanding, session)  # step 5
-                exchange_id = store(session, turn, understanding, reply)  # step 6
-            if exchange_id is None:  # an earlier run of this request stored its reply first: deliver that one
-                _republish_if_stored(context, turn)
-                return
-            finish(context, turn, understanding, reply, exchange_id)  # step 7, then working memory and enrichment
-        finally:
-            if turn.in_flight:  # the turn ended early or failed: finish did not clear the mark
-                ChatPriority(context.redis).clear(request.request_id)
-
-
-def open_turn(context: WorkerContext, turn: Turn) -> tuple[ThreadState, list[dict[str, Any]]]:
-    """Mark the turn in flight (background LLM work waits while it thinks and writes: services/llm/priority.py)
-    and read the thread's state and working memory: one round trip."""
-    request = turn.request
-    opening = context.redis.pipeline(transaction=False)
-    ChatPriority(context.redis).mark(opening, request.request_id)
-    context.threads.queue_snapshot(opening, request.thread_id)
-    _, raw_state, memory = opening.execute()
-    turn.in_flight = True
-    return read_snapshot(request.thread_id, raw_state, memory)
+        understanding = understand(context, request, snapshot)  # steps 1–4: topic, thread, session, route
+        turn.mark("understanding_s", time.monotonic() - started)
+        turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic,
+                                         "mode": understanding.mode})
+        # One transaction: whatever ACT skills write, the exchange and its routing decision.
+        with context.sessions.begin() as session:
+            reply = generate(context, turn, understanding, session)  # step 5
+            exchange_id = store(session, turn, understanding, reply)  # step 6
+        if exchange_id is None:  # an earlier run of this request stored its reply first: deliver that one
+            _republish_if_stored(context, turn)
+            return
+        finish(context, turn, understanding, reply, exchange_id)  # step 7, then working memory and enrichment
 
 
 def store(session: Session, turn: Turn, understanding: Understanding, reply: Reply) -> int | None:
