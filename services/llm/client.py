@@ -262,8 +262,11 @@ class _KeptAliveStream(openai.Stream[object]):
         events = super()._iter_events()
         for event in events:
             if event.data.startswith("[DONE]"):
-                for _ in events:
-                    pass
+                try:
+                    for _ in events:
+                        pass
+                except openai.APIConnectionError:  # the answer is whole; only this connection is lost
+                    logger.info("LLM stream broke after [DONE]; its connection is not reused")
             yield event
 
 
