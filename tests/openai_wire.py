@@ -67,7 +67,7 @@ class Exchange:
         if step is None:
             self.text(default_text(self.body))
         elif isinstance(step, Reply):
-            self.text(step.text, step.chunk_size, step.delay_s, step.per_chunk_delay_s, step.usage)
+            self.text(step.text, step.chunk_size, step.delay_s, step.per_chunk_delay_s, step.usage, step.end_body)
         elif isinstance(step, Json):
             self.text(json.dumps(step.obj))
         elif isinstance(step, ToolCalls):
@@ -83,7 +83,7 @@ class Exchange:
                 self.text(default_text(self.body))
 
     def text(self, text: str, chunk_size: int = DEFAULT_CHUNK_SIZE, delay_s: float = 0.0,
-             per_chunk_delay_s: float = 0.0, usage: bool = True) -> None:
+             per_chunk_delay_s: float = 0.0, usage: bool = True, end_body: bool = True) -> None:
         if delay_s and self.stop.wait(delay_s):
             return
         pieces = _split(text, chunk_size)
@@ -93,7 +93,7 @@ class Exchange:
             self._send_json(200, self._completion(message, "stop", usage_obj))
             return
         events = [{"role": "assistant", "content": ""}] + [{"content": piece} for piece in pieces]
-        self._send_stream(events, "stop", usage_obj, per_chunk_delay_s)
+        self._send_stream(events, "stop", usage_obj, per_chunk_delay_s, end_body)
 
     def tool_calls(self, step: ToolCalls) -> None:
         calls = []
@@ -163,7 +163,7 @@ class Exchange:
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     def _send_stream(self, deltas: list[dict[str, Any]], finish: str, usage: dict[str, int] | None,
-                     per_chunk_delay_s: float) -> None:
+                     per_chunk_delay_s: float, end_body: bool = True) -> None:
         self._start(200, "text/event-stream")
         for index, delta in enumerate(deltas):
             # Pause between content chunks, not after the role-only opener: the first text arrives at once.
@@ -174,7 +174,8 @@ class Exchange:
         if usage and (self.body.get("stream_options") or {}).get("include_usage"):
             self._event({**self._chunk({}, None), "choices": [], "usage": usage})
         self._write(DONE)
-        self._end_body()
+        if end_body:
+            self._end_body()
 
     def _event(self, payload: dict[str, Any]) -> None:
         self._write(b"data: " + json.dumps(payload).encode() + b"\n\n")
