@@ -13,8 +13,9 @@ With ``--clock cpu`` (the default) cProfile counts this process's CPU time, so w
 PostgreSQL, Valkey and the LLM drop out and the shares are what the worker itself burns;
 ``--scope digest`` profiles only the ``digest()`` call (no RQ). A last, unprofiled round prints
 the CPU ms of ``digest()`` (its thread's clock) and of the whole burst-mode RQ run per job, and
-what one ``digest()`` sends: SQL statements (by their first words) and Redis commands (Valkey's
-own ``INFO commandstats`` around each call, so pipelined commands count one by one).
+what one ``digest()`` sends: SQL statements (by their first words; psycopg's BEGIN and COMMIT
+too), Redis round trips, and Redis commands (Valkey's own ``INFO commandstats`` around each call,
+so pipelined and Lua-script commands count one by one).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+import psycopg
 import redis
 from rq import Queue, SimpleWorker
 from sqlalchemy import event, select
@@ -165,6 +167,11 @@ def counted_digest(engine, connection: redis.Redis, statements: Counter[str],  #
         statements[" ".join(statement.split()[:4])[:60]] += 1
 
     send = redis.connection.AbstractConnection.send_packed_command
+    command = psycopg.BaseConnection._exec_command  # psycopg's own round trips: BEGIN, COMMIT, ROLLBACK
+
+    def commanded(self, text, *args, **kwargs):  # type: ignore[no-untyped-def]
+        statements[bytes(text).decode()[:60]] += 1
+        return command(self, text, *args, **kwargs)
 
     def sent(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         commands["(round trips)"] += 1  # one command, or one whole pipeline
@@ -174,9 +181,11 @@ def counted_digest(engine, connection: redis.Redis, statements: Counter[str],  #
         before = _command_calls(connection)
         event.listen(engine, "before_cursor_execute", on_statement)
         redis.connection.AbstractConnection.send_packed_command = sent
+        psycopg.BaseConnection._exec_command = commanded
         try:
             return original(*args, **kwargs)
         finally:
+            psycopg.BaseConnection._exec_command = command
             redis.connection.AbstractConnection.send_packed_command = send
             event.remove(engine, "before_cursor_execute", on_statement)
             delta = _command_calls(connection) - before
@@ -197,7 +206,7 @@ def _command_calls(connection: redis.Redis) -> Counter[str]:
 
 def print_counts(statements: Counter[str], commands: Counter[str], requests: int) -> None:
     trips = commands.pop("(round trips)", 0)
-    print(f"per digest(): {sum(statements.values()) / requests:.1f} SQL statements,"
+    print(f"per digest(): {sum(statements.values()) / requests:.1f} SQL statements (BEGIN and COMMIT included),"
           f" {trips / requests:.1f} Redis round trips, {sum(commands.values()) / requests:.1f} Redis commands"
           " (those of Lua scripts included)")
     for name, count in statements.most_common():

@@ -13,6 +13,7 @@ from typing import Any
 import redis
 from rq import Retry
 from sqlalchemy import Select, bindparam, exists, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from services.db import Exchange, RoutingDecision, insert
@@ -39,7 +40,7 @@ from services.streams import EventLog, request_channel
 from services.threads import ThreadState, read_snapshot
 from services.topics import TOPICS, absorb_params
 from workers.context import WorkerContext
-from workers.generation import Reply, generate
+from workers.generation import Reply, acts, generate
 from workers.ordering import process_in_order
 from workers.process import current_context
 from workers.turn import Turn
@@ -109,17 +110,28 @@ def _digest_attempt(context: WorkerContext, turn: Turn, attempt: int,
         turn.mark("understanding_s", time.monotonic() - started)
         turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic,
                                          "mode": understanding.mode})
-        # One transaction: whatever ACT skills write, the exchange and its routing decision.
-        with context.sessions.begin() as session:
-            reply = generate(context, turn, understanding, session)  # step 5
-            exchange_id = store(session, turn, understanding, reply)  # step 6
+        if acts(context, turn, understanding):
+            # One transaction: whatever ACT skills write, the exchange and its routing decision.
+            with context.sessions.begin() as session:
+                reply = generate(context, turn, understanding, session)  # step 5
+                exchange_id = store(session, turn, understanding, reply)  # step 6
+        else:
+            reply = generate(context, turn, understanding, None)  # step 5
+            exchange_id = store_alone(context, turn, understanding, reply)  # step 6
         if exchange_id is None:  # an earlier run of this request stored its reply first: deliver that one
             _republish_if_stored(context, turn)
             return
         finish(context, turn, understanding, reply, exchange_id)  # step 7, then working memory and enrichment
 
 
-def store(session: Session, turn: Turn, understanding: Understanding, reply: Reply) -> int | None:
+def store_alone(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply) -> int | None:
+    """``store`` as a statement of its own (autocommit, durable as ever): it is atomic by itself, so a turn
+    that writes nothing else spares the BEGIN and COMMIT round trips between its last delta and ``message``."""
+    with context.engine.connect() as connection:
+        return store(connection.execution_options(isolation_level="AUTOCOMMIT"), turn, understanding, reply)
+
+
+def store(session: Session | Connection, turn: Turn, understanding: Understanding, reply: Reply) -> int | None:
     """Exchange and routing decision in the caller's transaction; None if another run of it stored it first.
 
     One Core statement (the decision is inserted in a CTE from the exchange's new id): one round

@@ -96,16 +96,25 @@ class DeltaPublisher:
         self.sent_any = False
 
 
-def generate(context: WorkerContext, turn: Turn, understanding: Understanding, session: Session) -> Reply:
-    """IGNORE → no LLM call; RESPOND / CLARIFY / ACKNOWLEDGE → one streamed call.
+def acts(context: WorkerContext, turn: Turn, understanding: Understanding) -> bool:
+    """Does this turn run the ACT loop (whose skills write in the digest's transaction)? ACT, or a "yes"/"no"
+    answering the critic's question, whatever mode the router chose for it."""
+    pending = understanding.thread.extra if understanding.thread is not None else {}
+    return understanding.mode == "ACT" or awaits_confirmation(pending, turn.request.text,
+                                                              act_config(context).critic.pending_ttl_s)
 
-    ``session`` is the digest's open transaction: the exchange is stored in it afterwards.
+
+def generate(context: WorkerContext, turn: Turn, understanding: Understanding, session: Session | None) -> Reply:
+    """IGNORE → no LLM call; RESPOND / CLARIFY / ACKNOWLEDGE → one streamed call; ACT (``acts``) → the loop.
+
+    ``session`` is the digest's open transaction, which ACT skills write in (the exchange is stored in
+    it afterwards); None for a turn that does not act.
     """
     started = time.monotonic()
-    # ACT, or a "yes"/"no" answering the critic's question, whatever mode the router chose for it.
-    pending = understanding.thread.extra if understanding.thread is not None else {}
     limits = act_config(context)
-    if understanding.mode == "ACT" or awaits_confirmation(pending, turn.request.text, limits.critic.pending_ttl_s):
+    if acts(context, turn, understanding):
+        if session is None:
+            raise ValueError("an ACT turn needs the digest's transaction")
         deltas = DeltaPublisher(context, turn)
         act = act_reply(context, turn, understanding, session, deltas, on_retry=deltas.restart, config=limits,
                         memory=memory_config(context), profile=llm_profile(context))
