@@ -139,15 +139,21 @@ What changed:
   facts and the shared thoughts in one fixed ``UNION ALL`` (three ORM reads were); placement returns
   the closed session's exchanges; the matched topic's centroid moves in a CTE of the store statement,
   only if this run stored the exchange (a retried turn moved it twice before). The store, topic and
-  context statements are built once per process.
+  context statements are built once per process. A turn that does not act (whose only write is its
+  exchange) stores it as one autocommit statement, atomic and durable by itself: psycopg's BEGIN and
+  COMMIT round trips, which sat between the last delta and ``message``, are gone (PostgreSQL round
+  trips per turn, BEGIN/COMMIT included: 18.4 → 11.0).
 - Redis round trips 17.1 → 9.1 per turn: one opening pipeline (attempt count, chat-priority mark,
   thread snapshot: three were); the last streamed text, ``message`` and ``done`` in one round trip
   (``EventLog.publish_all``, the same fenced script pipelined: every event still goes out, in
   order, chained); after the reply one MULTI with working memory, the thread's topic (it was written
   before generation), the output, the LLM outcome and the mark's release (five were).
 
-    digest() CPU p50, four back-to-back pairs (main → lean): 35.4 → 31.7 (the first two changes
-    only), 33.8 → 29.1, 31.3 → 24.0, 35.8 → 28.1 ms (-20..23 %); Redis commands 75 → 71.
+    digest() CPU p50, five back-to-back pairs (main → lean): 35.4 → 31.7 (the first two changes
+    only), 33.8 → 29.1, 31.3 → 24.0, 35.8 → 28.1, 40.5 → 25.4 ms (-20..37 %, the last pair with a
+    pipeline bench beside it); Redis commands 75 → 71.
+    bench.commands, 20 chats (whole system, per chat): PostgreSQL statements 33.0 → 22.6 (digest
+    17.6 → 10.0), Redis round trips 58.6 → 43.7 (digest worker, RQ's own included, 25.6 → 17.9).
     pipeline, sequential, one pair at load 12-16 (other processes ~145 % of a core): digest worker
     CPU per reply 34.6 → 31.0 ms; its wall times (message p50 138 / 151 ms) say only that the box
     was saturated. The lead's idle re-measure decides ``message`` p50 ≤ 40 ms (49.8 ms idle before).
