@@ -154,9 +154,11 @@ What changed:
     pipeline bench beside it); Redis commands 75 → 71.
     bench.commands, 20 chats (whole system, per chat): PostgreSQL statements 33.0 → 22.6 (digest
     17.6 → 10.0), Redis round trips 58.6 → 43.7 (digest worker, RQ's own included, 25.6 → 17.9).
-    pipeline, sequential, one pair at load 12-16 (other processes ~145 % of a core): digest worker
-    CPU per reply 34.6 → 31.0 ms; its wall times (message p50 138 / 151 ms) say only that the box
-    was saturated. The lead's idle re-measure decides ``message`` p50 ≤ 40 ms (49.8 ms idle before).
+    pipeline (--requests 80 --throughput-requests 60 --workers 1), two pairs at load 8-16 (other
+    processes ~140-145 % of a core): digest worker CPU per reply sequential 34.6 → 31.0 and
+    45.0 → 33.1 ms (the second pair with every change), in the 16-client burst 29.0 → 29.7 and
+    38.0 → 33.5 ms; wall times (message p50 138-157 ms on both sides) say only that the box was
+    saturated. The lead's idle re-measure decides ``message`` p50 ≤ 40 ms (49.8 ms idle before).
 
 Not done: overlapping recall with topic placement (a second transaction and checkout per turn: CPU,
 the limit for replies/s); caching the per-person reads (now one statement, and facts change after
