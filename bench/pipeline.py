@@ -145,7 +145,7 @@ What changed:
   trips per turn, BEGIN/COMMIT included: 18.4 → 11.0).
 - Redis round trips 17.1 → 9.1 per turn: one opening pipeline (attempt count, chat-priority mark,
   thread snapshot: three were); the last streamed text, ``message`` and ``done`` in one round trip
-  (``EventLog.publish_all``, the same fenced script pipelined: every event still goes out, in
+  (``EventLog.publish_all``, the same fenced script in one MULTI: every event still goes out, in
   order, chained); after the reply one MULTI with working memory, the thread's topic (it was written
   before generation), the output, the LLM outcome and the mark's release (five were).
 

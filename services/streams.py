@@ -120,7 +120,8 @@ class EventLog:
         extra = [] if fence is None else [fence[1]]
 
         def send() -> list[Any]:
-            pipe = self.redis.pipeline(transaction=False)
+            # MULTI/EXEC: all of them run at one moment, so a missing script fails all or none.
+            pipe = self.redis.pipeline(transaction=True)
             for event, data in events:  # plain EVALSHA: a registered script would cost a SCRIPT EXISTS first
                 pipe.evalsha(script.sha, len(keys), *keys, *self._args(channel, event, data), *extra)
             return pipe.execute()
