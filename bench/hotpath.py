@@ -12,7 +12,10 @@ bench/pipeline.py's docstring summarises.
 With ``--clock cpu`` (the default) cProfile counts this process's CPU time, so waits on
 PostgreSQL, Valkey and the LLM drop out and the shares are what the worker itself burns;
 ``--scope digest`` profiles only the ``digest()`` call (no RQ). A last, unprofiled round prints
-the CPU ms of ``digest()`` (its thread's clock) and of the whole burst-mode RQ run per job.
+the CPU ms of ``digest()`` (its thread's clock) and of the whole burst-mode RQ run per job, and
+what one ``digest()`` sends: SQL statements (by their first words; psycopg's BEGIN and COMMIT
+too), Redis round trips, and Redis commands (Valkey's own ``INFO commandstats`` around each call,
+so pipelined and Lua-script commands count one by one).
 """
 
 from __future__ import annotations
@@ -26,14 +29,16 @@ import pstats
 import statistics
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+import psycopg
 import redis
 from rq import Queue, SimpleWorker
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from bench.pipeline import MESSAGES, percentile
 from services.db import Exchange, make_engine, make_sessionmaker
@@ -79,7 +84,8 @@ def profile(settings: Settings, engine, requests: int, top: int, save: str | Non
     if limits is not None:  # a benchmark is not abuse (the check stays: only the budget is lifted)
         app.extensions["engram.limits"] = replace(limits, chat=replace(limits.chat, per_minute=10**6, burst=10**6))
     client = app.test_client()
-    install_context(context_from_environment(redis_client=connection, settings=settings))
+    context = context_from_environment(redis_client=connection, settings=settings)
+    install_context(context)
     worker = SimpleWorker([Queue(PROMPT_QUEUE, connection=connection)], connection=connection)
     logging.getLogger("rq").setLevel(logging.WARNING)
     for text in MESSAGES:  # warm-up: first queries, prepared plans, model caches
@@ -104,11 +110,18 @@ def profile(settings: Settings, engine, requests: int, top: int, save: str | Non
             cpu = time.process_time()
             worker.work(burst=True, with_scheduler=False, logging_level="WARNING")
             job_cpu_ms.append((time.process_time() - cpu) * 1000)
+    statements: Counter[str] = Counter()
+    commands: Counter[str] = Counter()
+    with counted_digest(context.engine, connection, statements, commands):
+        for index in range(requests):  # counts, separately: INFO between the calls costs time
+            post(client, MESSAGES[index % len(MESSAGES)])
+            worker.work(burst=True, with_scheduler=False, logging_level="WARNING")
     print(f"POST /chat in the app (validate, thread, log first event, enqueue): p50 {percentile(web_ms, 0.5):.2f} ms")
     print(f"CPU per job, no profiler: digest() p50 {percentile(digest_cpu_ms, 0.5):.2f} ms"
           f" (mean {statistics.fmean(digest_cpu_ms):.2f});  the whole burst-mode RQ run"
           f" p50 {percentile(job_cpu_ms, 0.5):.2f} ms (a burst worker registers and tears down per job)")
     print_spans(make_sessionmaker(engine), requests)
+    print_counts(statements, commands, requests)
     if save:
         profiler.dump_stats(save)
     buffer = io.StringIO()
@@ -140,6 +153,66 @@ def measured_digest(samples: list[float], profiler: cProfile.Profile | None = No
         yield
     finally:
         module.digest = original
+
+
+@contextmanager
+def counted_digest(engine, connection: redis.Redis, statements: Counter[str],  # type: ignore[no-untyped-def]
+                   commands: Counter[str]) -> Iterator[None]:
+    """Count the SQL statements and the Redis commands of every ``workers.digest.digest`` call."""
+    import workers.digest as module
+
+    original = module.digest
+
+    def on_statement(_conn, _cursor, statement, *_):  # type: ignore[no-untyped-def]
+        statements[" ".join(statement.split()[:4])[:60]] += 1
+
+    send = redis.connection.AbstractConnection.send_packed_command
+    command = psycopg.BaseConnection._exec_command  # psycopg's own round trips: BEGIN, COMMIT, ROLLBACK
+
+    def commanded(self, text, *args, **kwargs):  # type: ignore[no-untyped-def]
+        statements[bytes(text).decode()[:60]] += 1
+        return command(self, text, *args, **kwargs)
+
+    def sent(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        commands["(round trips)"] += 1  # one command, or one whole pipeline
+        return send(self, *args, **kwargs)
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        before = _command_calls(connection)
+        event.listen(engine, "before_cursor_execute", on_statement)
+        redis.connection.AbstractConnection.send_packed_command = sent
+        psycopg.BaseConnection._exec_command = commanded
+        try:
+            return original(*args, **kwargs)
+        finally:
+            psycopg.BaseConnection._exec_command = command
+            redis.connection.AbstractConnection.send_packed_command = send
+            event.remove(engine, "before_cursor_execute", on_statement)
+            delta = _command_calls(connection) - before
+            delta["info"] -= 1  # the INFO before the call
+            commands.update(+delta)
+
+    module.digest = counted
+    try:
+        yield
+    finally:
+        module.digest = original
+
+
+def _command_calls(connection: redis.Redis) -> Counter[str]:
+    stats = connection.info("commandstats")
+    return Counter({name.removeprefix("cmdstat_"): value["calls"] for name, value in stats.items()})
+
+
+def print_counts(statements: Counter[str], commands: Counter[str], requests: int) -> None:
+    trips = commands.pop("(round trips)", 0)
+    print(f"per digest(): {sum(statements.values()) / requests:.1f} SQL statements (BEGIN and COMMIT included),"
+          f" {trips / requests:.1f} Redis round trips, {sum(commands.values()) / requests:.1f} Redis commands"
+          " (those of Lua scripts included)")
+    for name, count in statements.most_common():
+        print(f"  sql   {count / requests:5.2f}  {name}")
+    for name, count in commands.most_common():
+        print(f"  redis {count / requests:5.2f}  {name}")
 
 
 def post(client, text: str) -> None:  # type: ignore[no-untyped-def]

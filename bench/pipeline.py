@@ -104,67 +104,66 @@ run below, so the pipeline pairs show only the larger effects).
   endpoint would keep alive. ``message`` p50 ≤ 40 ms and ≥ 50 replies/s need the digest job's own CPU (recall, the
   openai client, topics) halved: the digest and recall branches.
 
-digest branch (issue 10, "a leaner hot path": the digest job's own CPU). Measured with
-``python -m bench.hotpath`` (now a CPU-clock profile, ``--scope digest`` for the job alone, and the
-CPU ms of ``digest()`` on its thread's clock) and a per-step harness around the same in-process
-setup, on the shared box (load average 2-12: A/B pairs back to back, not absolute values).
+digest branch (previous round, the digest job's own CPU; ``bench.hotpath``, loaded box, A/B pairs):
+the streamed LLM call through the SDK client's own ``post`` with ``Stream[object]`` (no request
+transform, no pydantic model per chunk: 3.9-5.0 → 1.1-1.5 ms per call); the store as one Core
+statement (exchange INSERT … RETURNING in a CTE feeding the decision's INSERT); session placement as
+one statement; topics and the thread touch as Core statements; the pool's checkout check without a
+round trip (services/db.py). digest() CPU per turn 38-43 → 32-37 ms; SQL statements per turn
+outside recall 11-13 → 7-8. Overlapping recall with placement on a second connection was left out
+(a second transaction per turn costs CPU, the limit for replies/s).
 
-    Where digest()'s CPU went before (per turn, instant LLM; three runs 38-43 ms):
-    recall (assemble)            13.8-15.6 ms   ~37 %  (its SQL and spans: the recall branches')
-    topic + session placement     5.8-6.7 ms   ~16 %  7-9 statements through ORM objects
-    generation                    5.8-6.3 ms   ~15 %  the openai call alone 4-5 ms: request
-                                                      transform + one pydantic model per chunk
-    store                         4.2-4.7 ms   ~11 %  two ORM-path INSERTs
-    finish                        2.3-2.6 ms    ~6 %  publish, working memory, RQ enqueue, output
-    the rest                      ~6 ms        Redis round trips (~20 per turn), BEGIN/COMMIT,
-                                               route, the pool's pre-ping SELECT 1 per checkout
+lean branch (issue 10, "a leaner hot path": the digest job's CPU and wall time). Measured with
+``python -m bench.hotpath --scope digest`` (which now also prints, per ``digest()``, the SQL
+statements, the Redis round trips and the Redis commands, Lua-script ones included) against main,
+A/B back to back, on a box at load average 8-16 (other engineers' work): CPU ms and counts compare,
+wall times do not.
+
+    Where it went before (per turn, instant LLM): 14.4 SQL statements, 17.1 Redis round trips.
+    cProfile (CPU): recall ~22 %, the streamed openai call ~17 %, topic + session ~13 %, finish ~12 %
+    (half of it RQ's enqueue of the chunker job), store ~9 %, context assembly's three per-person
+    reads ~6 %. About a third of store, topics and context assembly was SQLAlchemy building the same
+    statements afresh on every turn. The synchronous openai SDK (3.52) stops reading a stream at
+    ``[DONE]`` and closes the response before the chunked body's end, so httpx drops the connection:
+    every turn opened a new one (a TCP, against a real endpoint a TLS, handshake); the scripted LLM
+    spoke HTTP/1.0 and hid it.
 
 What changed:
-- The streamed LLM call goes through the SDK client's own ``post`` with ``Stream[object]``
-  (services/llm/client.py): same auth, timeouts, status errors, SSE decoder and in-stream error
-  events, but no typed-dict transform of the request and no pydantic model per chunk; a chunk of
-  the wrong shape is now ``LLMMalformedOutput`` (it crashed the job before). CPU per streamed call
-  against the fake, 250 calls: 3.9-5.0 → 1.1-1.5 ms.
-- The store is one Core statement: the exchange INSERT … RETURNING in a CTE feeds the routing
-  decision's INSERT (one round trip, no ORM bookkeeping): 4.2-4.7 → 2.8-3.2 ms.
-- Session placement is one statement whatever the case (lock the open session, continue it, or
-  close it and open the next, in data-modifying CTEs); topics and the thread touch are Core
-  statements without ORM objects: 5.8-6.7 → 4.2-5.4 ms, and 2-4 statements fewer per turn.
-- The pool checks a connection at checkout without a round trip (services/db.py): a connection
-  the server closed reads as end-of-file, and then the whole pool is replaced, as
-  ``pool_pre_ping``'s failed ``SELECT 1`` did. Two round trips fewer per turn in the digest (and
-  one per checkout in every role); tests/test_recovery.py kills PostgreSQL under two pooled
-  connections and fails without the check.
-- SQL statements per turn outside recall (pings included, BEGIN/COMMIT not): 11-13 → 7-8.
+- The LLM connection is kept alive: the streamed call reads the body to its end after ``[DONE]``
+  (services/llm/client.py), so httpx pools the connection; the scripted LLM speaks HTTP/1.1
+  keep-alive (chunked streams; a cut or unfinished answer closes the connection; ``stop()`` closes
+  kept-alive sockets). tests/test_llm.py: model discovery and three calls share one connection.
+- SQL 14.4 → 9.0 per turn: the digest's transaction opens with one statement (the thread touch as
+  an UPDATE in a CTE plus ``set_config`` of ``synchronous_commit`` and the topic search's
+  ``hnsw.iterative_scan``: three statements were); context assembly reads the narrative, the profile
+  facts and the shared thoughts in one fixed ``UNION ALL`` (three ORM reads were); placement returns
+  the closed session's exchanges; the matched topic's centroid moves in a CTE of the store statement,
+  only if this run stored the exchange (a retried turn moved it twice before). The store, topic and
+  context statements are built once per process. A turn that does not act (whose only write is its
+  exchange) stores it as one autocommit statement, atomic and durable by itself: psycopg's BEGIN and
+  COMMIT round trips, which sat between the last delta and ``message``, are gone (PostgreSQL round
+  trips per turn, BEGIN/COMMIT included: 18.4 → 11.0).
+- Redis round trips 17.1 → 9.1 per turn: one opening pipeline (attempt count, chat-priority mark,
+  thread snapshot: three were); the last streamed text, ``message`` and ``done`` in one round trip
+  (``EventLog.publish_all``, the same fenced script in one MULTI: every event still goes out, in
+  order, chained); after the reply one MULTI with working memory, the thread's topic (it was written
+  before generation), the output, the LLM outcome and the mark's release (five were).
 
-    digest() CPU per turn, three back-to-back pairs:  42.5 / 43.1 / 38.0 → 37.4 / 31.8 / 31.6 ms
-    pipeline pair 1 (other processes 140-170 % of a core: wall times meaningless), digest worker
-    CPU per reply: sequential 56.5 → 53.7, burst with 1 worker 51.5 → 42.4, with 4 workers
-    61.8 → 51.6 ms; PostgreSQL 13.5 / 14.8 → 12.5 / 12.7 ms.
-    pipeline pair 2 (lighter load), bursts: digest worker CPU per reply 42.8 → 37.6 ms with 1
-    worker, 55.5 → 47.2 ms with 4; PostgreSQL 11.9 / 14.0 → 11.3 / 12.9 ms; replies/s 13.0 / 18.1
-    → 13.3 / 23.3 with 1 / 4 workers (its sequential phase had 46 % vs 109 % of a core of other
-    work on the box: not comparable).
-    sequential only, two pairs with the same outside load (~90 % of a core), base → branch:
-    first status p50 11.7 / 11.7 → 10.7 / 10.9 ms; first delta p50 66.2 / 67.2 → 60.4 / 59.9 ms;
-    message p50 79.8 / 80.5 → 71.0 / 68.8 ms, p99 142.8 / 112.5 → 101.5 / 101.3 ms; digest worker
-    CPU per reply 42.4 / 42.8 → 35.8 / 34.5 ms (-16..19 %); PostgreSQL 13.6 / 13.1 → 13.2 / 13.1 ms.
+    digest() CPU p50, five back-to-back pairs (main → lean): 35.4 → 31.7 (the first two changes
+    only), 33.8 → 29.1, 31.3 → 24.0, 35.8 → 28.1, 40.5 → 25.4 ms (-20..37 %, the last pair with a
+    pipeline bench beside it); Redis commands 75 → 71.
+    bench.commands, 20 chats (whole system, per chat): PostgreSQL statements 33.0 → 22.6 (digest
+    17.6 → 10.0), Redis round trips 58.6 → 43.7 (digest worker, RQ's own included, 25.6 → 17.9).
+    pipeline (--requests 80 --throughput-requests 60 --workers 1), two pairs at load 8-16 (other
+    processes ~140-145 % of a core): digest worker CPU per reply sequential 34.6 → 31.0 and
+    45.0 → 33.1 ms (the second pair with every change), in the 16-client burst 29.0 → 29.7 and
+    38.0 → 33.5 ms; wall times (message p50 138-157 ms on both sides) say only that the box was
+    saturated. The lead's idle re-measure decides ``message`` p50 ≤ 40 ms (49.8 ms idle before).
 
-Against issue 10's targets (loaded box; the lead's idle re-measure decides): first status ≤ 8 ms
-stays met on an idle machine (7.3 ms before; nothing here touches the web); message p50 ≤ 40 ms
-is not met (~69-71 ms loaded, from ~80; idle was 64 ms before, so ~55-58 ms idle is the
-expectation); p99 ≤ 100 ms as before; ≥ 50 replies/s with 4 workers is not met (23 replies/s at
-best here): the digest's ~35 ms is still most of the 40 ms all processes have per reply.
-
-Not done, and why: overlapping recall with topic/session placement on a second connection saves
-at most the shorter one's PostgreSQL waits (a few ms sequentially; Python CPU holds the GIL) but
-adds a transaction (BEGIN, SET LOCAL, COMMIT, a checkout) per turn — more CPU where CPU is the
-limit for replies/s, so it stays one transaction. The speaker-name lookup (~1 ms, one statement)
-and the profile/narrative/thoughts reads in context assembly are per-user and rarely change, but
-a correct cache needs every writer of exchange lines and facts (chunker, import, forget) to
-invalidate it: services/memory is the recall branches'. What is left of the digest's CPU is
-recall (~40 % now), ~20 Redis round trips (RQ's enqueue of the chunker job alone is four; five
-EVALSHA publishes), and RQ's own bookkeeping around the job.
+Not done: overlapping recall with topic placement (a second transaction and checkout per turn: CPU,
+the limit for replies/s); caching the per-person reads (now one statement, and facts change after
+most turns); the openai SDK's request building (~1 ms per turn) and redis-py's command packing
+(RQ's enqueue, the metrics pipeline) remain the largest costs outside recall.
 """
 
 from __future__ import annotations

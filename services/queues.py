@@ -202,9 +202,14 @@ def remove_pending(connection: redis.Redis, thread_id: str, request_id: str) -> 
 def count_attempt(connection: redis.Redis, request_id: str, ttl_s: int) -> int:
     """Count a processing attempt of a request, whichever job makes it."""
     pipe = connection.pipeline()
-    pipe.incr(ATTEMPTS_KEY % request_id)
-    pipe.expire(ATTEMPTS_KEY % request_id, ttl_s)
+    queue_attempt_count(pipe, request_id, ttl_s)
     return int(pipe.execute()[0])
+
+
+def queue_attempt_count(pipeline: redis.client.Pipeline, request_id: str, ttl_s: int) -> None:
+    """``count_attempt`` on the caller's pipeline: its first result (of two) is the attempt's number."""
+    pipeline.incr(ATTEMPTS_KEY % request_id)
+    pipeline.expire(ATTEMPTS_KEY % request_id, ttl_s)
 
 
 def attempt_fence(request_id: str, attempt: int) -> tuple[str, str]:

@@ -28,6 +28,7 @@ class SessionStep:
     session_id: str
     closed_session_id: str | None = None
     close_reason: str | None = None
+    closed_exchange_ids: tuple[int, ...] = ()  # the closed session's exchanges, oldest first
 
 
 def place_in_session(
@@ -44,12 +45,13 @@ def place_in_session(
     }).one()
     if row.continued is not None:
         return SessionStep(row.continued)
-    return SessionStep(row.opened, row.closed, row.close_reason)
+    return SessionStep(row.opened, row.closed, row.close_reason, tuple(row.closed_exchange_ids or ()))
 
 
 # The open session (the newest, locked), continued when the topic holds and it is not quiet;
-# otherwise closed with its reason and a new one opened. Data-modifying CTEs see the same
-# snapshot, so "opened" asks "continued" (its RETURNING rows) whether to insert.
+# otherwise closed with its reason and a new one opened, and the closed one's exchanges listed (its
+# episode job needs them). Data-modifying CTEs see the same snapshot, so "opened" asks "continued"
+# (its RETURNING rows) whether to insert.
 PLACE_IN_SESSION = text("""
 WITH current AS (
     SELECT id, CASE WHEN CAST(:switched AS boolean) AND topic <> :topic THEN 'topic_switch'
@@ -68,7 +70,9 @@ WITH current AS (
     RETURNING id
 )
 SELECT (SELECT id FROM continued) AS continued, (SELECT id FROM opened) AS opened,
-       (SELECT id FROM closed) AS closed, (SELECT close_reason FROM closed) AS close_reason
+       (SELECT id FROM closed) AS closed, (SELECT close_reason FROM closed) AS close_reason,
+       (SELECT array_agg(id ORDER BY id) FROM exchanges WHERE session_id = (SELECT id FROM closed))
+           AS closed_exchange_ids
 """)
 
 

@@ -103,10 +103,7 @@ class EventLog:
         With ``fence`` (key, value) the event is written only while that key holds that value;
         otherwise nothing is written and ``Superseded`` is raised.
         """
-        is_user = channel.startswith(USER_CHANNEL % "")
-        maxlen = USER_LOG_MAXLEN if is_user else REQUEST_LOG_MAXLEN
-        payload = json.dumps(data, separators=(",", ":"))
-        args = [event, payload, maxlen, USER_LOG_TTL_S if is_user else self.ttl_s, channel]
+        args = self._args(channel, event, data)
         # One round trip, atomic: the entry is in the log before any listener hears of it.
         if fence is None:
             return _text(self._publish(keys=[LOG_KEY % channel], args=args))
@@ -114,6 +111,36 @@ class EventLog:
         if event_id is None:
             raise Superseded(f"{channel}: another run holds {fence[0]}")
         return _text(event_id)
+
+    def publish_all(self, channel: str, events: list[tuple[str, dict[str, Any]]], *,
+                    fence: tuple[str, str] | None = None) -> list[str]:
+        """``publish`` each (event, data) in order, all in one round trip (a pipeline of the same script)."""
+        script = self._publish if fence is None else self._publish_fenced
+        keys = [LOG_KEY % channel] if fence is None else [LOG_KEY % channel, fence[0]]
+        extra = [] if fence is None else [fence[1]]
+
+        def send() -> list[Any]:
+            # MULTI/EXEC: all of them run at one moment, so a missing script fails all or none.
+            pipe = self.redis.pipeline(transaction=True)
+            for event, data in events:  # plain EVALSHA: a registered script would cost a SCRIPT EXISTS first
+                pipe.evalsha(script.sha, len(keys), *keys, *self._args(channel, event, data), *extra)
+            return pipe.execute()
+
+        try:
+            ids = send()
+        except redis.exceptions.NoScriptError:  # a restarted Redis forgot the script: none of them ran
+            self.redis.script_load(script.script)
+            ids = send()
+        if any(event_id is None for event_id in ids):
+            raise Superseded(f"{channel}: another run holds {keys[-1]}")
+        return [_text(event_id) for event_id in ids]
+
+    def _args(self, channel: str, event: str, data: dict[str, Any]) -> list[Any]:
+        """ARGV of the publish scripts (the fence value aside)."""
+        is_user = channel.startswith(USER_CHANNEL % "")
+        maxlen = USER_LOG_MAXLEN if is_user else REQUEST_LOG_MAXLEN
+        payload = json.dumps(data, separators=(",", ":"))
+        return [event, payload, maxlen, USER_LOG_TTL_S if is_user else self.ttl_s, channel]
 
     def log_first(self, pipeline: redis.client.Pipeline, channel: str, event: str, data: dict[str, Any]) -> None:
         """Queue a request channel's first event on the caller's transaction (its result is the event id).
@@ -159,8 +186,10 @@ class EventLog:
         """The event names logged on the channel so far (a retried job asks: was ``message`` sent?)."""
         return {entry.event for entry in self.read_after(channel, None, count=REQUEST_LOG_MAXLEN)}
 
-    def set_output(self, request_id: str, output: dict[str, Any]) -> None:
-        self.redis.set(OUTPUT_KEY % request_id, json.dumps(output), ex=self.ttl_s)
+    def set_output(self, request_id: str, output: dict[str, Any], *, pipeline: Any = None) -> None:
+        """Record the request's outcome for late readers (queued on ``pipeline`` when given)."""
+        (pipeline if pipeline is not None else self.redis).set(OUTPUT_KEY % request_id, json.dumps(output),
+                                                              ex=self.ttl_s)
 
     def get_output(self, request_id: str) -> dict[str, Any] | None:
         raw = self.redis.get(OUTPUT_KEY % request_id)

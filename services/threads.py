@@ -7,14 +7,17 @@ holds the hot state a turn needs, with a TTL so idle threads fade on their own.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import redis
-from sqlalchemy import update
+from sqlalchemy import TextClause
+from sqlalchemy import text as sql_text
 from sqlalchemy.orm import Session
 
 from services.db import Thread, User, insert
@@ -24,6 +27,7 @@ WORKING_MEMORY_KEY = "thread:wm:%s"
 CURRENT_THREAD_KEY = "user:current_thread:%s"
 WARMTH_HALF_LIFE_S = 15 * 60
 ACTIVE_THREADS_KEY = "threads:active"  # zset thread_id → last activity, for expiry sweeps
+_SETTING_NAME = re.compile(r"[a-z_]+(\.[a-z_]+)?")
 
 
 def blend_confidence(current: float, new: float) -> float:
@@ -79,31 +83,38 @@ class ThreadStore:
     def update_topic(self, thread_id: str, topic: str, confidence: float, current: ThreadState | None = None) -> float:
         """Set the thread's topic; confidence blends when the topic continues, resets on a switch.
 
-        ``current`` is the state the caller already read, saving a round trip.
+        ``current`` is the state the caller already read, saving a round trip. (The digest writes the
+        topic with the turn's exchange instead: ``record_exchange(topic=…)``.)
         """
         state = current if current is not None else self.state(thread_id)
-        blended = blend_confidence(state.topic_confidence, confidence) if state.topic == topic else confidence
+        blended = blended_topic_confidence(state, topic, confidence)
         self.save_fields(thread_id, topic=topic, topic_confidence=round(blended, 4))
         return blended
 
     def snapshot(self, thread_id: str) -> tuple[ThreadState, list[dict[str, Any]]]:
         """State and working memory together, in one round trip (the digest reads both once per turn)."""
         read = self.redis.pipeline(transaction=False)
-        read.hgetall(STATE_KEY % thread_id)
-        read.lrange(WORKING_MEMORY_KEY % thread_id, 0, -1)
-        raw_state, memory = read.execute()
-        return ThreadState.from_hash(thread_id, raw_state), [json.loads(item) for item in memory]
+        self.queue_snapshot(read, thread_id)
+        return read_snapshot(thread_id, *read.execute())
+
+    def queue_snapshot(self, pipeline: redis.client.Pipeline, thread_id: str) -> None:
+        """Queue the snapshot's two reads on the caller's pipeline; ``read_snapshot`` reads their two results."""
+        pipeline.hgetall(STATE_KEY % thread_id)
+        pipeline.lrange(WORKING_MEMORY_KEY % thread_id, 0, -1)
 
     def working_memory(self, thread_id: str) -> list[dict[str, Any]]:
         """Recent exchanges of the thread, oldest first."""
         return [json.loads(item) for item in self.redis.lrange(WORKING_MEMORY_KEY % thread_id, 0, -1)]
 
     def record_exchange(self, thread_id: str, user_id: str, entry: dict[str, Any], *, now: float | None = None,
-                        known: tuple[ThreadState, list[dict[str, Any]]] | None = None) -> bool:
+                        known: tuple[ThreadState, list[dict[str, Any]]] | None = None,
+                        topic: tuple[str, float] | None = None, pipeline: redis.client.Pipeline | None = None) -> bool:
         """Append a finished exchange to working memory once; returns False if it was already there.
 
         ``known``: the thread's state and working memory as this turn read them (``snapshot``) while
         holding the thread's lease, which nobody else changes meanwhile: no second read.
+        ``topic``: the thread's topic and its blended confidence (``blended_topic_confidence``), written with it.
+        ``pipeline``: queue the writes on the caller's pipeline (it executes them) instead of sending them now.
         """
         now = time.time() if now is None else now
         key = WORKING_MEMORY_KEY % thread_id
@@ -111,23 +122,24 @@ class ThreadStore:
         if any(item.get("request_id") == entry.get("request_id") for item in memory):
             return False
         same_mode = state.last_mode == entry.get("mode")
-        pipe = self.redis.pipeline()
+        pipe = pipeline if pipeline is not None else self.redis.pipeline()
         pipe.rpush(key, json.dumps(entry))
         pipe.ltrim(key, -self.working_memory_size, -1)
         pipe.expire(key, self.ttl_s)
-        pipe.hset(
-            STATE_KEY % thread_id,
-            mapping={
-                "user_id": user_id,
-                "last_active": now,
-                "last_mode": entry.get("mode") or "",
-                "turns_since_mode": state.turns_since_mode + 1 if same_mode else 1,
-                "turns": state.turns + 1,
-            },
-        )
+        fields: dict[str, Any] = {
+            "user_id": user_id,
+            "last_active": now,
+            "last_mode": entry.get("mode") or "",
+            "turns_since_mode": state.turns_since_mode + 1 if same_mode else 1,
+            "turns": state.turns + 1,
+        }
+        if topic is not None:
+            fields.update(topic=topic[0], topic_confidence=round(topic[1], 4))
+        pipe.hset(STATE_KEY % thread_id, mapping=fields)
         pipe.expire(STATE_KEY % thread_id, self.ttl_s)
         pipe.zadd(ACTIVE_THREADS_KEY, {thread_id: now})
-        pipe.execute()
+        if pipeline is None:
+            pipe.execute()
         return True
 
     def current_thread(self, user_id: str) -> str | None:
@@ -139,6 +151,17 @@ class ThreadStore:
         self.redis.set(CURRENT_THREAD_KEY % user_id, thread_id, ex=self.ttl_s)
 
 
+def read_snapshot(thread_id: str, raw_state: dict[Any, Any],
+                  memory: list[Any]) -> tuple[ThreadState, list[dict[str, Any]]]:
+    """The results of ``ThreadStore.queue_snapshot``'s two reads as the thread's state and working memory."""
+    return ThreadState.from_hash(thread_id, raw_state), [json.loads(item) for item in memory]
+
+
+def blended_topic_confidence(state: ThreadState, topic: str, confidence: float) -> float:
+    """The thread's confidence in ``topic``: blended while the topic continues, reset on a switch."""
+    return blend_confidence(state.topic_confidence, confidence) if state.topic == topic else confidence
+
+
 def touch_thread(session: Session, user_id: str, thread_id: str, now: dt.datetime) -> None:
     """Mark the user's thread active in PostgreSQL, in the caller's transaction (the digest job's).
 
@@ -146,13 +169,30 @@ def touch_thread(session: Session, user_id: str, thread_id: str, now: dt.datetim
     row went away meanwhile (the person's data was forgotten while the message was queued), it is
     made again under the same id, so the exchange about to be stored has its thread.
     """
-    threads = Thread.__table__  # a Core statement: no ORM bookkeeping on every chat turn
-    touched = session.scalar(update(threads).where(threads.c.id == thread_id, threads.c.user_id == user_id)
-                             .values(last_active_at=now).returning(threads.c.id))
+    touch_thread_with(session, user_id, thread_id, now, {})
+
+
+def touch_thread_with(session: Session, user_id: str, thread_id: str, now: dt.datetime,
+                      settings: dict[str, str]) -> None:
+    """``touch_thread``, applying the transaction-local ``settings`` (``SET LOCAL``) in the same statement:
+    the digest opens its transaction with it, one round trip for both."""
+    touched = session.scalar(_touch_statement(tuple(settings)),
+                             {"thread_id": thread_id, "user_id": user_id, "now": now,
+                              **{f"setting_{n}": value for n, value in enumerate(settings.values())}})
     if touched is None:
         session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
         session.execute(insert(Thread).values(id=thread_id, user_id=user_id, last_active_at=now)
                         .on_conflict_do_nothing())
+
+
+@functools.cache
+def _touch_statement(setting_names: tuple[str, ...]) -> TextClause:
+    """The thread's UPDATE … RETURNING in a CTE; the select list applies the settings (built once per process)."""
+    if not all(_SETTING_NAME.fullmatch(name) for name in setting_names):  # names are code, never input
+        raise ValueError(f"not a setting name: {setting_names}")
+    applied = "".join(f", set_config('{name}', :setting_{n}, true)" for n, name in enumerate(setting_names))
+    return sql_text("WITH touched AS (UPDATE threads SET last_active_at = :now WHERE id = :thread_id"
+                    f" AND user_id = :user_id RETURNING id) SELECT (SELECT id FROM touched){applied}")
 
 
 def context_warmth(state: ThreadState, now: float) -> float:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import Row, insert, select, text, update
+from sqlalchemy import Row, bindparam, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from services.config_files import parse_section, read_toml
@@ -59,12 +59,22 @@ class TopicConfig:
 
 
 @dataclass(frozen=True)
+class CentroidUpdate:
+    """A matched topic's centroid after absorbing the message (``ABSORB``'s parameters)."""
+
+    topic_id: int
+    centroid: np.ndarray
+
+
+@dataclass(frozen=True)
 class TopicResult:
     topic: str
     confidence: float
     is_new: bool
     similarity: float
     switched: bool
+    # With ``classify(defer_absorb=True)``: the centroid update the caller writes (None: nothing to write).
+    update: CentroidUpdate | None = field(default=None, compare=False)
 
 
 def keywords(text_: str) -> list[str]:
@@ -101,13 +111,22 @@ class TopicClassifier:
         self.config = config
 
     def classify(
-        self, session: Session, user_id: str, text_: str, embedding: np.ndarray | None, recent_topic: str | None
+        self, session: Session, user_id: str, text_: str, embedding: np.ndarray | None, recent_topic: str | None,
+        *, search_ready: bool = False, defer_absorb: bool = False,
     ) -> TopicResult:
-        """Pick (or found) the user's topic for this message and update its centroid."""
+        """Pick (or found) the user's topic for this message and update its centroid.
+
+        ``search_ready``: the caller's transaction already has ``SEARCH_SETTINGS`` (one round trip less).
+        ``defer_absorb``: return a matched topic's centroid update as ``TopicResult.update`` for the caller
+        to write (the digest writes it with the exchange) instead of writing it now.
+        """
         if embedding is None:  # embedding failed: the design's fallback
             switched = recent_topic not in (None, GENERAL)
             return TopicResult(GENERAL, self.config.fallback_confidence, False, 0.0, switched)
         vector = np.asarray(embedding, dtype=np.float32)
+        if not search_ready:
+            session.execute(text("SELECT " + ", ".join(f"set_config('{name}', '{value}', true)"
+                                                       for name, value in SEARCH_SETTINGS.items())))
         candidates = self._nearest(session, user_id, vector)
         best, best_score, best_similarity = None, -1.0, 0.0
         for topic, similarity in candidates:
@@ -116,9 +135,12 @@ class TopicClassifier:
                 best, best_score, best_similarity = topic, score, similarity
         content = keywords(text_)
         if best is not None and (best_score >= self.config.match_threshold or not self._can_found(content)):
-            self._absorb(session, best, vector)
+            update = self._absorbed(best, vector)
+            if not defer_absorb:
+                session.execute(ABSORB, absorb_params(update))
             confidence = max(0.0, min(1.0, best_score))
-            return TopicResult(best.name, confidence, False, best_similarity, best.name != recent_topic)
+            return TopicResult(best.name, confidence, False, best_similarity, best.name != recent_topic,
+                               update if defer_absorb else None)
         if not self._can_found(content):
             # Too little to found a topic on ("ok", "thanks"): stay where the conversation is.
             return TopicResult(recent_topic or GENERAL, self.config.fallback_confidence, False, 0.0, False)
@@ -131,24 +153,12 @@ class TopicClassifier:
     # Core statements on the table, not ORM entities: this runs on every chat turn, and loading,
     # tracking and flushing Topic objects cost more CPU than the queries themselves.
     def _nearest(self, session: Session, user_id: str, vector: np.ndarray) -> list[tuple[Row, float]]:
-        # Iterative index scans keep the HNSW search correct under the per-user filter.
-        session.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
-        distance = TOPICS.c.centroid.cosine_distance(vector)
-        rows = session.execute(
-            select(TOPICS.c.id, TOPICS.c.name, TOPICS.c.centroid, TOPICS.c.message_count, distance)
-            .where(TOPICS.c.user_id == user_id).order_by(distance).limit(self.config.candidates)
-        ).all()
+        rows = session.execute(NEAREST, {"user_id": user_id, "vector": vector, "limit": self.config.candidates}).all()
         return [(row, 1.0 - float(row[-1])) for row in rows]
 
-    def _absorb(self, session: Session, topic: Row, vector: np.ndarray) -> None:
+    def _absorbed(self, topic: Row, vector: np.ndarray) -> CentroidUpdate:
         centroid = np.asarray(topic.centroid, dtype=np.float32)
-        session.execute(
-            update(TOPICS).where(TOPICS.c.id == topic.id).values(
-                centroid=blend_centroid(centroid, vector, topic.message_count, self.config.centroid_cap),
-                message_count=TOPICS.c.message_count + 1,
-                updated_at=utcnow(),
-            )
-        )
+        return CentroidUpdate(topic.id, blend_centroid(centroid, vector, topic.message_count, self.config.centroid_cap))
 
     def _found(self, session: Session, user_id: str, text_: str, vector: np.ndarray) -> str:
         """Found a topic named from the message; its name."""
@@ -159,3 +169,19 @@ class TopicClassifier:
 
 
 TOPICS = Topic.__table__
+# Iterative index scans keep the HNSW search correct under the per-user filter (transaction-local).
+SEARCH_SETTINGS = {"hnsw.iterative_scan": "relaxed_order"}
+# Built once: this runs on every chat turn, and building a statement costs more CPU than sending it.
+_DISTANCE = TOPICS.c.centroid.cosine_distance(bindparam("vector", type_=TOPICS.c.centroid.type))
+NEAREST = (select(TOPICS.c.id, TOPICS.c.name, TOPICS.c.centroid, TOPICS.c.message_count, _DISTANCE)
+           .where(TOPICS.c.user_id == bindparam("user_id")).order_by(_DISTANCE).limit(bindparam("limit")))
+ABSORB = (update(TOPICS).where(TOPICS.c.id == bindparam("topic_id"))
+          .values(centroid=bindparam("centroid", type_=TOPICS.c.centroid.type),
+                  message_count=TOPICS.c.message_count + 1, updated_at=bindparam("now")))
+
+
+def absorb_params(update: CentroidUpdate | None) -> dict[str, object]:
+    """``ABSORB``'s parameters; for no update, ones that match no topic (a statement built with it as a CTE)."""
+    if update is None:
+        return {"topic_id": None, "centroid": None, "now": utcnow()}
+    return {"topic_id": update.topic_id, "centroid": update.centroid, "now": utcnow()}

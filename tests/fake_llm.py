@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import socket
 import threading
 import time
 from collections import deque
@@ -71,9 +72,18 @@ class _Script:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    # HTTP/1.0: one request per connection, so a stream ends when the socket closes.
-    protocol_version = "HTTP/1.0"
+    # HTTP/1.1 with keep-alive, as a real endpoint speaks: the client's pooled connection serves the
+    # next request (streams are chunked; tests/openai_wire.py closes the connection on a cut).
+    protocol_version = "HTTP/1.1"
     server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.track(self.connection)
+
+    def finish(self) -> None:
+        self.server.untrack(self.connection)
+        super().finish()
 
     def log_message(self, format: str, *args: Any) -> None:
         """Keep test output quiet."""
@@ -132,6 +142,28 @@ class _Server(ThreadingHTTPServer):
         super().__init__(address, _Handler)
         self.script = _Script()
         self.stop_event = threading.Event()
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        self.connections_opened = 0
+
+    def track(self, connection: socket.socket) -> None:
+        with self._connections_lock:
+            self._connections.add(connection)
+            self.connections_opened += 1
+
+    def untrack(self, connection: socket.socket) -> None:
+        with self._connections_lock:
+            self._connections.discard(connection)
+
+    def drop_connections(self) -> None:
+        """Close every kept-alive connection: a stopped server must not answer on an idle pooled socket."""
+        with self._connections_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed by the client
 
 
 class FakeLLM:
@@ -156,6 +188,7 @@ class FakeLLM:
         self._server.stop_event.set()
         self._server.shutdown()
         self._server.server_close()
+        self._server.drop_connections()
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._server = None
@@ -205,6 +238,11 @@ class FakeLLM:
         """``time.monotonic()`` when each recorded request arrived (same order as ``requests``)."""
         with self._live.script.lock:
             return list(self._live.script.arrivals)
+
+    @property
+    def connections_opened(self) -> int:
+        """How many TCP connections clients have opened so far (kept-alive ones serve many requests)."""
+        return self._live.connections_opened
 
     @property
     def _live(self) -> _Server:

@@ -17,6 +17,7 @@ class Reply:
     delay_s: float = 0.0
     per_chunk_delay_s: float = 0.0
     usage: bool = True
+    end_body: bool = True  # False: a streamed body is cut right after [DONE], without its last chunk
     kind: ClassVar[str] = "reply"
 
 

@@ -54,11 +54,20 @@ class Exchange:
         self.model = str(body.get("model") or MODEL_ID)
 
     def answer(self, step: Step | None) -> None:
-        """Dispatch on the step type."""
+        """Dispatch on the step type; a step that ends without a complete answer closes the connection."""
+        self.chunked = False
+        self.complete = False
+        try:
+            self._answer(step)
+        finally:
+            if not self.complete:
+                self.handler.close_connection = True
+
+    def _answer(self, step: Step | None) -> None:
         if step is None:
             self.text(default_text(self.body))
         elif isinstance(step, Reply):
-            self.text(step.text, step.chunk_size, step.delay_s, step.per_chunk_delay_s, step.usage)
+            self.text(step.text, step.chunk_size, step.delay_s, step.per_chunk_delay_s, step.usage, step.end_body)
         elif isinstance(step, Json):
             self.text(json.dumps(step.obj))
         elif isinstance(step, ToolCalls):
@@ -74,7 +83,7 @@ class Exchange:
                 self.text(default_text(self.body))
 
     def text(self, text: str, chunk_size: int = DEFAULT_CHUNK_SIZE, delay_s: float = 0.0,
-             per_chunk_delay_s: float = 0.0, usage: bool = True) -> None:
+             per_chunk_delay_s: float = 0.0, usage: bool = True, end_body: bool = True) -> None:
         if delay_s and self.stop.wait(delay_s):
             return
         pieces = _split(text, chunk_size)
@@ -84,7 +93,7 @@ class Exchange:
             self._send_json(200, self._completion(message, "stop", usage_obj))
             return
         events = [{"role": "assistant", "content": ""}] + [{"content": piece} for piece in pieces]
-        self._send_stream(events, "stop", usage_obj, per_chunk_delay_s)
+        self._send_stream(events, "stop", usage_obj, per_chunk_delay_s, end_body)
 
     def tool_calls(self, step: ToolCalls) -> None:
         calls = []
@@ -120,11 +129,12 @@ class Exchange:
             self.handler.wfile.write(b'{"id": "cut", "choices": [')
             self.handler.wfile.flush()
             return
-        self._start(200, "text/event-stream")
+        # A body delimited by the connection's end (no length, not chunked): closing it ends the body
+        # as a dropped connection would, and the client sees a stream without its finish.
+        self._start(200, "text/event-stream", headers={"Connection": "close"}, chunked=False)
         pieces = _split(step.text, step.chunk_size)[: step.after_chunks]
         for delta in [{"role": "assistant", "content": ""}] + [{"content": piece} for piece in pieces]:
             self._event(self._chunk(delta, None))
-        # HTTP/1.0: closing the connection ends the body, just as a dropped connection would.
 
     def garbage(self, event: str | None = None) -> None:
         if self.stream and event is not None:
@@ -153,7 +163,7 @@ class Exchange:
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     def _send_stream(self, deltas: list[dict[str, Any]], finish: str, usage: dict[str, int] | None,
-                     per_chunk_delay_s: float) -> None:
+                     per_chunk_delay_s: float, end_body: bool = True) -> None:
         self._start(200, "text/event-stream")
         for index, delta in enumerate(deltas):
             # Pause between content chunks, not after the role-only opener: the first text arrives at once.
@@ -163,12 +173,26 @@ class Exchange:
         self._event(self._chunk({}, finish))
         if usage and (self.body.get("stream_options") or {}).get("include_usage"):
             self._event({**self._chunk({}, None), "choices": [], "usage": usage})
-        self.handler.wfile.write(DONE)
-        self.handler.wfile.flush()
+        self._write(DONE)
+        if end_body:
+            self._end_body()
 
     def _event(self, payload: dict[str, Any]) -> None:
-        self.handler.wfile.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
+        self._write(b"data: " + json.dumps(payload).encode() + b"\n\n")
+
+    def _write(self, raw: bytes) -> None:
+        """One piece of a streamed body, as a chunk when the body is chunked."""
+        if self.chunked:
+            raw = b"%x\r\n%s\r\n" % (len(raw), raw)
+        self.handler.wfile.write(raw)
         self.handler.wfile.flush()
+
+    def _end_body(self) -> None:
+        """The body is complete: the last chunk of a chunked one; the connection may serve the next request."""
+        if self.chunked:
+            self.handler.wfile.write(b"0\r\n\r\n")
+            self.handler.wfile.flush()
+        self.complete = True
 
     def _send_json(self, status: int, payload: Any) -> None:
         self._send_raw(status, "application/json", json.dumps(payload).encode())
@@ -176,13 +200,18 @@ class Exchange:
     def _send_raw(self, status: int, content_type: str, raw: bytes, headers: dict[str, str] | None = None) -> None:
         self._start(status, content_type, len(raw), headers)
         self.handler.wfile.write(raw)
+        self.complete = True
 
     def _start(self, status: int, content_type: str, length: int | None = None,
-               headers: dict[str, str] | None = None) -> None:
+               headers: dict[str, str] | None = None, chunked: bool = True) -> None:
+        """Status and headers; a body of unknown length is chunked unless ``chunked`` is False."""
         self.handler.send_response(status)
         self.handler.send_header("Content-Type", content_type)
         for name, value in (headers or {}).items():
             self.handler.send_header(name, value)
         if length is not None:
             self.handler.send_header("Content-Length", str(length))
+        elif chunked:
+            self.handler.send_header("Transfer-Encoding", "chunked")
+            self.chunked = True
         self.handler.end_headers()

@@ -75,6 +75,17 @@ def test_stream_delivers_each_chunk_and_server_usage(fake: FakeLLM, make_client:
     assert seen == [("respond", completion)]
 
 
+def test_one_kept_alive_connection_serves_every_call_of_a_client(fake: FakeLLM, client: LLMClient) -> None:
+    """A digest worker's client streams every turn on its pooled connection (no TCP handshake per turn)."""
+    fake.script(Reply("first reply", chunk_size=3), Reply("plain"), Reply("second reply", chunk_size=3))
+    opened = fake.connections_opened
+    first = client.stream("respond", USER, lambda _: None)
+    plain = client.complete("acknowledge", USER)
+    second = client.stream("respond", USER, lambda _: None)
+    assert (first.text, plain.text, second.text) == ("first reply", "plain", "second reply")
+    assert fake.connections_opened - opened == 1, "model discovery and three calls share one connection"
+
+
 def test_stream_and_complete_send_the_api_key(fake: FakeLLM, make_client: Callable[..., LLMClient]) -> None:
     client = make_client(api_key="sk-engram-test")
     fake.script(Reply("streamed"), Reply("plain"))

@@ -66,3 +66,12 @@ def test_two_faults_in_a_row_give_the_apology(fake_llm: FakeLLM, client: LLMClie
                                               ("Wed, 21 Oct 2015 07:28:00 GMT", None)])
 def test_retry_after_header_parsing(raw: str | None, seconds: float | None) -> None:
     assert retry_after(raw) == seconds
+
+
+def test_a_stream_whose_connection_breaks_after_done_keeps_its_reply(fake_llm: FakeLLM, client: LLMClient) -> None:
+    fake_llm.script(Reply(REAL, chunk_size=5, end_body=False), Reply("And they have pockets."))
+    deltas: list[str] = []
+    assert client.stream("respond", USER, deltas.append).text == REAL == "".join(deltas)
+    opened = fake_llm.connections_opened
+    assert client.stream("respond", USER, lambda _: None).text == "And they have pockets."
+    assert fake_llm.connections_opened == opened + 1, "the broken connection is not reused"

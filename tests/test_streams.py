@@ -9,6 +9,7 @@ import time
 import fakeredis
 import pytest
 
+from services.errors import Superseded
 from services.fanout import FanOut
 from services.streams import Event, EventLog, StreamLimits, follow, request_channel
 
@@ -237,3 +238,35 @@ def test_heard_events_chain_only_from_the_last_delivered_id() -> None:
     assert _chained(chain, "0-5") is None  # something between 0-5 and 2-0 was not heard
     assert _chained(["", *chain], "1-0") is None  # a bare wake-up means: read the log
     assert _chained(chain, None) is None
+
+
+def test_publish_all_sends_its_events_in_order_to_a_live_stream_even_after_a_script_flush(log, redis_client):
+    fanout = FanOut(redis_client)
+    channel = request_channel("r-all")
+    log.publish(channel, "status", {"stage": "processing"})
+    frames: list[str] = []
+    limits = StreamLimits(keepalive_s=5, still_working_s=20, cap_s=10, poll_s=0.05)
+    reader = threading.Thread(target=_collect, args=(log, fanout, channel, None, limits, frames))
+    reader.start()
+    time.sleep(0.2)
+    log.publish(channel, "delta", {"text": "hel"})
+    redis_client.script_flush()  # a Redis that restarted without its scripts
+    ids = log.publish_all(channel, [("delta", {"text": "lo"}), ("message", {"text": "hello"}),
+                                    ("done", {"duration_ms": 3})])
+    reader.join(timeout=5)
+    fanout.stop()
+    assert not reader.is_alive()
+    assert [parse(f)["event"] for f in frames] == ["status", "delta", "delta", "message", "done"]
+    assert [parse(f)["id"] for f in frames[2:]] == ids
+    assert "".join(e.data["text"] for e in log.read_after(channel, None) if e.event == "delta") == "hello"
+
+
+def test_publish_all_of_a_run_taken_over_writes_nothing(log, redis_client):
+    channel = request_channel("r-fenced")
+    redis_client.set("attempts:r-fenced", "2")  # a later run of the request started
+    with pytest.raises(Superseded):
+        log.publish_all(channel, [("message", {"text": "late"}), ("done", {"duration_ms": 1})],
+                        fence=("attempts:r-fenced", "1"))
+    assert log.read_after(channel, None) == []
+    assert log.publish_all(channel, [("message", {"text": "mine"})], fence=("attempts:r-fenced", "2"))
+    assert [e.event for e in log.read_after(channel, None)] == ["message"]

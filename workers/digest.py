@@ -5,12 +5,15 @@ Read ``digest()`` top to bottom: it is DESIGN.md §3 as a sequence of named step
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from typing import Any
 
+import redis
 from rq import Retry
-from sqlalchemy import literal, select
+from sqlalchemy import Select, bindparam, exists, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from services.db import Exchange, RoutingDecision, insert
@@ -26,16 +29,18 @@ from services.queues import (
     PROMPT_QUEUE,
     ChatRequest,
     attempt_fence,
-    count_attempt,
     enqueue,
     load_request,
     memory_job_options,
     owner_meta,
+    queue_attempt_count,
     remove_pending,
 )
 from services.streams import EventLog, request_channel
+from services.threads import ThreadState, read_snapshot
+from services.topics import TOPICS, absorb_params
 from workers.context import WorkerContext
-from workers.generation import Reply, generate
+from workers.generation import Reply, acts, generate
 from workers.ordering import process_in_order
 from workers.process import current_context
 from workers.turn import Turn
@@ -63,18 +68,35 @@ def digest(context: WorkerContext, request: ChatRequest) -> None:
     """DESIGN.md §3, steps 1–7."""
     with request_context(request.request_id):
         turn = Turn(request=request, channel=request_channel(request.request_id))
-        attempt = count_attempt(context.redis, request.request_id, context.settings.events_ttl_s)
+        attempt, snapshot = open_turn(context, turn)
         # A later run of this request (its job handed to another worker while this one still lived)
         # fences this one off: its next event is refused and it stops, so one run speaks.
         turn.fence = attempt_fence(request.request_id, attempt)
         try:
-            _digest_attempt(context, turn, attempt)
+            _digest_attempt(context, turn, attempt, snapshot)
         except Superseded:
             logger.warning("attempt %d of request %s was taken over by a later run; stopping", attempt,
                            request.request_id)
+        finally:
+            if turn.in_flight:  # the turn ended early or failed: finish did not clear the mark
+                ChatPriority(context.redis).clear(request.request_id)
 
 
-def _digest_attempt(context: WorkerContext, turn: Turn, attempt: int) -> None:
+def open_turn(context: WorkerContext, turn: Turn) -> tuple[int, tuple[ThreadState, list[dict[str, Any]]]]:
+    """One round trip: count this run's attempt, mark the turn in flight (background LLM work waits while it
+    thinks and writes: services/llm/priority.py) and read the thread's state and working memory."""
+    request = turn.request
+    opening = context.redis.pipeline()
+    queue_attempt_count(opening, request.request_id, context.settings.events_ttl_s)
+    ChatPriority(context.redis).mark(opening, request.request_id)
+    context.threads.queue_snapshot(opening, request.thread_id)
+    attempt, _, _, raw_state, memory = opening.execute()
+    turn.in_flight = True
+    return int(attempt), read_snapshot(request.thread_id, raw_state, memory)
+
+
+def _digest_attempt(context: WorkerContext, turn: Turn, attempt: int,
+                    snapshot: tuple[ThreadState, list[dict[str, Any]]]) -> None:
     request = turn.request
     # Every run counts itself before it can store, so only a later attempt can find a stored row.
     if attempt > 1 and _republish_if_stored(context, turn):
@@ -84,67 +106,97 @@ def _digest_attempt(context: WorkerContext, turn: Turn, attempt: int) -> None:
     # Counters and histograms are written in one round trip when the turn is over, not on its path.
     with context.metrics.deferred():
         started = time.monotonic()
-        # Background LLM work waits while this turn thinks and writes (services/llm/priority.py).
-        with ChatPriority(context.redis).chat_turn(request.request_id):
-            understanding = understand(context, request)  # steps 1–4: topic, thread, session, route
-            turn.mark("understanding_s", time.monotonic() - started)
-            turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic,
-                                             "mode": understanding.mode})
+        understanding = understand(context, request, snapshot)  # steps 1–4: topic, thread, session, route
+        turn.mark("understanding_s", time.monotonic() - started)
+        turn.publish(context, "status", {"stage": "thinking", "topic": understanding.topic,
+                                         "mode": understanding.mode})
+        if acts(context, turn, understanding):
             # One transaction: whatever ACT skills write, the exchange and its routing decision.
             with context.sessions.begin() as session:
                 reply = generate(context, turn, understanding, session)  # step 5
                 exchange_id = store(session, turn, understanding, reply)  # step 6
+        else:
+            reply = generate(context, turn, understanding, None)  # step 5
+            exchange_id = store_alone(context, turn, understanding, reply)  # step 6
         if exchange_id is None:  # an earlier run of this request stored its reply first: deliver that one
             _republish_if_stored(context, turn)
             return
         finish(context, turn, understanding, reply, exchange_id)  # step 7, then working memory and enrichment
 
 
-def store(session: Session, turn: Turn, understanding: Understanding, reply: Reply) -> int | None:
+def store_alone(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply) -> int | None:
+    """``store`` as a statement of its own (autocommit, durable as ever): it is atomic by itself, so a turn
+    that writes nothing else spares the BEGIN and COMMIT round trips between its last delta and ``message``."""
+    with context.engine.connect() as connection:
+        return store(connection.execution_options(isolation_level="AUTOCOMMIT"), turn, understanding, reply)
+
+
+def store(session: Session | Connection, turn: Turn, understanding: Understanding, reply: Reply) -> int | None:
     """Exchange and routing decision in the caller's transaction; None if another run of it stored it first.
 
     One Core statement (the decision is inserted in a CTE from the exchange's new id): one round
-    trip and no ORM bookkeeping on every chat turn.
+    trip and no ORM bookkeeping on every chat turn; the statement is built once per process.
     """
     request = turn.request
     completion: Completion = reply.completion
+    exchange = {
+        "request_id": request.request_id,
+        "user_id": request.user_id,
+        "thread_id": request.thread_id,
+        "source": request.source,
+        "user_text": user_text(request, reply),
+        "reply": reply.text,
+        "mode": understanding.mode,
+        "topic": understanding.topic,
+        "confidence": understanding.confidence,
+        "tool_trail": reply.tool_trail,
+        "prompt_tokens": completion.prompt_tokens,
+        "completion_tokens": completion.completion_tokens,
+        "total_tokens": completion.total_tokens,
+        "timings": {**turn.timings, "received_at": request.received_at,
+                    **({"fallback_reason": completion.error} if reply.fallback and completion.error else {})},
+        "fallback": reply.fallback,
+        "session_id": understanding.session_id,
+        "embedding": understanding.embedding,
+        "embedding_model": understanding.embedding_model,
+    }
+    decision = understanding.decision_row(request)
+    statement = _store_statement(tuple(exchange), tuple(decision))
+    params = {**{f"x_{name}": value for name, value in exchange.items()},
+              **{f"d_{name}": value for name, value in decision.items()},
+              **{f"t_{name}": value for name, value in absorb_params(understanding.topic_update).items()}}
+    exchange_id = session.scalar(statement, params)
+    return None if exchange_id is None else int(exchange_id)  # None: stored by another run (its decision too)
+
+
+@functools.cache
+def _store_statement(exchange_columns: tuple[str, ...], decision_columns: tuple[str, ...]) -> Select[Any]:
+    """INSERT the exchange … RETURNING its id in a CTE, the decision from that id, and the matched topic's
+    centroid update (``ABSORB``) if the exchange was stored (a run that finds it stored does not move the
+    centroid a second time); parameters ``x_*``, ``d_*`` and ``t_*``."""
     stored = (
         insert(EXCHANGES)
-        .values(
-            request_id=request.request_id,
-            user_id=request.user_id,
-            thread_id=request.thread_id,
-            source=request.source,
-            user_text=user_text(request, reply),
-            reply=reply.text,
-            mode=understanding.mode,
-            topic=understanding.topic,
-            confidence=understanding.confidence,
-            tool_trail=reply.tool_trail,
-            prompt_tokens=completion.prompt_tokens,
-            completion_tokens=completion.completion_tokens,
-            total_tokens=completion.total_tokens,
-            timings={**turn.timings, "received_at": request.received_at,
-                     **({"fallback_reason": completion.error} if reply.fallback and completion.error else {})},
-            fallback=reply.fallback,
-            session_id=understanding.session_id,
-            embedding=understanding.embedding,
-            embedding_model=understanding.embedding_model,
-        )
+        .values({name: bindparam(f"x_{name}", type_=EXCHANGES.c[name].type) for name in exchange_columns})
         .on_conflict_do_nothing(index_elements=["request_id"])
         .returning(EXCHANGES.c.id)
         .cte("stored")
     )
-    decision = understanding.decision_row(request)
     audit = (
         insert(DECISIONS)
-        .from_select(["exchange_id", *decision],
-                     select(stored.c.id, *(literal(value, DECISIONS.c[name].type) for name, value in decision.items())))
+        .from_select(["exchange_id", *decision_columns],
+                     select(stored.c.id, *(bindparam(f"d_{name}", type_=DECISIONS.c[name].type)
+                                           for name in decision_columns)))
         .on_conflict_do_nothing(index_elements=["request_id"])
         .cte("audit")
     )
-    exchange_id = session.scalar(select(stored.c.id).add_cte(audit))
-    return None if exchange_id is None else int(exchange_id)  # None: stored by another run (its decision too)
+    absorbed = (
+        update(TOPICS)
+        .where(TOPICS.c.id == bindparam("t_topic_id"), exists(select(stored.c.id)))
+        .values(centroid=bindparam("t_centroid", type_=TOPICS.c.centroid.type),
+                message_count=TOPICS.c.message_count + 1, updated_at=bindparam("t_now"))
+        .cte("absorbed")
+    )
+    return select(stored.c.id).add_cte(audit).add_cte(absorbed)
 
 
 def user_text(request: ChatRequest, reply: Reply) -> str:
@@ -153,8 +205,9 @@ def user_text(request: ChatRequest, reply: Reply) -> str:
     return "\n".join([request.text, *steered])
 
 
-def remember(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int) -> None:
-    """Update the Redis thread (working memory, last mode) after the durable store."""
+def remember(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int,
+             pipeline: redis.client.Pipeline | None = None) -> None:
+    """Update the Redis thread (working memory, last mode, topic) after the durable store (on ``pipeline``)."""
     request = turn.request
     entry = {
         "request_id": request.request_id,
@@ -166,7 +219,10 @@ def remember(context: WorkerContext, turn: Turn, understanding: Understanding, r
         "at": request.received_at,
     }
     known = (understanding.thread, understanding.working_memory) if understanding.thread is not None else None
-    context.threads.record_exchange(request.thread_id, request.user_id, entry, known=known)
+    # A stored turn (Understanding.from_stored) knows no thread and leaves the topic as it is.
+    topic = (understanding.topic, understanding.topic_confidence) if understanding.thread is not None else None
+    context.threads.record_exchange(request.thread_id, request.user_id, entry, known=known, topic=topic,
+                                    pipeline=pipeline)
 
 
 def enqueue_enrichment(context: WorkerContext, exchange_id: int, user_id: str) -> None:
@@ -200,22 +256,33 @@ def finish(context: WorkerContext, turn: Turn, understanding: Understanding, rep
     confirm = reply.pending_confirmation()
     if confirm is not None:
         message["confirm"] = confirm
+    events: list[tuple[str, dict[str, Any]]] = []
     if "message" not in already_sent:
-        turn.publish(context, "message", message)
+        if reply.unsent:  # the reply's last streamed text, held back to travel with the message
+            events.append(("delta", {"text": reply.unsent}))
+        events.append(("message", message))
     if "done" not in already_sent:
-        turn.publish(context, "done", {"duration_ms": int(response_time_s * 1000)})
-    # After the reply is out (off its latency), before the output marks the request finished: a
-    # crash in between makes the retry deliver the stored row again and redo both (both idempotent).
-    # The thread lease is still held, so the thread's next message sees this one in working memory.
-    remember(context, turn, understanding, reply, exchange_id)
+        events.append(("done", {"duration_ms": int(response_time_s * 1000)}))
+    if events:
+        turn.publish_all(context, events)  # one round trip
+    # After the reply is out (off its latency): enrichment, then working memory and the output that
+    # marks the request finished, in one transaction. A crash before it makes the retry deliver the
+    # stored row again and redo them (all idempotent). The thread lease is still held, so the
+    # thread's next message sees this one in working memory.
     enqueue_enrichment(context, exchange_id, request.user_id)
-    context.events.set_output(request.request_id, {"status": "ok", **message})
+    after = context.redis.pipeline()
+    remember(context, turn, understanding, reply, exchange_id, pipeline=after)
+    context.events.set_output(request.request_id, {"status": "ok", **message}, pipeline=after)
+    if reply.fallback or reply.completion.total_tokens:  # turns without an LLM call say nothing about it
+        record_outcome(context.redis, not reply.fallback, reply.completion.error, pipeline=after)
+    if turn.in_flight:
+        ChatPriority(context.redis).clear(request.request_id, pipeline=after)
+    after.execute()
+    turn.in_flight = False
     context.metrics.inc("engram_mode_total", {"mode": understanding.mode})
     context.metrics.observe("engram_reply_seconds", time.monotonic() - turn.started)
     if reply.fallback:
         context.metrics.inc("engram_llm_fallbacks_total")
-    if reply.fallback or reply.completion.total_tokens:  # turns without an LLM call say nothing about it
-        record_outcome(context.redis, not reply.fallback, reply.completion.error)
     # The topic label is made of the message's words, so it stays out of the INFO line.
     logger.info(
         "reply stored as exchange %s (%s)",

@@ -34,6 +34,8 @@ class Reply:
     completion: Completion
     fallback: bool = False
     tool_trail: list[dict[str, Any]] = field(default_factory=list)
+    # Streamed text not yet sent as a ``delta``: it goes out with ``message``, in the same round trip.
+    unsent: str = ""
 
     def tool_counts(self) -> dict[str, int]:
         return dict(Counter(step["skill"] for step in self.tool_trail if step.get("type", "action") == "action"))
@@ -80,6 +82,12 @@ class DeltaPublisher:
         self.last_flush = time.monotonic()
         self.sent_any = True
 
+    def take_unsent(self) -> str:
+        """The buffered text, handed to the caller to send with ``message`` (one round trip less per turn)."""
+        unsent = "".join(self.buffer)
+        self.buffer.clear()
+        return unsent
+
     def restart(self) -> None:
         """Before a retry: drop unsent text and tell the client the reply starts over."""
         self.buffer.clear()
@@ -88,22 +96,31 @@ class DeltaPublisher:
         self.sent_any = False
 
 
-def generate(context: WorkerContext, turn: Turn, understanding: Understanding, session: Session) -> Reply:
-    """IGNORE → no LLM call; RESPOND / CLARIFY / ACKNOWLEDGE → one streamed call.
+def acts(context: WorkerContext, turn: Turn, understanding: Understanding) -> bool:
+    """Does this turn run the ACT loop (whose skills write in the digest's transaction)? ACT, or a "yes"/"no"
+    answering the critic's question, whatever mode the router chose for it."""
+    pending = understanding.thread.extra if understanding.thread is not None else {}
+    return understanding.mode == "ACT" or awaits_confirmation(pending, turn.request.text,
+                                                              act_config(context).critic.pending_ttl_s)
 
-    ``session`` is the digest's open transaction: the exchange is stored in it afterwards.
+
+def generate(context: WorkerContext, turn: Turn, understanding: Understanding, session: Session | None) -> Reply:
+    """IGNORE → no LLM call; RESPOND / CLARIFY / ACKNOWLEDGE → one streamed call; ACT (``acts``) → the loop.
+
+    ``session`` is the digest's open transaction, which ACT skills write in (the exchange is stored in
+    it afterwards); None for a turn that does not act.
     """
     started = time.monotonic()
-    # ACT, or a "yes"/"no" answering the critic's question, whatever mode the router chose for it.
-    pending = understanding.thread.extra if understanding.thread is not None else {}
     limits = act_config(context)
-    if understanding.mode == "ACT" or awaits_confirmation(pending, turn.request.text, limits.critic.pending_ttl_s):
+    if acts(context, turn, understanding):
+        if session is None:
+            raise ValueError("an ACT turn needs the digest's transaction")
         deltas = DeltaPublisher(context, turn)
         act = act_reply(context, turn, understanding, session, deltas, on_retry=deltas.restart, config=limits,
                         memory=memory_config(context), profile=llm_profile(context))
-        deltas.flush()
         turn.mark("generation_s", time.monotonic() - started)
-        return Reply(text=act.text, completion=act.completion, fallback=act.fallback, tool_trail=act.trail)
+        return Reply(text=act.text, completion=act.completion, fallback=act.fallback, tool_trail=act.trail,
+                     unsent=deltas.take_unsent())
     if understanding.mode == "IGNORE":
         return Reply(text="", completion=_empty_completion())
     messages = build_messages(context, turn, understanding)
@@ -112,9 +129,8 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
     guard = ScaffoldGuard if llm_profile(context).compact else None
     completion, fallback = generate_with_fallback(context.llm, role, messages, deltas, on_retry=deltas.restart,
                                                   guard=guard)
-    deltas.flush()
     turn.mark("generation_s", time.monotonic() - started)
-    return Reply(text=completion.text.strip(), completion=completion, fallback=fallback)
+    return Reply(text=completion.text.strip(), completion=completion, fallback=fallback, unsent=deltas.take_unsent())
 
 
 def build_messages(context: WorkerContext, turn: Turn, understanding: Understanding) -> list[dict[str, str]]:

@@ -25,13 +25,23 @@ class Turn:
     last_beat: float = 0.0
     # (key, value) the run's events are fenced with (services.queues.attempt_fence); None: unfenced.
     fence: tuple[str, str] | None = None
+    # The turn's chat-priority mark (services.llm.priority) is set and not yet cleared.
+    in_flight: bool = False
 
     def publish(self, context: WorkerContext, event: str, data: dict[str, Any]) -> str:
+        self._beat(context)
+        return context.events.publish(self.channel, event, data, fence=self.fence)
+
+    def publish_all(self, context: WorkerContext, events: list[tuple[str, dict[str, Any]]]) -> list[str]:
+        """Several events in order, in one round trip."""
+        self._beat(context)
+        return context.events.publish_all(self.channel, events, fence=self.fence)
+
+    def _beat(self, context: WorkerContext) -> None:
         # Publishing is progress: beat for the supervisor's hang check, but not on every token.
         if time.monotonic() - self.last_beat >= BEAT_EVERY_S:
             beat(context.redis)
             self.last_beat = time.monotonic()
-        return context.events.publish(self.channel, event, data, fence=self.fence)
 
     def mark(self, name: str, seconds: float) -> None:
         self.timings[name] = round(seconds, 4)

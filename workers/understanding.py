@@ -17,19 +17,20 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from services.db import RoutingDecision as DecisionRow
-from services.db import relaxed_commit
 from services.errors import EmbeddingError, LLMError
 from services.memory.context import AssembledContext, assemble
 from services.queues import ChatRequest
 from services.router.decision import RoutingDecision, apply_tiebreak, tiebreak_candidates
 from services.router.feedback import detect_feedback
 from services.router.signals import RoutingContext
-from services.sessions import SESSION_IDLE_S, SessionStep, enqueue_episode, place_in_session, session_exchange_ids
-from services.threads import ThreadState, context_warmth, history_text, touch_thread
-from services.topics import GENERAL, TopicResult
+from services.sessions import SESSION_IDLE_S, SessionStep, enqueue_episode, place_in_session
+from services.threads import ThreadState, blended_topic_confidence, context_warmth, history_text, touch_thread_with
+from services.topics import GENERAL, SEARCH_SETTINGS, CentroidUpdate, TopicResult
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
 
 logger = logging.getLogger(__name__)
+# The digest's understanding transaction: commits without waiting for the WAL flush, topic search ready.
+TURN_SETTINGS = {"synchronous_commit": "off", **SEARCH_SETTINGS}
 
 
 
@@ -53,6 +54,10 @@ class Understanding:
     # The thread as this turn found it (read once; the thread lease keeps it from changing under us).
     thread: ThreadState | None = None
     working_memory: list[dict[str, Any]] = field(default_factory=list)
+    # The thread's confidence in ``topic`` after this turn: written with the turn's exchange (digest.remember).
+    topic_confidence: float = 0.0
+    # The matched topic's centroid after this message: written with the exchange (digest.store).
+    topic_update: CentroidUpdate | None = None
 
     def decision_row(self, request: ChatRequest) -> dict[str, Any]:
         """Column values for the ``routing_decisions`` audit row."""
@@ -77,19 +82,28 @@ class Understanding:
         return cls(topic=row.topic, confidence=row.confidence, mode=row.mode)
 
 
-def understand(context: WorkerContext, request: ChatRequest) -> Understanding:
-    """Embed, classify the topic, place the session, record feedback, recall, route."""
+def understand(context: WorkerContext, request: ChatRequest,
+               snapshot: tuple[ThreadState, list[dict[str, Any]]] | None = None) -> Understanding:
+    """Embed, classify the topic, place the session, record feedback, recall, route.
+
+    ``snapshot``: the thread's state and working memory when the caller has read them (else read here).
+    """
     started = time.perf_counter()
     embedding = embed_once(context, request.text)
     embedded_s = time.perf_counter() - started
-    state, working_memory = context.threads.snapshot(request.thread_id)
+    state, working_memory = snapshot if snapshot is not None else context.threads.snapshot(request.thread_id)
     # Recall and placement share one short transaction: one BEGIN/COMMIT (and pool check-out) per turn.
     with context.sessions.begin() as db:
-        relaxed_commit(db)  # centroids, session placement, access counts: derived state, no fsync on the chat path
+        now = dt.datetime.now(dt.UTC)
+        # Its first statement touches the thread (before the session row that references it) and sets
+        # the transaction up: no fsync at commit (thread, centroids, placement, access counts are derived
+        # state: services.db.relaxed_commit says why that is safe) and the topic search's settings.
+        touch_thread_with(db, request.user_id, request.thread_id, now, TURN_SETTINGS)
         remembered = recall_context(context, db, request, embedding, working_memory)
         placing = time.perf_counter()
-        placement = classify_and_place(context, db, request, embedding, state)
+        placement = classify_and_place(context, db, request, embedding, state, now)
         placed_s = time.perf_counter() - placing
+    topic_update = placement[0].update
     topic, topic_confidence, topic_is_new, session_id = after_placement(context, request, state, *placement)
     context.metrics.observe("engram_classification_seconds", embedded_s + placed_s)
     record_feedback(context, request, working_memory)
@@ -128,6 +142,8 @@ def understand(context: WorkerContext, request: ChatRequest) -> Understanding:
         session_id=session_id,
         thread=state,
         working_memory=working_memory,
+        topic_confidence=topic_confidence,
+        topic_update=topic_update,
     )
 
 
@@ -143,28 +159,29 @@ def embed_once(context: WorkerContext, text: str) -> np.ndarray | None:
 
 
 def classify_and_place(
-    context: WorkerContext, db: Session, request: ChatRequest, embedding: np.ndarray | None, state: ThreadState
+    context: WorkerContext, db: Session, request: ChatRequest, embedding: np.ndarray | None, state: ThreadState,
+    now: dt.datetime,
 ) -> tuple[TopicResult, SessionStep, list[int]]:
-    """Topic (with centroid update) and session, in the caller's transaction; the closed session's exchanges."""
-    now = dt.datetime.now(dt.UTC)
-    touch_thread(db, request.user_id, request.thread_id, now)  # before the session row that references it
-    result = context.topics.classify(db, request.user_id, request.text, embedding, state.topic)
+    """Topic (with centroid update) and session, in the caller's transaction (opened with ``TURN_SETTINGS``);
+    the closed session's exchanges."""
+    result = context.topics.classify(db, request.user_id, request.text, embedding, state.topic, search_ready=True,
+                                     defer_absorb=True)  # the centroid moves with the stored exchange
     step = place_in_session(
         db, request.user_id, request.thread_id, result.topic, switched=result.switched, now=now,
         idle_after_s=SESSION_IDLE_S,
     )
-    closed_ids = session_exchange_ids(db, step.closed_session_id) if step.closed_session_id else []
-    return result, step, closed_ids
+    return result, step, list(step.closed_exchange_ids)
 
 
 def after_placement(
     context: WorkerContext, request: ChatRequest, state: ThreadState, result: TopicResult, step: SessionStep,
     closed_ids: list[int],
 ) -> tuple[str, float, bool, str]:
-    """Once placement is committed: queue the closed session's episode, blend the thread's topic confidence."""
+    """Once placement is committed: queue the closed session's episode, blend the thread's topic confidence
+    (written with the exchange, not now: one round trip less before the reply)."""
     if step.closed_session_id and closed_ids:
         enqueue_episode(context.redis, step.closed_session_id, closed_ids, request.user_id)
-    blended = context.threads.update_topic(request.thread_id, result.topic, result.confidence, current=state)
+    blended = blended_topic_confidence(state, result.topic, result.confidence)
     return result.topic, blended, result.is_new, step.session_id
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -246,8 +246,28 @@ def _open_stream(endpoint: openai.OpenAI, params: dict[str, Any]) -> openai.Stre
     body = dict(params)
     timeout = body.pop("timeout", None)
     return endpoint.post("/chat/completions", cast_to=object, body=body, stream=True,
-                         stream_cls=openai.Stream[object],
+                         stream_cls=_KeptAliveStream,
                          options={"timeout": timeout, "security": {"bearer_auth": True}})
+
+
+class _KeptAliveStream(openai.Stream[object]):
+    """``openai.Stream`` that reads the body to its end after ``[DONE]``, so the connection is kept alive.
+
+    The synchronous SDK (3.52) stops at ``[DONE]`` and closes the response before the HTTP/1.1 body's
+    last chunk is read, and httpx then drops the connection rather than pool it: every chat turn
+    paid a new TCP (or TLS) handshake. What follows ``[DONE]`` is only the chunked body's terminator.
+    """
+
+    def _iter_events(self) -> Iterator[Any]:
+        events = super()._iter_events()
+        for event in events:
+            if event.data.startswith("[DONE]"):
+                try:
+                    for _ in events:
+                        pass
+                except openai.APIConnectionError:  # the answer is whole; only this connection is lost
+                    logger.info("LLM stream broke after [DONE]; its connection is not reused")
+            yield event
 
 
 def _stream_event(role: str, chunk: Any) -> tuple[str | None, Any, str | None, str | None]:

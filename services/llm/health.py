@@ -29,14 +29,15 @@ def record_exit(connection: redis.Redis, role: str, code: int, now: float | None
     connection.set(key, json.dumps(entry), ex=KEY_TTL_S)
 
 
-def record_outcome(connection: redis.Redis, ok: bool, error: str | None = None, now: float | None = None) -> None:
-    """Called by the digest after each turn that used the LLM."""
+def record_outcome(connection: redis.Redis, ok: bool, error: str | None = None, now: float | None = None, *,
+                   pipeline: redis.client.Pipeline | None = None) -> None:
+    """Called by the digest after each turn that used the LLM (the write queued on ``pipeline`` when given)."""
     now = now or time.time()
     # Only a failure needs the previous entry (its last success); a success is one write, not two round trips.
     previous = {} if ok else _load(connection.get(LLM_OUTCOME_KEY)) or {}
     entry = {"ok": ok, "error": error or "", "at": now,
              "last_ok_at": now if ok else float(previous.get("last_ok_at", 0.0))}
-    connection.set(LLM_OUTCOME_KEY, json.dumps(entry), ex=KEY_TTL_S)
+    (pipeline if pipeline is not None else connection).set(LLM_OUTCOME_KEY, json.dumps(entry), ex=KEY_TTL_S)
 
 
 def mark_start_check(connection: redis.Redis, problem: str | None) -> None:

@@ -42,10 +42,21 @@ class ChatPriority:
         try:
             yield
         finally:
-            try:
-                self.redis.zrem(CHAT_IN_FLIGHT_KEY, request_id)
-            except redis.RedisError:
-                logger.warning("could not clear the in-flight mark of chat turn %s", request_id)
+            self.clear(request_id)
+
+    def mark(self, pipeline: redis.client.Pipeline, request_id: str) -> None:
+        """Queue the turn's in-flight mark on the caller's pipeline (``chat_turn``'s start, without a round trip)."""
+        pipeline.zadd(CHAT_IN_FLIGHT_KEY, {request_id: self.clock() + MARK_TTL_S})
+
+    def clear(self, request_id: str, pipeline: redis.client.Pipeline | None = None) -> None:
+        """Drop the turn's mark: queued on ``pipeline`` when given, else now (a Redis error is only logged)."""
+        if pipeline is not None:
+            pipeline.zrem(CHAT_IN_FLIGHT_KEY, request_id)
+            return
+        try:
+            self.redis.zrem(CHAT_IN_FLIGHT_KEY, request_id)
+        except redis.RedisError:
+            logger.warning("could not clear the in-flight mark of chat turn %s", request_id)
 
     def chats_in_flight(self) -> int:
         """Chat turns generating right now (expired marks are dropped)."""

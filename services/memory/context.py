@@ -16,13 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import text as sql_text
 from sqlalchemy.orm import Session
 
-from services.cognition.models import latest_autobiography, shared_thoughts
 from services.embeddings import Embedder
 from services.memory.config import MemoryConfig
-from services.memory.models import Fact
 from services.memory.recall import RecallHit, recall
 
 TURN_CHARS = 240
@@ -58,17 +56,18 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
                   now=now, exclude_exchange_ids=exclude_exchange_ids)
     relevant = [hit for hit in hits if hit.signals.get("relevance", 0.0) >= ctx.min_relevance]
     facts = [hit for hit in relevant if hit.kind == "fact"][: ctx.max_facts]
-    profile = _profile_facts(session, user_id, {hit.id for hit in facts}, cfg)
+    personal = _personal(session, user_id, {hit.id for hit in facts}, cfg, now)
+    profile = personal.profile
     episodes = [hit for hit in relevant if hit.kind == "episode"][: ctx.max_episodes]
     exchanges = [hit for hit in relevant if hit.kind == "exchange"][: ctx.max_exchanges]
     budget = Budget(int((budget_tokens or ctx.budget_tokens) * ctx.chars_per_token))
     sections = [
-        _narrative(session, user_id, cfg, budget),
+        _narrative(personal.narrative, cfg, budget),
         _section("Facts the person told you:", [_fact_line(hit.text, hit.at) for hit in facts]
-                 + [_fact_line(fact.text, fact.updated_at) for fact in profile], budget),
+                 + [_fact_line(fact.text, fact.at) for fact in profile], budget),
         _section("Earlier conversations:", [_episode_line(hit) for hit in episodes], budget),
         _section("Things said before:", [_exchange_block(hit) for hit in exchanges], budget),
-        _thoughts(session, user_id, cfg, now, budget),
+        _thoughts(personal.thoughts, budget),
     ]
     text = "\n\n".join(section for section in sections if section)
     used = facts + episodes + exchanges
@@ -77,7 +76,7 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
                             receipts=receipts(text, facts, profile, episodes, exchanges))
 
 
-def receipts(text: str, facts: list[RecallHit], profile: list[Fact], episodes: list[RecallHit],
+def receipts(text: str, facts: list[RecallHit], profile: list[Remembered], episodes: list[RecallHit],
              exchanges: list[RecallHit]) -> list[dict[str, Any]]:
     """One small record per remembered item whose line made it into ``text`` (the budget may drop some)."""
     kept: list[dict[str, Any]] = []
@@ -85,7 +84,7 @@ def receipts(text: str, facts: list[RecallHit], profile: list[Fact], episodes: l
         if _fact_line(hit.text, hit.at) in text:
             kept.append(_receipt("fact", hit.id, hit.text, hit.signals.get("relevance")))
     for fact in profile:
-        if _fact_line(fact.text, fact.updated_at) in text:
+        if _fact_line(fact.text, fact.at) in text:
             kept.append(_receipt("fact", fact.id, fact.text, None))
     for hit in episodes:
         if _episode_line(hit) in text:
@@ -123,35 +122,78 @@ def _section(title: str, lines: list[str], budget: Budget) -> str:
     return "\n".join([title, *kept]) if kept else ""
 
 
-def _narrative(session: Session, user_id: str, cfg: MemoryConfig, budget: Budget) -> str:
+@dataclass(frozen=True)
+class Remembered:
+    """A profile fact or a shared thought as the context shows it."""
+
+    id: int
+    text: str
+    at: dt.datetime | None
+
+
+@dataclass
+class Personal:
+    """What context assembly shows of the person whatever the message: the narrative, the most salient
+    facts, the thoughts lately shared with them."""
+
+    narrative: str | None = None
+    profile: list[Remembered] = field(default_factory=list)
+    thoughts: list[Remembered] = field(default_factory=list)
+
+
+def _personal(session: Session, user_id: str, shown: set[int], cfg: MemoryConfig, now: dt.datetime | None) -> Personal:
+    """The narrative, the profile facts (besides the ``shown`` ones) and the shared thoughts, in one statement.
+
+    Three reads on every chat turn were three round trips through the ORM; as one fixed statement
+    (``PERSONAL``) they are one round trip, plain rows and no statement to build per turn.
+    """
+    ctx = cfg.context
+    since = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=ctx.shared_thoughts_days)
+    rows = session.execute(PERSONAL, {
+        "user": user_id, "stories": 1 if ctx.narrative_chars >= 1 else 0,
+        "facts": ctx.profile_facts + len(shown) if ctx.profile_facts >= 1 else 0,
+        "min_salience": ctx.profile_min_salience, "thoughts": max(0, ctx.shared_thoughts), "since": since,
+    })
+    personal = Personal()
+    for kind, item_id, text, at, _rank in sorted(rows, key=lambda row: row[4]):
+        if kind == "narrative":
+            personal.narrative = text
+        elif kind == "fact" and item_id not in shown:
+            personal.profile.append(Remembered(int(item_id), text, at))
+        elif kind == "thought":
+            personal.thoughts.append(Remembered(int(item_id), text, at))
+    personal.profile = personal.profile[: max(0, ctx.profile_facts)]
+    return personal
+
+
+# Each part keeps its own order and limit (a limit of 0 turns a part off); ``rank`` orders the rows within a kind.
+PERSONAL = sql_text("""
+(SELECT 'narrative' AS kind, id, narrative AS text, created_at AS at, 1::bigint AS rank FROM autobiographies
+ WHERE user_id = :user ORDER BY created_at DESC, id DESC LIMIT :stories)
+UNION ALL
+(SELECT 'fact', id, text, updated_at,
+        row_number() OVER (ORDER BY salience DESC, confidence DESC, updated_at DESC) FROM facts
+ WHERE user_id = :user AND superseded_at IS NULL AND salience >= :min_salience
+ ORDER BY salience DESC, confidence DESC, updated_at DESC LIMIT :facts)
+UNION ALL
+(SELECT 'thought', id, text, created_at, row_number() OVER (ORDER BY created_at DESC) FROM drift_gists
+ WHERE user_id = :user AND pushed_event_id IS NOT NULL AND created_at >= :since
+ ORDER BY created_at DESC LIMIT :thoughts)
+""")
+
+
+def _narrative(narrative: str | None, cfg: MemoryConfig, budget: Budget) -> str:
     """The person's story as you last wrote it (autobiography service), shortened to its share."""
-    if cfg.context.narrative_chars < 1:
-        return ""
-    story = latest_autobiography(session, user_id)
-    if story is None or not story.narrative.strip():
+    if narrative is None or not narrative.strip():
         return ""
     return _section("Who the person is (your own running summary):",
-                    [_short(story.narrative, cfg.context.narrative_chars)], budget)
+                    [_short(narrative, cfg.context.narrative_chars)], budget)
 
 
-def _thoughts(session: Session, user_id: str, cfg: MemoryConfig, now: dt.datetime | None, budget: Budget) -> str:
+def _thoughts(thoughts: list[Remembered], budget: Budget) -> str:
     """Thoughts pushed to the person lately: they may be answering one."""
-    if cfg.context.shared_thoughts < 1:
-        return ""
-    since = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=cfg.context.shared_thoughts_days)
-    lines = [f"- {_day(gist.created_at)}: {_short(gist.text)}"
-             for gist in shared_thoughts(session, user_id, since, cfg.context.shared_thoughts)]
+    lines = [f"- {_day(gist.at)}: {_short(gist.text)}" for gist in thoughts]
     return _section("Thoughts you shared with them between conversations:", lines, budget)
-
-
-def _profile_facts(session: Session, user_id: str, shown: set[int], cfg: MemoryConfig) -> list[Fact]:
-    if cfg.context.profile_facts < 1:
-        return []
-    statement = (select(Fact).where(Fact.user_id == user_id, Fact.superseded_at.is_(None),
-                                    Fact.salience >= cfg.context.profile_min_salience)
-                 .order_by(Fact.salience.desc(), Fact.confidence.desc(), Fact.updated_at.desc())
-                 .limit(cfg.context.profile_facts + len(shown)))
-    return [fact for fact in session.scalars(statement) if fact.id not in shown][: cfg.context.profile_facts]
 
 
 def _day(value: dt.datetime | None) -> str:

@@ -1,0 +1,90 @@
+"""Context assembly's per-person part: the narrative, the salient profile facts and the thoughts lately
+shared, read in one statement besides recall's, each shown once, newest and most salient first."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from sqlalchemy import event
+from sqlalchemy.orm import Session
+
+from services.cognition.models import Autobiography, DriftGist
+from services.db import User, insert
+from services.memory.config import MemoryConfig
+from services.memory.context import assemble
+from services.memory.facts import remember_fact
+
+pytestmark = pytest.mark.integration
+
+NOW = dt.datetime(2026, 11, 21, 12, 0, tzinfo=dt.UTC)
+
+
+@pytest.fixture
+def session(db_engine):
+    with Session(db_engine) as session:
+        yield session
+        session.rollback()
+
+
+def _story(session: Session, user: str, text: str, days_ago: float) -> None:
+    session.add(Autobiography(user_id=user, fire_id=f"auto-{days_ago}", narrative=text,
+                              episodes_until=NOW, created_at=NOW - dt.timedelta(days=days_ago)))
+
+
+def _thought(session: Session, user: str, text: str, days_ago: float, pushed: bool = True) -> None:
+    session.add(DriftGist(user_id=user, fire_id=f"drift-{text}", text=text, memory_until=NOW,
+                          pushed_event_id="1-0" if pushed else None, created_at=NOW - dt.timedelta(days=days_ago)))
+
+
+def _statements(session: Session) -> list[str]:
+    seen: list[str] = []
+    event.listen(session.get_bind(), "before_cursor_execute",
+                 lambda _conn, _cursor, statement, *_: seen.append(statement))
+    return seen
+
+
+def test_the_person_part_shows_the_newest_story_salient_facts_once_and_recent_shared_thoughts(session,
+                                                                                             hash_embedder):
+    session.execute(insert(User).values(id="alice").on_conflict_do_nothing())
+    session.execute(insert(User).values(id="bob").on_conflict_do_nothing())
+    _story(session, "alice", "Alice is a nurse who took up the cello.", days_ago=20)
+    _story(session, "alice", "Alice is a nurse learning the cello; her daughter Mia starts school soon.", days_ago=2)
+    _story(session, "bob", "Bob restores old scooters.", days_ago=1)
+    remember_fact(session, hash_embedder, "alice", "The user's daughter is called Mia", salience=0.95)
+    remember_fact(session, hash_embedder, "alice", "The user works night shifts as a nurse", salience=0.9)
+    remember_fact(session, hash_embedder, "alice", "The user plays the cello", salience=0.85)
+    remember_fact(session, hash_embedder, "alice", "The user once visited Oslo", salience=0.1)
+    _thought(session, "alice", "Mia's first school day might feel big for both of you.", days_ago=0.5)
+    _thought(session, "alice", "Cello practice could fit between night shifts.", days_ago=1)
+    _thought(session, "alice", "Maybe try the Bach suites next.", days_ago=1.5)
+    _thought(session, "alice", "A thought never pushed to her.", days_ago=0.2, pushed=False)
+    _thought(session, "alice", "A thought shared weeks ago.", days_ago=20)
+    _thought(session, "bob", "Bob's scooter parts arrived.", days_ago=0.1)
+    session.flush()
+    config = MemoryConfig()
+    statements = _statements(session)
+
+    context = assemble(session, hash_embedder, "alice", "When does Mia start school?", now=NOW, config=config)
+
+    text = context.text
+    assert "her daughter Mia starts school soon" in text and "took up the cello" not in text, "the newest story"
+    assert text.count("daughter is called Mia") == 1, "a fact recall found is not repeated as a profile fact"
+    assert "night shifts as a nurse" in text and "plays the cello" in text, "salient facts whatever the message"
+    assert "Oslo" not in text, "a fact below the salience bar is not a profile fact"
+    shown = [line for line in text.splitlines() if line.startswith("- ") and ("Mia's first" in line or "Cello practice"
+                                                                                in line or "Bach" in line)]
+    assert len(shown) == config.context.shared_thoughts == 2
+    assert "Mia's first school day" in shown[0] and "Cello practice" in shown[1], "the newest shared thoughts first"
+    assert "never pushed" not in text and "weeks ago" not in text
+    assert "Bob" not in text and "scooter" not in text, "nothing of another person"
+    profile_receipts = [r for r in context.receipts if r["kind"] == "fact"]
+    assert len({r["id"] for r in profile_receipts}) == len(profile_receipts) == 3
+    personal = [s for s in statements if "autobiographies" in s or "drift_gists" in s]
+    assert len(personal) == 1 and "facts" in personal[0], "narrative, profile facts and thoughts: one statement"
+
+
+def test_a_person_without_story_facts_or_thoughts_gets_no_person_part(session, hash_embedder):
+    session.execute(insert(User).values(id="carol").on_conflict_do_nothing())
+    session.flush()
+    assert assemble(session, hash_embedder, "carol", "Hello there", now=NOW).text == ""
