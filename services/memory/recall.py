@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -74,17 +75,17 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
         return []
     now = now or dt.datetime.now(dt.UTC)
     kinds = tuple(kinds)
-    speaker = None
     by_speaker = embedder is not None and cfg.speaker_weight > 0 and "exchange" in kinds
-    kinds, name = _open(session, user_id, query, kinds, cfg, by_speaker)
-    if embedder is not None and by_speaker:
-        qvec, speaker = speakers.query_vectors(embedder, query, query_embedding, name)
-    else:
-        qvec = query_embedding if query_embedding is not None else (embedder.embed(query) if embedder else None)
-    excluded = set(exclude_exchange_ids)
-    window = time_window(query, now)
+    words = speakers.name_words(query) if by_speaker else []
+    # The model runs on another thread while the statements that need no vector run here (ONNX and the
+    # wait on PostgreSQL both release the GIL): the query embedding costs no wall time up to their length.
+    ahead = _embed_ahead(embedder, user_id, query, query_embedding, words)
+    kinds, name = _open(session, user_id, kinds, cfg, words)
     # One set of query terms, weighted by this user's turns, serves every kind.
     terms = turns.line_terms(session, user_id, query, cfg)
+    qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)
+    excluded = set(exclude_exchange_ids)
+    window = time_window(query, now)
     candidates = []
     if "exchange" in kinds:
         candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker)
@@ -100,18 +101,52 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     return hits
 
 
-def _open(session: Session, user_id: str, query: str, kinds: tuple[str, ...], cfg: RecallConfig,
-          by_speaker: bool) -> tuple[tuple[str, ...], str | None]:
+def _open(session: Session, user_id: str, kinds: tuple[str, ...], cfg: RecallConfig,
+          words: list[str]) -> tuple[tuple[str, ...], str | None]:
     """The search settings (``search.prepare_vector_search``; the full-text arms need its plan setting too),
     and in the same statement the kinds besides exchanges that this user holds any row of and the speaker
-    the query names: one round trip where there were up to four, asked afresh by every recall."""
+    the query's ``words`` name: one round trip where there were up to four, asked afresh by every recall."""
     others = [kind for kind in kinds if kind != "exchange"]
-    words = speakers.name_words(query) if by_speaker else []
     columns = [search.holds_sql(kind) for kind in others] + [speakers.SPEAKER_WORDS_SQL if words else "NULL"]
     row = session.execute(text(f"SELECT {search.SEARCH_SETTINGS_SQL}, {', '.join(columns)}"),
                           {**search.search_settings(cfg), "user": user_id, "words": words}).one()
     held = dict(zip(others, row[3:3 + len(others)], strict=True))
-    return tuple(kind for kind in kinds if kind == "exchange" or held[kind]), speakers.the_one(row[-1] or [])
+    named = row[-1] or []
+    if words:
+        speakers.GUESSES.learn(user_id, words, named)
+    return tuple(kind for kind in kinds if kind == "exchange" or held[kind]), speakers.the_one(named)
+
+
+# (the embedding under way, the speaker name it was started for)
+Ahead = tuple[Future[tuple[np.ndarray, speakers.NamedSpeaker | None]], str | None]
+_EMBEDDING_POOL: list[ThreadPoolExecutor] = []  # created on first use, one per process
+
+
+def _embed_ahead(embedder: Embedder | None, user_id: str, query: str, query_embedding: np.ndarray | None,
+                 words: list[str]) -> Ahead | None:
+    """Start the query's embedding on a worker thread, for the speaker its words named last time."""
+    if embedder is None:
+        return None
+    guess = speakers.GUESSES.guess(user_id, words) if words else None
+    if query_embedding is not None and guess is None:
+        return None  # nothing to embed unless the query names someone, which _open will tell
+    if not _EMBEDDING_POOL:
+        _EMBEDDING_POOL.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-embedding"))
+    return _EMBEDDING_POOL[0].submit(speakers.query_vectors, embedder, query, query_embedding, guess), guess
+
+
+def _query_vectors(ahead: Ahead | None, embedder: Embedder | None, query: str, query_embedding: np.ndarray | None,
+                   name: str | None) -> tuple[np.ndarray | None, speakers.NamedSpeaker | None]:
+    """The search vector and the named speaker: the embedding started ahead when it was started for the
+    speaker ``_open`` found, else embedded now (what a recall computed before it embedded ahead)."""
+    if embedder is None:
+        return query_embedding, None
+    if ahead is not None:
+        future, guess = ahead
+        vectors = future.result()
+        if guess == name:
+            return vectors
+    return speakers.query_vectors(embedder, query, query_embedding, name)
 
 
 def _gather(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, terms: search.Terms,
