@@ -162,14 +162,16 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
     """
     relevance = fuse(candidates, cfg, has_vector)
     scored = []
-    # The boosts belong to the item (an exchange's turns share its time, salience and access): computed
-    # once per item, copied per candidate (each adds its own signals).
-    boosts: dict[tuple[str, int], dict[str, float]] = {}
+    # The boosts belong to the item (an exchange's turns share its time, salience and access): their signals
+    # and the factor they make are computed once per item, the signals copied per candidate (each adds its own).
+    boosts: dict[tuple[str, int], tuple[dict[str, float], float]] = {}
+    decay = cfg.decay_per_day
     for candidate, rel in zip(candidates, relevance, strict=True):
         key = (candidate.kind, candidate.id)
-        if key not in boosts:
-            boosts[key] = _boost_signals(candidate, cfg, window, now)
-        signals = dict(boosts[key])
+        item = boosts.get(key)
+        if item is None:
+            item = boosts[key] = _boosts(candidate, cfg, window, now, decay)
+        signals = dict(item[0])
         speaker_sim = candidate.row.get("speaker_sim") if has_vector else None
         if speaker_sim is not None:  # a turn of the person the query names: its own similarity counts too
             rel += cfg.speaker_weight * _calibrated(float(speaker_sim), cfg)
@@ -182,15 +184,14 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
             rel = max(rel, cfg.window_relevance)
         if rel <= 0:
             continue
-        boost = (1 + cfg.recency_weight * signals["recency"] + cfg.salience_weight * (2 * signals["salience"] - 1)
-                 + cfg.access_weight * signals["access"] + cfg.time_match_weight * signals["time_match"])
-        score = cfg.kind_weights.get(candidate.kind, 1.0) * rel * boost
+        score = cfg.kind_weights.get(candidate.kind, 1.0) * rel * item[1]
         if turn_text is not None and cfg.question_turn_weight > 0:  # a turn that asks seldom holds the answer
             asks = turnshape.question_share(turn_text)
             score *= 1 - cfg.question_turn_weight * asks
             signals["asks"] = round(asks, 3)
-        signals.update(vector=round(candidate.sim, 4) if candidate.sim is not None else 0.0,
-                       lexical=round(candidate.lex, 4), relevance=round(rel, 4))
+        signals["vector"] = round(candidate.sim, 4) if candidate.sim is not None else 0.0
+        signals["lexical"] = round(candidate.lex, 4)
+        signals["relevance"] = round(rel, 4)
         scored.append((score, signals, candidate))
     scored.sort(key=lambda item: (-item[0], item[2].kind, item[2].id, item[2].row.get("id", 0)))
     return scored
@@ -237,14 +238,23 @@ def _minmax(values: list[float]) -> list[float]:
     return [(v - low) / (high - low) for v in values]
 
 
+def _boosts(candidate: Candidate, cfg: RecallConfig, window: Window | None, now: dt.datetime,
+            decay: float) -> tuple[dict[str, float], float]:
+    """The item's boost signals (``decay``: cfg.decay_per_day) and the factor they make: 1 + Σ weight × signal."""
+    signals = _boost_signals(candidate, cfg, window, now, decay)
+    boost = (1 + cfg.recency_weight * signals["recency"] + cfg.salience_weight * (2 * signals["salience"] - 1)
+             + cfg.access_weight * signals["access"] + cfg.time_match_weight * signals["time_match"])
+    return signals, boost
+
+
 def _boost_signals(candidate: Candidate, cfg: RecallConfig, window: Window | None,
-                   now: dt.datetime) -> dict[str, float]:
+                   now: dt.datetime, decay: float | None = None) -> dict[str, float]:
     age_days = max(0.0, (now - candidate.at).total_seconds() / 86400) if candidate.at else 365.0
     salience = candidate.salience if candidate.salience is not None else NEUTRAL_SALIENCE
     access = min(1.0, math.log1p(candidate.access) / math.log1p(max(1, cfg.access_saturation)))
     in_window = bool(window and candidate.at and candidate.kind != "fact" and window[0] <= candidate.at < window[1])
     return {
-        "recency": round(math.exp(-cfg.decay_per_day * age_days), 4),
+        "recency": round(math.exp(-(cfg.decay_per_day if decay is None else decay) * age_days), 4),
         "age_days": round(age_days, 2),
         "salience": round(min(1.0, max(0.0, salience)), 4),
         "access": round(access, 4),
