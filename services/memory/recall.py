@@ -83,12 +83,17 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     kinds, name = _open(session, user_id, kinds, cfg, words)
     # One set of query terms, weighted by this user's turns, serves every kind.
     terms = turns.line_terms(session, user_id, query, cfg)
+    # While the model still runs, the BM25 arm (it needs no vector) runs on its own: one statement more, off
+    # the wall time. Without an embedding under way it stays inside window_rows' statement (one round trip).
+    lexical = None
+    if ahead is not None and not ahead[0].done() and "exchange" in kinds:
+        lexical = turns.lexical_lines(session, user_id, terms, cfg.line_candidates, cfg)
     qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)
     excluded = set(exclude_exchange_ids)
     window = time_window(query, now)
     candidates = []
     if "exchange" in kinds:
-        candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker)
+        candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker, lexical)
     candidates += [c for kind in kinds if kind != "exchange"
                    for c in _gather(session, kind, user_id, qvec, terms.terms, window, cfg)]
     scored = score_candidates(candidates, cfg, qvec is not None, window, now, turnshape.answer_cue(query))

@@ -26,11 +26,19 @@ from services.memory.timewords import Window
 
 
 def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndarray | None, window: Window | None,
-           cfg: RecallConfig, excluded: set[int], speaker: speakers.NamedSpeaker | None = None) -> list[Candidate]:
-    """Line candidates of the lexical, vector, speaker and time-window arms and the lines around them, scored."""
+           cfg: RecallConfig, excluded: set[int], speaker: speakers.NamedSpeaker | None = None,
+           lexical: list[int] | None = None) -> list[Candidate]:
+    """Line candidates of the lexical, vector, speaker and time-window arms and the lines around them, scored.
+
+    ``lexical``: the BM25 arm's lines (``turns.lexical_lines``) when the caller found them already; else the arm
+    runs inside window_rows' statement."""
     # Every arm runs inside window_rows' statement: one round trip where there were two to four.
     params: dict[str, Any] = {"line_limit": cfg.line_candidates, "limit": cfg.candidates}
-    seed_arms = [turns.lexical_lines_sql(terms, cfg, params, "line_limit")] if terms.terms else []
+    if lexical is not None:
+        seed_arms = ["SELECT unnest(CAST(:lexical_ids AS bigint[]))"] if lexical else []
+        params["lexical_ids"] = lexical
+    else:
+        seed_arms = [turns.lexical_lines_sql(terms, cfg, params, "line_limit")] if terms.terms else []
     if speaker is not None and cfg.speaker_weight > 0:
         if cfg.speaker_candidates > 0:
             seed_arms.append(speakers.speaker_lines_sql())
