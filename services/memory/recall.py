@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -124,7 +125,7 @@ def _open(session: Session, user_id: str, kinds: tuple[str, ...], cfg: RecallCon
 
 # (the embedding under way, the speaker name it was started for)
 Ahead = tuple[Future[tuple[np.ndarray, speakers.NamedSpeaker | None]], str | None]
-_EMBEDDING_POOL: list[ThreadPoolExecutor] = []  # created on first use, one per process
+_EMBEDDING_POOL: dict[int, ThreadPoolExecutor] = {}  # by process id: created on first use, and again in a fork
 
 
 def _embed_ahead(embedder: Embedder | None, user_id: str, query: str, query_embedding: np.ndarray | None,
@@ -135,9 +136,11 @@ def _embed_ahead(embedder: Embedder | None, user_id: str, query: str, query_embe
     guess = speakers.GUESSES.guess(user_id, words) if words else None
     if query_embedding is not None and guess is None:
         return None  # nothing to embed unless the query names someone, which _open will tell
-    if not _EMBEDDING_POOL:
-        _EMBEDDING_POOL.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-embedding"))
-    return _EMBEDDING_POOL[0].submit(speakers.query_vectors, embedder, query, query_embedding, guess), guess
+    pool = _EMBEDDING_POOL.get(os.getpid())
+    if pool is None:  # a forked child inherits the pool object but not its threads
+        _EMBEDDING_POOL.clear()
+        pool = _EMBEDDING_POOL[os.getpid()] = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-embedding")
+    return pool.submit(speakers.query_vectors, embedder, query, query_embedding, guess), guess
 
 
 def _query_vectors(ahead: Ahead | None, embedder: Embedder | None, query: str, query_embedding: np.ndarray | None,
