@@ -79,7 +79,29 @@ score, signals, external ids, turns, text and meta identical to the code before 
     statement more, off the wall time); otherwise it stays inside window_rows. Overlapped vs embed-then-
     recall, same queries interleaved at load 13: p50 111.0 → 98.0 ms, p95 209.1 → 182.9 ms.
   * window_rows' rows from the driver's tuples; scoring computes an item's boost factor once.
-ROUND_FOUR_NUMBERS
+Measured on the shared box only (load average 8–15 throughout: other engineers' benches; wall times
+swing by tens of ms between identical runs, so the paired and CPU figures are the ones to compare).
+Paired: the code before the round (on the database as built) and this code (on a copy migrated to
+0012 and rewritten) in two processes taking turns query by query, 200 queries each, with the embedding:
+
+  paired run (load)                         before: p50 / p95, CPU here + backend   after
+  1 (9.4)                                   115.3 / 193.4 ms, 28.8 + 29.7 ms        109.1 / 180.6 ms, 29.3 + 25.9 ms
+  2 (7.1)                                    78.7 / 170.2 ms, 29.9 + 30.8 ms         76.8 / 139.1 ms, 30.5 + 27.4 ms
+  not rewritten (only 0012 applied; 7.9)    109.5 / 182.6 ms, 32.1 + 31.9 ms        102.0 / 183.3 ms, 32.6 + 30.1 ms
+
+``--profile`` of the recall given the vector, backend CPU of the turns' statement (window_rows): 22.4–25.3
+ms before (6 runs), 14.9–19.9 after (5 runs; 20.2 not rewritten); line_terms 4.3–4.9 → 2.9–3.9 ms.
+Under this load the second core is rarely free, and the overlap needs it:
+p95 ≤ 50 ms at idle is for the lead's idle re-measurement to show (bench.recall --rewrite first on a
+database built before 0012). LoCoMo (``bench.locomo``, nice 10): every number identical (0.743 / 0.831
+/ 0.885, every category and conversation); every hit of its 997 questions identical, and of the 202
+queries at 100k on the migrated database. After the rewrite, 6 of the 202 differ in a hit or more:
+the rebuilt HNSW index (a new graph) returns other approximate neighbours (checked: one query's HNSW 40
+hold 38 of the exact 40 before, 37 after), as any REINDEX would.
+What is left (after): Python ~15–19 ms per recall at this load (SQLAlchemy and psycopg ~1 ms per
+statement, ~700 rows into dicts ~3 ms, gather ~2.3 ms, scoring ~2.9 ms), window_rows ~15–20 ms of
+backend CPU (BM25 over up to 1,000 turns for a common word ~8 ms, now off the wall time while the model
+runs; HNSW 2–10 ms; a month's window arm 4.5 ms in-row), line_terms ~3.5 ms (overlapped).
 
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange). The import no
 longer embeds: ``store_records`` writes each batch of 256 exchanges with their turns, threads,
