@@ -82,11 +82,13 @@ score, signals, external ids, turns, text and meta identical to the code before 
 Measured on the shared box only (load average 8–15 throughout: other engineers' benches; wall times
 swing by tens of ms between identical runs, so the paired and CPU figures are the ones to compare).
 Paired: the code before the round (on the database as built) and this code (on a copy migrated to
-0012 and rewritten) in two processes taking turns query by query, 200 queries each, with the embedding:
+0012 and rewritten) in two processes taking turns query by query, 200 queries each, with the embedding (the
+median paired difference was −5 to −9 ms; this code faster on 62–68% of the queries):
 
   paired run (load)                         before: p50 / p95, CPU here + backend   after
   1 (9.4)                                   115.3 / 193.4 ms, 28.8 + 29.7 ms        109.1 / 180.6 ms, 29.3 + 25.9 ms
   2 (7.1)                                    78.7 / 170.2 ms, 29.9 + 30.8 ms         76.8 / 139.1 ms, 30.5 + 27.4 ms
+  3 (7.6)                                    95.4 / 193.2 ms, 28.4 + 30.5 ms         87.9 / 164.7 ms, 29.7 + 27.1 ms
   not rewritten (only 0012 applied; 7.9)    109.5 / 182.6 ms, 32.1 + 31.9 ms        102.0 / 183.3 ms, 32.6 + 30.1 ms
 
 ``--profile`` of the recall given the vector, backend CPU of the turns' statement (window_rows): 22.4–25.3
