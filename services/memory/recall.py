@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -74,20 +76,25 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
         return []
     now = now or dt.datetime.now(dt.UTC)
     kinds = tuple(kinds)
-    speaker = None
     by_speaker = embedder is not None and cfg.speaker_weight > 0 and "exchange" in kinds
-    kinds, name = _open(session, user_id, query, kinds, cfg, by_speaker)
-    if embedder is not None and by_speaker:
-        qvec, speaker = speakers.query_vectors(embedder, query, query_embedding, name)
-    else:
-        qvec = query_embedding if query_embedding is not None else (embedder.embed(query) if embedder else None)
-    excluded = set(exclude_exchange_ids)
-    window = time_window(query, now)
+    words = speakers.name_words(query) if by_speaker else []
+    # The model runs on another thread while the statements that need no vector run here (ONNX and the
+    # wait on PostgreSQL both release the GIL): the query embedding costs no wall time up to their length.
+    ahead = _embed_ahead(embedder, user_id, query, query_embedding, words)
+    kinds, name = _open(session, user_id, kinds, cfg, words)
     # One set of query terms, weighted by this user's turns, serves every kind.
     terms = turns.line_terms(session, user_id, query, cfg)
+    # While the model still runs, the BM25 arm (it needs no vector) runs on its own: one statement more, off
+    # the wall time. Without an embedding under way it stays inside window_rows' statement (one round trip).
+    lexical = None
+    if ahead is not None and not ahead[0].done() and "exchange" in kinds:
+        lexical = turns.lexical_lines(session, user_id, terms, cfg.line_candidates, cfg)
+    qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)
+    excluded = set(exclude_exchange_ids)
+    window = time_window(query, now)
     candidates = []
     if "exchange" in kinds:
-        candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker)
+        candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker, lexical)
     candidates += [c for kind in kinds if kind != "exchange"
                    for c in _gather(session, kind, user_id, qvec, terms.terms, window, cfg)]
     scored = score_candidates(candidates, cfg, qvec is not None, window, now, turnshape.answer_cue(query))
@@ -100,18 +107,54 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     return hits
 
 
-def _open(session: Session, user_id: str, query: str, kinds: tuple[str, ...], cfg: RecallConfig,
-          by_speaker: bool) -> tuple[tuple[str, ...], str | None]:
+def _open(session: Session, user_id: str, kinds: tuple[str, ...], cfg: RecallConfig,
+          words: list[str]) -> tuple[tuple[str, ...], str | None]:
     """The search settings (``search.prepare_vector_search``; the full-text arms need its plan setting too),
     and in the same statement the kinds besides exchanges that this user holds any row of and the speaker
-    the query names: one round trip where there were up to four, asked afresh by every recall."""
+    the query's ``words`` name: one round trip where there were up to four, asked afresh by every recall."""
     others = [kind for kind in kinds if kind != "exchange"]
-    words = speakers.name_words(query) if by_speaker else []
     columns = [search.holds_sql(kind) for kind in others] + [speakers.SPEAKER_WORDS_SQL if words else "NULL"]
     row = session.execute(text(f"SELECT {search.SEARCH_SETTINGS_SQL}, {', '.join(columns)}"),
                           {**search.search_settings(cfg), "user": user_id, "words": words}).one()
     held = dict(zip(others, row[3:3 + len(others)], strict=True))
-    return tuple(kind for kind in kinds if kind == "exchange" or held[kind]), speakers.the_one(row[-1] or [])
+    named = row[-1] or []
+    if words:
+        speakers.GUESSES.learn(user_id, words, named)
+    return tuple(kind for kind in kinds if kind == "exchange" or held[kind]), speakers.the_one(named)
+
+
+# (the embedding under way, the speaker name it was started for)
+Ahead = tuple[Future[tuple[np.ndarray, speakers.NamedSpeaker | None]], str | None]
+_EMBEDDING_POOL: dict[int, ThreadPoolExecutor] = {}  # by process id: created on first use, and again in a fork
+
+
+def _embed_ahead(embedder: Embedder | None, user_id: str, query: str, query_embedding: np.ndarray | None,
+                 words: list[str]) -> Ahead | None:
+    """Start the query's embedding on a worker thread, for the speaker its words named last time."""
+    if embedder is None:
+        return None
+    guess = speakers.GUESSES.guess(user_id, words) if words else None
+    if query_embedding is not None and guess is None:
+        return None  # nothing to embed unless the query names someone, which _open will tell
+    pool = _EMBEDDING_POOL.get(os.getpid())
+    if pool is None:  # a forked child inherits the pool object but not its threads
+        _EMBEDDING_POOL.clear()
+        pool = _EMBEDDING_POOL[os.getpid()] = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-embedding")
+    return pool.submit(speakers.query_vectors, embedder, query, query_embedding, guess), guess
+
+
+def _query_vectors(ahead: Ahead | None, embedder: Embedder | None, query: str, query_embedding: np.ndarray | None,
+                   name: str | None) -> tuple[np.ndarray | None, speakers.NamedSpeaker | None]:
+    """The search vector and the named speaker: the embedding started ahead when it was started for the
+    speaker ``_open`` found, else embedded now (what a recall computed before it embedded ahead)."""
+    if embedder is None:
+        return query_embedding, None
+    if ahead is not None:
+        future, guess = ahead
+        vectors = future.result()
+        if guess == name:
+            return vectors
+    return speakers.query_vectors(embedder, query, query_embedding, name)
 
 
 def _gather(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, terms: search.Terms,
@@ -127,14 +170,16 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
     """
     relevance = fuse(candidates, cfg, has_vector)
     scored = []
-    # The boosts belong to the item (an exchange's turns share its time, salience and access): computed
-    # once per item, copied per candidate (each adds its own signals).
-    boosts: dict[tuple[str, int], dict[str, float]] = {}
+    # The boosts belong to the item (an exchange's turns share its time, salience and access): their signals
+    # and the factor they make are computed once per item, the signals copied per candidate (each adds its own).
+    boosts: dict[tuple[str, int], tuple[dict[str, float], float]] = {}
+    decay = cfg.decay_per_day
     for candidate, rel in zip(candidates, relevance, strict=True):
         key = (candidate.kind, candidate.id)
-        if key not in boosts:
-            boosts[key] = _boost_signals(candidate, cfg, window, now)
-        signals = dict(boosts[key])
+        item = boosts.get(key)
+        if item is None:
+            item = boosts[key] = _boosts(candidate, cfg, window, now, decay)
+        signals = dict(item[0])
         speaker_sim = candidate.row.get("speaker_sim") if has_vector else None
         if speaker_sim is not None:  # a turn of the person the query names: its own similarity counts too
             rel += cfg.speaker_weight * _calibrated(float(speaker_sim), cfg)
@@ -147,15 +192,14 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
             rel = max(rel, cfg.window_relevance)
         if rel <= 0:
             continue
-        boost = (1 + cfg.recency_weight * signals["recency"] + cfg.salience_weight * (2 * signals["salience"] - 1)
-                 + cfg.access_weight * signals["access"] + cfg.time_match_weight * signals["time_match"])
-        score = cfg.kind_weights.get(candidate.kind, 1.0) * rel * boost
+        score = cfg.kind_weights.get(candidate.kind, 1.0) * rel * item[1]
         if turn_text is not None and cfg.question_turn_weight > 0:  # a turn that asks seldom holds the answer
             asks = turnshape.question_share(turn_text)
             score *= 1 - cfg.question_turn_weight * asks
             signals["asks"] = round(asks, 3)
-        signals.update(vector=round(candidate.sim, 4) if candidate.sim is not None else 0.0,
-                       lexical=round(candidate.lex, 4), relevance=round(rel, 4))
+        signals["vector"] = round(candidate.sim, 4) if candidate.sim is not None else 0.0
+        signals["lexical"] = round(candidate.lex, 4)
+        signals["relevance"] = round(rel, 4)
         scored.append((score, signals, candidate))
     scored.sort(key=lambda item: (-item[0], item[2].kind, item[2].id, item[2].row.get("id", 0)))
     return scored
@@ -202,14 +246,23 @@ def _minmax(values: list[float]) -> list[float]:
     return [(v - low) / (high - low) for v in values]
 
 
+def _boosts(candidate: Candidate, cfg: RecallConfig, window: Window | None, now: dt.datetime,
+            decay: float) -> tuple[dict[str, float], float]:
+    """The item's boost signals (``decay``: cfg.decay_per_day) and the factor they make: 1 + Σ weight × signal."""
+    signals = _boost_signals(candidate, cfg, window, now, decay)
+    boost = (1 + cfg.recency_weight * signals["recency"] + cfg.salience_weight * (2 * signals["salience"] - 1)
+             + cfg.access_weight * signals["access"] + cfg.time_match_weight * signals["time_match"])
+    return signals, boost
+
+
 def _boost_signals(candidate: Candidate, cfg: RecallConfig, window: Window | None,
-                   now: dt.datetime) -> dict[str, float]:
+                   now: dt.datetime, decay: float | None = None) -> dict[str, float]:
     age_days = max(0.0, (now - candidate.at).total_seconds() / 86400) if candidate.at else 365.0
     salience = candidate.salience if candidate.salience is not None else NEUTRAL_SALIENCE
     access = min(1.0, math.log1p(candidate.access) / math.log1p(max(1, cfg.access_saturation)))
     in_window = bool(window and candidate.at and candidate.kind != "fact" and window[0] <= candidate.at < window[1])
     return {
-        "recency": round(math.exp(-cfg.decay_per_day * age_days), 4),
+        "recency": round(math.exp(-(cfg.decay_per_day if decay is None else decay) * age_days), 4),
         "age_days": round(age_days, 2),
         "salience": round(min(1.0, max(0.0, salience)), 4),
         "access": round(access, 4),

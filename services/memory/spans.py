@@ -26,11 +26,19 @@ from services.memory.timewords import Window
 
 
 def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndarray | None, window: Window | None,
-           cfg: RecallConfig, excluded: set[int], speaker: speakers.NamedSpeaker | None = None) -> list[Candidate]:
-    """Line candidates of the lexical, vector, speaker and time-window arms and the lines around them, scored."""
+           cfg: RecallConfig, excluded: set[int], speaker: speakers.NamedSpeaker | None = None,
+           lexical: list[int] | None = None) -> list[Candidate]:
+    """Line candidates of the lexical, vector, speaker and time-window arms and the lines around them, scored.
+
+    ``lexical``: the BM25 arm's lines (``turns.lexical_lines``) when the caller found them already; else the arm
+    runs inside window_rows' statement."""
     # Every arm runs inside window_rows' statement: one round trip where there were two to four.
     params: dict[str, Any] = {"line_limit": cfg.line_candidates, "limit": cfg.candidates}
-    seed_arms = [turns.lexical_lines_sql(terms, cfg, params, "line_limit")] if terms.terms else []
+    if lexical is not None:
+        seed_arms = ["SELECT unnest(CAST(:lexical_ids AS bigint[]))"] if lexical else []
+        params["lexical_ids"] = lexical
+    else:
+        seed_arms = [turns.lexical_lines_sql(terms, cfg, params, "line_limit")] if terms.terms else []
     if speaker is not None and cfg.speaker_weight > 0:
         if cfg.speaker_candidates > 0:
             seed_arms.append(speakers.speaker_lines_sql())
@@ -50,6 +58,7 @@ def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndar
     following = {row["p_id"]: line_id for line_id, row in rows.items() if row["p_id"] in rows}
     wanted = {line_id for seed in seeds if seed in rows for line_id in _around(seed, rows, following, 1)}
     candidates = []
+    scale = terms.max_score
     for line_id in sorted(wanted):
         row = rows[line_id]
         if row["exchange_id"] in excluded:
@@ -59,7 +68,7 @@ def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndar
         near = _around(line_id, rows, following, cfg.context_window)  # found once for both signals
         candidates.append(Candidate(
             kind="exchange", id=int(row["exchange_id"]), row=row, at=row["at"],
-            sim=_similarity(row, rows, near, cfg), lex=_lexical(row, replied, rows, near, terms.max_score, cfg),
+            sim=_similarity(row, rows, near, cfg), lex=_lexical(row, replied, rows, near, scale, cfg),
             salience=None if row["salience"] is None else float(row["salience"]), access=int(row["access"] or 0)))
     return candidates
 
@@ -105,12 +114,19 @@ def _lexical(row: dict[str, Any], replied: dict[str, Any] | None, rows: dict[int
     return min(1.0, score / scale)
 
 
+_REPLIED_COLUMNS = tuple((column, f"p_{column}") for column in
+                         ("exchange_id", "speaker", "text", "external_id", "occurred_at", "lex"))
+
+
 def _attach_replied_to(row: dict[str, Any], replied: dict[str, Any] | None) -> None:
     """The replied-to line's columns on the row (``p_``-prefixed), for the span."""
-    for column in ("exchange_id", "speaker", "text", "external_id", "occurred_at", "lex"):
-        row[f"p_{column}"] = replied[column] if replied is not None else None
     if replied is None:
+        for _, prefixed in _REPLIED_COLUMNS:
+            row[prefixed] = None
         row["p_id"] = None
+        return
+    for column, prefixed in _REPLIED_COLUMNS:
+        row[prefixed] = replied[column]
 
 
 class SpanPicker:

@@ -17,6 +17,8 @@ Only turns of a named speaker carry a vector; a chat's "user" and "assistant" ar
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
@@ -93,6 +95,38 @@ SPEAKER_WORDS_SQL = ("ARRAY(SELECT w FROM unnest(CAST(:words AS text[])) AS w WH
 def the_one(found: Sequence[str]) -> str | None:
     """The speaker named, when the query names exactly one."""
     return found[0] if len(found) == 1 else None
+
+
+class SpeakerGuesses:
+    """Which words named a speaker of a user's conversations when recall last asked, kept per process.
+
+    Recall starts embedding its query before its opening statement says whether the query names a
+    speaker (a named query embeds the query and the query without the name in one batch, an unnamed
+    one only the query): this guess picks the texts. It is never the answer: when the statement
+    disagrees (a speaker new since, or a word never asked), recall embeds again what the statement says.
+    """
+
+    def __init__(self, size: int = 20_000) -> None:
+        self.size = size
+        self._named: OrderedDict[tuple[str, str], bool] = OrderedDict()
+        self._lock = threading.Lock()  # recalls of one process may run on several threads
+
+    def guess(self, user_id: str, words: Sequence[str]) -> str | None:
+        """The one speaker these words name as far as known (a word never asked counts as no name)."""
+        with self._lock:
+            return the_one([word for word in words if self._named.get((user_id, word))])
+
+    def learn(self, user_id: str, words: Sequence[str], named: Sequence[str]) -> None:
+        """What recall's opening statement found: of ``words``, those in ``named`` name a speaker."""
+        with self._lock:
+            for word in words:
+                self._named[(user_id, word)] = word in named
+                self._named.move_to_end((user_id, word))
+            while len(self._named) > self.size:
+                self._named.popitem(last=False)
+
+
+GUESSES = SpeakerGuesses()
 
 
 def named_speaker(session: Session, user_id: str, query: str) -> str | None:

@@ -218,8 +218,11 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
     if speaker is not None:
         statement = statement.bindparams(bindparam("spk_vec", type_=Vector(EMBEDDING_DIM)))
     result = session.execute(statement, params)
-    keys = list(result.keys())  # plain dicts from all rows fetched at once: row-by-row mappings cost more
-    rows = [dict(zip(keys, row, strict=True)) for row in result.all()]
+    keys = list(result.keys())
+    # Plain dicts from the driver's tuples, all fetched at once: row-by-row mappings cost more, and SQLAlchemy's
+    # Row objects in between ~0.5 ms of a recall's ~700 rows.
+    rows = [dict(zip(keys, row, strict=True)) for row in result.cursor.fetchall()]
+    result.close()
     texts = {row["exchange_id"]: (row["user_text"], row["reply"]) for row in rows if row["first"]}
     previous: dict[str, Any] | None = None
     for row in rows:
