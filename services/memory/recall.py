@@ -90,7 +90,10 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
         candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker)
     candidates += [c for kind in kinds if kind != "exchange"
                    for c in _gather(session, kind, user_id, qvec, terms.terms, window, cfg)]
-    scored = score_candidates(candidates, cfg, qvec is not None, window, now, turnshape.answer_cue(query))
+    # A question about the person at large leans more on that person's own turns (turnshape.asks_broadly).
+    broad = speaker is not None and turnshape.asks_broadly(query)
+    scored = score_candidates(candidates, cfg, qvec is not None, window, now, turnshape.answer_cue(query),
+                              cfg.speaker_weight_broad if broad else cfg.speaker_weight)
     hits = _select(session, user_id, scored, k, cfg, excluded)
     if reinforce and hits:
         ids: dict[str, list[int]] = {}
@@ -120,11 +123,14 @@ def _gather(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, 
 
 
 def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool, window: Window | None,
-                     now: dt.datetime, cue: str | None = None) -> list[tuple[float, dict[str, float], Candidate]]:
+                     now: dt.datetime, cue: str | None = None,
+                     speaker_weight: float | None = None) -> list[tuple[float, dict[str, float], Candidate]]:
     """Fuse relevance, apply the boosts, and sort best first (zero-relevance candidates are dropped).
 
     ``cue``: the kind of answer the query asks for (``turnshape.answer_cue``); a turn holding one scores more.
+    ``speaker_weight``: the weight of a named speaker's turn's own similarity (None: ``cfg.speaker_weight``).
     """
+    speaker_weight = cfg.speaker_weight if speaker_weight is None else speaker_weight
     relevance = fuse(candidates, cfg, has_vector)
     scored = []
     # The boosts belong to the item (an exchange's turns share its time, salience and access): computed
@@ -137,7 +143,7 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
         signals = dict(boosts[key])
         speaker_sim = candidate.row.get("speaker_sim") if has_vector else None
         if speaker_sim is not None:  # a turn of the person the query names: its own similarity counts too
-            rel += cfg.speaker_weight * _calibrated(float(speaker_sim), cfg)
+            rel += speaker_weight * _calibrated(float(speaker_sim), cfg)
             signals["speaker"] = round(float(speaker_sim), 4)
         turn_text = candidate.row.get("text") if candidate.kind == "exchange" else None
         if turn_text is not None and turnshape.carries(cue, turn_text):
