@@ -293,6 +293,7 @@ from services.db import make_engine, make_sessionmaker
 from services.embedded.lifecycle import free_port
 from services.embedded.postgres import EmbeddedPostgres
 from services.embeddings import Embedder, load_embedder
+from services.memory import vocabulary
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall
@@ -407,6 +408,7 @@ def load(sessions: sessionmaker[Session], embedder: Embedder, folder: Path) -> t
         stored += report.stored
         started = time.monotonic()
         embedded += fill_all(sessions, embedder, loops=os.cpu_count() or 1)  # as the job runs it
+        vocabulary.fill_all(sessions, embedder)  # then the words, as the job runs it
         embed_seconds += time.monotonic() - started
         end = max(line.at for line in lines) + dt.timedelta(days=1)
         questions += questions_of(user, data, {line.external_id for line in lines if line.external_id}, end)

@@ -84,7 +84,8 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     excluded = set(exclude_exchange_ids)
     window = time_window(query, now)
     # One set of query terms, weighted by this user's turns, serves every kind.
-    terms = turns.line_terms(session, user_id, query, cfg)
+    # The person's own words nearest the question (without a name it names) join its terms.
+    terms = turns.line_terms(session, user_id, query, cfg, speaker.vector if speaker is not None else qvec)
     candidates = []
     if "exchange" in kinds:
         candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker)
