@@ -152,3 +152,16 @@ def test_no_expansion_without_a_vector_or_with_no_words(sessions, db_engine):
         assert line_terms(session, "vocab-e", QUESTION, off, embedder.embed(QUESTION)).terms.lexemes == \
             plain.terms.lexemes
 
+
+
+def test_forgetting_a_person_deletes_their_vocabulary(sessions, db_engine):
+    from services.memory.forget import forget_user
+
+    embedder = PastimeEmbedder()
+    _import(sessions, "vocab-f", embedder)
+    _import(sessions, "vocab-g", embedder)
+    vocabulary.fill_all(sessions, embedder)
+    assert _words(db_engine, "vocab-f") and _words(db_engine, "vocab-g")
+    report = forget_user(sessions, None, "vocab-f")
+    assert report.rows["vocabulary"] == len(_words(db_engine, "vocab-g"))  # the same conversation's words
+    assert not _words(db_engine, "vocab-f") and _words(db_engine, "vocab-g")
