@@ -6,7 +6,8 @@ Recall therefore adds to the question's BM25 terms the words of the person's own
 MiniLM vector is nearest to the question's (without a name it names: the name would pull the
 speaker's name and its neighbours), each weighted ``expansion_weight`` × its cosine × its IDF,
 and not counted in the score a turn holding every asked word reaches. Measured on LoCoMo
-(bench/locomo.py, rounds four and five): +0.004 within 10 and 20 turns, multi-hop +0.02.
+(bench/locomo.py, rounds four and five): +0.005 within 10 turns, +0.003 within 20, multi-hop
++0.027.
 
 The vocabulary (migration 0013) holds each distinct word of a person's turns (letters, three or
 more, one full-text lexeme: no stop word), its lexeme and its vector. The vector backfill job
