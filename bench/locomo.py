@@ -161,8 +161,10 @@ average 8–17), then per conversation within 10 / 20 turns:
       per conversation: 26 .865/.909  30 .825/.873  41 .852/.924  42 .783/.850  43 .839/.893
   F with speaker_candidates 80 instead of 40                   identical, figure for figure
   F + vocabulary expansion (expansion_words 10, cos ≥ 0.35,    0.748  0.836  0.892  .652  .925  .652  .949  .958
-      weight 0.3): the default
+      weight 0.3): the default; identical with the vocabulary's HNSW index as with an exact scan
       per conversation: 26 .875/.921  30 .838/.877  41 .858/.928  42 .788/.847  43 .840/.893
+  same with expansion_words 5 (a quarter less of its cost)     0.749  0.836  0.891  .642  .932  .646  .949  .958
+      per conversation: 26 .872/.919  30 .842/.868  41 .858/.927  42 .787/.851  43 .840/.893
 Against round four the default is better in all five conversations within 10 turns and in four within
 20 (conv-42 .846 → .847, conv-43 equal); F alone dipped in conv-42 within 10 (.791 → .783), which the
 expansion brings back to .788. Temporal loses one question's evidence (.932 → .925).
