@@ -163,8 +163,10 @@ average 8–17), then per conversation within 10 / 20 turns:
   F + vocabulary expansion (expansion_words 10, cos ≥ 0.35,    0.748  0.836  0.892  .652  .925  .652  .949  .958
       weight 0.3): the default; identical with the vocabulary's HNSW index as with an exact scan
       per conversation: 26 .875/.921  30 .838/.877  41 .858/.928  42 .788/.847  43 .840/.893
-  same with expansion_words 5 (a quarter less of its cost)     0.749  0.836  0.891  .642  .932  .646  .949  .958
+  same with expansion_words 5 (a fifth less of its cost)      0.749  0.836  0.891  .642  .932  .646  .949  .958
       per conversation: 26 .872/.919  30 .842/.868  41 .858/.927  42 .787/.851  43 .840/.893
+  the expansion words only score, they do not search the      identical to the row above it, figure for figure,
+      index (the GIN arm) as first built                       for a third less of its cost: now default
 Against round four the default is better in all five conversations within 10 turns and in four within
 20 (conv-42 .846 → .847, conv-43 equal); F alone dipped in conv-42 within 10 (.791 → .783), which the
 expansion brings back to .788. Temporal loses one question's evidence (.932 → .925).
@@ -176,15 +178,16 @@ words with a MiniLM vector each, filled by the vector backfill job after the exc
 imported and chat turns alike; the vector_backfill periodic service queues the job while turns wait).
 Cost: the question's shape, two regular expressions (~4 µs). The expansion: no embedding at query time
 (the question's vectors are already there) and no more round trips: an HNSW kNN over the person's
-vocabulary inside line_terms' statement, and the document frequencies and BM25 of ~7 more terms. On
-bench/recall.py's 100k database (a copy; 216k turns, the generated chat's 3,583 words), 120 queries
-alternating off / on, load average 10–13: CPU per recall (process + PostgreSQL backend) 48.3 → 62.3 ms
-(+14.0 ms; with expansion_words 5: +10.8 ms), line_terms' median +9.8 ms (+5.5 ms with 5 words); the
-kNN alone 3.3 ms with the index, 8.7 ms as an exact scan. That is a third more recall CPU, against
-issue 9's latency target (the rlat branch): the expansion's price for +0.005 within 10 turns and
-multi-hop +0.027. In the background, one embedding per new word and person: LoCoMo's 5 conversations
-hold 7,815 (3,932 distinct words, 2,760 turns; 13 MB with the vectors); the 100k database's 5,003
-words took 90 s at load average 18 (~3 ms a word on an idle machine, round four).
+vocabulary inside line_terms' statement, and the document frequencies and BM25 of ~7 more terms (which
+re-rank the candidates; searching the index by them too found nothing more). On bench/recall.py's 100k
+database (a copy; 216k turns, the generated chat's 3,583 words), 120 queries, the variants interleaved,
+load average 10–13: CPU per recall (process + PostgreSQL backend) 48.6 → 58.2 ms (+9.6 ms; +15.0 when
+the added words searched the index too; +12.1 with expansion_words 5 and searching); the kNN alone 3.3 ms
+with the index, 8.7 ms as an exact scan. A fifth more recall CPU, against issue 9's latency target (the
+rlat branch): the expansion's price for +0.005 within 10 turns and multi-hop +0.027. In the background,
+one embedding per new word and person: LoCoMo's 5 conversations hold 7,815 (3,932 distinct words, 2,760
+turns; 13 MB with the vectors); the 100k database's 5,003 words took 90 s at load average 18 (~3 ms a
+word on an idle machine, round four).
 
 Where the targets stand: within 10 turns 0.836 (≥ 0.82, kept); within 20 turns 0.892 (target 0.90: not
 reached); multi-hop 0.652 and open-domain 0.652 (target 0.75: not reached); temporal 0.925, single-hop

@@ -5,7 +5,8 @@ A question often shares no word with the turn that answers it: "What martial art
 Recall therefore adds to the question's BM25 terms the words of the person's own turns whose
 MiniLM vector is nearest to the question's (without a name it names: the name would pull the
 speaker's name and its neighbours), each weighted ``expansion_weight`` × its cosine × its IDF,
-and not counted in the score a turn holding every asked word reaches. Measured on LoCoMo
+and not counted in the score a turn holding every asked word reaches; they re-rank the candidates
+the other arms bring and search nothing themselves. Measured on LoCoMo
 (bench/locomo.py, rounds four and five): +0.005 within 10 turns, +0.003 within 20, multi-hop
 +0.027.
 
