@@ -182,14 +182,14 @@ vocabulary inside line_terms' statement, and the document frequencies and BM25 o
 re-rank the candidates; searching the index by them too found nothing more). On bench/recall.py's 100k
 database (a copy; 216k turns, the generated chat's 3,583 words), 120 queries, the variants interleaved,
 load average 10–13: CPU per recall (process + PostgreSQL backend) 48.6 → 58.2 ms (+9.6 ms; +15.0 when
-the added words searched the index too; +12.1 with expansion_words 5 and searching); the kNN alone 3.3 ms
-with the index, 8.7 ms as an exact scan. ``python -m bench.recall --n 100000 --no-import --no-quality
+the added words searched the index too; +12.1 with expansion_words 5 and searching); the kNN alone 3.3
+ms with the index, 8.7 ms as an exact scan. ``python -m bench.recall --n 100000 --no-import --no-quality
 --profile`` on that copy with every default (load average 12): p50 192 ms, p95 303 ms, CPU 31.5 ms in
-the process and 39.0 ms in PostgreSQL per recall, line_terms 11.7 ms of it. A fifth more recall CPU, against issue 9's latency target (the
-rlat branch): the expansion's price for +0.005 within 10 turns and multi-hop +0.027. In the background,
-one embedding per new word and person: LoCoMo's 5 conversations hold 7,815 (3,932 distinct words, 2,760
-turns; 13 MB with the vectors); the 100k database's 5,003 words took 90 s at load average 18 (~3 ms a
-word on an idle machine, round four).
+the process and 39.0 ms in PostgreSQL per recall, line_terms 11.7 ms of it. A fifth more recall CPU,
+against issue 9's latency target (the rlat branch): the expansion's price for +0.005 within 10 turns and
+multi-hop +0.027. In the background, one embedding per new word and person: LoCoMo's 5 conversations
+hold 7,815 (3,932 distinct words, 2,760 turns; 13 MB with the vectors); the 100k database's 5,003 words
+took 90 s at load average 18 (~3 ms a word on an idle machine, round four).
 
 Where the targets stand: within 10 turns 0.836 (≥ 0.82, kept); within 20 turns 0.892 (target 0.90: not
 reached); multi-hop 0.652 and open-domain 0.652 (target 0.75: not reached); temporal 0.925, single-hop
