@@ -163,13 +163,14 @@ average 8–17), then per conversation within 10 / 20 turns:
   F + vocabulary expansion (expansion_words 10, cos ≥ 0.35,    0.748  0.836  0.892  .652  .925  .652  .949  .958
       weight 0.3): the default; identical with the vocabulary's HNSW index as with an exact scan
       per conversation: 26 .875/.921  30 .838/.877  41 .858/.928  42 .788/.847  43 .840/.893
-  same with expansion_words 5 (a fifth less of its cost)      0.749  0.836  0.891  .642  .932  .646  .949  .958
-      per conversation: 26 .872/.919  30 .842/.868  41 .858/.927  42 .787/.851  43 .840/.893
-  the expansion words only score, they do not search the      identical to the row above it, figure for figure,
+  the expansion words only score, they do not search the      identical to the row above, figure for figure,
       index (the GIN arm) as first built                       for a third less of its cost: now default
-Against round four the default is better in all five conversations within 10 turns and in four within
-20 (conv-42 .846 → .847, conv-43 equal); F alone dipped in conv-42 within 10 (.791 → .783), which the
-expansion brings back to .788. Temporal loses one question's evidence (.932 → .925).
+  same with expansion_words 5 (searching; a fifth less cost)   0.749  0.836  0.891  .642  .932  .646  .949  .958
+      per conversation: 26 .872/.919  30 .842/.868  41 .858/.927  42 .787/.851  43 .840/.893
+Against round four the default is better in all five conversations within 20 turns (conv-42 .846 →
+.847 and conv-43 .892 → .893 barely) and in four within 10: conv-42 dips (.791 → .788; F alone .783,
+the expansion brings part of it back), so the held-out half may gain less. Temporal loses one
+question's evidence (.932 → .925).
 
 Now default (configs/memory.toml): speaker_weight_broad 0.5 (services/memory/turnshape.asks_broadly,
 used in recall.py for a question naming one speaker); expansion_weight 0.3, expansion_words 10,
