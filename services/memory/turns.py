@@ -90,7 +90,8 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig,
             "SELECT d.lexeme, d.mult, d.added, d.sample_df, st.n, st.avg_len, st.lines, "
             # A lexeme the sample barely holds, when the user has more lines than sampled: counted exactly
             # in the same statement (it used to take one more).
-            "CASE WHEN st.n >= :sample AND coalesce(st.lines, 0) > greatest(st.n, 1) AND d.sample_df < :rare "
+            "CASE WHEN NOT d.added AND st.n >= :sample AND coalesce(st.lines, 0) > greatest(st.n, 1) "
+            "AND d.sample_df < :rare "
             "THEN (SELECT count(*) FROM (SELECT 1 FROM exchange_lines e WHERE e.user_id = :user "
             "AND e.search @@ d.tsq LIMIT :cap) c) END AS exact_df FROM d CROSS JOIN st"
         ),
@@ -105,8 +106,7 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig,
     if sampled >= config.length_sample:  # more lines than sampled: the real count (kept by migration 0010's triggers)
         total = int(rows[0].lines or 0)
     ratio = total / max(sampled, 1)
-    dfs = {row.lexeme: round(int(row.sample_df) * ratio) if row.exact_df is None else int(row.exact_df)
-           for row in rows}
+    dfs = {row.lexeme: _frequency(row, ratio) for row in rows}
     mults = {row.lexeme: float(row.mult) for row in rows}
     added = {row.lexeme for row in rows if row.added}
     # A word no turn holds still counts: a fact or an episode may hold it (it then weighs the most). An
@@ -124,6 +124,17 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig,
     scale = sum(idf for (lexeme, df), idf in zip(found, idfs, strict=True) if df > 0 and lexeme not in added)
     weights = [idf * mults[lexeme] for (lexeme, _), idf in zip(found, idfs, strict=True)]
     return LineTerms(Terms([lexeme for lexeme, _ in found], weights, rare_enough), avg_len, total, scale)
+
+
+def _frequency(row: Any, ratio: float) -> int:
+    """A lexeme's document frequency: counted exactly, or scaled from the sample. An expansion word is in
+    the person's vocabulary, so some line holds it: one the sample missed when it did not cover every line
+    is taken as half a sampling step (counting them exactly cost ~1.7 ms a word at 100k exchanges)."""
+    if row.exact_df is not None:
+        return int(row.exact_df)
+    if row.added and not row.sample_df and ratio > 1:
+        return max(1, round(ratio / 2))
+    return round(int(row.sample_df) * ratio)
 
 
 def _searched(rare: list[tuple[str, int]], total: int, cap: int) -> list[str]:
