@@ -166,3 +166,16 @@ def test_forgetting_a_person_deletes_their_vocabulary(sessions, db_engine):
     report = forget_user(sessions, None, "vocab-f")
     assert report.rows["vocabulary"] == len(_words(db_engine, "vocab-g"))  # the same conversation's words
     assert not _words(db_engine, "vocab-f") and _words(db_engine, "vocab-g")
+
+
+def test_an_added_word_the_sample_missed_still_counts_on_a_long_history(sessions, db_engine):
+    """With more lines than the document-frequency sample holds, an added word the sample missed is not
+    counted line by line: it is in the person's vocabulary, so it counts as rare, not as absent."""
+    embedder = PastimeEmbedder()
+    _import(sessions, "vocab-h", embedder)
+    vocabulary.fill_all(sessions, embedder)
+    sampled = replace(RecallConfig(), length_sample=2)  # 2 of the 8 lines: most words unseen by the sample
+    with Session(db_engine) as session:
+        terms = line_terms(session, "vocab-h", QUESTION, sampled, embedder.embed("What pastimes does enjoy?"))
+    weights = dict(zip(terms.terms.lexemes, terms.terms.weights, strict=True))
+    assert {"potteri", "camp"} <= weights.keys() and all(weight > 0 for weight in weights.values())
