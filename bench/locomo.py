@@ -179,18 +179,21 @@ words with a MiniLM vector each, filled by the vector backfill job after the exc
 imported and chat turns alike; the vector_backfill periodic service queues the job while turns wait).
 Cost: the question's shape, two regular expressions (~4 µs). The expansion: no embedding at query time
 (the question's vectors are already there) and no more round trips: an HNSW kNN over the person's
-vocabulary inside line_terms' statement, and the document frequencies and BM25 of ~7 more terms (which
-re-rank the candidates; searching the index by them too found nothing more). On bench/recall.py's 100k
-database (a copy; 216k turns, the generated chat's 3,583 words), 120 queries, the variants interleaved,
-load average 10–13: CPU per recall (process + PostgreSQL backend) 48.6 → 58.2 ms (+9.6 ms; +15.0 when
-the added words searched the index too; +12.1 with expansion_words 5 and searching); the kNN alone 3.3
-ms with the index, 8.7 ms as an exact scan. ``python -m bench.recall --n 100000 --no-import --no-quality
---profile`` on that copy with every default (load average 12): p50 192 ms, p95 303 ms, CPU 31.5 ms in
-the process and 39.0 ms in PostgreSQL per recall, line_terms 11.7 ms of it. A fifth more recall CPU,
-against issue 9's latency target (the rlat branch): the expansion's price for +0.005 within 10 turns and
-multi-hop +0.027. In the background, one embedding per new word and person: LoCoMo's 5 conversations
-hold 7,815 (3,932 distinct words, 2,760 turns; 13 MB with the vectors); the 100k database's 5,003 words
-took 90 s at load average 18 (~3 ms a word on an idle machine, round four).
+vocabulary inside line_terms' statement, and the BM25 of ~7 more terms (which re-rank the candidates;
+searching the index by them too found nothing more), their document frequencies read from line_terms'
+sample (a word of the person's vocabulary the sample missed counts as half a sampling step instead of
+being counted exactly: ~1.7 ms a word at 100k; on LoCoMo the sample holds every turn, so nothing
+changes). On bench/recall.py's 100k database (a copy; 216k turns, the generated chat's 3,583 words),
+120 queries, off and on interleaved, load average 10–13, CPU per recall (process + PostgreSQL backend):
+47.6 → 55.0 ms (+7.4 ms; as first built, searching by the added words and counting them exactly, +15.0;
+without searching +9.6; with expansion_words 5 and searching +12.1); line_terms' median +3.3 ms; the kNN
+alone 3.3 ms with the index, 8.7 ms as an exact scan. ``python -m bench.recall --n 100000 --no-import
+--no-quality --profile`` on that copy as first built (load average 12): p50 192 ms, p95 303 ms, CPU 31.5
+ms in the process and 39.0 ms in PostgreSQL per recall. About a sixth more recall CPU, against issue 9's
+latency target (the rlat branch): the expansion's price for +0.005 within 10 turns and multi-hop
++0.027. In the background, one embedding per new word and person: LoCoMo's 5 conversations hold 7,815
+(3,932 distinct words, 2,760 turns; 13 MB with the vectors); the 100k database's 5,003 words took 90 s
+at load average 18 (~3 ms a word on an idle machine, round four).
 
 Where the targets stand: within 10 turns 0.836 (≥ 0.82, kept); within 20 turns 0.892 (target 0.90: not
 reached); multi-hop 0.652 and open-domain 0.652 (target 0.75: not reached); temporal 0.925, single-hop
