@@ -158,6 +158,7 @@ from services.db import make_engine, make_sessionmaker
 from services.embedded.lifecycle import free_port
 from services.embedded.postgres import EmbeddedPostgres
 from services.embeddings import load_embedder
+from services.memory import vocabulary
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall
@@ -292,8 +293,21 @@ def import_records(sessions, embedder, records, batch_size: int,  # type: ignore
     stored_s = time.monotonic() - started
     started = time.monotonic()
     vectors = fill_all(sessions, timed, limit=batch_size, loops=os.cpu_count() or 1)  # as the job runs it
-    return {"stored": report.stored, "seconds": stored_s, "vectors": vectors,
-            "vectors_s": time.monotonic() - started, "embedding_s": timed.seconds, "embed_now": embed_now}
+    vectors_s, started = time.monotonic() - started, time.monotonic()
+    words = vocabulary.fill_all(sessions, timed)  # then the person's words, as the job runs it
+    return {"stored": report.stored, "seconds": stored_s, "vectors": vectors, "vectors_s": vectors_s,
+            "words": words, "words_s": time.monotonic() - started, "embedding_s": timed.seconds,
+            "embed_now": embed_now}
+
+
+def fill_vocabulary(sessions, embedder) -> None:  # type: ignore[no-untyped-def]
+    """Fill the vocabulary of a database built before it existed (migration 0013), as the backfill job would."""
+    with sessions() as session:
+        if not vocabulary.pending(session):
+            return
+    started = time.monotonic()
+    words = vocabulary.fill_all(sessions, embedder)
+    print(f"vocabulary: {words} words embedded in {time.monotonic() - started:.1f} s (built before migration 0013)")
 
 
 def print_import(stats: dict[str, float], embedder, batch_size: int, reused: str = "") -> None:  # type: ignore[no-untyped-def]
@@ -307,7 +321,9 @@ def print_import(stats: dict[str, float], embedder, batch_size: int, reused: str
     print(f"import{reused}: {n:.0f} exchanges stored in {s:.1f} s = {n / s:.0f} exchanges/s ({how}, batch "
           f"{batch_size}, --no-enrich; load average at start {stats.get('load', '?')}); then the vector backfill: "
           f"{v:.0f} exchanges in {vs:.1f} s = {v / max(vs, 1e-9):.0f} vectors/s (embedder {embedder.model_id}, "
-          f"{stats['embedding_s']:.1f} s of thread time in the model)")
+          f"{stats['embedding_s']:.1f} s of thread time in the model)"
+          + (f"; then the vocabulary: {stats['words']:.0f} words in {stats['words_s']:.1f} s" if "words" in stats
+             else ""))
 
 
 def rewrite_vectors(engine) -> None:  # type: ignore[no-untyped-def]
@@ -366,6 +382,7 @@ def main() -> None:
                 have = session.scalar(text("SELECT count(*) FROM exchanges WHERE user_id = :u"), {"u": USER}) or 0
             if args.pgdata and args.no_import:
                 print(f"import: skipped (--no-import); {folder} holds {have} exchanges of {USER}")
+                fill_vocabulary(sessions, embedder)
             elif args.pgdata and have >= len(records) and built.is_file():
                 print_import(json.loads(built.read_text()), embedder, args.batch_size,
                              reused=f" (reused {folder}, built earlier)")

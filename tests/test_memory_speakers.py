@@ -134,3 +134,26 @@ def test_only_a_speaker_of_this_users_conversations_counts_as_named(sessions, db
         assert named_speaker(session, "speakers-c", "What did the user say?") is None  # a role is not a name
         assert named_speaker(session, "speakers-d", "What did Melanie's kids like?") is None  # another user's
     assert without_name("What did Melanie's kids like?", "melanie") == "What did kids like?"
+
+
+def test_a_question_about_the_person_at_large_weighs_their_own_turns_more(sessions, db_engine):
+    """recall() gives a named person's turn speaker_weight_broad × its similarity for a broad question
+    ("What pastimes has ..."), and speaker_weight for a question about one thing."""
+    _import(sessions, "speakers-e")
+    base = RecallConfig()
+
+    def relevance(question: str, broad: float) -> dict[str, float]:
+        """The relevance of each returned turn of Melanie's that is at all similar to the question."""
+        config = MemoryConfig(recall=replace(base, speaker_weight_broad=broad))
+        with Session(db_engine) as session:
+            hits = recall(session, PastimeEmbedder(), "speakers-e", question, k=6, now=NOW, config=config,
+                          reinforce=False)
+        return {hit.external_ids[-1]: hit.signals["relevance"] for hit in hits
+                if hit.signals.get("speaker", 0.0) > base.sim_floor}
+
+    broad = "What pastimes has Melanie picked up?"
+    lifted, same = relevance(broad, 0.9), relevance(broad, base.speaker_weight)
+    assert lifted.keys() & same.keys()
+    assert all(lifted[i] > same[i] for i in lifted.keys() & same.keys())
+    one_thing = "What did Melanie paint on Sunday?"
+    assert relevance(one_thing, 0.9) == relevance(one_thing, base.speaker_weight)

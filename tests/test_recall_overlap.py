@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from services.db import make_sessionmaker
 from services.memory import speakers
+from services.memory.config import RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall
 from services.memory.speakers import SpeakerGuesses
@@ -33,23 +34,28 @@ class SlowEmbedder(PastimeEmbedder):
         return super()._encode(texts)
 
 
-def _hits(session: Session, embedder, user: str, query: str, vector: np.ndarray | None = None):  # type: ignore[no-untyped-def]
+def _hits(session: Session, embedder, user: str, query: str, vector: np.ndarray | None = None,  # type: ignore[no-untyped-def]
+          config: RecallConfig | None = None):
     return [hit.to_dict() for hit in recall(session, embedder, user, query, k=6, now=NOW, reinforce=False,
-                                            query_embedding=vector)]
+                                            query_embedding=vector, config=config)]
 
 
+@pytest.mark.parametrize("expansion_words", [0, RecallConfig().expansion_words])
 @pytest.mark.parametrize("query", [QUESTION, "What did they say about the dinosaur hall?"])
-def test_recall_embedding_its_own_query_returns_the_hits_it_returns_given_the_vector(db_engine, query):
+def test_recall_embedding_its_own_query_returns_the_hits_it_returns_given_the_vector(db_engine, query,
+                                                                                      expansion_words):
     sessions = make_sessionmaker(db_engine)
-    _import(sessions, "overlap-a")
+    _import(sessions, f"overlap-a{expansion_words}")
+    user, config = f"overlap-a{expansion_words}", RecallConfig(expansion_words=expansion_words)
     embedder = SlowEmbedder(cache_size=0)
     statements: list[str] = []
     with Session(db_engine) as session:
-        given = _hits(session, embedder, "overlap-a", query, embedder.embed(query))  # the arm inside window_rows
+        given = _hits(session, embedder, user, query, embedder.embed(query), config)  # the arm inside window_rows
         event.listen(session.get_bind(), "before_cursor_execute", lambda *args: statements.append(args[2]))
-        first = _hits(session, embedder, "overlap-a", query)  # no guess yet for a named query
-        assert any(s.startswith(LEXICAL_APART) for s in statements)  # the BM25 arm ran while the model ran
-        again = _hits(session, embedder, "overlap-a", query)  # the guess, learned from the first
+        first = _hits(session, embedder, user, query, config=config)  # no guess yet for a named query
+        # Without the vocabulary's expansion (which needs the vector first), the BM25 arm ran while the model ran.
+        assert any(s.startswith(LEXICAL_APART) for s in statements) == (expansion_words == 0)
+        again = _hits(session, embedder, user, query, config=config)  # the guess, learned from the first
     assert given and first == given and again == given
 
 

@@ -1,6 +1,8 @@
 """Round-four recall signals: the turn's own shape (a turn that asks ranks below a turn that tells; a question
 asking *when* / *how many* / *where* prefers the turn holding a time word / number / place:
-services/memory/turnshape.py) and the similarity of the conversation around a turn (context_sim_weight)."""
+services/memory/turnshape.py) and the similarity of the conversation around a turn (context_sim_weight).
+Round five: a question about a named person at large leans more on that person's own turns
+(speaker_weight_broad, turnshape.asks_broadly)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall, score_candidates
 from services.memory.search import Candidate
 from services.memory.spans import _around, _similarity
-from services.memory.turnshape import answer_cue, carries, question_share
+from services.memory.turnshape import answer_cue, asks_broadly, carries, question_share
 from services.settings import PROJECT_ROOT, SettingsError
 
 NOW = dt.datetime(2025, 9, 1, tzinfo=dt.UTC)
@@ -35,7 +37,7 @@ def _order(candidates: list[Candidate], cfg: RecallConfig, cue: str | None = Non
 
 
 @pytest.mark.parametrize("setting", ["question_turn_weight = 1.5", "answer_cue_weight = -0.1",
-                                     "context_sim_weight = 2"])
+                                     "context_sim_weight = 2", "speaker_weight_broad = -0.5"])
 def test_out_of_range_weights_are_refused(tmp_path, setting):
     (tmp_path / "memory.toml").write_text(f"[recall]\n{setting}\n")
     with pytest.raises(SettingsError, match=setting.split()[0]):
@@ -81,6 +83,41 @@ def test_a_when_question_prefers_the_turn_that_holds_a_time():
     shipped = load_memory_config(PROJECT_ROOT / "configs").recall
     assert _order([vague, dated], shipped, answer_cue("When did they adopt the puppy?")) == [2, 1]
     assert _order([vague, dated], shipped, answer_cue("Which puppy did they adopt?")) == [1, 2]
+
+
+@pytest.mark.parametrize("query", [
+    "What books has Tim read?", "What musical instruments does Melanie play?", "How many dogs does Maria have?",
+    "What are Joanna's hobbies?", "Where has Melanie camped?", "Would Caroline pursue writing as a career?",
+    "What job might Maria pursue in the future?", "Is John likely to move abroad?",
+])
+def test_a_question_about_the_person_at_large(query):
+    assert asks_broadly(query)
+
+
+@pytest.mark.parametrize("query", [
+    "What did Caroline research?", "When did Melanie paint a sunrise?", "Where did Jon open his studio?",
+    "What is Tim's favourite book?", "Which city did John visit last May?",
+])
+def test_a_question_about_one_thing_the_person_did(query):
+    assert not asks_broadly(query)
+
+
+def _spoken(line_id: int, lex: float, speaker_sim: float | None) -> Candidate:
+    candidate = _turn(line_id, "said")
+    candidate.lex, candidate.row["speaker_sim"] = lex, speaker_sim
+    return candidate
+
+
+def test_the_broad_weight_lifts_the_persons_own_turn_over_a_better_worded_one():
+    """"What hobbies has Melanie picked up?": Caroline's turn says "hobbies", Melanie's own turn about pottery
+    says none of it but is close to the question in meaning: at the broad weight hers comes first."""
+    worded, her_own = _spoken(1, 0.6, None), _spoken(2, 0.1, 0.6)
+    shipped = load_memory_config(PROJECT_ROOT / "configs").recall
+    assert shipped.speaker_weight_broad > shipped.speaker_weight > 0
+    narrow = [c.row["id"] for _, _, c in score_candidates([worded, her_own], shipped, True, None, NOW)]
+    broad = [c.row["id"] for _, _, c in score_candidates([worded, her_own], shipped, True, None, NOW, None,
+                                                           shipped.speaker_weight_broad)]
+    assert (narrow, broad) == ([1, 2], [2, 1])
 
 
 def _thread(sims: list[float]) -> tuple[dict[int, dict], dict[int, int]]:

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from services.db import Exchange, make_sessionmaker
 from services.embeddings import HashEmbedder
+from services.memory import vocabulary
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.models import ExchangeLine
 from services.memory.recall import recall
@@ -113,9 +114,11 @@ def test_the_job_queues_its_continuation_while_rows_wait(worker_context, real_re
     run_jobs((MEMORY_CHUNKER_QUEUE,))
     queue = Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis)
     results = [queue.fetch_job(job_id).return_value() for job_id in BACKFILL_JOB_IDS]
-    assert results == ["embedded 256, 44 waiting", "embedded 44, 0 waiting"]
+    # The words of the turns join the vocabulary once no exchange waits (services/memory/vocabulary.py).
+    assert results[0] == "embedded 256, 44 waiting; 0 words added"
+    assert results[1].startswith("embedded 44, 0 waiting; ") and not results[1].endswith("; 0 words added")
     with worker_context.sessions() as session:
-        assert pending_count(session) == 0
+        assert pending_count(session) == 0 and not vocabulary.pending(session)
 
 
 class SlowRecordingEmbedder(HashEmbedder):
@@ -223,18 +226,18 @@ def test_the_periodic_service_queues_the_backfill_while_rows_wait(worker_context
     def fire() -> object:
         return backfill.run(ServiceCall("vector_backfill", f"fire-{time.monotonic()}", worker_context))
 
-    assert fire().reason == "no exchange waits for its vector"
+    assert fire().reason == "no exchange waits for its vector, no turn for its words"
     _import(worker_context.sessions, "alice", 12)
     result = fire()
     assert (result.outcome, result.details) == ("ran", {"pending": 6, "job": BACKFILL_JOB_IDS[0]})
     assert fire().reason == "the backfill is queued or running already"
     assert Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).job_ids == [BACKFILL_JOB_IDS[0]]
     run_jobs((MEMORY_CHUNKER_QUEUE,))
-    assert fire().reason == "no exchange waits for its vector"
+    assert fire().reason == "no exchange waits for its vector, no turn for its words"
     _import(worker_context.sessions, "bob", 12)  # a later import: the finished job's id is used again
     assert fire().details == {"pending": 6, "job": BACKFILL_JOB_IDS[0]}
     run_jobs((MEMORY_CHUNKER_QUEUE,))
-    assert fire().reason == "no exchange waits for its vector"
+    assert fire().reason == "no exchange waits for its vector, no turn for its words"
 
 
 MEMORIES = [

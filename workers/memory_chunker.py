@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import time
 from typing import Any
 
 from rq import Queue, get_current_job
@@ -25,7 +26,7 @@ from services.db import Exchange, User
 from services.embeddings import Embedder
 from services.errors import LLMError, LLMMalformedOutput
 from services.llm.completion import Completion
-from services.memory import vectors
+from services.memory import vectors, vocabulary
 from services.memory.chunks import (
     CHUNK_SCHEMA,
     ChunkInvalid,
@@ -210,16 +211,25 @@ def embed_item(kind: str, item_id: int) -> str:
 
 
 def fill_vectors() -> str:
-    """RQ entry point: the vector backfill (services/memory/vectors.py) for a while, then again while rows wait."""
+    """RQ entry point: the vector backfill (services/memory/vectors.py) for a while, then each person's new
+    words (services/memory/vocabulary.py), then again while rows or words wait."""
     context = current_context()
     embedder = ensure_embedder(context)
     # A loop per core: one embeds while another's batch is written (the worker runs at low priority).
     loops = BACKFILL_LOOPS or os.cpu_count() or 1
+    started = time.monotonic()
     done = vectors.fill_all(context.sessions, embedder, budget_s=BACKFILL_BUDGET_S, loops=loops)
+    words = 0
     with context.sessions() as session:
         left = vectors.pending_count(session)
-    if left:
+    if not left:  # the exchanges' vectors first: recall needs them more than it needs expansion words
+        words = vocabulary.fill_all(context.sessions, embedder,
+                                    budget_s=max(1.0, BACKFILL_BUDGET_S - (time.monotonic() - started)))
+    with context.sessions() as session:
+        words_left = vocabulary.pending(session)
+    if left or words_left:
         job = get_current_job()
         vectors.enqueue_backfill(context.redis, continuing=job.id if job is not None else None)
-    logger.info("vector backfill: %d exchanges embedded, %d waiting", done, left, extra={"embedded": done})
-    return f"embedded {done}, {left} waiting"
+    logger.info("vector backfill: %d exchanges embedded, %d waiting; %d words added", done, left, words,
+                extra={"embedded": done, "words": words})
+    return f"embedded {done}, {left} waiting; {words} words added"

@@ -47,6 +47,10 @@ class RecallConfig:
     rewrite_query: bool = True  # drop question scaffolding ("what kind of", "mention") before matching
     speaker_weight: float = 0.3  # relevance added by a named speaker's turn's similarity (0 = no speaker arm)
     speaker_candidates: int = 40  # turns of the named speaker the speaker arm brings
+    expansion_weight: float = 0.3  # an expansion word's BM25 weight: this × its cosine to the query × its IDF
+    expansion_words: int = 10  # the person's words nearest the query considered (0 = no expansion)
+    expansion_min_similarity: float = 0.35  # ... at this cosine or more
+    speaker_weight_broad: float = 0.5  # its weight when the question asks about the person at large
     question_turn_weight: float = 0.5  # a turn's score × (1 − this × share of its sentences that are questions)
     answer_cue_weight: float = 0.1  # relevance added to a turn holding the time/number/place a query asks for
     kind_weights: dict[str, float] = field(default_factory=lambda: {"exchange": 1.0, "fact": 1.0, "episode": 1.0})
@@ -133,8 +137,12 @@ def validate(config: MemoryConfig) -> None:
                             "context_window >= 0")
     if recall.max_query_terms < 1:
         raise SettingsError("memory.toml: [recall] max_query_terms must be >= 1")
-    if recall.speaker_weight < 0 or recall.speaker_candidates < 0:
-        raise SettingsError("memory.toml: [recall] needs speaker_weight >= 0 and speaker_candidates >= 0")
+    if recall.speaker_weight < 0 or recall.speaker_candidates < 0 or recall.speaker_weight_broad < 0:
+        raise SettingsError("memory.toml: [recall] needs speaker_weight >= 0, speaker_weight_broad >= 0 and "
+                            "speaker_candidates >= 0")
+    if recall.expansion_weight < 0 or recall.expansion_words < 0 or not 0 <= recall.expansion_min_similarity <= 1:
+        raise SettingsError("memory.toml: [recall] needs expansion_weight >= 0, expansion_words >= 0 and "
+                            "0 <= expansion_min_similarity <= 1")
     if not 0 <= recall.context_sim_weight <= 1:
         raise SettingsError("memory.toml: [recall] needs 0 <= context_sim_weight <= 1")
     if not 0 <= recall.question_turn_weight <= 1 or recall.answer_cue_weight < 0:

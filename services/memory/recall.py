@@ -82,14 +82,8 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     # wait on PostgreSQL both release the GIL): the query embedding costs no wall time up to their length.
     ahead = _embed_ahead(embedder, user_id, query, query_embedding, words)
     kinds, name = _open(session, user_id, kinds, cfg, words)
-    # One set of query terms, weighted by this user's turns, serves every kind.
-    terms = turns.line_terms(session, user_id, query, cfg)
-    # While the model still runs, the BM25 arm (it needs no vector) runs on its own: one statement more, off
-    # the wall time. Without an embedding under way it stays inside window_rows' statement (one round trip).
-    lexical = None
-    if ahead is not None and not ahead[0].done() and "exchange" in kinds:
-        lexical = turns.lexical_lines(session, user_id, terms, cfg.line_candidates, cfg)
-    qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)
+    terms, lexical, qvec, speaker = _terms_and_vectors(session, user_id, query, cfg, kinds, ahead, embedder,
+                                                       query_embedding, name)
     excluded = set(exclude_exchange_ids)
     window = time_window(query, now)
     candidates = []
@@ -97,7 +91,10 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
         candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker, lexical)
     candidates += [c for kind in kinds if kind != "exchange"
                    for c in _gather(session, kind, user_id, qvec, terms.terms, window, cfg)]
-    scored = score_candidates(candidates, cfg, qvec is not None, window, now, turnshape.answer_cue(query))
+    # A question about the person at large leans more on that person's own turns (turnshape.asks_broadly).
+    broad = speaker is not None and turnshape.asks_broadly(query)
+    scored = score_candidates(candidates, cfg, qvec is not None, window, now, turnshape.answer_cue(query),
+                              cfg.speaker_weight_broad if broad else cfg.speaker_weight)
     hits = _select(session, user_id, scored, k, cfg, excluded)
     if reinforce and hits:
         ids: dict[str, list[int]] = {}
@@ -143,6 +140,28 @@ def _embed_ahead(embedder: Embedder | None, user_id: str, query: str, query_embe
     return pool.submit(speakers.query_vectors, embedder, query, query_embedding, guess), guess
 
 
+def _terms_and_vectors(session: Session, user_id: str, query: str, cfg: RecallConfig, kinds: tuple[str, ...],
+                       ahead: Ahead | None, embedder: Embedder | None, query_embedding: np.ndarray | None,
+                       name: str | None) -> tuple[turns.LineTerms, list[int] | None, np.ndarray | None,
+                                                  speakers.NamedSpeaker | None]:
+    """The query's terms (one set, weighted by this user's turns, serves every kind), the BM25 arm's lines
+    when they were fetched on their own, the search vector and the named speaker."""
+    if embedder is not None and cfg.expansion_words > 0 and cfg.expansion_weight > 0:
+        # The person's own words nearest the question (without a name it names) join its terms: they need
+        # its vector first, so the terms wait for the model.
+        qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)
+        expand_by = speaker.vector if speaker is not None else qvec
+        return turns.line_terms(session, user_id, query, cfg, expand_by), None, qvec, speaker
+    terms = turns.line_terms(session, user_id, query, cfg)
+    # While the model still runs, the BM25 arm (it needs no vector) runs on its own: one statement more, off
+    # the wall time. Without an embedding under way it stays inside window_rows' statement (one round trip).
+    lexical = None
+    if ahead is not None and not ahead[0].done() and "exchange" in kinds:
+        lexical = turns.lexical_lines(session, user_id, terms, cfg.line_candidates, cfg)
+    qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)
+    return terms, lexical, qvec, speaker
+
+
 def _query_vectors(ahead: Ahead | None, embedder: Embedder | None, query: str, query_embedding: np.ndarray | None,
                    name: str | None) -> tuple[np.ndarray | None, speakers.NamedSpeaker | None]:
     """The search vector and the named speaker: the embedding started ahead when it was started for the
@@ -163,11 +182,14 @@ def _gather(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, 
 
 
 def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool, window: Window | None,
-                     now: dt.datetime, cue: str | None = None) -> list[tuple[float, dict[str, float], Candidate]]:
+                     now: dt.datetime, cue: str | None = None,
+                     speaker_weight: float | None = None) -> list[tuple[float, dict[str, float], Candidate]]:
     """Fuse relevance, apply the boosts, and sort best first (zero-relevance candidates are dropped).
 
     ``cue``: the kind of answer the query asks for (``turnshape.answer_cue``); a turn holding one scores more.
+    ``speaker_weight``: the weight of a named speaker's turn's own similarity (None: ``cfg.speaker_weight``).
     """
+    speaker_weight = cfg.speaker_weight if speaker_weight is None else speaker_weight
     relevance = fuse(candidates, cfg, has_vector)
     scored = []
     # The boosts belong to the item (an exchange's turns share its time, salience and access): their signals
@@ -182,7 +204,7 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
         signals = dict(item[0])
         speaker_sim = candidate.row.get("speaker_sim") if has_vector else None
         if speaker_sim is not None:  # a turn of the person the query names: its own similarity counts too
-            rel += cfg.speaker_weight * _calibrated(float(speaker_sim), cfg)
+            rel += speaker_weight * _calibrated(float(speaker_sim), cfg)
             signals["speaker"] = round(float(speaker_sim), 4)
         turn_text = candidate.row.get("text") if candidate.kind == "exchange" else None
         if turn_text is not None and turnshape.carries(cue, turn_text):

@@ -8,7 +8,13 @@ Two cues, both measured on LoCoMo (bench/locomo.py, round four):
 - a question asking *when*, *how many* or *where* is answered by a turn that holds a time word, a
   number or a place ("last Saturday", "two dogs", "in Paris"): such a turn gets a small relevance bonus.
 
-Both are read from the candidate turn's text in Python (~10 µs a turn, ~2 ms over a recall's few hundred
+A third cue is the question's own shape: a question about the person at large, asking for an aggregate of
+their life ("What books has Tim read?", "How many times has ...", "What are Joanna's hobbies?") or for an
+inference about them ("Would Caroline ...?", "What might John ...?"), is answered by several of that
+person's turns that share few of its words: the speaker signal (speakers.py) weighs more for it
+(round five).
+
+The turn cues are read from the candidate turn's text in Python (~10 µs a turn, ~2 ms over a recall's few hundred
 candidates when none is cached, cached by text after that); no storage and no embedding.
 """
 
@@ -40,6 +46,12 @@ _CAPITALISED = re.compile(r"(?<=\s)[A-Z][a-z]+")
 _ASKS_TIME = re.compile(r"^\s*when\b|\bwhat (?:year|month|day|date|time)\b|\bhow long ago\b", re.IGNORECASE)
 _ASKS_NUMBER = re.compile(r"^\s*how (?:many|much)\b|\bhow long\b", re.IGNORECASE)
 _ASKS_PLACE = re.compile(r"^\s*where\b|\bwhat (?:country|city|town|state|place)\b", re.IGNORECASE)
+# "What <few words> <plural> has/does/...", "How many ...", "What are ...", "Where has ...": a list gathered
+# over the person's life. "Would/Does/Is ...", "... likely / might ...": an inference about the person.
+_ASKS_MANY = re.compile(r"^\s*(?:what|which)\s+(?:\w+\s+){0,3}?\w+s\s+(?:has|have|does|do|did|is|are)\b"
+                        r"|^\s*how many\b|^\s*what are\b|^\s*where ha(?:s|ve)\b", re.IGNORECASE)
+_ASKS_INFERENCE = re.compile(r"^\s*(?:would|might|could|does|do|is|are|what would|what could)\b"
+                             r"|\b(?:likely|might)\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=CACHED_TURNS)
@@ -63,6 +75,11 @@ def answer_cue(query: str) -> str | None:
     if _ASKS_PLACE.search(query):
         return "place"
     return None
+
+
+def asks_broadly(query: str) -> bool:
+    """Whether the query asks about a person at large: a list over their life or an inference about them."""
+    return bool(_ASKS_MANY.search(query) or _ASKS_INFERENCE.search(query))
 
 
 def carries(cue: str | None, text: str) -> bool:

@@ -1,4 +1,5 @@
-"""Vector backfill service: queue the backfill job whenever exchanges wait for their vectors.
+"""Vector backfill service: queue the backfill job whenever exchanges wait for their vectors (or turns
+for their words to join the person's vocabulary: services/memory/vocabulary.py).
 
 An import queues the backfill itself (services/memory/vectors.py); this catches what that
 missed: Redis was unreachable during the import, the embedded servers stopped with the
@@ -9,6 +10,7 @@ queued twice.
 
 from __future__ import annotations
 
+from services.memory import vocabulary
 from services.memory.vectors import enqueue_backfill, pending_count
 from services.periodic.contract import ServiceCall, ServiceResult
 
@@ -16,8 +18,9 @@ from services.periodic.contract import ServiceCall, ServiceResult
 def run(call: ServiceCall) -> ServiceResult:
     with call.context.sessions() as session:
         pending = pending_count(session)
-    if not pending:
-        return ServiceResult.skipped("no exchange waits for its vector")
+        words = not pending and vocabulary.pending(session)  # turns whose words recall's expansion lacks
+    if not pending and not words:
+        return ServiceResult.skipped("no exchange waits for its vector, no turn for its words")
     job_id = enqueue_backfill(call.context.redis)
     if job_id is None:
         return ServiceResult.skipped("the backfill is queued or running already", pending=pending)
