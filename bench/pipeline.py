@@ -298,6 +298,8 @@ def measure_throughput(base_url: str, redis_url: str, tokens: list[str], request
 
     with ThreadPoolExecutor(len(tokens)) as pool:  # not measured: a new worker's first jobs compile and cache
         list(pool.map(warm_up, range(len(tokens))))
+    connection = redis.Redis.from_url(redis_url)
+    wait_for_enrichment(connection)  # the warm-up's enrichment is not this burst's
     sampler = CpuSampler()
     before = sampler.snapshot()
     started = time.perf_counter()
@@ -306,11 +308,12 @@ def measure_throughput(base_url: str, redis_url: str, tokens: list[str], request
     elapsed = time.perf_counter() - started
     burst_end = sampler.snapshot()
     answered = sum(1 for sample in samples if sample[2] == sample[2])
-    rate = answered / elapsed
-    report(f"{len(tokens)} concurrent clients, {workers} digest worker(s): {rate:.1f} replies/s", samples)
+    rate = answered / elapsed  # every request was sent and waited for: one not answered counts as time, not reply
+    report(f"{len(tokens)} concurrent clients, {workers} digest worker(s): {rate:.1f} replies/s"
+           f" ({answered} of {len(samples)} requests answered with `message` in {elapsed:.1f} s)", samples)
     print_usage(sampler.usage(before, burst_end), answered)
     # Enrichment the burst queued (chunks, episodes) runs on after the last reply: it is part of a reply's cost.
-    catch_up_s = wait_for_enrichment(redis.Redis.from_url(redis_url))
+    catch_up_s = wait_for_enrichment(connection)
     print(f"  enrichment caught up {catch_up_s:.1f} s after the burst; CPU of that catching-up:")
     print_usage(sampler.usage(burst_end, sampler.snapshot()), answered)
     return rate
@@ -377,21 +380,23 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4", help="digest worker counts to measure throughput with")
     args = parser.parse_args()
     counts = sorted({int(n) for n in args.workers.split(",")})
-    tokens = [f"bench-pipeline-{n:04d}" for n in range(args.clients)]
+    # Each phase has users of its own: a user's recall and context grow with their history, so phases
+    # sharing users would give the later (more workers) phases more work per reply.
+    tokens = [[f"bench-pipeline-{phase}-{n:04d}" for n in range(args.clients)] for phase in range(len(counts) + 1)]
     llm = FakeLLM().start()
     try:
         with tempfile.TemporaryDirectory() as tmp:
             configs = unthrottled_configs(Path(tmp) / "configs")
             with running_system(Path(tmp) / "data", OPENAI_BASE_URL=llm.url, ENGRAM_LOCAL_LLM="false",
                                 ENGRAM_LOG_LEVEL="WARNING", ENGRAM_DIGEST_WORKERS="1", ENGRAM_CONFIGS_DIR=str(configs),
-                                ENGRAM_API_TOKENS=",".join(f"{t}:u{n}" for n, t in enumerate(tokens))) as engram:
+                                ENGRAM_API_TOKENS=",".join(f"{t}:u-{t}" for phase in tokens for t in phase)) as engram:
                 redis_url, database_url = engram.urls()
                 wait_for_roles(redis_url)  # a role still loading its models would count as hot-path CPU
-                measure_sequential(engram.base_url, tokens[0], args.requests)
+                measure_sequential(engram.base_url, tokens[0][0], args.requests)
                 rates = {}
-                for count in counts:
+                for phase, count in enumerate(counts, start=1):
                     with extra_digest_workers(count - 1, redis_url, database_url, llm.url, Path(tmp) / f"w{count}"):
-                        rates[count] = measure_throughput(engram.base_url, redis_url, tokens,
+                        rates[count] = measure_throughput(engram.base_url, redis_url, tokens[phase],
                                                           args.throughput_requests, count)
                 base = rates[counts[0]]
                 print("replies/s by digest workers: " + ", ".join(
