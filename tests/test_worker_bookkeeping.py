@@ -133,3 +133,27 @@ def test_a_job_after_finished_or_unknown_jobs_is_queued_at_once(real_redis) -> N
     job_id = enqueue(real_redis, "bookkeeping", "builtins.len", "abc", job_id="later", after=["earlier", "gone"])
     assert Job.fetch(job_id, connection=real_redis).get_status() == JobStatus.QUEUED
     assert queue.get_job_ids() == ["later"]
+
+
+def test_renewals_run_at_their_own_pace_stop_when_lost_and_never_after_the_body() -> None:
+    import threading
+    import time
+
+    from services.janitor import renewed
+
+    calls: dict[str, int] = {"fast": 0, "lost": 0}
+    threads: set[int] = set()
+
+    def counted(name: str, keep: bool) -> bool:
+        calls[name] += 1
+        threads.add(threading.get_ident())
+        return keep
+
+    with renewed(lambda: counted("fast", True), 0.05, "fast"), renewed(lambda: counted("lost", False), 0.05, "lost"):
+        time.sleep(0.5)
+    after = dict(calls)
+    time.sleep(0.2)
+    assert calls == after, "a renewal ran after its body ended"
+    assert calls["fast"] >= 2  # again and again while the body runs
+    assert calls["lost"] == 1  # renew said False: never called again
+    assert len(threads) == 1 and threading.get_ident() not in threads  # one side thread serves both
