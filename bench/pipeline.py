@@ -194,6 +194,7 @@ from services.settings import PROJECT_ROOT
 from tests.fake_llm import FakeLLM
 from tests.system import running_system
 
+WARM_UP_CHATS = 3  # per client before each burst
 MESSAGES = [
     "What is a good way to learn Portuguese?",
     "Tell me about the history of Lisbon.",
@@ -294,9 +295,12 @@ def measure_throughput(base_url: str, redis_url: str, tokens: list[str], request
 
     def warm_up(n: int) -> None:
         with ChatClient(base_url, tokens[n], timeout_s=120) as client:
-            one_chat(client, MESSAGES[n % len(MESSAGES)])
+            for i in range(WARM_UP_CHATS):
+                one_chat(client, MESSAGES[(n + i) % len(MESSAGES)])
 
-    with ThreadPoolExecutor(len(tokens)) as pool:  # not measured: a new worker's first jobs compile and cache
+    # Not measured: a new worker's first jobs import, compile and cache, and PostgreSQL settles on a
+    # statement's generic plan only after its connection ran it ~8 times (long-lived workers are past that).
+    with ThreadPoolExecutor(len(tokens)) as pool:
         list(pool.map(warm_up, range(len(tokens))))
     connection = redis.Redis.from_url(redis_url)
     wait_for_enrichment(connection)  # the warm-up's enrichment is not this burst's
