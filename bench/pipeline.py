@@ -15,20 +15,13 @@ scheduler, and this process's clients + scripted LLM), and for the enrichment th
 behind, measured until the memory queues are empty. At 50 replies/s on 2 cores everything
 together has 40 ms of CPU per reply.
 
-Round one (branch hot; loaded box, load 5-10, three A/B pairs of CPU ms per reply): web 11-14 →
-7.5-10, Valkey 6-8 → 5-6, digest and PostgreSQL within noise; sequential first status p50 21.8 →
-10.2 ms, message p50 117 → 90 ms. The digest job's profile then: recall ~32 %, the streamed
-``openai`` call ~22 % (a pydantic model per chunk), topic + session ~11 %, store ~9 %, publishing
-~6 %, finishing ~10 %, RQ's bookkeeping ~15 % of the worker's time. Changed: a histogram
-observation writes one bucket and the sum (Redis commands per chat ~230 → ~160), idle RQ
-heartbeats, process beats and the open-streams gauge at most once a second; the current thread
-comes from Redis, so no PostgreSQL transaction precedes the first ``status`` (the digest re-creates
-a missing thread row); recall and topic/session placement share one transaction; housekeeping
-roles run at nice 19 (``ENGRAM_HOUSEKEEPING_NICE``; tests/test_e2e.py checks every exchange still
-gets chunked); a pub/sub message carries its event and the previous entry's id, so a stream reads
-the log only on a gap. More digest workers than cores cost each job more CPU (four Python
-processes, the web, PostgreSQL and Valkey share two cores' caches); they add throughput on more
-cores or hosts (tests/test_scale_out.py).
+Round one (branch hot; A/B pairs of CPU ms per reply, loaded box): web 11-14 → 7.5-10, Valkey
+6-8 → 5-6; sequential first status p50 21.8 → 10.2 ms, message p50 117 → 90 ms. Changed: a
+histogram observation writes one bucket and the sum; idle RQ heartbeats, process beats and the
+open-streams gauge at most once a second; the current thread comes from Redis (no PostgreSQL
+transaction before the first ``status``); recall and topic/session placement share one
+transaction; housekeeping roles run at nice 19 (``ENGRAM_HOUSEKEEPING_NICE``); a pub/sub message
+carries its event and the previous entry's id, so a stream reads the log only on a gap.
 
 Idle machine (load average 0.8 at the start), the merged tree of the previous round (with speaker-aware
 recall and the recall-speed changes): sequential first `status` p50 7.3 ms / p99 11.5 ms, first
@@ -49,60 +42,18 @@ CPU than with two. `message` p50 ≤ 40 ms and ≥ 50 replies/s are still not me
 ~34 Redis calls per turn; besides recall's 3 statements, context assembly reads the profile facts,
 the narrative and the shared thoughts (3 more, per user and rarely changed: cacheable).
 
-plumb branch (everything around the digest job's own steps). Counted with ``python -m
-bench.commands`` (Redis MONITOR and PostgreSQL's statement log over 20 sequential chats, by role;
-a round trip is a command or a pipeline) and ``python -m bench.rq_overhead`` (RQ's CPU per no-op
-job and per enqueue, on its own Valkey): counts and the isolated RQ numbers do not depend on the
-load; the whole-pipeline CPU ms do (other engineers' work took 1.1-1.7 of the 2 cores in every
-run below, so the pipeline pairs show only the larger effects).
-
-- Where it went. Redis round trips per chat (whole system, 20 chats): digest worker 42.7, chunker
-  28.2, episodic 11.9, web 6.5. Of the digest worker's ~43, RQ's own bookkeeping was ~19 per job
-  (two start transactions, the job lease, PERSIST, a separate job heartbeat, WATCH + SMEMBERS +
-  the end transaction, then "idle" state and heartbeats written again before and after each
-  dequeue, a suspension check) and ``services.queues.enqueue`` 4 per memory job (HGETALL, LREM
-  of the missing id, SADD, the enqueue). A no-op job cost RQ's ``SimpleWorker`` 3.5-5.2 ms of
-  worker CPU and 0.9-2.2 ms of Valkey's, the old EngramWorker 5.2-5.8 and 1.4-1.6 (its lease on
-  top); under cProfile, a quarter of that is redis-py packing commands (``connection.pack``).
-  The web: rate limit, current thread, publish the first event (a Lua script), the submit
-  transaction, the accepted counter, then the stream read the log back once (XRANGE). The load
-  generator (httpx streams) took 7.5-8.5 ms per reply in the bursts, together with the
-  scripted LLM. PostgreSQL: the web sends no statement per chat; the digest's 27.6 statements
-  per chat are recall's and the turn's own (two pool pre-pings, ``;``, among them), owned by
-  the digest and recall branches.
-- What changed. EngramWorker (workers/startup.py) writes everything RQ writes, batched: one start
-  transaction (execution record, worker busy, job lease, current job, heartbeats, started
-  state); the lease dropped and the worker marked idle + heart-beaten inside RQ's own
-  end-of-job transaction (success, failure, retry alike); no separate job heartbeat at the end
-  (the end transaction saves the hash with it); repeated idle state and same-TTL heartbeats
-  written at most once a second, and ``rq suspend`` looked for at most once a second (RQ's
-  round trips per job ~19 → 7). ``enqueue()`` reads the job's status field and enqueues in one
-  transaction. Ordering: the thread lease, the pending head and the finished check are one
-  pipeline; the request leaves the pending list in the lease's release transaction. Web: the
-  first event (a plain XADD: nobody can listen yet), the submit and the accepted counter are
-  one transaction, and the stream subscribes before submitting, so it chains on pub/sub from
-  the first event without reading the log. Bench: a ``http.client`` keep-alive client with a
-  line scan for ``event:`` (same three timings, every request counted).
-- Before → after. Redis round trips per chat: 106 → 56.5 in all (digest 42.7 → 25.2, chunker
-  28.2 → 15.9, episodic 11.9 → 5.5, web 6.5 → 3.0; the scheduler's and periodic's depend on the
-  clock, not the chats); commands 242-258 → 207. No-op job: EngramWorker 5.2-5.8 → 2.1-4.2 ms
-  worker CPU (below plain ``SimpleWorker`` in each of six interleaved pairs), Valkey 1.4-1.6 →
-  0.5-1.0 ms; ``enqueue`` with a job id 1.0-1.3 → 0.3-0.9 ms. Pipeline pairs (A before, B after, back to back, 60
-  sequential + 150-chat bursts): bench clients + scripted LLM 7.5-8.5 → 3.3-3.5 ms per reply in
-  the bursts, 4.7-5.0 → 3.2-3.7 sequential; web 8.0-8.8 → 7.0-7.2 and Valkey 7.2-7.3 → 5.8-6.3
-  sequential; sequential first ``status`` p50 27-29 → 14-20 ms on that loaded box; the digest
-  worker's and PostgreSQL's CPU per reply moved within the noise (±10 ms between runs).
-- What is left. On this machine everything together still costs ~75-95 ms of CPU per reply under
-  load (the idle figures above: ~72-79), against 40 ms for 50 replies/s; the plumbing removed
-  here is worth ~3-4 ms per reply (RQ and enqueue ~2.5-3 ms of worker CPU + ~1 ms of Valkey's
-  per job, the web ~1 ms) plus ~4 ms of the load generator's. What RQ still costs per job (~2
-  ms) is mostly redis-py packing and parsing RQ's hash writes and its full rewrite of the job
-  hash at the end. hiredis (3.5.0, C packing and parsing for redis-py; not installed) was
-  tried on the side: plain ``SimpleWorker``'s per-job CPU fell in every try, EngramWorker's did
-  not move beyond the noise, so it is not adopted. The scripted LLM answers over HTTP/1.0
-  (tests/fake_llm.py), so the digest's openai client opens a connection per turn, which a real
-  endpoint would keep alive. ``message`` p50 ≤ 40 ms and ≥ 50 replies/s need the digest job's own CPU (recall, the
-  openai client, topics) halved: the digest and recall branches.
+plumb branch (everything around the digest job's own steps; counts from ``python -m
+bench.commands`` and ``python -m bench.rq_overhead``, which the load does not change). Redis round
+trips per chat 106 → 56.5 (digest 42.7 → 25.2, chunker 28.2 → 15.9, episodic 11.9 → 5.5, web 6.5 →
+3.0): EngramWorker (workers/startup.py) writes everything RQ writes, batched (one start transaction
+with the job lease; lease drop and idle state inside RQ's end transaction; repeated idle state,
+same-TTL heartbeats and the suspension check at most once a second: RQ's round trips per job ~19 →
+7; a no-op job 5.2-5.8 → 2.1-4.2 ms of worker CPU, Valkey 1.4-1.6 → 0.5-1.0 ms); ``enqueue()``
+reads the job's status and enqueues in one transaction; the ordering's lease, pending head and
+finished check are one pipeline; the web's first event, submit and accepted counter are one
+transaction and the stream subscribes before submitting. The bench's load generator became a
+``http.client`` keep-alive client (7.5-8.5 → 3.3-3.5 ms per reply with the scripted LLM). hiredis
+was tried and not adopted (EngramWorker's per-job CPU did not move beyond the noise).
 
 digest branch (issue 10, "a leaner hot path": the digest job's own CPU). Measured with
 ``python -m bench.hotpath`` (now a CPU-clock profile, ``--scope digest`` for the job alone, and the

@@ -43,21 +43,15 @@ def sqlalchemy_url(url: str) -> str:
     raise ValueError(f"not a PostgreSQL URL: {url!r}")
 
 
-# psycopg prepares a statement once a connection has run it this often (its default: 5); PostgreSQL
-# then plans it five more times before it settles on a generic plan it no longer re-plans. Planning
-# was ~45 % of PostgreSQL's time per chat in a burst (pg_stat_statements, bench/pipeline.py).
-PREPARE_AFTER = 2
-
-
 def make_engine(database_url: str, *, pool_size: int = 5) -> Engine:
     """Create the engine; callers own it and dispose it on shutdown.
 
     The pool hands out the most recently returned connection first (LIFO): a worker that needs one
-    connection at a time keeps using the same one, whose backend has the prepared statements,
-    plans and catalog caches warm, instead of cycling through five cold ones.
+    connection at a time keeps using the same one, whose backend has its catalog caches and
+    psycopg's prepared statements warm (a statement is prepared on a connection's fifth run of it),
+    instead of cycling through five connections.
     """
-    engine = create_engine(sqlalchemy_url(database_url), pool_size=pool_size, pool_use_lifo=True, future=True,
-                           connect_args={"prepare_threshold": PREPARE_AFTER})
+    engine = create_engine(sqlalchemy_url(database_url), pool_size=pool_size, pool_use_lifo=True, future=True)
     event.listen(engine, "checkout", discard_if_closed_by_server)
     return engine
 
