@@ -116,6 +116,45 @@ a correct cache needs every writer of exchange lines and facts (chunker, import,
 invalidate it: services/memory is the recall branches'. What is left of the digest's CPU is
 recall (~40 % now), ~20 Redis round trips (RQ's enqueue of the chunker job alone is four; five
 EVALSHA publishes), and RQ's own bookkeeping around the job.
+
+burst branch (issue 10, throughput: every process but the digest job's own steps, and the bench).
+Measured on the shared box (other engineers' work took 1.0-1.6 of the 2 cores throughout, which
+moves everyone's CPU per reply by ±20 %), so the before → after numbers come from an interleaved
+A/B: two ``engram run``s side by side, the base tree and this branch, bursts alternating between
+them (A B, B A, …) so both meet the same outside load; and from counts the load does not change.
+
+- Four workers costing ~40 % more per job than two was mostly this bench: its phases shared the
+  16 users and ran 1, 2, 4 workers in that order, so each later phase recalled over more history
+  per user (recall, context and PostgreSQL grow with a user's exchanges). Same users, phases
+  2, 4, 2, 4 workers: digest CPU per reply 32 → 49 → 50 → 55 ms, PostgreSQL 9 → 14 → 16 → 18 (up
+  with the phase, not the worker count); fresh users per phase, 4, 2, 4, 2: 39.6 / 37.9 / 41.5 /
+  38.6 and 8.7 / 9.0 / 9.2 / 10.0. What is left (4 vs 2, ~5 %) is more processes than cores
+  (~30 involuntary context switches per reply either way) and the bench's extra workers being
+  new processes each phase. Nothing spins: per-thread /proc times of a digest worker's other
+  threads (OpenBLAS, onnxruntime, lease renewers) were ~0; perf has no hardware counters here.
+  Now each phase has users of its own, three warm-up chats per client, the warm-up's enrichment
+  is waited out before the burst, and each burst prints requests answered of sent.
+- The memory roles in a burst: each topic switch closes a session and queues its episode. The
+  episode job ran at once, found its chunks missing (the chunker runs at nice 19 and falls behind
+  in a burst), re-scheduled itself (5 s, 15 s, …) and the scheduler moved it back each time: 192
+  episode runs for 72 sessions in one 176-chat run; the scheduler 3-12 ms and the episodic worker
+  1-6 ms of CPU per reply during bursts. Now an episode waits as an RQ dependent of its
+  exchanges' chunker jobs still queued, running or retrying (``services.queues.enqueue(after=)``,
+  failures allowed; finished or expired ones hold nothing back): it runs once, after its chunks.
+- PostgreSQL (pg_stat_statements, loaded on a copy): ~30 statements per reply; inside the server
+  ~5.3 ms executing and ~3.6-4.1 ms PLANNING per reply under load: ~12 statements keep custom
+  plans and are re-planned on every run (recall's 1.3 ms, BM25 statistics 0.5, session placement
+  0.35, the context reads of facts, narrative and drift gists 0.7 together while returning no
+  rows, topics 0.3). A lower psycopg prepare threshold did not change that (11.9 vs 11.8 plans per
+  reply): not adopted. The pool is LIFO now (a worker keeps one warm connection). No autovacuum in
+  the bursts; WAL ~12 KB, ~66 records and almost no full-page images per reply.
+- The web: its CPU is mostly send() (each SSE event and Redis command is a write that wakes the
+  other side). Events that arrive together now go out in one write: sends per chat (strace, web
+  worker, same bursts) 10.7-12.9 → 8.3-10.4.
+- Lease renewals run on one thread per process instead of a thread started and joined per lease
+  (two per chat): 0.12 → 0.008 ms of CPU per lease. The scheduler makes its first quiet-session
+  sweep at start (its ORM set-up no longer lands a minute in).
+
 """
 
 from __future__ import annotations
