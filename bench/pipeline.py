@@ -118,43 +118,48 @@ recall (~40 % now), ~20 Redis round trips (RQ's enqueue of the chunker job alone
 EVALSHA publishes), and RQ's own bookkeeping around the job.
 
 burst branch (issue 10, throughput: every process but the digest job's own steps, and the bench).
-Measured on the shared box (other engineers' work took 1.0-1.6 of the 2 cores throughout, which
-moves everyone's CPU per reply by ±20 %), so the before → after numbers come from an interleaved
-A/B: two ``engram run``s side by side, the base tree and this branch, bursts alternating between
-them (A B, B A, …) so both meet the same outside load; and from counts the load does not change.
+The box was shared (others took 1.0-1.6 of the 2 cores, moving everyone's CPU per reply by ±20 %),
+so before → after comes from counts and from an interleaved A/B: two ``engram run``s side by side
+(base tree, branch), bursts alternating between them so both meet the same outside load.
 
-- Four workers costing ~40 % more per job than two was mostly this bench: its phases shared the
-  16 users and ran 1, 2, 4 workers in that order, so each later phase recalled over more history
-  per user (recall, context and PostgreSQL grow with a user's exchanges). Same users, phases
-  2, 4, 2, 4 workers: digest CPU per reply 32 → 49 → 50 → 55 ms, PostgreSQL 9 → 14 → 16 → 18 (up
-  with the phase, not the worker count); fresh users per phase, 4, 2, 4, 2: 39.6 / 37.9 / 41.5 /
-  38.6 and 8.7 / 9.0 / 9.2 / 10.0. What is left (4 vs 2, ~5 %) is more processes than cores
-  (~30 involuntary context switches per reply either way) and the bench's extra workers being
-  new processes each phase. Nothing spins: per-thread /proc times of a digest worker's other
-  threads (OpenBLAS, onnxruntime, lease renewers) were ~0; perf has no hardware counters here.
-  Now each phase has users of its own, three warm-up chats per client, the warm-up's enrichment
-  is waited out before the burst, and each burst prints requests answered of sent.
-- The memory roles in a burst: each topic switch closes a session and queues its episode. The
-  episode job ran at once, found its chunks missing (the chunker runs at nice 19 and falls behind
-  in a burst), re-scheduled itself (5 s, 15 s, …) and the scheduler moved it back each time: 192
-  episode runs for 72 sessions in one 176-chat run; the scheduler 3-12 ms and the episodic worker
-  1-6 ms of CPU per reply during bursts. Now an episode waits as an RQ dependent of its
-  exchanges' chunker jobs still queued, running or retrying (``services.queues.enqueue(after=)``,
-  failures allowed; finished or expired ones hold nothing back): it runs once, after its chunks.
-- PostgreSQL (pg_stat_statements, loaded on a copy): ~30 statements per reply; inside the server
-  ~5.3 ms executing and ~3.6-4.1 ms PLANNING per reply under load: ~12 statements keep custom
-  plans and are re-planned on every run (recall's 1.3 ms, BM25 statistics 0.5, session placement
-  0.35, the context reads of facts, narrative and drift gists 0.7 together while returning no
-  rows, topics 0.3). A lower psycopg prepare threshold did not change that (11.9 vs 11.8 plans per
-  reply): not adopted. The pool is LIFO now (a worker keeps one warm connection). No autovacuum in
-  the bursts; WAL ~12 KB, ~66 records and almost no full-page images per reply.
-- The web: its CPU is mostly send() (each SSE event and Redis command is a write that wakes the
-  other side). Events that arrive together now go out in one write: sends per chat (strace, web
-  worker, same bursts) 10.7-12.9 → 8.3-10.4.
-- Lease renewals run on one thread per process instead of a thread started and joined per lease
-  (two per chat): 0.12 → 0.008 ms of CPU per lease. The scheduler makes its first quiet-session
-  sweep at start (its ORM set-up no longer lands a minute in).
-
+- Four workers costing ~40 % more per job than two was mostly this bench: its phases shared 16
+  users and ran 1, 2, 4 workers in that order, so each later phase recalled over more history per
+  user. Same users, phases of 2, 4, 2, 4 workers: digest CPU per reply 32 → 49 → 50 → 55 ms,
+  PostgreSQL 9 → 14 → 16 → 18 (up with the phase, not the workers); fresh users per phase, 4, 2,
+  4, 2: 39.6 / 37.9 / 41.5 / 38.6 and 8.7 / 9.0 / 9.2 / 10.0. The ~5 % left is more processes than
+  cores (~30 involuntary context switches per reply) and new worker processes per phase. Nothing
+  spins: a digest worker's other threads (OpenBLAS, onnxruntime, lease renewers) used ~0 CPU; perf
+  has no hardware counters here. Now: users of its own per phase, three warm-up chats per client,
+  the warm-up's enrichment waited out, requests answered of sent printed.
+- Memory roles in a burst: a topic switch closes a session and queues its episode, which ran at
+  once, found its chunks missing (the chunker, at nice 19, falls behind in a burst), re-scheduled
+  itself (5 s, 15 s, …) and was moved back by the scheduler each time; the scheduler took 3-12 ms
+  and the episodic worker 1-6 ms of CPU per reply in such bursts. Now an episode is an RQ dependent
+  of its exchanges' chunker jobs still queued, running or retrying (``services.queues.enqueue(after=)``,
+  failures allowed): it runs once, after its chunks. Episode runs per session 2.19 → 1.00 (472 → 216
+  over eight 160-chat bursts; the scheduler's moves 256 → 0).
+- PostgreSQL (pg_stat_statements on a copy): ~30 statements per reply, ~5.3 ms executing and
+  3.6-4.1 ms PLANNING per reply under load: ~12 statements keep custom plans, re-planned on every run
+  (recall 1.3 ms, BM25 statistics 0.5, session placement 0.35, the context reads of facts, narrative
+  and drift gists 0.7 while returning no rows, topics 0.3). A lower psycopg prepare threshold left
+  that unchanged (11.9 vs 11.8 plans per reply): not adopted; the pool is LIFO (one warm connection
+  per worker). No autovacuum in bursts; WAL ~12 KB and ~66 records per reply, few full-page images.
+- Web: its CPU is mostly send() (each event and Redis command is a write waking the other side).
+  Events that arrive together go out in one write: send() per chat 10.7-12.9 → 8.3-10.4 (strace).
+  Lease renewals: one thread per process, not one started and joined per lease (two per chat):
+  0.12 → 0.008 ms CPU per lease. The scheduler's first quiet-session sweep runs at start.
+- CPU per reply, interleaved bursts (base / branch, outside load): 4 workers 62.4 / 59.7 (118 / 114
+  %), 58.2 / 78.6 (155 / 159), 67.4 / 62.8 (66 / 41), 72.1 / 78.4 (141 / 147), 75.3 / 71.9 (118 /
+  129), 77.5 / 76.4 (121 / 147); 2 workers 57.3 / 47.5 (142 / 135), 60.8 / 65.8 (129 / 146):
+  medians 65 / 69, i.e. what the branch saves is below what this box resolves. ``bench.pipeline`` on
+  the branch (outside load 100-140 %): sequential first status p50 12.3 ms, message p50 117 / p99
+  208 ms; 9.1 / 8.0 / 13.0 replies/s with 1 / 2 / 4 workers; 66-82 ms CPU per reply in the bursts.
+- ≥ 50 replies/s is not met, nor reachable from outside the digest job: of the idle round's 51-67
+  ms per reply, the processes this branch owns are ~17-25 (PostgreSQL 9-14, web 5-6, Valkey 3-4,
+  bench 2.5) against 40 for everything. Left: PostgreSQL's re-planning (~3.5 ms per reply: generic
+  plans or fewer statements, the recall and hot-path branches' SQL), the digest's ~25 Redis round
+  trips, the web's ~3 and one write per event. Unexplained: in some bursts the scheduler role spends
+  5-12 ms per reply for a minute (base and branch alike; py-spy shows no Python stack busy then).
 """
 
 from __future__ import annotations
