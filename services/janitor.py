@@ -170,6 +170,20 @@ return 1
 """
 
 
+# KEYS: started registry, owned, lease; ARGV: registry member, expired score. If the job is still in the
+# registry, run by an Engram worker and without a lease: mark its entry expired, so RQ's cleanup treats
+# it as abandoned exactly as it would after the long registry timeout, and hand it on (drop the mark).
+_MARK_ABANDONED = """
+if redis.call('zscore', KEYS[1], ARGV[1]) and redis.call('exists', KEYS[2]) == 1
+   and redis.call('exists', KEYS[3]) == 0 then
+  redis.call('zadd', KEYS[1], ARGV[2], ARGV[1])
+  redis.call('del', KEYS[2])
+  return 1
+end
+return 0
+"""
+
+
 def hold_lease(pipeline: redis.client.Pipeline, job_id: str, token: str, ttl_s: int = LEASE_TTL_S) -> None:
     """Queue taking a running job's lease for the run ``token`` on the caller's pipeline (a worker's
     job-start transaction)."""
@@ -226,11 +240,12 @@ def recover_abandoned(connection: redis.Redis, queue_names: tuple[str, ...] = AL
         for member in connection.zrange(registry.key, 0, -1):
             member_text = member.decode() if isinstance(member, bytes) else member
             job_id = member_text.split(":", 1)[0]
-            if connection.exists(OWNED_KEY % job_id) and not connection.exists(LEASE_KEY % job_id):
-                # Mark the entry expired so RQ's cleanup treats it as abandoned, exactly as it
-                # would after the long registry timeout.
-                connection.zadd(registry.key, {member_text: expired_now})
-                connection.delete(OWNED_KEY % job_id)
+            # One script: a job that ends meanwhile (its end transaction takes it out of the registry
+            # and drops lease and mark together) must not look abandoned. Checked in separate round
+            # trips, a job ending between the two looks exactly so, and a finished job was retried
+            # or failed (in bursts: several a minute).
+            if connection.eval(_MARK_ABANDONED, 3, registry.key, OWNED_KEY % job_id, LEASE_KEY % job_id,
+                               member_text, expired_now):
                 recovered.append(job_id)
         if len(recovered) > found:
             registry.cleanup()
