@@ -158,8 +158,13 @@ so before → after comes from counts and from an interleaved A/B: two ``engram 
   ms per reply, the processes this branch owns are ~17-25 (PostgreSQL 9-14, web 5-6, Valkey 3-4,
   bench 2.5) against 40 for everything. Left: PostgreSQL's re-planning (~3.5 ms per reply: generic
   plans or fewer statements, the recall and hot-path branches' SQL), the digest's ~25 Redis round
-  trips, the web's ~3 and one write per event. Unexplained: in some bursts the scheduler role spends
-  5-12 ms per reply for a minute (base and branch alike; py-spy shows no Python stack busy then).
+  trips, the web's ~3 and one write per event.
+- Found on the way: in some bursts the scheduler role spent 5-12 ms per reply (seconds of CPU).
+  py-spy: the janitor had taken a digest job that was ending for abandoned (it checked the job's
+  mark and its lease in two round trips; the job's end transaction fell between them), so RQ
+  retried (or failed) a finished job, and the scheduler imported the digest's whole worker stack
+  (openai, pydantic models) for its failure callback. The check and mark are one script now;
+  tests/test_scheduler.py ends a job between the janitor's looks and fails without it.
 """
 
 from __future__ import annotations
