@@ -127,10 +127,10 @@ so before → after comes from counts and from an interleaved A/B: two ``engram 
   user. Same users, phases of 2, 4, 2, 4 workers: digest CPU per reply 32 → 49 → 50 → 55 ms,
   PostgreSQL 9 → 14 → 16 → 18 (up with the phase, not the workers); fresh users per phase, 4, 2,
   4, 2: 39.6 / 37.9 / 41.5 / 38.6 and 8.7 / 9.0 / 9.2 / 10.0. The ~5 % left is more processes than
-  cores (~30 involuntary context switches per reply) and new worker processes per phase. Nothing
-  spins: a digest worker's other threads (OpenBLAS, onnxruntime, lease renewers) used ~0 CPU; perf
-  has no hardware counters here. Now: users of its own per phase, three warm-up chats per client,
-  the warm-up's enrichment waited out, requests answered of sent printed.
+  cores (~30 involuntary context switches per reply) and new worker processes per phase; a digest
+  worker's other threads (OpenBLAS, onnxruntime, renewers) used ~0 CPU (no perf counters here).
+  Now: own users per phase, three warm-up chats per client, the warm-up's enrichment waited out,
+  requests answered of sent printed.
 - Memory roles in a burst: a topic switch closes a session and queues its episode, which ran at
   once, found its chunks missing (the chunker, at nice 19, falls behind in a burst), re-scheduled
   itself (5 s, 15 s, …) and was moved back by the scheduler each time; the scheduler took 3-12 ms
@@ -159,12 +159,11 @@ so before → after comes from counts and from an interleaved A/B: two ``engram 
   bench 2.5) against 40 for everything. Left: PostgreSQL's re-planning (~3.5 ms per reply: generic
   plans or fewer statements, the recall and hot-path branches' SQL), the digest's ~25 Redis round
   trips, the web's ~3 and one write per event.
-- Found on the way: in some bursts the scheduler role spent 5-12 ms per reply (seconds of CPU).
-  py-spy: the janitor had taken a digest job that was ending for abandoned (it checked the job's
-  mark and its lease in two round trips; the job's end transaction fell between them), so RQ
-  retried (or failed) a finished job, and the scheduler imported the digest's whole worker stack
-  (openai, pydantic models) for its failure callback. The check and mark are one script now;
-  tests/test_scheduler.py ends a job between the janitor's looks and fails without it.
+- Found on the way: the scheduler role's 5-12 ms per reply in some bursts was the janitor taking an
+  ending digest job for abandoned (mark and lease checked in two round trips, the job's end
+  transaction between them): RQ retried or failed a finished job, and the scheduler imported the
+  digest's worker stack for its failure callback. Check and mark are one script now
+  (tests/test_scheduler.py ends a job between the janitor's looks; it fails without the script).
 """
 
 from __future__ import annotations
