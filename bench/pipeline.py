@@ -142,8 +142,9 @@ so before → after comes from counts and from an interleaved A/B: two ``engram 
   3.6-4.1 ms PLANNING per reply under load: ~12 statements keep custom plans, re-planned on every run
   (recall 1.3 ms, BM25 statistics 0.5, session placement 0.35, the context reads of facts, narrative
   and drift gists 0.7 while returning no rows, topics 0.3). A lower psycopg prepare threshold left
-  that unchanged (11.9 vs 11.8 plans per reply): not adopted; the pool is LIFO (one warm connection
-  per worker). No autovacuum in bursts; WAL ~12 KB and ~66 records per reply, few full-page images.
+  that unchanged (11.9 vs 11.8 plans per reply) and a LIFO pool did not lower PostgreSQL's CPU
+  (8.2-8.6 → 9.1-10.4 ms in idle pairs): neither kept. No autovacuum in the bursts; WAL ~12 KB and
+  ~66 records per reply, few full-page images.
 - Web: its CPU is mostly send() (each event and Redis command is a write waking the other side).
   Events that arrive together go out in one write: send() per chat 10.7-12.9 → 8.3-10.4 (strace).
   Lease renewals: one thread per process, not one started and joined per lease (two per chat):

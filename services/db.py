@@ -44,14 +44,8 @@ def sqlalchemy_url(url: str) -> str:
 
 
 def make_engine(database_url: str, *, pool_size: int = 5) -> Engine:
-    """Create the engine; callers own it and dispose it on shutdown.
-
-    The pool hands out the most recently returned connection first (LIFO): a worker that needs one
-    connection at a time keeps using the same one, whose backend has its catalog caches and
-    psycopg's prepared statements warm (a statement is prepared on a connection's fifth run of it),
-    instead of cycling through five connections.
-    """
-    engine = create_engine(sqlalchemy_url(database_url), pool_size=pool_size, pool_use_lifo=True, future=True)
+    """Create the engine; callers own it and dispose it on shutdown."""
+    engine = create_engine(sqlalchemy_url(database_url), pool_size=pool_size, future=True)
     event.listen(engine, "checkout", discard_if_closed_by_server)
     return engine
 
