@@ -118,59 +118,51 @@ recall (~40 % now), ~20 Redis round trips (RQ's enqueue of the chunker job alone
 EVALSHA publishes), and RQ's own bookkeeping around the job.
 
 burst branch (issue 10, throughput: every process but the digest job's own steps, and the bench).
-The box was shared (others took 1.0-1.6 of the 2 cores, moving everyone's CPU per reply by ±20 %),
-so before → after comes from counts and from an interleaved A/B: two ``engram run``s side by side
-(base tree, branch), bursts alternating between them so both meet the same outside load.
+The box was shared (others took up to 1.6 of the 2 cores, moving CPU per reply by ±20 %), so before
+→ after comes from counts and an interleaved A/B: two ``engram run``s side by side (base, branch),
+bursts alternating between them so both meet the same outside load.
 
 - Four workers costing ~40 % more per job than two was mostly this bench: its phases shared 16
-  users and ran 1, 2, 4 workers in that order, so each later phase recalled over more history per
-  user. Same users, phases of 2, 4, 2, 4 workers: digest CPU per reply 32 → 49 → 50 → 55 ms,
-  PostgreSQL 9 → 14 → 16 → 18 (up with the phase, not the workers); fresh users per phase, 4, 2,
-  4, 2: 39.6 / 37.9 / 41.5 / 38.6 and 8.7 / 9.0 / 9.2 / 10.0. The ~5 % left is more processes than
-  cores (~30 involuntary context switches per reply) and new worker processes per phase; a digest
-  worker's other threads (OpenBLAS, onnxruntime, renewers) used ~0 CPU (no perf counters here).
-  Now: own users per phase, three warm-up chats per client, the warm-up's enrichment waited out,
-  requests answered of sent printed.
-- Memory roles in a burst: a topic switch closes a session and queues its episode, which ran at
-  once, found its chunks missing (the chunker, at nice 19, falls behind in a burst), re-scheduled
-  itself (5 s, 15 s, …) and was moved back by the scheduler each time; the scheduler took 3-12 ms
-  and the episodic worker 1-6 ms of CPU per reply in such bursts. Now an episode is an RQ dependent
-  of its exchanges' chunker jobs still queued, running or retrying (``services.queues.enqueue(after=)``,
-  failures allowed): it runs once, after its chunks. Episode runs per session 2.19 → 1.00 (472 → 216
-  over eight 160-chat bursts; the scheduler's moves 256 → 0).
-- PostgreSQL (pg_stat_statements on a copy): ~30 statements per reply, ~5.3 ms executing and
-  3.6-4.1 ms PLANNING per reply under load: ~12 statements keep custom plans, re-planned on every run
-  (recall 1.3 ms, BM25 statistics 0.5, session placement 0.35, the context reads of facts, narrative
-  and drift gists 0.7 while returning no rows, topics 0.3). A lower psycopg prepare threshold left
-  that unchanged (11.9 vs 11.8 plans per reply) and a LIFO pool did not lower PostgreSQL's CPU
-  (8.2-8.6 → 9.1-10.4 ms in idle pairs): neither kept. No autovacuum in the bursts; WAL ~12 KB and
-  ~66 records per reply, few full-page images.
-- Web: its CPU is mostly send() (each event and Redis command is a write waking the other side).
-  Events that arrive together go out in one write: send() per chat 10.7-12.9 → 8.3-10.4 (strace).
-  Lease renewals: one thread per process, not one started and joined per lease (two per chat):
-  0.12 → 0.008 ms CPU per lease. The scheduler's first quiet-session sweep runs at start.
-- CPU per reply, interleaved bursts (base / branch, outside load): loaded, 4 workers 62.4 / 59.7
-  (118 / 114 %), 58.2 / 78.6 (155 / 159), 67.4 / 62.8 (66 / 41), 72.1 / 78.4 (141 / 147), 75.3 /
-  71.9 (118 / 129), 77.5 / 76.4 (121 / 147); 2 workers 57.3 / 47.5, 60.8 / 65.8. Quiet (11-15 %):
-  4 workers 52.5 / 54.1 and 51.4 / 56.4, 2 workers 49.5 / 52.8 (the branch then with a LIFO pool,
-  PostgreSQL 8.2-8.6 → 9.1-10.4: dropped). So no CPU gain per reply is measurable: the episode churn
-  and the janitor's false recoveries cost only in bursts where the chunker falls behind or a job
-  ends at the wrong moment, and a send or a thread start less per chat is below the noise.
-  ``bench.pipeline`` on the branch, box quiet for the sequential and 1-worker phases (outside load
-  0-2 %) and not after (60-70 %): sequential first status p50 4.8 / p99 9.2 ms, first delta p50
-  42.2, message p50 51.4 / p99 73.6 ms; 25.6 / 20.8 / 22.7 replies/s with 1 / 2 / 4 workers,
-  46.8 / 59.8 / 59.8 ms of CPU per reply (digest 25.5 / 35.0 / 34.8): one worker on a quiet box
-  spends a third less per job than several on saturated cores, whoever else saturates them.
-- ≥ 50 replies/s is not met, nor reachable from outside the digest job: of the idle round's 51-67
-  ms per reply, the processes this branch owns are ~17-25 (PostgreSQL 9-14, web 5-6, Valkey 3-4,
-  bench 2.5) against 40 for everything. Left: PostgreSQL's re-planning (~3.5 ms per reply: generic
-  plans or fewer statements, the recall and hot-path branches' SQL), the digest's ~25 Redis round
-  trips, the web's ~3 and one write per event.
-- Found on the way: the scheduler role's 5-12 ms per reply in some bursts was the janitor taking an
-  ending digest job for abandoned (mark and lease checked in two round trips, the job's end
-  transaction between them): RQ retried or failed a finished job, and the scheduler imported the
-  digest's worker stack for its failure callback. Check and mark are one script now
-  (tests/test_scheduler.py ends a job between the janitor's looks; it fails without the script).
+  users and ran 1, 2, 4 workers in that order, so later phases recalled over more history. Same
+  users, phases of 2, 4, 2, 4 workers: digest CPU per reply 32 → 49 → 50 → 55 ms, PostgreSQL 9 →
+  14 → 16 → 18; fresh users per phase, 4, 2, 4, 2: 39.6 / 37.9 / 41.5 / 38.6 and 8.7 / 9.0 / 9.2 /
+  10.0. The rest is saturated cores: one worker on a quiet box spends a third less per job than
+  several on busy cores (below), whoever makes them busy. A digest worker's other threads
+  (OpenBLAS, onnxruntime, renewers) used ~0 CPU; this VM has no perf counters. Now: own users per
+  phase, three warm-up chats per client, the warm-up's enrichment waited out, answered/sent printed.
+- Memory roles: a topic switch closes a session and queues its episode, which ran at once, found its
+  chunks missing (the chunker, at nice 19, falls behind in a burst), re-scheduled itself and was
+  moved back by the scheduler each time (scheduler 3-12 ms, episodic 1-6 ms per reply in such
+  bursts). Now an episode is an RQ dependent of its exchanges' chunker jobs still queued, running or
+  retrying (``services.queues.enqueue(after=)``, failures allowed): it runs once, after its chunks.
+  Episode runs per session 2.19 → 1.00 over eight 160-chat bursts; scheduler moves 256 → 0.
+- Janitor: the scheduler's 5-12 ms per reply in some bursts was the janitor taking an ending digest
+  job for abandoned (mark and lease checked in two round trips, the job's end between them): RQ
+  retried or failed a finished job and the scheduler imported the digest's worker stack for its
+  failure callback. Check and mark are one script now (tests/test_scheduler.py fails without it).
+- PostgreSQL (pg_stat_statements on a copy): ~30 statements per reply, ~5.3 ms executing and 3.6-4.1
+  ms PLANNING per reply: ~12 statements keep custom plans, re-planned every run (recall 1.3 ms, BM25
+  statistics 0.5, session placement 0.35, the context reads of facts, narrative and drift gists 0.7
+  while returning no rows, topics 0.3). A lower psycopg prepare threshold left that unchanged (11.9
+  vs 11.8 plans per reply) and a LIFO pool raised PostgreSQL's CPU if anything (8.2-8.6 → 9.1-10.4
+  ms in quiet pairs): neither kept. No autovacuum in bursts; WAL ~12 KB, ~66 records per reply.
+- Web: its CPU is mostly send() (each event and Redis command wakes the other side); events that
+  arrive together now go out in one write: send() per chat 10.7-12.9 → 8.3-10.4 (strace). Lease
+  renewals run on one thread per process, not a thread per lease (two per chat): 0.12 → 0.008 ms.
+- CPU per reply, interleaved (base / branch, outside load): loaded, 4 workers 62.4 / 59.7 (118 / 114
+  %), 58.2 / 78.6 (155 / 159), 67.4 / 62.8 (66 / 41), 72.1 / 78.4 (141 / 147), 75.3 / 71.9, 77.5 /
+  76.4; 2 workers 57.3 / 47.5, 60.8 / 65.8. Quiet (11-15 %): 4 workers 52.5 / 54.1, 51.4 / 56.4; 2
+  workers 49.5 / 52.8 (the branch then with the LIFO pool). No gain per reply is measurable: the
+  episode churn and false recoveries cost only in bursts where the chunker falls behind or a job
+  ends at the wrong moment; a send or thread start less per chat is below the noise.
+  ``bench.pipeline`` on the branch (outside load 0-2 % for sequential and 1 worker, 60-70 % after):
+  first status p50 4.8 / p99 9.2 ms, first delta p50 42.2, message p50 51.4 / p99 73.6 ms; 25.6 /
+  20.8 / 22.7 replies/s with 1 / 2 / 4 workers at 46.8 / 59.8 / 59.8 ms CPU per reply (digest 25.5
+  / 35.0 / 34.8).
+- ≥ 50 replies/s is not met, nor reachable from outside the digest job: of 51-67 ms per reply, the
+  processes this branch owns take ~17-25 (PostgreSQL 9-14, web 5-6, Valkey 3-4, bench 2.5) of a 40
+  ms budget. Left: PostgreSQL's re-planning (~3.5 ms: generic plans or fewer statements, the recall
+  and hot-path branches' SQL), the digest's ~25 Redis round trips, the web's ~3 and a write per event.
 """
 
 from __future__ import annotations
