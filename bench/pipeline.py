@@ -15,29 +15,16 @@ scheduler, and this process's clients + scripted LLM), and for the enrichment th
 behind, measured until the memory queues are empty. At 50 replies/s on 2 cores everything
 together has 40 ms of CPU per reply.
 
-Round one (branch hot; loaded box, load 5-10, three A/B pairs of CPU ms per reply): web 11-14 →
-7.5-10, Valkey 6-8 → 5-6, digest and PostgreSQL within noise; sequential first status p50 21.8 →
-10.2 ms, message p50 117 → 90 ms. The digest job's profile then: recall ~32 %, the streamed
-``openai`` call ~22 % (a pydantic model per chunk), topic + session ~11 %, store ~9 %, publishing
-~6 %, finishing ~10 %, RQ's bookkeeping ~15 % of the worker's time. Changed: a histogram
-observation writes one bucket and the sum (Redis commands per chat ~230 → ~160), idle RQ
-heartbeats, process beats and the open-streams gauge at most once a second; the current thread
-comes from Redis, so no PostgreSQL transaction precedes the first ``status`` (the digest re-creates
-a missing thread row); recall and topic/session placement share one transaction; housekeeping
-roles run at nice 19 (``ENGRAM_HOUSEKEEPING_NICE``; tests/test_e2e.py checks every exchange still
-gets chunked); a pub/sub message carries its event and the previous entry's id, so a stream reads
-the log only on a gap. More digest workers than cores cost each job more CPU (four Python
-processes, the web, PostgreSQL and Valkey share two cores' caches); they add throughput on more
-cores or hosts (tests/test_scale_out.py).
+Round one (branch hot; A/B pairs of CPU ms per reply, loaded box): web 11-14 → 7.5-10, Valkey
+6-8 → 5-6; sequential first status p50 21.8 → 10.2 ms, message p50 117 → 90 ms. Changed: a
+histogram observation writes one bucket and the sum; idle RQ heartbeats, process beats and the
+open-streams gauge at most once a second; the current thread comes from Redis (no PostgreSQL
+transaction before the first ``status``); recall and topic/session placement share one
+transaction; housekeeping roles run at nice 19 (``ENGRAM_HOUSEKEEPING_NICE``); a pub/sub message
+carries its event and the previous entry's id, so a stream reads the log only on a gap.
 
-Idle machine (load average 0.8 at the start), the merged tree of the previous round (with speaker-aware
-recall and the recall-speed changes): sequential first `status` p50 7.3 ms / p99 11.5 ms, first
-`delta` p50 54.4 ms, `message` p50 64.3 ms / p99 86.5 ms; replies/s with 1 / 2 / 4 digest
-workers 16.9 / 25.2 / 25.0. CPU per reply in the bursts 72–79 ms (digest 37–46, PostgreSQL
-11–14, bench clients + scripted LLM 7–8, web 7, Valkey 4–6), the memory roles ~1–2 ms during the
-burst and 40–55 ms each reply afterwards while they catch up (~10 s after 200 chats). Issue
-10's first `status` ≤ 8 ms and `message` p99 ≤ 100 ms are met; `message` p50 ≤ 40 ms and
-≥ 50 replies/s are not.
+Idle machine, two rounds ago: first `status` p50 7.3 ms, `message` p50 64.3 / p99 86.5 ms; 16.9 /
+25.2 / 25.0 replies/s with 1 / 2 / 4 digest workers at 72–79 ms of CPU per reply.
 
 Idle machine (load average 0.8), the merged tree of this round (the plumb and digest branches below,
 and recall's three statements): sequential first `status` p50 4.3 ms / p99 9.1 ms, first `delta`
@@ -49,60 +36,18 @@ CPU than with two. `message` p50 ≤ 40 ms and ≥ 50 replies/s are still not me
 ~34 Redis calls per turn; besides recall's 3 statements, context assembly reads the profile facts,
 the narrative and the shared thoughts (3 more, per user and rarely changed: cacheable).
 
-plumb branch (everything around the digest job's own steps). Counted with ``python -m
-bench.commands`` (Redis MONITOR and PostgreSQL's statement log over 20 sequential chats, by role;
-a round trip is a command or a pipeline) and ``python -m bench.rq_overhead`` (RQ's CPU per no-op
-job and per enqueue, on its own Valkey): counts and the isolated RQ numbers do not depend on the
-load; the whole-pipeline CPU ms do (other engineers' work took 1.1-1.7 of the 2 cores in every
-run below, so the pipeline pairs show only the larger effects).
-
-- Where it went. Redis round trips per chat (whole system, 20 chats): digest worker 42.7, chunker
-  28.2, episodic 11.9, web 6.5. Of the digest worker's ~43, RQ's own bookkeeping was ~19 per job
-  (two start transactions, the job lease, PERSIST, a separate job heartbeat, WATCH + SMEMBERS +
-  the end transaction, then "idle" state and heartbeats written again before and after each
-  dequeue, a suspension check) and ``services.queues.enqueue`` 4 per memory job (HGETALL, LREM
-  of the missing id, SADD, the enqueue). A no-op job cost RQ's ``SimpleWorker`` 3.5-5.2 ms of
-  worker CPU and 0.9-2.2 ms of Valkey's, the old EngramWorker 5.2-5.8 and 1.4-1.6 (its lease on
-  top); under cProfile, a quarter of that is redis-py packing commands (``connection.pack``).
-  The web: rate limit, current thread, publish the first event (a Lua script), the submit
-  transaction, the accepted counter, then the stream read the log back once (XRANGE). The load
-  generator (httpx streams) took 7.5-8.5 ms per reply in the bursts, together with the
-  scripted LLM. PostgreSQL: the web sends no statement per chat; the digest's 27.6 statements
-  per chat are recall's and the turn's own (two pool pre-pings, ``;``, among them), owned by
-  the digest and recall branches.
-- What changed. EngramWorker (workers/startup.py) writes everything RQ writes, batched: one start
-  transaction (execution record, worker busy, job lease, current job, heartbeats, started
-  state); the lease dropped and the worker marked idle + heart-beaten inside RQ's own
-  end-of-job transaction (success, failure, retry alike); no separate job heartbeat at the end
-  (the end transaction saves the hash with it); repeated idle state and same-TTL heartbeats
-  written at most once a second, and ``rq suspend`` looked for at most once a second (RQ's
-  round trips per job ~19 → 7). ``enqueue()`` reads the job's status field and enqueues in one
-  transaction. Ordering: the thread lease, the pending head and the finished check are one
-  pipeline; the request leaves the pending list in the lease's release transaction. Web: the
-  first event (a plain XADD: nobody can listen yet), the submit and the accepted counter are
-  one transaction, and the stream subscribes before submitting, so it chains on pub/sub from
-  the first event without reading the log. Bench: a ``http.client`` keep-alive client with a
-  line scan for ``event:`` (same three timings, every request counted).
-- Before → after. Redis round trips per chat: 106 → 56.5 in all (digest 42.7 → 25.2, chunker
-  28.2 → 15.9, episodic 11.9 → 5.5, web 6.5 → 3.0; the scheduler's and periodic's depend on the
-  clock, not the chats); commands 242-258 → 207. No-op job: EngramWorker 5.2-5.8 → 2.1-4.2 ms
-  worker CPU (below plain ``SimpleWorker`` in each of six interleaved pairs), Valkey 1.4-1.6 →
-  0.5-1.0 ms; ``enqueue`` with a job id 1.0-1.3 → 0.3-0.9 ms. Pipeline pairs (A before, B after, back to back, 60
-  sequential + 150-chat bursts): bench clients + scripted LLM 7.5-8.5 → 3.3-3.5 ms per reply in
-  the bursts, 4.7-5.0 → 3.2-3.7 sequential; web 8.0-8.8 → 7.0-7.2 and Valkey 7.2-7.3 → 5.8-6.3
-  sequential; sequential first ``status`` p50 27-29 → 14-20 ms on that loaded box; the digest
-  worker's and PostgreSQL's CPU per reply moved within the noise (±10 ms between runs).
-- What is left. On this machine everything together still costs ~75-95 ms of CPU per reply under
-  load (the idle figures above: ~72-79), against 40 ms for 50 replies/s; the plumbing removed
-  here is worth ~3-4 ms per reply (RQ and enqueue ~2.5-3 ms of worker CPU + ~1 ms of Valkey's
-  per job, the web ~1 ms) plus ~4 ms of the load generator's. What RQ still costs per job (~2
-  ms) is mostly redis-py packing and parsing RQ's hash writes and its full rewrite of the job
-  hash at the end. hiredis (3.5.0, C packing and parsing for redis-py; not installed) was
-  tried on the side: plain ``SimpleWorker``'s per-job CPU fell in every try, EngramWorker's did
-  not move beyond the noise, so it is not adopted. The scripted LLM answers over HTTP/1.0
-  (tests/fake_llm.py), so the digest's openai client opens a connection per turn, which a real
-  endpoint would keep alive. ``message`` p50 ≤ 40 ms and ≥ 50 replies/s need the digest job's own CPU (recall, the
-  openai client, topics) halved: the digest and recall branches.
+plumb branch (everything around the digest job's own steps; counts from ``python -m
+bench.commands`` and ``python -m bench.rq_overhead``, which the load does not change). Redis round
+trips per chat 106 → 56.5 (digest 42.7 → 25.2, chunker 28.2 → 15.9, episodic 11.9 → 5.5, web 6.5 →
+3.0): EngramWorker (workers/startup.py) writes everything RQ writes, batched (one start transaction
+with the job lease; lease drop and idle state inside RQ's end transaction; repeated idle state,
+same-TTL heartbeats and the suspension check at most once a second: RQ's round trips per job ~19 →
+7; a no-op job 5.2-5.8 → 2.1-4.2 ms of worker CPU, Valkey 1.4-1.6 → 0.5-1.0 ms); ``enqueue()``
+reads the job's status and enqueues in one transaction; the ordering's lease, pending head and
+finished check are one pipeline; the web's first event, submit and accepted counter are one
+transaction and the stream subscribes before submitting. The bench's load generator became a
+``http.client`` keep-alive client (7.5-8.5 → 3.3-3.5 ms per reply with the scripted LLM). hiredis
+was tried and not adopted (EngramWorker's per-job CPU did not move beyond the noise).
 
 digest branch (previous round, the digest job's own CPU; ``bench.hotpath``, loaded box, A/B pairs):
 the streamed LLM call through the SDK client's own ``post`` with ``Stream[object]`` (no request
@@ -164,6 +109,53 @@ Not done: overlapping recall with topic placement (a second transaction and chec
 the limit for replies/s); caching the per-person reads (now one statement, and facts change after
 most turns); the openai SDK's request building (~1 ms per turn) and redis-py's command packing
 (RQ's enqueue, the metrics pipeline) remain the largest costs outside recall.
+
+burst branch (issue 10, throughput: every process but the digest job's own steps, and the bench).
+The box was shared (others took up to 1.6 of the 2 cores, moving CPU per reply by ±20 %), so before
+→ after comes from counts and an interleaved A/B: two ``engram run``s side by side (base, branch),
+bursts alternating between them so both meet the same outside load.
+
+- Four workers costing ~40 % more per job than two was mostly this bench: its phases shared 16
+  users and ran 1, 2, 4 workers in that order, so later phases recalled over more history. Same
+  users, phases of 2, 4, 2, 4 workers: digest CPU per reply 32 → 49 → 50 → 55 ms, PostgreSQL 9 →
+  14 → 16 → 18; fresh users per phase, 4, 2, 4, 2: 39.6 / 37.9 / 41.5 / 38.6 and 8.7 / 9.0 / 9.2 /
+  10.0. The rest is saturated cores: one worker on a quiet box spends a third less per job than
+  several on busy cores (below), whoever makes them busy. A digest worker's other threads
+  (OpenBLAS, onnxruntime, renewers) used ~0 CPU; this VM has no perf counters. Now: own users per
+  phase, three warm-up chats per client, the warm-up's enrichment waited out, answered/sent printed.
+- Memory roles: a topic switch closes a session and queues its episode, which ran at once, found its
+  chunks missing (the chunker, at nice 19, falls behind in a burst), re-scheduled itself and was
+  moved back by the scheduler each time (scheduler 3-12 ms, episodic 1-6 ms per reply in such
+  bursts). Now an episode is an RQ dependent of its exchanges' chunker jobs still queued, running or
+  retrying (``services.queues.enqueue(after=)``, failures allowed): it runs once, after its chunks.
+  Episode runs per session 2.19 → 1.00 over eight 160-chat bursts; scheduler moves 256 → 0.
+- Janitor: the scheduler's 5-12 ms per reply in some bursts was the janitor taking an ending digest
+  job for abandoned (mark and lease checked in two round trips, the job's end between them): RQ
+  retried or failed a finished job and the scheduler imported the digest's worker stack for its
+  failure callback. Check and mark are one script now (tests/test_scheduler.py fails without it).
+- PostgreSQL (pg_stat_statements on a copy): ~30 statements per reply, ~5.3 ms executing and 3.6-4.1
+  ms PLANNING per reply: ~12 statements keep custom plans, re-planned every run (recall 1.3 ms, BM25
+  statistics 0.5, session placement 0.35, the context reads of facts, narrative and drift gists 0.7
+  while returning no rows, topics 0.3). A lower psycopg prepare threshold left that unchanged (11.9
+  vs 11.8 plans per reply) and a LIFO pool raised PostgreSQL's CPU if anything (8.2-8.6 → 9.1-10.4
+  ms in quiet pairs): neither kept. No autovacuum in bursts; WAL ~12 KB, ~66 records per reply.
+- Web: its CPU is mostly send() (each event and Redis command wakes the other side); events that
+  arrive together now go out in one write: send() per chat 10.7-12.9 → 8.3-10.4 (strace). Lease
+  renewals run on one thread per process, not a thread per lease (two per chat): 0.12 → 0.008 ms.
+- CPU per reply, interleaved (base / branch, outside load): loaded, 4 workers 62.4 / 59.7 (118 / 114
+  %), 58.2 / 78.6 (155 / 159), 67.4 / 62.8 (66 / 41), 72.1 / 78.4 (141 / 147), 75.3 / 71.9, 77.5 /
+  76.4; 2 workers 57.3 / 47.5, 60.8 / 65.8. Quiet (11-15 %): 4 workers 52.5 / 54.1, 51.4 / 56.4; 2
+  workers 49.5 / 52.8 (the branch then with the LIFO pool). No gain per reply is measurable: the
+  episode churn and false recoveries cost only in bursts where the chunker falls behind or a job
+  ends at the wrong moment; a send or thread start less per chat is below the noise.
+  ``bench.pipeline`` on the branch (outside load 0-2 % for sequential and 1 worker, 60-70 % after):
+  first status p50 4.8 / p99 9.2 ms, first delta p50 42.2, message p50 51.4 / p99 73.6 ms; 25.6 /
+  20.8 / 22.7 replies/s with 1 / 2 / 4 workers at 46.8 / 59.8 / 59.8 ms CPU per reply (digest 25.5
+  / 35.0 / 34.8).
+- ≥ 50 replies/s is not met, nor reachable from outside the digest job: of 51-67 ms per reply, the
+  processes this branch owns take ~17-25 (PostgreSQL 9-14, web 5-6, Valkey 3-4, bench 2.5) of a 40
+  ms budget. Left: PostgreSQL's re-planning (~3.5 ms: generic plans or fewer statements, the recall
+  and hot-path branches' SQL), the digest's ~25 Redis round trips, the web's ~3 and a write per event.
 """
 
 from __future__ import annotations
@@ -193,6 +185,7 @@ from services.settings import PROJECT_ROOT
 from tests.fake_llm import FakeLLM
 from tests.system import running_system
 
+WARM_UP_CHATS = 3  # per client before each burst
 MESSAGES = [
     "What is a good way to learn Portuguese?",
     "Tell me about the history of Lisbon.",
@@ -293,10 +286,15 @@ def measure_throughput(base_url: str, redis_url: str, tokens: list[str], request
 
     def warm_up(n: int) -> None:
         with ChatClient(base_url, tokens[n], timeout_s=120) as client:
-            one_chat(client, MESSAGES[n % len(MESSAGES)])
+            for i in range(WARM_UP_CHATS):
+                one_chat(client, MESSAGES[(n + i) % len(MESSAGES)])
 
-    with ThreadPoolExecutor(len(tokens)) as pool:  # not measured: a new worker's first jobs compile and cache
+    # Not measured: a new worker's first jobs import, compile and cache, and PostgreSQL settles on a
+    # statement's generic plan only after its connection ran it ~8 times (long-lived workers are past that).
+    with ThreadPoolExecutor(len(tokens)) as pool:
         list(pool.map(warm_up, range(len(tokens))))
+    connection = redis.Redis.from_url(redis_url)
+    wait_for_enrichment(connection)  # the warm-up's enrichment is not this burst's
     sampler = CpuSampler()
     before = sampler.snapshot()
     started = time.perf_counter()
@@ -305,11 +303,12 @@ def measure_throughput(base_url: str, redis_url: str, tokens: list[str], request
     elapsed = time.perf_counter() - started
     burst_end = sampler.snapshot()
     answered = sum(1 for sample in samples if sample[2] == sample[2])
-    rate = answered / elapsed
-    report(f"{len(tokens)} concurrent clients, {workers} digest worker(s): {rate:.1f} replies/s", samples)
+    rate = answered / elapsed  # every request was sent and waited for: one not answered counts as time, not reply
+    report(f"{len(tokens)} concurrent clients, {workers} digest worker(s): {rate:.1f} replies/s"
+           f" ({answered} of {len(samples)} requests answered with `message` in {elapsed:.1f} s)", samples)
     print_usage(sampler.usage(before, burst_end), answered)
     # Enrichment the burst queued (chunks, episodes) runs on after the last reply: it is part of a reply's cost.
-    catch_up_s = wait_for_enrichment(redis.Redis.from_url(redis_url))
+    catch_up_s = wait_for_enrichment(connection)
     print(f"  enrichment caught up {catch_up_s:.1f} s after the burst; CPU of that catching-up:")
     print_usage(sampler.usage(burst_end, sampler.snapshot()), answered)
     return rate
@@ -376,21 +375,23 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4", help="digest worker counts to measure throughput with")
     args = parser.parse_args()
     counts = sorted({int(n) for n in args.workers.split(",")})
-    tokens = [f"bench-pipeline-{n:04d}" for n in range(args.clients)]
+    # Each phase has users of its own: a user's recall and context grow with their history, so phases
+    # sharing users would give the later (more workers) phases more work per reply.
+    tokens = [[f"bench-pipeline-{phase}-{n:04d}" for n in range(args.clients)] for phase in range(len(counts) + 1)]
     llm = FakeLLM().start()
     try:
         with tempfile.TemporaryDirectory() as tmp:
             configs = unthrottled_configs(Path(tmp) / "configs")
             with running_system(Path(tmp) / "data", OPENAI_BASE_URL=llm.url, ENGRAM_LOCAL_LLM="false",
                                 ENGRAM_LOG_LEVEL="WARNING", ENGRAM_DIGEST_WORKERS="1", ENGRAM_CONFIGS_DIR=str(configs),
-                                ENGRAM_API_TOKENS=",".join(f"{t}:u{n}" for n, t in enumerate(tokens))) as engram:
+                                ENGRAM_API_TOKENS=",".join(f"{t}:u-{t}" for phase in tokens for t in phase)) as engram:
                 redis_url, database_url = engram.urls()
                 wait_for_roles(redis_url)  # a role still loading its models would count as hot-path CPU
-                measure_sequential(engram.base_url, tokens[0], args.requests)
+                measure_sequential(engram.base_url, tokens[0][0], args.requests)
                 rates = {}
-                for count in counts:
+                for phase, count in enumerate(counts, start=1):
                     with extra_digest_workers(count - 1, redis_url, database_url, llm.url, Path(tmp) / f"w{count}"):
-                        rates[count] = measure_throughput(engram.base_url, redis_url, tokens,
+                        rates[count] = measure_throughput(engram.base_url, redis_url, tokens[phase],
                                                           args.throughput_requests, count)
                 base = rates[counts[0]]
                 print("replies/s by digest workers: " + ", ".join(

@@ -20,12 +20,16 @@ stopped heart-beating instead of waiting for the lock to lapse.
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import logging
+import os
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import redis
@@ -47,30 +51,103 @@ LEASE_TTL_S = 10
 STALE_SCHEDULER_S = 10.0
 
 
+@dataclass(eq=False)
+class _Renewal:
+    renew: Callable[[], bool]
+    every_s: float
+    name: str
+    active: bool = True
+    running: bool = False
+
+
+class _Renewer:
+    """The process's one renewal thread: it runs every registered renewal when it is due.
+
+    A digest job holds two leases (its job's and its thread's); a thread of their own each meant
+    two thread starts and joins per chat, each a few context switches on a busy machine.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._due: list[tuple[float, int, _Renewal]] = []
+        self._order = itertools.count()  # ties in the heap never compare renewals
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def add(self, renewal: _Renewal) -> None:
+        with self._changed:
+            self._schedule(renewal)
+            if self._thread is None or not self._thread.is_alive() or self._pid != os.getpid():
+                self._pid = os.getpid()  # a forked child has the parent's object but not its thread
+                self._thread = threading.Thread(target=self._run, name="lease renewals", daemon=True)
+                self._thread.start()
+            self._changed.notify_all()
+
+    def remove(self, renewal: _Renewal, wait_s: float = 1.0) -> None:
+        """Stop renewing; waits (briefly) for a renewal of it that is running right now."""
+        deadline = time.monotonic() + wait_s
+        with self._changed:
+            renewal.active = False
+            while renewal.running and time.monotonic() < deadline:
+                self._changed.wait(max(0.0, deadline - time.monotonic()))
+
+    def _schedule(self, renewal: _Renewal) -> None:
+        heapq.heappush(self._due, (time.monotonic() + renewal.every_s, next(self._order), renewal))
+
+    def _next(self) -> _Renewal:
+        with self._changed:
+            while True:
+                while self._due and not self._due[0][2].active:
+                    heapq.heappop(self._due)
+                if not self._due:
+                    self._changed.wait()
+                    continue
+                wait_s = self._due[0][0] - time.monotonic()
+                if wait_s > 0:
+                    self._changed.wait(wait_s)
+                    continue
+                renewal = heapq.heappop(self._due)[2]
+                renewal.running = True
+                return renewal
+
+    def _run(self) -> None:
+        while True:
+            renewal = self._next()
+            keep = True
+            try:
+                if not renewal.renew():
+                    logger.warning("%s: lost; no longer renewing", renewal.name)
+                    keep = False
+            except redis.RedisError:
+                logger.warning("%s: could not renew (Redis error); trying again", renewal.name)
+            except Exception:  # the thread serves every renewal of the process: it must not die of one
+                logger.exception("%s: renewal failed; no longer renewing", renewal.name)
+                keep = False
+            with self._changed:
+                renewal.running = False
+                if keep and renewal.active:
+                    self._schedule(renewal)
+                else:
+                    renewal.active = False
+                self._changed.notify_all()
+
+
+_RENEWER = _Renewer()
+
+
 @contextmanager
 def renewed(renew: Callable[[], bool], every_s: float, name: str) -> Iterator[None]:
-    """Call ``renew`` every ``every_s`` from a side thread while the body runs; it stops when renew says False.
+    """Call ``renew`` every ``every_s`` while the body runs (from the process's renewal thread); it stops
+    when renew says False.
 
-    The side thread dies with the process, so whatever it renews lapses when a worker is killed.
+    The thread dies with the process, so whatever it renews lapses when a worker is killed.
     """
-    stop = threading.Event()
-
-    def loop() -> None:
-        while not stop.wait(every_s):
-            try:
-                if not renew():
-                    logger.warning("%s: lost; no longer renewing", name)
-                    return
-            except redis.RedisError:
-                logger.warning("%s: could not renew (Redis error); trying again", name)
-
-    renewer = threading.Thread(target=loop, name=name, daemon=True)
-    renewer.start()
+    renewal = _Renewal(renew, every_s, name)
+    _RENEWER.add(renewal)
     try:
         yield
     finally:
-        stop.set()
-        renewer.join(timeout=1)
+        _RENEWER.remove(renewal)
 
 
 # KEYS: lease, owned; ARGV: token, ttl. Renew our lease, or take it back if it lapsed while nobody
@@ -90,6 +167,20 @@ for _, key in ipairs(KEYS) do
   if redis.call('get', key) == ARGV[1] then redis.call('del', key) end
 end
 return 1
+"""
+
+
+# KEYS: started registry, owned, lease; ARGV: registry member, expired score. If the job is still in the
+# registry, run by an Engram worker and without a lease: mark its entry expired, so RQ's cleanup treats
+# it as abandoned exactly as it would after the long registry timeout, and hand it on (drop the mark).
+_MARK_ABANDONED = """
+if redis.call('zscore', KEYS[1], ARGV[1]) and redis.call('exists', KEYS[2]) == 1
+   and redis.call('exists', KEYS[3]) == 0 then
+  redis.call('zadd', KEYS[1], ARGV[2], ARGV[1])
+  redis.call('del', KEYS[2])
+  return 1
+end
+return 0
 """
 
 
@@ -149,11 +240,12 @@ def recover_abandoned(connection: redis.Redis, queue_names: tuple[str, ...] = AL
         for member in connection.zrange(registry.key, 0, -1):
             member_text = member.decode() if isinstance(member, bytes) else member
             job_id = member_text.split(":", 1)[0]
-            if connection.exists(OWNED_KEY % job_id) and not connection.exists(LEASE_KEY % job_id):
-                # Mark the entry expired so RQ's cleanup treats it as abandoned, exactly as it
-                # would after the long registry timeout.
-                connection.zadd(registry.key, {member_text: expired_now})
-                connection.delete(OWNED_KEY % job_id)
+            # One script: a job that ends meanwhile (its end transaction takes it out of the registry
+            # and drops lease and mark together) must not look abandoned. Checked in separate round
+            # trips, a job ending between the two looks exactly so, and a finished job was retried
+            # or failed (in bursts: several a minute).
+            if connection.eval(_MARK_ABANDONED, 3, registry.key, OWNED_KEY % job_id, LEASE_KEY % job_id,
+                               member_text, expired_now):
                 recovered.append(job_id)
         if len(recovered) > found:
             registry.cleanup()

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 from rq import Callback, Queue, Retry
-from rq.job import Job
+from rq.job import Dependency, Job
 
 PROMPT_QUEUE = "prompt-queue"
 MEMORY_CHUNKER_QUEUE = "memory-chunker-queue"
@@ -108,24 +109,52 @@ def submit_chat(connection: redis.Redis, request: ChatRequest, *, ttl_s: int, ti
 
 
 ACTIVE_STATUSES = ("queued", "started", "deferred", "scheduled")
+CHUNK_JOB_ID = "chunk-%s"  # the chunker job of one exchange (one per exchange: a repeated enqueue is skipped)
 
 
 def job_active(connection: redis.Redis, job_id: str) -> bool:
     """Whether the job is queued, running, deferred or scheduled (one read of its status field)."""
-    status = connection.hget(Job.key_for(job_id), "status")
-    return (status.decode() if isinstance(status, bytes) else status) in ACTIVE_STATUSES
+    return bool(active_jobs(connection, [job_id]))
+
+
+def active_jobs(connection: redis.Redis, job_ids: Sequence[str]) -> list[str]:
+    """Those of ``job_ids`` that are queued, running, deferred or scheduled (one round trip)."""
+    if not job_ids:
+        return []
+    pipe = connection.pipeline(transaction=False)
+    for job_id in job_ids:
+        pipe.hget(Job.key_for(job_id), "status")
+    statuses = pipe.execute()
+    return [job_id for job_id, status in zip(job_ids, statuses, strict=True)
+            if (status.decode() if isinstance(status, bytes) else status) in ACTIVE_STATUSES]
 
 
 def enqueue(
-    connection: redis.Redis, queue_name: str, func_path: str, *args: Any, job_id: str | None = None, **options: Any
+    connection: redis.Redis, queue_name: str, func_path: str, *args: Any, job_id: str | None = None,
+    after: Sequence[str] = (), **options: Any,
 ) -> str | None:
     """Enqueue by dotted path; with a ``job_id`` a job that is already queued is not queued twice.
 
     Two round trips: the job's status, then RQ's enqueue (queue set, job hash, push) as one
     transaction (RQ's own fetch-then-enqueue takes four on the digest's hot path).
+
+    ``after``: ids of jobs this one should follow. Those still queued, running or waiting for a
+    retry hold it back as RQ dependencies: it is deferred, and the worker that ends the last of
+    them (done or failed for good) queues it. Finished or unknown ones hold nothing back. So an
+    episode waits for its chunks without running, rescheduling itself and being moved back by the
+    scheduler again and again while the chunker is behind (as it is during a burst of chats).
     """
-    if job_id is not None and job_active(connection, job_id):
+    active = active_jobs(connection, [*([job_id] if job_id is not None else []), *after])
+    if job_id is not None and job_id in active:
         return None
+    waits_for = [other for other in active if other != job_id]
+    if waits_for:
+        # RQ's own WATCH loop checks the dependencies' statuses atomically with the enqueue (a
+        # dependency that finishes meanwhile makes it retry), so no caller pipeline here.
+        job = queue(queue_name, connection).enqueue(func_path, *args, job_id=job_id,
+                                                    depends_on=Dependency(jobs=waits_for, allow_failure=True),
+                                                    **options)
+        return str(job.id)
     pipe = connection.pipeline(transaction=True)
     pipe.multi()  # explicit, as RQ expects of a pipeline it is handed
     job = queue(queue_name, connection).enqueue(func_path, *args, job_id=job_id, pipeline=pipe, **options)

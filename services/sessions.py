@@ -16,7 +16,7 @@ from sqlalchemy import select, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.db import ConversationSession, Exchange
-from services.queues import EPISODE_JOB, EPISODIC_QUEUE, enqueue, memory_job_options, owner_meta
+from services.queues import CHUNK_JOB_ID, EPISODE_JOB, EPISODIC_QUEUE, enqueue, memory_job_options, owner_meta
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +81,11 @@ def session_exchange_ids(db: Session, session_id: str) -> list[int]:
 
 
 def enqueue_episode(connection: redis.Redis, session_id: str, exchange_ids: list[int], user_id: str) -> str | None:
-    """Queue the episode of ``user_id``'s closed session (once: the job id is the session's)."""
+    """Queue the episode of ``user_id``'s closed session (once: the job id is the session's).
+
+    It waits for the chunker jobs of the session's exchanges still to run (the episode is made of
+    their chunks); the job itself still waits, with backoff, for any chunk that did not appear.
+    """
     job_id = enqueue(
         connection,
         EPISODIC_QUEUE,
@@ -90,6 +94,7 @@ def enqueue_episode(connection: redis.Redis, session_id: str, exchange_ids: list
         job_id=f"episode-{session_id}",
         description=f"episode of session {session_id} ({len(exchange_ids)} exchanges: {exchange_ids[:50]})",
         meta=owner_meta(user_id, exchange_ids=exchange_ids),
+        after=[CHUNK_JOB_ID % exchange_id for exchange_id in exchange_ids],
         **memory_job_options(),
     )
     if job_id:

@@ -259,11 +259,14 @@ def follow(
                 outage = False
                 if check_lost and not fresh and _log_lost(log, channel):
                     continue  # the error and done just logged are read on the next pass
-            for event in fresh:
-                last_id = event.id
+            if fresh:
+                # Everything that arrived together goes out in one write (a `message` and its `done`
+                # usually do): each write is a send() and a wake-up of the client.
+                delivered = _through_terminal(fresh, terminal_event)
+                last_id = delivered[-1].id
                 last_sent = last_logged = time.monotonic()
-                yield event.to_sse()
-                if event.event == terminal_event:
+                yield "".join(event.to_sse() for event in delivered)
+                if delivered[-1].event == terminal_event:
                     return
             now = time.monotonic()
             if limits.cap_s is not None and now - started >= limits.cap_s:
@@ -282,6 +285,14 @@ def follow(
             heard = _wait(wakeups, limits, now, started, last_sent)
     finally:
         fanout.unsubscribe(channel, wakeups)
+
+
+def _through_terminal(events: list[Event], terminal_event: str | None) -> list[Event]:
+    """``events`` up to and including the first ``terminal_event`` (nothing after it is sent)."""
+    for index, event in enumerate(events):
+        if event.event == terminal_event:
+            return events[: index + 1]
+    return events
 
 
 def _next_events(log: EventLog, channel: str, heard: list[str] | None, last_id: str | None) -> list[Event] | None:

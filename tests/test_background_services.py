@@ -57,7 +57,9 @@ def test_a_stale_thread_is_flushed_to_memory_then_expired(worker_context, real_r
     result = expiry.run(call(worker_context, "thread_expiry", idle_s=6 * 3600))
     assert result.details == {"expired": 1, "busy": 0, "chunk_jobs": 1, "episodes": 1}
     assert job_ids(real_redis, MEMORY_CHUNKER_QUEUE) == [f"chunk-{bare_id}"]
-    assert job_ids(real_redis, EPISODIC_QUEUE) == [f"episode-{session_id}"]
+    # The episode waits for that chunk: RQ queues it when the chunker job ends.
+    assert job_ids(real_redis, EPISODIC_QUEUE) == []
+    assert Queue(EPISODIC_QUEUE, connection=real_redis).deferred_job_registry.get_job_ids() == [f"episode-{session_id}"]
     with worker_context.sessions() as session:
         closed = session.get(ConversationSession, session_id)
         still_open = session.scalars(select(ConversationSession).where(ConversationSession.thread_id == "t-new")).one()

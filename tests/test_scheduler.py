@@ -73,3 +73,38 @@ def test_live_jobs_and_foreign_jobs_are_left_alone(real_redis):
     real_redis.delete(OWNED_KEY % "job-c", LEASE_KEY % "job-c")  # run by a plain rq worker: RQ's own rules apply
     assert recover_abandoned(real_redis, ("prompt-queue",)) == []
     assert registry.count == 1
+
+
+class _JobEndsWhileLookedAt:
+    """A connection on which the running job ends just after the janitor's first look at it, as its
+    worker's end transaction would: out of the started registry, lease and mark dropped, finished."""
+
+    def __init__(self, real, registry, job_id: str) -> None:  # type: ignore[no-untyped-def]
+        self._real, self._registry, self._job_id, self._ended = real, registry, job_id, False
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        attribute = getattr(self._real, name)
+        if name in ("zrange", "zadd") or not callable(attribute):
+            return attribute
+
+        def call(*args, **kwargs):  # type: ignore[no-untyped-def]
+            result = attribute(*args, **kwargs)
+            if not self._ended:
+                self._ended = True
+                pipe = self._real.pipeline()
+                pipe.zrem(self._registry.key, f"{self._job_id}:exec1")
+                pipe.delete(LEASE_KEY % self._job_id, OWNED_KEY % self._job_id)
+                pipe.hset(f"rq:job:{self._job_id}", "status", JobStatus.FINISHED)
+                pipe.execute()
+            return result
+
+        return call
+
+
+@pytest.mark.integration
+def test_a_job_that_ends_while_the_janitor_looks_is_not_taken_for_abandoned(real_redis):
+    queue, registry = _started(real_redis, "job-d", retries=1)
+    real_redis.set(LEASE_KEY % "job-d", "1", ex=10)  # alive, and about to end
+    assert recover_abandoned(_JobEndsWhileLookedAt(real_redis, registry, "job-d"), ("prompt-queue",)) == []
+    assert registry.count == 0 and "job-d" not in queue.get_job_ids()
+    assert queue.fetch_job("job-d").get_status() == JobStatus.FINISHED

@@ -68,9 +68,14 @@ def test_event_frame_format():
     assert json.loads(parse(frame)["data"]) == {"text": "a\nb"}
 
 
+def frames_of(writes) -> list[str]:
+    """The SSE frames in a stream's writes (events that arrive together share one write)."""
+    return [frame + "\n\n" for write in writes for frame in write.split("\n\n") if frame]
+
+
 def _collect(log, fanout, channel, last_id, limits, out, terminal="done"):
-    for frame in follow(log, fanout, channel, last_id, limits, terminal_event=terminal):
-        out.append(frame)
+    for write in follow(log, fanout, channel, last_id, limits, terminal_event=terminal):
+        out.extend(frames_of([write]))
 
 
 def test_follow_replays_then_streams_live_until_done(log, redis_client):
@@ -98,8 +103,10 @@ def test_follow_resumes_after_last_event_id(log, redis_client):
     first = log.publish(channel, "status", {"stage": "processing"})
     log.publish(channel, "delta", {"text": "x"})
     log.publish(channel, "done", {"duration_ms": 1})
-    frames = list(follow(log, fanout, channel, first, StreamLimits(cap_s=5, poll_s=0.05)))
-    assert [parse(f)["event"] for f in frames] == ["delta", "done"]
+    log.publish(channel, "status", {"stage": "after the end"})
+    writes = list(follow(log, fanout, channel, first, StreamLimits(cap_s=5, poll_s=0.05)))
+    assert len(writes) == 1  # logged together, sent together: one send() and one wake-up of the client
+    assert [parse(f)["event"] for f in frames_of(writes)] == ["delta", "done"]  # nothing after `done`
 
 
 def test_follow_sends_keepalive_still_working_and_gives_up_at_cap(log, redis_client):
@@ -107,7 +114,7 @@ def test_follow_sends_keepalive_still_working_and_gives_up_at_cap(log, redis_cli
     channel = request_channel("r6")
     last = log.publish(channel, "status", {"stage": "processing"})
     limits = StreamLimits(keepalive_s=0.1, still_working_s=0.25, cap_s=0.6, poll_s=0.05)
-    frames = list(follow(log, fanout, channel, None, limits))
+    frames = frames_of(follow(log, fanout, channel, None, limits))
     kinds = [parse(f).get("event", "comment") for f in frames]
     assert ": keepalive\n\n" in frames
     assert "status" in kinds[1:]  # still_working after the first status
@@ -215,7 +222,7 @@ def test_a_stream_gets_every_event_in_order_when_pub_sub_skips_one(redis_server)
         publisher = threading.Thread(target=publish_rest)
         publisher.start()
         started = time.monotonic()
-        received += list(frames)
+        received += frames_of(frames)
         publisher.join()
         assert time.monotonic() - started < 5, "waited for the 30 s poll instead of reading the log at the gap"
     finally:

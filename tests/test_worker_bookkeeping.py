@@ -12,6 +12,7 @@ from rq.suspension import resume, suspend
 from rq.worker import SimpleWorker, WorkerStatus
 
 from services.janitor import LEASE_KEY, OWNED_KEY
+from services.queues import enqueue
 from workers.startup import EngramWorker
 
 
@@ -100,3 +101,59 @@ def test_a_suspended_worker_takes_no_job(real_redis) -> None:
     finally:
         resume(real_redis)
     assert job.get_status() == JobStatus.QUEUED
+
+
+@pytest.mark.integration
+def test_a_job_queued_after_others_runs_once_they_end_done_or_failed(real_redis) -> None:
+    """``enqueue(after=...)`` (an episode after its chunks): deferred while they wait, queued by the
+    worker that ends the last of them, whether it succeeded or failed."""
+    queue = Queue("bookkeeping", connection=real_redis)
+    done = queue.enqueue("tests.test_worker_bookkeeping.seen_while_running", job_id="first", result_ttl=600)
+    failing = queue.enqueue("tests.test_worker_bookkeeping.fails", job_id="second")
+    job_id = enqueue(real_redis, "bookkeeping", "builtins.len", "abc", job_id="after-both",
+                     after=["first", "second", "never-enqueued"])
+    assert job_id == "after-both"
+    waiting = Job.fetch(job_id, connection=real_redis)
+    assert waiting.get_status() == JobStatus.DEFERRED and job_id not in queue.get_job_ids()
+    assert enqueue(real_redis, "bookkeeping", "builtins.len", "abc", job_id=job_id) is None  # not twice
+
+    BareEngramWorker([queue], connection=real_redis).work(burst=True, max_jobs=1)
+    assert Job.fetch(done.id, connection=real_redis).get_status() == JobStatus.FINISHED
+    assert waiting.get_status(refresh=True) == JobStatus.DEFERRED  # one of the two still to run
+    BareEngramWorker([queue], connection=real_redis).work(burst=True)
+    assert Job.fetch(failing.id, connection=real_redis).get_status() == JobStatus.FAILED
+    assert waiting.get_status(refresh=True) == JobStatus.FINISHED and waiting.return_value() == 3
+
+
+@pytest.mark.integration
+def test_a_job_after_finished_or_unknown_jobs_is_queued_at_once(real_redis) -> None:
+    queue = Queue("bookkeeping", connection=real_redis)
+    queue.enqueue("builtins.len", "ab", job_id="earlier", result_ttl=600)
+    BareEngramWorker([queue], connection=real_redis).work(burst=True)
+    job_id = enqueue(real_redis, "bookkeeping", "builtins.len", "abc", job_id="later", after=["earlier", "gone"])
+    assert Job.fetch(job_id, connection=real_redis).get_status() == JobStatus.QUEUED
+    assert queue.get_job_ids() == ["later"]
+
+
+def test_renewals_run_at_their_own_pace_stop_when_lost_and_never_after_the_body() -> None:
+    import threading
+    import time
+
+    from services.janitor import renewed
+
+    calls: dict[str, int] = {"fast": 0, "lost": 0}
+    threads: set[int] = set()
+
+    def counted(name: str, keep: bool) -> bool:
+        calls[name] += 1
+        threads.add(threading.get_ident())
+        return keep
+
+    with renewed(lambda: counted("fast", True), 0.05, "fast"), renewed(lambda: counted("lost", False), 0.05, "lost"):
+        time.sleep(0.5)
+    after = dict(calls)
+    time.sleep(0.2)
+    assert calls == after, "a renewal ran after its body ended"
+    assert calls["fast"] >= 2  # again and again while the body runs
+    assert calls["lost"] == 1  # renew said False: never called again
+    assert len(threads) == 1 and threading.get_ident() not in threads  # one side thread serves both

@@ -24,6 +24,7 @@ from services.llm.priority import ChatPriority
 from services.logs import request_context
 from services.metrics import Metrics
 from services.queues import (
+    CHUNK_JOB_ID,
     CHUNKER_JOB,
     MEMORY_CHUNKER_QUEUE,
     PROMPT_QUEUE,
@@ -227,7 +228,7 @@ def remember(context: WorkerContext, turn: Turn, understanding: Understanding, r
 
 def enqueue_enrichment(context: WorkerContext, exchange_id: int, user_id: str) -> None:
     """Memory enrichment happens off the hot path: one chunker job per exchange, owned by its user."""
-    enqueue(context.redis, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, exchange_id, job_id=f"chunk-{exchange_id}",
+    enqueue(context.redis, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, exchange_id, job_id=CHUNK_JOB_ID % exchange_id,
             retry=Retry(max=2, interval=[5, 30]), meta=owner_meta(user_id), **memory_job_options())
 
 

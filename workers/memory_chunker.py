@@ -40,7 +40,7 @@ from services.memory.config import MemoryConfig
 from services.memory.models import Fact
 from services.memory.search import prepare_vector_search
 from services.memory.small_output import SMALL_CHUNK_SCHEMA, chunk_from_small
-from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, memory_job_options, owner_meta
+from services.queues import CHUNK_JOB_ID, CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, memory_job_options, owner_meta
 from workers.context import WorkerContext, llm_profile, memory_config
 from workers.process import current_context
 
@@ -78,7 +78,7 @@ def run(exchange_id: int, attempt: int = 0) -> str:
         return record_failure(context, exchange_id, "invalid_json", str(exc))
     except LLMError as exc:
         if reschedule(context, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, exchange_id, attempt,
-                      config.chunker.retry_backoff_s, f"chunk-{exchange_id}", user_id=owner):
+                      config.chunker.retry_backoff_s, CHUNK_JOB_ID % exchange_id, user_id=owner):
             return "retrying"
         return record_failure(context, exchange_id, "llm_unavailable", str(exc))
     with context.sessions.begin() as session:

@@ -36,7 +36,7 @@ from services.memory.importer import (
     store_records,
 )
 from services.memory.models import Episode, ExchangeLine, Fact, MemoryChunk, from_iso, iso
-from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE
+from services.queues import CHUNK_JOB_ID, CHUNKER_JOB, MEMORY_CHUNKER_QUEUE
 from services.storable import unstorable_reason
 
 logger = logging.getLogger(__name__)
@@ -199,7 +199,7 @@ def import_bundle(sessions: sessionmaker[Session], embedder: Embedder, user_id: 
     if connection is not None:
         with sessions() as session:
             done = set(session.scalars(select(MemoryChunk.exchange_id).where(MemoryChunk.user_id == user_id)))
-        missing = [(i, f"chunk-{i}") for i in ids.values() if i not in done]
+        missing = [(i, CHUNK_JOB_ID % i) for i in ids.values() if i not in done]
         report.chunk_jobs += enqueue_jobs(connection, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, missing, user_id)
     return report
 

@@ -42,6 +42,7 @@ from services.memory.import_lines import (
 )
 from services.memory.models import ExchangeLine
 from services.queues import (
+    CHUNK_JOB_ID,
     CHUNKER_JOB,
     EPISODE_JOB,
     EPISODIC_QUEUE,
@@ -135,7 +136,7 @@ def _after_batch(batch: list[Record], inserted: dict[str, int], touched: set[str
     touched.update(record.session_key for record in batch if record.key in inserted)
     if connection is not None and inserted:
         report.chunk_jobs += enqueue_jobs(connection, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB,
-                                          [(i, f"chunk-{i}") for i in inserted.values()], user_id)
+                                          [(i, CHUNK_JOB_ID % i) for i in inserted.values()], user_id)
     if progress is not None:
         progress(len(batch))
 

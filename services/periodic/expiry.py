@@ -20,7 +20,15 @@ from sqlalchemy import select, update
 from services.db import ConversationSession, Exchange
 from services.memory.models import MemoryChunk
 from services.periodic.contract import ServiceCall, ServiceResult
-from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, PENDING_KEY, enqueue, memory_job_options, owner_meta
+from services.queues import (
+    CHUNK_JOB_ID,
+    CHUNKER_JOB,
+    MEMORY_CHUNKER_QUEUE,
+    PENDING_KEY,
+    enqueue,
+    memory_job_options,
+    owner_meta,
+)
 from services.sessions import enqueue_episode, session_exchange_ids
 from services.threads import ACTIVE_THREADS_KEY, CURRENT_THREAD_KEY, STATE_KEY, WORKING_MEMORY_KEY
 
@@ -65,7 +73,7 @@ def flush_memory(context: Any, thread_id: str, now: dt.datetime) -> tuple[int, i
             .returning(ConversationSession.id, ConversationSession.user_id)).all()
         members = {row.id: (session_exchange_ids(session, row.id), row.user_id) for row in closed}
     for exchange_id, user_id in unenriched:
-        enqueue(context.redis, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, exchange_id, job_id=f"chunk-{exchange_id}",
+        enqueue(context.redis, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, exchange_id, job_id=CHUNK_JOB_ID % exchange_id,
                 retry=Retry(max=2, interval=[5, 30]), meta=owner_meta(user_id), **memory_job_options())
     episodes = [enqueue_episode(context.redis, sid, ids, user_id) for sid, (ids, user_id) in members.items() if ids]
     return len(unenriched), len(episodes)
