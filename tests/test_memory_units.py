@@ -126,14 +126,14 @@ def test_every_memory_enqueue_site_uses_the_memory_job_options_and_names_the_own
     enqueue_embedding(connection, "fact", 8, "ann")
     enqueue_jobs(connection, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, [(9, "chunk-9")], "ann")
     enqueue_episode(connection, "s-1", [7], "ann")
-    jobs = [job for name in (MEMORY_CHUNKER_QUEUE, EPISODIC_QUEUE)
-            for job in Queue(name, connection=connection).get_jobs()]
+    episode = Queue(EPISODIC_QUEUE, connection=connection).fetch_job("episode-s-1")
+    # The episode waits (deferred, not queued) for the chunker job of exchange 7, queued above.
+    assert episode is not None and episode.get_status() == "deferred" and episode.meta["exchange_ids"] == [7]
+    jobs = [*Queue(MEMORY_CHUNKER_QUEUE, connection=connection).get_jobs(), episode]
     assert sorted(job.func_name for job in jobs) == sorted([CHUNKER_JOB, EMBED_JOB, CHUNKER_JOB, EPISODE_JOB])
     assert {job.timeout for job in jobs} == {MEMORY_JOB_TIMEOUT_S}
     # The owner decides who may see and retry the job on the ops page.
     assert [job_owner(job.meta) for job in jobs] == ["ann"] * 4
-    episode = Queue(EPISODIC_QUEUE, connection=connection).fetch_job("episode-s-1")
-    assert episode is not None and episode.meta["exchange_ids"] == [7]
 
 
 def test_a_bundle_of_another_version_or_shape_is_refused_by_name():
