@@ -26,15 +26,22 @@ carries its event and the previous entry's id, so a stream reads the log only on
 Idle machine, two rounds ago: first `status` p50 7.3 ms, `message` p50 64.3 / p99 86.5 ms; 16.9 /
 25.2 / 25.0 replies/s with 1 / 2 / 4 digest workers at 72–79 ms of CPU per reply.
 
-Idle machine (load average 0.8), the merged tree of this round (the plumb and digest branches below,
-and recall's three statements): sequential first `status` p50 4.3 ms / p99 9.1 ms, first `delta`
-p50 41.7 ms, `message` p50 49.8 ms / p99 66.1 ms; replies/s with 1 / 2 / 4 digest workers 23.6 /
-35.3 / 28.8. CPU per reply in the bursts 51–67 ms (digest 27–39, PostgreSQL 9–14, web 5–6, Valkey
-3–4, bench clients + scripted LLM 2.5); with four workers on two cores each job costs ~40 % more
-CPU than with two. `message` p50 ≤ 40 ms and ≥ 50 replies/s are still not met. The digest job now
-(``bench.hotpath --scope digest``, idle): 35.8 ms of CPU per ``digest()``, ~14 SQL statements and
-~34 Redis calls per turn; besides recall's 3 statements, context assembly reads the profile facts,
-the narrative and the shared thoughts (3 more, per user and rarely changed: cacheable).
+Idle machine, the previous round's merged tree: first `status` p50 4.3 ms, `message` p50 49.8 / p99
+66.1 ms; 23.6 / 35.3 / 28.8 replies/s with 1 / 2 / 4 workers at 51–67 ms of CPU per reply.
+
+Idle machine (load average 1.3–2 at the start, three runs back to back), this round's merged tree
+(lean, burst, recall's rlat and rqual2 below): sequential first `status` p50 4.2–4.7 / p99 7.8–9.9 ms,
+`message` p50 39.4 / 45.6 ms, p99 50.8 / 56.0 (two full runs; 30.6 / 56.0 in a run of 40); replies/s with
+1 / 2 / 4 digest workers 28.9 / 44.8 / 50.7 and 27.9 / 58.0 / 42.5 (51.2 and 47.1 with 4 in two shorter
+runs); CPU per reply in the bursts 31.6–45.4 ms (digest 16.9–24.9, PostgreSQL 6.7–9.0, web 4.1–5.7,
+Valkey 2.1–3.3, bench 1.5–1.9). So ``message`` p99 and first ``status`` are met, and ``message`` p50
+≤ 40 ms and ≥ 50 replies/s with 4 workers are on the edge: met in some runs, not in others. Four
+workers on two cores still cost more per job than two in most runs (busy cores: context switches and
+caches). Found at the end of the round: the scripted LLM (tests/fake_llm.py) had Nagle's algorithm on.
+Once lean's keep-alive connection left TCP's quick-ACK mode, a stream's second write waited up to 40 ms
+for the worker's delayed ACK. Real endpoints set TCP_NODELAY and so does the fake now. Before that fix
+the same tree gave `message` p50 47.8 and 75.6 ms, and 14.2 replies/s with one worker, which then
+waited ~50 ms per job.
 
 plumb branch (everything around the digest job's own steps; counts from ``python -m
 bench.commands`` and ``python -m bench.rq_overhead``, which the load does not change). Redis round
@@ -49,14 +56,9 @@ transaction and the stream subscribes before submitting. The bench's load genera
 ``http.client`` keep-alive client (7.5-8.5 → 3.3-3.5 ms per reply with the scripted LLM). hiredis
 was tried and not adopted (EngramWorker's per-job CPU did not move beyond the noise).
 
-digest branch (previous round, the digest job's own CPU; ``bench.hotpath``, loaded box, A/B pairs):
-the streamed LLM call through the SDK client's own ``post`` with ``Stream[object]`` (no request
-transform, no pydantic model per chunk: 3.9-5.0 → 1.1-1.5 ms per call); the store as one Core
-statement (exchange INSERT … RETURNING in a CTE feeding the decision's INSERT); session placement as
-one statement; topics and the thread touch as Core statements; the pool's checkout check without a
-round trip (services/db.py). digest() CPU per turn 38-43 → 32-37 ms; SQL statements per turn
-outside recall 11-13 → 7-8. Overlapping recall with placement on a second connection was left out
-(a second transaction per turn costs CPU, the limit for replies/s).
+digest branch (previous round): the streamed LLM call without a pydantic model per chunk (3.9-5.0 →
+1.1-1.5 ms per call), store and session placement as one Core statement each, the pool's checkout check
+without a round trip; digest() CPU per turn 38-43 → 32-37 ms.
 
 lean branch (issue 10, "a leaner hot path": the digest job's CPU and wall time). Measured with
 ``python -m bench.hotpath --scope digest`` (which now also prints, per ``digest()``, the SQL

@@ -79,23 +79,22 @@ score, signals, external ids, turns, text and meta identical to the code before 
     statement more, off the wall time); otherwise it stays inside window_rows. Overlapped vs embed-then-
     recall, same queries interleaved at load 13: p50 111.0 → 98.0 ms, p95 209.1 → 182.9 ms.
   * window_rows' rows from the driver's tuples; scoring computes an item's boost factor once.
-Measured on the shared box only (load average 8–15 throughout: other engineers' benches; wall times
-swing by tens of ms between identical runs, so the paired and CPU figures are the ones to compare).
-Paired: the code before the round (on the database as built) and this code (on a copy migrated to
-0012 and rewritten) in two processes taking turns query by query, 200 queries each, with the embedding (the
-median paired difference was −5 to −9 ms; this code faster on 62–68% of the queries):
+Paired, on the shared box (load 7–10): the code before the round (on the database as built) and this
+code (on a copy migrated to 0012 and rewritten) in two processes taking turns query by query, 200
+queries each, with the embedding (median paired difference −5 to −9 ms; faster on 62–68% of queries):
 
   paired run (load)                         before: p50 / p95, CPU here + backend   after
   1 (9.4)                                   115.3 / 193.4 ms, 28.8 + 29.7 ms        109.1 / 180.6 ms, 29.3 + 25.9 ms
   2 (7.1)                                    78.7 / 170.2 ms, 29.9 + 30.8 ms         76.8 / 139.1 ms, 30.5 + 27.4 ms
   3 (7.6)                                    95.4 / 193.2 ms, 28.4 + 30.5 ms         87.9 / 164.7 ms, 29.7 + 27.1 ms
-  not rewritten (only 0012 applied; 7.9)    109.5 / 182.6 ms, 32.1 + 31.9 ms        102.0 / 183.3 ms, 32.6 + 30.1 ms
 
 ``--profile`` of the recall given the vector, backend CPU of the turns' statement (window_rows): 22.4–25.3
 ms before (6 runs), 14.9–19.9 after (5 runs; 20.2 not rewritten); line_terms 4.3–4.9 → 2.9–3.9 ms.
-Under this load the second core is rarely free, and the overlap needs it:
-p95 ≤ 50 ms at idle is for the lead's idle re-measurement to show (bench.recall --rewrite first on a
-database built before 0012). LoCoMo (``bench.locomo``, nice 10): every number identical (0.743 / 0.831
+Idle (lead, merged tree with rqual2's round five, database migrated and ``--rewrite``): p50 46.6 /
+p95 69.0 / p99 73.6 ms with the embedding, vocabulary expansion off (``expansion_words = 0``); with it on
+(the default) 56.1 / 80.6 / 97.4 ms, CPU 27.7 ms here + 28.7 ms backend: the expansion's kNN and terms
+(line_terms 3.9 → 7.2 ms) and, as it needs the query's vector, no overlap of the embedding. p95 ≤ 50 ms
+is not reached either way. LoCoMo (``bench.locomo``, nice 10): every number identical (0.743 / 0.831
 / 0.885, every category and conversation); every hit of its 997 questions identical, and of the 202
 queries at 100k on the migrated database. After the rewrite, 6 of the 202 differ in a hit or more:
 the rebuilt HNSW index (a new graph) returns other approximate neighbours (checked: one query's HNSW 40
