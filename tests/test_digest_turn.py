@@ -12,16 +12,9 @@ from services.llm.priority import ChatPriority
 from services.queues import PROMPT_QUEUE
 from tests.llm_steps import Reply
 from tests.sse import parse_frames
+from tests.test_understanding import chat_turn
 
 pytestmark = pytest.mark.integration
-
-
-def converse(client, run_jobs, text, thread_id=None):
-    body = {"text": text} if thread_id is None else {"text": text, "thread_id": thread_id}
-    response = client.post("/chat", data=json.dumps(body), content_type="application/json", buffered=False)
-    run_jobs((PROMPT_QUEUE,))
-    frames = [f for f in parse_frames(response.response) if not f.comment]
-    return response.headers["X-Thread-ID"], response.headers["X-Request-ID"], frames
 
 
 def test_a_turn_records_topic_working_memory_and_output_and_clears_its_mark(client, run_jobs, fake_llm,
@@ -29,7 +22,7 @@ def test_a_turn_records_topic_working_memory_and_output_and_clears_its_mark(clie
     # Small chunks arriving at once: the first delta goes out alone, the rest is held for the message's trip.
     fake_llm.script_stream(Reply("Lisbon sits on seven hills by the Tagus.", chunk_size=3),
                            Reply("The tram 28 climbs through Alfama.", chunk_size=3))
-    thread_id, request_id, frames = converse(client, run_jobs, "Tell me about the history of Lisbon, Portugal.")
+    thread_id, request_id, frames = chat_turn(client, run_jobs, "Tell me about the history of Lisbon, Portugal.")
     kinds = [f.event for f in frames]
     assert kinds[-2:] == ["message", "done"] and kinds.count("message") == 1
     assert kinds.index("message") > max(i for i, kind in enumerate(kinds) if kind == "delta")
@@ -42,7 +35,7 @@ def test_a_turn_records_topic_working_memory_and_output_and_clears_its_mark(clie
     assert worker_context.events.get_output(request_id)["exchange_id"] == message["exchange_id"]
     assert ChatPriority(worker_context.redis).chats_in_flight() == 0
 
-    _, second_id, frames = converse(client, run_jobs, "What about trams in Lisbon, Portugal?", thread_id)
+    _, second_id, frames = chat_turn(client, run_jobs, "What about trams in Lisbon, Portugal?", thread_id)
     state, memory = threads.snapshot(thread_id)
     assert [item["request_id"] for item in memory] == [request_id, second_id] and state.turns == 2
     assert state.topic == frames[-2].data["topic"], "the thread's topic is the latest turn's"
@@ -54,7 +47,7 @@ def test_a_turn_that_fails_clears_its_chat_priority_mark(client, run_jobs, fake_
         raise RuntimeError("the database went away mid-turn")
 
     monkeypatch.setattr(digest_module, "store", broken_store)
-    converse(client, run_jobs, "Tell me about the history of Porto.")
+    chat_turn(client, run_jobs, "Tell me about the history of Porto.")
     assert ChatPriority(worker_context.redis).chats_in_flight() == 0, "background LLM work must not wait for it"
 
 
@@ -63,7 +56,7 @@ def test_a_thread_row_forgotten_while_the_message_was_queued_is_made_again(clien
 
     from services.db import Exchange, Thread
 
-    thread_id, _, _ = converse(client, run_jobs, "Tell me about the history of Lisbon.")
+    thread_id, _, _ = chat_turn(client, run_jobs, "Tell me about the history of Lisbon.")
     response = client.post("/chat", data=json.dumps({"text": "And Porto?", "thread_id": thread_id}),
                            content_type="application/json", buffered=False)
     with db_engine.begin() as connection:  # the thread's row goes while the message waits in the queue
@@ -83,11 +76,11 @@ def test_a_topic_counts_each_stored_turn_once_and_its_centroid_moves_with_it(cli
 
     from services.db import Exchange, Topic
 
-    thread_id, _, _ = converse(client, run_jobs, "Planning a hiking trip through Patagonia next spring.")
+    thread_id, _, _ = chat_turn(client, run_jobs, "Planning a hiking trip through Patagonia next spring.")
     with db_engine.connect() as connection:
         founded = connection.execute(select(Topic.centroid)).scalar_one()
     for text in ("Which hiking boots suit a Patagonia trip in spring?", "Patagonia hiking trip: which trails?"):
-        converse(client, run_jobs, text, thread_id)
+        chat_turn(client, run_jobs, text, thread_id)
     with db_engine.connect() as connection:
         topics = connection.execute(select(Topic.name, Topic.message_count, Topic.centroid)).all()
         per_topic = dict(connection.execute(select(Exchange.topic, func.count()).group_by(Exchange.topic)).all())

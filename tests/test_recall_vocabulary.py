@@ -8,13 +8,11 @@ import datetime as dt
 import json
 from dataclasses import replace
 
-import numpy as np
 import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from services.db import make_sessionmaker
-from services.embeddings import HashEmbedder
 from services.memory import vocabulary
 from services.memory.config import MemoryConfig, RecallConfig, load_memory_config
 from services.memory.importer import pair_exchanges, parse_lines, store_records
@@ -23,11 +21,11 @@ from services.memory.turns import line_terms
 from services.memory.vectors import fill_all
 from services.settings import PROJECT_ROOT, SettingsError
 from tests.memory_builders import create_exchange
+from tests.test_memory_speakers import CountingEmbedder
 
 pytestmark = pytest.mark.integration
 
 NOW = dt.datetime(2025, 9, 1, tzinfo=dt.UTC)
-PASTIMES = {"pottery", "camping", "painting", "pastimes", "pastime"}
 CONVERSATION = [
     ("Caroline", "How was your week, Melanie?"), ("Melanie", "Pottery class again."),
     ("Caroline", "Did the kids like the museum?"), ("Melanie", "They loved the dinosaur hall."),
@@ -37,27 +35,12 @@ CONVERSATION = [
 QUESTION = "What pastimes does Melanie enjoy?"
 
 
-class PastimeEmbedder(HashEmbedder):
-    """A hash embedder that knows pottery, camping and painting are pastimes (as a real model would)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    def _token_vector(self, token: str) -> np.ndarray:
-        return super()._token_vector("pastime" if token in PASTIMES else token)
-
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        self.texts += texts
-        return super()._encode(texts)
-
-
 @pytest.fixture
 def sessions(db_engine):
     return make_sessionmaker(db_engine)
 
 
-def _import(sessions, user: str, embedder: PastimeEmbedder) -> None:
+def _import(sessions, user: str, embedder: CountingEmbedder) -> None:
     lines = [json.dumps({"session": "s1", "speaker": speaker, "text": body, "external_id": f"D1:{index}",
                          "timestamp": (NOW - dt.timedelta(days=30, seconds=-30 * index)).isoformat()})
              for index, (speaker, body) in enumerate(CONVERSATION, start=1)]
@@ -73,7 +56,7 @@ def _words(db_engine, user: str) -> dict[str, str]:
 
 
 def test_the_backfill_embeds_each_new_word_of_a_persons_turns_once(sessions, db_engine):
-    embedder = PastimeEmbedder()
+    embedder = CountingEmbedder()
     _import(sessions, "vocab-a", embedder)
     embedder.texts.clear()
     added = vocabulary.fill_all(sessions, embedder)
@@ -98,7 +81,7 @@ def test_the_backfill_embeds_each_new_word_of_a_persons_turns_once(sessions, db_
 
 
 def test_the_question_gains_the_persons_nearest_words_at_a_lower_weight(sessions, db_engine):
-    embedder = PastimeEmbedder()
+    embedder = CountingEmbedder()
     _import(sessions, "vocab-c", embedder)
     vocabulary.fill_all(sessions, embedder)
     shipped = load_memory_config(PROJECT_ROOT / "configs").recall
@@ -117,7 +100,7 @@ def test_the_question_gains_the_persons_nearest_words_at_a_lower_weight(sessions
 
 
 def test_recall_finds_the_turn_that_answers_in_other_words(sessions, db_engine):
-    embedder = PastimeEmbedder()
+    embedder = CountingEmbedder()
     _import(sessions, "vocab-d", embedder)
     vocabulary.fill_all(sessions, embedder)
     shipped = load_memory_config(PROJECT_ROOT / "configs")
@@ -144,7 +127,7 @@ def test_out_of_range_expansion_settings_are_refused(tmp_path, setting):
 
 
 def test_no_expansion_without_a_vector_or_with_no_words(sessions, db_engine):
-    embedder = PastimeEmbedder()
+    embedder = CountingEmbedder()
     _import(sessions, "vocab-e", embedder)
     vocabulary.fill_all(sessions, embedder)
     off = replace(RecallConfig(), expansion_words=0)
@@ -158,7 +141,7 @@ def test_no_expansion_without_a_vector_or_with_no_words(sessions, db_engine):
 def test_forgetting_a_person_deletes_their_vocabulary(sessions, db_engine):
     from services.memory.forget import forget_user
 
-    embedder = PastimeEmbedder()
+    embedder = CountingEmbedder()
     _import(sessions, "vocab-f", embedder)
     _import(sessions, "vocab-g", embedder)
     vocabulary.fill_all(sessions, embedder)
@@ -171,7 +154,7 @@ def test_forgetting_a_person_deletes_their_vocabulary(sessions, db_engine):
 def test_an_added_word_the_sample_missed_still_counts_on_a_long_history(sessions, db_engine):
     """With more lines than the document-frequency sample holds, an added word the sample missed is not
     counted line by line: it is in the person's vocabulary, so it counts as rare, not as absent."""
-    embedder = PastimeEmbedder()
+    embedder = CountingEmbedder()
     _import(sessions, "vocab-h", embedder)
     vocabulary.fill_all(sessions, embedder)
     sampled = replace(RecallConfig(), length_sample=2)  # 2 of the 8 lines: most words unseen by the sample

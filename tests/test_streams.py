@@ -78,15 +78,21 @@ def _collect(log, fanout, channel, last_id, limits, out, terminal="done"):
         out.extend(frames_of([write]))
 
 
-def test_follow_replays_then_streams_live_until_done(log, redis_client):
-    fanout = FanOut(redis_client)
-    channel = request_channel("r4")
+def _live_reader(log, fanout, channel, frames):
+    """A stream following ``channel`` from its first event (``status``, published here), already listening."""
     log.publish(channel, "status", {"stage": "processing"})
-    frames: list[str] = []
     limits = StreamLimits(keepalive_s=5, still_working_s=20, cap_s=10, poll_s=0.05)
     reader = threading.Thread(target=_collect, args=(log, fanout, channel, None, limits, frames))
     reader.start()
     time.sleep(0.2)
+    return reader
+
+
+def test_follow_replays_then_streams_live_until_done(log, redis_client):
+    fanout = FanOut(redis_client)
+    channel = request_channel("r4")
+    frames: list[str] = []
+    reader = _live_reader(log, fanout, channel, frames)
     log.publish(channel, "delta", {"text": "he"})
     log.publish(channel, "message", {"text": "hello"})
     log.publish(channel, "done", {"duration_ms": 3})
@@ -250,12 +256,8 @@ def test_heard_events_chain_only_from_the_last_delivered_id() -> None:
 def test_publish_all_sends_its_events_in_order_to_a_live_stream_even_after_a_script_flush(log, redis_client):
     fanout = FanOut(redis_client)
     channel = request_channel("r-all")
-    log.publish(channel, "status", {"stage": "processing"})
     frames: list[str] = []
-    limits = StreamLimits(keepalive_s=5, still_working_s=20, cap_s=10, poll_s=0.05)
-    reader = threading.Thread(target=_collect, args=(log, fanout, channel, None, limits, frames))
-    reader.start()
-    time.sleep(0.2)
+    reader = _live_reader(log, fanout, channel, frames)
     log.publish(channel, "delta", {"text": "hel"})
     redis_client.script_flush()  # a Redis that restarted without its scripts
     ids = log.publish_all(channel, [("delta", {"text": "lo"}), ("message", {"text": "hello"}),

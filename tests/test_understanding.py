@@ -22,12 +22,18 @@ from tests.sse import parse_frames
 pytestmark = pytest.mark.integration
 
 
-def converse(client, run_jobs, text, thread_id=None):
+def chat_turn(client, run_jobs, text, thread_id=None):
+    """POST one message, run the prompt queue, and return the thread id, the request id and the frames."""
     body = {"text": text} if thread_id is None else {"text": text, "thread_id": thread_id}
     response = client.post("/chat", data=json.dumps(body), content_type="application/json", buffered=False)
     run_jobs((PROMPT_QUEUE,))
     frames = [f for f in parse_frames(response.response) if not f.comment]
-    return response.headers["X-Thread-ID"], frames
+    return response.headers["X-Thread-ID"], response.headers["X-Request-ID"], frames
+
+
+def converse(client, run_jobs, text, thread_id=None):
+    thread, _, frames = chat_turn(client, run_jobs, text, thread_id)
+    return thread, frames
 
 
 def decision_for(db_engine, request_text):
