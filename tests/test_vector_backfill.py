@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from services.db import Exchange, make_sessionmaker
 from services.embeddings import HashEmbedder
 from services.memory import vocabulary
+from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.models import ExchangeLine
 from services.memory.recall import recall
@@ -119,6 +120,21 @@ def test_the_job_queues_its_continuation_while_rows_wait(worker_context, real_re
     assert results[1].startswith("embedded 44, 0 waiting; ") and not results[1].endswith("; 0 words added")
     with worker_context.sessions() as session:
         assert pending_count(session) == 0 and not vocabulary.pending(session)
+
+
+def test_with_the_expansion_off_no_vocabulary_is_filled_or_waited_for(worker_context, real_redis, run_jobs):
+    worker_context.extras["memory_config"] = MemoryConfig(recall=RecallConfig(expansion_words=0))
+    _import(worker_context.sessions, "alice", 12)
+    enqueue_backfill(real_redis)
+    run_jobs((MEMORY_CHUNKER_QUEUE,))
+    result = Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).fetch_job(BACKFILL_JOB_IDS[0]).return_value()
+    assert result == "embedded 6, 0 waiting; 0 words added"
+    with worker_context.sessions() as session:
+        assert vocabulary.pending(session)  # the turns' words are not in: nothing asks for them
+        assert session.scalar(text("SELECT count(*) FROM vocabulary")) == 0
+    fired = backfill.run(ServiceCall("vector_backfill", "fire-off", worker_context))
+    assert fired.reason == "no exchange waits for its vector, no turn for its words"
+    assert Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).job_ids == []
 
 
 class SlowRecordingEmbedder(HashEmbedder):

@@ -22,7 +22,7 @@ from services.llm.client import LLMClient
 from services.llm.priority import ChatPriority
 from services.llm.profile import LLMProfile, load_profile
 from services.llm.roles import load_role_configs
-from services.memory.config import MemoryConfig, load_memory_config
+from services.memory.config import MemoryConfig, process_memory_config
 from services.metrics import Metrics
 from services.prompts import PromptLibrary
 from services.router.mode_router import ModeRouter
@@ -93,10 +93,7 @@ def build_context(settings: Settings, *, redis_client: redis.Redis | None = None
 
 def memory_config(context: WorkerContext) -> MemoryConfig:
     """``configs/memory.toml``, read once per process (workers.startup loads it before the loop)."""
-    config = context.extras.get("memory_config")
-    if config is None:
-        config = context.extras["memory_config"] = load_memory_config(context.settings.configs_dir)
-    return config
+    return process_memory_config(context.extras, context.settings.configs_dir)
 
 
 def llm_profile(context: WorkerContext) -> LLMProfile:

@@ -222,11 +222,12 @@ def fill_vectors() -> str:
     words = 0
     with context.sessions() as session:
         left = vectors.pending_count(session)
-    if not left:  # the exchanges' vectors first: recall needs them more than it needs expansion words
+    expands = memory_config(context).recall.expands  # no vocabulary is needed while the expansion is off
+    if not left and expands:  # the exchanges' vectors first: recall needs them more than it needs expansion words
         words = vocabulary.fill_all(context.sessions, embedder,
                                     budget_s=max(1.0, BACKFILL_BUDGET_S - (time.monotonic() - started)))
     with context.sessions() as session:
-        words_left = vocabulary.pending(session)
+        words_left = expands and vocabulary.pending(session)
     if left or words_left:
         job = get_current_job()
         vectors.enqueue_backfill(context.redis, continuing=job.id if job is not None else None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from services.config_files import parse_sections, read_toml
 from services.settings import SettingsError
@@ -50,6 +51,11 @@ class RecallConfig:
     expansion_weight: float = 0.3  # an expansion word's BM25 weight: this × its cosine to the query × its IDF
     expansion_words: int = 10  # the person's words nearest the query considered (0 = no expansion)
     expansion_min_similarity: float = 0.35  # ... at this cosine or more
+
+    @property
+    def expands(self) -> bool:
+        """Whether queries are expanded by the person's vocabulary (so it is worth filling)."""
+        return self.expansion_words > 0 and self.expansion_weight > 0
     speaker_weight_broad: float = 0.5  # its weight when the question asks about the person at large
     question_turn_weight: float = 0.5  # a turn's score × (1 − this × share of its sentences that are questions)
     answer_cue_weight: float = 0.1  # relevance added to a turn holding the time/number/place a query asks for
@@ -119,6 +125,13 @@ def load_memory_config(configs_dir: Path | None) -> MemoryConfig:
     config = parse_sections("memory.toml", MemoryConfig(), data)
     validate(config)
     return config
+
+
+def process_memory_config(extras: dict[str, Any], configs_dir: Path | None) -> MemoryConfig:
+    """``memory.toml``, read once per process and kept in a worker context's ``extras``."""
+    if "memory_config" not in extras:
+        extras["memory_config"] = load_memory_config(configs_dir)
+    return extras["memory_config"]
 
 
 def validate(config: MemoryConfig) -> None:

@@ -146,7 +146,7 @@ def _terms_and_vectors(session: Session, user_id: str, query: str, cfg: RecallCo
                                                   speakers.NamedSpeaker | None]:
     """The query's terms (one set, weighted by this user's turns, serves every kind), the BM25 arm's lines
     when they were fetched on their own, the search vector and the named speaker."""
-    if embedder is not None and cfg.expansion_words > 0 and cfg.expansion_weight > 0:
+    if embedder is not None and cfg.expands:
         # The person's own words nearest the question (without a name it names) join its terms: they need
         # its vector first, so the terms wait for the model.
         qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)

@@ -71,7 +71,7 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig,
     """
     params: dict[str, Any] = {}
     expanded = "SELECT CAST(NULL AS text), CAST(NULL AS float8) WHERE false"  # no expansion: no row
-    if expand_by is not None and config.expansion_weight > 0 and config.expansion_words > 0:
+    if expand_by is not None and config.expands:
         expanded = vocabulary.nearest_sql(params, expand_by, config.expansion_words, config.expansion_min_similarity,
                                           config.expansion_weight)
     rows = session.execute(

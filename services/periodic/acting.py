@@ -20,7 +20,7 @@ from services.act.config import ActConfig, load_act_config
 from services.act.dispatcher import ActDispatcher
 from services.act.reply import ActReply, act_reply
 from services.act.turn import innate_dispatcher
-from services.memory.config import MemoryConfig, load_memory_config
+from services.memory.config import MemoryConfig, process_memory_config
 from services.memory.context import assemble
 from services.queues import ChatRequest
 
@@ -61,9 +61,7 @@ def configs(context: Any) -> tuple[ActConfig, MemoryConfig]:
     extras = context.extras
     if "act_config" not in extras:
         extras["act_config"] = load_act_config(context.settings.configs_dir)
-    if "memory_config" not in extras:
-        extras["memory_config"] = load_memory_config(context.settings.configs_dir)
-    return extras["act_config"], extras["memory_config"]
+    return extras["act_config"], process_memory_config(extras, context.settings.configs_dir)
 
 
 def run_background_turn(context: Any, session: Session, *, request_id: str, user_id: str, text: str,

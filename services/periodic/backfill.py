@@ -11,6 +11,7 @@ queued twice.
 from __future__ import annotations
 
 from services.memory import vocabulary
+from services.memory.config import process_memory_config
 from services.memory.vectors import enqueue_backfill, pending_count
 from services.periodic.contract import ServiceCall, ServiceResult
 
@@ -18,7 +19,9 @@ from services.periodic.contract import ServiceCall, ServiceResult
 def run(call: ServiceCall) -> ServiceResult:
     with call.context.sessions() as session:
         pending = pending_count(session)
-        words = not pending and vocabulary.pending(session)  # turns whose words recall's expansion lacks
+        # Turns whose words recall's expansion lacks (none is needed while the expansion is off).
+        expands = process_memory_config(call.context.extras, call.context.settings.configs_dir).recall.expands
+        words = not pending and expands and vocabulary.pending(session)
     if not pending and not words:
         return ServiceResult.skipped("no exchange waits for its vector, no turn for its words")
     job_id = enqueue_backfill(call.context.redis)
