@@ -67,44 +67,83 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig,
     a lexeme the sample barely holds is counted exactly (up to ``df_cap``), which is cheap because it is
     rare. Counting common words exactly was the slowest step of recall on a long history.
     ``expand_by``: a vector of the query; the user's words nearest it join the terms, each at IDF ×
-    ``expansion_weight`` × its cosine (``services.memory.vocabulary``), found in the same statement.
+    ``expansion_weight`` × its cosine (``services.memory.vocabulary``). Recall runs the two steps apart
+    (``asked_terms`` while the model embeds the query, ``expanded_terms`` once its vector is there).
     """
-    params: dict[str, Any] = {}
-    expanded = "SELECT CAST(NULL AS text), CAST(NULL AS float8) WHERE false"  # no expansion: no row
-    if expand_by is not None and config.expands:
-        expanded = vocabulary.nearest_sql(params, expand_by, config.expansion_words, config.expansion_min_similarity,
-                                          config.expansion_weight)
+    return expanded_terms(session, user_id, asked_terms(session, user_id, query, config), config, expand_by)
+
+
+@dataclass
+class AskedTerms:
+    """The asked lexemes' counts (``line_terms``' first step): rows of (lexeme, mult, added, sample_df, n,
+    avg_len, lines, exact_df), the sample's size and length on every row (one row without a lexeme when
+    the query has none)."""
+
+    rows: list[Any]
+
+    @property
+    def lexemes(self) -> list[str]:
+        return [row.lexeme for row in self.rows if row.lexeme is not None]
+
+
+# The user's first ``:sample`` lines: the same rows for both steps (synchronize_seqscans is off).
+_SAMPLE = "s AS MATERIALIZED (SELECT search FROM exchange_lines WHERE user_id = :user LIMIT :sample)"
+
+
+def asked_terms(session: Session, user_id: str, query: str, config: RecallConfig) -> AskedTerms:
+    """The query's own lexemes with their document frequencies and the sample's statistics: everything of
+    ``line_terms`` that needs no query vector, so it runs while the model embeds."""
     rows = session.execute(
         text(
-            "WITH s AS MATERIALIZED (SELECT search FROM exchange_lines WHERE user_id = :user LIMIT :sample), "
+            f"WITH {_SAMPLE}, "
             "asked AS MATERIALIZED (SELECT lexeme FROM unnest(tsvector_to_array(to_tsvector('english', :query))) "
             "AS q(lexeme) ORDER BY length(lexeme) DESC, lexeme LIMIT :max_terms), "
             # Each lexeme's tsquery is parsed once, not once per sampled line.
-            "q AS MATERIALIZED (SELECT lexeme, mult, added, CAST(quote_literal(lexeme) AS tsquery) AS tsq FROM "
-            "(SELECT lexeme, CAST(1 AS float8), false FROM asked "
-            f"UNION ALL SELECT e.*, true FROM ({expanded}) AS e) AS a(lexeme, mult, added)), "
+            "q AS MATERIALIZED (SELECT lexeme, CAST(1 AS float8) AS mult, false AS added, "
+            "CAST(quote_literal(lexeme) AS tsquery) AS tsq FROM asked), "
             "st AS MATERIALIZED (SELECT count(*) AS n, avg(length(search)) AS avg_len, "
             "(SELECT lines FROM exchange_line_counts WHERE user_id = :user) AS lines FROM s), "
-            "d AS (SELECT q.lexeme, q.mult, q.added, q.tsq, "
+            # Materialised: the sample's count is read twice below (it was counted twice).
+            "d AS MATERIALIZED (SELECT q.lexeme, q.mult, q.added, q.tsq, "
             "(SELECT count(*) FROM s WHERE s.search @@ q.tsq) AS sample_df FROM q) "
             "SELECT d.lexeme, d.mult, d.added, d.sample_df, st.n, st.avg_len, st.lines, "
             # A lexeme the sample barely holds, when the user has more lines than sampled: counted exactly
             # in the same statement (it used to take one more).
-            "CASE WHEN NOT d.added AND st.n >= :sample AND coalesce(st.lines, 0) > greatest(st.n, 1) "
-            "AND d.sample_df < :rare "
+            "CASE WHEN st.n >= :sample AND coalesce(st.lines, 0) > greatest(st.n, 1) AND d.sample_df < :rare "
             "THEN (SELECT count(*) FROM (SELECT 1 FROM exchange_lines e WHERE e.user_id = :user "
-            "AND e.search @@ d.tsq LIMIT :cap) c) END AS exact_df FROM d CROSS JOIN st"
+            "AND e.search @@ d.tsq LIMIT :cap) c) END AS exact_df FROM st LEFT JOIN d ON true"
         ),
-        {**params, "user": user_id, "query": rewrite(query) if config.rewrite_query else query,
+        {"user": user_id, "query": rewrite(query) if config.rewrite_query else query,
          "sample": config.length_sample, "max_terms": config.max_query_terms, "rare": RARE_IN_SAMPLE,
          "cap": config.df_cap},
     ).all()
+    return AskedTerms(rows)
+
+
+def expanded_terms(session: Session, user_id: str, asked: AskedTerms, config: RecallConfig,
+                   expand_by: np.ndarray | None = None) -> LineTerms:
+    """The query terms: the asked lexemes and, with ``expand_by`` (a vector of the query) and the expansion on,
+    the user's words nearest it with their sample counts (one statement: the vocabulary's kNN needs the vector)."""
+    rows = [row for row in asked.rows if row.lexeme is not None]
+    if expand_by is not None and config.expands and asked.rows:
+        params: dict[str, Any] = {}
+        nearest = vocabulary.nearest_sql(params, expand_by, config.expansion_words, config.expansion_min_similarity,
+                                         config.expansion_weight)
+        rows += session.execute(
+            text(f"WITH {_SAMPLE}, asked AS (SELECT unnest(CAST(:asked AS text[])) AS lexeme), "
+                 "q AS MATERIALIZED (SELECT lexeme, mult, CAST(quote_literal(lexeme) AS tsquery) AS tsq "
+                 f"FROM ({nearest}) AS a(lexeme, mult)) "
+                 "SELECT q.lexeme, q.mult, true AS added, (SELECT count(*) FROM s WHERE s.search @@ q.tsq) "
+                 "AS sample_df, CAST(NULL AS bigint) AS exact_df FROM q"),
+            {**params, "user": user_id, "asked": asked.lexemes, "sample": config.length_sample},
+        ).all()
     if not rows:
         return LineTerms()
-    sampled, avg_len = int(rows[0].n or 0), float(rows[0].avg_len or 10.0)
+    first = asked.rows[0]  # the sample's statistics
+    sampled, avg_len = int(first.n or 0), float(first.avg_len or 10.0)
     total = sampled
     if sampled >= config.length_sample:  # more lines than sampled: the real count (kept by migration 0010's triggers)
-        total = int(rows[0].lines or 0)
+        total = int(first.lines or 0)
     ratio = total / max(sampled, 1)
     dfs = {row.lexeme: _frequency(row, ratio) for row in rows}
     mults = {row.lexeme: float(row.mult) for row in rows}
@@ -115,11 +154,11 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig,
                    key=lambda item: (item[1], item[0]))
     n = max(total, 1)
     idfs = [math.log(1 + (n - df + 0.5) / (df + 0.5)) for _, df in found]
-    asked = [(lexeme, df) for lexeme, df in found if lexeme not in added]
+    asked_found = [(lexeme, df) for lexeme, df in found if lexeme not in added]
     # Words at the df cap still score, but the rarer words find the candidates. Expansion words only score:
     # searching by them too found nothing more on LoCoMo and cost ~5 ms of CPU per recall at 100k.
-    rare_enough = _searched([(lexeme, df) for lexeme, df in asked if df < config.df_cap] or asked[:1], total,
-                            config.match_cap)
+    rare_enough = _searched([(lexeme, df) for lexeme, df in asked_found if df < config.df_cap] or asked_found[:1],
+                            total, config.match_cap)
     # The score of a line holding every asked word: expansion words add to a line's score, not to this.
     scale = sum(idf for (lexeme, df), idf in zip(found, idfs, strict=True) if df > 0 and lexeme not in added)
     weights = [idf * mults[lexeme] for (lexeme, _), idf in zip(found, idfs, strict=True)]
