@@ -5,6 +5,7 @@ whether the BM25 arm runs inside the turns' statement or on its own meanwhile, t
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import numpy as np
@@ -13,7 +14,7 @@ from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
 from services.db import make_sessionmaker
-from services.memory import speakers
+from services.memory import speakers, turns, vocabulary
 from services.memory.config import RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall
@@ -57,6 +58,48 @@ def test_recall_embedding_its_own_query_returns_the_hits_it_returns_given_the_ve
         assert any(s.startswith(LEXICAL_APART) for s in statements) == (expansion_words == 0)
         again = _hits(session, embedder, user, query, config=config)  # the guess, learned from the first
     assert given and first == given and again == given
+
+
+class GatedEmbedder(PastimeEmbedder):
+    """Embeds once its gate opens (or after 10 s), noting whether it opened: whether recall ran a statement while
+    its model ran."""
+
+    def __init__(self) -> None:
+        super().__init__(cache_size=0)
+        self.gate = threading.Event()
+        self.opened: list[bool] = []
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        self.opened.append(self.gate.wait(10))
+        return super()._encode(texts)
+
+
+def test_with_the_vocabulary_expansion_the_query_terms_are_counted_while_the_model_embeds(db_engine):
+    sessions = make_sessionmaker(db_engine)
+    _import(sessions, "overlap-d")
+    vocabulary.fill_all(sessions, PastimeEmbedder())
+    config = RecallConfig()  # as shipped: the expansion on
+    embedder = GatedEmbedder()
+    vector = PastimeEmbedder().embed(QUESTION)
+    with Session(db_engine) as session:
+        plain = turns.line_terms(session, "overlap-d", QUESTION, config)
+        expanded = turns.line_terms(session, "overlap-d", QUESTION, config, vector)
+        assert config.expands and set(expanded.terms.lexemes) > set(plain.terms.lexemes)  # words were added
+        given = _hits(session, PastimeEmbedder(cache_size=0), "overlap-d", QUESTION, vector, config)
+        order: list[tuple[str, bool]] = []
+
+        def seen(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
+            if "tsvector_to_array(to_tsvector" in statement:  # the asked terms' counts: no vector needed
+                embedder.gate.set()
+            order.append(("vocabulary" if "FROM vocabulary" in statement else "other", embedder.gate.is_set()))
+
+        event.listen(session.get_bind(), "before_cursor_execute", seen)
+        own = _hits(session, embedder, "overlap-d", QUESTION, config=config)
+    # The model waited for the asked terms' statement, which therefore ran before the vector was there; the
+    # expansion's kNN over the person's words (which needs it) ran after; the hits are those given the vector.
+    assert embedder.opened and embedder.opened[0]
+    assert ("vocabulary", True) in order
+    assert given and own == given
 
 
 def test_a_wrong_speaker_guess_is_embedded_again_for_the_speaker_the_database_names(db_engine, monkeypatch):
