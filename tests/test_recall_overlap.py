@@ -85,6 +85,10 @@ def test_with_the_vocabulary_expansion_the_query_terms_are_counted_while_the_mod
         plain = turns.line_terms(session, "overlap-d", QUESTION, config)
         expanded = turns.line_terms(session, "overlap-d", QUESTION, config, vector)
         assert config.expands and set(expanded.terms.lexemes) > set(plain.terms.lexemes)  # words were added
+        # In two steps (the asked words' counts first, the expansion once the vector is there): the same terms.
+        asked = turns.asked_terms(session, "overlap-d", QUESTION, config)
+        assert turns.expanded_terms(session, "overlap-d", asked, config, vector) == expanded
+        assert turns.expanded_terms(session, "overlap-d", asked, config) == plain
         given = _hits(session, PastimeEmbedder(cache_size=0), "overlap-d", QUESTION, vector, config)
         order: list[tuple[str, bool]] = []
 

@@ -146,14 +146,17 @@ def _terms_and_vectors(session: Session, user_id: str, query: str, cfg: RecallCo
                                                   speakers.NamedSpeaker | None]:
     """The query's terms (one set, weighted by this user's turns, serves every kind), the BM25 arm's lines
     when they were fetched on their own, the search vector and the named speaker."""
-    asked = turns.asked_terms(session, user_id, query, cfg)  # needs no vector: runs while the model embeds
     if embedder is not None and cfg.expands:
-        # The person's own words nearest the question (without a name it names) join its terms: only their
-        # kNN and counts wait for the model.
+        # The person's own words nearest the question (without a name it names) join its terms. While the model
+        # still embeds, the asked words are counted meanwhile and only the expansion's kNN and counts wait for
+        # it (one statement more, off the wall time); otherwise all in one statement.
+        asked = turns.asked_terms(session, user_id, query, cfg) if ahead is not None and not ahead[0].done() else None
         qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)
         expand_by = speaker.vector if speaker is not None else qvec
-        return turns.expanded_terms(session, user_id, asked, cfg, expand_by), None, qvec, speaker
-    terms = turns.expanded_terms(session, user_id, asked, cfg)
+        if asked is not None:
+            return turns.expanded_terms(session, user_id, asked, cfg, expand_by), None, qvec, speaker
+        return turns.line_terms(session, user_id, query, cfg, expand_by), None, qvec, speaker
+    terms = turns.line_terms(session, user_id, query, cfg)
     # While the model still runs, the BM25 arm (it needs no vector) runs on its own: one statement more, off
     # the wall time. Without an embedding under way it stays inside window_rows' statement (one round trip).
     lexical = None

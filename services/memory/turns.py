@@ -67,17 +67,24 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig,
     a lexeme the sample barely holds is counted exactly (up to ``df_cap``), which is cheap because it is
     rare. Counting common words exactly was the slowest step of recall on a long history.
     ``expand_by``: a vector of the query; the user's words nearest it join the terms, each at IDF ×
-    ``expansion_weight`` × its cosine (``services.memory.vocabulary``). Recall runs the two steps apart
-    (``asked_terms`` while the model embeds the query, ``expanded_terms`` once its vector is there).
+    ``expansion_weight`` × its cosine (``services.memory.vocabulary``), found in the same statement.
+    While the model still embeds the query, recall runs the two apart instead (``asked_terms``, then
+    ``expanded_terms``): the same terms, one statement more, the first off the wall time.
     """
-    return expanded_terms(session, user_id, asked_terms(session, user_id, query, config), config, expand_by)
+    params: dict[str, Any] = {}
+    expanded = _NO_EXPANSION
+    if expand_by is not None and config.expands:
+        expanded = vocabulary.nearest_sql(params, expand_by, config.expansion_words, config.expansion_min_similarity,
+                                          config.expansion_weight)
+    rows = _term_rows(session, user_id, query, config, expanded, params)
+    return _line_terms(rows, rows, config)
 
 
 @dataclass
 class AskedTerms:
-    """The asked lexemes' counts (``line_terms``' first step): rows of (lexeme, mult, added, sample_df, n,
-    avg_len, lines, exact_df), the sample's size and length on every row (one row without a lexeme when
-    the query has none)."""
+    """The asked lexemes' counts (``line_terms`` without the expansion): rows of (lexeme, mult, added,
+    sample_df, n, avg_len, lines, exact_df), the sample's size and length on every row (one row without a
+    lexeme when the query has none)."""
 
     rows: list[Any]
 
@@ -86,21 +93,24 @@ class AskedTerms:
         return [row.lexeme for row in self.rows if row.lexeme is not None]
 
 
-# The user's first ``:sample`` lines: the same rows for both steps (synchronize_seqscans is off).
+_NO_EXPANSION = "SELECT CAST(NULL AS text), CAST(NULL AS float8) WHERE false"  # no row
+# The user's first ``:sample`` lines: the same rows for every statement (synchronize_seqscans is off).
 _SAMPLE = "s AS MATERIALIZED (SELECT search FROM exchange_lines WHERE user_id = :user LIMIT :sample)"
 
 
-def asked_terms(session: Session, user_id: str, query: str, config: RecallConfig) -> AskedTerms:
-    """The query's own lexemes with their document frequencies and the sample's statistics: everything of
-    ``line_terms`` that needs no query vector, so it runs while the model embeds."""
-    rows = session.execute(
+def _term_rows(session: Session, user_id: str, query: str, config: RecallConfig, expanded: str,
+               params: dict[str, Any]) -> list[Any]:
+    """The asked lexemes and the ``expanded`` statement's (lexeme, multiplier) rows with their counts, and the
+    sample's statistics on each (on one row without a lexeme when there is none)."""
+    return session.execute(
         text(
             f"WITH {_SAMPLE}, "
             "asked AS MATERIALIZED (SELECT lexeme FROM unnest(tsvector_to_array(to_tsvector('english', :query))) "
             "AS q(lexeme) ORDER BY length(lexeme) DESC, lexeme LIMIT :max_terms), "
             # Each lexeme's tsquery is parsed once, not once per sampled line.
-            "q AS MATERIALIZED (SELECT lexeme, CAST(1 AS float8) AS mult, false AS added, "
-            "CAST(quote_literal(lexeme) AS tsquery) AS tsq FROM asked), "
+            "q AS MATERIALIZED (SELECT lexeme, mult, added, CAST(quote_literal(lexeme) AS tsquery) AS tsq FROM "
+            "(SELECT lexeme, CAST(1 AS float8), false FROM asked "
+            f"UNION ALL SELECT e.*, true FROM ({expanded}) AS e) AS a(lexeme, mult, added)), "
             "st AS MATERIALIZED (SELECT count(*) AS n, avg(length(search)) AS avg_len, "
             "(SELECT lines FROM exchange_line_counts WHERE user_id = :user) AS lines FROM s), "
             # Materialised: the sample's count is read twice below (it was counted twice).
@@ -109,22 +119,28 @@ def asked_terms(session: Session, user_id: str, query: str, config: RecallConfig
             "SELECT d.lexeme, d.mult, d.added, d.sample_df, st.n, st.avg_len, st.lines, "
             # A lexeme the sample barely holds, when the user has more lines than sampled: counted exactly
             # in the same statement (it used to take one more).
-            "CASE WHEN st.n >= :sample AND coalesce(st.lines, 0) > greatest(st.n, 1) AND d.sample_df < :rare "
+            "CASE WHEN NOT d.added AND st.n >= :sample AND coalesce(st.lines, 0) > greatest(st.n, 1) "
+            "AND d.sample_df < :rare "
             "THEN (SELECT count(*) FROM (SELECT 1 FROM exchange_lines e WHERE e.user_id = :user "
             "AND e.search @@ d.tsq LIMIT :cap) c) END AS exact_df FROM st LEFT JOIN d ON true"
         ),
-        {"user": user_id, "query": rewrite(query) if config.rewrite_query else query,
+        {**params, "user": user_id, "query": rewrite(query) if config.rewrite_query else query,
          "sample": config.length_sample, "max_terms": config.max_query_terms, "rare": RARE_IN_SAMPLE,
          "cap": config.df_cap},
     ).all()
-    return AskedTerms(rows)
+
+
+def asked_terms(session: Session, user_id: str, query: str, config: RecallConfig) -> AskedTerms:
+    """The query's own lexemes with their document frequencies and the sample's statistics: everything of
+    ``line_terms`` that needs no query vector, so it runs while the model embeds."""
+    return AskedTerms(_term_rows(session, user_id, query, config, _NO_EXPANSION, {}))
 
 
 def expanded_terms(session: Session, user_id: str, asked: AskedTerms, config: RecallConfig,
                    expand_by: np.ndarray | None = None) -> LineTerms:
-    """The query terms: the asked lexemes and, with ``expand_by`` (a vector of the query) and the expansion on,
-    the user's words nearest it with their sample counts (one statement: the vocabulary's kNN needs the vector)."""
-    rows = [row for row in asked.rows if row.lexeme is not None]
+    """``line_terms`` from ``asked_terms``' rows: with ``expand_by`` (a vector of the query) and the expansion on,
+    the user's words nearest it with their sample counts join them (one statement: the kNN needs the vector)."""
+    rows = list(asked.rows)
     if expand_by is not None and config.expands and asked.rows:
         params: dict[str, Any] = {}
         nearest = vocabulary.nearest_sql(params, expand_by, config.expansion_words, config.expansion_min_similarity,
@@ -137,9 +153,16 @@ def expanded_terms(session: Session, user_id: str, asked: AskedTerms, config: Re
                  "AS sample_df, CAST(NULL AS bigint) AS exact_df FROM q"),
             {**params, "user": user_id, "asked": asked.lexemes, "sample": config.length_sample},
         ).all()
+    return _line_terms(rows, asked.rows, config)
+
+
+def _line_terms(rows: list[Any], stats: list[Any], config: RecallConfig) -> LineTerms:
+    """The terms from the lexemes' ``rows`` (a row without a lexeme is skipped) and the sample's statistics
+    (on the first of ``stats``)."""
+    rows = [row for row in rows if row.lexeme is not None]
     if not rows:
         return LineTerms()
-    first = asked.rows[0]  # the sample's statistics
+    first = stats[0]
     sampled, avg_len = int(first.n or 0), float(first.avg_len or 10.0)
     total = sampled
     if sampled >= config.length_sample:  # more lines than sampled: the real count (kept by migration 0010's triggers)
