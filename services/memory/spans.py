@@ -54,68 +54,63 @@ def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndar
     # them (an answer next to a match); each needs its own context_window around it, hence the reach.
     rows = turns.window_rows(session, user_id, seed_arms, exchange_arms, max(cfg.context_window + 1, 2), qvec, terms,
                              cfg, (speaker.name, speaker.vector) if speaker is not None else None, params)
-    # Each line's neighbours and signals read once into plain maps: the loop below looks them up for ~300
-    # candidates and their context_window lines each (a row's dict lookups were most of its cost).
-    before = {line_id: row["p_id"] for line_id, row in rows.items()}
-    following = {p_id: line_id for line_id, p_id in before.items() if p_id in rows}
-    sims = {line_id: row["sim"] for line_id, row in rows.items()}
-    lexes = {line_id: row["lex"] for line_id, row in rows.items()}
-    wanted = {line_id for line_id, row in rows.items() if row["seed"]
-              for line_id in _around(line_id, before, following, 1)}
+    seeds = {line_id: None for line_id, row in rows.items() if row["seed"]}
+    following = {row["p_id"]: line_id for line_id, row in rows.items() if row["p_id"] in rows}
+    wanted = {line_id for seed in seeds if seed in rows for line_id in _around(seed, rows, following, 1)}
     candidates = []
     scale = terms.max_score
-    width = cfg.context_window
     for line_id in sorted(wanted):
         row = rows[line_id]
         if row["exchange_id"] in excluded:
             continue
         replied = rows.get(row["p_id"]) if row["p_id"] is not None else None
         _attach_replied_to(row, replied)
-        near = _around(line_id, before, following, width)  # found once for both signals
+        near = _around(line_id, rows, following, cfg.context_window)  # found once for both signals
         candidates.append(Candidate(
-            kind="exchange", id=row["exchange_id"], row=row, at=row["at"],
-            sim=_similarity(row["sim"], sims, near, cfg), lex=_lexical(row, replied, lexes, near, scale, cfg),
-            salience=None if row["salience"] is None else float(row["salience"]), access=row["access"] or 0))
+            kind="exchange", id=int(row["exchange_id"]), row=row, at=row["at"],
+            sim=_similarity(row, rows, near, cfg), lex=_lexical(row, replied, rows, near, scale, cfg),
+            salience=None if row["salience"] is None else float(row["salience"]), access=int(row["access"] or 0)))
     return candidates
 
 
-def _around(line_id: int, before: dict[int, int | None], following: dict[int, int], width: int) -> list[int]:
-    """The line and up to ``width`` lines before and after it (as far as they were fetched; ``before``: each
-    fetched line's previous line in its thread, ``following`` the reverse)."""
+def _around(line_id: int, rows: dict[int, dict[str, Any]], following: dict[int, int], width: int) -> list[int]:
+    """The line and up to ``width`` lines before and after it (as far as they were fetched)."""
     found = [line_id]
-    back = forth = line_id
+    before = after = line_id
     for _ in range(width):
-        back = before.get(back)
-        if back is None or back not in before:
+        before = rows[before]["p_id"] if before in rows else None
+        if before is None or before not in rows:
             break
-        found.append(back)
+        found.append(before)
     for _ in range(width):
-        forth = following.get(forth)
-        if forth is None:
+        after = following.get(after)
+        if after is None:
             break
-        found.append(forth)
+        found.append(after)
     return found
 
 
-def _similarity(own: float | None, sims: dict[int, float | None], near_ids: list[int],
+def _similarity(row: dict[str, Any], rows: dict[int, dict[str, Any]], near_ids: list[int],
                 cfg: RecallConfig) -> float | None:
-    """Its exchange's similarity (``own``), mixed (context_sim_weight) with the mean over the exchanges of the
-    lines within context_window (``near_ids``: the line first, then those lines, as ``_around`` lists them): a
+    """Its exchange's similarity, mixed (context_sim_weight) with the mean over the exchanges of the lines
+    within context_window (``near_ids``: the line first, then those lines, as ``_around`` lists them): a
     turn in a stretch of conversation about the question's topic counts more."""
-    if own is None:
+    if row["sim"] is None:
         return None
+    own = float(row["sim"])
     if cfg.context_sim_weight <= 0:
         return own
-    near = [sim for sim in map(sims.__getitem__, near_ids) if sim is not None]
+    near = [float(rows[i]["sim"]) for i in near_ids if rows[i]["sim"] is not None]
     return (1 - cfg.context_sim_weight) * own + cfg.context_sim_weight * sum(near) / len(near)
 
 
-def _lexical(row: dict[str, Any], replied: dict[str, Any] | None, lexes: dict[int, float],
+def _lexical(row: dict[str, Any], replied: dict[str, Any] | None, rows: dict[int, dict[str, Any]],
              near_ids: list[int], scale: float, cfg: RecallConfig) -> float:
     """Own BM25, plus a share of the replied-to line's and of the best line's nearby (topic continuity), 0..1."""
-    context = replied["lex"] if replied is not None else 0.0
-    nearby = max(map(lexes.__getitem__, near_ids[1:]), default=0.0)
-    score = row["lex"] + cfg.reply_context_weight * context + cfg.nearby_weight * nearby
+    own = float(row["lex"])
+    context = float(replied["lex"]) if replied is not None else 0.0
+    nearby = [float(rows[i]["lex"]) for i in near_ids[1:]]
+    score = own + cfg.reply_context_weight * context + cfg.nearby_weight * max(nearby, default=0.0)
     return min(1.0, score / scale)
 
 
