@@ -22,87 +22,61 @@ With ``--pgdata`` a database already holding the N exchanges is reused: the impo
 says so and repeats the rate measured when it was built (kept in DIR/bench-import.json);
 ``--no-import`` measures recall over whatever DIR holds, and says how many exchanges that is.
 
-Round one (branch recalls; 100,034 exchanges built once with ``--pgdata``, then ``--no-import``,
-before/after alternated on the same database at load 0.6–2.8, 200 queries each): with the query
-embedding p50 131–157 → 70–75 ms, p95 189–241 → 126–141 ms; statements per recall 11.6 → 8.6.
-Changed: the user's turn count from a trigger-kept counter (migration 0010; counting their turns
-took 59–73 ms at p50); a plan per statement (``plan_cache_mode``: psycopg prepares a statement on
-its fifth run and a generic plan made BM25 cost 17–25 ms whatever it matched); the turns around
-the seeds fetched by an id array; a time window's vector arm by exact distance over the window's
-rows (HNSW filtered by time took 30–220 ms for a month); BM25 unnesting only a turn's query
-lexemes; one statement per fact or episode kind; rows fetched at once. LoCoMo unchanged.
+Rounds one to three (branches recalls, rspeed, rfast; 100k, A/B on the same database): with the embedding
+p50 131–157 → 70–75 ms; CPU per recall, backend 32.5–41.7 → 22.2–23.6 ms, this process 35.2 → 24.3 ms;
+statements 11.6 → 3.0. Changed: a trigger-kept turn count (migration 0010); a plan per statement
+(``plan_cache_mode``: psycopg prepares on the fifth run and a generic BM25 plan cost 17–25 ms); turns around
+the seeds by an id array; a time window's vector arm by exact distance (HNSW filtered by time took 30–220
+ms); BM25 unnesting only a turn's query lexemes, scoring at most ``match_cap`` matches searched by the
+rarest words; shared_buffers sized for the machine and ``synchronize_seqscans`` off (line_terms samples
+"the first 2,000 turns"; a synchronised scan made the ranking drift); one opening statement, every arm
+inside window_rows' statement, an exchange's texts sent once. Lost: two ONNX threads; pruning BM25 by a
+per-turn bound. LoCoMo identical after each change.
 
-Not reached: p95 ≤ 50 ms at 100k. What is left, largest first: the BM25 statement when rare
-words still match thousands of turns (p95 49 ms), Python (~19 ms, a third of it scoring ~280
-candidate turns, which belongs to the ranking work), the window rows' per-row BM25 (14 ms),
-HNSW at ef_search 100 (9 ms; the 100k exchanges' vectors and index are ~350 MB against
-PostgreSQL's default 128 MB shared_buffers), the query embedding (8 ms).
+Round four (branch rlat; paired runs at load 7–10: median −5 to −9 ms a query): GIN pending lists flushed
+(migration 0012: gin_pending_list_limit 256 kB; 8,600 unsorted turns made a lexeme's bitmap scan 10 ms and
+the planner pick sequential scans), vectors ``STORAGE MAIN`` (in their rows: a month's window arm 11.7 →
+4.5 ms; ``--rewrite`` moves rows stored before), the query embedded on a worker thread while _open and
+line_terms run (and, while the model still runs, the BM25 arm on its own), rows from the driver's tuples.
+Not causes: JIT (no llvmjit in the embedded server; plans cost 4–13k < jit_above_cost), work_mem (every
+sort in memory). Idle (lead, merged tree of round five, migrated and rewritten): p50 46.6 / p95 69.0 ms
+with the embedding and ``expansion_words = 0``; with the expansion (the default) 56.1 / 80.6 ms, CPU
+27.7 ms here + 28.7 ms backend. Every hit of LoCoMo's 997 questions and of 202 queries at 100k identical.
 
-Round two (branch rspeed; CPU per recall, the figure that load inflates least: backend 32.5–41.7 →
-21.6–28.5 ms, statements 9.7 → 8.1): shared_buffers sized for the machine (1 GB here; the vectors,
-HNSW index and turns are ~550 MB) and ``synchronize_seqscans`` off (line_terms samples "the first
-2,000 turns"; a synchronised scan made the sample, and the ranking, drift); BM25 scores at most
-``match_cap`` = 1,000 matching turns, searched by the rarest words whose counts fit; line_terms parses
-each lexeme's tsquery once; window_rows computes a query's similarity once per exchange. Lost: two
-ONNX threads for the query embedding (the second waits for a core); pruning BM25 by a per-turn bound.
-Round three (branch rfast; this process 35.2–36.1 → 24.3–25.5 ms CPU, backend 25.8–26.2 → 22.2–23.6,
-statements 8.1 → 3.0): one opening statement (settings, whether the user holds facts or episodes,
-the speaker the query names), every arm inside window_rows' statement, an exchange's texts sent once,
-the boosts once per exchange. LoCoMo identical after each change of rounds one to three.
-
-Round four (issue 9 latency, branch rlat). Targets: p95 ≤ 50 ms with the query embedding at 100k on
-2 idle cores; the merged tree before it, idle: p50 56.8 / p95 83.7 ms. Where the time went, measured
-(EXPLAIN ANALYZE of the slowest window_rows, per-part CPU of this process by thread time):
-  * GIN pending lists: the 100k database held 8,600 turns in ix_exchange_lines_search's pending list
-    (fastupdate keeps up to 4 MB unsorted; every search reads all of it): a lexeme's bitmap scan took
-    10 ms instead of 0.3, and the planner, counting those pages, chose a sequential scan for a common
-    word ("Okay, Tuesday works.": 37,000 turns read in 37 ms, the index needs 2).
-  * TOAST: an exchange row with its 1.5 kB vector passes the 2 kB threshold, so every vector lived
-    out of line; a month's time-window arm ("What did I do last May?", ~4,200 exchanges by exact
-    distance) took 11.7 ms warm (28–40 ms under load) through the TOAST index, 4.5 ms in-row, and the
-    ~500 exchanges' similarities of every window_rows ~3× what they cost in-row.
-  * the query embedding (8.4 ms idle) ran before any statement though _open and line_terms need no vector.
-  * this process: window_rows' ~700 rows through SQLAlchemy's Row objects, ~0.5–1 ms more than plain tuples.
-  * not a cause: JIT (jit is on but the embedded server ships no llvmjit; the plans cost 4–13k, below
-    jit_above_cost 100k), work_mem (every sort in memory), generic plans (plan_cache_mode already custom).
-What changed (each change checked on every hit of 202 queries at 100k and of LoCoMo's 997: kind, id,
-score, signals, external ids, turns, text and meta identical to the code before the round):
-  * migration 0012: gin_pending_list_limit 256 kB on the full-text indexes (pending lists flushed
-    once); vectors ``STORAGE MAIN`` (in their rows; rows stored before move in when the table is
-    rewritten: ``VACUUM FULL exchanges`` took 311 s at 100k on the loaded box, 6 s for the turns).
-    Importing 3,000 exchanges: 460–545 stored/s instead of 550–590, PostgreSQL +0.2 s CPU (the merge
-    the 4 MB list left to autovacuum); 400–470/s with fastupdate off altogether.
-  * recall embeds its query on a worker thread while _open and line_terms run (ONNX and the wait on
-    PostgreSQL release the GIL); a query naming a speaker embeds two texts in one batch, so the texts
-    are picked by the speaker its words named last time (``speakers.GUESSES``; a wrong guess is
-    embedded again). While the model still runs after line_terms, the BM25 arm runs on its own (one
-    statement more, off the wall time); otherwise it stays inside window_rows. Overlapped vs embed-then-
-    recall, same queries interleaved at load 13: p50 111.0 → 98.0 ms, p95 209.1 → 182.9 ms.
-  * window_rows' rows from the driver's tuples; scoring computes an item's boost factor once.
-Paired, on the shared box (load 7–10): the code before the round (on the database as built) and this
-code (on a copy migrated to 0012 and rewritten) in two processes taking turns query by query, 200
-queries each, with the embedding (median paired difference −5 to −9 ms; faster on 62–68% of queries):
-
-  paired run (load)                         before: p50 / p95, CPU here + backend   after
-  1 (9.4)                                   115.3 / 193.4 ms, 28.8 + 29.7 ms        109.1 / 180.6 ms, 29.3 + 25.9 ms
-  2 (7.1)                                    78.7 / 170.2 ms, 29.9 + 30.8 ms         76.8 / 139.1 ms, 30.5 + 27.4 ms
-  3 (7.6)                                    95.4 / 193.2 ms, 28.4 + 30.5 ms         87.9 / 164.7 ms, 29.7 + 27.1 ms
-
-``--profile`` of the recall given the vector, backend CPU of the turns' statement (window_rows): 22.4–25.3
-ms before (6 runs), 14.9–19.9 after (5 runs; 20.2 not rewritten); line_terms 4.3–4.9 → 2.9–3.9 ms.
-Idle (lead, merged tree with rqual2's round five, database migrated and ``--rewrite``): p50 46.6 /
-p95 69.0 / p99 73.6 ms with the embedding, vocabulary expansion off (``expansion_words = 0``); with it on
-(the default) 56.1 / 80.6 / 97.4 ms, CPU 27.7 ms here + 28.7 ms backend: the expansion's kNN and terms
-(line_terms 3.9 → 7.2 ms) and, as it needs the query's vector, no overlap of the embedding. p95 ≤ 50 ms
-is not reached either way. LoCoMo (``bench.locomo``, nice 10): every number identical (0.743 / 0.831
-/ 0.885, every category and conversation); every hit of its 997 questions identical, and of the 202
-queries at 100k on the migrated database. After the rewrite, 6 of the 202 differ in a hit or more:
-the rebuilt HNSW index (a new graph) returns other approximate neighbours (checked: one query's HNSW 40
-hold 38 of the exact 40 before, 37 after), as any REINDEX would.
-What is left (after): Python ~15–19 ms per recall at this load (SQLAlchemy and psycopg ~1 ms per
-statement, ~700 rows into dicts ~3 ms, gather ~2.3 ms, scoring ~2.9 ms), window_rows ~15–20 ms of
-backend CPU (BM25 over up to 1,000 turns for a common word ~8 ms, now off the wall time while the model
-runs; HNSW 2–10 ms; a month's window arm 4.5 ms in-row), line_terms ~3.5 ms (overlapped).
+Round six (issue 9 latency, branch rlat3; target p95 ≤ 50 ms with the embedding at 100k, idle 2 cores).
+Where the time went (main at 452922b, the expansion on; per recall given the vector, this process's
+thread CPU at load 7–10, the backend's CPU from ``--profile``):
+  * the order: the model embeds (7.5 ms idle) while _open runs; then line_terms waited for the vector
+    (its statement runs the vocabulary's kNN with it) and ran whole after it (7.2 ms idle, 4.8–5.2 ms
+    backend CPU): the overlap round four won was lost with the expansion on, the expansion's main cost.
+  * Python, ~14–17 ms: window_rows 6.4–7.5 (SQLAlchemy and psycopg ~1.2, converting ~700 rows ~2.2–2.6,
+    the rows into dicts ~2), gather's loop over ~280 candidate turns 2.3–2.8, score_candidates 2.5–3.4,
+    each other statement ~1 (SQLAlchemy ~0.5 of it).
+  * the backend, window_rows ~14–15 ms: HNSW over 100k exchanges at ef_search 100 (2–10 ms), the BM25 arm
+    (a common word matches thousands of turns; the first 1,000 read, 3–11 ms), the turns around ~150–220
+    seeds (~2 index probes each), BM25 of ~700–1,000 turns; a month's window arm (~4,200 exact distances).
+    The p95 is time-window questions ("What did we talk about in March 2026?") and common words
+    ("before Saturday"): all of these at once.
+What changed:
+  * line_terms in two steps while the model embeds: ``asked_terms`` (the asked words' counts, the sample's
+    statistics: no vector) runs right after _open, and once the vector is there ``expanded_terms`` runs only
+    the vocabulary kNN and its words' sample counts (re-reading the 2,000-turn sample, ~1 ms). Without an
+    embedding under way (a caller giving the vector: the digest's hot path) it stays one statement, so the
+    hot path sends no more statements than before. Both give the same terms (test_recall_overlap).
+  * the asked words' sample counts are materialised (each was counted twice, for the output and for the
+    exact-count test): the terms' statement 4.8–5.2 → 4.3 ms backend CPU.
+  * checked, no gain, not kept: a visibility map (this database's was empty after ``--rewrite``'s VACUUM
+    FULL, so index-only scans read the heap; a plain VACUUM changed nothing measurable), reading gather's
+    neighbours and signals from plain maps (2.5 vs 2.5 ms on captured rows, 80 queries, 15 repetitions).
+Before → after, at load 7–11 (three other engineers' benches; wall clock inflated 1.5–2×, the overlap
+needs a free core, which this load seldom left): with the embedding p50 77.5–126.7 / p95 124.5–226.2 ms
+before, 63.4–98.1 / 103.7–192.5 after (eight alternating runs); paired, the two trees taking turns query
+by query at load 10–11: median difference −0.4 ms (the overlap needs the core the load took), CPU per
+recall 23.3 + 24.3 → 24.1 + 24.4 ms. LoCoMo (nice 10) identical figure for figure; every hit (kind, id,
+score, signals, ids, turns, text, meta) of the 200 queries at 100k identical, given the vector and not.
+Not reached: p95 ≤ 50 ms. What is left, largest first: Python (~15 ms: a rewrite of gather and scoring
+over arrays, rqual3's functions), window_rows' backend (~15 ms), the statements' fixed costs (~1 ms each
+in SQLAlchemy and psycopg, ~1 ms planning window_rows, which force_custom_plan re-plans every time).
 
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange). The import no
 longer embeds: ``store_records`` writes each batch of 256 exchanges with their turns, threads,
