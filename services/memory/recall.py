@@ -20,7 +20,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
@@ -111,7 +110,7 @@ def _open(session: Session, user_id: str, kinds: tuple[str, ...], cfg: RecallCon
     the query's ``words`` name: one round trip where there were up to four, asked afresh by every recall."""
     others = [kind for kind in kinds if kind != "exchange"]
     columns = [search.holds_sql(kind) for kind in others] + [speakers.SPEAKER_WORDS_SQL if words else "NULL"]
-    row = session.execute(text(f"SELECT {search.SEARCH_SETTINGS_SQL}, {', '.join(columns)}"),
+    row = session.execute(search.statement(f"SELECT {search.SEARCH_SETTINGS_SQL}, {', '.join(columns)}"),
                           {**search.search_settings(cfg), "user": user_id, "words": words}).one()
     held = dict(zip(others, row[3:3 + len(others)], strict=True))
     named = row[-1] or []

@@ -11,11 +11,12 @@ from __future__ import annotations
 import datetime as dt
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import bindparam, text
+from sqlalchemy import TextClause, bindparam, text
 from sqlalchemy.orm import Session
 
 from services.db import EMBEDDING_DIM
@@ -118,6 +119,19 @@ class QueryVector(Vector):
 def vector_param() -> Any:
     """The ``:qvec`` bind parameter, typed so a numpy array binds as a pgvector."""
     return bindparam("qvec", type_=QueryVector(EMBEDDING_DIM))
+
+
+@lru_cache(maxsize=256)
+def statement(sql: str, qvec: bool = False, spk_vec: bool = False) -> TextClause:
+    """``text(sql)``, with ``:qvec`` (``vector_param``) and ``:spk_vec`` typed as vectors when asked, built once
+    per distinct SQL: recall's statements differ only by which arms they hold, and building the clause (its
+    bind parameters parsed, its cache key computed) cost ~0.1–0.3 ms of CPU a statement, every recall."""
+    clause = text(sql)
+    if qvec:
+        clause = clause.bindparams(vector_param())
+    if spk_vec:
+        clause = clause.bindparams(bindparam("spk_vec", type_=Vector(EMBEDDING_DIM)))
+    return clause
 
 
 def prepare_vector_search(session: Session, config: RecallConfig | None = None) -> None:

@@ -19,14 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from pgvector.sqlalchemy import Vector
-from sqlalchemy import bindparam, text
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from services.db import EMBEDDING_DIM
 from services.memory import vocabulary
 from services.memory.config import RecallConfig
-from services.memory.search import Terms, quote_lexeme, vector_param
+from services.memory.search import Terms, quote_lexeme, statement
 
 # Words that shape a question but never appear in its answer (the stop-word list keeps "name", "kind", ...).
 QUESTION_WORDS = frozenset({
@@ -103,7 +101,7 @@ def _term_rows(session: Session, user_id: str, query: str, config: RecallConfig,
     """The asked lexemes and the ``expanded`` statement's (lexeme, multiplier) rows with their counts, and the
     sample's statistics on each (on one row without a lexeme when there is none)."""
     return session.execute(
-        text(
+        statement(
             f"WITH {_SAMPLE}, "
             "asked AS MATERIALIZED (SELECT lexeme FROM unnest(tsvector_to_array(to_tsvector('english', :query))) "
             "AS q(lexeme) ORDER BY length(lexeme) DESC, lexeme LIMIT :max_terms), "
@@ -146,7 +144,7 @@ def expanded_terms(session: Session, user_id: str, asked: AskedTerms, config: Re
         nearest = vocabulary.nearest_sql(params, expand_by, config.expansion_words, config.expansion_min_similarity,
                                          config.expansion_weight)
         rows += session.execute(
-            text(f"WITH {_SAMPLE}, asked AS (SELECT unnest(CAST(:asked AS text[])) AS lexeme), "
+            statement(f"WITH {_SAMPLE}, asked AS (SELECT unnest(CAST(:asked AS text[])) AS lexeme), "
                  "q AS MATERIALIZED (SELECT lexeme, mult, CAST(quote_literal(lexeme) AS tsquery) AS tsq "
                  f"FROM ({nearest}) AS a(lexeme, mult)) "
                  "SELECT q.lexeme, q.mult, true AS added, (SELECT count(*) FROM s WHERE s.search @@ q.tsq) "
@@ -240,7 +238,7 @@ def lexical_lines(session: Session, user_id: str, terms: LineTerms, limit: int, 
     if not terms.terms:
         return []
     params: dict[str, Any] = {"user": user_id, "limit": limit}
-    return list(session.scalars(text(lexical_lines_sql(terms, config, params)), params))
+    return list(session.scalars(statement(lexical_lines_sql(terms, config, params)), params))
 
 
 def lexical_lines_sql(terms: LineTerms, config: RecallConfig, params: dict[str, Any], limit: str = "limit") -> str:
@@ -279,7 +277,7 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
     side = ("SELECT x.id FROM seeds s CROSS JOIN LATERAL (SELECT x.id FROM exchange_lines x WHERE x.user_id = :user "
             "AND x.thread_id = s.thread_id AND (x.occurred_at, x.id) {op} (s.occurred_at, s.id) "
             "ORDER BY x.occurred_at {order}, x.id {order} LIMIT :reach) x")
-    statement = text(
+    sql = (
         "WITH seeds AS (SELECT id, thread_id, occurred_at FROM exchange_lines "
         f"WHERE user_id = :user AND (id = ANY({_ids(seed_arms)}) OR exchange_id = ANY({_ids(exchange_arms)}))), "
         f"near AS (SELECT id FROM seeds UNION {side.format(op='<', order='DESC')} "
@@ -308,10 +306,7 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
     )
     if qvec is not None:
         params["qvec"] = qvec
-        statement = statement.bindparams(vector_param())
-    if speaker is not None:
-        statement = statement.bindparams(bindparam("spk_vec", type_=Vector(EMBEDDING_DIM)))
-    result = session.execute(statement, params)
+    result = session.execute(statement(sql, qvec is not None, speaker is not None), params)
     keys = list(result.keys())
     # Plain dicts from the driver's tuples, all fetched at once: row-by-row mappings cost more, and SQLAlchemy's
     # Row objects in between ~0.5 ms of a recall's ~700 rows.
