@@ -294,16 +294,13 @@ def _candidates(session: Session, kind: str, where: str, params: dict[str, Any],
                 terms: Terms) -> list[Candidate]:
     spec = KINDS[kind]
     sim = "1 - (t.embedding <=> :qvec)" if qvec is not None else "NULL"
-    statement = text(
-        f"SELECT t.id, {spec.columns}, {spec.time} AS at, {sim} AS sim, {_lex_sql(terms, params)} AS lex, "
-        f"{spec.salience} AS salience, {spec.access} AS access FROM {spec.source} "
-        f"WHERE t.user_id = :user AND {where}"
-    )
+    sql = (f"SELECT t.id, {spec.columns}, {spec.time} AS at, {sim} AS sim, {_lex_sql(terms, params)} AS lex, "
+           f"{spec.salience} AS salience, {spec.access} AS access FROM {spec.source} "
+           f"WHERE t.user_id = :user AND {where}")
     if qvec is not None:
         params["qvec"] = qvec
-        statement = statement.bindparams(vector_param())
     candidates = []
-    for row in session.execute(statement, params).mappings():
+    for row in session.execute(statement(sql, qvec is not None), params).mappings():
         data = dict(row)
         candidates.append(Candidate(
             kind=kind, id=int(data["id"]), row=data, at=data["at"],
