@@ -62,21 +62,33 @@ What changed:
     statistics: no vector) runs right after _open, and once the vector is there ``expanded_terms`` runs only
     the vocabulary kNN and its words' sample counts (re-reading the 2,000-turn sample, ~1 ms). Without an
     embedding under way (a caller giving the vector: the digest's hot path) it stays one statement, so the
-    hot path sends no more statements than before. Both give the same terms (test_recall_overlap).
-  * the asked words' sample counts are materialised (each was counted twice, for the output and for the
-    exact-count test): the terms' statement 4.8–5.2 → 4.3 ms backend CPU.
+    hot path sends no more statements than before. Both give the same terms (test_recall_overlap). At 100k,
+    recalls embedding their query took the two steps 196 times in 200; the main thread then still waited
+    for the vector 2.1 ms at p50 (9.9 at p95, load 5–6): the asked terms are off the wall time.
+  * the asked words' sample counts materialised (each was counted twice, for the output and for the
+    exact-count test): the terms' statement 5.2–6.0 → 4.3–5.1 ms backend CPU (back to back, same load).
+  * every statement's clause built once per distinct SQL (``search.statement``, an LRU): text() parsed the
+    binds and SQLAlchemy keyed the clause afresh every time, 0.1–0.3 ms of CPU a statement (a 40-bind
+    statement, 300 runs: 0.31–0.47 → 0.18–0.21 ms). ``bench.hotpath --scope digest``, two pairs back to
+    back at load 3.6 and 6.7: digest() CPU p50 21.7 / 24.5 → 19.1 / 20.5 ms, recall's profiled CPU 19.7 /
+    20.0 → 15.2 / 15.4 ms a turn, statements per digest 11.0 either way.
   * checked, no gain, not kept: a visibility map (this database's was empty after ``--rewrite``'s VACUUM
     FULL, so index-only scans read the heap; a plain VACUUM changed nothing measurable), reading gather's
     neighbours and signals from plain maps (2.5 vs 2.5 ms on captured rows, 80 queries, 15 repetitions).
-Before → after, at load 7–11 (three other engineers' benches; wall clock inflated 1.5–2×, the overlap
-needs a free core, which this load seldom left): with the embedding p50 77.5–126.7 / p95 124.5–226.2 ms
-before, 63.4–98.1 / 103.7–192.5 after (eight alternating runs); paired, the two trees taking turns query
-by query at load 10–11: median difference −0.4 ms (the overlap needs the core the load took), CPU per
-recall 23.3 + 24.3 → 24.1 + 24.4 ms. LoCoMo (nice 10) identical figure for figure; every hit (kind, id,
-score, signals, ids, turns, text, meta) of the 200 queries at 100k identical, given the vector and not.
-Not reached: p95 ≤ 50 ms. What is left, largest first: Python (~15 ms: a rewrite of gather and scoring
-over arrays, rqual3's functions), window_rows' backend (~15 ms), the statements' fixed costs (~1 ms each
-in SQLAlchemy and psycopg, ~1 ms planning window_rows, which force_custom_plan re-plans every time).
+Before → after, 100k, load 5–11 (three other engineers' benches; wall clock inflated 1.5–2×): back to back
+at load 6.1–6.9, with the embedding p50 54.8 / p95 91.8 ms → 54.3 / 86.5 ms, backend CPU 24.5 → 26.0 ms
+(noise: the same code moved ±2 ms run to run); paired, the two trees taking turns query by query: at load
+6 median −0.2 ms (p50 61.7 → 60.4, p95 99.8 → 101.2), at load 10–11 −0.4 ms. The overlap needs a free
+core, which this load never left; the lead's idle run is the figure that counts. LoCoMo (nice 10)
+identical figure for figure (0.748 / 0.836 / 0.892, every category and conversation); every hit (kind,
+id, score, signals, ids, turns, text, meta) of the 200 queries at 100k identical, given the vector and not.
+Not reached: p95 ≤ 50 ms. What is left, largest first: Python (~14–17 ms: gather and scoring over
+~280 candidate turns as dicts, ~700 rows converted and turned into dicts — an array rewrite of gather and
+score_candidates, the functions rqual3 edits), window_rows' backend (~15 ms: HNSW at ef_search 100, the
+BM25 arm's first 1,000 matches of a common word, ~2 index probes per seed for the turns around it, BM25 of
+the ~700–1,000 turns fetched, a month's window arm), planning window_rows (~1 ms, re-planned every time
+by force_custom_plan), and, with the expansion, its statement after the vector (~3 ms: kNN, the sample
+again); the expansion's kNN could run beside the vector arm on a second connection.
 
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange). The import no
 longer embeds: ``store_records`` writes each batch of 256 exchanges with their turns, threads,
