@@ -16,6 +16,7 @@ from api.auth import current_user
 from services import reminders as store
 from services.act.models import Goal
 from services.errors import BadRequest, NotFound, UnsupportedMediaType
+from services.storable import unstorable_reason
 
 bp = Blueprint("reminders", __name__)
 
@@ -36,6 +37,9 @@ def _body(allowed: set[str]) -> dict[str, Any]:
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise BadRequest(f"unknown field(s): {', '.join(unknown)} (known: {', '.join(sorted(allowed))})")
+    reason = unstorable_reason(data, "body")  # a NUL in a reminder's text reached PostgreSQL and answered 500
+    if reason:
+        raise BadRequest(reason)
     return data
 
 
