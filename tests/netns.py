@@ -39,26 +39,37 @@ def network_namespace(tag: str) -> Iterator[Namespace | None]:
     octet = os.getpid() % 250 + 1
     name, outer, inner = f"engram-{tag}-{os.getpid()}", f"eh{os.getpid() % 100000}a", f"eh{os.getpid() % 100000}b"
     namespace = Namespace(name, f"10.250.{octet}.1", f"10.250.{octet}.2")
-    if shutil.which("ip") is None:
-        yield None
+    try:
+        _set_up(namespace, outer, inner)
+    except (OSError, subprocess.CalledProcessError):
+        _tear_down(namespace, outer)
+        yield None  # not allowed here (an unprivileged container, no veth): the caller goes on without
         return
     try:
-        _ip("netns", "add", name)
-    except subprocess.CalledProcessError:
-        yield None  # not allowed here (an unprivileged container): the caller says so and goes on without
-        return
-    try:
-        _ip("link", "add", outer, "type", "veth", "peer", "name", inner)
-        _ip("link", "set", inner, "netns", name)
-        _ip("addr", "add", f"{namespace.host_ip}/30", "dev", outer)
-        _ip("link", "set", outer, "up")
-        _ip("netns", "exec", name, "ip", "addr", "add", f"{namespace.inner_ip}/30", "dev", inner)
-        _ip("netns", "exec", name, "ip", "link", "set", inner, "up")
-        _ip("netns", "exec", name, "ip", "link", "set", "lo", "up")
         yield namespace
     finally:
-        subprocess.run(["ip", "link", "del", outer], capture_output=True)
-        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+        _tear_down(namespace, outer)
+
+
+def _set_up(namespace: Namespace, outer: str, inner: str) -> None:
+    if shutil.which("ip") is None:
+        raise OSError("no ip command")
+    name = namespace.name
+    _ip("netns", "add", name)
+    _ip("link", "add", outer, "type", "veth", "peer", "name", inner)
+    _ip("link", "set", inner, "netns", name)
+    _ip("addr", "add", f"{namespace.host_ip}/30", "dev", outer)
+    _ip("link", "set", outer, "up")
+    _ip("netns", "exec", name, "ip", "addr", "add", f"{namespace.inner_ip}/30", "dev", inner)
+    _ip("netns", "exec", name, "ip", "link", "set", inner, "up")
+    _ip("netns", "exec", name, "ip", "link", "set", "lo", "up")
+
+
+def _tear_down(namespace: Namespace, outer: str) -> None:
+    if shutil.which("ip") is None:
+        return
+    subprocess.run(["ip", "link", "del", outer], capture_output=True)
+    subprocess.run(["ip", "netns", "del", namespace.name], capture_output=True)
 
 
 class Relay:
