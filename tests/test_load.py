@@ -1,0 +1,48 @@
+"""Load, in CI: `bench/load.py` itself on `engram run` — a thousand open `GET /events` streams on one
+gevent web process, every published event delivered to its stream, then a burst of chats from many
+clients with every request accounted for (accepted = `message` + `error` = exchange rows).
+
+Counts only: how fast is the bench's business (`python -m bench.load` prints the latencies, the
+replies per second and the web process's memory). The burst is smaller than the bench's 500 so the
+suite stays short; the streams are the full thousand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+from collections.abc import Iterator
+
+import pytest
+
+from bench import load
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.slow]
+
+STREAMS, ROUNDS, CHATS, CLIENTS = 1000, 2, 150, 50
+
+
+@pytest.fixture
+def default_descriptor_limit() -> Iterator[None]:
+    """The soft open-files limit most machines give a process (1,024), as `engram run` would inherit it:
+    holding a thousand streams must not depend on someone having raised it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(1024, soft), hard))
+    yield
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_thousand_streams_get_every_event_and_a_burst_loses_no_request(default_descriptor_limit) -> None:
+    run = load.run(argparse.Namespace(streams=STREAMS, rounds=ROUNDS, spread_s=1.0, chats=CHATS,
+                                      clients=CLIENTS, digest_workers=2))
+    assert run.streams_opened == STREAMS and not run.stream_troubles, (run.streams_opened, run.stream_troubles)
+    assert run.streams_held >= STREAMS, f"the web process held {run.streams_held} of {STREAMS} streams"
+    assert run.published == STREAMS * ROUNDS
+    assert len(run.latencies) == run.published, f"{len(run.latencies)} of {run.published} events delivered"
+    assert len(run.chats) == CHATS
+    accepted = [chat for chat in run.chats if chat[0] == 200]
+    refused = [chat[0] for chat in run.chats if chat[0] != 200]
+    assert not refused, f"refused: {refused}"  # the bench lifts the rate limits; nothing else may refuse
+    assert all(final in ("message", "error") for _, _, final, _ in accepted), "a stream ended without an answer"
+    assert run.stored == len(accepted), f"{run.stored} exchange rows for {len(accepted)} accepted requests"
+    assert set(run.rss_mb) == {"idle", "streams", "burst"} and all(mb > 0 for mb in run.rss_mb.values())
