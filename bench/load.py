@@ -7,7 +7,8 @@ LLM) with one API token per simulated client, then:
    publishes events to every user's channel, ``--rounds`` times, each round spread over
    ``--spread-s`` seconds (1 s: a thousand events a second); prints publish → client delivery
    latency (p50/p99/max) and how many arrived (a stream counts as open once it was answered 200;
-   one refused, closed early or never connected is listed with why);
+   a connection reset before the answer is opened again, as EventSource does, and counted; one
+   refused, closed early or never connected is listed with why);
 2. with those streams still open, sends a burst of ``--chats`` chats from ``--clients``
    concurrent clients (rate limits lifted for the bench) and accounts for every request:
    accepted (200) = `message` + `error` answers, and exchange rows stored for the accepted
@@ -61,7 +62,7 @@ class LoadRun:
 
     streams_opened: int = 0
     streams_held: int = 0
-    stream_troubles: dict[str, int] = field(default_factory=dict)  # refused, closed early, failed to connect
+    stream_troubles: dict[str, int] = field(default_factory=dict)  # refused, closed early, failed; reconnects
     published: int = 0
     latencies: list[float] = field(default_factory=list)
     chats: list[ChatResult] = field(default_factory=list)
@@ -79,20 +80,37 @@ def chat_token(n: int) -> str:
 
 # ---- the stream client: its own process, so its parsing never competes with the publisher's GIL ----
 
-async def _hold_stream(port: int, token: str, ready: asyncio.Event, counter: list[int],
-                       latencies: list[float], stop: asyncio.Event, troubles: Counter[str]) -> None:
-    """One client's stream, counted as open once the server answered 200; what went wrong goes to ``troubles``."""
-    try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    except OSError as exc:
-        troubles[f"connect: {type(exc).__name__}"] += 1
-        return
+RECONNECTS = 5  # like a browser's EventSource, a client whose connection was reset before the answer tries again
+
+
+async def _open_stream(port: int, token: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
         # HTTP/1.0: the body is the raw event stream, no chunked framing to undo.
         writer.write(f"GET /events HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
                      "Accept: text/event-stream\r\n\r\n".encode())
         await writer.drain()
-        status = await reader.readline()
+        return reader, writer, await reader.readline()
+    except OSError:
+        writer.close()
+        raise
+
+
+async def _hold_stream(port: int, token: str, ready: asyncio.Event, counter: list[int],
+                       latencies: list[float], stop: asyncio.Event, troubles: Counter[str]) -> None:
+    """One client's stream, counted as open once the server answered 200; what went wrong goes to ``troubles``
+    (``reconnects``: connections reset before the answer that the client opened again)."""
+    for attempt in range(RECONNECTS + 1):
+        try:
+            reader, writer, status = await _open_stream(port, token)
+            break
+        except OSError as exc:
+            if attempt == RECONNECTS:
+                troubles[f"connect: {type(exc).__name__}"] += 1
+                return
+            troubles["reconnects"] += 1
+            await asyncio.sleep(0.5 * (attempt + 1))
+    try:
         if b" 200 " not in status:
             troubles[status.decode(errors="replace").strip() or "closed before answering"] += 1
             return
@@ -255,7 +273,8 @@ def run(args: argparse.Namespace) -> LoadRun:
                 _, measured.latencies, measured.stream_troubles = parent_end.recv()
                 report_delivery(measured.published, measured.latencies)
                 if measured.stream_troubles:
-                    print(f"  streams that failed: {measured.stream_troubles}")
+                    print(f"  stream troubles (reconnects: reset before the answer, opened again): "
+                          f"{measured.stream_troubles}")
                 started = time.perf_counter()
                 measured.chats = chat_burst(engram.base_url, args.chats, args.clients)
                 elapsed = time.perf_counter() - started
