@@ -80,9 +80,10 @@ def cmd_run(settings: Settings, roles: Sequence[str]) -> int:
     import redis
 
     from services.embedded.servers import ensure_servers
-    from services.supervisor import Role, Supervisor, adopt_orphans, child_env
+    from services.supervisor import Role, Supervisor, adopt_orphans, child_env, raise_open_files_limit
 
     llm_roles, llm_env = _llm_roles(settings, roles)  # fail fast, before starting anything
+    raise_open_files_limit()  # inherited by every role: the web process holds a descriptor per open stream
     adopt_orphans()  # before the servers start: they daemonize into the supervisor's children
     handle = ensure_servers(settings) if settings.uses_embedded else None
     if handle is not None:

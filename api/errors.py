@@ -38,9 +38,14 @@ def unavailable_response(dependency: str):  # type: ignore[no-untyped-def]
 def init_app(app: Flask) -> None:
     @app.before_request
     def _storable_query() -> None:
-        # Query values reach SQL and Redis: refuse NUL and lone surrogates in any of them, on every route.
+        # Query values and the path's ids reach SQL and Redis: refuse NUL and lone surrogates in any of them,
+        # on every route (a NUL in /threads/<thread_id> reached PostgreSQL and answered 500).
         for key, value in request.args.items(multi=True):
             reason = unstorable_reason(key, "a query parameter name") or unstorable_reason(value, f"'{key}'")
+            if reason:
+                raise BadRequest(reason)
+        for key, value in (request.view_args or {}).items():
+            reason = unstorable_reason(value, f"the path's {key}")
             if reason:
                 raise BadRequest(reason)
 

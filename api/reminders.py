@@ -12,15 +12,18 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 from sqlalchemy import select
 
+from api.args import int_arg
 from api.auth import current_user
 from services import reminders as store
-from services.act.models import Goal
+from services.act.models import GOAL_STATES, Goal
 from services.errors import BadRequest, NotFound, UnsupportedMediaType
+from services.storable import unstorable_reason
 
 bp = Blueprint("reminders", __name__)
 
 CREATE_FIELDS = {"text", "due_at", "recurrence", "kind", "timezone"}
 PATCH_FIELDS = {"text", "due_at", "recurrence", "timezone", "status"}
+MAX_PAGE = 200
 
 
 def _sessions() -> Any:
@@ -36,6 +39,9 @@ def _body(allowed: set[str]) -> dict[str, Any]:
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise BadRequest(f"unknown field(s): {', '.join(unknown)} (known: {', '.join(sorted(allowed))})")
+    reason = unstorable_reason(data, "body")  # a NUL in a reminder's text reached PostgreSQL and answered 500
+    if reason:
+        raise BadRequest(reason)
     return data
 
 
@@ -43,15 +49,25 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+def _page() -> tuple[int, int]:
+    """``?limit=&offset=``: a list never answers with everything a person ever scheduled at once."""
+    max_offset = current_app.extensions["engram.limits"].request.max_offset
+    return int(int_arg("limit", MAX_PAGE, 1, MAX_PAGE)), int(int_arg("offset", 0, 0, max_offset))  # defaults given
+
+
 @bp.get("/reminders")
 def list_reminders() -> Response:
-    """The person's reminders and scheduled prompts; ``?status=active|done|cancelled|all`` (default active)."""
+    """The person's reminders and scheduled prompts; ``?status=active|done|cancelled|all`` (default active),
+    ``?limit=`` (at most 200, the default) and ``?offset=``."""
     status = request.args.get("status", "active")
     if status not in (*store.STATUSES, "all"):
         raise BadRequest("'status' is one of active, done, cancelled, all")
+    limit, offset = _page()
     with _sessions()() as session:
-        items = store.listing(session, current_user(), None if status == "all" else status)
-        return jsonify({"reminders": [store.to_dict(item) for item in items]})
+        items = store.listing(session, current_user(), None if status == "all" else status, limit=limit + 1,
+                              offset=offset)
+        return jsonify({"reminders": [store.to_dict(item) for item in items[:limit]], "limit": limit,
+                        "offset": offset, "has_more": len(items) > limit})
 
 
 @bp.post("/reminders")
@@ -102,13 +118,20 @@ def delete_reminder(item_id: int) -> Response:
 
 @bp.get("/goals")
 def list_goals() -> Response:
-    """The person's goals with their latest progress; ``?state=active|paused|done|abandoned``."""
+    """The person's goals with their latest progress; ``?state=active|paused|done|abandoned``, ``?limit=``
+    (at most 200, the default) and ``?offset=``."""
     query = select(Goal).where(Goal.user_id == current_user())
-    if request.args.get("state"):
-        query = query.where(Goal.state == request.args["state"])
+    state = request.args.get("state")
+    if state:
+        if state not in GOAL_STATES:
+            raise BadRequest(f"'state' is one of {', '.join(GOAL_STATES)}")
+        query = query.where(Goal.state == state)
+    limit, offset = _page()
     with _sessions()() as session:
-        goals = session.scalars(query.order_by(Goal.state, Goal.updated_at.desc(), Goal.id))
-        return jsonify({"goals": [goal_to_dict(goal) for goal in goals]})
+        goals = list(session.scalars(query.order_by(Goal.state, Goal.updated_at.desc(), Goal.id)
+                                     .limit(limit + 1).offset(offset)))
+        return jsonify({"goals": [goal_to_dict(goal) for goal in goals[:limit]], "limit": limit, "offset": offset,
+                        "has_more": len(goals) > limit})
 
 
 def goal_to_dict(goal: Goal) -> dict[str, Any]:

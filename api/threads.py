@@ -92,8 +92,8 @@ def thread_exchanges(thread_id: str) -> Response:
     if before is not None:
         statement = statement.where(Exchange.id < before)
     with _sessions()() as session:
-        owner = session.scalar(select(Thread.user_id).where(Thread.id == thread_id))
-        if owner != user_id:
+        # Filtered by user in SQL like every statement on a person's rows, not compared afterwards.
+        if session.scalar(select(Thread.id).where(Thread.id == thread_id, Thread.user_id == user_id)) is None:
             raise NotFound(f"thread {thread_id!r} not found")
         rows = session.execute(statement).all()
     has_more = len(rows) > limit

@@ -6,7 +6,9 @@ LLM) with one API token per simulated client, then:
 1. opens ``--streams`` proactive streams (one user each) from a separate client process and
    publishes events to every user's channel, ``--rounds`` times, each round spread over
    ``--spread-s`` seconds (1 s: a thousand events a second); prints publish → client delivery
-   latency (p50/p99/max) and how many arrived;
+   latency (p50/p99/max) and how many arrived (a stream counts as open once it was answered 200;
+   a connection reset before the answer is opened again, as EventSource does, and counted; one
+   refused, closed early or never connected is listed with why);
 2. with those streams still open, sends a burst of ``--chats`` chats from ``--clients``
    concurrent clients (rate limits lifted for the bench) and accounts for every request:
    accepted (200) = `message` + `error` answers, and exchange rows stored for the accepted
@@ -27,7 +29,9 @@ import json
 import multiprocessing
 import tempfile
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +44,7 @@ from bench.pipeline import percentile, unthrottled_configs
 from services.db import sqlalchemy_url
 from services.metrics import SSE_OPEN_KEY
 from services.streams import EventLog, user_channel
+from services.supervisor import raise_open_files_limit
 from tests.fake_llm import FakeLLM
 from tests.system import System, running_system
 
@@ -49,6 +54,20 @@ CHAT_TEXTS = ["What is a good way to learn Portuguese?", "How do tides work?", "
 
 
 ChatResult = tuple[int, str | None, str | None, float]  # HTTP status, request id, final event, seconds
+
+
+@dataclass
+class LoadRun:
+    """What one run measured, for tests/test_load.py to account for (the bench prints it)."""
+
+    streams_opened: int = 0
+    streams_held: int = 0
+    stream_troubles: dict[str, int] = field(default_factory=dict)  # refused, closed early, failed; reconnects
+    published: int = 0
+    latencies: list[float] = field(default_factory=list)
+    chats: list[ChatResult] = field(default_factory=list)
+    stored: int = 0
+    rss_mb: dict[str, float] = field(default_factory=dict)
 
 
 def stream_token(n: int) -> str:
@@ -61,32 +80,62 @@ def chat_token(n: int) -> str:
 
 # ---- the stream client: its own process, so its parsing never competes with the publisher's GIL ----
 
-async def _hold_stream(port: int, token: str, ready: asyncio.Event, counter: list[int],
-                       latencies: list[float], stop: asyncio.Event) -> None:
+RECONNECTS = 5  # like a browser's EventSource, a client whose connection was reset before the answer tries again
+
+
+async def _open_stream(port: int, token: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    # HTTP/1.0: the body is the raw event stream, no chunked framing to undo.
-    writer.write(f"GET /events HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
-                 "Accept: text/event-stream\r\n\r\n".encode())
-    await writer.drain()
-    counter[0] += 1
-    if counter[0] == counter[1]:
-        ready.set()
     try:
+        # HTTP/1.0: the body is the raw event stream, no chunked framing to undo.
+        writer.write(f"GET /events HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+                     "Accept: text/event-stream\r\n\r\n".encode())
+        await writer.drain()
+        return reader, writer, await reader.readline()
+    except OSError:
+        writer.close()
+        raise
+
+
+async def _hold_stream(port: int, token: str, ready: asyncio.Event, counter: list[int],
+                       latencies: list[float], stop: asyncio.Event, troubles: Counter[str]) -> None:
+    """One client's stream, counted as open once the server answered 200; what went wrong goes to ``troubles``
+    (``reconnects``: connections reset before the answer that the client opened again)."""
+    for attempt in range(RECONNECTS + 1):
+        try:
+            reader, writer, status = await _open_stream(port, token)
+            break
+        except OSError as exc:
+            if attempt == RECONNECTS:
+                troubles[f"connect: {type(exc).__name__}"] += 1
+                return
+            troubles["reconnects"] += 1
+            await asyncio.sleep(0.5 * (attempt + 1))
+    try:
+        if b" 200 " not in status:
+            troubles[status.decode(errors="replace").strip() or "closed before answering"] += 1
+            return
+        counter[0] += 1
+        if counter[0] == counter[1]:
+            ready.set()
         while not stop.is_set():
             line = await reader.readline()
             if not line:
+                troubles["closed by the server while open"] += 1
                 break
             if line.startswith(b"data: ") and b"sent_at" in line:
                 latencies.append(time.time() - json.loads(line[6:])["sent_at"])
+    except OSError as exc:
+        troubles[f"stream: {type(exc).__name__}"] += 1
     finally:
         writer.close()
 
 
 async def _streams_main(port: int, count: int, expected: int, pipe: Any) -> None:
     ready, stop = asyncio.Event(), asyncio.Event()
-    counter = [0, count]  # connected, wanted
+    counter = [0, count]  # answered 200, wanted
     latencies: list[float] = []
-    tasks = [asyncio.create_task(_hold_stream(port, stream_token(n), ready, counter, latencies, stop))
+    troubles: Counter[str] = Counter()
+    tasks = [asyncio.create_task(_hold_stream(port, stream_token(n), ready, counter, latencies, stop, troubles))
              for n in range(count)]
     try:
         await asyncio.wait_for(ready.wait(), timeout=120)
@@ -96,7 +145,7 @@ async def _streams_main(port: int, count: int, expected: int, pipe: Any) -> None
     deadline = time.monotonic() + PHASE_DEADLINE_S
     while len(latencies) < expected and time.monotonic() < deadline and not pipe.poll():
         await asyncio.sleep(0.2)
-    pipe.send(("latencies", latencies))
+    pipe.send(("latencies", latencies, dict(troubles)))
     while not pipe.poll() and time.monotonic() < deadline:  # keep the streams open until told to stop
         await asyncio.sleep(0.2)
     stop.set()
@@ -106,6 +155,7 @@ async def _streams_main(port: int, count: int, expected: int, pipe: Any) -> None
 
 
 def _streams_process(port: int, count: int, expected: int, pipe: Any) -> None:
+    raise_open_files_limit()  # a thousand client sockets in one process
     asyncio.run(_streams_main(port, count, expected, pipe))
 
 
@@ -193,9 +243,10 @@ def web_rss_mb(engram: System) -> float:
     return total / 2**20
 
 
-def run(args: argparse.Namespace) -> None:
+def run(args: argparse.Namespace) -> LoadRun:
     tokens = [f"{stream_token(n)}:s{n}" for n in range(args.streams)]
     tokens += [f"{chat_token(n)}:c{n}" for n in range(args.clients)]
+    measured = LoadRun()
     llm = FakeLLM().start()
     try:
         with tempfile.TemporaryDirectory() as tmp, running_system(
@@ -206,25 +257,31 @@ def run(args: argparse.Namespace) -> None:
         ) as engram:
             redis_url, database_url = engram.urls()
             port = int(engram.base_url.rsplit(":", 1)[1])
-            print(f"web process RSS idle: {web_rss_mb(engram):.0f} MB")
+            measured.rss_mb["idle"] = web_rss_mb(engram)
+            print(f"web process RSS idle: {measured.rss_mb['idle']:.0f} MB")
             expected = args.streams * args.rounds
             parent_end, child_end = multiprocessing.Pipe()
             client = multiprocessing.Process(target=_streams_process, args=(port, args.streams, expected, child_end))
             client.start()
             try:
-                _, requested = parent_end.recv()
-                held = wait_for_open_streams(redis_url, requested)
-                print(f"streams requested {requested}, held by the web process {held}; "
-                      f"web process RSS {web_rss_mb(engram):.0f} MB")
-                published = publish_rounds(redis_url, args.streams, args.rounds, args.spread_s)
-                _, latencies = parent_end.recv()
-                report_delivery(published, latencies)
+                _, measured.streams_opened = parent_end.recv()
+                measured.streams_held = wait_for_open_streams(redis_url, measured.streams_opened)
+                measured.rss_mb["streams"] = web_rss_mb(engram)
+                print(f"streams answered 200 {measured.streams_opened}, held by the web process "
+                      f"{measured.streams_held}; web process RSS {measured.rss_mb['streams']:.0f} MB")
+                measured.published = publish_rounds(redis_url, args.streams, args.rounds, args.spread_s)
+                _, measured.latencies, measured.stream_troubles = parent_end.recv()
+                report_delivery(measured.published, measured.latencies)
+                if measured.stream_troubles:
+                    print(f"  stream troubles (reconnects: reset before the answer, opened again): "
+                          f"{measured.stream_troubles}")
                 started = time.perf_counter()
-                results = chat_burst(engram.base_url, args.chats, args.clients)
+                measured.chats = chat_burst(engram.base_url, args.chats, args.clients)
                 elapsed = time.perf_counter() - started
-                report_burst(results, elapsed, stored_exchanges(database_url, [r[1] for r in results if r[1]]),
-                             args)
-                print(f"web process RSS after the burst, streams still open: {web_rss_mb(engram):.0f} MB")
+                measured.stored = stored_exchanges(database_url, [r[1] for r in measured.chats if r[1]])
+                report_burst(measured.chats, elapsed, measured.stored, args)
+                measured.rss_mb["burst"] = web_rss_mb(engram)
+                print(f"web process RSS after the burst, streams still open: {measured.rss_mb['burst']:.0f} MB")
             finally:
                 parent_end.send("stop")
                 client.join(timeout=30)
@@ -232,6 +289,7 @@ def run(args: argparse.Namespace) -> None:
                     client.terminate()
     finally:
         llm.stop()
+    return measured
 
 
 def report_delivery(published: int, latencies: list[float]) -> None:

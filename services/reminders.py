@@ -123,11 +123,13 @@ def owned(session: Session, user_id: str, item_id: int) -> ScheduledItem | None:
                                                        ScheduledItem.user_id == user_id)).first()
 
 
-def listing(session: Session, user_id: str, status: str | None) -> list[ScheduledItem]:
+def listing(session: Session, user_id: str, status: str | None, *, limit: int | None = None,
+            offset: int = 0) -> list[ScheduledItem]:
     query = select(ScheduledItem).where(ScheduledItem.user_id == user_id)
     if status is not None:
         query = query.where(ScheduledItem.status == status)
-    return list(session.scalars(query.order_by(ScheduledItem.due_at, ScheduledItem.id)))
+    query = query.order_by(ScheduledItem.due_at, ScheduledItem.id).offset(offset)
+    return list(session.scalars(query if limit is None else query.limit(limit)))
 
 
 def to_dict(item: ScheduledItem) -> dict[str, Any]:

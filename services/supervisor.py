@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -101,6 +102,23 @@ class ServerWatch:
     next_check_at: float = 0.0
     backoff_s: float = SERVER_RETRY_S
     restarts: int = 0
+
+
+OPEN_FILES_WANTED = 65536
+
+
+def raise_open_files_limit(wanted: int = OPEN_FILES_WANTED) -> int:
+    """Raise this process's soft open-files limit towards ``wanted`` (never past the hard limit); returns it.
+
+    Children inherit it. Many machines start processes at a soft limit of 1,024, and a web process
+    holds one descriptor per open stream besides its pools: at 1,024 its thousandth stream is refused.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        return target
+    return soft
 
 
 def _die_with_parent() -> None:

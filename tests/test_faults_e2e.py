@@ -34,6 +34,7 @@ REAL = "Otters hold hands while they sleep so they do not drift apart."
 REPLY_TIMEOUT_S = 3.0  # the user-facing roles' LLM timeout in this module's configs
 RECOVERY_TIMEOUT_S = 90.0
 USER_FACING_ROLES = ("respond", "clarify", "acknowledge")
+API_KEY = "sk-faults-never-log-me-0123456789"
 
 
 @pytest.fixture(autouse=True)
@@ -52,7 +53,7 @@ def system(tmp_path_factory: pytest.TempPathFactory, llm: FakeLLM) -> Iterator[S
     _shorten_timeouts(configs / "agents.toml")
     data_dir = root / "data"
     data_dir.mkdir()
-    with running_system(data_dir, OPENAI_BASE_URL=llm.url, ENGRAM_LOCAL_LLM="false",
+    with running_system(data_dir, OPENAI_BASE_URL=llm.url, ENGRAM_LOCAL_LLM="false", OPENAI_API_KEY=API_KEY,
                         ENGRAM_CONFIGS_DIR=str(configs)) as engram:
         yield engram
 
@@ -241,3 +242,12 @@ def test_postgres_killed_after_a_turn(system: System, llm: FakeLLM) -> None:
     assert exchanges_stored(system, request_id) == 1, "the write-ahead log kept the stored exchange"
     second_id, second = run_turn(system, "Tell me another one.", thread_id=thread_id)
     assert_answered_once(system, second_id, second, "And they have pockets for their favourite stones.")
+
+
+def test_no_role_logged_a_message_reply_or_key_at_info(system: System) -> None:
+    """Last in the module: after every fault above, the log of every process `engram run` started (web with its
+    access log, digest, memory workers, scheduler, supervisor; INFO and up) holds no chat text and no key."""
+    log = system.log_path.read_text(errors="replace")
+    assert '"level": "INFO"' in log and "POST /chat" in log, "the test read no INFO logs of the turns"
+    for secret in (API_KEY, "otters", "Otters", "favourite stones", "Tell me another one"):
+        assert secret not in log, f"{secret!r} is in the logs"

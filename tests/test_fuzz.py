@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from dataclasses import replace
 
 import pytest
@@ -113,6 +114,7 @@ def test_memory_api_never_500_and_refusals_change_nothing(fuzz_client, db_engine
     method, path = data.draw(st.sampled_from([
         ("GET", f"/memory/{kind}"), ("GET", "/memory/search"), ("GET", f"/memory/{kind}/{item_id}"),
         ("PATCH", f"/memory/{kind}/{item_id}"), ("DELETE", f"/memory/{kind}/{item_id}"), ("DELETE", "/memory"),
+        ("GET", f"/memory/facts/{item_id}/history"), ("GET", "/memory/export"),
     ]))
     params = data.draw(st.dictionaries(st.sampled_from(["q", "limit", "offset", "k", "kinds", "include_superseded",
                                                         "confirm"]), query_values, max_size=3))
@@ -204,3 +206,36 @@ def test_text_postgresql_cannot_store_is_refused_not_500(fuzz_client, db_engine,
                                     content_type="application/json", buffered=False)
     assert 400 <= response.status_code < 500 and response.is_json, response.get_data()[:300]
     assert _snapshot(db_engine) == before
+
+
+# The files shipped with the pages: no id of anyone's, nothing reaches SQL or Redis.
+SHARED_FILES = {"static", "pages.static_file"}
+NUL_BODY = {"text": "a\x00b", "due_at": "2031-05-01T09:00:00Z"}  # otherwise valid, for POST /reminders too
+BODYLESS = {"threads.new_thread"}  # POST /threads reads no body: a new thread is all it makes
+
+
+def test_a_nul_in_any_path_id_query_or_body_is_a_4xx_on_every_route(app, fuzz_client, db_engine, real_redis, owned):
+    """Sweep the url_map: a NUL in each of a route's ids, in its query and in a JSON body never reaches
+    PostgreSQL (which cannot store it and answered 500) and changes nothing."""
+    before = _snapshot(db_engine), _threads(db_engine), real_redis.llen(f"rq:queue:{PROMPT_QUEUE}")
+    swept = []
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint in SHARED_FILES:
+            continue
+        with_nul_ids = re.sub(r"<[^>]+>", "a%00b", rule.rule)
+        with_real_ids = re.sub(r"<[^>]+>", "1", rule.rule)
+        for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
+            attempts = [(with_real_ids + "?q=a%00b&state=a%00b", None), (with_real_ids, NUL_BODY)]
+            if rule.arguments:
+                attempts.append((with_nul_ids, None))
+            for path, body in attempts:
+                if body is not None and (method not in ("POST", "PATCH", "PUT") or rule.endpoint in BODYLESS):
+                    continue
+                response = fuzz_client.open(path, method=method, json=body, buffered=False)
+                status = response.status_code
+                response.close()
+                assert 400 <= status < 500 and response.is_json, (method, path, body, status)
+                swept.append(f"{method} {rule.rule}")
+    assert {"GET /threads/<thread_id>/exchanges", "GET /chat/<request_id>/events", "POST /reminders",
+            "PATCH /reminders/<row_id:item_id>", "POST /chat", "GET /events"} <= set(swept)
+    assert (_snapshot(db_engine), _threads(db_engine), real_redis.llen(f"rq:queue:{PROMPT_QUEUE}")) == before

@@ -171,3 +171,23 @@ def test_engram_services_lists_and_refuses_an_unknown_name(settings, worker_cont
     assert listed["reminders"]["schedule"] == "every 60s" and listed["reminders"]["last_outcome"] is None
     assert consumer.main(["services", "run", "no_such_service"]) == 2
     assert "unknown service 'no_such_service'; services: autobiography" in capsys.readouterr().err
+
+
+def test_lists_come_in_bounded_pages(api, db_engine, monkeypatch):
+    monkeypatch.setattr("api.reminders.MAX_PAGE", 3)  # a page's cap, small enough to fill here
+    for n in range(4):
+        assert api("POST", "/reminders", json={"text": f"stretch {n}", "due_at": soon(10 + n)}).status_code == 201
+    with db_engine.begin() as connection:
+        connection.execute(Goal.__table__.insert(), [{"user_id": "alice", "text": f"goal {n}", "state": "active",
+                                                      "progress": []} for n in range(4)])
+    first = api("GET", "/reminders").json
+    assert [r["text"] for r in first["reminders"]] == ["stretch 0", "stretch 1", "stretch 2"] and first["has_more"]
+    rest = api("GET", "/reminders?offset=3").json
+    assert [r["text"] for r in rest["reminders"]] == ["stretch 3"] and not rest["has_more"]
+    assert len(api("GET", "/goals").json["goals"]) == 3 and api("GET", "/goals").json["has_more"]
+    page = api("GET", "/goals?limit=2&offset=2").json
+    assert len(page["goals"]) == 2 and (page["limit"], page["offset"], page["has_more"]) == (2, 2, False)
+    for path in ("/reminders?limit=4", "/reminders?limit=0", "/reminders?offset=-1", "/reminders?offset=100001",
+                 "/goals?limit=4", "/goals?state=everything", "/goals?offset=x"):
+        response = api("GET", path)
+        assert response.status_code == 400 and response.json["error"]["message"], path

@@ -4,8 +4,9 @@ The first host is `engram run` on the embedded default. The second host is a pla
 `rq worker ... -w workers.startup.EngramWorker` started with a scrubbed environment: it knows
 only ``REDIS_URL`` and ``DATABASE_URL`` (plus the LLM endpoint every worker needs, and PATH /
 PYTHONPATH to find the code), runs in its own working and data directory, and shares no file
-with the first host. It is not in a separate network namespace: the embedded servers listen on
-loopback, and a namespace would need a veth pair and servers bound to a routable address.
+with the first host. Where the machine allows it (tests/netns.py), it also runs in its own network
+namespace: it cannot reach the first host's loopback, only the first host's address on a veth
+pair, where relays stand in for the network to Redis, PostgreSQL and the LLM.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -31,6 +34,7 @@ from services.db import sqlalchemy_url
 from services.queues import PROMPT_QUEUE
 from tests.fake_llm import FakeLLM
 from tests.llm_steps import Json, Reply
+from tests.netns import Namespace, network_namespace, relays
 from tests.system import ROOT, FrameReader, System, running_system
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.slow]
@@ -61,7 +65,24 @@ def host1(tmp_path_factory: pytest.TempPathFactory, llm: FakeLLM) -> Iterator[Sy
 
 @contextmanager
 def second_host(home: Path, redis_url: str, database_url: str, llm_url: str) -> Iterator[subprocess.Popen[bytes]]:
-    """Digest worker(s) of another host: a scrubbed environment, its own directories, no shared files."""
+    """Digest worker(s) of another host: a scrubbed environment, its own directories, no shared files,
+    and its own network namespace where the machine allows one."""
+    with network_namespace("host2") as namespace:
+        if namespace is None:
+            yield from _second_host(home, redis_url, database_url, llm_url, None)
+            return
+        urls = [redis_url, database_url, llm_url]
+        ports = [urlsplit(url).port for url in urls]
+        assert all(ports), urls
+        assert not _reachable_from(namespace, "127.0.0.1", ports[0]), "the namespace reaches this host's loopback"
+        with relays(namespace.host_ip, ports):  # type: ignore[arg-type]
+            remote = [url.replace("127.0.0.1", namespace.host_ip) for url in urls]
+            assert _reachable_from(namespace, namespace.host_ip, ports[0])
+            yield from _second_host(home, *remote, namespace)
+
+
+def _second_host(home: Path, redis_url: str, database_url: str, llm_url: str,
+                 namespace: Namespace | None) -> Iterator[subprocess.Popen[bytes]]:
     home.mkdir(parents=True, exist_ok=True)
     env = {
         "PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "HOME": str(home),
@@ -71,11 +92,11 @@ def second_host(home: Path, redis_url: str, database_url: str, llm_url: str) -> 
     }
     rq_command = shutil.which("rq")
     assert rq_command, "the rq command is installed with Engram"
+    argv = [rq_command, "worker", PROMPT_QUEUE, "-u", redis_url, "-w", "workers.startup.EngramWorker",
+            "--worker-ttl", "30", "-n", HOST2]
     log = (home / "worker.log").open("wb")
-    process = subprocess.Popen(
-        [rq_command, "worker", PROMPT_QUEUE, "-u", redis_url, "-w", "workers.startup.EngramWorker",
-         "--worker-ttl", "30", "-n", HOST2],
-        cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(namespace.command(argv) if namespace else argv,
+                               cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         yield process
     finally:
@@ -86,6 +107,11 @@ def second_host(home: Path, redis_url: str, database_url: str, llm_url: str) -> 
             except subprocess.TimeoutExpired:
                 process.kill()
         log.close()
+
+
+def _reachable_from(namespace: Namespace, host: str, port: int) -> bool:
+    probe = f"import socket; socket.create_connection(({host!r}, {port}), timeout=2).close()"
+    return subprocess.run(namespace.command([sys.executable, "-c", probe]), capture_output=True).returncode == 0
 
 
 def wait_for_worker(connection: redis.Redis, name: str, process: subprocess.Popen[bytes], log: Path) -> None:

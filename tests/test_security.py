@@ -7,17 +7,19 @@ import datetime as dt
 import hmac
 import json
 import logging
+import re
 import time
 from dataclasses import replace
 
+import flask
 import pytest
 from rq import Queue, SimpleWorker
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
 from api import WebDeps, create_app
 from services.act.models import ScheduledItem
-from services.db import Exchange, Thread
+from services.db import Base, Exchange, Thread
 from services.embeddings import HashEmbedder
 from services.limits import Limits, Rate
 from services.logs import NOISY_LIBRARIES, JsonFormatter
@@ -112,10 +114,42 @@ def _rows(db_engine) -> dict[str, object]:  # type: ignore[no-untyped-def]
         }
 
 
+# Operational aggregates: counts over everyone, no row of anyone's (/metrics for Prometheus, and the ops
+# page's vector backlog, which is the system's, not a person's).
+AGGREGATE_ENDPOINTS = {"health.metrics", "ops_data.queues"}
+
+
+def _per_user_tables() -> set[str]:
+    return {table.name for table in Base.metadata.tables.values() if "user_id" in table.c}
+
+
+def _statements_by_endpoint(engine) -> list[tuple[str | None, str]]:  # type: ignore[no-untyped-def]
+    """(the request's endpoint, the SQL) of every statement the web app runs from now on."""
+    seen: list[tuple[str | None, str]] = []
+
+    def capture(_conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
+        seen.append((flask.request.endpoint if flask.has_request_context() else None, statement))
+
+    event.listen(engine, "before_cursor_execute", capture)
+    return seen
+
+
+def _filtered_by_user(sql: str) -> bool:
+    """An INSERT names the row's user; anything else filters on it (a user_id only in the selected columns,
+    with a WHERE on the row id alone, would read anyone's row)."""
+    flat = " ".join(sql.split())
+    if flat.upper().startswith("INSERT"):
+        return "user_id" in flat
+    _, _, conditions = flat.upper().partition(" WHERE ")
+    return "USER_ID" in conditions
+
+
 def test_every_route_hides_another_users_ids(app, client, alice_data, db_engine, real_redis):
-    """Sweep the url_map: every route that takes an id answers bob 404 for alice's, and changes nothing."""
+    """Sweep the url_map: every route that takes an id answers bob 404 for alice's, and changes nothing;
+    every SQL statement the sweep runs on a table of per-user rows is filtered by user."""
     before = _rows(db_engine)
     swept = []
+    statements = _statements_by_endpoint(app.extensions["engram"].engine)
     for rule in app.url_map.iter_rules():
         if rule.endpoint in SHARED_FILES or rule.endpoint in NO_ID_STREAMS:
             continue
@@ -147,6 +181,12 @@ def test_every_route_hides_another_users_ids(app, client, alice_data, db_engine,
     # And bob deleting *his* everything leaves alice's untouched.
     assert client.delete("/memory?confirm=true", headers=BOB).status_code == 200
     assert _rows(db_engine) == before
+    tables = _per_user_tables()
+    assert {"exchanges", "facts", "episodes", "threads", "scheduled_items"} <= tables
+    unfiltered = {(endpoint, " ".join(sql.split())[:300]) for endpoint, sql in statements
+                  if endpoint not in AGGREGATE_ENDPOINTS and not _filtered_by_user(sql)
+                  and any(re.search(rf"\b{table}\b", sql) for table in tables)}
+    assert len(statements) > 50 and not unfiltered, unfiltered
 
 
 def test_tokens_are_compared_in_constant_time_against_every_token(client, monkeypatch):

@@ -11,8 +11,9 @@ import textwrap
 import time
 
 import fakeredis
+import pytest
 
-from services.supervisor import HEARTBEAT_KEY, Role, Supervisor, pid_alive
+from services.supervisor import HEARTBEAT_KEY, OPEN_FILES_WANTED, Role, Supervisor, pid_alive, raise_open_files_limit
 from tests.servers import wait_until
 
 PY = sys.executable
@@ -121,3 +122,19 @@ def test_children_die_with_a_killed_supervisor(tmp_path):
     process.kill()
     process.wait()
     assert wait_until(lambda: not pid_alive(child), timeout=5)
+
+
+def test_the_open_files_limit_is_raised_for_the_roles():
+    """`engram run` raises the soft limit its roles inherit: at 1,024 a web process refuses its thousandth stream."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard <= 1024:
+        pytest.skip(f"the hard limit here is {hard}: nothing to raise to")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
+    try:
+        wanted = OPEN_FILES_WANTED if hard == resource.RLIM_INFINITY else min(OPEN_FILES_WANTED, hard)
+        assert raise_open_files_limit() == wanted == resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        assert resource.getrlimit(resource.RLIMIT_NOFILE)[1] == hard, "the hard limit is left alone"
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
