@@ -52,6 +52,7 @@ class WorkerContext:
     extras: dict[str, Any] = field(default_factory=dict)
 
     def close(self) -> None:
+        self.metrics.flush()  # what deferred() blocks recorded in this process's last second
         self.engine.dispose()
         self.redis.close()
 
