@@ -30,9 +30,9 @@ from workers.context import WorkerContext, act_config, llm_profile, memory_confi
 
 logger = logging.getLogger(__name__)
 # The digest's understanding transaction: commits without waiting for the WAL flush, topic search ready,
-# and generic plans for the topic and session statements (PostgreSQL re-planned them on every turn with
-# its parameters; their generic plans use the per-user and open-session B-trees: bench/pipeline.py, hot3).
-# Recall switches to custom plans for its own statements (services/memory/search.py says why).
+# and its statements run on generic plans. PostgreSQL otherwise keeps re-planning about a dozen of them
+# (recall, topics, placement, context) with every turn's parameters: ~3.5 ms of its CPU per turn. Their
+# generic plans use the same indexes (HNSW, GIN, B-tree: checked at 100k exchanges, bench/pipeline.py).
 TURN_SETTINGS = {"synchronous_commit": "off", "plan_cache_mode": "force_generic_plan", **SEARCH_SETTINGS}
 
 
@@ -102,12 +102,10 @@ def understand(context: WorkerContext, request: ChatRequest,
         # the transaction up: no fsync at commit (thread, centroids, placement, access counts are derived
         # state: services.db.relaxed_commit says why that is safe) and the topic search's settings.
         touch_thread_with(db, request.user_id, request.thread_id, now, TURN_SETTINGS)
-        # Placement before recall: recall sets custom plans for the rest of the transaction (its full-text
-        # statements need them), and the topic and session statements run on their generic plans.
+        remembered = recall_context(context, db, request, embedding, working_memory)
         placing = time.perf_counter()
         placement = classify_and_place(context, db, request, embedding, state, now)
         placed_s = time.perf_counter() - placing
-        remembered = recall_context(context, db, request, embedding, working_memory)
     topic_update = placement[0].update
     topic, topic_confidence, topic_is_new, session_id = after_placement(context, request, state, *placement)
     context.metrics.observe("engram_classification_seconds", embedded_s + placed_s)

@@ -52,13 +52,11 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     cfg = config or MemoryConfig()
     ctx = cfg.context
     k = ctx.max_facts + ctx.max_episodes + ctx.max_exchanges
-    # Read before recall, whose custom plans would apply to it too (its rows do not depend on recall's).
-    personal_rows = _personal_rows(session, user_id, cfg, now)
     hits = recall(session, embedder, user_id, query_text, k=k, query_embedding=query_embedding, config=cfg,
                   now=now, exclude_exchange_ids=exclude_exchange_ids)
     relevant = [hit for hit in hits if hit.signals.get("relevance", 0.0) >= ctx.min_relevance]
     facts = [hit for hit in relevant if hit.kind == "fact"][: ctx.max_facts]
-    personal = _personal(personal_rows, {hit.id for hit in facts}, cfg)
+    personal = _personal(session, user_id, {hit.id for hit in facts}, cfg, now)
     profile = personal.profile
     episodes = [hit for hit in relevant if hit.kind == "episode"][: ctx.max_episodes]
     exchanges = [hit for hit in relevant if hit.kind == "exchange"][: ctx.max_exchanges]
@@ -143,25 +141,19 @@ class Personal:
     thoughts: list[Remembered] = field(default_factory=list)
 
 
-def _personal_rows(session: Session, user_id: str, cfg: MemoryConfig, now: dt.datetime | None) -> list[Any]:
-    """The narrative, the profile facts (enough to leave ``profile_facts`` besides any recalled ones) and the
-    shared thoughts, in one statement.
+def _personal(session: Session, user_id: str, shown: set[int], cfg: MemoryConfig, now: dt.datetime | None) -> Personal:
+    """The narrative, the profile facts (besides the ``shown`` ones) and the shared thoughts, in one statement.
 
     Three reads on every chat turn were three round trips through the ORM; as one fixed statement
     (``PERSONAL``) they are one round trip, plain rows and no statement to build per turn.
     """
     ctx = cfg.context
     since = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=ctx.shared_thoughts_days)
-    return list(session.execute(PERSONAL, {
+    rows = session.execute(PERSONAL, {
         "user": user_id, "stories": 1 if ctx.narrative_chars >= 1 else 0,
-        "facts": ctx.profile_facts + max(0, ctx.max_facts) if ctx.profile_facts >= 1 else 0,
+        "facts": ctx.profile_facts + len(shown) if ctx.profile_facts >= 1 else 0,
         "min_salience": ctx.profile_min_salience, "thoughts": max(0, ctx.shared_thoughts), "since": since,
-    }))
-
-
-def _personal(rows: list[Any], shown: set[int], cfg: MemoryConfig) -> Personal:
-    """``_personal_rows`` as a ``Personal``: profile facts besides the ``shown`` (recalled) ones."""
-    ctx = cfg.context
+    })
     personal = Personal()
     for kind, item_id, text, at, _rank in sorted(rows, key=lambda row: row[4]):
         if kind == "narrative":
