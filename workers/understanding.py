@@ -29,11 +29,11 @@ from services.topics import GENERAL, SEARCH_SETTINGS, CentroidUpdate, TopicResul
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
 
 logger = logging.getLogger(__name__)
-# The digest's understanding transaction: commits without waiting for the WAL flush, topic search ready,
-# and its statements run on generic plans. PostgreSQL otherwise keeps re-planning about a dozen of them
-# (recall, topics, placement, context) with every turn's parameters: ~3.5 ms of its CPU per turn. Their
-# generic plans use the same indexes (HNSW, GIN, B-tree: checked at 100k exchanges, bench/pipeline.py).
-TURN_SETTINGS = {"synchronous_commit": "off", "plan_cache_mode": "force_generic_plan", **SEARCH_SETTINGS}
+# The digest's understanding transaction: commits without waiting for the WAL flush, topic search ready.
+# Not generic plans (plan_cache_mode): recall sets custom plans for its own statements anyway, and the
+# topic search's generic plan sorts all of a user's topics where the custom one uses HNSW for a user
+# with many (bench/pipeline.py, hot3).
+TURN_SETTINGS = {"synchronous_commit": "off", **SEARCH_SETTINGS}
 
 
 
