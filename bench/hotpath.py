@@ -15,7 +15,9 @@ PostgreSQL, Valkey and the LLM drop out and the shares are what the worker itsel
 the CPU ms of ``digest()`` (its thread's clock) and of the whole burst-mode RQ run per job, and
 what one ``digest()`` sends: SQL statements (by their first words; psycopg's BEGIN and COMMIT
 too), Redis round trips, and Redis commands (Valkey's own ``INFO commandstats`` around each call,
-so pipelined and Lua-script commands count one by one).
+so pipelined and Lua-script commands count one by one), and the CPU the throwaway PostgreSQL
+(postmaster and every backend) and Valkey spent per job in the unprofiled round (/proc, 10 ms ticks:
+use 100 requests or more; background work such as autovacuum counts too).
 """
 
 from __future__ import annotations
