@@ -57,35 +57,54 @@ Earlier rounds, condensed (idle-machine numbers unless said; "→" is before →
   stream's second write waited up to 40 ms for the client's delayed ACK (`message` p50 48-76 → 31 ms).
 
 hot3 (issue 10 again: a clear margin). Profiled first (``bench.hotpath --scope digest``, cProfile on
-the CPU clock, pg_stat_statements on the throwaway server): per digest() 11 SQL statements, 10.8
-Redis round trips, 79.6 Redis commands (13 of them the turn's metrics: 8 HINCRBYFLOAT, 5 HINCRBY);
-redis-py packing and parsing ~23 % of digest()'s CPU, the streamed openai call ~21 %, recall ~25 %
-(rlat3's), ``finish`` ~15 % (RQ's enqueue of the chunker job; on a topic switch the episode's enqueue
-with its ``after=`` dependencies). PostgreSQL planned 2.66 ms per digest: recall (custom plans on
-purpose, services/memory/search.py) 1.8 of it, then session placement 0.36, context 0.29, topics 0.10.
+the CPU clock; pg_stat_statements on its throwaway server): per digest() 11 SQL statements, 10.8
+Redis round trips, 79.6 Redis commands (13 of them the turn's metrics). Own CPU by package: redis-py
+19 %, SQLAlchemy 11 %, psycopg 10 %, httpx/h11/openai ~10 %; by step: recall ~30 % (rlat3's), the
+streamed LLM call ~22 % (the SDK's request building ~5 %), ``finish`` ~14 % (the MULTI after the reply
+~7 %, ``publish_all`` ~4 %), on a topic switch (24 of 60 turns here) the episode's enqueue 7.6 % of
+all (RQ's ``depends_on`` fetched and rebuilt every dependency job under WATCH). PostgreSQL planned 2.66
+ms per digest: recall 1.75 (its statements set ``plan_cache_mode = force_custom_plan`` on purpose,
+services/memory/search.py), session placement 0.36, context 0.29, topics 0.10.
 Changed:
 - Metrics inside ``Metrics.deferred()`` (the digest's turn) are summed in the process and written
-  at most once a second (at a block's end when due, else by a timer thread; flushed when a worker
-  stops): /metrics lags by at most a second, a SIGKILL loses at most a second of records.
-- The chunker job of an exchange this run inserted is enqueued inside the reply's last MULTI (no
-  status read first: nobody can have queued a job for a fresh id); a retry keeps the checked path.
-- Topic and session placement run before recall and context assembly's personal read before it,
-  in a transaction opened with ``plan_cache_mode = force_generic_plan``: their statements keep one
-  generic plan (per-user and open-session B-trees; the topic search uses ``ix_topics_user_id`` and
-  a sort, exact, where the custom plan used HNSW) while recall still sets custom plans for its own.
-  At 100k exchanges, recall's statements under forced generic plans kept the same indexes (HNSW,
-  GIN, B-tree; auto_explain) and their backend CPU (27.2 → 25.8 ms per recall): an option for rlat3.
-- A housekeeping role (chunker, episodic, background: nice 19) gives its embedded PostgreSQL
-  backends its niceness (``services.embedded.postgres.share_niceness_with_backends``, only for a
-  child of the embedded postmaster in the data dir), so their SQL no longer outranks the next chat.
-Before → after, A/B back to back on a shared box (load average 7-10; CPU and counts compare):
-  digest(): Redis round trips 10.8 → 7.7, Redis commands 79.6 → 66.2, SQL statements 11 → 11;
-  PostgreSQL planning 2.66 → 1.83 ms per digest; digest() CPU p50 25.8 → 23.1 and 27.2 → 26.6 ms.
-  HOT3_PIPELINE_RESULTS
-Not done: the episode's enqueue on a topic switch still goes through RQ's dependency WATCH loop
-(fetching every dependency job) on the hot path; the openai SDK's request building (~1 ms); open
-sessions are found by scanning ``ix_sessions_open`` (every open session of every user) and filtering
-by thread: an index on (thread_id) WHERE ended_at IS NULL would make it per thread.
+  at most once a second, merged (at a block's end when due, else by a timer thread; flushed when a
+  worker stops): /metrics lags by at most a second; a SIGKILL loses at most a second of records.
+- The chunker job of an exchange this run inserted is enqueued inside the reply's last MULTI, with
+  no status read (no job can name a fresh id); a retry keeps the checked path.
+- ``enqueue(after=)`` (an episode after its chunks): WATCH, one script call for the statuses, then
+  defer (RQ's own dependency sets and deferred registry) or queue in one MULTI; 3 round trips.
+- Housekeeping roles (nice 19) give their embedded PostgreSQL backends their niceness
+  (``services.embedded.postgres.share_niceness_with_backends``: only a child of the embedded
+  postmaster of the data dir, on its port), so enrichment SQL between chats no longer outranks a chat.
+- Migration 0016: open sessions indexed by thread. Placement found its thread's open session by
+  scanning every open session of every user: 5.7 ms → 0.03 ms per turn at 20,000 open sessions.
+Tried and dropped: ``force_generic_plan`` for the turn's transaction. Recall overrides it for every
+statement after its first (and at 100k exchanges its statements kept their plans under it: HNSW,
+GIN, B-tree per auto_explain, 27.2 → 25.8 ms of backend CPU per recall, an option for rlat3's
+full-text concerns to weigh). Generic plans for placement and the context read alone (placement
+before recall) cut planning 2.66 → 1.83 ms per digest, but the topic search's generic plan sorts all
+of a user's topics by distance where the custom plan uses HNSW for a user with many.
+Before → after, A/B back to back on a shared box (load average 7-10, others using 0.9-1.6 of the 2
+cores: CPU per reply moved ±20 % between runs of the same tree; counts compare, wall times do not):
+``bench.hotpath --scope digest`` (main → hot3): Redis round trips per digest() 10.6-10.8 → 6.4-6.5
+  (metrics one pipeline a second; the chunker job in the last MULTI), Redis commands 79.4-79.6 →
+  61.4-62.4, SQL statements 11 → 11; Python function calls per digest() 21,441 → 18,527 (cProfile
+  counts, which load does not change); the episode's enqueue 7.0 → 3.5 % of digest() CPU. digest()
+  CPU p50 in four pairs 25.8 → 23.1, 24.5 → 25.6, 24.8 → 23.1, 19.9 → 21.3 ms: the ~1 ms these
+  changes save is inside the run-to-run noise of this box. bench.pipeline pairs (``--workers 4``,
+  load 7-10): CPU per reply sequential 45.6 → 43.5 and 51.6 → 36.0 ms, 4-worker burst 38.6 → 37.0
+  and 38.5 → 42.4 ms (digest 22.2 → 21.0, 21.9 → 23.8): no difference outside the noise.
+  Full runs back to back (base first, then hot3; others used 0.3-0.7 of a core during base and 0.7-1.2
+  during hot3): sequential first status p50 5.2 / 7.8 ms, message p50 42.2 / 45.8, p99 81.5 / 96.6;
+  replies/s with 1 / 2 / 4 workers 27.8 / 43.6 / 47.0 and 26.0 / 33.1 / 30.8; CPU per reply in the
+  bursts 41.6 / 35.7 / 40.9 and 38.8 / 33.6 / 41.8 ms (digest 20.8 / 19.3 / 22.5 and 18.6 / 18.0 / 22.9).
+  HOT3_AB3
+The targets' margin (message p50 ≤ ~32 ms, ≤ ~32 ms of CPU per reply with 4 workers) is not shown
+by these runs: what this round removed (round trips, commands, Python calls, the episode's RQ
+work) is ~1-2 ms of CPU per reply, below what this shared box resolves. The lead's idle re-measure
+decides; the larger costs left are recall (rlat3) and the SDK/driver layers below.
+Not done: the openai SDK's request building (~1 ms per turn); redis-py's packing of the MULTI after
+the reply (RQ's job hash is ~20 fields); the ORM Session around the turn's statements (recall's API).
 """
 
 from __future__ import annotations
