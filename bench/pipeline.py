@@ -86,13 +86,13 @@ before recall) cut planning 2.66 → 1.83 ms per digest, but the topic search's 
 of a user's topics by distance where the custom plan uses HNSW for a user with many.
 Before → after, A/B back to back on a shared box (load average 7-10, others using 0.9-1.6 of the 2
 cores: CPU per reply moved ±20 % between runs of the same tree; counts compare, wall times do not):
-``bench.hotpath --scope digest`` (main → hot3): Redis round trips per digest() 10.6-10.8 → 6.4-6.5
+  ``bench.hotpath --scope digest`` (main → hot3): Redis round trips per digest() 10.6-10.8 → 6.4-6.5
   (metrics one pipeline a second; the chunker job in the last MULTI), Redis commands 79.4-79.6 →
   61.4-62.4, SQL statements 11 → 11; Python function calls per digest() 21,441 → 18,527 (cProfile
   counts, which load does not change); the episode's enqueue 7.0 → 3.5 % of digest() CPU. digest()
   CPU p50 in four pairs 25.8 → 23.1, 24.5 → 25.6, 24.8 → 23.1, 19.9 → 21.3 ms: the ~1 ms these
   changes save is inside the run-to-run noise of this box. bench.pipeline pairs (``--workers 4``,
-  load 7-10): CPU per reply sequential 45.6 → 43.5 and 51.6 → 36.0 ms, 4-worker burst 38.6 → 37.0
+  load 7-10, hot3 at intermediate commits): CPU per reply sequential 45.6 → 43.5 and 51.6 → 36.0 ms, 4-worker burst 38.6 → 37.0
   and 38.5 → 42.4 ms (digest 22.2 → 21.0, 21.9 → 23.8): no difference outside the noise.
   Full runs back to back (base first, then hot3; others used 0.3-0.7 of a core during base and 0.7-1.2
   during hot3): sequential first status p50 5.2 / 7.8 ms, message p50 42.2 / 45.8, p99 81.5 / 96.6;
