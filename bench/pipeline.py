@@ -98,7 +98,11 @@ cores: CPU per reply moved ±20 % between runs of the same tree; counts compare,
   during hot3): sequential first status p50 5.2 / 7.8 ms, message p50 42.2 / 45.8, p99 81.5 / 96.6;
   replies/s with 1 / 2 / 4 workers 27.8 / 43.6 / 47.0 and 26.0 / 33.1 / 30.8; CPU per reply in the
   bursts 41.6 / 35.7 / 40.9 and 38.8 / 33.6 / 41.8 ms (digest 20.8 / 19.3 / 22.5 and 18.6 / 18.0 / 22.9).
-  HOT3_AB3
+  Interleaved at the final tree (hot3, main, hot3, main; ``--workers 4``; others 0.7-1.5 cores):
+  4-worker burst CPU per reply 40.9 / 45.6 / 40.9 / 42.3 ms (digest 23.4 / 25.7 / 22.8 / 23.7,
+  PostgreSQL 7.9 / 8.8 / 7.8 / 7.9, Valkey 2.4 / 3.0 / 2.6 / 2.9), 28.5 / 22.9 / 31.5 / 27.1
+  replies/s; sequential (the first hot3 run had a test of mine beside it) 67.4 / 50.1 / 41.5 / 54.2
+  ms CPU per reply, message p50 137.1 / 60.0 / 37.8 / 54.9 ms.
 The targets' margin (message p50 ≤ ~32 ms, ≤ ~32 ms of CPU per reply with 4 workers) is not shown
 by these runs: what this round removed (round trips, commands, Python calls, the episode's RQ
 work) is ~1-2 ms of CPU per reply, below what this shared box resolves. The lead's idle re-measure
