@@ -92,8 +92,9 @@ cores: CPU per reply moved ±20 % between runs of the same tree; counts compare,
   counts, which load does not change); the episode's enqueue 7.0 → 3.5 % of digest() CPU. digest()
   CPU p50 in four pairs 25.8 → 23.1, 24.5 → 25.6, 24.8 → 23.1, 19.9 → 21.3 ms: the ~1 ms these
   changes save is inside the run-to-run noise of this box. bench.pipeline pairs (``--workers 4``,
-  load 7-10, hot3 at intermediate commits): CPU per reply sequential 45.6 → 43.5 and 51.6 → 36.0 ms, 4-worker burst 38.6 → 37.0
-  and 38.5 → 42.4 ms (digest 22.2 → 21.0, 21.9 → 23.8): no difference outside the noise.
+  load 7-10, hot3 at intermediate commits): CPU per reply sequential 45.6 → 43.5 and 51.6 → 36.0
+  ms, 4-worker burst 38.6 → 37.0 and 38.5 → 42.4 ms (digest 22.2 → 21.0, 21.9 → 23.8): no difference
+  outside the noise.
   Full runs back to back (base first, then hot3; others used 0.3-0.7 of a core during base and 0.7-1.2
   during hot3): sequential first status p50 5.2 / 7.8 ms, message p50 42.2 / 45.8, p99 81.5 / 96.6;
   replies/s with 1 / 2 / 4 workers 27.8 / 43.6 / 47.0 and 26.0 / 33.1 / 30.8; CPU per reply in the
@@ -106,7 +107,9 @@ cores: CPU per reply moved ±20 % between runs of the same tree; counts compare,
 The targets' margin (message p50 ≤ ~32 ms, ≤ ~32 ms of CPU per reply with 4 workers) is not shown
 by these runs: what this round removed (round trips, commands, Python calls, the episode's RQ
 work) is ~1-2 ms of CPU per reply, below what this shared box resolves. The lead's idle re-measure
-decides; the larger costs left are recall (rlat3) and the SDK/driver layers below.
+decides; the larger costs left are recall (rlat3) and the SDK/driver layers below. py-spy (``--idle``)
+of the one digest worker in a 600-chat burst: 85 % of its main thread's wall time in digest(), of
+that 58 % inside SQL execution (waiting for a PostgreSQL backend on the shared cores), recall 40 %.
 Not done: the openai SDK's request building (~1 ms per turn); redis-py's packing of the MULTI after
 the reply (RQ's job hash is ~20 fields); the ORM Session around the turn's statements (recall's API).
 """
