@@ -15,7 +15,9 @@ PostgreSQL, Valkey and the LLM drop out and the shares are what the worker itsel
 the CPU ms of ``digest()`` (its thread's clock) and of the whole burst-mode RQ run per job, and
 what one ``digest()`` sends: SQL statements (by their first words; psycopg's BEGIN and COMMIT
 too), Redis round trips, and Redis commands (Valkey's own ``INFO commandstats`` around each call,
-so pipelined and Lua-script commands count one by one).
+so pipelined and Lua-script commands count one by one), and the CPU the throwaway PostgreSQL
+(postmaster and every backend) and Valkey spent per job in the unprofiled round (/proc, 10 ms ticks:
+use 100 requests or more; background work such as autovacuum counts too).
 """
 
 from __future__ import annotations
@@ -66,15 +68,32 @@ def main() -> None:
             upgrade_head(engine)
             settings = replace(Settings.from_env({"ENGRAM_DATA_DIR": str(Path(tmp) / "data")}),
                                redis_url=valkey.url, database_url=str(pg.url), openai_base_url=llm.url)
-            profile(settings, engine, args.requests, args.top, args.save, args.clock, args.scope)
+            servers = ServerCpu(pg.pgdata / "postmaster.pid", valkey.pid)
+            profile(settings, engine, args.requests, args.top, args.save, args.clock, args.scope, servers)
         finally:
             valkey.stop()
             pg.stop()
             llm.stop()
 
 
+class ServerCpu:
+    """CPU seconds of the throwaway PostgreSQL (postmaster and backends) and Valkey, from /proc."""
+
+    def __init__(self, postmaster_pid_file: Path, valkey_pid: int | None) -> None:
+        self.postmaster = int(postmaster_pid_file.read_text().split()[0])
+        self.valkey = valkey_pid
+
+    def seconds(self) -> dict[str, float]:
+        import psutil
+
+        postmaster = psutil.Process(self.postmaster)
+        pg = sum(sum(p.cpu_times()[:2]) for p in [postmaster, *postmaster.children()] if p.is_running())
+        valkey = sum(psutil.Process(self.valkey).cpu_times()[:2]) if self.valkey else 0.0
+        return {"postgres": pg, "valkey": valkey}
+
+
 def profile(settings: Settings, engine, requests: int, top: int, save: str | None,  # type: ignore[no-untyped-def]
-            clock: str = "cpu", scope: str = "job") -> None:
+            clock: str = "cpu", scope: str = "job", servers: ServerCpu | None = None) -> None:
     from api import create_app
     from workers.process import context_from_environment, install_context
 
@@ -104,12 +123,14 @@ def profile(settings: Settings, engine, requests: int, top: int, save: str | Non
             if scope == "job":
                 profiler.disable()
     job_cpu_ms, digest_cpu_ms = [], []
+    servers_before = servers.seconds() if servers is not None else {}
     with measured_digest(digest_cpu_ms):
         for index in range(requests):  # unprofiled, last: CPU and the spans below without cProfile's overhead
             post(client, MESSAGES[index % len(MESSAGES)])
             cpu = time.process_time()
             worker.work(burst=True, with_scheduler=False, logging_level="WARNING")
             job_cpu_ms.append((time.process_time() - cpu) * 1000)
+    servers_after = servers.seconds() if servers is not None else {}
     statements: Counter[str] = Counter()
     commands: Counter[str] = Counter()
     with counted_digest(context.engine, connection, statements, commands):
@@ -120,6 +141,9 @@ def profile(settings: Settings, engine, requests: int, top: int, save: str | Non
     print(f"CPU per job, no profiler: digest() p50 {percentile(digest_cpu_ms, 0.5):.2f} ms"
           f" (mean {statistics.fmean(digest_cpu_ms):.2f});  the whole burst-mode RQ run"
           f" p50 {percentile(job_cpu_ms, 0.5):.2f} ms (a burst worker registers and tears down per job)")
+    if servers_after:  # a backend that exits meanwhile drops out: the worker's pooled ones live on
+        spent = {name: (servers_after[name] - servers_before[name]) * 1000 / requests for name in servers_after}
+        print("server CPU per job (same unprofiled round): " + ", ".join(f"{k} {v:.2f} ms" for k, v in spent.items()))
     print_spans(make_sessionmaker(engine), requests)
     print_counts(statements, commands, requests)
     if save:

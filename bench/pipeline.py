@@ -9,155 +9,109 @@ queueing, the digest steps (embedding, topic, routing, storage) and SSE delivery
 
     python -m bench.pipeline [--requests 100] [--throughput-requests 200] [--clients 16] [--workers 1,2,4]
 
-Where the time goes. The bench prints, for each phase, the CPU time every process spent per reply
+Where the time goes. For each phase the bench prints the CPU every process spent per reply
 (bench/cpu.py: /proc utime+stime of web, digest workers, memory roles, PostgreSQL, Valkey, the
-scheduler, and this process's clients + scripted LLM), and for the enrichment the burst left
-behind, measured until the memory queues are empty. At 50 replies/s on 2 cores everything
-together has 40 ms of CPU per reply.
+scheduler, and this process's clients + scripted LLM), and for the enrichment a burst left behind
+(measured until the memory queues are empty). At 50 replies/s on 2 cores everything together has
+40 ms of CPU per reply. Each phase has users of its own (a user's recall grows with their history),
+three warm-up chats per client, and the warm-up's enrichment waited out. Wall times on a shared box
+say little; CPU per reply and the counts of ``python -m bench.hotpath --scope digest`` (SQL
+statements, Redis round trips and commands per ``digest()``, its CPU, PostgreSQL's and Valkey's CPU
+per job) and ``python -m bench.commands`` are what compare between runs.
 
-Round one (branch hot; A/B pairs of CPU ms per reply, loaded box): web 11-14 → 7.5-10, Valkey
-6-8 → 5-6; sequential first status p50 21.8 → 10.2 ms, message p50 117 → 90 ms. Changed: a
-histogram observation writes one bucket and the sum; idle RQ heartbeats, process beats and the
-open-streams gauge at most once a second; the current thread comes from Redis (no PostgreSQL
-transaction before the first ``status``); recall and topic/session placement share one
-transaction; housekeeping roles run at nice 19 (``ENGRAM_HOUSEKEEPING_NICE``); a pub/sub message
-carries its event and the previous entry's id, so a stream reads the log only on a gap.
+Earlier rounds, condensed (idle-machine numbers unless said; "→" is before → after):
+- Idle history: first `status` p50 14 → 7.3 → 4.3 → 4.2-4.9 ms; `message` p50 69 → 64.3 → 49.8 →
+  39.4 / 45.6 / 49.1 ms (p99 108 → 86.5 → 66.1 → 50.8-70.4); replies/s with 1 / 2 / 4 digest workers
+  15 (4 clients, 1 worker) → 16.9 / 25.2 / 25.0 → 23.6 / 35.3 / 28.8 → 28.9 / 44.8 / 50.7 and
+  27.9 / 58.0 / 42.5; lead's run at main 452922b: 51.1 with 4 workers at 38.1 ms CPU per reply
+  (digest 20.6, PostgreSQL 7.8, web 5.0, Valkey 2.5). Sequentially, the memory roles run between
+  chats: CPU per reply digest 27.5, PostgreSQL 13.6, web 5.7, Valkey 4.0, chunker 2.5, episodic 2.3.
+- hot (round one): a histogram observation writes one bucket and the sum; idle RQ heartbeats,
+  process beats and the open-streams gauge at most once a second; the current thread comes from
+  Redis (no PostgreSQL before the first ``status``); recall and placement share one transaction;
+  housekeeping roles at nice 19 (``ENGRAM_HOUSEKEEPING_NICE``); a pub/sub message carries its event
+  and the previous entry's id (a stream reads the log only on a gap). Web 11-14 → 7.5-10 ms, Valkey
+  6-8 → 5-6 ms CPU per reply.
+- plumb: Redis round trips per chat 106 → 56.5 (digest 42.7 → 25.2, chunker 28.2 → 15.9, episodic
+  11.9 → 5.5, web 6.5 → 3.0). EngramWorker (workers/startup.py) batches what RQ writes per job (~19
+  → 7 round trips); ``enqueue()`` reads the job's status and enqueues in one transaction; the web's
+  first event, submit and accepted counter are one transaction. The load generator is a keep-alive
+  ``http.client`` client (3.3-3.5 ms per reply). hiredis was tried and not adopted (no measurable gain).
+- digest: the streamed LLM call without a pydantic model per chunk (3.9-5.0 → 1.1-1.5 ms per call).
+- lean: the LLM connection is kept alive (the SDK closed it at ``[DONE]``; services/llm/client.py
+  reads the body to its end); SQL per turn 14.4 → 9.0 (the transaction opens with the thread touch
+  and its ``set_config``s in one statement; context assembly's three reads are one ``UNION ALL``;
+  placement returns the closed session's exchanges; the topic centroid moves in a CTE of the store
+  statement; statements built once per process; a turn that does not act stores its exchange as one
+  autocommit statement); Redis round trips 17.1 → 9.1 (one opening pipeline; the last delta,
+  ``message`` and ``done`` in one ``EventLog.publish_all``; one MULTI after the reply). digest() CPU
+  p50 -20..37 % in five A/B pairs.
+- burst: an episode is an RQ dependent of its exchanges' chunker jobs still pending
+  (``enqueue(after=)``): episode runs per session 2.19 → 1.00, scheduler moves 256 → 0; the janitor's
+  check-and-mark is one script (it took ending jobs for abandoned); events that arrive together go
+  out in one write (send() per chat 10.7-12.9 → 8.3-10.4); lease renewals on one thread per process.
+  Found: four workers costing ~40 % more per job than two was the bench (later phases recalled over
+  more history); PostgreSQL re-planned ~12 statements per reply (3.6-4.1 ms of its CPU; a lower
+  psycopg prepare threshold and a LIFO pool did not help).
+- The scripted LLM (tests/fake_llm.py) sets TCP_NODELAY as real endpoints do: with Nagle's algorithm a
+  stream's second write waited up to 40 ms for the client's delayed ACK (`message` p50 48-76 → 31 ms).
 
-Idle machine, two rounds ago: first `status` p50 7.3 ms, `message` p50 64.3 / p99 86.5 ms; 16.9 /
-25.2 / 25.0 replies/s with 1 / 2 / 4 digest workers at 72–79 ms of CPU per reply.
-
-Idle machine, the previous round's merged tree: first `status` p50 4.3 ms, `message` p50 49.8 / p99
-66.1 ms; 23.6 / 35.3 / 28.8 replies/s with 1 / 2 / 4 workers at 51–67 ms of CPU per reply.
-
-Idle machine (load average 1.3–2 at the start, three runs back to back), this round's merged tree
-(lean, burst, recall's rlat and rqual2 below): sequential first `status` p50 4.2–4.7 / p99 7.8–9.9 ms,
-`message` p50 39.4 / 45.6 ms, p99 50.8 / 56.0 (two full runs; 30.6 / 56.0 in a run of 40); replies/s with
-1 / 2 / 4 digest workers 28.9 / 44.8 / 50.7 and 27.9 / 58.0 / 42.5 (51.2 and 47.1 with 4 in two shorter
-runs); CPU per reply in the bursts 31.6–45.4 ms (digest 16.9–24.9, PostgreSQL 6.7–9.0, web 4.1–5.7,
-Valkey 2.1–3.3, bench 1.5–1.9). So ``message`` p99 and first ``status`` are met, and ``message`` p50
-≤ 40 ms and ≥ 50 replies/s with 4 workers are on the edge: met in some runs, not in others. Four
-workers on two cores still cost more per job than two in most runs (busy cores: context switches and
-caches). Found at the end of the round: the scripted LLM (tests/fake_llm.py) had Nagle's algorithm on.
-Once lean's keep-alive connection left TCP's quick-ACK mode, a stream's second write waited up to 40 ms
-for the worker's delayed ACK. Real endpoints set TCP_NODELAY and so does the fake now. Before that fix
-the same tree gave `message` p50 47.8 and 75.6 ms, and 14.2 replies/s with one worker, which then
-waited ~50 ms per job.
-
-plumb branch (everything around the digest job's own steps; counts from ``python -m
-bench.commands`` and ``python -m bench.rq_overhead``, which the load does not change). Redis round
-trips per chat 106 → 56.5 (digest 42.7 → 25.2, chunker 28.2 → 15.9, episodic 11.9 → 5.5, web 6.5 →
-3.0): EngramWorker (workers/startup.py) writes everything RQ writes, batched (one start transaction
-with the job lease; lease drop and idle state inside RQ's end transaction; repeated idle state,
-same-TTL heartbeats and the suspension check at most once a second: RQ's round trips per job ~19 →
-7; a no-op job 5.2-5.8 → 2.1-4.2 ms of worker CPU, Valkey 1.4-1.6 → 0.5-1.0 ms); ``enqueue()``
-reads the job's status and enqueues in one transaction; the ordering's lease, pending head and
-finished check are one pipeline; the web's first event, submit and accepted counter are one
-transaction and the stream subscribes before submitting. The bench's load generator became a
-``http.client`` keep-alive client (7.5-8.5 → 3.3-3.5 ms per reply with the scripted LLM). hiredis
-was tried and not adopted (EngramWorker's per-job CPU did not move beyond the noise).
-
-digest branch (previous round): the streamed LLM call without a pydantic model per chunk (3.9-5.0 →
-1.1-1.5 ms per call), store and session placement as one Core statement each, the pool's checkout check
-without a round trip; digest() CPU per turn 38-43 → 32-37 ms.
-
-lean branch (issue 10, "a leaner hot path": the digest job's CPU and wall time). Measured with
-``python -m bench.hotpath --scope digest`` (which now also prints, per ``digest()``, the SQL
-statements, the Redis round trips and the Redis commands, Lua-script ones included) against main,
-A/B back to back, on a box at load average 8-16 (other engineers' work): CPU ms and counts compare,
-wall times do not.
-
-    Where it went before (per turn, instant LLM): 14.4 SQL statements, 17.1 Redis round trips.
-    cProfile (CPU): recall ~22 %, the streamed openai call ~17 %, topic + session ~13 %, finish ~12 %
-    (half of it RQ's enqueue of the chunker job), store ~9 %, context assembly's three per-person
-    reads ~6 %. About a third of store, topics and context assembly was SQLAlchemy building the same
-    statements afresh on every turn. The synchronous openai SDK (3.52) stops reading a stream at
-    ``[DONE]`` and closes the response before the chunked body's end, so httpx drops the connection:
-    every turn opened a new one (a TCP, against a real endpoint a TLS, handshake); the scripted LLM
-    spoke HTTP/1.0 and hid it.
-
-What changed:
-- The LLM connection is kept alive: the streamed call reads the body to its end after ``[DONE]``
-  (services/llm/client.py), so httpx pools the connection; the scripted LLM speaks HTTP/1.1
-  keep-alive (chunked streams; a cut or unfinished answer closes the connection; ``stop()`` closes
-  kept-alive sockets). tests/test_llm.py: model discovery and three calls share one connection.
-- SQL 14.4 → 9.0 per turn: the digest's transaction opens with one statement (the thread touch as
-  an UPDATE in a CTE plus ``set_config`` of ``synchronous_commit`` and the topic search's
-  ``hnsw.iterative_scan``: three statements were); context assembly reads the narrative, the profile
-  facts and the shared thoughts in one fixed ``UNION ALL`` (three ORM reads were); placement returns
-  the closed session's exchanges; the matched topic's centroid moves in a CTE of the store statement,
-  only if this run stored the exchange (a retried turn moved it twice before). The store, topic and
-  context statements are built once per process. A turn that does not act (whose only write is its
-  exchange) stores it as one autocommit statement, atomic and durable by itself: psycopg's BEGIN and
-  COMMIT round trips, which sat between the last delta and ``message``, are gone (PostgreSQL round
-  trips per turn, BEGIN/COMMIT included: 18.4 → 11.0).
-- Redis round trips 17.1 → 9.1 per turn: one opening pipeline (attempt count, chat-priority mark,
-  thread snapshot: three were); the last streamed text, ``message`` and ``done`` in one round trip
-  (``EventLog.publish_all``, the same fenced script in one MULTI: every event still goes out, in
-  order, chained); after the reply one MULTI with working memory, the thread's topic (it was written
-  before generation), the output, the LLM outcome and the mark's release (five were).
-
-    digest() CPU p50, five back-to-back pairs (main → lean): 35.4 → 31.7 (the first two changes
-    only), 33.8 → 29.1, 31.3 → 24.0, 35.8 → 28.1, 40.5 → 25.4 ms (-20..37 %, the last pair with a
-    pipeline bench beside it); Redis commands 75 → 71.
-    bench.commands, 20 chats (whole system, per chat): PostgreSQL statements 33.0 → 22.6 (digest
-    17.6 → 10.0), Redis round trips 58.6 → 43.7 (digest worker, RQ's own included, 25.6 → 17.9).
-    pipeline (--requests 80 --throughput-requests 60 --workers 1), two pairs at load 8-16 (other
-    processes ~140-145 % of a core): digest worker CPU per reply sequential 34.6 → 31.0 and
-    45.0 → 33.1 ms (the second pair with every change), in the 16-client burst 29.0 → 29.7 and
-    38.0 → 33.5 ms; wall times (message p50 138-157 ms on both sides) say only that the box was
-    saturated. The lead's idle re-measure decides ``message`` p50 ≤ 40 ms (49.8 ms idle before).
-
-Not done: overlapping recall with topic placement (a second transaction and checkout per turn: CPU,
-the limit for replies/s); caching the per-person reads (now one statement, and facts change after
-most turns); the openai SDK's request building (~1 ms per turn) and redis-py's command packing
-(RQ's enqueue, the metrics pipeline) remain the largest costs outside recall.
-
-burst branch (issue 10, throughput: every process but the digest job's own steps, and the bench).
-The box was shared (others took up to 1.6 of the 2 cores, moving CPU per reply by ±20 %), so before
-→ after comes from counts and an interleaved A/B: two ``engram run``s side by side (base, branch),
-bursts alternating between them so both meet the same outside load.
-
-- Four workers costing ~40 % more per job than two was mostly this bench: its phases shared 16
-  users and ran 1, 2, 4 workers in that order, so later phases recalled over more history. Same
-  users, phases of 2, 4, 2, 4 workers: digest CPU per reply 32 → 49 → 50 → 55 ms, PostgreSQL 9 →
-  14 → 16 → 18; fresh users per phase, 4, 2, 4, 2: 39.6 / 37.9 / 41.5 / 38.6 and 8.7 / 9.0 / 9.2 /
-  10.0. The rest is saturated cores: one worker on a quiet box spends a third less per job than
-  several on busy cores (below), whoever makes them busy. A digest worker's other threads
-  (OpenBLAS, onnxruntime, renewers) used ~0 CPU; this VM has no perf counters. Now: own users per
-  phase, three warm-up chats per client, the warm-up's enrichment waited out, answered/sent printed.
-- Memory roles: a topic switch closes a session and queues its episode, which ran at once, found its
-  chunks missing (the chunker, at nice 19, falls behind in a burst), re-scheduled itself and was
-  moved back by the scheduler each time (scheduler 3-12 ms, episodic 1-6 ms per reply in such
-  bursts). Now an episode is an RQ dependent of its exchanges' chunker jobs still queued, running or
-  retrying (``services.queues.enqueue(after=)``, failures allowed): it runs once, after its chunks.
-  Episode runs per session 2.19 → 1.00 over eight 160-chat bursts; scheduler moves 256 → 0.
-- Janitor: the scheduler's 5-12 ms per reply in some bursts was the janitor taking an ending digest
-  job for abandoned (mark and lease checked in two round trips, the job's end between them): RQ
-  retried or failed a finished job and the scheduler imported the digest's worker stack for its
-  failure callback. Check and mark are one script now (tests/test_scheduler.py fails without it).
-- PostgreSQL (pg_stat_statements on a copy): ~30 statements per reply, ~5.3 ms executing and 3.6-4.1
-  ms PLANNING per reply: ~12 statements keep custom plans, re-planned every run (recall 1.3 ms, BM25
-  statistics 0.5, session placement 0.35, the context reads of facts, narrative and drift gists 0.7
-  while returning no rows, topics 0.3). A lower psycopg prepare threshold left that unchanged (11.9
-  vs 11.8 plans per reply) and a LIFO pool raised PostgreSQL's CPU if anything (8.2-8.6 → 9.1-10.4
-  ms in quiet pairs): neither kept. No autovacuum in bursts; WAL ~12 KB, ~66 records per reply.
-- Web: its CPU is mostly send() (each event and Redis command wakes the other side); events that
-  arrive together now go out in one write: send() per chat 10.7-12.9 → 8.3-10.4 (strace). Lease
-  renewals run on one thread per process, not a thread per lease (two per chat): 0.12 → 0.008 ms.
-- CPU per reply, interleaved (base / branch, outside load): loaded, 4 workers 62.4 / 59.7 (118 / 114
-  %), 58.2 / 78.6 (155 / 159), 67.4 / 62.8 (66 / 41), 72.1 / 78.4 (141 / 147), 75.3 / 71.9, 77.5 /
-  76.4; 2 workers 57.3 / 47.5, 60.8 / 65.8. Quiet (11-15 %): 4 workers 52.5 / 54.1, 51.4 / 56.4; 2
-  workers 49.5 / 52.8 (the branch then with the LIFO pool). No gain per reply is measurable: the
-  episode churn and false recoveries cost only in bursts where the chunker falls behind or a job
-  ends at the wrong moment; a send or thread start less per chat is below the noise.
-  ``bench.pipeline`` on the branch (outside load 0-2 % for sequential and 1 worker, 60-70 % after):
-  first status p50 4.8 / p99 9.2 ms, first delta p50 42.2, message p50 51.4 / p99 73.6 ms; 25.6 /
-  20.8 / 22.7 replies/s with 1 / 2 / 4 workers at 46.8 / 59.8 / 59.8 ms CPU per reply (digest 25.5
-  / 35.0 / 34.8).
-- ≥ 50 replies/s is not met, nor reachable from outside the digest job: of 51-67 ms per reply, the
-  processes this branch owns take ~17-25 (PostgreSQL 9-14, web 5-6, Valkey 3-4, bench 2.5) of a 40
-  ms budget. Left: PostgreSQL's re-planning (~3.5 ms: generic plans or fewer statements, the recall
-  and hot-path branches' SQL), the digest's ~25 Redis round trips, the web's ~3 and a write per event.
+hot3 (issue 10 again: a clear margin). Profiled first (``bench.hotpath --scope digest``, cProfile on
+the CPU clock; pg_stat_statements on its throwaway server): per digest() 11 SQL statements, 10.8
+Redis round trips, 79.6 Redis commands (13 of them the turn's metrics). Own CPU by package: redis-py
+19 %, SQLAlchemy 11 %, psycopg 10 %, httpx/h11/openai ~10 %; by step: recall ~30 % (rlat3's), the
+streamed LLM call ~22 % (the SDK's request building ~5 %), ``finish`` ~14 % (the MULTI after the reply
+~7 %, ``publish_all`` ~4 %), on a topic switch (24 of 60 turns here) the episode's enqueue 7.6 % of
+all (RQ's ``depends_on`` fetched and rebuilt every dependency job under WATCH). PostgreSQL planned 2.66
+ms per digest: recall 1.75 (its statements set ``plan_cache_mode = force_custom_plan`` on purpose,
+services/memory/search.py), session placement 0.36, context 0.29, topics 0.10.
+Changed:
+- Metrics inside ``Metrics.deferred()`` (the digest's turn) are summed in the process and written
+  at most once a second, merged (at a block's end when due, else by a timer thread; flushed when a
+  worker stops): /metrics lags by at most a second; a SIGKILL loses at most a second of records.
+- The chunker job of an exchange this run inserted is enqueued inside the reply's last MULTI, with
+  no status read (no job can name a fresh id); a retry keeps the checked path.
+- ``enqueue(after=)`` (an episode after its chunks): WATCH, one script call for the statuses, then
+  defer (RQ's own dependency sets and deferred registry) or queue in one MULTI; 3 round trips.
+- Housekeeping roles (nice 19) give their embedded PostgreSQL backends their niceness
+  (``services.embedded.postgres.share_niceness_with_backends``: only a child of the embedded
+  postmaster of the data dir, on its port), so enrichment SQL between chats no longer outranks a chat.
+- Migration 0016: open sessions indexed by thread. Placement found its thread's open session by
+  scanning every open session of every user: 5.7 ms → 0.03 ms per turn at 20,000 open sessions.
+Tried and dropped: ``force_generic_plan`` for the turn's transaction. Recall overrides it for every
+statement after its first (and at 100k exchanges its statements kept their plans under it: HNSW,
+GIN, B-tree per auto_explain, 27.2 → 25.8 ms of backend CPU per recall, an option for rlat3's
+full-text concerns to weigh). Generic plans for placement and the context read alone (placement
+before recall) cut planning 2.66 → 1.83 ms per digest, but the topic search's generic plan sorts all
+of a user's topics by distance where the custom plan uses HNSW for a user with many.
+Before → after, A/B back to back on a shared box (load average 7-10, others using 0.9-1.6 of the 2
+cores: CPU per reply moved ±20 % between runs of the same tree; counts compare, wall times do not):
+  ``bench.hotpath --scope digest`` (main → hot3): Redis round trips per digest() 10.6-10.8 → 6.4-6.5
+  (metrics one pipeline a second; the chunker job in the last MULTI), Redis commands 79.4-79.6 →
+  61.4-62.4, SQL statements 11 → 11; Python function calls per digest() 21,441 → 18,527 (cProfile
+  counts, which load does not change); the episode's enqueue 7.0 → 3.5 % of digest() CPU. digest()
+  CPU p50 in four pairs 25.8 → 23.1, 24.5 → 25.6, 24.8 → 23.1, 19.9 → 21.3 ms: the ~1 ms these
+  changes save is inside the run-to-run noise of this box. bench.pipeline pairs (``--workers 4``,
+  load 7-10, hot3 at intermediate commits): CPU per reply sequential 45.6 → 43.5 and 51.6 → 36.0
+  ms, 4-worker burst 38.6 → 37.0 and 38.5 → 42.4 ms (digest 22.2 → 21.0, 21.9 → 23.8): no difference
+  outside the noise.
+  Full runs back to back (base first, then hot3; others used 0.3-0.7 of a core during base and 0.7-1.2
+  during hot3): sequential first status p50 5.2 / 7.8 ms, message p50 42.2 / 45.8, p99 81.5 / 96.6;
+  replies/s with 1 / 2 / 4 workers 27.8 / 43.6 / 47.0 and 26.0 / 33.1 / 30.8; CPU per reply in the
+  bursts 41.6 / 35.7 / 40.9 and 38.8 / 33.6 / 41.8 ms (digest 20.8 / 19.3 / 22.5 and 18.6 / 18.0 / 22.9).
+  Interleaved at the final tree (hot3, main, hot3, main; ``--workers 4``; others 0.7-1.5 cores):
+  4-worker burst CPU per reply 40.9 / 45.6 / 40.9 / 42.3 ms (digest 23.4 / 25.7 / 22.8 / 23.7,
+  PostgreSQL 7.9 / 8.8 / 7.8 / 7.9, Valkey 2.4 / 3.0 / 2.6 / 2.9), 28.5 / 22.9 / 31.5 / 27.1
+  replies/s; sequential (the first hot3 run had a test of mine beside it) 67.4 / 50.1 / 41.5 / 54.2
+  ms CPU per reply, message p50 137.1 / 60.0 / 37.8 / 54.9 ms.
+The targets' margin (message p50 ≤ ~32 ms, ≤ ~32 ms of CPU per reply with 4 workers) is not shown
+by these runs: what this round removed (round trips, commands, Python calls, the episode's RQ
+work) is ~1-2 ms of CPU per reply, below what this shared box resolves. The lead's idle re-measure
+decides; the larger costs left are recall (rlat3) and the SDK/driver layers below. py-spy (``--idle``)
+of the one digest worker in a 600-chat burst: 85 % of its main thread's wall time in digest(), of
+that 58 % inside SQL execution (waiting for a PostgreSQL backend on the shared cores), recall 40 %.
+Not done: the openai SDK's request building (~1 ms per turn); redis-py's packing of the MULTI after
+the reply (RQ's job hash is ~20 fields); the ORM Session around the turn's statements (recall's API).
 """
 
 from __future__ import annotations

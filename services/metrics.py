@@ -30,6 +30,7 @@ HIST_KEY = "metrics:hist:%s"  # per histogram name; fields: json labels + "|" + 
 # without "=" are cumulative counts written by earlier versions and still count.
 EXACT = "="
 SSE_OPEN_KEY = "metrics:sse_open"  # field: host:pid → "count|timestamp"
+FLUSH_EVERY_S = 1.0  # a process writes what ``Metrics.deferred()`` blocks recorded at most this often
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 HISTOGRAMS = {
@@ -53,52 +54,103 @@ COUNTERS = {
 
 
 class Metrics:
-    """Record counters and histograms; cheap enough for the hot path (one pipeline).
+    """Record counters and histograms; cheap enough for the hot path.
 
-    Inside ``deferred()`` a thread's records are buffered and written in one round trip at the
-    block's end, so a digest job pays for its metrics once, after its reply is delivered.
+    Outside ``deferred()`` every record is written at once. Inside it (the digest job wraps each
+    turn in one), records are added up in this process and written at most once a second (with the
+    previous write more than ``flush_every_s`` ago, at the block's end; else by a timer thread when
+    the second is over; and by ``flush()`` when the process closes its context): a busy worker
+    writes one merged pipeline a second instead of a dozen commands per job. ``/metrics`` lags by
+    at most that second; a process killed with SIGKILL loses at most its last second of records.
     """
 
-    def __init__(self, connection: redis.Redis) -> None:
+    def __init__(self, connection: redis.Redis, flush_every_s: float = FLUSH_EVERY_S) -> None:
         self.redis = connection
+        self.flush_every_s = flush_every_s
         self._local = threading.local()
+        self._lock = threading.Lock()
+        # (hash key, field) → amount, for HINCRBYFLOAT (float) or HINCRBY (int) when written.
+        self._pending: dict[tuple[str, str], float | int] = {}
+        self._flushed_at = float("-inf")  # the first block writes at once
+        self._timer: threading.Timer | None = None
 
     @contextmanager
     def deferred(self) -> Iterator[None]:
-        """Buffer this thread's records for the block and write them at its end (nested blocks join the outer)."""
-        if getattr(self._local, "pipe", None) is not None:
+        """Add this thread's records to the process's sum for the block; write the sum when a second has passed."""
+        if getattr(self._local, "buffering", False):  # nested blocks join the outer
             yield
             return
-        pipe = self._local.pipe = self.redis.pipeline(transaction=False)
+        self._local.buffering = True
         try:
             yield
         finally:
-            self._local.pipe = None
-            try:
-                pipe.execute()
-            except redis.RedisError as exc:  # metrics never fail the work they measure
-                logger.warning("could not write %d metric updates (%s)", len(pipe), type(exc).__name__)
+            self._local.buffering = False
+            self._flush_or_schedule()
+
+    def flush(self) -> None:
+        """Write what is pending now (one round trip; none when nothing is)."""
+        with self._lock:
+            pending, self._pending = self._pending, {}
+            self._flushed_at = time.monotonic()
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        if not pending:
+            return
+        pipe = self.redis.pipeline(transaction=False)
+        for (key, field), amount in pending.items():
+            if isinstance(amount, int):
+                pipe.hincrby(key, field, amount)
+            else:
+                pipe.hincrbyfloat(key, field, amount)
+        try:
+            pipe.execute()
+        except redis.RedisError as exc:  # metrics never fail the work they measure
+            logger.warning("could not write %d metric updates (%s)", len(pending), type(exc).__name__)
 
     def inc(self, name: str, labels: dict[str, str] | None = None, value: float = 1.0,
             pipeline: redis.client.Pipeline | None = None) -> None:
         """Add to a counter (with ``pipeline``: in the caller's transaction, counted only if it commits)."""
-        pipe = pipeline if pipeline is not None else getattr(self._local, "pipe", None)
-        target = pipe if pipe is not None else self.redis
-        target.hincrbyfloat(COUNTERS_KEY, json.dumps([name, labels or {}], sort_keys=True), value)
+        field = json.dumps([name, labels or {}], sort_keys=True)
+        if pipeline is None and self._add(COUNTERS_KEY, field, float(value)):
+            return
+        (pipeline if pipeline is not None else self.redis).hincrbyfloat(COUNTERS_KEY, field, value)
 
     def observe(self, name: str, value: float, labels: dict[str, str] | None = None) -> None:
         label_key = json.dumps(labels or {}, sort_keys=True)
-        buffered = getattr(self._local, "pipe", None)
-        pipe = buffered if buffered is not None else self.redis.pipeline(transaction=False)
         bucket = next((str(bound) for bound in LATENCY_BUCKETS if value <= bound), "+Inf")
-        pipe.hincrby(HIST_KEY % name, f"{label_key}|{EXACT}{bucket}", 1)
-        pipe.hincrbyfloat(HIST_KEY % name, f"{label_key}|sum", value)
-        if buffered is None:
-            pipe.execute()
+        key, bucket_field, sum_field = HIST_KEY % name, f"{label_key}|{EXACT}{bucket}", f"{label_key}|sum"
+        if self._add(key, bucket_field, 1) and self._add(key, sum_field, float(value)):
+            return
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hincrby(key, bucket_field, 1)
+        pipe.hincrbyfloat(key, sum_field, value)
+        pipe.execute()
 
     def set_open_streams(self, count: int) -> None:
         """This process's open SSE streams (reports older than a minute are treated as gone)."""
         self.redis.hset(SSE_OPEN_KEY, process_key(), f"{count}|{time.time()}")
+
+    def _add(self, key: str, field: str, amount: float | int) -> bool:
+        """Add to the process's pending sum if this thread is in a ``deferred()`` block (else False)."""
+        if not getattr(self._local, "buffering", False):
+            return False
+        with self._lock:
+            self._pending[(key, field)] = self._pending.get((key, field), 0) + amount
+        return True
+
+    def _flush_or_schedule(self) -> None:
+        with self._lock:
+            if not self._pending:
+                return
+            due_in = self._flushed_at + self.flush_every_s - time.monotonic()
+            if due_in > 0:
+                if self._timer is None:  # the last records of a quiet spell still reach Redis within the second
+                    self._timer = threading.Timer(due_in, self.flush)
+                    self._timer.daemon = True
+                    self._timer.start()
+                return
+        self.flush()
 
 
 class RedisCollector(Collector):

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
+from redis.exceptions import WatchError
 from rq import Callback, Queue, Retry
-from rq.job import Dependency, Job
+from rq.job import Dependency, Job, JobStatus
 
 PROMPT_QUEUE = "prompt-queue"
 MEMORY_CHUNKER_QUEUE = "memory-chunker-queue"
@@ -143,23 +144,62 @@ def enqueue(
     them (done or failed for good) queues it. Finished or unknown ones hold nothing back. So an
     episode waits for its chunks without running, rescheduling itself and being moved back by the
     scheduler again and again while the chunker is behind (as it is during a burst of chats).
+    Three round trips then (``_enqueue_after``).
     """
-    active = active_jobs(connection, [*([job_id] if job_id is not None else []), *after])
-    if job_id is not None and job_id in active:
+    if after:
+        return _enqueue_after(connection, queue(queue_name, connection), func_path, args, job_id, list(after), options)
+    if job_id is not None and job_active(connection, job_id):
         return None
-    waits_for = [other for other in active if other != job_id]
-    if waits_for:
-        # RQ's own WATCH loop checks the dependencies' statuses atomically with the enqueue (a
-        # dependency that finishes meanwhile makes it retry), so no caller pipeline here.
-        job = queue(queue_name, connection).enqueue(func_path, *args, job_id=job_id,
-                                                    depends_on=Dependency(jobs=waits_for, allow_failure=True),
-                                                    **options)
-        return str(job.id)
     pipe = connection.pipeline(transaction=True)
     pipe.multi()  # explicit, as RQ expects of a pipeline it is handed
     job = queue(queue_name, connection).enqueue(func_path, *args, job_id=job_id, pipeline=pipe, **options)
     pipe.execute()
     return str(job.id)
+
+
+# The status field of each job hash in KEYS (nil for a job that is gone), in one round trip.
+_STATUSES = "local r = {} for i, key in ipairs(KEYS) do r[i] = redis.call('hget', key, 'status') end return r"
+
+
+def _enqueue_after(connection: redis.Redis, rq_queue: Queue, func_path: str, args: tuple[Any, ...],
+                   job_id: str | None, after: list[str], options: dict[str, Any]) -> str | None:
+    """``enqueue`` with ``after``: deferred behind those of ``after`` still pending, else queued.
+
+    What RQ's ``depends_on`` does, in three round trips: WATCH the jobs' hashes, read their statuses,
+    then defer (RQ's own dependency keys and deferred registry, so the worker that ends the last of
+    them queues this one) or queue in one MULTI. A job that changes meanwhile (one ending) makes the
+    MULTI fail and the whole step run again. RQ's way fetched and rebuilt every dependency job first.
+    """
+    own = [job_id] if job_id is not None else []
+    keys = [Job.key_for(other) for other in [*own, *after]]
+    timeout = options.pop("job_timeout", None)
+    with connection.pipeline() as pipe:
+        while True:
+            try:
+                pipe.watch(*keys)
+                statuses = [_text(status) for status in pipe.eval(_STATUSES, len(keys), *keys)]
+                if own and statuses[0] in ACTIVE_STATUSES:
+                    return None
+                waits_for = [other for other, status in zip(after, statuses[len(own):], strict=True)
+                             if status in ACTIVE_STATUSES]
+                pipe.multi()
+                job = rq_queue.create_job(
+                    func_path, args=args, job_id=job_id, timeout=timeout,
+                    depends_on=Dependency(jobs=waits_for, allow_failure=True) if waits_for else None,
+                    status=JobStatus.DEFERRED if waits_for else JobStatus.QUEUED, **options)
+                if waits_for:
+                    job.register_dependency(pipeline=pipe)
+                    job.save(pipeline=pipe)
+                else:
+                    rq_queue.enqueue_job(job, pipeline=pipe)
+                pipe.execute()
+                return str(job.id)
+            except WatchError:
+                continue
+
+
+def _text(value: Any) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def owner_meta(user_id: str | None, **extra: Any) -> dict[str, Any]:

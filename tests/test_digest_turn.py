@@ -87,3 +87,23 @@ def test_a_topic_counts_each_stored_turn_once_and_its_centroid_moves_with_it(cli
     assert {name: count for name, count, _ in topics} == per_topic, "one count per stored turn of the topic"
     moved = [centroid for name, count, centroid in topics if count > 1]
     assert moved and any(abs(a - b) > 1e-6 for a, b in zip(moved[0], founded, strict=True)), "the centroid moved"
+
+
+def test_a_turn_queues_its_exchanges_chunker_job_once_and_a_retry_does_not_queue_another(client, run_jobs, fake_llm,
+                                                                                      worker_context):
+    from rq import Queue
+
+    from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, MEMORY_JOB_TIMEOUT_S, job_owner
+    from workers.digest import run
+
+    fake_llm.script(Reply("Enrich me later."))
+    _, request_id, frames = chat_turn(client, run_jobs, "Tell me about the tides of the Atlantic.")
+    exchange_id = frames[-2].data["exchange_id"]
+    chunker = Queue(MEMORY_CHUNKER_QUEUE, connection=worker_context.redis)
+    assert chunker.get_job_ids() == [f"chunk-{exchange_id}"]
+    job = chunker.fetch_job(f"chunk-{exchange_id}")
+    assert job.func_name == CHUNKER_JOB and job.args == (exchange_id,) and job.get_status() == "queued"
+    assert job_owner(job.meta) is not None and job.timeout == MEMORY_JOB_TIMEOUT_S and job.retries_left == 2
+    worker_context.redis.delete(f"output:{request_id}")  # a crash before the last transaction: the retry redoes it
+    run(request_id)
+    assert chunker.get_job_ids() == [f"chunk-{exchange_id}"]

@@ -236,3 +236,29 @@ def test_local_llm_command_serves_the_openai_api() -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+@pytest.mark.integration
+def test_a_low_priority_roles_backends_of_the_embedded_server_run_at_its_niceness(pg_server, tmp_path: Path) -> None:
+    import os
+
+    from sqlalchemy import text
+
+    from services.db import make_engine
+    from services.embedded.postgres import share_niceness_with_backends
+
+    server_nice = os.getpriority(os.PRIO_PROCESS, int((pg_server.pgdata / "postmaster.pid").read_text().split()[0]))
+    housekeeping = make_engine(pg_server.url, pool_size=1)
+    share_niceness_with_backends(housekeeping, pg_server.data_dir, 17)
+    elsewhere = make_engine(pg_server.url, pool_size=1)  # told of another data dir: no embedded server there
+    share_niceness_with_backends(elsewhere, tmp_path, 17)
+    try:
+        with housekeeping.connect() as connection:
+            lowered = connection.scalar(text("SELECT pg_backend_pid()"))
+        with elsewhere.connect() as connection:
+            untouched = connection.scalar(text("SELECT pg_backend_pid()"))
+        assert os.getpriority(os.PRIO_PROCESS, lowered) == 17
+        assert os.getpriority(os.PRIO_PROCESS, untouched) == server_nice
+    finally:
+        housekeeping.dispose()
+        elsewhere.dispose()

@@ -55,3 +55,43 @@ def test_cumulative_counts_written_by_an_earlier_version_still_count() -> None:
     assert buckets[("engram_reply_seconds_bucket", "0.005")] == 1
     assert buckets[("engram_reply_seconds_bucket", "0.5")] == 2
     assert buckets[("engram_reply_seconds_bucket", "+Inf")] == 2
+
+
+def test_records_of_deferred_blocks_are_summed_in_the_process_and_reach_redis_within_the_flush_interval() -> None:
+    import time
+
+    from services.metrics import COUNTERS_KEY
+
+    connection = fakeredis.FakeRedis()
+    metrics = Metrics(connection, flush_every_s=0.3)
+    metrics._flushed_at = time.monotonic()  # a write just happened
+    for _ in range(3):  # three digest turns in quick succession
+        with metrics.deferred():
+            metrics.inc("engram_mode_total", {"mode": "reflect"})
+            metrics.observe("engram_reply_seconds", 0.003)
+    assert connection.hgetall(COUNTERS_KEY) == {}  # not one write per turn
+    deadline = time.monotonic() + 5
+    while not connection.hgetall(COUNTERS_KEY) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    buckets = scraped_buckets(connection, "engram_reply_seconds")
+    assert buckets[("engram_reply_seconds_count", "")] == 3
+    assert buckets[("engram_reply_seconds_bucket", "0.005")] == 3
+    assert abs(buckets[("engram_reply_seconds_sum", "")] - 0.009) < 1e-9
+    assert float(connection.hget(COUNTERS_KEY, '["engram_mode_total", {"mode": "reflect"}]')) == 3
+
+
+def test_a_deferred_block_after_a_quiet_second_writes_at_once_and_flush_writes_the_rest() -> None:
+    from services.metrics import COUNTERS_KEY
+
+    connection = fakeredis.FakeRedis()
+    metrics = Metrics(connection, flush_every_s=60)
+    with metrics.deferred():  # the process's first block: nothing written yet, so at once
+        metrics.inc("engram_llm_fallbacks_total")
+    assert float(connection.hget(COUNTERS_KEY, '["engram_llm_fallbacks_total", {}]')) == 1
+    with metrics.deferred():  # within the interval now: pending until flush() (a stopping worker calls it)
+        metrics.inc("engram_llm_fallbacks_total", value=2)
+    assert float(connection.hget(COUNTERS_KEY, '["engram_llm_fallbacks_total", {}]')) == 1
+    metrics.flush()
+    assert float(connection.hget(COUNTERS_KEY, '["engram_llm_fallbacks_total", {}]')) == 3
+    metrics.inc("engram_llm_fallbacks_total")  # outside a deferred block: written at once
+    assert float(connection.hget(COUNTERS_KEY, '["engram_llm_fallbacks_total", {}]')) == 4

@@ -157,3 +157,20 @@ def test_shipped_topic_config_matches_the_defaults():
     from pathlib import Path
 
     assert TopicConfig.load(Path(__file__).resolve().parents[1] / "configs") == TopicConfig()
+
+
+def test_a_threads_open_session_is_found_through_its_thread_not_by_scanning_all_open_sessions(db):
+    from sqlalchemy.dialects import postgresql
+
+    from services.sessions import PLACE_IN_SESSION
+
+    db.execute(text("INSERT INTO threads (id, user_id) SELECT 'other-' || g, 'bob' FROM generate_series(1, 3000) g"))
+    db.execute(text("INSERT INTO sessions (id, user_id, thread_id, topic, started_at, last_active_at) "
+                    "SELECT 's-' || g, 'bob', 'other-' || g, 'x', now(), now() FROM generate_series(1, 3000) g"))
+    db.execute(text("ANALYZE sessions"))
+    statement = str(PLACE_IN_SESSION.compile(dialect=postgresql.psycopg.dialect())).replace("%(", ":").replace(")s", "")
+    plan = db.execute(text("EXPLAIN " + statement), {
+        "switched": False, "topic": "x", "cutoff": dt.datetime(2000, 1, 1, tzinfo=dt.UTC), "thread_id": "t1",
+        "now": dt.datetime.now(dt.UTC), "opened": "new", "user_id": "alice"}).scalars().all()
+    assert any("ix_sessions_thread_open" in line for line in plan), plan
+    db.rollback()

@@ -157,3 +157,29 @@ def test_renewals_run_at_their_own_pace_stop_when_lost_and_never_after_the_body(
     assert calls["fast"] >= 2  # again and again while the body runs
     assert calls["lost"] == 1  # renew said False: never called again
     assert len(threads) == 1 and threading.get_ident() not in threads  # one side thread serves both
+
+
+@pytest.mark.integration
+def test_a_job_queued_after_one_that_ends_while_it_is_being_deferred_is_queued_not_stranded(real_redis, redis_server,
+                                                                                             monkeypatch) -> None:
+    """The dependency's status is read under WATCH: if it ends before the deferral is written, the
+    deferral is not written (the worker that ended it would never queue this one) and the job is queued."""
+    from redis import Redis
+
+    queue = Queue("bookkeeping", connection=real_redis)
+    first = queue.enqueue("builtins.len", "ab", job_id="ends-meanwhile", result_ttl=600)
+    create_job = Queue.create_job
+    ended: list[bool] = []
+
+    def ending_meanwhile(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if not ended:  # another worker finishes the dependency right now
+            other = Redis.from_url(redis_server.url)  # another worker's connection
+            BareEngramWorker([Queue("bookkeeping", connection=other)], connection=other).work(burst=True)
+            ended.append(True)
+        return create_job(self, *args, **kwargs)
+
+    monkeypatch.setattr(Queue, "create_job", ending_meanwhile)
+    job_id = enqueue(real_redis, "bookkeeping", "builtins.len", "abc", job_id="after-it", after=[first.id])
+    assert Job.fetch(first.id, connection=real_redis).get_status() == JobStatus.FINISHED
+    assert Job.fetch(job_id, connection=real_redis).get_status() == JobStatus.QUEUED
+    assert queue.get_job_ids() == ["after-it"]

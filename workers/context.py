@@ -7,6 +7,7 @@ job); a plain ``rq worker`` builds it on the first job instead. Tests install th
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from services.act.config import ActConfig, load_act_config
 from services.connections import redis_client as patient_redis
 from services.db import make_engine, make_sessionmaker
+from services.embedded.postgres import share_niceness_with_backends
 from services.embeddings import Embedder
 from services.llm.client import LLMClient
 from services.llm.priority import ChatPriority
@@ -52,6 +54,7 @@ class WorkerContext:
     extras: dict[str, Any] = field(default_factory=dict)
 
     def close(self) -> None:
+        self.metrics.flush()  # what deferred() blocks recorded in this process's last second
         self.engine.dispose()
         self.redis.close()
 
@@ -67,6 +70,9 @@ def build_context(settings: Settings, *, redis_client: redis.Redis | None = None
     if not settings.openai_base_url:
         raise RuntimeError("workers need OPENAI_BASE_URL (engram run sets it when it starts the local model)")
     engine = make_engine(settings.database_url)
+    nice = os.getpriority(os.PRIO_PROCESS, 0)
+    if nice > 0:  # a housekeeping role (consumer.HOUSEKEEPING_ROLES): its SQL should not outrank a chat either
+        share_niceness_with_backends(engine, settings.data_dir, nice)
     metrics = Metrics(redis_client)
     profile = load_profile(settings)
     llm = LLMClient(

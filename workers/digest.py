@@ -34,6 +34,7 @@ from services.queues import (
     load_request,
     memory_job_options,
     owner_meta,
+    queue,
     queue_attempt_count,
     remove_pending,
 )
@@ -122,7 +123,7 @@ def _digest_attempt(context: WorkerContext, turn: Turn, attempt: int,
         if exchange_id is None:  # an earlier run of this request stored its reply first: deliver that one
             _republish_if_stored(context, turn)
             return
-        finish(context, turn, understanding, reply, exchange_id)  # step 7, then working memory and enrichment
+        finish(context, turn, understanding, reply, exchange_id, stored_now=True)  # step 7, then memory, enrichment
 
 
 def store_alone(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply) -> int | None:
@@ -226,16 +227,25 @@ def remember(context: WorkerContext, turn: Turn, understanding: Understanding, r
                                     pipeline=pipeline)
 
 
-def enqueue_enrichment(context: WorkerContext, exchange_id: int, user_id: str) -> None:
-    """Memory enrichment happens off the hot path: one chunker job per exchange, owned by its user."""
-    enqueue(context.redis, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, exchange_id, job_id=CHUNK_JOB_ID % exchange_id,
-            retry=Retry(max=2, interval=[5, 30]), meta=owner_meta(user_id), **memory_job_options())
+def enqueue_enrichment(context: WorkerContext, exchange_id: int, user_id: str,
+                       pipeline: redis.client.Pipeline | None = None) -> None:
+    """Memory enrichment happens off the hot path: one chunker job per exchange, owned by its user.
+
+    With ``pipeline`` (a MULTI the caller executes) the job is enqueued in it without first looking
+    for one already queued: only for an exchange this very run inserted, which no job can name yet.
+    """
+    options = {"job_id": CHUNK_JOB_ID % exchange_id, "retry": Retry(max=2, interval=[5, 30]),
+               "meta": owner_meta(user_id), **memory_job_options()}
+    if pipeline is None:
+        enqueue(context.redis, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, exchange_id, **options)
+        return
+    queue(MEMORY_CHUNKER_QUEUE, context.redis).enqueue(CHUNKER_JOB, exchange_id, pipeline=pipeline, **options)
 
 
 def finish(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int,
-           already_sent: frozenset[str] = frozenset()) -> None:
+           already_sent: frozenset[str] = frozenset(), *, stored_now: bool = False) -> None:
     """Publish ``message`` and ``done`` (unless ``already_sent``), update working memory, queue enrichment,
-    record the output for late readers."""
+    record the output for late readers. ``stored_now``: this run inserted the exchange (a fresh id)."""
     request = turn.request
     response_time_s = round(time.time() - request.received_at, 3)
     message = {
@@ -266,12 +276,16 @@ def finish(context: WorkerContext, turn: Turn, understanding: Understanding, rep
         events.append(("done", {"duration_ms": int(response_time_s * 1000)}))
     if events:
         turn.publish_all(context, events)  # one round trip
-    # After the reply is out (off its latency): enrichment, then working memory and the output that
-    # marks the request finished, in one transaction. A crash before it makes the retry deliver the
-    # stored row again and redo them (all idempotent). The thread lease is still held, so the
-    # thread's next message sees this one in working memory.
-    enqueue_enrichment(context, exchange_id, request.user_id)
+    # After the reply is out (off its latency): enrichment, working memory and the output that marks
+    # the request finished, in one transaction. A crash before it makes the retry deliver the stored
+    # row again and redo them (all idempotent; the retry looks for a queued chunker job first). The
+    # thread lease is still held, so the thread's next message sees this one in working memory.
+    if not stored_now:
+        enqueue_enrichment(context, exchange_id, request.user_id)
     after = context.redis.pipeline()
+    after.multi()  # explicit, as RQ expects of a pipeline it is handed
+    if stored_now:
+        enqueue_enrichment(context, exchange_id, request.user_id, pipeline=after)
     remember(context, turn, understanding, reply, exchange_id, pipeline=after)
     context.events.set_output(request.request_id, {"status": "ok", **message}, pipeline=after)
     if reply.fallback or reply.completion.total_tokens:  # turns without an LLM call say nothing about it

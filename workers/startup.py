@@ -57,10 +57,14 @@ class EngramWorker(SimpleWorker):
         self.connection.set_retry(patient_retry())
         settings = Settings.from_env()
         configure_logging(settings.log_level, role=settings.role)
-        install_context(context_from_environment(redis_client=self.connection, settings=settings,
-                                                 load_models=self.load_models))
+        context = context_from_environment(redis_client=self.connection, settings=settings,
+                                           load_models=self.load_models)
+        install_context(context)
         beat(self.connection)
-        return super().work(*args, **kwargs)
+        try:
+            return super().work(*args, **kwargs)
+        finally:  # a stopping worker writes the metrics its last second of jobs recorded
+            context.metrics.flush()
 
     def execute_job(self, job: Any, queue: Any) -> None:
         # SimpleWorker's, without its prepare_execution(): prepare_job_execution() below does it.

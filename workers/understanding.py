@@ -30,6 +30,9 @@ from workers.context import WorkerContext, act_config, llm_profile, memory_confi
 
 logger = logging.getLogger(__name__)
 # The digest's understanding transaction: commits without waiting for the WAL flush, topic search ready.
+# Not generic plans (plan_cache_mode): recall sets custom plans for its own statements anyway, and the
+# topic search's generic plan sorts all of a user's topics where the custom one uses HNSW for a user
+# with many (bench/pipeline.py, hot3).
 TURN_SETTINGS = {"synchronous_commit": "off", **SEARCH_SETTINGS}
 
 

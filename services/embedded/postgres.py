@@ -11,8 +11,11 @@ import time
 import warnings
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import psycopg
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
 
 from services.embedded.lifecycle import (
     HOST,
@@ -50,6 +53,36 @@ def memory_settings(total_bytes: int | None = None) -> dict[str, str]:
     shared = min(1024 * MIB, max(128 * MIB, total // 8))
     return {"shared_buffers": f"{shared // MIB}MB", "effective_cache_size": f"{max(total // 2, shared) // MIB}MB",
             "synchronize_seqscans": "off"}
+
+
+def share_niceness_with_backends(engine: Engine, data_dir: Path, nice: int) -> None:
+    """Run this process's PostgreSQL backends at its own ``nice`` when they belong to the embedded server.
+
+    A housekeeping role (the chunker, episodic memory) runs at a low CPU priority, but the SQL it
+    sends runs in its backend, at the server's priority: between two sequential chats its statements
+    took the cores from the next chat's. So each new connection's backend gets the role's niceness,
+    and only a backend of the embedded server in ``data_dir`` (a child of its postmaster, on its port):
+    a remote server's pid means nothing here. Without the permission (another account and no
+    CAP_SYS_NICE) the backend keeps its priority.
+    """
+    postmaster_file = data_dir / "postgres" / "postmaster.pid"
+
+    def lower(dbapi_connection: Any, _record: Any) -> None:
+        backend = dbapi_connection.info.backend_pid  # libpq knows it: no round trip
+        try:
+            lines = postmaster_file.read_text().splitlines()
+            postmaster, port = int(lines[0]), int(lines[3])
+            parent = int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return  # no embedded server here, or no such local process
+        if parent != postmaster or dbapi_connection.info.port != port:
+            return
+        try:
+            os.setpriority(os.PRIO_PROCESS, backend, nice)
+        except OSError as exc:
+            logger.info("could not lower the priority of PostgreSQL backend %s (%s)", backend, exc)
+
+    event.listen(engine, "connect", lower)
 
 
 def _physical_memory() -> int:
