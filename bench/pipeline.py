@@ -76,7 +76,7 @@ Changed:
 - Housekeeping roles (nice 19) give their embedded PostgreSQL backends their niceness
   (``services.embedded.postgres.share_niceness_with_backends``: only a child of the embedded
   postmaster of the data dir, on its port), so enrichment SQL between chats no longer outranks a chat.
-- Migration 0016: open sessions indexed by thread. Placement found its thread's open session by
+- Migration 0014: open sessions indexed by thread. Placement found its thread's open session by
   scanning every open session of every user: 5.7 ms → 0.03 ms per turn at 20,000 open sessions.
 Tried and dropped: ``force_generic_plan`` for the turn's transaction. Recall overrides it for every
 statement after its first (and at 100k exchanges its statements kept their plans under it: HNSW,

@@ -6,14 +6,14 @@ thread's open session. The only index it could use held every open session of ev
 5.7 ms of PostgreSQL's CPU per turn with 20,000 open sessions. This partial index holds the same
 rows keyed by thread: 0.03 ms at any number.
 
-Revision ID: 0016
+Revision ID: 0014
 Revises: 0013
 Create Date: 2026-11-23
 """
 
 from alembic import op
 
-revision = "0016"
+revision = "0014"
 down_revision = "0013"
 branch_labels = None
 depends_on = None
