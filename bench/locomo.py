@@ -104,8 +104,9 @@ five default (0.748/0.835/0.891, .652 .919 .652 .949 .958), one change at a time
   only the top-k cuts differ), which lost. Open-domain, 20 misses read by hand: inferences ("What might
   John's financial status be?" ← "My kids have so much and others don't"; "What job might Maria
   pursue?" ← four turns about volunteering at a shelter; "Is it likely Nate has friends besides
-  Joanna?" ← "me and my team had a blast"): the evidence shares neither words nor MiniLM meaning with the question; it needs a reader
-  that infers (an LLM over the person's turns, or enrichment's facts), not a retrieval signal.
+  Joanna?" ← "me and my team had a blast"): the evidence shares neither words nor MiniLM meaning with
+  the question; it needs a reader that infers (an LLM over the person's turns, or enrichment's facts),
+  not a retrieval signal.
 
 Bench rows, the same import (--pgdata), back to back, load average 5–10:
   what                                                         @5     @10    @20    mh    tmp   od    sh    adv
