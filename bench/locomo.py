@@ -81,7 +81,8 @@ five default (0.748/0.835/0.891, .652 .919 .652 .949 .958), one change at a time
   (h) same for the speaker term: its turn similarity mixed     0.751  0.841  0.893  .651  .927  .652  .951  .958
       0.5 with the sentence max (4/5, 3/5): not built, a vector per sentence (~3.2 a turn) for +0.002
   (h) the turn's own vector mixed (0.3 / 0.5) or maxed with    0.740–0.753 / 0.833–0.838 / 0.890–0.893: neutral
-      the exchange's only where the turn is long (≥ 8/15/25 lexemes; median 13)
+      the exchange's only where the turn is long (≥ 8/15/25 lexemes; median 13); on U + P, the turn's
+      own vector for broad questions (0.5 / instead): .758/.842/.894, .753/.844/.895 (3/5, 0–2/5)
   (h) multi-hop second pass: capitalised mid-sentence words    0.750  0.837  0.892  .658  .919  .652  .949  .958
       of the first 5 hits (df ≤ 20) as BM25 terms 0.3 / 0.6; first 10: .751/.840/.891 (od .629); only
       for broad or only for multi-hop questions: less. The bridge is seldom a name the first hits hold
@@ -119,8 +120,9 @@ Bench rows, the same import (--pgdata), back to back, load average 5–10:
   U + P: the round-six default (1.02 turns/result, was 1.09)   0.756  0.840  0.895  .665  .933  .652  .949  .958
       per conversation: 26 .882/.934  30 .833/.877  41 .871/.929  42 .788/.845  43 .841/.897
 Against round five: within 10 turns better in 3 (26, 41, 43), equal in 42, worse in 30 (.838 → .833);
-within 20 better in 3, equal in 30, 42 .847 → .845. Cost per query: one regular expression (~2 µs) and a
-comparison per returned hit; no SQL, no embedding, nothing at 100k; results list fewer turns.
+within 20 better in 3, equal in 30, 42 .847 → .845. Cost per query (bench/recall.py's 100k: the same):
+one regular expression (2–8 µs) and, for a past question, a copy of the settings (~40 µs, load average
+11); a comparison per returned hit; no SQL, no embedding; results list fewer turns.
 Now default (configs/memory.toml): span_replied_to "unmatched" (services/memory/spans.SpanPicker),
 past_recency_weight 0.0 (services/memory/turnshape.asks_about_past, recall._for_question).
 
