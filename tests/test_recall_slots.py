@@ -5,13 +5,18 @@ turn it replies to, so its slot goes to the next answer (span_replied_to "unmatc
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import replace
 from typing import Any
 
 import pytest
+from sqlalchemy.orm import Session
 
+from services.db import make_sessionmaker
+from services.embeddings import HashEmbedder
 from services.memory.config import load_memory_config
-from services.memory.recall import _for_question, score_candidates
+from services.memory.importer import pair_exchanges, parse_lines, store_records
+from services.memory.recall import _for_question, recall, score_candidates
 from services.memory.search import Candidate
 from services.memory.spans import SpanPicker
 from services.memory.turnshape import asks_about_past
@@ -97,3 +102,33 @@ def test_an_unknown_span_mode_is_refused(tmp_path):
     (tmp_path / "memory.toml").write_text('[recall]\nspan_replied_to = "sometimes"\n')
     with pytest.raises(SettingsError, match="unmatched"):
         load_memory_config(tmp_path)
+
+
+def _told_twice(db_engine: Any, user: str) -> None:
+    """The same short exchange in two sessions, 300 days and 1 day before NOW: only their age differs."""
+    lines = []
+    for session, days in (("s-old", 300), ("s-new", 1)):
+        for index, (speaker, body) in enumerate([("Gina", "Any good books lately?"),
+                                                 ("Tim", "I finished reading Dune.")], start=1):
+            lines.append(json.dumps({"session": session, "speaker": speaker, "text": body,
+                                     "external_id": f"{session}:{index}",
+                                     "timestamp": (NOW - dt.timedelta(days=days, seconds=-30 * index)).isoformat()}))
+    parsed, bad, _ = parse_lines(lines)
+    assert not bad
+    store_records(make_sessionmaker(db_engine), HashEmbedder(), user, pair_exchanges(parsed))
+
+
+@pytest.mark.integration
+def test_recall_asked_about_the_past_does_not_prefer_the_recent_telling(db_engine):
+    _told_twice(db_engine, "recency-past")
+    config = load_memory_config(PROJECT_ROOT / "configs")
+    with Session(db_engine) as session:
+        def ask(query: str) -> list[tuple[str, float]]:
+            hits = recall(session, HashEmbedder(), "recency-past", query, k=4, now=NOW, config=config,
+                          reinforce=False)
+            return [(hit.external_ids[-1], hit.score) for hit in hits if hit.external_ids[-1].endswith(":2")]
+
+        past, present = ask("Which book did Tim finish reading?"), ask("Which book is Tim reading?")
+    # Asked what was, the two tellings score alike; asked what is, the recent one leads on its recency.
+    assert [i for i, _ in past] == ["s-old:2", "s-new:2"] and past[0][1] == past[1][1], past
+    assert [i for i, _ in present] == ["s-new:2", "s-old:2"] and present[0][1] > present[1][1], present
