@@ -79,7 +79,8 @@ five default (0.748/0.835/0.891, .652 .919 .652 .949 .958), one change at a time
       max: the exchange similarity mixed with it 0.3 / 0.5,    max .754/.838/.889; mixed max .751/.838/.890;
       replaced by the max of both, or mixed 0.5 with that      conv-30 falls within 10 in all four
   (h) same for the speaker term: its turn similarity mixed     0.751  0.841  0.893  .651  .927  .652  .951  .958
-      0.5 with the sentence max (4/5, 3/5): not built, a vector per sentence (~3.2 a turn) for +0.002
+      0.5 with the sentence max (4/5, 3/5); on U + P .760/.841/.894 (4/5, 1/5): not built (a vector
+      per sentence, ~3.2 a turn, for nothing within 20)
   (h) the turn's own vector mixed (0.3 / 0.5) or maxed with    0.740–0.753 / 0.833–0.838 / 0.890–0.893: neutral
       the exchange's only where the turn is long (≥ 8/15/25 lexemes; median 13); on U + P, the turn's
       own vector for broad questions (0.5 / instead): .758/.842/.894, .753/.844/.895 (3/5, 0–2/5)
@@ -134,7 +135,9 @@ words nor anything MiniLM puts near them ("What recipes has Joanna made?" ← "d
 strawberry filling").
 
 Baselines on the same turns (this bench): plain BM25 0.527/0.602/0.675, plain vector
-0.242/0.327/0.443, z-score fusion 0.533/0.626/0.695. The import stores no vector and the backfill
+0.242/0.327/0.443, z-score fusion 0.533/0.626/0.695. A fresh run of the committed defaults (new
+database, the import, the vectors and the vocabulary filled as the backfill job does) prints the U + P
+row above figure for figure (p50 50 ms, p95 90 ms at load average ~8). The import stores no vector and the backfill
 computes them before the questions (the figures were identical with the earlier inline-embedding import).
 """
 
