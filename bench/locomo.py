@@ -134,6 +134,28 @@ five), a quarter rank 20–40 and over a third below 100: list questions whose e
 words nor anything MiniLM puts near them ("What recipes has Joanna made?" ← "dairy-free vanilla with
 strawberry filling").
 
+Round seven (branch rqual3): (h) from the same dump, scored as the round-six default (0.756/0.841/0.895,
+mh .661 tmp .936 od .652 sh .949 adv .958); each on top of it, "n/5" against it. No winner: defaults unchanged.
+  (h) term proximity: + a × (IDF share of the best pair of two   a .05 w1 .756/.841/.895 (1/5, 0/5); a .05 w3
+      different question words ≤ w words apart in the turn);    .756/.843/.895 mh .664 (3/5, 1/5); a .1 w3
+      w 1 is the question's bigram read as adjacency            .754/.842/.895 (3/5, 2/5); a .2 w3 lost
+  (h) number forms "two" ↔ "2", once/twice as BM25 terms: 26 questions hold one; every figure identical
+  (h) near-duplicate turns in the first 20: a turn whose own vector is ≥ .97 / .93 / .90 cosine to one
+      already listed is skipped: identical / mh −.002 / .894 (conv-30 @20 .877 → .868, adv −.004)
+  (h) each arm normalised by its top score per question, mixed 0.5 / 1 into the lexical arm: .757/.838/
+      .894, .754/.839/.892 (od .617); into the vector arm 0.5: .756/.835/.887 — lost (as min-max did)
+  (h) the pool: multi-hop evidence ranked 20–40 (44 turns) against non-evidence ranked 10–20 (1,360):
+      the named speaker's turn .80 vs .56, first person .91 vs .70, a session none of the first 5 hold
+      .41 vs .60; no gap in similarity (.41/.39), length or closeness to the first 10. Built as a bonus
+      (×1 + g for the named speaker's matching turns in a session outside the first 5's), broad questions
+      only g .1 / .2: .753/.841/.895, .750/.844/.892; every question: .748/.836/.894 (conv-30 −.019 @10):
+      the same trap as round one's session diversity and round six's first-person prior.
+  (h) "last year" told in 2023 ↔ "in 2022" asked: a turn's own time words read against its date
+      (time_window; 166 turns hold one) inside the window a question names (124 questions) count as
+      in-window, × 1.5 / 2: .756/.840/.894 both (conv-43 −.003 @10, 0/5): the few told dates answer little.
+  Not run: answer-type cues for "what did X buy/make" (needs a part-of-speech reader the image lacks).
+  Within 20 turns stays 0.895 (target 0.90 not reached); nothing built, so no new cost per query.
+
 Baselines on the same turns (this bench): plain BM25 0.527/0.602/0.675, plain vector
 0.242/0.327/0.443, z-score fusion 0.533/0.626/0.695. A fresh run of the committed defaults (new
 database, the import, the vectors and the vocabulary filled as the backfill job does) prints the U + P
