@@ -153,7 +153,14 @@ mh .661 tmp .936 od .652 sh .949 adv .958); each on top of it, "n/5" against it.
   (h) "last year" told in 2023 ↔ "in 2022" asked: a turn's own time words read against its date
       (time_window; 166 turns hold one) inside the window a question names (124 questions) count as
       in-window, × 1.5 / 2: .756/.840/.894 both (conv-43 −.003 @10, 0/5): the few told dates answer little.
-  Not run: answer-type cues for "what did X buy/make" (needs a part-of-speech reader the image lacks).
+  (h) coordination (+ a × distinct question words matched, by count or IDF share, a .05/.1): .893–.895 @20
+  (h) answer-type cues +0.05/0.1 (regexes; no part-of-speech reader on this image for "what did X buy"):
+      who → a name or kin word (20 questions), how does X feel → feeling words (18), name/title → quoted
+      or capitalised (8), colour (4): all .895 but "feel" .896 (conv-30 only): too few questions to move
+  (h) best lead: broad questions (151), the named speaker's first-person turns (I/my/me/we) × 1.2 /
+      1.3 / 1.4: .755/.846/.895, .754/.849/.896, .752/.849/.894; × 1.3 is 5/5 within 10, 2/5 within 20,
+      mh .673, adv .954 (−.004, one question); + proximity .05 w3: .755/.852/.895 (5/5, 3/5), adv .949.
+      Not built: nothing within 20 and a category lost; worth a bench row if within 10 becomes the aim.
   Within 20 turns stays 0.895 (target 0.90 not reached); nothing built, so no new cost per query.
 
 Baselines on the same turns (this bench): plain BM25 0.527/0.602/0.675, plain vector
