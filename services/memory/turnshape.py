@@ -50,6 +50,9 @@ _ASKS_PLACE = re.compile(r"^\s*where\b|\bwhat (?:country|city|town|state|place)\
 # over the person's life. "Would/Does/Is ...", "... likely / might ...": an inference about the person.
 _ASKS_MANY = re.compile(r"^\s*(?:what|which)\s+(?:\w+\s+){0,3}?\w+s\s+(?:has|have|does|do|did|is|are)\b"
                         r"|^\s*how many\b|^\s*what are\b|^\s*where ha(?:s|ve)\b", re.IGNORECASE)
+# "What did ...", "When was ...", "Had she ...": the question asks about the past, so a recent memory is no likelier
+# to answer it than an old one (round six).
+_ASKS_PAST = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
 _ASKS_INFERENCE = re.compile(r"^\s*(?:would|might|could|does|do|is|are|what would|what could)\b"
                              r"|\b(?:likely|might)\b", re.IGNORECASE)
 
@@ -80,6 +83,11 @@ def answer_cue(query: str) -> str | None:
 def asks_broadly(query: str) -> bool:
     """Whether the query asks about a person at large: a list over their life or an inference about them."""
     return bool(_ASKS_MANY.search(query) or _ASKS_INFERENCE.search(query))
+
+
+def asks_about_past(query: str) -> bool:
+    """Whether the query asks what was ("What did Tim read?", "When was the party?"), not what is."""
+    return _ASKS_PAST.search(query) is not None
 
 
 def carries(cue: str | None, text: str) -> bool:
