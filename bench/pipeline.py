@@ -112,6 +112,19 @@ of the one digest worker in a 600-chat burst: 85 % of its main thread's wall tim
 that 58 % inside SQL execution (waiting for a PostgreSQL backend on the shared cores), recall 40 %.
 Not done: the openai SDK's request building (~1 ms per turn); redis-py's packing of the MULTI after
 the reply (RQ's job hash is ~20 fields); the ORM Session around the turn's statements (recall's API).
+Lead's idle re-measure of the merged tree (hot3, rlat3, audit), two full runs back to back at load
+0.2 / 2.2: first status p50 4.2 / 4.1 ms, first delta 32.6 / 33.4, message p50 39.4 / 40.1, p99 63.4 /
+55.8; replies/s with 1 / 2 / 4 workers 28.3 / 56.6 / 53.2 and 30.2 / 46.3 / 48.2; CPU per reply in the
+4-worker bursts 36.4 / 40.0 ms (digest 19.7 / 21.7, PostgreSQL 7.7 / 8.6, web 4.9 / 5.4, Valkey 2.3 /
+2.4). Eight ``--workers 4`` runs interleaved before / after hot3 on the same quiet box (load 1.2-2.9):
+53.0, 49.4, 29.1, 44.2 vs 42.8, 37.6, 46.4, 48.8 replies/s: one tree's spread (29-53) is wider than
+any difference. Where the sequential path waits (py-spy ``--idle`` of the digest worker over
+sequential chats): 53 % of digest()'s wall time waiting for PostgreSQL: the store 10 % (the
+exchange's INSERT with its HNSW and GIN entries and the trigger that derives its lines; WAL fsync
+here is ~0.1 ms by pg_test_fsync, so the wait is the statement's own work), recall's window_rows 9,
+the thread touch that opens the transaction 7, context assembly's personal read 6, the topic search
+4; Redis 17 %; the streamed LLM call 13.5 %. Next candidates: the lines' derivation and the vector's
+index entry off the hot path (the chunker, at nice 19), the personal read overlapped with recall.
 """
 
 from __future__ import annotations

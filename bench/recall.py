@@ -89,6 +89,10 @@ BM25 arm's first 1,000 matches of a common word, ~2 index probes per seed for th
 the ~700–1,000 turns fetched, a month's window arm), planning window_rows (~1 ms, re-planned every time
 by force_custom_plan), and, with the expansion, its statement after the vector (~3 ms: kNN, the sample
 again); the expansion's kNN could run beside the vector arm on a second connection.
+Lead's idle runs of the merged tree (rlat3, rqual3's round six, hot3), load 0.2–1.1: with the embedding
+p50 57.1 / 58.4, p95 87.2 / 92.7 ms (without it 51.1 / 49.9 and 72.9 / 71.4; window_rows p50 22–24 ms,
+Python 18); the tree before round six's scoring 61.2 / 83.7; the previous round's tree 56.1 / 80.6 on the
+same database: idle runs differ by ±7 ms at p95, and this round's gain does not show above that.
 
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange). The import no
 longer embeds: ``store_records`` writes each batch of 256 exchanges with their turns, threads,

@@ -99,8 +99,10 @@ def test_a_tight_memory_budget_drops_the_less_relevant_turns_and_keeps_the_evide
     wide, thread_id = _memory_block(client, run_jobs, fake_llm)
     assert [text for text in DISTRACTORS if text in wide], wide
     config = load_memory_config(worker_context.settings.configs_dir)
-    # Room for the section's title and the evidence exchange's lines, not for everything recalled.
-    tokens = (len("Things said before:") + len(EVIDENCE) + 80) // config.context.chars_per_token + 1
+    # Room for the section's title and the evidence turn with its line marks, not for any other line recalled
+    # (the shortest, "- " + a distractor, is 64 characters). The evidence holds the question's words, so it
+    # comes without the turn it replies to (span_replied_to "unmatched").
+    tokens = (len("Things said before:") + len(EVIDENCE) + 20) // config.context.chars_per_token + 1
     tight = replace(config, context=replace(config.context, budget_tokens=int(tokens)))
     worker_context.extras["memory_config"] = tight  # what the digest reads memory.toml into, once per process
     # The same thread: the first question and its reply are working memory (the history), not recall.
