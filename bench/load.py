@@ -21,8 +21,8 @@ LLM) with one API token per simulated client, then:
 Everything is bounded: connections and counts by the arguments, every phase by a deadline.
 
 The system is measured once every worker role has started (``bench.pipeline.wait_for_roles``): /healthz
-is green while the roles still load their models. Delivery tail (lead, idle machine): 8 runs in 13 had p99
-207-248 ms, max 250-295 ms, while the others had p99 3-18 ms: a full garbage collection in the web process
+is green while the roles still load their models. Delivery tail (lead, idle machine): 7 runs in 17 had p99
+207-248 ms, max 252-295 ms, while the others had p99 3-18 ms: a full garbage collection in the web process
 (its ~100k+ objects from start-up; 65 ms for the imports alone) held the one gevent process and every
 stream in it. ``api/wsgi.make_app`` now freezes what it built (``gc.freeze()``): seven runs after, p99
 2.1-66.0 ms, max ≤ 151 ms.
