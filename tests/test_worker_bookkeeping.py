@@ -183,3 +183,29 @@ def test_a_job_queued_after_one_that_ends_while_it_is_being_deferred_is_queued_n
     assert Job.fetch(first.id, connection=real_redis).get_status() == JobStatus.FINISHED
     assert Job.fetch(job_id, connection=real_redis).get_status() == JobStatus.QUEUED
     assert queue.get_job_ids() == ["after-it"]
+
+
+class _Metrics:
+    def flush(self) -> None:
+        pass
+
+
+class _Context:
+    metrics = _Metrics()
+
+
+def test_a_worker_freezes_what_it_loaded_before_its_first_job(real_redis, monkeypatch) -> None:
+    # A full collection would otherwise walk the models' objects (~170k in a digest worker, ~105 ms)
+    # in the middle of some reply; they live as long as the process.
+    import gc
+
+    import workers.startup as startup
+
+    monkeypatch.setattr(startup, "context_from_environment", lambda **_: _Context())
+    monkeypatch.setattr(startup, "install_context", lambda context: None)
+    gc.unfreeze()
+    try:
+        EngramWorker([Queue("bookkeeping", connection=real_redis)], connection=real_redis).work(burst=True)
+        assert gc.get_freeze_count() > 10_000
+    finally:
+        gc.unfreeze()
