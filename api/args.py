@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import request
+from flask import current_app, request
 
 from services.errors import BadRequest
 
@@ -19,3 +19,10 @@ def int_arg(name: str, default: int | None, low: int, high: int) -> int | None:
     if not low <= value <= high:
         raise BadRequest(f"'{name}' must be between {low} and {high}")
     return value
+
+
+def page_args(default_limit: int, max_limit: int) -> tuple[int, int]:
+    """``?limit=`` (1..``max_limit``, default ``default_limit``) and ``?offset=`` (0..the configured max_offset):
+    a list never answers with everything at once, nor skips an unbounded number of rows."""
+    max_offset = current_app.extensions["engram.limits"].request.max_offset
+    return int(int_arg("limit", default_limit, 1, max_limit)), int(int_arg("offset", 0, 0, max_offset))

@@ -15,7 +15,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from flask.blueprints import BlueprintSetupState
 from werkzeug.exceptions import Conflict
 
-from api.args import int_arg
+from api.args import int_arg, page_args
 from api.auth import current_user, enforce_rate_limit
 from services.errors import BadRequest, NotFound, UnsupportedMediaType
 from services.memory import episodes as episode_store
@@ -92,7 +92,7 @@ def _search(query: str, kinds: tuple[str, ...], k: int) -> list[dict[str, Any]]:
 @bp.get("/facts")
 def list_facts() -> Response:
     """?q= searches; ?include_superseded=1 adds history; ?limit=&offset= page."""
-    limit, offset = _int_arg("limit", 50, 1), _int_arg("offset", 0, 0, _bounds().max_offset)
+    limit, offset = page_args(50, MAX_PAGE)
     if query := _query():
         return jsonify({"facts": _search(query, ("fact",), limit)})
     history = request.args.get("include_superseded", "").lower() in ("1", "true", "yes")
@@ -188,7 +188,7 @@ def delete_fact(fact_id: int) -> Response:
 
 @bp.get("/episodes")
 def list_episodes() -> Response:
-    limit, offset = _int_arg("limit", 50, 1), _int_arg("offset", 0, 0, _bounds().max_offset)
+    limit, offset = page_args(50, MAX_PAGE)
     if query := _query():
         return jsonify({"episodes": _search(query, ("episode",), limit)})
     with _sessions()() as session:

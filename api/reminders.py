@@ -12,7 +12,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 from sqlalchemy import select
 
-from api.args import int_arg
+from api.args import page_args
 from api.auth import current_user
 from services import reminders as store
 from services.act.models import GOAL_STATES, Goal
@@ -49,12 +49,6 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def _page() -> tuple[int, int]:
-    """``?limit=&offset=``: a list never answers with everything a person ever scheduled at once."""
-    max_offset = current_app.extensions["engram.limits"].request.max_offset
-    return int(int_arg("limit", MAX_PAGE, 1, MAX_PAGE)), int(int_arg("offset", 0, 0, max_offset))  # defaults given
-
-
 @bp.get("/reminders")
 def list_reminders() -> Response:
     """The person's reminders and scheduled prompts; ``?status=active|done|cancelled|all`` (default active),
@@ -62,7 +56,7 @@ def list_reminders() -> Response:
     status = request.args.get("status", "active")
     if status not in (*store.STATUSES, "all"):
         raise BadRequest("'status' is one of active, done, cancelled, all")
-    limit, offset = _page()
+    limit, offset = page_args(MAX_PAGE, MAX_PAGE)
     with _sessions()() as session:
         items = store.listing(session, current_user(), None if status == "all" else status, limit=limit + 1,
                               offset=offset)
@@ -126,7 +120,7 @@ def list_goals() -> Response:
         if state not in GOAL_STATES:
             raise BadRequest(f"'state' is one of {', '.join(GOAL_STATES)}")
         query = query.where(Goal.state == state)
-    limit, offset = _page()
+    limit, offset = page_args(MAX_PAGE, MAX_PAGE)
     with _sessions()() as session:
         goals = list(session.scalars(query.order_by(Goal.state, Goal.updated_at.desc(), Goal.id)
                                      .limit(limit + 1).offset(offset)))
