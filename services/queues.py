@@ -122,12 +122,19 @@ def active_jobs(connection: redis.Redis, job_ids: Sequence[str]) -> list[str]:
     """Those of ``job_ids`` that are queued, running, deferred or scheduled (one round trip)."""
     if not job_ids:
         return []
-    pipe = connection.pipeline(transaction=False)
-    for job_id in job_ids:
-        pipe.hget(Job.key_for(job_id), "status")
-    statuses = pipe.execute()
-    return [job_id for job_id, status in zip(job_ids, statuses, strict=True)
-            if (status.decode() if isinstance(status, bytes) else status) in ACTIVE_STATUSES]
+    return [job_id for job_id, status in zip(job_ids, _statuses(connection, job_ids), strict=True)
+            if status in ACTIVE_STATUSES]
+
+
+# The status field of each job hash in KEYS (nil for a job that is gone), in one round trip.
+_STATUSES = "local r = {} for i, key in ipairs(KEYS) do r[i] = redis.call('hget', key, 'status') end return r"
+
+
+def _statuses(client: redis.Redis | redis.client.Pipeline, job_ids: Sequence[str]) -> list[str | None]:
+    """The jobs' statuses (None for one that is gone), in one round trip: one script, so it also reads
+    inside a WATCH, where a pipeline runs each command on its own."""
+    raw = client.eval(_STATUSES, len(job_ids), *[Job.key_for(job_id) for job_id in job_ids])
+    return [status.decode() if isinstance(status, bytes) else status for status in raw]
 
 
 def enqueue(
@@ -157,10 +164,6 @@ def enqueue(
     return str(job.id)
 
 
-# The status field of each job hash in KEYS (nil for a job that is gone), in one round trip.
-_STATUSES = "local r = {} for i, key in ipairs(KEYS) do r[i] = redis.call('hget', key, 'status') end return r"
-
-
 def _enqueue_after(connection: redis.Redis, rq_queue: Queue, func_path: str, args: tuple[Any, ...],
                    job_id: str | None, after: list[str], options: dict[str, Any]) -> str | None:
     """``enqueue`` with ``after``: deferred behind those of ``after`` still pending, else queued.
@@ -177,7 +180,7 @@ def _enqueue_after(connection: redis.Redis, rq_queue: Queue, func_path: str, arg
         while True:
             try:
                 pipe.watch(*keys)
-                statuses = [_text(status) for status in pipe.eval(_STATUSES, len(keys), *keys)]
+                statuses = _statuses(pipe, [*own, *after])
                 if own and statuses[0] in ACTIVE_STATUSES:
                     return None
                 waits_for = [other for other, status in zip(after, statuses[len(own):], strict=True)
@@ -196,10 +199,6 @@ def _enqueue_after(connection: redis.Redis, rq_queue: Queue, func_path: str, arg
                 return str(job.id)
             except WatchError:
                 continue
-
-
-def _text(value: Any) -> str | None:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def owner_meta(user_id: str | None, **extra: Any) -> dict[str, Any]:
