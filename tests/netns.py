@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+
+from tests.relay import TcpRelay
 
 
 @dataclass(frozen=True)
@@ -72,52 +72,9 @@ def _tear_down(namespace: Namespace, outer: str) -> None:
     subprocess.run(["ip", "netns", "del", namespace.name], capture_output=True)
 
 
-class Relay:
-    """Forwards TCP connections from ``listen_ip:port`` to ``127.0.0.1:port`` (the same port number)."""
-
-    def __init__(self, listen_ip: str, port: int) -> None:
-        self.port = port
-        self.server = socket.create_server((listen_ip, port))
-        self.stopped = threading.Event()
-        threading.Thread(target=self._accept, daemon=True, name=f"relay-{port}").start()
-
-    def _accept(self) -> None:
-        while not self.stopped.is_set():
-            try:
-                client, _ = self.server.accept()
-            except OSError:
-                return
-            try:
-                upstream = socket.create_connection(("127.0.0.1", self.port))
-            except OSError:
-                client.close()  # the server is down: the far side sees a refused connection, as it would
-                continue
-            for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=_pump, args=(source, sink), daemon=True).start()
-
-    def stop(self) -> None:
-        self.stopped.set()
-        self.server.close()
-
-
-def _pump(source: socket.socket, sink: socket.socket) -> None:
-    try:
-        while chunk := source.recv(65536):
-            sink.sendall(chunk)
-    except OSError:
-        pass
-    finally:
-        for sock in (source, sink):
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            sock.close()
-
-
 @contextmanager
 def relays(listen_ip: str, ports: list[int]) -> Iterator[None]:
     with ExitStack() as stack:
         for port in ports:
-            stack.callback(Relay(listen_ip, port).stop)
+            stack.callback(TcpRelay(port, listen_ip, port).close)
         yield

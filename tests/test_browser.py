@@ -24,7 +24,6 @@ from services.queues import owner_meta
 from services.streams import EventLog, user_channel
 from tests.browser import (
     MARKDOWN_CASES,
-    CuttableProxy,
     chromium,
     chromium_path,
     last_reply,
@@ -34,6 +33,7 @@ from tests.browser import (
 )
 from tests.fake_llm import FakeLLM
 from tests.llm_steps import Json, Reply, ToolCalls
+from tests.relay import TcpRelay
 from tests.system import System, running_system
 from tests.test_e2e import CHUNK, EPISODE
 
@@ -67,9 +67,9 @@ def system(tmp_path_factory: pytest.TempPathFactory, llm: FakeLLM) -> Iterator[S
 
 
 @pytest.fixture(scope="module")
-def proxy(system: System) -> Iterator[CuttableProxy]:
+def proxy(system: System) -> Iterator[TcpRelay]:
     port = int(system.base_url.rsplit(":", 1)[1])
-    cuttable = CuttableProxy(port)
+    cuttable = TcpRelay(port)
     yield cuttable
     cuttable.close()
 
@@ -80,7 +80,7 @@ def browser() -> Iterator[object]:
         yield launched
 
 
-def new_page(browser, proxy: CuttableProxy, *, token: str | None = TOKEN, phone: bool = False):  # type: ignore[no-untyped-def]
+def new_page(browser, proxy: TcpRelay, *, token: str | None = TOKEN, phone: bool = False):  # type: ignore[no-untyped-def]
     viewport = {"width": 390, "height": 844} if phone else {"width": 1280, "height": 860}
     # bypass_csp: the pages' policy forbids eval, which Playwright's wait_for_function uses; what
     # keeps a reply's HTML inert is the page's escaping, asserted with the policy out of the way.
@@ -93,7 +93,7 @@ def new_page(browser, proxy: CuttableProxy, *, token: str | None = TOKEN, phone:
 
 
 @pytest.fixture
-def page(browser, proxy: CuttableProxy, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+def page(browser, proxy: TcpRelay, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
     """A fresh browser context holding the token; screenshot saved after the test, pass or fail."""
     opened = new_page(browser, proxy)
     errors: list[str] = []
@@ -154,7 +154,7 @@ def test_reload_shows_the_conversation_and_lists_it(page, llm: FakeLLM) -> None:
     assert page.locator("#log .bubble.engram").count() == 2
 
 
-def test_a_connection_cut_mid_reply_completes_once(page, llm: FakeLLM, proxy: CuttableProxy) -> None:
+def test_a_connection_cut_mid_reply_completes_once(page, llm: FakeLLM, proxy: TcpRelay) -> None:
     words = [f"word{n:02d}" for n in range(40)]
     reply = "Counting slowly: " + " ".join(words) + "."
     llm.script(Reply(reply, chunk_size=4, per_chunk_delay_s=0.1))
@@ -173,7 +173,7 @@ def test_a_connection_cut_mid_reply_completes_once(page, llm: FakeLLM, proxy: Cu
     assert any("/chat/" in head and "last-event-id:" in head.lower() for head in resumed), resumed
 
 
-def test_a_pushed_reminder_shows_and_a_missed_one_is_replayed(page, system: System, proxy: CuttableProxy) -> None:
+def test_a_pushed_reminder_shows_and_a_missed_one_is_replayed(page, system: System, proxy: TcpRelay) -> None:
     events = EventLog(redis.Redis.from_url(system.urls()[0]))
     page.goto("/")
     page.wait_for_selector("#conn.live")
@@ -317,7 +317,7 @@ def test_a_reply_with_script_tags_stays_text(page, llm: FakeLLM) -> None:
     assert page.evaluate("window.pwned") is None
 
 
-def test_pages_ask_for_the_token_and_work_with_it(browser, proxy: CuttableProxy) -> None:
+def test_pages_ask_for_the_token_and_work_with_it(browser, proxy: TcpRelay) -> None:
     page = new_page(browser, proxy, token=None)
     try:
         page.goto("/")
@@ -337,7 +337,7 @@ def test_pages_ask_for_the_token_and_work_with_it(browser, proxy: CuttableProxy)
         page.context.close()
 
 
-def test_the_chat_page_fits_a_phone(browser, proxy: CuttableProxy, llm: FakeLLM) -> None:
+def test_the_chat_page_fits_a_phone(browser, proxy: TcpRelay, llm: FakeLLM) -> None:
     llm.script(Reply("Short answers read well on a phone, even with a long word like supercalifragilistic."))
     page = new_page(browser, proxy, phone=True)
     try:
