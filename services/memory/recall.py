@@ -23,7 +23,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
-from services.memory import firstperson, search, spans, speakers, turns, turnshape
+from services.memory import focus, search, spans, speakers, turns, turnshape
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.search import Candidate
 from services.memory.timewords import Window, time_window
@@ -93,10 +93,10 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
                    for c in _gather(session, kind, user_id, qvec, terms.terms, window, cfg)]
     # A question about the person at large leans more on that person's own turns (turnshape.asks_broadly).
     broad = speaker is not None and turnshape.asks_broadly(query)
-    # ... and, naming no particular thing, on that person's account in the first person (firstperson.py).
-    person = speaker.name if broad and speaker is not None and firstperson.asks_at_large(query) else None
+    # Whose words the question asks for: that person's account in the first person, or its subject (focus.py).
+    asked_about = focus.of_question(query, speaker.name if speaker is not None else None, broad, cfg)
     scored = score_candidates(candidates, cfg, qvec is not None, window, now, turnshape.answer_cue(query),
-                              cfg.speaker_weight_broad if broad else cfg.speaker_weight, person)
+                              cfg.speaker_weight_broad if broad else cfg.speaker_weight, asked_about)
     hits = _select(session, user_id, scored, k, cfg, excluded)
     if reinforce and hits:
         ids: dict[str, list[int]] = {}
@@ -198,13 +198,12 @@ def _gather(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, 
 def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool, window: Window | None,
                      now: dt.datetime, cue: str | None = None,
                      speaker_weight: float | None = None,
-                     person: str | None = None) -> list[tuple[float, dict[str, float], Candidate]]:
+                     asked_about: focus.Focus | None = None) -> list[tuple[float, dict[str, float], Candidate]]:
     """Fuse relevance, apply the boosts, and sort best first (zero-relevance candidates are dropped).
 
     ``cue``: the kind of answer the query asks for (``turnshape.answer_cue``); a turn holding one scores more.
     ``speaker_weight``: the weight of a named speaker's turn's own similarity (None: ``cfg.speaker_weight``).
-    ``person``: the lower-case name of the speaker a question about them at large names (``firstperson``);
-    their first-person turns score × (1 + ``cfg.first_person_boost``).
+    ``asked_about``: the person whose words the query asks for (``focus.of_question``); their turns score more.
     """
     speaker_weight = cfg.speaker_weight if speaker_weight is None else speaker_weight
     relevance = fuse(candidates, cfg, has_vector)
@@ -236,7 +235,7 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
             asks = turnshape.question_share(turn_text)
             score *= 1 - cfg.question_turn_weight * asks
             signals["asks"] = round(asks, 3)
-        score *= firstperson.factor(candidate.row, person, cfg.first_person_boost)  # the person's own account
+        score *= focus.factor(candidate.row, asked_about)  # a turn of the person the query asks about
         signals["vector"] = round(candidate.sim, 4) if candidate.sim is not None else 0.0
         signals["lexical"] = round(candidate.lex, 4)
         signals["relevance"] = round(rel, 4)

@@ -1,6 +1,7 @@
-"""Round-eight recall signal (bench/locomo.py): on a question about a named person at large that names no
-particular thing, that person's turns in the first person are their account and score × (1 + first_person_boost)
-(services/memory/firstperson.py)."""
+"""Round-eight recall signals (bench/locomo.py; services/memory/focus.py): on a question about a named person at
+large that names no particular thing, that person's turns in the first person are their account and score
+× (1 + first_person_boost); on a question naming both speakers, its grammatical subject's turns score
+× (1 + subject_boost)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from sqlalchemy.orm import Session
 from services.db import make_sessionmaker
 from services.embeddings import HashEmbedder
 from services.memory.config import load_memory_config
-from services.memory.firstperson import asks_at_large, factor, speaks_of_self
+from services.memory.focus import Focus, asks_at_large, factor, of_question, speaks_of_self, subject_of
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall, score_candidates
 from services.memory.search import Candidate
@@ -65,20 +66,54 @@ def test_the_persons_own_account_comes_before_their_better_worded_words_to_the_o
     his_own = _said(2, "Tim", "I finished Dune on the trip.", 0.35)
     hers = _said(3, "Gina", "I read a lot of books.", 0.2)
 
-    def order(person: str | None) -> list[int]:
+    def order(query: str) -> list[int]:
+        asked_about = of_question(query, "tim", True, SHIPPED)
         scored = score_candidates([to_her, his_own, hers], SHIPPED, True, None, NOW, None,
-                                  SHIPPED.speaker_weight_broad, person)
+                                  SHIPPED.speaker_weight_broad, asked_about)
         return [c.row["id"] for _, _, c in scored]
 
-    assert order(None) == [1, 2, 3]
-    assert order("tim") == [2, 1, 3]
-    assert factor(hers.row, "tim", SHIPPED.first_person_boost) == 1.0
-    assert factor(his_own.row, "tim", 0.0) == 1.0
+    assert order("What books has Tim read?") == [2, 1, 3]
+    assert order("Which books has Tim read on the trip?") == [1, 2, 3]  # one particular trip: no focus
+    assert factor(hers.row, Focus("tim", SHIPPED.first_person_boost, True)) == 1.0
+    assert of_question("What books has Tim read?", "tim", True, replace(SHIPPED, first_person_boost=0.0)) is None
 
 
-def test_a_negative_first_person_boost_is_refused(tmp_path):
-    (tmp_path / "memory.toml").write_text("[recall]\nfirst_person_boost = -0.3\n")
-    with pytest.raises(SettingsError, match="first_person_boost"):
+@pytest.mark.parametrize(("query", "subject"), [
+    ("What did Jon say about Gina's progress with her store?", "jon"),
+    ("What advice does Gina give to Jon about running a business?", "gina"),
+    ("How does Gina describe the studio that Jon has opened?", "gina"),  # "has opened": no name
+    ("What book did Melanie read from Caroline's suggestion?", "melanie"),
+    ("Did Jon and Gina both take part in dance competitions?", None),  # both of them
+    ("What did Jon's mom say to Gina?", None),  # Jon's mom speaks, not Jon
+    ("What did I tell Gina?", None), ("What is the capital of France?", None),
+])
+def test_the_subject_of_a_question(query, subject):
+    assert subject_of(query) == subject
+
+
+def test_a_question_naming_both_speakers_puts_its_subjects_words_first():
+    """"What did Jon say about Gina's store?" names both: Gina's turn holds more of its words, but Jon is who
+    speaks, and his turn comes first. Naming one speaker, the question gets no subject focus (it has the speaker
+    signal instead)."""
+    assert SHIPPED.subject_boost > 0
+    hers = _said(1, "Gina", "My store is doing great, Jon!", 0.55)
+    his = _said(2, "Jon", "Way to go, your hard work's paying off!", 0.45)
+    query = "What did Jon say about Gina's store?"
+
+    def order(asked_about: Focus | None) -> list[int]:
+        return [c.row["id"] for _, _, c in score_candidates([hers, his], SHIPPED, True, None, NOW, None, None,
+                                                              asked_about)]
+
+    assert of_question(query, None, False, SHIPPED) == Focus("jon", SHIPPED.subject_boost, False)
+    assert order(None) == [1, 2]
+    assert order(of_question(query, None, False, SHIPPED)) == [2, 1]
+    assert of_question("What did Jon say about the store?", "jon", False, SHIPPED) is None
+
+
+@pytest.mark.parametrize("setting", ["first_person_boost", "subject_boost"])
+def test_a_negative_boost_is_refused(tmp_path, setting):
+    (tmp_path / "memory.toml").write_text(f"[recall]\n{setting} = -0.3\n")
+    with pytest.raises(SettingsError, match=setting):
         load_memory_config(tmp_path)
 
 
@@ -92,10 +127,10 @@ CONVERSATION = [
 ]
 
 
-def _import(db_engine, user: str) -> None:
+def _import(db_engine, user: str, conversation: list[tuple[str, str]] = CONVERSATION) -> None:
     lines = [json.dumps({"session": "s1", "speaker": speaker, "text": body, "external_id": f"D1:{index}",
                          "timestamp": (NOW - dt.timedelta(days=10, seconds=-30 * index)).isoformat()})
-             for index, (speaker, body) in enumerate(CONVERSATION, start=1)]
+             for index, (speaker, body) in enumerate(conversation, start=1)]
     parsed, bad, _ = parse_lines(lines)
     assert not bad
     store_records(make_sessionmaker(db_engine), HashEmbedder(), user, pair_exchanges(parsed))
@@ -117,3 +152,25 @@ def test_recall_asked_about_the_person_at_large_puts_their_account_first(db_engi
         assert (ask(particular), ask(particular, off)) == (plain, plain)
     # His account comes first; without the boost, his words to Gina lead on the question's words.
     assert (at_large, plain) == (["D1:4", "D1:2"], ["D1:2", "D1:4"])
+
+
+STORE_TALK = [
+    ("Gina", "My store had its best week, the new store window works!"),
+    ("Jon", "Way to go Gina, all that hard work is paying off!"),
+]
+
+
+@pytest.mark.integration
+def test_recall_asked_what_one_speaker_said_to_the_other_puts_the_speakers_turn_first(db_engine):
+    _import(db_engine, "focus-b", STORE_TALK)
+    config = load_memory_config(PROJECT_ROOT / "configs")
+    off = replace(config.recall, subject_boost=0.0)
+    with Session(db_engine) as session:
+        def ask(cfg) -> list[str]:
+            hits = recall(session, HashEmbedder(), "focus-b", "What did Jon say about Gina's store?", k=4, now=NOW,
+                          config=cfg, reinforce=False)
+            return [line["external_id"] for hit in hits for line in hit.lines]
+
+        asked, plain = ask(config), ask(off)
+    # Jon's words come first; without the subject's boost, Gina's turn leads on the question's words.
+    assert (asked, plain) == (["D1:2", "D1:1"], ["D1:1", "D1:2"])
