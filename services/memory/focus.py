@@ -56,7 +56,8 @@ class Focus:
 
 def of_question(query: str, speaker: str | None, broad: bool, cfg: RecallConfig) -> Focus | None:
     """The question's focus. ``speaker``: the one speaker it names (lower case; None when it names none or
-    several); ``broad``: it asks about that speaker at large (``turnshape.asks_broadly``)."""
+    several); ``broad``: it asks about that speaker at large (``turnshape.asks_broadly``). Recall asks only
+    where it read the question's speaker names (an embedder and ``speaker_weight`` > 0)."""
     if speaker is not None:
         if broad and cfg.first_person_boost > 0 and asks_at_large(query):
             return Focus(speaker, cfg.first_person_boost, True)

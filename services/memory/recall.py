@@ -93,8 +93,9 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
                    for c in _gather(session, kind, user_id, qvec, terms.terms, window, cfg)]
     # A question about the person at large leans more on that person's own turns (turnshape.asks_broadly).
     broad = speaker is not None and turnshape.asks_broadly(query)
-    # Whose words the question asks for: that person's account in the first person, or its subject (focus.py).
-    asked_about = focus.of_question(query, speaker.name if speaker is not None else None, broad, cfg)
+    # Whose words the question asks for: that person's account in the first person, or, naming several speakers,
+    # its subject (focus.py); only where the names were read (by_speaker), as measured.
+    asked_about = focus.of_question(query, speaker.name if speaker else None, broad, cfg) if by_speaker else None
     scored = score_candidates(candidates, cfg, qvec is not None, window, now, turnshape.answer_cue(query),
                               cfg.speaker_weight_broad if broad else cfg.speaker_weight, asked_about)
     hits = _select(session, user_id, scored, k, cfg, excluded)
