@@ -61,7 +61,7 @@ class RecallConfig:
         return self.expansion_words > 0 and self.expansion_weight > 0
     speaker_weight_broad: float = 0.5  # its weight when the question asks about the person at large
     first_person_boost: float = 0.3  # ... and naming no particular thing: their first-person turns × (1 + this)
-    subject_boost: float = 0.3  # a question naming several speakers: its subject's turns × (1 + this) (focus.py)
+    subject_boost: float = 0.4  # a question naming several speakers: its subject's turns × (1 + this) (focus.py)
     question_turn_weight: float = 0.5  # a turn's score × (1 − this × share of its sentences that are questions)
     answer_cue_weight: float = 0.1  # relevance added to a turn holding the time/number/place a query asks for
     kind_weights: dict[str, float] = field(default_factory=lambda: {"exchange": 1.0, "fact": 1.0, "episode": 1.0})
