@@ -111,26 +111,39 @@ within 20 turns.
       .896, adv .954 in all five: the bridge words of a list's other items are not in its first items
   (h) a question naming two speakers: its grammatical subject as the named speaker (the name after the
       auxiliary, "What did Jon say about Gina's ...", else the one not possessive; 39 of 67, none joined by
-      "and"/"both"): .757/.842/.896, sh .953, mh .656 (2/5, 2/5; conv-30 .877 → .896, conv-42 .847 → .842);
-      with B .757/.848/.898 (5/5, 4/5) mh .671. Not built: it moves speaker detection (speakers.py), not a factor
+      "and"/"both"; the auxiliary alone finds all 39), with the speaker arm and a question vector without that
+      name: .757/.842/.896, sh .953, mh .656 (2/5, 2/5; conv-42 .847 → .842); with B .757/.848/.898, mh .671
+  (h) S: on B, the same subject as a factor instead: its turns × 1.05 / 1.1 / 1.15 / 1.2 / 1.25 / 1.3 / 1.35 /
+      1.4 / 1.5 (no embedding, no speaker arm): @20 .898 .898 .898 .898 .900 .900 .901 .901 .900, @10 .848–.849,
+      mh .679–.683, sh .949 → .956 from 1.35, no category lost; from 1.25 on 2/5 within 10 (conv-26 −.002), 3–4/5
+      within 20, none worse (conv-30 .874 → .893); only its first-person turns × 1.1 / 1.3: .898 (0/5, 2–3/5)
+  (h) on B, the reply to a question inherits more of its prompt's match (replied-to BM25 weight .5 + .25 / .5
+      × the prompt's question share; or .5 more where the turn holds none of the words): .896/.896/.897
   (h) on B: a question about two people at large ("What movies have both Joanna and Nate seen?", 10 with no
       "the"): every first-person turn × 1.2/1.3: .756/.847/.898 (0/5, 2/5): too few questions to tell
   Open-domain evidence missed within 20 turns (read again): 14.1 of 15.3 questions' worth ranks below 40 (100–
   400 for most): no reweighting reaches it. Multi-hop missed: 12.9 rank 20–40, 15.0 40–100, 18.0 below.
-Built: B, first_person_boost 0.3 (configs/memory.toml; services/memory/firstperson.py: asks_at_large, factor;
-called from one line in recall.score_candidates). Bench rows, the same import (--pgdata), back to back:
+Built (services/memory/focus.py: whose words the question asks for; configs/memory.toml): B as first_person_boost
+0.3, S as subject_boost 0.4 (the middle of S's plateau; 0.3 gave within 20 turns 0.8996, 0.5 0.9004), one factor
+called from one line in recall.score_candidates. Bench rows, the same import (--pgdata), back to back:
+  what                                                         @5     @10    @20    mh    tmp   od    sh    adv
   round-six default                                            0.756  0.840  0.895  .665  .933  .652  .949  .958
       per conversation: 26 .882/.934  30 .833/.877  41 .871/.929  42 .788/.845  43 .841/.897
-  first_person_boost 0.3: the round-eight default              0.756  0.846  0.897  .680  .933  .652  .949  .958
+  first_person_boost 0.3 alone                                 0.756  0.846  0.897  .680  .933  .652  .949  .958
       per conversation: 26 .887/.940  30 .838/.874  41 .881/.932  42 .789/.848  43 .850/.897
-Within 10 turns better in 5/5 conversations; within 20 better in 3 (26, 41, 42), equal in 43, worse in 30 (.877
-→ .874, one list question's third item); no category lost. Cost per query (bench/recall.py's 100k pool of ~280
-candidates): a regular expression on the question (2 µs); for a question about a person at large, a word-set
-test per candidate turn of that person (~0.27 ms over 280 candidates cold, ~0.06 ms cached by text); ~0.02 ms of
-calls returning 1 for any other question; no SQL, no embedding.
+  subject_boost 0.4 alone                                      0.759  0.841  0.898  .668  .933  .652  .956  .958
+      per conversation: 26 .880/.939  30 .833/.896  41 .871/.929  42 .791/.845  43 .845/.898
+  both: the round-eight default (0.7596/0.8476/0.9006)         0.760  0.848  0.901  .684  .933  .652  .956  .958
+      per conversation: 26 .885/.945  30 .838/.893  41 .881/.932  42 .793/.848  43 .854/.899
+Against round six: better in 5/5 conversations within 10 turns and 5/5 within 20; no category lost (a fresh
+import gives the same figures). Cost per query (no SQL, no embedding; bench/recall.py's ~280 candidates at 100k):
+regular expressions on the question, 0.2–13 µs; a factor per candidate, ~14 µs over 280 with no focus; with a
+focus, a speaker comparison per candidate (~35 µs) and, for a person at large, a word-set test per turn of that
+person (~0.2 ms over 280 cold, ~0.04 ms cached by text).
 
-Where the targets stand: within 10 turns 0.846 (≥ 0.82, kept); within 20 turns 0.897 (target 0.90: not
-reached, +0.002 this round); multi-hop 0.680 and open-domain 0.652 (target 0.75: not reached). What would be
+Where the targets stand: within 10 turns 0.848 (≥ 0.82, kept); within 20 turns 0.9006 (target 0.90: reached,
+by under one question's worth: 0.8996 with subject_boost 0.3; the held-out half may land either side, as S
+moves 39 questions and B 120); multi-hop 0.684 and open-domain 0.652 (target 0.75: not reached). What would be
 needed: multi-hop holds 46 questions' worth of missed evidence, of which only 13 rank 20–40; the rest are
 list items sharing neither words nor MiniLM meaning with the question ("What activities has Melanie done with
 her family?" ← "I'm off to go swimming with the kids", ranked 68): a reader that lists the person's events
