@@ -78,6 +78,20 @@ def test_the_persons_own_account_comes_before_their_better_worded_words_to_the_o
     assert of_question("What books has Tim read?", "tim", True, replace(SHIPPED, first_person_boost=0.0)) is None
 
 
+def test_the_persons_account_of_an_event_weighs_more_again():
+    """"What activities has Melanie done with her family?": of her first-person turns, the one telling when
+    ("Yesterday I took the kids to the museum") is an event she did; the one without a time is an opinion."""
+    assert SHIPPED.event_boost > 0
+    at_large = of_question("What activities has Melanie done with her family?", "melanie", True, SHIPPED)
+    event = {"speaker": "Melanie", "text": "Yesterday I took the kids to the museum!"}
+    opinion = {"speaker": "Melanie", "text": "I think family comes first."}
+    assert factor(opinion, at_large) == pytest.approx(1 + SHIPPED.first_person_boost)
+    assert factor(event, at_large) == pytest.approx((1 + SHIPPED.first_person_boost) * (1 + SHIPPED.event_boost))
+    # A question naming both speakers weighs all of its subject's turns alike.
+    subject = of_question("What did Melanie tell Caroline about her family?", None, False, SHIPPED)
+    assert factor(event, subject) == factor(opinion, subject) == pytest.approx(1 + SHIPPED.subject_boost)
+
+
 @pytest.mark.parametrize(("query", "subject"), [
     ("What did Jon say about Gina's progress with her store?", "jon"),
     ("What advice does Gina give to Jon about running a business?", "gina"),
@@ -110,7 +124,7 @@ def test_a_question_naming_both_speakers_puts_its_subjects_words_first():
     assert of_question("What did Jon say about the store?", "jon", False, SHIPPED) is None
 
 
-@pytest.mark.parametrize("setting", ["first_person_boost", "subject_boost"])
+@pytest.mark.parametrize("setting", ["first_person_boost", "event_boost", "subject_boost"])
 def test_a_negative_boost_is_refused(tmp_path, setting):
     (tmp_path / "memory.toml").write_text(f"[recall]\n{setting} = -0.3\n")
     with pytest.raises(SettingsError, match=setting):

@@ -7,19 +7,22 @@ Two cases, both read from the question's and the turn's text at query time:
   ...", "we went camping"), in words the question seldom shares. The speaker signal (speakers.py,
   ``speaker_weight_broad``) already lifts the person's turns by their similarity; among them, the ones where
   they speak of themselves (I / my / we ...) are their account, the ones about the other person ("You're doing
-  something amazing!") are not: those score × (1 + ``first_person_boost``). Only when the question names no
-  particular thing: "What are the main ingredients of the ice cream recipe shared by Joanna?" asks about one
-  event (a definite "the ..."), answered by one turn that matches its words; lifting the person's turns there
-  only pushes that turn down, and when the question names the wrong person (LoCoMo's adversarial questions)
-  pushes the right one out.
+  something amazing!") are not: those score × (1 + ``first_person_boost``); and what a person has done is
+  told as events, with a time ("Yesterday I took the kids to the museum", "Last weekend I joined a mentorship
+  program": ``turnshape.carries("time")``): those score × (1 + ``event_boost``) besides. Only when the
+  question names no particular thing: "What are the main ingredients of the ice cream recipe shared by
+  Joanna?" asks about one event (a definite "the ..."), answered by one turn that matches its words; lifting
+  the person's turns there only pushes that turn down, and when the question names the wrong person (LoCoMo's
+  adversarial questions) pushes the right one out.
 - **Two people, one speaking.** "What did Jon say about Gina's progress?", "What advice does Gina give to
   Jon?" name both speakers, so no one speaker is named (speakers.the_one) and neither gets the speaker signal;
   but the name right after the auxiliary (did Jon, does Gina) is the grammatical subject, the one who says or
   does it: that person's turns score × (1 + ``subject_boost``). Not for a question joining two people or things
   ("and", "both", "together", "each other"): it asks for both.
 
-Cost: a regular expression or two on the question (~2 µs); for a question with a focus, a word-set test per
-candidate turn of that person (cached by text); no storage, no SQL, no embedding.
+Cost: a regular expression or two on the question (0.2–13 µs); for a question with a focus, a speaker comparison
+per candidate and, for a person at large, a word-set test or two per turn of theirs (cached by text); no storage,
+no SQL, no embedding.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ class Focus:
     person: str
     boost: float
     first_person_only: bool  # only their turns in the first person (a question about them at large)
+    event_boost: float = 0.0  # their turns telling a time ("yesterday", "last week") × (1 + this) besides
 
 
 def of_question(query: str, speaker: str | None, broad: bool, cfg: RecallConfig) -> Focus | None:
@@ -59,8 +63,8 @@ def of_question(query: str, speaker: str | None, broad: bool, cfg: RecallConfig)
     several); ``broad``: it asks about that speaker at large (``turnshape.asks_broadly``). Recall asks only
     where it read the question's speaker names (an embedder and ``speaker_weight`` > 0)."""
     if speaker is not None:
-        if broad and cfg.first_person_boost > 0 and asks_at_large(query):
-            return Focus(speaker, cfg.first_person_boost, True)
+        if broad and (cfg.first_person_boost > 0 or cfg.event_boost > 0) and asks_at_large(query):
+            return Focus(speaker, cfg.first_person_boost, True, cfg.event_boost)
         return None
     subject = subject_of(query) if cfg.subject_boost > 0 else None
     return Focus(subject, cfg.subject_boost, False) if subject is not None else None
@@ -93,6 +97,8 @@ def factor(row: dict[str, Any], focus: Focus | None) -> float:
     focus's person said it (in the first person, where the focus asks for that), else 1."""
     if focus is None or (row.get("speaker") or "").lower() != focus.person:
         return 1.0
-    if focus.first_person_only and not speaks_of_self(row.get("text") or ""):
-        return 1.0
-    return 1.0 + focus.boost
+    if not focus.first_person_only:
+        return 1.0 + focus.boost
+    said = row.get("text") or ""
+    own = 1.0 + focus.boost if speaks_of_self(said) else 1.0
+    return own * (1.0 + focus.event_boost) if focus.event_boost > 0 and turnshape.carries("time", said) else own
