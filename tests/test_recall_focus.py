@@ -75,7 +75,8 @@ def test_the_persons_own_account_comes_before_their_better_worded_words_to_the_o
     assert order("What books has Tim read?") == [2, 1, 3]
     assert order("Which books has Tim read on the trip?") == [1, 2, 3]  # one particular trip: no focus
     assert factor(hers.row, Focus("tim", SHIPPED.first_person_boost, True)) == 1.0
-    assert of_question("What books has Tim read?", "tim", True, replace(SHIPPED, first_person_boost=0.0)) is None
+    assert of_question("What books has Tim read?", "tim", True, replace(SHIPPED, first_person_boost=0.0,
+                                                                        event_boost=0.0)) is None
 
 
 def test_the_persons_account_of_an_event_weighs_more_again():
