@@ -121,11 +121,17 @@ within 20 turns.
       × the prompt's question share; or .5 more where the turn holds none of the words): .896/.896/.897
   (h) on B: a question about two people at large ("What movies have both Joanna and Nate seen?", 10 with no
       "the"): every first-person turn × 1.2/1.3: .756/.847/.898 (0/5, 2/5): too few questions to tell
+  (h) E: on B + S (× 1.4: .760/.848/.901), a question about a person at large: their turns telling a time
+      (turnshape.carries "time": "Yesterday I took the kids to the museum") × 1.1 / 1.15 / 1.2 / 1.3:
+      .760/.850/.902 (4/5, 3/5), .762/.850/.902 mh .691 (4/5, 4/5), .761/.850/.902 mh .690 od .659 (5/5, 4/5),
+      .762/.847/.901 adv .954 (2/5, 2/5); only their first-person ones × 1.2 / 1.3: .760/.850/.902, .761/.848/
+      .902; "just / yesterday / last week / recently / ago" instead × 1.1 / 1.2: .900/.901, adv .954
   Open-domain evidence missed within 20 turns (read again): 14.1 of 15.3 questions' worth ranks below 40 (100–
   400 for most): no reweighting reaches it. Multi-hop missed: 12.9 rank 20–40, 15.0 40–100, 18.0 below.
 Built (services/memory/focus.py: whose words the question asks for; configs/memory.toml): B as first_person_boost
-0.3, S as subject_boost 0.4 (the middle of S's plateau; 0.3 gave within 20 turns 0.8996, 0.5 0.9004), one factor
-called from one line in recall.score_candidates. Bench rows, the same import (--pgdata), back to back:
+0.3, S as subject_boost 0.4 (the middle of S's plateau; 0.3 gave within 20 turns 0.8996, 0.5 0.9004), E as
+event_boost 0.15 (0.1 / 0.2: .760/.849/.902, .761/.850/.902), one factor called from one line in
+recall.score_candidates. Bench rows, the same import (--pgdata), back to back:
   what                                                         @5     @10    @20    mh    tmp   od    sh    adv
   round-six default                                            0.756  0.840  0.895  .665  .933  .652  .949  .958
       per conversation: 26 .882/.934  30 .833/.877  41 .871/.929  42 .788/.845  43 .841/.897
@@ -133,18 +139,21 @@ called from one line in recall.score_candidates. Bench rows, the same import (--
       per conversation: 26 .887/.940  30 .838/.874  41 .881/.932  42 .789/.848  43 .850/.897
   subject_boost 0.4 alone                                      0.759  0.841  0.898  .668  .933  .652  .956  .958
       per conversation: 26 .880/.939  30 .833/.896  41 .871/.929  42 .791/.845  43 .845/.898
-  both: the round-eight default (0.7596/0.8476/0.9006)         0.760  0.848  0.901  .684  .933  .652  .956  .958
+  both (0.7596/0.8476/0.9006)                                  0.760  0.848  0.901  .684  .933  .652  .956  .958
       per conversation: 26 .885/.945  30 .838/.893  41 .881/.932  42 .793/.848  43 .854/.899
+  + event_boost 0.15: the round-eight default (.7616/.8499/.9024) 0.762  0.850  0.902  .695  .933  .659  .956  .958
+      per conversation: 26 .885/.945  30 .841/.896  41 .887/.934  42 .794/.849  43 .856/.903
 Against round six: better in 5/5 conversations within 10 turns and 5/5 within 20; no category lost (a fresh
 import gives the same figures). Cost per query (no SQL, no embedding; bench/recall.py's ~280 candidates at 100k):
 regular expressions on the question, 0.2–13 µs; a factor per candidate, ~14 µs over 280 with no focus; with a
-focus, a speaker comparison per candidate (~35 µs) and, for a person at large, a word-set test per turn of that
-person (~0.2 ms over 280 cold, ~0.04 ms cached by text).
+focus, a speaker comparison per candidate (~35 µs) and, for a question about a person at large (12% of them), a
+word-set test (~6 µs) and turnshape's time test (~9 µs) per turn of that person, cold: ~2 ms CPU over 280
+candidates (~140 theirs; load average 9), ~0.15 ms once cached by text (both caches hold 50k turns).
 
-Where the targets stand: within 10 turns 0.848 (≥ 0.82, kept); within 20 turns 0.9006 (target 0.90: reached,
-by under one question's worth: 0.8996 with subject_boost 0.3; the held-out half may land either side, as S
-moves 39 questions and B 120); multi-hop 0.684 and open-domain 0.652 (target 0.75: not reached). What would be
-needed: multi-hop holds 46 questions' worth of missed evidence, of which only 13 rank 20–40; the rest are
+Where the targets stand: within 10 turns 0.850 (≥ 0.82, kept); within 20 turns 0.902 (target 0.90: reached, by
+two questions' worth: the held-out half may land either side, as S moves 39 questions and B and E 120);
+multi-hop 0.695 and open-domain 0.659 (target 0.75: not reached). What would be needed: multi-hop held
+46 questions' worth of missed evidence (round six default), of which only 13 ranked 20–40; the rest are
 list items sharing neither words nor MiniLM meaning with the question ("What activities has Melanie done with
 her family?" ← "I'm off to go swimming with the kids", ranked 68): a reader that lists the person's events
 (enrichment's facts/episodes as candidates, or an LLM over the person's turns) or a stronger embedding model

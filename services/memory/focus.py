@@ -21,8 +21,8 @@ Two cases, both read from the question's and the turn's text at query time:
   ("and", "both", "together", "each other"): it asks for both.
 
 Cost: a regular expression or two on the question (0.2–13 µs); for a question with a focus, a speaker comparison
-per candidate and, for a person at large, a word-set test or two per turn of theirs (cached by text); no storage,
-no SQL, no embedding.
+per candidate and, for a person at large, a word-set test (~6 µs) and turnshape's time test (~9 µs) per turn of
+theirs, cached by text (~2 ms over ~140 such turns cold, ~0.15 ms cached); no storage, no SQL, no embedding.
 """
 
 from __future__ import annotations
