@@ -162,7 +162,7 @@ her family?" ← "I'm off to go swimming with the kids", ranked 68): a reader th
 Baselines on the same turns (this bench): plain BM25 0.527/0.602/0.675, plain vector
 0.242/0.327/0.443, z-score fusion 0.533/0.626/0.695. A fresh run of the committed defaults (new
 database, the import, the vectors and the vocabulary filled as the backfill job does) prints the round-eight
-row above figure for figure (p50 56 ms, p95 99 ms, loaded box). The import stores no vector and the backfill
+row above figure for figure (p50 94 ms, p95 227 ms at load average ~9). The import stores no vector and the backfill
 computes them before the questions (the figures were identical with the earlier inline-embedding import).
 """
 
