@@ -60,6 +60,9 @@ class RecallConfig:
         """Whether queries are expanded by the person's vocabulary (so it is worth filling)."""
         return self.expansion_words > 0 and self.expansion_weight > 0
     speaker_weight_broad: float = 0.5  # its weight when the question asks about the person at large
+    first_person_boost: float = 0.3  # ... and naming no particular thing: their first-person turns × (1 + this)
+    event_boost: float = 0.15  # ... and their turns telling a time (an event) × (1 + this) (focus.py)
+    subject_boost: float = 0.4  # a question naming several speakers: its subject's turns × (1 + this) (focus.py)
     question_turn_weight: float = 0.5  # a turn's score × (1 − this × share of its sentences that are questions)
     answer_cue_weight: float = 0.1  # relevance added to a turn holding the time/number/place a query asks for
     kind_weights: dict[str, float] = field(default_factory=lambda: {"exchange": 1.0, "fact": 1.0, "episode": 1.0})
@@ -155,9 +158,10 @@ def validate(config: MemoryConfig) -> None:
                             "context_window >= 0")
     if recall.max_query_terms < 1:
         raise SettingsError("memory.toml: [recall] max_query_terms must be >= 1")
-    if recall.speaker_weight < 0 or recall.speaker_candidates < 0 or recall.speaker_weight_broad < 0:
-        raise SettingsError("memory.toml: [recall] needs speaker_weight >= 0, speaker_weight_broad >= 0 and "
-                            "speaker_candidates >= 0")
+    if (recall.speaker_weight < 0 or recall.speaker_candidates < 0 or recall.speaker_weight_broad < 0
+            or min(recall.first_person_boost, recall.event_boost, recall.subject_boost) < 0):
+        raise SettingsError("memory.toml: [recall] needs speaker_weight >= 0, speaker_weight_broad >= 0, "
+                            "first_person_boost, event_boost and subject_boost >= 0 and speaker_candidates >= 0")
     if recall.expansion_weight < 0 or recall.expansion_words < 0 or not 0 <= recall.expansion_min_similarity <= 1:
         raise SettingsError("memory.toml: [recall] needs expansion_weight >= 0, expansion_words >= 0 and "
                             "0 <= expansion_min_similarity <= 1")

@@ -23,7 +23,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
-from services.memory import search, spans, speakers, turns, turnshape
+from services.memory import focus, search, spans, speakers, turns, turnshape
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.search import Candidate
 from services.memory.timewords import Window, time_window
@@ -93,8 +93,11 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
                    for c in _gather(session, kind, user_id, qvec, terms.terms, window, cfg)]
     # A question about the person at large leans more on that person's own turns (turnshape.asks_broadly).
     broad = speaker is not None and turnshape.asks_broadly(query)
+    # Whose words the question asks for: that person's account in the first person, or, naming several speakers,
+    # its subject (focus.py); only where the names were read (by_speaker), as measured.
+    asked_about = focus.of_question(query, speaker.name if speaker else None, broad, cfg) if by_speaker else None
     scored = score_candidates(candidates, cfg, qvec is not None, window, now, turnshape.answer_cue(query),
-                              cfg.speaker_weight_broad if broad else cfg.speaker_weight)
+                              cfg.speaker_weight_broad if broad else cfg.speaker_weight, asked_about)
     hits = _select(session, user_id, scored, k, cfg, excluded)
     if reinforce and hits:
         ids: dict[str, list[int]] = {}
@@ -195,11 +198,13 @@ def _gather(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, 
 
 def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool, window: Window | None,
                      now: dt.datetime, cue: str | None = None,
-                     speaker_weight: float | None = None) -> list[tuple[float, dict[str, float], Candidate]]:
+                     speaker_weight: float | None = None,
+                     asked_about: focus.Focus | None = None) -> list[tuple[float, dict[str, float], Candidate]]:
     """Fuse relevance, apply the boosts, and sort best first (zero-relevance candidates are dropped).
 
     ``cue``: the kind of answer the query asks for (``turnshape.answer_cue``); a turn holding one scores more.
     ``speaker_weight``: the weight of a named speaker's turn's own similarity (None: ``cfg.speaker_weight``).
+    ``asked_about``: the person whose words the query asks for (``focus.of_question``); their turns score more.
     """
     speaker_weight = cfg.speaker_weight if speaker_weight is None else speaker_weight
     relevance = fuse(candidates, cfg, has_vector)
@@ -231,6 +236,7 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
             asks = turnshape.question_share(turn_text)
             score *= 1 - cfg.question_turn_weight * asks
             signals["asks"] = round(asks, 3)
+        score *= focus.factor(candidate.row, asked_about)  # a turn of the person the query asks about
         signals["vector"] = round(candidate.sim, 4) if candidate.sim is not None else 0.0
         signals["lexical"] = round(candidate.lex, 4)
         signals["relevance"] = round(rel, 4)
