@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 from services.embeddings import Embedder
 from services.memory import search, spans, speakers, turns, turnshape
 from services.memory.config import MemoryConfig, RecallConfig
+from services.memory.scored import Scored
 from services.memory.search import Candidate
 from services.memory.timewords import Window, time_window
 
@@ -195,48 +196,71 @@ def _gather(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, 
 
 def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool, window: Window | None,
                      now: dt.datetime, cue: str | None = None,
-                     speaker_weight: float | None = None) -> list[tuple[float, dict[str, float], Candidate]]:
-    """Fuse relevance, apply the boosts, and sort best first (zero-relevance candidates are dropped).
+                     speaker_weight: float | None = None) -> Scored:
+    """Fuse relevance, apply the boosts, and sort best first (zero-relevance candidates are dropped): a sequence
+    of (score, signals, candidate).
 
     ``cue``: the kind of answer the query asks for (``turnshape.answer_cue``); a turn holding one scores more.
     ``speaker_weight``: the weight of a named speaker's turn's own similarity (None: ``cfg.speaker_weight``).
+    Scored over arrays of the few hundred candidates; a candidate's signals are put into words (a dict of
+    rounded values) only when the caller reads it, which for recall is the first k or so. Every operation is
+    the scalar formula's, in its order, so scores and order are those of scoring one candidate at a time.
     """
     speaker_weight = cfg.speaker_weight if speaker_weight is None else speaker_weight
-    relevance = fuse(candidates, cfg, has_vector)
-    scored = []
-    # The boosts belong to the item (an exchange's turns share its time, salience and access): their signals
-    # and the factor they make are computed once per item, the signals copied per candidate (each adds its own).
-    boosts: dict[tuple[str, int], tuple[dict[str, float], float]] = {}
+    if not candidates:
+        return Scored([], [], [], lambda i: {})
+    rel = np.array(fuse(candidates, cfg, has_vector), dtype=np.float64)
+    # The boosts belong to the item (an exchange's turns share its time, salience and access): computed once per item.
+    items: dict[tuple[str, int], tuple[float, tuple[float, float, float, float, float]]] = {}
     decay = cfg.decay_per_day
-    for candidate, rel in zip(candidates, relevance, strict=True):
+    factors, parts = [], []
+    for candidate in candidates:
         key = (candidate.kind, candidate.id)
-        item = boosts.get(key)
+        item = items.get(key)
         if item is None:
-            item = boosts[key] = _boosts(candidate, cfg, window, now, decay)
-        signals = dict(item[0])
-        speaker_sim = candidate.row.get("speaker_sim") if has_vector else None
-        if speaker_sim is not None:  # a turn of the person the query names: its own similarity counts too
-            rel += speaker_weight * _calibrated(float(speaker_sim), cfg)
-            signals["speaker"] = round(float(speaker_sim), 4)
-        turn_text = candidate.row.get("text") if candidate.kind == "exchange" else None
-        if turn_text is not None and turnshape.carries(cue, turn_text):
-            rel += cfg.answer_cue_weight
-            signals["answer_cue"] = 1.0
-        if signals["time_match"]:
-            rel = max(rel, cfg.window_relevance)
-        if rel <= 0:
-            continue
-        score = cfg.kind_weights.get(candidate.kind, 1.0) * rel * item[1]
-        if turn_text is not None and cfg.question_turn_weight > 0:  # a turn that asks seldom holds the answer
-            asks = turnshape.question_share(turn_text)
-            score *= 1 - cfg.question_turn_weight * asks
-            signals["asks"] = round(asks, 3)
-        signals["vector"] = round(candidate.sim, 4) if candidate.sim is not None else 0.0
-        signals["lexical"] = round(candidate.lex, 4)
-        signals["relevance"] = round(rel, 4)
-        scored.append((score, signals, candidate))
-    scored.sort(key=lambda item: (-item[0], item[2].kind, item[2].id, item[2].row.get("id", 0)))
-    return scored
+            item = items[key] = _boost_factor(candidate, cfg, window, now, decay)
+        factors.append(item[0])
+        parts.append(item[1])
+    speaker_sims = [c.row.get("speaker_sim") if has_vector else None for c in candidates]
+    texts = [c.row.get("text") if c.kind == "exchange" else None for c in candidates]
+    named = np.array([s is not None for s in speaker_sims], dtype=bool)
+    if named.any():
+        sims = np.array([float(s) if s is not None else 0.0 for s in speaker_sims])
+        calibrated = np.minimum(1.0, np.maximum(0.0, (sims - cfg.sim_floor) / (cfg.sim_ceil - cfg.sim_floor)))
+        rel = np.where(named, rel + speaker_weight * calibrated, rel)
+    cued = np.array([t is not None and turnshape.carries(cue, t) for t in texts], dtype=bool)
+    rel = np.where(cued, rel + cfg.answer_cue_weight, rel)
+    in_window = np.array([p[4] for p in parts]) > 0
+    rel = np.where(in_window, np.maximum(rel, cfg.window_relevance), rel)
+    kind_weight = np.array([cfg.kind_weights.get(c.kind, 1.0) for c in candidates])
+    score = kind_weight * rel * np.array(factors)
+    asks = np.zeros(len(candidates))
+    shaped = np.array([t is not None for t in texts], dtype=bool) & (cfg.question_turn_weight > 0)
+    if shaped.any():  # a turn that asks seldom holds the answer
+        asks = np.array([turnshape.question_share(t) if t is not None else 0.0 for t in texts])
+        score = np.where(shaped, score * (1 - cfg.question_turn_weight * asks), score)
+    kept = np.flatnonzero(rel > 0)
+    kinds = sorted({c.kind for c in candidates})
+    kind_rank = np.array([kinds.index(candidates[i].kind) for i in kept])
+    line_ids = np.array([candidates[i].row.get("id", 0) for i in kept], dtype=np.int64)
+    entity_ids = np.array([candidates[i].id for i in kept], dtype=np.int64)
+    order = kept[np.lexsort((line_ids, entity_ids, kind_rank, -score[kept]))].tolist()
+
+    def signals(i: int) -> dict[str, float]:
+        found = _boost_signal_words(parts[i])
+        if speaker_sims[i] is not None:  # a turn of the person the query names: its own similarity counts too
+            found["speaker"] = round(float(speaker_sims[i]), 4)
+        if cued[i]:
+            found["answer_cue"] = 1.0
+        if shaped[i]:
+            found["asks"] = round(float(asks[i]), 3)
+        candidate = candidates[i]
+        found["vector"] = round(candidate.sim, 4) if candidate.sim is not None else 0.0
+        found["lexical"] = round(candidate.lex, 4)
+        found["relevance"] = round(float(rel[i]), 4)
+        return found
+
+    return Scored(order, score.tolist(), candidates, signals)
 
 
 def fuse(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool) -> list[float]:
@@ -280,34 +304,31 @@ def _minmax(values: list[float]) -> list[float]:
     return [(v - low) / (high - low) for v in values]
 
 
-def _boosts(candidate: Candidate, cfg: RecallConfig, window: Window | None, now: dt.datetime,
-            decay: float) -> tuple[dict[str, float], float]:
-    """The item's boost signals (``decay``: cfg.decay_per_day) and the factor they make: 1 + Σ weight × signal."""
-    signals = _boost_signals(candidate, cfg, window, now, decay)
-    boost = (1 + cfg.recency_weight * signals["recency"] + cfg.salience_weight * (2 * signals["salience"] - 1)
-             + cfg.access_weight * signals["access"] + cfg.time_match_weight * signals["time_match"])
-    return signals, boost
-
-
-def _boost_signals(candidate: Candidate, cfg: RecallConfig, window: Window | None,
-                   now: dt.datetime, decay: float | None = None) -> dict[str, float]:
+def _boost_factor(candidate: Candidate, cfg: RecallConfig, window: Window | None, now: dt.datetime,
+                  decay: float) -> tuple[float, tuple[float, float, float, float, float]]:
+    """The item's boost factor, 1 + Σ weight × signal (``decay``: cfg.decay_per_day), and its signals (recency, age
+    in days, salience, access, time match; rounded as the hit shows them, the factor made of the rounded ones)."""
     age_days = max(0.0, (now - candidate.at).total_seconds() / 86400) if candidate.at else 365.0
     salience = candidate.salience if candidate.salience is not None else NEUTRAL_SALIENCE
     access = min(1.0, math.log1p(candidate.access) / math.log1p(max(1, cfg.access_saturation)))
     in_window = bool(window and candidate.at and candidate.kind != "fact" and window[0] <= candidate.at < window[1])
-    return {
-        "recency": round(math.exp(-(cfg.decay_per_day if decay is None else decay) * age_days), 4),
-        "age_days": round(age_days, 2),
-        "salience": round(min(1.0, max(0.0, salience)), 4),
-        "access": round(access, 4),
-        "time_match": 1.0 if in_window else 0.0,
-    }
+    parts = (round(math.exp(-decay * age_days), 4), age_days, round(min(1.0, max(0.0, salience)), 4),
+             round(access, 4), 1.0 if in_window else 0.0)
+    boost = (1 + cfg.recency_weight * parts[0] + cfg.salience_weight * (2 * parts[2] - 1)
+             + cfg.access_weight * parts[3] + cfg.time_match_weight * parts[4])
+    return boost, parts
 
 
-def _select(session: Session, user_id: str, scored: list[tuple[float, dict[str, float], Candidate]], k: int,
+def _boost_signal_words(parts: tuple[float, float, float, float, float]) -> dict[str, float]:
+    recency, age_days, salience, access, time_match = parts
+    return {"recency": recency, "age_days": round(age_days, 2), "salience": salience, "access": access,
+            "time_match": time_match}
+
+
+def _select(session: Session, user_id: str, scored: Scored, k: int,
             cfg: RecallConfig, excluded: set[int]) -> list[RecallHit]:
     """Top ``k`` hits; a turn already returned in another hit does not take a slot (or a turn) again."""
-    picker = spans.SpanPicker(session, user_id, cfg, excluded, scored, limit=k * 3)
+    picker = spans.SpanPicker(session, user_id, cfg, excluded, scored.candidates(), limit=k * 3)
     hits: list[RecallHit] = []
     for score, signals, candidate in scored:
         if candidate.kind == "exchange":

@@ -253,7 +253,7 @@ def lexical_lines_sql(terms: LineTerms, config: RecallConfig, params: dict[str, 
 def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_arms: list[str], reach: int,
                 qvec: np.ndarray | None, terms: LineTerms, config: RecallConfig,
                 speaker: tuple[str, np.ndarray] | None = None,
-                arm_params: dict[str, Any] | None = None) -> dict[int, dict[str, Any]]:
+                arm_params: dict[str, Any] | None = None) -> LineRows:
     """The seed lines (the lines that ``seed_arms``' statements find, and every line of the exchanges that
     ``exchange_arms``' statements find: seeds too) and ``reach`` lines either side of each in its thread,
     with their signals; ``seed`` tells a seed row. The arms run inside this statement (each took a round
@@ -267,7 +267,7 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
     follow a gap): callers use links only within ``reach`` − 1 of a seed.
     """
     if not seed_arms and not exchange_arms:
-        return {}
+        return LineRows(("id", "line_thread", "first", "user_text", "reply", "exchange_id"), [])
     params: dict[str, Any] = {**(arm_params or {}), "user": user_id, "reach": reach}
     sim = "1 - (e.embedding <=> :qvec)" if qvec is not None else "NULL"
     speaker_sim = "NULL"
@@ -307,19 +307,48 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
     if qvec is not None:
         params["qvec"] = qvec
     result = session.execute(statement(sql, qvec is not None, speaker is not None), params)
-    keys = list(result.keys())
-    # Plain dicts from the driver's tuples, all fetched at once: row-by-row mappings cost more, and SQLAlchemy's
-    # Row objects in between ~0.5 ms of a recall's ~700 rows.
-    rows = [dict(zip(keys, row, strict=True)) for row in result.cursor.fetchall()]
+    keys = tuple(result.keys())
+    # The driver's tuples, all fetched at once, kept as they are: gather reads columns of all of them as arrays
+    # and makes a dict of the few hundred candidate rows only (a dict per row of ~700–1,000 cost ~1.5 ms).
+    rows = result.cursor.fetchall()
     result.close()
-    texts = {row["exchange_id"]: (row["user_text"], row["reply"]) for row in rows if row["first"]}
-    previous: dict[str, Any] | None = None
-    for row in rows:
-        row["user_text"], row["reply"] = texts[row["exchange_id"]]
-        same_thread = previous is not None and previous["line_thread"] == row["line_thread"]
-        row["p_id"] = int(previous["id"]) if same_thread and previous is not None else None
-        previous = row
-    return {int(row["id"]): row for row in rows}
+    return LineRows(keys, rows)
+
+
+class LineRows:
+    """``window_rows``' rows: the driver's tuples in thread order, with their column names.
+
+    ``previous[i]``: the index of the row before row ``i`` in its thread (−1 at a thread's first fetched row)."""
+
+    def __init__(self, keys: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+        self.keys, self.rows = keys, rows
+        self.index = {key: position for position, key in enumerate(keys)}
+        threads = self.column("line_thread")
+        same = [False] + [a == b for a, b in zip(threads, threads[1:], strict=False)]
+        self.previous = np.where(np.array(same, dtype=bool), np.arange(len(rows)) - 1, -1)
+        first, user_text, reply, exchange = (self.index[k] for k in ("first", "user_text", "reply", "exchange_id"))
+        # An exchange's texts come on its first fetched line only (sent once); every row of it shares them.
+        self.texts = {row[exchange]: (row[user_text], row[reply]) for row in rows if row[first]}
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def column(self, key: str) -> list[Any]:
+        position = self.index[key]
+        return [row[position] for row in self.rows]
+
+    def floats(self, key: str) -> np.ndarray:
+        """A numeric column as float64, NULL as NaN."""
+        position = self.index[key]
+        return np.array([np.nan if row[position] is None else row[position] for row in self.rows], dtype=np.float64)
+
+    def row(self, i: int) -> dict[str, Any]:
+        """Row ``i`` as a dict, with its exchange's texts and ``p_id`` (the line before it in its thread)."""
+        data = dict(zip(self.keys, self.rows[i], strict=True))
+        data["user_text"], data["reply"] = self.texts[data["exchange_id"]]
+        before = int(self.previous[i])
+        data["p_id"] = int(self.rows[before][self.index["id"]]) if before >= 0 else None
+        return data
 
 
 def _ids(arms: list[str]) -> str:
