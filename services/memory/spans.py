@@ -57,11 +57,16 @@ def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndar
     # them (an answer next to a match); each needs its own context_window around it, hence the reach.
     rows = turns.window_rows(session, user_id, seed_arms, exchange_arms, max(cfg.context_window + 1, 2), qvec, terms,
                              cfg, (speaker.name, speaker.vector) if speaker is not None else None, params)
+    return line_candidates(rows, excluded, terms.max_score, cfg)
+
+
+def line_candidates(rows: turns.LineRows, excluded: set[int], scale: float, cfg: RecallConfig) -> list[Candidate]:
+    """The candidate lines of ``window_rows``' rows with their signals (``scale``: the BM25 of a line holding every
+    query term), each carrying the line it replies to (``p_`` columns), in line id order."""
     if not len(rows):
         return []
     positions = _candidate_positions(rows, excluded)
-    sims, lexes = context_signals(rows.floats("sim"), rows.floats("lex"), rows.previous, positions, terms.max_score,
-                                  cfg)
+    sims, lexes = context_signals(rows.floats("sim"), rows.floats("lex"), rows.previous, positions, scale, cfg)
     candidates = []
     for position, sim, lex in zip(positions.tolist(), sims.tolist(), lexes.tolist(), strict=True):
         row = rows.row(position)
