@@ -23,7 +23,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
-from services.memory import search, spans, speakers, turns, turnshape
+from services.memory import search, sidearms, spans, speakers, turns, turnshape
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.scored import Scored
 from services.memory.search import Candidate
@@ -82,14 +82,17 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     # The model runs on another thread while the statements that need no vector run here (ONNX and the
     # wait on PostgreSQL both release the GIL): the query embedding costs no wall time up to their length.
     ahead = _embed_ahead(embedder, user_id, query, query_embedding, words)
-    kinds, name = _open(session, user_id, kinds, cfg, words)
-    terms, lexical, qvec, speaker = _terms_and_vectors(session, user_id, query, cfg, kinds, ahead, embedder,
-                                                       query_embedding, name)
-    excluded = set(exclude_exchange_ids)
+    kinds, name, written = _open(session, user_id, kinds, cfg, words)
     window = time_window(query, now)
+    engine = sidearms.side_engine(session, written) if "exchange" in kinds else None
+    side = sidearms.ExchangeArms(engine, _pool(), user_id, window, cfg) if engine is not None else None
+    terms, lexical, qvec, speaker = _terms_and_vectors(session, user_id, query, cfg, kinds, ahead, embedder,
+                                                       query_embedding, name, side)
+    excluded = set(exclude_exchange_ids)
     candidates = []
     if "exchange" in kinds:
-        candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker, lexical)
+        candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker, lexical,
+                                   side.ids() if side is not None else None)
     candidates += [c for kind in kinds if kind != "exchange"
                    for c in _gather(session, kind, user_id, qvec, terms.terms, window, cfg)]
     # A question about the person at large leans more on that person's own turns (turnshape.asks_broadly).
@@ -114,19 +117,21 @@ def _for_question(cfg: RecallConfig, query: str) -> RecallConfig:
 
 
 def _open(session: Session, user_id: str, kinds: tuple[str, ...], cfg: RecallConfig,
-          words: list[str]) -> tuple[tuple[str, ...], str | None]:
+          words: list[str]) -> tuple[tuple[str, ...], str | None, bool]:
     """The search settings (``search.prepare_vector_search``; the full-text arms need its plan setting too),
-    and in the same statement the kinds besides exchanges that this user holds any row of and the speaker
-    the query's ``words`` name: one round trip where there were up to four, asked afresh by every recall."""
+    and in the same statement the kinds besides exchanges that this user holds any row of, the speaker the
+    query's ``words`` name and whether this transaction has written anything (then every arm stays on its
+    connection, ``sidearms``): one round trip where there were up to four, asked afresh by every recall."""
     others = [kind for kind in kinds if kind != "exchange"]
-    columns = [search.holds_sql(kind) for kind in others] + [speakers.SPEAKER_WORDS_SQL if words else "NULL"]
+    columns = [search.holds_sql(kind) for kind in others] + ["txid_current_if_assigned() IS NOT NULL"]
+    columns.append(speakers.SPEAKER_WORDS_SQL if words else "NULL")
     row = session.execute(search.statement(f"SELECT {search.SEARCH_SETTINGS_SQL}, {', '.join(columns)}"),
                           {**search.search_settings(cfg), "user": user_id, "words": words}).one()
     held = dict(zip(others, row[3:3 + len(others)], strict=True))
     named = row[-1] or []
     if words:
         speakers.GUESSES.learn(user_id, words, named)
-    return tuple(kind for kind in kinds if kind == "exchange" or held[kind]), speakers.the_one(named)
+    return tuple(kind for kind in kinds if kind == "exchange" or held[kind]), speakers.the_one(named), row[-2]
 
 
 # (the embedding under way, the speaker name it was started for)
@@ -142,36 +147,51 @@ def _embed_ahead(embedder: Embedder | None, user_id: str, query: str, query_embe
     guess = speakers.GUESSES.guess(user_id, words) if words else None
     if query_embedding is not None and guess is None:
         return None  # nothing to embed unless the query names someone, which _open will tell
+    return _pool().submit(speakers.query_vectors, embedder, query, query_embedding, guess), guess
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The threads a recall's query embedding and its exchange arms (``sidearms``) run on."""
     pool = _EMBEDDING_POOL.get(os.getpid())
     if pool is None:  # a forked child inherits the pool object but not its threads
         _EMBEDDING_POOL.clear()
-        pool = _EMBEDDING_POOL[os.getpid()] = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-embedding")
-    return pool.submit(speakers.query_vectors, embedder, query, query_embedding, guess), guess
+        pool = _EMBEDDING_POOL[os.getpid()] = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-side")
+    return pool
 
 
 def _terms_and_vectors(session: Session, user_id: str, query: str, cfg: RecallConfig, kinds: tuple[str, ...],
                        ahead: Ahead | None, embedder: Embedder | None, query_embedding: np.ndarray | None,
-                       name: str | None) -> tuple[turns.LineTerms, list[int] | None, np.ndarray | None,
-                                                  speakers.NamedSpeaker | None]:
+                       name: str | None, side: sidearms.ExchangeArms | None = None,
+                       ) -> tuple[turns.LineTerms, list[int] | None, np.ndarray | None, speakers.NamedSpeaker | None]:
     """The query's terms (one set, weighted by this user's turns, serves every kind), the BM25 arm's lines
-    when they were fetched on their own, the search vector and the named speaker."""
+    when they were fetched on their own, the search vector and the named speaker. ``side``: the exchange arms,
+    started on a second connection as soon as the vector is there."""
+    lexical = None
     if embedder is not None and cfg.expands:
         # The person's own words nearest the question (without a name it names) join its terms. While the model
         # still embeds, the asked words are counted meanwhile and only the expansion's kNN and counts wait for
         # it (one statement more, off the wall time); otherwise all in one statement.
         asked = turns.asked_terms(session, user_id, query, cfg) if ahead is not None and not ahead[0].done() else None
         qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)
+        if side is not None:
+            side.start(qvec)
         expand_by = speaker.vector if speaker is not None else qvec
         if asked is not None:
-            return turns.expanded_terms(session, user_id, asked, cfg, expand_by), None, qvec, speaker
-        return turns.line_terms(session, user_id, query, cfg, expand_by), None, qvec, speaker
-    terms = turns.line_terms(session, user_id, query, cfg)
-    # While the model still runs, the BM25 arm (it needs no vector) runs on its own: one statement more, off
-    # the wall time. Without an embedding under way it stays inside window_rows' statement (one round trip).
-    lexical = None
-    if ahead is not None and not ahead[0].done() and "exchange" in kinds:
+            terms = turns.expanded_terms(session, user_id, asked, cfg, expand_by)
+        else:
+            terms = turns.line_terms(session, user_id, query, cfg, expand_by)
+    else:
+        terms = turns.line_terms(session, user_id, query, cfg)
+        # While the model still runs, the BM25 arm (it needs no vector) runs on its own: one statement more, off
+        # the wall time. Without an embedding under way it stays inside window_rows' statement (one round trip).
+        if ahead is not None and not ahead[0].done() and "exchange" in kinds:
+            lexical = turns.lexical_lines(session, user_id, terms, cfg.line_candidates, cfg)
+        qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)
+        if side is not None:
+            side.start(qvec)
+    if lexical is None and side is not None and side.running() and "exchange" in kinds:
+        # Likewise while the exchange arms still run on the second connection.
         lexical = turns.lexical_lines(session, user_id, terms, cfg.line_candidates, cfg)
-    qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)
     return terms, lexical, qvec, speaker
 
 

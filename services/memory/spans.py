@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from services.memory import search, speakers, turns
+from services.memory import search, sidearms, speakers, turns
 from services.memory.config import RecallConfig
 from services.memory.search import Candidate
 from services.memory.timewords import Window
@@ -30,11 +30,11 @@ from services.memory.timewords import Window
 
 def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndarray | None, window: Window | None,
            cfg: RecallConfig, excluded: set[int], speaker: speakers.NamedSpeaker | None = None,
-           lexical: list[int] | None = None) -> list[Candidate]:
+           lexical: list[int] | None = None, exchange_ids: list[int] | None = None) -> list[Candidate]:
     """Line candidates of the lexical, vector, speaker and time-window arms and the lines around them, scored.
 
     ``lexical``: the BM25 arm's lines (``turns.lexical_lines``) when the caller found them already; else the arm
-    runs inside window_rows' statement."""
+    runs inside window_rows' statement. ``exchange_ids``: the exchange arms' ids likewise (``sidearms``)."""
     # Every arm runs inside window_rows' statement: one round trip where there were two to four.
     params: dict[str, Any] = {"line_limit": cfg.line_candidates, "limit": cfg.candidates}
     if lexical is not None:
@@ -48,11 +48,11 @@ def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndar
             params["spk_limit"] = cfg.speaker_candidates
     else:
         speaker = None
-    exchange_arms = []
-    if qvec is not None:
-        exchange_arms.append(search.vector_sql("exchange"))
-    if window is not None:
-        exchange_arms.append(search.window_sql("exchange", window, qvec, terms.terms, params))
+    if exchange_ids is not None:  # found on a second connection meanwhile (services/memory/sidearms.py)
+        exchange_arms = [sidearms.IDS_SQL] if exchange_ids else []
+        params["exchange_ids"] = exchange_ids
+    else:
+        exchange_arms = sidearms.arms_sql(qvec, window, cfg, params, terms.terms)
     # Candidates are the seeds (with every line of those exchanges) and the turns right before and after
     # them (an answer next to a match); each needs its own context_window around it, hence the reach.
     rows = turns.window_rows(session, user_id, seed_arms, exchange_arms, max(cfg.context_window + 1, 2), qvec, terms,
