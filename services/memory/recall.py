@@ -241,8 +241,8 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
             item = items[key] = _boost_factor(candidate, cfg, window, now, decay)
         factors.append(item[0])
         parts.append(item[1])
-    speaker_sims = [c.row.get("speaker_sim") if has_vector else None for c in candidates]
-    texts = [c.row.get("text") if c.kind == "exchange" else None for c in candidates]
+    speaker_sims = [c.speaker_similarity() if has_vector else None for c in candidates]
+    texts = [c.turn_text() for c in candidates]
     named = np.array([s is not None for s in speaker_sims], dtype=bool)
     if named.any():
         sims = np.array([float(s) if s is not None else 0.0 for s in speaker_sims])
@@ -262,7 +262,7 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
     kept = np.flatnonzero(rel > 0)
     kinds = sorted({c.kind for c in candidates})
     kind_rank = np.array([kinds.index(candidates[i].kind) for i in kept])
-    line_ids = np.array([candidates[i].row.get("id", 0) for i in kept], dtype=np.int64)
+    line_ids = np.array([candidates[i].line_id() for i in kept], dtype=np.int64)
     entity_ids = np.array([candidates[i].id for i in kept], dtype=np.int64)
     order = kept[np.lexsort((line_ids, entity_ids, kind_rank, -score[kept]))].tolist()
 
