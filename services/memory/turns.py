@@ -262,9 +262,10 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
     Each row carries its own BM25 (``lex``), the similarity of its exchange to the query (``sim``) and
     that exchange's salience, access count and time; with ``speaker`` (a lower-case name and a vector,
     ``:spk_name`` and ``:spk_vec`` to the arms too), a line of that speaker carries its own similarity to
-    that vector (``speaker_sim``, else NULL). ``p_id`` is the line before it in the thread. The ranges are
-    contiguous, so that is the previous fetched row of the thread, except at a range's first row (which may
-    follow a gap): callers use links only within ``reach`` − 1 of a seed.
+    that vector (``speaker_sim``, else NULL). The rows come in thread order (``LineRows``); a row's
+    ``previous`` (``p_id`` in its dict) is the line before it in the thread. The ranges are contiguous, so
+    that is the previous fetched row of the thread, except at a range's first row (which may follow a gap):
+    callers use links only within ``reach`` − 1 of a seed.
     """
     if not seed_arms and not exchange_arms:
         return LineRows(("id", "line_thread", "first", "user_text", "reply", "exchange_id"), [])
