@@ -136,7 +136,7 @@ def _open(session: Session, user_id: str, kinds: tuple[str, ...], cfg: RecallCon
 
 # (the embedding under way, the speaker name it was started for)
 Ahead = tuple[Future[tuple[np.ndarray, speakers.NamedSpeaker | None]], str | None]
-_EMBEDDING_POOL: dict[int, ThreadPoolExecutor] = {}  # by process id: created on first use, and again in a fork
+_THREADS: dict[int, ThreadPoolExecutor] = {}  # by process id: created on first use, and again in a fork
 
 
 def _embed_ahead(embedder: Embedder | None, user_id: str, query: str, query_embedding: np.ndarray | None,
@@ -152,10 +152,10 @@ def _embed_ahead(embedder: Embedder | None, user_id: str, query: str, query_embe
 
 def _pool() -> ThreadPoolExecutor:
     """The threads a recall's query embedding and its exchange arms (``sidearms``) run on."""
-    pool = _EMBEDDING_POOL.get(os.getpid())
+    pool = _THREADS.get(os.getpid())
     if pool is None:  # a forked child inherits the pool object but not its threads
-        _EMBEDDING_POOL.clear()
-        pool = _EMBEDDING_POOL[os.getpid()] = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-side")
+        _THREADS.clear()
+        pool = _THREADS[os.getpid()] = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-side")
     return pool
 
 
