@@ -47,7 +47,7 @@ def test_recall_embedding_its_own_query_returns_the_hits_it_returns_given_the_ve
                                                                                       expansion_words, monkeypatch):
     # The exchange arms stay inline here (on a second connection the BM25 arm also runs apart while they run:
     # test_recall_sidearms), so which statement ran while the model ran tells the overlap apart.
-    monkeypatch.setattr(sidearms, "side_engine", lambda session, written: None)
+    monkeypatch.setattr(sidearms, "side_engine", lambda session, own_only: None)
     sessions = make_sessionmaker(db_engine)
     _import(sessions, f"overlap-a{expansion_words}")
     user, config = f"overlap-a{expansion_words}", RecallConfig(expansion_words=expansion_words)

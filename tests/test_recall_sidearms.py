@@ -1,7 +1,8 @@
 """Recall runs its exchange arms (the vector kNN, a time window's nearest) on a second pooled connection once the
 query vector is there, beside the terms' and the BM25 arm's statements (services/memory/sidearms.py): the hits are
 those of the arms run inside the turns' statement; a transaction that has written keeps every arm on its own
-connection (another would not see what it wrote); a failing second connection falls back to the arms inline."""
+connection (another would not see what it wrote), as does one reading from a snapshot, or one whose pool has no
+connection to spare; a failing second connection falls back to the arms inline."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import threading
 import pytest
 from sqlalchemy import event, text
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import QueuePool, StaticPool
 
 from services.db import make_sessionmaker
 from services.memory import sidearms
@@ -43,7 +45,7 @@ def test_the_exchange_arms_on_a_second_connection_find_what_they_find_inline(db_
     _import(make_sessionmaker(db_engine), "side")
     inline = {}
     with monkeypatch.context() as patch:
-        patch.setattr(sidearms, "side_engine", lambda session, written: None)
+        patch.setattr(sidearms, "side_engine", lambda session, own_only: None)
         with Session(db_engine) as session:
             inline = {query: _hits(session, query, embedded) for query in QUERIES}
     sent = _watch(db_engine)
@@ -87,3 +89,32 @@ def test_a_failing_second_connection_falls_back_to_the_arms_inline(db_engine, mo
     with Session(db_engine) as session:
         assert _hits(session, QUESTION, False) == expected
     assert "running them inline" in caplog.text
+
+
+def test_a_snapshot_transaction_keeps_its_arms_on_its_own_connection(db_engine):
+    _import(make_sessionmaker(db_engine), "side")
+    with Session(db_engine) as session:
+        expected = _hits(session, QUESTION, False)
+    sent = _watch(db_engine)
+    with Session(db_engine) as session:
+        # REPEATABLE READ reads one snapshot: another connection would see what was committed since.
+        session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+        assert _hits(session, QUESTION, False) == expected
+    assert sent and not any(aside for _, aside in sent)
+
+
+class _Dbapi:
+    def rollback(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def test_no_second_connection_when_the_pool_would_make_recall_wait():
+    pool = QueuePool(_Dbapi, pool_size=1, max_overflow=0)
+    assert sidearms._spare(pool)
+    held = pool.connect()  # recall's own connection: the only one
+    assert not sidearms._spare(pool)  # a checkout would wait for the pool's timeout
+    held.close()
+    assert sidearms._spare(pool)
+    assert sidearms._spare(QueuePool(_Dbapi, pool_size=1, max_overflow=-1))  # no limit
+    assert not sidearms._spare(StaticPool(_Dbapi))  # one connection shared by every checkout

@@ -82,9 +82,9 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     # The model runs on another thread while the statements that need no vector run here (ONNX and the
     # wait on PostgreSQL both release the GIL): the query embedding costs no wall time up to their length.
     ahead = _embed_ahead(embedder, user_id, query, query_embedding, words)
-    kinds, name, written = _open(session, user_id, kinds, cfg, words)
+    kinds, name, own_only = _open(session, user_id, kinds, cfg, words)
     window = time_window(query, now)
-    engine = sidearms.side_engine(session, written) if "exchange" in kinds else None
+    engine = sidearms.side_engine(session, own_only) if "exchange" in kinds else None
     side = sidearms.ExchangeArms(engine, _pool(), user_id, window, cfg) if engine is not None else None
     terms, lexical, qvec, speaker = _terms_and_vectors(session, user_id, query, cfg, kinds, ahead, embedder,
                                                        query_embedding, name, side)
@@ -120,10 +120,10 @@ def _open(session: Session, user_id: str, kinds: tuple[str, ...], cfg: RecallCon
           words: list[str]) -> tuple[tuple[str, ...], str | None, bool]:
     """The search settings (``search.prepare_vector_search``; the full-text arms need its plan setting too),
     and in the same statement the kinds besides exchanges that this user holds any row of, the speaker the
-    query's ``words`` name and whether this transaction has written anything (then every arm stays on its
-    connection, ``sidearms``): one round trip where there were up to four, asked afresh by every recall."""
+    query's ``words`` name and whether every arm must stay on this connection (``sidearms``): one round trip
+    where there were up to four, asked afresh by every recall."""
     others = [kind for kind in kinds if kind != "exchange"]
-    columns = [search.holds_sql(kind) for kind in others] + ["txid_current_if_assigned() IS NOT NULL"]
+    columns = [search.holds_sql(kind) for kind in others] + [sidearms.OWN_CONNECTION_SQL]
     columns.append(speakers.SPEAKER_WORDS_SQL if words else "NULL")
     row = session.execute(search.statement(f"SELECT {search.SEARCH_SETTINGS_SQL}, {', '.join(columns)}"),
                           {**search.search_settings(cfg), "user": user_id, "words": words}).one()

@@ -6,9 +6,10 @@ ids as an array instead of running them itself. The same statements with the sam
 ids: only the wall time differs (the HNSW scan, ~2–10 ms at 100k exchanges, and a month's exact distances,
 ~4 ms, overlap the terms' statements).
 
-Only for a transaction that has written nothing yet (``txid_current_if_assigned()`` is NULL): another connection
-sees what is committed, which is then all that recall's own connection sees too (READ COMMITTED). Any failure on
-the side connection (the pool exhausted, the server gone) falls back to the arms inside window_rows.
+Only for a READ COMMITTED transaction that has written nothing yet (``OWN_CONNECTION_SQL``): another connection
+sees what is committed, which is then all that recall's own connection sees too; and only when the pool has a
+connection to spare without waiting (a second connection must never hold a recall up). Any failure on the side
+connection (the server gone, a broken connection) falls back to the arms inside window_rows.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import NullPool, Pool, QueuePool
 
 from services.memory import search
 from services.memory.config import RecallConfig
@@ -76,8 +78,26 @@ def arms_sql(qvec: np.ndarray | None, window: Window | None, cfg: RecallConfig, 
     return arms
 
 
-def side_engine(session: Session, written: bool) -> Engine | None:
-    """The engine to open a second connection from: None when the transaction has written (another connection
-    would not see it) or the session is bound to one connection."""
+# True when the arms must stay on recall's own connection: its transaction has written (another connection would
+# not see that) or reads from one snapshot (another connection would see later commits).
+OWN_CONNECTION_SQL = ("(txid_current_if_assigned() IS NOT NULL "
+                      "OR current_setting('transaction_isolation') <> 'read committed')")
+
+
+def side_engine(session: Session, own_only: bool) -> Engine | None:
+    """The engine to open a second connection from: None when the arms must stay on the session's connection
+    (``own_only``, from OWN_CONNECTION_SQL), the session is bound to one connection, or its pool has no connection
+    to spare right now (a checkout would wait, up to the pool's timeout)."""
     bind = session.get_bind()
-    return bind if isinstance(bind, Engine) and not written else None
+    if own_only or not isinstance(bind, Engine):
+        return None
+    return bind if _spare(bind.pool) else None
+
+
+def _spare(pool: Pool) -> bool:
+    if isinstance(pool, NullPool):
+        return True  # a new connection each time
+    if not isinstance(pool, QueuePool):
+        return False  # e.g. a StaticPool: one connection shared by every checkout
+    limit = pool.size() + pool._max_overflow  # noqa: SLF001 — QueuePool exposes no public limit; -1 overflow: none
+    return pool._max_overflow < 0 or pool.checkedout() < limit  # noqa: SLF001
