@@ -86,7 +86,12 @@ speed moved 1.5× between runs of the same tree, so wall figures are indicative 
   rlat4, pair 2              53.4 / 91.0              43.2 / 72.2                22.0 / 20.4 + 3.8 side
   base, pair 3               42.6 / 65.8              32.9 / 54.9                21.5 / 22.2
   rlat4, pair 3              42.1 / 69.2              33.4 / 54.5                20.2 / 18.6 + 3.7 side
-  (CPU per recall with the embedding, which is ~7 ms of "this process".) Every hit (kind, id, score, signals,
+  (CPU per recall with the embedding, which is ~7 ms of "this process".) Paired (a base and an rlat4 process
+  on one PostgreSQL taking turns query by query, so load drift cancels; CPU: that process, all backends):
+  with the embedding, 400 pairs at load 5–7: median −5.2 ms (p50 69.7 → 64.2, p95 123.3 → 103.9), and at load
+  6–7 −8.4 ms (84.6 → 74.7, 150.3 → 127.3), CPU 24.0–26.5 → 21.6–23.5 ms here, 25–27 ms in PostgreSQL either
+  way; given the vector, 200 pairs at load 7–9: −10.8 / −12.4 ms (p50 67.5 → 55.4, p95 119.6 → 94.2), CPU 18.5–
+  18.8 → 15.2–15.9 ms here. Every hit (kind, id, score, signals,
   ids, turns, text, meta) of the 200 queries at 100k identical, given the vector and not (a fixed clock);
   LoCoMo (nice 10) identical figure for figure: 0.756 / 0.840 / 0.895, every category and conversation.
 Not reached here: p95 ≤ 50 ms could not be shown on this loaded box. Left, largest first: the turns around the
