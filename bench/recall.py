@@ -86,6 +86,11 @@ speed moved 1.5× between runs of the same tree, so wall figures are indicative 
   rlat4, pair 2              53.4 / 91.0              43.2 / 72.2                22.0 / 20.4 + 3.8 side
   base, pair 3               42.6 / 65.8              32.9 / 54.9                21.5 / 22.2
   rlat4, pair 3              42.1 / 69.2              33.4 / 54.5                20.2 / 18.6 + 3.7 side
+  base, final (load 3–4)     50.3 / 75.1, 54.9 / 86.1 42.5 / 61.0, 41.7 / 66.2   25.4 / 26.0, 23.6 / 24.3
+  rlat4, final (load 3–4)    44.6 / 61.0, 48.5 / 68.3 37.5 / 53.2, 40.8 / 58.9   23.2 / 21.9, 24.1 / 23.0 + 4.1 side
+  (final profile given the vector, p50: window_rows 12.4–13.4 ms wall / 11.4–11.6 backend CPU against 18.2–19.1 /
+  16.3–17.5; the side 6.9–8.8 / 4.1–4.2; "python (rest)" 11.0–12.0 against 14.6, which now includes waiting
+  for the side's ids.)
   (CPU per recall with the embedding, which is ~7 ms of "this process".) Paired (a base and an rlat4 process
   on one PostgreSQL taking turns query by query, so load drift cancels; CPU: that process, all backends):
   with the embedding, 400 pairs at load 5–7: median −5.2 ms (p50 69.7 → 64.2, p95 123.3 → 103.9), and at load
