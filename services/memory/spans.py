@@ -78,13 +78,12 @@ class LineCandidate(Candidate):
     and the lines they reply to cost ~1.5 ms a recall)."""
 
     def __init__(self, rows: turns.LineRows, position: int, sim: float | None, lex: float) -> None:
-        raw, index = rows.rows[position], rows.index
         self._rows, self._position, self._row = rows, position, None
-        salience = raw[index["salience"]]
-        self.kind, self.id, self.at = "exchange", int(raw[index["exchange_id"]]), raw[index["at"]]
-        self.sim, self.lex = sim, lex
+        salience = rows.exchange(position, "salience")
+        self.kind, self.id = "exchange", int(rows.rows[position][rows.index["exchange_id"]])
+        self.at, self.sim, self.lex = rows.exchange(position, "at"), sim, lex
         self.salience = None if salience is None else float(salience)
-        self.access = int(raw[index["access"]] or 0)
+        self.access = int(rows.exchange(position, "access") or 0)
 
     @property  # type: ignore[override]
     def row(self) -> dict[str, Any]:
