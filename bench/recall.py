@@ -116,28 +116,12 @@ workers; here ``fill_all`` to completion, a claim-embed-store loop per core, as 
 computes the same vectors afterwards. The import line prints the two rates apart. ``--embed-now``
 imports as ``engram import --embed-now`` (inline, as before).
 
-Measured (issue 9 import round, branch imp) on a copy of the 100k database above (migrated to
-0011), 3,000 more generated exchanges per run under a new user, old code (the inline-embedding
-import at the start of the round) and new back to back, load average 9–14 on the 2 shared cores
-(other engineers' benches running; all wall-clock numbers inflated by it; "?": not recorded):
-
-  run (in the order run)        stored                 vectors (backfill)            client CPU / exchange
-  old 1 (inline, 2 threads)     18/s (170 s)           inline                        23 ms
-  new 1 (backfill, one loop)    349/s (8.6 s)          14/s (218 s)                  0.6 ms + ?
-  new 2 (backfill, one loop)    454/s (6.6 s)          15/s (198 s)                  0.7 ms + ?
-  old 2                         19/s (155 s)           inline                        25 ms
-  new 3 (a loop per core)       376/s (8.0 s)          14/s (218 s)                  0.8 ms + 24 ms
-  old 3 (my tests ran beside)   12/s (256 s)           inline                        25 ms
-
-The store rate meets issue 9's ≥ 300 exchanges/s with --no-enrich at 100k even at load 9–11:
-the client spends under 1 ms of CPU per exchange, the rest is PostgreSQL (turn rows with their
-GIN full-text entries, exchange rows; no HNSW insert until the vector arrives). The vectors still
-cost what they did (the same ~24 ms of client CPU per exchange in the model as the inline
-import, plus PostgreSQL's HNSW insert and a new row version per exchange and named turn on
-update), and under this load the backfill ran at 14–15/s against the inline import's 12–19/s,
-so the time until recall has every vector signal is about unchanged;
-what changed is that it no longer holds the command up, and that recall works meanwhile (a row
-without a vector has no vector signal: BM25 and the other signals rank it).
+Measured (issue 9 import round, branch imp; 3,000 more exchanges per run into a copy of the 100k database,
+old inline-embedding import and new back to back, load 9–14): stored 12–19/s old against 349–454/s new
+(client CPU 23–25 ms against 0.6–0.8 ms per exchange), then the backfill's vectors at 14–15/s (~24 ms of model
+CPU per exchange, as inline): issue 9's ≥ 300 exchanges/s with --no-enrich is met even at load 9–11; the time
+until recall has every vector signal is about unchanged, but the import no longer waits for it and recall
+works meanwhile (a row without a vector has no vector signal: BM25 and the other signals rank it).
 """
 
 from __future__ import annotations
