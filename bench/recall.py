@@ -72,8 +72,9 @@ What changed (services/memory/spans.py, recall.py, turns.py, sidearms.py, scored
   * the exchange arms on a second pooled connection (``services/memory/sidearms.py``): the vector kNN and the
     time window's nearest need only the vector, so once it is there they run beside the terms' statements
     (and the BM25 arm, then sent on its own while they run); window_rows gets their ids as an array. Only in
-    a transaction that has written nothing (``txid_current_if_assigned()``, asked in _open's statement): another
-    connection sees only what is committed. Any failure there runs them inline. window_rows' backend CPU
+    a READ COMMITTED transaction that has written nothing (asked in _open's statement: another connection sees
+    only what is committed) and when the pool has a connection to spare. Any failure there runs them inline,
+    tests/test_recall_sidearms.py. window_rows' backend CPU
     17–19 → 9–12 ms (the arms' ~4 ms now on the other backend); statements on recall's own connection 3.1 →
     3.9 (the BM25 arm apart), plus two on the other (its search settings, the arms). The overlap needs a free
     core: at load 2–4 it shows little; the lead's idle run is the figure that counts.
@@ -88,24 +89,27 @@ speed moved 1.5× between runs of the same tree, so wall figures are indicative 
   rlat4, pair 2              53.4 / 91.0              43.2 / 72.2                22.0 / 20.4 + 3.8 side
   base, pair 3               42.6 / 65.8              32.9 / 54.9                21.5 / 22.2
   rlat4, pair 3              42.1 / 69.2              33.4 / 54.5                20.2 / 18.6 + 3.7 side
-  base, final (load 3–4)     50.3 / 75.1, 54.9 / 86.1 42.5 / 61.0, 41.7 / 66.2   25.4 / 26.0, 23.6 / 24.3
-  rlat4, final (load 3–4)    44.6 / 61.0, 48.5 / 68.3 37.5 / 53.2, 40.8 / 58.9   23.2 / 21.9, 24.1 / 23.0 + 4.1 side
-  (final profile given the vector, p50: window_rows 12.4–13.4 ms wall / 11.4–11.6 backend CPU against 18.2–19.1 /
-  16.3–17.5; the side 6.9–8.8 / 4.1–4.2; "python (rest)" 11.0–12.0 against 14.6, which now includes waiting
-  for the side's ids.)
+  base, final (load 2–3)     44.7 / 68.6, 48.0 / 72.1 36.3 / 56.0, 39.0 / 62.9   23.1 / 24.3, 24.0 / 24.4
+  rlat4, final (load 2–3)    35.9 / 55.3, 42.6 / 72.8 29.4 / 43.1, 35.5 / 60.9   18.3 / 17.5, 21.1 / 19.6 + 3.4–3.9 side
+  (final profile given the vector, p50: window_rows 9.4–11.4 ms wall / 9.3–9.4 backend CPU against 17.0–17.7 /
+  15.9–16.2; the side 4.6–6.3 / 3.4–3.9; "python (rest)" 8.5–11.1 against 12.5–14.0, which now includes
+  waiting for the side's ids.)
   (CPU per recall with the embedding, which is ~7 ms of "this process".) Paired (a base and an rlat4 process
   on one PostgreSQL taking turns query by query, so load drift cancels; CPU: that process, all backends):
   with the embedding, 400 pairs at load 5–7: median −5.2 ms (p50 69.7 → 64.2, p95 123.3 → 103.9), and at load
   6–7 −8.4 ms (84.6 → 74.7, 150.3 → 127.3), CPU 24.0–26.5 → 21.6–23.5 ms here, 25–27 ms in PostgreSQL either
   way; given the vector, 200 pairs at load 7–9: −10.8 / −12.4 ms (p50 67.5 → 55.4, p95 119.6 → 94.2), CPU 18.5–
-  18.8 → 15.2–15.9 ms here. Every hit (kind, id, score, signals,
+  18.8 → 15.2–15.9 ms here. The final tree, paired at load 2–3: with the embedding −5.9 ms (p50 47.6 → 42.0, p95
+  70.5 → 64.7, CPU 23.9 → 21.8 ms here, 25.3 / 25.7 in PostgreSQL); given the vector −4.5 ms (33.9 → 28.4, 50.9 →
+  42.4; CPU 13.0 → 11.0 here, 21.2 in PostgreSQL either way). Every hit (kind, id, score, signals,
   ids, turns, text, meta) of the 200 queries at 100k identical, given the vector and not (a fixed clock);
   LoCoMo (nice 10) identical figure for figure: 0.756 / 0.840 / 0.895, every category and conversation.
 Not reached here: p95 ≤ 50 ms could not be shown on this loaded box. Left, largest first: the turns around the
 seeds (~2 index probes per seed, ~4 ms: a stored position in the thread would make it one range read, a
 migration on the store side), the BM25 arm over the first 1,000 matches of a common word (~6 ms, "march", "may":
 a smaller cap for over-cap words changes the hits at 100k, not on LoCoMo — a quality trade to measure),
-BM25 and similarity of ~1,000 fetched turns, the 2,000-turn sample re-read by the expansion's counts (~1–2 ms),
+BM25 and similarity of ~1,000 fetched turns, the terms' 2,000-turn sample (~4.5 ms of backend CPU a recall,
+read again by the expansion's counts; counting by unnesting the sample instead was slower),
 planning (~1 ms a statement; generic plans not tried: the BM25 arm's generic plan was the 17–25 ms trap).
 
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange). The import no
