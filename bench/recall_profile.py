@@ -106,7 +106,7 @@ def explain(session: Session, captured: list[tuple[str, str, Any]]) -> None:
     """EXPLAIN (ANALYZE, BUFFERS) of each statement of one recall, as it was sent."""
     cursor = session.connection().connection.driver_connection.cursor()
     for label, statement, parameters in captured:
-        if not statement.lstrip().upper().startswith(("SELECT", "WITH")):
+        if not statement.lstrip().upper().startswith(("SELECT", "WITH", "(")):  # "(": a UNION of arms
             continue
         cursor.execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + statement, parameters)
         plan = [row[0] for row in cursor.fetchall()]
