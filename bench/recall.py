@@ -43,56 +43,74 @@ sort in memory). Idle (lead, merged tree of round five, migrated and rewritten):
 with the embedding and ``expansion_words = 0``; with the expansion (the default) 56.1 / 80.6 ms, CPU
 27.7 ms here + 28.7 ms backend. Every hit of LoCoMo's 997 questions and of 202 queries at 100k identical.
 
-Round six (issue 9 latency, branch rlat3; target p95 ≤ 50 ms with the embedding at 100k, idle 2 cores).
-Where the time went (main at 452922b, the expansion on; per recall given the vector, this process's
-thread CPU at load 7–10, the backend's CPU from ``--profile``):
-  * the order: the model embeds (7.5 ms idle) while _open runs; then line_terms waited for the vector
-    (its statement runs the vocabulary's kNN with it) and ran whole after it (7.2 ms idle, 4.8–5.2 ms
-    backend CPU): the overlap round four won was lost with the expansion on, the expansion's main cost.
-  * Python, ~14–17 ms: window_rows 6.4–7.5 (SQLAlchemy and psycopg ~1.2, converting ~700 rows ~2.2–2.6,
-    the rows into dicts ~2), gather's loop over ~280 candidate turns 2.3–2.8, score_candidates 2.5–3.4,
-    each other statement ~1 (SQLAlchemy ~0.5 of it).
-  * the backend, window_rows ~14–15 ms: HNSW over 100k exchanges at ef_search 100 (2–10 ms), the BM25 arm
-    (a common word matches thousands of turns; the first 1,000 read, 3–11 ms), the turns around ~150–220
-    seeds (~2 index probes each), BM25 of ~700–1,000 turns; a month's window arm (~4,200 exact distances).
-    The p95 is time-window questions ("What did we talk about in March 2026?") and common words
-    ("before Saturday"): all of these at once.
-What changed:
-  * line_terms in two steps while the model embeds: ``asked_terms`` (the asked words' counts, the sample's
-    statistics: no vector) runs right after _open, and once the vector is there ``expanded_terms`` runs only
-    the vocabulary kNN and its words' sample counts (re-reading the 2,000-turn sample, ~1 ms). Without an
-    embedding under way (a caller giving the vector: the digest's hot path) it stays one statement, so the
-    hot path sends no more statements than before. Both give the same terms (test_recall_overlap). At 100k,
-    recalls embedding their query took the two steps 196 times in 200; the main thread then still waited
-    for the vector 2.1 ms at p50 (9.9 at p95, load 5–6): the asked terms are off the wall time.
-  * the asked words' sample counts materialised (each was counted twice, for the output and for the
-    exact-count test): the terms' statement 5.2–6.0 → 4.3–5.1 ms backend CPU (back to back, same load).
-  * every statement's clause built once per distinct SQL (``search.statement``, an LRU): text() parsed the
-    binds and SQLAlchemy keyed the clause afresh every time, 0.1–0.3 ms of CPU a statement (a 40-bind
-    statement, 300 runs: 0.31–0.47 → 0.18–0.21 ms). ``bench.hotpath --scope digest``, two pairs back to
-    back at load 3.6 and 6.7: digest() CPU p50 21.7 / 24.5 → 19.1 / 20.5 ms, recall's profiled CPU 19.7 /
-    20.0 → 15.2 / 15.4 ms a turn, statements per digest 11.0 either way.
-  * checked, no gain, not kept: a visibility map (this database's was empty after ``--rewrite``'s VACUUM
-    FULL, so index-only scans read the heap; a plain VACUUM changed nothing measurable), reading gather's
-    neighbours and signals from plain maps (2.5 vs 2.5 ms on captured rows, 80 queries, 15 repetitions).
-Before → after, 100k, load 5–11 (three other engineers' benches; wall clock inflated 1.5–2×): back to back
-at load 6.1–6.9, with the embedding p50 54.8 / p95 91.8 ms → 54.3 / 86.5 ms, backend CPU 24.5 → 26.0 ms
-(noise: the same code moved ±2 ms run to run); paired, the two trees taking turns query by query: at load
-6 median −0.2 ms (p50 61.7 → 60.4, p95 99.8 → 101.2), at load 10–11 −0.4 ms. The overlap needs a free
-core, which this load never left; the lead's idle run is the figure that counts. LoCoMo (nice 10)
-identical figure for figure (0.748 / 0.836 / 0.892, every category and conversation); every hit (kind,
-id, score, signals, ids, turns, text, meta) of the 200 queries at 100k identical, given the vector and not.
-Not reached: p95 ≤ 50 ms. What is left, largest first: Python (~14–17 ms: gather and scoring over
-~280 candidate turns as dicts, ~700 rows converted and turned into dicts — an array rewrite of gather and
-score_candidates, the functions rqual3 edits), window_rows' backend (~15 ms: HNSW at ef_search 100, the
-BM25 arm's first 1,000 matches of a common word, ~2 index probes per seed for the turns around it, BM25 of
-the ~700–1,000 turns fetched, a month's window arm), planning window_rows (~1 ms, re-planned every time
-by force_custom_plan), and, with the expansion, its statement after the vector (~3 ms: kNN, the sample
-again); the expansion's kNN could run beside the vector arm on a second connection.
-Lead's idle runs of the merged tree (rlat3, rqual3's round six, hot3), load 0.2–1.1: with the embedding
-p50 57.1 / 58.4, p95 87.2 / 92.7 ms (without it 51.1 / 49.9 and 72.9 / 71.4; window_rows p50 22–24 ms,
-Python 18); the tree before round six's scoring 61.2 / 83.7; the previous round's tree 56.1 / 80.6 on the
-same database: idle runs differ by ±7 ms at p95, and this round's gain does not show above that.
+Round six (branch rlat3): line_terms in two steps while the model embeds (``asked_terms`` right after _open,
+``expanded_terms`` = the vocabulary kNN once the vector is there), the asked words' sample counts materialised,
+every statement's clause built once per distinct SQL (``search.statement``). Lead's idle runs of the merged tree
+(282b226), load 0.2–1.1: with the embedding p50 57.1 / 58.4, p95 87.2 / 92.7 ms (without it p50 51 / 50, p95 73 /
+71; window_rows p50 22–24 ms, Python 18). Checked, no gain: a visibility map (plain VACUUM), plain maps in gather.
+
+rlat4 (issue 9 latency; target p95 ≤ 50 ms with the embedding at 100k, idle 2 cores).
+Where the time went (282b226, per recall, ``--profile`` and cProfile, load 2–4): window_rows ~21 ms wall
+(17–19 ms backend CPU) — the arms inside it (HNSW at ef_search 100 ~4 ms, the BM25 arm's first 1,000 matches of
+a common word ~6 ms, a month's window arm ~4.3 ms of exact distances), the turns around ~230 seeds (~2 index probes
+each, ~4 ms), BM25 and the similarity of ~1,000 fetched turns and ~600 exchanges (~4 ms), the join and sort ~1.5;
+Python ~17 ms: ~1,000 rows made into dicts (~1.5 ms), gather's loop over ~280 candidate turns and the dicts of
+the lines they reply to (~3.5 ms), score_candidates (~3 ms, a dict of rounded signals per candidate), the
+driver and SQLAlchemy (~1 ms a statement, ~2 ms converting the rows).
+What changed (services/memory/spans.py, recall.py, turns.py, sidearms.py, scored.py):
+  * gather and score_candidates over arrays: window_rows keeps the driver's tuples (``turns.LineRows``: columns,
+    each row's previous row in its thread); the candidates, their context similarity and lexical signals come
+    from numpy over all rows (``spans.context_signals``: every operation the scalar formula's, in its order);
+    a candidate's row dict (with the replied-to line's ``p_`` columns) is made only when read
+    (``spans.LineCandidate``: scoring reads its text, speaker similarity and id from the tuple); scoring fuses,
+    boosts and sorts over arrays (np.lexsort on the same key) and puts a candidate's signals into words only
+    when recall reads it (``scored.Scored``: the first k or so of ~280). Same inputs and outputs as before:
+    score_candidates takes Candidates and returns (score, signals, candidate) best first.
+    tests/test_recall_arrays.py checks floats, order and signals equal to the line-by-line reference on built
+    rows (a one-ulp change — w·(Σ/n) for (w·Σ)/n — fails it). Python, given the vector: line_candidates
+    3.5 → 0.7 ms, score_candidates ~3 → 2.0–2.5 ms, "python (rest of recall)" 17 → 9–12 ms.
+  * the exchange arms on a second pooled connection (``services/memory/sidearms.py``): the vector kNN and the
+    time window's nearest need only the vector, so once it is there they run beside the terms' statements
+    (and the BM25 arm, then sent on its own while they run); window_rows gets their ids as an array. Only in
+    a READ COMMITTED transaction that has written nothing (asked in _open's statement: another connection sees
+    only what is committed) and when the pool has a connection to spare. Any failure there runs them inline,
+    tests/test_recall_sidearms.py. window_rows' backend CPU
+    17–19 → 9–12 ms (the arms' ~4 ms now on the other backend); statements on recall's own connection 3.1 →
+    3.9 (the BM25 arm apart), plus two on the other (its search settings, the arms). The overlap needs a free
+    core: at load 2–4 it shows little; the lead's idle run is the figure that counts.
+  * an exchange's own columns (thread, session, time, salience, access, as its texts already were) on its first
+    fetched line only: paired against the tree before it, PostgreSQL CPU −1 to −2 ms per recall.
+Before → after (100k, the same database, back to back at load 2–4 — other engineers' benches; the box's
+speed moved 1.5× between runs of the same tree, so wall figures are indicative only):
+  run                        with embedding p50/p95   given the vector p50/p95   CPU ms: this process / backend(s)
+  base 282b226, pair 1       59.0 / 98.6              45.8 / 84.9                26.4 / 27.2
+  rlat4, pair 1              56.7 / 95.1              44.4 / 67.1                24.2 / 23.0 + 3.8 side
+  base, pair 2               63.3 / 115.7             49.2 / 94.3                25.1 / 26.0
+  rlat4, pair 2              53.4 / 91.0              43.2 / 72.2                22.0 / 20.4 + 3.8 side
+  base, pair 3               42.6 / 65.8              32.9 / 54.9                21.5 / 22.2
+  rlat4, pair 3              42.1 / 69.2              33.4 / 54.5                20.2 / 18.6 + 3.7 side
+  base, final (load 2–3)     44.7 / 68.6, 48.0 / 72.1 36.3 / 56.0, 39.0 / 62.9   23.1 / 24.3, 24.0 / 24.4
+  rlat4, final (load 2–3)    35.9 / 55.3, 42.6 / 72.8 29.4 / 43.1, 35.5 / 60.9   18.3 / 17.5, 21.1 / 19.6 + 3.4–3.9 side
+  (final profile given the vector, p50: window_rows 9.4–11.4 ms wall / 9.3–9.4 backend CPU against 17.0–17.7 /
+  15.9–16.2; the side 4.6–6.3 / 3.4–3.9; "python (rest)" 8.5–11.1 against 12.5–14.0, which now includes
+  waiting for the side's ids.)
+  (CPU per recall with the embedding, which is ~7 ms of "this process".) Paired (a base and an rlat4 process
+  on one PostgreSQL taking turns query by query, so load drift cancels; CPU: that process, all backends):
+  with the embedding, 400 pairs at load 5–7: median −5.2 ms (p50 69.7 → 64.2, p95 123.3 → 103.9), and at load
+  6–7 −8.4 ms (84.6 → 74.7, 150.3 → 127.3), CPU 24.0–26.5 → 21.6–23.5 ms here, 25–27 ms in PostgreSQL either
+  way; given the vector, 200 pairs at load 7–9: −10.8 / −12.4 ms (p50 67.5 → 55.4, p95 119.6 → 94.2), CPU 18.5–
+  18.8 → 15.2–15.9 ms here. The final tree, paired at load 2–3: with the embedding −5.9 ms (p50 47.6 → 42.0, p95
+  70.5 → 64.7, CPU 23.9 → 21.8 ms here, 25.3 / 25.7 in PostgreSQL); given the vector −4.5 ms (33.9 → 28.4, 50.9 →
+  42.4; CPU 13.0 → 11.0 here, 21.2 in PostgreSQL either way). Every hit (kind, id, score, signals,
+  ids, turns, text, meta) of the 200 queries at 100k identical, given the vector and not (a fixed clock);
+  LoCoMo (nice 10) identical figure for figure: 0.756 / 0.840 / 0.895, every category and conversation.
+Not reached here: p95 ≤ 50 ms could not be shown on this loaded box. Left, largest first: the turns around the
+seeds (~2 index probes per seed, ~4 ms: a stored position in the thread would make it one range read, a
+migration on the store side), the BM25 arm over the first 1,000 matches of a common word (~6 ms, "march", "may":
+a smaller cap for over-cap words changes the hits at 100k, not on LoCoMo — a quality trade to measure),
+BM25 and similarity of ~1,000 fetched turns, the terms' 2,000-turn sample (~4.5 ms of backend CPU a recall,
+read again by the expansion's counts; counting by unnesting the sample instead was slower),
+planning (~1 ms a statement; generic plans not tried: the BM25 arm's generic plan was the 17–25 ms trap).
 
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange). The import no
 longer embeds: ``store_records`` writes each batch of 256 exchanges with their turns, threads,
@@ -102,28 +120,12 @@ workers; here ``fill_all`` to completion, a claim-embed-store loop per core, as 
 computes the same vectors afterwards. The import line prints the two rates apart. ``--embed-now``
 imports as ``engram import --embed-now`` (inline, as before).
 
-Measured (issue 9 import round, branch imp) on a copy of the 100k database above (migrated to
-0011), 3,000 more generated exchanges per run under a new user, old code (the inline-embedding
-import at the start of the round) and new back to back, load average 9–14 on the 2 shared cores
-(other engineers' benches running; all wall-clock numbers inflated by it; "?": not recorded):
-
-  run (in the order run)        stored                 vectors (backfill)            client CPU / exchange
-  old 1 (inline, 2 threads)     18/s (170 s)           inline                        23 ms
-  new 1 (backfill, one loop)    349/s (8.6 s)          14/s (218 s)                  0.6 ms + ?
-  new 2 (backfill, one loop)    454/s (6.6 s)          15/s (198 s)                  0.7 ms + ?
-  old 2                         19/s (155 s)           inline                        25 ms
-  new 3 (a loop per core)       376/s (8.0 s)          14/s (218 s)                  0.8 ms + 24 ms
-  old 3 (my tests ran beside)   12/s (256 s)           inline                        25 ms
-
-The store rate meets issue 9's ≥ 300 exchanges/s with --no-enrich at 100k even at load 9–11:
-the client spends under 1 ms of CPU per exchange, the rest is PostgreSQL (turn rows with their
-GIN full-text entries, exchange rows; no HNSW insert until the vector arrives). The vectors still
-cost what they did (the same ~24 ms of client CPU per exchange in the model as the inline
-import, plus PostgreSQL's HNSW insert and a new row version per exchange and named turn on
-update), and under this load the backfill ran at 14–15/s against the inline import's 12–19/s,
-so the time until recall has every vector signal is about unchanged;
-what changed is that it no longer holds the command up, and that recall works meanwhile (a row
-without a vector has no vector signal: BM25 and the other signals rank it).
+Measured (issue 9 import round, branch imp; 3,000 more exchanges per run into a copy of the 100k database,
+old inline-embedding import and new back to back, load 9–14): stored 12–19/s old against 349–454/s new
+(client CPU 23–25 ms against 0.6–0.8 ms per exchange), then the backfill's vectors at 14–15/s (~24 ms of model
+CPU per exchange, as inline): issue 9's ≥ 300 exchanges/s with --no-enrich is met even at load 9–11; the time
+until recall has every vector signal is about unchanged, but the import no longer waits for it and recall
+works meanwhile (a row without a vector has no vector signal: BM25 and the other signals rank it).
 """
 
 from __future__ import annotations
@@ -142,7 +144,7 @@ import numpy as np
 from sqlalchemy import text
 
 from bench.chatgen import TOPICS, ChatGen, chat_lines
-from bench.recall_profile import StatementTimer, explain, print_profile
+from bench.recall_profile import OVERLAPPED, StatementTimer, explain, print_profile
 from services.db import make_engine, make_sessionmaker
 from services.embedded.lifecycle import free_port
 from services.embedded.postgres import EmbeddedPostgres
@@ -250,8 +252,9 @@ def latency(sessions, embedder, count: int, timer: StatementTimer | None, show_p
             recall_ms.append((time.perf_counter() - embedded) * 1000)
             if timer is not None:
                 sql = dict(timer.current)
+                inline = sum(ms for label, ms in sql.items() if not label.startswith(OVERLAPPED))
                 parts.append({"embedding (query, alone)": embed_ms[-1], **sql,
-                              "python (rest of recall)": recall_ms[-1] - sum(sql.values())})
+                              "python (rest of recall)": recall_ms[-1] - inline})
         if show_plans and timer is not None:
             explain(session, timer.captured)
     p50, p95, p99 = np.percentile(total_ms, [50, 95, 99])

@@ -2,12 +2,15 @@
 
 Used by ``bench.recall --profile``: SQLAlchemy's cursor events time every statement a recall
 sends; a statement is named by the function of services/memory that sent it (the first frame
-of the call stack inside that package), so the table reads "turns.line_terms 3.1 ms".
+of the call stack inside that package), so the table reads "turns.line_terms 3.1 ms". Statements sent
+from another thread (``sidearms``: the exchange arms on a second connection) are timed alike; they overlap
+the others (OVERLAPPED), so the Python part is the wall time less the other statements only.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -21,6 +24,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 PACKAGE = "services/memory/"
+OVERLAPPED = ("sidearms.",)  # labels of statements run beside the others, on another connection
 
 
 def _caller() -> str:
@@ -48,7 +52,7 @@ class StatementTimer:
         self.counts: dict[str, int] = defaultdict(int)
         self.server_cpu: dict[str, float] = defaultdict(float)  # ms of the backend's CPU, over all recordings
         self.captured: list[tuple[str, str, Any]] = []  # (label, statement, parameters) of the last recall
-        self._started: list[tuple[str, float]] = []
+        self._started: dict[int, list[tuple[str, float, int, int]]] = defaultdict(list)  # by thread
         event.listen(engine, "before_cursor_execute", self._before)
         event.listen(engine, "after_cursor_execute", self._after)
 
@@ -56,12 +60,13 @@ class StatementTimer:
         if self.active:
             label = _caller()
             backend = conn.connection.driver_connection.info.backend_pid
-            self._started.append((label, time.perf_counter(), backend, backend_cpu_ns(backend)))
+            self._started[threading.get_ident()].append((label, time.perf_counter(), backend, backend_cpu_ns(backend)))
             self.captured.append((label, statement, parameters))
 
     def _after(self, conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
-        if self.active and self._started:
-            label, started, backend, cpu = self._started.pop()
+        started_here = self._started[threading.get_ident()]
+        if self.active and started_here:
+            label, started, backend, cpu = started_here.pop()
             self.current[label] += (time.perf_counter() - started) * 1000
             self.server_cpu[label] += (backend_cpu_ns(backend) - cpu) / 1e6
             self.counts[label] += 1
@@ -101,7 +106,7 @@ def explain(session: Session, captured: list[tuple[str, str, Any]]) -> None:
     """EXPLAIN (ANALYZE, BUFFERS) of each statement of one recall, as it was sent."""
     cursor = session.connection().connection.driver_connection.cursor()
     for label, statement, parameters in captured:
-        if not statement.lstrip().upper().startswith(("SELECT", "WITH")):
+        if not statement.lstrip().upper().startswith(("SELECT", "WITH", "(")):  # "(": a UNION of arms
             continue
         cursor.execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + statement, parameters)
         plan = [row[0] for row in cursor.fetchall()]

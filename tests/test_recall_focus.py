@@ -74,7 +74,7 @@ def test_the_persons_own_account_comes_before_their_better_worded_words_to_the_o
 
     assert order("What books has Tim read?") == [2, 1, 3]
     assert order("Which books has Tim read on the trip?") == [1, 2, 3]  # one particular trip: no focus
-    assert factor(hers.row, Focus("tim", SHIPPED.first_person_boost, True)) == 1.0
+    assert factor(hers.speaker(), hers.turn_text(), Focus("tim", SHIPPED.first_person_boost, True)) == 1.0
     assert of_question("What books has Tim read?", "tim", True, replace(SHIPPED, first_person_boost=0.0,
                                                                         event_boost=0.0)) is None
 
@@ -84,13 +84,13 @@ def test_the_persons_account_of_an_event_weighs_more_again():
     ("Yesterday I took the kids to the museum") is an event she did; the one without a time is an opinion."""
     assert SHIPPED.event_boost > 0
     at_large = of_question("What activities has Melanie done with her family?", "melanie", True, SHIPPED)
-    event = {"speaker": "Melanie", "text": "Yesterday I took the kids to the museum!"}
-    opinion = {"speaker": "Melanie", "text": "I think family comes first."}
-    assert factor(opinion, at_large) == pytest.approx(1 + SHIPPED.first_person_boost)
-    assert factor(event, at_large) == pytest.approx((1 + SHIPPED.first_person_boost) * (1 + SHIPPED.event_boost))
+    event = ("Melanie", "Yesterday I took the kids to the museum!")
+    opinion = ("Melanie", "I think family comes first.")
+    assert factor(*opinion, at_large) == pytest.approx(1 + SHIPPED.first_person_boost)
+    assert factor(*event, at_large) == pytest.approx((1 + SHIPPED.first_person_boost) * (1 + SHIPPED.event_boost))
     # A question naming both speakers weighs all of its subject's turns alike.
     subject = of_question("What did Melanie tell Caroline about her family?", None, False, SHIPPED)
-    assert factor(event, subject) == factor(opinion, subject) == pytest.approx(1 + SHIPPED.subject_boost)
+    assert factor(*event, subject) == factor(*opinion, subject) == pytest.approx(1 + SHIPPED.subject_boost)
 
 
 @pytest.mark.parametrize(("query", "subject"), [

@@ -10,6 +10,7 @@ import datetime as dt
 import json
 from dataclasses import replace
 
+import numpy as np
 import pytest
 from sqlalchemy.orm import Session
 
@@ -19,7 +20,7 @@ from services.memory.config import RecallConfig, load_memory_config
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall, score_candidates
 from services.memory.search import Candidate
-from services.memory.spans import _around, _similarity
+from services.memory.spans import context_signals
 from services.memory.turnshape import answer_cue, asks_broadly, carries, question_share
 from services.settings import PROJECT_ROOT, SettingsError
 
@@ -120,27 +121,26 @@ def test_the_broad_weight_lifts_the_persons_own_turn_over_a_better_worded_one():
     assert (narrow, broad) == ([1, 2], [2, 1])
 
 
-def _thread(sims: list[float]) -> tuple[dict[int, dict], dict[int, int]]:
-    """Rows of one thread (ids 1..n in order, each with its exchange's similarity) and their successors."""
-    rows = {i: {"id": i, "sim": sim, "p_id": i - 1 if i > 1 else None} for i, sim in enumerate(sims, start=1)}
-    return rows, {i - 1: i for i in rows if i > 1}
+def _similarity(sims: list[float | None], cfg: RecallConfig) -> float | None:
+    """The vector signal of the middle turn of one thread whose turns' exchanges have these similarities."""
+    values = np.array([np.nan if sim is None else sim for sim in sims])
+    previous = np.arange(len(sims)) - 1
+    found, _ = context_signals(values, np.zeros(len(sims)), previous, np.array([len(sims) // 2]), 1.0, cfg)
+    return None if np.isnan(found[0]) else float(found[0])
 
 
 def test_a_turn_amid_talk_about_the_topic_is_more_similar_than_an_equal_one_in_passing():
     shipped = load_memory_config(PROJECT_ROOT / "configs").recall
     assert shipped.context_sim_weight > 0 and shipped.context_window == 2
-    on_topic, following = _thread([0.5, 0.6, 0.4, 0.6, 0.5])
-    in_passing, following_2 = _thread([0.1, 0.1, 0.4, 0.1, 0.1])
-
-    def similarity(rows: dict[int, dict], successors: dict[int, int], cfg: RecallConfig) -> float | None:
-        return _similarity(rows[3], rows, _around(3, rows, successors, cfg.context_window), cfg)
-
-    assert similarity(on_topic, following, shipped) > similarity(in_passing, following_2, shipped)
+    on_topic, in_passing = [0.5, 0.6, 0.4, 0.6, 0.5], [0.1, 0.1, 0.4, 0.1, 0.1]
+    assert _similarity(on_topic, shipped) > _similarity(in_passing, shipped)
     # The mean over the window (itself and two turns either side), mixed half and half with its own.
-    assert similarity(on_topic, following, shipped) == pytest.approx(0.5 * 0.4 + 0.5 * 0.52)
+    assert _similarity(on_topic, shipped) == pytest.approx(0.5 * 0.4 + 0.5 * 0.52)
     own_only = replace(shipped, context_sim_weight=0.0)
-    assert similarity(on_topic, following, own_only) == similarity(in_passing, following_2, own_only) == 0.4
-    assert _similarity({"id": 9, "sim": None, "p_id": None}, {}, [9], shipped) is None  # no vector: no signal
+    assert _similarity(on_topic, own_only) == _similarity(in_passing, own_only) == 0.4
+    assert _similarity([0.5, None, 0.3], shipped) is None  # no vector: no signal
+    # a turn around it without a vector is not counted
+    assert _similarity([0.5, 0.2, None], shipped) == pytest.approx(0.5 * 0.2 + 0.5 * 0.35)
 
 
 # Through the real import and recall path: a friend keeps asking about the event in the words of the

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 
 import pytest
 from sqlalchemy import text
@@ -165,14 +166,19 @@ def test_a_recall_asks_for_facts_and_episodes_only_when_the_user_has_some_and_se
     embedder = HashEmbedder()
     _import_texts(db_engine, "alice", ["we planned the zanzibar trip", "the ferry leaves at noon"])
     statements: list[str] = []
+    aside: list[str] = []  # sent on a second connection, from recall's other thread (services/memory/sidearms.py)
+    main = threading.get_ident()
     with Session(db_engine) as session:
-        event.listen(session.get_bind(), "before_cursor_execute", lambda *args: statements.append(args[2]))
+        event.listen(session.get_bind(), "before_cursor_execute", lambda *args: (
+            statements if threading.get_ident() == main else aside).append(args[2]))
         hits = recall(session, embedder, "alice", "zanzibar trip", k=5, reinforce=False)
         assert hits and {hit.kind for hit in hits} == {"exchange"}
         # The opening statement (settings, which kinds she holds, a named speaker), BM25's terms, the turns; and
-        # the BM25 arm on its own when the query's embedding was still under way after the terms.
+        # the BM25 arm on its own when the query's embedding or the exchange arms were still under way after the
+        # terms. The exchange arms: the search settings and the arms, on the other connection.
         apart = [s for s in statements if s.startswith("SELECT t.id FROM (SELECT id, search FROM exchange_lines")]
         assert len(statements) - len(apart) == 3 and len(apart) <= 1
+        assert len(aside) == 2 and "ORDER BY t.embedding <=>" in aside[1]
         assert not [s for s in statements if "t.id IN (" in s]  # no fact or episode candidates asked for
         remember_fact(session, embedder, "alice", "Alice's zanzibar trip is in May")
         statements.clear()

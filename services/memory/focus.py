@@ -30,7 +30,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from services.memory import turnshape
 from services.memory.config import RecallConfig
@@ -92,13 +91,13 @@ def speaks_of_self(text: str) -> bool:
     return not _FIRST_PERSON.isdisjoint(said)
 
 
-def factor(row: dict[str, Any], focus: Focus | None) -> float:
-    """The score factor of a candidate turn (``row``: its speaker and text): 1 + the focus's boost when the
-    focus's person said it (in the first person, where the focus asks for that), else 1."""
-    if focus is None or (row.get("speaker") or "").lower() != focus.person:
+def factor(speaker: str | None, text: str | None, focus: Focus | None) -> float:
+    """The score factor of a candidate turn (its speaker and text): 1 + the focus's boost when the focus's
+    person said it (in the first person, where the focus asks for that), else 1."""
+    if focus is None or (speaker or "").lower() != focus.person:
         return 1.0
     if not focus.first_person_only:
         return 1.0 + focus.boost
-    said = row.get("text") or ""
+    said = text or ""
     own = 1.0 + focus.boost if speaks_of_self(said) else 1.0
     return own * (1.0 + focus.event_boost) if focus.event_boost > 0 and turnshape.carries("time", said) else own

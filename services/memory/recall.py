@@ -23,8 +23,9 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
-from services.memory import focus, search, spans, speakers, turns, turnshape
+from services.memory import focus, search, sidearms, spans, speakers, turns, turnshape
 from services.memory.config import MemoryConfig, RecallConfig
+from services.memory.scored import Scored
 from services.memory.search import Candidate
 from services.memory.timewords import Window, time_window
 
@@ -81,14 +82,17 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     # The model runs on another thread while the statements that need no vector run here (ONNX and the
     # wait on PostgreSQL both release the GIL): the query embedding costs no wall time up to their length.
     ahead = _embed_ahead(embedder, user_id, query, query_embedding, words)
-    kinds, name = _open(session, user_id, kinds, cfg, words)
-    terms, lexical, qvec, speaker = _terms_and_vectors(session, user_id, query, cfg, kinds, ahead, embedder,
-                                                       query_embedding, name)
-    excluded = set(exclude_exchange_ids)
+    kinds, name, own_only = _open(session, user_id, kinds, cfg, words)
     window = time_window(query, now)
+    engine = sidearms.side_engine(session, own_only) if "exchange" in kinds else None
+    side = sidearms.ExchangeArms(engine, _pool(), user_id, window, cfg) if engine is not None else None
+    terms, lexical, qvec, speaker = _terms_and_vectors(session, user_id, query, cfg, kinds, ahead, embedder,
+                                                       query_embedding, name, side)
+    excluded = set(exclude_exchange_ids)
     candidates = []
     if "exchange" in kinds:
-        candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker, lexical)
+        candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker, lexical,
+                                   side.ids() if side is not None else None)
     candidates += [c for kind in kinds if kind != "exchange"
                    for c in _gather(session, kind, user_id, qvec, terms.terms, window, cfg)]
     # A question about the person at large leans more on that person's own turns (turnshape.asks_broadly).
@@ -116,24 +120,26 @@ def _for_question(cfg: RecallConfig, query: str) -> RecallConfig:
 
 
 def _open(session: Session, user_id: str, kinds: tuple[str, ...], cfg: RecallConfig,
-          words: list[str]) -> tuple[tuple[str, ...], str | None]:
+          words: list[str]) -> tuple[tuple[str, ...], str | None, bool]:
     """The search settings (``search.prepare_vector_search``; the full-text arms need its plan setting too),
-    and in the same statement the kinds besides exchanges that this user holds any row of and the speaker
-    the query's ``words`` name: one round trip where there were up to four, asked afresh by every recall."""
+    and in the same statement the kinds besides exchanges that this user holds any row of, the speaker the
+    query's ``words`` name and whether every arm must stay on this connection (``sidearms``): one round trip
+    where there were up to four, asked afresh by every recall."""
     others = [kind for kind in kinds if kind != "exchange"]
-    columns = [search.holds_sql(kind) for kind in others] + [speakers.SPEAKER_WORDS_SQL if words else "NULL"]
+    columns = [search.holds_sql(kind) for kind in others] + [sidearms.OWN_CONNECTION_SQL]
+    columns.append(speakers.SPEAKER_WORDS_SQL if words else "NULL")
     row = session.execute(search.statement(f"SELECT {search.SEARCH_SETTINGS_SQL}, {', '.join(columns)}"),
                           {**search.search_settings(cfg), "user": user_id, "words": words}).one()
     held = dict(zip(others, row[3:3 + len(others)], strict=True))
     named = row[-1] or []
     if words:
         speakers.GUESSES.learn(user_id, words, named)
-    return tuple(kind for kind in kinds if kind == "exchange" or held[kind]), speakers.the_one(named)
+    return tuple(kind for kind in kinds if kind == "exchange" or held[kind]), speakers.the_one(named), row[-2]
 
 
 # (the embedding under way, the speaker name it was started for)
 Ahead = tuple[Future[tuple[np.ndarray, speakers.NamedSpeaker | None]], str | None]
-_EMBEDDING_POOL: dict[int, ThreadPoolExecutor] = {}  # by process id: created on first use, and again in a fork
+_THREADS: dict[int, ThreadPoolExecutor] = {}  # by process id: created on first use, and again in a fork
 
 
 def _embed_ahead(embedder: Embedder | None, user_id: str, query: str, query_embedding: np.ndarray | None,
@@ -144,36 +150,51 @@ def _embed_ahead(embedder: Embedder | None, user_id: str, query: str, query_embe
     guess = speakers.GUESSES.guess(user_id, words) if words else None
     if query_embedding is not None and guess is None:
         return None  # nothing to embed unless the query names someone, which _open will tell
-    pool = _EMBEDDING_POOL.get(os.getpid())
+    return _pool().submit(speakers.query_vectors, embedder, query, query_embedding, guess), guess
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The threads a recall's query embedding and its exchange arms (``sidearms``) run on."""
+    pool = _THREADS.get(os.getpid())
     if pool is None:  # a forked child inherits the pool object but not its threads
-        _EMBEDDING_POOL.clear()
-        pool = _EMBEDDING_POOL[os.getpid()] = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-embedding")
-    return pool.submit(speakers.query_vectors, embedder, query, query_embedding, guess), guess
+        _THREADS.clear()
+        pool = _THREADS[os.getpid()] = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-side")
+    return pool
 
 
 def _terms_and_vectors(session: Session, user_id: str, query: str, cfg: RecallConfig, kinds: tuple[str, ...],
                        ahead: Ahead | None, embedder: Embedder | None, query_embedding: np.ndarray | None,
-                       name: str | None) -> tuple[turns.LineTerms, list[int] | None, np.ndarray | None,
-                                                  speakers.NamedSpeaker | None]:
+                       name: str | None, side: sidearms.ExchangeArms | None = None,
+                       ) -> tuple[turns.LineTerms, list[int] | None, np.ndarray | None, speakers.NamedSpeaker | None]:
     """The query's terms (one set, weighted by this user's turns, serves every kind), the BM25 arm's lines
-    when they were fetched on their own, the search vector and the named speaker."""
+    when they were fetched on their own, the search vector and the named speaker. ``side``: the exchange arms,
+    started on a second connection as soon as the vector is there."""
+    lexical = None
     if embedder is not None and cfg.expands:
         # The person's own words nearest the question (without a name it names) join its terms. While the model
         # still embeds, the asked words are counted meanwhile and only the expansion's kNN and counts wait for
         # it (one statement more, off the wall time); otherwise all in one statement.
         asked = turns.asked_terms(session, user_id, query, cfg) if ahead is not None and not ahead[0].done() else None
         qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)
+        if side is not None:
+            side.start(qvec)
         expand_by = speaker.vector if speaker is not None else qvec
         if asked is not None:
-            return turns.expanded_terms(session, user_id, asked, cfg, expand_by), None, qvec, speaker
-        return turns.line_terms(session, user_id, query, cfg, expand_by), None, qvec, speaker
-    terms = turns.line_terms(session, user_id, query, cfg)
-    # While the model still runs, the BM25 arm (it needs no vector) runs on its own: one statement more, off
-    # the wall time. Without an embedding under way it stays inside window_rows' statement (one round trip).
-    lexical = None
-    if ahead is not None and not ahead[0].done() and "exchange" in kinds:
+            terms = turns.expanded_terms(session, user_id, asked, cfg, expand_by)
+        else:
+            terms = turns.line_terms(session, user_id, query, cfg, expand_by)
+    else:
+        terms = turns.line_terms(session, user_id, query, cfg)
+        # While the model still runs, the BM25 arm (it needs no vector) runs on its own: one statement more, off
+        # the wall time. Without an embedding under way it stays inside window_rows' statement (one round trip).
+        if ahead is not None and not ahead[0].done() and "exchange" in kinds:
+            lexical = turns.lexical_lines(session, user_id, terms, cfg.line_candidates, cfg)
+        qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)
+        if side is not None:
+            side.start(qvec)
+    if lexical is None and side is not None and side.running() and "exchange" in kinds:
+        # Likewise while the exchange arms still run on the second connection.
         lexical = turns.lexical_lines(session, user_id, terms, cfg.line_candidates, cfg)
-    qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)
     return terms, lexical, qvec, speaker
 
 
@@ -198,51 +219,76 @@ def _gather(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, 
 
 def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool, window: Window | None,
                      now: dt.datetime, cue: str | None = None,
-                     speaker_weight: float | None = None,
-                     asked_about: focus.Focus | None = None) -> list[tuple[float, dict[str, float], Candidate]]:
-    """Fuse relevance, apply the boosts, and sort best first (zero-relevance candidates are dropped).
+                     speaker_weight: float | None = None, asked_about: focus.Focus | None = None) -> Scored:
+    """Fuse relevance, apply the boosts, and sort best first (zero-relevance candidates are dropped): a sequence
+    of (score, signals, candidate).
 
     ``cue``: the kind of answer the query asks for (``turnshape.answer_cue``); a turn holding one scores more.
     ``speaker_weight``: the weight of a named speaker's turn's own similarity (None: ``cfg.speaker_weight``).
     ``asked_about``: the person whose words the query asks for (``focus.of_question``); their turns score more.
+    Scored over arrays of the few hundred candidates; a candidate's signals are put into words (a dict of
+    rounded values) only when the caller reads it, which for recall is the first k or so. Every operation is
+    the scalar formula's, in its order, so scores and order are those of scoring one candidate at a time.
     """
     speaker_weight = cfg.speaker_weight if speaker_weight is None else speaker_weight
-    relevance = fuse(candidates, cfg, has_vector)
-    scored = []
-    # The boosts belong to the item (an exchange's turns share its time, salience and access): their signals
-    # and the factor they make are computed once per item, the signals copied per candidate (each adds its own).
-    boosts: dict[tuple[str, int], tuple[dict[str, float], float]] = {}
+    if not candidates:
+        return Scored([], [], [], lambda i: {})
+    rel = np.array(fuse(candidates, cfg, has_vector), dtype=np.float64)
+    # The boosts belong to the item (an exchange's turns share its time, salience and access): computed once per item.
+    items: dict[tuple[str, int], tuple[float, tuple[float, float, float, float, float]]] = {}
     decay = cfg.decay_per_day
-    for candidate, rel in zip(candidates, relevance, strict=True):
+    factors, parts = [], []
+    for candidate in candidates:
         key = (candidate.kind, candidate.id)
-        item = boosts.get(key)
+        item = items.get(key)
         if item is None:
-            item = boosts[key] = _boosts(candidate, cfg, window, now, decay)
-        signals = dict(item[0])
-        speaker_sim = candidate.row.get("speaker_sim") if has_vector else None
-        if speaker_sim is not None:  # a turn of the person the query names: its own similarity counts too
-            rel += speaker_weight * _calibrated(float(speaker_sim), cfg)
-            signals["speaker"] = round(float(speaker_sim), 4)
-        turn_text = candidate.row.get("text") if candidate.kind == "exchange" else None
-        if turn_text is not None and turnshape.carries(cue, turn_text):
-            rel += cfg.answer_cue_weight
-            signals["answer_cue"] = 1.0
-        if signals["time_match"]:
-            rel = max(rel, cfg.window_relevance)
-        if rel <= 0:
-            continue
-        score = cfg.kind_weights.get(candidate.kind, 1.0) * rel * item[1]
-        if turn_text is not None and cfg.question_turn_weight > 0:  # a turn that asks seldom holds the answer
-            asks = turnshape.question_share(turn_text)
-            score *= 1 - cfg.question_turn_weight * asks
-            signals["asks"] = round(asks, 3)
-        score *= focus.factor(candidate.row, asked_about)  # a turn of the person the query asks about
-        signals["vector"] = round(candidate.sim, 4) if candidate.sim is not None else 0.0
-        signals["lexical"] = round(candidate.lex, 4)
-        signals["relevance"] = round(rel, 4)
-        scored.append((score, signals, candidate))
-    scored.sort(key=lambda item: (-item[0], item[2].kind, item[2].id, item[2].row.get("id", 0)))
-    return scored
+            item = items[key] = _boost_factor(candidate, cfg, window, now, decay)
+        factors.append(item[0])
+        parts.append(item[1])
+    speaker_sims = [c.speaker_similarity() if has_vector else None for c in candidates]
+    texts = [c.turn_text() for c in candidates]
+    named = np.array([s is not None for s in speaker_sims], dtype=bool)
+    if named.any():
+        sims = np.array([float(s) if s is not None else 0.0 for s in speaker_sims])
+        calibrated = np.minimum(1.0, np.maximum(0.0, (sims - cfg.sim_floor) / (cfg.sim_ceil - cfg.sim_floor)))
+        rel = np.where(named, rel + speaker_weight * calibrated, rel)
+    cued = np.array([t is not None and turnshape.carries(cue, t) for t in texts], dtype=bool)
+    rel = np.where(cued, rel + cfg.answer_cue_weight, rel)
+    in_window = np.array([p[4] for p in parts]) > 0
+    rel = np.where(in_window, np.maximum(rel, cfg.window_relevance), rel)
+    kind_weight = np.array([cfg.kind_weights.get(c.kind, 1.0) for c in candidates])
+    score = kind_weight * rel * np.array(factors)
+    asks = np.zeros(len(candidates))
+    shaped = np.array([t is not None for t in texts], dtype=bool) & (cfg.question_turn_weight > 0)
+    if shaped.any():  # a turn that asks seldom holds the answer
+        asks = np.array([turnshape.question_share(t) if t is not None else 0.0 for t in texts])
+        score = np.where(shaped, score * (1 - cfg.question_turn_weight * asks), score)
+    if asked_about is not None:  # a turn of the person the query asks about
+        speakers_of = [c.speaker() for c in candidates]
+        score = score * np.array([focus.factor(who, text, asked_about)
+                                  for who, text in zip(speakers_of, texts, strict=True)])
+    kept = np.flatnonzero(rel > 0)
+    kinds = sorted({c.kind for c in candidates})
+    kind_rank = np.array([kinds.index(candidates[i].kind) for i in kept])
+    line_ids = np.array([candidates[i].line_id() for i in kept], dtype=np.int64)
+    entity_ids = np.array([candidates[i].id for i in kept], dtype=np.int64)
+    order = kept[np.lexsort((line_ids, entity_ids, kind_rank, -score[kept]))].tolist()
+
+    def signals(i: int) -> dict[str, float]:
+        found = _boost_signal_words(parts[i])
+        if speaker_sims[i] is not None:  # a turn of the person the query names: its own similarity counts too
+            found["speaker"] = round(float(speaker_sims[i]), 4)
+        if cued[i]:
+            found["answer_cue"] = 1.0
+        if shaped[i]:
+            found["asks"] = round(float(asks[i]), 3)
+        candidate = candidates[i]
+        found["vector"] = round(candidate.sim, 4) if candidate.sim is not None else 0.0
+        found["lexical"] = round(candidate.lex, 4)
+        found["relevance"] = round(float(rel[i]), 4)
+        return found
+
+    return Scored(order, score.tolist(), candidates, signals)
 
 
 def fuse(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool) -> list[float]:
@@ -286,34 +332,31 @@ def _minmax(values: list[float]) -> list[float]:
     return [(v - low) / (high - low) for v in values]
 
 
-def _boosts(candidate: Candidate, cfg: RecallConfig, window: Window | None, now: dt.datetime,
-            decay: float) -> tuple[dict[str, float], float]:
-    """The item's boost signals (``decay``: cfg.decay_per_day) and the factor they make: 1 + Σ weight × signal."""
-    signals = _boost_signals(candidate, cfg, window, now, decay)
-    boost = (1 + cfg.recency_weight * signals["recency"] + cfg.salience_weight * (2 * signals["salience"] - 1)
-             + cfg.access_weight * signals["access"] + cfg.time_match_weight * signals["time_match"])
-    return signals, boost
-
-
-def _boost_signals(candidate: Candidate, cfg: RecallConfig, window: Window | None,
-                   now: dt.datetime, decay: float | None = None) -> dict[str, float]:
+def _boost_factor(candidate: Candidate, cfg: RecallConfig, window: Window | None, now: dt.datetime,
+                  decay: float) -> tuple[float, tuple[float, float, float, float, float]]:
+    """The item's boost factor, 1 + Σ weight × signal (``decay``: cfg.decay_per_day), and its signals (recency, age
+    in days, salience, access, time match; rounded as the hit shows them, the factor made of the rounded ones)."""
     age_days = max(0.0, (now - candidate.at).total_seconds() / 86400) if candidate.at else 365.0
     salience = candidate.salience if candidate.salience is not None else NEUTRAL_SALIENCE
     access = min(1.0, math.log1p(candidate.access) / math.log1p(max(1, cfg.access_saturation)))
     in_window = bool(window and candidate.at and candidate.kind != "fact" and window[0] <= candidate.at < window[1])
-    return {
-        "recency": round(math.exp(-(cfg.decay_per_day if decay is None else decay) * age_days), 4),
-        "age_days": round(age_days, 2),
-        "salience": round(min(1.0, max(0.0, salience)), 4),
-        "access": round(access, 4),
-        "time_match": 1.0 if in_window else 0.0,
-    }
+    parts = (round(math.exp(-decay * age_days), 4), age_days, round(min(1.0, max(0.0, salience)), 4),
+             round(access, 4), 1.0 if in_window else 0.0)
+    boost = (1 + cfg.recency_weight * parts[0] + cfg.salience_weight * (2 * parts[2] - 1)
+             + cfg.access_weight * parts[3] + cfg.time_match_weight * parts[4])
+    return boost, parts
 
 
-def _select(session: Session, user_id: str, scored: list[tuple[float, dict[str, float], Candidate]], k: int,
+def _boost_signal_words(parts: tuple[float, float, float, float, float]) -> dict[str, float]:
+    recency, age_days, salience, access, time_match = parts
+    return {"recency": recency, "age_days": round(age_days, 2), "salience": salience, "access": access,
+            "time_match": time_match}
+
+
+def _select(session: Session, user_id: str, scored: Scored, k: int,
             cfg: RecallConfig, excluded: set[int]) -> list[RecallHit]:
     """Top ``k`` hits; a turn already returned in another hit does not take a slot (or a turn) again."""
-    picker = spans.SpanPicker(session, user_id, cfg, excluded, scored, limit=k * 3)
+    picker = spans.SpanPicker(session, user_id, cfg, excluded, scored.candidates(), limit=k * 3)
     hits: list[RecallHit] = []
     for score, signals, candidate in scored:
         if candidate.kind == "exchange":

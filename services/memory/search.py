@@ -82,6 +82,22 @@ class Candidate:
     salience: float | None
     access: int
 
+    def turn_text(self) -> str | None:
+        """The text of the turn it is (an exchange candidate is a turn), else None."""
+        return self.row.get("text") if self.kind == "exchange" else None
+
+    def speaker(self) -> str | None:
+        """Who said the turn it is (an exchange candidate is a turn), else None."""
+        return self.row.get("speaker") if self.kind == "exchange" else None
+
+    def speaker_similarity(self) -> float | None:
+        """A named speaker's turn's own similarity to the question (``speakers``), else None."""
+        return self.row.get("speaker_sim")
+
+    def line_id(self) -> int:
+        """The turn's id (0 for a fact or an episode): the last key of the order of equal scores."""
+        return self.row.get("id", 0)
+
 
 def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("'", "''") + "'"

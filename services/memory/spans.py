@@ -15,12 +15,14 @@ many exchanges before and after it (the older, wider shape).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 from sqlalchemy.orm import Session
 
-from services.memory import search, speakers, turns
+from services.memory import search, sidearms, speakers, turns
 from services.memory.config import RecallConfig
 from services.memory.search import Candidate
 from services.memory.timewords import Window
@@ -28,11 +30,11 @@ from services.memory.timewords import Window
 
 def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndarray | None, window: Window | None,
            cfg: RecallConfig, excluded: set[int], speaker: speakers.NamedSpeaker | None = None,
-           lexical: list[int] | None = None) -> list[Candidate]:
+           lexical: list[int] | None = None, exchange_ids: list[int] | None = None) -> list[Candidate]:
     """Line candidates of the lexical, vector, speaker and time-window arms and the lines around them, scored.
 
     ``lexical``: the BM25 arm's lines (``turns.lexical_lines``) when the caller found them already; else the arm
-    runs inside window_rows' statement."""
+    runs inside window_rows' statement. ``exchange_ids``: the exchange arms' ids likewise (``sidearms``)."""
     # Every arm runs inside window_rows' statement: one round trip where there were two to four.
     params: dict[str, Any] = {"line_limit": cfg.line_candidates, "limit": cfg.candidates}
     if lexical is not None:
@@ -46,73 +48,133 @@ def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndar
             params["spk_limit"] = cfg.speaker_candidates
     else:
         speaker = None
-    exchange_arms = []
-    if qvec is not None:
-        exchange_arms.append(search.vector_sql("exchange"))
-    if window is not None:
-        exchange_arms.append(search.window_sql("exchange", window, qvec, terms.terms, params))
+    if exchange_ids is not None:  # found on a second connection meanwhile (services/memory/sidearms.py)
+        exchange_arms = [sidearms.IDS_SQL] if exchange_ids else []
+        params["exchange_ids"] = exchange_ids
+    else:
+        exchange_arms = sidearms.arms_sql(qvec, window, cfg, params, terms.terms)
     # Candidates are the seeds (with every line of those exchanges) and the turns right before and after
     # them (an answer next to a match); each needs its own context_window around it, hence the reach.
     rows = turns.window_rows(session, user_id, seed_arms, exchange_arms, max(cfg.context_window + 1, 2), qvec, terms,
                              cfg, (speaker.name, speaker.vector) if speaker is not None else None, params)
-    seeds = {line_id: None for line_id, row in rows.items() if row["seed"]}
-    following = {row["p_id"]: line_id for line_id, row in rows.items() if row["p_id"] in rows}
-    wanted = {line_id for seed in seeds if seed in rows for line_id in _around(seed, rows, following, 1)}
-    candidates = []
-    scale = terms.max_score
-    for line_id in sorted(wanted):
-        row = rows[line_id]
-        if row["exchange_id"] in excluded:
-            continue
-        replied = rows.get(row["p_id"]) if row["p_id"] is not None else None
-        _attach_replied_to(row, replied)
-        near = _around(line_id, rows, following, cfg.context_window)  # found once for both signals
-        candidates.append(Candidate(
-            kind="exchange", id=int(row["exchange_id"]), row=row, at=row["at"],
-            sim=_similarity(row, rows, near, cfg), lex=_lexical(row, replied, rows, near, scale, cfg),
-            salience=None if row["salience"] is None else float(row["salience"]), access=int(row["access"] or 0)))
-    return candidates
+    return line_candidates(rows, excluded, terms.max_score, cfg)
 
 
-def _around(line_id: int, rows: dict[int, dict[str, Any]], following: dict[int, int], width: int) -> list[int]:
-    """The line and up to ``width`` lines before and after it (as far as they were fetched)."""
-    found = [line_id]
-    before = after = line_id
-    for _ in range(width):
-        before = rows[before]["p_id"] if before in rows else None
-        if before is None or before not in rows:
-            break
-        found.append(before)
-    for _ in range(width):
-        after = following.get(after)
-        if after is None:
-            break
-        found.append(after)
-    return found
+def line_candidates(rows: turns.LineRows, excluded: set[int], scale: float, cfg: RecallConfig) -> list[Candidate]:
+    """The candidate lines of ``window_rows``' rows with their signals (``scale``: the BM25 of a line holding every
+    query term), each carrying the line it replies to (``p_`` columns), in line id order."""
+    if not len(rows):
+        return []
+    positions = _candidate_positions(rows, excluded)
+    sims, lexes = context_signals(rows.floats("sim"), rows.floats("lex"), rows.previous, positions, scale, cfg)
+    return [LineCandidate(rows, position, None if math.isnan(sim) else sim, lex)
+            for position, sim, lex in zip(positions.tolist(), sims.tolist(), lexes.tolist(), strict=True)]
 
 
-def _similarity(row: dict[str, Any], rows: dict[int, dict[str, Any]], near_ids: list[int],
-                cfg: RecallConfig) -> float | None:
-    """Its exchange's similarity, mixed (context_sim_weight) with the mean over the exchanges of the lines
-    within context_window (``near_ids``: the line first, then those lines, as ``_around`` lists them): a
-    turn in a stretch of conversation about the question's topic counts more."""
-    if row["sim"] is None:
-        return None
-    own = float(row["sim"])
-    if cfg.context_sim_weight <= 0:
-        return own
-    near = [float(rows[i]["sim"]) for i in near_ids if rows[i]["sim"] is not None]
-    return (1 - cfg.context_sim_weight) * own + cfg.context_sim_weight * sum(near) / len(near)
+class LineCandidate(Candidate):
+    """A candidate turn of ``window_rows``' rows. Its ``row`` (a dict of its columns with its exchange's texts and
+    the replied-to line's ``p_`` columns, what a span is made of) is made when first read: scoring reads three
+    columns of every candidate, and only the few recall returns need the rest (a dict each for ~280 candidates
+    and the lines they reply to cost ~1.5 ms a recall)."""
+
+    def __init__(self, rows: turns.LineRows, position: int, sim: float | None, lex: float) -> None:
+        self._rows, self._position, self._row = rows, position, None
+        salience = rows.exchange(position, "salience")
+        self.kind, self.id = "exchange", int(rows.rows[position][rows.index["exchange_id"]])
+        self.at, self.sim, self.lex = rows.exchange(position, "at"), sim, lex
+        self.salience = None if salience is None else float(salience)
+        self.access = int(rows.exchange(position, "access") or 0)
+
+    @property  # type: ignore[override]
+    def row(self) -> dict[str, Any]:
+        if self._row is None:
+            self._row = self._rows.row(self._position)
+            before = int(self._rows.previous[self._position])
+            _attach_replied_to(self._row, self._rows.row(before) if before >= 0 else None)
+        return self._row
+
+    @row.setter
+    def row(self, value: dict[str, Any]) -> None:
+        self._row = value
+
+    def _column(self, key: str) -> Any:
+        return self._rows.rows[self._position][self._rows.index[key]]
+
+    def turn_text(self) -> str | None:
+        return self._column("text")
+
+    def speaker(self) -> str | None:
+        return self._column("speaker")
+
+    def speaker_similarity(self) -> float | None:
+        return self._column("speaker_sim")
+
+    def line_id(self) -> int:
+        return self._column("id")
 
 
-def _lexical(row: dict[str, Any], replied: dict[str, Any] | None, rows: dict[int, dict[str, Any]],
-             near_ids: list[int], scale: float, cfg: RecallConfig) -> float:
-    """Own BM25, plus a share of the replied-to line's and of the best line's nearby (topic continuity), 0..1."""
-    own = float(row["lex"])
-    context = float(replied["lex"]) if replied is not None else 0.0
-    nearby = [float(rows[i]["lex"]) for i in near_ids[1:]]
-    score = own + cfg.reply_context_weight * context + cfg.nearby_weight * max(nearby, default=0.0)
-    return min(1.0, score / scale)
+def _candidate_positions(rows: turns.LineRows, excluded: set[int]) -> np.ndarray:
+    """The rows that are candidates, in line id order: the seeds and the line right before and after each in its
+    thread (an answer next to a match), except those of excluded exchanges."""
+    seed = np.array(rows.column("seed"), dtype=bool)
+    following = _following(rows.previous)
+    wanted = seed.copy()
+    before = rows.previous[seed]
+    wanted[before[before >= 0]] = True
+    after = following[seed]
+    wanted[after[after >= 0]] = True
+    if excluded:
+        wanted &= ~np.isin(np.array(rows.column("exchange_id"), dtype=np.int64), list(excluded))
+    positions = np.flatnonzero(wanted)
+    ids = np.array(rows.column("id"), dtype=np.int64)[positions]
+    return positions[np.argsort(ids, kind="stable")]
+
+
+def _following(previous: np.ndarray) -> np.ndarray:
+    """Each row's next row in its thread (−1: none), from each row's previous one."""
+    following = np.full(len(previous), -1)
+    has_before = previous >= 0
+    following[previous[has_before]] = np.flatnonzero(has_before)
+    return following
+
+
+def context_signals(sim: np.ndarray, lex: np.ndarray, previous: np.ndarray, positions: np.ndarray, scale: float,
+                    cfg: RecallConfig) -> tuple[np.ndarray, np.ndarray]:
+    """The vector and lexical signals of the rows at ``positions`` (NaN: no vector), from every fetched row's
+    exchange similarity ``sim`` (NaN: none) and BM25 ``lex``; ``previous``: each row's previous row in its thread
+    (−1: none; a thread's rows are consecutive, in order).
+
+    Vector: its exchange's similarity, mixed (context_sim_weight) with the mean over the exchanges of the lines
+    within context_window (a turn in a stretch of conversation about the question's topic counts more). Lexical:
+    its own BM25, plus reply_context_weight × the replied-to line's and nearby_weight × the best within
+    context_window (topic continuity), as a share of ``scale``, at most 1. Sums run in one fixed order (the
+    line, the lines before it nearest first, then those after it) and every operation as the scalar formula
+    writes it, so each float equals the one computed line by line (tests/test_recall_arrays.py)."""
+    following = _following(previous)
+    near = []  # the rows within context_window before each line (nearest first), then after it; −1: none
+    for step in (previous, following):
+        at = positions
+        for _ in range(cfg.context_window):
+            at = np.where(at >= 0, step[np.maximum(at, 0)], -1)
+            near.append(at)
+    own_sim, own_lex = sim[positions], lex[positions]
+    total, counted = np.where(np.isnan(own_sim), 0.0, own_sim), np.ones(len(positions))
+    best = np.full(len(positions), -np.inf)
+    for at in near:
+        inside = at >= 0
+        value = np.where(inside, sim[np.maximum(at, 0)], np.nan)
+        has = ~np.isnan(value)
+        total = np.where(has, total + np.where(has, value, 0.0), total)
+        counted += has
+        best = np.where(inside, np.maximum(best, lex[np.maximum(at, 0)]), best)
+    weight = cfg.context_sim_weight
+    # As written in the scalar form: (1 − w) × own + w × Σ / n, i.e. (w × Σ) / n.
+    sims = (1 - weight) * own_sim + weight * total / counted if weight > 0 else own_sim.copy()
+    replied = previous[positions]
+    context = np.where(replied >= 0, lex[np.maximum(replied, 0)], 0.0)
+    nearby = np.where(np.isinf(best), 0.0, best)
+    score = own_lex + cfg.reply_context_weight * context + cfg.nearby_weight * nearby
+    return sims, np.minimum(1.0, score / scale)
 
 
 _REPLIED_COLUMNS = tuple((column, f"p_{column}") for column in
@@ -134,14 +196,14 @@ class SpanPicker:
     """Turns each exchange candidate, best first, into the lines its hit holds."""
 
     def __init__(self, session: Session, user_id: str, cfg: RecallConfig, excluded: set[int],
-                 pool: list[tuple[float, dict[str, float], Candidate]], limit: int) -> None:
+                 pool: Iterable[Candidate], limit: int) -> None:
         self.cfg = cfg
         self.excluded = excluded
         self.covered: set[int] = set()  # line ids in span mode, exchange ids in neighbourhood mode
         self.around: dict[int, list[dict[str, Any]]] = {}
         self.lines: dict[int, list[dict[str, Any]]] = {}
         if cfg.neighbours > 0:
-            ids = list(dict.fromkeys(c.id for _, _, c in pool if c.kind == "exchange"))[:limit]
+            ids = list(dict.fromkeys(c.id for c in pool if c.kind == "exchange"))[:limit]
             self.around = search.neighbours(session, user_id, ids, cfg.neighbours)
             wanted = ids + [n["id"] for rows in self.around.values() for n in rows]
             self.lines = turns.lines_by_exchange(session, user_id, wanted)

@@ -253,7 +253,7 @@ def lexical_lines_sql(terms: LineTerms, config: RecallConfig, params: dict[str, 
 def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_arms: list[str], reach: int,
                 qvec: np.ndarray | None, terms: LineTerms, config: RecallConfig,
                 speaker: tuple[str, np.ndarray] | None = None,
-                arm_params: dict[str, Any] | None = None) -> dict[int, dict[str, Any]]:
+                arm_params: dict[str, Any] | None = None) -> LineRows:
     """The seed lines (the lines that ``seed_arms``' statements find, and every line of the exchanges that
     ``exchange_arms``' statements find: seeds too) and ``reach`` lines either side of each in its thread,
     with their signals; ``seed`` tells a seed row. The arms run inside this statement (each took a round
@@ -262,12 +262,13 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
     Each row carries its own BM25 (``lex``), the similarity of its exchange to the query (``sim``) and
     that exchange's salience, access count and time; with ``speaker`` (a lower-case name and a vector,
     ``:spk_name`` and ``:spk_vec`` to the arms too), a line of that speaker carries its own similarity to
-    that vector (``speaker_sim``, else NULL). ``p_id`` is the line before it in the thread. The ranges are
-    contiguous, so that is the previous fetched row of the thread, except at a range's first row (which may
-    follow a gap): callers use links only within ``reach`` − 1 of a seed.
+    that vector (``speaker_sim``, else NULL). The rows come in thread order (``LineRows``); a row's
+    ``previous`` (``p_id`` in its dict) is the line before it in the thread. The ranges are contiguous, so
+    that is the previous fetched row of the thread, except at a range's first row (which may follow a gap):
+    callers use links only within ``reach`` − 1 of a seed.
     """
     if not seed_arms and not exchange_arms:
-        return {}
+        return LineRows(("id", "exchange_id", "line_thread", "first", *_EXCHANGE_NAMES), [])
     params: dict[str, Any] = {**(arm_params or {}), "user": user_id, "reach": reach}
     sim = "1 - (e.embedding <=> :qvec)" if qvec is not None else "NULL"
     speaker_sim = "NULL"
@@ -293,12 +294,11 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
         "WHERE e.id = ANY(ARRAY(SELECT DISTINCT exchange_id FROM lines))), "
         "firsts AS (SELECT exchange_id, min(id) AS id FROM lines GROUP BY exchange_id) "
         "SELECT l.id, l.exchange_id, l.line_thread, l.speaker, l.text, l.external_id, l.occurred_at, l.lex, e.sim, "
-        # An exchange's own texts on its first fetched line only: sent once, not once per line (a fifth
-        # of the statement's CPU here and in the client); shared with its other lines below.
-        "l.speaker_sim, l.seed, e.thread_id, e.session_id, f.id IS NOT NULL AS first, "
-        "CASE WHEN f.id IS NOT NULL THEN e.user_text END AS user_text, "
-        "CASE WHEN f.id IS NOT NULL THEN e.reply END AS reply, e.at, c.salience, "
-        "coalesce(a.access_count, 0) AS access FROM lines l JOIN owners e ON e.id = l.exchange_id "
+        # An exchange's own columns on its first fetched line only: sent once, not once per line (its texts
+        # were a fifth of the statement's CPU here and in the client); shared with its other lines (LineRows).
+        "l.speaker_sim, l.seed, f.id IS NOT NULL AS first, "
+        + ", ".join(f"CASE WHEN f.id IS NOT NULL THEN {value} END AS {name}" for name, value in _EXCHANGE_COLUMNS)
+        + " FROM lines l JOIN owners e ON e.id = l.exchange_id "
         "LEFT JOIN firsts f ON f.id = l.id "
         "LEFT JOIN memory_chunks c ON c.exchange_id = e.id LEFT JOIN exchange_access a ON a.exchange_id = e.id "
         # In thread order (byte order of the thread id, as Python compares it): sorting here costs less.
@@ -307,19 +307,62 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
     if qvec is not None:
         params["qvec"] = qvec
     result = session.execute(statement(sql, qvec is not None, speaker is not None), params)
-    keys = list(result.keys())
-    # Plain dicts from the driver's tuples, all fetched at once: row-by-row mappings cost more, and SQLAlchemy's
-    # Row objects in between ~0.5 ms of a recall's ~700 rows.
-    rows = [dict(zip(keys, row, strict=True)) for row in result.cursor.fetchall()]
+    keys = tuple(result.keys())
+    # The driver's tuples, all fetched at once, kept as they are: gather reads columns of all of them as arrays
+    # and makes a dict of the few hundred candidate rows only (a dict per row of ~700–1,000 cost ~1.5 ms).
+    rows = result.cursor.fetchall()
     result.close()
-    texts = {row["exchange_id"]: (row["user_text"], row["reply"]) for row in rows if row["first"]}
-    previous: dict[str, Any] | None = None
-    for row in rows:
-        row["user_text"], row["reply"] = texts[row["exchange_id"]]
-        same_thread = previous is not None and previous["line_thread"] == row["line_thread"]
-        row["p_id"] = int(previous["id"]) if same_thread and previous is not None else None
-        previous = row
-    return {int(row["id"]): row for row in rows}
+    return LineRows(keys, rows)
+
+
+# The exchange's columns of a row (name, SQL over window_rows' ``owners`` e, ``memory_chunks`` c, ``exchange_access``
+# a), sent on the exchange's first fetched line only.
+_EXCHANGE_COLUMNS = (("thread_id", "e.thread_id"), ("session_id", "e.session_id"), ("user_text", "e.user_text"),
+                     ("reply", "e.reply"), ("at", "e.at"), ("salience", "c.salience"),
+                     ("access", "coalesce(a.access_count, 0)"))
+_EXCHANGE_NAMES = tuple(name for name, _ in _EXCHANGE_COLUMNS)
+
+
+class LineRows:
+    """``window_rows``' rows: the driver's tuples in thread order, with their column names.
+
+    ``previous[i]``: the index of the row before row ``i`` in its thread (−1 at a thread's first fetched row).
+    ``exchanges``: each exchange's own columns (``_EXCHANGE_COLUMNS``, NULL on all but its first line's tuple)."""
+
+    def __init__(self, keys: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+        self.keys, self.rows = keys, rows
+        self.index = {key: position for position, key in enumerate(keys)}
+        threads = self.column("line_thread")
+        same = [False] + [a == b for a, b in zip(threads, threads[1:], strict=False)]
+        self.previous = np.where(np.array(same, dtype=bool), np.arange(len(rows)) - 1, -1)
+        first, exchange = self.index["first"], self.index["exchange_id"]
+        own = [self.index[name] for name in _EXCHANGE_NAMES]
+        self.exchanges = {row[exchange]: tuple(row[i] for i in own) for row in rows if row[first]}
+
+    def exchange(self, i: int, key: str) -> Any:
+        """Row ``i``'s exchange's ``key`` (one of ``_EXCHANGE_COLUMNS``)."""
+        own = self.exchanges[self.rows[i][self.index["exchange_id"]]]
+        return own[_EXCHANGE_NAMES.index(key)]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def column(self, key: str) -> list[Any]:
+        position = self.index[key]
+        return [row[position] for row in self.rows]
+
+    def floats(self, key: str) -> np.ndarray:
+        """A numeric column as float64, NULL as NaN."""
+        position = self.index[key]
+        return np.array([np.nan if row[position] is None else row[position] for row in self.rows], dtype=np.float64)
+
+    def row(self, i: int) -> dict[str, Any]:
+        """Row ``i`` as a dict, with its exchange's columns and ``p_id`` (the line before it in its thread)."""
+        data = dict(zip(self.keys, self.rows[i], strict=True))
+        data.update(zip(_EXCHANGE_NAMES, self.exchanges[data["exchange_id"]], strict=True))
+        before = int(self.previous[i])
+        data["p_id"] = int(self.rows[before][self.index["id"]]) if before >= 0 else None
+        return data
 
 
 def _ids(arms: list[str]) -> str:

@@ -1,0 +1,120 @@
+"""Recall runs its exchange arms (the vector kNN, a time window's nearest) on a second pooled connection once the
+query vector is there, beside the terms' and the BM25 arm's statements (services/memory/sidearms.py): the hits are
+those of the arms run inside the turns' statement; a transaction that has written keeps every arm on its own
+connection (another would not see what it wrote), as does one reading from a snapshot, or one whose pool has no
+connection to spare; a failing second connection falls back to the arms inline."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from sqlalchemy import event, text
+from sqlalchemy.orm import Session
+from sqlalchemy.pool import QueuePool, StaticPool
+
+from services.db import make_sessionmaker
+from services.memory import sidearms
+from services.memory.recall import recall
+from tests.test_memory_speakers import NOW, QUESTION, PastimeEmbedder, _import
+
+pytestmark = pytest.mark.integration
+
+QUERIES = [QUESTION, "What did Melanie do in April 2025?", "Which museum hall did they visit?"]
+VECTOR_ARM = "ORDER BY t.embedding <=> "  # the kNN arm's clause, wherever it runs
+
+
+def _hits(session: Session, query: str, embedded: bool) -> list[dict]:
+    embedder = PastimeEmbedder(cache_size=0)
+    vector = None if embedded else embedder.embed(query)
+    return [hit.to_dict() for hit in recall(session, embedder, "side", query, k=6, now=NOW, reinforce=False,
+                                            query_embedding=vector)]
+
+
+def _watch(engine) -> list[tuple[str, bool]]:  # type: ignore[no-untyped-def]
+    """(statement, sent from another thread than the test's) for every statement from now on."""
+    sent: list[tuple[str, bool]] = []
+    main = threading.get_ident()
+    event.listen(engine, "before_cursor_execute",
+                 lambda conn, cursor, statement, *args: sent.append((statement, threading.get_ident() != main)))
+    return sent
+
+
+@pytest.mark.parametrize("embedded", [False, True])
+def test_the_exchange_arms_on_a_second_connection_find_what_they_find_inline(db_engine, monkeypatch, embedded):
+    _import(make_sessionmaker(db_engine), "side")
+    inline = {}
+    with monkeypatch.context() as patch:
+        patch.setattr(sidearms, "side_engine", lambda session, own_only: None)
+        with Session(db_engine) as session:
+            inline = {query: _hits(session, query, embedded) for query in QUERIES}
+    sent = _watch(db_engine)
+    with Session(db_engine) as session:
+        beside = {query: _hits(session, query, embedded) for query in QUERIES}
+    assert all(inline.values()) and beside == inline
+    # The kNN ran on another thread's connection, and its ids reached the turns' statement as an array.
+    assert any(aside and VECTOR_ARM in statement for statement, aside in sent)
+    assert not any(VECTOR_ARM in statement for statement, aside in sent if not aside)
+    assert any("unnest(CAST(%(exchange_ids)s AS bigint[]))" in statement for statement, _ in sent)
+
+
+def test_a_transaction_that_wrote_keeps_its_arms_on_its_own_connection(db_engine):
+    _import(make_sessionmaker(db_engine), "side")
+    with Session(db_engine) as session:
+        before = _hits(session, QUESTION, False)
+        session.rollback()
+        sent = _watch(db_engine)
+        # An exchange's reply changed in this transaction, not committed: another connection would not see it.
+        changed = session.execute(text(
+            "UPDATE exchanges SET reply = 'Melanie paints and does pottery every weekend.' WHERE id = "
+            "(SELECT min(id) FROM exchanges WHERE user_id = 'side') RETURNING id")).scalar_one()
+        after = _hits(session, QUESTION, False)
+        session.rollback()
+    assert before and after
+    assert not any(aside for _, aside in sent)  # every statement on the test's own connection
+    assert any(VECTOR_ARM in statement for statement, _ in sent)
+    shown = {hit["meta"].get("reply") for hit in after if hit["id"] == changed}
+    assert shown <= {"Melanie paints and does pottery every weekend."}  # what this transaction wrote, if shown
+
+
+def test_a_failing_second_connection_falls_back_to_the_arms_inline(db_engine, monkeypatch, caplog):
+    _import(make_sessionmaker(db_engine), "side")
+    with Session(db_engine) as session:
+        expected = _hits(session, QUESTION, False)
+
+    def broken(self, qvec):  # type: ignore[no-untyped-def]
+        raise ConnectionError("the pool is exhausted")
+
+    monkeypatch.setattr(sidearms.ExchangeArms, "_run", broken)
+    with Session(db_engine) as session:
+        assert _hits(session, QUESTION, False) == expected
+    assert "running them inline" in caplog.text
+
+
+def test_a_snapshot_transaction_keeps_its_arms_on_its_own_connection(db_engine):
+    _import(make_sessionmaker(db_engine), "side")
+    with Session(db_engine) as session:
+        expected = _hits(session, QUESTION, False)
+    sent = _watch(db_engine)
+    with Session(db_engine) as session:
+        # REPEATABLE READ reads one snapshot: another connection would see what was committed since.
+        session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+        assert _hits(session, QUESTION, False) == expected
+    assert sent and not any(aside for _, aside in sent)
+
+
+class _Dbapi:
+    def rollback(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def test_no_second_connection_when_the_pool_would_make_recall_wait():
+    pool = QueuePool(_Dbapi, pool_size=1, max_overflow=0)
+    assert sidearms._spare(pool)
+    held = pool.connect()  # recall's own connection: the only one
+    assert not sidearms._spare(pool)  # a checkout would wait for the pool's timeout
+    held.close()
+    assert sidearms._spare(pool)
+    assert sidearms._spare(QueuePool(_Dbapi, pool_size=1, max_overflow=-1))  # no limit
+    assert not sidearms._spare(StaticPool(_Dbapi))  # one connection shared by every checkout
