@@ -145,10 +145,10 @@ def expanded_terms(session: Session, user_id: str, asked: AskedTerms, config: Re
                                          config.expansion_weight)
         rows += session.execute(
             statement(f"WITH {_SAMPLE}, asked AS (SELECT unnest(CAST(:asked AS text[])) AS lexeme), "
-                 "q AS MATERIALIZED (SELECT lexeme, mult, CAST(quote_literal(lexeme) AS tsquery) AS tsq "
-                 f"FROM ({nearest}) AS a(lexeme, mult)) "
-                 "SELECT q.lexeme, q.mult, true AS added, (SELECT count(*) FROM s WHERE s.search @@ q.tsq) "
-                 "AS sample_df, CAST(NULL AS bigint) AS exact_df FROM q"),
+                      "q AS MATERIALIZED (SELECT lexeme, mult, CAST(quote_literal(lexeme) AS tsquery) AS tsq "
+                      f"FROM ({nearest}) AS a(lexeme, mult)) "
+                      "SELECT q.lexeme, q.mult, true AS added, (SELECT count(*) FROM s WHERE s.search @@ q.tsq) "
+                      "AS sample_df, CAST(NULL AS bigint) AS exact_df FROM q"),
             {**params, "user": user_id, "asked": asked.lexemes, "sample": config.length_sample},
         ).all()
     return _line_terms(rows, asked.rows, config)
