@@ -22,6 +22,7 @@ from services.llm.completion import Completion
 from services.llm.health import record_outcome
 from services.llm.priority import ChatPriority
 from services.logs import request_context
+from services.memory.vectors import DEFERRED
 from services.metrics import Metrics
 from services.queues import (
     CHUNK_JOB_ID,
@@ -159,8 +160,9 @@ def store(session: Session | Connection, turn: Turn, understanding: Understandin
                     **({"fallback_reason": completion.error} if reply.fallback and completion.error else {})},
         "fallback": reply.fallback,
         "session_id": understanding.session_id,
-        "embedding": understanding.embedding,
-        "embedding_model": understanding.embedding_model,
+        # Lean: no lines (the trigger skips the row) and no vector on the reply's path; the chunker job
+        # queued after the reply derives both (services/memory/vectors.py, migration 0015).
+        "embedding_model": DEFERRED,
     }
     decision = understanding.decision_row(request)
     statement = _store_statement(tuple(exchange), tuple(decision))
