@@ -69,7 +69,40 @@ Earlier rounds, condensed (idle-machine numbers unless said; "→" is before →
   entries and the lines trigger; recall's window_rows 9; the thread touch 7; context's personal read 6;
   the topic search 4), Redis 17 %, the streamed LLM call 13.5 %.
 
-HOT4_PLACEHOLDER
+hot4 (issue 10: a clear margin). Where the sequential path waited (py-spy ``--idle``, above): the store
+statement's PostgreSQL work. Measured on a throwaway server (one client, loaded box, wall per
+statement): the exchange INSERT with its vector and the lines trigger 6.2-13.1 ms, the same row stored
+lean 1.2-2.2 ms; the topic centroid's UPDATE (a new row version, so a new entry in the topics' HNSW
+index) another 5-8 ms — py-spy of the lean tree still put 19 % of digest()'s wall time in the store.
+Changed:
+- Lean store (migration 0015): the digest stores the exchange with ``embedding_model = 'deferred'`` and
+  no vector; the lines trigger skips such a row (a WHEN clause). The chunker job queued after the reply
+  derives its lines (migration 0007's derivation) and stores its turn's vector in its first transaction,
+  before its LLM call (``vectors.fill_exchange``: a row lock, so the backfill never doubles it); a row
+  whose chunker never ran waits in the backfill's partial index and the ``vector_backfill`` service
+  completes it the same way. The message's own vector was replaced by the chunker anyway: one HNSW
+  insert per turn fewer. The thread's next message sees the turn through working memory (recall
+  excludes those ids); another thread sees it once the chunker ran (~1 s after the reply when idle).
+- The matched topic's centroid moves after ``message`` is published (one autocommit statement, still
+  inside the job, so the thread's next message is classified against it; a crash in between loses one
+  nudge of derived state).
+- Context assembly's personal read runs on a second pooled connection (``WorkerContext.side_reads``, one
+  thread) while recall runs, instead of after it.
+- bench.hotpath completes the lean rows (the backfill) after each job, outside digest(), so recall sees
+  the history it sees under ``engram run``; its PostgreSQL CPU per job then includes that work, which the
+  base tree's does not (the base's chunker re-embedding is not run there either): compare digest() only.
+Before → after, A/B back to back (base worktree at 282b226; ``--workers 4``; pairs r2-r4, load 1.3-4.5,
+others using 0-0.9 of a core): sequential `message` p50 33.3 / 45.3 / 42.2 → 26.1 / 27.1 / 26.3 ms, p99
+67.4 / 66.1 / 61.9 → 37.5 / 43.7 / 41.9; first status p50 5.8 / 6.7 / 4.2 → 4.2 / 5.0 / 3.9; sequential
+CPU per reply 38.7 / 47.5 / 52.3 → 34.7 / 29.4 / 35.5 ms (PostgreSQL 9.5 / 11.4 / 12.8 → 6.3 / 5.6 / 6.3).
+4-worker burst: 53.4 / 27.1 / 60.6 → 59.1 / 27.3 / 44.9 replies/s at 36.2 / 44.1 / 32.1 → 32.5 / 38.7 /
+42.2 ms of CPU per reply (PostgreSQL 8.0 / 9.2 / 6.7 → 6.4 / 7.3 / 8.4; the r3 pair ran beside another
+engineer's load): no difference the box resolves. bench.hotpath: digest() CPU p50 22.2 → 21.9 ms, SQL
+statements 11 → 12 (the centroid's own UPDATE), Redis round trips 6.3 → 6.4. What moved is PostgreSQL's
+work and wait on the reply's path (to the nice-19 chunker, or after ``message``), not the digest
+worker's own CPU: the sequential margin is clear; the 4-worker CPU per reply is at the 33 ms goal in
+one pair of three and the lead's idle re-measure decides. Not done: the thread touch overlapped with
+recall (7 % of the wait), redis-py's packing of the reply's MULTI, the SDK's request building.
 """
 
 from __future__ import annotations
