@@ -108,3 +108,30 @@ def test_a_turn_forgotten_before_its_chunker_job_leaves_nothing_behind(client, r
     from workers import memory_chunker
     assert memory_chunker.run(stored.id) == "missing"
     assert _lines(db_engine, stored.id) == [] and _line_count(db_engine, stored.user_id) == 0
+
+
+def test_a_downgrade_past_the_lean_store_derives_the_lines_of_turns_still_waiting(client, run_jobs, fake_llm,
+                                                                                  db_engine):
+    from alembic import command
+    from alembic.script import ScriptDirectory
+
+    from services.migrate import alembic_config
+
+    stored = _turn(client, run_jobs, fake_llm, db_engine)
+    expected = _as_the_trigger_derives(db_engine, stored)
+    config = alembic_config()
+    below = ScriptDirectory.from_config(config).get_revision("0015").down_revision
+    with db_engine.connect() as connection:
+        config.attributes["connection"] = connection
+        try:
+            command.downgrade(config, below)
+            connection.commit()
+            assert _lines(db_engine, stored.id) == expected
+            row = connection.execute(select(Exchange.embedding, Exchange.embedding_model)
+                                     .where(Exchange.id == stored.id)).one()
+            assert (row.embedding, row.embedding_model) == (None, None), "its vector left to the backfill"
+        finally:
+            command.upgrade(config, "head")
+            connection.commit()
+    with Session(db_engine) as session:
+        assert pending_count(session) == 1
