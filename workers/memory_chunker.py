@@ -69,12 +69,13 @@ def run(exchange_id: int, attempt: int = 0) -> str:
             return "missing"
         if chunk_exists(session, exchange_id):
             return "exists"
-        if exchange.embedding is None:
-            # A chat turn stored lean (its lines and its turn's vector come now) or an import whose vectors
-            # the backfill has not reached: as the backfill does it, in this transaction.
+        if exchange.embedding_model == vectors.DEFERRED:
+            # A chat turn stored lean: its lines, and its turn's vector (the re-index's very input), come now.
             vectors.fill_exchange(session, embedder, exchange_id)
             session.refresh(exchange)  # the vector just stored, for the known facts nearest to it
         else:
+            if exchange.embedding is None:  # imported, its vectors not backfilled yet: its lines' too, as the backfill
+                vectors.fill_exchange(session, embedder, exchange_id)
             reindex_turn(embedder, exchange)
         messages = build_messages(context, session, exchange, config)
         user_text = exchange.user_text
