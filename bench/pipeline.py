@@ -91,18 +91,25 @@ Changed:
 - bench.hotpath completes the lean rows (the backfill) after each job, outside digest(), so recall sees
   the history it sees under ``engram run``; its PostgreSQL CPU per job then includes that work, which the
   base tree's does not (the base's chunker re-embedding is not run there either): compare digest() only.
-Before → after, A/B back to back (base worktree at 282b226; ``--workers 4``; pairs r2-r4, load 1.3-4.5,
-others using 0-0.9 of a core): sequential `message` p50 33.3 / 45.3 / 42.2 → 26.1 / 27.1 / 26.3 ms, p99
-67.4 / 66.1 / 61.9 → 37.5 / 43.7 / 41.9; first status p50 5.8 / 6.7 / 4.2 → 4.2 / 5.0 / 3.9; sequential
-CPU per reply 38.7 / 47.5 / 52.3 → 34.7 / 29.4 / 35.5 ms (PostgreSQL 9.5 / 11.4 / 12.8 → 6.3 / 5.6 / 6.3).
-4-worker burst: 53.4 / 27.1 / 60.6 → 59.1 / 27.3 / 44.9 replies/s at 36.2 / 44.1 / 32.1 → 32.5 / 38.7 /
-42.2 ms of CPU per reply (PostgreSQL 8.0 / 9.2 / 6.7 → 6.4 / 7.3 / 8.4; the r3 pair ran beside another
-engineer's load): no difference the box resolves. bench.hotpath: digest() CPU p50 22.2 → 21.9 ms, SQL
-statements 11 → 12 (the centroid's own UPDATE), Redis round trips 6.3 → 6.4. What moved is PostgreSQL's
-work and wait on the reply's path (to the nice-19 chunker, or after ``message``), not the digest
-worker's own CPU: the sequential margin is clear; the 4-worker CPU per reply is at the 33 ms goal in
-one pair of three and the lead's idle re-measure decides. Not done: the thread touch overlapped with
-recall (7 % of the wait), redis-py's packing of the reply's MULTI, the SDK's request building.
+Before → after, A/B back to back (base worktree at 282b226; load 1.2-4.5; "others" is the CPU other
+engineers used meanwhile, which inflates wall times and CPU per reply alike):
+  ``--workers 4``, pairs r2 / r3 / r4 (r3 with others at ~0.9 core in both runs): sequential `message` p50
+  33.3 / 45.3 / 42.2 → 26.1 / 27.1 / 26.3 ms, p99 67.4 / 66.1 / 61.9 → 37.5 / 43.7 / 41.9; first status
+  p50 5.8 / 6.7 / 4.2 → 4.2 / 5.0 / 3.9; sequential CPU per reply 38.7 / 47.5 / 52.3 → 34.7 / 29.4 / 35.5
+  ms (PostgreSQL 9.5 / 11.4 / 12.8 → 6.3 / 5.6 / 6.3). 4-worker burst 53.4 / 27.1 / 60.6 → 59.1 / 27.3 /
+  44.9 replies/s at 36.2 / 44.1 / 32.1 → 32.5 / 38.7 / 42.2 ms of CPU per reply.
+  Full runs (workers 1, 2, 4), f2 with both runs quiet (others ≤ 0.15 core): `message` p50 46.1 → 31.2
+  ms, p99 74.1 → 49.1; replies/s 27.4 / 55.7 / 53.0 → 36.5 / 64.6 / 54.3 at 43.3 / 33.0 / 36.3 → 33.9 /
+  27.0 / 35.2 ms of CPU per reply (digest 21.2 / 17.4 / 20.1 → 16.1 / 14.6 / 19.9, PostgreSQL 8.7 / 7.1 /
+  7.5 → 7.0 / 5.5 / 7.1). f1 (base quiet, hot4 beside ~0.9 core of others): `message` p50 30.7 / 31.4.
+  bench.hotpath: digest() CPU p50 22.2 → 21.9 ms, SQL statements 11 → 12 (the centroid's own UPDATE),
+  Redis round trips 6.3 → 6.4.
+What moved is PostgreSQL's work and wait on the reply's path (to the nice-19 chunker, or after
+``message``), not the digest worker's own CPU. Sequentially the margin is clear (`message` p50 26-31
+ms in every pair); with 4 workers the CPU per reply is 32.5-42.2 ms against the ~33 ms goal, inside this
+box's spread (a tree's 4-worker CPU per reply moves ±5 ms between runs): not shown here, the lead's idle
+re-measure decides. Not done: the thread touch overlapped with recall (7 % of the wait), redis-py's
+packing of the reply's MULTI, the SDK's request building (each ~1 ms of CPU by hot3's profile).
 """
 
 from __future__ import annotations
