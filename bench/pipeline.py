@@ -104,6 +104,9 @@ engineers used meanwhile, which inflates wall times and CPU per reply alike):
   7.5 → 7.0 / 5.5 / 7.1). f1 (base quiet, hot4 beside ~0.9 core of others): `message` p50 30.7 / 31.4.
   bench.hotpath: digest() CPU p50 22.2 → 21.9 ms, SQL statements 11 → 12 (the centroid's own UPDATE),
   Redis round trips 6.3 → 6.4.
+py-spy ``--idle`` of the sequential digest worker, final tree (loaded box): the store 18.7 → 7.2 % of
+digest()'s wall time; recall 35 % (its window_rows 11); the centroid's move 7.5 % (after ``message``);
+the streamed LLM call 14 %; Redis 8.8 %.
 What moved is PostgreSQL's work and wait on the reply's path (to the nice-19 chunker, or after
 ``message``), not the digest worker's own CPU. Sequentially the margin is clear (`message` p50 26-31
 ms in every pair); with 4 workers the CPU per reply is 32.5-42.2 ms against the ~33 ms goal, inside this
