@@ -55,80 +55,64 @@ Earlier rounds, condensed (idle-machine numbers unless said; "→" is before →
   psycopg prepare threshold and a LIFO pool did not help).
 - The scripted LLM (tests/fake_llm.py) sets TCP_NODELAY as real endpoints do: with Nagle's algorithm a
   stream's second write waited up to 40 ms for the client's delayed ACK (`message` p50 48-76 → 31 ms).
+- hot3: metrics of a turn summed in the process and written at most once a second; the chunker job
+  enqueued inside the reply's last MULTI; ``enqueue(after=)`` in 3 round trips; housekeeping roles'
+  PostgreSQL backends share their niceness; migration 0014 (open sessions by thread: placement 5.7 →
+  0.03 ms at 20,000 open sessions). Per digest() Redis round trips 10.7 → 6.5, commands 79.6 → 62, Python
+  calls 21,441 → 18,527; CPU change (~1-2 ms per reply) inside this box's noise. Tried and dropped:
+  ``force_generic_plan`` for the turn's transaction (the topic search's generic plan sorts all topics).
+- Lead's idle re-measure (hot3 + rlat3 + audit, then gc.freeze() in web and workers): first status p50
+  4.1-4.5 ms, message p50 39.4 / 40.1 / 43.4, p99 55.8-67; replies/s with 4 workers 53.2 / 48.2 / 48.1
+  at 36-40 ms CPU per reply (digest ~20, PostgreSQL ~8, web ~5, Valkey ~2.5); eight interleaved
+  ``--workers 4`` runs of one tree spread 29-53 replies/s. py-spy ``--idle`` of the sequential digest
+  worker: 53 % of digest()'s wall time waits for PostgreSQL (the store 10 %: the INSERT's HNSW and GIN
+  entries and the lines trigger; recall's window_rows 9; the thread touch 7; context's personal read 6;
+  the topic search 4), Redis 17 %, the streamed LLM call 13.5 %.
 
-hot3 (issue 10 again: a clear margin). Profiled first (``bench.hotpath --scope digest``, cProfile on
-the CPU clock; pg_stat_statements on its throwaway server): per digest() 11 SQL statements, 10.8
-Redis round trips, 79.6 Redis commands (13 of them the turn's metrics). Own CPU by package: redis-py
-19 %, SQLAlchemy 11 %, psycopg 10 %, httpx/h11/openai ~10 %; by step: recall ~30 % (rlat3's), the
-streamed LLM call ~22 % (the SDK's request building ~5 %), ``finish`` ~14 % (the MULTI after the reply
-~7 %, ``publish_all`` ~4 %), on a topic switch (24 of 60 turns here) the episode's enqueue 7.6 % of
-all (RQ's ``depends_on`` fetched and rebuilt every dependency job under WATCH). PostgreSQL planned 2.66
-ms per digest: recall 1.75 (its statements set ``plan_cache_mode = force_custom_plan`` on purpose,
-services/memory/search.py), session placement 0.36, context 0.29, topics 0.10.
+hot4 (issue 10: a clear margin). Where the sequential path waited (py-spy ``--idle``, above): the store
+statement's PostgreSQL work. Measured on a throwaway server (one client, loaded box, wall per
+statement): the exchange INSERT with its vector and the lines trigger 6.2-13.1 ms, the same row stored
+lean 1.2-2.2 ms; the topic centroid's UPDATE (a new row version, so a new entry in the topics' HNSW
+index) another 5-8 ms — py-spy of the lean tree still put 19 % of digest()'s wall time in the store.
 Changed:
-- Metrics inside ``Metrics.deferred()`` (the digest's turn) are summed in the process and written
-  at most once a second, merged (at a block's end when due, else by a timer thread; flushed when a
-  worker stops): /metrics lags by at most a second; a SIGKILL loses at most a second of records.
-- The chunker job of an exchange this run inserted is enqueued inside the reply's last MULTI, with
-  no status read (no job can name a fresh id); a retry keeps the checked path.
-- ``enqueue(after=)`` (an episode after its chunks): WATCH, one script call for the statuses, then
-  defer (RQ's own dependency sets and deferred registry) or queue in one MULTI; 3 round trips.
-- Housekeeping roles (nice 19) give their embedded PostgreSQL backends their niceness
-  (``services.embedded.postgres.share_niceness_with_backends``: only a child of the embedded
-  postmaster of the data dir, on its port), so enrichment SQL between chats no longer outranks a chat.
-- Migration 0014: open sessions indexed by thread. Placement found its thread's open session by
-  scanning every open session of every user: 5.7 ms → 0.03 ms per turn at 20,000 open sessions.
-Tried and dropped: ``force_generic_plan`` for the turn's transaction. Recall overrides it for every
-statement after its first (and at 100k exchanges its statements kept their plans under it: HNSW,
-GIN, B-tree per auto_explain, 27.2 → 25.8 ms of backend CPU per recall, an option for rlat3's
-full-text concerns to weigh). Generic plans for placement and the context read alone (placement
-before recall) cut planning 2.66 → 1.83 ms per digest, but the topic search's generic plan sorts all
-of a user's topics by distance where the custom plan uses HNSW for a user with many.
-Before → after, A/B back to back on a shared box (load average 7-10, others using 0.9-1.6 of the 2
-cores: CPU per reply moved ±20 % between runs of the same tree; counts compare, wall times do not):
-  ``bench.hotpath --scope digest`` (main → hot3): Redis round trips per digest() 10.6-10.8 → 6.4-6.5
-  (metrics one pipeline a second; the chunker job in the last MULTI), Redis commands 79.4-79.6 →
-  61.4-62.4, SQL statements 11 → 11; Python function calls per digest() 21,441 → 18,527 (cProfile
-  counts, which load does not change); the episode's enqueue 7.0 → 3.5 % of digest() CPU. digest()
-  CPU p50 in four pairs 25.8 → 23.1, 24.5 → 25.6, 24.8 → 23.1, 19.9 → 21.3 ms: the ~1 ms these
-  changes save is inside the run-to-run noise of this box. bench.pipeline pairs (``--workers 4``,
-  load 7-10, hot3 at intermediate commits): CPU per reply sequential 45.6 → 43.5 and 51.6 → 36.0
-  ms, 4-worker burst 38.6 → 37.0 and 38.5 → 42.4 ms (digest 22.2 → 21.0, 21.9 → 23.8): no difference
-  outside the noise.
-  Full runs back to back (base first, then hot3; others used 0.3-0.7 of a core during base and 0.7-1.2
-  during hot3): sequential first status p50 5.2 / 7.8 ms, message p50 42.2 / 45.8, p99 81.5 / 96.6;
-  replies/s with 1 / 2 / 4 workers 27.8 / 43.6 / 47.0 and 26.0 / 33.1 / 30.8; CPU per reply in the
-  bursts 41.6 / 35.7 / 40.9 and 38.8 / 33.6 / 41.8 ms (digest 20.8 / 19.3 / 22.5 and 18.6 / 18.0 / 22.9).
-  Interleaved at the final tree (hot3, main, hot3, main; ``--workers 4``; others 0.7-1.5 cores):
-  4-worker burst CPU per reply 40.9 / 45.6 / 40.9 / 42.3 ms (digest 23.4 / 25.7 / 22.8 / 23.7,
-  PostgreSQL 7.9 / 8.8 / 7.8 / 7.9, Valkey 2.4 / 3.0 / 2.6 / 2.9), 28.5 / 22.9 / 31.5 / 27.1
-  replies/s; sequential (the first hot3 run had a test of mine beside it) 67.4 / 50.1 / 41.5 / 54.2
-  ms CPU per reply, message p50 137.1 / 60.0 / 37.8 / 54.9 ms.
-The targets' margin (message p50 ≤ ~32 ms, ≤ ~32 ms of CPU per reply with 4 workers) is not shown
-by these runs: what this round removed (round trips, commands, Python calls, the episode's RQ
-work) is ~1-2 ms of CPU per reply, below what this shared box resolves. The lead's idle re-measure
-decides; the larger costs left are recall (rlat3) and the SDK/driver layers below. py-spy (``--idle``)
-of the one digest worker in a 600-chat burst: 85 % of its main thread's wall time in digest(), of
-that 58 % inside SQL execution (waiting for a PostgreSQL backend on the shared cores), recall 40 %.
-Not done: the openai SDK's request building (~1 ms per turn); redis-py's packing of the MULTI after
-the reply (RQ's job hash is ~20 fields); the ORM Session around the turn's statements (recall's API).
-Lead's idle re-measure of the merged tree (hot3, rlat3, audit), two full runs back to back at load
-0.2 / 2.2: first status p50 4.2 / 4.1 ms, first delta 32.6 / 33.4, message p50 39.4 / 40.1, p99 63.4 /
-55.8; replies/s with 1 / 2 / 4 workers 28.3 / 56.6 / 53.2 and 30.2 / 46.3 / 48.2; CPU per reply in the
-4-worker bursts 36.4 / 40.0 ms (digest 19.7 / 21.7, PostgreSQL 7.7 / 8.6, web 4.9 / 5.4, Valkey 2.3 /
-2.4). Eight ``--workers 4`` runs interleaved before / after hot3 on the same quiet box (load 1.2-2.9):
-53.0, 49.4, 29.1, 44.2 vs 42.8, 37.6, 46.4, 48.8 replies/s: one tree's spread (29-53) is wider than
-any difference. Where the sequential path waits (py-spy ``--idle`` of the digest worker over
-sequential chats): 53 % of digest()'s wall time waiting for PostgreSQL: the store 10 % (the
-exchange's INSERT with its HNSW and GIN entries and the trigger that derives its lines; WAL fsync
-here is ~0.1 ms by pg_test_fsync, so the wait is the statement's own work), recall's window_rows 9,
-the thread touch that opens the transaction 7, context assembly's personal read 6, the topic search
-4; Redis 17 %; the streamed LLM call 13.5 %. Next candidates: the lines' derivation and the vector's
-index entry off the hot path (the chunker, at nice 19), the personal read overlapped with recall.
-Then gc.freeze() in the web and worker processes (in-process, ~600 digests: 4 full collections of ~100
-ms over a digest worker's ~170k objects, ~0.6 ms of CPU per job on average); one idle run after it: first
-status p50 4.5 ms, message p50 43.4 / p99 56.7 ms, 20.4 / 49.7 / 48.1 replies/s with 1 / 2 / 4 workers
-(40.0 ms of CPU per reply with 4): within the spread above, no visible change.
+- Lean store (migration 0015): the digest stores the exchange with ``embedding_model = 'deferred'`` and
+  no vector; the lines trigger skips such a row (a WHEN clause). The chunker job queued after the reply
+  derives its lines (migration 0007's derivation) and stores its turn's vector in its first transaction,
+  before its LLM call (``vectors.fill_exchange``: a row lock, so the backfill never doubles it); a row
+  whose chunker never ran waits in the backfill's partial index and the ``vector_backfill`` service
+  completes it the same way. The message's own vector was replaced by the chunker anyway: one HNSW
+  insert per turn fewer. The thread's next message sees the turn through working memory (recall
+  excludes those ids); another thread sees it once the chunker ran (~1 s after the reply when idle).
+- The matched topic's centroid moves after ``message`` is published (one autocommit statement, still
+  inside the job, so the thread's next message is classified against it; a crash in between loses one
+  nudge of derived state).
+- Context assembly's personal read runs on a second pooled connection (``WorkerContext.side_reads``, one
+  thread) while recall runs, instead of after it.
+- bench.hotpath completes the lean rows (the backfill) after each job, outside digest(), so recall sees
+  the history it sees under ``engram run``; its PostgreSQL CPU per job then includes that work, which the
+  base tree's does not (the base's chunker re-embedding is not run there either): compare digest() only.
+Before → after, A/B back to back (base worktree at 282b226; load 1.2-4.5; "others" is the CPU other
+engineers used meanwhile, which inflates wall times and CPU per reply alike):
+  ``--workers 4``, pairs r2 / r3 / r4 (r3 with others at ~0.9 core in both runs): sequential `message` p50
+  33.3 / 45.3 / 42.2 → 26.1 / 27.1 / 26.3 ms, p99 67.4 / 66.1 / 61.9 → 37.5 / 43.7 / 41.9; first status
+  p50 5.8 / 6.7 / 4.2 → 4.2 / 5.0 / 3.9; sequential CPU per reply 38.7 / 47.5 / 52.3 → 34.7 / 29.4 / 35.5
+  ms (PostgreSQL 9.5 / 11.4 / 12.8 → 6.3 / 5.6 / 6.3). 4-worker burst 53.4 / 27.1 / 60.6 → 59.1 / 27.3 /
+  44.9 replies/s at 36.2 / 44.1 / 32.1 → 32.5 / 38.7 / 42.2 ms of CPU per reply.
+  Full runs (workers 1, 2, 4), f2 with both runs quiet (others ≤ 0.15 core): `message` p50 46.1 → 31.2
+  ms, p99 74.1 → 49.1; replies/s 27.4 / 55.7 / 53.0 → 36.5 / 64.6 / 54.3 at 43.3 / 33.0 / 36.3 → 33.9 /
+  27.0 / 35.2 ms of CPU per reply (digest 21.2 / 17.4 / 20.1 → 16.1 / 14.6 / 19.9, PostgreSQL 8.7 / 7.1 /
+  7.5 → 7.0 / 5.5 / 7.1). f1 (base quiet, hot4 beside ~0.9 core of others): `message` p50 30.7 / 31.4.
+  bench.hotpath: digest() CPU p50 22.2 → 21.9 ms, SQL statements 11 → 12 (the centroid's own UPDATE),
+  Redis round trips 6.3 → 6.4.
+py-spy ``--idle`` of the sequential digest worker, final tree (loaded box): the store 18.7 → 7.2 % of
+digest()'s wall time; recall 35 % (its window_rows 11); the centroid's move 7.5 % (after ``message``);
+the streamed LLM call 14 %; Redis 8.8 %.
+What moved is PostgreSQL's work and wait on the reply's path (to the nice-19 chunker, or after
+``message``), not the digest worker's own CPU. Sequentially the margin is clear (`message` p50 26-31
+ms in every pair); with 4 workers the CPU per reply is 32.5-42.2 ms against the ~33 ms goal, inside this
+box's spread (a tree's 4-worker CPU per reply moves ±5 ms between runs): not shown here, the lead's idle
+re-measure decides. Not done: the thread touch overlapped with recall (7 % of the wait), redis-py's
+packing of the reply's MULTI, the SDK's request building (each ~1 ms of CPU by hot3's profile).
 """
 
 from __future__ import annotations

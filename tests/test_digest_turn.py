@@ -89,6 +89,26 @@ def test_a_topic_counts_each_stored_turn_once_and_its_centroid_moves_with_it(cli
     assert moved and any(abs(a - b) > 1e-6 for a, b in zip(moved[0], founded, strict=True)), "the centroid moved"
 
 
+def test_a_retried_turn_that_finds_its_exchange_stored_does_not_move_the_topic_again(client, run_jobs, fake_llm,
+                                                                                   db_engine, worker_context):
+    from sqlalchemy import select
+
+    from services.db import Topic
+    from workers.digest import run
+
+    thread_id, _, _ = chat_turn(client, run_jobs, "Planning a hiking trip through Patagonia next spring.")
+    _, request_id, _ = chat_turn(client, run_jobs, "Which hiking boots suit a Patagonia trip in spring?", thread_id)
+    with db_engine.connect() as connection:
+        before = connection.execute(select(Topic.name, Topic.message_count, Topic.centroid).order_by(Topic.id)).all()
+    assert sum(count for _, count, _ in before) == 2, "each stored turn moved its topic once, after its reply"
+    worker_context.redis.delete(f"output:{request_id}")  # a crash after the store: the retry delivers the stored row
+    run(request_id)
+    with db_engine.connect() as connection:
+        after = connection.execute(select(Topic.name, Topic.message_count, Topic.centroid).order_by(Topic.id)).all()
+    assert [(name, count) for name, count, _ in after] == [(name, count) for name, count, _ in before]
+    assert [list(c) for _, _, c in after] == [list(c) for _, _, c in before]
+
+
 def test_a_turn_queues_its_exchanges_chunker_job_once_and_a_retry_does_not_queue_another(client, run_jobs, fake_llm,
                                                                                       worker_context):
     from rq import Queue

@@ -16,7 +16,7 @@ from services.embeddings import HashEmbedder
 from services.errors import EmbeddingError
 from services.queues import PROMPT_QUEUE
 from services.router.mode_router import ModeRouter
-from tests.llm_steps import Error, Reply
+from tests.llm_steps import Error, Garbage, Reply
 from tests.sse import parse_frames
 
 pytestmark = pytest.mark.integration
@@ -152,8 +152,9 @@ def test_topic_switch_closes_the_session_and_queues_its_episode(client, run_jobs
     assert len(job.meta["exchange_ids"]) >= 1
 
 
-def test_stored_exchange_carries_its_embedding(client, run_jobs, fake_llm, db_engine):
-    converse(client, run_jobs, "Tell me about the moons of Jupiter.")
+def test_stored_exchange_carries_its_embedding_once_its_chunker_job_ran(client, run_jobs, fake_llm, db_engine):
+    converse(client, run_jobs, "Tell me about the moons of Jupiter.")  # stored lean: tests/test_lean_store.py
+    run_jobs(("memory-chunker-queue",))
     with db_engine.connect() as connection:
         row = connection.execute(select(Exchange.embedding, Exchange.embedding_model)).one()
     assert row.embedding is not None and len(row.embedding) == 384
@@ -170,6 +171,10 @@ def test_routing_replay_is_deterministic(worker_context):
 def test_recalled_memory_reaches_the_prompt_of_another_thread(client, run_jobs, fake_llm, db_engine):
     fake_llm.script(Reply("Porto is lovely."), Reply("Try the riverside walk."))
     converse(client, run_jobs, "My sister Clara moved to Porto last spring.")
+    # The turn's lines and vector come with its chunker job, queued after the reply (stored lean); its LLM
+    # call failing stores no fact, so only the recalled turn can bring Clara to the other thread.
+    fake_llm.route("MEMORY CHUNK", Garbage())
+    run_jobs(("memory-chunker-queue",))
     from services.threads import CURRENT_THREAD_KEY
 
     client.application.extensions["engram"].redis.delete(CURRENT_THREAD_KEY % "local")  # start a fresh thread

@@ -6,8 +6,11 @@ facts in one transaction. Invalid output after one retry → the exchange stays 
 enrichment, a ``failed`` chunk row and a counter record it. Transient LLM failures re-run the
 job later (``enqueue_in``; the scheduler role enqueues it when due). A retried job stores nothing twice.
 
+A chat turn's exchange is stored lean (no lines, no vector: migration 0015); the job's first
+transaction derives its lines and stores its turn's vector, before the LLM is asked.
 The same workers (they hold the embedding model) run the vector backfill (``fill_vectors``): the
-vectors of imported exchanges, which ``engram import`` stores without (services/memory/vectors.py).
+vectors of imported exchanges, which ``engram import`` stores without, and of chat turns whose
+chunker job never ran (services/memory/vectors.py).
 """
 
 from __future__ import annotations
@@ -66,9 +69,14 @@ def run(exchange_id: int, attempt: int = 0) -> str:
             return "missing"
         if chunk_exists(session, exchange_id):
             return "exists"
-        if exchange.embedding is None:  # imported, its vectors not backfilled yet: its lines' too, as the backfill
+        if exchange.embedding_model == vectors.DEFERRED:
+            # A chat turn stored lean: its lines, and its turn's vector (the re-index's very input), come now.
             vectors.fill_exchange(session, embedder, exchange_id)
-        reindex_turn(embedder, exchange)
+            session.refresh(exchange)  # the vector just stored, for the known facts nearest to it
+        else:
+            if exchange.embedding is None:  # imported, its vectors not backfilled yet: its lines' too, as the backfill
+                vectors.fill_exchange(session, embedder, exchange_id)
+            reindex_turn(embedder, exchange)
         messages = build_messages(context, session, exchange, config)
         user_text = exchange.user_text
         owner = exchange.user_id
@@ -97,9 +105,9 @@ def run(exchange_id: int, attempt: int = 0) -> str:
 def reindex_turn(embedder: Embedder, exchange: Exchange) -> None:
     """Recall matches whole turns: re-embed the message together with its reply.
 
-    The digest stored the message's own embedding (the one it routed with) so recall works at
-    once; the turn's vector finds it better by what was answered too. Same input, same vector:
-    safe to repeat.
+    For an exchange stored with the message's own embedding (the digest did so before it stored
+    turns lean, migration 0015): the turn's vector finds it better by what was answered too. Same
+    input, same vector: safe to repeat.
     """
     if exchange.reply.strip():
         exchange.embedding = embedder.embed(f"{exchange.user_text}\n{exchange.reply}")

@@ -59,7 +59,7 @@ class Understanding:
     working_memory: list[dict[str, Any]] = field(default_factory=list)
     # The thread's confidence in ``topic`` after this turn: written with the turn's exchange (digest.remember).
     topic_confidence: float = 0.0
-    # The matched topic's centroid after this message: written with the exchange (digest.store).
+    # The matched topic's centroid after this message: moved after the reply by the storing run (digest.move_topic).
     topic_update: CentroidUpdate | None = None
 
     def decision_row(self, request: ChatRequest) -> dict[str, Any]:
@@ -168,7 +168,7 @@ def classify_and_place(
     """Topic (with centroid update) and session, in the caller's transaction (opened with ``TURN_SETTINGS``);
     the closed session's exchanges."""
     result = context.topics.classify(db, request.user_id, request.text, embedding, state.topic, search_ready=True,
-                                     defer_absorb=True)  # the centroid moves with the stored exchange
+                                     defer_absorb=True)  # the centroid moves after the reply (digest.move_topic)
     step = place_in_session(
         db, request.user_id, request.thread_id, result.topic, switched=result.switched, now=now,
         idle_after_s=SESSION_IDLE_S,
@@ -215,7 +215,7 @@ def recall_context(
     embedder = context.embedder if embedding is not None else None
     return assemble(
         db, embedder, request.user_id, request.text, query_embedding=embedding,
-        exclude_exchange_ids=recent_ids, config=config, budget_tokens=budget,
+        exclude_exchange_ids=recent_ids, config=config, budget_tokens=budget, side_reads=context.side_reads(),
     )
 
 

@@ -6,17 +6,24 @@ speaker, most relevant first), and the drift thoughts lately pushed to the perso
 budget. Nothing relevant → "".
 Working memory (the thread's recent turns) is rendered by the caller as history; pass its
 exchange ids as ``exclude_exchange_ids`` so nothing is shown twice.
+
+Given a ``side_reads`` executor, the personal read (narrative, profile facts, shared thoughts: it
+does not depend on the message) runs on a connection of its own while recall runs, instead of
+after it: the digest's wait for it overlaps recall's.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from sqlalchemy import Row
 from sqlalchemy import text as sql_text
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
@@ -47,16 +54,22 @@ def assemble_context(session: Session, embedder: Embedder | None, user_id: str, 
 def assemble(session: Session, embedder: Embedder | None, user_id: str, query_text: str, *,
              query_embedding: np.ndarray | None = None, budget_tokens: int | None = None,
              exclude_exchange_ids: Iterable[int] = (), config: MemoryConfig | None = None,
-             now: dt.datetime | None = None) -> AssembledContext:
-    """Like ``assemble_context``, also returning the hits used and a confidence for the router."""
+             now: dt.datetime | None = None, side_reads: Executor | None = None) -> AssembledContext:
+    """Like ``assemble_context``, also returning the hits used and a confidence for the router.
+
+    ``side_reads``: run the personal read on its own pooled connection during recall (see the module doc).
+    """
     cfg = config or MemoryConfig()
     ctx = cfg.context
     k = ctx.max_facts + ctx.max_episodes + ctx.max_exchanges
+    early = _read_personal_aside(session, side_reads, user_id, cfg, now)
     hits = recall(session, embedder, user_id, query_text, k=k, query_embedding=query_embedding, config=cfg,
                   now=now, exclude_exchange_ids=exclude_exchange_ids)
     relevant = [hit for hit in hits if hit.signals.get("relevance", 0.0) >= ctx.min_relevance]
     facts = [hit for hit in relevant if hit.kind == "fact"][: ctx.max_facts]
-    personal = _personal(session, user_id, {hit.id for hit in facts}, cfg, now)
+    shown = {hit.id for hit in facts}
+    rows = early.result() if early is not None else _personal_rows(session, user_id, len(shown), cfg, now)
+    personal = _personal(rows, shown, cfg)
     profile = personal.profile
     episodes = [hit for hit in relevant if hit.kind == "episode"][: ctx.max_episodes]
     exchanges = [hit for hit in relevant if hit.kind == "exchange"][: ctx.max_exchanges]
@@ -141,19 +154,43 @@ class Personal:
     thoughts: list[Remembered] = field(default_factory=list)
 
 
-def _personal(session: Session, user_id: str, shown: set[int], cfg: MemoryConfig, now: dt.datetime | None) -> Personal:
-    """The narrative, the profile facts (besides the ``shown`` ones) and the shared thoughts, in one statement.
+def _read_personal_aside(session: Session, side_reads: Executor | None, user_id: str, cfg: MemoryConfig,
+                         now: dt.datetime | None) -> Future[Sequence[Row[Any]]] | None:
+    """The personal read started on ``side_reads`` with a connection of its own (autocommit: it reads committed
+    rows, as the turn's transaction would, and needs no BEGIN or ROLLBACK); None without an executor or engine."""
+    engine = session.get_bind()
+    if side_reads is None or not isinstance(engine, Engine):
+        return None
+    spare = cfg.context.max_facts  # recall's facts are not known yet: read enough to drop any it shows
+
+    def read() -> Sequence[Row[Any]]:
+        with engine.connect() as connection:
+            return _personal_rows(connection.execution_options(isolation_level="AUTOCOMMIT"), user_id, spare, cfg,
+                                  now)
+
+    return side_reads.submit(read)
+
+
+def _personal_rows(session: Session | Connection, user_id: str, spare: int, cfg: MemoryConfig,
+                   now: dt.datetime | None) -> Sequence[Row[Any]]:
+    """The narrative, the profile facts (``spare`` more than shown, for those recall shows already) and the
+    shared thoughts, in one statement.
 
     Three reads on every chat turn were three round trips through the ORM; as one fixed statement
     (``PERSONAL``) they are one round trip, plain rows and no statement to build per turn.
     """
     ctx = cfg.context
     since = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=ctx.shared_thoughts_days)
-    rows = session.execute(PERSONAL, {
+    return session.execute(PERSONAL, {
         "user": user_id, "stories": 1 if ctx.narrative_chars >= 1 else 0,
-        "facts": ctx.profile_facts + len(shown) if ctx.profile_facts >= 1 else 0,
+        "facts": ctx.profile_facts + spare if ctx.profile_facts >= 1 else 0,
         "min_salience": ctx.profile_min_salience, "thoughts": max(0, ctx.shared_thoughts), "since": since,
-    })
+    }).all()
+
+
+def _personal(rows: Sequence[Row[Any]], shown: set[int], cfg: MemoryConfig) -> Personal:
+    """The personal rows as the context shows them: profile facts besides the ``shown`` ones."""
+    ctx = cfg.context
     personal = Personal()
     for kind, item_id, text, at, _rank in sorted(rows, key=lambda row: row[4]):
         if kind == "narrative":

@@ -20,6 +20,11 @@ fail its whole batch on every run for ever: a failed batch is split in halves un
 stands alone, the others get their vectors, and the culprit is marked ``unembeddable`` (its
 ``embedding_model``). It stays searchable by its words, is no longer pending, and is counted apart
 on the ops page and in ``/metrics``; clearing the mark queues it again.
+
+A chat turn is stored lean (``embedding_model = 'deferred'``, migration 0015): no vector and no
+lines on the reply's path. Claiming such a row derives its lines first (the derivation migration
+0007's trigger does for any other row), so the chunker job that follows the turn, or this backfill
+if that job never ran, completes lines and vector in one transaction.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ BACKFILL_JOB = "workers.memory_chunker.fill_vectors"
 BACKFILL_JOB_IDS = ("vectors-backfill-0", "vectors-backfill-1")  # a running job queues the other id
 BATCH = 256  # exchanges per transaction: the import's batch, so the model sees the same batches
 UNEMBEDDABLE = "unembeddable"  # the embedding_model of an exchange the model failed on alone, twice
+DEFERRED = "deferred"  # the embedding_model of a chat turn stored without its lines and vector (digest.store)
 _WAITING = f"embedding IS NULL AND embedding_model IS DISTINCT FROM '{UNEMBEDDABLE}'"
 
 
@@ -89,7 +95,7 @@ def fill_batch(sessions: sessionmaker[Session], embedder: Embedder, limit: int =
         else:
             _store(session, claimed, vectors, embedder.model_id)
             return len(claimed)
-    # The claim's transaction has ended (it wrote nothing): the halves are claimed again, each on its own.
+    # The claim's transaction has ended (it wrote at most deferred rows' lines): the halves are claimed again.
     return _fill_apart(sessions, embedder, [item.key for item in claimed], pool)
 
 
@@ -159,16 +165,39 @@ def fill_exchange(session: Session, embedder: Embedder, exchange_id: int) -> boo
 def _claim(session: Session, limit: int, ids: list[int] | None = None) -> list[PendingExchange]:
     only = "AND id = ANY(:ids) " if ids is not None else ""
     rows = session.execute(text(
-        f"SELECT id, user_text, reply FROM exchanges WHERE {_WAITING} {only}ORDER BY id LIMIT :limit "
-        "FOR UPDATE SKIP LOCKED"), {"limit": limit, "ids": ids}).all()
+        f"SELECT id, user_text, reply, embedding_model FROM exchanges WHERE {_WAITING} {only}ORDER BY id "
+        "LIMIT :limit FOR UPDATE SKIP LOCKED"), {"limit": limit, "ids": ids}).all()
     claimed = {int(row.id): PendingExchange(int(row.id), f"{row.user_text}\n{row.reply}".strip()) for row in rows}
     if not claimed:
         return []
+    deferred = [int(row.id) for row in rows if row.embedding_model == DEFERRED]
+    if deferred:  # locked by this claim: no other worker derives them at the same time
+        derive_lines(session, deferred)
     for line in session.execute(text(
             "SELECT id, exchange_id, speaker, text FROM exchange_lines WHERE exchange_id = ANY(:ids) "
             "ORDER BY exchange_id, position, id"), {"ids": list(claimed)}):
         claimed[int(line.exchange_id)].lines.append(PendingLine(int(line.id), line.speaker, line.text))
     return list(claimed.values())
+
+
+def derive_lines(session: Session | Connection, exchange_ids: list[int]) -> int:
+    """The lines of chat turns stored lean: the person's message and the reply, as migration 0007's trigger
+    derives them for any other exchange; an exchange that has lines already is left alone. Returns lines added."""
+    return session.execute(DERIVE_LINES, {"ids": exchange_ids}).rowcount
+
+
+# Migration 0007's derivation (its ``DERIVED_LINES``) for the given exchanges.
+DERIVE_LINES = text("""
+    INSERT INTO exchange_lines (user_id, exchange_id, thread_id, position, speaker, text, external_id, occurred_at)
+    SELECT e.user_id, e.id, e.thread_id, p.pos, p.speaker, p.body,
+           CASE WHEN p.pos = (CASE WHEN coalesce(e.user_text, '') <> '' THEN 0 ELSE 1 END) THEN e.external_id END,
+           coalesce(e.occurred_at, e.created_at) + p.pos * interval '1 millisecond'
+    FROM exchanges e
+    CROSS JOIN LATERAL (VALUES (0, 'user', e.user_text), (1, 'assistant', e.reply)) p(pos, speaker, body)
+    WHERE e.id = ANY(CAST(:ids AS bigint[])) AND coalesce(p.body, '') <> ''
+      AND NOT EXISTS (SELECT 1 FROM exchange_lines l WHERE l.exchange_id = e.id)
+    ORDER BY e.id, p.pos
+""")
 
 
 def _store(session: Session, claimed: list[PendingExchange], vectors: dict[Any, Any], model_id: str) -> None:
