@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from services.queues import PROMPT_QUEUE
-from tests.llm_steps import Reply
+from services.queues import MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE
+from tests.llm_steps import Json, Reply
+from tests.test_memory_chunker import GOOD_CHUNK
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,8 +38,12 @@ def test_metrics_expose_modes_latencies_queues_and_memory(client, run_jobs, fake
     assert "engram_routing_seconds_bucket" in body and "engram_llm_seconds_bucket" in body
     assert 'engram_queue_depth{queue="prompt-queue"} 0.0' in body
     assert 'engram_memory_items{kind="exchanges"} 1.0' in body
-    assert "engram_vectors_pending 0.0" in body  # a chat's exchange is stored with its vector
+    # A chat's exchange is stored lean: its vector waits for the chunker job the reply queued.
+    assert "engram_vectors_pending 1.0" in body
     assert "engram_tokens_total" in body
+    fake_llm.route("MEMORY CHUNK", Json(GOOD_CHUNK))
+    run_jobs((MEMORY_CHUNKER_QUEUE,))
+    assert "engram_vectors_pending 0.0" in client.get("/metrics").get_data(as_text=True)
 
 
 @pytest.mark.integration
