@@ -113,6 +113,12 @@ ms in every pair); with 4 workers the CPU per reply is 32.5-42.2 ms against the 
 box's spread (a tree's 4-worker CPU per reply moves ±5 ms between runs): not shown here, the lead's idle
 re-measure decides. Not done: the thread touch overlapped with recall (7 % of the wait), redis-py's
 packing of the reply's MULTI, the SDK's request building (each ~1 ms of CPU by hot3's profile).
+Lead's idle re-measure of the merged tree (hot4, rlat4, rqual4), three full runs back to back at load 0.2-2.3:
+first status p50 4.7 / 4.1 / 4.5 ms; `message` p50 30.0 / 23.8 / 29.2, p99 43.6 / 36.1 / 38.3; replies/s
+with 1 / 2 / 4 workers 31.6 / 53.2 / 50.2, 34.3 / 56.9 / 69.5, 33.5 / 53.8 / 53.5; CPU per reply in the
+4-worker bursts 38.8 / 27.3 / 36.2 ms (digest 21.6 / 15.4 / 20.4; the second run found the machine ~25 %
+faster for every process). Every target met in every run; 4 workers on 2 cores cost ~3 ms more per
+reply than 2 (digest 18.2 → 21.6 in the first run): the thinnest margin.
 """
 
 from __future__ import annotations
