@@ -111,6 +111,9 @@ a smaller cap for over-cap words changes the hits at 100k, not on LoCoMo — a q
 BM25 and similarity of ~1,000 fetched turns, the terms' 2,000-turn sample (~4.5 ms of backend CPU a recall,
 read again by the expansion's counts; counting by unnesting the sample instead was slower),
 planning (~1 ms a statement; generic plans not tried: the BM25 arm's generic plan was the 17–25 ms trap).
+Lead's idle runs of the merged tree (rlat4, rqual4's focus, hot4; load 1.4): with the embedding p50 39.1 / 38.3,
+p95 66.4 / 61.3 ms (given the vector 33.0 / 31.3 and 49.8 / 43.9); CPU 22 ms here + 22 ms backend; the previous
+tree 57.1–58.4 / 87.2–92.7 on the same database. p95 ≤ 50 ms with the embedding: not reached.
 
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange). The import no
 longer embeds: ``store_records`` writes each batch of 256 exchanges with their turns, threads,
