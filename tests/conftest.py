@@ -7,6 +7,7 @@ migrations, so every run exercises them.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from dataclasses import replace
@@ -19,6 +20,7 @@ from sqlalchemy import text
 
 from services.db import make_engine
 from services.embeddings import HashEmbedder
+from services.logs import JsonFormatter
 from services.migrate import upgrade_head
 from services.queues import ALL_QUEUES
 from services.settings import Settings
@@ -29,6 +31,20 @@ pytest_plugins = ["tests.act_fixtures", "tests.two_users"]
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+@pytest.fixture(autouse=True)
+def _no_json_log_handler_left_behind() -> Iterator[None]:
+    """A test that runs a command in-process (``consumer.main``) gets its JSON handler on the root logger, bound to
+    the stderr pytest captured for that test: taken off afterwards, or a later log line (an embedded server
+    stopped at exit) writes to a closed stream."""
+    root = logging.getLogger()
+    before, level = set(root.handlers), root.level
+    yield
+    for handler in root.handlers[:]:
+        if handler not in before and isinstance(handler.formatter, JsonFormatter):
+            root.removeHandler(handler)
+    root.setLevel(level)
+
 
 @pytest.fixture(scope="session")
 def fake_llm_server() -> Iterator[FakeLLM]:
