@@ -12,7 +12,7 @@ from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
 from services.db import Exchange, insert
-from services.memory import search, turns
+from services.memory import lineterms, search, turns
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.context import assemble_context
 from services.memory.facts import remember_fact
@@ -194,7 +194,7 @@ def test_the_queries_use_the_hnsw_and_gin_indexes(session, hash_embedder):
     # As autovacuum would have: the fresh rows wait in the GIN's pending list, which the planner avoids.
     session.execute(text("SELECT gin_clean_pending_list('ix_exchange_lines_search')"))
     session.execute(text("ANALYZE exchange_lines"))
-    terms = turns.line_terms(session, "alice", "Which zanzibar had coffee?", config)
+    terms = lineterms.line_terms(session, "alice", "Which zanzibar had coffee?", config)
     statements = []
     event.listen(session.get_bind(), "before_cursor_execute", lambda *args: statements.append(args[2:4]))
     turns.lexical_lines(session, "alice", terms, 40, config)

@@ -14,7 +14,7 @@ from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
 from services.db import make_sessionmaker
-from services.memory import sidearms, speakers, turns, vocabulary
+from services.memory import lineterms, sidearms, speakers, vocabulary
 from services.memory.config import RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall
@@ -85,13 +85,13 @@ def test_with_the_vocabulary_expansion_the_query_terms_are_counted_while_the_mod
     embedder = GatedEmbedder()
     vector = PastimeEmbedder().embed(QUESTION)
     with Session(db_engine) as session:
-        plain = turns.line_terms(session, "overlap-d", QUESTION, config)
-        expanded = turns.line_terms(session, "overlap-d", QUESTION, config, vector)
+        plain = lineterms.line_terms(session, "overlap-d", QUESTION, config)
+        expanded = lineterms.line_terms(session, "overlap-d", QUESTION, config, vector)
         assert config.expands and set(expanded.terms.lexemes) > set(plain.terms.lexemes)  # words were added
         # In two steps (the asked words' counts first, the expansion once the vector is there): the same terms.
-        asked = turns.asked_terms(session, "overlap-d", QUESTION, config)
-        assert turns.expanded_terms(session, "overlap-d", asked, config, vector) == expanded
-        assert turns.expanded_terms(session, "overlap-d", asked, config) == plain
+        asked = lineterms.asked_terms(session, "overlap-d", QUESTION, config)
+        assert lineterms.expanded_terms(session, "overlap-d", asked, config, vector) == expanded
+        assert lineterms.expanded_terms(session, "overlap-d", asked, config) == plain
         given = _hits(session, PastimeEmbedder(cache_size=0), "overlap-d", QUESTION, vector, config)
         order: list[tuple[str, bool]] = []
 

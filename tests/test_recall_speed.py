@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from services.db import make_sessionmaker
 from services.embeddings import HashEmbedder
-from services.memory import turns
+from services.memory import lineterms
 from services.memory.config import RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from tests.memory_builders import create_exchange
@@ -60,7 +60,7 @@ def test_the_line_count_stays_exact_through_imports_live_turns_and_deletes(db_en
 def test_bm25_idf_counts_every_line_of_a_user_with_more_lines_than_the_sample(db_engine):
     _import(db_engine, "alice", 80)
     with Session(db_engine) as session:
-        terms = turns.line_terms(session, "alice", "boats", RecallConfig(length_sample=10))
+        terms = lineterms.line_terms(session, "alice", "boats", RecallConfig(length_sample=10))
     assert terms.total == 80
 
 
@@ -95,7 +95,7 @@ def test_facts_and_episodes_come_from_one_statement_each_with_the_same_candidate
         config = RecallConfig(candidates=3)
         search.prepare_vector_search(session, config)
         qvec = embedder.embed(query) if with_vector else None
-        terms = turns.line_terms(session, "alice", query, config).terms
+        terms = lineterms.line_terms(session, "alice", query, config).terms
         statements = []
         event.listen(session.get_bind(), "before_cursor_execute", lambda *args: statements.append(args[2]))
         for kind in ("fact", "episode"):
@@ -127,7 +127,7 @@ def test_a_turn_with_the_rarest_query_word_is_found_when_the_other_words_match_m
     _import_texts(db_engine, "alice", texts)
     config = RecallConfig(match_cap=20, line_candidates=5)
     with Session(db_engine) as session:
-        terms = turns.line_terms(session, "alice", "zanzibar boats", config)
+        terms = lineterms.line_terms(session, "alice", "zanzibar boats", config)
         hits = recall(session, None, "alice", "zanzibar boats", k=3, config=MemoryConfig(recall=config),
                       reinforce=False)
     assert terms.terms.filter_lexemes == ["zanzibar"]  # the rarest word searches alone; "boat" still scores
@@ -138,7 +138,7 @@ def test_every_rare_word_searches_when_the_user_has_no_more_turns_than_are_score
     _import_texts(db_engine, "alice", [f"we talked about boats again, day {i}" for i in range(30)]
                   + ["the zanzibar trip with boats"])
     with Session(db_engine) as session:
-        terms = turns.line_terms(session, "alice", "zanzibar boats", RecallConfig(match_cap=40))
+        terms = lineterms.line_terms(session, "alice", "zanzibar boats", RecallConfig(match_cap=40))
     assert sorted(terms.terms.filter_lexemes) == ["boat", "zanzibar"]
 
 

@@ -16,8 +16,8 @@ from services.db import make_sessionmaker
 from services.memory import vocabulary
 from services.memory.config import MemoryConfig, RecallConfig, load_memory_config
 from services.memory.importer import pair_exchanges, parse_lines, store_records
+from services.memory.lineterms import line_terms
 from services.memory.recall import recall
-from services.memory.turns import line_terms
 from services.memory.vectors import fill_all
 from services.settings import PROJECT_ROOT, SettingsError
 from tests.memory_builders import create_exchange

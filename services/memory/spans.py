@@ -22,14 +22,14 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from services.memory import search, sidearms, speakers, turns
+from services.memory import lineterms, search, sidearms, speakers, turns
 from services.memory.config import RecallConfig
 from services.memory.search import Candidate
 from services.memory.timewords import Window
 
 
-def gather(session: Session, user_id: str, terms: turns.LineTerms, qvec: np.ndarray | None, window: Window | None,
-           cfg: RecallConfig, excluded: set[int], speaker: speakers.NamedSpeaker | None = None,
+def gather(session: Session, user_id: str, terms: lineterms.LineTerms, qvec: np.ndarray | None,
+           window: Window | None, cfg: RecallConfig, excluded: set[int], speaker: speakers.NamedSpeaker | None = None,
            lexical: list[int] | None = None, exchange_ids: list[int] | None = None) -> list[Candidate]:
     """Line candidates of the lexical, vector, speaker and time-window arms and the lines around them, scored.
 

@@ -1,0 +1,115 @@
+"""The counts behind a query's BM25 terms, kept per person while their turns stay the same.
+
+A recall counts each of its words in a sample of the person's turns (their first ``length_sample``), a word
+the sample barely holds exactly over all their turns, and reads the sample's size and average length
+(``services.memory.lineterms``): the first statement after the model embeds the query waits for it. These
+counts change only when turns are added or removed, and every statement that adds or removes turns updates
+the person's row of ``exchange_line_counts`` (migration 0010's triggers), so the row's line count and
+``xmin`` version the counts. A terms statement compares the version it reads with the one the kept counts
+were read at (in the same statement, so from the same snapshot) and counts only the words not kept; the
+other words' counts, the sample's size and length come from here. A turn's text edited in place versions
+nothing: kept counts live at most ``TTL_S`` seconds.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from sqlalchemy.orm import Session
+
+from services.memory.config import RecallConfig
+
+TTL_S = 60.0
+MAX_PEOPLE = 256  # per process, the least recently used dropped first
+MAX_WORDS = 2000  # per person: each statement sends the kept words (two text arrays), so they stay few
+
+# The person's counts row as a version (NULL without turns): lines, and the transaction that last wrote it.
+VERSION_SQL = "(SELECT lines::text || '/' || xmin::text FROM exchange_line_counts WHERE user_id = :user)"
+
+
+class TermRow(NamedTuple):
+    """One lexeme's counts (``lexeme`` None on the row of a query without any) and the sample's statistics."""
+
+    lexeme: str | None
+    mult: float
+    added: bool
+    sample_df: int | None
+    n: int | None
+    avg_len: Any
+    lines: int | None
+    exact_df: int | None
+
+
+@dataclass
+class Kept:
+    """One person's counts at ``version``: the sample's size and length, each lexeme's sample count, and each
+    asked lexeme's exact count (None: its sample count stands)."""
+
+    version: str
+    n: int
+    avg_len: Any
+    sampled: dict[str, int] = field(default_factory=dict)
+    exact: dict[str, int | None] = field(default_factory=dict)
+    expires: float = 0.0
+
+    def params(self) -> dict[str, Any]:
+        return {"known_version": self.version, "known_n": self.n, "known_sampled": list(self.sampled),
+                "known_asked": list(self.exact)}
+
+    def learn(self, rows: list[TermRow]) -> None:
+        """Keep the counts of ``rows`` (read at this version), up to MAX_WORDS lexemes."""
+        for row in rows:
+            if row.lexeme is None or row.sample_df is None or len(self.sampled) >= MAX_WORDS:
+                continue
+            self.sampled[row.lexeme] = row.sample_df
+            if not row.added:
+                self.exact[row.lexeme] = row.exact_df
+
+
+NOTHING_KEPT = {"known_version": None, "known_n": 0, "known_sampled": [], "known_asked": []}
+
+
+class TermCounts:
+    """Kept counts by (database, person, sample size, df cap)."""
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[tuple[str, str, int, int], Kept] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, session: Session, user_id: str, config: RecallConfig) -> Kept | None:
+        key = _key(session, user_id, config)
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is None or kept.expires < time.monotonic():
+                return None
+            self._kept.move_to_end(key)
+            return kept
+
+    def put(self, session: Session, user_id: str, config: RecallConfig, version: str | None,
+            rows: list[TermRow]) -> None:
+        """Keep the counts a statement read afresh at ``version`` (None: the person has no turns; nothing kept)."""
+        key = _key(session, user_id, config)
+        with self._lock:
+            self._kept.pop(key, None)
+            if version is None or not rows:
+                return
+            kept = Kept(version, int(rows[0].n or 0), rows[0].avg_len, expires=time.monotonic() + TTL_S)
+            kept.learn(rows)
+            self._kept[key] = kept
+            while len(self._kept) > MAX_PEOPLE:
+                self._kept.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+
+def _key(session: Session, user_id: str, config: RecallConfig) -> tuple[str, str, int, int]:
+    return str(session.get_bind().engine.url), user_id, config.length_sample, config.df_cap
+
+
+COUNTS = TermCounts()

@@ -1,0 +1,110 @@
+"""The query terms' counts kept between recalls (services/memory/termcounts.py): the same terms as counted
+afresh, and counted afresh once the person's turns change."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from sqlalchemy import event, text
+from sqlalchemy.orm import Session
+
+from services.db import make_sessionmaker
+from services.embeddings import HashEmbedder
+from services.memory import lineterms, vocabulary
+from services.memory.config import RecallConfig
+from services.memory.importer import pair_exchanges, parse_lines, store_records
+from services.memory.termcounts import COUNTS
+from tests.memory_builders import create_exchange
+
+pytestmark = pytest.mark.integration
+
+# A sample smaller than her history: a word the sample barely holds is then counted exactly over every turn.
+CONFIG = RecallConfig(length_sample=10)
+QUERY = "zanzibar ferries and gardens"
+
+
+def _import(db_engine, user: str, n: int) -> None:  # type: ignore[no-untyped-def]
+    texts = ["the zanzibar ferry was late", "we planted the gardens", "boats in the harbour", "a quiet evening"]
+    lines, _, _ = parse_lines(json.dumps({"session": f"s{i % 3}", "role": "user" if i % 2 == 0 else "assistant",
+                                          "text": f"{texts[i % len(texts)]} number {i}",
+                                          "timestamp": f"2026-02-01T{i // 60:02d}:{i % 60:02d}:00Z"})
+                              for i in range(n))
+    store_records(make_sessionmaker(db_engine), HashEmbedder(), user, pair_exchanges(lines), batch_size=16)
+
+
+def _afresh(session: Session, *args, **kwargs) -> lineterms.LineTerms:  # type: ignore[no-untyped-def]
+    COUNTS.clear()
+    return lineterms.line_terms(session, *args, **kwargs)
+
+
+def _terms_statements(session: Session) -> list[tuple[str, dict]]:
+    """The terms statements (they open with the sample's CTE) sent from now on, with their parameters."""
+    sent: list[tuple[str, dict]] = []
+    event.listen(session.get_bind(), "before_cursor_execute", lambda conn, cursor, statement, parameters, *args: (
+        sent.append((statement, parameters)) if statement.startswith("WITH s AS") else None))
+    return sent
+
+
+def _reads_the_sample(session: Session, statement: str, parameters: dict) -> bool:
+    cursor = session.connection().connection.driver_connection.cursor()
+    cursor.execute("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + statement, parameters)
+    plan = [row[0] for row in cursor.fetchall()]
+    sample = plan[plan.index("  CTE s") + 1]
+    return "never executed" not in sample
+
+
+def test_kept_counts_give_the_terms_counted_afresh_until_a_new_turn_changes_them(db_engine):
+    _import(db_engine, "alice", 80)
+    with Session(db_engine) as session:
+        fresh = _afresh(session, "alice", QUERY, CONFIG)
+        assert fresh.total == 80 and "zanzibar" in fresh.terms.lexemes
+        kept = COUNTS.get(session, "alice", CONFIG)
+        assert kept is not None and kept.exact["zanzibar"] is not None  # counted exactly, and kept
+        assert lineterms.line_terms(session, "alice", QUERY, CONFIG) == fresh
+        assert lineterms.line_terms(session, "alice", "gardens", CONFIG) == _afresh(session, "alice", "gardens", CONFIG)
+        before = fresh.terms.weights[fresh.terms.lexemes.index("zanzibar")]
+        create_exchange(session, user_id="alice", user_text="zanzibar again", reply="zanzibar is lovely",
+                        embedder=HashEmbedder(), occurred_at=dt.datetime(2026, 3, 1, tzinfo=dt.UTC))
+        session.commit()
+        after = lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        assert after == _afresh(session, "alice", QUERY, CONFIG) and after.total == 82
+        assert after.terms.weights[after.terms.lexemes.index("zanzibar")] < before  # a commoner word now
+
+
+def test_a_deleted_turn_and_another_database_state_are_never_read_from_kept_counts(db_engine):
+    _import(db_engine, "alice", 40)
+    with Session(db_engine) as session:
+        lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        session.execute(text("DELETE FROM exchange_lines WHERE user_id = 'alice' AND text LIKE '%zanzibar%'"))
+        session.commit()
+        after = lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        assert after == _afresh(session, "alice", QUERY, CONFIG) and after.total == 30
+        # Emptied and filled again with as many turns: other counts, told apart by the count row's version.
+        session.execute(text("TRUNCATE exchange_lines CASCADE"))
+        session.commit()
+    _import(db_engine, "alice", 30)
+    with Session(db_engine) as session:
+        again = lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        assert again == _afresh(session, "alice", QUERY, CONFIG) and again != after
+
+
+def test_with_kept_counts_a_recall_reads_no_sample_and_expands_to_the_same_terms(db_engine):
+    _import(db_engine, "alice", 80)
+    sessions = make_sessionmaker(db_engine)
+    vocabulary.fill_all(sessions, HashEmbedder())
+    config = RecallConfig(length_sample=10, expansion_min_similarity=-1.0)  # every nearest word joins
+    vector = HashEmbedder().embed(QUERY)
+    with Session(db_engine) as session:
+        expanded = _afresh(session, "alice", QUERY, config, vector)
+        assert config.expands and len(expanded.terms.lexemes) > 3  # words were added
+        sent = _terms_statements(session)
+        asked = lineterms.asked_terms(session, "alice", QUERY, config)
+        assert lineterms.expanded_terms(session, "alice", asked, config, vector) == expanded
+        assert lineterms.line_terms(session, "alice", QUERY, config, vector) == expanded
+        # Every count was kept: no statement read the sample (a CTE is computed when first read).
+        assert len(sent) == 3 and not any(_reads_the_sample(session, *item) for item in sent)
+        COUNTS.clear()
+        lineterms.asked_terms(session, "alice", QUERY, config)
+        assert _reads_the_sample(session, *sent[-1])  # and without them it is read
