@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from services.db import make_sessionmaker
 from services.embeddings import HashEmbedder
-from services.memory import lineterms
+from services.memory import lineterms, turns
 from services.memory.config import RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from tests.memory_builders import create_exchange
@@ -140,6 +140,20 @@ def test_every_rare_word_searches_when_the_user_has_no_more_turns_than_are_score
     with Session(db_engine) as session:
         terms = lineterms.line_terms(session, "alice", "zanzibar boats", RecallConfig(match_cap=40))
     assert sorted(terms.terms.filter_lexemes) == ["boat", "zanzibar"]
+
+
+def test_a_query_of_common_words_only_scores_at_most_common_match_cap_turns(db_engine):
+    _import_texts(db_engine, "alice", [f"we talked about boats again, day {i}" for i in range(60)]
+                  + ["the zanzibar trip with boats"])
+    config = RecallConfig(df_cap=20, common_match_cap=10)
+    with Session(db_engine) as session:
+        common = lineterms.line_terms(session, "alice", "boats", config)
+        rare = lineterms.line_terms(session, "alice", "zanzibar boats", config)
+        scored = {name: turns.lexical_lines(session, "alice", terms, 50, config)
+                  for name, terms in (("common", common), ("rare", rare))}
+        every = turns.lexical_lines(session, "alice", common, 50, RecallConfig(df_cap=20))
+    assert common.common and len(scored["common"]) == 10 and len(every) == 50  # 61 turns hold "boat"
+    assert not rare.common and len(scored["rare"]) == 1  # the rare word searches, under match_cap
 
 
 def test_the_embedded_postgresql_runs_with_memory_sized_for_the_machine(db_engine):

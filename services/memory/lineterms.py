@@ -38,6 +38,7 @@ class LineTerms:
     avg_len: float = 10.0
     total: int = 0
     scale: float = 0.0  # Σ IDF of the terms some line holds
+    common: bool = False  # every asked word some line holds is at the df cap: the rarest of them searches
 
     @property
     def max_score(self) -> float:
@@ -219,12 +220,13 @@ def _line_terms(rows: list[Any], stats: list[Any], config: RecallConfig) -> Line
     asked_found = [(lexeme, df) for lexeme, df in found if lexeme not in added]
     # Words at the df cap still score, but the rarer words find the candidates. Expansion words only score:
     # searching by them too found nothing more on LoCoMo and cost ~5 ms of CPU per recall at 100k.
-    rare_enough = _searched([(lexeme, df) for lexeme, df in asked_found if df < config.df_cap] or asked_found[:1],
-                            total, config.match_cap)
+    rare = [(lexeme, df) for lexeme, df in asked_found if df < config.df_cap]
+    rare_enough = _searched(rare or asked_found[:1], total, config.match_cap)
     # The score of a line holding every asked word: expansion words add to a line's score, not to this.
     scale = sum(idf for (lexeme, df), idf in zip(found, idfs, strict=True) if df > 0 and lexeme not in added)
     weights = [idf * mults[lexeme] for (lexeme, _), idf in zip(found, idfs, strict=True)]
-    return LineTerms(Terms([lexeme for lexeme, _ in found], weights, rare_enough), avg_len, total, scale)
+    return LineTerms(Terms([lexeme for lexeme, _ in found], weights, rare_enough), avg_len, total, scale,
+                     not rare and bool(asked_found))
 
 
 def _frequency(row: Any, ratio: float) -> int:

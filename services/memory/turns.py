@@ -54,7 +54,8 @@ def lexical_lines(session: Session, user_id: str, terms: LineTerms, limit: int, 
 def lexical_lines_sql(terms: LineTerms, config: RecallConfig, params: dict[str, Any], limit: str = "limit") -> str:
     """``lexical_lines``' statement (its row limit in the parameter named ``limit``; the query terms must
     be non-empty); its other values go into ``params``."""
-    params.update(tsq=terms.terms.tsquery, cap=config.match_cap)
+    # A query of common words only searches by the rarest of them: its matches may be scored fewer.
+    params.update(tsq=terms.terms.tsquery, cap=config.common_match_cap if terms.common else config.match_cap)
     score = bm25_sql("t", terms, config, params)
     return ("SELECT t.id FROM (SELECT id, search FROM exchange_lines WHERE user_id = :user "
             f"AND search @@ CAST(:tsq AS tsquery) LIMIT :cap) t ORDER BY {score} DESC, t.id LIMIT :{limit}")
