@@ -79,11 +79,12 @@ class LineCandidate(Candidate):
 
     def __init__(self, rows: turns.LineRows, position: int, sim: float | None, lex: float) -> None:
         self._rows, self._position, self._row = rows, position, None
-        salience = rows.exchange(position, "salience")
+        own = rows.exchange_columns(position)
+        salience = own[turns.SALIENCE]
         self.kind, self.id = "exchange", int(rows.rows[position][rows.index["exchange_id"]])
-        self.at, self.sim, self.lex = rows.exchange(position, "at"), sim, lex
+        self.at, self.sim, self.lex = own[turns.AT], sim, lex
         self.salience = None if salience is None else float(salience)
-        self.access = int(rows.exchange(position, "access") or 0)
+        self.access = int(own[turns.ACCESS] or 0)
 
     @property  # type: ignore[override]
     def row(self) -> dict[str, Any]:

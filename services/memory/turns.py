@@ -132,6 +132,7 @@ _EXCHANGE_COLUMNS = (("thread_id", "e.thread_id"), ("session_id", "e.session_id"
                      ("reply", "e.reply"), ("at", "e.at"), ("salience", "c.salience"),
                      ("access", "coalesce(a.access_count, 0)"))
 _EXCHANGE_NAMES = tuple(name for name, _ in _EXCHANGE_COLUMNS)
+AT, SALIENCE, ACCESS = (_EXCHANGE_NAMES.index(name) for name in ("at", "salience", "access"))
 
 
 class LineRows:
@@ -150,10 +151,9 @@ class LineRows:
         own = [self.index[name] for name in _EXCHANGE_NAMES]
         self.exchanges = {row[exchange]: tuple(row[i] for i in own) for row in rows if row[first]}
 
-    def exchange(self, i: int, key: str) -> Any:
-        """Row ``i``'s exchange's ``key`` (one of ``_EXCHANGE_COLUMNS``)."""
-        own = self.exchanges[self.rows[i][self.index["exchange_id"]]]
-        return own[_EXCHANGE_NAMES.index(key)]
+    def exchange_columns(self, i: int) -> tuple[Any, ...]:
+        """Row ``i``'s exchange's own columns, in ``_EXCHANGE_COLUMNS``' order."""
+        return self.exchanges[self.rows[i][self.index["exchange_id"]]]
 
     def __len__(self) -> int:
         return len(self.rows)
