@@ -108,3 +108,12 @@ def test_with_kept_counts_a_recall_reads_no_sample_and_expands_to_the_same_terms
         COUNTS.clear()
         lineterms.asked_terms(session, "alice", QUERY, config)
         assert _reads_the_sample(session, *sent[-1])  # and without them it is read
+
+
+def test_kept_lexemes_reach_postgresql_as_the_same_strings(db_engine):
+    from services.memory.termcounts import _array_literal
+
+    lexemes = ["plain", 'a "quoted" one', "back\\slash", "comma,inside", "{brace}", "o'hara", "NULL", ""]
+    with db_engine.connect() as connection:
+        sent = connection.execute(text("SELECT CAST(:x AS text[])"), {"x": _array_literal(dict.fromkeys(lexemes))})
+        assert sent.scalar() == lexemes
