@@ -111,9 +111,14 @@ def test_with_kept_counts_a_recall_reads_no_sample_and_expands_to_the_same_terms
 
 
 def test_kept_lexemes_reach_postgresql_as_the_same_strings(db_engine):
-    from services.memory.termcounts import _array_literal
+    from services.memory.termcounts import Kept, TermRow
 
     lexemes = ["plain", 'a "quoted" one', "back\\slash", "comma,inside", "{brace}", "o'hara", "NULL", ""]
+    kept = Kept("1/2", 10, 5.0)
+    kept.learn([TermRow(lexeme, 1.0, False, 1, 10, 5.0, 10, None) for lexeme in lexemes[:4]])
+    kept.params()  # sent once, then more lexemes learned
+    kept.learn([TermRow(lexeme, 1.0, True, 1, 10, 5.0, 10, None) for lexeme in lexemes[4:]])
     with db_engine.connect() as connection:
-        sent = connection.execute(text("SELECT CAST(:x AS text[])"), {"x": _array_literal(dict.fromkeys(lexemes))})
-        assert sent.scalar() == lexemes
+        sent = connection.execute(text("SELECT CAST(:known_sampled AS text[]), CAST(:known_asked AS text[])"),
+                                  kept.params()).one()
+    assert list(sent) == [lexemes, lexemes[:4]]

@@ -55,13 +55,15 @@ class Kept:
     sampled: dict[str, int] = field(default_factory=dict)
     exact: dict[str, int | None] = field(default_factory=dict)
     expires: float = 0.0
-    _literals: tuple[str, str] | None = None  # the kept lexemes as array literals, made when first sent
+    # The kept lexemes quoted as array elements, each once (sampled, asked), and as array literals when sent.
+    _elements: tuple[list[str], list[str]] = field(default_factory=lambda: ([], []))
+    _literals: tuple[str, str] | None = None
 
     def params(self) -> dict[str, Any]:
         """The kept counts as a terms statement's parameters: the arrays sent as text (the driver adapting a list
         of a thousand strings element by element cost ~0.5 ms a statement)."""
         if self._literals is None:
-            self._literals = (_array_literal(self.sampled), _array_literal(self.exact))
+            self._literals = ("{" + ",".join(self._elements[0]) + "}", "{" + ",".join(self._elements[1]) + "}")
         return {"known_version": self.version, "known_n": self.n, "known_sampled": self._literals[0],
                 "known_asked": self._literals[1]}
 
@@ -70,17 +72,20 @@ class Kept:
         for row in rows:
             if row.lexeme is None or row.sample_df is None or len(self.sampled) >= MAX_WORDS:
                 continue
-            if row.lexeme not in self.sampled or (not row.added and row.lexeme not in self.exact):
+            if row.lexeme not in self.sampled:
+                self._elements[0].append(_quoted(row.lexeme))
                 self._literals = None
             self.sampled[row.lexeme] = row.sample_df
             if not row.added:
+                if row.lexeme not in self.exact:
+                    self._elements[1].append(_quoted(row.lexeme))
+                    self._literals = None
                 self.exact[row.lexeme] = row.exact_df
 
 
-def _array_literal(lexemes: dict[str, Any]) -> str:
-    """A PostgreSQL text[] literal of the keys, each element quoted."""
-    quoted = ('"' + lexeme.replace("\\", "\\\\").replace('"', '\\"') + '"' for lexeme in lexemes)
-    return "{" + ",".join(quoted) + "}"
+def _quoted(lexeme: str) -> str:
+    """A lexeme as an element of a PostgreSQL array literal."""
+    return '"' + lexeme.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 NOTHING_KEPT = {"known_version": None, "known_n": 0, "known_sampled": "{}", "known_asked": "{}"}

@@ -14,6 +14,7 @@ The query's terms and their IDF: ``services.memory.lineterms``.
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -148,8 +149,8 @@ class LineRows:
         same = [False] + [a == b for a, b in zip(threads, threads[1:], strict=False)]
         self.previous = np.where(np.array(same, dtype=bool), np.arange(len(rows)) - 1, -1)
         first, exchange = self.index["first"], self.index["exchange_id"]
-        own = [self.index[name] for name in _EXCHANGE_NAMES]
-        self.exchanges = {row[exchange]: tuple(row[i] for i in own) for row in rows if row[first]}
+        own = itemgetter(*(self.index[name] for name in _EXCHANGE_NAMES))  # a tuple of the seven columns
+        self.exchanges = {row[exchange]: own(row) for row in rows if row[first]}
 
     def exchange_columns(self, i: int) -> tuple[Any, ...]:
         """Row ``i``'s exchange's own columns, in ``_EXCHANGE_COLUMNS``' order."""
