@@ -115,50 +115,43 @@ Lead's idle runs of the merged tree (rlat4, rqual4's focus, hot4; load 1.4): wit
 p95 66.4 / 61.3 ms (given the vector 33.0 / 31.3 and 49.8 / 43.9); CPU 22 ms here + 22 ms backend; the previous
 tree 57.1–58.4 / 87.2–92.7 on the same database. p95 ≤ 50 ms with the embedding: not reached.
 
-rlat6 (issue 9: p95 ≤ 50 ms with the embedding at 100k). A fresh 100k database (the lead's build, copied), load
-1.4–2.9 (other engineers' benches), base e9b9a07 against rlat6.
-What makes the p95 (per query, rlat6, 200 queries; backend CPU per recall): a query of common words only (every
-asked word in ≥ 1,000 turns: the BM25 arm scores 1,000 matches of the rarest) is 75 of the 200 at 100k (10 at 10k):
-backend 21.8–22.2 ms against 15.9 for the rest, wall p50 42–49 against 35.6 ms; a month's window among them (11)
-adds the window arm's exact distances on the second connection (its wall p50 15.3 against 5.7 ms). Not causes:
-GC (39 ms over 200 recalls at 10k in this process, no generation-2 collection; workers gc.freeze() already), the
-embedding thread (with the terms' counts kept, recall's own connection waits for the model, nothing contends).
-What changed (services/memory/lineterms.py, termcounts.py; turns.py lost the terms code to lineterms.py):
-  * the terms' sample read once per statement for all its lexemes: one pass keeps the sampled lines holding any of
-    them, each lexeme counted over those (a pass over the 2,000 lines per lexeme was most of the statement's CPU);
-  * the terms' counts kept per person (and database, sample size, df cap) between recalls while the person's turns
-    stay the same: every statement that adds or removes turns updates their ``exchange_line_counts`` row, so its
-    lines and ``xmin`` version the counts; the terms statement checks that version itself (same snapshot) and
-    counts only the lexemes it is not sent; the sample's CTE is then never read (at most 60 s, 2,000 lexemes a
-    person, 256 people a process). A chat's first recall after a stored turn counts afresh; the recalls after it
-    (a tool's, the memory API's) and every bench recall use the kept counts. Terms identical (a fresh count
-    against a kept one, tests/test_recall_termcounts.py).
-  * a candidate turn reads its exchange's columns once (spans.LineCandidate), picked by itemgetter (turns.LineRows).
-  * ``common_match_cap`` (configs/memory.toml, default 1000 = unchanged): the BM25 arm's match cap for a query of
-    common words only. Measured, not made the default (it changes hits):
-      common_match_cap 300 (paired against rlat6, with the embedding, load 2.3–2.6): median −3.5 ms a query (p50
-      43.4 → 38.3, p95 79.9 → 71.4, backend CPU 21.7 → 19.1 ms); 16 of the 200 queries' hit lists change at 100k
-      (the first hit in 2; top-10 overlap 0.982); the set's recall@5/@10 at 100k identical for every method;
-      LoCoMo unchanged by construction (≤ 680 turns a conversation: no word reaches df_cap); given the vector
-      (load 1.8–2.1) median −1.9 ms (p50 38.5 → 35.4, p95 63.8 → 65.0, backend CPU 26.2 → 24.0 ms).
-Measured (100k; "paired": the two trees' processes on one PostgreSQL taking turns query by query, 200 pairs,
-both gc-frozen as a worker is; CPU per recall: that process / its backend):
+rlat6 (issue 9; a fresh 100k database, the lead's build copied; base e9b9a07; load 1.4–2.9, others' benches).
+What makes the p95 (per query, backend CPU a recall): the 75 of 200 queries made of common words only (each asked word
+in ≥ 1,000 turns: BM25 scores 1,000 matches of the rarest; 10 of 200 at 10k) 21.8–22.2 ms against 15.9, wall p50
+42–49 against 35.6 ms; with a month's window (11 of them) the window arm's exact distances too (side wall p50 15.3
+against 5.7). Not causes: GC (39 ms over 200 recalls at 10k, no generation-2 collection; workers gc.freeze()), the
+embedding thread (recall's connection now waits for the model; nothing contends).
+Changed (services/memory/lineterms.py: the terms code, out of turns.py; termcounts.py):
+  * the terms' sample read once per statement: one pass keeps the sampled lines holding any lexeme, each counted
+    over those (a pass over the 2,000 lines per lexeme was most of the statement's CPU);
+  * the terms' counts kept per person between recalls while their turns stay the same: a statement adding or
+    removing turns updates their ``exchange_line_counts`` row, whose lines and ``xmin`` version the counts; the terms
+    statement checks the version itself (same snapshot) and counts only the lexemes not sent to it, the sample's CTE
+    then never read (≤ 60 s, 2,000 lexemes, 256 people a process). A chat's first recall after a stored turn counts
+    afresh; later ones (a tool's, the memory API's) and every bench recall use them (tests/test_recall_termcounts.py);
+  * a candidate turn reads its exchange's columns once (spans.LineCandidate; itemgetter in turns.LineRows);
+  * ``common_match_cap`` (default 1000 = unchanged): the BM25 arm's cap for a query of common words only. At 300,
+    paired against rlat6: with the embedding (load 2.3–2.6) median −3.5 ms (p50 43.4 → 38.3, p95 79.9 → 71.4, backend
+    21.7 → 19.1 ms), given the vector (load 1.8–2.1) −1.9 ms (38.5 → 35.4, 63.8 → 65.0); 16 of the 200 hit lists
+    change at 100k (the first hit in 2, top-10 overlap 0.982); the set's recall@5/@10 identical for every method;
+    LoCoMo unchanged by construction (≤ 680 turns a conversation: no word reaches df_cap). Not the default: hits.
+Measured at 100k ("paired": both trees' processes on one PostgreSQL taking turns query by query, 200 pairs, both
+gc-frozen as a worker is; CPU a recall: that process / its backend):
   run                                   base p50 / p95     rlat6 p50 / p95    per query     CPU base → rlat6
   paired, with the embedding (load 1.7) 41.0 / 77.0        38.2 / 66.9        median −1.7   22.1 / 27.2 → 21.7 / 23.9
   paired, given the vector (load 1.7)   29.6 / 50.8        26.6 / 49.8        median −3.0   10.0 / 21.1 → 10.1 / 18.5
-  one run each, alternating (bench.recall --no-import; with the embedding, given the vector; backend CPU):
-    load 1.4–1.6, rlat6 first: rlat6 33.9 / 56.5, 26.8 / 51.2, 20.7 ms; base 33.3 / 52.3, 28.4 / 43.4, 21.1 ms
-    load 2.3–3.0: base 43.5 / 80.9, 33.2 / 58.6, 23.6; rlat6 43.0 / 77.7, 31.9 / 58.6, 22.2; base 44.8 / 78.6,
-    34.2 / 65.3, 24.6; rlat6 42.4 / 71.6, 34.0 / 61.5, 25.9 (one process after the other: within the noise; the
-    paired runs are the figure)
-  profile given the vector, p50 (server CPU): the terms' statement 7.3 → 4.2 ms (6.4 → 3.5); the BM25 arm now
-  runs on its own in 0.8 of recalls (0.2), as the terms end while the exchange arms still run, so window_rows
-  12.1 → 9.5 ms (11.6 → 10.8); statements 5.3 → 5.9. Hits (kind, id, score, signals, ids, turns, text, meta) of
-  the 200 queries at 100k and at 10k identical, given the vector and not (a fixed clock); LoCoMo identical figure
-  for figure (0.762 / 0.850 / 0.902, every category and conversation).
-Not reached: p95 ≤ 50 ms with the embedding. Left, largest first: the common-word queries' BM25 over 1,000 matches
-(``common_match_cap`` above, a quality call), the turns around the seeds (a stored position per thread, a
-migration: not tried for lack of time), a month window's exact distances, Python ~7 ms.
+  one run each (with the embedding, given the vector, backend CPU), load 1.4–1.6: rlat6 33.9 / 56.5, 26.8 / 51.2,
+  20.7; base 33.3 / 52.3, 28.4 / 43.4, 21.1; load 2.3–3.0, alternating: base 43.5 / 80.9, 33.2 / 58.6, 23.6; rlat6
+  43.0 / 77.7, 31.9 / 58.6, 22.2; base 44.8 / 78.6, 34.2 / 65.3, 24.6; rlat6 42.4 / 71.6, 34.0 / 61.5, 25.9 (within
+  the noise of one process after the other: the paired runs are the figure).
+  Profile given the vector, p50 (server CPU): the terms' statement 7.3 → 4.2 ms (6.4 → 3.5); the BM25 arm runs on
+  its own in 0.8 of recalls (0.2: the terms now end while the exchange arms still run), window_rows 12.1 → 9.5 ms
+  (11.6 → 10.8); statements 5.3 → 5.9. Hits (kind, id, score, signals, ids, turns, text, meta) of the 200 queries
+  identical at 100k and 10k, given the vector and not (a fixed clock); LoCoMo figure for figure (0.762 / 0.850 /
+  0.902, every category and conversation).
+Not reached: p95 ≤ 50 ms with the embedding. Left, largest first: the common-word queries' 1,000 BM25 matches (above,
+a quality call), the turns around the seeds (a stored position per thread, a migration: not tried), a month's exact
+distances, Python ~7 ms.
 
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange). The import no
 longer embeds: ``store_records`` writes each batch of 256 exchanges with their turns, threads,

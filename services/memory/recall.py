@@ -23,8 +23,9 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
-from services.memory import focus, lineterms, search, sidearms, spans, speakers, turns, turnshape
+from services.memory import focus, search, sidearms, spans, speakers, turns, turnshape
 from services.memory.config import MemoryConfig, RecallConfig
+from services.memory.lineterms import LineTerms, asked_terms, expanded_terms, line_terms
 from services.memory.scored import Scored
 from services.memory.search import Candidate
 from services.memory.timewords import Window, time_window
@@ -165,8 +166,7 @@ def _pool() -> ThreadPoolExecutor:
 def _terms_and_vectors(session: Session, user_id: str, query: str, cfg: RecallConfig, kinds: tuple[str, ...],
                        ahead: Ahead | None, embedder: Embedder | None, query_embedding: np.ndarray | None,
                        name: str | None, side: sidearms.ExchangeArms | None = None,
-                       ) -> tuple[lineterms.LineTerms, list[int] | None, np.ndarray | None,
-                                  speakers.NamedSpeaker | None]:
+                       ) -> tuple[LineTerms, list[int] | None, np.ndarray | None, speakers.NamedSpeaker | None]:
     """The query's terms (one set, weighted by this user's turns, serves every kind), the BM25 arm's lines
     when they were fetched on their own, the search vector and the named speaker. ``side``: the exchange arms,
     started on a second connection as soon as the vector is there."""
@@ -175,18 +175,17 @@ def _terms_and_vectors(session: Session, user_id: str, query: str, cfg: RecallCo
         # The person's own words nearest the question (without a name it names) join its terms. While the model
         # still embeds, the asked words are counted meanwhile and only the expansion's kNN and counts wait for
         # it (one statement more, off the wall time); otherwise all in one statement.
-        embedding = ahead is not None and not ahead[0].done()
-        asked = lineterms.asked_terms(session, user_id, query, cfg) if embedding else None
+        asked = asked_terms(session, user_id, query, cfg) if ahead is not None and not ahead[0].done() else None
         qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)
         if side is not None:
             side.start(qvec)
         expand_by = speaker.vector if speaker is not None else qvec
         if asked is not None:
-            terms = lineterms.expanded_terms(session, user_id, asked, cfg, expand_by)
+            terms = expanded_terms(session, user_id, asked, cfg, expand_by)
         else:
-            terms = lineterms.line_terms(session, user_id, query, cfg, expand_by)
+            terms = line_terms(session, user_id, query, cfg, expand_by)
     else:
-        terms = lineterms.line_terms(session, user_id, query, cfg)
+        terms = line_terms(session, user_id, query, cfg)
         # While the model still runs, the BM25 arm (it needs no vector) runs on its own: one statement more, off
         # the wall time. Without an embedding under way it stays inside window_rows' statement (one round trip).
         if ahead is not None and not ahead[0].done() and "exchange" in kinds:
