@@ -140,10 +140,15 @@ gc-frozen as a worker is; CPU a recall: that process / its backend):
   run                                   base p50 / p95     rlat6 p50 / p95    per query     CPU base → rlat6
   paired, with the embedding (load 1.7) 41.0 / 77.0        38.2 / 66.9        median −1.7   22.1 / 27.2 → 21.7 / 23.9
   paired, given the vector (load 1.7)   29.6 / 50.8        26.6 / 49.8        median −3.0   10.0 / 21.1 → 10.1 / 18.5
+  again, with the embedding (0.7–1.4)   41.9 / 68.0        39.5 / 69.5        median −3.9   17.0 / 21.1 → 16.9 / 18.2
+  again, given the vector (1.4–1.8)     39.5 / 71.8        32.4 / 61.8        median −5.1   13.1 / 25.9 → 12.0 / 20.4
   one run each (with the embedding, given the vector, backend CPU), load 1.4–1.6: rlat6 33.9 / 56.5, 26.8 / 51.2,
   20.7; base 33.3 / 52.3, 28.4 / 43.4, 21.1; load 2.3–3.0, alternating: base 43.5 / 80.9, 33.2 / 58.6, 23.6; rlat6
-  43.0 / 77.7, 31.9 / 58.6, 22.2; base 44.8 / 78.6, 34.2 / 65.3, 24.6; rlat6 42.4 / 71.6, 34.0 / 61.5, 25.9 (within
-  the noise of one process after the other: the paired runs are the figure).
+  43.0 / 77.7, 31.9 / 58.6, 22.2; base 44.8 / 78.6, 34.2 / 65.3, 24.6; rlat6 42.4 / 71.6, 34.0 / 61.5, 25.9; load
+  1.7–2.5: base 49.2 / 78.5, 33.3 / 58.9, 24.9; rlat6 37.7 / 62.4, 27.0 / 50.3, 20.0; base 41.6 / 72.7, 32.5 / 63.3,
+  23.3; rlat6 42.7 / 86.5, 32.1 / 60.2, 23.2 (one process after the other moves more than the change: the paired
+  medians and the backend CPU are the figure; the p95 moves within the noise). Near idle (load 0.8, rlat6 alone,
+  gc-frozen, with the embedding): p50 32.1, p95 53.2 ms.
   Profile given the vector, p50 (server CPU): the terms' statement 7.3 → 4.2 ms (6.4 → 3.5); the BM25 arm runs on
   its own in 0.8 of recalls (0.2: the terms now end while the exchange arms still run), window_rows 12.1 → 9.5 ms
   (11.6 → 10.8); statements 5.3 → 5.9. Hits (kind, id, score, signals, ids, turns, text, meta) of the 200 queries
