@@ -135,8 +135,8 @@ Changed (services/memory/lineterms.py: the terms code, out of turns.py; termcoun
     21.7 → 19.1 ms), given the vector (load 1.8–2.1) −1.9 ms (38.5 → 35.4, 63.8 → 65.0); 16 of the 200 hit lists
     change at 100k (the first hit in 2, top-10 overlap 0.982); the set's recall@5/@10 identical for every method;
     LoCoMo unchanged by construction (≤ 680 turns a conversation: no word reaches df_cap). Not the default: hits.
-Measured at 100k ("paired": both trees' processes on one PostgreSQL taking turns query by query, 200 pairs, both
-gc-frozen as a worker is; CPU a recall: that process / its backend):
+Measured at 100k ("paired": ``python -m bench.recall_pair``, both trees' processes on one PostgreSQL taking turns
+query by query, 200 pairs, both gc-frozen as a worker is; CPU a recall: that process / its backend):
   run                                   base p50 / p95     rlat6 p50 / p95    per query     CPU base → rlat6
   paired, with the embedding (load 1.7) 41.0 / 77.0        38.2 / 66.9        median −1.7   22.1 / 27.2 → 21.7 / 23.9
   paired, given the vector (load 1.7)   29.6 / 50.8        26.6 / 49.8        median −3.0   10.0 / 21.1 → 10.1 / 18.5
@@ -148,7 +148,7 @@ gc-frozen as a worker is; CPU a recall: that process / its backend):
   1.7–2.5: base 49.2 / 78.5, 33.3 / 58.9, 24.9; rlat6 37.7 / 62.4, 27.0 / 50.3, 20.0; base 41.6 / 72.7, 32.5 / 63.3,
   23.3; rlat6 42.7 / 86.5, 32.1 / 60.2, 23.2 (one process after the other moves more than the change: the paired
   medians and the backend CPU are the figure; the p95 moves within the noise). Near idle (load 0.8, rlat6 alone,
-  gc-frozen, with the embedding): p50 32.1, p95 53.2 ms.
+  gc-frozen, with the embedding, the same 200 queries): p50 32.1, p95 53.2 ms.
   Profile given the vector, p50 (server CPU): the terms' statement 7.3 → 4.2 ms (6.4 → 3.5); the BM25 arm runs on
   its own in 0.8 of recalls (0.2: the terms now end while the exchange arms still run), window_rows 12.1 → 9.5 ms
   (11.6 → 10.8); statements 5.3 → 5.9. Hits (kind, id, score, signals, ids, turns, text, meta) of the 200 queries

@@ -1,0 +1,122 @@
+"""Paired recall A/B: two source trees' recall processes on one PostgreSQL, taking turns query by query.
+
+Run from the repository root, on a database bench/recall.py built (``--pgdata``):
+    python -m bench.recall_pair --pgdata DIR --a TREE_A --b TREE_B [--mode embed|given]
+
+Each tree (a checkout, e.g. ``git worktree add`` or ``git archive | tar -x``) runs in its own process with its
+own code (PYTHONPATH), both warmed up and gc-frozen as a worker process is (workers/startup.py); then the 200
+queries of bench/recall.py alternate between them (A then B, then B then A), so the machine's load drifts the
+same way for both and cancels in the per-query differences. ``embed``: recall embeds the query (as a caller
+without a vector); ``given``: the query's vector is passed in. Prints each side's p50 / p95 / p99, its CPU per
+recall (the process, its PostgreSQL backend) and the median and mean of B − A per query. The per-query median
+and the CPU are the figures to compare on a busy machine; a p95 of 200 queries moves with the load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+QUERIES = 200
+
+
+def serve(url: str, mode: str) -> None:
+    """One side: recall the query whose index each stdin line holds; print its wall ms and CPU ms."""
+    from sqlalchemy import text
+
+    from bench.recall import USER, latency_queries
+    from bench.recall_profile import backend_cpu_ns
+    from services.db import make_engine, make_sessionmaker
+    from services.embeddings import load_embedder
+    from services.memory.config import MemoryConfig
+    from services.memory.recall import recall
+
+    embedder = load_embedder("auto", cache_size=0)
+    sessions = make_sessionmaker(make_engine(url, pool_size=2))
+    queries, config = latency_queries(QUERIES), MemoryConfig()
+    vectors = [embedder.embed(query) for query in queries] if mode == "given" else None
+    with sessions() as session:
+        for query in queries[:10]:
+            recall(session, embedder, USER, query, config=config, reinforce=False)
+        gc.collect()
+        gc.freeze()
+        backend = session.scalar(text("SELECT pg_backend_pid()"))
+        print("ready", flush=True)
+        for line in sys.stdin:
+            i = int(line)
+            cpu, server, started = time.process_time(), backend_cpu_ns(backend), time.perf_counter()
+            recall(session, embedder, USER, queries[i], k=10, config=config, reinforce=False,
+                   query_embedding=vectors[i] if vectors is not None else None)
+            wall = (time.perf_counter() - started) * 1000
+            print(json.dumps([wall, (time.process_time() - cpu) * 1000, (backend_cpu_ns(backend) - server) / 1e6]),
+                  flush=True)
+
+
+def run(pgdata: Path, trees: dict[str, Path], mode: str) -> None:
+    from services.embedded.lifecycle import free_port
+    from services.embedded.postgres import EmbeddedPostgres
+
+    server = EmbeddedPostgres(pgdata, port=free_port())
+    server.start()
+    load = Path("/proc/loadavg").read_text().split()[:3]
+    try:
+        sides = {name: _start(tree, server.url, mode) for name, tree in trees.items()}
+        results: dict[str, list[list[float]]] = {name: [] for name in trees}
+        for i in range(QUERIES):
+            for name in ("A", "B") if i % 2 == 0 else ("B", "A"):
+                sides[name].stdin.write(f"{i}\n")
+                sides[name].stdin.flush()
+                results[name].append(json.loads(sides[name].stdout.readline()))
+        for side in sides.values():
+            side.stdin.close()
+            side.wait()
+    finally:
+        server.stop()
+    print(f"mode {mode}, {QUERIES} pairs, load average {' '.join(load)} → "
+          f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+    for name, rows in results.items():
+        values = np.array(rows)
+        p50, p95, p99 = np.percentile(values[:, 0], [50, 95, 99])
+        print(f"{name} ({trees[name]}): p50 {p50:.1f}  p95 {p95:.1f}  p99 {p99:.1f} ms; CPU per recall: process "
+              f"{values[:, 1].mean():.1f}, backend {values[:, 2].mean():.1f} ms")
+    diff = np.array([b[0] - a[0] for a, b in zip(results["A"], results["B"], strict=True)])
+    print(f"B − A per query: median {np.median(diff):+.1f} ms, mean {diff.mean():+.1f} ms")
+
+
+def _start(tree: Path, url: str, mode: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    # This file, run as a script, imports everything else from the tree (a base tree need not hold this bench).
+    side = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve", url, "--mode", mode],
+                            cwd=tree, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    while side.stdout.readline().strip() != "ready":
+        if side.poll() is not None:
+            raise RuntimeError(f"the recall process of {tree} exited ({side.returncode})")
+    return side
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pgdata", help="a database bench/recall.py built")
+    parser.add_argument("--a", help="source tree A (the base)")
+    parser.add_argument("--b", help="source tree B (the change)")
+    parser.add_argument("--mode", default="embed", choices=["embed", "given"])
+    parser.add_argument("--serve", metavar="URL", help=argparse.SUPPRESS)  # one side's process
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve, args.mode)
+        return
+    if not (args.pgdata and args.a and args.b):
+        parser.error("--pgdata, --a and --b are needed")
+    run(Path(args.pgdata), {"A": Path(args.a).resolve(), "B": Path(args.b).resolve()}, args.mode)
+
+
+if __name__ == "__main__":
+    main()
