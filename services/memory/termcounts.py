@@ -72,15 +72,18 @@ class Kept:
         for row in rows:
             if row.lexeme is None or row.sample_df is None or len(self.sampled) >= MAX_WORDS:
                 continue
-            if row.lexeme not in self.sampled:
+            # A lexeme joins the elements sent after its count is in: a statement told it is known finds it here.
+            fresh = row.lexeme not in self.sampled
+            self.sampled[row.lexeme] = row.sample_df
+            if fresh:
                 self._elements[0].append(_quoted(row.lexeme))
                 self._literals = None
-            self.sampled[row.lexeme] = row.sample_df
             if not row.added:
-                if row.lexeme not in self.exact:
+                fresh = row.lexeme not in self.exact
+                self.exact[row.lexeme] = row.exact_df
+                if fresh:
                     self._elements[1].append(_quoted(row.lexeme))
                     self._literals = None
-                self.exact[row.lexeme] = row.exact_df
 
 
 def _quoted(lexeme: str) -> str:
