@@ -7,7 +7,8 @@ counts change only when turns are added or removed, and every statement that add
 the person's row of ``exchange_line_counts`` (migration 0010's triggers), so the row's line count and
 ``xmin`` version the counts. A terms statement compares the version it reads with the one the kept counts
 were read at (in the same statement, so from the same snapshot) and counts only the words not kept; the
-other words' counts, the sample's size and length come from here. A turn's text edited in place versions
+other words' counts, the sample's size and length come from here. A turn's row rewritten in place (its text
+edited, its speaker vector filled: the sample, the first rows stored, may then hold other turns) versions
 nothing: kept counts live at most ``TTL_S`` seconds.
 """
 
