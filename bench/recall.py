@@ -154,6 +154,9 @@ query by query, 200 pairs, both gc-frozen as a worker is; CPU a recall: that pro
   (11.6 → 10.8); statements 5.3 → 5.9. Hits (kind, id, score, signals, ids, turns, text, meta) of the 200 queries
   identical at 100k and 10k, given the vector and not (a fixed clock); LoCoMo figure for figure (0.762 / 0.850 /
   0.902, every category and conversation).
+Checked, left as is: the BM25 arm never apart while the exchange arms run (inside window_rows) at load 3.8, paired
+against rlat6: median −1.0 ms with the embedding, −0.9 given the vector (backend CPU 20.7 → 19.8): the overlap needs
+a free core; an idle run decides.
 Not reached: p95 ≤ 50 ms with the embedding. Left, largest first: the common-word queries' 1,000 BM25 matches (above,
 a quality call), the turns around the seeds (a stored position per thread, a migration: not tried), a month's exact
 distances, Python ~7 ms.
