@@ -184,10 +184,11 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
-from services.db import make_engine, make_sessionmaker
+from bench.vector_width import set_vector_width
+from services.db import EMBEDDING_DIM, make_engine, make_sessionmaker
 from services.embedded.lifecycle import free_port
 from services.embedded.postgres import EmbeddedPostgres
-from services.embeddings import Embedder, load_embedder
+from services.embeddings import BACKEND_NAMES, Embedder, load_embedder
 from services.memory import vocabulary
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
@@ -363,7 +364,8 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a [recall] setting of configs/memory.toml (repeatable)")
     parser.add_argument("--no-baselines", action="store_true")
-    parser.add_argument("--embedder", default="auto", choices=["auto", "sentence-transformers", "onnx"])
+    parser.add_argument("--embedder", default="auto", choices=BACKEND_NAMES,
+                        help="a wider model than 384 gets its own vector width in the throwaway database")
     parser.add_argument("--pgdata", help="keep the database here between runs (default: a temp dir)")
     args = parser.parse_args()
     folder = find_data(args.data)
@@ -381,6 +383,8 @@ def main() -> None:
         try:
             engine = make_engine(server.url, pool_size=2)
             upgrade_head(engine)
+            if embedder.dim != EMBEDDING_DIM:
+                set_vector_width(engine, embedder.dim)
             sessions = make_sessionmaker(engine)
             questions, rate, vector_rate = load(sessions, embedder, folder)
             with sessions.begin() as session:
