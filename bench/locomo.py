@@ -188,7 +188,7 @@ from bench.vector_width import set_vector_width
 from services.db import EMBEDDING_DIM, make_engine, make_sessionmaker
 from services.embedded.lifecycle import free_port
 from services.embedded.postgres import EmbeddedPostgres
-from services.embeddings import BACKEND_NAMES, Embedder, load_embedder
+from services.embeddings import ALL_BACKEND_NAMES, Embedder, load_embedder
 from services.memory import vocabulary
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
@@ -364,7 +364,7 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a [recall] setting of configs/memory.toml (repeatable)")
     parser.add_argument("--no-baselines", action="store_true")
-    parser.add_argument("--embedder", default="auto", choices=BACKEND_NAMES,
+    parser.add_argument("--embedder", default="auto", choices=ALL_BACKEND_NAMES,
                         help="a wider model than 384 gets its own vector width in the throwaway database")
     parser.add_argument("--pgdata", help="keep the database here between runs (default: a temp dir)")
     args = parser.parse_args()
@@ -376,7 +376,7 @@ def main() -> None:
 
     base = load_memory_config(ROOT / "configs")
     config = replace(base, recall=replace(base.recall, **overrides(args.set)))
-    embedder = load_embedder(args.embedder, cache_size=0)
+    embedder = load_embedder(args.embedder, cache_size=0, wide=True)
     with tempfile.TemporaryDirectory(prefix="engram-locomo-") as tmp:
         server = EmbeddedPostgres(Path(args.pgdata or tmp), port=free_port())
         server.start()

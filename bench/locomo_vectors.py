@@ -20,7 +20,7 @@ from collections import defaultdict
 import numpy as np
 
 from bench.locomo import CATEGORIES, EVIDENCE_ID, WIDTHS, conversation_lines, find_data
-from services.embeddings import BACKEND_NAMES, Embedder, embed_queries, load_embedder
+from services.embeddings import ALL_BACKEND_NAMES, Embedder, embed_queries, load_embedder
 
 
 def conversations(folder) -> list[tuple[list[str], list[str], list[tuple[str, int, set[str]]]]]:
@@ -67,7 +67,7 @@ def measure(embedder: Embedder, data: list) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", help="folder of LoCoMo conversation files (default ../shared/data/locomo-dev)")
-    parser.add_argument("--embedder", action="append", choices=BACKEND_NAMES, help="repeatable; default onnx")
+    parser.add_argument("--embedder", action="append", choices=ALL_BACKEND_NAMES, help="repeatable; default onnx")
     args = parser.parse_args()
     folder = find_data(args.data)
     if folder is None:
@@ -77,7 +77,7 @@ def main() -> None:
     print(f"{'plain vector, single turns':<28} {'@5':>5}  {'@10':>5}  {'@20':>5}   "
           + "  ".join(CATEGORIES[c][:4] for c in sorted(CATEGORIES)) + "   ms/query  turns/s")
     for name in args.embedder or ["onnx"]:
-        embedder = load_embedder(name, cache_size=0)
+        embedder = load_embedder(name, cache_size=0, wide=True)
         found = measure(embedder, data)
         widths = "  ".join(f"{found['widths'][w]:.3f}" for w in WIDTHS)
         categories = "  ".join(f"{v:.3f}" for v in found["categories"].values())

