@@ -12,7 +12,7 @@ from __future__ import annotations
 from sqlalchemy import Engine, text
 
 VECTOR_COLUMNS = """
-SELECT c.relname AS tbl, a.attname AS col
+SELECT c.relname AS tbl, a.attname AS col, a.atttypmod AS width
 FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE a.atttypid = 'vector'::regtype AND a.attnum > 0 AND NOT a.attisdropped AND c.relkind = 'r'
   AND n.nspname = current_schema()
@@ -25,9 +25,12 @@ WHERE a.atttypid = 'vector'::regtype
 
 
 def set_vector_width(engine: Engine, dim: int) -> list[str]:
-    """Retype every vector column of the current schema to ``vector(dim)``; returns the columns changed."""
+    """Retype every vector column of the current schema to ``vector(dim)``; returns the columns changed
+    (none when a kept bench database already has that width)."""
     with engine.begin() as connection:
-        columns = [(row.tbl, row.col) for row in connection.execute(text(VECTOR_COLUMNS))]
+        columns = [(row.tbl, row.col) for row in connection.execute(text(VECTOR_COLUMNS)) if row.width != dim]
+        if not columns:
+            return []
         for table, column in columns:
             if connection.scalar(text(f'SELECT EXISTS (SELECT 1 FROM "{table}" WHERE "{column}" IS NOT NULL)')):
                 raise RuntimeError(f"set_vector_width: {table}.{column} already holds vectors")
