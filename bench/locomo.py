@@ -181,9 +181,12 @@ back to back with the default on the same tree (--no-baselines):
       recall p50 43.7 ms, p95 76.3 ms)
   all-mpnet-base-v2 (backfill 3 exchanges/s, recall p50 168 ms, 0.769  0.857  0.902  .674  .925  .665  .965  .958
       p95 271 ms): per conversation 26 .887/.926  30 .853/.893  41 .878/.932  42 .809/.864  43 .867/.905
+  mpnet, vector_weight .65, lexical_weight .35 (its own weights) 0.752  0.849  0.895  .673  .925  .653  .953  .949
+  mpnet, vector_weight .4, lexical_weight .6                   0.774  0.853  0.902  .675  .932  .653  .965  .954
+  mpnet, candidates 80 (more from each arm): figure for figure the mpnet row
 mpnet's lead alone (+.08 within 20 turns) is gone once BM25, the speaker arm and the focus factors rank: +.007
-within 5 and 10 turns (4/5 conversations), the same within 20 (2/5; conv-26 −.019), multi-hop −.021, and a
-query costs ~4x (the 50 ms p95 budget is out of reach on these cores). Not adopted; e5-small (worse alone and 8x
+within 5 and 10 turns (4/5 conversations), the same within 20 (2/5; conv-26 −.019), multi-hop −.021 whatever
+the weights, and a query costs ~4x (the 50 ms p95 budget is out of reach on these cores). Not adopted; e5-small (worse alone and 8x
 slower) was not run through. A stronger model would have to be both better than mpnet and MiniLM-cheap: none is on
 PyPI today.
 
