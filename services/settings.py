@@ -55,7 +55,7 @@ class Settings:
     # 2 cores and uses ~400 MB less (bench/local.py --background-llm same|separate has the numbers).
     local_llm_servers: int = 1
     llm_profile: str = "auto"
-    embedder: str = "auto"  # the ONNX int8 MiniLM when installed, else sentence-transformers; or "e5-small"
+    embedder: str = "auto"  # the ONNX int8 MiniLM when installed, else sentence-transformers
     log_level: str = "INFO"
     role: str = "engram"
     sse_keepalive_s: float = 15.0

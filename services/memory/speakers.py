@@ -30,7 +30,7 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.orm import Session
 
 from services.db import EMBEDDING_DIM
-from services.embeddings import Embedder, embed_in_parallel, embed_queries, normalise
+from services.embeddings import Embedder, embed_in_parallel, normalise
 
 ROLES = frozenset({"user", "assistant"})
 _WORD = re.compile(r"[^\W\d_][\w'\-]*")
@@ -152,11 +152,11 @@ def query_vectors(embedder: Embedder, query: str, query_embedding: np.ndarray | 
     calls) and the search vector is their normalised mean.
     """
     if name is None:
-        return (query_embedding if query_embedding is not None else embed_queries(embedder, [query])[0]), None
+        return (query_embedding if query_embedding is not None else embedder.embed(query)), None
     if query_embedding is None:
-        query_embedding, nameless = embed_queries(embedder, [query, without_name(query, name)])
+        query_embedding, nameless = embedder.embed_many([query, without_name(query, name)])
     else:
-        nameless = embed_queries(embedder, [without_name(query, name)])[0]
+        nameless = embedder.embed(without_name(query, name))
     blended = normalise(np.asarray(query_embedding, dtype=np.float32) + nameless)
     return blended, NamedSpeaker(name, nameless)
 
