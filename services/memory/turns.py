@@ -58,8 +58,21 @@ def lexical_lines_sql(terms: LineTerms, config: RecallConfig, params: dict[str, 
     # A query of common words only searches by the rarest of them: its matches may be scored fewer.
     params.update(tsq=terms.terms.tsquery, cap=config.common_match_cap if terms.common else config.match_cap)
     score = bm25_sql("t", terms, config, params)
-    return ("SELECT t.id FROM (SELECT id, search FROM exchange_lines WHERE user_id = :user "
-            f"AND search @@ CAST(:tsq AS tsquery) LIMIT :cap) t ORDER BY {score} DESC, t.id LIMIT :{limit}")
+    return f"SELECT t.id FROM ({_matches_sql(terms, params)}) t ORDER BY {score} DESC, t.id LIMIT :{limit}"
+
+
+def _matches_sql(terms: LineTerms, params: dict[str, Any]) -> str:
+    """The (at most ``:cap``) matching lines the BM25 arm scores."""
+    matching = "SELECT id, search FROM exchange_lines WHERE user_id = :user AND search @@ CAST(:{} AS tsquery)"
+    if terms.pair is None:
+        return f"{matching.format('tsq')} LIMIT :cap"
+    # A common word's matches beyond the cap are cut in storage order (the oldest kept), an arbitrary subset;
+    # the lines that also hold the second rarest word come first, the rest fill up to the cap (the Append stops
+    # there). Those lines are where BM25's best are: at 100k, 300 so chosen kept more of the uncapped top ten
+    # than the first 1,000 (bench/recall.py, rlat7).
+    params["pair"] = " & ".join(quote_lexeme(lexeme) for lexeme in terms.pair)
+    return (f"SELECT * FROM (({matching.format('pair')}) UNION ALL ({matching.format('tsq')} "
+            "AND NOT search @@ CAST(:pair AS tsquery))) m LIMIT :cap")
 
 
 def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_arms: list[str], reach: int,
