@@ -33,15 +33,11 @@ rarest words; shared_buffers sized for the machine and ``synchronize_seqscans`` 
 inside window_rows' statement, an exchange's texts sent once. Lost: two ONNX threads; pruning BM25 by a
 per-turn bound. LoCoMo identical after each change.
 
-Round four (branch rlat; paired runs at load 7–10: median −5 to −9 ms a query): GIN pending lists flushed
-(migration 0012: gin_pending_list_limit 256 kB; 8,600 unsorted turns made a lexeme's bitmap scan 10 ms and
-the planner pick sequential scans), vectors ``STORAGE MAIN`` (in their rows: a month's window arm 11.7 →
-4.5 ms; ``--rewrite`` moves rows stored before), the query embedded on a worker thread while _open and
-line_terms run (and, while the model still runs, the BM25 arm on its own), rows from the driver's tuples.
-Not causes: JIT (no llvmjit in the embedded server; plans cost 4–13k < jit_above_cost), work_mem (every
-sort in memory). Idle (lead, merged tree of round five, migrated and rewritten): p50 46.6 / p95 69.0 ms
-with the embedding and ``expansion_words = 0``; with the expansion (the default) 56.1 / 80.6 ms, CPU
-27.7 ms here + 28.7 ms backend. Every hit of LoCoMo's 997 questions and of 202 queries at 100k identical.
+Round four (branch rlat; paired at load 7–10: median −5 to −9 ms a query): GIN pending lists flushed (migration 0012:
+gin_pending_list_limit 256 kB; unsorted turns made a lexeme's bitmap scan 10 ms), vectors ``STORAGE MAIN`` (a month's
+window arm 11.7 → 4.5 ms; ``--rewrite`` moves rows stored before), the query embedded on a worker thread while _open
+and line_terms run, rows from the driver's tuples. Not causes: JIT (none in the embedded server), work_mem. Idle (lead,
+round five's merged tree): with the embedding and the expansion p50 56.1 / p95 80.6 ms. Hits identical throughout.
 
 Round six (branch rlat3): line_terms in two steps while the model embeds (``asked_terms`` right after _open,
 ``expanded_terms`` = the vocabulary kNN once the vector is there), the asked words' sample counts materialised,
@@ -58,28 +54,18 @@ Python ~17 ms: ~1,000 rows made into dicts (~1.5 ms), gather's loop over ~280 ca
 the lines they reply to (~3.5 ms), score_candidates (~3 ms, a dict of rounded signals per candidate), the
 driver and SQLAlchemy (~1 ms a statement, ~2 ms converting the rows).
 What changed (services/memory/spans.py, recall.py, turns.py, sidearms.py, scored.py):
-  * gather and score_candidates over arrays: window_rows keeps the driver's tuples (``turns.LineRows``: columns,
-    each row's previous row in its thread); the candidates, their context similarity and lexical signals come
-    from numpy over all rows (``spans.context_signals``: every operation the scalar formula's, in its order);
-    a candidate's row dict (with the replied-to line's ``p_`` columns) is made only when read
-    (``spans.LineCandidate``: scoring reads its text, speaker similarity and id from the tuple); scoring fuses,
-    boosts and sorts over arrays (np.lexsort on the same key) and puts a candidate's signals into words only
-    when recall reads it (``scored.Scored``: the first k or so of ~280). Same inputs and outputs as before:
-    score_candidates takes Candidates and returns (score, signals, candidate) best first.
-    tests/test_recall_arrays.py checks floats, order and signals equal to the line-by-line reference on built
-    rows (a one-ulp change — w·(Σ/n) for (w·Σ)/n — fails it). Python, given the vector: line_candidates
-    3.5 → 0.7 ms, score_candidates ~3 → 2.0–2.5 ms, "python (rest of recall)" 17 → 9–12 ms.
-  * the exchange arms on a second pooled connection (``services/memory/sidearms.py``): the vector kNN and the
-    time window's nearest need only the vector, so once it is there they run beside the terms' statements
-    (and the BM25 arm, then sent on its own while they run); window_rows gets their ids as an array. Only in
-    a READ COMMITTED transaction that has written nothing (asked in _open's statement: another connection sees
-    only what is committed) and when the pool has a connection to spare. Any failure there runs them inline,
-    tests/test_recall_sidearms.py. window_rows' backend CPU
-    17–19 → 9–12 ms (the arms' ~4 ms now on the other backend); statements on recall's own connection 3.1 →
-    3.9 (the BM25 arm apart), plus two on the other (its search settings, the arms). The overlap needs a free
-    core: at load 2–4 it shows little; the lead's idle run is the figure that counts.
-  * an exchange's own columns (thread, session, time, salience, access, as its texts already were) on its first
-    fetched line only: paired against the tree before it, PostgreSQL CPU −1 to −2 ms per recall.
+  * gather and score_candidates over arrays: window_rows keeps the driver's tuples (``turns.LineRows``), the
+    candidates' context similarity and lexical signals come from numpy over all rows (``spans.context_signals``,
+    every operation the scalar formula's, in its order), a candidate's row dict is made only when read
+    (``spans.LineCandidate``), scoring fuses, boosts and sorts over arrays and words a candidate's signals only
+    when recall reads it (``scored.Scored``). tests/test_recall_arrays.py checks floats, order and signals against
+    the line-by-line reference (a one-ulp change fails it). Python, given the vector: line_candidates 3.5 → 0.7 ms,
+    score_candidates ~3 → 2.0–2.5 ms, "python (rest of recall)" 17 → 9–12 ms.
+  * the exchange arms (vector kNN, the time window's nearest) on a second pooled connection once the vector is
+    there (``services/memory/sidearms.py``; only in a READ COMMITTED transaction that has written nothing and with a
+    connection to spare; any failure runs them inline, tests/test_recall_sidearms.py): window_rows' backend CPU
+    17–19 → 9–12 ms, the arms' ~4 ms on the other backend. The overlap needs a free core.
+  * an exchange's own columns on its first fetched line only: PostgreSQL CPU −1 to −2 ms per recall.
 Before → after (100k, one database; load 2–9, wall figures indicative): back to back, with the embedding p50 /
 p95 59.0 / 98.6 → 56.7 / 95.1 … 44.7 / 68.6 → 35.9 / 55.3 ms, CPU 23–26 → 18–22 ms here, backend 22–27 → 17.5–23 +
 3.4–3.9 on the side; paired (both processes taking turns query by query): with the embedding median −5.2 to −8.4 ms
@@ -152,13 +138,26 @@ in 3, top-10 overlap 0.979); against uncapped scoring base keeps 169 lists ident
 differs in 2), rlat7 168 (0.975, 1); the set's recall@5/@10 identical for every method; LoCoMo: no word of a
 conversation (≤ 680 turns) reaches df_cap, never common: identical figure for figure (0.762 / 0.850 / 0.902, each
 category and conversation).
-Paired against base (200 pairs, CPU a recall: that process / its backend):
-  run                               base p50 / p95  rlat7 p50 / p95  B − A median, mean  CPU base → rlat7
-  with the embedding (load 2.5–3.4) 45.9 / 86.3     43.3 / 76.8      −1.6, −3.7 ms       19.6 / 23.3 → 18.8 / 20.6
-  given the vector (load 2.5–2.9)   36.4 / 64.0     33.5 / 61.0      −1.4, −2.3 ms       13.8 / 23.8 → 13.2 / 22.6
-  with the embedding (load 2.4–2.8) 49.3 / 91.1     45.0 / 83.4      −2.0, −3.3 ms       22.6 / 25.2 → 21.7 / 22.9
-Checked, no gain: a month's window arm reads ~4,260 vectors (1,167 buffers; distances ~0.7 of its 2.6–5 ms); a time
-index INCLUDE (embedding, id) read 1,073 (index-only), no faster: a stored bit(384) prefilter (a migration) is next.
+Then window_rows probes no lines before a seed that lies among another seed's lines after (they are that seed's, by
+induction; 132 backward probes of 221 on a month's query): every hit of the 200 queries identical to the first change's.
+Paired (200 pairs; CPU a recall: that process / its backend; "+probes" = both changes, the final tree):
+  run                                  A p50 / p95   B p50 / p95   B − A median, mean  CPU A → B
+  base → pair, embedding (load 2.5–3.4) 45.9 / 86.3  43.3 / 76.8   −1.6, −3.7 ms       19.6 / 23.3 → 18.8 / 20.6
+  base → pair, given (load 2.5–2.9)     36.4 / 64.0  33.5 / 61.0   −1.4, −2.3 ms       13.8 / 23.8 → 13.2 / 22.6
+  base → pair, embedding (load 2.4–2.8) 49.3 / 91.1  45.0 / 83.4   −2.0, −3.3 ms       22.6 / 25.2 → 21.7 / 22.9
+  pair → +probes, given (load 0.8–1.0)  39.4 / 72.9  35.7 / 62.6   −1.8, −3.0 ms       15.1 / 26.6 → 14.7 / 24.5
+  base → +probes, embedding (load 1.0)  38.1 / 68.7  37.0 / 69.7   −1.5, −1.5 ms       21.2 / 23.9 → 21.4 / 22.9
+  base → +probes, given (load 1.0–1.1)  35.2 / 68.6  33.1 / 61.7   −2.3, −3.1 ms       13.7 / 25.1 → 13.6 / 22.5
+One run each, alternating (load 0.9–1.3; with the embedding p50 / p95, CPU here / backend): base 42.0 / 71.0, 22.7 /
+25.3; rlat7 31.4 / 56.9, 18.3 / 19.4; base 42.2 / 73.6, 22.6 / 25.0; rlat7 38.2 / 69.2, 21.2 / 22.1: p95 ≤ 50 not shown.
+Per query (rlat7, best of 3, load 3–5): the 75 common-word queries' backend CPU 20.5 ms, the 15 with a time window 25.8
+(their ~40 more exchanges' lines: ~980 rows in window_rows against ~650), the rest 17.2.
+Checked, no gain: a month's window arm reads ~4,260 vectors (distances ~0.7 of its 2.6–5 ms); a time index INCLUDE
+(embedding, id) made it index-only, no faster (1,073 buffers against 1,167): a stored bit(384) prefilter would be next.
+The expansion's vocabulary kNN (3,583 words) is an exact scan (1.7–3 ms) only because ef_search 100 prices its HNSW
+above the scan: at ef 40 the planner takes HNSW (0.5 ms), which misses the nearest real words among the synthetic ones
+("landlord" 0.576, "map" 0.507): 15 of 200 expansions differ at ef 40, 9 at 100, 2 at 200. Left exact (a bigger
+vocabulary would flip the plan to HNSW: worth pinning exact, a quality call).
 
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange). The import no
 longer embeds: ``store_records`` writes each batch of 256 exchanges with their turns, threads,
