@@ -139,7 +139,7 @@ differs in 2), rlat7 168 (0.975, 1); the set's recall@5/@10 identical for every 
 conversation (≤ 680 turns) reaches df_cap, never common: identical figure for figure (0.762 / 0.850 / 0.902, each
 category and conversation).
 Then window_rows probes no lines before a seed that lies among another seed's lines after (they are that seed's, by
-induction; 132 backward probes of 221 on a month's query): every hit of the 200 queries identical to the first change's.
+induction; 132 backward probes of 221 on a month's query): every hit of the 200 queries identical; LoCoMo too (final).
 Paired (200 pairs; CPU a recall: that process / its backend; "+probes" = both changes, the final tree):
   run                                  A p50 / p95   B p50 / p95   B − A median, mean  CPU A → B
   base → pair, embedding (load 2.5–3.4) 45.9 / 86.3  43.3 / 76.8   −1.6, −3.7 ms       19.6 / 23.3 → 18.8 / 20.6
