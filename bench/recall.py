@@ -33,15 +33,11 @@ rarest words; shared_buffers sized for the machine and ``synchronize_seqscans`` 
 inside window_rows' statement, an exchange's texts sent once. Lost: two ONNX threads; pruning BM25 by a
 per-turn bound. LoCoMo identical after each change.
 
-Round four (branch rlat; paired runs at load 7–10: median −5 to −9 ms a query): GIN pending lists flushed
-(migration 0012: gin_pending_list_limit 256 kB; 8,600 unsorted turns made a lexeme's bitmap scan 10 ms and
-the planner pick sequential scans), vectors ``STORAGE MAIN`` (in their rows: a month's window arm 11.7 →
-4.5 ms; ``--rewrite`` moves rows stored before), the query embedded on a worker thread while _open and
-line_terms run (and, while the model still runs, the BM25 arm on its own), rows from the driver's tuples.
-Not causes: JIT (no llvmjit in the embedded server; plans cost 4–13k < jit_above_cost), work_mem (every
-sort in memory). Idle (lead, merged tree of round five, migrated and rewritten): p50 46.6 / p95 69.0 ms
-with the embedding and ``expansion_words = 0``; with the expansion (the default) 56.1 / 80.6 ms, CPU
-27.7 ms here + 28.7 ms backend. Every hit of LoCoMo's 997 questions and of 202 queries at 100k identical.
+Round four (branch rlat; paired at load 7–10: median −5 to −9 ms a query): GIN pending lists flushed (migration 0012:
+gin_pending_list_limit 256 kB; unsorted turns made a lexeme's bitmap scan 10 ms), vectors ``STORAGE MAIN`` (a month's
+window arm 11.7 → 4.5 ms; ``--rewrite`` moves rows stored before), the query embedded on a worker thread while _open
+and line_terms run, rows from the driver's tuples. Not causes: JIT (none in the embedded server), work_mem. Idle (lead,
+round five's merged tree): with the embedding and the expansion p50 56.1 / p95 80.6 ms. Hits identical throughout.
 
 Round six (branch rlat3): line_terms in two steps while the model embeds (``asked_terms`` right after _open,
 ``expanded_terms`` = the vocabulary kNN once the vector is there), the asked words' sample counts materialised,
@@ -58,58 +54,26 @@ Python ~17 ms: ~1,000 rows made into dicts (~1.5 ms), gather's loop over ~280 ca
 the lines they reply to (~3.5 ms), score_candidates (~3 ms, a dict of rounded signals per candidate), the
 driver and SQLAlchemy (~1 ms a statement, ~2 ms converting the rows).
 What changed (services/memory/spans.py, recall.py, turns.py, sidearms.py, scored.py):
-  * gather and score_candidates over arrays: window_rows keeps the driver's tuples (``turns.LineRows``: columns,
-    each row's previous row in its thread); the candidates, their context similarity and lexical signals come
-    from numpy over all rows (``spans.context_signals``: every operation the scalar formula's, in its order);
-    a candidate's row dict (with the replied-to line's ``p_`` columns) is made only when read
-    (``spans.LineCandidate``: scoring reads its text, speaker similarity and id from the tuple); scoring fuses,
-    boosts and sorts over arrays (np.lexsort on the same key) and puts a candidate's signals into words only
-    when recall reads it (``scored.Scored``: the first k or so of ~280). Same inputs and outputs as before:
-    score_candidates takes Candidates and returns (score, signals, candidate) best first.
-    tests/test_recall_arrays.py checks floats, order and signals equal to the line-by-line reference on built
-    rows (a one-ulp change — w·(Σ/n) for (w·Σ)/n — fails it). Python, given the vector: line_candidates
-    3.5 → 0.7 ms, score_candidates ~3 → 2.0–2.5 ms, "python (rest of recall)" 17 → 9–12 ms.
-  * the exchange arms on a second pooled connection (``services/memory/sidearms.py``): the vector kNN and the
-    time window's nearest need only the vector, so once it is there they run beside the terms' statements
-    (and the BM25 arm, then sent on its own while they run); window_rows gets their ids as an array. Only in
-    a READ COMMITTED transaction that has written nothing (asked in _open's statement: another connection sees
-    only what is committed) and when the pool has a connection to spare. Any failure there runs them inline,
-    tests/test_recall_sidearms.py. window_rows' backend CPU
-    17–19 → 9–12 ms (the arms' ~4 ms now on the other backend); statements on recall's own connection 3.1 →
-    3.9 (the BM25 arm apart), plus two on the other (its search settings, the arms). The overlap needs a free
-    core: at load 2–4 it shows little; the lead's idle run is the figure that counts.
-  * an exchange's own columns (thread, session, time, salience, access, as its texts already were) on its first
-    fetched line only: paired against the tree before it, PostgreSQL CPU −1 to −2 ms per recall.
-Before → after (100k, the same database, back to back at load 2–4 — other engineers' benches; the box's
-speed moved 1.5× between runs of the same tree, so wall figures are indicative only):
-  run                        with embedding p50/p95   given the vector p50/p95   CPU ms: this process / backend(s)
-  base 282b226, pair 1       59.0 / 98.6              45.8 / 84.9                26.4 / 27.2
-  rlat4, pair 1              56.7 / 95.1              44.4 / 67.1                24.2 / 23.0 + 3.8 side
-  base, pair 2               63.3 / 115.7             49.2 / 94.3                25.1 / 26.0
-  rlat4, pair 2              53.4 / 91.0              43.2 / 72.2                22.0 / 20.4 + 3.8 side
-  base, pair 3               42.6 / 65.8              32.9 / 54.9                21.5 / 22.2
-  rlat4, pair 3              42.1 / 69.2              33.4 / 54.5                20.2 / 18.6 + 3.7 side
-  base, final (load 2–3)     44.7 / 68.6, 48.0 / 72.1 36.3 / 56.0, 39.0 / 62.9   23.1 / 24.3, 24.0 / 24.4
-  rlat4, final (load 2–3)    35.9 / 55.3, 42.6 / 72.8 29.4 / 43.1, 35.5 / 60.9   18.3 / 17.5, 21.1 / 19.6 + 3.4–3.9 side
-  (final profile given the vector, p50: window_rows 9.4–11.4 ms wall / 9.3–9.4 backend CPU against 17.0–17.7 /
-  15.9–16.2; the side 4.6–6.3 / 3.4–3.9; "python (rest)" 8.5–11.1 against 12.5–14.0, which now includes
-  waiting for the side's ids.)
-  (CPU per recall with the embedding, which is ~7 ms of "this process".) Paired (a base and an rlat4 process
-  on one PostgreSQL taking turns query by query, so load drift cancels; CPU: that process, all backends):
-  with the embedding, 400 pairs at load 5–7: median −5.2 ms (p50 69.7 → 64.2, p95 123.3 → 103.9), and at load
-  6–7 −8.4 ms (84.6 → 74.7, 150.3 → 127.3), CPU 24.0–26.5 → 21.6–23.5 ms here, 25–27 ms in PostgreSQL either
-  way; given the vector, 200 pairs at load 7–9: −10.8 / −12.4 ms (p50 67.5 → 55.4, p95 119.6 → 94.2), CPU 18.5–
-  18.8 → 15.2–15.9 ms here. The final tree, paired at load 2–3: with the embedding −5.9 ms (p50 47.6 → 42.0, p95
-  70.5 → 64.7, CPU 23.9 → 21.8 ms here, 25.3 / 25.7 in PostgreSQL); given the vector −4.5 ms (33.9 → 28.4, 50.9 →
-  42.4; CPU 13.0 → 11.0 here, 21.2 in PostgreSQL either way). Every hit (kind, id, score, signals,
-  ids, turns, text, meta) of the 200 queries at 100k identical, given the vector and not (a fixed clock);
-  LoCoMo (nice 10) identical figure for figure: 0.756 / 0.840 / 0.895, every category and conversation.
-Not reached here: p95 ≤ 50 ms could not be shown on this loaded box. Left, largest first: the turns around the
-seeds (~2 index probes per seed, ~4 ms: a stored position in the thread would make it one range read, a
-migration on the store side), the BM25 arm over the first 1,000 matches of a common word (~6 ms, "march", "may":
-a smaller cap for over-cap words changes the hits at 100k, not on LoCoMo — a quality trade to measure),
-BM25 and similarity of ~1,000 fetched turns, the terms' 2,000-turn sample (~4.5 ms of backend CPU a recall,
-read again by the expansion's counts; counting by unnesting the sample instead was slower),
+  * gather and score_candidates over arrays: window_rows keeps the driver's tuples (``turns.LineRows``), the
+    candidates' context similarity and lexical signals come from numpy over all rows (``spans.context_signals``,
+    every operation the scalar formula's, in its order), a candidate's row dict is made only when read
+    (``spans.LineCandidate``), scoring fuses, boosts and sorts over arrays and words a candidate's signals only
+    when recall reads it (``scored.Scored``). tests/test_recall_arrays.py checks floats, order and signals against
+    the line-by-line reference (a one-ulp change fails it). Python, given the vector: line_candidates 3.5 → 0.7 ms,
+    score_candidates ~3 → 2.0–2.5 ms, "python (rest of recall)" 17 → 9–12 ms.
+  * the exchange arms (vector kNN, the time window's nearest) on a second pooled connection once the vector is
+    there (``services/memory/sidearms.py``; only in a READ COMMITTED transaction that has written nothing and with a
+    connection to spare; any failure runs them inline, tests/test_recall_sidearms.py): window_rows' backend CPU
+    17–19 → 9–12 ms, the arms' ~4 ms on the other backend. The overlap needs a free core.
+  * an exchange's own columns on its first fetched line only: PostgreSQL CPU −1 to −2 ms per recall.
+Before → after (100k, one database; load 2–9, wall figures indicative): back to back, with the embedding p50 /
+p95 59.0 / 98.6 → 56.7 / 95.1 … 44.7 / 68.6 → 35.9 / 55.3 ms, CPU 23–26 → 18–22 ms here, backend 22–27 → 17.5–23 +
+3.4–3.9 on the side; paired (both processes taking turns query by query): with the embedding median −5.2 to −8.4 ms
+at load 5–7, −5.9 at load 2–3 (p50 47.6 → 42.0, p95 70.5 → 64.7); given the vector −4.5 to −12.4 ms. Profile p50:
+window_rows 17–18 → 9.4–11.4 ms wall, "python (rest)" 12.5–14 → 8.5–11.1. Every hit of the 200 queries at 100k
+identical (a fixed clock); LoCoMo identical figure for figure (0.756 / 0.840 / 0.895).
+Left then: the turns around the seeds (~2 index probes per seed, ~4 ms), the common words' 1,000 BM25 matches
+(~6 ms), BM25 and similarity of ~1,000 fetched turns, the terms' sample (~4.5 ms backend; rlat6 kept its counts),
 planning (~1 ms a statement; generic plans not tried: the BM25 arm's generic plan was the 17–25 ms trap).
 Lead's idle runs of the merged tree (rlat4, rqual4's focus, hot4; load 1.4): with the embedding p50 39.1 / 38.3,
 p95 66.4 / 61.3 ms (given the vector 33.0 / 31.3 and 49.8 / 43.9); CPU 22 ms here + 22 ms backend; the previous
@@ -142,13 +106,10 @@ query by query, 200 pairs, both gc-frozen as a worker is; CPU a recall: that pro
   paired, given the vector (load 1.7)   29.6 / 50.8        26.6 / 49.8        median −3.0   10.0 / 21.1 → 10.1 / 18.5
   again, with the embedding (0.7–1.4)   41.9 / 68.0        39.5 / 69.5        median −3.9   17.0 / 21.1 → 16.9 / 18.2
   again, given the vector (1.4–1.8)     39.5 / 71.8        32.4 / 61.8        median −5.1   13.1 / 25.9 → 12.0 / 20.4
-  one run each (with the embedding, given the vector, backend CPU), load 1.4–1.6: rlat6 33.9 / 56.5, 26.8 / 51.2,
-  20.7; base 33.3 / 52.3, 28.4 / 43.4, 21.1; load 2.3–3.0, alternating: base 43.5 / 80.9, 33.2 / 58.6, 23.6; rlat6
-  43.0 / 77.7, 31.9 / 58.6, 22.2; base 44.8 / 78.6, 34.2 / 65.3, 24.6; rlat6 42.4 / 71.6, 34.0 / 61.5, 25.9; load
-  1.7–2.5: base 49.2 / 78.5, 33.3 / 58.9, 24.9; rlat6 37.7 / 62.4, 27.0 / 50.3, 20.0; base 41.6 / 72.7, 32.5 / 63.3,
-  23.3; rlat6 42.7 / 86.5, 32.1 / 60.2, 23.2 (one process after the other moves more than the change: the paired
-  medians and the backend CPU are the figure; the p95 moves within the noise). Near idle (load 0.8, rlat6 alone,
-  gc-frozen, with the embedding, the same 200 queries): p50 32.1, p95 53.2 ms.
+  one run each, alternating (load 1.4–3.0; with the embedding p50 / p95, backend CPU): base 33.3–49.2 / 52.3–80.9,
+  21.1–24.9 ms; rlat6 33.9–43.0 / 56.5–86.5, 20.0–25.9 (one process after the other moves more than the change:
+  the paired medians and the backend CPU are the figure). Near idle (load 0.8, rlat6 alone, gc-frozen, with the
+  embedding): p50 32.1, p95 53.2 ms.
   Profile given the vector, p50 (server CPU): the terms' statement 7.3 → 4.2 ms (6.4 → 3.5); the BM25 arm runs on
   its own in 0.8 of recalls (0.2: the terms now end while the exchange arms still run), window_rows 12.1 → 9.5 ms
   (11.6 → 10.8); statements 5.3 → 5.9. Hits (kind, id, score, signals, ids, turns, text, meta) of the 200 queries
@@ -160,6 +121,43 @@ a free core; an idle run decides.
 Not reached: p95 ≤ 50 ms with the embedding. Left, largest first: the common-word queries' 1,000 BM25 matches (above,
 a quality call), the turns around the seeds (a stored position per thread, a migration: not tried), a month's exact
 distances, Python ~7 ms.
+
+rlat7 (issue 9; the lead's 100k build copied; base 38d118c; load 2–5, others' benches). The common-word queries'
+subset made a principled one (turns.py ``_matches_sql``, LineTerms.pair): the lines holding the query's two rarest
+asked words first (a GIN AND, cheap), then the rest of the rarest word's matches, in all ``common_match_cap`` = 300
+(was 1,000, the first stored: the oldest). Per common query, the BM25 arm's top ten against the uncapped arm's
+(all of the rarest word's 1,000–5,000 matches scored, 57 common queries, arm alone):
+  subset scored                      top-10 overlap  top-60 overlap  arm ms p50 / p95
+  first 1,000 stored (base)          0.500           0.496           6.5–6.8 / 10–12
+  first 300 stored (rlat6's cap)     0.177           0.163           2.7–3.0 / 5–6
+  pair first, 300 (rlat7)            0.542           0.457           3.1–3.2 / 5.7–6.4
+  pair first, 500 / 1,000            0.632 / 0.796   0.563 / 0.720   4.2–4.6 / 7.5–7.7; 7.4–7.5 / 11–15
+  (lost, at 300: all asked words first 0.421; all, the pair, the rest 0.593 for +1 ms; any two first 0.137.)
+End to end (200 queries, k 10, given the vector, a fixed clock): 24 of 200 hit lists change against base (first hit
+in 3, top-10 overlap 0.979); against uncapped scoring base keeps 169 lists identical (overlap 0.977, first hit
+differs in 2), rlat7 168 (0.975, 1); the set's recall@5/@10 identical for every method; LoCoMo: no word of a
+conversation (≤ 680 turns) reaches df_cap, never common: identical figure for figure (0.762 / 0.850 / 0.902, each
+category and conversation).
+Then window_rows probes no lines before a seed that lies among another seed's lines after (they are that seed's, by
+induction; 132 backward probes of 221 on a month's query): every hit of the 200 queries identical; LoCoMo too (final).
+Paired (200 pairs; CPU a recall: that process / its backend; "+probes" = both changes, the final tree):
+  run                                  A p50 / p95   B p50 / p95   B − A median, mean  CPU A → B
+  base → pair, embedding (load 2.5–3.4) 45.9 / 86.3  43.3 / 76.8   −1.6, −3.7 ms       19.6 / 23.3 → 18.8 / 20.6
+  base → pair, given (load 2.5–2.9)     36.4 / 64.0  33.5 / 61.0   −1.4, −2.3 ms       13.8 / 23.8 → 13.2 / 22.6
+  base → pair, embedding (load 2.4–2.8) 49.3 / 91.1  45.0 / 83.4   −2.0, −3.3 ms       22.6 / 25.2 → 21.7 / 22.9
+  pair → +probes, given (load 0.8–1.0)  39.4 / 72.9  35.7 / 62.6   −1.8, −3.0 ms       15.1 / 26.6 → 14.7 / 24.5
+  base → +probes, embedding (load 1.0)  38.1 / 68.7  37.0 / 69.7   −1.5, −1.5 ms       21.2 / 23.9 → 21.4 / 22.9
+  base → +probes, given (load 1.0–1.1)  35.2 / 68.6  33.1 / 61.7   −2.3, −3.1 ms       13.7 / 25.1 → 13.6 / 22.5
+One run each, alternating (load 0.9–1.3; with the embedding p50 / p95, CPU here / backend): base 42.0 / 71.0, 22.7 /
+25.3; rlat7 31.4 / 56.9, 18.3 / 19.4; base 42.2 / 73.6, 22.6 / 25.0; rlat7 38.2 / 69.2, 21.2 / 22.1: p95 ≤ 50 not shown.
+Per query (rlat7, best of 3, load 3–5): the 75 common-word queries' backend CPU 20.5 ms, the 15 with a time window 25.8
+(their ~40 more exchanges' lines: ~980 rows in window_rows against ~650), the rest 17.2.
+Checked, no gain: a month's window arm reads ~4,260 vectors (distances ~0.7 of its 2.6–5 ms); a time index INCLUDE
+(embedding, id) made it index-only, no faster (1,073 buffers against 1,167): a stored bit(384) prefilter would be next.
+The expansion's vocabulary kNN (3,583 words) is an exact scan (1.7–3 ms) only because ef_search 100 prices its HNSW
+above the scan: at ef 40 the planner takes HNSW (0.5 ms), which misses the nearest real words among the synthetic ones
+("landlord" 0.576, "map" 0.507): 15 of 200 expansions differ at ef 40, 9 at 100, 2 at 200. Left exact (a bigger
+vocabulary would flip the plan to HNSW: worth pinning exact, a quality call).
 
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange). The import no
 longer embeds: ``store_records`` writes each batch of 256 exchanges with their turns, threads,

@@ -156,6 +156,36 @@ def test_a_query_of_common_words_only_scores_at_most_common_match_cap_turns(db_e
     assert not rare.common and len(scored["rare"]) == 1  # the rare word searches, under match_cap
 
 
+def test_a_query_of_common_words_scores_the_turns_holding_both_of_its_rarest_words_first(db_engine):
+    # Both words fill more turns than are scored; the turns holding both come last in storage order, where a
+    # plain cut (the first matches stored) never reaches them.
+    texts = ([f"we talked about boats again, day {i}" for i in range(40)]
+             + [f"the harbour was calm, day {i}" for i in range(40)]
+             + [f"boats in the harbour at dawn, morning {i}" for i in range(3)])
+    _import_texts(db_engine, "alice", texts)
+    config = RecallConfig(df_cap=20, common_match_cap=10)
+    with Session(db_engine) as session:
+        terms = lineterms.line_terms(session, "alice", "boats harbour", config)
+        scored = turns.lexical_lines(session, "alice", terms, 3, config)
+        lines = dict(session.execute(text("SELECT id, text FROM exchange_lines WHERE id = ANY(:ids)"),
+                                     {"ids": scored}).all())
+    assert terms.common and terms.pair is not None and sorted(terms.pair) == ["boat", "harbour"]
+    assert len(scored) == 3 and all("boats in the harbour" in line for line in lines.values())
+
+
+@pytest.mark.parametrize("picked", [(4, 5), (4, 6), (4, 8), (0, 11), (5, 6, 7)])
+def test_window_rows_brings_reach_lines_either_side_of_every_seed_also_when_seeds_are_close(db_engine, picked):
+    # One thread of 12 lines; the lines before a seed that follows another seed closely are found through it.
+    _import_texts(db_engine, "alice", [f"line number {i} of the thread" for i in range(12)])
+    with Session(db_engine) as session:
+        ids = list(session.scalars(text("SELECT id FROM exchange_lines WHERE user_id = 'alice' "
+                                        "ORDER BY occurred_at, id")))
+        rows = turns.window_rows(session, "alice", ["SELECT unnest(CAST(:picked AS bigint[]))"], [], 2, None,
+                                 lineterms.LineTerms(), RecallConfig(), arm_params={"picked": [ids[i] for i in picked]})
+    got = sorted(ids.index(row[0]) for row in rows.rows)
+    assert got == sorted({j for i in picked for j in range(i - 2, i + 3) if 0 <= j < 12})
+
+
 def test_the_embedded_postgresql_runs_with_memory_sized_for_the_machine(db_engine):
     from services.embedded.postgres import memory_settings
 

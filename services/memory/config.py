@@ -27,7 +27,7 @@ class RecallConfig:
     max_df_ratio: float = 0.25
     df_cap: int = 1000
     match_cap: int = 1000
-    common_match_cap: int = 1000  # match_cap when every asked word is at df_cap (configs/memory.toml)
+    common_match_cap: int = 300  # match_cap when every asked word is at df_cap (configs/memory.toml)
     min_docs_for_df: int = 100
     max_query_terms: int = 32  # a long message scores by its longest lexemes only (one df count each)
     window_relevance: float = 0.2

@@ -39,6 +39,8 @@ class LineTerms:
     total: int = 0
     scale: float = 0.0  # Σ IDF of the terms some line holds
     common: bool = False  # every asked word some line holds is at the df cap: the rarest of them searches
+    # With ``common``, the two rarest asked words: the lines holding both are scored first (turns.lexical_lines_sql).
+    pair: tuple[str, str] | None = None
 
     @property
     def max_score(self) -> float:
@@ -225,8 +227,9 @@ def _line_terms(rows: list[Any], stats: list[Any], config: RecallConfig) -> Line
     # The score of a line holding every asked word: expansion words add to a line's score, not to this.
     scale = sum(idf for (lexeme, df), idf in zip(found, idfs, strict=True) if df > 0 and lexeme not in added)
     weights = [idf * mults[lexeme] for (lexeme, _), idf in zip(found, idfs, strict=True)]
-    return LineTerms(Terms([lexeme for lexeme, _ in found], weights, rare_enough), avg_len, total, scale,
-                     not rare and bool(asked_found))
+    common = not rare and bool(asked_found)
+    pair = (asked_found[0][0], asked_found[1][0]) if common and len(asked_found) > 1 else None
+    return LineTerms(Terms([lexeme for lexeme, _ in found], weights, rare_enough), avg_len, total, scale, common, pair)
 
 
 def _frequency(row: Any, ratio: float) -> int:

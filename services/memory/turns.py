@@ -58,8 +58,21 @@ def lexical_lines_sql(terms: LineTerms, config: RecallConfig, params: dict[str, 
     # A query of common words only searches by the rarest of them: its matches may be scored fewer.
     params.update(tsq=terms.terms.tsquery, cap=config.common_match_cap if terms.common else config.match_cap)
     score = bm25_sql("t", terms, config, params)
-    return ("SELECT t.id FROM (SELECT id, search FROM exchange_lines WHERE user_id = :user "
-            f"AND search @@ CAST(:tsq AS tsquery) LIMIT :cap) t ORDER BY {score} DESC, t.id LIMIT :{limit}")
+    return f"SELECT t.id FROM ({_matches_sql(terms, params)}) t ORDER BY {score} DESC, t.id LIMIT :{limit}"
+
+
+def _matches_sql(terms: LineTerms, params: dict[str, Any]) -> str:
+    """The (at most ``:cap``) matching lines the BM25 arm scores."""
+    matching = "SELECT id, search FROM exchange_lines WHERE user_id = :user AND search @@ CAST(:{} AS tsquery)"
+    if terms.pair is None:
+        return f"{matching.format('tsq')} LIMIT :cap"
+    # A common word's matches beyond the cap are cut in storage order (the oldest kept), an arbitrary subset;
+    # the lines that also hold the second rarest word come first, the rest fill up to the cap (the Append stops
+    # there). Those lines are where BM25's best are: at 100k, 300 so chosen kept more of the uncapped top ten
+    # than the first 1,000 (bench/recall.py, rlat7).
+    params["pair"] = " & ".join(quote_lexeme(lexeme) for lexeme in terms.pair)
+    return (f"SELECT * FROM (({matching.format('pair')}) UNION ALL ({matching.format('tsq')} "
+            "AND NOT search @@ CAST(:pair AS tsquery))) m LIMIT :cap")
 
 
 def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_arms: list[str], reach: int,
@@ -89,12 +102,16 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
         params.update(spk_name=speaker[0], spk_vec=speaker[1])
     side = ("SELECT x.id FROM seeds s CROSS JOIN LATERAL (SELECT x.id FROM exchange_lines x WHERE x.user_id = :user "
             "AND x.thread_id = s.thread_id AND (x.occurred_at, x.id) {op} (s.occurred_at, s.id) "
-            "ORDER BY x.occurred_at {order}, x.id {order} LIMIT :reach) x")
+            "ORDER BY x.occurred_at {order}, x.id {order} LIMIT :reach) x{where}")
     sql = (
         "WITH seeds AS (SELECT id, thread_id, occurred_at FROM exchange_lines "
         f"WHERE user_id = :user AND (id = ANY({_ids(seed_arms)}) OR exchange_id = ANY({_ids(exchange_arms)}))), "
-        f"near AS (SELECT id FROM seeds UNION {side.format(op='<', order='DESC')} "
-        f"UNION {side.format(op='>', order='ASC')}), "
+        f"after AS MATERIALIZED ({side.format(op='>', order='ASC', where='')}), "
+        # A seed among the lines after another seed needs no lines before it of its own: they are that seed, its
+        # lines after and its lines before (or, if it too lies after a seed, that one's: by induction), so one index
+        # probe fewer per such seed (an exchange's second line, a seed's neighbour) and the same lines.
+        f"near AS (SELECT id FROM seeds UNION SELECT id FROM after UNION "
+        f"{side.format(op='<', order='DESC', where=' WHERE s.id NOT IN (SELECT id FROM after)')}), "
         # An id array, not a join: the planner cannot tell near's few hundred rows from all of them and
         # chose a sequential scan of every line (15 ms at 20k exchanges, growing with the history).
         "lines AS MATERIALIZED (SELECT l.id, l.exchange_id, l.thread_id AS line_thread, l.speaker, l.text, "
