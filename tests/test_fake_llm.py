@@ -183,3 +183,21 @@ def test_runs_as_a_separate_process() -> None:
         process.terminate()
         assert process.wait(timeout=10) == 0
         process.stdout.close()
+
+
+def test_a_client_hanging_up_prints_nothing_but_other_server_errors_still_show(capsys):
+    from tests.fake_llm import _Server
+
+    server = _Server(("127.0.0.1", 0))
+    try:
+        for error in (ConnectionResetError(104, "reset by peer"), BrokenPipeError(32, "broken pipe"),
+                      ValueError("a handler bug")):
+            try:
+                raise error
+            except Exception:  # noqa: BLE001 — handle_error reads the exception being handled
+                server.handle_error(None, ("127.0.0.1", 1))
+    finally:
+        server.server_close()
+    printed = capsys.readouterr().err
+    assert "ValueError: a handler bug" in printed
+    assert "ConnectionResetError" not in printed and "BrokenPipeError" not in printed
