@@ -158,6 +158,11 @@ The expansion's vocabulary kNN (3,583 words) is an exact scan (1.7–3 ms) only 
 above the scan: at ef 40 the planner takes HNSW (0.5 ms), which misses the nearest real words among the synthetic ones
 ("landlord" 0.576, "map" 0.507): 15 of 200 expansions differ at ef 40, 9 at 100, 2 at 200. Left exact (a bigger
 vocabulary would flip the plan to HNSW: worth pinning exact, a quality call).
+Lead, after rlat7: the window arm's own limit at 20 instead of ``candidates`` (40): LoCoMo identical figure for figure;
+paired at 100k (load 1.2) B − A median −2.1 ms, backend CPU 28.9 → 27.1 ms, p95 within the noise: not adopted (a
+time-named question's candidates halved for ~2 ms). Idle runs of the merged tree (4497ee4, load ~1): with the
+embedding p50 33.7 / 35.0 / 37.3, p95 56.9 / 60.0 / 65.7 ms; given the vector p50 25.6 / 26.9 / 30.4, p95 49.0 / 50.6 /
+52.8 ms; the tree before this session (e9b9a07) that day: p95 64.4 / 76.2 ms with the embedding.
 
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange). The import no
 longer embeds: ``store_records`` writes each batch of 256 exchanges with their turns, threads,
