@@ -115,7 +115,14 @@ def main() -> None:
         return
     if not (args.pgdata and args.a and args.b):
         parser.error("--pgdata, --a and --b are needed")
-    run(Path(args.pgdata), {"A": Path(args.a).resolve(), "B": Path(args.b).resolve()}, args.mode)
+    pgdata, trees = Path(args.pgdata), {"A": Path(args.a).resolve(), "B": Path(args.b).resolve()}
+    # A missing database would be created empty (every recall finding nothing); a tree without recall fails late.
+    if not (pgdata / "bench-import.json").is_file():
+        parser.error(f"--pgdata {pgdata}: not a database bench/recall.py built (no bench-import.json)")
+    for name, tree in trees.items():
+        if not (tree / "services" / "memory" / "recall.py").is_file():
+            parser.error(f"--{name.lower()} {tree}: not an Engram source tree (no services/memory/recall.py)")
+    run(pgdata, trees, args.mode)
 
 
 if __name__ == "__main__":

@@ -232,3 +232,31 @@ def test_a_recall_asks_for_facts_and_episodes_only_when_the_user_has_some_and_se
         hits = recall(session, embedder, "alice", "zanzibar trip", k=5, reinforce=False)
         assert "fact" in {hit.kind for hit in hits}
         assert len([s for s in statements if "t.id IN (" in s]) == 1  # facts now; still no episodes
+
+
+@pytest.mark.parametrize("setting", ["df_cap = 0", "match_cap = 0", "common_match_cap = -1"])
+def test_a_cap_below_one_is_refused_when_the_config_loads(tmp_path, setting):
+    from services.memory.config import load_memory_config
+    from services.settings import SettingsError
+
+    (tmp_path / "memory.toml").write_text(f"[recall]\n{setting}\n")
+    with pytest.raises(SettingsError, match=setting.split()[0]):
+        load_memory_config(tmp_path)
+
+
+def test_the_paired_bench_refuses_a_folder_that_is_no_built_database_or_no_source_tree(tmp_path):
+    import subprocess
+    import sys
+
+    from services.settings import PROJECT_ROOT
+
+    def pair(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "bench.recall_pair", *args], cwd=PROJECT_ROOT,
+                              capture_output=True, text=True, timeout=60)
+
+    empty = pair("--pgdata", str(tmp_path), "--a", str(PROJECT_ROOT), "--b", str(PROJECT_ROOT))
+    assert empty.returncode == 2 and "not a database bench/recall.py built" in empty.stderr
+    (tmp_path / "bench-import.json").write_text("{}")
+    no_tree = pair("--pgdata", str(tmp_path), "--a", str(PROJECT_ROOT), "--b", str(tmp_path))
+    assert no_tree.returncode == 2 and "--b" in no_tree.stderr and "not an Engram source tree" in no_tree.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bench-import.json"]  # nothing created in either case

@@ -157,8 +157,8 @@ def validate(config: MemoryConfig) -> None:
     if recall.span_replied_to not in SPAN_MODES or recall.context_window < 0:
         raise SettingsError('memory.toml: [recall] span_replied_to is "always", "matching", "unmatched" or "never"; '
                             "context_window >= 0")
-    if recall.max_query_terms < 1:
-        raise SettingsError("memory.toml: [recall] max_query_terms must be >= 1")
+    if min(recall.max_query_terms, recall.df_cap, recall.match_cap, recall.common_match_cap) < 1:
+        raise SettingsError("memory.toml: [recall] needs max_query_terms, df_cap, match_cap and common_match_cap >= 1")
     if (recall.speaker_weight < 0 or recall.speaker_candidates < 0 or recall.speaker_weight_broad < 0
             or min(recall.first_person_boost, recall.event_boost, recall.subject_boost) < 0):
         raise SettingsError("memory.toml: [recall] needs speaker_weight >= 0, speaker_weight_broad >= 0, "

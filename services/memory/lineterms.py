@@ -108,11 +108,10 @@ _SAMPLE_DF = "CASE WHEN q.known THEN NULL ELSE (SELECT count(*) FROM m WHERE m.s
 
 
 def _term_rows(session: Session, user_id: str, query: str, config: RecallConfig, expanded: str,
-               params: dict[str, Any], kept: Kept | None = None) -> list[TermRow]:
+               params: dict[str, Any]) -> list[TermRow]:
     """The asked lexemes and the ``expanded`` statement's (lexeme, multiplier) rows with their counts, and the
-    sample's statistics on each (on one row without a lexeme when there is none). ``kept``: counts looked up
-    already (else they are looked up here)."""
-    kept = kept or COUNTS.get(session, user_id, config)
+    sample's statistics on each (on one row without a lexeme when there is none)."""
+    kept = COUNTS.get(session, user_id, config)
     rows = session.execute(
         statement(
             f"WITH {_SAMPLE}, {_KEPT}, "
