@@ -189,7 +189,8 @@ above. None won; nothing built, no migration needed.
     as a question at large: .762/.850/.902, mh .693. On at-large questions the other speaker's turns (187 of the 67
     multi-hop questions' top-20 slots, no evidence) × .9 … .5: mh .691, adv .954 … .945; on every naming question ×
     .8: mh .701, adv .932. The speaker's replies to a question (evidence 4.7%, 2.7% other) × 1.05–1.2: .899–.900; a
-    deed (went / took / made / tried ...) with no time word × 1.05–1.15: .901, adv .954.
+    deed (went / took / made / tried ...) with no time word × 1.05–1.15: .901, adv .954. The speaker term from the
+    turn embedded without its "Name: " (alone, or half-half): .760–.762/.847–.851/.899–.901, mh .678–.690.
 Where multi-hop's 43.9 missing questions' worth sits (h): rank 20–40 11.5, 40–60 7.4, 60–80 4.6, 80–100 3.5, 100–200
 7.8, below 9.0; by shape: about a person at large 67 at .750 (16.8 missing), naming one speaker but narrow 48 at .687
 (15.0), naming none or both 20 at .439 (11.2: "both", "in common", comparisons). In the at-large top 20, 148 evidence
