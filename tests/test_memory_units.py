@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from services.memory.config import RecallConfig, load_memory_config
-from services.memory.recall import fuse
+from services.memory.scoring import fuse
 from services.memory.search import Candidate
 from services.memory.timewords import time_window
 from services.settings import PROJECT_ROOT, SettingsError

@@ -15,7 +15,8 @@ import pytest
 
 from services.memory import turnshape
 from services.memory.config import RecallConfig
-from services.memory.recall import _calibrated, fuse, score_candidates
+from services.memory.scoring import calibrated as _calibrated
+from services.memory.scoring import fuse, score_candidates
 from services.memory.search import Candidate
 from services.memory.spans import _attach_replied_to, line_candidates
 from services.memory.turns import LineRows

@@ -98,6 +98,10 @@ class Candidate:
         """The turn's id (0 for a fact or an episode): the last key of the order of equal scores."""
         return self.row.get("id", 0)
 
+    def turn_columns(self) -> tuple[str | None, str | None, float | None, int]:
+        """What scoring reads of every candidate, in one call: its turn's text, speaker, speaker similarity, id."""
+        return self.turn_text(), self.speaker(), self.speaker_similarity(), self.line_id()
+
 
 def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("'", "''") + "'"

@@ -151,6 +151,7 @@ _EXCHANGE_COLUMNS = (("thread_id", "e.thread_id"), ("session_id", "e.session_id"
                      ("access", "coalesce(a.access_count, 0)"))
 _EXCHANGE_NAMES = tuple(name for name, _ in _EXCHANGE_COLUMNS)
 AT, SALIENCE, ACCESS = (_EXCHANGE_NAMES.index(name) for name in ("at", "salience", "access"))
+TURN_COLUMNS = ("text", "speaker", "speaker_sim", "id")
 
 
 class LineRows:
@@ -168,6 +169,9 @@ class LineRows:
         first, exchange = self.index["first"], self.index["exchange_id"]
         own = itemgetter(*(self.index[name] for name in _EXCHANGE_NAMES))  # a tuple of the seven columns
         self.exchanges = {row[exchange]: own(row) for row in rows if row[first]}
+        turn = [self.index.get(name) for name in TURN_COLUMNS]  # (an empty result has no such columns)
+        # A row's TURN_COLUMNS (text, speaker, speaker_sim, id): what scoring reads of every candidate turn.
+        self.turn_of = itemgetter(*turn) if None not in turn else None
 
     def exchange_columns(self, i: int) -> tuple[Any, ...]:
         """Row ``i``'s exchange's own columns, in ``_EXCHANGE_COLUMNS``' order."""
