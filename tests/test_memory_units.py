@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import pytest
 
 from services.memory.config import RecallConfig, load_memory_config
 from services.memory.scoring import fuse
-from services.memory.search import Candidate
+from services.memory.search import Candidate, vector_text
 from services.memory.timewords import time_window
 from services.settings import PROJECT_ROOT, SettingsError
 
@@ -151,3 +152,17 @@ def test_a_bundle_of_another_version_or_shape_is_refused_by_name():
     ]:
         with pytest.raises(BundleInvalid, match=message.replace("[", r"\[").replace("]", r"\]")):
             validate_bundle(bad)
+
+
+def test_a_bound_query_vector_parses_back_to_the_same_float32_values():
+    """The text a query vector is sent as must give PostgreSQL the very floats the model made (recall's similarities
+    and hits depend on every bit): each value read back with strtof's rounding, as float32."""
+    rng = np.random.default_rng(9)
+    vectors = [rng.standard_normal(384).astype(np.float32) for _ in range(50)]
+    vectors.append(np.array([0.0, -0.0, 1.0, -1.0, 1e-38, -3.4e38, 1.17549435e-38, 0.1, 1 / 3] + [0.5] * 375,
+                            dtype=np.float32))
+    for vector in vectors:
+        text = vector_text(vector)
+        assert text.startswith("[") and text.endswith("]")
+        parsed = np.array([np.float32(value) for value in text[1:-1].split(",")], dtype=np.float32)
+        assert parsed.tobytes() == vector.tobytes()
