@@ -21,6 +21,7 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from services.db import BINARY_RESULTS
 from services.memory.config import RecallConfig
 from services.memory.lineterms import LineTerms
 from services.memory.search import quote_lexeme, statement
@@ -135,7 +136,8 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
     )
     if qvec is not None:
         params["qvec"] = qvec
-    result = session.execute(statement(sql, qvec is not None, speaker is not None), params)
+    result = session.execute(statement(sql, qvec is not None, speaker is not None), params,
+                             execution_options={BINARY_RESULTS: True})
     keys = tuple(result.keys())
     # The driver's tuples, all fetched at once, kept as they are: gather reads columns of all of them as arrays
     # and makes a dict of the few hundred candidate rows only (a dict per row of ~700–1,000 cost ~1.5 ms).
