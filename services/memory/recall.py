@@ -235,10 +235,14 @@ def _select(session: Session, user_id: str, scored: Scored, k: int,
             break
     sources = [i for hit in hits if hit.kind != "exchange" for i in hit.exchange_ids]
     known = turns.lines_by_exchange(session, user_id, sources)
+    # The returned exchanges' own texts and places, read for these few (window_rows reads them for none).
+    about = turns.exchange_texts(session, user_id, [hit.id for hit in hits if hit.kind == "exchange"])
     for hit in hits:
         if hit.kind != "exchange":
             hit.lines = [line for i in hit.exchange_ids for line in known.get(i, [])]
             hit.external_ids = [line["external_id"] for line in hit.lines if line["external_id"]]
+        else:
+            hit.meta = {**about[hit.id], **hit.meta}
     return hits
 
 
@@ -249,8 +253,7 @@ def _span_hit(candidate: Candidate, score: float, signals: dict[str, float], lin
     exchange_ids = [candidate.id] + [i for i in dict.fromkeys(line["exchange_id"] for line in lines)
                                      if i != candidate.id]
     exchange_ids += [n["exchange_id"] for n in near if n["exchange_id"] not in exchange_ids]
-    meta = {"thread_id": row["thread_id"], "session_id": row["session_id"], "user_text": row["user_text"],
-            "reply": row["reply"], "line_id": row["id"]}
+    meta = {"line_id": row["id"]}  # its exchange's thread, session and texts come first (_select)
     return RecallHit(turns.render(lines), "exchange", round(score, 5), signals, exchange_ids,
                      [line["external_id"] for line in lines if line["external_id"]], candidate.id, candidate.at,
                      near, meta, lines)

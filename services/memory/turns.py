@@ -119,7 +119,7 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
         f"l.external_id, l.occurred_at, {bm25_sql('l', terms, config, params)} AS lex, {speaker_sim} AS speaker_sim, "
         "l.id IN (SELECT id FROM seeds) AS seed FROM exchange_lines l WHERE l.id = ANY(ARRAY(SELECT id FROM near))), "
         # The query's similarity once per exchange, not once per line: each one reads the vector from TOAST.
-        f"owners AS MATERIALIZED (SELECT e.id, {sim} AS sim, e.thread_id, e.session_id, e.user_text, e.reply, "
+        f"owners AS MATERIALIZED (SELECT e.id, {sim} AS sim, "
         "coalesce(e.occurred_at, e.created_at) AS at FROM exchanges e "
         "WHERE e.id = ANY(ARRAY(SELECT DISTINCT exchange_id FROM lines))), "
         "firsts AS (SELECT exchange_id, min(id) AS id FROM lines GROUP BY exchange_id) "
@@ -147,10 +147,9 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
 
 
 # The exchange's columns of a row (name, SQL over window_rows' ``owners`` e, ``memory_chunks`` c, ``exchange_access``
-# a), sent on the exchange's first fetched line only.
-_EXCHANGE_COLUMNS = (("thread_id", "e.thread_id"), ("session_id", "e.session_id"), ("user_text", "e.user_text"),
-                     ("reply", "e.reply"), ("at", "e.at"), ("salience", "c.salience"),
-                     ("access", "coalesce(a.access_count, 0)"))
+# a), sent on the exchange's first fetched line only. Its texts, thread and session, which only a returned hit shows,
+# are read for those few (``exchange_texts``): for ~200–300 exchanges a recall they were 40% of the rows' bytes.
+_EXCHANGE_COLUMNS = (("at", "e.at"), ("salience", "c.salience"), ("access", "coalesce(a.access_count, 0)"))
 _EXCHANGE_NAMES = tuple(name for name, _ in _EXCHANGE_COLUMNS)
 AT, SALIENCE, ACCESS = (_EXCHANGE_NAMES.index(name) for name in ("at", "salience", "access"))
 TURN_COLUMNS = ("text", "speaker", "speaker_sim", "id")
@@ -219,6 +218,17 @@ def lines_by_exchange(session: Session, user_id: str, exchange_ids: list[int]) -
     ).mappings():
         found.setdefault(int(row["exchange_id"]), []).append(line_dict(row))
     return found
+
+
+def exchange_texts(session: Session, user_id: str, exchange_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Each given exchange's thread, session and texts (what an exchange hit's ``meta`` shows), by id."""
+    if not exchange_ids:
+        return {}
+    rows = session.execute(statement("SELECT id, thread_id, session_id, user_text, reply FROM exchanges "
+                                     "WHERE user_id = :user AND id = ANY(:ids)"),
+                           {"user": user_id, "ids": exchange_ids})
+    return {int(row.id): {"thread_id": row.thread_id, "session_id": row.session_id, "user_text": row.user_text,
+                          "reply": row.reply} for row in rows}
 
 
 def line_dict(row: Any, prefix: str = "") -> dict[str, Any]:
