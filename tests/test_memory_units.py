@@ -10,6 +10,7 @@ import pytest
 from services.memory.config import RecallConfig, load_memory_config
 from services.memory.scoring import fuse
 from services.memory.search import Candidate, vector_text
+from services.memory.speakers import vector_literal
 from services.memory.timewords import time_window
 from services.settings import PROJECT_ROOT, SettingsError
 
@@ -166,3 +167,15 @@ def test_a_bound_query_vector_parses_back_to_the_same_float32_values():
         assert text.startswith("[") and text.endswith("]")
         parsed = np.array([np.float32(value) for value in text[1:-1].split(",")], dtype=np.float32)
         assert parsed.tobytes() == vector.tobytes()
+
+
+def test_a_stored_vector_literal_is_each_value_to_seven_digits():
+    """The importer's, the backfill's and the vocabulary's text of a vector: each value as f"{value:.7g}" (what
+    PostgreSQL has always been sent), for float32 and float64 vectors, lists, tiny and huge values."""
+    rng = np.random.default_rng(3)
+    vectors = [rng.standard_normal(384).astype(np.float32) for _ in range(20)]
+    vectors += [rng.standard_normal(384) * 10.0 ** exponent for exponent in (-40, -8, 0, 9, 30)]
+    vectors += [[0.1, -0.0, 1, 3.4e38, 1e-45], np.zeros(0)]
+    for vector in vectors:
+        assert vector_literal(vector) == "[" + ",".join(f"{float(value):.7g}" for value in vector) + "]"
+    assert vector_literal(None) is None

@@ -60,7 +60,8 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
     asks = np.zeros(len(candidates))
     shaped = np.array([t is not None for t in texts], dtype=bool) & (cfg.question_turn_weight > 0)
     if shaped.any():  # a turn that asks seldom holds the answer
-        asks = np.array([turnshape.question_share(t) if t is not None else 0.0 for t in texts])
+        # A turn without "?" asks nothing (question_share's own first test), told without its cache's lookup.
+        asks = np.array([turnshape.question_share(t) if t is not None and "?" in t else 0.0 for t in texts])
         score = np.where(shaped, score * (1 - cfg.question_turn_weight * asks), score)
     if asked_about is not None:  # a turn of the person the query asks about
         score = score * np.array([focus.factor(who, text, asked_about)
