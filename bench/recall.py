@@ -178,6 +178,35 @@ old inline-embedding import and new back to back, load 9–14): stored 12–19/s
 CPU per exchange, as inline): issue 9's ≥ 300 exchanges/s with --no-enrich is met even at load 9–11; the time
 until recall has every vector signal is about unchanged, but the import no longer waits for it and recall
 works meanwhile (a row without a vector has no vector signal: BM25 and the other signals rank it).
+
+rlat9 (issue 9, the process side; base f51470b, the lead's 100k build copied; load 1.1–2.5, others' benches). Where
+the process's time went (py-spy, GIL held, with the embedding): window_rows' rows ~2.5 ms (230 kB of ~600–1,000 rows:
+libpq and the driver's text parsing), score_candidates ~2.6 (a Python call per item and per candidate), the query
+vector's text 0.5 (+0.25 the vocabulary's), SQLAlchemy ~0.15 a statement. Main-thread CPU per category: common-word
+queries 11.0 ms, month windows 12.8, named speakers 12.6 (their two texts embedded as a batch: process CPU 25 against
+18 for the rest), others 8.9: rows and candidates (485 → 722–910 rows). The recall waits ~4 ms for the embedding.
+Changed (hits of the 200 queries identical, given the vector and not; LoCoMo identical):
+  * scoring in services/memory/scoring.py over arrays per item (captured inputs: 1.79 → 1.09 ms a recall);
+  * the query vector sent as 9-digit float32 text in one format (0.54 → 0.08 ms; same floats, a test), the
+    stored vectors' 7-digit text likewise (0.25 → 0.05 ms, the same string);
+  * window_rows' rows in binary (``services.db.BINARY_RESULTS``; fetch 2.1 → 1.45 ms) and without the exchanges'
+    texts, thread and session (94 of 230 kB; replayed: client −0.3–0.6, backend −1–2 ms), read for the returned
+    hits in one statement more (statements 6.0 → 6.7).
+  bench.recall_pair turned who goes first at every query, and the queries alternate in kind (chat sentences, the
+  set's questions): the side going second found the heavier ones cached. An A/A run of one tree: B − A median −1.5,
+  mean −4.1 ms; turning every second query: +0.4 / −0.3. Final tree against base, both orders (load 1.8–2.7; CPU a
+  recall: process / backend):
+  run                 base p50 / p95   rlat9 p50 / p95   rlat9 − base median   CPU base → rlat9
+  embed, A base       40.5 / 66.0      36.4 / 67.8       −2.4                  18.9 / 19.9 → 17.6 / 19.4
+  embed, A rlat9      41.4 / 74.3      40.0 / 70.6       −1.6                  20.0 / 21.0 → 18.8 / 19.3
+  given, A base       31.4 / 63.4      29.3 / 62.9       −2.2                  11.6 / 20.0 → 10.1 / 18.7
+  given, A rlat9      36.7 / 73.2      34.2 / 66.5       −2.4                  13.5 / 22.5 → 11.8 / 21.1
+  ``--profile``, one run each back to back (load ~2.3): with the embedding p50 / p95 47.2 / 85.1 → 37.4 / 64.1 ms,
+  "python (rest)" 10.3 / 21.6 → 7.8 / 14.6, statements 6.0 → 6.7. p95 ≤ 50 ms with the embedding: not shown here.
+Lost: ONNX on 2 intra-op threads without spinning (1 thread spins nothing): both orders −0.65 ms (embedding alone
+p50 6.9 → 6.1 at load 2.5, none at 3.6; batch embedding −15%, or +105 MB RSS for a second session); with spinning
+(ORT's default beyond one thread) process CPU 18 → 48 ms a recall. A named query's two texts on two threads (same
+vectors): no gain on the 14 named queries at load 2. Exchange columns converted once per exchange: neutral.
 """
 
 from __future__ import annotations

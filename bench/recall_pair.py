@@ -5,11 +5,12 @@ Run from the repository root, on a database bench/recall.py built (``--pgdata``)
 
 Each tree (a checkout, e.g. ``git worktree add`` or ``git archive | tar -x``) runs in its own process with its
 own code (PYTHONPATH), both warmed up and gc-frozen as a worker process is (workers/startup.py); then the 200
-queries of bench/recall.py alternate between them (A then B, then B then A), so the machine's load drifts the
-same way for both and cancels in the per-query differences. ``embed``: recall embeds the query (as a caller
-without a vector); ``given``: the query's vector is passed in. Prints each side's p50 / p95 / p99, its CPU per
-recall (the process, its PostgreSQL backend) and the median and mean of B − A per query. The per-query median
-and the CPU are the figures to compare on a busy machine; a p95 of 200 queries moves with the load.
+queries of bench/recall.py alternate between them (A then B for two queries, then B then A for two), so the
+machine's load drifts the same way for both and cancels in the per-query differences. ``embed``: recall embeds
+the query (as a caller without a vector); ``given``: the query's vector is passed in. Prints each side's p50 /
+p95 / p99, its CPU per recall (the process, its PostgreSQL backend) and the median and mean of B − A per query.
+The per-query median and the CPU are the figures to compare on a busy machine; a p95 of 200 queries moves with
+the load.
 """
 
 from __future__ import annotations
@@ -71,7 +72,10 @@ def run(pgdata: Path, trees: dict[str, Path], mode: str) -> None:
         sides = {name: _start(tree, server.url, mode) for name, tree in trees.items()}
         results: dict[str, list[list[float]]] = {name: [] for name in trees}
         for i in range(QUERIES):
-            for name in ("A", "B") if i % 2 == 0 else ("B", "A"):
+            # Who goes first turns every second query: the queries alternate in kind (bench/recall.py's latency_queries:
+            # chat sentences at even places, the set's questions at odd ones), and the side going second finds the
+            # query's rows in PostgreSQL's cache. Turning at every query gave side B ~1.5–2.7 ms a query (rlat9).
+            for name in ("A", "B") if (i // 2) % 2 == 0 else ("B", "A"):
                 sides[name].stdin.write(f"{i}\n")
                 sides[name].stdin.flush()
                 results[name].append(json.loads(sides[name].stdout.readline()))

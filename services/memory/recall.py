@@ -12,7 +12,6 @@ turns (``services.memory.speakers``). Without an embedder (the web process) it i
 from __future__ import annotations
 
 import datetime as dt
-import math
 import os
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,11 +26,11 @@ from services.memory import focus, search, sidearms, spans, speakers, turns, tur
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.lineterms import LineTerms, asked_terms, expanded_terms, line_terms
 from services.memory.scored import Scored
+from services.memory.scoring import score_candidates
 from services.memory.search import Candidate
 from services.memory.timewords import Window, time_window
 
 KINDS = ("exchange", "fact", "episode")
-NEUTRAL_SALIENCE = 0.5
 
 
 @dataclass
@@ -218,142 +217,6 @@ def _gather(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, 
     return search.kind_candidates(session, kind, user_id, qvec, terms, window, cfg.candidates, cfg)
 
 
-def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool, window: Window | None,
-                     now: dt.datetime, cue: str | None = None,
-                     speaker_weight: float | None = None, asked_about: focus.Focus | None = None) -> Scored:
-    """Fuse relevance, apply the boosts, and sort best first (zero-relevance candidates are dropped): a sequence
-    of (score, signals, candidate).
-
-    ``cue``: the kind of answer the query asks for (``turnshape.answer_cue``); a turn holding one scores more.
-    ``speaker_weight``: the weight of a named speaker's turn's own similarity (None: ``cfg.speaker_weight``).
-    ``asked_about``: the person whose words the query asks for (``focus.of_question``); their turns score more.
-    Scored over arrays of the few hundred candidates; a candidate's signals are put into words (a dict of
-    rounded values) only when the caller reads it, which for recall is the first k or so. Every operation is
-    the scalar formula's, in its order, so scores and order are those of scoring one candidate at a time.
-    """
-    speaker_weight = cfg.speaker_weight if speaker_weight is None else speaker_weight
-    if not candidates:
-        return Scored([], [], [], lambda i: {})
-    rel = np.array(fuse(candidates, cfg, has_vector), dtype=np.float64)
-    # The boosts belong to the item (an exchange's turns share its time, salience and access): computed once per item.
-    items: dict[tuple[str, int], tuple[float, tuple[float, float, float, float, float]]] = {}
-    decay = cfg.decay_per_day
-    factors, parts = [], []
-    for candidate in candidates:
-        key = (candidate.kind, candidate.id)
-        item = items.get(key)
-        if item is None:
-            item = items[key] = _boost_factor(candidate, cfg, window, now, decay)
-        factors.append(item[0])
-        parts.append(item[1])
-    speaker_sims = [c.speaker_similarity() if has_vector else None for c in candidates]
-    texts = [c.turn_text() for c in candidates]
-    named = np.array([s is not None for s in speaker_sims], dtype=bool)
-    if named.any():
-        sims = np.array([float(s) if s is not None else 0.0 for s in speaker_sims])
-        calibrated = np.minimum(1.0, np.maximum(0.0, (sims - cfg.sim_floor) / (cfg.sim_ceil - cfg.sim_floor)))
-        rel = np.where(named, rel + speaker_weight * calibrated, rel)
-    cued = np.array([t is not None and turnshape.carries(cue, t) for t in texts], dtype=bool)
-    rel = np.where(cued, rel + cfg.answer_cue_weight, rel)
-    in_window = np.array([p[4] for p in parts]) > 0
-    rel = np.where(in_window, np.maximum(rel, cfg.window_relevance), rel)
-    kind_weight = np.array([cfg.kind_weights.get(c.kind, 1.0) for c in candidates])
-    score = kind_weight * rel * np.array(factors)
-    asks = np.zeros(len(candidates))
-    shaped = np.array([t is not None for t in texts], dtype=bool) & (cfg.question_turn_weight > 0)
-    if shaped.any():  # a turn that asks seldom holds the answer
-        asks = np.array([turnshape.question_share(t) if t is not None else 0.0 for t in texts])
-        score = np.where(shaped, score * (1 - cfg.question_turn_weight * asks), score)
-    if asked_about is not None:  # a turn of the person the query asks about
-        speakers_of = [c.speaker() for c in candidates]
-        score = score * np.array([focus.factor(who, text, asked_about)
-                                  for who, text in zip(speakers_of, texts, strict=True)])
-    kept = np.flatnonzero(rel > 0)
-    kinds = sorted({c.kind for c in candidates})
-    kind_rank = np.array([kinds.index(candidates[i].kind) for i in kept])
-    line_ids = np.array([candidates[i].line_id() for i in kept], dtype=np.int64)
-    entity_ids = np.array([candidates[i].id for i in kept], dtype=np.int64)
-    order = kept[np.lexsort((line_ids, entity_ids, kind_rank, -score[kept]))].tolist()
-
-    def signals(i: int) -> dict[str, float]:
-        found = _boost_signal_words(parts[i])
-        if speaker_sims[i] is not None:  # a turn of the person the query names: its own similarity counts too
-            found["speaker"] = round(float(speaker_sims[i]), 4)
-        if cued[i]:
-            found["answer_cue"] = 1.0
-        if shaped[i]:
-            found["asks"] = round(float(asks[i]), 3)
-        candidate = candidates[i]
-        found["vector"] = round(candidate.sim, 4) if candidate.sim is not None else 0.0
-        found["lexical"] = round(candidate.lex, 4)
-        found["relevance"] = round(float(rel[i]), 4)
-        return found
-
-    return Scored(order, score.tolist(), candidates, signals)
-
-
-def fuse(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool) -> list[float]:
-    """Relevance in 0..1 per candidate, by the configured fusion method."""
-    sims = [c.sim if c.sim is not None else 0.0 for c in candidates]
-    lexes = [c.lex for c in candidates]
-    if not has_vector:
-        return lexes
-    wv, wl = cfg.vector_weight, cfg.lexical_weight
-    total = (wv + wl) or 1.0
-    if cfg.fusion == "rrf":
-        vranks, lranks = _ranks(sims), _ranks(lexes)
-        best = (wv + wl) / (cfg.rrf_k + 1)
-        return [(wv / (cfg.rrf_k + vr) + (wl / (cfg.rrf_k + lr) if lex > 0 else 0.0)) / best
-                for vr, lr, lex in zip(vranks, lranks, lexes, strict=True)]
-    if cfg.fusion == "minmax":
-        sims_n, lexes_n = _minmax(sims), _minmax(lexes)
-        return [(wv * s + wl * x) / total for s, x in zip(sims_n, lexes_n, strict=True)]
-    return [(wv * _calibrated(s, cfg) + wl * x) / total for s, x in zip(sims, lexes, strict=True)]
-
-
-def _calibrated(sim: float, cfg: RecallConfig) -> float:
-    """A cosine similarity mapped to 0..1 (sim_floor → 0, sim_ceil → 1)."""
-    return min(1.0, max(0.0, (sim - cfg.sim_floor) / (cfg.sim_ceil - cfg.sim_floor)))
-
-
-def _ranks(values: list[float]) -> list[int]:
-    order = sorted(range(len(values)), key=lambda i: -values[i])
-    ranks = [0] * len(values)
-    for rank, index in enumerate(order, start=1):
-        ranks[index] = rank
-    return ranks
-
-
-def _minmax(values: list[float]) -> list[float]:
-    if not values:
-        return []
-    low, high = min(values), max(values)
-    if high - low < 1e-9:
-        return [1.0 if high > 0 else 0.0 for _ in values]
-    return [(v - low) / (high - low) for v in values]
-
-
-def _boost_factor(candidate: Candidate, cfg: RecallConfig, window: Window | None, now: dt.datetime,
-                  decay: float) -> tuple[float, tuple[float, float, float, float, float]]:
-    """The item's boost factor, 1 + Σ weight × signal (``decay``: cfg.decay_per_day), and its signals (recency, age
-    in days, salience, access, time match; rounded as the hit shows them, the factor made of the rounded ones)."""
-    age_days = max(0.0, (now - candidate.at).total_seconds() / 86400) if candidate.at else 365.0
-    salience = candidate.salience if candidate.salience is not None else NEUTRAL_SALIENCE
-    access = min(1.0, math.log1p(candidate.access) / math.log1p(max(1, cfg.access_saturation)))
-    in_window = bool(window and candidate.at and candidate.kind != "fact" and window[0] <= candidate.at < window[1])
-    parts = (round(math.exp(-decay * age_days), 4), age_days, round(min(1.0, max(0.0, salience)), 4),
-             round(access, 4), 1.0 if in_window else 0.0)
-    boost = (1 + cfg.recency_weight * parts[0] + cfg.salience_weight * (2 * parts[2] - 1)
-             + cfg.access_weight * parts[3] + cfg.time_match_weight * parts[4])
-    return boost, parts
-
-
-def _boost_signal_words(parts: tuple[float, float, float, float, float]) -> dict[str, float]:
-    recency, age_days, salience, access, time_match = parts
-    return {"recency": recency, "age_days": round(age_days, 2), "salience": salience, "access": access,
-            "time_match": time_match}
-
-
 def _select(session: Session, user_id: str, scored: Scored, k: int,
             cfg: RecallConfig, excluded: set[int]) -> list[RecallHit]:
     """Top ``k`` hits; a turn already returned in another hit does not take a slot (or a turn) again."""
@@ -372,10 +235,14 @@ def _select(session: Session, user_id: str, scored: Scored, k: int,
             break
     sources = [i for hit in hits if hit.kind != "exchange" for i in hit.exchange_ids]
     known = turns.lines_by_exchange(session, user_id, sources)
+    # The returned exchanges' own texts and places, read for these few (window_rows reads them for none).
+    about = turns.exchange_texts(session, user_id, [hit.id for hit in hits if hit.kind == "exchange"])
     for hit in hits:
         if hit.kind != "exchange":
             hit.lines = [line for i in hit.exchange_ids for line in known.get(i, [])]
             hit.external_ids = [line["external_id"] for line in hit.lines if line["external_id"]]
+        else:
+            hit.meta = {**about[hit.id], **hit.meta}
     return hits
 
 
@@ -386,8 +253,7 @@ def _span_hit(candidate: Candidate, score: float, signals: dict[str, float], lin
     exchange_ids = [candidate.id] + [i for i in dict.fromkeys(line["exchange_id"] for line in lines)
                                      if i != candidate.id]
     exchange_ids += [n["exchange_id"] for n in near if n["exchange_id"] not in exchange_ids]
-    meta = {"thread_id": row["thread_id"], "session_id": row["session_id"], "user_text": row["user_text"],
-            "reply": row["reply"], "line_id": row["id"]}
+    meta = {"line_id": row["id"]}  # its exchange's thread, session and texts come first (_select)
     return RecallHit(turns.render(lines), "exchange", round(score, 5), signals, exchange_ids,
                      [line["external_id"] for line in lines if line["external_id"]], candidate.id, candidate.at,
                      near, meta, lines)

@@ -113,6 +113,9 @@ class LineCandidate(Candidate):
     def line_id(self) -> int:
         return self._column("id")
 
+    def turn_columns(self) -> tuple[str | None, str | None, float | None, int]:
+        return self._rows.turn_of(self._rows.rows[self._position])  # type: ignore[misc]
+
 
 def _candidate_positions(rows: turns.LineRows, excluded: set[int]) -> np.ndarray:
     """The rows that are candidates, in line id order: the seeds and the line right before and after each in its

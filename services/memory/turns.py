@@ -21,6 +21,7 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from services.db import BINARY_RESULTS
 from services.memory.config import RecallConfig
 from services.memory.lineterms import LineTerms
 from services.memory.search import quote_lexeme, statement
@@ -118,7 +119,7 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
         f"l.external_id, l.occurred_at, {bm25_sql('l', terms, config, params)} AS lex, {speaker_sim} AS speaker_sim, "
         "l.id IN (SELECT id FROM seeds) AS seed FROM exchange_lines l WHERE l.id = ANY(ARRAY(SELECT id FROM near))), "
         # The query's similarity once per exchange, not once per line: each one reads the vector from TOAST.
-        f"owners AS MATERIALIZED (SELECT e.id, {sim} AS sim, e.thread_id, e.session_id, e.user_text, e.reply, "
+        f"owners AS MATERIALIZED (SELECT e.id, {sim} AS sim, "
         "coalesce(e.occurred_at, e.created_at) AS at FROM exchanges e "
         "WHERE e.id = ANY(ARRAY(SELECT DISTINCT exchange_id FROM lines))), "
         "firsts AS (SELECT exchange_id, min(id) AS id FROM lines GROUP BY exchange_id) "
@@ -135,7 +136,8 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
     )
     if qvec is not None:
         params["qvec"] = qvec
-    result = session.execute(statement(sql, qvec is not None, speaker is not None), params)
+    result = session.execute(statement(sql, qvec is not None, speaker is not None), params,
+                             execution_options={BINARY_RESULTS: True})
     keys = tuple(result.keys())
     # The driver's tuples, all fetched at once, kept as they are: gather reads columns of all of them as arrays
     # and makes a dict of the few hundred candidate rows only (a dict per row of ~700–1,000 cost ~1.5 ms).
@@ -145,12 +147,12 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
 
 
 # The exchange's columns of a row (name, SQL over window_rows' ``owners`` e, ``memory_chunks`` c, ``exchange_access``
-# a), sent on the exchange's first fetched line only.
-_EXCHANGE_COLUMNS = (("thread_id", "e.thread_id"), ("session_id", "e.session_id"), ("user_text", "e.user_text"),
-                     ("reply", "e.reply"), ("at", "e.at"), ("salience", "c.salience"),
-                     ("access", "coalesce(a.access_count, 0)"))
+# a), sent on the exchange's first fetched line only. Its texts, thread and session, which only a returned hit shows,
+# are read for those few (``exchange_texts``): for ~200–300 exchanges a recall they were 40% of the rows' bytes.
+_EXCHANGE_COLUMNS = (("at", "e.at"), ("salience", "c.salience"), ("access", "coalesce(a.access_count, 0)"))
 _EXCHANGE_NAMES = tuple(name for name, _ in _EXCHANGE_COLUMNS)
 AT, SALIENCE, ACCESS = (_EXCHANGE_NAMES.index(name) for name in ("at", "salience", "access"))
+TURN_COLUMNS = ("text", "speaker", "speaker_sim", "id")
 
 
 class LineRows:
@@ -168,6 +170,9 @@ class LineRows:
         first, exchange = self.index["first"], self.index["exchange_id"]
         own = itemgetter(*(self.index[name] for name in _EXCHANGE_NAMES))  # a tuple of the seven columns
         self.exchanges = {row[exchange]: own(row) for row in rows if row[first]}
+        turn = [self.index.get(name) for name in TURN_COLUMNS]  # (an empty result has no such columns)
+        # A row's TURN_COLUMNS (text, speaker, speaker_sim, id): what scoring reads of every candidate turn.
+        self.turn_of = itemgetter(*turn) if None not in turn else None
 
     def exchange_columns(self, i: int) -> tuple[Any, ...]:
         """Row ``i``'s exchange's own columns, in ``_EXCHANGE_COLUMNS``' order."""
@@ -213,6 +218,17 @@ def lines_by_exchange(session: Session, user_id: str, exchange_ids: list[int]) -
     ).mappings():
         found.setdefault(int(row["exchange_id"]), []).append(line_dict(row))
     return found
+
+
+def exchange_texts(session: Session, user_id: str, exchange_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Each given exchange's thread, session and texts (what an exchange hit's ``meta`` shows), by id."""
+    if not exchange_ids:
+        return {}
+    rows = session.execute(statement("SELECT id, thread_id, session_id, user_text, reply FROM exchanges "
+                                     "WHERE user_id = :user AND id = ANY(:ids)"),
+                           {"user": user_id, "ids": exchange_ids})
+    return {int(row.id): {"thread_id": row.thread_id, "session_id": row.session_id, "user_text": row.user_text,
+                          "reply": row.reply} for row in rows}
 
 
 def line_dict(row: Any, prefix: str = "") -> dict[str, Any]:
