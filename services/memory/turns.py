@@ -100,23 +100,16 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
     if speaker is not None:
         speaker_sim = "CASE WHEN lower(l.speaker) = :spk_name THEN 1 - (l.embedding <=> :spk_vec) END"
         params.update(spk_name=speaker[0], spk_vec=speaker[1])
-    side = ("SELECT x.id FROM seeds s CROSS JOIN LATERAL (SELECT x.id FROM exchange_lines x WHERE x.user_id = :user "
-            "AND x.thread_id = s.thread_id AND (x.occurred_at, x.id) {op} (s.occurred_at, s.id) "
-            "ORDER BY x.occurred_at {order}, x.id {order} LIMIT :reach) x{where}")
     sql = (
-        "WITH seeds AS (SELECT id, thread_id, occurred_at FROM exchange_lines "
+        "WITH seeds AS (SELECT id, thread_id, thread_pos FROM exchange_lines "
         f"WHERE user_id = :user AND (id = ANY({_ids(seed_arms)}) OR exchange_id = ANY({_ids(exchange_arms)}))), "
-        f"after AS MATERIALIZED ({side.format(op='>', order='ASC', where='')}), "
-        # A seed among the lines after another seed needs no lines before it of its own: they are that seed, its
-        # lines after and its lines before (or, if it too lies after a seed, that one's: by induction), so one index
-        # probe fewer per such seed (an exchange's second line, a seed's neighbour) and the same lines.
-        f"near AS (SELECT id FROM seeds UNION SELECT id FROM after UNION "
-        f"{side.format(op='<', order='DESC', where=' WHERE s.id NOT IN (SELECT id FROM after)')}), "
-        # An id array, not a join: the planner cannot tell near's few hundred rows from all of them and
-        # chose a sequential scan of every line (15 ms at 20k exchanges, growing with the history).
+        f"{_SPANS}, "
+        # Each span is one range of the thread's positions (migration 0016): one index read, rows and all, where
+        # the lines after and before each seed took two probes and then a fetch of every line by its id.
         "lines AS MATERIALIZED (SELECT l.id, l.exchange_id, l.thread_id AS line_thread, l.speaker, l.text, "
         f"l.external_id, l.occurred_at, {bm25_sql('l', terms, config, params)} AS lex, {speaker_sim} AS speaker_sim, "
-        "l.id IN (SELECT id FROM seeds) AS seed FROM exchange_lines l WHERE l.id = ANY(ARRAY(SELECT id FROM near))), "
+        "l.id IN (SELECT id FROM seeds) AS seed FROM spans r JOIN exchange_lines l ON l.user_id = :user "
+        "AND l.thread_id = r.thread_id AND l.thread_pos BETWEEN r.lo AND r.hi), "
         # The query's similarity once per exchange, not once per line: each one reads the vector from TOAST.
         f"owners AS MATERIALIZED (SELECT e.id, {sim} AS sim, e.thread_id, e.session_id, e.user_text, e.reply, "
         "coalesce(e.occurred_at, e.created_at) AS at FROM exchanges e "
@@ -142,6 +135,17 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
     rows = result.cursor.fetchall()
     result.close()
     return LineRows(keys, rows)
+
+
+# The seeds' ranges of ``:reach`` positions either side, merged where they overlap or touch: a seed starts a new span
+# when it lies more than 2·reach + 1 positions after the previous seed of its thread (the spans are then disjoint,
+# so no line is read twice). CTEs ``marked``, ``grouped`` and ``spans`` (thread_id, lo, hi) over window_rows' seeds.
+_SPANS = ("marked AS (SELECT thread_id, thread_pos, coalesce(thread_pos > lag(thread_pos) OVER (PARTITION BY thread_id "
+          "ORDER BY thread_pos) + 2 * :reach + 1, TRUE) AS starts FROM seeds), "
+          "grouped AS (SELECT thread_id, thread_pos, count(*) FILTER (WHERE starts) OVER (PARTITION BY thread_id "
+          "ORDER BY thread_pos) AS run FROM marked), "
+          "spans AS (SELECT thread_id, min(thread_pos) - :reach AS lo, max(thread_pos) + :reach AS hi "
+          "FROM grouped GROUP BY thread_id, run)")
 
 
 # The exchange's columns of a row (name, SQL over window_rows' ``owners`` e, ``memory_chunks`` c, ``exchange_access``
