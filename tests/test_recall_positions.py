@@ -111,3 +111,30 @@ def test_window_rows_reads_the_same_lines_around_its_seeds_as_steps_in_time_orde
                                                                               rows.column("occurred_at"), got,
                                                                               strict=True)]
             assert at == sorted(at)  # thread order
+
+
+def test_two_transactions_appending_to_one_thread_never_share_a_position(db_engine):
+    import threading
+
+    _import(db_engine, "alice", range(0, 10))
+    with Session(db_engine) as first, Session(db_engine) as second:
+        thread = first.scalar(text("SELECT thread_id FROM exchange_lines WHERE user_id = 'alice' LIMIT 1"))
+        create_exchange(first, user_id="alice", thread_id=thread, user_text="first writer", reply="one",
+                        occurred_at=START + dt.timedelta(hours=1))  # not committed yet: holds the thread's lock
+
+        def append() -> None:
+            create_exchange(second, user_id="alice", thread_id=thread, user_text="second writer", reply="two",
+                            occurred_at=START + dt.timedelta(hours=2))
+            second.commit()
+
+        writer = threading.Thread(target=append)
+        writer.start()
+        writer.join(timeout=1.0)
+        assert writer.is_alive()  # the second writer waits for the first's lock ...
+        first.commit()
+        writer.join(timeout=10)
+        assert not writer.is_alive()
+    with Session(db_engine) as session:
+        assert _misplaced(session) == []  # ... and then numbers its lines after the first's
+        assert session.scalar(text("SELECT max(thread_pos) FROM exchange_lines WHERE thread_id = :t"),
+                              {"t": thread}) == 13
