@@ -53,9 +53,17 @@ END $$
 PLACE = f"""
 CREATE FUNCTION exchange_lines_place() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
+    last record;
     before_pos integer;
 BEGIN
     {LOCK.format(user="NEW.user_id", thread="NEW.thread_id")}
+    -- Almost every line comes after all of its thread (a chat turn, an import in time order): one probe.
+    SELECT occurred_at, id, thread_pos INTO last FROM exchange_lines
+    WHERE user_id = NEW.user_id AND thread_id = NEW.thread_id ORDER BY occurred_at DESC, id DESC LIMIT 1;
+    IF last.id IS NULL OR (last.occurred_at, last.id) < (NEW.occurred_at, NEW.id) THEN
+        NEW.thread_pos := coalesce(last.thread_pos + 1, 0);
+        RETURN NEW;
+    END IF;
     SELECT thread_pos INTO before_pos FROM exchange_lines
     WHERE user_id = NEW.user_id AND thread_id = NEW.thread_id AND (occurred_at, id) < (NEW.occurred_at, NEW.id)
     ORDER BY occurred_at DESC, id DESC LIMIT 1;
