@@ -22,13 +22,13 @@ from services.memory.turns import LineRows
 
 NOW = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
 KEYS = ("id", "exchange_id", "line_thread", "speaker", "text", "external_id", "occurred_at", "lex", "sim",
-        "speaker_sim", "seed", "first", "thread_id", "session_id", "user_text", "reply", "at", "salience", "access")
+        "speaker_sim", "seed", "first", "thread_id", "session_id", "at", "salience", "access")
 TEXTS = ["How was the trip to Paris?", "We went in March, twice.", "Great. Did you like it?", "I loved it.",
          "Three dogs now!", "What did you read? Anything good?", "Mostly novels.", "[shared an image: a cat]"]
 
 
 def _rows(rng: random.Random, threads: int = 6) -> list[tuple[Any, ...]]:
-    """Rows as window_rows returns them: in thread order, an exchange's texts on its first line only."""
+    """Rows as window_rows returns them: in thread order, an exchange's own columns on its first line only."""
     rows, line_id, exchange = [], 1000, 500
     for thread in range(threads):
         at = NOW - dt.timedelta(days=rng.uniform(0, 400))
@@ -43,7 +43,7 @@ def _rows(rng: random.Random, threads: int = 6) -> list[tuple[Any, ...]]:
                 at += dt.timedelta(minutes=rng.randint(1, 900))
                 speaker = rng.choice(["user", "assistant", "Caroline", "Mel"])
                 first = position == 0  # the exchange's own columns come on its first line only
-                own = (f"t{thread}", "s", "asked", "replied", started, salience, access) if first else (None,) * 7
+                own = (f"t{thread}", "s", started, salience, access) if first else (None,) * 5
                 rows.append((line_id, exchange, f"t{thread}", speaker, rng.choice(TEXTS), f"x{line_id}", at,
                              rng.choice([0.0, 0.0, round(rng.uniform(0, 9), 6)]), sim,
                              round(rng.uniform(0, 0.8), 6) if speaker == "Caroline" else None, rng.random() < 0.3,
@@ -147,13 +147,13 @@ def test_array_candidates_and_scores_equal_the_line_by_line_reference(seed):
     assert [(c.row["id"], c.sim, c.lex) for c in candidates] == expected  # floats equal, not approximately
     assert len(expected) > 5
     by_id = {row[0]: dict(zip(KEYS, row, strict=True)) for row in tuples}
-    for candidate in candidates:  # the row a span reads: its replied-to line's columns and its exchange's texts
+    for candidate in candidates:  # the row a span reads: its replied-to line's columns and its exchange's
         replied = candidate.row["p_id"]
         assert replied is None or by_id[replied]["line_thread"] == candidate.row["line_thread"]
-        assert (candidate.row["user_text"], candidate.row["reply"]) == ("asked", "replied")
+        assert (candidate.row["user_text"], candidate.row["reply"]) == (None, None)  # a hit's: fill_exchange_texts
         own = next(row for row in tuples if row[1] == candidate.id and row[11])  # its exchange's first line
-        assert (candidate.at, candidate.row["at"], candidate.row["thread_id"]) == (own[16], own[16], own[12])
-        assert (candidate.salience, candidate.access) == (own[17], own[18])
+        assert (candidate.at, candidate.row["at"], candidate.row["thread_id"]) == (own[14], own[14], own[12])
+        assert (candidate.salience, candidate.access) == (own[15], own[16])
 
     inside = rng.choice(candidates).at
     window = (inside - dt.timedelta(days=20), inside + dt.timedelta(days=20)) if seed % 2 else None
@@ -167,7 +167,7 @@ def test_array_candidates_and_scores_equal_the_line_by_line_reference(seed):
 
 def test_candidates_of_a_thread_carry_the_line_they_reply_to():
     tuples = [(i, i, "t", "Mel", f"line {i}", f"x{i}", NOW, float(i == 3), 0.5, None, i == 3, True, "t", "s",
-               "u", "r", NOW, None, 0) for i in (1, 2, 3, 4, 5)]
+               NOW, None, 0) for i in (1, 2, 3, 4, 5)]
     found = line_candidates(LineRows(KEYS, tuples), set(), 1.0, RecallConfig())
     assert [c.row["id"] for c in found] == [2, 3, 4]  # the seed and the line either side of it
     assert [(c.row["p_id"], c.row["p_text"]) for c in found] == [(1, "line 1"), (2, "line 2"), (3, "line 3")]

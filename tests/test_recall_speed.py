@@ -217,14 +217,16 @@ def test_a_recall_asks_for_facts_and_episodes_only_when_the_user_has_some_and_se
             statements if threading.get_ident() == main else aside).append(args[2]))
         hits = recall(session, embedder, "alice", "zanzibar trip", k=5, reinforce=False)
         assert hits and {hit.kind for hit in hits} == {"exchange"}
-        # The opening statement (settings, which kinds she holds, a named speaker), BM25's terms, the turns; and
+        # The opening statement (settings, which kinds she holds, a named speaker), BM25's terms, the turns, the
+        # exchange hits' texts (turns.fill_exchange_texts: the turns' statement leaves them out); and
         # the BM25 arm on its own when the query's embedding or the exchange arms were still under way after the
         # terms. The terms come in two statements (the asked words, then their expansion) when the query's vector
         # was not there yet as the asked words were counted. The exchange arms: the search settings and the arms,
         # on the other connection.
         apart = [s for s in statements if s.startswith("SELECT t.id FROM (SELECT id, search FROM exchange_lines")]
         counted = [s for s in statements if s.startswith("WITH s AS MATERIALIZED (SELECT search FROM exchange_lines")]
-        assert len(statements) - len(apart) - len(counted) == 2 and len(apart) <= 1 and 1 <= len(counted) <= 2
+        assert len(statements) - len(apart) - len(counted) == 3 and len(apart) <= 1 and 1 <= len(counted) <= 2
+        assert statements[-1].startswith("SELECT id, user_text, reply FROM exchanges")
         assert len(aside) == 2 and "ORDER BY t.embedding <=>" in aside[1]
         assert not [s for s in statements if "t.id IN (" in s]  # no fact or episode candidates asked for
         remember_fact(session, embedder, "alice", "Alice's zanzibar trip is in May")
@@ -275,3 +277,22 @@ def test_recall_statements_run_without_jit_compilation(db_engine):
         kinds, _, _ = _open(session, "alice", ("exchange", "fact", "episode"), RecallConfig(), [])
         assert kinds == ("exchange",)
         assert session.scalar(text("SELECT current_setting('jit')")) == "off"
+
+
+def test_an_exchange_hit_shows_its_exchanges_texts_though_window_rows_leaves_them_out(db_engine):
+    from services.memory.config import MemoryConfig
+    from services.memory.recall import recall
+
+    embedder = HashEmbedder()
+    with Session(db_engine) as session:
+        for i, (said, answered) in enumerate([("my violin lessons start soon", "which teacher?"),
+                                              ("the garden needs water", "it rained"),
+                                              ("violin or cello for a beginner", "violin is lighter")]):
+            create_exchange(session, user_id="alice", user_text=said, reply=answered, embedder=embedder,
+                            occurred_at=dt.datetime(2026, 3, 1 + i, tzinfo=dt.UTC))
+        session.commit()
+        hits = recall(session, embedder, "alice", "violin", k=3, config=MemoryConfig(), reinforce=False)
+        stored = dict(session.execute(text("SELECT id, user_text || ' / ' || reply FROM exchanges")).tuples().all())
+    exchange_hits = [hit for hit in hits if hit.kind == "exchange"]
+    assert len(exchange_hits) >= 2
+    assert all(f"{hit.meta['user_text']} / {hit.meta['reply']}" == stored[hit.id] for hit in exchange_hits)

@@ -104,6 +104,7 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     scored = score_candidates(candidates, cfg, qvec is not None, window, now, turnshape.answer_cue(query),
                               cfg.speaker_weight_broad if broad else cfg.speaker_weight, asked_about)
     hits = _select(session, user_id, scored, k, cfg, excluded)
+    turns.fill_exchange_texts(session, user_id, hits)
     if reinforce and hits:
         ids: dict[str, list[int]] = {}
         for hit in hits:

@@ -111,7 +111,9 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
         "l.id IN (SELECT id FROM seeds) AS seed FROM spans r JOIN exchange_lines l ON l.user_id = :user "
         "AND l.thread_id = r.thread_id AND l.thread_pos BETWEEN r.lo AND r.hi), "
         # The query's similarity once per exchange, not once per line: each one reads the vector from TOAST.
-        f"owners AS MATERIALIZED (SELECT e.id, {sim} AS sim, e.thread_id, e.session_id, e.user_text, e.reply, "
+        # Not the exchange's texts: only the hits show them (``fill_exchange_texts``), and reading and sending them
+        # for every fetched exchange (~550, TOASTed beside the vector) was ~1.3 ms of this statement's CPU.
+        f"owners AS MATERIALIZED (SELECT e.id, {sim} AS sim, e.thread_id, e.session_id, "
         "coalesce(e.occurred_at, e.created_at) AS at FROM exchanges e "
         "WHERE e.id = ANY(ARRAY(SELECT DISTINCT exchange_id FROM lines))), "
         "firsts AS (SELECT exchange_id, min(id) AS id FROM lines GROUP BY exchange_id) "
@@ -150,9 +152,8 @@ _SPANS = ("marked AS (SELECT thread_id, thread_pos, coalesce(thread_pos > lag(th
 
 # The exchange's columns of a row (name, SQL over window_rows' ``owners`` e, ``memory_chunks`` c, ``exchange_access``
 # a), sent on the exchange's first fetched line only.
-_EXCHANGE_COLUMNS = (("thread_id", "e.thread_id"), ("session_id", "e.session_id"), ("user_text", "e.user_text"),
-                     ("reply", "e.reply"), ("at", "e.at"), ("salience", "c.salience"),
-                     ("access", "coalesce(a.access_count, 0)"))
+_EXCHANGE_COLUMNS = (("thread_id", "e.thread_id"), ("session_id", "e.session_id"), ("at", "e.at"),
+                     ("salience", "c.salience"), ("access", "coalesce(a.access_count, 0)"))
 _EXCHANGE_NAMES = tuple(name for name, _ in _EXCHANGE_COLUMNS)
 AT, SALIENCE, ACCESS = (_EXCHANGE_NAMES.index(name) for name in ("at", "salience", "access"))
 
@@ -170,7 +171,7 @@ class LineRows:
         same = [False] + [a == b for a, b in zip(threads, threads[1:], strict=False)]
         self.previous = np.where(np.array(same, dtype=bool), np.arange(len(rows)) - 1, -1)
         first, exchange = self.index["first"], self.index["exchange_id"]
-        own = itemgetter(*(self.index[name] for name in _EXCHANGE_NAMES))  # a tuple of the seven columns
+        own = itemgetter(*(self.index[name] for name in _EXCHANGE_NAMES))  # a tuple of the five columns
         self.exchanges = {row[exchange]: own(row) for row in rows if row[first]}
 
     def exchange_columns(self, i: int) -> tuple[Any, ...]:
@@ -190,9 +191,11 @@ class LineRows:
         return np.array([np.nan if row[position] is None else row[position] for row in self.rows], dtype=np.float64)
 
     def row(self, i: int) -> dict[str, Any]:
-        """Row ``i`` as a dict, with its exchange's columns and ``p_id`` (the line before it in its thread)."""
+        """Row ``i`` as a dict, with its exchange's columns and ``p_id`` (the line before it in its thread); its
+        exchange's ``user_text`` and ``reply`` are None here (``fill_exchange_texts`` fills a hit's)."""
         data = dict(zip(self.keys, self.rows[i], strict=True))
         data.update(zip(_EXCHANGE_NAMES, self.exchanges[data["exchange_id"]], strict=True))
+        data.update(user_text=None, reply=None)
         before = int(self.previous[i])
         data["p_id"] = int(self.rows[before][self.index["id"]]) if before >= 0 else None
         return data
@@ -203,6 +206,22 @@ def _ids(arms: list[str]) -> str:
     if not arms:
         return "CAST('{}' AS bigint[])"
     return "ARRAY(" + " UNION ALL ".join(f"({arm})" for arm in arms) + ")"
+
+
+def fill_exchange_texts(session: Session, user_id: str, hits: list[Any]) -> None:
+    """The exchange texts (``user_text``, ``reply``) of the exchange hits made from ``window_rows``' rows, which leave
+    them out: one statement for the few hits instead of the texts of every fetched exchange."""
+    missing = [hit for hit in hits if hit.kind == "exchange" and "user_text" in hit.meta
+               and hit.meta["user_text"] is None and hit.meta.get("reply") is None]
+    if not missing:
+        return
+    texts = {row.id: row for row in session.execute(
+        text("SELECT id, user_text, reply FROM exchanges WHERE user_id = :user AND id = ANY(:ids)"),
+        {"user": user_id, "ids": [hit.id for hit in missing]})}
+    for hit in missing:
+        row = texts.get(hit.id)
+        if row is not None:
+            hit.meta["user_text"], hit.meta["reply"] = row.user_text, row.reply
 
 
 def lines_by_exchange(session: Session, user_id: str, exchange_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
