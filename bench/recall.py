@@ -97,24 +97,17 @@ conversation (≤ 680 turns) reaches df_cap, never common: identical figure for 
 category and conversation).
 Then window_rows probes no lines before a seed that lies among another seed's lines after (they are that seed's, by
 induction; 132 backward probes of 221 on a month's query): every hit of the 200 queries identical; LoCoMo too (final).
-Paired (200 pairs; CPU a recall: that process / its backend; "+probes" = both changes, the final tree):
-  run                                  A p50 / p95   B p50 / p95   B − A median, mean  CPU A → B
-  base → pair, embedding (load 2.5–3.4) 45.9 / 86.3  43.3 / 76.8   −1.6, −3.7 ms       19.6 / 23.3 → 18.8 / 20.6
-  base → pair, given (load 2.5–2.9)     36.4 / 64.0  33.5 / 61.0   −1.4, −2.3 ms       13.8 / 23.8 → 13.2 / 22.6
-  base → pair, embedding (load 2.4–2.8) 49.3 / 91.1  45.0 / 83.4   −2.0, −3.3 ms       22.6 / 25.2 → 21.7 / 22.9
-  pair → +probes, given (load 0.8–1.0)  39.4 / 72.9  35.7 / 62.6   −1.8, −3.0 ms       15.1 / 26.6 → 14.7 / 24.5
-  base → +probes, embedding (load 1.0)  38.1 / 68.7  37.0 / 69.7   −1.5, −1.5 ms       21.2 / 23.9 → 21.4 / 22.9
-  base → +probes, given (load 1.0–1.1)  35.2 / 68.6  33.1 / 61.7   −2.3, −3.1 ms       13.7 / 25.1 → 13.6 / 22.5
-One run each, alternating (load 0.9–1.3; with the embedding p50 / p95, CPU here / backend): base 42.0 / 71.0, 22.7 /
-25.3; rlat7 31.4 / 56.9, 18.3 / 19.4; base 42.2 / 73.6, 22.6 / 25.0; rlat7 38.2 / 69.2, 21.2 / 22.1: p95 ≤ 50 not shown.
+Paired (200 pairs; CPU a recall: process / backend): base → pair, with the embedding (load 2.4–3.4) median −1.6 / −2.0
+ms, backend 23.3 → 20.6 / 25.2 → 22.9; given (2.5–2.9) −1.4 (23.8 → 22.6); pair → +probes, given (0.8–1.0) −1.8 (26.6
+→ 24.5); base → both, with the embedding (1.0) −1.5 (p50 38.1 → 37.0, p95 68.7 → 69.7; 23.9 → 22.9), given (1.0–1.1)
+−2.3 (35.2 → 33.1, 68.6 → 61.7; 25.1 → 22.5). One run each, alternating (load 0.9–1.3, with the embedding p50 / p95):
+base 42.0 / 71.0 and 42.2 / 73.6, rlat7 31.4 / 56.9 and 38.2 / 69.2: p95 ≤ 50 not shown.
 Per query (rlat7, best of 3, load 3–5): the 75 common-word queries' backend CPU 20.5 ms, the 15 with a time window 25.8
 (their ~40 more exchanges' lines: ~980 rows in window_rows against ~650), the rest 17.2.
 Checked, no gain: a month's window arm reads ~4,260 vectors (distances ~0.7 of its 2.6–5 ms); a time index INCLUDE
 (embedding, id) made it index-only, no faster (1,073 buffers against 1,167): a stored bit(384) prefilter would be next.
-The expansion's vocabulary kNN (3,583 words) is an exact scan (1.7–3 ms) only because ef_search 100 prices its HNSW
-above the scan: at ef 40 the planner takes HNSW (0.5 ms), which misses the nearest real words among the synthetic ones
-("landlord" 0.576, "map" 0.507): 15 of 200 expansions differ at ef 40, 9 at 100, 2 at 200. Left exact (a bigger
-vocabulary would flip the plan to HNSW: worth pinning exact, a quality call).
+The vocabulary kNN (3,583 words) was exact (1.7–3 ms) only as ef_search 100 priced HNSW above the scan; HNSW misses
+real words ("landlord" 0.576, "map" 0.507): 15 of 200 expansions differ at ef 40, 9 at 100, 2 at 200 (pinned: rlat8).
 Lead, after rlat7: the window arm's own limit at 20 instead of ``candidates`` (40): LoCoMo identical figure for figure;
 paired at 100k (load 1.2) B − A median −2.1 ms, backend CPU 28.9 → 27.1 ms, p95 within the noise: not adopted (a
 time-named question's candidates halved for ~2 ms). Idle runs of the merged tree (4497ee4, load ~1): with the
@@ -123,30 +116,37 @@ embedding p50 33.7 / 35.0 / 37.3, p95 56.9 / 60.0 / 65.7 ms; given the vector p5
 
 rlat8 (issue 9, PostgreSQL's side; base f51470b; the lead's 100k build copied, migrated to 0016, vacuumed; load 2–3).
 window_rows' backend CPU (~11 ms a statement: its 200 captured statements re-run with a part removed, alternated):
-the lines around the seeds ~2.5 (~370 index probes for ~230 seeds, then ~1,000 lines by id), BM25 ~2.2 (per-line
-subquery 1.5–1.9, @@ 0.3), texts ~1.2, similarity ~0.9, joins ~0.8, sort ~0.6; planning 0.8–1.0 (~2 ms a recall).
+lines around the seeds ~2.5 (~370 index probes for ~230 seeds, then ~1,000 lines by id), BM25 ~2.2 (per-line subquery
+1.5–1.9, @@ 0.3), texts ~1.2, similarity ~0.9, joins ~0.8, sort ~0.6; planning 0.8–1.0 (all statements ~2 ms).
 Changed (the 200 queries' hits identical after each, every field, fixed clock; LoCoMo 0.762 / 0.850 / 0.902, each row):
   * a line's position in its thread (migration 0016 ``thread_pos``: rank by (occurred_at, id), dense, kept by
-    triggers on every store path, writers of a thread serialised by an advisory lock; tests/test_recall_positions.py):
-    the seeds' ± reach ranges merged into spans, one index range read each, rows and all. window_rows 11.1 → 10.1 ms
-    backend CPU a statement (same rows). Cost: ~12 µs PostgreSQL CPU per stored line (3,000 lines by INSERT 140 →
-    177 ms against a trivial trigger); store_records of 3,000 exchanges 3.81 → 4.16 s (+9%, noisy); upgrade ~17 s.
+    triggers on every store path, a thread's writers serialised by an advisory lock; tests/test_recall_positions.py):
+    the seeds' ± reach ranges merged into spans, one index range read each, rows and all: window_rows 11.1 → 10.1 ms
+    a statement (same rows). Cost: ~12 µs PostgreSQL CPU per stored line (3,000 lines by INSERT 140 → 177 ms against
+    a trivial trigger); store_records of 3,000 exchanges 3.81 → 4.16 s (+9%, noisy); the upgrade ~17 s at 100k.
+  * no exchange texts in window_rows (~550 exchanges' user_text and reply, TOASTed beside the vector): one statement
+    fills the hits' (``turns.fill_exchange_texts``, a call-site line in recall): −1.3 ms a statement; paired against
+    the tree before, backend CPU −1.1 to −2.5 ms a recall, median −0.7 to −2.0 ms. An exchange's own columns on its
+    first line by lag() over the statement's own sort instead of a min(id) joined back: −0.35 ms.
   * the vocabulary kNN pinned exact (no index can order a subquery's distance): at 3,583 words HNSW at ef_search 100
     changed 14 of the 200 queries' nearest ten, at 200–800 none, at about the exact scan's cost; exact 2.59 → 2.44 ms
-    (distance once per word), same words. * JIT off in the search settings: on here with no provider; a server
-    with LLVM compiles plans costed over 100,000 (the costliest here 37,100, the terms' sample, growing with history).
-Paired (200 pairs; CPU a recall: process / backend):
-  run                        A p50 / p95     B p50 / p95     B − A median, mean   CPU A → B
-  positions alone, given 2.4 46.3 / 83.6     43.1 / 82.8     +0.4, −0.7 ms        12.5 / 23.5 → 13.6 / 22.7
-  all, embed (load 2.5–3.0)  59.1 / 120.4    58.1 / 105.2    −2.7, −4.3           25.6 / 29.0 → 24.7 / 26.9
-  all, given (2.8–3.0)       42.7 / 78.9     39.3 / 75.0     −2.8, −3.8           15.0 / 26.8 → 14.8 / 24.2
-  all, embed (2.8–2.9)       47.6 / 80.5     45.1 / 77.2     −2.5, −2.2           23.6 / 27.5 → 23.9 / 25.9
-  all, given (2.8–3.0)       50.9 / 106.9    45.2 / 121.0    −3.0, −3.6           15.3 / 26.8 → 15.7 / 25.0
+    (one distance per word). * JIT off in the search settings (on here, no provider; LLVM compiles over cost 100,000:
+    the costliest here 37,100, the terms' sample, growing with the history).
+Paired, base → rlat8 (200 pairs; CPU a recall: process / backend):
+  run                     A p50 / p95    B p50 / p95    B − A median, mean   CPU A → B
+  embed (load 1.8–2.2)    41.0 / 80.1    38.0 / 61.6    −3.0, −5.2 ms        18.3 / 21.6 → 18.0 / 17.2
+  given (2.2–2.4)         33.5 / 72.4    31.6 / 60.4    −3.2, −3.9           12.0 / 21.2 → 12.0 / 17.9
+  embed (2.4–2.7)         43.8 / 77.5    38.8 / 69.7    −3.5, −4.8           19.8 / 22.9 → 20.0 / 18.8
+  given (2.4–2.6)         36.2 / 65.3    31.7 / 58.2    −3.2, −4.7           12.9 / 22.6 → 12.5 / 18.5
+A chunked history (a memory_chunks row per exchange, 1 in 7 accessed; the bench imports --no-enrich, none): base's
+window_rows joins lines to their exchanges by a nested loop with a join filter (the owners CTE estimated at 10 rows;
+~235,000 comparisons) in all 200 statements, 28–34 ms a statement; rlat8's (lines estimated from the spans) hashes,
+12–15 ms. By estimate, not by construction: a plan to watch.
 Checked, not adopted: BM25's join as an array lookup (−0.26 ms; sums an ulp apart: the reference adds in the order of
-the planner's hash side); salience/access per exchange, ordering by position (no gain); inner product for a month's
+the planner's hash side, which a generic plan changes too: generic plans −0.9 ms without the BM25 arm inside, rows an
+ulp apart in 12 of 119); salience/access per exchange, ordering by position (no gain); inner product for a month's
 window arm or the vocabulary (−0.2 ms). Not reached: p95 ≤ 50 ms with the embedding. Left: planning (~2 ms), BM25 per
-line (~2 ms), an exchange's texts sent beside its lines' (~0.6 ms), a month's exact distances (~4,200 vectors, 15 of
-200 queries), the importer numbering its own lines (the trigger's probe per line skipped).
+line (~2 ms), a month's exact distances (~4,200 vectors, 15 of 200 queries), the importer numbering its own lines.
 
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange). The import no
 longer embeds: ``store_records`` writes each batch of 256 exchanges with their turns, threads,
