@@ -130,7 +130,7 @@ Changed (the 200 queries' hits identical after each, every field, fixed clock; L
     first line by lag() over the statement's own sort instead of a min(id) joined back: −0.35 ms.
   * the vocabulary kNN pinned exact (no index can order a subquery's distance): at 3,583 words HNSW at ef_search 100
     changed 14 of the 200 queries' nearest ten, at 200–800 none, at about the exact scan's cost; exact 2.59 → 2.44 ms.
-    * JIT off in the search settings (on, no provider here; LLVM compiles over cost 100,000: the terms' 37,100 grows).
+  * JIT off in the search settings (on, no provider here; LLVM compiles over cost 100,000: the terms' 37,100 grows).
 Paired, base → rlat8 (200 pairs; CPU a recall: process / backend):
   run                     A p50 / p95    B p50 / p95    B − A median, mean   CPU A → B
   embed (load 1.8–2.2)    41.0 / 80.1    38.0 / 61.6    −3.0, −5.2 ms        18.3 / 21.6 → 18.0 / 17.2
@@ -138,7 +138,7 @@ Paired, base → rlat8 (200 pairs; CPU a recall: process / backend):
   embed (2.4–2.7)         43.8 / 77.5    38.8 / 69.7    −3.5, −4.8           19.8 / 22.9 → 20.0 / 18.8
   given (2.4–2.6)         36.2 / 65.3    31.7 / 58.2    −3.2, −4.7           12.9 / 22.6 → 12.5 / 18.5
 rlat8 alone (load 1.3–1.9): with the embedding p50 33.5, p95 61.3 ms; given 24.9 / 46.6; backend CPU 18.1 ms a recall;
-window_rows' 8.0 (11.6–12.1 before), fill_exchange_texts 0.3, 6.9 statements.
+window_rows' 8.0 (base's profile that morning 12.1), fill_exchange_texts 0.3, 6.9 statements.
 A chunked history (a memory_chunks row per exchange, 1 in 7 accessed; the bench has none): base's window_rows joins
 lines to exchanges by a nested loop with a join filter (owners estimated at 10 rows; ~235,000 comparisons) in all 200
 statements, 28–34 ms; rlat8's (lines estimated from the spans) hashes, 12–15 ms: by estimate, a plan to watch.
