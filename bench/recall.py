@@ -45,82 +45,39 @@ every statement's clause built once per distinct SQL (``search.statement``). Lea
 (282b226), load 0.2–1.1: with the embedding p50 57.1 / 58.4, p95 87.2 / 92.7 ms (without it p50 51 / 50, p95 73 /
 71; window_rows p50 22–24 ms, Python 18). Checked, no gain: a visibility map (plain VACUUM), plain maps in gather.
 
-rlat4 (issue 9 latency; target p95 ≤ 50 ms with the embedding at 100k, idle 2 cores).
-Where the time went (282b226, per recall, ``--profile`` and cProfile, load 2–4): window_rows ~21 ms wall
-(17–19 ms backend CPU) — the arms inside it (HNSW at ef_search 100 ~4 ms, the BM25 arm's first 1,000 matches of
-a common word ~6 ms, a month's window arm ~4.3 ms of exact distances), the turns around ~230 seeds (~2 index probes
-each, ~4 ms), BM25 and the similarity of ~1,000 fetched turns and ~600 exchanges (~4 ms), the join and sort ~1.5;
-Python ~17 ms: ~1,000 rows made into dicts (~1.5 ms), gather's loop over ~280 candidate turns and the dicts of
-the lines they reply to (~3.5 ms), score_candidates (~3 ms, a dict of rounded signals per candidate), the
-driver and SQLAlchemy (~1 ms a statement, ~2 ms converting the rows).
-What changed (services/memory/spans.py, recall.py, turns.py, sidearms.py, scored.py):
-  * gather and score_candidates over arrays: window_rows keeps the driver's tuples (``turns.LineRows``), the
-    candidates' context similarity and lexical signals come from numpy over all rows (``spans.context_signals``,
-    every operation the scalar formula's, in its order), a candidate's row dict is made only when read
-    (``spans.LineCandidate``), scoring fuses, boosts and sorts over arrays and words a candidate's signals only
-    when recall reads it (``scored.Scored``). tests/test_recall_arrays.py checks floats, order and signals against
-    the line-by-line reference (a one-ulp change fails it). Python, given the vector: line_candidates 3.5 → 0.7 ms,
-    score_candidates ~3 → 2.0–2.5 ms, "python (rest of recall)" 17 → 9–12 ms.
-  * the exchange arms (vector kNN, the time window's nearest) on a second pooled connection once the vector is
-    there (``services/memory/sidearms.py``; only in a READ COMMITTED transaction that has written nothing and with a
-    connection to spare; any failure runs them inline, tests/test_recall_sidearms.py): window_rows' backend CPU
-    17–19 → 9–12 ms, the arms' ~4 ms on the other backend. The overlap needs a free core.
-  * an exchange's own columns on its first fetched line only: PostgreSQL CPU −1 to −2 ms per recall.
-Before → after (100k, one database; load 2–9, wall figures indicative): back to back, with the embedding p50 /
-p95 59.0 / 98.6 → 56.7 / 95.1 … 44.7 / 68.6 → 35.9 / 55.3 ms, CPU 23–26 → 18–22 ms here, backend 22–27 → 17.5–23 +
-3.4–3.9 on the side; paired (both processes taking turns query by query): with the embedding median −5.2 to −8.4 ms
-at load 5–7, −5.9 at load 2–3 (p50 47.6 → 42.0, p95 70.5 → 64.7); given the vector −4.5 to −12.4 ms. Profile p50:
-window_rows 17–18 → 9.4–11.4 ms wall, "python (rest)" 12.5–14 → 8.5–11.1. Every hit of the 200 queries at 100k
-identical (a fixed clock); LoCoMo identical figure for figure (0.756 / 0.840 / 0.895).
-Left then: the turns around the seeds (~2 index probes per seed, ~4 ms), the common words' 1,000 BM25 matches
-(~6 ms), BM25 and similarity of ~1,000 fetched turns, the terms' sample (~4.5 ms backend; rlat6 kept its counts),
-planning (~1 ms a statement; generic plans not tried: the BM25 arm's generic plan was the 17–25 ms trap).
-Lead's idle runs of the merged tree (rlat4, rqual4's focus, hot4; load 1.4): with the embedding p50 39.1 / 38.3,
-p95 66.4 / 61.3 ms (given the vector 33.0 / 31.3 and 49.8 / 43.9); CPU 22 ms here + 22 ms backend; the previous
-tree 57.1–58.4 / 87.2–92.7 on the same database. p95 ≤ 50 ms with the embedding: not reached.
+rlat4 (issue 9 latency; target p95 ≤ 50 ms with the embedding at 100k, idle 2 cores). Where the time went (282b226,
+load 2–4): window_rows ~21 ms wall (17–19 ms backend CPU: the arms inside it, ~2 index probes per seed ~4 ms, BM25
+and similarity of ~1,000 turns and ~600 exchanges ~4 ms, join and sort ~1.5); Python ~17 ms (row dicts, gather's
+loop, score_candidates' dicts, the driver). Changed: gather and score_candidates over arrays (``turns.LineRows``,
+``spans.context_signals``, ``spans.LineCandidate``, ``scored.Scored``; tests/test_recall_arrays.py fails on a one-ulp
+change): "python (rest)" 17 → 9–12 ms; the exchange arms on a second pooled connection once the vector is there
+(``sidearms.py``; READ COMMITTED, nothing written, a connection to spare; any failure runs them inline): window_rows'
+backend CPU 17–19 → 9–12 ms + ~4 on the other backend; an exchange's own columns on its first fetched line only
+(backend −1 to −2 ms). Paired: with the embedding median −5.2 to −8.4 ms at load 5–7, −5.9 at 2–3 (p50 47.6 → 42.0,
+p95 70.5 → 64.7); given the vector −4.5 to −12.4. Hits of the 200 queries identical; LoCoMo too (0.756/0.840/0.895).
+Lead's idle runs of the merged tree (load 1.4): with the embedding p50 39.1 / 38.3, p95 66.4 / 61.3 ms (given the
+vector 33.0 / 31.3 and 49.8 / 43.9); CPU 22 ms here + 22 backend (the tree before: 57.1–58.4 / 87.2–92.7).
 
-rlat6 (issue 9; a fresh 100k database, the lead's build copied; base e9b9a07; load 1.4–2.9, others' benches).
-What makes the p95 (per query, backend CPU a recall): the 75 of 200 queries made of common words only (each asked word
-in ≥ 1,000 turns: BM25 scores 1,000 matches of the rarest; 10 of 200 at 10k) 21.8–22.2 ms against 15.9, wall p50
-42–49 against 35.6 ms; with a month's window (11 of them) the window arm's exact distances too (side wall p50 15.3
-against 5.7). Not causes: GC (39 ms over 200 recalls at 10k, no generation-2 collection; workers gc.freeze()), the
-embedding thread (recall's connection now waits for the model; nothing contends).
-Changed (services/memory/lineterms.py: the terms code, out of turns.py; termcounts.py):
-  * the terms' sample read once per statement: one pass keeps the sampled lines holding any lexeme, each counted
-    over those (a pass over the 2,000 lines per lexeme was most of the statement's CPU);
-  * the terms' counts kept per person between recalls while their turns stay the same: a statement adding or
-    removing turns updates their ``exchange_line_counts`` row, whose lines and ``xmin`` version the counts; the terms
-    statement checks the version itself (same snapshot) and counts only the lexemes not sent to it, the sample's CTE
-    then never read (≤ 60 s, 2,000 lexemes, 256 people a process). A chat's first recall after a stored turn counts
-    afresh; later ones (a tool's, the memory API's) and every bench recall use them (tests/test_recall_termcounts.py);
-  * a candidate turn reads its exchange's columns once (spans.LineCandidate; itemgetter in turns.LineRows);
-  * ``common_match_cap`` (default 1000 = unchanged): the BM25 arm's cap for a query of common words only. At 300,
-    paired against rlat6: with the embedding (load 2.3–2.6) median −3.5 ms (p50 43.4 → 38.3, p95 79.9 → 71.4, backend
-    21.7 → 19.1 ms), given the vector (load 1.8–2.1) −1.9 ms (38.5 → 35.4, 63.8 → 65.0); 16 of the 200 hit lists
-    change at 100k (the first hit in 2, top-10 overlap 0.982); the set's recall@5/@10 identical for every method;
-    LoCoMo unchanged by construction (≤ 680 turns a conversation: no word reaches df_cap). Not the default: hits.
-Measured at 100k ("paired": ``python -m bench.recall_pair``, both trees' processes on one PostgreSQL taking turns
-query by query, 200 pairs, both gc-frozen as a worker is; CPU a recall: that process / its backend):
+rlat6 (issue 9; base e9b9a07; load 1.4–2.9). What makes the p95: the 75 of 200 queries of common words only (each
+asked word in ≥ 1,000 turns: BM25 scored 1,000 matches of the rarest) 21.8–22.2 ms backend CPU against 15.9; a month's
+window (11 queries) adds the window arm's exact distances. Not causes: GC (workers gc.freeze()), the embedding thread.
+Changed (services/memory/lineterms.py, termcounts.py): the terms' sample read once per statement; the terms' counts
+kept per person between recalls while their turns stay the same (versioned by their ``exchange_line_counts`` row's
+lines and ``xmin``, checked in the statement's own snapshot; ≤ 60 s, 2,000 lexemes, 256 people a process;
+tests/test_recall_termcounts.py); a candidate reads its exchange's columns once; ``common_match_cap`` (at 300,
+paired: median −3.5 ms with the embedding, −1.9 given; 16 of 200 hit lists changed, top-10 overlap 0.982; rlat7).
+Paired at 100k (``python -m bench.recall_pair``: both trees' processes on one PostgreSQL taking turns query by query,
+200 pairs, gc-frozen; CPU a recall: that process / its backend):
   run                                   base p50 / p95     rlat6 p50 / p95    per query     CPU base → rlat6
   paired, with the embedding (load 1.7) 41.0 / 77.0        38.2 / 66.9        median −1.7   22.1 / 27.2 → 21.7 / 23.9
   paired, given the vector (load 1.7)   29.6 / 50.8        26.6 / 49.8        median −3.0   10.0 / 21.1 → 10.1 / 18.5
   again, with the embedding (0.7–1.4)   41.9 / 68.0        39.5 / 69.5        median −3.9   17.0 / 21.1 → 16.9 / 18.2
   again, given the vector (1.4–1.8)     39.5 / 71.8        32.4 / 61.8        median −5.1   13.1 / 25.9 → 12.0 / 20.4
-  one run each, alternating (load 1.4–3.0; with the embedding p50 / p95, backend CPU): base 33.3–49.2 / 52.3–80.9,
-  21.1–24.9 ms; rlat6 33.9–43.0 / 56.5–86.5, 20.0–25.9 (one process after the other moves more than the change:
-  the paired medians and the backend CPU are the figure). Near idle (load 0.8, rlat6 alone, gc-frozen, with the
-  embedding): p50 32.1, p95 53.2 ms.
-  Profile given the vector, p50 (server CPU): the terms' statement 7.3 → 4.2 ms (6.4 → 3.5); the BM25 arm runs on
-  its own in 0.8 of recalls (0.2: the terms now end while the exchange arms still run), window_rows 12.1 → 9.5 ms
-  (11.6 → 10.8); statements 5.3 → 5.9. Hits (kind, id, score, signals, ids, turns, text, meta) of the 200 queries
-  identical at 100k and 10k, given the vector and not (a fixed clock); LoCoMo figure for figure (0.762 / 0.850 /
-  0.902, every category and conversation).
-Checked, left as is: the BM25 arm never apart while the exchange arms run (inside window_rows) at load 3.8, paired
-against rlat6: median −1.0 ms with the embedding, −0.9 given the vector (backend CPU 20.7 → 19.8): the overlap needs
-a free core; an idle run decides.
-Not reached: p95 ≤ 50 ms with the embedding. Left, largest first: the common-word queries' 1,000 BM25 matches (above,
-a quality call), the turns around the seeds (a stored position per thread, a migration: not tried), a month's exact
-distances, Python ~7 ms.
+  One run after the other moves more than the change (the paired medians and backend CPU are the figure); near idle
+  (load 0.8, rlat6 alone, with the embedding): p50 32.1, p95 53.2 ms. Profile p50 (server CPU): the terms' statement
+  7.3 → 4.2 ms (6.4 → 3.5), window_rows 12.1 → 9.5 (11.6 → 10.8). Hits of the 200 queries identical at 100k and 10k
+  (a fixed clock); LoCoMo figure for figure (0.762 / 0.850 / 0.902). Checked, left: the BM25 arm never apart (load
+  3.8: median −1.0 / −0.9 ms; the overlap needs a free core).
 
 rlat7 (issue 9; the lead's 100k build copied; base 38d118c; load 2–5, others' benches). The common-word queries'
 subset made a principled one (turns.py ``_matches_sql``, LineTerms.pair): the lines holding the query's two rarest
@@ -140,29 +97,56 @@ conversation (≤ 680 turns) reaches df_cap, never common: identical figure for 
 category and conversation).
 Then window_rows probes no lines before a seed that lies among another seed's lines after (they are that seed's, by
 induction; 132 backward probes of 221 on a month's query): every hit of the 200 queries identical; LoCoMo too (final).
-Paired (200 pairs; CPU a recall: that process / its backend; "+probes" = both changes, the final tree):
-  run                                  A p50 / p95   B p50 / p95   B − A median, mean  CPU A → B
-  base → pair, embedding (load 2.5–3.4) 45.9 / 86.3  43.3 / 76.8   −1.6, −3.7 ms       19.6 / 23.3 → 18.8 / 20.6
-  base → pair, given (load 2.5–2.9)     36.4 / 64.0  33.5 / 61.0   −1.4, −2.3 ms       13.8 / 23.8 → 13.2 / 22.6
-  base → pair, embedding (load 2.4–2.8) 49.3 / 91.1  45.0 / 83.4   −2.0, −3.3 ms       22.6 / 25.2 → 21.7 / 22.9
-  pair → +probes, given (load 0.8–1.0)  39.4 / 72.9  35.7 / 62.6   −1.8, −3.0 ms       15.1 / 26.6 → 14.7 / 24.5
-  base → +probes, embedding (load 1.0)  38.1 / 68.7  37.0 / 69.7   −1.5, −1.5 ms       21.2 / 23.9 → 21.4 / 22.9
-  base → +probes, given (load 1.0–1.1)  35.2 / 68.6  33.1 / 61.7   −2.3, −3.1 ms       13.7 / 25.1 → 13.6 / 22.5
-One run each, alternating (load 0.9–1.3; with the embedding p50 / p95, CPU here / backend): base 42.0 / 71.0, 22.7 /
-25.3; rlat7 31.4 / 56.9, 18.3 / 19.4; base 42.2 / 73.6, 22.6 / 25.0; rlat7 38.2 / 69.2, 21.2 / 22.1: p95 ≤ 50 not shown.
+Paired (200 pairs; CPU a recall: process / backend): base → pair, with the embedding (load 2.4–3.4) median −1.6 / −2.0
+ms, backend 23.3 → 20.6 / 25.2 → 22.9; given (2.5–2.9) −1.4 (23.8 → 22.6); pair → +probes, given (0.8–1.0) −1.8 (26.6
+→ 24.5); base → both, with the embedding (1.0) −1.5 (p50 38.1 → 37.0, p95 68.7 → 69.7; 23.9 → 22.9), given (1.0–1.1)
+−2.3 (35.2 → 33.1, 68.6 → 61.7; 25.1 → 22.5). One run each, alternating (load 0.9–1.3, with the embedding p50 / p95):
+base 42.0 / 71.0 and 42.2 / 73.6, rlat7 31.4 / 56.9 and 38.2 / 69.2: p95 ≤ 50 not shown.
 Per query (rlat7, best of 3, load 3–5): the 75 common-word queries' backend CPU 20.5 ms, the 15 with a time window 25.8
 (their ~40 more exchanges' lines: ~980 rows in window_rows against ~650), the rest 17.2.
 Checked, no gain: a month's window arm reads ~4,260 vectors (distances ~0.7 of its 2.6–5 ms); a time index INCLUDE
 (embedding, id) made it index-only, no faster (1,073 buffers against 1,167): a stored bit(384) prefilter would be next.
-The expansion's vocabulary kNN (3,583 words) is an exact scan (1.7–3 ms) only because ef_search 100 prices its HNSW
-above the scan: at ef 40 the planner takes HNSW (0.5 ms), which misses the nearest real words among the synthetic ones
-("landlord" 0.576, "map" 0.507): 15 of 200 expansions differ at ef 40, 9 at 100, 2 at 200. Left exact (a bigger
-vocabulary would flip the plan to HNSW: worth pinning exact, a quality call).
+The vocabulary kNN (3,583 words) was exact (1.7–3 ms) only as ef_search 100 priced HNSW above the scan; HNSW misses
+real words ("landlord" 0.576, "map" 0.507): 15 of 200 expansions differ at ef 40, 9 at 100, 2 at 200 (pinned: rlat8).
 Lead, after rlat7: the window arm's own limit at 20 instead of ``candidates`` (40): LoCoMo identical figure for figure;
 paired at 100k (load 1.2) B − A median −2.1 ms, backend CPU 28.9 → 27.1 ms, p95 within the noise: not adopted (a
 time-named question's candidates halved for ~2 ms). Idle runs of the merged tree (4497ee4, load ~1): with the
 embedding p50 33.7 / 35.0 / 37.3, p95 56.9 / 60.0 / 65.7 ms; given the vector p50 25.6 / 26.9 / 30.4, p95 49.0 / 50.6 /
 52.8 ms; the tree before this session (e9b9a07) that day: p95 64.4 / 76.2 ms with the embedding.
+
+rlat8 (issue 9, PostgreSQL's side; base f51470b; the lead's 100k build copied, migrated to 0016, vacuumed; load 2–3).
+window_rows' backend CPU (~11 ms a statement: its 200 captured statements re-run with a part removed, alternated):
+lines around the seeds ~2.5 (~370 index probes for ~230 seeds, then ~1,000 lines by id), BM25 ~2.2 (per-line subquery
+1.5–1.9, @@ 0.3), texts ~1.2, similarity ~0.9, joins ~0.8, sort ~0.6; planning 0.8–1.0 (all statements ~2 ms).
+Changed (the 200 queries' hits identical after each, every field, fixed clock; LoCoMo 0.762 / 0.850 / 0.902, each row):
+  * a line's position in its thread (migration 0016 ``thread_pos``: rank by (occurred_at, id), dense, kept by
+    triggers on every store path, a thread's writers serialised by an advisory lock; tests/test_recall_positions.py):
+    the seeds' ± reach ranges merged into spans, one index range read each, rows and all: window_rows 11.1 → 10.1 ms
+    a statement (same rows). Cost: ~12 µs PostgreSQL CPU per stored line (3,000 lines by INSERT 140 → 177 ms against
+    a trivial trigger); store_records of 3,000 exchanges 3.81 → 4.16 s (+9%, noisy); the upgrade ~17 s at 100k.
+  * no exchange texts in window_rows (~550 exchanges' user_text and reply, TOASTed beside the vector): one statement
+    fills the hits' (``turns.fill_exchange_texts``, a call-site line in recall): −1.3 ms a statement; paired against
+    the tree before, backend CPU −1.1 to −2.5 ms a recall, median −0.7 to −2.0 ms. An exchange's own columns on its
+    first line by lag() over the statement's own sort instead of a min(id) joined back: −0.35 ms.
+  * the vocabulary kNN pinned exact (no index can order a subquery's distance): at 3,583 words HNSW at ef_search 100
+    changed 14 of the 200 queries' nearest ten, at 200–800 none, at about the exact scan's cost; exact 2.59 → 2.44 ms.
+  * JIT off in the search settings (on, no provider here; LLVM compiles over cost 100,000: the terms' 37,100 grows).
+Paired, base → rlat8 (200 pairs; CPU a recall: process / backend):
+  run                     A p50 / p95    B p50 / p95    B − A median, mean   CPU A → B
+  embed (load 1.8–2.2)    41.0 / 80.1    38.0 / 61.6    −3.0, −5.2 ms        18.3 / 21.6 → 18.0 / 17.2
+  given (2.2–2.4)         33.5 / 72.4    31.6 / 60.4    −3.2, −3.9           12.0 / 21.2 → 12.0 / 17.9
+  embed (2.4–2.7)         43.8 / 77.5    38.8 / 69.7    −3.5, −4.8           19.8 / 22.9 → 20.0 / 18.8
+  given (2.4–2.6)         36.2 / 65.3    31.7 / 58.2    −3.2, −4.7           12.9 / 22.6 → 12.5 / 18.5
+rlat8 alone (load 1.3–1.9): with the embedding p50 33.5, p95 61.3 ms; given 24.9 / 46.6; backend CPU 18.1 ms a recall;
+window_rows' 8.0 (base's profile that morning 12.1), fill_exchange_texts 0.3, 6.9 statements.
+A chunked history (a memory_chunks row per exchange, 1 in 7 accessed; the bench has none): base's window_rows joins
+lines to exchanges by a nested loop with a join filter (owners estimated at 10 rows; ~235,000 comparisons) in all 200
+statements, 28–34 ms; rlat8's (lines estimated from the spans) hashes, 12–15 ms: by estimate, a plan to watch.
+Checked, not adopted: BM25's join as an array lookup (−0.26 ms; sums an ulp apart: the reference adds in the order of
+the planner's hash side, as do generic plans: −0.9 ms without the BM25 arm inside, rows an ulp apart in 12 of 119);
+salience/access per exchange, ordering by position (no gain); inner product for a month's window arm or the vocabulary
+(−0.2 ms). Not reached: p95 ≤ 50 ms with the embedding. Left: planning, BM25 per line (~2 ms each), a month's exact
+distances (~4,200 vectors, 15 of 200 queries), the importer numbering its own lines.
 
 Import at 100k (``--no-enrich``, realistic chat: median 34 words per exchange). The import no
 longer embeds: ``store_records`` writes each batch of 256 exchanges with their turns, threads,

@@ -261,3 +261,37 @@ def test_the_paired_bench_refuses_a_folder_that_is_no_built_database_or_no_sourc
     no_tree = pair("--pgdata", str(tmp_path), "--a", str(PROJECT_ROOT), "--b", str(tmp_path))
     assert no_tree.returncode == 2 and "--b" in no_tree.stderr and "not an Engram source tree" in no_tree.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bench-import.json"]  # nothing created in either case
+
+
+def test_recall_statements_run_without_jit_compilation(db_engine):
+    from services.memory import search
+    from services.memory.recall import _open
+
+    with Session(db_engine) as session:
+        search.prepare_vector_search(session)
+        assert session.scalar(text("SELECT current_setting('jit')")) == "off"
+        session.rollback()
+        # recall's first statement sets it with the others and still reads its own columns right.
+        create_exchange(session, user_id="alice", user_text="hello", embedder=HashEmbedder())
+        kinds, _, _ = _open(session, "alice", ("exchange", "fact", "episode"), RecallConfig(), [])
+        assert kinds == ("exchange",)
+        assert session.scalar(text("SELECT current_setting('jit')")) == "off"
+
+
+def test_an_exchange_hit_shows_its_exchanges_texts_though_window_rows_leaves_them_out(db_engine):
+    from services.memory.config import MemoryConfig
+    from services.memory.recall import recall
+
+    embedder = HashEmbedder()
+    with Session(db_engine) as session:
+        for i, (said, answered) in enumerate([("my violin lessons start soon", "which teacher?"),
+                                              ("the garden needs water", "it rained"),
+                                              ("violin or cello for a beginner", "violin is lighter")]):
+            create_exchange(session, user_id="alice", user_text=said, reply=answered, embedder=embedder,
+                            occurred_at=dt.datetime(2026, 3, 1 + i, tzinfo=dt.UTC))
+        session.commit()
+        hits = recall(session, embedder, "alice", "violin", k=3, config=MemoryConfig(), reinforce=False)
+        stored = dict(session.execute(text("SELECT id, user_text || ' / ' || reply FROM exchanges")).tuples().all())
+    exchange_hits = [hit for hit in hits if hit.kind == "exchange"]
+    assert len(exchange_hits) >= 2
+    assert all(f"{hit.meta['user_text']} / {hit.meta['reply']}" == stored[hit.id] for hit in exchange_hits)

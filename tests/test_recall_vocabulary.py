@@ -8,6 +8,7 @@ import datetime as dt
 import json
 from dataclasses import replace
 
+import numpy as np
 import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session
@@ -18,6 +19,7 @@ from services.memory.config import MemoryConfig, RecallConfig, load_memory_confi
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.lineterms import line_terms
 from services.memory.recall import recall
+from services.memory.speakers import vector_literal
 from services.memory.vectors import fill_all
 from services.settings import PROJECT_ROOT, SettingsError
 from tests.memory_builders import create_exchange
@@ -162,3 +164,30 @@ def test_an_added_word_the_sample_missed_still_counts_on_a_long_history(sessions
         terms = line_terms(session, "vocab-h", QUESTION, sampled, embedder.embed("What pastimes does enjoy?"))
     weights = dict(zip(terms.terms.lexemes, terms.terms.weights, strict=True))
     assert {"potteri", "camp"} <= weights.keys() and all(weight > 0 for weight in weights.values())
+
+
+def test_the_nearest_words_are_exact_even_where_the_planner_would_rather_use_the_approximate_index(db_engine):
+    from tests.memory_builders import create_user
+
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(3000, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    with Session(db_engine) as session:
+        create_user(session, user_id="vocab-x")
+        session.execute(text(
+            "INSERT INTO vocabulary (user_id, word, lexeme, embedding) SELECT 'vocab-x', w, w, CAST(v AS vector) "
+            "FROM unnest(CAST(:words AS text[]), CAST(:vectors AS text[])) AS n(w, v)"),
+            {"words": [f"w{i:04d}" for i in range(len(vectors))], "vectors": [vector_literal(v) for v in vectors]})
+        session.execute(text("ANALYZE vocabulary"))  # the planner knows the person's words are most of the table
+        # An index scan wherever one can serve, and the HNSW index at a tiny ef_search: it would miss words.
+        session.execute(text("SET LOCAL enable_seqscan = off"))
+        session.execute(text("SET LOCAL enable_bitmapscan = off"))
+        session.execute(text("SELECT set_config('hnsw.ef_search', '10', true), "
+                             "set_config('hnsw.iterative_scan', 'relaxed_order', true)"))
+        for query in rng.normal(size=(5, 384)):
+            params: dict = {"user": "vocab-x"}
+            nearest = vocabulary.nearest_sql(params, query, 10, -1.0, 1.0)
+            found = session.execute(text(f"WITH asked AS (SELECT NULL AS lexeme WHERE false) {nearest}"),
+                                    params).tuples().all()
+            cosine = vectors @ (query / np.linalg.norm(query))
+            assert {lexeme for lexeme, _ in found} == {f"w{i:04d}" for i in np.argsort(-cosine)[:10]}

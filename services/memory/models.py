@@ -127,5 +127,7 @@ class ExchangeLine(Base):
     search: Mapped[Any] = mapped_column(TSVECTOR, Computed(
         "to_tsvector('english', CASE WHEN lower(speaker) IN ('user', 'assistant') THEN '' "
         "ELSE speaker || ' ' END || text)", persisted=True))
+    # The line's rank in its thread by (occurred_at, id), from 0, kept dense by triggers (migration 0016).
+    thread_pos: Mapped[int | None] = mapped_column(Integer, nullable=True)
     # A named speaker's turn only (migration 0009): the speaker arm of recall ranks that person's turns.
     embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM), nullable=True)

@@ -130,7 +130,7 @@ def _open(session: Session, user_id: str, kinds: tuple[str, ...], cfg: RecallCon
     columns.append(speakers.SPEAKER_WORDS_SQL if words else "NULL")
     row = session.execute(search.statement(f"SELECT {search.SEARCH_SETTINGS_SQL}, {', '.join(columns)}"),
                           {**search.search_settings(cfg), "user": user_id, "words": words}).one()
-    held = dict(zip(others, row[3:3 + len(others)], strict=True))
+    held = dict(zip(others, row[search.SEARCH_SETTINGS_COLUMNS:][:len(others)], strict=True))
     named = row[-1] or []
     if words:
         speakers.GUESSES.learn(user_id, words, named)

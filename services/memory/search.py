@@ -168,7 +168,7 @@ def statement(sql: str, qvec: bool = False, spk_vec: bool = False) -> TextClause
 
 def prepare_vector_search(session: Session, config: RecallConfig | None = None) -> None:
     """Search settings for this transaction: wider HNSW search that keeps scanning when the user filter
-    drops rows, and a plan made for each statement's own values.
+    drops rows, a plan made for each statement's own values, and no JIT compilation.
 
     Every user-filtered ``ORDER BY embedding <=>`` needs the first: without it the index returns the
     nearest rows of all users and the filter may leave none of this user's. The second because psycopg
@@ -179,8 +179,13 @@ def prepare_vector_search(session: Session, config: RecallConfig | None = None) 
 
 
 # prepare_vector_search's settings as a select list (``:ef``), for a statement that also asks something else.
+# JIT off: a server built with LLVM compiles any plan costed above jit_above_cost (100,000), ~10–50 ms per
+# statement, far more than these statements run (the costliest, the terms' sample, is costed ~37,000 at 100k
+# exchanges and grows with the history); the embedded server has no JIT provider, a system one may.
 SEARCH_SETTINGS_SQL = ("set_config('hnsw.ef_search', :ef, true), set_config('hnsw.iterative_scan', 'relaxed_order', "
-                       "true), set_config('plan_cache_mode', 'force_custom_plan', true)")
+                       "true), set_config('plan_cache_mode', 'force_custom_plan', true), "
+                       "set_config('jit', 'off', true)")
+SEARCH_SETTINGS_COLUMNS = SEARCH_SETTINGS_SQL.count("set_config(")  # the select list's columns it takes
 
 
 def search_settings(config: RecallConfig | None = None) -> dict[str, Any]:

@@ -101,38 +101,32 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
     if speaker is not None:
         speaker_sim = "CASE WHEN lower(l.speaker) = :spk_name THEN 1 - (l.embedding <=> :spk_vec) END"
         params.update(spk_name=speaker[0], spk_vec=speaker[1])
-    side = ("SELECT x.id FROM seeds s CROSS JOIN LATERAL (SELECT x.id FROM exchange_lines x WHERE x.user_id = :user "
-            "AND x.thread_id = s.thread_id AND (x.occurred_at, x.id) {op} (s.occurred_at, s.id) "
-            "ORDER BY x.occurred_at {order}, x.id {order} LIMIT :reach) x{where}")
     sql = (
-        "WITH seeds AS (SELECT id, thread_id, occurred_at FROM exchange_lines "
+        "WITH seeds AS (SELECT id, thread_id, thread_pos FROM exchange_lines "
         f"WHERE user_id = :user AND (id = ANY({_ids(seed_arms)}) OR exchange_id = ANY({_ids(exchange_arms)}))), "
-        f"after AS MATERIALIZED ({side.format(op='>', order='ASC', where='')}), "
-        # A seed among the lines after another seed needs no lines before it of its own: they are that seed, its
-        # lines after and its lines before (or, if it too lies after a seed, that one's: by induction), so one index
-        # probe fewer per such seed (an exchange's second line, a seed's neighbour) and the same lines.
-        f"near AS (SELECT id FROM seeds UNION SELECT id FROM after UNION "
-        f"{side.format(op='<', order='DESC', where=' WHERE s.id NOT IN (SELECT id FROM after)')}), "
-        # An id array, not a join: the planner cannot tell near's few hundred rows from all of them and
-        # chose a sequential scan of every line (15 ms at 20k exchanges, growing with the history).
+        f"{_SPANS}, "
+        # Each span is one range of the thread's positions (migration 0016): one index read, rows and all, where
+        # the lines after and before each seed took two probes and then a fetch of every line by its id.
         "lines AS MATERIALIZED (SELECT l.id, l.exchange_id, l.thread_id AS line_thread, l.speaker, l.text, "
         f"l.external_id, l.occurred_at, {bm25_sql('l', terms, config, params)} AS lex, {speaker_sim} AS speaker_sim, "
-        "l.id IN (SELECT id FROM seeds) AS seed FROM exchange_lines l WHERE l.id = ANY(ARRAY(SELECT id FROM near))), "
+        "l.id IN (SELECT id FROM seeds) AS seed FROM spans r JOIN exchange_lines l ON l.user_id = :user "
+        "AND l.thread_id = r.thread_id AND l.thread_pos BETWEEN r.lo AND r.hi), "
         # The query's similarity once per exchange, not once per line: each one reads the vector from TOAST.
+        # Not the exchange's texts, thread or session: only the hits show them (``exchange_texts``), and reading and
+        # sending them for every fetched exchange (~550, TOASTed beside the vector) was ~1.3 ms of this statement's CPU.
         f"owners AS MATERIALIZED (SELECT e.id, {sim} AS sim, "
         "coalesce(e.occurred_at, e.created_at) AS at FROM exchanges e "
-        "WHERE e.id = ANY(ARRAY(SELECT DISTINCT exchange_id FROM lines))), "
-        "firsts AS (SELECT exchange_id, min(id) AS id FROM lines GROUP BY exchange_id) "
+        "WHERE e.id = ANY(ARRAY(SELECT DISTINCT exchange_id FROM lines))) "
         "SELECT l.id, l.exchange_id, l.line_thread, l.speaker, l.text, l.external_id, l.occurred_at, l.lex, e.sim, "
-        # An exchange's own columns on its first fetched line only: sent once, not once per line (its texts
-        # were a fifth of the statement's CPU here and in the client); shared with its other lines (LineRows).
-        "l.speaker_sim, l.seed, f.id IS NOT NULL AS first, "
-        + ", ".join(f"CASE WHEN f.id IS NOT NULL THEN {value} END AS {name}" for name, value in _EXCHANGE_COLUMNS)
+        # An exchange's own columns on its first line in thread order only (its lines follow one another there):
+        # sent once, not once per line; shared with its other lines (LineRows). The window is the statement's own
+        # order, one sort for both (a min(id) per exchange joined back cost ~0.35 ms more).
+        f"l.speaker_sim, l.seed, {_FIRST} AS first, "
+        + ", ".join(f"CASE WHEN {_FIRST} THEN {value} END AS {name}" for name, value in _EXCHANGE_COLUMNS)
         + " FROM lines l JOIN owners e ON e.id = l.exchange_id "
-        "LEFT JOIN firsts f ON f.id = l.id "
         "LEFT JOIN memory_chunks c ON c.exchange_id = e.id LEFT JOIN exchange_access a ON a.exchange_id = e.id "
         # In thread order (byte order of the thread id, as Python compares it): sorting here costs less.
-        'ORDER BY l.line_thread COLLATE "C", l.occurred_at, l.id'
+        f"ORDER BY {_THREAD_ORDER}"
     )
     if qvec is not None:
         params["qvec"] = qvec
@@ -146,9 +140,24 @@ def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_a
     return LineRows(keys, rows)
 
 
+# The seeds' ranges of ``:reach`` positions either side, merged where they overlap or touch: a seed starts a new span
+# when it lies more than 2·reach + 1 positions after the previous seed of its thread (the spans are then disjoint,
+# so no line is read twice). CTEs ``marked``, ``grouped`` and ``spans`` (thread_id, lo, hi) over window_rows' seeds.
+_SPANS = ("marked AS (SELECT thread_id, thread_pos, coalesce(thread_pos > lag(thread_pos) OVER (PARTITION BY thread_id "
+          "ORDER BY thread_pos) + 2 * :reach + 1, TRUE) AS starts FROM seeds), "
+          "grouped AS (SELECT thread_id, thread_pos, count(*) FILTER (WHERE starts) OVER (PARTITION BY thread_id "
+          "ORDER BY thread_pos) AS run FROM marked), "
+          "spans AS (SELECT thread_id, min(thread_pos) - :reach AS lo, max(thread_pos) + :reach AS hi "
+          "FROM grouped GROUP BY thread_id, run)")
+
+
+_THREAD_ORDER = 'l.line_thread COLLATE "C", l.occurred_at, l.id'
+_FIRST = f"l.exchange_id IS DISTINCT FROM lag(l.exchange_id) OVER (ORDER BY {_THREAD_ORDER})"
+
+
 # The exchange's columns of a row (name, SQL over window_rows' ``owners`` e, ``memory_chunks`` c, ``exchange_access``
-# a), sent on the exchange's first fetched line only. Its texts, thread and session, which only a returned hit shows,
-# are read for those few (``exchange_texts``): for ~200–300 exchanges a recall they were 40% of the rows' bytes.
+# a), sent on the exchange's first line in thread order only. Its texts, thread and session, which only a returned
+# hit shows, are read for those few (``exchange_texts``): for ~200–300 exchanges a recall they were 40% of the bytes.
 _EXCHANGE_COLUMNS = (("at", "e.at"), ("salience", "c.salience"), ("access", "coalesce(a.access_count, 0)"))
 _EXCHANGE_NAMES = tuple(name for name, _ in _EXCHANGE_COLUMNS)
 AT, SALIENCE, ACCESS = (_EXCHANGE_NAMES.index(name) for name in ("at", "salience", "access"))
@@ -159,7 +168,7 @@ class LineRows:
     """``window_rows``' rows: the driver's tuples in thread order, with their column names.
 
     ``previous[i]``: the index of the row before row ``i`` in its thread (−1 at a thread's first fetched row).
-    ``exchanges``: each exchange's own columns (``_EXCHANGE_COLUMNS``, NULL on all but its first line's tuple)."""
+    ``exchanges``: each exchange's own columns (``_EXCHANGE_COLUMNS``: on its first line's tuple in thread order)."""
 
     def __init__(self, keys: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
         self.keys, self.rows = keys, rows
@@ -168,7 +177,7 @@ class LineRows:
         same = [False] + [a == b for a, b in zip(threads, threads[1:], strict=False)]
         self.previous = np.where(np.array(same, dtype=bool), np.arange(len(rows)) - 1, -1)
         first, exchange = self.index["first"], self.index["exchange_id"]
-        own = itemgetter(*(self.index[name] for name in _EXCHANGE_NAMES))  # a tuple of the seven columns
+        own = itemgetter(*(self.index[name] for name in _EXCHANGE_NAMES))  # a tuple of the three columns
         self.exchanges = {row[exchange]: own(row) for row in rows if row[first]}
         turn = [self.index.get(name) for name in TURN_COLUMNS]  # (an empty result has no such columns)
         # A row's TURN_COLUMNS (text, speaker, speaker_sim, id): what scoring reads of every candidate turn.
