@@ -6,6 +6,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -65,6 +66,34 @@ def test_postgres_serves_pgvector_and_keeps_data_across_restarts(tmp_path: Path)
         with psycopg.connect(server.dsn) as conn:
             nearest = conn.execute("SELECT name FROM items ORDER BY embedding <=> '[0.9,0.1,0]' LIMIT 1").fetchone()
         assert nearest == ("near",)
+    finally:
+        server.stop()
+
+
+CACHED_BLOCKS_OF_ITEMS = ("SELECT count(*) FROM pg_buffercache WHERE relfilenode = pg_relation_filenode('items') "
+                          "AND reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())")
+
+
+@pytest.mark.integration
+def test_postgres_has_the_blocks_it_had_cached_back_after_a_restart(tmp_path: Path) -> None:
+    # Recall's first queries after a restart otherwise read their turns and vectors from the kernel or disk.
+    server = start_postgres(tmp_path)
+    try:
+        with psycopg.connect(server.dsn, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_buffercache")
+            conn.execute("CREATE TABLE items AS SELECT i, repeat('x', 200) AS filler FROM generate_series(1, 5000) i")
+            conn.execute("SELECT count(*) FROM items").fetchone()
+            cached = conn.execute(CACHED_BLOCKS_OF_ITEMS).fetchone()[0]
+        server.stop()
+
+        server.start()
+        deadline = time.monotonic() + 15  # the blocks come back in the background, after the server answers
+        with psycopg.connect(server.dsn, autocommit=True) as conn:
+            while (restored := conn.execute(CACHED_BLOCKS_OF_ITEMS).fetchone()[0]) < cached \
+                    and time.monotonic() < deadline:
+                time.sleep(0.1)
+        assert cached > 0
+        assert restored == cached
     finally:
         server.stop()
 

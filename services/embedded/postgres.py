@@ -48,11 +48,16 @@ def memory_settings(total_bytes: int | None = None) -> dict[str, str]:
     planner. Sequential scans do not synchronise: a recall samples "the first N turns" for BM25's
     statistics, and a synchronised scan starts wherever the last one stopped, so the sample (and the
     ranking) changed from one recall to the next.
+
+    The shared buffers survive a restart: contrib's pg_prewarm (in the wheel) writes the list of cached
+    blocks to PGDATA/autoprewarm.blocks every few minutes and at shutdown, and reads them back in the
+    background at start. Without it the first recalls after a restart read ~265 blocks each from the
+    kernel (bench/recall.py, rcold), and the first ones after a reboot from the disk.
     """
     total = total_bytes if total_bytes is not None else _physical_memory()
     shared = min(1024 * MIB, max(128 * MIB, total // 8))
     return {"shared_buffers": f"{shared // MIB}MB", "effective_cache_size": f"{max(total // 2, shared) // MIB}MB",
-            "synchronize_seqscans": "off"}
+            "synchronize_seqscans": "off", "shared_preload_libraries": "pg_prewarm"}
 
 
 def share_niceness_with_backends(engine: Engine, data_dir: Path, nice: int) -> None:
