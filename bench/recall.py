@@ -197,6 +197,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import gc
 import json
 import os
 import random
@@ -296,6 +297,10 @@ def latency(sessions, embedder, count: int, timer: StatementTimer | None, show_p
     with sessions() as session:
         for query in queries[:10]:  # warm-up
             recall(session, embedder, USER, query, config=config, reinforce=False)
+        # Frozen as a worker freezes what it loaded (workers/startup.py): unfrozen, a full collection of the model's
+        # objects (~70 ms) fell inside some recall, about once in 400 (rcold).
+        gc.collect()
+        gc.freeze()
         backend = session.scalar(text("SELECT pg_backend_pid()"))
         for query in queries:
             cpu_started = (time.process_time(), backend_cpu_s(backend))
