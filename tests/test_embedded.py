@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from services.embedded.lifecycle import free_port, remembered_port, to_libpq_url
-from services.embedded.postgres import EmbeddedPostgres
+from services.embedded.postgres import EmbeddedPostgres, cache_settings
 from services.embedded.servers import ensure_servers
 from services.embedded.valkey import EmbeddedRedis
 from services.errors import EmbeddedServerError
@@ -96,6 +96,13 @@ def test_postgres_has_the_blocks_it_had_cached_back_after_a_restart(tmp_path: Pa
         assert restored == cached
     finally:
         server.stop()
+
+
+def test_postgres_asks_for_no_preload_library_its_installation_lacks(tmp_path: Path) -> None:
+    # PostgreSQL refuses to start with a shared_preload_libraries entry it cannot load.
+    assert cache_settings(tmp_path) == {}
+    (tmp_path / "pg_prewarm.so").write_bytes(b"")
+    assert cache_settings(tmp_path) == {"shared_preload_libraries": "pg_prewarm"}
 
 
 @pytest.mark.integration
