@@ -6,6 +6,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -15,7 +16,7 @@ import pytest
 import redis
 
 from services.embedded.lifecycle import free_port, remembered_port, to_libpq_url
-from services.embedded.postgres import EmbeddedPostgres
+from services.embedded.postgres import EmbeddedPostgres, cache_settings
 from services.embedded.servers import ensure_servers
 from services.embedded.valkey import EmbeddedRedis
 from services.errors import EmbeddedServerError
@@ -67,6 +68,41 @@ def test_postgres_serves_pgvector_and_keeps_data_across_restarts(tmp_path: Path)
         assert nearest == ("near",)
     finally:
         server.stop()
+
+
+CACHED_BLOCKS_OF_ITEMS = ("SELECT count(*) FROM pg_buffercache WHERE relfilenode = pg_relation_filenode('items') "
+                          "AND reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())")
+
+
+@pytest.mark.integration
+def test_postgres_has_the_blocks_it_had_cached_back_after_a_restart(tmp_path: Path) -> None:
+    # Recall's first queries after a restart otherwise read their turns and vectors from the kernel or disk.
+    server = start_postgres(tmp_path)
+    try:
+        with psycopg.connect(server.dsn, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_buffercache")
+            conn.execute("CREATE TABLE items AS SELECT i, repeat('x', 200) AS filler FROM generate_series(1, 5000) i")
+            conn.execute("SELECT count(*) FROM items").fetchone()
+            cached = conn.execute(CACHED_BLOCKS_OF_ITEMS).fetchone()[0]
+        server.stop()
+
+        server.start()
+        deadline = time.monotonic() + 15  # the blocks come back in the background, after the server answers
+        with psycopg.connect(server.dsn, autocommit=True) as conn:
+            while (restored := conn.execute(CACHED_BLOCKS_OF_ITEMS).fetchone()[0]) < cached \
+                    and time.monotonic() < deadline:
+                time.sleep(0.1)
+        assert cached > 0
+        assert restored == cached
+    finally:
+        server.stop()
+
+
+def test_postgres_asks_for_no_preload_library_its_installation_lacks(tmp_path: Path) -> None:
+    # PostgreSQL refuses to start with a shared_preload_libraries entry it cannot load.
+    assert cache_settings(tmp_path) == {}
+    (tmp_path / "pg_prewarm.so").write_bytes(b"")
+    assert cache_settings(tmp_path) == {"shared_preload_libraries": "pg_prewarm"}
 
 
 @pytest.mark.integration

@@ -55,6 +55,18 @@ def memory_settings(total_bytes: int | None = None) -> dict[str, str]:
             "synchronize_seqscans": "off"}
 
 
+def cache_settings(library_dir: Path) -> dict[str, str]:
+    """The shared buffers kept across a restart, when the server ships contrib's pg_prewarm.
+
+    Its autoprewarm worker writes the list of cached blocks to PGDATA/autoprewarm.blocks every five minutes
+    and at shutdown, and reads those blocks back in the background at start. Without it the first ~200
+    recalls after a restart at 100k exchanges read ~265 blocks each from the kernel (~4 ms of backend CPU
+    a recall; bench/recall.py, rcold), and the first after a reboot from the disk. A preload library the
+    server lacks would stop it from starting: none is asked for then.
+    """
+    return {"shared_preload_libraries": "pg_prewarm"} if (library_dir / "pg_prewarm.so").is_file() else {}
+
+
 def share_niceness_with_backends(engine: Engine, data_dir: Path, nice: int) -> None:
     """Run this process's PostgreSQL backends at its own ``nice`` when they belong to the embedded server.
 
@@ -140,7 +152,8 @@ class EmbeddedPostgres(EmbeddedServer):
             self._initdb()
         self.port = remembered_port(self._port_file, self._requested_port)
         options = f"-c listen_addresses={HOST} -p {self.port} -c unix_socket_directories=''"
-        options += "".join(f" -c {name}={value}" for name, value in memory_settings().items())
+        settings = {**memory_settings(), **cache_settings(_pg_bin_dir().parent / "lib")}
+        options += "".join(f" -c {name}={value}" for name, value in settings.items())
         begun = time.monotonic()
         self._pg_ctl(["start", "-w", "-t", str(int(START_TIMEOUT_S)), "-l", str(self.log_path), "-o", options])
         self._ensure_database()
