@@ -191,6 +191,14 @@ Lost: ONNX on 2 intra-op threads without spinning (1 thread spins nothing): both
 p50 6.9 → 6.1 at load 2.5, none at 3.6; batch embedding −15%, or +105 MB RSS for a second session); with spinning
 (ORT's default beyond one thread) process CPU 18 → 48 ms a recall. A named query's two texts on two threads (same
 vectors): no gain on the 14 named queries at load 2. Exchange columns converted once per exchange: neutral.
+rdepth (issue 9; candidates / line_ / speaker_candidates / context_window; LoCoMo @5/@10/@20 mh tmp od sh adv; 100k:
+the set's absolute recall@5/@10 at neighbours 0 | 1, rows / candidates a recall, paired B − A median ms embed | given):
+  40 / 60 / 40 / 2 (base)  .762/.850/.902 .695 .933 .659 .956 .958  .393/.429 | .464/.536  601 / 293
+  candidates 30 | 25 | 20  same | same | .849 @10, sh .955, conv-30 −.005 (lost); speaker_cand. 20 | 10 | 0: same
+  line_cand. 50 | 40 | 30  @10 .849, mh .691 | .691 | .693 (lost); context_window 1: .747/.840/.890 (lost)
+  30 / 60 / 20 / 2         same figure for figure  .429/.500 | .500/.536  521 / 251  −1.3 −1.8 −1.7 | −0.9
+  25 / 60 / 10 / 2 (kept)  same figure for figure  .429/.500 | .500/.536  480 / 229  −3.2 −2.8 | −2.9 −3.0; backend
+  CPU −1.6 to −2.6 ms, process −0.9 to −2.0; 114 of 200 hit lists move (first hit: 3). Caps: LoCoMo never reaches them.
 """
 
 from __future__ import annotations
