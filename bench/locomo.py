@@ -206,6 +206,10 @@ open-domain 0.659 not reached: no retrieval signal of ten rounds moves them by m
 reader listing the person's events (enrichment's facts and episodes as candidates, or an LLM over their turns) and
 inferring their traits; a stronger embedding (none on PyPI at MiniLM's cost).
 
+Less depth (rdepth, bench/recall.py's table): candidates 30 / 25 and speaker_candidates 20 / 10 / 0 give the default
+row figure for figure (each category and conversation); candidates 20 .762/.849/.902 (conv-30 .836/.892);
+line_candidates 50 / 40 mh .691, 30 .693; context_window 1 .747/.840/.890 mh .669. Now candidates 25, speaker 10.
+
 Baselines on the same turns (this bench): plain BM25 0.527/0.602/0.675, plain vector 0.242/0.327/0.443, z-score fusion
 0.533/0.626/0.695. A fresh run of the committed defaults (new database, the import, the vectors and the vocabulary
 filled as the backfill job does) prints the round-eight row above figure for figure (p50 94 ms, p95 227 ms at load

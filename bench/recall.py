@@ -199,6 +199,14 @@ after the vector 2.6 → 5.4: it reads the sample again). Changed: the embedded 
 blocks back ~1 s after a restart); this bench gc-frozen as workers. One run each, alternating (load 1.3–2.6), base →
 rcold: p50 30.7/30.9/29.2/34.4 → 27.1/35.1/32.3/30.9, p95 58.9/56.3/51.4/61.3 → 43.3/59.9/52.2/48.0 ms; recall_pair
 embed (one server) −0.1 ms median. Left: keep every count of the sample once read.
+rdepth (issue 9; candidates / line_ / speaker_candidates / context_window; LoCoMo @5/@10/@20 mh tmp od sh adv; 100k:
+the set's absolute recall@5/@10 at neighbours 0 | 1, rows / candidates a recall, paired B − A median ms embed | given):
+  40 / 60 / 40 / 2 (base)  .762/.850/.902 .695 .933 .659 .956 .958  .393/.429 | .464/.536  601 / 293
+  candidates 30 | 25 | 20  same | same | .849 @10, sh .955, conv-30 −.005 (lost); speaker_cand. 20 | 10 | 0: same
+  line_cand. 50 | 40 | 30  @10 .849, mh .691 | .691 | .693 (lost); context_window 1: .747/.840/.890 (lost)
+  30 / 60 / 20 / 2         same figure for figure  .429/.500 | .500/.536  521 / 251  −1.3 −1.8 −1.7 | −0.9
+  25 / 60 / 10 / 2 (kept)  same figure for figure  .429/.500 | .500/.536  480 / 229  −3.2 −2.8 | −2.9 −3.0; backend
+  CPU −1.6 to −2.6 ms, process −0.9 to −2.0; 114 of 200 hit lists move (first hit: 3). Caps: LoCoMo never reaches them.
 """
 
 from __future__ import annotations

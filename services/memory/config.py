@@ -22,7 +22,7 @@ class RecallConfig:
     rrf_k: int = 60
     sim_floor: float = 0.15
     sim_ceil: float = 0.75
-    candidates: int = 40
+    candidates: int = 25  # rows each exchange arm brings (configs/memory.toml: measured depth)
     ef_search: int = 100
     max_df_ratio: float = 0.25
     df_cap: int = 1000
@@ -51,7 +51,7 @@ class RecallConfig:
     span_replied_to: str = "unmatched"
     rewrite_query: bool = True  # drop question scaffolding ("what kind of", "mention") before matching
     speaker_weight: float = 0.3  # relevance added by a named speaker's turn's similarity (0 = no speaker arm)
-    speaker_candidates: int = 40  # turns of the named speaker the speaker arm brings
+    speaker_candidates: int = 10  # turns of the named speaker the speaker arm brings
     expansion_weight: float = 0.3  # an expansion word's BM25 weight: this × its cosine to the query × its IDF
     expansion_words: int = 10  # the person's words nearest the query considered (0 = no expansion)
     expansion_min_similarity: float = 0.35  # ... at this cosine or more
