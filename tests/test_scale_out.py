@@ -174,7 +174,7 @@ def test_a_second_host_takes_work_and_killing_it_loses_nothing(host1: System, ll
         llm.script_stream(*[Reply(SLOW, chunk_size=3, per_chunk_delay_s=0.15) for _ in range(3)])
         with ThreadPoolExecutor(2) as pool:
             futures = [pool.submit(chat_as, host1, token, "Please survive a crash.") for token in list(USERS)[4:6]]
-            victim = _wait_for_job_on(connection, HOST2)
+            victim = _wait_for_job_on(connection, HOST2, earlier={request_id for request_id, _ in results})
             os.kill(host2.pid, signal.SIGKILL)
             results = [future.result() for future in futures]
     request_ids = [request_id for request_id, _ in results]
@@ -198,14 +198,19 @@ def stored_reply(database_url: str, request_id: str) -> str:
         engine.dispose()
 
 
-def _wait_for_job_on(connection: redis.Redis, worker_name: str) -> str:
-    """The request id of the digest job that ``worker_name`` is running, once it has streamed a little."""
+def _wait_for_job_on(connection: redis.Redis, worker_name: str, earlier: set[str]) -> str:
+    """The request id of the digest job that ``worker_name`` is running, once it has streamed a little.
+
+    Not one of the ``earlier`` requests: their replies are out, but a digest job goes on after its reply (the
+    exchange is stored and turned into memory), so the worker may still be finishing one of them.
+    """
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         for worker in Worker.all(queue=Queue(PROMPT_QUEUE, connection=connection)):
-            job_id = worker.get_current_job_id() if worker.name == worker_name else None
-            if job_id:
+            job_id = str(worker.get_current_job_id() or "") if worker.name == worker_name else ""
+            request_id = job_id.removeprefix("digest-")
+            if job_id.startswith("digest-") and request_id not in earlier:
                 time.sleep(0.5)  # mid-reply: the first deltas are out
-                return str(job_id).removeprefix("digest-")
+                return request_id
         time.sleep(0.05)
     pytest.fail(f"{worker_name} never started a job")
