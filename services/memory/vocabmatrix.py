@@ -48,11 +48,12 @@ class Matrix:
             return None
         if len(self.words) <= count:
             return list(self.words)
-        sims = self.unit @ (np.asarray(vector, dtype=np.float32) / np.float32(norm))
+        # einsum, not ``@``: its own single-threaded loop. OpenBLAS's threads (matrix × vector) spun on recall's
+        # two cores against the model's: ~28 ms more process CPU a recall, paired at 100k.
+        sims = np.einsum("ij,j->i", self.unit, np.asarray(vector, dtype=np.float32) / np.float32(norm))
         if not np.all(np.isfinite(sims)):
             return None
-        top = np.argpartition(-sims, count - 1)[:count]
-        floor = float(sims[top].min()) - MARGIN
+        floor = float(np.partition(sims, len(sims) - count)[len(sims) - count]) - MARGIN
         return [self.words[i] for i in np.flatnonzero(sims >= floor)]
 
 
