@@ -88,3 +88,26 @@ def test_a_word_added_or_removed_is_seen_by_the_next_recall(db_engine):
         assert "zqnewx" in expanded()
         session.execute(text("DELETE FROM vocabulary WHERE user_id = 'matrix-b' AND word = 'zqnewx'"))
         assert expanded() == before
+
+
+def test_the_kept_words_stay_within_their_budget_the_least_recently_used_person_leaving(db_engine, monkeypatch):
+    rng = np.random.default_rng(2)
+    monkeypatch.setattr(vocabmatrix, "MAX_KEPT_WORDS", 500)
+    MATRICES.clear()
+    with Session(db_engine) as session:
+        for user in ("matrix-c", "matrix-d"):
+            create_user(session, user_id=user)
+            _add_words(session, user, [_made_up(i) for i in range(300)], [_made_up(i) for i in range(300)],
+                       rng.normal(size=(300, 384)).astype(np.float32))
+            assert MATRICES.nearest(session, user, 300, rng.normal(size=384), 10) is not None
+        assert [user for _, user in MATRICES._kept] == ["matrix-d"]
+
+
+def test_a_person_with_a_zero_vector_keeps_the_sql_knn(db_engine):
+    vectors = np.random.default_rng(4).normal(size=(30, 384)).astype(np.float32)
+    vectors[7] = 0.0  # pgvector's cosine with it is NaN, which its ORDER BY puts after every distance
+    MATRICES.clear()
+    with Session(db_engine) as session:
+        create_user(session, user_id="matrix-e")
+        _add_words(session, "matrix-e", [_made_up(i) for i in range(30)], [_made_up(i) for i in range(30)], vectors)
+        assert MATRICES.nearest(session, "matrix-e", 30, vectors[0], 10) is None

@@ -8,8 +8,9 @@ them as before: the words and weights stay pgvector's exact ones, whatever float
 
 Versioning: the vocabulary only grows (``vocabulary.fill_batch`` inserts, never updates) and its rows leave only
 with the person, so the person's word count, read in recall's first statement (``recall._open``), tells when
-the kept words are stale; they are then read again. Memory is bounded: at most ``MAX_PEOPLE`` people (the least
-recently used dropped first), and a person with more than ``MAX_WORDS`` words keeps today's SQL kNN.
+the kept words are stale; they are then read again. Memory is bounded: at most ``MAX_PEOPLE`` people and
+``MAX_KEPT_WORDS`` words (the least recently used dropped first), and a person with more than ``MAX_WORDS`` words
+keeps the SQL kNN over every word.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 MAX_PEOPLE = 16
-MAX_WORDS = 20_000  # ~30 MB of float32 vectors (384 each)
+MAX_WORDS = 20_000  # per person: ~30 MB of float32 vectors (384 each)
+MAX_KEPT_WORDS = 60_000  # in all (~90 MB): the least recently used people dropped first
 # The cosines here differ from pgvector's (float32 sums in another order) by ~1e-6: every word within this of the
 # last one taken is sent too, so the statement's exact order decides.
 MARGIN = 1e-4
@@ -57,12 +59,14 @@ class Matrix:
         return [self.words[i] for i in np.flatnonzero(sims >= floor)]
 
 
-def _matrix(rows: list[tuple[str, bytes]]) -> Matrix:
-    words = [row[0] for row in rows]
-    if not rows:
-        return Matrix(words, np.zeros((0, 0), dtype=np.float32))
+def _matrix(rows: list[tuple[str, bytes]]) -> Matrix | None:
+    """The rows' unit vectors; None when one has no length (pgvector's cosine is then NaN, which sorts after every
+    distance: such a person keeps the SQL kNN)."""
     vectors = np.stack([np.frombuffer(bytes(row[1]), dtype=">f4", offset=4) for row in rows]).astype(np.float32)
-    return Matrix(words, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    if not np.all(np.isfinite(norms) & (norms > 0)):
+        return None
+    return Matrix([row[0] for row in rows], vectors / norms)
 
 
 class Matrices:
@@ -89,16 +93,17 @@ class Matrices:
                 self._kept.move_to_end(key)
                 return kept[1]
         rows = [(row.word, row.vec) for row in session.execute(text(_VECTORS), {"user": user_id})]
-        # A zero vector has no cosine in pgvector (NaN sorts after every distance): such a person keeps the SQL kNN.
-        zero = any(not any(bytes(row[1])[4:]) for row in rows)
-        matrix = None if zero else _matrix(rows)
+        matrix = _matrix(rows) if rows else None
         # Read in a later snapshot than ``size``: kept at the count actually read, so a mismatch reads again.
         with self._lock:
             self._kept[key] = (len(rows), matrix)
             self._kept.move_to_end(key)
-            while len(self._kept) > MAX_PEOPLE:
+            while len(self._kept) > MAX_PEOPLE or (len(self._kept) > 1 and self._words() > MAX_KEPT_WORDS):
                 self._kept.popitem(last=False)
         return matrix if len(rows) == size else None
+
+    def _words(self) -> int:
+        return sum(count for count, _ in self._kept.values())
 
     def clear(self) -> None:
         with self._lock:
