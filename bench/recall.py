@@ -199,11 +199,11 @@ the set's absolute recall@5/@10 at neighbours 0 | 1, rows / candidates a recall,
   30 / 60 / 20 / 2         same figure for figure  .429/.500 | .500/.536  521 / 251  −1.3 −1.8 −1.7 | −0.9
   25 / 60 / 10 / 2 (kept)  same figure for figure  .429/.500 | .500/.536  480 / 229  −3.2 −2.8 | −2.9 −3.0; backend
   CPU −1.6 to −2.6 ms, process −0.9 to −2.0; 114 of 200 hit lists move (first hit: 3). Caps: LoCoMo never reaches them.
-rvocab (issue 9; base dae1063, rlat8's 100k copied; load 2.4–3.9). The expansion's exact kNN over 3,583 words (~3 ms
+rvocab (issue 9; base dae1063, rlat8's 100k copied; load 1.4–3.9). The expansion's exact kNN over 3,583 words (~3 ms
 backend CPU) → a float32 product over the person's vectors kept in the process (``vocabmatrix.py``, by the word count
-``_open`` reads; ≤ 16 people, 20,000 words) picks the words within 1e-4 of the tenth; pgvector's cosines for those by
-key. Hits and terms of the 200 queries identical; LoCoMo .762/.850/.902. Paired B − A median embed −1.3, −1.5 ms
-(backend CPU −2.7, −2.6; process +0.8, 0), given −1.0 (backend −3.0, process +0.8). Lost: ``@`` (OpenBLAS: +28 ms).
+``_open`` reads; ≤ 16 people, 20,000 words each, 60,000 in all) picks the words within 1e-4 of the tenth; pgvector's
+cosines for those by key. Hits and terms of the 200 queries identical; LoCoMo .762/.850/.902. Paired B − A median embed
+−1.3/−1.5/−0.9 ms (backend CPU −2.6 to −2.7, process 0 to +1.6), given −1.0. Lost: ``@`` (OpenBLAS threads: +28 ms).
 """
 
 from __future__ import annotations
