@@ -45,18 +45,10 @@ every statement's clause built once per distinct SQL (``search.statement``). Lea
 (282b226), load 0.2–1.1: with the embedding p50 57.1 / 58.4, p95 87.2 / 92.7 ms (without it p50 51 / 50, p95 73 /
 71; window_rows p50 22–24 ms, Python 18). Checked, no gain: a visibility map (plain VACUUM), plain maps in gather.
 
-rlat4 (issue 9 latency; target p95 ≤ 50 ms with the embedding at 100k, idle 2 cores). Where the time went (282b226,
-load 2–4): window_rows ~21 ms wall (17–19 ms backend CPU: the arms inside it, ~2 index probes per seed ~4 ms, BM25
-and similarity of ~1,000 turns and ~600 exchanges ~4 ms, join and sort ~1.5); Python ~17 ms (row dicts, gather's
-loop, score_candidates' dicts, the driver). Changed: gather and score_candidates over arrays (``turns.LineRows``,
-``spans.context_signals``, ``spans.LineCandidate``, ``scored.Scored``; tests/test_recall_arrays.py fails on a one-ulp
-change): "python (rest)" 17 → 9–12 ms; the exchange arms on a second pooled connection once the vector is there
-(``sidearms.py``; READ COMMITTED, nothing written, a connection to spare; any failure runs them inline): window_rows'
-backend CPU 17–19 → 9–12 ms + ~4 on the other backend; an exchange's own columns on its first fetched line only
-(backend −1 to −2 ms). Paired: with the embedding median −5.2 to −8.4 ms at load 5–7, −5.9 at 2–3 (p50 47.6 → 42.0,
-p95 70.5 → 64.7); given the vector −4.5 to −12.4. Hits of the 200 queries identical; LoCoMo too (0.756/0.840/0.895).
-Lead's idle runs of the merged tree (load 1.4): with the embedding p50 39.1 / 38.3, p95 66.4 / 61.3 ms (given the
-vector 33.0 / 31.3 and 49.8 / 43.9); CPU 22 ms here + 22 backend (the tree before: 57.1–58.4 / 87.2–92.7).
+rlat4 (issue 9; 282b226, load 2–4). window_rows ~21 ms wall (17–19 backend CPU), Python ~17. Changed: gather and
+score_candidates over arrays (tests/test_recall_arrays.py): Python 17 → 9–12 ms; the exchange arms on a second pooled
+connection (``sidearms.py``): backend 17–19 → 9–12 ms + ~4 on the other. Paired median −5.2 to −8.4 ms (embedding),
+−4.5 to −12.4 (given); hits and LoCoMo identical. Lead's idle runs: p50 39.1 / 38.3, p95 66.4 / 61.3 ms (was 57 / 90).
 
 rlat6 (issue 9; base e9b9a07; load 1.4–2.9). What makes the p95: the 75 of 200 queries of common words only (each
 asked word in ≥ 1,000 turns: BM25 scored 1,000 matches of the rarest) 21.8–22.2 ms backend CPU against 15.9; a month's
@@ -207,6 +199,11 @@ the set's absolute recall@5/@10 at neighbours 0 | 1, rows / candidates a recall,
   30 / 60 / 20 / 2         same figure for figure  .429/.500 | .500/.536  521 / 251  −1.3 −1.8 −1.7 | −0.9
   25 / 60 / 10 / 2 (kept)  same figure for figure  .429/.500 | .500/.536  480 / 229  −3.2 −2.8 | −2.9 −3.0; backend
   CPU −1.6 to −2.6 ms, process −0.9 to −2.0; 114 of 200 hit lists move (first hit: 3). Caps: LoCoMo never reaches them.
+rvocab (issue 9; base dae1063, rlat8's 100k copied; load 1.4–3.9). The expansion's exact kNN over 3,583 words (~3 ms
+backend CPU) → a float32 product over the person's vectors kept in the process (``vocabmatrix.py``, by the word count
+``_open`` reads; ≤ 16 people, 20,000 words each, 60,000 in all) picks the words within 1e-4 of the tenth; pgvector's
+cosines for those by key. Hits and terms of the 200 queries identical; LoCoMo .762/.850/.902. Paired B − A median embed
+−1.3/−1.5/−0.9 ms (backend CPU −2.6 to −2.7, process 0 to +1.6), given −1.0. Lost: ``@`` (OpenBLAS threads: +28 ms).
 """
 
 from __future__ import annotations

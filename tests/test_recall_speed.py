@@ -273,7 +273,7 @@ def test_recall_statements_run_without_jit_compilation(db_engine):
         session.rollback()
         # recall's first statement sets it with the others and still reads its own columns right.
         create_exchange(session, user_id="alice", user_text="hello", embedder=HashEmbedder())
-        kinds, _, _ = _open(session, "alice", ("exchange", "fact", "episode"), RecallConfig(), [])
+        kinds, _, _, _ = _open(session, "alice", ("exchange", "fact", "episode"), RecallConfig(), [])
         assert kinds == ("exchange",)
         assert session.scalar(text("SELECT current_setting('jit')")) == "off"
 

@@ -19,6 +19,7 @@ from services.memory import vocabulary
 from services.memory.config import RecallConfig
 from services.memory.search import Terms, statement
 from services.memory.termcounts import COUNTS, NOTHING_KEPT, VERSION_SQL, Kept, TermRow
+from services.memory.vocabmatrix import MATRICES
 
 # Words that shape a question but never appear in its answer (the stop-word list keeps "name", "kind", ...).
 QUESTION_WORDS = frozenset({
@@ -55,7 +56,7 @@ def rewrite(query: str) -> str:
 
 
 def line_terms(session: Session, user_id: str, query: str, config: RecallConfig,
-               expand_by: np.ndarray | None = None) -> LineTerms:
+               expand_by: np.ndarray | None = None, vocabulary_size: int | None = None) -> LineTerms:
     """Lexemes of the (rewritten) query with BM25 IDF = ln(1 + (N − df + ½)/(df + ½)) over the user's lines.
 
     Document frequencies come from a sample of ``length_sample`` lines, scaled to the user's line count;
@@ -64,13 +65,13 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig,
     ``expand_by``: a vector of the query; the user's words nearest it join the terms, each at IDF ×
     ``expansion_weight`` × its cosine (``services.memory.vocabulary``), found in the same statement.
     While the model still embeds the query, recall runs the two apart instead (``asked_terms``, then
-    ``expanded_terms``): the same terms, one statement more, the first off the wall time.
+    ``expanded_terms``): the same terms, one statement more, the first off the wall time. ``vocabulary_size``:
+    the person's word count, read in this recall (``vocabmatrix.SIZE_SQL``): their kept vectors pick the kNN's words.
     """
     params: dict[str, Any] = {}
     expanded = _NO_EXPANSION
     if expand_by is not None and config.expands:
-        expanded = vocabulary.nearest_sql(params, expand_by, config.expansion_words, config.expansion_min_similarity,
-                                          config.expansion_weight)
+        expanded = _nearest(session, user_id, params, expand_by, config, vocabulary_size)
     rows = _term_rows(session, user_id, query, config, expanded, params)
     return _line_terms(rows, rows, config)
 
@@ -170,14 +171,13 @@ def asked_terms(session: Session, user_id: str, query: str, config: RecallConfig
 
 
 def expanded_terms(session: Session, user_id: str, asked: AskedTerms, config: RecallConfig,
-                   expand_by: np.ndarray | None = None) -> LineTerms:
+                   expand_by: np.ndarray | None = None, vocabulary_size: int | None = None) -> LineTerms:
     """``line_terms`` from ``asked_terms``' rows: with ``expand_by`` (a vector of the query) and the expansion on,
     the user's words nearest it with their sample counts join them (one statement: the kNN needs the vector)."""
     rows = list(asked.rows)
     if expand_by is not None and config.expands and asked.rows:
         params: dict[str, Any] = {}
-        nearest = vocabulary.nearest_sql(params, expand_by, config.expansion_words, config.expansion_min_similarity,
-                                         config.expansion_weight)
+        nearest = _nearest(session, user_id, params, expand_by, config, vocabulary_size)
         kept = asked.kept
         found = session.execute(
             statement(f"WITH {_SAMPLE}, {_KEPT}, asked AS (SELECT unnest(CAST(:asked AS text[])) AS lexeme), "
@@ -195,6 +195,14 @@ def expanded_terms(session: Session, user_id: str, asked: AskedTerms, config: Re
             kept.learn(extra)
         rows += extra
     return _line_terms(rows, asked.rows, config)
+
+
+def _nearest(session: Session, user_id: str, params: dict[str, Any], vector: np.ndarray, config: RecallConfig,
+             vocabulary_size: int | None) -> str:
+    """The expansion's kNN statement, over the words the person's kept vectors pick when their count is known."""
+    among = MATRICES.nearest(session, user_id, vocabulary_size, vector, config.expansion_words)
+    return vocabulary.nearest_sql(params, vector, config.expansion_words, config.expansion_min_similarity,
+                                  config.expansion_weight, among)
 
 
 def _line_terms(rows: list[Any], stats: list[Any], config: RecallConfig) -> LineTerms:

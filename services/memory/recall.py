@@ -22,7 +22,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
-from services.memory import focus, search, sidearms, spans, speakers, turns, turnshape
+from services.memory import focus, search, sidearms, spans, speakers, turns, turnshape, vocabmatrix
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.lineterms import LineTerms, asked_terms, expanded_terms, line_terms
 from services.memory.scored import Scored
@@ -82,12 +82,12 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     # The model runs on another thread while the statements that need no vector run here (ONNX and the
     # wait on PostgreSQL both release the GIL): the query embedding costs no wall time up to their length.
     ahead = _embed_ahead(embedder, user_id, query, query_embedding, words)
-    kinds, name, own_only = _open(session, user_id, kinds, cfg, words)
+    kinds, name, own_only, vocabulary_size = _open(session, user_id, kinds, cfg, words)
     window = time_window(query, now)
     engine = sidearms.side_engine(session, own_only) if "exchange" in kinds else None
     side = sidearms.ExchangeArms(engine, _pool(), user_id, window, cfg) if engine is not None else None
     terms, lexical, qvec, speaker = _terms_and_vectors(session, user_id, query, cfg, kinds, ahead, embedder,
-                                                       query_embedding, name, side)
+                                                       query_embedding, name, side, vocabulary_size)
     excluded = set(exclude_exchange_ids)
     candidates = []
     if "exchange" in kinds:
@@ -120,13 +120,15 @@ def _for_question(cfg: RecallConfig, query: str) -> RecallConfig:
 
 
 def _open(session: Session, user_id: str, kinds: tuple[str, ...], cfg: RecallConfig,
-          words: list[str]) -> tuple[tuple[str, ...], str | None, bool]:
+          words: list[str]) -> tuple[tuple[str, ...], str | None, bool, int | None]:
     """The search settings (``search.prepare_vector_search``; the full-text arms need its plan setting too),
     and in the same statement the kinds besides exchanges that this user holds any row of, the speaker the
     query's ``words`` name and whether every arm must stay on this connection (``sidearms``): one round trip
-    where there were up to four, asked afresh by every recall."""
+    where there were up to four, asked afresh by every recall; and the user's vocabulary size when the query is
+    expanded (``vocabmatrix``)."""
     others = [kind for kind in kinds if kind != "exchange"]
     columns = [search.holds_sql(kind) for kind in others] + [sidearms.OWN_CONNECTION_SQL]
+    columns.append(vocabmatrix.SIZE_SQL if cfg.expands else "NULL")
     columns.append(speakers.SPEAKER_WORDS_SQL if words else "NULL")
     row = session.execute(search.statement(f"SELECT {search.SEARCH_SETTINGS_SQL}, {', '.join(columns)}"),
                           {**search.search_settings(cfg), "user": user_id, "words": words}).one()
@@ -134,7 +136,8 @@ def _open(session: Session, user_id: str, kinds: tuple[str, ...], cfg: RecallCon
     named = row[-1] or []
     if words:
         speakers.GUESSES.learn(user_id, words, named)
-    return tuple(kind for kind in kinds if kind == "exchange" or held[kind]), speakers.the_one(named), row[-2]
+    kept = tuple(kind for kind in kinds if kind == "exchange" or held[kind])
+    return kept, speakers.the_one(named), row[-3], row[-2]
 
 
 # (the embedding under way, the speaker name it was started for)
@@ -165,6 +168,7 @@ def _pool() -> ThreadPoolExecutor:
 def _terms_and_vectors(session: Session, user_id: str, query: str, cfg: RecallConfig, kinds: tuple[str, ...],
                        ahead: Ahead | None, embedder: Embedder | None, query_embedding: np.ndarray | None,
                        name: str | None, side: sidearms.ExchangeArms | None = None,
+                       vocabulary_size: int | None = None,
                        ) -> tuple[LineTerms, list[int] | None, np.ndarray | None, speakers.NamedSpeaker | None]:
     """The query's terms (one set, weighted by this user's turns, serves every kind), the BM25 arm's lines
     when they were fetched on their own, the search vector and the named speaker. ``side``: the exchange arms,
@@ -180,9 +184,9 @@ def _terms_and_vectors(session: Session, user_id: str, query: str, cfg: RecallCo
             side.start(qvec)
         expand_by = speaker.vector if speaker is not None else qvec
         if asked is not None:
-            terms = expanded_terms(session, user_id, asked, cfg, expand_by)
+            terms = expanded_terms(session, user_id, asked, cfg, expand_by, vocabulary_size)
         else:
-            terms = line_terms(session, user_id, query, cfg, expand_by)
+            terms = line_terms(session, user_id, query, cfg, expand_by, vocabulary_size)
     else:
         terms = line_terms(session, user_id, query, cfg)
         # While the model still runs, the BM25 arm (it needs no vector) runs on its own: one statement more, off

@@ -95,17 +95,23 @@ def fill_all(sessions: sessionmaker[Session], embedder: Embedder, *, budget_s: f
 
 
 def nearest_sql(params: dict[str, Any], vector: np.ndarray, words: int, min_similarity: float,
-                weight: float) -> str:
+                weight: float, among: list[str] | None = None) -> str:
     """A SELECT of (lexeme, multiplier) for the person's words nearest ``vector`` (``:user``; the asked
     lexemes in a CTE named ``asked`` are left out): ``weight`` × the best cosine of the lexeme's words,
-    for at most ``words`` words at cosine ``min_similarity`` or more. Its values go into ``params``."""
+    for at most ``words`` words at cosine ``min_similarity`` or more. Its values go into ``params``.
+    ``among``: words holding every one of the nearest (``vocabmatrix``): only theirs are compared."""
     params.update(x_vec=vector_literal(vector), x_words=words, x_min=min_similarity, x_weight=weight)
+    scope = ""
+    if among is not None:
+        # The same cosines, order and cut over a few primary-key probes instead of every word.
+        params["x_among"] = among
+        scope = "AND word = ANY(CAST(:x_among AS text[])) "
     # Exact, whatever the vocabulary's size: ordered by a column of a subquery the planner may not flatten
     # (OFFSET 0), which no index can serve. The HNSW index at recall's ef_search (100) misses real words among
     # the nearest (14 of 200 queries' ten differ at 100k); it was only unused while the planner priced the
     # exact scan lower, and a growing vocabulary would have flipped the plan, and the expansions, silently.
     return ("SELECT n.lexeme, :x_weight * max(n.sim) FROM (SELECT lexeme, 1 - distance AS sim FROM "
             "(SELECT lexeme, embedding <=> CAST(:x_vec AS vector) AS distance FROM vocabulary WHERE user_id = :user "
-            "OFFSET 0) v ORDER BY distance LIMIT :x_words) n "
+            f"{scope}OFFSET 0) v ORDER BY distance LIMIT :x_words) n "
             "WHERE n.sim >= :x_min AND n.lexeme NOT IN (SELECT lexeme FROM asked) GROUP BY n.lexeme")
 

@@ -1,0 +1,113 @@
+"""Each person's vocabulary vectors kept in the process, to pick the query expansion's candidate words.
+
+The expansion's exact kNN over a person's whole vocabulary (``vocabulary.nearest_sql``) made PostgreSQL compute
+a cosine for every word (3,583 at 100k exchanges: ~3 ms of CPU on recall's critical path, after the query
+vector is ready). Here one float32 product over the kept matrix finds the nearest words with a margin, and the
+statement computes pgvector's own cosines for those few only (a primary-key probe each), ordering and cutting
+them as before: the words and weights stay pgvector's exact ones, whatever float32 rounding the product makes.
+
+Versioning: the vocabulary only grows (``vocabulary.fill_batch`` inserts, never updates) and its rows leave only
+with the person, so the person's word count, read in recall's first statement (``recall._open``), tells when
+the kept words are stale; they are then read again. Memory is bounded: at most ``MAX_PEOPLE`` people and
+``MAX_KEPT_WORDS`` words (the least recently used dropped first), and a person with more than ``MAX_WORDS`` words
+keeps the SQL kNN over every word.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+MAX_PEOPLE = 16
+MAX_WORDS = 20_000  # per person: ~30 MB of float32 vectors (384 each)
+MAX_KEPT_WORDS = 60_000  # in all (~90 MB): the least recently used people dropped first
+# The cosines here differ from pgvector's (float32 sums in another order) by ~1e-6: every word within this of the
+# last one taken is sent too, so the statement's exact order decides.
+MARGIN = 1e-4
+# A person's word count, for recall's first statement (``:user``).
+SIZE_SQL = "(SELECT count(*) FROM vocabulary WHERE user_id = :user)"
+# pgvector's binary form: dimension and an unused int16, then big-endian float32s.
+_VECTORS = "SELECT word, vector_send(embedding) AS vec FROM vocabulary WHERE user_id = :user"
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """A person's words and their unit vectors, one row each."""
+
+    words: list[str]
+    unit: np.ndarray
+
+    def nearest(self, vector: np.ndarray, count: int) -> list[str] | None:
+        """The words that can be among the ``count`` nearest ``vector`` by cosine: the nearest ``count`` and
+        every other within ``MARGIN`` of the last of them. None when some cosine is not finite."""
+        norm = float(np.linalg.norm(vector))
+        if not self.words or count < 1 or not np.isfinite(norm) or norm == 0.0:
+            return None
+        if len(self.words) <= count:
+            return list(self.words)
+        # einsum, not ``@``: its own single-threaded loop. OpenBLAS's threads (matrix × vector) spun on recall's
+        # two cores against the model's: ~28 ms more process CPU a recall, paired at 100k.
+        sims = np.einsum("ij,j->i", self.unit, np.asarray(vector, dtype=np.float32) / np.float32(norm))
+        if not np.all(np.isfinite(sims)):
+            return None
+        floor = float(np.partition(sims, len(sims) - count)[len(sims) - count]) - MARGIN
+        return [self.words[i] for i in np.flatnonzero(sims >= floor)]
+
+
+def _matrix(rows: list[tuple[str, bytes]]) -> Matrix | None:
+    """The rows' unit vectors; None when one has no length (pgvector's cosine is then NaN, which sorts after every
+    distance: such a person keeps the SQL kNN)."""
+    vectors = np.stack([np.frombuffer(bytes(row[1]), dtype=">f4", offset=4) for row in rows]).astype(np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    if not np.all(np.isfinite(norms) & (norms > 0)):
+        return None
+    return Matrix([row[0] for row in rows], vectors / norms)
+
+
+class Matrices:
+    """Kept matrices by (database, person), with the word count each was read at."""
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[tuple[str, str], tuple[int, Matrix | None]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def nearest(self, session: Session, user_id: str, size: int | None, vector: np.ndarray,
+                count: int) -> list[str] | None:
+        """The candidate words for the ``count`` nearest ``vector`` among the person's ``size`` words (their
+        current count); None: the SQL kNN decides (size unknown, over ``MAX_WORDS``, or a zero vector)."""
+        if not size or size > MAX_WORDS:  # no word: nothing to read (the statement finds none either)
+            return None
+        matrix = self._get(session, user_id, size)
+        return matrix.nearest(vector, count) if matrix is not None else None
+
+    def _get(self, session: Session, user_id: str, size: int) -> Matrix | None:
+        key = (str(session.get_bind().engine.url), user_id)
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is not None and kept[0] == size:
+                self._kept.move_to_end(key)
+                return kept[1]
+        rows = [(row.word, row.vec) for row in session.execute(text(_VECTORS), {"user": user_id})]
+        matrix = _matrix(rows) if rows else None
+        # Read in a later snapshot than ``size``: kept at the count actually read, so a mismatch reads again.
+        with self._lock:
+            self._kept[key] = (len(rows), matrix)
+            self._kept.move_to_end(key)
+            while len(self._kept) > MAX_PEOPLE or (len(self._kept) > 1 and self._words() > MAX_KEPT_WORDS):
+                self._kept.popitem(last=False)
+        return matrix if len(rows) == size else None
+
+    def _words(self) -> int:
+        return sum(count for count, _ in self._kept.values())
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+
+MATRICES = Matrices()

@@ -1,0 +1,113 @@
+"""The query expansion's kNN over a person's kept vocabulary vectors (services/memory/vocabmatrix.py): the same
+words and weights as PostgreSQL's exact kNN over every word, and a word the backfill adds (or one that leaves)
+seen by the next recall."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from services.memory import vocabmatrix, vocabulary
+from services.memory.config import RecallConfig
+from services.memory.lineterms import line_terms
+from services.memory.recall import _open
+from services.memory.speakers import vector_literal
+from services.memory.vocabmatrix import MATRICES, SIZE_SQL
+from tests.memory_builders import create_exchange, create_user
+
+pytestmark = pytest.mark.integration
+
+
+def _add_words(session: Session, user: str, words: list[str], lexemes: list[str], vectors: np.ndarray) -> None:
+    session.execute(text(
+        "INSERT INTO vocabulary (user_id, word, lexeme, embedding) SELECT :user, w, x, CAST(v AS vector) "
+        "FROM unnest(CAST(:words AS text[]), CAST(:lexemes AS text[]), CAST(:vectors AS text[])) AS n(w, x, v)"),
+        {"user": user, "words": words, "lexemes": lexemes, "vectors": [vector_literal(v) for v in vectors]})
+
+
+def _expansion(session: Session, user: str, query: np.ndarray, among: list[str] | None,
+               min_similarity: float) -> list[tuple[str, float]]:
+    params: dict = {"user": user}
+    nearest = vocabulary.nearest_sql(params, query, 10, min_similarity, 0.3, among)
+    return sorted(session.execute(text(f"WITH asked AS (SELECT 'w0001' AS lexeme) {nearest}"), params).tuples().all())
+
+
+def test_the_kept_vectors_pick_the_same_words_and_weights_as_the_exact_sql_knn(db_engine):
+    rng = np.random.default_rng(11)
+    # Clusters of near twins (cosines a few 1e-6 apart: float32 rounding could reorder them) among plain words;
+    # some words share a lexeme (the best cosine of its words counts).
+    centres = rng.normal(size=(40, 384))
+    twins = np.repeat(centres, 10, axis=0) + rng.normal(scale=2e-3, size=(400, 384))
+    vectors = np.vstack([twins, rng.normal(size=(300, 384))]).astype(np.float32)
+    words = [f"w{i:04d}" for i in range(len(vectors))]
+    lexemes = [f"w{i - i % 3:04d}" if i % 7 == 0 else word for i, word in enumerate(words)]
+    queries = np.vstack([centres[:20] + rng.normal(scale=0.3, size=(20, 384)), rng.normal(size=(20, 384))])
+    MATRICES.clear()
+    with Session(db_engine) as session:
+        create_user(session, user_id="matrix-a")
+        _add_words(session, "matrix-a", words, lexemes, vectors)
+        size = session.scalar(text(SIZE_SQL), {"user": "matrix-a"})
+        assert size == len(words)
+        narrowed = 0
+        for query in queries:
+            among = MATRICES.nearest(session, "matrix-a", size, query, 10)
+            assert among is not None and 10 <= len(among) < len(words)
+            narrowed += len(among) > 10
+            for min_similarity in (-1.0, 0.05):
+                expected = _expansion(session, "matrix-a", query, None, min_similarity)
+                assert _expansion(session, "matrix-a", query, among, min_similarity) == expected
+        assert narrowed  # some query's near twins were within the margin of its tenth word
+
+
+def _made_up(index: int) -> str:
+    """A word of letters no dictionary holds (its lexeme is itself)."""
+    return "zq" + "".join(chr(97 + index // 26 ** place % 26) for place in range(3)) + "x"
+
+
+def test_a_word_added_or_removed_is_seen_by_the_next_recall(db_engine):
+    rng = np.random.default_rng(5)
+    config = RecallConfig(expansion_min_similarity=0.0)
+    query = rng.normal(size=384).astype(np.float32)
+    words = [_made_up(i) for i in range(300)]
+    MATRICES.clear()
+    with Session(db_engine) as session:
+        create_user(session, user_id="matrix-b")
+        create_exchange(session, user_id="matrix-b", user_text="The harbour " + " ".join(words + ["zqnewx"]))
+        _add_words(session, "matrix-b", words, words, rng.normal(size=(300, 384)).astype(np.float32))
+
+        def expanded() -> set[str]:
+            _, _, _, size = _open(session, "matrix-b", ("exchange",), config, [])
+            assert size == session.scalar(text("SELECT count(*) FROM vocabulary WHERE user_id = 'matrix-b'"))
+            return set(line_terms(session, "matrix-b", "harbour", config, query, size).terms.lexemes) - {"harbour"}
+
+        before = expanded()
+        assert len(before) == 10 and len(vocabmatrix.MATRICES._kept) == 1
+        _add_words(session, "matrix-b", ["zqnewx"], ["zqnewx"], query[None, :])  # the backfill's new word
+        assert "zqnewx" in expanded()
+        session.execute(text("DELETE FROM vocabulary WHERE user_id = 'matrix-b' AND word = 'zqnewx'"))
+        assert expanded() == before
+
+
+def test_the_kept_words_stay_within_their_budget_the_least_recently_used_person_leaving(db_engine, monkeypatch):
+    rng = np.random.default_rng(2)
+    monkeypatch.setattr(vocabmatrix, "MAX_KEPT_WORDS", 500)
+    MATRICES.clear()
+    with Session(db_engine) as session:
+        for user in ("matrix-c", "matrix-d"):
+            create_user(session, user_id=user)
+            _add_words(session, user, [_made_up(i) for i in range(300)], [_made_up(i) for i in range(300)],
+                       rng.normal(size=(300, 384)).astype(np.float32))
+            assert MATRICES.nearest(session, user, 300, rng.normal(size=384), 10) is not None
+        assert [user for _, user in MATRICES._kept] == ["matrix-d"]
+
+
+def test_a_person_with_a_zero_vector_keeps_the_sql_knn(db_engine):
+    vectors = np.random.default_rng(4).normal(size=(30, 384)).astype(np.float32)
+    vectors[7] = 0.0  # pgvector's cosine with it is NaN, which its ORDER BY puts after every distance
+    MATRICES.clear()
+    with Session(db_engine) as session:
+        create_user(session, user_id="matrix-e")
+        _add_words(session, "matrix-e", [_made_up(i) for i in range(30)], [_made_up(i) for i in range(30)], vectors)
+        assert MATRICES.nearest(session, "matrix-e", 30, vectors[0], 10) is None
