@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from services.act.skills import forget
 from services.db import Exchange, RoutingDecision
@@ -182,3 +182,29 @@ def test_forget_scans_at_most_scan_limit_of_the_newest_matching_facts(preview, w
     monkeypatch.setattr(forget, "SCAN_LIMIT", 2)
     shown = preview("forget", {"query": "Paris"})
     assert sorted(shown.result["arguments"]["fact_ids"]) == sorted(ids[1:]) and "more" not in shown.result
+
+
+def test_forget_takes_the_words_only_the_forgotten_turns_said_out_of_the_vocabulary(skill, memories, worker_context,
+                                                                                  hash_embedder, db_engine):
+    from services.memory import vocabulary
+
+    with worker_context.sessions.begin() as session:
+        kept = create_exchange(session, user_id=USER, user_text="Lovely weather today", reply="Enjoy the sun.",
+                               embedder=hash_embedder)
+    vocabulary.fill_all(worker_context.sessions, hash_embedder)
+
+    def words(user: str) -> set[str]:
+        with db_engine.connect() as connection:
+            found = connection.execute(text("SELECT word FROM vocabulary WHERE user_id = :u"), {"u": user})
+            return set(found.scalars())
+
+    before, theirs = words(USER), words(OTHER)
+    assert {"paris", "live", "lovely", "suits", "acme"} <= before
+    assert skill("forget", {"query": "where I live, Paris"}).ok
+    assert _ids_of(db_engine, Exchange, USER) == {memories[USER]["other_exchange"], kept.id}
+    after = words(USER)
+    # What only the forgotten exchange said is gone; a word a remaining turn also says stays.
+    assert not {"paris", "live", "suits"} & after
+    assert {"lovely", "acme", "work", "weather"} <= after
+    assert after == before - {"paris", "live", "suits"}
+    assert words(OTHER) == theirs  # the other person's identical words are theirs

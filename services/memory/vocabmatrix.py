@@ -6,9 +6,12 @@ vector is ready). Here one float32 product over the kept matrix finds the neares
 statement computes pgvector's own cosines for those few only (a primary-key probe each), ordering and cutting
 them as before: the words and weights stay pgvector's exact ones, whatever float32 rounding the product makes.
 
-Versioning: the vocabulary only grows (``vocabulary.fill_batch`` inserts, never updates) and its rows leave only
-with the person, so the person's word count, read in recall's first statement (``recall._open``), tells when
-the kept words are stale; they are then read again. Memory is bounded: at most ``MAX_PEOPLE`` people and
+Versioning: the vocabulary grows by inserts (``vocabulary.fill_batch``, never an update) and shrinks when the
+person forgets turns (``vocabulary.prune``) or goes, so the person's word count, read in recall's first statement
+(``recall._open``), tells when the kept words are stale; they are then read again. (A backfill adding exactly as
+many words as a forget removed between two recalls would hide both for a while: the kept words are looked up in
+the table, so a pruned one is never an expansion term, and a new one joins at the next change.)
+Memory is bounded: at most ``MAX_PEOPLE`` people and
 ``MAX_KEPT_WORDS`` words (the least recently used dropped first), and a person with more than ``MAX_WORDS`` words
 keeps the SQL kNN over every word.
 """

@@ -49,6 +49,41 @@ ORDER BY x.user_id, x.word
 """
 
 
+# A turn's words as the vocabulary takes them (``_NEW_WORDS``' pattern, lower-cased).
+_WORD = "([A-Za-z][A-Za-z''-]*[A-Za-z])"
+_WORDS_OF_EXCHANGES = f"""
+SELECT DISTINCT lower(m[1]) AS word FROM exchange_lines l CROSS JOIN LATERAL regexp_matches(l.text, '{_WORD}', 'g') m
+WHERE l.user_id = :user AND l.exchange_id = ANY(:ids)
+"""
+# Of ``:words``, the person's vocabulary rows no remaining turn of theirs says (the turns holding the word's
+# lexeme found by the full-text index, then their words compared as the vocabulary took them).
+_PRUNE = f"""
+DELETE FROM vocabulary v WHERE v.user_id = :user AND v.word = ANY(CAST(:words AS text[]))
+AND NOT EXISTS (SELECT 1 FROM exchange_lines l CROSS JOIN LATERAL regexp_matches(l.text, '{_WORD}', 'g') m
+                WHERE l.user_id = :user AND l.search @@ CAST(quote_literal(v.lexeme) AS tsquery)
+                  AND lower(m[1]) = v.word)
+"""
+
+
+def words_of_exchanges(session: Session, user_id: str, exchange_ids: list[int]) -> list[str]:
+    """The words the given exchanges' turns say, as the vocabulary holds them: read before they are deleted."""
+    if not exchange_ids:
+        return []
+    return list(session.scalars(text(_WORDS_OF_EXCHANGES), {"user": user_id, "ids": exchange_ids}))
+
+
+def prune(session: Session, user_id: str, words: list[str]) -> int:
+    """Remove from the person's vocabulary those of ``words`` (a forgotten turn's) that no remaining turn of theirs
+    says: forgetting leaves no word of what was forgotten behind, and a word still said elsewhere stays.
+
+    The vocabulary then shrinks, and the word count that versions recall's kept vectors (``vocabmatrix``) drops with
+    it; only a backfill adding exactly as many words between two recalls would hide the change, and the kept words
+    are looked up in this table, so a pruned word can never come back as an expansion term."""
+    if not words:
+        return 0
+    return int(session.execute(text(_PRUNE), {"user": user_id, "words": words}).rowcount or 0)
+
+
 def pending(session: Session | Connection) -> bool:
     """Whether some turn's words are not in the vocabulary yet (a primary-key probe)."""
     return bool(session.scalar(text(

@@ -6,7 +6,8 @@ The critic runs ``preview`` first, which resolves the request to exact ids of ea
 them; only those ids are stored with the pending action, so "yes" deletes exactly what was shown.
 
 Deleting an exchange cascades to its memory chunk, routing decision and access count (FKs with
-ON DELETE CASCADE in migrations 0001 and 0003). Facts and episodes whose ``*exchange_ids`` point at
+ON DELETE CASCADE in migrations 0001 and 0003), and to its turns; the words only those turns said leave the
+person's vocabulary (``vocabulary.prune``). Facts and episodes whose ``*exchange_ids`` point at
 a deleted exchange stay unless they match themselves: they are plain id arrays, not foreign keys.
 """
 
@@ -21,6 +22,7 @@ from sqlalchemy import ColumnElement, Select, delete, func, or_, select
 from services.act.skills.base import Arguments, Result, Skill, SkillContext, SkillError
 from services.act.text import content_words, grounding, stem, truncate, words
 from services.db import Exchange
+from services.memory import vocabulary
 from services.memory.facts import forget_fact
 from services.memory.models import Episode, Fact
 
@@ -193,10 +195,14 @@ def run(ctx: SkillContext, args: Arguments) -> Result:
         ctx.session.execute(delete(Episode).where(Episode.user_id == ctx.user_id,
                                                   Episode.id.in_([match.id for match in found["episodes"]])))
     if found["exchanges"]:
+        ids = [match.id for match in found["exchanges"]]
+        said = vocabulary.words_of_exchanges(ctx.session, ctx.user_id, ids)
         # Never this turn's own exchange (it is stored after the skills run, but a retried turn may find it).
         ctx.session.execute(delete(Exchange).where(Exchange.user_id == ctx.user_id,
-                                                   Exchange.request_id != ctx.request_id,
-                                                   Exchange.id.in_([match.id for match in found["exchanges"]])))
+                                                   Exchange.request_id != ctx.request_id, Exchange.id.in_(ids)))
+        ctx.session.flush()
+        # Their turns went with them (cascade); so do the words only they said, from the person's vocabulary.
+        vocabulary.prune(ctx.session, ctx.user_id, said)
     ctx.session.flush()
     forgotten = {kind: [{"id": match.id, "text": match.shown} for match in found[kind]] for kind in KINDS}
     # Past the cap some matches stay; saying how many lets the reply offer to forget those too.
