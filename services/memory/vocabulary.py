@@ -36,9 +36,12 @@ from services.memory.speakers import vector_literal
 LINES_PER_BATCH = 2000  # turns read per transaction (a few hundred new words at most once a person is known)
 # The words of a batch's turns, per person, that the vocabulary lacks: lower case, letters (inner ' and -
 # kept), three or more, and one full-text lexeme (a stop word has none).
-_NEW_WORDS = """
+# The words of a turn ``l`` as the vocabulary takes them, as rows ``m`` (``lower(m[1])``): one pattern for the words
+# added, the words a forgotten turn said and the words remaining turns still say.
+_LINE_WORDS = "CROSS JOIN LATERAL regexp_matches(l.text, '([A-Za-z][A-Za-z''-]*[A-Za-z])', 'g') AS m"
+_NEW_WORDS = f"""
 WITH found AS (SELECT DISTINCT l.user_id, lower(m[1]) AS word FROM exchange_lines l
-               CROSS JOIN LATERAL regexp_matches(l.text, '([A-Za-z][A-Za-z''-]*[A-Za-z])', 'g') AS m
+               {_LINE_WORDS}
                WHERE l.id > :mark AND l.id <= :top),
      lexed AS (SELECT user_id, word, tsvector_to_array(to_tsvector('english', word)) AS lexemes FROM found
                WHERE length(word) > 2)
@@ -49,17 +52,15 @@ ORDER BY x.user_id, x.word
 """
 
 
-# A turn's words as the vocabulary takes them (``_NEW_WORDS``' pattern, lower-cased).
-_WORD = "([A-Za-z][A-Za-z''-]*[A-Za-z])"
 _WORDS_OF_EXCHANGES = f"""
-SELECT DISTINCT lower(m[1]) AS word FROM exchange_lines l CROSS JOIN LATERAL regexp_matches(l.text, '{_WORD}', 'g') m
+SELECT DISTINCT lower(m[1]) AS word FROM exchange_lines l {_LINE_WORDS}
 WHERE l.user_id = :user AND l.exchange_id = ANY(:ids)
 """
 # Of ``:words``, the person's vocabulary rows no remaining turn of theirs says (the turns holding the word's
 # lexeme found by the full-text index, then their words compared as the vocabulary took them).
 _PRUNE = f"""
 DELETE FROM vocabulary v WHERE v.user_id = :user AND v.word = ANY(CAST(:words AS text[]))
-AND NOT EXISTS (SELECT 1 FROM exchange_lines l CROSS JOIN LATERAL regexp_matches(l.text, '{_WORD}', 'g') m
+AND NOT EXISTS (SELECT 1 FROM exchange_lines l {_LINE_WORDS}
                 WHERE l.user_id = :user AND l.search @@ CAST(quote_literal(v.lexeme) AS tsquery)
                   AND lower(m[1]) = v.word)
 """

@@ -200,7 +200,6 @@ def run(ctx: SkillContext, args: Arguments) -> Result:
         # Never this turn's own exchange (it is stored after the skills run, but a retried turn may find it).
         ctx.session.execute(delete(Exchange).where(Exchange.user_id == ctx.user_id,
                                                    Exchange.request_id != ctx.request_id, Exchange.id.in_(ids)))
-        ctx.session.flush()
         # Their turns went with them (cascade); so do the words only they said, from the person's vocabulary.
         vocabulary.prune(ctx.session, ctx.user_id, said)
     ctx.session.flush()
