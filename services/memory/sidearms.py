@@ -22,7 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool, Pool, QueuePool
 
@@ -32,6 +32,7 @@ from services.memory.timewords import Window
 
 log = logging.getLogger(__name__)
 IDS_SQL = "SELECT unnest(CAST(:exchange_ids AS bigint[]))"  # the arms' ids as window_rows reads them
+_SETTINGS_SQL = f"SELECT {search.SEARCH_SETTINGS_SQL}"
 
 
 class ExchangeArms:
@@ -87,7 +88,7 @@ class ExchangeArms:
         transaction ends after that, off recall's wait."""
         with self.engine.connect() as connection:
             try:
-                connection.execute(text(f"SELECT {search.SEARCH_SETTINGS_SQL}"), search.search_settings(self.cfg))
+                connection.execute(search.statement(_SETTINGS_SQL), search.search_settings(self.cfg))
                 qvec = vector()
                 params: dict[str, Any] = {"user": self.user_id, "limit": self.cfg.candidates, "qvec": qvec}
                 sql = " UNION ALL ".join(f"({arm})" for arm in arms_sql(qvec, self.window, self.cfg, params))
