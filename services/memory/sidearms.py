@@ -57,6 +57,8 @@ class ExchangeArms:
         ran Python.)"""
         if self.future is None:
             self.future = Future()
+            # ``embedding`` went into the same pool before this task: a pool takes its tasks in order, so the embedding
+            # runs (or ran) when this one waits for it, however many recalls share the pool.
             self.pool.submit(self._fill, lambda: embedding.result()[0], self.future)
 
     def running(self) -> bool:
