@@ -204,6 +204,19 @@ backend CPU) → a float32 product over the person's vectors kept in the process
 ``_open`` reads; ≤ 16 people, 20,000 words each, 60,000 in all) picks the words within 1e-4 of the tenth; pgvector's
 cosines for those by key. Hits and terms of the 200 queries identical; LoCoMo .762/.850/.902. Paired B − A median embed
 −1.3/−1.5/−0.9 ms (backend CPU −2.6 to −2.7, process 0 to +1.6), given −1.0. Lost: ``@`` (OpenBLAS threads: +28 ms).
+rsql (issue 9; base 399ac7e, own 100k copy, load 2–4.6). The side connection's first statement went out ~3 ms after
+the vector (checkout, BEGIN, settings, each waiting for the GIL), recall's wait for its ids p95 6.9 ms. Now checked
+out and set while the model embeds (``ExchangeArms.follow``), the arms sent when the vector is there, ids handed over
+before the rollback: the arms start before the expansion's statement, the BM25 arm runs apart in 36–73% of recalls
+(was 94%), the wait's p95 2.3–2.6. Hits identical (200 queries, embed and given); LoCoMo .762/.850/.902, each category.
+Paired base → rsql, B − A median / mean ms: embed −2.1/−3.0, −0.8/−1.6, −1.8/−2.6, −3.9/−5.3, −1.4/−1.6, −2.1/−2.2;
+given −1.2/−2.6, −0.6/+0.4; CPU a recall unchanged (±0.5). Not adopted: generic plans (planning is 2.1–2.3 ms backend
+CPU a recall; generic saves terms 0.9, expansion 0.5, arms 0.4, window_rows 1.0 ms with 6 in 100 row sets an ulp apart,
+but one plan per connection serves every person: kNN, exact counts, the sample's scan and the joins go by the person's
+size); a unix socket (round trip 19–23 against 33–55 µs: ≤ 0.3 ms a recall); the BM25 arm's scores reused in
+window_rows (replayed: 11.67 → 11.61 ms mean, nothing); BM25 over all turns in one join (slower, orders an ulp apart);
+window_rows split by thread into two halves on both connections at once (rows identical merged): p50 7.6 → 9.8 ms.
+Left: the expansion's kNN product (~1 ms) and statement (~0.5 ms CPU) between the vector and the BM25 arm.
 """
 
 from __future__ import annotations

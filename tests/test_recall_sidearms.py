@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 from sqlalchemy import event, text
 from sqlalchemy.orm import Session
@@ -82,7 +83,7 @@ def test_a_failing_second_connection_falls_back_to_the_arms_inline(db_engine, mo
     with Session(db_engine) as session:
         expected = _hits(session, QUESTION, False)
 
-    def broken(self, qvec):  # type: ignore[no-untyped-def]
+    def broken(self, vector, found):  # type: ignore[no-untyped-def]
         raise ConnectionError("the pool is exhausted")
 
     monkeypatch.setattr(sidearms.ExchangeArms, "_run", broken)
@@ -118,3 +119,38 @@ def test_no_second_connection_when_the_pool_would_make_recall_wait():
     assert sidearms._spare(pool)
     assert sidearms._spare(QueuePool(_Dbapi, pool_size=1, max_overflow=-1))  # no limit
     assert not sidearms._spare(StaticPool(_Dbapi))  # one connection shared by every checkout
+
+
+class _WaitingEmbedder(PastimeEmbedder):
+    """Embeds only once the second connection has sent its search settings (or after a timeout): tells whether
+    that connection was made ready while the model still ran."""
+
+    def __init__(self, settings_sent: threading.Event) -> None:
+        super().__init__(cache_size=0)
+        self.settings_sent, self.ready_while_embedding = settings_sent, []
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        self.ready_while_embedding.append(self.settings_sent.wait(timeout=3))
+        return super()._encode(texts)
+
+
+def test_the_second_connection_is_made_ready_while_the_model_embeds_the_query(db_engine):
+    _import(make_sessionmaker(db_engine), "side")
+    with Session(db_engine) as session:
+        expected = _hits(session, "Which museum hall did they visit?", False)
+    settings_sent, recall_thread = threading.Event(), threading.get_ident()
+
+    def seen(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
+        if threading.get_ident() != recall_thread and "set_config" in statement:
+            settings_sent.set()
+
+    event.listen(db_engine, "before_cursor_execute", seen)
+    embedder = _WaitingEmbedder(settings_sent)
+    try:
+        with Session(db_engine) as session:
+            hits = recall(session, embedder, "side", "Which museum hall did they visit?", k=6, now=NOW,
+                          reinforce=False)
+    finally:
+        event.remove(db_engine, "before_cursor_execute", seen)
+    assert embedder.ready_while_embedding == [True]  # its checkout and settings did not wait for the vector
+    assert [hit.to_dict() for hit in hits] == expected

@@ -86,6 +86,8 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     window = time_window(query, now)
     engine = sidearms.side_engine(session, own_only) if "exchange" in kinds else None
     side = sidearms.ExchangeArms(engine, _pool(), user_id, window, cfg) if engine is not None else None
+    if side is not None and ahead is not None and ahead[1] == name:
+        side.follow(ahead[0])  # the arms start the moment the vector they search by is there
     terms, lexical, qvec, speaker = _terms_and_vectors(session, user_id, query, cfg, kinds, ahead, embedder,
                                                        query_embedding, name, side, vocabulary_size)
     excluded = set(exclude_exchange_ids)

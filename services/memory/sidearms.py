@@ -2,7 +2,9 @@
 
 Both need only the query vector, not the query's terms: once the vector is there they run on another pooled
 connection while recall's own connection counts the terms (and runs the BM25 arm); window_rows then gets their
-ids as an array instead of running them itself. The same statements with the same search settings, so the same
+ids as an array instead of running them itself. While recall embeds the query, that connection is checked out and
+its search settings sent meanwhile (``ExchangeArms.follow``): only the arms' statement waits for the vector, and its
+ids reach recall before the read-only transaction ends. The same statements with the same search settings, so the same
 ids: only the wall time differs (the HNSW scan, ~2–10 ms at 100k exchanges, and a month's exact distances,
 ~4 ms, overlap the terms' statements).
 
@@ -15,11 +17,12 @@ connection (the server gone, a broken connection) falls back to the arms inside 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool, Pool, QueuePool
 
@@ -29,10 +32,12 @@ from services.memory.timewords import Window
 
 log = logging.getLogger(__name__)
 IDS_SQL = "SELECT unnest(CAST(:exchange_ids AS bigint[]))"  # the arms' ids as window_rows reads them
+_SETTINGS_SQL = f"SELECT {search.SEARCH_SETTINGS_SQL}"
 
 
 class ExchangeArms:
-    """The exchange arms of one recall, started on ``pool`` once the query vector is known."""
+    """The exchange arms of one recall on a thread of ``pool``: started with the query vector (``start``) or while
+    it is computed (``follow``)."""
 
     def __init__(self, engine: Engine, pool: ThreadPoolExecutor, user_id: str, window: Window | None,
                  cfg: RecallConfig) -> None:
@@ -41,7 +46,20 @@ class ExchangeArms:
 
     def start(self, qvec: np.ndarray | None) -> None:
         if qvec is not None and self.future is None:
-            self.future = self.pool.submit(self._run, qvec)
+            self.future = Future()
+            self.pool.submit(self._fill, lambda: qvec, self.future)
+
+    def follow(self, embedding: Future[tuple[np.ndarray, Any]]) -> None:
+        """Start now, while ``embedding`` (the query's vectors under way, the search vector first) is computed: the
+        second connection's checkout, transaction and search settings need no vector, so only the arms' statement
+        waits for it. (Started once the vector was there, the arms' first statement went out ~3 ms later at 100k
+        exchanges: the checkout and the settings' round trip, each waiting for the GIL while recall's own thread
+        ran Python.)"""
+        if self.future is None:
+            self.future = Future()
+            # ``embedding`` went into the same pool before this task: a pool takes its tasks in order, so the embedding
+            # runs (or ran) when this one waits for it, however many recalls share the pool.
+            self.pool.submit(self._fill, lambda: embedding.result()[0], self.future)
 
     def running(self) -> bool:
         return self.future is not None and not self.future.done()
@@ -57,14 +75,28 @@ class ExchangeArms:
                         exc_info=True)
             return None
 
-    def _run(self, qvec: np.ndarray) -> list[int]:
-        params: dict[str, Any] = {"user": self.user_id, "limit": self.cfg.candidates, "qvec": qvec}
-        sql = " UNION ALL ".join(f"({arm})" for arm in arms_sql(qvec, self.window, self.cfg, params))
+    def _fill(self, vector: Callable[[], np.ndarray], found: Future[list[int]]) -> None:
+        """``_run``, its failure handed to ``ids`` (which then runs the arms inline): ``found`` is always set."""
+        try:
+            self._run(vector, found)
+        except Exception as error:  # noqa: BLE001
+            if not found.done():
+                found.set_exception(error)
+            else:  # the ids were handed over; only ending the read-only transaction failed
+                log.warning("recall: ending the exchange arms' transaction failed", exc_info=True)
+
+    def _run(self, vector: Callable[[], np.ndarray], found: Future[list[int]]) -> None:
+        """The arms' ids into ``found`` (searched by ``vector()``, which may wait for the embedding); their read-only
+        transaction ends after that, off recall's wait."""
         with self.engine.connect() as connection:
-            connection.execute(text(f"SELECT {search.SEARCH_SETTINGS_SQL}"), search.search_settings(self.cfg))
-            ids = list(connection.execute(search.statement(sql, True), params).scalars())
-            connection.rollback()
-        return ids
+            try:
+                connection.execute(search.statement(_SETTINGS_SQL), search.search_settings(self.cfg))
+                qvec = vector()
+                params: dict[str, Any] = {"user": self.user_id, "limit": self.cfg.candidates, "qvec": qvec}
+                sql = " UNION ALL ".join(f"({arm})" for arm in arms_sql(qvec, self.window, self.cfg, params))
+                found.set_result(list(connection.execute(search.statement(sql, True), params).scalars()))
+            finally:
+                connection.rollback()
 
 
 def arms_sql(qvec: np.ndarray | None, window: Window | None, cfg: RecallConfig, params: dict[str, Any],
