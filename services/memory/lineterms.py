@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from services.memory import vocabulary
 from services.memory.config import RecallConfig
 from services.memory.search import Terms, statement
-from services.memory.termcounts import COUNTS, NOTHING_KEPT, VERSION_SQL, Kept, TermRow
+from services.memory.termcounts import COUNTS, MAX_GROWTH, NOTHING_KEPT, VERSION_SQL, Kept, TermRow
 from services.memory.vocabmatrix import MATRICES
 
 # Words that shape a question but never appear in its answer (the stop-word list keeps "name", "kind", ...).
@@ -93,10 +93,21 @@ _NO_EXPANSION = "SELECT CAST(NULL AS text), CAST(NULL AS float8) WHERE false"  #
 # The user's first ``:sample`` lines: the same rows for every statement (synchronize_seqscans is off). A statement
 # reads it only when some count is not kept (a CTE is computed when first read).
 _SAMPLE = "s AS MATERIALIZED (SELECT search FROM exchange_lines WHERE user_id = :user LIMIT :sample)"
-# Whether the kept counts (``:known_version``) are the person's current ones, and their line count.
-_KEPT = (f"k AS MATERIALIZED (SELECT coalesce(v.version = :known_version, false) AS valid, v.version, v.lines FROM "
-         f"(SELECT {VERSION_SQL} AS version, "
-         "(SELECT lines FROM exchange_line_counts WHERE user_id = :user) AS lines) v)")
+# The person's version, line count and the highest line id now; the lines they added since the kept counts were
+# read (``n``: read only when the kept counts are of a full sample and at most MAX_GROWTH lines behind); whether the
+# kept counts (``:known_version``) serve: the current ones (``same``), or brought up to date from ``n`` (the line
+# count grew by exactly its lines: none removed, none committed late).
+_KEPT = (f"v AS MATERIALIZED (SELECT {VERSION_SQL} AS version, "
+         "(SELECT lines FROM exchange_line_counts WHERE user_id = :user) AS lines, "
+         "(SELECT max(id) FROM exchange_lines) AS top), "
+         "n AS MATERIALIZED (SELECT search FROM exchange_lines WHERE id > :known_top AND user_id = :user "
+         "AND :known_n >= :sample AND :known_lines > :known_n AND (SELECT version IS DISTINCT FROM :known_version "
+         f"AND lines > :known_lines AND lines - :known_lines <= {MAX_GROWTH} FROM v)), "
+         "k AS MATERIALIZED (SELECT coalesce(v.version = :known_version, false) AS same, "
+         "coalesce(v.version = :known_version OR (v.lines > :known_lines "
+         "AND v.lines - :known_lines = (SELECT count(*) FROM n)), false) AS valid, v.version, v.lines, v.top FROM v)")
+# Each lexeme once for every added line holding it (the kept exact counts' increments).
+_ADDED = "(SELECT array_agg(x) FROM n CROSS JOIN LATERAL unnest(tsvector_to_array(n.search)) AS x) AS grown_lexemes"
 # Whether ``q``'s lexeme is kept: an expansion word's sample count (``:known_sampled``), or an asked word's counts.
 _KNOWN = ("(SELECT valid FROM k) AND ((added AND lexeme = ANY(CAST(:known_sampled AS text[]))) "
           "OR (NOT added AND lexeme = ANY(CAST(:known_asked AS text[])))) AS known")
@@ -129,6 +140,7 @@ def _term_rows(session: Session, user_id: str, query: str, config: RecallConfig,
             # Materialised: the sample's count is read twice below (it was counted twice).
             f"d AS MATERIALIZED (SELECT q.lexeme, q.mult, q.added, q.tsq, q.known, {_SAMPLE_DF} AS sample_df FROM q) "
             "SELECT d.lexeme, d.mult, d.added, d.known, d.sample_df, st.n, st.avg_len, k.lines, k.version, k.valid, "
+            f"k.same, k.top, {_ADDED}, "
             # A lexeme the sample barely holds, when the user has more lines than sampled: counted exactly
             # in the same statement (it used to take one more).
             "CASE WHEN NOT d.known AND NOT d.added AND sn.n >= :sample AND coalesce(k.lines, 0) > greatest(sn.n, 1) "
@@ -142,12 +154,16 @@ def _term_rows(session: Session, user_id: str, query: str, config: RecallConfig,
          "query": rewrite(query) if config.rewrite_query else query, "sample": config.length_sample,
          "max_terms": config.max_query_terms, "rare": RARE_IN_SAMPLE, "cap": config.df_cap},
     ).all()
-    if kept is not None and rows[0].valid:
+    first = rows[0]
+    if kept is not None and first.valid:
+        if not first.same:  # turns were added since: the kept counts brought up to date
+            kept = COUNTS.advance(session, user_id, config, kept, first.version, first.lines, first.top,
+                                   first.grown_lexemes)
         filled = [_filled(row, kept) for row in rows]
         kept.learn(filled)
         return filled
     fresh = [_row(row, row.sample_df, row.exact_df, row.n, row.avg_len) for row in rows]
-    COUNTS.put(session, user_id, config, rows[0].version, fresh)
+    COUNTS.put(session, user_id, config, first.version, fresh, first.top)
     return fresh
 
 
