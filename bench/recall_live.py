@@ -19,9 +19,10 @@ same vectors the model code would compute one by one).
 
 ``LiveWriter`` (used by ``recall_pair --live``) stores one exchange as a chat turn is stored: the digest's lean
 INSERT (workers/digest.py's statement, no lines, no vector), the chunker job's first transaction
-(``vectors.fill_exchange``: lines, thread positions, the turn's vector), with ``--enriched`` its chunk and facts,
-then the vocabulary backfill (``vocabulary.fill_all``: the job runs while turns wait, here after every turn,
-the most often the vocabulary can change).
+(``vectors.fill_exchange``: lines, thread positions, the turn's vector) and its merge of the lines' pending
+full-text entries (``vectors.merge_pending_lines``), with an enriched database its chunk and facts, then the
+vocabulary backfill (``vocabulary.fill_all``: the job runs while turns wait, here after every turn, the most often
+the vocabulary can change).
 """
 
 from __future__ import annotations
@@ -172,6 +173,7 @@ class LiveWriter:
         times["store"], started = _ms(started), time.perf_counter()
         with self.sessions.begin() as session:  # the chunker job's first transaction
             vectors.fill_exchange(session, self.embedder, exchange_id)
+        vectors.merge_pending_lines(self.sessions.kw["bind"])  # then, as the job does, the lines' index entries
         times["lines_vectors"], started = _ms(started), time.perf_counter()
         if self.enriched:  # the chunker's second transaction: its chunk and facts
             chunk = chunk_of(user_text, reply, self.rng, exchange_id % FACT_EVERY == 0)

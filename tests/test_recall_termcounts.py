@@ -184,3 +184,18 @@ def test_a_capped_count_stays_capped_and_a_sampled_one_unchanged_when_turns_are_
     assert newer.exact == {"rare": 5, "capped": 50, "common": None} and newer.sampled == kept.sampled
     assert (newer.version, newer.lines, newer.top, newer.n) == ("11/2", 92, 9, 10)
     assert kept.exact["rare"] == 3  # the counts a statement may still be reading are left as they were
+
+
+def test_a_recall_after_an_added_turn_finds_it_with_the_counts_brought_up_to_date(db_engine):
+    from services.memory.recall import recall
+
+    _import(db_engine, "alice", 80)
+    config = RecallConfig(length_sample=10, expansion_weight=0.0)
+    with Session(db_engine) as session:
+        first = recall(session, HashEmbedder(), "alice", "zanzibar quokka sightings", config=config, reinforce=False)
+        assert first and all("quokka" not in hit.text for hit in first)
+        kept = COUNTS.get(session, "alice", config)
+        _add_turns(session, ["we saw a quokka on zanzibar"])
+        found = recall(session, HashEmbedder(), "alice", "zanzibar quokka sightings", config=config, reinforce=False)
+        assert "quokka" in found[0].text
+        assert COUNTS.get(session, "alice", config).version != kept.version  # brought up to date, then used
