@@ -138,15 +138,19 @@ class LiveWriter:
     """Stores one new exchange of ``user`` at a time, as a chat turn is stored (see the module's docstring)."""
 
     def __init__(self, sessions: sessionmaker[Session], embedder: Any, enriched: bool, user: str = USER,
-                 seed: int = 11) -> None:
+                 merge: bool = True) -> None:
         from workers.digest import _store_statement  # the digest's own statement (imports the worker's modules)
 
         self.sessions, self.embedder, self.enriched, self.user = sessions, embedder, enriched, user
-        self.gen, self.rng, self.topic = ChatGen(seed), random.Random(seed), "cooking"
-        self._statement = _store_statement(tuple(self._exchange("", "")), tuple(self._decision("")))
+        self.merge = merge  # False: the lines' pending entries left to autovacuum, as the chunker did before rlive
         with sessions.begin() as session:
             session.execute(text("INSERT INTO threads (id, user_id) VALUES (:t, :u) ON CONFLICT DO NOTHING"),
                             {"t": LIVE_THREAD, "u": user})
+            # Each run its own turns (a run repeating the last one's would bring no new word).
+            seed = 11 + int(session.scalar(text("SELECT count(*) FROM exchanges WHERE thread_id = :t"),
+                                           {"t": LIVE_THREAD}) or 0)
+        self.gen, self.rng, self.topic = ChatGen(seed), random.Random(seed), "cooking"
+        self._statement = _store_statement(tuple(self._exchange("", "")), tuple(self._decision("")))
 
     def _exchange(self, user_text: str, reply: str) -> dict[str, Any]:
         return {"request_id": uuid.uuid4().hex, "user_id": self.user, "thread_id": LIVE_THREAD, "source": "text",
@@ -173,8 +177,10 @@ class LiveWriter:
         times["store"], started = _ms(started), time.perf_counter()
         with self.sessions.begin() as session:  # the chunker job's first transaction
             vectors.fill_exchange(session, self.embedder, exchange_id)
-        vectors.merge_pending_lines(self.sessions.kw["bind"])  # then, as the job does, the lines' index entries
         times["lines_vectors"], started = _ms(started), time.perf_counter()
+        if self.merge:  # then, as the job does, the lines' index entries
+            vectors.merge_pending_lines(self.sessions.kw["bind"])
+            times["merge"], started = _ms(started), time.perf_counter()
         if self.enriched:  # the chunker's second transaction: its chunk and facts
             chunk = chunk_of(user_text, reply, self.rng, exchange_id % FACT_EVERY == 0)
             with self.sessions.begin() as session:

@@ -63,7 +63,7 @@ def serve(url: str, mode: str) -> None:
                   flush=True)
 
 
-def run(pgdata: Path, trees: dict[str, Path], mode: str, live: bool = False) -> None:
+def run(pgdata: Path, trees: dict[str, Path], mode: str, live: bool = False, merge: bool = True) -> None:
     from services.embedded.lifecycle import free_port
     from services.embedded.postgres import EmbeddedPostgres
 
@@ -72,7 +72,7 @@ def run(pgdata: Path, trees: dict[str, Path], mode: str, live: bool = False) -> 
     load = Path("/proc/loadavg").read_text().split()[:3]
     try:
         sides = {name: _start(tree, server.url, mode) for name, tree in trees.items()}
-        writer = _writer(server.url) if live else None
+        writer = _writer(server.url, merge) if live else None
         results: dict[str, list[list[float]]] = {name: [] for name in trees}
         stored: list[dict[str, float]] = []
         for i in range(QUERIES):
@@ -105,7 +105,7 @@ def run(pgdata: Path, trees: dict[str, Path], mode: str, live: bool = False) -> 
               + ", ".join(f"{step} {value:.1f}" for step, value in steps.items()) + ")")
 
 
-def _writer(url: str):  # type: ignore[no-untyped-def]
+def _writer(url: str, merge: bool):  # type: ignore[no-untyped-def]
     """The live writer over ``url``: enriched (a chunk and facts per stored turn) when the database holds chunks."""
     from sqlalchemy import text
 
@@ -116,7 +116,7 @@ def _writer(url: str):  # type: ignore[no-untyped-def]
     sessions = make_sessionmaker(make_engine(url, pool_size=2))
     with sessions() as session:
         enriched = bool(session.scalar(text("SELECT EXISTS (SELECT 1 FROM memory_chunks)")))
-    return LiveWriter(sessions, load_embedder("auto", cache_size=0), enriched)
+    return LiveWriter(sessions, load_embedder("auto", cache_size=0), enriched, merge=merge)
 
 
 def _start(tree: Path, url: str, mode: str) -> subprocess.Popen[str]:
@@ -137,6 +137,8 @@ def main() -> None:
     parser.add_argument("--b", help="source tree B (the change)")
     parser.add_argument("--mode", default="embed", choices=["embed", "given"])
     parser.add_argument("--live", action="store_true", help="store an exchange before each pair (writes DIR)")
+    parser.add_argument("--no-merge", action="store_true",
+                        help="with --live: leave the lines' pending full-text entries (the chunker before rlive)")
     parser.add_argument("--serve", metavar="URL", help=argparse.SUPPRESS)  # one side's process
     args = parser.parse_args()
     if args.serve:
@@ -151,7 +153,7 @@ def main() -> None:
     for name, tree in trees.items():
         if not (tree / "services" / "memory" / "recall.py").is_file():
             parser.error(f"--{name.lower()} {tree}: not an Engram source tree (no services/memory/recall.py)")
-    run(pgdata, trees, args.mode, args.live)
+    run(pgdata, trees, args.mode, args.live, not args.no_merge)
 
 
 if __name__ == "__main__":
