@@ -199,3 +199,21 @@ def test_a_recall_after_an_added_turn_finds_it_with_the_counts_brought_up_to_dat
         found = recall(session, HashEmbedder(), "alice", "zanzibar quokka sightings", config=config, reinforce=False)
         assert "quokka" in found[0].text
         assert COUNTS.get(session, "alice", config).version != kept.version  # brought up to date, then used
+
+
+def test_a_turn_stored_in_free_space_before_the_samples_end_makes_the_counts_read_again(db_engine):
+    _import(db_engine, "alice", 80)
+    with db_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        # Free space at the table's start, as a migration's rewrite leaves: a new turn's lines land there.
+        connection.execute(text("DELETE FROM exchange_lines WHERE id IN (SELECT id FROM exchange_lines "
+                                "WHERE user_id = 'alice' ORDER BY id LIMIT 6)"))
+        connection.execute(text("VACUUM exchange_lines"))
+    with Session(db_engine) as session:
+        _afresh(session, "alice", QUERY, CONFIG)
+        end = COUNTS.get(session, "alice", CONFIG).sample_end
+        _add_turns(session, ["zanzibar in the free space"])
+        assert session.scalar(text("SELECT bool_or(ctid < CAST(:end AS tid)) FROM exchange_lines "
+                                   "WHERE text = 'zanzibar in the free space'"), {"end": end})
+        sent = _terms_statements(session)
+        after = lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        assert _reads_the_sample(session, *sent[-1]) and after == _afresh(session, "alice", QUERY, CONFIG)
