@@ -217,3 +217,15 @@ def test_a_turn_stored_in_free_space_before_the_samples_end_makes_the_counts_rea
         sent = _terms_statements(session)
         after = lineterms.line_terms(session, "alice", QUERY, CONFIG)
         assert _reads_the_sample(session, *sent[-1]) and after == _afresh(session, "alice", QUERY, CONFIG)
+
+
+def test_a_turn_rewritten_in_place_makes_the_counts_read_again(db_engine):
+    _import(db_engine, "alice", 80)
+    with Session(db_engine) as session:
+        lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        session.execute(text("UPDATE exchange_lines SET text = 'a quiet harbour' WHERE id = (SELECT max(id) "
+                             "FROM exchange_lines WHERE user_id = 'alice' AND text LIKE '%zanzibar%')"))
+        session.commit()
+        sent = _terms_statements(session)
+        after = lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        assert _reads_the_sample(session, *sent[-1]) and after == _afresh(session, "alice", QUERY, CONFIG)

@@ -8,8 +8,10 @@ the person's row of ``exchange_line_counts`` (migration 0010's triggers), so the
 ``xmin`` version the counts. A terms statement compares the version it reads with the one the kept counts
 were read at (in the same statement, so from the same snapshot) and counts only the words not kept; the
 other words' counts, the sample's size and length come from here. A turn's row rewritten in place (its text
-edited, its speaker vector filled: the sample, the first rows stored, may then hold other turns) versions
-nothing: kept counts live at most ``TTL_S`` seconds.
+edited, its speaker vector filled: the sample, the first rows in the table's order, may then hold other turns)
+counts in the row's ``rewrites`` (migration 0017), which versions it too; a table rewritten whole (VACUUM FULL,
+CLUSTER) versions nothing: kept counts live at most ``TTL_S`` seconds (60 before 0017, when a person writing
+less than once a minute recounted at every recall).
 
 A chatting person adds turns between two recalls, so the version moves at nearly every recall. When all the
 person did since the counts were read is add at most ``MAX_GROWTH`` turns, stored after the sample's last row
@@ -34,7 +36,7 @@ from sqlalchemy.orm import Session
 
 from services.memory.config import RecallConfig
 
-TTL_S = 60.0
+TTL_S = 600.0
 MAX_PEOPLE = 256  # per process, the least recently used dropped first
 MAX_WORDS = 2000  # per person: each statement sends the kept words (two text arrays), so they stay few
 MAX_GROWTH = 200  # turns added since the counts were read that are counted in; more: the counts are read again
