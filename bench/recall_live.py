@@ -49,8 +49,12 @@ field; LoCoMo .762 / .850 / .902, each category):
     episode arm read its 4,600 vectors through TOAST (14,355 buffers, 10.7 ms, the planner choosing the scan):
     migration 0017 (STORAGE MAIN) + a rewrite: HNSW, 1.2 ms; kinds' server CPU 17.3 → 10.3 ms; backend a recall
     30.7 / 30.3 → 21.8 / 25.9 ms (given, one process, alternated).
+  * kept term counts expired after 60 s, so a person writing less than once a minute recounted at every recall
+    (rcold: ~6 ms backend): 0017 versions in-place rewrites too (a statement trigger, ~0.5 ms per 512-line UPDATE
+    of the vector backfill), the TTL (now only for whole-table rewrites) 600 s. Not measurable in these pairs
+    (a turn every ~0.2 s).
 Left: the fact and episode arms (~7.5 ms backend: facts' HNSW 2.2, episodes' ts_rank_cd over summaries 2.2) run
-after the exchange arms on the main connection; the term counts' 60 s TTL; a sample that free space cannot move.
+after the exchange arms on the main connection; a sample that free space before its end cannot move.
 """
 
 from __future__ import annotations
