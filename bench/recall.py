@@ -217,6 +217,10 @@ size); a unix socket (round trip 19–23 against 33–55 µs: ≤ 0.3 ms a recal
 window_rows (replayed: 11.67 → 11.61 ms mean, nothing); BM25 over all turns in one join (slower, orders an ulp apart);
 window_rows split by thread into two halves on both connections at once (rows identical merged): p50 7.6 → 9.8 ms.
 Left: the expansion's kNN product (~1 ms) and statement (~0.5 ms CPU) between the vector and the BM25 arm.
+rlive (bench/recall_live.py: a turn stored between recalls, an enriched history). Live at 100k, paired, base → rlive:
+median −3.3 / −7.5 ms, p95 113.5 → 62.8 / 172.3 → 116.3, CPU 25.4 / 21.9 → 20.2 / 17.1 ms (counts brought up to date,
+vocabulary appended, pending lines merged); static identical hits, +0.7 ms (noise); enriched: the episode arm 10.7 →
+1.2 ms (0017). Table there.
 """
 
 from __future__ import annotations

@@ -82,10 +82,10 @@ def print_import(stats: dict[str, float], embedder, batch_size: int, reused: str
 
 
 def rewrite_vectors(engine) -> None:  # type: ignore[no-untyped-def]
-    """Rewrite the tables holding vectors, so that vectors stored out of line before migration 0012 move into their
-    rows (minutes at 100k: every index is rebuilt, HNSW's too)."""
+    """Rewrite the tables holding vectors, so that vectors stored out of line before migration 0012 (0017 for facts
+    and episodes) move into their rows (minutes at 100k: every index is rebuilt, HNSW's too)."""
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-        for table in ("exchanges", "exchange_lines"):
+        for table in ("exchanges", "exchange_lines", "facts", "episodes"):
             started = time.monotonic()
             connection.execute(text(f"VACUUM (FULL, ANALYZE) {table}"))
             print(f"rewrote {table} in {time.monotonic() - started:.0f} s")

@@ -1,7 +1,7 @@
 """Paired recall A/B: two source trees' recall processes on one PostgreSQL, taking turns query by query.
 
 Run from the repository root, on a database bench/recall.py built (``--pgdata``):
-    python -m bench.recall_pair --pgdata DIR --a TREE_A --b TREE_B [--mode embed|given]
+    python -m bench.recall_pair --pgdata DIR --a TREE_A --b TREE_B [--mode embed|given] [--live]
 
 Each tree (a checkout, e.g. ``git worktree add`` or ``git archive | tar -x``) runs in its own process with its
 own code (PYTHONPATH), both warmed up and gc-frozen as a worker process is (workers/startup.py); then the 200
@@ -10,7 +10,9 @@ machine's load drifts the same way for both and cancels in the per-query differe
 the query (as a caller without a vector); ``given``: the query's vector is passed in. Prints each side's p50 /
 p95 / p99, its CPU per recall (the process, its PostgreSQL backend) and the median and mean of B − A per query.
 The per-query median and the CPU are the figures to compare on a busy machine; a p95 of 200 queries moves with
-the load.
+the load. ``--live``: before each pair this process stores one new exchange as a chat turn is stored
+(bench/recall_live.py's ``LiveWriter``, this tree's code; with its chunk and facts when the database is enriched),
+so both sides' recalls meet a history that grew since their last one, as a chatting person's do (it writes DIR).
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def serve(url: str, mode: str) -> None:
                   flush=True)
 
 
-def run(pgdata: Path, trees: dict[str, Path], mode: str) -> None:
+def run(pgdata: Path, trees: dict[str, Path], mode: str, live: bool = False, merge: bool = True) -> None:
     from services.embedded.lifecycle import free_port
     from services.embedded.postgres import EmbeddedPostgres
 
@@ -70,8 +72,12 @@ def run(pgdata: Path, trees: dict[str, Path], mode: str) -> None:
     load = Path("/proc/loadavg").read_text().split()[:3]
     try:
         sides = {name: _start(tree, server.url, mode) for name, tree in trees.items()}
+        writer = _writer(server.url, merge) if live else None
         results: dict[str, list[list[float]]] = {name: [] for name in trees}
+        stored: list[dict[str, float]] = []
         for i in range(QUERIES):
+            if writer is not None:
+                stored.append(writer.store_one())
             # Who goes first turns every second query: the queries alternate in kind (bench/recall.py's latency_queries:
             # chat sentences at even places, the set's questions at odd ones), and the side going second finds the
             # query's rows in PostgreSQL's cache. Turning at every query gave side B ~1.5–2.7 ms a query (rlat9).
@@ -93,6 +99,24 @@ def run(pgdata: Path, trees: dict[str, Path], mode: str) -> None:
               f"{values[:, 1].mean():.1f}, backend {values[:, 2].mean():.1f} ms")
     diff = np.array([b[0] - a[0] for a, b in zip(results["A"], results["B"], strict=True)])
     print(f"B − A per query: median {np.median(diff):+.1f} ms, mean {diff.mean():+.1f} ms")
+    if stored:
+        steps = {step: np.mean([row.get(step, 0.0) for row in stored]) for step in stored[0]}
+        print(f"live: {len(stored)} exchanges stored, one before each pair (ms each, mean: "
+              + ", ".join(f"{step} {value:.1f}" for step, value in steps.items()) + ")")
+
+
+def _writer(url: str, merge: bool):  # type: ignore[no-untyped-def]
+    """The live writer over ``url``: enriched (a chunk and facts per stored turn) when the database holds chunks."""
+    from sqlalchemy import text
+
+    from bench.recall_live import LiveWriter
+    from services.db import make_engine, make_sessionmaker
+    from services.embeddings import load_embedder
+
+    sessions = make_sessionmaker(make_engine(url, pool_size=2))
+    with sessions() as session:
+        enriched = bool(session.scalar(text("SELECT EXISTS (SELECT 1 FROM memory_chunks)")))
+    return LiveWriter(sessions, load_embedder("auto", cache_size=0), enriched, merge=merge)
 
 
 def _start(tree: Path, url: str, mode: str) -> subprocess.Popen[str]:
@@ -112,6 +136,9 @@ def main() -> None:
     parser.add_argument("--a", help="source tree A (the base)")
     parser.add_argument("--b", help="source tree B (the change)")
     parser.add_argument("--mode", default="embed", choices=["embed", "given"])
+    parser.add_argument("--live", action="store_true", help="store an exchange before each pair (writes DIR)")
+    parser.add_argument("--no-merge", action="store_true",
+                        help="with --live: leave the lines' pending full-text entries (the chunker before rlive)")
     parser.add_argument("--serve", metavar="URL", help=argparse.SUPPRESS)  # one side's process
     args = parser.parse_args()
     if args.serve:
@@ -126,7 +153,7 @@ def main() -> None:
     for name, tree in trees.items():
         if not (tree / "services" / "memory" / "recall.py").is_file():
             parser.error(f"--{name.lower()} {tree}: not an Engram source tree (no services/memory/recall.py)")
-    run(pgdata, trees, args.mode)
+    run(pgdata, trees, args.mode, args.live, not args.no_merge)
 
 
 if __name__ == "__main__":

@@ -80,6 +80,8 @@ def test_the_reply_stores_no_lines_and_no_vector_and_the_chunker_job_derives_bot
         assert done.embedding_model == HashEmbedder().model_id
         assert list(done.embedding) == pytest.approx(list(HashEmbedder().embed(f"{SAID}\n{ANSWERED}")), abs=1e-6)
         assert pending_count(session) == 0
+    with db_engine.connect() as connection:  # its words are in the index proper: no recall reads them as pending
+        assert connection.execute(text("SELECT gin_clean_pending_list('ix_exchange_lines_search')")).scalar() == 0
 
     from workers import memory_chunker
     assert memory_chunker.run(stored.id) == "exists"  # a retried job derives nothing twice

@@ -122,3 +122,110 @@ def test_kept_lexemes_reach_postgresql_as_the_same_strings(db_engine):
         sent = connection.execute(text("SELECT CAST(:known_sampled AS text[]), CAST(:known_asked AS text[])"),
                                   kept.params()).one()
     assert list(sent) == [lexemes, lexemes[:4]]
+
+
+def _add_turns(session: Session, texts: list[str], user: str = "alice") -> None:
+    for i, words in enumerate(texts):
+        create_exchange(session, user_id=user, user_text=words, reply=f"noted {i}", embedder=HashEmbedder(),
+                        occurred_at=dt.datetime(2026, 3, 1, i, tzinfo=dt.UTC))
+    session.commit()
+
+
+def test_counts_brought_up_to_date_after_added_turns_equal_a_recount_without_reading_the_sample(db_engine):
+    _import(db_engine, "alice", 80)
+    with Session(db_engine) as session:
+        lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        before = COUNTS.get(session, "alice", CONFIG)
+        _add_turns(session, ["zanzibar at dawn", "the zanzibar gardens again", "nothing of note"])
+        sent = _terms_statements(session)
+        updated = lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        assert not _reads_the_sample(session, *sent[-1])  # brought up to date, not counted again
+        kept = COUNTS.get(session, "alice", CONFIG)
+        assert kept is not before and kept.lines == 86 and kept.exact["zanzibar"] == before.exact["zanzibar"] + 2
+        assert updated == _afresh(session, "alice", QUERY, CONFIG) and updated.total == 86
+        # And again from the counts brought up to date: the next turn counts once, not twice.
+        lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        _add_turns(session, ["zanzibar once more"])
+        again = lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        assert again == _afresh(session, "alice", QUERY, CONFIG) and again.total == 88
+
+
+def test_a_removed_or_late_committed_turn_makes_the_counts_read_again(db_engine):
+    _import(db_engine, "alice", 80)
+    with Session(db_engine) as session:
+        lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        # One turn removed and one added: the line count is unchanged, the counts are not.
+        session.execute(text("DELETE FROM exchange_lines WHERE id = (SELECT min(id) FROM exchange_lines "
+                             "WHERE user_id = 'alice' AND text LIKE '%zanzibar%')"))
+        _add_turns(session, ["the harbour"])
+        sent = _terms_statements(session)
+        after = lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        assert _reads_the_sample(session, *sent[-1]) and after == _afresh(session, "alice", QUERY, CONFIG)
+        # A line numbered before the kept counts' highest id but committed after them is not one of "the added".
+        free = session.scalar(text("SELECT max(id) FROM exchange_lines"))
+        session.execute(text("UPDATE exchange_lines SET id = id + 1000 WHERE id = :free"), {"free": free})
+        session.commit()
+        _afresh(session, "alice", QUERY, CONFIG)  # (a row rewritten in place versions nothing: read afresh)
+        assert COUNTS.get(session, "alice", CONFIG).top == free + 1000
+        session.execute(text(
+            "INSERT INTO exchange_lines (id, user_id, exchange_id, thread_id, position, speaker, text, occurred_at) "
+            "SELECT :free, user_id, exchange_id, thread_id, 5, speaker, 'zanzibar late', occurred_at "
+            "FROM exchange_lines WHERE user_id = 'alice' ORDER BY id LIMIT 1"), {"free": free})
+        session.commit()
+        late = lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        assert _reads_the_sample(session, *sent[-1]) and late == _afresh(session, "alice", QUERY, CONFIG)
+
+
+def test_a_capped_count_stays_capped_and_a_sampled_one_unchanged_when_turns_are_added():
+    from services.memory.termcounts import Kept
+
+    kept = Kept("9/1", 10, 5.0, {"rare": 1, "common": 8}, {"rare": 3, "capped": 50, "common": None}, lines=90, top=7)
+    newer = kept.grown("11/2", 92, 9, ["rare", "capped", "common", "rare"], cap=50)
+    assert newer.exact == {"rare": 5, "capped": 50, "common": None} and newer.sampled == kept.sampled
+    assert (newer.version, newer.lines, newer.top, newer.n) == ("11/2", 92, 9, 10)
+    assert kept.exact["rare"] == 3  # the counts a statement may still be reading are left as they were
+
+
+def test_a_recall_after_an_added_turn_finds_it_with_the_counts_brought_up_to_date(db_engine):
+    from services.memory.recall import recall
+
+    _import(db_engine, "alice", 80)
+    config = RecallConfig(length_sample=10, expansion_weight=0.0)
+    with Session(db_engine) as session:
+        first = recall(session, HashEmbedder(), "alice", "zanzibar quokka sightings", config=config, reinforce=False)
+        assert first and all("quokka" not in hit.text for hit in first)
+        kept = COUNTS.get(session, "alice", config)
+        _add_turns(session, ["we saw a quokka on zanzibar"])
+        found = recall(session, HashEmbedder(), "alice", "zanzibar quokka sightings", config=config, reinforce=False)
+        assert "quokka" in found[0].text
+        assert COUNTS.get(session, "alice", config).version != kept.version  # brought up to date, then used
+
+
+def test_a_turn_stored_in_free_space_before_the_samples_end_makes_the_counts_read_again(db_engine):
+    _import(db_engine, "alice", 80)
+    with db_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        # Free space at the table's start, as a migration's rewrite leaves: a new turn's lines land there.
+        connection.execute(text("DELETE FROM exchange_lines WHERE id IN (SELECT id FROM exchange_lines "
+                                "WHERE user_id = 'alice' ORDER BY id LIMIT 6)"))
+        connection.execute(text("VACUUM exchange_lines"))
+    with Session(db_engine) as session:
+        _afresh(session, "alice", QUERY, CONFIG)
+        end = COUNTS.get(session, "alice", CONFIG).sample_end
+        _add_turns(session, ["zanzibar in the free space"])
+        assert session.scalar(text("SELECT bool_or(ctid < CAST(:end AS tid)) FROM exchange_lines "
+                                   "WHERE text = 'zanzibar in the free space'"), {"end": end})
+        sent = _terms_statements(session)
+        after = lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        assert _reads_the_sample(session, *sent[-1]) and after == _afresh(session, "alice", QUERY, CONFIG)
+
+
+def test_a_turn_rewritten_in_place_makes_the_counts_read_again(db_engine):
+    _import(db_engine, "alice", 80)
+    with Session(db_engine) as session:
+        lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        session.execute(text("UPDATE exchange_lines SET text = 'a quiet harbour' WHERE id = (SELECT max(id) "
+                             "FROM exchange_lines WHERE user_id = 'alice' AND text LIKE '%zanzibar%')"))
+        session.commit()
+        sent = _terms_statements(session)
+        after = lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        assert _reads_the_sample(session, *sent[-1]) and after == _afresh(session, "alice", QUERY, CONFIG)

@@ -111,3 +111,27 @@ def test_a_person_with_a_zero_vector_keeps_the_sql_knn(db_engine):
         create_user(session, user_id="matrix-e")
         _add_words(session, "matrix-e", [_made_up(i) for i in range(30)], [_made_up(i) for i in range(30)], vectors)
         assert MATRICES.nearest(session, "matrix-e", 30, vectors[0], 10) is None
+
+
+def test_a_matrix_brought_up_to_date_equals_one_read_afresh_and_reads_only_the_new_vectors(db_engine, monkeypatch):
+    rng = np.random.default_rng(8)
+    words = [_made_up(i) for i in range(200)]
+    MATRICES.clear()
+    with Session(db_engine) as session:
+        create_user(session, user_id="matrix-f")
+        _add_words(session, "matrix-f", words, words, rng.normal(size=(200, 384)).astype(np.float32))
+        assert MATRICES._get(session, "matrix-f", 200) is not None
+        added = [_made_up(i) for i in range(200, 203)]
+        _add_words(session, "matrix-f", added, added, rng.normal(size=(3, 384)).astype(np.float32))
+        session.execute(text("DELETE FROM vocabulary WHERE user_id = 'matrix-f' AND word = ANY(:gone)"),
+                        {"gone": words[:2]})
+        assert MATRICES._get(session, "matrix-f", 201) is not None  # a word gone: all read again
+        _add_words(session, "matrix-f", [_made_up(300)], [_made_up(300)], rng.normal(size=(1, 384)).astype(np.float32))
+        with monkeypatch.context() as patched:  # every vector read again would fail
+            patched.setattr(vocabmatrix, "_VECTORS", "SELECT 1 / 0")
+            updated = MATRICES._get(session, "matrix-f", 202)
+        MATRICES.clear()
+        afresh = MATRICES._get(session, "matrix-f", 202)
+    assert updated is not None and afresh is not None and sorted(updated.words) == sorted(afresh.words)
+    order = [updated.words.index(word) for word in afresh.words]
+    assert np.array_equal(updated.unit[order], afresh.unit)

@@ -69,7 +69,8 @@ def run(exchange_id: int, attempt: int = 0) -> str:
             return "missing"
         if chunk_exists(session, exchange_id):
             return "exists"
-        if exchange.embedding_model == vectors.DEFERRED:
+        chat_turn = exchange.embedding_model == vectors.DEFERRED
+        if chat_turn:
             # A chat turn stored lean: its lines, and its turn's vector (the re-index's very input), come now.
             vectors.fill_exchange(session, embedder, exchange_id)
             session.refresh(exchange)  # the vector just stored, for the known facts nearest to it
@@ -80,6 +81,8 @@ def run(exchange_id: int, attempt: int = 0) -> str:
         messages = build_messages(context, session, exchange, config)
         user_text = exchange.user_text
         owner = exchange.user_id
+    if chat_turn:  # its lines are in: their words join the index proper before the person's next recall
+        vectors.merge_pending_lines(context.engine)
     try:
         chunk, completion = ask_chunk(context, messages, config, user_text)
     except (LLMMalformedOutput, ChunkInvalid) as exc:

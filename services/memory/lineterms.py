@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from services.memory import vocabulary
 from services.memory.config import RecallConfig
 from services.memory.search import Terms, statement
-from services.memory.termcounts import COUNTS, NOTHING_KEPT, VERSION_SQL, Kept, TermRow
+from services.memory.termcounts import COUNTS, MAX_GROWTH, NOTHING_KEPT, VERSION_SQL, Kept, TermRow
 from services.memory.vocabmatrix import MATRICES
 
 # Words that shape a question but never appear in its answer (the stop-word list keeps "name", "kind", ...).
@@ -92,11 +92,24 @@ class AskedTerms:
 _NO_EXPANSION = "SELECT CAST(NULL AS text), CAST(NULL AS float8) WHERE false"  # no row
 # The user's first ``:sample`` lines: the same rows for every statement (synchronize_seqscans is off). A statement
 # reads it only when some count is not kept (a CTE is computed when first read).
-_SAMPLE = "s AS MATERIALIZED (SELECT search FROM exchange_lines WHERE user_id = :user LIMIT :sample)"
-# Whether the kept counts (``:known_version``) are the person's current ones, and their line count.
-_KEPT = (f"k AS MATERIALIZED (SELECT coalesce(v.version = :known_version, false) AS valid, v.version, v.lines FROM "
-         f"(SELECT {VERSION_SQL} AS version, "
-         "(SELECT lines FROM exchange_line_counts WHERE user_id = :user) AS lines) v)")
+_SAMPLE = "s AS MATERIALIZED (SELECT ctid, search FROM exchange_lines WHERE user_id = :user LIMIT :sample)"
+# The person's version, line count and the highest line id now; the lines they added since the kept counts were
+# read, stored after the kept sample's last row (``n``: read only when the kept counts are of a full sample and at
+# most MAX_GROWTH lines behind); whether the kept counts (``:known_version``) serve: the current ones (``same``), or
+# brought up to date from ``n`` (the line count grew by exactly its lines: none removed, none committed late, none
+# stored in free space before the sample's end, where a sample read now would hold it).
+_KEPT = (f"v AS MATERIALIZED (SELECT {VERSION_SQL} AS version, "
+         "(SELECT lines FROM exchange_line_counts WHERE user_id = :user) AS lines, "
+         "(SELECT max(id) FROM exchange_lines) AS top), "
+         "n AS MATERIALIZED (SELECT search FROM exchange_lines WHERE id > :known_top AND user_id = :user "
+         "AND ctid > CAST(:known_end AS tid) "
+         "AND :known_n >= :sample AND :known_lines > :known_n AND (SELECT version IS DISTINCT FROM :known_version "
+         f"AND lines > :known_lines AND lines - :known_lines <= {MAX_GROWTH} FROM v)), "
+         "k AS MATERIALIZED (SELECT coalesce(v.version = :known_version, false) AS same, "
+         "coalesce(v.version = :known_version OR (v.lines > :known_lines "
+         "AND v.lines - :known_lines = (SELECT count(*) FROM n)), false) AS valid, v.version, v.lines, v.top FROM v)")
+# Each lexeme once for every added line holding it (the kept exact counts' increments).
+_ADDED = "(SELECT array_agg(x) FROM n CROSS JOIN LATERAL unnest(tsvector_to_array(n.search)) AS x) AS grown_lexemes"
 # Whether ``q``'s lexeme is kept: an expansion word's sample count (``:known_sampled``), or an asked word's counts.
 _KNOWN = ("(SELECT valid FROM k) AND ((added AND lexeme = ANY(CAST(:known_sampled AS text[]))) "
           "OR (NOT added AND lexeme = ANY(CAST(:known_asked AS text[])))) AS known")
@@ -123,12 +136,15 @@ def _term_rows(session: Session, user_id: str, query: str, config: RecallConfig,
             "FROM (SELECT lexeme, CAST(1 AS float8), false FROM asked "
             f"UNION ALL SELECT e.*, true FROM ({expanded}) AS e) AS a(lexeme, mult, added)), "
             # The sample's size and length: kept ones when valid (the sample is then not read for them).
-            "st AS MATERIALIZED (SELECT count(*) AS n, avg(length(search)) AS avg_len FROM s "
+            # The sample's last row (a sequential scan's: the highest ctid), where lines added after it leave it be.
+            "st AS MATERIALIZED (SELECT count(*) AS n, avg(length(search)) AS avg_len, "
+            "CAST(max(ctid) AS text) AS sample_end FROM s "
             "WHERE NOT (SELECT valid FROM k)), "
             f"{_SAMPLE_MATCHES}, "
             # Materialised: the sample's count is read twice below (it was counted twice).
             f"d AS MATERIALIZED (SELECT q.lexeme, q.mult, q.added, q.tsq, q.known, {_SAMPLE_DF} AS sample_df FROM q) "
             "SELECT d.lexeme, d.mult, d.added, d.known, d.sample_df, st.n, st.avg_len, k.lines, k.version, k.valid, "
+            f"k.same, k.top, st.sample_end, {_ADDED}, "
             # A lexeme the sample barely holds, when the user has more lines than sampled: counted exactly
             # in the same statement (it used to take one more).
             "CASE WHEN NOT d.known AND NOT d.added AND sn.n >= :sample AND coalesce(k.lines, 0) > greatest(sn.n, 1) "
@@ -142,12 +158,16 @@ def _term_rows(session: Session, user_id: str, query: str, config: RecallConfig,
          "query": rewrite(query) if config.rewrite_query else query, "sample": config.length_sample,
          "max_terms": config.max_query_terms, "rare": RARE_IN_SAMPLE, "cap": config.df_cap},
     ).all()
-    if kept is not None and rows[0].valid:
+    first = rows[0]
+    if kept is not None and first.valid:
+        if not first.same:  # turns were added since: the kept counts brought up to date
+            kept = COUNTS.advance(session, user_id, config, kept, first.version, first.lines, first.top,
+                                   first.grown_lexemes)
         filled = [_filled(row, kept) for row in rows]
         kept.learn(filled)
         return filled
     fresh = [_row(row, row.sample_df, row.exact_df, row.n, row.avg_len) for row in rows]
-    COUNTS.put(session, user_id, config, rows[0].version, fresh)
+    COUNTS.put(session, user_id, config, first.version, fresh, first.top, first.sample_end)
     return fresh
 
 

@@ -8,15 +8,27 @@ the person's row of ``exchange_line_counts`` (migration 0010's triggers), so the
 ``xmin`` version the counts. A terms statement compares the version it reads with the one the kept counts
 were read at (in the same statement, so from the same snapshot) and counts only the words not kept; the
 other words' counts, the sample's size and length come from here. A turn's row rewritten in place (its text
-edited, its speaker vector filled: the sample, the first rows stored, may then hold other turns) versions
-nothing: kept counts live at most ``TTL_S`` seconds.
+edited, its speaker vector filled: the sample, the first rows in the table's order, may then hold other turns)
+counts in the row's ``rewrites`` (migration 0017), which versions it too; a table rewritten whole (VACUUM FULL,
+CLUSTER) versions nothing: kept counts live at most ``TTL_S`` seconds (60 before 0017, when a person writing
+less than once a minute recounted at every recall).
+
+A chatting person adds turns between two recalls, so the version moves at nearly every recall. When all the
+person did since the counts were read is add at most ``MAX_GROWTH`` turns, stored after the sample's last row
+(their line count grew by exactly the number of their lines after the highest line id of that read, ``top``,
+and after the sample's ``ctid``: a removed, late-committed line or one stored in free space before the sample's
+end breaks the equality), the counts are brought up to date instead of read again (``Kept.grown``): the line
+count is the current one, each exactly counted word gains the new turns holding it (capped as counted), and the
+sample is the one a recount would read (its first ``length_sample`` rows in physical order are unchanged), so
+its counts, size and length stand: the same terms as a recount. A table with free space before the sample's
+end (a migration's rewrite leaves it) takes new turns there, each joining the sample: those recount, as before.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -24,9 +36,10 @@ from sqlalchemy.orm import Session
 
 from services.memory.config import RecallConfig
 
-TTL_S = 60.0
+TTL_S = 600.0
 MAX_PEOPLE = 256  # per process, the least recently used dropped first
 MAX_WORDS = 2000  # per person: each statement sends the kept words (two text arrays), so they stay few
+MAX_GROWTH = 200  # turns added since the counts were read that are counted in; more: the counts are read again
 
 # The person's counts row as a version (NULL without turns): lines, and the transaction that last wrote it.
 VERSION_SQL = "(SELECT lines::text || '/' || xmin::text FROM exchange_line_counts WHERE user_id = :user)"
@@ -56,6 +69,9 @@ class Kept:
     sampled: dict[str, int] = field(default_factory=dict)
     exact: dict[str, int | None] = field(default_factory=dict)
     expires: float = 0.0
+    lines: int = 0  # the person's line count at ``version``
+    top: int = 0  # the highest line id (anyone's) at ``version``: the person's later lines are the ones added
+    sample_end: str = "(0,0)"  # the sample's last row (ctid): a line stored before it would join a sample read now
     # The kept lexemes quoted as array elements, each once (sampled, asked), and as array literals when sent.
     _elements: tuple[list[str], list[str]] = field(default_factory=lambda: ([], []))
     _literals: tuple[str, str] | None = None
@@ -66,7 +82,18 @@ class Kept:
         if self._literals is None:
             self._literals = ("{" + ",".join(self._elements[0]) + "}", "{" + ",".join(self._elements[1]) + "}")
         return {"known_version": self.version, "known_n": self.n, "known_sampled": self._literals[0],
-                "known_asked": self._literals[1]}
+                "known_asked": self._literals[1], "known_lines": self.lines, "known_top": self.top,
+                "known_end": self.sample_end}
+
+    def grown(self, version: str, lines: int, top: int, added: list[str] | None, cap: int) -> Kept:
+        """These counts brought up to ``version``, at which the person has ``lines`` lines and the highest line id
+        is ``top``: ``added`` lists each lexeme once for every line added since that holds it. A copy: a
+        statement sent with these counts may still be reading them."""
+        holding = Counter(added or ())
+        exact = {lexeme: count if count is None or count >= cap else min(cap, count + holding[lexeme])
+                 for lexeme, count in self.exact.items()}
+        return Kept(version, self.n, self.avg_len, dict(self.sampled), exact, self.expires, lines, top,
+                    self.sample_end, (list(self._elements[0]), list(self._elements[1])), self._literals)
 
     def learn(self, rows: list[TermRow]) -> None:
         """Keep the counts of ``rows`` (read at this version), up to MAX_WORDS lexemes."""
@@ -92,7 +119,8 @@ def _quoted(lexeme: str) -> str:
     return '"' + lexeme.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-NOTHING_KEPT = {"known_version": None, "known_n": 0, "known_sampled": "{}", "known_asked": "{}"}
+NOTHING_KEPT = {"known_version": None, "known_n": 0, "known_sampled": "{}", "known_asked": "{}", "known_lines": 0,
+                "known_top": 0, "known_end": "(0,0)"}
 
 
 class TermCounts:
@@ -112,18 +140,31 @@ class TermCounts:
             return kept
 
     def put(self, session: Session, user_id: str, config: RecallConfig, version: str | None,
-            rows: list[TermRow]) -> None:
-        """Keep the counts a statement read afresh at ``version`` (None: the person has no turns; nothing kept)."""
+            rows: list[TermRow], top: int | None = None, sample_end: str | None = None) -> None:
+        """Keep the counts a statement read afresh at ``version`` (None: the person has no turns; nothing kept),
+        when the highest line id was ``top`` and the sample ended at row ``sample_end``."""
         key = _key(session, user_id, config)
         with self._lock:
             self._kept.pop(key, None)
             if version is None or not rows:
                 return
-            kept = Kept(version, int(rows[0].n or 0), rows[0].avg_len, expires=time.monotonic() + TTL_S)
+            kept = Kept(version, int(rows[0].n or 0), rows[0].avg_len, expires=time.monotonic() + TTL_S,
+                        lines=int(rows[0].lines or 0), top=int(top or 0), sample_end=sample_end or "(0,0)")
             kept.learn(rows)
             self._kept[key] = kept
             while len(self._kept) > MAX_PEOPLE:
                 self._kept.popitem(last=False)
+
+    def advance(self, session: Session, user_id: str, config: RecallConfig, kept: Kept, version: str, lines: int,
+                top: int, added: list[str] | None) -> Kept:
+        """``kept`` brought up to ``version`` (``Kept.grown``), kept in its place unless another recall replaced
+        it meanwhile; the counts to read this statement's rows with."""
+        newer = kept.grown(version, lines, top, added, config.df_cap)
+        key = _key(session, user_id, config)
+        with self._lock:
+            if self._kept.get(key) is kept:
+                self._kept[key] = newer
+        return newer
 
     def clear(self) -> None:
         with self._lock:
