@@ -206,7 +206,7 @@ open-domain 0.659 not reached: no retrieval signal of ten rounds moves them by m
 reader listing the person's events (enrichment's facts and episodes as candidates, or an LLM over their turns) and
 inferring their traits; a stronger embedding (none on PyPI at MiniLM's cost).
 
-Less depth (rdepth, bench/recall.py's table): candidates 30 / 25 and speaker_candidates 20 / 10 / 0 give the default
+Less depth (rdepth, bench/recall_rounds.md): candidates 30 / 25 and speaker_candidates 20 / 10 / 0 give the default
 row figure for figure (each category and conversation); candidates 20 .762/.849/.902 (conv-30 .836/.892);
 line_candidates 50 / 40 mh .691, 30 .693; context_window 1 .747/.840/.890 mh .669. Now candidates 25, speaker 10.
 

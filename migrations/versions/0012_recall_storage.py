@@ -5,7 +5,7 @@ unsorted pending list of up to ``gin_pending_list_limit`` (4 MB) that every sear
 before the index proper; the planner also counts its pages, so a common word's search looked
 cheaper as a sequential scan. At 100k exchanges with ~8,600 lines pending, one lexeme's bitmap
 scan took 10 ms instead of 0.3, and the BM25 arm of "Okay, Tuesday works." scanned 37,000 lines
-in 37 ms where the index needed 2 (bench/recall.py, round four). A 256 kB limit keeps the list
+in 37 ms where the index needed 2 (bench/recall_rounds.md, round four). A 256 kB limit keeps the list
 to ~1,000 lines: importing 3,000 exchanges cost PostgreSQL ~0.2 s more CPU (the merge the
 4 MB list defers to autovacuum) and stored 460–545 instead of 550–590 exchanges/s under load.
 

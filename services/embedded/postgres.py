@@ -43,7 +43,7 @@ def memory_settings(total_bytes: int | None = None) -> dict[str, str]:
 
     shared_buffers is an eighth of RAM, between 128 MB (the default) and 1 GB: at 100k stored
     exchanges the exchanges' vectors, their HNSW index and the turns are ~550 MB, so with the default
-    every recall copied pages from the kernel's cache (bench/recall.py). Pages are only touched as they
+    every recall copied pages from the kernel's cache (bench/recall_rounds.md). Pages are only touched as they
     are used, so an empty database costs no more. effective_cache_size (half of RAM) only informs the
     planner. Sequential scans do not synchronise: a recall samples "the first N turns" for BM25's
     statistics, and a synchronised scan starts wherever the last one stopped, so the sample (and the
@@ -61,7 +61,7 @@ def cache_settings(library_dir: Path) -> dict[str, str]:
     Its autoprewarm worker writes the list of cached blocks to PGDATA/autoprewarm.blocks every five minutes
     and at shutdown, and reads those blocks back in the background at start. Without it the first ~200
     recalls after a restart at 100k exchanges read ~265 blocks each from the kernel (~4 ms of backend CPU
-    a recall; bench/recall.py, rcold), and the first after a reboot from the disk. A preload library the
+    a recall; bench/recall_rounds.md, rcold), and the first after a reboot from the disk. A preload library the
     server lacks would stop it from starting: none is asked for then.
     """
     return {"shared_preload_libraries": "pg_prewarm"} if (library_dir / "pg_prewarm.so").is_file() else {}

@@ -70,7 +70,7 @@ def _matches_sql(terms: LineTerms, params: dict[str, Any]) -> str:
     # A common word's matches beyond the cap are cut in storage order (the oldest kept), an arbitrary subset;
     # the lines that also hold the second rarest word come first, the rest fill up to the cap (the Append stops
     # there). Those lines are where BM25's best are: at 100k, 300 so chosen kept more of the uncapped top ten
-    # than the first 1,000 (bench/recall.py, rlat7).
+    # than the first 1,000 (bench/recall_rounds.md, rlat7).
     params["pair"] = " & ".join(quote_lexeme(lexeme) for lexeme in terms.pair)
     return (f"SELECT * FROM (({matching.format('pair')}) UNION ALL ({matching.format('tsq')} "
             "AND NOT search @@ CAST(:pair AS tsquery))) m LIMIT :cap")
