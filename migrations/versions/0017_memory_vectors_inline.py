@@ -7,9 +7,9 @@ so its vector was stored out of line: recall's episode arm, over a person's ~4,6
 (one per session), read every vector through the TOAST index — 14,355 buffers and ~11 ms of PostgreSQL CPU a
 recall, the planner pricing the scan as if the vectors were in the rows and choosing it over the HNSW index.
 With the vectors inline it takes the index (1.2 ms). Facts are short and mostly inline already; a long one
-moves in too. It applies to rows written from now on; rows stored before keep their vectors out of line until
-the table is rewritten (``VACUUM FULL episodes``: seconds at 4,600 rows), which a migration cannot do inside its
-transaction (``bench.recall --rewrite`` does it for the bench's database; bench/recall_live.py, rlive).
+moves in too. The rows stored before are written again here, so their vectors move in as well: only rows large
+enough to have been stored out of line (over ~1,900 bytes whole; one per session for episodes, few facts), each
+vector through its exact text form, so the same floats (an UPDATE that keeps a value keeps where it is stored).
 
 Rewritten turns. Recall keeps a person's term counts between recalls, versioned by their ``exchange_line_counts``
 row (services/memory/termcounts.py), which only inserts and deletes wrote: a turn rewritten in place (its text
@@ -31,11 +31,15 @@ branch_labels = None
 depends_on = None
 
 TABLES = ("facts", "episodes")
+# Below TOAST's ~2,032-byte row threshold with a margin: a row this small was never stored out of line.
+LARGE_ROW_BYTES = 1900
 
 
 def upgrade() -> None:
     for table in TABLES:
         op.execute(f"ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE MAIN")
+        op.execute(f"UPDATE {table} t SET embedding = CAST(CAST(t.embedding AS text) AS vector) "
+                   f"WHERE t.embedding IS NOT NULL AND pg_column_size(t.*) > {LARGE_ROW_BYTES}")
     op.execute("ALTER TABLE exchange_line_counts ADD COLUMN rewrites bigint NOT NULL DEFAULT 0")
     op.execute("""
         CREATE FUNCTION exchange_line_counts_rewrite() RETURNS trigger LANGUAGE plpgsql AS $$
