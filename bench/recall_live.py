@@ -47,8 +47,8 @@ field; LoCoMo .762 / .850 / .902, each category):
   * enriched (100,034 chunks, 28,120 facts of which 26,376 current, 4,600 episodes): backend ~40 ms a recall
     against ~17. window_rows' plan hashes (memory_chunks by index per owner, 6.4 ms): no change needed. The
     episode arm read its 4,600 vectors through TOAST (14,355 buffers, 10.7 ms, the planner choosing the scan):
-    migration 0017 (STORAGE MAIN; it writes the rows stored before again): HNSW, 1.2 ms; kinds' server CPU 17.3 → 10.3 ms; backend a recall
-    30.7 / 30.3 → 21.8 / 25.9 ms (given, one process, alternated).
+    migration 0017 (STORAGE MAIN; it writes the rows stored before again): HNSW, 1.2 ms; kinds' server CPU
+    17.3 → 10.3 ms; backend a recall 30.7 / 30.3 → 21.8 / 25.9 ms (given, one process, alternated).
   * kept term counts expired after 60 s, so a person writing less than once a minute recounted at every recall
     (rcold: ~6 ms backend): 0017 versions in-place rewrites too (a statement trigger, ~0.5 ms per 512-line UPDATE
     of the vector backfill), the TTL (now only for whole-table rewrites) 600 s. Not measurable in these pairs
