@@ -15,6 +15,7 @@ connection (the server gone, a broken connection) falls back to the arms inside 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -41,7 +42,8 @@ class ExchangeArms:
 
     def start(self, qvec: np.ndarray | None) -> None:
         if qvec is not None and self.future is None:
-            self.future = self.pool.submit(self._run, qvec)
+            self.future = Future()
+            self.pool.submit(self._deliver, qvec, self.future)
 
     def running(self) -> bool:
         return self.future is not None and not self.future.done()
@@ -57,14 +59,26 @@ class ExchangeArms:
                         exc_info=True)
             return None
 
-    def _run(self, qvec: np.ndarray) -> list[int]:
+    def _deliver(self, qvec: np.ndarray, future: Future[list[int]]) -> None:
+        """Run the arms, handing their ids to ``future`` as soon as they are read: the side transaction's end (a
+        round trip, ~0.8 ms at p50 and up to ~7 at p95 on a busy machine) then runs while recall goes on."""
+        try:
+            self._run(qvec, future.set_result)
+        except BaseException as exc:
+            if not future.done():
+                future.set_exception(exc)  # recall runs the arms inline (``ids``)
+            elif isinstance(exc, Exception):  # the ids were handed over; only ending the transaction failed
+                log.warning("recall: ending the exchange arms' transaction failed", exc_info=True)
+            if not isinstance(exc, Exception):
+                raise
+
+    def _run(self, qvec: np.ndarray, hand_over: Callable[[list[int]], None]) -> None:
         params: dict[str, Any] = {"user": self.user_id, "limit": self.cfg.candidates, "qvec": qvec}
         sql = " UNION ALL ".join(f"({arm})" for arm in arms_sql(qvec, self.window, self.cfg, params))
         with self.engine.connect() as connection:
             connection.execute(text(f"SELECT {search.SEARCH_SETTINGS_SQL}"), search.search_settings(self.cfg))
-            ids = list(connection.execute(search.statement(sql, True), params).scalars())
+            hand_over(list(connection.execute(search.statement(sql, True), params).scalars()))
             connection.rollback()
-        return ids
 
 
 def arms_sql(qvec: np.ndarray | None, window: Window | None, cfg: RecallConfig, params: dict[str, Any],
