@@ -4,15 +4,18 @@ seen by the next recall."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
+from services.embeddings import HashEmbedder
 from services.memory import vocabmatrix, vocabulary
 from services.memory.config import RecallConfig
 from services.memory.lineterms import line_terms
-from services.memory.recall import _open
+from services.memory.recall import _open, recall
 from services.memory.speakers import vector_literal
 from services.memory.vocabmatrix import MATRICES, SIZE_SQL
 from tests.memory_builders import create_exchange, create_user
@@ -111,3 +114,42 @@ def test_a_person_with_a_zero_vector_keeps_the_sql_knn(db_engine):
         create_user(session, user_id="matrix-e")
         _add_words(session, "matrix-e", [_made_up(i) for i in range(30)], [_made_up(i) for i in range(30)], vectors)
         assert MATRICES.nearest(session, "matrix-e", 30, vectors[0], 10) is None
+
+
+class _HeldEmbedder(HashEmbedder):
+    """Embeds only once the person's kept vectors were read (or after a deadlock breaker), noting the order."""
+
+    def __init__(self, read: threading.Event, order: list[str]) -> None:
+        super().__init__(cache_size=0)
+        self.read, self.order = read, order
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        self.read.wait(timeout=10)  # only a deadlock breaker: a recall reading them after the vector never sets it
+        self.order.append("embedded")
+        return super()._encode(texts)
+
+
+def test_stale_kept_vectors_are_read_while_the_model_embeds_the_query(db_engine):
+    rng = np.random.default_rng(9)
+    words = [_made_up(i) for i in range(200)]
+    read, order = threading.Event(), []
+
+    def watch(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
+        if "vector_send(embedding)" in statement:
+            order.append("vectors read")
+            read.set()
+
+    MATRICES.clear()
+    with Session(db_engine) as session:
+        create_user(session, user_id="matrix-f")
+        create_exchange(session, user_id="matrix-f", user_text="The harbour " + " ".join(words))
+        _add_words(session, "matrix-f", words, words, rng.normal(size=(200, 384)).astype(np.float32))
+        session.commit()
+        event.listen(db_engine, "before_cursor_execute", watch)
+        try:
+            hits = recall(session, _HeldEmbedder(read, order), "matrix-f", "the harbour", reinforce=False,
+                          config=RecallConfig(expansion_min_similarity=0.0))
+        finally:
+            event.remove(db_engine, "before_cursor_execute", watch)
+    assert hits
+    assert order == ["vectors read", "embedded"]
