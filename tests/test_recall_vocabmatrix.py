@@ -153,3 +153,34 @@ def test_stale_kept_vectors_are_read_while_the_model_embeds_the_query(db_engine)
             event.remove(db_engine, "before_cursor_execute", watch)
     assert hits
     assert order == ["vectors read", "embedded"]
+
+
+def test_a_stale_person_reads_only_the_new_words_vectors_and_picks_what_a_full_read_picks(db_engine):
+    rng = np.random.default_rng(13)
+    words = [_made_up(i) for i in range(120)]
+    vectors = rng.normal(size=(120, 384)).astype(np.float32)
+    queries = rng.normal(size=(20, 384)).astype(np.float32)
+    read: list[int] = []
+
+    def count(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
+        if "vector_send(embedding)" in statement:
+            read.append(cursor.rowcount)
+
+    MATRICES.clear()
+    with Session(db_engine) as session:
+        create_user(session, user_id="matrix-g")
+        _add_words(session, "matrix-g", words[:100], words[:100], vectors[:100])
+        assert MATRICES.nearest(session, "matrix-g", 100, queries[0], 10) is not None
+        _add_words(session, "matrix-g", words[100:], words[100:], vectors[100:])  # the backfill's 20 new words
+        session.execute(text("DELETE FROM vocabulary WHERE user_id = 'matrix-g' AND word = ANY(:gone)"),
+                        {"gone": words[:5]})  # and 5 forgotten
+        event.listen(db_engine, "after_cursor_execute", count)
+        try:
+            refreshed = [MATRICES.nearest(session, "matrix-g", 115, query, 10) for query in queries]
+        finally:
+            event.remove(db_engine, "after_cursor_execute", count)
+        MATRICES.clear()
+        full = [MATRICES.nearest(session, "matrix-g", 115, query, 10) for query in queries]
+    assert read == [20]  # the new words' vectors only
+    assert all(picked is not None for picked in refreshed)
+    assert [sorted(picked) for picked in refreshed] == [sorted(picked) for picked in full]
