@@ -40,7 +40,7 @@ MARGIN = 1e-4
 SIZE_SQL = "(SELECT count(*) FROM vocabulary WHERE user_id = :user)"
 # pgvector's binary form: dimension and an unused int16, then big-endian float32s.
 _VECTORS = "SELECT word, vector_send(embedding) AS vec FROM vocabulary WHERE user_id = :user"
-_WORDS = "SELECT word FROM vocabulary WHERE user_id = :user"
+_WORDS = "SELECT array_agg(word) FROM vocabulary WHERE user_id = :user"  # one array: ~0.6 ms CPU, rows took ~3
 _NEW_VECTORS = f"{_VECTORS} AND word = ANY(CAST(:words AS text[]))"
 _HEADER_FLOATS = 1  # vector_send's 4 header bytes, in float32 widths
 
@@ -128,16 +128,20 @@ class Matrices:
         """``old`` brought up to the person's current words: their names read (~3,600 short strings), the vectors of
         the new ones only, the gone ones' rows dropped. A vocabulary grows by a few words at a time (the backfill)
         and a full read sent every vector again (~5.5 MB at 3,583 words, ~35 ms of the server's time)."""
-        words = list(session.scalars(text(_WORDS), {"user": user_id}))
+        words = list(session.scalar(text(_WORDS).execution_options(**{BINARY_RESULTS: True}), {"user": user_id}) or [])
         present = set(words)
-        kept = np.fromiter((word in present for word in old.words), dtype=bool, count=len(old.words))
         new = sorted(present.difference(old.words))
         added, blobs = self._vectors(session, _NEW_VECTORS, {"user": user_id, "words": new}) if new else ([], [])
         fresh = _matrix(added, blobs) if added else None
         if added and fresh is None:
             return words, None  # a new word without a length: the SQL kNN, as for a full read
-        names = [word for word, stays in zip(old.words, kept, strict=True) if stays] + added
-        units = [old.unit[kept]] + ([fresh.unit] if fresh is not None else [])
+        if present.issuperset(old.words):  # words only added (the backfill): one copy of the kept rows, not two
+            names, units = old.words + added, [old.unit]
+        else:
+            kept = np.fromiter((word in present for word in old.words), dtype=bool, count=len(old.words))
+            names = [word for word, stays in zip(old.words, kept, strict=True) if stays] + added
+            units = [old.unit[kept]]
+        units += [fresh.unit] if fresh is not None else []
         return names, Matrix(names, np.concatenate(units)) if names else None
 
     @staticmethod
