@@ -209,17 +209,18 @@ vocabulary product 0.8, score_candidates 1.1, line_candidates 0.65, _select 0.8,
 driver), the model's thread 6.3–6.8 (session.run 6.0 at p50; 4.0 in a loop: its int8 weights are folded to ~42 MB of
 float32 at load and streamed per query; after 30 ms asleep 8.6, after reading 64 MB 6.8), the side arms' ~1.2. Changed
 (hits of the 200 queries identical after each; LoCoMo .762/.850/.902, each category): sessions in UTC (timestamptz
-loaded with timezone.utc, not zoneinfo's Etc/UTC: 1,000 values 0.46 → 0.17 ms, an age's subtraction 1.3 → 0.08 µs);
-the side arms' ids handed over before their rollback (main's wait for them mean 3.3 → 1.2 ms, p95 13.5 → 6.7); a
-person's kept vectors read in binary, decoded at once, brought up to date by their new words only, while the model
-embeds (every recall after a vocabulary change: p50 87/92 → 57/58, p95 147/149 → 88/96 ms, process CPU 59–64 → 32–37;
-10 new words of 3,583: 9–22 ms where a full read took 27–60). Paired (embed): base → rpy median −0.4, mean −0.8, p95
-61.2 → 57.0, process CPU 19.3 → 18.3 ms; rpy → base +0.5, +1.7, 56.7 → 67.3. Not taken: a raw cursor for the
-statements (0.10 against 0.16 ms CPU each: ~0.4 a recall, the profile and tests watch SQLAlchemy's events), id lists
-as text (a 60-id list 0.09 → 0.005 ms; ~10 arrays a recall, rsql's statements). Lost: the matrix touched while the
-model embeds (product 0.83 → 0.79), float16 vectors (numpy's product 2–3 ms), pipelined BEGIN + settings (a loopback
-round trip ~0.1 ms), 2 ONNX threads (same vectors, no gain at load 3), huge pages for ORT's buffers. GC (frozen):
-0.04–0.09 ms a recall. No bit-identical way found to stream fewer weight bytes: the embedding stays ~6 ms a query.
+loaded with timezone.utc, not zoneinfo's Etc/UTC: 1,000 values 0.46 → 0.17 ms, an age's subtraction 1.3 → 0.08 µs); the
+side arms' ids handed over before their rollback (main's wait for them mean 3.3 → 1.2 ms, p95 13.5 → 6.7); a person's
+kept vectors read in binary, decoded at once, brought up to date by their new words only, while the model embeds (every
+recall right after 10 new words, 200 queries, load 2.5–3.9: p50 78.4/74.0 → 31.2/28.5, p95 138.9/117.9 → 53.1/53.7 ms,
+process CPU 57.0/55.5 → 21.0/19.5; read afresh every time: p50 89.5/82.1 → 58.7/55.6). Paired (embed), base → rpy: load
+3.4–3.9 median −0.4, mean −0.8, p95 61.2 → 57.0, process CPU 19.3 → 18.3 ms; rpy → base +0.5, +1.7, p95 56.7 → 67.3;
+load ~2: −0.1, +0.1, p95 52.4 → 49.5; given (load ~1.9): −1.2, −1.4, CPU 10.1 → 9.3. Not taken: a raw cursor for the
+statements (0.10 against 0.16 ms CPU each: ~0.4 a recall, the profile and tests watch SQLAlchemy's events), id lists as
+text (a 60-id list 0.09 → 0.005 ms; ~10 arrays a recall, rsql's statements). Lost: the matrix touched while the model
+embeds (product 0.83 → 0.79), float16 vectors (numpy's product 2–3 ms), pipelined BEGIN + settings (a loopback round
+trip ~0.1 ms), 2 ONNX threads (same vectors, no gain at load 3), huge pages for ORT's buffers. GC (frozen): 0.04–0.09 ms
+a recall. No bit-identical way found to stream fewer weight bytes: the embedding stays ~6 ms a query.
 """
 
 from __future__ import annotations
