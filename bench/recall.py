@@ -220,7 +220,9 @@ statements (0.10 against 0.16 ms CPU each: ~0.4 a recall, the profile and tests 
 text (a 60-id list 0.09 → 0.005 ms; ~10 arrays a recall, rsql's statements). Lost: the matrix touched while the model
 embeds (product 0.83 → 0.79), float16 vectors (numpy's product 2–3 ms), pipelined BEGIN + settings (a loopback round
 trip ~0.1 ms), 2 ONNX threads (same vectors, no gain at load 3), huge pages for ORT's buffers. GC (frozen): 0.04–0.09 ms
-a recall. No bit-identical way found to stream fewer weight bytes: the embedding stays ~6 ms a query.
+a recall. No bit-identical way found to stream fewer weight bytes: the embedding stays ~6 ms a query. One run each,
+alternating (load 1.4–2.9, with the embedding p50 / p95): base 34.8 / 60.1 and 36.9 / 59.0, rpy 37.2 / 66.1 and 35.1 /
+61.6 ms: with the vocabulary unchanged the bench's path moves within the noise; p95 ≤ 50 not shown on this box.
 """
 
 from __future__ import annotations
