@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import Connection, event, text
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import QueuePool, StaticPool
 
@@ -90,6 +90,33 @@ def test_a_failing_second_connection_falls_back_to_the_arms_inline(db_engine, mo
     with Session(db_engine) as session:
         assert _hits(session, QUESTION, False) == expected
     assert "running them inline" in caplog.text
+
+
+def test_recall_takes_the_side_ids_without_waiting_for_the_side_transaction_to_end(db_engine, monkeypatch):
+    _import(make_sessionmaker(db_engine), "side")
+    with Session(db_engine) as session:
+        expected = _hits(session, QUESTION, False)
+    order: list[str] = []
+    recalled = threading.Event()
+    rollback = Connection.rollback
+
+    def held_rollback(self):  # type: ignore[no-untyped-def]
+        if threading.current_thread().name.startswith("recall-side"):
+            recalled.wait(timeout=10)  # only a deadlock breaker: a recall waiting for this rollback never returns
+            order.append("side rolled back")
+        return rollback(self)
+
+    monkeypatch.setattr(Connection, "rollback", held_rollback)
+    with Session(db_engine) as session:
+        hits = _hits(session, QUESTION, False)
+        order.append("recall returned")
+        recalled.set()
+    for _ in range(100):  # the side thread rolls back once released
+        if len(order) == 2:
+            break
+        threading.Event().wait(0.05)
+    assert hits == expected
+    assert order == ["recall returned", "side rolled back"]
 
 
 def test_a_snapshot_transaction_keeps_its_arms_on_its_own_connection(db_engine):

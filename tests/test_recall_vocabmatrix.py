@@ -4,15 +4,18 @@ seen by the next recall."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
+from services.embeddings import HashEmbedder
 from services.memory import vocabmatrix, vocabulary
 from services.memory.config import RecallConfig
 from services.memory.lineterms import line_terms
-from services.memory.recall import _open
+from services.memory.recall import _open, recall
 from services.memory.speakers import vector_literal
 from services.memory.vocabmatrix import MATRICES, SIZE_SQL
 from tests.memory_builders import create_exchange, create_user
@@ -113,6 +116,76 @@ def test_a_person_with_a_zero_vector_keeps_the_sql_knn(db_engine):
         assert MATRICES.nearest(session, "matrix-e", 30, vectors[0], 10) is None
 
 
+class _HeldEmbedder(HashEmbedder):
+    """Embeds only once the person's kept vectors were read (or after a deadlock breaker), noting the order."""
+
+    def __init__(self, read: threading.Event, order: list[str]) -> None:
+        super().__init__(cache_size=0)
+        self.read, self.order = read, order
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        self.read.wait(timeout=10)  # only a deadlock breaker: a recall reading them after the vector never sets it
+        self.order.append("embedded")
+        return super()._encode(texts)
+
+
+def test_stale_kept_vectors_are_read_while_the_model_embeds_the_query(db_engine):
+    rng = np.random.default_rng(9)
+    words = [_made_up(i) for i in range(200)]
+    read, order = threading.Event(), []
+
+    def watch(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
+        if "vector_send(embedding)" in statement:
+            order.append("vectors read")
+            read.set()
+
+    MATRICES.clear()
+    with Session(db_engine) as session:
+        create_user(session, user_id="matrix-f")
+        create_exchange(session, user_id="matrix-f", user_text="The harbour " + " ".join(words))
+        _add_words(session, "matrix-f", words, words, rng.normal(size=(200, 384)).astype(np.float32))
+        session.commit()
+        event.listen(db_engine, "before_cursor_execute", watch)
+        try:
+            hits = recall(session, _HeldEmbedder(read, order), "matrix-f", "the harbour", reinforce=False,
+                          config=RecallConfig(expansion_min_similarity=0.0))
+        finally:
+            event.remove(db_engine, "before_cursor_execute", watch)
+    assert hits
+    assert order == ["vectors read", "embedded"]
+
+
+def test_a_stale_person_reads_only_the_new_words_vectors_and_picks_what_a_full_read_picks(db_engine):
+    rng = np.random.default_rng(13)
+    words = [_made_up(i) for i in range(120)]
+    vectors = rng.normal(size=(120, 384)).astype(np.float32)
+    queries = rng.normal(size=(20, 384)).astype(np.float32)
+    read: list[int] = []
+
+    def count(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
+        if "vector_send(embedding)" in statement:
+            read.append(cursor.rowcount)
+
+    MATRICES.clear()
+    with Session(db_engine) as session:
+        create_user(session, user_id="matrix-g")
+        _add_words(session, "matrix-g", words[:100], words[:100], vectors[:100])
+        assert MATRICES.nearest(session, "matrix-g", 100, queries[0], 10) is not None
+        _add_words(session, "matrix-g", words[100:], words[100:], vectors[100:])  # the backfill's 20 new words
+        session.execute(text("DELETE FROM vocabulary WHERE user_id = 'matrix-g' AND word = ANY(:gone)"),
+                        {"gone": words[:5]})  # and 5 forgotten
+        event.listen(db_engine, "after_cursor_execute", count)
+        try:
+            refreshed = [MATRICES.nearest(session, "matrix-g", 115, query, 10) for query in queries]
+        finally:
+            event.remove(db_engine, "after_cursor_execute", count)
+        MATRICES.clear()
+        full = [MATRICES.nearest(session, "matrix-g", 115, query, 10) for query in queries]
+    assert read == [20]  # the new words' vectors only
+    assert all(picked is not None for picked in refreshed)
+    assert [sorted(picked) for picked in refreshed] == [sorted(picked) for picked in full]
+
+
 def test_a_matrix_brought_up_to_date_equals_one_read_afresh_and_reads_only_the_new_vectors(db_engine, monkeypatch):
     rng = np.random.default_rng(8)
     words = [_made_up(i) for i in range(200)]
@@ -125,7 +198,7 @@ def test_a_matrix_brought_up_to_date_equals_one_read_afresh_and_reads_only_the_n
         _add_words(session, "matrix-f", added, added, rng.normal(size=(3, 384)).astype(np.float32))
         session.execute(text("DELETE FROM vocabulary WHERE user_id = 'matrix-f' AND word = ANY(:gone)"),
                         {"gone": words[:2]})
-        assert MATRICES._get(session, "matrix-f", 201) is not None  # a word gone: all read again
+        assert MATRICES._get(session, "matrix-f", 201) is not None  # a word gone: its row dropped, the new ones read
         _add_words(session, "matrix-f", [_made_up(300)], [_made_up(300)], rng.normal(size=(1, 384)).astype(np.float32))
         with monkeypatch.context() as patched:  # every vector read again would fail
             patched.setattr(vocabmatrix, "_VECTORS", "SELECT 1 / 0")

@@ -181,6 +181,8 @@ def _terms_and_vectors(session: Session, user_id: str, query: str, cfg: RecallCo
         # still embeds, the asked words are counted meanwhile and only the expansion's kNN and counts wait for
         # it (one statement more, off the wall time); otherwise all in one statement.
         asked = asked_terms(session, user_id, query, cfg) if ahead is not None and not ahead[0].done() else None
+        if asked is not None and not ahead[0].done():  # the wait for the model, put to use (vocabmatrix)
+            vocabmatrix.MATRICES.warm(session, user_id, vocabulary_size)
         qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)
         if side is not None:
             side.start(qvec)
