@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import TextClause, bindparam, text
+from sqlalchemy import Connection, TextClause, bindparam, text
 from sqlalchemy.orm import Session
 
 from services.db import EMBEDDING_DIM
@@ -301,10 +301,11 @@ def window_arm(session: Session, kind: str, user_id: str, window: Window, qvec: 
     return list(session.scalars(statement, params))
 
 
-def kind_candidates(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, terms: Terms,
+def kind_candidates(session: Session | Connection, kind: str, user_id: str, qvec: np.ndarray | None, terms: Terms,
                     window: Window | None, limit: int, config: RecallConfig) -> list[Candidate]:
     """The candidates of one kind from every arm (vector, lexical, time window) with their signals, in one
-    statement: the same rows as ``candidate_rows`` of the arms' ids, without a round trip per arm."""
+    statement: the same rows as ``candidate_rows`` of the arms' ids, without a round trip per arm. On a session's
+    connection or another one (``sidearms``)."""
     params: dict[str, Any] = {"user": user_id, "limit": limit}
     arms = []
     if qvec is not None:
@@ -327,7 +328,7 @@ def candidate_rows(session: Session, kind: str, user_id: str, ids: list[int], qv
     return _candidates(session, kind, "t.id = ANY(:ids)", {"user": user_id, "ids": ids}, qvec, terms)
 
 
-def _candidates(session: Session, kind: str, where: str, params: dict[str, Any], qvec: np.ndarray | None,
+def _candidates(session: Session | Connection, kind: str, where: str, params: dict[str, Any], qvec: np.ndarray | None,
                 terms: Terms) -> list[Candidate]:
     spec = KINDS[kind]
     sim = "1 - (t.embedding <=> :qvec)" if qvec is not None else "NULL"
