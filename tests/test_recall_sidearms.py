@@ -25,8 +25,7 @@ pytestmark = pytest.mark.integration
 
 QUERIES = [QUESTION, "What did Melanie do in April 2025?", "Which museum hall did they visit?"]
 VECTOR_ARM = "ORDER BY t.embedding <=> "  # the kNN arm's clause, wherever it runs
-OTHER_KINDS = ("FROM facts t WHERE t.user_id = %(user)s AND t.id IN (",  # the fact and episode candidates'
-               "FROM episodes t WHERE t.user_id = %(user)s AND t.id IN (")  # statements
+OTHER_KINDS = ("AS access FROM facts t", "AS access FROM episodes t")  # the fact and episode candidates' statements
 
 
 def _hits(session: Session, query: str, embedded: bool) -> list[dict]:
