@@ -3,6 +3,7 @@ TOAST index (an episode's vector out of line made its arm read every vector thro
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import replace
 
 import pytest
@@ -58,12 +59,14 @@ def test_an_episodes_words_out_of_line_are_read_once_a_row_and_score_as_read_in_
                                    "AND pg_column_toast_chunk_id(search) IS NOT NULL")) == 20
     terms = search.Terms(WORDS, [1.0 + i / 10 for i in range(len(WORDS))], WORDS)
     cfg = RecallConfig()
+    now = dt.datetime.now(dt.UTC)
+    window = (now - dt.timedelta(days=1), now + dt.timedelta(days=1))  # every episode: its arm orders by the words
 
     def candidates() -> tuple[list[tuple[int, float]], int]:
         """(id, lexical signal) of the episode candidates, and the TOAST blocks their statement read."""
         with db_engine.connect() as connection:
             before = _toast_blocks_read(db_engine)
-            found = search.kind_candidates(connection, "episode", "toasty", None, terms, None, 50, cfg)
+            found = search.kind_candidates(connection, "episode", "toasty", None, terms, window, 50, cfg)
             connection.execute(text("SELECT pg_stat_force_next_flush()"))
             connection.rollback()
         return sorted((c.id, c.lex) for c in found), _toast_blocks_read(db_engine) - before
@@ -72,5 +75,5 @@ def test_an_episodes_words_out_of_line_are_read_once_a_row_and_score_as_read_in_
     monkeypatch.setitem(search.KINDS, "episode", replace(search.KINDS["episode"], lexemes="t.search"))
     in_place, read_each_time = candidates()
     assert len(once) == 20 and once == in_place  # the same rows, the same signal to the bit
-    # Read once for the lexical arm and once for the signal, not once per query word (7 here) and per use.
+    # Read once for each arm and for the signal, not once per query word (7 here) and per use.
     assert read_once * 3 < read_each_time, (read_once, read_each_time)

@@ -34,9 +34,7 @@ class KindSql:
     salience: str
     access: str
     columns: str
-    # Its full-text vector as the lexical signal reads it: an episode's row (its vector inline, 0017) exceeds
-    # the TOAST threshold, so its tsvector lies out of line and each of the signal's ``@@`` read it again.
-    lexemes: str = "t.search"
+    lexemes: str = "t.search"  # its tsvector as the lexical signal reads it (``_read_once``)
 
 
 KINDS: dict[str, KindSql] = {
@@ -282,16 +280,28 @@ def window_sql(kind: str, window: Window, qvec: np.ndarray | None, terms: Terms,
     """The time window arm's statement (its row limit in the parameter named ``limit``); its other values go
     into ``params``."""
     params.update(start=window[0], end=window[1])
+    source = f"{TABLES[kind]} t"
     if qvec is not None:
         # Exact distances over the window's rows (the time index finds them): "+ 0" keeps the planner off
         # HNSW, whose scan filtered by a month's window took 30–220 ms at 100k exchanges.
         order = "(t.embedding <=> :qvec) + 0"
         params["qvec"] = qvec
     else:
-        order = _lex_sql(terms, params) + " DESC"
+        source, search = _read_once(kind, source, terms)
+        order = _lex_sql(terms, params, search) + " DESC"
     spec = KINDS[kind]
-    return (f"SELECT t.id FROM {TABLES[kind]} t WHERE t.user_id = :user AND {spec.time} >= :start "
+    return (f"SELECT t.id FROM {source} WHERE t.user_id = :user AND {spec.time} >= :start "
             f"AND {spec.time} < :end ORDER BY {order} LIMIT :{limit}")
+
+
+def _read_once(kind: str, source: str, terms: Terms) -> tuple[str, str]:
+    """``source`` (alias t) with the kind's tsvector read once a row, and the column to read it by: an episode's
+    row (its vector inline, 0017) passes the TOAST threshold, its tsvector lies out of line and each ``@@`` read it
+    again (OFFSET 0 keeps the copy from being inlined into each)."""
+    lexemes = KINDS[kind].lexemes
+    if not terms or lexemes == "t.search":
+        return source, "t.search"
+    return f"{source} CROSS JOIN LATERAL (SELECT {lexemes} AS search OFFSET 0) s", "s.search"
 
 
 def window_arm(session: Session, kind: str, user_id: str, window: Window, qvec: np.ndarray | None, terms: Terms,
@@ -309,8 +319,8 @@ def window_arm(session: Session, kind: str, user_id: str, window: Window, qvec: 
 def kind_candidates(session: Session | Connection, kind: str, user_id: str, qvec: np.ndarray | None, terms: Terms,
                     window: Window | None, limit: int, config: RecallConfig) -> list[Candidate]:
     """The candidates of one kind from every arm (vector, lexical, time window) with their signals, in one
-    statement: the same rows as ``candidate_rows`` of the arms' ids, without a round trip per arm. On a session's
-    connection or another one (``sidearms``)."""
+    statement: the same rows as ``candidate_rows`` of the arms' ids, without a round trip per arm (on recall's
+    connection or ``sidearms``')."""
     params: dict[str, Any] = {"user": user_id, "limit": limit}
     arms = []
     if qvec is not None:
@@ -337,9 +347,7 @@ def _candidates(session: Session | Connection, kind: str, where: str, params: di
                 terms: Terms) -> list[Candidate]:
     spec = KINDS[kind]
     sim = "1 - (t.embedding <=> :qvec)" if qvec is not None else "NULL"
-    source, search = spec.source, "t.search"
-    if terms and spec.lexemes != search:  # read once a row (OFFSET 0: not inlined into each ``@@``)
-        source, search = f"{source} CROSS JOIN LATERAL (SELECT {spec.lexemes} AS search OFFSET 0) s", "s.search"
+    source, search = _read_once(kind, spec.source, terms)
     sql = (f"SELECT t.id, {spec.columns}, {spec.time} AS at, {sim} AS sim, {_lex_sql(terms, params, search)} AS lex, "
            f"{spec.salience} AS salience, {spec.access} AS access FROM {source} "
            f"WHERE t.user_id = :user AND {where}")
