@@ -55,6 +55,32 @@ field; LoCoMo .762 / .850 / .902, each category):
     (a turn every ~0.2 s).
 Left: the fact and episode arms (~7.5 ms backend: facts' HNSW 2.2, episodes' ts_rank_cd over summaries 2.2) run
 after the exchange arms on the main connection; a sample that free space before its end cannot move.
+
+renr (issue 9; base 4b93e97; the enriched 100k copy, rewritten; 200 pairs; load 1.5–3; "backend" is recall's own
+connection only, the second connection's is not in it):
+  mode                      base p50 / p95   renr p50 / p95   median, mean    CPU process / backend, base → renr
+  static, embed (run 1)     38.6 / 69.6      28.9 / 51.5      −8.1, −8.7      20.7 / 23.3 → 20.4 / 15.3
+  static, embed (run 2)     44.8 / 76.0      34.5 / 60.7      −7.9, −10.2     23.4 / 27.9 → 23.4 / 17.8
+  static, given             32.9 / 54.6      25.3 / 42.9      −6.7, −7.4      12.3 / 21.9 → 12.6 / 13.6
+  live, embed (fresh copy)  49.9 / 84.3      41.5 / 68.3      −7.8, −8.4      25.7 / 33.4 → 26.2 / 23.7
+  * the fact and episode candidates (search.kind_candidates, one statement a kind) now follow the exchange arms on
+    the second connection once recall hands over the terms, beside window_rows instead of after it (timeline,
+    embed, load 1.5, medians from the recall's start: they ran 35.1–40.3 ms, after window_rows ended at 29.7;
+    now 18.2–23.5, inside window_rows' 16.8–28.3; the last statement, the hits' texts, 50.0 → 35.9). The same
+    statements: hit lists of the 200 queries identical, every field (embed, given, full-text only; fixed clock).
+    Lost: nothing in PostgreSQL CPU (the work moved); window_rows runs longer beside them on 2 busy cores (at load
+    ~3, p50 8.6 → 13.4 ms), so the wall gains less when the box is busy (first pairs at load 2.5–3: median
+    +0.6 / −1.0 ms embed, −1.3 given, before the next change); the second connection is held until the terms
+    come (a few ms more), which another recall of the same process may then find taken (it runs inline).
+  * an episode's tsvector lies out of line (its row, with the vector inline since 0017, passes the TOAST
+    threshold: 4,594 of 4,600) and each ``@@`` of the lexical signal read it again from TOAST (~9 words × ~100
+    rows a recall): now read once a row (``search._read_once``). Episode candidates, replayed 5× on one
+    connection: 4,740 → 2,224 buffers a recall, backend CPU 5.1–6.4 → 2.8–4.6 ms (medians 5.7 → 4.0).
+    Facts are short and stay in their rows (no change: 1,867 buffers, HNSW most of it).
+Left: facts' HNSW (ef_search 100 over 28k facts, ~1,650 buffers, ~2–4 ms; a partial index on current facts
+would need a migration: it barely filters here, 26,376 of 28,120 current); episodes' tsvector could be kept in
+the row (STORAGE MAIN on ``search``: a migration and a rewrite) instead of read once; window_rows and the
+Python after it are now the critical path.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ from sqlalchemy.pool import QueuePool, StaticPool
 
 from services.db import make_sessionmaker
 from services.memory import sidearms
+from services.memory.facts import remember_fact
+from services.memory.models import Episode
 from services.memory.recall import recall
 from tests.test_memory_speakers import NOW, QUESTION, PastimeEmbedder, _import
 
@@ -23,6 +25,7 @@ pytestmark = pytest.mark.integration
 
 QUERIES = [QUESTION, "What did Melanie do in April 2025?", "Which museum hall did they visit?"]
 VECTOR_ARM = "ORDER BY t.embedding <=> "  # the kNN arm's clause, wherever it runs
+OTHER_KINDS = ("AS access FROM facts t", "AS access FROM episodes t")  # the fact and episode candidates' statements
 
 
 def _hits(session: Session, query: str, embedded: bool) -> list[dict]:
@@ -181,3 +184,83 @@ def test_the_second_connection_is_made_ready_while_the_model_embeds_the_query(db
         event.remove(db_engine, "before_cursor_execute", seen)
     assert embedder.ready_while_embedding == [True]  # its checkout and settings did not wait for the vector
     assert [hit.to_dict() for hit in hits] == expected
+
+
+def _enrich(sessions) -> None:  # type: ignore[no-untyped-def]
+    """Facts and an episode about Melanie's pastimes beside the turns (what enrichment writes)."""
+    embedder = PastimeEmbedder(cache_size=0)
+    with sessions() as session:
+        remember_fact(session, embedder, "side", "Melanie enjoys painting and pottery as pastimes",
+                      embedding=embedder.embed(QUESTION))
+        remember_fact(session, embedder, "side", "Melanie visited the museum's sculpture hall in April 2025")
+        session.add(Episode(user_id="side", session_id="s1", title="Melanie's pastimes", gist="Pastimes Melanie enjoys",
+                            summary="Melanie talked about the pastimes she enjoys.", salience=0.9, exchange_ids=[],
+                            embedding=embedder.embed(QUESTION), ended_at=NOW))
+        session.commit()
+
+
+def _kinds(hits: dict[str, list[dict]]) -> set[str]:
+    return {hit["kind"] for found in hits.values() for hit in found}
+
+
+@pytest.mark.parametrize("embedded", [False, True])
+def test_facts_and_episodes_gathered_on_the_second_connection_are_those_gathered_inline(db_engine, monkeypatch,
+                                                                                        embedded):
+    sessions = make_sessionmaker(db_engine)
+    _import(sessions, "side")
+    _enrich(sessions)
+    with monkeypatch.context() as patch:
+        patch.setattr(sidearms, "side_engine", lambda session, own_only: None)
+        with Session(db_engine) as session:
+            inline = {query: _hits(session, query, embedded) for query in QUERIES}
+    sent = _watch(db_engine)
+    with Session(db_engine) as session:
+        beside = {query: _hits(session, query, embedded) for query in QUERIES}
+    assert {"fact", "episode", "exchange"} <= _kinds(inline) and beside == inline
+    for table in OTHER_KINDS:  # each kind's candidates asked once a recall, on the other thread's connection only
+        assert len([1 for statement, aside in sent if aside and table in statement]) == len(QUERIES)
+        assert not any(table in statement for statement, aside in sent if not aside)
+
+
+def test_failing_fact_and_episode_candidates_on_the_second_connection_are_gathered_inline(db_engine, monkeypatch,
+                                                                                         caplog):
+    sessions = make_sessionmaker(db_engine)
+    _import(sessions, "side")
+    _enrich(sessions)
+    with Session(db_engine) as session:
+        expected = _hits(session, QUESTION, False)
+    assert {"fact", "episode"} <= {hit["kind"] for hit in expected}
+
+    def broken(self, connection, qvec):  # type: ignore[no-untyped-def]
+        raise ConnectionError("the server closed the connection")
+
+    monkeypatch.setattr(sidearms.ExchangeArms, "_gather_others", broken)
+    sent = _watch(db_engine)
+    with Session(db_engine) as session:
+        assert _hits(session, QUESTION, False) == expected
+    assert "gathering them inline" in caplog.text
+    assert all(any(table in statement for statement, aside in sent if not aside) for table in OTHER_KINDS)
+
+
+def test_a_recall_failing_before_its_terms_frees_the_second_connection(db_engine, monkeypatch):
+    sessions = make_sessionmaker(db_engine)
+    _import(sessions, "side")
+    _enrich(sessions)
+    started: list[sidearms.ExchangeArms] = []
+    original = sidearms.ExchangeArms.follow
+
+    def follow(self, embedding):  # type: ignore[no-untyped-def]
+        started.append(self)
+        original(self, embedding)
+
+    def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("the terms' statement failed")
+
+    monkeypatch.setattr(sidearms.ExchangeArms, "follow", follow)
+    monkeypatch.setattr("services.memory.recall.expanded_terms", broken)
+    monkeypatch.setattr("services.memory.recall.line_terms", broken)
+    with Session(db_engine) as session, pytest.raises(RuntimeError):
+        _hits(session, QUESTION, True)
+    assert started
+    # Its connection no longer waits for terms (up to TERMS_WAIT_S): the second connection's work ends at once.
+    assert started[0]._others_found.exception(timeout=2) is None and started[0]._others_found.result() is None

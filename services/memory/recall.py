@@ -85,18 +85,22 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     kinds, name, own_only, vocabulary_size = _open(session, user_id, kinds, cfg, words)
     window = time_window(query, now)
     engine = sidearms.side_engine(session, own_only) if "exchange" in kinds else None
-    side = sidearms.ExchangeArms(engine, _pool(), user_id, window, cfg) if engine is not None else None
+    others = tuple(kind for kind in kinds if kind != "exchange")
+    side = sidearms.ExchangeArms(engine, _pool(), user_id, window, cfg, others) if engine is not None else None
     if side is not None and ahead is not None and ahead[1] == name:
         side.follow(ahead[0])  # the arms start the moment the vector they search by is there
-    terms, lexical, qvec, speaker = _terms_and_vectors(session, user_id, query, cfg, kinds, ahead, embedder,
-                                                       query_embedding, name, side, vocabulary_size)
     excluded = set(exclude_exchange_ids)
-    candidates = []
-    if "exchange" in kinds:
-        candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker, lexical,
-                                   side.ids() if side is not None else None)
-    candidates += [c for kind in kinds if kind != "exchange"
-                   for c in _gather(session, kind, user_id, qvec, terms.terms, window, cfg)]
+    try:
+        terms, lexical, qvec, speaker = _terms_and_vectors(session, user_id, query, cfg, kinds, ahead, embedder,
+                                                           query_embedding, name, side, vocabulary_size)
+        candidates = []
+        if "exchange" in kinds:
+            candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker, lexical,
+                                       side.ids() if side is not None else None)
+        candidates += _other_candidates(session, side, others, user_id, qvec, terms.terms, window, cfg)
+    finally:
+        if side is not None:
+            side.release()  # its connection no longer waits for terms that will not come
     # A question about the person at large leans more on that person's own turns (turnshape.asks_broadly).
     broad = speaker is not None and turnshape.asks_broadly(query)
     # Whose words the question asks for: that person's account in the first person, or, naming several speakers,
@@ -174,7 +178,7 @@ def _terms_and_vectors(session: Session, user_id: str, query: str, cfg: RecallCo
                        ) -> tuple[LineTerms, list[int] | None, np.ndarray | None, speakers.NamedSpeaker | None]:
     """The query's terms (one set, weighted by this user's turns, serves every kind), the BM25 arm's lines
     when they were fetched on their own, the search vector and the named speaker. ``side``: the exchange arms,
-    started on a second connection as soon as the vector is there."""
+    started on a second connection as soon as the vector is there, handed the terms for the other kinds."""
     lexical = None
     if embedder is not None and cfg.expands:
         # The person's own words nearest the question (without a name it names) join its terms. While the model
@@ -191,8 +195,12 @@ def _terms_and_vectors(session: Session, user_id: str, query: str, cfg: RecallCo
             terms = expanded_terms(session, user_id, asked, cfg, expand_by, vocabulary_size)
         else:
             terms = line_terms(session, user_id, query, cfg, expand_by, vocabulary_size)
+        if side is not None:
+            side.hand_terms(terms.terms)
     else:
         terms = line_terms(session, user_id, query, cfg)
+        if side is not None:
+            side.hand_terms(terms.terms)
         # While the model still runs, the BM25 arm (it needs no vector) runs on its own: one statement more, off
         # the wall time. Without an embedding under way it stays inside window_rows' statement (one round trip).
         if ahead is not None and not ahead[0].done() and "exchange" in kinds:
@@ -218,6 +226,17 @@ def _query_vectors(ahead: Ahead | None, embedder: Embedder | None, query: str, q
         if guess == name:
             return vectors
     return speakers.query_vectors(embedder, query, query_embedding, name)
+
+
+def _other_candidates(session: Session, side: sidearms.ExchangeArms | None, others: tuple[str, ...], user_id: str,
+                      qvec: np.ndarray | None, terms: search.Terms, window: Window | None,
+                      cfg: RecallConfig) -> list[Candidate]:
+    """The fact and episode candidates: gathered on the second connection while window_rows ran here, or (no
+    second connection, or it failed) here now."""
+    found = side.other_candidates() if side is not None else None
+    if found is not None:
+        return found
+    return [c for kind in others for c in _gather(session, kind, user_id, qvec, terms, window, cfg)]
 
 
 def _gather(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, terms: search.Terms,

@@ -22,27 +22,35 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool, Pool, QueuePool
 
 from services.memory import search
 from services.memory.config import RecallConfig
+from services.memory.search import Candidate
 from services.memory.timewords import Window
 
 log = logging.getLogger(__name__)
 IDS_SQL = "SELECT unnest(CAST(:exchange_ids AS bigint[]))"  # the arms' ids as window_rows reads them
 _SETTINGS_SQL = f"SELECT {search.SEARCH_SETTINGS_SQL}"
+# How long the second connection waits for the terms before giving the other kinds back to recall's connection: a
+# guard only (recall hands them over, or releases the wait, within the recall).
+TERMS_WAIT_S = 10.0
 
 
 class ExchangeArms:
     """The exchange arms of one recall on a thread of ``pool``: started with the query vector (``start``) or while
-    it is computed (``follow``)."""
+    it is computed (``follow``); then the candidates of the ``others`` kinds (facts, episodes), once the terms are
+    handed over (``hand_terms``)."""
 
     def __init__(self, engine: Engine, pool: ThreadPoolExecutor, user_id: str, window: Window | None,
-                 cfg: RecallConfig) -> None:
+                 cfg: RecallConfig, others: tuple[str, ...] = ()) -> None:
         self.engine, self.pool, self.user_id, self.window, self.cfg = engine, pool, user_id, window, cfg
+        self.others = others
         self.future: Future[list[int]] | None = None
+        self._terms: Future[search.Terms | None] = Future()
+        self._others_found: Future[list[Candidate] | None] = Future()
 
     def start(self, qvec: np.ndarray | None) -> None:
         if qvec is not None and self.future is None:
@@ -75,14 +83,36 @@ class ExchangeArms:
                         exc_info=True)
             return None
 
+    def hand_terms(self, terms: search.Terms | None) -> None:
+        """The query's terms, for the other kinds' candidates (None: recall gathers none of them here)."""
+        if not self._terms.done():
+            self._terms.set_result(terms)
+
+    def release(self) -> None:
+        """End any wait for the terms (recall ends, or failed before handing them over)."""
+        self.hand_terms(None)
+
+    def other_candidates(self) -> list[Candidate] | None:
+        """The ``others`` kinds' candidates, in their order, or None: gather them on recall's own connection."""
+        if self.future is None or not self.others or not self._terms.done():
+            return None
+        try:
+            return self._others_found.result()
+        except Exception:  # noqa: BLE001 — any failure: the same statements inline
+            log.warning("recall: the fact and episode candidates on a second connection failed; gathering them "
+                        "inline", exc_info=True)
+            return None
+
     def _fill(self, vector: Callable[[], np.ndarray], found: Future[list[int]]) -> None:
-        """``_run``, its failure handed to ``ids`` (which then runs the arms inline): ``found`` is always set."""
+        """``_run``, its failure handed to ``ids`` and ``other_candidates`` (which then run their statements
+        inline): both are always set."""
         try:
             self._run(vector, found)
         except Exception as error:  # noqa: BLE001
-            if not found.done():
-                found.set_exception(error)
-            else:  # the ids were handed over; only ending the read-only transaction failed
+            unset = [future for future in (found, self._others_found) if not future.done()]
+            for future in unset:
+                future.set_exception(error)
+            if not unset:  # everything was handed over; only ending the read-only transaction failed
                 log.warning("recall: ending the exchange arms' transaction failed", exc_info=True)
 
     def _run(self, vector: Callable[[], np.ndarray], found: Future[list[int]]) -> None:
@@ -95,8 +125,19 @@ class ExchangeArms:
                 params: dict[str, Any] = {"user": self.user_id, "limit": self.cfg.candidates, "qvec": qvec}
                 sql = " UNION ALL ".join(f"({arm})" for arm in arms_sql(qvec, self.window, self.cfg, params))
                 found.set_result(list(connection.execute(search.statement(sql, True), params).scalars()))
+                self._others_found.set_result(self._gather_others(connection, qvec))
             finally:
                 connection.rollback()
+
+    def _gather_others(self, connection: Connection, qvec: np.ndarray) -> list[Candidate] | None:
+        """The other kinds' candidates, once recall hands over the terms (None when it hands none)."""
+        if not self.others:
+            return None
+        terms = self._terms.result(timeout=TERMS_WAIT_S)
+        if terms is None:
+            return None
+        return [candidate for kind in self.others for candidate in search.kind_candidates(
+            connection, kind, self.user_id, qvec, terms, self.window, self.cfg.candidates, self.cfg)]
 
 
 def arms_sql(qvec: np.ndarray | None, window: Window | None, cfg: RecallConfig, params: dict[str, Any],
