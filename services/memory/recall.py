@@ -22,7 +22,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
-from services.memory import focus, search, sidearms, spans, speakers, turns, turnshape, vocabmatrix
+from services.memory import access, focus, search, sidearms, spans, speakers, turns, turnshape, vocabmatrix
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.lineterms import LineTerms, asked_terms, expanded_terms, line_terms
 from services.memory.scored import Scored
@@ -113,7 +113,7 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
         ids: dict[str, list[int]] = {}
         for hit in hits:
             ids.setdefault(hit.kind, []).append(hit.id)
-        search.reinforce(session, user_id, ids, now)
+        access.reinforce(session, user_id, ids, now)
     return hits
 
 

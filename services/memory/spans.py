@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from services.memory import lineterms, search, sidearms, speakers, turns
+from services.memory import lineterms, neighbours, sidearms, speakers, turns
 from services.memory.config import RecallConfig
 from services.memory.search import Candidate
 from services.memory.timewords import Window
@@ -208,7 +208,7 @@ class SpanPicker:
         self.lines: dict[int, list[dict[str, Any]]] = {}
         if cfg.neighbours > 0:
             ids = list(dict.fromkeys(c.id for c in pool if c.kind == "exchange"))[:limit]
-            self.around = search.neighbours(session, user_id, ids, cfg.neighbours)
+            self.around = neighbours.of_exchanges(session, user_id, ids, cfg.neighbours)
             wanted = ids + [n["id"] for rows in self.around.values() for n in rows]
             self.lines = turns.lines_by_exchange(session, user_id, wanted)
 
