@@ -44,17 +44,22 @@ def _watch(engine) -> list[tuple[str, bool]]:  # type: ignore[no-untyped-def]
     return sent
 
 
+def _inline_and_beside(engine, monkeypatch, embedded: bool):  # type: ignore[no-untyped-def]
+    """Each query's hits without a second connection, then with one, and the statements the second run sent."""
+    with monkeypatch.context() as patch:
+        patch.setattr(sidearms, "side_engine", lambda session, own_only: None)
+        with Session(engine) as session:
+            inline = {query: _hits(session, query, embedded) for query in QUERIES}
+    sent = _watch(engine)
+    with Session(engine) as session:
+        beside = {query: _hits(session, query, embedded) for query in QUERIES}
+    return inline, beside, sent
+
+
 @pytest.mark.parametrize("embedded", [False, True])
 def test_the_exchange_arms_on_a_second_connection_find_what_they_find_inline(db_engine, monkeypatch, embedded):
     _import(make_sessionmaker(db_engine), "side")
-    inline = {}
-    with monkeypatch.context() as patch:
-        patch.setattr(sidearms, "side_engine", lambda session, own_only: None)
-        with Session(db_engine) as session:
-            inline = {query: _hits(session, query, embedded) for query in QUERIES}
-    sent = _watch(db_engine)
-    with Session(db_engine) as session:
-        beside = {query: _hits(session, query, embedded) for query in QUERIES}
+    inline, beside, sent = _inline_and_beside(db_engine, monkeypatch, embedded)
     assert all(inline.values()) and beside == inline
     # The kNN ran on another thread's connection, and its ids reached the turns' statement as an array.
     assert any(aside and VECTOR_ARM in statement for statement, aside in sent)
@@ -209,13 +214,7 @@ def test_facts_and_episodes_gathered_on_the_second_connection_are_those_gathered
     sessions = make_sessionmaker(db_engine)
     _import(sessions, "side")
     _enrich(sessions)
-    with monkeypatch.context() as patch:
-        patch.setattr(sidearms, "side_engine", lambda session, own_only: None)
-        with Session(db_engine) as session:
-            inline = {query: _hits(session, query, embedded) for query in QUERIES}
-    sent = _watch(db_engine)
-    with Session(db_engine) as session:
-        beside = {query: _hits(session, query, embedded) for query in QUERIES}
+    inline, beside, sent = _inline_and_beside(db_engine, monkeypatch, embedded)
     assert {"fact", "episode", "exchange"} <= _kinds(inline) and beside == inline
     for table in OTHER_KINDS:  # each kind's candidates asked once a recall, on the other thread's connection only
         assert len([1 for statement, aside in sent if aside and table in statement]) == len(QUERIES)
