@@ -3,8 +3,10 @@ and words filled as the backfill job does, each step timed; and the checks of a 
 
 from __future__ import annotations
 
+import argparse
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 from sqlalchemy import text
@@ -100,3 +102,12 @@ def out_of_line(sessions) -> None:  # type: ignore[no-untyped-def]
     if outside:
         print(f"note: {outside} of {total} exchange vectors are stored out of line (written before migration "
               "0012): --rewrite moves them into their rows")
+
+
+def built_database(parser: argparse.ArgumentParser, pgdata: str) -> Path:
+    """``--pgdata`` as a database bench/recall.py built, or the parser's error (exit 2): a missing folder would be
+    created as an empty database, every recall finding nothing and ``enrich`` enriching nothing."""
+    path = Path(pgdata)
+    if not (path / "bench-import.json").is_file():
+        parser.error(f"--pgdata {path}: not a database bench/recall.py built (no bench-import.json)")
+    return path

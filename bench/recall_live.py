@@ -91,7 +91,6 @@ import random
 import re
 import time
 import uuid
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -100,7 +99,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from bench.chatgen import TOPICS, ChatGen
-from bench.recall_import import USER
+from bench.recall_import import USER, built_database
 from services.memory import vectors, vocabulary
 from services.memory.chunks import store_chunk, validate_chunk
 from services.memory.episodes import store_episode, validate_episode
@@ -259,12 +258,13 @@ def main() -> None:
     parser.add_argument("command", choices=["enrich"])
     parser.add_argument("--pgdata", required=True, help="a copy of a database bench/recall.py built (it is changed)")
     args = parser.parse_args()
+    pgdata = built_database(parser, args.pgdata)
     from services.db import make_engine, make_sessionmaker
     from services.embedded.lifecycle import free_port
     from services.embedded.postgres import EmbeddedPostgres
     from services.embeddings import load_embedder
 
-    server = EmbeddedPostgres(Path(args.pgdata), port=free_port())
+    server = EmbeddedPostgres(pgdata, port=free_port())
     server.start()
     try:
         engine = make_engine(server.url, pool_size=2)

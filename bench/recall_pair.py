@@ -146,10 +146,10 @@ def main() -> None:
         return
     if not (args.pgdata and args.a and args.b):
         parser.error("--pgdata, --a and --b are needed")
-    pgdata, trees = Path(args.pgdata), {"A": Path(args.a).resolve(), "B": Path(args.b).resolve()}
-    # A missing database would be created empty (every recall finding nothing); a tree without recall fails late.
-    if not (pgdata / "bench-import.json").is_file():
-        parser.error(f"--pgdata {pgdata}: not a database bench/recall.py built (no bench-import.json)")
+    from bench.recall_import import built_database  # here: a side runs this file against another tree's modules
+
+    pgdata, trees = built_database(parser, args.pgdata), {"A": Path(args.a).resolve(), "B": Path(args.b).resolve()}
+    # A tree without recall would fail late.
     for name, tree in trees.items():
         if not (tree / "services" / "memory" / "recall.py").is_file():
             parser.error(f"--{name.lower()} {tree}: not an Engram source tree (no services/memory/recall.py)")

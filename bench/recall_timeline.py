@@ -125,6 +125,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args()
     pgdata = Path(args.pgdata)
+    # Checked here, not with bench.recall_import.built_database: this file also runs against older trees.
     if not (pgdata / "bench-import.json").is_file():
         parser.error(f"--pgdata {pgdata}: not a database bench/recall.py built (no bench-import.json)")
     from services.embedded.lifecycle import free_port

@@ -296,3 +296,16 @@ def test_an_exchange_hit_shows_its_exchanges_texts_though_window_rows_leaves_the
     exchange_hits = [hit for hit in hits if hit.kind == "exchange"]
     assert len(exchange_hits) >= 2
     assert all(f"{hit.meta['user_text']} / {hit.meta['reply']}" == stored[hit.id] for hit in exchange_hits)
+
+
+def test_the_live_bench_refuses_to_enrich_a_folder_that_is_no_built_database(tmp_path):
+    import subprocess
+    import sys
+
+    from services.settings import PROJECT_ROOT
+
+    missing = tmp_path / "nothing-here"
+    refused = subprocess.run([sys.executable, "-m", "bench.recall_live", "enrich", "--pgdata", str(missing)],
+                             cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "not a database bench/recall.py built" in refused.stderr
+    assert not missing.exists() and list(tmp_path.iterdir()) == []  # no empty database created, nothing enriched
