@@ -225,6 +225,8 @@ Gina") hold 7.0, the 67 at large 16.8, the 48 narrow 15.0. None won: nothing bui
       turn and question, × .5 / 1): od up to .693 but mh and @10 fall; inference questions only: od .670, @20 .9024
     hubness (a turn's mean cosine to its 10 / 50 nearest of    .752–.764    .839–.850    .895–.903    .651–.690
       the conversation's turns subtracted × .25–1), and its opposite (density added: the recurring topics)
+  the vocabulary expansion from the named speaker's own words only (10–50 words × .3–.8, naming / broad questions):
+    as from every word (20 × .5 on naming questions, both: .763/.851/.904, mh .699), round ten's wider expansion
   no replied-to turn in at-large / broad questions' spans: figure for figure; every naming question .761/.848/.902
   the person's turns naming a thing (a capitalised word after a lower-case one, a quoted title) on at-large questions
     × 1.05–1.3: .762–.764/.851/.900–.902, mh .687–.689
