@@ -226,7 +226,8 @@ Gina") hold 7.0, the 67 at large 16.8, the 48 narrow 15.0. None won: nothing bui
     hubness (a turn's mean cosine to its 10 / 50 nearest of    .752–.764    .839–.850    .895–.903    .651–.690
       the conversation's turns subtracted × .25–1), and its opposite (density added: the recurring topics)
   the vocabulary expansion from the named speaker's own words only (10–50 words × .3–.8, naming / broad questions):
-    as from every word (20 × .5 on naming questions, both: .763/.851/.904, mh .699), round ten's wider expansion
+    as from every word (round ten's wider expansion): 20 × .5 on naming questions, own .764/.850/.904, every word
+    .763/.851/.904, mh .699 both, against this BM25 re-computation's default .761/.851/.902, mh .689
   no replied-to turn in at-large / broad questions' spans: figure for figure; every naming question .761/.848/.902
   the person's turns naming a thing (a capitalised word after a lower-case one, a quoted title) on at-large questions
     × 1.05–1.3: .762–.764/.851/.900–.902, mh .687–.689
