@@ -140,20 +140,21 @@ class TermCounts:
             return kept
 
     def put(self, session: Session, user_id: str, config: RecallConfig, version: str | None,
-            rows: list[TermRow], top: int | None = None, sample_end: str | None = None) -> None:
+            rows: list[TermRow], top: int | None = None, sample_end: str | None = None) -> Kept | None:
         """Keep the counts a statement read afresh at ``version`` (None: the person has no turns; nothing kept),
-        when the highest line id was ``top`` and the sample ended at row ``sample_end``."""
+        when the highest line id was ``top`` and the sample ended at row ``sample_end``; returns them."""
         key = _key(session, user_id, config)
         with self._lock:
             self._kept.pop(key, None)
             if version is None or not rows:
-                return
+                return None
             kept = Kept(version, int(rows[0].n or 0), rows[0].avg_len, expires=time.monotonic() + TTL_S,
                         lines=int(rows[0].lines or 0), top=int(top or 0), sample_end=sample_end or "(0,0)")
             kept.learn(rows)
             self._kept[key] = kept
             while len(self._kept) > MAX_PEOPLE:
                 self._kept.popitem(last=False)
+        return kept
 
     def advance(self, session: Session, user_id: str, config: RecallConfig, kept: Kept, version: str, lines: int,
                 top: int, added: list[str] | None) -> Kept:
