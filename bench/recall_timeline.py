@@ -78,7 +78,7 @@ class Timeline:
 def run(url: str, mode: str, count: int) -> None:
     from services.db import make_engine, make_sessionmaker
     from services.embeddings import load_embedder
-    from services.memory import lineterms, recall, sidearms
+    from services.memory import lineterms, recall, sidearms, vocabmatrix
     from services.memory.config import MemoryConfig
 
     engine = make_engine(url, pool_size=2)
@@ -87,6 +87,11 @@ def run(url: str, mode: str, count: int) -> None:
     timeline = Timeline(engine)
     timeline.wrap(recall, "_query_vectors", "wait for the vector")
     timeline.wrap(lineterms, "_nearest", "expansion's nearest words")
+    if hasattr(vocabmatrix.Matrices, "expansion"):  # rexp: the expansion's words and cosines in the process
+        from services.memory import pgcosine
+
+        timeline.wrap(vocabmatrix.Matrices, "expansion", "expansion's words (kept vectors)")
+        timeline.wrap(pgcosine, "distances", "expansion's cosines (pgcosine)")
     timeline.wrap(sidearms.ExchangeArms, "ids", "wait for the arms' ids")
     queries, config = latency_queries(count), MemoryConfig()
     parts: dict[str, list[tuple[float, float]]] = defaultdict(list)

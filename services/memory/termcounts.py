@@ -75,6 +75,10 @@ class Kept:
     # The kept lexemes quoted as array elements, each once (sampled, asked), and as array literals when sent.
     _elements: tuple[list[str], list[str]] = field(default_factory=lambda: ([], []))
     _literals: tuple[str, str] | None = None
+    # Every lexeme of the sample with the number of its lines holding it (a lexeme not here: none), read at this
+    # version when recall had time for it (``lineterms.count_sample``); None: not read. The sample stays while these
+    # counts are brought up to date (``grown``), so they do too.
+    sample_counts: dict[str, int] | None = None
 
     def params(self) -> dict[str, Any]:
         """The kept counts as a terms statement's parameters: the arrays sent as text (the driver adapting a list
@@ -93,7 +97,15 @@ class Kept:
         exact = {lexeme: count if count is None or count >= cap else min(cap, count + holding[lexeme])
                  for lexeme, count in self.exact.items()}
         return Kept(version, self.n, self.avg_len, dict(self.sampled), exact, self.expires, lines, top,
-                    self.sample_end, (list(self._elements[0]), list(self._elements[1])), self._literals)
+                    self.sample_end, (list(self._elements[0]), list(self._elements[1])), self._literals,
+                    self.sample_counts)
+
+    def sample_count(self, lexeme: str) -> int | None:
+        """How many of the sample's lines hold ``lexeme``, when kept (None: unknown here)."""
+        count = self.sampled.get(lexeme)
+        if count is None and self.sample_counts is not None:
+            return self.sample_counts.get(lexeme, 0)
+        return count
 
     def learn(self, rows: list[TermRow]) -> None:
         """Keep the counts of ``rows`` (read at this version), up to MAX_WORDS lexemes."""
