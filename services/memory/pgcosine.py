@@ -73,13 +73,13 @@ def distances(rows: np.ndarray, query: np.ndarray) -> np.ndarray | None:
 def _lane_sums(steps: np.ndarray) -> np.ndarray | None:
     """Each row's sum of products as the vectorised loop makes it (float32 values in float64); ``steps``: the products
     by step, row and lane."""
-    # Each step's accumulators and float64 sums, checked at once after the loop.
-    before, totals = np.zeros_like(steps), np.empty_like(steps)
-    for step, products in enumerate(steps):
-        np.add(before[step], products, out=totals[step])  # a fused multiply-add: the exact product, one rounding
-        if step + 1 < len(steps):
-            before[step + 1] = totals[step].astype(np.float32)
-    acc = totals[-1].astype(np.float32).astype(np.float64)
+    totals = np.empty_like(steps)  # each step's float64 sums, checked at once after the loop
+    acc, rounded = np.zeros(steps.shape[1:]), np.empty(steps.shape[1:], dtype=np.float32)
+    for step, products in enumerate(steps):  # (buffers assigned in place, same types: ~120 µs for 25 rows)
+        np.add(acc, products, out=totals[step])  # a fused multiply-add: the exact product, one rounding ...
+        rounded[...] = totals[step]  # ... to float32, the nearest (to even)
+        acc[...] = rounded
+    before = np.concatenate([np.zeros_like(steps[:1]), totals[:-1].astype(np.float32)])
     if np.any(_doubtful(totals) & (_error(before, steps, totals) != 0)):  # rare: again, each step as the hardware does
         acc = np.zeros(steps.shape[1:], dtype=np.float64)
         for products in steps:
