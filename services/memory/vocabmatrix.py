@@ -5,6 +5,9 @@ a cosine for every word (3,583 at 100k exchanges: ~3 ms of CPU on recall's criti
 vector is ready). Here one float32 product over the kept matrix finds the nearest words with a margin, and the
 statement computes pgvector's own cosines for those few only (a primary-key probe each), ordering and cutting
 them as before: the words and weights stay pgvector's exact ones, whatever float32 rounding the product makes.
+Those cosines are also reproduced here, bit for bit (``pgcosine``: pgvector's summation order), so that recall can
+skip the statement (``lineterms.expanded_terms``); a database's first ``CHECKS`` expansions run it still and compare
+its rows with these, and one difference keeps the statement for that database (a server built to sum otherwise).
 
 Versioning: the vocabulary grows by inserts (``vocabulary.fill_batch``, never an update) and shrinks when the
 person forgets turns (``vocabulary.prune``) or goes, so the person's word count, read in recall's first statement
