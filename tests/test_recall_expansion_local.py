@@ -20,6 +20,7 @@ from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.speakers import vector_literal
 from services.memory.termcounts import COUNTS
 from services.memory.vocabmatrix import CHECKS, MATRICES
+from tests.memory_builders import create_exchange
 
 pytestmark = pytest.mark.integration
 
@@ -88,6 +89,29 @@ def test_once_checked_the_expansion_sends_no_statement_and_finds_the_same_terms(
     assert all(len(lexemes) > 2 for lexemes, *_ in found)  # asked words and expansion words
     # Each of the first CHECKS expansions sent its statement (compared with the rows made here), no later one did.
     assert sum(EXPANSION_STATEMENT in statement for statement in sent) == CHECKS
+
+
+def test_after_turns_are_added_the_sample_counts_still_serve_and_give_the_recounted_terms(db_engine):
+    size = _history(db_engine, "local-f")
+    queries = np.random.default_rng(7).normal(size=(CHECKS + 2, 384)).astype(np.float32)
+    COUNTS.clear()
+    MATRICES.clear()
+    with Session(db_engine) as session:
+        for query in queries[:CHECKS]:
+            _expanded(session, "local-f", query, size)
+        counted = COUNTS.get(session, "local-f", CONFIG)
+        assert counted is not None and counted.sample_counts is not None
+        for i in range(2):  # a chatting person's new turns, stored after the sample
+            create_exchange(session, user_id="local-f", user_text=f"the harbour boats {WORDS[-1]} again {i}",
+                            reply="noted")
+        session.commit()
+        sent = _statements(db_engine)
+        found = [_terms(_expanded(session, "local-f", query, size)) for query in queries[CHECKS:]]
+        grown = COUNTS.get(session, "local-f", CONFIG)
+        assert grown is not counted and grown.lines == counted.lines + 4  # brought up to date, not read again
+        assert grown.sample_counts is counted.sample_counts
+        assert not any(EXPANSION_STATEMENT in statement or "GROUP BY x" in statement for statement in sent)
+        assert found == [_terms(_by_statement(session, "local-f", query, size)) for query in queries[CHECKS:]]
 
 
 def test_a_server_whose_cosines_differ_keeps_the_statement(db_engine, monkeypatch):
