@@ -60,6 +60,7 @@ def _expanded(session: Session, user: str, vector: np.ndarray, size: int) -> lin
     """The terms as recall takes them while the model embeds: the asked words, the sample's counts, then the
     expansion once the vector is there."""
     asked = lineterms.asked_terms(session, user, QUERY, CONFIG)
+    MATRICES.warm(session, user, size, asked.kept.read_at if asked.kept else 0.0)
     lineterms.count_sample(session, user, asked, CONFIG)
     return lineterms.expanded_terms(session, user, asked, CONFIG, vector, size)
 
@@ -112,6 +113,33 @@ def test_after_turns_are_added_the_sample_counts_still_serve_and_give_the_recoun
         assert grown.sample_counts is counted.sample_counts
         assert not any(EXPANSION_STATEMENT in statement or "GROUP BY x" in statement for statement in sent)
         assert found == [_terms(_by_statement(session, "local-f", query, size)) for query in queries[CHECKS:]]
+
+
+def test_a_forgotten_word_is_never_an_expansion_term_though_the_word_count_stayed(db_engine):
+    size = _history(db_engine, "local-g")
+    queries = np.random.default_rng(8).normal(size=(CHECKS, 384)).astype(np.float32)
+    COUNTS.clear()
+    MATRICES.clear()
+    with Session(db_engine) as session:
+        for query in queries:
+            _expanded(session, "local-g", query, size)
+        gone = WORDS[5]
+        nearest_gone = np.frombuffer(session.scalar(text(
+            "SELECT vector_send(embedding) FROM vocabulary WHERE user_id = 'local-g' AND word = :w"), {"w": gone}),
+            dtype=">f4")[1:].astype(np.float32)
+        assert gone in _expanded(session, "local-g", nearest_gone, size).terms.lexemes
+        # A forget (a turn deleted, its word pruned) and a backfill's new word between two recalls: the same count.
+        session.execute(text("DELETE FROM exchange_lines WHERE id = (SELECT max(id) FROM exchange_lines "
+                             "WHERE user_id = 'local-g')"))
+        session.execute(text(
+            "INSERT INTO vocabulary (user_id, word, lexeme, embedding) SELECT 'local-g', 'zqnewx', 'zqnewx', "
+            "embedding FROM vocabulary WHERE user_id = 'local-g' AND word = :w"), {"w": gone})
+        session.execute(text("DELETE FROM vocabulary WHERE user_id = 'local-g' AND word = :w"), {"w": gone})
+        session.commit()
+        assert session.scalar(text("SELECT count(*) FROM vocabulary WHERE user_id = 'local-g'")) == size
+        after = _terms(_expanded(session, "local-g", nearest_gone, size))
+        assert gone not in after[0] and "zqnewx" in after[0]
+        assert after == _terms(_by_statement(session, "local-g", nearest_gone, size))
 
 
 def test_a_server_whose_cosines_differ_keeps_the_statement(db_engine, monkeypatch):

@@ -202,9 +202,11 @@ def expanded_terms(session: Session, user_id: str, asked: AskedTerms, config: Re
     every word's: then none, on the critical path between the query vector and the BM25 arm."""
     rows = list(asked.rows)
     if expand_by is not None and config.expands and asked.rows:
+        kept = asked.kept
         expansion = MATRICES.expansion(session, user_id, vocabulary_size, expand_by, config.expansion_words,
-                                       config.expansion_min_similarity, config.expansion_weight, asked.lexemes)
-        kept, computed = asked.kept, expansion.rows
+                                       config.expansion_min_similarity, config.expansion_weight, asked.lexemes,
+                                       kept.read_at if kept is not None else float("inf"))
+        computed = expansion.rows
         counts = [kept.sample_count(lexeme) for lexeme, _ in computed] if computed and kept else []
         if computed is not None and kept is not None and MATRICES.trusted(session) and None not in counts:
             # The counts as of asked_terms' statement (the asked words' own), where the statement read them as of its

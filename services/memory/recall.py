@@ -186,7 +186,7 @@ def _terms_and_vectors(session: Session, user_id: str, query: str, cfg: RecallCo
         # it (one statement more, off the wall time); otherwise all in one statement.
         asked = asked_terms(session, user_id, query, cfg) if ahead is not None and not ahead[0].done() else None
         if asked is not None and not ahead[0].done():  # the wait for the model, put to use (vocabmatrix)
-            vocabmatrix.MATRICES.warm(session, user_id, vocabulary_size)
+            vocabmatrix.MATRICES.warm(session, user_id, vocabulary_size, asked.kept.read_at if asked.kept else 0.0)
         if asked is not None and not ahead[0].done():  # and for every count of the sample, once (lineterms)
             count_sample(session, user_id, asked, cfg)
         qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)

@@ -79,6 +79,7 @@ class Kept:
     # version when recall had time for it (``lineterms.count_sample``); None: not read. The sample stays while these
     # counts are brought up to date (``grown``), so they do too.
     sample_counts: dict[str, int] | None = None
+    read_at: float = 0.0  # when (time.monotonic()) the counts were read afresh: after any turn forgotten before
 
     def params(self) -> dict[str, Any]:
         """The kept counts as a terms statement's parameters: the arrays sent as text (the driver adapting a list
@@ -98,7 +99,7 @@ class Kept:
                  for lexeme, count in self.exact.items()}
         return Kept(version, self.n, self.avg_len, dict(self.sampled), exact, self.expires, lines, top,
                     self.sample_end, (list(self._elements[0]), list(self._elements[1])), self._literals,
-                    self.sample_counts)
+                    self.sample_counts, self.read_at)
 
     def sample_count(self, lexeme: str) -> int | None:
         """How many of the sample's lines hold ``lexeme``, when kept (None: unknown here)."""
@@ -161,7 +162,8 @@ class TermCounts:
             if version is None or not rows:
                 return None
             kept = Kept(version, int(rows[0].n or 0), rows[0].avg_len, expires=time.monotonic() + TTL_S,
-                        lines=int(rows[0].lines or 0), top=int(top or 0), sample_end=sample_end or "(0,0)")
+                        lines=int(rows[0].lines or 0), top=int(top or 0), sample_end=sample_end or "(0,0)",
+                        read_at=time.monotonic())
             kept.learn(rows)
             self._kept[key] = kept
             while len(self._kept) > MAX_PEOPLE:

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sqlalchemy import text
@@ -63,6 +64,7 @@ class Matrix:
     lexemes: list[str]
     vectors: np.ndarray
     lengths: np.ndarray
+    listed_at: float = 0.0  # when (time.monotonic()) the statement that listed these words started
 
     @property
     def unit(self) -> np.ndarray:
@@ -152,10 +154,16 @@ class Matrices:
         return matrix.nearest(vector, count) if matrix is not None else None
 
     def expansion(self, session: Session, user_id: str, size: int | None, vector: np.ndarray, count: int,
-                  min_similarity: float, weight: float, asked: list[str]) -> Expansion:
+                  min_similarity: float, weight: float, asked: list[str], listed_after: float) -> Expansion:
         """The expansion's words for ``vector`` (``Matrix.expansion``'s arguments): the candidates the statement
-        compares, and the rows it would return when they are reproduced here and this database's statement gave the
-        same rows ``CHECKS`` times (``check``)."""
+        compares, and the rows it would return when they are reproduced here, this database's statement gave the
+        same rows ``CHECKS`` times (``check``) and the kept words were listed after ``listed_after``.
+
+        The statement looks the candidates up, so a word gone from the vocabulary is never among its rows; the rows
+        made here have no such look-up. A word goes only when the person forgets turns, which makes the next recall
+        count its terms afresh (``termcounts``): ``listed_after`` is when those counts were read, and words listed
+        before that may include a forgotten one (a backfill adding as many words as a forget removed leaves the count
+        that versions them unchanged), so their rows are not made here."""
         if not size or size > MAX_WORDS:
             return Expansion(None, None)
         matrix = self._get(session, user_id, size)
@@ -165,7 +173,7 @@ class Matrices:
         if rows is None:
             return Expansion(None, None)
         among = [matrix.words[i] for i in rows]
-        if self._checked.get(_database(session), 0) < 0:
+        if self._checked.get(_database(session), 0) < 0 or matrix.listed_at < listed_after:
             return Expansion(among, None)
         return Expansion(among, matrix.expansion(vector, rows, count, min_similarity, weight, asked))
 
@@ -187,24 +195,27 @@ class Matrices:
                 log.warning("pgvector's cosines differ from those reproduced here: the expansion keeps its statement")
                 self._checked[database] = -1
 
-    def warm(self, session: Session, user_id: str, size: int | None) -> None:
-        """Bring the person's kept vectors up to date now if they are stale (their vocabulary changed), not once the
-        query vector is there: recall calls this while the model still embeds."""
+    def warm(self, session: Session, user_id: str, size: int | None, listed_after: float = 0.0) -> None:
+        """Bring the person's kept vectors up to date now if they are stale (their vocabulary changed, or their words
+        were listed before ``listed_after``: see ``expansion``), not once the query vector is there: recall calls this
+        while the model still embeds."""
         if size and size <= MAX_WORDS:
-            self._get(session, user_id, size)
+            self._get(session, user_id, size, listed_after)
 
-    def _get(self, session: Session, user_id: str, size: int) -> Matrix | None:
+    def _get(self, session: Session, user_id: str, size: int, listed_after: float = 0.0) -> Matrix | None:
         key = (_database(session), user_id)
         with self._lock:
             kept = self._kept.get(key)
-            if kept is not None and kept[0] == size:
+            if kept is not None and kept[0] == size and (kept[1] is None or kept[1].listed_at >= listed_after):
                 self._kept.move_to_end(key)
                 return kept[1]
+        listed_at = time.monotonic()
         if kept is not None and kept[1] is not None:
             words, matrix = self._refreshed(session, user_id, kept[1])
         else:
             words, lexemes, blobs = self._vectors(session, _VECTORS, {"user": user_id})
             matrix = _matrix(words, lexemes, blobs) if words else None
+        matrix = replace(matrix, listed_at=listed_at) if matrix is not None else None
         # Read in a later snapshot than ``size``: kept at the count actually read, so a mismatch reads again.
         with self._lock:
             self._kept[key] = (len(words), matrix)
@@ -225,6 +236,8 @@ class Matrices:
         fresh = _matrix(added, lexemes, blobs) if added else None
         if added and fresh is None:
             return words, None  # a new word without a length: the SQL kNN, as for a full read
+        if not added and len(present) == len(old.words) and present.issuperset(old.words):
+            return words, old  # the same words (listed again after a forget might have removed one)
         parts = [old]
         if not present.issuperset(old.words):  # some words gone (a forget): their rows dropped
             kept = np.fromiter((word in present for word in old.words), dtype=bool, count=len(old.words))
