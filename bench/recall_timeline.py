@@ -11,7 +11,8 @@ search settings and arms apart), the wait for the query vector, the expansion's 
 recall's wait for the exchange arms' ids (``sidearms.ids``). What ``--profile`` sums, this places in time: which
 statement waits for which. rsql, one run each (load ~3), base → rsql, medians from the recall's start (ms): the vector
 12.3 → 13.3, the arms' statement 18.1 → 13.3 (the settings 15.6 → 7.3), the BM25 arm apart in 181 → 92 of 200 recalls
-and done 25.6 → 23.8, window_rows started 27.5 → 21.5, the wait for the arms' ids p95 8.4 → 3.9.
+and done 25.6 → 23.8, window_rows started 27.5 → 21.5, the wait for the arms' ids p95 8.4 → 3.9. Where a tree makes
+the expansion in the process (rexp), its words and pgvector's cosines appear as two parts of their own.
 """
 
 from __future__ import annotations
