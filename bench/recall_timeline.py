@@ -11,7 +11,8 @@ search settings and arms apart), the wait for the query vector, the expansion's 
 recall's wait for the exchange arms' ids (``sidearms.ids``). What ``--profile`` sums, this places in time: which
 statement waits for which. rsql, one run each (load ~3), base → rsql, medians from the recall's start (ms): the vector
 12.3 → 13.3, the arms' statement 18.1 → 13.3 (the settings 15.6 → 7.3), the BM25 arm apart in 181 → 92 of 200 recalls
-and done 25.6 → 23.8, window_rows started 27.5 → 21.5, the wait for the arms' ids p95 8.4 → 3.9.
+and done 25.6 → 23.8, window_rows started 27.5 → 21.5, the wait for the arms' ids p95 8.4 → 3.9. Where a tree makes
+the expansion in the process (rexp), its words and pgvector's cosines appear as two parts of their own.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class Timeline:
 def run(url: str, mode: str, count: int) -> None:
     from services.db import make_engine, make_sessionmaker
     from services.embeddings import load_embedder
-    from services.memory import lineterms, recall, sidearms
+    from services.memory import lineterms, recall, sidearms, vocabmatrix
     from services.memory.config import MemoryConfig
 
     engine = make_engine(url, pool_size=2)
@@ -87,6 +88,11 @@ def run(url: str, mode: str, count: int) -> None:
     timeline = Timeline(engine)
     timeline.wrap(recall, "_query_vectors", "wait for the vector")
     timeline.wrap(lineterms, "_nearest", "expansion's nearest words")
+    if hasattr(vocabmatrix.Matrices, "expansion"):  # rexp: the expansion's words and cosines in the process
+        from services.memory import pgcosine
+
+        timeline.wrap(vocabmatrix.Matrices, "expansion", "expansion's words (kept vectors)")
+        timeline.wrap(pgcosine, "distances", "expansion's cosines (pgcosine)")
     timeline.wrap(sidearms.ExchangeArms, "ids", "wait for the arms' ids")
     queries, config = latency_queries(count), MemoryConfig()
     parts: dict[str, list[tuple[float, float]]] = defaultdict(list)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
+from services.db import BINARY_RESULTS
 from services.memory import vocabulary
 from services.memory.config import RecallConfig
 from services.memory.search import Terms, statement
@@ -72,14 +73,14 @@ def line_terms(session: Session, user_id: str, query: str, config: RecallConfig,
     expanded = _NO_EXPANSION
     if expand_by is not None and config.expands:
         expanded = _nearest(session, user_id, params, expand_by, config, vocabulary_size)
-    rows = _term_rows(session, user_id, query, config, expanded, params)
+    rows, _ = _term_rows(session, user_id, query, config, expanded, params)
     return _line_terms(rows, rows, config)
 
 
 @dataclass
 class AskedTerms:
     """The asked lexemes' counts (``line_terms`` without the expansion): the sample's size and length on every
-    row (one row without a lexeme when the query has none), and the kept counts they were read with."""
+    row (one row without a lexeme when the query has none), and the kept counts as of the statement that read them."""
 
     rows: list[TermRow]
     kept: Kept | None = None
@@ -119,12 +120,17 @@ _KNOWN = ("(SELECT valid FROM k) AND ((added AND lexeme = ANY(CAST(:known_sample
 _SAMPLE_MATCHES = ("m AS MATERIALIZED (SELECT search FROM s WHERE search @@ "
                    "(SELECT CAST(string_agg(quote_literal(lexeme), ' | ') AS tsquery) FROM q WHERE NOT known))")
 _SAMPLE_DF = "CASE WHEN q.known THEN NULL ELSE (SELECT count(*) FROM m WHERE m.search @@ q.tsq) END"
+# Every lexeme of the sample with its lines' count (a line's tsvector holds a lexeme once), and the version read.
+_SAMPLE_COUNTS = (f"WITH {_SAMPLE}, c AS (SELECT x, count(*) AS n FROM "
+                  "(SELECT unnest(tsvector_to_array(search)) AS x FROM s) u GROUP BY x) "
+                  f"SELECT {VERSION_SQL} AS version, array_agg(c.x) AS lexemes, array_agg(c.n) AS counts FROM c")
 
 
 def _term_rows(session: Session, user_id: str, query: str, config: RecallConfig, expanded: str,
-               params: dict[str, Any]) -> list[TermRow]:
+               params: dict[str, Any]) -> tuple[list[TermRow], Kept | None]:
     """The asked lexemes and the ``expanded`` statement's (lexeme, multiplier) rows with their counts, and the
-    sample's statistics on each (on one row without a lexeme when there is none)."""
+    sample's statistics on each (on one row without a lexeme when there is none); and the kept counts as of this
+    statement's snapshot (None: the person has no turns)."""
     kept = COUNTS.get(session, user_id, config)
     rows = session.execute(
         statement(
@@ -165,10 +171,9 @@ def _term_rows(session: Session, user_id: str, query: str, config: RecallConfig,
                                    first.grown_lexemes)
         filled = [_filled(row, kept) for row in rows]
         kept.learn(filled)
-        return filled
+        return filled, kept
     fresh = [_row(row, row.sample_df, row.exact_df, row.n, row.avg_len) for row in rows]
-    COUNTS.put(session, user_id, config, first.version, fresh, first.top, first.sample_end)
-    return fresh
+    return fresh, COUNTS.put(session, user_id, config, first.version, fresh, first.top, first.sample_end)
 
 
 def _row(row: Any, sample_df: int | None, exact_df: int | None, n: int | None, avg_len: Any) -> TermRow:
@@ -186,35 +191,71 @@ def _filled(row: Any, kept: Kept) -> TermRow:
 def asked_terms(session: Session, user_id: str, query: str, config: RecallConfig) -> AskedTerms:
     """The query's own lexemes with their document frequencies and the sample's statistics: everything of
     ``line_terms`` that needs no query vector, so it runs while the model embeds."""
-    rows = _term_rows(session, user_id, query, config, _NO_EXPANSION, {})
-    return AskedTerms(rows, COUNTS.get(session, user_id, config))  # as the statement left them
+    return AskedTerms(*_term_rows(session, user_id, query, config, _NO_EXPANSION, {}))
 
 
 def expanded_terms(session: Session, user_id: str, asked: AskedTerms, config: RecallConfig,
                    expand_by: np.ndarray | None = None, vocabulary_size: int | None = None) -> LineTerms:
     """``line_terms`` from ``asked_terms``' rows: with ``expand_by`` (a vector of the query) and the expansion on,
-    the user's words nearest it with their sample counts join them (one statement: the kNN needs the vector)."""
+    the user's words nearest it with their sample counts join them. One statement (the kNN needs the vector), unless
+    the person's kept vectors reproduce its cosines (``vocabmatrix.Matrices.expansion``) and the kept counts hold
+    every word's: then none, on the critical path between the query vector and the BM25 arm."""
     rows = list(asked.rows)
     if expand_by is not None and config.expands and asked.rows:
-        params: dict[str, Any] = {}
-        nearest = _nearest(session, user_id, params, expand_by, config, vocabulary_size)
         kept = asked.kept
-        found = session.execute(
-            statement(f"WITH {_SAMPLE}, {_KEPT}, asked AS (SELECT unnest(CAST(:asked AS text[])) AS lexeme), "
-                      "q AS MATERIALIZED (SELECT lexeme, mult, CAST(quote_literal(lexeme) AS tsquery) AS tsq, "
-                      f"{_KNOWN} "
-                      f"FROM (SELECT e.*, true FROM ({nearest}) AS e) AS a(lexeme, mult, added)), {_SAMPLE_MATCHES} "
-                      f"SELECT q.lexeme, q.mult, true AS added, q.known, {_SAMPLE_DF} AS sample_df, "
-                      "CAST(NULL AS bigint) AS exact_df, (SELECT valid FROM k) AS valid FROM q"),
-            {**params, **(kept.params() if kept else NOTHING_KEPT), "user": user_id, "asked": asked.lexemes,
-             "sample": config.length_sample},
-        ).all()
-        extra = [_filled(row, kept) if kept is not None and row.known else _row(row, row.sample_df, None, None, None)
-                 for row in found]
-        if kept is not None and found and found[0].valid:  # counted at the kept counts' version
-            kept.learn(extra)
-        rows += extra
+        expansion = MATRICES.expansion(session, user_id, vocabulary_size, expand_by, config.expansion_words,
+                                       config.expansion_min_similarity, config.expansion_weight, asked.lexemes,
+                                       kept.read_at if kept is not None else float("inf"))
+        computed = expansion.rows
+        counts = [kept.sample_count(lexeme) for lexeme, _ in computed] if computed and kept else []
+        if computed is not None and kept is not None and MATRICES.trusted(session) and None not in counts:
+            # The counts as of asked_terms' statement (the asked words' own), where the statement read them as of its
+            # own snapshot a few ms later: the same unless the person's turns changed in between.
+            rows += [TermRow(lexeme, mult, True, count, kept.n, kept.avg_len, None, None)
+                     for (lexeme, mult), count in zip(computed, counts, strict=True)]
+        else:
+            rows += _expansion_rows(session, user_id, asked, config, expand_by, expansion.among, computed)
     return _line_terms(rows, asked.rows, config)
+
+
+def count_sample(session: Session, user_id: str, asked: AskedTerms, config: RecallConfig) -> None:
+    """Count every lexeme of the sample ``asked``'s kept counts stand for, unless done (``Kept.sample_counts``): an
+    expansion word's count is then known without a statement. Once per sample (~5 ms of the server's CPU at 100k
+    exchanges); recall calls this while the model embeds the query."""
+    kept = asked.kept
+    if kept is None or kept.sample_counts is not None or not config.expands:
+        return
+    row = session.execute(statement(_SAMPLE_COUNTS).execution_options(**{BINARY_RESULTS: True}),
+                          {"user": user_id, "sample": config.length_sample}).one()
+    if row.version == kept.version:  # the same turns, so the same sample
+        kept.sample_counts = dict(zip(row.lexemes or [], row.counts or [], strict=True))
+
+
+def _expansion_rows(session: Session, user_id: str, asked: AskedTerms, config: RecallConfig, expand_by: np.ndarray,
+                    among: list[str] | None, computed: list[tuple[str, float]] | None) -> list[TermRow]:
+    """The expansion's words and their counts by its statement; ``computed``: its rows as ``vocabmatrix`` made them,
+    checked against the statement's."""
+    params: dict[str, Any] = {}
+    nearest = vocabulary.nearest_sql(params, expand_by, config.expansion_words, config.expansion_min_similarity,
+                                     config.expansion_weight, among)
+    kept = asked.kept
+    found = session.execute(
+        statement(f"WITH {_SAMPLE}, {_KEPT}, asked AS (SELECT unnest(CAST(:asked AS text[])) AS lexeme), "
+                  "q AS MATERIALIZED (SELECT lexeme, mult, CAST(quote_literal(lexeme) AS tsquery) AS tsq, "
+                  f"{_KNOWN} "
+                  f"FROM (SELECT e.*, true FROM ({nearest}) AS e) AS a(lexeme, mult, added)), {_SAMPLE_MATCHES} "
+                  f"SELECT q.lexeme, q.mult, true AS added, q.known, {_SAMPLE_DF} AS sample_df, "
+                  "CAST(NULL AS bigint) AS exact_df, (SELECT valid FROM k) AS valid FROM q"),
+        {**params, **(kept.params() if kept else NOTHING_KEPT), "user": user_id, "asked": asked.lexemes,
+         "sample": config.length_sample},
+    ).all()
+    if computed is not None:
+        MATRICES.check(session, computed, [(row.lexeme, row.mult) for row in found])
+    extra = [_filled(row, kept) if kept is not None and row.known else _row(row, row.sample_df, None, None, None)
+             for row in found]
+    if kept is not None and found and found[0].valid:  # counted at the kept counts' version
+        kept.learn(extra)
+    return extra
 
 
 def _nearest(session: Session, user_id: str, params: dict[str, Any], vector: np.ndarray, config: RecallConfig,

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from services.embeddings import Embedder
 from services.memory import access, focus, search, sidearms, spans, speakers, turns, turnshape, vocabmatrix
 from services.memory.config import MemoryConfig, RecallConfig
-from services.memory.lineterms import LineTerms, asked_terms, expanded_terms, line_terms
+from services.memory.lineterms import LineTerms, asked_terms, count_sample, expanded_terms, line_terms
 from services.memory.scored import Scored
 from services.memory.scoring import score_candidates
 from services.memory.search import Candidate
@@ -186,7 +186,9 @@ def _terms_and_vectors(session: Session, user_id: str, query: str, cfg: RecallCo
         # it (one statement more, off the wall time); otherwise all in one statement.
         asked = asked_terms(session, user_id, query, cfg) if ahead is not None and not ahead[0].done() else None
         if asked is not None and not ahead[0].done():  # the wait for the model, put to use (vocabmatrix)
-            vocabmatrix.MATRICES.warm(session, user_id, vocabulary_size)
+            vocabmatrix.MATRICES.warm(session, user_id, vocabulary_size, asked.kept.read_at if asked.kept else 0.0)
+        if asked is not None and not ahead[0].done():  # and for every count of the sample, once (lineterms)
+            count_sample(session, user_id, asked, cfg)
         qvec, speaker = _query_vectors(ahead, embedder, query, query_embedding, name)
         if side is not None:
             side.start(qvec)

@@ -75,6 +75,11 @@ class Kept:
     # The kept lexemes quoted as array elements, each once (sampled, asked), and as array literals when sent.
     _elements: tuple[list[str], list[str]] = field(default_factory=lambda: ([], []))
     _literals: tuple[str, str] | None = None
+    # Every lexeme of the sample with the number of its lines holding it (a lexeme not here: none), read at this
+    # version when recall had time for it (``lineterms.count_sample``); None: not read. The sample stays while these
+    # counts are brought up to date (``grown``), so they do too.
+    sample_counts: dict[str, int] | None = None
+    read_at: float = 0.0  # when (time.monotonic()) the counts were read afresh: after any turn forgotten before
 
     def params(self) -> dict[str, Any]:
         """The kept counts as a terms statement's parameters: the arrays sent as text (the driver adapting a list
@@ -93,7 +98,15 @@ class Kept:
         exact = {lexeme: count if count is None or count >= cap else min(cap, count + holding[lexeme])
                  for lexeme, count in self.exact.items()}
         return Kept(version, self.n, self.avg_len, dict(self.sampled), exact, self.expires, lines, top,
-                    self.sample_end, (list(self._elements[0]), list(self._elements[1])), self._literals)
+                    self.sample_end, (list(self._elements[0]), list(self._elements[1])), self._literals,
+                    self.sample_counts, self.read_at)
+
+    def sample_count(self, lexeme: str) -> int | None:
+        """How many of the sample's lines hold ``lexeme``, when kept (None: unknown here)."""
+        count = self.sampled.get(lexeme)
+        if count is None and self.sample_counts is not None:
+            return self.sample_counts.get(lexeme, 0)
+        return count
 
     def learn(self, rows: list[TermRow]) -> None:
         """Keep the counts of ``rows`` (read at this version), up to MAX_WORDS lexemes."""
@@ -140,20 +153,22 @@ class TermCounts:
             return kept
 
     def put(self, session: Session, user_id: str, config: RecallConfig, version: str | None,
-            rows: list[TermRow], top: int | None = None, sample_end: str | None = None) -> None:
+            rows: list[TermRow], top: int | None = None, sample_end: str | None = None) -> Kept | None:
         """Keep the counts a statement read afresh at ``version`` (None: the person has no turns; nothing kept),
-        when the highest line id was ``top`` and the sample ended at row ``sample_end``."""
+        when the highest line id was ``top`` and the sample ended at row ``sample_end``; returns them."""
         key = _key(session, user_id, config)
         with self._lock:
             self._kept.pop(key, None)
             if version is None or not rows:
-                return
+                return None
             kept = Kept(version, int(rows[0].n or 0), rows[0].avg_len, expires=time.monotonic() + TTL_S,
-                        lines=int(rows[0].lines or 0), top=int(top or 0), sample_end=sample_end or "(0,0)")
+                        lines=int(rows[0].lines or 0), top=int(top or 0), sample_end=sample_end or "(0,0)",
+                        read_at=time.monotonic())
             kept.learn(rows)
             self._kept[key] = kept
             while len(self._kept) > MAX_PEOPLE:
                 self._kept.popitem(last=False)
+        return kept
 
     def advance(self, session: Session, user_id: str, config: RecallConfig, kept: Kept, version: str, lines: int,
                 top: int, added: list[str] | None) -> Kept:

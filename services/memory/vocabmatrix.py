@@ -5,6 +5,9 @@ a cosine for every word (3,583 at 100k exchanges: ~3 ms of CPU on recall's criti
 vector is ready). Here one float32 product over the kept matrix finds the nearest words with a margin, and the
 statement computes pgvector's own cosines for those few only (a primary-key probe each), ordering and cutting
 them as before: the words and weights stay pgvector's exact ones, whatever float32 rounding the product makes.
+Those cosines are also reproduced here, bit for bit (``pgcosine``: pgvector's summation order), so that recall can
+skip the statement (``lineterms.expanded_terms``); a database's first ``CHECKS`` expansions run it still and compare
+its rows with these, and one difference keeps the statement for that database (a server built to sum otherwise).
 
 Versioning: the vocabulary grows by inserts (``vocabulary.fill_batch``, never an update) and shrinks when the
 person forgets turns (``vocabulary.prune``) or goes, so the person's word count, read in recall's first statement
@@ -20,15 +23,21 @@ keeps the SQL kNN over every word.
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from services.db import BINARY_RESULTS
+from services.memory import pgcosine
+from services.memory.speakers import vector_literal
+
+log = logging.getLogger(__name__)
 
 MAX_PEOPLE = 16
 MAX_WORDS = 20_000  # per person: ~30 MB of float32 vectors (384 each)
@@ -36,10 +45,12 @@ MAX_KEPT_WORDS = 60_000  # in all (~90 MB): the least recently used people dropp
 # The cosines here differ from pgvector's (float32 sums in another order) by ~1e-6: every word within this of the
 # last one taken is sent too, so the statement's exact order decides.
 MARGIN = 1e-4
+# Expansions whose rows the statement must give exactly as computed here (``pgcosine``) before recall skips it.
+CHECKS = 3
 # A person's word count, for recall's first statement (``:user``).
 SIZE_SQL = "(SELECT count(*) FROM vocabulary WHERE user_id = :user)"
 # pgvector's binary form: dimension and an unused int16, then big-endian float32s.
-_VECTORS = "SELECT word, vector_send(embedding) AS vec FROM vocabulary WHERE user_id = :user"
+_VECTORS = "SELECT word, lexeme, vector_send(embedding) AS vec FROM vocabulary WHERE user_id = :user"
 _WORDS = "SELECT array_agg(word) FROM vocabulary WHERE user_id = :user"  # one array: ~0.6 ms CPU, rows took ~3
 _NEW_VECTORS = f"{_VECTORS} AND word = ANY(CAST(:words AS text[]))"
 _HEADER_FLOATS = 1  # vector_send's 4 header bytes, in float32 widths
@@ -47,39 +58,82 @@ _HEADER_FLOATS = 1  # vector_send's 4 header bytes, in float32 widths
 
 @dataclass(frozen=True)
 class Matrix:
-    """A person's words and their unit vectors, one row each."""
+    """A person's words, their lexemes, their vectors as stored (float32) and the vectors' lengths, one row each."""
 
     words: list[str]
-    unit: np.ndarray
+    lexemes: list[str]
+    vectors: np.ndarray
+    lengths: np.ndarray
+    listed_at: float = 0.0  # when (time.monotonic()) the statement that listed these words started
+
+    @property
+    def unit(self) -> np.ndarray:
+        return self.vectors / self.lengths[:, None]
 
     def nearest(self, vector: np.ndarray, count: int) -> list[str] | None:
         """The words that can be among the ``count`` nearest ``vector`` by cosine: the nearest ``count`` and
         every other within ``MARGIN`` of the last of them. None when some cosine is not finite."""
+        rows = self.candidates(vector, count)
+        return None if rows is None else [self.words[i] for i in rows]
+
+    def expansion(self, vector: np.ndarray, rows: np.ndarray, count: int, min_similarity: float, weight: float,
+                  asked: list[str]) -> list[tuple[str, float]] | None:
+        """``vocabulary.nearest_sql``'s rows, (lexeme, ``weight`` × the best cosine of its words) for the ``count``
+        words nearest ``vector`` (among ``rows``, from ``candidates``) at ``min_similarity`` or more whose lexeme is not
+        ``asked``, with pgvector's own cosines (``pgcosine``); None where the statement must decide (a tie at the cut,
+        a cosine not reproduced)."""
+        query = pgcosine.parsed(vector_literal(vector))  # what the statement's vector is to pgvector
+        found = pgcosine.distances(self.vectors[rows], query) if query is not None else None
+        if found is None or np.isnan(found).any():
+            return None
+        order = np.argsort(found, kind="stable")
+        if len(order) > count and found[order[count - 1]] == found[order[count]]:
+            return None  # which of the tied words is cut is the statement's scan order
+        skipped, best = set(asked), {}
+        for index in order[:count]:
+            similarity = 1 - float(found[index])  # the statement's ``1 - distance``, in double
+            lexeme = self.lexemes[rows[index]]
+            if similarity >= min_similarity and lexeme not in skipped:
+                best[lexeme] = max(similarity, best.get(lexeme, similarity))
+        return [(lexeme, weight * similarity) for lexeme, similarity in best.items()]
+
+    def candidates(self, vector: np.ndarray, count: int) -> np.ndarray | None:
+        """The rows of ``nearest``'s words."""
         norm = float(np.linalg.norm(vector))
         if not self.words or count < 1 or not np.isfinite(norm) or norm == 0.0:
             return None
         if len(self.words) <= count:
-            return list(self.words)
+            return np.arange(len(self.words))
         # einsum, not ``@``: its own single-threaded loop. OpenBLAS's threads (matrix × vector) spun on recall's
         # two cores against the model's: ~28 ms more process CPU a recall, paired at 100k.
-        sims = np.einsum("ij,j->i", self.unit, np.asarray(vector, dtype=np.float32) / np.float32(norm))
+        sims = np.einsum("ij,j->i", self.vectors, np.asarray(vector, dtype=np.float32) / np.float32(norm))
+        sims /= self.lengths
         if not np.all(np.isfinite(sims)):
             return None
         floor = float(np.partition(sims, len(sims) - count)[len(sims) - count]) - MARGIN
-        return [self.words[i] for i in np.flatnonzero(sims >= floor)]
+        return np.flatnonzero(sims >= floor)
 
 
-def _matrix(words: list[str], blobs: list[bytes]) -> Matrix | None:
+def _matrix(words: list[str], lexemes: list[str], blobs: list[bytes]) -> Matrix | None:
     """The unit vectors of ``blobs`` (``vector_send``'s bytes, one per word); None when one has no length (pgvector's
     cosine is then NaN, which sorts after every distance: such a person keeps the SQL kNN)."""
     # All decoded at once (each one's header is one float's width: dropped as the first column), where a frombuffer
     # per word and their stack took ~22 ms of CPU for 3,583 words; the same floats.
     joined = np.frombuffer(b"".join(blobs), dtype=">f4").reshape(len(blobs), -1)
     vectors = joined[:, _HEADER_FLOATS:].astype(np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    if not np.all(np.isfinite(norms) & (norms > 0)):
+    lengths = np.linalg.norm(vectors, axis=1)
+    if not np.all(np.isfinite(lengths) & (lengths > 0)):
         return None
-    return Matrix(words, vectors / norms)
+    return Matrix(words, lexemes, vectors, lengths)
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """The words whose cosines the expansion's statement computes (None: every word), and its rows computed here
+    (None: the statement must run)."""
+
+    among: list[str] | None
+    rows: list[tuple[str, float]] | None
 
 
 class Matrices:
@@ -88,6 +142,7 @@ class Matrices:
     def __init__(self) -> None:
         self._kept: OrderedDict[tuple[str, str], tuple[int, Matrix | None]] = OrderedDict()
         self._lock = threading.Lock()
+        self._checked: dict[str, int] = {}  # by database: expansions found the same by its statement; -1: one differed
 
     def nearest(self, session: Session, user_id: str, size: int | None, vector: np.ndarray,
                 count: int) -> list[str] | None:
@@ -98,24 +153,69 @@ class Matrices:
         matrix = self._get(session, user_id, size)
         return matrix.nearest(vector, count) if matrix is not None else None
 
-    def warm(self, session: Session, user_id: str, size: int | None) -> None:
-        """Bring the person's kept vectors up to date now if they are stale (their vocabulary changed), not once the
-        query vector is there: recall calls this while the model still embeds."""
-        if size and size <= MAX_WORDS:
-            self._get(session, user_id, size)
+    def expansion(self, session: Session, user_id: str, size: int | None, vector: np.ndarray, count: int,
+                  min_similarity: float, weight: float, asked: list[str], listed_after: float) -> Expansion:
+        """The expansion's words for ``vector`` (``Matrix.expansion``'s arguments): the candidates the statement
+        compares, and the rows it would return when they are reproduced here, this database's statement gave the
+        same rows ``CHECKS`` times (``check``) and the kept words were listed after ``listed_after``.
 
-    def _get(self, session: Session, user_id: str, size: int) -> Matrix | None:
-        key = (str(session.get_bind().engine.url), user_id)
+        The statement looks the candidates up, so a word gone from the vocabulary is never among its rows; the rows
+        made here have no such look-up. A word goes only when the person forgets turns, which makes the next recall
+        count its terms afresh (``termcounts``): ``listed_after`` is when those counts were read, and words listed
+        before that may include a forgotten one (a backfill adding as many words as a forget removed leaves the count
+        that versions them unchanged), so their rows are not made here."""
+        if not size or size > MAX_WORDS:
+            return Expansion(None, None)
+        matrix = self._get(session, user_id, size)
+        if matrix is None:
+            return Expansion(None, None)
+        rows = matrix.candidates(vector, count)
+        if rows is None:
+            return Expansion(None, None)
+        among = [matrix.words[i] for i in rows]
+        if self._checked.get(_database(session), 0) < 0 or matrix.listed_at < listed_after:
+            return Expansion(among, None)
+        return Expansion(among, matrix.expansion(vector, rows, count, min_similarity, weight, asked))
+
+    def trusted(self, session: Session) -> bool:
+        """Whether this database's statement gave the rows computed here ``CHECKS`` times and never others."""
+        return self._checked.get(_database(session), 0) >= CHECKS
+
+    def check(self, session: Session, computed: list[tuple[str, float]], found: list[tuple[str, float]]) -> None:
+        """Compare rows ``Matrix.expansion`` computed with the statement's for the same words: once ``CHECKS`` agreed,
+        recall takes them from here; one difference (a server summing in another order) and never for this
+        database."""
+        database = _database(session)
+        with self._lock:
+            if self._checked.get(database, 0) < 0:
+                return
+            if sorted(computed) == sorted(found):
+                self._checked[database] = self._checked.get(database, 0) + 1
+            else:
+                log.warning("pgvector's cosines differ from those reproduced here: the expansion keeps its statement")
+                self._checked[database] = -1
+
+    def warm(self, session: Session, user_id: str, size: int | None, listed_after: float = 0.0) -> None:
+        """Bring the person's kept vectors up to date now if they are stale (their vocabulary changed, or their words
+        were listed before ``listed_after``: see ``expansion``), not once the query vector is there: recall calls this
+        while the model still embeds."""
+        if size and size <= MAX_WORDS:
+            self._get(session, user_id, size, listed_after)
+
+    def _get(self, session: Session, user_id: str, size: int, listed_after: float = 0.0) -> Matrix | None:
+        key = (_database(session), user_id)
         with self._lock:
             kept = self._kept.get(key)
-            if kept is not None and kept[0] == size:
+            if kept is not None and kept[0] == size and (kept[1] is None or kept[1].listed_at >= listed_after):
                 self._kept.move_to_end(key)
                 return kept[1]
+        listed_at = time.monotonic()
         if kept is not None and kept[1] is not None:
             words, matrix = self._refreshed(session, user_id, kept[1])
         else:
-            words, blobs = self._vectors(session, _VECTORS, {"user": user_id})
-            matrix = _matrix(words, blobs) if words else None
+            words, lexemes, blobs = self._vectors(session, _VECTORS, {"user": user_id})
+            matrix = _matrix(words, lexemes, blobs) if words else None
+        matrix = replace(matrix, listed_at=listed_at) if matrix is not None else None
         # Read in a later snapshot than ``size``: kept at the count actually read, so a mismatch reads again.
         with self._lock:
             self._kept[key] = (len(words), matrix)
@@ -131,28 +231,39 @@ class Matrices:
         words = list(session.scalar(text(_WORDS).execution_options(**{BINARY_RESULTS: True}), {"user": user_id}) or [])
         present = set(words)
         new = sorted(present.difference(old.words))
-        added, blobs = self._vectors(session, _NEW_VECTORS, {"user": user_id, "words": new}) if new else ([], [])
-        fresh = _matrix(added, blobs) if added else None
+        added, lexemes, blobs = (self._vectors(session, _NEW_VECTORS, {"user": user_id, "words": new}) if new
+                                 else ([], [], []))
+        fresh = _matrix(added, lexemes, blobs) if added else None
         if added and fresh is None:
             return words, None  # a new word without a length: the SQL kNN, as for a full read
-        if present.issuperset(old.words):  # words only added (the backfill): one copy of the kept rows, not two
-            names, units = old.words + added, [old.unit]
-        else:
+        if not added and len(present) == len(old.words) and present.issuperset(old.words):
+            return words, old  # the same words (listed again after a forget might have removed one)
+        parts = [old]
+        if not present.issuperset(old.words):  # some words gone (a forget): their rows dropped
             kept = np.fromiter((word in present for word in old.words), dtype=bool, count=len(old.words))
-            names = [word for word, stays in zip(old.words, kept, strict=True) if stays] + added
-            units = [old.unit[kept]]
-        units += [fresh.unit] if fresh is not None else []
-        return names, Matrix(names, np.concatenate(units)) if names else None
+            parts = [Matrix([w for w, stays in zip(old.words, kept, strict=True) if stays],
+                            [x for x, stays in zip(old.lexemes, kept, strict=True) if stays],
+                            old.vectors[kept], old.lengths[kept])]
+        parts += [fresh] if fresh is not None else []
+        names = [word for part in parts for word in part.words]
+        if not names:
+            return names, None
+        # Words only added (the backfill): one copy of the kept rows, not two.
+        return names, Matrix(names, [lexeme for part in parts for lexeme in part.lexemes],
+                             np.concatenate([part.vectors for part in parts]),
+                             np.concatenate([part.lengths for part in parts]))
 
     @staticmethod
-    def _vectors(session: Session, sql: str, params: dict[str, object]) -> tuple[list[str], list[bytes]]:
+    def _vectors(session: Session, sql: str, params: dict[str, object]) -> tuple[list[str], list[str], list[bytes]]:
         """The words and their vectors' bytes, in binary (as text, bytea comes hex-encoded: twice the bytes, decoded
         here; at 3,583 words read and built in ~17 ms of this process's CPU where rows of text took ~65)."""
-        words, blobs = [], []  # each row let go once read: 3,583 rows held at once made the collector run ~5 times
-        for word, blob in session.execute(text(sql).execution_options(**{BINARY_RESULTS: True}), params):
+        # Each row let go once read: 3,583 rows held at once made the collector run ~5 times.
+        words, lexemes, blobs = [], [], []
+        for word, lexeme, blob in session.execute(text(sql).execution_options(**{BINARY_RESULTS: True}), params):
             words.append(word)
+            lexemes.append(lexeme)
             blobs.append(blob)
-        return words, blobs
+        return words, lexemes, blobs
 
     def _words(self) -> int:
         return sum(count for count, _ in self._kept.values())
@@ -160,6 +271,11 @@ class Matrices:
     def clear(self) -> None:
         with self._lock:
             self._kept.clear()
+            self._checked.clear()
+
+
+def _database(session: Session) -> str:
+    return str(session.get_bind().engine.url)
 
 
 MATRICES = Matrices()
