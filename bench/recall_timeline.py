@@ -89,10 +89,8 @@ def run(url: str, mode: str, count: int) -> None:
     timeline.wrap(recall, "_query_vectors", "wait for the vector")
     timeline.wrap(lineterms, "_nearest", "expansion's nearest words")
     if hasattr(vocabmatrix.Matrices, "expansion"):  # rexp: the expansion's words and cosines in the process
-        from services.memory import pgcosine
-
         timeline.wrap(vocabmatrix.Matrices, "expansion", "expansion's words (kept vectors)")
-        timeline.wrap(pgcosine, "distances", "expansion's cosines (pgcosine)")
+        timeline.wrap(vocabmatrix.Matrix, "expansion", "expansion's cosines (kept vectors)")
     timeline.wrap(sidearms.ExchangeArms, "ids", "wait for the arms' ids")
     queries, config = latency_queries(count), MemoryConfig()
     parts: dict[str, list[tuple[float, float]]] = defaultdict(list)

@@ -14,7 +14,7 @@ from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
 from services.db import make_sessionmaker
-from services.memory import lineterms, sidearms, speakers, vocabulary
+from services.memory import lineterms, sidearms, speakers, vocabmatrix, vocabulary
 from services.memory.config import RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall
@@ -77,7 +77,7 @@ class GatedEmbedder(PastimeEmbedder):
         return super()._encode(texts)
 
 
-def test_with_the_vocabulary_expansion_the_query_terms_are_counted_while_the_model_embeds(db_engine):
+def test_with_the_vocabulary_expansion_the_query_terms_are_counted_while_the_model_embeds(db_engine, monkeypatch):
     sessions = make_sessionmaker(db_engine)
     _import(sessions, "overlap-d")
     vocabulary.fill_all(sessions, PastimeEmbedder())
@@ -101,11 +101,21 @@ def test_with_the_vocabulary_expansion_the_query_terms_are_counted_while_the_mod
             order.append(("vocabulary" if "FROM vocabulary" in statement else "other", embedder.gate.is_set()))
 
         event.listen(session.get_bind(), "before_cursor_execute", seen)
+        expand = vocabmatrix.Matrix.expansion
+        expanded_with_gate: list[bool] = []
+
+        def expansion(*args, **kwargs):  # type: ignore[no-untyped-def]
+            expanded_with_gate.append(embedder.gate.is_set())
+            return expand(*args, **kwargs)
+
+        monkeypatch.setattr(vocabmatrix.Matrix, "expansion", expansion)
         own = _hits(session, embedder, "overlap-d", QUESTION, config=config)
-    # The model waited for the asked terms' statement, which therefore ran before the vector was there; the
-    # expansion's kNN over the person's words (which needs it) ran after; the hits are those given the vector.
+    # The model waited for the asked terms' statement, which therefore ran before the vector was there; the person's
+    # kept vectors were read meanwhile; the expansion over them (which needs the vector) was made after, with no
+    # statement; the hits are those given the vector.
     assert embedder.opened and embedder.opened[0]
-    assert ("vocabulary", True) in order
+    assert ("vocabulary", False) in order and ("vocabulary", True) not in order
+    assert expanded_with_gate == [True]
     assert given and own == given
 
 

@@ -198,8 +198,8 @@ def expanded_terms(session: Session, user_id: str, asked: AskedTerms, config: Re
                    expand_by: np.ndarray | None = None, vocabulary_size: int | None = None) -> LineTerms:
     """``line_terms`` from ``asked_terms``' rows: with ``expand_by`` (a vector of the query) and the expansion on,
     the user's words nearest it with their sample counts join them. One statement (the kNN needs the vector), unless
-    the person's kept vectors reproduce its cosines (``vocabmatrix.Matrices.expansion``) and the kept counts hold
-    every word's: then none, on the critical path between the query vector and the BM25 arm."""
+    the person's kept vectors give its rows (``vocabmatrix.Matrices.expansion``) and the kept counts hold every
+    word's: then none, on the critical path between the query vector and the BM25 arm."""
     rows = list(asked.rows)
     if expand_by is not None and config.expands and asked.rows:
         kept = asked.kept
@@ -208,13 +208,13 @@ def expanded_terms(session: Session, user_id: str, asked: AskedTerms, config: Re
                                        kept.read_at if kept is not None else float("inf"))
         computed = expansion.rows
         counts = [kept.sample_count(lexeme) for lexeme, _ in computed] if computed and kept else []
-        if computed is not None and kept is not None and MATRICES.trusted(session) and None not in counts:
+        if computed is not None and kept is not None and None not in counts:
             # The counts as of asked_terms' statement (the asked words' own), where the statement read them as of its
             # own snapshot a few ms later: the same unless the person's turns changed in between.
             rows += [TermRow(lexeme, mult, True, count, kept.n, kept.avg_len, None, None)
                      for (lexeme, mult), count in zip(computed, counts, strict=True)]
         else:
-            rows += _expansion_rows(session, user_id, asked, config, expand_by, expansion.among, computed)
+            rows += _expansion_rows(session, user_id, asked, config, expand_by, expansion.among)
     return _line_terms(rows, asked.rows, config)
 
 
@@ -232,9 +232,8 @@ def count_sample(session: Session, user_id: str, asked: AskedTerms, config: Reca
 
 
 def _expansion_rows(session: Session, user_id: str, asked: AskedTerms, config: RecallConfig, expand_by: np.ndarray,
-                    among: list[str] | None, computed: list[tuple[str, float]] | None) -> list[TermRow]:
-    """The expansion's words and their counts by its statement; ``computed``: its rows as ``vocabmatrix`` made them,
-    checked against the statement's."""
+                    among: list[str] | None) -> list[TermRow]:
+    """The expansion's words and their counts by its statement."""
     params: dict[str, Any] = {}
     nearest = vocabulary.nearest_sql(params, expand_by, config.expansion_words, config.expansion_min_similarity,
                                      config.expansion_weight, among)
@@ -249,8 +248,6 @@ def _expansion_rows(session: Session, user_id: str, asked: AskedTerms, config: R
         {**params, **(kept.params() if kept else NOTHING_KEPT), "user": user_id, "asked": asked.lexemes,
          "sample": config.length_sample},
     ).all()
-    if computed is not None:
-        MATRICES.check(session, computed, [(row.lexeme, row.mult) for row in found])
     extra = [_filled(row, kept) if kept is not None and row.known else _row(row, row.sample_df, None, None, None)
              for row in found]
     if kept is not None and found and found[0].valid:  # counted at the kept counts' version

@@ -5,9 +5,11 @@ a cosine for every word (3,583 at 100k exchanges: ~3 ms of CPU on recall's criti
 vector is ready). Here one float32 product over the kept matrix finds the nearest words with a margin, and the
 statement computes pgvector's own cosines for those few only (a primary-key probe each), ordering and cutting
 them as before: the words and weights stay pgvector's exact ones, whatever float32 rounding the product makes.
-Those cosines are also reproduced here, bit for bit (``pgcosine``: pgvector's summation order), so that recall can
-skip the statement (``lineterms.expanded_terms``); a database's first ``CHECKS`` expansions run it still and compare
-its rows with these, and one difference keeps the statement for that database (a server built to sum otherwise).
+Those few cosines are also computed here, in double precision from the stored float32 vectors (``Matrix.expansion``),
+so that recall can skip the statement (``lineterms.expanded_terms``). pgvector sums float32 products (in an order its
+compiler picks), so the two differ by ~1e-7: a weight an expansion word gives a turn's BM25 moves in its seventh
+digit, which orders turns differently only at an exact tie (the 200 queries' hits at 100k and LoCoMo were the same
+with either; bench/recall_rounds.md, lead).
 
 Versioning: the vocabulary grows by inserts (``vocabulary.fill_batch``, never an update) and shrinks when the
 person forgets turns (``vocabulary.prune``) or goes, so the person's word count, read in recall's first statement
@@ -34,8 +36,6 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from services.db import BINARY_RESULTS
-from services.memory import pgcosine
-from services.memory.speakers import vector_literal
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +45,6 @@ MAX_KEPT_WORDS = 60_000  # in all (~90 MB): the least recently used people dropp
 # The cosines here differ from pgvector's (float32 sums in another order) by ~1e-6: every word within this of the
 # last one taken is sent too, so the statement's exact order decides.
 MARGIN = 1e-4
-# Expansions whose rows the statement must give exactly as computed here (``pgcosine``) before recall skips it.
-CHECKS = 3
 # A person's word count, for recall's first statement (``:user``).
 SIZE_SQL = "(SELECT count(*) FROM vocabulary WHERE user_id = :user)"
 # pgvector's binary form: dimension and an unused int16, then big-endian float32s.
@@ -80,11 +78,12 @@ class Matrix:
                   asked: list[str]) -> list[tuple[str, float]] | None:
         """``vocabulary.nearest_sql``'s rows, (lexeme, ``weight`` × the best cosine of its words) for the ``count``
         words nearest ``vector`` (among ``rows``, from ``candidates``) at ``min_similarity`` or more whose lexeme is not
-        ``asked``, with pgvector's own cosines (``pgcosine``); None where the statement must decide (a tie at the cut,
-        a cosine not reproduced)."""
-        query = pgcosine.parsed(vector_literal(vector))  # what the statement's vector is to pgvector
-        found = pgcosine.distances(self.vectors[rows], query) if query is not None else None
-        if found is None or np.isnan(found).any():
+        ``asked``, the cosines in double precision; None where the statement must decide (a tie at the cut, a cosine
+        that is not finite)."""
+        query = np.asarray(vector, dtype=np.float32).astype(np.float64)
+        vectors = self.vectors[rows].astype(np.float64)
+        found = 1.0 - np.clip(vectors @ query / np.sqrt((vectors * vectors).sum(axis=1) * (query @ query)), -1.0, 1.0)
+        if not np.all(np.isfinite(found)):
             return None
         order = np.argsort(found, kind="stable")
         if len(order) > count and found[order[count - 1]] == found[order[count]]:
@@ -142,7 +141,6 @@ class Matrices:
     def __init__(self) -> None:
         self._kept: OrderedDict[tuple[str, str], tuple[int, Matrix | None]] = OrderedDict()
         self._lock = threading.Lock()
-        self._checked: dict[str, int] = {}  # by database: expansions found the same by its statement; -1: one differed
 
     def nearest(self, session: Session, user_id: str, size: int | None, vector: np.ndarray,
                 count: int) -> list[str] | None:
@@ -156,8 +154,7 @@ class Matrices:
     def expansion(self, session: Session, user_id: str, size: int | None, vector: np.ndarray, count: int,
                   min_similarity: float, weight: float, asked: list[str], listed_after: float) -> Expansion:
         """The expansion's words for ``vector`` (``Matrix.expansion``'s arguments): the candidates the statement
-        compares, and the rows it would return when they are reproduced here, this database's statement gave the
-        same rows ``CHECKS`` times (``check``) and the kept words were listed after ``listed_after``.
+        compares, and the rows it would return, computed here when the kept words were listed after ``listed_after``.
 
         The statement looks the candidates up, so a word gone from the vocabulary is never among its rows; the rows
         made here have no such look-up. A word goes only when the person forgets turns, which makes the next recall
@@ -173,27 +170,9 @@ class Matrices:
         if rows is None:
             return Expansion(None, None)
         among = [matrix.words[i] for i in rows]
-        if self._checked.get(_database(session), 0) < 0 or matrix.listed_at < listed_after:
+        if matrix.listed_at < listed_after:
             return Expansion(among, None)
         return Expansion(among, matrix.expansion(vector, rows, count, min_similarity, weight, asked))
-
-    def trusted(self, session: Session) -> bool:
-        """Whether this database's statement gave the rows computed here ``CHECKS`` times and never others."""
-        return self._checked.get(_database(session), 0) >= CHECKS
-
-    def check(self, session: Session, computed: list[tuple[str, float]], found: list[tuple[str, float]]) -> None:
-        """Compare rows ``Matrix.expansion`` computed with the statement's for the same words: once ``CHECKS`` agreed,
-        recall takes them from here; one difference (a server summing in another order) and never for this
-        database."""
-        database = _database(session)
-        with self._lock:
-            if self._checked.get(database, 0) < 0:
-                return
-            if sorted(computed) == sorted(found):
-                self._checked[database] = self._checked.get(database, 0) + 1
-            else:
-                log.warning("pgvector's cosines differ from those reproduced here: the expansion keeps its statement")
-                self._checked[database] = -1
 
     def warm(self, session: Session, user_id: str, size: int | None, listed_after: float = 0.0) -> None:
         """Bring the person's kept vectors up to date now if they are stale (their vocabulary changed, or their words
@@ -271,7 +250,6 @@ class Matrices:
     def clear(self) -> None:
         with self._lock:
             self._kept.clear()
-            self._checked.clear()
 
 
 def _database(session: Session) -> str:
