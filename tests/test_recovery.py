@@ -6,6 +6,7 @@ The end-to-end versions under `engram run` are in tests/test_faults_e2e.py.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import resource
@@ -110,10 +111,18 @@ def test_a_live_pooled_connection_is_kept_even_above_descriptor_1023(database_ur
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < 2048:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(2048, hard), hard))
-    filler = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
-    engine = make_engine(database_url, pool_size=1)
+    # Every free descriptor up to 1100 taken, with the collector off until the connection is open: a finalizer of
+    # an earlier test's garbage (a socket) run meanwhile freed a low descriptor, which the connection then got.
+    gc.collect()
+    gc.disable()
     try:
-        with engine.connect() as connection:
+        filler = _descriptors_up_to(1100)
+        engine = make_engine(database_url, pool_size=1)
+        connection = engine.connect()
+    finally:
+        gc.enable()
+    try:
+        with connection:
             assert connection.connection.dbapi_connection.fileno() > 1023
             backend = connection.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
         for _ in range(3):
@@ -125,6 +134,14 @@ def test_a_live_pooled_connection_is_kept_even_above_descriptor_1023(database_ur
         for fd in filler:
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def _descriptors_up_to(highest: int) -> list[int]:
+    """Open descriptors (of /dev/null) until one above ``highest``: every lower free number is then taken."""
+    opened = [os.open(os.devnull, os.O_RDONLY)]
+    while opened[-1] <= highest:
+        opened.append(os.open(os.devnull, os.O_RDONLY))
+    return opened
 
 
 def _web_app(settings: Settings):  # type: ignore[no-untyped-def]
