@@ -103,11 +103,16 @@ def test_the_expansion_sends_no_statement_and_finds_the_statements_terms(db_engi
     assert not any(EXPANSION_STATEMENT in statement for statement in sent)
 
 
-def test_after_turns_are_added_the_sample_counts_still_serve_and_give_the_recounted_terms(db_engine):
-    size = _history(db_engine, "local-f")
-    queries = np.random.default_rng(7).normal(size=(5, 384)).astype(np.float32)
+def _fresh(db_engine, user: str, seed: int, count: int) -> tuple[int, np.ndarray]:  # type: ignore[no-untyped-def]
+    """``user``'s history with nothing kept yet: its vocabulary's size and ``count`` random query vectors."""
+    size = _history(db_engine, user)
     COUNTS.clear()
     MATRICES.clear()
+    return size, np.random.default_rng(seed).normal(size=(count, 384)).astype(np.float32)
+
+
+def test_after_turns_are_added_the_sample_counts_still_serve_and_give_the_recounted_terms(db_engine):
+    size, queries = _fresh(db_engine, "local-f", seed=7, count=5)
     with Session(db_engine) as session:
         for query in queries[:3]:
             _expanded(session, "local-f", query, size)
@@ -127,10 +132,7 @@ def test_after_turns_are_added_the_sample_counts_still_serve_and_give_the_recoun
 
 
 def test_a_forgotten_word_is_never_an_expansion_term_though_the_word_count_stayed(db_engine):
-    size = _history(db_engine, "local-g")
-    queries = np.random.default_rng(8).normal(size=(3, 384)).astype(np.float32)
-    COUNTS.clear()
-    MATRICES.clear()
+    size, queries = _fresh(db_engine, "local-g", seed=8, count=3)
     with Session(db_engine) as session:
         for query in queries:
             _expanded(session, "local-g", query, size)
