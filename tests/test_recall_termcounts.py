@@ -55,6 +55,14 @@ def _reads_the_sample(session: Session, statement: str, parameters: dict) -> boo
     return "never executed" not in sample
 
 
+def _counted_again(session: Session) -> bool:
+    """Whether alice's next terms read the sample again (the kept counts not taken) and equal the terms counted
+    afresh."""
+    sent = _terms_statements(session)
+    found = lineterms.line_terms(session, "alice", QUERY, CONFIG)
+    return _reads_the_sample(session, *sent[-1]) and found == _afresh(session, "alice", QUERY, CONFIG)
+
+
 def test_kept_counts_give_the_terms_counted_afresh_until_a_new_turn_changes_them(db_engine):
     _import(db_engine, "alice", 80)
     with Session(db_engine) as session:
@@ -158,9 +166,7 @@ def test_a_removed_or_late_committed_turn_makes_the_counts_read_again(db_engine)
         session.execute(text("DELETE FROM exchange_lines WHERE id = (SELECT min(id) FROM exchange_lines "
                              "WHERE user_id = 'alice' AND text LIKE '%zanzibar%')"))
         _add_turns(session, ["the harbour"])
-        sent = _terms_statements(session)
-        after = lineterms.line_terms(session, "alice", QUERY, CONFIG)
-        assert _reads_the_sample(session, *sent[-1]) and after == _afresh(session, "alice", QUERY, CONFIG)
+        assert _counted_again(session)
         # A line numbered before the kept counts' highest id but committed after them is not one of "the added".
         free = session.scalar(text("SELECT max(id) FROM exchange_lines"))
         session.execute(text("UPDATE exchange_lines SET id = id + 1000 WHERE id = :free"), {"free": free})
@@ -172,8 +178,7 @@ def test_a_removed_or_late_committed_turn_makes_the_counts_read_again(db_engine)
             "SELECT :free, user_id, exchange_id, thread_id, 5, speaker, 'zanzibar late', occurred_at "
             "FROM exchange_lines WHERE user_id = 'alice' ORDER BY id LIMIT 1"), {"free": free})
         session.commit()
-        late = lineterms.line_terms(session, "alice", QUERY, CONFIG)
-        assert _reads_the_sample(session, *sent[-1]) and late == _afresh(session, "alice", QUERY, CONFIG)
+        assert _counted_again(session)
 
 
 def test_a_capped_count_stays_capped_and_a_sampled_one_unchanged_when_turns_are_added():
@@ -214,9 +219,7 @@ def test_a_turn_stored_in_free_space_before_the_samples_end_makes_the_counts_rea
         _add_turns(session, ["zanzibar in the free space"])
         assert session.scalar(text("SELECT bool_or(ctid < CAST(:end AS tid)) FROM exchange_lines "
                                    "WHERE text = 'zanzibar in the free space'"), {"end": end})
-        sent = _terms_statements(session)
-        after = lineterms.line_terms(session, "alice", QUERY, CONFIG)
-        assert _reads_the_sample(session, *sent[-1]) and after == _afresh(session, "alice", QUERY, CONFIG)
+        assert _counted_again(session)
 
 
 def test_a_turn_rewritten_in_place_makes_the_counts_read_again(db_engine):
@@ -226,6 +229,4 @@ def test_a_turn_rewritten_in_place_makes_the_counts_read_again(db_engine):
         session.execute(text("UPDATE exchange_lines SET text = 'a quiet harbour' WHERE id = (SELECT max(id) "
                              "FROM exchange_lines WHERE user_id = 'alice' AND text LIKE '%zanzibar%')"))
         session.commit()
-        sent = _terms_statements(session)
-        after = lineterms.line_terms(session, "alice", QUERY, CONFIG)
-        assert _reads_the_sample(session, *sent[-1]) and after == _afresh(session, "alice", QUERY, CONFIG)
+        assert _counted_again(session)

@@ -207,4 +207,5 @@ def test_a_matrix_brought_up_to_date_equals_one_read_afresh_and_reads_only_the_n
         afresh = MATRICES._get(session, "matrix-f", 202)
     assert updated is not None and afresh is not None and sorted(updated.words) == sorted(afresh.words)
     order = [updated.words.index(word) for word in afresh.words]
-    assert np.array_equal(updated.unit[order], afresh.unit)
+    assert np.array_equal(updated.vectors[order], afresh.vectors)
+    assert np.array_equal(updated.lengths[order], afresh.lengths)

@@ -42,8 +42,8 @@ log = logging.getLogger(__name__)
 MAX_PEOPLE = 16
 MAX_WORDS = 20_000  # per person: ~30 MB of float32 vectors (384 each)
 MAX_KEPT_WORDS = 60_000  # in all (~90 MB): the least recently used people dropped first
-# The cosines here differ from pgvector's (float32 sums in another order) by ~1e-6: every word within this of the
-# last one taken is sent too, so the statement's exact order decides.
+# The float32 product's cosines differ from exact ones by ~1e-6: every word within this of the last one taken is a
+# candidate too, so the exact cosines (``Matrix.expansion``'s, or the statement's) decide the order.
 MARGIN = 1e-4
 # A person's word count, for recall's first statement (``:user``).
 SIZE_SQL = "(SELECT count(*) FROM vocabulary WHERE user_id = :user)"
@@ -63,10 +63,6 @@ class Matrix:
     vectors: np.ndarray
     lengths: np.ndarray
     listed_at: float = 0.0  # when (time.monotonic()) the statement that listed these words started
-
-    @property
-    def unit(self) -> np.ndarray:
-        return self.vectors / self.lengths[:, None]
 
     def nearest(self, vector: np.ndarray, count: int) -> list[str] | None:
         """The words that can be among the ``count`` nearest ``vector`` by cosine: the nearest ``count`` and
