@@ -8,7 +8,8 @@ own code (PYTHONPATH), both warmed up and gc-frozen as a worker process is (work
 queries of bench/recall.py alternate between them (A then B for two queries, then B then A for two), so the
 machine's load drifts the same way for both and cancels in the per-query differences. ``embed``: recall embeds
 the query (as a caller without a vector); ``given``: the query's vector is passed in. Prints each side's p50 /
-p95 / p99, its CPU per recall (the process, its PostgreSQL backend) and the median and mean of B − A per query.
+p95 / p99, its CPU per recall (the process, its PostgreSQL backend) and the median and mean of B − A per query
+(``--dump FILE``: each query's figures, for a breakdown by kind of query).
 The per-query median and the CPU are the figures to compare on a busy machine; a p95 of 200 queries moves with
 the load. ``--live``: before each pair this process stores one new exchange as a chat turn is stored
 (bench/recall_live.py's ``LiveWriter``, this tree's code; with its chunk and facts when the database is enriched),
@@ -63,7 +64,8 @@ def serve(url: str, mode: str) -> None:
                   flush=True)
 
 
-def run(pgdata: Path, trees: dict[str, Path], mode: str, live: bool = False, merge: bool = True) -> None:
+def run(pgdata: Path, trees: dict[str, Path], mode: str, live: bool = False, merge: bool = True,
+        dump: Path | None = None) -> None:
     from services.embedded.lifecycle import free_port
     from services.embedded.postgres import EmbeddedPostgres
 
@@ -97,6 +99,8 @@ def run(pgdata: Path, trees: dict[str, Path], mode: str, live: bool = False, mer
         p50, p95, p99 = np.percentile(values[:, 0], [50, 95, 99])
         print(f"{name} ({trees[name]}): p50 {p50:.1f}  p95 {p95:.1f}  p99 {p99:.1f} ms; CPU per recall: process "
               f"{values[:, 1].mean():.1f}, backend {values[:, 2].mean():.1f} ms")
+    if dump is not None:  # every query's [wall, process CPU, backend CPU] of each side, in query order
+        dump.write_text(json.dumps(results))
     diff = np.array([b[0] - a[0] for a, b in zip(results["A"], results["B"], strict=True)])
     print(f"B − A per query: median {np.median(diff):+.1f} ms, mean {diff.mean():+.1f} ms")
     if stored:
@@ -139,6 +143,7 @@ def main() -> None:
     parser.add_argument("--live", action="store_true", help="store an exchange before each pair (writes DIR)")
     parser.add_argument("--no-merge", action="store_true",
                         help="with --live: leave the lines' pending full-text entries (the chunker before rlive)")
+    parser.add_argument("--dump", type=Path, help="write each query's figures of both sides to this JSON file")
     parser.add_argument("--serve", metavar="URL", help=argparse.SUPPRESS)  # one side's process
     args = parser.parse_args()
     if args.serve:
@@ -153,7 +158,7 @@ def main() -> None:
     for name, tree in trees.items():
         if not (tree / "services" / "memory" / "recall.py").is_file():
             parser.error(f"--{name.lower()} {tree}: not an Engram source tree (no services/memory/recall.py)")
-    run(pgdata, trees, args.mode, args.live, not args.no_merge)
+    run(pgdata, trees, args.mode, args.live, not args.no_merge, args.dump)
 
 
 if __name__ == "__main__":
