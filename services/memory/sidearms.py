@@ -88,8 +88,10 @@ class ExchangeArms:
 
     def speaker_ids(self) -> list[int] | None:
         """The speaker arm's line ids (``speakers.speaker_lines``' statement, run beside the exchange arms for the
-        speaker the embedding was made for), or None: run it inline."""
-        return self._speaker_found if self.ids() is not None else None
+        speaker the embedding was made for), or None: run it inline (``ids`` tells of a failure)."""
+        if self.future is None or self.future.exception() is not None:
+            return None
+        return self._speaker_found
 
     def hand_terms(self, terms: search.Terms | None) -> None:
         """The query's terms, for the other kinds' candidates (None: recall gathers none of them here)."""
