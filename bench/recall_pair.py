@@ -8,7 +8,9 @@ own code (PYTHONPATH), both warmed up and gc-frozen as a worker process is (work
 queries of bench/recall.py alternate between them (A then B for two queries, then B then A for two), so the
 machine's load drifts the same way for both and cancels in the per-query differences. ``embed``: recall embeds
 the query (as a caller without a vector); ``given``: the query's vector is passed in. Prints each side's p50 /
-p95 / p99, its CPU per recall (the process, its PostgreSQL backend) and the median and mean of B − A per query.
+p95 / p99, its CPU per recall (the process, its PostgreSQL backend) and the median and mean of B − A per query
+(``--dump FILE``: each query's figures, for a breakdown by kind of query; ``--only`` some queries, e.g. those naming
+a speaker, ``--forget-names`` each one's first time in a process).
 The per-query median and the CPU are the figures to compare on a busy machine; a p95 of 200 queries moves with
 the load. ``--live``: before each pair this process stores one new exchange as a chat turn is stored
 (bench/recall_live.py's ``LiveWriter``, this tree's code; with its chunk and facts when the database is enriched),
@@ -31,14 +33,16 @@ import numpy as np
 QUERIES = 200
 
 
-def serve(url: str, mode: str) -> None:
-    """One side: recall the query whose index each stdin line holds; print its wall ms and CPU ms."""
+def serve(url: str, mode: str, forget_names: bool = False) -> None:
+    """One side: recall the query whose index each stdin line holds; print its wall ms and CPU ms. ``forget_names``:
+    before each recall the process forgets which words named a speaker (each named query's first time)."""
     from sqlalchemy import text
 
     from bench.recall import USER, latency_queries
     from bench.recall_profile import backend_cpu_ns
     from services.db import make_engine, make_sessionmaker
     from services.embeddings import load_embedder
+    from services.memory import speakers
     from services.memory.config import MemoryConfig
     from services.memory.recall import recall
 
@@ -55,6 +59,8 @@ def serve(url: str, mode: str) -> None:
         print("ready", flush=True)
         for line in sys.stdin:
             i = int(line)
+            if forget_names:
+                speakers.GUESSES = speakers.SpeakerGuesses()
             cpu, server, started = time.process_time(), backend_cpu_ns(backend), time.perf_counter()
             recall(session, embedder, USER, queries[i], k=10, config=config, reinforce=False,
                    query_embedding=vectors[i] if vectors is not None else None)
@@ -63,7 +69,8 @@ def serve(url: str, mode: str) -> None:
                   flush=True)
 
 
-def run(pgdata: Path, trees: dict[str, Path], mode: str, live: bool = False, merge: bool = True) -> None:
+def run(pgdata: Path, trees: dict[str, Path], mode: str, live: bool = False, merge: bool = True,
+        dump: Path | None = None, only: list[int] | None = None, forget_names: bool = False) -> None:
     from services.embedded.lifecycle import free_port
     from services.embedded.postgres import EmbeddedPostgres
 
@@ -71,7 +78,7 @@ def run(pgdata: Path, trees: dict[str, Path], mode: str, live: bool = False, mer
     server.start()
     load = Path("/proc/loadavg").read_text().split()[:3]
     try:
-        sides = {name: _start(tree, server.url, mode) for name, tree in trees.items()}
+        sides = {name: _start(tree, server.url, mode, forget_names) for name, tree in trees.items()}
         writer = _writer(server.url, merge) if live else None
         results: dict[str, list[list[float]]] = {name: [] for name in trees}
         stored: list[dict[str, float]] = []
@@ -82,7 +89,7 @@ def run(pgdata: Path, trees: dict[str, Path], mode: str, live: bool = False, mer
             # chat sentences at even places, the set's questions at odd ones), and the side going second finds the
             # query's rows in PostgreSQL's cache. Turning at every query gave side B ~1.5–2.7 ms a query (rlat9).
             for name in ("A", "B") if (i // 2) % 2 == 0 else ("B", "A"):
-                sides[name].stdin.write(f"{i}\n")
+                sides[name].stdin.write(f"{only[i % len(only)] if only else i}\n")
                 sides[name].stdin.flush()
                 results[name].append(json.loads(sides[name].stdout.readline()))
         for side in sides.values():
@@ -97,6 +104,8 @@ def run(pgdata: Path, trees: dict[str, Path], mode: str, live: bool = False, mer
         p50, p95, p99 = np.percentile(values[:, 0], [50, 95, 99])
         print(f"{name} ({trees[name]}): p50 {p50:.1f}  p95 {p95:.1f}  p99 {p99:.1f} ms; CPU per recall: process "
               f"{values[:, 1].mean():.1f}, backend {values[:, 2].mean():.1f} ms")
+    if dump is not None:  # every query's [wall, process CPU, backend CPU] of each side, in query order
+        dump.write_text(json.dumps(results))
     diff = np.array([b[0] - a[0] for a, b in zip(results["A"], results["B"], strict=True)])
     print(f"B − A per query: median {np.median(diff):+.1f} ms, mean {diff.mean():+.1f} ms")
     if stored:
@@ -119,10 +128,11 @@ def _writer(url: str, merge: bool):  # type: ignore[no-untyped-def]
     return LiveWriter(sessions, load_embedder("auto", cache_size=0), enriched, merge=merge)
 
 
-def _start(tree: Path, url: str, mode: str) -> subprocess.Popen[str]:
+def _start(tree: Path, url: str, mode: str, forget_names: bool = False) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     # This file, run as a script, imports everything else from the tree (a base tree need not hold this bench).
-    side = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve", url, "--mode", mode],
+    side = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve", url, "--mode", mode]
+                            + (["--forget-names"] if forget_names else []),
                             cwd=tree, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     while side.stdout.readline().strip() != "ready":
         if side.poll() is not None:
@@ -139,10 +149,14 @@ def main() -> None:
     parser.add_argument("--live", action="store_true", help="store an exchange before each pair (writes DIR)")
     parser.add_argument("--no-merge", action="store_true",
                         help="with --live: leave the lines' pending full-text entries (the chunker before rlive)")
+    parser.add_argument("--dump", type=Path, help="write each query's figures of both sides to this JSON file")
+    parser.add_argument("--only", metavar="I,J,…", help="these queries' indices only, in turn, for the 200 pairs")
+    parser.add_argument("--forget-names", action="store_true",
+                        help="each recall as a process's first naming its speaker (no guess: speakers.GUESSES)")
     parser.add_argument("--serve", metavar="URL", help=argparse.SUPPRESS)  # one side's process
     args = parser.parse_args()
     if args.serve:
-        serve(args.serve, args.mode)
+        serve(args.serve, args.mode, args.forget_names)
         return
     if not (args.pgdata and args.a and args.b):
         parser.error("--pgdata, --a and --b are needed")
@@ -153,7 +167,8 @@ def main() -> None:
     for name, tree in trees.items():
         if not (tree / "services" / "memory" / "recall.py").is_file():
             parser.error(f"--{name.lower()} {tree}: not an Engram source tree (no services/memory/recall.py)")
-    run(pgdata, trees, args.mode, args.live, not args.no_merge)
+    only = [int(i) for i in args.only.split(",")] if args.only else None
+    run(pgdata, trees, args.mode, args.live, not args.no_merge, args.dump, only, args.forget_names)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """When each statement of a recall starts and ends, on which connection: the critical path, query by query.
 
 Run from the repository root, on a database bench/recall.py built (``--pgdata``):
-    python -m bench.recall_timeline --pgdata DIR [--mode embed|given] [--queries 200]
+    python -m bench.recall_timeline --pgdata DIR [--mode embed|given] [--queries 200] [--by-kind]
 Another tree (one without this file): ``cd TREE && PYTHONPATH=TREE python PATH/TO/bench/recall_timeline.py ...``.
 
 Recalls the 200 queries of bench/recall.py once each (warmed up and gc-frozen as a worker is) and prints, per part,
@@ -9,7 +9,9 @@ the median of when it started and ended (ms from the recall's start) and its dur
 each SQL statement by the memory function that sent it (``bench.recall_profile``'s labels; the second connection's
 search settings and arms apart), the wait for the query vector, the expansion's nearest words (``_nearest``) and
 recall's wait for the exchange arms' ids (``sidearms.ids``). What ``--profile`` sums, this places in time: which
-statement waits for which. rsql, one run each (load ~3), base → rsql, medians from the recall's start (ms): the vector
+statement waits for which. ``--by-kind``: the same table for each kind of query apart (naming a speaker, with a
+time window, of common words only, the rest; a query of two kinds is counted in each).
+rsql, one run each (load ~3), base → rsql, medians from the recall's start (ms): the vector
 12.3 → 13.3, the arms' statement 18.1 → 13.3 (the settings 15.6 → 7.3), the BM25 arm apart in 181 → 92 of 200 recalls
 and done 25.6 → 23.8, window_rows started 27.5 → 21.5, the wait for the arms' ids p95 8.4 → 3.9. Where a tree makes
 the expansion in the process (rexp), its words and pgvector's cosines appear as two parts of their own.
@@ -76,7 +78,28 @@ class Timeline:
         setattr(owner, name, timed)
 
 
-def run(url: str, mode: str, count: int) -> None:
+def query_kinds(session: Any, queries: list[str], now: Any) -> list[list[str]]:
+    """Each query's kinds: "named" (it names one speaker), "window" (a time window), "common" (every asked word it
+    finds is common), or "rest" when none of these."""
+    from services.memory import lineterms, speakers
+    from services.memory.config import RecallConfig
+    from services.memory.timewords import time_window
+
+    kinds = []
+    for query in queries:
+        found = []
+        if speakers.named_speaker(session, USER, query):
+            found.append("named")
+        if time_window(query, now) is not None:
+            found.append("window")
+        if lineterms.line_terms(session, USER, query, RecallConfig()).common:
+            found.append("common")
+        kinds.append(found or ["rest"])
+    session.rollback()
+    return kinds
+
+
+def run(url: str, mode: str, count: int, by_kind: bool = False) -> None:
     from services.db import make_engine, make_sessionmaker
     from services.embeddings import load_embedder
     from services.memory import lineterms, recall, sidearms, vocabmatrix
@@ -95,7 +118,10 @@ def run(url: str, mode: str, count: int) -> None:
     queries, config = latency_queries(count), MemoryConfig()
     parts: dict[str, list[tuple[float, float]]] = defaultdict(list)
     totals = []
+    per_query: list[dict[str, list[tuple[float, float]]]] = []
     with sessions() as session:
+        import datetime as dt
+        kinds = query_kinds(session, queries, dt.datetime.now(dt.UTC)) if by_kind else []
         for query in queries[:10]:
             recall.recall(session, embedder, USER, query, config=config, reinforce=False)
         gc.collect()
@@ -105,10 +131,21 @@ def run(url: str, mode: str, count: int) -> None:
             timeline.begin()
             recall.recall(session, embedder, USER, query, k=10, config=config, reinforce=False, query_embedding=vector)
             totals.append(timeline.ms(time.perf_counter()))
+            own: dict[str, list[tuple[float, float]]] = defaultdict(list)
             for label, started, ended in timeline.events:
                 parts[label].append((started, ended))
+                own[label].append((started, ended))
+            per_query.append(own)
     engine.dispose()
     print_timeline(parts, totals, mode)
+    for kind in ("named", "window", "common", "rest") if by_kind else ():
+        chosen = [i for i, found in enumerate(kinds) if kind in found]
+        merged: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        for i in chosen:
+            for label, spans in per_query[i].items():
+                merged[label] += spans
+        print(f"\n{kind}: {len(chosen)} queries")
+        print_timeline(merged, [totals[i] for i in chosen], mode)
 
 
 def print_timeline(parts: dict[str, list[tuple[float, float]]], totals: list[float], mode: str) -> None:
@@ -127,6 +164,7 @@ def main() -> None:
     parser.add_argument("--pgdata", required=True, help="a database bench/recall.py built")
     parser.add_argument("--mode", default="embed", choices=["embed", "given"])
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--by-kind", action="store_true", help="also a table for each kind of query")
     args = parser.parse_args()
     pgdata = Path(args.pgdata)
     # Checked here, not with bench.recall_import.built_database: this file also runs against older trees.
@@ -138,7 +176,7 @@ def main() -> None:
     server = EmbeddedPostgres(pgdata, port=free_port())
     server.start()
     try:
-        run(server.url, args.mode, args.queries)
+        run(server.url, args.mode, args.queries, args.by_kind)
     finally:
         server.stop()
 

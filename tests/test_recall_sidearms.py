@@ -1,8 +1,8 @@
 """Recall runs its exchange arms (the vector kNN, a time window's nearest) on a second pooled connection once the
-query vector is there, beside the terms' and the BM25 arm's statements (services/memory/sidearms.py): the hits are
-those of the arms run inside the turns' statement; a transaction that has written keeps every arm on its own
-connection (another would not see what it wrote), as does one reading from a snapshot, or one whose pool has no
-connection to spare; a failing second connection falls back to the arms inline."""
+query vector is there, beside the terms' and the BM25 arm's statements (services/memory/sidearms.py), with a named
+speaker's arm: the hits are those of the arms run inside the turns' statement; a transaction that has written keeps
+every arm on its own connection (another would not see what it wrote), as does one reading from a snapshot, or one
+whose pool has no connection to spare; a failing second connection falls back to the arms inline."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ pytestmark = pytest.mark.integration
 
 QUERIES = [QUESTION, "What did Melanie do in April 2025?", "Which museum hall did they visit?"]
 VECTOR_ARM = "ORDER BY t.embedding <=> "  # the kNN arm's clause, wherever it runs
+SPEAKER_ARM = "embedding IS NOT NULL ORDER BY embedding <=> "  # the named speaker's arm (speakers.speaker_lines_sql)
 OTHER_KINDS = ("AS access FROM facts t", "AS access FROM episodes t")  # the fact and episode candidates' statements
 
 
@@ -65,6 +66,16 @@ def test_the_exchange_arms_on_a_second_connection_find_what_they_find_inline(db_
     assert any(aside and VECTOR_ARM in statement for statement, aside in sent)
     assert not any(VECTOR_ARM in statement for statement, aside in sent if not aside)
     assert any("unnest(CAST(%(exchange_ids)s AS bigint[]))" in statement for statement, _ in sent)
+
+
+@pytest.mark.parametrize("embedded", [False, True])
+def test_a_named_speakers_arm_runs_beside_the_exchange_arms_with_the_same_hits(db_engine, monkeypatch, embedded):
+    _import(make_sessionmaker(db_engine), "side")
+    inline, beside, sent = _inline_and_beside(db_engine, monkeypatch, embedded)
+    assert all(inline.values()) and beside == inline  # QUESTION names Melanie: her arm's lines are among the seeds
+    assert any(aside and SPEAKER_ARM in statement for statement, aside in sent)
+    assert not any(SPEAKER_ARM in statement for statement, aside in sent if not aside)
+    assert any("unnest(CAST(%(speaker_ids)s AS bigint[]))" in statement for statement, _ in sent)
 
 
 def test_a_transaction_that_wrote_keeps_its_arms_on_its_own_connection(db_engine):

@@ -83,6 +83,10 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     # wait on PostgreSQL both release the GIL): the query embedding costs no wall time up to their length.
     ahead = _embed_ahead(embedder, user_id, query, query_embedding, words)
     kinds, name, own_only, vocabulary_size = _open(session, user_id, kinds, cfg, words)
+    if embedder is not None and name is not None and (ahead is None or ahead[1] is None):
+        # A name not guessed: its nameless vector embeds from now, beside the query's own (speakers.nameless_ahead).
+        ahead = speakers.nameless_ahead(_pool(), embedder, query, name, ahead[0] if ahead else None,
+                                        query_embedding), name
     window = time_window(query, now)
     engine = sidearms.side_engine(session, own_only) if "exchange" in kinds else None
     others = tuple(kind for kind in kinds if kind != "exchange")
@@ -96,7 +100,8 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
         candidates = []
         if "exchange" in kinds:
             candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker, lexical,
-                                       side.ids() if side is not None else None)
+                                       side.ids() if side is not None else None,
+                                       side.speaker_ids() if side is not None and speaker is not None else None)
         candidates += _other_candidates(session, side, others, user_id, qvec, terms.terms, window, cfg)
     finally:
         if side is not None:

@@ -1,17 +1,18 @@
 """Recall's exchange arms (the vector kNN and a time window's nearest exchanges) on a second connection.
 
-Both need only the query vector, not the query's terms: once the vector is there they run on another pooled
-connection while recall's own connection counts the terms (and runs the BM25 arm); window_rows then gets their
-ids as an array instead of running them itself. While recall embeds the query, that connection is checked out and
-its search settings sent meanwhile (``ExchangeArms.follow``): only the arms' statement waits for the vector, and its
-ids reach recall before the read-only transaction ends. The same statements with the same search settings, so the same
-ids: only the wall time differs (the HNSW scan, ~2–10 ms at 100k exchanges, and a month's exact distances,
-~4 ms, overlap the terms' statements).
+Both need only the query vector, not the query's terms (as does a named speaker's arm, which runs with them:
+``speaker_ids``): once the vector is there they run on another pooled connection while recall's own connection
+counts the terms (and runs the BM25 arm); window_rows then gets their ids as an array instead of running them
+itself. While recall embeds the query, that connection is checked out and its search settings sent meanwhile
+(``ExchangeArms.follow``): only the arms' statement waits for the vector, and its ids reach recall before the
+read-only transaction ends. The same statements with the same search settings, so the same ids: only the wall time
+differs (the HNSW scan, ~2–10 ms at 100k exchanges, and a month's exact distances, ~4 ms, overlap the terms'
+statements).
 
-Only for a READ COMMITTED transaction that has written nothing yet (``OWN_CONNECTION_SQL``): another connection
-sees what is committed, which is then all that recall's own connection sees too; and only when the pool has a
-connection to spare without waiting (a second connection must never hold a recall up). Any failure on the side
-connection (the server gone, a broken connection) falls back to the arms inside window_rows.
+Only for a READ COMMITTED transaction that has written nothing yet (``OWN_CONNECTION_SQL``): another connection sees
+what is committed, which is then all that recall's own connection sees too; and only when the pool has a connection
+to spare without waiting (a second connection must never hold a recall up). Any failure on the side connection (the
+server gone, a broken connection) falls back to the arms inside window_rows.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool, Pool, QueuePool
 
-from services.memory import search
+from services.memory import search, speakers
 from services.memory.config import RecallConfig
 from services.memory.search import Candidate
+from services.memory.speakers import NamedSpeaker
 from services.memory.timewords import Window
 
 log = logging.getLogger(__name__)
@@ -49,13 +51,14 @@ class ExchangeArms:
         self.engine, self.pool, self.user_id, self.window, self.cfg = engine, pool, user_id, window, cfg
         self.others = others
         self.future: Future[list[int]] | None = None
+        self._speaker_found: list[int] | None = None  # the speaker arm's lines, when it ran here (set before future)
         self._terms: Future[search.Terms | None] = Future()
         self._others_found: Future[list[Candidate] | None] = Future()
 
     def start(self, qvec: np.ndarray | None) -> None:
         if qvec is not None and self.future is None:
             self.future = Future()
-            self.pool.submit(self._fill, lambda: qvec, self.future)
+            self.pool.submit(self._fill, lambda: (qvec, None), self.future)
 
     def follow(self, embedding: Future[tuple[np.ndarray, Any]]) -> None:
         """Start now, while ``embedding`` (the query's vectors under way, the search vector first) is computed: the
@@ -67,7 +70,7 @@ class ExchangeArms:
             self.future = Future()
             # ``embedding`` went into the same pool before this task: a pool takes its tasks in order, so the embedding
             # runs (or ran) when this one waits for it, however many recalls share the pool.
-            self.pool.submit(self._fill, lambda: embedding.result()[0], self.future)
+            self.pool.submit(self._fill, embedding.result, self.future)
 
     def running(self) -> bool:
         return self.future is not None and not self.future.done()
@@ -82,6 +85,13 @@ class ExchangeArms:
             log.warning("recall: the exchange arms on a second connection failed; running them inline",
                         exc_info=True)
             return None
+
+    def speaker_ids(self) -> list[int] | None:
+        """The speaker arm's line ids (``speakers.speaker_lines``' statement, run beside the exchange arms for the
+        speaker the embedding was made for), or None: run it inline (``ids`` tells of a failure)."""
+        if self.future is None or self.future.exception() is not None:
+            return None
+        return self._speaker_found
 
     def hand_terms(self, terms: search.Terms | None) -> None:
         """The query's terms, for the other kinds' candidates (None: recall gathers none of them here)."""
@@ -103,7 +113,7 @@ class ExchangeArms:
                         "inline", exc_info=True)
             return None
 
-    def _fill(self, vector: Callable[[], np.ndarray], found: Future[list[int]]) -> None:
+    def _fill(self, vector: Callable[[], tuple[np.ndarray, NamedSpeaker | None]], found: Future[list[int]]) -> None:
         """``_run``, its failure handed to ``ids`` and ``other_candidates`` (which then run their statements
         inline): both are always set."""
         try:
@@ -115,16 +125,25 @@ class ExchangeArms:
             if not unset:  # everything was handed over; only ending the read-only transaction failed
                 log.warning("recall: ending the exchange arms' transaction failed", exc_info=True)
 
-    def _run(self, vector: Callable[[], np.ndarray], found: Future[list[int]]) -> None:
-        """The arms' ids into ``found`` (searched by ``vector()``, which may wait for the embedding); their read-only
-        transaction ends after that, off recall's wait."""
+    def _run(self, vector: Callable[[], tuple[np.ndarray, NamedSpeaker | None]], found: Future[list[int]]) -> None:
+        """The arms' ids into ``found`` (searched by ``vector()``'s search vector, which may wait for the embedding;
+        with its named speaker, that speaker's arm too); their read-only transaction ends after that, off recall's
+        wait."""
         with self.engine.connect() as connection:
             try:
                 connection.execute(search.statement(_SETTINGS_SQL), search.search_settings(self.cfg))
-                qvec = vector()
+                qvec, speaker = vector()
                 params: dict[str, Any] = {"user": self.user_id, "limit": self.cfg.candidates, "qvec": qvec}
-                sql = " UNION ALL ".join(f"({arm})" for arm in arms_sql(qvec, self.window, self.cfg, params))
-                found.set_result(list(connection.execute(search.statement(sql, True), params).scalars()))
+                arms = [f"(SELECT id, FALSE FROM ({arm}) a)" for arm in arms_sql(qvec, self.window, self.cfg, params)]
+                by_speaker = speaker is not None and self.cfg.speaker_weight > 0 and self.cfg.speaker_candidates > 0
+                if by_speaker:  # as spans.gather would run it inside window_rows
+                    arms.append(f"(SELECT id, TRUE FROM ({speakers.speaker_lines_sql()}) s)")
+                    params.update(spk_name=speaker.name, spk_vec=speaker.vector,
+                                  spk_limit=self.cfg.speaker_candidates)
+                rows = connection.execute(search.statement(" UNION ALL ".join(arms), True, by_speaker), params).all()
+                if by_speaker:
+                    self._speaker_found = [line for line, of_speaker in rows if of_speaker]
+                found.set_result([exchange for exchange, of_speaker in rows if not of_speaker])
                 self._others_found.set_result(self._gather_others(connection, qvec))
             finally:
                 connection.rollback()

@@ -30,11 +30,13 @@ from services.memory.timewords import Window
 
 def gather(session: Session, user_id: str, terms: lineterms.LineTerms, qvec: np.ndarray | None,
            window: Window | None, cfg: RecallConfig, excluded: set[int], speaker: speakers.NamedSpeaker | None = None,
-           lexical: list[int] | None = None, exchange_ids: list[int] | None = None) -> list[Candidate]:
+           lexical: list[int] | None = None, exchange_ids: list[int] | None = None,
+           speaker_ids: list[int] | None = None) -> list[Candidate]:
     """Line candidates of the lexical, vector, speaker and time-window arms and the lines around them, scored.
 
     ``lexical``: the BM25 arm's lines (``turns.lexical_lines``) when the caller found them already; else the arm
-    runs inside window_rows' statement. ``exchange_ids``: the exchange arms' ids likewise (``sidearms``)."""
+    runs inside window_rows' statement. ``exchange_ids``: the exchange arms' ids likewise (``sidearms``), and
+    ``speaker_ids`` the speaker arm's lines."""
     # Every arm runs inside window_rows' statement: one round trip where there were two to four.
     params: dict[str, Any] = {"line_limit": cfg.line_candidates, "limit": cfg.candidates}
     if lexical is not None:
@@ -43,7 +45,10 @@ def gather(session: Session, user_id: str, terms: lineterms.LineTerms, qvec: np.
     else:
         seed_arms = [turns.lexical_lines_sql(terms, cfg, params, "line_limit")] if terms.terms else []
     if speaker is not None and cfg.speaker_weight > 0:
-        if cfg.speaker_candidates > 0:
+        if speaker_ids is not None:  # found on the second connection, beside the exchange arms
+            seed_arms += ["SELECT unnest(CAST(:speaker_ids AS bigint[]))"] if speaker_ids else []
+            params["speaker_ids"] = speaker_ids
+        elif cfg.speaker_candidates > 0:
             seed_arms.append(speakers.speaker_lines_sql())
             params["spk_limit"] = cfg.speaker_candidates
     else:

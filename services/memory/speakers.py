@@ -20,7 +20,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -167,8 +167,31 @@ def query_vectors(embedder: Embedder, query: str, query_embedding: np.ndarray | 
         query_embedding, nameless = embedder.embed_many([query, without_name(query, name)])
     else:
         nameless = embedder.embed(without_name(query, name))
-    blended = normalise(np.asarray(query_embedding, dtype=np.float32) + nameless)
-    return blended, NamedSpeaker(name, nameless)
+    return _blend(query_embedding, nameless), NamedSpeaker(name, nameless)
+
+
+def _blend(query_embedding: np.ndarray, nameless: np.ndarray) -> np.ndarray:
+    """The search vector of a query naming a speaker: the normalised mean of its vector and its nameless one."""
+    return normalise(np.asarray(query_embedding, dtype=np.float32) + nameless)
+
+
+def nameless_ahead(pool: Executor, embedder: Embedder, query: str, name: str,
+                   own: Future[tuple[np.ndarray, NamedSpeaker | None]] | None,
+                   query_embedding: np.ndarray | None) -> Future[tuple[np.ndarray, NamedSpeaker | None]]:
+    """``query_vectors`` for ``name``, when the query turned out to name that speaker after its own vector alone was
+    started (``own``, embedding it for no name) or given (``query_embedding``): the query without the name is embedded
+    now on another thread, beside the query's own embedding, and their blend is the result.
+
+    (Before, recall waited for the query's own vector, then embedded the query and the query without the name as a
+    batch: two embeddings one after the other, on every first question naming someone a process had not heard of.)
+    ``own`` must have gone into ``pool`` before this task: a pool takes its tasks in order, so it runs (or ran) when
+    this one waits for it."""
+    def blended() -> tuple[np.ndarray, NamedSpeaker | None]:
+        nameless = embedder.embed(without_name(query, name))
+        vector = own.result()[0] if own is not None else query_embedding
+        return _blend(vector, nameless), NamedSpeaker(name, nameless)
+
+    return pool.submit(blended)
 
 
 def speaker_lines(session: Session, user_id: str, speaker: NamedSpeaker, limit: int) -> list[int]:
