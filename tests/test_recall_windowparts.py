@@ -42,23 +42,18 @@ def test_the_nearest_of_both_parts_are_the_window_arms_own_ids(db_engine):
             for limit in (1, 2, 3, 5, 8, 12):
                 whole = search.window_arm(session, "exchange", "parts", window, qvec, search.Terms(), limit)
                 params = {"user": "parts", "limit": limit, "qvec": qvec}
-                first, second = ([(row[0], row[1]) for row in session.execute(
-                    search.statement(windowparts.part_sql(part, params, name), True), params)]
-                    for part, name in ((earlier, "side"), (later, "own")))
-                # Merged here (the later part run with the BM25 arm) or inside window_rows' statement.
-                assert windowparts.nearest([first, second], limit) == whole, (words, limit)
-                merged = session.scalars(search.statement(
-                    windowparts.merged_sql(windowparts.Later(later, first), params), True), params).all()
+                rows = session.execute(search.statement(windowparts.part_sql(earlier, params, "side"), True),
+                                       params).all()
+                later_part = windowparts.Later(later, [(row[0], row[1]) for row in rows])
+                merged = session.scalars(search.statement(windowparts.merged_sql(later_part, params), True),
+                                         params).all()
                 assert merged == whole, (words, limit)
     assert len(whole) == 12 == sum(len(turns) // 2 for turns in SESSIONS)  # the last ran over every exchange
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("arms_running", [True, False])
-def test_recall_runs_a_long_windows_parts_on_both_connections_with_the_hits_of_the_arm_whole(db_engine, monkeypatch,
-                                                                                           arms_running):
-    """The later part runs with the BM25 arm while the second connection's arms still run (``arms_running``), else
-    inside window_rows; either way the hits are those of the window's arm run whole."""
+def test_recall_runs_a_long_windows_parts_on_both_connections_with_the_hits_of_the_arm_whole(db_engine,
+                                                                                           monkeypatch):
     _import(make_sessionmaker(db_engine), "parts")
     monkeypatch.setattr(windowparts, "SIDE_SHARE", 0.3)  # 2025 split on April 20th: sessions on both sides
     query = "What did Melanie do in 2025?"
@@ -71,18 +66,13 @@ def test_recall_runs_a_long_windows_parts_on_both_connections_with_the_hits_of_t
     with monkeypatch.context() as patch:
         patch.setattr(sidearms, "side_engine", lambda session, own_only: None)
         whole = hits()
-    monkeypatch.setattr(sidearms.ExchangeArms, "running", lambda self: arms_running)
     sent: list[tuple[str, bool]] = []
     main = threading.get_ident()
     event.listen(db_engine, "before_cursor_execute",
                  lambda conn, cursor, statement, *args: sent.append((statement, threading.get_ident() != main)))
     assert whole and hits() == whole
     assert any(aside and "side_start" in statement for statement, aside in sent)
-    own = [statement for statement, aside in sent if not aside and "_start" in statement]
-    if arms_running:  # with the BM25 arm (its tsquery), not in window_rows
-        assert len(own) == 1 and "own_start" in own[0] and "tsquery" in own[0] and "WITH seeds" not in own[0]
-    else:
-        assert len(own) == 1 and "later_start" in own[0] and "WITH seeds" in own[0]
+    assert any(not aside and "later_start" in statement and "WITH seeds" in statement for statement, aside in sent)
     with Session(db_engine) as session:  # both parts held exchanges
         counts = session.execute(text(
             "SELECT count(*) FILTER (WHERE occurred_at < '2025-04-20'), count(*) FILTER (WHERE occurred_at >= "

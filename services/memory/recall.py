@@ -217,8 +217,8 @@ def _terms_and_vectors(session: Session, user_id: str, query: str, cfg: RecallCo
         if side is not None:
             side.start(qvec)
     if lexical is None and side is not None and side.running() and "exchange" in kinds:
-        # Likewise while the exchange arms still run on the second connection (with a long window's later part).
-        lexical = side.lexical_lines(session, terms, qvec)
+        # Likewise while the exchange arms still run on the second connection.
+        lexical = turns.lexical_lines(session, user_id, terms, cfg.line_candidates, cfg)
     return terms, lexical, qvec, speaker
 
 

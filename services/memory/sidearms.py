@@ -15,8 +15,7 @@ to spare without waiting (a second connection must never hold a recall up). Any 
 server gone, a broken connection) falls back to the arms inside window_rows.
 
 A long window's arm is split by time (``windowparts``): the earlier part runs here after the HNSW arm, the later
-one on recall's own connection with the BM25 arm (``lexical_lines``; ``ids`` merges them), or inside window_rows
-when no BM25 arm ran apart (``window_part``).
+one inside window_rows on recall's own connection, which takes the window's nearest of both (``window_part``).
 """
 
 from __future__ import annotations
@@ -31,16 +30,15 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool, Pool, QueuePool
 
-from services.memory import search, speakers, turns, windowparts
+from services.memory import search, speakers, windowparts
 from services.memory.config import RecallConfig
-from services.memory.lineterms import LineTerms
 from services.memory.search import Candidate
 from services.memory.speakers import NamedSpeaker
 from services.memory.timewords import Window
 
 log = logging.getLogger(__name__)
 IDS_SQL = "SELECT unnest(CAST(:exchange_ids AS bigint[]))"  # the arms' ids as window_rows reads them
-_EXCHANGE, _SPEAKER, _WINDOW_PART, _LINE = 0, 1, 2, 3  # which arm a row of a statement comes from
+_EXCHANGE, _SPEAKER, _WINDOW_PART = 0, 1, 2  # which arm a row of the statement comes from
 _SETTINGS_SQL = f"SELECT {search.SEARCH_SETTINGS_SQL}"
 # How long the second connection waits for the terms before giving the other kinds back to recall's connection: a
 # guard only (recall hands them over, or releases the wait, within the recall).
@@ -59,7 +57,6 @@ class ExchangeArms:
         # A long window's earlier part runs here, its later one on recall's own connection (windowparts).
         self._parts = windowparts.split(window) if window is not None else None
         self._side_part: windowparts.Part = []
-        self._own_part: windowparts.Part | None = None  # the later part's rows, run with the BM25 arm
         self.future: Future[list[int]] | None = None
         self._speaker_found: list[int] | None = None  # the speaker arm's lines, when it ran here (set before future)
         self._terms: Future[search.Terms | None] = Future()
@@ -85,27 +82,10 @@ class ExchangeArms:
     def running(self) -> bool:
         return self.future is not None and not self.future.done()
 
-    def lexical_lines(self, connection: Connection | Session, terms: LineTerms, qvec: np.ndarray | None) -> list[int]:
-        """The BM25 arm's lines (``turns.lexical_lines``), run on recall's own ``connection`` while the arms run
-        here; with a split window, its later part in the same statement (``ids`` merges it with the earlier)."""
-        if self._parts is None or self.future is None or qvec is None:
-            return turns.lexical_lines(connection, self.user_id, terms, self.cfg.line_candidates, self.cfg)
-        params: dict[str, Any] = {"user": self.user_id, "limit": self.cfg.candidates, "qvec": qvec,
-                                  "line_limit": self.cfg.line_candidates}
-        arms = [f"(SELECT id, {_LINE}, NULL::float8 FROM "
-                f"({turns.lexical_lines_sql(terms, self.cfg, params, 'line_limit')}) l)"] if terms.terms else []
-        arms.append(f"(SELECT id, {_WINDOW_PART}, distance FROM "
-                    f"({windowparts.part_sql(self._parts[1], params, 'own')}) w)")
-        rows = connection.execute(search.statement(" UNION ALL ".join(arms), True), params).all()
-        self._own_part = [(exchange, distance) for exchange, arm, distance in rows if arm == _WINDOW_PART]
-        return [line for line, arm, _ in rows if arm == _LINE]
-
     def window_part(self) -> windowparts.Later | None:
-        """With ``ids`` (not None) of a split window whose later part did not run with the BM25 arm: that part, to
-        run inside window_rows, and the earlier part's rows found here; else None."""
-        if self._parts is None or self._own_part is not None or self.future is None:
-            return None
-        if self.future.exception() is not None:
+        """With ``ids`` (not None) of a split window: its later part, which recall's own connection runs, and the
+        earlier part's rows found here; None: the window's arm (if any) ran whole here."""
+        if self._parts is None or self.future is None or self.future.exception() is not None:
             return None
         return windowparts.Later(self._parts[1], self._side_part)
 
@@ -114,14 +94,11 @@ class ExchangeArms:
         if self.future is None:
             return None
         try:
-            found = self.future.result()
+            return self.future.result()
         except Exception:  # noqa: BLE001 — any failure: the same arms inline, on recall's own connection
             log.warning("recall: the exchange arms on a second connection failed; running them inline",
                         exc_info=True)
             return None
-        if self._own_part is None:
-            return found
-        return found + windowparts.nearest([self._side_part, self._own_part], self.cfg.candidates)
 
     def speaker_ids(self) -> list[int] | None:
         """The speaker arm's line ids (``speakers.speaker_lines``' statement, run beside the exchange arms for the

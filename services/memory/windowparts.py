@@ -3,12 +3,11 @@
 A month's window arm computes the exact distance of each of its ~4,200 exchanges at 100k (2.7–5 ms of backend CPU).
 On the second connection it ran after the HNSW arm (1.4–4.2 ms), while recall's own connection ran the BM25 arm
 (~5 ms) and then waited ~3 ms (p95 6) for the second one's ids before window_rows. Split by time, the earlier part
-runs on the second connection after the HNSW arm, and the later one on recall's own in the BM25 arm's statement
-(``nearest`` merges them), or, when that connection runs no BM25 arm apart (the arms were done by then), inside
-window_rows, which takes the nearest of its own rows and the earlier part's (``merged_sql``). Each part's nearest
-``limit`` by the same expression, and the window's nearest ``limit`` are the nearest of those (a row of the window's
-top is in its part's top). Same rows, same distances (the same function of the same two vectors); only exact ties
-at the last place may fall otherwise, as they may between two plans of the one statement.
+runs on the second connection after the HNSW arm, and the later one inside window_rows, which takes the nearest
+``limit`` of its own rows and the earlier part's (sent as arrays): each part's nearest ``limit`` by the same
+expression, and the window's nearest ``limit`` are the nearest of those (a row of the window's top is in its part's
+top). Same rows, same distances (the same function of the same two vectors); only exact ties at the last place may
+fall otherwise, as they may between two plans of the one statement.
 """
 
 from __future__ import annotations
@@ -23,8 +22,8 @@ from services.memory.timewords import Window
 # A window this long or longer is split: a day's arm (~0.3 ms at 100k) is not worth a statement more.
 SPLIT_FROM = dt.timedelta(days=7)
 # The second connection's share of the window (its earlier part), by time: before its part it runs the HNSW arm
-# (1.4–4.2 ms), while recall's own connection makes the expansion (~1 ms) and runs the BM25 arm (~5 ms) with the
-# later part: the share balances those (bench/recall_rounds.md, rwarm). Which rows come back does not depend on it.
+# (1.4–4.2 ms), while recall's own connection makes the expansion (~1 ms) and runs the BM25 arm (~5 ms) before
+# window_rows: the share balances those (bench/recall_rounds.md, rwarm). Which rows come back does not depend on it.
 SIDE_SHARE = 0.6
 _TIME = KINDS["exchange"].time
 PART_SQL = ("SELECT t.id, (t.embedding <=> :qvec) + 0 AS distance FROM exchanges t "
@@ -47,13 +46,6 @@ def part_sql(part: Window, params: dict[str, Any], name: str) -> str:
     ``name``_end (the statement may hold other arms' parameters)."""
     params[f"{name}_start"], params[f"{name}_end"] = part
     return PART_SQL.format(start=f"{name}_start", end=f"{name}_end")
-
-
-def nearest(parts: list[Part], limit: int) -> list[int]:
-    """The ids of the ``limit`` nearest of the parts' rows, nearest first (the window arm's ids)."""
-    # A row without a vector has no distance: last, as the statement orders NULL.
-    rows = sorted((row for part in parts for row in part), key=lambda row: (row[1] is None, row[1] or 0.0))
-    return [exchange for exchange, _ in rows[:limit]]
 
 
 @dataclass(frozen=True)
