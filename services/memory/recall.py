@@ -101,8 +101,7 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
         if "exchange" in kinds:
             candidates += spans.gather(session, user_id, terms, qvec, window, cfg, excluded, speaker, lexical,
                                        side.ids() if side is not None else None,
-                                       side.speaker_ids() if side is not None and speaker is not None else None,
-                                       side.window_part() if side is not None else None)
+                                       side.speaker_ids() if side is not None and speaker is not None else None)
         candidates += _other_candidates(session, side, others, user_id, qvec, terms.terms, window, cfg)
     finally:
         if side is not None:

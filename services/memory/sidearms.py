@@ -13,9 +13,6 @@ Only for a READ COMMITTED transaction that has written nothing yet (``OWN_CONNEC
 what is committed, which is then all that recall's own connection sees too; and only when the pool has a connection
 to spare without waiting (a second connection must never hold a recall up). Any failure on the side connection (the
 server gone, a broken connection) falls back to the arms inside window_rows.
-
-A long window's arm is split by time (``windowparts``): the earlier part runs here after the HNSW arm, the later
-one inside window_rows on recall's own connection, which takes the window's nearest of both (``window_part``).
 """
 
 from __future__ import annotations
@@ -30,7 +27,7 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool, Pool, QueuePool
 
-from services.memory import search, speakers, windowparts
+from services.memory import search, speakers
 from services.memory.config import RecallConfig
 from services.memory.search import Candidate
 from services.memory.speakers import NamedSpeaker
@@ -38,7 +35,6 @@ from services.memory.timewords import Window
 
 log = logging.getLogger(__name__)
 IDS_SQL = "SELECT unnest(CAST(:exchange_ids AS bigint[]))"  # the arms' ids as window_rows reads them
-_EXCHANGE, _SPEAKER, _WINDOW_PART = 0, 1, 2  # which arm a row of the statement comes from
 _SETTINGS_SQL = f"SELECT {search.SEARCH_SETTINGS_SQL}"
 # How long the second connection waits for the terms before giving the other kinds back to recall's connection: a
 # guard only (recall hands them over, or releases the wait, within the recall).
@@ -54,9 +50,6 @@ class ExchangeArms:
                  cfg: RecallConfig, others: tuple[str, ...] = ()) -> None:
         self.engine, self.pool, self.user_id, self.window, self.cfg = engine, pool, user_id, window, cfg
         self.others = others
-        # A long window's earlier part runs here, its later one on recall's own connection (windowparts).
-        self._parts = windowparts.split(window) if window is not None else None
-        self._side_part: windowparts.Part = []
         self.future: Future[list[int]] | None = None
         self._speaker_found: list[int] | None = None  # the speaker arm's lines, when it ran here (set before future)
         self._terms: Future[search.Terms | None] = Future()
@@ -81,13 +74,6 @@ class ExchangeArms:
 
     def running(self) -> bool:
         return self.future is not None and not self.future.done()
-
-    def window_part(self) -> windowparts.Later | None:
-        """With ``ids`` (not None) of a split window: its later part, which recall's own connection runs, and the
-        earlier part's rows found here; None: the window's arm (if any) ran whole here."""
-        if self._parts is None or self.future is None or self.future.exception() is not None:
-            return None
-        return windowparts.Later(self._parts[1], self._side_part)
 
     def ids(self) -> list[int] | None:
         """The arms' exchange ids (duplicates kept, as the inline arms give them), or None: run them inline."""
@@ -148,22 +134,16 @@ class ExchangeArms:
                 connection.execute(search.statement(_SETTINGS_SQL), search.search_settings(self.cfg))
                 qvec, speaker = vector()
                 params: dict[str, Any] = {"user": self.user_id, "limit": self.cfg.candidates, "qvec": qvec}
-                whole = None if self._parts is not None else self.window  # a split window: its earlier part only
-                arms = [f"(SELECT id, {_EXCHANGE}, NULL::float8 FROM ({arm}) a)"
-                        for arm in arms_sql(qvec, whole, self.cfg, params)]
-                if self._parts is not None:
-                    arms.append(f"(SELECT id, {_WINDOW_PART}, distance FROM "
-                                f"({windowparts.part_sql(self._parts[0], params, 'side')}) w)")
+                arms = [f"(SELECT id, FALSE FROM ({arm}) a)" for arm in arms_sql(qvec, self.window, self.cfg, params)]
                 by_speaker = speaker is not None and self.cfg.speaker_weight > 0 and self.cfg.speaker_candidates > 0
                 if by_speaker:  # as spans.gather would run it inside window_rows
-                    arms.append(f"(SELECT id, {_SPEAKER}, NULL::float8 FROM ({speakers.speaker_lines_sql()}) s)")
+                    arms.append(f"(SELECT id, TRUE FROM ({speakers.speaker_lines_sql()}) s)")
                     params.update(spk_name=speaker.name, spk_vec=speaker.vector,
                                   spk_limit=self.cfg.speaker_candidates)
                 rows = connection.execute(search.statement(" UNION ALL ".join(arms), True, by_speaker), params).all()
                 if by_speaker:
-                    self._speaker_found = [line for line, arm, _ in rows if arm == _SPEAKER]
-                self._side_part = [(exchange, distance) for exchange, arm, distance in rows if arm == _WINDOW_PART]
-                found.set_result([exchange for exchange, arm, _ in rows if arm == _EXCHANGE])
+                    self._speaker_found = [line for line, of_speaker in rows if of_speaker]
+                found.set_result([exchange for exchange, of_speaker in rows if not of_speaker])
                 self._others_found.set_result(self._gather_others(connection, qvec))
             finally:
                 connection.rollback()

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from services.memory import lineterms, neighbours, sidearms, speakers, turns, windowparts
+from services.memory import lineterms, neighbours, sidearms, speakers, turns
 from services.memory.config import RecallConfig
 from services.memory.search import Candidate
 from services.memory.timewords import Window
@@ -31,13 +31,12 @@ from services.memory.timewords import Window
 def gather(session: Session, user_id: str, terms: lineterms.LineTerms, qvec: np.ndarray | None,
            window: Window | None, cfg: RecallConfig, excluded: set[int], speaker: speakers.NamedSpeaker | None = None,
            lexical: list[int] | None = None, exchange_ids: list[int] | None = None,
-           speaker_ids: list[int] | None = None, window_part: windowparts.Later | None = None) -> list[Candidate]:
+           speaker_ids: list[int] | None = None) -> list[Candidate]:
     """Line candidates of the lexical, vector, speaker and time-window arms and the lines around them, scored.
 
     ``lexical``: the BM25 arm's lines (``turns.lexical_lines``) when the caller found them already; else the arm
     runs inside window_rows' statement. ``exchange_ids``: the exchange arms' ids likewise (``sidearms``), and
-    ``speaker_ids`` the speaker arm's lines; ``window_part``: with them, the later part of a window whose arm was
-    split (``windowparts``), run here."""
+    ``speaker_ids`` the speaker arm's lines."""
     # Every arm runs inside window_rows' statement: one round trip where there were two to four.
     params: dict[str, Any] = {"line_limit": cfg.line_candidates, "limit": cfg.candidates}
     if lexical is not None:
@@ -57,8 +56,6 @@ def gather(session: Session, user_id: str, terms: lineterms.LineTerms, qvec: np.
     if exchange_ids is not None:  # found on a second connection meanwhile (services/memory/sidearms.py)
         exchange_arms = [sidearms.IDS_SQL] if exchange_ids else []
         params["exchange_ids"] = exchange_ids
-        if window_part is not None:
-            exchange_arms.append(windowparts.merged_sql(window_part, params))
     else:
         exchange_arms = sidearms.arms_sql(qvec, window, cfg, params, terms.terms)
     # Candidates are the seeds (with every line of those exchanges) and the turns right before and after
