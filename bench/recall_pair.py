@@ -167,8 +167,19 @@ def main() -> None:
     for name, tree in trees.items():
         if not (tree / "services" / "memory" / "recall.py").is_file():
             parser.error(f"--{name.lower()} {tree}: not an Engram source tree (no services/memory/recall.py)")
-    only = [int(i) for i in args.only.split(",")] if args.only else None
+    only = _indices(parser, args.only) if args.only else None
     run(pgdata, trees, args.mode, args.live, not args.no_merge, args.dump, only, args.forget_names)
+
+
+def _indices(parser: argparse.ArgumentParser, listed: str) -> list[int]:
+    """``--only``'s query indices, each of the 200 (a clear refusal otherwise, before any server starts)."""
+    try:
+        indices = [int(item) for item in listed.split(",")]
+    except ValueError:
+        parser.error(f"--only {listed!r}: comma-separated query indices, e.g. 3,17,40")
+    if any(not 0 <= i < QUERIES for i in indices):
+        parser.error(f"--only {listed!r}: every index must be from 0 to {QUERIES - 1}")
+    return indices
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ the expansion in the process (rexp), its words and pgvector's cosines appear as 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import gc
 import threading
 import time
@@ -120,7 +121,6 @@ def run(url: str, mode: str, count: int, by_kind: bool = False) -> None:
     totals = []
     per_query: list[dict[str, list[tuple[float, float]]]] = []
     with sessions() as session:
-        import datetime as dt
         kinds = query_kinds(session, queries, dt.datetime.now(dt.UTC)) if by_kind else []
         for query in queries[:10]:
             recall.recall(session, embedder, USER, query, config=config, reinforce=False)

@@ -246,7 +246,7 @@ def test_a_cap_below_one_is_refused_when_the_config_loads(tmp_path, setting):
         load_memory_config(tmp_path)
 
 
-def test_the_paired_bench_refuses_a_folder_that_is_no_built_database_or_no_source_tree(tmp_path):
+def test_the_paired_bench_refuses_a_folder_that_is_no_built_database_no_source_tree_or_unknown_queries(tmp_path):
     import subprocess
     import sys
 
@@ -261,7 +261,12 @@ def test_the_paired_bench_refuses_a_folder_that_is_no_built_database_or_no_sourc
     (tmp_path / "bench-import.json").write_text("{}")
     no_tree = pair("--pgdata", str(tmp_path), "--a", str(PROJECT_ROOT), "--b", str(tmp_path))
     assert no_tree.returncode == 2 and "--b" in no_tree.stderr and "not an Engram source tree" in no_tree.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bench-import.json"]  # nothing created in either case
+    trees = ("--pgdata", str(tmp_path), "--a", str(PROJECT_ROOT), "--b", str(PROJECT_ROOT))
+    not_numbers = pair(*trees, "--only", "3,x")
+    assert not_numbers.returncode == 2 and "comma-separated query indices" in not_numbers.stderr
+    beyond = pair(*trees, "--only", "3,200")
+    assert beyond.returncode == 2 and "every index must be from 0 to 199" in beyond.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bench-import.json"]  # nothing created in any case
 
 
 def test_recall_statements_run_without_jit_compilation(db_engine):

@@ -135,7 +135,7 @@ class ExchangeArms:
                 qvec, speaker = vector()
                 params: dict[str, Any] = {"user": self.user_id, "limit": self.cfg.candidates, "qvec": qvec}
                 arms = [f"(SELECT id, FALSE FROM ({arm}) a)" for arm in arms_sql(qvec, self.window, self.cfg, params)]
-                by_speaker = speaker is not None and self.cfg.speaker_weight > 0 and self.cfg.speaker_candidates > 0
+                by_speaker = speakers.searches_turns(speaker, self.cfg)
                 if by_speaker:  # as spans.gather would run it inside window_rows
                     arms.append(f"(SELECT id, TRUE FROM ({speakers.speaker_lines_sql()}) s)")
                     params.update(spk_name=speaker.name, spk_vec=speaker.vector,

@@ -48,7 +48,7 @@ def gather(session: Session, user_id: str, terms: lineterms.LineTerms, qvec: np.
         if speaker_ids is not None:  # found on the second connection, beside the exchange arms
             seed_arms += ["SELECT unnest(CAST(:speaker_ids AS bigint[]))"] if speaker_ids else []
             params["speaker_ids"] = speaker_ids
-        elif cfg.speaker_candidates > 0:
+        elif speakers.searches_turns(speaker, cfg):
             seed_arms.append(speakers.speaker_lines_sql())
             params["spk_limit"] = cfg.speaker_candidates
     else:

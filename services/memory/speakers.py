@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session
 
 from services.db import EMBEDDING_DIM
 from services.embeddings import Embedder, embed_in_parallel, normalise
+from services.memory.config import RecallConfig
 
 ROLES = frozenset({"user", "assistant"})
 _WORD = re.compile(r"[^\W\d_][\w'\-]*")
@@ -192,6 +193,12 @@ def nameless_ahead(pool: Executor, embedder: Embedder, query: str, name: str,
         return _blend(vector, nameless), NamedSpeaker(name, nameless)
 
     return pool.submit(blended)
+
+
+def searches_turns(speaker: NamedSpeaker | None, cfg: RecallConfig) -> bool:
+    """Whether recall searches the named speaker's own turns (``speaker_lines``' arm): one rule for the arm inside
+    window_rows' statement (``spans.gather``) and beside the exchange arms (``sidearms``), which must agree."""
+    return speaker is not None and cfg.speaker_weight > 0 and cfg.speaker_candidates > 0
 
 
 def speaker_lines(session: Session, user_id: str, speaker: NamedSpeaker, limit: int) -> list[int]:
