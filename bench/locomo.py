@@ -264,7 +264,7 @@ from bench.locomo_data import Question, find_data, load
 from services.db import make_engine, make_sessionmaker
 from services.embedded.lifecycle import free_port
 from services.embedded.postgres import EmbeddedPostgres
-from services.embeddings import Embedder, load_embedder
+from services.embeddings import BACKEND_NAMES, Embedder, load_embedder
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.recall import recall
 from services.migrate import upgrade_head
@@ -361,7 +361,7 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a [recall] setting of configs/memory.toml (repeatable)")
     parser.add_argument("--no-baselines", action="store_true")
-    parser.add_argument("--embedder", default="auto", choices=["auto", "sentence-transformers", "onnx"])
+    parser.add_argument("--embedder", default="auto", choices=BACKEND_NAMES)
     parser.add_argument("--pgdata", help="keep the database here between runs (default: a temp dir)")
     args = parser.parse_args()
     folder = find_data(args.data)

@@ -47,7 +47,7 @@ from bench.recall_profile import OVERLAPPED, StatementTimer, explain, print_prof
 from services.db import make_engine, make_sessionmaker
 from services.embedded.lifecycle import free_port
 from services.embedded.postgres import EmbeddedPostgres
-from services.embeddings import load_embedder
+from services.embeddings import BACKEND_NAMES, load_embedder
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines
 from services.memory.recall import recall
@@ -161,7 +161,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000, help="synthetic exchanges to import")
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--embedder", default="auto", choices=["auto", "sentence-transformers", "onnx"])
+    parser.add_argument("--embedder", default="auto", choices=BACKEND_NAMES)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--embed-now", action="store_true", help="import as `engram import --embed-now`")
     parser.add_argument("--pgdata", help="keep the database here between runs (a full one is reused as is)")

