@@ -64,7 +64,7 @@ def connected(settings: Settings) -> Iterator[Connected]:
 def load_cli_embedder(settings: Settings) -> Embedder:
     from services.embeddings import load_embedder
 
-    return load_embedder(settings.embedder)
+    return load_embedder(settings.embedder, graph_dir=settings.models_dir)
 
 
 def cmd_import(settings: Settings, args: argparse.Namespace, *, embedder: Embedder | None = None) -> int:

@@ -73,7 +73,7 @@ def _router(settings: Settings, *, embed: bool) -> Any:
     if embed:
         from services.embeddings import load_embedder
 
-        embedder = load_embedder(settings.embedder)
+        embedder = load_embedder(settings.embedder, graph_dir=settings.models_dir)
     return ModeRouter(settings.configs_dir, embedder)
 
 

@@ -20,11 +20,19 @@ bench/recall_rounds.md (round "int8 activations") has the measurements: variants
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import os
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+logger = logging.getLogger(__name__)
+
+FORMAT = 1  # this rewrite's version: a kept graph of another version (or source, or calibration) is not reused
 SMOOTHING_ALPHA = 0.5  # 0 / 0.3 / 0.4 / 0.8 gave lower cosines, 0.6 the same mean with a lower minimum
 MIN_SCALE = 1e-12
 MICROSOFT_DOMAIN = "com.microsoft"
@@ -118,6 +126,36 @@ def build(model: Any, measure: Callable[[Any, list[str], list[str]], dict[str, n
     return model
 
 
+def build_from(shipped: bytes, measure: Callable[[Any, list[str], list[str]], dict[str, np.ndarray]]) -> bytes:
+    """``build`` over a serialised graph, serialised."""
+    import onnx
+
+    return build(onnx.load_from_string(shipped), measure).SerializeToString()
+
+
+def cache_path(graph_dir: Path, shipped: bytes) -> Path:
+    """Where the graph built from ``shipped`` is kept: named by what it is built from."""
+    digest = hashlib.sha256(shipped)
+    digest.update(repr((FORMAT, SMOOTHING_ALPHA, CALIBRATION)).encode())
+    return graph_dir / f"minilm-int8-activations-{digest.hexdigest()[:16]}.onnx"
+
+
+def keep(path: Path, graph: bytes) -> None:
+    """``graph`` written to ``path`` whole or not at all (a temporary file renamed: processes starting together
+    may all write it); a directory that cannot be written only costs the next process a build."""
+    temporary = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=False) as handle:
+            temporary = Path(handle.name)
+            handle.write(graph)
+        os.replace(temporary, path)
+    except OSError as exc:
+        logger.warning("could not keep the int8-activation graph at %s (%s); each load builds it", path, exc)
+        if temporary is not None:
+            temporary.unlink(missing_ok=True)
+
+
 def _weight_matmuls(model: Any) -> list[tuple[Any, np.ndarray]]:
     """Each MatMul whose right side is a stored int8 tensor dequantized (Cast then Mul by its scale), with that
     weight as float [K, N]; attention's activation × activation MatMuls are not among them."""
@@ -167,18 +205,29 @@ def _quantize_columns(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _replace(model: Any, nodes: list[Any], initializers: list[Any]) -> None:
-    """The graph's nodes replaced, the initializers nothing reads any more dropped, the new ones added."""
+    """The graph's nodes replaced (those left unread dropped), the initializers nothing reads dropped, the new
+    ones added."""
     from onnx import numpy_helper
 
     initializers += [numpy_helper.from_array(np.array(1e-12, dtype=np.float32), "int8_graph/floor"),
                      numpy_helper.from_array(np.array(1 / 127, dtype=np.float32), "int8_graph/x_scale"),
                      numpy_helper.from_array(np.array(128, dtype=np.uint8), "int8_graph/x_zero")]
     del model.graph.node[:]
-    model.graph.node.extend(nodes)
+    model.graph.node.extend(_live(nodes, {output.name for output in model.graph.output}))
     used = {name for node in model.graph.node for name in node.input}
     kept = [item for item in model.graph.initializer if item.name in used]
     del model.graph.initializer[:]
     model.graph.initializer.extend(kept + initializers)
+
+
+def _live(nodes: list[Any], outputs: set[str]) -> list[Any]:
+    """``nodes`` without those nothing reads any more (the replaced weights' Cast and Mul), in order."""
+    needed, live = set(outputs), []
+    for node in reversed(nodes):
+        if any(name in needed for name in node.output):
+            live.append(node)
+            needed.update(node.input)
+    return live[::-1]
 
 
 def _with_outputs(model: Any, names: list[str]) -> Any:

@@ -121,6 +121,11 @@ class Settings:
         return self.llm_profile == "compact"
 
     @property
+    def models_dir(self) -> Path:
+        """Where graphs built from the installed models at load are kept between processes."""
+        return self.data_dir / "models"
+
+    @property
     def uses_embedded(self) -> bool:
         return self.redis_url is None or self.database_url is None
 

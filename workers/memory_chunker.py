@@ -208,7 +208,7 @@ def ensure_embedder(context: WorkerContext) -> Embedder:
     if context.embedder is None:
         from services.embeddings import load_embedder
 
-        context.embedder = load_embedder(context.settings.embedder)
+        context.embedder = load_embedder(context.settings.embedder, graph_dir=context.settings.models_dir)
     return context.embedder
 
 

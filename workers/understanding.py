@@ -268,7 +268,7 @@ def load_understanding(context: WorkerContext) -> None:
     from services.router.mode_router import ModeRouter
     from services.topics import TopicClassifier, TopicConfig
 
-    context.embedder = load_embedder(context.settings.embedder)
+    context.embedder = load_embedder(context.settings.embedder, graph_dir=context.settings.models_dir)
     context.router = ModeRouter(context.settings.configs_dir, context.embedder)
     context.topics = TopicClassifier(TopicConfig.load(context.settings.configs_dir))
     memory_config(context)  # read configs/memory.toml and act.toml now, not on the first chat

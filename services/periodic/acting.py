@@ -73,7 +73,7 @@ def run_background_turn(context: Any, session: Session, *, request_id: str, user
         # The periodic worker starts without a model; the first scheduled prompt loads it, once.
         from services.embeddings import load_embedder
 
-        context.embedder = load_embedder(context.settings.embedder)
+        context.embedder = load_embedder(context.settings.embedder, graph_dir=context.settings.models_dir)
     if wall_clock_s is not None or max_iterations is not None:
         act = replace(act, loop=replace(act.loop, wall_clock_s=wall_clock_s or act.loop.wall_clock_s,
                                         max_iterations=max_iterations or act.loop.max_iterations))
