@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from services.errors import EmbeddingError
+from services.settings import EMBEDDERS
 
 logger = logging.getLogger(__name__)
 
@@ -337,7 +338,7 @@ def minilm_model_dir() -> Path:
 
 
 BACKENDS = {"sentence-transformers": SentenceTransformerEmbedder, "onnx": OnnxEmbedder, "onnx-int8": OnnxInt8Embedder}
-BACKEND_NAMES = ("auto", *BACKENDS)
+BACKEND_NAMES = EMBEDDERS  # the settings refuse any other name before a process starts
 
 
 def resolve_backend(name: str) -> str:

@@ -108,7 +108,7 @@ def build(model: Any, measure: Callable[[Any, list[str], list[str]], dict[str, n
             continue
         source = node.input[0]
         if source not in scaled:
-            nodes += _token_scaling(helper, source)
+            nodes += _token_scaling(source)
             inverse = (1.0 / smoothing[source]).astype(np.float32)
             initializers.append(numpy_helper.from_array(inverse, f"{source}/inv_s"))
             scaled.add(source)
@@ -121,7 +121,7 @@ def build(model: Any, measure: Callable[[Any, list[str], list[str]], dict[str, n
             [f"{source}/x8", f"{out}/w8", "int8_graph/x_scale", f"{out}/ws", "int8_graph/x_zero", f"{out}/wz"],
             [f"{out}/unscaled"], domain=MICROSOFT_DOMAIN))
         nodes.append(helper.make_node("Mul", [f"{out}/unscaled", f"{source}/rowmax"], [out]))
-    _replace(model, nodes, initializers)
+    _replace(model, nodes, initializers + _shared_constants())
     model.opset_import.append(helper.make_opsetid(MICROSOFT_DOMAIN, 1))
     return model
 
@@ -182,8 +182,11 @@ def _smoothing(act_max: np.ndarray, weight_max: np.ndarray) -> np.ndarray:
     return np.clip(scale, 1e-2, 1e3).astype(np.float32)
 
 
-def _token_scaling(helper: Any, source: str) -> list[Any]:
-    """``source`` smoothed (``/inv_s``), then each token's row divided by its largest magnitude (``/x8``'s input)."""
+def _token_scaling(source: str) -> list[Any]:
+    """``source`` smoothed (``/inv_s``), then each token's row divided by its largest magnitude and quantized to
+    uint8 (``/x8``); ``/rowmax`` scales the MatMul's output back."""
+    from onnx import helper
+
     return [
         helper.make_node("Mul", [source, f"{source}/inv_s"], [f"{source}/smoothed"]),
         helper.make_node("Abs", [f"{source}/smoothed"], [f"{source}/abs"]),
@@ -204,14 +207,18 @@ def _quantize_columns(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(np.round(weight / scale), -127, 127).astype(np.int8), scale
 
 
+def _shared_constants() -> list[Any]:
+    """The scalars every ``_token_scaling`` reads: the row maximum's floor and the [-1, 1] rows' uint8 scale."""
+    from onnx import numpy_helper
+
+    return [numpy_helper.from_array(np.array(1e-12, dtype=np.float32), "int8_graph/floor"),
+            numpy_helper.from_array(np.array(1 / 127, dtype=np.float32), "int8_graph/x_scale"),
+            numpy_helper.from_array(np.array(128, dtype=np.uint8), "int8_graph/x_zero")]
+
+
 def _replace(model: Any, nodes: list[Any], initializers: list[Any]) -> None:
     """The graph's nodes replaced (those left unread dropped), the initializers nothing reads dropped, the new
     ones added."""
-    from onnx import numpy_helper
-
-    initializers += [numpy_helper.from_array(np.array(1e-12, dtype=np.float32), "int8_graph/floor"),
-                     numpy_helper.from_array(np.array(1 / 127, dtype=np.float32), "int8_graph/x_scale"),
-                     numpy_helper.from_array(np.array(128, dtype=np.uint8), "int8_graph/x_zero")]
     del model.graph.node[:]
     model.graph.node.extend(_live(nodes, {output.name for output in model.graph.output}))
     used = {name for node in model.graph.node for name in node.input}

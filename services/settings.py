@@ -16,6 +16,8 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 # path: two checkouts (or two working directories) never share one database by accident.
 DEFAULT_DATA_DIR = Path("data")
 LLM_PROFILES = ("auto", "compact", "full")
+# services/embeddings.py's backends: auto = onnx-int8 when installed, onnx = the graph as shipped, the torch reference.
+EMBEDDERS = ("auto", "sentence-transformers", "onnx", "onnx-int8")
 LOCAL_LLM_SERVER_COUNTS = (1, 2)
 PLACEHOLDER_SECRETS = {"changeme", "change-me", "secret", "token", "xxx", "your-token-here"}
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
@@ -55,7 +57,7 @@ class Settings:
     # 2 cores and uses ~400 MB less (bench/local.py --background-llm same|separate has the numbers).
     local_llm_servers: int = 1
     llm_profile: str = "auto"
-    embedder: str = "auto"  # the ONNX int8 MiniLM when installed, else sentence-transformers
+    embedder: str = "auto"  # one of EMBEDDERS
     log_level: str = "INFO"
     role: str = "engram"
     sse_keepalive_s: float = 15.0
@@ -144,6 +146,8 @@ class Settings:
         if self.llm_profile not in LLM_PROFILES:
             raise SettingsError(f"ENGRAM_LLM_PROFILE must be one of {', '.join(LLM_PROFILES)}, "
                                 f"got {self.llm_profile!r}")
+        if self.embedder not in EMBEDDERS:
+            raise SettingsError(f"ENGRAM_EMBEDDER must be one of {', '.join(EMBEDDERS)}, got {self.embedder!r}")
         if self.local_llm_servers not in LOCAL_LLM_SERVER_COUNTS:
             raise SettingsError(f"ENGRAM_LOCAL_LLM_SERVERS must be 1 (one shared server) or 2 (chat and "
                                 f"housekeeping apart), got {self.local_llm_servers}")

@@ -75,3 +75,16 @@ def test_housekeeping_niceness_defaults_to_the_lowest_priority_and_is_checked() 
     for wrong in ("-5", "20", "low"):
         with pytest.raises(SettingsError, match="ENGRAM_HOUSEKEEPING_NICE"):
             Settings.from_env({"ENGRAM_HOUSEKEEPING_NICE": wrong})
+
+
+def test_an_unknown_embedder_is_refused_before_anything_starts():
+    with pytest.raises(SettingsError, match="ENGRAM_EMBEDDER must be one of auto, sentence-transformers, onnx, "
+                                           "onnx-int8, got 'onnx-int9'"):
+        Settings.from_env({"ENGRAM_EMBEDDER": "onnx-int9"})
+    assert Settings.from_env({"ENGRAM_EMBEDDER": "onnx"}).embedder == "onnx"
+
+
+def test_every_embedder_the_settings_accept_is_a_backend():
+    from services.embeddings import BACKEND_NAMES, BACKENDS
+
+    assert set(BACKEND_NAMES) == {"auto", *BACKENDS}
