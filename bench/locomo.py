@@ -273,7 +273,7 @@ from bench.locomo_data import Question, find_data, load
 from services.db import make_engine, make_sessionmaker
 from services.embedded.lifecycle import free_port
 from services.embedded.postgres import EmbeddedPostgres
-from services.embeddings import BACKEND_NAMES, Embedder, load_embedder
+from services.embeddings import BACKEND_NAMES, Embedder, for_requests, load_embedder
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.recall import recall
 from services.migrate import upgrade_head
@@ -344,7 +344,7 @@ def baselines(sessions: sessionmaker[Session], embedder: Embedder, questions: li
     with sessions() as session:
         for question in questions:
             ranked = rankings(found[question.user], query_lexemes(session, question.text),
-                              embedder.embed(question.text))
+                              for_requests(embedder).embed(question.text))
             for name, ids in ranked.items():
                 tallies.setdefault(name, Tally(name)).add(question, [[turn] for turn in ids])
     return list(tallies.values())
@@ -395,7 +395,7 @@ def main() -> None:
             imported = (f"import {rate:.0f} exchanges/s stored, then vectors {vector_rate:.0f} exchanges/s"
                         if rate else "already imported (--pgdata)")
             print(f"LoCoMo ({folder}): {len(questions)} questions with evidence; {imported}; "
-                  f"embedder {embedder.model_id}")
+                  f"embedder {embedder.model_id}, questions {for_requests(embedder).model_id}")
             tally, latencies = ask(sessions, embedder, questions, config, args.k, f"Engram (k={args.k})")
             rows = [tally] + ([] if args.no_baselines else baselines(sessions, embedder, questions))
             print(f"\n{'evidence recall within first N turns':<34} {'@5':>5}  {'@10':>5}  {'@20':>5}   all returned")

@@ -47,7 +47,7 @@ from bench.recall_profile import OVERLAPPED, StatementTimer, explain, print_prof
 from services.db import make_engine, make_sessionmaker
 from services.embedded.lifecycle import free_port
 from services.embedded.postgres import EmbeddedPostgres
-from services.embeddings import BACKEND_NAMES, load_embedder
+from services.embeddings import BACKEND_NAMES, for_requests, load_embedder
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines
 from services.memory.recall import recall
@@ -71,7 +71,7 @@ def quality(sessions, embedder, base: RecallConfig) -> None:  # type: ignore[no-
     questions = [json.loads(line) for line in (DATA / "memory_questions.jsonl").read_text().splitlines() if line]
     print(f"\nquality: {len(questions)} questions (tests/data/memory_questions.jsonl)")
     print(f"{'method':<24} {'neighbours':>10} {'recall@5':>9} {'recall@10':>10}")
-    vectors = {q["question"]: embedder.embed(q["question"]) for q in questions}
+    vectors = {q["question"]: for_requests(embedder).embed(q["question"]) for q in questions}
     for name, changes in METHODS.items():
         for width in (0, 1):
             config = MemoryConfig(recall=replace(base, **changes, neighbours=width))
@@ -118,7 +118,7 @@ def latency(sessions, embedder, count: int, timer: StatementTimer | None, show_p
             client_cpu += time.process_time() - cpu_started[0]
             server_cpu += backend_cpu_s(backend) - cpu_started[1]
             started = time.perf_counter()
-            vector = embedder.embed(query)
+            vector = for_requests(embedder).embed(query)
             embedded = time.perf_counter()
             embed_ms.append((embedded - started) * 1000)
             if timer is not None:

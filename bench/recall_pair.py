@@ -40,16 +40,20 @@ def serve(url: str, mode: str, forget_names: bool = False) -> None:
 
     from bench.recall import USER, latency_queries
     from bench.recall_profile import backend_cpu_ns
+    from services import embeddings
     from services.db import make_engine, make_sessionmaker
     from services.embeddings import load_embedder
     from services.memory import speakers
     from services.memory.config import MemoryConfig
     from services.memory.recall import recall
 
+    # A tree from before the embedder pair embeds its questions with the one embedder it has.
+    for_requests = getattr(embeddings, "for_requests", lambda embedder: embedder)
+
     embedder = load_embedder("auto", cache_size=0)
     sessions = make_sessionmaker(make_engine(url, pool_size=2))
     queries, config = latency_queries(QUERIES), MemoryConfig()
-    vectors = [embedder.embed(query) for query in queries] if mode == "given" else None
+    vectors = [for_requests(embedder).embed(query) for query in queries] if mode == "given" else None
     with sessions() as session:
         for query in queries[:10]:
             recall(session, embedder, USER, query, config=config, reinforce=False)

@@ -102,7 +102,7 @@ def query_kinds(session: Any, queries: list[str], now: Any) -> list[list[str]]:
 
 def run(url: str, mode: str, count: int, by_kind: bool = False) -> None:
     from services.db import make_engine, make_sessionmaker
-    from services.embeddings import load_embedder
+    from services.embeddings import for_requests, load_embedder
     from services.memory import lineterms, recall, sidearms, vocabmatrix
     from services.memory.config import MemoryConfig
 
@@ -127,7 +127,7 @@ def run(url: str, mode: str, count: int, by_kind: bool = False) -> None:
         gc.collect()
         gc.freeze()
         for query in queries:
-            vector = embedder.embed(query) if mode == "given" else None
+            vector = for_requests(embedder).embed(query) if mode == "given" else None
             timeline.begin()
             recall.recall(session, embedder, USER, query, k=10, config=config, reinforce=False, query_embedding=vector)
             totals.append(timeline.ms(time.perf_counter()))

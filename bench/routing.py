@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from services.embeddings import BACKEND_NAMES, load_embedder
+from services.embeddings import BACKEND_NAMES, for_requests, load_embedder
 from services.router.mode_router import ModeRouter, context_from_record
 from services.settings import Settings
 
@@ -35,6 +35,7 @@ def main() -> None:
     settings = Settings.from_env()
     # No cache: the routing set repeats when cycled, and every message must pay for its own embedding.
     embedder = load_embedder(args.embedder, cache_size=0, threads=args.threads)
+    embedder = for_requests(embedder)  # a message is embedded once and routed, not kept as memory
     router = ModeRouter(settings.configs_dir, embedder)
     rows = [json.loads(line) for line in ROUTING_SET.read_text(encoding="utf-8").splitlines() if line.strip()]
     messages = [rows[i % len(rows)] for i in range(args.n)]

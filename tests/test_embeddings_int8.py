@@ -1,4 +1,5 @@
-"""The default embedder: the shipped int8 MiniLM graph rewritten for int8 activations (services/int8_graph.py).
+"""The default embedder of questions and messages: the shipped int8 MiniLM graph rewritten for int8 activations
+(services/int8_graph.py).
 
 Its vectors must stay the shipped graph's for every purpose recall has (the memories stored before the switch were
 embedded by it): close, batch-independent, and ranking texts as it does.
@@ -17,7 +18,7 @@ import onnx  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
 
 from services import int8_graph  # noqa: E402
-from services.embeddings import OnnxInt8Embedder, load_embedder  # noqa: E402
+from services.embeddings import OnnxInt8Embedder, for_requests, load_embedder  # noqa: E402
 from services.errors import EmbeddingError  # noqa: E402
 
 TEXTS = [
@@ -44,7 +45,7 @@ def shipped():
 
 @pytest.fixture(scope="module")
 def default():
-    return load_embedder("auto", cache_size=0)
+    return for_requests(load_embedder("auto", cache_size=0))  # what a question or a message is embedded by
 
 
 def test_the_default_embedder_has_int8_activations_and_says_so(default):
@@ -126,7 +127,7 @@ def test_a_graph_the_rewrite_cannot_read_is_a_load_error(monkeypatch, tmp_path):
 
 
 def test_the_built_graph_is_kept_for_the_next_process_and_read_back(tmp_path, monkeypatch, default):
-    first = load_embedder("auto", cache_size=0, graph_dir=tmp_path)
+    first = load_embedder("onnx-int8", cache_size=0, graph_dir=tmp_path)
     kept = list(tmp_path.glob("*.onnx"))
     assert len(kept) == 1 and kept[0].stat().st_size > 1_000_000
     assert [path.name for path in tmp_path.iterdir()] == [kept[0].name]  # no temporary file left behind
@@ -135,17 +136,17 @@ def test_the_built_graph_is_kept_for_the_next_process_and_read_back(tmp_path, mo
         raise AssertionError("the kept graph should have been read, not built")
 
     monkeypatch.setattr(int8_graph, "build_from", no_build)
-    again = load_embedder("auto", cache_size=0, graph_dir=tmp_path)
+    again = load_embedder("onnx-int8", cache_size=0, graph_dir=tmp_path)
     assert np.array_equal(again.embed_many(TEXTS), first.embed_many(TEXTS))
     assert np.array_equal(first.embed_many(TEXTS), default.embed_many(TEXTS))  # kept or built in memory: the same
 
 
 def test_a_damaged_kept_graph_is_built_again_and_replaced(tmp_path, default):
-    load_embedder("auto", cache_size=0, graph_dir=tmp_path)
+    load_embedder("onnx-int8", cache_size=0, graph_dir=tmp_path)
     (kept,) = tmp_path.glob("*.onnx")
     whole = kept.read_bytes()
     kept.write_bytes(whole[: len(whole) // 2])  # an interrupted copy
-    rebuilt = load_embedder("auto", cache_size=0, graph_dir=tmp_path)
+    rebuilt = load_embedder("onnx-int8", cache_size=0, graph_dir=tmp_path)
     assert np.array_equal(rebuilt.embed_many(TEXTS), default.embed_many(TEXTS))
     assert kept.read_bytes() == whole
 
@@ -153,7 +154,7 @@ def test_a_damaged_kept_graph_is_built_again_and_replaced(tmp_path, default):
 def test_a_directory_that_cannot_be_written_only_costs_a_build(tmp_path, default):
     blocked = tmp_path / "a-file"
     blocked.write_text("not a directory")
-    embedder = load_embedder("auto", cache_size=0, graph_dir=blocked / "models")
+    embedder = load_embedder("onnx-int8", cache_size=0, graph_dir=blocked / "models")
     assert np.array_equal(embedder.embed_many(TEXTS), default.embed_many(TEXTS))
     assert blocked.read_text() == "not a directory"
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from services.embeddings import configure_offline_torch, load_embedder
+from services.embeddings import configure_offline_torch, for_requests, load_embedder
 from services.router.exemplars import load_exemplars
 from services.router.mode_router import ModeRouter, context_from_record
 from services.router.signals import MODES, text_view
@@ -148,8 +148,8 @@ def test_routing_set_accuracy_with_sentence_transformers(configs_dir, minilm):
 
 @pytest.mark.slow
 def test_routing_set_accuracy_with_the_default_embedder(configs_dir):
-    # What a deployment routes with (ENGRAM_EMBEDDER=auto: the int8 graph with int8 activations).
-    embedder = load_embedder("auto")
+    # What a deployment routes with (ENGRAM_EMBEDDER=auto: messages by the int8 graph with int8 activations).
+    embedder = for_requests(load_embedder("auto"))  # the graph a message is embedded by
     assert embedder.model_id.endswith("-w8a8")
     assert_routes_the_set(configs_dir, embedder)
 

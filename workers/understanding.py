@@ -17,6 +17,7 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from services.db import RoutingDecision as DecisionRow
+from services.embeddings import for_requests
 from services.errors import EmbeddingError, LLMError
 from services.memory.context import AssembledContext, assemble
 from services.queues import ChatRequest
@@ -141,7 +142,7 @@ def understand(context: WorkerContext, request: ChatRequest,
         latency_ms=decision.latency_ms,
         weights_version=decision.weights_version,
         embedding=embedding,
-        embedding_model=context.embedder.model_id if embedding is not None and context.embedder else None,
+        embedding_model=for_requests(context.embedder).model_id if embedding is not None and context.embedder else None,
         session_id=session_id,
         thread=state,
         working_memory=working_memory,
@@ -155,7 +156,7 @@ def embed_once(context: WorkerContext, text: str) -> np.ndarray | None:
     if context.embedder is None:
         return None
     try:
-        return context.embedder.embed(text)
+        return for_requests(context.embedder).embed(text)  # routed and classified, not kept as memory
     except EmbeddingError:
         logger.warning("embedding failed; classifying as %s with low confidence", GENERAL, exc_info=True)
         return None

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from services.embeddings import Embedder
+from services.embeddings import Embedder, for_requests
 from services.memory import access, focus, search, sidearms, spans, speakers, turns, turnshape, vocabmatrix
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.lineterms import LineTerms, asked_terms, count_sample, expanded_terms, line_terms
@@ -71,6 +71,8 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
         exclude_exchange_ids: exchanges the caller already shows (e.g. working memory).
     """
     cfg = config.recall if isinstance(config, MemoryConfig) else (config or RecallConfig())
+    # The question is embedded once and kept nowhere: the faster graph of a pair (embeddings.PairedEmbedder).
+    embedder = for_requests(embedder) if embedder is not None else None
     query = (query or "").strip()
     if not query or k < 1:
         return []

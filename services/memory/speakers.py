@@ -31,7 +31,7 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.orm import Session
 
 from services.db import EMBEDDING_DIM
-from services.embeddings import Embedder, embed_in_parallel, normalise
+from services.embeddings import Embedder, normalise
 from services.memory.config import RecallConfig
 
 ROLES = frozenset({"user", "assistant"})
@@ -214,3 +214,24 @@ def speaker_lines_sql() -> str:
     """``speaker_lines``' statement: the speaker's name in ``:spk_name``, the vector in ``:spk_vec``."""
     return ("SELECT id FROM exchange_lines WHERE user_id = :user AND lower(speaker) = :spk_name "
             "AND embedding IS NOT NULL ORDER BY embedding <=> :spk_vec, id LIMIT :spk_limit")
+
+
+def embed_in_parallel(embedder: Embedder, texts: list[str], pool: Executor | None, batch_size: int = 32) -> np.ndarray:
+    """Embed many texts (a bulk import): batches of similar length, spread over ``pool``'s threads.
+
+    Each backend runs one thread per call and releases the GIL while the model runs, so two
+    threads embed about twice as fast as one on two idle cores; a live turn embeds one text on one
+    thread and never comes here. Rows come back in the order of ``texts``.
+    """
+    vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    if not texts:
+        return vectors
+    order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
+    batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+
+    def run(batch: list[int]) -> np.ndarray:
+        return embedder.embed_many([texts[index] for index in batch], batch_size=len(batch))
+
+    for batch, found in zip(batches, pool.map(run, batches) if pool is not None else map(run, batches), strict=True):
+        vectors[batch] = found
+    return vectors

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from services.embeddings import Embedder
+from services.embeddings import Embedder, for_requests
 from services.router.config import OVERRIDE_FILE, WEIGHTS_FILE, ConfigSource, RouterConfig
 from services.router.decision import RoutingDecision, ranked, score_modes, softmax
 from services.router.exemplars import EXEMPLARS_FILE, SIM_SIGNALS, ExemplarIndex, load_exemplars
@@ -49,6 +49,8 @@ class ModeRouter:
 
     def __init__(self, configs_dir: Path, embedder: Embedder | None = None) -> None:
         configs_dir = Path(configs_dir)
+        # Messages and exemplars are embedded here and kept nowhere: the faster graph of a pair.
+        embedder = for_requests(embedder) if embedder is not None else None
         self.embedder = embedder
         self.source = ConfigSource(configs_dir / WEIGHTS_FILE, configs_dir / OVERRIDE_FILE)
         self.exemplars = None
