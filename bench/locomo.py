@@ -239,14 +239,16 @@ Less depth (rdepth, bench/recall_rounds.md): candidates 30 / 25 and speaker_cand
 row figure for figure (each category and conversation); candidates 20 .762/.849/.902 (conv-30 .836/.892);
 line_candidates 50 / 40 mh .691, 30 .693; context_window 1 .747/.840/.890 mh .669. Now candidates 25, speaker 10.
 
-Int8 activations (lead, bench/recall_rounds.md): the default embedder's graph now takes int8 activations
-(services/int8_graph.py; vectors at cosine ~.999 to the shipped graph's, a query embedded in ~5 instead of ~8 ms):
-  default, int8 activations                                    0.761  0.850  0.899  .691  .930  .659  .953  .954
-      per conversation: 26 .886/.942  30 .846/.887  41 .890/.934  42 .792/.843  43 .854/.903
-Per question against the shipped graph (--embedder onnx, the round-eight row): 6 of 997 change within 10 turns (net
-+0.3 of a question), 4 within 20 (net −3); the torch fp32 reference (cosine .9996) changes 4 / 4 (−0.3 / −1.0), and
-the rewrite calibrated on sentences naming two of LoCoMo's people gave .760/.850/.902: a few questions of noise
-either way, against a target within 20 turns (.90) two questions under the shipped graph's .902.
+Int8 activations, then an embedder pair (lead, bench/recall_rounds.md): the shipped graph rewritten for int8
+activations (services/int8_graph.py, cosine ~.999, a query in ~5 instead of ~8 ms), first on both sides, then for a
+request's own texts only, memory embedded by the shipped graph (the default: on our own texts its cosines sit .0025
+from the shipped graph's, .0041 on both sides, its top 10 agreeing .967 against .953). Per question against the
+shipped graph (--embedder onnx, the round-eight row), changed within 10 / 20 turns of 997, net questions' worth:
+  int8 activations on both sides: 6 / 4, +0.3 / −3.0   0.761  0.850  0.899  .691  .930  .659  .953  .954
+  the pair, the default: 5 / 2, −1.1 / −1.5             0.760  0.849  0.901  .695  .930  .659  .953  .958
+      per conversation: 26 .885/.945  30 .841/.887  41 .885/.934  42 .794/.847  43 .854/.903
+The torch fp32 reference (cosine .9996) changes 4 / 4 (−0.3 / −1.0): a few questions of noise with any change of the
+vectors, against a target within 20 turns (.90) two questions under the shipped graph's .902.
 
 Baselines on the same turns (this bench): plain BM25 0.527/0.602/0.675, plain vector 0.242/0.327/0.443, z-score fusion
 0.533/0.626/0.695. A fresh run of the committed defaults (new database, the import, the vectors and the vocabulary

@@ -1,8 +1,9 @@
 """Sentence embeddings: the model is loaded once per process and repeated texts are cached.
 
 Entrypoints call ``load_embedder(settings.embedder, graph_dir=settings.models_dir)`` (offline, one thread)
-once, before the work loop, and pass the embedder down. Nothing here touches the network or
-loads a model at import time.
+once, before the work loop, and pass the embedder down; the default is a ``PairedEmbedder`` (memory by the
+shipped graph), and code embedding a request's own text takes ``for_requests(embedder)``. Nothing here touches the
+network or loads a model at import time.
 """
 
 from __future__ import annotations
