@@ -274,4 +274,4 @@ def load_understanding(context: WorkerContext) -> None:
     context.topics = TopicClassifier(TopicConfig.load(context.settings.configs_dir))
     memory_config(context)  # read configs/memory.toml and act.toml now, not on the first chat
     act_config(context)
-    logger.info("models loaded: %s", context.embedder.model_id)
+    logger.info("models loaded: %s (memory: %s)", for_requests(context.embedder).model_id, context.embedder.model_id)
