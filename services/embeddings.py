@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from services.errors import EmbeddingError
+from services.errors import EmbeddingError, ModelUnavailable
 from services.settings import EMBEDDERS
 
 logger = logging.getLogger(__name__)
@@ -334,7 +334,10 @@ class PairedEmbedder:
     def _side(self, side: str) -> Embedder:
         with self._lock:
             if side not in self._loaded:
-                self._loaded[side] = self._loaders[side]()
+                try:
+                    self._loaded[side] = self._loaders[side]()
+                except Exception as exc:  # loaded mid-job: the job fails, no text is blamed, the next use tries again
+                    raise ModelUnavailable(f"could not load the {side} graph of {self.model_id}: {exc}") from exc
             return self._loaded[side]
 
     @property

@@ -13,6 +13,7 @@
     │   │   ├── LLMUnavailable     connection refused, 5xx, 429 after retries
     │   │   └── LLMMalformedOutput empty stream, invalid JSON, wrong shape
     │   ├── EmbeddingError
+    │   ├── ModelUnavailable  the embedding model would not load (mid-job: a pair's second graph)
     │   ├── ThreadBusy        another job of the same thread kept the lock too long
     │   └── Superseded        another run of the same request took over (this one stops quietly)
     └── EmbeddedServerError   the embedded PostgreSQL / Redis / LLM could not start
@@ -85,6 +86,11 @@ class LLMMalformedOutput(LLMError):
 
 class EmbeddingError(PipelineError):
     pass
+
+
+class ModelUnavailable(PipelineError):
+    """The embedding model could not be loaded: no text is to blame (unlike ``EmbeddingError``), so nothing is set
+    aside; the job fails and RQ runs it again."""
 
 
 class ThreadBusy(PipelineError):

@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy.orm import Session
 
 from services.embeddings import HashEmbedder, PairedEmbedder, for_requests, load_embedder
+from services.errors import EmbeddingError, ModelUnavailable
 from services.memory.recall import recall
 from services.router.mode_router import ModeRouter
 from tests.memory_builders import create_exchange
@@ -66,6 +67,22 @@ def test_each_graph_loads_once_on_its_first_use_even_from_many_threads():
     assert pair.model_id == "stored" and pair.dim == 384
     plain = HashEmbedder()
     assert for_requests(plain) is plain
+
+
+def test_a_graph_that_fails_to_load_blames_no_text_and_is_tried_again():
+    attempts = []
+
+    def flaky():
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise OSError("model file unreadable")
+        return Recording("stored")
+
+    pair = PairedEmbedder(flaky, lambda: Recording("asked"), model_id="stored")
+    with pytest.raises(ModelUnavailable, match="stored graph.*model file unreadable") as failed:
+        pair.embed("I moved to Bergen")
+    assert not isinstance(failed.value, EmbeddingError)  # which would set the text aside as unembeddable
+    assert pair.embed("I moved to Bergen").shape == (384,) and len(attempts) == 2
 
 
 @pytest.mark.integration

@@ -16,7 +16,8 @@ from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from services.db import Exchange, make_sessionmaker
-from services.embeddings import HashEmbedder
+from services.embeddings import HashEmbedder, PairedEmbedder
+from services.errors import ModelUnavailable
 from services.memory import vocabulary
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
@@ -237,6 +238,29 @@ def test_a_passing_model_failure_sets_nothing_aside(db_engine):
     with Session(db_engine) as session:
         assert pending_count(session) == 0 and unembeddable_count(session) == 0
 
+
+
+def test_a_memory_model_that_will_not_load_sets_nothing_aside_and_the_next_run_fills_every_row(db_engine):
+    # The default embedder loads its memory graph on first use, inside the job: a failure there is the model's, not
+    # any text's, so no exchange may be marked unembeddable and none may be half-written.
+    sessions = make_sessionmaker(db_engine)
+    _import(sessions, "alice", 16, named=False)  # 8 exchanges
+    loads = []
+
+    def memory_graph() -> HashEmbedder:
+        loads.append(1)
+        if len(loads) == 1:
+            raise OSError("no space left on device")
+        return HashEmbedder(cache_size=0)
+
+    pair = PairedEmbedder(memory_graph, lambda: HashEmbedder(cache_size=0), model_id="hash-embedder")
+    with pytest.raises(ModelUnavailable):
+        fill_all(sessions, pair, limit=4)
+    with Session(db_engine) as session:
+        assert pending_count(session) == 8 and unembeddable_count(session) == 0
+    assert fill_all(sessions, pair, limit=4) == 8
+    with Session(db_engine) as session:
+        assert pending_count(session) == 0 and unembeddable_count(session) == 0
 
 def test_the_periodic_service_queues_the_backfill_while_rows_wait(worker_context, real_redis, run_jobs):
     def fire() -> object:
