@@ -251,9 +251,9 @@ The torch fp32 reference (cosine .9996) changes 4 / 4 (−0.3 / −1.0): a few q
 vectors, against a target within 20 turns (.90) two questions under the shipped graph's .902.
 
 Baselines on the same turns (this bench, the default pair): plain BM25 0.527/0.602/0.675, plain vector 0.244/0.329/
-0.432, z-score fusion 0.530/0.627/0.696. A fresh run of the committed defaults (new database, the import, the vectors and the vocabulary
-filled as the backfill job does) prints the round-eight row above figure for figure (p50 94 ms, p95 227 ms at load
-average ~9). The import stores no vector and the backfill computes them before the questions (the figures were
+0.432, z-score fusion 0.530/0.627/0.696. A fresh run of the committed defaults (new database, the import, the vectors
+and the vocabulary filled as the backfill job does) prints the pair's row above figure for figure (p50 22.0 ms, p95
+39.5 ms, idle). The import stores no vector and the backfill computes them before the questions (the figures were
 identical with the earlier inline-embedding import).
 """
 
