@@ -99,7 +99,7 @@ def latency(sessions, embedder, count: int, timer: StatementTimer | None, show_p
     """Each query recalled twice: as a caller without a vector does (recall embeds it, overlapped with its
     first statements; the embedder caches nothing), timed with its CPU; then given its vector (profiled)."""
     queries = latency_queries(count)
-    config = MemoryConfig()
+    config, asked = MemoryConfig(), for_requests(embedder)  # the graph a question is embedded by
     total_ms, recall_ms, embed_ms, parts = [], [], [], []
     client_cpu = server_cpu = 0.0
     with sessions() as session:
@@ -118,7 +118,7 @@ def latency(sessions, embedder, count: int, timer: StatementTimer | None, show_p
             client_cpu += time.process_time() - cpu_started[0]
             server_cpu += backend_cpu_s(backend) - cpu_started[1]
             started = time.perf_counter()
-            vector = for_requests(embedder).embed(query)
+            vector = asked.embed(query)
             embedded = time.perf_counter()
             embed_ms.append((embedded - started) * 1000)
             if timer is not None:

@@ -126,8 +126,9 @@ def run(url: str, mode: str, count: int, by_kind: bool = False) -> None:
             recall.recall(session, embedder, USER, query, config=config, reinforce=False)
         gc.collect()
         gc.freeze()
+        asked = for_requests(embedder)
         for query in queries:
-            vector = for_requests(embedder).embed(query) if mode == "given" else None
+            vector = asked.embed(query) if mode == "given" else None
             timeline.begin()
             recall.recall(session, embedder, USER, query, k=10, config=config, reinforce=False, query_embedding=vector)
             totals.append(timeline.ms(time.perf_counter()))

@@ -332,6 +332,9 @@ class PairedEmbedder:
         self._lock = threading.Lock()  # a recall's threads and a bulk import's may ask at once
 
     def _side(self, side: str) -> Embedder:
+        loaded = self._loaded.get(side)
+        if loaded is not None:  # every recall and every stored text comes here: no lock once loaded
+            return loaded
         with self._lock:
             if side not in self._loaded:
                 try:
@@ -383,8 +386,8 @@ def load_embedder(name: str = "auto", cache_size: int = DEFAULT_CACHE_SIZE, thre
     """Load the named backend (one of ``BACKEND_NAMES``) offline on ``threads``; once per process. ``graph_dir``
     (``Settings.models_dir``): where a graph built at load is kept for the next process."""
     resolved = resolve_backend(name)
+    forbid_hub_downloads()
     if resolved == PAIR:
-        forbid_hub_downloads()
         return PairedEmbedder(
             lambda: OnnxEmbedder.load(cache_size=cache_size, threads=threads, graph_dir=graph_dir),
             lambda: OnnxInt8Embedder.load(cache_size=cache_size, threads=threads, graph_dir=graph_dir),
@@ -393,5 +396,4 @@ def load_embedder(name: str = "auto", cache_size: int = DEFAULT_CACHE_SIZE, thre
         backend = BACKENDS[resolved]
     except KeyError:
         raise EmbeddingError(f"unknown embedder {name!r}; choose one of {sorted(BACKEND_NAMES)}") from None
-    forbid_hub_downloads()
     return backend.load(cache_size=cache_size, threads=threads, graph_dir=graph_dir)
