@@ -17,10 +17,10 @@ from werkzeug.exceptions import Conflict
 
 from api.args import int_arg, page_args
 from api.auth import current_user, enforce_rate_limit
+from services.bundle import export_bundle
 from services.errors import BadRequest, NotFound, UnsupportedMediaType
 from services.memory import episodes as episode_store
 from services.memory import facts as fact_store
-from services.memory.bundle import export_bundle
 from services.memory.chunks import unit_interval
 from services.memory.config import load_memory_config
 from services.memory.edits import enqueue_embedding

@@ -365,6 +365,41 @@ def overrides(pairs: list[str]) -> dict[str, Any]:
     return changes
 
 
+# Each recall signal or boost switched off alone (``--ablate``): what it earns on this data.
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "speaker arm": {"speaker_weight": 0.0, "speaker_weight_broad": 0.0},
+    "speaker_weight_broad": {"speaker_weight_broad": 0.3},
+    "first_person_boost": {"first_person_boost": 0.0},
+    "event_boost": {"event_boost": 0.0},
+    "subject_boost": {"subject_boost": 0.0},
+    "expansion": {"expansion_words": 0},
+    "question_turn_weight": {"question_turn_weight": 0.0},
+    "answer_cue_weight": {"answer_cue_weight": 0.0},
+    "context_sim_weight": {"context_sim_weight": 0.0},
+    "reply_context_weight": {"reply_context_weight": 0.0},
+    "nearby_weight": {"nearby_weight": 0.0},
+    "recency": {"recency_weight": 0.0, "past_recency_weight": 0.0},
+    "past_recency (as recency)": {"past_recency_weight": 0.1},
+    "salience": {"salience_weight": 0.0},
+    "time window": {"time_match_weight": 0.0, "window_relevance": 0.0},
+    "rewrite_query": {"rewrite_query": False},
+    "span always": {"span_replied_to": "always"},
+}
+
+
+def ablate(sessions: sessionmaker[Session], embedder: Embedder, questions: list[Question], base: MemoryConfig,
+           k: int) -> None:
+    """The defaults, then each of ABLATIONS alone: Δ within 10 and 20 turns against the defaults."""
+    tally, _ = ask(sessions, embedder, questions, base, k, "defaults")
+    ref = (np.mean(tally.by_width[10]), np.mean(tally.by_width[20]))
+    print(f"{'defaults':<28} @10 {ref[0]:.4f}  @20 {ref[1]:.4f}", flush=True)
+    for name, change in ABLATIONS.items():
+        config = replace(base, recall=replace(base.recall, **change))
+        tally, _ = ask(sessions, embedder, questions, config, k, name)
+        at10, at20 = np.mean(tally.by_width[10]), np.mean(tally.by_width[20])
+        print(f"{name:<28} @10 {at10:.4f} ({at10 - ref[0]:+.4f})  @20 {at20:.4f} ({at20 - ref[1]:+.4f})", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", help="folder of LoCoMo conversation files (default ../shared/data/locomo-dev)")
@@ -374,6 +409,7 @@ def main() -> None:
     parser.add_argument("--no-baselines", action="store_true")
     parser.add_argument("--embedder", default="auto", choices=BACKEND_NAMES)
     parser.add_argument("--pgdata", help="keep the database here between runs (default: a temp dir)")
+    parser.add_argument("--ablate", action="store_true", help="each recall signal off alone, against the defaults")
     args = parser.parse_args()
     folder = find_data(args.data)
     if folder is None:
@@ -398,6 +434,9 @@ def main() -> None:
                         if rate else "already imported (--pgdata)")
             print(f"LoCoMo ({folder}): {len(questions)} questions with evidence; {imported}; "
                   f"embedder {embedder.model_id}, questions {for_requests(embedder).model_id}")
+            if args.ablate:
+                ablate(sessions, embedder, questions, config, args.k)
+                return
             tally, latencies = ask(sessions, embedder, questions, config, args.k, f"Engram (k={args.k})")
             rows = [tally] + ([] if args.no_baselines else baselines(sessions, embedder, questions))
             print(f"\n{'evidence recall within first N turns':<34} {'@5':>5}  {'@10':>5}  {'@20':>5}   all returned")

@@ -71,7 +71,7 @@ def cmd_import(settings: Settings, args: argparse.Namespace, *, embedder: Embedd
     """Load a JSONL conversation file (or an export bundle); bad lines are reported, good ones load."""
     from tqdm import tqdm
 
-    from services.memory.bundle import BundleInvalid, import_bundle, is_bundle, validate_bundle
+    from services.bundle import BundleInvalid, import_bundle, is_bundle, validate_bundle
     from services.memory.importer import ImportReport, pair_exchanges, parse_lines, store_records
 
     with open_input(args.file) as handle:
@@ -196,7 +196,7 @@ def _print_hits(query: str, hits: list[Any], latency_ms: float) -> None:
 
 def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
     """Write the user's bundle (JSON) to --out or stdout."""
-    from services.memory.bundle import export_bundle
+    from services.bundle import export_bundle
 
     with connected(settings) as conn, conn.sessions() as session:
         bundle = export_bundle(session, args.user)

@@ -10,9 +10,9 @@ from collections.abc import Callable
 
 import redis
 
-from services.streams import CHANNEL_PREFIX, _text
-
 logger = logging.getLogger(__name__)
+
+CHANNEL_PREFIX = "sse:"  # every request's and person's channel: services/streams.py publishes on it
 
 REPORT_EVERY_S = 15.0  # metrics drop a process's stream count after 60 s without a report
 RECONNECT_PAUSE_S = 0.5
@@ -102,7 +102,7 @@ class FanOut:
             while not self._stopping.is_set():
                 message = pubsub.get_message(timeout=1.0)
                 if message is not None:
-                    self._dispatch(_text(message["channel"]), _text(message["data"]))
+                    self._dispatch(as_text(message["channel"]), as_text(message["data"]))
                 if time.monotonic() - reported >= REPORT_EVERY_S:  # keeps long-lived streams in the gauge
                     reported = time.monotonic()
                     self._report(force=True)
@@ -135,3 +135,8 @@ class FanOut:
             self.on_change(self.open_streams)
         except redis.RedisError:
             logger.warning("could not report the open-stream count")
+
+
+def as_text(value: object) -> str:
+    """A Redis reply as text (the clients here do not decode responses)."""
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -16,8 +16,8 @@ from sqlalchemy.orm import Session
 
 from services.act.models import SCHEDULE_KINDS, ScheduledItem
 from services.act.recurrence import RecurrenceError, next_occurrence, normalize_rule
-from services.act.when import zone_of
 from services.db import User, insert
+from services.zones import zone_of
 
 MAX_TEXT = 500
 PAST_SLACK = dt.timedelta(seconds=60)

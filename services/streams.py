@@ -18,19 +18,16 @@ import queue
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import redis
 
 from services.errors import Superseded
+from services.fanout import FanOut, as_text
 from services.queues import OUTPUT_KEY
-
-if TYPE_CHECKING:
-    from services.fanout import FanOut
 
 logger = logging.getLogger(__name__)
 
-CHANNEL_PREFIX = "sse:"
 REQUEST_CHANNEL = "sse:%s"  # sse:{request_id}
 USER_CHANNEL = "sse:user:%s"  # sse:user:{user_id}, the proactive stream
 LOG_KEY = "events:%s"  # the Redis Stream behind a channel
@@ -106,11 +103,11 @@ class EventLog:
         args = self._args(channel, event, data)
         # One round trip, atomic: the entry is in the log before any listener hears of it.
         if fence is None:
-            return _text(self._publish(keys=[LOG_KEY % channel], args=args))
+            return as_text(self._publish(keys=[LOG_KEY % channel], args=args))
         event_id = self._publish_fenced(keys=[LOG_KEY % channel, fence[0]], args=[*args, fence[1]])
         if event_id is None:
             raise Superseded(f"{channel}: another run holds {fence[0]}")
-        return _text(event_id)
+        return as_text(event_id)
 
     def publish_all(self, channel: str, events: list[tuple[str, dict[str, Any]]], *,
                     fence: tuple[str, str] | None = None) -> list[str]:
@@ -133,7 +130,7 @@ class EventLog:
             ids = send()
         if any(event_id is None for event_id in ids):
             raise Superseded(f"{channel}: another run holds {keys[-1]}")
-        return [_text(event_id) for event_id in ids]
+        return [as_text(event_id) for event_id in ids]
 
     def _args(self, channel: str, event: str, data: dict[str, Any]) -> list[Any]:
         """ARGV of the publish scripts (the fence value aside)."""
@@ -166,7 +163,7 @@ class EventLog:
                                  USER_LOG_MAXLEN if is_user else REQUEST_LOG_MAXLEN,
                                  USER_LOG_TTL_S if is_user else self.ttl_s, key_ttl_s, channel)
         event_id, fresh = result
-        return _text(event_id), bool(fresh)
+        return as_text(event_id), bool(fresh)
 
     def read_after(self, channel: str, last_id: str | None, count: int = 500) -> list[Event]:
         """Events strictly after ``last_id`` (all of them when None)."""
@@ -198,12 +195,8 @@ class EventLog:
 
 def _row_to_event(row: tuple[Any, dict[Any, Any]]) -> Event:
     raw_id, fields = row
-    decoded = {_text(k): _text(v) for k, v in fields.items()}
-    return Event(id=_text(raw_id), event=decoded["event"], data=json.loads(decoded["data"]))
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+    decoded = {as_text(k): as_text(v) for k, v in fields.items()}
+    return Event(id=as_text(raw_id), event=decoded["event"], data=json.loads(decoded["data"]))
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from services.act.config import ActConfig
 from services.act.models import ListItem
 from services.act.skills.base import SessionGate, SkillContext
 from services.act.turn import innate_dispatcher
-from services.act.when import zone_of
 from services.db import User
+from services.zones import zone_of
 
 USER = "bo"
 ZONE = "Asia/Tokyo"

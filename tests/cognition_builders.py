@@ -11,7 +11,7 @@ from typing import Any
 from services.cognition.config import cognition_config
 from services.db import ConversationSession, Exchange, RoutingDecision, Thread, User, insert
 from services.memory.models import Episode, Fact
-from services.periodic.contract import ServiceCall
+from services.service_call import ServiceCall
 
 _fires = itertools.count(1)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.periodic.contract import ServiceCall, ServiceResult
+from services.service_call import ServiceCall, ServiceResult
 
 CALLS_KEY = "test:periodic:calls:%s"
 

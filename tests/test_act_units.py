@@ -19,7 +19,7 @@ from services.act.config import (
     load_act_config,
     parse_act_config,
 )
-from services.act.critic import Critic, reply_kind
+from services.act.critic import Critic
 from services.act.dispatcher import ActDispatcher, validate
 from services.act.recurrence import RecurrenceError, next_occurrence, normalize_rule
 from services.act.skills.base import SessionGate, Skill, SkillContext, SkillError
@@ -28,6 +28,7 @@ from services.act.when import DueTimeError, parse_due
 from services.errors import LLMUnavailable
 from services.memory.concepts import ConceptGraph, spread
 from services.settings import PROJECT_ROOT, SettingsError
+from services.text import reply_kind
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOW = dt.datetime(2026, 11, 21, 15, 30, tzinfo=dt.UTC)  # Saturday 16:30 in Berlin

@@ -13,8 +13,8 @@ from services.db import ConversationSession
 from services.memory.models import Episode, MemoryChunk
 from services.memory.recall import recall
 from services.periodic import experience, expiry, goals
-from services.periodic.contract import ServiceCall
 from services.queues import BACKGROUND_QUEUE, EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE, job_owner
+from services.service_call import ServiceCall
 from services.streams import EventLog, user_channel
 from services.threads import ACTIVE_THREADS_KEY, CURRENT_THREAD_KEY, STATE_KEY, WORKING_MEMORY_KEY
 from tests.llm_steps import Json, Reply, ToolCalls

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from services.bundle import BundleInvalid, export_bundle, import_bundle
 from services.db import Exchange, Thread
 from services.embeddings import HashEmbedder
 from services.limits import Limits, Rate
-from services.memory.bundle import BundleInvalid, export_bundle, import_bundle
 from services.memory.facts import remember_fact
 from services.memory.importer import ImportReport, pair_exchanges, parse_lines, store_records
 from services.memory.models import Episode, Fact

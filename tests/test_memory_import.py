@@ -13,9 +13,9 @@ from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from cli.memory import cmd_export, cmd_import
+from services.bundle import export_bundle, import_bundle
 from services.db import Exchange, make_sessionmaker
 from services.embeddings import HashEmbedder
-from services.memory.bundle import export_bundle, import_bundle
 from services.memory.facts import remember_fact
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.models import Episode, Fact, MemoryChunk

@@ -9,9 +9,9 @@ import json
 import pytest
 from sqlalchemy.orm import Session
 
+from services.bundle import export_bundle, import_bundle
 from services.db import make_sessionmaker
 from services.embeddings import HashEmbedder
-from services.memory.bundle import export_bundle, import_bundle
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.context import assemble
 from services.memory.importer import pair_exchanges, parse_lines, store_records

@@ -139,7 +139,7 @@ def test_every_memory_enqueue_site_uses_the_memory_job_options_and_names_the_own
 
 
 def test_a_bundle_of_another_version_or_shape_is_refused_by_name():
-    from services.memory.bundle import FORMAT, VERSION, BundleInvalid, validate_bundle
+    from services.bundle import FORMAT, VERSION, BundleInvalid, validate_bundle
 
     good = {"format": FORMAT, "version": VERSION, "exchanges": [{"key": "k1", "occurred_at": "2026-01-02T03:04:05"}],
             "facts": [{"key": "f1", "text": "I like tea", "confidence": 1.0, "salience": 0.5}]}

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from services.act.models import ScheduledItem
 from services.db import User
 from services.periodic import reminders
-from services.periodic.contract import ServiceCall
+from services.service_call import ServiceCall
 from services.streams import EventLog, user_channel
 from tests.llm_steps import Json, Reply
 

@@ -32,8 +32,8 @@ from services.memory.vectors import (
     unembeddable_count,
 )
 from services.periodic import backfill
-from services.periodic.contract import ServiceCall
 from services.queues import MEMORY_CHUNKER_QUEUE
+from services.service_call import ServiceCall
 
 pytestmark = pytest.mark.integration
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 
-from services.periodic.contract import ServiceResult
 from services.periodic.runner import execute
 from services.periodic.runs import claim_run, finish_run
 from services.periodic.schedules import load_schedules, schedules_path
+from services.service_call import ServiceResult
 from workers.process import current_context
 
 logger = logging.getLogger(__name__)

@@ -27,9 +27,9 @@ from services.connections import redis_client
 from services.db import make_engine, make_sessionmaker, utcnow
 from services.janitor import ScheduledMover, recover_abandoned
 from services.logs import configure_logging
-from services.periodic.contract import system_clock
 from services.periodic.firing import fire_scheduled
 from services.periodic.schedules import ServiceSpec, load_schedules, schedules_path
+from services.service_call import system_clock
 from services.sessions import SESSION_IDLE_S, close_quiet_sessions
 from services.settings import Settings
 from services.supervisor import beat, pid_alive, process_key

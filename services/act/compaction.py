@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.act.config import CompactionConfig
-from services.act.text import truncate
 from services.errors import LLMError
+from services.text import truncate
 
 logger = logging.getLogger(__name__)
 

@@ -17,13 +17,10 @@ from typing import Any
 
 from services.act.config import CriticConfig
 from services.act.skills.base import Arguments, Skill
-from services.act.text import content_words, grounding
 from services.act.when import DueTimeError, parse_due
+from services.text import content_words, grounding, reply_kind
 
 PENDING_FIELD = "pending_action"
-CONFIRM_RE = re.compile(r"^\W*(?:yes|yeah|yep|yup|y|sure|ok(?:ay)?|do it|go ahead|confirm(?:ed)?|please do|"
-                        r"absolutely|of course|correct|that'?s right|right)\b")
-CANCEL_RE = re.compile(r"^\W*(?:no|nope|nah|n|cancel|don'?t|do not|stop|never ?mind|leave it|forget it)\b")
 DESTRUCTIVE_RE = re.compile(r"\b(?:delete|remove|cancel|drop|clear|erase|forget|abandon|give up|stop|scrap|quit|"
                             r"take (?:\w+ )?off|cross (?:\w+ )?off|get rid|bin|no longer|don'?t need)\b")
 _CLOCK_RE = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b")
@@ -35,16 +32,6 @@ class Assessment:
     run: bool
     confidence: float
     reasons: list[str] = field(default_factory=list)
-
-
-def reply_kind(text: str) -> str | None:
-    """"confirm", "cancel" or None for a reply to a confirmation question."""
-    lowered = text.strip().lower()
-    if CANCEL_RE.match(lowered):
-        return "cancel"
-    if CONFIRM_RE.match(lowered):
-        return "confirm"
-    return None
 
 
 def live_pending(extra: dict[str, Any], ttl_s: float, now: float | None = None) -> dict[str, Any] | None:

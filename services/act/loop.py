@@ -27,7 +27,6 @@ from services.act.fastpath import FAST_PATH, plain_action
 from services.act.prompt import skills_text, step_messages, world_state
 from services.act.skills.base import SessionGate, Skill, SkillContext
 from services.act.transaction import after_commit
-from services.act.when import zone_of
 from services.cognition.config import cognition_config
 from services.cognition.profiles import profiles_text
 from services.db import User
@@ -37,6 +36,7 @@ from services.llm.output import ToolCall
 from services.memory.config import MemoryConfig
 from services.queues import ChatRequest
 from services.threads import history_text
+from services.zones import zone_of
 
 logger = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from sqlalchemy.orm import Session
 from services.act.compaction import PromptState, entry_line
 from services.act.dispatcher import ActDispatcher
 from services.act.models import Goal, active_reminder_count, list_counts
-from services.act.text import truncate
 from services.cognition.profiles import NO_PROFILES
 from services.prompts import fenced
+from services.text import truncate
 
 ENTRY_CHARS = 1500
 NO_TRAIL = "(none yet)"

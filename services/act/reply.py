@@ -23,12 +23,12 @@ from services.act.loop import ActOutcome, ActTurn
 from services.act.prompt import reply_messages
 from services.act.transaction import after_commit
 from services.act.turn import run_act_turn
-from services.act.when import zone_of
 from services.llm.completion import Completion
 from services.llm.fallback import generate_with_fallback
 from services.llm.guard import ScaffoldGuard
 from services.llm.profile import LLMProfile
 from services.memory.config import MemoryConfig
+from services.zones import zone_of
 
 INSTRUCTIONS = {
     "RESPOND": "Tell the person what you did or found.",

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 PAST_SLACK = timedelta(seconds=60)
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -42,14 +41,6 @@ class DueTime:
     def describe(self) -> str:
         """How the person reads it: ``Sunday 22 November 2026, 09:00 CET``."""
         return self.local.strftime("%A %d %B %Y, %H:%M %Z").strip()
-
-
-def zone_of(name: str | None) -> tzinfo:
-    """The IANA zone, or UTC for an empty / unknown name."""
-    try:
-        return ZoneInfo(name) if name else UTC
-    except (ZoneInfoNotFoundError, ValueError):
-        return UTC
 
 
 def resolve_local(naive: datetime, zone: tzinfo) -> datetime:

@@ -17,13 +17,13 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from services.act.text import truncate
 from services.cognition.config import AutobiographyConfig, cognition_config
 from services.cognition.models import Autobiography, latest_autobiography
 from services.db import User, insert
 from services.errors import LLMError
 from services.memory.models import Episode
-from services.periodic.contract import ServiceCall, ServiceResult
+from services.service_call import ServiceCall, ServiceResult
+from services.text import truncate
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from services.cognition.followups import MISROUTE_LABELS, label, next_turns
 from services.cognition.models import RoutingFollowup, TriageCalibration
 from services.db import RoutingDecision as DecisionRow
 from services.db import insert
-from services.periodic.contract import ServiceCall, ServiceResult
+from services.service_call import ServiceCall, ServiceResult
 
 BATCH = 500
 MAX_PER_RUN = 20_000

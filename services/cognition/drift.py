@@ -21,7 +21,6 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from services.act.text import content_words, truncate
 from services.cognition.config import DriftConfig, cognition_config
 from services.cognition.gate import busy_queues, in_quiet_hours, local_day_start
 from services.cognition.models import DriftGist
@@ -29,8 +28,9 @@ from services.db import ConversationSession, User, insert
 from services.errors import LLMError
 from services.memory.concepts import add_topics, build_graph, spread
 from services.memory.models import Episode, Fact
-from services.periodic.contract import ServiceCall, ServiceResult
+from services.service_call import ServiceCall, ServiceResult
 from services.streams import user_channel
+from services.text import content_words, truncate
 
 logger = logging.getLogger(__name__)
 

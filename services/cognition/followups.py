@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from services.act.critic import reply_kind
-from services.act.text import content_words
 from services.db import Exchange
 from services.db import RoutingDecision as DecisionRow
 from services.router.feedback import detect_feedback
+from services.text import content_words, reply_kind
 
 LABELS = ("correction", "rephrase", "confirmation", "continued", "silent")
 MISROUTE_LABELS = frozenset({"correction", "rephrase"})

@@ -16,8 +16,8 @@ import redis
 from rq import Queue, get_current_job
 from rq.registry import StartedJobRegistry
 
-from services.act.when import zone_of
 from services.queues import BACKGROUND_QUEUE, EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE
+from services.zones import zone_of
 
 PERSON_QUEUES = (PROMPT_QUEUE, MEMORY_CHUNKER_QUEUE, EPISODIC_QUEUE)  # queued or running work = busy
 PEER_QUEUES = (BACKGROUND_QUEUE,)  # only running work = busy

@@ -17,11 +17,11 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from services.act.text import truncate
 from services.cognition.config import ProfilesConfig, cognition_config
 from services.cognition.models import SkillProfile, skill_profiles
 from services.db import Exchange, insert
-from services.periodic.contract import ServiceCall, ServiceResult
+from services.service_call import ServiceCall, ServiceResult
+from services.text import truncate
 
 TOP = 4
 NAMED_ARGUMENTS = ("name", "list")  # arguments whose values are worth remembering (a list's name)

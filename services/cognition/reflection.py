@@ -18,7 +18,6 @@ from typing import Any
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
-from services.act.text import truncate
 from services.cognition.config import ReflectionConfig, cognition_config
 from services.cognition.followups import MISROUTE_LABELS, Turn, next_turns
 from services.cognition.gate import busy_queues
@@ -26,9 +25,10 @@ from services.cognition.models import RoutingFollowup, RoutingPressure, RoutingR
 from services.db import RoutingDecision as DecisionRow
 from services.db import insert
 from services.errors import LLMError
-from services.periodic.contract import ServiceCall, ServiceResult
 from services.router.config import known_signals
 from services.router.signals import MODES
+from services.service_call import ServiceCall, ServiceResult
+from services.text import truncate
 
 logger = logging.getLogger(__name__)
 

@@ -31,8 +31,8 @@ from services.cognition.config import RegulatorConfig, cognition_config
 from services.cognition.models import RegulatorStep, RoutingPressure, RoutingReview
 from services.config_files import read_toml
 from services.db import insert
-from services.periodic.contract import ServiceCall, ServiceResult
 from services.router.config import OVERRIDE_FILE, WEIGHTS_FILE, RouterConfig, known_signals, parse_config
+from services.service_call import ServiceCall, ServiceResult
 from services.settings import SettingsError
 
 ACTIVE = ("pending", "kept")

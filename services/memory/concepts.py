@@ -15,9 +15,9 @@ from typing import Protocol
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from services.act.text import content_words
 from services.db import Topic
 from services.memory.models import Episode, Fact
+from services.text import content_words
 
 
 class SpreadSettings(Protocol):

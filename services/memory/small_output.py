@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from services.act.text import grounding, truncate
 from services.memory.chunks import ChunkInvalid, validate_chunk
 from services.memory.episodes import validate_episode
+from services.text import grounding, truncate
 
 IMPORTANCE = {"low": 0.2, "medium": 0.5, "high": 0.8}
 MIN_FACT_GROUNDING = 0.6  # share of a fact's content words the person's message must contain

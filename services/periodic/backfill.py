@@ -13,7 +13,7 @@ from __future__ import annotations
 from services.memory import vocabulary
 from services.memory.config import process_memory_config
 from services.memory.vectors import enqueue_backfill, pending_count
-from services.periodic.contract import ServiceCall, ServiceResult
+from services.service_call import ServiceCall, ServiceResult
 
 
 def run(call: ServiceCall) -> ServiceResult:

@@ -16,12 +16,12 @@ from typing import Any
 from sqlalchemy import and_, exists, func, or_, select
 
 from services.act.compaction import entry_line
-from services.act.text import truncate
 from services.db import Exchange, insert
 from services.memory.edits import enqueue_embedding
 from services.memory.episodes import episode_embedding_text
 from services.memory.models import Episode
-from services.periodic.contract import ServiceCall, ServiceResult
+from services.service_call import ServiceCall, ServiceResult
+from services.text import truncate
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,6 @@ from sqlalchemy import select, update
 
 from services.db import ConversationSession, Exchange
 from services.memory.models import MemoryChunk
-from services.periodic.contract import ServiceCall, ServiceResult
 from services.queues import (
     CHUNK_JOB_ID,
     CHUNKER_JOB,
@@ -29,6 +28,7 @@ from services.queues import (
     memory_job_options,
     owner_meta,
 )
+from services.service_call import ServiceCall, ServiceResult
 from services.sessions import enqueue_episode, session_exchange_ids
 from services.threads import ACTIVE_THREADS_KEY, CURRENT_THREAD_KEY, STATE_KEY, WORKING_MEMORY_KEY
 

@@ -19,11 +19,11 @@ from sqlalchemy import cast, select, update
 from sqlalchemy.dialects.postgresql import JSONB
 
 from services.act.models import Goal
-from services.act.text import truncate
 from services.periodic.acting import run_background_turn
-from services.periodic.contract import ServiceCall, ServiceResult
 from services.queues import BACKGROUND_QUEUE, PROMPT_QUEUE, enqueue, owner_meta
+from services.service_call import ServiceCall, ServiceResult
 from services.streams import user_channel
+from services.text import truncate
 
 logger = logging.getLogger(__name__)
 

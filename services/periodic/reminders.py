@@ -31,10 +31,10 @@ from sqlalchemy.orm import Session
 
 from services.act.models import ScheduledItem
 from services.act.recurrence import RecurrenceError, next_occurrence
-from services.act.when import zone_of
 from services.periodic.acting import run_background_turn
-from services.periodic.contract import ServiceCall, ServiceResult
+from services.service_call import ServiceCall, ServiceResult
 from services.streams import user_channel
+from services.zones import zone_of
 
 logger = logging.getLogger(__name__)
 

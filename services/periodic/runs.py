@@ -17,7 +17,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, Session, mapped_column, sessionmaker
 
 from services.db import Base, insert
-from services.periodic.contract import ServiceResult
+from services.service_call import ServiceResult
 
 STALE_AFTER_S = 3600  # longer than any service's job timeout
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from services.act.skills.base import Arguments, Result, Skill, SkillContext
-from services.act.text import content_words
 from services.memory.concepts import build_graph, spread
+from services.text import content_words
 
 PARAMETERS: dict[str, Any] = {
     "type": "object",

@@ -20,11 +20,11 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, delete, func, or_, select
 
 from services.act.skills.base import Arguments, Result, Skill, SkillContext, SkillError
-from services.act.text import content_words, grounding, stem, truncate, words
 from services.db import Exchange
 from services.memory import vocabulary
 from services.memory.facts import forget_fact
 from services.memory.models import Episode, Fact
+from services.text import content_words, grounding, stem, truncate, words
 
 MAX_MATCHES = 5  # per kind
 MIN_GROUNDING = 0.5

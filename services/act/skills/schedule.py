@@ -14,8 +14,9 @@ from sqlalchemy import Select, select
 from services.act.models import SCHEDULE_KINDS, ScheduledItem
 from services.act.recurrence import RecurrenceError, next_occurrence, normalize_rule
 from services.act.skills.base import Arguments, Result, Skill, SkillContext, SkillError, clean_text, pick_target
-from services.act.when import DueTime, DueTimeError, parse_due, zone_of
+from services.act.when import DueTime, DueTimeError, parse_due
 from services.db import utcnow
+from services.zones import zone_of
 
 OPERATIONS = ("create", "list", "move", "cancel")
 

@@ -1,4 +1,5 @@
-"""Text helpers: word-level ones shared by the critic (grounding) and ``associate`` (concepts), and truncation."""
+"""Text helpers shared by the ACT critic, memory, cognition and periodic services: words, grounding, truncation,
+and how a reply answers a confirmation question."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ STOPWORDS = frozenset(
     "set get make want need thing things something really maybe yes ok okay dont don't im i'm it's that's let"
     .split()
 )
+CONFIRM_RE = re.compile(r"^\W*(?:yes|yeah|yep|yup|y|sure|ok(?:ay)?|do it|go ahead|confirm(?:ed)?|please do|"
+                        r"absolutely|of course|correct|that'?s right|right)\b")
+CANCEL_RE = re.compile(r"^\W*(?:no|nope|nah|n|cancel|don'?t|do not|stop|never ?mind|leave it|forget it)\b")
 
 
 def stem(word: str) -> str:
@@ -49,3 +53,13 @@ def grounding(subject: str, evidence: str) -> float:
 def truncate(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters, the last one an ellipsis when anything was cut."""
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def reply_kind(text: str) -> str | None:
+    """"confirm", "cancel" or None for a reply to a confirmation question."""
+    lowered = text.strip().lower()
+    if CANCEL_RE.match(lowered):
+        return "cancel"
+    if CONFIRM_RE.match(lowered):
+        return "confirm"
+    return None

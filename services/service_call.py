@@ -11,10 +11,37 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from workers.context import WorkerContext
+    import redis
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from services.embeddings import Embedder
+    from services.llm.client import LLMClient
+    from services.metrics import Metrics
+    from services.prompts import PromptLibrary
+    from services.settings import Settings
+    from services.streams import EventLog
+    from services.threads import ThreadStore
+
+
+
+class ProcessContext(Protocol):
+    """What a service may use of the worker process that runs it (``workers.context.WorkerContext`` is one):
+    passed in, so services need not know the worker layer above them."""
+
+    settings: Settings
+    redis: redis.Redis
+    sessions: sessionmaker[Session]
+    events: EventLog
+    threads: ThreadStore
+    metrics: Metrics
+    llm: LLMClient
+    prompts: PromptLibrary
+    embedder: Embedder | None
+    extras: dict[str, Any]
+
 
 Outcome = Literal["ran", "skipped", "failed"]
 
@@ -42,7 +69,7 @@ class ServiceResult:
 class ServiceCall:
     name: str  # the service's name in configs/schedules.toml
     fire_id: str  # one id per scheduled fire (or per manual run): the idempotency key
-    context: WorkerContext  # connections, clients, configs and models of the worker process
+    context: ProcessContext  # connections, clients, configs and models of the worker process
     clock: Callable[[], datetime] = system_clock  # timezone-aware UTC "now"; tests pass their own
     options: dict[str, Any] = field(default_factory=dict)  # the service's own keys in schedules.toml
 
