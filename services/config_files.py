@@ -1,20 +1,62 @@
-"""Typed TOML configuration files: ``[section] key = value`` into frozen dataclasses.
+"""Typed TOML configuration files: ``[section] key = value`` into frozen dataclasses — the one loader.
 
-A config class is a dataclass whose fields are section dataclasses with defaults. Reading
+A config class is a dataclass whose fields are section dataclasses with defaults. A field may carry its
+allowed values (``at_least``, ``positive``, ``within``, ``one_of``), checked as the file is read. Reading
 is strict, so a typo in ``configs/*.toml`` fails loudly at start-up instead of being ignored:
-unknown sections and keys and wrongly typed values raise ``SettingsError``.
+unknown sections and keys, wrongly typed values and values out of bounds raise ``SettingsError``.
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import fields, replace
+from collections.abc import Callable, Iterable
+from dataclasses import field, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from services.settings import SettingsError
 
 T = TypeVar("T")
+
+
+def checked(default: Any, rule: str, test: Callable[[Any], bool]) -> Any:
+    """A section field whose value must pass ``test`` (``rule`` says how, in the error)."""
+    return field(default=default, metadata={"rule": rule, "test": test})
+
+
+def at_least(default: Any, low: float) -> Any:
+    return checked(default, f">= {low}", lambda value: value >= low)
+
+
+def positive(default: Any) -> Any:
+    return checked(default, "> 0", lambda value: value > 0)
+
+
+def within(default: Any, low: float, high: float) -> Any:
+    return checked(default, f"within [{low}, {high}]", lambda value: low <= value <= high)
+
+
+def one_of(default: Any, choices: tuple[Any, ...]) -> Any:
+    return checked(default, f"one of {choices}", lambda value: value in choices)
+
+
+def load_config(configs_dir: Path | None, name: str, default: T,
+                rules: Callable[[T], Iterable[tuple[bool, str]]] | None = None) -> T:
+    """``configs_dir/name`` over ``default`` (no directory or no file: the defaults), then the rules that
+    relate several keys: each ``(broken, message)`` pair that is broken raises ``SettingsError``."""
+    data = read_toml(Path(configs_dir) / name) if configs_dir is not None else None
+    config = parse_sections(name, default, data or {})
+    for broken, message in rules(config) if rules else ():
+        if broken:
+            raise SettingsError(f"{name}: {message}")
+    return config
+
+
+def once_per_process(extras: dict[str, Any], key: str, load: Callable[[], T]) -> T:
+    """A config read once per worker process and kept in its context's ``extras``."""
+    if key not in extras:
+        extras[key] = load()
+    return extras[key]
 
 
 def read_toml(path: Path) -> dict[str, Any] | None:
@@ -43,12 +85,15 @@ def parse_sections(label: str, config: T, data: dict[str, Any]) -> T:
 
 def parse_section(label: str, name: str, default: T, table: dict[str, Any]) -> T:
     """One section: known keys only, each value of its default's type (ints pass for floats, lists for tuples)."""
-    known = {f.name: getattr(default, f.name) for f in fields(default)}  # type: ignore[arg-type]
+    known = {f.name: f for f in fields(default)}  # type: ignore[arg-type]
     values: dict[str, Any] = {}
     for key, value in table.items():
         if key not in known:
             raise SettingsError(f"{label}: [{name}] has unknown key {key!r}")
-        values[key] = _coerce(label, name, key, known[key], value)
+        values[key] = _coerce(label, name, key, getattr(default, key), value)
+        rule = known[key].metadata
+        if rule and not rule["test"](values[key]):
+            raise SettingsError(f"{label}: [{name}] {key} = {value!r} should be {rule['rule']}")
     return replace(default, **values)  # type: ignore[type-var]
 
 

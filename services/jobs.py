@@ -5,10 +5,11 @@ numbers are exactly what RQ will act on.
 
 Who sees and retries a failed job: every job done for a person carries its owner in RQ
 ``meta`` (``services.queues.owner_meta``) and is listed and retryable for that user only.
-Jobs owned by no user (periodic service runs, which the scheduler enqueues, and anything
-enqueued by hand) are operator jobs: only the users named in ``ENGRAM_OPERATORS`` see and
-retry them (``Settings.is_operator``). Without configured tokens there is a single local user,
-who owns every user job and operates the deployment.
+Jobs owned by no user (periodic service runs, which the scheduler enqueues, anything enqueued by
+hand, and jobs queued before owner tagging existed, whose owner cannot be told safely) are operator
+jobs: only the users named in ``ENGRAM_OPERATORS`` see and retry them (``Settings.is_operator``).
+Without configured tokens there is a single local user, who owns every user job and operates the
+deployment.
 """
 
 from __future__ import annotations

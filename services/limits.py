@@ -13,8 +13,7 @@ from pathlib import Path
 
 import redis
 
-from services.config_files import parse_sections, read_toml
-from services.settings import SettingsError
+from services.config_files import at_least, load_config
 
 KEY = "ratelimit:%s:%s"  # scope, fingerprint of the token (never the token itself)
 
@@ -42,15 +41,15 @@ return {1, 0}
 
 @dataclass(frozen=True)
 class Rate:
-    per_minute: int = 60
-    burst: int = 10
+    per_minute: int = at_least(60, 1)
+    burst: int = at_least(10, 1)
 
 
 @dataclass(frozen=True)
 class RequestBounds:
-    max_query_chars: int = 500
-    max_offset: int = 100_000
-    max_id_chars: int = 64
+    max_query_chars: int = at_least(500, 1)
+    max_offset: int = at_least(100_000, 1)
+    max_id_chars: int = at_least(64, 1)
 
 
 @dataclass(frozen=True)
@@ -62,16 +61,7 @@ class Limits:
 
 def load_limits(configs_dir: Path | None) -> Limits:
     """Read ``limits.toml`` (missing file → defaults); unknown keys and non-positive values are errors."""
-    data = read_toml(Path(configs_dir) / "limits.toml") if configs_dir is not None else None
-    limits = parse_sections("limits.toml", Limits(), data) if data else Limits()
-    for name in ("chat", "memory"):
-        rate: Rate = getattr(limits, name)
-        if rate.per_minute < 1 or rate.burst < 1:
-            raise SettingsError(f"limits.toml: [{name}] needs per_minute >= 1 and burst >= 1")
-    bounds = limits.request
-    if min(bounds.max_query_chars, bounds.max_offset, bounds.max_id_chars) < 1:
-        raise SettingsError("limits.toml: [request] bounds must be positive")
-    return limits
+    return load_config(configs_dir, "limits.toml", Limits())
 
 
 def fingerprint(secret: str) -> str:

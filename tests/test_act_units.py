@@ -17,7 +17,6 @@ from services.act.config import (
     CriticConfig,
     SkillLimits,
     load_act_config,
-    parse_act_config,
 )
 from services.act.critic import Critic
 from services.act.dispatcher import ActDispatcher, validate
@@ -130,14 +129,15 @@ def test_missing_config_file_means_defaults(tmp_path: Path):
     assert load_act_config(tmp_path) == ActConfig()
 
 
-@pytest.mark.parametrize("data", [
-    {"loop": {"max_iterations": "6"}}, {"loop": {"max_iteration": 6}}, {"looop": {}},
-    {"loop": {"native_tools": 1}}, {"associate": {"decay": 1.5}}, {"compaction": {"threshold": 0}},
-    {"skills": {"recall_default_k": 30}}, {"skills": {"recall_default_k": 0}},
+@pytest.mark.parametrize("content", [
+    '[loop]\nmax_iterations = "6"', "[loop]\nmax_iteration = 6", "[looop]", "[loop]\nnative_tools = 1",
+    "[associate]\ndecay = 1.5", "[compaction]\nthreshold = 0", "[skills]\nrecall_default_k = 30",
+    "[skills]\nrecall_default_k = 0",
 ])
-def test_bad_config_is_refused(data):
+def test_bad_config_is_refused(content, tmp_path: Path):
+    (tmp_path / "act.toml").write_text(content + "\n")
     with pytest.raises(SettingsError):
-        parse_act_config(data)
+        load_act_config(tmp_path)
 
 
 # --- validation and dispatch -------------------------------------------------------------------------

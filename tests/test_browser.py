@@ -198,29 +198,28 @@ def test_a_pushed_reminder_shows_and_a_missed_one_is_replayed(page, system: Syst
 
 
 def test_an_action_is_confirmed_by_clicking_yes(page, llm: FakeLLM, system: System) -> None:
-    # The model gets the hour wrong, so the critic asks before storing the reminder.
-    llm.script(ToolCalls([("schedule", {"operation": "create", "text": "call the dentist", "due": "tomorrow at 10"})]),
-               Reply("Done: I will remind you tomorrow at 10:00 to call the dentist."))
+    # Forgetting always asks first: the question names what would go, and "Yes" carries it out.
+    fact_id = _insert_fact(system, "The user's old address is 12 Elm Street.")
+    llm.script(ToolCalls([("forget", {"query": "old address"})]),
+               Reply("Done: I have forgotten your old address."))
     new_conversation(page)
-    send(page, "Remind me tomorrow at 9 to call the dentist")
+    send(page, "Please forget my old address")
     question = wait_reply_done(page)
-    assert question.startswith("Before I do that, please confirm")
+    assert question.startswith("Before I do that, please confirm") and "12 Elm Street" in question
     buttons = page.locator("#log .turn:last-child .confirm button")
     assert buttons.all_inner_texts() == ["Yes", "No"]
-    receipts = page.locator("#log .turn:last-child details.receipts summary")
-    if receipts.count():
-        receipts.click()
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "chat_confirmation.png"))
     page.click("#log .turn:last-child .confirm button[data-answer=yes]")
     page.wait_for_function("document.querySelectorAll('#log .turn').length === 2")
-    assert wait_reply_done(page) == "Done: I will remind you tomorrow at 10:00 to call the dentist."
+    assert wait_reply_done(page) == "Done: I have forgotten your old address."
     assert page.locator("#log .bubble.you").last.inner_text() == "yes"
     assert page.locator("#log .confirm").count() == 0
-    assert "schedule" in page.locator("#log .turn:last-child .meta").inner_text()
+    assert "forget" in page.locator("#log .turn:last-child .meta").inner_text()
     thread_id = page.evaluate("localStorage.getItem('engram.thread')")
     exchanges = api(system, "GET", f"/threads/{thread_id}/exchanges").json()["exchanges"]
-    assert exchanges[-1]["tools"] == ["schedule"] and exchanges[0]["confirm"]["skill"] == "schedule"
+    assert exchanges[-1]["tools"] == ["forget"] and exchanges[0]["confirm"]["skill"] == "forget"
+    assert api(system, "GET", f"/memory/facts/{fact_id}").status_code == 404
 
 
 def _insert_fact(system: System, fact_text: str) -> int:

@@ -82,6 +82,19 @@ def test_a_users_failed_job_is_listed_and_retried_for_that_user_only(secured, re
     assert queue.job_ids == [bobs, operator] and queue.failed_job_registry.count == 0
 
 
+def test_a_chat_job_queued_before_owner_tagging_is_an_operator_job(secured, real_redis):
+    # Decided (issue 30): a job whose meta names no owner may have been anyone's, so no user sees it;
+    # the operators do, and retry it like a periodic run.
+    queue = Queue(PROMPT_QUEUE, connection=real_redis)
+    job = queue.enqueue("json.loads", "not json", job_id="pre-tagging-chat", meta={"request_id": "r1"})
+    SimpleWorker([queue], connection=real_redis).work(burst=True, with_scheduler=False)
+    assert [j["id"] for j in secured.get("/ops/queues", headers=BOB).json["failed_jobs"]] == []
+    assert secured.post(f"/ops/jobs/{job.id}/retry", headers=BOB).status_code == 404
+    assert [j["id"] for j in secured.get("/ops/queues", headers=HEADERS).json["failed_jobs"]] == [job.id]
+    assert secured.post(f"/ops/jobs/{job.id}/retry", headers=HEADERS).status_code == 200
+    assert queue.job_ids == [job.id]
+
+
 def test_without_tokens_the_local_user_operates_and_retries_periodic_runs(client, real_redis):
     operator = fail_one_job(real_redis)
     assert [job["id"] for job in client.get("/ops/queues").json["failed_jobs"]] == [operator]

@@ -16,7 +16,8 @@ import redis
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from services.act.config import ActConfig, load_act_config
+from services.act.config import ActConfig, process_act_config
+from services.config_files import once_per_process
 from services.connections import redis_client as patient_redis
 from services.db import make_engine, make_sessionmaker
 from services.embedded.postgres import share_niceness_with_backends
@@ -115,18 +116,12 @@ def memory_config(context: WorkerContext) -> MemoryConfig:
 
 def llm_profile(context: WorkerContext) -> LLMProfile:
     """The prompt profile of this process (compact for the small local model), read once."""
-    profile = context.extras.get("llm_profile")
-    if profile is None:
-        profile = context.extras["llm_profile"] = load_profile(context.settings)
-    return profile
+    return once_per_process(context.extras, "llm_profile", lambda: load_profile(context.settings))
 
 
 def act_config(context: WorkerContext) -> ActConfig:
     """``configs/act.toml``, read once per process."""
-    config = context.extras.get("act_config")
-    if config is None:
-        config = context.extras["act_config"] = load_act_config(context.settings.configs_dir)
-    return config
+    return process_act_config(context.extras, context.settings.configs_dir)
 
 
 def _record_llm(metrics: Metrics, role: str, completion: Any) -> None:

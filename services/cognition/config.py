@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from services.config_files import parse_sections, read_toml
+from services.config_files import load_config, once_per_process, within
 from services.settings import SettingsError
 
 CONFIG_FILE = "cognition.toml"
@@ -22,7 +22,7 @@ class DriftConfig:
     daily_cap: int = 3  # thoughts (LLM calls) per person per local day
     min_interval_s: float = 7200.0  # between two thoughts of one person
     memory_window_h: float = 168.0  # memories newer than this, not yet drifted on, are worth a thought
-    relevance_bar: float = 0.6  # pushed as a `thought` event only at or above this
+    relevance_bar: float = within(0.6, 0, 1)  # pushed as a `thought` event only at or above this
     max_users_per_run: int = 2
     max_seeds: int = 6
     max_hops: int = 2
@@ -93,19 +93,14 @@ def _clock_time(value: str, key: str) -> dt.time:
         raise SettingsError(f"{CONFIG_FILE}: [drift] {key} = {value!r} should be a time like \"22:00\"") from None
 
 
-def load_cognition_config(configs_dir: Path) -> CognitionConfig:
+def load_cognition_config(configs_dir: Path | None) -> CognitionConfig:
     """The file's values over the defaults; a missing file means the defaults."""
-    raw = read_toml(Path(configs_dir) / CONFIG_FILE)
-    config = parse_sections(CONFIG_FILE, CognitionConfig(), raw or {})
+    config = load_config(configs_dir, CONFIG_FILE, CognitionConfig())
     config.drift.quiet_window()  # fail at load time, not at 3 a.m.
-    if not 0.0 <= config.drift.relevance_bar <= 1.0:
-        raise SettingsError(f"{CONFIG_FILE}: [drift] relevance_bar must be between 0 and 1")
     return config
 
 
 def cognition_config(context: Any) -> CognitionConfig:
     """``configs/cognition.toml`` of the worker's context, read once per process."""
-    config = context.extras.get("cognition_config")
-    if config is None:
-        config = context.extras["cognition_config"] = load_cognition_config(context.settings.configs_dir)
-    return config
+    return once_per_process(context.extras, "cognition_config",
+                            lambda: load_cognition_config(context.settings.configs_dir))

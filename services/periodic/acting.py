@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from services.act.config import ActConfig, load_act_config
+from services.act.config import ActConfig, process_act_config
 from services.act.dispatcher import ActDispatcher
 from services.act.reply import ActReply, act_reply
 from services.act.turn import innate_dispatcher
@@ -58,10 +58,8 @@ def background_dispatcher(config: ActConfig) -> ActDispatcher:
 
 def configs(context: Any) -> tuple[ActConfig, MemoryConfig]:
     """act.toml and memory.toml, read once per process (kept in the context like the workers do)."""
-    extras = context.extras
-    if "act_config" not in extras:
-        extras["act_config"] = load_act_config(context.settings.configs_dir)
-    return extras["act_config"], process_memory_config(extras, context.settings.configs_dir)
+    return (process_act_config(context.extras, context.settings.configs_dir),
+            process_memory_config(context.extras, context.settings.configs_dir))
 
 
 def run_background_turn(context: Any, session: Session, *, request_id: str, user_id: str, text: str,
