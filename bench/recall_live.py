@@ -24,63 +24,8 @@ full-text entries (``vectors.merge_pending_lines``), with an enriched database i
 vocabulary backfill (``vocabulary.fill_all``: the job runs while turns wait, here after every turn, the most often
 the vocabulary can change).
 
-rlive (issue 9; base 399ac7e; 100k copies of the lead's build; 200 pairs, with the embedding unless said; CPU a
-recall: process / PostgreSQL backend; load 2.6–4.7, others' benches: the paired median and the CPU are the figures):
-  history, mode                       base p50 / p95   rlive p50 / p95   median, mean   CPU base → rlive
-  plain, static                       57.8 / 108.8     54.8 / 119.9      +0.7, −0.3     21.0 / 17.0 → 19.9 / 17.2
-  plain, live (chunker as before)     40.3 / 113.5     38.3 / 62.8       −3.3, −9.6     25.4 / 21.9 → 20.2 / 17.1
-  plain, live, given the vector       35.8 / 110.7     31.5 / 59.2       −3.3, −11.2    19.5 / 23.0 → 13.1 / 17.3
-  plain, live (chunker merging)       66.9 / 172.3     60.8 / 116.3      −7.5, −18.0    27.7 / 22.4 → 20.4 / 16.7
-  enriched, static (vectors toasted)  61.7 / 98.2      62.2 / 119.2      +0.9, +3.1     25.7 / 40.4 → 26.0 / 42.9
-  enriched, live (free space first)   71.6 / 147.6     70.8 / 135.3      −0.4, −5.7     28.7 / 40.9 → 24.2 / 41.3
-What the live user paid and what changed (each measured apart; hits of the 200 static queries identical, every
-field; LoCoMo .762 / .850 / .902, each category):
-  * term counts recounted at every recall (the version moves with every turn): now brought up to date from the
-    turns added since (termcounts ``Kept.grown``) when those lie after the sample's last row: equal to a recount
-    (live: 200 of 200 hit lists identical to a recount after each turn). Lost: keeping the old sample whatever
-    (on a copy with free space at the table's start every turn joins the sample: 43 of 200 lists identical, first
-    hit 147, top-10 overlap 0.990); with that free space (0016's rewrite leaves it) turns recount as before.
-  * the vocabulary matrix read whole at each new word (~0.1–0.2 new words a turn here): 34–105 ms process CPU,
-    12–50 backend, 48–160 ms wall → appended: 3–6.5 / 4.6–5.4 / 12–32 ms.
-  * the turns' GIN pending list (~1,200 lines before a merge): +1.0–1.6 ms backend a recall (given, 13.0 / 13.5
-    → 12.0 / 11.9 after ``gin_clean_pending_list``); the chunker now merges after a turn's lines (1.9–2.1 ms there).
-  * enriched (100,034 chunks, 28,120 facts of which 26,376 current, 4,600 episodes): backend ~40 ms a recall
-    against ~17. window_rows' plan hashes (memory_chunks by index per owner, 6.4 ms): no change needed. The
-    episode arm read its 4,600 vectors through TOAST (14,355 buffers, 10.7 ms, the planner choosing the scan):
-    migration 0017 (STORAGE MAIN; it writes the rows stored before again): HNSW, 1.2 ms; kinds' server CPU
-    17.3 → 10.3 ms; backend a recall 30.7 / 30.3 → 21.8 / 25.9 ms (given, one process, alternated).
-  * kept term counts expired after 60 s, so a person writing less than once a minute recounted at every recall
-    (rcold: ~6 ms backend): 0017 versions in-place rewrites too (a statement trigger, ~0.5 ms per 512-line UPDATE
-    of the vector backfill), the TTL (now only for whole-table rewrites) 600 s. Not measurable in these pairs
-    (a turn every ~0.2 s).
-Left: the fact and episode arms (~7.5 ms backend: facts' HNSW 2.2, episodes' ts_rank_cd over summaries 2.2) run
-after the exchange arms on the main connection; a sample that free space before its end cannot move.
-
-renr (issue 9; base 4b93e97; the enriched 100k copy, rewritten; 200 pairs; load 1.5–3; "backend" is recall's own
-connection only, the second connection's is not in it):
-  mode                      base p50 / p95   renr p50 / p95   median, mean    CPU process / backend, base → renr
-  static, embed (run 1)     38.6 / 69.6      28.9 / 51.5      −8.1, −8.7      20.7 / 23.3 → 20.4 / 15.3
-  static, embed (run 2)     44.8 / 76.0      34.5 / 60.7      −7.9, −10.2     23.4 / 27.9 → 23.4 / 17.8
-  static, given             32.9 / 54.6      25.3 / 42.9      −6.7, −7.4      12.3 / 21.9 → 12.6 / 13.6
-  live, embed (fresh copy)  49.9 / 84.3      41.5 / 68.3      −7.8, −8.4      25.7 / 33.4 → 26.2 / 23.7
-  * the fact and episode candidates (search.kind_candidates, one statement a kind) now follow the exchange arms on
-    the second connection once recall hands over the terms, beside window_rows instead of after it (timeline,
-    embed, load 1.5, medians from the recall's start: they ran 35.1–40.3 ms, after window_rows ended at 29.7;
-    now 18.2–23.5, inside window_rows' 16.8–28.3; the last statement, the hits' texts, 50.0 → 35.9). The same
-    statements: hit lists of the 200 queries identical, every field (embed, given, full-text only; fixed clock).
-    Lost: nothing in PostgreSQL CPU (the work moved); window_rows runs longer beside them on 2 busy cores (at load
-    ~3, p50 8.6 → 13.4 ms), so the wall gains less when the box is busy (first pairs at load 2.5–3: median
-    +0.6 / −1.0 ms embed, −1.3 given, before the next change); the second connection is held until the terms
-    come (a few ms more), which another recall of the same process may then find taken (it runs inline).
-  * an episode's tsvector lies out of line (its row, with the vector inline since 0017, passes the TOAST
-    threshold: 4,594 of 4,600) and each ``@@`` of the lexical signal read it again from TOAST (~9 words × ~100
-    rows a recall): now read once a row (``search._read_once``). Episode candidates, replayed 5× on one
-    connection: 4,740 → 2,224 buffers a recall, backend CPU 5.1–6.4 → 2.8–4.6 ms (medians 5.7 → 4.0).
-    Facts are short and stay in their rows (no change: 1,867 buffers, HNSW most of it).
-Left: facts' HNSW (ef_search 100 over 28k facts, ~1,650 buffers, ~2–4 ms; a partial index on current facts
-would need a migration: it barely filters here, 26,376 of 28,120 current); episodes' tsvector could be kept in
-the row (STORAGE MAIN on ``search``: a migration and a rewrite) instead of read once; window_rows and the
-Python after it are now the critical path.
+How to read it: the paired median and the CPU per recall are the figures that compare two trees on a shared box;
+the measured rounds are in bench/RESULTS.md.
 """
 
 from __future__ import annotations

@@ -92,9 +92,7 @@ def test_a_person_without_story_facts_or_thoughts_gets_no_person_part(session, h
 
 
 def test_the_personal_read_beside_recall_shows_what_the_read_after_it_shows(db_engine, hash_embedder):
-    """With ``side_reads`` the personal read runs on its own connection during recall: same context, same receipts."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    """``beside``: the personal read runs on its own connection during recall: same context, same receipts."""
     with Session(db_engine) as writer, writer.begin():  # committed: the side read has a connection of its own
         writer.execute(insert(User).values(id="dora").on_conflict_do_nothing())
         _story(writer, "dora", "Dora keeps bees and is learning Portuguese.", days_ago=1)
@@ -104,11 +102,11 @@ def test_the_personal_read_beside_recall_shows_what_the_read_after_it_shows(db_e
         _thought(writer, "dora", "The bees might swarm in May.", days_ago=0.5)
     threads: list[str] = []
     event.listen(db_engine, "before_cursor_execute", lambda *_: threads.append(threading.current_thread().name))
-    with Session(db_engine) as session, ThreadPoolExecutor(1, thread_name_prefix="side") as side:
+    with Session(db_engine) as session:
         after = assemble(session, hash_embedder, "dora", "How are my beehives doing?", now=NOW)
         threads.clear()
-        beside = assemble(session, hash_embedder, "dora", "How are my beehives doing?", now=NOW, side_reads=side)
+        beside = assemble(session, hash_embedder, "dora", "How are my beehives doing?", now=NOW, beside=True)
     assert beside.text == after.text and beside.receipts == after.receipts
     assert "three beehives" in beside.text and "learning Portuguese" in beside.text and "swarm in May" in beside.text
     assert beside.text.count("three beehives") == 1, "a fact recall shows is not repeated as a profile fact"
-    assert any(name.startswith("side") for name in threads), "the personal read ran on the side thread"
+    assert any(name.startswith("recall-side") for name in threads), "the personal read ran on a side thread"

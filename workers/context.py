@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import os
-from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,18 +53,8 @@ class WorkerContext:
     router: ModeRouter | None = None
     topics: TopicClassifier | None = None
     extras: dict[str, Any] = field(default_factory=dict)
-    _side_reads: tuple[int, ThreadPoolExecutor] | None = field(default=None, init=False, repr=False)
-
-    def side_reads(self) -> Executor:
-        """One thread for a read that overlaps the turn's own statements (context assembly's personal read
-        beside recall), made in this process: a forked work-horse has the object but not its thread."""
-        if self._side_reads is None or self._side_reads[0] != os.getpid():
-            self._side_reads = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="side-read"))
-        return self._side_reads[1]
 
     def close(self) -> None:
-        if self._side_reads is not None and self._side_reads[0] == os.getpid():
-            self._side_reads[1].shutdown(wait=False)
         self.metrics.flush()  # what deferred() blocks recorded in this process's last second
         self.engine.dispose()
         self.redis.close()

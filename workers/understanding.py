@@ -216,7 +216,7 @@ def recall_context(
     embedder = context.embedder if embedding is not None else None
     return assemble(
         db, embedder, request.user_id, request.text, query_embedding=embedding,
-        exclude_exchange_ids=recent_ids, config=config, budget_tokens=budget, side_reads=context.side_reads(),
+        exclude_exchange_ids=recent_ids, config=config, budget_tokens=budget, beside=True,
     )
 
 

@@ -7,26 +7,27 @@ budget. Nothing relevant → "".
 Working memory (the thread's recent turns) is rendered by the caller as history; pass its
 exchange ids as ``exclude_exchange_ids`` so nothing is shown twice.
 
-Given a ``side_reads`` executor, the personal read (narrative, profile facts, shared thoughts: it
-does not depend on the message) runs on a connection of its own while recall runs, instead of
-after it: the digest's wait for it overlaps recall's.
+With ``beside``, the personal read (narrative, profile facts, shared thoughts: it does not depend on
+the message) runs on a connection of its own while recall runs, instead of after it, when the pool has
+one to spare (``sidearms``): the digest's wait for it overlaps recall's.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Executor, Future
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from sqlalchemy import Row
 from sqlalchemy import text as sql_text
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
+from services.memory import sidearms
 from services.memory.config import MemoryConfig
 from services.memory.recall import RecallHit, recall
 
@@ -54,15 +55,15 @@ def assemble_context(session: Session, embedder: Embedder | None, user_id: str, 
 def assemble(session: Session, embedder: Embedder | None, user_id: str, query_text: str, *,
              query_embedding: np.ndarray | None = None, budget_tokens: int | None = None,
              exclude_exchange_ids: Iterable[int] = (), config: MemoryConfig | None = None,
-             now: dt.datetime | None = None, side_reads: Executor | None = None) -> AssembledContext:
+             now: dt.datetime | None = None, beside: bool = False) -> AssembledContext:
     """Like ``assemble_context``, also returning the hits used and a confidence for the router.
 
-    ``side_reads``: run the personal read on its own pooled connection during recall (see the module doc).
+    ``beside``: run the personal read on its own pooled connection during recall (see the module doc).
     """
     cfg = config or MemoryConfig()
     ctx = cfg.context
     k = ctx.max_facts + ctx.max_episodes + ctx.max_exchanges
-    early = _read_personal_aside(session, side_reads, user_id, cfg, now)
+    early = _read_personal_aside(session, user_id, cfg, now) if beside else None
     hits = recall(session, embedder, user_id, query_text, k=k, query_embedding=query_embedding, config=cfg,
                   now=now, exclude_exchange_ids=exclude_exchange_ids)
     relevant = [hit for hit in hits if hit.signals.get("relevance", 0.0) >= ctx.min_relevance]
@@ -154,12 +155,12 @@ class Personal:
     thoughts: list[Remembered] = field(default_factory=list)
 
 
-def _read_personal_aside(session: Session, side_reads: Executor | None, user_id: str, cfg: MemoryConfig,
+def _read_personal_aside(session: Session, user_id: str, cfg: MemoryConfig,
                          now: dt.datetime | None) -> Future[Sequence[Row[Any]]] | None:
-    """The personal read started on ``side_reads`` with a connection of its own (autocommit: it reads committed
-    rows, as the turn's transaction would, and needs no BEGIN or ROLLBACK); None without an executor or engine."""
-    engine = session.get_bind()
-    if side_reads is None or not isinstance(engine, Engine):
+    """The personal read started beside the turn with a connection of its own (autocommit: it reads committed
+    rows, as the turn's transaction would, and needs no BEGIN or ROLLBACK); None without a spare connection."""
+    engine = sidearms.side_engine(session, own_only=False)
+    if engine is None:
         return None
     spare = cfg.context.max_facts  # recall's facts are not known yet: read enough to drop any it shows
 
@@ -168,7 +169,7 @@ def _read_personal_aside(session: Session, side_reads: Executor | None, user_id:
             return _personal_rows(connection.execution_options(isolation_level="AUTOCOMMIT"), user_id, spare, cfg,
                                   now)
 
-    return side_reads.submit(read)
+    return sidearms.side_pool().submit(read)
 
 
 def _personal_rows(session: Session | Connection, user_id: str, spare: int, cfg: MemoryConfig,

@@ -12,9 +12,8 @@ turns (``services.memory.speakers``). Without an embedder (the web process) it i
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -87,12 +86,12 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     kinds, name, own_only, vocabulary_size = _open(session, user_id, kinds, cfg, words)
     if embedder is not None and name is not None and (ahead is None or ahead[1] is None):
         # A name not guessed: its nameless vector embeds from now, beside the query's own (speakers.nameless_ahead).
-        ahead = speakers.nameless_ahead(_pool(), embedder, query, name, ahead[0] if ahead else None,
+        ahead = speakers.nameless_ahead(sidearms.side_pool(), embedder, query, name, ahead[0] if ahead else None,
                                         query_embedding), name
     window = time_window(query, now)
     engine = sidearms.side_engine(session, own_only) if "exchange" in kinds else None
     others = tuple(kind for kind in kinds if kind != "exchange")
-    side = sidearms.ExchangeArms(engine, _pool(), user_id, window, cfg, others) if engine is not None else None
+    side = None if engine is None else sidearms.ExchangeArms(engine, sidearms.side_pool(), user_id, window, cfg, others)
     if side is not None and ahead is not None and ahead[1] == name:
         side.follow(ahead[0])  # the arms start the moment the vector they search by is there
     excluded = set(exclude_exchange_ids)
@@ -155,7 +154,6 @@ def _open(session: Session, user_id: str, kinds: tuple[str, ...], cfg: RecallCon
 
 # (the embedding under way, the speaker name it was started for)
 Ahead = tuple[Future[tuple[np.ndarray, speakers.NamedSpeaker | None]], str | None]
-_THREADS: dict[int, ThreadPoolExecutor] = {}  # by process id: created on first use, and again in a fork
 
 
 def _embed_ahead(embedder: Embedder | None, user_id: str, query: str, query_embedding: np.ndarray | None,
@@ -166,16 +164,7 @@ def _embed_ahead(embedder: Embedder | None, user_id: str, query: str, query_embe
     guess = speakers.GUESSES.guess(user_id, words) if words else None
     if query_embedding is not None and guess is None:
         return None  # nothing to embed unless the query names someone, which _open will tell
-    return _pool().submit(speakers.query_vectors, embedder, query, query_embedding, guess), guess
-
-
-def _pool() -> ThreadPoolExecutor:
-    """The threads a recall's query embedding and its exchange arms (``sidearms``) run on."""
-    pool = _THREADS.get(os.getpid())
-    if pool is None:  # a forked child inherits the pool object but not its threads
-        _THREADS.clear()
-        pool = _THREADS[os.getpid()] = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-side")
-    return pool
+    return sidearms.side_pool().submit(speakers.query_vectors, embedder, query, query_embedding, guess), guess
 
 
 def _terms_and_vectors(session: Session, user_id: str, query: str, cfg: RecallConfig, kinds: tuple[str, ...],

@@ -13,11 +13,16 @@ Only for a READ COMMITTED transaction that has written nothing yet (``OWN_CONNEC
 what is committed, which is then all that recall's own connection sees too; and only when the pool has a connection
 to spare without waiting (a second connection must never hold a recall up). Any failure on the side connection (the
 server gone, a broken connection) falls back to the arms inside window_rows.
+
+This module is the one way memory reads beside a turn's own connection: ``side_pool`` (the process's threads for
+them) and ``side_engine`` (a second connection only when one is spare) serve recall's arms and query embedding and
+context assembly's personal read alike.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -39,6 +44,19 @@ _SETTINGS_SQL = f"SELECT {search.SEARCH_SETTINGS_SQL}"
 # How long the second connection waits for the terms before giving the other kinds back to recall's connection: a
 # guard only (recall hands them over, or releases the wait, within the recall).
 TERMS_WAIT_S = 10.0
+
+
+_THREADS: dict[int, ThreadPoolExecutor] = {}  # by process id: created on first use, and again in a fork
+
+
+def side_pool() -> ThreadPoolExecutor:
+    """The threads of this process for work beside a turn's own connection (recall's query embedding and exchange
+    arms, context assembly's personal read)."""
+    pool = _THREADS.get(os.getpid())
+    if pool is None:  # a forked child inherits the pool object but not its threads
+        _THREADS.clear()
+        pool = _THREADS[os.getpid()] = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-side")
+    return pool
 
 
 class ExchangeArms:
