@@ -133,10 +133,8 @@ def overrides(pairs: list[str]) -> dict[str, Any]:
 
 # Each recall signal or boost switched off alone (``--ablate``): what it earns on this data.
 ABLATIONS: dict[str, dict[str, Any]] = {
-    "speaker arm": {"speaker_weight": 0.0, "speaker_weight_broad": 0.0},
-    "speaker_weight_broad": {"speaker_weight_broad": 0.3},
+    "speaker arm": {"speaker_weight": 0.0},
     "first_person_boost": {"first_person_boost": 0.0},
-    "event_boost": {"event_boost": 0.0},
     "subject_boost": {"subject_boost": 0.0},
     "expansion": {"expansion_words": 0},
     "question_turn_weight": {"question_turn_weight": 0.0},
@@ -144,8 +142,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "context_sim_weight": {"context_sim_weight": 0.0},
     "reply_context_weight": {"reply_context_weight": 0.0},
     "nearby_weight": {"nearby_weight": 0.0},
-    "recency": {"recency_weight": 0.0, "past_recency_weight": 0.0},
-    "past_recency (as recency)": {"past_recency_weight": 0.1},
+    "recency": {"recency_weight": 0.0},
     "salience": {"salience_weight": 0.0},
     "time window": {"time_match_weight": 0.0, "window_relevance": 0.0},
     "rewrite_query": {"rewrite_query": False},

@@ -69,26 +69,24 @@ def test_the_persons_own_account_comes_before_their_better_worded_words_to_the_o
     def order(query: str) -> list[int]:
         asked_about = of_question(query, "tim", True, SHIPPED)
         scored = score_candidates([to_her, his_own, hers], SHIPPED, True, None, NOW, None,
-                                  SHIPPED.speaker_weight_broad, asked_about)
+                                  SHIPPED.speaker_weight, asked_about)
         return [c.row["id"] for _, _, c in scored]
 
     assert order("What books has Tim read?") == [2, 1, 3]
     assert order("Which books has Tim read on the trip?") == [1, 2, 3]  # one particular trip: no focus
     assert factor(hers.speaker(), hers.turn_text(), Focus("tim", SHIPPED.first_person_boost, True)) == 1.0
-    assert of_question("What books has Tim read?", "tim", True, replace(SHIPPED, first_person_boost=0.0,
-                                                                        event_boost=0.0)) is None
+    assert of_question("What books has Tim read?", "tim", True, replace(SHIPPED, first_person_boost=0.0)) is None
 
 
-def test_the_persons_account_of_an_event_weighs_more_again():
-    """"What activities has Melanie done with her family?": of her first-person turns, the one telling when
-    ("Yesterday I took the kids to the museum") is an event she did; the one without a time is an opinion."""
-    assert SHIPPED.event_boost > 0
+def test_the_persons_account_weighs_more_and_a_subjects_turns_weigh_alike():
+    """"What activities has Melanie done with her family?": her first-person turns are her account; a question
+    naming both speakers weighs all of its subject's turns alike."""
     at_large = of_question("What activities has Melanie done with her family?", "melanie", True, SHIPPED)
     event = ("Melanie", "Yesterday I took the kids to the museum!")
     opinion = ("Melanie", "I think family comes first.")
-    assert factor(*opinion, at_large) == pytest.approx(1 + SHIPPED.first_person_boost)
-    assert factor(*event, at_large) == pytest.approx((1 + SHIPPED.first_person_boost) * (1 + SHIPPED.event_boost))
-    # A question naming both speakers weighs all of its subject's turns alike.
+    about_her = ("Melanie", "You are so kind to her.")
+    assert factor(*opinion, at_large) == factor(*event, at_large) == pytest.approx(1 + SHIPPED.first_person_boost)
+    assert factor(*about_her, at_large) == 1.0
     subject = of_question("What did Melanie tell Caroline about her family?", None, False, SHIPPED)
     assert factor(*event, subject) == factor(*opinion, subject) == pytest.approx(1 + SHIPPED.subject_boost)
 
@@ -125,7 +123,7 @@ def test_a_question_naming_both_speakers_puts_its_subjects_words_first():
     assert of_question("What did Jon say about the store?", "jon", False, SHIPPED) is None
 
 
-@pytest.mark.parametrize("setting", ["first_person_boost", "event_boost", "subject_boost"])
+@pytest.mark.parametrize("setting", ["first_person_boost", "subject_boost"])
 def test_a_negative_boost_is_refused(tmp_path, setting):
     (tmp_path / "memory.toml").write_text(f"[recall]\n{setting} = -0.3\n")
     with pytest.raises(SettingsError, match=setting):

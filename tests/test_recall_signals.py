@@ -1,8 +1,7 @@
 """Round-four recall signals: the turn's own shape (a turn that asks ranks below a turn that tells; a question
 asking *when* / *how many* / *where* prefers the turn holding a time word / number / place:
-services/memory/turnshape.py) and the similarity of the conversation around a turn (context_sim_weight).
-Round five: a question about a named person at large leans more on that person's own turns
-(speaker_weight_broad, turnshape.asks_broadly)."""
+services/memory/turnshape.py), the similarity of the conversation around a turn (context_sim_weight), and which
+questions ask about a named person at large (turnshape.asks_broadly)."""
 
 from __future__ import annotations
 
@@ -38,7 +37,7 @@ def _order(candidates: list[Candidate], cfg: RecallConfig, cue: str | None = Non
 
 
 @pytest.mark.parametrize("setting", ["question_turn_weight = 1.5", "answer_cue_weight = -0.1",
-                                     "context_sim_weight = 2", "speaker_weight_broad = -0.5"])
+                                     "context_sim_weight = 2"])
 def test_out_of_range_weights_are_refused(tmp_path, setting):
     (tmp_path / "memory.toml").write_text(f"[recall]\n{setting}\n")
     with pytest.raises(SettingsError, match=setting.split()[0]):
@@ -107,18 +106,6 @@ def _spoken(line_id: int, lex: float, speaker_sim: float | None) -> Candidate:
     candidate = _turn(line_id, "said")
     candidate.lex, candidate.row["speaker_sim"] = lex, speaker_sim
     return candidate
-
-
-def test_the_broad_weight_lifts_the_persons_own_turn_over_a_better_worded_one():
-    """"What hobbies has Melanie picked up?": Caroline's turn says "hobbies", Melanie's own turn about pottery
-    says none of it but is close to the question in meaning: at the broad weight hers comes first."""
-    worded, her_own = _spoken(1, 0.6, None), _spoken(2, 0.1, 0.6)
-    shipped = load_memory_config(PROJECT_ROOT / "configs").recall
-    assert shipped.speaker_weight_broad > shipped.speaker_weight > 0
-    narrow = [c.row["id"] for _, _, c in score_candidates([worded, her_own], shipped, True, None, NOW)]
-    broad = [c.row["id"] for _, _, c in score_candidates([worded, her_own], shipped, True, None, NOW, None,
-                                                           shipped.speaker_weight_broad)]
-    assert (narrow, broad) == ([1, 2], [2, 1])
 
 
 def _similarity(sims: list[float | None], cfg: RecallConfig) -> float | None:

@@ -34,7 +34,6 @@ class RecallConfig:
     window_relevance: float = 0.2
     recency_half_life_days: float = positive(30.0)
     recency_weight: float = 0.10
-    past_recency_weight: float = at_least(0.0, 0)
     salience_weight: float = 0.10
     access_weight: float = 0.05
     access_saturation: int = 20
@@ -61,9 +60,7 @@ class RecallConfig:
     def expands(self) -> bool:
         """Whether queries are expanded by the person's vocabulary (so it is worth filling)."""
         return self.expansion_words > 0 and self.expansion_weight > 0
-    speaker_weight_broad: float = at_least(0.5, 0)  # its weight when the question asks about the person at large
     first_person_boost: float = at_least(0.3, 0)
-    event_boost: float = at_least(0.15, 0)  # ... and their turns telling a time (an event) × (1 + this) (focus.py)
     subject_boost: float = at_least(0.4, 0)
     question_turn_weight: float = within(0.5, 0, 1)
     answer_cue_weight: float = at_least(0.1, 0)

@@ -5,11 +5,9 @@ Two cases, both read from the question's and the turn's text at query time:
 - **A person at large.** "What books has Tim read?", "What activities has Melanie done with her family?" are
   answered by several of that person's turns, each telling one instance in the first person ("I just finished
   ...", "we went camping"), in words the question seldom shares. The speaker signal (speakers.py,
-  ``speaker_weight_broad``) already lifts the person's turns by their similarity; among them, the ones where
+  ``speaker_weight``) already lifts the person's turns by their similarity; among them, the ones where
   they speak of themselves (I / my / we ...) are their account, the ones about the other person ("You're doing
-  something amazing!") are not: those score × (1 + ``first_person_boost``); and what a person has done is
-  told as events, with a time ("Yesterday I took the kids to the museum", "Last weekend I joined a mentorship
-  program": ``turnshape.carries("time")``): those score × (1 + ``event_boost``) besides. Only when the
+  something amazing!") are not: those score × (1 + ``first_person_boost``). Only when the
   question names no particular thing: "What are the main ingredients of the ice cream recipe shared by
   Joanna?" asks about one event (a definite "the ..."), answered by one turn that matches its words; lifting
   the person's turns there only pushes that turn down, and when the question names the wrong person (LoCoMo's
@@ -21,8 +19,8 @@ Two cases, both read from the question's and the turn's text at query time:
   ("and", "both", "together", "each other"): it asks for both.
 
 Cost: a regular expression or two on the question (0.2–13 µs); for a question with a focus, a speaker comparison
-per candidate and, for a person at large, a word-set test (~6 µs) and turnshape's time test (~9 µs) per turn of
-theirs, cached by text (~2 ms over ~140 such turns cold, ~0.15 ms cached); no storage, no SQL, no embedding.
+per candidate and, for a person at large, a word-set test (~6 µs) per turn of theirs, cached by text; no storage,
+no SQL, no embedding.
 """
 
 from __future__ import annotations
@@ -54,7 +52,6 @@ class Focus:
     person: str
     boost: float
     first_person_only: bool  # only their turns in the first person (a question about them at large)
-    event_boost: float = 0.0  # their turns telling a time ("yesterday", "last week") × (1 + this) besides
 
 
 def of_question(query: str, speaker: str | None, broad: bool, cfg: RecallConfig) -> Focus | None:
@@ -62,8 +59,8 @@ def of_question(query: str, speaker: str | None, broad: bool, cfg: RecallConfig)
     several); ``broad``: it asks about that speaker at large (``turnshape.asks_broadly``). Recall asks only
     where it read the question's speaker names (an embedder and ``speaker_weight`` > 0)."""
     if speaker is not None:
-        if broad and (cfg.first_person_boost > 0 or cfg.event_boost > 0) and asks_at_large(query):
-            return Focus(speaker, cfg.first_person_boost, True, cfg.event_boost)
+        if broad and cfg.first_person_boost > 0 and asks_at_large(query):
+            return Focus(speaker, cfg.first_person_boost, True)
         return None
     subject = subject_of(query) if cfg.subject_boost > 0 else None
     return Focus(subject, cfg.subject_boost, False) if subject is not None else None
@@ -98,6 +95,4 @@ def factor(speaker: str | None, text: str | None, focus: Focus | None) -> float:
         return 1.0
     if not focus.first_person_only:
         return 1.0 + focus.boost
-    said = text or ""
-    own = 1.0 + focus.boost if speaks_of_self(said) else 1.0
-    return own * (1.0 + focus.event_boost) if focus.event_boost > 0 and turnshape.carries("time", said) else own
+    return 1.0 + focus.boost if speaks_of_self(text or "") else 1.0

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from concurrent.futures import Future
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -76,7 +76,6 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     if not query or k < 1:
         return []
     now = now or dt.datetime.now(dt.UTC)
-    cfg = _for_question(cfg, query)
     kinds = tuple(kinds)
     by_speaker = embedder is not None and cfg.speaker_weight > 0 and "exchange" in kinds
     words = speakers.name_words(query) if by_speaker else []
@@ -107,13 +106,13 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
     finally:
         if side is not None:
             side.release()  # its connection no longer waits for terms that will not come
-    # A question about the person at large leans more on that person's own turns (turnshape.asks_broadly).
+    # A question about the person at large (turnshape.asks_broadly) leans on that person's own account (focus.py).
     broad = speaker is not None and turnshape.asks_broadly(query)
     # Whose words the question asks for: that person's account in the first person, or, naming several speakers,
     # its subject (focus.py); only where the names were read (by_speaker), as measured.
     asked_about = focus.of_question(query, speaker.name if speaker else None, broad, cfg) if by_speaker else None
     scored = score_candidates(candidates, cfg, qvec is not None, window, now, turnshape.answer_cue(query),
-                              cfg.speaker_weight_broad if broad else cfg.speaker_weight, asked_about)
+                              cfg.speaker_weight, asked_about)
     hits = _select(session, user_id, scored, k, cfg, excluded)
     if reinforce and hits:
         ids: dict[str, list[int]] = {}
@@ -121,14 +120,6 @@ def recall(session: Session, embedder: Embedder | None, user_id: str, query: str
             ids.setdefault(hit.kind, []).append(hit.id)
         access.reinforce(session, user_id, ids, now)
     return hits
-
-
-def _for_question(cfg: RecallConfig, query: str) -> RecallConfig:
-    """The settings for this question: one about the past ("What did Tim read?") takes past_recency_weight, as
-    what was is no likelier to have been said lately; one about the present keeps recency_weight."""
-    if cfg.past_recency_weight != cfg.recency_weight and turnshape.asks_about_past(query):
-        return replace(cfg, recency_weight=cfg.past_recency_weight)
-    return cfg
 
 
 def _open(session: Session, user_id: str, kinds: tuple[str, ...], cfg: RecallConfig,

@@ -11,8 +11,7 @@ Two cues, both measured on LoCoMo (bench/locomo.py, round four):
 A third cue is the question's own shape: a question about the person at large, asking for an aggregate of
 their life ("What books has Tim read?", "How many times has ...", "What are Joanna's hobbies?") or for an
 inference about them ("Would Caroline ...?", "What might John ...?"), is answered by several of that
-person's turns that share few of its words: the speaker signal (speakers.py) weighs more for it
-(round five).
+person's turns that share few of its words: their own account counts more for it (focus.py).
 
 The turn cues are read from the candidate turn's text in Python (~10 µs a turn, ~2 ms over a recall's few hundred
 candidates when none is cached, cached by text after that); no storage and no embedding.
@@ -50,9 +49,6 @@ _ASKS_PLACE = re.compile(r"^\s*where\b|\bwhat (?:country|city|town|state|place)\
 # over the person's life. "Would/Does/Is ...", "... likely / might ...": an inference about the person.
 _ASKS_MANY = re.compile(r"^\s*(?:what|which)\s+(?:\w+\s+){0,3}?\w+s\s+(?:has|have|does|do|did|is|are)\b"
                         r"|^\s*how many\b|^\s*what are\b|^\s*where ha(?:s|ve)\b", re.IGNORECASE)
-# "What did ...", "When was ...", "Had she ...": the question asks about the past, so a recent memory is no likelier
-# to answer it than an old one (round six).
-_ASKS_PAST = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
 _ASKS_INFERENCE = re.compile(r"^\s*(?:would|might|could|does|do|is|are|what would|what could)\b"
                              r"|\b(?:likely|might)\b", re.IGNORECASE)
 
@@ -83,11 +79,6 @@ def answer_cue(query: str) -> str | None:
 def asks_broadly(query: str) -> bool:
     """Whether the query asks about a person at large: a list over their life or an inference about them."""
     return bool(_ASKS_MANY.search(query) or _ASKS_INFERENCE.search(query))
-
-
-def asks_about_past(query: str) -> bool:
-    """Whether the query asks what was ("What did Tim read?", "When was the party?"), not what is."""
-    return _ASKS_PAST.search(query) is not None
 
 
 def carries(cue: str | None, text: str) -> bool:
