@@ -11,36 +11,49 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     import redis
+    from sqlalchemy.engine import Engine
     from sqlalchemy.orm import Session, sessionmaker
 
     from services.embeddings import Embedder
     from services.llm.client import LLMClient
     from services.metrics import Metrics
     from services.prompts import PromptLibrary
+    from services.router.mode_router import ModeRouter
     from services.settings import Settings
     from services.streams import EventLog
     from services.threads import ThreadStore
+    from services.topics import TopicClassifier
 
 
 
-class ProcessContext(Protocol):
-    """What a service may use of the worker process that runs it (``workers.context.WorkerContext`` is one):
-    passed in, so services need not know the worker layer above them."""
+@dataclass
+class WorkerContext:
+    """A worker process's connections, clients and models, built once (``workers.context.build_context``) and
+    carried by every job's and service's call: defined here, below both, so services need not know the workers."""
 
     settings: Settings
     redis: redis.Redis
+    engine: Engine
     sessions: sessionmaker[Session]
     events: EventLog
     threads: ThreadStore
     metrics: Metrics
     llm: LLMClient
     prompts: PromptLibrary
-    embedder: Embedder | None
-    extras: dict[str, Any]
+    # Loaded once per process by workers.understanding.load_understanding (None in the web process).
+    embedder: Embedder | None = None
+    router: ModeRouter | None = None
+    topics: TopicClassifier | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def close(self) -> None:
+        self.metrics.flush()  # what deferred() blocks recorded in this process's last second
+        self.engine.dispose()
+        self.redis.close()
 
 
 Outcome = Literal["ran", "skipped", "failed"]
@@ -69,7 +82,7 @@ class ServiceResult:
 class ServiceCall:
     name: str  # the service's name in configs/schedules.toml
     fire_id: str  # one id per scheduled fire (or per manual run): the idempotency key
-    context: ProcessContext  # connections, clients, configs and models of the worker process
+    context: WorkerContext  # connections, clients, configs and models of the worker process
     clock: Callable[[], datetime] = system_clock  # timezone-aware UTC "now"; tests pass their own
     options: dict[str, Any] = field(default_factory=dict)  # the service's own keys in schedules.toml
 

@@ -1,4 +1,4 @@
-"""The per-process worker context: connections, clients and models, built once.
+"""Building the per-process worker context (``services.service_call.WorkerContext``): connections, clients, models.
 
 ``EngramWorker`` builds it before its work loop (so models load once per process, never per
 job); a plain ``rq worker`` builds it on the first job instead. Tests install their own.
@@ -8,19 +8,15 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 import redis
-from sqlalchemy.engine import Engine
-from sqlalchemy.orm import Session, sessionmaker
 
 from services.act.config import ActConfig, process_act_config
 from services.config_files import once_per_process
 from services.connections import redis_client as patient_redis
 from services.db import make_engine, make_sessionmaker
 from services.embedded.postgres import share_niceness_with_backends
-from services.embeddings import Embedder
 from services.llm.client import LLMClient
 from services.llm.priority import ChatPriority
 from services.llm.profile import LLMProfile, load_profile
@@ -28,36 +24,12 @@ from services.llm.roles import load_role_configs
 from services.memory.config import MemoryConfig, process_memory_config
 from services.metrics import Metrics
 from services.prompts import PromptLibrary
-from services.router.mode_router import ModeRouter
+from services.service_call import WorkerContext
 from services.settings import Settings
 from services.streams import EventLog
 from services.threads import ThreadStore
-from services.topics import TopicClassifier
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class WorkerContext:
-    settings: Settings
-    redis: redis.Redis
-    engine: Engine
-    sessions: sessionmaker[Session]
-    events: EventLog
-    threads: ThreadStore
-    metrics: Metrics
-    llm: LLMClient
-    prompts: PromptLibrary
-    # Loaded once per process by workers.understanding.load_understanding (None in the web process).
-    embedder: Embedder | None = None
-    router: ModeRouter | None = None
-    topics: TopicClassifier | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
-
-    def close(self) -> None:
-        self.metrics.flush()  # what deferred() blocks recorded in this process's last second
-        self.engine.dispose()
-        self.redis.close()
 
 
 def build_context(settings: Settings, *, redis_client: redis.Redis | None = None) -> WorkerContext:

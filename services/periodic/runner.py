@@ -16,7 +16,7 @@ from datetime import datetime
 
 from services.periodic.runs import claim_run, finish_run, run_outcome
 from services.periodic.schedules import ServiceSpec
-from services.service_call import ProcessContext, ServiceCall, ServiceFunction, ServiceResult, system_clock
+from services.service_call import ServiceCall, ServiceFunction, ServiceResult, WorkerContext, system_clock
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def resolve_job(path: str) -> ServiceFunction:
     return function  # type: ignore[no-any-return]
 
 
-def execute(context: ProcessContext, spec: ServiceSpec, fire_id: str, *, trigger: str = "schedule",
+def execute(context: WorkerContext, spec: ServiceSpec, fire_id: str, *, trigger: str = "schedule",
             scheduled_for: datetime | None = None,
             clock: Callable[[], datetime] = system_clock) -> ServiceResult:
     """Run the fire once; a fire already claimed elsewhere returns its recorded (or running) outcome."""
@@ -55,7 +55,7 @@ def execute(context: ProcessContext, spec: ServiceSpec, fire_id: str, *, trigger
     return result
 
 
-def _call(context: ProcessContext, spec: ServiceSpec, fire_id: str,
+def _call(context: WorkerContext, spec: ServiceSpec, fire_id: str,
           clock: Callable[[], datetime]) -> ServiceResult:
     try:
         function = resolve_job(spec.job)
@@ -68,7 +68,7 @@ def _call(context: ProcessContext, spec: ServiceSpec, fire_id: str,
     return result
 
 
-def _record(context: ProcessContext, spec: ServiceSpec, fire_id: str, result: ServiceResult, started: float,
+def _record(context: WorkerContext, spec: ServiceSpec, fire_id: str, result: ServiceResult, started: float,
             clock: Callable[[], datetime]) -> None:
     elapsed = time.monotonic() - started
     finish_run(context.sessions, spec.name, fire_id, result, duration_ms=int(elapsed * 1000), now=clock())
@@ -80,7 +80,7 @@ def _record(context: ProcessContext, spec: ServiceSpec, fire_id: str, result: Se
                "details": result.details})
 
 
-def _recorded(context: ProcessContext, name: str, fire_id: str) -> ServiceResult:
+def _recorded(context: WorkerContext, name: str, fire_id: str) -> ServiceResult:
     with context.sessions() as session:
         row = run_outcome(session, name, fire_id)
     if row is None or row.outcome == "running":
