@@ -25,11 +25,9 @@ class RecallConfig:
     sim_ceil: float = within(0.75, 0, 1)
     candidates: int = at_least(25, 1)  # rows each exchange arm brings (configs/memory.toml: measured depth)
     ef_search: int = 100
-    max_df_ratio: float = 0.25
     df_cap: int = at_least(1000, 1)
     match_cap: int = at_least(1000, 1)
     common_match_cap: int = at_least(300, 1)  # match_cap when every asked word is at df_cap (configs/memory.toml)
-    min_docs_for_df: int = 100
     max_query_terms: int = at_least(32, 1)  # a long message scores by its longest lexemes only (one df count each)
     window_relevance: float = 0.2
     recency_half_life_days: float = positive(30.0)

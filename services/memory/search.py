@@ -9,7 +9,6 @@ names weigh more than common ones (``ts_rank_cd`` alone has no IDF).
 from __future__ import annotations
 
 import datetime as dt
-import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -199,36 +198,6 @@ def holds_sql(kind: str) -> str:
     """Whether the user (``:user``) holds any row of this kind that recall could return, as a SQL boolean:
     a user without facts or episodes (most chat users, every import without enrichment) skips their statements."""
     return f"EXISTS (SELECT 1 FROM {TABLES[kind]} t WHERE t.user_id = :user AND {KINDS[kind].active})"
-
-
-def query_terms(session: Session, user_id: str, query: str, config: RecallConfig) -> Terms:
-    """Stemmed lexemes of the query with BM25-style IDF from this user's exchanges.
-
-    A long message keeps its ``max_query_terms`` longest lexemes (length stands in for rarity, which
-    is unknown until counted): each lexeme costs a df count here and a CASE term in every score.
-    """
-    rows = session.execute(
-        text(
-            "SELECT l.lexeme, (SELECT count(*) FROM (SELECT 1 FROM exchanges e WHERE e.user_id = :user "
-            "AND e.search @@ CAST(quote_literal(l.lexeme) AS tsquery) LIMIT :cap) s) AS df "
-            "FROM (SELECT lexeme FROM unnest(tsvector_to_array(to_tsvector('english', :query))) AS q(lexeme) "
-            "ORDER BY length(lexeme) DESC, lexeme LIMIT :max_terms) l"
-        ),
-        {"user": user_id, "query": query, "cap": config.df_cap, "max_terms": config.max_query_terms},
-    ).all()
-    if not rows:
-        return Terms()
-    total = session.scalar(text("SELECT count(*) FROM exchanges WHERE user_id = :user"), {"user": user_id}) or 0
-    scored = sorted(((lexeme, int(df)) for lexeme, df in rows), key=lambda item: item[1])
-    # Dropping "common" words needs enough exchanges to know what is common.
-    small = total < config.min_docs_for_df
-    kept = [(lexeme, df) for lexeme, df in scored if small or df / total <= config.max_df_ratio]
-    kept = kept or scored[:1]  # a query of only common words still searches by its rarest one
-    n = max(total, 1)
-    # Words whose count reached the cap still score, but searching the index by them would match
-    # a large share of the user's history; the rarer words find the candidates.
-    rare = [lexeme for lexeme, df in kept if df < config.df_cap] or [kept[0][0]]
-    return Terms([lexeme for lexeme, _ in kept], [math.log(1 + (n - df + 0.5) / (df + 0.5)) for _, df in kept], rare)
 
 
 def _lex_sql(terms: Terms, params: dict[str, Any], search: str = "t.search") -> str:
