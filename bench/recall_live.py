@@ -1,8 +1,8 @@
 """Recall as a live user meets it: an exchange stored between two recalls, over an enriched history.
 
 Run from the repository root, on a copy of a database bench/recall.py built (``--pgdata``; both commands write):
-    python -m bench.recall_live enrich --pgdata DIR      # add what enrichment writes, once
-    python -m bench.recall_pair --pgdata DIR --a TREE_A --b TREE_B --live [--mode embed|given]
+    python -m bench.recall enrich --pgdata DIR      # add what enrichment writes, once
+    python -m bench.recall pair --pgdata DIR --a TREE_A --b TREE_B --live [--mode embed|given]
 
 bench/recall.py recalls over a static, un-enriched history. A person chatting stores an exchange between two
 recalls (the digest's store, then the chunker job's lines, vectors and words), and enrichment writes, per
@@ -44,7 +44,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from bench.chatgen import TOPICS, ChatGen
-from bench.recall_import import USER, built_database
+from bench.recall import USER, built_database
 from services.memory import vectors, vocabulary
 from services.memory.chunks import store_chunk, validate_chunk
 from services.memory.episodes import store_episode, validate_episode

@@ -1,7 +1,7 @@
 """Paired recall A/B: two source trees' recall processes on one PostgreSQL, taking turns query by query.
 
 Run from the repository root, on a database bench/recall.py built (``--pgdata``):
-    python -m bench.recall_pair --pgdata DIR --a TREE_A --b TREE_B [--mode embed|given] [--live]
+    python -m bench.recall pair --pgdata DIR --a TREE_A --b TREE_B [--mode embed|given] [--live]
 
 Each tree (a checkout, e.g. ``git worktree add`` or ``git archive | tar -x``) runs in its own process with its
 own code (PYTHONPATH), both warmed up and gc-frozen as a worker process is (workers/startup.py); then the 200
@@ -164,7 +164,7 @@ def main() -> None:
         return
     if not (args.pgdata and args.a and args.b):
         parser.error("--pgdata, --a and --b are needed")
-    from bench.recall_import import built_database  # here: a side runs this file against another tree's modules
+    from bench.recall import built_database  # here: a side runs this file against another tree's modules
 
     pgdata, trees = built_database(parser, args.pgdata), {"A": Path(args.a).resolve(), "B": Path(args.b).resolve()}
     # A tree without recall would fail late.

@@ -1,7 +1,7 @@
 """When each statement of a recall starts and ends, on which connection: the critical path, query by query.
 
 Run from the repository root, on a database bench/recall.py built (``--pgdata``):
-    python -m bench.recall_timeline --pgdata DIR [--mode embed|given] [--queries 200] [--by-kind]
+    python -m bench.recall timeline --pgdata DIR [--mode embed|given] [--queries 200] [--by-kind]
 Another tree (one without this file): ``cd TREE && PYTHONPATH=TREE python PATH/TO/bench/recall_timeline.py ...``.
 
 Recalls the 200 queries of bench/recall.py once each (warmed up and gc-frozen as a worker is) and prints, per part,
@@ -168,7 +168,7 @@ def main() -> None:
     parser.add_argument("--by-kind", action="store_true", help="also a table for each kind of query")
     args = parser.parse_args()
     pgdata = Path(args.pgdata)
-    # Checked here, not with bench.recall_import.built_database: this file also runs against older trees.
+    # Checked here, not with bench.recall.built_database: this file also runs against older trees.
     if not (pgdata / "bench-import.json").is_file():
         parser.error(f"--pgdata {pgdata}: not a database bench/recall.py built (no bench-import.json)")
     from services.embedded.lifecycle import free_port

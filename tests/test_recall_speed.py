@@ -253,7 +253,7 @@ def test_the_paired_bench_refuses_a_folder_that_is_no_built_database_no_source_t
     from services.settings import PROJECT_ROOT
 
     def pair(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "bench.recall_pair", *args], cwd=PROJECT_ROOT,
+        return subprocess.run([sys.executable, "-m", "bench.recall", "pair", *args], cwd=PROJECT_ROOT,
                               capture_output=True, text=True, timeout=60)
 
     empty = pair("--pgdata", str(tmp_path), "--a", str(PROJECT_ROOT), "--b", str(PROJECT_ROOT))
@@ -310,7 +310,7 @@ def test_the_live_bench_refuses_to_enrich_a_folder_that_is_no_built_database(tmp
     from services.settings import PROJECT_ROOT
 
     missing = tmp_path / "nothing-here"
-    refused = subprocess.run([sys.executable, "-m", "bench.recall_live", "enrich", "--pgdata", str(missing)],
+    refused = subprocess.run([sys.executable, "-m", "bench.recall", "enrich", "--pgdata", str(missing)],
                              cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2 and "not a database bench/recall.py built" in refused.stderr
     assert not missing.exists() and list(tmp_path.iterdir()) == []  # no empty database created, nothing enriched
