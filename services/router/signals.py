@@ -250,8 +250,10 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]])
     content = _content_without_time(view)
     imperative = imperative_signals(view)["imperative"] > 0
     needs_context = context_dependent or (bool(things or persons) and (imperative or len(content) <= 2))
-    # A long message usually carries its own antecedent ("my phone keeps crashing, can I fix it?").
-    self_contained = not context_dependent and len(content) >= 4
+    # A long message usually carries its own antecedent ("my phone keeps crashing, can I fix it?"), unless it
+    # points back at an earlier turn ("add what we talked about to my list") without naming what.
+    points_back = DEICTIC_OBJECT_RE.search(view.lower) is not None
+    self_contained = not (context_dependent or points_back) and len(content) >= 4
     thing_ok = not (things or context_dependent) or self_contained or has_antecedent(False, working_memory)
     person_ok = not persons or self_contained or has_antecedent(True, working_memory) or bool(
         PERSON_CUE_RE.search(" ".join(view.content)) or CAPITALISED_RE.search(view.raw)
@@ -276,7 +278,9 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
     has_time = TIME_RE.search(view.lower) is not None
     if resolved_reference and working_memory:  # "Schedule it." after "the dentist is on Friday at 10"
         has_time = has_time or TIME_RE.search(working_memory[-1][0].lower()) is not None
-    task_words = [w for w in _content_without_time(view) if w not in SKILL_WORDS]
+    # "the ones I listed" is no task of its own: only what the earlier turn said would be.
+    pointer_free = text_view(DEICTIC_OBJECT_RE.sub(" ", view.lower)) if not resolved_reference else view
+    task_words = [w for w in _content_without_time(pointer_free) if w not in SKILL_WORDS]
     if skills["skill_forget"] or skills["skill_manage"]:
         # Editing or forgetting acts on something that exists: it needs *which* one, never a new time.
         has_task = resolved_reference or any(w not in MANAGE_WORDS for w in task_words) or _names_a_list(view)

@@ -42,7 +42,9 @@ GREETING_RE = re.compile(
 )
 THANKS_RE = re.compile(
     r"\b(?:(?:thanks?|thank (?:you|u))(?: so much| a lot)? for [a-z]+ing (?:it|that|this|them|those)|"
-    r"thanks?|thank (?:you|u)|thankyou|thx|thnx|ty|cheers|much appreciated|appreciate (?:it|that))\b"
+    r"thanks?|thank (?:you|u)|thankyou|thx|thnx|ty|cheers|much appreciated|much obliged|appreciate (?:it|that)|"
+    r"merci(?: beaucoup)?|danke(?: sch[öo]n| sehr)?|gracias|grazie(?: mille)?|obrigad[oa]|arigato|"
+    r"dank je(?: wel)?|ta)\b"
 )
 FAREWELL_RE = re.compile(
     r"\b(?:bye+|goodbye|good ?night|night night|nighty|gn|see (?:you|ya)(?: later| tomorrow| soon)?|cya|"
@@ -69,7 +71,10 @@ FILLER_WORDS = frozenset(
 
 # Where an imperative can start: the top of the message, a new clause, or after a polite lead-in.
 # (One factored alternation: re scans it several times faster than a list of "\bword " branches.)
-_CLAUSE_START = r"(?:^|[,.;!:]\s*|\b(?:please|can you|could you|would you|you can|and(?: also)?|also|just|now) )"
+_CLAUSE_START = (
+    r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|can u|could u|you can|and(?: also)?|also|"
+    r"just|now) )"
+)
 _STORED = r"(?:reminders?|alarms?|timers?|appointments?|meetings?|events?|notifications?)"
 # A named list: "my shopping list", "the packing list", "our to-do list" (the name is group 1).
 _NAMED_LIST = (
@@ -87,18 +92,44 @@ _MANAGE_AT_CLAUSE = (
     r"[^.?!]{0,30}?\bgoals?\b"
 )
 
+# Making a list that names its content: "create a packing list with X and Y", "new list called gifts: ...",
+# "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is
+# missing). Not "make me a list of interview questions" (writing, RESPOND) unless items follow a colon.
+_LIST_CREATE = (
+    r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|you can|and|also|just|now|mind) )"
+    r"(?:(?:create|creating|make|making|start|starting|set(?:ting)? up|open|opening|begin|put(?:ting)? together|"
+    r"i (?:need|want|would like)|i'?d like)(?: me| us| myself)? (?:a |an |another )?(?:new )?|new )"
+    r"(?:[a-z'-]+ ){0,3}?(?:list|to-?do list|todo list|checklist)\b"
+    r"(?:(?! of)[^.?!]{0,40}?(?::|\bwith\b|\bw/|\bcontaining\b|\bincluding\b|\bcalled\b|\bnamed\b|\btitled\b|['\"])|"
+    r" of [^.?!:]{1,40}:|(?: for (?:me|us))?(?: please| pls)?\W*$)"
+)
+
 SKILL_PATTERNS = {
-    "remind": r"\bremind(?:er|ers)?\b|\bset (?:an? |my )?(?:alarm|timer)\b|\bwake me\b|\bdon'?t let me forget\b|"
-    r"\b(?:ping|nudge|alert) me\b",
+    "remind": r"\bremind(?:er|ers)?\b|\bmind reminding me\b|\bset (?:an? |my )?(?:alarm|timer)\b|\bwake me\b|"
+    r"\bdon'?t let me forget\b|"
+    r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?) me\b",
     "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|\bbook (?:a|an|me|the) (?:meeting|call|appointment|slot)\b|"
     r"\bset up (?:a|an) (?:meeting|call)\b",
-    "list": r"\b(?:add|put|remove|delete|take|cross|tick|check)\b[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
-    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your)\b[^.?!]{0,30}?\blist\b|"
-    r"\b(?:my|our) (?:[a-z'-]+ ){0,2}(?:list|lists|to-?dos?|to do list)\b(?! of)",
-    "remember": r"(?:^|[,.;!]\s*|\b(?:please|can you|could you|and) )(?:remember|memori[sz]e|note down|"
+    "list": r"\b(?:add|put|pop|chuck|throw|stick|bung|jot|write|remove|delete|take|cross|tick|check)\b"
+    r"[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
+    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|checklist)\b|"
+    # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
+    r"\b(?:add|put|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?(?:list|groceries)\b|"
+    rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list)\b(?! of)|{_LIST_CREATE}",
+    "remember": r"(?:^|[,.;!]\s*|\b(?:please|pls|plz|kindly|can you|could you|can u|could u|and) )(?:remember|"
+    r"remeber|rember|remembr|remmeber|memori[sz]e|note down|"
     r"keep in mind|don'?t forget|make a note|jot down|write down|save)\b(?! (?:when|how|what|if|the time))|"
-    r"\b(?:remember|note|memori[sz]e|save) (?:that|this)\b|\bfor future reference\b",
-    "recall": r"\bdo you (?:still )?(?:remember|recall|know) (?:what|when|where|who|my|if|whether|the|about|our)\b|"
+    r"\b(?:remember|note|memori[sz]e|save) (?:that|this)\b|\bfor future reference\b|"
+    # Storing a given piece of information: "please store this: ...", "log that ...", "put this in your memory".
+    rf"{_CLAUSE_START}(?:store|log|record|file(?: away)?|keep)\b "
+    r"(?:this|that|these|it|the following|my|a note|a record)\b|"
+    rf"{_CLAUSE_START}(?:store|save|keep|log|record)\b (?:the|my|our) [^.?!]{{1,40}}?(?:\bis\b|\bit'?s\b|:)|"
+    r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|\bhang on to (?:this|that|it)\b|"
+    r"\bmake a record\b|"
+    r"\b(?:put|add|keep|store|save|commit)\b[^.?!]{0,20}? (?:in|to|into) (?:your )?memory\b|"
+    r"\b(?:i'?d like|i want|i need|i would like) you to (?:store|remember|save|keep|note|record|log|memori[sz]e)\b",
+    "recall": r"\bdo you (?:still )?(?:remember|recall|know) (?:what|when|where|who|my|if|whether|the|our)\b|"
+    r"\bdo you (?:still )?(?:remember|recall) about\b|\bdo you (?:still )?(?:know about|have) (?:my|our|me)\b|"
     r"\bwhat did (?:i|we) (?:tell|say|mention|ask|share|talk|discuss|decide)\b|"
     r"\b(?:did|have) i (?:ever |already )?(?:tell|told|mention|mentioned|say|said)\b|"
     r"^(?:what|when|where|who|which)(?:'s| is| was| are| were| did)? (?:my|our)\b|\bremind me what (?:i|we|my)\b|"
@@ -106,9 +137,17 @@ SKILL_PATTERNS = {
     r"\bi (?:told|mentioned|said to) you\b|\b(?:have|did) i (?:set|add|save|schedule|ask you)\b",
     "introspect": r"\bwhat (?:else )?(?:do )?you know about (?:me|myself|my)\b|\bwhat have you (?:learned|learnt|"
     r"figured out|noticed) about (?:me|my)\b|\bhow well do you know me\b|\bwhat do you remember about me\b|"
-    r"\btell me about myself\b|"
+    r"\btell me about myself\b|\bwhat (?:you(?:'ve| have)?|do you|have you|do u|u) (?:know|learned|learnt|noticed|"
+    r"picked up|worked out|figured out|gathered|found out)(?: so far)? (?:about|abt) (?:me|my)\b|"
+    r"\bwhich of my (?:preferences|interests|habits|routines)\b|"
     r"\bwhat are my (?:preferences|interests|habits|patterns)\b|\bwhat do you think (?:you know )?about me\b",
-    "goal": r"\b(?:my|new|set an?|set my) (?:[a-z-]+ ){0,2}(?:goal|goals|resolution|resolutions)\b|"
+    "goal": r"\b(?:my|new|set an?|set my) (?:[a-z'-]+ ){0,2}(?:goal|goals|resolution|resolutions)\b|"
+    # Setting or tracking one goal: "set me a goal to ...", "record a goal: ...", "track my progress on ...".
+    r"\b(?:set|add|record|create|make|start|track|log|keep track of)(?: me| myself| for me)? (?:a|an|another|my|this) "
+    r"(?:new )?(?:[a-z'-]+ ){0,2}?goal\b|\bgoal\s*:|(?:^|[,.;!-]\s*)goal is\b|"
+    r"\bi (?:want|'d like|would like|need) to (?:keep track of|track)\b|"
+    rf"{_CLAUSE_START}(?:track|keep track of|log|monitor) (?:my |our )?progress\b|\b(?:how'?s|how is|how am i doing)\b"
+    r"[^.?!]{0,40}\bgoals?\b|"
     r"\bprogress (?:on|toward|towards) my\b|\bhelp me (?:stick to|keep track|track)\b|\b(?:keep|hold) me accountable\b|"
     r"^(?:what|which) goals (?:am i|do i|have i|did i)\b",
     # Removing what the assistant knows: "forget that I live in Paris", "erase what I told you about X".
@@ -116,7 +155,8 @@ SKILL_PATTERNS = {
     "forget": rf"{_CLAUSE_START}(?:(?:forget|unlearn)\b(?! (?:it|about it|things|stuff|anything|something)\b)(?=\W*\w)|"
     r"(?:erase|delete|remove|wipe|clear|purge|drop)\b[^.?!]{0,30}?\b(?:what (?:i|we) (?:just )?"
     r"(?:told|said|mentioned|shared|wrote)|(?:everything|all|anything|what) (?:that )?you (?:know|remember|have "
-    r"(?:learned|learnt|stored|saved)|learned|learnt|stored|saved)|from (?:your )?memory)\b)|\bstop remembering\b",
+    r"(?:learned|learnt|stored|saved)|learned|learnt|stored|saved)|from (?:your )?memory)\b)|\bstop remembering\b|"
+    r"\b(?:i )?(?:don'?t|do not) want you to (?:remember|keep|know|store)\b",
     # Changing or removing something already stored: reminders, list items, whole lists, goals.
     "manage": rf"{_CLAUSE_START}(?:{_MANAGE_AT_CLAUSE})|\blist (?:called|named)\b|"
     r"\b(?:what|which|any|all (?:of )?my|list (?:my|all)|show (?:me )?my) (?:upcoming |active |current |pending )?"
@@ -125,10 +165,19 @@ SKILL_PATTERNS = {
 }
 SKILL_RES = {name: re.compile(pattern) for name, pattern in SKILL_PATTERNS.items()}
 READ_QUESTION_RE = re.compile(r"^(?:what|which|how|when|where|who|do|did|have|has|are|is|am)\b")
-LIST_WRITE_RE = re.compile(r"\b(?:add|put|remove|delete|take|cross|tick|check)\b")
+LIST_WRITE_RE = re.compile(r"\b(?:add|put|pop|chuck|throw|stick|bung|jot|write|remove|delete|take|cross|tick|check|"
+                           r"create|creating|make|making|start|"
+                           r"starting|set up|setting up|open|opening|begin|together|need|want|like|new)\b")
 WHOLE_LIST_RE = re.compile(rf"{_CLAUSE_START}{_WHOLE_LIST}")
 # "forget what I told you" points back at the conversation just like "forget that" does.
-DEICTIC_OBJECT_RE = re.compile(r"\bwhat (?:i|we) (?:just )?(?:told|said|mentioned|shared|wrote)(?: (?:to )?you)?\W*$")
+# So do "the things I mentioned", "what we talked about" and "the ones from before" when nothing follows that
+# names them ("what I told you about my job" names it): they need an earlier turn to point at.
+DEICTIC_OBJECT_RE = re.compile(
+    r"\b(?:what|those|everything|the(?: [a-z'-]+){1,2})(?: that)? (?:i|we) (?:just |already )?"
+    r"(?:told|said|mentioned|shared|wrote|listed|gave|sent|showed|discussed|talked about|agreed(?: on)?|asked(?: for)?)"
+    r"(?: (?:to )?you)?(?: (?:earlier|before|yesterday|last time|just now))?(?=\W*$|\W+(?:to|on|onto|in|into|for)\b)|"
+    r"\bthe(?: [a-z'-]+){1,2} from (?:before|earlier|yesterday|last time)\b"
+)
 # A verb that edits or removes something: with a resolved pronoun it acts on what the last turn stored.
 MANAGE_VERB_RE = re.compile(
     r"^(?:mark|cancel|delete|remove|uncheck|untick|tick|cross|forget|erase|snooze|move|push|drop|clear|empty|rename|"
@@ -152,7 +201,9 @@ TIME_RE = re.compile(
 SKILL_WORDS = frozenset(
     "remind reminder reminders set alarm timer schedule reschedule calendar add put remove delete list lists shopping "
     "grocery groceries todo to-do remember note save goal goals new track please can could you me my book up make "
-    "take keep mind jot write down don't forget".split()
+    "take keep mind jot write down don't forget create start store log record progress later memory following info "
+    "information tasks checklist wishlist called named need want like pop chuck throw stick bung hang off onto"
+    .split()
 )
 # Words of editing/forgetting requests that do not say *which* item: "Delete the reminder." still needs one.
 MANAGE_WORDS = frozenset(
@@ -179,7 +230,8 @@ IMPERATIVE_VERBS = frozenset(
     "add book buy call cancel change check delete do email explain find fix get give help keep let list make move "
     "note open plan put read remember remind remove reply reschedule save schedule send set share show summarize "
     "summarise take tell text track translate update write draft describe compare suggest recommend create start "
-    "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn".split()
+    "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn store log record"
+    .split()
 )
 LEAD_IN_RE = re.compile(r"^(?:(?:please|pls|hey|ok|okay|so|and|also|now|can you|could you|would you)[ ,]+)+")
 STOPWORDS = frozenset(
@@ -199,7 +251,9 @@ CONTEXT_DEPENDENT_RE = re.compile(
     r"do (?:it|that|the same)(?: again)?|again|which one|what do you mean|elaborate|"
     r"explain (?:that|it|more)|the first one|the second one|that one|this one)\W*$"
 )
-HABITUAL_RE = re.compile(r"\bthe usual\b|\bsame as (?:always|usual|last time|before)\b|\blike (?:always|last time)\b")
+HABITUAL_RE = re.compile(
+    r"\b(?:the|my) usual\b|\bsame as (?:always|usual|last time|before)\b|\blike (?:always|last time)\b"
+)
 PERSON_CUE_RE = re.compile(
     r"\b(?:she|her|he|him|mom|mum|mother|dad|father|sister|brother|wife|husband|partner|boss|friend|colleague|"
     r"son|daughter|aunt|uncle|grandma|grandpa|girlfriend|boyfriend|manager|teacher|doctor|neighbou?r)\b"
