@@ -96,7 +96,7 @@ _MANAGE_AT_CLAUSE = (
 # "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is
 # missing). Not "make me a list of interview questions" (writing, RESPOND) unless items follow a colon.
 _LIST_CREATE = (
-    r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|you can|and|also|just|now|mind) )"
+    r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|you can|and|also|just|now|mind|let'?s) )"
     r"(?:(?:create|creating|make|making|start|starting|set(?:ting)? up|open|opening|begin|put(?:ting)? together|"
     r"i (?:need|want|would like)|i'?d like)(?: me| us| myself)? (?:a |an |another )?(?:new )?|new )"
     r"(?:[a-z'-]+ ){0,3}?(?:list|to-?do list|todo list|checklist)\b"
