@@ -9,8 +9,9 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import select
 
-from services.act.models import ListItem, NamedList, ScheduledItem
+from services.act.models import Goal, ListItem, NamedList, ScheduledItem
 from services.db import Exchange, User
+from services.memory.models import Fact
 from services.queues import PROMPT_QUEUE
 from tests.llm_steps import Json, Reply, ToolCalls
 from tests.sse import parse_frames
@@ -153,3 +154,32 @@ def test_a_message_sent_mid_turn_is_folded_into_the_running_loop(client, run_job
     steering = [entry for entry in exchanges[0].tool_trail if entry["type"] == "steering"]
     assert steering == [{"type": "steering", "request_id": second.headers["X-Request-ID"], "text": "Also add eggs",
                          "iteration": 1}]
+
+
+def test_please_store_this_reaches_act_and_keeps_one_memory_item(client, run_jobs, fake_llm, db_engine, person):
+    # Issue 31: a request to store a given piece of information used to be answered, not acted on.
+    fake_llm.script(ToolCalls([("memorize", {"text": "My bike lock combination is 0347"})]), DONE,
+                    Reply("Stored: your bike lock combination is 0347."))
+    frames, _ = chat(client, run_jobs, "Could you please store this: my bike lock combination is 0347.")
+    assert message_of(frames)["mode"] == "ACT" and message_of(frames)["metrics"]["tools"] == {"memorize": 1}
+    with db_engine.connect() as connection:
+        facts = connection.execute(select(Fact.text, Fact.speaker)).all()
+    assert facts == [("My bike lock combination is 0347", "user")]
+
+
+def test_a_goal_the_model_words_differently_is_confirmed_before_it_is_stored(client, run_jobs, fake_llm, db_engine,
+                                                                             person):
+    fake_llm.script(ToolCalls([("goal", {"operation": "create", "text": "Floss daily before bed"})]))
+    frames, thread_id = chat(client, run_jobs, "Please keep track of a new goal for me: floss every night.")
+    assert message_of(frames)["mode"] == "ACT"
+    question = message_of(frames)["text"]
+    assert question.startswith("Before I do that, please confirm") and "Floss daily before bed" in question
+    with db_engine.connect() as connection:
+        assert connection.execute(select(Goal)).all() == []
+
+    fake_llm.script(Reply("Your flossing goal is recorded."))
+    frames, _ = chat(client, run_jobs, "yes", thread_id)
+    assert message_of(frames)["mode"] == "ACT" and message_of(frames)["metrics"]["tools"] == {"goal": 1}
+    with db_engine.connect() as connection:
+        goals = connection.execute(select(Goal.text, Goal.state)).all()
+    assert goals == [("Floss daily before bed", "active")]
