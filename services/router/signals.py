@@ -264,6 +264,7 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]])
         "context_dependent": _flag(context_dependent),
         "unresolved_reference": _flag(needs_context and not resolved),
         "resolved_reference": _flag(resolved),
+        "points_back": _flag(points_back),
     }
 
 

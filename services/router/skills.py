@@ -44,3 +44,21 @@ def skill_hint(text: str, signals: Mapping[str, float]) -> str | None:
             if regex.search(lower):
                 return skill
     return None
+
+
+def skill_explanation(text: str, signals: Mapping[str, float]) -> str | None:
+    """One line for ``engram route``: the skill the message asks for and whether it says enough to run it."""
+    skill = skill_hint(text, signals)
+    if skill is None:
+        return None
+    fired = ", ".join(name for name, value in signals.items() if value and name.startswith("skill_")
+                      and name != "skill_any")
+    if signals.get("slots_complete"):
+        state = "says what to do: it can run"
+    elif signals.get("slot_missing"):
+        state = "names nothing to act on" if not signals.get("points_back") else \
+            "points at something said earlier that is not in this conversation"
+        state += ": ask first"
+    else:
+        state = "reads what is stored"
+    return f"{skill} ({fired}); {state}"
