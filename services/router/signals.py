@@ -14,6 +14,7 @@ import numpy as np
 
 from services.router.words import (
     AUXILIARIES,
+    CAPABILITY_RE,
     CAPITALISED_RE,
     COMMON_BIGRAMS,
     CONFIRM_RE,
@@ -34,6 +35,7 @@ from services.router.words import (
     LIST_WRITE_RE,
     MANAGE_VERB_RE,
     MANAGE_WORDS,
+    NAMED_LIST_RE,
     NO_TASK_NEEDED_RE,
     NOT_MASH_RE,
     PERSON_CUE_RE,
@@ -55,6 +57,7 @@ from services.router.words import (
     VAGUE_ASK_RE,
     WHOLE_LIST_RE,
     WORD_RE,
+    WRITING_RE,
 )
 
 MODES = ("RESPOND", "CLARIFY", "ACKNOWLEDGE", "ACT", "IGNORE")
@@ -211,7 +214,15 @@ def is_action_request(view: TextView) -> bool:
     return _is_write(view, skills) and not skills["remind_explain"]
 
 
+def asks_for_text(view: TextView) -> tuple[bool, bool]:
+    """(writing task, capability question): messages that use a skill's words but want a written answer."""
+    body = LEAD_IN_RE.sub("", view.lower)
+    return WRITING_RE.search(body) is not None, CAPABILITY_RE.match(view.lower) is not None
+
+
 def _is_write(view: TextView, skills: dict[str, float]) -> bool:
+    if any(asks_for_text(view)):
+        return False  # "draft a reminder email", "can you set reminders?": nothing to store
     if skills["skill_forget"]:
         return True  # "erase what I told you about X" mentions the past to remove it
     if skills["skill_recall"] or skills["skill_introspect"]:
@@ -281,6 +292,8 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
         has_time = has_time or TIME_RE.search(working_memory[-1][0].lower()) is not None
     # "the ones I listed" is no task of its own: only what the earlier turn said would be.
     pointer_free = text_view(DEICTIC_OBJECT_RE.sub(" ", view.lower)) if not resolved_reference else view
+    if skills["skill_list"]:  # "add to my packing list": the list's name is not an item
+        pointer_free = text_view(NAMED_LIST_RE.sub(" ", pointer_free.lower))
     task_words = [w for w in _content_without_time(pointer_free) if w not in SKILL_WORDS]
     if skills["skill_forget"] or skills["skill_manage"]:
         # Editing or forgetting acts on something that exists: it needs *which* one, never a new time.
@@ -317,7 +330,9 @@ def imperative_signals(view: TextView) -> dict[str, float]:
     imperative = bool(body) and body[0] in IMPERATIVE_VERBS
     rest = [w for w in body[1:] if w not in STOPWORDS]
     vague = (imperative and not rest) or VAGUE_ASK_RE.match(view.lower) is not None
-    return {"imperative": _flag(imperative), "vague_request": _flag(vague)}
+    writing, capability = asks_for_text(view)
+    return {"imperative": _flag(imperative), "vague_request": _flag(vague), "writing_task": _flag(writing),
+            "capability_question": _flag(capability)}
 
 
 def context_signals(ctx: RoutingContext, recent_turns: int) -> dict[str, float]:
@@ -361,6 +376,9 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     if signals["phatic_only"]:  # "that's great" points at nothing that needs resolving
         references.update(unresolved_reference=0.0, resolved_reference=0.0)
     signals.update(references)
+    if references["unresolved_reference"] or skills["skill_recall"] or skills["skill_introspect"]:
+        # "Write a poem about it" with nothing before it needs asking; "summarise what you know about me" reads memory.
+        signals["writing_task"] = 0.0
     if references["resolved_reference"] and not skills["skill_any"] and edits_previous_item(view, ctx.working_memory):
         skills = {**skills, "skill_manage": 1.0, "skill_any": 1.0}
         signals.update(skills)

@@ -125,7 +125,9 @@ SKILL_PATTERNS = {
     r"(?:this|that|these|it|the following|my|a note|a record)\b|"
     rf"{_CLAUSE_START}(?:store|save|keep|log|record)\b (?:the|my|our) [^.?!]{{1,40}}?(?:\bis\b|\bit'?s\b|:)|"
     r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|\bhang on to (?:this|that|it)\b|"
-    r"\bmake a record\b|"
+    r"\bmake a record\b|^(?:note|memo|fyi)\s*:[^?]*$|\b(?:save|store|keep|make|take|add) (?:a |this )?note\s*:|"
+    r"\bi (?:want|need|would like) to (?:store|note down|record|log|save (?:a note|this|that|the following|something|"
+    r"some info))\b|\bi'?d like to (?:store|note down|record|log|save (?:a note|this|that|the following|something))\b|"
     r"\b(?:put|add|keep|store|save|commit)\b[^.?!]{0,20}? (?:in|to|into) (?:your )?memory\b|"
     r"\b(?:i'?d like|i want|i need|i would like) you to (?:store|remember|save|keep|note|record|log|memori[sz]e)\b",
     "recall": r"\bdo you (?:still )?(?:remember|recall|know) (?:what|when|where|who|my|if|whether|the|our)\b|"
@@ -133,6 +135,7 @@ SKILL_PATTERNS = {
     r"\bwhat did (?:i|we) (?:tell|say|mention|ask|share|talk|discuss|decide)\b|"
     r"\b(?:did|have) i (?:ever |already )?(?:tell|told|mention|mentioned|say|said)\b|"
     r"^(?:what|when|where|who|which)(?:'s| is| was| are| were| did)? (?:my|our)\b|\bremind me what (?:i|we|my)\b|"
+    r"^(?:what|when|where|who|which)\b[^?]{0,60}\b(?:my|our)\b[^?]{0,40}\bagain\W*$|"
     r"\bwhat do you (?:remember|recall)\b|\blast time (?:we|i) (?:talked|spoke|chatted)\b|"
     r"\bi (?:told|mentioned|said to) you\b|\b(?:have|did) i (?:set|add|save|schedule|ask you)\b",
     "introspect": r"\bwhat (?:else )?(?:do )?you know about (?:me|myself|my)\b|\bwhat have you (?:learned|learnt|"
@@ -140,6 +143,7 @@ SKILL_PATTERNS = {
     r"\btell me about myself\b|\bwhat (?:you(?:'ve| have)?|do you|have you|do u|u) (?:know|learned|learnt|noticed|"
     r"picked up|worked out|figured out|gathered|found out)(?: so far)? (?:about|abt) (?:me|my)\b|"
     r"\bwhich of my (?:preferences|interests|habits|routines)\b|"
+    r"\bwhat (?:do you have|have you got)(?: on file| stored| saved| on record)? (?:about|on) me\b|"
     r"\bwhat are my (?:preferences|interests|habits|patterns)\b|\bwhat do you think (?:you know )?about me\b",
     "goal": r"\b(?:my|new|set an?|set my) (?:[a-z'-]+ ){0,2}(?:goal|goals|resolution|resolutions)\b|"
     # Setting or tracking one goal: "set me a goal to ...", "record a goal: ...", "track my progress on ...".
@@ -147,7 +151,7 @@ SKILL_PATTERNS = {
     r"(?:new )?(?:[a-z'-]+ ){0,2}?goal\b|\bgoal\s*:|(?:^|[,.;!-]\s*)goal is\b|"
     r"\bi (?:want|'d like|would like|need) to (?:keep track of|track)\b|"
     rf"{_CLAUSE_START}(?:track|keep track of|log|monitor) (?:my |our )?progress\b|\b(?:how'?s|how is|how am i doing)\b"
-    r"[^.?!]{0,40}\bgoals?\b|"
+    r"[^.?!]{0,40}\bgoals?\b|\bgoal (?:update|progress|check-?in)\b|"
     r"\bprogress (?:on|toward|towards) my\b|\bhelp me (?:stick to|keep track|track)\b|\b(?:keep|hold) me accountable\b|"
     r"^(?:what|which) goals (?:am i|do i|have i|did i)\b",
     # Removing what the assistant knows: "forget that I live in Paris", "erase what I told you about X".
@@ -169,6 +173,20 @@ LIST_WRITE_RE = re.compile(r"\b(?:add|put|pop|chuck|throw|stick|bung|jot|write|r
                            r"create|creating|make|making|start|"
                            r"starting|set up|setting up|open|opening|begin|together|need|want|like|new)\b")
 WHOLE_LIST_RE = re.compile(rf"{_CLAUSE_START}{_WHOLE_LIST}")
+NAMED_LIST_RE = re.compile(rf"\b{_NAMED_LIST}")
+# A writing task ("could you write me a poem", "draft a reminder email to my team") asks for text, not for
+# something stored; "write it down" and "write X on my list" are still stores.
+WRITING_RE = re.compile(
+    r"(?:^|\b(?:mind|kindly|as to) )(?:write|writing|draft|drafting|compose|composing|pen|rewrite|proofread|"
+    r"summari[sz]e|translate)\b(?!(?: (?:it|this|that|these|them))? down\b)"
+    r"(?![^.?!]{0,60}\b(?:on|onto|to|in|into) (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|calendar|memory|notes)\b)"
+)
+# A question about what the assistant can do, with nothing to do it on: "Can you set reminders?".
+CAPABILITY_RE = re.compile(
+    r"^(?:are you able to|is it possible (?:for you )?to|do you know how to|can you|could you|will you|do you) "
+    r"(?:[a-z'-]+ ){1,2}?(?:reminders|lists|goals|notes|alarms|timers|memories|things|facts|information|info|stuff)"
+    r"(?: (?:for|about) (?:me|people|us|users|them))?\W*$"
+)
 # "forget what I told you" points back at the conversation just like "forget that" does.
 # So do "the things I mentioned", "what we talked about" and "the ones from before" when nothing follows that
 # names them ("what I told you about my job" names it): they need an earlier turn to point at.
@@ -252,7 +270,8 @@ CONTEXT_DEPENDENT_RE = re.compile(
     r"explain (?:that|it|more)|the first one|the second one|that one|this one)\W*$"
 )
 HABITUAL_RE = re.compile(
-    r"\b(?:the|my) usual\b|\bsame as (?:always|usual|last time|before)\b|\blike (?:always|last time)\b"
+    r"\b(?:the|my) usual\b|\bsame as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
+    r"\blike (?:always|last time)\b"
 )
 PERSON_CUE_RE = re.compile(
     r"\b(?:she|her|he|him|mom|mum|mother|dad|father|sister|brother|wife|husband|partner|boss|friend|colleague|"
