@@ -41,6 +41,7 @@ from services.router.words import (
     PERSON_CUE_RE,
     PERSON_PRONOUNS,
     PHATIC_RE,
+    POLITE_WORDS,
     READ_QUESTION_RE,
     REMIND_EXPLAIN_RE,
     REPEATED_CHUNK_RE,
@@ -280,7 +281,8 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]])
 
 
 def _content_without_time(view: TextView) -> tuple[str, ...]:
-    return text_view(TIME_RE.sub(" ", view.lower)).content
+    """Content words without times or politeness ("por favor" names no task and no antecedent)."""
+    return tuple(w for w in text_view(TIME_RE.sub(" ", view.lower)).content if w not in POLITE_WORDS)
 
 
 def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: bool,

@@ -72,8 +72,8 @@ FILLER_WORDS = frozenset(
 # Where an imperative can start: the top of the message, a new clause, or after a polite lead-in.
 # (One factored alternation: re scans it several times faster than a list of "\bword " branches.)
 _CLAUSE_START = (
-    r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|can u|could u|you can|and(?: also)?|also|"
-    r"just|now) )"
+    r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|you can|you could|"
+    r"u could|and(?: also)?|also|just|now|mind|be possible to|as to|need you to|want you to|let'?s) )"
 )
 _STORED = r"(?:reminders?|alarms?|timers?|appointments?|meetings?|events?|notifications?)"
 # A named list: "my shopping list", "the packing list", "our to-do list" (the name is group 1).
@@ -96,12 +96,13 @@ _MANAGE_AT_CLAUSE = (
 # "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is
 # missing). Not "make me a list of interview questions" (writing, RESPOND) unless items follow a colon.
 _LIST_CREATE = (
-    r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|you can|and|also|just|now|mind|let'?s) )"
-    r"(?:(?:create|creating|make|making|start|starting|set(?:ting)? up|open|opening|begin|put(?:ting)? together|"
-    r"i (?:need|want|would like)|i'?d like)(?: me| us| myself)? (?:a |an |another )?(?:new )?|new )"
+    rf"{_CLAUSE_START}(?:(?:create|creating|make|making|start|starting|set(?:ting)? up|open|opening|begin|"
+    r"put(?:ting)? together|i (?:need|want|would like)|i'?d like)(?: me| us| myself)? (?:a |an |another )?(?:new )?|"
+    r"new )"
     r"(?:[a-z'-]+ ){0,3}?(?:list|to-?do list|todo list|checklist)\b"
     r"(?:(?! of)[^.?!]{0,40}?(?::|\bwith\b|\bw/|\bcontaining\b|\bincluding\b|\bcalled\b|\bnamed\b|\btitled\b|['\"])|"
-    r" of [^.?!:]{1,40}:|(?: for (?:me|us))?(?: please| pls)?\W*$)"
+    r" of [^.?!:]{1,40}:|(?: for (?:me|us))?(?:,? (?:please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte))*"
+    r"\W*$)"
 )
 
 SKILL_PATTERNS = {
@@ -110,20 +111,24 @@ SKILL_PATTERNS = {
     r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?) me\b",
     "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|\bbook (?:a|an|me|the) (?:meeting|call|appointment|slot)\b|"
     r"\bset up (?:a|an) (?:meeting|call)\b",
-    "list": r"\b(?:add|put|pop|chuck|throw|stick|bung|jot|write|remove|delete|take|cross|tick|check)\b"
+    "list": r"\b(?:add(?:ing)?|put(?:ting)?|pop(?:ping)?|chuck(?:ing)?|throw(?:ing)?|stick(?:ing)?|bung|jot|write|"
+    r"remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?)\b"
     r"[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
     r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|checklist)\b|"
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
-    r"\b(?:add|put|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?(?:list|groceries)\b|"
+    r"\b(?:add(?:ing)?|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
+    r"(?:list|groceries)\b|"
     rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list)\b(?! of)|{_LIST_CREATE}",
-    "remember": r"(?:^|[,.;!]\s*|\b(?:please|pls|plz|kindly|can you|could you|can u|could u|and) )(?:remember|"
-    r"remeber|rember|remembr|remmeber|memori[sz]e|note down|"
-    r"keep in mind|don'?t forget|make a note|jot down|write down|save)\b(?! (?:when|how|what|if|the time))|"
+    "remember": rf"{_CLAUSE_START}(?:remember(?:ing)?|"
+    r"remeber|rember|remembr|remmeber|memori[sz](?:e|ing)|not(?:e|ing) down|"
+    r"keep(?:ing)? in mind|don'?t forget|mak(?:e|ing) a note|jot(?:ting)? down|writ(?:e|ing) down|"
+    r"sav(?:e|ing))\b(?! (?:when|how|what|if|the time))|"
     r"\b(?:remember|note|memori[sz]e|save) (?:that|this)\b|\bfor future reference\b|"
     # Storing a given piece of information: "please store this: ...", "log that ...", "put this in your memory".
-    rf"{_CLAUSE_START}(?:store|log|record|file(?: away)?|keep)\b "
+    rf"{_CLAUSE_START}(?:stor(?:e|ing)|log(?:ging)?|record(?:ing)?|fil(?:e|ing)(?: away)?|keep(?:ing)?)\b "
     r"(?:this|that|these|it|the following|my|a note|a record)\b|"
-    rf"{_CLAUSE_START}(?:store|save|keep|log|record)\b (?:the|my|our) [^.?!]{{1,40}}?(?:\bis\b|\bit'?s\b|:)|"
+    rf"{_CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?)\b (?:the|my|our) "
+    r"[^.?!]{1,40}?(?:\bis\b|\bit'?s\b|:)|"
     r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|\bhang on to (?:this|that|it)\b|"
     r"\bmake a record\b|^(?:note|memo|fyi)\s*:[^?]*$|\b(?:save|store|keep|make|take|add) (?:a |this )?note\s*:|"
     r"\bi (?:want|need|would like) to (?:store|note down|record|log|save (?:a note|this|that|the following|something|"
@@ -147,7 +152,8 @@ SKILL_PATTERNS = {
     r"\bwhat are my (?:preferences|interests|habits|patterns)\b|\bwhat do you think (?:you know )?about me\b",
     "goal": r"\b(?:my|new|set an?|set my) (?:[a-z'-]+ ){0,2}(?:goal|goals|resolution|resolutions)\b|"
     # Setting or tracking one goal: "set me a goal to ...", "record a goal: ...", "track my progress on ...".
-    r"\b(?:set|add|record|create|make|start|track|log|keep track of)(?: me| myself| for me)? (?:a|an|another|my|this) "
+    r"\b(?:set(?:ting)?|add(?:ing)?|record(?:ing)?|creat(?:e|ing)|mak(?:e|ing)|start(?:ing)?|track(?:ing)?|log(?:ging)?|"
+    r"keep(?:ing)? track of)(?: me| myself| for me)? (?:a|an|another|my|this) "
     r"(?:new )?(?:[a-z'-]+ ){0,2}?goal\b|\bgoal\s*:|(?:^|[,.;!-]\s*)goal is\b|"
     r"\bi (?:want|'d like|would like|need) to (?:keep track of|track)\b|"
     rf"{_CLAUSE_START}(?:track|keep track of|log|monitor) (?:my |our )?progress\b|\b(?:how'?s|how is|how am i doing)\b"
@@ -168,8 +174,11 @@ SKILL_PATTERNS = {
     r"(?:it|that|this)\b",
 }
 SKILL_RES = {name: re.compile(pattern) for name, pattern in SKILL_PATTERNS.items()}
-READ_QUESTION_RE = re.compile(r"^(?:what|which|how|when|where|who|do|did|have|has|are|is|am)\b")
-LIST_WRITE_RE = re.compile(r"\b(?:add|put|pop|chuck|throw|stick|bung|jot|write|remove|delete|take|cross|tick|check|"
+READ_QUESTION_RE = re.compile(
+    r"^(?:what|which|how|when|where|who)\b|^(?:do|does|did|have|has|are|is|am) (?:i|you|u|we|my|it|there|this|that)\b"
+)
+LIST_WRITE_RE = re.compile(r"\b(?:add|adding|put|putting|pop|chuck|throw|stick|bung|jot|write|remove|delete|take|cross|"
+                           r"tick|check|"
                            r"create|creating|make|making|start|"
                            r"starting|set up|setting up|open|opening|begin|together|need|want|like|new)\b")
 WHOLE_LIST_RE = re.compile(rf"{_CLAUSE_START}{_WHOLE_LIST}")
@@ -177,7 +186,8 @@ NAMED_LIST_RE = re.compile(rf"\b{_NAMED_LIST}")
 # A writing task ("could you write me a poem", "draft a reminder email to my team") asks for text, not for
 # something stored; "write it down" and "write X on my list" are still stores.
 WRITING_RE = re.compile(
-    r"(?:^|\b(?:mind|kindly|as to) )(?:write|writing|draft|drafting|compose|composing|pen|rewrite|proofread|"
+    r"(?:^|[,.;!:]\s*|\b(?:mind|kindly|as to|you|u|could|can|would|please|pls|and|just) )(?:write|writing|draft|"
+    r"drafting|compose|composing|pen|rewrite|proofread|"
     r"summari[sz]e|translate)\b(?!(?: (?:it|this|that|these|them))? down\b)"
     r"(?![^.?!]{0,60}\b(?:on|onto|to|in|into) (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|calendar|memory|notes)\b)"
 )
@@ -193,7 +203,8 @@ CAPABILITY_RE = re.compile(
 DEICTIC_OBJECT_RE = re.compile(
     r"\b(?:what|those|everything|the(?: [a-z'-]+){1,2})(?: that)? (?:i|we) (?:just |already )?"
     r"(?:told|said|mentioned|shared|wrote|listed|gave|sent|showed|discussed|talked about|agreed(?: on)?|asked(?: for)?)"
-    r"(?: (?:to )?you)?(?: (?:earlier|before|yesterday|last time|just now))?(?=\W*$|\W+(?:to|on|onto|in|into|for)\b)|"
+    r"(?: (?:to )?you)?(?: (?:earlier|before|yesterday|last time|just now))?"
+    r"(?=\W*$|\W+(?:to|on|onto|in|into|for|please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte)\b)|"
     r"\bthe(?: [a-z'-]+){1,2} from (?:before|earlier|yesterday|last time)\b"
 )
 # A verb that edits or removes something: with a resolved pronoun it acts on what the last turn stored.
@@ -220,10 +231,17 @@ SKILL_WORDS = frozenset(
     "remind reminder reminders set alarm timer schedule reschedule calendar add put remove delete list lists shopping "
     "grocery groceries todo to-do remember note save goal goals new track please can could you me my book up make "
     "take keep mind jot write down don't forget create start store log record progress later memory following info "
-    "information tasks checklist wishlist called named need want like pop chuck throw stick bung hang off onto"
+    "information tasks checklist wishlist called named need want like pop chuck throw stick bung hang off onto "
+    "storing saving setting creating making putting adding starting tracking keeping noting remembering logging "
+    "recording popping sticking"
     .split()
 )
 # Words of editing/forgetting requests that do not say *which* item: "Delete the reminder." still needs one.
+# Politeness around a command is not its content: "set a goal, thanks" still names no goal.
+POLITE_WORDS = frozenset(
+    "thanks thank thx ty cheers merci por favor favour favor bitte danke gracias grazie kindly wondering mind possible "
+    "quick kind hey hi hello ok okay sure lovely great cool sec moment ta sorry".split()
+)
 MANAGE_WORDS = frozenset(
     "cancel delete remove clear stop pause turn off disable snooze move push shift postpone change update edit "
     "reminding pinging nudging bugging uncheck untick check tick cross strike mark complete completed finish "
