@@ -20,6 +20,7 @@ from services.router.words import (
     CONFIRM_RE,
     CONTEXT_DEPENDENT_RE,
     DEICTIC_OBJECT_RE,
+    DURATION_RE,
     ELONGATION_RE,
     EMOJI_RE,
     EMOTICON_RE,
@@ -27,6 +28,7 @@ from services.router.words import (
     FILLER_WORDS,
     GREETING_RE,
     HABITUAL_RE,
+    HOWTO_RE,
     IMPERATIVE_VERBS,
     INTERROGATIVES,
     KEY_CHUNK_RE,
@@ -216,9 +218,10 @@ def is_action_request(view: TextView) -> bool:
 
 
 def asks_for_text(view: TextView) -> tuple[bool, bool]:
-    """(writing task, capability question): messages that use a skill's words but want a written answer."""
+    """(writing task, capability or how-to question): messages in a skill's words that want a written answer."""
     body = LEAD_IN_RE.sub("", view.lower)
-    return WRITING_RE.search(body) is not None, CAPABILITY_RE.match(view.lower) is not None
+    capability = CAPABILITY_RE.match(view.lower) is not None or HOWTO_RE.match(view.lower) is not None
+    return WRITING_RE.search(body) is not None, capability
 
 
 def _is_write(view: TextView, skills: dict[str, float]) -> bool:
@@ -289,7 +292,8 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
                  working_memory: Sequence[tuple[str, str]] = ()) -> dict[str, float]:
     """Slot completeness for write actions: reminders/schedules need what and when, lists an item, edits a target."""
     action = _is_write(view, skills) and not skills["remind_explain"]
-    has_time = TIME_RE.search(view.lower) is not None
+    has_time = TIME_RE.search(view.lower) is not None or (
+        NO_TASK_NEEDED_RE.search(view.lower) is not None and DURATION_RE.search(view.lower) is not None)
     if resolved_reference and working_memory:  # "Schedule it." after "the dentist is on Friday at 10"
         has_time = has_time or TIME_RE.search(working_memory[-1][0].lower()) is not None
     # "the ones I listed" is no task of its own: only what the earlier turn said would be.

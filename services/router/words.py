@@ -106,10 +106,13 @@ _LIST_CREATE = (
 )
 
 SKILL_PATTERNS = {
-    "remind": r"\bremind(?:er|ers)?\b|\bmind reminding me\b|\bset (?:an? |my )?(?:alarm|timer)\b|\bwake me\b|"
+    "remind": r"\bremind(?:er|ers)?\b|\br(?:e|i)?m(?:i|e)?n?d me\b|\b(?:an? )?(?:alarm|timer) (?:for|at)\b|"
+    r"\bmind reminding me\b|\bset (?:an? |my )?(?:alarm|timer)\b|\bwake me\b|"
     r"\bdon'?t let me forget\b|"
     r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?) me\b",
-    "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|\bbook (?:a|an|me|the) (?:meeting|call|appointment|slot)\b|"
+    "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|"
+    r"\b(?:put|add|pop|stick|pencil|write)\b[^.?!]{0,60}\b(?:in|into|on|to) (?:my|the|our) (?:diary|agenda)\b|"
+    r"\bbook (?:a|an|me|the) (?:meeting|call|appointment|slot)\b|"
     r"\bset up (?:a|an) (?:meeting|call)\b",
     "list": r"\b(?:add(?:ing)?|put(?:ting)?|pop(?:ping)?|chuck(?:ing)?|throw(?:ing)?|stick(?:ing)?|bung|jot|write|"
     r"remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?)\b"
@@ -141,7 +144,8 @@ SKILL_PATTERNS = {
     r"\b(?:did|have) i (?:ever |already )?(?:tell|told|mention|mentioned|say|said)\b|"
     r"^(?:what|when|where|who|which)(?:'s| is| was| are| were| did)? (?:my|our)\b|\bremind me what (?:i|we|my)\b|"
     r"^(?:what|when|where|who|which)\b[^?]{0,60}\b(?:my|our)\b[^?]{0,40}\bagain\W*$|"
-    r"\bwhat do you (?:remember|recall)\b|\blast time (?:we|i) (?:talked|spoke|chatted)\b|"
+    r"\bwhat do you (?:remember|recall)\b|^(?:what|which|where|who|when)\b[^?]{0,60}\b(?:i|we) (?:liked|loved|hated|"
+    r"recommended|visited|went to|ate at|stayed at|bought|used)\b|\blast time (?:we|i) (?:talked|spoke|chatted)\b|"
     r"\bi (?:told|mentioned|said to) you\b|\b(?:have|did) i (?:set|add|save|schedule|ask you)\b",
     "introspect": r"\bwhat (?:else )?(?:do )?you know about (?:me|myself|my)\b|\bwhat have you (?:learned|learnt|"
     r"figured out|noticed) about (?:me|my)\b|\bhow well do you know me\b|\bwhat do you remember about me\b|"
@@ -191,6 +195,10 @@ WRITING_RE = re.compile(
     r"summari[sz]e|translate)\b(?!(?: (?:it|this|that|these|them))? down\b)"
     r"(?![^.?!]{0,60}\b(?:on|onto|to|in|into) (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|calendar|memory|notes)\b)"
 )
+# How to do something oneself: "How do I set an alarm on my iPhone?" asks for an explanation.
+HOWTO_RE = re.compile(
+    r"^(?:(?:so|and|but|ok) )?how (?:do|can|could|should|would|did) (?:i|you|we|one|people|u)\b|^how to\b"
+)
 # A question about what the assistant can do, with nothing to do it on: "Can you set reminders?".
 CAPABILITY_RE = re.compile(
     r"^(?:are you able to|is it possible (?:for you )?to|do you know how to|can you|could you|will you|do you) "
@@ -213,11 +221,16 @@ MANAGE_VERB_RE = re.compile(
     r"update|change|stop)\b"
 )
 NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer)\b")
+# An alarm or a timer may be given a duration instead of a time: "a timer for 10 minutes".
+DURATION_RE = re.compile(
+    r"\bfor (?:a|an|\d+|half an|a couple of|a few) (?:secs?|seconds?|mins?|minutes?|hours?|hrs?)\b"
+)
 REMIND_EXPLAIN_RE = re.compile(r"\bremind me (?:what|how|why|who)\b(?!.*\b(?:i|my|we|our)\b)")
 
 _DAYS = r"mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?"
 _MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|" \
     r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+_HOUR_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon"
 TIME_RE = re.compile(
     rf"\b(?:today|tonight|tonite|tomorrow|tmrw|tmr|tomorow|tommorow|noon|midnight|daily|weekly|monthly|"
     rf"this (?:morning|afternoon|evening|weekend|week)|next (?:week|month|year|weekend|{_DAYS})|(?:on )?(?:{_DAYS})s?|"
@@ -225,7 +238,8 @@ TIME_RE = re.compile(
     rf"in (?:a|an|\d+|a few|few|a couple of|couple of|half an) (?:min|mins|minutes?|hours?|hrs?|days?|weeks?|months?)|"
     rf"every (?:day|week|month|morning|evening|night|{_DAYS})|(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?|"
     rf"\d{{1,2}}(?:st|nd|rd|th)|end of (?:the )?(?:day|week|month)|(?:after|before) (?:work|lunch|dinner|school|bed)|"
-    rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night))\b"
+    rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night)|"
+    rf"(?:quarter|half|twenty|ten|five) (?:past|to) (?:\d{{1,2}}|{_HOUR_WORDS})|at (?:{_HOUR_WORDS})(?: o'?clock)?)\b"
 )
 SKILL_WORDS = frozenset(
     "remind reminder reminders set alarm timer schedule reschedule calendar add put remove delete list lists shopping "
@@ -269,10 +283,14 @@ IMPERATIVE_VERBS = frozenset(
     "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn store log record"
     .split()
 )
-LEAD_IN_RE = re.compile(r"^(?:(?:please|pls|hey|ok|okay|so|and|also|now|can you|could you|would you)[ ,]+)+")
+LEAD_IN_RE = re.compile(
+    r"^(?:(?:please|pls|plz|kindly|hey|ok|okay|so|and|also|now|can you|could you|would you|can u|could u|"
+    r"would u)[ ,]+)+"
+)
 STOPWORDS = frozenset(
     "a an the and or but if so of to in on at by for with from up about into over after before as is are was were "
     "be been am do does did have has had will would can could should may might must shall i me my mine we us our you "
+    "smth sth smthg "
     "your he him his she her they them their it its this that these those there here what when where who whom which "
     "why how not no yes just very really too also then than please pls thing things stuff one some any again more "
     "let let's i'm it's that's what's don't can't i'll you're something anything everything someone somewhere".split()
