@@ -41,7 +41,7 @@ GREETING_RE = re.compile(
     r"morning|mornin'?|evening|what'?s up|wass?up|gm)\b"
 )
 THANKS_RE = re.compile(
-    r"\b(?:(?:thanks?|thank (?:you|u))(?: so much| a lot)? for [a-z]+ing (?:it|that|this|them|those)|"
+    r"\b(?:(?:thanks?|thank (?:you|u)|cheers|ta)(?: so much| a lot)? for [a-z]+ing (?:it|that|this|them|those)|"
     r"thanks?|thank (?:you|u)|thankyou|thx|thnx|ty|cheers|much appreciated|much obliged|appreciate (?:it|that)|"
     r"merci(?: beaucoup)?|danke(?: sch[öo]n| sehr)?|gracias|grazie(?: mille)?|obrigad[oa]|arigato|"
     r"dank je(?: wel)?|ta)\b"
@@ -101,7 +101,8 @@ _LIST_CREATE = (
     r"new )"
     r"(?:[a-z'-]+ ){0,3}?(?:list|to-?do list|todo list|checklist)\b"
     r"(?:(?! of)[^.?!]{0,40}?(?::|\bwith\b|\bw/|\bcontaining\b|\bincluding\b|\bcalled\b|\bnamed\b|\btitled\b|['\"])|"
-    r" of [^.?!:]{1,40}:|(?: for (?:me|us))?(?:,? (?:please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte))*"
+    r" of [^.?!:]{1,40}:| of (?:those|these|them)\b|"
+    r"(?: for (?:me|us))?(?:,? (?:please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte))*"
     r"\W*$)"
 )
 
@@ -162,6 +163,7 @@ SKILL_PATTERNS = {
     r"\bi (?:want|'d like|would like|need) to (?:keep track of|track)\b|"
     rf"{_CLAUSE_START}(?:track|keep track of|log|monitor) (?:my |our )?progress\b|\b(?:how'?s|how is|how am i doing)\b"
     r"[^.?!]{0,40}\bgoals?\b|\bgoal (?:update|progress|check-?in)\b|"
+    r"\b(?:turn|make) (?:it|that|this|those)(?: into)? (?:a|an|one of my|my) (?:new )?goals?\b|"
     r"\bprogress (?:on|toward|towards) my\b|\bhelp me (?:stick to|keep track|track)\b|\b(?:keep|hold) me accountable\b|"
     r"^(?:what|which) goals (?:am i|do i|have i|did i)\b",
     # Removing what the assistant knows: "forget that I live in Paris", "erase what I told you about X".
