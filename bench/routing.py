@@ -121,7 +121,8 @@ def percentiles(samples_ms: list[float]) -> str:
     return f"p50 {p50:7.3f} ms   p95 {p95:7.3f} ms   p99 {p99:7.3f} ms   max {max(samples_ms):7.3f} ms"
 
 
-def accuracy_report(router: ModeRouter, embedder: Any, show_misses: bool, frozen_too: bool = True) -> None:
+def accuracy_report(router: ModeRouter, embedder: Any, show_misses: bool, frozen_too: bool = True,
+                    configs_dir: Path | None = None) -> None:
     tuning = load_rows(ROUTING_SET)
     scores = evaluate(router, tuning, embedder)
     held = evaluate(router, held_out(tuning), embedder)
@@ -134,6 +135,13 @@ def accuracy_report(router: ModeRouter, embedder: Any, show_misses: bool, frozen
     if frozen_too:
         frozen = evaluate(router, load_rows(FROZEN_SET), embedder)
         print(summary(f"frozen set {FROZEN_SET.name} (never tuned on)", frozen))
+    # What routing falls back to when the embedding fails (and what the pipeline tests route with).
+    if configs_dir is None:
+        return
+    signals_only = ModeRouter(configs_dir)
+    sets = [("tuning", tuning), *([("frozen", load_rows(FROZEN_SET))] if frozen_too else [])]
+    print("signals only (no embedding): " + ", ".join(
+        f"{name} {evaluate(signals_only, rows).accuracy():.3f}" for name, rows in sets))
 
 
 def latency_report(router: ModeRouter, embedder: Any, n: int) -> None:
@@ -184,7 +192,7 @@ def main() -> None:
     embedder = for_requests(embedder)  # a message is embedded once and routed, not kept as memory
     router = ModeRouter(settings.configs_dir, embedder)
     print(f"embedder {embedder.model_id}, {args.threads} thread(s), weights {router.config.version}")
-    accuracy_report(router, embedder, args.misses, frozen_too=not args.tuning_only)
+    accuracy_report(router, embedder, args.misses, frozen_too=not args.tuning_only, configs_dir=settings.configs_dir)
     if not args.no_timing:
         print(f"\n{args.n} messages from {ROUTING_SET.name}, timed")
         latency_report(router, embedder, args.n)
