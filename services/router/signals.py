@@ -16,6 +16,7 @@ from services.router.words import (
     AUXILIARIES,
     CAPABILITY_RE,
     CAPITALISED_RE,
+    CATAPHORIC_RE,
     COMMON_BIGRAMS,
     CONFIRM_RE,
     CONTEXT_DEPENDENT_RE,
@@ -247,6 +248,7 @@ def _referring_words(view: TextView) -> tuple[set[str], set[str]]:
         things.discard("that")  # "remember that my code is 4312": a conjunction, not a pointer
     if DEICTIC_OBJECT_RE.search(view.lower):
         things.add("what")
+    things -= set(CATAPHORIC_RE.findall(view.lower))  # "store this: the code is 5512" points forward
     return things, words & PERSON_PRONOUNS
 
 

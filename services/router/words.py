@@ -106,6 +106,9 @@ _LIST_CREATE = (
     r"\W*$)"
 )
 
+# "remind me what grandma's address is" asks about the person's own world, like "my".
+_KIN = "mum|mom|dad|gran|grandma|grandpa|nan|sister|brother|wife|husband|partner|son|daughter|boss"
+
 SKILL_PATTERNS = {
     "remind": r"\bremind(?:er|ers)?\b|\br(?:e|i)?m(?:i|e)?n?d me\b|\b(?:an? )?(?:alarm|timer) (?:for|at)\b|"
     r"\bmind reminding me\b|\bset (?:an? |my )?(?:alarm|timer)\b|\bwake me\b|"
@@ -122,7 +125,11 @@ SKILL_PATTERNS = {
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
     r"\b(?:add(?:ing)?|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
     r"(?:list|groceries)\b|"
-    rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list)\b(?! of)|{_LIST_CREATE}",
+    rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list)\b(?! of)|{_LIST_CREATE}|"
+    # Reading lists back: "which lists have I got?", "read out the to-do list".
+    r"^(?:what|which) lists\b|\bhow many lists (?:do|have) i\b|"
+    r"\b(?:read|show|tell|give)(?: me)?(?: out)? (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b"
+    r"(?! of)",
     "remember": rf"{_CLAUSE_START}(?:remember(?:ing)?|"
     r"remeber|rember|remembr|remmeber|memori[sz](?:e|ing)|not(?:e|ing) down|"
     r"keep(?:ing)? in mind|don'?t forget|mak(?:e|ing) a note|jot(?:ting)? down|writ(?:e|ing) down|"
@@ -134,7 +141,8 @@ SKILL_PATTERNS = {
     rf"{_CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?)\b (?:the|my|our) "
     r"[^.?!]{1,40}?(?:\bis\b|\bit'?s\b|:)|"
     r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|\bhang on to (?:this|that|it)\b|"
-    r"\bmake a record\b|^(?:note|memo|fyi)\s*:[^?]*$|\b(?:save|store|keep|make|take|add) (?:a |this )?note\s*:|"
+    r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these) down\b|^(?:note|memo|fyi)\s*:[^?]*$|"
+    r"\b(?:save|store|keep|make|take|add) (?:a |this )?note\s*:|"
     r"\bi (?:want|need|would like) to (?:store|note down|record|log|save (?:a note|this|that|the following|something|"
     r"some info))\b|\bi'?d like to (?:store|note down|record|log|save (?:a note|this|that|the following|something))\b|"
     r"\b(?:put|add|keep|store|save|commit)\b[^.?!]{0,20}? (?:in|to|into) (?:your )?memory\b|"
@@ -144,12 +152,14 @@ SKILL_PATTERNS = {
     r"\bwhat did (?:i|we) (?:tell|say|mention|ask|share|talk|discuss|decide)\b|"
     r"\b(?:did|have) i (?:ever |already )?(?:tell|told|mention|mentioned|say|said)\b|"
     r"^(?:what|when|where|who|which)(?:'s| is| was| are| were| did)? (?:my|our)\b|\bremind me what (?:i|we|my)\b|"
+    rf"\bremind me (?:what|who|where|when)\b(?=.*\b(?:{_KIN})'s\b)|"
     r"^(?:what|when|where|who|which)\b[^?]{0,60}\b(?:my|our)\b[^?]{0,40}\bagain\W*$|"
     r"\bwhat do you (?:remember|recall)\b|^(?:what|which|where|who|when)\b[^?]{0,60}\b(?:i|we) (?:liked|loved|hated|"
-    r"recommended|visited|went to|ate at|stayed at|bought|used)\b|\blast time (?:we|i) (?:talked|spoke|chatted)\b|"
+    r"recommended|visited|went to|ate at|stayed at|bought|used|gave you|sent you|showed you)\b|"
+    r"\blast time (?:we|i) (?:talked|spoke|chatted)\b|"
     r"\bi (?:told|mentioned|said to) you\b|\b(?:have|did) i (?:set|add|save|schedule|ask you)\b",
     "introspect": r"\bwhat (?:else )?(?:do )?you know about (?:me|myself|my)\b|\bwhat have you (?:learned|learnt|"
-    r"figured out|noticed) about (?:me|my)\b|\bhow well do you know me\b|\bwhat do you remember about me\b|"
+    r"figured out|noticed) about (?:me|my)\b|\bhow well do you (?:[a-z]+ )?know me\b|\bwhat do you remember about me\b|"
     r"\btell me about myself\b|\bwhat (?:you(?:'ve| have)?|do you|have you|do u|u) (?:know|learned|learnt|noticed|"
     r"picked up|worked out|figured out|gathered|found out)(?: so far)? (?:about|abt) (?:me|my)\b|"
     r"\bwhich of my (?:preferences|interests|habits|routines)\b|"
@@ -164,6 +174,7 @@ SKILL_PATTERNS = {
     rf"{_CLAUSE_START}(?:track|keep track of|log|monitor) (?:my |our )?progress\b|\b(?:how'?s|how is|how am i doing)\b"
     r"[^.?!]{0,40}\bgoals?\b|\bgoal (?:update|progress|check-?in)\b|"
     r"\b(?:turn|make) (?:it|that|this|those)(?: into)? (?:a|an|one of my|my) (?:new )?goals?\b|"
+    r"\bhold me to (?:it|this|that)\b|"
     r"\bprogress (?:on|toward|towards) my\b|\bhelp me (?:stick to|keep track|track)\b|\b(?:keep|hold) me accountable\b|"
     r"^(?:what|which) goals (?:am i|do i|have i|did i)\b",
     # Removing what the assistant knows: "forget that I live in Paris", "erase what I told you about X".
@@ -227,7 +238,7 @@ NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer)\b")
 DURATION_RE = re.compile(
     r"\bfor (?:a|an|\d+|half an|a couple of|a few) (?:secs?|seconds?|mins?|minutes?|hours?|hrs?)\b"
 )
-REMIND_EXPLAIN_RE = re.compile(r"\bremind me (?:what|how|why|who)\b(?!.*\b(?:i|my|we|our)\b)")
+REMIND_EXPLAIN_RE = re.compile(rf"\bremind me (?:what|how|why|who)\b(?!.*\b(?:i|my|we|our|{_KIN}'s)\b)")
 
 _DAYS = r"mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?"
 _MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|" \
@@ -297,6 +308,7 @@ STOPWORDS = frozenset(
     "why how not no yes just very really too also then than please pls thing things stuff one some any again more "
     "let let's i'm it's that's what's don't can't i'll you're something anything everything someone somewhere".split()
 )
+CATAPHORIC_RE = re.compile(r"\b(it|this|that|these)\s*:\s*\S")
 THING_PRONOUNS = frozenset("it this that these those them there one".split())
 PERSON_PRONOUNS = frozenset("her him she he they them his hers".split())
 THAT_CLAUSE_RE = re.compile(r"\bthat (?:i|my|the|a|an|we|our|you|your|he|she|it's|there|this|his|her)\b")
