@@ -98,19 +98,28 @@ def test_shopping_list_add_then_ask(client, run_jobs, fake_llm, db_engine, perso
     assert '"items":[{"text":"milk","checked":false}]' in reply_prompt  # the trail reached the reply prompt
 
 
-def test_low_confidence_reminder_waits_for_yes(client, run_jobs, fake_llm, db_engine, person):
-    # The model gets the hour wrong: the critic asks instead of storing a 10:00 reminder.
-    fake_llm.script(ToolCalls([("schedule", {"operation": "create", "text": "call the dentist",
-                                             "due": "tomorrow at 10"})]))
-    frames, thread_id = chat(client, run_jobs, "Remind me tomorrow at 9 to call the dentist")
+def asked_then_confirmed(client, run_jobs, fake_llm, db_engine, text, call, model, reply):  # type: ignore[no-untyped-def]
+    """The model plans ``call`` for ``text``; the critic asks first (nothing of ``model`` stored), then "yes"."""
+    fake_llm.script(ToolCalls([call]))
+    frames, thread_id = chat(client, run_jobs, text)
+    assert message_of(frames)["mode"] == "ACT"
     question = message_of(frames)["text"]
-    assert question.startswith("Before I do that, please confirm") and "tomorrow at 10" in question
+    assert question.startswith("Before I do that, please confirm")
     with db_engine.connect() as connection:
-        assert connection.execute(select(ScheduledItem)).all() == []
-
-    fake_llm.script(Reply("Okay, the reminder is set for tomorrow at 10:00."))
+        assert connection.execute(select(model)).all() == []
+    fake_llm.script(Reply(reply))
     frames, _ = chat(client, run_jobs, "yes", thread_id)
     assert message_of(frames)["mode"] == "ACT"  # the router knows a confirmation is pending
+    return question, frames
+
+
+def test_low_confidence_reminder_waits_for_yes(client, run_jobs, fake_llm, db_engine, person):
+    # The model gets the hour wrong: the critic asks instead of storing a 10:00 reminder.
+    call = ("schedule", {"operation": "create", "text": "call the dentist", "due": "tomorrow at 10"})
+    question, frames = asked_then_confirmed(client, run_jobs, fake_llm, db_engine,
+                                            "Remind me tomorrow at 9 to call the dentist", call, ScheduledItem,
+                                            "Okay, the reminder is set for tomorrow at 10:00.")
+    assert "tomorrow at 10" in question
     assert message_of(frames)["metrics"]["tools"] == {"schedule": 1}
     with db_engine.connect() as connection:
         item = connection.execute(select(ScheduledItem)).one()
@@ -169,17 +178,11 @@ def test_please_store_this_reaches_act_and_keeps_one_memory_item(client, run_job
 
 def test_a_goal_the_model_words_differently_is_confirmed_before_it_is_stored(client, run_jobs, fake_llm, db_engine,
                                                                              person):
-    fake_llm.script(ToolCalls([("goal", {"operation": "create", "text": "Floss daily before bed"})]))
-    frames, thread_id = chat(client, run_jobs, "Please keep track of a new goal for me: floss every night.")
-    assert message_of(frames)["mode"] == "ACT"
-    question = message_of(frames)["text"]
-    assert question.startswith("Before I do that, please confirm") and "Floss daily before bed" in question
-    with db_engine.connect() as connection:
-        assert connection.execute(select(Goal)).all() == []
-
-    fake_llm.script(Reply("Your flossing goal is recorded."))
-    frames, _ = chat(client, run_jobs, "yes", thread_id)
-    assert message_of(frames)["mode"] == "ACT" and message_of(frames)["metrics"]["tools"] == {"goal": 1}
+    call = ("goal", {"operation": "create", "text": "Floss daily before bed"})
+    question, frames = asked_then_confirmed(client, run_jobs, fake_llm, db_engine,
+                                            "Please keep track of a new goal for me: floss every night.", call, Goal,
+                                            "Your flossing goal is recorded.")
+    assert "Floss daily before bed" in question and message_of(frames)["metrics"]["tools"] == {"goal": 1}
     with db_engine.connect() as connection:
         goals = connection.execute(select(Goal.text, Goal.state)).all()
     assert goals == [("Floss daily before bed", "active")]
