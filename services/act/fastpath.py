@@ -67,7 +67,7 @@ class PlainAction:
 
 
 def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo) -> PlainAction | None:
-    """The one action a plain list or reminder request asks for, or None (the LLM plans it instead)."""
+    """The one action a plain list, reminder, memory or goal request asks for, or None (the LLM plans it)."""
     lowered = " ".join(text.replace("\u2019", "'").lower().split())
     if signals.get("skill_list") or signals.get("skill_manage"):
         action = _list_action(lowered)
@@ -85,7 +85,7 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
             return PlainAction("goal", {"operation": "create", "text": goal})
     if writes and signals.get("skill_remember"):
         fact = _first_match(MEMORIZE, plain, lambda m: m["text"], anchored=True)
-        if fact:
+        if fact and not fact.lower().startswith("to "):  # "remember to call mum" is a task, not a fact
             return PlainAction("memorize", {"text": fact})
     if signals.get("question") and not signals.get("action_request"):
         # A question routed to ACT reads memory: recall with the question itself, the model then answers from it.
