@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from cli.arguments import open_input
+from services.router.skills import skill_explanation, skill_hint
 from services.settings import Settings
 
 
@@ -60,6 +61,7 @@ def route_lines(router: Any, lines: TextIO, context: dict[str, Any] | None) -> I
             "confidence": round(decision.confidence, 4),
             "scores": decision.scores,
             "signals": decision.signals,
+            "skill": skill_hint(text, decision.signals),
             # Embedding included: what a person waits for; the decision keeps routing-only latency.
             "latency_ms": round((time.perf_counter() - started) * 1000, 3),
             "routing_ms": decision.latency_ms,
@@ -113,5 +115,8 @@ def _print_human(text: str, decision: Any) -> None:
     print("scores:  " + "  ".join(f"{m}={s:.2f}" for m, s in sorted(decision.scores.items(), key=lambda i: -i[1])))
     active = {k: v for k, v in decision.signals.items() if v}
     print("signals: " + ", ".join(f"{k}={v:g}" for k, v in sorted(active.items())))
+    skill = skill_explanation(text, decision.signals)
+    if skill:
+        print(f"skill:   {skill}")
     if decision.tiebreak_eligible:
         print("close call: the chat path would ask the LLM tie-breaker between the top two")

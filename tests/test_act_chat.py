@@ -9,8 +9,9 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import select
 
-from services.act.models import ListItem, NamedList, ScheduledItem
+from services.act.models import Goal, ListItem, NamedList, ScheduledItem
 from services.db import Exchange, User
+from services.memory.models import Fact
 from services.queues import PROMPT_QUEUE
 from tests.llm_steps import Json, Reply, ToolCalls
 from tests.sse import parse_frames
@@ -97,19 +98,28 @@ def test_shopping_list_add_then_ask(client, run_jobs, fake_llm, db_engine, perso
     assert '"items":[{"text":"milk","checked":false}]' in reply_prompt  # the trail reached the reply prompt
 
 
-def test_low_confidence_reminder_waits_for_yes(client, run_jobs, fake_llm, db_engine, person):
-    # The model gets the hour wrong: the critic asks instead of storing a 10:00 reminder.
-    fake_llm.script(ToolCalls([("schedule", {"operation": "create", "text": "call the dentist",
-                                             "due": "tomorrow at 10"})]))
-    frames, thread_id = chat(client, run_jobs, "Remind me tomorrow at 9 to call the dentist")
+def asked_then_confirmed(client, run_jobs, fake_llm, db_engine, text, call, model, reply):  # type: ignore[no-untyped-def]
+    """The model plans ``call`` for ``text``; the critic asks first (nothing of ``model`` stored), then "yes"."""
+    fake_llm.script(ToolCalls([call]))
+    frames, thread_id = chat(client, run_jobs, text)
+    assert message_of(frames)["mode"] == "ACT"
     question = message_of(frames)["text"]
-    assert question.startswith("Before I do that, please confirm") and "tomorrow at 10" in question
+    assert question.startswith("Before I do that, please confirm")
     with db_engine.connect() as connection:
-        assert connection.execute(select(ScheduledItem)).all() == []
-
-    fake_llm.script(Reply("Okay, the reminder is set for tomorrow at 10:00."))
+        assert connection.execute(select(model)).all() == []
+    fake_llm.script(Reply(reply))
     frames, _ = chat(client, run_jobs, "yes", thread_id)
     assert message_of(frames)["mode"] == "ACT"  # the router knows a confirmation is pending
+    return question, frames
+
+
+def test_low_confidence_reminder_waits_for_yes(client, run_jobs, fake_llm, db_engine, person):
+    # The model gets the hour wrong: the critic asks instead of storing a 10:00 reminder.
+    call = ("schedule", {"operation": "create", "text": "call the dentist", "due": "tomorrow at 10"})
+    question, frames = asked_then_confirmed(client, run_jobs, fake_llm, db_engine,
+                                            "Remind me tomorrow at 9 to call the dentist", call, ScheduledItem,
+                                            "Okay, the reminder is set for tomorrow at 10:00.")
+    assert "tomorrow at 10" in question
     assert message_of(frames)["metrics"]["tools"] == {"schedule": 1}
     with db_engine.connect() as connection:
         item = connection.execute(select(ScheduledItem)).one()
@@ -153,3 +163,26 @@ def test_a_message_sent_mid_turn_is_folded_into_the_running_loop(client, run_job
     steering = [entry for entry in exchanges[0].tool_trail if entry["type"] == "steering"]
     assert steering == [{"type": "steering", "request_id": second.headers["X-Request-ID"], "text": "Also add eggs",
                          "iteration": 1}]
+
+
+def test_please_store_this_reaches_act_and_keeps_one_memory_item(client, run_jobs, fake_llm, db_engine, person):
+    # Issue 31: a request to store a given piece of information used to be answered, not acted on.
+    fake_llm.script(ToolCalls([("memorize", {"text": "My bike lock combination is 0347"})]), DONE,
+                    Reply("Stored: your bike lock combination is 0347."))
+    frames, _ = chat(client, run_jobs, "Could you please store this: my bike lock combination is 0347.")
+    assert message_of(frames)["mode"] == "ACT" and message_of(frames)["metrics"]["tools"] == {"memorize": 1}
+    with db_engine.connect() as connection:
+        facts = connection.execute(select(Fact.text, Fact.speaker)).all()
+    assert facts == [("My bike lock combination is 0347", "user")]
+
+
+def test_a_goal_the_model_words_differently_is_confirmed_before_it_is_stored(client, run_jobs, fake_llm, db_engine,
+                                                                             person):
+    call = ("goal", {"operation": "create", "text": "Floss daily before bed"})
+    question, frames = asked_then_confirmed(client, run_jobs, fake_llm, db_engine,
+                                            "Please keep track of a new goal for me: floss every night.", call, Goal,
+                                            "Your flossing goal is recorded.")
+    assert "Floss daily before bed" in question and message_of(frames)["metrics"]["tools"] == {"goal": 1}
+    with db_engine.connect() as connection:
+        goals = connection.execute(select(Goal.text, Goal.state)).all()
+    assert goals == [("Floss daily before bed", "active")]

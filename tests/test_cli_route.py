@@ -23,6 +23,16 @@ def test_human_output_names_the_mode_scores_and_signals(capsys):
     assert "scores:" in out and "skill_remind=1" in out
 
 
+def test_the_explanation_names_the_skill_and_whether_the_command_says_enough(capsys):
+    _, out, _ = route(capsys, "Please store this: the gate code is 5512", "--no-embedding")
+    assert out.startswith("ACT") and "skill:   memorize (skill_remember); says what to do: it can run" in out
+    _, out, _ = route(capsys, "Add the things I mentioned to my list.", "--no-embedding")
+    assert out.startswith("CLARIFY") and "points_back=1" in out
+    assert "skill:   list (skill_list); points at something said earlier that is not in this conversation" in out
+    _, out, _ = route(capsys, "Could you write me a short poem about the sea?", "--no-embedding")
+    assert out.startswith("RESPOND") and "skill:" not in out
+
+
 def test_json_output_has_the_full_decision(capsys):
     code, out, _ = route(capsys, "remind me tomorrow at 9 to call the dentist", "--no-embedding", "--json")
     decision = json.loads(out)
@@ -37,6 +47,7 @@ def test_file_mode_prints_one_json_object_per_line(capsys, monkeypatch):
     records = [json.loads(line) for line in out.splitlines()]
     assert code == 0
     assert [r["mode"] for r in records] == ["ACKNOWLEDGE", "CLARIFY", "IGNORE"]
+    assert [r["skill"] for r in records] == [None, "schedule", None]
     assert all({"text", "mode", "confidence", "scores", "signals", "latency_ms"} <= set(r) for r in records)
 
 

@@ -115,6 +115,37 @@ def test_plain_list_and_reminder_requests_become_one_action() -> None:
     assert fast("Remind me to call mum on friday at 6pm").arguments["due"] == "on friday at 6pm"
 
 
+def test_a_list_created_with_its_items_is_one_add_that_creates_it() -> None:
+    assert fast("Create a list called garden jobs with weeding, pruning the roses and mowing.").arguments == {
+        "operation": "add", "name": "garden jobs", "items": ["weeding", "pruning the roses", "mowing"]}
+    assert fast("pls create a list 'bills' w/ electricity, water, internet").arguments["name"] == "bills"
+    assert fast("could you start a packing list for Paris with adapter and comfy shoes").arguments == {
+        "operation": "add", "name": "packing", "items": ["adapter", "comfy shoes"]}
+
+
+def test_information_to_store_is_kept_in_the_persons_own_words() -> None:
+    stored = fast("Please store this: my car's registration is KX19 ABC.")
+    assert (stored.skill, stored.arguments) == ("memorize", {"text": "my car's registration is KX19 ABC"})
+    assert fast("Keep a note that my dentist is Dr. Alvarez.").arguments == {"text": "my dentist is Dr. Alvarez"}
+    later = fast("Thanks for the tip earlier! Oh, and note down that Priya's wedding is on 12 July.")
+    assert later.arguments == {"text": "Priya's wedding is on 12 July"}
+
+
+def test_a_goal_to_set_or_track_is_created_without_its_tracking_words() -> None:
+    goal = fast("My new year's goal is to cook at home more, track it please.")
+    assert (goal.skill, goal.arguments) == ("goal", {"operation": "create", "text": "cook at home more"})
+    assert fast("Good morning :) New goal for this month: no takeaways. Can you track it?").arguments["text"] == \
+        "no takeaways"
+    assert fast("Set me a goal to cycle to work three days a week.").arguments["text"] == \
+        "cycle to work three days a week"
+
+
+def test_commands_without_their_content_are_not_run() -> None:
+    for text in ("Store this.", "Please store this:", "Set a goal.", "Make a new list.", "Please remember.",
+                 "Update my reading goal: I'm on book 7 now.", "Remember that for me.", "Remember to buy milk"):
+        assert fast(text) is None, text
+
+
 def test_a_question_routed_to_act_reads_memory_with_its_own_words() -> None:
     assert fast("What is my dog's name?").arguments == {"query": "What is my dog's name?"}
 
@@ -133,6 +164,12 @@ def test_the_fast_reply_is_written_from_the_result() -> None:
     missing = {"type": "action", "skill": "list", "ok": False, "arguments": {"operation": "view", "name": "packing"},
                "error": {"code": "not_found", "lists": ["shopping"]}}
     assert "don't have a packing list" in plain_reply(missing)
+    remembered = {"type": "action", "skill": "memorize", "ok": True, "arguments": {"text": "my code is 5512"},
+                  "result": {"fact_id": 3, "action": "inserted", "text": "my code is 5512"}}
+    assert plain_reply(remembered) == "Noted, I'll remember: my code is 5512."
+    goal = {"type": "action", "skill": "goal", "ok": True, "arguments": {"operation": "create", "text": "read more"},
+            "result": {"created": {"id": 1, "text": "read more", "state": "active", "progress": []}}}
+    assert plain_reply(goal).startswith("New goal recorded: read more.")
 
 
 # --- small JSON shapes --------------------------------------------------------------------------

@@ -131,7 +131,7 @@ def test_phatic_patterns(text, expected):
         ("what reminders do I have?", {"manage", "remind"}),
         ("uncheck milk", {"manage"}),
         ("Delete my shopping list", {"list", "manage"}),
-        ("Create a new list called camping gear.", {"manage"}),
+        ("Create a new list called camping gear.", {"list", "manage"}),  # names the list it creates (issue 31)
         ("mark my marathon goal as done", {"goal", "manage"}),
         ("What goals am I working on right now?", {"goal"}),
         ("remind me to cancel the meeting", {"remind"}),  # the edit is the reminder's task, not a request

@@ -16,6 +16,10 @@ Labelling notes (the mode definitions are those of issue 3):
 - The 66 lines after line 428 (the forget / edit / goal-management batch) were written and labelled
   before any tuning; their held-out lines are messages written for this set, not the ones named in
   the bug report the batch answers.
+- The lines after line 494 (issue 31: lists created with their items, information to store, goals to
+  set or track, underspecified commands, polite writing requests, thanks in other languages) were all
+  looked at while tuning: the held-out fifth is taken from the first 494 lines only. Quality on data
+  never tuned on is measured by the frozen set, tests/data/routing_frozen.jsonl (bench.routing).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.routing import FROZEN_SET, held_out, load_rows
 from services.embeddings import configure_offline_torch, for_requests, load_embedder
 from services.router.exemplars import load_exemplars
 from services.router.mode_router import ModeRouter, context_from_record
@@ -45,6 +50,11 @@ FLOOR_OVERALL = 0.95
 FLOOR_PER_MODE = 0.90
 FLOOR_HELD_OUT = 0.90
 FLOOR_SIGNALS_ONLY = 0.93
+# The frozen set (never tuned on; bench.routing reports it): floors under what the shipped weights reach
+# (0.958 overall, ACT 0.960, CLARIFY 0.922 with the default embedder), and never a real message ignored.
+FLOOR_FROZEN_OVERALL = 0.93
+FLOOR_FROZEN_ACT = 0.93
+FLOOR_FROZEN_CLARIFY = 0.88
 
 
 def load_set() -> list[dict]:
@@ -99,7 +109,8 @@ def test_routing_set_is_large_balanced_and_well_formed():
     assert len(rows) >= 240
     counts = Counter(row["mode"] for row in rows)
     assert set(counts) == set(MODES)
-    assert all(0.15 <= count / len(rows) <= 0.25 for count in counts.values()), counts
+    # Issue 31's command batch tipped the balance towards ACT; no mode may still dominate or vanish.
+    assert all(0.10 <= count / len(rows) <= 0.35 for count in counts.values()), counts
     for row in rows:
         assert set(row) <= {"text", "mode", "context"}
         assert set(row.get("context", {})) <= CONTEXT_KEYS
@@ -119,6 +130,18 @@ def test_exemplars_are_not_copies_of_test_messages():
     exemplars = load_exemplars(ROOT / "configs" / "router_exemplars.toml")
     copied = [text for texts in exemplars.values() for text in texts if _same_message_keys(text) & test_keys]
     assert copied == []
+
+
+def test_the_frozen_set_is_apart_from_the_tuning_set_and_the_exemplars():
+    """The frozen set measures routing on messages never tuned on: none may be a copy of a tuning line or exemplar."""
+    frozen = load_rows(FROZEN_SET)
+    assert len(frozen) >= 300 and {row["mode"] for row in frozen} == set(MODES)
+    assert all(row.get("skill") for row in frozen if row["mode"] == "ACT")
+    assert all(set(row) <= {"text", "mode", "skill", "context"} for row in frozen)
+    exemplars = load_exemplars(ROOT / "configs" / "router_exemplars.toml")
+    tuning = [row["text"] for row in load_set()] + [text for texts in exemplars.values() for text in texts]
+    tuning_keys = set().union(*(_same_message_keys(text) for text in tuning))
+    assert [row["text"] for row in frozen if _same_message_keys(row["text"]) & tuning_keys] == []
 
 
 def test_signals_alone_route_the_set(configs_dir):
@@ -159,7 +182,7 @@ def assert_routes_the_set(configs_dir, minilm):
     router = ModeRouter(configs_dir, minilm)
     confusion, misses = evaluate(router, rows, minilm)
     report("all-MiniLM-L6-v2, whole set", confusion, misses)
-    held = [row for index, row in enumerate(rows) if index % 5 == 4]
+    held = held_out(rows)
     held_confusion, held_misses = evaluate(router, held, minilm)
     report("held-out (every 5th line)", held_confusion, held_misses)
     print(f"\naccuracy {accuracy(confusion):.3f} on {len(rows)} messages, "
@@ -167,3 +190,10 @@ def assert_routes_the_set(configs_dir, minilm):
     assert accuracy(confusion) >= FLOOR_OVERALL
     assert all(recall(confusion, mode) >= FLOOR_PER_MODE for mode in MODES)
     assert accuracy(held_confusion) >= FLOOR_HELD_OUT
+    frozen_confusion, frozen_misses = evaluate(router, load_rows(FROZEN_SET), minilm)
+    print(f"frozen set {accuracy(frozen_confusion):.3f}, ACT {recall(frozen_confusion, 'ACT'):.3f}, "
+          f"CLARIFY {recall(frozen_confusion, 'CLARIFY'):.3f}")
+    assert accuracy(frozen_confusion) >= FLOOR_FROZEN_OVERALL
+    assert recall(frozen_confusion, "ACT") >= FLOOR_FROZEN_ACT
+    assert recall(frozen_confusion, "CLARIFY") >= FLOOR_FROZEN_CLARIFY
+    assert sum(frozen_confusion[(mode, "IGNORE")] for mode in MODES if mode != "IGNORE") == 0

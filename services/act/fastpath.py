@@ -1,8 +1,9 @@
 """The ACT fast path: the innate skills' plainest requests, understood without an LLM planning step.
 
-"Add milk and eggs to my shopping list", "What's on my shopping list?", "Remind me tomorrow at 9 to
-call the dentist": a small model often fails to turn these into a tool call, a regular expression
-does not. The router's signals decide whether a pattern may even be tried (the message must already
+"Add milk and eggs to my shopping list", "Create a packing list with passport and charger", "What's on
+my shopping list?", "Remind me tomorrow at 9 to call the dentist", "Please store this: the gate code is
+5512", "Set a goal: read 20 books this year": a small model often fails to turn these into a tool call,
+a regular expression does not. The router's signals decide whether a pattern may even be tried (the message must already
 look like a list or reminder request), the skill runs through the same dispatcher and critic as any
 model-chosen action, and the reply is written from the skill's result.
 """
@@ -17,13 +18,42 @@ from typing import Any
 from services.act.when import DueTimeError, parse_due
 
 FAST_PATH = "fast_path"  # the trail marks actions taken this way, and the loop's end reason
-_POLITE = r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:please\s+)?(?:(?:can|could|would|will) you\s+)?(?:please\s+)?"
+_POLITE = (r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:(?:please|pls|plz|kindly|let's)\s+)?"
+           r"(?:(?:can|could|would|will) you\s+)?(?:please\s+)?")
 _LIST = r"(?:my|the|our)\s+(?P<name>[a-z0-9][a-z0-9' -]{0,40}?)\s+list"
 LIST_ADD = re.compile(_POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|in|into)\s+" + _LIST
                       + r"(?:\s+please)?\W*$")
 LIST_VIEW = re.compile(_POLITE + r"(?:what(?:'s| is| are| do i have| have i got)\s+(?:on|in)|show(?: me)?|read(?: me)?"
                        r"|tell me(?: what's on)?|what's in)\s+" + _LIST + r"(?:\s+please)?\W*$")
 REMIND = re.compile(_POLITE + r"remind me\s+(?P<rest>.+?)\W*$")
+# "Create a packing list with passport and charger", "start a new list for the party: balloons, candles".
+LIST_CREATE = re.compile(
+    _POLITE + r"(?:create|make|start|set up|open|begin|put together)(?: me| us)? (?:a |an |another )?(?:new )?"
+    r"(?:(?P<name>[a-z0-9'][a-z0-9' -]{0,40}?) )?(?:list|checklist)"
+    r"(?: (?:called|named|titled) (?P<called>[^:,]{1,40}?)| (?P<quoted>'[^']{1,40}'|\"[^\"]{1,40}\"))?"
+    r"(?: for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?))?"
+    r"\s*(?::|,|-| with| w/| containing| including)\s*(?P<items>.+?)\W*$"
+)
+# Clause openings a stored fact or goal may follow: "Thanks for earlier. Also, please remember that ...".
+_CLAUSES = re.compile(r"(?:^|(?<=[.!?])\s+)(?:(?:also|and|oh|so|ok|okay|anyway|hey|hi)[, ]+)*", re.IGNORECASE)
+MEMORIZE = re.compile(
+    r"(?:(?:please|pls|plz|kindly)[, ]+)?(?:(?:can|could|would|will) (?:you|u)(?: please)? |i (?:want|need|would like) "
+    r"you to |i'?d like you to )?(?:(?:please|pls|plz|kindly) )?"
+    r"(?:store|save|remember|remeber|rember|note(?: down)?|memori[sz]e|keep in mind|jot down|write down|make a note|"
+    r"keep a note|file(?: away)?|for future reference|storing|saving|remembering|noting)"
+    r"(?: (?:this|the following|it))?(?: (?:verbatim|info|information|note|for me|please))*"
+    r"(?:\s*[:\-\u2013\u2014,]\s*|\s+that\s+|\s+)(?P<text>\S.+?)\W*$",
+    re.IGNORECASE,
+)
+GOAL = re.compile(r"\bgoal(?: for [a-z ]{1,20}?)?\s*(?::|-|\u2013|\u2014)\s*(?P<colon>.+)|"
+                  r"\bgoal (?:is |would be )?(?:to|of) (?P<to>.+)", re.IGNORECASE)
+# What follows the goal itself: "..., can you track it?", "... Keep track of it for me, would you?".
+_TRACKING_TAIL = re.compile(
+    r"(?:[,.;!-]\s*|\s+(?:and|so)\s+)(?:(?:can|could|would|will) you\s+|please\s+|pls\s+)*(?:keep track|track|"
+    r"hold me|keep me|help me|record it|log it|note it|make it)\b.*$|[,.;!]?\s*(?:please|pls|thanks|thank you|thx)\W*$",
+    re.IGNORECASE,
+)
+_QUOTES = "'\"\u2018\u2019\u201c\u201d"
 ITEM_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)\s*")
 TIME_START = re.compile(r"^(?:at|on|in|tomorrow|today|tonight|next|this|monday|tuesday|wednesday|thursday|friday|"
                         r"saturday|sunday|mon|tue|wed|thu|fri|sat|sun|\d)")
@@ -37,9 +67,9 @@ class PlainAction:
 
 
 def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo) -> PlainAction | None:
-    """The one action a plain list or reminder request asks for, or None (the LLM plans it instead)."""
+    """The one action a plain list, reminder, memory or goal request asks for, or None (the LLM plans it)."""
     lowered = " ".join(text.replace("\u2019", "'").lower().split())
-    if signals.get("skill_list"):
+    if signals.get("skill_list") or signals.get("skill_manage"):
         action = _list_action(lowered)
         if action is not None:
             return action
@@ -47,17 +77,51 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
         reminder = _reminder(lowered, now, zone)
         if reminder is not None:
             return reminder
+    plain = " ".join(text.replace("\u2019", "'").split())  # the person's own case: stored as given
+    writes = signals.get("slots_complete") and not signals.get("skill_manage") and not signals.get("skill_remind")
+    if writes and signals.get("skill_goal"):
+        goal = _first_match(GOAL, plain, lambda m: m["colon"] or m["to"])
+        if goal:
+            return PlainAction("goal", {"operation": "create", "text": goal})
+    if writes and signals.get("skill_remember"):
+        fact = _first_match(MEMORIZE, plain, lambda m: m["text"], anchored=True)
+        if fact and not fact.lower().startswith("to "):  # "remember to call mum" is a task, not a fact
+            return PlainAction("memorize", {"text": fact})
     if signals.get("question") and not signals.get("action_request"):
         # A question routed to ACT reads memory: recall with the question itself, the model then answers from it.
         return PlainAction("recall", {"query": text.strip()})
     return None
 
 
+def _first_match(regex: re.Pattern[str], text: str, part: Any, anchored: bool = False) -> str | None:
+    """The wanted part of the first clause ``regex`` matches (at a clause opening when ``anchored``), trimmed."""
+    for start in _CLAUSES.finditer(text):
+        clause = text[start.end():]
+        match = regex.match(clause) if anchored else regex.search(clause)
+        if match:
+            found = _TRACKING_TAIL.sub("", part(match)).strip(" .,;:-" + _QUOTES)
+            return found if len(found.split()) >= 2 else None
+        if not anchored:
+            return None  # search already looked at the whole rest of the text
+    return None
+
+
+def _items(raw: str) -> list[str]:
+    items = [ARTICLES.sub("", item).strip(" ." + _QUOTES) for item in ITEM_SPLIT.split(raw)]
+    return [item for item in items if item]
+
+
 def _list_action(text: str) -> PlainAction | None:
+    created = LIST_CREATE.match(text)
+    if created:
+        name = created["called"] or created["quoted"] or created["name"] or created["purpose"] or ""
+        name = name.strip(" " + _QUOTES)
+        items = _items(created["items"])
+        if name and items and len(items) <= 10:
+            return PlainAction("list", {"operation": "add", "name": name, "items": items})
     added = LIST_ADD.match(text)
     if added:
-        items = [ARTICLES.sub("", item).strip(" .") for item in ITEM_SPLIT.split(added["items"])]
-        items = [item for item in items if item]
+        items = _items(added["items"])
         if items and len(items) <= 10:
             return PlainAction("list", {"operation": "add", "name": added["name"].strip(), "items": items})
     viewed = LIST_VIEW.match(text)
@@ -103,6 +167,11 @@ def plain_reply(entry: dict[str, Any]) -> str | None:
     if entry.get("skill") == "schedule" and entry.get("ok"):
         created = result.get("created") or {}
         return f"Done: I'll remind you to {created.get('text')} on {created.get('when')}."
+    if entry.get("skill") == "memorize" and entry.get("ok"):
+        return f"Noted, I'll remember: {result.get('text')}."
+    if entry.get("skill") == "goal" and entry.get("ok"):
+        goal = result.get("created") or {}
+        return f"New goal recorded: {goal.get('text')}. I'll keep track of it with you."
     return None
 
 

@@ -14,11 +14,14 @@ import numpy as np
 
 from services.router.words import (
     AUXILIARIES,
+    CAPABILITY_RE,
     CAPITALISED_RE,
+    CATAPHORIC_RE,
     COMMON_BIGRAMS,
     CONFIRM_RE,
     CONTEXT_DEPENDENT_RE,
     DEICTIC_OBJECT_RE,
+    DURATION_RE,
     ELONGATION_RE,
     EMOJI_RE,
     EMOTICON_RE,
@@ -26,6 +29,7 @@ from services.router.words import (
     FILLER_WORDS,
     GREETING_RE,
     HABITUAL_RE,
+    HOWTO_RE,
     IMPERATIVE_VERBS,
     INTERROGATIVES,
     KEY_CHUNK_RE,
@@ -34,11 +38,13 @@ from services.router.words import (
     LIST_WRITE_RE,
     MANAGE_VERB_RE,
     MANAGE_WORDS,
+    NAMED_LIST_RE,
     NO_TASK_NEEDED_RE,
     NOT_MASH_RE,
     PERSON_CUE_RE,
     PERSON_PRONOUNS,
     PHATIC_RE,
+    POLITE_WORDS,
     READ_QUESTION_RE,
     REMIND_EXPLAIN_RE,
     REPEATED_CHUNK_RE,
@@ -55,6 +61,7 @@ from services.router.words import (
     VAGUE_ASK_RE,
     WHOLE_LIST_RE,
     WORD_RE,
+    WRITING_RE,
 )
 
 MODES = ("RESPOND", "CLARIFY", "ACKNOWLEDGE", "ACT", "IGNORE")
@@ -211,7 +218,16 @@ def is_action_request(view: TextView) -> bool:
     return _is_write(view, skills) and not skills["remind_explain"]
 
 
+def asks_for_text(view: TextView) -> tuple[bool, bool]:
+    """(writing task, capability or how-to question): messages in a skill's words that want a written answer."""
+    body = LEAD_IN_RE.sub("", view.lower)
+    capability = CAPABILITY_RE.match(view.lower) is not None or HOWTO_RE.match(view.lower) is not None
+    return WRITING_RE.search(body) is not None, capability
+
+
 def _is_write(view: TextView, skills: dict[str, float]) -> bool:
+    if any(asks_for_text(view)):
+        return False  # "draft a reminder email", "can you set reminders?": nothing to store
     if skills["skill_forget"]:
         return True  # "erase what I told you about X" mentions the past to remove it
     if skills["skill_recall"] or skills["skill_introspect"]:
@@ -232,6 +248,7 @@ def _referring_words(view: TextView) -> tuple[set[str], set[str]]:
         things.discard("that")  # "remember that my code is 4312": a conjunction, not a pointer
     if DEICTIC_OBJECT_RE.search(view.lower):
         things.add("what")
+    things -= set(CATAPHORIC_RE.findall(view.lower))  # "store this: the code is 5512" points forward
     return things, words & PERSON_PRONOUNS
 
 
@@ -250,8 +267,10 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]])
     content = _content_without_time(view)
     imperative = imperative_signals(view)["imperative"] > 0
     needs_context = context_dependent or (bool(things or persons) and (imperative or len(content) <= 2))
-    # A long message usually carries its own antecedent ("my phone keeps crashing, can I fix it?").
-    self_contained = not context_dependent and len(content) >= 4
+    # A long message usually carries its own antecedent ("my phone keeps crashing, can I fix it?"), unless it
+    # points back at an earlier turn ("add what we talked about to my list") without naming what.
+    points_back = DEICTIC_OBJECT_RE.search(view.lower) is not None
+    self_contained = not (context_dependent or points_back) and len(content) >= 4
     thing_ok = not (things or context_dependent) or self_contained or has_antecedent(False, working_memory)
     person_ok = not persons or self_contained or has_antecedent(True, working_memory) or bool(
         PERSON_CUE_RE.search(" ".join(view.content)) or CAPITALISED_RE.search(view.raw)
@@ -262,21 +281,28 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]])
         "context_dependent": _flag(context_dependent),
         "unresolved_reference": _flag(needs_context and not resolved),
         "resolved_reference": _flag(resolved),
+        "points_back": _flag(points_back),
     }
 
 
 def _content_without_time(view: TextView) -> tuple[str, ...]:
-    return text_view(TIME_RE.sub(" ", view.lower)).content
+    """Content words without times or politeness ("por favor" names no task and no antecedent)."""
+    return tuple(w for w in text_view(TIME_RE.sub(" ", view.lower)).content if w not in POLITE_WORDS)
 
 
 def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: bool,
                  working_memory: Sequence[tuple[str, str]] = ()) -> dict[str, float]:
     """Slot completeness for write actions: reminders/schedules need what and when, lists an item, edits a target."""
     action = _is_write(view, skills) and not skills["remind_explain"]
-    has_time = TIME_RE.search(view.lower) is not None
+    has_time = TIME_RE.search(view.lower) is not None or (
+        NO_TASK_NEEDED_RE.search(view.lower) is not None and DURATION_RE.search(view.lower) is not None)
     if resolved_reference and working_memory:  # "Schedule it." after "the dentist is on Friday at 10"
         has_time = has_time or TIME_RE.search(working_memory[-1][0].lower()) is not None
-    task_words = [w for w in _content_without_time(view) if w not in SKILL_WORDS]
+    # "the ones I listed" is no task of its own: only what the earlier turn said would be.
+    pointer_free = text_view(DEICTIC_OBJECT_RE.sub(" ", view.lower)) if not resolved_reference else view
+    if skills["skill_list"]:  # "add to my packing list": the list's name is not an item
+        pointer_free = text_view(NAMED_LIST_RE.sub(" ", pointer_free.lower))
+    task_words = [w for w in _content_without_time(pointer_free) if w not in SKILL_WORDS]
     if skills["skill_forget"] or skills["skill_manage"]:
         # Editing or forgetting acts on something that exists: it needs *which* one, never a new time.
         has_task = resolved_reference or any(w not in MANAGE_WORDS for w in task_words) or _names_a_list(view)
@@ -312,7 +338,9 @@ def imperative_signals(view: TextView) -> dict[str, float]:
     imperative = bool(body) and body[0] in IMPERATIVE_VERBS
     rest = [w for w in body[1:] if w not in STOPWORDS]
     vague = (imperative and not rest) or VAGUE_ASK_RE.match(view.lower) is not None
-    return {"imperative": _flag(imperative), "vague_request": _flag(vague)}
+    writing, capability = asks_for_text(view)
+    return {"imperative": _flag(imperative), "vague_request": _flag(vague), "writing_task": _flag(writing),
+            "capability_question": _flag(capability)}
 
 
 def context_signals(ctx: RoutingContext, recent_turns: int) -> dict[str, float]:
@@ -356,6 +384,9 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     if signals["phatic_only"]:  # "that's great" points at nothing that needs resolving
         references.update(unresolved_reference=0.0, resolved_reference=0.0)
     signals.update(references)
+    if references["unresolved_reference"] or skills["skill_recall"] or skills["skill_introspect"]:
+        # "Write a poem about it" with nothing before it needs asking; "summarise what you know about me" reads memory.
+        signals["writing_task"] = 0.0
     if references["resolved_reference"] and not skills["skill_any"] and edits_previous_item(view, ctx.working_memory):
         skills = {**skills, "skill_manage": 1.0, "skill_any": 1.0}
         signals.update(skills)

@@ -41,8 +41,10 @@ GREETING_RE = re.compile(
     r"morning|mornin'?|evening|what'?s up|wass?up|gm)\b"
 )
 THANKS_RE = re.compile(
-    r"\b(?:(?:thanks?|thank (?:you|u))(?: so much| a lot)? for [a-z]+ing (?:it|that|this|them|those)|"
-    r"thanks?|thank (?:you|u)|thankyou|thx|thnx|ty|cheers|much appreciated|appreciate (?:it|that))\b"
+    r"\b(?:(?:thanks?|thank (?:you|u)|cheers|ta)(?: so much| a lot)? for [a-z]+ing (?:it|that|this|them|those)|"
+    r"thanks?|thank (?:you|u)|thankyou|thx|thnx|ty|cheers|much appreciated|much obliged|appreciate (?:it|that)|"
+    r"merci(?: beaucoup)?|danke(?: sch[öo]n| sehr)?|gracias|grazie(?: mille)?|obrigad[oa]|arigato|"
+    r"dank je(?: wel)?|ta)\b"
 )
 FAREWELL_RE = re.compile(
     r"\b(?:bye+|goodbye|good ?night|night night|nighty|gn|see (?:you|ya)(?: later| tomorrow| soon)?|cya|"
@@ -69,7 +71,10 @@ FILLER_WORDS = frozenset(
 
 # Where an imperative can start: the top of the message, a new clause, or after a polite lead-in.
 # (One factored alternation: re scans it several times faster than a list of "\bword " branches.)
-_CLAUSE_START = r"(?:^|[,.;!:]\s*|\b(?:please|can you|could you|would you|you can|and(?: also)?|also|just|now) )"
+_CLAUSE_START = (
+    r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|you can|you could|"
+    r"u could|and(?: also)?|also|just|now|mind|be possible to|as to|need you to|want you to|let'?s) )"
+)
 _STORED = r"(?:reminders?|alarms?|timers?|appointments?|meetings?|events?|notifications?)"
 # A named list: "my shopping list", "the packing list", "our to-do list" (the name is group 1).
 _NAMED_LIST = (
@@ -87,28 +92,89 @@ _MANAGE_AT_CLAUSE = (
     r"[^.?!]{0,30}?\bgoals?\b"
 )
 
+# Making a list that names its content: "create a packing list with X and Y", "new list called gifts: ...",
+# "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is
+# missing). Not "make me a list of interview questions" (writing, RESPOND) unless items follow a colon.
+_LIST_CREATE = (
+    rf"{_CLAUSE_START}(?:(?:create|creating|make|making|start|starting|set(?:ting)? up|open|opening|begin|"
+    r"put(?:ting)? together|i (?:need|want|would like)|i'?d like)(?: me| us| myself)? (?:a |an |another )?(?:new )?|"
+    r"new )"
+    r"(?:[a-z'-]+ ){0,3}?(?:list|to-?do list|todo list|checklist)\b"
+    r"(?:(?! of)[^.?!]{0,40}?(?::|\bwith\b|\bw/|\bcontaining\b|\bincluding\b|\bcalled\b|\bnamed\b|\btitled\b|['\"])|"
+    r" of [^.?!:]{1,40}:| of (?:those|these|them)\b|"
+    r"(?: for (?:me|us))?(?:,? (?:please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte))*"
+    r"\W*$)"
+)
+
+# "remind me what grandma's address is" asks about the person's own world, like "my".
+_KIN = "mum|mom|dad|gran|grandma|grandpa|nan|sister|brother|wife|husband|partner|son|daughter|boss"
+
 SKILL_PATTERNS = {
-    "remind": r"\bremind(?:er|ers)?\b|\bset (?:an? |my )?(?:alarm|timer)\b|\bwake me\b|\bdon'?t let me forget\b|"
-    r"\b(?:ping|nudge|alert) me\b",
-    "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|\bbook (?:a|an|me|the) (?:meeting|call|appointment|slot)\b|"
+    "remind": r"\bremind(?:er|ers)?\b|\br(?:e|i)?m(?:i|e)?n?d me\b|\b(?:an? )?(?:alarm|timer) (?:for|at)\b|"
+    r"\bmind reminding me\b|\bset (?:an? |my )?(?:alarm|timer)\b|\bwake me\b|"
+    r"\bdon'?t let me forget\b|"
+    r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?) me\b",
+    "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|"
+    r"\b(?:put|add|pop|stick|pencil|write)\b[^.?!]{0,60}\b(?:in|into|on|to) (?:my|the|our) (?:diary|agenda)\b|"
+    r"\bbook (?:a|an|me|the) (?:meeting|call|appointment|slot)\b|"
     r"\bset up (?:a|an) (?:meeting|call)\b",
-    "list": r"\b(?:add|put|remove|delete|take|cross|tick|check)\b[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
-    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your)\b[^.?!]{0,30}?\blist\b|"
-    r"\b(?:my|our) (?:[a-z'-]+ ){0,2}(?:list|lists|to-?dos?|to do list)\b(?! of)",
-    "remember": r"(?:^|[,.;!]\s*|\b(?:please|can you|could you|and) )(?:remember|memori[sz]e|note down|"
-    r"keep in mind|don'?t forget|make a note|jot down|write down|save)\b(?! (?:when|how|what|if|the time))|"
-    r"\b(?:remember|note|memori[sz]e|save) (?:that|this)\b|\bfor future reference\b",
-    "recall": r"\bdo you (?:still )?(?:remember|recall|know) (?:what|when|where|who|my|if|whether|the|about|our)\b|"
+    "list": r"\b(?:add(?:ing)?|put(?:ting)?|pop(?:ping)?|chuck(?:ing)?|throw(?:ing)?|stick(?:ing)?|bung|jot|write|"
+    r"remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?)\b"
+    r"[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
+    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|checklist)\b|"
+    # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
+    r"\b(?:add(?:ing)?|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
+    r"(?:list|groceries)\b|"
+    rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list)\b(?! of)|{_LIST_CREATE}|"
+    # Reading lists back: "which lists have I got?", "read out the to-do list".
+    r"^(?:what|which) lists\b|\bhow many lists (?:do|have) i\b|"
+    r"\b(?:read|show|tell|give)(?: me)?(?: out)? (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b"
+    r"(?! of)",
+    "remember": rf"{_CLAUSE_START}(?:remember(?:ing)?|"
+    r"remeber|rember|remembr|remmeber|memori[sz](?:e|ing)|not(?:e|ing) down|"
+    r"keep(?:ing)? in mind|don'?t forget|mak(?:e|ing) a note|jot(?:ting)? down|writ(?:e|ing) down|"
+    r"sav(?:e|ing))\b(?! (?:when|how|what|if|the time))|"
+    r"\b(?:remember|note|memori[sz]e|save) (?:that|this)\b|\bfor future reference\b|"
+    # Storing a given piece of information: "please store this: ...", "log that ...", "put this in your memory".
+    rf"{_CLAUSE_START}(?:stor(?:e|ing)|log(?:ging)?|record(?:ing)?|fil(?:e|ing)(?: away)?|keep(?:ing)?)\b "
+    r"(?:this|that|these|it|the following|my|a note|a record)\b|"
+    rf"{_CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?)\b (?:the|my|our) "
+    r"[^.?!]{1,40}?(?:\bis\b|\bit'?s\b|:)|"
+    r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|\bhang on to (?:this|that|it)\b|"
+    r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these) down\b|^(?:note|memo|fyi)\s*:[^?]*$|"
+    r"\b(?:save|store|keep|make|take|add) (?:a |this )?note\s*:|"
+    r"\bi (?:want|need|would like) to (?:store|note down|record|log|save (?:a note|this|that|the following|something|"
+    r"some info))\b|\bi'?d like to (?:store|note down|record|log|save (?:a note|this|that|the following|something))\b|"
+    r"\b(?:put|add|keep|store|save|commit)\b[^.?!]{0,20}? (?:in|to|into) (?:your )?memory\b|"
+    r"\b(?:i'?d like|i want|i need|i would like) you to (?:store|remember|save|keep|note|record|log|memori[sz]e)\b",
+    "recall": r"\bdo you (?:still )?(?:remember|recall|know) (?:what|when|where|who|my|if|whether|the|our)\b|"
+    r"\bdo you (?:still )?(?:remember|recall) about\b|\bdo you (?:still )?(?:know about|have) (?:my|our|me)\b|"
     r"\bwhat did (?:i|we) (?:tell|say|mention|ask|share|talk|discuss|decide)\b|"
     r"\b(?:did|have) i (?:ever |already )?(?:tell|told|mention|mentioned|say|said)\b|"
     r"^(?:what|when|where|who|which)(?:'s| is| was| are| were| did)? (?:my|our)\b|\bremind me what (?:i|we|my)\b|"
-    r"\bwhat do you (?:remember|recall)\b|\blast time (?:we|i) (?:talked|spoke|chatted)\b|"
+    rf"\bremind me (?:what|who|where|when)\b(?=.*\b(?:{_KIN})'s\b)|"
+    r"^(?:what|when|where|who|which)\b[^?]{0,60}\b(?:my|our)\b[^?]{0,40}\bagain\W*$|"
+    r"\bwhat do you (?:remember|recall)\b|^(?:what|which|where|who|when)\b[^?]{0,60}\b(?:i|we) (?:liked|loved|hated|"
+    r"recommended|visited|went to|ate at|stayed at|bought|used|gave you|sent you|showed you)\b|"
+    r"\blast time (?:we|i) (?:talked|spoke|chatted)\b|"
     r"\bi (?:told|mentioned|said to) you\b|\b(?:have|did) i (?:set|add|save|schedule|ask you)\b",
     "introspect": r"\bwhat (?:else )?(?:do )?you know about (?:me|myself|my)\b|\bwhat have you (?:learned|learnt|"
-    r"figured out|noticed) about (?:me|my)\b|\bhow well do you know me\b|\bwhat do you remember about me\b|"
-    r"\btell me about myself\b|"
+    r"figured out|noticed) about (?:me|my)\b|\bhow well do you (?:[a-z]+ )?know me\b|\bwhat do you remember about me\b|"
+    r"\btell me about myself\b|\bwhat (?:you(?:'ve| have)?|do you|have you|do u|u) (?:know|learned|learnt|noticed|"
+    r"picked up|worked out|figured out|gathered|found out)(?: so far)? (?:about|abt) (?:me|my)\b|"
+    r"\bwhich of my (?:preferences|interests|habits|routines)\b|"
+    r"\bwhat (?:do you have|have you got)(?: on file| stored| saved| on record)? (?:about|on) me\b|"
     r"\bwhat are my (?:preferences|interests|habits|patterns)\b|\bwhat do you think (?:you know )?about me\b",
-    "goal": r"\b(?:my|new|set an?|set my) (?:[a-z-]+ ){0,2}(?:goal|goals|resolution|resolutions)\b|"
+    "goal": r"\b(?:my|new|set an?|set my) (?:[a-z'-]+ ){0,2}(?:goal|goals|resolution|resolutions)\b|"
+    # Setting or tracking one goal: "set me a goal to ...", "record a goal: ...", "track my progress on ...".
+    r"\b(?:set(?:ting)?|add(?:ing)?|record(?:ing)?|creat(?:e|ing)|mak(?:e|ing)|start(?:ing)?|track(?:ing)?|log(?:ging)?|"
+    r"keep(?:ing)? track of)(?: me| myself| for me)? (?:a|an|another|my|this) "
+    r"(?:new )?(?:[a-z'-]+ ){0,2}?goal\b|\bgoal\s*:|(?:^|[,.;!-]\s*)goal is\b|"
+    r"\bi (?:want|'d like|would like|need) to (?:keep track of|track)\b|"
+    rf"{_CLAUSE_START}(?:track|keep track of|log|monitor) (?:my |our )?progress\b|\b(?:how'?s|how is|how am i doing)\b"
+    r"[^.?!]{0,40}\bgoals?\b|\bgoal (?:update|progress|check-?in)\b|"
+    r"\b(?:turn|make) (?:it|that|this|those)(?: into)? (?:a|an|one of my|my) (?:new )?goals?\b|"
+    r"\bhold me to (?:it|this|that)\b|"
     r"\bprogress (?:on|toward|towards) my\b|\bhelp me (?:stick to|keep track|track)\b|\b(?:keep|hold) me accountable\b|"
     r"^(?:what|which) goals (?:am i|do i|have i|did i)\b",
     # Removing what the assistant knows: "forget that I live in Paris", "erase what I told you about X".
@@ -116,7 +182,8 @@ SKILL_PATTERNS = {
     "forget": rf"{_CLAUSE_START}(?:(?:forget|unlearn)\b(?! (?:it|about it|things|stuff|anything|something)\b)(?=\W*\w)|"
     r"(?:erase|delete|remove|wipe|clear|purge|drop)\b[^.?!]{0,30}?\b(?:what (?:i|we) (?:just )?"
     r"(?:told|said|mentioned|shared|wrote)|(?:everything|all|anything|what) (?:that )?you (?:know|remember|have "
-    r"(?:learned|learnt|stored|saved)|learned|learnt|stored|saved)|from (?:your )?memory)\b)|\bstop remembering\b",
+    r"(?:learned|learnt|stored|saved)|learned|learnt|stored|saved)|from (?:your )?memory)\b)|\bstop remembering\b|"
+    r"\b(?:i )?(?:don'?t|do not) want you to (?:remember|keep|know|store)\b",
     # Changing or removing something already stored: reminders, list items, whole lists, goals.
     "manage": rf"{_CLAUSE_START}(?:{_MANAGE_AT_CLAUSE})|\blist (?:called|named)\b|"
     r"\b(?:what|which|any|all (?:of )?my|list (?:my|all)|show (?:me )?my) (?:upcoming |active |current |pending )?"
@@ -124,22 +191,59 @@ SKILL_PATTERNS = {
     r"(?:it|that|this)\b",
 }
 SKILL_RES = {name: re.compile(pattern) for name, pattern in SKILL_PATTERNS.items()}
-READ_QUESTION_RE = re.compile(r"^(?:what|which|how|when|where|who|do|did|have|has|are|is|am)\b")
-LIST_WRITE_RE = re.compile(r"\b(?:add|put|remove|delete|take|cross|tick|check)\b")
+READ_QUESTION_RE = re.compile(
+    r"^(?:what|which|how|when|where|who)\b|^(?:do|does|did|have|has|are|is|am) (?:i|you|u|we|my|it|there|this|that)\b"
+)
+LIST_WRITE_RE = re.compile(r"\b(?:add|adding|put|putting|pop|chuck|throw|stick|bung|jot|write|remove|delete|take|cross|"
+                           r"tick|check|"
+                           r"create|creating|make|making|start|"
+                           r"starting|set up|setting up|open|opening|begin|together|need|want|like|new)\b")
 WHOLE_LIST_RE = re.compile(rf"{_CLAUSE_START}{_WHOLE_LIST}")
+NAMED_LIST_RE = re.compile(rf"\b{_NAMED_LIST}")
+# A writing task ("could you write me a poem", "draft a reminder email to my team") asks for text, not for
+# something stored; "write it down" and "write X on my list" are still stores.
+WRITING_RE = re.compile(
+    r"(?:^|[,.;!:]\s*|\b(?:mind|kindly|as to|you|u|could|can|would|please|pls|and|just) )(?:write|writing|draft|"
+    r"drafting|compose|composing|pen|rewrite|proofread|"
+    r"summari[sz]e|translate)\b(?!(?: (?:it|this|that|these|them))? down\b)"
+    r"(?![^.?!]{0,60}\b(?:on|onto|to|in|into) (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|calendar|memory|notes)\b)"
+)
+# How to do something oneself: "How do I set an alarm on my iPhone?" asks for an explanation.
+HOWTO_RE = re.compile(
+    r"^(?:(?:so|and|but|ok) )?how (?:do|can|could|should|would|did) (?:i|you|we|one|people|u)\b|^how to\b"
+)
+# A question about what the assistant can do, with nothing to do it on: "Can you set reminders?".
+CAPABILITY_RE = re.compile(
+    r"^(?:are you able to|is it possible (?:for you )?to|do you know how to|can you|could you|will you|do you) "
+    r"(?:[a-z'-]+ ){1,2}?(?:reminders|lists|goals|notes|alarms|timers|memories|things|facts|information|info|stuff)"
+    r"(?: (?:for|about) (?:me|people|us|users|them))?\W*$"
+)
 # "forget what I told you" points back at the conversation just like "forget that" does.
-DEICTIC_OBJECT_RE = re.compile(r"\bwhat (?:i|we) (?:just )?(?:told|said|mentioned|shared|wrote)(?: (?:to )?you)?\W*$")
+# So do "the things I mentioned", "what we talked about" and "the ones from before" when nothing follows that
+# names them ("what I told you about my job" names it): they need an earlier turn to point at.
+DEICTIC_OBJECT_RE = re.compile(
+    r"\b(?:what|those|everything|the(?: [a-z'-]+){1,2})(?: that)? (?:i|we) (?:just |already )?"
+    r"(?:told|said|mentioned|shared|wrote|listed|gave|sent|showed|discussed|talked about|agreed(?: on)?|asked(?: for)?)"
+    r"(?: (?:to )?you)?(?: (?:earlier|before|yesterday|last time|just now))?"
+    r"(?=\W*$|\W+(?:to|on|onto|in|into|for|please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte)\b)|"
+    r"\bthe(?: [a-z'-]+){1,2} from (?:before|earlier|yesterday|last time)\b"
+)
 # A verb that edits or removes something: with a resolved pronoun it acts on what the last turn stored.
 MANAGE_VERB_RE = re.compile(
     r"^(?:mark|cancel|delete|remove|uncheck|untick|tick|cross|forget|erase|snooze|move|push|drop|clear|empty|rename|"
     r"update|change|stop)\b"
 )
 NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer)\b")
-REMIND_EXPLAIN_RE = re.compile(r"\bremind me (?:what|how|why|who)\b(?!.*\b(?:i|my|we|our)\b)")
+# An alarm or a timer may be given a duration instead of a time: "a timer for 10 minutes".
+DURATION_RE = re.compile(
+    r"\bfor (?:a|an|\d+|half an|a couple of|a few) (?:secs?|seconds?|mins?|minutes?|hours?|hrs?)\b"
+)
+REMIND_EXPLAIN_RE = re.compile(rf"\bremind me (?:what|how|why|who)\b(?!.*\b(?:i|my|we|our|{_KIN}'s)\b)")
 
 _DAYS = r"mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?"
 _MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|" \
     r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+_HOUR_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon"
 TIME_RE = re.compile(
     rf"\b(?:today|tonight|tonite|tomorrow|tmrw|tmr|tomorow|tommorow|noon|midnight|daily|weekly|monthly|"
     rf"this (?:morning|afternoon|evening|weekend|week)|next (?:week|month|year|weekend|{_DAYS})|(?:on )?(?:{_DAYS})s?|"
@@ -147,14 +251,24 @@ TIME_RE = re.compile(
     rf"in (?:a|an|\d+|a few|few|a couple of|couple of|half an) (?:min|mins|minutes?|hours?|hrs?|days?|weeks?|months?)|"
     rf"every (?:day|week|month|morning|evening|night|{_DAYS})|(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?|"
     rf"\d{{1,2}}(?:st|nd|rd|th)|end of (?:the )?(?:day|week|month)|(?:after|before) (?:work|lunch|dinner|school|bed)|"
-    rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night))\b"
+    rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night)|"
+    rf"(?:quarter|half|twenty|ten|five) (?:past|to) (?:\d{{1,2}}|{_HOUR_WORDS})|at (?:{_HOUR_WORDS})(?: o'?clock)?)\b"
 )
 SKILL_WORDS = frozenset(
     "remind reminder reminders set alarm timer schedule reschedule calendar add put remove delete list lists shopping "
     "grocery groceries todo to-do remember note save goal goals new track please can could you me my book up make "
-    "take keep mind jot write down don't forget".split()
+    "take keep mind jot write down don't forget create start store log record progress later memory following info "
+    "information tasks checklist wishlist called named need want like pop chuck throw stick bung hang off onto "
+    "storing saving setting creating making putting adding starting tracking keeping noting remembering logging "
+    "recording popping sticking"
+    .split()
 )
 # Words of editing/forgetting requests that do not say *which* item: "Delete the reminder." still needs one.
+# Politeness around a command is not its content: "set a goal, thanks" still names no goal.
+POLITE_WORDS = frozenset(
+    "thanks thank thx ty cheers merci por favor favour favor bitte danke gracias grazie kindly wondering mind possible "
+    "quick kind hey hi hello ok okay sure lovely great cool sec moment ta sorry".split()
+)
 MANAGE_WORDS = frozenset(
     "cancel delete remove clear stop pause turn off disable snooze move push shift postpone change update edit "
     "reminding pinging nudging bugging uncheck untick check tick cross strike mark complete completed finish "
@@ -179,16 +293,22 @@ IMPERATIVE_VERBS = frozenset(
     "add book buy call cancel change check delete do email explain find fix get give help keep let list make move "
     "note open plan put read remember remind remove reply reschedule save schedule send set share show summarize "
     "summarise take tell text track translate update write draft describe compare suggest recommend create start "
-    "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn".split()
+    "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn store log record"
+    .split()
 )
-LEAD_IN_RE = re.compile(r"^(?:(?:please|pls|hey|ok|okay|so|and|also|now|can you|could you|would you)[ ,]+)+")
+LEAD_IN_RE = re.compile(
+    r"^(?:(?:please|pls|plz|kindly|hey|ok|okay|so|and|also|now|can you|could you|would you|can u|could u|"
+    r"would u)[ ,]+)+"
+)
 STOPWORDS = frozenset(
     "a an the and or but if so of to in on at by for with from up about into over after before as is are was were "
     "be been am do does did have has had will would can could should may might must shall i me my mine we us our you "
+    "smth sth smthg "
     "your he him his she her they them their it its this that these those there here what when where who whom which "
     "why how not no yes just very really too also then than please pls thing things stuff one some any again more "
     "let let's i'm it's that's what's don't can't i'll you're something anything everything someone somewhere".split()
 )
+CATAPHORIC_RE = re.compile(r"\b(it|this|that|these)\s*:\s*\S")
 THING_PRONOUNS = frozenset("it this that these those them there one".split())
 PERSON_PRONOUNS = frozenset("her him she he they them his hers".split())
 THAT_CLAUSE_RE = re.compile(r"\bthat (?:i|my|the|a|an|we|our|you|your|he|she|it's|there|this|his|her)\b")
@@ -199,7 +319,10 @@ CONTEXT_DEPENDENT_RE = re.compile(
     r"do (?:it|that|the same)(?: again)?|again|which one|what do you mean|elaborate|"
     r"explain (?:that|it|more)|the first one|the second one|that one|this one)\W*$"
 )
-HABITUAL_RE = re.compile(r"\bthe usual\b|\bsame as (?:always|usual|last time|before)\b|\blike (?:always|last time)\b")
+HABITUAL_RE = re.compile(
+    r"\b(?:the|my) usual\b|\bsame as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
+    r"\blike (?:always|last time)\b"
+)
 PERSON_CUE_RE = re.compile(
     r"\b(?:she|her|he|him|mom|mum|mother|dad|father|sister|brother|wife|husband|partner|boss|friend|colleague|"
     r"son|daughter|aunt|uncle|grandma|grandpa|girlfriend|boyfriend|manager|teacher|doctor|neighbou?r)\b"

@@ -1,0 +1,104 @@
+"""Explicit commands end to end (issue 31): POST /chat → router → ACT fast path → the skill's rows, no LLM plan.
+
+Under the small-model profile the fast path (services/act/fastpath.py) turns a command that carries its
+content into the skill's action itself: no planning step is scripted here, so a row that appears was
+chosen by the router and the fast path alone. The router runs on its text signals (the worker fixture
+loads no embedding model), which is also what it falls back to when the embedding fails.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from sqlalchemy import func, select
+
+from services.act.models import Goal, ListItem, NamedList, ScheduledItem
+from services.db import Exchange
+from services.memory.models import Fact
+from tests.llm_steps import Reply
+from tests.test_act_chat import chat, message_of, person, tomorrow_at  # noqa: F401  (person: a fixture)
+
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("person")]  # a user in New York
+
+
+@pytest.fixture
+def settings(settings):  # type: ignore[no-untyped-def]
+    """The small-model profile: plain commands take the ACT fast path."""
+    return replace(settings, llm_profile="compact")
+
+
+def fast_action(db_engine) -> dict:  # type: ignore[no-untyped-def]
+    """The one action of the last stored turn, which must have been taken by the fast path."""
+    with db_engine.connect() as connection:
+        trail = connection.execute(select(Exchange.tool_trail).order_by(Exchange.id.desc())).scalars().first()
+    actions = [entry for entry in trail if entry["type"] == "action"]
+    assert len(actions) == 1 and actions[0]["fast_path"] is True and actions[0]["ok"] is True, trail
+    return actions[0]
+
+
+def test_a_list_created_with_its_items_stores_every_item(client, run_jobs, fake_llm, db_engine):
+    frames, _ = chat(client, run_jobs, "Could you create a packing list with passport, charger and sunscreen?")
+    message = message_of(frames)
+    assert message["mode"] == "ACT"
+    assert message["text"] == ("Added passport, charger and sunscreen to your packing list. "
+                               "It now has: passport, charger and sunscreen.")
+    assert fast_action(db_engine)["skill"] == "list"
+    with db_engine.connect() as connection:
+        rows = connection.execute(select(NamedList.name, ListItem.text).join(ListItem)
+                                  .order_by(ListItem.position)).all()
+    assert rows == [("packing", "passport"), ("packing", "charger"), ("packing", "sunscreen")]
+    assert fake_llm.requests == []  # routed, acted and answered without the model
+
+
+def test_information_to_store_becomes_one_memory_item_in_the_persons_words(client, run_jobs, fake_llm, db_engine):
+    frames, _ = chat(client, run_jobs, "Please store this: the gate code at the allotment is 4471.")
+    message = message_of(frames)
+    assert message["mode"] == "ACT"
+    assert message["text"] == "Noted, I'll remember: the gate code at the allotment is 4471."
+    assert fast_action(db_engine)["skill"] == "memorize"
+    with db_engine.connect() as connection:
+        facts = connection.execute(select(Fact.text, Fact.speaker, Fact.superseded_by)).all()
+    assert facts == [("the gate code at the allotment is 4471", "user", None)]
+
+
+def test_a_goal_to_keep_track_of_is_recorded_once(client, run_jobs, fake_llm, db_engine):
+    frames, _ = chat(client, run_jobs, "My goal is to run a 10k by May, can you keep track of it?")
+    message = message_of(frames)
+    assert message["mode"] == "ACT"
+    assert message["text"].startswith("New goal recorded: run a 10k by May.")
+    assert fast_action(db_engine)["skill"] == "goal"
+    with db_engine.connect() as connection:
+        goals = connection.execute(select(Goal.text, Goal.state)).all()
+    assert goals == [("run a 10k by May", "active")]
+
+
+def test_a_plain_reminder_is_scheduled_at_the_time_given(client, run_jobs, fake_llm, db_engine):
+    frames, _ = chat(client, run_jobs, "pls remind me tomorrow at 9 to water the tomatoes")
+    assert message_of(frames)["mode"] == "ACT"
+    assert fast_action(db_engine)["skill"] == "schedule"
+    with db_engine.connect() as connection:
+        item = connection.execute(select(ScheduledItem)).one()
+    assert (item.text, item.due_at) == ("water the tomatoes", tomorrow_at(9))
+
+
+@pytest.mark.parametrize("text", [
+    "Store this.",
+    "Create a list.",
+    "Set a goal.",
+    "Add the things I mentioned to my shopping list.",
+    "Remind me about what we discussed.",
+])
+def test_a_command_with_nothing_to_act_on_is_asked_about_and_stores_nothing(client, run_jobs, fake_llm, db_engine,
+                                                                           text):
+    fake_llm.script(Reply("What would you like me to do exactly?"))
+    frames, _ = chat(client, run_jobs, text)
+    message = message_of(frames)
+    assert message["mode"] == "CLARIFY"
+    assert message["text"] == "What would you like me to do exactly?"
+    with db_engine.connect() as connection:
+        counts = [connection.execute(select(func.count()).select_from(model)).scalar_one()
+                  for model in (NamedList, ListItem, Fact, Goal, ScheduledItem)]
+        trail = connection.execute(select(Exchange.tool_trail)).scalar_one()
+    assert counts == [0, 0, 0, 0, 0]
+    assert not [entry for entry in trail or [] if entry.get("type") == "action"]
