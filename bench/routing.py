@@ -9,6 +9,9 @@ Two labelled sets, reported apart:
   exemplars and committed before the changes of issue 31; never tuned on (``--misses`` prints the
   tuning set's misses only). Its ACT rows name the expected skill, checked against the router's
   skill hint (services/router/skills.py).
+- Every other tests/data/routing_frozen*.jsonl is a further frozen set, reported apart the same way:
+  routing_frozen2.jsonl was written by someone who never read the router, its config, its exemplars
+  or the other sets (the first frozen set's author also tuned the router).
 Targets (issues 3 and 31): frozen overall >= 0.95, ACT >= 0.95, CLARIFY >= 0.90, no real message to
 IGNORE; tuning set >= 0.996; routing p99 (embedding given) <= 1 ms.
 """
@@ -34,6 +37,7 @@ from services.settings import Settings
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 ROUTING_SET = DATA / "routing_set.jsonl"
 FROZEN_SET = DATA / "routing_frozen.jsonl"
+FROZEN_SETS = sorted(DATA.glob("routing_frozen*.jsonl"))  # each reported apart; none ever tuned on
 # The tuning set's first 494 lines are the set of issue 3, with a held-out fifth; the lines after them were
 # written for issue 31's commands and every one of them was looked at while tuning (none is held out).
 FIRST_LINES = 494
@@ -132,14 +136,13 @@ def accuracy_report(router: ModeRouter, embedder: Any, show_misses: bool, frozen
           f"{held.accuracy():.3f} on {sum(held.confusion.values())}")
     if show_misses and scores.misses:
         print(misses_text(scores))
-    if frozen_too:
-        frozen = evaluate(router, load_rows(FROZEN_SET), embedder)
-        print(summary(f"frozen set {FROZEN_SET.name} (never tuned on)", frozen))
+    for path in FROZEN_SETS if frozen_too else []:
+        print(summary(f"frozen set {path.name} (never tuned on)", evaluate(router, load_rows(path), embedder)))
     # What routing falls back to when the embedding fails (and what the pipeline tests route with).
     if configs_dir is None:
         return
     signals_only = ModeRouter(configs_dir)
-    sets = [("tuning", tuning), *([("frozen", load_rows(FROZEN_SET))] if frozen_too else [])]
+    sets = [("tuning", tuning), *((path.stem, load_rows(path)) for path in (FROZEN_SETS if frozen_too else []))]
     print("signals only (no embedding): " + ", ".join(
         f"{name} {evaluate(signals_only, rows).accuracy():.3f}" for name, rows in sets))
 
