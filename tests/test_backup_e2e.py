@@ -26,6 +26,7 @@ import redis
 from bench.pipeline import unthrottled_configs, wait_for_enrichment, wait_for_roles
 from tests.fake_llm import FakeLLM
 from tests.llm_steps import Json, Reply
+from tests.servers import wait_until
 from tests.system import ROOT, System, read_stream, running_system
 from tests.test_e2e_reminders import FAST_SCHEDULE, EventsListener, create, in_seconds
 
@@ -114,7 +115,7 @@ def test_a_backup_taken_mid_traffic_restores_the_same_answers(tmp_path: Path, fa
 
         talker = threading.Thread(target=carol, daemon=True)
         talker.start()
-        assert _wait(lambda: len(carols) >= 2, 60)
+        assert wait_until(lambda: len(carols) >= 2, 60)
         done = engram(original, "backup", str(backup))
         during = len(carols)
         stop.set()
@@ -179,12 +180,3 @@ def test_bad_paths_and_a_corrupt_backup_get_a_clear_error(tmp_path: Path) -> Non
     assert broken.returncode == 2 and "corrupt" in broken.stderr, broken.stderr
     assert not (tmp_path / "fresh").exists() or not any((tmp_path / "fresh").iterdir()), "nothing half-restored"
     assert not [p for p in tmp_path.iterdir() if ".restoring-" in p.name], "no staging directory left"
-
-
-def _wait(condition, timeout_s: float) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
