@@ -23,7 +23,9 @@ from services.queues import ALL_QUEUES
 from tests.sse import parse_frames
 
 RSS_DRIFT_LIMIT = 0.15
-RSS_WARM_UP_S = 90.0  # a process's level is read this long after it appeared (models loaded, caches filled)
+# A process's level is read this long after it appeared: models loaded, and every service of the test schedule
+# run at least twice (the periodic worker steps from ~270 to ~410 MiB the first time one of them runs).
+RSS_WARM_UP_S = 180.0
 RSS_WINDOW_S = 30.0  # each level: the median of the samples over this long (one job's peak is not a level)
 
 
@@ -123,10 +125,11 @@ def events_of(response: httpx.Response) -> Iterator[tuple[str, str, Any]]:
 
 
 def _replay(soak: Soak, path: str, token: str) -> list[tuple[str, str, Any]]:
-    """The whole log of a stream, read again from its start (ends at ``done`` or when nothing comes for 5 s)."""
+    """The whole log of a stream, read again from its start (ends at ``done`` or when nothing comes for 2 s: a
+    proactive stream never ends, and its keepalives come every 5 s in the soak)."""
     frames: list[tuple[str, str, Any]] = []
     try:
-        with httpx.Client(timeout=httpx.Timeout(10, read=5)) as client, client.stream(
+        with httpx.Client(timeout=httpx.Timeout(10, read=2)) as client, client.stream(
                 "GET", soak.base_url + path, headers={"Authorization": f"Bearer {token}"}) as response:
             for frame in events_of(response):
                 frames.append(frame)
