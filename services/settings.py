@@ -39,7 +39,8 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8080
     web_workers: int = 2
-    digest_workers: int = 1
+    # Two: a killed one's job is retried by the other at once (bench/worker_kill.py), not after a restart.
+    digest_workers: int = 2
     api_tokens: Mapping[str, str] = field(default_factory=dict)
     # Users who operate this deployment: with tokens, only they see and retry jobs owned by no user
     # (periodic service runs). Without tokens the single local user is the operator.

@@ -49,21 +49,35 @@ return {id, 1}
 """
 
 
-# KEYS: log key; ARGV: event, data, maxlen, log ttl, channel. The previous entry's id and the new
-# one are read and written atomically, so the chain in the pub/sub messages has no hole.
+# KEYS: log key, ends key; ARGV: event, data, maxlen, log ttl, channel, slot. The previous entry's id and
+# the new one are read and written atomically, so the chain in the pub/sub messages has no hole. A request
+# channel's ending events take a slot (``_SLOTS``): the first event of a slot is logged, a later one of the
+# same slot is not (its caller gets the first one's id), so however many runs of one request reach their
+# end (a run handed on while it lived, a retry, a failure callback), its log holds one outcome and one done.
 _PUBLISH_BODY = """
+if ARGV[6] ~= '' then
+  local taken = redis.call('hget', KEYS[2], ARGV[6])
+  if taken then return taken end
+end
 local last = redis.call('xrevrange', KEYS[1], '+', '-', 'COUNT', 1)
 local prev = ''
 if last[1] then prev = last[1][1] end
 local id = redis.call('xadd', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[1], 'data', ARGV[2])
 redis.call('expire', KEYS[1], ARGV[4])
+if ARGV[6] ~= '' then
+  redis.call('hset', KEYS[2], ARGV[6], id)
+  redis.call('expire', KEYS[2], ARGV[4])
+end
 redis.call('publish', ARGV[5], prev .. '\\n' .. id .. '\\n' .. ARGV[1] .. '\\n' .. ARGV[2])
 return id
 """
 _PUBLISH = _PUBLISH_BODY
-# The same, only while KEYS[2] holds ARGV[6] (the run's fence, services.queues.attempt_fence): a
+# The same, only while KEYS[3] holds ARGV[7] (the run's fence, services.queues.attempt_fence): a
 # run another worker has taken over gets nil and writes nothing, in the same round trip.
-_PUBLISH_FENCED = "if redis.call('get', KEYS[2]) ~= ARGV[6] then return nil end" + _PUBLISH_BODY
+_PUBLISH_FENCED = "if redis.call('get', KEYS[3]) ~= ARGV[7] then return nil end" + _PUBLISH_BODY
+ENDS_KEY = "events:ends:%s"  # a request channel's ending events: slot → the id of the one logged
+# The events a request's log holds at most one of: its outcome (a reply or an error, never both) and done.
+_SLOTS = {"message": "outcome", "error": "outcome", "done": "done"}
 
 
 @dataclass(frozen=True)
@@ -101,10 +115,11 @@ class EventLog:
         otherwise nothing is written and ``Superseded`` is raised.
         """
         args = self._args(channel, event, data)
+        keys = [LOG_KEY % channel, ENDS_KEY % channel]
         # One round trip, atomic: the entry is in the log before any listener hears of it.
         if fence is None:
-            return as_text(self._publish(keys=[LOG_KEY % channel], args=args))
-        event_id = self._publish_fenced(keys=[LOG_KEY % channel, fence[0]], args=[*args, fence[1]])
+            return as_text(self._publish(keys=keys, args=args))
+        event_id = self._publish_fenced(keys=[*keys, fence[0]], args=[*args, fence[1]])
         if event_id is None:
             raise Superseded(f"{channel}: another run holds {fence[0]}")
         return as_text(event_id)
@@ -113,7 +128,7 @@ class EventLog:
                     fence: tuple[str, str] | None = None) -> list[str]:
         """``publish`` each (event, data) in order, all in one round trip (a pipeline of the same script)."""
         script = self._publish if fence is None else self._publish_fenced
-        keys = [LOG_KEY % channel] if fence is None else [LOG_KEY % channel, fence[0]]
+        keys = [LOG_KEY % channel, ENDS_KEY % channel, *([] if fence is None else [fence[0]])]
         extra = [] if fence is None else [fence[1]]
 
         def send() -> list[Any]:
@@ -137,7 +152,8 @@ class EventLog:
         is_user = channel.startswith(USER_CHANNEL % "")
         maxlen = USER_LOG_MAXLEN if is_user else REQUEST_LOG_MAXLEN
         payload = json.dumps(data, separators=(",", ":"))
-        return [event, payload, maxlen, USER_LOG_TTL_S if is_user else self.ttl_s, channel]
+        slot = "" if is_user else _SLOTS.get(event, "")  # a user's stream has many reminders, many dones
+        return [event, payload, maxlen, USER_LOG_TTL_S if is_user else self.ttl_s, channel, slot]
 
     def log_first(self, pipeline: redis.client.Pipeline, channel: str, event: str, data: dict[str, Any]) -> None:
         """Queue a request channel's first event on the caller's transaction (its result is the event id).

@@ -28,6 +28,7 @@ import psutil
 import redis
 
 from services.llm.health import record_exit
+from services.queues import lapse_held
 
 logger = logging.getLogger(__name__)
 
@@ -280,6 +281,7 @@ class Supervisor:
         if self.redis is not None:
             try:
                 record_exit(self.redis, child.role.name, code)  # /healthz reports recent crashes
+                self._lapse_leases(child)
             except redis.RedisError:
                 pass
         if now - child.started_at >= STABLE_AFTER_S:
@@ -292,6 +294,16 @@ class Supervisor:
             extra={"role_name": child.role.name, "exit_code": code, "restarts": child.restarts},
         )
         child.backoff_s = min(MAX_BACKOFF_S, child.backoff_s * 2)
+
+    def _lapse_leases(self, child: Child) -> None:
+        """The dead child's job and thread leases lapse now: its job goes back to RQ at the janitor's next pass
+        and the job's thread is free, instead of each lease waiting out its TTL (10 s, 15 s)."""
+        if self.redis is None or child.process is None:
+            return
+        lapsed = lapse_held(self.redis, process_key(child.process.pid))
+        if lapsed:
+            logger.warning("role %s (pid %s) died holding %s; lapsed them", child.role.name, child.process.pid,
+                           ", ".join(lapsed), extra={"role_name": child.role.name})
 
     def _is_hung(self, child: Child, now: float) -> bool:
         if not child.role.heartbeat or self.redis is None or child.process is None:

@@ -43,6 +43,10 @@ class _Script:
     queue: deque[Step] = field(default_factory=deque)
     stream_queue: deque[Step] = field(default_factory=deque)  # taken by streamed requests only
     routes: list[tuple[str, Step]] = field(default_factory=list)
+    # Steps for the requests that contain a needle, consumed in order (one conversation's turns), then gone.
+    once: list[tuple[str, deque[Step]]] = field(default_factory=list)
+    default: Step | None = None  # the answer when nothing else applies (None: the echo of openai_wire)
+    record: bool = True  # keep request bodies (a long soak would keep hundreds of megabytes)
     requests: list[dict[str, Any]] = field(default_factory=list)
     arrivals: list[float] = field(default_factory=list)  # time.monotonic() of each recorded request
     authorizations: list[str | None] = field(default_factory=list)  # the Authorization header of each
@@ -52,21 +56,30 @@ class _Script:
         """Record the request, then pick its step: a matching route, else the queue head, else None."""
         text = conversation_text(body)
         with self.lock:
-            self.requests.append(body)
-            self.arrivals.append(time.monotonic())
-            self.authorizations.append(authorization)
+            if self.record:
+                self.requests.append(body)
+                self.arrivals.append(time.monotonic())
+                self.authorizations.append(authorization)
+            for index, (needle, steps) in enumerate(self.once):
+                if needle in text:
+                    step = steps.popleft()
+                    if not steps:
+                        del self.once[index]
+                    return step
             for needle, step in self.routes:
                 if needle in text:
                     return step
             if body.get("stream") and self.stream_queue:
                 return self.stream_queue.popleft()
-            return self.queue.popleft() if self.queue else None
+            return self.queue.popleft() if self.queue else self.default
 
     def reset(self) -> None:
         with self.lock:
             self.queue.clear()
             self.stream_queue.clear()
             self.routes.clear()
+            self.once.clear()
+            self.default = None
             self.requests.clear()
             self.arrivals.clear()
             self.authorizations.clear()
@@ -180,14 +193,16 @@ class _Server(ThreadingHTTPServer):
 class FakeLLM:
     """The server, run in a background thread of the test process."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, record: bool = True) -> None:
         self._address = (host, port)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self._record = record
 
     def start(self) -> FakeLLM:
         """Bind and serve in a daemon thread; returns self."""
         self._server = _Server(self._address)
+        self._server.script.record = self._record
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fake-llm", daemon=True)
         self._thread.start()
         return self
@@ -227,6 +242,16 @@ class FakeLLM:
         """Answer every request whose messages contain ``contains`` with ``step`` (not consumed)."""
         with self._live.script.lock:
             self._live.script.routes.append((contains, step))
+
+    def route_once(self, contains: str, *steps: Step) -> None:
+        """Answer the next requests that contain ``contains`` with ``steps``, one each, in order (before routes)."""
+        with self._live.script.lock:
+            self._live.script.once.append((contains, deque(steps)))
+
+    def set_default(self, step: Step | None) -> None:
+        """Answer with ``step`` whatever nothing else answers (None: the echo)."""
+        with self._live.script.lock:
+            self._live.script.default = step
 
     def reset(self) -> None:
         """Forget queued steps, routes and recorded requests."""

@@ -1,4 +1,4 @@
-"""A TCP relay for tests: forwards connections to a server on 127.0.0.1, and can cut them.
+"""A TCP relay for tests: forwards connections to a server on 127.0.0.1, and can cut or hold them.
 
 The browser suite puts one in front of the web server to break a stream mid-reply (``cut()``) and to
 see what the page sent on re-attach (``heads_matching``); the scale-out test puts one on a network
@@ -24,6 +24,8 @@ class TcpRelay:
         self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._closed = threading.Event()
+        self._flowing = threading.Event()  # cleared by hold(): bytes wait in the relay, as on a dead link
+        self._flowing.set()
         threading.Thread(target=self._accept, name=f"relay-{self.port}", daemon=True).start()
 
     @property
@@ -38,8 +40,18 @@ class TcpRelay:
             _close(sock)
         return len(sockets)
 
+    def hold(self) -> None:
+        """Stop forwarding, without closing anything: both ends wait (no error, no reset), as they would
+        behind a network partition, until ``release()``."""
+        self._flowing.clear()
+
+    def release(self) -> None:
+        """Forward again what was held, and whatever follows."""
+        self._flowing.set()
+
     def close(self) -> None:
         self._closed.set()
+        self._flowing.set()
         _close(self.listener)
         self.cut()
 
@@ -70,6 +82,7 @@ class TcpRelay:
                 if from_client and data[:8].split(b" ")[0] in _METHODS:
                     with self._lock:
                         self.request_heads.append(data.split(b"\r\n\r\n")[0].decode("latin-1"))
+                self._flowing.wait()
                 target.sendall(data)
         except OSError:
             pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -99,7 +100,8 @@ class FrameReader:
     def read(self, stop_after: int | None = None) -> list[Frame]:
         """Frames until `done`, or until `stop_after` frames (to simulate a drop)."""
         frames: list[Frame] = []
-        for chunk in self.chunks:
+        # Frames the last call left in the buffer (one chunk can hold several) come before a new chunk.
+        for chunk in itertools.chain([""], self.chunks):
             self.buffer += chunk
             while "\n\n" in self.buffer:
                 block, self.buffer = self.buffer.split("\n\n", 1)

@@ -11,7 +11,7 @@ import pytest
 
 from services.errors import Superseded
 from services.fanout import FanOut
-from services.streams import Event, EventLog, StreamLimits, follow, request_channel
+from services.streams import Event, EventLog, StreamLimits, follow, request_channel, user_channel
 
 
 @pytest.fixture
@@ -279,3 +279,29 @@ def test_publish_all_of_a_run_taken_over_writes_nothing(log, redis_client):
     assert log.read_after(channel, None) == []
     assert log.publish_all(channel, [("message", {"text": "mine"})], fence=("attempts:r-fenced", "2"))
     assert [e.event for e in log.read_after(channel, None)] == ["message"]
+
+
+def test_a_request_log_holds_one_outcome_and_one_done_whoever_publishes(log, redis_client):
+    """However many runs of one request reach their end (a run handed on while it lived, a retry that read
+    the log before the other's message, a failure callback after a message), its log ends once."""
+    channel = request_channel("r-ends")
+    redis_client.set("attempts:r-ends", "1")
+    log.publish(channel, "delta", {"text": "hi"})
+    first = log.publish_all(channel, [("message", {"text": "hi"}), ("done", {"duration_ms": 1})],
+                            fence=("attempts:r-ends", "1"))
+    assert log.publish(channel, "message", {"text": "again"}) == first[0]  # the first one's id
+    assert log.publish(channel, "error", {"message": "failed", "recoverable": True}) == first[0]
+    assert log.publish_all(channel, [("message", {"text": "third"}), ("done", {"duration_ms": 2})]) == first
+    assert [(e.event, e.data.get("text")) for e in log.read_after(channel, None)] == [
+        ("delta", "hi"), ("message", "hi"), ("done", None)]
+
+
+def test_an_error_first_is_the_outcome_and_a_users_stream_is_not_limited(log, redis_client):
+    channel = request_channel("r-error")
+    log.publish(channel, "error", {"message": "the LLM failed", "recoverable": True})
+    log.publish(channel, "message", {"text": "late"})
+    assert [e.event for e in log.read_after(channel, None)] == ["error"]
+    user = user_channel("u1")
+    for n in range(3):
+        log.publish(user, "done", {"n": n})
+    assert len(log.read_after(user, None)) == 3

