@@ -209,14 +209,14 @@ def recall_context(
     config, budget = memory_config(context), None
     profile = llm_profile(context)
     if profile.compact:
-        # A small model gets facts and episodes only: recalled turns read like a transcript it would copy.
-        config = replace(config, context=replace(config.context, max_exchanges=0))
+        config = replace(config, context=replace(config.context, max_exchanges=profile.budgets.memory_turns))
         budget = profile.budgets.memory_tokens
     # The message is embedded once: without a vector, recall runs on full text alone.
     embedder = context.embedder if embedding is not None else None
     return assemble(
         db, embedder, request.user_id, request.text, query_embedding=embedding,
         exclude_exchange_ids=recent_ids, config=config, budget_tokens=budget, side_reads=context.side_reads(),
+        compact=profile.compact,
     )
 
 

@@ -20,7 +20,8 @@ HEADING = re.compile(
     r"^\s*(?:[#*>\-]+\s*)?(?:"
     r"user|human|person|you|engram|assistant|system|"
     r"chat history|history|the conversation so far|conversation(?: so far)?|earlier in this conversation|"
-    r"what you remember[^:\n]{0,40}|memory|memories|current topic|topic|current state|mode|today is[^:\n]{0,30}|"
+    r"what you remember[^:\n]{0,40}|what you know[^:\n]{0,40}|notes[^:\n]{0,60}|memory|memories|"
+    r"current topic|topic|current state|mode|today is[^:\n]{0,30}|"
     r"world state|actions(?: so far)?(?: this turn)?[^:\n]{0,20}|skills|rules|how to answer|how to write it|"
     r"instructions|answer format|the person's message|message"
     r")\s*:",
