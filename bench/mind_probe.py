@@ -26,6 +26,7 @@ import re
 import statistics
 import subprocess
 import time
+from functools import partial
 from typing import Any
 
 from services.embedded.lifecycle import free_port
@@ -98,7 +99,7 @@ def run_respond(llm: LLMClient, prompts: PromptLibrary, settings: Settings, prob
     first: list[float] = []
     completion, fallback = generate_with_fallback(
         llm, "respond", messages, lambda _t: first.append(time.monotonic() - started) if not first else None,
-        guard=ScaffoldGuard)
+        guard=partial(ScaffoldGuard, message=probe["message"]))
     result = score_reply(probe, completion.text)
     result.update(reply=completion.text, fallback=fallback, first_s=first[0] if first else None,
                   prompt_tokens=completion.prompt_tokens)

@@ -16,6 +16,7 @@ import numpy as np
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
+from services.act.fastpath import answers_from_memory
 from services.db import RoutingDecision as DecisionRow
 from services.embeddings import for_requests
 from services.errors import EmbeddingError, LLMError
@@ -124,15 +125,20 @@ def understand(context: WorkerContext, request: ChatRequest,
         pending_confirmation=bool(state.extra.get("pending_action")),
     )
     decision = route(context, request, routing_context, working_memory)
+    mode = decision.mode
+    profile = llm_profile(context)
+    if mode == "ACT" and profile.compact and profile.budgets.act_fast_path and answers_from_memory(decision.signals):
+        mode = "RESPOND"  # the memory context already holds what recall would find (fastpath.answers_from_memory)
     return Understanding(
         topic=topic,
         confidence=decision.confidence,
-        mode=decision.mode,
+        mode=mode,
         scores=decision.scores,
         signals={
             **decision.signals,
             "topic_confidence": round(topic_confidence, 4),
             "missing": describe_missing(decision),
+            **({"answered_from_memory": 1.0} if mode != decision.mode else {}),
         },
         context_text=remembered.text,
         recalled=remembered.receipts,

@@ -57,8 +57,10 @@ def clean_reply(text: str) -> str:
 class ScaffoldGuard:
     """Wraps a delta callback; passes on only text that cannot be scaffolding, stops the stream at it."""
 
-    def __init__(self, on_delta: Callable[[str], None]) -> None:
+    def __init__(self, on_delta: Callable[[str], None], message: str = "") -> None:
+        """``message``: the person's message; a reply that starts by repeating it is sent without the repeat."""
         self.on_delta = on_delta
+        self.echo = _words(message) if len(_words(message)) >= ECHO_MIN_WORDS else []
         self.reset()
 
     def reset(self) -> None:
@@ -71,7 +73,10 @@ class ScaffoldGuard:
         if self.cut:
             raise StopStream("reply cut at a prompt heading")
         self.raw += chunk
-        lines = self.raw.split("\n")
+        visible = without_echo(self.raw, self.echo)
+        if visible is None:  # so far the reply repeats the person's message: hold it back
+            return
+        lines = visible.split("\n")
         complete, current = lines[:-1], lines[-1]
         safe = clean_reply("\n".join(complete)) if complete else ""
         if complete and self._cut_inside(complete):
@@ -85,13 +90,13 @@ class ScaffoldGuard:
             self._send_up_to(safe)
             self.cut = True
             raise StopStream("reply cut at a prompt heading")
-        self._send_up_to(clean_reply(self.raw) if not self.raw.endswith(" ") else clean_reply(self.raw) + " ")
+        self._send_up_to(clean_reply(visible) if not visible.endswith(" ") else clean_reply(visible) + " ")
 
     def finish(self, text: str) -> str:
-        """The final reply text; ``LLMMalformedOutput`` when only scaffolding was written."""
-        cleaned = clean_reply(text)
+        """The final reply text; ``LLMMalformedOutput`` when only scaffolding or the message itself was written."""
+        cleaned = clean_reply(without_echo(text, self.echo) or "")
         if not cleaned:
-            raise LLMMalformedOutput("the reply only repeated the prompt's headings")
+            raise LLMMalformedOutput("the reply only repeated the prompt's headings or the person's message")
         tail = cleaned[len(self.sent):] if cleaned.startswith(self.sent) else ""
         if tail:
             self.on_delta(tail)
@@ -108,3 +113,33 @@ class ScaffoldGuard:
         if text.startswith(self.sent) and len(text) > len(self.sent):
             self.on_delta(text[len(self.sent):])
             self.sent = text
+
+
+ECHO_MIN_WORDS = 3  # "Hello" answered with "Hello!" is a greeting, not an echo
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower().replace("\u2019", "'"))
+
+
+def without_echo(text: str, echo: list[str]) -> str | None:
+    """``text`` without a leading repeat of the message whose words are ``echo``; None while it may still be one.
+
+    A small model sometimes answers a message by writing it back ("I have a dog called Pixel" → "I have a
+    dog called Pixel."): the repeat is dropped, and a reply that was nothing else is malformed (retried).
+    """
+    if not echo:
+        return text
+    said = _words(text)
+    if said == echo[: len(said)]:
+        # Still a prefix of the message, or exactly the message: nothing of the reply proper yet.
+        return None if len(said) < len(echo) or not text.rstrip().endswith(tuple(".!?")) else ""
+    if said[: len(echo)] != echo:
+        return text
+    count = 0  # cut after the character that ends the echo's last word
+    for match in _WORD.finditer(text.lower().replace("\u2019", "'")):
+        count += 1
+        if count == len(echo):
+            return text[match.end():].lstrip(" .!?,;:-\n")
+    return text

@@ -174,9 +174,14 @@ def slot_key(key: str | None, cfg: FactsConfig) -> str | None:
         return None
     subject, _, predicate = key.partition("|")
     for slot, predicates in cfg.slots.items():
-        if predicate in {normalise_predicate(name) for name in predicates}:
+        if _loose(predicate) in {_loose(normalise_predicate(name)) for name in predicates}:
             return f"{subject}|{slot}"
     return key
+
+
+def _loose(predicate: str | None) -> str:
+    """A predicate compared without final e's: _lemma makes "teaches" "teache" but "teach" stays "teach"."""
+    return " ".join(word.rstrip("e") for word in (predicate or "").split())
 
 
 def ended_things(text: str) -> set[str]:
