@@ -148,7 +148,8 @@ def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str
     model, model_path = local
     port = local_llm_port(settings)
     print(LOCAL_MODEL_BANNER.format(label=model.label), file=sys.stderr)
-    servers = [Role(LOCAL_CHAT_ROLE, local_llm_command(model_path, port, n_ctx=model.n_ctx, n_threads=model.n_threads),
+    threads = settings.local_llm_threads or model.n_threads
+    servers = [Role(LOCAL_CHAT_ROLE, local_llm_command(model_path, port, n_ctx=model.n_ctx, n_threads=threads),
                     dict(os.environ), heartbeat=False)]
     env = {"OPENAI_BASE_URL": local_llm_url(port)}
     if settings.local_llm_servers == 2:

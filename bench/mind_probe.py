@@ -47,6 +47,8 @@ from services.settings import PROJECT_ROOT, Settings
 
 PROBES = PROJECT_ROOT / "bench" / "data" / "mind_probes.jsonl"
 WORD = re.compile(r"[a-z0-9']+")
+# Answering a question about the person in their voice ("My dog's name is Pixel", "I am Dana").
+SPEAKS_AS_PERSON = re.compile(r"^(?:my\b|i (?:am|'m|have|live|work|play|drive|teach|ran)\b)", re.IGNORECASE)
 
 
 def held_out(probe: dict[str, Any]) -> bool:
@@ -86,8 +88,9 @@ def score_reply(probe: dict[str, Any], reply: str) -> dict[str, Any]:
     missing = [group for group in probe.get("expect") or [] if not any(word in lowered for word in group)]
     forbidden = [word for word in probe.get("forbid") or [] if re.search(rf"\b{re.escape(word)}\b", lowered)]
     echo = echoed(reply, probe["message"])
-    return {"right": not missing and not forbidden and not echo, "missing": missing, "forbidden": forbidden,
-            "echo": echo}
+    swapped = probe["message"].rstrip().endswith("?") and SPEAKS_AS_PERSON.match(reply.strip()) is not None
+    return {"right": not missing and not forbidden and not echo and not swapped, "missing": missing,
+            "forbidden": forbidden, "echo": echo, "swapped": swapped}
 
 
 def run_respond(llm: LLMClient, prompts: PromptLibrary, settings: Settings, probe: dict[str, Any]) -> dict[str, Any]:
@@ -181,7 +184,8 @@ def report(results: list[dict[str, Any]], model: str) -> None:
             line = f"{model} {name:8} {kind:7} right {right}/{len(rows)}"
             if kind == "respond":
                 firsts = sorted(r["first_s"] for r in rows if r.get("first_s") is not None)
-                line += (f"  echo {sum(r['echo'] for r in rows)}  forbidden {sum(bool(r['forbidden']) for r in rows)}"
+                line += (f"  echo {sum(r['echo'] for r in rows)}  as the person {sum(r['swapped'] for r in rows)}"
+                         f"  forbidden {sum(bool(r['forbidden']) for r in rows)}"
                          f"  fallbacks {sum(r['fallback'] for r in rows)}"
                          f"  first delta p50 {statistics.median(firsts) if firsts else float('nan'):.2f} s")
             else:

@@ -62,6 +62,7 @@ class Settings:
     local_llm_servers: int = 1
     local_model: str = LOCAL_MODELS[0]  # one of LOCAL_MODELS
     model_files_dir: Path = DEFAULT_MODEL_FILES_DIR
+    local_llm_threads: int = 0  # llama.cpp threads of the chat server; 0 = the model's measured default
     llm_profile: str = "auto"
     embedder: str = "auto"  # one of EMBEDDERS
     log_level: str = "INFO"
@@ -106,6 +107,7 @@ class Settings:
             local_llm_servers=_int(env, "ENGRAM_LOCAL_LLM_SERVERS", defaults.local_llm_servers),
             local_model=env.get("ENGRAM_LOCAL_MODEL", defaults.local_model).strip().lower() or defaults.local_model,
             model_files_dir=_model_files_dir(env),
+            local_llm_threads=_int(env, "ENGRAM_LOCAL_LLM_THREADS", defaults.local_llm_threads),
             llm_profile=env.get("ENGRAM_LLM_PROFILE", defaults.llm_profile).strip().lower() or defaults.llm_profile,
             embedder=env.get("ENGRAM_EMBEDDER", defaults.embedder),
             log_level=env.get("ENGRAM_LOG_LEVEL", defaults.log_level).upper(),
@@ -162,6 +164,9 @@ class Settings:
         if self.local_model not in LOCAL_MODELS:
             raise SettingsError(f"ENGRAM_LOCAL_MODEL must be one of {', '.join(LOCAL_MODELS)}, "
                                 f"got {self.local_model!r}")
+        if not 0 <= self.local_llm_threads <= 64:
+            raise SettingsError(f"ENGRAM_LOCAL_LLM_THREADS must be 0 (the model's default) to 64, "
+                                f"got {self.local_llm_threads}")
         if not 0 <= self.housekeeping_nice <= 19:
             raise SettingsError(f"ENGRAM_HOUSEKEEPING_NICE must be 0-19, got {self.housekeeping_nice}")
         if self.max_text_chars < 1:

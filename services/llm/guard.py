@@ -60,7 +60,7 @@ class ScaffoldGuard:
     def __init__(self, on_delta: Callable[[str], None], message: str = "") -> None:
         """``message``: the person's message; a reply that starts by repeating it is sent without the repeat."""
         self.on_delta = on_delta
-        self.echo = _words(message) if len(_words(message)) >= ECHO_MIN_WORDS else []
+        self.echo = echo_words(message) if len(echo_words(message)) >= ECHO_MIN_WORDS else []
         self.reset()
 
     def reset(self) -> None:
@@ -119,7 +119,8 @@ ECHO_MIN_WORDS = 3  # "Hello" answered with "Hello!" is a greeting, not an echo
 _WORD = re.compile(r"[a-z0-9']+")
 
 
-def _words(text: str) -> list[str]:
+def echo_words(text: str) -> list[str]:
+    """The lower-case words the echo check compares."""
     return _WORD.findall(text.lower().replace("\u2019", "'"))
 
 
@@ -131,7 +132,7 @@ def without_echo(text: str, echo: list[str]) -> str | None:
     """
     if not echo:
         return text
-    said = _words(text)
+    said = echo_words(text)
     if said == echo[: len(said)]:
         # Still a prefix of the message, or exactly the message: nothing of the reply proper yet.
         return None if len(said) < len(echo) or not text.rstrip().endswith(tuple(".!?")) else ""
