@@ -124,6 +124,21 @@ def test_a_question_states_no_fact_whatever_the_model_writes() -> None:
     assert chunk["facts"] == []
 
 
+def test_a_fact_about_what_is_the_users_is_kept() -> None:
+    chunk = chunk_from_small({"gist": "x", "importance": "high", "facts": ["The user's name is Dana"]},
+                             "My name is Dana, I live in Lisbon")
+    assert [fact["text"] for fact in chunk["facts"]] == ["The user's name is Dana"]
+
+
+def test_a_request_states_no_fact() -> None:
+    chunk = chunk_from_small({"gist": "x", "importance": "medium", "facts": ["The user wants milk and eggs"]},
+                             "Add milk and eggs to my shopping list")
+    assert chunk["facts"] == []
+    told = chunk_from_small({"gist": "x", "importance": "high", "facts": ["The user is vegetarian"]},
+                            "I'm vegetarian. Can you suggest a recipe?")
+    assert [fact["text"] for fact in told["facts"]] == ["The user is vegetarian"]
+
+
 def test_a_fact_with_a_name_or_number_the_person_never_said_is_dropped() -> None:
     chunk = chunk_from_small({"gist": "x", "importance": "high", "facts": [
         "The user has a dog called Pixel", "The user has a cat called Tom", "The user lives in Lisbon since 2019",

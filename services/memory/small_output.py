@@ -19,11 +19,14 @@ from services.memory.episodes import validate_episode
 IMPORTANCE = {"low": 0.2, "medium": 0.5, "high": 0.8}
 MIN_FACT_GROUNDING = 0.6  # share of a fact's content words the person's message must contain
 MIN_GIST_GROUNDING = 0.3  # a gist paraphrases: some of its words must come from the message
-FACT_START = ("the user ", "user ")
+FACT_START = ("the user ", "the user's ", "user ")
 GIST_CHARS = 160
 NOT_A_FACT = re.compile(r"\b(?:asked|asks|wants to know|requested|wondered|said thanks)\b|\?", re.IGNORECASE)
 SMALL_FACT_CONFIDENCE = 0.7
 MIN_OTHER_GROUNDING = 0.8  # a fact about someone the person named keeps closer to their words
+REQUEST = re.compile(r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:please\s+)?(?:(?:can|could|would|will) you\s+)?(?:please\s+)?"
+                     r"(?:add|put|remove|delete|remind|schedule|set|show|tell|give|read|list|cancel|move|mark|"
+                     r"write|find|suggest|recommend|make|book|check)\b", re.IGNORECASE)
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # Capitalised words after the first (names, places, months) and numbers.
 NAME_OR_NUMBER = re.compile(r"\b(?:[A-Z][a-zA-Z'-]+|\d[\d:./-]*)")
@@ -61,7 +64,7 @@ def chunk_from_small(data: Any, user_text: str) -> dict[str, Any]:
         raise ChunkInvalid("facts must be a list of sentences")
     # A message of questions only states nothing about the person, whatever a small model makes of it
     # ("What is my dog's name?" → "The user's dog's name is Tom").
-    tells = any(not sentence.rstrip().endswith("?") for sentence in SENTENCE.split(user_text) if sentence.strip())
+    tells = any(_tells(sentence) for sentence in SENTENCE.split(user_text) if sentence.strip())
     candidates = (_in_third_person(fact) for fact in facts if isinstance(fact, str)) if tells else ()
     grounded = list(dict.fromkeys(fact for fact in candidates if _usable_fact(fact, user_text)))
     gist = data.get("gist")
@@ -77,6 +80,11 @@ def chunk_from_small(data: Any, user_text: str) -> dict[str, Any]:
         "salience": _importance(data),
         "open_loops": [],
     })
+
+
+def _tells(sentence: str) -> bool:
+    """A sentence that states something: not a question, not a request ("Add milk to my list" is no fact)."""
+    return not sentence.rstrip().endswith("?") and REQUEST.match(sentence.strip()) is None
 
 
 def _in_third_person(fact: str) -> str:
