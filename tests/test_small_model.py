@@ -1,11 +1,13 @@
-"""The small default model's shapes: what its prompts hold, the echo guard, and the enrichment rules."""
+"""The small default model's shapes: what its prompts hold, the echo guard, the chunk rules.
+
+Supersession of facts (a new job, a move, something that ended) is tested in test_memory_facts.py.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 
 import pytest
-from sqlalchemy.orm import Session
 
 from services.act.fastpath import answers_from_memory
 from services.errors import LLMMalformedOutput
@@ -13,21 +15,11 @@ from services.llm.guard import ScaffoldGuard
 from services.llm.profile import CompactBudgets, compact_messages
 from services.memory.config import MemoryConfig
 from services.memory.context import Personal, render, to_you
-from services.memory.facts import list_facts, remember_fact
 from services.memory.recall import RecallHit
 from services.memory.small_output import chunk_from_small
 from services.prompts import PromptLibrary
 from services.settings import PROJECT_ROOT
-from tests.memory_builders import create_user
 from workers.memory_chunker import small_chunk_messages
-
-
-@pytest.fixture
-def session(db_engine):
-    with Session(db_engine) as session:
-        create_user(session, user_id="dana")
-        yield session
-        session.rollback()
 
 
 def _at(day: str) -> dt.datetime:
@@ -160,31 +152,3 @@ def test_a_memory_question_sent_to_act_is_answered_from_memory_but_stored_things
     assert not answers_from_memory({"question": 1.0, "skill_recall": 1.0, "skill_list": 1.0})
     assert not answers_from_memory({"question": 1.0, "skill_remind": 1.0})
     assert not answers_from_memory({"question": 0.0, "skill_recall": 1.0})
-
-
-@pytest.mark.integration
-def test_a_new_job_supersedes_the_old_one(session, hash_embedder) -> None:
-    bank = remember_fact(session, hash_embedder, "dana", "The user works at a bank")
-    school = remember_fact(session, hash_embedder, "dana", "The user teaches maths at a secondary school now")
-    assert school.action == "superseded" and school.superseded_id == bank.fact_id
-    assert [f.text for f in list_facts(session, "dana")] == ["The user teaches maths at a secondary school now"]
-
-
-@pytest.mark.integration
-def test_a_fact_saying_something_ended_supersedes_the_facts_about_it(session, hash_embedder) -> None:
-    piano = remember_fact(session, hash_embedder, "dana", "The user plays the piano")
-    remember_fact(session, hash_embedder, "dana", "The user plays the guitar")
-    coffee = remember_fact(session, hash_embedder, "dana", "The user loves coffee")
-    stopped = remember_fact(session, hash_embedder, "dana", "The user stopped playing the piano")
-    assert stopped.action == "superseded" and stopped.superseded_id == piano.fact_id
-    no_coffee = remember_fact(session, hash_embedder, "dana", "The user doesn't drink coffee anymore")
-    assert no_coffee.superseded_id == coffee.fact_id
-    assert sorted(f.text for f in list_facts(session, "dana")) == [
-        "The user doesn't drink coffee anymore", "The user plays the guitar", "The user stopped playing the piano"]
-
-
-@pytest.mark.integration
-def test_moving_supersedes_where_the_person_lived(session, hash_embedder) -> None:
-    porto = remember_fact(session, hash_embedder, "dana", "The user lives in Porto")
-    berlin = remember_fact(session, hash_embedder, "dana", "The user moved to Berlin")
-    assert berlin.superseded_id == porto.fact_id
