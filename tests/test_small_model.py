@@ -6,11 +6,12 @@ Supersession of facts (a new job, a move, something that ended) is tested in tes
 from __future__ import annotations
 
 import datetime as dt
+from functools import partial
 
 import pytest
 
 from services.act.fastpath import answers_from_memory
-from services.errors import LLMMalformedOutput
+from services.errors import EchoedMessage
 from services.llm.guard import ScaffoldGuard
 from services.llm.profile import CompactBudgets, compact_messages
 from services.memory.config import MemoryConfig
@@ -19,6 +20,7 @@ from services.memory.recall import RecallHit
 from services.memory.small_output import chunk_from_small
 from services.prompts import PromptLibrary
 from services.settings import PROJECT_ROOT
+from tests.llm_steps import Reply
 from workers.memory_chunker import small_chunk_messages
 
 
@@ -94,8 +96,25 @@ def test_a_reply_that_repeats_the_message_is_sent_without_the_repeat() -> None:
 
 
 def test_a_reply_that_is_only_the_message_is_malformed_so_it_is_retried() -> None:
-    with pytest.raises(LLMMalformedOutput, match="the person's message"):
+    with pytest.raises(EchoedMessage, match="the person's message"):
         _guarded("I have a dog called Pixel", ["I have a dog", " called Pixel."])
+
+
+def test_the_retry_after_an_echo_is_told_not_to_repeat_the_message(fake_llm) -> None:
+    """The scripted server echoes once; the second request must carry the note, and its reply is the answer."""
+    from services.llm.client import LLMClient
+    from services.llm.fallback import ECHO_NOTE, generate_with_fallback
+    from services.llm.roles import RoleConfig
+
+    fake_llm.script_stream(Reply("I work as a nurse at the city hospital."), Reply("Nursing is important work!"))
+    client = LLMClient(base_url=fake_llm.url, api_key=None, roles={"respond": RoleConfig(stream=True)})
+    message = "I work as a nurse at the city hospital"
+    completion, fallback = generate_with_fallback(
+        client, "respond", [{"role": "system", "content": "Be brief."}, {"role": "user", "content": message}],
+        lambda _text: None, guard=partial(ScaffoldGuard, message=message))
+    assert not fallback and completion.text == "Nursing is important work!"
+    retried = fake_llm.requests[-1]["messages"]
+    assert retried[-2] == {"role": "system", "content": ECHO_NOTE} and retried[-1]["content"] == message
 
 
 def test_a_reply_that_starts_like_the_message_but_goes_elsewhere_is_kept_whole() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from services.errors import LLMMalformedOutput
+from services.errors import EchoedMessage, LLMMalformedOutput
 from services.llm.output import StopStream
 
 ASSISTANT_LABEL = re.compile(r"^\s*(?:[#*>]+\s*)?(?:engram|assistant|ai|bot)\s*:\s*", re.IGNORECASE)
@@ -94,9 +94,12 @@ class ScaffoldGuard:
 
     def finish(self, text: str) -> str:
         """The final reply text; ``LLMMalformedOutput`` when only scaffolding or the message itself was written."""
-        cleaned = clean_reply(without_echo(text, self.echo) or "")
+        unechoed = without_echo(text, self.echo)
+        if not unechoed and clean_reply(text):
+            raise EchoedMessage("the reply only repeated the person's message")
+        cleaned = clean_reply(unechoed or "")
         if not cleaned:
-            raise LLMMalformedOutput("the reply only repeated the prompt's headings or the person's message")
+            raise LLMMalformedOutput("the reply only repeated the prompt's headings")
         tail = cleaned[len(self.sent):] if cleaned.startswith(self.sent) else ""
         if tail:
             self.on_delta(tail)
