@@ -90,8 +90,11 @@ MODELS: dict[str, LocalModel] = {
             _qwen_part(5, _PART, "be3de184077dffac2b707ca1106dca7adda7d8ff62c3a7a6671c89cde35b322a"),
             _qwen_part(6, 45_755_264, "b3e606a25823387dcd3f947e0010219802695ce7526dc4f6c97f9234c80511da"),
         ),
-        # Measured on 2 cores (bench/local.py): see services/llm/local.py for the figures.
-        n_threads=2,
+        # One thread: `python -m bench.local --short` on these 2 cores (load 2-3 from other work), one run
+        # each: 1 thread first delta p50 1.81 s / p95 7.35 s, 2 threads 7.56 / 12.32 s (llama.cpp's threads
+        # wait for each other when Engram's own embedder, database and workers share the cores).
+        # ENGRAM_LOCAL_LLM_THREADS=2 on an otherwise idle machine.
+        n_threads=1,
         n_ctx=4096,
     ),
     "smollm2": LocalModel(
