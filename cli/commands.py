@@ -6,10 +6,11 @@ import argparse
 
 
 def register_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add every domain subcommand (route, recall, import, export, forget, services, backup, restore) to the parser."""
-    from cli import backup, memory, route, services
+    """Add every domain subcommand (route, recall, import, export, forget, services, backup, restore, model)."""
+    from cli import backup, memory, model, route, services
 
     route.register(commands)
     memory.register(commands)
     services.register(commands)
     backup.register(commands)
+    model.register(commands)

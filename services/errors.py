@@ -12,6 +12,7 @@
     │   │   ├── LLMTimeout
     │   │   ├── LLMUnavailable     connection refused, 5xx, 429 after retries
     │   │   └── LLMMalformedOutput empty stream, invalid JSON, wrong shape
+    │   │       └── EchoedMessage  the reply only repeated the person's message
     │   ├── EmbeddingError
     │   ├── ModelUnavailable  the embedding model would not load (mid-job: a pair's second graph)
     │   ├── ThreadBusy        another job of the same thread kept the lock too long
@@ -82,6 +83,10 @@ class LLMUnavailable(LLMError):
 
 class LLMMalformedOutput(LLMError):
     pass
+
+
+class EchoedMessage(LLMMalformedOutput):
+    """A small model wrote the person's message back as its reply (retried once with a note against it)."""
 
 
 class EmbeddingError(PipelineError):

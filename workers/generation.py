@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -126,7 +127,8 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
     messages = build_messages(context, turn, understanding)
     deltas = DeltaPublisher(context, turn)
     role = MODE_PROMPTS.get(understanding.mode, "respond")
-    guard = ScaffoldGuard if llm_profile(context).compact else None
+    # Under the compact profile the guard also drops a reply's repeat of the person's message.
+    guard = partial(ScaffoldGuard, message=turn.request.text) if llm_profile(context).compact else None
     completion, fallback = generate_with_fallback(context.llm, role, messages, deltas, on_retry=deltas.restart,
                                                   guard=guard)
     turn.mark("generation_s", time.monotonic() - started)

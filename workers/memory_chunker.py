@@ -43,6 +43,7 @@ from services.memory.config import MemoryConfig
 from services.memory.models import Fact
 from services.memory.search import prepare_vector_search
 from services.memory.small_output import SMALL_CHUNK_SCHEMA, chunk_from_small
+from services.prompts import PromptLibrary
 from services.queues import CHUNK_JOB_ID, CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, memory_job_options, owner_meta
 from workers.context import WorkerContext, llm_profile, memory_config
 from workers.process import current_context
@@ -137,9 +138,7 @@ def build_messages(context: WorkerContext, session: Session, exchange: Exchange,
                    config: MemoryConfig) -> list[dict[str, Any]]:
     """The chunker prompt with world state: time, earlier turns, related facts the person already told us."""
     if small_chunks(context):  # the message and reply only: a small model copies whatever else it is shown
-        system = context.prompts.render(f"compact/{PROMPT}", user_text=_short(exchange.user_text),
-                                        reply=_short(exchange.reply or "(no reply)"))
-        return [{"role": "system", "content": system}, {"role": "user", "content": "The note as JSON."}]
+        return small_chunk_messages(context.prompts, exchange.user_text)
     timezone = session.scalar(select(User.timezone).where(User.id == exchange.user_id)) or "UTC"
     when = exchange.occurred_at or exchange.created_at or dt.datetime.now(dt.UTC)
     system = context.prompts.render(
@@ -148,6 +147,22 @@ def build_messages(context: WorkerContext, session: Session, exchange: Exchange,
         known_facts=_known_facts(session, exchange, config.chunker.known_facts, config),
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": "Write the memory chunk as JSON."}]
+
+
+def small_chunk_messages(prompts: PromptLibrary, user_text: str) -> list[dict[str, Any]]:
+    """The compact profile's chunker prompt: its worked examples as earlier turns, then the person's message.
+
+    The assistant's reply is not shown: a small model copied its sentences as facts about the person.
+    A small model follows examples better than rules: prompts/compact/memory-chunker.md holds the rules,
+    then ``---``-separated "Message:" / "Note:" pairs, sent as user / assistant turns (the same on every
+    call, so llama.cpp's prompt cache keeps them).
+    """
+    system, *examples = prompts.render(f"compact/{PROMPT}").split("\n---\n")
+    messages = [{"role": "system", "content": system.strip()}]
+    for example in examples:
+        message, _, note = example.strip().removeprefix("Message:").partition("\nNote:")
+        messages += [{"role": "user", "content": message.strip()}, {"role": "assistant", "content": note.strip()}]
+    return [*messages, {"role": "user", "content": _short(user_text)}]
 
 
 def _short(text: str, limit: int = SMALL_TEXT_CHARS) -> str:

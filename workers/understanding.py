@@ -16,6 +16,7 @@ import numpy as np
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
+from services.act.fastpath import answers_from_memory
 from services.db import RoutingDecision as DecisionRow
 from services.embeddings import for_requests
 from services.errors import EmbeddingError, LLMError
@@ -124,15 +125,20 @@ def understand(context: WorkerContext, request: ChatRequest,
         pending_confirmation=bool(state.extra.get("pending_action")),
     )
     decision = route(context, request, routing_context, working_memory)
+    mode = decision.mode
+    profile = llm_profile(context)
+    if mode == "ACT" and profile.compact and profile.budgets.act_fast_path and answers_from_memory(decision.signals):
+        mode = "RESPOND"  # the memory context already holds what recall would find (fastpath.answers_from_memory)
     return Understanding(
         topic=topic,
         confidence=decision.confidence,
-        mode=decision.mode,
+        mode=mode,
         scores=decision.scores,
         signals={
             **decision.signals,
             "topic_confidence": round(topic_confidence, 4),
             "missing": describe_missing(decision),
+            **({"answered_from_memory": 1.0} if mode != decision.mode else {}),
         },
         context_text=remembered.text,
         recalled=remembered.receipts,
@@ -209,14 +215,14 @@ def recall_context(
     config, budget = memory_config(context), None
     profile = llm_profile(context)
     if profile.compact:
-        # A small model gets facts and episodes only: recalled turns read like a transcript it would copy.
-        config = replace(config, context=replace(config.context, max_exchanges=0))
+        config = replace(config, context=replace(config.context, max_exchanges=profile.budgets.memory_turns))
         budget = profile.budgets.memory_tokens
     # The message is embedded once: without a vector, recall runs on full text alone.
     embedder = context.embedder if embedding is not None else None
     return assemble(
         db, embedder, request.user_id, request.text, query_embedding=embedding,
         exclude_exchange_ids=recent_ids, config=config, budget_tokens=budget, beside=True,
+        compact=profile.compact,
     )
 
 

@@ -111,6 +111,22 @@ def _items(raw: str) -> list[str]:
     return [item for item in items if item]
 
 
+# Skills whose requests a memory question must not look like: it asks what the person told, not what is stored.
+_STORED_THINGS = ("skill_list", "skill_remind", "skill_schedule", "skill_goal", "skill_manage", "skill_forget",
+                  "skill_remember")
+
+
+def answers_from_memory(signals: dict[str, Any]) -> bool:
+    """A question about what the person told ("What is my dog's name?") that the router sent to ACT.
+
+    The fast path would run ``recall`` with the question and have the model word a reply from the skill's
+    JSON result; the turn's own memory context was assembled from the same question, so a small model
+    answers better from it as a plain reply (and a planning failure can never end it).
+    """
+    return bool(signals.get("question") and signals.get("skill_recall") and not signals.get("action_request")
+                and not any(signals.get(name) for name in _STORED_THINGS))
+
+
 def _list_action(text: str) -> PlainAction | None:
     created = LIST_CREATE.match(text)
     if created:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -98,7 +99,7 @@ def _generate(context: Any, turn: ActTurn, understanding: Any, outcome: ActOutco
                               prompt="compact/act-reply" if compact else "act-reply")
     role = "clarify" if mode == "CLARIFY" else "respond"
     return generate_with_fallback(context.llm, role, messages, on_delta, on_retry=on_retry,
-                                  guard=ScaffoldGuard if compact else None)
+                                  guard=partial(ScaffoldGuard, message=turn.request.text) if compact else None)
 
 
 def done_summary(trail: list[dict[str, Any]]) -> str:

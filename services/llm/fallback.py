@@ -9,7 +9,7 @@ from contextlib import suppress
 from dataclasses import replace
 from typing import Protocol
 
-from services.errors import LLMError, LLMMalformedOutput, LLMTimeout, LLMUnavailable
+from services.errors import EchoedMessage, LLMError, LLMMalformedOutput, LLMTimeout, LLMUnavailable
 from services.llm.client import LLMClient
 from services.llm.completion import Completion
 from services.llm.output import Message, StopStream
@@ -20,6 +20,9 @@ FALLBACK_REPLY = "I had trouble thinking just now. Please try again in a moment.
 # A 429's Retry-After is honoured up to this long: a person is waiting for the reply, and a
 # longer wait than this is better answered with the apology than with silence.
 MAX_RETRY_AFTER_S = 10.0
+# Before the retry of a reply that only repeated the person's message (a small model's habit with a
+# plain statement such as "I work as a nurse"): said just before the message, where it is read.
+ECHO_NOTE = "Do not repeat the person's message. Answer it in your own words, briefly and warmly."
 
 
 class ReplyGuard(Protocol):
@@ -54,6 +57,8 @@ def generate_with_fallback(client: LLMClient, role: str, messages: list[Message]
         except (LLMTimeout, LLMUnavailable, LLMMalformedOutput) as exc:
             attempts, error = attempts + 1, f"{type(exc).__name__}: {exc}"
             logger.warning("llm %s: attempt %d failed: %s", role, attempt, exc)
+            if isinstance(exc, EchoedMessage) and messages and messages[-1].get("role") == "user":
+                messages = [*messages[:-1], {"role": "system", "content": ECHO_NOTE}, messages[-1]]
             if attempt == 1:
                 _wait_as_asked(exc)
                 if on_retry is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from services.errors import LLMMalformedOutput
+from services.errors import EchoedMessage, LLMMalformedOutput
 from services.llm.output import StopStream
 
 ASSISTANT_LABEL = re.compile(r"^\s*(?:[#*>]+\s*)?(?:engram|assistant|ai|bot)\s*:\s*", re.IGNORECASE)
@@ -20,7 +20,8 @@ HEADING = re.compile(
     r"^\s*(?:[#*>\-]+\s*)?(?:"
     r"user|human|person|you|engram|assistant|system|"
     r"chat history|history|the conversation so far|conversation(?: so far)?|earlier in this conversation|"
-    r"what you remember[^:\n]{0,40}|memory|memories|current topic|topic|current state|mode|today is[^:\n]{0,30}|"
+    r"what you remember[^:\n]{0,40}|what you know[^:\n]{0,40}|notes[^:\n]{0,60}|memory|memories|"
+    r"current topic|topic|current state|mode|today is[^:\n]{0,30}|"
     r"world state|actions(?: so far)?(?: this turn)?[^:\n]{0,20}|skills|rules|how to answer|how to write it|"
     r"instructions|answer format|the person's message|message"
     r")\s*:",
@@ -56,8 +57,10 @@ def clean_reply(text: str) -> str:
 class ScaffoldGuard:
     """Wraps a delta callback; passes on only text that cannot be scaffolding, stops the stream at it."""
 
-    def __init__(self, on_delta: Callable[[str], None]) -> None:
+    def __init__(self, on_delta: Callable[[str], None], message: str = "") -> None:
+        """``message``: the person's message; a reply that starts by repeating it is sent without the repeat."""
         self.on_delta = on_delta
+        self.echo = echo_words(message) if len(echo_words(message)) >= ECHO_MIN_WORDS else []
         self.reset()
 
     def reset(self) -> None:
@@ -70,7 +73,10 @@ class ScaffoldGuard:
         if self.cut:
             raise StopStream("reply cut at a prompt heading")
         self.raw += chunk
-        lines = self.raw.split("\n")
+        visible = without_echo(self.raw, self.echo)
+        if visible is None:  # so far the reply repeats the person's message: hold it back
+            return
+        lines = visible.split("\n")
         complete, current = lines[:-1], lines[-1]
         safe = clean_reply("\n".join(complete)) if complete else ""
         if complete and self._cut_inside(complete):
@@ -84,11 +90,14 @@ class ScaffoldGuard:
             self._send_up_to(safe)
             self.cut = True
             raise StopStream("reply cut at a prompt heading")
-        self._send_up_to(clean_reply(self.raw) if not self.raw.endswith(" ") else clean_reply(self.raw) + " ")
+        self._send_up_to(clean_reply(visible) if not visible.endswith(" ") else clean_reply(visible) + " ")
 
     def finish(self, text: str) -> str:
-        """The final reply text; ``LLMMalformedOutput`` when only scaffolding was written."""
-        cleaned = clean_reply(text)
+        """The final reply text; ``LLMMalformedOutput`` when only scaffolding or the message itself was written."""
+        unechoed = without_echo(text, self.echo)
+        if not unechoed and clean_reply(text):
+            raise EchoedMessage("the reply only repeated the person's message")
+        cleaned = clean_reply(unechoed or "")
         if not cleaned:
             raise LLMMalformedOutput("the reply only repeated the prompt's headings")
         tail = cleaned[len(self.sent):] if cleaned.startswith(self.sent) else ""
@@ -107,3 +116,34 @@ class ScaffoldGuard:
         if text.startswith(self.sent) and len(text) > len(self.sent):
             self.on_delta(text[len(self.sent):])
             self.sent = text
+
+
+ECHO_MIN_WORDS = 3  # "Hello" answered with "Hello!" is a greeting, not an echo
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def echo_words(text: str) -> list[str]:
+    """The lower-case words the echo check compares."""
+    return _WORD.findall(text.lower().replace("\u2019", "'"))
+
+
+def without_echo(text: str, echo: list[str]) -> str | None:
+    """``text`` without a leading repeat of the message whose words are ``echo``; None while it may still be one.
+
+    A small model sometimes answers a message by writing it back ("I have a dog called Pixel" → "I have a
+    dog called Pixel."): the repeat is dropped, and a reply that was nothing else is malformed (retried).
+    """
+    if not echo:
+        return text
+    said = echo_words(text)
+    if said == echo[: len(said)]:
+        # Still a prefix of the message, or exactly the message: nothing of the reply proper yet.
+        return None if len(said) < len(echo) or not text.rstrip().endswith(tuple(".!?")) else ""
+    if said[: len(echo)] != echo:
+        return text
+    count = 0  # cut after the character that ends the echo's last word
+    for match in _WORD.finditer(text.lower().replace("\u2019", "'")):
+        count += 1
+        if count == len(echo):
+            return text[match.end():].lstrip(" .!?,;:-\n")
+    return text

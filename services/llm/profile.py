@@ -19,7 +19,9 @@ from services.prompts import fenced
 from services.settings import Settings, SettingsError
 
 COMPACT_PROMPTS = "compact"  # prompts/compact/<name>.md
-MEMORY_NOTE = "Things you know about the person (use them only if they help):\n{memory}"
+# The heading of the memory note (services/memory/context.compact_notes writes its lines).
+# Short, and a heading the scaffold guard knows (services/llm/guard.py): a small model copies a long one.
+MEMORY_NOTE = "Notes from earlier conversations (\"you\" is the person; oldest first, the newer line wins):\n{memory}"
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ class CompactBudgets:
     history_chars: int = 3000
     reply_chars: int = 360
     memory_tokens: int = 200
+    memory_turns: int = 0  # recalled turns shown beside the facts (0: facts and episodes only)
     act_fast_path: bool = True
     small_chunk_schema: bool = True
 

@@ -109,6 +109,12 @@ class FactsConfig:
         "like", "love", "enjoy", "hate", "dislike", "have", "own", "know", "visit", "speak", "play", "read",
         "watch", "want", "need", "friend", "collect",
     )  # fmt: skip
+    # Predicates that answer one question (where the person lives, what they do for a living): facts with
+    # any of a slot's predicates share one key, so "teaches at a school" supersedes "works at a bank".
+    slots: dict[str, list[str]] = field(default_factory=lambda: {
+        "home": ["live", "live in", "live at", "move to", "moved to", "relocate to", "relocated to"],
+        "work": ["work", "work at", "work as", "work for", "work in", "teach", "teach at", "teach in"],
+    })
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ one to spare (``sidearms``): the digest's wait for it overlaps recall's.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,10 +56,11 @@ def assemble_context(session: Session, embedder: Embedder | None, user_id: str, 
 def assemble(session: Session, embedder: Embedder | None, user_id: str, query_text: str, *,
              query_embedding: np.ndarray | None = None, budget_tokens: int | None = None,
              exclude_exchange_ids: Iterable[int] = (), config: MemoryConfig | None = None,
-             now: dt.datetime | None = None, beside: bool = False) -> AssembledContext:
+             now: dt.datetime | None = None, beside: bool = False, compact: bool = False) -> AssembledContext:
     """Like ``assemble_context``, also returning the hits used and a confidence for the router.
 
     ``beside``: run the personal read on its own pooled connection during recall (see the module doc).
+    ``compact``: the small-model shape (``compact_notes``) instead of the titled sections.
     """
     cfg = config or MemoryConfig()
     ctx = cfg.context
@@ -74,37 +76,124 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     profile = personal.profile
     episodes = [hit for hit in relevant if hit.kind == "episode"][: ctx.max_episodes]
     exchanges = [hit for hit in relevant if hit.kind == "exchange"][: ctx.max_exchanges]
-    budget = Budget(int((budget_tokens or ctx.budget_tokens) * ctx.chars_per_token))
+    text = render(personal, facts, episodes, exchanges, cfg, budget_tokens or ctx.budget_tokens, compact=compact)
+    used = facts + episodes + exchanges
+    confidence = max((hit.signals.get("relevance", 0.0) for hit in used), default=0.0)
+    lines = COMPACT_LINES if compact else FULL_LINES
+    return AssembledContext(text=text, hits=used, confidence=round(confidence, 4) if text else 0.0,
+                            receipts=receipts(text, facts, profile, episodes, exchanges, lines))
+
+
+def render(personal: Personal, facts: list[RecallHit], episodes: list[RecallHit], exchanges: list[RecallHit],
+           cfg: MemoryConfig, budget_tokens: int, *, compact: bool = False) -> str:
+    """The block's text: each part in its order, while the budget (in tokens, ~chars_per_token each) lasts."""
+    budget = Budget(int(budget_tokens * cfg.context.chars_per_token))
+    if compact:
+        return compact_notes(personal, facts, episodes, exchanges, budget)
     sections = [
         _narrative(personal.narrative, cfg, budget),
         _section("Facts the person told you:", [_fact_line(hit.text, hit.at) for hit in facts]
-                 + [_fact_line(fact.text, fact.at) for fact in profile], budget),
+                 + [_fact_line(fact.text, fact.at) for fact in personal.profile], budget),
         _section("Earlier conversations:", [_episode_line(hit) for hit in episodes], budget),
         _section("Things said before:", [_exchange_block(hit) for hit in exchanges], budget),
         _thoughts(personal.thoughts, budget),
     ]
-    text = "\n\n".join(section for section in sections if section)
-    used = facts + episodes + exchanges
-    confidence = max((hit.signals.get("relevance", 0.0) for hit in used), default=0.0)
-    return AssembledContext(text=text, hits=used, confidence=round(confidence, 4) if text else 0.0,
-                            receipts=receipts(text, facts, profile, episodes, exchanges))
+    return "\n\n".join(section for section in sections if section)
+
+
+def compact_notes(personal: Personal, facts: list[RecallHit], episodes: list[RecallHit],
+                  exchanges: list[RecallHit], budget: Budget) -> str:
+    """The small-model shape: one dated line per thing known, oldest first, in the person's own words.
+
+    A small model read the titled sections as a transcript (it answered as "the user", copied "(as of
+    …)") and took an older fact over the newer one that replaced it. Here every item is one line with
+    its date, in time order so that the last word on a subject comes last; recalled turns show only
+    what the person said (the assistant's old replies are not evidence about them); the most relevant
+    items are the ones kept when the budget runs out.
+    """
+    items = [(hit.at, _note_fact(hit.text, hit.at)) for hit in facts]
+    items += [(fact.at, _note_fact(fact.text, fact.at)) for fact in personal.profile]
+    items += [(hit.at, _note_episode(hit)) for hit in episodes]
+    items += [(hit.at, _note_said(hit)) for hit in exchanges]
+    kept = [(at, line) for at, line in items if line and budget.take(line)]
+    kept.sort(key=lambda item: item[0] or dt.datetime.min.replace(tzinfo=dt.UTC))
+    return "\n".join(dict.fromkeys(line for _, line in kept))
+
+
+def _note_fact(text: str, at: dt.datetime | None) -> str:
+    return f"- {_day(at)}: {to_you(_short(text).rstrip('.'))}."
+
+
+_THE_USER = re.compile(r"^(?:the user|the person)(?:'s\b|\s+([a-z']+))", re.IGNORECASE)
+_YOU_VERBS = {"is": "are", "has": "have", "does": "do", "was": "were", "doesn't": "don't", "isn't": "aren't",
+              "hasn't": "haven't", "wasn't": "weren't"}
+
+
+def to_you(fact: str) -> str:
+    """A stored fact as said to the person: "The user lives in Lisbon" → "You live in Lisbon".
+
+    A small model answering from "The user has a red car" wrote "The user has a red car" back to the
+    person; from "You have a red car" it writes "You have a red car".
+    """
+    match = _THE_USER.match(fact)
+    if match is None:
+        return fact
+    if match.group(1) is None:
+        return "Your" + fact[match.end():]
+    verb = match.group(1).lower()
+    return "You " + _base_form(verb) + fact[match.end():]
+
+
+def _base_form(verb: str) -> str:
+    if verb in _YOU_VERBS:
+        return _YOU_VERBS[verb]
+    if verb.endswith("ies") and len(verb) > 4:
+        return verb[:-3] + "y"
+    if verb.endswith(("ches", "shes", "sses", "xes", "oes")):
+        return verb[:-2]
+    if verb.endswith("s") and not verb.endswith("ss"):
+        return verb[:-1]
+    return verb
+
+
+def _note_episode(hit: RecallHit) -> str:
+    return f"- {_day(hit.at)}: {_short(hit.text, 200).rstrip('.')}."
+
+
+def _note_said(hit: RecallHit) -> str:
+    """The person's own turns of a recalled exchange, quoted with their day ("" when it holds none)."""
+    said = [line for line in hit.lines if line.get("speaker") == "user"] if hit.lines else [
+        {"at": hit.at, "text": hit.meta.get("user_text", hit.text)}]
+    return "\n".join(f'- {_day(line.get("at"))}: they said "{_short(line["text"])}"' for line in said
+                     if str(line.get("text") or "").strip())
+
+
+@dataclass(frozen=True)
+class Lines:
+    """How one kind of item reads in the block (receipts look for the same line in the text)."""
+
+    fact: Callable[[str, dt.datetime | None], str]
+    episode: Callable[[RecallHit], str]
+    exchange: Callable[[RecallHit], str]
 
 
 def receipts(text: str, facts: list[RecallHit], profile: list[Remembered], episodes: list[RecallHit],
-             exchanges: list[RecallHit]) -> list[dict[str, Any]]:
+             exchanges: list[RecallHit], lines: Lines | None = None) -> list[dict[str, Any]]:
     """One small record per remembered item whose line made it into ``text`` (the budget may drop some)."""
+    lines = lines or FULL_LINES
     kept: list[dict[str, Any]] = []
     for hit in facts:
-        if _fact_line(hit.text, hit.at) in text:
+        if lines.fact(hit.text, hit.at) in text:
             kept.append(_receipt("fact", hit.id, hit.text, hit.signals.get("relevance")))
     for fact in profile:
-        if _fact_line(fact.text, fact.at) in text:
+        if lines.fact(fact.text, fact.at) in text:
             kept.append(_receipt("fact", fact.id, fact.text, None))
     for hit in episodes:
-        if _episode_line(hit) in text:
+        if lines.episode(hit) in text:
             kept.append(_receipt("episode", hit.id, hit.text, hit.signals.get("relevance")))
     for hit in exchanges:
-        if _exchange_block(hit) in text:
+        line = lines.exchange(hit)
+        if line and line in text:
             receipt = _receipt("exchange", hit.id, hit.meta.get("user_text") or hit.text, hit.signals.get("relevance"))
             receipt["thread_id"] = hit.meta.get("thread_id")
             kept.append(receipt)
@@ -278,3 +367,7 @@ def _exchange_block(hit: RecallHit) -> str:
               for n in hit.neighbours]
     turns.sort(key=lambda item: item[0])
     return "\n".join(_turn(at, user_text or "", reply or "") for _, at, user_text, reply in turns)
+
+
+FULL_LINES = Lines(_fact_line, _episode_line, _exchange_block)
+COMPACT_LINES = Lines(_note_fact, _note_episode, _note_said)

@@ -39,6 +39,17 @@ _MY_ATTR = re.compile(r"^(?:my|the user's|user's)\s+(.+?)\s+(?:is|are|was|were)\
 # "I live in Berlin", "I work at Acme", "I am a nurse"
 _I_VERB = re.compile(r"^(?:i|the user|user)\s+(?:now\s+|currently\s+)?([a-z']+)(?:\s+(in|at|for|as|on|with|to|from))?"
                      r"\s+(.+)$")
+# A fact saying something ended, and what: "left the bank", "stopped playing the piano", "no longer smokes",
+# "does not eat meat anymore", "quit smoking".
+_ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any ?more|these days)\b"
+                    r"|\b(?:left|quit|stopped|gave up|gave away|sold|broke up with|divorced|no longer)"
+                    r"\s+(?P<what2>.+)$")
+# Words that say nothing about which thing ended: verbs of having and doing, times, the person.
+_NOT_A_THING = _STOP | {
+    "user", "play", "work", "live", "like", "love", "enjoy", "eat", "drink", "have", "own", "go", "use", "make",
+    "liv", "doe", "does", "did", "with", "in", "on", "for", "my", "his", "her", "their", "last", "month", "year",
+    "week", "ago", "today", "now", "recently", "since", "this", "and", "any", "more", "anymore", "all",
+}
 _FACTS_LOCK = "SELECT pg_advisory_xact_lock(hashtext('facts:' || :user))"
 
 
@@ -131,7 +142,7 @@ def remember_fact(session: Session, embedder: Embedder, user_id: str, text: str,
     if not body:
         raise ValueError("a fact needs text")
     triple = Triple(subject, predicate, object) if subject and predicate else parse_triple(body)
-    key = fact_key(triple.subject, triple.predicate)
+    key = slot_key(fact_key(triple.subject, triple.predicate), cfg)
     vector = embedding if embedding is not None else embedder.embed(body)
     session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
     session.execute(sql_text(_FACTS_LOCK), {"user": user_id})  # one writer of a user's facts at a time
@@ -148,12 +159,64 @@ def remember_fact(session: Session, embedder: Embedder, user_id: str, text: str,
     session.add(fact)
     session.flush()
     if existing is None:
-        return FactResult(fact.id, "inserted")
+        ended = _supersede_ended(session, user_id, fact)
+        return FactResult(fact.id, "superseded", superseded_id=ended[0]) if ended else FactResult(fact.id, "inserted")
     old = existing[0]
     old.superseded_by, old.superseded_at = fact.id, utcnow()
     session.flush()
     logger.info("fact %s supersedes fact %s", fact.id, old.id)  # the key is the person's words: not logged
     return FactResult(fact.id, "superseded", superseded_id=old.id)
+
+
+def slot_key(key: str | None, cfg: FactsConfig) -> str | None:
+    """``subject|slot`` when the predicate is one of a slot's (configs/memory.toml [facts] slots), else ``key``."""
+    if key is None:
+        return None
+    subject, _, predicate = key.partition("|")
+    for slot, predicates in cfg.slots.items():
+        if _loose(predicate) in {_loose(normalise_predicate(name)) for name in predicates}:
+            return f"{subject}|{slot}"
+    return key
+
+
+def _loose(predicate: str | None) -> str:
+    """A predicate compared without final e's: _lemma makes "teaches" "teache" but "teach" stays "teach"."""
+    return " ".join(word.rstrip("e") for word in (predicate or "").split())
+
+
+def ended_things(text: str) -> set[str]:
+    """What a fact says has ended, as content words: "The user left the bank last month" → {"bank"}."""
+    match = _ENDED.search(clean_text(text).lower())
+    if match is None:
+        return set()
+    tail = match.group("what") or match.group("what2") or ""
+    return {_thing(word) for word in _WORD.findall(tail) if _lemma(word) not in _NOT_A_THING and len(word) > 2}
+
+
+def _thing(word: str) -> str:
+    """A word's first four letters: "smoking" and "smokes", "pianos" and "piano" compare equal."""
+    return word[:4]
+
+
+def _supersede_ended(session: Session, user_id: str, fact: Fact) -> list[int]:
+    """Supersede the active facts about something the new fact says has ended; their ids.
+
+    "I left the bank" makes "The user works at a bank" history; "stopped playing the piano" does the
+    same to "The user plays the piano". Only facts sharing a thing (not a verb or time word) are touched,
+    and never another fact that itself says something ended.
+    """
+    things = ended_things(fact.text)
+    if not things:
+        return []
+    older = session.scalars(select(Fact).where(Fact.user_id == user_id, Fact.superseded_at.is_(None),
+                                               Fact.id != fact.id)).all()
+    replaced = [old for old in older if not ended_things(old.text)
+                and things & {_thing(word) for word in _WORD.findall(old.text.lower())}]
+    for old in replaced:
+        old.superseded_by, old.superseded_at = fact.id, utcnow()
+        logger.info("fact %s supersedes fact %s (it ended)", fact.id, old.id)
+    session.flush()
+    return [old.id for old in replaced]
 
 
 def _find_match(session: Session, user_id: str, body: str, key: str | None, triple: Triple, vector: np.ndarray,

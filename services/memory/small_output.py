@@ -19,10 +19,20 @@ from services.text import grounding, truncate
 IMPORTANCE = {"low": 0.2, "medium": 0.5, "high": 0.8}
 MIN_FACT_GROUNDING = 0.6  # share of a fact's content words the person's message must contain
 MIN_GIST_GROUNDING = 0.3  # a gist paraphrases: some of its words must come from the message
-FACT_START = ("the user ", "user ")
+FACT_START = ("the user ", "the user's ", "user ")
 GIST_CHARS = 160
 NOT_A_FACT = re.compile(r"\b(?:asked|asks|wants to know|requested|wondered|said thanks)\b|\?", re.IGNORECASE)
 SMALL_FACT_CONFIDENCE = 0.7
+MIN_OTHER_GROUNDING = 0.8  # a fact about someone the person named keeps closer to their words
+REQUEST = re.compile(r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:please\s+)?(?:(?:can|could|would|will) you\s+)?(?:please\s+)?"
+                     r"(?:add|put|remove|delete|remind|schedule|set|show|tell|give|read|list|cancel|move|mark|"
+                     r"write|find|suggest|recommend|make|book|check)\b", re.IGNORECASE)
+SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# Capitalised words after the first (names, places, months) and numbers.
+NAME_OR_NUMBER = re.compile(r"\b(?:[A-Z][a-zA-Z'-]+|\d[\d:./-]*)")
+NOT_NAMES = frozenset({"the", "user", "user's", "i", "i'm", "i've", "i'd", "i'll"})
+FIRST_PERSON = [(re.compile(r"\bI am\b|\bI'm\b"), "the user is"), (re.compile(r"\bI\b"), "the user"),
+                (re.compile(r"\b[Mm]y\b"), "the user's"), (re.compile(r"\b[Mm]e\b"), "the user")]
 
 SMALL_CHUNK_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -52,7 +62,11 @@ def chunk_from_small(data: Any, user_text: str) -> dict[str, Any]:
     facts = data.get("facts") or []
     if not isinstance(facts, list):
         raise ChunkInvalid("facts must be a list of sentences")
-    grounded = list(dict.fromkeys(fact.strip() for fact in facts if _usable_fact(fact, user_text)))
+    # A message of questions only states nothing about the person, whatever a small model makes of it
+    # ("What is my dog's name?" → "The user's dog's name is Tom").
+    tells = any(_tells(sentence) for sentence in SENTENCE.split(user_text) if sentence.strip())
+    candidates = (_in_third_person(fact) for fact in facts if isinstance(fact, str)) if tells else ()
+    grounded = list(dict.fromkeys(fact for fact in candidates if _usable_fact(fact, user_text)))
     gist = data.get("gist")
     if not isinstance(gist, str) or grounding(gist, user_text) < MIN_GIST_GROUNDING:
         # A small model sometimes writes a gist about something else entirely; the person's own words are
@@ -68,11 +82,35 @@ def chunk_from_small(data: Any, user_text: str) -> dict[str, Any]:
     })
 
 
-def _usable_fact(fact: Any, user_text: str) -> bool:
-    """A sentence about the user, not about their question, made of words they said."""
-    if not isinstance(fact, str) or not fact.strip().lower().startswith(FACT_START) or NOT_A_FACT.search(fact):
+def _tells(sentence: str) -> bool:
+    """A sentence that states something: not a question, not a request ("Add milk to my list" is no fact)."""
+    return not sentence.rstrip().endswith("?") and REQUEST.match(sentence.strip()) is None
+
+
+def _in_third_person(fact: str) -> str:
+    """"Sam and I are going to Japan" → "Sam and the user are going to Japan": the facts speak of "the user"."""
+    fact = " ".join(fact.split())
+    for pattern, replacement in FIRST_PERSON:
+        fact = pattern.sub(replacement, fact)
+    return fact[:1].upper() + fact[1:]
+
+
+def _usable_fact(fact: str, user_text: str) -> bool:
+    """A sentence about the user (or someone they named), not about their question, made of words they said.
+
+    Every name and number in it must be the person's own: a small model fills a fact with a name from
+    its examples or its imagination ("The user's dog's name is Tom").
+    """
+    if not fact or NOT_A_FACT.search(fact):
         return False
-    return grounding(fact.strip()[len("the user"):], user_text) >= MIN_FACT_GROUNDING
+    said = {word.lower() for word in NAME_OR_NUMBER.findall(user_text)}
+    if any(word.lower() not in said for word in NAME_OR_NUMBER.findall(fact[1:]) if word.lower() not in NOT_NAMES):
+        return False
+    if fact.lower().startswith(FACT_START):
+        return grounding(fact[len("the user"):], user_text) >= MIN_FACT_GROUNDING
+    # "Ana's birthday is on 14 March": about someone the person named, in their words.
+    first = NAME_OR_NUMBER.match(fact)
+    return first is not None and first.group().lower() in said and grounding(fact, user_text) >= MIN_OTHER_GROUNDING
 
 
 def episode_from_small(data: Any) -> dict[str, Any]:

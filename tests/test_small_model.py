@@ -1,0 +1,173 @@
+"""The small default model's shapes: what its prompts hold, the echo guard, the chunk rules.
+
+Supersession of facts (a new job, a move, something that ended) is tested in test_memory_facts.py.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from functools import partial
+
+import pytest
+
+from services.act.fastpath import answers_from_memory
+from services.errors import EchoedMessage
+from services.llm.guard import ScaffoldGuard
+from services.llm.profile import CompactBudgets, compact_messages
+from services.memory.config import MemoryConfig
+from services.memory.context import Personal, render, to_you
+from services.memory.recall import RecallHit
+from services.memory.small_output import chunk_from_small
+from services.prompts import PromptLibrary
+from services.settings import PROJECT_ROOT
+from tests.llm_steps import Reply
+from workers.memory_chunker import small_chunk_messages
+
+
+def _at(day: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC)
+
+
+def _fact(text: str, day: str, item_id: int) -> RecallHit:
+    return RecallHit(text, "fact", 1.0, {"relevance": 1.0}, [], [], item_id, at=_at(day))
+
+
+def _notes() -> str:
+    facts = [_fact("The user moved to Berlin", "2026-11-20", 2), _fact("The user lives in Porto", "2026-10-10", 1),
+             _fact("The user's sister Ana has her birthday on 14 March", "2026-11-01", 3)]
+    turn = RecallHit("", "exchange", 1.0, {"relevance": 1.0}, [7], [], 7, at=_at("2026-11-15"), lines=[
+        {"speaker": "user", "text": "I ran my first half marathon in 2 hours 5 minutes", "at": _at("2026-11-15")},
+        {"speaker": "assistant", "text": "You must be a professional runner!", "at": _at("2026-11-15")},
+    ])
+    return render(Personal(), facts, [], [turn], MemoryConfig(), 300, compact=True)
+
+
+def test_the_notes_are_dated_lines_oldest_first_said_to_the_person() -> None:
+    notes = _notes().splitlines()
+    assert notes == [
+        "- 2026-10-10: You live in Porto.",
+        "- 2026-11-01: Your sister Ana has her birthday on 14 March.",
+        '- 2026-11-15: they said "I ran my first half marathon in 2 hours 5 minutes"',
+        "- 2026-11-20: You moved to Berlin.",  # the newer fact last: the last word on where they live
+    ]
+    assert "professional runner" not in _notes()  # the assistant's old words are no evidence about the person
+
+
+def test_the_system_message_stays_first_and_the_notes_come_just_before_the_message() -> None:
+    history = [{"user": "My name is Dana", "reply": "Nice to meet you, Dana!"}]
+    messages = compact_messages("You are Engram.", history, _notes(), "Where do I live?", CompactBudgets())
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "system", "user"]
+    assert messages[0]["content"] == "You are Engram."  # stable: llama.cpp's prompt cache keeps it and the history
+    assert messages[3]["content"].startswith("Notes from earlier conversations")
+    assert "- 2026-11-20: You moved to Berlin." in messages[3]["content"]
+    assert messages[-1] == {"role": "user", "content": "Where do I live?"}
+
+
+def test_the_respond_prompt_asks_for_you_no_echo_and_no_borrowed_names() -> None:
+    system = PromptLibrary(PROJECT_ROOT / "prompts").render("compact/respond")
+    assert "Never repeat their message" in system
+    assert "people and pets in their life, not the person" in system
+
+
+@pytest.mark.parametrize(("fact", "said"), [
+    ("The user lives in Lisbon", "You live in Lisbon"),
+    ("The user's dog is called Pixel", "Your dog is called Pixel"),
+    ("The user is allergic to peanuts", "You are allergic to peanuts"),
+    ("The user teaches maths", "You teach maths"),
+    ("The user does not drink alcohol", "You do not drink alcohol"),
+    ("Ana's birthday is on 14 March", "Ana's birthday is on 14 March"),
+])
+def test_facts_are_said_to_the_person(fact: str, said: str) -> None:
+    assert to_you(fact) == said
+
+
+def _guarded(message: str, chunks: list[str]) -> tuple[list[str], str]:
+    sent: list[str] = []
+    guard = ScaffoldGuard(sent.append, message=message)
+    for chunk in chunks:
+        guard(chunk)
+    return sent, guard.finish("".join(chunks))
+
+
+def test_a_reply_that_repeats_the_message_is_sent_without_the_repeat() -> None:
+    sent, final = _guarded("I have a dog called Pixel", ["I have a", " dog called", " Pixel. What", " a lovely name!"])
+    assert final == "What a lovely name!"
+    assert "".join(sent) == "What a lovely name!"  # the repeat never reached the person
+
+
+def test_a_reply_that_is_only_the_message_is_malformed_so_it_is_retried() -> None:
+    with pytest.raises(EchoedMessage, match="the person's message"):
+        _guarded("I have a dog called Pixel", ["I have a dog", " called Pixel."])
+
+
+def test_the_retry_after_an_echo_is_told_not_to_repeat_the_message(fake_llm) -> None:
+    """The scripted server echoes once; the second request must carry the note, and its reply is the answer."""
+    from services.llm.client import LLMClient
+    from services.llm.fallback import ECHO_NOTE, generate_with_fallback
+    from services.llm.roles import RoleConfig
+
+    fake_llm.script_stream(Reply("I work as a nurse at the city hospital."), Reply("Nursing is important work!"))
+    client = LLMClient(base_url=fake_llm.url, api_key=None, roles={"respond": RoleConfig(stream=True)})
+    message = "I work as a nurse at the city hospital"
+    completion, fallback = generate_with_fallback(
+        client, "respond", [{"role": "system", "content": "Be brief."}, {"role": "user", "content": message}],
+        lambda _text: None, guard=partial(ScaffoldGuard, message=message))
+    assert not fallback and completion.text == "Nursing is important work!"
+    retried = fake_llm.requests[-1]["messages"]
+    assert retried[-2] == {"role": "system", "content": ECHO_NOTE} and retried[-1]["content"] == message
+
+
+def test_a_reply_that_starts_like_the_message_but_goes_elsewhere_is_kept_whole() -> None:
+    sent, final = _guarded("I have a dog called Pixel", ["I have", " a cat", " too!"])
+    assert final == "I have a cat too!" and "".join(sent) == final
+
+
+def test_the_chunker_never_sees_the_assistant_reply_and_gets_examples_as_turns() -> None:
+    messages = small_chunk_messages(PromptLibrary(PROJECT_ROOT / "prompts"), "I live in Lisbon")
+    roles = [m["role"] for m in messages]
+    assert roles[0] == "system" and roles[-1] == "user" and roles.count("assistant") >= 2
+    assert messages[-1]["content"] == "I live in Lisbon"
+
+
+def test_a_question_states_no_fact_whatever_the_model_writes() -> None:
+    chunk = chunk_from_small({"gist": "The user asked for their dog's name.", "facts": ["The user's dog is Tom"],
+                              "importance": "low"}, "What is my dog's name?")
+    assert chunk["facts"] == []
+
+
+def test_a_fact_about_what_is_the_users_is_kept() -> None:
+    chunk = chunk_from_small({"gist": "x", "importance": "high", "facts": ["The user's name is Dana"]},
+                             "My name is Dana, I live in Lisbon")
+    assert [fact["text"] for fact in chunk["facts"]] == ["The user's name is Dana"]
+
+
+def test_a_request_states_no_fact() -> None:
+    chunk = chunk_from_small({"gist": "x", "importance": "medium", "facts": ["The user wants milk and eggs"]},
+                             "Add milk and eggs to my shopping list")
+    assert chunk["facts"] == []
+    told = chunk_from_small({"gist": "x", "importance": "high", "facts": ["The user is vegetarian"]},
+                            "I'm vegetarian. Can you suggest a recipe?")
+    assert [fact["text"] for fact in told["facts"]] == ["The user is vegetarian"]
+
+
+def test_a_fact_with_a_name_or_number_the_person_never_said_is_dropped() -> None:
+    chunk = chunk_from_small({"gist": "x", "importance": "high", "facts": [
+        "The user has a dog called Pixel", "The user has a cat called Tom", "The user lives in Lisbon since 2019",
+        "The user lives in Lisbon"]}, "I have a dog called Pixel and I live in Lisbon")
+    assert [fact["text"] for fact in chunk["facts"]] == ["The user has a dog called Pixel", "The user lives in Lisbon"]
+    assert {fact["speaker"] for fact in chunk["facts"]} == {"user"}
+
+
+def test_facts_in_the_first_person_become_facts_about_the_user() -> None:
+    chunk = chunk_from_small({"gist": "x", "importance": "high", "facts": [
+        "Sam and I are going to Japan in April", "Ana's birthday is on 14 March", "No satay please"]},
+        "My partner Sam and I are going to Japan in April. My sister Ana's birthday is on 14 March, no satay please")
+    assert [fact["text"] for fact in chunk["facts"]] == ["Sam and the user are going to Japan in April",
+                                                         "Ana's birthday is on 14 March"]
+
+
+def test_a_memory_question_sent_to_act_is_answered_from_memory_but_stored_things_are_not() -> None:
+    assert answers_from_memory({"question": 1.0, "skill_recall": 1.0, "skill_any": 1.0})
+    assert not answers_from_memory({"question": 1.0, "skill_recall": 1.0, "skill_list": 1.0})
+    assert not answers_from_memory({"question": 1.0, "skill_remind": 1.0})
+    assert not answers_from_memory({"question": 0.0, "skill_recall": 1.0})
