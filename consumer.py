@@ -47,8 +47,8 @@ LOCAL_CHAT_ROLE, LOCAL_BACKGROUND_ROLE = "llm", "llm-background"
 # chat reply should never share them evenly with the chunker's model.
 HOUSEKEEPING_ROLES = ("chunker", "episodic", "background")
 LOCAL_MODEL_BANNER = (
-    "No OPENAI_BASE_URL set: answering with SmolLM2-135M, a tiny offline demo model (fast, but weak answers).\n"
-    "For real answers point Engram at any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp):\n"
+    "No OPENAI_BASE_URL set: answering with {label}, a small offline model on this machine's CPU.\n"
+    "For stronger answers point Engram at any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp):\n"
     "  OPENAI_BASE_URL=https://api.openai.com/v1 OPENAI_API_KEY=sk-... engram run"
 )
 
@@ -141,21 +141,24 @@ def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str
     needs_llm = any(role in WORKER_QUEUES for role in roles) or "web" in roles
     if settings.openai_base_url or not needs_llm:
         return [], {}
-    model_path = local_llm_model(settings)  # raises with both ways to fix it when there is none
-    if model_path is None:
+    # Raises with both ways to fix it when there is none, and refuses a file that is not the pinned bytes.
+    local = local_llm_model(settings, say=lambda line: print(f"engram: {line}", file=sys.stderr))
+    if local is None:
         return [], {}
+    model, model_path = local
     port = local_llm_port(settings)
-    print(LOCAL_MODEL_BANNER, file=sys.stderr)
-    servers = [Role(LOCAL_CHAT_ROLE, local_llm_command(model_path, port), dict(os.environ), heartbeat=False)]
+    print(LOCAL_MODEL_BANNER.format(label=model.label), file=sys.stderr)
+    servers = [Role(LOCAL_CHAT_ROLE, local_llm_command(model_path, port, n_ctx=model.n_ctx, n_threads=model.n_threads),
+                    dict(os.environ), heartbeat=False)]
     env = {"OPENAI_BASE_URL": local_llm_url(port)}
     if settings.local_llm_servers == 2:
         background_port = local_llm_port(settings, LOCAL_BACKGROUND_ROLE)
-        servers.append(Role(LOCAL_BACKGROUND_ROLE, local_llm_command(model_path, background_port,
+        servers.append(Role(LOCAL_BACKGROUND_ROLE, local_llm_command(model_path, background_port, n_ctx=model.n_ctx,
                                                                      n_threads=BACKGROUND_LLM_THREADS),
                             dict(os.environ), heartbeat=False, nice=settings.housekeeping_nice))
         env["ENGRAM_BACKGROUND_LLM_URL"] = local_llm_url(background_port)
     if settings.llm_profile == "auto":
-        env["ENGRAM_LLM_PROFILE"] = "compact"  # the tiny local model needs the small-model profile
+        env["ENGRAM_LLM_PROFILE"] = "compact"  # a small local model needs the small-model profile
     return servers, env
 
 

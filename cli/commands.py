@@ -6,9 +6,10 @@ import argparse
 
 
 def register_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add every domain subcommand (route, recall, import, export, forget, services) to the parser."""
-    from cli import memory, route, services
+    """Add every domain subcommand (route, recall, import, export, forget, services, model) to the parser."""
+    from cli import memory, model, route, services
 
     route.register(commands)
     memory.register(commands)
     services.register(commands)
+    model.register(commands)

