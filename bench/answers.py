@@ -94,7 +94,8 @@ def load_personas(path: Path = SCENARIOS, names: list[str] | None = None, split:
     unknown = sorted(set(names or ()) - {p.name for p in personas})
     if unknown:
         raise SystemExit(f"bench.answers: no persona {', '.join(unknown)} in {path.name}")
-    return [p for p in personas if (not names or p.name in names) and split in ("all", p.split)]
+    chosen = [p for p in personas if split in ("all", p.split)]
+    return sorted((p for p in chosen if p.name in names), key=lambda p: names.index(p.name)) if names else chosen
 
 
 def wait_for_enrichment(engram: System, user: str, wait_s: float) -> float:
@@ -244,7 +245,14 @@ def main() -> None:
     parser.add_argument("--no-baselines", action="store_true")
     parser.add_argument("--show-frozen", action="store_true", help="print the frozen split's wrong answers too")
     parser.add_argument("--data-dir", type=Path)
+    parser.add_argument("--report", type=Path, help="print the table of a --json file written before (or in part)")
     args = parser.parse_args()
+    if args.report:
+        saved = json.loads(args.report.read_text())
+        print(f"{args.report}: {saved['model']}")
+        print(table([Answer(**a) for a in saved["answers"]], [TurnResult(**t) for t in saved["turns"]],
+                    args.show_frozen))
+        return
     personas = load_personas(args.scenarios, args.personas.split(",") if args.personas else None, args.split)
     if not personas:
         raise SystemExit("bench.answers: no persona chosen")
@@ -261,22 +269,22 @@ def main() -> None:
     answers: list[Answer] = []
     with running_system(data_dir, ENGRAM_API_TOKENS=tokens) as engram:
         baselines = None if args.no_baselines else Baselines(engram, profile)
-        model = baselines.model if baselines else "(not asked)"
-        print(f"bench.answers: {len(personas)} personas on {endpoint or 'the embedded local model'} ({model}), "
+        model = endpoint or f"the embedded local model {Settings.from_env().local_model}"
+        print(f"bench.answers: {len(personas)} personas on {model}, "
               f"profile {profile.name}; load average {load_before}", flush=True)
         for persona in personas:
             answers += run_persona(engram, persona, baselines, args.enrich_wait_s, turns, waits)
             right = [a.right for a in answers if a.persona == persona.name and a.way == "Engram"]
             print(f"  {persona.name} ({persona.split}): {sum(right)}/{len(right)} right "
                   f"({time.monotonic() - started:.0f} s)", flush=True)
+            if args.json:  # after every persona: a long run cut short still leaves its figures (--report)
+                args.json.write_text(json.dumps({"summary": summary(answers, turns, waits), "model": model,
+                                                 "answers": [asdict(a) for a in answers],
+                                                 "turns": [asdict(t) for t in turns]}, indent=1))
     print(table(answers, turns, args.show_frozen))
     load = " ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"enrichment waits: {sum(waits):.0f} s in all (max {max(waits, default=0):.0f} s); wall "
           f"{time.monotonic() - started:.0f} s; load average {load} (at the start {load_before})")
-    if args.json:
-        args.json.write_text(json.dumps({"summary": summary(answers, turns, waits), "model": model,
-                                         "answers": [asdict(a) for a in answers],
-                                         "turns": [asdict(t) for t in turns]}, indent=1))
 
 
 if __name__ == "__main__":

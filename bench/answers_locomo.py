@@ -72,15 +72,17 @@ class Model:
     def __init__(self) -> None:
         self.process: subprocess.Popen[bytes] | None = None
         base_url = os.environ.get("OPENAI_BASE_URL")
+        self.name = base_url or ""
         if not base_url:
-            path = local_llm_model(Settings.from_env())
-            assert path is not None
+            chosen = local_llm_model(Settings.from_env())
+            assert chosen is not None
+            model, path = chosen
             port = free_port()
-            self.process = subprocess.Popen(local_llm_command(path, port), stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.DEVNULL, start_new_session=True)
-            base_url = local_llm_url(port)
+            command = local_llm_command(path, port, n_ctx=model.n_ctx, n_threads=model.n_threads)
+            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                            start_new_session=True)
+            base_url, self.name = local_llm_url(port), f"local {model.label}"
             wait_for_llm(base_url, LLM_START_S)
-        self.name = base_url if os.environ.get("OPENAI_BASE_URL") else f"local {path.name}"
         self.client = OpenAI(base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY") or "none", timeout=180)
         self.model = LOCAL_LLM_ALIAS if self.process else self.client.models.list().data[0].id
 
