@@ -15,7 +15,7 @@ Data: ``../shared/data/locomo-dev/`` (snap-research/locomo, CC BY-NC 4.0), read 
 absent → the bench says so and exits 0. The model: the embedded local model this bench starts
 (llama.cpp, as `engram run` does), or the endpoint of OPENAI_BASE_URL when set.
 
-    python -m bench.answers_locomo [--per-category 30] [--seed 28] [--data DIR] [--json out.json]
+    python -m bench.answers_locomo [--per-category 25] [--seed 28] [--data DIR] [--json out.json] [--report out.json]
 """
 
 from __future__ import annotations
@@ -59,11 +59,12 @@ LLM_START_S = 240.0
 def sample(questions: list[Question], per_category: int, seed: int) -> list[Question]:
     """``per_category`` questions of each answered category (all of them when fewer), seeded."""
     rng = random.Random(seed)
-    chosen: list[Question] = []
+    drawn = []
     for category in ANSWERED:
         pool = sorted((q for q in questions if q.category == category and q.answer), key=lambda q: (q.user, q.text))
-        chosen += rng.sample(pool, min(per_category, len(pool)))
-    return chosen
+        drawn.append(rng.sample(pool, min(per_category, len(pool))))
+    # Asked in turn, a question of each category: a run cut short still covers every category.
+    return [group[index] for index in range(max(map(len, drawn))) for group in drawn if index < len(group)]
 
 
 class Model:
@@ -95,10 +96,14 @@ class Model:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", help="folder of LoCoMo conversation files (default ../shared/data/locomo-dev)")
-    parser.add_argument("--per-category", type=int, default=30)
+    parser.add_argument("--per-category", type=int, default=25)
     parser.add_argument("--seed", type=int, default=28)
     parser.add_argument("--json", type=Path, help="write every question, reply and F1 here")
+    parser.add_argument("--report", type=Path, help="print the table of a --json file written before (or in part)")
     args = parser.parse_args()
+    if args.report:
+        print(report(json.loads(args.report.read_text())))
+        return
     folder = find_data(args.data)
     if folder is None:
         print(f"bench.answers_locomo: no LoCoMo data found ({args.data or '../shared/data/locomo-dev'}); skipped")
@@ -137,14 +142,14 @@ def main() -> None:
                                 for way, reply in replies.items()}})
                 if index % 20 == 0:
                     print(f"  {index}/{len(questions)} ({time.monotonic() - started:.0f} s)", flush=True)
+                if args.json:  # after every question: a run cut short still leaves its figures (--report)
+                    args.json.write_text(json.dumps(rows, indent=1))
             engine.dispose()
         finally:
             server.stop()
             model.stop()
     print(report(rows))
     print(f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())} (at the start {load_before})")
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=1))
 
 
 def ask(model: Model, role: Any, messages: list[dict[str, str]]) -> str:
