@@ -34,14 +34,15 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import httpx
 import redis
-from openai import OpenAI
+from openai import APIError, OpenAI
 from rq import Queue
 from rq.registry import StartedJobRegistry
 from sqlalchemy import create_engine, text
 
 from bench.answers_score import Expectation, is_echo, score
-from bench.local import READ_TIMEOUT_S, TurnResult, percentile, turn
+from bench.local import TurnResult, percentile, turn
 from consumer import WORKER_QUEUES
 from services.llm.profile import LLMProfile, compact_messages, load_profile
 from services.llm.roles import RoleConfig, load_role_configs
@@ -53,6 +54,7 @@ SCENARIOS = Path(__file__).with_name("answers_scenarios.toml")
 KINDS = ("fact", "changed", "preference", "list", "reminder", "time")
 ENRICH_QUEUES = (WORKER_QUEUES["chunker"], WORKER_QUEUES["episodic"])
 TOKEN_PREFIX = "answers-bench-"
+BASELINE_TIMEOUT_S = 600.0  # llama.cpp serves one request at a time: a call may queue behind the chunker's
 CHARS_PER_TOKEN = 3.5  # a conservative guess for English under these tokenizers: "everything" must fit
 
 
@@ -132,7 +134,7 @@ class Baselines:
         if not base_url:
             base_url = f"http://127.0.0.1:{(engram.data_dir / 'run' / 'llm.port').read_text().strip()}/v1"
         self.client = OpenAI(base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY") or "none",
-                             timeout=READ_TIMEOUT_S, max_retries=1)
+                             timeout=BASELINE_TIMEOUT_S, max_retries=0)
         self.role: RoleConfig = profile.roles(load_role_configs(PROJECT_ROOT / "configs"))["respond"]
         self.model = self.role.model if self.role.model != "default" else self.client.models.list().data[0].id
         self.budgets = profile.budgets
@@ -146,10 +148,24 @@ class Baselines:
         budgets = self.everything if everything else self.budgets
         messages = compact_messages(self.system, history, "", question, budgets)
         fitted = sum(m["role"] == "user" for m in messages) - 1 == len(history)
-        reply = self.client.chat.completions.create(model=self.model, messages=messages,  # type: ignore[arg-type]
-                                                    temperature=self.role.temperature,
-                                                    max_tokens=self.role.max_tokens)
+        try:
+            reply = self.client.chat.completions.create(model=self.model, messages=messages,  # type: ignore[arg-type]
+                                                        temperature=self.role.temperature,
+                                                        max_tokens=self.role.max_tokens)
+        except APIError as exc:  # on a loaded machine a call can time out: a wrong answer, not a lost run
+            print(f"  baseline call failed ({type(exc).__name__}); scored as an empty reply", flush=True)
+            return "", fitted
         return (reply.choices[0].message.content or "").strip(), fitted
+
+
+def ask_engram(engram: System, message: str, thread: dict[str, str], persona: Persona) -> TurnResult:
+    """One chat turn; a turn that fails over HTTP (a timeout on a loaded machine) is an empty reply, not a lost run."""
+    started = time.monotonic()
+    try:
+        return turn(engram, message, thread, persona.headers)
+    except httpx.HTTPError as exc:
+        print(f"  chat turn failed ({type(exc).__name__}); scored as an empty reply", flush=True)
+        return TurnResult(message, "", "error", None, time.monotonic() - started, False, type(exc).__name__)
 
 
 def run_persona(engram: System, persona: Persona, baselines: Baselines | None, enrich_wait_s: float,
@@ -158,7 +174,7 @@ def run_persona(engram: System, persona: Persona, baselines: Baselines | None, e
     for conversation in persona.conversations:
         thread: dict[str, str] = {}
         for message in conversation:
-            result = turn(engram, message, thread, persona.headers)
+            result = ask_engram(engram, message, thread, persona)
             turns.append(result)
             told.append({"user": message, "reply": result.reply})
         waits.append(wait_for_enrichment(engram, persona.user, enrich_wait_s))
@@ -166,7 +182,7 @@ def run_persona(engram: System, persona: Persona, baselines: Baselines | None, e
     thread = {}
     asked: dict[str, list[dict[str, str]]] = {"no memory": [], "everything": []}
     for question in persona.questions:
-        result = turn(engram, question.ask, thread, persona.headers)
+        result = ask_engram(engram, question.ask, thread, persona)
         turns.append(result)
         answers.append(_answer(persona, question, "Engram", result.reply, mode=result.mode))
         if baselines is None:
