@@ -15,6 +15,13 @@ Data: ``../shared/data/locomo-dev/`` (snap-research/locomo, CC BY-NC 4.0), read 
 absent → the bench says so and exits 0. The model: the embedded local model this bench starts
 (llama.cpp, as `engram run` does), or the endpoint of OPENAI_BASE_URL when set.
 
+Measured 2026-11-28, Qwen2.5-Coder-0.5B-Instruct Q4_K_M (merge of `mind` at 1cbb076, today's compact prompts and
+budgets; Engram's context median 1,622 characters), load average 13-18: the run was stopped at 65 of the 100
+questions (the JSON is written after each; --report prints it), 16-17 of each category:
+  token F1     all    multi-hop  temporal  open-domain  single-hop
+  Engram       0.116  0.115      0.026     0.075        0.250
+  no memory    0.051  0.046      0.000     0.086        0.072       Engram / no memory 2.30× (target ≥ 2×)
+
     python -m bench.answers_locomo [--per-category 25] [--seed 28] [--data DIR] [--json out.json] [--report out.json]
 """
 
