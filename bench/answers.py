@@ -22,13 +22,13 @@ repeats the person's message). Timings depend on what else runs on the cores; st
                             [--enrich-wait-s 600] [--no-baselines] [--show-frozen] [--report saved.json]
 
 Measured 2026-11-28 on 2 shared cores at load average 13-23 (five llama.cpp servers of several helpers
-running): one persona costs 13 min (SmolLM2) to 37 min (Qwen) there, so only these ran, right share
+running): one persona took 13 min with SmolLM2 and 15-21 min with Qwen there, so only these ran, right share
 (Engram / no memory / everything):
   SmolLM2-135M   maya (tuning, 7)   29% / 14% / 0%    first delta p50 12.9 s p95 27.9 s, 0 fallbacks, 0 echoes
   Qwen2.5-0.5B   maya (tuning, 7)   43% /  0% / 86%   (merge of `mind` at 1cbb076, today's compact prompts)
   Qwen2.5-0.5B   greta (frozen, 6)  50% / 17% / 67%   both: first delta p50 19.2 s p95 84.1 s, 0 fallbacks,
                                                       6 echoes of 30 turns (the issue's echo, and "Maya, you ...")
-The whole set (12 personas, 74 questions) wants a quiet machine: ~3 h with SmolLM2, longer with Qwen.
+The whole set (12 personas, 74 questions) took ~3-4 h at that load: run it on a quiet machine.
 """
 
 from __future__ import annotations
