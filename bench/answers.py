@@ -21,14 +21,14 @@ repeats the person's message). Timings depend on what else runs on the cores; st
     python -m bench.answers [--personas maya,greta] [--split tuning|frozen|all] [--json out.json]
                             [--enrich-wait-s 600] [--no-baselines] [--show-frozen] [--report saved.json]
 
-Measured 2026-11-28 on 2 shared cores at load average 13-23 (five llama.cpp servers of several helpers
-running): one persona took 13 min with SmolLM2 and 15-21 min with Qwen there, so only these ran, right share
-(Engram / no memory / everything):
-  SmolLM2-135M   maya (tuning, 7)   29% / 14% / 0%    first delta p50 12.9 s p95 27.9 s, 0 fallbacks, 0 echoes
-  Qwen2.5-0.5B   maya (tuning, 7)   43% /  0% / 86%   (merge of `mind` at 1cbb076, today's compact prompts)
-  Qwen2.5-0.5B   greta (frozen, 6)  50% / 17% / 67%   both: first delta p50 19.2 s p95 84.1 s, 0 fallbacks,
-                                                      6 echoes of 30 turns (the issue's echo, and "Maya, you ...")
-The whole set (12 personas, 74 questions) took ~3-4 h at that load: run it on a quiet machine.
+Measured 2026-11-28 on 2 shared cores (one persona: 2.5-13 min with SmolLM2, 6-21 min with Qwen, by load),
+only part of the set ran; right share, Engram / no memory / everything:
+  SmolLM2-135M  tuning maya (7)            29% / 14% /  0%   frozen greta (6)       33% /  0% /  0%
+                first delta p50 12.9 s (load 9) and 0.8 s (load 5); fallbacks 1; echoes 0 of 30 turns
+  Qwen2.5-0.5B  tuning maya, tomasz (13)   54% /  8% / 85%   frozen greta, ben (12) 50% /  8% / 58%
+  (merge of `mind` at 1cbb076, today's compact prompts) first delta p50 19.2 s (load 13-18) and 6.4 s (load 4);
+                fallbacks 0; echoes 14 of 58 turns (the person's statement said back, the issue's echo)
+The whole set (12 personas, 74 questions) wants a quiet machine: ~1 h for SmolLM2, ~1.5 h for Qwen at load 4.
 """
 
 from __future__ import annotations
