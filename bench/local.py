@@ -95,13 +95,13 @@ class TurnResult:
     reason: str
 
 
-def turn(engram: System, message: str, thread: dict[str, str]) -> TurnResult:
-    """POST one message and time its stream: first delta, final message."""
+def turn(engram: System, message: str, thread: dict[str, str], headers: dict[str, str] | None = None) -> TurnResult:
+    """POST one message and time its stream: first delta, final message (``headers``: e.g. a user's token)."""
     started = time.monotonic()
     first: float | None = None
     body = ""
     with httpx.Client(timeout=httpx.Timeout(30, read=READ_TIMEOUT_S)) as client, client.stream(
-            "POST", engram.base_url + "/chat", json={"text": message, **thread}) as response:
+            "POST", engram.base_url + "/chat", json={"text": message, **thread}, headers=headers) as response:
         response.raise_for_status()
         thread["thread_id"] = response.headers["X-Thread-ID"]
         for chunk in response.iter_text():

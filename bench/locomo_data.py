@@ -36,6 +36,7 @@ class Question:
     category: int
     evidence: set[str]
     now: dt.datetime
+    answer: str = ""  # the dataset's answer ("" for adversarial questions, which have none)
 
 
 def find_data(given: str | None) -> Path | None:
@@ -73,7 +74,8 @@ def questions_of(user: str, data: dict[str, Any], known: set[str], end: dt.datet
     for item in data.get("qa", []):
         evidence = {match for raw in item.get("evidence") or [] for match in EVIDENCE_ID.findall(str(raw))} & known
         if evidence:
-            found.append(Question(user, item["question"], int(item["category"]), evidence, end))
+            found.append(Question(user, item["question"], int(item["category"]), evidence, end,
+                                  str(item.get("answer", ""))))
     return found
 
 

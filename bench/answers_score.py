@@ -1,0 +1,122 @@
+"""Scoring for bench/answers.py: expected and forbidden words, echoed messages, LoCoMo's token F1.
+
+Words: lower case, accents dropped, "3rd" read as "3", "9am" as "9 am", every other character a
+space. A phrase matches when its words stand in the reply one after the other; a phrase word ending
+in "*" matches any word it begins.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from typing import Any
+
+import snowballstemmer
+
+ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b")
+DIGIT_LETTER = re.compile(r"(?<=\d)(?=[a-z])|(?<=[a-z])(?=\d)")
+NOT_WORD = re.compile(r"[^a-z0-9*]+")
+# An echo: the reply is the person's message again, whole or nearly (the small-model failure the issue saw).
+ECHO_RATIO = 0.8
+ECHO_MIN_WORDS = 3
+ECHO_SHARE = 0.6
+
+
+def words(text: str) -> list[str]:
+    """The text's words, normalised as the module doc says."""
+    plain = unicodedata.normalize("NFKD", text.lower()).encode("ascii", "ignore").decode()
+    plain = DIGIT_LETTER.sub(" ", ORDINAL.sub(r"\1", plain))
+    return NOT_WORD.sub(" ", plain.replace("*", " ")).split()
+
+
+def matches(phrase: str, reply_words: list[str]) -> bool:
+    """Whether ``phrase`` (words, "*" for a prefix) stands in ``reply_words`` as consecutive words."""
+    wanted = [word for word in NOT_WORD.sub(" ", phrase.lower()).split()]
+    if not wanted:
+        return False
+
+    def same(pattern: str, word: str) -> bool:
+        return word.startswith(pattern[:-1]) if pattern.endswith("*") else word == pattern
+    size = len(wanted)
+    return any(all(same(pattern, word) for pattern, word in zip(wanted, reply_words[start:start + size], strict=True))
+               for start in range(len(reply_words) - size + 1))
+
+
+@dataclass(frozen=True)
+class Expectation:
+    kind: str
+    ask: str
+    any: tuple[str, ...] = ()
+    all: tuple[str, ...] = ()
+    forbidden: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, item: dict[str, Any]) -> Expectation:
+        return cls(str(item["kind"]), str(item["ask"]), tuple(item.get("any", ())), tuple(item.get("all", ())),
+                   tuple(item.get("forbidden", ())))
+
+
+@dataclass
+class Verdict:
+    right: bool
+    missing: list[str] = field(default_factory=list)  # expected phrases not found ("any: a|b" when none was)
+    stale: list[str] = field(default_factory=list)  # forbidden phrases found
+
+
+def score(expectation: Expectation, reply: str) -> Verdict:
+    """Right when one ``any`` phrase (if given), every ``all`` phrase and no ``forbidden`` phrase matches."""
+    found = words(reply)
+    missing = [phrase for phrase in expectation.all if not matches(phrase, found)]
+    if expectation.any and not any(matches(phrase, found) for phrase in expectation.any):
+        missing.append("any: " + "|".join(expectation.any))
+    stale = [phrase for phrase in expectation.forbidden if matches(phrase, found)]
+    return Verdict(not missing and not stale, missing, stale)
+
+
+def is_echo(message: str, reply: str) -> bool:
+    """Whether the reply repeats the person's message: nearly the same words, or mostly made of them."""
+    said, answered = " ".join(words(message)), " ".join(words(reply))
+    if not said or not answered:
+        return False
+    if SequenceMatcher(None, said, answered).ratio() >= ECHO_RATIO:
+        return True
+    return len(said.split()) >= ECHO_MIN_WORDS and said in answered and len(said) >= ECHO_SHARE * len(answered)
+
+
+# LoCoMo's token F1 (Maharana et al. 2024, its task_eval): commas dropped, articles and "and" dropped,
+# punctuation dropped, Porter-stemmed tokens, F1 of the token multisets. Multi-hop answers (category 1)
+# are comma-separated parts, each scored against the best prediction part and averaged; an open-domain
+# answer (category 3) is scored against its first ";" part. (Lower case comes first here, so a
+# capitalised "The" goes too.)
+_STEMMER = snowballstemmer.stemmer("porter")
+_ARTICLES = re.compile(r"\b(?:a|an|the|and)\b")
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+
+
+def answer_tokens(text: str) -> list[str]:
+    plain = _ARTICLES.sub(" ", str(text).lower().replace(",", ""))
+    return _STEMMER.stemWords(plain.translate(_PUNCTUATION).split())
+
+
+def token_f1(prediction: str, truth: str) -> float:
+    predicted, expected = answer_tokens(prediction), answer_tokens(truth)
+    common = sum((Counter(predicted) & Counter(expected)).values())
+    if not common:
+        return 0.0
+    precision, recall = common / len(predicted), common / len(expected)
+    return 2 * precision * recall / (precision + recall)
+
+
+def locomo_f1(prediction: str, answer: str, category: int) -> float:
+    """Token F1 of a reply against a LoCoMo answer, as its paper's evaluation scores that category."""
+    if category == 1:
+        parts = [part.strip() for part in prediction.split(",")]
+        truths = [truth.strip() for truth in str(answer).split(",")]
+        return sum(max(token_f1(part, truth) for part in parts) for truth in truths) / len(truths)
+    if category == 3:
+        answer = str(answer).split(";")[0].strip()
+    return token_f1(prediction, str(answer))

@@ -1,0 +1,144 @@
+"""bench/answers.py: its scorer (expected and stale words, echoes, LoCoMo's token F1) and one run end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench.answers import KINDS, load_personas
+from bench.answers_score import Expectation, is_echo, locomo_f1, score, token_f1
+from tests.fake_llm import FakeLLM
+from tests.llm_steps import Json, Reply
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_a_reply_is_right_with_the_expected_words_and_wrong_with_a_stale_one() -> None:
+    changed = Expectation("changed", "What do I do now?", any=("teach*", "school"), forbidden=("bank*",))
+    assert score(changed, "You're a Teacher at a secondary school now.").right
+    stale = score(changed, "You work at the bank, and you teach on weekends.")
+    assert not stale.right and stale.stale == ["bank*"]
+    missing = score(changed, "You are a nurse.")
+    assert not missing.right and missing.missing == ["any: teach*|school"]
+
+
+def test_all_phrases_are_needed_and_dates_match_in_any_spelling() -> None:
+    listed = Expectation("list", "What's on my list?", all=("oat milk", "banana*", "rice"))
+    assert score(listed, "On your shopping list: oat milk, bananas and rice.").right
+    assert score(listed, "Oat-milk, rice, one banana").right
+    assert not score(listed, "milk oat, bananas, rice").right  # a phrase's words stand together, in order
+    assert score(listed, "bananas and rice").missing == ["oat milk"]
+    dated = Expectation("time", "When?", all=("14", "june"))
+    assert score(dated, "It's on the 14th of June!").right
+    assert score(dated, "June 14").right
+    assert not score(dated, "On the 4th of June").right
+    timed = Expectation("reminder", "When?", any=("9",))
+    assert score(timed, "Tomorrow at 9am.").right and score(timed, "at 9:00").right
+    assert not score(timed, "at 19:00").right
+
+
+def test_an_echo_is_the_persons_message_again() -> None:
+    said = "I left the bank, I teach maths now."
+    assert is_echo(said, "I left the bank, I teach maths now.")
+    assert is_echo(said, "I left the bank, I teach maths now")
+    assert is_echo(said, "Oh! I left the bank, I teach maths now.")
+    assert not is_echo(said, "Congratulations on the new job! How are the students?")
+    assert not is_echo("What's my cat called?", "Your cat is called Biscuit.")
+    assert not is_echo("thanks", "")
+
+
+def test_token_f1_as_the_locomo_paper_scores() -> None:
+    # "the", "and", commas and punctuation go; Porter stems: cats→cat, running→run.
+    assert token_f1("The cats, running!", "cat run") == 1.0
+    # prediction {cat, were, run} against {cat, run}: precision 2/3, recall 1 → 0.8
+    assert token_f1("the cats were running", "cat running") == pytest.approx(0.8)
+    assert token_f1("7 May 2023", "8 May 2023") == pytest.approx(2 / 3)
+    assert token_f1("nothing", "something else") == 0.0
+    # multi-hop: each comma part of the answer against the best part of the reply, averaged
+    assert locomo_f1("painting, pottery", "pottery, painting, camping", 1) == pytest.approx(2 / 3)
+    # open-domain: only the answer's first ";" part counts
+    assert locomo_f1("psychology", "psychology; counseling", 3) == 1.0
+    assert locomo_f1("psychology", "psychology; counseling", 4) == pytest.approx(2 / 3)
+
+
+def test_the_scenarios_hold_what_the_bench_promises() -> None:
+    personas = load_personas()
+    questions = [(p.split, q) for p in personas for q in p.questions]
+    assert len(personas) >= 8 and len(questions) >= 60
+    assert {q.kind for _, q in questions} == set(KINDS)
+    frozen = [q for split, q in questions if split == "frozen"]
+    assert 0.3 <= len(frozen) / len(questions) <= 0.4
+    assert {p.split for p in personas} == {"tuning", "frozen"}
+    for persona in personas:
+        assert len(persona.conversations) >= 2, persona.name  # told across conversations, then asked
+    assert all(q.any or q.all for _, q in questions)
+    assert all(q.forbidden for _, q in questions if q.kind == "changed")
+
+
+SCENARIO = """
+[[persona]]
+name = "pia"
+split = "tuning"
+conversations = [["My cat is called Biscuit."], ["We moved from Gdansk to Berlin last month."]]
+
+[[persona.question]]
+kind = "fact"
+ask = "What's my cat called?"
+any = ["biscuit"]
+
+[[persona.question]]
+kind = "changed"
+ask = "Where do I live these days?"
+any = ["berlin"]
+forbidden = ["gdansk"]
+"""
+CHUNK = {"gists": ["The person told about their cat."], "facts": [], "entities": [], "emotion": "neutral",
+         "salience": 0.5, "open_loops": []}
+EPISODE = {"title": "Chat", "gist": "A chat.", "summary": "A chat.", "intent": "chat", "emotion": "neutral",
+           "outcome": "none", "salience": 0.3, "open_loops": []}
+
+
+@pytest.fixture
+def scripted_llm() -> Iterator[FakeLLM]:
+    server = FakeLLM().start()
+    # Routes match the whole conversation text, first match wins: housekeeping first, then the later question.
+    server.route("MEMORY CHUNK", Json(CHUNK))
+    server.route("EPISODE", Json(EPISODE))
+    server.route("Where do I live these days?", Reply("You live in Gdansk."))  # the stale answer: wrong
+    server.route("What's my cat called?", Reply("Your cat is called Biscuit."))
+    server.route("Gdansk to Berlin", Reply("Berlin, how exciting!"))
+    server.route("Biscuit", Reply("What a lovely name for a cat."))
+    yield server
+    server.stop()
+
+
+@pytest.mark.e2e
+@pytest.mark.integration
+@pytest.mark.slow
+def test_the_bench_runs_end_to_end_and_scores_a_stale_answer_wrong(tmp_path: Path, scripted_llm: FakeLLM) -> None:
+    scenarios = tmp_path / "scenarios.toml"
+    scenarios.write_text(SCENARIO)
+    out = tmp_path / "answers.json"
+    env = {**os.environ, "OPENAI_BASE_URL": scripted_llm.url, "OPENAI_API_KEY": "test", "ENGRAM_LOCAL_LLM": "false"}
+    done = subprocess.run([sys.executable, "-m", "bench.answers", "--scenarios", str(scenarios), "--json", str(out),
+                           "--data-dir", str(tmp_path / "data"), "--enrich-wait-s", "60"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    table = done.stdout
+    assert "tuning (2 questions, 1 personas)" in table
+    for row in ("Engram", "no memory", "everything"):
+        assert any(line.strip().startswith(row) and "50%" in line for line in table.splitlines()), table
+    assert "wrong [pia/changed/" in table and "stale gdansk" in table
+    assert "fallbacks 0; echoes 0" in table
+    result = json.loads(out.read_text())
+    engram = {a["kind"]: a for a in result["answers"] if a["way"] == "Engram"}
+    assert engram["fact"]["right"] and engram["fact"]["reply"] == "Your cat is called Biscuit."
+    assert not engram["changed"]["right"] and engram["changed"]["stale"] == ["gdansk"]
+    assert result["summary"]["tuning/Engram"]["right"] == 0.5
+    assert result["summary"]["tuning/Engram"]["changed"] == 0.0
