@@ -6,7 +6,7 @@ import statistics
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,10 +112,16 @@ def _line(name: str, found: tuple[list[str], str]) -> int:
     return len(problems)
 
 
-def events_of(response: httpx.Response) -> Iterator[tuple[str, str, Any]]:
-    """(id, event, data) of each logged event a stream sends (keepalives and id-less frames left out)."""
+def events_of(response: httpx.Response, until: Callable[[], bool] | None = None) -> Iterator[tuple[str, str, Any]]:
+    """(id, event, data) of each logged event a stream sends (keepalives and id-less frames left out).
+
+    ``until``: stop as soon as it is true, checked whenever bytes arrive (keepalives included), so a quiet
+    stream is left within one keepalive instead of waiting for an event that may never come.
+    """
     buffer = ""
     for piece in response.iter_text():
+        if until is not None and until():
+            return
         buffer += piece
         while "\n\n" in buffer:
             block, buffer = buffer.split("\n\n", 1)

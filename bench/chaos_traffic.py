@@ -119,7 +119,7 @@ def listen(soak: Soak, person: Person, stop: threading.Event) -> None:
                 if response.status_code != 200:
                     time.sleep(1)
                     continue
-                for event_id, event, data in events_of(response):
+                for event_id, event, data in events_of(response, until=soak.listeners_stop.is_set):
                     person.events.append((event_id, event, data))
                     person.last_event_id = event_id
                     if soak.listeners_stop.is_set():
