@@ -2,7 +2,6 @@
 
 The one recall bench, in modes (run from the repository root):
     python -m bench.recall [--n 100000] [--queries 200] [--pgdata DIR] [--profile] [--explain]   # build, measure
-    python -m bench.recall timeline --pgdata DIR      # when each statement runs: the critical path (recall_timeline)
     python -m bench.recall pair --pgdata DIR --a TREE --b TREE [--live]   # two trees query by query (recall_pair)
     python -m bench.recall enrich --pgdata DIR        # add what enrichment writes to a copy (recall_live)
 LoCoMo's recall quality is bench/locomo.py. How to read the latency: p95 on a shared box moves by a third from one
@@ -262,7 +261,7 @@ def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-MODES = {"timeline": "bench.recall_timeline", "pair": "bench.recall_pair", "enrich": "bench.recall_live"}
+MODES = {"pair": "bench.recall_pair", "enrich": "bench.recall_live"}
 
 
 def main() -> None:
