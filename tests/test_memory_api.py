@@ -16,11 +16,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from cli.memory import cmd_recall
-from services.embeddings import HashEmbedder
 from services.memory.facts import remember_fact
 from services.memory.models import Episode, Fact
 from services.queues import MEMORY_CHUNKER_QUEUE
 from services.settings import PROJECT_ROOT
+from tests.fake_embedder import HashEmbedder
 from tests.memory_builders import create_exchange
 
 pytestmark = pytest.mark.integration
