@@ -1,4 +1,4 @@
-"""Recall bench at scale: import throughput, recall quality by fusion method, recall latency and its profile.
+"""Recall bench at scale: import throughput, recall quality by arm, recall latency and its profile.
 
 The one recall bench, in modes (run from the repository root):
     python -m bench.recall [--n 100000] [--queries 200] [--pgdata DIR] [--profile] [--explain]   # build, measure
@@ -13,7 +13,7 @@ varied turn lengths, Zipfian vocabulary, named speakers in a third of the sessio
 conversation set of tests/data/memory_set.jsonl through the real import path (parse_lines →
 pair_exchanges → store_records: batched real embeddings, --no-enrich), then:
   * quality: recall@5 / recall@10 of the set's questions (tests/data/memory_questions.jsonl)
-    among the N distractors, for vector-only, full-text-only, RRF, min-max and absolute fusion,
+    among the N distractors, for vector-only, full-text-only and both arms fused (the default),
     with and without neighbouring turns;
   * latency: p50 / p95 of recall() with the query embedding (recall embeds the query itself, as a
     caller without a vector does, the embedder caching nothing; its CPU and its backend's) and
@@ -161,13 +161,11 @@ def built_database(parser: argparse.ArgumentParser, pgdata: str) -> Path:
 
 
 METHODS = {
-    "vector only": dict(fusion="absolute", lexical_weight=0.0, recency_weight=0, salience_weight=0,
+    "vector only": dict(lexical_weight=0.0, recency_weight=0, salience_weight=0,
                         time_match_weight=0, window_relevance=0),
-    "full-text only (IDF)": dict(fusion="absolute", vector_weight=0.0, recency_weight=0, salience_weight=0,
+    "full-text only (IDF)": dict(vector_weight=0.0, recency_weight=0, salience_weight=0,
                                  time_match_weight=0, window_relevance=0),
-    "rrf": dict(fusion="rrf"),
-    "minmax": dict(fusion="minmax"),
-    "absolute (default)": dict(fusion="absolute"),
+    "both arms (default)": {},
 }
 
 
@@ -279,7 +277,7 @@ def main() -> None:
     parser.add_argument("--embed-now", action="store_true", help="import as `engram import --embed-now`")
     parser.add_argument("--pgdata", help="keep the database here between runs (a full one is reused as is)")
     parser.add_argument("--no-import", action="store_true", help="with --pgdata: recall over what it holds as is")
-    parser.add_argument("--no-quality", action="store_true", help="skip the fusion-method comparison")
+    parser.add_argument("--no-quality", action="store_true", help="skip the comparison of the arms")
     parser.add_argument("--profile", action="store_true", help="time each part of a recall")
     parser.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE the statements of one recall")
     parser.add_argument("--rewrite", action="store_true",
