@@ -130,27 +130,6 @@ def print_import(stats: dict[str, float], embedder, batch_size: int, reused: str
              else ""))
 
 
-def rewrite_vectors(engine) -> None:  # type: ignore[no-untyped-def]
-    """Rewrite the tables holding vectors, so that vectors stored out of line before migration 0012 (0017 for facts
-    and episodes) move into their rows (minutes at 100k: every index is rebuilt, HNSW's too)."""
-    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-        for table in ("exchanges", "exchange_lines", "facts", "episodes"):
-            started = time.monotonic()
-            connection.execute(text(f"VACUUM (FULL, ANALYZE) {table}"))
-            print(f"rewrote {table} in {time.monotonic() - started:.0f} s")
-
-
-def out_of_line(sessions) -> None:  # type: ignore[no-untyped-def]
-    """Say how many exchange vectors still live out of their rows (read through the TOAST index by every recall)."""
-    with sessions() as session:
-        outside, total = session.execute(text(
-            "SELECT count(*) FILTER (WHERE pg_column_toast_chunk_id(embedding) IS NOT NULL), count(embedding) "
-            "FROM exchanges WHERE user_id = :u"), {"u": USER}).one()
-    if outside:
-        print(f"note: {outside} of {total} exchange vectors are stored out of line (written before migration "
-              "0012): --rewrite moves them into their rows")
-
-
 def built_database(parser: argparse.ArgumentParser, pgdata: str) -> Path:
     """``--pgdata`` as a database bench/recall.py built, or the parser's error (exit 2): a missing folder would be
     created as an empty database, every recall finding nothing and ``enrich`` enriching nothing."""
@@ -280,8 +259,6 @@ def main() -> None:
     parser.add_argument("--no-quality", action="store_true", help="skip the comparison of the arms")
     parser.add_argument("--profile", action="store_true", help="time each part of a recall")
     parser.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE the statements of one recall")
-    parser.add_argument("--rewrite", action="store_true",
-                        help="VACUUM FULL exchanges and turns first (vectors stored before migration 0012 move in)")
     args = parser.parse_args()
     embedder = load_embedder(args.embedder, cache_size=0)
     with tempfile.TemporaryDirectory(prefix="engram-bench-") as tmp:
@@ -311,9 +288,6 @@ def main() -> None:
                     built.write_text(json.dumps(stats))
                 with sessions.begin() as session:
                     session.execute(text("ANALYZE"))
-            if args.rewrite:
-                rewrite_vectors(engine)
-            out_of_line(sessions)
             print(f"load average before the recall runs: {load_average()}")
             if not args.no_quality:
                 quality(sessions, embedder, RecallConfig())
