@@ -104,16 +104,6 @@ def import_records(sessions, embedder, records, batch_size: int,  # type: ignore
             "embed_now": embed_now}
 
 
-def fill_vocabulary(sessions, embedder) -> None:  # type: ignore[no-untyped-def]
-    """Fill the vocabulary of a database built before it existed (migration 0013), as the backfill job would."""
-    with sessions() as session:
-        if not vocabulary.pending(session):
-            return
-    started = time.monotonic()
-    words = vocabulary.fill_all(sessions, embedder)
-    print(f"vocabulary: {words} words embedded in {time.monotonic() - started:.1f} s (built before migration 0013)")
-
-
 def print_import(stats: dict[str, float], embedder, batch_size: int, reused: str = "") -> None:  # type: ignore[no-untyped-def]
     n, s = stats["stored"], stats["seconds"]
     if "vectors" not in stats:  # a database built by the code before the backfill: embedded inline
@@ -276,7 +266,6 @@ def main() -> None:
                 have = session.scalar(text("SELECT count(*) FROM exchanges WHERE user_id = :u"), {"u": USER}) or 0
             if args.pgdata and args.no_import:
                 print(f"import: skipped (--no-import); {folder} holds {have} exchanges of {USER}")
-                fill_vocabulary(sessions, embedder)
             elif args.pgdata and have >= len(records) and built.is_file():
                 print_import(json.loads(built.read_text()), embedder, args.batch_size,
                              reused=f" (reused {folder}, built earlier)")
