@@ -257,7 +257,14 @@ def has_antecedent(person: bool, working_memory: Sequence[tuple[str, str]], look
     texts = [text for pair in list(working_memory)[-lookback:] for text in pair if text]
     if person:
         return any(PERSON_CUE_RE.search(t.lower()) or CAPITALISED_RE.search(t) for t in texts)
-    return any(len(text_view(t).content) >= 2 for t in texts)
+    return any(_names_something(text_view(t)) for t in texts)
+
+
+def _names_something(view: TextView) -> bool:
+    """Whether a turn names anything a pronoun could point at: a greeting or an offer of help names nothing."""
+    if phatic_signals(view)["phatic_only"]:  # "hi" / "Good morning! How are you?"
+        return False
+    return len([w for w in view.content if w not in POLITE_WORDS]) >= 2  # not "Hello! How can I help?"
 
 
 def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]]) -> dict[str, float]:
@@ -286,8 +293,10 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]])
 
 
 def _content_without_time(view: TextView) -> tuple[str, ...]:
-    """Content words without times or politeness ("por favor" names no task and no antecedent)."""
-    return tuple(w for w in text_view(TIME_RE.sub(" ", view.lower)).content if w not in POLITE_WORDS)
+    """Content words without times, politeness ("por favor" names no task and no antecedent) or a pronoun's
+    contraction ("I'd like you to remember something": "i'd" is "I", not a thing to remember)."""
+    return tuple(w for w in text_view(TIME_RE.sub(" ", view.lower)).content
+                 if w not in POLITE_WORDS and w.split("'")[0] not in STOPWORDS)
 
 
 def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: bool,

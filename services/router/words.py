@@ -140,6 +140,9 @@ SKILL_PATTERNS = {
     r"(?:this|that|these|it|the following|my|a note|a record)\b|"
     rf"{_CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?)\b (?:the|my|our) "
     r"[^.?!]{1,40}?(?:\bis\b|\bit'?s\b|:)|"
+    # A storing verb straight before a colon hands over its payload: "please store: the spare key is at no. 12"
+    # (a statement: "Note: I'm asking for a friend. How do I ...?" is a question with a remark before it).
+    rf"{_CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|remember|note(?: down)?|log|record|keep|memori[sz]e)\s*:\s*[^?\s][^?]*$|"
     r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|\bhang on to (?:this|that|it)\b|"
     r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these) down\b|^(?:note|memo|fyi)\s*:[^?]*$|"
     r"\b(?:save|store|keep|make|take|add) (?:a |this )?note\s*:|"
@@ -233,7 +236,7 @@ MANAGE_VERB_RE = re.compile(
     r"^(?:mark|cancel|delete|remove|uncheck|untick|tick|cross|forget|erase|snooze|move|push|drop|clear|empty|rename|"
     r"update|change|stop)\b"
 )
-NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer)\b")
+NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer|wake me)\b")  # waking is the task itself
 # An alarm or a timer may be given a duration instead of a time: "a timer for 10 minutes".
 DURATION_RE = re.compile(
     r"\bfor (?:a|an|\d+|half an|a couple of|a few) (?:secs?|seconds?|mins?|minutes?|hours?|hrs?)\b"
@@ -260,7 +263,7 @@ SKILL_WORDS = frozenset(
     "take keep mind jot write down don't forget create start store log record progress later memory following info "
     "information tasks checklist wishlist called named need want like pop chuck throw stick bung hang off onto "
     "storing saving setting creating making putting adding starting tracking keeping noting remembering logging "
-    "recording popping sticking"
+    "recording popping sticking ping pinging nudge nudging alert alerting wake"
     .split()
 )
 # Words of editing/forgetting requests that do not say *which* item: "Delete the reminder." still needs one.
