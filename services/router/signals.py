@@ -41,6 +41,7 @@ from services.router.words import (
     NAMED_LIST_RE,
     NO_TASK_NEEDED_RE,
     NOT_MASH_RE,
+    OBJECT_THAT_RE,
     PERSON_CUE_RE,
     PERSON_PRONOUNS,
     PHATIC_RE,
@@ -244,7 +245,7 @@ def _is_write(view: TextView, skills: dict[str, float]) -> bool:
 def _referring_words(view: TextView) -> tuple[set[str], set[str]]:
     words = set(WORD_RE.findall(TIME_RE.sub(" ", view.lower)))  # "this week" points at a date, not at a turn
     things = words & THING_PRONOUNS
-    if "that" in things and THAT_CLAUSE_RE.search(view.lower):
+    if "that" in things and THAT_CLAUSE_RE.search(view.lower) and not OBJECT_THAT_RE.search(view.lower):
         things.discard("that")  # "remember that my code is 4312": a conjunction, not a pointer
     if DEICTIC_OBJECT_RE.search(view.lower):
         things.add("what")

@@ -142,7 +142,8 @@ SKILL_PATTERNS = {
     r"[^.?!]{1,40}?(?:\bis\b|\bit'?s\b|:)|"
     # A storing verb straight before a colon hands over its payload: "please store: the spare key is at no. 12"
     # (a statement: "Note: I'm asking for a friend. How do I ...?" is a question with a remark before it).
-    rf"{_CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|remember|note(?: down)?|log|record|keep|memori[sz]e)\s*:\s*[^?\s][^?]*$|"
+    rf"{_CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|remember|note(?: down)?|log|record|keep|memori[sz]e)"
+    r"\s*:\s*[^?\s][^?]*$|"
     r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|\bhang on to (?:this|that|it)\b|"
     r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these) down\b|^(?:note|memo|fyi)\s*:[^?]*$|"
     r"\b(?:save|store|keep|make|take|add) (?:a |this )?note\s*:|"
@@ -160,19 +161,29 @@ SKILL_PATTERNS = {
     r"\bwhat do you (?:remember|recall)\b|^(?:what|which|where|who|when)\b[^?]{0,60}\b(?:i|we) (?:liked|loved|hated|"
     r"recommended|visited|went to|ate at|stayed at|bought|used|gave you|sent you|showed you)\b|"
     r"\blast time (?:we|i) (?:talked|spoke|chatted)\b|"
-    r"\bi (?:told|mentioned|said to) you\b|\b(?:have|did) i (?:set|add|save|schedule|ask you)\b",
+    r"\bi (?:told|mentioned|said to) you\b|\b(?:have|did) i (?:set|add|save|schedule|ask you)\b|"
+    # Searching what was told: "search my memories for anything about the boiler".
+    r"\b(?:search|look (?:through|in|up)|check|dig (?:through|in)|go through|scan)\b[^.?!]{0,20}?"
+    r"\b(?:my|your|the) memor(?:y|ies)\b",
     "introspect": r"\bwhat (?:else )?(?:do )?you know about (?:me|myself|my)\b|\bwhat have you (?:learned|learnt|"
     r"figured out|noticed) about (?:me|my)\b|\bhow well do you (?:[a-z]+ )?know me\b|\bwhat do you remember about me\b|"
     r"\btell me about myself\b|\bwhat (?:you(?:'ve| have)?|do you|have you|do u|u) (?:know|learned|learnt|noticed|"
     r"picked up|worked out|figured out|gathered|found out)(?: so far)? (?:about|abt) (?:me|my)\b|"
     r"\bwhich of my (?:preferences|interests|habits|routines)\b|"
     r"\bwhat (?:do you have|have you got)(?: on file| stored| saved| on record)? (?:about|on) me\b|"
-    r"\bwhat are my (?:preferences|interests|habits|patterns)\b|\bwhat do you think (?:you know )?about me\b",
+    r"\bwhat are my (?:preferences|interests|habits|patterns)\b|\bwhat do you think (?:you know )?about me\b|"
+    # What the assistant holds about the person as a whole: "tell me everything you've stored about me".
+    r"\b(?:you|u)(?:'ve| have| had| do| did)?(?: (?:still|already|actually|really|got|have|ever))* (?:know|knew|stored|"
+    r"saved|kept|recorded|noted|remember(?:ed)?|learned|learnt|gathered|collected)(?: (?:so far|by now|until now))? "
+    r"(?:about|abt|on|of) (?:me|myself)\b",
     "goal": r"\b(?:my|new|set an?|set my) (?:[a-z'-]+ ){0,2}(?:goal|goals|resolution|resolutions)\b|"
     # Setting or tracking one goal: "set me a goal to ...", "record a goal: ...", "track my progress on ...".
     r"\b(?:set(?:ting)?|add(?:ing)?|record(?:ing)?|creat(?:e|ing)|mak(?:e|ing)|start(?:ing)?|track(?:ing)?|log(?:ging)?|"
-    r"keep(?:ing)? track of)(?: me| myself| for me)? (?:a|an|another|my|this) "
+    r"keep(?:ing)? track of)(?: me| myself| for me)? (?:a|an|another|my|this|that) "
     r"(?:new )?(?:[a-z'-]+ ){0,2}?goal\b|\bgoal\s*:|(?:^|[,.;!-]\s*)goal is\b|"
+    # Keeping something said as a goal: "please track that as a goal", "save it as one of my goals".
+    r"\b(?:set|add|record|create|make|start|track|log|keep track of|save|store|turn|count|treat|put)\b[^.?!]{0,40}?"
+    r"\b(?:as|into) (?:a|an|my|one of my) (?:new |personal )?goals?\b|"
     r"\bi (?:want|'d like|would like|need) to (?:keep track of|track)\b|"
     rf"{_CLAUSE_START}(?:track|keep track of|log|monitor) (?:my |our )?progress\b|\b(?:how'?s|how is|how am i doing)\b"
     r"[^.?!]{0,40}\bgoals?\b|\bgoal (?:update|progress|check-?in)\b|"
@@ -315,6 +326,8 @@ CATAPHORIC_RE = re.compile(r"\b(it|this|that|these)\s*:\s*\S")
 THING_PRONOUNS = frozenset("it this that these those them there one".split())
 PERSON_PRONOUNS = frozenset("her him she he they them his hers".split())
 THAT_CLAUSE_RE = re.compile(r"\bthat (?:i|my|the|a|an|we|our|you|your|he|she|it's|there|this|his|her)\b")
+# After a verb that acts on something, "that" is the thing acted on, not a conjunction: "make that a goal".
+OBJECT_THAT_RE = re.compile(r"\b(?:make|turn|mark|track|save|store|keep|log|record|add|put|set|move|schedule) that\b")
 CONTEXT_DEPENDENT_RE = re.compile(
     r"^(?:and |but |so |ok )?(?:tell me more|more|go on|continue|keep going|and then|then what|why|why not|how so|"
     r"what else|what about (?:it|that|this|them|him|her|the other one)|the other one|"
