@@ -51,6 +51,27 @@ def test_a_list_created_with_its_items_stores_every_item(client, run_jobs, fake_
     assert fake_llm.requests == []  # routed, acted and answered without the model
 
 
+@pytest.mark.parametrize(("text", "name", "items"), [
+    ("Shopping list: milk, eggs, bread", "shopping", ["milk", "eggs", "bread"]),
+    ("I need a list for the camping weekend. tent, sleeping bags, headlamp, matches",
+     "camping weekend", ["tent", "sleeping bags", "headlamp", "matches"]),
+    ("make me a wishlist w/ a kindle, noise cancelling headphones", "wish", ["kindle", "noise cancelling headphones"]),
+])
+def test_a_list_given_with_its_items_and_no_verb_stores_every_item(client, run_jobs, fake_llm, db_engine, text, name,
+                                                                   items):
+    frames, _ = chat(client, run_jobs, text)
+    message = message_of(frames)
+    assert message["mode"] == "ACT"
+    joined = ", ".join(items[:-1]) + " and " + items[-1]
+    assert message["text"] == f"Added {joined} to your {name} list. It now has: {joined}."
+    assert fast_action(db_engine)["skill"] == "list"
+    with db_engine.connect() as connection:
+        rows = connection.execute(select(NamedList.name, ListItem.text).join(ListItem)
+                                  .order_by(ListItem.position)).all()
+    assert rows == [(name, item) for item in items]
+    assert fake_llm.requests == []
+
+
 def test_information_to_store_becomes_one_memory_item_in_the_persons_words(client, run_jobs, fake_llm, db_engine):
     frames, _ = chat(client, run_jobs, "Please store this: the gate code at the allotment is 4471.")
     message = message_of(frames)

@@ -26,13 +26,19 @@ LIST_ADD = re.compile(_POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|i
 LIST_VIEW = re.compile(_POLITE + r"(?:what(?:'s| is| are| do i have| have i got)\s+(?:on|in)|show(?: me)?|read(?: me)?"
                        r"|tell me(?: what's on)?|what's in)\s+" + _LIST + r"(?:\s+please)?\W*$")
 REMIND = re.compile(_POLITE + r"remind me\s+(?P<rest>.+?)\W*$")
-# "Create a packing list with passport and charger", "start a new list for the party: balloons, candles".
+# "Create a packing list with passport and charger", "start a new list for the party: balloons, candles",
+# "I need a list for the camping weekend. tent, sleeping bags, headlamp", "make me a wishlist w/ a kindle, a pan".
 LIST_CREATE = re.compile(
-    _POLITE + r"(?:create|make|start|set up|open|begin|put together)(?: me| us)? (?:a |an |another )?(?:new )?"
-    r"(?:(?P<name>[a-z0-9'][a-z0-9' -]{0,40}?) )?(?:list|checklist)"
+    _POLITE + r"(?:create|make|start|set up|open|begin|put together|i (?:need|want|would like)|i'd like)(?: me| us)? "
+    r"(?:a |an |another )?(?:new )?(?:(?P<name>[a-z0-9'][a-z0-9' -]{0,40}?) )?(?:(?P<wish>wish)?list|checklist)"
     r"(?: (?:called|named|titled) (?P<called>[^:,]{1,40}?)| (?P<quoted>'[^']{1,40}'|\"[^\"]{1,40}\"))?"
     r"(?: for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?))?"
-    r"\s*(?::|,|-| with| w/| containing| including)\s*(?P<items>.+?)\W*$"
+    r"\s*(?::|,|-|\.| with| w/| containing| including)\s*(?P<items>.+?)\W*$"
+)
+# A named list and its items with no verb: "Shopping list: milk, eggs, bread", "packing list - passport, charger".
+LIST_ITEMS = re.compile(
+    r"^(?:(?:my|the|our|a) )?(?:(?P<name>[a-z0-9'][a-z0-9' -]{0,40}?) )?(?:(?P<wish>wish)?list|to-?dos)"
+    r"(?: for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?))?\s*(?::|-|\u2013|\u2014)\s*(?P<items>.+?)\W*$"
 )
 # Clause openings a stored fact or goal may follow: "Thanks for earlier. Also, please remember that ...".
 _CLAUSES = re.compile(r"(?:^|(?<=[.!?])\s+)(?:(?:also|and|oh|so|ok|okay|anyway|hey|hi)[, ]+)*", re.IGNORECASE)
@@ -128,12 +134,14 @@ def answers_from_memory(signals: dict[str, Any]) -> bool:
 
 
 def _list_action(text: str) -> PlainAction | None:
-    created = LIST_CREATE.match(text)
-    if created:
-        name = created["called"] or created["quoted"] or created["name"] or created["purpose"] or ""
+    for created in (LIST_CREATE.match(text), LIST_ITEMS.match(text)):
+        if not created:
+            continue
+        named = {key: created.groupdict().get(key) for key in ("called", "quoted", "name", "purpose", "wish")}
+        name = named["called"] or named["quoted"] or named["name"] or named["purpose"] or named["wish"] or ""
         name = name.strip(" " + _QUOTES)
         items = _items(created["items"])
-        if name and items and len(items) <= 10:
+        if name and name != "new" and items and len(items) <= 10:
             return PlainAction("list", {"operation": "add", "name": name, "items": items})
     added = LIST_ADD.match(text)
     if added:

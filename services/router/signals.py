@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from services.router.words import (
+    ANAPHORIC_NP_RE,
     AUXILIARIES,
     CAPABILITY_RE,
     CAPITALISED_RE,
@@ -35,6 +36,7 @@ from services.router.words import (
     KEY_CHUNK_RE,
     KEY_ROWS,
     LEAD_IN_RE,
+    LIST_ITEMS_RE,
     LIST_WRITE_RE,
     MANAGE_VERB_RE,
     MANAGE_WORDS,
@@ -239,7 +241,9 @@ def _is_write(view: TextView, skills: dict[str, float]) -> bool:
         return True
     if skills["skill_goal"]:
         return not READ_QUESTION_RE.match(view.lower)  # "how am I doing on my goals?" reads
-    return bool(skills["skill_list"]) and LIST_WRITE_RE.search(view.lower) is not None
+    # "Add ... to my list", or the list and its items with no verb ("packing list: passport, charger").
+    return bool(skills["skill_list"]) and (LIST_WRITE_RE.search(view.lower) is not None
+                                           or LIST_ITEMS_RE.search(view.lower) is not None)
 
 
 def _referring_words(view: TextView) -> tuple[set[str], set[str]]:
@@ -249,6 +253,8 @@ def _referring_words(view: TextView) -> tuple[set[str], set[str]]:
         things.discard("that")  # "remember that my code is 4312": a conjunction, not a pointer
     if DEICTIC_OBJECT_RE.search(view.lower):
         things.add("what")
+    if ANAPHORIC_NP_RE.search(view.lower):  # "the second option" points back like "it" does
+        things.add("ones")
     things -= set(CATAPHORIC_RE.findall(view.lower))  # "store this: the code is 5512" points forward
     return things, words & PERSON_PRONOUNS
 

@@ -92,6 +92,14 @@ _MANAGE_AT_CLAUSE = (
     r"[^.?!]{0,30}?\bgoals?\b"
 )
 
+# Three or more short items separated by commas: "tent, sleeping bags, headlamp".
+_ITEM_RUN = r"[^.?!,:;]{1,40}(?:,[^.?!,:;]{1,40}){2,}"
+# A named list and its items with no verb at all: "Shopping list: milk, eggs, bread", "packing list - passport".
+_LIST_ITEMS = (
+    r"(?:^|[.!]\s+)(?:(?:my|the|our|a|new|for (?:my|the|our)) )?(?:[a-z'-]+ ){0,3}?"
+    r"(?:list|to-?do list|todo list|checklist|wishlist|to-?dos)(?: for [^.?!:,]{1,30}?)?\s*(?::|-|\u2013|\u2014)\s*"
+    r"[^?\s][^?]*$"
+)
 # Making a list that names its content: "create a packing list with X and Y", "new list called gifts: ...",
 # "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is
 # missing). Not "make me a list of interview questions" (writing, RESPOND) unless items follow a colon.
@@ -99,8 +107,10 @@ _LIST_CREATE = (
     rf"{_CLAUSE_START}(?:(?:create|creating|make|making|start|starting|set(?:ting)? up|open|opening|begin|"
     r"put(?:ting)? together|i (?:need|want|would like)|i'?d like)(?: me| us| myself)? (?:a |an |another )?(?:new )?|"
     r"new )"
-    r"(?:[a-z'-]+ ){0,3}?(?:list|to-?do list|todo list|checklist)\b"
+    r"(?:[a-z'-]+ ){0,3}?(?:list|to-?do list|todo list|checklist|wishlist)\b"
     r"(?:(?! of)[^.?!]{0,40}?(?::|\bwith\b|\bw/|\bcontaining\b|\bincluding\b|\bcalled\b|\bnamed\b|\btitled\b|['\"])|"
+    # "I need a list for the camping weekend. tent, sleeping bags, headlamp": the items follow in a run of their own.
+    rf"(?! of)[^.?!]{{0,40}}?[.!]\s+{_ITEM_RUN}|"
     r" of [^.?!:]{1,40}:| of (?:those|these|them)\b|"
     r"(?: for (?:me|us))?(?:,? (?:please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte))*"
     r"\W*$)"
@@ -125,7 +135,8 @@ SKILL_PATTERNS = {
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
     r"\b(?:add(?:ing)?|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
     r"(?:list|groceries)\b|"
-    rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list)\b(?! of)|{_LIST_CREATE}|"
+    rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list|wishlist|checklist)\b(?! of)|{_LIST_CREATE}|"
+    rf"{_LIST_ITEMS}|"
     # Reading lists back: "which lists have I got?", "read out the to-do list".
     r"^(?:what|which) lists\b|\bhow many lists (?:do|have) i\b|"
     r"\b(?:read|show|tell|give)(?: me)?(?: out)? (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b"
@@ -212,6 +223,7 @@ LIST_WRITE_RE = re.compile(r"\b(?:add|adding|put|putting|pop|chuck|throw|stick|b
                            r"tick|check|"
                            r"create|creating|make|making|start|"
                            r"starting|set up|setting up|open|opening|begin|together|need|want|like|new)\b")
+LIST_ITEMS_RE = re.compile(_LIST_ITEMS)
 WHOLE_LIST_RE = re.compile(rf"{_CLAUSE_START}{_WHOLE_LIST}")
 NAMED_LIST_RE = re.compile(rf"\b{_NAMED_LIST}")
 # A writing task ("could you write me a poem", "draft a reminder email to my team") asks for text, not for
@@ -323,6 +335,14 @@ STOPWORDS = frozenset(
     "let let's i'm it's that's what's don't can't i'll you're something anything everything someone somewhere".split()
 )
 CATAPHORIC_RE = re.compile(r"\b(it|this|that|these)\s*:\s*\S")
+# Descriptions that only make sense after something was named, like a pronoun: "the new ones", "the second
+# option", "do the same for the others".
+ANAPHORIC_NP_RE = re.compile(
+    r"\b(?:the|those|these) (?:(?:new|old|other|first|second|third|last|previous|next|remaining) )?ones\b|"
+    r"\bthe others\b|\bdo the same\b|\bthe (?:latter|former)\b|"
+    r"\bthe (?:first|second|third|last|previous|other) (?:one|option|suggestion|idea|choice|link|item|answer|version|"
+    r"draft)s?\b"
+)
 THING_PRONOUNS = frozenset("it this that these those them there one".split())
 PERSON_PRONOUNS = frozenset("her him she he they them his hers".split())
 THAT_CLAUSE_RE = re.compile(r"\bthat (?:i|my|the|a|an|we|our|you|your|he|she|it's|there|this|his|her)\b")
