@@ -61,6 +61,7 @@ from services.router.words import (
     THAT_CLAUSE_RE,
     THING_PRONOUNS,
     TIME_RE,
+    TIMED_STORED_RE,
     VAGUE_ASK_RE,
     WHOLE_LIST_RE,
     WORD_RE,
@@ -279,6 +280,8 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]])
     things, persons = _referring_words(view)
     context_dependent = bool(CONTEXT_DEPENDENT_RE.match(view.lower) or HABITUAL_RE.search(view.lower))
     content = _content_without_time(view)
+    if "ones" in things:  # "update the list with the new ones": "new ones" names nothing of its own
+        content = _content_without_time(text_view(ANAPHORIC_NP_RE.sub(" ", view.lower)))
     imperative = imperative_signals(view)["imperative"] > 0
     needs_context = context_dependent or (bool(things or persons) and (imperative or len(content) <= 2))
     # A long message usually carries its own antecedent ("my phone keeps crashing, can I fix it?"), unless it
@@ -321,7 +324,8 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
     task_words = [w for w in _content_without_time(pointer_free) if w not in SKILL_WORDS]
     if skills["skill_forget"] or skills["skill_manage"]:
         # Editing or forgetting acts on something that exists: it needs *which* one, never a new time.
-        has_task = resolved_reference or any(w not in MANAGE_WORDS for w in task_words) or _names_a_list(view)
+        has_task = (resolved_reference or any(w not in MANAGE_WORDS for w in task_words) or _names_a_list(view)
+                    or TIMED_STORED_RE.search(view.lower) is not None)
         needs_time = False
     else:
         has_task = bool(task_words) or resolved_reference or NO_TASK_NEEDED_RE.search(view.lower) is not None

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from services.router.signals import text_view
 
-_STORED_THING_RE = re.compile(r"\b(?:reminders?|alarms?|timers?|appointments?|meetings?|events?|notifications?)\b")
+_STORED_THING_RE = re.compile(r"\b(?:remind\w*|alarms?|timers?|appointments?|meetings?|events?|notifications?)\b")
 _LIST_RE = re.compile(r"\b(?:lists?|to-?dos?)\b")
 _GOAL_RE = re.compile(r"\b(?:goals?|resolutions?)\b")
 
