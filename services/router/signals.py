@@ -28,6 +28,7 @@ from services.router.words import (
     EMOTICON_RE,
     FAREWELL_RE,
     FILLER_WORDS,
+    FIRST_PERSON,
     GREETING_RE,
     HABITUAL_RE,
     HOWTO_RE,
@@ -48,13 +49,16 @@ from services.router.words import (
     PERSON_PRONOUNS,
     PHATIC_RE,
     POLITE_WORDS,
+    QUESTION_SENTENCE_RE,
     READ_QUESTION_RE,
     REMIND_EXPLAIN_RE,
     REPEATED_CHUNK_RE,
+    REQUEST_RE,
     SENTENCE_END_RE,
     SKILL_RES,
     SKILL_WORDS,
     STOPWORDS,
+    STORED_PICKED_RE,
     SUBJECT_FIRST_AUX,
     SUBJECTS,
     THANKS_RE,
@@ -229,9 +233,24 @@ def asks_for_text(view: TextView) -> tuple[bool, bool]:
     return WRITING_RE.search(body) is not None, capability
 
 
+def is_general_question(view: TextView) -> bool:
+    """A question about the world, not a request nor about the person: no request form anywhere, and the question
+    itself (its last sentence ending in "?") says nothing of "I", "my" or "we" ("What's the best way to schedule
+    study sessions?", "I always lose my lists. Is paper or an app better?", "Do you remember when phones had
+    buttons? crazy how fast things change")."""
+    questions = QUESTION_SENTENCE_RE.findall(view.lower)
+    if not questions or REQUEST_RE.search(view.lower):
+        return False
+    if STORED_PICKED_RE.search(view.lower) or TIME_RE.search(view.lower):
+        return False  # "any reminders today?" reads the person's own stored things
+    body = WORD_RE.findall(LEAD_IN_RE.sub("", questions[-1].strip()))
+    imperative = bool(body) and body[0] in IMPERATIVE_VERBS and not _is_aux_question(body)  # not "do you ..."
+    return bool(body) and not imperative and not FIRST_PERSON.intersection(body)
+
+
 def _is_write(view: TextView, skills: dict[str, float]) -> bool:
-    if any(asks_for_text(view)):
-        return False  # "draft a reminder email", "can you set reminders?": nothing to store
+    if any(asks_for_text(view)) or is_general_question(view):
+        return False  # "draft a reminder email", "can you set reminders?", "why do reminders fail?": nothing to store
     if skills["skill_forget"]:
         return True  # "erase what I told you about X" mentions the past to remove it
     if skills["skill_recall"] or skills["skill_introspect"]:
@@ -404,6 +423,8 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     if signals["phatic_only"]:  # "that's great" points at nothing that needs resolving
         references.update(unresolved_reference=0.0, resolved_reference=0.0)
     signals.update(references)
+    # A question about a skill's topic that asks nothing of the person's own things ("pros and cons of reminders?").
+    signals["general_question"] = _flag(bool(skills["skill_any"]) and is_general_question(view))
     if references["unresolved_reference"] or skills["skill_recall"] or skills["skill_introspect"]:
         # "Write a poem about it" with nothing before it needs asking; "summarise what you know about me" reads memory.
         signals["writing_task"] = 0.0

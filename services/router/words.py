@@ -235,6 +235,19 @@ WRITING_RE = re.compile(
     r"summari[sz]e|translate)\b(?!(?: (?:it|this|that|these|them))? down\b)"
     r"(?![^.?!]{0,60}\b(?:on|onto|to|in|into) (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|calendar|memory|notes)\b)"
 )
+# Forms that ask the assistant to do something: "can you ...", "please", "I'd like you to", "would it be possible".
+REQUEST_RE = re.compile(
+    r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b|\b(?:please|pls|plz|kindly)\b|\byou (?:can|could|may)\b|"
+    r"\bi (?:want|need|'d like|would like) you\b|\bmind\b|\bpossible\b|\blet'?s\b"
+)
+# A question about stored things picks some out ("any reminders today?", "is the dentist reminder still on?");
+# a question about the world names the kind ("are reminders better than alarms?").
+STORED_PICKED_RE = re.compile(
+    r"\b(?:the|any|which|what|how many|all) (?:[a-z'-]+ ){0,2}?(?:reminders?|alarms?|timers?|appointments?|meetings?|"
+    r"events?|lists?|goals?|items?|to-?dos?)\b"
+)
+QUESTION_SENTENCE_RE = re.compile(r"[^.!?]*\?")
+FIRST_PERSON = frozenset("i me my mine we us our ours myself ourselves i'm i've i'd i'll we're we've we'd".split())
 # How to do something oneself: "How do I set an alarm on my iPhone?" asks for an explanation.
 HOWTO_RE = re.compile(
     r"^(?:(?:so|and|but|ok) )?how (?:do|can|could|should|would|did) (?:i|you|we|one|people|u)\b|^how to\b"
