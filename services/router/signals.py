@@ -129,7 +129,10 @@ def is_mash_token(token: str) -> bool:
         return False
     if REPEATED_CHUNK_RE.fullmatch(token):  # "jjjjjjj", "dfgdfgdfg"
         return True
-    token = ELONGATION_RE.sub(r"\1", token)  # "heyyy" and "sooooo" are words said slowly
+    collapsed = ELONGATION_RE.sub(r"\1", token)  # "heyyy" and "sooooo" are words said slowly
+    if collapsed != token and len(collapsed) <= 3 and not set(collapsed) & set("aeiouy"):
+        return True  # "zzzzxxxx": runs of two keys with no vowel to say slowly ("hmmm", "brrr" are spared above)
+    token = collapsed
     if len(token) <= 3:  # "lkj": only the unmistakable short ones, to spare acronyms like "css"
         return len(token) == 3 and any(token in row for row in KEY_ROWS)
     vowels = sum(ch in "aeiouy" for ch in token)

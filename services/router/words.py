@@ -56,6 +56,7 @@ PHATIC_RE = re.compile(
     r"sounds (?:good|great|fine|perfect|fun|like a plan)|sure|alright|all right|lol|lmao|"
     r"ha(?:ha)+|he(?:he)+|yep|yeah|yup|yes|no worries|np|wow|oh|ah|hmm+|fine|perfect|noted|understood|"
     r"fair enough|makes sense|true|indeed|exactly|right|oops|omg|how are you(?: doing)?|how'?s it going|"
+    r"how'?s (?:your|the) (?:day|week|weekend|morning|evening)(?: going| been)?|(?:that|this|it) works(?: for me)?|"
     r"you'?re (?:the best|awesome|great|amazing|a star)|love (?:it|that|you)|(?:that|this|it)(?:'s| is| was) "
     r"(?:so |really |very |super )?(?:great|nice|cool|funny|awesome|perfect|helpful|useful|hilarious|lovely|good|"
     r"kind|sweet|gone|done|sorted|fixed)|that (?:helps|helped|worked)|good (?:to know|job|stuff)|"
