@@ -37,7 +37,8 @@ LIST_CREATE = re.compile(
 )
 # A named list and its items with no verb: "Shopping list: milk, eggs, bread", "packing list - passport, charger".
 LIST_ITEMS = re.compile(
-    r"^(?:(?:my|the|our|a) )?(?:(?P<name>[a-z0-9'][a-z0-9' -]{0,40}?) )?(?:(?P<wish>wish)?list|to-?dos)"
+    r"^(?:(?:my|the|our|a) )?(?:(?:(?P<name>[a-z0-9'][a-z0-9' -]{0,40}?) )?(?:(?P<wish>wish)?list|to-?dos)|"
+    r"(?P<groceries>groceries))"
     r"(?: for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?))?\s*(?::|-|\u2013|\u2014)\s*(?P<items>.+?)\W*$"
 )
 # Clause openings a stored fact or goal may follow: "Thanks for earlier. Also, please remember that ...".
@@ -137,8 +138,10 @@ def _list_action(text: str) -> PlainAction | None:
     for created in (LIST_CREATE.match(text), LIST_ITEMS.match(text)):
         if not created:
             continue
-        named = {key: created.groupdict().get(key) for key in ("called", "quoted", "name", "purpose", "wish")}
-        name = named["called"] or named["quoted"] or named["name"] or named["purpose"] or named["wish"] or ""
+        named = {key: created.groupdict().get(key)
+                 for key in ("called", "quoted", "name", "purpose", "wish", "groceries")}
+        name = (named["called"] or named["quoted"] or named["name"] or named["purpose"] or named["wish"]
+                or named["groceries"] or "")
         name = name.strip(" " + _QUOTES)
         items = _items(created["items"])
         if name and name != "new" and items and len(items) <= 10:

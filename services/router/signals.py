@@ -305,10 +305,14 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]])
     if "ones" in things:  # "update the list with the new ones": "new ones" names nothing of its own
         content = _content_without_time(text_view(ANAPHORIC_NP_RE.sub(" ", view.lower)))
     imperative = imperative_signals(view)["imperative"] > 0
-    needs_context = context_dependent or (bool(things or persons) and (imperative or len(content) <= 2))
     # A long message usually carries its own antecedent ("my phone keeps crashing, can I fix it?"), unless it
     # points back at an earlier turn ("add what we talked about to my list") without naming what.
     points_back = DEICTIC_OBJECT_RE.search(view.lower) is not None
+    # A request that points back needs the conversation ("go back to what we were saying"); a question about what
+    # was told reads memory instead ("What was the printer IP I gave you?").
+    asks = "?" in view.raw
+    needs_context = (context_dependent or (points_back and not asks)
+                     or (bool(things or persons) and (imperative or len(content) <= 2)))
     self_contained = not (context_dependent or points_back) and len(content) >= 4
     thing_ok = not (things or context_dependent) or self_contained or has_antecedent(False, working_memory)
     person_ok = not persons or self_contained or has_antecedent(True, working_memory) or bool(

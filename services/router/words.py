@@ -97,9 +97,9 @@ _MANAGE_AT_CLAUSE = (
 _ITEM_RUN = r"[^.?!,:;]{1,40}(?:,[^.?!,:;]{1,40}){2,}"
 # A named list and its items with no verb at all: "Shopping list: milk, eggs, bread", "packing list - passport".
 _LIST_ITEMS = (
-    r"(?:^|[.!]\s+)(?:(?:my|the|our|a|new|for (?:my|the|our)) )?(?:[a-z'-]+ ){0,3}?"
-    r"(?:list|to-?do list|todo list|checklist|wishlist|to-?dos)(?: for [^.?!:,]{1,30}?)?\s*(?::|-|\u2013|\u2014)\s*"
-    r"[^?\s][^?]*$"
+    r"(?:^|[.!]\s+|\b(?:on|onto|to|in|for) )(?:(?:my|the|our|a|new) )?(?:[a-z'-]+ ){0,3}?"
+    r"(?:list|to-?do list|todo list|checklist|wishlist|to-?dos|groceries|things to (?:buy|get|pack|bring|do))"
+    r"(?: for [^.?!:,]{1,30}?)?(?:,? (?:please|pls))?\s*(?::|-|\u2013|\u2014)\s*[^?\s][^?]*$"
 )
 # Making a list that names its content: "create a packing list with X and Y", "new list called gifts: ...",
 # "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is
@@ -175,6 +175,12 @@ SKILL_PATTERNS = {
     r"recommended|visited|went to|ate at|stayed at|bought|used|gave you|sent you|showed you)\b|"
     r"\blast time (?:we|i) (?:talked|spoke|chatted)\b|"
     r"\bi (?:told|mentioned|said to) you\b|\b(?:have|did) i (?:set|add|save|schedule|ask you)\b|"
+    # What was told, named by its topic: "look up what I said about the boiler", "the plumber I mentioned".
+    r"\b(?:what|everything|anything|the things?) (?:i|we) (?:said|told you|mentioned|shared|wrote)(?: to you)? about\b|"
+    r"^(?:what|which|where|who|when)\b[^?]{0,60}\b(?:i|we) (?:mentioned|told you about|talked about|brought up)\b|"
+    # Asking what the assistant holds: "anything in your memory about my passport?", "do you have anything on file".
+    r"\b(?:anything|something|what'?s|what is|what do you have|do you have|have you got)\b[^.?!]{0,30}?"
+    r"\b(?:in|on) (?:your )?(?:memory|memories|file|records?)\b|"
     # Searching what was told: "search my memories for anything about the boiler".
     r"\b(?:search|look (?:through|in|up)|check|dig (?:through|in)|go through|scan)\b[^.?!]{0,20}?"
     r"\b(?:my|your|the) memor(?:y|ies)\b",
@@ -187,8 +193,8 @@ SKILL_PATTERNS = {
     r"\bwhat are my (?:preferences|interests|habits|patterns)\b|\bwhat do you think (?:you know )?about me\b|"
     # What the assistant holds about the person as a whole: "tell me everything you've stored about me".
     r"\b(?:you|u)(?:'ve| have| had| do| did)?(?: (?:still|already|actually|really|got|have|ever))* (?:know|knew|stored|"
-    r"saved|kept|recorded|noted|remember(?:ed)?|learned|learnt|gathered|collected)(?: (?:so far|by now|until now))? "
-    r"(?:about|abt|on|of) (?:me|myself)\b",
+    r"saved|kept|recorded|noted|remember(?:ed)?|learned|learnt|gathered|collected|have|keep|hold|store|save|got)"
+    r"(?: (?:so far|by now|until now|stored|saved|on file))? (?:about|abt|on|of) (?:me|myself)\b",
     "goal": r"\b(?:my|new|set an?|set my) (?:[a-z'-]+ ){0,2}(?:goal|goals|resolution|resolutions)\b|"
     # Setting or tracking one goal: "set me a goal to ...", "record a goal: ...", "track my progress on ...".
     r"\b(?:set(?:ting)?|add(?:ing)?|record(?:ing)?|creat(?:e|ing)|mak(?:e|ing)|start(?:ing)?|track(?:ing)?|log(?:ging)?|"
@@ -264,7 +270,8 @@ CAPABILITY_RE = re.compile(
 # names them ("what I told you about my job" names it): they need an earlier turn to point at.
 DEICTIC_OBJECT_RE = re.compile(
     r"\b(?:what|those|everything|the(?: [a-z'-]+){1,2})(?: that)? (?:i|we) (?:just |already )?"
-    r"(?:told|said|mentioned|shared|wrote|listed|gave|sent|showed|discussed|talked about|agreed(?: on)?|asked(?: for)?)"
+    r"(?:told|said|mentioned|shared|wrote|listed|gave|sent|showed|discussed|talked about|agreed(?: on)?|asked(?: for)?|"
+    r"(?:was|were) (?:saying|talking about|discussing))"
     r"(?: (?:to )?you)?(?: (?:earlier|before|yesterday|last time|just now))?"
     r"(?=\W*$|\W+(?:to|on|onto|in|into|for|please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte)\b)|"
     r"\bthe(?: [a-z'-]+){1,2} from (?:before|earlier|yesterday|last time)\b"
@@ -358,7 +365,7 @@ CATAPHORIC_RE = re.compile(r"\b(it|this|that|these)\s*:\s*\S")
 # option", "do the same for the others".
 ANAPHORIC_NP_RE = re.compile(
     r"\b(?:the|those|these) (?:(?:new|old|other|first|second|third|last|previous|next|remaining) )?ones\b|"
-    r"\bthe others\b|\bdo the same\b|\bthe (?:latter|former)\b|"
+    r"\bthe others\b|\bdo the same\b|\bthe (?:latter|former)\b|\bthe rest\b(?! of)|"
     r"\bthe (?:first|second|third|last|previous|other) (?:one|option|suggestion|idea|choice|link|item|answer|version|"
     r"draft)s?\b"
 )
@@ -372,7 +379,7 @@ CONTEXT_DEPENDENT_RE = re.compile(
     r"what else|what about (?:it|that|this|them|him|her|the other one)|the other one|"
     r"(?:do )?(?:the )?same (?:thing|again|as before|as last time)|(?:do it )?like (?:last time|before)|"
     r"do (?:it|that|the same)(?: again)?|again|which one|what do you mean|elaborate|"
-    r"explain (?:that|it|more)|the first one|the second one|that one|this one)\W*$"
+    r"explain (?:that|it|more)|the first one|the second one|that one|this one)(?:,? (?:please|pls|thanks))?\W*$"
 )
 HABITUAL_RE = re.compile(
     r"\b(?:the|my) usual\b|\bsame as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
