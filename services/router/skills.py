@@ -31,7 +31,9 @@ def skill_hint(text: str, signals: Mapping[str, float]) -> str | None:
         return "forget"
     if on("introspect"):
         return "introspect"
-    if on("recall") or signals.get("remind_explain"):
+    # "What are my goals right now?" reads the goals themselves; "remind me what I said about my goals" recalls.
+    reads_a_store = (on("list") or on("goal") or on("manage")) and not on("remind")
+    if (on("recall") and not reads_a_store) or signals.get("remind_explain"):
         return "recall"
     if on("remind"):
         return "schedule"
