@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from services.router.words import (
+    ADVICE_RE,
     ANAPHORIC_NP_RE,
     AUXILIARIES,
     CAPABILITY_RE,
@@ -26,6 +27,7 @@ from services.router.words import (
     ELONGATION_RE,
     EMOJI_RE,
     EMOTICON_RE,
+    EXPLETIVE_IT_RE,
     FAREWELL_RE,
     FILLER_WORDS,
     FIRST_PERSON,
@@ -233,7 +235,7 @@ def asks_for_text(view: TextView) -> tuple[bool, bool]:
     """(writing task, capability or how-to question): messages in a skill's words that want a written answer."""
     body = LEAD_IN_RE.sub("", view.lower)
     capability = CAPABILITY_RE.match(view.lower) is not None or HOWTO_RE.match(view.lower) is not None
-    return WRITING_RE.search(body) is not None, capability
+    return WRITING_RE.search(body) is not None or ADVICE_RE.search(body) is not None, capability
 
 
 def is_general_question(view: TextView) -> bool:
@@ -272,6 +274,8 @@ def _is_write(view: TextView, skills: dict[str, float]) -> bool:
 def _referring_words(view: TextView) -> tuple[set[str], set[str]]:
     words = set(WORD_RE.findall(TIME_RE.sub(" ", view.lower)))  # "this week" points at a date, not at a turn
     things = words & THING_PRONOUNS
+    if "it" in things and EXPLETIVE_IT_RE.search(view.lower):
+        things.discard("it")  # the time's and the weather's "it"
     if "that" in things and THAT_CLAUSE_RE.search(view.lower) and not OBJECT_THAT_RE.search(view.lower):
         things.discard("that")  # "remember that my code is 4312": a conjunction, not a pointer
     if DEICTIC_OBJECT_RE.search(view.lower):

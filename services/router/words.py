@@ -369,6 +369,13 @@ ANAPHORIC_NP_RE = re.compile(
     r"\bthe (?:first|second|third|last|previous|other) (?:one|option|suggestion|idea|choice|link|item|answer|version|"
     r"draft)s?\b"
 )
+# "It" of the time and the weather points at nothing: "what time is it in Tokyo?", "is it going to rain?".
+EXPLETIVE_IT_RE = re.compile(
+    r"\bwhat time is it\b|\bhow (?:far|long) is it\b|\b(?:is it|it'?s|it is|it was|was it)(?: going to| gonna)? "
+    r"(?:rain|snow|raining|snowing|sunny|cloudy|cold|hot|warm|windy|freezing|late|early|getting late)\b"
+)
+# Asking for advice wants a written answer even in a skill's words: "my goal is to be happier, any advice?".
+ADVICE_RE = re.compile(r"\b(?:any|some|got any|need) (?:advice|tips|suggestions|ideas|pointers)\b")
 THING_PRONOUNS = frozenset("it this that these those them there one".split())
 PERSON_PRONOUNS = frozenset("her him she he they them his hers".split())
 THAT_CLAUSE_RE = re.compile(r"\bthat (?:i|my|the|a|an|we|our|you|your|he|she|it's|there|this|his|her)\b")
