@@ -36,9 +36,10 @@ LIST_CREATE = re.compile(
     r"\s*(?::|,|-|\.| with| w/| containing| including)\s*(?P<items>.+?)\W*$"
 )
 # A named list and its items with no verb: "Shopping list: milk, eggs, bread", "packing list - passport, charger".
+_WORD = r"[a-z0-9'][a-z0-9'-]*"
 LIST_ITEMS = re.compile(
-    r"^(?:(?:my|the|our|a) )?(?:(?:(?P<name>[a-z0-9'][a-z0-9' -]{0,40}?) )?(?:(?P<wish>wish)?list|to-?dos)|"
-    r"(?P<groceries>groceries))"
+    rf"^(?:[^:]*? (?:on|onto|to|in|for) )?(?:(?:my|the|our|a) )?(?:(?:(?P<name>{_WORD}(?: {_WORD}){{0,2}}) )?"
+    r"(?:(?P<wish>wish)?list|to-?dos)|(?P<groceries>groceries))"
     r"(?: for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?))?\s*(?::|-|\u2013|\u2014)\s*(?P<items>.+?)\W*$"
 )
 # Clause openings a stored fact or goal may follow: "Thanks for earlier. Also, please remember that ...".
@@ -53,7 +54,10 @@ MEMORIZE = re.compile(
     re.IGNORECASE,
 )
 GOAL = re.compile(r"\bgoal(?: for [a-z ]{1,20}?)?\s*(?::|-|\u2013|\u2014)\s*(?P<colon>.+)|"
-                  r"\bgoal (?:is |would be )?(?:to|of) (?P<to>.+)", re.IGNORECASE)
+                  r"\bgoal (?:is |would be )?(?:to|of) (?P<to>.+)|"
+                  # "I want to read 20 books this year, can you keep track of that goal?": the wish, then the ask.
+                  r"\bi (?:really )?(?:want|'d like|would like|plan|hope|intend|need|'m going|am going|aim) to "
+                  r"(?P<want>[^.!?,;]+)[,.;!]\s*(?=[^.!?]*\b(?:goal|track|hold me|accountable)\b)", re.IGNORECASE)
 # What follows the goal itself: "..., can you track it?", "... Keep track of it for me, would you?".
 _TRACKING_TAIL = re.compile(
     r"(?:[,.;!-]\s*|\s+(?:and|so)\s+)(?:(?:can|could|would|will) you\s+|please\s+|pls\s+)*(?:keep track|track|"
@@ -87,7 +91,7 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
     plain = " ".join(text.replace("\u2019", "'").split())  # the person's own case: stored as given
     writes = signals.get("slots_complete") and not signals.get("skill_manage") and not signals.get("skill_remind")
     if writes and signals.get("skill_goal"):
-        goal = _first_match(GOAL, plain, lambda m: m["colon"] or m["to"])
+        goal = _first_match(GOAL, plain, lambda m: m["colon"] or m["to"] or m["want"])
         if goal:
             return PlainAction("goal", {"operation": "create", "text": goal})
     if writes and signals.get("skill_remember"):

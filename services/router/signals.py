@@ -348,7 +348,8 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
     if resolved_reference and working_memory:  # "Schedule it." after "the dentist is on Friday at 10"
         has_time = has_time or TIME_RE.search(working_memory[-1][0].lower()) is not None
     # "the ones I listed" is no task of its own: only what the earlier turn said would be.
-    pointer_free = text_view(DEICTIC_OBJECT_RE.sub(" ", view.lower)) if not resolved_reference else view
+    pointer_free = view if resolved_reference else text_view(
+        ANAPHORIC_NP_RE.sub(" ", DEICTIC_OBJECT_RE.sub(" ", view.lower)))  # nor is "the rest" or "the new ones"
     if skills["skill_list"]:  # "add to my packing list": the list's name is not an item
         pointer_free = text_view(NAMED_LIST_RE.sub(" ", pointer_free.lower))
     task_words = [w for w in _content_without_time(pointer_free) if w not in SKILL_WORDS]
