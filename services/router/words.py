@@ -133,7 +133,7 @@ SKILL_PATTERNS = {
     r"remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?|clear(?:ing)?|wip(?:e|ing)|"
     r"scratch(?:ing)?|strik(?:e|ing))\b"
     r"[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
-    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|a|another)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|"
+    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|"
     r"checklist)\b|"
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
     r"\b(?:add(?:ing)?|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
