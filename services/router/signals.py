@@ -27,6 +27,7 @@ from services.router.words import (
     ELONGATION_RE,
     EMOJI_RE,
     EMOTICON_RE,
+    EXISTENTIAL_THERE_RE,
     EXPLETIVE_IT_RE,
     FAREWELL_RE,
     FILLER_WORDS,
@@ -234,7 +235,7 @@ def is_action_request(view: TextView) -> bool:
 def asks_for_text(view: TextView) -> tuple[bool, bool]:
     """(writing task, capability or how-to question): messages in a skill's words that want a written answer."""
     body = LEAD_IN_RE.sub("", view.lower)
-    capability = CAPABILITY_RE.match(view.lower) is not None or HOWTO_RE.match(view.lower) is not None
+    capability = CAPABILITY_RE.match(view.lower) is not None or HOWTO_RE.search(view.lower) is not None
     return WRITING_RE.search(body) is not None or ADVICE_RE.search(body) is not None, capability
 
 
@@ -276,6 +277,8 @@ def _referring_words(view: TextView) -> tuple[set[str], set[str]]:
     things = words & THING_PRONOUNS
     if "it" in things and EXPLETIVE_IT_RE.search(view.lower):
         things.discard("it")  # the time's and the weather's "it"
+    if "there" in things and EXISTENTIAL_THERE_RE.search(view.lower):
+        things.discard("there")
     if "that" in things and THAT_CLAUSE_RE.search(view.lower) and not OBJECT_THAT_RE.search(view.lower):
         things.discard("that")  # "remember that my code is 4312": a conjunction, not a pointer
     if DEICTIC_OBJECT_RE.search(view.lower):

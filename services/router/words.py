@@ -257,8 +257,11 @@ STORED_PICKED_RE = re.compile(
 QUESTION_SENTENCE_RE = re.compile(r"[^.!?]*\?")
 FIRST_PERSON = frozenset("i me my mine we us our ours myself ourselves i'm i've i'd i'll we're we've we'd".split())
 # How to do something oneself: "How do I set an alarm on my iPhone?" asks for an explanation.
+# Also as a clause of its own: "My to-do list is huge: how do I pick what to do first?".
 HOWTO_RE = re.compile(
-    r"^(?:(?:so|and|but|ok) )?how (?:do|can|could|should|would|did) (?:i|you|we|one|people|u)\b|^how to\b"
+    r"(?:^|[.:;!?]\s+|[,:;]\s*)(?:(?:so|and|but|ok) )?how (?:do|can|could|should|would|did) "
+    r"(?:i|you|we|one|people|u)\b|"
+    r"^how to\b"
 )
 # A question about what the assistant can do, with nothing to do it on: "Can you set reminders?".
 CAPABILITY_RE = re.compile(
@@ -375,6 +378,8 @@ EXPLETIVE_IT_RE = re.compile(
     r"\bwhat time is it\b|\bhow (?:far|long) is it\b|\b(?:is it|it'?s|it is|it was|was it)(?: going to| gonna)? "
     r"(?:rain|snow|raining|snowing|sunny|cloudy|cold|hot|warm|windy|freezing|late|early|getting late)\b"
 )
+# Existential "there" points at nothing: "is there anything in your memory about ...?", "there's a problem".
+EXISTENTIAL_THERE_RE = re.compile(r"\b(?:is|are|was|were|isn't|aren't) there\b|\bthere(?:'s| is| are| was| were)\b")
 # Asking for advice wants a written answer even in a skill's words: "my goal is to be happier, any advice?".
 ADVICE_RE = re.compile(r"\b(?:any|some|got any|need) (?:advice|tips|suggestions|ideas|pointers)\b")
 THING_PRONOUNS = frozenset("it this that these those them there one".split())
