@@ -143,7 +143,10 @@ SKILL_PATTERNS = {
     # Reading lists back: "which lists have I got?", "read out the to-do list".
     r"^(?:what|which) lists\b|\bhow many lists (?:do|have) i\b|"
     r"\b(?:read|show|tell|give)(?: me)?(?: out)? (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b"
-    r"(?! of)",
+    r"(?! of)|"
+    # "what's on the packing list again?": a list named with "the" is still the person's.
+    r"^(?:what'?s|what is|what are|what do i have|what have i got|anything|is there anything|how many \w+ are) "
+    r"(?:on|in) the (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b",
     "remember": rf"{_CLAUSE_START}(?:remember(?:ing)?|"
     r"remeber|rember|remembr|remmeber|memori[sz](?:e|ing)|not(?:e|ing) down|"
     r"keep(?:ing)? in mind|don'?t forget|mak(?:e|ing) a note|jot(?:ting)? down|writ(?:e|ing) down|"
