@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from services.embeddings import minilm_model_dir
 from services.router import signals as rs
+from services.router import typos
 from services.router.mode_router import ModeRouter, context_from_record
 from services.router.signals import RoutingContext
 from services.router.skills import skill_hint
@@ -139,3 +141,21 @@ def test_reactions_and_mashing(router, text, mode):
 def test_asking_for_advice_in_a_skills_words_wants_an_answer(router):
     assert signals_of("My goal is to sleep better, any tips?")["writing_task"] == 1.0
     assert route(router, "My goal is to sleep better, any tips?")[0] == "RESPOND"
+
+
+@pytest.mark.parametrize(("text", "skill"), [
+    ("pls remidn me on friday at 5 to renew the parking permit", "schedule"),  # two letters swapped
+    ("remmber that the boiler code is 4471", "memorize"),  # a letter dropped
+    ("add rice to my shoppping list", "list"),  # a key pressed twice
+    ("set a gaol: swim 1km without stopping", "goal"),
+])
+def test_a_skills_word_mistyped_is_read_as_meant(router, text, skill):
+    assert route(router, text) == ("ACT", skill)
+
+
+def test_no_typing_slip_the_router_corrects_is_a_word_of_its_own():
+    vocabulary = set((minilm_model_dir() / "vocab.txt").read_text(encoding="utf-8").split())
+    slips = set(typos._SWAPPED) | set(typos._DROPPED)
+    assert slips & vocabulary == set()
+    assert [typos.correct(word) for word in ("reminders", "stored", "goat", "remainder", "memories", "shipping")] == [
+        "reminders", "stored", "goat", "remainder", "memories", "shipping"]

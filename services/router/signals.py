@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from services.router.typos import correct
 from services.router.words import (
     ADVICE_RE,
     ANAPHORIC_NP_RE,
@@ -109,7 +110,7 @@ class TextView:
 
 
 def text_view(text: str) -> TextView:
-    """Normalise once: lower-case, straight apostrophes, words and content words.
+    """Normalise once: lower-case, straight apostrophes, a skill's words mistyped put right, words and content words.
 
     Only the head and tail of a long message are analysed (where greetings and requests sit), so
     routing time stays bounded for an 8,000-character paste; lengths are counted on the full text.
@@ -117,6 +118,10 @@ def text_view(text: str) -> TextView:
     window = text if len(text) <= _HEAD_CHARS + _TAIL_CHARS else f"{text[:_HEAD_CHARS]} ... {text[-_TAIL_CHARS:]}"
     lower = window.replace("\u2019", "'").replace("\u2018", "'").lower().strip()
     words = tuple(WORD_RE.findall(lower))
+    fixed = tuple(correct(word) for word in words)
+    if fixed != words:  # "remidn me tmrw at 7": every signal then reads "remind me"
+        lower = WORD_RE.sub(lambda match: correct(match[0]), lower)
+        words = fixed
     content = tuple(w for w in words if w not in STOPWORDS and (len(w) > 1 or w.isdigit()))
     full_words = len(words) if window is text else len(text.split())
     return TextView(window, lower, words, content, len(text), full_words)
