@@ -56,3 +56,5 @@ PERSON_CUE_RE = re.compile(
     r"son|daughter|aunt|uncle|grandma|grandpa|girlfriend|boyfriend|manager|teacher|doctor|neighbou?r)\b"
 )
 CAPITALISED_RE = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")
+# "Instead" offers an alternative to something said before: "what about tomorrow instead?".
+INSTEAD_RE = re.compile(r"\binstead\b(?! of)")

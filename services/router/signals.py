@@ -22,6 +22,7 @@ from services.router.reference_words import (
     EXISTENTIAL_THERE_RE,
     EXPLETIVE_IT_RE,
     HABITUAL_RE,
+    INSTEAD_RE,
     OBJECT_THAT_RE,
     PERSON_CUE_RE,
     PERSON_PRONOUNS,
@@ -159,6 +160,8 @@ def _referring_words(view: TextView) -> tuple[set[str], set[str]]:
         things.add("what")
     if ANAPHORIC_NP_RE.search(view.lower):  # "the second option" points back like "it" does
         things.add("ones")
+    if INSTEAD_RE.search(view.lower):
+        things.add("instead")
     things -= set(CATAPHORIC_RE.findall(view.lower))  # "store this: the code is 5512" points forward
     return things, words & PERSON_PRONOUNS
 

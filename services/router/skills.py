@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from services.router.signals import text_view
 
 _STORED_THING_RE = re.compile(r"\b(?:remind\w*|alarms?|timers?|appointments?|meetings?|events?|notifications?)\b")
-_LIST_RE = re.compile(r"\b(?:lists?|to-?dos?)\b")
+_LIST_RE = re.compile(r"\b(?:lists?|to-?dos?|un(?:tick|check)|(?:tick|check|cross) off)\b")  # "untick bananas"
 _GOAL_RE = re.compile(r"\b(?:goals?|resolutions?)\b")
 
 

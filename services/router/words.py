@@ -128,7 +128,10 @@ SKILL_PATTERNS = {
     "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|"
     r"\b(?:put|add|pop|stick|pencil|write)\b[^.?!]{0,60}\b(?:in|into|on|to) (?:my|the|our) (?:diary|agenda)\b|"
     r"\bbook (?:me |us )?(?:in )?(?:a|an|the|my) (?:[a-z'-]+ )?(?:meeting|call|appointment|slot|session)\b|"
-    r"\bset up (?:a|an) (?:meeting|call)\b",
+    r"\bset up (?:a|an) (?:meeting|call)\b|"
+    # One's own agenda: "what have I got on this week?", "am I free on Friday?".
+    r"\bwhat (?:do|have) (?:i|we) (?:got|have)(?: on| planned| booked| scheduled)\b|"
+    r"\bwhat have (?:i|we) got (?:on|planned|booked)\b|\b(?:am i|are we) (?:free|busy|booked)\b",
     "list": r"\b(?:add(?:ing)?|put(?:ting)?|pop(?:ping)?|chuck(?:ing)?|throw(?:ing)?|stick(?:ing)?|bung|jot|write|"
     r"remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?|clear(?:ing)?|wip(?:e|ing)|"
     r"scratch(?:ing)?|strik(?:e|ing))\b"
@@ -175,7 +178,8 @@ SKILL_PATTERNS = {
     r"^(?:what|when|where|who|which)(?:'s| is| was| are| were| did)? (?:my|our)\b|\bremind me what (?:i|we|my)\b|"
     rf"\bremind me (?:what|who|where|when)\b(?=.*\b(?:{_KIN})'s\b)|"
     r"^(?:what|when|where|who|which)\b[^?]{0,60}\b(?:my|our)\b[^?]{0,40}\bagain\W*$|"
-    r"\bwhat do you (?:remember|recall)\b|^(?:what|which|where|who|when)\b[^?]{0,60}\b(?:i|we) (?:liked|loved|hated|"
+    r"\bwhat do you (?:remember|recall)\b|\bwhat (?:do )?(?:you|u) (?:remember|recall|know|have(?: stored| saved)?) "
+    r"(?:about|abt|on|of) (?:my|our)\b|^(?:what|which|where|who|when)\b[^?]{0,60}\b(?:i|we) (?:liked|loved|hated|"
     r"recommended|visited|went to|ate at|stayed at|bought|used|gave you|sent you|showed you)\b|"
     r"\blast time (?:we|i) (?:talked|spoke|chatted)\b|"
     r"\bi (?:told|mentioned|said to) you\b|\b(?:have|did) i (?:set|add|save|schedule|ask you)\b|"
@@ -219,7 +223,10 @@ SKILL_PATTERNS = {
     "forget": rf"{_CLAUSE_START}(?:(?:forget|unlearn)\b(?! (?:it|about it|things|stuff|anything|something)\b)(?=\W*\w)|"
     r"(?:erase|delete|remove|wipe|clear|purge|drop)\b[^.?!]{0,30}?\b(?:what (?:i|we) (?:just )?"
     r"(?:told|said|mentioned|shared|wrote)|(?:everything|all|anything|what) (?:that )?you (?:know|remember|have "
-    r"(?:learned|learnt|stored|saved)|learned|learnt|stored|saved)|from (?:your )?memory)\b)|\bstop remembering\b|"
+    r"(?:learned|learnt|stored|saved)|learned|learnt|stored|saved)|from (?:your )?memory)\b|"
+    # A stored memory named by what it is about: "delete the note about my old phone number".
+    r"(?:erase|delete|remove|wipe|drop|forget)(?: the| that| my| your)? (?:note|memory|fact|entry|record)s? "
+    r"(?:about|on|of|that|saying)\b)|\bstop remembering\b|"
     r"\b(?:i )?(?:don'?t|do not) want you to (?:remember|keep|know|store)\b",
     # Changing or removing something already stored: reminders, list items, whole lists, goals.
     "manage": rf"{_CLAUSE_START}(?:{_MANAGE_AT_CLAUSE})|\blist (?:called|named)\b|"
@@ -282,7 +289,7 @@ NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer|wake me)\b")  # waking is the 
 DURATION_RE = re.compile(
     r"\bfor (?:a|an|\d+|half an|a couple of|a few) (?:secs?|seconds?|mins?|minutes?|hours?|hrs?)\b"
 )
-REMIND_EXPLAIN_RE = re.compile(rf"\bremind me (?:what|how|why|who)\b(?!.*\b(?:i|my|we|our|{_KIN}'s)\b)")
+REMIND_EXPLAIN_RE = re.compile(rf"\bremind me,? (?:what|how|why|who)\b(?!.*\b(?:i|my|we|our|{_KIN}'s)\b)")
 
 _DAYS = r"mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?"
 _MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|" \
