@@ -19,6 +19,9 @@ Labelling notes (the mode definitions are those of issue 3):
 - The lines after line 494 (issue 31: lists created with their items, information to store, goals to
   set or track, underspecified commands, polite writing requests, thanks in other languages) were all
   looked at while tuning: the held-out fifth is taken from the first 494 lines only.
+- The lines after line 1024 are issue 31's second round: messages of the miss classes found on the once-frozen
+  sets, written by the tuner in words of their own (typos, reading what is stored, lists with their items and
+  no verb, descriptions pointing back, general questions in a skill's words), all looked at while tuning.
 - tests/data/routing_tuning1.jsonl and routing_tuning2.jsonl were frozen sets (routing_frozen.jsonl and
   routing_frozen2.jsonl) until issue 31's second round tuned on their misses; a fixed random third of each
   (bench.routing.held_out_third) was never looked at. Quality on data never tuned on is measured by the
