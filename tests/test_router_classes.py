@@ -16,7 +16,7 @@ from services.router import signals as rs
 from services.router import typos
 from services.router.mode_router import ModeRouter, context_from_record
 from services.router.signals import RoutingContext
-from services.router.skills import skill_hint
+from services.router.skills import skill_explanation, skill_hint
 
 ROOT = Path(__file__).resolve().parents[1]
 GREETING = [["hello", "Hi there! How can I help?"]]
@@ -97,6 +97,7 @@ def test_a_general_question_in_a_skills_words_is_answered(router, text):
     signals = signals_of(text)
     assert signals["general_question"] == 1.0 and signals["action_request"] == 0.0
     assert route(router, text)[0] == "RESPOND"
+    assert "(general_question): nothing to run" in skill_explanation(text, signals)  # what `engram route` shows
 
 
 @pytest.mark.parametrize(("text", "skill"), [

@@ -55,7 +55,10 @@ def skill_explanation(text: str, signals: Mapping[str, float]) -> str | None:
         return None
     fired = ", ".join(name for name, value in signals.items() if value and name.startswith("skill_")
                       and name != "skill_any")
-    if signals.get("slots_complete"):
+    asked_about = [name for name in ("general_question", "capability_question", "writing_task") if signals.get(name)]
+    if asked_about:  # "Are phone reminders better than sticky notes?": the skill's words, no request to use it
+        state = f"only talks about it ({asked_about[0]}): nothing to run"
+    elif signals.get("slots_complete"):
         state = "says what to do: it can run"
     elif signals.get("slot_missing"):
         state = "names nothing to act on" if not signals.get("points_back") else \
