@@ -1,17 +1,21 @@
-"""Routing accuracy on the tuning set and the frozen set, then routing latency over 1,000 messages.
+"""Routing accuracy on the tuning sets and the frozen sets, then routing latency over 1,000 messages.
 
 Run from the repository root:  python -m bench.routing [--n 1000] [--embedder auto|onnx|...] [--misses]
 
-Two labelled sets, reported apart:
-- tests/data/routing_set.jsonl, the *tuning* set: weights, exemplars and word lists were tuned
-  looking at its misses (every 5th line held out, reported as "held-out fifth").
-- tests/data/routing_frozen.jsonl, the *frozen* set: written apart from the tuning set and the
-  exemplars and committed before the changes of issue 31; never tuned on (``--misses`` prints the
-  tuning set's misses only). Its ACT rows name the expected skill, checked against the router's
+Two kinds of labelled set, reported apart:
+- *Tuning* sets: weights, exemplars and word lists were tuned looking at their misses (or their author
+  tuned the router), so their figures say little about messages never seen.
+  - tests/data/routing_set.jsonl: issue 3's set and issue 31's commands; every 5th of its first 494 lines
+    is held out ("held-out fifth").
+  - tests/data/routing_tuning1.jsonl (was routing_frozen.jsonl): written apart from the router, but by the
+    engineer who then tuned it; some of its phrasings were remembered while tuning.
+  - tests/data/routing_tuning2.jsonl (was routing_frozen2.jsonl): written by someone who never read the
+    router; frozen until issue 31's second round tuned on its misses.
+  In both, a fixed random third of the lines (``held_out_third``, seed 31) was never looked at while
+  tuning (``--misses`` prints the other two thirds' misses only) and is reported on its own.
+- *Frozen* sets, tests/data/routing_frozen*.jsonl: written blind, never tuned on, never looked at by whoever
+  tunes (``--misses`` never prints them). ACT rows name the expected skill, checked against the router's
   skill hint (services/router/skills.py).
-- Every other tests/data/routing_frozen*.jsonl is a further frozen set, reported apart the same way:
-  routing_frozen2.jsonl was written by someone who never read the router, its config, its exemplars
-  or the other sets (the first frozen set's author also tuned the router).
 Targets (issues 3 and 31): frozen overall >= 0.95, ACT >= 0.95, CLARIFY >= 0.90, no real message to
 IGNORE; tuning set >= 0.996; routing p99 (embedding given) <= 1 ms.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -36,8 +41,9 @@ from services.settings import Settings
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 ROUTING_SET = DATA / "routing_set.jsonl"
-FROZEN_SET = DATA / "routing_frozen.jsonl"
-FROZEN_SETS = sorted(DATA.glob("routing_frozen*.jsonl"))  # each reported apart; none ever tuned on
+TUNING_SETS = sorted(DATA.glob("routing_tuning*.jsonl"))  # once frozen, now tuned on (see above)
+FROZEN_SETS = sorted(DATA.glob("routing_frozen*.jsonl"))  # each reported apart; never tuned on
+HELD_OUT_SEED = 31
 # The tuning set's first 494 lines are the set of issue 3, with a held-out fifth; the lines after them were
 # written for issue 31's commands and every one of them was looked at while tuning (none is held out).
 FIRST_LINES = 494
@@ -46,6 +52,11 @@ FIRST_LINES = 494
 def held_out(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every 5th line of the tuning set's first ``FIRST_LINES``: the lines tuning never looked at."""
     return [row for index, row in enumerate(rows[:FIRST_LINES]) if index % 5 == 4]
+
+
+def held_out_third(rows: list[dict[str, Any]]) -> set[int]:
+    """Line indices of a fixed random third of a once-frozen set: tuning never looked at them."""
+    return set(random.Random(HELD_OUT_SEED).sample(range(len(rows)), len(rows) // 3))
 
 
 def load_rows(path: Path) -> list[dict[str, Any]]:
@@ -136,13 +147,29 @@ def accuracy_report(router: ModeRouter, embedder: Any, show_misses: bool, frozen
           f"{held.accuracy():.3f} on {sum(held.confusion.values())}")
     if show_misses and scores.misses:
         print(misses_text(scores))
+    for path in TUNING_SETS:
+        rows = load_rows(path)
+        hidden = held_out_third(rows)
+        print(summary(f"tuning set {path.name} (once frozen, now tuned on)", evaluate(router, rows, embedder)))
+        kept = [index for index in range(len(rows)) if index not in hidden]
+        seen = evaluate(router, [rows[index] for index in kept], embedder)
+        seen.misses = [(kept[index], row, got, skill) for index, row, got, skill in seen.misses]
+        print(summary("  its two tuned thirds", seen).replace("\n", "\n  "))
+        print(summary(f"  its held-out third (seed {HELD_OUT_SEED}, never looked at)",
+                      evaluate(router, [rows[index] for index in sorted(hidden)], embedder)).replace("\n", "\n  "))
+        if show_misses and seen.misses:
+            # The held-out third's misses are never printed.
+            print(misses_text(seen))
+    if frozen_too and not FROZEN_SETS:
+        print("frozen sets: none in tests/data (routing_frozen*.jsonl)")
     for path in FROZEN_SETS if frozen_too else []:
         print(summary(f"frozen set {path.name} (never tuned on)", evaluate(router, load_rows(path), embedder)))
     # What routing falls back to when the embedding fails (and what the pipeline tests route with).
     if configs_dir is None:
         return
     signals_only = ModeRouter(configs_dir)
-    sets = [("tuning", tuning), *((path.stem, load_rows(path)) for path in (FROZEN_SETS if frozen_too else []))]
+    sets = [("tuning", tuning), *((path.stem, load_rows(path)) for path in TUNING_SETS),
+            *((path.stem, load_rows(path)) for path in (FROZEN_SETS if frozen_too else []))]
     print("signals only (no embedding): " + ", ".join(
         f"{name} {evaluate(signals_only, rows).accuracy():.3f}" for name, rows in sets))
 
@@ -184,8 +211,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1000, help="messages to time (the tuning set, cycled)")
     parser.add_argument("--embedder", default="auto", choices=BACKEND_NAMES)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--misses", action="store_true", help="print the tuning set's misses (never the frozen set's)")
-    parser.add_argument("--tuning-only", action="store_true", help="while tuning: leave the frozen set out")
+    parser.add_argument("--misses", action="store_true",
+                        help="print the tuning sets' misses (never a frozen set's or a held-out line's)")
+    parser.add_argument("--tuning-only", action="store_true", help="while tuning: leave the frozen sets out")
     parser.add_argument("--no-timing", action="store_true", help="accuracy only")
     args = parser.parse_args()
 

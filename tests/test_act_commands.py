@@ -51,26 +51,58 @@ def test_a_list_created_with_its_items_stores_every_item(client, run_jobs, fake_
     assert fake_llm.requests == []  # routed, acted and answered without the model
 
 
-def test_information_to_store_becomes_one_memory_item_in_the_persons_words(client, run_jobs, fake_llm, db_engine):
-    frames, _ = chat(client, run_jobs, "Please store this: the gate code at the allotment is 4471.")
+@pytest.mark.parametrize(("text", "name", "items"), [
+    ("Shopping list: milk, eggs, bread", "shopping", ["milk", "eggs", "bread"]),
+    ("I need a list for the camping weekend. tent, sleeping bags, headlamp, matches",
+     "camping weekend", ["tent", "sleeping bags", "headlamp", "matches"]),
+    ("make me a wishlist w/ a kindle, noise cancelling headphones", "wish", ["kindle", "noise cancelling headphones"]),
+    ("need these on the hardware list: hinges, wood glue, sandpaper", "hardware", ["hinges", "wood glue", "sandpaper"]),
+])
+def test_a_list_given_with_its_items_and_no_verb_stores_every_item(client, run_jobs, fake_llm, db_engine, text, name,
+                                                                   items):
+    frames, _ = chat(client, run_jobs, text)
     message = message_of(frames)
     assert message["mode"] == "ACT"
-    assert message["text"] == "Noted, I'll remember: the gate code at the allotment is 4471."
+    joined = ", ".join(items[:-1]) + " and " + items[-1]
+    assert message["text"] == f"Added {joined} to your {name} list. It now has: {joined}."
+    assert fast_action(db_engine)["skill"] == "list"
+    with db_engine.connect() as connection:
+        rows = connection.execute(select(NamedList.name, ListItem.text).join(ListItem)
+                                  .order_by(ListItem.position)).all()
+    assert rows == [(name, item) for item in items]
+    assert fake_llm.requests == []
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("Please store this: the gate code at the allotment is 4471.", "the gate code at the allotment is 4471"),
+    ("please store: the spare key is under the blue pot", "the spare key is under the blue pot"),  # verb, colon
+])
+def test_information_to_store_becomes_one_memory_item_in_the_persons_words(client, run_jobs, fake_llm, db_engine,
+                                                                           text, fact):
+    frames, _ = chat(client, run_jobs, text)
+    message = message_of(frames)
+    assert message["mode"] == "ACT"
+    assert message["text"] == f"Noted, I'll remember: {fact}."
     assert fast_action(db_engine)["skill"] == "memorize"
     with db_engine.connect() as connection:
         facts = connection.execute(select(Fact.text, Fact.speaker, Fact.superseded_by)).all()
-    assert facts == [("the gate code at the allotment is 4471", "user", None)]
+    assert facts == [(fact, "user", None)]
 
 
-def test_a_goal_to_keep_track_of_is_recorded_once(client, run_jobs, fake_llm, db_engine):
-    frames, _ = chat(client, run_jobs, "My goal is to run a 10k by May, can you keep track of it?")
+@pytest.mark.parametrize(("text", "goal"), [
+    ("My goal is to run a 10k by May, can you keep track of it?", "run a 10k by May"),
+    # The wish first, then the ask to keep it as a goal (issue 31's second round).
+    ("I want to swim twice a week before summer. Please track that as a goal.", "swim twice a week before summer"),
+])
+def test_a_goal_to_keep_track_of_is_recorded_once(client, run_jobs, fake_llm, db_engine, text, goal):
+    frames, _ = chat(client, run_jobs, text)
     message = message_of(frames)
     assert message["mode"] == "ACT"
-    assert message["text"].startswith("New goal recorded: run a 10k by May.")
+    assert message["text"].startswith(f"New goal recorded: {goal}.")
     assert fast_action(db_engine)["skill"] == "goal"
     with db_engine.connect() as connection:
         goals = connection.execute(select(Goal.text, Goal.state)).all()
-    assert goals == [("run a 10k by May", "active")]
+    assert goals == [(goal, "active")]
 
 
 def test_a_plain_reminder_is_scheduled_at_the_time_given(client, run_jobs, fake_llm, db_engine):
@@ -88,6 +120,7 @@ def test_a_plain_reminder_is_scheduled_at_the_time_given(client, run_jobs, fake_
     "Set a goal.",
     "Add the things I mentioned to my shopping list.",
     "Remind me about what we discussed.",
+    "Add the rest to my list too.",  # "the rest" points back at something never said (issue 31, second round)
 ])
 def test_a_command_with_nothing_to_act_on_is_asked_about_and_stores_nothing(client, run_jobs, fake_llm, db_engine,
                                                                            text):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from services.router import signals as rs
+from services.router import textview as tv
 from services.router.signals import RoutingContext
 
 
@@ -20,25 +21,25 @@ def signals_of(text: str, **context) -> dict[str, float]:
     [("...", "punct_only"), ("?!", "punct_only"), ("👍", "emoji_only"), (":)", "emoji_only"), ("  ", "empty")],
 )
 def test_text_feature_flags(text, flag):
-    features = rs.text_features(rs.text_view(text))
+    features = tv.text_features(rs.text_view(text))
     assert features[flag] == 1.0
     assert sum(features[name] for name in ("punct_only", "emoji_only", "empty")) == 1.0
 
 
 def test_text_feature_counts_and_sentences():
-    features = rs.text_features(rs.text_view("One thing. Another thing! Why?"))
+    features = tv.text_features(rs.text_view("One thing. Another thing! Why?"))
     assert features["word_count"] == 5.0
     assert features["multi_sentence"] == 1.0
     assert features["short"] == 0.0
-    assert rs.text_features(rs.text_view("ok then"))["short"] == 1.0
-    assert rs.text_features(rs.text_view("awesome 😄"))["emoji_only"] == 0.0
+    assert tv.text_features(rs.text_view("ok then"))["short"] == 1.0
+    assert tv.text_features(rs.text_view("awesome 😄"))["emoji_only"] == 0.0
 
 
 @pytest.mark.parametrize(
     "token", ["asdfghjkl", "qwerty", "jjjjjjj", "dfgdfgdfg", "tyutyu", "fjdkslaf", "xzcvb", "lkj", "qqq", "wqeqwe"]
 )
 def test_mash_tokens(token):
-    assert rs.is_mash_token(token)
+    assert tv.is_mash_token(token)
 
 
 @pytest.mark.parametrize(
@@ -47,13 +48,13 @@ def test_mash_tokens(token):
      "heyyy", "liberty", "property", "tomorrow", "lol"],
 )
 def test_words_and_laughs_are_not_mash(token):
-    assert not rs.is_mash_token(token)
+    assert not tv.is_mash_token(token)
 
 
 def test_keyboard_mash_is_the_share_of_mashed_words():
-    assert rs.text_features(rs.text_view("asdf jkl"))["keyboard_mash"] == 1.0
-    assert rs.text_features(rs.text_view("hello asdfgh"))["keyboard_mash"] == 0.5
-    assert rs.text_features(rs.text_view("call the dentist"))["keyboard_mash"] == 0.0
+    assert tv.text_features(rs.text_view("asdf jkl"))["keyboard_mash"] == 1.0
+    assert tv.text_features(rs.text_view("hello asdfgh"))["keyboard_mash"] == 0.5
+    assert tv.text_features(rs.text_view("call the dentist"))["keyboard_mash"] == 0.0
 
 
 def test_long_message_is_analysed_by_head_and_tail_but_counted_in_full():
@@ -81,7 +82,7 @@ def test_long_message_is_analysed_by_head_and_tail_but_counted_in_full():
     ],
 )
 def test_interrogatives(text, wh, aux, question):
-    signals = rs.interrogative_signals(rs.text_view(text))
+    signals = tv.interrogative_signals(rs.text_view(text))
     assert (signals["wh_question"], signals["aux_question"], signals["question"]) == (wh, aux, question)
 
 

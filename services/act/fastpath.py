@@ -26,13 +26,21 @@ LIST_ADD = re.compile(_POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|i
 LIST_VIEW = re.compile(_POLITE + r"(?:what(?:'s| is| are| do i have| have i got)\s+(?:on|in)|show(?: me)?|read(?: me)?"
                        r"|tell me(?: what's on)?|what's in)\s+" + _LIST + r"(?:\s+please)?\W*$")
 REMIND = re.compile(_POLITE + r"remind me\s+(?P<rest>.+?)\W*$")
-# "Create a packing list with passport and charger", "start a new list for the party: balloons, candles".
+# "Create a packing list with passport and charger", "start a new list for the party: balloons, candles",
+# "I need a list for the camping weekend. tent, sleeping bags, headlamp", "make me a wishlist w/ a kindle, a pan".
 LIST_CREATE = re.compile(
-    _POLITE + r"(?:create|make|start|set up|open|begin|put together)(?: me| us)? (?:a |an |another )?(?:new )?"
-    r"(?:(?P<name>[a-z0-9'][a-z0-9' -]{0,40}?) )?(?:list|checklist)"
+    _POLITE + r"(?:create|make|start|set up|open|begin|put together|i (?:need|want|would like)|i'd like)(?: me| us)? "
+    r"(?:a |an |another )?(?:new )?(?:(?P<name>[a-z0-9'][a-z0-9' -]{0,40}?) )?(?:(?P<wish>wish)?list|checklist)"
     r"(?: (?:called|named|titled) (?P<called>[^:,]{1,40}?)| (?P<quoted>'[^']{1,40}'|\"[^\"]{1,40}\"))?"
     r"(?: for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?))?"
-    r"\s*(?::|,|-| with| w/| containing| including)\s*(?P<items>.+?)\W*$"
+    r"\s*(?::|,|-|\.| with| w/| containing| including)\s*(?P<items>.+?)\W*$"
+)
+# A named list and its items with no verb: "Shopping list: milk, eggs, bread", "packing list - passport, charger".
+_WORD = r"[a-z0-9'][a-z0-9'-]*"
+LIST_ITEMS = re.compile(
+    rf"^(?:[^:]*? (?:on|onto|to|in|for) )?(?:(?:my|the|our|a) )?(?:(?:(?P<name>{_WORD}(?: {_WORD}){{0,2}}) )?"
+    r"(?:(?P<wish>wish)?list|to-?dos)|(?P<groceries>groceries))"
+    r"(?: for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?))?\s*(?::|-|\u2013|\u2014)\s*(?P<items>.+?)\W*$"
 )
 # Clause openings a stored fact or goal may follow: "Thanks for earlier. Also, please remember that ...".
 _CLAUSES = re.compile(r"(?:^|(?<=[.!?])\s+)(?:(?:also|and|oh|so|ok|okay|anyway|hey|hi)[, ]+)*", re.IGNORECASE)
@@ -46,7 +54,10 @@ MEMORIZE = re.compile(
     re.IGNORECASE,
 )
 GOAL = re.compile(r"\bgoal(?: for [a-z ]{1,20}?)?\s*(?::|-|\u2013|\u2014)\s*(?P<colon>.+)|"
-                  r"\bgoal (?:is |would be )?(?:to|of) (?P<to>.+)", re.IGNORECASE)
+                  r"\bgoal (?:is |would be )?(?:to|of) (?P<to>.+)|"
+                  # "I want to read 20 books this year, can you keep track of that goal?": the wish, then the ask.
+                  r"\bi (?:really )?(?:want|'d like|would like|plan|hope|intend|need|'m going|am going|aim) to "
+                  r"(?P<want>[^.!?,;]+)[,.;!]\s*(?=[^.!?]*\b(?:goal|track|hold me|accountable)\b)", re.IGNORECASE)
 # What follows the goal itself: "..., can you track it?", "... Keep track of it for me, would you?".
 _TRACKING_TAIL = re.compile(
     r"(?:[,.;!-]\s*|\s+(?:and|so)\s+)(?:(?:can|could|would|will) you\s+|please\s+|pls\s+)*(?:keep track|track|"
@@ -80,7 +91,7 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
     plain = " ".join(text.replace("\u2019", "'").split())  # the person's own case: stored as given
     writes = signals.get("slots_complete") and not signals.get("skill_manage") and not signals.get("skill_remind")
     if writes and signals.get("skill_goal"):
-        goal = _first_match(GOAL, plain, lambda m: m["colon"] or m["to"])
+        goal = _first_match(GOAL, plain, lambda m: m["colon"] or m["to"] or m["want"])
         if goal:
             return PlainAction("goal", {"operation": "create", "text": goal})
     if writes and signals.get("skill_remember"):
@@ -128,12 +139,16 @@ def answers_from_memory(signals: dict[str, Any]) -> bool:
 
 
 def _list_action(text: str) -> PlainAction | None:
-    created = LIST_CREATE.match(text)
-    if created:
-        name = created["called"] or created["quoted"] or created["name"] or created["purpose"] or ""
+    for created in (LIST_CREATE.match(text), LIST_ITEMS.match(text)):
+        if not created:
+            continue
+        named = {key: created.groupdict().get(key)
+                 for key in ("called", "quoted", "name", "purpose", "wish", "groceries")}
+        name = (named["called"] or named["quoted"] or named["name"] or named["purpose"] or named["wish"]
+                or named["groceries"] or "")
         name = name.strip(" " + _QUOTES)
         items = _items(created["items"])
-        if name and items and len(items) <= 10:
+        if name and name != "new" and items and len(items) <= 10:
             return PlainAction("list", {"operation": "add", "name": name, "items": items})
     added = LIST_ADD.match(text)
     if added:

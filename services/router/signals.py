@@ -1,63 +1,69 @@
 """Observable signals the mode router scores: small pure functions of the text and the context.
 
 Every function returns a dict of float signals so the router can weigh any of them with a
-weight from ``configs/router.toml``. The lexicons they match live in ``services/router/words.py``.
+weight from ``configs/router.toml``. The lexicons they match live in ``services/router/words.py`` and
+``services/router/reference_words.py``; the text's own form (length, mashing, questions, phatic talk) is read
+by ``services/router/textview.py``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from services.router.words import (
-    AUXILIARIES,
-    CAPABILITY_RE,
+from services.router.reference_words import (
+    ANAPHORIC_NP_RE,
     CAPITALISED_RE,
     CATAPHORIC_RE,
-    COMMON_BIGRAMS,
-    CONFIRM_RE,
     CONTEXT_DEPENDENT_RE,
     DEICTIC_OBJECT_RE,
-    DURATION_RE,
-    ELONGATION_RE,
-    EMOJI_RE,
-    EMOTICON_RE,
-    FAREWELL_RE,
-    FILLER_WORDS,
-    GREETING_RE,
+    EXISTENTIAL_THERE_RE,
+    EXPLETIVE_IT_RE,
     HABITUAL_RE,
+    INSTEAD_RE,
+    OBJECT_THAT_RE,
+    PERSON_CUE_RE,
+    PERSON_PRONOUNS,
+    THAT_CLAUSE_RE,
+    THING_PRONOUNS,
+)
+from services.router.textview import (
+    TextView,
+    flag,
+    interrogative_signals,
+    is_aux_question,
+    phatic_signals,
+    text_features,
+    text_view,
+)
+from services.router.words import (
+    ADVICE_RE,
+    CAPABILITY_RE,
+    CONFIRM_RE,
+    DURATION_RE,
+    FIRST_PERSON,
     HOWTO_RE,
     IMPERATIVE_VERBS,
-    INTERROGATIVES,
-    KEY_CHUNK_RE,
-    KEY_ROWS,
     LEAD_IN_RE,
+    LIST_ITEMS_RE,
     LIST_WRITE_RE,
     MANAGE_VERB_RE,
     MANAGE_WORDS,
     NAMED_LIST_RE,
     NO_TASK_NEEDED_RE,
-    NOT_MASH_RE,
-    PERSON_CUE_RE,
-    PERSON_PRONOUNS,
-    PHATIC_RE,
     POLITE_WORDS,
+    QUESTION_SENTENCE_RE,
     READ_QUESTION_RE,
     REMIND_EXPLAIN_RE,
-    REPEATED_CHUNK_RE,
-    SENTENCE_END_RE,
+    REQUEST_RE,
     SKILL_RES,
     SKILL_WORDS,
     STOPWORDS,
-    SUBJECT_FIRST_AUX,
-    SUBJECTS,
-    THANKS_RE,
-    THAT_CLAUSE_RE,
-    THING_PRONOUNS,
+    STORED_PICKED_RE,
     TIME_RE,
+    TIMED_STORED_RE,
     VAGUE_ASK_RE,
     WHOLE_LIST_RE,
     WORD_RE,
@@ -65,9 +71,6 @@ from services.router.words import (
 )
 
 MODES = ("RESPOND", "CLARIFY", "ACKNOWLEDGE", "ACT", "IGNORE")
-
-_HEAD_CHARS, _TAIL_CHARS = 400, 200
-
 
 @dataclass
 class RoutingContext:
@@ -85,120 +88,6 @@ class RoutingContext:
     pending_confirmation: bool = False
 
 
-@dataclass(frozen=True)
-class TextView:
-    """The normalised forms of a message that every signal function shares."""
-
-    raw: str
-    lower: str
-    words: tuple[str, ...]
-    content: tuple[str, ...]
-    full_chars: int
-    full_words: int
-
-
-def text_view(text: str) -> TextView:
-    """Normalise once: lower-case, straight apostrophes, words and content words.
-
-    Only the head and tail of a long message are analysed (where greetings and requests sit), so
-    routing time stays bounded for an 8,000-character paste; lengths are counted on the full text.
-    """
-    window = text if len(text) <= _HEAD_CHARS + _TAIL_CHARS else f"{text[:_HEAD_CHARS]} ... {text[-_TAIL_CHARS:]}"
-    lower = window.replace("\u2019", "'").replace("\u2018", "'").lower().strip()
-    words = tuple(WORD_RE.findall(lower))
-    content = tuple(w for w in words if w not in STOPWORDS and (len(w) > 1 or w.isdigit()))
-    full_words = len(words) if window is text else len(text.split())
-    return TextView(window, lower, words, content, len(text), full_words)
-
-
-def _flag(condition: bool) -> float:
-    return 1.0 if condition else 0.0
-
-
-def is_mash_token(token: str) -> bool:
-    """Whether one lower-case token looks like keyboard mashing rather than a word or a laugh."""
-    if len(token) < 3 or not token.isalpha() or NOT_MASH_RE.match(token):
-        return False
-    if REPEATED_CHUNK_RE.fullmatch(token):  # "jjjjjjj", "dfgdfgdfg"
-        return True
-    token = ELONGATION_RE.sub(r"\1", token)  # "heyyy" and "sooooo" are words said slowly
-    if len(token) <= 3:  # "lkj": only the unmistakable short ones, to spare acronyms like "css"
-        return len(token) == 3 and any(token in row for row in KEY_ROWS)
-    vowels = sum(ch in "aeiouy" for ch in token)
-    pairs = [token[i : i + 2] for i in range(len(token) - 1)]
-    rare_ratio = sum(pair not in COMMON_BIGRAMS for pair in pairs) / len(pairs)
-    return (
-        vowels == 0
-        or re.search(r"[^aeiouy]{6,}", token) is not None
-        or any(token in row or any(token[i : i + 5] in row for i in range(len(token) - 4)) for row in KEY_ROWS)
-        or ((chunk := KEY_CHUNK_RE.fullmatch(token)) is not None and any(chunk[1] in row for row in KEY_ROWS))
-        or rare_ratio >= 0.4
-        or (set(token) <= set("asdfghjkl") and len(token) >= 6 and vowels * 5 <= len(token))
-    )
-
-
-def text_features(view: TextView) -> dict[str, float]:
-    """Length, sentence count, punctuation-only, emoji-only and keyboard-mash signals."""
-    without_emoji = EMOTICON_RE.sub(" ", EMOJI_RE.sub(" ", view.raw))
-    has_emoji = without_emoji != view.raw
-    has_alnum = any(ch.isalnum() for ch in without_emoji)
-    alpha = [w for w in view.words if w.isalpha()]
-    mash = sum(is_mash_token(w) for w in alpha) / len(alpha) if alpha else 0.0
-    sentences = len([s for s in SENTENCE_END_RE.split(view.raw.strip()) if s.strip()])
-    return {
-        "char_len": float(view.full_chars),
-        "word_count": float(view.full_words),
-        "content_words": float(len(view.content)),
-        "empty": _flag(not view.raw.strip()),
-        "short": _flag(0 < view.full_words <= 3),
-        "long": min(view.full_words, 30) / 30.0,
-        "multi_sentence": _flag(sentences >= 2),
-        "has_emoji": _flag(has_emoji),
-        "emoji_only": _flag(has_emoji and not has_alnum),
-        "punct_only": _flag(bool(view.raw.strip()) and not has_emoji and not has_alnum),
-        "keyboard_mash": mash,
-    }
-
-
-def _is_aux_question(words: Sequence[str]) -> bool:
-    # "Do the same as last time" / "have a great weekend" are not questions; "did I ..." / "have you ..." are.
-    if len(words) < 2 or words[0] not in AUXILIARIES:
-        return False
-    return words[0] not in SUBJECT_FIRST_AUX or words[1] in SUBJECTS
-
-
-def interrogative_signals(view: TextView) -> dict[str, float]:
-    """Question mark, wh-question and auxiliary-inverted question signals."""
-    body = WORD_RE.findall(LEAD_IN_RE.sub("", view.lower))  # "so what's ..." / "hey, when ..."
-    question_mark = "?" in view.raw
-    wh = bool(body) and body[0] in INTERROGATIVES
-    aux = _is_aux_question(view.words) or _is_aux_question(body)
-    return {
-        "question_mark": _flag(question_mark),
-        "wh_question": _flag(wh),
-        "aux_question": _flag(aux),
-        "question": _flag(question_mark or wh or aux),
-    }
-
-
-def phatic_signals(view: TextView) -> dict[str, float]:
-    """Greeting, thanks, farewell and brief-reaction signals; ``phatic_only`` when nothing else is said."""
-    greeting = GREETING_RE.search(view.lower) is not None
-    thanks = THANKS_RE.search(view.lower) is not None
-    farewell = FAREWELL_RE.search(view.lower) is not None
-    residue = FAREWELL_RE.sub(" ", THANKS_RE.sub(" ", GREETING_RE.sub(" ", view.lower)))
-    reaction = PHATIC_RE.search(residue) is not None
-    leftover = [w for w in WORD_RE.findall(PHATIC_RE.sub(" ", residue)) if w not in FILLER_WORDS]
-    any_phatic = greeting or thanks or farewell or reaction
-    return {
-        "greeting": _flag(greeting),
-        "thanks": _flag(thanks),
-        "farewell": _flag(farewell),
-        "reaction": _flag(reaction),
-        "phatic_only": _flag(any_phatic and not leftover),
-    }
-
-
 def skill_signals(view: TextView) -> dict[str, float]:
     """One signal per innate skill (remind, schedule, list, remember, recall, introspect, goal, forget).
 
@@ -206,9 +95,9 @@ def skill_signals(view: TextView) -> dict[str, float]:
     or removing list items, deleting or creating whole lists, completing or dropping goals.
     """
     body = LEAD_IN_RE.sub("", view.lower)
-    signals = {f"skill_{name}": _flag(regex.search(body) is not None) for name, regex in SKILL_RES.items()}
+    signals = {f"skill_{name}": flag(regex.search(body) is not None) for name, regex in SKILL_RES.items()}
     signals["skill_any"] = max(signals.values())
-    signals["remind_explain"] = _flag(REMIND_EXPLAIN_RE.search(view.lower) is not None)
+    signals["remind_explain"] = flag(REMIND_EXPLAIN_RE.search(view.lower) is not None)
     return signals
 
 
@@ -221,13 +110,28 @@ def is_action_request(view: TextView) -> bool:
 def asks_for_text(view: TextView) -> tuple[bool, bool]:
     """(writing task, capability or how-to question): messages in a skill's words that want a written answer."""
     body = LEAD_IN_RE.sub("", view.lower)
-    capability = CAPABILITY_RE.match(view.lower) is not None or HOWTO_RE.match(view.lower) is not None
-    return WRITING_RE.search(body) is not None, capability
+    capability = CAPABILITY_RE.match(view.lower) is not None or HOWTO_RE.search(view.lower) is not None
+    return WRITING_RE.search(body) is not None or ADVICE_RE.search(body) is not None, capability
+
+
+def is_general_question(view: TextView) -> bool:
+    """A question about the world, not a request nor about the person: no request form anywhere, and the question
+    itself (its last sentence ending in "?") says nothing of "I", "my" or "we" ("What's the best way to schedule
+    study sessions?", "I always lose my lists. Is paper or an app better?", "Do you remember when phones had
+    buttons? crazy how fast things change")."""
+    questions = QUESTION_SENTENCE_RE.findall(view.lower)
+    if not questions or REQUEST_RE.search(view.lower):
+        return False
+    if STORED_PICKED_RE.search(view.lower) or TIME_RE.search(view.lower):
+        return False  # "any reminders today?" reads the person's own stored things
+    body = WORD_RE.findall(LEAD_IN_RE.sub("", questions[-1].strip()))
+    imperative = bool(body) and body[0] in IMPERATIVE_VERBS and not is_aux_question(body)  # not "do you ..."
+    return bool(body) and not imperative and not FIRST_PERSON.intersection(body)
 
 
 def _is_write(view: TextView, skills: dict[str, float]) -> bool:
-    if any(asks_for_text(view)):
-        return False  # "draft a reminder email", "can you set reminders?": nothing to store
+    if any(asks_for_text(view)) or is_general_question(view):
+        return False  # "draft a reminder email", "can you set reminders?", "why do reminders fail?": nothing to store
     if skills["skill_forget"]:
         return True  # "erase what I told you about X" mentions the past to remove it
     if skills["skill_recall"] or skills["skill_introspect"]:
@@ -238,16 +142,26 @@ def _is_write(view: TextView, skills: dict[str, float]) -> bool:
         return True
     if skills["skill_goal"]:
         return not READ_QUESTION_RE.match(view.lower)  # "how am I doing on my goals?" reads
-    return bool(skills["skill_list"]) and LIST_WRITE_RE.search(view.lower) is not None
+    # "Add ... to my list", or the list and its items with no verb ("packing list: passport, charger").
+    return bool(skills["skill_list"]) and (LIST_WRITE_RE.search(view.lower) is not None
+                                           or LIST_ITEMS_RE.search(view.lower) is not None)
 
 
 def _referring_words(view: TextView) -> tuple[set[str], set[str]]:
     words = set(WORD_RE.findall(TIME_RE.sub(" ", view.lower)))  # "this week" points at a date, not at a turn
     things = words & THING_PRONOUNS
-    if "that" in things and THAT_CLAUSE_RE.search(view.lower):
+    if "it" in things and EXPLETIVE_IT_RE.search(view.lower):
+        things.discard("it")  # the time's and the weather's "it"
+    if "there" in things and EXISTENTIAL_THERE_RE.search(view.lower):
+        things.discard("there")
+    if "that" in things and THAT_CLAUSE_RE.search(view.lower) and not OBJECT_THAT_RE.search(view.lower):
         things.discard("that")  # "remember that my code is 4312": a conjunction, not a pointer
     if DEICTIC_OBJECT_RE.search(view.lower):
         things.add("what")
+    if ANAPHORIC_NP_RE.search(view.lower):  # "the second option" points back like "it" does
+        things.add("ones")
+    if INSTEAD_RE.search(view.lower):
+        things.add("instead")
     things -= set(CATAPHORIC_RE.findall(view.lower))  # "store this: the code is 5512" points forward
     return things, words & PERSON_PRONOUNS
 
@@ -257,7 +171,14 @@ def has_antecedent(person: bool, working_memory: Sequence[tuple[str, str]], look
     texts = [text for pair in list(working_memory)[-lookback:] for text in pair if text]
     if person:
         return any(PERSON_CUE_RE.search(t.lower()) or CAPITALISED_RE.search(t) for t in texts)
-    return any(len(text_view(t).content) >= 2 for t in texts)
+    return any(_names_something(text_view(t)) for t in texts)
+
+
+def _names_something(view: TextView) -> bool:
+    """Whether a turn names anything a pronoun could point at: a greeting or an offer of help names nothing."""
+    if phatic_signals(view)["phatic_only"]:  # "hi" / "Good morning! How are you?"
+        return False
+    return len([w for w in view.content if w not in POLITE_WORDS]) >= 2  # not "Hello! How can I help?"
 
 
 def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]]) -> dict[str, float]:
@@ -265,11 +186,17 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]])
     things, persons = _referring_words(view)
     context_dependent = bool(CONTEXT_DEPENDENT_RE.match(view.lower) or HABITUAL_RE.search(view.lower))
     content = _content_without_time(view)
+    if "ones" in things:  # "update the list with the new ones": "new ones" names nothing of its own
+        content = _content_without_time(text_view(ANAPHORIC_NP_RE.sub(" ", view.lower)))
     imperative = imperative_signals(view)["imperative"] > 0
-    needs_context = context_dependent or (bool(things or persons) and (imperative or len(content) <= 2))
     # A long message usually carries its own antecedent ("my phone keeps crashing, can I fix it?"), unless it
     # points back at an earlier turn ("add what we talked about to my list") without naming what.
     points_back = DEICTIC_OBJECT_RE.search(view.lower) is not None
+    # A request that points back needs the conversation ("go back to what we were saying"); a question about what
+    # was told reads memory instead ("What was the printer IP I gave you?").
+    asks = "?" in view.raw
+    needs_context = (context_dependent or (points_back and not asks)
+                     or (bool(things or persons) and (imperative or len(content) <= 2)))
     self_contained = not (context_dependent or points_back) and len(content) >= 4
     thing_ok = not (things or context_dependent) or self_contained or has_antecedent(False, working_memory)
     person_ok = not persons or self_contained or has_antecedent(True, working_memory) or bool(
@@ -277,17 +204,19 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]])
     )
     resolved = needs_context and thing_ok and person_ok
     return {
-        "has_reference": _flag(bool(things or persons)),
-        "context_dependent": _flag(context_dependent),
-        "unresolved_reference": _flag(needs_context and not resolved),
-        "resolved_reference": _flag(resolved),
-        "points_back": _flag(points_back),
+        "has_reference": flag(bool(things or persons)),
+        "context_dependent": flag(context_dependent),
+        "unresolved_reference": flag(needs_context and not resolved),
+        "resolved_reference": flag(resolved),
+        "points_back": flag(points_back),
     }
 
 
 def _content_without_time(view: TextView) -> tuple[str, ...]:
-    """Content words without times or politeness ("por favor" names no task and no antecedent)."""
-    return tuple(w for w in text_view(TIME_RE.sub(" ", view.lower)).content if w not in POLITE_WORDS)
+    """Content words without times, politeness ("por favor" names no task and no antecedent) or a pronoun's
+    contraction ("I'd like you to remember something": "i'd" is "I", not a thing to remember)."""
+    return tuple(w for w in text_view(TIME_RE.sub(" ", view.lower)).content
+                 if w not in POLITE_WORDS and w.split("'")[0] not in STOPWORDS)
 
 
 def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: bool,
@@ -299,24 +228,26 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
     if resolved_reference and working_memory:  # "Schedule it." after "the dentist is on Friday at 10"
         has_time = has_time or TIME_RE.search(working_memory[-1][0].lower()) is not None
     # "the ones I listed" is no task of its own: only what the earlier turn said would be.
-    pointer_free = text_view(DEICTIC_OBJECT_RE.sub(" ", view.lower)) if not resolved_reference else view
+    pointer_free = view if resolved_reference else text_view(
+        ANAPHORIC_NP_RE.sub(" ", DEICTIC_OBJECT_RE.sub(" ", view.lower)))  # nor is "the rest" or "the new ones"
     if skills["skill_list"]:  # "add to my packing list": the list's name is not an item
         pointer_free = text_view(NAMED_LIST_RE.sub(" ", pointer_free.lower))
     task_words = [w for w in _content_without_time(pointer_free) if w not in SKILL_WORDS]
     if skills["skill_forget"] or skills["skill_manage"]:
         # Editing or forgetting acts on something that exists: it needs *which* one, never a new time.
-        has_task = resolved_reference or any(w not in MANAGE_WORDS for w in task_words) or _names_a_list(view)
+        has_task = (resolved_reference or any(w not in MANAGE_WORDS for w in task_words) or _names_a_list(view)
+                    or TIMED_STORED_RE.search(view.lower) is not None)
         needs_time = False
     else:
         has_task = bool(task_words) or resolved_reference or NO_TASK_NEEDED_RE.search(view.lower) is not None
         needs_time = bool(skills["skill_remind"] or skills["skill_schedule"])
     complete = has_task and (has_time or not needs_time)
     return {
-        "action_request": _flag(action),
-        "has_time": _flag(has_time),
-        "has_task": _flag(action and has_task),
-        "slot_missing": _flag(action and not complete),
-        "slots_complete": _flag(action and complete),
+        "action_request": flag(action),
+        "has_time": flag(has_time),
+        "has_task": flag(action and has_task),
+        "slot_missing": flag(action and not complete),
+        "slots_complete": flag(action and complete),
     }
 
 
@@ -339,8 +270,8 @@ def imperative_signals(view: TextView) -> dict[str, float]:
     rest = [w for w in body[1:] if w not in STOPWORDS]
     vague = (imperative and not rest) or VAGUE_ASK_RE.match(view.lower) is not None
     writing, capability = asks_for_text(view)
-    return {"imperative": _flag(imperative), "vague_request": _flag(vague), "writing_task": _flag(writing),
-            "capability_question": _flag(capability)}
+    return {"imperative": flag(imperative), "vague_request": flag(vague), "writing_task": flag(writing),
+            "capability_question": flag(capability)}
 
 
 def context_signals(ctx: RoutingContext, recent_turns: int) -> dict[str, float]:
@@ -351,10 +282,10 @@ def context_signals(ctx: RoutingContext, recent_turns: int) -> dict[str, float]:
         "context_warmth": float(ctx.context_warmth),
         "memory_confidence": float(ctx.memory_confidence),
         "topic_confidence": float(ctx.topic_confidence),
-        "topic_is_new": _flag(ctx.topic_is_new),
-        "working_memory_empty": _flag(not ctx.working_memory),
-        "prev_act": _flag(recent and previous == "ACT"),
-        "prev_clarify": _flag(recent and previous == "CLARIFY"),
+        "topic_is_new": flag(ctx.topic_is_new),
+        "working_memory_empty": flag(not ctx.working_memory),
+        "prev_act": flag(recent and previous == "ACT"),
+        "prev_clarify": flag(recent and previous == "CLARIFY"),
     }
 
 
@@ -365,9 +296,9 @@ def continuation_signals(view: TextView, ctx: RoutingContext, signals: dict[str,
     slot_fill = substantive and (bool(signals["has_time"]) or 0 < len(view.words) <= 6)
     last_was_action = bool(ctx.working_memory) and is_action_request(text_view(ctx.working_memory[-1][0]))
     return {
-        "followup_fill": _flag(bool(signals["prev_clarify"]) and slot_fill),
-        "skill_continuation": _flag(after_action and last_was_action and slot_fill and not signals["question"]),
-        "confirmation_reply": _flag(ctx.pending_confirmation and CONFIRM_RE.match(view.lower) is not None),
+        "followup_fill": flag(bool(signals["prev_clarify"]) and slot_fill),
+        "skill_continuation": flag(after_action and last_was_action and slot_fill and not signals["question"]),
+        "confirmation_reply": flag(ctx.pending_confirmation and CONFIRM_RE.match(view.lower) is not None),
     }
 
 
@@ -384,6 +315,8 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     if signals["phatic_only"]:  # "that's great" points at nothing that needs resolving
         references.update(unresolved_reference=0.0, resolved_reference=0.0)
     signals.update(references)
+    # A question about a skill's topic that asks nothing of the person's own things ("pros and cons of reminders?").
+    signals["general_question"] = flag(bool(skills["skill_any"]) and is_general_question(view))
     if references["unresolved_reference"] or skills["skill_recall"] or skills["skill_introspect"]:
         # "Write a poem about it" with nothing before it needs asking; "summarise what you know about me" reads memory.
         signals["writing_task"] = 0.0

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 
 from services.router.signals import text_view
 
-_STORED_THING_RE = re.compile(r"\b(?:reminders?|alarms?|timers?|appointments?|meetings?|events?|notifications?)\b")
-_LIST_RE = re.compile(r"\b(?:lists?|to-?dos?)\b")
+_STORED_THING_RE = re.compile(r"\b(?:remind\w*|alarms?|timers?|appointments?|meetings?|events?|notifications?)\b")
+_LIST_RE = re.compile(r"\b(?:lists?|to-?dos?|un(?:tick|check)|(?:tick|check|cross) off)\b")  # "untick bananas"
 _GOAL_RE = re.compile(r"\b(?:goals?|resolutions?)\b")
 
 
@@ -31,7 +31,9 @@ def skill_hint(text: str, signals: Mapping[str, float]) -> str | None:
         return "forget"
     if on("introspect"):
         return "introspect"
-    if on("recall") or signals.get("remind_explain"):
+    # "What are my goals right now?" reads the goals themselves; "remind me what I said about my goals" recalls.
+    reads_a_store = (on("list") or on("goal") or on("manage")) and not on("remind")
+    if (on("recall") and not reads_a_store) or signals.get("remind_explain"):
         return "recall"
     if on("remind"):
         return "schedule"
@@ -53,7 +55,10 @@ def skill_explanation(text: str, signals: Mapping[str, float]) -> str | None:
         return None
     fired = ", ".join(name for name, value in signals.items() if value and name.startswith("skill_")
                       and name != "skill_any")
-    if signals.get("slots_complete"):
+    asked_about = [name for name in ("general_question", "capability_question", "writing_task") if signals.get(name)]
+    if asked_about:  # "Are phone reminders better than sticky notes?": the skill's words, no request to use it
+        state = f"only talks about it ({asked_about[0]}): nothing to run"
+    elif signals.get("slots_complete"):
         state = "says what to do: it can run"
     elif signals.get("slot_missing"):
         state = "names nothing to act on" if not signals.get("points_back") else \

@@ -56,6 +56,7 @@ PHATIC_RE = re.compile(
     r"sounds (?:good|great|fine|perfect|fun|like a plan)|sure|alright|all right|lol|lmao|"
     r"ha(?:ha)+|he(?:he)+|yep|yeah|yup|yes|no worries|np|wow|oh|ah|hmm+|fine|perfect|noted|understood|"
     r"fair enough|makes sense|true|indeed|exactly|right|oops|omg|how are you(?: doing)?|how'?s it going|"
+    r"how'?s (?:your|the) (?:day|week|weekend|morning|evening)(?: going| been)?|(?:that|this|it) works(?: for me)?|"
     r"you'?re (?:the best|awesome|great|amazing|a star)|love (?:it|that|you)|(?:that|this|it)(?:'s| is| was) "
     r"(?:so |really |very |super )?(?:great|nice|cool|funny|awesome|perfect|helpful|useful|hilarious|lovely|good|"
     r"kind|sweet|gone|done|sorted|fixed)|that (?:helps|helped|worked)|good (?:to know|job|stuff)|"
@@ -92,6 +93,14 @@ _MANAGE_AT_CLAUSE = (
     r"[^.?!]{0,30}?\bgoals?\b"
 )
 
+# Three or more short items separated by commas: "tent, sleeping bags, headlamp".
+_ITEM_RUN = r"[^.?!,:;]{1,40}(?:,[^.?!,:;]{1,40}){2,}"
+# A named list and its items with no verb at all: "Shopping list: milk, eggs, bread", "packing list - passport".
+_LIST_ITEMS = (
+    r"(?:^|[.!]\s+|\b(?:on|onto|to|in|for) )(?:(?:my|the|our|a|new) )?(?:[a-z'-]+ ){0,3}?"
+    r"(?:list|to-?do list|todo list|checklist|wishlist|to-?dos|groceries|things to (?:buy|get|pack|bring|do))"
+    r"(?: for [^.?!:,]{1,30}?)?(?:,? (?:please|pls))?\s*(?::|-|\u2013|\u2014)\s*[^?\s][^?]*$"
+)
 # Making a list that names its content: "create a packing list with X and Y", "new list called gifts: ...",
 # "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is
 # missing). Not "make me a list of interview questions" (writing, RESPOND) unless items follow a colon.
@@ -99,8 +108,10 @@ _LIST_CREATE = (
     rf"{_CLAUSE_START}(?:(?:create|creating|make|making|start|starting|set(?:ting)? up|open|opening|begin|"
     r"put(?:ting)? together|i (?:need|want|would like)|i'?d like)(?: me| us| myself)? (?:a |an |another )?(?:new )?|"
     r"new )"
-    r"(?:[a-z'-]+ ){0,3}?(?:list|to-?do list|todo list|checklist)\b"
+    r"(?:[a-z'-]+ ){0,3}?(?:list|to-?do list|todo list|checklist|wishlist)\b"
     r"(?:(?! of)[^.?!]{0,40}?(?::|\bwith\b|\bw/|\bcontaining\b|\bincluding\b|\bcalled\b|\bnamed\b|\btitled\b|['\"])|"
+    # "I need a list for the camping weekend. tent, sleeping bags, headlamp": the items follow in a run of their own.
+    rf"(?! of)[^.?!]{{0,40}}?[.!]\s+{_ITEM_RUN}|"
     r" of [^.?!:]{1,40}:| of (?:those|these|them)\b|"
     r"(?: for (?:me|us))?(?:,? (?:please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte))*"
     r"\W*$)"
@@ -116,20 +127,29 @@ SKILL_PATTERNS = {
     r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?) me\b",
     "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|"
     r"\b(?:put|add|pop|stick|pencil|write)\b[^.?!]{0,60}\b(?:in|into|on|to) (?:my|the|our) (?:diary|agenda)\b|"
-    r"\bbook (?:a|an|me|the) (?:meeting|call|appointment|slot)\b|"
-    r"\bset up (?:a|an) (?:meeting|call)\b",
+    r"\bbook (?:me |us )?(?:in )?(?:a|an|the|my) (?:[a-z'-]+ )?(?:meeting|call|appointment|slot|session)\b|"
+    r"\bset up (?:a|an) (?:meeting|call)\b|"
+    # One's own agenda: "what have I got on this week?", "am I free on Friday?".
+    r"\bwhat (?:do|have) (?:i|we) (?:got|have)(?: on| planned| booked| scheduled)\b|"
+    r"\bwhat have (?:i|we) got (?:on|planned|booked)\b|\b(?:am i|are we) (?:free|busy|booked)\b(?! to\b)",
     "list": r"\b(?:add(?:ing)?|put(?:ting)?|pop(?:ping)?|chuck(?:ing)?|throw(?:ing)?|stick(?:ing)?|bung|jot|write|"
-    r"remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?)\b"
+    r"remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?|clear(?:ing)?|wip(?:e|ing)|"
+    r"scratch(?:ing)?|strik(?:e|ing))\b"
     r"[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
-    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|checklist)\b|"
+    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|"
+    r"checklist)\b|"
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
     r"\b(?:add(?:ing)?|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
     r"(?:list|groceries)\b|"
-    rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list)\b(?! of)|{_LIST_CREATE}|"
+    rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list|wishlist|checklist)\b(?! of)|{_LIST_CREATE}|"
+    rf"{_LIST_ITEMS}|"
     # Reading lists back: "which lists have I got?", "read out the to-do list".
     r"^(?:what|which) lists\b|\bhow many lists (?:do|have) i\b|"
     r"\b(?:read|show|tell|give)(?: me)?(?: out)? (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b"
-    r"(?! of)",
+    r"(?! of)|"
+    # "what's on the packing list again?": a list named with "the" is still the person's.
+    r"^(?:what'?s|what is|what are|what do i have|what have i got|anything|is there anything|how many \w+ are) "
+    r"(?:on|in) the (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b",
     "remember": rf"{_CLAUSE_START}(?:remember(?:ing)?|"
     r"remeber|rember|remembr|remmeber|memori[sz](?:e|ing)|not(?:e|ing) down|"
     r"keep(?:ing)? in mind|don'?t forget|mak(?:e|ing) a note|jot(?:ting)? down|writ(?:e|ing) down|"
@@ -140,6 +160,10 @@ SKILL_PATTERNS = {
     r"(?:this|that|these|it|the following|my|a note|a record)\b|"
     rf"{_CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?)\b (?:the|my|our) "
     r"[^.?!]{1,40}?(?:\bis\b|\bit'?s\b|:)|"
+    # A storing verb straight before a colon hands over its payload: "please store: the spare key is at no. 12"
+    # (a statement: "Note: I'm asking for a friend. How do I ...?" is a question with a remark before it).
+    rf"{_CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|remember|note(?: down)?|log|record|keep|memori[sz]e)"
+    r"\s*:\s*[^?\s][^?]*$|"
     r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|\bhang on to (?:this|that|it)\b|"
     r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these) down\b|^(?:note|memo|fyi)\s*:[^?]*$|"
     r"\b(?:save|store|keep|make|take|add) (?:a |this )?note\s*:|"
@@ -154,22 +178,39 @@ SKILL_PATTERNS = {
     r"^(?:what|when|where|who|which)(?:'s| is| was| are| were| did)? (?:my|our)\b|\bremind me what (?:i|we|my)\b|"
     rf"\bremind me (?:what|who|where|when)\b(?=.*\b(?:{_KIN})'s\b)|"
     r"^(?:what|when|where|who|which)\b[^?]{0,60}\b(?:my|our)\b[^?]{0,40}\bagain\W*$|"
-    r"\bwhat do you (?:remember|recall)\b|^(?:what|which|where|who|when)\b[^?]{0,60}\b(?:i|we) (?:liked|loved|hated|"
+    r"\bwhat do you (?:remember|recall)\b|\bwhat (?:do )?(?:you|u) (?:remember|recall|know|have(?: stored| saved)?) "
+    r"(?:about|abt|on|of) (?:my|our)\b|^(?:what|which|where|who|when)\b[^?]{0,60}\b(?:i|we) (?:liked|loved|hated|"
     r"recommended|visited|went to|ate at|stayed at|bought|used|gave you|sent you|showed you)\b|"
     r"\blast time (?:we|i) (?:talked|spoke|chatted)\b|"
-    r"\bi (?:told|mentioned|said to) you\b|\b(?:have|did) i (?:set|add|save|schedule|ask you)\b",
+    r"\bi (?:told|mentioned|said to) you\b|\b(?:have|did) i (?:set|add|save|schedule|ask you)\b|"
+    # What was told, named by its topic: "look up what I said about the boiler", "the plumber I mentioned".
+    r"\b(?:what|everything|anything|the things?) (?:i|we) (?:said|told you|mentioned|shared|wrote)(?: to you)? about\b|"
+    r"^(?:what|which|where|who|when)\b[^?]{0,60}\b(?:i|we) (?:mentioned|told you about|talked about|brought up)\b|"
+    # Asking what the assistant holds: "anything in your memory about my passport?", "do you have anything on file".
+    r"\b(?:anything|something|what'?s|what is|what do you have|do you have|have you got)\b[^.?!]{0,30}?"
+    r"\b(?:in|on) (?:your )?(?:memory|memories|file|records?)\b|"
+    # Searching what was told: "search my memories for anything about the boiler".
+    r"\b(?:search|look (?:through|in|up)|check|dig (?:through|in)|go through|scan)\b[^.?!]{0,20}?"
+    r"\b(?:my|your|the) memor(?:y|ies)\b",
     "introspect": r"\bwhat (?:else )?(?:do )?you know about (?:me|myself|my)\b|\bwhat have you (?:learned|learnt|"
     r"figured out|noticed) about (?:me|my)\b|\bhow well do you (?:[a-z]+ )?know me\b|\bwhat do you remember about me\b|"
     r"\btell me about myself\b|\bwhat (?:you(?:'ve| have)?|do you|have you|do u|u) (?:know|learned|learnt|noticed|"
     r"picked up|worked out|figured out|gathered|found out)(?: so far)? (?:about|abt) (?:me|my)\b|"
     r"\bwhich of my (?:preferences|interests|habits|routines)\b|"
     r"\bwhat (?:do you have|have you got)(?: on file| stored| saved| on record)? (?:about|on) me\b|"
-    r"\bwhat are my (?:preferences|interests|habits|patterns)\b|\bwhat do you think (?:you know )?about me\b",
+    r"\bwhat are my (?:preferences|interests|habits|patterns)\b|\bwhat do you think (?:you know )?about me\b|"
+    # What the assistant holds about the person as a whole: "tell me everything you've stored about me".
+    r"\b(?:you|u)(?:'ve| have| had| do| did)?(?: (?:still|already|actually|really|got|have|ever))* (?:know|knew|stored|"
+    r"saved|kept|recorded|noted|remember(?:ed)?|learned|learnt|gathered|collected|have|keep|hold|store|save|got)"
+    r"(?: (?:so far|by now|until now|stored|saved|on file))? (?:about|abt|on|of) (?:me|myself)\b",
     "goal": r"\b(?:my|new|set an?|set my) (?:[a-z'-]+ ){0,2}(?:goal|goals|resolution|resolutions)\b|"
     # Setting or tracking one goal: "set me a goal to ...", "record a goal: ...", "track my progress on ...".
     r"\b(?:set(?:ting)?|add(?:ing)?|record(?:ing)?|creat(?:e|ing)|mak(?:e|ing)|start(?:ing)?|track(?:ing)?|log(?:ging)?|"
-    r"keep(?:ing)? track of)(?: me| myself| for me)? (?:a|an|another|my|this) "
+    r"keep(?:ing)? track of)(?: me| myself| for me)? (?:a|an|another|my|this|that) "
     r"(?:new )?(?:[a-z'-]+ ){0,2}?goal\b|\bgoal\s*:|(?:^|[,.;!-]\s*)goal is\b|"
+    # Keeping something said as a goal: "please track that as a goal", "save it as one of my goals".
+    r"\b(?:set|add|record|create|make|start|track|log|keep track of|save|store|turn|count|treat|put)\b[^.?!]{0,40}?"
+    r"\b(?:as|into) (?:a|an|my|one of my) (?:new |personal )?goals?\b|"
     r"\bi (?:want|'d like|would like|need) to (?:keep track of|track)\b|"
     rf"{_CLAUSE_START}(?:track|keep track of|log|monitor) (?:my |our )?progress\b|\b(?:how'?s|how is|how am i doing)\b"
     r"[^.?!]{0,40}\bgoals?\b|\bgoal (?:update|progress|check-?in)\b|"
@@ -182,7 +223,10 @@ SKILL_PATTERNS = {
     "forget": rf"{_CLAUSE_START}(?:(?:forget|unlearn)\b(?! (?:it|about it|things|stuff|anything|something)\b)(?=\W*\w)|"
     r"(?:erase|delete|remove|wipe|clear|purge|drop)\b[^.?!]{0,30}?\b(?:what (?:i|we) (?:just )?"
     r"(?:told|said|mentioned|shared|wrote)|(?:everything|all|anything|what) (?:that )?you (?:know|remember|have "
-    r"(?:learned|learnt|stored|saved)|learned|learnt|stored|saved)|from (?:your )?memory)\b)|\bstop remembering\b|"
+    r"(?:learned|learnt|stored|saved)|learned|learnt|stored|saved)|from (?:your )?memory)\b|"
+    # A stored memory named by what it is about: "delete the note about my old phone number".
+    r"(?:erase|delete|remove|wipe|drop|forget)(?: the| that| my| your)? (?:note|memory|fact|entry|record)s? "
+    r"(?:about|on|of|that|saying)\b)|\bstop remembering\b|"
     r"\b(?:i )?(?:don'?t|do not) want you to (?:remember|keep|know|store)\b",
     # Changing or removing something already stored: reminders, list items, whole lists, goals.
     "manage": rf"{_CLAUSE_START}(?:{_MANAGE_AT_CLAUSE})|\blist (?:called|named)\b|"
@@ -195,9 +239,10 @@ READ_QUESTION_RE = re.compile(
     r"^(?:what|which|how|when|where|who)\b|^(?:do|does|did|have|has|are|is|am) (?:i|you|u|we|my|it|there|this|that)\b"
 )
 LIST_WRITE_RE = re.compile(r"\b(?:add|adding|put|putting|pop|chuck|throw|stick|bung|jot|write|remove|delete|take|cross|"
-                           r"tick|check|"
+                           r"tick|check|clear|clearing|wipe|wiping|scratch|strike|"
                            r"create|creating|make|making|start|"
                            r"starting|set up|setting up|open|opening|begin|together|need|want|like|new)\b")
+LIST_ITEMS_RE = re.compile(_LIST_ITEMS)
 WHOLE_LIST_RE = re.compile(rf"{_CLAUSE_START}{_WHOLE_LIST}")
 NAMED_LIST_RE = re.compile(rf"\b{_NAMED_LIST}")
 # A writing task ("could you write me a poem", "draft a reminder email to my team") asks for text, not for
@@ -208,9 +253,25 @@ WRITING_RE = re.compile(
     r"summari[sz]e|translate)\b(?!(?: (?:it|this|that|these|them))? down\b)"
     r"(?![^.?!]{0,60}\b(?:on|onto|to|in|into) (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|calendar|memory|notes)\b)"
 )
+# Forms that ask the assistant to do something: "can you ...", "please", "I'd like you to", "would it be possible".
+REQUEST_RE = re.compile(
+    r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b|\b(?:please|pls|plz|kindly)\b|\byou (?:can|could|may)\b|"
+    r"\bi (?:want|need|'d like|would like) you\b|\bmind\b|\bpossible\b|\blet'?s\b"
+)
+# A question about stored things picks some out ("any reminders today?", "is the dentist reminder still on?");
+# a question about the world names the kind ("are reminders better than alarms?").
+STORED_PICKED_RE = re.compile(
+    r"\b(?:the|any|which|what|how many|all) (?:[a-z'-]+ ){0,2}?(?:reminders?|alarms?|timers?|appointments?|meetings?|"
+    r"events?|lists?|goals?|items?|to-?dos?)\b"
+)
+QUESTION_SENTENCE_RE = re.compile(r"[^.!?]*\?")
+FIRST_PERSON = frozenset("i me my mine we us our ours myself ourselves i'm i've i'd i'll we're we've we'd".split())
 # How to do something oneself: "How do I set an alarm on my iPhone?" asks for an explanation.
+# Also as a clause of its own: "My to-do list is huge: how do I pick what to do first?".
 HOWTO_RE = re.compile(
-    r"^(?:(?:so|and|but|ok) )?how (?:do|can|could|should|would|did) (?:i|you|we|one|people|u)\b|^how to\b"
+    r"(?:^|[.:;!?]\s+|[,:;]\s*)(?:(?:so|and|but|ok) )?how (?:do|can|could|should|would|did) "
+    r"(?:i|you|we|one|people|u)\b|"
+    r"^how to\b"
 )
 # A question about what the assistant can do, with nothing to do it on: "Can you set reminders?".
 CAPABILITY_RE = re.compile(
@@ -218,27 +279,17 @@ CAPABILITY_RE = re.compile(
     r"(?:[a-z'-]+ ){1,2}?(?:reminders|lists|goals|notes|alarms|timers|memories|things|facts|information|info|stuff)"
     r"(?: (?:for|about) (?:me|people|us|users|them))?\W*$"
 )
-# "forget what I told you" points back at the conversation just like "forget that" does.
-# So do "the things I mentioned", "what we talked about" and "the ones from before" when nothing follows that
-# names them ("what I told you about my job" names it): they need an earlier turn to point at.
-DEICTIC_OBJECT_RE = re.compile(
-    r"\b(?:what|those|everything|the(?: [a-z'-]+){1,2})(?: that)? (?:i|we) (?:just |already )?"
-    r"(?:told|said|mentioned|shared|wrote|listed|gave|sent|showed|discussed|talked about|agreed(?: on)?|asked(?: for)?)"
-    r"(?: (?:to )?you)?(?: (?:earlier|before|yesterday|last time|just now))?"
-    r"(?=\W*$|\W+(?:to|on|onto|in|into|for|please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte)\b)|"
-    r"\bthe(?: [a-z'-]+){1,2} from (?:before|earlier|yesterday|last time)\b"
-)
 # A verb that edits or removes something: with a resolved pronoun it acts on what the last turn stored.
 MANAGE_VERB_RE = re.compile(
     r"^(?:mark|cancel|delete|remove|uncheck|untick|tick|cross|forget|erase|snooze|move|push|drop|clear|empty|rename|"
     r"update|change|stop)\b"
 )
-NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer)\b")
+NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer|wake me)\b")  # waking is the task itself
 # An alarm or a timer may be given a duration instead of a time: "a timer for 10 minutes".
 DURATION_RE = re.compile(
     r"\bfor (?:a|an|\d+|half an|a couple of|a few) (?:secs?|seconds?|mins?|minutes?|hours?|hrs?)\b"
 )
-REMIND_EXPLAIN_RE = re.compile(rf"\bremind me (?:what|how|why|who)\b(?!.*\b(?:i|my|we|our|{_KIN}'s)\b)")
+REMIND_EXPLAIN_RE = re.compile(rf"\bremind me,? (?:what|how|why|who)\b(?!.*\b(?:i|my|we|our|{_KIN}'s)\b)")
 
 _DAYS = r"mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?"
 _MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|" \
@@ -254,13 +305,17 @@ TIME_RE = re.compile(
     rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night)|"
     rf"(?:quarter|half|twenty|ten|five) (?:past|to) (?:\d{{1,2}}|{_HOUR_WORDS})|at (?:{_HOUR_WORDS})(?: o'?clock)?)\b"
 )
+# A stored thing named by its time says which one it is: "move my 6pm reminder to 7", "cancel tomorrow's meeting".
+TIMED_STORED_RE = re.compile(
+    rf"{TIME_RE.pattern}(?:'s)? (?:[a-z'-]+ )?{_STORED}\b|\b{_STORED} (?:for |on |set for )?{TIME_RE.pattern}"
+)
 SKILL_WORDS = frozenset(
     "remind reminder reminders set alarm timer schedule reschedule calendar add put remove delete list lists shopping "
     "grocery groceries todo to-do remember note save goal goals new track please can could you me my book up make "
     "take keep mind jot write down don't forget create start store log record progress later memory following info "
     "information tasks checklist wishlist called named need want like pop chuck throw stick bung hang off onto "
     "storing saving setting creating making putting adding starting tracking keeping noting remembering logging "
-    "recording popping sticking"
+    "recording popping sticking ping pinging nudge nudging alert alerting wake"
     .split()
 )
 # Words of editing/forgetting requests that do not say *which* item: "Delete the reminder." still needs one.
@@ -308,25 +363,7 @@ STOPWORDS = frozenset(
     "why how not no yes just very really too also then than please pls thing things stuff one some any again more "
     "let let's i'm it's that's what's don't can't i'll you're something anything everything someone somewhere".split()
 )
-CATAPHORIC_RE = re.compile(r"\b(it|this|that|these)\s*:\s*\S")
-THING_PRONOUNS = frozenset("it this that these those them there one".split())
-PERSON_PRONOUNS = frozenset("her him she he they them his hers".split())
-THAT_CLAUSE_RE = re.compile(r"\bthat (?:i|my|the|a|an|we|our|you|your|he|she|it's|there|this|his|her)\b")
-CONTEXT_DEPENDENT_RE = re.compile(
-    r"^(?:and |but |so |ok )?(?:tell me more|more|go on|continue|keep going|and then|then what|why|why not|how so|"
-    r"what else|what about (?:it|that|this|them|him|her|the other one)|the other one|"
-    r"(?:do )?(?:the )?same (?:thing|again|as before|as last time)|(?:do it )?like (?:last time|before)|"
-    r"do (?:it|that|the same)(?: again)?|again|which one|what do you mean|elaborate|"
-    r"explain (?:that|it|more)|the first one|the second one|that one|this one)\W*$"
-)
-HABITUAL_RE = re.compile(
-    r"\b(?:the|my) usual\b|\bsame as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
-    r"\blike (?:always|last time)\b"
-)
-PERSON_CUE_RE = re.compile(
-    r"\b(?:she|her|he|him|mom|mum|mother|dad|father|sister|brother|wife|husband|partner|boss|friend|colleague|"
-    r"son|daughter|aunt|uncle|grandma|grandpa|girlfriend|boyfriend|manager|teacher|doctor|neighbou?r)\b"
-)
-CAPITALISED_RE = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")
+# Asking for advice wants a written answer even in a skill's words: "my goal is to be happier, any advice?".
+ADVICE_RE = re.compile(r"\b(?:any|some|got any|need) (?:advice|tips|suggestions|ideas|pointers)\b")
 CONFIRM_RE = re.compile(r"^(?:yes|yeah|yep|yup|sure|ok(?:ay)?|do it|go ahead|confirm(?:ed)?|please do|no|nope|cancel|"
                          r"don'?t|stop)\b")

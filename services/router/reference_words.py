@@ -1,0 +1,60 @@
+"""Lexicons of references: what a message points back at, and the words that only look as if they did.
+
+Compiled once at import (pure data, no I/O), like ``services/router/words.py``; ``services/router/signals.py``
+turns them into ``has_reference``, ``unresolved_reference``, ``resolved_reference`` and ``points_back``.
+"""
+
+from __future__ import annotations
+
+import re
+
+# "forget what I told you" points back at the conversation just like "forget that" does.
+# So do "the things I mentioned", "what we talked about" and "the ones from before" when nothing follows that
+# names them ("what I told you about my job" names it): they need an earlier turn to point at.
+DEICTIC_OBJECT_RE = re.compile(
+    r"\b(?:what|those|everything|the(?: [a-z'-]+){1,2})(?: that)? (?:i|we) (?:just |already )?"
+    r"(?:told|said|mentioned|shared|wrote|listed|gave|sent|showed|discussed|talked about|agreed(?: on)?|asked(?: for)?|"
+    r"(?:was|were) (?:saying|talking about|discussing))"
+    r"(?: (?:to )?you)?(?: (?:earlier|before|yesterday|last time|just now))?"
+    r"(?=\W*$|\W+(?:to|on|onto|in|into|for|please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte)\b)|"
+    r"\bthe(?: [a-z'-]+){1,2} from (?:before|earlier|yesterday|last time)\b"
+)
+CATAPHORIC_RE = re.compile(r"\b(it|this|that|these)\s*:\s*\S")
+# Descriptions that only make sense after something was named, like a pronoun: "the new ones", "the second
+# option", "do the same for the others".
+ANAPHORIC_NP_RE = re.compile(
+    r"\b(?:the|those|these) (?:(?:new|old|other|first|second|third|last|previous|next|remaining) )?ones\b|"
+    r"\bthe others\b|\bdo the same\b|\bthe (?:latter|former)\b|\bthe rest\b(?! of)|"
+    r"\bthe (?:first|second|third|last|previous|other) (?:one|option|suggestion|idea|choice|link|item|answer|version|"
+    r"draft)s?\b"
+)
+# "It" of the time and the weather points at nothing: "what time is it in Tokyo?", "is it going to rain?".
+EXPLETIVE_IT_RE = re.compile(
+    r"\bwhat time is it\b|\bhow (?:far|long) is it\b|\b(?:is it|it'?s|it is|it was|was it)(?: going to| gonna)? "
+    r"(?:rain|snow|raining|snowing|sunny|cloudy|cold|hot|warm|windy|freezing|late|early|getting late)\b"
+)
+# Existential "there" points at nothing: "is there anything in your memory about ...?", "there's a problem".
+EXISTENTIAL_THERE_RE = re.compile(r"\b(?:is|are|was|were|isn't|aren't) there\b|\bthere(?:'s| is| are| was| were)\b")
+THING_PRONOUNS = frozenset("it this that these those them there one".split())
+PERSON_PRONOUNS = frozenset("her him she he they them his hers".split())
+THAT_CLAUSE_RE = re.compile(r"\bthat (?:i|my|the|a|an|we|our|you|your|he|she|it's|there|this|his|her)\b")
+# After a verb that acts on something, "that" is the thing acted on, not a conjunction: "make that a goal".
+OBJECT_THAT_RE = re.compile(r"\b(?:make|turn|mark|track|save|store|keep|log|record|add|put|set|move|schedule) that\b")
+CONTEXT_DEPENDENT_RE = re.compile(
+    r"^(?:and |but |so |ok )?(?:tell me more|more|go on|continue|keep going|and then|then what|why|why not|how so|"
+    r"what else|what about (?:it|that|this|them|him|her|the other one)|the other one|"
+    r"(?:do )?(?:the )?same (?:thing|again|as before|as last time)|(?:do it )?like (?:last time|before)|"
+    r"do (?:it|that|the same)(?: again)?|again|which one|what do you mean|elaborate|"
+    r"explain (?:that|it|more)|the first one|the second one|that one|this one)(?:,? (?:please|pls|thanks))?\W*$"
+)
+HABITUAL_RE = re.compile(
+    r"\b(?:the|my) usual\b|\bsame as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
+    r"\blike (?:always|last time)\b"
+)
+PERSON_CUE_RE = re.compile(
+    r"\b(?:she|her|he|him|mom|mum|mother|dad|father|sister|brother|wife|husband|partner|boss|friend|colleague|"
+    r"son|daughter|aunt|uncle|grandma|grandpa|girlfriend|boyfriend|manager|teacher|doctor|neighbou?r)\b"
+)
+CAPITALISED_RE = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")
+# "Instead" offers an alternative to something said before: "what about tomorrow instead?".
+INSTEAD_RE = re.compile(r"\binstead\b(?! of)")

@@ -1,0 +1,160 @@
+"""The text alone, normalised once and read for its form: length, punctuation, mashing, questions, phatic talk.
+
+``services/router/signals.py`` builds every other signal on the ``TextView`` made here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from services.router.typos import correct
+from services.router.words import (
+    AUXILIARIES,
+    COMMON_BIGRAMS,
+    ELONGATION_RE,
+    EMOJI_RE,
+    EMOTICON_RE,
+    FAREWELL_RE,
+    FILLER_WORDS,
+    GREETING_RE,
+    INTERROGATIVES,
+    KEY_CHUNK_RE,
+    KEY_ROWS,
+    LEAD_IN_RE,
+    NOT_MASH_RE,
+    PHATIC_RE,
+    REPEATED_CHUNK_RE,
+    SENTENCE_END_RE,
+    STOPWORDS,
+    SUBJECT_FIRST_AUX,
+    SUBJECTS,
+    THANKS_RE,
+    WORD_RE,
+)
+
+_HEAD_CHARS, _TAIL_CHARS = 400, 200
+
+
+@dataclass(frozen=True)
+class TextView:
+    """The normalised forms of a message that every signal function shares."""
+
+    raw: str
+    lower: str
+    words: tuple[str, ...]
+    content: tuple[str, ...]
+    full_chars: int
+    full_words: int
+
+
+def text_view(text: str) -> TextView:
+    """Normalise once: lower-case, straight apostrophes, a skill's words mistyped put right, words and content words.
+
+    Only the head and tail of a long message are analysed (where greetings and requests sit), so
+    routing time stays bounded for an 8,000-character paste; lengths are counted on the full text.
+    """
+    window = text if len(text) <= _HEAD_CHARS + _TAIL_CHARS else f"{text[:_HEAD_CHARS]} ... {text[-_TAIL_CHARS:]}"
+    lower = window.replace("\u2019", "'").replace("\u2018", "'").lower().strip()
+    words = tuple(WORD_RE.findall(lower))
+    fixed = tuple(correct(word) for word in words)
+    if fixed != words:  # "remidn me tmrw at 7": every signal then reads "remind me"
+        lower = WORD_RE.sub(lambda match: correct(match[0]), lower)
+        words = fixed
+    content = tuple(w for w in words if w not in STOPWORDS and (len(w) > 1 or w.isdigit()))
+    full_words = len(words) if window is text else len(text.split())
+    return TextView(window, lower, words, content, len(text), full_words)
+
+
+def flag(condition: bool) -> float:
+    """A condition as a 0/1 signal."""
+    return 1.0 if condition else 0.0
+
+
+def is_mash_token(token: str) -> bool:
+    """Whether one lower-case token looks like keyboard mashing rather than a word or a laugh."""
+    if len(token) < 3 or not token.isalpha() or NOT_MASH_RE.match(token):
+        return False
+    if REPEATED_CHUNK_RE.fullmatch(token):  # "jjjjjjj", "dfgdfgdfg"
+        return True
+    collapsed = ELONGATION_RE.sub(r"\1", token)  # "heyyy" and "sooooo" are words said slowly
+    if collapsed != token and len(collapsed) <= 3 and not set(collapsed) & set("aeiouy"):
+        return True  # "zzzzxxxx": runs of two keys with no vowel to say slowly ("hmmm", "brrr" are spared above)
+    token = collapsed
+    if len(token) <= 3:  # "lkj": only the unmistakable short ones, to spare acronyms like "css"
+        return len(token) == 3 and any(token in row for row in KEY_ROWS)
+    vowels = sum(ch in "aeiouy" for ch in token)
+    pairs = [token[i : i + 2] for i in range(len(token) - 1)]
+    rare_ratio = sum(pair not in COMMON_BIGRAMS for pair in pairs) / len(pairs)
+    return (
+        vowels == 0
+        or re.search(r"[^aeiouy]{6,}", token) is not None
+        or any(token in row or any(token[i : i + 5] in row for i in range(len(token) - 4)) for row in KEY_ROWS)
+        or ((chunk := KEY_CHUNK_RE.fullmatch(token)) is not None and any(chunk[1] in row for row in KEY_ROWS))
+        or rare_ratio >= 0.4
+        or (set(token) <= set("asdfghjkl") and len(token) >= 6 and vowels * 5 <= len(token))
+    )
+
+
+def text_features(view: TextView) -> dict[str, float]:
+    """Length, sentence count, punctuation-only, emoji-only and keyboard-mash signals."""
+    without_emoji = EMOTICON_RE.sub(" ", EMOJI_RE.sub(" ", view.raw))
+    has_emoji = without_emoji != view.raw
+    has_alnum = any(ch.isalnum() for ch in without_emoji)
+    alpha = [w for w in view.words if w.isalpha()]
+    mash = sum(is_mash_token(w) for w in alpha) / len(alpha) if alpha else 0.0
+    sentences = len([s for s in SENTENCE_END_RE.split(view.raw.strip()) if s.strip()])
+    return {
+        "char_len": float(view.full_chars),
+        "word_count": float(view.full_words),
+        "content_words": float(len(view.content)),
+        "empty": flag(not view.raw.strip()),
+        "short": flag(0 < view.full_words <= 3),
+        "long": min(view.full_words, 30) / 30.0,
+        "multi_sentence": flag(sentences >= 2),
+        "has_emoji": flag(has_emoji),
+        "emoji_only": flag(has_emoji and not has_alnum),
+        "punct_only": flag(bool(view.raw.strip()) and not has_emoji and not has_alnum),
+        "keyboard_mash": mash,
+    }
+
+
+def is_aux_question(words: Sequence[str]) -> bool:
+    """Whether the words open with an inverted auxiliary ("did I ...", "have you ...")."""
+    # "Do the same as last time" / "have a great weekend" are not questions; "did I ..." / "have you ..." are.
+    if len(words) < 2 or words[0] not in AUXILIARIES:
+        return False
+    return words[0] not in SUBJECT_FIRST_AUX or words[1] in SUBJECTS
+
+
+def interrogative_signals(view: TextView) -> dict[str, float]:
+    """Question mark, wh-question and auxiliary-inverted question signals."""
+    body = WORD_RE.findall(LEAD_IN_RE.sub("", view.lower))  # "so what's ..." / "hey, when ..."
+    question_mark = "?" in view.raw
+    wh = bool(body) and body[0] in INTERROGATIVES
+    aux = is_aux_question(view.words) or is_aux_question(body)
+    return {
+        "question_mark": flag(question_mark),
+        "wh_question": flag(wh),
+        "aux_question": flag(aux),
+        "question": flag(question_mark or wh or aux),
+    }
+
+
+def phatic_signals(view: TextView) -> dict[str, float]:
+    """Greeting, thanks, farewell and brief-reaction signals; ``phatic_only`` when nothing else is said."""
+    greeting = GREETING_RE.search(view.lower) is not None
+    thanks = THANKS_RE.search(view.lower) is not None
+    farewell = FAREWELL_RE.search(view.lower) is not None
+    residue = FAREWELL_RE.sub(" ", THANKS_RE.sub(" ", GREETING_RE.sub(" ", view.lower)))
+    reaction = PHATIC_RE.search(residue) is not None
+    leftover = [w for w in WORD_RE.findall(PHATIC_RE.sub(" ", residue)) if w not in FILLER_WORDS]
+    any_phatic = greeting or thanks or farewell or reaction
+    return {
+        "greeting": flag(greeting),
+        "thanks": flag(thanks),
+        "farewell": flag(farewell),
+        "reaction": flag(reaction),
+        "phatic_only": flag(any_phatic and not leftover),
+    }

@@ -1,0 +1,45 @@
+"""Typing slips in a skill's own words ("remidn me", "remmber that", "set a gaol"), put right before matching.
+
+Only the skill vocabulary is corrected, and only by slips that rarely turn one English word into another:
+two neighbouring letters swapped, one letter dropped from a long word, or one key pressed twice in a long
+word. A word that merely inflects a keyword ("reminders", "stored") is left as it is, and no letter is
+ever substituted ("goat" stays a goat).
+"""
+
+from __future__ import annotations
+
+KEYWORDS = frozenset(
+    "remind reminder remember schedule calendar shopping grocery groceries goal forget delete remove create "
+    "tomorrow appointment checklist packing memorize memorise resolution track list note save store".split()
+)
+
+
+def _swaps(word: str) -> set[str]:
+    return {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1)} - {word}
+
+
+def _drops(word: str) -> set[str]:
+    return {word[:i] + word[i + 1:] for i in range(len(word))}
+
+
+# Slips that are words of their own (checked against the MiniLM word-piece vocabulary by
+# tests/test_router_classes.py): "memories" is no mistyped "memorise", nor "hopping" a mistyped "shopping".
+WORDS_THEMSELVES = frozenset("memories hopping pacing".split())
+_SWAPPED = {slip: word for word in KEYWORDS if len(word) >= 4 for slip in _swaps(word) - WORDS_THEMSELVES}
+_DROPPED = {slip: word for word in KEYWORDS if len(word) >= 7  # "remmber", "shoping"
+            for slip in _drops(word) - WORDS_THEMSELVES}
+_LONG = frozenset(word for word in KEYWORDS if len(word) >= 5)
+_LONG_STARTS = frozenset(word[:2] for word in _LONG)
+
+
+def correct(word: str) -> str:
+    """The keyword ``word`` was meant to be, or ``word`` itself."""
+    if len(word) < 4 or word in KEYWORDS:
+        return word
+    fix = _SWAPPED.get(word) or _DROPPED.get(word)
+    if fix is None and len(word) >= 6 and word[:2] in _LONG_STARTS:  # "shoppping": one key pressed twice
+        fix = next((word[:i] + word[i + 1:] for i in range(1, len(word))
+                    if word[i] == word[i - 1] and word[:i] + word[i + 1:] in _LONG), None)
+    if fix is None or word.startswith(fix) or fix.startswith(word):
+        return word  # "reminders", "stored": a keyword inflected, not mistyped
+    return fix
