@@ -1,10 +1,15 @@
-"""Query-string arguments shared by the JSON routes: a bad value is a clear 400, never a guess."""
+"""What the JSON routes share about a request: its query-string arguments (a bad value is a clear 400, never a
+guess) and the 404 of a row the person does not have."""
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from flask import current_app, request
 
-from services.errors import BadRequest
+from services.errors import BadRequest, NotFound
+
+Row = TypeVar("Row")
 
 
 def int_arg(name: str, default: int | None, low: int, high: int) -> int | None:
@@ -26,3 +31,10 @@ def page_args(default_limit: int, max_limit: int) -> tuple[int, int]:
     a list never answers with everything at once, nor skips an unbounded number of rows."""
     max_offset = current_app.extensions["engram.limits"].request.max_offset
     return int(int_arg("limit", default_limit, 1, max_limit)), int(int_arg("offset", 0, 0, max_offset))
+
+
+def found(row: Row | None, what: str) -> Row:
+    """``row``, or a 404 naming ``what``: another person's row is as missing as one that never was."""
+    if row is None:
+        raise NotFound(f"{what} not found")
+    return row

@@ -15,7 +15,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from flask.blueprints import BlueprintSetupState
 from werkzeug.exceptions import Conflict
 
-from api.args import int_arg, page_args
+from api.args import found, int_arg, page_args
 from api.auth import current_user, enforce_rate_limit
 from services.bundle import export_bundle
 from services.errors import BadRequest, NotFound, UnsupportedMediaType
@@ -101,24 +101,21 @@ def list_facts() -> Response:
         return jsonify({"facts": [fact_store.fact_to_dict(fact) for fact in rows]})
 
 
-def _fact_or_404(session: Any, fact_id: int) -> Any:
-    fact = fact_store.get_fact(session, current_user(), fact_id)
-    if fact is None:
-        raise NotFound(f"fact {fact_id} not found")
-    return fact
+def _fact(session: Any, fact_id: int) -> Any:
+    return found(fact_store.get_fact(session, current_user(), fact_id), f"fact {fact_id}")
 
 
 @bp.get("/facts/<row_id:fact_id>")
 def get_fact(fact_id: int) -> Response:
     with _sessions()() as session:
-        return jsonify(fact_store.fact_to_dict(_fact_or_404(session, fact_id)))
+        return jsonify(fact_store.fact_to_dict(_fact(session, fact_id)))
 
 
 @bp.get("/facts/<row_id:fact_id>/history")
 def fact_history(fact_id: int) -> Response:
     """Every version of this fact, oldest first: the ones it replaced and the ones that replaced it."""
     with _sessions()() as session:
-        fact = _fact_or_404(session, fact_id)
+        fact = _fact(session, fact_id)
         versions = [fact]
         seen = {fact.id}
         while len(versions) < MAX_HISTORY:  # older versions point at their successor
@@ -148,7 +145,7 @@ def edit_fact(fact_id: int) -> Response:
         raise BadRequest("'text' must be a non-empty string")
     new_id = None
     with _sessions().begin() as session:
-        fact = _fact_or_404(session, fact_id)
+        fact = _fact(session, fact_id)
         corrected = "text" in body and body["text"].strip() != fact.text
         if corrected and fact.superseded_at is not None:
             # The old version is history: a second correction of it would leave two active facts.
@@ -196,24 +193,21 @@ def list_episodes() -> Response:
         return jsonify({"episodes": [episode_store.episode_to_dict(e) for e in rows]})
 
 
-def _episode_or_404(session: Any, episode_id: int) -> Any:
-    episode = episode_store.get_episode(session, current_user(), episode_id)
-    if episode is None:
-        raise NotFound(f"episode {episode_id} not found")
-    return episode
+def _episode(session: Any, episode_id: int) -> Any:
+    return found(episode_store.get_episode(session, current_user(), episode_id), f"episode {episode_id}")
 
 
 @bp.get("/episodes/<row_id:episode_id>")
 def get_episode(episode_id: int) -> Response:
     with _sessions()() as session:
-        return jsonify(episode_store.episode_to_dict(_episode_or_404(session, episode_id)))
+        return jsonify(episode_store.episode_to_dict(_episode(session, episode_id)))
 
 
 @bp.patch("/episodes/<row_id:episode_id>")
 def edit_episode(episode_id: int) -> Response:
     body = _json_body()
     with _sessions().begin() as session:
-        episode = _episode_or_404(session, episode_id)
+        episode = _episode(session, episode_id)
         try:
             reembed = episode_store.update_episode(episode, body)
         except ValueError as exc:

@@ -12,11 +12,11 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 from sqlalchemy import select
 
-from api.args import page_args
+from api.args import found, page_args
 from api.auth import current_user
 from services import reminders as store
 from services.act.models import GOAL_STATES, Goal
-from services.errors import BadRequest, NotFound, UnsupportedMediaType
+from services.errors import BadRequest, UnsupportedMediaType
 from services.storable import unstorable_reason
 
 bp = Blueprint("reminders", __name__)
@@ -76,24 +76,21 @@ def create_reminder() -> tuple[Response, int]:
     return jsonify(created), 201
 
 
-def _owned_or_404(session: Any, item_id: int) -> Any:
-    item = store.owned(session, current_user(), item_id)
-    if item is None:
-        raise NotFound(f"reminder {item_id} not found")
-    return item
+def _owned(session: Any, item_id: int) -> Any:
+    return found(store.owned(session, current_user(), item_id), f"reminder {item_id}")
 
 
 @bp.get("/reminders/<row_id:item_id>")
 def get_reminder(item_id: int) -> Response:
     with _sessions()() as session:
-        return jsonify(store.to_dict(_owned_or_404(session, item_id)))
+        return jsonify(store.to_dict(_owned(session, item_id)))
 
 
 @bp.patch("/reminders/<row_id:item_id>")
 def edit_reminder(item_id: int) -> Response:
     with _sessions().begin() as session:
         # Whose row first: another user's id is a 404 whatever the body says, exactly like a missing one.
-        item = _owned_or_404(session, item_id)
+        item = _owned(session, item_id)
         body = _body(PATCH_FIELDS)
         try:
             store.update_item(item, body, _now())
@@ -106,7 +103,7 @@ def edit_reminder(item_id: int) -> Response:
 @bp.delete("/reminders/<row_id:item_id>")
 def delete_reminder(item_id: int) -> Response:
     with _sessions().begin() as session:
-        session.delete(_owned_or_404(session, item_id))
+        session.delete(_owned(session, item_id))
     return jsonify({"deleted": item_id})
 
 

@@ -15,11 +15,10 @@ scheduler, and this process's clients + scripted LLM), and for the enrichment a 
 (measured until the memory queues are empty). At 50 replies/s on 2 cores everything together has
 40 ms of CPU per reply. Each phase has users of its own (a user's recall grows with their history),
 three warm-up chats per client, and the warm-up's enrichment waited out. Wall times on a shared box
-say little; CPU per reply and the counts of ``python -m bench.hotpath --scope digest`` (SQL
-statements, Redis round trips and commands per ``digest()``, its CPU, PostgreSQL's and Valkey's CPU
-per job) and ``python -m bench.commands`` are what compare between runs.
+say little; CPU per reply and the counts of ``python -m bench.commands`` (Redis commands and PostgreSQL
+statements per chat, by role) are what compare between runs.
 
-How to read it: compare CPU per reply and the hotpath counts between runs, not wall times on a shared box; the
+How to read it: compare CPU per reply and the command counts between runs, not wall times on a shared box; the
 history of every round is in bench/RESULTS.md.
 """
 

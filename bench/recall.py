@@ -1,8 +1,7 @@
-"""Recall bench at scale: import throughput, recall quality by fusion method, recall latency and its profile.
+"""Recall bench at scale: import throughput, recall quality by arm, recall latency and its profile.
 
 The one recall bench, in modes (run from the repository root):
     python -m bench.recall [--n 100000] [--queries 200] [--pgdata DIR] [--profile] [--explain]   # build, measure
-    python -m bench.recall timeline --pgdata DIR      # when each statement runs: the critical path (recall_timeline)
     python -m bench.recall pair --pgdata DIR --a TREE --b TREE [--live]   # two trees query by query (recall_pair)
     python -m bench.recall enrich --pgdata DIR        # add what enrichment writes to a copy (recall_live)
 LoCoMo's recall quality is bench/locomo.py. How to read the latency: p95 on a shared box moves by a third from one
@@ -14,7 +13,7 @@ varied turn lengths, Zipfian vocabulary, named speakers in a third of the sessio
 conversation set of tests/data/memory_set.jsonl through the real import path (parse_lines →
 pair_exchanges → store_records: batched real embeddings, --no-enrich), then:
   * quality: recall@5 / recall@10 of the set's questions (tests/data/memory_questions.jsonl)
-    among the N distractors, for vector-only, full-text-only, RRF, min-max and absolute fusion,
+    among the N distractors, for vector-only, full-text-only and both arms fused (the default),
     with and without neighbouring turns;
   * latency: p50 / p95 of recall() with the query embedding (recall embeds the query itself, as a
     caller without a vector does, the embedder caching nothing; its CPU and its backend's) and
@@ -105,16 +104,6 @@ def import_records(sessions, embedder, records, batch_size: int,  # type: ignore
             "embed_now": embed_now}
 
 
-def fill_vocabulary(sessions, embedder) -> None:  # type: ignore[no-untyped-def]
-    """Fill the vocabulary of a database built before it existed (migration 0013), as the backfill job would."""
-    with sessions() as session:
-        if not vocabulary.pending(session):
-            return
-    started = time.monotonic()
-    words = vocabulary.fill_all(sessions, embedder)
-    print(f"vocabulary: {words} words embedded in {time.monotonic() - started:.1f} s (built before migration 0013)")
-
-
 def print_import(stats: dict[str, float], embedder, batch_size: int, reused: str = "") -> None:  # type: ignore[no-untyped-def]
     n, s = stats["stored"], stats["seconds"]
     if "vectors" not in stats:  # a database built by the code before the backfill: embedded inline
@@ -131,27 +120,6 @@ def print_import(stats: dict[str, float], embedder, batch_size: int, reused: str
              else ""))
 
 
-def rewrite_vectors(engine) -> None:  # type: ignore[no-untyped-def]
-    """Rewrite the tables holding vectors, so that vectors stored out of line before migration 0012 (0017 for facts
-    and episodes) move into their rows (minutes at 100k: every index is rebuilt, HNSW's too)."""
-    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-        for table in ("exchanges", "exchange_lines", "facts", "episodes"):
-            started = time.monotonic()
-            connection.execute(text(f"VACUUM (FULL, ANALYZE) {table}"))
-            print(f"rewrote {table} in {time.monotonic() - started:.0f} s")
-
-
-def out_of_line(sessions) -> None:  # type: ignore[no-untyped-def]
-    """Say how many exchange vectors still live out of their rows (read through the TOAST index by every recall)."""
-    with sessions() as session:
-        outside, total = session.execute(text(
-            "SELECT count(*) FILTER (WHERE pg_column_toast_chunk_id(embedding) IS NOT NULL), count(embedding) "
-            "FROM exchanges WHERE user_id = :u"), {"u": USER}).one()
-    if outside:
-        print(f"note: {outside} of {total} exchange vectors are stored out of line (written before migration "
-              "0012): --rewrite moves them into their rows")
-
-
 def built_database(parser: argparse.ArgumentParser, pgdata: str) -> Path:
     """``--pgdata`` as a database bench/recall.py built, or the parser's error (exit 2): a missing folder would be
     created as an empty database, every recall finding nothing and ``enrich`` enriching nothing."""
@@ -162,13 +130,11 @@ def built_database(parser: argparse.ArgumentParser, pgdata: str) -> Path:
 
 
 METHODS = {
-    "vector only": dict(fusion="absolute", lexical_weight=0.0, recency_weight=0, salience_weight=0,
+    "vector only": dict(lexical_weight=0.0, recency_weight=0, salience_weight=0,
                         time_match_weight=0, window_relevance=0),
-    "full-text only (IDF)": dict(fusion="absolute", vector_weight=0.0, recency_weight=0, salience_weight=0,
+    "full-text only (IDF)": dict(vector_weight=0.0, recency_weight=0, salience_weight=0,
                                  time_match_weight=0, window_relevance=0),
-    "rrf": dict(fusion="rrf"),
-    "minmax": dict(fusion="minmax"),
-    "absolute (default)": dict(fusion="absolute"),
+    "both arms (default)": {},
 }
 
 
@@ -262,7 +228,7 @@ def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-MODES = {"timeline": "bench.recall_timeline", "pair": "bench.recall_pair", "enrich": "bench.recall_live"}
+MODES = {"pair": "bench.recall_pair", "enrich": "bench.recall_live"}
 
 
 def main() -> None:
@@ -280,11 +246,9 @@ def main() -> None:
     parser.add_argument("--embed-now", action="store_true", help="import as `engram import --embed-now`")
     parser.add_argument("--pgdata", help="keep the database here between runs (a full one is reused as is)")
     parser.add_argument("--no-import", action="store_true", help="with --pgdata: recall over what it holds as is")
-    parser.add_argument("--no-quality", action="store_true", help="skip the fusion-method comparison")
+    parser.add_argument("--no-quality", action="store_true", help="skip the comparison of the arms")
     parser.add_argument("--profile", action="store_true", help="time each part of a recall")
     parser.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE the statements of one recall")
-    parser.add_argument("--rewrite", action="store_true",
-                        help="VACUUM FULL exchanges and turns first (vectors stored before migration 0012 move in)")
     args = parser.parse_args()
     embedder = load_embedder(args.embedder, cache_size=0)
     with tempfile.TemporaryDirectory(prefix="engram-bench-") as tmp:
@@ -302,7 +266,6 @@ def main() -> None:
                 have = session.scalar(text("SELECT count(*) FROM exchanges WHERE user_id = :u"), {"u": USER}) or 0
             if args.pgdata and args.no_import:
                 print(f"import: skipped (--no-import); {folder} holds {have} exchanges of {USER}")
-                fill_vocabulary(sessions, embedder)
             elif args.pgdata and have >= len(records) and built.is_file():
                 print_import(json.loads(built.read_text()), embedder, args.batch_size,
                              reused=f" (reused {folder}, built earlier)")
@@ -314,9 +277,6 @@ def main() -> None:
                     built.write_text(json.dumps(stats))
                 with sessions.begin() as session:
                     session.execute(text("ANALYZE"))
-            if args.rewrite:
-                rewrite_vectors(engine)
-            out_of_line(sessions)
             print(f"load average before the recall runs: {load_average()}")
             if not args.no_quality:
                 quality(sessions, embedder, RecallConfig())

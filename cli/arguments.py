@@ -21,6 +21,15 @@ def open_input(path: str) -> TextIO:
         raise CommandError(f"cannot read {path}: {exc.strerror}") from None
 
 
+def one_input(value: str | None, path: str | None, what: str) -> None:
+    """A command takes its ``what`` on the command line or one per line of ``--file``: exactly one of them,
+    and not blank; else a ``CommandError`` that says which is wrong."""
+    if bool(value) == bool(path):
+        raise CommandError(f"give a {what} or --file (not both)")
+    if value is not None and not value.strip():
+        raise CommandError(f"the {what} is empty")
+
+
 def positive_int(raw: str) -> int:
     """argparse type for counts such as ``--k``: a whole number of at least 1."""
     try:

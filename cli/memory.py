@@ -21,7 +21,7 @@ import redis
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from cli.arguments import CommandError, open_input, positive_int
+from cli.arguments import CommandError, one_input, open_input, positive_int
 from services.embeddings import Embedder
 from services.settings import Settings
 
@@ -152,12 +152,7 @@ def cmd_recall(settings: Settings, args: argparse.Namespace, *, embedder: Embedd
     from services.memory.config import load_memory_config
     from services.memory.recall import recall
 
-    if bool(args.query) == bool(args.file):
-        print("engram recall: give a query or --file (not both)", file=sys.stderr)
-        return 2
-    if args.query is not None and not args.query.strip():
-        print("engram recall: the query is empty", file=sys.stderr)
-        return 2
+    one_input(args.query, args.file, "query")
     queries = _queries(args)  # a missing file is reported before any server starts
     config = load_memory_config(settings.configs_dir)
     with connected(settings) as conn:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from cli.arguments import open_input
+from cli.arguments import one_input, open_input
 from services.router.skills import skill_explanation, skill_hint
 from services.settings import Settings
 
@@ -25,12 +24,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
-    if bool(args.text) == bool(args.file):
-        print("engram route: give a message or --file (not both)", file=sys.stderr)
-        return 2
-    if args.text is not None and not args.text.strip():
-        print("engram route: the message is empty", file=sys.stderr)
-        return 2
+    one_input(args.text, args.file, "message")
     stream = open_input(args.file) if args.file else None  # before loading the model: fail fast
     router = _router(settings, embed=not args.no_embedding)
     context = _user_context(settings, args.user) if args.user else None

@@ -8,10 +8,8 @@ network or loads a model at import time.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -27,7 +25,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_CACHE_SIZE = 4096
 MAX_SEQ_TOKENS = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
-_TOKEN_RE = re.compile(r"[a-z0-9']+")
 
 
 class Embedder(Protocol):
@@ -285,26 +282,6 @@ def _feeds(tokenizer: Any, texts: list[str], input_names: set[str]) -> dict[str,
         "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
     }
     return {name: value for name, value in feeds.items() if name in input_names}
-
-
-class HashEmbedder(_CachedEmbedder):
-    """Deterministic fake for unit tests: each token hashes to a fixed random direction."""
-
-    def __init__(self, dim: int = 384, model_id: str = "hash-embedder", cache_size: int = 1024) -> None:
-        super().__init__(cache_size)
-        self.dim = dim
-        self.model_id = model_id
-
-    def _token_vector(self, token: str) -> np.ndarray:
-        seed = int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest(), "little")
-        return np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
-
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        rows = []
-        for text in texts:
-            tokens = _TOKEN_RE.findall(text.lower()) or [text]
-            rows.append(np.sum([self._token_vector(token) for token in tokens], axis=0))
-        return np.stack(rows)
 
 
 def minilm_model_dir() -> Path:

@@ -211,29 +211,6 @@ def renewing_lease(connection: redis.Redis, job_id: str, token: str,
     return renewed(lambda: bool(connection.eval(_RENEW_LEASE, 2, *keys, token, ttl_s)), ttl_s / 3, f"lease {job_id}")
 
 
-@contextmanager
-def job_lease(connection: redis.Redis, job_id: str, ttl_s: int = LEASE_TTL_S) -> Iterator[None]:
-    """Hold a lease on a running job; it lapses within ``ttl_s`` if the process dies.
-
-    The same three steps EngramWorker runs inside RQ's own start and end transactions
-    (``hold_lease``, ``renewing_lease``, ``drop_lease``), for code that runs a job outside them.
-
-    The lease holds a token of this run, so a run whose job was handed on (its lease lapsed while it
-    lived, e.g. over a long Redis outage) neither renews nor releases its successor's lease.
-    """
-    token = uuid.uuid4().hex
-    pipe = connection.pipeline(transaction=False)
-    hold_lease(pipe, job_id, token, ttl_s)
-    pipe.execute()
-    try:
-        with renewing_lease(connection, job_id, token, ttl_s):
-            yield
-    finally:
-        pipe = connection.pipeline(transaction=False)
-        drop_lease(pipe, job_id, token)
-        pipe.execute()
-
-
 def recover_abandoned(connection: redis.Redis, queue_names: tuple[str, ...] = ALL_QUEUES) -> list[str]:
     """Return abandoned jobs to RQ: retried if retries are left, failed (with callback) if not."""
     recovered: list[str] = []

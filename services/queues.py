@@ -330,10 +330,6 @@ def attempt_fence(request_id: str, attempt: int) -> tuple[str, str]:
     return ATTEMPTS_KEY % request_id, str(attempt)
 
 
-def queue_depths(connection: redis.Redis) -> dict[str, int]:
-    return {name: queue(name, connection).count for name in ALL_QUEUES}
-
-
 def memory_job_options() -> dict[str, int]:
     """RQ options every memory job is enqueued with (a fresh dict: callers may add their own)."""
     return {"job_timeout": MEMORY_JOB_TIMEOUT_S, "result_ttl": MEMORY_RESULT_TTL_S,

@@ -19,11 +19,11 @@ from rq import Queue, SimpleWorker
 from sqlalchemy import text
 
 from services.db import make_engine
-from services.embeddings import HashEmbedder
 from services.logs import JsonFormatter
 from services.migrate import upgrade_head
 from services.queues import ALL_QUEUES
 from services.settings import Settings
+from tests.fake_embedder import HashEmbedder
 from tests.fake_llm import FakeLLM
 
 # Fixtures shared by several test modules that live in their own files.

@@ -13,9 +13,9 @@ import pytest
 from bench.locomo import Tally, main
 from bench.locomo_data import Question, conversation_lines, find_data, load, questions_of
 from services.db import make_sessionmaker
-from services.embeddings import HashEmbedder
 from services.memory.importer import parse_lines
 from services.memory.recall import recall
+from tests.fake_embedder import HashEmbedder
 
 CONVERSATION = {
     "speaker_a": "Caroline", "speaker_b": "Melanie",

@@ -20,6 +20,8 @@ import consumer
         (["import", "x.jsonl", "--user", "u", "--batch-size", "-3"], "must be at least 1"),
         (["export"], "--user"),
         (["route", "--file", "/no/such/messages.txt"], "engram route: cannot read"),
+        (["route", "   "], "engram route: the message is empty"),
+        (["route"], "engram route: give a message or --file"),
     ],
 )
 def test_bad_command_lines_are_clear_errors(capsys, tmp_path, monkeypatch, args, message):

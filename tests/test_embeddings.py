@@ -7,7 +7,6 @@ import pytest
 
 from services.embeddings import (
     PAIR,
-    HashEmbedder,
     OnnxEmbedder,
     SentenceTransformerEmbedder,
     configure_offline_torch,
@@ -17,6 +16,7 @@ from services.embeddings import (
 )
 from services.errors import EmbeddingError
 from services.memory.speakers import embed_in_parallel
+from tests.fake_embedder import HashEmbedder
 
 
 def test_hash_embedder_is_deterministic_normalised_and_384d():

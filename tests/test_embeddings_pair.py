@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 from sqlalchemy.orm import Session
 
-from services.embeddings import HashEmbedder, PairedEmbedder, for_requests, load_embedder
+from services.embeddings import PairedEmbedder, for_requests, load_embedder
 from services.errors import EmbeddingError, ModelUnavailable
 from services.memory.recall import recall
 from services.router.mode_router import ModeRouter
+from tests.fake_embedder import HashEmbedder
 from tests.memory_builders import create_exchange
 
 DATA = Path(__file__).parent / "data"

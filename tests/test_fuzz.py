@@ -19,12 +19,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from services.bundle import BundleInvalid, export_bundle, import_bundle
 from services.db import Exchange, Thread
-from services.embeddings import HashEmbedder
 from services.limits import Limits, Rate
 from services.memory.facts import remember_fact
 from services.memory.importer import ImportReport, pair_exchanges, parse_lines, store_records
 from services.memory.models import Episode, Fact
 from services.queues import PROMPT_QUEUE
+from tests.fake_embedder import HashEmbedder
 from tests.memory_builders import create_exchange
 
 pytestmark = pytest.mark.integration

@@ -12,12 +12,12 @@ from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from services.db import Exchange
-from services.embeddings import HashEmbedder
 from services.memory.models import ExchangeLine
 from services.memory.vectors import DEFERRED, fill_all, pending_count
 from services.periodic import backfill
 from services.queues import MEMORY_CHUNKER_QUEUE
 from services.service_call import ServiceCall
+from tests.fake_embedder import HashEmbedder
 from tests.llm_steps import Json, Reply
 from tests.memory_builders import create_exchange
 from tests.test_memory_chunker import GOOD_CHUNK

@@ -311,4 +311,4 @@ def test_housekeeping_roles_run_at_a_lower_cpu_priority(tmp_path: Path) -> None:
                             redis_client=None, hung_after_s=60)
     supervisor.start()
     supervisor.children["chunker"].process.wait(timeout=30)
-    assert int(out.read_text()) >= 10 + os.nice(0)
+    assert int(out.read_text()) >= min(19, 10 + os.nice(0))  # 19 is the ceiling: a suite run under nice reaches it

@@ -16,11 +16,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from cli.memory import cmd_recall
-from services.embeddings import HashEmbedder
 from services.memory.facts import remember_fact
 from services.memory.models import Episode, Fact
 from services.queues import MEMORY_CHUNKER_QUEUE
 from services.settings import PROJECT_ROOT
+from tests.fake_embedder import HashEmbedder
 from tests.memory_builders import create_exchange
 
 pytestmark = pytest.mark.integration
@@ -197,7 +197,7 @@ def test_the_memory_config_is_read_once_per_app(settings, db_engine, real_redis,
     deps = WebDeps.build(app_settings)
     try:
         client = create_app(app_settings, deps).test_client()
-        (configs / "memory.toml").write_text("[recall]\nfusion = 'magic'\n")  # re-reading it would fail
+        (configs / "memory.toml").write_text("[recall]\nspan_replied_to = 'magic'\n")  # re-reading it would fail
         assert client.get("/memory/search?q=Miso", headers=ALICE).status_code == 200
         assert client.get("/memory/facts?q=Bergen", headers=ALICE).status_code == 200
     finally:

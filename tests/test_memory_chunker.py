@@ -12,12 +12,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from services.db import Exchange
-from services.embeddings import HashEmbedder
 from services.memory.chunks import ChunkInvalid, validate_chunk
 from services.memory.config import MemoryConfig
 from services.memory.models import Fact, MemoryChunk
 from services.metrics import COUNTERS_KEY
 from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, MEMORY_JOB_TIMEOUT_S, job_owner
+from tests.fake_embedder import HashEmbedder
 from tests.llm_steps import Error, Garbage, Json, Reply
 from tests.memory_builders import create_crowding_facts, create_exchange, unit_vector
 

@@ -13,10 +13,10 @@ from sqlalchemy import select, text, update
 from sqlalchemy.orm import Session
 
 from services.db import ConversationSession, Exchange
-from services.embeddings import HashEmbedder
 from services.memory.config import EpisodicConfig, MemoryConfig
 from services.memory.models import Episode, Fact, MemoryChunk
 from services.queues import EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE, enqueue, job_owner
+from tests.fake_embedder import HashEmbedder
 from tests.llm_steps import Garbage, Json, Reply
 from tests.memory_builders import create_exchange, create_session
 

@@ -14,11 +14,11 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from cli.memory import cmd_forget
-from services.embeddings import HashEmbedder
 from services.memory.facts import remember_fact
 from services.memory.forget import UserFootprint, purge_jobs
 from services.memory.models import Episode, ExchangeAccess, MemoryChunk
 from services.queues import CHUNKER_JOB, EPISODE_JOB, EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE, enqueue
+from tests.fake_embedder import HashEmbedder
 from tests.llm_steps import Reply
 
 pytestmark = pytest.mark.integration

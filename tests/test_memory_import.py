@@ -15,12 +15,12 @@ from sqlalchemy.orm import Session
 from cli.memory import cmd_export, cmd_import
 from services.bundle import export_bundle, import_bundle
 from services.db import Exchange, make_sessionmaker
-from services.embeddings import HashEmbedder
 from services.memory.facts import remember_fact
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.models import Episode, Fact, MemoryChunk
 from services.memory.vectors import BACKFILL_JOB_IDS
 from services.queues import EPISODIC_QUEUE, MEMORY_CHUNKER_QUEUE
+from tests.fake_embedder import HashEmbedder
 
 pytestmark = pytest.mark.integration
 

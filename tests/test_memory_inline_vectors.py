@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
-from services.embeddings import HashEmbedder
 from services.memory.models import Episode, Fact
+from tests.fake_embedder import HashEmbedder
 from tests.memory_builders import create_user
 
 pytestmark = pytest.mark.integration

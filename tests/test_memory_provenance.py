@@ -11,12 +11,12 @@ from sqlalchemy.orm import Session
 
 from services.bundle import export_bundle, import_bundle
 from services.db import make_sessionmaker
-from services.embeddings import HashEmbedder
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.context import assemble
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall
 from services.memory.vectors import fill_all
+from tests.fake_embedder import HashEmbedder
 
 pytestmark = pytest.mark.integration
 

@@ -202,7 +202,9 @@ def test_the_queries_use_the_hnsw_and_gin_indexes(session, hash_embedder):
     cursor = session.connection().connection.driver_connection.cursor()
     plan = "\n".join(row[0] for row in cursor.execute("EXPLAIN " + sql, parameters).fetchall())
     assert "ix_exchange_lines_search" in plan
-    assert search.vector_arm(session, "exchange", "alice", hash_embedder.embed(texts[5]), 5)[0] == 6  # ids start at 1
+    nearest = session.scalars(search.statement(search.vector_sql("exchange"), qvec=True),
+                              {"user": "alice", "qvec": hash_embedder.embed(texts[5]), "limit": 5})
+    assert list(nearest)[0] == 6  # ids start at 1
 
 
 def test_a_long_message_is_searched_by_a_bounded_number_of_its_longest_words(session, hash_embedder):

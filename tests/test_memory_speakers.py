@@ -13,12 +13,12 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from services.db import make_sessionmaker
-from services.embeddings import HashEmbedder
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall
 from services.memory.speakers import named_speaker, without_name
 from services.memory.vectors import fill_all
+from tests.fake_embedder import HashEmbedder
 from tests.memory_builders import create_exchange
 
 pytestmark = pytest.mark.integration

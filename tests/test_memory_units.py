@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from services.memory.config import RecallConfig, load_memory_config
-from services.memory.scoring import fuse
+from services.memory.scoring import fused
 from services.memory.search import Candidate, vector_text
 from services.memory.speakers import vector_literal
 from services.memory.timewords import time_window
@@ -45,9 +45,9 @@ def test_two_weeks_ago_is_a_window_around_the_point():
 
 
 def test_the_shipped_config_loads_and_bad_values_are_refused(tmp_path):
-    assert load_memory_config(PROJECT_ROOT / "configs").recall.fusion in ("absolute", "minmax", "rrf")
-    (tmp_path / "memory.toml").write_text("[recall]\nfusion = 'magic'\n")
-    with pytest.raises(SettingsError, match="fusion"):
+    assert load_memory_config(PROJECT_ROOT / "configs").recall.span_replied_to == "unmatched"
+    (tmp_path / "memory.toml").write_text("[recall]\nspan_replied_to = 'magic'\n")
+    with pytest.raises(SettingsError, match="span_replied_to"):
         load_memory_config(tmp_path)
     (tmp_path / "memory.toml").write_text("[recall]\nrecency_weigth = 0.1\n")
     with pytest.raises(SettingsError, match="unknown key"):
@@ -61,12 +61,12 @@ def _candidate(sim: float, lex: float) -> Candidate:
     return Candidate(kind="exchange", id=1, row={}, at=NOW, sim=sim, lex=lex, salience=None, access=0)
 
 
-def test_fusion_methods_rank_a_strong_match_first_and_stay_in_unit_range():
+def test_fusion_ranks_a_strong_match_first_and_stays_in_unit_range():
     candidates = [_candidate(0.8, 1.0), _candidate(0.5, 0.0), _candidate(0.2, 0.3)]
-    for fusion in ("absolute", "minmax", "rrf"):
-        scores = fuse(candidates, RecallConfig(fusion=fusion), has_vector=True)
-        assert scores[0] == max(scores) and all(0 <= s <= 1 for s in scores), fusion
-    assert fuse(candidates, RecallConfig(), has_vector=False) == [1.0, 0.0, 0.3]
+    scores = list(fused(candidates, RecallConfig(), has_vector=True))
+    assert scores[0] == max(scores) and all(0 <= s <= 1 for s in scores)
+    assert scores == pytest.approx([0.5 * 1.0 + 0.5 * 1.0, 0.5 * 0.35 / 0.6, 0.5 * 0.05 / 0.6 + 0.5 * 0.3])
+    assert list(fused(candidates, RecallConfig(), has_vector=False)) == [1.0, 0.0, 0.3]
 
 
 def test_cli_registers_the_four_memory_commands():

@@ -14,8 +14,8 @@ from sqlalchemy import func, select
 from services.act.models import Goal, ListItem, NamedList, ScheduledItem
 from services.bundle import BundleInvalid, import_bundle
 from services.cognition.models import Autobiography, DriftGist
-from services.embeddings import HashEmbedder
 from services.memory.forget import forget_user
+from tests.fake_embedder import HashEmbedder
 from tests.memory_builders import create_user
 
 pytestmark = pytest.mark.integration

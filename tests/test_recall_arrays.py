@@ -15,8 +15,7 @@ import pytest
 
 from services.memory import turnshape
 from services.memory.config import RecallConfig
-from services.memory.scoring import calibrated as _calibrated
-from services.memory.scoring import fuse, score_candidates
+from services.memory.scoring import score_candidates
 from services.memory.search import Candidate
 from services.memory.spans import _attach_replied_to, line_candidates
 from services.memory.turns import LineRows
@@ -98,11 +97,17 @@ def _reference_candidates(tuples: list[tuple[Any, ...]], excluded: set[int], sca
     return found
 
 
+def _calibrated(sim: float, cfg: RecallConfig) -> float:
+    return min(1.0, max(0.0, (sim - cfg.sim_floor) / (cfg.sim_ceil - cfg.sim_floor)))
+
+
 def _reference_scores(candidates: list[Candidate], cfg: RecallConfig, window: Any, cue: str | None,
                       speaker_weight: float) -> list[tuple[float, dict[str, float], int]]:
     """The one-candidate-at-a-time scoring of round six: (score, signals, line id), best first."""
     scored = []
-    for candidate, rel in zip(candidates, fuse(candidates, cfg, True), strict=True):
+    for candidate in candidates:
+        rel = (cfg.vector_weight * _calibrated(candidate.sim or 0.0, cfg) + cfg.lexical_weight * candidate.lex) / (
+            (cfg.vector_weight + cfg.lexical_weight) or 1.0)
         age = max(0.0, (NOW - candidate.at).total_seconds() / 86400)
         salience = candidate.salience if candidate.salience is not None else 0.5
         access = min(1.0, math.log1p(candidate.access) / math.log1p(max(1, cfg.access_saturation)))

@@ -13,13 +13,13 @@ from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
 from services.db import make_sessionmaker
-from services.embeddings import HashEmbedder
 from services.memory import lineterms, vocabmatrix
 from services.memory.config import RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.speakers import vector_literal
 from services.memory.termcounts import COUNTS
 from services.memory.vocabmatrix import MATRICES
+from tests.fake_embedder import HashEmbedder
 from tests.memory_builders import create_exchange
 
 pytestmark = pytest.mark.integration

@@ -13,13 +13,13 @@ import pytest
 from sqlalchemy.orm import Session
 
 from services.db import make_sessionmaker
-from services.embeddings import HashEmbedder
 from services.memory.config import load_memory_config
 from services.memory.focus import Focus, asks_at_large, factor, of_question, speaks_of_self, subject_of
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall, score_candidates
 from services.memory.search import Candidate
 from services.settings import PROJECT_ROOT, SettingsError
+from tests.fake_embedder import HashEmbedder
 
 NOW = dt.datetime(2025, 9, 1, tzinfo=dt.UTC)
 SHIPPED = load_memory_config(PROJECT_ROOT / "configs").recall

@@ -14,12 +14,12 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from services.db import make_sessionmaker
-from services.embeddings import HashEmbedder
 from services.memory import lineterms, turns
 from services.memory.config import RecallConfig
 from services.memory.forget import purge_rows
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.vectors import DEFERRED, derive_lines
+from tests.fake_embedder import HashEmbedder
 from tests.memory_builders import create_exchange
 
 pytestmark = pytest.mark.integration

@@ -14,7 +14,6 @@ import pytest
 from sqlalchemy.orm import Session
 
 from services.db import make_sessionmaker
-from services.embeddings import HashEmbedder
 from services.memory.config import RecallConfig, load_memory_config
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall, score_candidates
@@ -22,6 +21,7 @@ from services.memory.search import Candidate
 from services.memory.spans import context_signals
 from services.memory.turnshape import answer_cue, asks_broadly, carries, question_share
 from services.settings import PROJECT_ROOT, SettingsError
+from tests.fake_embedder import HashEmbedder
 
 NOW = dt.datetime(2025, 9, 1, tzinfo=dt.UTC)
 

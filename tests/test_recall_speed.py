@@ -12,10 +12,10 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from services.db import make_sessionmaker
-from services.embeddings import HashEmbedder
 from services.memory import lineterms, turns
 from services.memory.config import RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
+from tests.fake_embedder import HashEmbedder
 from tests.memory_builders import create_exchange
 
 pytestmark = pytest.mark.integration
@@ -100,11 +100,15 @@ def test_facts_and_episodes_come_from_one_statement_each_with_the_same_candidate
         event.listen(session.get_bind(), "before_cursor_execute", lambda *args: statements.append(args[2]))
         for kind in ("fact", "episode"):
             combined = search.kind_candidates(session, kind, "alice", qvec, terms, window, 3, config)
-            ids = dict.fromkeys(search.vector_arm(session, kind, "alice", qvec, 3) if qvec is not None else [])
-            ids.update(dict.fromkeys(search.lexical_arm(session, kind, "alice", terms, 3, config)))
-            if window is not None:
-                ids.update(dict.fromkeys(search.window_arm(session, kind, "alice", window, qvec, terms, 3)))
-            separate = search.candidate_rows(session, kind, "alice", list(ids), qvec, terms)
+            ids: dict[int, None] = {}  # the oracle: each arm's statement alone, then the signals of their ids
+            arms = [search.vector_sql(kind)] if qvec is not None else []
+            params = {"user": "alice", "limit": 3, "qvec": qvec}
+            arms += [search._lexical_sql(kind, terms, params, config)] if terms else []
+            arms += [search.window_sql(kind, window, qvec, terms, params)] if window and kind != "fact" else []
+            for arm in arms:
+                ids.update(dict.fromkeys(session.scalars(search.statement(arm, ":qvec" in arm), params)))
+            separate = search._candidates(session, kind, "t.id = ANY(:ids)", {"user": "alice", "ids": list(ids)},
+                                          qvec, terms) if ids else []
             assert sorted((c.id, c.sim, c.lex) for c in combined) == sorted((c.id, c.sim, c.lex) for c in separate)
             assert combined or not with_vector  # the vector arm always finds something
         arms = [s for s in statements if "ORDER BY" in s and "t.id IN (" in s]

@@ -67,7 +67,8 @@ def _tight_index_search(session: Session) -> None:
 def _arm(session: Session, user: str, query: np.ndarray, k: int, config: RecallConfig) -> list[int]:
     search.prepare_vector_search(session, config)
     session.execute(text("SELECT set_config('hnsw.max_scan_tuples', '50', true)"))
-    return search.vector_arm(session, "exchange", user, query, k, config)
+    arm = search.statement(search.vector_sql("exchange", exact_lines=config.exact_lines), True)
+    return list(session.scalars(arm, {"user": user, "qvec": query, "limit": k}))
 
 
 def test_a_small_person_gets_their_exact_nearest_rows_whatever_crowds_the_index(session):

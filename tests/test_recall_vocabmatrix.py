@@ -11,13 +11,13 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
-from services.embeddings import HashEmbedder
 from services.memory import vocabmatrix, vocabulary
 from services.memory.config import RecallConfig
 from services.memory.lineterms import line_terms
 from services.memory.recall import _open, recall
 from services.memory.speakers import vector_literal
 from services.memory.vocabmatrix import MATRICES, SIZE_SQL
+from tests.fake_embedder import HashEmbedder
 from tests.memory_builders import create_exchange, create_user
 
 pytestmark = pytest.mark.integration

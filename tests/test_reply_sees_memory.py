@@ -14,11 +14,11 @@ from dataclasses import replace
 import pytest
 
 from services.db import make_sessionmaker
-from services.embeddings import HashEmbedder
 from services.memory.config import load_memory_config
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.vectors import fill_all
 from services.queues import PROMPT_QUEUE
+from tests.fake_embedder import HashEmbedder
 from tests.llm_steps import Reply
 from tests.sse import parse_frames
 

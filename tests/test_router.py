@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from services.embeddings import HashEmbedder
 from services.router import signals as rs
 from services.router.decision import apply_tiebreak, score_modes, softmax, tiebreak_candidates
 from services.router.exemplars import load_exemplars
@@ -21,6 +20,7 @@ from services.router.feedback import detect_feedback
 from services.router.mode_router import ModeRouter, context_from_record
 from services.router.signals import MODES, RoutingContext
 from services.settings import SettingsError
+from tests.fake_embedder import HashEmbedder
 
 REPO_CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 

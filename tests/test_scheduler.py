@@ -11,8 +11,9 @@ from rq import Callback, Queue, Retry
 from rq.job import JobStatus
 from rq.registry import StartedJobRegistry
 
-from services.janitor import LEASE_KEY, OWNED_KEY, job_lease, recover_abandoned
+from services.janitor import LEASE_KEY, OWNED_KEY, recover_abandoned
 from services.streams import EventLog, request_channel
+from tests.leases import job_lease
 from workers.scheduler import Leadership
 
 

@@ -20,12 +20,12 @@ from sqlalchemy.orm import Session
 from api import WebDeps, create_app
 from services.act.models import ScheduledItem
 from services.db import Base, Exchange, Thread
-from services.embeddings import HashEmbedder
 from services.limits import Limits, Rate
 from services.logs import NOISY_LIBRARIES, JsonFormatter
 from services.memory.facts import remember_fact
 from services.memory.models import Episode, Fact
 from services.queues import BACKGROUND_QUEUE, MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE, owner_meta
+from tests.fake_embedder import HashEmbedder
 from tests.llm_steps import Reply
 from tests.sse import parse_frames
 

@@ -15,10 +15,11 @@ import time
 import pytest
 from sqlalchemy import text
 
-from services.janitor import LEASE_KEY, OWNED_KEY, job_lease
+from services.janitor import LEASE_KEY, OWNED_KEY
 from services.queues import LEASE_KEY as THREAD_LEASE_KEY
 from services.queues import load_request
 from services.streams import EventLog, request_channel
+from tests.leases import job_lease
 from tests.llm_steps import Reply
 from tests.servers import wait_until
 

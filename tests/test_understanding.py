@@ -12,10 +12,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from services.db import Exchange, RoutingDecision
-from services.embeddings import HashEmbedder
 from services.errors import EmbeddingError
 from services.queues import PROMPT_QUEUE
 from services.router.mode_router import ModeRouter
+from tests.fake_embedder import HashEmbedder
 from tests.llm_steps import Error, Garbage, Reply
 from tests.sse import parse_frames
 

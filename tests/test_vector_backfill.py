@@ -16,7 +16,7 @@ from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from services.db import Exchange, make_sessionmaker
-from services.embeddings import HashEmbedder, PairedEmbedder
+from services.embeddings import PairedEmbedder
 from services.errors import ModelUnavailable
 from services.memory import vocabulary
 from services.memory.config import MemoryConfig, RecallConfig
@@ -34,6 +34,7 @@ from services.memory.vectors import (
 from services.periodic import backfill
 from services.queues import MEMORY_CHUNKER_QUEUE
 from services.service_call import ServiceCall
+from tests.fake_embedder import HashEmbedder
 
 pytestmark = pytest.mark.integration
 

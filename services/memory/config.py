@@ -9,7 +9,6 @@ from typing import Any
 
 from services.config_files import at_least, checked, load_config, once_per_process, one_of, positive, within
 
-FUSIONS = ("absolute", "minmax", "rrf")
 SPAN_MODES = ("always", "matching", "unmatched", "never")
 
 
@@ -17,10 +16,8 @@ SPAN_MODES = ("always", "matching", "unmatched", "never")
 class RecallConfig:
     """``[recall]``: every key is explained, with what it earned, in ``configs/memory.toml``."""
 
-    fusion: str = one_of("absolute", FUSIONS)
     vector_weight: float = 0.5
     lexical_weight: float = 0.5
-    rrf_k: int = 60
     sim_floor: float = within(0.15, 0, 1)
     sim_ceil: float = within(0.75, 0, 1)
     candidates: int = at_least(25, 1)  # rows each exchange arm brings (configs/memory.toml: measured depth)

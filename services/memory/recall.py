@@ -2,7 +2,7 @@
 
 ``recall()`` gathers candidates of each kind (exchanges, facts, episodes) from the SQL arms in
 ``services.memory.search``, computes every signal exactly for each candidate, fuses relevance
-(``configs/memory.toml`` [recall] fusion), multiplies it by boosts for recency (exp(−λ·Δt) from
+(``scoring.fused``: calibrated cosine and lexical score, weighted), multiplies it by boosts for recency (exp(−λ·Δt) from
 the timestamp, at query time), salience, access reinforcement and a matching time window,
 returns exchange hits with their neighbouring turns, and counts the access of what it returns.
 A question naming a speaker of the user's conversations is also matched against that speaker's own

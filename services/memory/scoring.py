@@ -155,53 +155,13 @@ def _access_signals(counts: list[int], cfg: RecallConfig) -> list[float]:
 
 
 def fused(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool) -> np.ndarray:
-    """``fuse`` as an array (the default, absolute fusion computed over arrays, each operation the scalar one's)."""
-    if not has_vector or cfg.fusion in ("rrf", "minmax"):
-        return np.array(fuse(candidates, cfg, has_vector), dtype=np.float64)
-    sims = np.array([c.sim if c.sim is not None else 0.0 for c in candidates], dtype=np.float64)
+    """Relevance in 0..1 per candidate: the cosine calibrated to 0..1 (``sim_floor`` → 0, ``sim_ceil`` → 1) and the
+    lexical score, summed with their weights; without a query vector, the lexical score alone."""
     lexes = np.array([c.lex for c in candidates], dtype=np.float64)
+    if not has_vector:
+        return lexes
+    sims = np.array([c.sim if c.sim is not None else 0.0 for c in candidates], dtype=np.float64)
     wv, wl = cfg.vector_weight, cfg.lexical_weight
     total = (wv + wl) or 1.0
     calibrated = np.minimum(1.0, np.maximum(0.0, (sims - cfg.sim_floor) / (cfg.sim_ceil - cfg.sim_floor)))
     return (wv * calibrated + wl * lexes) / total
-
-
-def fuse(candidates: list[Candidate], cfg: RecallConfig, has_vector: bool) -> list[float]:
-    """Relevance in 0..1 per candidate, by the configured fusion method."""
-    sims = [c.sim if c.sim is not None else 0.0 for c in candidates]
-    lexes = [c.lex for c in candidates]
-    if not has_vector:
-        return lexes
-    wv, wl = cfg.vector_weight, cfg.lexical_weight
-    total = (wv + wl) or 1.0
-    if cfg.fusion == "rrf":
-        vranks, lranks = _ranks(sims), _ranks(lexes)
-        best = (wv + wl) / (cfg.rrf_k + 1)
-        return [(wv / (cfg.rrf_k + vr) + (wl / (cfg.rrf_k + lr) if lex > 0 else 0.0)) / best
-                for vr, lr, lex in zip(vranks, lranks, lexes, strict=True)]
-    if cfg.fusion == "minmax":
-        sims_n, lexes_n = _minmax(sims), _minmax(lexes)
-        return [(wv * s + wl * x) / total for s, x in zip(sims_n, lexes_n, strict=True)]
-    return [(wv * calibrated(s, cfg) + wl * x) / total for s, x in zip(sims, lexes, strict=True)]
-
-
-def calibrated(sim: float, cfg: RecallConfig) -> float:
-    """A cosine similarity mapped to 0..1 (sim_floor → 0, sim_ceil → 1)."""
-    return min(1.0, max(0.0, (sim - cfg.sim_floor) / (cfg.sim_ceil - cfg.sim_floor)))
-
-
-def _ranks(values: list[float]) -> list[int]:
-    order = sorted(range(len(values)), key=lambda i: -values[i])
-    ranks = [0] * len(values)
-    for rank, index in enumerate(order, start=1):
-        ranks[index] = rank
-    return ranks
-
-
-def _minmax(values: list[float]) -> list[float]:
-    if not values:
-        return []
-    low, high = min(values), max(values)
-    if high - low < 1e-9:
-        return [1.0 if high > 0 else 0.0 for _ in values]
-    return [(v - low) / (high - low) for v in values]

@@ -235,13 +235,6 @@ def vector_sql(kind: str, limit: str = "limit", exact_lines: int = 0) -> str:
             f"UNION ALL ({base}AND NOT {small} {indexed})")
 
 
-def vector_arm(session: Session, kind: str, user_id: str, qvec: np.ndarray, limit: int,
-               config: RecallConfig | None = None) -> list[int]:
-    """Ids of the nearest rows by cosine distance (exact for a small person, else the HNSW index), nearest first."""
-    statement = text(vector_sql(kind, exact_lines=(config or RecallConfig()).exact_lines)).bindparams(vector_param())
-    return list(session.scalars(statement, {"user": user_id, "qvec": qvec, "limit": limit}))
-
-
 def _lexical_sql(kind: str, terms: Terms, params: dict[str, Any], config: RecallConfig) -> str:
     params.update(tsq=terms.tsquery, cap=config.match_cap)
     # Score at most match_cap matching rows: the rare words keep that set small; the cap bounds the worst case.
@@ -250,15 +243,6 @@ def _lexical_sql(kind: str, terms: Terms, params: dict[str, Any], config: Recall
             f"AND {KINDS[kind].active} AND t.search @@ CAST(:tsq AS tsquery) LIMIT :cap) t "
             f"ORDER BY {_lex_sql(terms, params)} DESC, ts_rank_cd(t.search, CAST(:tsq AS tsquery), 32) DESC "
             "LIMIT :limit")
-
-
-def lexical_arm(session: Session, kind: str, user_id: str, terms: Terms, limit: int,
-                config: RecallConfig | None = None) -> list[int]:
-    """Ids of rows matching any informative lexeme (GIN index), best IDF coverage first."""
-    if not terms:
-        return []
-    params: dict[str, Any] = {"user": user_id, "limit": limit}
-    return list(session.scalars(text(_lexical_sql(kind, terms, params, config or RecallConfig())), params))
 
 
 def window_sql(kind: str, window: Window, qvec: np.ndarray | None, terms: Terms, params: dict[str, Any],
@@ -290,23 +274,11 @@ def _read_once(kind: str, source: str, terms: Terms) -> tuple[str, str]:
     return f"{source} CROSS JOIN LATERAL (SELECT {lexemes} AS search OFFSET 0) s", "s.search"
 
 
-def window_arm(session: Session, kind: str, user_id: str, window: Window, qvec: np.ndarray | None, terms: Terms,
-               limit: int) -> list[int]:
-    """Ids of rows inside a time window, ordered by similarity (or term coverage without a vector)."""
-    if kind == "fact":
-        return []  # a fact is true until superseded; when it was stated is not what it is about
-    params: dict[str, Any] = {"user": user_id, "limit": limit}
-    statement = text(window_sql(kind, window, qvec, terms, params))
-    if qvec is not None:
-        statement = statement.bindparams(vector_param())
-    return list(session.scalars(statement, params))
-
-
 def kind_candidates(session: Session | Connection, kind: str, user_id: str, qvec: np.ndarray | None, terms: Terms,
                     window: Window | None, limit: int, config: RecallConfig) -> list[Candidate]:
     """The candidates of one kind from every arm (vector, lexical, time window) with their signals, in one
-    statement: the same rows as ``candidate_rows`` of the arms' ids, without a round trip per arm (on recall's
-    connection or ``sidearms``')."""
+    statement, without a round trip per arm (on recall's connection or ``sidearms``'; the arms one by one are the
+    test's oracle, tests/test_recall_speed.py)."""
     params: dict[str, Any] = {"user": user_id, "limit": limit}
     arms = []
     if qvec is not None:
@@ -319,14 +291,6 @@ def kind_candidates(session: Session | Connection, kind: str, user_id: str, qvec
         return []
     union = " UNION ".join(f"({arm})" for arm in arms)
     return _candidates(session, kind, f"t.id IN ({union})", params, qvec, terms)
-
-
-def candidate_rows(session: Session, kind: str, user_id: str, ids: list[int], qvec: np.ndarray | None,
-                   terms: Terms) -> list[Candidate]:
-    """Every signal of the candidate rows, computed exactly (not only for the arm that found them)."""
-    if not ids:
-        return []
-    return _candidates(session, kind, "t.id = ANY(:ids)", {"user": user_id, "ids": ids}, qvec, terms)
 
 
 def _candidates(session: Session | Connection, kind: str, where: str, params: dict[str, Any], qvec: np.ndarray | None,
