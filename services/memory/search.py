@@ -213,10 +213,26 @@ def _lex_sql(terms: Terms, params: dict[str, Any], search: str = "t.search") -> 
     return "(" + " + ".join(parts) + ")"
 
 
-def vector_sql(kind: str, limit: str = "limit") -> str:
-    """The vector arm's statement (``:qvec``, its row limit in the parameter named ``limit``)."""
-    return (f"SELECT t.id FROM {TABLES[kind]} t WHERE t.user_id = :user AND {KINDS[kind].active} "
-            f"ORDER BY t.embedding <=> :qvec LIMIT :{limit}")
+def vector_sql(kind: str, limit: str = "limit", exact_lines: int = 0) -> str:
+    """The vector arm's statement (``:qvec``, its row limit in the parameter named ``limit``).
+
+    ``exact_lines`` > 0, exchanges only: a person with at most that many turns (``exchange_line_counts``, one row
+    read) is searched exactly, over their own rows, and only a larger one through the HNSW index. The index walks
+    everyone's nearest rows and drops the others': a person holding 0.03 % of a million exchanges kept a few of their
+    own 10 nearest, or none, when pgvector's iterative scan gave up (``hnsw.max_scan_tuples``), while their exact
+    search costs a few hundred distances (bench/tenants.py). Each branch is gated by a condition on no row, which
+    PostgreSQL evaluates once before the branch runs: the other branch costs nothing.
+    """
+    spec = KINDS[kind]
+    base = f"SELECT t.id FROM {TABLES[kind]} t WHERE t.user_id = :user AND {spec.active} "
+    indexed = f"ORDER BY t.embedding <=> :qvec LIMIT :{limit}"
+    if kind != "exchange" or exact_lines <= 0:
+        return base + indexed
+    small = (f"(SELECT coalesce(max(c.lines), 0) <= {int(exact_lines)} FROM exchange_line_counts c "
+             "WHERE c.user_id = :user)")
+    # "+ 0" keeps the planner off the HNSW index in the exact branch (as window_sql does).
+    return (f"({base}AND t.embedding IS NOT NULL AND {small} ORDER BY (t.embedding <=> :qvec) + 0 LIMIT :{limit}) "
+            f"UNION ALL ({base}AND NOT {small} {indexed})")
 
 
 def _lexical_sql(kind: str, terms: Terms, params: dict[str, Any], config: RecallConfig) -> str:
@@ -266,7 +282,7 @@ def kind_candidates(session: Session | Connection, kind: str, user_id: str, qvec
     params: dict[str, Any] = {"user": user_id, "limit": limit}
     arms = []
     if qvec is not None:
-        arms.append(vector_sql(kind))
+        arms.append(vector_sql(kind, exact_lines=config.exact_lines))
     if terms:
         arms.append(_lexical_sql(kind, terms, params, config))
     if window is not None and kind != "fact":

@@ -182,7 +182,7 @@ def arms_sql(qvec: np.ndarray | None, window: Window | None, cfg: RecallConfig, 
     """The exchange arms' statements (``:user``, ``:limit``; the window arm's values go into ``params``)."""
     arms = []
     if qvec is not None:
-        arms.append(search.vector_sql("exchange"))
+        arms.append(search.vector_sql("exchange", exact_lines=cfg.exact_lines))
     if window is not None:
         arms.append(search.window_sql("exchange", window, qvec, terms or search.Terms(), params))
     return arms

@@ -1,0 +1,124 @@
+"""Many people in one table: the vector arm searches a small person exactly, a large one by the HNSW index, and
+no recall ever returns another person's rows (services/memory/search.py ``vector_sql``; bench/tenants.py)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from services.db import Exchange, insert
+from services.memory import search
+from services.memory.config import RecallConfig
+from services.memory.recall import recall
+from tests.memory_builders import create_thread, create_user, unit_vector
+
+pytestmark = pytest.mark.integration
+
+WORDS = "apple river mountain coffee piano garden rocket violin castle forest ocean lemon kayak tulip".split()
+
+
+@pytest.fixture
+def session(db_engine):
+    with Session(db_engine) as session:
+        yield session
+        session.rollback()
+
+
+def _people(session: Session, sizes: dict[str, int], near: np.ndarray, crowd: str) -> dict[str, dict[int, np.ndarray]]:
+    """Exchanges of each person (bulk, as an import stores them); ``crowd``'s vectors all lie nearer ``near`` than
+    anyone else's. Returns each person's vectors by exchange id."""
+    rng, words = np.random.default_rng(3), random.Random(3)
+    stored: dict[str, dict[int, np.ndarray]] = {}
+    for user, count in sizes.items():
+        create_user(session, user_id=user)
+        thread = create_thread(session, user_id=user)
+        spread = 0.05 if user == crowd else 1.0  # (a dense crowd: few rows, HNSW inserts slow)
+        vectors = [unit_vector(near * (user == crowd) + spread * unit_vector(rng.standard_normal(near.size)))
+                   for _ in range(count)]
+        rows = [{"request_id": f"{user}-{i}", "user_id": user, "thread_id": thread, "mode": "RESPOND",
+                 "user_text": " ".join(words.choice(WORDS) for _ in range(5)) + f" {user}{i}", "reply": "noted",
+                 "embedding": v, "tool_trail": [], "timings": {}} for i, v in enumerate(vectors)]
+        ids = []
+        for start in range(0, count, 500):
+            ids += session.scalars(insert(Exchange).values(rows[start : start + 500]).returning(Exchange.id)).all()
+        stored[user] = dict(zip(ids, vectors, strict=True))
+    session.execute(text("ANALYZE exchanges"))
+    return stored
+
+
+def _exact(vectors: dict[int, np.ndarray], query: np.ndarray, k: int) -> list[int]:
+    ids = list(vectors)
+    distances = 1 - np.stack([vectors[i] for i in ids]) @ query
+    return [ids[i] for i in np.argsort(distances, kind="stable")[:k]]
+
+
+def _tight_index_search(session: Session) -> None:
+    """The HNSW index forced and its iterative scan cut short, as a table of a million rows cuts it for a person
+    holding a few hundred of them: the scan meets the crowd's rows first."""
+    session.execute(text("SET LOCAL enable_seqscan = off"))
+    session.execute(text("SET LOCAL enable_sort = off"))
+
+
+def _arm(session: Session, user: str, query: np.ndarray, k: int, config: RecallConfig) -> list[int]:
+    search.prepare_vector_search(session, config)
+    session.execute(text("SELECT set_config('hnsw.max_scan_tuples', '50', true)"))
+    arm = search.statement(search.vector_sql("exchange", exact_lines=config.exact_lines), True)
+    return list(session.scalars(arm, {"user": user, "qvec": query, "limit": k}))
+
+
+def test_a_small_person_gets_their_exact_nearest_rows_whatever_crowds_the_index(session):
+    query = unit_vector(np.random.default_rng(1).standard_normal(384))
+    people = _people(session, {"alice": 40, "bob": 300}, query, crowd="bob")
+    _tight_index_search(session)
+    by_index = _arm(session, "alice", query, 10, RecallConfig(exact_lines=0, ef_search=10))
+    assert len(by_index) < 10  # the failure the exact path exists for: bob's rows exhaust the scan
+    found = _arm(session, "alice", query, 10, RecallConfig(exact_lines=200, ef_search=10))
+    assert found == _exact(people["alice"], query, 10)
+
+
+def test_a_large_person_is_searched_by_the_index_and_a_small_one_never_is(session):
+    query = unit_vector(np.random.default_rng(2).standard_normal(384))
+    _people(session, {"alice": 40, "bob": 300}, query, crowd="bob")
+    _tight_index_search(session)
+    config = RecallConfig(exact_lines=200)
+    search.prepare_vector_search(session, config)
+    sql = search.statement("EXPLAIN (ANALYZE, COSTS OFF) " + search.vector_sql("exchange", exact_lines=200), True)
+    plans = {user: "\n".join(session.scalars(sql, {"user": user, "qvec": query, "limit": 10}))
+             for user in ("alice", "bob")}
+    for user, plan in plans.items():
+        by_index = next(line for line in plan.splitlines() if "ix_exchanges_embedding" in line)
+        own_rows = next(line for line in plan.splitlines() if "ix_exchanges_user_id" in line)
+        assert ("never executed" in by_index) == (user == "alice"), plan
+        assert ("never executed" in own_rows) == (user == "bob"), plan
+
+
+def test_no_recall_returns_another_persons_rows(session, hash_embedder):
+    """Three people sharing words and nearby vectors; every hit (its exchanges, turns and neighbours) is the asker's,
+    by the exact path and by the index."""
+    query = unit_vector(hash_embedder.embed("coffee piano garden"))
+    people = _people(session, {"alice": 30, "bob": 300, "carol": 5}, query, crowd="bob")
+    rng = random.Random(4)
+    returned = 0
+    for exact_lines in (0, 200):
+        config = replace(RecallConfig(), exact_lines=exact_lines)
+        for _ in range(20):
+            user = rng.choice(list(people))
+            asked = " ".join(rng.choice(WORDS) for _ in range(3))
+            hits = recall(session, hash_embedder, user, asked, k=10, config=config, reinforce=False)
+            ids = {i for hit in hits for i in hit.exchange_ids}
+            ids |= {line["exchange_id"] for hit in hits for line in hit.lines + hit.neighbours}
+            assert ids <= set(people[user]), (user, asked)
+            returned += len(ids)
+    assert returned  # the recalls found something to check
+
+
+def test_the_vocabulary_keeps_no_vector_index_that_nothing_reads(session):
+    """Migration 0018: the expansion's kNN is exact (vocabulary.nearest_sql, vocabmatrix); an HNSW index of every
+    person's words only cost its inserts and its pages (397 MiB beside a 324 MiB table at 150k exchanges)."""
+    indexes = session.scalars(text("SELECT indexdef FROM pg_indexes WHERE tablename = 'vocabulary'")).all()
+    assert indexes and not any("hnsw" in definition for definition in indexes)
