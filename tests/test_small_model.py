@@ -171,3 +171,30 @@ def test_a_memory_question_sent_to_act_is_answered_from_memory_but_stored_things
     assert not answers_from_memory({"question": 1.0, "skill_recall": 1.0, "skill_list": 1.0})
     assert not answers_from_memory({"question": 1.0, "skill_remind": 1.0})
     assert not answers_from_memory({"question": 0.0, "skill_recall": 1.0})
+
+
+def test_a_message_said_back_in_the_second_person_is_an_echo() -> None:
+    """"I play tennis at the club" → "You play tennis at the club." is the message again, not a reply."""
+    with pytest.raises(EchoedMessage):
+        _guarded("I play tennis twice a week at the club.", ["You play tennis", " twice a week at the club."])
+    with pytest.raises(EchoedMessage):
+        _guarded("It's tiring but I love it way more than mortgages.",
+                 ["You're right, it's tiring but you love it way more than mortgages."])
+    sent, final = _guarded("Where do I live?", ["You live in Leeds."])
+    assert final == "You live in Leeds."
+
+
+def test_two_echoes_end_in_a_plain_acknowledgement_not_the_apology(fake_llm) -> None:
+    from services.llm.client import LLMClient
+    from services.llm.fallback import NOTED_REPLY, generate_with_fallback
+    from services.llm.roles import RoleConfig
+
+    fake_llm.script_stream(Reply("You work as a nurse at the city hospital."),
+                           Reply("You work as a nurse at the city hospital!"))
+    client = LLMClient(base_url=fake_llm.url, api_key=None, roles={"respond": RoleConfig(stream=True)})
+    message = "I work as a nurse at the city hospital"
+    sent: list[str] = []
+    completion, fallback = generate_with_fallback(
+        client, "respond", [{"role": "system", "content": "Be brief."}, {"role": "user", "content": message}],
+        sent.append, guard=partial(ScaffoldGuard, message=message))
+    assert not fallback and completion.text == NOTED_REPLY and "".join(sent) == NOTED_REPLY

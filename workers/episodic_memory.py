@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import partial
 from typing import Any
 
 from services.db import ConversationSession, Exchange
@@ -99,7 +100,8 @@ def _compose(context: WorkerContext, conversation: ConversationSession, exchange
     """The episode from the LLM, or built from the chunks when its output is unusable (None: retry later)."""
     messages = build_messages(context, conversation, exchanges, chunks, config)
     try:
-        episode, completion = ask_episode(context, messages, config)
+        said = "\n".join(f"{e.user_text}\n{e.reply or ''}" for e in exchanges)
+        episode, completion = ask_episode(context, messages, config, evidence=said)
         return episode, completion.model
     except (LLMMalformedOutput, ChunkInvalid) as exc:
         reason, detail = "invalid_json", str(exc)
@@ -114,11 +116,13 @@ def _compose(context: WorkerContext, conversation: ConversationSession, exchange
     return fallback_episode(conversation.topic, exchanges, chunks), "fallback"
 
 
-def ask_episode(context: WorkerContext, messages: list[dict[str, Any]],
-                config: MemoryConfig) -> tuple[dict[str, Any], Completion]:
-    """The validated episode (one corrective retry on a wrong shape); the small shape under the compact profile."""
+def ask_episode(context: WorkerContext, messages: list[dict[str, Any]], config: MemoryConfig,
+                evidence: str | None = None) -> tuple[dict[str, Any], Completion]:
+    """The validated episode (one corrective retry on a wrong shape); the small shape under the compact profile,
+    whose summary must be made of the words of ``evidence`` (the conversation) when given."""
     if small_chunks(context):
-        return ask_validated(context.llm, ROLE, messages, SMALL_EPISODE_SCHEMA, episode_from_small)
+        return ask_validated(context.llm, ROLE, messages, SMALL_EPISODE_SCHEMA,
+                             partial(episode_from_small, evidence=evidence))
     schema = EPISODE_SCHEMA if config.episodic.send_schema else None
     return ask_validated(context.llm, ROLE, messages, schema, validate_episode)
 

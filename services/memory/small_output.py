@@ -19,6 +19,7 @@ from services.text import grounding, truncate
 IMPORTANCE = {"low": 0.2, "medium": 0.5, "high": 0.8}
 MIN_FACT_GROUNDING = 0.6  # share of a fact's content words the person's message must contain
 MIN_GIST_GROUNDING = 0.3  # a gist paraphrases: some of its words must come from the message
+MIN_SUMMARY_GROUNDING = 0.5  # an episode's summary retells the conversation: most of its words come from it
 FACT_START = ("the user ", "the user's ", "user ")
 GIST_CHARS = 160
 NOT_A_FACT = re.compile(r"\b(?:asked|asks|wants to know|requested|wondered|said thanks)\b|\?", re.IGNORECASE)
@@ -113,11 +114,17 @@ def _usable_fact(fact: str, user_text: str) -> bool:
     return first is not None and first.group().lower() in said and grounding(fact, user_text) >= MIN_OTHER_GROUNDING
 
 
-def episode_from_small(data: Any) -> dict[str, Any]:
-    """The full episode from a small one (its summary's first sentence is the gist)."""
+def episode_from_small(data: Any, evidence: str | None = None) -> dict[str, Any]:
+    """The full episode from a small one (its summary's first sentence is the gist).
+
+    ``evidence``: the conversation's text; a summary made mostly of other words is refused. A 0.5B model
+    wrote the prompt's example ("started a pottery class on Monday") as the summary of unrelated talks.
+    """
     if not isinstance(data, dict):
         raise ChunkInvalid("an episode must be a JSON object")
     summary = data.get("summary") if isinstance(data.get("summary"), str) else ""
+    if evidence is not None and grounding(summary, evidence) < MIN_SUMMARY_GROUNDING:
+        raise ChunkInvalid("the summary must tell what was said in this conversation, in its words")
     gist = summary.split(". ")[0].strip()
     return validate_episode({"title": data.get("title"), "gist": gist, "summary": summary, "intent": "",
                              "emotion": "", "outcome": "", "salience": _importance(data), "open_loops": []})
