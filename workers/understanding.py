@@ -127,7 +127,8 @@ def understand(context: WorkerContext, request: ChatRequest,
     decision = route(context, request, routing_context, working_memory)
     mode = decision.mode
     profile = llm_profile(context)
-    if mode == "ACT" and profile.compact and profile.budgets.act_fast_path and answers_from_memory(decision.signals):
+    fast = profile.compact and profile.budgets.act_fast_path
+    if mode == "ACT" and fast and answers_from_memory(request.text, decision.signals):
         mode = "RESPOND"  # the memory context already holds what recall would find (fastpath.answers_from_memory)
     return Understanding(
         topic=topic,

@@ -111,20 +111,31 @@ def _items(raw: str) -> list[str]:
     return [item for item in items if item]
 
 
-# Skills whose requests a memory question must not look like: it asks what the person told, not what is stored.
-_STORED_THINGS = ("skill_list", "skill_remind", "skill_schedule", "skill_goal", "skill_manage", "skill_forget",
-                  "skill_remember")
+# Skills whose questions change something ("can you delete my reminder?"): the loop plans those.
+_CHANGING = ("skill_manage", "skill_forget", "skill_goal", "skill_schedule")
+# Skills a question may be about that the small-model notes hold (services/memory/context.compact_notes):
+# what the person told (recall), their next reminders and their lists.
+_NOTED = ("skill_recall", "skill_remind", "skill_list")
 
 
-def answers_from_memory(signals: dict[str, Any]) -> bool:
-    """A question about what the person told ("What is my dog's name?") that the router sent to ACT.
+def answers_from_memory(text: str, signals: dict[str, Any]) -> bool:
+    """A question about what the person told or set ("What is my dog's name?", "What did I ask you to remind me
+    about tomorrow?", "What do I need to buy?") that the router sent to ACT.
 
     The fast path would run ``recall`` with the question and have the model word a reply from the skill's
-    JSON result; the turn's own memory context was assembled from the same question, so a small model
-    answers better from it as a plain reply (and a planning failure can never end it).
+    JSON result; the turn's own notes were assembled from the same question and hold the next reminders and
+    the lists, so a small model answers better from them as a plain reply (and a planning failure can never
+    end it). A list read by name ("What's on my shopping list?") stays with the fast path, which reads it
+    exactly; a request the fast path takes ("Can you remind me at 9 to …?") is no question about memory.
     """
-    return bool(signals.get("question") and signals.get("skill_recall") and not signals.get("action_request")
-                and not any(signals.get(name) for name in _STORED_THINGS))
+    if not signals.get("question") or any(signals.get(name) for name in _CHANGING):
+        return False
+    if not any(signals.get(name) for name in _NOTED):
+        return False
+    lowered = " ".join(text.replace("\u2019", "'").lower().split())
+    takes = (LIST_VIEW, LIST_ADD, LIST_CREATE, REMIND)
+    return not any(pattern.match(lowered) for pattern in takes) and _first_match(MEMORIZE, text, lambda m: m["text"],
+                                                                                  anchored=True) is None
 
 
 def _list_action(text: str) -> PlainAction | None:
