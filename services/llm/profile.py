@@ -33,6 +33,7 @@ class CompactBudgets:
     memory_turns: int = 0  # recalled turns shown beside the facts (0: facts and episodes only)
     act_fast_path: bool = True
     small_chunk_schema: bool = True
+    facts_from_words: bool = False  # the chunker reads the person's sentences without a model (chunk_from_words)
 
 
 @dataclass(frozen=True)
