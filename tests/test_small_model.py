@@ -204,3 +204,21 @@ def test_two_echoes_end_in_a_plain_acknowledgement_not_the_apology(fake_llm) -> 
         client, "respond", [{"role": "system", "content": "Be brief."}, {"role": "user", "content": message}],
         sent.append, guard=partial(ScaffoldGuard, message=message))
     assert not fallback and completion.text == NOTED_REPLY and "".join(sent) == NOTED_REPLY
+
+
+def test_facts_from_words_are_the_persons_own_telling_sentences() -> None:
+    from services.memory.small_output import chunk_from_words
+
+    def facts(message: str) -> list[str]:
+        return [fact["text"] for fact in chunk_from_words(message)["facts"]]
+    assert facts("Oh and my sister Funmi is getting married on the 14th of June, I'm a bridesmaid!") == [
+        "The user's sister Funmi is getting married on the 14th of June, the user is a bridesmaid"]
+    assert facts("Hi there, I'm Hannah. I live in Denver.") == ["The user is Hannah", "The user live in Denver"]
+    assert facts("Kuba is seven and completely obsessed with football") == [
+        "Kuba is seven and completely obsessed with football"]  # someone they name
+    assert facts("The grandkids are coming to stay on the 22nd of December.") == [
+        "The grandkids are coming to stay on the 22nd of December"]
+    assert facts("Remind me tomorrow at 8 to print the worksheets") == []  # a request tells nothing
+    assert facts("Where do I live? Can you check?") == []
+    assert facts("Thanks!") == [] and facts("The weather is lovely today.") == []  # nothing about them
+    assert chunk_from_words("I moved to Leeds")["gists"] == ["The user said: I moved to Leeds"]

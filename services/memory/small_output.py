@@ -111,7 +111,7 @@ def chunk_from_words(user_text: str) -> dict[str, Any]:
     facts: list[str] = []
     for sentence in SENTENCE.split(" ".join(user_text.split())):
         sentence = LEAD_IN.sub("", sentence.strip()).strip()
-        if len(sentence.split()) < 3 or not _tells(sentence):
+        if len(sentence.split()) < 2 or not _tells(sentence):
             continue
         if SPEAKS_OF_SELF.search(sentence) is None and NAMED_FIRST.match(sentence) is None:
             continue
