@@ -222,3 +222,12 @@ def test_facts_from_words_are_the_persons_own_telling_sentences() -> None:
     assert facts("Where do I live? Can you check?") == []
     assert facts("Thanks!") == [] and facts("The weather is lovely today.") == []  # nothing about them
     assert chunk_from_words("I moved to Leeds")["gists"] == ["The user said: I moved to Leeds"]
+
+
+def test_a_statement_the_router_sent_to_act_is_answered_as_a_statement_but_requests_stay() -> None:
+    from services.act.fastpath import only_tells
+
+    assert only_tells({"has_time": 1.0, "reaction": 1.0, "topic_is_new": 1.0})
+    assert not only_tells({"skill_continuation": 1.0})  # "at 9", answering the question ACT asked
+    assert not only_tells({"skill_list": 1.0})  # "I need to buy milk": a list may be meant
+    assert not only_tells({"imperative": 1.0}) and not only_tells({"question": 1.0})

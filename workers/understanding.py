@@ -16,7 +16,7 @@ import numpy as np
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from services.act.fastpath import answers_from_memory
+from services.act.fastpath import answers_from_memory, only_tells
 from services.db import RoutingDecision as DecisionRow
 from services.embeddings import for_requests
 from services.errors import EmbeddingError, LLMError
@@ -128,8 +128,8 @@ def understand(context: WorkerContext, request: ChatRequest,
     mode = decision.mode
     profile = llm_profile(context)
     fast = profile.compact and profile.budgets.act_fast_path
-    if mode == "ACT" and fast and answers_from_memory(request.text, decision.signals):
-        mode = "RESPOND"  # the memory context already holds what recall would find (fastpath.answers_from_memory)
+    if mode == "ACT" and fast and (answers_from_memory(request.text, decision.signals) or only_tells(decision.signals)):
+        mode = "RESPOND"  # the notes hold what recall would find; a statement needs no plan (services/act/fastpath)
     return Understanding(
         topic=topic,
         confidence=decision.confidence,

@@ -138,6 +138,22 @@ def answers_from_memory(text: str, signals: dict[str, Any]) -> bool:
                                                                                   anchored=True) is None
 
 
+# Skills a statement may ask for without a question ("I need to buy milk" → a list): those stay with ACT.
+_SKILLS = ("skill_list", "skill_remind", "skill_schedule", "skill_goal", "skill_manage", "skill_forget",
+           "skill_remember", "skill_recall", "skill_introspect", "skill_continuation")
+
+
+def only_tells(signals: dict[str, Any]) -> bool:
+    """A message that only tells something ("Oh and my sister is getting married in June!") though the router
+    sent it to ACT (after an ACT turn, say): no question, no request, no skill of its own in it.
+
+    A 0.5B planner given one ran ``recall`` with it and wrote "The person found Funmi's marriage on the 14th
+    of June"; under the small-model profile it is answered as what it is, a statement.
+    """
+    asks = ("question", "action_request", "imperative", "writing_task")
+    return not any(signals.get(name) for name in asks + _SKILLS)
+
+
 def _list_action(text: str) -> PlainAction | None:
     created = LIST_CREATE.match(text)
     if created:
