@@ -16,7 +16,7 @@ from services.llm.completion import Completion
 from services.llm.fallback import generate_with_fallback
 from services.llm.guard import ScaffoldGuard
 from services.llm.profile import compact_messages
-from services.prompts import fenced
+from services.prompts import fenced, with_examples
 from services.threads import history_text
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
 from workers.turn import Turn
@@ -161,7 +161,7 @@ def build_messages(context: WorkerContext, turn: Turn, understanding: Understand
         system = context.prompts.render(profile.prompt(name),
                                         missing=understanding.signals.get("missing", "") or "the details needed")
         if name == "acknowledge":  # a reaction needs neither memory nor the thread's old replies to copy
-            return [{"role": "system", "content": system.strip()}, {"role": "user", "content": request.text}]
+            return [*with_examples(system), {"role": "user", "content": request.text}]
         return compact_messages(system, understanding.working_memory, understanding.context_text, request.text,
                                 profile.budgets)
     system = context.prompts.render(

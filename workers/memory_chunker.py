@@ -43,7 +43,7 @@ from services.memory.config import MemoryConfig
 from services.memory.models import Fact
 from services.memory.search import prepare_vector_search
 from services.memory.small_output import SMALL_CHUNK_SCHEMA, chunk_from_small, chunk_from_words
-from services.prompts import PromptLibrary
+from services.prompts import PromptLibrary, with_examples
 from services.queues import CHUNK_JOB_ID, CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, memory_job_options, owner_meta
 from workers.context import WorkerContext, llm_profile, memory_config
 from workers.process import current_context
@@ -162,12 +162,7 @@ def small_chunk_messages(prompts: PromptLibrary, user_text: str) -> list[dict[st
     then ``---``-separated "Message:" / "Note:" pairs, sent as user / assistant turns (the same on every
     call, so llama.cpp's prompt cache keeps them).
     """
-    system, *examples = prompts.render(f"compact/{PROMPT}").split("\n---\n")
-    messages = [{"role": "system", "content": system.strip()}]
-    for example in examples:
-        message, _, note = example.strip().removeprefix("Message:").partition("\nNote:")
-        messages += [{"role": "user", "content": message.strip()}, {"role": "assistant", "content": note.strip()}]
-    return [*messages, {"role": "user", "content": _short(user_text)}]
+    return [*with_examples(prompts.render(f"compact/{PROMPT}")), {"role": "user", "content": _short(user_text)}]
 
 
 def _short(text: str, limit: int = SMALL_TEXT_CHARS) -> str:

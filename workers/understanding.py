@@ -216,7 +216,10 @@ def recall_context(
     config, budget = memory_config(context), None
     profile = llm_profile(context)
     if profile.compact:
-        config = replace(config, context=replace(config.context, max_exchanges=profile.budgets.memory_turns))
+        budgets = profile.budgets
+        config = replace(config, context=replace(config.context, max_exchanges=budgets.memory_turns,
+                                                 max_episodes=budgets.memory_episodes,
+                                                 profile_facts=budgets.person_facts, profile_min_salience=0.0))
         budget = profile.budgets.memory_tokens
     # The message is embedded once: without a vector, recall runs on full text alone.
     embedder = context.embedder if embedding is not None else None

@@ -137,15 +137,20 @@ def to_you(fact: str) -> str:
     """A stored fact as said to the person: "The user lives in Lisbon" → "You live in Lisbon".
 
     A small model answering from "The user has a red car" wrote "The user has a red car" back to the
-    person; from "You have a red car" it writes "You have a red car".
+    person; from "You have a red car" it writes "You have a red car". Later mentions too: "…, the user is
+    a bridesmaid" → "…, you are a bridesmaid".
     """
     match = _THE_USER.match(fact)
-    if match is None:
-        return fact
-    if match.group(1) is None:
-        return "Your" + fact[match.end():]
-    verb = match.group(1).lower()
-    return "You " + _base_form(verb) + fact[match.end():]
+    if match is not None:
+        if match.group(1) is None:
+            fact = "Your" + fact[match.end():]
+        else:
+            fact = "You " + _base_form(match.group(1).lower()) + fact[match.end():]
+    return _LATER_USER.sub(lambda later: "your" if later.group(1) else "you " + _base_form(later.group(2).lower())
+                           if later.group(2) else "you", fact)
+
+
+_LATER_USER = re.compile(r"\bthe user(?:('s)\b|\s+(is|has|was|does|doesn't|isn't|hasn't|wasn't)\b)?")
 
 
 def _base_form(verb: str) -> str:
