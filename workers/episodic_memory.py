@@ -33,7 +33,7 @@ from services.memory.models import MemoryChunk
 from services.memory.small_output import SMALL_EPISODE_SCHEMA, episode_from_small
 from services.queues import EPISODE_JOB, EPISODIC_QUEUE
 from workers.context import WorkerContext, memory_config
-from workers.memory_chunker import FAILURES_METRIC, ensure_embedder, reschedule, small_chunks
+from workers.memory_chunker import FAILURES_METRIC, WORDS_MODEL, ensure_embedder, reschedule, small_chunks, words_only
 from workers.process import current_context
 
 logger = logging.getLogger(__name__)
@@ -97,7 +97,10 @@ def past_deadline(conversation: ConversationSession, attempt: int, config: Memor
 def _compose(context: WorkerContext, conversation: ConversationSession, exchanges: list[Exchange],
              chunks: dict[int, MemoryChunk], config: MemoryConfig, attempt: int,
              first_seen: float) -> tuple[dict[str, Any] | None, str | None]:
-    """The episode from the LLM, or built from the chunks when its output is unusable (None: retry later)."""
+    """The episode from the LLM, or built from the chunks when its output is unusable (None: retry later) or
+    when the profile enriches from words."""
+    if words_only(context):
+        return fallback_episode(conversation.topic, exchanges, chunks), WORDS_MODEL
     messages = build_messages(context, conversation, exchanges, chunks, config)
     try:
         said = "\n".join(f"{e.user_text}\n{e.reply or ''}" for e in exchanges)

@@ -122,15 +122,20 @@ def reindex_turn(embedder: Embedder, exchange: Exchange) -> None:
 def ask_chunk(context: WorkerContext, messages: list[dict[str, Any]], config: MemoryConfig,
               user_text: str = "") -> tuple[dict[str, Any], Completion]:
     """The validated chunk (one corrective retry on a wrong shape); the small shape under the compact profile,
-    or the person's own sentences when the profile reads facts from words (no model call)."""
-    profile = llm_profile(context)
-    if profile.compact and profile.budgets.facts_from_words:
+    or the person's own sentences when the profile enriches from words (no model call)."""
+    if words_only(context):
         return chunk_from_words(user_text), Completion("", WORDS_MODEL, 0, 0, 0, 0.0)
     if small_chunks(context):
         return ask_validated(context.llm, ROLE, messages, SMALL_CHUNK_SCHEMA,
                              lambda data: chunk_from_small(data, user_text))
     schema = CHUNK_SCHEMA if config.chunker.send_schema else None
     return ask_validated(context.llm, ROLE, messages, schema, validate_chunk)
+
+
+def words_only(context: WorkerContext) -> bool:
+    """Enrichment without a model call (configs/profiles.toml enrich_from_words)."""
+    profile = llm_profile(context)
+    return profile.compact and profile.budgets.enrich_from_words
 
 
 def small_chunks(context: WorkerContext) -> bool:

@@ -35,7 +35,8 @@ class CompactBudgets:
     person_facts: int = 4  # the person's newest facts, shown whatever the message (besides the recalled ones)
     act_fast_path: bool = True
     small_chunk_schema: bool = True
-    facts_from_words: bool = False  # the chunker reads the person's sentences without a model (chunk_from_words)
+    # Enrichment without a model: facts are the person's sentences (chunk_from_words), episodes their chunks' gists.
+    enrich_from_words: bool = False
 
 
 @dataclass(frozen=True)
