@@ -169,8 +169,9 @@ def test_facts_in_the_first_person_become_facts_about_the_user() -> None:
 def test_a_memory_question_sent_to_act_is_answered_from_memory_but_stored_things_are_not() -> None:
     asks = {"question": 1.0, "skill_any": 1.0}
     assert answers_from_memory("What is my dog's name?", {**asks, "skill_recall": 1.0})
-    assert answers_from_memory("What did I ask you to remind me about tomorrow?",
-                               {**asks, "skill_recall": 1.0, "skill_remind": 1.0})  # the notes list reminders
+    assert answers_from_memory("Who was I supposed to ring tomorrow?", {**asks, "skill_remind": 1.0})  # in the notes
+    assert not answers_from_memory("What did I ask you to remind me about tomorrow?",
+                                   {**asks, "skill_recall": 1.0, "skill_remind": 1.0})  # read from the reminders
     assert answers_from_memory("What do I need to get from the hardware store?", {**asks, "skill_list": 1.0})
     assert not answers_from_memory("What's on my shopping list?", {**asks, "skill_list": 1.0})  # read exactly
     assert not answers_from_memory("Can you remind me tomorrow at 9 to call mum?", {**asks, "skill_remind": 1.0})

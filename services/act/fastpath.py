@@ -18,6 +18,7 @@ from typing import Any
 from services.act.when import DueTimeError, parse_due
 
 FAST_PATH = "fast_path"  # the trail marks actions taken this way, and the loop's end reason
+REMINDERS_READ = 5  # the soonest reminders a question about them is answered with
 _POLITE = (r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:(?:please|pls|plz|kindly|let's)\s+)?"
            r"(?:(?:can|could|would|will) you\s+)?(?:please\s+)?")
 _LIST = r"(?:my|the|our)\s+(?P<name>[a-z0-9][a-z0-9' -]{0,40}?)\s+list"
@@ -87,10 +88,22 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
         fact = _first_match(MEMORIZE, plain, lambda m: m["text"], anchored=True)
         if fact and not fact.lower().startswith("to "):  # "remember to call mum" is a task, not a fact
             return PlainAction("memorize", {"text": fact})
+    if asks_for_reminders(lowered, signals):
+        return PlainAction("schedule", {"operation": "list"})
     if signals.get("question") and not signals.get("action_request"):
         # A question routed to ACT reads memory: recall with the question itself, the model then answers from it.
         return PlainAction("recall", {"query": text.strip()})
     return None
+
+
+_CHANGE_WORDS = re.compile(r"\b(?:cancel|delete|remove|move|change|push|postpone|snooze|stop|turn off)\b")
+
+
+def asks_for_reminders(lowered: str, signals: dict[str, Any]) -> bool:
+    """"Did I set a reminder for Monday?", "What did I ask you to remind me about tomorrow?": the reminders, read
+    as they are (a 0.5B model given them as notes answered "Yes, I asked you to remind me of anything on Friday")."""
+    return bool(signals.get("question") and "remind" in lowered and REMIND.match(lowered) is None
+                and _CHANGE_WORDS.search(lowered) is None)
 
 
 def _first_match(regex: re.Pattern[str], text: str, part: Any, anchored: bool = False) -> str | None:
@@ -133,6 +146,8 @@ def answers_from_memory(text: str, signals: dict[str, Any]) -> bool:
     if not any(signals.get(name) for name in _NOTED):
         return False
     lowered = " ".join(text.replace("\u2019", "'").lower().split())
+    if asks_for_reminders(lowered, signals):
+        return False  # read from the reminders themselves (plain_action)
     takes = (LIST_VIEW, LIST_ADD, LIST_CREATE, REMIND)
     return not any(pattern.match(lowered) for pattern in takes) and _first_match(MEMORIZE, text, lambda m: m["text"],
                                                                                   anchored=True) is None
@@ -207,6 +222,11 @@ def plain_reply(entry: dict[str, Any]) -> str | None:
     result, error = entry.get("result") or {}, entry.get("error") or {}
     if entry.get("skill") == "list":
         return _list_reply(entry.get("arguments") or {}, result, error, bool(entry.get("ok")))
+    if entry.get("skill") == "schedule" and entry.get("ok") and "items" in result:
+        reminders = [item for item in result["items"] if item.get("kind") == "reminder"][:REMINDERS_READ]
+        if not reminders:
+            return "You have no reminders set."
+        return "Your reminders: " + "; ".join(f"{item['when']}: {item['text']}" for item in reminders) + "."
     if entry.get("skill") == "schedule" and entry.get("ok"):
         created = result.get("created") or {}
         return f"Done: I'll remind you to {created.get('text')} on {created.get('when')}."
