@@ -94,6 +94,9 @@ SPEAKS_OF_SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've
                             r"|^the (?:grand)?(?:kids|children|twins|boys|girls|family|parents)\b", re.IGNORECASE)
 NAMED_FIRST = re.compile(r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?:is|are|was|has|had|lives|works|plays|loves|"
                          r"likes|turns|turned|starts|started|goes|went)\b")
+# A question typed without its question mark ("what's on my camping list") tells nothing either.
+ASKS = re.compile(r"^(?:what|what's|whats|where|where's|when|when's|who|who's|why|how|which|do|does|did|is|are|can|"
+                  r"could|would|will|should|have|has|am)\b", re.IGNORECASE)
 WORDS_FACTS = 4
 WORDS_FACT_CHARS = 240
 WORDS_SALIENCE = 0.5
@@ -111,7 +114,7 @@ def chunk_from_words(user_text: str) -> dict[str, Any]:
     facts: list[str] = []
     for sentence in SENTENCE.split(" ".join(user_text.split())):
         sentence = LEAD_IN.sub("", sentence.strip()).strip()
-        if len(sentence.split()) < 2 or not _tells(sentence):
+        if len(sentence.split()) < 2 or not _tells(sentence) or ASKS.match(sentence):
             continue
         if SPEAKS_OF_SELF.search(sentence) is None and NAMED_FIRST.match(sentence) is None:
             continue
