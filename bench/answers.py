@@ -177,18 +177,25 @@ def ask_engram(engram: System, message: str, thread: dict[str, str], persona: Pe
         return TurnResult(message, "", "error", None, time.monotonic() - started, False, type(exc).__name__)
 
 
+def new_thread(engram: System, persona: Persona) -> dict[str, str]:
+    """A new conversation (``POST /threads``): without it ``POST /chat`` continues the person's current thread."""
+    response = httpx.post(engram.base_url + "/threads", headers=persona.headers, timeout=60)
+    response.raise_for_status()
+    return {"thread_id": response.json()["id"]}
+
+
 def run_persona(engram: System, persona: Persona, baselines: Baselines | None, enrich_wait_s: float,
                 turns: list[TurnResult], waits: list[float]) -> list[Answer]:
     told: list[dict[str, str]] = []
     for conversation in persona.conversations:
-        thread: dict[str, str] = {}
+        thread = new_thread(engram, persona)
         for message in conversation:
             result = ask_engram(engram, message, thread, persona)
             turns.append(result)
             told.append({"user": message, "reply": result.reply})
         waits.append(wait_for_enrichment(engram, persona.user, enrich_wait_s))
     answers: list[Answer] = []
-    thread = {}
+    thread = new_thread(engram, persona)
     asked: dict[str, list[dict[str, str]]] = {"no memory": [], "everything": []}
     for question in persona.questions:
         result = ask_engram(engram, question.ask, thread, persona)

@@ -41,7 +41,7 @@ from services.memory.chunks import ChunkInvalid, ask_validated
 from services.memory.config import MemoryConfig
 from services.memory.context import Personal, render
 from services.memory.recall import RecallHit
-from services.memory.small_output import SMALL_CHUNK_SCHEMA, chunk_from_small
+from services.memory.small_output import SMALL_CHUNK_SCHEMA, chunk_from_small, chunk_from_words
 from services.prompts import PromptLibrary
 from services.settings import PROJECT_ROOT, Settings
 
@@ -110,13 +110,15 @@ def run_respond(llm: LLMClient, prompts: PromptLibrary, settings: Settings, prob
     return result
 
 
-def run_chunk(llm: LLMClient, prompts: PromptLibrary, probe: dict[str, Any]) -> dict[str, Any]:
+def run_chunk(llm: LLMClient, prompts: PromptLibrary, probe: dict[str, Any], words: bool = False) -> dict[str, Any]:
+    """The chunk of the probe's message: from the model, or read from the words (``words``: enrich_from_words)."""
     from workers.memory_chunker import small_chunk_messages
 
     messages = small_chunk_messages(prompts, probe["message"])
     try:
-        chunk, _ = ask_validated(llm, "memory_chunker", messages, SMALL_CHUNK_SCHEMA,
-                                 lambda data: chunk_from_small(data, probe["message"]))
+        chunk = chunk_from_words(probe["message"]) if words else ask_validated(
+            llm, "memory_chunker", messages, SMALL_CHUNK_SCHEMA,
+            lambda data: chunk_from_small(data, probe["message"]))[0]
     except (ChunkInvalid, Exception) as exc:  # noqa: BLE001 - any failure is an invalid output here
         return {"valid": False, "right": False, "error": f"{type(exc).__name__}: {exc}", "facts": []}
     facts = [fact["text"] for fact in chunk["facts"]]
@@ -161,7 +163,7 @@ def main() -> None:
         results = []
         for probe in probes:
             result = run_respond(llm, prompts, settings, probe) if probe["kind"] == "respond" else \
-                run_chunk(llm, prompts, probe)
+                run_chunk(llm, prompts, probe, words=load_profile(settings).budgets.enrich_from_words)
             result.update(id=probe["id"], kind=probe["kind"], held_out=held_out(probe))
             results.append(result)
             if args.show and (not result["held_out"] or args.show_held_out):

@@ -135,3 +135,12 @@ def test_a_command_with_nothing_to_act_on_is_asked_about_and_stores_nothing(clie
         trail = connection.execute(select(Exchange.tool_trail)).scalar_one()
     assert counts == [0, 0, 0, 0, 0]
     assert not [entry for entry in trail or [] if entry.get("type") == "action"]
+
+
+def test_a_question_about_reminders_is_answered_from_the_reminders_themselves(client, run_jobs, fake_llm, db_engine):
+    chat(client, run_jobs, "pls remind me tomorrow at 9 to water the tomatoes")
+    frames, _ = chat(client, run_jobs, "Did I ask you to remind me of anything tomorrow?")
+    message = message_of(frames)
+    assert message["mode"] == "ACT" and fast_action(db_engine)["skill"] == "schedule"
+    assert message["text"].startswith("Your reminders: ") and "water the tomatoes" in message["text"]
+    assert fake_llm.requests == []  # read, not planned or worded by the model

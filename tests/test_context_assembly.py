@@ -110,3 +110,34 @@ def test_the_personal_read_beside_recall_shows_what_the_read_after_it_shows(db_e
     assert "three beehives" in beside.text and "learning Portuguese" in beside.text and "swarm in May" in beside.text
     assert beside.text.count("three beehives") == 1, "a fact recall shows is not repeated as a profile fact"
     assert any(name.startswith("recall-side") for name in threads), "the personal read ran on a side thread"
+
+
+def test_the_small_model_notes_hold_the_persons_next_reminders_and_open_list_items_and_no_one_elses(session,
+                                                                                                   hash_embedder):
+    """"What do I need to do on Thursday?" and "What do I need to buy?" are answered from these lines."""
+    from services.act.models import ListItem, NamedList, ScheduledItem
+
+    for user in ("erin", "finn"):
+        session.execute(insert(User).values(id=user).on_conflict_do_nothing())
+    session.add_all([
+        ScheduledItem(user_id="erin", text="call the insurance", due_at=dt.datetime(2026, 11, 26, 8, 30, tzinfo=dt.UTC),
+                      timezone="Europe/Zurich"),
+        ScheduledItem(user_id="erin", text="water the plants", due_at=NOW - dt.timedelta(hours=1)),  # past
+        ScheduledItem(user_id="erin", text="old reminder", due_at=NOW + dt.timedelta(days=2), status="cancelled"),
+        ScheduledItem(user_id="finn", text="finn's secret dentist", due_at=NOW + dt.timedelta(days=1)),
+    ])
+    shopping = NamedList(user_id="erin", name="shopping")
+    theirs = NamedList(user_id="finn", name="shopping")
+    session.add_all([shopping, theirs])
+    session.flush()
+    session.add_all([ListItem(list_id=shopping.id, text="charcoal", position=0),
+                     ListItem(list_id=shopping.id, text="buns", position=1),
+                     ListItem(list_id=shopping.id, text="ice", position=2, checked=True),
+                     ListItem(list_id=theirs.id, text="finn's cake", position=0)])
+    session.flush()
+    notes = assemble(session, hash_embedder, "erin", "Is there something I need to do on Thursday?", now=NOW,
+                     compact=True).text.splitlines()
+    assert notes[-2:] == ["- reminder for Thursday 26 November 2026 at 09:30: call the insurance.",  # their time
+                          "- your shopping list: charcoal, buns."]
+    text = "\n".join(notes)
+    assert "finn" not in text and "water the plants" not in text and "old reminder" not in text and "ice" not in text

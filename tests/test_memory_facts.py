@@ -139,3 +139,22 @@ def test_moving_supersedes_where_the_person_lived(session, hash_embedder) -> Non
     porto = remember_fact(session, hash_embedder, "alice", "The user lives in Porto")
     berlin = remember_fact(session, hash_embedder, "alice", "The user moved to Berlin")
     assert berlin.superseded_id == porto.fact_id
+
+
+@pytest.mark.integration
+def test_facts_read_from_the_persons_words_supersede_like_any_fact(session, hash_embedder) -> None:
+    """The small-model profile's chunk (chunk_from_words): the person's sentences, said of "the user"; a change of
+    job told in their words replaces the old one, and a list request or a question states nothing."""
+    from services.memory.small_output import chunk_from_words
+
+    told = ["Hi! I'm Maya, I just moved to Leeds for a new job.", "I work at a bank, in the mortgage department.",
+            "Add oat milk, bananas and rice to my shopping list", "What's my cat called?",
+            "Big news: I left the bank last month. I'm teaching maths at a secondary school now."]
+    for message in told:
+        for fact in chunk_from_words(message)["facts"]:
+            remember_fact(session, hash_embedder, "maya", fact["text"])
+    assert sorted(f.text for f in list_facts(session, "maya")) == [
+        "The user is Maya, the user just moved to Leeds for a new job",
+        "The user is teaching maths at a secondary school now",
+        "The user left the bank last month",
+    ]  # "works at a bank" is superseded; nothing from the request or the question

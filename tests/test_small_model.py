@@ -167,7 +167,68 @@ def test_facts_in_the_first_person_become_facts_about_the_user() -> None:
 
 
 def test_a_memory_question_sent_to_act_is_answered_from_memory_but_stored_things_are_not() -> None:
-    assert answers_from_memory({"question": 1.0, "skill_recall": 1.0, "skill_any": 1.0})
-    assert not answers_from_memory({"question": 1.0, "skill_recall": 1.0, "skill_list": 1.0})
-    assert not answers_from_memory({"question": 1.0, "skill_remind": 1.0})
-    assert not answers_from_memory({"question": 0.0, "skill_recall": 1.0})
+    asks = {"question": 1.0, "skill_any": 1.0}
+    assert answers_from_memory("What is my dog's name?", {**asks, "skill_recall": 1.0})
+    assert answers_from_memory("Who was I supposed to ring tomorrow?", {**asks, "skill_remind": 1.0})  # in the notes
+    assert not answers_from_memory("What did I ask you to remind me about tomorrow?",
+                                   {**asks, "skill_recall": 1.0, "skill_remind": 1.0})  # read from the reminders
+    assert answers_from_memory("What do I need to get from the hardware store?", {**asks, "skill_list": 1.0})
+    assert not answers_from_memory("What's on my shopping list?", {**asks, "skill_list": 1.0})  # read exactly
+    assert not answers_from_memory("Can you remind me tomorrow at 9 to call mum?", {**asks, "skill_remind": 1.0})
+    assert not answers_from_memory("Can you delete my dentist reminder?", {**asks, "skill_manage": 1.0})
+    assert not answers_from_memory("Tell me what I said about Rome", {"skill_recall": 1.0})  # no question
+    assert not answers_from_memory("What's the capital of Peru?", asks)  # not about anything remembered
+
+
+def test_a_message_said_back_in_the_second_person_is_an_echo() -> None:
+    """"I play tennis at the club" → "You play tennis at the club." is the message again, not a reply."""
+    with pytest.raises(EchoedMessage):
+        _guarded("I play tennis twice a week at the club.", ["You play tennis", " twice a week at the club."])
+    with pytest.raises(EchoedMessage):
+        _guarded("It's tiring but I love it way more than mortgages.",
+                 ["You're right, it's tiring but you love it way more than mortgages."])
+    sent, final = _guarded("Where do I live?", ["You live in Leeds."])
+    assert final == "You live in Leeds."
+
+
+def test_two_echoes_end_in_a_plain_acknowledgement_not_the_apology(fake_llm) -> None:
+    from services.llm.client import LLMClient
+    from services.llm.fallback import NOTED_REPLY, generate_with_fallback
+    from services.llm.roles import RoleConfig
+
+    fake_llm.script_stream(Reply("You work as a nurse at the city hospital."),
+                           Reply("You work as a nurse at the city hospital!"))
+    client = LLMClient(base_url=fake_llm.url, api_key=None, roles={"respond": RoleConfig(stream=True)})
+    message = "I work as a nurse at the city hospital"
+    sent: list[str] = []
+    completion, fallback = generate_with_fallback(
+        client, "respond", [{"role": "system", "content": "Be brief."}, {"role": "user", "content": message}],
+        sent.append, guard=partial(ScaffoldGuard, message=message))
+    assert not fallback and completion.text == NOTED_REPLY and "".join(sent) == NOTED_REPLY
+
+
+def test_facts_from_words_are_the_persons_own_telling_sentences() -> None:
+    from services.memory.small_output import chunk_from_words
+
+    def facts(message: str) -> list[str]:
+        return [fact["text"] for fact in chunk_from_words(message)["facts"]]
+    assert facts("Oh and my sister Funmi is getting married on the 14th of June, I'm a bridesmaid!") == [
+        "The user's sister Funmi is getting married on the 14th of June, the user is a bridesmaid"]
+    assert facts("Hi there, I'm Hannah. I live in Denver.") == ["The user is Hannah", "The user live in Denver"]
+    assert facts("Kuba is seven and completely obsessed with football") == [
+        "Kuba is seven and completely obsessed with football"]  # someone they name
+    assert facts("The grandkids are coming to stay on the 22nd of December.") == [
+        "The grandkids are coming to stay on the 22nd of December"]
+    assert facts("Remind me tomorrow at 8 to print the worksheets") == []  # a request tells nothing
+    assert facts("Where do I live? Can you check?") == [] and facts("what's on my camping list") == []
+    assert facts("Thanks!") == [] and facts("The weather is lovely today.") == []  # nothing about them
+    assert chunk_from_words("I moved to Leeds")["gists"] == ["The user said: I moved to Leeds"]
+
+
+def test_a_statement_the_router_sent_to_act_is_answered_as_a_statement_but_requests_stay() -> None:
+    from services.act.fastpath import only_tells
+
+    assert only_tells({"has_time": 1.0, "reaction": 1.0, "topic_is_new": 1.0})
+    assert not only_tells({"skill_continuation": 1.0})  # "at 9", answering the question ACT asked
+    assert not only_tells({"skill_list": 1.0})  # "I need to buy milk": a list may be meant
+    assert not only_tells({"imperative": 1.0}) and not only_tells({"question": 1.0})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import partial
 from typing import Any
 
 from services.db import ConversationSession, Exchange
@@ -32,7 +33,7 @@ from services.memory.models import MemoryChunk
 from services.memory.small_output import SMALL_EPISODE_SCHEMA, episode_from_small
 from services.queues import EPISODE_JOB, EPISODIC_QUEUE
 from workers.context import WorkerContext, memory_config
-from workers.memory_chunker import FAILURES_METRIC, ensure_embedder, reschedule, small_chunks
+from workers.memory_chunker import FAILURES_METRIC, WORDS_MODEL, ensure_embedder, reschedule, small_chunks, words_only
 from workers.process import current_context
 
 logger = logging.getLogger(__name__)
@@ -96,10 +97,14 @@ def past_deadline(conversation: ConversationSession, attempt: int, config: Memor
 def _compose(context: WorkerContext, conversation: ConversationSession, exchanges: list[Exchange],
              chunks: dict[int, MemoryChunk], config: MemoryConfig, attempt: int,
              first_seen: float) -> tuple[dict[str, Any] | None, str | None]:
-    """The episode from the LLM, or built from the chunks when its output is unusable (None: retry later)."""
+    """The episode from the LLM, or built from the chunks when its output is unusable (None: retry later) or
+    when the profile enriches from words."""
+    if words_only(context):
+        return fallback_episode(conversation.topic, exchanges, chunks), WORDS_MODEL
     messages = build_messages(context, conversation, exchanges, chunks, config)
     try:
-        episode, completion = ask_episode(context, messages, config)
+        said = "\n".join(f"{e.user_text}\n{e.reply or ''}" for e in exchanges)
+        episode, completion = ask_episode(context, messages, config, evidence=said)
         return episode, completion.model
     except (LLMMalformedOutput, ChunkInvalid) as exc:
         reason, detail = "invalid_json", str(exc)
@@ -114,11 +119,13 @@ def _compose(context: WorkerContext, conversation: ConversationSession, exchange
     return fallback_episode(conversation.topic, exchanges, chunks), "fallback"
 
 
-def ask_episode(context: WorkerContext, messages: list[dict[str, Any]],
-                config: MemoryConfig) -> tuple[dict[str, Any], Completion]:
-    """The validated episode (one corrective retry on a wrong shape); the small shape under the compact profile."""
+def ask_episode(context: WorkerContext, messages: list[dict[str, Any]], config: MemoryConfig,
+                evidence: str | None = None) -> tuple[dict[str, Any], Completion]:
+    """The validated episode (one corrective retry on a wrong shape); the small shape under the compact profile,
+    whose summary must be made of the words of ``evidence`` (the conversation) when given."""
     if small_chunks(context):
-        return ask_validated(context.llm, ROLE, messages, SMALL_EPISODE_SCHEMA, episode_from_small)
+        return ask_validated(context.llm, ROLE, messages, SMALL_EPISODE_SCHEMA,
+                             partial(episode_from_small, evidence=evidence))
     schema = EPISODE_SCHEMA if config.episodic.send_schema else None
     return ask_validated(context.llm, ROLE, messages, schema, validate_episode)
 

@@ -16,7 +16,7 @@ from services.llm.completion import Completion
 from services.llm.fallback import generate_with_fallback
 from services.llm.guard import ScaffoldGuard
 from services.llm.profile import compact_messages
-from services.prompts import fenced
+from services.prompts import fenced, with_examples
 from services.threads import history_text
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
 from workers.turn import Turn
@@ -27,6 +27,8 @@ from workers.understanding import Understanding
 DELTA_FLUSH_S = 0.04
 DELTA_FLUSH_CHARS = 200
 MODE_PROMPTS = {"RESPOND": "respond", "CLARIFY": "clarify", "ACKNOWLEDGE": "acknowledge", "ACT": "act"}
+# Router signals of a message that asks for something ("Tell me a joke", "Write a haiku"), not only tells.
+ASKING_SIGNALS = ("question", "imperative", "writing_task", "action_request", "capability_question")
 
 
 @dataclass
@@ -126,13 +128,25 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
         return Reply(text="", completion=_empty_completion())
     messages = build_messages(context, turn, understanding)
     deltas = DeltaPublisher(context, turn)
-    role = MODE_PROMPTS.get(understanding.mode, "respond")
+    role = prompt_name(understanding, llm_profile(context).compact)
     # Under the compact profile the guard also drops a reply's repeat of the person's message.
     guard = partial(ScaffoldGuard, message=turn.request.text) if llm_profile(context).compact else None
     completion, fallback = generate_with_fallback(context.llm, role, messages, deltas, on_retry=deltas.restart,
                                                   guard=guard)
     turn.mark("generation_s", time.monotonic() - started)
     return Reply(text=completion.text.strip(), completion=completion, fallback=fallback, unsent=deltas.take_unsent())
+
+
+def prompt_name(understanding: Understanding, compact: bool) -> str:
+    """The mode's prompt (and role); under the compact profile a RESPOND that asks nothing is answered as a reaction.
+
+    Told "I play tennis at the club", a 0.5B model under the answering prompt said it back ("You play tennis
+    at the club") or spoke as the person in 5 of 14 statements; the reaction prompt, with no memory and no
+    old replies in front of it, is shorter to read and has nothing to copy (the guard catches the rest).
+    """
+    name = MODE_PROMPTS.get(understanding.mode, "respond")
+    asks = any(understanding.signals.get(signal) for signal in ASKING_SIGNALS)
+    return "acknowledge" if compact and name == "respond" and not asks else name
 
 
 def build_messages(context: WorkerContext, turn: Turn, understanding: Understanding) -> list[dict[str, str]]:
@@ -143,8 +157,11 @@ def build_messages(context: WorkerContext, turn: Turn, understanding: Understand
     request = turn.request
     profile = llm_profile(context)
     if profile.compact:
-        system = context.prompts.render(profile.prompt(MODE_PROMPTS.get(understanding.mode, "respond")),
+        name = prompt_name(understanding, compact=True)
+        system = context.prompts.render(profile.prompt(name),
                                         missing=understanding.signals.get("missing", "") or "the details needed")
+        if name == "acknowledge":  # a reaction needs neither memory nor the thread's old replies to copy
+            return [*with_examples(system), {"role": "user", "content": request.text}]
         return compact_messages(system, understanding.working_memory, understanding.context_text, request.text,
                                 profile.budgets)
     system = context.prompts.render(

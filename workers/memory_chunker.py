@@ -42,8 +42,8 @@ from services.memory.chunks import (
 from services.memory.config import MemoryConfig
 from services.memory.models import Fact
 from services.memory.search import prepare_vector_search
-from services.memory.small_output import SMALL_CHUNK_SCHEMA, chunk_from_small
-from services.prompts import PromptLibrary
+from services.memory.small_output import SMALL_CHUNK_SCHEMA, chunk_from_small, chunk_from_words
+from services.prompts import PromptLibrary, with_examples
 from services.queues import CHUNK_JOB_ID, CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, memory_job_options, owner_meta
 from workers.context import WorkerContext, llm_profile, memory_config
 from workers.process import current_context
@@ -53,6 +53,7 @@ logger = logging.getLogger(__name__)
 FAILURES_METRIC = "engram_memory_enrichment_failures_total"
 PROMPT = "memory-chunker"
 ROLE = "memory_chunker"
+WORDS_MODEL = "words"  # the chunk's model when it was read from the person's sentences (chunk_from_words)
 SMALL_TEXT_CHARS = 600  # message and reply each, in the compact chunker prompt
 BACKFILL_BUDGET_S = 30.0  # then the backfill job queues its continuation: enrichment jobs on this queue get a turn
 BACKFILL_LOOPS: int | None = None  # the backfill's claim-embed-store loops at once; None: one per CPU core
@@ -120,12 +121,21 @@ def reindex_turn(embedder: Embedder, exchange: Exchange) -> None:
 
 def ask_chunk(context: WorkerContext, messages: list[dict[str, Any]], config: MemoryConfig,
               user_text: str = "") -> tuple[dict[str, Any], Completion]:
-    """The validated chunk (one corrective retry on a wrong shape); the small shape under the compact profile."""
+    """The validated chunk (one corrective retry on a wrong shape); the small shape under the compact profile,
+    or the person's own sentences when the profile enriches from words (no model call)."""
+    if words_only(context):
+        return chunk_from_words(user_text), Completion("", WORDS_MODEL, 0, 0, 0, 0.0)
     if small_chunks(context):
         return ask_validated(context.llm, ROLE, messages, SMALL_CHUNK_SCHEMA,
                              lambda data: chunk_from_small(data, user_text))
     schema = CHUNK_SCHEMA if config.chunker.send_schema else None
     return ask_validated(context.llm, ROLE, messages, schema, validate_chunk)
+
+
+def words_only(context: WorkerContext) -> bool:
+    """Enrichment without a model call (configs/profiles.toml enrich_from_words)."""
+    profile = llm_profile(context)
+    return profile.compact and profile.budgets.enrich_from_words
 
 
 def small_chunks(context: WorkerContext) -> bool:
@@ -157,12 +167,7 @@ def small_chunk_messages(prompts: PromptLibrary, user_text: str) -> list[dict[st
     then ``---``-separated "Message:" / "Note:" pairs, sent as user / assistant turns (the same on every
     call, so llama.cpp's prompt cache keeps them).
     """
-    system, *examples = prompts.render(f"compact/{PROMPT}").split("\n---\n")
-    messages = [{"role": "system", "content": system.strip()}]
-    for example in examples:
-        message, _, note = example.strip().removeprefix("Message:").partition("\nNote:")
-        messages += [{"role": "user", "content": message.strip()}, {"role": "assistant", "content": note.strip()}]
-    return [*messages, {"role": "user", "content": _short(user_text)}]
+    return [*with_examples(prompts.render(f"compact/{PROMPT}")), {"role": "user", "content": _short(user_text)}]
 
 
 def _short(text: str, limit: int = SMALL_TEXT_CHARS) -> str:

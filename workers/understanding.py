@@ -16,7 +16,7 @@ import numpy as np
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from services.act.fastpath import answers_from_memory
+from services.act.fastpath import answers_from_memory, only_tells
 from services.db import RoutingDecision as DecisionRow
 from services.embeddings import for_requests
 from services.errors import EmbeddingError, LLMError
@@ -127,8 +127,9 @@ def understand(context: WorkerContext, request: ChatRequest,
     decision = route(context, request, routing_context, working_memory)
     mode = decision.mode
     profile = llm_profile(context)
-    if mode == "ACT" and profile.compact and profile.budgets.act_fast_path and answers_from_memory(decision.signals):
-        mode = "RESPOND"  # the memory context already holds what recall would find (fastpath.answers_from_memory)
+    fast = profile.compact and profile.budgets.act_fast_path
+    if mode == "ACT" and fast and (answers_from_memory(request.text, decision.signals) or only_tells(decision.signals)):
+        mode = "RESPOND"  # the notes hold what recall would find; a statement needs no plan (services/act/fastpath)
     return Understanding(
         topic=topic,
         confidence=decision.confidence,
@@ -215,7 +216,10 @@ def recall_context(
     config, budget = memory_config(context), None
     profile = llm_profile(context)
     if profile.compact:
-        config = replace(config, context=replace(config.context, max_exchanges=profile.budgets.memory_turns))
+        budgets = profile.budgets
+        config = replace(config, context=replace(config.context, max_exchanges=budgets.memory_turns,
+                                                 max_episodes=budgets.memory_episodes,
+                                                 profile_facts=budgets.person_facts, profile_min_salience=0.0))
         budget = profile.budgets.memory_tokens
     # The message is embedded once: without a vector, recall runs on full text alone.
     embedder = context.embedder if embedding is not None else None

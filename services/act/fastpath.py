@@ -18,6 +18,7 @@ from typing import Any
 from services.act.when import DueTimeError, parse_due
 
 FAST_PATH = "fast_path"  # the trail marks actions taken this way, and the loop's end reason
+REMINDERS_READ = 5  # the soonest reminders a question about them is answered with
 _POLITE = (r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:(?:please|pls|plz|kindly|let's)\s+)?"
            r"(?:(?:can|could|would|will) you\s+)?(?:please\s+)?")
 _LIST = r"(?:my|the|our)\s+(?P<name>[a-z0-9][a-z0-9' -]{0,40}?)\s+list"
@@ -98,10 +99,22 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
         fact = _first_match(MEMORIZE, plain, lambda m: m["text"], anchored=True)
         if fact and not fact.lower().startswith("to "):  # "remember to call mum" is a task, not a fact
             return PlainAction("memorize", {"text": fact})
+    if asks_for_reminders(lowered, signals):
+        return PlainAction("schedule", {"operation": "list"})
     if signals.get("question") and not signals.get("action_request"):
         # A question routed to ACT reads memory: recall with the question itself, the model then answers from it.
         return PlainAction("recall", {"query": text.strip()})
     return None
+
+
+_CHANGE_WORDS = re.compile(r"\b(?:cancel|delete|remove|move|change|push|postpone|snooze|stop|turn off)\b")
+
+
+def asks_for_reminders(lowered: str, signals: dict[str, Any]) -> bool:
+    """"Did I set a reminder for Monday?", "What did I ask you to remind me about tomorrow?": the reminders, read
+    as they are (a 0.5B model given them as notes answered "Yes, I asked you to remind me of anything on Friday")."""
+    return bool(signals.get("question") and "remind" in lowered and REMIND.match(lowered) is None
+                and _CHANGE_WORDS.search(lowered) is None)
 
 
 def _first_match(regex: re.Pattern[str], text: str, part: Any, anchored: bool = False) -> str | None:
@@ -122,20 +135,49 @@ def _items(raw: str) -> list[str]:
     return [item for item in items if item]
 
 
-# Skills whose requests a memory question must not look like: it asks what the person told, not what is stored.
-_STORED_THINGS = ("skill_list", "skill_remind", "skill_schedule", "skill_goal", "skill_manage", "skill_forget",
-                  "skill_remember")
+# Skills whose questions change something ("can you delete my reminder?"): the loop plans those.
+_CHANGING = ("skill_manage", "skill_forget", "skill_goal", "skill_schedule")
+# Skills a question may be about that the small-model notes hold (services/memory/context.compact_notes):
+# what the person told (recall), their next reminders and their lists.
+_NOTED = ("skill_recall", "skill_remind", "skill_list")
 
 
-def answers_from_memory(signals: dict[str, Any]) -> bool:
-    """A question about what the person told ("What is my dog's name?") that the router sent to ACT.
+def answers_from_memory(text: str, signals: dict[str, Any]) -> bool:
+    """A question about what the person told or set ("What is my dog's name?", "What did I ask you to remind me
+    about tomorrow?", "What do I need to buy?") that the router sent to ACT.
 
     The fast path would run ``recall`` with the question and have the model word a reply from the skill's
-    JSON result; the turn's own memory context was assembled from the same question, so a small model
-    answers better from it as a plain reply (and a planning failure can never end it).
+    JSON result; the turn's own notes were assembled from the same question and hold the next reminders and
+    the lists, so a small model answers better from them as a plain reply (and a planning failure can never
+    end it). A list read by name ("What's on my shopping list?") stays with the fast path, which reads it
+    exactly; a request the fast path takes ("Can you remind me at 9 to …?") is no question about memory.
     """
-    return bool(signals.get("question") and signals.get("skill_recall") and not signals.get("action_request")
-                and not any(signals.get(name) for name in _STORED_THINGS))
+    if not signals.get("question") or any(signals.get(name) for name in _CHANGING):
+        return False
+    if not any(signals.get(name) for name in _NOTED):
+        return False
+    lowered = " ".join(text.replace("\u2019", "'").lower().split())
+    if asks_for_reminders(lowered, signals):
+        return False  # read from the reminders themselves (plain_action)
+    takes = (LIST_VIEW, LIST_ADD, LIST_CREATE, REMIND)
+    return not any(pattern.match(lowered) for pattern in takes) and _first_match(MEMORIZE, text, lambda m: m["text"],
+                                                                                  anchored=True) is None
+
+
+# Skills a statement may ask for without a question ("I need to buy milk" → a list): those stay with ACT.
+_SKILLS = ("skill_list", "skill_remind", "skill_schedule", "skill_goal", "skill_manage", "skill_forget",
+           "skill_remember", "skill_recall", "skill_introspect", "skill_continuation")
+
+
+def only_tells(signals: dict[str, Any]) -> bool:
+    """A message that only tells something ("Oh and my sister is getting married in June!") though the router
+    sent it to ACT (after an ACT turn, say): no question, no request, no skill of its own in it.
+
+    A 0.5B planner given one ran ``recall`` with it and wrote "The person found Funmi's marriage on the 14th
+    of June"; under the small-model profile it is answered as what it is, a statement.
+    """
+    asks = ("question", "action_request", "imperative", "writing_task")
+    return not any(signals.get(name) for name in asks + _SKILLS)
 
 
 def _list_action(text: str) -> PlainAction | None:
@@ -195,6 +237,11 @@ def plain_reply(entry: dict[str, Any]) -> str | None:
     result, error = entry.get("result") or {}, entry.get("error") or {}
     if entry.get("skill") == "list":
         return _list_reply(entry.get("arguments") or {}, result, error, bool(entry.get("ok")))
+    if entry.get("skill") == "schedule" and entry.get("ok") and "items" in result:
+        reminders = [item for item in result["items"] if item.get("kind") == "reminder"][:REMINDERS_READ]
+        if not reminders:
+            return "You have no reminders set."
+        return "Your reminders: " + "; ".join(f"{item['when']}: {item['text']}" for item in reminders) + "."
     if entry.get("skill") == "schedule" and entry.get("ok"):
         created = result.get("created") or {}
         return f"Done: I'll remind you to {created.get('text')} on {created.get('when')}."

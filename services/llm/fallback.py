@@ -23,6 +23,9 @@ MAX_RETRY_AFTER_S = 10.0
 # Before the retry of a reply that only repeated the person's message (a small model's habit with a
 # plain statement such as "I work as a nurse"): said just before the message, where it is read.
 ECHO_NOTE = "Do not repeat the person's message. Answer it in your own words, briefly and warmly."
+# When the retry said the message back too: what was said is taken in (the chunker stores it), and saying
+# so is a true reply, where the apology would tell the person to repeat something that was understood.
+NOTED_REPLY = "Thanks for telling me, I'll remember that."
 
 
 class ReplyGuard(Protocol):
@@ -68,6 +71,13 @@ def generate_with_fallback(client: LLMClient, role: str, messages: list[Message]
             logger.error("llm %s: %s; not retrying", role, exc)
             break
     elapsed = time.monotonic() - started
+    if error.startswith(EchoedMessage.__name__):
+        if on_retry is not None:
+            on_retry()  # whatever of the echo went out is void
+        with suppress(StopStream):
+            on_delta(NOTED_REPLY)
+        return Completion(NOTED_REPLY, client.role(role).model, 0, 0, 0, elapsed, attempts=attempts,
+                          error=error[:300]), False
     return Completion(FALLBACK_REPLY, client.role(role).model, 0, 0, 0, elapsed, attempts=attempts,
                       error=error[:300]), True
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from difflib import SequenceMatcher
 
 from services.errors import EchoedMessage, LLMMalformedOutput
 from services.llm.output import StopStream
@@ -58,8 +59,10 @@ class ScaffoldGuard:
     """Wraps a delta callback; passes on only text that cannot be scaffolding, stops the stream at it."""
 
     def __init__(self, on_delta: Callable[[str], None], message: str = "") -> None:
-        """``message``: the person's message; a reply that starts by repeating it is sent without the repeat."""
+        """``message``: the person's message; a reply that starts by repeating it is sent without the repeat,
+        and a reply that is nothing but the message said back is refused (``EchoedMessage``)."""
         self.on_delta = on_delta
+        self.message = message
         self.echo = echo_words(message) if len(echo_words(message)) >= ECHO_MIN_WORDS else []
         self.reset()
 
@@ -95,7 +98,7 @@ class ScaffoldGuard:
     def finish(self, text: str) -> str:
         """The final reply text; ``LLMMalformedOutput`` when only scaffolding or the message itself was written."""
         unechoed = without_echo(text, self.echo)
-        if not unechoed and clean_reply(text):
+        if (not unechoed and clean_reply(text)) or says_back(clean_reply(unechoed or ""), self.message):
             raise EchoedMessage("the reply only repeated the person's message")
         cleaned = clean_reply(unechoed or "")
         if not cleaned:
@@ -119,12 +122,28 @@ class ScaffoldGuard:
 
 
 ECHO_MIN_WORDS = 3  # "Hello" answered with "Hello!" is a greeting, not an echo
+# A reply whose words are this much the message's, in order, says the message back ("I play tennis at the
+# club" → "You play tennis at the club"), even when it adds a few words of its own.
+ECHO_RATIO = 0.75
 _WORD = re.compile(r"[a-z0-9']+")
+# The person's words and the same words said back to them compare equal: "I'm" and "you're" are one word.
+_PERSON = {"i": ["@p"], "you": ["@p"], "me": ["@p"], "u": ["@p"], "myself": ["@p"], "yourself": ["@p"],
+           "my": ["@ps"], "your": ["@ps"], "mine": ["@ps"], "yours": ["@ps"], "am": ["are"],
+           "i'm": ["@p", "are"], "you're": ["@p", "are"], "i've": ["@p", "have"], "you've": ["@p", "have"],
+           "i'd": ["@p", "would"], "you'd": ["@p", "would"], "i'll": ["@p", "will"], "you'll": ["@p", "will"]}
 
 
 def echo_words(text: str) -> list[str]:
-    """The lower-case words the echo check compares."""
-    return _WORD.findall(text.lower().replace("\u2019", "'"))
+    """The lower-case words the echo check compares, the person's "I" and "you" made one."""
+    return [part for word in _WORD.findall(text.lower().replace("\u2019", "'")) for part in _PERSON.get(word, [word])]
+
+
+def says_back(reply: str, message: str) -> bool:
+    """Whether ``reply`` is the person's message said back to them, whole or nearly, in either person."""
+    said, answered = echo_words(message), echo_words(reply)
+    if len(said) < ECHO_MIN_WORDS or not answered:
+        return False
+    return SequenceMatcher(None, said, answered, autojunk=False).ratio() >= ECHO_RATIO
 
 
 def without_echo(text: str, echo: list[str]) -> str | None:
@@ -143,7 +162,7 @@ def without_echo(text: str, echo: list[str]) -> str | None:
         return text
     count = 0  # cut after the character that ends the echo's last word
     for match in _WORD.finditer(text.lower().replace("\u2019", "'")):
-        count += 1
-        if count == len(echo):
+        count += len(_PERSON.get(match.group(), [match.group()]))
+        if count >= len(echo):
             return text[match.end():].lstrip(" .!?,;:-\n")
     return text

@@ -31,8 +31,12 @@ class CompactBudgets:
     reply_chars: int = 360
     memory_tokens: int = 200
     memory_turns: int = 0  # recalled turns shown beside the facts (0: facts and episodes only)
+    memory_episodes: int = 3  # recalled episodes shown (0: none)
+    person_facts: int = 4  # the person's newest facts, shown whatever the message (besides the recalled ones)
     act_fast_path: bool = True
     small_chunk_schema: bool = True
+    # Enrichment without a model: facts are the person's sentences (chunk_from_words), episodes their chunks' gists.
+    enrich_from_words: bool = False
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,8 @@ class ContextConfig:
     narrative_chars: int = 600
     shared_thoughts: int = 2
     shared_thoughts_days: float = 3.0
+    reminders: int = 4
+    lists: int = 3
 
 
 @dataclass(frozen=True)

@@ -115,9 +115,13 @@ def compact_notes(personal: Personal, facts: list[RecallHit], episodes: list[Rec
     items += [(fact.at, _note_fact(fact.text, fact.at)) for fact in personal.profile]
     items += [(hit.at, _note_episode(hit)) for hit in episodes]
     items += [(hit.at, _note_said(hit)) for hit in exchanges]
+    # What is set for later (the next reminders, the lists) is kept first and shown last, nearest the message.
+    pending = [f"- reminder for {item.text.rstrip('.')}." for item in personal.reminders]
+    pending = [line for line in pending + [f"- your {item.text.rstrip('.')}." for item in personal.lists]
+               if budget.take(line)]
     kept = [(at, line) for at, line in items if line and budget.take(line)]
     kept.sort(key=lambda item: item[0] or dt.datetime.min.replace(tzinfo=dt.UTC))
-    return "\n".join(dict.fromkeys(line for _, line in kept))
+    return "\n".join(dict.fromkeys([line for _, line in kept] + pending))
 
 
 def _note_fact(text: str, at: dt.datetime | None) -> str:
@@ -133,15 +137,20 @@ def to_you(fact: str) -> str:
     """A stored fact as said to the person: "The user lives in Lisbon" → "You live in Lisbon".
 
     A small model answering from "The user has a red car" wrote "The user has a red car" back to the
-    person; from "You have a red car" it writes "You have a red car".
+    person; from "You have a red car" it writes "You have a red car". Later mentions too: "…, the user is
+    a bridesmaid" → "…, you are a bridesmaid".
     """
     match = _THE_USER.match(fact)
-    if match is None:
-        return fact
-    if match.group(1) is None:
-        return "Your" + fact[match.end():]
-    verb = match.group(1).lower()
-    return "You " + _base_form(verb) + fact[match.end():]
+    if match is not None:
+        if match.group(1) is None:
+            fact = "Your" + fact[match.end():]
+        else:
+            fact = "You " + _base_form(match.group(1).lower()) + fact[match.end():]
+    return _LATER_USER.sub(lambda later: "your" if later.group(1) else "you " + _base_form(later.group(2).lower())
+                           if later.group(2) else "you", fact)
+
+
+_LATER_USER = re.compile(r"\bthe user(?:('s)\b|\s+(is|has|was|does|doesn't|isn't|hasn't|wasn't)\b)?")
 
 
 def _base_form(verb: str) -> str:
@@ -242,6 +251,8 @@ class Personal:
     narrative: str | None = None
     profile: list[Remembered] = field(default_factory=list)
     thoughts: list[Remembered] = field(default_factory=list)
+    reminders: list[Remembered] = field(default_factory=list)  # text "<when, their time>: <what>"
+    lists: list[Remembered] = field(default_factory=list)  # text "<name>: <open items>"
 
 
 def _read_personal_aside(session: Session, user_id: str, cfg: MemoryConfig,
@@ -275,6 +286,7 @@ def _personal_rows(session: Session | Connection, user_id: str, spare: int, cfg:
         "user": user_id, "stories": 1 if ctx.narrative_chars >= 1 else 0,
         "facts": ctx.profile_facts + spare if ctx.profile_facts >= 1 else 0,
         "min_salience": ctx.profile_min_salience, "thoughts": max(0, ctx.shared_thoughts), "since": since,
+        "reminders": max(0, ctx.reminders), "lists": max(0, ctx.lists), "now": now or dt.datetime.now(dt.UTC),
     }).all()
 
 
@@ -289,6 +301,10 @@ def _personal(rows: Sequence[Row[Any]], shown: set[int], cfg: MemoryConfig) -> P
             personal.profile.append(Remembered(int(item_id), text, at))
         elif kind == "thought":
             personal.thoughts.append(Remembered(int(item_id), text, at))
+        elif kind == "reminder":
+            personal.reminders.append(Remembered(int(item_id), text, at))
+        elif kind == "list":
+            personal.lists.append(Remembered(int(item_id), text, at))
     personal.profile = personal.profile[: max(0, ctx.profile_facts)]
     return personal
 
@@ -306,6 +322,15 @@ UNION ALL
 (SELECT 'thought', id, text, created_at, row_number() OVER (ORDER BY created_at DESC) FROM drift_gists
  WHERE user_id = :user AND pushed_event_id IS NOT NULL AND created_at >= :since
  ORDER BY created_at DESC LIMIT :thoughts)
+UNION ALL
+(SELECT 'reminder', id, to_char(due_at AT TIME ZONE timezone, 'FMDay FMDD FMMonth YYYY "at" HH24:MI') || ': ' || text,
+        due_at, row_number() OVER (ORDER BY due_at) FROM scheduled_items
+ WHERE user_id = :user AND kind = 'reminder' AND status = 'active' AND due_at >= :now
+ ORDER BY due_at LIMIT :reminders)
+UNION ALL
+(SELECT 'list', l.id, l.name || ' list: ' || string_agg(i.text, ', ' ORDER BY i.position, i.id), l.updated_at,
+        row_number() OVER (ORDER BY l.updated_at DESC) FROM lists l JOIN list_items i ON i.list_id = l.id
+ WHERE l.user_id = :user AND NOT i.checked GROUP BY l.id ORDER BY l.updated_at DESC LIMIT :lists)
 """)
 
 
