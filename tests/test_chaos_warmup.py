@@ -1,0 +1,36 @@
+"""When the chaos soak starts judging a process's memory (bench/chaos_checks.py ``warm_from``): only once every
+kind of work it can be given has run in it, so a one-off model load is in its level and not counted as growth."""
+
+from __future__ import annotations
+
+from bench.chaos_checks import RSS_SETTLE_S, warm_from
+
+BORN = 1000.0
+
+
+def run(service: str, at: float, outcome: str = "ran", **details: int) -> tuple[str, float, float, str, dict]:
+    return service, at, at + 1.0, outcome, dict(details)
+
+
+def test_warm_once_a_prompt_was_answered_and_every_service_ran_after_it() -> None:
+    runs = [run("experience", BORN + 10), run("reminders", BORN + 20, reminders=1, prompts=0),
+            run("reminders", BORN + 70, prompts=1), run("vector_backfill", BORN + 80, "skipped"),
+            run("experience", BORN + 90), run("drift", BORN + 100), run("reminders", BORN + 102, prompts=0)]
+    # The prompt at +70 loads the request graph; experience's run at +90 (not the one at +10) the memory graph.
+    assert warm_from(runs, BORN) == BORN + 101.0
+
+
+def test_not_warm_without_a_prompt_or_while_a_service_has_not_run_since() -> None:
+    no_prompt = [run("reminders", BORN + 5, reminders=2, prompts=0), run("experience", BORN + 30)]
+    assert warm_from(no_prompt, BORN) is None
+    experience_only_before = [run("experience", BORN + 10), run("reminders", BORN + 20, prompts=1)]
+    assert warm_from(experience_only_before, BORN) is None
+    # A prompt answered before the process appeared loaded nothing in it.
+    before_birth = [run("reminders", BORN - 50, prompts=1), run("experience", BORN + 10)]
+    assert warm_from(before_birth, BORN) is None
+
+
+def test_a_service_that_never_had_work_counts_with_its_first_run_and_the_settling_time_is_a_floor() -> None:
+    runs = [run("reminders", BORN + 3, prompts=1), run("thread_expiry", BORN + 8, "skipped"),
+            run("thread_expiry", BORN + 12, "skipped")]
+    assert warm_from(runs, BORN) == BORN + RSS_SETTLE_S
