@@ -200,6 +200,12 @@ def script_llm(llm: FakeLLM) -> None:
     llm.set_default(Reply(REPLY, chunk_size=8, delay_s=0.3, per_chunk_delay_s=0.04))
 
 
+def events_ttl_s(minutes: float) -> int:
+    """How long the soak's request logs are kept: every chat's log is read again at the end, after the run, the
+    drain and the memory workers catching up; the default hour is shorter than an hour's soak."""
+    return int(minutes * 60) + 3600
+
+
 def run(args: argparse.Namespace) -> int:
     faults = fault_schedule(args.seed, args.minutes)
     print(f"chaos soak: {args.minutes} min, seed {args.seed}, {args.users} users, {len(faults)} faults:")
@@ -215,6 +221,7 @@ def run(args: argparse.Namespace) -> int:
         with running_system(root / "data", OPENAI_BASE_URL=llm.url, ENGRAM_LOCAL_LLM="false",
                             ENGRAM_SCHEDULES_FILE=str(root / "schedules.toml"), ENGRAM_API_TOKENS=",".join(people),
                             ENGRAM_LOG_LEVEL="WARNING", ENGRAM_SSE_KEEPALIVE_S="5",
+                            ENGRAM_EVENTS_TTL_S=str(events_ttl_s(args.minutes)),
                             ENGRAM_CONFIGS_DIR=str(unthrottled_configs(root / "configs"))) as engram:
             soak = Soak(seed=args.seed, base_url=engram.base_url, data_dir=engram.data_dir,
                         engram_pid=engram.process.pid, urls=engram.urls(),

@@ -1,9 +1,12 @@
-"""When the chaos soak starts judging a process's memory (bench/chaos_checks.py ``warm_from``): only once every
-kind of work it can be given has run in it, so a one-off model load is in its level and not counted as growth."""
+"""The chaos soak's own rules: when it starts judging a process's memory (bench/chaos_checks.py ``warm_from``):
+only once every kind of work it can be given has run in it, so a one-off model load is in its level and not counted
+as growth; and its request logs outlive the run, since every chat's log is read again at the end."""
 
 from __future__ import annotations
 
+from bench.chaos import events_ttl_s
 from bench.chaos_checks import RSS_SETTLE_S, warm_from
+from services.settings import Settings
 
 BORN = 1000.0
 
@@ -34,3 +37,12 @@ def test_a_service_that_never_had_work_counts_with_its_first_run_and_the_settlin
     runs = [run("reminders", BORN + 3, prompts=1), run("thread_expiry", BORN + 8, "skipped"),
             run("thread_expiry", BORN + 12, "skipped")]
     assert warm_from(runs, BORN) == BORN + RSS_SETTLE_S
+
+
+def test_the_request_logs_outlive_the_soak_and_its_checks() -> None:
+    # The first hour-long soak read its first chats' logs again 61 minutes after they ended: gone (the default
+    # hour), and each reported as a request without its message.
+    for minutes in (4, 15, 60, 120):
+        ttl = Settings.from_env({"ENGRAM_EVENTS_TTL_S": str(events_ttl_s(minutes))}).events_ttl_s
+        drain_and_checks_s = 150 + 420 + 300 + 600  # reminders, the last chat, the job check, the replays
+        assert ttl >= minutes * 60 + drain_and_checks_s
