@@ -26,6 +26,7 @@ RSS_DRIFT_LIMIT = 0.15
 # A process is warm once every kind of work it can be given has run in it (``warm_from``), and not before this
 # long after it appeared (its models loaded at start).
 RSS_SETTLE_S = 60.0
+LOADING = frozenset({"experience"})  # services whose work (not their mere run) loads something: see warm_from
 RSS_WINDOW_S = 30.0  # each level: the median of the samples over this long (one job's peak is not a level)
 
 
@@ -258,7 +259,7 @@ def warm_from(runs: list[tuple[str, float, float, str, dict[str, Any]]], born: f
     the prompt's recall), and from then on the experience service embeds its episodes itself (the memory graph)
     instead of queueing them for the chunker: +140 MiB in two steps, once per process. So a process is warm once
     a scheduled prompt has been answered after it appeared, and then every service of the schedule has run after
-    that prompt (its first run that did work, ``ran``; a service that never had work: its first run at all).
+    that prompt (``LOADING``: a run that did work, ``ran``).
     """
     prompt = next(((started, finished) for service, started, finished, outcome, details in runs
                    if service == "reminders" and started >= born and (details or {}).get("prompts")), None)
@@ -266,12 +267,11 @@ def warm_from(runs: list[tuple[str, float, float, str, dict[str, Any]]], born: f
         return None
     ends = [prompt[1]]
     for name in sorted({service for service, *_ in runs}):
-        after = [(outcome, finished) for service, started, finished, outcome, _ in runs
-                 if service == name and started >= prompt[0]]  # the prompt's own run is the reminders' run
-        did = [finished for outcome, finished in after if outcome == "ran"] or [finished for _, finished in after]
-        if not did:
+        after = [finished for service, started, finished, outcome, _ in runs  # the prompt's own run is the reminders'
+                 if service == name and started >= prompt[0] and (outcome == "ran" or name not in LOADING)]
+        if not after:
             return None
-        ends.append(did[0])
+        ends.append(after[0])
     return max(born + RSS_SETTLE_S, *ends)
 
 

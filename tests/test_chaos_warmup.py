@@ -33,10 +33,12 @@ def test_not_warm_without_a_prompt_or_while_a_service_has_not_run_since() -> Non
     assert warm_from(before_birth, BORN) is None
 
 
-def test_a_service_that_never_had_work_counts_with_its_first_run_and_the_settling_time_is_a_floor() -> None:
+def test_a_service_counts_with_its_first_run_unless_its_work_loads_something() -> None:
     runs = [run("reminders", BORN + 3, prompts=1), run("thread_expiry", BORN + 8, "skipped"),
-            run("thread_expiry", BORN + 12, "skipped")]
+            run("thread_expiry", BORN + 400), run("experience", BORN + 9, "skipped"), run("experience", BORN + 30)]
+    # thread_expiry's skipped run counts (expiring threads loads nothing); experience's must have done work.
     assert warm_from(runs, BORN) == BORN + RSS_SETTLE_S
+    assert warm_from(runs[:-1], BORN) is None
 
 
 def test_the_request_logs_outlive_the_soak_and_its_checks() -> None:
