@@ -12,7 +12,9 @@ PostgreSQL; SIGSTOP of a role for longer than its job lease (10 s), then SIGCONT
 
 At the end, after the traffic drained, one line per invariant (bench/chaos_checks.py) and the figures:
 requests served, faults by kind, the worst time to reply of a chat that overlapped a fault, each role's
-RSS drift after warm-up. Exit status 1 when an invariant is violated.
+RSS drift after warm-up (a process is warm once every kind of work it can be given has run in it: a scheduled
+prompt answered, then every periodic service run; bench/chaos_checks.py ``warm_from``). Exit status 1 when an
+invariant is violated. With ``--keep DIR`` each process's memory samples are kept in DIR/rss.json.
 
     python -m bench.chaos [--minutes 60] [--seed 1] [--users 3]
 """
@@ -20,6 +22,7 @@ RSS drift after warm-up. Exit status 1 when an invariant is violated.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import signal
@@ -197,6 +200,12 @@ def script_llm(llm: FakeLLM) -> None:
     llm.set_default(Reply(REPLY, chunk_size=8, delay_s=0.3, per_chunk_delay_s=0.04))
 
 
+def events_ttl_s(minutes: float) -> int:
+    """How long the soak's request logs are kept: every chat's log is read again at the end, after the run, the
+    drain and the memory workers catching up; the default hour is shorter than an hour's soak."""
+    return int(minutes * 60) + 3600
+
+
 def run(args: argparse.Namespace) -> int:
     faults = fault_schedule(args.seed, args.minutes)
     print(f"chaos soak: {args.minutes} min, seed {args.seed}, {args.users} users, {len(faults)} faults:")
@@ -212,6 +221,7 @@ def run(args: argparse.Namespace) -> int:
         with running_system(root / "data", OPENAI_BASE_URL=llm.url, ENGRAM_LOCAL_LLM="false",
                             ENGRAM_SCHEDULES_FILE=str(root / "schedules.toml"), ENGRAM_API_TOKENS=",".join(people),
                             ENGRAM_LOG_LEVEL="WARNING", ENGRAM_SSE_KEEPALIVE_S="5",
+                            ENGRAM_EVENTS_TTL_S=str(events_ttl_s(args.minutes)),
                             ENGRAM_CONFIGS_DIR=str(unthrottled_configs(root / "configs"))) as engram:
             soak = Soak(seed=args.seed, base_url=engram.base_url, data_dir=engram.data_dir,
                         engram_pid=engram.process.pid, urls=engram.urls(),
@@ -230,6 +240,7 @@ def _soak(soak: Soak, llm: FakeLLM, faults: list[Fault], people: list[str], args
     listeners = [threading.Thread(target=listen, args=(soak, p, stop), daemon=True) for p in persons]
     talkers = [threading.Thread(target=p.loop, args=(stop,), daemon=True) for p in persons]
     soak.started = time.monotonic()
+    soak.clock_offset = time.time() - soak.started
     for thread in listeners + talkers:
         thread.start()
     injector = Injector(soak, llm)
@@ -260,6 +271,10 @@ def _soak(soak: Soak, llm: FakeLLM, faults: list[Fault], people: list[str], args
     for thread in listeners:
         thread.join(timeout=30)
     violations = check_all(soak)
+    if args.keep:
+        samples = {pid: {"role": role, "samples": [[round(at - soak.started, 1), round(mib, 1)] for at, mib in points]}
+                   for pid, (role, points) in soak.rss.items()}
+        (Path(args.keep) / "rss.json").write_text(json.dumps(samples))
     served = sum(1 for chat in soak.chats if chat.outcome == "message")
     worst = max((chat.reply_s for chat in soak.chats if chat.reply_s is not None and soak.during_fault(chat)),
                 default=0.0)

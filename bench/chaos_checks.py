@@ -23,9 +23,10 @@ from services.queues import ALL_QUEUES
 from tests.sse import parse_frames
 
 RSS_DRIFT_LIMIT = 0.15
-# A process's level is read this long after it appeared: models loaded, and every service of the test schedule
-# run at least twice (the periodic worker steps from ~270 to ~410 MiB the first time one of them runs).
-RSS_WARM_UP_S = 180.0
+# A process is warm once every kind of work it can be given has run in it (``warm_from``), and not before this
+# long after it appeared (its models loaded at start).
+RSS_SETTLE_S = 60.0
+LOADING = frozenset({"experience"})  # services whose work (not their mere run) loads something: see warm_from
 RSS_WINDOW_S = 30.0  # each level: the median of the samples over this long (one job's peak is not a level)
 
 
@@ -59,6 +60,7 @@ class Soak:
     engram_pid: int
     urls: tuple[str, str]
     started: float = 0.0
+    clock_offset: float = 0.0  # time.time() - time.monotonic(): the database's timestamps on the samples' clock
     due_within_s: float = 90.0  # reminders are set due 10 s to this long ahead
     chats: list[Chat] = field(default_factory=list)
     reminders: list[Reminder] = field(default_factory=list)
@@ -249,23 +251,62 @@ def _jobs(soak: Soak) -> tuple[list[str], str]:
     return problems, f"{failed} failed jobs, each with its reason"
 
 
+def warm_from(runs: list[tuple[str, float, float, str, dict[str, Any]]], born: float) -> float | None:
+    """When a process that appeared at ``born`` has done every kind of work once, or None if it never has.
+
+    ``runs``: (service, started, finished, outcome, details) of every periodic run, on the samples' clock. The
+    periodic worker starts with no model: its first scheduled prompt loads the embedder (the request graph, for
+    the prompt's recall), and from then on the experience service embeds its episodes itself (the memory graph)
+    instead of queueing them for the chunker: +140 MiB in two steps, once per process. So a process is warm once
+    a scheduled prompt has been answered after it appeared, and then every service of the schedule has run after
+    that prompt (``LOADING``: a run that did work, ``ran``).
+    """
+    prompt = next(((started, finished) for service, started, finished, outcome, details in runs
+                   if service == "reminders" and started >= born and (details or {}).get("prompts")), None)
+    if prompt is None:
+        return None
+    ends = [prompt[1]]
+    for name in sorted({service for service, *_ in runs}):
+        after = [finished for service, started, finished, outcome, _ in runs  # the prompt's own run is the reminders'
+                 if service == name and started >= prompt[0] and (outcome == "ran" or name not in LOADING)]
+        if not after:
+            return None
+        ends.append(after[0])
+    return max(born + RSS_SETTLE_S, *ends)
+
+
+def _service_runs(soak: Soak) -> list[tuple[str, float, float, str, dict[str, Any]]]:
+    rows = _database(soak, "SELECT service, started_at, coalesce(finished_at, started_at), outcome, details "
+                           "FROM service_runs WHERE outcome <> 'running' ORDER BY started_at")
+    return [(service, started.timestamp() - soak.clock_offset, finished.timestamp() - soak.clock_offset, outcome,
+             details) for service, started, finished, outcome, details in rows]
+
+
 def _rss(soak: Soak) -> tuple[list[str], str]:
-    """Each process alive at the end and old enough: its level at the end against its level after warm-up."""
+    """Each process alive at the end and warm long enough before it: its level at the end against its level once
+    warm (``warm_from``). Its level when it appeared is shown too, so a one-off load stays visible."""
     problems, shown, young = [], [], 0
+    runs = _service_runs(soak)
     last = max((samples[-1][0] for _, samples in soak.rss.values()), default=0.0)
     for pid, (role, samples) in sorted(soak.rss.items(), key=lambda item: item[1][0]):
         born = samples[0][0]
         if samples[-1][0] < last - 10:
             continue  # gone before the end (killed, replaced)
-        warm = [mib for at, mib in samples if born + RSS_WARM_UP_S <= at < born + RSS_WARM_UP_S + RSS_WINDOW_S]
+        warm_at = warm_from(runs, born)
+        if warm_at is None or warm_at + RSS_WINDOW_S > last - RSS_WINDOW_S:
+            young += 1
+            continue
+        first = [mib for at, mib in samples if at < born + RSS_WINDOW_S]
+        warm = [mib for at, mib in samples if warm_at <= at < warm_at + RSS_WINDOW_S]
         end = [mib for at, mib in samples if at >= last - RSS_WINDOW_S]
-        if born + RSS_WARM_UP_S + RSS_WINDOW_S > last - RSS_WINDOW_S or not warm or not end:
+        if not warm or not end:
             young += 1
             continue
         level, final = statistics.median(warm), statistics.median(end)
         drift = final / level - 1
-        shown.append(f"{role} {level:.0f}->{final:.0f} MiB {drift:+.0%}")
+        shown.append(f"{role} {statistics.median(first):.0f}->{level:.0f} (warm at {warm_at - born:.0f} s)"
+                     f"->{final:.0f} MiB {drift:+.0%}")
         if drift > RSS_DRIFT_LIMIT:
             problems.append(f"{role} (pid {pid}): {level:.0f} -> {final:.0f} MiB ({drift:+.0%})")
-    note = f"; {young} process(es) too young to judge (restarted late)" if young else ""
-    return problems, (", ".join(shown) or "no process lived long enough") + note
+    note = f"; {young} process(es) not warm long enough before the end to judge (restarted late)" if young else ""
+    return problems, (", ".join(shown) or "no process was warm long enough") + note

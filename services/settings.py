@@ -25,6 +25,7 @@ LOCAL_MODELS = ("qwen2.5-0.5b", "smollm2")
 DEFAULT_MODEL_FILES_DIR = Path.home() / ".cache" / "engram" / "models"
 PLACEHOLDER_SECRETS = {"changeme", "change-me", "secret", "token", "xxx", "your-token-here"}
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
+MIN_EVENTS_TTL_S = 600  # longer than a stream is followed (ENGRAM_SSE_CAP_S, 360 s by default)
 
 
 class SettingsError(ValueError):
@@ -78,6 +79,8 @@ class Settings:
     # before housekeeping. 19 = they get the cores only when chat turns leave them idle (a burst's
     # enrichment catches up afterwards); 0 = equal share.
     housekeeping_nice: int = 19
+    # How long a request's event log (its replay for a client that resumes with Last-Event-ID) is kept
+    # after its last event.
     events_ttl_s: int = 3600
     thread_ttl_s: int = 6 * 3600
 
@@ -120,6 +123,7 @@ class Settings:
             job_retries=_int(env, "ENGRAM_JOB_RETRIES", defaults.job_retries),
             hung_after_s=_float(env, "ENGRAM_HUNG_AFTER_S", defaults.hung_after_s),
             housekeeping_nice=_int(env, "ENGRAM_HOUSEKEEPING_NICE", defaults.housekeeping_nice),
+            events_ttl_s=_int(env, "ENGRAM_EVENTS_TTL_S", defaults.events_ttl_s),
         )
         settings.validate()
         return settings
@@ -152,8 +156,7 @@ class Settings:
 
     def validate(self) -> None:
         """Refuse settings that would run unsafely or cannot work."""
-        if not 0 < self.port < 65536:
-            raise SettingsError(f"ENGRAM_PORT must be 1-65535, got {self.port}")
+        self._check_bounds()
         if self.llm_profile not in LLM_PROFILES:
             raise SettingsError(f"ENGRAM_LLM_PROFILE must be one of {', '.join(LLM_PROFILES)}, "
                                 f"got {self.llm_profile!r}")
@@ -165,13 +168,6 @@ class Settings:
         if self.local_model not in LOCAL_MODELS:
             raise SettingsError(f"ENGRAM_LOCAL_MODEL must be one of {', '.join(LOCAL_MODELS)}, "
                                 f"got {self.local_model!r}")
-        if not 0 <= self.local_llm_threads <= 64:
-            raise SettingsError(f"ENGRAM_LOCAL_LLM_THREADS must be 0 (the model's default) to 64, "
-                                f"got {self.local_llm_threads}")
-        if not 0 <= self.housekeeping_nice <= 19:
-            raise SettingsError(f"ENGRAM_HOUSEKEEPING_NICE must be 0-19, got {self.housekeeping_nice}")
-        if self.max_text_chars < 1:
-            raise SettingsError("ENGRAM_MAX_TEXT_CHARS must be positive")
         for token in self.api_tokens:
             if token.lower() in PLACEHOLDER_SECRETS or len(token) < 8:
                 raise SettingsError("ENGRAM_API_TOKENS holds a placeholder or too-short token (min 8 chars)")
@@ -183,6 +179,20 @@ class Settings:
                 f"refusing to listen on {self.host} without authentication: set ENGRAM_API_TOKENS "
                 "(token:user,...) or keep ENGRAM_HOST=127.0.0.1"
             )
+
+    def _check_bounds(self) -> None:
+        if not 0 < self.port < 65536:
+            raise SettingsError(f"ENGRAM_PORT must be 1-65535, got {self.port}")
+        if not 0 <= self.local_llm_threads <= 64:
+            raise SettingsError(f"ENGRAM_LOCAL_LLM_THREADS must be 0 (the model's default) to 64, "
+                                f"got {self.local_llm_threads}")
+        if not 0 <= self.housekeeping_nice <= 19:
+            raise SettingsError(f"ENGRAM_HOUSEKEEPING_NICE must be 0-19, got {self.housekeeping_nice}")
+        if self.max_text_chars < 1:
+            raise SettingsError("ENGRAM_MAX_TEXT_CHARS must be positive")
+        if self.events_ttl_s < MIN_EVENTS_TTL_S:
+            raise SettingsError(f"ENGRAM_EVENTS_TTL_S must be at least {MIN_EVENTS_TTL_S} (a chat's stream is followed "
+                                f"for up to ENGRAM_SSE_CAP_S), got {self.events_ttl_s}")
 
 
 def parse_tokens(raw: str) -> dict[str, str]:

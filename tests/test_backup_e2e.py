@@ -24,9 +24,10 @@ import pytest
 import redis
 
 from bench.pipeline import unthrottled_configs, wait_for_enrichment, wait_for_roles
+from services.backup import KEPT_PREFIXES
 from tests.fake_llm import FakeLLM
 from tests.llm_steps import Json, Reply
-from tests.servers import wait_until
+from tests.servers import start_postgres, start_redis, wait_until
 from tests.system import ROOT, System, read_stream, running_system
 from tests.test_e2e_reminders import FAST_SCHEDULE, EventsListener, create, in_seconds
 
@@ -39,27 +40,30 @@ TALK = {
 }
 
 
-def engram(data_dir: Path, *args: str, schedules: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """``engram ARGS`` (``python consumer.py``) against ``data_dir``, as a person would run it."""
+def engram(data_dir: Path, *args: str, schedules: Path | None = None,
+           urls: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``engram ARGS`` (``python consumer.py``) against ``data_dir``, as a person would run it; with ``urls``
+    (DATABASE_URL, REDIS_URL) against those servers instead."""
     env = {**os.environ, "ENGRAM_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1"}
     env.pop("DATABASE_URL", None)
     env.pop("REDIS_URL", None)
+    env.update(urls or {})
     if schedules is not None:
         env["ENGRAM_SCHEDULES_FILE"] = str(schedules)
     return subprocess.run([sys.executable, str(ROOT / "consumer.py"), *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
 
 
-def exported(data_dir: Path, user: str) -> dict:  # type: ignore[type-arg]
-    done = engram(data_dir, "export", "--user", user)
+def exported(data_dir: Path, user: str, urls: dict[str, str] | None = None) -> dict:  # type: ignore[type-arg]
+    done = engram(data_dir, "export", "--user", user, urls=urls)
     assert done.returncode == 0, done.stderr
     bundle = json.loads(done.stdout)
     bundle.pop("exported_at")
     return bundle
 
 
-def recalled(data_dir: Path, user: str, query: str) -> list:  # type: ignore[type-arg]
-    done = engram(data_dir, "recall", "--user", user, "--json", query)
+def recalled(data_dir: Path, user: str, query: str, urls: dict[str, str] | None = None) -> list:  # type: ignore[type-arg]
+    done = engram(data_dir, "recall", "--user", user, "--json", query, urls=urls)
     assert done.returncode == 0, done.stderr
     return [(hit.get("kind"), hit.get("id")) for hit in json.loads(done.stdout)["results"]]
 
@@ -139,6 +143,27 @@ def test_a_backup_taken_mid_traffic_restores_the_same_answers(tmp_path: Path, fa
     # Restoring again into the now restored directory is refused; nothing in it changes.
     again = engram(restored, "restore", str(backup))
     assert again.returncode == 2 and "not empty" in again.stderr, again.stderr
+
+    # Into servers engram did not start (an operator's own PostgreSQL and Redis, DATABASE_URL / REDIS_URL): the
+    # same memory, and every kept Redis key (threads' state, proactive logs, delivered-once keys) there.
+    external = {"postgres": start_postgres(tmp_path / "own-postgres"), "redis": start_redis(tmp_path / "own-redis")}
+    try:
+        urls = {"DATABASE_URL": external["postgres"].url, "REDIS_URL": external["redis"].url}
+        done = engram(tmp_path / "unused", "restore", str(backup), urls=urls)
+        assert done.returncode == 0, done.stderr
+        for user in TALK:
+            assert exported(tmp_path / "unused", user, urls) == before[user], f"{user}'s memory in the own servers"
+        assert recalled(tmp_path / "unused", "alice", "what is my cat called", urls) == recall_before
+        with tarfile.open(backup) as archive:
+            manifest = json.loads(archive.extractfile("manifest.json").read())  # type: ignore[union-attr]
+        own_redis = redis.Redis.from_url(urls["REDIS_URL"])
+        kept = sum(1 for prefix in KEPT_PREFIXES for _ in own_redis.scan_iter(match=prefix + "*"))
+        assert manifest["redis_keys"] > 0 and kept == manifest["redis_keys"]
+        twice = engram(tmp_path / "unused", "restore", str(backup), urls=urls)
+        assert twice.returncode == 2 and "not empty" in twice.stderr, twice.stderr
+    finally:
+        for server in external.values():
+            server.stop()
 
     with running_system(restored, **common) as system:
         alice, bob = EventsListener(system, TOKENS["alice"]), EventsListener(system, TOKENS["bob"])

@@ -88,3 +88,11 @@ def test_every_embedder_the_settings_accept_is_a_backend():
     from services.embeddings import BACKEND_NAMES, BACKENDS
 
     assert set(BACKEND_NAMES) == {"auto", *BACKENDS}
+
+
+def test_how_long_a_request_log_is_kept_can_be_set_and_is_checked() -> None:
+    assert Settings.from_env({}).events_ttl_s == 3600
+    assert Settings.from_env({"ENGRAM_EVENTS_TTL_S": "7200"}).events_ttl_s == 7200
+    for wrong in ("60", "an hour"):  # shorter than a stream is followed; not a number
+        with pytest.raises(SettingsError, match="ENGRAM_EVENTS_TTL_S"):
+            Settings.from_env({"ENGRAM_EVENTS_TTL_S": wrong})
