@@ -230,5 +230,7 @@ def test_a_statement_the_router_sent_to_act_is_answered_as_a_statement_but_reque
 
     assert only_tells({"has_time": 1.0, "reaction": 1.0, "topic_is_new": 1.0})
     assert not only_tells({"skill_continuation": 1.0})  # "at 9", answering the question ACT asked
+    assert only_tells({"thanks": 1.0, "skill_continuation": 1.0})  # "Thanks, that's all for now"
+    assert not only_tells({"thanks": 1.0, "imperative": 1.0, "skill_list": 1.0})  # "Thanks, now add milk to …"
     assert not only_tells({"skill_list": 1.0})  # "I need to buy milk": a list may be meant
     assert not only_tells({"imperative": 1.0}) and not only_tells({"question": 1.0})

@@ -169,6 +169,9 @@ _SKILLS = ("skill_list", "skill_remind", "skill_schedule", "skill_goal", "skill_
            "skill_remember", "skill_recall", "skill_introspect", "skill_continuation")
 
 
+_CLOSING = ("thanks", "farewell", "phatic_only")
+
+
 def only_tells(signals: dict[str, Any]) -> bool:
     """A message that only tells something ("Oh and my sister is getting married in June!") though the router
     sent it to ACT (after an ACT turn, say): no question, no request, no skill of its own in it.
@@ -177,7 +180,10 @@ def only_tells(signals: dict[str, Any]) -> bool:
     of June"; under the small-model profile it is answered as what it is, a statement.
     """
     asks = ("question", "action_request", "imperative", "writing_task")
-    return not any(signals.get(name) for name in asks + _SKILLS)
+    if any(signals.get(name) for name in asks + _SKILLS if name != "skill_continuation"):
+        return False
+    # Thanks or goodbye after a reminder ("Thanks, that's all for now") continues nothing.
+    return not signals.get("skill_continuation") or any(signals.get(name) for name in _CLOSING)
 
 
 def _list_action(text: str) -> PlainAction | None:
