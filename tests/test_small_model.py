@@ -213,8 +213,12 @@ def test_facts_from_words_are_the_persons_own_telling_sentences() -> None:
     def facts(message: str) -> list[str]:
         return [fact["text"] for fact in chunk_from_words(message)["facts"]]
     assert facts("Oh and my sister Funmi is getting married on the 14th of June, I'm a bridesmaid!") == [
-        "The user's sister Funmi is getting married on the 14th of June, the user is a bridesmaid"]
+        "The user's sister Funmi is getting married on the 14th of June", "The user is a bridesmaid"]
     assert facts("Hi there, I'm Hannah. I live in Denver.") == ["The user is Hannah", "The user live in Denver"]
+    assert facts("I have a dog called Rufus and I work as a nurse") == [  # a clause of its own, a fact of its own
+        "The user have a dog called Rufus", "The user work as a nurse"]
+    assert facts("My partner Sam and I are going to Japan in April") == [
+        "The user's partner Sam and the user are going to Japan in April"]
     assert facts("Kuba is seven and completely obsessed with football") == [
         "Kuba is seven and completely obsessed with football"]  # someone they name
     assert facts("The grandkids are coming to stay on the 22nd of December.") == [

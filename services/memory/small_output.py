@@ -97,6 +97,11 @@ NAMED_FIRST = re.compile(r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?:is|are|was|h
 # A question typed without its question mark ("what's on my camping list") tells nothing either.
 ASKS = re.compile(r"^(?:what|what's|whats|where|where's|when|when's|who|who's|why|how|which|do|does|did|is|are|can|"
                   r"could|would|will|should|have|has|am)\b", re.IGNORECASE)
+# A new clause about the person is a fact of its own: "I have a dog called Rufus and I work as a nurse".
+# A new clause about the person is a fact of its own: "I have a dog called Rufus and I work as a nurse" (not
+# "Sam and I are going": a plural verb means "I" shares the subject).
+CLAUSE = re.compile(r"(?:,\s*(?:and |but |so )?|\s+(?:and|but|so)\s+)"
+                    r"(?=(?:i'm|i've|i'd|i\s+(?!are\b|were\b|and\b)\w+)\b)", re.IGNORECASE)
 WORDS_FACTS = 4
 WORDS_FACT_CHARS = 240
 WORDS_SALIENCE = 0.5
@@ -112,7 +117,8 @@ def chunk_from_words(user_text: str) -> dict[str, Any]:
     attributed right, and supersession (services/memory/facts.py) works on it as on any fact.
     """
     facts: list[str] = []
-    for sentence in SENTENCE.split(" ".join(user_text.split())):
+    clauses = (clause for sentence in SENTENCE.split(" ".join(user_text.split())) for clause in CLAUSE.split(sentence))
+    for sentence in clauses:
         sentence = LEAD_IN.sub("", sentence.strip()).strip()
         if len(sentence.split()) < 2 or not _tells(sentence) or ASKS.match(sentence):
             continue
