@@ -18,7 +18,7 @@ import datetime as dt
 import re
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -63,6 +63,8 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     ``compact``: the small-model shape (``compact_notes``) instead of the titled sections.
     """
     cfg = config or MemoryConfig()
+    if not compact:  # only the small-model notes show reminders and lists: the full shape reads none
+        cfg = replace(cfg, context=replace(cfg.context, reminders=0, lists=0))
     ctx = cfg.context
     k = ctx.max_facts + ctx.max_episodes + ctx.max_exchanges
     early = _read_personal_aside(session, user_id, cfg, now) if beside else None
