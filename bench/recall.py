@@ -13,8 +13,7 @@ varied turn lengths, Zipfian vocabulary, named speakers in a third of the sessio
 conversation set of tests/data/memory_set.jsonl through the real import path (parse_lines →
 pair_exchanges → store_records: batched real embeddings, --no-enrich), then:
   * quality: recall@5 / recall@10 of the set's questions (tests/data/memory_questions.jsonl)
-    among the N distractors, for vector-only, full-text-only and both arms fused (the default),
-    with and without neighbouring turns;
+    among the N distractors, for vector-only, full-text-only and both arms fused (the default);
   * latency: p50 / p95 of recall() with the query embedding (recall embeds the query itself, as a
     caller without a vector does, the embedder caching nothing; its CPU and its backend's) and
     without it (then the same recall given the vector);
