@@ -59,7 +59,6 @@ class RecallConfig:
     subject_boost: float = at_least(0.4, 0)
     question_turn_weight: float = within(0.5, 0, 1)
     answer_cue_weight: float = at_least(0.1, 0)
-    kind_weights: dict[str, float] = field(default_factory=lambda: {"exchange": 1.0, "fact": 1.0, "episode": 1.0})
 
     @property
     def decay_per_day(self) -> float:
