@@ -26,7 +26,9 @@ ANAPHORIC_NP_RE = re.compile(
     r"\b(?:the|those|these) (?:(?:new|old|other|first|second|third|last|previous|next|remaining) )?ones\b|"
     r"\bthe others\b|\bdo the same\b|\bthe (?:latter|former)\b|\bthe rest\b(?! of)|"
     r"\bthe (?:first|second|third|last|previous|other) (?:one|option|suggestion|idea|choice|link|item|answer|version|"
-    r"draft)s?\b"
+    r"draft)s?\b|"
+    # "use the other address": "other" contrasts with something named before (not "the other day", "on the other hand").
+    r"\bthe other (?!(?:day|week|night|morning|evening|time|side|hand|way|half|people)\b)[a-z'-]+"
 )
 # "It" of the time and the weather points at nothing: "what time is it in Tokyo?", "is it going to rain?".
 EXPLETIVE_IT_RE = re.compile(
@@ -41,8 +43,11 @@ THAT_CLAUSE_RE = re.compile(r"\bthat (?:i|my|the|a|an|we|our|you|your|he|she|it'
 # After a verb that acts on something, "that" is the thing acted on, not a conjunction: "make that a goal".
 OBJECT_THAT_RE = re.compile(r"\b(?:make|turn|mark|track|save|store|keep|log|record|add|put|set|move|schedule) that\b")
 CONTEXT_DEPENDENT_RE = re.compile(
-    r"^(?:and |but |so |ok )?(?:tell me more|more|go on|continue|keep going|and then|then what|why|why not|how so|"
-    r"what else|what about (?:it|that|this|them|him|her|the other one)|the other one|"
+    r"^(?:(?:and|but|so|ok|okay),? )*(?:tell me more|more|go on|continue|keep going|and then|then what|why|why not|"
+    r"how so|what else|what about (?:it|that|this|them|him|her|the other one)|"
+    # A question word with nothing to ask about: "how long?", "what about the price", "when?".
+    r"how (?:long|much|many|often|far|come)|when|where|who|which|what time|what for|"
+    r"what about (?:the |your |my )?[a-z'-]+|the other one|"
     r"(?:do )?(?:the )?same (?:thing|again|as before|as last time)|(?:do it )?like (?:last time|before)|"
     r"do (?:it|that|the same)(?: again)?|again|which one|what do you mean|elaborate|"
     r"explain (?:that|it|more)|the first one|the second one|that one|this one)(?:,? (?:please|pls|thanks))?\W*$"

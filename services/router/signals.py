@@ -42,10 +42,12 @@ from services.router.words import (
     ADVICE_RE,
     CAPABILITY_RE,
     CONFIRM_RE,
+    DISTRESS_RE,
     DURATION_RE,
     FIRST_PERSON,
     HOWTO_RE,
     IMPERATIVE_VERBS,
+    LABEL_RE,
     LEAD_IN_RE,
     LIST_ITEMS_RE,
     LIST_WRITE_RE,
@@ -53,6 +55,7 @@ from services.router.words import (
     MANAGE_WORDS,
     NAMED_LIST_RE,
     NO_TASK_NEEDED_RE,
+    PLACEHOLDER_RE,
     POLITE_WORDS,
     QUESTION_SENTENCE_RE,
     READ_QUESTION_RE,
@@ -65,6 +68,8 @@ from services.router.words import (
     TIME_RE,
     TIMED_STORED_RE,
     VAGUE_ASK_RE,
+    VERB_ME_RE,
+    WH_CLAUSE_RE,
     WHOLE_LIST_RE,
     WORD_RE,
     WRITING_RE,
@@ -120,6 +125,8 @@ def is_general_question(view: TextView) -> bool:
     study sessions?", "I always lose my lists. Is paper or an app better?", "Do you remember when phones had
     buttons? crazy how fast things change")."""
     questions = QUESTION_SENTENCE_RE.findall(view.lower)
+    if not questions and WH_CLAUSE_RE.match(view.lower):
+        questions = [view.lower]  # "how do reminders work on an iPhone", asked without a question mark
     if not questions or REQUEST_RE.search(view.lower):
         return False
     if STORED_PICKED_RE.search(view.lower) or TIME_RE.search(view.lower):
@@ -265,10 +272,14 @@ def edits_previous_item(view: TextView, working_memory: Sequence[tuple[str, str]
 
 def imperative_signals(view: TextView) -> dict[str, float]:
     """An imperative verb up front, and whether the request names anything beyond pronouns."""
-    body = WORD_RE.findall(LEAD_IN_RE.sub("", view.lower))
-    imperative = bool(body) and body[0] in IMPERATIVE_VERBS
+    lead_free = LEAD_IN_RE.sub("", view.lower)
+    body = WORD_RE.findall(lead_free)
+    imperative = bool(body) and (body[0] in IMPERATIVE_VERBS or VERB_ME_RE.match(lead_free) is not None) and (
+        LABEL_RE.match(lead_free) is None)  # "Update: I sold the car!" tells news under a label
     rest = [w for w in body[1:] if w not in STOPWORDS]
-    vague = (imperative and not rest) or VAGUE_ASK_RE.match(view.lower) is not None
+    placeholder = PLACEHOLDER_RE.match(lead_free)
+    vague = ((imperative and not rest) or VAGUE_ASK_RE.match(view.lower) is not None
+             or (placeholder is not None and placeholder[1] in IMPERATIVE_VERBS))
     writing, capability = asks_for_text(view)
     return {"imperative": flag(imperative), "vague_request": flag(vague), "writing_task": flag(writing),
             "capability_question": flag(capability)}
@@ -302,6 +313,24 @@ def continuation_signals(view: TextView, ctx: RoutingContext, signals: dict[str,
     }
 
 
+# What makes a message ask for something: a question, a request or command, a skill's words, or a short answer
+# continuing the action just asked about.
+_ASKING = ("question", "imperative", "vague_request", "writing_task", "capability_question", "skill_any",
+           "action_request", "unresolved_reference", "followup_fill", "skill_continuation", "confirmation_reply")
+
+
+def telling_signals(view: TextView, signals: dict[str, float]) -> dict[str, float]:
+    """``tells``: the person tells something (news, an update, a plan, a mood, their day) and asks for nothing, so
+    an acknowledgement is the reply ("finally finished painting the kitchen", "Update: I sold the car!");
+    ``distress``: the same form carrying distress or a plea for support, which wants a real answer."""
+    said = not (signals["phatic_only"] or signals["punct_only"] or signals["emoji_only"] or signals["empty"]
+                or signals["keyboard_mash"] >= 0.5)
+    statement = said and bool(view.content) and REQUEST_RE.search(view.lower) is None and not any(
+        signals[name] for name in _ASKING)
+    distress = DISTRESS_RE.search(view.lower) is not None and not signals["vague_request"]  # "can you help me?"
+    return {"tells": flag(statement and not distress), "distress": flag(distress)}
+
+
 def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, float]:
     """Every text and context signal for one message (embedding similarities are added by the router)."""
     view = text_view(ctx.text)
@@ -326,4 +355,5 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     signals.update(slot_signals(view, skills, bool(references["resolved_reference"]), ctx.working_memory))
     signals.update(context_signals(ctx, recent_turns))
     signals.update(continuation_signals(view, ctx, signals))
+    signals.update(telling_signals(view, signals))
     return signals

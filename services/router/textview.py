@@ -31,6 +31,7 @@ from services.router.words import (
     SUBJECT_FIRST_AUX,
     SUBJECTS,
     THANKS_RE,
+    WH_CLAUSE_RE,
     WORD_RE,
 )
 
@@ -132,7 +133,7 @@ def interrogative_signals(view: TextView) -> dict[str, float]:
     """Question mark, wh-question and auxiliary-inverted question signals."""
     body = WORD_RE.findall(LEAD_IN_RE.sub("", view.lower))  # "so what's ..." / "hey, when ..."
     question_mark = "?" in view.raw
-    wh = bool(body) and body[0] in INTERROGATIVES
+    wh = (bool(body) and body[0] in INTERROGATIVES) or WH_CLAUSE_RE.search(view.lower) is not None
     aux = is_aux_question(view.words) or is_aux_question(body)
     return {
         "question_mark": flag(question_mark),

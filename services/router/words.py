@@ -120,6 +120,11 @@ _LIST_CREATE = (
 # "remind me what grandma's address is" asks about the person's own world, like "my".
 _KIN = "mum|mom|dad|gran|grandma|grandpa|nan|sister|brother|wife|husband|partner|son|daughter|boss"
 
+# The person as a whole, not one topic of theirs: "what have you learned about my habits?" is introspection,
+# "what do you know about my allergies?" recalls one thing.
+_SELF = (r"my (?:routines?|habits?|preferences|patterns?|interests|personality|tastes?|likes|dislikes|character|"
+         r"values|lifestyle|moods?)")
+
 SKILL_PATTERNS = {
     "remind": r"\bremind(?:er|ers)?\b|\br(?:e|i)?m(?:i|e)?n?d me\b|\b(?:an? )?(?:alarm|timer) (?:for|at)\b|"
     r"\bmind reminding me\b|\bset (?:an? |my )?(?:alarm|timer)\b|\bwake me\b|"
@@ -174,7 +179,7 @@ SKILL_PATTERNS = {
     "recall": r"\bdo you (?:still )?(?:remember|recall|know) (?:what|when|where|who|my|if|whether|the|our)\b|"
     r"\bdo you (?:still )?(?:remember|recall) about\b|\bdo you (?:still )?(?:know about|have) (?:my|our|me)\b|"
     r"\bwhat did (?:i|we) (?:tell|say|mention|ask|share|talk|discuss|decide)\b|"
-    r"\b(?:did|have) i (?:ever |already )?(?:tell|told|mention|mentioned|say|said)\b|"
+    r"\b(?:did|didn'?t|have|haven'?t) i (?:ever |already )?(?:tell|told|mention|mentioned|say|said)\b|"
     r"^(?:what|when|where|who|which)(?:'s| is| was| are| were| did)? (?:my|our)\b|\bremind me what (?:i|we|my)\b|"
     rf"\bremind me (?:what|who|where|when)\b(?=.*\b(?:{_KIN})'s\b)|"
     r"^(?:what|when|where|who|which)\b[^?]{0,60}\b(?:my|our)\b[^?]{0,40}\bagain\W*$|"
@@ -184,18 +189,20 @@ SKILL_PATTERNS = {
     r"\blast time (?:we|i) (?:talked|spoke|chatted)\b|"
     r"\bi (?:told|mentioned|said to) you\b|\b(?:have|did) i (?:set|add|save|schedule|ask you)\b|"
     # What was told, named by its topic: "look up what I said about the boiler", "the plumber I mentioned".
-    r"\b(?:what|everything|anything|the things?) (?:i|we) (?:said|told you|mentioned|shared|wrote)(?: to you)? about\b|"
-    r"^(?:what|which|where|who|when)\b[^?]{0,60}\b(?:i|we) (?:mentioned|told you about|talked about|brought up)\b|"
+    r"\b(?:what|everything|anything|the things?) (?:i|we)(?:'ve| have)? (?:said|told you|mentioned|shared|wrote)"
+    r"(?: to you)? about\b|"
+    r"^(?:what(?:'?s)?|which|where|who|when)\b[^?]{0,60}\b(?:i|we) (?:mentioned|told you about|talked about|brought up|"
+    r"said)\b|"
     # Asking what the assistant holds: "anything in your memory about my passport?", "do you have anything on file".
     r"\b(?:anything|something|what'?s|what is|what do you have|do you have|have you got)\b[^.?!]{0,30}?"
     r"\b(?:in|on) (?:your )?(?:memory|memories|file|records?)\b|"
     # Searching what was told: "search my memories for anything about the boiler".
     r"\b(?:search|look (?:through|in|up)|check|dig (?:through|in)|go through|scan)\b[^.?!]{0,20}?"
     r"\b(?:my|your|the) memor(?:y|ies)\b",
-    "introspect": r"\bwhat (?:else )?(?:do )?you know about (?:me|myself|my)\b|\bwhat have you (?:learned|learnt|"
+    "introspect": rf"\bwhat (?:else )?(?:do )?you know about (?:me|myself|{_SELF})\b|\bwhat have you (?:learned|learnt|"
     r"figured out|noticed) about (?:me|my)\b|\bhow well do you (?:[a-z]+ )?know me\b|\bwhat do you remember about me\b|"
     r"\btell me about myself\b|\bwhat (?:you(?:'ve| have)?|do you|have you|do u|u) (?:know|learned|learnt|noticed|"
-    r"picked up|worked out|figured out|gathered|found out)(?: so far)? (?:about|abt) (?:me|my)\b|"
+    rf"picked up|worked out|figured out|gathered|found out)(?: so far)? (?:about|abt) (?:me|myself|{_SELF})\b|"
     r"\bwhich of my (?:preferences|interests|habits|routines)\b|"
     r"\bwhat (?:do you have|have you got)(?: on file| stored| saved| on record)? (?:about|on) me\b|"
     r"\bwhat are my (?:preferences|interests|habits|patterns)\b|\bwhat do you think (?:you know )?about me\b|"
@@ -332,7 +339,13 @@ MANAGE_WORDS = frozenset(
     "appointment appointments meeting meetings event events notification notifications item items entry".split()
 )
 
-INTERROGATIVES = frozenset("what what's whats when where who whom whose why how which".split())
+INTERROGATIVES = frozenset("what what's whats wat when where who whom whose why how which".split())
+# A question asked inside a message or with no question mark: a question word opening a clause, then an auxiliary
+# ("my car squeaks when I brake. what could it be", "in git, what's the difference between ...").
+WH_CLAUSE_RE = re.compile(
+    r"(?:^|[,.;:!?]\s*|\b(?:but|and|so|ok|okay) )(?:what|wat|how|why|where|when|who|which)(?:'s|'re|'d| (?:is|are|"
+    r"was|were|do|does|did|can|could|would|should|will|has|have|might|may|about))\b"
+)
 AUXILIARIES = frozenset(
     "can could would will should is are do does did have has was were may might shall am isn't aren't don't doesn't "
     "didn't won't wouldn't can't couldn't shouldn't".split()
@@ -344,11 +357,24 @@ VAGUE_ASK_RE = re.compile(
     r"(?: (?:with|on|about) (?:something|this|that|it|stuff))?(?: please)?\W*$|^(?:can|could) you help(?: me)?"
     r"(?: (?:with|on) (?:something|this|that|it))?\W*$"
 )
+# "I want to add something to a list", "remember something for me": a placeholder where the content would be
+# (group 1 is the verb, which must be a command's).
+PLACEHOLDER_RE = re.compile(
+    r"^(?:i (?:want|need|would like|'d like) (?:you )?to |please |can you |could you )?([a-z]+) (?:something|a thing|"
+    r"smth)(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+)?)?\W*$"
+)
+# A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through".
+# Not "excuse me", "lucky me", "trust me" (said, not asked), nor a pronoun or an auxiliary before "me".
+VERB_ME_RE = re.compile(r"^(?!(?:excuse|lucky|poor|silly|trust|beats|bless|love|like|miss|with|about|for|to|from|"
+                        r"of|and|but|not|even|just|let|help)\b)[a-z]+ (?:me|us)\b(?! (?:too|neither|either)\b)")
+# "Update: I sold the car!": a word before a colon labels what follows, it commands nothing.
+LABEL_RE = re.compile(r"^[a-z]+\s*:")
 IMPERATIVE_VERBS = frozenset(
     "add book buy call cancel change check delete do email explain find fix get give help keep let list make move "
     "note open plan put read remember remind remove reply reschedule save schedule send set share show summarize "
     "summarise take tell text track translate update write draft describe compare suggest recommend create start "
-    "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn store log record"
+    "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn store log record "
+    "use brainstorm teach convince outline rank pick choose calculate convert"
     .split()
 )
 LEAD_IN_RE = re.compile(
@@ -362,6 +388,16 @@ STOPWORDS = frozenset(
     "your he him his she her they them their it its this that these those there here what when where who whom which "
     "why how not no yes just very really too also then than please pls thing things stuff one some any again more "
     "let let's i'm it's that's what's don't can't i'll you're something anything everything someone somewhere".split()
+)
+# Distress or a plea for support wants a real answer, not an acknowledgement: "I can't cope with work anymore",
+# "I feel so alone since the move", "I'm really worried about my dad". A passing mood ("tired today") is told.
+DISTRESS_RE = re.compile(
+    r"\b(?:(?:need|want|could use|please|pls) (?:some |your |a little )?help|help me|struggl\w*|overwhelm\w*|anxious|"
+    r"anxiety|panic\w*|depress\w*|lonely|alone|hopeless|desperate|scared|afraid|terrified|nervous|worried|"
+    r"worr(?:y|ying) about|stressed|heartbroken|devastated|miserable|can'?t (?:cope|sleep|stop|handle|take|deal|focus|"
+    r"decide|figure)|don'?t know (?:what|how|if|whether)|no idea (?:what|how)|not sure (?:what|how|if|whether)|"
+    r"falling apart|breaking down|cry(?:ing)?|hate my|sick of|fed up|burn(?:ed|t)? out|grie(?:f|ving)|passed away|"
+    r"died|lost my (?:job|mum|mom|dad|mother|father))\b"
 )
 # Asking for advice wants a written answer even in a skill's words: "my goal is to be happier, any advice?".
 ADVICE_RE = re.compile(r"\b(?:any|some|got any|need) (?:advice|tips|suggestions|ideas|pointers)\b")
