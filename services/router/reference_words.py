@@ -38,6 +38,8 @@ EXPLETIVE_IT_RE = re.compile(
 # Existential "there" points at nothing: "is there anything in your memory about ...?", "there's a problem".
 EXISTENTIAL_THERE_RE = re.compile(r"\b(?:is|are|was|were|isn't|aren't) there\b|\bthere(?:'s| is| are| was| were)\b")
 THING_PRONOUNS = frozenset("it this that these those them there one".split())
+# "Quick one: ..." announces a request, it points at nothing.
+QUICK_ONE_RE = re.compile(r"\bquick one\b")
 PERSON_PRONOUNS = frozenset("her him she he they them his hers".split())
 THAT_CLAUSE_RE = re.compile(r"\bthat (?:i|my|the|a|an|we|our|you|your|he|she|it's|there|this|his|her)\b")
 # After a verb that acts on something, "that" is the thing acted on, not a conjunction: "make that a goal".

@@ -26,6 +26,7 @@ from services.router.reference_words import (
     OBJECT_THAT_RE,
     PERSON_CUE_RE,
     PERSON_PRONOUNS,
+    QUICK_ONE_RE,
     THAT_CLAUSE_RE,
     THING_PRONOUNS,
 )
@@ -145,7 +146,9 @@ def _is_write(view: TextView, skills: dict[str, float]) -> bool:
         return False  # "remind me what I said about X" reads, it does not write
     if skills["skill_manage"]:
         return not READ_QUESTION_RE.match(view.lower)  # "what reminders do I have?" reads
-    if skills["skill_remind"] or skills["skill_schedule"] or skills["skill_remember"]:
+    if skills["skill_remind"] or skills["skill_schedule"]:
+        return not READ_QUESTION_RE.match(view.lower)  # "what was the reminder I set for tonight?" reads
+    if skills["skill_remember"]:
         return True
     if skills["skill_goal"]:
         return not READ_QUESTION_RE.match(view.lower)  # "how am I doing on my goals?" reads
@@ -159,6 +162,8 @@ def _referring_words(view: TextView) -> tuple[set[str], set[str]]:
     things = words & THING_PRONOUNS
     if "it" in things and EXPLETIVE_IT_RE.search(view.lower):
         things.discard("it")  # the time's and the weather's "it"
+    if "one" in things and QUICK_ONE_RE.search(view.lower):
+        things.discard("one")
     if "there" in things and EXISTENTIAL_THERE_RE.search(view.lower):
         things.discard("there")
     if "that" in things and THAT_CLAUSE_RE.search(view.lower) and not OBJECT_THAT_RE.search(view.lower):
@@ -246,7 +251,8 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
                     or TIMED_STORED_RE.search(view.lower) is not None)
         needs_time = False
     else:
-        has_task = bool(task_words) or resolved_reference or NO_TASK_NEEDED_RE.search(view.lower) is not None
+        has_task = (bool(task_words) or resolved_reference or NO_TASK_NEEDED_RE.search(view.lower) is not None) and (
+            not _placeholder(view))
         needs_time = bool(skills["skill_remind"] or skills["skill_schedule"])
     complete = has_task and (has_time or not needs_time)
     return {
@@ -270,16 +276,20 @@ def edits_previous_item(view: TextView, working_memory: Sequence[tuple[str, str]
     return bool(skill_signals(text_view(working_memory[-1][0]))["skill_any"])
 
 
+def _placeholder(view: TextView) -> bool:
+    """A command whose object is a placeholder: "I'd like to save something to my notes" names nothing to save."""
+    match = PLACEHOLDER_RE.match(LEAD_IN_RE.sub("", view.lower))
+    return match is not None and match[1] in IMPERATIVE_VERBS
+
+
 def imperative_signals(view: TextView) -> dict[str, float]:
     """An imperative verb up front, and whether the request names anything beyond pronouns."""
     lead_free = LEAD_IN_RE.sub("", view.lower)
     body = WORD_RE.findall(lead_free)
-    imperative = bool(body) and (body[0] in IMPERATIVE_VERBS or VERB_ME_RE.match(lead_free) is not None) and (
+    imperative = bool(body) and (body[0] in IMPERATIVE_VERBS or VERB_ME_RE.search(lead_free) is not None) and (
         LABEL_RE.match(lead_free) is None)  # "Update: I sold the car!" tells news under a label
     rest = [w for w in body[1:] if w not in STOPWORDS]
-    placeholder = PLACEHOLDER_RE.match(lead_free)
-    vague = ((imperative and not rest) or VAGUE_ASK_RE.match(view.lower) is not None
-             or (placeholder is not None and placeholder[1] in IMPERATIVE_VERBS))
+    vague = (imperative and not rest) or VAGUE_ASK_RE.match(view.lower) is not None or _placeholder(view)
     writing, capability = asks_for_text(view)
     return {"imperative": flag(imperative), "vague_request": flag(vague), "writing_task": flag(writing),
             "capability_question": flag(capability)}

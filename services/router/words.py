@@ -360,13 +360,17 @@ VAGUE_ASK_RE = re.compile(
 # "I want to add something to a list", "remember something for me": a placeholder where the content would be
 # (group 1 is the verb, which must be a command's).
 PLACEHOLDER_RE = re.compile(
-    r"^(?:i (?:want|need|would like|'d like) (?:you )?to |please |can you |could you )?([a-z]+) (?:something|a thing|"
+    r"^(?:(?:i (?:want|need|would like)|i'd like) (?:you )?to |please |can you |could you )?([a-z]+) (?:something|"
+    r"a thing|"
     r"smth)(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+)?)?\W*$"
 )
-# A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through".
+# A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
+# also after a first clause ("Just a quick one: show me how ...").
 # Not "excuse me", "lucky me", "trust me" (said, not asked), nor a pronoun or an auxiliary before "me".
-VERB_ME_RE = re.compile(r"^(?!(?:excuse|lucky|poor|silly|trust|beats|bless|love|like|miss|with|about|for|to|from|"
-                        r"of|and|but|not|even|just|let|help)\b)[a-z]+ (?:me|us)\b(?! (?:too|neither|either)\b)")
+VERB_ME_RE = re.compile(
+    r"(?:^|[.:;!?]\s+)(?!(?:excuse|lucky|poor|silly|trust|beats|bless|love|like|miss|with|about|for|to|from|of|and|"
+    r"but|not|even|just|let|help)\b)[a-z]+ (?:me|us)\b(?! (?:too|neither|either)\b)"
+)
 # "Update: I sold the car!": a word before a colon labels what follows, it commands nothing.
 LABEL_RE = re.compile(r"^[a-z]+\s*:")
 IMPERATIVE_VERBS = frozenset(
