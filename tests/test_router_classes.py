@@ -247,3 +247,14 @@ def test_asking_which_reminder_was_set_reads_it_and_never_asks_back(router, cont
 ])
 def test_reading_what_was_told_by_its_topic(router, text, skill):
     assert route(router, text) == ("ACT", skill)
+
+
+def test_three_neighbouring_home_row_keys_mash_no_word_of_the_vocabulary(router):
+    from services.router.textview import is_mash_token
+
+    assert is_mash_token("lkjdsfhsd") and route(router, "asdkjhasd")[0] == "IGNORE"
+    home_rows = ("asdfghjkl", "lkjhgfdsa")
+    vocabulary = [word for word in (minilm_model_dir() / "vocab.txt").read_text(encoding="utf-8").split()
+                  if word.isalpha() and len(word) >= 6
+                  and any(word[i : i + 3] in row for row in home_rows for i in range(len(word) - 2))]
+    assert [word for word in vocabulary if is_mash_token(word)] == []

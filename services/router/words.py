@@ -263,7 +263,9 @@ WRITING_RE = re.compile(
 # Forms that ask the assistant to do something: "can you ...", "please", "I'd like you to", "would it be possible".
 REQUEST_RE = re.compile(
     r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b|\b(?:please|pls|plz|kindly)\b|\byou (?:can|could|may)\b|"
-    r"\bi (?:want|need|'d like|would like) you\b|\bmind\b|\bpossible\b|\blet'?s\b"
+    r"\bi (?:want|need|'d like|would like) you\b|\bmind\b|\bpossible\b|\blet'?s\b|"
+    # Politeness in other languages asks just as "please" does.
+    r"\b(?:por favor|bitte|per favore|s'il (?:te|vous) pla[iî]t|alsjeblieft|proszę)\b"
 )
 # A question about stored things picks some out ("any reminders today?", "is the dentist reminder still on?");
 # a question about the world names the kind ("are reminders better than alarms?").
@@ -342,6 +344,11 @@ MANAGE_WORDS = frozenset(
 INTERROGATIVES = frozenset("what what's whats wat when where who whom whose why how which".split())
 # A question asked inside a message or with no question mark: a question word opening a clause, then an auxiliary
 # ("my car squeaks when I brake. what could it be", "in git, what's the difference between ...").
+# A question asked as a statement: "I wonder why ...", "I'd like to know how ...".
+INDIRECT_QUESTION_RE = re.compile(
+    r"\bi(?:'m| am| was)? (?:wonder(?:ing)?|curious) (?:why|how|what|if|whether|when|where|who|which)\b|"
+    r"\b(?:i'd like|i would like|i want|i need) to know\b"
+)
 WH_CLAUSE_RE = re.compile(
     r"(?:^|[,.;:!?]\s*|\b(?:but|and|so|ok|okay) )(?:what|wat|how|why|where|when|who|which)(?:'s|'re|'d| (?:is|are|"
     r"was|were|do|does|did|can|could|would|should|will|has|have|might|may|about))\b"
@@ -382,8 +389,8 @@ IMPERATIVE_VERBS = frozenset(
     .split()
 )
 LEAD_IN_RE = re.compile(
-    r"^(?:(?:please|pls|plz|kindly|hey|ok|okay|so|and|also|now|can you|could you|would you|can u|could u|"
-    r"would u)[ ,]+)+"
+    r"^(?:(?:please|pls|plz|kindly|por favor|bitte|per favore|hey|ok|okay|so|and|also|now|can you|could you|would you|"
+    r"can u|could u|would u)[ ,]+)+"
 )
 STOPWORDS = frozenset(
     "a an the and or but if so of to in on at by for with from up about into over after before as is are was were "
