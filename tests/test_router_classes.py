@@ -258,3 +258,27 @@ def test_three_neighbouring_home_row_keys_mash_no_word_of_the_vocabulary(router)
                   if word.isalpha() and len(word) >= 6
                   and any(word[i : i + 3] in row for row in home_rows for i in range(len(word) - 2))]
     assert [word for word in vocabulary if is_mash_token(word)] == []
+
+
+def test_the_greetings_there_and_the_thanks_that_point_at_nothing_unsaid(router):
+    assert signals_of("hey there, what's the capital of Peru?")["unresolved_reference"] == 0.0
+    assert route(router, "hey there, what's the capital of Peru?")[0] == "RESPOND"
+    assert route(router, "thanks, will try that tonight")[0] == "ACKNOWLEDGE"  # "that" is the reply just given
+    assert route(router, "thanks, can you send that to her?")[0] == "CLARIFY"  # a request still needs its antecedent
+    assert route(router, "put it over there")[0] == "CLARIFY"
+
+
+@pytest.mark.parametrize(("text", "signal", "mode"), [
+    ("por favor, tell me how a heat pump works", "tells", "RESPOND"),  # politeness in another language asks
+    ("I wonder how bees find their way home", "tells", "RESPOND"),  # a question put as a statement
+    ("yeah but where?", "tells", "CLARIFY"),  # a bare question word after a yes
+])
+def test_asking_in_other_forms_is_no_telling(router, text, signal, mode):
+    assert signals_of(text)[signal] == 0.0
+    assert route(router, text)[0] == mode
+    assert signals_of("I wonder, honestly, it was a lovely evening")["tells"] == 1.0  # no question word after it
+
+
+def test_feeling_low_is_distress_and_a_bit_tired_is_a_mood():
+    assert signals_of("I've been feeling so low and empty for months")["distress"] == 1.0
+    assert signals_of("bit tired after the hike, nice day though")["tells"] == 1.0

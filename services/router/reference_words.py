@@ -36,7 +36,10 @@ EXPLETIVE_IT_RE = re.compile(
     r"(?:rain|snow|raining|snowing|sunny|cloudy|cold|hot|warm|windy|freezing|late|early|getting late)\b"
 )
 # Existential "there" points at nothing: "is there anything in your memory about ...?", "there's a problem".
-EXISTENTIAL_THERE_RE = re.compile(r"\b(?:is|are|was|were|isn't|aren't) there\b|\bthere(?:'s| is| are| was| were)\b")
+EXISTENTIAL_THERE_RE = re.compile(
+    r"\b(?:is|are|was|were|isn't|aren't) there\b|\bthere(?:'s| is| are| was| were)\b|"
+    r"\b(?:hi|hey|hello|hiya|heya|thanks|thank you) there\b"  # the greeting's "there" points at the listener
+)
 THING_PRONOUNS = frozenset("it this that these those them there one".split())
 # "Quick one: ..." announces a request, it points at nothing.
 QUICK_ONE_RE = re.compile(r"\bquick one\b")
@@ -45,8 +48,8 @@ THAT_CLAUSE_RE = re.compile(r"\bthat (?:i|my|the|a|an|we|our|you|your|he|she|it'
 # After a verb that acts on something, "that" is the thing acted on, not a conjunction: "make that a goal".
 OBJECT_THAT_RE = re.compile(r"\b(?:make|turn|mark|track|save|store|keep|log|record|add|put|set|move|schedule) that\b")
 CONTEXT_DEPENDENT_RE = re.compile(
-    r"^(?:(?:and|but|so|ok|okay),? )*(?:tell me more|more|go on|continue|keep going|and then|then what|why|why not|"
-    r"how so|what else|what about (?:it|that|this|them|him|her|the other one)|"
+    r"^(?:(?:and|but|so|ok|okay|yes|yeah|yep|no|right),? )*(?:tell me more|more|go on|continue|keep going|and then|"
+    r"then what|why|why not|how so|what else|what about (?:it|that|this|them|him|her|the other one)|"
     # A question word with nothing to ask about: "how long?", "what about the price", "when?".
     r"how (?:long|much|many|often|far|come)|when|where|who|which|what time|what for|"
     r"what about (?:the |your |my )?[a-z'-]+|the other one|"

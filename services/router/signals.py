@@ -351,7 +351,9 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     signals.update(skills)
     signals.update(imperative_signals(view))
     references = reference_signals(view, ctx.working_memory)
-    if signals["phatic_only"]:  # "that's great" points at nothing that needs resolving
+    if signals["phatic_only"] or (signals["thanks"] and not any(
+            signals[name] for name in ("imperative", "question", "skill_any"))):
+        # "that's great" points at nothing that needs resolving; "thanks, I'll try that" at the reply just given
         references.update(unresolved_reference=0.0, resolved_reference=0.0)
     signals.update(references)
     # A question about a skill's topic that asks nothing of the person's own things ("pros and cons of reminders?").

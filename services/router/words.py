@@ -408,7 +408,8 @@ DISTRESS_RE = re.compile(
     r"worr(?:y|ying) about|stressed|heartbroken|devastated|miserable|can'?t (?:cope|sleep|stop|handle|take|deal|focus|"
     r"decide|figure)|don'?t know (?:what|how|if|whether)|no idea (?:what|how)|not sure (?:what|how|if|whether)|"
     r"falling apart|breaking down|cry(?:ing)?|hate my|sick of|fed up|burn(?:ed|t)? out|grie(?:f|ving)|passed away|"
-    r"died|lost my (?:job|mum|mom|dad|mother|father))\b"
+    r"died|lost my (?:job|mum|mom|dad|mother|father)|"
+    r"feel(?:ing|s)? (?:(?:so|really|very|pretty|quite|completely) )?(?:down|low|empty|numb|worthless|unmotivated))\b"
 )
 # Asking for advice wants a written answer even in a skill's words: "my goal is to be happier, any advice?".
 ADVICE_RE = re.compile(r"\b(?:any|some|got any|need) (?:advice|tips|suggestions|ideas|pointers)\b")
