@@ -22,6 +22,12 @@ Labelling notes (the mode definitions are those of issue 3):
 - The lines after line 1024 are issue 31's second round: messages of the miss classes found on the once-frozen
   sets, written by the tuner in words of their own (typos, reading what is stored, lists with their items and
   no verb, descriptions pointing back, general questions in a skill's words), all looked at while tuning.
+- The lines after line 1096 are issue 31's third round, written by the tuner for the settled definitions (news,
+  updates, plans, moods and facts told with nothing asked are ACKNOWLEDGE; distress or a plea for support is
+  RESPOND): commands in chit-chat, politeness in other languages, typos, all looked at while tuning. In the same
+  round seven statements of the older lines were relabelled RESPOND → ACKNOWLEDGE to follow the settled
+  definition (lines 38, 80, 1084 here; lines 219, 220, 222, 227 of routing_tuning2.jsonl); statements of
+  nervousness or worry stay RESPOND.
 - tests/data/routing_tuning1.jsonl and routing_tuning2.jsonl were frozen sets (routing_frozen.jsonl and
   routing_frozen2.jsonl) until issue 31's second round tuned on their misses, routing_tuning3.jsonl
   (routing_frozen3.jsonl) until its third round; a fixed random third of each
