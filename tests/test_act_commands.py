@@ -125,16 +125,22 @@ def test_a_plain_reminder_is_scheduled_at_the_time_given(client, run_jobs, fake_
 ])
 def test_a_command_with_nothing_to_act_on_is_asked_about_and_stores_nothing(client, run_jobs, fake_llm, db_engine,
                                                                            text):
-    fake_llm.script(Reply("What would you like me to do exactly?"))
+    answered_and_nothing_acted_on(client, run_jobs, fake_llm, db_engine, text, "CLARIFY",
+                                  "What would you like me to do exactly?", stored=(Fact,))
+
+
+def answered_and_nothing_acted_on(client, run_jobs, fake_llm, db_engine, text, mode, reply, stored=()) -> None:
+    """``text`` gets the scripted ``reply`` in ``mode``; no list, goal or reminder (nor any of ``stored``) is
+    written and no action runs."""
+    fake_llm.script(Reply(reply))
     frames, _ = chat(client, run_jobs, text)
     message = message_of(frames)
-    assert message["mode"] == "CLARIFY"
-    assert message["text"] == "What would you like me to do exactly?"
+    assert (message["mode"], message["text"]) == (mode, reply)
     with db_engine.connect() as connection:
         counts = [connection.execute(select(func.count()).select_from(model)).scalar_one()
-                  for model in (NamedList, ListItem, Fact, Goal, ScheduledItem)]
+                  for model in (NamedList, ListItem, Goal, ScheduledItem, *stored)]
         trail = connection.execute(select(Exchange.tool_trail)).scalar_one()
-    assert counts == [0, 0, 0, 0, 0]
+    assert counts == [0] * len(counts)
     assert not [entry for entry in trail or [] if entry.get("type") == "action"]
 
 
@@ -163,14 +169,5 @@ def test_asking_which_reminder_was_set_reads_it_and_sets_nothing_new(client, run
 @pytest.mark.parametrize("text", ["Update: I sold the Golf!", "finally finished painting the spare room"])
 def test_news_is_acknowledged_and_nothing_is_acted_on(client, run_jobs, fake_llm, db_engine, text):
     """News under a label ("Update: ...") commands nothing: a short acknowledgement, no list, goal or reminder."""
-    fake_llm.script(Reply("Congratulations, that's great news!"))
-    frames, _ = chat(client, run_jobs, text)
-    message = message_of(frames)
-    assert message["mode"] == "ACKNOWLEDGE"
-    assert message["text"] == "Congratulations, that's great news!"
-    with db_engine.connect() as connection:
-        counts = [connection.execute(select(func.count()).select_from(model)).scalar_one()
-                  for model in (NamedList, ListItem, Goal, ScheduledItem)]
-        trail = connection.execute(select(Exchange.tool_trail)).scalar_one()
-    assert counts == [0, 0, 0, 0]
-    assert not [entry for entry in trail or [] if entry.get("type") == "action"]
+    answered_and_nothing_acted_on(client, run_jobs, fake_llm, db_engine, text, "ACKNOWLEDGE",
+                                  "Congratulations, that's great news!")
