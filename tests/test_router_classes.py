@@ -282,3 +282,26 @@ def test_asking_in_other_forms_is_no_telling(router, text, signal, mode):
 def test_feeling_low_is_distress_and_a_bit_tired_is_a_mood():
     assert signals_of("I've been feeling so low and empty for months")["distress"] == 1.0
     assert signals_of("bit tired after the hike, nice day though")["tells"] == 1.0
+
+
+@pytest.mark.parametrize(("text", "skill"), [
+    ("could you make sure I don't forget to post the birthday card on Thursday", "schedule"),
+    ("tell me at 6 tomorrow to put the bins out", "schedule"),  # a time right after "tell me"
+    ("block out Wednesday 9 to 11 for the tax return", "schedule"),
+    ("I'd be grateful if you noted that my blood type is O negative", "memorize"),
+    ("I'm aiming to stretch every evening, help me stay on track", "goal"),
+    ("when is my next physio appointment?", "schedule"),  # a booked thing is read from the schedule
+])
+def test_commands_in_indirect_words(router, text, skill):
+    assert route(router, text) == ("ACT", skill)
+
+
+@pytest.mark.parametrize(("text", "mode"), [
+    ("tell me about the history of tea", "RESPOND"),  # no time after "tell me": an explanation
+    ("add a task to my list", "CLARIFY"),  # a placeholder object
+    ("pros and cons of heat pumps", "RESPOND"),  # a topic named as the thing wanted
+    ("I need a present idea for my nephew who likes trains", "RESPOND"),
+    ("Same place as last time?", "CLARIFY"),
+])
+def test_what_the_indirect_words_are_not(router, text, mode):
+    assert route(router, text)[0] == mode

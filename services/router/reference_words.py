@@ -58,7 +58,7 @@ CONTEXT_DEPENDENT_RE = re.compile(
     r"explain (?:that|it|more)|the first one|the second one|that one|this one)(?:,? (?:please|pls|thanks))?\W*$"
 )
 HABITUAL_RE = re.compile(
-    r"\b(?:the|my) usual\b|\bsame as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
+    r"\b(?:the|my) usual\b|\bsame (?:[a-z]+ )?as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
     r"\blike (?:always|last time)\b"
 )
 PERSON_CUE_RE = re.compile(

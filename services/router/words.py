@@ -128,12 +128,15 @@ _SELF = (r"my (?:routines?|habits?|preferences|patterns?|interests|personality|t
 SKILL_PATTERNS = {
     "remind": r"\bremind(?:er|ers)?\b|\br(?:e|i)?m(?:i|e)?n?d me\b|\b(?:an? )?(?:alarm|timer) (?:for|at)\b|"
     r"\bmind reminding me\b|\bset (?:an? |my )?(?:alarm|timer)\b|\bwake me\b|"
-    r"\bdon'?t let me forget\b|"
+    r"\bdon'?t let me forget\b|\bmake sure (?:that )?i (?:don'?t|do not|never) forget\b|\bmake sure i remember to\b|"
+    # A time right after "let me know" / "tell me" asks to be told then: "tell me at 7 tomorrow to leave".
+    r"\b(?:let me know|tell me|text me|message me|call me) (?:at|in|on|by|tomorrow|tonight|this|next|every)\b"
+    r"[^.?!]{0,40}?\bto\b|"
     r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?) me\b",
     "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|"
     r"\b(?:put|add|pop|stick|pencil|write)\b[^.?!]{0,60}\b(?:in|into|on|to) (?:my|the|our) (?:diary|agenda)\b|"
     r"\bbook (?:me |us )?(?:in )?(?:a|an|the|my) (?:[a-z'-]+ )?(?:meeting|call|appointment|slot|session)\b|"
-    r"\bset up (?:a|an) (?:meeting|call)\b|"
+    r"\bset up (?:a|an) (?:meeting|call)\b|\bblock (?:out|off)\b|"
     # One's own agenda: "what have I got on this week?", "am I free on Friday?".
     r"\bwhat (?:do|have) (?:i|we) (?:got|have)(?: on| planned| booked| scheduled)\b|"
     r"\bwhat have (?:i|we) got (?:on|planned|booked)\b|\b(?:am i|are we) (?:free|busy|booked)\b(?! to\b)",
@@ -160,6 +163,7 @@ SKILL_PATTERNS = {
     r"keep(?:ing)? in mind|don'?t forget|mak(?:e|ing) a note|jot(?:ting)? down|writ(?:e|ing) down|"
     r"sav(?:e|ing))\b(?! (?:when|how|what|if|the time))|"
     r"\b(?:remember|note|memori[sz]e|save) (?:that|this)\b|\bfor future reference\b|"
+    r"\b(?:you|u) (?:noted|remembered|saved|stored|kept) (?:that|this)\b|"  # "I'd appreciate it if you noted that"
     # Storing a given piece of information: "please store this: ...", "log that ...", "put this in your memory".
     rf"{_CLAUSE_START}(?:stor(?:e|ing)|log(?:ging)?|record(?:ing)?|fil(?:e|ing)(?: away)?|keep(?:ing)?)\b "
     r"(?:this|that|these|it|the following|my|a note|a record)\b|"
@@ -223,7 +227,8 @@ SKILL_PATTERNS = {
     r"[^.?!]{0,40}\bgoals?\b|\bgoal (?:update|progress|check-?in)\b|"
     r"\b(?:turn|make) (?:it|that|this|those)(?: into)? (?:a|an|one of my|my) (?:new )?goals?\b|"
     r"\bhold me to (?:it|this|that)\b|"
-    r"\bprogress (?:on|toward|towards) my\b|\bhelp me (?:stick to|keep track|track)\b|\b(?:keep|hold) me accountable\b|"
+    r"\bprogress (?:on|toward|towards) my\b|\bhelp me (?:stick to|keep track|track|stay on track)\b|"
+    r"\bkeep me on track\b|\b(?:keep|hold) me accountable\b|"
     r"^(?:what|which) goals (?:am i|do i|have i|did i)\b",
     # Removing what the assistant knows: "forget that I live in Paris", "erase what I told you about X".
     # Not "forget it" (never mind), "don't forget" (remember) or "can you forget things?" (a capability question).
@@ -368,7 +373,7 @@ VAGUE_ASK_RE = re.compile(
 # (group 1 is the verb, which must be a command's).
 PLACEHOLDER_RE = re.compile(
     r"^(?:(?:i (?:want|need|would like)|i'd like) (?:you )?to |please |can you |could you )?([a-z]+) (?:something|"
-    r"a thing|"
+    r"a thing|an item|an entry|a task|"
     r"smth)(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+)?)?\W*$"
 )
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
@@ -412,6 +417,11 @@ DISTRESS_RE = re.compile(
     r"feel(?:ing|s)? (?:(?:so|really|very|pretty|quite|completely) )?(?:down|low|empty|numb|worthless|unmotivated))\b"
 )
 # Asking for advice wants a written answer even in a skill's words: "my goal is to be happier, any advice?".
-ADVICE_RE = re.compile(r"\b(?:any|some|got any|need) (?:advice|tips|suggestions|ideas|pointers)\b")
+ADVICE_RE = re.compile(
+    r"\b(?:any|some|got any|need|want|looking for)(?: an?| some)?(?: [a-z]+)? (?:advice|tips?|suggestions?|ideas?|"
+    r"pointers|recommendations?)\b|"
+    # A topic named as the thing wanted: "pros and cons of electric bikes", "recipe for banana bread please".
+    r"^(?:the )?(?:pros and cons|recipes? for|difference between|top \d+|best way to)\b"
+)
 CONFIRM_RE = re.compile(r"^(?:yes|yeah|yep|yup|sure|ok(?:ay)?|do it|go ahead|confirm(?:ed)?|please do|no|nope|cancel|"
                          r"don'?t|stop)\b")
