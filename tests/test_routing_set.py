@@ -24,7 +24,8 @@ Labelling notes (the mode definitions are those of issue 3):
   no verb, descriptions pointing back, general questions in a skill's words), all looked at while tuning.
 - The lines after line 1096 are issue 31's third round, written by the tuner for the settled definitions (news,
   updates, plans, moods and facts told with nothing asked are ACKNOWLEDGE; distress or a plea for support is
-  RESPOND): commands in chit-chat, politeness in other languages, typos, all looked at while tuning. In the same
+  RESPOND): commands in chit-chat, politeness in other languages, typos, non-messages, all looked at while
+  tuning. In the same
   round seven statements of the older lines were relabelled RESPOND → ACKNOWLEDGE to follow the settled
   definition (lines 38, 80, 1084 here; lines 219, 220, 222, 227 of routing_tuning2.jsonl); statements of
   nervousness or worry stay RESPOND.
