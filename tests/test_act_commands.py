@@ -121,19 +121,26 @@ def test_a_plain_reminder_is_scheduled_at_the_time_given(client, run_jobs, fake_
     "Add the things I mentioned to my shopping list.",
     "Remind me about what we discussed.",
     "Add the rest to my list too.",  # "the rest" points back at something never said (issue 31, second round)
+    "I'd like to save something to my notes.",  # a placeholder where the content would be (third round)
 ])
 def test_a_command_with_nothing_to_act_on_is_asked_about_and_stores_nothing(client, run_jobs, fake_llm, db_engine,
                                                                            text):
-    fake_llm.script(Reply("What would you like me to do exactly?"))
+    answered_and_nothing_acted_on(client, run_jobs, fake_llm, db_engine, text, "CLARIFY",
+                                  "What would you like me to do exactly?", stored=(Fact,))
+
+
+def answered_and_nothing_acted_on(client, run_jobs, fake_llm, db_engine, text, mode, reply, stored=()) -> None:
+    """``text`` gets the scripted ``reply`` in ``mode``; no list, goal or reminder (nor any of ``stored``) is
+    written and no action runs."""
+    fake_llm.script(Reply(reply))
     frames, _ = chat(client, run_jobs, text)
     message = message_of(frames)
-    assert message["mode"] == "CLARIFY"
-    assert message["text"] == "What would you like me to do exactly?"
+    assert (message["mode"], message["text"]) == (mode, reply)
     with db_engine.connect() as connection:
         counts = [connection.execute(select(func.count()).select_from(model)).scalar_one()
-                  for model in (NamedList, ListItem, Fact, Goal, ScheduledItem)]
+                  for model in (NamedList, ListItem, Goal, ScheduledItem, *stored)]
         trail = connection.execute(select(Exchange.tool_trail)).scalar_one()
-    assert counts == [0, 0, 0, 0, 0]
+    assert counts == [0] * len(counts)
     assert not [entry for entry in trail or [] if entry.get("type") == "action"]
 
 
@@ -144,3 +151,23 @@ def test_a_question_about_reminders_is_answered_from_the_reminders_themselves(cl
     assert message["mode"] == "ACT" and fast_action(db_engine)["skill"] == "schedule"
     assert message["text"].startswith("Your reminders: ") and "water the tomatoes" in message["text"]
     assert fake_llm.requests == []  # read, not planned or worded by the model
+
+
+def test_asking_which_reminder_was_set_reads_it_and_sets_nothing_new(client, run_jobs, fake_llm, db_engine):
+    """Issue 31's third round: a question about a reminder already set was routed to CLARIFY as a reminder to set
+    with nothing to remind of; it reads the reminders and stores no second one."""
+    chat(client, run_jobs, "pls remind me tomorrow at 9 to water the tomatoes")
+    frames, _ = chat(client, run_jobs, "What was the reminder I set for tomorrow?")
+    message = message_of(frames)
+    assert message["mode"] == "ACT" and fast_action(db_engine)["skill"] == "schedule"
+    assert "water the tomatoes" in message["text"]
+    with db_engine.connect() as connection:
+        items = connection.execute(select(ScheduledItem.text, ScheduledItem.due_at)).all()
+    assert items == [("water the tomatoes", tomorrow_at(9))]
+
+
+@pytest.mark.parametrize("text", ["Update: I sold the Golf!", "finally finished painting the spare room"])
+def test_news_is_acknowledged_and_nothing_is_acted_on(client, run_jobs, fake_llm, db_engine, text):
+    """News under a label ("Update: ...") commands nothing: a short acknowledgement, no list, goal or reminder."""
+    answered_and_nothing_acted_on(client, run_jobs, fake_llm, db_engine, text, "ACKNOWLEDGE",
+                                  "Congratulations, that's great news!")

@@ -26,7 +26,9 @@ pytestmark = pytest.mark.integration
 
 NOW = dt.datetime(2026, 11, 23, 15, 0, tzinfo=dt.UTC)
 USER = "ada"
-MISROUTED = "my sister lives in Lyon"  # a fact to remember (ACT), routed RESPOND by the shipped weights
+# A fact the person wanted remembered (ACT), routed away from ACT by the shipped weights: RESPOND until issue 31's
+# third round, ACKNOWLEDGE since (a fact told, nothing asked). The turns below record it as the RESPOND it was.
+MISROUTED = "my sister lives in Lyon"
 MISFIT = Json({"fit": False, "better_mode": "ACT", "reason": "a personal fact to remember"})
 FIT = Json({"fit": True, "reason": "fine"})
 VERDICT_ROUTE = "Did the chosen mode fit"
@@ -158,7 +160,7 @@ def regulated(worker_context, fake_llm, configs, clock):
 def test_the_regulator_steps_a_weight_the_live_router_uses_at_once(worker_context, clock, configs, regulated):
     router = regulated
     before = router.route_text(MISROUTED)
-    assert before.mode == "RESPOND"
+    assert before.mode == "ACKNOWLEDGE"
     evidence(worker_context, clock, MISFIT, 6)
     result = run(regulator, worker_context, clock, "regulator-1")
     assert result.outcome == "ran" and result.details["step"] == "ACT.bias"

@@ -160,3 +160,148 @@ def test_no_typing_slip_the_router_corrects_is_a_word_of_its_own():
     assert slips & vocabulary == set()
     assert [typos.correct(word) for word in ("reminders", "stored", "goat", "remainder", "memories", "shipping")] == [
         "reminders", "stored", "goat", "remainder", "memories", "shipping"]
+
+
+# Issue 31's third round: ACKNOWLEDGE is a message that tells something and asks for nothing (news, an update, a plan,
+# a passing mood, a fact about the person or their day); distress or a plea for support is RESPOND.
+@pytest.mark.parametrize("text", [
+    "the plumber finally came and fixed the boiler",  # news
+    "Update: we booked the flights to Rome!",  # an update under a label, no command
+    "thinking of repainting the hallway green next month",  # a plan
+    "bit sleepy this afternoon",  # a passing mood
+    "I've got two sisters, both older than me",  # a fact about the person
+])
+def test_a_message_that_tells_and_asks_nothing_is_acknowledged(router, text):
+    signals = signals_of(text)
+    assert signals["tells"] == 1.0 and signals["imperative"] == 0.0
+    assert route(router, text)[0] == "ACKNOWLEDGE"
+
+
+@pytest.mark.parametrize(("text", "mode"), [
+    ("I feel so alone since the divorce and I can't cope", "RESPOND"),  # distress wants an answer
+    ("the plumber finally came, how much should I tip him?", "RESPOND"),  # a question after the news
+    ("we booked the flights to Rome, remind me on friday at 9 to pack", "ACT"),  # a command after the news
+    ("bit sleepy this afternoon. teach me a quick breathing exercise", "RESPOND"),  # a request in a second clause
+])
+def test_telling_with_distress_a_question_or_a_request_is_not_acknowledged(router, text, mode):
+    assert signals_of(text)["tells"] == 0.0
+    assert route(router, text)[0] == mode
+
+
+@pytest.mark.parametrize("text", [
+    "my laptop fan is loud all the time. what could cause that",  # a question word opening a later clause
+    "in python, what's the difference between a list and a tuple",  # after a comma
+    "wat is the tallest mountain in africa",  # a question word mistyped
+])
+def test_a_question_without_a_question_mark_is_still_a_question(router, text):
+    assert signals_of(text)["question"] == 1.0
+    assert route(router, text)[0] == "RESPOND"
+    assert signals_of("she asked what's for dinner, so I made soup")["question"] == 0.0  # reported, not asked
+
+
+@pytest.mark.parametrize("text", ["show me how to fold a fitted sheet", "walk us through making sourdough",
+                                  "Quick one: teach me the rules of cribbage."])
+def test_a_verb_with_me_as_its_object_is_a_request(router, text):
+    assert signals_of(text)["imperative"] == 1.0
+    assert route(router, text)[0] == "RESPOND"
+    assert signals_of("lucky me, the train was on time")["imperative"] == 0.0
+
+
+@pytest.mark.parametrize("text", ["I'd like to save something to my notes.", "please schedule something",
+                                  "remember something for me"])
+def test_a_placeholder_where_the_content_should_be_needs_asking(router, text):
+    assert signals_of(text)["vague_request"] == 1.0
+    assert route(router, text)[0] == "CLARIFY"
+    assert signals_of("nice stuff")["vague_request"] == 0.0  # no command before it
+
+
+def test_a_bare_question_word_needs_an_earlier_turn(router):
+    assert route(router, "how much?")[0] == "CLARIFY"
+    assert route(router, "so what about the colour")[0] == "CLARIFY"
+    earlier = [["I'm thinking of buying a second-hand kayak", "Nice! Sit-on-top kayaks are easy to start with."]]
+    assert route(router, "how much?", {"working_memory": earlier})[0] == "RESPOND"
+
+
+def test_the_other_thing_points_back_but_the_other_day_does_not(router):
+    assert signals_of("book the other hotel")["unresolved_reference"] == 1.0
+    assert route(router, "book the other hotel")[0] == "CLARIFY"
+    assert signals_of("I bumped into my old teacher the other day")["has_reference"] == 0.0
+
+
+@pytest.mark.parametrize("context", [None, {"working_memory": [["remind me tonight at 8 to water the plants",
+                                                                "Done: 20:00 tonight, water the plants."]],
+                                            "previous_mode": "ACT"}])
+def test_asking_which_reminder_was_set_reads_it_and_never_asks_back(router, context):
+    text = "What was the reminder I set for this evening?"
+    assert signals_of(text)["action_request"] == 0.0
+    assert route(router, text, context)[0] in ("ACT", "RESPOND")
+    assert route(router, "remind me this evening")[0] == "CLARIFY"  # a reminder to set with nothing to remind of
+
+
+@pytest.mark.parametrize(("text", "skill"), [
+    ("what do you know about my car insurance", "recall"),  # one topic of the person's
+    ("what have you figured out about my habits?", "introspect"),  # the person as a whole
+    ("haven't I told you where my spare key is? where was it", "recall"),
+    ("read me back everything I've said about the garden project", "recall"),
+    ("whats the bakery i said was the best in town", "recall"),
+])
+def test_reading_what_was_told_by_its_topic(router, text, skill):
+    assert route(router, text) == ("ACT", skill)
+
+
+def test_three_neighbouring_home_row_keys_mash_no_word_of_the_vocabulary(router):
+    from services.router.textview import is_mash_token
+
+    assert is_mash_token("lkjdsfhsd") and route(router, "asdkjhasd")[0] == "IGNORE"
+    home_rows = ("asdfghjkl", "lkjhgfdsa")
+    vocabulary = [word for word in (minilm_model_dir() / "vocab.txt").read_text(encoding="utf-8").split()
+                  if word.isalpha() and len(word) >= 6
+                  and any(word[i : i + 3] in row for row in home_rows for i in range(len(word) - 2))]
+    assert [word for word in vocabulary if is_mash_token(word)] == []
+
+
+def test_the_greetings_there_and_the_thanks_that_point_at_nothing_unsaid(router):
+    assert signals_of("hey there, what's the capital of Peru?")["unresolved_reference"] == 0.0
+    assert route(router, "hey there, what's the capital of Peru?")[0] == "RESPOND"
+    assert route(router, "thanks, will try that tonight")[0] == "ACKNOWLEDGE"  # "that" is the reply just given
+    assert route(router, "thanks, can you send that to her?")[0] == "CLARIFY"  # a request still needs its antecedent
+    assert route(router, "put it over there")[0] == "CLARIFY"
+
+
+@pytest.mark.parametrize(("text", "signal", "mode"), [
+    ("por favor, tell me how a heat pump works", "tells", "RESPOND"),  # politeness in another language asks
+    ("I wonder how bees find their way home", "tells", "RESPOND"),  # a question put as a statement
+    ("yeah but where?", "tells", "CLARIFY"),  # a bare question word after a yes
+])
+def test_asking_in_other_forms_is_no_telling(router, text, signal, mode):
+    assert signals_of(text)[signal] == 0.0
+    assert route(router, text)[0] == mode
+    assert signals_of("I wonder, honestly, it was a lovely evening")["tells"] == 1.0  # no question word after it
+
+
+def test_feeling_low_is_distress_and_a_bit_tired_is_a_mood():
+    assert signals_of("I've been feeling so low and empty for months")["distress"] == 1.0
+    assert signals_of("bit tired after the hike, nice day though")["tells"] == 1.0
+
+
+@pytest.mark.parametrize(("text", "skill"), [
+    ("could you make sure I don't forget to post the birthday card on Thursday", "schedule"),
+    ("tell me at 6 tomorrow to put the bins out", "schedule"),  # a time right after "tell me"
+    ("block out Wednesday 9 to 11 for the tax return", "schedule"),
+    ("I'd be grateful if you noted that my blood type is O negative", "memorize"),
+    ("I'm aiming to stretch every evening, help me stay on track", "goal"),
+    ("when is my next physio appointment?", "schedule"),  # a booked thing is read from the schedule
+])
+def test_commands_in_indirect_words(router, text, skill):
+    assert route(router, text) == ("ACT", skill)
+
+
+@pytest.mark.parametrize(("text", "mode"), [
+    ("tell me about the history of tea", "RESPOND"),  # no time after "tell me": an explanation
+    ("add a task to my list", "CLARIFY"),  # a placeholder object
+    ("pros and cons of heat pumps", "RESPOND"),  # a topic named as the thing wanted
+    ("I need a present idea for my nephew who likes trains", "RESPOND"),
+    ("Same place as last time?", "CLARIFY"),
+])
+def test_what_the_indirect_words_are_not(router, text, mode):
+    assert route(router, text)[0] == mode

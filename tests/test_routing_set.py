@@ -22,8 +22,16 @@ Labelling notes (the mode definitions are those of issue 3):
 - The lines after line 1024 are issue 31's second round: messages of the miss classes found on the once-frozen
   sets, written by the tuner in words of their own (typos, reading what is stored, lists with their items and
   no verb, descriptions pointing back, general questions in a skill's words), all looked at while tuning.
+- The lines after line 1096 are issue 31's third round, written by the tuner for the settled definitions (news,
+  updates, plans, moods and facts told with nothing asked are ACKNOWLEDGE; distress or a plea for support is
+  RESPOND): commands in chit-chat, politeness in other languages, typos, non-messages, all looked at while
+  tuning. In the same
+  round seven statements of the older lines were relabelled RESPOND → ACKNOWLEDGE to follow the settled
+  definition (lines 38, 80, 1084 here; lines 219, 220, 222, 227 of routing_tuning2.jsonl); statements of
+  nervousness or worry stay RESPOND.
 - tests/data/routing_tuning1.jsonl and routing_tuning2.jsonl were frozen sets (routing_frozen.jsonl and
-  routing_frozen2.jsonl) until issue 31's second round tuned on their misses; a fixed random third of each
+  routing_frozen2.jsonl) until issue 31's second round tuned on their misses, routing_tuning3.jsonl
+  (routing_frozen3.jsonl) until its third round; a fixed random third of each
   (bench.routing.held_out_third) was never looked at. Quality on data never tuned on is measured by the
   frozen sets, tests/data/routing_frozen*.jsonl, written blind (bench.routing).
 """
@@ -62,6 +70,7 @@ FLOOR_SIGNALS_ONLY = 0.93
 # ACT 0.984, CLARIFY 0.933, skill 121/121 of ACT rows routed to ACT), and never a real message ignored.
 TUNING_1 = ROOT / "tests" / "data" / "routing_tuning1.jsonl"  # was routing_frozen.jsonl, written by the tuner
 TUNING_2 = ROOT / "tests" / "data" / "routing_tuning2.jsonl"  # was routing_frozen2.jsonl, written blind
+TUNING_3 = ROOT / "tests" / "data" / "routing_tuning3.jsonl"  # was routing_frozen3.jsonl, written blind
 FLOOR_TUNING_1_OVERALL = 0.97
 FLOOR_TUNING_1_ACT = 0.96
 FLOOR_TUNING_1_CLARIFY = 0.95
@@ -69,6 +78,9 @@ FLOOR_TUNING_2_OVERALL = 0.96
 FLOOR_TUNING_2_ACT = 0.96
 FLOOR_TUNING_2_CLARIFY = 0.91
 FLOOR_TUNING_2_SKILL = 0.98
+# The third (routing_frozen3.jsonl, 0.888 blind), tuned on from issue 31's third round: 0.979 overall, ACT 0.968,
+# CLARIFY 0.923, ACKNOWLEDGE 1.000, skill 90/91 with the default embedder; floors a little under.
+FLOOR_TUNING_3 = {"overall": 0.96, "ACT": 0.95, "CLARIFY": 0.90, "ACKNOWLEDGE": 0.95, "skill": 0.97}
 
 
 def load_set() -> list[dict]:
@@ -162,7 +174,7 @@ def _exemplar_keys() -> set[str]:
 
 def test_the_once_frozen_sets_are_well_formed_and_their_held_out_thirds_unseen():
     """Their held-out thirds measure something only while none of their lines is copied into the exemplars."""
-    assert TUNING_SETS == [TUNING_1, TUNING_2]
+    assert TUNING_SETS == [TUNING_1, TUNING_2, TUNING_3]
     first = _well_formed(TUNING_1)  # written apart from the tuning set and the exemplars: no line of theirs
     tuning = set().union(*(_same_message_keys(row["text"]) for row in load_set())) | _exemplar_keys()
     assert [row["text"] for row in first if _same_message_keys(row["text"]) & tuning] == []
@@ -173,6 +185,11 @@ def test_the_once_frozen_sets_are_well_formed_and_their_held_out_thirds_unseen()
     # in the held-out third. One more would mean an exemplar was copied from a line tuning never looked at.
     copied = [index for index in hidden if _same_message_keys(second[index]["text"]) & _exemplar_keys()]
     assert len(copied) <= 3
+    third = _well_formed(TUNING_3)
+    hidden = held_out_third(third)
+    copied = [third[index]["text"] for index in hidden if _same_message_keys(third[index]["text"]) & _exemplar_keys()]
+    # Two short reactions of its held-out third were exemplars before the set was written; none may be added.
+    assert len(copied) <= 2, copied
 
 
 @pytest.mark.parametrize("path", FROZEN_SETS, ids=[path.stem for path in FROZEN_SETS])
@@ -192,6 +209,18 @@ def test_the_second_once_frozen_set_with_the_default_embedder(configs_dir):
     assert scores.recall("CLARIFY") >= FLOOR_TUNING_2_CLARIFY
     assert scores.real_to_ignore() == 0
     assert right / sum(scores.skills.values()) >= FLOOR_TUNING_2_SKILL
+
+
+@pytest.mark.slow
+def test_the_third_once_frozen_set_with_the_default_embedder(configs_dir):
+    embedder = for_requests(load_embedder("auto"))
+    scores = evaluate_with_skills(ModeRouter(configs_dir, embedder), load_rows(TUNING_3), embedder)
+    right = sum(n for (verdict, _), n in scores.skills.items() if verdict == "right")
+    got = {"overall": scores.accuracy(), **{mode: scores.recall(mode) for mode in ("ACT", "CLARIFY", "ACKNOWLEDGE")},
+           "skill": right / sum(scores.skills.values())}
+    print(f"\nthird once-frozen set {got}")
+    assert {name: value >= FLOOR_TUNING_3[name] for name, value in got.items()} == dict.fromkeys(FLOOR_TUNING_3, True)
+    assert scores.real_to_ignore() == 0
 
 
 def test_signals_alone_route_the_set(configs_dir):

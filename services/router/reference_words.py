@@ -26,7 +26,9 @@ ANAPHORIC_NP_RE = re.compile(
     r"\b(?:the|those|these) (?:(?:new|old|other|first|second|third|last|previous|next|remaining) )?ones\b|"
     r"\bthe others\b|\bdo the same\b|\bthe (?:latter|former)\b|\bthe rest\b(?! of)|"
     r"\bthe (?:first|second|third|last|previous|other) (?:one|option|suggestion|idea|choice|link|item|answer|version|"
-    r"draft)s?\b"
+    r"draft)s?\b|"
+    # "use the other address": "other" contrasts with something named before (not "the other day", "on the other hand").
+    r"\bthe other (?!(?:day|week|night|morning|evening|time|side|hand|way|half|people)\b)[a-z'-]+"
 )
 # "It" of the time and the weather points at nothing: "what time is it in Tokyo?", "is it going to rain?".
 EXPLETIVE_IT_RE = re.compile(
@@ -34,21 +36,29 @@ EXPLETIVE_IT_RE = re.compile(
     r"(?:rain|snow|raining|snowing|sunny|cloudy|cold|hot|warm|windy|freezing|late|early|getting late)\b"
 )
 # Existential "there" points at nothing: "is there anything in your memory about ...?", "there's a problem".
-EXISTENTIAL_THERE_RE = re.compile(r"\b(?:is|are|was|were|isn't|aren't) there\b|\bthere(?:'s| is| are| was| were)\b")
+EXISTENTIAL_THERE_RE = re.compile(
+    r"\b(?:is|are|was|were|isn't|aren't) there\b|\bthere(?:'s| is| are| was| were)\b|"
+    r"\b(?:hi|hey|hello|hiya|heya|thanks|thank you) there\b"  # the greeting's "there" points at the listener
+)
 THING_PRONOUNS = frozenset("it this that these those them there one".split())
+# "Quick one: ..." announces a request, it points at nothing.
+QUICK_ONE_RE = re.compile(r"\bquick one\b")
 PERSON_PRONOUNS = frozenset("her him she he they them his hers".split())
 THAT_CLAUSE_RE = re.compile(r"\bthat (?:i|my|the|a|an|we|our|you|your|he|she|it's|there|this|his|her)\b")
 # After a verb that acts on something, "that" is the thing acted on, not a conjunction: "make that a goal".
 OBJECT_THAT_RE = re.compile(r"\b(?:make|turn|mark|track|save|store|keep|log|record|add|put|set|move|schedule) that\b")
 CONTEXT_DEPENDENT_RE = re.compile(
-    r"^(?:and |but |so |ok )?(?:tell me more|more|go on|continue|keep going|and then|then what|why|why not|how so|"
-    r"what else|what about (?:it|that|this|them|him|her|the other one)|the other one|"
+    r"^(?:(?:and|but|so|ok|okay|yes|yeah|yep|no|right),? )*(?:tell me more|more|go on|continue|keep going|and then|"
+    r"then what|why|why not|how so|what else|what about (?:it|that|this|them|him|her|the other one)|"
+    # A question word with nothing to ask about: "how long?", "what about the price", "when?".
+    r"how (?:long|much|many|often|far|come)|when|where|who|which|what time|what for|"
+    r"what about (?:the |your |my )?[a-z'-]+|the other one|"
     r"(?:do )?(?:the )?same (?:thing|again|as before|as last time)|(?:do it )?like (?:last time|before)|"
     r"do (?:it|that|the same)(?: again)?|again|which one|what do you mean|elaborate|"
     r"explain (?:that|it|more)|the first one|the second one|that one|this one)(?:,? (?:please|pls|thanks))?\W*$"
 )
 HABITUAL_RE = re.compile(
-    r"\b(?:the|my) usual\b|\bsame as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
+    r"\b(?:the|my) usual\b|\bsame (?:[a-z]+ )?as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
     r"\blike (?:always|last time)\b"
 )
 PERSON_CUE_RE = re.compile(

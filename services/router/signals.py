@@ -26,6 +26,7 @@ from services.router.reference_words import (
     OBJECT_THAT_RE,
     PERSON_CUE_RE,
     PERSON_PRONOUNS,
+    QUICK_ONE_RE,
     THAT_CLAUSE_RE,
     THING_PRONOUNS,
 )
@@ -42,10 +43,12 @@ from services.router.words import (
     ADVICE_RE,
     CAPABILITY_RE,
     CONFIRM_RE,
+    DISTRESS_RE,
     DURATION_RE,
     FIRST_PERSON,
     HOWTO_RE,
     IMPERATIVE_VERBS,
+    LABEL_RE,
     LEAD_IN_RE,
     LIST_ITEMS_RE,
     LIST_WRITE_RE,
@@ -53,6 +56,7 @@ from services.router.words import (
     MANAGE_WORDS,
     NAMED_LIST_RE,
     NO_TASK_NEEDED_RE,
+    PLACEHOLDER_RE,
     POLITE_WORDS,
     QUESTION_SENTENCE_RE,
     READ_QUESTION_RE,
@@ -65,6 +69,8 @@ from services.router.words import (
     TIME_RE,
     TIMED_STORED_RE,
     VAGUE_ASK_RE,
+    VERB_ME_RE,
+    WH_CLAUSE_RE,
     WHOLE_LIST_RE,
     WORD_RE,
     WRITING_RE,
@@ -120,6 +126,8 @@ def is_general_question(view: TextView) -> bool:
     study sessions?", "I always lose my lists. Is paper or an app better?", "Do you remember when phones had
     buttons? crazy how fast things change")."""
     questions = QUESTION_SENTENCE_RE.findall(view.lower)
+    if not questions and WH_CLAUSE_RE.match(view.lower):
+        questions = [view.lower]  # "how do reminders work on an iPhone", asked without a question mark
     if not questions or REQUEST_RE.search(view.lower):
         return False
     if STORED_PICKED_RE.search(view.lower) or TIME_RE.search(view.lower):
@@ -138,7 +146,9 @@ def _is_write(view: TextView, skills: dict[str, float]) -> bool:
         return False  # "remind me what I said about X" reads, it does not write
     if skills["skill_manage"]:
         return not READ_QUESTION_RE.match(view.lower)  # "what reminders do I have?" reads
-    if skills["skill_remind"] or skills["skill_schedule"] or skills["skill_remember"]:
+    if skills["skill_remind"] or skills["skill_schedule"]:
+        return not READ_QUESTION_RE.match(view.lower)  # "what was the reminder I set for tonight?" reads
+    if skills["skill_remember"]:
         return True
     if skills["skill_goal"]:
         return not READ_QUESTION_RE.match(view.lower)  # "how am I doing on my goals?" reads
@@ -152,6 +162,8 @@ def _referring_words(view: TextView) -> tuple[set[str], set[str]]:
     things = words & THING_PRONOUNS
     if "it" in things and EXPLETIVE_IT_RE.search(view.lower):
         things.discard("it")  # the time's and the weather's "it"
+    if "one" in things and QUICK_ONE_RE.search(view.lower):
+        things.discard("one")
     if "there" in things and EXISTENTIAL_THERE_RE.search(view.lower):
         things.discard("there")
     if "that" in things and THAT_CLAUSE_RE.search(view.lower) and not OBJECT_THAT_RE.search(view.lower):
@@ -239,7 +251,8 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
                     or TIMED_STORED_RE.search(view.lower) is not None)
         needs_time = False
     else:
-        has_task = bool(task_words) or resolved_reference or NO_TASK_NEEDED_RE.search(view.lower) is not None
+        has_task = (bool(task_words) or resolved_reference or NO_TASK_NEEDED_RE.search(view.lower) is not None) and (
+            not _placeholder(view))
         needs_time = bool(skills["skill_remind"] or skills["skill_schedule"])
     complete = has_task and (has_time or not needs_time)
     return {
@@ -263,12 +276,20 @@ def edits_previous_item(view: TextView, working_memory: Sequence[tuple[str, str]
     return bool(skill_signals(text_view(working_memory[-1][0]))["skill_any"])
 
 
+def _placeholder(view: TextView) -> bool:
+    """A command whose object is a placeholder: "I'd like to save something to my notes" names nothing to save."""
+    match = PLACEHOLDER_RE.match(LEAD_IN_RE.sub("", view.lower))
+    return match is not None and match[1] in IMPERATIVE_VERBS
+
+
 def imperative_signals(view: TextView) -> dict[str, float]:
     """An imperative verb up front, and whether the request names anything beyond pronouns."""
-    body = WORD_RE.findall(LEAD_IN_RE.sub("", view.lower))
-    imperative = bool(body) and body[0] in IMPERATIVE_VERBS
+    lead_free = LEAD_IN_RE.sub("", view.lower)
+    body = WORD_RE.findall(lead_free)
+    imperative = bool(body) and (body[0] in IMPERATIVE_VERBS or VERB_ME_RE.search(lead_free) is not None) and (
+        LABEL_RE.match(lead_free) is None)  # "Update: I sold the car!" tells news under a label
     rest = [w for w in body[1:] if w not in STOPWORDS]
-    vague = (imperative and not rest) or VAGUE_ASK_RE.match(view.lower) is not None
+    vague = (imperative and not rest) or VAGUE_ASK_RE.match(view.lower) is not None or _placeholder(view)
     writing, capability = asks_for_text(view)
     return {"imperative": flag(imperative), "vague_request": flag(vague), "writing_task": flag(writing),
             "capability_question": flag(capability)}
@@ -302,6 +323,24 @@ def continuation_signals(view: TextView, ctx: RoutingContext, signals: dict[str,
     }
 
 
+# What makes a message ask for something: a question, a request or command, a skill's words, or a short answer
+# continuing the action just asked about.
+_ASKING = ("question", "imperative", "vague_request", "writing_task", "capability_question", "skill_any",
+           "action_request", "unresolved_reference", "followup_fill", "skill_continuation", "confirmation_reply")
+
+
+def telling_signals(view: TextView, signals: dict[str, float]) -> dict[str, float]:
+    """``tells``: the person tells something (news, an update, a plan, a mood, their day) and asks for nothing, so
+    an acknowledgement is the reply ("finally finished painting the kitchen", "Update: I sold the car!");
+    ``distress``: the same form carrying distress or a plea for support, which wants a real answer."""
+    said = not (signals["phatic_only"] or signals["punct_only"] or signals["emoji_only"] or signals["empty"]
+                or signals["keyboard_mash"] >= 0.5)
+    statement = said and bool(view.content) and REQUEST_RE.search(view.lower) is None and not any(
+        signals[name] for name in _ASKING)
+    distress = DISTRESS_RE.search(view.lower) is not None and not signals["vague_request"]  # "can you help me?"
+    return {"tells": flag(statement and not distress), "distress": flag(distress)}
+
+
 def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, float]:
     """Every text and context signal for one message (embedding similarities are added by the router)."""
     view = text_view(ctx.text)
@@ -312,7 +351,9 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     signals.update(skills)
     signals.update(imperative_signals(view))
     references = reference_signals(view, ctx.working_memory)
-    if signals["phatic_only"]:  # "that's great" points at nothing that needs resolving
+    if signals["phatic_only"] or (signals["thanks"] and not any(
+            signals[name] for name in ("imperative", "question", "skill_any"))):
+        # "that's great" points at nothing that needs resolving; "thanks, I'll try that" at the reply just given
         references.update(unresolved_reference=0.0, resolved_reference=0.0)
     signals.update(references)
     # A question about a skill's topic that asks nothing of the person's own things ("pros and cons of reminders?").
@@ -326,4 +367,5 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     signals.update(slot_signals(view, skills, bool(references["resolved_reference"]), ctx.working_memory))
     signals.update(context_signals(ctx, recent_turns))
     signals.update(continuation_signals(view, ctx, signals))
+    signals.update(telling_signals(view, signals))
     return signals

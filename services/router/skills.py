@@ -15,6 +15,10 @@ from services.router.signals import text_view
 _STORED_THING_RE = re.compile(r"\b(?:remind\w*|alarms?|timers?|appointments?|meetings?|events?|notifications?)\b")
 _LIST_RE = re.compile(r"\b(?:lists?|to-?dos?|un(?:tick|check)|(?:tick|check|cross) off)\b")  # "untick bananas"
 _GOAL_RE = re.compile(r"\b(?:goals?|resolutions?)\b")
+# Booked things are read from the schedule: "when is my next dentist appointment?" (not what was said about it).
+_BOOKED_RE = re.compile(
+    r"^(?:when|what time|where|what day)\b[^?]{0,40}\b(?:appointments?|meetings?|events?|calendar)\b"
+)
 
 
 def skill_hint(text: str, signals: Mapping[str, float]) -> str | None:
@@ -33,6 +37,8 @@ def skill_hint(text: str, signals: Mapping[str, float]) -> str | None:
         return "introspect"
     # "What are my goals right now?" reads the goals themselves; "remind me what I said about my goals" recalls.
     reads_a_store = (on("list") or on("goal") or on("manage")) and not on("remind")
+    if on("recall") and not on("remind") and _BOOKED_RE.search(text_view(text).lower):
+        return "schedule"
     if (on("recall") and not reads_a_store) or signals.get("remind_explain"):
         return "recall"
     if on("remind"):

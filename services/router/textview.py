@@ -19,6 +19,7 @@ from services.router.words import (
     FAREWELL_RE,
     FILLER_WORDS,
     GREETING_RE,
+    INDIRECT_QUESTION_RE,
     INTERROGATIVES,
     KEY_CHUNK_RE,
     KEY_ROWS,
@@ -31,6 +32,7 @@ from services.router.words import (
     SUBJECT_FIRST_AUX,
     SUBJECTS,
     THANKS_RE,
+    WH_CLAUSE_RE,
     WORD_RE,
 )
 
@@ -94,6 +96,10 @@ def is_mash_token(token: str) -> bool:
         or ((chunk := KEY_CHUNK_RE.fullmatch(token)) is not None and any(chunk[1] in row for row in KEY_ROWS))
         or rare_ratio >= 0.4
         or (set(token) <= set("asdfghjkl") and len(token) >= 6 and vowels * 5 <= len(token))
+        # Three neighbouring home-row keys in a long token ("asdkjhasd"): no English word has one but "afghan" and
+        # "lindsay" (checked against the MiniLM vocabulary by tests/test_router_classes.py).
+        or (len(token) >= 6 and any(token[i : i + 3] in row and token[i : i + 3] not in ("fgh", "dsa")
+                                    for row in KEY_ROWS[1::3] for i in range(len(token) - 2)))
     )
 
 
@@ -132,8 +138,8 @@ def interrogative_signals(view: TextView) -> dict[str, float]:
     """Question mark, wh-question and auxiliary-inverted question signals."""
     body = WORD_RE.findall(LEAD_IN_RE.sub("", view.lower))  # "so what's ..." / "hey, when ..."
     question_mark = "?" in view.raw
-    wh = bool(body) and body[0] in INTERROGATIVES
-    aux = is_aux_question(view.words) or is_aux_question(body)
+    wh = (bool(body) and body[0] in INTERROGATIVES) or WH_CLAUSE_RE.search(view.lower) is not None
+    aux = is_aux_question(view.words) or is_aux_question(body) or INDIRECT_QUESTION_RE.search(view.lower) is not None
     return {
         "question_mark": flag(question_mark),
         "wh_question": flag(wh),

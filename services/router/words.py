@@ -120,15 +120,23 @@ _LIST_CREATE = (
 # "remind me what grandma's address is" asks about the person's own world, like "my".
 _KIN = "mum|mom|dad|gran|grandma|grandpa|nan|sister|brother|wife|husband|partner|son|daughter|boss"
 
+# The person as a whole, not one topic of theirs: "what have you learned about my habits?" is introspection,
+# "what do you know about my allergies?" recalls one thing.
+_SELF = (r"my (?:routines?|habits?|preferences|patterns?|interests|personality|tastes?|likes|dislikes|character|"
+         r"values|lifestyle|moods?)")
+
 SKILL_PATTERNS = {
     "remind": r"\bremind(?:er|ers)?\b|\br(?:e|i)?m(?:i|e)?n?d me\b|\b(?:an? )?(?:alarm|timer) (?:for|at)\b|"
     r"\bmind reminding me\b|\bset (?:an? |my )?(?:alarm|timer)\b|\bwake me\b|"
-    r"\bdon'?t let me forget\b|"
+    r"\bdon'?t let me forget\b|\bmake sure (?:that )?i (?:don'?t|do not|never) forget\b|\bmake sure i remember to\b|"
+    # A time right after "let me know" / "tell me" asks to be told then: "tell me at 7 tomorrow to leave".
+    r"\b(?:let me know|tell me|text me|message me|call me) (?:at|in|on|by|tomorrow|tonight|this|next|every)\b"
+    r"[^.?!]{0,40}?\bto\b|"
     r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?) me\b",
     "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|"
     r"\b(?:put|add|pop|stick|pencil|write)\b[^.?!]{0,60}\b(?:in|into|on|to) (?:my|the|our) (?:diary|agenda)\b|"
     r"\bbook (?:me |us )?(?:in )?(?:a|an|the|my) (?:[a-z'-]+ )?(?:meeting|call|appointment|slot|session)\b|"
-    r"\bset up (?:a|an) (?:meeting|call)\b|"
+    r"\bset up (?:a|an) (?:meeting|call)\b|\bblock (?:out|off)\b|"
     # One's own agenda: "what have I got on this week?", "am I free on Friday?".
     r"\bwhat (?:do|have) (?:i|we) (?:got|have)(?: on| planned| booked| scheduled)\b|"
     r"\bwhat have (?:i|we) got (?:on|planned|booked)\b|\b(?:am i|are we) (?:free|busy|booked)\b(?! to\b)",
@@ -155,6 +163,7 @@ SKILL_PATTERNS = {
     r"keep(?:ing)? in mind|don'?t forget|mak(?:e|ing) a note|jot(?:ting)? down|writ(?:e|ing) down|"
     r"sav(?:e|ing))\b(?! (?:when|how|what|if|the time))|"
     r"\b(?:remember|note|memori[sz]e|save) (?:that|this)\b|\bfor future reference\b|"
+    r"\b(?:you|u) (?:noted|remembered|saved|stored|kept) (?:that|this)\b|"  # "I'd appreciate it if you noted that"
     # Storing a given piece of information: "please store this: ...", "log that ...", "put this in your memory".
     rf"{_CLAUSE_START}(?:stor(?:e|ing)|log(?:ging)?|record(?:ing)?|fil(?:e|ing)(?: away)?|keep(?:ing)?)\b "
     r"(?:this|that|these|it|the following|my|a note|a record)\b|"
@@ -174,7 +183,7 @@ SKILL_PATTERNS = {
     "recall": r"\bdo you (?:still )?(?:remember|recall|know) (?:what|when|where|who|my|if|whether|the|our)\b|"
     r"\bdo you (?:still )?(?:remember|recall) about\b|\bdo you (?:still )?(?:know about|have) (?:my|our|me)\b|"
     r"\bwhat did (?:i|we) (?:tell|say|mention|ask|share|talk|discuss|decide)\b|"
-    r"\b(?:did|have) i (?:ever |already )?(?:tell|told|mention|mentioned|say|said)\b|"
+    r"\b(?:did|didn'?t|have|haven'?t) i (?:ever |already )?(?:tell|told|mention|mentioned|say|said)\b|"
     r"^(?:what|when|where|who|which)(?:'s| is| was| are| were| did)? (?:my|our)\b|\bremind me what (?:i|we|my)\b|"
     rf"\bremind me (?:what|who|where|when)\b(?=.*\b(?:{_KIN})'s\b)|"
     r"^(?:what|when|where|who|which)\b[^?]{0,60}\b(?:my|our)\b[^?]{0,40}\bagain\W*$|"
@@ -184,18 +193,20 @@ SKILL_PATTERNS = {
     r"\blast time (?:we|i) (?:talked|spoke|chatted)\b|"
     r"\bi (?:told|mentioned|said to) you\b|\b(?:have|did) i (?:set|add|save|schedule|ask you)\b|"
     # What was told, named by its topic: "look up what I said about the boiler", "the plumber I mentioned".
-    r"\b(?:what|everything|anything|the things?) (?:i|we) (?:said|told you|mentioned|shared|wrote)(?: to you)? about\b|"
-    r"^(?:what|which|where|who|when)\b[^?]{0,60}\b(?:i|we) (?:mentioned|told you about|talked about|brought up)\b|"
+    r"\b(?:what|everything|anything|the things?) (?:i|we)(?:'ve| have)? (?:said|told you|mentioned|shared|wrote)"
+    r"(?: to you)? about\b|"
+    r"^(?:what(?:'?s)?|which|where|who|when)\b[^?]{0,60}\b(?:i|we) (?:mentioned|told you about|talked about|brought up|"
+    r"said)\b|"
     # Asking what the assistant holds: "anything in your memory about my passport?", "do you have anything on file".
     r"\b(?:anything|something|what'?s|what is|what do you have|do you have|have you got)\b[^.?!]{0,30}?"
     r"\b(?:in|on) (?:your )?(?:memory|memories|file|records?)\b|"
     # Searching what was told: "search my memories for anything about the boiler".
     r"\b(?:search|look (?:through|in|up)|check|dig (?:through|in)|go through|scan)\b[^.?!]{0,20}?"
     r"\b(?:my|your|the) memor(?:y|ies)\b",
-    "introspect": r"\bwhat (?:else )?(?:do )?you know about (?:me|myself|my)\b|\bwhat have you (?:learned|learnt|"
+    "introspect": rf"\bwhat (?:else )?(?:do )?you know about (?:me|myself|{_SELF})\b|\bwhat have you (?:learned|learnt|"
     r"figured out|noticed) about (?:me|my)\b|\bhow well do you (?:[a-z]+ )?know me\b|\bwhat do you remember about me\b|"
     r"\btell me about myself\b|\bwhat (?:you(?:'ve| have)?|do you|have you|do u|u) (?:know|learned|learnt|noticed|"
-    r"picked up|worked out|figured out|gathered|found out)(?: so far)? (?:about|abt) (?:me|my)\b|"
+    rf"picked up|worked out|figured out|gathered|found out)(?: so far)? (?:about|abt) (?:me|myself|{_SELF})\b|"
     r"\bwhich of my (?:preferences|interests|habits|routines)\b|"
     r"\bwhat (?:do you have|have you got)(?: on file| stored| saved| on record)? (?:about|on) me\b|"
     r"\bwhat are my (?:preferences|interests|habits|patterns)\b|\bwhat do you think (?:you know )?about me\b|"
@@ -216,7 +227,8 @@ SKILL_PATTERNS = {
     r"[^.?!]{0,40}\bgoals?\b|\bgoal (?:update|progress|check-?in)\b|"
     r"\b(?:turn|make) (?:it|that|this|those)(?: into)? (?:a|an|one of my|my) (?:new )?goals?\b|"
     r"\bhold me to (?:it|this|that)\b|"
-    r"\bprogress (?:on|toward|towards) my\b|\bhelp me (?:stick to|keep track|track)\b|\b(?:keep|hold) me accountable\b|"
+    r"\bprogress (?:on|toward|towards) my\b|\bhelp me (?:stick to|keep track|track|stay on track)\b|"
+    r"\bkeep me on track\b|\b(?:keep|hold) me accountable\b|"
     r"^(?:what|which) goals (?:am i|do i|have i|did i)\b",
     # Removing what the assistant knows: "forget that I live in Paris", "erase what I told you about X".
     # Not "forget it" (never mind), "don't forget" (remember) or "can you forget things?" (a capability question).
@@ -256,7 +268,9 @@ WRITING_RE = re.compile(
 # Forms that ask the assistant to do something: "can you ...", "please", "I'd like you to", "would it be possible".
 REQUEST_RE = re.compile(
     r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b|\b(?:please|pls|plz|kindly)\b|\byou (?:can|could|may)\b|"
-    r"\bi (?:want|need|'d like|would like) you\b|\bmind\b|\bpossible\b|\blet'?s\b"
+    r"\bi (?:want|need|'d like|would like) you\b|\bmind\b|\bpossible\b|\blet'?s\b|"
+    # Politeness in other languages asks just as "please" does.
+    r"\b(?:por favor|bitte|per favore|s'il (?:te|vous) pla[iî]t|alsjeblieft|proszę)\b"
 )
 # A question about stored things picks some out ("any reminders today?", "is the dentist reminder still on?");
 # a question about the world names the kind ("are reminders better than alarms?").
@@ -332,7 +346,18 @@ MANAGE_WORDS = frozenset(
     "appointment appointments meeting meetings event events notification notifications item items entry".split()
 )
 
-INTERROGATIVES = frozenset("what what's whats when where who whom whose why how which".split())
+INTERROGATIVES = frozenset("what what's whats wat when where who whom whose why how which".split())
+# A question asked inside a message or with no question mark: a question word opening a clause, then an auxiliary
+# ("my car squeaks when I brake. what could it be", "in git, what's the difference between ...").
+# A question asked as a statement: "I wonder why ...", "I'd like to know how ...".
+INDIRECT_QUESTION_RE = re.compile(
+    r"\bi(?:'m| am| was)? (?:wonder(?:ing)?|curious) (?:why|how|what|if|whether|when|where|who|which)\b|"
+    r"\b(?:i'd like|i would like|i want|i need) to know\b"
+)
+WH_CLAUSE_RE = re.compile(
+    r"(?:^|[,.;:!?]\s*|\b(?:but|and|so|ok|okay) )(?:what|wat|how|why|where|when|who|which)(?:'s|'re|'d| (?:is|are|"
+    r"was|were|do|does|did|can|could|would|should|will|has|have|might|may|about))\b"
+)
 AUXILIARIES = frozenset(
     "can could would will should is are do does did have has was were may might shall am isn't aren't don't doesn't "
     "didn't won't wouldn't can't couldn't shouldn't".split()
@@ -344,16 +369,33 @@ VAGUE_ASK_RE = re.compile(
     r"(?: (?:with|on|about) (?:something|this|that|it|stuff))?(?: please)?\W*$|^(?:can|could) you help(?: me)?"
     r"(?: (?:with|on) (?:something|this|that|it))?\W*$"
 )
+# "I want to add something to a list", "remember something for me": a placeholder where the content would be
+# (group 1 is the verb, which must be a command's).
+PLACEHOLDER_RE = re.compile(
+    r"^(?:(?:i (?:want|need|would like)|i'd like) (?:you )?to |please |can you |could you )?([a-z]+) (?:something|"
+    r"a thing|an item|an entry|a task|"
+    r"smth)(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+)?)?\W*$"
+)
+# A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
+# also after a first clause ("Just a quick one: show me how ...").
+# Not "excuse me", "lucky me", "trust me" (said, not asked), nor a pronoun or an auxiliary before "me".
+VERB_ME_RE = re.compile(
+    r"(?:^|[.:;!?]\s+)(?!(?:excuse|lucky|poor|silly|trust|beats|bless|love|like|miss|with|about|for|to|from|of|and|"
+    r"but|not|even|just|let|help)\b)[a-z]+ (?:me|us)\b(?! (?:too|neither|either)\b)"
+)
+# "Update: I sold the car!": a word before a colon labels what follows, it commands nothing.
+LABEL_RE = re.compile(r"^[a-z]+\s*:")
 IMPERATIVE_VERBS = frozenset(
     "add book buy call cancel change check delete do email explain find fix get give help keep let list make move "
     "note open plan put read remember remind remove reply reschedule save schedule send set share show summarize "
     "summarise take tell text track translate update write draft describe compare suggest recommend create start "
-    "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn store log record"
+    "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn store log record "
+    "use brainstorm teach convince outline rank pick choose calculate convert"
     .split()
 )
 LEAD_IN_RE = re.compile(
-    r"^(?:(?:please|pls|plz|kindly|hey|ok|okay|so|and|also|now|can you|could you|would you|can u|could u|"
-    r"would u)[ ,]+)+"
+    r"^(?:(?:please|pls|plz|kindly|por favor|bitte|per favore|hey|ok|okay|so|and|also|now|can you|could you|would you|"
+    r"can u|could u|would u)[ ,]+)+"
 )
 STOPWORDS = frozenset(
     "a an the and or but if so of to in on at by for with from up about into over after before as is are was were "
@@ -363,7 +405,23 @@ STOPWORDS = frozenset(
     "why how not no yes just very really too also then than please pls thing things stuff one some any again more "
     "let let's i'm it's that's what's don't can't i'll you're something anything everything someone somewhere".split()
 )
+# Distress or a plea for support wants a real answer, not an acknowledgement: "I can't cope with work anymore",
+# "I feel so alone since the move", "I'm really worried about my dad". A passing mood ("tired today") is told.
+DISTRESS_RE = re.compile(
+    r"\b(?:(?:need|want|could use|please|pls) (?:some |your |a little )?help|help me|struggl\w*|overwhelm\w*|anxious|"
+    r"anxiety|panic\w*|depress\w*|lonely|alone|hopeless|desperate|scared|afraid|terrified|nervous|worried|"
+    r"worr(?:y|ying) about|stressed|heartbroken|devastated|miserable|can'?t (?:cope|sleep|stop|handle|take|deal|focus|"
+    r"decide|figure)|don'?t know (?:what|how|if|whether)|no idea (?:what|how)|not sure (?:what|how|if|whether)|"
+    r"falling apart|breaking down|cry(?:ing)?|hate my|sick of|fed up|burn(?:ed|t)? out|grie(?:f|ving)|passed away|"
+    r"died|lost my (?:job|mum|mom|dad|mother|father)|"
+    r"feel(?:ing|s)? (?:(?:so|really|very|pretty|quite|completely) )?(?:down|low|empty|numb|worthless|unmotivated))\b"
+)
 # Asking for advice wants a written answer even in a skill's words: "my goal is to be happier, any advice?".
-ADVICE_RE = re.compile(r"\b(?:any|some|got any|need) (?:advice|tips|suggestions|ideas|pointers)\b")
+ADVICE_RE = re.compile(
+    r"\b(?:any|some|got any|need|want|looking for)(?: an?| some)?(?: [a-z]+)? (?:advice|tips?|suggestions?|ideas?|"
+    r"pointers|recommendations?)\b|"
+    # A topic named as the thing wanted: "pros and cons of electric bikes", "recipe for banana bread please".
+    r"^(?:the )?(?:pros and cons|recipes? for|difference between|top \d+|best way to)\b"
+)
 CONFIRM_RE = re.compile(r"^(?:yes|yeah|yep|yup|sure|ok(?:ay)?|do it|go ahead|confirm(?:ed)?|please do|no|nope|cancel|"
                          r"don'?t|stop)\b")
