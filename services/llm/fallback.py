@@ -9,7 +9,7 @@ from contextlib import suppress
 from dataclasses import replace
 from typing import Protocol
 
-from services.errors import EchoedMessage, LLMError, LLMMalformedOutput, LLMTimeout, LLMUnavailable
+from services.errors import EchoedMessage, LLMError, LLMMalformedOutput, LLMTimeout, LLMUnavailable, NamesRefused
 from services.llm.client import LLMClient
 from services.llm.completion import Completion
 from services.llm.output import Message, StopStream
@@ -23,6 +23,9 @@ MAX_RETRY_AFTER_S = 10.0
 # Before the retry of a reply that only repeated the person's message (a small model's habit with a
 # plain statement such as "I work as a nurse"): said just before the message, where it is read.
 ECHO_NOTE = "Do not repeat the person's message. Answer it in your own words, briefly and warmly."
+# Before the retry of a reply that offered what the person refused ("You can't stand mushrooms" in the notes, and a
+# mushroom risotto suggested).
+REFUSED_NOTE = "The person never wants anything with {thing} in it. Suggest something else, and do not mention {thing}."
 # When the retry said the message back too: what was said is taken in (the chunker stores it), and saying
 # so is a true reply, where the apology would tell the person to repeat something that was understood.
 NOTED_REPLY = "Thanks for telling me, I'll remember that."
@@ -60,8 +63,10 @@ def generate_with_fallback(client: LLMClient, role: str, messages: list[Message]
         except (LLMTimeout, LLMUnavailable, LLMMalformedOutput) as exc:
             attempts, error = attempts + 1, f"{type(exc).__name__}: {exc}"
             logger.warning("llm %s: attempt %d failed: %s", role, attempt, exc)
-            if isinstance(exc, EchoedMessage) and messages and messages[-1].get("role") == "user":
-                messages = [*messages[:-1], {"role": "system", "content": ECHO_NOTE}, messages[-1]]
+            note = ECHO_NOTE if isinstance(exc, EchoedMessage) else (
+                REFUSED_NOTE.format(thing=exc.thing) if isinstance(exc, NamesRefused) else None)
+            if note and messages and messages[-1].get("role") == "user":
+                messages = [*messages[:-1], {"role": "system", "content": note}, messages[-1]]
             if attempt == 1:
                 _wait_as_asked(exc)
                 if on_retry is not None:
