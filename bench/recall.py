@@ -13,8 +13,7 @@ varied turn lengths, Zipfian vocabulary, named speakers in a third of the sessio
 conversation set of tests/data/memory_set.jsonl through the real import path (parse_lines →
 pair_exchanges → store_records: batched real embeddings, --no-enrich), then:
   * quality: recall@5 / recall@10 of the set's questions (tests/data/memory_questions.jsonl)
-    among the N distractors, for vector-only, full-text-only and both arms fused (the default),
-    with and without neighbouring turns;
+    among the N distractors, for vector-only, full-text-only and both arms fused (the default);
   * latency: p50 / p95 of recall() with the query embedding (recall embeds the query itself, as a
     caller without a vector does, the embedder caching nothing; its CPU and its backend's) and
     without it (then the same recall given the vector);
@@ -141,21 +140,20 @@ METHODS = {
 def quality(sessions, embedder, base: RecallConfig) -> None:  # type: ignore[no-untyped-def]
     questions = [json.loads(line) for line in (DATA / "memory_questions.jsonl").read_text().splitlines() if line]
     print(f"\nquality: {len(questions)} questions (tests/data/memory_questions.jsonl)")
-    print(f"{'method':<24} {'neighbours':>10} {'recall@5':>9} {'recall@10':>10}")
+    print(f"{'method':<24} {'recall@5':>9} {'recall@10':>10}")
     vectors = {q["question"]: for_requests(embedder).embed(q["question"]) for q in questions}
     for name, changes in METHODS.items():
-        for width in (0, 1):
-            config = MemoryConfig(recall=replace(base, **changes, neighbours=width))
-            scores = {5: 0, 10: 0}
-            with sessions() as session:
-                for item in questions:
-                    now = dt.datetime.fromisoformat(item["now"].replace("Z", "+00:00"))
-                    hits = recall(session, embedder, USER, item["question"], k=10, config=config, now=now,
-                                  reinforce=False, kinds=("exchange",), query_embedding=vectors[item["question"]])
-                    for k in scores:
-                        if set(item["gold"]) & {e for hit in hits[:k] for e in hit.external_ids}:
-                            scores[k] += 1
-            print(f"{name:<24} {width:>10} {scores[5] / len(questions):>9.3f} {scores[10] / len(questions):>10.3f}")
+        config = MemoryConfig(recall=replace(base, **changes))
+        scores = {5: 0, 10: 0}
+        with sessions() as session:
+            for item in questions:
+                now = dt.datetime.fromisoformat(item["now"].replace("Z", "+00:00"))
+                hits = recall(session, embedder, USER, item["question"], k=10, config=config, now=now,
+                              reinforce=False, kinds=("exchange",), query_embedding=vectors[item["question"]])
+                for k in scores:
+                    if set(item["gold"]) & {e for hit in hits[:k] for e in hit.external_ids}:
+                        scores[k] += 1
+        print(f"{name:<24} {scores[5] / len(questions):>9.3f} {scores[10] / len(questions):>10.3f}")
 
 
 def latency_queries(count: int) -> list[str]:

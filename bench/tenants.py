@@ -164,7 +164,7 @@ def isolation(sessions, embedder, tenants: list[Tenant], count: int) -> tuple[in
             hits = recall(session, embedder, tenant.user_id, pool[q], k=10, config=config, reinforce=False,
                           query_embedding=vectors_[q])
             ids = {i for hit in hits for i in hit.exchange_ids}
-            ids |= {line["exchange_id"] for hit in hits for line in hit.lines + hit.neighbours if "exchange_id" in line}
+            ids |= {line["exchange_id"] for hit in hits for line in hit.lines if "exchange_id" in line}
             returned += len(ids)
             if ids:
                 foreign += session.scalar(text("SELECT count(*) FROM exchanges WHERE id = ANY(:ids) "

@@ -80,17 +80,6 @@ class ThreadStore:
         pipe.expire(STATE_KEY % thread_id, self.ttl_s)
         pipe.execute()
 
-    def update_topic(self, thread_id: str, topic: str, confidence: float, current: ThreadState | None = None) -> float:
-        """Set the thread's topic; confidence blends when the topic continues, resets on a switch.
-
-        ``current`` is the state the caller already read, saving a round trip. (The digest writes the
-        topic with the turn's exchange instead: ``record_exchange(topic=…)``.)
-        """
-        state = current if current is not None else self.state(thread_id)
-        blended = blended_topic_confidence(state, topic, confidence)
-        self.save_fields(thread_id, topic=topic, topic_confidence=round(blended, 4))
-        return blended
-
     def snapshot(self, thread_id: str) -> tuple[ThreadState, list[dict[str, Any]]]:
         """State and working memory together, in one round trip (the digest reads both once per turn)."""
         read = self.redis.pipeline(transaction=False)

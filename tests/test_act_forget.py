@@ -104,8 +104,7 @@ def test_forget_removes_the_fact_episode_and_exchange_and_nothing_else(skill, me
     after = _recalled(worker_context, hash_embedder, "where I live, Paris")
     gone = {("fact", mine["fact"]), ("episode", mine["episode"]), ("exchange", mine["exchange"])}
     assert not {(hit.kind, hit.id) for hit in after} & gone
-    texts = [hit.text for hit in after] + [turn.get("text", "") for hit in after for turn in hit.neighbours]
-    texts += [str(turn.get(key, "")) for hit in after for turn in hit.neighbours for key in ("user_text", "reply")]
+    texts = [hit.text for hit in after] + [line.get("text", "") for hit in after for line in hit.lines]
     assert not any("Paris" in text for text in texts)
 
 

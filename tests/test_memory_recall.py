@@ -93,19 +93,6 @@ def test_returned_items_are_reinforced(session, hash_embedder):
     assert all(hit.signals["access"] > 0 for hit in hits)
 
 
-def test_a_hit_comes_with_its_neighbouring_turns(session, hash_embedder):
-    thread = create_thread(session, user_id="alice")
-    before = _add(session, hash_embedder, "Guess what happened at work", days_ago=3, thread_id=thread)
-    hit = _add(session, hash_embedder, "I got promoted to team lead", days_ago=2.9, thread_id=thread)
-    after = _add(session, hash_embedder, "We celebrated with sushi", days_ago=2.8, thread_id=thread)
-    wide = MemoryConfig(recall=RecallConfig(neighbours=1))  # the neighbourhood shape, not the default span
-    hits = recall(session, hash_embedder, "alice", "promoted team lead", k=3, now=NOW, config=wide)
-    assert hits[0].id == hit.id
-    assert hits[0].exchange_ids == [hit.id, before.id, after.id]
-    assert [n["side"] for n in hits[0].neighbours] == [-1, 1]
-    assert all(h.id not in (before.id, after.id) for h in hits[1:])  # neighbours don't take another slot
-
-
 def test_a_hit_is_the_answering_turn_with_the_turn_it_replies_to(session, hash_embedder):
     thread = create_thread(session, user_id="alice")
     _add(session, hash_embedder, "Morning!", reply="Good morning, how did it go?", days_ago=3, thread_id=thread)
@@ -116,7 +103,7 @@ def test_a_hit_is_the_answering_turn_with_the_turn_it_replies_to(session, hash_e
     # (the reply gets its replied-to turn's BM25) and the conversation-context similarity may favour either.
     spans = MemoryConfig(recall=RecallConfig(span_replied_to="always", context_sim_weight=0.0))
     hits = recall(session, hash_embedder, "alice", "promoted team lead", k=3, now=NOW, config=spans)
-    assert hits[0].id == hit.id and hits[0].neighbours == []
+    assert hits[0].id == hit.id
     assert [line["text"] for line in hits[0].lines] == ["Good morning, how did it go?", "I got promoted to team lead"]
     shown = [line["line_id"] for h in hits for line in h.lines]
     assert len(shown) == len(set(shown))  # no turn is shown twice

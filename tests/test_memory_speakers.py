@@ -16,12 +16,18 @@ from services.db import make_sessionmaker
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.recall import recall
-from services.memory.speakers import named_speaker, without_name
+from services.memory.speakers import SPEAKER_WORDS_SQL, name_words, the_one, without_name
 from services.memory.vectors import fill_all
 from tests.fake_embedder import HashEmbedder
 from tests.memory_builders import create_exchange
 
 pytestmark = pytest.mark.integration
+
+
+def named_speaker(session: Session, user_id: str, query: str) -> str | None:
+    """The one speaker of this user's conversations that the query names, as recall's opening statement finds it."""
+    words = name_words(query)
+    return the_one(session.scalar(text(f"SELECT {SPEAKER_WORDS_SQL}"), {"user": user_id, "words": words}) or [])
 
 START = dt.datetime(2025, 3, 2, 18, 0, tzinfo=dt.UTC)
 NOW = dt.datetime(2025, 9, 1, tzinfo=dt.UTC)

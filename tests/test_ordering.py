@@ -11,7 +11,7 @@ import pytest
 from services.errors import ThreadBusy
 from services.queues import PENDING_KEY, REQUEST_KEY, ChatRequest, ThreadLease, pending_head
 from services.streams import EventLog
-from services.threads import ThreadStore, blend_confidence, history_text
+from services.threads import ThreadStore, blend_confidence, blended_topic_confidence, history_text
 from workers.ordering import process_in_order
 
 
@@ -121,9 +121,16 @@ def test_thread_store_records_each_exchange_once(redis_client):
 
 def test_topic_confidence_blends_on_same_topic_and_resets_on_switch(redis_client):
     store = ThreadStore(redis_client, ttl_s=60)
-    assert store.update_topic("t1", "cooking", 0.8) == pytest.approx(0.8)
-    assert store.update_topic("t1", "cooking", 0.4) == pytest.approx(0.6)
-    assert store.update_topic("t1", "travel", 0.9) == pytest.approx(0.9)
+
+    def turn(n: int, topic: str, confidence: float) -> float:
+        """A turn as the digest stores it: the blended confidence written with the exchange."""
+        blended = blended_topic_confidence(store.state("t1"), topic, confidence)
+        store.record_exchange("t1", "alice", {"request_id": f"r{n}", "mode": "RESPOND"}, topic=(topic, blended))
+        return store.state("t1").topic_confidence
+
+    assert turn(1, "cooking", 0.8) == pytest.approx(0.8)
+    assert turn(2, "cooking", 0.4) == pytest.approx(0.6)
+    assert turn(3, "travel", 0.9) == pytest.approx(0.9)
 
 
 def test_history_text_renders_turns():

@@ -36,16 +36,16 @@ def _spans(mode: str) -> list[list[str]]:
         # Holds none of them: only its prompt says what "it" is.
         _row(4, "Yes, and a mentor too!", 0.0, (3, "Anything else from the networking event?", 0.9)),
     ]
-    picker = SpanPicker(None, "jon", replace(SHIPPED, span_replied_to=mode), set(), [], limit=10)  # type: ignore[arg-type]
+    picker = SpanPicker(replace(SHIPPED, span_replied_to=mode), set())
     return [[line["external_id"] for line in picker.take(Candidate("exchange", r["id"], r, NOW, 0.5, 0.5, None, 0))]
             for r in rows]
 
 
 def test_a_turn_that_matches_on_its_own_comes_without_its_prompt():
     assert SHIPPED.span_replied_to == "unmatched"
-    # Three turns carry both answers; "matching" spends a fourth on the first answer's prompt.
+    # Three turns carry both answers; "always" spends a fourth on the first answer's prompt.
     assert _spans("unmatched") == [["D1:2"], ["D1:3", "D1:4"]]
-    assert _spans("matching") == [["D1:1", "D1:2"], ["D1:3", "D1:4"]]
+    assert _spans("always") == [["D1:1", "D1:2"], ["D1:3", "D1:4"]]
 
 
 def test_an_unknown_span_mode_is_refused(tmp_path):

@@ -98,7 +98,7 @@ def test_a_large_person_is_searched_by_the_index_and_a_small_one_never_is(sessio
 
 
 def test_no_recall_returns_another_persons_rows(session, hash_embedder):
-    """Three people sharing words and nearby vectors; every hit (its exchanges, turns and neighbours) is the asker's,
+    """Three people sharing words and nearby vectors; every hit (its exchanges and turns) is the asker's,
     by the exact path and by the index."""
     query = unit_vector(hash_embedder.embed("coffee piano garden"))
     people = _people(session, {"alice": 30, "bob": 300, "carol": 5}, query, crowd="bob")
@@ -111,7 +111,7 @@ def test_no_recall_returns_another_persons_rows(session, hash_embedder):
             asked = " ".join(rng.choice(WORDS) for _ in range(3))
             hits = recall(session, hash_embedder, user, asked, k=10, config=config, reinforce=False)
             ids = {i for hit in hits for i in hit.exchange_ids}
-            ids |= {line["exchange_id"] for hit in hits for line in hit.lines + hit.neighbours}
+            ids |= {line["exchange_id"] for hit in hits for line in hit.lines}
             assert ids <= set(people[user]), (user, asked)
             returned += len(ids)
     assert returned  # the recalls found something to check

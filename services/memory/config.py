@@ -9,7 +9,7 @@ from typing import Any
 
 from services.config_files import at_least, checked, load_config, once_per_process, one_of, positive, within
 
-SPAN_MODES = ("always", "matching", "unmatched", "never")
+SPAN_MODES = ("always", "unmatched")
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,6 @@ class RecallConfig:
     access_weight: float = 0.05
     access_saturation: int = 20
     time_match_weight: float = 1.0
-    neighbours: int = at_least(0, 0)  # > 0: a hit is its whole exchange with this many exchanges around it (not a span)
     line_candidates: int = at_least(60, 1)  # lines the BM25 arm brings
     bm25_k1: float = at_least(1.2, 0)
     bm25_b: float = within(0.75, 0, 1)
@@ -43,7 +42,7 @@ class RecallConfig:
     nearby_weight: float = 0.5  # share of the best BM25 within context_window lines added
     context_window: int = at_least(2, 0)
     context_sim_weight: float = within(0.5, 0, 1)
-    # "always" | "matching" | "unmatched" | "never": when a line hit comes with the line it replies to
+    # "always" | "unmatched": when a line hit comes with the line it replies to
     span_replied_to: str = one_of("unmatched", SPAN_MODES)
     rewrite_query: bool = True  # drop question scaffolding ("what kind of", "mention") before matching
     speaker_weight: float = at_least(0.3, 0)
@@ -60,7 +59,6 @@ class RecallConfig:
     subject_boost: float = at_least(0.4, 0)
     question_turn_weight: float = within(0.5, 0, 1)
     answer_cue_weight: float = at_least(0.1, 0)
-    kind_weights: dict[str, float] = field(default_factory=lambda: {"exchange": 1.0, "fact": 1.0, "episode": 1.0})
 
     @property
     def decay_per_day(self) -> float:

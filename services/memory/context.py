@@ -401,11 +401,7 @@ def _exchange_block(hit: RecallHit) -> str:
     """The recalled turns in time order (the answering turn with the one it replies to)."""
     if hit.lines:
         return "\n".join(_line(line) for line in hit.lines)
-    turns = [(0, hit.at, hit.meta.get("user_text", hit.text), hit.meta.get("reply", ""))]
-    turns += [(n.get("side", 0), n.get("at"), n.get("user_text", n["text"]), n.get("reply", ""))
-              for n in hit.neighbours]
-    turns.sort(key=lambda item: item[0])
-    return "\n".join(_turn(at, user_text or "", reply or "") for _, at, user_text, reply in turns)
+    return _turn(hit.at, hit.meta.get("user_text", hit.text) or "", hit.meta.get("reply", "") or "")
 
 
 FULL_LINES = Lines(_fact_line, _episode_line, _exchange_block)

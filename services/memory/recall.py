@@ -4,7 +4,7 @@
 ``services.memory.search``, computes every signal exactly for each candidate, fuses relevance
 (``scoring.fused``: calibrated cosine and lexical score, weighted), multiplies it by boosts for recency (exp(−λ·Δt) from
 the timestamp, at query time), salience, access reinforcement and a matching time window,
-returns exchange hits with their neighbouring turns, and counts the access of what it returns.
+returns exchange hits as spans of turns, and counts the access of what it returns.
 A question naming a speaker of the user's conversations is also matched against that speaker's own
 turns (``services.memory.speakers``). Without an embedder (the web process) it is full-text only.
 """
@@ -42,7 +42,6 @@ class RecallHit:
     external_ids: list[str]
     id: int
     at: dt.datetime | None = None
-    neighbours: list[dict[str, Any]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     lines: list[dict[str, Any]] = field(default_factory=list)  # the turns it holds, in order, with their ids
 
@@ -50,7 +49,7 @@ class RecallHit:
         """JSON-ready form (timestamps as ISO strings)."""
         data = asdict(self)
         data["at"] = self.at.isoformat() if self.at else None
-        for item in data["neighbours"] + data["lines"]:
+        for item in data["lines"]:
             item["at"] = item["at"].isoformat() if isinstance(item.get("at"), dt.datetime) else item.get("at")
         data["meta"] = {k: v.isoformat() if isinstance(v, dt.datetime) else v for k, v in self.meta.items()}
         return data
@@ -236,14 +235,14 @@ def _gather(session: Session, kind: str, user_id: str, qvec: np.ndarray | None, 
 def _select(session: Session, user_id: str, scored: Scored, k: int,
             cfg: RecallConfig, excluded: set[int]) -> list[RecallHit]:
     """Top ``k`` hits; a turn already returned in another hit does not take a slot (or a turn) again."""
-    picker = spans.SpanPicker(session, user_id, cfg, excluded, scored.candidates(), limit=k * 3)
+    picker = spans.SpanPicker(cfg, excluded)
     hits: list[RecallHit] = []
     for score, signals, candidate in scored:
         if candidate.kind == "exchange":
             lines = picker.take(candidate)
             if not lines:
                 continue
-            hit = _span_hit(candidate, score, signals, lines, picker.neighbours(candidate))
+            hit = _span_hit(candidate, score, signals, lines)
         else:
             hit = _hit(candidate, score, signals)
         hits.append(hit)
@@ -262,17 +261,16 @@ def _select(session: Session, user_id: str, scored: Scored, k: int,
     return hits
 
 
-def _span_hit(candidate: Candidate, score: float, signals: dict[str, float], lines: list[dict[str, Any]],
-              near: list[dict[str, Any]]) -> RecallHit:
-    """An exchange hit: the turns that answer (and, in neighbourhood mode, the exchanges around them)."""
+def _span_hit(candidate: Candidate, score: float, signals: dict[str, float],
+              lines: list[dict[str, Any]]) -> RecallHit:
+    """An exchange hit: the turns that answer."""
     row = candidate.row
     exchange_ids = [candidate.id] + [i for i in dict.fromkeys(line["exchange_id"] for line in lines)
                                      if i != candidate.id]
-    exchange_ids += [n["exchange_id"] for n in near if n["exchange_id"] not in exchange_ids]
     meta = {"line_id": row["id"]}  # its exchange's thread, session and texts come first (_select)
     return RecallHit(turns.render(lines), "exchange", round(score, 5), signals, exchange_ids,
                      [line["external_id"] for line in lines if line["external_id"]], candidate.id, candidate.at,
-                     near, meta, lines)
+                     meta, lines)
 
 
 def _hit(candidate: Candidate, score: float, signals: dict[str, float]) -> RecallHit:
@@ -280,9 +278,9 @@ def _hit(candidate: Candidate, score: float, signals: dict[str, float]) -> Recal
     if candidate.kind == "fact":
         meta = {"confidence": row["confidence"], "created_at": row["created_at"]}
         return RecallHit(row["text"], "fact", round(score, 5), signals, list(row["exchange_ids"] or []), [],
-                         candidate.id, candidate.at, [], meta)
+                         candidate.id, candidate.at, meta)
     text = f"{row['title']}: {row['gist']}" if row["gist"] else row["title"]
     meta = {"summary": row["summary"], "outcome": row["outcome"], "open_loops": row["open_loops"],
             "started_at": row["started_at"], "session_id": row["session_id"]}
     return RecallHit(text, "episode", round(score, 5), signals, list(row["exchange_ids"] or []), [], candidate.id,
-                     candidate.at, [], meta)
+                     candidate.at, meta)

@@ -6,7 +6,7 @@ k or so. A candidate's signals (a dict of rounded values, what a hit shows) are 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, overload
 
 from services.memory.search import Candidate
@@ -39,7 +39,3 @@ class Scored(Sequence[Item]):
         if made is None:
             made = self._made[i] = (self._scores[i], self._signals(i), self._candidates[i])
         return made
-
-    def candidates(self) -> Iterator[Candidate]:
-        """The candidates best first, without their signals."""
-        return (self._candidates[i] for i in self._order)

@@ -56,7 +56,7 @@ def score_candidates(candidates: list[Candidate], cfg: RecallConfig, has_vector:
         rel = np.where(cued, rel + cfg.answer_cue_weight, rel)
     in_window = boosts.in_window()
     rel = np.where(in_window, np.maximum(rel, cfg.window_relevance), rel)
-    score = boosts.kind_weights(cfg) * rel * boosts.factors()
+    score = rel * boosts.factors()
     asks = np.zeros(len(candidates))
     shaped = np.array([t is not None for t in texts], dtype=bool) & (cfg.question_turn_weight > 0)
     if shaped.any():  # a turn that asks seldom holds the answer
@@ -121,9 +121,6 @@ class ItemBoosts:
     def in_window(self) -> np.ndarray:
         """Whether each candidate's item lies in the query's time window."""
         return np.array(self.time_match)[self.item_of] > 0
-
-    def kind_weights(self, cfg: RecallConfig) -> np.ndarray:
-        return np.array([cfg.kind_weights.get(c.kind, 1.0) for c in self.owners])[self.item_of]
 
     def kind_ranks(self) -> np.ndarray:
         """Each candidate's kind's place in the kinds' alphabetical order (the order of equal scores)."""

@@ -105,7 +105,7 @@ class ExchangeArms:
             return None
 
     def speaker_ids(self) -> list[int] | None:
-        """The speaker arm's line ids (``speakers.speaker_lines``' statement, run beside the exchange arms for the
+        """The speaker arm's line ids (``speakers.speaker_lines_sql``, run beside the exchange arms for the
         speaker the embedding was made for), or None: run it inline (``ids`` tells of a failure)."""
         if self.future is None or self.future.exception() is not None:
             return None

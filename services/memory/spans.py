@@ -7,22 +7,19 @@ with the question but its prompt does) and, weighted by ``nearby_weight``, the b
 the similarity of its exchange, mixed with the mean over the lines around it (``context_sim_weight``;
 the same ``context_window``) (and, for a turn of the speaker the query names, its own similarity
 to the query without the name: ``services.memory.speakers``). Returned, it is a span: the line and
-the line it replies to (``span_replied_to``: "always", "matching" = when that line carries the
-match, "unmatched" = when the line itself holds none of the query's words, "never"), never a turn
-already shown by a better hit. With ``neighbours`` > 0 a hit is instead its whole exchange with that
-many exchanges before and after it (the older, wider shape).
+the line it replies to (``span_replied_to``: "always", or "unmatched" = only when the line itself
+holds none of the query's words), never a turn already shown by a better hit.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 from sqlalchemy.orm import Session
 
-from services.memory import lineterms, neighbours, sidearms, speakers, turns
+from services.memory import lineterms, sidearms, speakers, turns
 from services.memory.config import RecallConfig
 from services.memory.search import Candidate
 from services.memory.timewords import Window
@@ -204,23 +201,13 @@ def _attach_replied_to(row: dict[str, Any], replied: dict[str, Any] | None) -> N
 class SpanPicker:
     """Turns each exchange candidate, best first, into the lines its hit holds."""
 
-    def __init__(self, session: Session, user_id: str, cfg: RecallConfig, excluded: set[int],
-                 pool: Iterable[Candidate], limit: int) -> None:
+    def __init__(self, cfg: RecallConfig, excluded: set[int]) -> None:
         self.cfg = cfg
         self.excluded = excluded
-        self.covered: set[int] = set()  # line ids in span mode, exchange ids in neighbourhood mode
-        self.around: dict[int, list[dict[str, Any]]] = {}
-        self.lines: dict[int, list[dict[str, Any]]] = {}
-        if cfg.neighbours > 0:
-            ids = list(dict.fromkeys(c.id for c in pool if c.kind == "exchange"))[:limit]
-            self.around = neighbours.of_exchanges(session, user_id, ids, cfg.neighbours)
-            wanted = ids + [n["id"] for rows in self.around.values() for n in rows]
-            self.lines = turns.lines_by_exchange(session, user_id, wanted)
+        self.covered: set[int] = set()  # line ids already shown
 
     def take(self, candidate: Candidate) -> list[dict[str, Any]]:
         """The lines of this candidate's hit, or [] when it would show nothing new."""
-        if self.cfg.neighbours > 0:
-            return self._neighbourhood(candidate)
         row = candidate.row
         if row["id"] in self.covered:
             return []
@@ -235,27 +222,6 @@ class SpanPicker:
             return False
         if self.cfg.span_replied_to == "always":
             return True
-        if self.cfg.span_replied_to == "unmatched":
-            # Only a turn holding none of the query's words needs its prompt to be understood ("Yes, twice!");
-            # a turn that matches on its own is a whole answer, and its prompt would take another turn's place.
-            return float(row["lex"]) <= 0
-        # "matching": the replied-to turn comes along when it carries as much of the match as the turn itself
-        # (the question holds the words, the turn the answer); otherwise it would only take a turn's place.
-        return self.cfg.span_replied_to == "matching" and (
-            self.cfg.reply_context_weight * float(row["p_lex"] or 0.0) >= float(row["lex"]))
-
-    def _neighbourhood(self, candidate: Candidate) -> list[dict[str, Any]]:
-        if candidate.id in self.covered or candidate.id in self.excluded:
-            return []
-        near = self.neighbours(candidate)
-        ids = [n["exchange_id"] for n in near if n["side"] < 0] + [candidate.id]
-        ids += [n["exchange_id"] for n in near if n["side"] > 0]
-        self.covered.update(ids)
-        return [line for i in ids for line in self.lines.get(i, [])]
-
-    def neighbours(self, candidate: Candidate) -> list[dict[str, Any]]:
-        """Neighbouring exchanges of a hit (neighbourhood mode only), in time order."""
-        return [{"exchange_id": n["id"], "text": "\n".join(p for p in (n["user_text"], n["reply"]) if p),
-                 "user_text": n["user_text"], "reply": n["reply"], "external_id": n["external_id"], "at": n["at"],
-                 "side": n["side"]}
-                for n in self.around.get(candidate.id, []) if n["id"] not in self.excluded]
+        # Only a turn holding none of the query's words needs its prompt to be understood ("Yes, twice!");
+        # a turn that matches on its own is a whole answer, and its prompt would take another turn's place.
+        return float(row["lex"]) <= 0

@@ -26,11 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from pgvector.sqlalchemy import Vector
-from sqlalchemy import bindparam, text
-from sqlalchemy.orm import Session
 
-from services.db import EMBEDDING_DIM
 from services.embeddings import Embedder, normalise
 from services.memory.config import RecallConfig
 
@@ -98,7 +94,7 @@ def name_words(query: str) -> list[str]:
 
 
 # The words (``:words``) that name a speaker of this user's conversations, as a SQL array expression: recall
-# sends it inside its opening statement, ``named_speaker`` on its own.
+# sends it inside its opening statement.
 SPEAKER_WORDS_SQL = ("ARRAY(SELECT w FROM unnest(CAST(:words AS text[])) AS w WHERE EXISTS (SELECT 1 "
                      "FROM exchange_lines WHERE user_id = :user AND lower(speaker) = w))")
 
@@ -140,14 +136,6 @@ class SpeakerGuesses:
 GUESSES = SpeakerGuesses()
 
 
-def named_speaker(session: Session, user_id: str, query: str) -> str | None:
-    """The one speaker of this user's conversations that the query names, or None (none or several)."""
-    words = name_words(query)
-    if not words:
-        return None
-    return the_one(session.scalar(text(f"SELECT {SPEAKER_WORDS_SQL}"), {"user": user_id, "words": words}) or [])
-
-
 def without_name(query: str, name: str) -> str:
     """The query with the name (and its possessive) taken out."""
     stripped = re.sub(rf"\b{re.escape(name)}(?:'s|’s)?\b", " ", query, flags=re.IGNORECASE)
@@ -157,7 +145,7 @@ def without_name(query: str, name: str) -> str:
 def query_vectors(embedder: Embedder, query: str, query_embedding: np.ndarray | None,
                   name: str | None) -> tuple[np.ndarray, NamedSpeaker | None]:
     """The query vector to search with, and the named speaker when the query names one (``name``, from
-    ``named_speaker`` or recall's opening statement).
+    recall's opening statement).
 
     With a name, the query and the query without it are embedded in one batch (cheaper than two
     calls) and the search vector is their normalised mean.
@@ -196,22 +184,14 @@ def nameless_ahead(pool: Executor, embedder: Embedder, query: str, name: str,
 
 
 def searches_turns(speaker: NamedSpeaker | None, cfg: RecallConfig) -> bool:
-    """Whether recall searches the named speaker's own turns (``speaker_lines``' arm): one rule for the arm inside
+    """Whether recall searches the named speaker's own turns (``speaker_lines_sql``): one rule for the arm inside
     window_rows' statement (``spans.gather``) and beside the exchange arms (``sidearms``), which must agree."""
     return speaker is not None and cfg.speaker_weight > 0 and cfg.speaker_candidates > 0
 
 
-def speaker_lines(session: Session, user_id: str, speaker: NamedSpeaker, limit: int) -> list[int]:
-    """Ids of the named speaker's turns most similar to the query without the name, best first."""
-    if limit < 1:
-        return []
-    statement = text(speaker_lines_sql()).bindparams(bindparam("spk_vec", type_=Vector(EMBEDDING_DIM)))
-    return list(session.scalars(statement, {"user": user_id, "spk_name": speaker.name, "spk_vec": speaker.vector,
-                                            "spk_limit": limit}))
-
-
 def speaker_lines_sql() -> str:
-    """``speaker_lines``' statement: the speaker's name in ``:spk_name``, the vector in ``:spk_vec``."""
+    """The speaker arm's statement: ids of the named speaker's turns most similar to the query without the name,
+    best first (the speaker's name in ``:spk_name``, the vector in ``:spk_vec``)."""
     return ("SELECT id FROM exchange_lines WHERE user_id = :user AND lower(speaker) = :spk_name "
             "AND embedding IS NOT NULL ORDER BY embedding <=> :spk_vec, id LIMIT :spk_limit")
 
