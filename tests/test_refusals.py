@@ -25,7 +25,8 @@ def session(db_engine):
 @pytest.mark.parametrize(("fact", "refused"), [
     ("The user really can't stand mushrooms, please never suggest anything with them", {"mushroom"}),
     ("You are allergic to peanuts, a bad allergy, so keep that in mind", {"peanut"}),
-    ("The user doesn't eat pork, for religious reasons", {"pork"}),
+    ("The user doesn't eat pork, for religious reasons", {"pork", "ham", "bacon", "salami", "chorizo", "prosciutto",
+                                                          "pepperoni"}),
     ("The user is not a fan of spicy food", {"spicy"}),
     ("The user is avoiding sugar these days", {"sugar"}),
     ("The user quit smoking last year", {"smoking"}),
