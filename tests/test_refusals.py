@@ -97,6 +97,21 @@ def test_a_reply_offering_a_refused_thing_is_written_again_told_what_to_leave_ou
     assert retried[-2] == {"role": "system", "content": REFUSED_NOTE.format(thing="mushroom")}
 
 
+def test_a_second_offer_of_the_refused_thing_ends_in_saying_so_not_the_apology(fake_llm) -> None:
+    from services.llm.client import LLMClient
+    from services.llm.fallback import REFUSED_REPLY, generate_with_fallback
+    from services.llm.roles import RoleConfig
+
+    fake_llm.script_stream(Reply("Peanut noodles!"), Reply("A peanut butter sandwich."))
+    client = LLMClient(base_url=fake_llm.url, api_key=None, roles={"respond": RoleConfig(stream=True)})
+    sent: list[str] = []
+    completion, fallback = generate_with_fallback(
+        client, "respond", [{"role": "user", "content": "Suggest a snack."}], sent.append,
+        guard=partial(ScaffoldGuard, message="Suggest a snack.", refused=frozenset({"peanut"})))
+    assert not fallback and completion.text == REFUSED_REPLY.format(thing="peanut")
+    assert sent[-1] == completion.text and len(fake_llm.requests) == 2
+
+
 def test_the_small_model_notes_always_hold_the_persons_refusals(session, hash_embedder) -> None:
     """However many newer facts the person has, the refusal is in the notes of a dinner question and its thing is
     in the context's ``refused``; another person's refusal is not."""
