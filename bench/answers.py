@@ -29,6 +29,8 @@ only part of the set ran; right share, Engram / no memory / everything:
   (merge of `mind` at 1cbb076, today's compact prompts) first delta p50 19.2 s (load 13-18) and 6.4 s (load 4);
                 fallbacks 0; echoes 14 of 58 turns (the person's statement said back, the issue's echo)
 The whole set (12 personas, 74 questions) wants a quiet machine: ~1 h for SmolLM2, ~1.5 h for Qwen at load 4.
+Later runs (2026-11-29, frozen: 0.5B 60 %, 1.5B 76 %, SmolLM2 60 %; the 1.5B on 4 tuning people 92 %) are in
+bench/RESULTS.md.
 """
 
 from __future__ import annotations

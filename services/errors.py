@@ -89,6 +89,14 @@ class EchoedMessage(LLMMalformedOutput):
     """A small model wrote the person's message back as its reply (retried once with a note against it)."""
 
 
+class NamesRefused(LLMMalformedOutput):
+    """A reply offered something the person said they never want (retried once, told what to leave out)."""
+
+    def __init__(self, thing: str) -> None:
+        super().__init__(f"the reply offered {thing!r}, which the person refused")
+        self.thing = thing
+
+
 class EmbeddingError(PipelineError):
     pass
 

@@ -142,6 +142,38 @@ def test_moving_supersedes_where_the_person_lived(session, hash_embedder) -> Non
 
 
 @pytest.mark.integration
+def test_a_newer_age_replaces_the_older_one_for_that_person_only(session, hash_embedder) -> None:
+    """"Lily is five" then "Lily turned six yesterday": Lily's age is six; Kuba's and the person's stay, and "she is
+    80" names no one (a pronoun is not a key)."""
+    from services.memory.small_output import chunk_from_words
+
+    told = ["My granddaughter Lily is five, she's the light of my life.", "Kuba is seven and loves football.",
+            "I'm 71 and retired.", "Lily turned six yesterday! We had a little party in the garden."]
+    for message in told:
+        for fact in chunk_from_words(message)["facts"]:
+            remember_fact(session, hash_embedder, "sam", fact["text"])
+    remember_fact(session, hash_embedder, "sam", "She is 80 this year")
+    active = " | ".join(f.text for f in list_facts(session, "sam"))
+    assert "Lily turned six" in active and "Lily is five" not in active
+    assert "Kuba is seven" in active and "71" in active and "She is 80" in active
+    assert parse_triple("The user is 5 minutes late").predicate != "age"
+
+
+def test_a_move_told_with_we_replaces_where_the_person_lives(session, hash_embedder) -> None:
+    """"We" includes the person: "we live in Lyon now" replaces "we live in Porto", and moving out of a place ends
+    it; "we have two kids" is not a home and stays."""
+    from services.memory.small_output import chunk_from_words
+
+    told = ["we live in Porto, me, my husband and our two kids", "We have two kids, Rui and Ana",
+            "So we finally did it, we moved out of Porto. We live in Lyon now!"]
+    for message in told:
+        for fact in chunk_from_words(message)["facts"]:
+            remember_fact(session, hash_embedder, "ines", fact["text"])
+    active = " | ".join(f.text for f in list_facts(session, "ines"))
+    assert "Lyon" in active and "two kids" in active
+    assert "live in Porto" not in active
+
+
 def test_facts_read_from_the_persons_words_supersede_like_any_fact(session, hash_embedder) -> None:
     """The small-model profile's chunk (chunk_from_words): the person's sentences, said of "the user"; a change of
     job told in their words replaces the old one, and a list request or a question states nothing."""

@@ -144,7 +144,8 @@ def test_the_local_model_setting_is_checked() -> None:
     assert set(LOCAL_MODELS) == set(MODELS)
     assert Settings.from_env({}).local_model == "qwen2.5-0.5b"
     assert Settings.from_env({"ENGRAM_LOCAL_MODEL": "SmolLM2"}).local_model == "smollm2"
-    with pytest.raises(SettingsError, match="ENGRAM_LOCAL_MODEL must be one of qwen2.5-0.5b, smollm2"):
+    assert Settings.from_env({"ENGRAM_LOCAL_MODEL": "qwen2.5-1.5b"}).local_model == "qwen2.5-1.5b"
+    with pytest.raises(SettingsError, match="ENGRAM_LOCAL_MODEL must be one of qwen2.5-0.5b, qwen2.5-1.5b, smollm2"):
         Settings.from_env({"ENGRAM_LOCAL_MODEL": "gpt-5"})
 
 
@@ -155,10 +156,10 @@ def test_model_files_live_in_one_folder_shared_by_every_data_dir(tmp_path: Path)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not installed(MODELS["qwen2.5-0.5b"], Settings.from_env().model_files_dir),
+@pytest.mark.skipif(not installed(MODELS[LOCAL_MODELS[0]], Settings.from_env().model_files_dir),
                     reason="the default model's packages are not installed (make install-local)")
 def test_the_installed_default_model_is_the_pinned_file() -> None:
-    model = MODELS["qwen2.5-0.5b"]
+    model = MODELS[LOCAL_MODELS[0]]
     path = verified_model(model, Settings.from_env().model_files_dir)
     assert path.stat().st_size == model.size == 491_400_064
     with path.open("rb") as handle:

@@ -235,6 +235,10 @@ def test_a_statement_the_router_sent_to_act_is_answered_as_a_statement_but_reque
     assert only_tells({"has_time": 1.0, "reaction": 1.0, "topic_is_new": 1.0})
     assert not only_tells({"skill_continuation": 1.0})  # "at 9", answering the question ACT asked
     assert only_tells({"thanks": 1.0, "skill_continuation": 1.0})  # "Thanks, that's all for now"
+    # News that holds a date, right after a list was filled ("Oh and my sister Funmi is getting married on the 14th
+    # of June, I'm a bridesmaid!", 16 words) tells; a short time after a reminder ("tomorrow at 9 please") fills it.
+    assert only_tells({"skill_continuation": 1.0, "has_time": 1.0, "word_count": 16.0})
+    assert not only_tells({"skill_continuation": 1.0, "has_time": 1.0, "word_count": 4.0})
     assert not only_tells({"thanks": 1.0, "imperative": 1.0, "skill_list": 1.0})  # "Thanks, now add milk to …"
     assert not only_tells({"skill_list": 1.0})  # "I need to buy milk": a list may be meant
     assert not only_tells({"imperative": 1.0}) and not only_tells({"question": 1.0})

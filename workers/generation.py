@@ -130,7 +130,8 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
     deltas = DeltaPublisher(context, turn)
     role = prompt_name(understanding, llm_profile(context).compact)
     # Under the compact profile the guard also drops a reply's repeat of the person's message.
-    guard = partial(ScaffoldGuard, message=turn.request.text) if llm_profile(context).compact else None
+    guard = (partial(ScaffoldGuard, message=turn.request.text, refused=understanding.refused)
+             if llm_profile(context).compact else None)
     completion, fallback = generate_with_fallback(context.llm, role, messages, deltas, on_retry=deltas.restart,
                                                   guard=guard)
     turn.mark("generation_s", time.monotonic() - started)

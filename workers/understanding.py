@@ -56,6 +56,7 @@ class Understanding:
     session_id: str | None = None
     context_text: str = ""  # recalled memory for the prompt; deliberately not part of the audit row
     recalled: list[dict[str, Any]] = field(default_factory=list)  # receipts of what context_text holds
+    refused: frozenset[str] = frozenset()  # what the person never wants offered: a reply naming it is rewritten
     # The thread as this turn found it (read once; the thread lease keeps it from changing under us).
     thread: ThreadState | None = None
     working_memory: list[dict[str, Any]] = field(default_factory=list)
@@ -143,6 +144,7 @@ def understand(context: WorkerContext, request: ChatRequest,
         },
         context_text=remembered.text,
         recalled=remembered.receipts,
+        refused=remembered.refused,
         margin=decision.margin,
         tiebreaker_used=decision.tiebreaker_used,
         tiebreaker_result=decision.tiebreaker_result,

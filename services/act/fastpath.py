@@ -170,6 +170,7 @@ _SKILLS = ("skill_list", "skill_remind", "skill_schedule", "skill_goal", "skill_
 
 
 _CLOSING = ("thanks", "farewell", "phatic_only")
+CONTINUATION_WORDS = 8
 
 
 def only_tells(signals: dict[str, Any]) -> bool:
@@ -182,8 +183,11 @@ def only_tells(signals: dict[str, Any]) -> bool:
     asks = ("question", "action_request", "imperative", "writing_task")
     if any(signals.get(name) for name in asks + _SKILLS if name != "skill_continuation"):
         return False
-    # Thanks or goodbye after a reminder ("Thanks, that's all for now") continues nothing.
-    return not signals.get("skill_continuation") or any(signals.get(name) for name in _CLOSING)
+    # Thanks or goodbye after a reminder ("Thanks, that's all for now") continues nothing; nor does news of a
+    # dozen words that happens to hold a date ("…my sister is getting married on the 14th of June!"): the router
+    # counts any message with a time as a slot filled, but a slot answer is short ("tomorrow at 9 please").
+    told_with_a_date = signals.get("word_count", 0) > CONTINUATION_WORDS
+    return not signals.get("skill_continuation") or told_with_a_date or any(signals.get(name) for name in _CLOSING)
 
 
 def _list_action(text: str) -> PlainAction | None:

@@ -9,7 +9,7 @@ from contextlib import suppress
 from dataclasses import replace
 from typing import Protocol
 
-from services.errors import EchoedMessage, LLMError, LLMMalformedOutput, LLMTimeout, LLMUnavailable
+from services.errors import EchoedMessage, LLMError, LLMMalformedOutput, LLMTimeout, LLMUnavailable, NamesRefused
 from services.llm.client import LLMClient
 from services.llm.completion import Completion
 from services.llm.output import Message, StopStream
@@ -23,6 +23,12 @@ MAX_RETRY_AFTER_S = 10.0
 # Before the retry of a reply that only repeated the person's message (a small model's habit with a
 # plain statement such as "I work as a nurse"): said just before the message, where it is read.
 ECHO_NOTE = "Do not repeat the person's message. Answer it in your own words, briefly and warmly."
+# Before the retry of a reply that offered what the person refused ("You can't stand mushrooms" in the notes, and a
+# mushroom risotto suggested).
+REFUSED_NOTE = "The person never wants anything with {thing} in it. Suggest something else, and do not mention {thing}."
+# When the retry offered it again: saying so is true and useful, where the apology would be neither.
+REFUSED_REPLY = ("I'd better not suggest anything with {thing}, since you told me it's not for you. "
+                 "What do you feel like instead?")
 # When the retry said the message back too: what was said is taken in (the chunker stores it), and saying
 # so is a true reply, where the apology would tell the person to repeat something that was understood.
 NOTED_REPLY = "Thanks for telling me, I'll remember that."
@@ -50,6 +56,7 @@ def generate_with_fallback(client: LLMClient, role: str, messages: list[Message]
             stop it, and its ``finish`` gives the final text or raises ``LLMMalformedOutput`` (→ retry).
     """
     started, attempts, error = time.monotonic(), 0, ""
+    refused: NamesRefused | None = None
     for attempt in (1, 2):
         try:
             checker = guard(on_delta) if guard is not None else None
@@ -59,9 +66,12 @@ def generate_with_fallback(client: LLMClient, role: str, messages: list[Message]
             return replace(completion, attempts=attempts + completion.attempts), False
         except (LLMTimeout, LLMUnavailable, LLMMalformedOutput) as exc:
             attempts, error = attempts + 1, f"{type(exc).__name__}: {exc}"
+            refused = exc if isinstance(exc, NamesRefused) else None
             logger.warning("llm %s: attempt %d failed: %s", role, attempt, exc)
-            if isinstance(exc, EchoedMessage) and messages and messages[-1].get("role") == "user":
-                messages = [*messages[:-1], {"role": "system", "content": ECHO_NOTE}, messages[-1]]
+            note = ECHO_NOTE if isinstance(exc, EchoedMessage) else (
+                REFUSED_NOTE.format(thing=exc.thing) if isinstance(exc, NamesRefused) else None)
+            if note and messages and messages[-1].get("role") == "user":
+                messages = [*messages[:-1], {"role": "system", "content": note}, messages[-1]]
             if attempt == 1:
                 _wait_as_asked(exc)
                 if on_retry is not None:
@@ -71,12 +81,14 @@ def generate_with_fallback(client: LLMClient, role: str, messages: list[Message]
             logger.error("llm %s: %s; not retrying", role, exc)
             break
     elapsed = time.monotonic() - started
-    if error.startswith(EchoedMessage.__name__):
+    said = NOTED_REPLY if error.startswith(EchoedMessage.__name__) else (
+        REFUSED_REPLY.format(thing=refused.thing) if refused is not None else None)
+    if said is not None:
         if on_retry is not None:
-            on_retry()  # whatever of the echo went out is void
+            on_retry()  # whatever of the echo (or the offer) went out is void
         with suppress(StopStream):
-            on_delta(NOTED_REPLY)
-        return Completion(NOTED_REPLY, client.role(role).model, 0, 0, 0, elapsed, attempts=attempts,
+            on_delta(said)
+        return Completion(said, client.role(role).model, 0, 0, 0, elapsed, attempts=attempts,
                           error=error[:300]), False
     return Completion(FALLBACK_REPLY, client.role(role).model, 0, 0, 0, elapsed, attempts=attempts,
                       error=error[:300]), True

@@ -13,8 +13,9 @@ import re
 from collections.abc import Callable
 from difflib import SequenceMatcher
 
-from services.errors import EchoedMessage, LLMMalformedOutput
+from services.errors import EchoedMessage, LLMMalformedOutput, NamesRefused
 from services.llm.output import StopStream
+from services.text import stem, words
 
 ASSISTANT_LABEL = re.compile(r"^\s*(?:[#*>]+\s*)?(?:engram|assistant|ai|bot)\s*:\s*", re.IGNORECASE)
 HEADING = re.compile(
@@ -58,11 +59,14 @@ def clean_reply(text: str) -> str:
 class ScaffoldGuard:
     """Wraps a delta callback; passes on only text that cannot be scaffolding, stops the stream at it."""
 
-    def __init__(self, on_delta: Callable[[str], None], message: str = "") -> None:
+    def __init__(self, on_delta: Callable[[str], None], message: str = "",
+                 refused: frozenset[str] = frozenset()) -> None:
         """``message``: the person's message; a reply that starts by repeating it is sent without the repeat,
-        and a reply that is nothing but the message said back is refused (``EchoedMessage``)."""
+        and a reply that is nothing but the message said back is refused (``EchoedMessage``).
+        ``refused``: what the person never wants offered; a reply naming it is stopped (``NamesRefused``)."""
         self.on_delta = on_delta
         self.message = message
+        self.refused = refused
         self.echo = echo_words(message) if len(echo_words(message)) >= ECHO_MIN_WORDS else []
         self.reset()
 
@@ -76,6 +80,9 @@ class ScaffoldGuard:
         if self.cut:
             raise StopStream("reply cut at a prompt heading")
         self.raw += chunk
+        thing = names_refused(PARTIAL_WORD.sub("", self.raw), self.refused)  # whole words only: "ham" of "hamster"
+        if thing is not None:
+            raise NamesRefused(thing)
         visible = without_echo(self.raw, self.echo)
         if visible is None:  # so far the reply repeats the person's message: hold it back
             return
@@ -103,6 +110,9 @@ class ScaffoldGuard:
         cleaned = clean_reply(unechoed or "")
         if not cleaned:
             raise LLMMalformedOutput("the reply only repeated the prompt's headings")
+        thing = names_refused(cleaned, self.refused)
+        if thing is not None:
+            raise NamesRefused(thing)
         tail = cleaned[len(self.sent):] if cleaned.startswith(self.sent) else ""
         if tail:
             self.on_delta(tail)
@@ -166,3 +176,23 @@ def without_echo(text: str, echo: list[str]) -> str | None:
         if count >= len(echo):
             return text[match.end():].lstrip(" .!?,;:-\n")
     return text
+
+
+PARTIAL_WORD = re.compile(r"[A-Za-z'-]+$")
+PREFIX_CHARS = 5  # a refused stem this long also matches words it begins ("anchov" in "anchovies")
+# "Here is a dinner without mushrooms" names the thing only to leave it out.
+LEFT_OUT = r"\b(?:without|no|not|free of|instead of|skip(?:ping)?|avoid(?:ing)?|leave out|leaving out)\s+(?:any\s+)?"
+
+
+def names_refused(reply: str, refused: frozenset[str]) -> str | None:
+    """The first thing of ``refused`` (word stems, services/memory/refusals.py) the reply offers, or None."""
+    if not refused:
+        return None
+    lowered = reply.lower()
+    for word in words(lowered):
+        for thing in refused:
+            # A short stem must be the whole word ("ham", not "hamster"; "cod", not "code").
+            named = stem(word) == thing or (len(thing) >= PREFIX_CHARS and word.startswith(thing))
+            if named and re.search(LEFT_OUT + re.escape(word), lowered) is None:
+                return thing
+    return None

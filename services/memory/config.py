@@ -81,6 +81,7 @@ class ContextConfig:
     shared_thoughts_days: float = 3.0
     reminders: int = 4
     lists: int = 3
+    refusals: int = 4
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from services.embeddings import Embedder
 from services.memory import sidearms
 from services.memory.config import MemoryConfig
 from services.memory.recall import RecallHit, recall
+from services.memory.refusals import SQL_PATTERN, refused_things
 
 TURN_CHARS = 240
 
@@ -41,6 +42,7 @@ class AssembledContext:
     hits: list[RecallHit] = field(default_factory=list)
     confidence: float = 0.0  # best relevance among what was included, 0–1 (the router's memory_confidence)
     receipts: list[dict[str, Any]] = field(default_factory=list)  # what went into ``text``, for the person
+    refused: frozenset[str] = frozenset()  # what the person never wants offered (compact only; refusals.py)
 
 
 def assemble_context(session: Session, embedder: Embedder | None, user_id: str, query_text: str, *,
@@ -64,7 +66,7 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     """
     cfg = config or MemoryConfig()
     if not compact:  # only the small-model notes show reminders and lists: the full shape reads none
-        cfg = replace(cfg, context=replace(cfg.context, reminders=0, lists=0))
+        cfg = replace(cfg, context=replace(cfg.context, reminders=0, lists=0, refusals=0))
     ctx = cfg.context
     k = ctx.max_facts + ctx.max_episodes + ctx.max_exchanges
     early = _read_personal_aside(session, user_id, cfg, now) if beside else None
@@ -82,8 +84,9 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     used = facts + episodes + exchanges
     confidence = max((hit.signals.get("relevance", 0.0) for hit in used), default=0.0)
     lines = COMPACT_LINES if compact else FULL_LINES
+    refused = frozenset(thing for fact in [*facts, *profile, *personal.refusals] for thing in refused_things(fact.text))
     return AssembledContext(text=text, hits=used, confidence=round(confidence, 4) if text else 0.0,
-                            receipts=receipts(text, facts, profile, episodes, exchanges, lines))
+                            receipts=receipts(text, facts, profile, episodes, exchanges, lines), refused=refused)
 
 
 def render(personal: Personal, facts: list[RecallHit], episodes: list[RecallHit], exchanges: list[RecallHit],
@@ -114,7 +117,7 @@ def compact_notes(personal: Personal, facts: list[RecallHit], episodes: list[Rec
     items are the ones kept when the budget runs out.
     """
     items = [(hit.at, _note_fact(hit.text, hit.at)) for hit in facts]
-    items += [(fact.at, _note_fact(fact.text, fact.at)) for fact in personal.profile]
+    items += [(fact.at, _note_fact(fact.text, fact.at)) for fact in personal.profile + personal.refusals]
     items += [(hit.at, _note_episode(hit)) for hit in episodes]
     items += [(hit.at, _note_said(hit)) for hit in exchanges]
     # What is set for later (the next reminders, the lists) is kept first and shown last, nearest the message.
@@ -255,6 +258,7 @@ class Personal:
     thoughts: list[Remembered] = field(default_factory=list)
     reminders: list[Remembered] = field(default_factory=list)  # text "<when, their time>: <what>"
     lists: list[Remembered] = field(default_factory=list)  # text "<name>: <open items>"
+    refusals: list[Remembered] = field(default_factory=list)  # facts that may say what the person refuses
 
 
 def _read_personal_aside(session: Session, user_id: str, cfg: MemoryConfig,
@@ -289,6 +293,7 @@ def _personal_rows(session: Session | Connection, user_id: str, spare: int, cfg:
         "facts": ctx.profile_facts + spare if ctx.profile_facts >= 1 else 0,
         "min_salience": ctx.profile_min_salience, "thoughts": max(0, ctx.shared_thoughts), "since": since,
         "reminders": max(0, ctx.reminders), "lists": max(0, ctx.lists), "now": now or dt.datetime.now(dt.UTC),
+        "refusals": max(0, ctx.refusals), "refusing": SQL_PATTERN,
     }).all()
 
 
@@ -307,7 +312,11 @@ def _personal(rows: Sequence[Row[Any]], shown: set[int], cfg: MemoryConfig) -> P
             personal.reminders.append(Remembered(int(item_id), text, at))
         elif kind == "list":
             personal.lists.append(Remembered(int(item_id), text, at))
+        elif kind == "refusal" and item_id not in shown:
+            personal.refusals.append(Remembered(int(item_id), text, at))
     personal.profile = personal.profile[: max(0, ctx.profile_facts)]
+    profiled = {fact.id for fact in personal.profile}
+    personal.refusals = [fact for fact in personal.refusals if fact.id not in profiled]
     return personal
 
 
@@ -333,6 +342,9 @@ UNION ALL
 (SELECT 'list', l.id, l.name || ' list: ' || string_agg(i.text, ', ' ORDER BY i.position, i.id), l.updated_at,
         row_number() OVER (ORDER BY l.updated_at DESC) FROM lists l JOIN list_items i ON i.list_id = l.id
  WHERE l.user_id = :user AND NOT i.checked GROUP BY l.id ORDER BY l.updated_at DESC LIMIT :lists)
+UNION ALL
+(SELECT 'refusal', id, text, updated_at, row_number() OVER (ORDER BY updated_at DESC) FROM facts
+ WHERE user_id = :user AND superseded_at IS NULL AND text ~* :refusing ORDER BY updated_at DESC LIMIT :refusals)
 """)
 
 

@@ -39,11 +39,22 @@ _MY_ATTR = re.compile(r"^(?:my|the user's|user's)\s+(.+?)\s+(?:is|are|was|were)\
 # "I live in Berlin", "I work at Acme", "I am a nurse"
 _I_VERB = re.compile(r"^(?:i|the user|user)\s+(?:now\s+|currently\s+)?([a-z']+)(?:\s+(in|at|for|as|on|with|to|from))?"
                      r"\s+(.+)$")
+# Someone's age, by name or the person's own: "the user's granddaughter lily is five, …", "lily turned 6 yesterday",
+# "the user is 71 and retired".
+_NUMBERS = {word: str(number) for number, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty".split())}
+_AGE = re.compile(r"^(?:the user's (?:[a-z-]+ )?(?=[a-z]+ (?:is|turned|just turned|is now|turns) ))?"
+                  r"(?P<who>the user|(?!(?:he|she|it|they|this|that|there|which|who|what|everyone|nobody)\b)[a-z]+)"
+                  r" (?:is|is now|just turned|turned|turns) "
+                  r"(?P<age>\d{1,3}|" + "|".join(_NUMBERS) + r")\b(?! (?:minutes?|hours?|days?|weeks?|months?|"
+                  r"kilos?|kg|km|miles?|pounds?|euros?|dollars?|percent|times|of|in|on|at|o'clock|pm|am)\b)")
+_WE_HOME = re.compile(r"^we\s+(?=(?:now\s+|currently\s+)?(?:live|moved|relocated)\b)")
 # A fact saying something ended, and what: "left the bank", "stopped playing the piano", "no longer smokes",
 # "does not eat meat anymore", "quit smoking".
 _ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any ?more|these days)\b"
-                    r"|\b(?:left|quit|stopped|gave up|gave away|sold|broke up with|divorced|no longer)"
-                    r"\s+(?P<what2>.+)$")
+                    r"|\b(?:left|quit|stopped|gave up|gave away|sold|broke up with|divorced|no longer|"
+                    r"moved (?:out of|away from))\s+(?P<what2>.+)$")
 # Words that say nothing about which thing ended: verbs of having and doing, times, the person.
 _NOT_A_THING = _STOP | {
     "user", "play", "work", "live", "like", "love", "enjoy", "eat", "drink", "have", "own", "go", "use", "make",
@@ -104,6 +115,12 @@ def fact_key(subject: str | None, predicate: str | None) -> str | None:
 def parse_triple(fact_text: str) -> Triple:
     """Subject / predicate / object of the common first-person shapes; (None, None, None) otherwise."""
     value = clean_text(fact_text).rstrip(".!").lower()
+    # The person is one of "we" where they live ("we live in Berlin now"); other "we" sentences stay unkeyed, or
+    # "we went hiking" would replace "we went to Rome".
+    value = _WE_HOME.sub("i ", value, count=1)
+    match = _AGE.match(value)
+    if match:  # "Lily is five" and later "Lily turned six yesterday": one age, the newer wins
+        return Triple(match["who"], "age", _NUMBERS.get(match["age"], match["age"]))
     match = _MY_ATTR.match(value)
     if match:
         return Triple("user", match.group(1), match.group(2))

@@ -1,0 +1,84 @@
+"""What the person said they never want offered: "I can't stand mushrooms", "I'm allergic to peanuts", "I'm vegetarian".
+
+Told "You can't stand mushrooms" in its notes, a 0.5B model still suggested a mushroom risotto for dinner: a
+word in the prompt draws the model to it. So the refused things are read from the person's facts and the reply
+is checked against them (services/llm/guard.names_refused): a reply that names one is written again, told what
+to leave out. The facts are the person's own words, so a refusal is whatever follows the refusing verb, up to
+the end of its clause, without the small words.
+"""
+
+from __future__ import annotations
+
+import re
+
+from services.text import stem
+
+# The refusing words, and what follows them up to the end of the clause.
+REFUSING = re.compile(
+    r"\b(?:can't stand|cannot stand|can not stand|could never stand|hate|hates|dislike|dislikes|detest|detests|"
+    r"(?:don't|do not|doesn't|does not|never|can't|cannot|won't|no longer) "
+    r"(?P<verb>like|eat|eats|drink|drinks|touch|have|want|do|take|handle)|"
+    r"allergic to|intolerant (?:to|of)|avoiding|avoids?|(?:stays?|keeps?|staying|keeping) away from|"
+    r"gave up|given up|quit|(?:please )?never suggest(?: anything with)?|not a fan of|not into)"
+    r"(?:\s+(?P<what>[^.,;!?]+))?", re.IGNORECASE)
+# "a nut allergy", "lactose intolerant", "gluten-free", "no meat for me".
+NAMED_FIRST = re.compile(r"\b(?P<what>[a-z]+)[ -](?:allergy|allergies|intolerance|intolerant|free)\b"
+                         r"|\bno (?P<what2>[a-z]+) for (?:me|the user|you)\b", re.IGNORECASE)
+# A word that names a family of things ("dairy": milk, cheese, …), and a diet that refuses families.
+MEAT = ("meat", "chicken", "beef", "pork", "ham", "bacon", "sausage", "steak", "lamb", "turkey", "salami",
+        "pepperoni", "chorizo", "mince", "burger", "duck", "veal", "prosciutto", "meatball")
+SHELLFISH = ("prawn", "shrimp", "crab", "lobster", "mussel", "oyster", "scallop", "clam", "shellfish")
+FISH = ("fish", "salmon", "tuna", "cod", "anchov", "sardine", "seafood", "mackerel", "trout", "sushi", *SHELLFISH)
+DAIRY = ("milk", "cheese", "butter", "cream", "yogurt", "yoghurt", "latte", "cappuccino", "ice cream", "dairy",
+         "mozzarella", "parmesan", "cheddar", "feta", "paneer")
+GLUTEN = ("bread", "pasta", "wheat", "flour", "pizza", "toast", "sandwich", "noodle", "couscous", "cracker",
+          "bagel", "croissant", "gluten", "biscuit", "cake", "beer")
+ALCOHOL = ("alcohol", "wine", "beer", "cocktail", "prosecco", "champagne", "whisky", "whiskey", "vodka", "gin",
+           "rum", "cider", "sangria", "spritz", "sake", "mulled", "liqueur", "booze", "ale", "lager")
+NUTS = ("nut", "peanut", "almond", "walnut", "cashew", "pecan", "hazelnut", "pistachio", "praline", "nutella")
+FAMILIES = {"meat": MEAT, "fish": FISH, "seafood": FISH, "shellfish": SHELLFISH, "dairy": DAIRY,
+            "lactose": DAIRY, "milk": DAIRY, "gluten": GLUTEN, "wheat": GLUTEN, "alcohol": ALCOHOL,
+            "booze": ALCOHOL, "drinking": ALCOHOL, "nut": NUTS, "pork": ("pork", "ham", "bacon", "salami",
+            "chorizo", "prosciutto", "pepperoni")}
+DIETS = {
+    "vegetarian": MEAT + FISH,
+    "vegan": (*MEAT, *FISH, *DAIRY, "egg", "honey"),
+    "pescatarian": MEAT,
+    "halal": ("pork", "ham", "bacon", "salami", "pepperoni", "chorizo", "prosciutto", *ALCOHOL),
+    "kosher": ("pork", "ham", "bacon", "salami", "pepperoni", "chorizo", "prosciutto", *SHELLFISH),
+    "coeliac": GLUTEN, "celiac": GLUTEN, "teetotal": ALCOHOL, "teetotaller": ALCOHOL, "sober": ALCOHOL,
+}
+DIET_WORD = re.compile(r"\b(" + "|".join(DIETS) + r")\b", re.IGNORECASE)
+# Words of a refusal that name nothing ("anything with them", "a bad allergy", "so keep that in mind").
+EMPTY = frozenset({
+    "a", "an", "the", "any", "anything", "something", "with", "them", "it", "that", "this", "those", "these", "of",
+    "and", "or", "so", "keep", "mind", "in", "bad", "really", "very", "at", "all", "please", "ever", "again",
+    "for", "my", "your", "the user's", "food", "foods", "stuff", "things", "kind", "kinds", "much", "too",
+    "either", "whatsoever", "anymore", "more", "since", "because", "but", "to", "be", "is", "are", "like", "eat",
+    "years", "now", "myself", "well", "honestly", "days", "lately", "such", "last", "year", "month", "week",
+    "ago", "yesterday", "today", "recently", "bit", "little", "severe", "mild", "serious", "terrible",
+})
+WORD = re.compile(r"[a-z][a-z'-]+")
+# The same, as a PostgreSQL regular expression: the facts that may hold a refusal are read on every turn.
+SQL_PATTERN = (r"(can't|cannot|can not|never) stand|\mhates?\M|\mdislikes?\M|\mdetests?\M|"
+               r"(don't|do not|doesn't|does not|never|can't|cannot|won't|no longer) "
+               r"(like|eat|drink|touch|have|want|do|take|handle)|allerg|intoleran|\mavoid|away from|"
+               r"gave up|given up|\mquit\M|never suggest|not a fan of|not into|[ -]free\M|\mno [a-z]+ for |"
+               + "|".join(DIETS))
+
+
+def refused_things(fact: str) -> set[str]:
+    """The things a fact says the person refuses, as word stems: "You can't stand mushrooms" → {"mushroom"}; a word
+    naming a family ("dairy", "alcohol") or a diet ("vegetarian") stands for its members."""
+    named: list[str] = []
+    for match in REFUSING.finditer(fact):
+        words = [word for word in WORD.findall((match["what"] or "").lower()) if word not in EMPTY]
+        named += words[:3] or (["alcohol"] if (match["verb"] or "").lower() in ("drink", "drinks") else [])
+    named += [word for match in NAMED_FIRST.finditer(fact)
+              if (word := (match["what"] or match["what2"]).lower()) not in EMPTY]
+    things = {stem(word) for word in named}
+    for word in list(things):
+        things.update(FAMILIES.get(word, ()))
+    for diet in DIET_WORD.findall(fact):
+        things.update(DIETS[diet.lower()])
+    return {thing for thing in things if len(thing) >= 3}

@@ -1,0 +1,127 @@
+"""What the person refused is never offered: read from their facts, checked in the small model's reply."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+from sqlalchemy.orm import Session
+
+from services.errors import NamesRefused
+from services.llm.guard import ScaffoldGuard, names_refused
+from services.memory.context import assemble
+from services.memory.facts import remember_fact
+from services.memory.refusals import refused_things
+from tests.llm_steps import Reply
+
+
+@pytest.fixture
+def session(db_engine):
+    with Session(db_engine) as session:
+        yield session
+        session.rollback()
+
+
+@pytest.mark.parametrize(("fact", "refused"), [
+    ("The user really can't stand mushrooms, please never suggest anything with them", {"mushroom"}),
+    ("You are allergic to peanuts, a bad allergy, so keep that in mind", {"peanut"}),
+    ("The user doesn't eat pork, for religious reasons", {"pork", "ham", "bacon", "salami", "chorizo", "prosciutto",
+                                                          "pepperoni"}),
+    ("The user is not a fan of spicy food", {"spicy"}),
+    ("The user is avoiding sugar these days", {"sugar"}),
+    ("The user quit smoking last year", {"smoking"}),
+])
+def test_a_refusal_in_the_persons_words_names_what_they_refuse(fact: str, refused: set[str]) -> None:
+    assert refused_things(fact) == refused
+
+
+def test_a_diet_refuses_what_it_does_not_name_and_a_plain_fact_refuses_nothing() -> None:
+    vegetarian = refused_things("The user has been vegetarian their whole life")
+    assert {"chicken", "bacon", "fish", "ham"} <= vegetarian and "cheese" not in vegetarian
+    assert "cheese" in refused_things("The user went vegan last year")
+    assert refused_things("The user likes mushrooms on pizza") == set()
+    assert refused_things("The user works at a bank") == set()
+
+
+@pytest.mark.parametrize(("fact", "members"), [
+    ("The user doesn't drink alcohol at all, hasn't for thirty years", {"wine", "beer", "cocktail"}),
+    ("The user doesn't drink", {"wine", "beer"}),
+    ("The user is lactose intolerant", {"cheese", "milk", "yogurt"}),
+    ("The user has a nut allergy", {"peanut", "almond", "cashew"}),
+    ("The user eats gluten-free", {"bread", "pasta", "pizza"}),
+    ("No meat for me", {"chicken", "beef", "bacon"}),
+    ("The user keeps kosher", {"pork", "shrimp"}),
+])
+def test_a_word_for_a_family_of_things_refuses_its_members(fact: str, members: set[str]) -> None:
+    assert members <= refused_things(fact)
+
+
+def test_a_reply_names_a_refused_thing_by_its_whole_word_unless_it_leaves_it_out() -> None:
+    refused = frozenset(refused_things("The user is vegetarian")) | {"mushroom"}
+    assert names_refused("How about a creamy mushroom risotto?", refused) == "mushroom"
+    assert names_refused("A ham and cheese toastie!", refused) == "ham"
+    assert names_refused("Anchovies on toast", refused) == "anchov"
+    assert names_refused("A stir fry without mushrooms, with tofu.", refused) is None
+    assert names_refused("Here is some code for your hamster's feeder", refused) is None  # not "cod", not "ham"
+    assert names_refused("Anything you like!", frozenset()) is None
+
+
+def test_the_guard_stops_a_streamed_reply_at_the_refused_word_and_checks_the_whole_reply() -> None:
+    sent: list[str] = []
+    guard = ScaffoldGuard(sent.append, message="Give me an idea for dinner", refused=frozenset({"ham"}))
+    guard("How about a hamster-shaped pizza or a ")  # "ham" inside a longer word is no ham
+    with pytest.raises(NamesRefused):
+        guard("ham sandwich?")
+    assert "ham sandwich" not in "".join(sent)
+    with pytest.raises(NamesRefused):
+        ScaffoldGuard(sent.append, refused=frozenset({"peanut"})).finish("Try peanut butter on toast.")
+
+
+def test_a_reply_offering_a_refused_thing_is_written_again_told_what_to_leave_out(fake_llm) -> None:
+    """Through the real client: the scripted model suggests mushrooms, the retry carries the note, and the person
+    gets the second reply, not the apology."""
+    from services.llm.client import LLMClient
+    from services.llm.fallback import REFUSED_NOTE, generate_with_fallback
+    from services.llm.roles import RoleConfig
+
+    fake_llm.script_stream(Reply("How about a creamy mushroom risotto?"), Reply("How about a lemon pasta with peas?"))
+    client = LLMClient(base_url=fake_llm.url, api_key=None, roles={"respond": RoleConfig(stream=True)})
+    message = "Give me an idea for a quick dinner tonight."
+    retries: list[bool] = []
+    completion, fallback = generate_with_fallback(
+        client, "respond", [{"role": "system", "content": "Be brief."}, {"role": "user", "content": message}],
+        lambda _text: None, lambda: retries.append(True),
+        guard=partial(ScaffoldGuard, message=message, refused=frozenset({"mushroom"})))
+    assert not fallback and completion.text == "How about a lemon pasta with peas?" and retries
+    retried = fake_llm.requests[-1]["messages"]
+    assert retried[-2] == {"role": "system", "content": REFUSED_NOTE.format(thing="mushroom")}
+
+
+def test_a_second_offer_of_the_refused_thing_ends_in_saying_so_not_the_apology(fake_llm) -> None:
+    from services.llm.client import LLMClient
+    from services.llm.fallback import REFUSED_REPLY, generate_with_fallback
+    from services.llm.roles import RoleConfig
+
+    fake_llm.script_stream(Reply("Peanut noodles!"), Reply("A peanut butter sandwich."))
+    client = LLMClient(base_url=fake_llm.url, api_key=None, roles={"respond": RoleConfig(stream=True)})
+    sent: list[str] = []
+    completion, fallback = generate_with_fallback(
+        client, "respond", [{"role": "user", "content": "Suggest a snack."}], sent.append,
+        guard=partial(ScaffoldGuard, message="Suggest a snack.", refused=frozenset({"peanut"})))
+    assert not fallback and completion.text == REFUSED_REPLY.format(thing="peanut")
+    assert sent[-1] == completion.text and len(fake_llm.requests) == 2
+
+
+def test_the_small_model_notes_always_hold_the_persons_refusals(session, hash_embedder) -> None:
+    """However many newer facts the person has, the refusal is in the notes of a dinner question and its thing is
+    in the context's ``refused``; another person's refusal is not."""
+    remember_fact(session, hash_embedder, "mia", "The user can't stand mushrooms, never suggest them")
+    remember_fact(session, hash_embedder, "leo", "The user is allergic to peanuts")
+    remember_fact(session, hash_embedder, "mia", "The user is lactose intolerant")
+    for number in range(20):
+        remember_fact(session, hash_embedder, "mia", f"The user visited museum number {number} in spring")
+    context = assemble(session, hash_embedder, "mia", "Give me an idea for a quick dinner tonight.", compact=True)
+    assert "can't stand mushrooms" in context.text and "peanut" not in context.text
+    assert "mushroom" in context.refused and "cheese" in context.refused and "peanut" not in context.refused
+    full = assemble(session, hash_embedder, "mia", "Give me an idea for a quick dinner tonight.")
+    assert full.refused == frozenset()  # the full shape (a larger model) reads no refusals
