@@ -93,7 +93,7 @@ def patient_connect(wait_s: float) -> Any:
                     raise
                 if not warned:
                     logger.warning("PostgreSQL is not accepting connections (%s); waiting up to %.0f s",
-                                   str(exc).strip().splitlines()[-1] if str(exc).strip() else "no answer", wait_s)
+                                   (str(exc).strip().splitlines() or ["no answer"])[0], wait_s)
                     warned = True
             time.sleep(pause)
             pause = min(pause * 2, 1.0)
