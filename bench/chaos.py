@@ -276,13 +276,15 @@ def _soak(soak: Soak, llm: FakeLLM, faults: list[Fault], people: list[str], args
                    for pid, (role, points) in soak.rss.items()}
         (Path(args.keep) / "rss.json").write_text(json.dumps(samples))
     served = sum(1 for chat in soak.chats if chat.outcome == "message")
-    worst = max((chat.reply_s for chat in soak.chats if chat.reply_s is not None and soak.during_fault(chat)),
-                default=0.0)
+    overlapping = [chat for chat in soak.chats if chat.reply_s is not None and soak.during_fault(chat)]
+    slowest = max(overlapping, key=lambda chat: chat.reply_s or 0.0, default=None)
     print(f"requests: {len(soak.chats)} accepted, {served} answered with a message, {soak.refused} refused "
           f"(503 or connection refused while a server was down: not accepted)")
     kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(soak.faults_done.items()))
     print(f"faults injected: {sum(soak.faults_done.values())} ({kinds})")
-    print(f"worst time to reply of a chat that overlapped a fault: {worst:.1f} s")
+    if slowest is not None:  # named, so its request can be followed through the log of `engram run`
+        print(f"worst time to reply of a chat that overlapped a fault: {slowest.reply_s:.1f} s (request "
+              f"{slowest.request_id}, sent at {slowest.started - soak.started:.1f} s, {slowest.reconnects} reconnects)")
     print(f"invariant violations: {violations}")
     return 1 if violations else 0
 

@@ -6,7 +6,9 @@ The schema itself is owned by Alembic (``migrations/``); these models mirror it 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import select
+import time
 import uuid
 from typing import Any
 
@@ -33,7 +35,13 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import InvalidatePoolError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
+logger = logging.getLogger(__name__)
+
 EMBEDDING_DIM = 384
+# What a restarting PostgreSQL answers a new connection: nothing listening yet (no SQLSTATE: refused, no socket),
+# or 57P03 cannot_connect_now ("the database system is starting up", "not yet accepting connections", "in
+# recovery mode"). Anything else (a wrong password, no such database) fails at once.
+RESTARTING_SQLSTATES = frozenset({None, "57P03"})
 BINARY = Format.BINARY
 # An execution option: the statement's rows come back in PostgreSQL's binary format (``make_engine``'s engines).
 BINARY_RESULTS = "binary_results"
@@ -47,13 +55,50 @@ def sqlalchemy_url(url: str) -> str:
     raise ValueError(f"not a PostgreSQL URL: {url!r}")
 
 
-def make_engine(database_url: str, *, pool_size: int = 5) -> Engine:
-    """Create the engine; callers own it and dispose it on shutdown."""
+def make_engine(database_url: str, *, pool_size: int = 5, wait_s: float = 0.0) -> Engine:
+    """Create the engine; callers own it and dispose it on shutdown.
+
+    ``wait_s``: how long a new connection waits for a database that is restarting (``patient_connect``); the
+    workers wait (a job should outlive a crash recovery), the web process does not (it answers 503 at once).
+    """
     engine = create_engine(sqlalchemy_url(database_url), pool_size=pool_size, future=True)
+    if wait_s > 0:
+        event.listen(engine, "do_connect", patient_connect(wait_s))
     event.listen(engine, "connect", utc_session)
     event.listen(engine, "checkout", discard_if_closed_by_server)
     event.listen(engine, "before_cursor_execute", _result_format)
     return engine
+
+
+def patient_connect(wait_s: float) -> Any:
+    """A ``do_connect`` hook: connect, and while the server answers that it is (re)starting, try again for up to
+    ``wait_s``.
+
+    After a ``kill -9`` PostgreSQL replays its write-ahead log before it takes connections: 10-30 s on a loaded
+    machine, longer than a job's retries (1 s, 5 s) last. Waiting in the connect is the one place every
+    statement of every job passes through, so nothing between two statements is half-done: the job simply
+    stalls, then goes on. Past ``wait_s`` the server's own error is raised, with a log line saying so.
+    """
+
+    def connect(dialect: Any, connection_record: Any, cargs: Any, cparams: Any) -> Any:
+        deadline, pause, warned = time.monotonic() + wait_s, 0.1, False
+        while True:
+            try:
+                return dialect.connect(*cargs, **cparams)
+            except dialect.loaded_dbapi.OperationalError as exc:
+                if getattr(exc, "sqlstate", None) not in RESTARTING_SQLSTATES:
+                    raise
+                if time.monotonic() + pause > deadline:
+                    logger.error("PostgreSQL did not accept connections within %.0f s: %s", wait_s, exc)
+                    raise
+                if not warned:
+                    logger.warning("PostgreSQL is not accepting connections (%s); waiting up to %.0f s",
+                                   (str(exc).strip().splitlines() or ["no answer"])[0], wait_s)
+                    warned = True
+            time.sleep(pause)
+            pause = min(pause * 2, 1.0)
+
+    return connect
 
 
 def utc_session(dbapi_connection: Any, connection_record: Any) -> None:

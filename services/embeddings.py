@@ -261,6 +261,12 @@ def _session_options(threads: int) -> Any:
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    # No CPU memory arena: the arena keeps the largest batch's activations for the life of the process. One
+    # backfill batch of 64 long texts (256 tokens) left a process at 1.8 GB, the chunker's two backfill loops at
+    # 4.3 GB; without it the same batches end at 0.3-0.55 GB. A query's or a chat's texts are small: their
+    # embedding time did not change measurably (one text 12.8 / 12.7 ms, int8 graph 6.2 / 7.0 ms, a batch of 32
+    # 1.19 / 1.32 s, medians of 6 at load 7; bench/RESULTS.md, chaos soak).
+    options.enable_cpu_mem_arena = False
     return options
 
 

@@ -112,7 +112,7 @@ def submit_chat(connection: redis.Redis, request: ChatRequest, *, ttl_s: int, ti
         result_ttl=ttl_s,
         failure_ttl=7 * 24 * 3600,
         retry=Retry(max=retries, interval=[1, 5, 15][:retries] or None) if retries else None,
-        on_failure=Callback("workers.digest.on_failure"),
+        on_failure=Callback("workers.request_failure.on_failure"),
         description=f"digest {request.request_id}",
         meta=owner_meta(request.user_id),
         pipeline=pipe,

@@ -74,6 +74,9 @@ class Settings:
     sse_cap_s: float = 360.0
     job_timeout_s: int = 400
     job_retries: int = 2
+    # How long a worker's new PostgreSQL connection waits for a database that is restarting (crash recovery
+    # after a kill took 10-30 s on a loaded machine) before its job fails: a chat must outlive a restart.
+    database_wait_s: float = 90.0
     hung_after_s: float = 480.0
     # CPU niceness of the housekeeping roles (chunker, episodic, background) under `engram run`: chat
     # before housekeeping. 19 = they get the cores only when chat turns leave them idle (a burst's
@@ -121,6 +124,7 @@ class Settings:
             sse_cap_s=_float(env, "ENGRAM_SSE_CAP_S", defaults.sse_cap_s),
             job_timeout_s=_int(env, "ENGRAM_JOB_TIMEOUT_S", defaults.job_timeout_s),
             job_retries=_int(env, "ENGRAM_JOB_RETRIES", defaults.job_retries),
+            database_wait_s=_float(env, "ENGRAM_DATABASE_WAIT_S", defaults.database_wait_s),
             hung_after_s=_float(env, "ENGRAM_HUNG_AFTER_S", defaults.hung_after_s),
             housekeeping_nice=_int(env, "ENGRAM_HOUSEKEEPING_NICE", defaults.housekeeping_nice),
             events_ttl_s=_int(env, "ENGRAM_EVENTS_TTL_S", defaults.events_ttl_s),
@@ -188,6 +192,8 @@ class Settings:
                                 f"got {self.local_llm_threads}")
         if not 0 <= self.housekeeping_nice <= 19:
             raise SettingsError(f"ENGRAM_HOUSEKEEPING_NICE must be 0-19, got {self.housekeeping_nice}")
+        if self.database_wait_s < 0:
+            raise SettingsError(f"ENGRAM_DATABASE_WAIT_S must be 0 or more, got {self.database_wait_s}")
         if self.max_text_chars < 1:
             raise SettingsError("ENGRAM_MAX_TEXT_CHARS must be positive")
         if self.events_ttl_s < MIN_EVENTS_TTL_S:

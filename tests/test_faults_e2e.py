@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +34,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.slow]
 REAL = "Otters hold hands while they sleep so they do not drift apart."
 REPLY_TIMEOUT_S = 3.0  # the user-facing roles' LLM timeout in this module's configs
 RECOVERY_TIMEOUT_S = 90.0
+POSTGRES_DOWN_S = 20.0  # longer than a digest job's retries (1 s, then 5 s) last
 USER_FACING_ROLES = ("respond", "clarify", "acknowledge")
 API_KEY = "sk-faults-never-log-me-0123456789"
 
@@ -242,6 +244,27 @@ def test_postgres_killed_after_a_turn(system: System, llm: FakeLLM) -> None:
     assert exchanges_stored(system, request_id) == 1, "the write-ahead log kept the stored exchange"
     second_id, second = run_turn(system, "Tell me another one.", thread_id=thread_id)
     assert_answered_once(system, second_id, second, "And they have pockets for their favourite stones.")
+
+
+def test_a_turn_outlives_postgres_down_longer_than_its_retries(system: System, llm: FakeLLM) -> None:
+    """PostgreSQL killed -9 and kept down for 20 s, longer than a digest job's retries (1 s, 5 s) last: in the
+    soak its crash recovery took 10-30 s and two chats ended in `error`. The turn waits for the database."""
+    llm.script_stream(Reply(REAL), Reply("And they have pockets for their favourite stones."))
+    assert_answered_once(system, *run_turn(system, "Tell me a fact about otters."))  # the thread is now current
+    supervisor, old = system.process.pid, postgres_pid(system)
+    os.kill(supervisor, signal.SIGSTOP)  # nobody restarts PostgreSQL while the supervisor is frozen
+    resume = threading.Timer(POSTGRES_DOWN_S, os.kill, args=(supervisor, signal.SIGCONT))
+    try:
+        kill9(old)
+        resume.start()
+        # Accepted without the database (the current thread is in Redis); its digest job finds none.
+        request_id, frames = run_turn(system, "Tell me another one.")
+        assert postgres_pid(system) != old, "the turn ended before PostgreSQL was back: it never waited"
+    finally:
+        resume.cancel()
+        os.kill(supervisor, signal.SIGCONT)
+    assert_answered_once(system, request_id, frames, "And they have pockets for their favourite stones.")
+    wait_healthy(system, old, postgres_pid)
 
 
 def test_no_role_logged_a_message_reply_or_key_at_info(system: System) -> None:

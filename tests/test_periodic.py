@@ -11,6 +11,7 @@ import fakeredis
 import pytest
 from apscheduler.schedulers.background import BackgroundScheduler
 from rq import Queue
+from rq.registry import FailedJobRegistry
 from sqlalchemy import select
 
 from services.periodic.firing import FIRED_KEY, fire_id_for, fire_manual, fire_scheduled
@@ -198,6 +199,26 @@ def test_a_service_that_raises_is_recorded_as_failed_and_the_job_fails(worker_co
     with worker_context.sessions() as session:
         row = session.scalars(select(ServiceRun)).one()
     assert row.outcome == "failed" and row.reason == "RuntimeError: the service fell over"
+
+
+@pytest.mark.integration
+def test_each_failed_fire_keeps_its_own_job_and_reason(tmp_path, worker_context, real_redis, run_jobs):
+    # In the soak a fire that failed (PostgreSQL restarting) lost its traceback to the next fire's job, which
+    # took the same id: the failed registry named a job whose hash said nothing of the failure.
+    path = schedules_file(tmp_path, '[services.boom]\nevery_s = 60\nqueue = "periodic-queue"\n'
+                                    'job = "tests.periodic_services.boom"\n')
+    worker_context.settings = replace(worker_context.settings, schedules_file=path)
+    service = load_schedules(path)["boom"]
+    for minute in range(3):
+        assert fire_scheduled(real_redis, service, NOON + dt.timedelta(minutes=minute)) == "enqueued"
+        run_jobs((PERIODIC_QUEUE,))
+    queue = Queue(PERIODIC_QUEUE, connection=real_redis)
+    failed = queue.job_class.fetch_many(FailedJobRegistry(queue=queue).get_job_ids(), connection=real_redis)
+    assert len(failed) == 3
+    for job in failed:
+        assert job is not None and job.get_status() == "failed" and "the service fell over" in (job.exc_info or "")
+    assert sorted(job.args[1] for job in failed) == [fire_id_for(service, NOON + dt.timedelta(minutes=m))
+                                                     for m in range(3)]
 
 
 @pytest.mark.integration

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import fakeredis
 import pytest
@@ -36,7 +39,7 @@ def test_job_lease_exists_while_running_and_is_removed_after():
 def _started(connection, job_id: str, retries: int):  # type: ignore[no-untyped-def]
     queue = Queue("prompt-queue", connection=connection)
     job = queue.enqueue("builtins.print", job_id, job_id=job_id, retry=Retry(max=retries) if retries else None,
-                        on_failure=Callback("workers.digest.on_failure"))
+                        on_failure=Callback("workers.request_failure.on_failure"))
     queue.remove(job.id)
     registry = StartedJobRegistry(queue=queue)
     connection.zadd(registry.key, {f"{job.id}:exec1": time.time() + 3600})
@@ -64,6 +67,32 @@ def test_abandoned_job_without_retries_fails_and_runs_its_callback(real_redis):
     # The digest's failure callback ran: the client of request "job-b" got error + done.
     events = EventLog(real_redis).read_after(request_channel("job-b"), None)
     assert [e.event for e in events] == ["error", "done"]
+
+
+# Run in a fresh interpreter, as the scheduler role is: which modules a digest job's failure callback loads.
+_CALLBACK_IMPORTS = """
+import sys
+import fakeredis
+import workers.scheduler
+from rq import Queue
+from services.queues import PROMPT_QUEUE, ChatRequest, submit_chat
+connection = fakeredis.FakeRedis()
+submit_chat(connection, ChatRequest("r1", "u1", "t1", "hi", "api", 0.0), ttl_s=60, timeout_s=60, retries=0)
+before = set(sys.modules)
+assert callable(Queue(PROMPT_QUEUE, connection=connection).fetch_job("digest-r1").failure_callback)
+print(" ".join(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_the_scheduler_runs_a_digest_jobs_failure_callback_without_loading_the_digest():
+    # The janitor hands a dead worker's job to RQ, which imports the job's failure callback in the scheduler: the
+    # soak's scheduler grew 71 -> 115 MiB at its first abandoned digest job when that meant all of workers.digest.
+    loaded = subprocess.run([sys.executable, "-c", _CALLBACK_IMPORTS], capture_output=True, text=True, check=True,
+                            cwd=Path(__file__).resolve().parents[1]).stdout.split()
+    assert loaded, "the callback was imported before the job asked for it: the test measures nothing"
+    heavy = [name for name in loaded if name.split(".")[0] in {"numpy", "openai", "onnxruntime", "tokenizers"}
+             or name.startswith(("workers.digest", "workers.generation", "services.memory"))]
+    assert heavy == []
 
 
 @pytest.mark.integration

@@ -42,7 +42,7 @@ def build_context(settings: Settings, *, redis_client: redis.Redis | None = None
         redis_client = patient_redis(settings.redis_url)
     if not settings.openai_base_url:
         raise RuntimeError("workers need OPENAI_BASE_URL (engram run sets it when it starts the local model)")
-    engine = make_engine(settings.database_url)
+    engine = make_engine(settings.database_url, wait_s=settings.database_wait_s)
     nice = os.getpriority(os.PRIO_PROCESS, 0)
     if nice > 0:  # a housekeeping role (consumer.HOUSEKEEPING_ROLES): its SQL should not outrank a chat either
         share_niceness_with_backends(engine, settings.data_dir, nice)

@@ -23,12 +23,10 @@ from services.llm.health import record_outcome
 from services.llm.priority import ChatPriority
 from services.logs import request_context
 from services.memory.vectors import DEFERRED
-from services.metrics import Metrics
 from services.queues import (
     CHUNK_JOB_ID,
     CHUNKER_JOB,
     MEMORY_CHUNKER_QUEUE,
-    PROMPT_QUEUE,
     ChatRequest,
     attempt_fence,
     enqueue,
@@ -37,22 +35,20 @@ from services.queues import (
     owner_meta,
     queue,
     queue_attempt_count,
-    remove_pending,
 )
-from services.streams import EventLog, request_channel
+from services.streams import request_channel
 from services.threads import ThreadState, read_snapshot
 from services.topics import ABSORB, absorb_params
 from workers.context import WorkerContext
 from workers.generation import Reply, acts, generate
 from workers.ordering import process_in_order
 from workers.process import current_context
+from workers.request_failure import fail_request, on_failure  # noqa: F401  (on_failure: jobs queued before it moved)
 from workers.turn import Turn
 from workers.understanding import Understanding, understand
 
 logger = logging.getLogger(__name__)
 EXCHANGES, DECISIONS = Exchange.__table__, RoutingDecision.__table__
-
-TROUBLE_MESSAGE = "Sorry, something went wrong while I was working on that. Please send it again."
 
 
 def run(request_id: str) -> str:
@@ -343,28 +339,3 @@ def _give_up_if_looping(context: WorkerContext, turn: Turn, attempt: int) -> boo
     logger.error("request %s failed %d times; giving up", turn.request.request_id, attempt - 1)
     fail_request(context.redis, turn.request.request_id)
     return True
-
-
-def fail_request(connection: Any, request_id: str) -> None:
-    """Tell the client the request failed for good, record it, and unblock its thread."""
-    events = EventLog(connection)
-    if events.get_output(request_id) is not None:
-        return
-    channel = request_channel(request_id)
-    events.publish(channel, "error", {"message": TROUBLE_MESSAGE, "recoverable": True})
-    events.set_output(request_id, {"status": "error", "message": TROUBLE_MESSAGE})
-    events.publish(channel, "done", {"duration_ms": 0})
-    request = load_request(connection, request_id)
-    if request is not None:
-        remove_pending(connection, request.thread_id, request_id)
-    Metrics(connection).inc("engram_job_failures_total", {"queue": PROMPT_QUEUE})
-
-
-def on_failure(job: Any, connection: Any, exc_type: Any, exc_value: Any, traceback: Any) -> None:
-    """RQ failure callback (also run for abandoned jobs): when no retry is left, fail the request."""
-    if job.retries_left:
-        return  # RQ will run it again
-    request_id = job.args[0] if job.args else None
-    if request_id:
-        logger.error("request %s failed for good: %s", request_id, exc_value, extra={"request_id": request_id})
-        fail_request(connection, request_id)
