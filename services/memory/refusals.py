@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from services.text import stem
+from services.text import stem, words
 
 # The refusing words, and what follows them up to the end of the clause.
 REFUSING = re.compile(
@@ -58,7 +58,6 @@ EMPTY = frozenset({
     "years", "now", "myself", "well", "honestly", "days", "lately", "such", "last", "year", "month", "week",
     "ago", "yesterday", "today", "recently", "bit", "little", "severe", "mild", "serious", "terrible",
 })
-WORD = re.compile(r"[a-z][a-z'-]+")
 # The same, as a PostgreSQL regular expression: the facts that may hold a refusal are read on every turn.
 SQL_PATTERN = (r"(can't|cannot|can not|never) stand|\mhates?\M|\mdislikes?\M|\mdetests?\M|"
                r"(don't|do not|doesn't|does not|never|can't|cannot|won't|no longer) "
@@ -72,8 +71,8 @@ def refused_things(fact: str) -> set[str]:
     naming a family ("dairy", "alcohol") or a diet ("vegetarian") stands for its members."""
     named: list[str] = []
     for match in REFUSING.finditer(fact):
-        words = [word for word in WORD.findall((match["what"] or "").lower()) if word not in EMPTY]
-        named += words[:3] or (["alcohol"] if (match["verb"] or "").lower() in ("drink", "drinks") else [])
+        said = [word for word in words(match["what"] or "") if word not in EMPTY]
+        named += said[:3] or (["alcohol"] if (match["verb"] or "").lower() in ("drink", "drinks") else [])
     named += [word for match in NAMED_FIRST.finditer(fact)
               if (word := (match["what"] or match["what2"]).lower()) not in EMPTY]
     things = {stem(word) for word in named}
