@@ -48,7 +48,9 @@ def test_operators_are_named_users_of_the_tokens():
 
 
 @pytest.mark.parametrize(("name", "value"), [("ENGRAM_PORT", "eighty"), ("ENGRAM_PORT", "70000"),
-                                             ("ENGRAM_LOCAL_LLM", "maybe"), ("ENGRAM_SSE_CAP_S", "x")])
+                                             ("ENGRAM_LOCAL_LLM", "maybe"), ("ENGRAM_SSE_CAP_S", "x"),
+                                             ("ENGRAM_DATABASE_WAIT_S", "-1"), ("ENGRAM_DATABASE_WAIT_S", "soon"),
+                                             ("ENGRAM_LOCAL_MODEL", "gpt-5")])
 def test_bad_values_name_the_variable(name, value):
     with pytest.raises(SettingsError, match=name):
         Settings.from_env({name: value})
