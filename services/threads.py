@@ -112,7 +112,8 @@ class ThreadStore:
             return False
         same_mode = state.last_mode == entry.get("mode")
         pipe = pipeline if pipeline is not None else self.redis.pipeline()
-        pipe.rpush(key, json.dumps(entry))
+        # Its number in the thread: the small model's history window moves in steps of it (llm/profile.py).
+        pipe.rpush(key, json.dumps({**entry, "turn": state.turns + 1}))
         pipe.ltrim(key, -self.working_memory_size, -1)
         pipe.expire(key, self.ttl_s)
         fields: dict[str, Any] = {

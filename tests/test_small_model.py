@@ -15,8 +15,9 @@ from services.errors import EchoedMessage
 from services.llm.guard import ScaffoldGuard
 from services.llm.profile import CompactBudgets, compact_messages
 from services.memory.config import MemoryConfig
-from services.memory.context import Personal, render, to_you
+from services.memory.context import Personal, render
 from services.memory.recall import RecallHit
+from services.memory.second_person import to_you
 from services.memory.small_output import chunk_from_small
 from services.prompts import PromptLibrary
 from services.settings import PROJECT_ROOT
@@ -42,15 +43,24 @@ def _notes() -> str:
     return render(Personal(), facts, [], [turn], MemoryConfig(), 300, compact=True)
 
 
-def test_the_notes_are_dated_lines_oldest_first_said_to_the_person() -> None:
+def test_the_notes_are_lines_under_their_day_oldest_first_said_to_the_person() -> None:
     notes = _notes().splitlines()
     assert notes == [
-        "- 2026-10-10: You live in Porto.",
-        "- 2026-11-01: Your sister Ana has her birthday on 14 March.",
-        '- 2026-11-15: they said "I ran my first half marathon in 2 hours 5 minutes"',
-        "- 2026-11-20: You moved to Berlin.",  # the newer fact last: the last word on where they live
+        "2026-10-10:", "- You live in Porto.",
+        "2026-11-01:", "- Your sister Ana has her birthday on 14 March.",
+        "2026-11-15:", '- you said "I ran my first half marathon in 2 hours 5 minutes"',
+        "2026-11-20:", "- You moved to Berlin.",  # the newer fact last: the last word on where they live
     ]
     assert "professional runner" not in _notes()  # the assistant's old words are no evidence about the person
+
+
+def test_a_day_heads_its_lines_once() -> None:
+    """Qwen's tokenizer reads a date as ten tokens: twelve facts of one day carry it once, not twelve times."""
+    facts = [_fact(f"The user has hobby number {n}", "2026-11-20", n) for n in range(1, 6)]
+    facts.append(_fact("The user moved to Berlin", "2026-11-21", 9))
+    notes = render(Personal(), facts, [], [], MemoryConfig(), 300, compact=True)
+    assert notes.count("2026-11-20") == 1 and notes.count("2026-11-21") == 1
+    assert notes.splitlines()[-2:] == ["2026-11-21:", "- You moved to Berlin."]
 
 
 def test_the_system_message_stays_first_and_the_notes_come_just_before_the_message() -> None:
@@ -59,7 +69,7 @@ def test_the_system_message_stays_first_and_the_notes_come_just_before_the_messa
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "system", "user"]
     assert messages[0]["content"] == "You are Engram."  # stable: llama.cpp's prompt cache keeps it and the history
     assert messages[3]["content"].startswith("Notes from earlier conversations")
-    assert "- 2026-11-20: You moved to Berlin." in messages[3]["content"]
+    assert "2026-11-20:\n- You moved to Berlin." in messages[3]["content"]
     assert messages[-1] == {"role": "user", "content": "Where do I live?"}
 
 
@@ -242,3 +252,21 @@ def test_a_statement_the_router_sent_to_act_is_answered_as_a_statement_but_reque
     assert not only_tells({"thanks": 1.0, "imperative": 1.0, "skill_list": 1.0})  # "Thanks, now add milk to …"
     assert not only_tells({"skill_list": 1.0})  # "I need to buy milk": a list may be meant
     assert not only_tells({"imperative": 1.0}) and not only_tells({"question": 1.0})
+
+
+def _thread(turns: int) -> list[dict[str, object]]:
+    """Working memory as the thread keeps it: its last ten turns, each with its number in the thread."""
+    return [{"turn": n, "user": f"message {n}", "reply": f"reply {n}"} for n in range(1, turns + 1)][-10:]
+
+
+def test_the_history_window_moves_in_steps_so_the_next_prompt_begins_like_this_one() -> None:
+    """llama.cpp reuses the prompt read last up to the first differing token: a window sliding by one on every
+    turn made it read the whole history again on every reply."""
+    budgets = CompactBudgets(history_exchanges=6)
+    shown = {n: [m["content"] for m in compact_messages("S", _thread(n), "", "next", budgets)[1:-1]]
+             for n in range(1, 16)}
+    assert shown[5][0] == "message 1" and len(shown[6]) == 12  # a young thread shows everything
+    kept = [n for n in range(7, 15) if shown[n + 1][: len(shown[n])] == shown[n]]
+    assert len(kept) >= 5  # at least two turns in three start the same way
+    assert all(4 <= len(shown[n]) // 2 <= 6 for n in range(7, 16))  # never fewer than four of the last six
+    assert all(shown[n][-2:] == [f"message {n}", f"reply {n}"] for n in range(1, 16))  # the newest always there

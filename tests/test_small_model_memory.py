@@ -49,4 +49,4 @@ def test_what_the_person_tells_becomes_facts_in_their_words_and_the_newest_answe
     frames, _ = chat(client, run_jobs, "What do I do for a living these days?")
     assert message_of(frames)["text"] == "You teach maths."
     notes = next(m["content"] for m in fake_llm.requests[-1]["messages"] if "<memory>" in m["content"])
-    assert ": You are teaching maths now." in notes and "mortgage" not in notes
+    assert "- You are teaching maths now." in notes and "mortgage" not in notes

@@ -77,6 +77,9 @@ def local_llm_url(port: int) -> str:
     return f"http://{HOST}:{port}/v1"
 
 
+LOCAL_LLM_CACHE_BYTES = 512 << 20
+
+
 def local_llm_command(model_path: Path, port: int, *, n_ctx: int, n_threads: int) -> list[str]:
     """Command line of the llama.cpp OpenAI-compatible server; the supervisor runs and restarts it."""
     options = {
@@ -89,6 +92,10 @@ def local_llm_command(model_path: Path, port: int, *, n_ctx: int, n_threads: int
         # The default (True) makes a new request abort the one being generated: a chunker job
         # arriving mid-reply ended the chat turn's stream empty. Requests wait their turn instead.
         "--interrupt_requests": False,
+        # Keep the evaluated prompts of the last turns (RAM, bounded): a reaction's prompt and a reply's prompt
+        # alternate, and without it each one found the other's tokens in place and read its own again whole.
+        "--cache": True,
+        "--cache_size": LOCAL_LLM_CACHE_BYTES,
         "--verbose": False,  # True logs the timings of every request
     }
     return [sys.executable, "-m", "llama_cpp.server", *(str(part) for pair in options.items() for part in pair)]

@@ -72,10 +72,16 @@ def load_profile(settings: Settings) -> LLMProfile:
 
 
 def history_messages(working_memory: list[dict[str, Any]], budgets: CompactBudgets) -> list[dict[str, str]]:
-    """The last turns as user/assistant messages, newest kept first when the budget runs out."""
+    """The last turns as user/assistant messages, newest kept first when the budget runs out.
+
+    The window's first turn moves in steps of half the window, not on every turn: llama.cpp reuses the
+    prompt it evaluated last up to the first token that differs, so a window that slid by one turn each
+    time made the whole history be read again on every reply (~700 tokens at 6 turns; 20 s for the
+    1.5B model on these 2 cores under load). Now two replies in three find their history already read.
+    """
     turns: list[list[dict[str, str]]] = []
     left = budgets.history_chars
-    for item in reversed(working_memory[-budgets.history_exchanges:]):
+    for item in reversed(_window(working_memory, budgets.history_exchanges)):
         user, reply = str(item.get("user") or "").strip(), _cut(str(item.get("reply") or ""), budgets.reply_chars)
         size = len(user) + len(reply)
         if not user or size > left:
@@ -86,6 +92,18 @@ def history_messages(working_memory: list[dict[str, Any]], budgets: CompactBudge
             pair.append({"role": "assistant", "content": reply})
         turns.append(pair)
     return [message for pair in reversed(turns) for message in pair]
+
+
+def _window(working_memory: list[dict[str, Any]], size: int) -> list[dict[str, Any]]:
+    """The turns shown: between ``size - step + 1`` and ``size`` of the newest, starting on a multiple of the step."""
+    numbers = [item.get("turn") for item in working_memory]
+    if size <= 0 or not working_memory or not all(isinstance(number, int) for number in numbers):
+        return working_memory[-size:] if size > 0 else []
+    step = max(1, size // 2)
+    first = numbers[-1] - size + 1  # the first turn of a window that slides by one
+    if first > 1 and (first - 1) % step:
+        first += step - (first - 1) % step
+    return [item for item, number in zip(working_memory, numbers, strict=True) if number >= first]
 
 
 def compact_messages(system: str, working_memory: list[dict[str, Any]], memory_text: str, user_text: str,

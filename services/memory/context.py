@@ -15,7 +15,6 @@ one to spare (``sidearms``): the digest's wait for it overlaps recall's.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
@@ -32,6 +31,7 @@ from services.memory import sidearms
 from services.memory.config import MemoryConfig
 from services.memory.recall import RecallHit, recall
 from services.memory.refusals import SQL_PATTERN, refused_things
+from services.memory.second_person import to_you
 
 TURN_CHARS = 240
 
@@ -110,13 +110,15 @@ def render(personal: Personal, facts: list[RecallHit], episodes: list[RecallHit]
 
 def compact_notes(personal: Personal, facts: list[RecallHit], episodes: list[RecallHit],
                   exchanges: list[RecallHit], budget: Budget) -> str:
-    """The small-model shape: one dated line per thing known, oldest first, in the person's own words.
+    """The small-model shape: one line per thing known under its day, oldest first, in the person's own words.
 
     A small model read the titled sections as a transcript (it answered as "the user", copied "(as of
-    …)") and took an older fact over the newer one that replaced it. Here every item is one line with
-    its date, in time order so that the last word on a subject comes last; recalled turns show only
-    what the person said (the assistant's old replies are not evidence about them); the most relevant
-    items are the ones kept when the budget runs out.
+    …)") and took an older fact over the newer one that replaced it. Here every item is one line, in
+    time order under the day it was told, so that the last word on a subject comes last; recalled turns
+    show only what the person said (the assistant's old replies are not evidence about them); the most
+    relevant items are the ones kept when the budget runs out. The day heads a group instead of every
+    line: Qwen's tokenizer spends a token per digit, so a date on each of twelve lines was ~150 of the
+    note's ~250 tokens, all read again on every question turn.
     """
     items = [(hit.at, _note_fact(hit.text, hit.at)) for hit in facts]
     items += [(fact.at, _note_fact(fact.text, fact.at)) for fact in personal.profile + personal.refusals]
@@ -126,61 +128,34 @@ def compact_notes(personal: Personal, facts: list[RecallHit], episodes: list[Rec
     pending = [f"- reminder for {item.text.rstrip('.')}." for item in personal.reminders]
     pending = [line for line in pending + [f"- your {item.text.rstrip('.')}." for item in personal.lists]
                if budget.take(line)]
-    kept = [(at, line) for at, line in items if line and budget.take(line)]
+    kept = [(at, line) for at, line in items if line and budget.take(f"{_day(at)}:\n{line}")]
     kept.sort(key=lambda item: item[0] or dt.datetime.min.replace(tzinfo=dt.UTC))
-    return "\n".join(dict.fromkeys([line for _, line in kept] + pending))
+    out: list[str] = []
+    day = None
+    for at, line in dict.fromkeys(kept):
+        if _day(at) != day:
+            day = _day(at)
+            out.append(f"{day}:")
+        if line not in out:
+            out.append(line)
+    if pending:
+        out.append("Set for later:")
+    return "\n".join(out + list(dict.fromkeys(pending)))
 
 
 def _note_fact(text: str, at: dt.datetime | None) -> str:
-    return f"- {_day(at)}: {to_you(_short(text).rstrip('.'))}."
-
-
-_THE_USER = re.compile(r"^(?:the user|the person)(?:'s\b|\s+([a-z']+))", re.IGNORECASE)
-_YOU_VERBS = {"is": "are", "has": "have", "does": "do", "was": "were", "doesn't": "don't", "isn't": "aren't",
-              "hasn't": "haven't", "wasn't": "weren't"}
-
-
-def to_you(fact: str) -> str:
-    """A stored fact as said to the person: "The user lives in Lisbon" → "You live in Lisbon".
-
-    A small model answering from "The user has a red car" wrote "The user has a red car" back to the
-    person; from "You have a red car" it writes "You have a red car". Later mentions too: "…, the user is
-    a bridesmaid" → "…, you are a bridesmaid".
-    """
-    match = _THE_USER.match(fact)
-    if match is not None:
-        if match.group(1) is None:
-            fact = "Your" + fact[match.end():]
-        else:
-            fact = "You " + _base_form(match.group(1).lower()) + fact[match.end():]
-    return _LATER_USER.sub(lambda later: "your" if later.group(1) else "you " + _base_form(later.group(2).lower())
-                           if later.group(2) else "you", fact)
-
-
-_LATER_USER = re.compile(r"\bthe user(?:('s)\b|\s+(is|has|was|does|doesn't|isn't|hasn't|wasn't)\b)?")
-
-
-def _base_form(verb: str) -> str:
-    if verb in _YOU_VERBS:
-        return _YOU_VERBS[verb]
-    if verb.endswith("ies") and len(verb) > 4:
-        return verb[:-3] + "y"
-    if verb.endswith(("ches", "shes", "sses", "xes", "oes")):
-        return verb[:-2]
-    if verb.endswith("s") and not verb.endswith("ss"):
-        return verb[:-1]
-    return verb
+    return f"- {to_you(_short(text).rstrip('.'))}."
 
 
 def _note_episode(hit: RecallHit) -> str:
-    return f"- {_day(hit.at)}: {_short(hit.text, 200).rstrip('.')}."
+    return f"- {_short(hit.text, 200).rstrip('.')}."
 
 
 def _note_said(hit: RecallHit) -> str:
     """The person's own turns of a recalled exchange, quoted with their day ("" when it holds none)."""
     said = [line for line in hit.lines if line.get("speaker") == "user"] if hit.lines else [
         {"at": hit.at, "text": hit.meta.get("user_text", hit.text)}]
-    return "\n".join(f'- {_day(line.get("at"))}: they said "{_short(line["text"])}"' for line in said
+    return "\n".join(f'- you said "{_short(line["text"])}"' for line in said
                      if str(line.get("text") or "").strip())
 
 
