@@ -217,6 +217,22 @@ def test_two_echoes_end_in_a_plain_acknowledgement_not_the_apology(fake_llm) -> 
     assert not fallback and completion.text == NOTED_REPLY and "".join(sent) == NOTED_REPLY
 
 
+def test_a_question_said_back_twice_is_not_thanked_for(fake_llm) -> None:
+    from services.llm.client import LLMClient
+    from services.llm.fallback import UNSURE_REPLY, generate_with_fallback
+    from services.llm.roles import RoleConfig
+
+    fake_llm.script_stream(Reply("Who were you supposed to ring tomorrow?"),
+                           Reply("You were supposed to ring tomorrow."))
+    client = LLMClient(base_url=fake_llm.url, api_key=None, roles={"respond": RoleConfig(stream=True)})
+    message = "Who was I supposed to ring tomorrow?"
+    sent: list[str] = []
+    completion, fallback = generate_with_fallback(
+        client, "respond", [{"role": "system", "content": "Be brief."}, {"role": "user", "content": message}],
+        sent.append, guard=partial(ScaffoldGuard, message=message))
+    assert not fallback and completion.text == UNSURE_REPLY and "".join(sent).endswith(UNSURE_REPLY)
+
+
 def test_facts_from_words_are_the_persons_own_telling_sentences() -> None:
     from services.memory.small_output import chunk_from_words
 

@@ -32,6 +32,9 @@ REFUSED_REPLY = ("I'd better not suggest anything with {thing}, since you told m
 # When the retry said the message back too: what was said is taken in (the chunker stores it), and saying
 # so is a true reply, where the apology would tell the person to repeat something that was understood.
 NOTED_REPLY = "Thanks for telling me, I'll remember that."
+# ... unless the message was a question ("Who was I supposed to ring tomorrow?" said back twice): thanking the
+# person for telling would be false; not knowing is the truth the two attempts showed.
+UNSURE_REPLY = "I'm not sure I know that. Could you tell me again?"
 
 
 class ReplyGuard(Protocol):
@@ -81,7 +84,7 @@ def generate_with_fallback(client: LLMClient, role: str, messages: list[Message]
             logger.error("llm %s: %s; not retrying", role, exc)
             break
     elapsed = time.monotonic() - started
-    said = NOTED_REPLY if error.startswith(EchoedMessage.__name__) else (
+    said = _after_echoes(messages) if error.startswith(EchoedMessage.__name__) else (
         REFUSED_REPLY.format(thing=refused.thing) if refused is not None else None)
     if said is not None:
         if on_retry is not None:
@@ -92,6 +95,11 @@ def generate_with_fallback(client: LLMClient, role: str, messages: list[Message]
                           error=error[:300]), False
     return Completion(FALLBACK_REPLY, client.role(role).model, 0, 0, 0, elapsed, attempts=attempts,
                       error=error[:300]), True
+
+
+def _after_echoes(messages: list[Message]) -> str:
+    asked = str(messages[-1].get("content") or "") if messages and messages[-1].get("role") == "user" else ""
+    return UNSURE_REPLY if asked.rstrip().endswith("?") else NOTED_REPLY
 
 
 def _wait_as_asked(exc: Exception) -> None:

@@ -77,7 +77,13 @@ def local_llm_url(port: int) -> str:
     return f"http://{HOST}:{port}/v1"
 
 
-LOCAL_LLM_CACHE_BYTES = 512 << 20
+# The server's prompt cache (llama-cpp-python's LlamaRAMCache) counts only the model's own state (6-12 MB a
+# prompt for the 1.5B, only the cells used) against its size, but each entry also copies the logits buffer
+# (n_batch x 151,936 floats: 311 MB at the default n_batch 512). At 512 MiB it kept dozens and the server
+# grew to 7 GB; 16 MiB keeps the last two or three prompts (a reaction's and a reply's), and n_batch 128
+# makes each copy 78 MB.
+LOCAL_LLM_CACHE_BYTES = 16 << 20
+LOCAL_LLM_BATCH = 128
 
 
 def local_llm_command(model_path: Path, port: int, *, n_ctx: int, n_threads: int) -> list[str]:
@@ -96,6 +102,7 @@ def local_llm_command(model_path: Path, port: int, *, n_ctx: int, n_threads: int
         # alternate, and without it each one found the other's tokens in place and read its own again whole.
         "--cache": True,
         "--cache_size": LOCAL_LLM_CACHE_BYTES,
+        "--n_batch": LOCAL_LLM_BATCH,
         "--verbose": False,  # True logs the timings of every request
     }
     return [sys.executable, "-m", "llama_cpp.server", *(str(part) for pair in options.items() for part in pair)]
