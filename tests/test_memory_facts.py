@@ -135,6 +135,18 @@ def test_a_fact_saying_something_ended_supersedes_the_facts_about_it(session, ha
 
 
 @pytest.mark.integration
+def test_dropping_a_course_or_switching_from_it_ends_it(session, hash_embedder) -> None:
+    studies = remember_fact(session, hash_embedder, "aya", "The user is studying architecture but is not sure about it")
+    remember_fact(session, hash_embedder, "aya", "The user has a part-time job at a ramen shop")
+    dropped = remember_fact(session, hash_embedder, "aya", "The user dropped architecture")
+    assert dropped.action == "superseded" and dropped.superseded_id == studies.fact_id
+    law = remember_fact(session, hash_embedder, "ben", "The user studies law in Lyon")
+    switched = remember_fact(session, hash_embedder, "ben", "The user switched from law to medicine")
+    assert switched.superseded_id == law.fact_id
+    assert "The user has a part-time job at a ramen shop" in [f.text for f in list_facts(session, "aya")]
+
+
+@pytest.mark.integration
 def test_moving_supersedes_where_the_person_lived(session, hash_embedder) -> None:
     porto = remember_fact(session, hash_embedder, "alice", "The user lives in Porto")
     berlin = remember_fact(session, hash_embedder, "alice", "The user moved to Berlin")

@@ -51,10 +51,10 @@ _AGE = re.compile(r"^(?:the user's (?:[a-z-]+ )?(?=[a-z]+ (?:is|turned|just turn
                   r"kilos?|kg|km|miles?|pounds?|euros?|dollars?|percent|times|of|in|on|at|o'clock|pm|am)\b)")
 _WE_HOME = re.compile(r"^we\s+(?=(?:now\s+|currently\s+)?(?:live|moved|relocated)\b)")
 # A fact saying something ended, and what: "left the bank", "stopped playing the piano", "no longer smokes",
-# "does not eat meat anymore", "quit smoking".
+# "does not eat meat anymore", "quit smoking", "dropped architecture", "switched from law to medicine".
 _ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any ?more|these days)\b"
                     r"|\b(?:left|quit|stopped|gave up|gave away|sold|broke up with|divorced|no longer|"
-                    r"moved (?:out of|away from))\s+(?P<what2>.+)$")
+                    r"dropped(?: out of)?|switched (?:away )?from|moved (?:out of|away from))\s+(?P<what2>.+)$")
 # Words that say nothing about which thing ended: verbs of having and doing, times, the person.
 _NOT_A_THING = _STOP | {
     "user", "play", "work", "live", "like", "love", "enjoy", "eat", "drink", "have", "own", "go", "use", "make",
