@@ -137,7 +137,8 @@ def test_the_small_model_notes_hold_the_persons_next_reminders_and_open_list_ite
     session.flush()
     notes = assemble(session, hash_embedder, "erin", "Is there something I need to do on Thursday?", now=NOW,
                      compact=True).text.splitlines()
-    assert notes[-3:] == ["Set for later:", "- reminder for Thursday 26 November 2026 at 09:30: call the insurance.",  # their time
+    assert notes[-3:] == ["Set for later:",
+                          "- reminder for Thursday 26 November 2026 at 09:30: call the insurance.",  # their time
                           "- your shopping list: charcoal, buns."]
     text = "\n".join(notes)
     assert "finn" not in text and "water the plants" not in text and "old reminder" not in text and "ice" not in text
