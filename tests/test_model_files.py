@@ -142,10 +142,10 @@ def test_engram_run_refuses_a_model_file_that_is_not_the_pinned_one(tmp_path: Pa
 
 def test_the_local_model_setting_is_checked() -> None:
     assert set(LOCAL_MODELS) == set(MODELS)
-    assert Settings.from_env({}).local_model == "qwen2.5-0.5b"
+    assert Settings.from_env({}).local_model == "qwen2.5-1.5b"
     assert Settings.from_env({"ENGRAM_LOCAL_MODEL": "SmolLM2"}).local_model == "smollm2"
     assert Settings.from_env({"ENGRAM_LOCAL_MODEL": "qwen2.5-1.5b"}).local_model == "qwen2.5-1.5b"
-    with pytest.raises(SettingsError, match="ENGRAM_LOCAL_MODEL must be one of qwen2.5-0.5b, qwen2.5-1.5b, smollm2"):
+    with pytest.raises(SettingsError, match="ENGRAM_LOCAL_MODEL must be one of qwen2.5-1.5b, qwen2.5-0.5b, smollm2"):
         Settings.from_env({"ENGRAM_LOCAL_MODEL": "gpt-5"})
 
 
@@ -161,6 +161,6 @@ def test_model_files_live_in_one_folder_shared_by_every_data_dir(tmp_path: Path)
 def test_the_installed_default_model_is_the_pinned_file() -> None:
     model = MODELS[LOCAL_MODELS[0]]
     path = verified_model(model, Settings.from_env().model_files_dir)
-    assert path.stat().st_size == model.size == 491_400_064
+    assert path.stat().st_size == model.size == 1_117_320_768
     with path.open("rb") as handle:
         assert handle.read(4) == b"GGUF"

