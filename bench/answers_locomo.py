@@ -61,6 +61,7 @@ from services.settings import PROJECT_ROOT, Settings
 ANSWERED = (1, 2, 3, 4)
 SHORT = "{question} Answer in a few words."
 LLM_START_S = 240.0
+ATTEMPTS = 4
 
 
 def sample(questions: list[Question], per_category: int, seed: int) -> list[Question]:
@@ -82,18 +83,28 @@ class Model:
         base_url = os.environ.get("OPENAI_BASE_URL")
         self.name = base_url or ""
         if not base_url:
-            chosen = local_llm_model(Settings.from_env())
-            assert chosen is not None
-            model, path = chosen
-            port = free_port()
-            command = local_llm_command(path, port, n_ctx=model.n_ctx, n_threads=model.n_threads)
-            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                            start_new_session=True)
-            base_url, self.name = local_llm_url(port), f"local {model.label}"
-            wait_for_llm(base_url, LLM_START_S)
+            base_url = self.start()
         self.client = OpenAI(base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY") or "none", timeout=600,
                              max_retries=0)
         self.model = LOCAL_LLM_ALIAS if self.process else self.client.models.list().data[0].id
+
+    def start(self) -> str:
+        chosen = local_llm_model(Settings.from_env())
+        assert chosen is not None
+        model, path = chosen
+        port = free_port()
+        command = local_llm_command(path, port, n_ctx=model.n_ctx, n_threads=model.n_threads)
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        start_new_session=True)
+        base_url, self.name = local_llm_url(port), f"local {model.label}"
+        wait_for_llm(base_url, LLM_START_S)
+        return base_url
+
+    def revive(self) -> None:
+        """A local server that died (OOM on a shared box) is started again; an endpoint of a user's is left alone."""
+        if self.process is not None and self.process.poll() is not None:
+            print(f"  the local model's server exited ({self.process.returncode}); starting it again", flush=True)
+            self.client = self.client.with_options(base_url=self.start())
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -107,6 +118,7 @@ def main() -> None:
     parser.add_argument("--per-category", type=int, default=25)
     parser.add_argument("--seed", type=int, default=28)
     parser.add_argument("--json", type=Path, help="write every question, reply and F1 here")
+    parser.add_argument("--resume", action="store_true", help="keep the questions already in --json; ask the rest")
     parser.add_argument("--report", type=Path, help="print the table of a --json file written before (or in part)")
     args = parser.parse_args()
     if args.report:
@@ -125,6 +137,9 @@ def main() -> None:
     load_before = " ".join(f"{value:.1f}" for value in os.getloadavg())
     model = Model()
     rows: list[dict[str, Any]] = []
+    if args.resume and args.json and args.json.exists():
+        rows = json.loads(args.json.read_text())
+    done = {(row["user"], row["question"]) for row in rows}
     with tempfile.TemporaryDirectory(prefix="engram-answers-locomo-") as tmp:
         server = EmbeddedPostgres(Path(tmp), port=free_port())
         server.start()
@@ -138,6 +153,8 @@ def main() -> None:
                   f"load average {load_before}", flush=True)
             started = time.monotonic()
             for index, question in enumerate(questions, 1):
+                if (question.user, question.text) in done:
+                    continue
                 with sessions() as session:
                     context = assemble(session, embedder, question.user, question.text, config=config,
                                        now=question.now).text
@@ -145,7 +162,7 @@ def main() -> None:
                 replies = {way: ask(model, role, compact_messages(system, [], memory, asked, profile.budgets))
                            for way, memory in (("Engram", context), ("no memory", ""))}
                 rows.append({"user": question.user, "category": question.category, "question": question.text,
-                             "answer": question.answer, "context_chars": len(context),
+                             "answer": question.answer, "context_chars": len(context), "context": context,
                              **{way: {"reply": reply, "f1": locomo_f1(reply, question.answer, question.category)}
                                 for way, reply in replies.items()}})
                 if index % 20 == 0:
@@ -161,13 +178,20 @@ def main() -> None:
 
 
 def ask(model: Model, role: Any, messages: list[dict[str, str]]) -> str:
-    try:
-        reply = model.client.chat.completions.create(model=model.model, messages=messages,  # type: ignore[arg-type]
-                                                     temperature=0.0, max_tokens=role.max_tokens)
-    except APIError as exc:  # on a loaded machine a call can time out: an empty answer, not a lost run
-        print(f"  call failed ({type(exc).__name__}); scored as an empty reply", flush=True)
-        return ""
-    return (reply.choices[0].message.content or "").strip()
+    """The reply; a failed call is tried again (the server revived if it died), and after ATTEMPTS raises, so a
+    question is never scored on an empty reply the model did not give (a resumed run asks it again)."""
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            reply = model.client.chat.completions.create(model=model.model, messages=messages,  # type: ignore[arg-type]
+                                                         temperature=0.0, max_tokens=role.max_tokens)
+            return (reply.choices[0].message.content or "").strip()
+        except APIError as exc:  # on a loaded machine a call can time out, or the server be killed
+            print(f"  call failed ({type(exc).__name__}, attempt {attempt} of {ATTEMPTS})", flush=True)
+            if attempt == ATTEMPTS:
+                raise
+            time.sleep(10 * attempt)
+            model.revive()
+    raise AssertionError("unreachable")
 
 
 def report(rows: list[dict[str, Any]]) -> str:

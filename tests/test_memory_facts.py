@@ -190,3 +190,23 @@ def test_facts_read_from_the_persons_words_supersede_like_any_fact(session, hash
     assert "The user left the bank last month" in active and "The user just moved to Leeds for a new job" in active
     assert not [fact for fact in active if "mortgage" in fact or "oat milk" in fact.lower() or "cat" in fact]
     # "works at a bank" is superseded; nothing from the request or the question
+
+
+def test_two_named_peoples_facts_stay_theirs_and_one_change_of_job_leaves_the_other_alone(session,
+                                                                                          hash_embedder) -> None:
+    """An imported conversation between two people (LoCoMo): each one's "I" is that person by name, never "the
+    user"; Melanie leaving the bank does not end Caroline's job there, and the assistant's words are no fact."""
+    from services.memory.small_output import chunk_from_lines
+
+    exchanges = [[("Caroline", "I work at a bank downtown."), ("Melanie", "Nice! I work at a bank too, in sales.")],
+                 [("Melanie", "Big news: I left the bank last month. I'm teaching art now!"),
+                  ("Caroline", "Wow, congrats! What do your kids think?")],
+                 [("user", "I live in Lyon."), ("assistant", "I live in the cloud and I love Lisbon.")]]
+    for lines in exchanges:
+        for fact in chunk_from_lines(lines)["facts"]:
+            remember_fact(session, hash_embedder, "friends", fact["text"])
+    active = sorted(f.text for f in list_facts(session, "friends"))
+    assert "Caroline work at a bank downtown" in active
+    assert "Melanie is teaching art now" in active and "Melanie left the bank last month" in active
+    assert not [fact for fact in active if "the user work" in fact.lower() or "Lisbon" in fact or "cloud" in fact]
+    assert "The user live in Lyon" in active  # an unnamed person's turn is the account's owner, as before

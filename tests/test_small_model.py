@@ -242,3 +242,15 @@ def test_a_statement_the_router_sent_to_act_is_answered_as_a_statement_but_reque
     assert not only_tells({"thanks": 1.0, "imperative": 1.0, "skill_list": 1.0})  # "Thanks, now add milk to …"
     assert not only_tells({"skill_list": 1.0})  # "I need to buy milk": a list may be meant
     assert not only_tells({"imperative": 1.0}) and not only_tells({"question": 1.0})
+
+
+def test_facts_of_named_speakers_are_named_for_them_and_the_assistants_words_are_none() -> None:
+    from services.memory.small_output import chunk_from_lines
+
+    chunk = chunk_from_lines([("Caroline", "Hey Mel! I went to a support group yesterday, my mum came too."),
+                              ("Melanie", "Wow! I'm painting a sunset. What did you think of it?"),
+                              ("assistant", "I am an assistant and I love painting.")])
+    assert [fact["text"] for fact in chunk["facts"]] == [
+        "Caroline went to a support group yesterday, Caroline's mum came too", "Melanie is painting a sunset"]
+    assert chunk["gists"][0].startswith("Caroline said: Hey Mel!") and chunk["gists"][1].startswith("Melanie said:")
+    assert chunk_from_lines([("assistant", "I am here.")])["facts"] == []
