@@ -28,14 +28,17 @@ questions (the JSON is written after each; --report prints it), 16-17 of each ca
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -54,11 +57,27 @@ from services.llm.profile import compact_messages, load_profile
 from services.llm.roles import load_role_configs
 from services.memory.config import load_memory_config
 from services.memory.context import assemble
+from services.memory.timewords import anchored, spoken_day
 from services.migrate import upgrade_head
 from services.prompts import PromptLibrary
 from services.settings import PROJECT_ROOT, Settings
 
 ANSWERED = (1, 2, 3, 4)
+DATED_LINE = re.compile(r"^- \[(\d{4}-\d\d-\d\d)\] (.*)$", re.MULTILINE)
+
+
+def anchored_context(context: str) -> str:
+    """The measured suggestion for services/memory/context.py: each recalled line's day as people write it
+    ("20 October 2023", not "2023-10-20") and its relative time words dated (timewords.anchored)."""
+    def line(match: re.Match[str]) -> str:
+        day = dt.date.fromisoformat(match.group(1))
+        return f"- [{spoken_day(day)}] {anchored(match.group(2), day)}"
+    return DATED_LINE.sub(line, context)
+
+
+# How the memory note is made for each way of asking: Engram's context, the suggestion, no memory.
+WAYS: dict[str, Callable[[str], str]] = {"Engram": lambda context: context, "Engram dated": anchored_context,
+                                         "no memory": lambda context: ""}
 SHORT = "{question} Answer in a few words."
 LLM_START_S = 240.0
 ATTEMPTS = 4
@@ -118,6 +137,8 @@ def main() -> None:
     parser.add_argument("--per-category", type=int, default=25)
     parser.add_argument("--seed", type=int, default=28)
     parser.add_argument("--json", type=Path, help="write every question, reply and F1 here")
+    parser.add_argument("--ways", default="Engram,no memory",
+                        help=f"comma-separated, of {', '.join(WAYS)} (default: Engram,no memory)")
     parser.add_argument("--resume", action="store_true", help="keep the questions already in --json; ask the rest")
     parser.add_argument("--report", type=Path, help="print the table of a --json file written before (or in part)")
     args = parser.parse_args()
@@ -131,7 +152,10 @@ def main() -> None:
     settings = replace(Settings.from_env(), llm_profile=os.environ.get("ENGRAM_LLM_PROFILE") or "compact")
     profile = load_profile(settings)
     role = profile.roles(load_role_configs(PROJECT_ROOT / "configs"))["respond"]
-    system = PromptLibrary(PROJECT_ROOT / "prompts").render(profile.prompt("respond"))
+    prompts = PromptLibrary(PROJECT_ROOT / "prompts")
+    ways = [way.strip() for way in args.ways.split(",")]
+    if unknown := [way for way in ways if way not in WAYS]:
+        raise SystemExit(f"unknown way(s) {unknown}; known: {', '.join(WAYS)}")
     config = load_memory_config(PROJECT_ROOT / "configs")
     embedder = load_embedder("auto", cache_size=0)
     load_before = " ".join(f"{value:.1f}" for value in os.getloadavg())
@@ -159,8 +183,10 @@ def main() -> None:
                     context = assemble(session, embedder, question.user, question.text, config=config,
                                        now=question.now).text
                 asked = SHORT.format(question=question.text)
-                replies = {way: ask(model, role, compact_messages(system, [], memory, asked, profile.budgets))
-                           for way, memory in (("Engram", context), ("no memory", ""))}
+                # Today is the day after the conversation, as when the bench recalls (not this machine's date).
+                system = prompts.render(profile.prompt("respond"), now=question.now)
+                replies = {way: ask(model, role, compact_messages(system, [], WAYS[way](context), asked,
+                                                                  profile.budgets)) for way in ways}
                 rows.append({"user": question.user, "category": question.category, "question": question.text,
                              "answer": question.answer, "context_chars": len(context), "context": context,
                              **{way: {"reply": reply, "f1": locomo_f1(reply, question.answer, question.category)}
@@ -198,15 +224,19 @@ def report(rows: list[dict[str, Any]]) -> str:
     by_category: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_category[row["category"]].append(row)
-    lines = [f"\n{'token F1':<11} {'all':>6}  " + "  ".join(f"{CATEGORIES[c]:>11}" for c in sorted(by_category))]
+    ways = [way for way in WAYS if rows and way in rows[0]]
+    lines = [f"\n{'token F1':<13} {'all':>6}  " + "  ".join(f"{CATEGORIES[c]:>11}" for c in sorted(by_category))]
     means = {}
-    for way in ("Engram", "no memory"):
+    for way in ways:
         means[way] = sum(row[way]["f1"] for row in rows) / max(1, len(rows))
         cells = "  ".join(f"{sum(r[way]['f1'] for r in group) / len(group):>11.3f}"
                           for _, group in sorted(by_category.items()))
-        lines.append(f"{way:<11} {means[way]:>6.3f}  {cells}")
-    ratio = means["Engram"] / means["no memory"] if means["no memory"] else float("inf")
-    lines.append(f"Engram / no memory: {ratio:.2f}× (target ≥ 2×); {len(rows)} questions")
+        lines.append(f"{way:<13} {means[way]:>6.3f}  {cells}")
+    for way in ways:
+        if way != "no memory" and means.get("no memory"):
+            lines.append(f"{way} / no memory: {means[way] / means['no memory']:.2f}× (target ≥ 2×)")
+    counts = ", ".join(f"{CATEGORIES[c]} {len(group)}" for c, group in sorted(by_category.items()))
+    lines.append(f"{len(rows)} questions ({counts})")
     return "\n".join(lines)
 
 
