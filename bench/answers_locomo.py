@@ -45,7 +45,7 @@ from typing import Any
 
 from openai import APIError, OpenAI
 
-from bench.answers_score import locomo_f1
+from bench.answers_score import answer_tokens, locomo_f1
 from bench.locomo import CATEGORIES
 from bench.locomo_data import Question, find_data, load
 from services.db import make_engine, make_sessionmaker
@@ -139,6 +139,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every question, reply and F1 here")
     parser.add_argument("--ways", default="Engram,no memory",
                         help=f"comma-separated, of {', '.join(WAYS)} (default: Engram,no memory)")
+    parser.add_argument("--context-only", action="store_true",
+                        help="no model: the share of each answer's words the memory note holds, every question")
     parser.add_argument("--resume", action="store_true", help="keep the questions already in --json; ask the rest")
     parser.add_argument("--report", type=Path, help="print the table of a --json file written before (or in part)")
     args = parser.parse_args()
@@ -159,6 +161,9 @@ def main() -> None:
     config = load_memory_config(PROJECT_ROOT / "configs")
     embedder = load_embedder("auto", cache_size=0)
     load_before = " ".join(f"{value:.1f}" for value in os.getloadavg())
+    if args.context_only:
+        coverage(folder, embedder, config, profile.budgets.memory_tokens * 4, args.per_category, args.seed)
+        return
     model = Model()
     rows: list[dict[str, Any]] = []
     if args.resume and args.json and args.json.exists():
@@ -201,6 +206,41 @@ def main() -> None:
             model.stop()
     print(report(rows))
     print(f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())} (at the start {load_before})")
+
+
+def coverage(folder: Path, embedder: Any, config: Any, note_chars: int, per_category: int, seed: int) -> None:
+    """Is the answer in the note at all? The share of each answer's words (LoCoMo's normalisation) that the memory
+    note holds, cut as compact_messages cuts it: what any reader of the note could find, model aside."""
+    with tempfile.TemporaryDirectory(prefix="engram-answers-locomo-") as tmp:
+        server = EmbeddedPostgres(Path(tmp), port=free_port())
+        server.start()
+        try:
+            engine = make_engine(server.url, pool_size=2)
+            upgrade_head(engine)
+            sessions = make_sessionmaker(engine)
+            questions = [q for q in load(sessions, embedder, folder)[0] if q.category in ANSWERED and q.answer]
+            found: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
+            with sessions() as session:
+                for question in questions:
+                    context = assemble(session, embedder, question.user, question.text, config=config,
+                                       now=question.now).text
+                    truth = set(answer_tokens(question.answer if question.category != 3
+                                              else question.answer.split(";")[0]))
+                    for way in ("Engram", "Engram dated"):
+                        note = set(answer_tokens(WAYS[way](context)[:note_chars]))
+                        found[way][(question.user, question.text)] = len(truth & note) / max(1, len(truth))
+            engine.dispose()
+        finally:
+            server.stop()
+    splits = {f"seed {seed + i} sample": sample(questions, per_category, seed + i) for i in (-1, 0)}
+    for name, chosen in {**splits, "all answered": questions}.items():
+        print(f"\nanswer words in the note ({name}, {len(chosen)} questions)")
+        for way, shares in found.items():
+            by = defaultdict(list)
+            for question in chosen:
+                by[question.category].append(shares[(question.user, question.text)])
+            cells = "  ".join(f"{CATEGORIES[c]} {sum(v) / len(v):.3f}" for c, v in sorted(by.items()))
+            print(f"  {way:<13} all {sum(map(sum, by.values())) / len(chosen):.3f}  {cells}")
 
 
 def ask(model: Model, role: Any, messages: list[dict[str, str]]) -> str:
