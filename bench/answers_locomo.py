@@ -38,12 +38,14 @@ import subprocess
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from openai import APIError, OpenAI
+from sqlalchemy.orm import Session, sessionmaker
 
 from bench.answers_score import answer_tokens, locomo_f1
 from bench.locomo import CATEGORIES
@@ -169,14 +171,9 @@ def main() -> None:
     if args.resume and args.json and args.json.exists():
         rows = json.loads(args.json.read_text())
     done = {(row["user"], row["question"]) for row in rows}
-    with tempfile.TemporaryDirectory(prefix="engram-answers-locomo-") as tmp:
-        server = EmbeddedPostgres(Path(tmp), port=free_port())
-        server.start()
-        try:
-            engine = make_engine(server.url, pool_size=2)
-            upgrade_head(engine)
-            sessions = make_sessionmaker(engine)
-            questions = sample(load(sessions, embedder, folder)[0], args.per_category, args.seed)
+    try:
+        with imported(folder, embedder) as (sessions, everything):
+            questions = sample(everything, args.per_category, args.seed)
             print(f"LoCoMo QA: {len(questions)} questions ({args.per_category} a category of "
                   f"{', '.join(CATEGORIES[c] for c in ANSWERED)}, seed {args.seed}) on {model.name}; "
                   f"load average {load_before}", flush=True)
@@ -200,17 +197,15 @@ def main() -> None:
                     print(f"  {index}/{len(questions)} ({time.monotonic() - started:.0f} s)", flush=True)
                 if args.json:  # after every question: a run cut short still leaves its figures (--report)
                     args.json.write_text(json.dumps(rows, indent=1))
-            engine.dispose()
-        finally:
-            server.stop()
-            model.stop()
+    finally:
+        model.stop()
     print(report(rows))
     print(f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())} (at the start {load_before})")
 
 
-def coverage(folder: Path, embedder: Any, config: Any, note_chars: int, per_category: int, seed: int) -> None:
-    """Is the answer in the note at all? The share of each answer's words (LoCoMo's normalisation) that the memory
-    note holds, cut as compact_messages cuts it: what any reader of the note could find, model aside."""
+@contextmanager
+def imported(folder: Path, embedder: Any) -> Iterator[tuple[sessionmaker[Session], list[Question]]]:
+    """The conversations imported as bench.locomo imports them, in a throwaway PostgreSQL; their questions."""
     with tempfile.TemporaryDirectory(prefix="engram-answers-locomo-") as tmp:
         server = EmbeddedPostgres(Path(tmp), port=free_port())
         server.start()
@@ -218,20 +213,27 @@ def coverage(folder: Path, embedder: Any, config: Any, note_chars: int, per_cate
             engine = make_engine(server.url, pool_size=2)
             upgrade_head(engine)
             sessions = make_sessionmaker(engine)
-            questions = [q for q in load(sessions, embedder, folder)[0] if q.category in ANSWERED and q.answer]
-            found: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
-            with sessions() as session:
-                for question in questions:
-                    context = assemble(session, embedder, question.user, question.text, config=config,
-                                       now=question.now).text
-                    truth = set(answer_tokens(question.answer if question.category != 3
-                                              else question.answer.split(";")[0]))
-                    for way in ("Engram", "Engram dated"):
-                        note = set(answer_tokens(WAYS[way](context)[:note_chars]))
-                        found[way][(question.user, question.text)] = len(truth & note) / max(1, len(truth))
+            yield sessions, load(sessions, embedder, folder)[0]
             engine.dispose()
         finally:
             server.stop()
+
+
+def coverage(folder: Path, embedder: Any, config: Any, note_chars: int, per_category: int, seed: int) -> None:
+    """Is the answer in the note at all? The share of each answer's words (LoCoMo's normalisation) that the memory
+    note holds, cut as compact_messages cuts it: what any reader of the note could find, model aside."""
+    found: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
+    with imported(folder, embedder) as (sessions, questions):
+        questions = [q for q in questions if q.category in ANSWERED and q.answer]
+        with sessions() as session:
+            for question in questions:
+                context = assemble(session, embedder, question.user, question.text, config=config,
+                                   now=question.now).text
+                truth = set(answer_tokens(question.answer if question.category != 3
+                                          else question.answer.split(";")[0]))
+                for way in ("Engram", "Engram dated"):
+                    note = set(answer_tokens(WAYS[way](context)[:note_chars]))
+                    found[way][(question.user, question.text)] = len(truth & note) / max(1, len(truth))
     splits = {f"seed {seed + i} sample": sample(questions, per_category, seed + i) for i in (-1, 0)}
     for name, chosen in {**splits, "all answered": questions}.items():
         print(f"\nanswer words in the note ({name}, {len(chosen)} questions)")
