@@ -5,7 +5,14 @@ model's reply against the dataset's answer, for a seeded sample of LoCoMo questi
 of the same model with the same compact system prompt (prompts/compact/respond.md): with the
 context Engram assembles for that question (services.memory.context.assemble over the conversation
 imported as bench.locomo imports it: the real import path, vectors and vocabulary filled, no
-enrichment) in the compact prompt's memory note under the profile's budgets, and with no memory.
+enrichment; its full shape, "Things said before", each line dated and named for its speaker) in the compact
+prompt's memory note under the profile's budgets, and with no memory. The compact shape (compact_notes) shows
+only the person's own lines ("user"), so for a conversation between two named people it shows none of the turns:
+measured with it, Engram would be the no-memory row. "Today" in the system prompt is the day after the
+conversation (the day recall is asked on), not this machine's date. ``--ways`` adds "Engram dated": the same note
+with each line's day written as people write it and its relative time words dated (timewords.anchored), a
+suggestion for services/memory/context.py measured here. ``--context-only`` asks no model: the share of each
+answer's words the note holds, for every answered question (is a miss the note's or the model's?).
 How to read it: F1 is 0-1 per question, averaged; the target is Engram ≥ 2× no memory. The sample
 draws the same number of questions from each answered category (multi-hop, temporal, open-domain,
 single-hop; adversarial questions have no answer in the dataset, only a refusal to score) with
@@ -22,7 +29,13 @@ questions (the JSON is written after each; --report prints it), 16-17 of each ca
   Engram       0.116  0.115      0.026     0.075        0.250
   no memory    0.051  0.046      0.000     0.086        0.072       Engram / no memory 2.30× (target ≥ 2×)
 
-    python -m bench.answers_locomo [--per-category 25] [--seed 28] [--data DIR] [--json out.json] [--report out.json]
+Measured 2026-11-29 (bench/RESULTS.md): at load 25-38 the 0.5B, at nice 15 beside two nice -10 llama.cpp servers,
+answered 4 questions of seed 29 in 40 minutes; the run resumes where it stopped (--resume).
+
+    python -m bench.answers_locomo [--per-category 25] [--seed 28] [--data DIR] [--json out.json [--resume]]
+                                   [--ways "Engram,Engram dated,no memory"] [--context-only] [--report out.json]
+A failed call is tried again (the local server started again if it died); after four failures the run stops
+with the questions so far in --json, and --resume asks the rest.
 """
 
 from __future__ import annotations

@@ -21,6 +21,11 @@ How to read it: the first row is Engram with the defaults of configs/memory.toml
 the same data ranked naively. A change is worth keeping only if it shows in most of the five conversations (the
 "by conversation" line), not in one. ``--ablate`` switches each recall signal off alone and prints what it earns.
 The rounds of tuning, with every figure, are in bench/RESULTS.md.
+
+``--enrich by-speaker`` (bench/locomo_enrich.py): after the figures above, every exchange is enriched as the compact
+profile's chunker does from words (chunks, facts named for their speaker, an episode a session) and the same
+questions are asked again, facts and episodes among the candidates; each takes one turn's slot (the turn it was
+made from). It prints the enrichment's cost per exchange and the rows it made.
 """
 
 from __future__ import annotations
