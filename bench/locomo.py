@@ -21,6 +21,11 @@ How to read it: the first row is Engram with the defaults of configs/memory.toml
 the same data ranked naively. A change is worth keeping only if it shows in most of the five conversations (the
 "by conversation" line), not in one. ``--ablate`` switches each recall signal off alone and prints what it earns.
 The rounds of tuning, with every figure, are in bench/RESULTS.md.
+
+``--enrich by-speaker`` (bench/locomo_enrich.py): after the figures above, every exchange is enriched as the compact
+profile's chunker does from words (chunks, facts named for their speaker, an episode a session) and the same
+questions are asked again, facts and episodes among the candidates; each takes one turn's slot (the turn it was
+made from). It prints the enrichment's cost per exchange and the rows it made.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from bench.locomo_data import Question, find_data, load
+from bench.locomo_enrich import MODES, enrich, slots
 from services.db import make_engine, make_sessionmaker
 from services.embedded.lifecycle import free_port
 from services.embedded.postgres import EmbeddedPostgres
@@ -100,7 +106,7 @@ def ask(sessions: sessionmaker[Session], embedder: Embedder, questions: list[Que
             hits = recall(session, embedder, question.user, question.text, k=k, config=config, now=question.now,
                           reinforce=False)
             latencies.append((time.perf_counter() - started) * 1000)
-            tally.add(question, [[line["external_id"] for line in hit.lines] for hit in hits])
+            tally.add(question, [slots(hit) for hit in hits])
     return tally, latencies
 
 
@@ -163,6 +169,24 @@ def ablate(sessions: sessionmaker[Session], embedder: Embedder, questions: list[
         print(f"{name:<28} @10 {at10:.4f} ({at10 - ref[0]:+.4f})  @20 {at20:.4f} ({at20 - ref[1]:+.4f})", flush=True)
 
 
+def compare_enriched(sessions: sessionmaker[Session], embedder: Embedder, questions: list[Question],
+                     config: MemoryConfig, k: int, mode: str, before: Tally) -> None:
+    """The same questions after enrichment from words (facts and episodes join the candidates)."""
+    cost = enrich(sessions, embedder, sorted({q.user for q in questions}), mode, config)
+    with sessions.begin() as session:
+        session.execute(text("ANALYZE"))
+    print(f"\n{cost.line()}")
+    after, latencies = ask(sessions, embedder, questions, config, k, f"Engram enriched ({mode})")
+    print(f"\n{'evidence recall within first N turns':<34} {'@5':>5}  {'@10':>5}  {'@20':>5}   all returned")
+    print(before.row())
+    print(after.row())
+    print(f"\nby category within 20 turns, without: {before.categories()}")
+    print(f"by category within 20 turns, with:    {after.categories()}")
+    print(f"by conversation within 10/20 turns, with: {after.conversations()}")
+    p50, p95 = np.percentile(latencies, [50, 95])
+    print(f"recall latency enriched: p50 {p50:.1f} ms  p95 {p95:.1f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", help="folder of LoCoMo conversation files (default ../shared/data/locomo-dev)")
@@ -173,6 +197,7 @@ def main() -> None:
     parser.add_argument("--embedder", default="auto", choices=BACKEND_NAMES)
     parser.add_argument("--pgdata", help="keep the database here between runs (default: a temp dir)")
     parser.add_argument("--ablate", action="store_true", help="each recall signal off alone, against the defaults")
+    parser.add_argument("--enrich", choices=MODES, help="then enrich from words (bench/locomo_enrich.py) and ask again")
     args = parser.parse_args()
     folder = find_data(args.data)
     if folder is None:
@@ -209,6 +234,8 @@ def main() -> None:
             print(f"by conversation within 10/20 turns: {tally.conversations()}")
             p50, p95 = np.percentile(latencies, [50, 95])
             print(f"recall latency (query embedding included): p50 {p50:.1f} ms  p95 {p95:.1f} ms")
+            if args.enrich:
+                compare_enriched(sessions, embedder, questions, config, args.k, args.enrich, tally)
             engine.dispose()
         finally:
             server.stop()

@@ -195,3 +195,26 @@ def test_enriching_an_imported_exchange_before_the_backfill_gives_its_speakers_l
         assert pending_count(session) == 0
     assert [list(v) == pytest.approx(list(HashEmbedder().embed(t)), abs=1e-6) for v, t in
             zip(vectors, ["Caroline: I moved to Lisbon", "Melanie: Lovely city!"], strict=True)] == [True, True]
+
+
+@pytest.mark.integration
+def test_from_words_an_imported_talk_between_two_people_gives_each_their_own_facts(chunker, worker_context,
+                                                                                    fake_llm, db_engine):
+    """Under the compact profile's enrichment from words (no model call), an imported conversation between two
+    named people: what each says of themselves is a fact named for them, never "the user"."""
+    from dataclasses import replace
+
+    from services.llm.profile import load_profile
+    from services.memory.importer import pair_exchanges, parse_lines, store_records
+
+    worker_context.extras["llm_profile"] = load_profile(replace(worker_context.settings, llm_profile="compact"))
+    said = [("Caroline", "I moved to Lisbon last spring."), ("Melanie", "Lovely! I'm painting a lake these days.")]
+    lines, _, _ = parse_lines(json.dumps({"session": "s1", "speaker": name, "text": text,
+                                          "timestamp": f"2026-03-02T10:0{n}:00Z", "external_id": f"D1:{n}"})
+                              for n, (name, text) in enumerate(said))
+    report = store_records(worker_context.sessions, HashEmbedder(), "alice", pair_exchanges(lines))
+    assert chunker.run(report.ids_by_key["D1:0"]) == "stored"
+    assert fake_llm.requests == []
+    with Session(db_engine) as session:
+        facts = sorted(session.scalars(select(Fact.text).where(Fact.user_id == "alice")).all())
+    assert facts == ["Caroline moved to Lisbon last spring", "Melanie is painting a lake these days"]

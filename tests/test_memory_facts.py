@@ -194,11 +194,33 @@ def test_facts_read_from_the_persons_words_supersede_like_any_fact(session, hash
     told = ["Hi! I'm Maya, I just moved to Leeds for a new job.", "I work at a bank, in the mortgage department.",
             "Add oat milk, bananas and rice to my shopping list", "What's my cat called?",
             "Big news: I left the bank last month. I'm teaching maths at a secondary school now."]
-    for message in told:
-        for fact in chunk_from_words(message)["facts"]:
-            remember_fact(session, hash_embedder, "maya", fact["text"])
-    active = sorted(f.text for f in list_facts(session, "maya"))
+    active = _remembered(session, hash_embedder, "maya", [chunk_from_words(message) for message in told])
     assert "The user is teaching maths at a secondary school now" in active
     assert "The user left the bank last month" in active and "The user just moved to Leeds for a new job" in active
     assert not [fact for fact in active if "mortgage" in fact or "oat milk" in fact.lower() or "cat" in fact]
     # "works at a bank" is superseded; nothing from the request or the question
+
+
+def test_two_named_peoples_facts_stay_theirs_and_one_change_of_job_leaves_the_other_alone(session,
+                                                                                          hash_embedder) -> None:
+    """An imported conversation between two people (LoCoMo): each one's "I" is that person by name, never "the
+    user"; Melanie leaving the bank does not end Caroline's job there, and the assistant's words are no fact."""
+    from services.memory.small_output import chunk_from_lines
+
+    exchanges = [[("Caroline", "I work at a bank downtown."), ("Melanie", "Nice! I work at a bank too, in sales.")],
+                 [("Melanie", "Big news: I left the bank last month. I'm teaching art now!"),
+                  ("Caroline", "Wow, congrats! What do your kids think?")],
+                 [("user", "I live in Lyon."), ("assistant", "I live in the cloud and I love Lisbon.")]]
+    active = _remembered(session, hash_embedder, "friends", [chunk_from_lines(lines) for lines in exchanges])
+    assert "Caroline work at a bank downtown" in active
+    assert "Melanie is teaching art now" in active and "Melanie left the bank last month" in active
+    assert not [fact for fact in active if "the user work" in fact.lower() or "Lisbon" in fact or "cloud" in fact]
+    assert "The user live in Lyon" in active  # an unnamed person's turn is the account's owner, as before
+
+
+def _remembered(session, embedder, user: str, chunks: list[dict]) -> list[str]:
+    """Each chunk's facts remembered in turn; the user's facts still current, sorted."""
+    for chunk in chunks:
+        for fact in chunk["facts"]:
+            remember_fact(session, embedder, user, fact["text"])
+    return sorted(f.text for f in list_facts(session, user))

@@ -179,3 +179,27 @@ def test_a_stored_vector_literal_is_each_value_to_seven_digits():
     for vector in vectors:
         assert vector_literal(vector) == "[" + ",".join(f"{float(value):.7g}" for value in vector) + "]"
     assert vector_literal(None) is None
+
+
+@pytest.mark.parametrize(("said", "meant"), [
+    ("We went camping yesterday!", "We went camping yesterday (19 October 2023)!"),
+    ("I'm going to a conference this month.", "I'm going to a conference this month (October 2023)."),
+    ("I won a tournament two weeks ago", "I won a tournament two weeks ago (2 weeks before 20 October 2023)"),
+    ("the road trip last weekend", "the road trip last weekend (the weekend before 20 October 2023)"),
+    ("I painted it 3 days ago, last Friday",
+     "I painted it 3 days ago (17 October 2023), last Friday (13 October 2023)"),
+    ("We move next month", "We move next month (November 2023)"),
+    ("I started last year (2022)", "I started last year (2022)"),  # already dated: left alone
+    ("I love my weekends", "I love my weekends"),
+])
+def test_a_recalled_lines_relative_time_words_get_the_date_they_meant(said, meant):
+    from services.memory.timewords import anchored
+
+    assert anchored(said, dt.datetime(2023, 10, 20, 15, 0, tzinfo=dt.UTC)) == meant  # a Friday
+    assert anchored(said, None) == said
+
+
+def test_a_day_is_written_as_people_write_it():
+    from services.memory.timewords import spoken_day
+
+    assert spoken_day(dt.date(2023, 5, 7)) == "7 May 2023"

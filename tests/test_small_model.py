@@ -286,3 +286,15 @@ def test_the_history_window_moves_in_steps_so_the_next_prompt_begins_like_this_o
     assert len(kept) >= 5  # at least two turns in three start the same way
     assert all(4 <= len(shown[n]) // 2 <= 6 for n in range(7, 16))  # never fewer than four of the last six
     assert all(shown[n][-2:] == [f"message {n}", f"reply {n}"] for n in range(1, 16))  # the newest always there
+
+
+def test_facts_of_named_speakers_are_named_for_them_and_the_assistants_words_are_none() -> None:
+    from services.memory.small_output import chunk_from_lines
+
+    chunk = chunk_from_lines([("Caroline", "Hey Mel! I went to a support group yesterday, my mum came too."),
+                              ("Melanie", "Wow! I'm painting a sunset. What did you think of it?"),
+                              ("assistant", "I am an assistant and I love painting.")])
+    assert [fact["text"] for fact in chunk["facts"]] == [
+        "Caroline went to a support group yesterday, Caroline's mum came too", "Melanie is painting a sunset"]
+    assert chunk["gists"][0].startswith("Caroline said: Hey Mel!") and chunk["gists"][1].startswith("Melanie said:")
+    assert chunk_from_lines([("assistant", "I am here.")])["facts"] == []

@@ -29,7 +29,7 @@ from services.db import Exchange, User
 from services.embeddings import Embedder
 from services.errors import LLMError, LLMMalformedOutput
 from services.llm.completion import Completion
-from services.memory import vectors, vocabulary
+from services.memory import turns, vectors, vocabulary
 from services.memory.chunks import (
     CHUNK_SCHEMA,
     ChunkInvalid,
@@ -42,7 +42,13 @@ from services.memory.chunks import (
 from services.memory.config import MemoryConfig
 from services.memory.models import Fact
 from services.memory.search import prepare_vector_search
-from services.memory.small_output import SMALL_CHUNK_SCHEMA, chunk_from_small, chunk_from_words
+from services.memory.small_output import (
+    SMALL_CHUNK_SCHEMA,
+    UNNAMED,
+    chunk_from_lines,
+    chunk_from_small,
+    chunk_from_words,
+)
 from services.prompts import PromptLibrary, with_examples
 from services.queues import CHUNK_JOB_ID, CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, memory_job_options, owner_meta
 from workers.context import WorkerContext, llm_profile, memory_config
@@ -83,10 +89,11 @@ def run(exchange_id: int, attempt: int = 0) -> str:
         messages = build_messages(context, session, exchange, config)
         user_text = exchange.user_text
         owner = exchange.user_id
+        named = named_lines(session, exchange) if words_only(context) else []
     if chat_turn:  # its lines are in: their words join the index proper before the person's next recall
         vectors.merge_pending_lines(context.engine)
     try:
-        chunk, completion = ask_chunk(context, messages, config, user_text)
+        chunk, completion = ask_chunk(context, messages, config, user_text, named)
     except (LLMMalformedOutput, ChunkInvalid) as exc:
         return record_failure(context, exchange_id, "invalid_json", str(exc))
     except LLMError as exc:
@@ -120,16 +127,26 @@ def reindex_turn(embedder: Embedder, exchange: Exchange) -> None:
 
 
 def ask_chunk(context: WorkerContext, messages: list[dict[str, Any]], config: MemoryConfig,
-              user_text: str = "") -> tuple[dict[str, Any], Completion]:
+              user_text: str = "", named: list[tuple[str, str]] | None = None) -> tuple[dict[str, Any], Completion]:
     """The validated chunk (one corrective retry on a wrong shape); the small shape under the compact profile,
-    or the person's own sentences when the profile enriches from words (no model call)."""
+    or the person's own sentences when the profile enriches from words (no model call); ``named``: the lines of
+    an imported conversation between named people, whose facts are each named for who said them."""
     if words_only(context):
-        return chunk_from_words(user_text), Completion("", WORDS_MODEL, 0, 0, 0, 0.0)
+        chunk = chunk_from_lines(named) if named else chunk_from_words(user_text)
+        return chunk, Completion("", WORDS_MODEL, 0, 0, 0, 0.0)
     if small_chunks(context):
         return ask_validated(context.llm, ROLE, messages, SMALL_CHUNK_SCHEMA,
                              lambda data: chunk_from_small(data, user_text))
     schema = CHUNK_SCHEMA if config.chunker.send_schema else None
     return ask_validated(context.llm, ROLE, messages, schema, validate_chunk)
+
+
+def named_lines(session: Session, exchange: Exchange) -> list[tuple[str, str]]:
+    """The exchange's (speaker, text) lines when a named person speaks in it (an imported conversation between
+    people), else [] (a chat turn's lines are "user" and "assistant")."""
+    lines = turns.lines_by_exchange(session, exchange.user_id, [exchange.id]).get(exchange.id, [])
+    said = [(str(line["speaker"]), str(line["text"])) for line in lines]
+    return said if any(speaker not in UNNAMED for speaker, _ in said) else []
 
 
 def words_only(context: WorkerContext) -> bool:

@@ -227,7 +227,7 @@ def _supersede_ended(session: Session, user_id: str, fact: Fact) -> list[int]:
         return []
     older = session.scalars(select(Fact).where(Fact.user_id == user_id, Fact.superseded_at.is_(None),
                                                Fact.id != fact.id)).all()
-    replaced = [old for old in older if not ended_things(old.text)
+    replaced = [old for old in older if not ended_things(old.text) and not _other_people(old.text, fact.text)
                 and things & {_thing(word) for word in _WORD.findall(old.text.lower())}]
     for old in replaced:
         old.superseded_by, old.superseded_at = fact.id, utcnow()
@@ -258,11 +258,22 @@ def _find_match(session: Session, user_id: str, body: str, key: str | None, trip
     ).first()
     if nearest is not None and 1 - float(nearest.distance) >= cfg.merge_similarity:
         fact = nearest[0]
+        if _other_people(fact.text, body):  # "Caroline likes hiking" is not "Melanie likes hiking" said again
+            return None
         # Near-identical wording with a different object of a single-valued key is a contradiction.
         if key and fact.fact_key == key and not _same_object(fact.object, triple.object) and not multi:
             return fact, "supersede"
         return fact, "merge"
     return None
+
+
+def _other_people(a: str, b: str) -> bool:
+    """Two facts each about a different named person ("Melanie left the bank", "Caroline works at a bank"): the
+    facts of an imported conversation between two people (small_output.chunk_from_lines). A fact of the person
+    ("The user …") and one of someone they name may still touch each other."""
+    first = [(_WORD.findall(text.lower()) or [""])[0].removesuffix("'s") for text in (a, b)]
+    return first[0] != first[1] and not {"the", "user", "i", "my", "we", "our"} & set(first) and all(
+        text[:1].isupper() for text in (a, b))
 
 
 def _merge(fact: Fact, confidence: float, salience: float, source_exchange_id: int | None) -> None:

@@ -107,7 +107,7 @@ WORDS_FACT_CHARS = 240
 WORDS_SALIENCE = 0.5
 
 
-def chunk_from_words(user_text: str) -> dict[str, Any]:
+def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, Any]:
     """The chunk of a message read without a model: each sentence in which the person tells something about
     themselves (or someone they name) is a fact, in their words, said of "the user".
 
@@ -115,6 +115,9 @@ def chunk_from_words(user_text: str) -> dict[str, Any]:
     mortgage department"), turned requests into facts ("Oat milk") and took 40 s a message on loaded cores
     (each one a wait for the chat turn behind it); the person's own sentence is true by construction and
     attributed right, and supersession (services/memory/facts.py) works on it as on any fact.
+
+    ``speaker``: the name of who said it, when the message is a named person's turn of an imported conversation
+    between people (``chunk_from_lines``): "I" is then that person, not the account's owner.
     """
     facts: list[str] = []
     clauses = (clause for sentence in SENTENCE.split(" ".join(user_text.split())) for clause in CLAUSE.split(sentence))
@@ -124,10 +127,10 @@ def chunk_from_words(user_text: str) -> dict[str, Any]:
             continue
         if SPEAKS_OF_SELF.search(sentence) is None and NAMED_FIRST.match(sentence) is None:
             continue
-        fact = truncate(_in_third_person(sentence.rstrip(".!")), WORDS_FACT_CHARS)
+        fact = truncate(_in_third_person(sentence.rstrip(".!"), speaker), WORDS_FACT_CHARS)
         if fact not in facts:
             facts.append(fact)
-    gist = f"The user said: {truncate(' '.join(user_text.split()), GIST_CHARS)}"
+    gist = f"{speaker or 'The user'} said: {truncate(' '.join(user_text.split()), GIST_CHARS)}"
     return validate_chunk({
         "gists": [gist],
         "facts": [{"text": fact, "speaker": "user", "confidence": SMALL_FACT_CONFIDENCE}
@@ -136,16 +139,36 @@ def chunk_from_words(user_text: str) -> dict[str, Any]:
     })
 
 
+UNNAMED = frozenset({"user", "assistant"})
+
+
+def chunk_from_lines(lines: list[tuple[str, str]]) -> dict[str, Any]:
+    """The chunk of an exchange of an imported conversation between named people (``(speaker, text)`` lines).
+
+    Both speakers are people (LoCoMo: two friends; a group chat): what each tells of themselves is a fact
+    named for them ("Caroline went to a support group"), never "the user" — two people's "I" made one
+    person of them, and one's new fact superseded the other's. The assistant's lines are never facts.
+    """
+    chunks = [chunk_from_words(text, None if speaker == "user" else speaker) for speaker, text in lines
+              if speaker != "assistant" and text.strip()]
+    if not chunks:
+        return chunk_from_words("")
+    facts = list({fact["text"]: fact for chunk in chunks for fact in chunk["facts"]}.values())
+    return {**chunks[0], "gists": [gist for chunk in chunks for gist in chunk["gists"]][:WORDS_FACTS],
+            "facts": facts[: WORDS_FACTS * 2]}
+
+
 def _tells(sentence: str) -> bool:
     """A sentence that states something: not a question, not a request ("Add milk to my list" is no fact)."""
     return not sentence.rstrip().endswith("?") and REQUEST.match(sentence.strip()) is None
 
 
-def _in_third_person(fact: str) -> str:
-    """"Sam and I are going to Japan" → "Sam and the user are going to Japan": the facts speak of "the user"."""
+def _in_third_person(fact: str, speaker: str | None = None) -> str:
+    """"Sam and I are going to Japan" → "Sam and the user are going to Japan": the facts speak of "the user"
+    (of ``speaker`` by name when given: "Caroline and Sam are going to Japan")."""
     fact = " ".join(fact.split())
     for pattern, replacement in FIRST_PERSON:
-        fact = pattern.sub(replacement, fact)
+        fact = pattern.sub(replacement.replace("the user", speaker) if speaker else replacement, fact)
     return fact[:1].upper() + fact[1:]
 
 

@@ -153,3 +153,59 @@ def _day_word(text: str, now: dt.datetime) -> Window | None:
         if re.search(rf"\b{word}\b", text):
             return _day((now - dt.timedelta(days=days_back)).date())
     return None
+
+
+_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_RELATIVE = re.compile(
+    r"\b(?:(?P<day>yesterday|tomorrow|last night)"
+    r"|(?P<count>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple|few)\s+(?:of\s+)?"
+    r"(?P<unit>day|week|month|year)s?\s+ago"
+    r"|(?P<which>last|this|next|past)\s+(?P<span>week|weekend|month|year|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b(?!\s*\()", re.IGNORECASE)
+
+
+def spoken_day(date: dt.date) -> str:
+    """"20 October 2023": the day as people write it (and as a small model copies it whole into an answer)."""
+    return f"{date.day} {date.strftime('%B')} {date.year}"
+
+
+def anchored(text: str, said_at: dt.datetime | dt.date | None) -> str:
+    """A remembered line's relative time words with the dates they meant when it was said.
+
+    "We went camping yesterday", said on 20 October 2023 → "… yesterday (19 October 2023)". A model reading the
+    line later cannot count back from its date: asked when they went camping, a 0.5B answered "yesterday" or
+    today's date.
+    """
+    if said_at is None:
+        return text
+    day = said_at.date() if isinstance(said_at, dt.datetime) else said_at
+    return _RELATIVE.sub(lambda match: f"{match.group(0)} ({_meant(match, day)})", text)
+
+
+def _meant(match: re.Match[str], day: dt.date) -> str:
+    said = spoken_day(day)
+    if match["day"]:
+        return spoken_day(day + dt.timedelta(days=1 if match["day"].lower() == "tomorrow" else -1))
+    if match["unit"]:
+        count = NUMBERS.get(match["count"].lower()) or int(match["count"])
+        unit = match["unit"].lower()
+        if unit == "day":
+            return spoken_day(day - dt.timedelta(days=count))
+        if unit == "week":
+            return f"{count} week{'s' if count > 1 else ''} before {said}"
+        if unit == "month":
+            month = (day.year * 12 + day.month - 1) - count
+            return f"{dt.date(month // 12, month % 12 + 1, 1).strftime('%B %Y')}"
+        return str(day.year - count)
+    which, span = match["which"].lower(), match["span"].lower()
+    step = {"last": -1, "past": -1, "this": 0, "next": 1}[which]
+    if span in _WEEKDAYS:
+        back = (day.weekday() - _WEEKDAYS.index(span)) % 7 or (7 if step else 0)
+        forward = (_WEEKDAYS.index(span) - day.weekday()) % 7 or 7
+        return spoken_day(day + dt.timedelta(days=forward) if step == 1 else day - dt.timedelta(days=back))
+    if span in ("week", "weekend"):
+        return f"the {span} {['before', 'of', 'after'][step + 1]} {said}"
+    if span == "month":
+        month = day.year * 12 + day.month - 1 + step
+        return dt.date(month // 12, month % 12 + 1, 1).strftime("%B %Y")
+    return str(day.year + step)
