@@ -33,6 +33,8 @@ def skill_hint(text: str, signals: Mapping[str, float]) -> str | None:
 
     if on("forget"):
         return "forget"
+    if signals.get("shows_stored") and not on("list"):
+        return "recall"  # a command to show stored items ("show my reminders", "list my goals")
     if on("introspect"):
         return "introspect"
     # "What are my goals right now?" reads the goals themselves; "remind me what I said about my goals" recalls.

@@ -148,7 +148,7 @@ SKILL_PATTERNS = {
     r"checklist)\b|"
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
     r"\b(?:add(?:ing)?|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
-    r"(?:list|groceries)\b|"
+    r"(?:list|groceries|to-?dos?)\b|"
     rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list|wishlist|checklist)\b(?! of)|{_LIST_CREATE}|"
     rf"{_LIST_ITEMS}|"
     # Reading lists back: "which lists have I got?", "read out the to-do list".
@@ -247,6 +247,45 @@ SKILL_PATTERNS = {
     r"(?:it|that|this)\b",
 }
 SKILL_RES = {name: re.compile(pattern) for name, pattern in SKILL_PATTERNS.items()}
+# Asking to be prompted, opening a clause: with a time it is a scheduled prompt ("Every Monday at 8, ask me what my
+# priorities are"); "my boss will ask me about it on Monday" opens no clause with it.
+PROMPT_ME_RE = re.compile(rf"{_CLAUSE_START}(?:ask|quiz|prompt|check in (?:with|on)|check on) me\b")
+# An edit of something never named: "Can you change the time?", "update the list" (no earlier turn: which one?).
+BARE_EDIT_RE = re.compile(
+    r"^(?:change|update|edit|move|adjust|modify|fix|redo|undo|switch|rename|cancel)(?: (?:the|that|this))? "
+    r"(?:time|date|day|list|reminder|alarm|goal|plan|note|entry|item|name|title)\W*$"
+)
+# A command to show what is stored (issue 31, fourth round): a display verb, then the person's stored things or what
+# was kept ("show my reminders", "list my goals", "pull up the memories you saved about Jamie", "look up what I told
+# you about X", "list everything I've asked you to store"). Not "show me how to ...", "list the goals of the
+# treaty", "find my keys". A list read by name is the list skill's own ("read me the shopping list").
+_SHOWN = (r"(?:reminders?|alarms?|timers?|goals?|resolutions?|notes?|memor(?:y|ies)|check-?ins?|appointments?|events?|"
+          r"meetings?|facts?|entries|records?)")
+_KEPT = (r"(?:saved|stored|kept|noted|remembered|recorded|logged|told you|said|mentioned|wrote|shared|"
+         r"asked you to (?:store|save|remember|keep|note))")
+SHOW_STORED_RE = re.compile(
+    rf"{_CLAUSE_START}(?:show|list|display|pull up|bring up|give|get|fetch|read(?: out)?|look up|find|search|dig out|"
+    r"go through)(?: me| us)?(?: out)?(?: (?:a list of|a rundown of|all(?: of)?))? "
+    rf"(?:(?:my|our|the|all)(?: [a-z'-]+){{0,3}}? {_SHOWN}\b(?! of\b)|"
+    rf"(?:everything|what|anything|all|the (?:things|stuff|memories|notes|facts))(?: that)? (?:i|i've|i have|we|you|"
+    rf"you've|you have)(?: (?:already|ever))? {_KEPT})"
+)
+# A question about what the person told, or about a fact of theirs, wants an answer in words (RESPOND): "what did I
+# tell you about my landlord?", "do you remember where I parked?", "remind me what my passport number is". Asked
+# about a skill's own store it reads that store (ACT): "what's my next reminder?", "what are my goals?" — unless it
+# asks what was *said* about it ("when did I say my dentist appointment was?").
+ASKS_IN_WORDS_RE = re.compile(
+    r"\b(?:remind|tell) me(?: again)? (?:what|who|where|when|which|how|whether|if)\b|"
+    r"\brecall (?:for me )?(?:what|who|where|when|which|how|whether|if)\b"
+)
+SKILL_STORE_RE = re.compile(
+    r"\b(?:remind\w*|alarms?|timers?|appointments?|meetings?|events?|calendar|schedule\w*|agenda|diary|lists?|"
+    r"to-?dos?|goals?|resolutions?)\b"
+)
+SAID_RE = re.compile(
+    r"\b(?:i|we) (?:told|said|mentioned)\b|\b(?:did|have|had|didn'?t|haven'?t) (?:i|we) (?:ever )?(?:tell|say|mention|"
+    r"told|said|mentioned)\b"
+)
 READ_QUESTION_RE = re.compile(
     r"^(?:what|which|how|when|where|who)\b|^(?:do|does|did|have|has|are|is|am) (?:i|you|u|we|my|it|there|this|that)\b"
 )
@@ -269,6 +308,9 @@ WRITING_RE = re.compile(
 REQUEST_RE = re.compile(
     r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b|\b(?:please|pls|plz|kindly)\b|\byou (?:can|could|may)\b|"
     r"\bi (?:want|need|'d like|would like) you\b|\bmind\b|\bpossible\b|\blet'?s\b|"
+    # Asking for the assistant's own view: "I'd appreciate your thoughts on ...", "I humbly request your advice".
+    r"\b(?:appreciate|request|want|need|welcome|value|love|like|seek|seeking|ask for|asking for|hear) your (?:honest )?"
+    r"(?:thoughts|advice|opinion|input|take|views?|recommendations?|suggestions?|guidance|feedback)\b|"
     # Politeness in other languages asks just as "please" does.
     r"\b(?:por favor|bitte|per favore|s'il (?:te|vous) pla[iî]t|alsjeblieft|proszę)\b"
 )
@@ -346,7 +388,8 @@ MANAGE_WORDS = frozenset(
     "appointment appointments meeting meetings event events notification notifications item items entry".split()
 )
 
-INTERROGATIVES = frozenset("what what's whats wat when where who whom whose why how which".split())
+# A question word typed without its vowels is still one: "hw many tablespoons in a cup".
+INTERROGATIVES = frozenset("what what's whats wat wht when whn where whr who whom whose why how hw which".split())
 # A question asked inside a message or with no question mark: a question word opening a clause, then an auxiliary
 # ("my car squeaks when I brake. what could it be", "in git, what's the difference between ...").
 # A question asked as a statement: "I wonder why ...", "I'd like to know how ...".
@@ -374,7 +417,7 @@ VAGUE_ASK_RE = re.compile(
 PLACEHOLDER_RE = re.compile(
     r"^(?:(?:i (?:want|need|would like)|i'd like) (?:you )?to |please |can you |could you )?([a-z]+) (?:something|"
     r"a thing|an item|an entry|a task|"
-    r"smth)(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+)?)?\W*$"
+    r"smth)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+)?)?\W*$"
 )
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
@@ -393,9 +436,11 @@ IMPERATIVE_VERBS = frozenset(
     "use brainstorm teach convince outline rank pick choose calculate convert"
     .split()
 )
+# Openers before the message proper; "tell you what" / "guess what" / "you know what" announce news, they neither
+# command nor ask ("Tell you what, that yoga class was brutal.").
 LEAD_IN_RE = re.compile(
     r"^(?:(?:please|pls|plz|kindly|por favor|bitte|per favore|hey|ok|okay|so|and|also|now|can you|could you|would you|"
-    r"can u|could u|would u)[ ,]+)+"
+    r"can u|could u|would u|(?:i'?ll )?tell you what|guess what|you know what)[ ,!.]+)+"
 )
 STOPWORDS = frozenset(
     "a an the and or but if so of to in on at by for with from up about into over after before as is are was were "
