@@ -19,7 +19,8 @@ DEICTIC_OBJECT_RE = re.compile(
     r"(?=\W*$|\W+(?:to|on|onto|in|into|for|please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte)\b)|"
     r"\bthe(?: [a-z'-]+){1,2} from (?:before|earlier|yesterday|last time)\b|"
     # "add the items as discussed": what was discussed is not in this conversation until an earlier turn says it.
-    r"\bas (?:discussed|agreed|planned|requested|promised|we (?:said|discussed|agreed))\b"
+    r"\bas (?:discussed|agreed|planned|requested|promised|we (?:said|discussed|agreed))"
+    r"(?: (?:earlier|before|yesterday|last time))?(?=\W*$|\s*[.!?,;])"  # not "as discussed with my sister, ..."
 )
 CATAPHORIC_RE = re.compile(r"\b(it|this|that|these)\s*:\s*\S")
 # Descriptions that only make sense after something was named, like a pronoun: "the new ones", "the second

@@ -30,6 +30,14 @@ from services.router.reference_words import (
     THAT_CLAUSE_RE,
     THING_PRONOUNS,
 )
+from services.router.store_words import (
+    ASKS_IN_WORDS_RE,
+    BARE_EDIT_RE,
+    PROMPT_ME_RE,
+    SAID_RE,
+    SHOW_STORED_RE,
+    SKILL_STORE_RE,
+)
 from services.router.textview import (
     TextView,
     flag,
@@ -41,8 +49,6 @@ from services.router.textview import (
 )
 from services.router.words import (
     ADVICE_RE,
-    ASKS_IN_WORDS_RE,
-    BARE_EDIT_RE,
     CAPABILITY_RE,
     CONFIRM_RE,
     DISTRESS_RE,
@@ -60,15 +66,11 @@ from services.router.words import (
     NO_TASK_NEEDED_RE,
     PLACEHOLDER_RE,
     POLITE_WORDS,
-    PROMPT_ME_RE,
     QUESTION_SENTENCE_RE,
     READ_QUESTION_RE,
     REMIND_EXPLAIN_RE,
     REQUEST_RE,
-    SAID_RE,
-    SHOW_STORED_RE,
     SKILL_RES,
-    SKILL_STORE_RE,
     SKILL_WORDS,
     STOPWORDS,
     STORED_PICKED_RE,
@@ -111,7 +113,8 @@ def skill_signals(view: TextView) -> dict[str, float]:
     # A command to show stored items reads them back, like recall ("show my reminders", "list my goals").
     shows = flag(SHOW_STORED_RE.search(view.lower) is not None)
     signals["skill_recall"] = max(signals["skill_recall"], shows)
-    if PROMPT_ME_RE.search(body) and TIME_RE.search(body):  # "every evening at 9:30, ask me how my day went"
+    # "every evening at 9:30, ask me how my day went", "at 10 tonight check in with me": a time opens the clause.
+    if TIME_RE.search(body) and PROMPT_ME_RE.search(TIME_RE.sub(",", body)):
         signals["skill_schedule"] = 1.0
     signals["skill_any"] = max(signals.values())
     signals["shows_stored"] = shows

@@ -72,7 +72,7 @@ FILLER_WORDS = frozenset(
 
 # Where an imperative can start: the top of the message, a new clause, or after a polite lead-in.
 # (One factored alternation: re scans it several times faster than a list of "\bword " branches.)
-_CLAUSE_START = (
+CLAUSE_START = (
     r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|you can|you could|"
     r"u could|and(?: also)?|also|just|now|mind|be possible to|as to|need you to|want you to|let'?s) )"
 )
@@ -105,7 +105,7 @@ _LIST_ITEMS = (
 # "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is
 # missing). Not "make me a list of interview questions" (writing, RESPOND) unless items follow a colon.
 _LIST_CREATE = (
-    rf"{_CLAUSE_START}(?:(?:create|creating|make|making|start|starting|set(?:ting)? up|open|opening|begin|"
+    rf"{CLAUSE_START}(?:(?:create|creating|make|making|start|starting|set(?:ting)? up|open|opening|begin|"
     r"put(?:ting)? together|i (?:need|want|would like)|i'?d like)(?: me| us| myself)? (?:a |an |another )?(?:new )?|"
     r"new )"
     r"(?:[a-z'-]+ ){0,3}?(?:list|to-?do list|todo list|checklist|wishlist)\b"
@@ -158,20 +158,20 @@ SKILL_PATTERNS = {
     # "what's on the packing list again?": a list named with "the" is still the person's.
     r"^(?:what'?s|what is|what are|what do i have|what have i got|anything|is there anything|how many \w+ are) "
     r"(?:on|in) the (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b",
-    "remember": rf"{_CLAUSE_START}(?:remember(?:ing)?|"
+    "remember": rf"{CLAUSE_START}(?:remember(?:ing)?|"
     r"remeber|rember|remembr|remmeber|memori[sz](?:e|ing)|not(?:e|ing) down|"
     r"keep(?:ing)? in mind|don'?t forget|mak(?:e|ing) a note|jot(?:ting)? down|writ(?:e|ing) down|"
     r"sav(?:e|ing))\b(?! (?:when|how|what|if|the time))|"
     r"\b(?:remember|note|memori[sz]e|save) (?:that|this)\b|\bfor future reference\b|"
     r"\b(?:you|u) (?:noted|remembered|saved|stored|kept) (?:that|this)\b|"  # "I'd appreciate it if you noted that"
     # Storing a given piece of information: "please store this: ...", "log that ...", "put this in your memory".
-    rf"{_CLAUSE_START}(?:stor(?:e|ing)|log(?:ging)?|record(?:ing)?|fil(?:e|ing)(?: away)?|keep(?:ing)?)\b "
+    rf"{CLAUSE_START}(?:stor(?:e|ing)|log(?:ging)?|record(?:ing)?|fil(?:e|ing)(?: away)?|keep(?:ing)?)\b "
     r"(?:this|that|these|it|the following|my|a note|a record)\b|"
-    rf"{_CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?)\b (?:the|my|our) "
+    rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?)\b (?:the|my|our) "
     r"[^.?!]{1,40}?(?:\bis\b|\bit'?s\b|:)|"
     # A storing verb straight before a colon hands over its payload: "please store: the spare key is at no. 12"
     # (a statement: "Note: I'm asking for a friend. How do I ...?" is a question with a remark before it).
-    rf"{_CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|remember|note(?: down)?|log|record|keep|memori[sz]e)"
+    rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|remember|note(?: down)?|log|record|keep|memori[sz]e)"
     r"\s*:\s*[^?\s][^?]*$|"
     r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|\bhang on to (?:this|that|it)\b|"
     r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these) down\b|^(?:note|memo|fyi)\s*:[^?]*$|"
@@ -223,7 +223,7 @@ SKILL_PATTERNS = {
     r"\b(?:set|add|record|create|make|start|track|log|keep track of|save|store|turn|count|treat|put)\b[^.?!]{0,40}?"
     r"\b(?:as|into) (?:a|an|my|one of my) (?:new |personal )?goals?\b|"
     r"\bi (?:want|'d like|would like|need) to (?:keep track of|track)\b|"
-    rf"{_CLAUSE_START}(?:track|keep track of|log|monitor) (?:my |our )?progress\b|\b(?:how'?s|how is|how am i doing)\b"
+    rf"{CLAUSE_START}(?:track|keep track of|log|monitor) (?:my |our )?progress\b|\b(?:how'?s|how is|how am i doing)\b"
     r"[^.?!]{0,40}\bgoals?\b|\bgoal (?:update|progress|check-?in)\b|"
     r"\b(?:turn|make) (?:it|that|this|those)(?: into)? (?:a|an|one of my|my) (?:new )?goals?\b|"
     r"\bhold me to (?:it|this|that)\b|"
@@ -232,7 +232,7 @@ SKILL_PATTERNS = {
     r"^(?:what|which) goals (?:am i|do i|have i|did i)\b",
     # Removing what the assistant knows: "forget that I live in Paris", "erase what I told you about X".
     # Not "forget it" (never mind), "don't forget" (remember) or "can you forget things?" (a capability question).
-    "forget": rf"{_CLAUSE_START}(?:(?:forget|unlearn)\b(?! (?:it|about it|things|stuff|anything|something)\b)(?=\W*\w)|"
+    "forget": rf"{CLAUSE_START}(?:(?:forget|unlearn)\b(?! (?:it|about it|things|stuff|anything|something)\b)(?=\W*\w)|"
     r"(?:erase|delete|remove|wipe|clear|purge|drop)\b[^.?!]{0,30}?\b(?:what (?:i|we) (?:just )?"
     r"(?:told|said|mentioned|shared|wrote)|(?:everything|all|anything|what) (?:that )?you (?:know|remember|have "
     r"(?:learned|learnt|stored|saved)|learned|learnt|stored|saved)|from (?:your )?memory)\b|"
@@ -241,51 +241,12 @@ SKILL_PATTERNS = {
     r"(?:about|on|of|that|saying)\b)|\bstop remembering\b|"
     r"\b(?:i )?(?:don'?t|do not) want you to (?:remember|keep|know|store)\b",
     # Changing or removing something already stored: reminders, list items, whole lists, goals.
-    "manage": rf"{_CLAUSE_START}(?:{_MANAGE_AT_CLAUSE})|\blist (?:called|named)\b|"
+    "manage": rf"{CLAUSE_START}(?:{_MANAGE_AT_CLAUSE})|\blist (?:called|named)\b|"
     r"\b(?:what|which|any|all (?:of )?my|list (?:my|all)|show (?:me )?my) (?:upcoming |active |current |pending )?"
-    rf"reminders\b|\bgoals?\b[^.?!]{{0,40}}?{_CLAUSE_START}(?:delete|drop|remove|cancel|abandon|archive) "
+    rf"reminders\b|\bgoals?\b[^.?!]{{0,40}}?{CLAUSE_START}(?:delete|drop|remove|cancel|abandon|archive) "
     r"(?:it|that|this)\b",
 }
 SKILL_RES = {name: re.compile(pattern) for name, pattern in SKILL_PATTERNS.items()}
-# Asking to be prompted, opening a clause: with a time it is a scheduled prompt ("Every Monday at 8, ask me what my
-# priorities are"); "my boss will ask me about it on Monday" opens no clause with it.
-PROMPT_ME_RE = re.compile(rf"{_CLAUSE_START}(?:ask|quiz|prompt|check in (?:with|on)|check on) me\b")
-# An edit of something never named: "Can you change the time?", "update the list" (no earlier turn: which one?).
-BARE_EDIT_RE = re.compile(
-    r"^(?:change|update|edit|move|adjust|modify|fix|redo|undo|switch|rename|cancel)(?: (?:the|that|this))? "
-    r"(?:time|date|day|list|reminder|alarm|goal|plan|note|entry|item|name|title)\W*$"
-)
-# A command to show what is stored (issue 31, fourth round): a display verb, then the person's stored things or what
-# was kept ("show my reminders", "list my goals", "pull up the memories you saved about Jamie", "look up what I told
-# you about X", "list everything I've asked you to store"). Not "show me how to ...", "list the goals of the
-# treaty", "find my keys". A list read by name is the list skill's own ("read me the shopping list").
-_SHOWN = (r"(?:reminders?|alarms?|timers?|goals?|resolutions?|notes?|memor(?:y|ies)|check-?ins?|appointments?|events?|"
-          r"meetings?|facts?|entries|records?)")
-_KEPT = (r"(?:saved|stored|kept|noted|remembered|recorded|logged|told you|said|mentioned|wrote|shared|"
-         r"asked you to (?:store|save|remember|keep|note))")
-SHOW_STORED_RE = re.compile(
-    rf"{_CLAUSE_START}(?:show|list|display|pull up|bring up|give|get|fetch|read(?: out)?|look up|find|search|dig out|"
-    r"go through)(?: me| us)?(?: out)?(?: (?:a list of|a rundown of|all(?: of)?))? "
-    rf"(?:(?:my|our|the|all)(?: [a-z'-]+){{0,3}}? {_SHOWN}\b(?! of\b)|"
-    rf"(?:everything|what|anything|all|the (?:things|stuff|memories|notes|facts))(?: that)? (?:i|i've|i have|we|you|"
-    rf"you've|you have)(?: (?:already|ever))? {_KEPT})"
-)
-# A question about what the person told, or about a fact of theirs, wants an answer in words (RESPOND): "what did I
-# tell you about my landlord?", "do you remember where I parked?", "remind me what my passport number is". Asked
-# about a skill's own store it reads that store (ACT): "what's my next reminder?", "what are my goals?" — unless it
-# asks what was *said* about it ("when did I say my dentist appointment was?").
-ASKS_IN_WORDS_RE = re.compile(
-    r"\b(?:remind|tell) me(?: again)? (?:what|who|where|when|which|how|whether|if)\b|"
-    r"\brecall (?:for me )?(?:what|who|where|when|which|how|whether|if)\b"
-)
-SKILL_STORE_RE = re.compile(
-    r"\b(?:remind\w*|alarms?|timers?|appointments?|meetings?|events?|calendar|schedule\w*|agenda|diary|lists?|"
-    r"to-?dos?|goals?|resolutions?)\b"
-)
-SAID_RE = re.compile(
-    r"\b(?:i|we) (?:told|said|mentioned)\b|\b(?:did|have|had|didn'?t|haven'?t) (?:i|we) (?:ever )?(?:tell|say|mention|"
-    r"told|said|mentioned)\b"
-)
 READ_QUESTION_RE = re.compile(
     r"^(?:what|which|how|when|where|who)\b|^(?:do|does|did|have|has|are|is|am) (?:i|you|u|we|my|it|there|this|that)\b"
 )
@@ -294,7 +255,7 @@ LIST_WRITE_RE = re.compile(r"\b(?:add|adding|put|putting|pop|chuck|throw|stick|b
                            r"create|creating|make|making|start|"
                            r"starting|set up|setting up|open|opening|begin|together|need|want|like|new)\b")
 LIST_ITEMS_RE = re.compile(_LIST_ITEMS)
-WHOLE_LIST_RE = re.compile(rf"{_CLAUSE_START}{_WHOLE_LIST}")
+WHOLE_LIST_RE = re.compile(rf"{CLAUSE_START}{_WHOLE_LIST}")
 NAMED_LIST_RE = re.compile(rf"\b{_NAMED_LIST}")
 # A writing task ("could you write me a poem", "draft a reminder email to my team") asks for text, not for
 # something stored; "write it down" and "write X on my list" are still stores.
@@ -327,7 +288,8 @@ FIRST_PERSON = frozenset("i me my mine we us our ours myself ourselves i'm i've 
 HOWTO_RE = re.compile(
     r"(?:^|[.:;!?]\s+|[,:;]\s*)(?:(?:so|and|but|ok) )?how (?:do|can|could|should|would|did) "
     r"(?:i|you|we|one|people|u)\b|"
-    r"^how to\b"
+    r"^how to\b|"
+    r"\b(?:show|tell|teach) (?:me|us) how (?:to|do|does|can|you)\b"  # "show me how to set an alarm on android"
 )
 # A question about what the assistant can do, with nothing to do it on: "Can you set reminders?".
 CAPABILITY_RE = re.compile(
@@ -371,7 +333,7 @@ SKILL_WORDS = frozenset(
     "take keep mind jot write down don't forget create start store log record progress later memory following info "
     "information tasks checklist wishlist called named need want like pop chuck throw stick bung hang off onto "
     "storing saving setting creating making putting adding starting tracking keeping noting remembering logging "
-    "recording popping sticking ping pinging nudge nudging alert alerting wake"
+    "recording popping sticking ping pinging nudge nudging alert alerting wake item items entry entries"
     .split()
 )
 # Words of editing/forgetting requests that do not say *which* item: "Delete the reminder." still needs one.
