@@ -381,3 +381,12 @@ def test_what_was_agreed_or_usual_needs_an_earlier_turn(router, text):
 def test_asking_for_a_view_and_announcing_news(router, text, mode):
     assert route(router, text)[0] == mode
 
+
+
+def test_nothing_but_times_answers_a_question_no_earlier_turn_asked(router):
+    for text in ("Thursday or Friday?", "the 3rd or the 4th"):
+        assert signals_of(text)["context_dependent"] == 1.0
+        assert route(router, text)[0] == "CLARIFY"
+    assert signals_of("what's on tomorrow?")["context_dependent"] == 0.0  # a question word asks about the day
+    asked = [["Remind me to book the MOT", "When should I remind you?"]]
+    assert signals_of("Thursday at 10", working_memory=asked)["unresolved_reference"] == 0.0  # the answer it wanted

@@ -56,6 +56,7 @@ from services.router.words import (
     FIRST_PERSON,
     HOWTO_RE,
     IMPERATIVE_VERBS,
+    INTERROGATIVES,
     LABEL_RE,
     LEAD_IN_RE,
     LIST_ITEMS_RE,
@@ -231,6 +232,9 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]])
     things, persons = _referring_words(view)
     context_dependent = bool(CONTEXT_DEPENDENT_RE.match(view.lower) or HABITUAL_RE.search(view.lower))
     content = _content_without_time(view)
+    # Nothing but times ("the 5th or the 6th?", "Friday?") answers a question no earlier turn asked.
+    bare_times = not content and TIME_RE.search(view.lower) is not None and not INTERROGATIVES.intersection(view.words)
+    context_dependent = context_dependent or (bare_times and not working_memory)  # not "what's on tomorrow?"
     if "ones" in things:  # "update the list with the new ones": "new ones" names nothing of its own
         content = _content_without_time(text_view(ANAPHORIC_NP_RE.sub(" ", view.lower)))
     imperative = imperative_signals(view)["imperative"] > 0
