@@ -386,3 +386,11 @@ def test_nothing_but_times_answers_a_question_no_earlier_turn_asked(router):
     assert signals_of("what's on tomorrow?")["context_dependent"] == 0.0  # a question word asks about the day
     asked = [["Remind me to book the MOT", "When should I remind you?"]]
     assert signals_of("Thursday at 10", working_memory=asked)["unresolved_reference"] == 0.0  # the answer it wanted
+
+
+def test_engram_route_says_a_question_about_the_past_runs_nothing(router):
+    text = "what did I say my nephew's shoe size was?"
+    explained = skill_explanation(text, router.route(context_from_record(text)).signals)
+    assert explained == "recall (skill_recall); asks about the past (past_question): answered in words, nothing to run"
+    shown = "show my goals"
+    assert skill_explanation(shown, router.route(context_from_record(shown)).signals).endswith("reads what is stored")
