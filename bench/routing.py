@@ -13,12 +13,14 @@ Two kinds of labelled set, reported apart:
     router; frozen until issue 31's second round tuned on its misses.
   - tests/data/routing_tuning3.jsonl (was routing_frozen3.jsonl): written blind; measured once (0.888), then
     tuned on from issue 31's third round.
+  - tests/data/routing_tuning4.jsonl (was routing_frozen4.jsonl): written blind; measured once (0.903), then
+    tuned on from issue 31's fourth round (2026-11-29).
   Every ``routing_tuning*.jsonl`` present is reported. In each, a fixed random third of the lines
   (``held_out_third``, seed 31) was never looked at while tuning (``--misses`` prints the other two thirds'
   misses only) and is reported on its own.
-- *Frozen* sets, every tests/data/routing_frozen*.jsonl present (none: the report says so): written blind,
-  never tuned on, never looked at by whoever tunes (``--misses`` never prints them). ACT rows name the
-  expected skill, checked against the router's skill hint (services/router/skills.py).
+- *Frozen* sets, every tests/data/routing_frozen*.jsonl present (none: the report says so; a new one is picked up
+  by dropping it in): written blind, never tuned on, never looked at by whoever tunes (``--misses`` never prints
+  them). ACT rows name the expected skill, checked against the router's skill hint (services/router/skills.py).
 Targets (issues 3 and 31): frozen overall >= 0.95, ACT >= 0.95, CLARIFY >= 0.90, no real message to
 IGNORE; tuning set >= 0.996; routing p99 (embedding given) <= 1 ms.
 """

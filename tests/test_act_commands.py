@@ -16,8 +16,8 @@ from sqlalchemy import func, select
 from services.act.models import Goal, ListItem, NamedList, ScheduledItem
 from services.db import Exchange
 from services.memory.models import Fact
-from tests.llm_steps import Reply
-from tests.test_act_chat import chat, message_of, person, tomorrow_at  # noqa: F401  (person: a fixture)
+from tests.llm_steps import Reply, ToolCalls
+from tests.test_act_chat import DONE, chat, message_of, person, tomorrow_at  # noqa: F401  (person: a fixture)
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("person")]  # a user in New York
 
@@ -171,3 +171,66 @@ def test_news_is_acknowledged_and_nothing_is_acted_on(client, run_jobs, fake_llm
     """News under a label ("Update: ...") commands nothing: a short acknowledgement, no list, goal or reminder."""
     answered_and_nothing_acted_on(client, run_jobs, fake_llm, db_engine, text, "ACKNOWLEDGE",
                                   "Congratulations, that's great news!")
+
+
+# Issue 31, fourth round: commands to show stored items read them back; prompts asked for at a time are scheduled;
+# questions about the person's past are answered in words (RESPOND).
+@pytest.mark.parametrize("text", ["show me my reminders", "Display my reminders for the next few days."])
+def test_a_command_to_show_reminders_reads_them_and_sets_nothing(client, run_jobs, fake_llm, db_engine, text):
+    chat(client, run_jobs, "pls remind me tomorrow at 9 to water the tomatoes")
+    frames, _ = chat(client, run_jobs, text)
+    message = message_of(frames)
+    assert message["mode"] == "ACT" and fast_action(db_engine)["skill"] == "schedule"
+    assert message["text"].startswith("Your reminders: ") and "water the tomatoes" in message["text"]
+    with db_engine.connect() as connection:
+        items = connection.execute(select(ScheduledItem.text, ScheduledItem.due_at)).all()
+    assert items == [("water the tomatoes", tomorrow_at(9))]
+    assert fake_llm.requests == []
+
+
+def test_listing_the_goals_reads_every_goal_and_records_none(client, run_jobs, fake_llm, db_engine):
+    chat(client, run_jobs, "My goal is to run a 10k by May, can you keep track of it?")
+    frames, _ = chat(client, run_jobs, "list my goals")
+    message = message_of(frames)
+    assert message["mode"] == "ACT" and fast_action(db_engine)["skill"] == "goal"
+    assert message["text"] == "Your goals: run a 10k by May (active)."
+    with db_engine.connect() as connection:
+        assert connection.execute(select(Goal.text)).scalars().all() == ["run a 10k by May"]
+    assert fake_llm.requests == []
+
+
+def test_bringing_up_what_was_saved_searches_memory_for_it(client, run_jobs, fake_llm, db_engine):
+    chat(client, run_jobs, "Please store this: the boiler was serviced in March by Dan.")
+    fake_llm.script(Reply("You saved: the boiler was serviced in March by Dan."))
+    frames, _ = chat(client, run_jobs, "Bring up what I saved about the boiler.")
+    message = message_of(frames)
+    assert message["mode"] == "ACT"
+    action = fast_action(db_engine)
+    assert action["skill"] == "recall"
+    assert "the boiler was serviced in March by Dan" in [item["text"] for item in action["result"]["items"]]
+    with db_engine.connect() as connection:  # read, not stored a second time
+        assert connection.execute(select(func.count()).select_from(Fact)).scalar_one() == 1
+
+
+def test_a_prompt_asked_for_at_a_time_is_scheduled(client, run_jobs, fake_llm, db_engine):
+    fake_llm.script(
+        ToolCalls([("schedule", {"operation": "create", "kind": "prompt", "text": "ask what went well this week",
+                                 "due": "friday at 5pm", "recurrence": "weekly"})]),
+        DONE,
+        Reply("Done: every Friday at 5pm I'll ask you what went well this week."),
+    )
+    frames, _ = chat(client, run_jobs, "Every Friday at 5pm, ask me what went well this week.")
+    message = message_of(frames)
+    assert message["mode"] == "ACT"
+    with db_engine.connect() as connection:
+        items = connection.execute(select(ScheduledItem.kind, ScheduledItem.text, ScheduledItem.status)).all()
+        recurrence = connection.execute(select(ScheduledItem.recurrence)).scalar_one()
+    assert items == [("prompt", "ask what went well this week", "active")] and recurrence.startswith("FREQ=WEEKLY")
+
+
+def test_a_question_about_what_was_told_is_answered_in_words_and_acts_on_nothing(client, run_jobs, fake_llm,
+                                                                                  db_engine):
+    """The settled definition: "what did I tell you about my landlord?" wants an answer, not a skill run."""
+    answered_and_nothing_acted_on(client, run_jobs, fake_llm, db_engine, "What did I tell you about my landlord?",
+                                  "RESPOND", "You told me your landlord is slow to fix things.")
+

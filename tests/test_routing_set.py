@@ -29,9 +29,14 @@ Labelling notes (the mode definitions are those of issue 3):
   round seven statements of the older lines were relabelled RESPOND → ACKNOWLEDGE to follow the settled
   definition (lines 38, 80, 1084 here; lines 219, 220, 222, 227 of routing_tuning2.jsonl); statements of
   nervousness or worry stay RESPOND.
+- In issue 31's fourth round (2026-11-29) the settled definitions were applied to the questions about the person's
+  past: 57 rows labelled ACT that ask what the person told, or a fact of theirs, wanting an answer in words, were
+  relabelled RESPOND (and 15, 10 and 11 rows of routing_tuning1/2/3.jsonl); each is listed in its set's .md
+  (tests/data/routing_set.md, routing_tuning1.md, ...). Commands to show stored items stay ACT.
 - tests/data/routing_tuning1.jsonl and routing_tuning2.jsonl were frozen sets (routing_frozen.jsonl and
   routing_frozen2.jsonl) until issue 31's second round tuned on their misses, routing_tuning3.jsonl
-  (routing_frozen3.jsonl) until its third round; a fixed random third of each
+  (routing_frozen3.jsonl) until its third round, routing_tuning4.jsonl (routing_frozen4.jsonl) until its fourth;
+  a fixed random third of each
   (bench.routing.held_out_third) was never looked at. Quality on data never tuned on is measured by the
   frozen sets, tests/data/routing_frozen*.jsonl, written blind (bench.routing).
 """
@@ -71,6 +76,7 @@ FLOOR_SIGNALS_ONLY = 0.93
 TUNING_1 = ROOT / "tests" / "data" / "routing_tuning1.jsonl"  # was routing_frozen.jsonl, written by the tuner
 TUNING_2 = ROOT / "tests" / "data" / "routing_tuning2.jsonl"  # was routing_frozen2.jsonl, written blind
 TUNING_3 = ROOT / "tests" / "data" / "routing_tuning3.jsonl"  # was routing_frozen3.jsonl, written blind
+TUNING_4 = ROOT / "tests" / "data" / "routing_tuning4.jsonl"  # was routing_frozen4.jsonl, written blind
 FLOOR_TUNING_1_OVERALL = 0.97
 FLOOR_TUNING_1_ACT = 0.96
 FLOOR_TUNING_1_CLARIFY = 0.95
@@ -81,6 +87,9 @@ FLOOR_TUNING_2_SKILL = 0.98
 # The third (routing_frozen3.jsonl, 0.888 blind), tuned on from issue 31's third round: 0.979 overall, ACT 0.968,
 # CLARIFY 0.923, ACKNOWLEDGE 1.000, skill 90/91 with the default embedder; floors a little under.
 FLOOR_TUNING_3 = {"overall": 0.96, "ACT": 0.95, "CLARIFY": 0.90, "ACKNOWLEDGE": 0.95, "skill": 0.97}
+# The fourth (routing_frozen4.jsonl, 0.903 blind), tuned on from issue 31's fourth round; floors a little under
+# what the shipped weights reach with the default embedder (see bench/RESULTS.md, 2026-11-29).
+FLOOR_TUNING_4 = {"overall": 0.97, "ACT": 0.96, "CLARIFY": 0.94, "ACKNOWLEDGE": 0.97, "skill": 0.97}
 
 
 def load_set() -> list[dict]:
@@ -174,7 +183,7 @@ def _exemplar_keys() -> set[str]:
 
 def test_the_once_frozen_sets_are_well_formed_and_their_held_out_thirds_unseen():
     """Their held-out thirds measure something only while none of their lines is copied into the exemplars."""
-    assert TUNING_SETS == [TUNING_1, TUNING_2, TUNING_3]
+    assert TUNING_SETS == [TUNING_1, TUNING_2, TUNING_3, TUNING_4]
     first = _well_formed(TUNING_1)  # written apart from the tuning set and the exemplars: no line of theirs
     tuning = set().union(*(_same_message_keys(row["text"]) for row in load_set())) | _exemplar_keys()
     assert [row["text"] for row in first if _same_message_keys(row["text"]) & tuning] == []
@@ -190,6 +199,12 @@ def test_the_once_frozen_sets_are_well_formed_and_their_held_out_thirds_unseen()
     copied = [third[index]["text"] for index in hidden if _same_message_keys(third[index]["text"]) & _exemplar_keys()]
     # Two short reactions of its held-out third were exemplars before the set was written; none may be added.
     assert len(copied) <= 2, copied
+    fourth = _well_formed(TUNING_4)
+    hidden = held_out_third(fourth)
+    copied = [fourth[index]["text"] for index in hidden if _same_message_keys(fourth[index]["text"]) & _exemplar_keys()]
+    # Five short lines of its held-out third ("Set a reminder.", "cheers mate", ...) were exemplars before the set
+    # was written; none may be added.
+    assert len(copied) <= 5, copied
 
 
 @pytest.mark.parametrize("path", FROZEN_SETS, ids=[path.stem for path in FROZEN_SETS])
@@ -212,14 +227,16 @@ def test_the_second_once_frozen_set_with_the_default_embedder(configs_dir):
 
 
 @pytest.mark.slow
-def test_the_third_once_frozen_set_with_the_default_embedder(configs_dir):
+@pytest.mark.parametrize(("path", "floors"), [(TUNING_3, FLOOR_TUNING_3), (TUNING_4, FLOOR_TUNING_4)],
+                         ids=["third", "fourth"])
+def test_a_later_once_frozen_set_with_the_default_embedder(configs_dir, path, floors):
     embedder = for_requests(load_embedder("auto"))
-    scores = evaluate_with_skills(ModeRouter(configs_dir, embedder), load_rows(TUNING_3), embedder)
+    scores = evaluate_with_skills(ModeRouter(configs_dir, embedder), load_rows(path), embedder)
     right = sum(n for (verdict, _), n in scores.skills.items() if verdict == "right")
     got = {"overall": scores.accuracy(), **{mode: scores.recall(mode) for mode in ("ACT", "CLARIFY", "ACKNOWLEDGE")},
            "skill": right / sum(scores.skills.values())}
-    print(f"\nthird once-frozen set {got}")
-    assert {name: value >= FLOOR_TUNING_3[name] for name, value in got.items()} == dict.fromkeys(FLOOR_TUNING_3, True)
+    print(f"\n{path.stem} {got}")
+    assert {name: value >= floors[name] for name, value in got.items()} == dict.fromkeys(floors, True)
     assert scores.real_to_ignore() == 0
 
 

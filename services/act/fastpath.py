@@ -99,14 +99,20 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
         fact = _first_match(MEMORIZE, plain, lambda m: m["text"], anchored=True)
         if fact and not fact.lower().startswith("to "):  # "remember to call mum" is a task, not a fact
             return PlainAction("memorize", {"text": fact})
-    if asks_for_reminders(lowered, signals):
+    if asks_for_reminders(lowered, signals) or (signals.get("shows_stored") and _TIMED_THINGS.search(lowered)):
         return PlainAction("schedule", {"operation": "list"})
-    if signals.get("question") and not signals.get("action_request"):
+    if signals.get("shows_stored") and _GOALS.search(lowered):
+        return PlainAction("goal", {"operation": "list"})  # "list my goals"
+    if (signals.get("question") or signals.get("shows_stored")) and not signals.get("action_request"):
+        # "Bring up what I saved about the boiler" searches memory like a question about it does.
         # A question routed to ACT reads memory: recall with the question itself, the model then answers from it.
         return PlainAction("recall", {"query": text.strip()})
     return None
 
 
+# What a command to show stored items (the router's ``shows_stored``) names: the schedule's items, or the goals.
+_TIMED_THINGS = re.compile(r"\b(?:remind\w*|alarms?|timers?|check-?ins?|appointments?|events?|meetings?)\b")
+_GOALS = re.compile(r"\b(?:goals?|resolutions?)\b")
 _CHANGE_WORDS = re.compile(r"\b(?:cancel|delete|remove|move|change|push|postpone|snooze|stop|turn off)\b")
 
 
@@ -258,6 +264,10 @@ def plain_reply(entry: dict[str, Any]) -> str | None:
         return f"Done: I'll remind you to {created.get('text')} on {created.get('when')}."
     if entry.get("skill") == "memorize" and entry.get("ok"):
         return f"Noted, I'll remember: {result.get('text')}."
+    if entry.get("skill") == "goal" and entry.get("ok") and "goals" in result:
+        if not result["goals"]:
+            return "You have no goals yet."
+        return "Your goals: " + "; ".join(f"{goal['text']} ({goal['state']})" for goal in result["goals"]) + "."
     if entry.get("skill") == "goal" and entry.get("ok"):
         goal = result.get("created") or {}
         return f"New goal recorded: {goal.get('text')}. I'll keep track of it with you."

@@ -17,7 +17,10 @@ DEICTIC_OBJECT_RE = re.compile(
     r"(?:was|were) (?:saying|talking about|discussing))"
     r"(?: (?:to )?you)?(?: (?:earlier|before|yesterday|last time|just now))?"
     r"(?=\W*$|\W+(?:to|on|onto|in|into|for|please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte)\b)|"
-    r"\bthe(?: [a-z'-]+){1,2} from (?:before|earlier|yesterday|last time)\b"
+    r"\bthe(?: [a-z'-]+){1,2} from (?:before|earlier|yesterday|last time)\b|"
+    # "add the items as discussed": what was discussed is not in this conversation until an earlier turn says it.
+    r"\bas (?:discussed|agreed|planned|requested|promised|we (?:said|discussed|agreed))"
+    r"(?: (?:earlier|before|yesterday|last time))?(?=\W*$|\s*[.!?,;])"  # not "as discussed with my sister, ..."
 )
 CATAPHORIC_RE = re.compile(r"\b(it|this|that|these)\s*:\s*\S")
 # Descriptions that only make sense after something was named, like a pronoun: "the new ones", "the second
@@ -59,7 +62,7 @@ CONTEXT_DEPENDENT_RE = re.compile(
 )
 HABITUAL_RE = re.compile(
     r"\b(?:the|my) usual\b|\bsame (?:[a-z]+ )?as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
-    r"\blike (?:always|last time)\b"
+    r"\blike (?:always|last time|before)\b"
 )
 PERSON_CUE_RE = re.compile(
     r"\b(?:she|her|he|him|mom|mum|mother|dad|father|sister|brother|wife|husband|partner|boss|friend|colleague|"

@@ -30,6 +30,14 @@ from services.router.reference_words import (
     THAT_CLAUSE_RE,
     THING_PRONOUNS,
 )
+from services.router.store_words import (
+    ASKS_IN_WORDS_RE,
+    BARE_EDIT_RE,
+    PROMPT_ME_RE,
+    SAID_RE,
+    SHOW_STORED_RE,
+    SKILL_STORE_RE,
+)
 from services.router.textview import (
     TextView,
     flag,
@@ -48,6 +56,7 @@ from services.router.words import (
     FIRST_PERSON,
     HOWTO_RE,
     IMPERATIVE_VERBS,
+    INTERROGATIVES,
     LABEL_RE,
     LEAD_IN_RE,
     LIST_ITEMS_RE,
@@ -102,7 +111,14 @@ def skill_signals(view: TextView) -> dict[str, float]:
     """
     body = LEAD_IN_RE.sub("", view.lower)
     signals = {f"skill_{name}": flag(regex.search(body) is not None) for name, regex in SKILL_RES.items()}
+    # A command to show stored items reads them back, like recall ("show my reminders", "list my goals").
+    shows = flag(SHOW_STORED_RE.search(view.lower) is not None)
+    signals["skill_recall"] = max(signals["skill_recall"], shows)
+    # "every evening at 9:30, ask me how my day went", "at 10 tonight check in with me": a time opens the clause.
+    if TIME_RE.search(body) and PROMPT_ME_RE.search(TIME_RE.sub(",", body)):
+        signals["skill_schedule"] = 1.0
     signals["skill_any"] = max(signals.values())
+    signals["shows_stored"] = shows
     signals["remind_explain"] = flag(REMIND_EXPLAIN_RE.search(view.lower) is not None)
     return signals
 
@@ -137,9 +153,27 @@ def is_general_question(view: TextView) -> bool:
     return bool(body) and not imperative and not FIRST_PERSON.intersection(body)
 
 
+def asks_past_in_words(view: TextView, skills: dict[str, float], question: bool) -> bool:
+    """A question about what the person told, or a fact of theirs, that wants an answer in words (RESPOND): "what did
+    I tell you about my landlord?", "do you remember where I parked?", "remind me what my passport number is".
+
+    Not a command to show stored items ("show my saved notes", "look up what I told you about X"), nor a question
+    about a skill's own store ("what's my next reminder?", "what are my goals?"), unless it asks what was *said*
+    about it ("when did I say my dentist appointment was?")."""
+    if not (skills["skill_recall"] or skills["skill_introspect"]) or skills["shows_stored"]:
+        return False
+    if not question and ASKS_IN_WORDS_RE.search(view.lower) is None:
+        return False  # "summarise what you know about me", "tell me everything you've stored": commands
+    # "remind me what my passport number is": the ask's own "remind" names no stored reminder.
+    names_store = SKILL_STORE_RE.search(ASKS_IN_WORDS_RE.sub(" ", view.lower)) is not None
+    return not names_store or SAID_RE.search(view.lower) is not None
+
+
 def _is_write(view: TextView, skills: dict[str, float]) -> bool:
     if any(asks_for_text(view)) or is_general_question(view):
         return False  # "draft a reminder email", "can you set reminders?", "why do reminders fail?": nothing to store
+    if skills.get("shows_stored"):
+        return False  # "list my goals" reads them: no goal to set
     if skills["skill_forget"]:
         return True  # "erase what I told you about X" mentions the past to remove it
     if skills["skill_recall"] or skills["skill_introspect"]:
@@ -198,6 +232,9 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]])
     things, persons = _referring_words(view)
     context_dependent = bool(CONTEXT_DEPENDENT_RE.match(view.lower) or HABITUAL_RE.search(view.lower))
     content = _content_without_time(view)
+    # Nothing but times ("the 5th or the 6th?", "Friday?") answers a question no earlier turn asked.
+    bare_times = not content and TIME_RE.search(view.lower) is not None and not INTERROGATIVES.intersection(view.words)
+    context_dependent = context_dependent or (bare_times and not working_memory)  # not "what's on tomorrow?"
     if "ones" in things:  # "update the list with the new ones": "new ones" names nothing of its own
         content = _content_without_time(text_view(ANAPHORIC_NP_RE.sub(" ", view.lower)))
     imperative = imperative_signals(view)["imperative"] > 0
@@ -240,8 +277,8 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
     if resolved_reference and working_memory:  # "Schedule it." after "the dentist is on Friday at 10"
         has_time = has_time or TIME_RE.search(working_memory[-1][0].lower()) is not None
     # "the ones I listed" is no task of its own: only what the earlier turn said would be.
-    pointer_free = view if resolved_reference else text_view(
-        ANAPHORIC_NP_RE.sub(" ", DEICTIC_OBJECT_RE.sub(" ", view.lower)))  # nor is "the rest" or "the new ones"
+    pointer_free = view if resolved_reference else text_view(  # nor is "the rest", "the new ones" or "the usual"
+        HABITUAL_RE.sub(" ", ANAPHORIC_NP_RE.sub(" ", DEICTIC_OBJECT_RE.sub(" ", view.lower))))
     if skills["skill_list"]:  # "add to my packing list": the list's name is not an item
         pointer_free = text_view(NAMED_LIST_RE.sub(" ", pointer_free.lower))
     task_words = [w for w in _content_without_time(pointer_free) if w not in SKILL_WORDS]
@@ -289,10 +326,12 @@ def imperative_signals(view: TextView) -> dict[str, float]:
     imperative = bool(body) and (body[0] in IMPERATIVE_VERBS or VERB_ME_RE.search(lead_free) is not None) and (
         LABEL_RE.match(lead_free) is None)  # "Update: I sold the car!" tells news under a label
     rest = [w for w in body[1:] if w not in STOPWORDS]
-    vague = (imperative and not rest) or VAGUE_ASK_RE.match(view.lower) is not None or _placeholder(view)
+    # "Can you track something for me?", "can you change the time?": which thing, which time?
+    names_nothing = _placeholder(view) or BARE_EDIT_RE.match(lead_free) is not None
+    vague = (imperative and not rest) or VAGUE_ASK_RE.match(view.lower) is not None or names_nothing
     writing, capability = asks_for_text(view)
-    return {"imperative": flag(imperative), "vague_request": flag(vague), "writing_task": flag(writing),
-            "capability_question": flag(capability)}
+    return {"imperative": flag(imperative), "vague_request": flag(vague), "names_nothing": flag(names_nothing),
+            "writing_task": flag(writing), "capability_question": flag(capability)}
 
 
 def context_signals(ctx: RoutingContext, recent_turns: int) -> dict[str, float]:
@@ -356,6 +395,7 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
         # "that's great" points at nothing that needs resolving; "thanks, I'll try that" at the reply just given
         references.update(unresolved_reference=0.0, resolved_reference=0.0)
     signals.update(references)
+    signals["past_question"] = flag(asks_past_in_words(view, skills, bool(signals["question"])))
     # A question about a skill's topic that asks nothing of the person's own things ("pros and cons of reminders?").
     signals["general_question"] = flag(bool(skills["skill_any"]) and is_general_question(view))
     if references["unresolved_reference"] or skills["skill_recall"] or skills["skill_introspect"]:

@@ -33,6 +33,8 @@ def skill_hint(text: str, signals: Mapping[str, float]) -> str | None:
 
     if on("forget"):
         return "forget"
+    if signals.get("shows_stored") and not on("list"):
+        return "recall"  # a command to show stored items ("show my reminders", "list my goals")
     if on("introspect"):
         return "introspect"
     # "What are my goals right now?" reads the goals themselves; "remind me what I said about my goals" recalls.
@@ -61,8 +63,11 @@ def skill_explanation(text: str, signals: Mapping[str, float]) -> str | None:
         return None
     fired = ", ".join(name for name, value in signals.items() if value and name.startswith("skill_")
                       and name != "skill_any")
-    asked_about = [name for name in ("general_question", "capability_question", "writing_task") if signals.get(name)]
-    if asked_about:  # "Are phone reminders better than sticky notes?": the skill's words, no request to use it
+    asked_about = [name for name in ("general_question", "capability_question", "writing_task", "past_question")
+                   if signals.get(name)]
+    if asked_about == ["past_question"]:  # "what did I tell you about my landlord?"
+        state = "asks about the past (past_question): answered in words, nothing to run"
+    elif asked_about:  # "Are phone reminders better than sticky notes?": the skill's words, no request to use it
         state = f"only talks about it ({asked_about[0]}): nothing to run"
     elif signals.get("slots_complete"):
         state = "says what to do: it can run"

@@ -72,7 +72,7 @@ FILLER_WORDS = frozenset(
 
 # Where an imperative can start: the top of the message, a new clause, or after a polite lead-in.
 # (One factored alternation: re scans it several times faster than a list of "\bword " branches.)
-_CLAUSE_START = (
+CLAUSE_START = (
     r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|you can|you could|"
     r"u could|and(?: also)?|also|just|now|mind|be possible to|as to|need you to|want you to|let'?s) )"
 )
@@ -105,7 +105,7 @@ _LIST_ITEMS = (
 # "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is
 # missing). Not "make me a list of interview questions" (writing, RESPOND) unless items follow a colon.
 _LIST_CREATE = (
-    rf"{_CLAUSE_START}(?:(?:create|creating|make|making|start|starting|set(?:ting)? up|open|opening|begin|"
+    rf"{CLAUSE_START}(?:(?:create|creating|make|making|start|starting|set(?:ting)? up|open|opening|begin|"
     r"put(?:ting)? together|i (?:need|want|would like)|i'?d like)(?: me| us| myself)? (?:a |an |another )?(?:new )?|"
     r"new )"
     r"(?:[a-z'-]+ ){0,3}?(?:list|to-?do list|todo list|checklist|wishlist)\b"
@@ -148,7 +148,7 @@ SKILL_PATTERNS = {
     r"checklist)\b|"
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
     r"\b(?:add(?:ing)?|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
-    r"(?:list|groceries)\b|"
+    r"(?:list|groceries|to-?dos?)\b|"
     rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list|wishlist|checklist)\b(?! of)|{_LIST_CREATE}|"
     rf"{_LIST_ITEMS}|"
     # Reading lists back: "which lists have I got?", "read out the to-do list".
@@ -158,20 +158,20 @@ SKILL_PATTERNS = {
     # "what's on the packing list again?": a list named with "the" is still the person's.
     r"^(?:what'?s|what is|what are|what do i have|what have i got|anything|is there anything|how many \w+ are) "
     r"(?:on|in) the (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b",
-    "remember": rf"{_CLAUSE_START}(?:remember(?:ing)?|"
+    "remember": rf"{CLAUSE_START}(?:remember(?:ing)?|"
     r"remeber|rember|remembr|remmeber|memori[sz](?:e|ing)|not(?:e|ing) down|"
     r"keep(?:ing)? in mind|don'?t forget|mak(?:e|ing) a note|jot(?:ting)? down|writ(?:e|ing) down|"
     r"sav(?:e|ing))\b(?! (?:when|how|what|if|the time))|"
     r"\b(?:remember|note|memori[sz]e|save) (?:that|this)\b|\bfor future reference\b|"
     r"\b(?:you|u) (?:noted|remembered|saved|stored|kept) (?:that|this)\b|"  # "I'd appreciate it if you noted that"
     # Storing a given piece of information: "please store this: ...", "log that ...", "put this in your memory".
-    rf"{_CLAUSE_START}(?:stor(?:e|ing)|log(?:ging)?|record(?:ing)?|fil(?:e|ing)(?: away)?|keep(?:ing)?)\b "
+    rf"{CLAUSE_START}(?:stor(?:e|ing)|log(?:ging)?|record(?:ing)?|fil(?:e|ing)(?: away)?|keep(?:ing)?)\b "
     r"(?:this|that|these|it|the following|my|a note|a record)\b|"
-    rf"{_CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?)\b (?:the|my|our) "
+    rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?)\b (?:the|my|our) "
     r"[^.?!]{1,40}?(?:\bis\b|\bit'?s\b|:)|"
     # A storing verb straight before a colon hands over its payload: "please store: the spare key is at no. 12"
     # (a statement: "Note: I'm asking for a friend. How do I ...?" is a question with a remark before it).
-    rf"{_CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|remember|note(?: down)?|log|record|keep|memori[sz]e)"
+    rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|remember|note(?: down)?|log|record|keep|memori[sz]e)"
     r"\s*:\s*[^?\s][^?]*$|"
     r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|\bhang on to (?:this|that|it)\b|"
     r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these) down\b|^(?:note|memo|fyi)\s*:[^?]*$|"
@@ -223,7 +223,7 @@ SKILL_PATTERNS = {
     r"\b(?:set|add|record|create|make|start|track|log|keep track of|save|store|turn|count|treat|put)\b[^.?!]{0,40}?"
     r"\b(?:as|into) (?:a|an|my|one of my) (?:new |personal )?goals?\b|"
     r"\bi (?:want|'d like|would like|need) to (?:keep track of|track)\b|"
-    rf"{_CLAUSE_START}(?:track|keep track of|log|monitor) (?:my |our )?progress\b|\b(?:how'?s|how is|how am i doing)\b"
+    rf"{CLAUSE_START}(?:track|keep track of|log|monitor) (?:my |our )?progress\b|\b(?:how'?s|how is|how am i doing)\b"
     r"[^.?!]{0,40}\bgoals?\b|\bgoal (?:update|progress|check-?in)\b|"
     r"\b(?:turn|make) (?:it|that|this|those)(?: into)? (?:a|an|one of my|my) (?:new )?goals?\b|"
     r"\bhold me to (?:it|this|that)\b|"
@@ -232,7 +232,7 @@ SKILL_PATTERNS = {
     r"^(?:what|which) goals (?:am i|do i|have i|did i)\b",
     # Removing what the assistant knows: "forget that I live in Paris", "erase what I told you about X".
     # Not "forget it" (never mind), "don't forget" (remember) or "can you forget things?" (a capability question).
-    "forget": rf"{_CLAUSE_START}(?:(?:forget|unlearn)\b(?! (?:it|about it|things|stuff|anything|something)\b)(?=\W*\w)|"
+    "forget": rf"{CLAUSE_START}(?:(?:forget|unlearn)\b(?! (?:it|about it|things|stuff|anything|something)\b)(?=\W*\w)|"
     r"(?:erase|delete|remove|wipe|clear|purge|drop)\b[^.?!]{0,30}?\b(?:what (?:i|we) (?:just )?"
     r"(?:told|said|mentioned|shared|wrote)|(?:everything|all|anything|what) (?:that )?you (?:know|remember|have "
     r"(?:learned|learnt|stored|saved)|learned|learnt|stored|saved)|from (?:your )?memory)\b|"
@@ -241,9 +241,9 @@ SKILL_PATTERNS = {
     r"(?:about|on|of|that|saying)\b)|\bstop remembering\b|"
     r"\b(?:i )?(?:don'?t|do not) want you to (?:remember|keep|know|store)\b",
     # Changing or removing something already stored: reminders, list items, whole lists, goals.
-    "manage": rf"{_CLAUSE_START}(?:{_MANAGE_AT_CLAUSE})|\blist (?:called|named)\b|"
+    "manage": rf"{CLAUSE_START}(?:{_MANAGE_AT_CLAUSE})|\blist (?:called|named)\b|"
     r"\b(?:what|which|any|all (?:of )?my|list (?:my|all)|show (?:me )?my) (?:upcoming |active |current |pending )?"
-    rf"reminders\b|\bgoals?\b[^.?!]{{0,40}}?{_CLAUSE_START}(?:delete|drop|remove|cancel|abandon|archive) "
+    rf"reminders\b|\bgoals?\b[^.?!]{{0,40}}?{CLAUSE_START}(?:delete|drop|remove|cancel|abandon|archive) "
     r"(?:it|that|this)\b",
 }
 SKILL_RES = {name: re.compile(pattern) for name, pattern in SKILL_PATTERNS.items()}
@@ -255,7 +255,7 @@ LIST_WRITE_RE = re.compile(r"\b(?:add|adding|put|putting|pop|chuck|throw|stick|b
                            r"create|creating|make|making|start|"
                            r"starting|set up|setting up|open|opening|begin|together|need|want|like|new)\b")
 LIST_ITEMS_RE = re.compile(_LIST_ITEMS)
-WHOLE_LIST_RE = re.compile(rf"{_CLAUSE_START}{_WHOLE_LIST}")
+WHOLE_LIST_RE = re.compile(rf"{CLAUSE_START}{_WHOLE_LIST}")
 NAMED_LIST_RE = re.compile(rf"\b{_NAMED_LIST}")
 # A writing task ("could you write me a poem", "draft a reminder email to my team") asks for text, not for
 # something stored; "write it down" and "write X on my list" are still stores.
@@ -269,6 +269,9 @@ WRITING_RE = re.compile(
 REQUEST_RE = re.compile(
     r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b|\b(?:please|pls|plz|kindly)\b|\byou (?:can|could|may)\b|"
     r"\bi (?:want|need|'d like|would like) you\b|\bmind\b|\bpossible\b|\blet'?s\b|"
+    # Asking for the assistant's own view: "I'd appreciate your thoughts on ...", "I humbly request your advice".
+    r"\b(?:appreciate|request|want|need|welcome|value|love|like|seek|seeking|ask for|asking for|hear) your (?:honest )?"
+    r"(?:thoughts|advice|opinion|input|take|views?|recommendations?|suggestions?|guidance|feedback)\b|"
     # Politeness in other languages asks just as "please" does.
     r"\b(?:por favor|bitte|per favore|s'il (?:te|vous) pla[iî]t|alsjeblieft|proszę)\b"
 )
@@ -285,7 +288,8 @@ FIRST_PERSON = frozenset("i me my mine we us our ours myself ourselves i'm i've 
 HOWTO_RE = re.compile(
     r"(?:^|[.:;!?]\s+|[,:;]\s*)(?:(?:so|and|but|ok) )?how (?:do|can|could|should|would|did) "
     r"(?:i|you|we|one|people|u)\b|"
-    r"^how to\b"
+    r"^how to\b|"
+    r"\b(?:show|tell|teach) (?:me|us) how (?:to|do|does|can|you)\b"  # "show me how to set an alarm on android"
 )
 # A question about what the assistant can do, with nothing to do it on: "Can you set reminders?".
 CAPABILITY_RE = re.compile(
@@ -329,7 +333,7 @@ SKILL_WORDS = frozenset(
     "take keep mind jot write down don't forget create start store log record progress later memory following info "
     "information tasks checklist wishlist called named need want like pop chuck throw stick bung hang off onto "
     "storing saving setting creating making putting adding starting tracking keeping noting remembering logging "
-    "recording popping sticking ping pinging nudge nudging alert alerting wake"
+    "recording popping sticking ping pinging nudge nudging alert alerting wake item items entry entries"
     .split()
 )
 # Words of editing/forgetting requests that do not say *which* item: "Delete the reminder." still needs one.
@@ -346,7 +350,8 @@ MANAGE_WORDS = frozenset(
     "appointment appointments meeting meetings event events notification notifications item items entry".split()
 )
 
-INTERROGATIVES = frozenset("what what's whats wat when where who whom whose why how which".split())
+# A question word typed without its vowels is still one: "hw many tablespoons in a cup".
+INTERROGATIVES = frozenset("what what's whats wat wht when whn where whr who whom whose why how hw which".split())
 # A question asked inside a message or with no question mark: a question word opening a clause, then an auxiliary
 # ("my car squeaks when I brake. what could it be", "in git, what's the difference between ...").
 # A question asked as a statement: "I wonder why ...", "I'd like to know how ...".
@@ -374,7 +379,7 @@ VAGUE_ASK_RE = re.compile(
 PLACEHOLDER_RE = re.compile(
     r"^(?:(?:i (?:want|need|would like)|i'd like) (?:you )?to |please |can you |could you )?([a-z]+) (?:something|"
     r"a thing|an item|an entry|a task|"
-    r"smth)(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+)?)?\W*$"
+    r"smth)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+)?)?\W*$"
 )
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
@@ -393,9 +398,11 @@ IMPERATIVE_VERBS = frozenset(
     "use brainstorm teach convince outline rank pick choose calculate convert"
     .split()
 )
+# Openers before the message proper; "tell you what" / "guess what" / "you know what" announce news, they neither
+# command nor ask ("Tell you what, that yoga class was brutal.").
 LEAD_IN_RE = re.compile(
     r"^(?:(?:please|pls|plz|kindly|por favor|bitte|per favore|hey|ok|okay|so|and|also|now|can you|could you|would you|"
-    r"can u|could u|would u)[ ,]+)+"
+    r"can u|could u|would u|(?:i'?ll )?tell you what|guess what|you know what)[ ,!.]+)+"
 )
 STOPWORDS = frozenset(
     "a an the and or but if so of to in on at by for with from up about into over after before as is are was were "

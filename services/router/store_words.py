@@ -1,0 +1,51 @@
+"""Lexicons of what the person keeps with the assistant: showing it, asking about it, being prompted, editing it.
+
+Compiled once at import (pure data, no I/O), like ``services/router/words.py``; ``services/router/signals.py``
+turns them into ``shows_stored``, ``past_question``, a scheduled prompt's ``skill_schedule`` and ``names_nothing``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from services.router.words import CLAUSE_START
+
+# Asking to be prompted, opening a clause: with a time it is a scheduled prompt ("Every Monday at 8, ask me what my
+# priorities are"); "my boss will ask me about it on Monday" opens no clause with it.
+PROMPT_ME_RE = re.compile(rf"{CLAUSE_START}(?:ask|quiz|prompt|check in (?:with|on)|check on) me\b")
+# An edit of something never named: "Can you change the time?", "update the list" (no earlier turn: which one?).
+BARE_EDIT_RE = re.compile(
+    r"^(?:change|update|edit|move|adjust|modify|fix|redo|undo|switch|rename|cancel)(?: (?:the|that|this))? "
+    r"(?:time|date|day|list|reminder|alarm|goal|plan|note|entry|item|name|title)\W*$"
+)
+# A command to show what is stored (issue 31, fourth round): a display verb, then the person's stored things or what
+# was kept ("show my reminders", "list my goals", "pull up the memories you saved about Jamie", "look up what I told
+# you about X", "list everything I've asked you to store"). Not "show me how to ...", "list the goals of the
+# treaty", "find my keys". A list read by name is the list skill's own ("read me the shopping list").
+_SHOWN = (r"(?:reminders?|alarms?|timers?|goals?|resolutions?|notes?|memor(?:y|ies)|check-?ins?|appointments?|events?|"
+          r"meetings?|facts?|entries|records?)")
+_KEPT = (r"(?:saved|stored|kept|noted|remembered|recorded|logged|told you|said|mentioned|wrote|shared|"
+         r"asked you to (?:store|save|remember|keep|note))")
+SHOW_STORED_RE = re.compile(
+    rf"{CLAUSE_START}(?:show|list|display|pull up|bring up|give|get|fetch|read(?: out)?|look up|find|search|dig out|"
+    r"go through)(?: me| us)?(?: out)?(?: (?:a list of|a rundown of|all(?: of)?))? "
+    rf"(?:(?:my|our|the|all)(?: [a-z'-]+){{0,3}}? {_SHOWN}\b(?! of\b)|"
+    rf"(?:everything|what|anything|all|the (?:things|stuff|memories|notes|facts))(?: that)? (?:i|i've|i have|we|you|"
+    rf"you've|you have)(?: (?:already|ever))? {_KEPT})"
+)
+# A question about what the person told, or about a fact of theirs, wants an answer in words (RESPOND): "what did I
+# tell you about my landlord?", "do you remember where I parked?", "remind me what my passport number is". Asked
+# about a skill's own store it reads that store (ACT): "what's my next reminder?", "what are my goals?" — unless it
+# asks what was *said* about it ("when did I say my dentist appointment was?").
+ASKS_IN_WORDS_RE = re.compile(
+    r"\b(?:remind|tell) me(?: again)? (?:what|who|where|when|which|how|whether|if)\b|"
+    r"\brecall (?:for me )?(?:what|who|where|when|which|how|whether|if)\b"
+)
+SKILL_STORE_RE = re.compile(
+    r"\b(?:remind\w*|alarms?|timers?|appointments?|meetings?|events?|calendar|schedule\w*|agenda|diary|lists?|"
+    r"to-?dos?|goals?|resolutions?)\b"
+)
+SAID_RE = re.compile(
+    r"\b(?:i|we) (?:told|said|mentioned)\b|\b(?:did|have|had|didn'?t|haven'?t) (?:i|we) (?:ever )?(?:tell|say|mention|"
+    r"told|said|mentioned)\b"
+)
