@@ -46,12 +46,25 @@ def _notes() -> str:
 def test_the_notes_are_lines_under_their_day_oldest_first_said_to_the_person() -> None:
     notes = _notes().splitlines()
     assert notes == [
-        "2026-10-10:", "- You live in Porto.",
-        "2026-11-01:", "- Your sister Ana has her birthday on 14 March.",
-        "2026-11-15:", '- you said "I ran my first half marathon in 2 hours 5 minutes"',
-        "2026-11-20:", "- You moved to Berlin.",  # the newer fact last: the last word on where they live
+        "10 October 2026:", "- You live in Porto.",
+        "1 November 2026:", "- Your sister Ana has her birthday on 14 March.",
+        "15 November 2026:", '- you said "I ran my first half marathon in 2 hours 5 minutes"',
+        "20 November 2026:", "- You moved to Berlin.",  # the newer fact last: the last word on where they live
     ]
     assert "professional runner" not in _notes()  # the assistant's old words are no evidence about the person
+
+
+def test_named_speakers_are_quoted_by_name_and_their_relative_days_dated() -> None:
+    """An imported talk between two people: each one's words reach the notes under their name, the assistant's
+    never; "yesterday" gets the day it meant (a model reading it weeks later cannot count back)."""
+    turn = RecallHit("", "exchange", 1.0, {"relevance": 1.0}, [8], [], 8, at=_at("2023-10-20"), lines=[
+        {"speaker": "Melanie", "text": "We went camping yesterday!", "at": _at("2023-10-20")},
+        {"speaker": "assistant", "text": "How lovely, camping is great.", "at": _at("2023-10-20")},
+        {"speaker": "Caroline", "text": "Nice, I stayed home.", "at": _at("2023-10-20")},
+    ])
+    notes = render(Personal(), [], [], [turn], MemoryConfig(), 300, compact=True).splitlines()
+    assert notes == ["20 October 2023:", '- Melanie said "We went camping yesterday (19 October 2023)!"',
+                     '- Caroline said "Nice, I stayed home."']
 
 
 def test_a_day_heads_its_lines_once() -> None:
@@ -59,8 +72,8 @@ def test_a_day_heads_its_lines_once() -> None:
     facts = [_fact(f"The user has hobby number {n}", "2026-11-20", n) for n in range(1, 6)]
     facts.append(_fact("The user moved to Berlin", "2026-11-21", 9))
     notes = render(Personal(), facts, [], [], MemoryConfig(), 300, compact=True)
-    assert notes.count("2026-11-20") == 1 and notes.count("2026-11-21") == 1
-    assert notes.splitlines()[-2:] == ["2026-11-21:", "- You moved to Berlin."]
+    assert notes.count("20 November 2026") == 1 and notes.count("21 November 2026") == 1
+    assert notes.splitlines()[-2:] == ["21 November 2026:", "- You moved to Berlin."]
 
 
 def test_the_system_message_stays_first_and_the_notes_come_just_before_the_message() -> None:
@@ -69,7 +82,7 @@ def test_the_system_message_stays_first_and_the_notes_come_just_before_the_messa
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "system", "user"]
     assert messages[0]["content"] == "You are Engram."  # stable: llama.cpp's prompt cache keeps it and the history
     assert messages[3]["content"].startswith("Notes from earlier conversations")
-    assert "2026-11-20:\n- You moved to Berlin." in messages[3]["content"]
+    assert "20 November 2026:\n- You moved to Berlin." in messages[3]["content"]
     assert messages[-1] == {"role": "user", "content": "Where do I live?"}
 
 

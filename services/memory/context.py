@@ -32,6 +32,7 @@ from services.memory.config import MemoryConfig
 from services.memory.recall import RecallHit, recall
 from services.memory.refusals import SQL_PATTERN, refused_things
 from services.memory.second_person import to_you
+from services.memory.timewords import anchored, spoken_day
 
 TURN_CHARS = 240
 
@@ -128,13 +129,13 @@ def compact_notes(personal: Personal, facts: list[RecallHit], episodes: list[Rec
     pending = [f"- reminder for {item.text.rstrip('.')}." for item in personal.reminders]
     pending = [line for line in pending + [f"- your {item.text.rstrip('.')}." for item in personal.lists]
                if budget.take(line)]
-    kept = [(at, line) for at, line in items if line and budget.take(f"{_day(at)}:\n{line}")]
+    kept = [(at, line) for at, line in items if line and budget.take(f"{_note_day(at)}:\n{line}")]
     kept.sort(key=lambda item: item[0] or dt.datetime.min.replace(tzinfo=dt.UTC))
     out: list[str] = []
     day = None
     for at, line in dict.fromkeys(kept):
-        if _day(at) != day:
-            day = _day(at)
+        if _note_day(at) != day:
+            day = _note_day(at)
             out.append(f"{day}:")
         if line not in out:
             out.append(line)
@@ -144,7 +145,12 @@ def compact_notes(personal: Personal, facts: list[RecallHit], episodes: list[Rec
 
 
 def _note_fact(text: str, at: dt.datetime | None) -> str:
-    return f"- {to_you(_short(text).rstrip('.'))}."
+    return f"- {anchored(to_you(_short(text).rstrip('.')), at)}."
+
+
+def _note_day(at: dt.datetime | None) -> str:
+    """"29 November 2026": as people write it, and six of Qwen's tokens where the ISO form takes ten."""
+    return spoken_day(at.date()) if at else "date unknown"
 
 
 def _note_episode(hit: RecallHit) -> str:
@@ -152,11 +158,19 @@ def _note_episode(hit: RecallHit) -> str:
 
 
 def _note_said(hit: RecallHit) -> str:
-    """The person's own turns of a recalled exchange, quoted with their day ("" when it holds none)."""
-    said = [line for line in hit.lines if line.get("speaker") == "user"] if hit.lines else [
-        {"at": hit.at, "text": hit.meta.get("user_text", hit.text)}]
-    return "\n".join(f'- you said "{_short(line["text"])}"' for line in said
-                     if str(line.get("text") or "").strip())
+    """What people said in a recalled exchange, quoted ("" when only the assistant spoke).
+
+    The assistant's old replies are no evidence about anyone; the person's turns and, in an imported
+    conversation, each named speaker's are ("Melanie said …"), their relative time words dated.
+    """
+    said = [line for line in hit.lines if line.get("speaker") != "assistant"] if hit.lines else [
+        {"at": hit.at, "text": hit.meta.get("user_text", hit.text), "speaker": "user"}]
+    return "\n".join(f'- {_speaker(line.get("speaker"))} said "{anchored(_short(line["text"]), line.get("at"))}"'
+                     for line in said if str(line.get("text") or "").strip())
+
+
+def _speaker(name: Any) -> str:
+    return "you" if name in (None, "", "user") else str(name)
 
 
 @dataclass(frozen=True)
