@@ -198,8 +198,8 @@ def build(engine: Engine, sessions: sessionmaker[Session], url: str, real: Embed
     words_s = time.monotonic() - words_started
     rest = [t for t in tenants if not t.real]
     done = 0
-    # Heavy people first: the last minutes of the load are not one process importing 90k exchanges alone.
-    rest.sort(key=lambda t: -t.size)
+    # Heavy people last: a build cut short (a busy box) still holds a fair spread of light and medium people.
+    rest.sort(key=lambda t: t.group == "heavy")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_worker_start, initargs=(url, str(cache), real.model_id)) as pool:
         for n, s in pool.map(_worker_import, rest):

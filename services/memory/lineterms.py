@@ -91,11 +91,13 @@ class AskedTerms:
 
 
 _NO_EXPANSION = "SELECT CAST(NULL AS text), CAST(NULL AS float8) WHERE false"  # no row
-# The user's first ``:sample`` lines by id (migration 0019's index: a range of it, whatever the table holds before
-# them; "the first rows in the table's order" scanned everyone's rows stored before theirs). A statement reads it
-# only when some count is not kept (a CTE is computed when first read).
-_SAMPLE = ("s AS MATERIALIZED (SELECT id, search FROM exchange_lines WHERE user_id = :user ORDER BY id "
-           "LIMIT :sample)")
+# The user's first ``:sample`` lines by id: their ids from migration 0019's index alone (an index-only range, whatever
+# the table holds before them), then those rows. "The first rows in the table's order" scanned everyone's rows stored
+# before theirs, and rows by id read in one scan let the planner walk the primary key through everyone's (a person
+# holding a fifth of the table looks, to it, as if their rows were spread evenly): 22k pages for 2,000 rows at 150k.
+# A statement reads it only when some count is not kept (a CTE is computed when first read).
+_SAMPLE = ("s AS MATERIALIZED (SELECT id, search FROM exchange_lines WHERE user_id = :user AND id = ANY(ARRAY("
+           "SELECT id FROM exchange_lines WHERE user_id = :user ORDER BY id LIMIT :sample)))")
 # The person's version, line count and the highest line id now; the lines they added since the kept counts were
 # read (``n``: read only when the kept counts are of a full sample and at
 # most MAX_GROWTH lines behind); whether the kept counts (``:known_version``) serve: the current ones (``same``), or
