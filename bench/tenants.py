@@ -205,7 +205,8 @@ def print_build(stats: dict, reused: bool) -> None:  # type: ignore[type-arg]
     rest = stats["exchanges"] - stats["real_exchanges"]
     say(f"\nbuild{how}: {stats['people']} people, {stats['exchanges']:,.0f} exchanges in {stats['build_s']:.0f} s "
         f"(load at start {stats['load']}); import {stats['exchanges'] / stats['import_s']:.0f} exchanges/s "
-        f"({stats['jobs']} people at once, vectors inline; {stats['real_exchanges']:,.0f} embedded by the model "
+        f"({stats['jobs']} people at once, vectors inline, the HNSW index built after in "
+        f"{stats.get('index_s', 0):.0f} s; {stats['real_exchanges']:,.0f} embedded by the model "
         f"in {stats['real_s']:.0f} s, the rest {rest / (stats['import_s'] - stats['real_s']):.0f}/s); "
         f"their words {stats['words']:,.0f} in "
         f"{stats['words_s']:.0f} s; ANALYZE {stats['analyze_s']:.1f} s, VACUUM (ANALYZE) "
@@ -260,7 +261,8 @@ def main() -> None:
         else:
             say(f"building {args.users} people, ~{args.exchanges:,} exchanges in {folder} (load {load_average()})")
             stats = {"load": load_average(), "people": len(tenants)}
-            stats |= build(sessions, embedder, bank, tenants, args.jobs, say)
+            bank_cache = folder.parent / "tenants-bank.npz"
+            stats |= build(engine, sessions, server.url, embedder, bank_cache, tenants, args.jobs, say)
             stats |= maintenance(engine)
             with sessions() as session:
                 stats["sizes"] = sizes(session)

@@ -24,7 +24,7 @@ from tests.test_memory_speakers import NOW, QUESTION, PastimeEmbedder, _import
 
 pytestmark = pytest.mark.integration
 
-LEXICAL_APART = "SELECT t.id FROM (SELECT id, search FROM exchange_lines"
+LEXICAL_APART = "SELECT t.id FROM (((SELECT id, search FROM (SELECT id, search FROM exchange_lines"
 
 
 class SlowEmbedder(PastimeEmbedder):

@@ -226,9 +226,10 @@ def test_a_recall_asks_for_facts_and_episodes_only_when_the_user_has_some_and_se
         # terms. The terms come in two statements (the asked words, then their expansion) when the query's vector
         # was not there yet as the asked words were counted. The exchange arms: the search settings and the arms,
         # on the other connection. Last, the returned exchanges' texts (read for those few, not for every turn).
-        apart = [s for s in statements if s.startswith("SELECT t.id FROM (SELECT id, search FROM exchange_lines")]
+        lexical = "SELECT t.id FROM (((SELECT id, search FROM (SELECT id, search FROM exchange_lines"
+        apart = [s for s in statements if s.startswith(lexical)]
         counted = [s for s in statements
-                   if s.startswith("WITH s AS MATERIALIZED (SELECT ctid, search FROM exchange_lines")]
+                   if s.startswith("WITH s AS MATERIALIZED (SELECT id, search FROM exchange_lines")]
         assert len(statements) - len(apart) - len(counted) == 3 and len(apart) <= 1 and 1 <= len(counted) <= 2
         assert statements[-1].startswith("SELECT id, thread_id, session_id, user_text, reply FROM exchanges")
         assert len(aside) == 2 and "ORDER BY t.embedding <=>" in aside[1]

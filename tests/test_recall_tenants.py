@@ -1,5 +1,6 @@
-"""Many people in one table: the vector arm searches a small person exactly, a large one by the HNSW index, and
-no recall ever returns another person's rows (services/memory/search.py ``vector_sql``; bench/tenants.py)."""
+"""Many people in one table: the vector arm searches a small person exactly, a large one by the HNSW index; the BM25
+arm matches a small person's own rows, a large one's through the full-text index; and no recall ever returns another
+person's rows (services/memory/search.py ``vector_sql``, turns.py ``lexical_lines``; bench/tenants.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from services.db import Exchange, insert
-from services.memory import search
+from services.memory import lineterms, search, turns
 from services.memory.config import RecallConfig
 from services.memory.recall import recall
 from tests.memory_builders import create_thread, create_user, unit_vector
@@ -95,6 +96,32 @@ def test_a_large_person_is_searched_by_the_index_and_a_small_one_never_is(sessio
         own_rows = next(line for line in plan.splitlines() if "ix_exchanges_user_id" in line)
         assert ("never executed" in by_index) == (user == "alice"), plan
         assert ("never executed" in own_rows) == (user == "bob"), plan
+
+
+def test_a_small_persons_bm25_matches_come_from_their_own_rows_the_same_as_by_the_index(session):
+    query = unit_vector(np.random.default_rng(5).standard_normal(384))
+    people = _people(session, {"alice": 60, "bob": 400}, query, crowd="bob")
+    config, by_index = RecallConfig(exact_lines=200), RecallConfig(exact_lines=0)
+    session.execute(text("ANALYZE exchange_lines"))
+    asked = "coffee piano garden kayak"
+    for user in ("alice", "bob"):
+        search.prepare_vector_search(session, config)
+        terms = lineterms.line_terms(session, user, asked, config)
+        params: dict = {"user": user, "limit": 60}
+        sql = turns.lexical_lines_sql(terms, config, params)
+        plan = "\n".join(session.scalars(search.statement("EXPLAIN (ANALYZE, COSTS OFF) " + sql), params))
+        lines = plan.splitlines()
+        branch = next(i for i, line in enumerate(lines) if "Subquery Scan on o" in line)
+        # The own-rows branch's row source runs for her only; his turns come by the other branch.
+        source = next(line for line in lines[branch:] if "Scan" in line and " on exchange_lines" in line)
+        assert ("never executed" in source) == (user == "bob"), plan
+        if user == "alice":
+            assert all("never executed" in line for line in plan.splitlines() if "ix_exchange_lines_search" in line)
+        found = turns.lexical_lines(session, user, terms, 60, config)
+        assert found and found == turns.lexical_lines(session, user, terms, 60, by_index)
+        owners = session.scalars(text("SELECT DISTINCT l.user_id FROM exchange_lines l WHERE l.id = ANY(:ids)"),
+                                 {"ids": found}).all()
+        assert owners == [user] and len(people[user]) > 0
 
 
 def test_no_recall_returns_another_persons_rows(session, hash_embedder):

@@ -206,20 +206,43 @@ def test_a_recall_after_an_added_turn_finds_it_with_the_counts_brought_up_to_dat
         assert COUNTS.get(session, "alice", config).version != kept.version  # brought up to date, then used
 
 
-def test_a_turn_stored_in_free_space_before_the_samples_end_makes_the_counts_read_again(db_engine):
+def test_a_turn_stored_in_free_space_before_the_sample_is_counted_in_as_a_recount_would(db_engine):
+    """The sample is her first turns by id, not the table's first rows: a new turn stored in free space at the
+    table's start (a migration's rewrite leaves it) does not join it, so the counts are brought up to date."""
     _import(db_engine, "alice", 80)
     with db_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-        # Free space at the table's start, as a migration's rewrite leaves: a new turn's lines land there.
         connection.execute(text("DELETE FROM exchange_lines WHERE id IN (SELECT id FROM exchange_lines "
                                 "WHERE user_id = 'alice' ORDER BY id LIMIT 6)"))
         connection.execute(text("VACUUM exchange_lines"))
     with Session(db_engine) as session:
         _afresh(session, "alice", QUERY, CONFIG)
-        end = COUNTS.get(session, "alice", CONFIG).sample_end
         _add_turns(session, ["zanzibar in the free space"])
-        assert session.scalar(text("SELECT bool_or(ctid < CAST(:end AS tid)) FROM exchange_lines "
-                                   "WHERE text = 'zanzibar in the free space'"), {"end": end})
-        assert _counted_again(session)
+        assert session.scalar(text("SELECT ctid < (SELECT max(ctid) FROM exchange_lines WHERE user_id = 'alice' "
+                                   "AND id IN (SELECT id FROM exchange_lines WHERE user_id = 'alice' ORDER BY id "
+                                   "LIMIT 10)) FROM exchange_lines WHERE text = 'zanzibar in the free space'"))
+        sent = _terms_statements(session)
+        found = lineterms.line_terms(session, "alice", QUERY, CONFIG)
+        assert not _reads_the_sample(session, *sent[-1])
+        assert found == _afresh(session, "alice", QUERY, CONFIG)
+
+
+def test_the_sample_is_the_persons_own_first_turns_whoever_is_stored_before_them(db_engine):
+    """Many people in one table: her sample is her first length_sample turns by id, whatever the table's order
+    (her first turns rewritten, so stored last; another person's rows before hers)."""
+    _import(db_engine, "bob", 120)
+    _import(db_engine, "alice", 80)
+    with db_engine.begin() as connection:
+        connection.execute(text("UPDATE exchange_lines SET text = 'a long winding account of seven different "
+                                "harbours visited' WHERE id IN (SELECT id FROM exchange_lines WHERE user_id = 'alice' "
+                                "ORDER BY id LIMIT 5)"))
+    with Session(db_engine) as session:
+        terms = _afresh(session, "alice", QUERY, CONFIG)
+        first = session.scalar(text("SELECT avg(length(search)) FROM (SELECT search FROM exchange_lines "
+                                    "WHERE user_id = 'alice' ORDER BY id LIMIT 10) s"))
+        by_storage = session.scalar(text("SELECT avg(length(search)) FROM (SELECT search FROM exchange_lines "
+                                         "WHERE user_id = 'alice' ORDER BY ctid LIMIT 10) s"))
+        assert terms.total == 80 and float(first) != pytest.approx(float(by_storage))
+        assert terms.avg_len == pytest.approx(float(first))
 
 
 def test_a_turn_rewritten_in_place_makes_the_counts_read_again(db_engine):

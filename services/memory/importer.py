@@ -173,11 +173,9 @@ def _store_batch(sessions: sessionmaker[Session], embedder: Embedder | None, use
         if missing and embedder is not None:
             embedded = {**embedded, **_embed_new(sessions, embedder, user_id, missing)}
         model_id = embedder.model_id if embedder is not None else None
-        rows = [_exchange_row(user_id, record, embedded.get(record.key, (None, {}))[0], model_id) for record in fresh]
         # The trigger of migration 0007 would derive two lines per exchange; the import knows the real ones.
         session.execute(text("SELECT set_config('engram.own_lines', 'on', true)"))
-        result = session.execute(insert(Exchange).values(rows).on_conflict_do_nothing()
-                                 .returning(Exchange.id, Exchange.external_id))
+        result = session.execute(INSERT_EXCHANGES, _exchange_columns(user_id, fresh, embedded, model_id))
         inserted = {row.external_id: int(row.id) for row in result}
         insert_lines(session, user_id, [(inserted[r.key], r) for r in fresh if r.key in inserted],
                      {r.key: embedded[r.key][1] for r in fresh if r.key in embedded})
@@ -263,13 +261,34 @@ def _ensure_threads(session: Session, user_id: str, records: list[Record]) -> No
         "ended_at": func.greatest(ConversationSession.ended_at, statement.excluded.ended_at)}))
 
 
-def _exchange_row(user_id: str, record: Record, vector: Any, model_id: str | None) -> dict[str, Any]:
+# A batch's exchanges as one array per column (text vectors, as the COPY of their lines): one statement compiled once,
+# where a multi-row VALUES built by SQLAlchemy and pgvector's per-float formatting were ~60 % of an import's client CPU.
+_COLUMNS = ("request_id", "thread_id", "session_id", "source", "user_text", "reply", "mode", "topic", "external_id",
+            "occurred_at", "embedding", "embedding_model")
+_TYPES = ("text", "text", "text", "text", "text", "text", "text", "text", "text", "timestamptz", "text", "text")
+_SELECTED = ", ".join("CAST(n.embedding AS vector)" if c == "embedding" else f"n.{c}" for c in _COLUMNS)
+_ARRAYS = ", ".join(f"CAST(:{c} AS {t}[])" for c, t in zip(_COLUMNS, _TYPES, strict=True))
+INSERT_EXCHANGES = text(
+    f"INSERT INTO exchanges (user_id, {', '.join(_COLUMNS)}, tool_trail, timings, confidence, fallback, "
+    f"prompt_tokens, completion_tokens, total_tokens) SELECT :user_id, {_SELECTED}, "
+    "'[]'::jsonb, '{}'::jsonb, 0.0, false, 0, 0, 0 "
+    f"FROM unnest({_ARRAYS}) WITH ORDINALITY AS n({', '.join(_COLUMNS)}, ord) ORDER BY n.ord "
+    "ON CONFLICT DO NOTHING RETURNING id, external_id")
+
+
+def _exchange_columns(user_id: str, records: list[Record], embedded: dict[str, Any],
+                      model_id: str | None) -> dict[str, Any]:
+    """The parameters of ``INSERT_EXCHANGES`` for ``records`` (their vectors from ``embedded``, by key)."""
+    vectors = [embedded.get(record.key, (None, {}))[0] for record in records]
     return {
-        "request_id": "imr-" + digest(user_id, record.key), "user_id": user_id,
-        "thread_id": thread_id_for(user_id, record.thread_key), "session_id": session_id_for(user_id,
-                                                                                          record.session_key),
-        "source": record.source, "user_text": record.user_text, "reply": record.reply, "mode": record.mode,
-        "topic": record.topic, "external_id": record.key, "occurred_at": record.at, "embedding": vector,
-        "embedding_model": model_id if vector is not None else None, "tool_trail": [], "timings": {},
-        "confidence": 0.0, "fallback": False,
+        "user_id": user_id,
+        "request_id": ["imr-" + digest(user_id, record.key) for record in records],
+        "thread_id": [thread_id_for(user_id, record.thread_key) for record in records],
+        "session_id": [session_id_for(user_id, record.session_key) for record in records],
+        "source": [record.source for record in records], "user_text": [record.user_text for record in records],
+        "reply": [record.reply for record in records], "mode": [record.mode for record in records],
+        "topic": [record.topic for record in records], "external_id": [record.key for record in records],
+        "occurred_at": [record.at for record in records],
+        "embedding": [speakers.vector_literal(vector) for vector in vectors],
+        "embedding_model": [model_id if vector is not None else None for vector in vectors],
     }

@@ -213,6 +213,13 @@ def _lex_sql(terms: Terms, params: dict[str, Any], search: str = "t.search") -> 
     return "(" + " + ".join(parts) + ")"
 
 
+def small_person_sql(exact_lines: int) -> str:
+    """Whether the person (``:user``) has at most ``exact_lines`` turns, as a SQL boolean on no row of the query
+    (one primary-key read of ``exchange_line_counts``): a one-time filter that gates a branch before it runs."""
+    return (f"(SELECT coalesce(max(c.lines), 0) <= {int(exact_lines)} FROM exchange_line_counts c "
+            "WHERE c.user_id = :user)")
+
+
 def vector_sql(kind: str, limit: str = "limit", exact_lines: int = 0) -> str:
     """The vector arm's statement (``:qvec``, its row limit in the parameter named ``limit``).
 
@@ -228,8 +235,7 @@ def vector_sql(kind: str, limit: str = "limit", exact_lines: int = 0) -> str:
     indexed = f"ORDER BY t.embedding <=> :qvec LIMIT :{limit}"
     if kind != "exchange" or exact_lines <= 0:
         return base + indexed
-    small = (f"(SELECT coalesce(max(c.lines), 0) <= {int(exact_lines)} FROM exchange_line_counts c "
-             "WHERE c.user_id = :user)")
+    small = small_person_sql(exact_lines)
     # "+ 0" keeps the planner off the HNSW index in the exact branch (as window_sql does).
     return (f"({base}AND t.embedding IS NOT NULL AND {small} ORDER BY (t.embedding <=> :qvec) + 0 LIMIT :{limit}) "
             f"UNION ALL ({base}AND NOT {small} {indexed})")

@@ -14,14 +14,12 @@ CLUSTER) versions nothing: kept counts live at most ``TTL_S`` seconds (60 before
 less than once a minute recounted at every recall).
 
 A chatting person adds turns between two recalls, so the version moves at nearly every recall. When all the
-person did since the counts were read is add at most ``MAX_GROWTH`` turns, stored after the sample's last row
-(their line count grew by exactly the number of their lines after the highest line id of that read, ``top``,
-and after the sample's ``ctid``: a removed, late-committed line or one stored in free space before the sample's
-end breaks the equality), the counts are brought up to date instead of read again (``Kept.grown``): the line
-count is the current one, each exactly counted word gains the new turns holding it (capped as counted), and the
-sample is the one a recount would read (its first ``length_sample`` rows in physical order are unchanged), so
-its counts, size and length stand: the same terms as a recount. A table with free space before the sample's
-end (a migration's rewrite leaves it) takes new turns there, each joining the sample: those recount, as before.
+person did since the counts were read is add at most ``MAX_GROWTH`` turns (their line count grew by exactly the
+number of their lines after the highest line id of that read, ``top``: a removed or late-committed line breaks the
+equality), the counts are brought up to date instead of read again (``Kept.grown``): the line count is the current
+one, each exactly counted word gains the new turns holding it (capped as counted), and the sample is the one a
+recount would read (their first ``length_sample`` turns by id, a full sample's last below ``top``), so its
+counts, size and length stand: the same terms as a recount.
 """
 
 from __future__ import annotations
@@ -71,7 +69,6 @@ class Kept:
     expires: float = 0.0
     lines: int = 0  # the person's line count at ``version``
     top: int = 0  # the highest line id (anyone's) at ``version``: the person's later lines are the ones added
-    sample_end: str = "(0,0)"  # the sample's last row (ctid): a line stored before it would join a sample read now
     # The kept lexemes quoted as array elements, each once (sampled, asked), and as array literals when sent.
     _elements: tuple[list[str], list[str]] = field(default_factory=lambda: ([], []))
     _literals: tuple[str, str] | None = None
@@ -87,8 +84,7 @@ class Kept:
         if self._literals is None:
             self._literals = ("{" + ",".join(self._elements[0]) + "}", "{" + ",".join(self._elements[1]) + "}")
         return {"known_version": self.version, "known_n": self.n, "known_sampled": self._literals[0],
-                "known_asked": self._literals[1], "known_lines": self.lines, "known_top": self.top,
-                "known_end": self.sample_end}
+                "known_asked": self._literals[1], "known_lines": self.lines, "known_top": self.top}
 
     def grown(self, version: str, lines: int, top: int, added: list[str] | None, cap: int) -> Kept:
         """These counts brought up to ``version``, at which the person has ``lines`` lines and the highest line id
@@ -98,7 +94,7 @@ class Kept:
         exact = {lexeme: count if count is None or count >= cap else min(cap, count + holding[lexeme])
                  for lexeme, count in self.exact.items()}
         return Kept(version, self.n, self.avg_len, dict(self.sampled), exact, self.expires, lines, top,
-                    self.sample_end, (list(self._elements[0]), list(self._elements[1])), self._literals,
+                    (list(self._elements[0]), list(self._elements[1])), self._literals,
                     self.sample_counts, self.read_at)
 
     def sample_count(self, lexeme: str) -> int | None:
@@ -133,7 +129,7 @@ def _quoted(lexeme: str) -> str:
 
 
 NOTHING_KEPT = {"known_version": None, "known_n": 0, "known_sampled": "{}", "known_asked": "{}", "known_lines": 0,
-                "known_top": 0, "known_end": "(0,0)"}
+                "known_top": 0}
 
 
 class TermCounts:
@@ -153,17 +149,16 @@ class TermCounts:
             return kept
 
     def put(self, session: Session, user_id: str, config: RecallConfig, version: str | None,
-            rows: list[TermRow], top: int | None = None, sample_end: str | None = None) -> Kept | None:
+            rows: list[TermRow], top: int | None = None) -> Kept | None:
         """Keep the counts a statement read afresh at ``version`` (None: the person has no turns; nothing kept),
-        when the highest line id was ``top`` and the sample ended at row ``sample_end``; returns them."""
+        when the highest line id was ``top``; returns them."""
         key = _key(session, user_id, config)
         with self._lock:
             self._kept.pop(key, None)
             if version is None or not rows:
                 return None
             kept = Kept(version, int(rows[0].n or 0), rows[0].avg_len, expires=time.monotonic() + TTL_S,
-                        lines=int(rows[0].lines or 0), top=int(top or 0), sample_end=sample_end or "(0,0)",
-                        read_at=time.monotonic())
+                        lines=int(rows[0].lines or 0), top=int(top or 0), read_at=time.monotonic())
             kept.learn(rows)
             self._kept[key] = kept
             while len(self._kept) > MAX_PEOPLE:

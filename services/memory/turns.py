@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from services.db import BINARY_RESULTS
 from services.memory.config import RecallConfig
 from services.memory.lineterms import LineTerms
-from services.memory.search import quote_lexeme, statement
+from services.memory.search import quote_lexeme, small_person_sql, statement
 
 
 def bm25_sql(alias: str, terms: LineTerms, config: RecallConfig, params: dict[str, Any]) -> str:
@@ -59,21 +59,39 @@ def lexical_lines_sql(terms: LineTerms, config: RecallConfig, params: dict[str, 
     # A query of common words only searches by the rarest of them: its matches may be scored fewer.
     params.update(tsq=terms.terms.tsquery, cap=config.common_match_cap if terms.common else config.match_cap)
     score = bm25_sql("t", terms, config, params)
-    return f"SELECT t.id FROM ({_matches_sql(terms, params)}) t ORDER BY {score} DESC, t.id LIMIT :{limit}"
+    return (f"SELECT t.id FROM ({_matches_sql(terms, params, config.exact_lines)}) t ORDER BY {score} DESC, t.id "
+            f"LIMIT :{limit}")
 
 
-def _matches_sql(terms: LineTerms, params: dict[str, Any]) -> str:
+def _matches_sql(terms: LineTerms, params: dict[str, Any], exact_lines: int = 0) -> str:
     """The (at most ``:cap``) matching lines the BM25 arm scores."""
-    matching = "SELECT id, search FROM exchange_lines WHERE user_id = :user AND search @@ CAST(:{} AS tsquery)"
     if terms.pair is None:
-        return f"{matching.format('tsq')} LIMIT :cap"
+        return f"{_matching('tsq', exact_lines)} LIMIT :cap"
     # A common word's matches beyond the cap are cut in storage order (the oldest kept), an arbitrary subset;
     # the lines that also hold the second rarest word come first, the rest fill up to the cap (the Append stops
     # there). Those lines are where BM25's best are: at 100k, 300 so chosen kept more of the uncapped top ten
     # than the first 1,000 (bench/recall_rounds.md, rlat7).
     params["pair"] = " & ".join(quote_lexeme(lexeme) for lexeme in terms.pair)
-    return (f"SELECT * FROM (({matching.format('pair')}) UNION ALL ({matching.format('tsq')} "
-            "AND NOT search @@ CAST(:pair AS tsquery))) m LIMIT :cap")
+    return (f"SELECT * FROM ({_matching('pair', exact_lines)} UNION ALL "
+            f"{_matching('tsq', exact_lines, 'AND NOT search @@ CAST(:pair AS tsquery)')}) m LIMIT :cap")
+
+
+def _matching(tsquery: str, exact_lines: int, also: str = "") -> str:
+    """The person's lines matching the tsquery parameter ``tsquery`` (and ``also``), as a parenthesised SELECT.
+
+    ``exact_lines`` > 0: a person with at most that many turns is matched over their own rows (migration 0019's
+    index, in id order), not by the full-text index, whose posting lists hold everyone's turns: a word's list grows
+    with the whole database, a small person's rows do not (bench/tenants.py). Each branch is gated once
+    (``search.small_person_sql``); the other costs nothing."""
+    matches = f"search @@ CAST(:{tsquery} AS tsquery) {also}"
+    indexed = f"SELECT id, search FROM exchange_lines WHERE user_id = :user AND {matches}"
+    if exact_lines <= 0:
+        return f"({indexed})"
+    small = small_person_sql(exact_lines)
+    # OFFSET 0: the match is tested on the person's rows as read, never pushed down to the full-text index.
+    own = (f"SELECT id, search FROM (SELECT id, search FROM exchange_lines WHERE user_id = :user AND {small} "
+           f"ORDER BY id OFFSET 0) o WHERE {matches}")
+    return f"(({own}) UNION ALL ({indexed} AND NOT {small}))"
 
 
 def window_rows(session: Session, user_id: str, seed_arms: list[str], exchange_arms: list[str], reach: int,

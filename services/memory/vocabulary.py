@@ -119,12 +119,13 @@ def fill_batch(sessions: sessionmaker[Session], embedder: Embedder, lines: int =
     return int(span.n), len(words)
 
 
-def fill_all(sessions: sessionmaker[Session], embedder: Embedder, *, budget_s: float | None = None) -> int:
-    """Run batches until every turn's words are in (or, after the first, ``budget_s`` has passed); returns
-    words added."""
+def fill_all(sessions: sessionmaker[Session], embedder: Embedder, *, budget_s: float | None = None,
+             lines: int = LINES_PER_BATCH) -> int:
+    """Run batches of ``lines`` turns until every turn's words are in (or, after the first, ``budget_s`` has
+    passed); returns words added."""
     started, added = time.monotonic(), 0
     while True:
-        read, words = fill_batch(sessions, embedder)
+        read, words = fill_batch(sessions, embedder, lines)
         added += words
         if not read or (budget_s is not None and time.monotonic() - started >= budget_s):
             return added
