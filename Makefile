@@ -50,6 +50,5 @@ bench:
 	$(PYTHON) -m bench.recall --n 10000
 	$(PYTHON) -m bench.locomo
 	$(PYTHON) -m bench.load
-	$(PYTHON) -m bench.act
 
 all: lint test

@@ -11,6 +11,9 @@ stored vectors are the same bit for bit (an md5 over every exchange's vector, in
 
 ``--into-urls``: restore instead into servers Engram did not start (``DATABASE_URL``/``REDIS_URL``), a
 PostgreSQL and a Valkey this bench starts by hand from the embedded binaries under ``--work``.
+
+How to read it: every check must say ``equal`` (a ``DIFFER`` is a defect, not noise); the times grow with the
+database and are pessimistic on a loaded shared box (give the load average beside them).
 """
 
 from __future__ import annotations

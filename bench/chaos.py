@@ -17,6 +17,10 @@ prompt answered, then every periodic service run; bench/chaos_checks.py ``warm_f
 invariant is violated. With ``--keep DIR`` each process's memory samples are kept in DIR/rss.json.
 
     python -m bench.chaos [--minutes 60] [--seed 1] [--users 3]
+
+How to read it: the invariant lines are the result (each passes or names what broke; RSS drift passes within
+15 % of the warm level); faults by kind and the worst reply during a fault say what the run put Engram through.
+A longer run is a stronger claim than a lucky seed: the hour with seed 1 is the one the README quotes.
 """
 
 from __future__ import annotations

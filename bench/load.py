@@ -19,6 +19,8 @@ LLM) with one API token per simulated client, then:
                          [--digest-workers 2]
 
 Everything is bounded: connections and counts by the arguments, every phase by a deadline.
+How to read it: every stream counted and every accepted chat stored are the pass/fail part; the delivery p99
+and max move with what else the machine does (compare several runs, not one).
 
 The system is measured once every worker role has started (``bench.pipeline.wait_for_roles``): /healthz
 is green while the roles still load their models. Delivery tail (lead, idle machine): 7 runs in 17 had p99

@@ -47,6 +47,7 @@ import redis
 from rq import Worker
 from sqlalchemy import create_engine, text
 
+from bench.pipeline import percentile
 from consumer import WORKER_QUEUES
 from services.llm.guard import echo_words, is_heading, without_echo
 from services.llm.profile import MEMORY_NOTE, CompactBudgets, compact_messages
@@ -168,11 +169,6 @@ def wait_for_workers(engram: System, timeout_s: float = WARM_TIMEOUT_S) -> float
     finally:
         client.close()
     return time.monotonic() - started
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))] if ordered else float("nan")
 
 
 def wait_for_chunks(engine: Any, total: int, wait_s: float) -> tuple[int, int]:

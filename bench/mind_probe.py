@@ -11,7 +11,8 @@ model call built by the code the digest and the chunker use:
   output, facts holding the expected words, and no fact made of the assistant's words.
 
 A third of the probes (ids whose number divides by 3) is held out: never read while tuning, its
-detail shown only with ``--show-held-out``.
+detail shown only with ``--show-held-out``. How to read it: the held-out counts are the figure (the tune
+counts were looked at); it is a quick probe of prompts, and ``bench.answers`` through POST /chat is the measure.
 
     python -m bench.mind_probe [--model qwen2.5-0.5b|smollm2] [--split tune|held-out|all] [--kind respond|chunk]
         [--threads N] [--show]

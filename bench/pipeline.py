@@ -113,9 +113,10 @@ def one_chat(client: ChatClient, text: str) -> tuple[float, float, float]:
     return client.chat(text)
 
 
-def percentile(values: list[float], q: float) -> float:
+def percentile(values: list[float], share: float) -> float:
+    """The value at ``share`` (0..1) of the sorted values, nearest rank; NaN for none."""
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))] if ordered else float("nan")
 
 
 def report(label: str, samples: list[tuple[float, float, float]]) -> None:

@@ -9,6 +9,9 @@ its child died), the janitor's pass, RQ's retry delay, the scheduled-job mover, 
 worker (with one worker: the replacement's start-up, models included).
 
     python -m bench.worker_kill [--rounds 5] [--digest-workers 2]
+
+How to read it: the median kill → message is the recovery an operator can expect (with one digest worker it
+includes the replacement's start-up); the max says how far a loaded machine stretches it.
 """
 
 from __future__ import annotations

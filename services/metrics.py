@@ -26,8 +26,7 @@ logger = logging.getLogger(__name__)
 COUNTERS_KEY = "metrics:counters"  # field: json [name, labels] → value
 HIST_KEY = "metrics:hist:%s"  # per histogram name; fields: json labels + "|" + bucket
 # An observation increments only the bucket it falls in ("=" + bound) and the sum: two commands
-# instead of one per bucket; ``/metrics`` adds them up into Prometheus' cumulative buckets. Fields
-# without "=" are cumulative counts written by earlier versions and still count.
+# instead of one per bucket; ``/metrics`` adds them up into Prometheus' cumulative buckets.
 EXACT = "="
 SSE_OPEN_KEY = "metrics:sse_open"  # field: host:pid → "count|timestamp"
 FLUSH_EVERY_S = 1.0  # a process writes what ``Metrics.deferred()`` blocks recorded at most this often
@@ -217,11 +216,11 @@ class RedisCollector(Collector):
 
 
 def cumulative_buckets(values: dict[str, float]) -> list[tuple[str, float]]:
-    """Prometheus buckets (count of observations ≤ bound) from per-bucket counts plus any cumulative ones."""
+    """Prometheus buckets (count of observations ≤ bound) from per-bucket counts."""
     buckets, running = [], 0.0
     for bound in [*map(str, LATENCY_BUCKETS), "+Inf"]:
         running += values.get(EXACT + bound, 0.0)
-        buckets.append((bound, running + values.get(bound, 0.0)))
+        buckets.append((bound, running))
     return buckets
 
 

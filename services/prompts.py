@@ -80,10 +80,6 @@ class PromptLibrary:
         logger.debug("loaded prompt %s (%d chars)", name, len(text))
         return text
 
-    def placeholders(self, name: str) -> set[str]:
-        """Placeholder names a prompt uses."""
-        return set(PLACEHOLDER.findall(self.template(name)))
-
     def render(self, name: str, **values: Any) -> str:
         """Fill a prompt's placeholders.
 

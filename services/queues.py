@@ -312,15 +312,9 @@ def remove_pending(connection: redis.Redis, thread_id: str, request_id: str) -> 
     connection.lrem(PENDING_KEY % thread_id, 0, request_id)
 
 
-def count_attempt(connection: redis.Redis, request_id: str, ttl_s: int) -> int:
-    """Count a processing attempt of a request, whichever job makes it."""
-    pipe = connection.pipeline()
-    queue_attempt_count(pipe, request_id, ttl_s)
-    return int(pipe.execute()[0])
-
-
 def queue_attempt_count(pipeline: redis.client.Pipeline, request_id: str, ttl_s: int) -> None:
-    """``count_attempt`` on the caller's pipeline: its first result (of two) is the attempt's number."""
+    """Count a processing attempt of a request, whichever job makes it, on the caller's pipeline: its first result
+    (of two) is the attempt's number."""
     pipeline.incr(ATTEMPTS_KEY % request_id)
     pipeline.expire(ATTEMPTS_KEY % request_id, ttl_s)
 

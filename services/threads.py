@@ -152,20 +152,16 @@ def blended_topic_confidence(state: ThreadState, topic: str, confidence: float) 
     return blend_confidence(state.topic_confidence, confidence) if state.topic == topic else confidence
 
 
-def touch_thread(session: Session, user_id: str, thread_id: str, now: dt.datetime) -> None:
-    """Mark the user's thread active in PostgreSQL, in the caller's transaction (the digest job's).
+def touch_thread(session: Session, user_id: str, thread_id: str, now: dt.datetime,
+                 settings: dict[str, str]) -> None:
+    """Mark the user's thread active in PostgreSQL, in the caller's transaction (the digest job's), applying the
+    transaction-local ``settings`` (``SET LOCAL``) in the same statement: the digest opens its transaction with
+    it, one round trip for both.
 
     ``POST /chat`` trusts the user's current thread from Redis without asking PostgreSQL; if its
     row went away meanwhile (the person's data was forgotten while the message was queued), it is
     made again under the same id, so the exchange about to be stored has its thread.
     """
-    touch_thread_with(session, user_id, thread_id, now, {})
-
-
-def touch_thread_with(session: Session, user_id: str, thread_id: str, now: dt.datetime,
-                      settings: dict[str, str]) -> None:
-    """``touch_thread``, applying the transaction-local ``settings`` (``SET LOCAL``) in the same statement:
-    the digest opens its transaction with it, one round trip for both."""
     touched = session.scalar(_touch_statement(tuple(settings)),
                              {"thread_id": thread_id, "user_id": user_id, "now": now,
                               **{f"setting_{n}": value for n, value in enumerate(settings.values())}})

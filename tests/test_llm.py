@@ -360,7 +360,6 @@ def test_missing_placeholder_is_named(library: PromptLibrary) -> None:
 
 def test_names_unknown_and_invalid_prompts(library: PromptLibrary) -> None:
     assert library.names() == ["memory/chunk", "respond"]
-    assert library.placeholders("respond") == {"today", "weekday", "context"}
     for name in ("nope", "../secrets", "/etc/passwd"):
         with pytest.raises(UnknownPrompt):
             library.template(name)

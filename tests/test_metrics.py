@@ -44,19 +44,6 @@ def test_an_observation_writes_two_fields_not_one_per_bucket() -> None:
     assert len(connection.hgetall(HIST_KEY % "engram_routing_seconds")) == 2
 
 
-def test_cumulative_counts_written_by_an_earlier_version_still_count() -> None:
-    connection = fakeredis.FakeRedis()
-    key = HIST_KEY % "engram_reply_seconds"
-    for bound in ("0.5", "1", "2.5", "5", "10", "30", "60", "+Inf"):  # one old observation of 0.4 s
-        connection.hincrby(key, f"{{}}|{bound}", 1)
-    connection.hincrbyfloat(key, "{}|sum", 0.4)
-    Metrics(connection).observe("engram_reply_seconds", 0.003)
-    buckets = scraped_buckets(connection, "engram_reply_seconds")
-    assert buckets[("engram_reply_seconds_bucket", "0.005")] == 1
-    assert buckets[("engram_reply_seconds_bucket", "0.5")] == 2
-    assert buckets[("engram_reply_seconds_bucket", "+Inf")] == 2
-
-
 def test_records_of_deferred_blocks_are_summed_in_the_process_and_reach_redis_within_the_flush_interval() -> None:
     import time
 

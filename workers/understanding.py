@@ -26,7 +26,7 @@ from services.router.decision import RoutingDecision, apply_tiebreak, tiebreak_c
 from services.router.feedback import detect_feedback
 from services.router.signals import RoutingContext
 from services.sessions import SESSION_IDLE_S, SessionStep, enqueue_episode, place_in_session
-from services.threads import ThreadState, blended_topic_confidence, context_warmth, history_text, touch_thread_with
+from services.threads import ThreadState, blended_topic_confidence, context_warmth, history_text, touch_thread
 from services.topics import GENERAL, SEARCH_SETTINGS, CentroidUpdate, TopicResult
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
 
@@ -104,7 +104,7 @@ def understand(context: WorkerContext, request: ChatRequest,
         # Its first statement touches the thread (before the session row that references it) and sets
         # the transaction up: no fsync at commit (thread, centroids, placement, access counts are derived
         # state: services.db.relaxed_commit says why that is safe) and the topic search's settings.
-        touch_thread_with(db, request.user_id, request.thread_id, now, TURN_SETTINGS)
+        touch_thread(db, request.user_id, request.thread_id, now, TURN_SETTINGS)
         remembered = recall_context(context, db, request, embedding, working_memory)
         placing = time.perf_counter()
         placement = classify_and_place(context, db, request, embedding, state, now)

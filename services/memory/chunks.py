@@ -57,7 +57,6 @@ class ChunkInvalid(ValueError):
 
 @dataclass
 class StoredChunk:
-    chunk_id: int
     facts: list[FactResult] = field(default_factory=list)
     skipped_assistant_facts: int = 0
 
@@ -143,7 +142,7 @@ def store_chunk(session: Session, embedder: Embedder, exchange: Exchange, chunk:
     )
     if chunk_id is None:
         return None
-    stored = StoredChunk(chunk_id=int(chunk_id))
+    stored = StoredChunk()
     user_facts = [fact for fact in chunk["facts"] if fact["speaker"] == "user"]
     stored.skipped_assistant_facts = len(chunk["facts"]) - len(user_facts)
     vectors = embedder.embed_many([fact["text"] for fact in user_facts]) if user_facts else []
