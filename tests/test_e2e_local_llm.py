@@ -133,15 +133,3 @@ def test_what_was_told_in_one_conversation_is_answered_in_another(local_system: 
     job = say(local_system, "Where do I work?", {})
     assert "nurse" in job["text"].lower() or "hospital" in job["text"].lower(), job["text"]
     assert "rufus" not in job["text"].lower(), job["text"]  # never calls the person by their pet's name
-
-
-def test_a_list_request_the_fast_path_does_not_take_is_planned_by_the_local_model(local_system: System) -> None:
-    """The small planner (services/act/small_plan.py): one schema-constrained call of the real model picks the
-    list action, and the item is stored; the reply is written from the result, never an apology."""
-    thread: dict[str, str] = {}
-    say(local_system, "Packing list: passport, charger", thread)
-    added = say(local_system, "throw sunscreen on the packing list too", thread)
-    assert added["mode"] == "ACT" and not added["text"].lower().startswith("i had trouble"), added["text"]
-    items = _rows(local_system, "SELECT i.text FROM list_items i JOIN lists l ON l.id = i.list_id "
-                                "WHERE l.name = 'packing'")
-    assert "sunscreen" in [item.lower() for item in items], (items, added["text"])

@@ -70,8 +70,8 @@ def answer_schema() -> dict[str, Any]:
     for name, (_, _, keys) in ACTIONS.items():
         properties: dict[str, Any] = {"do": {"const": name}}
         for key in keys:
-            # No maxLength / maxItems: llama.cpp spells x{0,120} out as 120 nested optional rules, and sampling
-            # under that grammar took seconds per token (lengths are cut in ``_clean``, max_tokens caps the rest).
+            # No maxLength / maxItems: llama.cpp spells x{0,120} out as 120 nested optional grammar rules per
+            # string; lengths are cut in ``_clean`` instead, and max_tokens caps the answer.
             if key == "items":
                 properties[key] = {"type": "array", "items": {"type": "string"}}
             elif key == "state":
