@@ -115,6 +115,7 @@ def test_a_planner_that_fails_gets_no_apology(client, run_jobs, fake_llm, db_eng
     (Json({"do": "list_add", "list": "shopping", "items": ["  "]}), "which items"),
     (Json({"do": "remind", "text": "renew my passport", "due": "sometime soon"}), "when"),  # a time that does not parse
     (Json({"do": "goal_update", "goal": "running"}), "what changed"),  # an update that changes nothing
+    (Json({"do": "list_add", "list": "list", "items": ["passport"]}), "the name of the list"),  # the skill asks
 ])
 def test_an_action_without_what_it_needs_is_asked_about_and_writes_nothing(client, run_jobs, fake_llm, db_engine,
                                                                            shopping, answer, asked):
@@ -142,3 +143,13 @@ def test_an_item_not_on_the_list_is_answered_with_what_is_there(client, run_jobs
     assert text.startswith("I couldn't do that: no item on the shopping list matching 'oat milk'")
     assert "milk, eggs and bread" in text
     assert len(shopping_items(db_engine)) == 3
+
+
+def test_a_recall_the_model_cannot_word_is_answered_with_what_was_found(client, run_jobs, fake_llm, db_engine):
+    chat(client, run_jobs, "Please remember this: the boiler was repaired by Gas Direct in October")
+    fake_llm.script(Json({"do": "recall", "query": "boiler repair"}))
+    fake_llm.script_stream(Error(500), Error(500))  # the reply the model should word from the findings fails twice
+    frames, _ = chat(client, run_jobs, "find what I said about the boiler repair")
+    message = message_of(frames)
+    assert message["text"].startswith("Here is what I have on that:") and not message.get("fallback")
+    assert "Gas Direct" in message["text"]

@@ -69,9 +69,8 @@ def act_reply(context: Any, turn: ActTurn, understanding: Any, session: Session,
     else:
         completion, fallback = _generate(context, turn, understanding, outcome, on_delta, on_retry, profile)
         text = completion.text.strip()
-        if fallback and fast:  # what the small model could not word, said plainly: no apology
+        if fallback and fast:  # what the small model could not word, said plainly (in the final message): no apology
             text, fallback = _said_plainly(outcome), False
-            on_delta(text)
         elif fallback:
             text = done_summary(outcome.trail) or text
     trail = [*outcome.trail, {"type": "end", "reason": outcome.reason, "reply_mode": outcome.reply_mode,
@@ -92,10 +91,12 @@ def _fast_reply(outcome: ActOutcome) -> str | None:
     if outcome.question is not None or outcome.reason not in (FAST_PATH, SMALL_PLAN, UNUSABLE):
         return None
     actions = _actions(outcome)
+    if actions and actions[-1].get("ok"):
+        return plain_reply(actions[-1])
+    if outcome.missing:  # the planner's answer, or the skill, lacks a detail: ask for it
+        return question(outcome.missing)
     if actions:
         return plain_reply(actions[-1])
-    if outcome.missing:
-        return question(outcome.missing)
     return NOT_THAT if outcome.reason == SMALL_PLAN else UNCLEAR
 
 
