@@ -91,6 +91,8 @@ def test_a_reminder_is_cancelled_by_its_words(client, run_jobs, fake_llm, db_eng
     Reply("Sure! I have added bananas to your list."),  # no JSON at all (an endpoint that ignores the schema)
     Json({"do": "send_email", "to": "Tom"}),  # an action no skill has
     Json({"actions": [{"name": "list", "arguments": {"operation": "add"}}]}),  # the full planner's shape
+    Json({"do": "list_add", "list": "shopping", "items": ["milk", "eggs"]}),  # the prompt's example, copied
+    Json({"do": "forget", "memory": "my old address"}),  # ditto (the 0.5B's answer to "don't let me forget ...")
 ])
 def test_an_unusable_answer_changes_nothing_and_says_what_engram_can_do(client, run_jobs, fake_llm, db_engine,
                                                                          shopping, answer):

@@ -24,6 +24,7 @@ from services.act.models import GOAL_STATES, Goal, ListItem, NamedList, Schedule
 from services.act.when import DueTimeError, parse_due
 from services.errors import LLMError
 from services.llm.output import ToolCall
+from services.text import grounding
 from services.zones import zone_of
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,12 @@ ACTIONS: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {
     "recall": ("recall", {}, {"query": "query"}),
 }
 OPTIONAL = {"repeat", "note", "state"}
+# What a new row holds must come from the person's message: a 0.5B model asked "don't let me forget to renew my
+# passport" answered the prompt's own example, {"do": "forget", "memory": "my old address"}. What a change points
+# at (an item to tick off, a reminder to cancel) may also be named in the world the prompt showed.
+FROM_MESSAGE = {("list_add", "items"), ("remind", "text"), ("remember", "fact"), ("forget", "memory"),
+                ("goal_new", "goal")}
+FROM_WORLD = {"list", "items", "reminder", "goal"}
 # What each answer key must hold before the action may run, in the words of a question back to the person.
 NEEDED = {"list": "which list you mean", "items": "which items", "text": "what to remind you about",
           "due": "when (a day and a time, e.g. \"Friday at 9\")", "reminder": "which reminder",
@@ -118,7 +125,7 @@ def ask_model(llm: Any, messages: list[dict[str, str]]) -> tuple[dict[str, Any] 
         return None, None
 
 
-def to_call(answer: dict[str, Any] | None, user_text: str, now: datetime, zone: tzinfo
+def to_call(answer: dict[str, Any] | None, user_text: str, now: datetime, zone: tzinfo, world: str = ""
             ) -> tuple[ToolCall | None, str | None]:
     """The action the answer asks for, or what is missing from it (a question back), or neither (no action).
 
@@ -134,6 +141,8 @@ def to_call(answer: dict[str, Any] | None, user_text: str, now: datetime, zone: 
     for key in keys:
         if key not in OPTIONAL and not values[key]:
             return None, NEEDED[key]
+    if _made_up(name, values, user_text, world):
+        return None, None
     if name == "goal_update" and not values["note"] and values["state"] not in GOAL_STATES:
         return None, "what changed (a note on your progress, or done, paused or dropped)"
     if "due" in values:
@@ -151,6 +160,16 @@ def to_call(answer: dict[str, Any] | None, user_text: str, now: datetime, zone: 
         if value:
             arguments[argument] = value
     return ToolCall(SMALL_PLAN, skill, arguments), None
+
+
+def _made_up(name: str, values: dict[str, Any], user_text: str, world: str) -> bool:
+    """Whether a value holds none of the words the person said (or, for what a change points at, the world shows)."""
+    for key, value in values.items():
+        evidence = user_text if (name, key) in FROM_MESSAGE else f"{user_text}\n{world}" if key in FROM_WORLD else None
+        said = " ".join(value) if isinstance(value, list) else str(value or "")
+        if evidence is not None and said and grounding(said, evidence) == 0.0:
+            return True
+    return False
 
 
 def _clean(value: Any) -> Any:
@@ -175,7 +194,7 @@ def plan_step(loop: Any) -> None:
     answer, completion = ask_model(loop.context.llm, messages)
     if completion is not None:
         loop.completions.append(completion)
-    call, missing = to_call(answer, request.text, loop.now, loop.zone)
+    call, missing = to_call(answer, request.text, loop.now, loop.zone, world)
     loop.trail.append({"type": "plan", "answer": answer, "missing": missing})
     if call is not None:
         loop.take(call, SMALL_PLAN)
