@@ -16,7 +16,8 @@ import fakeredis
 import pytest
 
 import consumer
-from services.act.fastpath import plain_action, plain_reply
+from services.act.fastpath import plain_action
+from services.act.wording import plain_reply
 from services.embedded.lifecycle import free_port
 from services.errors import LLMMalformedOutput
 from services.llm.guard import ScaffoldGuard, clean_reply

@@ -18,7 +18,6 @@ from typing import Any
 from services.act.when import DueTimeError, parse_due
 
 FAST_PATH = "fast_path"  # the trail marks actions taken this way, and the loop's end reason
-REMINDERS_READ = 5  # the soonest reminders a question about them is answered with
 _POLITE = (r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:(?:please|pls|plz|kindly|let's)\s+)?"
            r"(?:(?:can|could|would|will) you\s+)?(?:please\s+)?")
 _LIST = r"(?:my|the|our)\s+(?P<name>[a-z0-9][a-z0-9' -]{0,40}?)\s+list"
@@ -247,50 +246,3 @@ def _splits(rest: str) -> list[tuple[str, str]]:
         # The longest time phrase at the end that parses: "call mum on friday at 6" → "on friday at 6".
         candidates += [(" ".join(words[:cut]), " ".join(words[cut:])) for cut in range(1, len(words))]
     return candidates
-
-
-def plain_reply(entry: dict[str, Any]) -> str | None:
-    """The reply to a fast-path action, written from its trail entry; None when the model should write it."""
-    result, error = entry.get("result") or {}, entry.get("error") or {}
-    if entry.get("skill") == "list":
-        return _list_reply(entry.get("arguments") or {}, result, error, bool(entry.get("ok")))
-    if entry.get("skill") == "schedule" and entry.get("ok") and "items" in result:
-        reminders = [item for item in result["items"] if item.get("kind") == "reminder"][:REMINDERS_READ]
-        if not reminders:
-            return "You have no reminders set."
-        return "Your reminders: " + "; ".join(f"{item['when']}: {item['text']}" for item in reminders) + "."
-    if entry.get("skill") == "schedule" and entry.get("ok"):
-        created = result.get("created") or {}
-        return f"Done: I'll remind you to {created.get('text')} on {created.get('when')}."
-    if entry.get("skill") == "memorize" and entry.get("ok"):
-        return f"Noted, I'll remember: {result.get('text')}."
-    if entry.get("skill") == "goal" and entry.get("ok") and "goals" in result:
-        if not result["goals"]:
-            return "You have no goals yet."
-        return "Your goals: " + "; ".join(f"{goal['text']} ({goal['state']})" for goal in result["goals"]) + "."
-    if entry.get("skill") == "goal" and entry.get("ok"):
-        goal = result.get("created") or {}
-        return f"New goal recorded: {goal.get('text')}. I'll keep track of it with you."
-    return None
-
-
-def _list_reply(arguments: dict[str, Any], result: dict[str, Any], error: dict[str, Any], ok: bool) -> str | None:
-    name = result.get("list") or arguments.get("name") or "that"
-    if not ok:
-        if error.get("code") == "not_found":
-            known = ", ".join(error.get("lists") or []) or "none yet"
-            return f"You don't have a {name} list yet (your lists: {known})."
-        return None
-    items = [item["text"] for item in result.get("items") or [] if not item.get("checked")]
-    if arguments.get("operation") == "view":
-        return f"Your {name} list is empty." if not items else f"On your {name} list: {_join(items)}."
-    added, already = result.get("added") or [], result.get("already_there") or []
-    parts = [f"Added {_join(added)} to your {name} list." if added else ""]
-    if already:
-        parts.append(f"{_join(already)} {'was' if len(already) == 1 else 'were'} already on it.")
-    parts.append(f"It now has: {_join(items)}.")
-    return " ".join(part for part in parts if part)
-
-
-def _join(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1] if items else "nothing"

@@ -135,11 +135,16 @@ class ActLoop:
         plain = plain_action(self.request.text, self.understanding.signals, self.now, self.zone)
         if plain is None:
             return False
-        self._act([ToolCall(FAST_PATH, plain.skill, plain.arguments)])
-        for entry in self.trail:
-            entry[FAST_PATH] = True
-        self.reason = FAST_PATH
+        self.take(ToolCall(FAST_PATH, plain.skill, plain.arguments), FAST_PATH)
         return True
+
+    def take(self, call: ToolCall, how: str) -> None:
+        """Run one action chosen without the planning loop, mark its trail entries ``how``, and end the turn."""
+        start = len(self.trail)
+        self._act([call])
+        for entry in self.trail[start:]:
+            entry[how] = True
+        self.reason = how
 
     def _limit(self) -> str | None:
         limits = self.config.loop

@@ -19,11 +19,13 @@ from services.act import steering
 from services.act.compaction import entry_line
 from services.act.config import ActConfig
 from services.act.dispatcher import ActDispatcher
-from services.act.fastpath import FAST_PATH, plain_reply
+from services.act.fastpath import FAST_PATH
 from services.act.loop import ActOutcome, ActTurn
 from services.act.prompt import reply_messages
+from services.act.small_plan import NOT_THAT, SMALL_PLAN, UNCLEAR, UNUSABLE, question
 from services.act.transaction import after_commit
 from services.act.turn import run_act_turn
+from services.act.wording import found_reply, plain_reply
 from services.llm.completion import Completion
 from services.llm.fallback import generate_with_fallback
 from services.llm.guard import ScaffoldGuard
@@ -60,14 +62,16 @@ def act_reply(context: Any, turn: ActTurn, understanding: Any, session: Session,
     fast = compact and profile is not None and profile.budgets.act_fast_path
     outcome = run_act_turn(context, turn, understanding, session, config=config, memory=memory,
                            dispatcher=dispatcher, fast_path=fast)
-    written = _fast_reply(outcome)
+    written = _fast_reply(outcome) if fast else None
     if outcome.question is not None or written is not None:
         text, completion, fallback = outcome.question or written or "", empty_completion(), False
         on_delta(text)
     else:
         completion, fallback = _generate(context, turn, understanding, outcome, on_delta, on_retry, profile)
         text = completion.text.strip()
-        if fallback:
+        if fallback and fast:  # what the small model could not word, said plainly (in the final message): no apology
+            text, fallback = _said_plainly(outcome), False
+        elif fallback:
             text = done_summary(outcome.trail) or text
     trail = [*outcome.trail, {"type": "end", "reason": outcome.reason, "reply_mode": outcome.reply_mode,
                               "iterations": outcome.iterations}]
@@ -80,11 +84,34 @@ def act_reply(context: Any, turn: ActTurn, understanding: Any, session: Session,
 
 
 def _fast_reply(outcome: ActOutcome) -> str | None:
-    """The reply of a fast-path turn, built from the action's result (no LLM call)."""
-    if outcome.reason != FAST_PATH or outcome.question is not None:
+    """The reply of a small-model turn, built from the action's result or the planner's answer (no LLM call).
+
+    None when the model should word it: a recall's findings, or the answer to a confirmation.
+    """
+    if outcome.question is not None or outcome.reason not in (FAST_PATH, SMALL_PLAN, UNUSABLE):
         return None
-    actions = [entry for entry in outcome.trail if entry.get("type") == "action"]
-    return plain_reply(actions[-1]) if actions else None
+    actions = _actions(outcome)
+    if actions and actions[-1].get("ok"):
+        return plain_reply(actions[-1])
+    if outcome.missing:  # the planner's answer, or the skill, lacks a detail: ask for it
+        return question(outcome.missing)
+    if actions:
+        return plain_reply(actions[-1])
+    return NOT_THAT if outcome.reason == SMALL_PLAN else UNCLEAR
+
+
+def _said_plainly(outcome: ActOutcome) -> str:
+    """A small-model turn's reply when the model failed to word it: the recall's findings, or what was done."""
+    actions = _actions(outcome)
+    if not actions:
+        return UNCLEAR
+    last = actions[-1]
+    return (found_reply(last) if last.get("skill") == "recall" and last.get("ok") else None) or plain_reply(last) \
+        or UNCLEAR
+
+
+def _actions(outcome: ActOutcome) -> list[dict[str, Any]]:
+    return [entry for entry in outcome.trail if entry.get("type") == "action"]
 
 
 def _generate(context: Any, turn: ActTurn, understanding: Any, outcome: ActOutcome, on_delta: Callable[[str], None],
@@ -130,7 +157,7 @@ def _reason_text(outcome: ActOutcome) -> str:
         "declined": "the person declined the pending action", "fatigue": "stopped: too many actions",
         "iteration_cap": "stopped at the step limit", "wall_clock": "stopped: out of time",
         "llm_error": "stopped: the planning step failed", FAST_PATH: "done",
-        "context_full": "stopped: too much to keep track of",
+        "context_full": "stopped: too much to keep track of", SMALL_PLAN: "done",
     }.get(outcome.reason, outcome.reason)
 
 

@@ -15,6 +15,7 @@ from services.act.dispatcher import ActDispatcher
 from services.act.loop import ActLoop, ActOutcome, ActTurn
 from services.act.skills import associate, forget, goals, introspect, lists, memorize, recall, schedule
 from services.act.skills.base import Skill
+from services.act.small_plan import plan_step
 from services.act.transaction import statement_timeout
 from services.memory.config import MemoryConfig, load_memory_config
 
@@ -34,14 +35,18 @@ def run_act_turn(context: Any, turn: ActTurn, understanding: Any, session: Sessi
     """Run the loop for one message; never raises for skill or LLM failures (they end up in the trail).
 
     Workers pass the configs they read once at start-up; without them the files are read here.
-    ``fast_path``: try services/act/fastpath.py's plain requests before asking the LLM to plan.
+    ``fast_path`` (the small-model profile): try services/act/fastpath.py's plain requests, then one planning
+    call of services/act/small_plan.py, instead of the multi-step loop.
     """
     config = config or load_act_config(context.settings.configs_dir)
     memory = memory or load_memory_config(context.settings.configs_dir)
-    if fast_path:  # a small model: one planning step at most, and no tool schemas eating its window
+    if fast_path:  # a small model: no tool schemas built for a loop it does not run
         config = replace(config, loop=replace(config.loop, max_iterations=1, native_tools=False))
     loop = ActLoop(context, turn, understanding, session, config, dispatcher or innate_dispatcher(config), memory)
     with statement_timeout(session, config.dispatch.action_timeout_s):
         if not loop.answer_pending() and not (fast_path and loop.fast_step()):
-            loop.run()
+            if fast_path:
+                plan_step(loop)  # a small model: one constrained call names one action, no multi-step loop
+            else:
+                loop.run()
     return loop.outcome()
