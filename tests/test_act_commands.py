@@ -16,8 +16,8 @@ from sqlalchemy import func, select
 from services.act.models import Goal, ListItem, NamedList, ScheduledItem
 from services.db import Exchange
 from services.memory.models import Fact
-from tests.llm_steps import Reply, ToolCalls
-from tests.test_act_chat import DONE, chat, message_of, person, tomorrow_at  # noqa: F401  (person: a fixture)
+from tests.llm_steps import Json, Reply
+from tests.test_act_chat import chat, message_of, person, tomorrow_at  # noqa: F401  (person: a fixture)
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("person")]  # a user in New York
 
@@ -213,19 +213,15 @@ def test_bringing_up_what_was_saved_searches_memory_for_it(client, run_jobs, fak
 
 
 def test_a_prompt_asked_for_at_a_time_is_scheduled(client, run_jobs, fake_llm, db_engine):
-    fake_llm.script(
-        ToolCalls([("schedule", {"operation": "create", "kind": "prompt", "text": "ask what went well this week",
-                                 "due": "friday at 5pm", "recurrence": "weekly"})]),
-        DONE,
-        Reply("Done: every Friday at 5pm I'll ask you what went well this week."),
-    )
+    """Under the small-model profile the one-call planner (services/act/small_plan.py) chooses it."""
+    fake_llm.script(Json({"do": "ask", "text": "what went well this week", "due": "friday at 5pm", "repeat": "weekly"}))
     frames, _ = chat(client, run_jobs, "Every Friday at 5pm, ask me what went well this week.")
     message = message_of(frames)
-    assert message["mode"] == "ACT"
+    assert message["mode"] == "ACT" and "what went well this week" in message["text"]
     with db_engine.connect() as connection:
         items = connection.execute(select(ScheduledItem.kind, ScheduledItem.text, ScheduledItem.status)).all()
         recurrence = connection.execute(select(ScheduledItem.recurrence)).scalar_one()
-    assert items == [("prompt", "ask what went well this week", "active")] and recurrence.startswith("FREQ=WEEKLY")
+    assert items == [("prompt", "what went well this week", "active")] and recurrence.startswith("FREQ=WEEKLY")
 
 
 def test_a_question_about_what_was_told_is_answered_in_words_and_acts_on_nothing(client, run_jobs, fake_llm,

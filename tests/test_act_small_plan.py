@@ -116,7 +116,7 @@ def test_a_planner_that_fails_gets_no_apology(client, run_jobs, fake_llm, db_eng
     (Json({"do": "list_add", "list": "shopping", "items": []}), "which items"),  # a write without its content
     (Json({"do": "list_add", "list": "shopping", "items": ["  "]}), "which items"),
     (Json({"do": "remind", "text": "renew my passport", "due": "sometime soon"}), "when"),  # a time that does not parse
-    (Json({"do": "goal_update", "goal": "running"}), "what changed"),  # an update that changes nothing
+    (Json({"do": "goal_update", "goal": "passport"}), "what changed"),  # an update that changes nothing
     (Json({"do": "list_add", "list": "list", "items": ["passport"]}), "the name of the list"),  # the skill asks
 ])
 def test_an_action_without_what_it_needs_is_asked_about_and_writes_nothing(client, run_jobs, fake_llm, db_engine,

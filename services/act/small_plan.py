@@ -49,6 +49,8 @@ ACTIONS: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {
     "list_show": ("list", {"operation": "view"}, {"list": "name"}),
     "remind": ("schedule", {"operation": "create", "kind": "reminder"},
                {"text": "text", "due": "due", "repeat": "recurrence"}),
+    "ask": ("schedule", {"operation": "create", "kind": "prompt"},
+            {"text": "text", "due": "due", "repeat": "recurrence"}),
     "reminder_cancel": ("schedule", {"operation": "cancel"}, {"reminder": "match"}),
     "reminder_move": ("schedule", {"operation": "move"}, {"reminder": "match", "due": "due"}),
     "remember": ("memorize", {}, {"fact": "text"}),
@@ -61,7 +63,7 @@ OPTIONAL = {"repeat", "note", "state"}
 # What a new row holds must come from the person's message: a 0.5B model asked "don't let me forget to renew my
 # passport" answered the prompt's own example, {"do": "forget", "memory": "my old address"}. What a change points
 # at (an item to tick off, a reminder to cancel) may also be named in the world the prompt showed.
-FROM_MESSAGE = {("list_add", "items"), ("remind", "text"), ("remember", "fact"), ("forget", "memory"),
+FROM_MESSAGE = {("list_add", "items"), ("remind", "text"), ("ask", "text"), ("remember", "fact"), ("forget", "memory"),
                 ("goal_new", "goal")}
 FROM_WORLD = {"list", "items", "reminder", "goal"}
 # What each answer key must hold before the action may run, in the words of a question back to the person.
