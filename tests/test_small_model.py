@@ -214,36 +214,28 @@ def test_a_message_said_back_in_the_second_person_is_an_echo() -> None:
     assert final == "You live in Leeds."
 
 
-def test_two_echoes_end_in_a_plain_acknowledgement_not_the_apology(fake_llm) -> None:
+@pytest.mark.parametrize(("message", "echoes", "said"), [
+    # A statement said back twice: what was said is taken in, and saying so is true (the apology would not be).
+    ("I work as a nurse at the city hospital", ("You work as a nurse at the city hospital.",
+                                                "You work as a nurse at the city hospital!"), "noted"),
+    # A question said back twice: thanking the person for telling would be false.
+    ("Who was I supposed to ring tomorrow?", ("Who were you supposed to ring tomorrow?",
+                                             "You were supposed to ring tomorrow."), "unsure"),
+])
+def test_two_echoes_end_in_a_true_plain_reply_not_the_apology(fake_llm, message: str, echoes: tuple[str, str],
+                                                              said: str) -> None:
     from services.llm.client import LLMClient
-    from services.llm.fallback import NOTED_REPLY, generate_with_fallback
+    from services.llm.fallback import NOTED_REPLY, UNSURE_REPLY, generate_with_fallback
     from services.llm.roles import RoleConfig
 
-    fake_llm.script_stream(Reply("You work as a nurse at the city hospital."),
-                           Reply("You work as a nurse at the city hospital!"))
+    fake_llm.script_stream(*(Reply(echo) for echo in echoes))
     client = LLMClient(base_url=fake_llm.url, api_key=None, roles={"respond": RoleConfig(stream=True)})
-    message = "I work as a nurse at the city hospital"
     sent: list[str] = []
     completion, fallback = generate_with_fallback(
         client, "respond", [{"role": "system", "content": "Be brief."}, {"role": "user", "content": message}],
         sent.append, guard=partial(ScaffoldGuard, message=message))
-    assert not fallback and completion.text == NOTED_REPLY and "".join(sent) == NOTED_REPLY
-
-
-def test_a_question_said_back_twice_is_not_thanked_for(fake_llm) -> None:
-    from services.llm.client import LLMClient
-    from services.llm.fallback import UNSURE_REPLY, generate_with_fallback
-    from services.llm.roles import RoleConfig
-
-    fake_llm.script_stream(Reply("Who were you supposed to ring tomorrow?"),
-                           Reply("You were supposed to ring tomorrow."))
-    client = LLMClient(base_url=fake_llm.url, api_key=None, roles={"respond": RoleConfig(stream=True)})
-    message = "Who was I supposed to ring tomorrow?"
-    sent: list[str] = []
-    completion, fallback = generate_with_fallback(
-        client, "respond", [{"role": "system", "content": "Be brief."}, {"role": "user", "content": message}],
-        sent.append, guard=partial(ScaffoldGuard, message=message))
-    assert not fallback and completion.text == UNSURE_REPLY and "".join(sent).endswith(UNSURE_REPLY)
+    expected = NOTED_REPLY if said == "noted" else UNSURE_REPLY
+    assert not fallback and completion.text == expected and "".join(sent).endswith(expected)
 
 
 def test_facts_from_words_are_the_persons_own_telling_sentences() -> None:
