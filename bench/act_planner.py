@@ -32,6 +32,7 @@ from sqlalchemy import create_engine, text
 
 from bench.local import TurnResult, percentile, turn
 from bench.pipeline import unthrottled_configs
+from services.db import sqlalchemy_url
 from services.settings import Settings
 from tests.system import System, running_system
 
@@ -117,7 +118,7 @@ def score(request: Request, result: TurnResult, trail: list[dict[str, Any]]) -> 
 
 
 def last_trail(engram: System, user: str) -> list[dict[str, Any]]:
-    engine = create_engine(engram.urls()[1].replace("postgresql://", "postgresql+psycopg://"))
+    engine = create_engine(sqlalchemy_url(engram.urls()[1]))
     try:
         with engine.connect() as connection:
             trail = connection.execute(text("SELECT tool_trail FROM exchanges WHERE user_id = :u ORDER BY id DESC "

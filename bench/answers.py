@@ -55,6 +55,7 @@ from sqlalchemy import create_engine, text
 from bench.answers_score import Expectation, is_echo, score
 from bench.local import TurnResult, percentile, turn
 from consumer import WORKER_QUEUES
+from services.db import sqlalchemy_url
 from services.llm.profile import LLMProfile, compact_messages, load_profile
 from services.llm.roles import RoleConfig, load_role_configs
 from services.prompts import PromptLibrary
@@ -114,7 +115,7 @@ def load_personas(path: Path = SCENARIOS, names: list[str] | None = None, split:
 def wait_for_enrichment(engram: System, user: str, wait_s: float) -> float:
     """Seconds until every exchange of ``user`` has its chunk row, or the enrichment queues sit empty."""
     started = time.monotonic()
-    engine = create_engine(engram.urls()[1].replace("postgresql://", "postgresql+psycopg://"))
+    engine = create_engine(sqlalchemy_url(engram.urls()[1]))
     client = redis.Redis.from_url(engram.urls()[0])
     idle_since: float | None = None
     try:

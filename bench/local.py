@@ -49,6 +49,7 @@ from sqlalchemy import create_engine, text
 
 from bench.pipeline import percentile
 from consumer import WORKER_QUEUES
+from services.db import sqlalchemy_url
 from services.llm.guard import echo_words, is_heading, without_echo
 from services.llm.profile import MEMORY_NOTE, CompactBudgets, compact_messages
 from services.prompts import PromptLibrary
@@ -279,7 +280,7 @@ def main() -> None:
         thread: dict[str, str] = {}
         results = [turn(engram, message, thread) for message in conversation]
         turns_s = time.monotonic() - started
-        engine = create_engine(engram.urls()[1].replace("postgresql://", "postgresql+psycopg://"))
+        engine = create_engine(sqlalchemy_url(engram.urls()[1]))
         try:
             with engine.connect() as connection:
                 total = connection.execute(text("SELECT count(*) FROM exchanges")).scalar_one()

@@ -91,12 +91,11 @@ def _fast_reply(outcome: ActOutcome) -> str | None:
     if outcome.question is not None or outcome.reason not in (FAST_PATH, SMALL_PLAN, UNUSABLE):
         return None
     actions = _actions(outcome)
-    if actions and actions[-1].get("ok"):
-        return plain_reply(actions[-1])
+    last = actions[-1] if actions else None
+    if last is not None and (last.get("ok") or not outcome.missing):
+        return plain_reply(last)
     if outcome.missing:  # the planner's answer, or the skill, lacks a detail: ask for it
         return question(outcome.missing)
-    if actions:
-        return plain_reply(actions[-1])
     return NOT_THAT if outcome.reason == SMALL_PLAN else UNCLEAR
 
 
@@ -106,8 +105,9 @@ def _said_plainly(outcome: ActOutcome) -> str:
     if not actions:
         return UNCLEAR
     last = actions[-1]
-    return (found_reply(last) if last.get("skill") == "recall" and last.get("ok") else None) or plain_reply(last) \
-        or UNCLEAR
+    if last.get("skill") == "recall" and last.get("ok"):
+        return found_reply(last)
+    return plain_reply(last) or UNCLEAR
 
 
 def _actions(outcome: ActOutcome) -> list[dict[str, Any]]:

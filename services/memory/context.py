@@ -133,7 +133,7 @@ def compact_notes(personal: Personal, facts: list[RecallHit], episodes: list[Rec
     kept.sort(key=lambda item: item[0] or dt.datetime.min.replace(tzinfo=dt.UTC))
     out: list[str] = []
     day = None
-    for at, line in dict.fromkeys(kept):
+    for at, line in kept:
         if _note_day(at) != day:
             day = _note_day(at)
             out.append(f"{day}:")
