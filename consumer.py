@@ -42,7 +42,7 @@ ACCESS_LOG_FORMAT = (
     '{"ts": "%(t)s", "level": "INFO", "logger": "gunicorn.access", "role": "web", "msg": "%(m)s %(U)s", '
     '"status": %(s)s, "duration_ms": %(M)s, "request_id": "%({x-request-id}o)s"}'
 )
-LOCAL_CHAT_ROLE, LOCAL_BACKGROUND_ROLE = "llm", "llm-background"
+LOCAL_LLM_ROLE = "llm"
 # Off-the-hot-path processes run at a lower CPU priority (settings.housekeeping_nice): on 2 cores, a
 # chat reply should never share them evenly with the chunker's model.
 HOUSEKEEPING_ROLES = ("chunker", "episodic", "background")
@@ -123,19 +123,11 @@ def _instances(roles: Sequence[str], settings: Settings) -> list[tuple[str, str]
 def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str, str]]:  # type: ignore[type-arg]
     """The local model as supervised roles, when no endpoint is configured.
 
-    ENGRAM_LOCAL_LLM_SERVERS=1 (default): one server for everything; housekeeping requests wait while
-    a chat turn generates (services/llm_priority.py), one already running finishes first. =2: one
-    server answers chat turns only, a second one (one thread) serves the chunker, episodes and
-    periodic services. On 2 cores one server was faster for chat and housekeeping alike and uses
-    ~400 MB less: the two servers' generations compete for the same cores (bench/local.py).
+    One server for everything: housekeeping requests wait while a chat turn generates
+    (services/llm_priority.py), one already running finishes first. A second server for housekeeping
+    was slower for chat and housekeeping alike on 2 cores and used ~400 MB more (bench/RESULTS.md).
     """
-    from services.llm.local import (
-        BACKGROUND_LLM_THREADS,
-        local_llm_command,
-        local_llm_model,
-        local_llm_port,
-        local_llm_url,
-    )
+    from services.llm.local import local_llm_command, local_llm_model, local_llm_port, local_llm_url
     from services.supervisor import Role
 
     needs_llm = any(role in WORKER_QUEUES for role in roles) or "web" in roles
@@ -149,37 +141,27 @@ def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str
     port = local_llm_port(settings)
     print(LOCAL_MODEL_BANNER.format(label=model.label), file=sys.stderr)
     threads = settings.local_llm_threads or model.n_threads
-    servers = [Role(LOCAL_CHAT_ROLE, local_llm_command(model_path, port, n_ctx=model.n_ctx, n_threads=threads),
+    servers = [Role(LOCAL_LLM_ROLE, local_llm_command(model_path, port, n_ctx=model.n_ctx, n_threads=threads),
                     dict(os.environ), heartbeat=False)]
     env = {"OPENAI_BASE_URL": local_llm_url(port)}
-    if settings.local_llm_servers == 2:
-        background_port = local_llm_port(settings, LOCAL_BACKGROUND_ROLE)
-        servers.append(Role(LOCAL_BACKGROUND_ROLE, local_llm_command(model_path, background_port, n_ctx=model.n_ctx,
-                                                                     n_threads=BACKGROUND_LLM_THREADS),
-                            dict(os.environ), heartbeat=False, nice=settings.housekeeping_nice))
-        env["ENGRAM_BACKGROUND_LLM_URL"] = local_llm_url(background_port)
     if settings.llm_profile == "auto":
         env["ENGRAM_LLM_PROFILE"] = "compact"  # a small local model needs the small-model profile
     return servers, env
 
 
 def _check_llm_servers(supervisor: Supervisor) -> bool:
-    """One real completion from each local server before Engram says it is up; a clear message if one fails."""
+    """One real completion from the local server before Engram says it is up; a clear message if it fails."""
     from services.llm.local import ServerProcess, check_local_llm, local_llm_url
 
-    for name in (LOCAL_CHAT_ROLE, LOCAL_BACKGROUND_ROLE):
-        child = supervisor.children.get(name)
-        if child is None:  # ENGRAM_LOCAL_LLM_SERVERS=1: no housekeeping server
-            continue
-        port = child.role.argv[child.role.argv.index("--port") + 1]
-        problem = check_local_llm(ServerProcess(name, local_llm_url(int(port)), child.process))
-        _record_start_check(supervisor.redis, problem or "pending")
-        if problem:
-            print(f"engram: the local LLM cannot answer: {problem}.\n"
-                  f"  Or use an endpoint instead: OPENAI_BASE_URL=... OPENAI_API_KEY=... engram run", file=sys.stderr)
-            return False
-    _record_start_check(supervisor.redis, None)
-    logger.info("local LLM servers answered a test completion")
+    child = supervisor.children[LOCAL_LLM_ROLE]
+    port = child.role.argv[child.role.argv.index("--port") + 1]
+    problem = check_local_llm(ServerProcess(LOCAL_LLM_ROLE, local_llm_url(int(port)), child.process))
+    _record_start_check(supervisor.redis, problem)
+    if problem:
+        print(f"engram: the local LLM cannot answer: {problem}.\n"
+              f"  Or use an endpoint instead: OPENAI_BASE_URL=... OPENAI_API_KEY=... engram run", file=sys.stderr)
+        return False
+    logger.info("the local LLM server answered a test completion")
     return True
 
 

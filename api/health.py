@@ -21,7 +21,7 @@ from services.migrate import current_revision
 from services.queues import PROMPT_QUEUE
 
 bp = Blueprint("health", __name__)
-LLM_SERVER_ROLES = ("llm", "llm-background")  # the supervised local servers (consumer.py)
+LLM_SERVER_ROLES = ("llm",)  # the supervised local server (consumer.py)
 
 
 class LLMProbe:

@@ -5,29 +5,13 @@ chunker, and prints against the targets: time to first delta (p50 ≤ 3 s, p95 �
 replies with a prompt heading (0), chunker success (≥ 90 %), the list and the reminder stored and
 read back, and how the 4k window is spent (tokens of each prompt part, from the server's tokenizer).
 
-    python -m bench.local [--background-llm same|separate] [--short] [--data-dir DIR] [--chunk-wait-s 900]
+    python -m bench.local [--short] [--data-dir DIR] [--chunk-wait-s 900]
 
 Timings depend on what else runs on the cores: on a shared, loaded machine they are pessimistic.
 
---background-llm compares the two ways of giving chat priority over housekeeping on the local
-server (ENGRAM_LOCAL_LLM_SERVERS): `same`, one llama.cpp server whose housekeeping requests wait
-while a chat turn generates, and `separate`, a second server (one thread, nice 10) for housekeeping.
 The conversation starts once the housekeeping workers have loaded their models, so it meets them.
-Measured 2026-11-23 on 2 cores with `--short` (the issue's 8 turns), two runs each, alternated,
-while the full test suite ran beside it (load average 6-15):
-
-    mode      first delta p50 / p95   fallbacks  chunker  wall (turns + chunker)  llama RSS  load start→end
-    same      5.16 / 13.14 s          0          8/8      39 + 31 = 70 s         647 MB     14.9 → 6.9
-    separate  7.57 / 19.33 s          0          8/8      64 + 116 = 180 s       1083 MB    7.2 → 13.4
-    separate  9.10 / 17.81 s          0          8/8      54 + 60 = 114 s        1049 MB    14.1 → 6.1
-    same      4.58 / 14.64 s          0          8/8      47 + 40 = 88 s         649 MB     6.3 → 7.7
-
-Decision: one server (`same`) is the default. It was faster in every run for chat and for the chunker
-(two generations at once share the same two cores, and the nice-10 one-thread background server
-drains the queue slowly) and uses ~400 MB less. Noise is large at this load, but the gap held in both
-orders. Earlier runs that started the conversation before the housekeeping workers were warm: `same`
-p50 12.40 / p95 25.61 s, 196 s, 644 MB; `separate` was cut short by `engram run` itself exiting,
-because the background server missed its 90 s start check at load ~15.
+One llama.cpp server serves chat and housekeeping alike; a second one for housekeeping was slower in
+every run (bench/RESULTS.md, "one llama.cpp server or two") and was removed.
 """
 
 from __future__ import annotations
@@ -76,9 +60,6 @@ TARGETS = {"first_delta_p50_s": 2.0, "first_delta_p95_s": 5.0, "fallbacks": 0, "
 READ_TIMEOUT_S = 180.0
 # Questions of the conversations whose answer it told earlier: the reply must hold the word.
 MEMORY_QUESTIONS = {"What is my dog's name?": "pixel", "What is my sister's name?": "ana"}
-# --background-llm: where housekeeping's LLM requests go (ENGRAM_LOCAL_LLM_SERVERS of `engram run`).
-LLM_SERVER_COUNTS = {"same": "1", "separate": "2"}
-LLM_SERVER_ROLES = ("llm", "llm-background")
 RSS_SAMPLE_S = 1.0
 # /healthz answers once the digest worker is up; the housekeeping workers (nice 10) can take minutes
 # more to load their models on a loaded machine, and a conversation run before that never meets them.
@@ -120,17 +101,16 @@ def turn(engram: System, message: str, thread: dict[str, str], headers: dict[str
 
 @dataclass
 class ServerMemory:
-    """Resident memory of the local llama.cpp servers, sampled while the bench runs."""
+    """Resident memory of the local llama.cpp server, sampled while the bench runs."""
 
     data_dir: Path
     peak_mb: float = 0.0
     last_mb: float = 0.0
-    servers: int = 0
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def _processes(self) -> list[psutil.Process]:
-        ports = [(self.data_dir / "run" / f"{name}.port") for name in LLM_SERVER_ROLES]
-        wanted = {path.read_text().strip() for path in ports if path.exists()}
+        port_file = self.data_dir / "run" / "llm.port"
+        wanted = {port_file.read_text().strip()} if port_file.exists() else set()
         found = []
         for process in psutil.process_iter(["cmdline"]):
             argv = process.info["cmdline"] or []
@@ -140,13 +120,12 @@ class ServerMemory:
 
     def sample(self) -> None:
         total = 0.0
-        processes = self._processes()
-        for process in processes:
+        for process in self._processes():
             try:
                 total += process.memory_info().rss / 2**20
             except psutil.Error:
                 continue  # restarted between listing and reading: the next sample sees the new one
-        self.servers, self.last_mb, self.peak_mb = len(processes), total, max(self.peak_mb, total)
+        self.last_mb, self.peak_mb = total, max(self.peak_mb, total)
 
     def run(self) -> None:
         while not self._stop.wait(RSS_SAMPLE_S):
@@ -246,7 +225,7 @@ def report(results: list[TurnResult], chunks: tuple[int, int], state: Any, parts
     print(f"  echoed messages      {len(echoes)} (target 0)")
     read_back = [r.reply for r in results if r.text == "What's on my shopping list?"]
     print(f"  list read back       {all('milk' in reply.lower() for reply in read_back[:1])}: {read_back[:1]}")
-    print(f"  llama.cpp servers    {run['memory'].servers} ({run['mode']}), RSS peak {run['memory'].peak_mb:.0f} MB, "
+    print(f"  llama.cpp server     RSS peak {run['memory'].peak_mb:.0f} MB, "
           f"at the end {run['memory'].last_mb:.0f} MB")
     print(f"  wall time            {run['turns_s']:.0f} s for the turns + {run['chunker_s']:.0f} s until the chunker "
           f"was done = {run['turns_s'] + run['chunker_s']:.0f} s; load average at the end {run['load']}")
@@ -259,9 +238,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--chunk-wait-s", type=float, default=900.0)
-    parser.add_argument("--background-llm", choices=sorted(LLM_SERVER_COUNTS), default="same",
-                        help="same: one llama.cpp server, housekeeping waits for chat turns; "
-                             "separate: a second server for housekeeping (ENGRAM_LOCAL_LLM_SERVERS=1|2)")
     parser.add_argument("--short", action="store_true", help="only the issue's 8 turns, not the 20 after them")
     args = parser.parse_args()
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="engram-bench-local-")) / "data"
@@ -272,7 +248,7 @@ def main() -> None:
     conversation = EIGHT_TURNS if args.short else EIGHT_TURNS + TWENTY_TURNS
     memory = ServerMemory(data_dir)
     load_before = " ".join(f"{value:.1f}" for value in os.getloadavg())
-    with running_system(data_dir, ENGRAM_LOCAL_LLM_SERVERS=LLM_SERVER_COUNTS[args.background_llm]) as engram:
+    with running_system(data_dir) as engram:
         threading.Thread(target=memory.run, daemon=True).start()
         warm_s = wait_for_workers(engram)
         print(f"housekeeping workers ready {warm_s:.0f} s after /healthz; starting the conversation", flush=True)
@@ -294,7 +270,7 @@ def main() -> None:
         memory.sample()
         memory.stop()
         load = " ".join(f"{value:.1f}" for value in os.getloadavg())
-        run = {"mode": args.background_llm, "memory": memory, "turns_s": turns_s, "chunker_s": chunker_s,
+        run = {"memory": memory, "turns_s": turns_s, "chunker_s": chunker_s,
                "load": f"{load} (before the start {load_before})"}
         report(results, chunks, state, window_parts(engram, results), prompt_tokens, run)
 

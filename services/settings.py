@@ -18,7 +18,6 @@ DEFAULT_DATA_DIR = Path("data")
 LLM_PROFILES = ("auto", "compact", "full")
 # services/embeddings.py's backends: auto = onnx-int8 when installed, onnx = the graph as shipped, the torch reference.
 EMBEDDERS = ("auto", "sentence-transformers", "onnx", "onnx-int8")
-LOCAL_LLM_SERVER_COUNTS = (1, 2)
 # The models `engram run` can serve itself (services/llm/model_files.py pins their bytes); the first is the default.
 # The first is the default: the 1.5B answers from memory far more often (bench/RESULTS.md, 2026-11-29 fourth
 # session: 94 % of the tuning people's questions against the 0.5B's 76 %).
@@ -63,7 +62,6 @@ class Settings:
     # llama.cpp servers `engram run` starts for the local model: 1 = one shared server, housekeeping
     # waiting while a chat turn generates; 2 = one for chat, one for housekeeping. One was faster on
     # 2 cores and uses ~400 MB less (bench/local.py --background-llm same|separate has the numbers).
-    local_llm_servers: int = 1
     local_model: str = LOCAL_MODELS[0]  # one of LOCAL_MODELS
     model_files_dir: Path = DEFAULT_MODEL_FILES_DIR
     local_llm_threads: int = 0  # llama.cpp threads of the chat server; 0 = the model's measured default
@@ -113,7 +111,6 @@ class Settings:
             openai_api_key=env.get("OPENAI_API_KEY") or None,
             background_llm_url=env.get("ENGRAM_BACKGROUND_LLM_URL") or None,
             local_llm=_bool(env, "ENGRAM_LOCAL_LLM", defaults.local_llm),
-            local_llm_servers=_int(env, "ENGRAM_LOCAL_LLM_SERVERS", defaults.local_llm_servers),
             local_model=env.get("ENGRAM_LOCAL_MODEL", defaults.local_model).strip().lower() or defaults.local_model,
             model_files_dir=_model_files_dir(env),
             local_llm_threads=_int(env, "ENGRAM_LOCAL_LLM_THREADS", defaults.local_llm_threads),
@@ -168,9 +165,6 @@ class Settings:
                                 f"got {self.llm_profile!r}")
         if self.embedder not in EMBEDDERS:
             raise SettingsError(f"ENGRAM_EMBEDDER must be one of {', '.join(EMBEDDERS)}, got {self.embedder!r}")
-        if self.local_llm_servers not in LOCAL_LLM_SERVER_COUNTS:
-            raise SettingsError(f"ENGRAM_LOCAL_LLM_SERVERS must be 1 (one shared server) or 2 (chat and "
-                                f"housekeeping apart), got {self.local_llm_servers}")
         if self.local_model not in LOCAL_MODELS:
             raise SettingsError(f"ENGRAM_LOCAL_MODEL must be one of {', '.join(LOCAL_MODELS)}, "
                                 f"got {self.local_model!r}")

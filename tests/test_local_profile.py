@@ -280,27 +280,17 @@ def test_the_llm_profile_setting_is_checked() -> None:
         Settings.from_env({"ENGRAM_LLM_PROFILE": "tiny"})
 
 
-def test_the_local_llm_server_count_is_checked() -> None:
-    assert Settings.from_env({}).local_llm_servers == 1  # measured faster on 2 cores: bench/local.py
-    assert Settings.from_env({"ENGRAM_LOCAL_LLM_SERVERS": "2"}).local_llm_servers == 2
-    for wrong in ("0", "3", "two"):
-        with pytest.raises(SettingsError, match="ENGRAM_LOCAL_LLM_SERVERS"):
-            Settings.from_env({"ENGRAM_LOCAL_LLM_SERVERS": wrong})
-
-
 @pytest.mark.skipif(not local_llm_available(), reason="needs the local extra and the local model")
-@pytest.mark.parametrize(("servers", "expected"), [("1", ["llm"]), ("2", ["llm", "llm-background"])])
-def test_one_server_sends_housekeeping_to_the_chat_server(tmp_path: Path, servers: str,
-                                                          expected: list[str]) -> None:
+def test_housekeeping_goes_to_the_one_chat_server(tmp_path: Path) -> None:
     from consumer import _llm_roles
 
-    settings = Settings.from_env({"ENGRAM_DATA_DIR": str(tmp_path), "ENGRAM_LOCAL_LLM_SERVERS": servers})
+    settings = Settings.from_env({"ENGRAM_DATA_DIR": str(tmp_path)})
     roles, env = _llm_roles(settings, ["web", "digest", "chunker"])
-    assert [role.name for role in roles] == expected
-    ports = [role.argv[role.argv.index("--port") + 1] for role in roles]
-    assert env["OPENAI_BASE_URL"].endswith(f":{ports[0]}/v1")
+    assert [role.name for role in roles] == ["llm"]
+    port = roles[0].argv[roles[0].argv.index("--port") + 1]
+    assert env["OPENAI_BASE_URL"].endswith(f":{port}/v1")
     # No background URL: the workers send housekeeping to OPENAI_BASE_URL, after waiting for chat turns.
-    assert env.get("ENGRAM_BACKGROUND_LLM_URL", "").endswith(f":{ports[-1]}/v1") == (servers == "2")
+    assert "ENGRAM_BACKGROUND_LLM_URL" not in env
 
 
 def test_housekeeping_roles_run_at_a_lower_cpu_priority(tmp_path: Path) -> None:

@@ -27,8 +27,6 @@ LOCAL_LLM_ALIAS = "local"
 # measured with SmolLM2-135M on 2 cores: idle, 2 threads ~120 tokens/s vs ~75 with 1; but on the
 # shared, loaded machine (load average 10-13) 60 tokens took 2.2 s with 1 thread and 8-10 s with 2
 # (llama.cpp's threads wait for each other when the cores are oversubscribed).
-# The background server (ENGRAM_LOCAL_LLM_SERVERS=2) keeps one thread, leaving a core to chat.
-BACKGROUND_LLM_THREADS = 1
 CHECK_PROMPT = [{"role": "user", "content": "Reply with the word OK."}]
 CHECK_TIMEOUT_S = 90.0
 REBUILD_HINT = ("llama.cpp was probably built for a CPU feature this machine lacks (e.g. native AMX): rebuild with "
@@ -67,9 +65,9 @@ def local_llm_model(settings: Settings,
     return model, verified_model(model, settings.model_files_dir, say)
 
 
-def local_llm_port(settings: Settings, name: str = "llm") -> int:
-    """A port for a local LLM server, remembered under the data dir so its URL is stable across runs."""
-    return remembered_port(Path(settings.data_dir).resolve() / "run" / f"{name}.port")
+def local_llm_port(settings: Settings) -> int:
+    """The local LLM server's port, remembered under the data dir so its URL is stable across runs."""
+    return remembered_port(Path(settings.data_dir).resolve() / "run" / "llm.port")
 
 
 def local_llm_url(port: int) -> str:
