@@ -30,8 +30,8 @@ from services.memory import turns
 from services.memory.chunks import store_chunk
 from services.memory.config import MemoryConfig
 from services.memory.episodes import chunks_for, fallback_episode, store_episode
+from services.memory.from_words import chunk_from_lines, chunk_from_words
 from services.memory.recall import RecallHit
-from services.memory.small_output import chunk_from_lines, chunk_from_words
 from services.text import content_words
 
 MODES = ("as-imported", "by-speaker")

@@ -7,8 +7,8 @@ model call built by the code the digest and the chunker use:
   the message put together by services/llm/profile.compact_messages, the respond role's settings;
   scored by expected words (any of each group), forbidden words (a pet's name used for the person,
   the meat offered to a vegetarian), and echo (the reply repeats the person's message).
-- ``chunk``: the compact chunker prompt and schema (workers/memory_chunker.py); scored by valid
-  output, facts holding the expected words, and no fact made of the assistant's words.
+- ``chunk``: the compact profile's chunk, read from the person's words (services/memory/from_words.py, no
+  model call); scored by facts holding the expected words, and no fact made of the assistant's words.
 
 A third of the probes (ids whose number divides by 3) is held out: never read while tuning, its
 detail shown only with ``--show-held-out``. How to read it: the held-out counts are the figure (the tune
@@ -38,11 +38,10 @@ from services.llm.local import local_llm_command, local_llm_url, wait_for_llm
 from services.llm.model_files import local_model, verified_model
 from services.llm.profile import compact_messages, load_profile
 from services.llm.roles import load_role_configs
-from services.memory.chunks import ChunkInvalid, ask_validated
 from services.memory.config import MemoryConfig
 from services.memory.context import Personal, render
+from services.memory.from_words import chunk_from_words
 from services.memory.recall import RecallHit
-from services.memory.small_output import SMALL_CHUNK_SCHEMA, chunk_from_small, chunk_from_words
 from services.prompts import PromptLibrary
 from services.settings import PROJECT_ROOT, Settings
 
@@ -111,17 +110,9 @@ def run_respond(llm: LLMClient, prompts: PromptLibrary, settings: Settings, prob
     return result
 
 
-def run_chunk(llm: LLMClient, prompts: PromptLibrary, probe: dict[str, Any], words: bool = False) -> dict[str, Any]:
-    """The chunk of the probe's message: from the model, or read from the words (``words``: enrich_from_words)."""
-    from workers.memory_chunker import small_chunk_messages
-
-    messages = small_chunk_messages(prompts, probe["message"])
-    try:
-        chunk = chunk_from_words(probe["message"]) if words else ask_validated(
-            llm, "memory_chunker", messages, SMALL_CHUNK_SCHEMA,
-            lambda data: chunk_from_small(data, probe["message"]))[0]
-    except (ChunkInvalid, Exception) as exc:  # noqa: BLE001 - any failure is an invalid output here
-        return {"valid": False, "right": False, "error": f"{type(exc).__name__}: {exc}", "facts": []}
+def run_chunk(probe: dict[str, Any]) -> dict[str, Any]:
+    """The chunk of the probe's message, read from the words as the compact profile's chunker does."""
+    chunk = chunk_from_words(probe["message"])
     facts = [fact["text"] for fact in chunk["facts"]]
     lowered = " ".join(facts).lower()
     missing = [group for group in probe.get("expect_facts") or [] if not any(word in lowered for word in group)]
@@ -164,7 +155,7 @@ def main() -> None:
         results = []
         for probe in probes:
             result = run_respond(llm, prompts, settings, probe) if probe["kind"] == "respond" else \
-                run_chunk(llm, prompts, probe, words=load_profile(settings).budgets.enrich_from_words)
+                run_chunk(probe)
             result.update(id=probe["id"], kind=probe["kind"], held_out=held_out(probe))
             results.append(result)
             if args.show and (not result["held_out"] or args.show_held_out):

@@ -26,8 +26,6 @@ from services.llm.local import ServerProcess, check_local_llm, local_llm_availab
 from services.llm.output import StopStream
 from services.llm.priority import ChatPriority
 from services.llm.profile import CompactBudgets, compact_messages
-from services.memory.chunks import ChunkInvalid
-from services.memory.small_output import chunk_from_small, episode_from_small
 from services.router.signals import RoutingContext, collect_signals
 from services.settings import Settings, SettingsError
 from tests.fake_llm import FakeLLM
@@ -171,30 +169,6 @@ def test_the_fast_reply_is_written_from_the_result() -> None:
     goal = {"type": "action", "skill": "goal", "ok": True, "arguments": {"operation": "create", "text": "read more"},
             "result": {"created": {"id": 1, "text": "read more", "state": "active", "progress": []}}}
     assert plain_reply(goal).startswith("New goal recorded: read more.")
-
-
-# --- small JSON shapes --------------------------------------------------------------------------
-
-def test_a_small_chunk_keeps_only_facts_the_person_said() -> None:
-    chunk = chunk_from_small({"gist": "Dana said she lives in Lisbon with her dog Pixel.",
-                              "facts": ["The user lives in Lisbon.", "The user lives in Berlin.",
-                                        "The user asked about dogs.", "Paris is the capital of France."],
-                              "importance": "high"}, "My name is Dana, I live in Lisbon, I have a dog called Pixel")
-    assert [fact["text"] for fact in chunk["facts"]] == ["The user lives in Lisbon."]
-    assert chunk["facts"][0]["speaker"] == "user" and chunk["salience"] == 0.8
-
-
-def test_a_gist_about_something_else_is_replaced_by_the_persons_words() -> None:
-    chunk = chunk_from_small({"gist": "The user lives in Berlin.", "facts": [], "importance": "low"}, "thanks a lot")
-    assert chunk["gists"] == ["The user said: thanks a lot"]
-
-
-def test_small_shapes_with_a_wrong_importance_are_invalid() -> None:
-    with pytest.raises(ChunkInvalid):
-        chunk_from_small({"gist": "hi", "facts": [], "importance": "huge"}, "hi")
-    episode = episode_from_small({"title": "Dentist and shopping", "summary": "Dana set a reminder. She shopped.",
-                                  "importance": "medium"})
-    assert episode["gist"] == "Dana set a reminder" and episode["salience"] == 0.5
 
 
 # --- chat priority and LLM health ---------------------------------------------------------------

@@ -157,7 +157,7 @@ def test_moving_supersedes_where_the_person_lived(session, hash_embedder) -> Non
 def test_a_newer_age_replaces_the_older_one_for_that_person_only(session, hash_embedder) -> None:
     """"Lily is five" then "Lily turned six yesterday": Lily's age is six; Kuba's and the person's stay, and "she is
     80" names no one (a pronoun is not a key)."""
-    from services.memory.small_output import chunk_from_words
+    from services.memory.from_words import chunk_from_words
 
     told = ["My granddaughter Lily is five, she's the light of my life.", "Kuba is seven and loves football.",
             "I'm 71 and retired.", "Lily turned six yesterday! We had a little party in the garden."]
@@ -174,7 +174,7 @@ def test_a_newer_age_replaces_the_older_one_for_that_person_only(session, hash_e
 def test_a_move_told_with_we_replaces_where_the_person_lives(session, hash_embedder) -> None:
     """"We" includes the person: "we live in Lyon now" replaces "we live in Porto", and moving out of a place ends
     it; "we have two kids" is not a home and stays."""
-    from services.memory.small_output import chunk_from_words
+    from services.memory.from_words import chunk_from_words
 
     told = ["we live in Porto, me, my husband and our two kids", "We have two kids, Rui and Ana",
             "So we finally did it, we moved out of Porto. We live in Lyon now!"]
@@ -189,7 +189,7 @@ def test_a_move_told_with_we_replaces_where_the_person_lives(session, hash_embed
 def test_facts_read_from_the_persons_words_supersede_like_any_fact(session, hash_embedder) -> None:
     """The small-model profile's chunk (chunk_from_words): the person's sentences, said of "the user"; a change of
     job told in their words replaces the old one, and a list request or a question states nothing."""
-    from services.memory.small_output import chunk_from_words
+    from services.memory.from_words import chunk_from_words
 
     told = ["Hi! I'm Maya, I just moved to Leeds for a new job.", "I work at a bank, in the mortgage department.",
             "Add oat milk, bananas and rice to my shopping list", "What's my cat called?",
@@ -205,7 +205,7 @@ def test_two_named_peoples_facts_stay_theirs_and_one_change_of_job_leaves_the_ot
                                                                                           hash_embedder) -> None:
     """An imported conversation between two people (LoCoMo): each one's "I" is that person by name, never "the
     user"; Melanie leaving the bank does not end Caroline's job there, and the assistant's words are no fact."""
-    from services.memory.small_output import chunk_from_lines
+    from services.memory.from_words import chunk_from_lines
 
     exchanges = [[("Caroline", "I work at a bank downtown."), ("Melanie", "Nice! I work at a bank too, in sales.")],
                  [("Melanie", "Big news: I left the bank last month. I'm teaching art now!"),

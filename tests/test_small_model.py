@@ -18,11 +18,9 @@ from services.memory.config import MemoryConfig
 from services.memory.context import Personal, render
 from services.memory.recall import RecallHit
 from services.memory.second_person import to_you
-from services.memory.small_output import chunk_from_small
 from services.prompts import PromptLibrary
 from services.settings import PROJECT_ROOT
 from tests.llm_steps import Reply
-from workers.memory_chunker import small_chunk_messages
 
 
 def _at(day: str) -> dt.datetime:
@@ -145,50 +143,6 @@ def test_a_reply_that_starts_like_the_message_but_goes_elsewhere_is_kept_whole()
     assert final == "I have a cat too!" and "".join(sent) == final
 
 
-def test_the_chunker_never_sees_the_assistant_reply_and_gets_examples_as_turns() -> None:
-    messages = small_chunk_messages(PromptLibrary(PROJECT_ROOT / "prompts"), "I live in Lisbon")
-    roles = [m["role"] for m in messages]
-    assert roles[0] == "system" and roles[-1] == "user" and roles.count("assistant") >= 2
-    assert messages[-1]["content"] == "I live in Lisbon"
-
-
-def test_a_question_states_no_fact_whatever_the_model_writes() -> None:
-    chunk = chunk_from_small({"gist": "The user asked for their dog's name.", "facts": ["The user's dog is Tom"],
-                              "importance": "low"}, "What is my dog's name?")
-    assert chunk["facts"] == []
-
-
-def test_a_fact_about_what_is_the_users_is_kept() -> None:
-    chunk = chunk_from_small({"gist": "x", "importance": "high", "facts": ["The user's name is Dana"]},
-                             "My name is Dana, I live in Lisbon")
-    assert [fact["text"] for fact in chunk["facts"]] == ["The user's name is Dana"]
-
-
-def test_a_request_states_no_fact() -> None:
-    chunk = chunk_from_small({"gist": "x", "importance": "medium", "facts": ["The user wants milk and eggs"]},
-                             "Add milk and eggs to my shopping list")
-    assert chunk["facts"] == []
-    told = chunk_from_small({"gist": "x", "importance": "high", "facts": ["The user is vegetarian"]},
-                            "I'm vegetarian. Can you suggest a recipe?")
-    assert [fact["text"] for fact in told["facts"]] == ["The user is vegetarian"]
-
-
-def test_a_fact_with_a_name_or_number_the_person_never_said_is_dropped() -> None:
-    chunk = chunk_from_small({"gist": "x", "importance": "high", "facts": [
-        "The user has a dog called Pixel", "The user has a cat called Tom", "The user lives in Lisbon since 2019",
-        "The user lives in Lisbon"]}, "I have a dog called Pixel and I live in Lisbon")
-    assert [fact["text"] for fact in chunk["facts"]] == ["The user has a dog called Pixel", "The user lives in Lisbon"]
-    assert {fact["speaker"] for fact in chunk["facts"]} == {"user"}
-
-
-def test_facts_in_the_first_person_become_facts_about_the_user() -> None:
-    chunk = chunk_from_small({"gist": "x", "importance": "high", "facts": [
-        "Sam and I are going to Japan in April", "Ana's birthday is on 14 March", "No satay please"]},
-        "My partner Sam and I are going to Japan in April. My sister Ana's birthday is on 14 March, no satay please")
-    assert [fact["text"] for fact in chunk["facts"]] == ["Sam and the user are going to Japan in April",
-                                                         "Ana's birthday is on 14 March"]
-
-
 def test_a_memory_question_sent_to_act_is_answered_from_memory_but_stored_things_are_not() -> None:
     asks = {"question": 1.0, "skill_any": 1.0}
     assert answers_from_memory("What is my dog's name?", {**asks, "skill_recall": 1.0})
@@ -239,7 +193,7 @@ def test_two_echoes_end_in_a_true_plain_reply_not_the_apology(fake_llm, message:
 
 
 def test_facts_from_words_are_the_persons_own_telling_sentences() -> None:
-    from services.memory.small_output import chunk_from_words
+    from services.memory.from_words import chunk_from_words
 
     def facts(message: str) -> list[str]:
         return [fact["text"] for fact in chunk_from_words(message)["facts"]]
@@ -294,7 +248,7 @@ def test_the_history_window_moves_in_steps_so_the_next_prompt_begins_like_this_o
 
 
 def test_facts_of_named_speakers_are_named_for_them_and_the_assistants_words_are_none() -> None:
-    from services.memory.small_output import chunk_from_lines
+    from services.memory.from_words import chunk_from_lines
 
     chunk = chunk_from_lines([("Caroline", "Hey Mel! I went to a support group yesterday, my mum came too."),
                               ("Melanie", "Wow! I'm painting a sunset. What did you think of it?"),

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import time
-from functools import partial
 from typing import Any
 
 from services.db import ConversationSession, Exchange
@@ -30,17 +29,15 @@ from services.memory.episodes import (
     validate_episode,
 )
 from services.memory.models import MemoryChunk
-from services.memory.small_output import SMALL_EPISODE_SCHEMA, episode_from_small
 from services.queues import EPISODE_JOB, EPISODIC_QUEUE
 from workers.context import WorkerContext, memory_config
-from workers.memory_chunker import FAILURES_METRIC, WORDS_MODEL, ensure_embedder, reschedule, small_chunks, words_only
+from workers.memory_chunker import FAILURES_METRIC, WORDS_MODEL, ensure_embedder, reschedule, words_only
 from workers.process import current_context
 
 logger = logging.getLogger(__name__)
 
 PROMPT = "episodic-memory"
 ROLE = "episodic_memory"
-SMALL_TRANSCRIPT_CHARS = 2400  # ~600 tokens of the session's latest turns under the compact profile
 
 
 def run(session_id: str, attempt: int = 0, first_seen: float | None = None) -> str:
@@ -103,8 +100,7 @@ def _compose(context: WorkerContext, conversation: ConversationSession, exchange
         return fallback_episode(conversation.topic, exchanges, chunks), WORDS_MODEL
     messages = build_messages(context, conversation, exchanges, chunks, config)
     try:
-        said = "\n".join(f"{e.user_text}\n{e.reply or ''}" for e in exchanges)
-        episode, completion = ask_episode(context, messages, config, evidence=said)
+        episode, completion = ask_episode(context, messages, config)
         return episode, completion.model
     except (LLMMalformedOutput, ChunkInvalid) as exc:
         reason, detail = "invalid_json", str(exc)
@@ -119,21 +115,15 @@ def _compose(context: WorkerContext, conversation: ConversationSession, exchange
     return fallback_episode(conversation.topic, exchanges, chunks), "fallback"
 
 
-def ask_episode(context: WorkerContext, messages: list[dict[str, Any]], config: MemoryConfig,
-                evidence: str | None = None) -> tuple[dict[str, Any], Completion]:
-    """The validated episode (one corrective retry on a wrong shape); the small shape under the compact profile,
-    whose summary must be made of the words of ``evidence`` (the conversation) when given."""
-    if small_chunks(context):
-        return ask_validated(context.llm, ROLE, messages, SMALL_EPISODE_SCHEMA,
-                             partial(episode_from_small, evidence=evidence))
+def ask_episode(context: WorkerContext, messages: list[dict[str, Any]],
+                config: MemoryConfig) -> tuple[dict[str, Any], Completion]:
+    """The validated episode (one corrective retry on a wrong shape)."""
     schema = EPISODE_SCHEMA if config.episodic.send_schema else None
     return ask_validated(context.llm, ROLE, messages, schema, validate_episode)
 
 
 def build_messages(context: WorkerContext, conversation: ConversationSession, exchanges: list[Exchange],
                    chunks: dict[int, MemoryChunk], config: MemoryConfig) -> list[dict[str, Any]]:
-    if small_chunks(context):
-        return _small_messages(context, exchanges)
     shown = exchanges[-config.episodic.max_exchanges:]
     transcript = "\n".join(f"[{exchange_time(e).isoformat(timespec='minutes')}] User: {e.user_text}\n"
                            f"Assistant: {e.reply}" for e in shown)
@@ -149,22 +139,3 @@ def build_messages(context: WorkerContext, conversation: ConversationSession, ex
         PROMPT, topic=conversation.topic, started=min(times).isoformat(timespec="minutes"),
         ended=max(times).isoformat(timespec="minutes"), notes="\n".join(notes) or "(no notes)", transcript=transcript)
     return [{"role": "system", "content": system}, {"role": "user", "content": "Write the episode as JSON."}]
-
-
-def _small_messages(context: WorkerContext, exchanges: list[Exchange]) -> list[dict[str, Any]]:
-    """The compact episode prompt: the latest turns, short, without timestamps or notes a small model would copy."""
-    lines: list[str] = []
-    left = SMALL_TRANSCRIPT_CHARS
-    for exchange in reversed(exchanges):
-        turn = f"Person: {_clip(exchange.user_text)}\nAssistant: {_clip(exchange.reply or '')}"
-        if len(turn) > left:
-            break
-        lines.insert(0, turn)
-        left -= len(turn)
-    system = context.prompts.render(f"compact/{PROMPT}", transcript="\n".join(lines))
-    return [{"role": "system", "content": system}, {"role": "user", "content": "The summary as JSON."}]
-
-
-def _clip(text: str, limit: int = 240) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -40,16 +40,9 @@ from services.memory.chunks import (
     validate_chunk,
 )
 from services.memory.config import MemoryConfig
+from services.memory.from_words import UNNAMED, chunk_from_lines, chunk_from_words
 from services.memory.models import Fact
 from services.memory.search import prepare_vector_search
-from services.memory.small_output import (
-    SMALL_CHUNK_SCHEMA,
-    UNNAMED,
-    chunk_from_lines,
-    chunk_from_small,
-    chunk_from_words,
-)
-from services.prompts import PromptLibrary, with_examples
 from services.queues import CHUNK_JOB_ID, CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, memory_job_options, owner_meta
 from workers.context import WorkerContext, llm_profile, memory_config
 from workers.process import current_context
@@ -60,7 +53,6 @@ FAILURES_METRIC = "engram_memory_enrichment_failures_total"
 PROMPT = "memory-chunker"
 ROLE = "memory_chunker"
 WORDS_MODEL = "words"  # the chunk's model when it was read from the person's sentences (chunk_from_words)
-SMALL_TEXT_CHARS = 600  # message and reply each, in the compact chunker prompt
 BACKFILL_BUDGET_S = 30.0  # then the backfill job queues its continuation: enrichment jobs on this queue get a turn
 BACKFILL_LOOPS: int | None = None  # the backfill's claim-embed-store loops at once; None: one per CPU core
 
@@ -128,15 +120,12 @@ def reindex_turn(embedder: Embedder, exchange: Exchange) -> None:
 
 def ask_chunk(context: WorkerContext, messages: list[dict[str, Any]], config: MemoryConfig,
               user_text: str = "", named: list[tuple[str, str]] | None = None) -> tuple[dict[str, Any], Completion]:
-    """The validated chunk (one corrective retry on a wrong shape); the small shape under the compact profile,
-    or the person's own sentences when the profile enriches from words (no model call); ``named``: the lines of
-    an imported conversation between named people, whose facts are each named for who said them."""
+    """The validated chunk (one corrective retry on a wrong shape), or the person's own sentences under the
+    compact profile (no model call); ``named``: the lines of an imported conversation between named people,
+    whose facts are each named for who said them."""
     if words_only(context):
         chunk = chunk_from_lines(named) if named else chunk_from_words(user_text)
         return chunk, Completion("", WORDS_MODEL, 0, 0, 0, 0.0)
-    if small_chunks(context):
-        return ask_validated(context.llm, ROLE, messages, SMALL_CHUNK_SCHEMA,
-                             lambda data: chunk_from_small(data, user_text))
     schema = CHUNK_SCHEMA if config.chunker.send_schema else None
     return ask_validated(context.llm, ROLE, messages, schema, validate_chunk)
 
@@ -150,22 +139,13 @@ def named_lines(session: Session, exchange: Exchange) -> list[tuple[str, str]]:
 
 
 def words_only(context: WorkerContext) -> bool:
-    """Enrichment without a model call (configs/profiles.toml enrich_from_words)."""
-    profile = llm_profile(context)
-    return profile.compact and profile.budgets.enrich_from_words
-
-
-def small_chunks(context: WorkerContext) -> bool:
-    """The compact profile's smaller chunk and episode shapes (configs/profiles.toml small_chunk_schema)."""
-    profile = llm_profile(context)
-    return profile.compact and profile.budgets.small_chunk_schema
+    """Enrichment without a model call: always under the compact profile (configs/profiles.toml says why)."""
+    return llm_profile(context).compact
 
 
 def build_messages(context: WorkerContext, session: Session, exchange: Exchange,
                    config: MemoryConfig) -> list[dict[str, Any]]:
     """The chunker prompt with world state: time, earlier turns, related facts the person already told us."""
-    if small_chunks(context):  # the message and reply only: a small model copies whatever else it is shown
-        return small_chunk_messages(context.prompts, exchange.user_text)
     timezone = session.scalar(select(User.timezone).where(User.id == exchange.user_id)) or "UTC"
     when = exchange.occurred_at or exchange.created_at or dt.datetime.now(dt.UTC)
     system = context.prompts.render(
@@ -174,22 +154,6 @@ def build_messages(context: WorkerContext, session: Session, exchange: Exchange,
         known_facts=_known_facts(session, exchange, config.chunker.known_facts, config),
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": "Write the memory chunk as JSON."}]
-
-
-def small_chunk_messages(prompts: PromptLibrary, user_text: str) -> list[dict[str, Any]]:
-    """The compact profile's chunker prompt: its worked examples as earlier turns, then the person's message.
-
-    The assistant's reply is not shown: a small model copied its sentences as facts about the person.
-    A small model follows examples better than rules: prompts/compact/memory-chunker.md holds the rules,
-    then ``---``-separated "Message:" / "Note:" pairs, sent as user / assistant turns (the same on every
-    call, so llama.cpp's prompt cache keeps them).
-    """
-    return [*with_examples(prompts.render(f"compact/{PROMPT}")), {"role": "user", "content": _short(user_text)}]
-
-
-def _short(text: str, limit: int = SMALL_TEXT_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _earlier(session: Session, exchange: Exchange, count: int) -> str:

@@ -269,7 +269,7 @@ def _find_match(session: Session, user_id: str, body: str, key: str | None, trip
 
 def _other_people(a: str, b: str) -> bool:
     """Two facts each about a different named person ("Melanie left the bank", "Caroline works at a bank"): the
-    facts of an imported conversation between two people (small_output.chunk_from_lines). A fact of the person
+    facts of an imported conversation between two people (from_words.chunk_from_lines). A fact of the person
     ("The user …") and one of someone they name may still touch each other."""
     first = [(_WORD.findall(text.lower()) or [""])[0].removesuffix("'s") for text in (a, b)]
     return first[0] != first[1] and not {"the", "user", "i", "my", "we", "our"} & set(first) and all(

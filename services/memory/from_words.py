@@ -1,0 +1,111 @@
+"""Enrichment without a model (the compact profile): a message's chunk read from the person's own sentences.
+
+A small model's chunks and episodes dropped words, took requests for facts and retold its own replies,
+and each call made the next chat turn wait behind it on the one local server (bench/RESULTS.md); the
+person's own sentence is true by construction. ``chunk_from_words`` reads one message,
+``chunk_from_lines`` an imported conversation between named people.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from services.memory.chunks import validate_chunk
+from services.text import truncate
+
+GIST_CHARS = 160
+WORDS_FACT_CONFIDENCE = 0.7
+REQUEST = re.compile(r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:please\s+)?(?:(?:can|could|would|will) you\s+)?(?:please\s+)?"
+                     r"(?:add|put|remove|delete|remind|schedule|set|show|tell|give|read|list|cancel|move|mark|"
+                     r"write|find|suggest|recommend|make|book|check)\b", re.IGNORECASE)
+SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+FIRST_PERSON = [(re.compile(r"\bI am\b|\bI'm\b"), "the user is"), (re.compile(r"\bI've\b"), "the user has"),
+                (re.compile(r"\bI'll\b"), "the user will"), (re.compile(r"\bI'd\b"), "the user would"),
+                (re.compile(r"\bI\b"), "the user"), (re.compile(r"\b[Mm]y\b"), "the user's"),
+                (re.compile(r"\b[Mm]e\b"), "the user"), (re.compile(r"\b[Mm]yself\b"), "the user")]
+
+# What opens a sentence without telling anything: "Hi!", "Oh and", "Big news:", "By the way".
+LEAD_IN = re.compile(r"^(?:(?:(?:hi|hello|hey|hallo)(?: there)?|(?:good )?(?:morning|afternoon|evening)|oh|and|also|so|"
+                     r"well|ok|okay|anyway|btw|by the way|big news|guess what|fun fact|update|news)"
+                     r"\b[\s,:;!.\-\u2013\u2014]*)+", re.IGNORECASE)
+# The person speaking of themselves ("I", "my", "we"), or of someone they name first ("Kuba is seven").
+SPEAKS_OF_SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|our|us)\b"
+                            r"|^the (?:grand)?(?:kids|children|twins|boys|girls|family|parents)\b", re.IGNORECASE)
+NAMED_FIRST = re.compile(r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?:is|are|was|has|had|lives|works|plays|loves|"
+                         r"likes|turns|turned|starts|started|goes|went)\b")
+# A question typed without its question mark ("what's on my camping list") tells nothing either.
+ASKS = re.compile(r"^(?:what|what's|whats|where|where's|when|when's|who|who's|why|how|which|do|does|did|is|are|can|"
+                  r"could|would|will|should|have|has|am)\b", re.IGNORECASE)
+# A new clause about the person is a fact of its own: "I have a dog called Rufus and I work as a nurse" (not
+# "Sam and I are going": a plural verb means "I" shares the subject).
+CLAUSE = re.compile(r"(?:,\s*(?:and |but |so )?|\s+(?:and|but|so)\s+)"
+                    r"(?=(?:i'm|i've|i'd|i\s+(?!are\b|were\b|and\b)\w+)\b)", re.IGNORECASE)
+WORDS_FACTS = 4
+WORDS_FACT_CHARS = 240
+WORDS_SALIENCE = 0.5
+
+
+def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, Any]:
+    """The chunk of a message read without a model: each sentence in which the person tells something about
+    themselves (or someone they name) is a fact, in their words, said of "the user".
+
+    Measured on the answers bench's scenarios, a 0.5B model's facts dropped what was said ("The user in the
+    mortgage department"), turned requests into facts ("Oat milk") and took 40 s a message on loaded cores
+    (each one a wait for the chat turn behind it); the person's own sentence is true by construction and
+    attributed right, and supersession (services/memory/facts.py) works on it as on any fact.
+
+    ``speaker``: the name of who said it, when the message is a named person's turn of an imported conversation
+    between people (``chunk_from_lines``): "I" is then that person, not the account's owner.
+    """
+    facts: list[str] = []
+    clauses = (clause for sentence in SENTENCE.split(" ".join(user_text.split())) for clause in CLAUSE.split(sentence))
+    for sentence in clauses:
+        sentence = LEAD_IN.sub("", sentence.strip()).strip()
+        if len(sentence.split()) < 2 or not _tells(sentence) or ASKS.match(sentence):
+            continue
+        if SPEAKS_OF_SELF.search(sentence) is None and NAMED_FIRST.match(sentence) is None:
+            continue
+        fact = truncate(_in_third_person(sentence.rstrip(".!"), speaker), WORDS_FACT_CHARS)
+        if fact not in facts:
+            facts.append(fact)
+    gist = f"{speaker or 'The user'} said: {truncate(' '.join(user_text.split()), GIST_CHARS)}"
+    return validate_chunk({
+        "gists": [gist],
+        "facts": [{"text": fact, "speaker": "user", "confidence": WORDS_FACT_CONFIDENCE}
+                  for fact in facts[:WORDS_FACTS]],
+        "entities": [], "emotion": "neutral", "salience": WORDS_SALIENCE, "open_loops": [],
+    })
+
+
+UNNAMED = frozenset({"user", "assistant"})
+
+
+def chunk_from_lines(lines: list[tuple[str, str]]) -> dict[str, Any]:
+    """The chunk of an exchange of an imported conversation between named people (``(speaker, text)`` lines).
+
+    Both speakers are people (LoCoMo: two friends; a group chat): what each tells of themselves is a fact
+    named for them ("Caroline went to a support group"), never "the user" — two people's "I" made one
+    person of them, and one's new fact superseded the other's. The assistant's lines are never facts.
+    """
+    chunks = [chunk_from_words(text, None if speaker == "user" else speaker) for speaker, text in lines
+              if speaker != "assistant" and text.strip()]
+    if not chunks:
+        return chunk_from_words("")
+    facts = list({fact["text"]: fact for chunk in chunks for fact in chunk["facts"]}.values())
+    return {**chunks[0], "gists": [gist for chunk in chunks for gist in chunk["gists"]][:WORDS_FACTS],
+            "facts": facts[: WORDS_FACTS * 2]}
+
+
+def _tells(sentence: str) -> bool:
+    """A sentence that states something: not a question, not a request ("Add milk to my list" is no fact)."""
+    return not sentence.rstrip().endswith("?") and REQUEST.match(sentence.strip()) is None
+
+
+def _in_third_person(fact: str, speaker: str | None = None) -> str:
+    """"Sam and I are going to Japan" → "Sam and the user are going to Japan": the facts speak of "the user"
+    (of ``speaker`` by name when given: "Caroline and Sam are going to Japan")."""
+    fact = " ".join(fact.split())
+    for pattern, replacement in FIRST_PERSON:
+        fact = pattern.sub(replacement.replace("the user", speaker) if speaker else replacement, fact)
+    return fact[:1].upper() + fact[1:]
