@@ -70,8 +70,7 @@ class WebDeps:
             threads=ThreadStore(client, ttl_s=settings.thread_ttl_s),
             metrics=metrics,
             schema_head=head_revision(),
-            llm_probe=LLMProbe(settings.openai_base_url, background_url=settings.background_llm_url,
-                               connection=client),
+            llm_probe=LLMProbe(settings.openai_base_url, connection=client),
         )
 
 

@@ -27,10 +27,8 @@ LLM_SERVER_ROLES = ("llm",)  # the supervised local server (consumer.py)
 class LLMProbe:
     """Is the LLM answering? Its port (asked at most every ``ttl_s``), plus recent crashes and failed turns."""
 
-    def __init__(self, base_url: str | None, ttl_s: float = 10.0, *, background_url: str | None = None,
-                 connection: Any = None) -> None:
+    def __init__(self, base_url: str | None, ttl_s: float = 10.0, *, connection: Any = None) -> None:
         self.base_url = base_url
-        self.background_url = background_url
         self.connection = connection
         self.ttl_s = ttl_s
         self._checked_at = -ttl_s
@@ -42,9 +40,6 @@ class LLMProbe:
             raise RuntimeError("no LLM endpoint configured")
         if time.monotonic() - self._checked_at >= self.ttl_s:
             self._state = self._ask(self.base_url)
-            if self._state == "ok" and self.background_url:
-                background = self._ask(self.background_url)
-                self._state = "ok" if background == "ok" else f"background endpoint: {background}"
             self._checked_at = time.monotonic()
         if self._state != "ok":
             raise RuntimeError(self._state)

@@ -244,7 +244,6 @@ def main() -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     for key in [key for key in os.environ if key.startswith("OPENAI_")]:
         del os.environ[key]  # the point is the embedded default
-    os.environ.pop("ENGRAM_BACKGROUND_LLM_URL", None)
     conversation = EIGHT_TURNS if args.short else EIGHT_TURNS + TWENTY_TURNS
     memory = ServerMemory(data_dir)
     load_before = " ".join(f"{value:.1f}" for value in os.getloadavg())

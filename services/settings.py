@@ -57,7 +57,6 @@ class Settings:
     openai_api_key: str | None = None
     # A second endpoint for off-the-hot-path roles (chunker, episodes, periodic services); `engram run`
     # sets it to a second local server so housekeeping never queues a chat turn behind it.
-    background_llm_url: str | None = None
     local_llm: bool = True
     # llama.cpp servers `engram run` starts for the local model: 1 = one shared server, housekeeping
     # waiting while a chat turn generates; 2 = one for chat, one for housekeeping. One was faster on
@@ -109,7 +108,6 @@ class Settings:
             max_text_chars=_int(env, "ENGRAM_MAX_TEXT_CHARS", defaults.max_text_chars),
             openai_base_url=env.get("OPENAI_BASE_URL") or None,
             openai_api_key=env.get("OPENAI_API_KEY") or None,
-            background_llm_url=env.get("ENGRAM_BACKGROUND_LLM_URL") or None,
             local_llm=_bool(env, "ENGRAM_LOCAL_LLM", defaults.local_llm),
             local_model=env.get("ENGRAM_LOCAL_MODEL", defaults.local_model).strip().lower() or defaults.local_model,
             model_files_dir=_model_files_dir(env),

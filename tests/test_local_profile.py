@@ -263,8 +263,6 @@ def test_housekeeping_goes_to_the_one_chat_server(tmp_path: Path) -> None:
     assert [role.name for role in roles] == ["llm"]
     port = roles[0].argv[roles[0].argv.index("--port") + 1]
     assert env["OPENAI_BASE_URL"].endswith(f":{port}/v1")
-    # No background URL: the workers send housekeeping to OPENAI_BASE_URL, after waiting for chat turns.
-    assert "ENGRAM_BACKGROUND_LLM_URL" not in env
 
 
 def test_housekeeping_roles_run_at_a_lower_cpu_priority(tmp_path: Path) -> None:

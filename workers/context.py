@@ -53,7 +53,6 @@ def build_context(settings: Settings, *, redis_client: redis.Redis | None = None
         api_key=settings.openai_api_key,
         roles=profile.roles(load_role_configs(settings.configs_dir)),
         observer=lambda role, completion: _record_llm(metrics, role, completion),
-        background_base_url=settings.background_llm_url,
         before_background=ChatPriority(redis_client).wait_for_chat,
     )
     return WorkerContext(

@@ -41,7 +41,7 @@ class LLMClient:
     """Chat completions against one OpenAI-compatible endpoint, configured per role."""
 
     def __init__(self, *, base_url: str, api_key: str | None, roles: dict[str, RoleConfig], max_retries: int = 0,
-                 observer: Callable[[str, Completion], None] | None = None, background_base_url: str | None = None,
+                 observer: Callable[[str, Completion], None] | None = None,
                  before_background: Callable[[str], None] | None = None) -> None:
         """Store the configuration; no request is made until the first call.
 
@@ -49,19 +49,16 @@ class LLMClient:
             max_retries: extra tries on timeouts / unavailability inside one call (the SDK's own
                 retries stay off so there is exactly one retry policy).
             observer: called with (role, completion) after every successful call (metrics).
-            background_base_url: endpoint for ``BACKGROUND_ROLES`` (default: ``base_url``).
             before_background: called with the role before each background request (chat priority: it
                 waits while a chat turn is generating).
         """
         # Local servers ignore the key, but the SDK insists on one.
         self._openai = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", max_retries=0)
-        self._background = (openai.OpenAI(base_url=background_base_url, api_key=api_key or "not-needed",
-                                          max_retries=0) if background_base_url else self._openai)
         self.roles = dict(roles)
         self.max_retries = max_retries
         self._observer = observer
         self._before_background = before_background
-        self._served_models: dict[int, str | None] = {}
+        self._served_model: str | None = None  # the endpoint's first model id, asked once it answers
 
     def role(self, name: str) -> RoleConfig:
         """The configuration of a role; unknown roles get ``default``."""
@@ -70,15 +67,11 @@ class LLMClient:
     def close(self) -> None:
         """Close the HTTP connection pools."""
         self._openai.close()
-        if self._background is not self._openai:
-            self._background.close()
 
     def _endpoint(self, role: str) -> openai.OpenAI:
-        if role not in BACKGROUND_ROLES:
-            return self._openai
-        if self._before_background is not None:
+        if role in BACKGROUND_ROLES and self._before_background is not None:
             self._before_background(role)
-        return self._background
+        return self._openai
 
     def stream(self, role: str, messages: list[Message], on_delta: Callable[[str], None]) -> Completion:
         """Streamed completion; ``on_delta`` gets each text chunk as it arrives."""
@@ -183,7 +176,7 @@ class LLMClient:
     def _params(self, role: str, messages: list[Message], extra: dict[str, Any]) -> dict[str, Any]:
         cfg = self.role(role)
         params: dict[str, Any] = {
-            "model": self._model(cfg, self._background if role in BACKGROUND_ROLES else self._openai),
+            "model": self._model(cfg),
             "messages": messages, "temperature": cfg.temperature,
             # max_tokens rather than max_completion_tokens: the one every compatible server knows.
             "max_tokens": cfg.max_tokens, "timeout": cfg.timeout_s,
@@ -192,12 +185,12 @@ class LLMClient:
             params["response_format"] = {"type": "json_object"}
         return params | extra
 
-    def _model(self, cfg: RoleConfig, endpoint: openai.OpenAI) -> str:
+    def _model(self, cfg: RoleConfig) -> str:
         if cfg.model != DEFAULT_MODEL:
             return cfg.model
-        if self._served_models.get(id(endpoint)) is None:
-            self._served_models[id(endpoint)] = self._discover_model(endpoint)
-        return self._served_models[id(endpoint)] or DEFAULT_MODEL
+        if self._served_model is None:
+            self._served_model = self._discover_model(self._openai)
+        return self._served_model or DEFAULT_MODEL
 
     def _discover_model(self, endpoint: openai.OpenAI) -> str | None:
         """The endpoint's first model id; "" when it has no usable list, None when unreachable (ask again)."""
