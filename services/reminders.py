@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from services.act.models import SCHEDULE_KINDS, ScheduledItem
 from services.act.recurrence import RecurrenceError, next_occurrence, normalize_rule
 from services.db import User, insert
-from services.zones import zone_of
+from services.zones import user_zone, zone_of
 
 MAX_TEXT = 500
 PAST_SLACK = dt.timedelta(seconds=60)
@@ -75,11 +75,6 @@ def parse_recurrence(raw: Any, due: dt.datetime, zone_name: str) -> str | None:
     if following is None:
         raise ReminderInvalid(f"'recurrence' {rule} never repeats after the first time")
     return rule
-
-
-def user_zone(session: Session, user_id: str) -> str:
-    user = session.get(User, user_id)
-    return user.timezone if user is not None and user.timezone else "UTC"
 
 
 def ensure_user(session: Session, user_id: str) -> None:

@@ -25,7 +25,7 @@ from rq import Queue, get_current_job
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from services.db import Exchange, User
+from services.db import Exchange
 from services.embeddings import Embedder
 from services.errors import LLMError, LLMMalformedOutput
 from services.llm.completion import Completion
@@ -44,6 +44,7 @@ from services.memory.from_words import UNNAMED, chunk_from_lines, chunk_from_wor
 from services.memory.models import Fact
 from services.memory.search import prepare_vector_search
 from services.queues import CHUNK_JOB_ID, CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, memory_job_options, owner_meta
+from services.zones import user_zone
 from workers.context import WorkerContext, llm_profile, memory_config
 from workers.process import current_context
 
@@ -146,7 +147,7 @@ def words_only(context: WorkerContext) -> bool:
 def build_messages(context: WorkerContext, session: Session, exchange: Exchange,
                    config: MemoryConfig) -> list[dict[str, Any]]:
     """The chunker prompt with world state: time, earlier turns, related facts the person already told us."""
-    timezone = session.scalar(select(User.timezone).where(User.id == exchange.user_id)) or "UTC"
+    timezone = user_zone(session, exchange.user_id)
     when = exchange.occurred_at or exchange.created_at or dt.datetime.now(dt.UTC)
     system = context.prompts.render(
         PROMPT, tz=timezone, when=when.isoformat(timespec="minutes"), user_text=exchange.user_text,

@@ -29,14 +29,13 @@ from services.act.skills.base import SessionGate, Skill, SkillContext
 from services.act.transaction import after_commit
 from services.cognition.config import cognition_config
 from services.cognition.profiles import profiles_text
-from services.db import User
 from services.errors import LLMError, LLMMalformedOutput
 from services.llm.completion import Completion
 from services.llm.output import ToolCall
 from services.memory.config import MemoryConfig
 from services.queues import ChatRequest
 from services.threads import history_text
-from services.zones import zone_of
+from services.zones import user_zone, zone_of
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +89,7 @@ class ActLoop:
         self.missing: str | None = None
         self.pending: dict[str, Any] | None = None
         self.now = datetime.now(UTC)
-        self.zone_name = _user_zone(session, self.request.user_id)
+        self.zone_name = user_zone(session, self.request.user_id)
         self.zone = zone_of(self.zone_name)
         working_memory = understanding.working_memory
         self.state = PromptState(history=history_text(working_memory), view=[])
@@ -396,8 +395,3 @@ class ActLoop:
 def confirmation_question(description: str) -> str:
     """What the person is asked before a held-back action runs."""
     return f"Before I do that, please confirm: {description}. Reply \"yes\" to go ahead or \"no\" to leave it."
-
-
-def _user_zone(session: Session, user_id: str) -> str:
-    user = session.get(User, user_id)
-    return user.timezone if user is not None and user.timezone else "UTC"
