@@ -135,7 +135,7 @@ class Settings:
 
     @property
     def compact_prompts(self) -> bool:
-        """The small-model profile: compact prompts, history as chat turns, small JSON schemas, the ACT fast path."""
+        """The small-model profile: compact prompts, history as chat turns, memory from words, the ACT fast path."""
         return self.llm_profile == "compact"
 
     @property

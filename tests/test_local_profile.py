@@ -1,4 +1,4 @@
-"""The small-model profile's pure parts: scaffold guard, ACT fast path, small JSON shapes, chat priority,
+"""The small-model profile's pure parts: scaffold guard, ACT fast path, chat priority,
 LLM health evidence, the start-up check of the local server, and where `./data` lives."""
 
 from __future__ import annotations
