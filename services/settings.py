@@ -7,9 +7,10 @@ looks at ``os.environ``.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 # `./data` means the directory `engram` is started from, like any command-line tool's relative
@@ -215,23 +216,21 @@ def _model_files_dir(env: Mapping[str, str]) -> Path:
 
 
 def _int(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
+    return _parsed(env, name, default, int, "an integer")
 
 
 def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    return _parsed(env, name, default, float, "a number")
+
+
+def _parsed(env: Mapping[str, str], name: str, default: Any, parse: Callable[[str], Any], what: str) -> Any:
     raw = env.get(name)
     if raw in (None, ""):
         return default
     try:
-        return float(raw)
+        return parse(raw)
     except ValueError:
-        raise SettingsError(f"{name} must be a number, got {raw!r}") from None
+        raise SettingsError(f"{name} must be {what}, got {raw!r}") from None
 
 
 def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
