@@ -124,7 +124,7 @@ def _llm_roles(settings: Settings, roles: Sequence[str]) -> tuple[list, dict[str
     """The local model as supervised roles, when no endpoint is configured.
 
     One server for everything: housekeeping requests wait while a chat turn generates
-    (services/llm_priority.py), one already running finishes first. A second server for housekeeping
+    (services/llm/priority.py), one already running finishes first. A second server for housekeeping
     was slower for chat and housekeeping alike on 2 cores and used ~400 MB more (bench/RESULTS.md).
     """
     from services.llm.local import local_llm_command, local_llm_model, local_llm_port, local_llm_url
