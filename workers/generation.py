@@ -163,8 +163,8 @@ def build_messages(context: WorkerContext, turn: Turn, understanding: Understand
                                         missing=understanding.signals.get("missing", "") or "the details needed")
         if name == "acknowledge":  # a reaction needs neither memory nor the thread's old replies to copy
             return [*with_examples(system), {"role": "user", "content": request.text}]
-        return compact_messages(system, understanding.working_memory, understanding.context_text, request.text,
-                                profile.budgets)
+        return compact_messages(system, understanding.working_memory, understanding.note_text, request.text,
+                                profile.budgets, about_text=understanding.about_text)
     system = context.prompts.render(
         MODE_PROMPTS.get(understanding.mode, "respond"),
         history=history_text(understanding.working_memory),
