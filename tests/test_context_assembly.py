@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from dataclasses import replace
 
 import pytest
 from sqlalchemy import event
@@ -142,3 +143,33 @@ def test_the_small_model_notes_hold_the_persons_next_reminders_and_open_list_ite
                           "- your shopping list: charcoal, buns."]
     text = "\n".join(notes)
     assert "finn" not in text and "water the plants" not in text and "old reminder" not in text and "ice" not in text
+
+
+def test_the_small_models_block_about_the_person_is_the_same_whatever_the_message_and_skips_the_shown_history(
+        session, hash_embedder):
+    """The block goes in the system prompt, before the history: if it changed with the message, or held a fact
+    the history shows (told a few turns ago, stored since), llama.cpp would read the whole prompt again."""
+    session.execute(insert(User).values(id="gwen").on_conflict_do_nothing())
+    remember_fact(session, hash_embedder, "gwen", "The user works as a baker in Lyon", salience=0.9)
+    remember_fact(session, hash_embedder, "gwen", "The user has a dog called Pixel", salience=0.9)
+    remember_fact(session, hash_embedder, "gwen", "The user plays the violin in an orchestra", salience=0.3)
+    remember_fact(session, hash_embedder, "gwen", "The user's sister Ana lives in Porto", salience=0.9,
+                  source_exchange_id=4242)  # told in a turn the history shows
+    session.flush()
+    config = MemoryConfig()
+    config = replace(config, context=replace(config.context, profile_facts=2, profile_min_salience=0.0,
+                                             min_relevance=0.0))
+
+    def ask(text: str):
+        return assemble(session, hash_embedder, "gwen", text, now=NOW, config=config, compact=True,
+                        shown_exchange_ids=[4242], budget_tokens=300, note_tokens=100)
+
+    violin, sister = ask("Which orchestra do I play the violin in?"), ask("Where does my sister Ana live?")
+    assert violin.about == sister.about
+    assert "baker" in violin.about and "Pixel" in violin.about
+    assert "violin" in violin.note and "violin" not in violin.about
+    assert not any("Ana" in part for part in (violin.about, violin.note, sister.about, sister.note))
+    assert violin.text == f"{violin.about}\n{violin.note}"
+    shown_nothing = assemble(session, hash_embedder, "gwen", "Where does my sister Ana live?", now=NOW,
+                             config=config, compact=True, budget_tokens=300, note_tokens=100)
+    assert "Ana" in shown_nothing.text

@@ -119,22 +119,24 @@ def _window(working_memory: list[dict[str, Any]], size: int) -> list[dict[str, A
 
 
 def compact_messages(system: str, working_memory: list[dict[str, Any]], memory_text: str, user_text: str,
-                     budgets: CompactBudgets, about_text: str = "") -> list[dict[str, str]]:
+                     budgets: CompactBudgets, about_text: str = "", hint: str = "") -> list[dict[str, str]]:
     """System prompt with what is known about the person, history as chat turns, the memory note, then the message.
 
     Stable parts first, so that llama.cpp reads only what changed since the thread's last turn: the block
     ``about_text`` does not depend on the message (and leaves out what the shown history says), so a
     question after a question reads the last exchange, this message's own note and the message — not the
     whole block again after the history, as when every note came last (~230–300 tokens a question, 5–6 s
-    for the 1.5B model on these 2 cores).
+    for the 1.5B model on these 2 cores). ``hint``, the mode's instruction (a reaction, a clarifying
+    question), comes last of all for the same reason.
     """
     about = _cut(about_text.strip(), budgets.memory_tokens * 4)
     if about:  # fenced like every mode prompt's memory: stored text is quoted data, never instructions
         system = f"{system.strip()}\n\n{ABOUT_NOTE.format(memory=fenced('memory', about))}"
     messages = [{"role": "system", "content": system.strip()}, *history_messages(working_memory, budgets)]
     memory = _cut(memory_text.strip(), budgets.recalled_tokens * 4)
-    if memory:
-        messages.append({"role": "system", "content": MEMORY_NOTE.format(memory=fenced("memory", memory))})
+    note = [MEMORY_NOTE.format(memory=fenced("memory", memory))] if memory else []
+    if note or hint.strip():
+        messages.append({"role": "system", "content": "\n\n".join([*note, *([hint.strip()] if hint.strip() else [])])})
     messages.append({"role": "user", "content": user_text})
     return messages
 
