@@ -165,8 +165,9 @@ def build_messages(context: WorkerContext, turn: Turn, understanding: Understand
         system = context.prompts.render(profile.prompt("respond"))
         hint = "" if name == "respond" else context.prompts.render(
             profile.prompt(name), missing=understanding.signals.get("missing", "") or "the details needed")
-        return compact_messages(system, understanding.working_memory, understanding.note_text, request.text,
-                                profile.budgets, about_text=understanding.about_text, hint=hint)
+        note = "" if name == "acknowledge" else understanding.note_text  # a reaction needs no recall of its own
+        return compact_messages(system, understanding.working_memory, note, request.text, profile.budgets,
+                                about_text=understanding.about_text, hint=hint)
     system = context.prompts.render(
         MODE_PROMPTS.get(understanding.mode, "respond"),
         history=history_text(understanding.working_memory),
