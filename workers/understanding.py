@@ -221,7 +221,7 @@ def recall_context(
 ) -> AssembledContext:
     """What the person's memory holds that bears on this message (working memory excluded: it is the history)."""
     recent_ids = [item["exchange_id"] for item in working_memory]
-    config, budget, note_tokens, shown = memory_config(context), None, 0, []
+    config, budget, note_tokens, shown = memory_config(context), None, None, []
     profile = llm_profile(context)
     if profile.compact:
         budgets = profile.budgets

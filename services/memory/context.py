@@ -60,13 +60,13 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
              query_embedding: np.ndarray | None = None, budget_tokens: int | None = None,
              exclude_exchange_ids: Iterable[int] = (), config: MemoryConfig | None = None,
              now: dt.datetime | None = None, beside: bool = False, compact: bool = False,
-             shown_exchange_ids: Iterable[int] = (), note_tokens: int = 0) -> AssembledContext:
+             shown_exchange_ids: Iterable[int] = (), note_tokens: int | None = None) -> AssembledContext:
     """Like ``assemble_context``, also returning the hits used and a confidence for the router.
 
     ``beside``: run the personal read on its own pooled connection during recall (see the module doc).
     ``compact``: the small-model shape (``compact_split``): ``about`` within ``budget_tokens``, ``note``
-    within ``note_tokens``, leaving out the facts told in the exchanges ``shown_exchange_ids`` (the
-    history the prompt shows).
+    within ``note_tokens`` (default: the same budget), leaving out the facts told in the exchanges
+    ``shown_exchange_ids`` (the history the prompt shows).
     """
     cfg = config or MemoryConfig()
     if not compact:  # only the small-model notes show reminders and lists: the full shape reads none
@@ -93,8 +93,9 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     episodes = [hit for hit in relevant if hit.kind == "episode"][: ctx.max_episodes]
     exchanges = [hit for hit in relevant if hit.kind == "exchange"][: ctx.max_exchanges]
     budget = budget_tokens or ctx.budget_tokens
+    note_budget = budget if note_tokens is None else note_tokens
     about, note = compact_split(personal, facts, episodes, exchanges, Budget(int(budget * ctx.chars_per_token)),
-                                Budget(int(note_tokens * ctx.chars_per_token))) if compact else ("", "")
+                                Budget(int(note_budget * ctx.chars_per_token))) if compact else ("", "")
     text = "\n".join(part for part in (about, note) if part) if compact else render(
         personal, facts, episodes, exchanges, cfg, budget)
     used = facts + episodes + exchanges
