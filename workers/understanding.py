@@ -109,7 +109,8 @@ def understand(context: WorkerContext, request: ChatRequest,
         # the transaction up: no fsync at commit (thread, centroids, placement, access counts are derived
         # state: services.db.relaxed_commit says why that is safe) and the topic search's settings.
         touch_thread(db, request.user_id, request.thread_id, now, TURN_SETTINGS)
-        remembered = recall_context(context, db, request, embedding, working_memory)
+        remembered = recall_context(context, db, request, embedding, working_memory,
+                                    started=state.started or now.timestamp())
         placing = time.perf_counter()
         placement = classify_and_place(context, db, request, embedding, state, now)
         placed_s = time.perf_counter() - placing
@@ -217,11 +218,11 @@ def route(
 
 def recall_context(
     context: WorkerContext, db: Session, request: ChatRequest, embedding: np.ndarray | None,
-    working_memory: list[dict[str, Any]],
+    working_memory: list[dict[str, Any]], started: float = 0.0,
 ) -> AssembledContext:
     """What the person's memory holds that bears on this message (working memory excluded: it is the history)."""
     recent_ids = [item["exchange_id"] for item in working_memory]
-    config, budget, note_tokens, shown = memory_config(context), None, None, []
+    config, budget, note_tokens, shown, known_at = memory_config(context), None, None, [], None
     profile = llm_profile(context)
     if profile.compact:
         budgets = profile.budgets
@@ -230,12 +231,14 @@ def recall_context(
                                                  profile_facts=budgets.person_facts, profile_min_salience=0.0))
         budget, note_tokens = budgets.memory_tokens, budgets.recalled_tokens
         shown = [item["exchange_id"] for item in history_window(working_memory, budgets)]
+        # The block about the person as it stood when the thread began: the same on every turn of it.
+        known_at = dt.datetime.fromtimestamp(started, dt.UTC) if started else None
     # The message is embedded once: without a vector, recall runs on full text alone.
     embedder = context.embedder if embedding is not None else None
     return assemble(
         db, embedder, request.user_id, request.text, query_embedding=embedding,
         exclude_exchange_ids=recent_ids, config=config, budget_tokens=budget, beside=True,
-        compact=profile.compact, shown_exchange_ids=shown, note_tokens=note_tokens,
+        compact=profile.compact, shown_exchange_ids=shown, note_tokens=note_tokens, known_at=known_at,
     )
 
 

@@ -30,6 +30,7 @@ ABOUT_NOTE = "What you know about the person (\"you\" is the person; oldest firs
 @dataclass(frozen=True)
 class CompactBudgets:
     history_exchanges: int = 6
+    history_step: int = 0  # how far the window's first turn moves at once (0: half the window)
     history_chars: int = 3000
     reply_chars: int = 360
     memory_tokens: int = 200  # the system prompt's block about the person (the same whatever the message)
@@ -85,7 +86,7 @@ def history_window(working_memory: list[dict[str, Any]], budgets: CompactBudgets
     """
     shown: list[dict[str, Any]] = []
     left = budgets.history_chars
-    for item in reversed(_window(working_memory, budgets.history_exchanges)):
+    for item in reversed(_window(working_memory, budgets.history_exchanges, budgets.history_step)):
         user, reply = str(item.get("user") or "").strip(), _cut(str(item.get("reply") or ""), budgets.reply_chars)
         size = len(user) + len(reply)
         if not user or size > left:
@@ -106,12 +107,12 @@ def history_messages(working_memory: list[dict[str, Any]], budgets: CompactBudge
     return messages
 
 
-def _window(working_memory: list[dict[str, Any]], size: int) -> list[dict[str, Any]]:
+def _window(working_memory: list[dict[str, Any]], size: int, step: int = 0) -> list[dict[str, Any]]:
     """The turns shown: between ``size - step + 1`` and ``size`` of the newest, starting on a multiple of the step."""
     numbers = [item.get("turn") for item in working_memory]
     if size <= 0 or not working_memory or not all(isinstance(number, int) for number in numbers):
         return working_memory[-size:] if size > 0 else []
-    step = max(1, size // 2)
+    step = min(size, step) if step > 0 else max(1, size // 2)
     first = numbers[-1] - size + 1  # the first turn of a window that slides by one
     if first > 1 and (first - 1) % step:
         first += step - (first - 1) % step

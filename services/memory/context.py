@@ -60,13 +60,17 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
              query_embedding: np.ndarray | None = None, budget_tokens: int | None = None,
              exclude_exchange_ids: Iterable[int] = (), config: MemoryConfig | None = None,
              now: dt.datetime | None = None, beside: bool = False, compact: bool = False,
-             shown_exchange_ids: Iterable[int] = (), note_tokens: int | None = None) -> AssembledContext:
+             shown_exchange_ids: Iterable[int] = (), note_tokens: int | None = None,
+             known_at: dt.datetime | None = None) -> AssembledContext:
     """Like ``assemble_context``, also returning the hits used and a confidence for the router.
 
     ``beside``: run the personal read on its own pooled connection during recall (see the module doc).
     ``compact``: the small-model shape (``compact_split``): ``about`` within ``budget_tokens``, ``note``
-    within ``note_tokens`` (default: the same budget), leaving out the facts told in the exchanges
-    ``shown_exchange_ids`` (the history the prompt shows).
+    within ``note_tokens`` (default: the same budget); recall's facts told in the exchanges
+    ``shown_exchange_ids`` (the history the prompt shows) are left out.
+    ``known_at``: the person's facts as they stood then (the thread's start), not now: the small model's block
+    about the person then stays the same for the whole thread (what was told since is in the history or the
+    note), and llama.cpp reads it once.
     """
     cfg = config or MemoryConfig()
     if not compact:  # only the small-model notes show reminders and lists: the full shape reads none
@@ -74,7 +78,7 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     ctx = cfg.context
     shown_ids = sorted(set(shown_exchange_ids)) if compact else []
     k = ctx.max_facts + ctx.max_episodes + ctx.max_exchanges
-    early = _read_personal_aside(session, user_id, cfg, now, shown_ids) if beside else None
+    early = _read_personal_aside(session, user_id, cfg, now, known_at) if beside else None
     hits = recall(session, embedder, user_id, query_text, k=k, query_embedding=query_embedding, config=cfg,
                   now=now, exclude_exchange_ids=exclude_exchange_ids)
     relevant = [hit for hit in hits if hit.signals.get("relevance", 0.0) >= ctx.min_relevance]
@@ -84,7 +88,7 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     # The compact block about the person must not depend on the message: recall's facts leave it as it is.
     shown = set() if compact else {hit.id for hit in facts}
     rows = early.result() if early is not None else _personal_rows(session, user_id, len(shown), cfg, now,
-                                                                     shown_ids)
+                                                                     known_at)
     personal = _personal(rows, shown, cfg)
     profile = personal.profile
     if compact:
@@ -218,7 +222,7 @@ class Personal:
 
 
 def _read_personal_aside(session: Session, user_id: str, cfg: MemoryConfig, now: dt.datetime | None,
-                         shown_ids: list[int]) -> Future[Sequence[Row[Any]]] | None:
+                         known_at: dt.datetime | None) -> Future[Sequence[Row[Any]]] | None:
     """The personal read started beside the turn with a connection of its own (autocommit: it reads committed
     rows, as the turn's transaction would, and needs no BEGIN or ROLLBACK); None without a spare connection."""
     engine = sidearms.side_engine(session, own_only=False)
@@ -229,15 +233,15 @@ def _read_personal_aside(session: Session, user_id: str, cfg: MemoryConfig, now:
     def read() -> Sequence[Row[Any]]:
         with engine.connect() as connection:
             return _personal_rows(connection.execution_options(isolation_level="AUTOCOMMIT"), user_id, spare, cfg,
-                                  now, shown_ids)
+                                  now, known_at)
 
     return sidearms.side_pool().submit(read)
 
 
 def _personal_rows(session: Session | Connection, user_id: str, spare: int, cfg: MemoryConfig,
-                   now: dt.datetime | None, shown_ids: list[int]) -> Sequence[Row[Any]]:
-    """The narrative, the profile facts (``spare`` more than shown, for those recall shows already; none told
-    in the exchanges ``shown_ids``) and the shared thoughts, in one statement.
+                   now: dt.datetime | None, known_at: dt.datetime | None) -> Sequence[Row[Any]]:
+    """The narrative, the profile facts (``spare`` more than shown, for those recall shows already; as they
+    stood at ``known_at`` when given) and the shared thoughts, in one statement.
 
     Three reads on every chat turn were three round trips through the ORM; as one fixed statement
     (``PERSONAL``) they are one round trip, plain rows and no statement to build per turn.
@@ -249,7 +253,7 @@ def _personal_rows(session: Session | Connection, user_id: str, spare: int, cfg:
         "facts": ctx.profile_facts + spare if ctx.profile_facts >= 1 else 0,
         "min_salience": ctx.profile_min_salience, "thoughts": max(0, ctx.shared_thoughts), "since": since,
         "reminders": max(0, ctx.reminders), "lists": max(0, ctx.lists), "now": now or dt.datetime.now(dt.UTC),
-        "refusals": max(0, ctx.refusals), "refusing": SQL_PATTERN, "shown": shown_ids,
+        "refusals": max(0, ctx.refusals), "refusing": SQL_PATTERN, "known_at": known_at,
     }).all()
 
 
@@ -277,14 +281,17 @@ def _personal(rows: Sequence[Row[Any]], shown: set[int], cfg: MemoryConfig) -> P
 
 
 # Each part keeps its own order and limit (a limit of 0 turns a part off); ``rank`` orders the rows within a kind.
-PERSONAL = sql_text("""
+# A fact standing now, or at :known_at when given (told by then, not yet superseded then).
+STANDING = ("CASE WHEN CAST(:known_at AS timestamptz) IS NULL THEN superseded_at IS NULL "
+            "ELSE created_at <= CAST(:known_at AS timestamptz) "
+            "AND (superseded_at IS NULL OR superseded_at > CAST(:known_at AS timestamptz)) END")
+PERSONAL = sql_text(f"""
 (SELECT 'narrative' AS kind, id, narrative AS text, created_at AS at, 1::bigint AS rank FROM autobiographies
  WHERE user_id = :user ORDER BY created_at DESC, id DESC LIMIT :stories)
 UNION ALL
 (SELECT 'fact', id, text, updated_at,
         row_number() OVER (ORDER BY salience DESC, confidence DESC, updated_at DESC) FROM facts
- WHERE user_id = :user AND superseded_at IS NULL AND salience >= :min_salience
-   AND NOT source_exchange_ids && CAST(:shown AS bigint[])
+ WHERE user_id = :user AND salience >= :min_salience AND {STANDING}
  ORDER BY salience DESC, confidence DESC, updated_at DESC LIMIT :facts)
 UNION ALL
 (SELECT 'thought', id, text, created_at, row_number() OVER (ORDER BY created_at DESC) FROM drift_gists
@@ -301,8 +308,7 @@ UNION ALL
  WHERE l.user_id = :user AND NOT i.checked GROUP BY l.id ORDER BY l.updated_at DESC LIMIT :lists)
 UNION ALL
 (SELECT 'refusal', id, text, updated_at, row_number() OVER (ORDER BY updated_at DESC) FROM facts
- WHERE user_id = :user AND superseded_at IS NULL AND text ~* :refusing
-   AND NOT source_exchange_ids && CAST(:shown AS bigint[]) ORDER BY updated_at DESC LIMIT :refusals)
+ WHERE user_id = :user AND text ~* :refusing AND {STANDING} ORDER BY updated_at DESC LIMIT :refusals)
 """)
 
 
