@@ -306,6 +306,20 @@ def test_a_window_moving_by_a_long_step_is_read_again_rarely_and_keeps_the_last_
     assert all(shown[n][-2:] == [f"message {n}", f"reply {n}"] for n in range(1, 30))
 
 
+def test_what_is_set_for_later_is_shown_to_messages_that_may_be_about_it() -> None:
+    from services.memory.notes import about_plans
+
+    pending = ["- reminder for Friday 4 December 2026 at 18:00: pick up Ana at the airport.",
+               "- your hardware store list: sandpaper, wood glue."]
+    for message in ("What do I need to get from the hardware store?", "Who was I supposed to ring tomorrow?",
+                    "what's my reminder for the evening", "Did I set anything for Friday?", "Is the glue on it?",
+                    "When does Ana land at the airport?"):
+        assert about_plans(message, pending), message
+    for message in ("Tell me a short joke", "Write a two-line poem about the sea", "How are you?",
+                    "What is my dog's name?"):
+        assert not about_plans(message, pending), message
+
+
 def test_facts_of_named_speakers_are_named_for_them_and_the_assistants_words_are_none() -> None:
     from services.memory.small_output import chunk_from_lines
 

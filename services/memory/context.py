@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 from services.embeddings import Embedder
 from services.memory import sidearms
 from services.memory.config import MemoryConfig
-from services.memory.notes import Budget, compact_notes, note_episode, note_fact, note_said, short
+from services.memory.notes import Budget, about_plans, compact_notes, note_episode, note_fact, note_said, short
 from services.memory.recall import RecallHit, recall
 from services.memory.refusals import SQL_PATTERN, refused_things
 
@@ -99,7 +99,7 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     budget = budget_tokens or ctx.budget_tokens
     note_budget = budget if note_tokens is None else note_tokens
     about, note = compact_split(personal, facts, episodes, exchanges, Budget(int(budget * ctx.chars_per_token)),
-                                Budget(int(note_budget * ctx.chars_per_token))) if compact else ("", "")
+                                Budget(int(note_budget * ctx.chars_per_token)), query_text) if compact else ("", "")
     text = "\n".join(part for part in (about, note) if part) if compact else render(
         personal, facts, episodes, exchanges, cfg, budget)
     used = facts + episodes + exchanges
@@ -136,7 +136,8 @@ def render(personal: Personal, facts: list[RecallHit], episodes: list[RecallHit]
 
 
 def compact_split(personal: Personal, facts: list[RecallHit], episodes: list[RecallHit],
-                  exchanges: list[RecallHit], about_budget: Budget, note_budget: Budget) -> tuple[str, str]:
+                  exchanges: list[RecallHit], about_budget: Budget, note_budget: Budget,
+                  message: str | None = None) -> tuple[str, str]:
     """The small-model shape in two parts: what is known about the person whatever the message (their newest
     facts, what they refuse), and this message's own note (what is set for later, what recall found for it).
 
@@ -144,6 +145,7 @@ def compact_split(personal: Personal, facts: list[RecallHit], episodes: list[Rec
     llama.cpp does not read it again; the second is short and comes just before the message. Reminders and
     lists are in the second: they change with every list or reminder command, and a block that changed
     made the next reply read the whole prompt again (~700 tokens, 10-14 s for the 1.5B on these 2 cores).
+    With a ``message``, they are shown only when it may be about them (``notes.about_plans``).
     """
     known = [(fact.at, note_fact(fact.text, fact.at)) for fact in personal.profile + personal.refusals]
     # What is set for later (the next reminders, the lists) is kept first and shown last.
@@ -152,6 +154,8 @@ def compact_split(personal: Personal, facts: list[RecallHit], episodes: list[Rec
     found = [(hit.at, note_fact(hit.text, hit.at)) for hit in facts]
     found += [(hit.at, note_episode(hit)) for hit in episodes]
     found += [(hit.at, note_said(hit)) for hit in exchanges]
+    if message is not None and not about_plans(message, pending):
+        pending = []
     return compact_notes(known, [], about_budget), compact_notes(found, pending, note_budget)
 
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 from services.memory.recall import RecallHit
@@ -13,6 +14,12 @@ from services.memory.second_person import to_you
 from services.memory.timewords import anchored, spoken_day
 
 TURN_CHARS = 240
+# Words of a message that may be about what is set for later: plans, lists, times and days.
+_PLANS = re.compile(
+    r"\b(remind\w*|lists?|schedul\w*|plans?|planned|to-?do|agenda|appointments?|supposed to|need to|have to|buy|get"
+    r"|shop\w*|today|tonight|tomorrow|morning|afternoon|evening|week|weekend|when|(?:mon|tues|wednes|thurs|fri"
+    r"|satur|sun)day|january|february|march|april|may|june|july|august|september|october|november|december)\b")
+_WORD = re.compile(r"[a-z]{4,}")
 
 
 class Budget:
@@ -87,3 +94,14 @@ def note_said(hit: RecallHit) -> str:
 
 def _speaker(name: Any) -> str:
     return "you" if name in (None, "", "user") else str(name)
+
+
+def about_plans(message: str, pending: list[str]) -> bool:
+    """Whether a message may be about what is set for later: it speaks of plans, lists or a time, or shares a
+    word with one of the ``pending`` lines' items. Every other message goes without those lines: they were
+    ~60 of the ~150 tokens the 1.5B model read for "Tell me a short joke" (a second and more on 2 cores)."""
+    lowered = message.lower()
+    if _PLANS.search(lowered):
+        return True
+    items = {word for line in pending for word in _WORD.findall(line.rsplit(": ", 1)[-1].lower())}
+    return bool(items & set(_WORD.findall(lowered)))
