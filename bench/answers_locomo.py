@@ -200,8 +200,11 @@ def main() -> None:
                 asked = SHORT.format(question=question.text)
                 # Today is the day after the conversation, as when the bench recalls (not this machine's date).
                 system = prompts.render(profile.prompt("respond"), now=question.now)
-                replies = {way: ask(model, role, compact_messages(system, [], WAYS[way](context), asked,
-                                                                  profile.budgets)) for way in ways}
+                # The recalled talk is this question's note, with the whole memory budget (as measured before
+                # the note was split into the block about the person and the message's own part).
+                budgets = replace(profile.budgets, recalled_tokens=profile.budgets.memory_tokens)
+                replies = {way: ask(model, role, compact_messages(system, [], WAYS[way](context), asked, budgets))
+                           for way in ways}
                 rows.append({"user": question.user, "category": question.category, "question": question.text,
                              "answer": question.answer, "context_chars": len(context), "context": context,
                              **{way: {"reply": reply, "f1": locomo_f1(reply, question.answer, question.category)}

@@ -45,6 +45,7 @@ class ThreadState:
     last_mode: str | None = None
     turns_since_mode: int = 0
     turns: int = 0
+    started: float = 0.0  # when the thread's first exchange was recorded (0: none yet)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -59,6 +60,7 @@ class ThreadState:
             last_mode=data.get("last_mode") or None,
             turns_since_mode=int(data.get("turns_since_mode", 0) or 0),
             turns=int(data.get("turns", 0) or 0),
+            started=float(data.get("started", 0) or 0),
             extra=json.loads(data.get("extra") or "{}"),
         )
 
@@ -122,6 +124,7 @@ class ThreadStore:
             "last_mode": entry.get("mode") or "",
             "turns_since_mode": state.turns_since_mode + 1 if same_mode else 1,
             "turns": state.turns + 1,
+            "started": state.started or now,
         }
         if topic is not None:
             fields.update(topic=topic[0], topic_confidence=round(topic[1], 4))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from dataclasses import replace
 
 import pytest
 from sqlalchemy import event
@@ -142,3 +143,42 @@ def test_the_small_model_notes_hold_the_persons_next_reminders_and_open_list_ite
                           "- your shopping list: charcoal, buns."]
     text = "\n".join(notes)
     assert "finn" not in text and "water the plants" not in text and "old reminder" not in text and "ice" not in text
+
+
+def test_the_small_models_block_about_the_person_is_the_same_on_every_turn_of_a_thread(session, hash_embedder):
+    """The block goes in the system prompt, before the history: if it changed with the message, or with what
+    was told since the thread began, llama.cpp would read the whole prompt again. What was told since is in
+    the history the prompt shows (left out of the note too) or in the note."""
+    from sqlalchemy import text as sql
+
+    session.execute(insert(User).values(id="gwen").on_conflict_do_nothing())
+    remember_fact(session, hash_embedder, "gwen", "The user works as a baker in Lyon", salience=0.9)
+    remember_fact(session, hash_embedder, "gwen", "The user has a dog called Pixel", salience=0.9)
+    remember_fact(session, hash_embedder, "gwen", "The user plays the violin in an orchestra", salience=0.3)
+    remember_fact(session, hash_embedder, "gwen", "The user's sister Ana lives in Porto", salience=0.9,
+                  source_exchange_id=4242)
+    session.flush()
+    started = NOW - dt.timedelta(minutes=30)
+    session.execute(sql("UPDATE facts SET created_at = :before WHERE user_id = 'gwen'"),
+                    {"before": started - dt.timedelta(days=3)})
+    session.execute(sql("UPDATE facts SET created_at = :after WHERE user_id = 'gwen' AND text LIKE '%Ana%'"),
+                    {"after": started + dt.timedelta(minutes=10)})  # told in this thread, turn 4242
+    config = MemoryConfig()
+    config = replace(config, context=replace(config.context, profile_facts=2, profile_min_salience=0.0,
+                                             min_relevance=0.0))
+
+    def ask(text: str, shown: list[int]):
+        return assemble(session, hash_embedder, "gwen", text, now=NOW, config=config, compact=True,
+                        known_at=started, shown_exchange_ids=shown, budget_tokens=300, note_tokens=100)
+
+    violin, sister = ask("Which orchestra do I play the violin in?", [4242]), ask("Where does my sister live?", [4242])
+    assert violin.about == sister.about
+    assert "baker" in violin.about and "Pixel" in violin.about and "Ana" not in violin.about
+    assert "violin" in violin.note and "violin" not in violin.about
+    assert "Ana" not in sister.note, "told in the history the prompt shows"
+    assert violin.text == f"{violin.about}\n{violin.note}"
+    later = ask("Where does my sister live?", [])
+    assert later.about == violin.about and "Ana" in later.note, "out of the history: recall's note has it"
+    three = replace(config, context=replace(config.context, profile_facts=3))
+    assert "Ana" in assemble(session, hash_embedder, "gwen", "Which orchestra?", now=NOW, config=three,
+                             compact=True).about, "a new thread's block holds it"

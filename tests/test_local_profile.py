@@ -90,6 +90,21 @@ def test_compact_messages_put_the_stable_prompt_first_and_history_as_chat_turns(
     assert not any("User:" in m["content"] for m in messages)
 
 
+def test_what_is_known_about_the_person_sits_in_the_system_prompt_and_this_messages_recall_before_it() -> None:
+    """The block about the person is part of the stable prefix (the prompt cache reuses it with the history
+    after it); only the message's own note, bounded by ``recalled_tokens``, comes between history and message."""
+    memory = [{"user": "thanks", "reply": "You're welcome."}]
+    budgets = CompactBudgets(memory_tokens=50, recalled_tokens=10)
+    messages = compact_messages("SYSTEM", memory, "- you once visited Oslo and Bergen and Tromsø and Ålesund.",
+                                "Where have I been?", budgets, about_text="- your dog is called Pixel.")
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "system", "user"]
+    assert messages[0]["content"].startswith("SYSTEM\n\nWhat you know about the person")
+    assert "Pixel" in messages[0]["content"] and "Oslo" not in messages[0]["content"]
+    note = messages[-2]["content"]
+    assert "Oslo" in note and "Ålesund" not in note, "the note is cut to recalled_tokens (~4 characters each)"
+    assert compact_messages("SYSTEM", memory, "", "hi", budgets)[0]["content"] == "SYSTEM"
+
+
 def test_compact_history_keeps_the_newest_turns_within_its_budget() -> None:
     memory = [{"user": f"message {n} " + "x" * 300, "reply": "ok"} for n in range(10)]
     budgets = CompactBudgets(history_exchanges=6, history_chars=1000)

@@ -135,6 +135,20 @@ def test_a_fact_saying_something_ended_supersedes_the_facts_about_it(session, ha
 
 
 @pytest.mark.integration
+def test_a_pet_rehomed_or_a_move_of_home_ends_what_was_true_before(session, hash_embedder) -> None:
+    parrot = remember_fact(session, hash_embedder, "hana", "The user has a parrot called Kiwi at home")
+    flat = remember_fact(session, hash_embedder, "hana", "The user lives in a flat in Peckham with two flatmates")
+    job = remember_fact(session, hash_embedder, "hana", "The user works as an accountant in London")
+    rehomed = remember_fact(session, hash_embedder, "hana", "The user had to rehome Kiwi, the neighbours complained")
+    assert rehomed.action == "superseded" and rehomed.superseded_id == parrot.fact_id
+    moved = remember_fact(session, hash_embedder, "hana", "The user moved")
+    assert moved.action == "superseded" and moved.superseded_id == flat.fact_id
+    active = {f.text for f in list_facts(session, "hana")}
+    assert "The user works as an accountant in London" in active and job.fact_id
+    assert not any("Peckham" in text or "parrot" in text for text in active)
+
+
+@pytest.mark.integration
 def test_dropping_a_course_or_switching_from_it_ends_it(session, hash_embedder) -> None:
     studies = remember_fact(session, hash_embedder, "aya", "The user is studying architecture but is not sure about it")
     remember_fact(session, hash_embedder, "aya", "The user has a part-time job at a ramen shop")

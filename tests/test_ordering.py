@@ -110,12 +110,13 @@ def test_thread_store_records_each_exchange_once(redis_client):
     store = ThreadStore(redis_client, ttl_s=60, working_memory_size=3)
     for n in range(5):
         entry = {"request_id": f"r{n}", "user": f"u{n}", "reply": f"a{n}", "mode": "RESPOND"}
-        assert store.record_exchange("t1", "alice", entry)
+        assert store.record_exchange("t1", "alice", entry, now=1000.0 + n)
     assert not store.record_exchange("t1", "alice", {"request_id": "r4", "user": "u4", "mode": "RESPOND"})
     memory = store.working_memory("t1")
     assert [m["request_id"] for m in memory] == ["r2", "r3", "r4"]
     state = store.state("t1")
     assert state.turns == 5 and state.last_mode == "RESPOND" and state.user_id == "alice"
+    assert state.started == 1000.0 and state.last_active == 1004.0  # when it began (the small model's block)
     assert redis_client.ttl("thread:wm:t1") > 0
 
 

@@ -247,6 +247,33 @@ def test_the_history_window_moves_in_steps_so_the_next_prompt_begins_like_this_o
     assert all(shown[n][-2:] == [f"message {n}", f"reply {n}"] for n in range(1, 16))  # the newest always there
 
 
+def test_a_window_moving_by_a_long_step_is_read_again_rarely_and_keeps_the_last_turns() -> None:
+    """The profile's window (10 turns of the ten working memory holds, moving by 7): one prompt in seven reads
+    the history again, and then only the few turns left in the window."""
+    budgets = CompactBudgets(history_exchanges=10, history_step=7)
+    shown = {n: [m["content"] for m in compact_messages("S", _thread(n), "", "next", budgets)[1:-1]]
+             for n in range(1, 30)}
+    moved = [n for n in range(1, 29) if shown[n + 1][: len(shown[n])] != shown[n]]
+    assert moved == [10, 17, 24]  # the prompts of turns 11, 18 and 25 begin differently from the one before
+    assert all(len(shown[n + 1]) // 2 == 4 for n in moved)  # three earlier turns and the newest
+    assert all(4 <= len(shown[n]) // 2 <= 10 for n in range(4, 30))
+    assert all(shown[n][-2:] == [f"message {n}", f"reply {n}"] for n in range(1, 30))
+
+
+def test_what_is_set_for_later_is_shown_to_messages_that_may_be_about_it() -> None:
+    from services.memory.notes import about_plans
+
+    pending = ["- reminder for Friday 4 December 2026 at 18:00: pick up Ana at the airport.",
+               "- your hardware store list: sandpaper, wood glue."]
+    for message in ("What do I need to get from the hardware store?", "Who was I supposed to ring tomorrow?",
+                    "what's my reminder for the evening", "Did I set anything for Friday?", "Is the glue on it?",
+                    "When does Ana land at the airport?"):
+        assert about_plans(message, pending), message
+    for message in ("Tell me a short joke", "Write a two-line poem about the sea", "How are you?",
+                    "What is my dog's name?"):
+        assert not about_plans(message, pending), message
+
+
 def test_facts_of_named_speakers_are_named_for_them_and_the_assistants_words_are_none() -> None:
     from services.memory.from_words import chunk_from_lines
 

@@ -45,7 +45,15 @@ def test_what_the_person_tells_becomes_facts_in_their_words_and_the_newest_answe
         assert list(active) == ["The user left the bank last month", "The user is teaching maths now"]
     assert len(fake_llm.requests) == 2  # the two replies: no chunker call, no episode call
 
+    # In the same thread the history shows what was said (the notes repeat none of it) ...
     fake_llm.script_stream(Reply("You teach maths."))
+    frames, _ = chat(client, run_jobs, "What do I do for a living these days?")
+    assert message_of(frames)["text"] == "You teach maths."
+    asked = fake_llm.requests[-1]["messages"]
+    assert "<memory>" not in str(asked) and "I'm teaching maths now" in asked[-3]["content"]
+    # ... and in a new one the notes about the person hold the newest fact, not the stale one.
+    fake_llm.script_stream(Reply("You teach maths."))
+    assert client.post("/threads").status_code == 201  # a new conversation, now the current one
     frames, _ = chat(client, run_jobs, "What do I do for a living these days?")
     assert message_of(frames)["text"] == "You teach maths."
     notes = next(m["content"] for m in fake_llm.requests[-1]["messages"] if "<memory>" in m["content"])

@@ -16,7 +16,7 @@ from services.llm.completion import Completion
 from services.llm.fallback import generate_with_fallback
 from services.llm.guard import ScaffoldGuard
 from services.llm.profile import compact_messages
-from services.prompts import fenced, with_examples
+from services.prompts import fenced
 from services.threads import history_text
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
 from workers.turn import Turn
@@ -141,9 +141,9 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
 def prompt_name(understanding: Understanding, compact: bool) -> str:
     """The mode's prompt (and role); under the compact profile a RESPOND that asks nothing is answered as a reaction.
 
-    Told "I play tennis at the club", a 0.5B model under the answering prompt said it back ("You play tennis
-    at the club") or spoke as the person in 5 of 14 statements; the reaction prompt, with no memory and no
-    old replies in front of it, is shorter to read and has nothing to copy (the guard catches the rest).
+    Told "I play tennis at the club", a 0.5B model under the answering prompt alone said it back ("You play
+    tennis at the club") or spoke as the person in 5 of 14 statements; the reaction's instruction just before
+    the message asks for a reaction of its own (the guard catches the rest).
     """
     name = MODE_PROMPTS.get(understanding.mode, "respond")
     asks = any(understanding.signals.get(signal) for signal in ASKING_SIGNALS)
@@ -158,13 +158,16 @@ def build_messages(context: WorkerContext, turn: Turn, understanding: Understand
     request = turn.request
     profile = llm_profile(context)
     if profile.compact:
+        # Every chat mode shares one prefix (the answering prompt, what is known about the person, the history):
+        # the model reads only what changed since the thread's last turn, whatever mode that turn had. A
+        # reaction or a clarifying question differs only in the instruction just before the message.
         name = prompt_name(understanding, compact=True)
-        system = context.prompts.render(profile.prompt(name),
-                                        missing=understanding.signals.get("missing", "") or "the details needed")
-        if name == "acknowledge":  # a reaction needs neither memory nor the thread's old replies to copy
-            return [*with_examples(system), {"role": "user", "content": request.text}]
-        return compact_messages(system, understanding.working_memory, understanding.context_text, request.text,
-                                profile.budgets)
+        system = context.prompts.render(profile.prompt("respond"))
+        hint = "" if name == "respond" else context.prompts.render(
+            profile.prompt(name), missing=understanding.signals.get("missing", "") or "the details needed")
+        note = "" if name == "acknowledge" else understanding.note_text  # a reaction needs no recall of its own
+        return compact_messages(system, understanding.working_memory, note, request.text, profile.budgets,
+                                about_text=understanding.about_text, hint=hint)
     system = context.prompts.render(
         MODE_PROMPTS.get(understanding.mode, "respond"),
         history=history_text(understanding.working_memory),

@@ -20,6 +20,7 @@ from services.act.fastpath import answers_from_memory, only_tells
 from services.db import RoutingDecision as DecisionRow
 from services.embeddings import for_requests
 from services.errors import EmbeddingError, LLMError
+from services.llm.profile import history_window
 from services.memory.context import AssembledContext, assemble
 from services.queues import ChatRequest
 from services.router.decision import RoutingDecision, apply_tiebreak, tiebreak_candidates
@@ -55,6 +56,9 @@ class Understanding:
     embedding_model: str | None = None
     session_id: str | None = None
     context_text: str = ""  # recalled memory for the prompt; deliberately not part of the audit row
+    # Under the compact profile, context_text in its two parts (services/memory/context.compact_split).
+    about_text: str = ""
+    note_text: str = ""
     recalled: list[dict[str, Any]] = field(default_factory=list)  # receipts of what context_text holds
     refused: frozenset[str] = frozenset()  # what the person never wants offered: a reply naming it is rewritten
     # The thread as this turn found it (read once; the thread lease keeps it from changing under us).
@@ -105,7 +109,8 @@ def understand(context: WorkerContext, request: ChatRequest,
         # the transaction up: no fsync at commit (thread, centroids, placement, access counts are derived
         # state: services.db.relaxed_commit says why that is safe) and the topic search's settings.
         touch_thread(db, request.user_id, request.thread_id, now, TURN_SETTINGS)
-        remembered = recall_context(context, db, request, embedding, working_memory)
+        remembered = recall_context(context, db, request, embedding, working_memory,
+                                    started=state.started or now.timestamp())
         placing = time.perf_counter()
         placement = classify_and_place(context, db, request, embedding, state, now)
         placed_s = time.perf_counter() - placing
@@ -143,6 +148,8 @@ def understand(context: WorkerContext, request: ChatRequest,
             **({"answered_from_memory": 1.0} if mode != decision.mode else {}),
         },
         context_text=remembered.text,
+        about_text=remembered.about,
+        note_text=remembered.note,
         recalled=remembered.receipts,
         refused=remembered.refused,
         margin=decision.margin,
@@ -211,24 +218,27 @@ def route(
 
 def recall_context(
     context: WorkerContext, db: Session, request: ChatRequest, embedding: np.ndarray | None,
-    working_memory: list[dict[str, Any]],
+    working_memory: list[dict[str, Any]], started: float = 0.0,
 ) -> AssembledContext:
     """What the person's memory holds that bears on this message (working memory excluded: it is the history)."""
     recent_ids = [item["exchange_id"] for item in working_memory]
-    config, budget = memory_config(context), None
+    config, budget, note_tokens, shown, known_at = memory_config(context), None, None, [], None
     profile = llm_profile(context)
     if profile.compact:
         budgets = profile.budgets
         config = replace(config, context=replace(config.context, max_exchanges=budgets.memory_turns,
                                                  max_episodes=budgets.memory_episodes,
                                                  profile_facts=budgets.person_facts, profile_min_salience=0.0))
-        budget = profile.budgets.memory_tokens
+        budget, note_tokens = budgets.memory_tokens, budgets.recalled_tokens
+        shown = [item["exchange_id"] for item in history_window(working_memory, budgets)]
+        # The block about the person as it stood when the thread began: the same on every turn of it.
+        known_at = dt.datetime.fromtimestamp(started, dt.UTC) if started else None
     # The message is embedded once: without a vector, recall runs on full text alone.
     embedder = context.embedder if embedding is not None else None
     return assemble(
         db, embedder, request.user_id, request.text, query_embedding=embedding,
         exclude_exchange_ids=recent_ids, config=config, budget_tokens=budget, beside=True,
-        compact=profile.compact,
+        compact=profile.compact, shown_exchange_ids=shown, note_tokens=note_tokens, known_at=known_at,
     )
 
 

@@ -142,7 +142,7 @@ def _items(raw: str) -> list[str]:
 
 # Skills whose questions change something ("can you delete my reminder?"): the loop plans those.
 _CHANGING = ("skill_manage", "skill_forget", "skill_goal", "skill_schedule")
-# Skills a question may be about that the small-model notes hold (services/memory/context.compact_notes):
+# Skills a question may be about that the small-model notes hold (services/memory/notes.compact_notes):
 # what the person told (recall), their next reminders and their lists.
 _NOTED = ("skill_recall", "skill_remind", "skill_list")
 

@@ -78,9 +78,10 @@ def local_llm_url(port: int) -> str:
 # The server's prompt cache (llama-cpp-python's LlamaRAMCache) counts only the model's own state (6-12 MB a
 # prompt for the 1.5B, only the cells used) against its size, but each entry also copies the logits buffer
 # (n_batch x 151,936 floats: 311 MB at the default n_batch 512). At 512 MiB it kept dozens and the server
-# grew to 7 GB; 16 MiB keeps the last two or three prompts (a reaction's and a reply's), and n_batch 128
-# makes each copy 78 MB.
-LOCAL_LLM_CACHE_BYTES = 16 << 20
+# grew to 7 GB. 48 MiB keeps the last few prompts (a reaction's, a clarifying question's and the thread's
+# latest reply: at 16 MiB a reaction after a reply read its 200-token prompt again, ~4 s), and n_batch 128
+# makes each copy 78 MB (a few hundred MB at most).
+LOCAL_LLM_CACHE_BYTES = 48 << 20
 LOCAL_LLM_BATCH = 128
 
 

@@ -1,10 +1,11 @@
 """The small-model profile (``configs/profiles.toml``): compact prompts and chat-shaped history.
 
-A 135M model copies whatever shape its prompt has and uses little of a long one. Under this
-profile a mode prompt is: a short system prompt that is the same on every turn (llama.cpp's
-prompt cache then reuses it, and the history after it, from one turn to the next), the recent
-turns as real user/assistant messages the model continues, the recalled memory as a short system
-note, then the message. Each part has its own budget.
+A small model copies whatever shape its prompt has and uses little of a long one. Under this
+profile a mode prompt is: a short system prompt with what is known about the person, the same on
+every turn of a thread (llama.cpp's prompt cache then reuses it, and the history after it, from one
+turn to the next), the recent
+turns as real user/assistant messages the model continues, what recall found for this message as a
+short system note, then the message. Each part has its own budget.
 """
 
 from __future__ import annotations
@@ -19,17 +20,21 @@ from services.prompts import fenced
 from services.settings import Settings, SettingsError
 
 COMPACT_PROMPTS = "compact"  # prompts/compact/<name>.md
-# The heading of the memory note (services/memory/context.compact_notes writes its lines).
+# The heading of the memory note (services/memory/notes.compact_notes writes its lines).
 # Short, and a heading the scaffold guard knows (services/llm/guard.py): a small model copies a long one.
 MEMORY_NOTE = "Notes from earlier conversations (\"you\" is the person; oldest first, the newer line wins):\n{memory}"
+# The same notes' stable part, in the system prompt: what is known about the person whatever they ask.
+ABOUT_NOTE = "What you know about the person (\"you\" is the person; oldest first, the newer line wins):\n{memory}"
 
 
 @dataclass(frozen=True)
 class CompactBudgets:
     history_exchanges: int = 6
+    history_step: int = 0  # how far the window's first turn moves at once (0: half the window)
     history_chars: int = 3000
     reply_chars: int = 360
-    memory_tokens: int = 200
+    memory_tokens: int = 200  # the system prompt's block about the person (the same whatever the message)
+    recalled_tokens: int = 100  # the note of what recall found for this message besides that block
     memory_turns: int = 0  # recalled turns shown beside the facts (0: facts and episodes only)
     memory_episodes: int = 3  # recalled episodes shown (0: none)
     person_facts: int = 4  # the person's newest facts, shown whatever the message (besides the recalled ones)
@@ -71,35 +76,43 @@ def load_profile(settings: Settings) -> LLMProfile:
     return LLMProfile("compact", budgets, overrides)
 
 
-def history_messages(working_memory: list[dict[str, Any]], budgets: CompactBudgets) -> list[dict[str, str]]:
-    """The last turns as user/assistant messages, newest kept first when the budget runs out.
+def history_window(working_memory: list[dict[str, Any]], budgets: CompactBudgets) -> list[dict[str, Any]]:
+    """The turns shown as history: the window (``_window``), newest kept first while ``history_chars`` lasts.
 
     The window's first turn moves in steps of half the window, not on every turn: llama.cpp reuses the
     prompt it evaluated last up to the first token that differs, so a window that slid by one turn each
     time made the whole history be read again on every reply (~700 tokens at 6 turns; 20 s for the
-    1.5B model on these 2 cores under load). Now two replies in three find their history already read.
+    1.5B model on these 2 cores under load).
     """
-    turns: list[list[dict[str, str]]] = []
+    shown: list[dict[str, Any]] = []
     left = budgets.history_chars
-    for item in reversed(_window(working_memory, budgets.history_exchanges)):
+    for item in reversed(_window(working_memory, budgets.history_exchanges, budgets.history_step)):
         user, reply = str(item.get("user") or "").strip(), _cut(str(item.get("reply") or ""), budgets.reply_chars)
         size = len(user) + len(reply)
         if not user or size > left:
             break
         left -= size
-        pair = [{"role": "user", "content": user}]
+        shown.append(item)
+    return shown[::-1]
+
+
+def history_messages(working_memory: list[dict[str, Any]], budgets: CompactBudgets) -> list[dict[str, str]]:
+    """The shown turns (``history_window``) as user/assistant messages."""
+    messages: list[dict[str, str]] = []
+    for item in history_window(working_memory, budgets):
+        messages.append({"role": "user", "content": str(item.get("user") or "").strip()})
+        reply = _cut(str(item.get("reply") or ""), budgets.reply_chars)
         if reply:
-            pair.append({"role": "assistant", "content": reply})
-        turns.append(pair)
-    return [message for pair in reversed(turns) for message in pair]
+            messages.append({"role": "assistant", "content": reply})
+    return messages
 
 
-def _window(working_memory: list[dict[str, Any]], size: int) -> list[dict[str, Any]]:
+def _window(working_memory: list[dict[str, Any]], size: int, step: int = 0) -> list[dict[str, Any]]:
     """The turns shown: between ``size - step + 1`` and ``size`` of the newest, starting on a multiple of the step."""
     numbers = [item.get("turn") for item in working_memory]
     if size <= 0 or not working_memory or not all(isinstance(number, int) for number in numbers):
         return working_memory[-size:] if size > 0 else []
-    step = max(1, size // 2)
+    step = min(size, step) if step > 0 else max(1, size // 2)
     first = numbers[-1] - size + 1  # the first turn of a window that slides by one
     if first > 1 and (first - 1) % step:
         first += step - (first - 1) % step
@@ -107,12 +120,24 @@ def _window(working_memory: list[dict[str, Any]], size: int) -> list[dict[str, A
 
 
 def compact_messages(system: str, working_memory: list[dict[str, Any]], memory_text: str, user_text: str,
-                     budgets: CompactBudgets) -> list[dict[str, str]]:
-    """System prompt, history as chat turns, the memory note, then the message (stable parts first)."""
+                     budgets: CompactBudgets, about_text: str = "", hint: str = "") -> list[dict[str, str]]:
+    """System prompt with what is known about the person, history as chat turns, the memory note, then the message.
+
+    Stable parts first, so that llama.cpp reads only what changed since the thread's last turn: the block
+    ``about_text`` does not depend on the message (and leaves out what the shown history says), so a
+    question after a question reads the last exchange, this message's own note and the message — not the
+    whole block again after the history, as when every note came last (~230–300 tokens a question, 5–6 s
+    for the 1.5B model on these 2 cores). ``hint``, the mode's instruction (a reaction, a clarifying
+    question), comes last of all for the same reason.
+    """
+    about = _cut(about_text.strip(), budgets.memory_tokens * 4)
+    if about:  # fenced like every mode prompt's memory: stored text is quoted data, never instructions
+        system = f"{system.strip()}\n\n{ABOUT_NOTE.format(memory=fenced('memory', about))}"
     messages = [{"role": "system", "content": system.strip()}, *history_messages(working_memory, budgets)]
-    memory = _cut(memory_text.strip(), budgets.memory_tokens * 4)
-    if memory:  # fenced like every mode prompt's memory: stored text is quoted data, never instructions
-        messages.append({"role": "system", "content": MEMORY_NOTE.format(memory=fenced("memory", memory))})
+    memory = _cut(memory_text.strip(), budgets.recalled_tokens * 4)
+    note = [MEMORY_NOTE.format(memory=fenced("memory", memory))] if memory else []
+    if note or hint.strip():
+        messages.append({"role": "system", "content": "\n\n".join([*note, *([hint.strip()] if hint.strip() else [])])})
     messages.append({"role": "user", "content": user_text})
     return messages
 

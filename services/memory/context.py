@@ -29,12 +29,9 @@ from sqlalchemy.orm import Session
 from services.embeddings import Embedder
 from services.memory import sidearms
 from services.memory.config import MemoryConfig
+from services.memory.notes import Budget, about_plans, compact_notes, note_episode, note_fact, note_said, short
 from services.memory.recall import RecallHit, recall
 from services.memory.refusals import SQL_PATTERN, refused_things
-from services.memory.second_person import to_you
-from services.memory.timewords import anchored, spoken_day
-
-TURN_CHARS = 240
 
 
 @dataclass
@@ -44,6 +41,9 @@ class AssembledContext:
     confidence: float = 0.0  # best relevance among what was included, 0–1 (the router's memory_confidence)
     receipts: list[dict[str, Any]] = field(default_factory=list)  # what went into ``text``, for the person
     refused: frozenset[str] = frozenset()  # what the person never wants offered (compact only; refusals.py)
+    # Compact only, ``text`` split in two: what is known whatever the message, and what recall found for it.
+    about: str = ""
+    note: str = ""
 
 
 def assemble_context(session: Session, embedder: Embedder | None, user_id: str, query_text: str, *,
@@ -59,29 +59,49 @@ def assemble_context(session: Session, embedder: Embedder | None, user_id: str, 
 def assemble(session: Session, embedder: Embedder | None, user_id: str, query_text: str, *,
              query_embedding: np.ndarray | None = None, budget_tokens: int | None = None,
              exclude_exchange_ids: Iterable[int] = (), config: MemoryConfig | None = None,
-             now: dt.datetime | None = None, beside: bool = False, compact: bool = False) -> AssembledContext:
+             now: dt.datetime | None = None, beside: bool = False, compact: bool = False,
+             shown_exchange_ids: Iterable[int] = (), note_tokens: int | None = None,
+             known_at: dt.datetime | None = None) -> AssembledContext:
     """Like ``assemble_context``, also returning the hits used and a confidence for the router.
 
     ``beside``: run the personal read on its own pooled connection during recall (see the module doc).
-    ``compact``: the small-model shape (``compact_notes``) instead of the titled sections.
+    ``compact``: the small-model shape (``compact_split``): ``about`` within ``budget_tokens``, ``note``
+    within ``note_tokens`` (default: the same budget); recall's facts told in the exchanges
+    ``shown_exchange_ids`` (the history the prompt shows) are left out.
+    ``known_at``: the person's facts as they stood then (the thread's start), not now: the small model's block
+    about the person then stays the same for the whole thread (what was told since is in the history or the
+    note), and llama.cpp reads it once.
     """
     cfg = config or MemoryConfig()
     if not compact:  # only the small-model notes show reminders and lists: the full shape reads none
         cfg = replace(cfg, context=replace(cfg.context, reminders=0, lists=0, refusals=0))
     ctx = cfg.context
+    shown_ids = sorted(set(shown_exchange_ids)) if compact else []
     k = ctx.max_facts + ctx.max_episodes + ctx.max_exchanges
-    early = _read_personal_aside(session, user_id, cfg, now) if beside else None
+    early = _read_personal_aside(session, user_id, cfg, now, known_at) if beside else None
     hits = recall(session, embedder, user_id, query_text, k=k, query_embedding=query_embedding, config=cfg,
                   now=now, exclude_exchange_ids=exclude_exchange_ids)
     relevant = [hit for hit in hits if hit.signals.get("relevance", 0.0) >= ctx.min_relevance]
+    if shown_ids:
+        relevant = [hit for hit in relevant if hit.kind != "fact" or not set(hit.exchange_ids) & set(shown_ids)]
     facts = [hit for hit in relevant if hit.kind == "fact"][: ctx.max_facts]
-    shown = {hit.id for hit in facts}
-    rows = early.result() if early is not None else _personal_rows(session, user_id, len(shown), cfg, now)
+    # The compact block about the person must not depend on the message: recall's facts leave it as it is.
+    shown = set() if compact else {hit.id for hit in facts}
+    rows = early.result() if early is not None else _personal_rows(session, user_id, len(shown), cfg, now,
+                                                                     known_at)
     personal = _personal(rows, shown, cfg)
     profile = personal.profile
+    if compact:
+        known = {fact.id for fact in profile + personal.refusals}
+        facts = [hit for hit in facts if hit.id not in known]
     episodes = [hit for hit in relevant if hit.kind == "episode"][: ctx.max_episodes]
     exchanges = [hit for hit in relevant if hit.kind == "exchange"][: ctx.max_exchanges]
-    text = render(personal, facts, episodes, exchanges, cfg, budget_tokens or ctx.budget_tokens, compact=compact)
+    budget = budget_tokens or ctx.budget_tokens
+    note_budget = budget if note_tokens is None else note_tokens
+    about, note = compact_split(personal, facts, episodes, exchanges, Budget(int(budget * ctx.chars_per_token)),
+                                Budget(int(note_budget * ctx.chars_per_token)), query_text) if compact else ("", "")
+    text = "\n".join(part for part in (about, note) if part) if compact else render(
+        personal, facts, episodes, exchanges, cfg, budget)
     used = facts + episodes + exchanges
     confidence = max((hit.signals.get("relevance", 0.0) for hit in used), default=0.0)
     lines = COMPACT_LINES if compact else FULL_LINES
@@ -89,15 +109,21 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     refused = frozenset(thing for fact in [*facts, *profile, *personal.refusals]
                         for thing in refused_things(fact.text)) if compact else frozenset()
     return AssembledContext(text=text, hits=used, confidence=round(confidence, 4) if text else 0.0,
-                            receipts=receipts(text, facts, profile, episodes, exchanges, lines), refused=refused)
+                            receipts=receipts(text, facts, profile, episodes, exchanges, lines), refused=refused,
+                            about=about, note=note)
 
 
 def render(personal: Personal, facts: list[RecallHit], episodes: list[RecallHit], exchanges: list[RecallHit],
            cfg: MemoryConfig, budget_tokens: int, *, compact: bool = False) -> str:
-    """The block's text: each part in its order, while the budget (in tokens, ~chars_per_token each) lasts."""
+    """The block's text: each part in its order, while the budget (in tokens, ~chars_per_token each) lasts.
+
+    ``compact``: both parts of the small model's notes, each within the budget.
+    """
     budget = Budget(int(budget_tokens * cfg.context.chars_per_token))
     if compact:
-        return compact_notes(personal, facts, episodes, exchanges, budget)
+        about, note = compact_split(personal, facts, episodes, exchanges, budget,
+                                    Budget(int(budget_tokens * cfg.context.chars_per_token)))
+        return "\n".join(part for part in (about, note) if part)
     sections = [
         _narrative(personal.narrative, cfg, budget),
         _section("Facts the person told you:", [_fact_line(hit.text, hit.at) for hit in facts]
@@ -109,68 +135,28 @@ def render(personal: Personal, facts: list[RecallHit], episodes: list[RecallHit]
     return "\n\n".join(section for section in sections if section)
 
 
-def compact_notes(personal: Personal, facts: list[RecallHit], episodes: list[RecallHit],
-                  exchanges: list[RecallHit], budget: Budget) -> str:
-    """The small-model shape: one line per thing known under its day, oldest first, in the person's own words.
+def compact_split(personal: Personal, facts: list[RecallHit], episodes: list[RecallHit],
+                  exchanges: list[RecallHit], about_budget: Budget, note_budget: Budget,
+                  message: str | None = None) -> tuple[str, str]:
+    """The small-model shape in two parts: what is known about the person whatever the message (their newest
+    facts, what they refuse), and this message's own note (what is set for later, what recall found for it).
 
-    A small model read the titled sections as a transcript (it answered as "the user", copied "(as of
-    …)") and took an older fact over the newer one that replaced it. Here every item is one line, in
-    time order under the day it was told, so that the last word on a subject comes last; recalled turns
-    show only what the person said (the assistant's old replies are not evidence about them); the most
-    relevant items are the ones kept when the budget runs out. The day heads a group instead of every
-    line: Qwen's tokenizer spends a token per digit, so a date on each of twelve lines was ~150 of the
-    note's ~250 tokens, all read again on every question turn.
+    The first part goes in the system prompt and stays the same from one turn of a thread to the next, so
+    llama.cpp does not read it again; the second is short and comes just before the message. Reminders and
+    lists are in the second: they change with every list or reminder command, and a block that changed
+    made the next reply read the whole prompt again (~700 tokens, 10-14 s for the 1.5B on these 2 cores).
+    With a ``message``, they are shown only when it may be about them (``notes.about_plans``).
     """
-    items = [(hit.at, _note_fact(hit.text, hit.at)) for hit in facts]
-    items += [(fact.at, _note_fact(fact.text, fact.at)) for fact in personal.profile + personal.refusals]
-    items += [(hit.at, _note_episode(hit)) for hit in episodes]
-    items += [(hit.at, _note_said(hit)) for hit in exchanges]
-    # What is set for later (the next reminders, the lists) is kept first and shown last, nearest the message.
+    known = [(fact.at, note_fact(fact.text, fact.at)) for fact in personal.profile + personal.refusals]
+    # What is set for later (the next reminders, the lists) is kept first and shown last.
     pending = [f"- reminder for {item.text.rstrip('.')}." for item in personal.reminders]
-    pending = [line for line in pending + [f"- your {item.text.rstrip('.')}." for item in personal.lists]
-               if budget.take(line)]
-    kept = [(at, line) for at, line in items if line and budget.take(f"{_note_day(at)}:\n{line}")]
-    kept.sort(key=lambda item: item[0] or dt.datetime.min.replace(tzinfo=dt.UTC))
-    out: list[str] = []
-    day = None
-    for at, line in kept:
-        if _note_day(at) != day:
-            day = _note_day(at)
-            out.append(f"{day}:")
-        if line not in out:
-            out.append(line)
-    if pending:
-        out.append("Set for later:")
-    return "\n".join(out + list(dict.fromkeys(pending)))
-
-
-def _note_fact(text: str, at: dt.datetime | None) -> str:
-    return f"- {anchored(to_you(_short(text).rstrip('.')), at)}."
-
-
-def _note_day(at: dt.datetime | None) -> str:
-    """"29 November 2026": as people write it, and six of Qwen's tokens where the ISO form takes ten."""
-    return spoken_day(at.date()) if at else "date unknown"
-
-
-def _note_episode(hit: RecallHit) -> str:
-    return f"- {_short(hit.text, 200).rstrip('.')}."
-
-
-def _note_said(hit: RecallHit) -> str:
-    """What people said in a recalled exchange, quoted ("" when only the assistant spoke).
-
-    The assistant's old replies are no evidence about anyone; the person's turns and, in an imported
-    conversation, each named speaker's are ("Melanie said …"), their relative time words dated.
-    """
-    said = [line for line in hit.lines if line.get("speaker") != "assistant"] if hit.lines else [
-        {"at": hit.at, "text": hit.meta.get("user_text", hit.text), "speaker": "user"}]
-    return "\n".join(f'- {_speaker(line.get("speaker"))} said "{anchored(_short(line["text"]), line.get("at"))}"'
-                     for line in said if str(line.get("text") or "").strip())
-
-
-def _speaker(name: Any) -> str:
-    return "you" if name in (None, "", "user") else str(name)
+    pending += [f"- your {item.text.rstrip('.')}." for item in personal.lists]
+    found = [(hit.at, note_fact(hit.text, hit.at)) for hit in facts]
+    found += [(hit.at, note_episode(hit)) for hit in episodes]
+    found += [(hit.at, note_said(hit)) for hit in exchanges]
+    if message is not None and not about_plans(message, pending):
+        pending = []
+    return compact_notes(known, [], about_budget), compact_notes(found, pending, note_budget)
 
 
 @dataclass(frozen=True)
@@ -206,21 +192,8 @@ def receipts(text: str, facts: list[RecallHit], profile: list[Remembered], episo
 
 
 def _receipt(kind: str, item_id: int, text: str, relevance: float | None) -> dict[str, Any]:
-    return {"kind": kind, "id": int(item_id), "text": _short(text, 160),
+    return {"kind": kind, "id": int(item_id), "text": short(text, 160),
             "relevance": round(float(relevance), 4) if relevance is not None else None}
-
-
-class Budget:
-    """Characters left for the block."""
-
-    def __init__(self, chars: int) -> None:
-        self.left = chars
-
-    def take(self, line: str) -> bool:
-        if len(line) + 1 > self.left:
-            return False
-        self.left -= len(line) + 1
-        return True
 
 
 def _section(title: str, lines: list[str], budget: Budget) -> str:
@@ -252,8 +225,8 @@ class Personal:
     refusals: list[Remembered] = field(default_factory=list)  # facts that may say what the person refuses
 
 
-def _read_personal_aside(session: Session, user_id: str, cfg: MemoryConfig,
-                         now: dt.datetime | None) -> Future[Sequence[Row[Any]]] | None:
+def _read_personal_aside(session: Session, user_id: str, cfg: MemoryConfig, now: dt.datetime | None,
+                         known_at: dt.datetime | None) -> Future[Sequence[Row[Any]]] | None:
     """The personal read started beside the turn with a connection of its own (autocommit: it reads committed
     rows, as the turn's transaction would, and needs no BEGIN or ROLLBACK); None without a spare connection."""
     engine = sidearms.side_engine(session, own_only=False)
@@ -264,15 +237,15 @@ def _read_personal_aside(session: Session, user_id: str, cfg: MemoryConfig,
     def read() -> Sequence[Row[Any]]:
         with engine.connect() as connection:
             return _personal_rows(connection.execution_options(isolation_level="AUTOCOMMIT"), user_id, spare, cfg,
-                                  now)
+                                  now, known_at)
 
     return sidearms.side_pool().submit(read)
 
 
 def _personal_rows(session: Session | Connection, user_id: str, spare: int, cfg: MemoryConfig,
-                   now: dt.datetime | None) -> Sequence[Row[Any]]:
-    """The narrative, the profile facts (``spare`` more than shown, for those recall shows already) and the
-    shared thoughts, in one statement.
+                   now: dt.datetime | None, known_at: dt.datetime | None) -> Sequence[Row[Any]]:
+    """The narrative, the profile facts (``spare`` more than shown, for those recall shows already; as they
+    stood at ``known_at`` when given) and the shared thoughts, in one statement.
 
     Three reads on every chat turn were three round trips through the ORM; as one fixed statement
     (``PERSONAL``) they are one round trip, plain rows and no statement to build per turn.
@@ -284,7 +257,7 @@ def _personal_rows(session: Session | Connection, user_id: str, spare: int, cfg:
         "facts": ctx.profile_facts + spare if ctx.profile_facts >= 1 else 0,
         "min_salience": ctx.profile_min_salience, "thoughts": max(0, ctx.shared_thoughts), "since": since,
         "reminders": max(0, ctx.reminders), "lists": max(0, ctx.lists), "now": now or dt.datetime.now(dt.UTC),
-        "refusals": max(0, ctx.refusals), "refusing": SQL_PATTERN,
+        "refusals": max(0, ctx.refusals), "refusing": SQL_PATTERN, "known_at": known_at,
     }).all()
 
 
@@ -312,13 +285,17 @@ def _personal(rows: Sequence[Row[Any]], shown: set[int], cfg: MemoryConfig) -> P
 
 
 # Each part keeps its own order and limit (a limit of 0 turns a part off); ``rank`` orders the rows within a kind.
-PERSONAL = sql_text("""
+# A fact standing now, or at :known_at when given (told by then, not yet superseded then).
+STANDING = ("CASE WHEN CAST(:known_at AS timestamptz) IS NULL THEN superseded_at IS NULL "
+            "ELSE created_at <= CAST(:known_at AS timestamptz) "
+            "AND (superseded_at IS NULL OR superseded_at > CAST(:known_at AS timestamptz)) END")
+PERSONAL = sql_text(f"""
 (SELECT 'narrative' AS kind, id, narrative AS text, created_at AS at, 1::bigint AS rank FROM autobiographies
  WHERE user_id = :user ORDER BY created_at DESC, id DESC LIMIT :stories)
 UNION ALL
 (SELECT 'fact', id, text, updated_at,
         row_number() OVER (ORDER BY salience DESC, confidence DESC, updated_at DESC) FROM facts
- WHERE user_id = :user AND superseded_at IS NULL AND salience >= :min_salience
+ WHERE user_id = :user AND salience >= :min_salience AND {STANDING}
  ORDER BY salience DESC, confidence DESC, updated_at DESC LIMIT :facts)
 UNION ALL
 (SELECT 'thought', id, text, created_at, row_number() OVER (ORDER BY created_at DESC) FROM drift_gists
@@ -335,7 +312,7 @@ UNION ALL
  WHERE l.user_id = :user AND NOT i.checked GROUP BY l.id ORDER BY l.updated_at DESC LIMIT :lists)
 UNION ALL
 (SELECT 'refusal', id, text, updated_at, row_number() OVER (ORDER BY updated_at DESC) FROM facts
- WHERE user_id = :user AND superseded_at IS NULL AND text ~* :refusing ORDER BY updated_at DESC LIMIT :refusals)
+ WHERE user_id = :user AND text ~* :refusing AND {STANDING} ORDER BY updated_at DESC LIMIT :refusals)
 """)
 
 
@@ -344,12 +321,12 @@ def _narrative(narrative: str | None, cfg: MemoryConfig, budget: Budget) -> str:
     if narrative is None or not narrative.strip():
         return ""
     return _section("Who the person is (your own running summary):",
-                    [_short(narrative, cfg.context.narrative_chars)], budget)
+                    [short(narrative, cfg.context.narrative_chars)], budget)
 
 
 def _thoughts(thoughts: list[Remembered], budget: Budget) -> str:
     """Thoughts pushed to the person lately: they may be answering one."""
-    lines = [f"- {_day(gist.at)}: {_short(gist.text)}" for gist in thoughts]
+    lines = [f"- {_day(gist.at)}: {short(gist.text)}" for gist in thoughts]
     return _section("Thoughts you shared with them between conversations:", lines, budget)
 
 
@@ -357,35 +334,30 @@ def _day(value: dt.datetime | None) -> str:
     return value.date().isoformat() if value else "date unknown"
 
 
-def _short(text: str, limit: int = TURN_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def _fact_line(text: str, at: dt.datetime | None) -> str:
-    return f"- {_short(text)} (as of {_day(at)})"
+    return f"- {short(text)} (as of {_day(at)})"
 
 
 def _episode_line(hit: RecallHit) -> str:
     meta = hit.meta
-    parts = [f"- {_day(hit.at)}: {_short(hit.text)}"]
+    parts = [f"- {_day(hit.at)}: {short(hit.text)}"]
     if meta.get("outcome"):
-        parts.append(f"Outcome: {_short(meta['outcome'], 160)}.")
+        parts.append(f"Outcome: {short(meta['outcome'], 160)}.")
     if meta.get("open_loops"):
-        parts.append("Still open: " + _short("; ".join(meta["open_loops"]), 160) + ".")
+        parts.append("Still open: " + short("; ".join(meta["open_loops"]), 160) + ".")
     return " ".join(parts)
 
 
 def _turn(at: dt.datetime | None, user_text: str, reply: str) -> str:
-    said = f"User: {_short(user_text)}" if user_text.strip() else ""
-    answered = f"You: {_short(reply)}" if reply.strip() else ""
+    said = f"User: {short(user_text)}" if user_text.strip() else ""
+    answered = f"You: {short(reply)}" if reply.strip() else ""
     return f"- [{_day(at)}] " + " / ".join(part for part in (said, answered) if part)
 
 
 def _line(line: dict) -> str:
     """One recalled turn with its date and who said it (the person is "User", the assistant "You")."""
     speaker = {"user": "User", "assistant": "You"}.get(line["speaker"], line["speaker"])
-    return f"- [{_day(line.get('at'))}] {speaker}: {_short(line['text'])}"
+    return f"- [{_day(line.get('at'))}] {speaker}: {short(line['text'])}"
 
 
 def _exchange_block(hit: RecallHit) -> str:
@@ -396,4 +368,4 @@ def _exchange_block(hit: RecallHit) -> str:
 
 
 FULL_LINES = Lines(_fact_line, _episode_line, _exchange_block)
-COMPACT_LINES = Lines(_note_fact, _note_episode, _note_said)
+COMPACT_LINES = Lines(note_fact, note_episode, note_said)

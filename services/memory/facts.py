@@ -53,8 +53,15 @@ _WE_HOME = re.compile(r"^we\s+(?=(?:now\s+|currently\s+)?(?:live|moved|relocated
 # A fact saying something ended, and what: "left the bank", "stopped playing the piano", "no longer smokes",
 # "does not eat meat anymore", "quit smoking", "dropped architecture", "switched from law to medicine".
 _ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any ?more|these days)\b"
-                    r"|\b(?:left|quit|stopped|gave up|gave away|sold|broke up with|divorced|no longer|"
-                    r"dropped(?: out of)?|switched (?:away )?from|moved (?:out of|away from))\s+(?P<what2>.+)$")
+                    r"|\b(?:left|quit|stopped|gave up|gave away|sold|broke up with|divorced|no longer|no more|"
+                    r"rehomed|(?:had to )?rehome|dropped(?: out of)?|switched (?:away )?from|"
+                    r"moved (?:out of|away from))"
+                    r"\s+(?P<what2>.+)$")
+# The person moved home ("I moved!", "we just moved to Leeds", "moved house"), not something else ("moved the
+# meeting", "moved on"): where they lived before is history. And the facts saying where they live.
+_MOVED = re.compile(r"\b(?:i|we|the user)\s+(?:have\s+|has\s+|just\s+|finally\s+)*moved\b"
+                    r"(?!\s+(?:the|my|our|his|her|it|them|on|away from|out of|back to work)\b)")
+_HOME = re.compile(r"\b(?:live|lives|living)\b(?:\s+[a-z']+){0,3}\s+in\b")
 # Words that say nothing about which thing ended: verbs of having and doing, times, the person.
 _NOT_A_THING = _STOP | {
     "user", "play", "work", "live", "like", "love", "enjoy", "eat", "drink", "have", "own", "go", "use", "make",
@@ -176,7 +183,7 @@ def remember_fact(session: Session, embedder: Embedder, user_id: str, text: str,
     session.add(fact)
     session.flush()
     if existing is None:
-        ended = _supersede_ended(session, user_id, fact)
+        ended = _supersede_ended(session, user_id, fact) + _supersede_home(session, user_id, fact)
         return FactResult(fact.id, "superseded", superseded_id=ended[0]) if ended else FactResult(fact.id, "inserted")
     old = existing[0]
     old.superseded_by, old.superseded_at = fact.id, utcnow()
@@ -232,6 +239,20 @@ def _supersede_ended(session: Session, user_id: str, fact: Fact) -> list[int]:
     for old in replaced:
         old.superseded_by, old.superseded_at = fact.id, utcnow()
         logger.info("fact %s supersedes fact %s (it ended)", fact.id, old.id)
+    session.flush()
+    return [old.id for old in replaced]
+
+
+def _supersede_home(session: Session, user_id: str, fact: Fact) -> list[int]:
+    """When the person moved, supersede the active facts saying where they live (none of someone else's)."""
+    if not _MOVED.search(clean_text(fact.text).lower()):
+        return []
+    older = session.scalars(select(Fact).where(Fact.user_id == user_id, Fact.superseded_at.is_(None),
+                                               Fact.id != fact.id)).all()
+    replaced = [old for old in older if _HOME.search(old.text.lower()) and not _other_people(old.text, fact.text)]
+    for old in replaced:
+        old.superseded_by, old.superseded_at = fact.id, utcnow()
+        logger.info("fact %s supersedes fact %s (moved home)", fact.id, old.id)
     session.flush()
     return [old.id for old in replaced]
 

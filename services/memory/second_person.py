@@ -1,6 +1,6 @@
 """A fact about the person as said to them: "The user lives in Lisbon" → "You live in Lisbon".
 
-The small model's notes (services/memory/context.compact_notes) speak to the person as "you": a small
+The small model's notes (services/memory/notes.compact_notes) speak to the person as "you": a small
 model answering from "The user has a red car" wrote "The user has a red car" back to the person.
 """
 

@@ -1,0 +1,107 @@
+"""The small model's notes: one line per thing known, under the day it was told, in the person's words.
+
+``services/memory/context`` decides what goes in; this module writes the lines (``Budget`` bounds them).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+from services.memory.recall import RecallHit
+from services.memory.second_person import to_you
+from services.memory.timewords import anchored, spoken_day
+
+TURN_CHARS = 240
+# Words of a message that may be about what is set for later: plans, lists, times and days.
+_PLANS = re.compile(
+    r"\b(remind\w*|lists?|schedul\w*|plans?|planned|to-?do|agenda|appointments?|supposed to|need to|have to|buy|get"
+    r"|shop\w*|today|tonight|tomorrow|morning|afternoon|evening|week|weekend|when|(?:mon|tues|wednes|thurs|fri"
+    r"|satur|sun)day|january|february|march|april|may|june|july|august|september|october|november|december)\b")
+_WORD = re.compile(r"[a-z]{4,}")
+
+
+class Budget:
+    """Characters left for the block."""
+
+    def __init__(self, chars: int) -> None:
+        self.left = chars
+
+    def take(self, line: str) -> bool:
+        if len(line) + 1 > self.left:
+            return False
+        self.left -= len(line) + 1
+        return True
+
+
+def short(text: str, limit: int = TURN_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def compact_notes(items: list[tuple[dt.datetime | None, str]], pending: list[str], budget: Budget) -> str:
+    """One line per thing known under its day, oldest first, in the person's own words.
+
+    A small model read the titled sections as a transcript (it answered as "the user", copied "(as of
+    …)") and took an older fact over the newer one that replaced it. Here every item is one line, in
+    time order under the day it was told, so that the last word on a subject comes last; recalled turns
+    show only what the person said (the assistant's old replies are not evidence about them); the first
+    items (the most relevant) are the ones kept when the budget runs out. The day heads a group instead
+    of every line: Qwen's tokenizer spends a token per digit, so a date on each of twelve lines was ~150
+    of the note's ~250 tokens.
+    """
+    pending = [line for line in pending if budget.take(line)]
+    kept = [(at, line) for at, line in items if line and budget.take(f"{note_day(at)}:\n{line}")]
+    kept.sort(key=lambda item: item[0] or dt.datetime.min.replace(tzinfo=dt.UTC))
+    out: list[str] = []
+    day = None
+    for at, line in kept:
+        if note_day(at) != day:
+            day = note_day(at)
+            out.append(f"{day}:")
+        if line not in out:
+            out.append(line)
+    if pending:
+        out.append("Set for later:")
+    return "\n".join(out + list(dict.fromkeys(pending)))
+
+
+def note_fact(text: str, at: dt.datetime | None) -> str:
+    return f"- {anchored(to_you(short(text).rstrip('.')), at)}."
+
+
+def note_day(at: dt.datetime | None) -> str:
+    """"29 November 2026": as people write it, and six of Qwen's tokens where the ISO form takes ten."""
+    return spoken_day(at.date()) if at else "date unknown"
+
+
+def note_episode(hit: RecallHit) -> str:
+    return f"- {short(hit.text, 200).rstrip('.')}."
+
+
+def note_said(hit: RecallHit) -> str:
+    """What people said in a recalled exchange, quoted ("" when only the assistant spoke).
+
+    The assistant's old replies are no evidence about anyone; the person's turns and, in an imported
+    conversation, each named speaker's are ("Melanie said …"), their relative time words dated.
+    """
+    said = [line for line in hit.lines if line.get("speaker") != "assistant"] if hit.lines else [
+        {"at": hit.at, "text": hit.meta.get("user_text", hit.text), "speaker": "user"}]
+    return "\n".join(f'- {_speaker(line.get("speaker"))} said "{anchored(short(line["text"]), line.get("at"))}"'
+                     for line in said if str(line.get("text") or "").strip())
+
+
+def _speaker(name: Any) -> str:
+    return "you" if name in (None, "", "user") else str(name)
+
+
+def about_plans(message: str, pending: list[str]) -> bool:
+    """Whether a message may be about what is set for later: it speaks of plans, lists or a time, or shares a
+    word with one of the ``pending`` lines' items. Every other message goes without those lines: they were
+    ~60 of the ~150 tokens the 1.5B model read for "Tell me a short joke" (a second and more on 2 cores)."""
+    lowered = message.lower()
+    if _PLANS.search(lowered):
+        return True
+    items = {word for line in pending for word in _WORD.findall(line.rsplit(": ", 1)[-1].lower())}
+    return bool(items & set(_WORD.findall(lowered)))
