@@ -1,7 +1,7 @@
 """bench.locomo --enrich: what the compact profile's enrichment from words adds to recall on LoCoMo.
 
-Each imported conversation is enriched as the workers do under the compact profile (configs/profiles.toml
-``enrich_from_words``: no model call): every exchange gets its chunk (``store_chunk``, its facts through
+Each imported conversation is enriched as the workers do under the compact profile (from the words, no model
+call): every exchange gets its chunk (``store_chunk``, its facts through
 ``remember_fact``, merging and superseding as live facts do) and every session its episode built from the chunks'
 gists (``fallback_episode`` → ``store_episode``, as the episode job does from words). Two ways to read a turn:
 

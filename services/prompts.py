@@ -107,22 +107,6 @@ class PromptLibrary:
         return self.prompts_dir / f"{name}{PROMPT_SUFFIX}"
 
 
-def with_examples(rendered: str) -> list[dict[str, str]]:
-    """A rendered prompt as chat messages: its text before the first ``---`` line is the system message, each
-    ``---``-separated example after it ("Message: …" then a line "<Label>: …") a user turn and the assistant's.
-
-    A small model follows examples given as earlier turns far better than examples written into its
-    instructions (it copied the written ones word for word, or spoke as the person).
-    """
-    system, *examples = rendered.split("\n---\n")
-    messages = [{"role": "system", "content": system.strip()}]
-    for example in examples:
-        message, _, answer = example.strip().removeprefix("Message:").partition("\n")
-        answer = answer.strip().split(":", 1)[1] if ":" in answer.split(" ", 1)[0] else answer
-        messages += [{"role": "user", "content": message.strip()}, {"role": "assistant", "content": answer.strip()}]
-    return messages
-
-
 def clock_values(now: datetime | str | None = None, tz: tzinfo | str | None = None) -> dict[str, str]:
     """``today``, ``now`` and ``weekday`` for the given (or current) instant in ``tz``."""
     moment = datetime.fromisoformat(now) if isinstance(now, str) else (now or datetime.now(UTC))

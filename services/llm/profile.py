@@ -39,9 +39,6 @@ class CompactBudgets:
     memory_episodes: int = 3  # recalled episodes shown (0: none)
     person_facts: int = 4  # the person's newest facts, shown whatever the message (besides the recalled ones)
     act_fast_path: bool = True
-    small_chunk_schema: bool = True
-    # Enrichment without a model: facts are the person's sentences (chunk_from_words), episodes their chunks' gists.
-    enrich_from_words: bool = False
 
 
 @dataclass(frozen=True)
