@@ -35,8 +35,8 @@ Labelling notes (the mode definitions are those of issue 3):
   (tests/data/routing_set.md, routing_tuning1.md, ...). Commands to show stored items stay ACT.
 - tests/data/routing_tuning1.jsonl and routing_tuning2.jsonl were frozen sets (routing_frozen.jsonl and
   routing_frozen2.jsonl) until issue 31's second round tuned on their misses, routing_tuning3.jsonl
-  (routing_frozen3.jsonl) until its third round, routing_tuning4.jsonl (routing_frozen4.jsonl) until its fourth;
-  a fixed random third of each
+  (routing_frozen3.jsonl) until its third round, routing_tuning4.jsonl (routing_frozen4.jsonl) until its fourth,
+  routing_tuning5.jsonl (routing_frozen5.jsonl) until its fifth; a fixed random third of each
   (bench.routing.held_out_third) was never looked at. Quality on data never tuned on is measured by the
   frozen sets, tests/data/routing_frozen*.jsonl, written blind (bench.routing).
 """
@@ -77,6 +77,7 @@ TUNING_1 = ROOT / "tests" / "data" / "routing_tuning1.jsonl"  # was routing_froz
 TUNING_2 = ROOT / "tests" / "data" / "routing_tuning2.jsonl"  # was routing_frozen2.jsonl, written blind
 TUNING_3 = ROOT / "tests" / "data" / "routing_tuning3.jsonl"  # was routing_frozen3.jsonl, written blind
 TUNING_4 = ROOT / "tests" / "data" / "routing_tuning4.jsonl"  # was routing_frozen4.jsonl, written blind
+TUNING_5 = ROOT / "tests" / "data" / "routing_tuning5.jsonl"  # was routing_frozen5.jsonl, written blind
 FLOOR_TUNING_1_OVERALL = 0.97
 FLOOR_TUNING_1_ACT = 0.96
 FLOOR_TUNING_1_CLARIFY = 0.95
@@ -183,7 +184,7 @@ def _exemplar_keys() -> set[str]:
 
 def test_the_once_frozen_sets_are_well_formed_and_their_held_out_thirds_unseen():
     """Their held-out thirds measure something only while none of their lines is copied into the exemplars."""
-    assert TUNING_SETS == [TUNING_1, TUNING_2, TUNING_3, TUNING_4]
+    assert TUNING_SETS == [TUNING_1, TUNING_2, TUNING_3, TUNING_4, TUNING_5]
     first = _well_formed(TUNING_1)  # written apart from the tuning set and the exemplars: no line of theirs
     tuning = set().union(*(_same_message_keys(row["text"]) for row in load_set())) | _exemplar_keys()
     assert [row["text"] for row in first if _same_message_keys(row["text"]) & tuning] == []
@@ -205,6 +206,11 @@ def test_the_once_frozen_sets_are_well_formed_and_their_held_out_thirds_unseen()
     # Five short lines of its held-out third ("Set a reminder.", "cheers mate", ...) were exemplars before the set
     # was written; none may be added.
     assert len(copied) <= 5, copied
+    fifth = _well_formed(TUNING_5)
+    hidden = held_out_third(fifth)
+    copied = [fifth[index]["text"] for index in hidden if _same_message_keys(fifth[index]["text"]) & _exemplar_keys()]
+    # One short line of its held-out third was an exemplar before the set was written; none may be added.
+    assert len(copied) <= 1, copied
 
 
 @pytest.mark.parametrize("path", FROZEN_SETS, ids=[path.stem for path in FROZEN_SETS])

@@ -1,9 +1,9 @@
 """Observable signals the mode router scores: small pure functions of the text and the context.
 
 Every function returns a dict of float signals so the router can weigh any of them with a
-weight from ``configs/router.toml``. The lexicons they match live in ``services/router/words.py`` and
-``services/router/reference_words.py``; the text's own form (length, mashing, questions, phatic talk) is read
-by ``services/router/textview.py``.
+weight from ``configs/router.toml``. The lexicons they match live in ``services/router/words.py``,
+``services/router/reference_words.py`` and ``services/router/store_words.py``; the text's own form (length,
+mashing, questions, phatic talk) is read by ``services/router/textview.py`` with ``services/router/form_words.py``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from services.router.form_words import INTERROGATIVES, WH_CLAUSE_RE
 from services.router.reference_words import (
     ANAPHORIC_NP_RE,
     CAPITALISED_RE,
@@ -56,7 +57,6 @@ from services.router.words import (
     FIRST_PERSON,
     HOWTO_RE,
     IMPERATIVE_VERBS,
-    INTERROGATIVES,
     LABEL_RE,
     LEAD_IN_RE,
     LIST_ITEMS_RE,
@@ -79,7 +79,6 @@ from services.router.words import (
     TIMED_STORED_RE,
     VAGUE_ASK_RE,
     VERB_ME_RE,
-    WH_CLAUSE_RE,
     WHOLE_LIST_RE,
     WORD_RE,
     WRITING_RE,

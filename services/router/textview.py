@@ -9,8 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from services.router.typos import correct
-from services.router.words import (
+from services.router.form_words import (
     AUXILIARIES,
     COMMON_BIGRAMS,
     ELONGATION_RE,
@@ -23,18 +22,17 @@ from services.router.words import (
     INTERROGATIVES,
     KEY_CHUNK_RE,
     KEY_ROWS,
-    LEAD_IN_RE,
     NOT_MASH_RE,
     PHATIC_RE,
     REPEATED_CHUNK_RE,
     SENTENCE_END_RE,
-    STOPWORDS,
     SUBJECT_FIRST_AUX,
     SUBJECTS,
     THANKS_RE,
     WH_CLAUSE_RE,
-    WORD_RE,
 )
+from services.router.typos import correct
+from services.router.words import LEAD_IN_RE, STOPWORDS, WORD_RE
 
 _HEAD_CHARS, _TAIL_CHARS = 400, 200
 
