@@ -70,6 +70,8 @@ FILLER_WORDS = frozenset(
     "all of to in on with as well then now there here oh ah please lot lots bunch tons ever".split()
 )
 
+# "Guess who ...?" announces news, it asks nothing ("Guess who finally passed her driving test??").
+RHETORICAL_RE = re.compile(r"^(?:(?:oh|hey|so|ok|okay|omg)[ ,!.]+)*guess (?:who|what|where|how|which)\b")
 # A question word typed without its vowels is still one: "hw many tablespoons in a cup".
 INTERROGATIVES = frozenset("what what's whats wat wht when whn where whr who whom whose why how hw which".split())
 # A question asked inside a message or with no question mark: a question word opening a clause, then an auxiliary

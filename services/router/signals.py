@@ -66,7 +66,9 @@ from services.router.words import (
     NAMED_LIST_RE,
     NO_TASK_NEEDED_RE,
     PLACEHOLDER_RE,
+    PLAN_WRITING_RE,
     POLITE_WORDS,
+    QUANTIFIERS,
     QUESTION_SENTENCE_RE,
     READ_QUESTION_RE,
     REMIND_EXPLAIN_RE,
@@ -132,7 +134,8 @@ def asks_for_text(view: TextView) -> tuple[bool, bool]:
     """(writing task, capability or how-to question): messages in a skill's words that want a written answer."""
     body = LEAD_IN_RE.sub("", view.lower)
     capability = CAPABILITY_RE.match(view.lower) is not None or HOWTO_RE.search(view.lower) is not None
-    return WRITING_RE.search(body) is not None or ADVICE_RE.search(body) is not None, capability
+    writing = any(regex.search(body) is not None for regex in (WRITING_RE, ADVICE_RE, PLAN_WRITING_RE))
+    return writing, capability
 
 
 def is_general_question(view: TextView) -> bool:
@@ -287,7 +290,9 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
                     or TIMED_STORED_RE.search(view.lower) is not None)
         needs_time = False
     else:
-        has_task = (bool(task_words) or resolved_reference or NO_TASK_NEEDED_RE.search(view.lower) is not None) and (
+        # A new item needs words of its own: "put them all on my list" (but "delete all my reminders" says which).
+        own_words = any(w not in QUANTIFIERS for w in task_words)
+        has_task = (own_words or resolved_reference or NO_TASK_NEEDED_RE.search(view.lower) is not None) and (
             not _placeholder(view))
         needs_time = bool(skills["skill_remind"] or skills["skill_schedule"])
     complete = has_task and (has_time or not needs_time)

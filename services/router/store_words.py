@@ -30,6 +30,8 @@ SHOW_STORED_RE = re.compile(
     rf"{CLAUSE_START}(?:show|list|display|pull up|bring up|give|get|fetch|read(?: out)?|look up|find|search|dig out|"
     r"go through)(?: me| us)?(?: out)?(?: (?:a list of|a rundown of|all(?: of)?))? "
     rf"(?:(?:my|our|the|all)(?: [a-z'-]+){{0,3}}? {_SHOWN}\b(?! of\b)|"
+    # Anything called kept: "show my stored info", "list all the saved passwords".
+    rf"(?:my|our|the|all)(?: the| my)? (?:saved|stored|kept|remembered|noted|recorded|logged) [a-z'-]+|"
     rf"(?:everything|what|anything|all|the (?:things|stuff|memories|notes|facts))(?: that)? (?:i|i've|i have|we|you|"
     rf"you've|you have)(?: (?:already|ever))? {_KEPT})"
 )

@@ -40,6 +40,13 @@ _LIST_ITEMS = (
     r"(?:list|to-?do list|todo list|checklist|wishlist|to-?dos|groceries|things to (?:buy|get|pack|bring|do))"
     r"(?: for [^.?!:,]{1,30}?)?(?:,? (?:please|pls))?\s*(?::|-|\u2013|\u2014)\s*[^?\s][^?]*$"
 )
+# Items asked onto a named list with no verb, politely: "butter and cheese on the shopping list please" (not a
+# question: "anything on the list, please?").
+_LIST_PLEASE = (
+    r"(?:^|[.!\u2013\u2014-]\s*)(?!(?:what|which|who|how|is|are|anything|nothing|there)\b)[^.?!:]{1,60}? "
+    r"(?:on|onto|to) (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|checklist|groceries)"
+    r"(?:,? (?:please|pls|plz|bitte|por favor|thanks|thx|merci))+[.!]*\s*$"
+)
 # Making a list that names its content: "create a packing list with X and Y", "new list called gifts: ...",
 # "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is
 # missing). Not "make me a list of interview questions" (writing, RESPOND) unless items follow a colon.
@@ -89,7 +96,7 @@ SKILL_PATTERNS = {
     r"\b(?:add(?:ing)?|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
     r"(?:list|groceries|to-?dos?)\b|"
     rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list|wishlist|checklist)\b(?! of)|{_LIST_CREATE}|"
-    rf"{_LIST_ITEMS}|"
+    rf"{_LIST_ITEMS}|{_LIST_PLEASE}|"
     # Reading lists back: "which lists have I got?", "read out the to-do list".
     r"^(?:what|which) lists\b|\bhow many lists (?:do|have) i\b|"
     r"\b(?:read|show|tell|give)(?: me)?(?: out)? (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b"
@@ -109,8 +116,10 @@ SKILL_PATTERNS = {
     rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?)\b (?:the|my|our) "
     r"[^.?!]{1,40}?(?:\bis\b|\bit'?s\b|:)|"
     # A storing verb straight before a colon hands over its payload: "please store: the spare key is at no. 12"
-    # (a statement: "Note: I'm asking for a friend. How do I ...?" is a question with a remark before it).
-    rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|remember|note(?: down)?|log|record|keep|memori[sz]e)"
+    # (a statement: "Note: I'm asking for a friend. How do I ...?" is a question with a remark before it), also in the
+    # languages whose politeness REQUEST_RE reads ("bitte merken: ...", "apunta: ...").
+    rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|remember|note(?: down)?|log|record|keep|memori[sz]e|"
+    r"merken|merk dir|notieren|speichern|apunta|anota|guarda|recuerda|notez|retiens|enregistre)"
     r"\s*:\s*[^?\s][^?]*$|"
     r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|\bhang on to (?:this|that|it)\b|"
     r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these) down\b|^(?:note|memo|fyi)\s*:[^?]*$|"
@@ -193,7 +202,7 @@ LIST_WRITE_RE = re.compile(r"\b(?:add|adding|put|putting|pop|chuck|throw|stick|b
                            r"tick|check|clear|clearing|wipe|wiping|scratch|strike|"
                            r"create|creating|make|making|start|"
                            r"starting|set up|setting up|open|opening|begin|together|need|want|like|new)\b")
-LIST_ITEMS_RE = re.compile(_LIST_ITEMS)
+LIST_ITEMS_RE = re.compile(rf"{_LIST_ITEMS}|{_LIST_PLEASE}")
 WHOLE_LIST_RE = re.compile(rf"{CLAUSE_START}{_WHOLE_LIST}")
 NAMED_LIST_RE = re.compile(rf"\b{_NAMED_LIST}")
 # A writing task ("could you write me a poem", "draft a reminder email to my team") asks for text, not for
@@ -275,6 +284,8 @@ SKILL_WORDS = frozenset(
     "recording popping sticking ping pinging nudge nudging alert alerting wake item items entry entries"
     .split()
 )
+# Quantifiers name no item of their own: "put them all on my list" still says nothing of what.
+QUANTIFIERS = frozenset("all both each every whole".split())
 # Words of editing/forgetting requests that do not say *which* item: "Delete the reminder." still needs one.
 # Politeness around a command is not its content: "set a goal, thanks" still names no goal.
 POLITE_WORDS = frozenset(
@@ -315,7 +326,7 @@ IMPERATIVE_VERBS = frozenset(
     "note open plan put read remember remind remove reply reschedule save schedule send set share show summarize "
     "summarise take tell text track translate update write draft describe compare suggest recommend create start "
     "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn store log record "
-    "use brainstorm teach convince outline rank pick choose calculate convert"
+    "use brainstorm teach convince outline rank pick choose calculate convert design devise invent propose"
     .split()
 )
 # Openers before the message proper; "tell you what" / "guess what" / "you know what" announce news, they neither
@@ -342,6 +353,12 @@ DISTRESS_RE = re.compile(
     r"falling apart|breaking down|cry(?:ing)?|hate my|sick of|fed up|burn(?:ed|t)? out|grie(?:f|ving)|passed away|"
     r"died|lost my (?:job|mum|mom|dad|mother|father)|"
     r"feel(?:ing|s)? (?:(?:so|really|very|pretty|quite|completely) )?(?:down|low|empty|numb|worthless|unmotivated))\b"
+)
+# Drawing up a schedule, a timetable, a routine or a plan is writing one, not booking anything: "create a weekly
+# cleaning schedule for a house with 4 people" (not when the entries follow a colon: "make a schedule: gym Mon 6pm").
+PLAN_WRITING_RE = re.compile(
+    r"\b(?:create|make|draw up|put together|design|build|plan|come up with|work out|devise|write)(?: me| us)? (?:a|an) "
+    r"(?:[a-z'-]+ ){0,3}?(?:schedule|timetable|rota|routine|plan|itinerary)\b(?![^.?!]{0,60}:)"
 )
 # Asking for advice wants a written answer even in a skill's words: "my goal is to be happier, any advice?".
 ADVICE_RE = re.compile(
