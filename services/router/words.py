@@ -93,7 +93,8 @@ SKILL_PATTERNS = {
     r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|"
     r"checklist)\b|"
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
-    r"\b(?:add(?:ing)?|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
+    # "ad" is "add" with a key missed ("ad eggs to shoping list").
+    r"\b(?:add(?:ing)?|ad|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
     r"(?:list|groceries|to-?dos?)\b|"
     rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list|wishlist|checklist)\b(?! of)|{_LIST_CREATE}|"
     rf"{_LIST_ITEMS}|{_LIST_PLEASE}|"
@@ -119,10 +120,12 @@ SKILL_PATTERNS = {
     # (a statement: "Note: I'm asking for a friend. How do I ...?" is a question with a remark before it), also in the
     # languages whose politeness REQUEST_RE reads ("bitte merken: ...", "apunta: ...").
     rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|remember|note(?: down)?|log|record|keep|memori[sz]e|"
-    r"merken|merk dir|notieren|speichern|apunta|anota|guarda|recuerda|notez|retiens|enregistre)"
-    r"\s*:\s*[^?\s][^?]*$|"
+    r"(?:merken|merk dir|notieren|speichern|apunta|anota|guarda|recuerda|notez|retiens|enregistre)"
+    r"(?: (?:esto|eso|das|dies|ça|cela))?)"
+    r"\s*:(?:\s*[^?\s][^?]*)?\s*$|"  # with nothing after the colon it names nothing to store ("store:")
     r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|\bhang on to (?:this|that|it)\b|"
-    r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these) down\b|^(?:note|memo|fyi)\s*:[^?]*$|"
+    r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these) down\b|"
+    r"^(?:note|memo|fyi)(?: to (?:self|myself))?\s*:[^?]*$|"
     r"\b(?:save|store|keep|make|take|add) (?:a |this )?note\s*:|"
     r"\bi (?:want|need|would like) to (?:store|note down|record|log|save (?:a note|this|that|the following|something|"
     r"some info))\b|\bi'?d like to (?:store|note down|record|log|save (?:a note|this|that|the following|something))\b|"
@@ -198,7 +201,8 @@ SKILL_RES = {name: re.compile(pattern) for name, pattern in SKILL_PATTERNS.items
 READ_QUESTION_RE = re.compile(
     r"^(?:what|which|how|when|where|who)\b|^(?:do|does|did|have|has|are|is|am) (?:i|you|u|we|my|it|there|this|that)\b"
 )
-LIST_WRITE_RE = re.compile(r"\b(?:add|adding|put|putting|pop|chuck|throw|stick|bung|jot|write|remove|delete|take|cross|"
+LIST_WRITE_RE = re.compile(r"\b(?:add|adding|ad|put|putting|pop|chuck|throw|stick|bung|jot|write|remove|delete|take|"
+                           r"cross|"
                            r"tick|check|clear|clearing|wipe|wiping|scratch|strike|"
                            r"create|creating|make|making|start|"
                            r"starting|set up|setting up|open|opening|begin|together|need|want|like|new)\b")
@@ -269,7 +273,9 @@ TIME_RE = re.compile(
     rf"every (?:day|week|month|morning|evening|night|{_DAYS})|(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?|"
     rf"\d{{1,2}}(?:st|nd|rd|th)|end of (?:the )?(?:day|week|month)|(?:after|before) (?:work|lunch|dinner|school|bed)|"
     rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night)|"
-    rf"(?:quarter|half|twenty|ten|five) (?:past|to) (?:\d{{1,2}}|{_HOUR_WORDS})|at (?:{_HOUR_WORDS})(?: o'?clock)?)\b"
+    rf"(?:quarter|half|twenty|ten|five) (?:past|to) (?:\d{{1,2}}|{_HOUR_WORDS})|at (?:{_HOUR_WORDS})(?: o'?clock)?|"
+    # "at half five": half past five, as said in Britain (not "half an hour", "half one of them").
+    rf"(?:at|by|around|from|until|till) half (?:\d{{1,2}}|{_HOUR_WORDS})(?! of\b))\b"
 )
 # A stored thing named by its time says which one it is: "move my 6pm reminder to 7", "cancel tomorrow's meeting".
 TIMED_STORED_RE = re.compile(
@@ -281,7 +287,9 @@ SKILL_WORDS = frozenset(
     "take keep mind jot write down don't forget create start store log record progress later memory following info "
     "information tasks checklist wishlist called named need want like pop chuck throw stick bung hang off onto "
     "storing saving setting creating making putting adding starting tracking keeping noting remembering logging "
-    "recording popping sticking ping pinging nudge nudging alert alerting wake item items entry entries"
+    "recording popping sticking ping pinging nudge nudging alert alerting wake item items entry entries "
+    # The storing verbs of other languages, and their "this" ("bitte merken:", "guarda esto:").
+    "merken merk dir notieren speichern apunta anota guarda recuerda notez retiens enregistre esto eso das dies cela"
     .split()
 )
 # Quantifiers name no item of their own: "put them all on my list" still says nothing of what.
