@@ -360,7 +360,17 @@ DISTRESS_RE = re.compile(
     r"decide|figure)|don'?t know (?:what|how|if|whether)|no idea (?:what|how)|not sure (?:what|how|if|whether)|"
     r"falling apart|breaking down|cry(?:ing)?|hate my|sick of|fed up|burn(?:ed|t)? out|grie(?:f|ving)|passed away|"
     r"died|lost my (?:job|mum|mom|dad|mother|father)|"
-    r"feel(?:ing|s)? (?:(?:so|really|very|pretty|quite|completely) )?(?:down|low|empty|numb|worthless|unmotivated))\b"
+    r"feel(?:ing|s)? (?:(?:so|really|very|pretty|quite|completely) )?(?:down|low|empty|numb|worthless|unmotivated|"
+    r"useless|off|trapped|lost|broken)|"
+    # Giving up on oneself, at the end of one's strength: "I'm failing at everything", "I can't do this anymore".
+    r"failing at (?:everything|life)|such a failure|(?:i'?m|i am|i feel like) (?:a complete |a total |a )?failure|"
+    r"can'?t do this(?: any ?more)?|end of my (?:rope|tether)|wits'? end|(?:want|going) to give up|giving up on|"
+    r"barely (?:holding|coping|keeping)|"
+    r"(?:nobody|no one|no-one) (?:cares|loves|understands|listens)|breaking point|not coping|"
+    # Body and habits out of hand: "my heart is racing and I can't breathe", "I keep having nightmares" (not "scissors
+    # are a nightmare"), "I think I'm drinking too much".
+    r"can'?t breathe|heart (?:is |keeps )?(?:racing|pounding)|nightmares|flashbacks|drinking too much|self[- ]harm\w*|"
+    r"suicid\w*|hurt(?:ing)? myself)\b"
 )
 # Drawing up a schedule, a timetable, a routine or a plan is writing one, not booking anything: "create a weekly
 # cleaning schedule for a house with 4 people" (not when the entries follow a colon: "make a schedule: gym Mon 6pm").
