@@ -91,6 +91,9 @@ FLOOR_TUNING_3 = {"overall": 0.96, "ACT": 0.95, "CLARIFY": 0.90, "ACKNOWLEDGE": 
 # The fourth (routing_frozen4.jsonl, 0.903 blind), tuned on from issue 31's fourth round; floors a little under
 # what the shipped weights reach with the default embedder (see bench/RESULTS.md, 2026-11-29).
 FLOOR_TUNING_4 = {"overall": 0.97, "ACT": 0.96, "CLARIFY": 0.94, "ACKNOWLEDGE": 0.97, "skill": 0.97}
+# The fifth (routing_frozen5.jsonl, 0.960 blind), tuned on from issue 31's fifth round: 0.984 overall, ACT 0.973,
+# CLARIFY 0.967, ACKNOWLEDGE 0.987, skill 107/107 with the default embedder; floors a little under.
+FLOOR_TUNING_5 = {"overall": 0.97, "ACT": 0.95, "CLARIFY": 0.93, "ACKNOWLEDGE": 0.96, "skill": 0.97}
 
 
 def load_set() -> list[dict]:
@@ -233,8 +236,8 @@ def test_the_second_once_frozen_set_with_the_default_embedder(configs_dir):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("path", "floors"), [(TUNING_3, FLOOR_TUNING_3), (TUNING_4, FLOOR_TUNING_4)],
-                         ids=["third", "fourth"])
+@pytest.mark.parametrize(("path", "floors"), [(TUNING_3, FLOOR_TUNING_3), (TUNING_4, FLOOR_TUNING_4),
+                                              (TUNING_5, FLOOR_TUNING_5)], ids=["third", "fourth", "fifth"])
 def test_a_later_once_frozen_set_with_the_default_embedder(configs_dir, path, floors):
     embedder = for_requests(load_embedder("auto"))
     scores = evaluate_with_skills(ModeRouter(configs_dir, embedder), load_rows(path), embedder)
