@@ -7,37 +7,19 @@ a kind of message the router used to send to the wrong mode, and each test names
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 from bench.routing import ROUTING_SET, TUNING_SETS, load_rows
 from services.embeddings import minilm_model_dir
-from services.router import signals as rs
-from services.router.mode_router import ModeRouter, context_from_record
-from services.router.signals import RoutingContext, text_view
-from services.router.skills import skill_hint
+from services.router.signals import text_view
 from services.router.textview import is_mash_token
+from tests import test_router_classes as classes
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def router(tmp_path_factory) -> ModeRouter:
-    target = tmp_path_factory.mktemp("configs")
-    for name in ("router.toml", "router_exemplars.toml"):
-        shutil.copy(ROOT / "configs" / name, target / name)
-    return ModeRouter(target)
-
-
-def signals_of(text: str) -> dict[str, float]:
-    return rs.collect_signals(RoutingContext(text=text))
-
-
-def route(router: ModeRouter, text: str) -> tuple[str, str | None]:
-    decision = router.route(context_from_record(text))
-    return decision.mode, skill_hint(text, decision.signals) if decision.mode == "ACT" else None
+router = classes.router  # the fixture: the shipped weights, text signals alone
+route, signals_of = classes.route, classes.signals_of
 
 
 STORING_IN_OTHER_LANGUAGES = [
