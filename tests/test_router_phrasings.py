@@ -154,3 +154,15 @@ def test_no_message_here_is_a_line_of_a_labelled_set():
     lines = {" ".join(text_view(row["text"]).words) for path in (ROUTING_SET, *TUNING_SETS) for row in load_rows(path)}
     quoted = {" ".join(text_view(text).words) for text in re.findall(r'"([^"\n]{12,})"', source)}
     assert sorted(quoted & lines) == []
+
+
+@pytest.mark.parametrize("text", ["save the number", "remember the code please", "note the address",
+                                  "could you set up a goal for me?", "do what you did last week"])
+def test_a_thing_named_by_its_kind_alone_or_a_deed_never_told_needs_asking(router, text):
+    assert route(router, text)[0] == "CLARIFY"
+
+
+@pytest.mark.parametrize("text", ["save the number 07700 900123", "remember the code is 4471",
+                                  "note the address: 12 Elm Road"])
+def test_the_same_thing_with_its_value_is_stored(router, text):
+    assert route(router, text) == ("ACT", "memorize")

@@ -34,6 +34,7 @@ from services.router.reference_words import (
 from services.router.store_words import (
     ASKS_IN_WORDS_RE,
     BARE_EDIT_RE,
+    BARE_STORE_RE,
     PROMPT_ME_RE,
     SAID_RE,
     SHOW_STORED_RE,
@@ -318,9 +319,11 @@ def edits_previous_item(view: TextView, working_memory: Sequence[tuple[str, str]
 
 
 def _placeholder(view: TextView) -> bool:
-    """A command whose object is a placeholder: "I'd like to save something to my notes" names nothing to save."""
-    match = PLACEHOLDER_RE.match(LEAD_IN_RE.sub("", view.lower))
-    return match is not None and match[1] in IMPERATIVE_VERBS
+    """A command whose object is a placeholder: "I'd like to save something to my notes" names nothing to save, nor
+    does "save the number" say which."""
+    lead_free = LEAD_IN_RE.sub("", view.lower)
+    match = PLACEHOLDER_RE.match(lead_free)
+    return (match is not None and match[1] in IMPERATIVE_VERBS) or BARE_STORE_RE.match(lead_free) is not None
 
 
 def imperative_signals(view: TextView) -> dict[str, float]:

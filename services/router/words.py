@@ -114,7 +114,8 @@ SKILL_PATTERNS = {
     # Storing a given piece of information: "please store this: ...", "log that ...", "put this in your memory".
     rf"{CLAUSE_START}(?:stor(?:e|ing)|log(?:ging)?|record(?:ing)?|fil(?:e|ing)(?: away)?|keep(?:ing)?)\b "
     r"(?:this|that|these|it|the following|my|a note|a record)\b|"
-    rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?)\b (?:the|my|our) "
+    rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?|note(?: down)?|jot down|"
+    r"write down)\b (?:the|my|our) "
     r"[^.?!]{1,40}?(?:\bis\b|\bit'?s\b|:)|"
     # A storing verb straight before a colon hands over its payload: "please store: the spare key is at no. 12"
     # (a statement: "Note: I'm asking for a friend. How do I ...?" is a question with a remark before it), also in the
@@ -167,7 +168,8 @@ SKILL_PATTERNS = {
     r"(?: (?:so far|by now|until now|stored|saved|on file))? (?:about|abt|on|of) (?:me|myself)\b",
     "goal": r"\b(?:my|new|set an?|set my) (?:[a-z'-]+ ){0,2}(?:goal|goals|resolution|resolutions)\b|"
     # Setting or tracking one goal: "set me a goal to ...", "record a goal: ...", "track my progress on ...".
-    r"\b(?:set(?:ting)?|add(?:ing)?|record(?:ing)?|creat(?:e|ing)|mak(?:e|ing)|start(?:ing)?|track(?:ing)?|log(?:ging)?|"
+    r"\b(?:set(?:ting)?(?: up)?|add(?:ing)?|record(?:ing)?|creat(?:e|ing)|mak(?:e|ing)|start(?:ing)?|track(?:ing)?|"
+    r"log(?:ging)?|"
     r"keep(?:ing)? track of)(?: me| myself| for me)? (?:a|an|another|my|this|that) "
     r"(?:new )?(?:[a-z'-]+ ){0,2}?goal\b|\bgoal\s*:|(?:^|[,.;!-]\s*)goal is\b|"
     # Keeping something said as a goal: "please track that as a goal", "save it as one of my goals".
