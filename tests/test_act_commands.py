@@ -57,6 +57,8 @@ def test_a_list_created_with_its_items_stores_every_item(client, run_jobs, fake_
      "camping weekend", ["tent", "sleeping bags", "headlamp", "matches"]),
     ("make me a wishlist w/ a kindle, noise cancelling headphones", "wish", ["kindle", "noise cancelling headphones"]),
     ("need these on the hardware list: hinges, wood glue, sandpaper", "hardware", ["hinges", "wood glue", "sandpaper"]),
+    # Asked politely with no verb at all (issue 31, fifth round).
+    ("oat milk and bananas on the shopping list please", "shopping", ["oat milk", "bananas"]),
 ])
 def test_a_list_given_with_its_items_and_no_verb_stores_every_item(client, run_jobs, fake_llm, db_engine, text, name,
                                                                    items):
@@ -76,6 +78,9 @@ def test_a_list_given_with_its_items_and_no_verb_stores_every_item(client, run_j
 @pytest.mark.parametrize(("text", "fact"), [
     ("Please store this: the gate code at the allotment is 4471.", "the gate code at the allotment is 4471"),
     ("please store: the spare key is under the blue pot", "the spare key is under the blue pot"),  # verb, colon
+    # Issue 31, fifth round: a storing verb of another language before the colon, and a note to self.
+    ("bitte merken: the wifi at the bakery is Gast42", "the wifi at the bakery is Gast42"),
+    ("Note to self: the boiler service is due in October", "the boiler service is due in October"),
 ])
 def test_information_to_store_becomes_one_memory_item_in_the_persons_words(client, run_jobs, fake_llm, db_engine,
                                                                            text, fact):
@@ -122,6 +127,7 @@ def test_a_plain_reminder_is_scheduled_at_the_time_given(client, run_jobs, fake_
     "Remind me about what we discussed.",
     "Add the rest to my list too.",  # "the rest" points back at something never said (issue 31, second round)
     "I'd like to save something to my notes.",  # a placeholder where the content would be (third round)
+    "guarda esto:",  # a storing verb before a colon with nothing after it (fifth round)
 ])
 def test_a_command_with_nothing_to_act_on_is_asked_about_and_stores_nothing(client, run_jobs, fake_llm, db_engine,
                                                                            text):

@@ -35,8 +35,8 @@ Labelling notes (the mode definitions are those of issue 3):
   (tests/data/routing_set.md, routing_tuning1.md, ...). Commands to show stored items stay ACT.
 - tests/data/routing_tuning1.jsonl and routing_tuning2.jsonl were frozen sets (routing_frozen.jsonl and
   routing_frozen2.jsonl) until issue 31's second round tuned on their misses, routing_tuning3.jsonl
-  (routing_frozen3.jsonl) until its third round, routing_tuning4.jsonl (routing_frozen4.jsonl) until its fourth;
-  a fixed random third of each
+  (routing_frozen3.jsonl) until its third round, routing_tuning4.jsonl (routing_frozen4.jsonl) until its fourth,
+  routing_tuning5.jsonl (routing_frozen5.jsonl) until its fifth; a fixed random third of each
   (bench.routing.held_out_third) was never looked at. Quality on data never tuned on is measured by the
   frozen sets, tests/data/routing_frozen*.jsonl, written blind (bench.routing).
 """
@@ -77,6 +77,7 @@ TUNING_1 = ROOT / "tests" / "data" / "routing_tuning1.jsonl"  # was routing_froz
 TUNING_2 = ROOT / "tests" / "data" / "routing_tuning2.jsonl"  # was routing_frozen2.jsonl, written blind
 TUNING_3 = ROOT / "tests" / "data" / "routing_tuning3.jsonl"  # was routing_frozen3.jsonl, written blind
 TUNING_4 = ROOT / "tests" / "data" / "routing_tuning4.jsonl"  # was routing_frozen4.jsonl, written blind
+TUNING_5 = ROOT / "tests" / "data" / "routing_tuning5.jsonl"  # was routing_frozen5.jsonl, written blind
 FLOOR_TUNING_1_OVERALL = 0.97
 FLOOR_TUNING_1_ACT = 0.96
 FLOOR_TUNING_1_CLARIFY = 0.95
@@ -90,6 +91,9 @@ FLOOR_TUNING_3 = {"overall": 0.96, "ACT": 0.95, "CLARIFY": 0.90, "ACKNOWLEDGE": 
 # The fourth (routing_frozen4.jsonl, 0.903 blind), tuned on from issue 31's fourth round; floors a little under
 # what the shipped weights reach with the default embedder (see bench/RESULTS.md, 2026-11-29).
 FLOOR_TUNING_4 = {"overall": 0.97, "ACT": 0.96, "CLARIFY": 0.94, "ACKNOWLEDGE": 0.97, "skill": 0.97}
+# The fifth (routing_frozen5.jsonl, 0.960 blind), tuned on from issue 31's fifth round: 0.984 overall, ACT 0.973,
+# CLARIFY 0.967, ACKNOWLEDGE 0.987, skill 107/107 with the default embedder; floors a little under.
+FLOOR_TUNING_5 = {"overall": 0.97, "ACT": 0.95, "CLARIFY": 0.93, "ACKNOWLEDGE": 0.96, "skill": 0.97}
 
 
 def load_set() -> list[dict]:
@@ -183,7 +187,7 @@ def _exemplar_keys() -> set[str]:
 
 def test_the_once_frozen_sets_are_well_formed_and_their_held_out_thirds_unseen():
     """Their held-out thirds measure something only while none of their lines is copied into the exemplars."""
-    assert TUNING_SETS == [TUNING_1, TUNING_2, TUNING_3, TUNING_4]
+    assert TUNING_SETS == [TUNING_1, TUNING_2, TUNING_3, TUNING_4, TUNING_5]
     first = _well_formed(TUNING_1)  # written apart from the tuning set and the exemplars: no line of theirs
     tuning = set().union(*(_same_message_keys(row["text"]) for row in load_set())) | _exemplar_keys()
     assert [row["text"] for row in first if _same_message_keys(row["text"]) & tuning] == []
@@ -205,6 +209,11 @@ def test_the_once_frozen_sets_are_well_formed_and_their_held_out_thirds_unseen()
     # Five short lines of its held-out third ("Set a reminder.", "cheers mate", ...) were exemplars before the set
     # was written; none may be added.
     assert len(copied) <= 5, copied
+    fifth = _well_formed(TUNING_5)
+    hidden = held_out_third(fifth)
+    copied = [fifth[index]["text"] for index in hidden if _same_message_keys(fifth[index]["text"]) & _exemplar_keys()]
+    # One short line of its held-out third was an exemplar before the set was written; none may be added.
+    assert len(copied) <= 1, copied
 
 
 @pytest.mark.parametrize("path", FROZEN_SETS, ids=[path.stem for path in FROZEN_SETS])
@@ -227,8 +236,8 @@ def test_the_second_once_frozen_set_with_the_default_embedder(configs_dir):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("path", "floors"), [(TUNING_3, FLOOR_TUNING_3), (TUNING_4, FLOOR_TUNING_4)],
-                         ids=["third", "fourth"])
+@pytest.mark.parametrize(("path", "floors"), [(TUNING_3, FLOOR_TUNING_3), (TUNING_4, FLOOR_TUNING_4),
+                                              (TUNING_5, FLOOR_TUNING_5)], ids=["third", "fourth", "fifth"])
 def test_a_later_once_frozen_set_with_the_default_embedder(configs_dir, path, floors):
     embedder = for_requests(load_embedder("auto"))
     scores = evaluate_with_skills(ModeRouter(configs_dir, embedder), load_rows(path), embedder)

@@ -23,6 +23,9 @@ _POLITE = (r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:(?:please|pls|plz|kindly|let's)\
 _LIST = r"(?:my|the|our)\s+(?P<name>[a-z0-9][a-z0-9' -]{0,40}?)\s+list"
 LIST_ADD = re.compile(_POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|in|into)\s+" + _LIST
                       + r"(?:\s+please)?\W*$")
+# The items asked onto a named list with no verb, politely: "oat milk and bananas on the shopping list please".
+LIST_PLEASE = re.compile(r"^(?P<items>[^.?!:]{1,60}?)\s+(?:on|onto|to)\s+" + _LIST
+                         + r"(?:,?\s+(?:please|pls|plz|bitte|por favor|thanks|thx|merci))+[.!]*$")
 LIST_VIEW = re.compile(_POLITE + r"(?:what(?:'s| is| are| do i have| have i got)\s+(?:on|in)|show(?: me)?|read(?: me)?"
                        r"|tell me(?: what's on)?|what's in)\s+" + _LIST + r"(?:\s+please)?\W*$")
 REMIND = re.compile(_POLITE + r"remind me\s+(?P<rest>.+?)\W*$")
@@ -45,11 +48,15 @@ LIST_ITEMS = re.compile(
 # Clause openings a stored fact or goal may follow: "Thanks for earlier. Also, please remember that ...".
 _CLAUSES = re.compile(r"(?:^|(?<=[.!?])\s+)(?:(?:also|and|oh|so|ok|okay|anyway|hey|hi)[, ]+)*", re.IGNORECASE)
 MEMORIZE = re.compile(
-    r"(?:(?:please|pls|plz|kindly)[, ]+)?(?:(?:can|could|would|will) (?:you|u)(?: please)? |i (?:want|need|would like) "
+    r"(?:(?:please|pls|plz|kindly|bitte|por favor)[, ]+)?(?:(?:can|could|would|will) (?:you|u)(?: please)? |"
+    r"i (?:want|need|would like) "
     r"you to |i'?d like you to )?(?:(?:please|pls|plz|kindly) )?"
     r"(?:store|save|remember|remeber|rember|note(?: down)?|memori[sz]e|keep in mind|jot down|write down|make a note|"
-    r"keep a note|file(?: away)?|for future reference|storing|saving|remembering|noting)"
-    r"(?: (?:this|the following|it))?(?: (?:verbatim|info|information|note|for me|please))*"
+    r"keep a note|file(?: away)?|for future reference|storing|saving|remembering|noting|"
+    # The storing verbs of other languages, which the router reads only before a colon ("bitte merken: ...").
+    r"(?:merken|merk dir|notieren|speichern|apunta|anota|guarda|recuerda|notez|retiens|enregistre)"
+    r"(?: (?:esto|eso|das|dies|ça|cela))?(?=\s*:))"
+    r"(?: to (?:self|myself))?(?: (?:this|the following|it))?(?: (?:verbatim|info|information|note|for me|please))*"
     r"(?:\s*[:\-\u2013\u2014,]\s*|\s+that\s+|\s+)(?P<text>\S.+?)\W*$",
     re.IGNORECASE,
 )
@@ -208,7 +215,7 @@ def _list_action(text: str) -> PlainAction | None:
         items = _items(created["items"])
         if name and name != "new" and items and len(items) <= 10:
             return PlainAction("list", {"operation": "add", "name": name, "items": items})
-    added = LIST_ADD.match(text)
+    added = LIST_ADD.match(text) or LIST_PLEASE.match(text)
     if added:
         items = _items(added["items"])
         if items and len(items) <= 10:

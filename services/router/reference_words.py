@@ -16,8 +16,11 @@ DEICTIC_OBJECT_RE = re.compile(
     r"(?:told|said|mentioned|shared|wrote|listed|gave|sent|showed|discussed|talked about|agreed(?: on)?|asked(?: for)?|"
     r"(?:was|were) (?:saying|talking about|discussing))"
     r"(?: (?:to )?you)?(?: (?:earlier|before|yesterday|last time|just now))?"
-    r"(?=\W*$|\W+(?:to|on|onto|in|into|for|please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte)\b)|"
+    # The clause ends there (with the message or its sentence: "the one I gave you earlier? use that.").
+    r"(?=\W*$|\s*[.?!]|\W+(?:to|on|onto|in|into|for|please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte)\b)|"
     r"\bthe(?: [a-z'-]+){1,2} from (?:before|earlier|yesterday|last time)\b|"
+    # "do what you did last week": what was done then is not in this conversation either.
+    r"\bwhat (?:you|we) did (?:last (?:time|week|night|month)|before|yesterday|earlier)\b|"
     # "add the items as discussed": what was discussed is not in this conversation until an earlier turn says it.
     r"\bas (?:discussed|agreed|planned|requested|promised|we (?:said|discussed|agreed))"
     r"(?: (?:earlier|before|yesterday|last time))?(?=\W*$|\s*[.!?,;])"  # not "as discussed with my sister, ..."

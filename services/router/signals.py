@@ -1,9 +1,9 @@
 """Observable signals the mode router scores: small pure functions of the text and the context.
 
 Every function returns a dict of float signals so the router can weigh any of them with a
-weight from ``configs/router.toml``. The lexicons they match live in ``services/router/words.py`` and
-``services/router/reference_words.py``; the text's own form (length, mashing, questions, phatic talk) is read
-by ``services/router/textview.py``.
+weight from ``configs/router.toml``. The lexicons they match live in ``services/router/words.py``,
+``services/router/reference_words.py`` and ``services/router/store_words.py``; the text's own form (length,
+mashing, questions, phatic talk) is read by ``services/router/textview.py`` with ``services/router/form_words.py``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from services.router.form_words import INTERROGATIVES, WH_CLAUSE_RE
 from services.router.reference_words import (
     ANAPHORIC_NP_RE,
     CAPITALISED_RE,
@@ -33,6 +34,7 @@ from services.router.reference_words import (
 from services.router.store_words import (
     ASKS_IN_WORDS_RE,
     BARE_EDIT_RE,
+    BARE_STORE_RE,
     PROMPT_ME_RE,
     SAID_RE,
     SHOW_STORED_RE,
@@ -56,7 +58,6 @@ from services.router.words import (
     FIRST_PERSON,
     HOWTO_RE,
     IMPERATIVE_VERBS,
-    INTERROGATIVES,
     LABEL_RE,
     LEAD_IN_RE,
     LIST_ITEMS_RE,
@@ -66,7 +67,9 @@ from services.router.words import (
     NAMED_LIST_RE,
     NO_TASK_NEEDED_RE,
     PLACEHOLDER_RE,
+    PLAN_WRITING_RE,
     POLITE_WORDS,
+    QUANTIFIERS,
     QUESTION_SENTENCE_RE,
     READ_QUESTION_RE,
     REMIND_EXPLAIN_RE,
@@ -79,7 +82,6 @@ from services.router.words import (
     TIMED_STORED_RE,
     VAGUE_ASK_RE,
     VERB_ME_RE,
-    WH_CLAUSE_RE,
     WHOLE_LIST_RE,
     WORD_RE,
     WRITING_RE,
@@ -133,7 +135,8 @@ def asks_for_text(view: TextView) -> tuple[bool, bool]:
     """(writing task, capability or how-to question): messages in a skill's words that want a written answer."""
     body = LEAD_IN_RE.sub("", view.lower)
     capability = CAPABILITY_RE.match(view.lower) is not None or HOWTO_RE.search(view.lower) is not None
-    return WRITING_RE.search(body) is not None or ADVICE_RE.search(body) is not None, capability
+    writing = any(regex.search(body) is not None for regex in (WRITING_RE, ADVICE_RE, PLAN_WRITING_RE))
+    return writing, capability
 
 
 def is_general_question(view: TextView) -> bool:
@@ -288,7 +291,9 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
                     or TIMED_STORED_RE.search(view.lower) is not None)
         needs_time = False
     else:
-        has_task = (bool(task_words) or resolved_reference or NO_TASK_NEEDED_RE.search(view.lower) is not None) and (
+        # A new item needs words of its own: "put them all on my list" (but "delete all my reminders" says which).
+        own_words = any(w not in QUANTIFIERS for w in task_words)
+        has_task = (own_words or resolved_reference or NO_TASK_NEEDED_RE.search(view.lower) is not None) and (
             not _placeholder(view))
         needs_time = bool(skills["skill_remind"] or skills["skill_schedule"])
     complete = has_task and (has_time or not needs_time)
@@ -314,9 +319,11 @@ def edits_previous_item(view: TextView, working_memory: Sequence[tuple[str, str]
 
 
 def _placeholder(view: TextView) -> bool:
-    """A command whose object is a placeholder: "I'd like to save something to my notes" names nothing to save."""
-    match = PLACEHOLDER_RE.match(LEAD_IN_RE.sub("", view.lower))
-    return match is not None and match[1] in IMPERATIVE_VERBS
+    """A command whose object is a placeholder: "I'd like to save something to my notes" names nothing to save, nor
+    does "save the number" say which."""
+    lead_free = LEAD_IN_RE.sub("", view.lower)
+    match = PLACEHOLDER_RE.match(lead_free)
+    return (match is not None and match[1] in IMPERATIVE_VERBS) or BARE_STORE_RE.match(lead_free) is not None
 
 
 def imperative_signals(view: TextView) -> dict[str, float]:

@@ -18,6 +18,12 @@ BARE_EDIT_RE = re.compile(
     r"^(?:change|update|edit|move|adjust|modify|fix|redo|undo|switch|rename|cancel)(?: (?:the|that|this))? "
     r"(?:time|date|day|list|reminder|alarm|goal|plan|note|entry|item|name|title)\W*$"
 )
+# A thing to store named by its kind alone: "save the number", "remember the code" (which number? what code?).
+BARE_STORE_RE = re.compile(
+    r"^(?:save|store|remember|note(?: down)?|keep|log|record|jot down|write down) (?:the|my|our|that|this) "
+    r"(?:[a-z'-]+ )?(?:number|code|address|password|pin|name|date|details?|info|information|link|figure|amount)"
+    r"(?: (?:for me|for later|please|pls))*\W*$"
+)
 # A command to show what is stored (issue 31, fourth round): a display verb, then the person's stored things or what
 # was kept ("show my reminders", "list my goals", "pull up the memories you saved about Jamie", "look up what I told
 # you about X", "list everything I've asked you to store"). Not "show me how to ...", "list the goals of the
@@ -30,6 +36,8 @@ SHOW_STORED_RE = re.compile(
     rf"{CLAUSE_START}(?:show|list|display|pull up|bring up|give|get|fetch|read(?: out)?|look up|find|search|dig out|"
     r"go through)(?: me| us)?(?: out)?(?: (?:a list of|a rundown of|all(?: of)?))? "
     rf"(?:(?:my|our|the|all)(?: [a-z'-]+){{0,3}}? {_SHOWN}\b(?! of\b)|"
+    # Anything called kept: "show my stored info", "list all the saved passwords".
+    rf"(?:my|our|the|all)(?: the| my)? (?:saved|stored|kept|remembered|noted|recorded|logged) [a-z'-]+|"
     rf"(?:everything|what|anything|all|the (?:things|stuff|memories|notes|facts))(?: that)? (?:i|i've|i have|we|you|"
     rf"you've|you have)(?: (?:already|ever))? {_KEPT})"
 )

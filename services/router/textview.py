@@ -9,8 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from services.router.typos import correct
-from services.router.words import (
+from services.router.form_words import (
     AUXILIARIES,
     COMMON_BIGRAMS,
     ELONGATION_RE,
@@ -23,18 +22,18 @@ from services.router.words import (
     INTERROGATIVES,
     KEY_CHUNK_RE,
     KEY_ROWS,
-    LEAD_IN_RE,
     NOT_MASH_RE,
     PHATIC_RE,
     REPEATED_CHUNK_RE,
+    RHETORICAL_RE,
     SENTENCE_END_RE,
-    STOPWORDS,
     SUBJECT_FIRST_AUX,
     SUBJECTS,
     THANKS_RE,
     WH_CLAUSE_RE,
-    WORD_RE,
 )
+from services.router.typos import correct
+from services.router.words import LEAD_IN_RE, STOPWORDS, WORD_RE
 
 _HEAD_CHARS, _TAIL_CHARS = 400, 200
 
@@ -95,12 +94,28 @@ def is_mash_token(token: str) -> bool:
         or any(token in row or any(token[i : i + 5] in row for i in range(len(token) - 4)) for row in KEY_ROWS)
         or ((chunk := KEY_CHUNK_RE.fullmatch(token)) is not None and any(chunk[1] in row for row in KEY_ROWS))
         or rare_ratio >= 0.4
+        # Typed along one row ("qpwoeiruty") or walking from key to neighbouring key ("plokijuh", "qazwsxedc"), with
+        # letter pairs English rarely has: no word of the MiniLM vocabulary (tests/test_router_forms.py).
+        or (len(token) >= 8 and rare_ratio >= 0.2 and any(set(token) <= set(row) for row in KEY_ROWS[:3]))
+        or (len(token) >= 6 and rare_ratio >= 0.25 and _neighbouring_keys(token) >= 0.75)
         or (set(token) <= set("asdfghjkl") and len(token) >= 6 and vowels * 5 <= len(token))
         # Three neighbouring home-row keys in a long token ("asdkjhasd"): no English word has one but "afghan" and
         # "lindsay" (checked against the MiniLM vocabulary by tests/test_router_classes.py).
         or (len(token) >= 6 and any(token[i : i + 3] in row and token[i : i + 3] not in ("fgh", "dsa")
                                     for row in KEY_ROWS[1::3] for i in range(len(token) - 2)))
     )
+
+
+# Where each letter sits on a keyboard: (row, column), each row set off a quarter key from the one above.
+_KEY_AT = {key: (row, column + 0.25 * row) for row, keys in enumerate(KEY_ROWS[:3]) for column, key in enumerate(keys)}
+
+
+def _neighbouring_keys(token: str) -> float:
+    """The share of a token's letter pairs typed on neighbouring keys (side by side or one row apart)."""
+    pairs = list(zip(token, token[1:], strict=False))
+    near = sum(a != b and a in _KEY_AT and b in _KEY_AT and abs(_KEY_AT[a][0] - _KEY_AT[b][0]) <= 1
+               and abs(_KEY_AT[a][1] - _KEY_AT[b][1]) <= 1 for a, b in pairs)
+    return near / len(pairs) if pairs else 0.0
 
 
 def text_features(view: TextView) -> dict[str, float]:
@@ -137,7 +152,7 @@ def is_aux_question(words: Sequence[str]) -> bool:
 def interrogative_signals(view: TextView) -> dict[str, float]:
     """Question mark, wh-question and auxiliary-inverted question signals."""
     body = WORD_RE.findall(LEAD_IN_RE.sub("", view.lower))  # "so what's ..." / "hey, when ..."
-    question_mark = "?" in view.raw
+    question_mark = "?" in view.raw and RHETORICAL_RE.match(view.lower) is None
     wh = (bool(body) and body[0] in INTERROGATIVES) or WH_CLAUSE_RE.search(view.lower) is not None
     aux = is_aux_question(view.words) or is_aux_question(body) or INDIRECT_QUESTION_RE.search(view.lower) is not None
     return {

@@ -1,4 +1,4 @@
-"""Lexicons of the mode router: the regular expressions and word sets its signals look for.
+"""Lexicons of what a message asks for: the skills' words, times, requests, writing tasks, distress.
 
 Compiled once at import (pure data, no I/O). ``services/router/signals.py`` turns them into signals.
 """
@@ -8,67 +8,6 @@ from __future__ import annotations
 import re
 
 WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-EMOJI_RE = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\ufe0f\u200d]")
-EMOTICON_RE = re.compile(r"(?<!\w)(?:[:;=8][-'^]?[)(\]\[dDpP/\\|*oO3]+|<3+|(?<!\^)\^_*\^(?!\^)|xD+|XD+)(?!\w)")
-SENTENCE_END_RE = re.compile(r"[.!?]+(?:\s+|$)")
-
-# Letter pairs that occur in at least ten English words of four or more letters (from the
-# MiniLM word-piece vocabulary). Keyboard mashing is made mostly of the other pairs.
-COMMON_BIGRAMS = frozenset(
-    "aa ab ac ad ae af ag ah ai aj ak al am an ao ap aq ar as at au av aw ax ay az ba bb bd be bi bj bl bo br bs bt bu "
-    "by ca cc ce ch ci ck cl co cq cr cs ct cu cy da db dc dd de df dg dh di dj dl dm dn do dr ds dt du dv dw dy ea eb "
-    "ec ed ee ef eg eh ei ej ek el em en eo ep eq er es et eu ev ew ex ey ez fa fe ff fi fl fo fr fs ft fu fy ga ge gg "
-    "gh gi gl gm gn go gr gs gt gu gy ha hb hd he hi hl hm hn ho hr hs ht hu hw hy ia ib ic id ie if ig ik il im in io "
-    "ip iq ir is it iu iv ix iz ja je ji jo ju ka ke kh ki kl kn ko kr ks ku kw ky la lb lc ld le lf lg li lk ll lm ln "
-    "lo lp ls lt lu lv ly ma mb mc me mf mi ml mm mn mo mp ms mu my na nb nc nd ne nf ng nh ni nj nk nl nm nn no np nq "
-    "nr ns nt nu nv nw ny nz oa ob oc od oe of og oh oi oj ok ol om on oo op or os ot ou ov ow ox oy oz pa pe ph pi pl "
-    "pm po pp pr ps pt pu py qu ra rb rc rd re rf rg rh ri rk rl rm rn ro rp rr rs rt ru rv rw ry sa sb sc sd se sf sh "
-    "si sk sl sm sn so sp sq sr ss st su sw sy ta tb tc te tf th ti tl tm tn to tp tr ts tt tu tw ty tz ua ub uc ud ue "
-    "uf ug ui uk ul um un uo up ur us ut uv ux uz va ve vi vo wa we wh wi wk wl wn wo wr ws wy xa xc xe xh xi xo xp xt "
-    "xu ya yb yc yd ye yi yl ym yn yo yp yr ys yt yu za ze zi zo zy zz".split()
-)
-KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm", "poiuytrewq", "lkjhgfdsa", "mnbvcxz")
-NOT_MASH_RE = re.compile(
-    r"^(?:h+m+|m+h?m+|s+h+|p+f+t+|p+s+t+|g+r+|b+r+|z+|thx|thnx|nvm|pls|plz|tbh|smh|idk|btw|lmk|brb|ttyl|"
-    r"wtf|omg|lol|lmao|rofl|ha(?:ha)+h?|he(?:he)+|hi(?:hi)+|lo(?:lo)+l?|ja(?:ja)+|a+h+|o+h+|u+g+h+|w+o+w+|y+a+y+|x+d+)$"
-)
-REPEATED_CHUNK_RE = re.compile(r"(.{1,3})\1{2,}.{0,2}")
-ELONGATION_RE = re.compile(r"(.)\1{2,}")
-KEY_CHUNK_RE = re.compile(r"(.{2,4})\1+")  # "tyutyu": a run of neighbouring keys typed twice
-
-GREETING_RE = re.compile(
-    r"^(?:hi+|hello+|hey+|hiya|heya|yo|howdy|greetings|sup|hallo|good (?:morning|afternoon|evening|day)|"
-    r"morning|mornin'?|evening|what'?s up|wass?up|gm)\b"
-)
-THANKS_RE = re.compile(
-    r"\b(?:(?:thanks?|thank (?:you|u)|cheers|ta)(?: so much| a lot)? for [a-z]+ing (?:it|that|this|them|those)|"
-    r"thanks?|thank (?:you|u)|thankyou|thx|thnx|ty|cheers|much appreciated|much obliged|appreciate (?:it|that)|"
-    r"merci(?: beaucoup)?|danke(?: sch[öo]n| sehr)?|gracias|grazie(?: mille)?|obrigad[oa]|arigato|"
-    r"dank je(?: wel)?|ta)\b"
-)
-FAREWELL_RE = re.compile(
-    r"\b(?:bye+|goodbye|good ?night|night night|nighty|gn|see (?:you|ya)(?: later| tomorrow| soon)?|cya|"
-    r"later|ttyl|talk (?:to you )?(?:later|soon|tomorrow)|take care|catch you later|"
-    r"have a (?:good|great|nice|lovely) (?:one|day|night|evening|weekend|trip|time))\b"
-)
-PHATIC_RE = re.compile(
-    r"\b(?:ok(?:ay)?|k+|kk|cool|nice one|nice|great|awesome|amazing|got it|"
-    r"sounds (?:good|great|fine|perfect|fun|like a plan)|sure|alright|all right|lol|lmao|"
-    r"ha(?:ha)+|he(?:he)+|yep|yeah|yup|yes|no worries|np|wow|oh|ah|hmm+|fine|perfect|noted|understood|"
-    r"fair enough|makes sense|true|indeed|exactly|right|oops|omg|how are you(?: doing)?|how'?s it going|"
-    r"how'?s (?:your|the) (?:day|week|weekend|morning|evening)(?: going| been)?|(?:that|this|it) works(?: for me)?|"
-    r"you'?re (?:the best|awesome|great|amazing|a star)|love (?:it|that|you)|(?:that|this|it)(?:'s| is| was) "
-    r"(?:so |really |very |super )?(?:great|nice|cool|funny|awesome|perfect|helpful|useful|hilarious|lovely|good|"
-    r"kind|sweet|gone|done|sorted|fixed)|that (?:helps|helped|worked)|good (?:to know|job|stuff)|"
-    r"well done|no problem|you too|same to you|welcome|wonderful|brilliant|excellent|sweet|neat|gotcha|"
-    r"roger|thumbs up|hehe|aww+|yay|phew|ugh+|whatever|bless you|much better|all good|i'?m (?:good|fine|ok)|will do|"
-    r"i'?ll try (?:that|it)|good idea|i see|anyway|ok(?:ey|ie)[- ]dok(?:ey|ie)|and you|how about you|"
-    r"never ?mind|forget it|doesn'?t matter)\b"
-)
-FILLER_WORDS = frozenset(
-    "a an the so very really much too and but for that this it you your me i i'm am is are was be just again "
-    "all of to in on with as well then now there here oh ah please lot lots bunch tons ever".split()
-)
 
 # Where an imperative can start: the top of the message, a new clause, or after a polite lead-in.
 # (One factored alternation: re scans it several times faster than a list of "\bword " branches.)
@@ -100,6 +39,13 @@ _LIST_ITEMS = (
     r"(?:^|[.!]\s+|\b(?:on|onto|to|in|for) )(?:(?:my|the|our|a|new) )?(?:[a-z'-]+ ){0,3}?"
     r"(?:list|to-?do list|todo list|checklist|wishlist|to-?dos|groceries|things to (?:buy|get|pack|bring|do))"
     r"(?: for [^.?!:,]{1,30}?)?(?:,? (?:please|pls))?\s*(?::|-|\u2013|\u2014)\s*[^?\s][^?]*$"
+)
+# Items asked onto a named list with no verb, politely: "butter and cheese on the shopping list please" (not a
+# question: "anything on the list, please?").
+_LIST_PLEASE = (
+    r"(?:^|[.!\u2013\u2014-]\s*)(?!(?:what|which|who|how|is|are|anything|nothing|there)\b)[^.?!:]{1,60}? "
+    r"(?:on|onto|to) (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|checklist|groceries)"
+    r"(?:,? (?:please|pls|plz|bitte|por favor|thanks|thx|merci))+[.!]*\s*$"
 )
 # Making a list that names its content: "create a packing list with X and Y", "new list called gifts: ...",
 # "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is
@@ -147,10 +93,11 @@ SKILL_PATTERNS = {
     r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|"
     r"checklist)\b|"
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
-    r"\b(?:add(?:ing)?|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
+    # "ad" is "add" with a key missed ("ad eggs to shoping list").
+    r"\b(?:add(?:ing)?|ad|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
     r"(?:list|groceries|to-?dos?)\b|"
     rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list|wishlist|checklist)\b(?! of)|{_LIST_CREATE}|"
-    rf"{_LIST_ITEMS}|"
+    rf"{_LIST_ITEMS}|{_LIST_PLEASE}|"
     # Reading lists back: "which lists have I got?", "read out the to-do list".
     r"^(?:what|which) lists\b|\bhow many lists (?:do|have) i\b|"
     r"\b(?:read|show|tell|give)(?: me)?(?: out)? (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b"
@@ -167,14 +114,19 @@ SKILL_PATTERNS = {
     # Storing a given piece of information: "please store this: ...", "log that ...", "put this in your memory".
     rf"{CLAUSE_START}(?:stor(?:e|ing)|log(?:ging)?|record(?:ing)?|fil(?:e|ing)(?: away)?|keep(?:ing)?)\b "
     r"(?:this|that|these|it|the following|my|a note|a record)\b|"
-    rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?)\b (?:the|my|our) "
+    rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?|note(?: down)?|jot down|"
+    r"write down)\b (?:the|my|our) "
     r"[^.?!]{1,40}?(?:\bis\b|\bit'?s\b|:)|"
     # A storing verb straight before a colon hands over its payload: "please store: the spare key is at no. 12"
-    # (a statement: "Note: I'm asking for a friend. How do I ...?" is a question with a remark before it).
-    rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|remember|note(?: down)?|log|record|keep|memori[sz]e)"
-    r"\s*:\s*[^?\s][^?]*$|"
+    # (a statement: "Note: I'm asking for a friend. How do I ...?" is a question with a remark before it), also in the
+    # languages whose politeness REQUEST_RE reads ("bitte merken: ...", "apunta: ...").
+    rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|remember|note(?: down)?|log|record|keep|memori[sz]e|"
+    r"(?:merken|merk dir|notieren|speichern|apunta|anota|guarda|recuerda|notez|retiens|enregistre)"
+    r"(?: (?:esto|eso|das|dies|ça|cela))?)"
+    r"\s*:(?:\s*[^?\s][^?]*)?\s*$|"  # with nothing after the colon it names nothing to store ("store:")
     r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|\bhang on to (?:this|that|it)\b|"
-    r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these) down\b|^(?:note|memo|fyi)\s*:[^?]*$|"
+    r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these) down\b|"
+    r"^(?:note|memo|fyi)(?: to (?:self|myself))?\s*:[^?]*$|"
     r"\b(?:save|store|keep|make|take|add) (?:a |this )?note\s*:|"
     r"\bi (?:want|need|would like) to (?:store|note down|record|log|save (?:a note|this|that|the following|something|"
     r"some info))\b|\bi'?d like to (?:store|note down|record|log|save (?:a note|this|that|the following|something))\b|"
@@ -216,7 +168,8 @@ SKILL_PATTERNS = {
     r"(?: (?:so far|by now|until now|stored|saved|on file))? (?:about|abt|on|of) (?:me|myself)\b",
     "goal": r"\b(?:my|new|set an?|set my) (?:[a-z'-]+ ){0,2}(?:goal|goals|resolution|resolutions)\b|"
     # Setting or tracking one goal: "set me a goal to ...", "record a goal: ...", "track my progress on ...".
-    r"\b(?:set(?:ting)?|add(?:ing)?|record(?:ing)?|creat(?:e|ing)|mak(?:e|ing)|start(?:ing)?|track(?:ing)?|log(?:ging)?|"
+    r"\b(?:set(?:ting)?(?: up)?|add(?:ing)?|record(?:ing)?|creat(?:e|ing)|mak(?:e|ing)|start(?:ing)?|track(?:ing)?|"
+    r"log(?:ging)?|"
     r"keep(?:ing)? track of)(?: me| myself| for me)? (?:a|an|another|my|this|that) "
     r"(?:new )?(?:[a-z'-]+ ){0,2}?goal\b|\bgoal\s*:|(?:^|[,.;!-]\s*)goal is\b|"
     # Keeping something said as a goal: "please track that as a goal", "save it as one of my goals".
@@ -250,11 +203,12 @@ SKILL_RES = {name: re.compile(pattern) for name, pattern in SKILL_PATTERNS.items
 READ_QUESTION_RE = re.compile(
     r"^(?:what|which|how|when|where|who)\b|^(?:do|does|did|have|has|are|is|am) (?:i|you|u|we|my|it|there|this|that)\b"
 )
-LIST_WRITE_RE = re.compile(r"\b(?:add|adding|put|putting|pop|chuck|throw|stick|bung|jot|write|remove|delete|take|cross|"
+LIST_WRITE_RE = re.compile(r"\b(?:add|adding|ad|put|putting|pop|chuck|throw|stick|bung|jot|write|remove|delete|take|"
+                           r"cross|"
                            r"tick|check|clear|clearing|wipe|wiping|scratch|strike|"
                            r"create|creating|make|making|start|"
                            r"starting|set up|setting up|open|opening|begin|together|need|want|like|new)\b")
-LIST_ITEMS_RE = re.compile(_LIST_ITEMS)
+LIST_ITEMS_RE = re.compile(rf"{_LIST_ITEMS}|{_LIST_PLEASE}")
 WHOLE_LIST_RE = re.compile(rf"{CLAUSE_START}{_WHOLE_LIST}")
 NAMED_LIST_RE = re.compile(rf"\b{_NAMED_LIST}")
 # A writing task ("could you write me a poem", "draft a reminder email to my team") asks for text, not for
@@ -321,7 +275,9 @@ TIME_RE = re.compile(
     rf"every (?:day|week|month|morning|evening|night|{_DAYS})|(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?|"
     rf"\d{{1,2}}(?:st|nd|rd|th)|end of (?:the )?(?:day|week|month)|(?:after|before) (?:work|lunch|dinner|school|bed)|"
     rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night)|"
-    rf"(?:quarter|half|twenty|ten|five) (?:past|to) (?:\d{{1,2}}|{_HOUR_WORDS})|at (?:{_HOUR_WORDS})(?: o'?clock)?)\b"
+    rf"(?:quarter|half|twenty|ten|five) (?:past|to) (?:\d{{1,2}}|{_HOUR_WORDS})|at (?:{_HOUR_WORDS})(?: o'?clock)?|"
+    # "at half five": half past five, as said in Britain (not "half an hour", "half one of them").
+    rf"(?:at|by|around|from|until|till) half (?:\d{{1,2}}|{_HOUR_WORDS})(?! of\b))\b"
 )
 # A stored thing named by its time says which one it is: "move my 6pm reminder to 7", "cancel tomorrow's meeting".
 TIMED_STORED_RE = re.compile(
@@ -333,9 +289,13 @@ SKILL_WORDS = frozenset(
     "take keep mind jot write down don't forget create start store log record progress later memory following info "
     "information tasks checklist wishlist called named need want like pop chuck throw stick bung hang off onto "
     "storing saving setting creating making putting adding starting tracking keeping noting remembering logging "
-    "recording popping sticking ping pinging nudge nudging alert alerting wake item items entry entries"
+    "recording popping sticking ping pinging nudge nudging alert alerting wake item items entry entries "
+    # The storing verbs of other languages, and their "this" ("bitte merken:", "guarda esto:").
+    "merken merk dir notieren speichern apunta anota guarda recuerda notez retiens enregistre esto eso das dies cela"
     .split()
 )
+# Quantifiers name no item of their own: "put them all on my list" still says nothing of what.
+QUANTIFIERS = frozenset("all both each every whole".split())
 # Words of editing/forgetting requests that do not say *which* item: "Delete the reminder." still needs one.
 # Politeness around a command is not its content: "set a goal, thanks" still names no goal.
 POLITE_WORDS = frozenset(
@@ -350,25 +310,6 @@ MANAGE_WORDS = frozenset(
     "appointment appointments meeting meetings event events notification notifications item items entry".split()
 )
 
-# A question word typed without its vowels is still one: "hw many tablespoons in a cup".
-INTERROGATIVES = frozenset("what what's whats wat wht when whn where whr who whom whose why how hw which".split())
-# A question asked inside a message or with no question mark: a question word opening a clause, then an auxiliary
-# ("my car squeaks when I brake. what could it be", "in git, what's the difference between ...").
-# A question asked as a statement: "I wonder why ...", "I'd like to know how ...".
-INDIRECT_QUESTION_RE = re.compile(
-    r"\bi(?:'m| am| was)? (?:wonder(?:ing)?|curious) (?:why|how|what|if|whether|when|where|who|which)\b|"
-    r"\b(?:i'd like|i would like|i want|i need) to know\b"
-)
-WH_CLAUSE_RE = re.compile(
-    r"(?:^|[,.;:!?]\s*|\b(?:but|and|so|ok|okay) )(?:what|wat|how|why|where|when|who|which)(?:'s|'re|'d| (?:is|are|"
-    r"was|were|do|does|did|can|could|would|should|will|has|have|might|may|about))\b"
-)
-AUXILIARIES = frozenset(
-    "can could would will should is are do does did have has was were may might shall am isn't aren't don't doesn't "
-    "didn't won't wouldn't can't couldn't shouldn't".split()
-)
-SUBJECT_FIRST_AUX = frozenset("do does did don't doesn't didn't have has had".split())
-SUBJECTS = frozenset("i you we they he she it that this there my your our his her their people anyone u".split())
 VAGUE_ASK_RE = re.compile(
     r"^(?:i )?(?:need|want|would like|could use|have) (?:some |your |a little )?(?:help|a favou?r|a question)"
     r"(?: (?:with|on|about) (?:something|this|that|it|stuff))?(?: please)?\W*$|^(?:can|could) you help(?: me)?"
@@ -395,7 +336,7 @@ IMPERATIVE_VERBS = frozenset(
     "note open plan put read remember remind remove reply reschedule save schedule send set share show summarize "
     "summarise take tell text track translate update write draft describe compare suggest recommend create start "
     "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn store log record "
-    "use brainstorm teach convince outline rank pick choose calculate convert"
+    "use brainstorm teach convince outline rank pick choose calculate convert design devise invent propose"
     .split()
 )
 # Openers before the message proper; "tell you what" / "guess what" / "you know what" announce news, they neither
@@ -421,7 +362,23 @@ DISTRESS_RE = re.compile(
     r"decide|figure)|don'?t know (?:what|how|if|whether)|no idea (?:what|how)|not sure (?:what|how|if|whether)|"
     r"falling apart|breaking down|cry(?:ing)?|hate my|sick of|fed up|burn(?:ed|t)? out|grie(?:f|ving)|passed away|"
     r"died|lost my (?:job|mum|mom|dad|mother|father)|"
-    r"feel(?:ing|s)? (?:(?:so|really|very|pretty|quite|completely) )?(?:down|low|empty|numb|worthless|unmotivated))\b"
+    r"feel(?:ing|s)? (?:(?:so|really|very|pretty|quite|completely) )?(?:down|low|empty|numb|worthless|unmotivated|"
+    r"useless|off|trapped|lost|broken)|"
+    # Giving up on oneself, at the end of one's strength: "I'm failing at everything", "I can't do this anymore".
+    r"failing at (?:everything|life)|such a failure|(?:i'?m|i am|i feel like) (?:a complete |a total |a )?failure|"
+    r"can'?t do this(?: any ?more)?|end of my (?:rope|tether)|wits'? end|(?:want|going) to give up|giving up on|"
+    r"barely (?:holding|coping|keeping)|"
+    r"(?:nobody|no one|no-one) (?:cares|loves|understands|listens)|breaking point|not coping|"
+    # Body and habits out of hand: "my heart is racing and I can't breathe", "I keep having nightmares" (not "scissors
+    # are a nightmare"), "I think I'm drinking too much".
+    r"can'?t breathe|heart (?:is |keeps )?(?:racing|pounding)|nightmares|flashbacks|drinking too much|self[- ]harm\w*|"
+    r"suicid\w*|hurt(?:ing)? myself)\b"
+)
+# Drawing up a schedule, a timetable, a routine or a plan is writing one, not booking anything: "create a weekly
+# cleaning schedule for a house with 4 people" (not when the entries follow a colon: "make a schedule: gym Mon 6pm").
+PLAN_WRITING_RE = re.compile(
+    r"\b(?:create|make|draw up|put together|design|build|plan|come up with|work out|devise|write)(?: me| us)? (?:a|an) "
+    r"(?:[a-z'-]+ ){0,3}?(?:schedule|timetable|rota|routine|plan|itinerary)\b(?![^.?!]{0,60}:)"
 )
 # Asking for advice wants a written answer even in a skill's words: "my goal is to be happier, any advice?".
 ADVICE_RE = re.compile(

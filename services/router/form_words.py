@@ -1,0 +1,93 @@
+"""Lexicons of a message's form: emoji, keyboard mashing, greetings, thanks, goodbyes, brief reactions, questions.
+
+Compiled once at import (pure data, no I/O), like ``services/router/words.py`` (the lexicons of what a message
+asks for); ``services/router/textview.py`` turns them into the form signals (mash, phatic talk, questions).
+"""
+
+from __future__ import annotations
+
+import re
+
+EMOJI_RE = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\ufe0f\u200d]")
+EMOTICON_RE = re.compile(r"(?<!\w)(?:[:;=8][-'^]?[)(\]\[dDpP/\\|*oO3]+|<3+|(?<!\^)\^_*\^(?!\^)|xD+|XD+)(?!\w)")
+SENTENCE_END_RE = re.compile(r"[.!?]+(?:\s+|$)")
+
+# Letter pairs that occur in at least ten English words of four or more letters (from the
+# MiniLM word-piece vocabulary). Keyboard mashing is made mostly of the other pairs.
+COMMON_BIGRAMS = frozenset(
+    "aa ab ac ad ae af ag ah ai aj ak al am an ao ap aq ar as at au av aw ax ay az ba bb bd be bi bj bl bo br bs bt bu "
+    "by ca cc ce ch ci ck cl co cq cr cs ct cu cy da db dc dd de df dg dh di dj dl dm dn do dr ds dt du dv dw dy ea eb "
+    "ec ed ee ef eg eh ei ej ek el em en eo ep eq er es et eu ev ew ex ey ez fa fe ff fi fl fo fr fs ft fu fy ga ge gg "
+    "gh gi gl gm gn go gr gs gt gu gy ha hb hd he hi hl hm hn ho hr hs ht hu hw hy ia ib ic id ie if ig ik il im in io "
+    "ip iq ir is it iu iv ix iz ja je ji jo ju ka ke kh ki kl kn ko kr ks ku kw ky la lb lc ld le lf lg li lk ll lm ln "
+    "lo lp ls lt lu lv ly ma mb mc me mf mi ml mm mn mo mp ms mu my na nb nc nd ne nf ng nh ni nj nk nl nm nn no np nq "
+    "nr ns nt nu nv nw ny nz oa ob oc od oe of og oh oi oj ok ol om on oo op or os ot ou ov ow ox oy oz pa pe ph pi pl "
+    "pm po pp pr ps pt pu py qu ra rb rc rd re rf rg rh ri rk rl rm rn ro rp rr rs rt ru rv rw ry sa sb sc sd se sf sh "
+    "si sk sl sm sn so sp sq sr ss st su sw sy ta tb tc te tf th ti tl tm tn to tp tr ts tt tu tw ty tz ua ub uc ud ue "
+    "uf ug ui uk ul um un uo up ur us ut uv ux uz va ve vi vo wa we wh wi wk wl wn wo wr ws wy xa xc xe xh xi xo xp xt "
+    "xu ya yb yc yd ye yi yl ym yn yo yp yr ys yt yu za ze zi zo zy zz".split()
+)
+KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm", "poiuytrewq", "lkjhgfdsa", "mnbvcxz")
+NOT_MASH_RE = re.compile(
+    r"^(?:h+m+|m+h?m+|s+h+|p+f+t+|p+s+t+|g+r+|b+r+|z+|thx|thnx|nvm|pls|plz|tbh|smh|idk|btw|lmk|brb|ttyl|"
+    r"wtf|omg|lol|lmao|rofl|ha(?:ha)+h?|he(?:he)+|hi(?:hi)+|lo(?:lo)+l?|ja(?:ja)+|a+h+|o+h+|u+g+h+|w+o+w+|y+a+y+|x+d+)$"
+)
+REPEATED_CHUNK_RE = re.compile(r"(.{1,3})\1{2,}.{0,2}")
+ELONGATION_RE = re.compile(r"(.)\1{2,}")
+KEY_CHUNK_RE = re.compile(r"(.{2,4})\1+")  # "tyutyu": a run of neighbouring keys typed twice
+
+GREETING_RE = re.compile(
+    r"^(?:hi+|hello+|hey+|hiya|heya|yo|howdy|greetings|sup|hallo|good (?:morning|afternoon|evening|day)|"
+    r"morning|mornin'?|evening|what'?s up|wass?up|gm)\b"
+)
+THANKS_RE = re.compile(
+    r"\b(?:(?:thanks?|thank (?:you|u)|cheers|ta)(?: so much| a lot)? for [a-z]+ing (?:it|that|this|them|those)|"
+    r"thanks?|thank (?:you|u)|thankyou|thx|thnx|ty|cheers|much appreciated|much obliged|appreciate (?:it|that)|"
+    r"merci(?: beaucoup)?|danke(?: sch[öo]n| sehr)?|gracias|grazie(?: mille)?|obrigad[oa]|arigato|"
+    r"dank je(?: wel)?|ta)\b"
+)
+FAREWELL_RE = re.compile(
+    r"\b(?:bye+|goodbye|good ?night|night night|nighty|gn|see (?:you|ya)(?: later| tomorrow| soon)?|cya|"
+    r"later|ttyl|talk (?:to you )?(?:later|soon|tomorrow)|take care|catch you later|"
+    r"have a (?:good|great|nice|lovely) (?:one|day|night|evening|weekend|trip|time))\b"
+)
+PHATIC_RE = re.compile(
+    r"\b(?:ok(?:ay)?|k+|kk|cool|nice one|nice|great|awesome|amazing|got it|"
+    r"sounds (?:good|great|fine|perfect|fun|like a plan)|sure|alright|all right|lol|lmao|"
+    r"ha(?:ha)+|he(?:he)+|yep|yeah|yup|yes|no worries|np|wow|oh|ah|hmm+|fine|perfect|noted|understood|"
+    r"fair enough|makes sense|true|indeed|exactly|right|oops|omg|how are you(?: doing)?|how'?s it going|"
+    r"how'?s (?:your|the) (?:day|week|weekend|morning|evening)(?: going| been)?|(?:that|this|it) works(?: for me)?|"
+    r"you'?re (?:the best|awesome|great|amazing|a star)|love (?:it|that|you)|(?:that|this|it)(?:'s| is| was) "
+    r"(?:so |really |very |super )?(?:great|nice|cool|funny|awesome|perfect|helpful|useful|hilarious|lovely|good|"
+    r"kind|sweet|gone|done|sorted|fixed)|that (?:helps|helped|worked)|good (?:to know|job|stuff)|"
+    r"well done|no problem|you too|same to you|welcome|wonderful|brilliant|excellent|sweet|neat|gotcha|"
+    r"roger|thumbs up|hehe|aww+|yay|phew|ugh+|whatever|bless you|much better|all good|i'?m (?:good|fine|ok)|will do|"
+    r"i'?ll try (?:that|it)|good idea|i see|anyway|ok(?:ey|ie)[- ]dok(?:ey|ie)|and you|how about you|"
+    r"never ?mind|forget it|doesn'?t matter)\b"
+)
+FILLER_WORDS = frozenset(
+    "a an the so very really much too and but for that this it you your me i i'm am is are was be just again "
+    "all of to in on with as well then now there here oh ah please lot lots bunch tons ever".split()
+)
+
+# "Guess who ...?" announces news, it asks nothing ("Guess who finally passed her driving test??").
+RHETORICAL_RE = re.compile(r"^(?:(?:oh|hey|so|ok|okay|omg)[ ,!.]+)*guess (?:who|what|where|how|which)\b")
+# A question word typed without its vowels is still one: "hw many tablespoons in a cup".
+INTERROGATIVES = frozenset("what what's whats wat wht when whn where whr who whom whose why how hw which".split())
+# A question asked inside a message or with no question mark: a question word opening a clause, then an auxiliary
+# ("my car squeaks when I brake. what could it be", "in git, what's the difference between ...").
+# A question asked as a statement: "I wonder why ...", "I'd like to know how ...".
+INDIRECT_QUESTION_RE = re.compile(
+    r"\bi(?:'m| am| was)? (?:wonder(?:ing)?|curious) (?:why|how|what|if|whether|when|where|who|which)\b|"
+    r"\b(?:i'd like|i would like|i want|i need) to know\b"
+)
+WH_CLAUSE_RE = re.compile(
+    r"(?:^|[,.;:!?]\s*|\b(?:but|and|so|ok|okay) )(?:what|wat|how|why|where|when|who|which)(?:'s|'re|'d| (?:is|are|"
+    r"was|were|do|does|did|can|could|would|should|will|has|have|might|may|about))\b"
+)
+AUXILIARIES = frozenset(
+    "can could would will should is are do does did have has was were may might shall am isn't aren't don't doesn't "
+    "didn't won't wouldn't can't couldn't shouldn't".split()
+)
+SUBJECT_FIRST_AUX = frozenset("do does did don't doesn't didn't have has had".split())
+SUBJECTS = frozenset("i you we they he she it that this there my your our his her their people anyone u".split())
