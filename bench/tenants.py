@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import time
@@ -70,9 +71,25 @@ def sampled(tenants: list[Tenant], per_group: int, real: bool | None = None) -> 
     return chosen
 
 
-def latency(sessions, embedder, people: dict[str, list[Tenant]], per_user: int) -> dict[str, dict[str, tuple]]:  # type: ignore[no-untyped-def]
+def server_cpu(postmaster: int | None) -> float:
+    """CPU seconds (user + system) of the postmaster's children so far, from /proc: the backends' work, which a
+    busy box does not inflate as it does wall time."""
+    total = 0
+    for entry in Path("/proc").iterdir() if postmaster else ():
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(stat[1]) == postmaster:
+            total += int(stat[11]) + int(stat[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def latency(sessions, embedder, people: dict[str, list[Tenant]], per_user: int,  # type: ignore[no-untyped-def]
+            postmaster: int | None = None) -> dict[str, dict[str, tuple]]:
     """p50 / p95 ms of recall with the embedding, by group, with the configured vector arm and with the HNSW index
-    for everyone (``exact_lines`` 0), both on each query so both meet the same load."""
+    for everyone (``exact_lines`` 0), both on each query so both meet the same load; and CPU ms per recall of this
+    process (the query's embedding included) and of the server's backends."""
     configured = MemoryConfig()
     configs = {"configured": configured, "HNSW for everyone": replace(
         configured, recall=replace(configured.recall, exact_lines=0))}
@@ -80,6 +97,7 @@ def latency(sessions, embedder, people: dict[str, list[Tenant]], per_user: int) 
     with sessions() as session:
         for group, members in people.items():
             times: dict[str, list[float]] = {name: [] for name in configs}
+            cpu = {name: [0.0, 0.0] for name in configs}
             for tenant in members:
                 # Untimed, once per person: their first recall in a process loads what later ones keep (vocabmatrix,
                 # termcounts), as an active person's worker has.
@@ -88,13 +106,16 @@ def latency(sessions, embedder, people: dict[str, list[Tenant]], per_user: int) 
                     # Each side goes first for half the queries: a query's first recall counts its new words for
                     # the person (termcounts keeps them), which the second recall of the same query reads kept.
                     for name, config in list(configs.items())[:: 1 if index % 2 == 0 else -1]:
-                        started = time.perf_counter()
+                        client, server, started = time.process_time(), server_cpu(postmaster), time.perf_counter()
                         recall(session, embedder, tenant.user_id, query, k=10, config=config, reinforce=False)
                         times[name].append((time.perf_counter() - started) * 1000)
+                        cpu[name][0] += time.process_time() - client
+                        cpu[name][1] += server_cpu(postmaster) - server
                 session.rollback()
             for name, values in times.items():
                 if values:
-                    found[name][group] = (len(values), *np.percentile(values, [50, 95]))
+                    found[name][group] = (len(values), *np.percentile(values, [50, 95]),
+                                          *(1000 * c / len(values) for c in cpu[name]))
     return found
 
 
@@ -273,19 +294,21 @@ def main() -> None:
             with sessions() as session:
                 say("sizes now: " + ", ".join(f"{name} {mib(size)}" for name, size in sizes(session).items()))
         print_groups(tenants)
-        measure(sessions, embedder, bank, tenants, args, skip)
+        measure(sessions, embedder, bank, tenants, args, skip, server)
         engine.dispose()
     finally:
         server.stop()
 
 
-def measure(sessions, embedder, bank, tenants: list[Tenant], args: argparse.Namespace, skip: set[str]) -> None:  # type: ignore[no-untyped-def]
+def measure(sessions, embedder, bank, tenants: list[Tenant], args: argparse.Namespace, skip: set[str],  # type: ignore[no-untyped-def]
+            server: EmbeddedPostgres) -> None:
     people = sampled(tenants, args.people)
     if "latency" not in skip:
         say(f"\nrecall with the query embedding, k=10 (load {load_average()}):")
-        for name, groups in latency(sessions, embedder, people, args.queries).items():
-            for group, (n, p50, p95) in groups.items():
-                say(f"  {group:<6} {n:>4} recalls  p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  ({name} vector arm)")
+        for name, groups in latency(sessions, embedder, people, args.queries, server.pid()).items():
+            for group, (n, p50, p95, client, server) in groups.items():
+                say(f"  {group:<6} {n:>4} recalls  p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  CPU per recall client "
+                    f"{client:5.1f} ms server {server:5.1f} ms  ({name} vector arm)")
         say(f"  (load at the end {load_average()})")
     if "quality" not in skip:
         real = {g: m for g, m in sampled(tenants, args.people, real=True).items() if m}

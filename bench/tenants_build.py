@@ -193,8 +193,14 @@ def build(engine: Engine, sessions: sessionmaker[Session], url: str, real: Embed
         stored, store_s = stored + n, store_s + s
     real_exchanges, real_s = stored, time.monotonic() - started
     log(f"  real model: {len(reals)} people, {stored:.0f} exchanges in {real_s:.0f} s")
-    words_started = time.monotonic()
-    words = vocabulary.fill_all(sessions, real)
+    words_started, words = time.monotonic(), 0
+    with sessions() as session:
+        resumed = session.scalar(text("SELECT EXISTS (SELECT 1 FROM exchanges WHERE NOT user_id = ANY(:reals))"),
+                                 {"reals": [t.user_id for t in reals]})
+    # A resumed build: the real people's words went in the first time, and the model would now embed the words of
+    # every person stored since (hours); theirs come from the bank after the index, as in a first build.
+    if not resumed:
+        words = vocabulary.fill_all(sessions, real)
     words_s = time.monotonic() - words_started
     rest = [t for t in tenants if not t.real]
     done = 0
