@@ -25,7 +25,7 @@ from services.llm.health import llm_problem, record_exit, record_outcome
 from services.llm.local import ServerProcess, check_local_llm, local_llm_available
 from services.llm.output import StopStream
 from services.llm.priority import ChatPriority
-from services.llm.profile import CompactBudgets, compact_messages
+from services.llm.profile import CompactBudgets, compact_messages, load_profile
 from services.router.signals import RoutingContext, collect_signals
 from services.settings import Settings, SettingsError
 from tests.fake_llm import FakeLLM
@@ -267,6 +267,13 @@ def test_the_llm_profile_setting_is_checked() -> None:
     assert not Settings.from_env({}).compact_prompts
     with pytest.raises(SettingsError, match="ENGRAM_LLM_PROFILE"):
         Settings.from_env({"ENGRAM_LLM_PROFILE": "tiny"})
+
+
+def test_a_negative_compact_budget_is_refused_by_name(tmp_path: Path) -> None:
+    (tmp_path / "profiles.toml").write_text("[compact]\nrecalled_tokens = -1\n")
+    settings = Settings.from_env({"ENGRAM_LLM_PROFILE": "compact", "ENGRAM_CONFIGS_DIR": str(tmp_path)})
+    with pytest.raises(SettingsError, match="recalled_tokens = -1 should be >= 0"):
+        load_profile(settings)
 
 
 @pytest.mark.skipif(not local_llm_available(), reason="needs the local extra and the local model")

@@ -218,7 +218,7 @@ def route(
 
 def recall_context(
     context: WorkerContext, db: Session, request: ChatRequest, embedding: np.ndarray | None,
-    working_memory: list[dict[str, Any]], started: float = 0.0,
+    working_memory: list[dict[str, Any]], started: float,
 ) -> AssembledContext:
     """What the person's memory holds that bears on this message (working memory excluded: it is the history)."""
     recent_ids = [item["exchange_id"] for item in working_memory]
@@ -232,7 +232,7 @@ def recall_context(
         budget, note_tokens = budgets.memory_tokens, budgets.recalled_tokens
         shown = [item["exchange_id"] for item in history_window(working_memory, budgets)]
         # The block about the person as it stood when the thread began: the same on every turn of it.
-        known_at = dt.datetime.fromtimestamp(started, dt.UTC) if started else None
+        known_at = dt.datetime.fromtimestamp(started, dt.UTC)
     # The message is embedded once: without a vector, recall runs on full text alone.
     embedder = context.embedder if embedding is not None else None
     return assemble(

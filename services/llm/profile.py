@@ -3,9 +3,9 @@
 A small model copies whatever shape its prompt has and uses little of a long one. Under this
 profile a mode prompt is: a short system prompt with what is known about the person, the same on
 every turn of a thread (llama.cpp's prompt cache then reuses it, and the history after it, from one
-turn to the next), the recent
-turns as real user/assistant messages the model continues, what recall found for this message as a
-short system note, then the message. Each part has its own budget.
+turn to the next), the recent turns as real user/assistant messages the model continues, what recall
+found for this message and the mode's instruction as a short system note, then the message. Each part
+has its own budget.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from services.config_files import parse_section, read_toml
+from services.config_files import at_least, parse_section, read_toml
 from services.llm.roles import RoleConfig, with_overrides
 from services.prompts import fenced
 from services.settings import Settings, SettingsError
@@ -29,15 +29,15 @@ ABOUT_NOTE = "What you know about the person (\"you\" is the person; oldest firs
 
 @dataclass(frozen=True)
 class CompactBudgets:
-    history_exchanges: int = 6
-    history_step: int = 0  # how far the window's first turn moves at once (0: half the window)
-    history_chars: int = 3000
-    reply_chars: int = 360
-    memory_tokens: int = 200  # the system prompt's block about the person (the same whatever the message)
-    recalled_tokens: int = 100  # the note of what recall found for this message besides that block
-    memory_turns: int = 0  # recalled turns shown beside the facts (0: facts and episodes only)
-    memory_episodes: int = 3  # recalled episodes shown (0: none)
-    person_facts: int = 4  # the person's newest facts, shown whatever the message (besides the recalled ones)
+    history_exchanges: int = at_least(6, 0)
+    history_step: int = at_least(0, 0)  # how far the window's first turn moves at once (0: half the window)
+    history_chars: int = at_least(3000, 0)
+    reply_chars: int = at_least(360, 0)
+    memory_tokens: int = at_least(200, 0)  # the system prompt's block about the person (whatever the message)
+    recalled_tokens: int = at_least(100, 0)  # the note of what recall found for this message besides that block
+    memory_turns: int = at_least(0, 0)  # recalled turns shown beside the facts (0: facts and episodes only)
+    memory_episodes: int = at_least(3, 0)  # recalled episodes shown (0: none)
+    person_facts: int = at_least(4, 0)  # the person's newest facts, shown whatever the message (besides recall's)
     act_fast_path: bool = True
 
 
@@ -133,8 +133,9 @@ def compact_messages(system: str, working_memory: list[dict[str, Any]], memory_t
     messages = [{"role": "system", "content": system.strip()}, *history_messages(working_memory, budgets)]
     memory = _cut(memory_text.strip(), budgets.recalled_tokens * 4)
     note = [MEMORY_NOTE.format(memory=fenced("memory", memory))] if memory else []
-    if note or hint.strip():
-        messages.append({"role": "system", "content": "\n\n".join([*note, *([hint.strip()] if hint.strip() else [])])})
+    note += [hint.strip()] if hint.strip() else []
+    if note:
+        messages.append({"role": "system", "content": "\n\n".join(note)})
     messages.append({"role": "user", "content": user_text})
     return messages
 

@@ -76,14 +76,14 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     if not compact:  # only the small-model notes show reminders and lists: the full shape reads none
         cfg = replace(cfg, context=replace(cfg.context, reminders=0, lists=0, refusals=0))
     ctx = cfg.context
-    shown_ids = sorted(set(shown_exchange_ids)) if compact else []
+    shown_ids = frozenset(shown_exchange_ids) if compact else frozenset()
     k = ctx.max_facts + ctx.max_episodes + ctx.max_exchanges
     early = _read_personal_aside(session, user_id, cfg, now, known_at) if beside else None
     hits = recall(session, embedder, user_id, query_text, k=k, query_embedding=query_embedding, config=cfg,
                   now=now, exclude_exchange_ids=exclude_exchange_ids)
     relevant = [hit for hit in hits if hit.signals.get("relevance", 0.0) >= ctx.min_relevance]
     if shown_ids:
-        relevant = [hit for hit in relevant if hit.kind != "fact" or not set(hit.exchange_ids) & set(shown_ids)]
+        relevant = [hit for hit in relevant if hit.kind != "fact" or shown_ids.isdisjoint(hit.exchange_ids)]
     facts = [hit for hit in relevant if hit.kind == "fact"][: ctx.max_facts]
     # The compact block about the person must not depend on the message: recall's facts leave it as it is.
     shown = set() if compact else {hit.id for hit in facts}

@@ -183,7 +183,7 @@ def remember_fact(session: Session, embedder: Embedder, user_id: str, text: str,
     session.add(fact)
     session.flush()
     if existing is None:
-        ended = _supersede_ended(session, user_id, fact) + _supersede_home(session, user_id, fact)
+        ended = _supersede_ended(session, user_id, fact)
         return FactResult(fact.id, "superseded", superseded_id=ended[0]) if ended else FactResult(fact.id, "inserted")
     old = existing[0]
     old.superseded_by, old.superseded_at = fact.id, utcnow()
@@ -223,36 +223,29 @@ def _thing(word: str) -> str:
 
 
 def _supersede_ended(session: Session, user_id: str, fact: Fact) -> list[int]:
-    """Supersede the active facts about something the new fact says has ended; their ids.
+    """Supersede the active facts the new fact says have ended; their ids.
 
     "I left the bank" makes "The user works at a bank" history; "stopped playing the piano" does the
     same to "The user plays the piano". Only facts sharing a thing (not a verb or time word) are touched,
-    and never another fact that itself says something ended.
+    and never another fact that itself says something ended. "I moved!" ends the facts saying where the
+    person lives. Nobody else's facts are touched.
     """
-    things = ended_things(fact.text)
-    if not things:
+    things, moved = ended_things(fact.text), bool(_MOVED.search(clean_text(fact.text).lower()))
+    if not things and not moved:
         return []
+
+    def ended(old: Fact) -> bool:
+        text = old.text.lower()
+        if moved and _HOME.search(text):
+            return True
+        return bool(things & {_thing(word) for word in _WORD.findall(text)}) and not ended_things(old.text)
+
     older = session.scalars(select(Fact).where(Fact.user_id == user_id, Fact.superseded_at.is_(None),
                                                Fact.id != fact.id)).all()
-    replaced = [old for old in older if not ended_things(old.text) and not _other_people(old.text, fact.text)
-                and things & {_thing(word) for word in _WORD.findall(old.text.lower())}]
+    replaced = [old for old in older if not _other_people(old.text, fact.text) and ended(old)]
     for old in replaced:
         old.superseded_by, old.superseded_at = fact.id, utcnow()
         logger.info("fact %s supersedes fact %s (it ended)", fact.id, old.id)
-    session.flush()
-    return [old.id for old in replaced]
-
-
-def _supersede_home(session: Session, user_id: str, fact: Fact) -> list[int]:
-    """When the person moved, supersede the active facts saying where they live (none of someone else's)."""
-    if not _MOVED.search(clean_text(fact.text).lower()):
-        return []
-    older = session.scalars(select(Fact).where(Fact.user_id == user_id, Fact.superseded_at.is_(None),
-                                               Fact.id != fact.id)).all()
-    replaced = [old for old in older if _HOME.search(old.text.lower()) and not _other_people(old.text, fact.text)]
-    for old in replaced:
-        old.superseded_by, old.superseded_at = fact.id, utcnow()
-        logger.info("fact %s supersedes fact %s (moved home)", fact.id, old.id)
     session.flush()
     return [old.id for old in replaced]
 
