@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from services.router import references
 from services.router import signals as rs
 from services.router import textview as tv
 from services.router.signals import RoutingContext
@@ -224,8 +225,8 @@ def test_pronoun_with_antecedent_in_working_memory_resolves():
 
 def test_person_pronoun_needs_a_person_antecedent():
     memory = [("what's the boiling point of water?", "water boils at 100 degrees celsius at sea level.")]
-    assert rs.has_antecedent(False, memory)
-    assert not rs.has_antecedent(True, memory)
+    assert references.has_antecedent(False, memory)
+    assert not references.has_antecedent(True, memory)
     assert signals_of("Tell her I said yes.", working_memory=memory)["unresolved_reference"] == 1.0
 
 

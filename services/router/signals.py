@@ -3,7 +3,8 @@
 Every function returns a dict of float signals so the router can weigh any of them with a
 weight from ``configs/router.toml``. The lexicons they match live in ``services/router/words.py``,
 ``services/router/reference_words.py`` and ``services/router/store_words.py``; the text's own form (length,
-mashing, questions, phatic talk) is read by ``services/router/textview.py`` with ``services/router/form_words.py``.
+mashing, questions, phatic talk) is read by ``services/router/textview.py`` with ``services/router/form_words.py``,
+and pointers at earlier turns by ``services/router/references.py``.
 """
 
 from __future__ import annotations
@@ -13,24 +14,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from services.router.form_words import INTERROGATIVES, WH_CLAUSE_RE
+from services.router.form_words import WH_CLAUSE_RE
 from services.router.reference_words import (
     ANAPHORIC_NP_RE,
-    CAPITALISED_RE,
-    CATAPHORIC_RE,
-    CONTEXT_DEPENDENT_RE,
     DEICTIC_OBJECT_RE,
-    EXISTENTIAL_THERE_RE,
-    EXPLETIVE_IT_RE,
     HABITUAL_RE,
-    INSTEAD_RE,
-    OBJECT_THAT_RE,
-    PERSON_CUE_RE,
-    PERSON_PRONOUNS,
-    QUICK_ONE_RE,
-    THAT_CLAUSE_RE,
-    THING_PRONOUNS,
 )
+from services.router.references import reference_signals
 from services.router.store_words import (
     ASKS_IN_WORDS_RE,
     BARE_EDIT_RE,
@@ -42,6 +32,7 @@ from services.router.store_words import (
 )
 from services.router.textview import (
     TextView,
+    content_without_time,
     flag,
     interrogative_signals,
     is_aux_question,
@@ -68,7 +59,6 @@ from services.router.words import (
     NO_TASK_NEEDED_RE,
     PLACEHOLDER_RE,
     PLAN_WRITING_RE,
-    POLITE_WORDS,
     QUANTIFIERS,
     QUESTION_SENTENCE_RE,
     READ_QUESTION_RE,
@@ -194,83 +184,6 @@ def _is_write(view: TextView, skills: dict[str, float]) -> bool:
                                            or LIST_ITEMS_RE.search(view.lower) is not None)
 
 
-def _referring_words(view: TextView) -> tuple[set[str], set[str]]:
-    words = set(WORD_RE.findall(TIME_RE.sub(" ", view.lower)))  # "this week" points at a date, not at a turn
-    things = words & THING_PRONOUNS
-    if "it" in things and EXPLETIVE_IT_RE.search(view.lower):
-        things.discard("it")  # the time's and the weather's "it"
-    if "one" in things and QUICK_ONE_RE.search(view.lower):
-        things.discard("one")
-    if "there" in things and EXISTENTIAL_THERE_RE.search(view.lower):
-        things.discard("there")
-    if "that" in things and THAT_CLAUSE_RE.search(view.lower) and not OBJECT_THAT_RE.search(view.lower):
-        things.discard("that")  # "remember that my code is 4312": a conjunction, not a pointer
-    if DEICTIC_OBJECT_RE.search(view.lower):
-        things.add("what")
-    if ANAPHORIC_NP_RE.search(view.lower):  # "the second option" points back like "it" does
-        things.add("ones")
-    if INSTEAD_RE.search(view.lower):
-        things.add("instead")
-    things -= set(CATAPHORIC_RE.findall(view.lower))  # "store this: the code is 5512" points forward
-    return things, words & PERSON_PRONOUNS
-
-
-def has_antecedent(person: bool, working_memory: Sequence[tuple[str, str]], lookback: int = 3) -> bool:
-    """Whether recent exchanges offer something a pronoun could point at (a person when ``person``)."""
-    texts = [text for pair in list(working_memory)[-lookback:] for text in pair if text]
-    if person:
-        return any(PERSON_CUE_RE.search(t.lower()) or CAPITALISED_RE.search(t) for t in texts)
-    return any(_names_something(text_view(t)) for t in texts)
-
-
-def _names_something(view: TextView) -> bool:
-    """Whether a turn names anything a pronoun could point at: a greeting or an offer of help names nothing."""
-    if phatic_signals(view)["phatic_only"]:  # "hi" / "Good morning! How are you?"
-        return False
-    return len([w for w in view.content if w not in POLITE_WORDS]) >= 2  # not "Hello! How can I help?"
-
-
-def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]]) -> dict[str, float]:
-    """Pronoun/deictic references, whether the message leans on them, and whether anything resolves them."""
-    things, persons = _referring_words(view)
-    context_dependent = bool(CONTEXT_DEPENDENT_RE.match(view.lower) or HABITUAL_RE.search(view.lower))
-    content = _content_without_time(view)
-    # Nothing but times ("the 5th or the 6th?", "Friday?") answers a question no earlier turn asked.
-    bare_times = not content and TIME_RE.search(view.lower) is not None and not INTERROGATIVES.intersection(view.words)
-    context_dependent = context_dependent or (bare_times and not working_memory)  # not "what's on tomorrow?"
-    if "ones" in things:  # "update the list with the new ones": "new ones" names nothing of its own
-        content = _content_without_time(text_view(ANAPHORIC_NP_RE.sub(" ", view.lower)))
-    imperative = imperative_signals(view)["imperative"] > 0
-    # A long message usually carries its own antecedent ("my phone keeps crashing, can I fix it?"), unless it
-    # points back at an earlier turn ("add what we talked about to my list") without naming what.
-    points_back = DEICTIC_OBJECT_RE.search(view.lower) is not None
-    # A request that points back needs the conversation ("go back to what we were saying"); a question about what
-    # was told reads memory instead ("What was the printer IP I gave you?").
-    asks = "?" in view.raw
-    needs_context = (context_dependent or (points_back and not asks)
-                     or (bool(things or persons) and (imperative or len(content) <= 2)))
-    self_contained = not (context_dependent or points_back) and len(content) >= 4
-    thing_ok = not (things or context_dependent) or self_contained or has_antecedent(False, working_memory)
-    person_ok = not persons or self_contained or has_antecedent(True, working_memory) or bool(
-        PERSON_CUE_RE.search(" ".join(view.content)) or CAPITALISED_RE.search(view.raw)
-    )
-    resolved = needs_context and thing_ok and person_ok
-    return {
-        "has_reference": flag(bool(things or persons)),
-        "context_dependent": flag(context_dependent),
-        "unresolved_reference": flag(needs_context and not resolved),
-        "resolved_reference": flag(resolved),
-        "points_back": flag(points_back),
-    }
-
-
-def _content_without_time(view: TextView) -> tuple[str, ...]:
-    """Content words without times, politeness ("por favor" names no task and no antecedent) or a pronoun's
-    contraction ("I'd like you to remember something": "i'd" is "I", not a thing to remember)."""
-    return tuple(w for w in text_view(TIME_RE.sub(" ", view.lower)).content
-                 if w not in POLITE_WORDS and w.split("'")[0] not in STOPWORDS)
-
-
 def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: bool,
                  working_memory: Sequence[tuple[str, str]] = ()) -> dict[str, float]:
     """Slot completeness for write actions: reminders/schedules need what and when, lists an item, edits a target."""
@@ -284,7 +197,7 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
         HABITUAL_RE.sub(" ", ANAPHORIC_NP_RE.sub(" ", DEICTIC_OBJECT_RE.sub(" ", view.lower))))
     if skills["skill_list"]:  # "add to my packing list": the list's name is not an item
         pointer_free = text_view(NAMED_LIST_RE.sub(" ", pointer_free.lower))
-    task_words = [w for w in _content_without_time(pointer_free) if w not in SKILL_WORDS]
+    task_words = [w for w in content_without_time(pointer_free) if w not in SKILL_WORDS]
     if skills["skill_forget"] or skills["skill_manage"]:
         # Editing or forgetting acts on something that exists: it needs *which* one, never a new time.
         has_task = (resolved_reference or any(w not in MANAGE_WORDS for w in task_words) or _names_a_list(view)
@@ -396,7 +309,7 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     skills = skill_signals(view)
     signals.update(skills)
     signals.update(imperative_signals(view))
-    references = reference_signals(view, ctx.working_memory)
+    references = reference_signals(view, ctx.working_memory, bool(signals["imperative"]))
     if signals["phatic_only"] or (signals["thanks"] and not any(
             signals[name] for name in ("imperative", "question", "skill_any"))):
         # "that's great" points at nothing that needs resolving; "thanks, I'll try that" at the reply just given

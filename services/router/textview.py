@@ -33,7 +33,7 @@ from services.router.form_words import (
     WH_CLAUSE_RE,
 )
 from services.router.typos import correct
-from services.router.words import LEAD_IN_RE, STOPWORDS, WORD_RE
+from services.router.words import LEAD_IN_RE, POLITE_WORDS, STOPWORDS, TIME_RE, WORD_RE
 
 _HEAD_CHARS, _TAIL_CHARS = 400, 200
 
@@ -179,3 +179,10 @@ def phatic_signals(view: TextView) -> dict[str, float]:
         "reaction": flag(reaction),
         "phatic_only": flag(any_phatic and not leftover),
     }
+
+
+def content_without_time(view: TextView) -> tuple[str, ...]:
+    """Content words without times, politeness ("por favor" names no task and no antecedent) or a pronoun's
+    contraction ("I'd like you to remember something": "i'd" is "I", not a thing to remember)."""
+    return tuple(w for w in text_view(TIME_RE.sub(" ", view.lower)).content
+                 if w not in POLITE_WORDS and w.split("'")[0] not in STOPWORDS)
