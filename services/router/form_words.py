@@ -79,7 +79,9 @@ INTERROGATIVES = frozenset("what what's whats wat wht when whn where whr who who
 # A question asked as a statement: "I wonder why ...", "I'd like to know how ...".
 INDIRECT_QUESTION_RE = re.compile(
     r"\bi(?:'m| am| was)? (?:wonder(?:ing)?|curious) (?:why|how|what|if|whether|when|where|who|which)\b|"
-    r"\b(?:i'd like|i would like|i want|i need) to know\b"
+    r"\b(?:i'd like|i would like|i want|i need) to know\b|"
+    # A question announced: "hey quick q, does vinegar kill mould" (no question mark needed).
+    r"\b(?:quick|random|silly|dumb|stupid|small) (?:q|qq|qn|question)\b"
 )
 WH_CLAUSE_RE = re.compile(
     r"(?:^|[,.;:!?]\s*|\b(?:but|and|so|ok|okay) )(?:what|wat|how|why|where|when|who|which)(?:'s|'re|'d| (?:is|are|"

@@ -17,7 +17,9 @@ DEICTIC_OBJECT_RE = re.compile(
     r"(?:was|were) (?:saying|talking about|discussing))"
     r"(?: (?:to )?you)?(?: (?:earlier|before|yesterday|last time|just now))?"
     # The clause ends there (with the message or its sentence: "the one I gave you earlier? use that.").
-    r"(?=\W*$|\s*[.?!]|\W+(?:to|on|onto|in|into|for|please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte)\b)|"
+    # "the things I asked you to remember" says what they are (what was kept), it is not "add what I said to ...".
+    r"(?=\W*$|\s*[.?!]|\W+(?:to(?! (?:remember|store|save|keep|note|memori[sz]e|record|log|track)\b)|on|onto|in|into|"
+    r"for|please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte)\b)|"
     r"\bthe(?: [a-z'-]+){1,2} from (?:before|earlier|yesterday|last time)\b|"
     # "do what you did last week": what was done then is not in this conversation either.
     r"\bwhat (?:you|we) did (?:last (?:time|week|night|month)|before|yesterday|earlier)\b|"
@@ -34,7 +36,11 @@ ANAPHORIC_NP_RE = re.compile(
     r"\bthe (?:first|second|third|last|previous|other) (?:one|option|suggestion|idea|choice|link|item|answer|version|"
     r"draft)s?\b|"
     # "use the other address": "other" contrasts with something named before (not "the other day", "on the other hand").
-    r"\bthe other (?!(?:day|week|night|morning|evening|time|side|hand|way|half|people)\b)[a-z'-]+"
+    r"\bthe other (?!(?:day|week|night|morning|evening|time|side|hand|way|half|people)\b)[a-z'-]+|"
+    # A choice between things offered before: "the earlier time works better", "the cheaper one", "option B".
+    r"\bthe (?:earlier|later|cheaper|dearer|bigger|smaller|shorter|longer|newer|older|quicker|faster|slower) "
+    r"(?:one|option|time|date|slot|version|train|flight)s?\b|"
+    r"\b(?:option|choice|version|variant|draft|proposal) (?:[a-d]|[1-9]|one|two|three|four)\b(?!\s*:)"
 )
 # "It" of the time and the weather points at nothing: "what time is it in Tokyo?", "is it going to rain?".
 EXPLETIVE_IT_RE = re.compile(
@@ -60,11 +66,15 @@ CONTEXT_DEPENDENT_RE = re.compile(
     r"how (?:long|much|many|often|far|come)|when|where|who|which|what time|what for|"
     r"what about (?:the |your |my )?[a-z'-]+|the other one|"
     r"(?:do )?(?:the )?same (?:thing|again|as before|as last time)|(?:do it )?like (?:last time|before)|"
+    # "same as Dave's", "like Mia's": Dave's what?
+    r"(?:(?:the|just) )?(?:same (?:as|like)|like) [a-z'-]+'s|"
     r"do (?:it|that|the same)(?: again)?|again|which one|what do you mean|elaborate|"
     r"explain (?:that|it|more)|the first one|the second one|that one|this one)(?:,? (?:please|pls|thanks))?\W*$"
 )
 HABITUAL_RE = re.compile(
-    r"\b(?:the|my) usual\b|\bsame (?:[a-z]+ )?as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
+    r"\b(?:the|my|our) (?:usual|usuals|regulars|staples)\b|"
+    r"\bsame (?:[a-z]+ )?as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
+    r"\bsame again\b|"  # "Same again for next month please": the same as what?
     r"\blike (?:always|last time|before)\b"
 )
 PERSON_CUE_RE = re.compile(
@@ -74,3 +84,12 @@ PERSON_CUE_RE = re.compile(
 CAPITALISED_RE = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")
 # "Instead" offers an alternative to something said before: "what about tomorrow instead?".
 INSTEAD_RE = re.compile(r"\binstead\b(?! of)")
+# A command's object named by its kind alone, with nothing after it but where it goes: "Add the ingredients to my
+# shopping list", "Put the dates in" (which ingredients, which dates?). Not "add the dates of the trip: ..." nor
+# "the ingredients for lasagne" (they are named).
+KIND_ALONE_RE = re.compile(
+    r"\bthe (?:ingredients|dates|details|numbers|names|times|figures|changes|results|items|bits|steps|prices|amounts|"
+    r"addresses|measurements|totals|scores|specs|codes|answers|corrections|edits|fixes|bits and pieces|info)\b"
+    r"(?=(?: (?:in|up|down|back|out))?(?:,? (?:please|pls|thanks|thx))?\W*$|"
+    r" (?:to|in|into|on|onto) (?:my|our|the|this|that|a)\b[^.?!:]*[.!]*\s*$)"
+)

@@ -20,6 +20,7 @@ from services.router.reference_words import (
     EXPLETIVE_IT_RE,
     HABITUAL_RE,
     INSTEAD_RE,
+    KIND_ALONE_RE,
     OBJECT_THAT_RE,
     PERSON_CUE_RE,
     PERSON_PRONOUNS,
@@ -31,7 +32,7 @@ from services.router.textview import TextView, content_without_time, flag, phati
 from services.router.words import POLITE_WORDS, TIME_RE, WORD_RE
 
 
-def _referring_words(view: TextView) -> tuple[set[str], set[str]]:
+def _referring_words(view: TextView, imperative: bool) -> tuple[set[str], set[str]]:
     words = set(WORD_RE.findall(TIME_RE.sub(" ", view.lower)))  # "this week" points at a date, not at a turn
     things = words & THING_PRONOUNS
     if "it" in things and EXPLETIVE_IT_RE.search(view.lower):
@@ -45,6 +46,8 @@ def _referring_words(view: TextView) -> tuple[set[str], set[str]]:
     if DEICTIC_OBJECT_RE.search(view.lower):
         things.add("what")
     if ANAPHORIC_NP_RE.search(view.lower):  # "the second option" points back like "it" does
+        things.add("ones")
+    if imperative and KIND_ALONE_RE.search(view.lower):  # "put the dates in": a command on things never named
         things.add("ones")
     if INSTEAD_RE.search(view.lower):
         things.add("instead")
@@ -70,14 +73,14 @@ def _names_something(view: TextView) -> bool:
 def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]], imperative: bool) -> dict[str, float]:
     """Pronoun/deictic references, whether the message leans on them, and whether anything resolves them;
     ``imperative``: the message opens with a command (``imperative_signals``), where any pronoun needs a referent."""
-    things, persons = _referring_words(view)
+    things, persons = _referring_words(view, imperative)
     context_dependent = bool(CONTEXT_DEPENDENT_RE.match(view.lower) or HABITUAL_RE.search(view.lower))
     content = content_without_time(view)
     # Nothing but times ("the 5th or the 6th?", "Friday?") answers a question no earlier turn asked.
     bare_times = not content and TIME_RE.search(view.lower) is not None and not INTERROGATIVES.intersection(view.words)
     context_dependent = context_dependent or (bare_times and not working_memory)  # not "what's on tomorrow?"
     if "ones" in things:  # "update the list with the new ones": "new ones" names nothing of its own
-        content = content_without_time(text_view(ANAPHORIC_NP_RE.sub(" ", view.lower)))
+        content = content_without_time(text_view(KIND_ALONE_RE.sub(" ", ANAPHORIC_NP_RE.sub(" ", view.lower))))
     # A long message usually carries its own antecedent ("my phone keeps crashing, can I fix it?"), unless it
     # points back at an earlier turn ("add what we talked about to my list") without naming what.
     points_back = DEICTIC_OBJECT_RE.search(view.lower) is not None

@@ -19,6 +19,7 @@ from services.router.reference_words import (
     ANAPHORIC_NP_RE,
     DEICTIC_OBJECT_RE,
     HABITUAL_RE,
+    KIND_ALONE_RE,
 )
 from services.router.references import reference_signals
 from services.router.store_words import (
@@ -59,9 +60,11 @@ from services.router.words import (
     NO_TASK_NEEDED_RE,
     PLACEHOLDER_RE,
     PLAN_WRITING_RE,
+    POINTER_COMMAND_RE,
     QUANTIFIERS,
     QUESTION_SENTENCE_RE,
     READ_QUESTION_RE,
+    REASSURED_RE,
     REMIND_EXPLAIN_RE,
     REQUEST_RE,
     SKILL_RES,
@@ -194,7 +197,7 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
         has_time = has_time or TIME_RE.search(working_memory[-1][0].lower()) is not None
     # "the ones I listed" is no task of its own: only what the earlier turn said would be.
     pointer_free = view if resolved_reference else text_view(  # nor is "the rest", "the new ones" or "the usual"
-        HABITUAL_RE.sub(" ", ANAPHORIC_NP_RE.sub(" ", DEICTIC_OBJECT_RE.sub(" ", view.lower))))
+        KIND_ALONE_RE.sub(" ", HABITUAL_RE.sub(" ", ANAPHORIC_NP_RE.sub(" ", DEICTIC_OBJECT_RE.sub(" ", view.lower)))))
     if skills["skill_list"]:  # "add to my packing list": the list's name is not an item
         pointer_free = text_view(NAMED_LIST_RE.sub(" ", pointer_free.lower))
     task_words = [w for w in content_without_time(pointer_free) if w not in SKILL_WORDS]
@@ -243,8 +246,9 @@ def imperative_signals(view: TextView) -> dict[str, float]:
     """An imperative verb up front, and whether the request names anything beyond pronouns."""
     lead_free = LEAD_IN_RE.sub("", view.lower)
     body = WORD_RE.findall(lead_free)
-    imperative = bool(body) and (body[0] in IMPERATIVE_VERBS or VERB_ME_RE.search(lead_free) is not None) and (
-        LABEL_RE.match(lead_free) is None)  # "Update: I sold the car!" tells news under a label
+    imperative = (bool(body) and (body[0] in IMPERATIVE_VERBS or VERB_ME_RE.search(lead_free) is not None) and (
+        LABEL_RE.match(lead_free) is None)) or (  # "Update: I sold the car!" tells news under a label
+        POINTER_COMMAND_RE.search(view.lower) is not None)
     rest = [w for w in body[1:] if w not in STOPWORDS]
     # "Can you track something for me?", "can you change the time?": which thing, which time?
     names_nothing = _placeholder(view) or BARE_EDIT_RE.match(lead_free) is not None
@@ -296,7 +300,8 @@ def telling_signals(view: TextView, signals: dict[str, float]) -> dict[str, floa
                 or signals["keyboard_mash"] >= 0.5)
     statement = said and bool(view.content) and REQUEST_RE.search(view.lower) is None and not any(
         signals[name] for name in _ASKING)
-    distress = DISTRESS_RE.search(view.lower) is not None and not signals["vague_request"]  # "can you help me?"
+    distress = DISTRESS_RE.search(view.lower) is not None and not signals["vague_request"] and (  # "can you help me?"
+        REASSURED_RE.search(view.lower) is None)  # "stressed about exams but I'll survive"
     return {"tells": flag(statement and not distress), "distress": flag(distress)}
 
 

@@ -30,16 +30,22 @@ BARE_STORE_RE = re.compile(
 # treaty", "find my keys". A list read by name is the list skill's own ("read me the shopping list").
 _SHOWN = (r"(?:reminders?|alarms?|timers?|goals?|resolutions?|notes?|memor(?:y|ies)|check-?ins?|appointments?|events?|"
           r"meetings?|facts?|entries|records?)")
-_KEPT = (r"(?:saved|stored|kept|noted|remembered|recorded|logged|told you|said|mentioned|wrote|shared|"
+_KEPT = (r"(?:saved|stored|kept|noted|remembered|memori[sz]ed|recorded|logged|told you|said|mentioned|wrote|shared|"
          r"asked you to (?:store|save|remember|keep|note))")
+# Only what was kept, not anything said: "the wifi passwords I've saved" (not "the essay I wrote").
+_STORED_BY_ME = (r"(?:saved|stored|kept|noted|memori[sz]ed|recorded|logged|"
+                 r"asked you to (?:store|save|remember|keep|note|memori[sz]e|hold on to|hang on to))")
 SHOW_STORED_RE = re.compile(
-    rf"{CLAUSE_START}(?:show|list|display|pull up|bring up|give|get|fetch|read(?: out)?|look up|find|search|dig out|"
-    r"go through)(?: me| us)?(?: out)?(?: (?:a list of|a rundown of|all(?: of)?))? "
+    rf"{CLAUSE_START}(?:show|list|display|pull up|bring up|give|get|fetch|read(?: out| back)?|look up|find|search|"
+    r"dig out|go through|print(?: out)?|export)(?: me| us)?(?: out| back)?(?: (?:a list of|a rundown of|all(?: of)?))? "
     rf"(?:(?:my|our|the|all)(?: [a-z'-]+){{0,3}}? {_SHOWN}\b(?! of\b)|"
     # Anything called kept: "show my stored info", "list all the saved passwords".
     rf"(?:my|our|the|all)(?: the| my)? (?:saved|stored|kept|remembered|noted|recorded|logged) [a-z'-]+|"
     rf"(?:everything|what|anything|all|the (?:things|stuff|memories|notes|facts))(?: that)? (?:i|i've|i have|we|you|"
-    rf"you've|you have)(?: (?:already|ever))? {_KEPT})"
+    rf"you've|you have)(?: (?:already|ever))? {_KEPT}|"
+    # Anything named, then what was kept of it: "show me the wifi passwords I've saved".
+    rf"(?:my|our|the|all(?: the| my)?)(?: [a-z'-]+){{1,3}}?(?: that)? (?:i|i've|i have|we|you|you've|you have)"
+    rf"(?: (?:already|ever))? {_STORED_BY_ME})"
 )
 # A question about what the person told, or about a fact of theirs, wants an answer in words (RESPOND): "what did I
 # tell you about my landlord?", "do you remember where I parked?", "remind me what my passport number is". Asked

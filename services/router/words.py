@@ -13,7 +13,7 @@ WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 # (One factored alternation: re scans it several times faster than a list of "\bword " branches.)
 CLAUSE_START = (
     r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|you can|you could|"
-    r"u could|and(?: also)?|also|just|now|mind|be possible to|as to|need you to|want you to|let'?s) )"
+    r"u could|and(?: also)?|also|but|just|now|mind|be possible to|as to|need you to|want you to|let'?s) )"
 )
 _STORED = r"(?:reminders?|alarms?|timers?|appointments?|meetings?|events?|notifications?)"
 # A named list: "my shopping list", "the packing list", "our to-do list" (the name is group 1).
@@ -86,7 +86,7 @@ SKILL_PATTERNS = {
     # One's own agenda: "what have I got on this week?", "am I free on Friday?".
     r"\bwhat (?:do|have) (?:i|we) (?:got|have)(?: on| planned| booked| scheduled)\b|"
     r"\bwhat have (?:i|we) got (?:on|planned|booked)\b|\b(?:am i|are we) (?:free|busy|booked)\b(?! to\b)",
-    "list": r"\b(?:add(?:ing)?|put(?:ting)?|pop(?:ping)?|chuck(?:ing)?|throw(?:ing)?|stick(?:ing)?|bung|jot|write|"
+    "list": r"\b(?:add(?:ing)?|put(?:ting)?|pop(?:ping)?|chuck(?:ing)?|throw(?:ing)?|stick(?:ing)?|bung|jot|write|copy|"
     r"remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?|clear(?:ing)?|wip(?:e|ing)|"
     r"scratch(?:ing)?|strik(?:e|ing))\b"
     r"[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
@@ -122,7 +122,7 @@ SKILL_PATTERNS = {
     # languages whose politeness REQUEST_RE reads ("bitte merken: ...", "apunta: ...").
     rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|remember|note(?: down)?|log|record|keep|memori[sz]e|"
     r"(?:merken|merk dir|notieren|speichern|apunta|anota|guarda|recuerda|notez|retiens|enregistre)"
-    r"(?: (?:esto|eso|das|dies|ça|cela))?)"
+    r"(?: (?:esto|eso|das|dies|ça|cela))?)(?: (?:it|this|that|these))?"
     r"\s*:(?:\s*[^?\s][^?]*)?\s*$|"  # with nothing after the colon it names nothing to store ("store:")
     r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|\bhang on to (?:this|that|it)\b|"
     r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these) down\b|"
@@ -171,7 +171,7 @@ SKILL_PATTERNS = {
     r"\b(?:set(?:ting)?(?: up)?|add(?:ing)?|record(?:ing)?|creat(?:e|ing)|mak(?:e|ing)|start(?:ing)?|track(?:ing)?|"
     r"log(?:ging)?|"
     r"keep(?:ing)? track of)(?: me| myself| for me)? (?:a|an|another|my|this|that) "
-    r"(?:new )?(?:[a-z'-]+ ){0,2}?goal\b|\bgoal\s*:|(?:^|[,.;!-]\s*)goal is\b|"
+    r"(?:new )?(?:[a-z'-]+ ){0,2}?goal\b|\bgoal(?: for [^.?!:]{1,30})?\s*:|(?:^|[,.;!-]\s*)goal is\b|"
     # Keeping something said as a goal: "please track that as a goal", "save it as one of my goals".
     r"\b(?:set|add|record|create|make|start|track|log|keep track of|save|store|turn|count|treat|put)\b[^.?!]{0,40}?"
     r"\b(?:as|into) (?:a|an|my|one of my) (?:new |personal )?goals?\b|"
@@ -203,8 +203,8 @@ SKILL_RES = {name: re.compile(pattern) for name, pattern in SKILL_PATTERNS.items
 READ_QUESTION_RE = re.compile(
     r"^(?:what|which|how|when|where|who)\b|^(?:do|does|did|have|has|are|is|am) (?:i|you|u|we|my|it|there|this|that)\b"
 )
-LIST_WRITE_RE = re.compile(r"\b(?:add|adding|ad|put|putting|pop|chuck|throw|stick|bung|jot|write|remove|delete|take|"
-                           r"cross|"
+LIST_WRITE_RE = re.compile(r"\b(?:add|adding|ad|put|putting|pop|chuck|throw|stick|bung|jot|write|copy|remove|delete|"
+                           r"take|cross|"
                            r"tick|check|clear|clearing|wipe|wiping|scratch|strike|"
                            r"create|creating|make|making|start|"
                            r"starting|set up|setting up|open|opening|begin|together|need|want|like|new)\b")
@@ -261,7 +261,8 @@ NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer|wake me)\b")  # waking is the 
 DURATION_RE = re.compile(
     r"\bfor (?:a|an|\d+|half an|a couple of|a few) (?:secs?|seconds?|mins?|minutes?|hours?|hrs?)\b"
 )
-REMIND_EXPLAIN_RE = re.compile(rf"\bremind me,? (?:what|how|why|who)\b(?!.*\b(?:i|my|we|our|{_KIN}'s)\b)")
+# Only its own clause says whose: "Remind me how git rebase works, I always forget" asks for an explanation.
+REMIND_EXPLAIN_RE = re.compile(rf"\bremind me,? (?:what|how|why|who)\b(?![^,;.!?]*\b(?:i|my|we|our|{_KIN}'s)\b)")
 
 _DAYS = r"mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?"
 _MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|" \
@@ -289,7 +290,7 @@ SKILL_WORDS = frozenset(
     "take keep mind jot write down don't forget create start store log record progress later memory following info "
     "information tasks checklist wishlist called named need want like pop chuck throw stick bung hang off onto "
     "storing saving setting creating making putting adding starting tracking keeping noting remembering logging "
-    "recording popping sticking ping pinging nudge nudging alert alerting wake item items entry entries "
+    "recording popping sticking ping pinging nudge nudging alert alerting wake item items entry entries copy "
     # The storing verbs of other languages, and their "this" ("bitte merken:", "guarda esto:").
     "merken merk dir notieren speichern apunta anota guarda recuerda notez retiens enregistre esto eso das dies cela"
     .split()
@@ -336,13 +337,22 @@ IMPERATIVE_VERBS = frozenset(
     "note open plan put read remember remind remove reply reschedule save schedule send set share show summarize "
     "summarise take tell text track translate update write draft describe compare suggest recommend create start "
     "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn store log record "
-    "use brainstorm teach convince outline rank pick choose calculate convert design devise invent propose"
+    "use brainstorm teach convince outline rank pick choose calculate convert design devise invent propose "
+    # Moving a thing in time or place: "bump it back an hour", "swap them round", "push it to Friday".
+    "bump push pull bring shift switch swap flip copy"
     .split()
+)
+# A command closing a message on a pointer: "the earlier time works better, switch it", "love it. send that to Mia".
+POINTER_COMMAND_RE = re.compile(
+    rf"[,;.!]\s*(?:(?:and|so|then|just|now|pls|please) )*(?:{'|'.join(sorted(IMPERATIVE_VERBS))}|go with|stick with) "
+    r"(?:it|that|this|them|those|these)\b[^,;.!?:]{0,25}[.!]*\s*$"
 )
 # Openers before the message proper; "tell you what" / "guess what" / "you know what" announce news, they neither
 # command nor ask ("Tell you what, that yoga class was brutal.").
 LEAD_IN_RE = re.compile(
     r"^(?:(?:please|pls|plz|kindly|por favor|bitte|per favore|hey|ok|okay|so|and|also|now|can you|could you|would you|"
+    # Thanks before a new request: "Merci, now do the rest.", "thanks! add eggs too".
+    r"thanks|thank you|thx|ta|cheers|merci|danke|gracias|grazie|obrigad[oa]|"
     r"can u|could u|would u|(?:i'?ll )?tell you what|guess what|you know what)[ ,!.]+)+"
 )
 STOPWORDS = frozenset(
@@ -359,7 +369,8 @@ DISTRESS_RE = re.compile(
     r"\b(?:(?:need|want|could use|please|pls) (?:some |your |a little )?help|help me|struggl\w*|overwhelm\w*|anxious|"
     r"anxiety|panic\w*|depress\w*|lonely|alone|hopeless|desperate|scared|afraid|terrified|nervous|worried|"
     r"worr(?:y|ying) about|stressed|heartbroken|devastated|miserable|can'?t (?:cope|sleep|stop|handle|take|deal|focus|"
-    r"decide|figure)|don'?t know (?:what|how|if|whether)|no idea (?:what|how)|not sure (?:what|how|if|whether)|"
+    r"decide|figure)|(?:don'?t know|idk|dunno) (?:what|how|if|whether|why)|no idea (?:what|how)|"
+    r"not sure (?:what|how|if|whether)|feel(?:ing)? sick (?:every|each|before|when|about|at the thought)|"
     r"falling apart|breaking down|cry(?:ing)?|hate my|sick of|fed up|burn(?:ed|t)? out|grie(?:f|ving)|passed away|"
     r"died|lost my (?:job|mum|mom|dad|mother|father)|"
     r"feel(?:ing|s)? (?:(?:so|really|very|pretty|quite|completely) )?(?:down|low|empty|numb|worthless|unmotivated|"
@@ -385,7 +396,23 @@ ADVICE_RE = re.compile(
     r"\b(?:any|some|got any|need|want|looking for)(?: an?| some)?(?: [a-z]+)? (?:advice|tips?|suggestions?|ideas?|"
     r"pointers|recommendations?)\b|"
     # A topic named as the thing wanted: "pros and cons of electric bikes", "recipe for banana bread please".
-    r"^(?:the )?(?:pros and cons|recipes? for|difference between|top \d+|best way to)\b"
+    r"^(?:the )?(?:pros and cons|recipes? for|difference between|top \d+|best way to)\b|"
+    # A query typed as its topic with no verb of its own: "ideas for a 6yo's birthday", "synonym for 'relentless'",
+    # "boiling point of water at 3000m" (not a fact told or handed over: "the height of the van is 4.1m, save it").
+    r"^(?:(?:(?:the|a|an|some|any|good|quick|fun|cheap|easy) )*(?:[a-z'-]+ )?(?:ideas?|tips?|suggestions?|advice|"
+    r"recommendations?) (?:for|on|about)|"
+    r"(?:the |a |an )?(?:synonyms?|antonyms?|(?:another|other) words?|rhymes?|plural|meaning|definition|origin|"
+    r"translation|spelling|pronunciation|(?:boiling|melting|freezing) point|capital(?: city)?|population|"
+    r"distance|conversion|half-life|speed|height|weight|depth|length|calories|symptoms|side effects) "
+    r"(?:for|of|between|from|in))\b(?![^.?!]*(?:\b(?:is|are|was|were|it'?s|equals)\b|[:=]))"
+)
+# A passing mood said with its own reassurance is told, not a plea: "bit stressed about exams but I'll survive lol",
+# "nervous about the audition, but I've practised loads", "feeling a bit flat, nothing major".
+REASSURED_RE = re.compile(
+    r"\bbut (?:i think )?(?:i'?ll|i will|i'?m|i am|it'?ll|it will|we'?ll) (?:survive|live|manage|cope|"
+    r"be (?:fine|ok|okay|alright|grand|good)|fine|ok|okay|alright|good)\b|"
+    r"\bbut (?:i'?ve|i have) (?:practi[sc]ed|prepared|revised|studied|trained|rehearsed)\b|"
+    r"\bnothing (?:major|serious|too bad|dramatic)\b"
 )
 CONFIRM_RE = re.compile(r"^(?:yes|yeah|yep|yup|sure|ok(?:ay)?|do it|go ahead|confirm(?:ed)?|please do|no|nope|cancel|"
                          r"don'?t|stop)\b")
