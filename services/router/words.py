@@ -78,7 +78,7 @@ SKILL_PATTERNS = {
     # A time right after "let me know" / "tell me" asks to be told then: "tell me at 7 tomorrow to leave".
     r"\b(?:let me know|tell me|text me|message me|call me) (?:at|in|on|by|tomorrow|tonight|this|next|every)\b"
     r"[^.?!]{0,40}?\bto\b|"
-    r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?) me\b",
+    r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?|buzz(?:ing)?) me\b",
     "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|"
     r"\b(?:put|add|pop|stick|pencil|write)\b[^.?!]{0,60}\b(?:in|into|on|to) (?:my|the|our) (?:diary|agenda)\b|"
     r"\bbook (?:me |us )?(?:in )?(?:a|an|the|my) (?:[a-z'-]+ )?(?:meeting|call|appointment|slot|session)\b|"
@@ -124,7 +124,8 @@ SKILL_PATTERNS = {
     r"(?:merken|merk dir|notieren|speichern|apunta|anota|guarda|recuerda|notez|retiens|enregistre)"
     r"(?: (?:esto|eso|das|dies|ça|cela))?)(?: (?:it|this|that|these))?"
     r"\s*:(?:\s*[^?\s][^?]*)?\s*$|"  # with nothing after the colon it names nothing to store ("store:")
-    r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|\bhang on to (?:this|that|it)\b|"
+    r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|"
+    r"\b(?:hang|hold) on ?to (?:this|that|it)\b|\bkeep hold of (?:this|that|it)\b|"
     r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these) down\b|"
     r"^(?:note|memo|fyi)(?: to (?:self|myself))?\s*:[^?]*$|"
     r"\b(?:save|store|keep|make|take|add) (?:a |this )?note\s*:|"
@@ -150,7 +151,7 @@ SKILL_PATTERNS = {
     r"^(?:what(?:'?s)?|which|where|who|when)\b[^?]{0,60}\b(?:i|we) (?:mentioned|told you about|talked about|brought up|"
     r"said)\b|"
     # Asking what the assistant holds: "anything in your memory about my passport?", "do you have anything on file".
-    r"\b(?:anything|something|what'?s|what is|what do you have|do you have|have you got)\b[^.?!]{0,30}?"
+    r"\b(?:anything|something|what'?s|whats|what is|what do you have|do you have|have you got)\b[^.?!]{0,30}?"
     r"\b(?:in|on) (?:your )?(?:memory|memories|file|records?)\b|"
     # Searching what was told: "search my memories for anything about the boiler".
     r"\b(?:search|look (?:through|in|up)|check|dig (?:through|in)|go through|scan)\b[^.?!]{0,20}?"
@@ -290,7 +291,8 @@ SKILL_WORDS = frozenset(
     "take keep mind jot write down don't forget create start store log record progress later memory following info "
     "information tasks checklist wishlist called named need want like pop chuck throw stick bung hang off onto "
     "storing saving setting creating making putting adding starting tracking keeping noting remembering logging "
-    "recording popping sticking ping pinging nudge nudging alert alerting wake item items entry entries copy "
+    "recording popping sticking ping pinging nudge nudging alert alerting buzz buzzing wake item items entry entries "
+    "copy "
     # The storing verbs of other languages, and their "this" ("bitte merken:", "guarda esto:").
     "merken merk dir notieren speichern apunta anota guarda recuerda notez retiens enregistre esto eso das dies cela"
     .split()
@@ -320,8 +322,12 @@ VAGUE_ASK_RE = re.compile(
 # (group 1 is the verb, which must be a command's).
 PLACEHOLDER_RE = re.compile(
     r"^(?:(?:i (?:want|need|would like)|i'd like) (?:you )?to |please |can you |could you )?([a-z]+) (?:something|"
-    r"a thing|an item|an entry|a task|"
-    r"smth)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+)?)?\W*$"
+    r"a thing|an item|an entry|a task|smth|"
+    # A number of things is no thing either: "could you put a couple of things on my list?".
+    r"(?:a (?:few|couple(?: of)?|bunch of|load of)|some|several|various) (?:things|items|bits|stuff|entries|tasks)|"
+    r"stuff)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+)?)?"
+    # When it is for says nothing of what: "could you arrange something for Saturday".
+    rf"(?: (?:for|on|by) (?:the )?(?:{_DAYS}|weekend|tomorrow|tonight|later|next week))?\W*$"
 )
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
@@ -337,7 +343,8 @@ IMPERATIVE_VERBS = frozenset(
     "note open plan put read remember remind remove reply reschedule save schedule send set share show summarize "
     "summarise take tell text track translate update write draft describe compare suggest recommend create start "
     "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn store log record "
-    "use brainstorm teach convince outline rank pick choose calculate convert design devise invent propose "
+    "use brainstorm teach convince outline rank pick choose calculate convert design devise invent propose arrange "
+    "organise organize "
     # Moving a thing in time or place: "bump it back an hour", "swap them round", "push it to Friday".
     "bump push pull bring shift switch swap flip copy"
     .split()
