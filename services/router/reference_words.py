@@ -72,7 +72,8 @@ CONTEXT_DEPENDENT_RE = re.compile(
     # "same as Dave's", "like Mia's": Dave's what?
     r"(?:(?:the|just) )?(?:same (?:as|like)|like) [a-z'-]+'s|"
     r"do (?:it|that|the same)(?: again)?|again|which one|what do you mean|elaborate|"
-    r"explain (?:that|it|more)|the first one|the second one|that one|this one)(?:,? (?:please|pls|thanks))?\W*$"
+    r"explain (?:that|it|more)|the first one|the second one|that one|this one)(?: too| as well| also)?"
+    r"(?:,? (?:please|pls|thanks))?\W*$"
 )
 HABITUAL_RE = re.compile(
     r"\b(?:the|my|our) (?:usual|usuals|regulars|staples)\b|"
@@ -92,7 +93,11 @@ INSTEAD_RE = re.compile(r"\binstead\b(?! of)")
 # "the ingredients for lasagne" (they are named).
 KIND_ALONE_RE = re.compile(
     r"\bthe (?:ingredients|dates|details|numbers|names|times|figures|changes|results|items|bits|steps|prices|amounts|"
-    r"addresses|measurements|totals|scores|specs|codes|answers|corrections|edits|fixes|bits and pieces|info)\b"
+    r"addresses|measurements|totals|scores|specs|codes|answers|corrections|edits|fixes|bits and pieces|info|photos|"
+    r"pictures|pics|files|documents|docs|links|slides)\b"
     r"(?=(?: (?:in|up|down|back|out))?(?:,? (?:please|pls|thanks|thx))?\W*$|"
-    r" (?:to|in|into|on|onto) (?:my|our|the|this|that|a)\b[^.?!:]*[.!]*\s*$)"
+    r" (?:to|in|into|on|onto) (?:(?:my|our|the|this|that|a)\b[^.?!:]*|[a-z'-]+)[.!]*\s*$)|"
+    # Or by what they are for: "add the stuff we need for the party to my list" (which stuff?).
+    r"\b(?:the|all the) (?:stuff|things|bits|items|supplies|food) (?:that )?(?:we|i) (?:need|needed|want|use|"
+    r"usually (?:get|buy)|always (?:get|buy))\b(?: for (?:the |my |our |a |this |next )?[a-z'-]+)?"
 )

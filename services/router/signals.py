@@ -316,8 +316,9 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     signals.update(imperative_signals(view))
     references = reference_signals(view, ctx.working_memory, bool(signals["imperative"]))
     if signals["phatic_only"] or (signals["thanks"] and not any(
-            signals[name] for name in ("imperative", "question", "skill_any"))):
-        # "that's great" points at nothing that needs resolving; "thanks, I'll try that" at the reply just given
+            signals[name] for name in ("imperative", "question", "skill_any")) and not references["context_dependent"]):
+        # "that's great" points at nothing that needs resolving; "thanks, I'll try that" at the reply just given (but
+        # "gracias, and the other one too" asks for more of something never said)
         references.update(unresolved_reference=0.0, resolved_reference=0.0)
     signals.update(references)
     signals["past_question"] = flag(asks_past_in_words(view, skills, bool(signals["question"])))
