@@ -79,6 +79,8 @@ HABITUAL_RE = re.compile(
     r"\b(?:the|my|our) (?:usual|usuals|regulars|staples)\b|"
     r"\bsame (?:[a-z]+ )?as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
     r"\bsame again\b|"  # "Same again for next month please": the same as what?
+    # "ok now the same for the evening rota": the same as what was done before (not "it's the same for everyone").
+    r"^(?:(?:ok|okay|now|and|so|right|then|great|cool|thanks|perfect)[ ,!.]+)*(?:do |now )?the same (?:for|with|on)\b|"
     r"\blike (?:always|last time|before)\b"
 )
 PERSON_CUE_RE = re.compile(

@@ -38,7 +38,8 @@ _ITEM_RUN = r"[^.?!,:;]{1,40}(?:,[^.?!,:;]{1,40}){2,}"
 _LIST_ITEMS = (
     r"(?:^|[.!]\s+|\b(?:on|onto|to|in|for) )(?:(?:my|the|our|a|new) )?(?:[a-z'-]+ ){0,3}?"
     r"(?:list|to-?do list|todo list|checklist|wishlist|to-?dos|groceries|things to (?:buy|get|pack|bring|do))"
-    r"(?: for [^.?!:,]{1,30}?)?(?:,? (?:please|pls))?\s*(?::|-|\u2013|\u2014)\s*[^?\s][^?]*$"
+    # A hyphen separates only with a space beside it: "a checklist for a first-time lambing season" has no items.
+    r"(?: for [^.?!:,]{1,30}?)?(?:,? (?:please|pls))?(?:\s*:|\s+-|-\s|\s*\u2013|\s*\u2014)\s*[^?\s][^?]*$"
 )
 # Items asked onto a named list with no verb, politely: "butter and cheese on the shopping list please" (not a
 # question: "anything on the list, please?").
@@ -131,7 +132,7 @@ SKILL_PATTERNS = {
     r"\b(?:save|store|keep|make|take|add) (?:a |this )?note\s*:|"
     r"\bi (?:want|need|would like) to (?:store|note down|record|log|save (?:a note|this|that|the following|something|"
     r"some info))\b|\bi'?d like to (?:store|note down|record|log|save (?:a note|this|that|the following|something))\b|"
-    r"\b(?:put|add|keep|store|save|commit)\b[^.?!]{0,20}? (?:in|to|into) (?:your )?memory\b|"
+    r"\b(?:put|add|keep|store|save|commit|stick|pop|file|lodge|tuck)\b[^.?!]{0,20}? (?:in|to|into) (?:your )?memory\b|"
     r"\b(?:i'?d like|i want|i need|i would like) you to (?:store|remember|save|keep|note|record|log|memori[sz]e)\b",
     "recall": r"\bdo you (?:still )?(?:remember|recall|know) (?:what|when|where|who|my|if|whether|the|our)\b|"
     r"\bdo you (?:still )?(?:remember|recall) about\b|\bdo you (?:still )?(?:know about|have) (?:my|our|me)\b|"
@@ -172,7 +173,11 @@ SKILL_PATTERNS = {
     r"\b(?:set(?:ting)?(?: up)?|add(?:ing)?|record(?:ing)?|creat(?:e|ing)|mak(?:e|ing)|start(?:ing)?|track(?:ing)?|"
     r"log(?:ging)?|"
     r"keep(?:ing)? track of)(?: me| myself| for me)? (?:a|an|another|my|this|that) "
-    r"(?:new )?(?:[a-z'-]+ ){0,2}?goal\b|\bgoal(?: for [^.?!:]{1,30})?\s*:|(?:^|[,.;!-]\s*)goal is\b|"
+    r"(?:new )?(?:[a-z'-]+ ){0,2}?(?:goal|target|objective)\b|"
+    # An aim stated, then handed over to be tracked: "I want to hit 10,000 steps a day, can you track that?".
+    r"\bi(?: (?:want|need|plan|aim|hope|intend)|'d like|'m going|am going|would like) to [^.?!]{3,80}?[,.;!-]\s*"
+    r"(?:(?:can|could|will|would) (?:you|u) |please |pls )?(?:track|keep track of|log|monitor|hold me to) "
+    r"(?:that|it|this)\b|\bgoal(?: for [^.?!:]{1,30})?\s*:|(?:^|[,.;!-]\s*)goal is\b|"
     # Keeping something said as a goal: "please track that as a goal", "save it as one of my goals".
     r"\b(?:set|add|record|create|make|start|track|log|keep track of|save|store|turn|count|treat|put)\b[^.?!]{0,40}?"
     r"\b(?:as|into) (?:a|an|my|one of my) (?:new |personal )?goals?\b|"
