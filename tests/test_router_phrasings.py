@@ -69,7 +69,7 @@ def test_what_a_list_write_without_items_is(router, text, mode):
 def test_a_quantifier_names_no_new_item_but_says_which_stored_ones():
     assert signals_of("Stick them all on my list please.")["slot_missing"] == 1.0
     assert signals_of("Cancel all my reminders.")["slots_complete"] == 1.0
-    assert signals_of("Add all the ingredients to the list")["slots_complete"] == 1.0
+    assert signals_of("Add all the tent pegs to the list")["slots_complete"] == 1.0
 
 
 @pytest.mark.parametrize("text", ["show my saved passwords", "pull up my stored info please",

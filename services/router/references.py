@@ -29,7 +29,8 @@ from services.router.reference_words import (
     THING_PRONOUNS,
 )
 from services.router.textview import TextView, content_without_time, flag, phatic_signals, text_view
-from services.router.words import LEAD_IN_RE, POLITE_WORDS, TIME_RE, WORD_RE
+from services.router.time_words import TIME_RE
+from services.router.words import LEAD_IN_RE, POLITE_WORDS, THANKS_LEAD_RE, WORD_RE
 
 
 def _referring_words(view: TextView, imperative: bool) -> tuple[set[str], set[str]]:
@@ -75,7 +76,7 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]],
     ``imperative``: the message opens with a command (``imperative_signals``), where any pronoun needs a referent."""
     things, persons = _referring_words(view, imperative)
     # After a thanks or a lead-in the fragment is still one: "gracias, and the other one too".
-    lead_free = LEAD_IN_RE.sub("", view.lower)
+    lead_free = LEAD_IN_RE.sub("", THANKS_LEAD_RE.sub("", view.lower))
     context_dependent = bool(CONTEXT_DEPENDENT_RE.match(lead_free) or HABITUAL_RE.search(view.lower))
     content = content_without_time(view)
     # Nothing but times ("the 5th or the 6th?", "Friday?") answers a question no earlier turn asked.

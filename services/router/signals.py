@@ -2,7 +2,8 @@
 
 Every function returns a dict of float signals so the router can weigh any of them with a
 weight from ``configs/router.toml``. The lexicons they match live in ``services/router/words.py``,
-``services/router/reference_words.py`` and ``services/router/store_words.py``; the text's own form (length,
+``services/router/reference_words.py``, ``services/router/store_words.py``, ``services/router/time_words.py`` and
+``services/router/mood_words.py``; the text's own form (length,
 mashing, questions, phatic talk) is read by ``services/router/textview.py`` with ``services/router/form_words.py``,
 and pointers at earlier turns by ``services/router/references.py``.
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from services.router.form_words import WH_CLAUSE_RE
+from services.router.mood_words import DISTRESS_RE, REASSURED_RE
 from services.router.reference_words import (
     ANAPHORIC_NP_RE,
     DEICTIC_OBJECT_RE,
@@ -41,12 +43,11 @@ from services.router.textview import (
     text_features,
     text_view,
 )
+from services.router.time_words import DURATION_RE, TIME_RE
 from services.router.words import (
     ADVICE_RE,
     CAPABILITY_RE,
     CONFIRM_RE,
-    DISTRESS_RE,
-    DURATION_RE,
     FIRST_PERSON,
     HOWTO_RE,
     IMPERATIVE_VERBS,
@@ -64,14 +65,13 @@ from services.router.words import (
     QUANTIFIERS,
     QUESTION_SENTENCE_RE,
     READ_QUESTION_RE,
-    REASSURED_RE,
     REMIND_EXPLAIN_RE,
     REQUEST_RE,
     SKILL_RES,
     SKILL_WORDS,
     STOPWORDS,
     STORED_PICKED_RE,
-    TIME_RE,
+    THANKS_LEAD_RE,
     TIMED_STORED_RE,
     VAGUE_ASK_RE,
     VERB_ME_RE,
@@ -244,7 +244,7 @@ def _placeholder(view: TextView) -> bool:
 
 def imperative_signals(view: TextView) -> dict[str, float]:
     """An imperative verb up front, and whether the request names anything beyond pronouns."""
-    lead_free = LEAD_IN_RE.sub("", view.lower)
+    lead_free = LEAD_IN_RE.sub("", THANKS_LEAD_RE.sub("", view.lower))
     body = WORD_RE.findall(lead_free)
     imperative = (bool(body) and (body[0] in IMPERATIVE_VERBS or VERB_ME_RE.search(lead_free) is not None) and (
         LABEL_RE.match(lead_free) is None)) or (  # "Update: I sold the car!" tells news under a label

@@ -32,8 +32,9 @@ from services.router.form_words import (
     THANKS_RE,
     WH_CLAUSE_RE,
 )
+from services.router.time_words import TIME_RE
 from services.router.typos import correct
-from services.router.words import LEAD_IN_RE, POLITE_WORDS, STOPWORDS, TIME_RE, WORD_RE
+from services.router.words import LEAD_IN_RE, POLITE_WORDS, STOPWORDS, WORD_RE
 
 _HEAD_CHARS, _TAIL_CHARS = 400, 200
 

@@ -1,11 +1,14 @@
-"""Lexicons of what a message asks for: the skills' words, times, requests, writing tasks, distress.
+"""Lexicons of what a message asks for: the skills' words, requests, writing tasks, placeholders.
 
-Compiled once at import (pure data, no I/O). ``services/router/signals.py`` turns them into signals.
+Compiled once at import (pure data, no I/O). ``services/router/signals.py`` turns them into signals; times live in
+``services/router/time_words.py``, distress and reassurance in ``services/router/mood_words.py``.
 """
 
 from __future__ import annotations
 
 import re
+
+from services.router.time_words import DAYS, TIME_RE
 
 WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -263,29 +266,9 @@ MANAGE_VERB_RE = re.compile(
     r"update|change|stop)\b"
 )
 NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer|wake me)\b")  # waking is the task itself
-# An alarm or a timer may be given a duration instead of a time: "a timer for 10 minutes".
-DURATION_RE = re.compile(
-    r"\bfor (?:a|an|\d+|half an|a couple of|a few) (?:secs?|seconds?|mins?|minutes?|hours?|hrs?)\b"
-)
 # Only its own clause says whose: "Remind me how git rebase works, I always forget" asks for an explanation.
 REMIND_EXPLAIN_RE = re.compile(rf"\bremind me,? (?:what|how|why|who)\b(?![^,;.!?]*\b(?:i|my|we|our|{_KIN}'s)\b)")
 
-_DAYS = r"mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?"
-_MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|" \
-    r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
-_HOUR_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon"
-TIME_RE = re.compile(
-    rf"\b(?:today|tonight|tonite|tomorrow|tmrw|tmr|tomorow|tommorow|noon|midnight|daily|weekly|monthly|"
-    rf"this (?:morning|afternoon|evening|weekend|week)|next (?:week|month|year|weekend|{_DAYS})|(?:on )?(?:{_DAYS})s?|"
-    rf"at \d{{1,2}}(?::\d\d)?|\d{{1,2}}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.|o'?clock)|\d{{1,2}}:\d\d|"
-    rf"in (?:a|an|\d+|a few|few|a couple of|couple of|half an) (?:min|mins|minutes?|hours?|hrs?|days?|weeks?|months?)|"
-    rf"every (?:day|week|month|morning|evening|night|{_DAYS})|(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?|"
-    rf"\d{{1,2}}(?:st|nd|rd|th)|end of (?:the )?(?:day|week|month)|(?:after|before) (?:work|lunch|dinner|school|bed)|"
-    rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night)|"
-    rf"(?:quarter|half|twenty|ten|five) (?:past|to) (?:\d{{1,2}}|{_HOUR_WORDS})|at (?:{_HOUR_WORDS})(?: o'?clock)?|"
-    # "at half five": half past five, as said in Britain (not "half an hour", "half one of them").
-    rf"(?:at|by|around|from|until|till) half (?:\d{{1,2}}|{_HOUR_WORDS})(?! of\b))\b"
-)
 # A stored thing named by its time says which one it is: "move my 6pm reminder to 7", "cancel tomorrow's meeting".
 TIMED_STORED_RE = re.compile(
     rf"{TIME_RE.pattern}(?:'s)? (?:[a-z'-]+ )?{_STORED}\b|\b{_STORED} (?:for |on |set for )?{TIME_RE.pattern}"
@@ -332,7 +315,7 @@ PLACEHOLDER_RE = re.compile(
     r"(?:a (?:few|couple(?: of)?|bunch of|load of)|some|several|various) (?:things|items|bits|stuff|entries|tasks)|"
     r"stuff)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+)?)?"
     # When it is for says nothing of what: "could you arrange something for Saturday".
-    rf"(?: (?:for|on|by) (?:the )?(?:{_DAYS}|weekend|tomorrow|tonight|later|next week))?\W*$"
+    rf"(?: (?:for|on|by) (?:the )?(?:{DAYS}|weekend|tomorrow|tonight|later|next week))?\W*$"
 )
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
@@ -363,10 +346,11 @@ POINTER_COMMAND_RE = re.compile(
 # command nor ask ("Tell you what, that yoga class was brutal.").
 LEAD_IN_RE = re.compile(
     r"^(?:(?:please|pls|plz|kindly|por favor|bitte|per favore|hey|ok|okay|so|and|also|now|can you|could you|would you|"
-    # Thanks before a new request: "Merci, now do the rest.", "thanks! add eggs too".
-    r"thanks|thank you|thx|ta|cheers|merci|danke|gracias|grazie|obrigad[oa]|"
     r"can u|could u|would u|(?:i'?ll )?tell you what|guess what|you know what)[ ,!.]+)+"
 )
+# Thanks before a new command: "Merci, now do the rest.", "thanks! add eggs too" (not a question: "thanks, will try
+# that" leaves out its "I").
+THANKS_LEAD_RE = re.compile(r"^(?:thanks|thank you|thx|ta|cheers|merci|danke|gracias|grazie|obrigad[oa])[ ,!.]+")
 STOPWORDS = frozenset(
     "a an the and or but if so of to in on at by for with from up about into over after before as is are was were "
     "be been am do does did have has had will would can could should may might must shall i me my mine we us our you "
@@ -374,28 +358,6 @@ STOPWORDS = frozenset(
     "your he him his she her they them their it its this that these those there here what when where who whom which "
     "why how not no yes just very really too also then than please pls thing things stuff one some any again more "
     "let let's i'm it's that's what's don't can't i'll you're something anything everything someone somewhere".split()
-)
-# Distress or a plea for support wants a real answer, not an acknowledgement: "I can't cope with work anymore",
-# "I feel so alone since the move", "I'm really worried about my dad". A passing mood ("tired today") is told.
-DISTRESS_RE = re.compile(
-    r"\b(?:(?:need|want|could use|please|pls) (?:some |your |a little )?help|help me|struggl\w*|overwhelm\w*|anxious|"
-    r"anxiety|panic\w*|depress\w*|lonely|alone|hopeless|desperate|scared|afraid|terrified|nervous|worried|"
-    r"worr(?:y|ying) about|stressed|heartbroken|devastated|miserable|can'?t (?:cope|sleep|stop|handle|take|deal|focus|"
-    r"decide|figure)|(?:don'?t know|idk|dunno) (?:what|how|if|whether|why)|no idea (?:what|how)|"
-    r"not sure (?:what|how|if|whether)|feel(?:ing)? sick (?:every|each|before|when|about|at the thought)|"
-    r"falling apart|breaking down|cry(?:ing)?|hate my|sick of|fed up|burn(?:ed|t)? out|grie(?:f|ving)|passed away|"
-    r"died|lost my (?:job|mum|mom|dad|mother|father)|"
-    r"feel(?:ing|s)? (?:(?:so|really|very|pretty|quite|completely) )?(?:down|low|empty|numb|worthless|unmotivated|"
-    r"useless|off|trapped|lost|broken)|"
-    # Giving up on oneself, at the end of one's strength: "I'm failing at everything", "I can't do this anymore".
-    r"failing at (?:everything|life)|such a failure|(?:i'?m|i am|i feel like) (?:a complete |a total |a )?failure|"
-    r"can'?t do this(?: any ?more)?|end of my (?:rope|tether)|wits'? end|(?:want|going) to give up|giving up on|"
-    r"barely (?:holding|coping|keeping)|"
-    r"(?:nobody|no one|no-one) (?:cares|loves|understands|listens)|breaking point|not coping|"
-    # Body and habits out of hand: "my heart is racing and I can't breathe", "I keep having nightmares" (not "scissors
-    # are a nightmare"), "I think I'm drinking too much".
-    r"can'?t breathe|heart (?:is |keeps )?(?:racing|pounding)|nightmares|flashbacks|drinking too much|self[- ]harm\w*|"
-    r"suicid\w*|hurt(?:ing)? myself)\b"
 )
 # Drawing up a schedule, a timetable, a routine or a plan is writing one, not booking anything: "create a weekly
 # cleaning schedule for a house with 4 people" (not when the entries follow a colon: "make a schedule: gym Mon 6pm").
@@ -417,14 +379,6 @@ ADVICE_RE = re.compile(
     r"translation|spelling|pronunciation|(?:boiling|melting|freezing) point|capital(?: city)?|population|"
     r"distance|conversion|half-life|speed|height|weight|depth|length|calories|symptoms|side effects) "
     r"(?:for|of|between|from|in))\b(?![^.?!]*(?:\b(?:is|are|was|were|it'?s|equals)\b|[:=]))"
-)
-# A passing mood said with its own reassurance is told, not a plea: "bit stressed about exams but I'll survive lol",
-# "nervous about the audition, but I've practised loads", "feeling a bit flat, nothing major".
-REASSURED_RE = re.compile(
-    r"\bbut (?:i think )?(?:i'?ll|i will|i'?m|i am|it'?ll|it will|we'?ll) (?:survive|live|manage|cope|"
-    r"be (?:fine|ok|okay|alright|grand|good)|fine|ok|okay|alright|good)\b|"
-    r"\bbut (?:i'?ve|i have) (?:practi[sc]ed|prepared|revised|studied|trained|rehearsed)\b|"
-    r"\bnothing (?:major|serious|too bad|dramatic)\b"
 )
 CONFIRM_RE = re.compile(r"^(?:yes|yeah|yep|yup|sure|ok(?:ay)?|do it|go ahead|confirm(?:ed)?|please do|no|nope|cancel|"
                          r"don'?t|stop)\b")

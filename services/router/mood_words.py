@@ -1,0 +1,41 @@
+"""Lexicons of how the person is: distress or a plea for support (which wants a real answer), and the reassurance
+that makes a passing mood something told.
+
+Compiled once at import (pure data, no I/O), like ``services/router/words.py``; ``services/router/signals.py``
+turns them into ``distress`` and ``tells``.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Distress or a plea for support wants a real answer, not an acknowledgement: "I can't cope with work anymore",
+# "I feel so alone since the move", "I'm really worried about my dad". A passing mood ("tired today") is told.
+DISTRESS_RE = re.compile(
+    r"\b(?:(?:need|want|could use|please|pls) (?:some |your |a little )?help|help me|struggl\w*|overwhelm\w*|anxious|"
+    r"anxiety|panic\w*|depress\w*|lonely|alone|hopeless|desperate|scared|afraid|terrified|nervous|worried|"
+    r"worr(?:y|ying) about|stressed|heartbroken|devastated|miserable|can'?t (?:cope|sleep|stop|handle|take|deal|focus|"
+    r"decide|figure)|(?:don'?t know|idk|dunno) (?:what|how|if|whether|why)|no idea (?:what|how)|"
+    r"not sure (?:what|how|if|whether)|feel(?:ing)? sick (?:every|each|before|when|about|at the thought)|"
+    r"falling apart|breaking down|cry(?:ing)?|hate my|sick of|fed up|burn(?:ed|t)? out|grie(?:f|ving)|passed away|"
+    r"died|lost my (?:job|mum|mom|dad|mother|father)|"
+    r"feel(?:ing|s)? (?:(?:so|really|very|pretty|quite|completely) )?(?:down|low|empty|numb|worthless|unmotivated|"
+    r"useless|off|trapped|lost|broken)|"
+    # Giving up on oneself, at the end of one's strength: "I'm failing at everything", "I can't do this anymore".
+    r"failing at (?:everything|life)|such a failure|(?:i'?m|i am|i feel like) (?:a complete |a total |a )?failure|"
+    r"can'?t do this(?: any ?more)?|end of my (?:rope|tether)|wits'? end|(?:want|going) to give up|giving up on|"
+    r"barely (?:holding|coping|keeping)|"
+    r"(?:nobody|no one|no-one) (?:cares|loves|understands|listens)|breaking point|not coping|"
+    # Body and habits out of hand: "my heart is racing and I can't breathe", "I keep having nightmares" (not "scissors
+    # are a nightmare"), "I think I'm drinking too much".
+    r"can'?t breathe|heart (?:is |keeps )?(?:racing|pounding)|nightmares|flashbacks|drinking too much|self[- ]harm\w*|"
+    r"suicid\w*|hurt(?:ing)? myself)\b"
+)
+# A passing mood said with its own reassurance is told, not a plea: "bit stressed about exams but I'll survive lol",
+# "nervous about the audition, but I've practised loads", "feeling a bit flat, nothing major".
+REASSURED_RE = re.compile(
+    r"\bbut (?:i think )?(?:i'?ll|i will|i'?m|i am|it'?ll|it will|we'?ll) (?:survive|live|manage|cope|"
+    r"be (?:fine|ok|okay|alright|grand|good)|fine|ok|okay|alright|good)\b|"
+    r"\bbut (?:i'?ve|i have) (?:practi[sc]ed|prepared|revised|studied|trained|rehearsed)\b|"
+    r"\bnothing (?:major|serious|too bad|dramatic)\b"
+)

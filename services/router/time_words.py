@@ -1,0 +1,30 @@
+"""Lexicons of when: days, months, clock times, parts of the day, durations.
+
+Compiled once at import (pure data, no I/O), like ``services/router/words.py``; a time says when a reminder is due
+(``has_time``), and is no pointer at an earlier turn ("this week" points at a date).
+"""
+
+from __future__ import annotations
+
+import re
+
+DAYS = r"mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?"
+_MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|" \
+    r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+_HOUR_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon"
+TIME_RE = re.compile(
+    rf"\b(?:today|tonight|tonite|tomorrow|tmrw|tmr|tomorow|tommorow|noon|midnight|daily|weekly|monthly|"
+    rf"this (?:morning|afternoon|evening|weekend|week)|next (?:week|month|year|weekend|{DAYS})|(?:on )?(?:{DAYS})s?|"
+    rf"at \d{{1,2}}(?::\d\d)?|\d{{1,2}}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.|o'?clock)|\d{{1,2}}:\d\d|"
+    rf"in (?:a|an|\d+|a few|few|a couple of|couple of|half an) (?:min|mins|minutes?|hours?|hrs?|days?|weeks?|months?)|"
+    rf"every (?:day|week|month|morning|evening|night|{DAYS})|(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?|"
+    rf"\d{{1,2}}(?:st|nd|rd|th)|end of (?:the )?(?:day|week|month)|(?:after|before) (?:work|lunch|dinner|school|bed)|"
+    rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night)|"
+    rf"(?:quarter|half|twenty|ten|five) (?:past|to) (?:\d{{1,2}}|{_HOUR_WORDS})|at (?:{_HOUR_WORDS})(?: o'?clock)?|"
+    # "at half five": half past five, as said in Britain (not "half an hour", "half one of them").
+    rf"(?:at|by|around|from|until|till) half (?:\d{{1,2}}|{_HOUR_WORDS})(?! of\b))\b"
+)
+# An alarm or a timer may be given a duration instead of a time: "a timer for 10 minutes".
+DURATION_RE = re.compile(
+    r"\bfor (?:a|an|\d+|half an|a couple of|a few) (?:secs?|seconds?|mins?|minutes?|hours?|hrs?)\b"
+)
