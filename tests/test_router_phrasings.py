@@ -1,4 +1,4 @@
-"""The miss classes of issue 31's fifth round, each with its signal and a counter-example (signals alone).
+"""The miss classes of issue 31's fifth and sixth rounds, each with its signal and a counter-example (signals alone).
 
 Every message here was written for this file, none is a line of a tuning set (the last test checks): each class is
 a kind of message the router used to send to the wrong mode, and each test names what tells it apart.
@@ -166,3 +166,134 @@ def test_a_thing_named_by_its_kind_alone_or_a_deed_never_told_needs_asking(route
                                   "note the address: 12 Elm Road"])
 def test_the_same_thing_with_its_value_is_stored(router, text):
     assert route(router, text) == ("ACT", "memorize")
+
+
+# Issue 31's sixth round (routing_tuning6's looked-at thirds): each class with what tells it apart.
+
+@pytest.mark.parametrize("text", [
+    "put our regulars on the shopping list",  # the person's regulars were never listed
+    "add the staples to the groceries pls",
+    "Same again next Friday",
+    "add the measurements to my notes",  # which measurements?
+    "Put the names in please",
+    "send the photos to Gran",
+    "add the stuff we need for the party to my list",
+])
+def test_things_named_by_their_kind_alone_or_as_the_usual_need_asking(router, text):
+    assert route(router, text)[0] == "CLARIFY"
+
+
+@pytest.mark.parametrize(("text", "mode"), [
+    ("add the dates of the school holidays to my list: 3 April, 18 July", ("ACT", "list")),  # the dates follow
+    ("add milk, the usual cereal and bread to my shopping list", ("ACT", "list")),
+    ("what are the ingredients for a carbonara?", ("RESPOND", None)),  # asked, not commanded
+    ("sent the details to the landlord this morning", ("ACKNOWLEDGE", None)),  # told
+])
+def test_the_same_kinds_named_or_not_commanded(router, text, mode):
+    assert route(router, text) == mode
+
+
+@pytest.mark.parametrize("text", ["bump it forward two days", "push it back a week please",
+                                  "shift it a fortnight later", "the later train is easier for me, book it",
+                                  "the cheaper one looks fine, go with it", "option 2 please",
+                                  "ok let's go with choice C", "put that film on my watch list"])
+def test_a_move_a_choice_or_a_command_on_a_pointer_needs_what_was_offered(router, text):
+    assert signals_of(text)["unresolved_reference"] == 1.0
+    assert route(router, text)[0] == "CLARIFY"
+
+
+@pytest.mark.parametrize(("text", "mode"), [
+    ("pushed my car up the hill in the snow, what a morning", "ACKNOWLEDGE"),  # a moving verb told, not asked
+    ("what does plan B mean as an idiom?", "RESPOND"),
+    ("put Dune on my watch list", "ACT"),  # the film named
+])
+def test_moving_verbs_and_choices_with_their_content(router, text, mode):
+    assert route(router, text)[0] == mode
+
+
+@pytest.mark.parametrize(("text", "mode"), [
+    ("thanks! now do the others", ("CLARIFY", None)),
+    ("cheers, send it over", ("CLARIFY", None)),
+    ("gracias, and the other one too", ("CLARIFY", None)),
+    ("thanks! also add bin bags to the shopping list", ("ACT", "list")),
+    ("thanks, will try that tonight", ("ACKNOWLEDGE", None)),  # "(I) will try": no command, no question
+    ("thanks, that helped a lot", ("ACKNOWLEDGE", None)),
+])
+def test_a_thanks_before_a_command_leaves_the_command_a_command(router, text, mode):
+    assert route(router, text) == mode
+
+
+@pytest.mark.parametrize(("text", "mode"), [
+    ("same as Priya's", "CLARIFY"), ("like Tom's", "CLARIFY"), ("ok now the same for the night rota", "CLARIFY"),
+    ("My new phone is the same as Priya's, funny", "ACKNOWLEDGE"),
+    ("the rules are the same for everyone here", "ACKNOWLEDGE"),
+])
+def test_the_same_as_something_never_said_needs_it(router, text, mode):
+    assert route(router, text)[0] == mode
+
+
+@pytest.mark.parametrize("text", ["show me the gate codes I've stored", "print out my saved recipes",
+                                  "read back the notes I asked you to keep about the boiler",
+                                  "list everything you've memorized about my dad"])
+def test_anything_named_as_kept_is_read_back(router, text):
+    assert signals_of(text)["shows_stored"] == 1.0
+    assert route(router, text) == ("ACT", "recall")
+
+
+@pytest.mark.parametrize(("text", "skill"), [
+    ("note to self but store it: the van key is in the blue tin", "memorize"),
+    ("so tired today. but remember this: the bin day is Tuesday", "memorize"),
+    ("I need you to hold on to this: my NI number is QQ123456C", "memorize"),
+    ("can you stick a note in your memory that the ram goes in on 5 November", "memorize"),
+    ("Goal for the summer: swim 2km without stopping. Track it please.", "goal"),
+    ("set me a target of marking 30 essays a day", "goal"),
+    ("I want to hit 10,000 steps a day, can you track that?", "goal"),
+    ("buzz me at 7 to take my pills", "schedule"),
+    ("could u ad bred and eggs to the shoping list", "list"),
+])
+def test_commands_in_more_words_carry_their_content(router, text, skill):
+    assert route(router, text) == ("ACT", skill)
+
+
+@pytest.mark.parametrize("text", ["could you put a couple of things on my list?",
+                                  "could you arrange something for Saturday"])
+def test_a_number_of_things_or_something_for_a_day_names_nothing(router, text):
+    assert signals_of(text)["names_nothing"] == 1.0
+    assert route(router, text)[0] == "CLARIFY"
+
+
+def test_a_number_of_named_things_is_a_list_write(router):
+    assert route(router, "could you put a couple of bananas on my list?") == ("ACT", "list")
+
+
+@pytest.mark.parametrize("text", ["tips for keeping a sourdough starter alive", "gift ideas for a retiring teacher",
+                                  "meaning of 'sonder'", "distance from Lisbon to Porto by train",
+                                  "random question, is a tomato a fruit", "quick q - do cats see colour",
+                                  "Remind me how to wire a plug, I never remember which is live",
+                                  "make a checklist for a first-time lambing season"])
+def test_a_query_typed_as_its_topic_or_announced_wants_an_answer(router, text):
+    assert route(router, text)[0] == "RESPOND"
+
+
+@pytest.mark.parametrize(("text", "mode"), [
+    ("the height of the garage door is 2.1m, remember that", ("ACT", "memorize")),  # a fact handed over
+    ("The distance from my flat to work is only 2km, love it", ("ACKNOWLEDGE", None)),  # a fact told
+    ("Remind me at 6 what I need to buy, I always forget", ("ACT", "schedule")),
+    ("camping list - tent, torch, matches", ("ACT", "list")),  # a hyphen with spaces still separates
+])
+def test_the_same_words_stating_a_fact_or_a_command(router, text, mode):
+    assert route(router, text) == mode
+
+
+@pytest.mark.parametrize(("text", "mode"), [
+    ("idk what to do anymore, my best friend won't speak to me", "RESPOND"),
+    ("dunno why I even try, nobody at work listens to me", "RESPOND"),
+    ("I feel sick every time I walk into that office", "RESPOND"),
+    ("a bit anxious about the driving test but I'll be fine", "ACKNOWLEDGE"),
+    ("nervous for my presentation tomorrow but I've prepared well", "ACKNOWLEDGE"),
+    ("bit worried about the vet bill, nothing major", "ACKNOWLEDGE"),
+    ("I'm so anxious I can't sleep and I don't know what to do", "RESPOND"),  # no reassurance
+])
+def test_distress_in_short_forms_and_a_mood_with_its_own_reassurance(router, text, mode):
+    assert route(router, text)[0] == mode
+

@@ -55,6 +55,11 @@ EXISTENTIAL_THERE_RE = re.compile(
     r"\b(?:is|are|was|were|isn't|aren't) there\b|\bthere(?:'s| is| are| was| were)\b|"
     r"\b(?:hi|hey|hello|hiya|heya|thanks|thank you) there\b"  # the greeting's "there" points at the listener
 )
+# How far a thing is moved names no thing: "bump it forward two days" still says nothing of what "it" is.
+SHIFT_WORDS = frozenset(
+    "back forward forwards earlier later up down round around along over ahead behind hour hours day days week weeks "
+    "minute minutes mins fortnight month months one two three four five half".split()
+)
 THING_PRONOUNS = frozenset("it this that these those them there one".split())
 # "Quick one: ..." announces a request, it points at nothing.
 QUICK_ONE_RE = re.compile(r"\bquick one\b")

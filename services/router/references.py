@@ -25,6 +25,7 @@ from services.router.reference_words import (
     PERSON_CUE_RE,
     PERSON_PRONOUNS,
     QUICK_ONE_RE,
+    SHIFT_WORDS,
     THAT_CLAUSE_RE,
     THING_PRONOUNS,
 )
@@ -78,7 +79,7 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]],
     # After a thanks or a lead-in the fragment is still one: "gracias, and the other one too".
     lead_free = LEAD_IN_RE.sub("", THANKS_LEAD_RE.sub("", view.lower))
     context_dependent = bool(CONTEXT_DEPENDENT_RE.match(lead_free) or HABITUAL_RE.search(view.lower))
-    content = content_without_time(view)
+    content = tuple(w for w in content_without_time(view) if w not in SHIFT_WORDS)
     # Nothing but times ("the 5th or the 6th?", "Friday?") answers a question no earlier turn asked.
     bare_times = not content and TIME_RE.search(view.lower) is not None and not INTERROGATIVES.intersection(view.words)
     context_dependent = context_dependent or (bare_times and not working_memory)  # not "what's on tomorrow?"
