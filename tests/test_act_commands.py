@@ -81,6 +81,10 @@ def test_a_list_given_with_its_items_and_no_verb_stores_every_item(client, run_j
     # Issue 31, fifth round: a storing verb of another language before the colon, and a note to self.
     ("bitte merken: the wifi at the bakery is Gast42", "the wifi at the bakery is Gast42"),
     ("Note to self: the boiler service is due in October", "the boiler service is due in October"),
+    # Issue 31, sixth round: a second storing verb after the note to self, a command after "but", holding on to this.
+    ("note to self but save it: the ladder is in Ken's shed", "the ladder is in Ken's shed"),
+    ("long shift. but remember this: the night bus leaves at 00:40", "the night bus leaves at 00:40"),
+    ("I need you to hang on to this: the vet's number is 01632 960 111", "the vet's number is 01632 960 111"),
 ])
 def test_information_to_store_becomes_one_memory_item_in_the_persons_words(client, run_jobs, fake_llm, db_engine,
                                                                            text, fact):
@@ -98,6 +102,8 @@ def test_information_to_store_becomes_one_memory_item_in_the_persons_words(clien
     ("My goal is to run a 10k by May, can you keep track of it?", "run a 10k by May"),
     # The wish first, then the ask to keep it as a goal (issue 31's second round).
     ("I want to swim twice a week before summer. Please track that as a goal.", "swim twice a week before summer"),
+    # A number's thousands comma stays in the goal (issue 31's sixth round).
+    ("I want to walk 12,000 steps a day, can you track that?", "walk 12,000 steps a day"),
 ])
 def test_a_goal_to_keep_track_of_is_recorded_once(client, run_jobs, fake_llm, db_engine, text, goal):
     frames, _ = chat(client, run_jobs, text)

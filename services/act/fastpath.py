@@ -46,17 +46,20 @@ LIST_ITEMS = re.compile(
     r"(?: for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?))?\s*(?::|-|\u2013|\u2014)\s*(?P<items>.+?)\W*$"
 )
 # Clause openings a stored fact or goal may follow: "Thanks for earlier. Also, please remember that ...".
-_CLAUSES = re.compile(r"(?:^|(?<=[.!?])\s+)(?:(?:also|and|oh|so|ok|okay|anyway|hey|hi)[, ]+)*", re.IGNORECASE)
+_CLAUSES = re.compile(r"(?:^|(?<=[.!?])\s+)(?:(?:also|and|but|oh|so|ok|okay|anyway|hey|hi)[, ]+)*", re.IGNORECASE)
 MEMORIZE = re.compile(
     r"(?:(?:please|pls|plz|kindly|bitte|por favor)[, ]+)?(?:(?:can|could|would|will) (?:you|u)(?: please)? |"
     r"i (?:want|need|would like) "
     r"you to |i'?d like you to )?(?:(?:please|pls|plz|kindly) )?"
     r"(?:store|save|remember|remeber|rember|note(?: down)?|memori[sz]e|keep in mind|jot down|write down|make a note|"
-    r"keep a note|file(?: away)?|for future reference|storing|saving|remembering|noting|"
+    r"keep a note|file(?: away)?|for future reference|storing|saving|remembering|noting|(?:hold|hang) on ?to|"
+    r"keep hold of|"
     # The storing verbs of other languages, which the router reads only before a colon ("bitte merken: ...").
     r"(?:merken|merk dir|notieren|speichern|apunta|anota|guarda|recuerda|notez|retiens|enregistre)"
     r"(?: (?:esto|eso|das|dies|ça|cela))?(?=\s*:))"
-    r"(?: to (?:self|myself))?(?: (?:this|the following|it))?(?: (?:verbatim|info|information|note|for me|please))*"
+    # "note to self but store it: ..." stores what follows the second verb.
+    r"(?: to (?:self|myself)(?:,? (?:but|and|so|just) (?:store|save|keep|remember|note)(?= (?:it|this)\s*:))?)?"
+    r"(?: (?:this|the following|it))?(?: (?:verbatim|info|information|note|for me|please))*"
     r"(?:\s*[:\-\u2013\u2014,]\s*|\s+that\s+|\s+)(?P<text>\S.+?)\W*$",
     re.IGNORECASE,
 )
@@ -64,7 +67,9 @@ GOAL = re.compile(r"\bgoal(?: for [a-z ]{1,20}?)?\s*(?::|-|\u2013|\u2014)\s*(?P<
                   r"\bgoal (?:is |would be )?(?:to|of) (?P<to>.+)|"
                   # "I want to read 20 books this year, can you keep track of that goal?": the wish, then the ask.
                   r"\bi (?:really )?(?:want|'d like|would like|plan|hope|intend|need|'m going|am going|aim) to "
-                  r"(?P<want>[^.!?,;]+)[,.;!]\s*(?=[^.!?]*\b(?:goal|track|hold me|accountable)\b)", re.IGNORECASE)
+                  # A number's thousands comma stays in it: "I want to hit 10,000 steps a day, can you track that?".
+                  r"(?P<want>(?:[^.!?,;]|(?<=\d)[,.](?=\d))+)[,.;!]\s*"
+                  r"(?=[^.!?]*\b(?:goal|track|hold me|accountable)\b)", re.IGNORECASE)
 # What follows the goal itself: "..., can you track it?", "... Keep track of it for me, would you?".
 _TRACKING_TAIL = re.compile(
     r"(?:[,.;!-]\s*|\s+(?:and|so)\s+)(?:(?:can|could|would|will) you\s+|please\s+|pls\s+)*(?:keep track|track|"
