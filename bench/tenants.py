@@ -179,22 +179,25 @@ def _index_used(session, arm, tenant: Tenant, cfg, scan_tuples: int | None) -> s
 
 
 def own_indexes(engine, sessions, how: str) -> None:  # type: ignore[no-untyped-def]
-    """``--own-indexes``: build the wanted people's own vector indexes (as the backfill job does) or drop them all;
+    """``--own-indexes``: build the wanted people's own indexes (as the backfill job does) or drop them all;
     then their sizes."""
     cfg = MemoryConfig().recall
     if how == "build":
-        say(f"\nown vector indexes (services/memory/person_index.py), built (load {load_average()}):")
+        say(f"\nown indexes (services/memory/person_index.py), built (load {load_average()}):")
         for built in person_index.build_wanted(engine, cfg):
-            say(f"  {built.user_id}: {built.vectors:,} vectors in {built.seconds:.1f} s, {mib(built.size_bytes)} "
-                f"(load {load_average()})")
+            say(f"  {built.user_id} ({built.vectors:,} vectors): {built.kind} index in {built.seconds:.1f} s, "
+                f"{mib(built.size_bytes)}")
+        say(f"  (load at the end {load_average()})")
     elif how == "drop":
         with engine.connect() as connection:
             dropped = person_index.drop_orphans(connection.execution_options(isolation_level="AUTOCOMMIT"),
                                                 replace(cfg, own_index_vectors=0))
-        say(f"\nown vector indexes dropped: {len(dropped)}")
+        say(f"\nown indexes dropped: {len(dropped)}")
     with sessions() as session:
         held = person_index.held(session)
-    say(f"own vector indexes: {len(held)}, {mib(sum(held.values()))} in all")
+    for kind in person_index.KINDS:
+        sizes_ = [size for name, size in held.items() if name.startswith(kind.prefix)]
+        say(f"own {kind.name} indexes: {len(sizes_)}, {mib(sum(sizes_))} in all")
 
 
 def isolation(sessions, embedder, tenants: list[Tenant], count: int) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
@@ -283,7 +286,7 @@ def main() -> None:
                         "(20,000 × this database's exchanges / 1M: the scan budget a million rows leave a person)")
     parser.add_argument("--check-bank", action="store_true", help="compare the bank's vectors with the model's")
     parser.add_argument("--own-indexes", choices=("build", "drop"), help="before measuring: build the large people's "
-                        "own vector indexes (as the backfill job does), or drop them all")
+                        "own indexes (as the backfill job does), or drop them all")
     parser.add_argument("--skip", default="", help="comma list of parts to skip: latency,quality,isolation,new")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))

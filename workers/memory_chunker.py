@@ -84,7 +84,7 @@ def run(exchange_id: int, attempt: int = 0) -> str:
         owner = exchange.user_id
         named = named_lines(session, exchange) if words_only(context) else []
     if chat_turn:  # its lines are in: their words join the index proper before the person's next recall
-        vectors.merge_pending_lines(context.engine)
+        vectors.merge_pending_lines(context.engine, owner)
     try:
         chunk, completion = ask_chunk(context, messages, config, user_text, named)
     except (LLMMalformedOutput, ChunkInvalid) as exc:
