@@ -18,6 +18,7 @@ from services.memory import lineterms, person_index, search, turns
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.forget import forget_user
 from services.memory.recall import recall
+from services.memory.vectors import BACKFILL_JOB_IDS
 from services.periodic import backfill
 from services.periodic.backfill import IDLE
 from services.queues import MEMORY_CHUNKER_QUEUE
@@ -209,6 +210,8 @@ def test_the_backfill_job_builds_it_and_the_periodic_service_queues_the_job(work
     result = fire()
     assert result.outcome == "ran" and Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).job_ids
     run_jobs((MEMORY_CHUNKER_QUEUE,))
+    job = Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).fetch_job(BACKFILL_JOB_IDS[0])
+    assert job.return_value() == "embedded 0, 0 waiting; 0 words added; 2 own indexes built"
     with worker_context.sessions() as session:
         assert sorted(person_index.held(session)) == sorted(person_index.index_name("bob", kind)
                                                             for kind in person_index.KINDS)

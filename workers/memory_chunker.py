@@ -256,4 +256,5 @@ def fill_vectors() -> str:
         vectors.enqueue_backfill(context.redis, continuing=job.id if job is not None else None)
     logger.info("vector backfill: %d exchanges embedded, %d waiting; %d words added; %d own indexes built", done,
                 left, words, len(indexed), extra={"embedded": done, "words": words, "indexes": len(indexed)})
-    return f"embedded {done}, {left} waiting; {words} words added; {len(indexed)} own vector indexes built"
+    built = f"; {len(indexed)} own indexes built" if indexed else ""
+    return f"embedded {done}, {left} waiting; {words} words added{built}"
