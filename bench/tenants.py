@@ -38,7 +38,7 @@ from services.db import make_engine, make_sessionmaker
 from services.embedded.lifecycle import free_port
 from services.embedded.postgres import EmbeddedPostgres
 from services.embeddings import for_requests, load_embedder
-from services.memory import search, vectors, vocabulary
+from services.memory import person_index, search, vectors, vocabulary
 from services.memory.config import MemoryConfig
 from services.memory.forget import forget_user
 from services.memory.importer import store_records
@@ -131,9 +131,10 @@ def vector_quality(sessions, embedder, bank, people: dict[str, list[Tenant]], pe
     with sessions() as session:
         for group, members in people.items():
             at10 = at_depth = 0.0
-            arm_ms, exact_ms, n, by_index = [], [], 0, 0
+            arm_ms, exact_ms, n, by_index, by_own = [], [], 0, 0, 0
             for tenant in members:
-                by_index += _uses_index(session, arm, tenant, cfg, scan_tuples)
+                used = _index_used(session, arm, tenant, cfg, scan_tuples)
+                by_index, by_own = by_index + (used is not None), by_own + (used == "own")
                 for query in queries_for(tenant, per_user):
                     qvec = (for_requests(embedder) if tenant.real else bank).embed(query)
                     search.prepare_vector_search(session, cfg)
@@ -154,22 +155,49 @@ def vector_quality(sessions, embedder, bank, people: dict[str, list[Tenant]], pe
                         at_depth += len(set(deep) & set(truth)) / len(truth)
                         n += 1
             if n:
-                found[group] = {"queries": n, "by_index": f"{by_index}/{len(members)}", "at10": at10 / n,
+                found[group] = {"queries": n, "by_index": f"{by_index}/{len(members)} ({by_own} by their own)",
+                                 "at10": at10 / n,
                                 "at_depth": at_depth / n,
                                 "arm_p50": np.median(arm_ms), "arm_p95": np.percentile(arm_ms, 95),
                                 "exact_p50": np.median(exact_ms)}
     return found
 
 
-def _uses_index(session, arm, tenant: Tenant, cfg, scan_tuples: int | None) -> bool:  # type: ignore[no-untyped-def]
-    """Whether the arm's plan for this person runs the HNSW index (the planner may prefer their own rows, sorted)."""
+def _index_used(session, arm, tenant: Tenant, cfg, scan_tuples: int | None) -> str | None:  # type: ignore[no-untyped-def]
+    """Which HNSW index the arm's plan for this person runs: "own" (``person_index``), "shared", or None (the
+    planner preferred their own rows, sorted)."""
     search.prepare_vector_search(session, cfg)
     if scan_tuples:
         session.execute(text("SELECT set_config('hnsw.max_scan_tuples', :n, true)"), {"n": str(scan_tuples)})
     explain = search.statement("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + str(arm.text), True)
     plan = session.scalars(explain, {"user": tenant.user_id, "qvec": np.ones(384, np.float32), "limit": 10}).all()
     session.rollback()
-    return any("ix_exchanges_embedding" in line and "never executed" not in line for line in plan)
+    ran = [line for line in plan if "never executed" not in line]
+    if any(person_index.index_name(tenant.user_id) in line for line in ran):
+        return "own"
+    return "shared" if any("ix_exchanges_embedding" in line for line in ran) else None
+
+
+def own_indexes(engine, sessions, how: str) -> None:  # type: ignore[no-untyped-def]
+    """``--own-indexes``: build the wanted people's own indexes (as the backfill job does) or drop them all;
+    then their sizes."""
+    cfg = MemoryConfig().recall
+    if how == "build":
+        say(f"\nown indexes (services/memory/person_index.py), built (load {load_average()}):")
+        for built in person_index.build_wanted(engine, cfg):
+            say(f"  {built.user_id} ({built.vectors:,} vectors): {built.kind} index in {built.seconds:.1f} s, "
+                f"{mib(built.size_bytes)}")
+        say(f"  (load at the end {load_average()})")
+    elif how == "drop":
+        with engine.connect() as connection:
+            dropped = person_index.drop_orphans(connection.execution_options(isolation_level="AUTOCOMMIT"),
+                                                replace(cfg, own_index_vectors=0))
+        say(f"\nown indexes dropped: {len(dropped)}")
+    with sessions() as session:
+        held = person_index.held(session)
+    for kind in person_index.KINDS:
+        sizes_ = [size for name, size in held.items() if name.startswith(kind.prefix)]
+        say(f"own {kind.name} indexes: {len(sizes_)}, {mib(sum(sizes_))} in all")
 
 
 def isolation(sessions, embedder, tenants: list[Tenant], count: int) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
@@ -257,6 +285,8 @@ def main() -> None:
     parser.add_argument("--scan-tuples", type=int, help="also measure the vector arm at this hnsw.max_scan_tuples "
                         "(20,000 × this database's exchanges / 1M: the scan budget a million rows leave a person)")
     parser.add_argument("--check-bank", action="store_true", help="compare the bank's vectors with the model's")
+    parser.add_argument("--own-indexes", choices=("build", "drop"), help="before measuring: build the large people's "
+                        "own indexes (as the backfill job does), or drop them all")
     parser.add_argument("--skip", default="", help="comma list of parts to skip: latency,quality,isolation,new")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -294,6 +324,7 @@ def main() -> None:
             with sessions() as session:
                 say("sizes now: " + ", ".join(f"{name} {mib(size)}" for name, size in sizes(session).items()))
         print_groups(tenants)
+        own_indexes(engine, sessions, args.own_indexes)
         measure(sessions, embedder, bank, tenants, args, skip, server)
         engine.dispose()
     finally:
@@ -305,7 +336,7 @@ def measure(sessions, embedder, bank, tenants: list[Tenant], args: argparse.Name
     people = sampled(tenants, args.people)
     if "latency" not in skip:
         say(f"\nrecall with the query embedding, k=10 (load {load_average()}):")
-        for name, groups in latency(sessions, embedder, people, args.queries, server.pid()).items():
+        for name, groups in latency(sessions, embedder, people, args.queries, server.pid).items():
             for group, (n, p50, p95, client, server) in groups.items():
                 say(f"  {group:<6} {n:>4} recalls  p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  CPU per recall client "
                     f"{client:5.1f} ms server {server:5.1f} ms  ({name} vector arm)")

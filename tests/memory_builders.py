@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import random
 import uuid
 
 import numpy as np
@@ -72,3 +73,29 @@ def create_crowding_facts(session: Session, *, near: np.ndarray, user_id: str = 
     session.flush()
     session.execute(text("SET LOCAL enable_seqscan = off"))
     session.execute(text("SET LOCAL enable_sort = off"))
+
+
+WORDS = "apple river mountain coffee piano garden rocket violin castle forest ocean lemon kayak tulip".split()
+
+
+def people_with_vectors(session: Session, sizes: dict[str, int], near: np.ndarray,
+                        crowd: str | None = None) -> dict[str, dict[int, np.ndarray]]:
+    """Exchanges of each person (bulk, as an import stores them); ``crowd``'s vectors all lie nearer ``near`` than
+    anyone else's. Returns each person's vectors by exchange id."""
+    rng, words = np.random.default_rng(3), random.Random(3)
+    stored: dict[str, dict[int, np.ndarray]] = {}
+    for user, count in sizes.items():
+        create_user(session, user_id=user)
+        thread = create_thread(session, user_id=user)
+        spread = 0.05 if user == crowd else 1.0  # (a dense crowd: few rows, HNSW inserts slow)
+        vectors = [unit_vector(near * (user == crowd) + spread * unit_vector(rng.standard_normal(near.size)))
+                   for _ in range(count)]
+        rows = [{"request_id": f"{user}-{i}", "user_id": user, "thread_id": thread, "mode": "RESPOND",
+                 "user_text": " ".join(words.choice(WORDS) for _ in range(5)) + f" {user}{i}", "reply": "noted",
+                 "embedding": v, "tool_trail": [], "timings": {}} for i, v in enumerate(vectors)]
+        ids = []
+        for start in range(0, count, 500):
+            ids += session.scalars(insert(Exchange).values(rows[start : start + 500]).returning(Exchange.id)).all()
+        stored[user] = dict(zip(ids, vectors, strict=True))
+    session.execute(text("ANALYZE exchanges"))
+    return stored

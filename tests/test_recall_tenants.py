@@ -12,15 +12,12 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from services.db import Exchange, insert
 from services.memory import lineterms, search, turns
 from services.memory.config import RecallConfig
 from services.memory.recall import recall
-from tests.memory_builders import create_thread, create_user, unit_vector
+from tests.memory_builders import WORDS, people_with_vectors, unit_vector
 
 pytestmark = pytest.mark.integration
-
-WORDS = "apple river mountain coffee piano garden rocket violin castle forest ocean lemon kayak tulip".split()
 
 
 @pytest.fixture
@@ -28,28 +25,6 @@ def session(db_engine):
     with Session(db_engine) as session:
         yield session
         session.rollback()
-
-
-def _people(session: Session, sizes: dict[str, int], near: np.ndarray, crowd: str) -> dict[str, dict[int, np.ndarray]]:
-    """Exchanges of each person (bulk, as an import stores them); ``crowd``'s vectors all lie nearer ``near`` than
-    anyone else's. Returns each person's vectors by exchange id."""
-    rng, words = np.random.default_rng(3), random.Random(3)
-    stored: dict[str, dict[int, np.ndarray]] = {}
-    for user, count in sizes.items():
-        create_user(session, user_id=user)
-        thread = create_thread(session, user_id=user)
-        spread = 0.05 if user == crowd else 1.0  # (a dense crowd: few rows, HNSW inserts slow)
-        vectors = [unit_vector(near * (user == crowd) + spread * unit_vector(rng.standard_normal(near.size)))
-                   for _ in range(count)]
-        rows = [{"request_id": f"{user}-{i}", "user_id": user, "thread_id": thread, "mode": "RESPOND",
-                 "user_text": " ".join(words.choice(WORDS) for _ in range(5)) + f" {user}{i}", "reply": "noted",
-                 "embedding": v, "tool_trail": [], "timings": {}} for i, v in enumerate(vectors)]
-        ids = []
-        for start in range(0, count, 500):
-            ids += session.scalars(insert(Exchange).values(rows[start : start + 500]).returning(Exchange.id)).all()
-        stored[user] = dict(zip(ids, vectors, strict=True))
-    session.execute(text("ANALYZE exchanges"))
-    return stored
 
 
 def _exact(vectors: dict[int, np.ndarray], query: np.ndarray, k: int) -> list[int]:
@@ -74,7 +49,7 @@ def _arm(session: Session, user: str, query: np.ndarray, k: int, config: RecallC
 
 def test_a_small_person_gets_their_exact_nearest_rows_whatever_crowds_the_index(session):
     query = unit_vector(np.random.default_rng(1).standard_normal(384))
-    people = _people(session, {"alice": 40, "bob": 300}, query, crowd="bob")
+    people = people_with_vectors(session, {"alice": 40, "bob": 300}, query, crowd="bob")
     _tight_index_search(session)
     by_index = _arm(session, "alice", query, 10, RecallConfig(exact_lines=0, ef_search=10))
     assert len(by_index) < 10  # the failure the exact path exists for: bob's rows exhaust the scan
@@ -84,7 +59,7 @@ def test_a_small_person_gets_their_exact_nearest_rows_whatever_crowds_the_index(
 
 def test_a_large_person_is_searched_by_the_index_and_a_small_one_never_is(session):
     query = unit_vector(np.random.default_rng(2).standard_normal(384))
-    _people(session, {"alice": 40, "bob": 300}, query, crowd="bob")
+    people_with_vectors(session, {"alice": 40, "bob": 300}, query, crowd="bob")
     _tight_index_search(session)
     config = RecallConfig(exact_lines=200)
     search.prepare_vector_search(session, config)
@@ -100,7 +75,7 @@ def test_a_large_person_is_searched_by_the_index_and_a_small_one_never_is(sessio
 
 def test_a_small_persons_bm25_matches_come_from_their_own_rows_the_same_as_by_the_index(session):
     query = unit_vector(np.random.default_rng(5).standard_normal(384))
-    people = _people(session, {"alice": 60, "bob": 400}, query, crowd="bob")
+    people = people_with_vectors(session, {"alice": 60, "bob": 400}, query, crowd="bob")
     config, by_index = RecallConfig(exact_lines=200), RecallConfig(exact_lines=0)
     session.execute(text("ANALYZE exchange_lines"))
     asked = "coffee piano garden kayak"
@@ -128,7 +103,7 @@ def test_no_recall_returns_another_persons_rows(session, hash_embedder):
     """Three people sharing words and nearby vectors; every hit (its exchanges and turns) is the asker's,
     by the exact path and by the index."""
     query = unit_vector(hash_embedder.embed("coffee piano garden"))
-    people = _people(session, {"alice": 30, "bob": 300, "carol": 5}, query, crowd="bob")
+    people = people_with_vectors(session, {"alice": 30, "bob": 300, "carol": 5}, query, crowd="bob")
     rng = random.Random(4)
     returned = 0
     for exact_lines in (0, 200):

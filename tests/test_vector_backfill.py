@@ -32,6 +32,7 @@ from services.memory.vectors import (
     unembeddable_count,
 )
 from services.periodic import backfill
+from services.periodic.backfill import IDLE
 from services.queues import MEMORY_CHUNKER_QUEUE
 from services.service_call import ServiceCall
 from tests.fake_embedder import HashEmbedder
@@ -135,7 +136,7 @@ def test_with_the_expansion_off_no_vocabulary_is_filled_or_waited_for(worker_con
         assert vocabulary.pending(session)  # the turns' words are not in: nothing asks for them
         assert session.scalar(text("SELECT count(*) FROM vocabulary")) == 0
     fired = backfill.run(ServiceCall("vector_backfill", "fire-off", worker_context))
-    assert fired.reason == "no exchange waits for its vector, no turn for its words"
+    assert fired.reason == IDLE
     assert Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).job_ids == []
 
 
@@ -267,18 +268,18 @@ def test_the_periodic_service_queues_the_backfill_while_rows_wait(worker_context
     def fire() -> object:
         return backfill.run(ServiceCall("vector_backfill", f"fire-{time.monotonic()}", worker_context))
 
-    assert fire().reason == "no exchange waits for its vector, no turn for its words"
+    assert fire().reason == IDLE
     _import(worker_context.sessions, "alice", 12)
     result = fire()
     assert (result.outcome, result.details) == ("ran", {"pending": 6, "job": BACKFILL_JOB_IDS[0]})
     assert fire().reason == "the backfill is queued or running already"
     assert Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis).job_ids == [BACKFILL_JOB_IDS[0]]
     run_jobs((MEMORY_CHUNKER_QUEUE,))
-    assert fire().reason == "no exchange waits for its vector, no turn for its words"
+    assert fire().reason == IDLE
     _import(worker_context.sessions, "bob", 12)  # a later import: the finished job's id is used again
     assert fire().details == {"pending": 6, "job": BACKFILL_JOB_IDS[0]}
     run_jobs((MEMORY_CHUNKER_QUEUE,))
-    assert fire().reason == "no exchange waits for its vector, no turn for its words"
+    assert fire().reason == IDLE
 
 
 MEMORIES = [

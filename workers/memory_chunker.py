@@ -29,7 +29,7 @@ from services.db import Exchange
 from services.embeddings import Embedder
 from services.errors import LLMError, LLMMalformedOutput
 from services.llm.completion import Completion
-from services.memory import turns, vectors, vocabulary
+from services.memory import person_index, turns, vectors, vocabulary
 from services.memory.chunks import (
     CHUNK_SCHEMA,
     ChunkInvalid,
@@ -84,7 +84,7 @@ def run(exchange_id: int, attempt: int = 0) -> str:
         owner = exchange.user_id
         named = named_lines(session, exchange) if words_only(context) else []
     if chat_turn:  # its lines are in: their words join the index proper before the person's next recall
-        vectors.merge_pending_lines(context.engine)
+        vectors.merge_pending_lines(context.engine, owner)
     try:
         chunk, completion = ask_chunk(context, messages, config, user_text, named)
     except (LLMMalformedOutput, ChunkInvalid) as exc:
@@ -225,7 +225,8 @@ def embed_item(kind: str, item_id: int) -> str:
 
 def fill_vectors() -> str:
     """RQ entry point: the vector backfill (services/memory/vectors.py) for a while, then each person's new
-    words (services/memory/vocabulary.py), then again while rows or words wait."""
+    words (services/memory/vocabulary.py), then a large person's own vector index (services/memory/person_index.py),
+    then again while rows, words or indexes wait."""
     context = current_context()
     embedder = ensure_embedder(context)
     # A loop per core: one embeds while another's batch is written (the worker runs at low priority).
@@ -241,9 +242,19 @@ def fill_vectors() -> str:
                                     budget_s=max(1.0, BACKFILL_BUDGET_S - (time.monotonic() - started)))
     with context.sessions() as session:
         words_left = expands and vocabulary.pending(session)
-    if left or words_left:
+    indexed: list[person_index.Built] = []
+    indexes_left = False
+    if not left and not words_left:  # a large person's own vector index, once their vectors are all in
+        cfg = memory_config(context).recall
+        indexed = person_index.build_wanted(context.engine, cfg,
+                                            budget_s=max(0.0, BACKFILL_BUDGET_S - (time.monotonic() - started)))
+        if indexed:  # the budget ran out with more people waiting: the continuation builds theirs
+            with context.sessions() as session:
+                indexes_left = bool(person_index.wanted(session, cfg))
+    if left or words_left or indexes_left:
         job = get_current_job()
         vectors.enqueue_backfill(context.redis, continuing=job.id if job is not None else None)
-    logger.info("vector backfill: %d exchanges embedded, %d waiting; %d words added", done, left, words,
-                extra={"embedded": done, "words": words})
-    return f"embedded {done}, {left} waiting; {words} words added"
+    logger.info("vector backfill: %d exchanges embedded, %d waiting; %d words added; %d own indexes built", done,
+                left, words, len(indexed), extra={"embedded": done, "words": words, "indexes": len(indexed)})
+    built = f"; {len(indexed)} own indexes built" if indexed else ""
+    return f"embedded {done}, {left} waiting; {words} words added{built}"

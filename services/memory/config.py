@@ -23,6 +23,7 @@ class RecallConfig:
     candidates: int = at_least(25, 1)  # rows each exchange arm brings (configs/memory.toml: measured depth)
     ef_search: int = 100
     exact_lines: int = at_least(10_000, 0)  # a person with at most this many turns: exact vector search (0 = never)
+    own_index_vectors: int = at_least(5_000, 0)  # past exact_lines, and this many vectors: an HNSW index of their own
     df_cap: int = at_least(1000, 1)
     match_cap: int = at_least(1000, 1)
     common_match_cap: int = at_least(300, 1)  # match_cap when every asked word is at df_cap (configs/memory.toml)

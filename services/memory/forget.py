@@ -21,6 +21,7 @@ from rq.job import Job
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
+from services.memory import person_index
 from services.queues import (
     ALL_QUEUES,
     ATTEMPTS_KEY,
@@ -64,9 +65,11 @@ class ForgetReport:
     redis_keys: int = 0
     jobs_removed: int = 0
     jobs_running: int = 0
+    indexes_dropped: bool = False  # their own indexes (services/memory/person_index.py)
 
     def to_dict(self) -> dict[str, Any]:
         return {"user_id": self.user_id, "postgres_rows": self.rows, "postgres_total": sum(self.rows.values()),
+                "own_indexes_dropped": self.indexes_dropped,
                 "redis_keys": self.redis_keys, "jobs_removed": self.jobs_removed, "jobs_running": self.jobs_running}
 
 
@@ -81,6 +84,10 @@ def forget_user(sessions: sessionmaker[Session], connection: redis.Redis | None,
         report.redis_keys = purge_keys(connection, footprint)
     with sessions.begin() as session:
         report.rows = purge_rows(session, user_id)
+        engine = session.get_bind().engine
+    # After the rows' commit (a concurrent drop cannot run in a transaction): their own indexes, copies of their
+    # vectors and words.
+    report.indexes_dropped = person_index.drop(engine, user_id)
     logger.info("forgot user %s: %s", user_id, report.to_dict(), extra={"user_id": user_id})
     return report
 

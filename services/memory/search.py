@@ -183,9 +183,12 @@ def prepare_vector_search(session: Session, config: RecallConfig | None = None) 
 # JIT off: a server built with LLVM compiles any plan costed above jit_above_cost (100,000), ~10–50 ms per
 # statement, far more than these statements run (the costliest, the terms' sample, is costed ~37,000 at 100k
 # exchanges and grows with the history); the embedded server has no JIT provider, a system one may.
+# No parallel workers: a large person's statements hold branches planned over their ~75k turns that a one-time filter
+# skips (``small_person_sql``), and a Gather launched its two workers all the same, ~5–6 ms of wall time for each such
+# branch at a million exchanges (bench/tenants.py); recall's statements read a few hundred rows by design.
 SEARCH_SETTINGS_SQL = ("set_config('hnsw.ef_search', :ef, true), set_config('hnsw.iterative_scan', 'relaxed_order', "
                        "true), set_config('plan_cache_mode', 'force_custom_plan', true), "
-                       "set_config('jit', 'off', true)")
+                       "set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)")
 SEARCH_SETTINGS_COLUMNS = SEARCH_SETTINGS_SQL.count("set_config(")  # the select list's columns it takes
 
 

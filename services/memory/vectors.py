@@ -42,7 +42,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from services.embeddings import Embedder
 from services.errors import EmbeddingError
-from services.memory import speakers
+from services.memory import person_index, speakers
 from services.queues import MEMORY_CHUNKER_QUEUE, enqueue, job_active, memory_job_options
 
 logger = logging.getLogger(__name__)
@@ -186,8 +186,9 @@ def _claim(session: Session, limit: int, ids: list[int] | None = None) -> list[P
 LINES_SEARCH_INDEX = "ix_exchange_lines_search"
 
 
-def merge_pending_lines(engine: Engine) -> None:
-    """Merge the turns' full-text pending list into the index proper, after a chat turn's lines are in.
+def merge_pending_lines(engine: Engine, user_id: str | None = None) -> None:
+    """Merge the turns' full-text pending list into the index proper, after a chat turn's lines are in (and that of
+    ``user_id``'s own full-text index, when they have one: ``person_index``).
 
     A chatting person's turns arrive a few at a time, so the list filled between merges (autovacuum's or a
     full list's) and every recall meanwhile scanned up to ~1,000 pending lines per searched word: at 100k
@@ -196,8 +197,11 @@ def merge_pending_lines(engine: Engine) -> None:
     owner (the role that migrated); without that right the list waits for autovacuum as before."""
     try:
         with engine.connect() as connection:
-            connection.execution_options(isolation_level="AUTOCOMMIT").execute(
-                text("SELECT gin_clean_pending_list(CAST(:index AS regclass))"), {"index": LINES_SEARCH_INDEX})
+            # to_regclass: NULL for a person without their own index, which the strict function then skips.
+            own = person_index.index_name(user_id, person_index.WORDS) if user_id else None
+            connection.execution_options(isolation_level="AUTOCOMMIT").execute(text(
+                "SELECT gin_clean_pending_list(CAST(:index AS regclass)), "
+                "gin_clean_pending_list(to_regclass(CAST(:own AS text)))"), {"index": LINES_SEARCH_INDEX, "own": own})
     except DBAPIError as exc:
         logger.debug("the turns' pending full-text entries wait for autovacuum: %s", exc)
 
