@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.answers import KINDS, load_personas
-from bench.answers_score import Expectation, is_echo, locomo_f1, score, token_f1
+from bench.answers_score import Expectation, is_echo, judge_fact, locomo_f1, score, token_f1
 from tests.fake_llm import FakeLLM
 from tests.llm_steps import Json, Reply
 
@@ -51,6 +51,19 @@ def test_an_echo_is_the_persons_message_again() -> None:
     assert not is_echo(said, "Congratulations on the new job! How are the students?")
     assert not is_echo("What's my cat called?", "Your cat is called Biscuit.")
     assert not is_echo("thanks", "")
+
+
+def test_a_stored_fact_is_true_when_it_is_the_persons_own_current_statement() -> None:
+    said = ["Hi! I'm Maya, I just moved to Leeds for a new job.", "I work at a bank, in the mortgage department.",
+            "Remind me tomorrow at 8 to print the worksheets", "Big news: I left the bank. I'm teaching maths now."]
+    changed = ("bank*", "mortgage*")
+    assert judge_fact("I just moved to Leeds for a new job.", "user", said, changed).true
+    assert judge_fact("You are teaching maths now.", "user", said, changed).true  # "you" for the person
+    assert judge_fact("The user moved to Leeds.", "user", said, changed).true  # a model's wording, same words
+    assert judge_fact("I work at a bank, in the mortgage department.", "user", said, changed).why == "changed since"
+    assert judge_fact("Remind me tomorrow at 8 to print the worksheets", "user", said, changed).why == "a request"
+    assert judge_fact("Maya is a nurse in Leeds.", "user", said, changed).why == "not their words"
+    assert judge_fact("I moved to Leeds.", "assistant", said, changed).why == "the assistant's"
 
 
 def test_token_f1_as_the_locomo_paper_scores() -> None:
@@ -98,7 +111,10 @@ ask = "Where do I live these days?"
 any = ["berlin"]
 forbidden = ["gdansk"]
 """
-CHUNK = {"gists": ["The person told about their cat."], "facts": [], "entities": [], "emotion": "neutral",
+# Every exchange's chunk: one fact in the person's words, one they never said.
+CHUNK = {"gists": ["The person told about their cat."], "entities": [], "emotion": "neutral",
+         "facts": [{"text": "The user has a cat called Biscuit.", "speaker": "user", "confidence": 0.9},
+                   {"text": "The user lives in Gdansk.", "speaker": "user", "confidence": 0.9}],
          "salience": 0.5, "open_loops": []}
 EPISODE = {"title": "Chat", "gist": "A chat.", "summary": "A chat.", "intent": "chat", "emotion": "neutral",
            "outcome": "none", "salience": 0.3, "open_loops": []}
@@ -136,6 +152,9 @@ def test_the_bench_runs_end_to_end_and_scores_a_stale_answer_wrong(tmp_path: Pat
         assert any(line.strip().startswith(row) and "50%" in line for line in table.splitlines()), table
     assert "wrong [pia/changed/" in table and "stale gdansk" in table
     assert "fallbacks 0; echoes 0" in table
+    assert "chunker: 2 exchanges enriched, 0 jobs failed (valid 100%)" in table, table
+    assert "tuning: 2 active facts, 1 true of the person (50%)" in table, table
+    assert "not true (not their words): 'The user lives in Gdansk.'" in table, table
     result = json.loads(out.read_text())
     engram = {a["kind"]: a for a in result["answers"] if a["way"] == "Engram"}
     assert engram["fact"]["right"] and engram["fact"]["reply"] == "Your cat is called Biscuit."
