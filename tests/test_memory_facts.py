@@ -146,6 +146,10 @@ def test_a_pet_rehomed_or_a_move_of_home_ends_what_was_true_before(session, hash
     active = {f.text for f in list_facts(session, "hana")}
     assert "The user works as an accountant in London" in active and job.fact_id
     assert not any("Peckham" in text or "parrot" in text for text in active)
+    # The person's own sentences, opening with other words than "The user" (services/memory/from_words).
+    loud = remember_fact(session, hash_embedder, "hana2", "At home we have a parrot called Kiwi, he's very loud")
+    sad = remember_fact(session, hash_embedder, "hana2", "Sad news, we had to rehome Kiwi, the neighbours complained")
+    assert sad.action == "superseded" and sad.superseded_id == loud.fact_id
 
 
 @pytest.mark.integration

@@ -32,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 SELF_WORDS = {"i", "me", "my", "mine", "myself", "user", "the user", "person", "the person", "you", "your"}
 _SPACE = re.compile(r"\s+")
+_OF_THE_PERSON = re.compile(r"\b(?:the user|i|my|we|our|us)\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9']+")
 _STOP = {"a", "an", "the", "is", "are", "was", "were", "am", "be", "been", "to", "of", "at", "as", "s", "'s", "do"}
 # "My sister's name is Priya", "my favourite colour is green"
@@ -283,11 +284,13 @@ def _find_match(session: Session, user_id: str, body: str, key: str | None, trip
 
 def _other_people(a: str, b: str) -> bool:
     """Two facts each about a different named person ("Melanie left the bank", "Caroline works at a bank"): the
-    facts of an imported conversation between two people (from_words.chunk_from_lines). A fact of the person
-    ("The user …") and one of someone they name may still touch each other."""
+    facts of an imported conversation between two people (from_words.chunk_from_lines). A fact that speaks of
+    the person ("The user …", "we", "our") is theirs whatever word opens it ("At home we have a parrot", "Sad
+    news, we had to rehome Kiwi": a capital at a sentence's start names nobody)."""
+    if _OF_THE_PERSON.search(a) or _OF_THE_PERSON.search(b):
+        return False
     first = [(_WORD.findall(text.lower()) or [""])[0].removesuffix("'s") for text in (a, b)]
-    return first[0] != first[1] and not {"the", "user", "i", "my", "we", "our"} & set(first) and all(
-        text[:1].isupper() for text in (a, b))
+    return first[0] != first[1] and all(text[:1].isupper() for text in (a, b))
 
 
 def _merge(fact: Fact, confidence: float, salience: float, source_exchange_id: int | None) -> None:
