@@ -88,11 +88,12 @@ def is_echo(message: str, reply: str) -> bool:
     return len(said.split()) >= ECHO_MIN_WORDS and said in answered and len(said) >= ECHO_SHARE * len(answered)
 
 
-# A stored fact is true of the person when it is theirs (never the assistant's), stands in their own words
-# (nearly every content word of it, stemmed, in one message they sent: the compact profile's chunker keeps
-# their sentences; a model that rewords — "The user lives in …" for "we moved to …" — is undercounted), is
-# not a request ("Remind me …", "Add …") and is not a fact they later changed (a `changed` question's
-# forbidden phrase, e.g. the old job).
+# A stored fact is true of the person when it is theirs (never the assistant's), says something, stands in their
+# own words (nearly every content word of it, stemmed, in one message they sent: the compact profile's chunker
+# keeps their sentences; a model that rewords — "The user lives in …" for "we moved to …" — is undercounted), is
+# not a request ("Remind me …", "Add …") and was not changed since: it holds a `changed` question's forbidden
+# phrase (the old job) and comes from a message that a later one mentioning that phrase changed ("I work at a
+# bank" before "I left the bank": the second is the news, the first is stale).
 GROUNDED_SHARE = 0.8
 FACT_STOP = {"i", "im", "am", "is", "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did",
              "my", "me", "a", "an", "the", "you", "your", "user", "person", "m", "s", "ve", "in", "at", "on", "to",
@@ -105,21 +106,24 @@ REQUEST = re.compile(r"^(?:please |can you |could you )?(?:remind|add|put|schedu
 class FactVerdict:
     text: str
     true: bool
-    why: str = ""  # when not: "the assistant's", "not their words", "a request", "changed since"
+    why: str = ""  # when not: "the assistant's", "says nothing", "not their words", "a request", "changed since"
 
 
 def judge_fact(text: str, speaker: str, said: list[str], changed: tuple[str, ...]) -> FactVerdict:
-    """Whether one active fact is true of the person (the rules above), and why not."""
+    """Whether one active fact is true of the person (the rules above; ``said``: their messages in order)."""
     if speaker != "user":
         return FactVerdict(text, False, "the assistant's")
     content = _STEMMER.stemWords([word for word in words(text) if word not in FACT_STOP])
-    messages = [set(_STEMMER.stemWords(words(message))) for message in said]
-    if not content or not any(sum(word in message for word in content) >= GROUNDED_SHARE * len(content)
-                              for message in messages):
+    if not content:
+        return FactVerdict(text, False, "says nothing")
+    overlap = [sum(word in set(_STEMMER.stemWords(words(message))) for word in content) for message in said]
+    source = max(range(len(said)), key=overlap.__getitem__) if said else -1
+    if source < 0 or overlap[source] < GROUNDED_SHARE * len(content):
         return FactVerdict(text, False, "not their words")
     if REQUEST.match(" ".join(words(text))):
         return FactVerdict(text, False, "a request")
-    if any(matches(phrase, words(text)) for phrase in changed):
+    if any(matches(phrase, words(text)) and any(matches(phrase, words(later)) for later in said[source + 1:])
+           for phrase in changed):
         return FactVerdict(text, False, "changed since")
     return FactVerdict(text, True)
 

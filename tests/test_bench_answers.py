@@ -61,6 +61,8 @@ def test_a_stored_fact_is_true_when_it_is_the_persons_own_current_statement() ->
     assert judge_fact("You are teaching maths now.", "user", said, changed).true  # "you" for the person
     assert judge_fact("The user moved to Leeds.", "user", said, changed).true  # a model's wording, same words
     assert judge_fact("I work at a bank, in the mortgage department.", "user", said, changed).why == "changed since"
+    assert judge_fact("The user left the bank.", "user", said, changed).true  # the news of the change itself
+    assert judge_fact("The user did it", "user", said, changed).why == "says nothing"
     assert judge_fact("Remind me tomorrow at 8 to print the worksheets", "user", said, changed).why == "a request"
     assert judge_fact("Maya is a nurse in Leeds.", "user", said, changed).why == "not their words"
     assert judge_fact("I moved to Leeds.", "assistant", said, changed).why == "the assistant's"

@@ -41,6 +41,9 @@ ASKS = re.compile(r"^(?:what|what's|whats|where|where's|when|when's|who|who's|wh
 # "Sam and I are going": a plural verb means "I" shares the subject).
 CLAUSE = re.compile(r"(?:,\s*(?:and |but |so )?|\s+(?:and|but|so)\s+)"
                     r"(?=(?:i'm|i've|i'd|i\s+(?!are\b|were\b|and\b)\w+)\b)", re.IGNORECASE)
+# Words that tell nothing by themselves: a clause made only of them ("I did it", "we know that") is no fact.
+EMPTY_WORDS = frozenset("i i'm i've me my we we're our us it it's this that do did done does know so yes no "
+                        "ok okay was is am are be been have has had will would can could".split())
 WORDS_FACTS = 4
 WORDS_FACT_CHARS = 240
 WORDS_SALIENCE = 0.5
@@ -62,7 +65,7 @@ def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, An
     clauses = (clause for sentence in SENTENCE.split(" ".join(user_text.split())) for clause in CLAUSE.split(sentence))
     for sentence in clauses:
         sentence = LEAD_IN.sub("", sentence.strip()).strip()
-        if len(sentence.split()) < 2 or not _tells(sentence) or ASKS.match(sentence):
+        if len(sentence.split()) < 2 or not _tells(sentence) or ASKS.match(sentence) or _empty(sentence):
             continue
         if SPEAKS_OF_SELF.search(sentence) is None and NAMED_FIRST.match(sentence) is None:
             continue
@@ -95,6 +98,10 @@ def chunk_from_lines(lines: list[tuple[str, str]]) -> dict[str, Any]:
     facts = list({fact["text"]: fact for chunk in chunks for fact in chunk["facts"]}.values())
     return {**chunks[0], "gists": [gist for chunk in chunks for gist in chunk["gists"]][:WORDS_FACTS],
             "facts": facts[: WORDS_FACTS * 2]}
+
+
+def _empty(sentence: str) -> bool:
+    return not set(re.findall(r"[a-z']+", sentence.lower())) - EMPTY_WORDS
 
 
 def _tells(sentence: str) -> bool:
