@@ -69,6 +69,7 @@ _NOT_A_THING = _STOP | {
     "liv", "doe", "does", "did", "with", "in", "on", "for", "my", "his", "her", "their", "last", "month", "year",
     "week", "ago", "today", "now", "recently", "since", "this", "and", "any", "more", "anymore", "all",
 }
+_CLAUSE_END = re.compile(r",|;|\s(?:and|but|so|because|since|then)\s")  # "sold my X and bought a Y": X ended
 _FACTS_LOCK = "SELECT pg_advisory_xact_lock(hashtext('facts:' || :user))"
 
 
@@ -214,8 +215,9 @@ def ended_things(text: str) -> set[str]:
     match = _ENDED.search(clean_text(text).lower())
     if match is None:
         return set()
-    tail = match.group("what") or match.group("what2") or ""
-    return {_thing(word) for word in _WORD.findall(tail) if _lemma(word) not in _NOT_A_THING and len(word) > 2}
+    tail = _CLAUSE_END.split(match.group("what") or match.group("what2") or "", maxsplit=1)[0]
+    things = (word.removesuffix("'s") for word in _WORD.findall(tail))
+    return {_thing(word) for word in things if _lemma(word) not in _NOT_A_THING and len(word) > 2}
 
 
 def _thing(word: str) -> str:
