@@ -41,6 +41,8 @@ ASKS = re.compile(r"^(?:what|what's|whats|where|where's|when|when's|who|who's|wh
 # "Sam and I are going": a plural verb means "I" shares the subject).
 CLAUSE = re.compile(r"(?:,\s*(?:and |but |so )?|\s+(?:and|but|so)\s+)"
                     r"(?=(?:i'm|i've|i'd|i\s+(?!are\b|were\b|and\b)\w+)\b)", re.IGNORECASE)
+# A clause that points back at the one before: what "them", "instead" or "there" stand for is in it.
+POINTS_BACK = re.compile(r"\b(?:them|instead|there|either|neither)\b", re.IGNORECASE)
 # Words that tell nothing by themselves: a clause made only of them ("I did it", "we know that") is no fact.
 EMPTY_WORDS = frozenset("i i'm i've me my we we're our us it it's this that do did done does know so yes no "
                         "ok okay was is am are be been have has had will would can could".split())
@@ -62,7 +64,8 @@ def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, An
     between people (``chunk_from_lines``): "I" is then that person, not the account's owner.
     """
     facts: list[str] = []
-    clauses = (clause for sentence in SENTENCE.split(" ".join(user_text.split())) for clause in CLAUSE.split(sentence))
+    clauses = _with_referents([clause for sentence in SENTENCE.split(" ".join(user_text.split()))
+                               for clause in CLAUSE.split(sentence)])
     for sentence in clauses:
         sentence = LEAD_IN.sub("", sentence.strip()).strip()
         if len(sentence.split()) < 2 or not _tells(sentence) or ASKS.match(sentence) or _empty(sentence):
@@ -98,6 +101,18 @@ def chunk_from_lines(lines: list[tuple[str, str]]) -> dict[str, Any]:
     facts = list({fact["text"]: fact for chunk in chunks for fact in chunk["facts"]}.values())
     return {**chunks[0], "gists": [gist for chunk in chunks for gist in chunk["gists"]][:WORDS_FACTS],
             "facts": facts[: WORDS_FACTS * 2]}
+
+
+def _with_referents(clauses: list[str]) -> list[str]:
+    """Clauses, each joined to the one before when it points back at it: "Fish makes me sick, I never eat them",
+    "I stopped playing tennis. I swim now instead" (alone, "The user never eat them" told nothing)."""
+    joined: list[str] = []
+    for clause in clauses:
+        if joined and POINTS_BACK.search(clause):
+            joined[-1] = f"{joined[-1].rstrip(' ,.!')}, {clause.strip()}"
+        else:
+            joined.append(clause)
+    return joined
 
 
 def _empty(sentence: str) -> bool:
