@@ -212,6 +212,8 @@ def test_facts_from_words_are_the_persons_own_telling_sentences() -> None:
     assert facts("Where do I live? Can you check?") == [] and facts("what's on my camping list") == []
     assert facts("Thanks!") == [] and facts("The weather is lovely today.") == []  # nothing about them
     assert facts("ok I did it, I dropped architecture") == ["The user dropped architecture"]  # "I did it" says nothing
+    assert facts("The grand opening is on the 1st of September, fingers crossed.") == [  # a date they tell
+        "The grand opening is on the 1st of September, fingers crossed"]
     # A clause that points back stays with what it points at ("The user never eat them" alone told nothing).
     assert facts("Fish and seafood make me really sick, I never eat them.") == [
         "Fish and seafood make the user really sick, the user never eat them"]

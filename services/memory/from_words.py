@@ -34,6 +34,11 @@ SPEAKS_OF_SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've
                             r"|^the (?:grand)?(?:kids|children|twins|boys|girls|family|parents)\b", re.IGNORECASE)
 NAMED_FIRST = re.compile(r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?:is|are|was|has|had|lives|works|plays|loves|"
                          r"likes|turns|turned|starts|started|goes|went)\b")
+# A date the person tells, of whatever they speak about ("The grand opening is on the 1st of September"): in
+# their conversation, a thing of their life, and the question "when does it open?" finds no other trace of it.
+DATED = re.compile(r"\b(?:\d{1,2}(?:st|nd|rd|th)|(?:jan|febr)uary|march|april|may|june|july|august|september|"
+                   r"october|november|december|(?:mon|tues|wednes|thurs|fri|satur|sun)day|tomorrow|tonight|"
+                   r"next (?:week|month|year)|\d{1,2}(?::\d{2})?\s?(?:am|pm))\b", re.IGNORECASE)
 # A question typed without its question mark ("what's on my camping list") tells nothing either.
 ASKS = re.compile(r"^(?:what|what's|whats|where|where's|when|when's|who|who's|why|how|which|do|does|did|is|are|can|"
                   r"could|would|will|should|have|has|am)\b", re.IGNORECASE)
@@ -70,7 +75,7 @@ def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, An
         sentence = LEAD_IN.sub("", sentence.strip()).strip()
         if len(sentence.split()) < 2 or not _tells(sentence) or ASKS.match(sentence) or _empty(sentence):
             continue
-        if SPEAKS_OF_SELF.search(sentence) is None and NAMED_FIRST.match(sentence) is None:
+        if not _about_them(sentence):
             continue
         fact = truncate(_in_third_person(sentence.rstrip(".!"), speaker), WORDS_FACT_CHARS)
         if fact not in facts:
@@ -101,6 +106,11 @@ def chunk_from_lines(lines: list[tuple[str, str]]) -> dict[str, Any]:
     facts = list({fact["text"]: fact for chunk in chunks for fact in chunk["facts"]}.values())
     return {**chunks[0], "gists": [gist for chunk in chunks for gist in chunk["gists"]][:WORDS_FACTS],
             "facts": facts[: WORDS_FACTS * 2]}
+
+
+def _about_them(sentence: str) -> bool:
+    """They speak of themselves, of someone they name first, or tell a date."""
+    return bool(SPEAKS_OF_SELF.search(sentence) or NAMED_FIRST.match(sentence) or DATED.search(sentence))
 
 
 def _with_referents(clauses: list[str]) -> list[str]:
