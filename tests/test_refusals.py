@@ -125,3 +125,24 @@ def test_the_small_model_notes_always_hold_the_persons_refusals(session, hash_em
     assert "mushroom" in context.refused and "cheese" in context.refused and "peanut" not in context.refused
     full = assemble(session, hash_embedder, "mia", "Give me an idea for a quick dinner tonight.")
     assert full.refused == frozenset()  # the full shape (a larger model) reads no refusals
+
+
+def test_a_question_asking_for_an_idea_has_the_persons_tastes_just_before_it(session, hash_embedder) -> None:
+    """The 1.5B read "Fish and seafood make you sick" at the top of its prompt and still offered salmon: a message
+    asking for an idea gets what the person likes and avoids again in its own note; another message does not."""
+    sick = "Fish and seafood make the user really sick, the user never eat them"
+    remember_fact(session, hash_embedder, "greta", sick)
+    remember_fact(session, hash_embedder, "greta", "The user prefer tea")
+    remember_fact(session, hash_embedder, "greta", "The user is a physiotherapist in Zurich")
+    from dataclasses import replace
+
+    from services.memory.config import MemoryConfig
+
+    config = MemoryConfig()  # the compact profile's: every fact of the person in the block, whatever its salience
+    config = replace(config, context=replace(config.context, profile_facts=12, profile_min_salience=0.0))
+    asked = assemble(session, hash_embedder, "greta", "We're at a restaurant on the coast, what should I order?",
+                     compact=True, config=config)
+    assert "never eat them" in asked.note and "prefer tea" in asked.note and "physiotherapist" not in asked.note
+    assert "never eat them" in asked.about  # the block about the person holds it as before
+    told = assemble(session, hash_embedder, "greta", "Where do I work?", compact=True, config=config)
+    assert "never eat them" not in told.note and "prefer tea" not in told.note
