@@ -30,9 +30,16 @@ def session(db_engine):
     ("The user is not a fan of spicy food", {"spicy"}),
     ("The user is avoiding sugar these days", {"sugar"}),
     ("The user quit smoking last year", {"smoking"}),
+    ("Onions make the user really sick, the user never eat them", {"onion"}),
+    ("Spicy food doesn't agree with the user", {"spicy"}),
 ])
 def test_a_refusal_in_the_persons_words_names_what_they_refuse(fact: str, refused: set[str]) -> None:
     assert refused_things(fact) == refused
+
+
+def test_what_makes_the_person_sick_refuses_its_family_and_a_tired_day_refuses_nothing() -> None:
+    assert {"fish", "salmon", "sushi", "prawn"} <= refused_things("Fish and seafood make the user really sick")
+    assert refused_things("Work makes the user tired") == set()
 
 
 def test_a_diet_refuses_what_it_does_not_name_and_a_plain_fact_refuses_nothing() -> None:
