@@ -101,7 +101,8 @@ def test_a_reply_offering_a_refused_thing_is_written_again_told_what_to_leave_ou
         guard=partial(ScaffoldGuard, message=message, refused=frozenset({"mushroom"})))
     assert not fallback and completion.text == "How about a lemon pasta with peas?" and retries
     retried = fake_llm.requests[-1]["messages"]
-    assert retried[-2] == {"role": "system", "content": REFUSED_NOTE.format(thing="mushroom")}
+    assert retried[-2] == {"role": "system", "content": REFUSED_NOTE}
+    assert "mushroom" not in str(retried[-2:])  # named in the note, the small model offered it again
 
 
 def test_a_second_offer_of_the_refused_thing_ends_in_saying_so_not_the_apology(fake_llm) -> None:
@@ -115,7 +116,7 @@ def test_a_second_offer_of_the_refused_thing_ends_in_saying_so_not_the_apology(f
     completion, fallback = generate_with_fallback(
         client, "respond", [{"role": "user", "content": "Suggest a snack."}], sent.append,
         guard=partial(ScaffoldGuard, message="Suggest a snack.", refused=frozenset({"peanut"})))
-    assert not fallback and completion.text == REFUSED_REPLY.format(thing="peanut")
+    assert not fallback and completion.text == REFUSED_REPLY and "peanut" not in completion.text.lower()
     assert sent[-1] == completion.text and len(fake_llm.requests) == 2
 
 
