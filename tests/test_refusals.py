@@ -68,6 +68,12 @@ def test_a_reply_names_a_refused_thing_by_its_whole_word_unless_it_leaves_it_out
     assert names_refused("How about a creamy mushroom risotto?", refused) == "mushroom"
     assert names_refused("A ham and cheese toastie!", refused) == "ham"
     assert names_refused("Anchovies on toast", refused) == "anchov"
+    # A kind of it the person can have is no offer of it.
+    assert names_refused("Throw some veggie burgers and corn on the grill.", refused) is None
+    assert names_refused("An oat milk latte and a banana.", frozenset(refused_things("The user is lactose intolerant"))
+                         ) is None
+    assert names_refused("Gluten-free toast with avocado.", frozenset(refused_things("The user is coeliac"))) is None
+    assert names_refused("A burger and fries.", refused) == "burger"
     assert names_refused("A stir fry without mushrooms, with tofu.", refused) is None
     assert names_refused("Here is some code for your hamster's feeder", refused) is None  # not "cod", not "ham"
     assert names_refused("Anything you like!", frozenset()) is None
