@@ -196,8 +196,8 @@ def names_refused(reply: str, refused: frozenset[str]) -> str | None:
         for thing in refused:
             # A short stem must be the whole word ("ham", not "hamster"; "cod", not "code").
             named = stem(word) == thing or (len(thing) >= PREFIX_CHARS and word.startswith(thing))
-            left_out = re.search(LEFT_OUT + re.escape(word), lowered) or re.search(
-                re.escape(word) + r"[ -](?:free|less)\b", lowered)  # "gluten-free", "meatless"
+            left_out = word.endswith(("-free", "-less")) or re.search(LEFT_OUT + re.escape(word), lowered) or re.search(
+                re.escape(word) + r"[ -](?:free|less)\b", lowered)  # "gluten-free", "meat free"
             if named and left_out is None:
                 return thing
     return None
