@@ -49,10 +49,10 @@ import httpx
 import redis
 from openai import APIError, OpenAI
 from rq import Queue
-from rq.registry import StartedJobRegistry
+from rq.registry import FailedJobRegistry, StartedJobRegistry
 from sqlalchemy import create_engine, text
 
-from bench.answers_score import Expectation, is_echo, score
+from bench.answers_score import Expectation, FactVerdict, is_echo, judge_fact, score
 from bench.local import TurnResult, percentile, turn
 from consumer import WORKER_QUEUES
 from services.db import sqlalchemy_url
@@ -138,6 +138,53 @@ def wait_for_enrichment(engram: System, user: str, wait_s: float) -> float:
     return time.monotonic() - started
 
 
+@dataclass
+class Enrichment:
+    """What the chunker made of every persona's conversations (the issue's "enrichment that is true")."""
+
+    facts: dict[str, list[FactVerdict]] = field(default_factory=dict)  # by persona
+    splits: dict[str, str] = field(default_factory=dict)
+    chunks: int = 0
+    failed: int = 0
+
+    def add(self, persona: Persona, facts: list[FactVerdict], chunks: int, failed: int) -> None:
+        self.facts[persona.name], self.splits[persona.name] = facts, persona.split
+        self.chunks += chunks
+        self.failed = failed  # the registry counts every persona's failed jobs so far
+
+    def lines(self, show_frozen: bool) -> list[str]:
+        valid = self.chunks / max(1, self.chunks + self.failed)
+        out = [f"\nchunker: {self.chunks} exchanges enriched, {self.failed} jobs failed (valid {valid:.0%})"]
+        for split in ("tuning", "frozen"):
+            facts = [f for name, kept in self.facts.items() if self.splits[name] == split for f in kept]
+            if facts:
+                out.append(f"  {split}: {len(facts)} active facts, {sum(f.true for f in facts)} true of the person "
+                           f"({sum(f.true for f in facts) / len(facts):.0%})")
+                if split == "tuning" or show_frozen:
+                    out += [f"    not true ({f.why}): {f.text[:100]!r}" for f in facts if not f.true]
+        return out
+
+
+def check_facts(engram: System, persona: Persona) -> tuple[list[FactVerdict], int, int]:
+    """The person's active facts judged (``judge_fact``), and how many chunker jobs stored a chunk or failed."""
+    said = [message for conversation in persona.conversations for message in conversation]
+    changed = tuple(phrase for question in persona.questions if question.kind == "changed"
+                    for phrase in question.forbidden)
+    engine = create_engine(sqlalchemy_url(engram.urls()[1]))
+    client = redis.Redis.from_url(engram.urls()[0])
+    try:
+        with engine.connect() as connection:
+            facts = connection.execute(text("SELECT text, speaker FROM facts WHERE user_id = :u"
+                                            " AND superseded_at IS NULL ORDER BY id"), {"u": persona.user}).all()
+            chunks = connection.execute(text("SELECT count(*) FROM memory_chunks WHERE user_id = :u"),
+                                        {"u": persona.user}).scalar_one()
+        failed = FailedJobRegistry(WORKER_QUEUES["chunker"], connection=client).count
+    finally:
+        engine.dispose()
+        client.close()
+    return [judge_fact(row.text, row.speaker, said, changed) for row in facts], int(chunks), failed
+
+
 class Baselines:
     """The same model asked directly, with the compact respond prompt: no memory, and everything said so far."""
 
@@ -188,7 +235,7 @@ def new_thread(engram: System, persona: Persona) -> dict[str, str]:
 
 
 def run_persona(engram: System, persona: Persona, baselines: Baselines | None, enrich_wait_s: float,
-                turns: list[TurnResult], waits: list[float]) -> list[Answer]:
+                turns: list[TurnResult], waits: list[float], enrichment: Enrichment) -> list[Answer]:
     told: list[dict[str, str]] = []
     for conversation in persona.conversations:
         thread = new_thread(engram, persona)
@@ -197,6 +244,7 @@ def run_persona(engram: System, persona: Persona, baselines: Baselines | None, e
             turns.append(result)
             told.append({"user": message, "reply": result.reply})
         waits.append(wait_for_enrichment(engram, persona.user, enrich_wait_s))
+    enrichment.add(persona, *check_facts(engram, persona))
     answers: list[Answer] = []
     thread = new_thread(engram, persona)
     asked: dict[str, list[dict[str, str]]] = {"no memory": [], "everything": []}
@@ -302,21 +350,25 @@ def main() -> None:
     turns: list[TurnResult] = []
     waits: list[float] = []
     answers: list[Answer] = []
+    enrichment = Enrichment()
     with running_system(data_dir, ENGRAM_API_TOKENS=tokens) as engram:
         baselines = None if args.no_baselines else Baselines(engram, profile)
         model = endpoint or f"the embedded local model {Settings.from_env().local_model}"
         print(f"bench.answers: {len(personas)} personas on {model}, "
               f"profile {profile.name}; load average {load_before}", flush=True)
         for persona in personas:
-            answers += run_persona(engram, persona, baselines, args.enrich_wait_s, turns, waits)
+            answers += run_persona(engram, persona, baselines, args.enrich_wait_s, turns, waits, enrichment)
             right = [a.right for a in answers if a.persona == persona.name and a.way == "Engram"]
             print(f"  {persona.name} ({persona.split}): {sum(right)}/{len(right)} right "
                   f"({time.monotonic() - started:.0f} s)", flush=True)
             if args.json:  # after every persona: a long run cut short still leaves its figures (--report)
                 args.json.write_text(json.dumps({"summary": summary(answers, turns, waits), "model": model,
+                                                 "facts": {name: [asdict(f) for f in kept]
+                                                           for name, kept in enrichment.facts.items()},
                                                  "answers": [asdict(a) for a in answers],
                                                  "turns": [asdict(t) for t in turns]}, indent=1))
     print(table(answers, turns, args.show_frozen))
+    print("\n".join(enrichment.lines(args.show_frozen)))
     load = " ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"enrichment waits: {sum(waits):.0f} s in all (max {max(waits, default=0):.0f} s); wall "
           f"{time.monotonic() - started:.0f} s; load average {load} (at the start {load_before})")

@@ -1,4 +1,4 @@
-"""Scoring for bench/answers.py: expected and forbidden words, echoed messages, LoCoMo's token F1.
+"""Scoring for bench/answers.py: expected and forbidden words, echoed messages, stored facts, LoCoMo's token F1.
 
 Words: lower case, accents dropped, "3rd" read as "3", "9am" as "9 am", every other character a
 space. A phrase matches when its words stand in the reply one after the other; a phrase word ending
@@ -24,6 +24,7 @@ NOT_WORD = re.compile(r"[^a-z0-9*]+")
 ECHO_RATIO = 0.8
 ECHO_MIN_WORDS = 3
 ECHO_SHARE = 0.6
+_STEMMER = snowballstemmer.stemmer("porter")
 
 
 def words(text: str) -> list[str]:
@@ -87,12 +88,51 @@ def is_echo(message: str, reply: str) -> bool:
     return len(said.split()) >= ECHO_MIN_WORDS and said in answered and len(said) >= ECHO_SHARE * len(answered)
 
 
+# A stored fact is true of the person when it is theirs (never the assistant's), says something, stands in their
+# own words (nearly every content word of it, stemmed, in one message they sent: the compact profile's chunker
+# keeps their sentences; a model that rewords — "The user lives in …" for "we moved to …" — is undercounted), is
+# not a request ("Remind me …", "Add …") and was not changed since: it holds a `changed` question's forbidden
+# phrase (the old job) and comes from a message that a later one mentioning that phrase changed ("I work at a
+# bank" before "I left the bank": the second is the news, the first is stale).
+GROUNDED_SHARE = 0.8
+FACT_STOP = {"i", "im", "am", "is", "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did",
+             "my", "me", "a", "an", "the", "you", "your", "user", "person", "m", "s", "ve", "in", "at", "on", "to",
+             "of", "for", "and", "with", "from", "that", "it"}
+REQUEST = re.compile(r"^(?:please |can you |could you )?(?:remind|add|put|schedule|set|create|make|show|tell|delete"
+                     r"|remove|save|store|write|list|cancel|move)\b")
+
+
+@dataclass(frozen=True)
+class FactVerdict:
+    text: str
+    true: bool
+    why: str = ""  # when not: "the assistant's", "says nothing", "not their words", "a request", "changed since"
+
+
+def judge_fact(text: str, speaker: str, said: list[str], changed: tuple[str, ...]) -> FactVerdict:
+    """Whether one active fact is true of the person (the rules above; ``said``: their messages in order)."""
+    if speaker != "user":
+        return FactVerdict(text, False, "the assistant's")
+    content = _STEMMER.stemWords([word for word in words(text) if word not in FACT_STOP])
+    if not content:
+        return FactVerdict(text, False, "says nothing")
+    overlap = [sum(word in set(_STEMMER.stemWords(words(message))) for word in content) for message in said]
+    source = max(range(len(said)), key=overlap.__getitem__) if said else -1
+    if source < 0 or overlap[source] < GROUNDED_SHARE * len(content):
+        return FactVerdict(text, False, "not their words")
+    if REQUEST.match(" ".join(words(text))):
+        return FactVerdict(text, False, "a request")
+    if any(matches(phrase, words(text)) and any(matches(phrase, words(later)) for later in said[source + 1:])
+           for phrase in changed):
+        return FactVerdict(text, False, "changed since")
+    return FactVerdict(text, True)
+
+
 # LoCoMo's token F1 (Maharana et al. 2024, its task_eval): commas dropped, articles and "and" dropped,
 # punctuation dropped, Porter-stemmed tokens, F1 of the token multisets. Multi-hop answers (category 1)
 # are comma-separated parts, each scored against the best prediction part and averaged; an open-domain
 # answer (category 3) is scored against its first ";" part. (Lower case comes first here, so a
 # capitalised "The" goes too.)
-_STEMMER = snowballstemmer.stemmer("porter")
 _ARTICLES = re.compile(r"\b(?:a|an|the|and)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 

@@ -1,7 +1,7 @@
 """The embedded default with the local model, as a newcomer meets it: `engram run` with no endpoint.
 
 Runs the issue's 8-turn conversation and a 20-turn scripted one over HTTP, then waits for the
-chunker, and prints against the targets: time to first delta (p50 ≤ 3 s, p95 ≤ 8 s), fallbacks (0),
+chunker, and prints against the targets: time to first delta (p50 ≤ 2 s, p95 ≤ 5 s), fallbacks (0),
 replies with a prompt heading (0), chunker success (≥ 90 %), the list and the reminder stored and
 read back, and how the 4k window is spent (tokens of each prompt part, from the server's tokenizer).
 

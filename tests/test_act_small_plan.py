@@ -10,6 +10,7 @@ never in "I had trouble".
 from __future__ import annotations
 
 from dataclasses import replace
+from zoneinfo import ZoneInfo
 
 import pytest
 from sqlalchemy import func, select
@@ -85,6 +86,26 @@ def test_a_reminder_is_cancelled_by_its_words(client, run_jobs, fake_llm, db_eng
     assert message_of(frames)["text"].startswith('Cancelled your reminder "call mum"')
     with db_engine.connect() as connection:
         assert connection.execute(select(ScheduledItem.text, ScheduledItem.status)).all() == [("call mum", "cancelled")]
+
+
+@pytest.mark.parametrize(("message", "text", "rule", "weekday", "hour"), [
+    ("every morning at 7 remind me to take my vitamins", "take my vitamins", "FREQ=DAILY", None, 7),
+    ("please set up a reminder every Sunday at 6pm to plan the week", "plan the week", "FREQ=WEEKLY;BYDAY=SU", 6, 18),
+    ("remind me to water the plants every evening", "water the plants", "FREQ=DAILY", None, 19),
+])
+def test_a_repeating_reminder_is_set_without_the_model(client, run_jobs, fake_llm, db_engine, message, text, rule,
+                                                        weekday, hour):
+    """A small model planned "every Sunday at 6pm" as a change to an existing reminder (bench.act_planner):
+    the fast path sets it, repeating, from the words alone, first due at its hour (on its weekday)."""
+    frames, _ = chat(client, run_jobs, message)
+    assert fake_llm.requests == []
+    assert message_of(frames)["text"].startswith(f"Done: I'll remind you to {text} on ")
+    with db_engine.connect() as connection:
+        stored = connection.execute(select(ScheduledItem.text, ScheduledItem.recurrence, ScheduledItem.due_at,
+                                           ScheduledItem.timezone)).all()
+    assert [(row.text, row.recurrence) for row in stored] == [(text, rule)]
+    first = stored[0].due_at.astimezone(ZoneInfo(stored[0].timezone))
+    assert first.hour == hour and first.minute == 0 and weekday in (None, first.weekday())
 
 
 @pytest.mark.parametrize("answer", [

@@ -51,6 +51,15 @@ SKILLS = {skill.name: skill for skill in INNATE_SKILLS}
     ("2026-11-22T09:00Z", "2026-11-22T10:00"),
     ("2026-11-22 at 7pm", "2026-11-22T19:00"),
     ("day after tomorrow in the morning", "2026-11-23T09:00"),
+    # Calendar dates, the next time they come (NOW is Saturday 21 November 2026).
+    ("on the 14th at 10am", "2026-12-14T10:00"),
+    ("the 21st at 18:00", "2026-11-21T18:00"),  # still ahead today
+    ("the 21st at 9", "2026-12-21T09:00"),  # already past today: next month's
+    ("14 december at 10am", "2026-12-14T10:00"),
+    ("december 14th at 10", "2026-12-14T10:00"),
+    ("the 3rd of march at 9", "2027-03-03T09:00"),
+    ("sept 3 at 9:30pm", "2027-09-03T21:30"),
+    ("the 31st at 9", "2026-12-31T09:00"),  # November has no 31st
 ])
 def test_due_times_resolve_in_the_persons_zone(spec, local):
     due = parse_due(spec, NOW, BERLIN)
@@ -61,6 +70,7 @@ def test_due_times_resolve_in_the_persons_zone(spec, local):
 @pytest.mark.parametrize(("spec", "code"), [
     ("tomorrow", "missing_time"), ("", "missing_time"), ("yesterday at 9", "invalid"), ("13pm", "invalid"),
     ("at 25", "invalid"), ("2026-02-30T09:00", "invalid"), ("2020-01-01T09:00", "past"), ("soonish", "invalid"),
+    ("on the 14th", "missing_time"), ("30 february at 9", "invalid"), ("the 32nd at 9", "invalid"),
 ])
 def test_bad_due_times(spec, code):
     with pytest.raises(DueTimeError) as caught:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.answers import KINDS, load_personas
-from bench.answers_score import Expectation, is_echo, locomo_f1, score, token_f1
+from bench.answers_score import Expectation, is_echo, judge_fact, locomo_f1, score, token_f1
 from tests.fake_llm import FakeLLM
 from tests.llm_steps import Json, Reply
 
@@ -53,6 +53,21 @@ def test_an_echo_is_the_persons_message_again() -> None:
     assert not is_echo("thanks", "")
 
 
+def test_a_stored_fact_is_true_when_it_is_the_persons_own_current_statement() -> None:
+    said = ["Hi! I'm Maya, I just moved to Leeds for a new job.", "I work at a bank, in the mortgage department.",
+            "Remind me tomorrow at 8 to print the worksheets", "Big news: I left the bank. I'm teaching maths now."]
+    changed = ("bank*", "mortgage*")
+    assert judge_fact("I just moved to Leeds for a new job.", "user", said, changed).true
+    assert judge_fact("You are teaching maths now.", "user", said, changed).true  # "you" for the person
+    assert judge_fact("The user moved to Leeds.", "user", said, changed).true  # a model's wording, same words
+    assert judge_fact("I work at a bank, in the mortgage department.", "user", said, changed).why == "changed since"
+    assert judge_fact("The user left the bank.", "user", said, changed).true  # the news of the change itself
+    assert judge_fact("The user did it", "user", said, changed).why == "says nothing"
+    assert judge_fact("Remind me tomorrow at 8 to print the worksheets", "user", said, changed).why == "a request"
+    assert judge_fact("Maya is a nurse in Leeds.", "user", said, changed).why == "not their words"
+    assert judge_fact("I moved to Leeds.", "assistant", said, changed).why == "the assistant's"
+
+
 def test_token_f1_as_the_locomo_paper_scores() -> None:
     # "the", "and", commas and punctuation go; Porter stems: cats→cat, running→run.
     assert token_f1("The cats, running!", "cat run") == 1.0
@@ -71,10 +86,12 @@ def test_the_scenarios_hold_what_the_bench_promises() -> None:
     personas = load_personas()
     questions = [(p.split, q) for p in personas for q in p.questions]
     assert len(personas) >= 8 and len(questions) >= 60
-    assert {q.kind for _, q in questions} == set(KINDS)
-    frozen = [q for split, q in questions if split == "frozen"]
-    assert 0.3 <= len(frozen) / len(questions) <= 0.4
     assert {p.split for p in personas} == {"tuning", "frozen"}
+    for split in ("tuning", "frozen"):  # each split a figure of its own: 25 questions or more, every kind
+        chosen = [q for s, q in questions if s == split]
+        assert len(chosen) >= 25, split
+        assert {q.kind for q in chosen} == set(KINDS), split
+    assert len({p.name for p in personas}) == len(personas)  # one user each
     for persona in personas:
         assert len(persona.conversations) >= 2, persona.name  # told across conversations, then asked
     assert all(q.any or q.all for _, q in questions)
@@ -98,7 +115,10 @@ ask = "Where do I live these days?"
 any = ["berlin"]
 forbidden = ["gdansk"]
 """
-CHUNK = {"gists": ["The person told about their cat."], "facts": [], "entities": [], "emotion": "neutral",
+# Every exchange's chunk: one fact in the person's words, one they never said.
+CHUNK = {"gists": ["The person told about their cat."], "entities": [], "emotion": "neutral",
+         "facts": [{"text": "The user has a cat called Biscuit.", "speaker": "user", "confidence": 0.9},
+                   {"text": "The user lives in Gdansk.", "speaker": "user", "confidence": 0.9}],
          "salience": 0.5, "open_loops": []}
 EPISODE = {"title": "Chat", "gist": "A chat.", "summary": "A chat.", "intent": "chat", "emotion": "neutral",
            "outcome": "none", "salience": 0.3, "open_loops": []}
@@ -136,6 +156,9 @@ def test_the_bench_runs_end_to_end_and_scores_a_stale_answer_wrong(tmp_path: Pat
         assert any(line.strip().startswith(row) and "50%" in line for line in table.splitlines()), table
     assert "wrong [pia/changed/" in table and "stale gdansk" in table
     assert "fallbacks 0; echoes 0" in table
+    assert "chunker: 2 exchanges enriched, 0 jobs failed (valid 100%)" in table, table
+    assert "tuning: 2 active facts, 1 true of the person (50%)" in table, table
+    assert "not true (not their words): 'The user lives in Gdansk.'" in table, table
     result = json.loads(out.read_text())
     engram = {a["kind"]: a for a in result["answers"] if a["way"] == "Engram"}
     assert engram["fact"]["right"] and engram["fact"]["reply"] == "Your cat is called Biscuit."

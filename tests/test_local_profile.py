@@ -127,6 +127,26 @@ def test_plain_list_and_reminder_requests_become_one_action() -> None:
     assert reminder.skill == "schedule"
     assert reminder.arguments["text"] == "call the dentist" and reminder.arguments["due"] == "tomorrow at 9"
     assert fast("Remind me to call mum on friday at 6pm").arguments["due"] == "on friday at 6pm"
+    assert fast("Remind me on the 14th at 10am to book the car service").arguments["due"] == "on the 14th at 10am"
+
+
+def test_a_reminder_that_repeats_keeps_its_first_time_and_its_rule() -> None:
+    def repeating(text: str) -> tuple[str, str, str]:
+        arguments = fast(text).arguments
+        return arguments["text"], arguments["due"], arguments["recurrence"]
+    assert repeating("every morning at 7 remind me to take my vitamins") == ("take my vitamins", "at 7", "daily")
+    assert repeating("Remind me every day at 8 to take my pills") == ("take my pills", "at 8", "daily")
+    assert repeating("Please set up a reminder every Sunday at 6pm to plan the week") == (
+        "plan the week", "on sunday at 6pm", "every sunday")
+    assert repeating("remind me every morning to water the plants") == ("water the plants", "in the morning", "daily")
+    assert repeating("remind me every night to lock the door") == ("lock the door", "at night", "daily")
+    # NOW is a Monday: the first of "each weekday" is today's; said at the weekend it is Monday's.
+    assert repeating("Remind me each weekday at 11:30 to check the rota") == ("check the rota", "at 11:30", "weekdays")
+    saturday = plain_action("Remind me each weekday at 11:30 to check the rota",
+                            collect_signals(RoutingContext(text="Remind me each weekday at 11:30 to check the rota")),
+                            datetime(2026, 11, 28, 10, 0, tzinfo=UTC), UTC)
+    assert saturday.arguments["due"] == "on monday at 11:30"
+    assert fast("Remind me every 2 hours to drink water") is None  # left to the planner
 
 
 def test_a_list_created_with_its_items_is_one_add_that_creates_it() -> None:

@@ -146,6 +146,27 @@ def test_a_pet_rehomed_or_a_move_of_home_ends_what_was_true_before(session, hash
     active = {f.text for f in list_facts(session, "hana")}
     assert "The user works as an accountant in London" in active and job.fact_id
     assert not any("Peckham" in text or "parrot" in text for text in active)
+    # The person's own sentences, opening with other words than "The user" (services/memory/from_words).
+    loud = remember_fact(session, hash_embedder, "hana2", "At home we have a parrot called Kiwi, he's very loud")
+    sad = remember_fact(session, hash_embedder, "hana2", "Sad news, we had to rehome Kiwi, the neighbours complained")
+    assert sad.action == "superseded" and sad.superseded_id == loud.fact_id
+
+
+@pytest.mark.integration
+def test_what_ended_is_the_thing_named_not_every_fact_of_the_person(session, hash_embedder) -> None:
+    """"I sold my Fender and bought a Gibson" ends the Fender, not the person's name, home, lessons and tastes (each
+    fact speaks of "the user", and "the user's Fender" once made "user" a thing that ended)."""
+    told = ["The user is Rafael", "The user live in São Paulo and music is the user's whole life",
+            "The user play an old Fender Stratocaster, had it since the user was fifteen",
+            "On weekends the user teach guitar lessons to kids at the community centre",
+            "The user can't stand country music, seriously, anything but that"]
+    facts = {text: remember_fact(session, hash_embedder, "rafa", text) for text in told}
+    sold = remember_fact(session, hash_embedder, "rafa",
+                         "The user sold the user's Fender and bought a Gibson Les Paul, the sound is unreal")
+    assert sold.superseded_id == facts[told[2]].fact_id
+    active = {f.text for f in list_facts(session, "rafa")}
+    assert active == {*told[:2], *told[3:], "The user sold the user's Fender and bought a Gibson Les Paul, the sound "
+                      "is unreal"}
 
 
 @pytest.mark.integration

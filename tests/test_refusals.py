@@ -30,9 +30,16 @@ def session(db_engine):
     ("The user is not a fan of spicy food", {"spicy"}),
     ("The user is avoiding sugar these days", {"sugar"}),
     ("The user quit smoking last year", {"smoking"}),
+    ("Onions make the user really sick, the user never eat them", {"onion"}),
+    ("Spicy food doesn't agree with the user", {"spicy"}),
 ])
 def test_a_refusal_in_the_persons_words_names_what_they_refuse(fact: str, refused: set[str]) -> None:
     assert refused_things(fact) == refused
+
+
+def test_what_makes_the_person_sick_refuses_its_family_and_a_tired_day_refuses_nothing() -> None:
+    assert {"fish", "salmon", "sushi", "prawn"} <= refused_things("Fish and seafood make the user really sick")
+    assert refused_things("Work makes the user tired") == set()
 
 
 def test_a_diet_refuses_what_it_does_not_name_and_a_plain_fact_refuses_nothing() -> None:
@@ -61,6 +68,12 @@ def test_a_reply_names_a_refused_thing_by_its_whole_word_unless_it_leaves_it_out
     assert names_refused("How about a creamy mushroom risotto?", refused) == "mushroom"
     assert names_refused("A ham and cheese toastie!", refused) == "ham"
     assert names_refused("Anchovies on toast", refused) == "anchov"
+    # A kind of it the person can have is no offer of it.
+    assert names_refused("Throw some veggie burgers and corn on the grill.", refused) is None
+    assert names_refused("An oat milk latte and a banana.", frozenset(refused_things("The user is lactose intolerant"))
+                         ) is None
+    assert names_refused("Gluten-free toast with avocado.", frozenset(refused_things("The user is coeliac"))) is None
+    assert names_refused("A burger and fries.", refused) == "burger"
     assert names_refused("A stir fry without mushrooms, with tofu.", refused) is None
     assert names_refused("Here is some code for your hamster's feeder", refused) is None  # not "cod", not "ham"
     assert names_refused("Anything you like!", frozenset()) is None
@@ -94,7 +107,8 @@ def test_a_reply_offering_a_refused_thing_is_written_again_told_what_to_leave_ou
         guard=partial(ScaffoldGuard, message=message, refused=frozenset({"mushroom"})))
     assert not fallback and completion.text == "How about a lemon pasta with peas?" and retries
     retried = fake_llm.requests[-1]["messages"]
-    assert retried[-2] == {"role": "system", "content": REFUSED_NOTE.format(thing="mushroom")}
+    assert retried[-2] == {"role": "system", "content": REFUSED_NOTE}
+    assert "mushroom" not in str(retried[-2:])  # named in the note, the small model offered it again
 
 
 def test_a_second_offer_of_the_refused_thing_ends_in_saying_so_not_the_apology(fake_llm) -> None:
@@ -108,7 +122,7 @@ def test_a_second_offer_of_the_refused_thing_ends_in_saying_so_not_the_apology(f
     completion, fallback = generate_with_fallback(
         client, "respond", [{"role": "user", "content": "Suggest a snack."}], sent.append,
         guard=partial(ScaffoldGuard, message="Suggest a snack.", refused=frozenset({"peanut"})))
-    assert not fallback and completion.text == REFUSED_REPLY.format(thing="peanut")
+    assert not fallback and completion.text == REFUSED_REPLY and "peanut" not in completion.text.lower()
     assert sent[-1] == completion.text and len(fake_llm.requests) == 2
 
 
@@ -125,3 +139,24 @@ def test_the_small_model_notes_always_hold_the_persons_refusals(session, hash_em
     assert "mushroom" in context.refused and "cheese" in context.refused and "peanut" not in context.refused
     full = assemble(session, hash_embedder, "mia", "Give me an idea for a quick dinner tonight.")
     assert full.refused == frozenset()  # the full shape (a larger model) reads no refusals
+
+
+def test_a_question_asking_for_an_idea_has_the_persons_tastes_just_before_it(session, hash_embedder) -> None:
+    """The 1.5B read "Fish and seafood make you sick" at the top of its prompt and still offered salmon: a message
+    asking for an idea gets what the person likes and avoids again in its own note; another message does not."""
+    sick = "Fish and seafood make the user really sick, the user never eat them"
+    remember_fact(session, hash_embedder, "greta", sick)
+    remember_fact(session, hash_embedder, "greta", "The user prefer tea")
+    remember_fact(session, hash_embedder, "greta", "The user is a physiotherapist in Zurich")
+    from dataclasses import replace
+
+    from services.memory.config import MemoryConfig
+
+    config = MemoryConfig()  # the compact profile's: every fact of the person in the block, whatever its salience
+    config = replace(config, context=replace(config.context, profile_facts=12, profile_min_salience=0.0))
+    asked = assemble(session, hash_embedder, "greta", "We're at a restaurant on the coast, what should I order?",
+                     compact=True, config=config)
+    assert "never eat them" in asked.note and "prefer tea" in asked.note and "physiotherapist" not in asked.note
+    assert "never eat them" in asked.about  # the block about the person holds it as before
+    told = assemble(session, hash_embedder, "greta", "Where do I work?", compact=True, config=config)
+    assert "never eat them" not in told.note and "prefer tea" not in told.note

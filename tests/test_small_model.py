@@ -211,6 +211,14 @@ def test_facts_from_words_are_the_persons_own_telling_sentences() -> None:
     assert facts("Remind me tomorrow at 8 to print the worksheets") == []  # a request tells nothing
     assert facts("Where do I live? Can you check?") == [] and facts("what's on my camping list") == []
     assert facts("Thanks!") == [] and facts("The weather is lovely today.") == []  # nothing about them
+    assert facts("ok I did it, I dropped architecture") == ["The user dropped architecture"]  # "I did it" says nothing
+    assert facts("The grand opening is on the 1st of September, fingers crossed.") == [  # a date they tell
+        "The grand opening is on the 1st of September, fingers crossed"]
+    # A clause that points back stays with what it points at ("The user never eat them" alone told nothing).
+    assert facts("Fish and seafood make me really sick, I never eat them.") == [
+        "Fish and seafood make the user really sick, the user never eat them"]
+    assert facts("I had knee surgery, so I stopped playing tennis. I swim now instead.") == [
+        "The user had knee surgery", "The user stopped playing tennis, the user swim now instead"]
     assert chunk_from_words("I moved to Leeds")["gists"] == ["The user said: I moved to Leeds"]
 
 
@@ -248,16 +256,51 @@ def test_the_history_window_moves_in_steps_so_the_next_prompt_begins_like_this_o
 
 
 def test_a_window_moving_by_a_long_step_is_read_again_rarely_and_keeps_the_last_turns() -> None:
-    """The profile's window (10 turns of the ten working memory holds, moving by 7): one prompt in seven reads
-    the history again, and then only the few turns left in the window."""
-    budgets = CompactBudgets(history_exchanges=10, history_step=7)
+    """The profile's window (10 turns of the ten working memory holds, moving by 9): one prompt in nine reads
+    the history again, and then only the turns left in the window."""
+    budgets = CompactBudgets(history_exchanges=10, history_step=9, history_chars=6000)
     shown = {n: [m["content"] for m in compact_messages("S", _thread(n), "", "next", budgets)[1:-1]]
              for n in range(1, 30)}
     moved = [n for n in range(1, 29) if shown[n + 1][: len(shown[n])] != shown[n]]
-    assert moved == [10, 17, 24]  # the prompts of turns 11, 18 and 25 begin differently from the one before
-    assert all(len(shown[n + 1]) // 2 == 4 for n in moved)  # three earlier turns and the newest
-    assert all(4 <= len(shown[n]) // 2 <= 10 for n in range(4, 30))
+    assert moved == [10, 19, 28]  # the prompts of turns 12, 21 and 30 begin differently from the one before
+    assert all(len(shown[n + 1]) // 2 == 2 for n in moved)  # the turn before and the newest
+    assert all(2 <= len(shown[n]) // 2 <= 10 for n in range(2, 30))
     assert all(shown[n][-2:] == [f"message {n}", f"reply {n}"] for n in range(1, 30))
+
+
+def test_a_threads_prompt_only_grows_so_the_next_turn_begins_with_this_prompt_and_its_reply() -> None:
+    """Each turn's note (recall's finds, a mode's instruction) stays before its message in later prompts: the
+    server then finds the whole last prompt and the reply it wrote in its cache and reads only the new note and
+    message. Without it the history dropped the note and everything after it was read again on every turn."""
+    from services.llm.profile import turn_note
+
+    budgets = CompactBudgets(history_exchanges=10, history_step=9, history_chars=6000)
+    memory: list[dict[str, object]] = []
+    previous: list[dict[str, str]] = []
+    for n in range(1, 10):
+        recalled = f"- you keep bees at the allotment {n}." if n % 2 else ""
+        hint = "React in one short sentence." if n % 3 == 0 else ""
+        messages = compact_messages("S", memory, recalled, f"message {n}", budgets, about_text="- you live in Leeds.",
+                                    hint=hint)
+        assert messages[: len(previous)] == previous, f"turn {n} does not begin with turn {n - 1}'s prompt and reply"
+        assert turn_note(messages) == (messages[-2]["content"] if recalled or hint else "")
+        reply = f"reply {n}"
+        memory.append({"turn": n, "user": f"message {n}", "reply": reply,
+                       **({"note": turn_note(messages)} if turn_note(messages) else {})})
+        previous = [*messages, {"role": "assistant", "content": reply}]
+    assert sum(m["role"] == "system" for m in previous) == 1 + 6  # the prompt and the notes of turns 1,3,5,6,7,9
+
+
+def test_over_its_characters_the_window_moves_by_whole_steps() -> None:
+    """A history longer than ``history_chars`` loses its oldest turns a step at a time, not one per turn (which
+    would make every prompt differ from the last at its first turn)."""
+    budgets = CompactBudgets(history_exchanges=10, history_step=4, history_chars=900)
+    thread = [{"turn": n, "user": f"message {n} " + "x" * 140, "reply": f"reply {n}"} for n in range(1, 11)]
+    shown = {n: [m["content"] for m in compact_messages("S", thread[:n], "", "next", budgets)[1:-1]]
+             for n in range(1, 11)}
+    assert all(sum(len(text) for text in shown[n]) <= 900 for n in shown)
+    moved = [n for n in range(1, 10) if shown[n + 1][: len(shown[n])] != shown[n]]
+    assert len(moved) <= 3 and all(shown[n][-1] == f"reply {n}" for n in shown)
 
 
 def test_what_is_set_for_later_is_shown_to_messages_that_may_be_about_it() -> None:

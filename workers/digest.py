@@ -225,6 +225,7 @@ def remember(context: WorkerContext, turn: Turn, understanding: Understanding, r
         "mode": understanding.mode,
         "topic": understanding.topic,
         "at": request.received_at,
+        **({"note": reply.note} if reply.note else {}),
     }
     known = (understanding.thread, understanding.working_memory) if understanding.thread is not None else None
     # A stored turn (Understanding.from_stored) knows no thread and leaves the topic as it is.

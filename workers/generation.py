@@ -15,7 +15,7 @@ from services.act.reply import act_reply
 from services.llm.completion import Completion
 from services.llm.fallback import generate_with_fallback
 from services.llm.guard import ScaffoldGuard
-from services.llm.profile import compact_messages
+from services.llm.profile import compact_messages, turn_note
 from services.prompts import fenced
 from services.threads import history_text
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
@@ -39,6 +39,9 @@ class Reply:
     tool_trail: list[dict[str, Any]] = field(default_factory=list)
     # Streamed text not yet sent as a ``delta``: it goes out with ``message``, in the same round trip.
     unsent: str = ""
+    # Under the compact profile, the note the model read before the message: kept with the turn in working
+    # memory so that the thread's later prompts repeat it where it stood (services/llm/profile.history_messages).
+    note: str = ""
 
     def tool_counts(self) -> dict[str, int]:
         return dict(Counter(step["skill"] for step in self.tool_trail if step.get("type", "action") == "action"))
@@ -135,7 +138,8 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
     completion, fallback = generate_with_fallback(context.llm, role, messages, deltas, on_retry=deltas.restart,
                                                   guard=guard)
     turn.mark("generation_s", time.monotonic() - started)
-    return Reply(text=completion.text.strip(), completion=completion, fallback=fallback, unsent=deltas.take_unsent())
+    return Reply(text=completion.text.strip(), completion=completion, fallback=fallback, unsent=deltas.take_unsent(),
+                 note=turn_note(messages) if llm_profile(context).compact else "")
 
 
 def prompt_name(understanding: Understanding, compact: bool) -> str:

@@ -29,6 +29,14 @@ LIST_PLEASE = re.compile(r"^(?P<items>[^.?!:]{1,60}?)\s+(?:on|onto|to)\s+" + _LI
 LIST_VIEW = re.compile(_POLITE + r"(?:what(?:'s| is| are| do i have| have i got)\s+(?:on|in)|show(?: me)?|read(?: me)?"
                        r"|tell me(?: what's on)?|what's in)\s+" + _LIST + r"(?:\s+please)?\W*$")
 REMIND = re.compile(_POLITE + r"remind me\s+(?P<rest>.+?)\W*$")
+# The time before the request: "at 7 remind me to take my vitamins" (once "every morning" is taken out).
+REMIND_AFTER = re.compile(_POLITE + r"(?P<due>[a-z0-9: .]+?),?\s+remind me\s+to\s+(?P<task>.+?)\W*$")
+SET_REMINDER = re.compile(_POLITE + r"(?:set(?: up)?|create|add|make)(?: me)?\s+an?\s+reminder\s+(?P<rest>.+?)\W*$")
+# A reminder that repeats: "every morning", "each weekday", "every sunday" (taken out of the request, then the
+# time left in it is the first one: "every sunday at 6pm" → first "sunday at 6pm", repeating every sunday).
+EVERY = re.compile(r"\b(?:every|each)\s+(?P<every>day|morning|afternoon|evening|night|weekday|week|monday|tuesday"
+                   r"|wednesday|thursday|friday|saturday|sunday)s?\b")
+DAILY_PARTS = ("morning", "afternoon", "evening", "night")
 # "Create a packing list with passport and charger", "start a new list for the party: balloons, candles",
 # "I need a list for the camping weekend. tent, sleeping bags, headlamp", "make me a wishlist w/ a kindle, a pan".
 LIST_CREATE = re.compile(
@@ -78,6 +86,7 @@ _TRACKING_TAIL = re.compile(
 )
 _QUOTES = "'\"\u2018\u2019\u201c\u201d"
 ITEM_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)\s*")
+WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 TIME_START = re.compile(r"^(?:at|on|in|tomorrow|today|tonight|next|this|monday|tuesday|wednesday|thursday|friday|"
                         r"saturday|sunday|mon|tue|wed|thu|fri|sat|sun|\d)")
 ARTICLES = re.compile(r"^(?:some|a|an|the)\s+")
@@ -96,7 +105,7 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
         action = _list_action(lowered)
         if action is not None:
             return action
-    if signals.get("skill_remind") and signals.get("has_time"):
+    if signals.get("skill_remind") and (signals.get("has_time") or EVERY.search(lowered)):
         reminder = _reminder(lowered, now, zone)
         if reminder is not None:
             return reminder
@@ -232,19 +241,47 @@ def _list_action(text: str) -> PlainAction | None:
 
 
 def _reminder(text: str, now: datetime, zone: tzinfo) -> PlainAction | None:
-    match = REMIND.match(text)
-    if not match:
-        return None
-    rest = match["rest"]
-    for task, due in _splits(rest):
+    every = EVERY.search(text)
+    if every:
+        text = " ".join((text[: every.start()] + text[every.end():]).split())
+    for task, due in _reminder_parts(text):
+        if every:
+            due = _first_time(due, every["every"])
         if not task or not TIME_START.match(due):
             continue
         try:
-            parse_due(due, now, zone)
+            first = parse_due(due, now, zone)
         except DueTimeError:
             continue
-        return PlainAction("schedule", {"operation": "create", "kind": "reminder", "text": task, "due": due})
+        if every and every["every"] == "weekday" and first.local.weekday() >= 5:
+            due = f"on monday {due}"  # said at the weekend: the first weekday is Monday
+        repeat = {"recurrence": _recurrence(every["every"])} if every else {}
+        return PlainAction("schedule", {"operation": "create", "kind": "reminder", "text": task, "due": due, **repeat})
     return None
+
+
+def _reminder_parts(text: str) -> list[tuple[str, str]]:
+    """(task, due) candidates of "remind me …", "at 7 remind me to …" and "set a reminder … to …"."""
+    match = REMIND.match(text) or SET_REMINDER.match(text)
+    if match:
+        return _splits(match["rest"])
+    after = REMIND_AFTER.match(text)
+    return [(after["task"], after["due"])] if after else []
+
+
+def _first_time(due: str, every: str) -> str:
+    """The first time of a repeating reminder: on its weekday; at its part of the day when no hour is given."""
+    if every in WEEKDAY_NAMES and every not in due:
+        due = f"on {every} {due}".strip()
+    if every in DAILY_PARTS and not re.search(r"\d", due):
+        due = f"{due} {'at' if every == 'night' else 'in the'} {every}".strip()
+    return due
+
+
+def _recurrence(every: str) -> str:
+    if every in ("day", *DAILY_PARTS):
+        return "daily"
+    return {"weekday": "weekdays", "week": "weekly"}.get(every, f"every {every}")
 
 
 def _splits(rest: str) -> list[tuple[str, str]]:
@@ -254,6 +291,7 @@ def _splits(rest: str) -> list[tuple[str, str]]:
     if sep:
         candidates.append((tail.strip(), head.strip()))
     if rest.startswith("to "):
+        candidates.append((rest[3:].strip(), ""))  # no time left in it: a repeating one's part of the day
         words = rest[3:].split()
         # The longest time phrase at the end that parses: "call mum on friday at 6" → "on friday at 6".
         candidates += [(" ".join(words[:cut]), " ".join(words[cut:])) for cut in range(1, len(words))]

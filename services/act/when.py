@@ -15,8 +15,16 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 _WEEKDAY_RE = "|".join(f"{day[:3]}(?:{day[3:]})?" for day in WEEKDAYS).replace("tue(?:sday)?", "tue(?:s|sday)?")
 _RELATIVE_RE = re.compile(
     r"^(?:in\s+)?\+?(an?|\d+(?:\.\d+)?|half an?)\s*(m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)(?:\s+from now)?$")
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+_MONTH_RE = "|".join(f"{month[:3]}(?:{month[3:]})?" for month in MONTHS).replace("sep(?:tember)?", "sept?(?:ember)?")
+_ORDINAL = r"(?:st|nd|rd|th)"
+# A calendar date: "14 december", "the 14th of december", "december 14th", "dec 14", or "the 14th" (of the month).
+_DATE_RE = (rf"(?:the\s+)?(\d{{1,2}}){_ORDINAL}?(?:\s+of)?\s+({_MONTH_RE})\b"
+            rf"|({_MONTH_RE})\s+(?:the\s+)?(\d{{1,2}}){_ORDINAL}?(?![\d:])"
+            rf"|(?:the\s+)?(\d{{1,2}}){_ORDINAL}")
 _DAY_RE = re.compile(rf"\b(?:(day after tomorrow)|(today|tonight|tomorrow|tmrw|tmr)|(?:(next|this)\s+)?({_WEEKDAY_RE})|"
-                     r"(\d{4}-\d{2}-\d{2}))\b")
+                     rf"(\d{{4}}-\d{{2}}-\d{{2}})|{_DATE_RE})\b")
 _TIME_RE = re.compile(r"\b(?:(noon|midday|midnight|morning|afternoon|evening|night)|"
                       r"(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.|o'?clock)?)(?=\s|$)")
 _FILLER_RE = re.compile(r"\b(?:at|on|in the|the|around|about|by)\b|[,.]")
@@ -127,8 +135,10 @@ def _wall_time(time_match: re.Match[str] | None, day_match: re.Match[str] | None
 
 
 def _day(match: re.Match[str], now_local: datetime, wall: time, zone: tzinfo) -> date:
-    after_tomorrow, word, qualifier, weekday, iso_day = match.groups()
+    after_tomorrow, word, qualifier, weekday, iso_day, *calendar = match.groups()
     today = now_local.date()
+    if any(calendar):
+        return _calendar_day(calendar, now_local, wall, zone)
     if after_tomorrow:
         return today + timedelta(days=2)
     if word:
@@ -146,3 +156,25 @@ def _day(match: re.Match[str], now_local: datetime, wall: time, zone: tzinfo) ->
     if resolve_local(datetime.combine(candidate, wall), zone) <= now_local:
         candidate += timedelta(days=7)  # "monday 9am" said on a Monday afternoon means next week
     return candidate
+
+
+def _calendar_day(groups: list[str | None], now_local: datetime, wall: time, zone: tzinfo) -> date:
+    """The next date (after now, at ``wall``) that is "14 december" (this year or next) or "the 14th" (this
+    month or the next month that has it)."""
+    day_first, month_after, month_first, day_after, day_alone = groups
+    day = int(day_first or day_after or day_alone or 0)
+    month_name = month_first or month_after
+    if not 1 <= day <= 31:
+        raise DueTimeError("invalid", f"there is no day {day} in a month")
+    year, month = now_local.year, now_local.month
+    wanted = next(i for i, name in enumerate(MONTHS, 1) if name.startswith(month_name[:3])) if month_name else None
+    for _ in range(25):  # two years of months: enough to find any date that exists
+        if wanted is None or month == wanted:
+            try:
+                candidate = date(year, month, day)
+            except ValueError:
+                candidate = None  # 31 June: no such date this month
+            if candidate and resolve_local(datetime.combine(candidate, wall), zone) > now_local:
+                return candidate
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    raise DueTimeError("invalid", f"there is no {day} {month_name} in a calendar")

@@ -24,11 +24,14 @@ MAX_RETRY_AFTER_S = 10.0
 # plain statement such as "I work as a nurse"): said just before the message, where it is read.
 ECHO_NOTE = "Do not repeat the person's message. Answer it in your own words, briefly and warmly."
 # Before the retry of a reply that offered what the person refused ("You can't stand mushrooms" in the notes, and a
-# mushroom risotto suggested).
-REFUSED_NOTE = "The person never wants anything with {thing} in it. Suggest something else, and do not mention {thing}."
-# When the retry offered it again: saying so is true and useful, where the apology would be neither.
-REFUSED_REPLY = ("I'd better not suggest anything with {thing}, since you told me it's not for you. "
-                 "What do you feel like instead?")
+# mushroom risotto suggested). It does not name the thing: named, the 1.5B offered it again ("do not mention toast"
+# → toast) in 3 of 12 suggestions of bench.answers' tuning people.
+REFUSED_NOTE = ("Your answer offered something the person told you they never have. Suggest something else, "
+                "leaving out everything they avoid or cannot have.")
+# When the retry offered it again: saying so is true and useful, where the apology would be neither (the thing is not
+# named: the person never saw the withheld offer).
+REFUSED_REPLY = ("Everything I was going to suggest has something you told me isn't for you. "
+                 "What do you feel like?")
 # When the retry said the message back too: what was said is taken in (the chunker stores it), and saying
 # so is a true reply, where the apology would tell the person to repeat something that was understood.
 NOTED_REPLY = "Thanks for telling me, I'll remember that."
@@ -72,7 +75,7 @@ def generate_with_fallback(client: LLMClient, role: str, messages: list[Message]
             refused = exc if isinstance(exc, NamesRefused) else None
             logger.warning("llm %s: attempt %d failed: %s", role, attempt, exc)
             note = ECHO_NOTE if isinstance(exc, EchoedMessage) else (
-                REFUSED_NOTE.format(thing=exc.thing) if isinstance(exc, NamesRefused) else None)
+                REFUSED_NOTE if isinstance(exc, NamesRefused) else None)
             if note and messages and messages[-1].get("role") == "user":
                 messages = [*messages[:-1], {"role": "system", "content": note}, messages[-1]]
             if attempt == 1:
@@ -85,7 +88,7 @@ def generate_with_fallback(client: LLMClient, role: str, messages: list[Message]
             break
     elapsed = time.monotonic() - started
     said = _after_echoes(messages) if error.startswith(EchoedMessage.__name__) else (
-        REFUSED_REPLY.format(thing=refused.thing) if refused is not None else None)
+        REFUSED_REPLY if refused is not None else None)
     if said is not None:
         if on_retry is not None:
             on_retry()  # whatever of the echo (or the offer) went out is void

@@ -180,8 +180,11 @@ def without_echo(text: str, echo: list[str]) -> str | None:
 
 PARTIAL_WORD = re.compile(r"[A-Za-z'-]+$")
 PREFIX_CHARS = 5  # a refused stem this long also matches words it begins ("anchov" in "anchovies")
-# "Here is a dinner without mushrooms" names the thing only to leave it out.
-LEFT_OUT = r"\b(?:without|no|not|free of|instead of|skip(?:ping)?|avoid(?:ing)?|leave out|leaving out)\s+(?:any\s+)?"
+# "Here is a dinner without mushrooms" names the thing only to leave it out; "veggie burgers", "gluten-free toast"
+# and "an oat milk latte" offer a kind of it the person can have.
+LEFT_OUT = (r"\b(?:without|no|not|free of|instead of|skip(?:ping)?|avoid(?:ing)?|leave out|leaving out|veggie|vegan|"
+            r"vegetarian|plant-based|meat-free|meatless|gluten-free|dairy-free|lactose-free|non-alcoholic|alcohol-free|"
+            r"oat milk|oat|soy|almond|coconut|decaf)\s+(?:any\s+)?")
 
 
 def names_refused(reply: str, refused: frozenset[str]) -> str | None:
@@ -193,6 +196,8 @@ def names_refused(reply: str, refused: frozenset[str]) -> str | None:
         for thing in refused:
             # A short stem must be the whole word ("ham", not "hamster"; "cod", not "code").
             named = stem(word) == thing or (len(thing) >= PREFIX_CHARS and word.startswith(thing))
-            if named and re.search(LEFT_OUT + re.escape(word), lowered) is None:
+            left_out = word.endswith(("-free", "-less")) or re.search(LEFT_OUT + re.escape(word), lowered) or re.search(
+                re.escape(word) + r"[ -](?:free|less)\b", lowered)  # "gluten-free", "meat free"
+            if named and left_out is None:
                 return thing
     return None

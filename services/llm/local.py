@@ -129,16 +129,21 @@ class ServerProcess:
     process: subprocess.Popen[bytes] | None
 
 
-def check_local_llm(server: ServerProcess, timeout: float = CHECK_TIMEOUT_S) -> str | None:
-    """One real completion from a freshly started server; None when it answers, else what failed, in words."""
+def check_local_llm(server: ServerProcess, timeout: float = CHECK_TIMEOUT_S, system: str = "") -> str | None:
+    """One real completion from a freshly started server; None when it answers, else what failed, in words.
+
+    ``system``: a system prompt to ask it under, which the server's prompt cache then holds for the chat turns
+    that begin with it.
+    """
     deadline = time.monotonic() + timeout
     failure = _wait_listening(server, deadline)
     if failure:
         return failure
+    messages = ([{"role": "system", "content": system}] if system else []) + CHECK_PROMPT
     try:
         response = httpx.post(server.base_url.rstrip("/") + "/chat/completions",
                               timeout=max(1.0, deadline - time.monotonic()),
-                              json={"model": LOCAL_LLM_ALIAS, "messages": CHECK_PROMPT, "max_tokens": 4})
+                              json={"model": LOCAL_LLM_ALIAS, "messages": messages, "max_tokens": 4})
     except httpx.HTTPError as exc:
         return _died(server) or f"{server.name}: no answer to a test completion ({type(exc).__name__}: {exc})"
     if response.status_code != 200:

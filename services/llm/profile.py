@@ -74,29 +74,37 @@ def load_profile(settings: Settings) -> LLMProfile:
 
 
 def history_window(working_memory: list[dict[str, Any]], budgets: CompactBudgets) -> list[dict[str, Any]]:
-    """The turns shown as history: the window (``_window``), newest kept first while ``history_chars`` lasts.
+    """The turns shown as history: the window (``_window``), from its first turn while ``history_chars`` lasts.
 
-    The window's first turn moves in steps of half the window, not on every turn: llama.cpp reuses the
-    prompt it evaluated last up to the first token that differs, so a window that slid by one turn each
-    time made the whole history be read again on every reply (~700 tokens at 6 turns; 20 s for the
-    1.5B model on these 2 cores under load).
+    The window's first turn moves in steps, not on every turn: llama.cpp reuses the prompt it evaluated
+    last up to the first token that differs, so a window that slid by one turn each time made the whole
+    history be read again on every reply (~700 tokens at 6 turns; 20 s for the 1.5B model on these 2
+    cores under load). Over ``history_chars`` the first turn moves on by whole steps too, for the same reason.
     """
-    shown: list[dict[str, Any]] = []
-    left = budgets.history_chars
-    for item in reversed(_window(working_memory, budgets.history_exchanges, budgets.history_step)):
-        user, reply = str(item.get("user") or "").strip(), _cut(str(item.get("reply") or ""), budgets.reply_chars)
-        size = len(user) + len(reply)
-        if not user or size > left:
-            break
-        left -= size
-        shown.append(item)
-    return shown[::-1]
+    shown = _window(working_memory, budgets.history_exchanges, budgets.history_step)
+    step = max(1, min(budgets.history_exchanges, budgets.history_step) or budgets.history_exchanges // 2)
+    while shown and sum(_size(item, budgets) for item in shown) > budgets.history_chars:
+        shown = shown[step:] if len(shown) > step else shown[1:]
+    return [item for item in shown if str(item.get("user") or "").strip()]
+
+
+def _size(item: dict[str, Any], budgets: CompactBudgets) -> int:
+    return (len(str(item.get("user") or "").strip()) + len(str(item.get("note") or ""))
+            + len(_cut(str(item.get("reply") or ""), budgets.reply_chars)))
 
 
 def history_messages(working_memory: list[dict[str, Any]], budgets: CompactBudgets) -> list[dict[str, str]]:
-    """The shown turns (``history_window``) as user/assistant messages."""
+    """The shown turns (``history_window``) as chat messages, each exactly as the model was given it then.
+
+    A turn's note (what recall found, the mode's instruction) stays before its message: the prompt of a
+    thread then only grows, so llama.cpp finds the last turn's prompt *and the reply it wrote* in its cache
+    and reads only the new message and its note. With the note dropped from the history, the reply after it
+    and everything later were read again on every turn (~60–130 tokens, 1–3 s for the 1.5B on 2 cores).
+    """
     messages: list[dict[str, str]] = []
     for item in history_window(working_memory, budgets):
+        if item.get("note"):
+            messages.append({"role": "system", "content": str(item["note"])})
         messages.append({"role": "user", "content": str(item.get("user") or "").strip()})
         reply = _cut(str(item.get("reply") or ""), budgets.reply_chars)
         if reply:
@@ -116,28 +124,39 @@ def _window(working_memory: list[dict[str, Any]], size: int, step: int = 0) -> l
     return [item for item, number in zip(working_memory, numbers, strict=True) if number >= first]
 
 
+def compact_note(memory_text: str, budgets: CompactBudgets, hint: str = "") -> str:
+    """This message's note: what recall found for it besides the block, then the mode's instruction."""
+    memory = _cut(memory_text.strip(), budgets.recalled_tokens * 4)
+    note = [MEMORY_NOTE.format(memory=fenced("memory", memory))] if memory else []
+    note += [hint.strip()] if hint.strip() else []
+    return "\n\n".join(note)
+
+
 def compact_messages(system: str, working_memory: list[dict[str, Any]], memory_text: str, user_text: str,
                      budgets: CompactBudgets, about_text: str = "", hint: str = "") -> list[dict[str, str]]:
-    """System prompt with what is known about the person, history as chat turns, the memory note, then the message.
+    """System prompt with what is known about the person, history as chat turns, the note, then the message.
 
     Stable parts first, so that llama.cpp reads only what changed since the thread's last turn: the block
-    ``about_text`` does not depend on the message (and leaves out what the shown history says), so a
-    question after a question reads the last exchange, this message's own note and the message — not the
-    whole block again after the history, as when every note came last (~230–300 tokens a question, 5–6 s
-    for the 1.5B model on these 2 cores). ``hint``, the mode's instruction (a reaction, a clarifying
-    question), comes last of all for the same reason.
+    ``about_text`` does not depend on the message (and leaves out what the shown history says), and the
+    history repeats each earlier turn's note where it stood (``history_messages``). This message's note
+    (``compact_note``) comes just before it; ``turn_note`` finds it again to store with the turn.
     """
     about = _cut(about_text.strip(), budgets.memory_tokens * 4)
     if about:  # fenced like every mode prompt's memory: stored text is quoted data, never instructions
         system = f"{system.strip()}\n\n{ABOUT_NOTE.format(memory=fenced('memory', about))}"
     messages = [{"role": "system", "content": system.strip()}, *history_messages(working_memory, budgets)]
-    memory = _cut(memory_text.strip(), budgets.recalled_tokens * 4)
-    note = [MEMORY_NOTE.format(memory=fenced("memory", memory))] if memory else []
-    note += [hint.strip()] if hint.strip() else []
+    note = compact_note(memory_text, budgets, hint)
     if note:
-        messages.append({"role": "system", "content": "\n\n".join(note)})
+        messages.append({"role": "system", "content": note})
     messages.append({"role": "user", "content": user_text})
     return messages
+
+
+def turn_note(messages: list[dict[str, str]]) -> str:
+    """The note ``compact_messages`` put before the message ("" if none): kept with the turn for its history."""
+    if len(messages) > 2 and messages[-2]["role"] == "system":
+        return messages[-2]["content"]
+    return ""
 
 
 def _cut(text: str, limit: int) -> str:

@@ -27,7 +27,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
-from services.memory import sidearms
+from services.memory import notes, sidearms
 from services.memory.config import MemoryConfig
 from services.memory.notes import Budget, about_plans, compact_notes, note_episode, note_fact, note_said, short
 from services.memory.recall import RecallHit, recall
@@ -145,7 +145,8 @@ def compact_split(personal: Personal, facts: list[RecallHit], episodes: list[Rec
     llama.cpp does not read it again; the second is short and comes just before the message. Reminders and
     lists are in the second: they change with every list or reminder command, and a block that changed
     made the next reply read the whole prompt again (~700 tokens, 10-14 s for the 1.5B on these 2 cores).
-    With a ``message``, they are shown only when it may be about them (``notes.about_plans``).
+    With a ``message``, they are shown only when it may be about them (``notes.about_plans``), and a message asking
+    for an idea gets the facts of what the person likes and avoids in its note too (``notes.asks_for_ideas``).
     """
     known = [(fact.at, note_fact(fact.text, fact.at)) for fact in personal.profile + personal.refusals]
     # What is set for later (the next reminders, the lists) is kept first and shown last.
@@ -154,6 +155,9 @@ def compact_split(personal: Personal, facts: list[RecallHit], episodes: list[Rec
     found = [(hit.at, note_fact(hit.text, hit.at)) for hit in facts]
     found += [(hit.at, note_episode(hit)) for hit in episodes]
     found += [(hit.at, note_said(hit)) for hit in exchanges]
+    if message is not None and notes.asks_for_ideas(message):  # what they like and avoid, again, just before it
+        found = [(fact.at, note_fact(fact.text, fact.at)) for fact in personal.profile + personal.refusals
+                 if notes.tells_taste(fact.text)] + found
     if message is not None and not about_plans(message, pending):
         pending = []
     return compact_notes(known, [], about_budget), compact_notes(found, pending, note_budget)

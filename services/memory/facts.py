@@ -32,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 SELF_WORDS = {"i", "me", "my", "mine", "myself", "user", "the user", "person", "the person", "you", "your"}
 _SPACE = re.compile(r"\s+")
+_OF_THE_PERSON = re.compile(r"\b(?:the user|i|my|we|our|us)\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9']+")
 _STOP = {"a", "an", "the", "is", "are", "was", "were", "am", "be", "been", "to", "of", "at", "as", "s", "'s", "do"}
 # "My sister's name is Priya", "my favourite colour is green"
@@ -68,6 +69,7 @@ _NOT_A_THING = _STOP | {
     "liv", "doe", "does", "did", "with", "in", "on", "for", "my", "his", "her", "their", "last", "month", "year",
     "week", "ago", "today", "now", "recently", "since", "this", "and", "any", "more", "anymore", "all",
 }
+_CLAUSE_END = re.compile(r",|;|\s(?:and|but|so|because|since|then)\s")  # "sold my X and bought a Y": X ended
 _FACTS_LOCK = "SELECT pg_advisory_xact_lock(hashtext('facts:' || :user))"
 
 
@@ -213,8 +215,9 @@ def ended_things(text: str) -> set[str]:
     match = _ENDED.search(clean_text(text).lower())
     if match is None:
         return set()
-    tail = match.group("what") or match.group("what2") or ""
-    return {_thing(word) for word in _WORD.findall(tail) if _lemma(word) not in _NOT_A_THING and len(word) > 2}
+    tail = _CLAUSE_END.split(match.group("what") or match.group("what2") or "", maxsplit=1)[0]
+    things = (word.removesuffix("'s") for word in _WORD.findall(tail))
+    return {_thing(word) for word in things if _lemma(word) not in _NOT_A_THING and len(word) > 2}
 
 
 def _thing(word: str) -> str:
@@ -283,11 +286,13 @@ def _find_match(session: Session, user_id: str, body: str, key: str | None, trip
 
 def _other_people(a: str, b: str) -> bool:
     """Two facts each about a different named person ("Melanie left the bank", "Caroline works at a bank"): the
-    facts of an imported conversation between two people (from_words.chunk_from_lines). A fact of the person
-    ("The user …") and one of someone they name may still touch each other."""
+    facts of an imported conversation between two people (from_words.chunk_from_lines). A fact that speaks of
+    the person ("The user …", "we", "our") is theirs whatever word opens it ("At home we have a parrot", "Sad
+    news, we had to rehome Kiwi": a capital at a sentence's start names nobody)."""
+    if _OF_THE_PERSON.search(a) or _OF_THE_PERSON.search(b):
+        return False
     first = [(_WORD.findall(text.lower()) or [""])[0].removesuffix("'s") for text in (a, b)]
-    return first[0] != first[1] and not {"the", "user", "i", "my", "we", "our"} & set(first) and all(
-        text[:1].isupper() for text in (a, b))
+    return first[0] != first[1] and all(text[:1].isupper() for text in (a, b))
 
 
 def _merge(fact: Fact, confidence: float, salience: float, source_exchange_id: int | None) -> None:

@@ -34,6 +34,11 @@ SPEAKS_OF_SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've
                             r"|^the (?:grand)?(?:kids|children|twins|boys|girls|family|parents)\b", re.IGNORECASE)
 NAMED_FIRST = re.compile(r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?:is|are|was|has|had|lives|works|plays|loves|"
                          r"likes|turns|turned|starts|started|goes|went)\b")
+# A date the person tells, of whatever they speak about ("The grand opening is on the 1st of September"): in
+# their conversation, a thing of their life, and the question "when does it open?" finds no other trace of it.
+DATED = re.compile(r"\b(?:\d{1,2}(?:st|nd|rd|th)|(?:jan|febr)uary|march|april|may|june|july|august|september|"
+                   r"october|november|december|(?:mon|tues|wednes|thurs|fri|satur|sun)day|tomorrow|tonight|"
+                   r"next (?:week|month|year)|\d{1,2}(?::\d{2})?\s?(?:am|pm))\b", re.IGNORECASE)
 # A question typed without its question mark ("what's on my camping list") tells nothing either.
 ASKS = re.compile(r"^(?:what|what's|whats|where|where's|when|when's|who|who's|why|how|which|do|does|did|is|are|can|"
                   r"could|would|will|should|have|has|am)\b", re.IGNORECASE)
@@ -41,6 +46,11 @@ ASKS = re.compile(r"^(?:what|what's|whats|where|where's|when|when's|who|who's|wh
 # "Sam and I are going": a plural verb means "I" shares the subject).
 CLAUSE = re.compile(r"(?:,\s*(?:and |but |so )?|\s+(?:and|but|so)\s+)"
                     r"(?=(?:i'm|i've|i'd|i\s+(?!are\b|were\b|and\b)\w+)\b)", re.IGNORECASE)
+# A clause that points back at the one before: what "them", "instead" or "there" stand for is in it.
+POINTS_BACK = re.compile(r"\b(?:them|instead|there|either|neither)\b", re.IGNORECASE)
+# Words that tell nothing by themselves: a clause made only of them ("I did it", "we know that") is no fact.
+EMPTY_WORDS = frozenset("i i'm i've me my we we're our us it it's this that do did done does know so yes no "
+                        "ok okay was is am are be been have has had will would can could".split())
 WORDS_FACTS = 4
 WORDS_FACT_CHARS = 240
 WORDS_SALIENCE = 0.5
@@ -59,12 +69,13 @@ def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, An
     between people (``chunk_from_lines``): "I" is then that person, not the account's owner.
     """
     facts: list[str] = []
-    clauses = (clause for sentence in SENTENCE.split(" ".join(user_text.split())) for clause in CLAUSE.split(sentence))
+    clauses = _with_referents([clause for sentence in SENTENCE.split(" ".join(user_text.split()))
+                               for clause in CLAUSE.split(sentence)])
     for sentence in clauses:
         sentence = LEAD_IN.sub("", sentence.strip()).strip()
-        if len(sentence.split()) < 2 or not _tells(sentence) or ASKS.match(sentence):
+        if len(sentence.split()) < 2 or not _tells(sentence) or ASKS.match(sentence) or _empty(sentence):
             continue
-        if SPEAKS_OF_SELF.search(sentence) is None and NAMED_FIRST.match(sentence) is None:
+        if not _about_them(sentence):
             continue
         fact = truncate(_in_third_person(sentence.rstrip(".!"), speaker), WORDS_FACT_CHARS)
         if fact not in facts:
@@ -95,6 +106,27 @@ def chunk_from_lines(lines: list[tuple[str, str]]) -> dict[str, Any]:
     facts = list({fact["text"]: fact for chunk in chunks for fact in chunk["facts"]}.values())
     return {**chunks[0], "gists": [gist for chunk in chunks for gist in chunk["gists"]][:WORDS_FACTS],
             "facts": facts[: WORDS_FACTS * 2]}
+
+
+def _about_them(sentence: str) -> bool:
+    """They speak of themselves, of someone they name first, or tell a date."""
+    return bool(SPEAKS_OF_SELF.search(sentence) or NAMED_FIRST.match(sentence) or DATED.search(sentence))
+
+
+def _with_referents(clauses: list[str]) -> list[str]:
+    """Clauses, each joined to the one before when it points back at it: "Fish makes me sick, I never eat them",
+    "I stopped playing tennis. I swim now instead" (alone, "The user never eat them" told nothing)."""
+    joined: list[str] = []
+    for clause in clauses:
+        if joined and POINTS_BACK.search(clause):
+            joined[-1] = f"{joined[-1].rstrip(' ,.!')}, {clause.strip()}"
+        else:
+            joined.append(clause)
+    return joined
+
+
+def _empty(sentence: str) -> bool:
+    return not set(re.findall(r"[a-z']+", sentence.lower())) - EMPTY_WORDS
 
 
 def _tells(sentence: str) -> bool:

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from services.memory.recall import RecallHit
+from services.memory.refusals import DIET_WORD, REFUSING
 from services.memory.second_person import to_you
 from services.memory.timewords import anchored, spoken_day
 
@@ -20,6 +21,12 @@ _PLANS = re.compile(
     r"|shop\w*|today|tonight|tomorrow|morning|afternoon|evening|week|weekend|when|(?:mon|tues|wednes|thurs|fri"
     r"|satur|sun)day|january|february|march|april|may|june|july|august|september|october|november|december)\b")
 _WORD = re.compile(r"[a-z]{4,}")
+# A message asking for an idea ("What should I cook?", "Any music recommendations?"), and a fact saying what the
+# person likes or avoids: the 1.5B read "Fish and seafood make you sick" in the block and still offered salmon;
+# said again just before the question, the fact is where the model looks.
+_IDEAS = re.compile(r"\b(?:suggest\w*|recommend\w*|ideas?|tips?|what (?:should|could|can|shall) (?:i|we)|"
+                    r"what to (?:cook|eat|get|order|make|bring|buy|drink|wear|watch|read|play)|something (?:to|for))\b")
+_LIKES = re.compile(r"\b(?:prefers?|loves?|likes?|enjoys?|favou?rite|into|fan of)\b", re.IGNORECASE)
 
 
 class Budget:
@@ -105,3 +112,12 @@ def about_plans(message: str, pending: list[str]) -> bool:
         return True
     items = {word for line in pending for word in _WORD.findall(line.rsplit(": ", 1)[-1].lower())}
     return bool(items & set(_WORD.findall(lowered)))
+
+
+def asks_for_ideas(message: str) -> bool:
+    return _IDEAS.search(message.lower()) is not None
+
+
+def tells_taste(fact: str) -> bool:
+    """A fact of what the person likes, avoids or cannot have."""
+    return bool(REFUSING.search(fact) or DIET_WORD.search(fact) or _LIKES.search(fact))

@@ -21,9 +21,13 @@ REFUSING = re.compile(
     r"allergic to|intolerant (?:to|of)|avoiding|avoids?|(?:stays?|keeps?|staying|keeping) away from|"
     r"gave up|given up|quit|(?:please )?never suggest(?: anything with)?|not a fan of|not into)"
     r"(?:\s+(?P<what>[^.,;!?]+))?", re.IGNORECASE)
-# "a nut allergy", "lactose intolerant", "gluten-free", "no meat for me".
+# "a nut allergy", "lactose intolerant", "gluten-free", "no meat for me", "fish and seafood make me sick",
+# "dairy doesn't agree with me".
 NAMED_FIRST = re.compile(r"\b(?P<what>[a-z]+)[ -](?:allergy|allergies|intolerance|intolerant|free)\b"
-                         r"|\bno (?P<what2>[a-z]+) for (?:me|the user|you)\b", re.IGNORECASE)
+                         r"|\bno (?P<what2>[a-z]+) for (?:me|the user|you)\b"
+                         r"|^(?P<what3>[a-z ]+?) (?:makes?|made) (?:me|the user|you) (?:\w+ )?(?:sick|ill|unwell)\b"
+                         r"|^(?P<what4>[a-z ]+?) (?:doesn't|does not|don't|do not) agree with (?:me|the user|you)\b",
+                         re.IGNORECASE)
 # A word that names a family of things ("dairy": milk, cheese, …), and a diet that refuses families.
 MEAT = ("meat", "chicken", "beef", "pork", "ham", "bacon", "sausage", "steak", "lamb", "turkey", "salami",
         "pepperoni", "chorizo", "mince", "burger", "duck", "veal", "prosciutto", "meatball")
@@ -63,6 +67,7 @@ SQL_PATTERN = (r"(can't|cannot|can not|never) stand|\mhates?\M|\mdislikes?\M|\md
                r"(don't|do not|doesn't|does not|never|can't|cannot|won't|no longer) "
                r"(like|eat|drink|touch|have|want|do|take|handle)|allerg|intoleran|\mavoid|away from|"
                r"gave up|given up|\mquit\M|never suggest|not a fan of|not into|[ -]free\M|\mno [a-z]+ for |"
+               r"\m(make|makes|made) (me|the user|you) (\w+ )?(sick|ill|unwell)|agree with (me|the user|you)|"
                + "|".join(DIETS))
 
 
@@ -73,8 +78,8 @@ def refused_things(fact: str) -> set[str]:
     for match in REFUSING.finditer(fact):
         said = [word for word in words(match["what"] or "") if word not in EMPTY]
         named += said[:3] or (["alcohol"] if (match["verb"] or "").lower() in ("drink", "drinks") else [])
-    named += [word for match in NAMED_FIRST.finditer(fact)
-              if (word := (match["what"] or match["what2"]).lower()) not in EMPTY]
+    for match in NAMED_FIRST.finditer(fact):
+        named += [word for word in words(next(filter(None, match.groups())).lower()) if word not in EMPTY][:3]
     things = {stem(word) for word in named}
     for word in list(things):
         things.update(FAMILIES.get(word, ()))
