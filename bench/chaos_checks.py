@@ -18,10 +18,12 @@ from rq import Queue
 from rq.registry import FailedJobRegistry, StartedJobRegistry
 from sqlalchemy import create_engine, text
 
+from bench.cpu import role_pids
 from services.db import sqlalchemy_url
 from services.queues import ALL_QUEUES
 from tests.sse import parse_frames
 
+ROLES = ("digest", "chunker", "episodic", "background", "periodic", "scheduler", "web")  # faulted, sampled
 RSS_DRIFT_LIMIT = 0.15
 # A process is warm once every kind of work it can be given has run in it (``warm_from``), and not before this
 # long after it appeared (its models loaded at start).
@@ -81,10 +83,8 @@ class Soak:
 
 def sample_rss(soak: Soak) -> None:
     """One sample of each role process's resident memory (with its children: gunicorn's workers)."""
-    from bench.chaos import role_pids
-
     now = time.monotonic()
-    for role, pid in role_pids(soak.engram_pid):
+    for role, pid in role_pids(soak.engram_pid, ROLES):
         try:
             process = psutil.Process(pid)
             mib = sum(p.memory_info().rss for p in [process, *process.children(recursive=True)]) / 2**20

@@ -1,6 +1,6 @@
 """Where a recall's time goes: each SQL statement timed (and EXPLAIN ANALYZE'd), the rest is Python.
 
-Used by ``bench.recall --profile``: SQLAlchemy's cursor events time every statement a recall
+Used by ``python -m bench.recall --profile`` (scale.py): SQLAlchemy's cursor events time every statement a recall
 sends; a statement is named by the function of services/memory that sent it (the first frame
 of the call stack inside that package), so the table reads "turns.line_terms 3.1 ms". Statements sent
 from another thread (``sidearms``: the exchange arms on a second connection) are timed alike; they overlap
@@ -15,13 +15,14 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
+
+from bench.recall.pair import backend_cpu_ns
 
 PACKAGE = "services/memory/"
 OVERLAPPED = ("sidearms.",)  # labels of statements run beside the others, on another connection
@@ -35,11 +36,6 @@ def _caller() -> str:
             return f"{path.rsplit('/', 1)[-1][:-3]}.{frame.f_code.co_name}"
         frame = frame.f_back
     return "other"
-
-
-def backend_cpu_ns(pid: int) -> int:
-    """Nanoseconds a process of this machine (a PostgreSQL backend) has run on a CPU so far."""
-    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
 
 
 class StatementTimer:
