@@ -48,7 +48,7 @@ bench:
 	$(PYTHON) -m bench.pipeline
 	$(PYTHON) -m bench.routing
 	$(PYTHON) -m bench.recall --n 10000
-	$(PYTHON) -m bench.locomo
+	$(PYTHON) -m bench.recall locomo
 	$(PYTHON) -m bench.load
 
 all: lint test

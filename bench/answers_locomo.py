@@ -61,8 +61,8 @@ from openai import APIError, OpenAI
 from sqlalchemy.orm import Session, sessionmaker
 
 from bench.answers_score import answer_tokens, locomo_f1
-from bench.locomo import CATEGORIES
-from bench.locomo_data import Question, find_data, load
+from bench.recall.locomo import CATEGORIES
+from bench.recall.locomo_data import Question, find_data, load
 from services.db import make_engine, make_sessionmaker
 from services.embedded.lifecycle import free_port
 from services.embedded.postgres import EmbeddedPostgres

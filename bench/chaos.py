@@ -36,16 +36,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
-
-from bench.chaos_checks import Soak, check_all, sample_rss
+from bench.chaos_checks import ROLES, Soak, check_all, sample_rss
 from bench.chaos_traffic import Person, listen
+from bench.cpu import role_pids
 from bench.pipeline import unthrottled_configs, wait_for_roles
 from tests.fake_llm import FakeLLM
 from tests.llm_steps import Cut, Error, Hang, Json, Reply
 from tests.system import running_system
 
-ROLES = ("digest", "chunker", "episodic", "background", "periodic", "scheduler", "web")
 KINDS = ("kill_role", "kill_redis", "kill_postgres", "stop_role", "llm_slow", "llm_429", "llm_500", "llm_cut")
 WEIGHTS = (5, 1, 1, 2, 1, 1, 1, 1)
 LEASE_S = 10.0
@@ -158,7 +156,7 @@ class Injector:
               f"{'' if done else ' (no such process: skipped)'}", flush=True)
 
     def _role_pid(self, role: str) -> int | None:
-        candidates = [pid for name, pid in role_pids(self.soak.engram_pid) if name == role]
+        candidates = [pid for name, pid in role_pids(self.soak.engram_pid, ROLES) if name == role]
         return self.rng.choice(candidates) if candidates else None
 
 
@@ -167,32 +165,6 @@ def _resume(pid: int) -> None:
         os.kill(pid, signal.SIGCONT)
     except ProcessLookupError:
         pass
-
-
-def role_pids(engram_pid: int) -> list[tuple[str, int]]:
-    """(role, pid) of each role process `engram run` supervises (the web role: gunicorn's master)."""
-    found = []
-    for child in psutil.Process(engram_pid).children():
-        try:
-            line = " ".join(child.cmdline())
-        except psutil.Error:
-            continue
-        role = _role_of(line)
-        if role:
-            found.append((role, child.pid))
-    return found
-
-
-def _role_of(command_line: str) -> str | None:
-    queues = {"prompt-queue": "digest", "memory-chunker-queue": "chunker", "episodic-memory-queue": "episodic",
-              "background-queue": "background", "periodic-queue": "periodic"}
-    if "rq.cli worker" in command_line:
-        return next((role for queue, role in queues.items() if f"worker {queue}" in command_line), None)
-    if "workers.scheduler" in command_line:
-        return "scheduler"
-    if "gunicorn" in command_line:
-        return "web"
-    return None
 
 
 def script_llm(llm: FakeLLM) -> None:

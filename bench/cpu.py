@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
+
+import psutil
 
 TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 # First matching fragment of the command line names the role (order matters: postgres before the rest).
@@ -62,14 +65,21 @@ def _stat(pid: int) -> tuple[int, float] | None:
     return int(fields[1]), ticks / TICKS_PER_S
 
 
-def role_of(pid: int, own_pid: int) -> str:
+def role_of(pid: int, own_pid: int | None = None) -> str:
     if pid == own_pid:
         return "bench clients + scripted LLM"
     cmdline = _cmdline(pid)
-    for fragment, role in ROLES:
-        if fragment in cmdline:
-            return role
-    return "other"
+    return next((role for fragment, role in ROLES if fragment in cmdline), "other")
+
+
+def role_pids(engram_pid: int, roles: Collection[str]) -> list[tuple[str, int]]:
+    """(role, pid) of each process of ``roles`` that `engram run` supervises (the web role: gunicorn's master)."""
+    found = []
+    for child in psutil.Process(engram_pid).children():
+        role = role_of(child.pid)
+        if role in roles:
+            found.append((role, child.pid))
+    return found
 
 
 def _machine_busy_s() -> float:

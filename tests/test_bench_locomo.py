@@ -1,17 +1,16 @@
-"""bench.locomo's data path: LoCoMo's conversations read as import lines, their questions' evidence cleaned,
-the bench skipping cleanly without the data, evidence counted only within each width, and a small conversation
+"""``bench.recall locomo``'s data path: LoCoMo's conversations read as import lines, their questions' evidence
+cleaned, the bench skipping cleanly without the data, evidence counted only within each width, and a small conversation
 imported through the real import path with its evidence turn recalled."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import sys
 
 import pytest
 
-from bench.locomo import Tally, main
-from bench.locomo_data import Question, conversation_lines, find_data, load, questions_of
+from bench.recall.locomo import Tally, main
+from bench.recall.locomo_data import Question, conversation_lines, find_data, load, questions_of
 from services.db import make_sessionmaker
 from services.memory.importer import parse_lines
 from services.memory.recall import recall
@@ -58,10 +57,9 @@ def test_a_questions_evidence_keeps_the_ids_of_stored_turns_only():
     assert [(q.text, q.category, q.evidence) for q in found] == [("What did Melanie paint?", 4, {"D2:1"})]
 
 
-def test_the_bench_skips_cleanly_without_the_data(tmp_path, monkeypatch, capsys):
+def test_the_bench_skips_cleanly_without_the_data(tmp_path, capsys):
     assert find_data(str(tmp_path)) is None
-    monkeypatch.setattr(sys, "argv", ["bench.locomo", "--data", str(tmp_path)])
-    main()  # returns: exit status 0
+    main(["--data", str(tmp_path)])  # returns: exit status 0
     assert "no LoCoMo data found" in capsys.readouterr().out
     (tmp_path / "conv-1.json").write_text("{}", encoding="utf-8")
     assert find_data(str(tmp_path)) == tmp_path

@@ -1,4 +1,4 @@
-"""Round-eight recall signals (bench/locomo.py; services/memory/focus.py): on a question about a named person at
+"""Round-eight recall signals (bench/recall/locomo.py; services/memory/focus.py): on a question about a named person at
 large that names no particular thing, that person's turns in the first person are their account and score
 × (1 + first_person_boost); on a question naming both speakers, its grammatical subject's turns score
 × (1 + subject_boost)."""

@@ -262,7 +262,7 @@ def test_the_paired_bench_refuses_a_folder_that_is_no_built_database_no_source_t
                               capture_output=True, text=True, timeout=60)
 
     empty = pair("--pgdata", str(tmp_path), "--a", str(PROJECT_ROOT), "--b", str(PROJECT_ROOT))
-    assert empty.returncode == 2 and "not a database bench/recall.py built" in empty.stderr
+    assert empty.returncode == 2 and "not a database the recall bench built" in empty.stderr
     (tmp_path / "bench-import.json").write_text("{}")
     no_tree = pair("--pgdata", str(tmp_path), "--a", str(PROJECT_ROOT), "--b", str(tmp_path))
     assert no_tree.returncode == 2 and "--b" in no_tree.stderr and "not an Engram source tree" in no_tree.stderr
@@ -317,5 +317,5 @@ def test_the_live_bench_refuses_to_enrich_a_folder_that_is_no_built_database(tmp
     missing = tmp_path / "nothing-here"
     refused = subprocess.run([sys.executable, "-m", "bench.recall", "enrich", "--pgdata", str(missing)],
                              cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
-    assert refused.returncode == 2 and "not a database bench/recall.py built" in refused.stderr
+    assert refused.returncode == 2 and "not a database the recall bench built" in refused.stderr
     assert not missing.exists() and list(tmp_path.iterdir()) == []  # no empty database created, nothing enriched

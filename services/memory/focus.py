@@ -1,4 +1,4 @@
-"""Whose words a question asks for: that person's turns score more (bench/locomo.py, round eight).
+"""Whose words a question asks for: that person's turns score more (bench/recall/locomo.py, round eight).
 
 Two cases, both read from the question's and the turn's text at query time:
 

@@ -72,7 +72,7 @@ def embed_records(embedder: Embedder, records: Sequence[Any], exchange_text: Cal
 
     A record whose every line is a named speaker's is embedded line by line and its exchange vector is
     the mean of its lines' vectors: the same embedding work as its joined text and as good for recall
-    (bench/locomo.py). Any other record is embedded as its joined text; its lines get no vector.
+    (bench/recall/locomo.py). Any other record is embedded as its joined text; its lines get no vector.
     """
     by_lines = [r for r in records if r.lines and all(is_named(line.speaker) for line in r.lines)]
     keyed = {r.key for r in by_lines}

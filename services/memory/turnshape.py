@@ -1,6 +1,6 @@
 """What a turn's own shape says about whether it can answer a question, read from its text at query time.
 
-Two cues, both measured on LoCoMo (bench/locomo.py, round four):
+Two cues, both measured on LoCoMo (bench/recall/locomo.py, round four):
 
 - a turn that mostly asks ("What inspired you?", "How was the event?") shares the question's words
   but rarely holds what happened: its relevance is scaled by 1 − weight × the share of its sentences

@@ -7,7 +7,7 @@ MiniLM vector is nearest to the question's (without a name it names: the name wo
 speaker's name and its neighbours), each weighted ``expansion_weight`` × its cosine × its IDF,
 and not counted in the score a turn holding every asked word reaches; they re-rank the candidates
 the other arms bring and search nothing themselves. Measured on LoCoMo
-(bench/locomo.py, rounds four and five): +0.005 within 10 turns, +0.003 within 20, multi-hop
+(bench/recall/locomo.py, rounds four and five): +0.005 within 10 turns, +0.003 within 20, multi-hop
 +0.027.
 
 The vocabulary (migration 0013) holds each distinct word of a person's turns (letters, three or

@@ -1,6 +1,6 @@
-"""LoCoMo bench: evidence recall of memory on long, real multi-session conversations.
+"""``python -m bench.recall locomo``: evidence recall of memory on long, real multi-session conversations.
 
-Run from the repository root:  python -m bench.locomo [--data DIR] [--k 20] [--set key=value ...]
+Run from the repository root:  python -m bench.recall locomo [--data DIR] [--k 20] [--set key=value ...]
 
 Data: LoCoMo (Maharana et al., ACL 2024, snap-research/locomo, CC BY-NC 4.0), read from
 ``../shared/data/locomo-dev/`` beside the repository (never copied into it); without that folder
@@ -22,39 +22,46 @@ the same data ranked naively. A change is worth keeping only if it shows in most
 "by conversation" line), not in one. ``--ablate`` switches each recall signal off alone and prints what it earns.
 The rounds of tuning, with every figure, are in bench/RESULTS.md.
 
-``--enrich by-speaker`` (bench/locomo_enrich.py): after the figures above, every exchange is enriched as the compact
-profile's chunker does from words (chunks, facts named for their speaker, an episode a session) and the same
-questions are asked again, facts and episodes among the candidates; each takes one turn's slot (the turn it was
-made from). It prints the enrichment's cost per exchange and the rows it made.
+``--enrich MODE``: after the figures above, each imported conversation is enriched as the workers do under the
+compact profile (from the words, no model call): every exchange gets its chunk (``store_chunk``, its facts through
+``remember_fact``, merging and superseding as live facts do) and every session its episode built from the chunks'
+gists (``fallback_episode`` → ``store_episode``); then the same questions are asked again, facts and episodes
+among the candidates. Two ways to read a turn: ``as-imported``, ``chunk_from_words(exchange.user_text)``, the
+exchange's first speaker's words said of "the user" (the chunker before it read named lines); ``by-speaker``,
+``chunk_from_lines``, each named person's own lines, their facts named for them ("Caroline went to a support
+group"): LoCoMo's two speakers are both people, neither is the account's owner. Counting stays "what a prompt
+gets": a fact or an episode takes one slot, the one turn of its source its text was made from (the best word
+overlap), never its whole exchange or session. It prints the enrichment's cost per exchange and the rows it made.
 """
 
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import text
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from bench.locomo_data import Question, find_data, load
-from bench.locomo_enrich import MODES, enrich, slots
-from services.db import make_engine, make_sessionmaker
-from services.embedded.lifecycle import free_port
-from services.embedded.postgres import EmbeddedPostgres
+from bench.recall import database, latency_line
+from bench.recall.locomo_data import ROOT, Question, corpora, find_data, load, query_lexemes, rankings
+from services.db import ConversationSession, Exchange
 from services.embeddings import BACKEND_NAMES, Embedder, for_requests, load_embedder
+from services.memory import turns
+from services.memory.chunks import store_chunk
 from services.memory.config import MemoryConfig, RecallConfig
-from services.memory.recall import recall
-from services.migrate import upgrade_head
+from services.memory.episodes import chunks_for, fallback_episode, store_episode
+from services.memory.from_words import chunk_from_lines, chunk_from_words
+from services.memory.recall import RecallHit, recall
+from services.text import content_words
 
-ROOT = Path(__file__).resolve().parents[1]
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 WIDTHS = (5, 10, 20)
+MODES = ("as-imported", "by-speaker")  # --enrich: how a turn is read (the module's docstring)
+MODEL = "words"  # the model name enrichment from words stores
 
 
 @dataclass
@@ -97,6 +104,70 @@ class Tally:
                          for c, v in sorted(self.by_category.items()))
 
 
+@dataclass
+class Cost:
+    exchanges: int = 0
+    chunk_s: float = 0.0
+    episode_s: float = 0.0
+    rows: Counter[str] = field(default_factory=Counter)
+
+    def line(self) -> str:
+        count = max(1, self.exchanges)
+        made = ", ".join(f"{number} {name}" for name, number in sorted(self.rows.items()))
+        return (f"enrichment: {self.exchanges} exchanges, {1000 * (self.chunk_s + self.episode_s) / count:.1f} ms an "
+                f"exchange (chunks and facts {1000 * self.chunk_s / count:.1f} ms, episodes "
+                f"{1000 * self.episode_s / count:.1f} ms); rows: {made}")
+
+
+def enrich(sessions: sessionmaker[Session], embedder: Embedder, users: list[str], mode: str,
+           config: MemoryConfig) -> Cost:
+    """Chunks, facts and episodes from words for every exchange of ``users``; what it cost."""
+    cost = Cost()
+    for user in users:
+        with sessions() as session:
+            ids = list(session.scalars(select(Exchange.id).where(Exchange.user_id == user)
+                                       .order_by(Exchange.occurred_at, Exchange.id)))
+            lines = turns.lines_by_exchange(session, user, ids)
+        for exchange_id in ids:
+            started = time.perf_counter()
+            with sessions.begin() as session:
+                exchange = session.get(Exchange, exchange_id)
+                assert exchange is not None
+                chunk = (chunk_from_words(exchange.user_text) if mode == "as-imported" else
+                         chunk_from_lines([(line["speaker"], line["text"]) for line in lines.get(exchange_id, [])]))
+                stored = store_chunk(session, embedder, exchange, chunk, model=MODEL, facts_config=config.facts)
+            cost.chunk_s += time.perf_counter() - started
+            cost.exchanges += 1
+            cost.rows["chunks"] += 1
+            for result in stored.facts if stored else []:
+                cost.rows[f"facts {result.action}"] += 1
+        started = time.perf_counter()
+        with sessions.begin() as session:
+            for conversation in session.scalars(select(ConversationSession)
+                                                .where(ConversationSession.user_id == user)):
+                exchanges = list(session.scalars(select(Exchange).where(Exchange.session_id == conversation.id)
+                                                 .order_by(Exchange.occurred_at, Exchange.id)))
+                if not exchanges:
+                    continue
+                episode = fallback_episode(conversation.topic, exchanges,
+                                           chunks_for(session, [e.id for e in exchanges]))
+                if store_episode(session, embedder, conversation, episode, exchanges, model=MODEL) is not None:
+                    cost.rows["episodes"] += 1
+        cost.episode_s += time.perf_counter() - started
+    return cost
+
+
+def slots(hit: RecallHit) -> list[str | None]:
+    """The turns a hit puts in a prompt: an exchange hit its own; a fact or an episode the one turn of its source
+    its text was made from (the best word overlap; none when its source has no lines)."""
+    if hit.kind == "exchange":
+        return [line["external_id"] for line in hit.lines]
+    said = set(content_words(hit.text))
+    best: dict[str, Any] | None = max(hit.lines, key=lambda line: len(said & set(content_words(line["text"]))),
+                                      default=None)
+    return [best["external_id"]] if best is not None else []
+
+
 def ask(sessions: sessionmaker[Session], embedder: Embedder, questions: list[Question], config: MemoryConfig,
         k: int, name: str) -> tuple[Tally, list[float]]:
     tally, latencies = Tally(name), []
@@ -111,8 +182,6 @@ def ask(sessions: sessionmaker[Session], embedder: Embedder, questions: list[Que
 
 
 def baselines(sessions: sessionmaker[Session], embedder: Embedder, questions: list[Question]) -> list[Tally]:
-    from bench.locomo_baselines import corpora, query_lexemes, rankings
-
     found = corpora(sessions, embedder, sorted({q.user for q in questions}))
     tallies: dict[str, Tally] = {}
     with sessions() as session:
@@ -183,12 +252,11 @@ def compare_enriched(sessions: sessionmaker[Session], embedder: Embedder, questi
     print(f"\nby category within 20 turns, without: {before.categories()}")
     print(f"by category within 20 turns, with:    {after.categories()}")
     print(f"by conversation within 10/20 turns, with: {after.conversations()}")
-    p50, p95 = np.percentile(latencies, [50, 95])
-    print(f"recall latency enriched: p50 {p50:.1f} ms  p95 {p95:.1f} ms")
+    print(f"recall latency enriched: {latency_line(latencies)}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.recall locomo", description=__doc__.splitlines()[0])
     parser.add_argument("--data", help="folder of LoCoMo conversation files (default ../shared/data/locomo-dev)")
     parser.add_argument("--k", type=int, default=20, help="results asked per question")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -197,49 +265,38 @@ def main() -> None:
     parser.add_argument("--embedder", default="auto", choices=BACKEND_NAMES)
     parser.add_argument("--pgdata", help="keep the database here between runs (default: a temp dir)")
     parser.add_argument("--ablate", action="store_true", help="each recall signal off alone, against the defaults")
-    parser.add_argument("--enrich", choices=MODES, help="then enrich from words (bench/locomo_enrich.py) and ask again")
-    args = parser.parse_args()
+    parser.add_argument("--enrich", choices=MODES, help="then enrich from words and ask again")
+    args = parser.parse_args(argv)
     folder = find_data(args.data)
     if folder is None:
-        print(f"bench.locomo: no LoCoMo data found ({args.data or '../shared/data/locomo-dev'}); skipped")
+        print(f"bench.recall locomo: no LoCoMo data found ({args.data or '../shared/data/locomo-dev'}); skipped")
         return
     from services.memory.config import load_memory_config
 
     base = load_memory_config(ROOT / "configs")
     config = replace(base, recall=replace(base.recall, **overrides(args.set)))
     embedder = load_embedder(args.embedder, cache_size=0)
-    with tempfile.TemporaryDirectory(prefix="engram-locomo-") as tmp:
-        server = EmbeddedPostgres(Path(args.pgdata or tmp), port=free_port())
-        server.start()
-        try:
-            engine = make_engine(server.url, pool_size=2)
-            upgrade_head(engine)
-            sessions = make_sessionmaker(engine)
-            questions, rate, vector_rate = load(sessions, embedder, folder)
-            with sessions.begin() as session:
-                session.execute(text("ANALYZE"))
-            imported = (f"import {rate:.0f} exchanges/s stored, then vectors {vector_rate:.0f} exchanges/s"
-                        if rate else "already imported (--pgdata)")
-            print(f"LoCoMo ({folder}): {len(questions)} questions with evidence; {imported}; "
-                  f"embedder {embedder.model_id}, questions {for_requests(embedder).model_id}")
-            if args.ablate:
-                ablate(sessions, embedder, questions, config, args.k)
-                return
-            tally, latencies = ask(sessions, embedder, questions, config, args.k, f"Engram (k={args.k})")
-            rows = [tally] + ([] if args.no_baselines else baselines(sessions, embedder, questions))
-            print(f"\n{'evidence recall within first N turns':<34} {'@5':>5}  {'@10':>5}  {'@20':>5}   all returned")
-            for item in rows:
-                print(item.row())
-            print(f"\nby category within 20 turns: {tally.categories()}")
-            print(f"by conversation within 10/20 turns: {tally.conversations()}")
-            p50, p95 = np.percentile(latencies, [50, 95])
-            print(f"recall latency (query embedding included): p50 {p50:.1f} ms  p95 {p95:.1f} ms")
-            if args.enrich:
-                compare_enriched(sessions, embedder, questions, config, args.k, args.enrich, tally)
-            engine.dispose()
-        finally:
-            server.stop()
-
+    with database(args.pgdata) as (_, sessions):
+        questions, rate, vector_rate = load(sessions, embedder, folder)
+        with sessions.begin() as session:
+            session.execute(text("ANALYZE"))
+        imported = (f"import {rate:.0f} exchanges/s stored, then vectors {vector_rate:.0f} exchanges/s"
+                    if rate else "already imported (--pgdata)")
+        print(f"LoCoMo ({folder}): {len(questions)} questions with evidence; {imported}; "
+              f"embedder {embedder.model_id}, questions {for_requests(embedder).model_id}")
+        if args.ablate:
+            ablate(sessions, embedder, questions, config, args.k)
+            return
+        tally, latencies = ask(sessions, embedder, questions, config, args.k, f"Engram (k={args.k})")
+        rows = [tally] + ([] if args.no_baselines else baselines(sessions, embedder, questions))
+        print(f"\n{'evidence recall within first N turns':<34} {'@5':>5}  {'@10':>5}  {'@20':>5}   all returned")
+        for item in rows:
+            print(item.row())
+        print(f"\nby category within 20 turns: {tally.categories()}")
+        print(f"by conversation within 10/20 turns: {tally.conversations()}")
+        print(f"recall latency (query embedding included): {latency_line(latencies)}")
+        if args.enrich:
+            compare_enriched(sessions, embedder, questions, config, args.k, args.enrich, tally)
 
 if __name__ == "__main__":
     main()

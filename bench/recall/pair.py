@@ -1,11 +1,11 @@
-"""Paired recall A/B: two source trees' recall processes on one PostgreSQL, taking turns query by query.
+"""``python -m bench.recall pair``: two source trees' recall processes on one PostgreSQL, taking turns query by query.
 
-Run from the repository root, on a database bench/recall.py built (``--pgdata``):
+Run from the repository root, on a database ``python -m bench.recall --pgdata DIR`` built:
     python -m bench.recall pair --pgdata DIR --a TREE_A --b TREE_B [--mode embed|given] [--live]
 
 Each tree (a checkout, e.g. ``git worktree add`` or ``git archive | tar -x``) runs in its own process with its
 own code (PYTHONPATH), both warmed up and gc-frozen as a worker process is (workers/startup.py); then the 200
-queries of bench/recall.py alternate between them (A then B for two queries, then B then A for two), so the
+queries of the scale mode's latency alternate between them (A then B for two queries, then B then A for two), so the
 machine's load drifts the same way for both and cancels in the per-query differences. ``embed``: recall embeds
 the query (as a caller without a vector); ``given``: the query's vector is passed in. Prints each side's p50 /
 p95 / p99, its CPU per recall (the process, its PostgreSQL backend) and the median and mean of B − A per query
@@ -13,7 +13,7 @@ p95 / p99, its CPU per recall (the process, its PostgreSQL backend) and the medi
 a speaker, ``--forget-names`` each one's first time in a process).
 The per-query median and the CPU are the figures to compare on a busy machine; a p95 of 200 queries moves with
 the load. ``--live``: before each pair this process stores one new exchange as a chat turn is stored
-(bench/recall_live.py's ``LiveWriter``, this tree's code; with its chunk and facts when the database is enriched),
+(bench/recall/live.py's ``LiveWriter``, this tree's code; with its chunk and facts when the database is enriched),
 so both sides' recalls meet a history that grew since their last one, as a chatting person's do (it writes DIR).
 """
 
@@ -25,6 +25,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,13 +34,17 @@ import numpy as np
 QUERIES = 200
 
 
-def serve(url: str, mode: str, forget_names: bool = False) -> None:
+def backend_cpu_ns(pid: int) -> int:
+    """Nanoseconds a process of this machine (a PostgreSQL backend) has run on a CPU so far."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+
+
+def serve(url: str, mode: str, asked: Path, forget_names: bool = False) -> None:
     """One side: recall the query whose index each stdin line holds; print its wall ms and CPU ms. ``forget_names``:
-    before each recall the process forgets which words named a speaker (each named query's first time)."""
+    before each recall the process forgets which words named a speaker (each named query's first time).
+    ``asked``: the user and the queries, from the parent (a side imports nothing of bench/, only the tree's code)."""
     from sqlalchemy import text
 
-    from bench.recall import USER, latency_queries
-    from bench.recall_profile import backend_cpu_ns
     from services import embeddings
     from services.db import make_engine, make_sessionmaker
     from services.embeddings import load_embedder
@@ -52,11 +57,12 @@ def serve(url: str, mode: str, forget_names: bool = False) -> None:
 
     embedder = load_embedder("auto", cache_size=0)
     sessions = make_sessionmaker(make_engine(url, pool_size=2))
-    queries, config = latency_queries(QUERIES), MemoryConfig()
+    user, queries = json.loads(asked.read_text())
+    config = MemoryConfig()
     vectors = [for_requests(embedder).embed(query) for query in queries] if mode == "given" else None
     with sessions() as session:
         for query in queries[:10]:
-            recall(session, embedder, USER, query, config=config, reinforce=False)
+            recall(session, embedder, user, query, config=config, reinforce=False)
         gc.collect()
         gc.freeze()
         backend = session.scalar(text("SELECT pg_backend_pid()"))
@@ -66,7 +72,7 @@ def serve(url: str, mode: str, forget_names: bool = False) -> None:
             if forget_names:
                 speakers.GUESSES = speakers.SpeakerGuesses()
             cpu, server, started = time.process_time(), backend_cpu_ns(backend), time.perf_counter()
-            recall(session, embedder, USER, queries[i], k=10, config=config, reinforce=False,
+            recall(session, embedder, user, queries[i], k=10, config=config, reinforce=False,
                    query_embedding=vectors[i] if vectors is not None else None)
             wall = (time.perf_counter() - started) * 1000
             print(json.dumps([wall, (time.process_time() - cpu) * 1000, (backend_cpu_ns(backend) - server) / 1e6]),
@@ -75,21 +81,23 @@ def serve(url: str, mode: str, forget_names: bool = False) -> None:
 
 def run(pgdata: Path, trees: dict[str, Path], mode: str, live: bool = False, merge: bool = True,
         dump: Path | None = None, only: list[int] | None = None, forget_names: bool = False) -> None:
-    from services.embedded.lifecycle import free_port
-    from services.embedded.postgres import EmbeddedPostgres
+    from bench.recall import USER, database, latency_line, load_average
+    from bench.recall.scale import latency_queries
 
-    server = EmbeddedPostgres(pgdata, port=free_port())
-    server.start()
-    load = Path("/proc/loadavg").read_text().split()[:3]
-    try:
-        sides = {name: _start(tree, server.url, mode, forget_names) for name, tree in trees.items()}
-        writer = _writer(server.url, merge) if live else None
+    load = load_average()
+    asked = tempfile.NamedTemporaryFile("w", suffix=".json")
+    with database(pgdata, migrate=False) as (engine, sessions), asked:
+        asked.write(json.dumps([USER, latency_queries(QUERIES)]))
+        asked.flush()
+        url = engine.url.render_as_string(hide_password=False)
+        sides = {name: _start(tree, url, mode, Path(asked.name), forget_names) for name, tree in trees.items()}
+        writer = _writer(sessions, merge) if live else None
         results: dict[str, list[list[float]]] = {name: [] for name in trees}
         stored: list[dict[str, float]] = []
         for i in range(QUERIES):
             if writer is not None:
                 stored.append(writer.store_one())
-            # Who goes first turns every second query: the queries alternate in kind (bench/recall.py's latency_queries:
+            # Who goes first turns every second query: the queries alternate in kind (scale.py's latency_queries:
             # chat sentences at even places, the set's questions at odd ones), and the side going second finds the
             # query's rows in PostgreSQL's cache. Turning at every query gave side B ~1.5–2.7 ms a query (rlat9).
             for name in ("A", "B") if (i // 2) % 2 == 0 else ("B", "A"):
@@ -99,14 +107,10 @@ def run(pgdata: Path, trees: dict[str, Path], mode: str, live: bool = False, mer
         for side in sides.values():
             side.stdin.close()
             side.wait()
-    finally:
-        server.stop()
-    print(f"mode {mode}, {QUERIES} pairs, load average {' '.join(load)} → "
-          f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+    print(f"mode {mode}, {QUERIES} pairs, load average {load} → {load_average()}")
     for name, rows in results.items():
         values = np.array(rows)
-        p50, p95, p99 = np.percentile(values[:, 0], [50, 95, 99])
-        print(f"{name} ({trees[name]}): p50 {p50:.1f}  p95 {p95:.1f}  p99 {p99:.1f} ms; CPU per recall: process "
+        print(f"{name} ({trees[name]}): {latency_line(list(values[:, 0]), (50, 95, 99))}; CPU per recall: process "
               f"{values[:, 1].mean():.1f}, backend {values[:, 2].mean():.1f} ms")
     if dump is not None:  # every query's [wall, process CPU, backend CPU] of each side, in query order
         dump.write_text(json.dumps(results))
@@ -118,24 +122,23 @@ def run(pgdata: Path, trees: dict[str, Path], mode: str, live: bool = False, mer
               + ", ".join(f"{step} {value:.1f}" for step, value in steps.items()) + ")")
 
 
-def _writer(url: str, merge: bool):  # type: ignore[no-untyped-def]
-    """The live writer over ``url``: enriched (a chunk and facts per stored turn) when the database holds chunks."""
+def _writer(sessions, merge: bool):  # type: ignore[no-untyped-def]
+    """The live writer: enriched (a chunk and facts per stored turn) when the database holds chunks."""
     from sqlalchemy import text
 
-    from bench.recall_live import LiveWriter
-    from services.db import make_engine, make_sessionmaker
+    from bench.recall.live import LiveWriter
     from services.embeddings import load_embedder
 
-    sessions = make_sessionmaker(make_engine(url, pool_size=2))
     with sessions() as session:
         enriched = bool(session.scalar(text("SELECT EXISTS (SELECT 1 FROM memory_chunks)")))
     return LiveWriter(sessions, load_embedder("auto", cache_size=0), enriched, merge=merge)
 
 
-def _start(tree: Path, url: str, mode: str, forget_names: bool = False) -> subprocess.Popen[str]:
+def _start(tree: Path, url: str, mode: str, asked: Path, forget_names: bool = False) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    # This file, run as a script, imports everything else from the tree (a base tree need not hold this bench).
-    side = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve", url, "--mode", mode]
+    # This file, run as a script, imports the rest from the tree (a base tree need not hold this bench).
+    side = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve", url, "--mode", mode,
+                             "--asked", str(asked)]
                             + (["--forget-names"] if forget_names else []),
                             cwd=tree, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     while side.stdout.readline().strip() != "ready":
@@ -144,9 +147,9 @@ def _start(tree: Path, url: str, mode: str, forget_names: bool = False) -> subpr
     return side
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pgdata", help="a database bench/recall.py built")
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.recall pair", description=__doc__.splitlines()[0])
+    parser.add_argument("--pgdata", help="a database the scale mode built (--pgdata)")
     parser.add_argument("--a", help="source tree A (the base)")
     parser.add_argument("--b", help="source tree B (the change)")
     parser.add_argument("--mode", default="embed", choices=["embed", "given"])
@@ -158,9 +161,10 @@ def main() -> None:
     parser.add_argument("--forget-names", action="store_true",
                         help="each recall as a process's first naming its speaker (no guess: speakers.GUESSES)")
     parser.add_argument("--serve", metavar="URL", help=argparse.SUPPRESS)  # one side's process
-    args = parser.parse_args()
+    parser.add_argument("--asked", type=Path, help=argparse.SUPPRESS)  # its user and queries
+    args = parser.parse_args(argv)
     if args.serve:
-        serve(args.serve, args.mode, args.forget_names)
+        serve(args.serve, args.mode, args.asked, args.forget_names)
         return
     if not (args.pgdata and args.a and args.b):
         parser.error("--pgdata, --a and --b are needed")

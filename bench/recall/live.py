@@ -1,10 +1,11 @@
-"""Recall as a live user meets it: an exchange stored between two recalls, over an enriched history.
+"""``python -m bench.recall enrich``: recall as a live user meets it: an exchange stored between two recalls, over an
+enriched history.
 
-Run from the repository root, on a copy of a database bench/recall.py built (``--pgdata``; both commands write):
+Run from the repository root, on a copy of a database ``python -m bench.recall --pgdata DIR`` built (both write):
     python -m bench.recall enrich --pgdata DIR      # add what enrichment writes, once
     python -m bench.recall pair --pgdata DIR --a TREE_A --b TREE_B --live [--mode embed|given]
 
-bench/recall.py recalls over a static, un-enriched history. A person chatting stores an exchange between two
+The scale mode recalls over a static, un-enriched history. A person chatting stores an exchange between two
 recalls (the digest's store, then the chunker job's lines, vectors and words), and enrichment writes, per
 exchange, what the LLM read of it. Both change what recall reads: the person's turn count moves at every
 recall (``termcounts`` versions its counts by it), new words reach the vocabulary (``vocabmatrix`` versions its
@@ -17,7 +18,7 @@ about the person), and an episode per conversation session (``episodes.store_epi
 one per closed session). Texts are the turns' own sentences, vectors the real model's (embedded in batches, the
 same vectors the model code would compute one by one).
 
-``LiveWriter`` (used by ``recall_pair --live``) stores one exchange as a chat turn is stored: the digest's lean
+``LiveWriter`` (used by ``pair --live``) stores one exchange as a chat turn is stored: the digest's lean
 INSERT (workers/digest.py's statement, no lines, no vector), the chunker job's first transaction
 (``vectors.fill_exchange``: lines, thread positions, the turn's vector) and its merge of the lines' pending
 full-text entries (``vectors.merge_pending_lines``), with an enriched database its chunk and facts, then the
@@ -44,7 +45,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from bench.chatgen import TOPICS, ChatGen
-from bench.recall import USER, built_database
+from bench.recall import USER, built_database, database
 from services.memory import vectors, vocabulary
 from services.memory.chunks import store_chunk, validate_chunk
 from services.memory.episodes import store_episode, validate_episode
@@ -198,33 +199,21 @@ def _ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["enrich"])
-    parser.add_argument("--pgdata", required=True, help="a copy of a database bench/recall.py built (it is changed)")
-    args = parser.parse_args()
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.recall enrich", description=__doc__.splitlines()[0])
+    parser.add_argument("--pgdata", required=True, help="a copy of a database the scale mode built (it is changed)")
+    args = parser.parse_args(argv)
     pgdata = built_database(parser, args.pgdata)
-    from services.db import make_engine, make_sessionmaker
-    from services.embedded.lifecycle import free_port
-    from services.embedded.postgres import EmbeddedPostgres
     from services.embeddings import load_embedder
 
-    server = EmbeddedPostgres(pgdata, port=free_port())
-    server.start()
-    try:
-        engine = make_engine(server.url, pool_size=2)
-        sessions, embedder = make_sessionmaker(engine), load_embedder("auto", cache_size=0)
-        started = time.monotonic()
+    with database(pgdata, migrate=False) as (engine, sessions):
+        embedder, started = load_embedder("auto", cache_size=0), time.monotonic()
         chunks, facts = enrich_chunks(sessions, embedder)
         episodes = enrich_episodes(sessions, embedder)
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             connection.execute(text("VACUUM ANALYZE"))
         print(f"enriched {args.pgdata}: {chunks} chunks, {facts} facts (1 in {FACT_EVERY} exchanges), {episodes} "
               f"episodes in {time.monotonic() - started:.0f} s ({dt.datetime.now(dt.UTC):%H:%M} UTC)")
-        engine.dispose()
-    finally:
-        server.stop()
-
 
 if __name__ == "__main__":
     main()

@@ -1,11 +1,6 @@
-"""Recall bench at scale: import throughput, recall quality by arm, recall latency and its profile.
+"""``python -m bench.recall [scale]``: recall at scale: import throughput, recall quality by arm, latency and profile.
 
-The one recall bench, in modes (run from the repository root):
-    python -m bench.recall [--n 100000] [--queries 200] [--pgdata DIR] [--profile] [--explain]   # build, measure
-    python -m bench.recall pair --pgdata DIR --a TREE --b TREE [--live]   # two trees query by query (recall_pair)
-    python -m bench.recall enrich --pgdata DIR        # add what enrichment writes to a copy (recall_live)
-LoCoMo's recall quality is bench/locomo.py. How to read the latency: p95 on a shared box moves by a third from one
-hour to the next; compare trees with ``pair`` (the same load for both sides), not single runs.
+    python -m bench.recall [--n 100000] [--queries 200] [--pgdata DIR] [--profile] [--explain]
 
 Starts a throwaway PostgreSQL (pgvector) under a temp dir (or ``--pgdata DIR``, kept between runs)
 and imports N exchanges of synthetic chat (``bench/chatgen.py``: sessions on drifting topics,
@@ -24,8 +19,12 @@ pair_exchanges → store_records: batched real embeddings, --no-enrich), then:
 With ``--pgdata`` a database already holding the N exchanges is reused: the import line then
 says so and repeats the rate measured when it was built (kept in DIR/bench-import.json);
 ``--no-import`` measures recall over whatever DIR holds, and says how many exchanges that is.
-
-The rounds' history (what each changed, what won and what lost, with numbers) is in bench/recall_rounds.md.
+``--profile`` times every statement a recall sends with SQLAlchemy's cursor events; a statement is named by the
+function of services/memory that sent it (the first frame of the call stack inside that package), so the table
+reads "turns.line_terms 3.1 ms". Statements sent from another thread (``sidearms``: the exchange arms on a second
+connection) are timed alike; they overlap the others (OVERLAPPED), so the Python part is the wall time less the
+other statements only.
+How to read it: bench/recall/__init__.py; the rounds' history is in bench/recall_rounds.md.
 """
 
 from __future__ import annotations
@@ -33,35 +32,115 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import gc
-import importlib
 import json
-import os
 import random
 import sys
-import tempfile
+import threading
 import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from sqlalchemy import text
+from sqlalchemy import event, text
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
 
 from bench.chatgen import TOPICS, ChatGen, chat_lines
-from bench.recall_profile import OVERLAPPED, StatementTimer, explain, print_profile
-from services.db import make_engine, make_sessionmaker
-from services.embedded.lifecycle import free_port
-from services.embedded.postgres import EmbeddedPostgres
+from bench.recall import DATA, USER, database, import_history, latency_line, load_average
+from bench.recall.pair import backend_cpu_ns
 from services.embeddings import BACKEND_NAMES, for_requests, load_embedder
-from services.memory import vocabulary
 from services.memory.config import MemoryConfig, RecallConfig
-from services.memory.importer import pair_exchanges, parse_lines, store_records
+from services.memory.importer import pair_exchanges, parse_lines
 from services.memory.recall import recall
-from services.memory.vectors import fill_all
-from services.migrate import upgrade_head
 
-DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+PACKAGE = "services/memory/"
+OVERLAPPED = ("sidearms.",)  # labels of statements run beside the others, on another connection
 
-USER = "bench"
+
+def _caller() -> str:
+    frame = sys._getframe(2)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if PACKAGE in path and not (path.endswith("/recall.py") and frame.f_code.co_name == "recall"):
+            return f"{path.rsplit('/', 1)[-1][:-3]}.{frame.f_code.co_name}"
+        frame = frame.f_back
+    return "other"
+
+
+class StatementTimer:
+    """Times every statement on ``engine`` while active, by the memory function that sent it."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.active = False
+        self.current: dict[str, float] = defaultdict(float)
+        self.counts: dict[str, int] = defaultdict(int)
+        self.server_cpu: dict[str, float] = defaultdict(float)  # ms of the backend's CPU, over all recordings
+        self.captured: list[tuple[str, str, Any]] = []  # (label, statement, parameters) of the last recall
+        self._started: dict[int, list[tuple[str, float, int, int]]] = defaultdict(list)  # by thread
+        event.listen(engine, "before_cursor_execute", self._before)
+        event.listen(engine, "after_cursor_execute", self._after)
+
+    def _before(self, conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
+        if self.active:
+            label = _caller()
+            backend = conn.connection.driver_connection.info.backend_pid
+            self._started[threading.get_ident()].append((label, time.perf_counter(), backend, backend_cpu_ns(backend)))
+            self.captured.append((label, statement, parameters))
+
+    def _after(self, conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
+        started_here = self._started[threading.get_ident()]
+        if self.active and started_here:
+            label, started, backend, cpu = started_here.pop()
+            self.current[label] += (time.perf_counter() - started) * 1000
+            self.server_cpu[label] += (backend_cpu_ns(backend) - cpu) / 1e6
+            self.counts[label] += 1
+
+    @contextmanager
+    def recording(self) -> Iterator[None]:
+        self.current, self.captured, self.active = defaultdict(float), [], True
+        try:
+            yield
+        finally:
+            self.active = False
+
+    def close(self) -> None:
+        event.remove(self.engine, "before_cursor_execute", self._before)
+        event.remove(self.engine, "after_cursor_execute", self._after)
+
+
+def print_profile(rows: list[dict[str, float]], counts: dict[str, int], queries: int,
+                  server_cpu: dict[str, float] | None = None) -> None:
+    """Median and p95 per part over the profiled recalls (ms), statements per recall and, per statement
+    kind, the mean CPU its PostgreSQL backend spent (which other processes' load does not inflate much)."""
+    labels = sorted({label for row in rows for label in row}, key=lambda label: -np.median([r.get(label, 0.0)
+                                                                                             for r in rows]))
+    server_cpu = server_cpu or {}
+    print(f"\nprofile over {queries} recalls (ms; parts do not add up at p95):")
+    print(f"{'part':<34} {'p50':>7} {'p95':>7} {'statements/recall':>18} {'server CPU/recall':>18}")
+    for label in labels:
+        values = [row.get(label, 0.0) for row in rows]
+        per = counts.get(label, 0) / queries if label in counts else 0
+        cpu = f"{server_cpu[label] / queries:.2f}" if label in server_cpu else ""
+        print(f"{label:<34} {np.median(values):>7.2f} {np.percentile(values, 95):>7.2f} "
+              f"{(f'{per:.1f}' if per else ''):>18} {cpu:>18}")
+    print(f"statements per recall: {sum(counts.values()) / queries:.1f}")
+
+
+def explain(session: Session, captured: list[tuple[str, str, Any]]) -> None:
+    """EXPLAIN (ANALYZE, BUFFERS) of each statement of one recall, as it was sent."""
+    cursor = session.connection().connection.driver_connection.cursor()
+    for label, statement, parameters in captured:
+        if not statement.lstrip().upper().startswith(("SELECT", "WITH", "(")):  # "(": a UNION of arms
+            continue
+        cursor.execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + statement, parameters)
+        plan = [row[0] for row in cursor.fetchall()]
+        print(f"\n--- {label}\n" + "\n".join(plan))
+    session.execute(text("SELECT 1"))
 
 
 class TimedEmbedder:
@@ -86,23 +165,6 @@ class TimedEmbedder:
             self.seconds += time.monotonic() - started
 
 
-def import_records(sessions, embedder, records, batch_size: int,  # type: ignore[no-untyped-def]
-                   embed_now: bool = False) -> dict[str, float]:
-    """Import through store_records (as ``engram import --no-enrich``: no vectors), then run the vector backfill
-    to completion (the job's function, a thread per core), each timed on its own."""
-    timed = TimedEmbedder(embedder)
-    started = time.monotonic()
-    report = store_records(sessions, timed, USER, records, batch_size=batch_size, embed=embed_now)
-    stored_s = time.monotonic() - started
-    started = time.monotonic()
-    vectors = fill_all(sessions, timed, limit=batch_size, loops=os.cpu_count() or 1)  # as the job runs it
-    vectors_s, started = time.monotonic() - started, time.monotonic()
-    words = vocabulary.fill_all(sessions, timed)  # then the person's words, as the job runs it
-    return {"stored": report.stored, "seconds": stored_s, "vectors": vectors, "vectors_s": vectors_s,
-            "words": words, "words_s": time.monotonic() - started, "embedding_s": timed.seconds,
-            "embed_now": embed_now}
-
-
 def print_import(stats: dict[str, float], embedder, batch_size: int, reused: str = "") -> None:  # type: ignore[no-untyped-def]
     n, s = stats["stored"], stats["seconds"]
     if "vectors" not in stats:  # a database built by the code before the backfill: embedded inline
@@ -117,15 +179,6 @@ def print_import(stats: dict[str, float], embedder, batch_size: int, reused: str
           f"{stats['embedding_s']:.1f} s of thread time in the model)"
           + (f"; then the vocabulary: {stats['words']:.0f} words in {stats['words_s']:.1f} s" if "words" in stats
              else ""))
-
-
-def built_database(parser: argparse.ArgumentParser, pgdata: str) -> Path:
-    """``--pgdata`` as a database bench/recall.py built, or the parser's error (exit 2): a missing folder would be
-    created as an empty database, every recall finding nothing and ``enrich`` enriching nothing."""
-    path = Path(pgdata)
-    if not (path / "bench-import.json").is_file():
-        parser.error(f"--pgdata {path}: not a database bench/recall.py built (no bench-import.json)")
-    return path
 
 
 METHODS = {
@@ -180,12 +233,12 @@ def latency(sessions, embedder, count: int, timer: StatementTimer | None, show_p
         gc.freeze()
         backend = session.scalar(text("SELECT pg_backend_pid()"))
         for query in queries:
-            cpu_started = (time.process_time(), backend_cpu_s(backend))
+            cpu_started = (time.process_time(), backend_cpu_ns(backend))
             started = time.perf_counter()
             recall(session, embedder, USER, query, k=10, config=config, reinforce=False)
             total_ms.append((time.perf_counter() - started) * 1000)
             client_cpu += time.process_time() - cpu_started[0]
-            server_cpu += backend_cpu_s(backend) - cpu_started[1]
+            server_cpu += (backend_cpu_ns(backend) - cpu_started[1]) / 1e9
             started = time.perf_counter()
             vector = asked.embed(query)
             embedded = time.perf_counter()
@@ -204,10 +257,8 @@ def latency(sessions, embedder, count: int, timer: StatementTimer | None, show_p
                               "python (rest of recall)": recall_ms[-1] - inline})
         if show_plans and timer is not None:
             explain(session, timer.captured)
-    p50, p95, p99 = np.percentile(total_ms, [50, 95, 99])
-    r50, r95 = np.percentile(recall_ms, [50, 95])
-    print(f"\nlatency over {count} queries, k=10, all kinds: with the query embedding p50 {p50:.1f} ms  "
-          f"p95 {p95:.1f} ms  p99 {p99:.1f} ms; without it p50 {r50:.1f} ms  p95 {r95:.1f} ms  "
+    print(f"\nlatency over {count} queries, k=10, all kinds: with the query embedding "
+          f"{latency_line(total_ms, (50, 95, 99))}; without it {latency_line(recall_ms)}  "
           f"(embedding alone p50 {np.median(embed_ms):.1f} ms)")
     # CPU time does not grow with the other processes' load the way wall time does: the A/B figure on a busy box.
     print(f"CPU per recall with the embedding: this process {client_cpu / count * 1000:.1f} ms (embedding, Python, "
@@ -216,27 +267,8 @@ def latency(sessions, embedder, count: int, timer: StatementTimer | None, show_p
         print_profile(parts, dict(timer.counts), count, dict(timer.server_cpu))
 
 
-def backend_cpu_s(pid: int) -> float:
-    """CPU seconds (user + system) a PostgreSQL backend on this machine has used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def load_average() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-
-
-MODES = {"pair": "bench.recall_pair", "enrich": "bench.recall_live"}
-
-
-def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] in MODES:
-        mode = sys.argv.pop(1)
-        if mode == "enrich":
-            sys.argv.insert(1, mode)  # recall_live's own command
-        importlib.import_module(MODES[mode]).main()
-        return
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.recall", description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000, help="synthetic exchanges to import")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--embedder", default="auto", choices=BACKEND_NAMES)
@@ -247,44 +279,31 @@ def main() -> None:
     parser.add_argument("--no-quality", action="store_true", help="skip the comparison of the arms")
     parser.add_argument("--profile", action="store_true", help="time each part of a recall")
     parser.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE the statements of one recall")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     embedder = load_embedder(args.embedder, cache_size=0)
-    with tempfile.TemporaryDirectory(prefix="engram-bench-") as tmp:
-        folder = Path(args.pgdata or tmp)
-        server = EmbeddedPostgres(folder, port=free_port())
-        server.start()
-        try:
-            engine = make_engine(server.url, pool_size=2)
-            upgrade_head(engine)
-            sessions = make_sessionmaker(engine)
-            lines, _, _ = parse_lines(chat_lines(args.n) + (DATA / "memory_set.jsonl").read_text().splitlines())
-            records = pair_exchanges(lines)
-            built = folder / "bench-import.json"
-            with sessions() as session:
-                have = session.scalar(text("SELECT count(*) FROM exchanges WHERE user_id = :u"), {"u": USER}) or 0
-            if args.pgdata and args.no_import:
-                print(f"import: skipped (--no-import); {folder} holds {have} exchanges of {USER}")
-            elif args.pgdata and have >= len(records) and built.is_file():
-                print_import(json.loads(built.read_text()), embedder, args.batch_size,
-                             reused=f" (reused {folder}, built earlier)")
-            else:
-                load = load_average()
-                stats = {**import_records(sessions, embedder, records, args.batch_size, args.embed_now), "load": load}
-                print_import(stats, embedder, args.batch_size)
-                if args.pgdata:
-                    built.write_text(json.dumps(stats))
-                with sessions.begin() as session:
-                    session.execute(text("ANALYZE"))
-            print(f"load average before the recall runs: {load_average()}")
-            if not args.no_quality:
-                quality(sessions, embedder, RecallConfig())
-            timer = StatementTimer(engine) if args.profile or args.explain else None
-            latency(sessions, embedder, args.queries, timer, args.explain)
-            print(f"load average at the end: {load_average()}")
-            engine.dispose()
-        finally:
-            server.stop()
-
-
-if __name__ == "__main__":
-    main()
+    with database(args.pgdata) as (engine, sessions):
+        lines, _, _ = parse_lines(chat_lines(args.n) + (DATA / "memory_set.jsonl").read_text().splitlines())
+        records = pair_exchanges(lines)
+        built = Path(args.pgdata or ".") / "bench-import.json"
+        with sessions() as session:
+            have = session.scalar(text("SELECT count(*) FROM exchanges WHERE user_id = :u"), {"u": USER}) or 0
+        if args.pgdata and args.no_import:
+            print(f"import: skipped (--no-import); {args.pgdata} holds {have} exchanges of {USER}")
+        elif args.pgdata and have >= len(records) and built.is_file():
+            print_import(json.loads(built.read_text()), embedder, args.batch_size,
+                         reused=f" (reused {args.pgdata}, built earlier)")
+        else:
+            load, timed = load_average(), TimedEmbedder(embedder)
+            stats = {**import_history(sessions, timed, USER, records, args.batch_size, args.embed_now),
+                     "embedding_s": timed.seconds, "load": load}
+            print_import(stats, embedder, args.batch_size)
+            if args.pgdata:
+                built.write_text(json.dumps(stats))
+            with sessions.begin() as session:
+                session.execute(text("ANALYZE"))
+        print(f"load average before the recall runs: {load_average()}")
+        if not args.no_quality:
+            quality(sessions, embedder, RecallConfig())
+        timer = StatementTimer(engine) if args.profile or args.explain else None
+        latency(sessions, embedder, args.queries, timer, args.explain)
+        print(f"load average at the end: {load_average()}")
