@@ -4,7 +4,7 @@ What it measures: token F1 (bench/answers_score.locomo_f1, as LoCoMo's paper sco
 model's reply against the dataset's answer, for a seeded sample of LoCoMo questions, asked two ways
 of the same model with the same compact system prompt (prompts/compact/respond.md): with the
 context Engram assembles for that question (services.memory.context.assemble over the conversation
-imported as bench.locomo imports it: the real import path, vectors and vocabulary filled, no
+imported as `bench.recall locomo` imports it: the real import path, vectors and vocabulary filled, no
 enrichment; its full shape, "Things said before", each line dated and named for its speaker) in the compact
 prompt's memory note under the profile's budgets, and with no memory. The compact shape (compact_notes) shows
 only the person's own lines ("user"), so for a conversation between two named people it shows none of the turns:
@@ -221,7 +221,7 @@ def main() -> None:
 
 @contextmanager
 def imported(folder: Path, embedder: Any) -> Iterator[tuple[sessionmaker[Session], list[Question]]]:
-    """The conversations imported as bench.locomo imports them, in a throwaway PostgreSQL; their questions."""
+    """The conversations imported as `bench.recall locomo` imports them, in a throwaway PostgreSQL; their questions."""
     with tempfile.TemporaryDirectory(prefix="engram-answers-locomo-") as tmp:
         server = EmbeddedPostgres(Path(tmp), port=free_port())
         server.start()
