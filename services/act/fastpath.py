@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
 
-from services.act.when import DueTimeError, parse_due
+from services.act.when import WEEKDAYS, DueTimeError, parse_due
 
 FAST_PATH = "fast_path"  # the trail marks actions taken this way, and the loop's end reason
 _POLITE = (r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:(?:please|pls|plz|kindly|let's)\s+)?"
@@ -34,9 +34,9 @@ REMIND_AFTER = re.compile(_POLITE + r"(?P<due>[a-z0-9: .]+?),?\s+remind me\s+to\
 SET_REMINDER = re.compile(_POLITE + r"(?:set(?: up)?|create|add|make)(?: me)?\s+an?\s+reminder\s+(?P<rest>.+?)\W*$")
 # A reminder that repeats: "every morning", "each weekday", "every sunday" (taken out of the request, then the
 # time left in it is the first one: "every sunday at 6pm" → first "sunday at 6pm", repeating every sunday).
-EVERY = re.compile(r"\b(?:every|each)\s+(?P<every>day|morning|afternoon|evening|night|weekday|week|monday|tuesday"
-                   r"|wednesday|thursday|friday|saturday|sunday)s?\b")
 DAILY_PARTS = ("morning", "afternoon", "evening", "night")
+REPEATS = ("day", *DAILY_PARTS, "weekday", "week", *WEEKDAYS)
+EVERY = re.compile(rf"\b(?:every|each)\s+(?P<every>{'|'.join(REPEATS)})s?\b")
 # "Create a packing list with passport and charger", "start a new list for the party: balloons, candles",
 # "I need a list for the camping weekend. tent, sleeping bags, headlamp", "make me a wishlist w/ a kindle, a pan".
 LIST_CREATE = re.compile(
@@ -86,7 +86,6 @@ _TRACKING_TAIL = re.compile(
 )
 _QUOTES = "'\"\u2018\u2019\u201c\u201d"
 ITEM_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)\s*")
-WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 TIME_START = re.compile(r"^(?:at|on|in|tomorrow|today|tonight|next|this|monday|tuesday|wednesday|thursday|friday|"
                         r"saturday|sunday|mon|tue|wed|thu|fri|sat|sun|\d)")
 ARTICLES = re.compile(r"^(?:some|a|an|the)\s+")
@@ -271,7 +270,7 @@ def _reminder_parts(text: str) -> list[tuple[str, str]]:
 
 def _first_time(due: str, every: str) -> str:
     """The first time of a repeating reminder: on its weekday; at its part of the day when no hour is given."""
-    if every in WEEKDAY_NAMES and every not in due:
+    if every in WEEKDAYS and every not in due:
         due = f"on {every} {due}".strip()
     if every in DAILY_PARTS and not re.search(r"\d", due):
         due = f"{due} {'at' if every == 'night' else 'in the'} {every}".strip()

@@ -10,18 +10,16 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
+from services.memory.timewords import MONTH_ALT, MONTHS, WEEKDAYS
+
 PAST_SLACK = timedelta(seconds=60)
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WEEKDAY_RE = "|".join(f"{day[:3]}(?:{day[3:]})?" for day in WEEKDAYS).replace("tue(?:sday)?", "tue(?:s|sday)?")
 _RELATIVE_RE = re.compile(
     r"^(?:in\s+)?\+?(an?|\d+(?:\.\d+)?|half an?)\s*(m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)(?:\s+from now)?$")
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-          "november", "december")
-_MONTH_RE = "|".join(f"{month[:3]}(?:{month[3:]})?" for month in MONTHS).replace("sep(?:tember)?", "sept?(?:ember)?")
 _ORDINAL = r"(?:st|nd|rd|th)"
 # A calendar date: "14 december", "the 14th of december", "december 14th", "dec 14", or "the 14th" (of the month).
-_DATE_RE = (rf"(?:the\s+)?(\d{{1,2}}){_ORDINAL}?(?:\s+of)?\s+({_MONTH_RE})\b"
-            rf"|({_MONTH_RE})\s+(?:the\s+)?(\d{{1,2}}){_ORDINAL}?(?![\d:])"
+_DATE_RE = (rf"(?:the\s+)?(\d{{1,2}}){_ORDINAL}?(?:\s+of)?\s+({MONTH_ALT})\b"
+            rf"|({MONTH_ALT})\s+(?:the\s+)?(\d{{1,2}}){_ORDINAL}?(?![\d:])"
             rf"|(?:the\s+)?(\d{{1,2}}){_ORDINAL}")
 _DAY_RE = re.compile(rf"\b(?:(day after tomorrow)|(today|tonight|tomorrow|tmrw|tmr)|(?:(next|this)\s+)?({_WEEKDAY_RE})|"
                      rf"(\d{{4}}-\d{{2}}-\d{{2}})|{_DATE_RE})\b")
@@ -167,7 +165,7 @@ def _calendar_day(groups: list[str | None], now_local: datetime, wall: time, zon
     if not 1 <= day <= 31:
         raise DueTimeError("invalid", f"there is no day {day} in a month")
     year, month = now_local.year, now_local.month
-    wanted = next(i for i, name in enumerate(MONTHS, 1) if name.startswith(month_name[:3])) if month_name else None
+    wanted = MONTHS[month_name] if month_name else None
     for _ in range(25):  # two years of months: enough to find any date that exists
         if wanted is None or month == wanted:
             try:

@@ -193,11 +193,16 @@ def names_refused(reply: str, refused: frozenset[str]) -> str | None:
         return None
     lowered = reply.lower()
     for word in words(lowered):
+        stemmed = stem(word)
         for thing in refused:
             # A short stem must be the whole word ("ham", not "hamster"; "cod", not "code").
-            named = stem(word) == thing or (len(thing) >= PREFIX_CHARS and word.startswith(thing))
-            left_out = word.endswith(("-free", "-less")) or re.search(LEFT_OUT + re.escape(word), lowered) or re.search(
-                re.escape(word) + r"[ -](?:free|less)\b", lowered)  # "gluten-free", "meat free"
-            if named and left_out is None:
+            named = stemmed == thing or (len(thing) >= PREFIX_CHARS and word.startswith(thing))
+            if named and not _left_out(word, lowered):
                 return thing
     return None
+
+
+def _left_out(word: str, reply: str) -> bool:
+    """The word names its thing to leave it out ("without mushrooms") or a kind without it ("gluten-free")."""
+    return (word.endswith(("-free", "-less")) or re.search(LEFT_OUT + re.escape(word), reply) is not None
+            or re.search(re.escape(word) + r"[ -](?:free|less)\b", reply) is not None)

@@ -82,7 +82,7 @@ def history_window(working_memory: list[dict[str, Any]], budgets: CompactBudgets
     cores under load). Over ``history_chars`` the first turn moves on by whole steps too, for the same reason.
     """
     shown = _window(working_memory, budgets.history_exchanges, budgets.history_step)
-    step = max(1, min(budgets.history_exchanges, budgets.history_step) or budgets.history_exchanges // 2)
+    step = _step(budgets.history_exchanges, budgets.history_step)
     while shown and sum(_size(item, budgets) for item in shown) > budgets.history_chars:
         shown = shown[step:] if len(shown) > step else shown[1:]
     return [item for item in shown if str(item.get("user") or "").strip()]
@@ -117,11 +117,16 @@ def _window(working_memory: list[dict[str, Any]], size: int, step: int = 0) -> l
     numbers = [item.get("turn") for item in working_memory]
     if size <= 0 or not working_memory or not all(isinstance(number, int) for number in numbers):
         return working_memory[-size:] if size > 0 else []
-    step = min(size, step) if step > 0 else max(1, size // 2)
+    step = _step(size, step)
     first = numbers[-1] - size + 1  # the first turn of a window that slides by one
     if first > 1 and (first - 1) % step:
         first += step - (first - 1) % step
     return [item for item, number in zip(working_memory, numbers, strict=True) if number >= first]
+
+
+def _step(size: int, step: int) -> int:
+    """How far the window's first turn moves at once: ``step`` (at most the window), or half the window."""
+    return min(size, step) if step > 0 else max(1, size // 2)
 
 
 def compact_note(memory_text: str, budgets: CompactBudgets, hint: str = "") -> str:

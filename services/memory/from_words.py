@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from services.memory.chunks import validate_chunk
+from services.memory.timewords import MONTH_ALT, WEEKDAYS
 from services.text import truncate
 
 GIST_CHARS = 160
@@ -36,8 +37,7 @@ NAMED_FIRST = re.compile(r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?:is|are|was|h
                          r"likes|turns|turned|starts|started|goes|went)\b")
 # A date the person tells, of whatever they speak about ("The grand opening is on the 1st of September"): in
 # their conversation, a thing of their life, and the question "when does it open?" finds no other trace of it.
-DATED = re.compile(r"\b(?:\d{1,2}(?:st|nd|rd|th)|(?:jan|febr)uary|march|april|may|june|july|august|september|"
-                   r"october|november|december|(?:mon|tues|wednes|thurs|fri|satur|sun)day|tomorrow|tonight|"
+DATED = re.compile(rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)|{MONTH_ALT}|{'|'.join(WEEKDAYS)}|tomorrow|tonight|"
                    r"next (?:week|month|year)|\d{1,2}(?::\d{2})?\s?(?:am|pm))\b", re.IGNORECASE)
 # A question typed without its question mark ("what's on my camping list") tells nothing either.
 ASKS = re.compile(r"^(?:what|what's|whats|where|where's|when|when's|who|who's|why|how|which|do|does|did|is|are|can|"

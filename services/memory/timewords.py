@@ -19,13 +19,14 @@ NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5
 UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 MAX_AGO_DAYS = 100 * 365  # "3000 years ago" is no period anyone's memory holds (and overflows datetime)
 
-_MONTH_ALT = "|".join(sorted(MONTHS, key=len, reverse=True))
-_MONTH_RE = re.compile(rf"\b(?:(last|this|in|during|since)\s+)?({_MONTH_ALT})\.?(?:,?\s+(?:of\s+)?((?:19|20)\d\d))?\b")
+# Every month name and abbreviation, longest first (a regular expression alternation).
+MONTH_ALT = "|".join(sorted(MONTHS, key=len, reverse=True))
+_MONTH_RE = re.compile(rf"\b(?:(last|this|in|during|since)\s+)?({MONTH_ALT})\.?(?:,?\s+(?:of\s+)?((?:19|20)\d\d))?\b")
 # A named day: "31 July, 2023", "8th of December 2023", "July 31st, 2023".
 _ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"((?:19|20)\d\d)"
-_DATE_RE = re.compile(rf"\b{_ORDINAL}\s+(?:of\s+)?({_MONTH_ALT})\.?,?\s+{_YEAR}\b")
-_DATE_US_RE = re.compile(rf"\b({_MONTH_ALT})\.?\s+{_ORDINAL},?\s+{_YEAR}\b")
+_DATE_RE = re.compile(rf"\b{_ORDINAL}\s+(?:of\s+)?({MONTH_ALT})\.?,?\s+{_YEAR}\b")
+_DATE_US_RE = re.compile(rf"\b({MONTH_ALT})\.?\s+{_ORDINAL},?\s+{_YEAR}\b")
 _AGO_RE = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple|few)\s+(?:of\s+)?"
                      r"(day|week|month|year)s?\s+ago\b")
 _LAST_UNIT_RE = re.compile(r"\b(last|this|past)\s+(week|month|year|weekend)\b")
@@ -155,7 +156,7 @@ def _day_word(text: str, now: dt.datetime) -> Window | None:
     return None
 
 
-_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _RELATIVE = re.compile(
     r"\b(?:(?P<day>yesterday|tomorrow|last night)"
     r"|(?P<count>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple|few)\s+(?:of\s+)?"
@@ -199,9 +200,9 @@ def _meant(match: re.Match[str], day: dt.date) -> str:
         return str(day.year - count)
     which, span = match["which"].lower(), match["span"].lower()
     step = {"last": -1, "past": -1, "this": 0, "next": 1}[which]
-    if span in _WEEKDAYS:
-        back = (day.weekday() - _WEEKDAYS.index(span)) % 7 or (7 if step else 0)
-        forward = (_WEEKDAYS.index(span) - day.weekday()) % 7 or 7
+    if span in WEEKDAYS:
+        back = (day.weekday() - WEEKDAYS.index(span)) % 7 or (7 if step else 0)
+        forward = (WEEKDAYS.index(span) - day.weekday()) % 7 or 7
         return spoken_day(day + dt.timedelta(days=forward) if step == 1 else day - dt.timedelta(days=back))
     if span in ("week", "weekend"):
         return f"the {span} {['before', 'of', 'after'][step + 1]} {said}"
