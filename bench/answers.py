@@ -13,12 +13,13 @@ the same model the same questions with the same compact system prompt (prompts/c
 and only the question thread's own window; `everything` puts every earlier turn of the person into
 that prompt as history (newest kept when it does not fit the context window: "fit" says for how many
 questions it all fitted). Engram should sit far above `no memory` and near or above `everything`.
-The tuning split may be looked at while tuning; the frozen split (whole personas) is the figure on
-data nobody tuned on, and its wrong answers are not printed unless --show-frozen. Also printed: first
-delta p50/p95 over every chat turn, fallback replies ("I had trouble ..."), and echoes (a reply that
-repeats the person's message). Timings depend on what else runs on the cores; state the load average.
+The tuning split may be looked at while tuning; every other split the file names ("frozen", "frozen8":
+whole personas) is a figure on data nobody tuned on, reported apart, its wrong answers not printed
+unless --show-frozen. Also printed: first delta p50/p95 over every chat turn, fallback replies ("I had
+trouble ..."), and echoes (a reply that repeats the person's message).
+Timings depend on what else runs on the cores; state the load average.
 
-    python -m bench.answers [--personas maya,greta] [--split tuning|frozen|all] [--json out.json]
+    python -m bench.answers [--personas maya,greta] [--split tuning|frozen|frozen8|all] [--json out.json]
                             [--enrich-wait-s 600] [--no-baselines] [--show-frozen] [--report saved.json]
 
 Measured 2026-11-28 on 2 shared cores (one persona: 2.5-13 min with SmolLM2, 6-21 min with Qwen, by load),
@@ -41,6 +42,7 @@ import os
 import tempfile
 import time
 import tomllib
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -108,8 +110,17 @@ def load_personas(path: Path = SCENARIOS, names: list[str] | None = None, split:
     unknown = sorted(set(names or ()) - {p.name for p in personas})
     if unknown:
         raise SystemExit(f"bench.answers: no persona {', '.join(unknown)} in {path.name}")
+    if split != "all" and split not in {p.split for p in personas}:
+        raise SystemExit(f"bench.answers: no split {split!r} in {path.name} (it has "
+                         f"{', '.join(splits_in(p.split for p in personas))}, or all)")
     chosen = [p for p in personas if split in ("all", p.split)]
     return sorted((p for p in chosen if p.name in names), key=lambda p: names.index(p.name)) if names else chosen
+
+
+def splits_in(names: Iterable[str]) -> list[str]:
+    """The splits named, "tuning" first, then the frozen ones in the file's order (each reported apart)."""
+    seen = list(dict.fromkeys(names))
+    return sorted(seen, key=lambda name: name != "tuning")
 
 
 def wait_for_enrichment(engram: System, user: str, wait_s: float) -> float:
@@ -155,7 +166,7 @@ class Enrichment:
     def lines(self, show_frozen: bool) -> list[str]:
         valid = self.chunks / max(1, self.chunks + self.failed)
         out = [f"\nchunker: {self.chunks} exchanges enriched, {self.failed} jobs failed (valid {valid:.0%})"]
-        for split in ("tuning", "frozen"):
+        for split in splits_in(self.splits.values()):
             facts = [f for name, kept in self.facts.items() if self.splits[name] == split for f in kept]
             if facts:
                 out.append(f"  {split}: {len(facts)} active facts, {sum(f.true for f in facts)} true of the person "
@@ -273,10 +284,8 @@ def share(answers: list[Answer]) -> str:
 
 def table(answers: list[Answer], turns: list[TurnResult], show_frozen: bool) -> str:
     lines = []
-    for split in ("tuning", "frozen"):
+    for split in splits_in(a.split for a in answers):
         chosen = [a for a in answers if a.split == split]
-        if not chosen:
-            continue
         questions = sum(a.way == "Engram" for a in chosen)
         lines.append(f"\n{split} ({questions} questions, {len({a.persona for a in chosen})} personas)")
         lines.append(f"  {'way':<11} {'right':>5}  " + "  ".join(f"{kind:>10}" for kind in KINDS) + "   fit")
@@ -308,7 +317,7 @@ def summary(answers: list[Answer], turns: list[TurnResult], waits: list[float]) 
                               "fallbacks": sum(t.fallback for t in turns),
                               "echoes": sum(is_echo(t.text, t.reply) for t in turns), "turns": len(turns),
                               "enrichment_wait_s": waits, "load_average": os.getloadavg()}
-    for split in ("tuning", "frozen", "all"):
+    for split in [*splits_in(a.split for a in answers), "all"]:
         for way in ("Engram", "no memory", "everything"):
             rows = [a for a in answers if a.way == way and split in ("all", a.split)]
             if rows:
@@ -321,12 +330,12 @@ def summary(answers: list[Answer], turns: list[TurnResult], waits: list[float]) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--personas", help="comma-separated persona names (default: every one of the split)")
-    parser.add_argument("--split", choices=("tuning", "frozen", "all"), default="all")
+    parser.add_argument("--split", default="all", help="a split the scenarios name (tuning, frozen, frozen8) or all")
     parser.add_argument("--scenarios", type=Path, default=SCENARIOS)
     parser.add_argument("--json", type=Path, help="write every answer and the summary here")
     parser.add_argument("--enrich-wait-s", type=float, default=600.0, help="at most this long after a conversation")
     parser.add_argument("--no-baselines", action="store_true")
-    parser.add_argument("--show-frozen", action="store_true", help="print the frozen split's wrong answers too")
+    parser.add_argument("--show-frozen", action="store_true", help="print the frozen splits' wrong answers too")
     parser.add_argument("--data-dir", type=Path)
     parser.add_argument("--report", type=Path, help="print the table of a --json file written before (or in part)")
     args = parser.parse_args()

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.answers import KINDS, load_personas
+from bench.answers import KINDS, Answer, load_personas, table
 from bench.answers_score import Expectation, is_echo, judge_fact, locomo_f1, score, token_f1
+from bench.local import TurnResult
 from tests.fake_llm import FakeLLM
 from tests.llm_steps import Json, Reply
 
@@ -86,8 +87,9 @@ def test_the_scenarios_hold_what_the_bench_promises() -> None:
     personas = load_personas()
     questions = [(p.split, q) for p in personas for q in p.questions]
     assert len(personas) >= 8 and len(questions) >= 60
-    assert {p.split for p in personas} == {"tuning", "frozen"}
-    for split in ("tuning", "frozen"):  # each split a figure of its own: 25 questions or more, every kind
+    splits = {p.split for p in personas}
+    assert {"tuning", "frozen", "frozen8"} <= splits
+    for split in splits:  # each split a figure of its own: 25 questions or more, every kind
         chosen = [q for s, q in questions if s == split]
         assert len(chosen) >= 25, split
         assert {q.kind for q in chosen} == set(KINDS), split
@@ -96,6 +98,23 @@ def test_the_scenarios_hold_what_the_bench_promises() -> None:
         assert len(persona.conversations) >= 2, persona.name  # told across conversations, then asked
     assert all(q.any or q.all for _, q in questions)
     assert all(q.forbidden for _, q in questions if q.kind == "changed")
+
+
+
+def test_any_split_the_file_names_is_chosen_and_reported_apart(tmp_path: Path) -> None:
+    scenarios = tmp_path / "scenarios.toml"
+    scenarios.write_text(SCENARIO + SCENARIO.replace('"pia"', '"ola"').replace('"tuning"', '"frozen9"'))
+    assert [p.name for p in load_personas(scenarios, split="frozen9")] == ["ola"]
+    assert [p.name for p in load_personas(scenarios)] == ["pia", "ola"]
+    with pytest.raises(SystemExit, match="no split 'frozen7' in scenarios.toml \\(it has tuning, frozen9, or all\\)"):
+        load_personas(scenarios, split="frozen7")
+    answers = [Answer(name, split, "fact", "What's my cat called?", "Engram", "A dog.", False, ["any: biscuit"])
+               for name, split in (("ola", "frozen9"), ("pia", "tuning"))]
+    turns = [TurnResult("What's my cat called?", "A dog.", "RESPOND", 0.5, 1.0, False, "")]
+    shown = table(answers, turns, show_frozen=False)
+    assert shown.index("tuning (1 questions, 1 personas)") < shown.index("frozen9 (1 questions, 1 personas)")
+    assert "wrong [pia/fact" in shown and "wrong [ola/" not in shown  # a frozen split's misses stay unread
+    assert "wrong [ola/fact" in table(answers, turns, show_frozen=True)
 
 
 SCENARIO = """
