@@ -13,13 +13,13 @@ the same model the same questions with the same compact system prompt (prompts/c
 and only the question thread's own window; `everything` puts every earlier turn of the person into
 that prompt as history (newest kept when it does not fit the context window: "fit" says for how many
 questions it all fitted). Engram should sit far above `no memory` and near or above `everything`.
-The tuning split may be looked at while tuning; every other split the file names ("frozen", "frozen8":
+The tuning split may be looked at while tuning; every other split the file names ("frozen", …:
 whole personas) is a figure on data nobody tuned on, reported apart, its wrong answers not printed
 unless --show-frozen. Also printed: first delta p50/p95 over every chat turn, fallback replies ("I had
 trouble ..."), and echoes (a reply that repeats the person's message).
 Timings depend on what else runs on the cores; state the load average.
 
-    python -m bench.answers [--personas maya,greta] [--split tuning|frozen|frozen8|all] [--json out.json]
+    python -m bench.answers [--personas maya,greta] [--split tuning|frozen|all] [--json out.json]
                             [--enrich-wait-s 600] [--no-baselines] [--show-frozen] [--report saved.json]
 
 Measured 2026-11-28 on 2 shared cores (one persona: 2.5-13 min with SmolLM2, 6-21 min with Qwen, by load),
@@ -330,7 +330,7 @@ def summary(answers: list[Answer], turns: list[TurnResult], waits: list[float]) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--personas", help="comma-separated persona names (default: every one of the split)")
-    parser.add_argument("--split", default="all", help="a split the scenarios name (tuning, frozen, frozen8) or all")
+    parser.add_argument("--split", default="all", help="a split the scenarios name (tuning, frozen) or all")
     parser.add_argument("--scenarios", type=Path, default=SCENARIOS)
     parser.add_argument("--json", type=Path, help="write every answer and the summary here")
     parser.add_argument("--enrich-wait-s", type=float, default=600.0, help="at most this long after a conversation")

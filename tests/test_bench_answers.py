@@ -88,7 +88,7 @@ def test_the_scenarios_hold_what_the_bench_promises() -> None:
     questions = [(p.split, q) for p in personas for q in p.questions]
     assert len(personas) >= 8 and len(questions) >= 60
     splits = {p.split for p in personas}
-    assert {"tuning", "frozen", "frozen8"} <= splits
+    assert {"tuning", "frozen"} <= splits
     for split in splits:  # each split a figure of its own: 25 questions or more, every kind
         chosen = [q for s, q in questions if s == split]
         assert len(chosen) >= 25, split
