@@ -21,6 +21,14 @@ CONFIRM_RE = re.compile(r"^\W*(?:yes|yeah|yep|yup|y|sure|ok(?:ay)?|do it|go ahea
 CANCEL_RE = re.compile(r"^\W*(?:no|nope|nah|n|cancel|don'?t|do not|stop|never ?mind|leave it|forget it)\b")
 
 
+def lemma(word: str) -> str:
+    """A crude verb/noun normaliser, enough to key "lives in" and "live in" alike."""
+    for suffix, keep in (("ies", "y"), ("ing", ""), ("es", "e"), ("s", "")):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2 and not word.endswith("ss"):
+            return word[: -len(suffix)] + keep
+    return word
+
+
 def stem(word: str) -> str:
     """A light plural/possessive stem, so "dentists" matches "dentist" and "mum's" matches "mum"."""
     word = word.removesuffix("'s")

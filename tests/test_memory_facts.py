@@ -153,6 +153,24 @@ def test_a_pet_rehomed_or_a_move_of_home_ends_what_was_true_before(session, hash
 
 
 @pytest.mark.integration
+def test_a_change_told_in_two_words_or_a_moved_date_supersedes_what_it_changed(session, hash_embedder) -> None:
+    nights = remember_fact(session, hash_embedder, "dan", "Right now the user drive nights, 10pm till 6 in the morning")
+    remember_fact(session, hash_embedder, "dan", "The user's mom watches the kids")
+    assert remember_fact(session, hash_embedder, "dan", "No more nights for the user").superseded_id == nights.fact_id
+    march = remember_fact(session, hash_embedder, "tha", "Big date: the user's defence is set for the 6th of March")
+    remember_fact(session, hash_embedder, "tha", "The user's thesis is about iron catalysts")
+    remember_fact(session, hash_embedder, "tha", "The user hates meetings")
+    moved = remember_fact(session, hash_embedder, "tha", "The examiner can't travel in March, so the user's "
+                          "defence got moved to the 19th of May")
+    assert moved.action == "superseded" and moved.superseded_id == march.fact_id
+    remember_fact(session, hash_embedder, "tha", "The user's meeting with the lab got pushed back to Friday")
+    active = {f.text for f in list_facts(session, "tha")}  # a thing without a date is not a moved date
+    assert "The user's thesis is about iron catalysts" in active and "The user hates meetings" in active
+    assert not any("6th of March" in text for text in active)
+    assert "The user's mom watches the kids" in {f.text for f in list_facts(session, "dan")}
+
+
+@pytest.mark.integration
 def test_what_ended_is_the_thing_named_not_every_fact_of_the_person(session, hash_embedder) -> None:
     """"I sold my Fender and bought a Gibson" ends the Fender, not the person's name, home, lessons and tastes (each
     fact speaks of "the user", and "the user's Fender" once made "user" a thing that ended)."""

@@ -28,7 +28,6 @@ def session(db_engine):
     ("The user doesn't eat pork, for religious reasons", {"pork", "ham", "bacon", "salami", "chorizo", "prosciutto",
                                                           "pepperoni"}),
     ("The user is not a fan of spicy food", {"spicy"}),
-    ("The user is avoiding sugar these days", {"sugar"}),
     ("The user quit smoking last year", {"smoking"}),
     ("Onions make the user really sick, the user never eat them", {"onion"}),
     ("Spicy food doesn't agree with the user", {"spicy"}),
@@ -48,6 +47,8 @@ def test_a_diet_refuses_what_it_does_not_name_and_a_plain_fact_refuses_nothing()
     assert "cheese" in refused_things("The user went vegan last year")
     assert refused_things("The user likes mushrooms on pizza") == set()
     assert refused_things("The user works at a bank") == set()
+    assert refused_things("No more nights for the user") == set()  # "no more" refuses only what one eats or drinks
+    assert refused_things("No more fishing for the user") == set()
 
 
 @pytest.mark.parametrize(("fact", "members"), [
@@ -58,6 +59,11 @@ def test_a_diet_refuses_what_it_does_not_name_and_a_plain_fact_refuses_nothing()
     ("The user eats gluten-free", {"bread", "pasta", "pizza"}),
     ("No meat for me", {"chicken", "beef", "bacon"}),
     ("The user keeps kosher", {"pork", "shrimp"}),
+    ("The user is avoiding sugar these days", {"sugar", "cake", "chocolate"}),
+    ("The user can't have any caffeine, it gives the user heart palpitations", {"coffee", "espresso", "cola"}),
+    ("The doctor told the user the user have diabetes type 2, so no more sugar", {"cake", "candy", "ice cream"}),
+    ("No more coffee for the user", {"coffee", "latte"}),
+    ("Amara won't eat anything green", {"broccoli", "pea", "spinach"}),
 ])
 def test_a_word_for_a_family_of_things_refuses_its_members(fact: str, members: set[str]) -> None:
     assert members <= refused_things(fact)
@@ -77,6 +83,9 @@ def test_a_reply_names_a_refused_thing_by_its_whole_word_unless_it_leaves_it_out
     assert names_refused("A stir fry without mushrooms, with tofu.", refused) is None
     assert names_refused("Here is some code for your hamster's feeder", refused) is None  # not "cod", not "ham"
     assert names_refused("Anything you like!", frozenset()) is None
+    caffeine = frozenset(refused_things("The user can't have any caffeine"))
+    assert names_refused("You can try herbal tea or a cup of coffee.", caffeine) == "coffee"
+    assert names_refused("Rooibos with lemon, or warm water with honey.", caffeine) is None
 
 
 def test_the_guard_stops_a_streamed_reply_at_the_refused_word_and_checks_the_whole_reply() -> None:

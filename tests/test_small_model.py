@@ -222,6 +222,22 @@ def test_facts_from_words_are_the_persons_own_telling_sentences() -> None:
     assert chunk_from_words("I moved to Leeds")["gists"] == ["The user said: I moved to Leeds"]
 
 
+def test_a_sentence_that_leaves_out_its_i_or_only_gives_a_time_is_still_a_fact() -> None:
+    """Chat drops the "I" ("got moved to the day shift!!"), says what ended in two words ("no more nights") and
+    gives a time on its own ("7am to 5pm."): each was lost, and the old shift stayed the answer."""
+    from services.memory.from_words import chunk_from_words
+
+    def facts(message: str) -> list[str]:
+        return [fact["text"] for fact in chunk_from_words(message)["facts"]]
+    assert facts("got moved to the day shift!! 7am to 5pm. no more nights, I actually get to do school drop off") == [
+        "The user got moved to the day shift, 7am to 5pm", "No more nights for the user",
+        "The user actually get to do school drop off"]
+    assert facts("Good news: just finished my first marathon!") == ["The user just finished the user's first marathon"]
+    assert facts("dinner is a fight every day btw. Amara won't eat anything green.") == [
+        "Amara won't eat anything green"]  # someone they name, with what she won't do
+    assert facts("love it") == [] and facts("got it, thanks") == []  # nothing told
+
+
 def test_a_statement_the_router_sent_to_act_is_answered_as_a_statement_but_requests_stay() -> None:
     from services.act.fastpath import only_tells
 
@@ -313,7 +329,7 @@ def test_what_is_set_for_later_is_shown_to_messages_that_may_be_about_it() -> No
                     "When does Ana land at the airport?"):
         assert about_plans(message, pending), message
     for message in ("Tell me a short joke", "Write a two-line poem about the sea", "How are you?",
-                    "What is my dog's name?"):
+                    "What is my dog's name?", "What can I make the kids for dinner tonight?"):  # an idea, not a plan
         assert not about_plans(message, pending), message
 
 

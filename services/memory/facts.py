@@ -24,17 +24,16 @@ from sqlalchemy.orm import Session
 
 from services.db import User, insert, utcnow
 from services.embeddings import Embedder
+from services.memory import changes
 from services.memory.config import FactsConfig
 from services.memory.models import Fact, iso
 from services.memory.search import prepare_vector_search
+from services.text import lemma
 
 logger = logging.getLogger(__name__)
 
 SELF_WORDS = {"i", "me", "my", "mine", "myself", "user", "the user", "person", "the person", "you", "your"}
 _SPACE = re.compile(r"\s+")
-_OF_THE_PERSON = re.compile(r"\b(?:the user|i|my|we|our|us)\b", re.IGNORECASE)
-_WORD = re.compile(r"[a-z0-9']+")
-_STOP = {"a", "an", "the", "is", "are", "was", "were", "am", "be", "been", "to", "of", "at", "as", "s", "'s", "do"}
 # "My sister's name is Priya", "my favourite colour is green"
 _MY_ATTR = re.compile(r"^(?:my|the user's|user's)\s+(.+?)\s+(?:is|are|was|were)\s+(.+)$")
 # "I live in Berlin", "I work at Acme", "I am a nurse"
@@ -51,25 +50,6 @@ _AGE = re.compile(r"^(?:the user's (?:[a-z-]+ )?(?=[a-z]+ (?:is|turned|just turn
                   r"(?P<age>\d{1,3}|" + "|".join(_NUMBERS) + r")\b(?! (?:minutes?|hours?|days?|weeks?|months?|"
                   r"kilos?|kg|km|miles?|pounds?|euros?|dollars?|percent|times|of|in|on|at|o'clock|pm|am)\b)")
 _WE_HOME = re.compile(r"^we\s+(?=(?:now\s+|currently\s+)?(?:live|moved|relocated)\b)")
-# A fact saying something ended, and what: "left the bank", "stopped playing the piano", "no longer smokes",
-# "does not eat meat anymore", "quit smoking", "dropped architecture", "switched from law to medicine".
-_ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any ?more|these days)\b"
-                    r"|\b(?:left|quit|stopped|gave up|gave away|sold|broke up with|divorced|no longer|no more|"
-                    r"rehomed|(?:had to )?rehome|dropped(?: out of)?|switched (?:away )?from|"
-                    r"moved (?:out of|away from))"
-                    r"\s+(?P<what2>.+)$")
-# The person moved home ("I moved!", "we just moved to Leeds", "moved house"), not something else ("moved the
-# meeting", "moved on"): where they lived before is history. And the facts saying where they live.
-_MOVED = re.compile(r"\b(?:i|we|the user)\s+(?:have\s+|has\s+|just\s+|finally\s+)*moved\b"
-                    r"(?!\s+(?:the|my|our|his|her|it|them|on|away from|out of|back to work)\b)")
-_HOME = re.compile(r"\b(?:live|lives|living)\b(?:\s+[a-z']+){0,3}\s+in\b")
-# Words that say nothing about which thing ended: verbs of having and doing, times, the person.
-_NOT_A_THING = _STOP | {
-    "user", "play", "work", "live", "like", "love", "enjoy", "eat", "drink", "have", "own", "go", "use", "make",
-    "liv", "doe", "does", "did", "with", "in", "on", "for", "my", "his", "her", "their", "last", "month", "year",
-    "week", "ago", "today", "now", "recently", "since", "this", "and", "any", "more", "anymore", "all",
-}
-_CLAUSE_END = re.compile(r",|;|\s(?:and|but|so|because|since|then)\s")  # "sold my X and bought a Y": X ended
 _FACTS_LOCK = "SELECT pg_advisory_xact_lock(hashtext('facts:' || :user))"
 
 
@@ -92,14 +72,6 @@ def clean_text(value: str, max_chars: int = 500) -> str:
     return _SPACE.sub(" ", value or "").strip()[:max_chars]
 
 
-def _lemma(word: str) -> str:
-    """A crude verb/noun normaliser, enough to key "lives in" and "live in" alike."""
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("es", "e"), ("s", "")):
-        if word.endswith(suffix) and len(word) > len(suffix) + 2 and not word.endswith("ss"):
-            return word[: -len(suffix)] + keep
-    return word
-
-
 def normalise_subject(subject: str | None) -> str | None:
     if not subject:
         return None
@@ -111,7 +83,7 @@ def normalise_predicate(predicate: str | None) -> str | None:
     if not predicate:
         return None
     plain = predicate.lower().replace("_", " ").replace("'s ", " ")
-    words = [_lemma(w) for w in _WORD.findall(plain) if w not in _STOP]
+    words = [lemma(w) for w in changes.WORD.findall(plain) if w not in changes.STOP]
     return " ".join(words) or None
 
 
@@ -141,7 +113,7 @@ def parse_triple(fact_text: str) -> Triple:
 
 
 def _same_object(a: str | None, b: str | None) -> bool:
-    norm = [" ".join(w for w in _WORD.findall((x or "").lower()) if w not in _STOP) for x in (a, b)]
+    norm = [" ".join(w for w in changes.WORD.findall((x or "").lower()) if w not in changes.STOP) for x in (a, b)]
     return norm[0] == norm[1]
 
 
@@ -210,45 +182,14 @@ def _loose(predicate: str | None) -> str:
     return " ".join(word.rstrip("e") for word in (predicate or "").split())
 
 
-def ended_things(text: str) -> set[str]:
-    """What a fact says has ended, as content words: "The user left the bank last month" → {"bank"}."""
-    match = _ENDED.search(clean_text(text).lower())
-    if match is None:
-        return set()
-    tail = _CLAUSE_END.split(match.group("what") or match.group("what2") or "", maxsplit=1)[0]
-    things = (word.removesuffix("'s") for word in _WORD.findall(tail))
-    return {_thing(word) for word in things if _lemma(word) not in _NOT_A_THING and len(word) > 2}
-
-
-def _thing(word: str) -> str:
-    """A word's first four letters: "smoking" and "smokes", "pianos" and "piano" compare equal."""
-    return word[:4]
-
-
 def _supersede_ended(session: Session, user_id: str, fact: Fact) -> list[int]:
-    """Supersede the active facts the new fact says have ended; their ids.
-
-    "I left the bank" makes "The user works at a bank" history; "stopped playing the piano" does the
-    same to "The user plays the piano". Only facts sharing a thing (not a verb or time word) are touched,
-    and never another fact that itself says something ended. "I moved!" ends the facts saying where the
-    person lives. Nobody else's facts are touched.
-    """
-    things, moved = ended_things(fact.text), bool(_MOVED.search(clean_text(fact.text).lower()))
-    if not things and not moved:
-        return []
-
-    def ended(old: Fact) -> bool:
-        text = old.text.lower()
-        if moved and _HOME.search(text):
-            return True
-        return bool(things & {_thing(word) for word in _WORD.findall(text)}) and not ended_things(old.text)
-
+    """Supersede the active facts the new fact makes history (``services/memory/changes``); their ids."""
     older = session.scalars(select(Fact).where(Fact.user_id == user_id, Fact.superseded_at.is_(None),
                                                Fact.id != fact.id)).all()
-    replaced = [old for old in older if not _other_people(old.text, fact.text) and ended(old)]
+    replaced = [old for old in older if changes.ends(fact.text, old.text)]
     for old in replaced:
         old.superseded_by, old.superseded_at = fact.id, utcnow()
-        logger.info("fact %s supersedes fact %s (it ended)", fact.id, old.id)
+        logger.info("fact %s supersedes fact %s (it changed)", fact.id, old.id)
     session.flush()
     return [old.id for old in replaced]
 
@@ -275,24 +216,13 @@ def _find_match(session: Session, user_id: str, body: str, key: str | None, trip
     ).first()
     if nearest is not None and 1 - float(nearest.distance) >= cfg.merge_similarity:
         fact = nearest[0]
-        if _other_people(fact.text, body):  # "Caroline likes hiking" is not "Melanie likes hiking" said again
+        if changes.other_people(fact.text, body):  # "Caroline likes hiking" is not "Melanie likes hiking" said again
             return None
         # Near-identical wording with a different object of a single-valued key is a contradiction.
         if key and fact.fact_key == key and not _same_object(fact.object, triple.object) and not multi:
             return fact, "supersede"
         return fact, "merge"
     return None
-
-
-def _other_people(a: str, b: str) -> bool:
-    """Two facts each about a different named person ("Melanie left the bank", "Caroline works at a bank"): the
-    facts of an imported conversation between two people (from_words.chunk_from_lines). A fact that speaks of
-    the person ("The user …", "we", "our") is theirs whatever word opens it ("At home we have a parrot", "Sad
-    news, we had to rehome Kiwi": a capital at a sentence's start names nobody)."""
-    if _OF_THE_PERSON.search(a) or _OF_THE_PERSON.search(b):
-        return False
-    first = [(_WORD.findall(text.lower()) or [""])[0].removesuffix("'s") for text in (a, b)]
-    return first[0] != first[1] and all(text[:1].isupper() for text in (a, b))
 
 
 def _merge(fact: Fact, confidence: float, salience: float, source_exchange_id: int | None) -> None:

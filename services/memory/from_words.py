@@ -28,13 +28,21 @@ FIRST_PERSON = [(re.compile(r"\bI am\b|\bI'm\b"), "the user is"), (re.compile(r"
 
 # What opens a sentence without telling anything: "Hi!", "Oh and", "Big news:", "By the way".
 LEAD_IN = re.compile(r"^(?:(?:(?:hi|hello|hey|hallo)(?: there)?|(?:good )?(?:morning|afternoon|evening)|oh|and|also|so|"
-                     r"well|ok|okay|anyway|btw|by the way|big news|guess what|fun fact|update|news)"
+                     r"well|ok|okay|anyway|btw|by the way|(?:big|good|great|bad|sad) news|guess what|fun fact|"
+                     r"update|news)"
                      r"\b[\s,:;!.\-\u2013\u2014]*)+", re.IGNORECASE)
 # The person speaking of themselves ("I", "my", "we"), or of someone they name first ("Kuba is seven").
 SPEAKS_OF_SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|our|us)\b"
                             r"|^the (?:grand)?(?:kids|children|twins|boys|girls|family|parents)\b", re.IGNORECASE)
 NAMED_FIRST = re.compile(r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?:is|are|was|has|had|lives|works|plays|loves|"
-                         r"likes|turns|turned|starts|started|goes|went)\b")
+                         r"likes|hates|turns|turned|starts|started|goes|went|gets|got|wants|needs|eats|drinks|"
+                         r"studies|teaches|moved|left|joined|will|can|never|always|just|(?:won|doesn|can|isn)'?t)\b")
+# A sentence that leaves its "I" out, as people write in chat: "got moved to the day shift!!", "just finished my
+# first marathon"; and what ended for them: "no more nights" (the person's change of shift, lost without it).
+IMPLIED_I = re.compile(r"^(?:(?:just|finally|also|now|recently|actually|still|officially)\s+)*(?:got|went|started|"
+                       r"finished|moved|bought|sold|quit|left|joined|switched|began|booked|passed|lost|won|spent|"
+                       r"visited|adopted|became|retired|graduated|signed|love|hate|miss|am|been)\b", re.IGNORECASE)
+ENDED_FOR_THEM = re.compile(r"^(?:no more|no longer|never again)\s+\w", re.IGNORECASE)
 # A date the person tells, of whatever they speak about ("The grand opening is on the 1st of September"): in
 # their conversation, a thing of their life, and the question "when does it open?" finds no other trace of it.
 DATED = re.compile(rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)|{MONTH_ALT}|{'|'.join(WEEKDAYS)}|tomorrow|tonight|"
@@ -50,7 +58,8 @@ CLAUSE = re.compile(r"(?:,\s*(?:and |but |so )?|\s+(?:and|but|so)\s+)"
 POINTS_BACK = re.compile(r"\b(?:them|instead|there|either|neither)\b", re.IGNORECASE)
 # Words that tell nothing by themselves: a clause made only of them ("I did it", "we know that") is no fact.
 EMPTY_WORDS = frozenset("i i'm i've me my we we're our us it it's this that do did done does know so yes no "
-                        "ok okay was is am are be been have has had will would can could".split())
+                        "ok okay was is am are be been have has had will would can could thanks thank you lol haha"
+                        .split())
 WORDS_FACTS = 4
 WORDS_FACT_CHARS = 240
 WORDS_SALIENCE = 0.5
@@ -75,6 +84,7 @@ def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, An
         sentence = LEAD_IN.sub("", sentence.strip()).strip()
         if len(sentence.split()) < 2 or not _tells(sentence) or ASKS.match(sentence) or _empty(sentence):
             continue
+        sentence = _with_its_subject(sentence)
         if not _about_them(sentence):
             continue
         fact = truncate(_in_third_person(sentence.rstrip(".!"), speaker), WORDS_FACT_CHARS)
@@ -114,15 +124,33 @@ def _about_them(sentence: str) -> bool:
 
 
 def _with_referents(clauses: list[str]) -> list[str]:
-    """Clauses, each joined to the one before when it points back at it: "Fish makes me sick, I never eat them",
-    "I stopped playing tennis. I swim now instead" (alone, "The user never eat them" told nothing)."""
+    """Clauses, each joined to the one before when it points back at it or only gives its time: "Fish makes me
+    sick, I never eat them", "I stopped playing tennis. I swim now instead", "got the day shift! 7am to 5pm" (alone,
+    "The user never eat them" told nothing)."""
     joined: list[str] = []
     for clause in clauses:
-        if joined and POINTS_BACK.search(clause):
+        if joined and (POINTS_BACK.search(clause) or _fragment(clause)):
             joined[-1] = f"{joined[-1].rstrip(' ,.!')}, {clause.strip()}"
         else:
             joined.append(clause)
     return joined
+
+
+def _with_its_subject(sentence: str) -> str:
+    """The sentence with the "I" it left out: "got moved to the day shift" → "I got moved to the day shift", "no more
+    nights" → "no more nights for me"."""
+    implied = IMPLIED_I.match(sentence)
+    if implied and not _empty(sentence[implied.end():]):  # ("love it" tells nothing)
+        return f"I {sentence[:1].lower()}{sentence[1:]}"
+    if ENDED_FOR_THEM.match(sentence) and not SPEAKS_OF_SELF.search(sentence):
+        return f"{sentence.rstrip(' .!')} for me"
+    return sentence
+
+
+def _fragment(clause: str) -> bool:
+    """A few words that only give a time or a date ("7am to 5pm."): they belong to the sentence before."""
+    return (len(clause.split()) <= 4 and DATED.search(clause) is not None and not SPEAKS_OF_SELF.search(clause)
+            and NAMED_FIRST.match(clause.strip()) is None)
 
 
 def _empty(sentence: str) -> bool:

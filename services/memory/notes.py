@@ -15,11 +15,12 @@ from services.memory.second_person import to_you
 from services.memory.timewords import anchored, spoken_day
 
 TURN_CHARS = 240
-# Words of a message that may be about what is set for later: plans, lists, times and days.
-_PLANS = re.compile(
-    r"\b(remind\w*|lists?|schedul\w*|plans?|planned|to-?do|agenda|appointments?|supposed to|need to|have to|buy|get"
-    r"|shop\w*|today|tonight|tomorrow|morning|afternoon|evening|week|weekend|when|(?:mon|tues|wednes|thurs|fri"
-    r"|satur|sun)day|january|february|march|april|may|june|july|august|september|october|november|december)\b")
+# Words of a message that may be about what is set for later: plans and lists, and times and days.
+_SET_FOR_LATER = re.compile(r"\b(remind\w*|lists?|schedul\w*|plans?|planned|to-?do|agenda|appointments?|supposed to"
+                            r"|need to|have to|buy|get|shop\w*)\b")
+_TIMES = re.compile(r"\b(today|tonight|tomorrow|morning|afternoon|evening|week|weekend|when"
+                    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|july|august|september|october|november"
+                    r"|december)\b")
 _WORD = re.compile(r"[a-z]{4,}")
 # A message asking for an idea ("What should I cook?", "Any music recommendations?"), and a fact saying what the
 # person likes or avoids: the 1.5B read "Fish and seafood make you sick" in the block and still offered salmon;
@@ -106,9 +107,11 @@ def _speaker(name: Any) -> str:
 def about_plans(message: str, pending: list[str]) -> bool:
     """Whether a message may be about what is set for later: it speaks of plans, lists or a time, or shares a
     word with one of the ``pending`` lines' items. Every other message goes without those lines: they were
-    ~60 of the ~150 tokens the 1.5B model read for "Tell me a short joke" (a second and more on 2 cores)."""
+    ~60 of the ~150 tokens the 1.5B model read for "Tell me a short joke" (a second and more on 2 cores). A time
+    alone does not bring them to a message asking for an idea: asked "What can I make the kids for dinner tonight?"
+    with a shopping list in its note, the 1.5B offered the list's glue sticks and crayons."""
     lowered = message.lower()
-    if _PLANS.search(lowered):
+    if _SET_FOR_LATER.search(lowered) or (_TIMES.search(lowered) and not asks_for_ideas(message)):
         return True
     items = {word for line in pending for word in _WORD.findall(line.rsplit(": ", 1)[-1].lower())}
     return bool(items & set(_WORD.findall(lowered)))

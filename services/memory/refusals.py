@@ -39,10 +39,20 @@ GLUTEN = ("bread", "pasta", "wheat", "flour", "pizza", "toast", "sandwich", "noo
           "bagel", "croissant", "gluten", "biscuit", "cake", "beer")
 ALCOHOL = ("alcohol", "wine", "beer", "cocktail", "prosecco", "champagne", "whisky", "whiskey", "vodka", "gin",
            "rum", "cider", "sangria", "spritz", "sake", "mulled", "liqueur", "booze", "ale", "lager")
+CAFFEINE = ("caffeine", "coffee", "espresso", "latte", "cappuccino", "americano", "macchiato", "mocha", "flat white",
+            "cola", "coke", "pepsi", "matcha", "yerba", "guarana", "energy drink", "red bull")
+SWEETS = ("sugar", "sweet", "cake", "candy", "candies", "chocolate", "cookie", "biscuit", "brownie", "donut",
+          "doughnut", "ice cream", "pastry", "pastries", "pie", "pudding", "tiramisu", "cheesecake", "muffin",
+          "cupcake", "syrup", "honey", "jam", "caramel", "custard", "fudge", "soda", "lemonade", "milkshake")
+# "won't eat anything green": the green vegetables.
+GREENS = ("broccoli", "spinach", "pea", "kale", "lettuce", "cucumber", "zucchini", "courgette", "brussels",
+          "asparagus", "green bean", "celery", "cabbage", "salad", "pesto", "edamame", "avocado", "guacamole")
 NUTS = ("nut", "peanut", "almond", "walnut", "cashew", "pecan", "hazelnut", "pistachio", "praline", "nutella")
 FAMILIES = {"meat": MEAT, "fish": FISH, "seafood": FISH, "shellfish": SHELLFISH, "dairy": DAIRY,
             "lactose": DAIRY, "milk": DAIRY, "gluten": GLUTEN, "wheat": GLUTEN, "alcohol": ALCOHOL,
-            "booze": ALCOHOL, "drinking": ALCOHOL, "nut": NUTS, "pork": ("pork", "ham", "bacon", "salami",
+            "booze": ALCOHOL, "drinking": ALCOHOL, "nut": NUTS, "caffeine": CAFFEINE, "coffee": CAFFEINE,
+            "sugar": SWEETS, "sweet": SWEETS, "dessert": SWEETS, "green": GREENS, "greens": GREENS,
+            "pork": ("pork", "ham", "bacon", "salami",
             "chorizo", "prosciutto", "pepperoni")}
 DIETS = {
     "vegetarian": MEAT + FISH,
@@ -50,6 +60,7 @@ DIETS = {
     "pescatarian": MEAT,
     "halal": ("pork", "ham", "bacon", "salami", "pepperoni", "chorizo", "prosciutto", *ALCOHOL),
     "kosher": ("pork", "ham", "bacon", "salami", "pepperoni", "chorizo", "prosciutto", *SHELLFISH),
+    "diabetic": SWEETS, "diabetes": SWEETS,
     "coeliac": GLUTEN, "celiac": GLUTEN, "teetotal": ALCOHOL, "teetotaller": ALCOHOL, "sober": ALCOHOL,
 }
 DIET_WORD = re.compile(r"\b(" + "|".join(DIETS) + r")\b", re.IGNORECASE)
@@ -62,11 +73,14 @@ EMPTY = frozenset({
     "years", "now", "myself", "well", "honestly", "days", "lately", "such", "last", "year", "month", "week",
     "ago", "yesterday", "today", "recently", "bit", "little", "severe", "mild", "serious", "terrible",
 })
+# "no more sugar", "no more coffee for me": a refusal when what follows is a thing one eats or drinks ("no more
+# nights" is a change of shift, services/memory/changes.py).
+NO_MORE = re.compile(r"\bno more (?P<what>[a-z]+)", re.IGNORECASE)
 # The same, as a PostgreSQL regular expression: the facts that may hold a refusal are read on every turn.
 SQL_PATTERN = (r"(can't|cannot|can not|never) stand|\mhates?\M|\mdislikes?\M|\mdetests?\M|"
                r"(don't|do not|doesn't|does not|never|can't|cannot|won't|no longer) "
                r"(like|eat|drink|touch|have|want|do|take|handle)|allerg|intoleran|\mavoid|away from|"
-               r"gave up|given up|\mquit\M|never suggest|not a fan of|not into|[ -]free\M|\mno [a-z]+ for |"
+               r"gave up|given up|\mquit\M|\mno more |never suggest|not a fan of|not into|[ -]free\M|\mno [a-z]+ for |"
                r"\m(make|makes|made) (me|the user|you) (\w+ )?(sick|ill|unwell)|agree with (me|the user|you)|"
                + "|".join(DIETS))
 
@@ -80,9 +94,15 @@ def refused_things(fact: str) -> set[str]:
         named += said[:3] or (["alcohol"] if (match["verb"] or "").lower() in ("drink", "drinks") else [])
     for match in NAMED_FIRST.finditer(fact):
         named += [word for word in words(next(filter(None, match.groups())).lower()) if word not in EMPTY][:3]
+    named += [word for match in NO_MORE.finditer(fact) if _consumed(word := stem(match["what"].lower()))]
     things = {stem(word) for word in named}
     for word in list(things):
         things.update(FAMILIES.get(word, ()))
     for diet in DIET_WORD.findall(fact):
         things.update(DIETS[diet.lower()])
     return {thing for thing in things if len(thing) >= 3}
+
+
+def _consumed(word: str) -> bool:
+    """A thing one eats or drinks: a family's name or one of its members."""
+    return word in FAMILIES or any(word in family for family in FAMILIES.values())

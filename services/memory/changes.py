@@ -1,0 +1,101 @@
+"""What a new fact says has changed, and which older facts it makes history.
+
+Three ways a person tells a change without restating the old fact's shape: something ended ("I left the bank",
+"no more nights"), they moved home ("I moved!"), or a date moved ("my defence got moved to the 19th of May").
+``services/memory/facts.remember_fact`` supersedes the older facts ``ends`` picks. Only facts sharing a thing
+(not a verb, a time word or the person) are touched, and never another person's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from services.memory.timewords import MONTH_ALT, WEEKDAYS
+from services.text import lemma
+
+OF_THE_PERSON = re.compile(r"\b(?:the user|i|my|we|our|us)\b", re.IGNORECASE)
+WORD = re.compile(r"[a-z0-9']+")
+STOP = {"a", "an", "the", "is", "are", "was", "were", "am", "be", "been", "to", "of", "at", "as", "s", "'s", "do"}
+# A fact saying something ended, and what: "left the bank", "stopped playing the piano", "no longer smokes",
+# "does not eat meat anymore", "quit smoking", "dropped architecture", "switched from law to medicine".
+_ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any ?more|these days)\b"
+                    r"|\b(?:left|quit|stopped|gave up|gave away|sold|broke up with|divorced|no longer|no more|"
+                    r"rehomed|(?:had to )?rehome|dropped(?: out of)?|switched (?:away )?from|"
+                    r"moved (?:out of|away from))"
+                    r"\s+(?P<what2>.+)$")
+# A thing whose date or time moved: "my defence got moved to the 19th of May", "the meeting was pushed back to
+# Friday", "Tom's party is postponed until June". What moved is the clause's subject before the verb.
+_RESCHEDULED = re.compile(r"(?P<what>[a-z0-9' ]+?)\s+(?:(?:got|has been|have been|was|were|is|are|been|just|now)\s+)*"
+                          r"(?:moved|postponed|rescheduled|pushed(?: back)?|put back|brought forward|delayed|"
+                          r"changed|shifted|bumped)\s+(?:back\s+|forward\s+)?(?:to|till|until|for)\b")
+# A date or a time in a fact: the older facts a moved date makes history hold one.
+_WHEN = re.compile(rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?|{MONTH_ALT}|{'|'.join(WEEKDAYS)}|tomorrow|tonight|"
+                   r"next (?:week|month|year)|\d{1,2}(?::\d{2})?\s?(?:am|pm))\b")
+# The person moved home ("I moved!", "we just moved to Leeds", "moved house"), not something else ("moved the
+# meeting", "moved on"): where they lived before is history. And the facts saying where they live.
+_MOVED = re.compile(r"\b(?:i|we|the user)\s+(?:have\s+|has\s+|just\s+|finally\s+)*moved\b"
+                    r"(?!\s+(?:the|my|our|his|her|it|them|on|away from|out of|back to work)\b)")
+_HOME = re.compile(r"\b(?:live|lives|living)\b(?:\s+[a-z']+){0,3}\s+in\b")
+# Words that say nothing about which thing changed: verbs of having and doing, times, the person.
+_NOT_A_THING = STOP | {
+    "user", "play", "work", "live", "like", "love", "enjoy", "eat", "drink", "have", "own", "go", "use", "make",
+    "liv", "doe", "does", "did", "with", "in", "on", "for", "my", "his", "her", "their", "last", "month", "year",
+    "week", "ago", "today", "now", "recently", "since", "this", "and", "any", "more", "anymore", "all", "our", "your",
+    "its", "got",
+}
+_CLAUSE_END = re.compile(r",|;|\s(?:and|but|so|because|since|then)\s")  # "sold my X and bought a Y": X ended
+
+
+def ended_things(text: str) -> set[str]:
+    """What a fact says has ended, as content words: "The user left the bank last month" → {"bank"}."""
+    match = _ENDED.search(_plain(text))
+    if match is None:
+        return set()
+    return _things(_CLAUSE_END.split(match.group("what") or match.group("what2") or "", maxsplit=1)[0])
+
+
+def rescheduled_things(text: str) -> set[str]:
+    """What a fact says was moved to another date or time: "the user's defence got moved to the 19th of May" →
+    {"defe"}; the clause before the subject ("the examiner can't travel in March, so …") is not it."""
+    match = _RESCHEDULED.search(_plain(text))
+    if match is None:
+        return set()
+    return _things(_CLAUSE_END.split(match.group("what"))[-1])
+
+
+def ends(new: str, old: str) -> bool:
+    """Whether the new fact makes the old one history (neither about another named person)."""
+    if other_people(old, new):
+        return False
+    old_plain = _plain(old)
+    if _MOVED.search(_plain(new)) and _HOME.search(old_plain):
+        return True
+    old_things = {_thing(word) for word in WORD.findall(old_plain)}
+    if ended_things(new) & old_things and not ended_things(old):
+        return True
+    return bool(rescheduled_things(new) & old_things) and _WHEN.search(old_plain) is not None
+
+
+def other_people(a: str, b: str) -> bool:
+    """Two facts each about a different named person ("Melanie left the bank", "Caroline works at a bank"): the
+    facts of an imported conversation between two people (from_words.chunk_from_lines). A fact that speaks of
+    the person ("The user …", "we", "our") is theirs whatever word opens it ("At home we have a parrot", "Sad
+    news, we had to rehome Kiwi": a capital at a sentence's start names nobody)."""
+    if OF_THE_PERSON.search(a) or OF_THE_PERSON.search(b):
+        return False
+    first = [(WORD.findall(text.lower()) or [""])[0].removesuffix("'s") for text in (a, b)]
+    return first[0] != first[1] and all(text[:1].isupper() for text in (a, b))
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _things(tail: str) -> set[str]:
+    words = (word.removesuffix("'s") for word in WORD.findall(tail))
+    return {_thing(word) for word in words if lemma(word) not in _NOT_A_THING and len(word) > 2}
+
+
+def _thing(word: str) -> str:
+    """A word's first four letters: "smoking" and "smokes", "pianos" and "piano" compare equal."""
+    return word[:4]
