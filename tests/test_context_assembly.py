@@ -182,3 +182,24 @@ def test_the_small_models_block_about_the_person_is_the_same_on_every_turn_of_a_
     three = replace(config, context=replace(config.context, profile_facts=3))
     assert "Ana" in assemble(session, hash_embedder, "gwen", "Which orchestra?", now=NOW, config=three,
                              compact=True).about, "a new thread's block holds it"
+
+
+def test_a_questions_best_facts_are_said_again_in_its_note_even_when_the_block_holds_them(session, hash_embedder):
+    """Asked "What's my hobby these days?" with "you build model ships" in the block, the 1.5B answered "reading
+    books": the note just before the question is where it looks. A statement's note does not repeat the block."""
+    session.execute(insert(User).values(id="dora").on_conflict_do_nothing())
+    remember_fact(session, hash_embedder, "dora", "The user has a dog called Pixel", salience=0.9)
+    remember_fact(session, hash_embedder, "dora", "The user works as a baker in Lyon", salience=0.9)
+    session.flush()
+    config = MemoryConfig()
+    config = replace(config, context=replace(config.context, profile_facts=2, profile_min_salience=0.0))
+
+    def ask(text: str, again: int = 2):
+        cfg = replace(config, context=replace(config.context, known_again=again))
+        return assemble(session, hash_embedder, "dora", text, now=NOW, config=cfg, compact=True, budget_tokens=300,
+                        note_tokens=100)
+
+    question = ask("What is my dog called?")
+    assert "Pixel" in question.about and "Pixel" in question.note
+    assert "Pixel" not in ask("My dog called Pixel chewed a shoe today").note  # not a question
+    assert "Pixel" not in ask("What is my dog called?", again=0).note

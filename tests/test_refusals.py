@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from services.errors import NamesRefused
 from services.llm.guard import ScaffoldGuard, names_refused
+from services.llm.output import StopStream
 from services.memory.context import assemble
 from services.memory.facts import remember_fact
 from services.memory.refusals import refused_things
@@ -91,12 +92,29 @@ def test_a_reply_names_a_refused_thing_by_its_whole_word_unless_it_leaves_it_out
 def test_the_guard_stops_a_streamed_reply_at_the_refused_word_and_checks_the_whole_reply() -> None:
     sent: list[str] = []
     guard = ScaffoldGuard(sent.append, message="Give me an idea for dinner", refused=frozenset({"ham"}))
-    guard("How about a hamster-shaped pizza or a ")  # "ham" inside a longer word is no ham
+    guard("How about a ")
     with pytest.raises(NamesRefused):
         guard("ham sandwich?")
     assert "ham sandwich" not in "".join(sent)
     with pytest.raises(NamesRefused):
         ScaffoldGuard(sent.append, refused=frozenset({"peanut"})).finish("Try peanut butter on toast.")
+
+
+def test_an_offer_keeps_its_alternatives_before_the_refused_one() -> None:
+    """"Herbal tea or a cup of coffee" to a person who can't have caffeine is sent as "herbal tea": the 1.5B wrote
+    the coffee again when asked to write the reply over (bench.answers)."""
+    sent: list[str] = []
+    guard = ScaffoldGuard(sent.append, message="Give me an idea for dinner", refused=frozenset({"ham"}))
+    guard("How about a hamster-shaped pizza or a ")  # "ham" inside a longer word is no ham
+    with pytest.raises(StopStream):
+        guard("ham sandwich?")
+    assert guard.finish("How about a hamster-shaped pizza or a ham sandwich?") == "How about a hamster-shaped pizza."
+    assert guard.rewritten and "sandwich" not in "".join(sent)  # what went out is voided by the caller
+    caffeine = frozenset(refused_things("The user can't have any caffeine"))
+    assert ScaffoldGuard(sent.append, refused=caffeine).finish("Sure! A rooibos, or an espresso.") == "Sure! A rooibos."
+    for nothing_left in ("Coffee is out, so how about rooibos", "A double espresso.", "Sure! Or a latte."):
+        with pytest.raises(NamesRefused):
+            ScaffoldGuard(sent.append, refused=caffeine).finish(nothing_left)
 
 
 def test_a_reply_offering_a_refused_thing_is_written_again_told_what_to_leave_out(fake_llm) -> None:
@@ -118,6 +136,22 @@ def test_a_reply_offering_a_refused_thing_is_written_again_told_what_to_leave_ou
     retried = fake_llm.requests[-1]["messages"]
     assert retried[-2] == {"role": "system", "content": REFUSED_NOTE}
     assert "mushroom" not in str(retried[-2:])  # named in the note, the small model offered it again
+
+
+def test_an_offer_cut_before_the_refused_thing_is_the_reply_without_writing_it_again(fake_llm) -> None:
+    from services.llm.client import LLMClient
+    from services.llm.fallback import generate_with_fallback
+    from services.llm.roles import RoleConfig
+
+    fake_llm.script_stream(Reply("You can try herbal tea or a cup of coffee, and some water."))
+    client = LLMClient(base_url=fake_llm.url, api_key=None, roles={"respond": RoleConfig(stream=True)})
+    sent: list[str] = []
+    message = "What can I drink to keep me going?"
+    completion, fallback = generate_with_fallback(
+        client, "respond", [{"role": "user", "content": message}], sent.append,
+        guard=partial(ScaffoldGuard, message=message, refused=frozenset(refused_things("The user avoids caffeine"))))
+    assert not fallback and completion.text == "You can try herbal tea." and sent[-1] == completion.text
+    assert len(fake_llm.requests) == 1 and "coffee" not in "".join(sent)
 
 
 def test_a_second_offer_of_the_refused_thing_ends_in_saying_so_not_the_apology(fake_llm) -> None:

@@ -236,6 +236,12 @@ def test_a_sentence_that_leaves_out_its_i_or_only_gives_a_time_is_still_a_fact()
     assert facts("dinner is a fight every day btw. Amara won't eat anything green.") == [
         "Amara won't eat anything green"]  # someone they name, with what she won't do
     assert facts("love it") == [] and facts("got it, thanks") == []  # nothing told
+    # A sentence without a verb goes on with the one before; a greeting with "my friend" is no friend of theirs.
+    assert facts("My name is Dorin, I am 67 and retired. 38 years at sea as marine engineer, on container ships.") == [
+        "The user's name is Dorin", "The user is 67 and retired",
+        "38 years at sea as marine engineer, on container ships"]
+    assert facts("I live in Denver. Lovely weather today.") == ["The user live in Denver"]
+    assert facts("Hello again my friend") == [] and facts("The weather is lovely. 38 years at sea as engineer.") == []
 
 
 def test_a_statement_the_router_sent_to_act_is_answered_as_a_statement_but_requests_stay() -> None:

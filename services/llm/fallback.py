@@ -45,6 +45,8 @@ class ReplyGuard(Protocol):
 
     def finish(self, text: str) -> str: ...
 
+    rewritten: bool  # finish's text does not continue what the guard sent
+
 
 def generate_with_fallback(client: LLMClient, role: str, messages: list[Message], on_delta: Callable[[str], None],
                            on_retry: Callable[[], None] | None = None, *,
@@ -69,6 +71,11 @@ def generate_with_fallback(client: LLMClient, role: str, messages: list[Message]
             completion = _generate(client, role, messages, checker or on_delta)
             if checker is not None:
                 completion = replace(completion, text=checker.finish(completion.text))
+                if checker.rewritten:  # cut back before text that went out: void it, send the reply whole
+                    if on_retry is not None:
+                        on_retry()
+                    with suppress(StopStream):
+                        on_delta(completion.text)
             return replace(completion, attempts=attempts + completion.attempts), False
         except (LLMTimeout, LLMUnavailable, LLMMalformedOutput) as exc:
             attempts, error = attempts + 1, f"{type(exc).__name__}: {exc}"

@@ -15,7 +15,7 @@ from difflib import SequenceMatcher
 
 from services.errors import EchoedMessage, LLMMalformedOutput, NamesRefused
 from services.llm.output import StopStream
-from services.text import stem, words
+from services.text import STOPWORDS, stem, words
 
 ASSISTANT_LABEL = re.compile(r"^\s*(?:[#*>]+\s*)?(?:engram|assistant|ai|bot)\s*:\s*", re.IGNORECASE)
 HEADING = re.compile(
@@ -75,6 +75,8 @@ class ScaffoldGuard:
         self.raw = ""
         self.sent = ""
         self.cut = False
+        self.kept: str | None = None  # the offer up to its alternatives the person can have (``offer_without``)
+        self.rewritten = False
 
     def __call__(self, chunk: str) -> None:
         if self.cut:
@@ -82,7 +84,10 @@ class ScaffoldGuard:
         self.raw += chunk
         thing = names_refused(PARTIAL_WORD.sub("", self.raw), self.refused)  # whole words only: "ham" of "hamster"
         if thing is not None:
-            raise NamesRefused(thing)
+            self.kept = offer_without(self.raw, self.refused)
+            if self.kept is None:
+                raise NamesRefused(thing)
+            raise StopStream("reply cut before a refused thing")
         visible = without_echo(self.raw, self.echo)
         if visible is None:  # so far the reply repeats the person's message: hold it back
             return
@@ -110,10 +115,14 @@ class ScaffoldGuard:
         cleaned = clean_reply(unechoed or "")
         if not cleaned:
             raise LLMMalformedOutput("the reply only repeated the prompt's headings")
+        cleaned = clean_reply(without_echo(self.kept, self.echo) or "") if self.kept else cleaned
         thing = names_refused(cleaned, self.refused)
         if thing is not None:
-            raise NamesRefused(thing)
-        tail = cleaned[len(self.sent):] if cleaned.startswith(self.sent) else ""
+            cleaned = offer_without(cleaned, self.refused) or ""
+            if not cleaned:
+                raise NamesRefused(thing)
+        self.rewritten = not cleaned.startswith(self.sent)  # cut back before what went out (the caller voids it)
+        tail = cleaned[len(self.sent):] if not self.rewritten else ""
         if tail:
             self.on_delta(tail)
             self.sent += tail
@@ -179,6 +188,11 @@ def without_echo(text: str, echo: list[str]) -> str | None:
 
 
 PARTIAL_WORD = re.compile(r"[A-Za-z'-]+$")
+WORD_AT = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
+SENTENCE_END = re.compile(r"[.!?](?:\s+|$)|\n+")
+# Where one alternative of an offer ends: "herbal tea or a cup of coffee", "fruit, yogurt and a cake".
+ALTERNATIVE = re.compile(r",\s*(?:or\s+|and\s+)?|\s+(?:or|and|with|plus)\s+")
+OFFER_WORDS = 3  # what stays of a cut offer says at least this much ("You could try rooibos.")
 PREFIX_CHARS = 5  # a refused stem this long also matches words it begins ("anchov" in "anchovies")
 # "Here is a dinner without mushrooms" names the thing only to leave it out; "veggie burgers", "gluten-free toast"
 # and "an oat milk latte" offer a kind of it the person can have.
@@ -199,6 +213,34 @@ def names_refused(reply: str, refused: frozenset[str]) -> str | None:
             named = stemmed == thing or (len(thing) >= PREFIX_CHARS and word.startswith(thing))
             if named and not _left_out(word, lowered):
                 return thing
+    return None
+
+
+def offer_without(reply: str, refused: frozenset[str]) -> str | None:
+    """The reply up to the alternative before the first refused thing, when what stays still offers something:
+    "You can try herbal tea or a cup of coffee" → "You can try herbal tea." (the 1.5B offered the coffee again when
+    asked to write the reply over); None when nothing would stay ("How about a chocolate cake?")."""
+    cut = _first_refused(reply, refused)
+    if cut is None:
+        return None
+    before = reply[:cut]
+    sentence_start = max((m.end() for m in SENTENCE_END.finditer(before)), default=0)
+    breaks = [m for m in ALTERNATIVE.finditer(before) if m.start() > sentence_start]
+    end = breaks[-1].start() if breaks else sentence_start
+    kept = before[:end].rstrip(" ,;:-")
+    last = re.split(r"[.!?\n]", kept)[-1] if breaks else ""
+    enough = len(words(kept)) >= OFFER_WORDS and (not breaks or set(words(last)) - STOPWORDS)
+    if not enough:
+        return None
+    return kept if kept.endswith((".", "!", "?")) else kept + "."
+
+
+def _first_refused(reply: str, refused: frozenset[str]) -> int | None:
+    """Where the first word offering a refused thing begins."""
+    lowered = reply.lower()
+    for match in WORD_AT.finditer(lowered):
+        if names_refused(match.group(), refused) and not _left_out(match.group(), lowered):
+            return match.start()
     return None
 
 

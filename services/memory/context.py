@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 from services.embeddings import Embedder
 from services.memory import notes, sidearms
 from services.memory.config import MemoryConfig
+from services.memory.from_words import asks
 from services.memory.notes import Budget, about_plans, compact_notes, note_episode, note_fact, note_said, short
 from services.memory.recall import RecallHit, recall
 from services.memory.refusals import SQL_PATTERN, refused_things
@@ -93,7 +94,8 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     profile = personal.profile
     if compact:
         known = {fact.id for fact in profile + personal.refusals}
-        facts = [hit for hit in facts if hit.id not in known]
+        again = {hit.id for hit in facts[: ctx.known_again]} if asks(query_text) else set()
+        facts = [hit for hit in facts if hit.id not in known or hit.id in again]
     episodes = [hit for hit in relevant if hit.kind == "episode"][: ctx.max_episodes]
     exchanges = [hit for hit in relevant if hit.kind == "exchange"][: ctx.max_exchanges]
     budget = budget_tokens or ctx.budget_tokens

@@ -27,7 +27,8 @@ FIRST_PERSON = [(re.compile(r"\bI am\b|\bI'm\b"), "the user is"), (re.compile(r"
                 (re.compile(r"\b[Mm]e\b"), "the user"), (re.compile(r"\b[Mm]yself\b"), "the user")]
 
 # What opens a sentence without telling anything: "Hi!", "Oh and", "Big news:", "By the way".
-LEAD_IN = re.compile(r"^(?:(?:(?:hi|hello|hey|hallo)(?: there)?|(?:good )?(?:morning|afternoon|evening)|oh|and|also|so|"
+LEAD_IN = re.compile(r"^(?:(?:(?:hi|hello|hey|hallo)(?: there| again)?(?:,? my (?:friend|dear))?|"
+                     r"(?:good )?(?:morning|afternoon|evening)|oh|and|also|so|"
                      r"well|ok|okay|anyway|btw|by the way|(?:big|good|great|bad|sad) news|guess what|fun fact|"
                      r"update|news)"
                      r"\b[\s,:;!.\-\u2013\u2014]*)+", re.IGNORECASE)
@@ -60,6 +61,12 @@ POINTS_BACK = re.compile(r"\b(?:them|instead|there|either|neither)\b", re.IGNORE
 EMPTY_WORDS = frozenset("i i'm i've me my we we're our us it it's this that do did done does know so yes no "
                         "ok okay was is am are be been have has had will would can could thanks thank you lol haha"
                         .split())
+# A word that makes a sentence say something of its own: without one, "38 years at sea as marine engineer" goes on
+# with the sentence before ("I am 67 and retired").
+VERB = re.compile(r"\b(?:is|are|was|were|be|been|am|has|have|had|do|does|did|will|would|can|could|should|may|might|"
+                  r"must|get|gets|got|go|goes|went|make|makes|made|[a-z]+ed|[a-z]+'(?:s|re|m|ve|ll|d))\b",
+                  re.IGNORECASE)
+GOES_ON_WORDS = 5  # ... and says enough to be worth keeping ("Lovely weather today" is not)
 WORDS_FACTS = 4
 WORDS_FACT_CHARS = 240
 WORDS_SALIENCE = 0.5
@@ -78,14 +85,18 @@ def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, An
     between people (``chunk_from_lines``): "I" is then that person, not the account's owner.
     """
     facts: list[str] = []
+    told = False  # whether the sentence before was a fact: a sentence without a verb goes on with it
     clauses = _with_referents([clause for sentence in SENTENCE.split(" ".join(user_text.split()))
                                for clause in CLAUSE.split(sentence)])
     for sentence in clauses:
         sentence = LEAD_IN.sub("", sentence.strip()).strip()
         if len(sentence.split()) < 2 or not _tells(sentence) or ASKS.match(sentence) or _empty(sentence):
+            told = False
             continue
         sentence = _with_its_subject(sentence)
-        if not _about_them(sentence):
+        told = _about_them(sentence) or (told and VERB.search(sentence) is None
+                                         and len(sentence.split()) >= GOES_ON_WORDS)
+        if not told:
             continue
         fact = truncate(_in_third_person(sentence.rstrip(".!"), speaker), WORDS_FACT_CHARS)
         if fact not in facts:
@@ -151,6 +162,11 @@ def _fragment(clause: str) -> bool:
     """A few words that only give a time or a date ("7am to 5pm."): they belong to the sentence before."""
     return (len(clause.split()) <= 4 and DATED.search(clause) is not None and not SPEAKS_OF_SELF.search(clause)
             and NAMED_FIRST.match(clause.strip()) is None)
+
+
+def asks(message: str) -> bool:
+    """A question, with or without its question mark."""
+    return message.rstrip().endswith("?") or ASKS.match(LEAD_IN.sub("", message.strip())) is not None
 
 
 def _empty(sentence: str) -> bool:
