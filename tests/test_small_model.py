@@ -335,7 +335,8 @@ def test_what_is_set_for_later_is_shown_to_messages_that_may_be_about_it() -> No
                     "When does Ana land at the airport?"):
         assert about_plans(message, pending), message
     for message in ("Tell me a short joke", "Write a two-line poem about the sea", "How are you?",
-                    "What is my dog's name?", "What can I make the kids for dinner tonight?"):  # an idea, not a plan
+                    "What is my dog's name?", "What can I make the kids for dinner tonight?",  # an idea, not a plan
+                    "Fiona and I fancy a takeaway tonight, what should we get?"):
         assert not about_plans(message, pending), message
 
 

@@ -16,8 +16,8 @@ from services.memory.timewords import anchored, spoken_day
 
 TURN_CHARS = 240
 # Words of a message that may be about what is set for later: plans and lists, and times and days.
-_SET_FOR_LATER = re.compile(r"\b(remind\w*|lists?|schedul\w*|plans?|planned|to-?do|agenda|appointments?|supposed to"
-                            r"|need to|have to|buy|get|shop\w*)\b")
+_SET_FOR_LATER = re.compile(r"\b(remind\w*|lists?|schedul\w*|plans?|planned|to-?do|agenda|appointments?|supposed to)\b")
+_NEEDS = re.compile(r"\b(need to|have to|buy|get|shop\w*)\b")
 _TIMES = re.compile(r"\b(today|tonight|tomorrow|morning|afternoon|evening|week|weekend|when"
                     r"|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|july|august|september|october|november"
                     r"|december)\b")
@@ -108,10 +108,11 @@ def about_plans(message: str, pending: list[str]) -> bool:
     """Whether a message may be about what is set for later: it speaks of plans, lists or a time, or shares a
     word with one of the ``pending`` lines' items. Every other message goes without those lines: they were
     ~60 of the ~150 tokens the 1.5B model read for "Tell me a short joke" (a second and more on 2 cores). A time
-    alone does not bring them to a message asking for an idea: asked "What can I make the kids for dinner tonight?"
-    with a shopping list in its note, the 1.5B offered the list's glue sticks and crayons."""
+    or "get" alone does not bring them to a message asking for an idea: asked "What can I make the kids for dinner
+    tonight?" with a shopping list in its note, the 1.5B offered the list's glue sticks and crayons."""
     lowered = message.lower()
-    if _SET_FOR_LATER.search(lowered) or (_TIMES.search(lowered) and not asks_for_ideas(message)):
+    loose = _TIMES.search(lowered) or _NEEDS.search(lowered)
+    if _SET_FOR_LATER.search(lowered) or (loose and not asks_for_ideas(message)):
         return True
     items = {word for line in pending for word in _WORD.findall(line.rsplit(": ", 1)[-1].lower())}
     return bool(items & set(_WORD.findall(lowered)))
