@@ -112,7 +112,8 @@ def test_an_offer_keeps_its_alternatives_before_the_refused_one() -> None:
     assert guard.rewritten and "sandwich" not in "".join(sent)  # what went out is voided by the caller
     caffeine = frozenset(refused_things("The user can't have any caffeine"))
     assert ScaffoldGuard(sent.append, refused=caffeine).finish("Sure! A rooibos, or an espresso.") == "Sure! A rooibos."
-    for nothing_left in ("Coffee is out, so how about rooibos", "A double espresso.", "Sure! Or a latte."):
+    for nothing_left in ("Coffee is out, so how about rooibos", "A double espresso.", "Sure! Or a latte.",
+                         "For a long night in the lab, a strong espresso."):  # a comma alone parts no alternatives
         with pytest.raises(NamesRefused):
             ScaffoldGuard(sent.append, refused=caffeine).finish(nothing_left)
 

@@ -191,7 +191,8 @@ PARTIAL_WORD = re.compile(r"[A-Za-z'-]+$")
 WORD_AT = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 SENTENCE_END = re.compile(r"[.!?](?:\s+|$)|\n+")
 # Where one alternative of an offer ends: "herbal tea or a cup of coffee", "fruit, yogurt and a cake".
-ALTERNATIVE = re.compile(r",\s*(?:or\s+|and\s+)?|\s+(?:or|and|with|plus)\s+")
+# Not a bare comma: "For a long road trip, try some country" has no alternative before the country.
+ALTERNATIVE = re.compile(r",?\s+(?:or|and|with|plus)\s+")
 OFFER_WORDS = 3  # what stays of a cut offer says at least this much ("You could try rooibos.")
 PREFIX_CHARS = 5  # a refused stem this long also matches words it begins ("anchov" in "anchovies")
 # "Here is a dinner without mushrooms" names the thing only to leave it out; "veggie burgers", "gluten-free toast"
