@@ -17,7 +17,7 @@ from services.memory.timewords import anchored, spoken_day
 TURN_CHARS = 240
 # Words of a message that may be about what is set for later: plans and lists, and times and days.
 _SET_FOR_LATER = re.compile(r"\b(remind\w*|lists?|schedul\w*|plans?|planned|to-?do|agenda|appointments?|supposed to)\b")
-_NEEDS = re.compile(r"\b(need to|have to|buy|get|shop\w*)\b")
+_NEEDS = re.compile(r"\b(need to|have to|buy|shop\w*)\b")  # not "get": "How do I get to work?"
 _TIMES = re.compile(r"\b(today|tonight|tomorrow|morning|afternoon|evening|week|weekend|when"
                     r"|(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|july|august|september|october|november"
                     r"|december)\b")
