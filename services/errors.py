@@ -92,9 +92,10 @@ class EchoedMessage(LLMMalformedOutput):
 class NamesRefused(LLMMalformedOutput):
     """A reply offered something the person said they never want (retried once, told what to leave out)."""
 
-    def __init__(self, thing: str) -> None:
+    def __init__(self, thing: str, offered: str = "") -> None:
         super().__init__(f"the reply offered {thing!r}, which the person refused")
         self.thing = thing
+        self.offered = offered  # the reply up to the thing (shown to the model when it writes it again)
 
 
 class EmbeddingError(PipelineError):

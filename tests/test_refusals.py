@@ -119,8 +119,8 @@ def test_an_offer_keeps_its_alternatives_before_the_refused_one() -> None:
 
 
 def test_a_reply_offering_a_refused_thing_is_written_again_told_what_to_leave_out(fake_llm) -> None:
-    """Through the real client: the scripted model suggests mushrooms, the retry carries the note, and the person
-    gets the second reply, not the apology."""
+    """Through the real client: the scripted model suggests mushrooms, the retry shows it the offer turned down, and
+    the person gets the second reply, not the apology."""
     from services.llm.client import LLMClient
     from services.llm.fallback import REFUSED_NOTE, generate_with_fallback
     from services.llm.roles import RoleConfig
@@ -134,9 +134,11 @@ def test_a_reply_offering_a_refused_thing_is_written_again_told_what_to_leave_ou
         lambda _text: None, lambda: retries.append(True),
         guard=partial(ScaffoldGuard, message=message, refused=frozenset({"mushroom"})))
     assert not fallback and completion.text == "How about a lemon pasta with peas?" and retries
-    retried = fake_llm.requests[-1]["messages"]
-    assert retried[-2] == {"role": "system", "content": REFUSED_NOTE}
-    assert "mushroom" not in str(retried[-2:])  # named in the note, the small model offered it again
+    retried = fake_llm.requests[-1]["messages"]  # its offer, and the person turning it down without naming it
+    assert retried[-3:] == [{"role": "user", "content": message},
+                            {"role": "assistant", "content": "How about a creamy mushroom"},
+                            {"role": "user", "content": REFUSED_NOTE}]
+    assert "mushroom" not in REFUSED_NOTE  # named in a note, the small model offered it again
 
 
 def test_an_offer_cut_before_the_refused_thing_is_the_reply_without_writing_it_again(fake_llm) -> None:

@@ -23,11 +23,11 @@ MAX_RETRY_AFTER_S = 10.0
 # Before the retry of a reply that only repeated the person's message (a small model's habit with a
 # plain statement such as "I work as a nurse"): said just before the message, where it is read.
 ECHO_NOTE = "Do not repeat the person's message. Answer it in your own words, briefly and warmly."
-# Before the retry of a reply that offered what the person refused ("You can't stand mushrooms" in the notes, and a
-# mushroom risotto suggested). It does not name the thing: named, the 1.5B offered it again ("do not mention toast"
-# → toast) in 3 of 12 suggestions of bench.answers' tuning people.
-REFUSED_NOTE = ("Your answer offered something the person told you they never have. Suggest something else, "
-                "leaving out everything they avoid or cannot have.")
+# After a reply that offered what the person refused ("You can't stand mushrooms" in the notes, and a mushroom risotto
+# suggested), the retry shows the model its offer and the person turning it down, as a person would. A note that
+# named the thing drew the 1.5B to it ("do not mention toast" → toast, 3 of 12); one that named nothing and did not
+# show the offer got the same offer again (4 of 17 suggestions of bench.answers' tuning people).
+REFUSED_NOTE = "Not that, it has something I never have. Suggest something different."
 # When the retry offered it again: saying so is true and useful, where the apology would be neither (the thing is not
 # named: the person never saw the withheld offer).
 REFUSED_REPLY = ("Everything I was going to suggest has something you told me isn't for you. "
@@ -81,10 +81,11 @@ def generate_with_fallback(client: LLMClient, role: str, messages: list[Message]
             attempts, error = attempts + 1, f"{type(exc).__name__}: {exc}"
             refused = exc if isinstance(exc, NamesRefused) else None
             logger.warning("llm %s: attempt %d failed: %s", role, attempt, exc)
-            note = ECHO_NOTE if isinstance(exc, EchoedMessage) else (
-                REFUSED_NOTE if isinstance(exc, NamesRefused) else None)
-            if note and messages and messages[-1].get("role") == "user":
-                messages = [*messages[:-1], {"role": "system", "content": note}, messages[-1]]
+            if isinstance(exc, NamesRefused) and exc.offered.strip():
+                messages = [*messages, {"role": "assistant", "content": exc.offered.strip()},
+                            {"role": "user", "content": REFUSED_NOTE}]
+            elif isinstance(exc, EchoedMessage) and messages and messages[-1].get("role") == "user":
+                messages = [*messages[:-1], {"role": "system", "content": ECHO_NOTE}, messages[-1]]
             if attempt == 1:
                 _wait_as_asked(exc)
                 if on_retry is not None:

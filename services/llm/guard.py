@@ -86,7 +86,7 @@ class ScaffoldGuard:
         if thing is not None:
             self.kept = offer_without(self.raw, self.refused)
             if self.kept is None:
-                raise NamesRefused(thing)
+                raise NamesRefused(thing, PARTIAL_WORD.sub("", self.raw))
             raise StopStream("reply cut before a refused thing")
         visible = without_echo(self.raw, self.echo)
         if visible is None:  # so far the reply repeats the person's message: hold it back
@@ -120,7 +120,7 @@ class ScaffoldGuard:
         if thing is not None:
             cleaned = offer_without(cleaned, self.refused) or ""
             if not cleaned:
-                raise NamesRefused(thing)
+                raise NamesRefused(thing, text)
         self.rewritten = not cleaned.startswith(self.sent)  # cut back before what went out (the caller voids it)
         tail = cleaned[len(self.sent):] if not self.rewritten else ""
         if tail:
