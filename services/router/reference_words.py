@@ -102,9 +102,14 @@ KIND_ALONE_RE = re.compile(
     r"\bthe (?:ingredients|dates|details|numbers|names|times|figures|changes|results|items|bits|steps|prices|amounts|"
     r"addresses|measurements|totals|scores|specs|codes|answers|corrections|edits|fixes|bits and pieces|info|photos|"
     r"pictures|pics|files|documents|docs|links|slides)\b"
+    # Where they come from names them no better: "put the numbers from my payslip into the budget".
+    r"(?: from (?:my|our|the|this|that|his|her|their) [a-z'-]+(?: [a-z'-]+)?(?= (?:to|in|into|on|onto)\b))?"
     r"(?=(?: (?:in|up|down|back|out))?(?:,? (?:please|pls|thanks|thx))?\W*$|"
     r" (?:to|in|into|on|onto) (?:(?:my|our|the|this|that|a)\b[^.?!:]*|[a-z'-]+)[.!]*\s*$)|"
     # Or by what they are for: "add the stuff we need for the party to my list" (which stuff?).
     r"\b(?:the|all the) (?:stuff|things|bits|items|supplies|food) (?:that )?(?:we|i) (?:need|needed|want|use|"
-    r"usually (?:get|buy)|always (?:get|buy))\b(?: for (?:the |my |our |a |this |next )?[a-z'-]+)?"
+    r"usually (?:get|buy)|always (?:get|buy))\b(?: for (?:the |my |our |a |this |next )?[a-z'-]+)?|"
+    # A thing not named at all: "sort out the thing for the shop", "add the whatsit to my list" (not "the thing is").
+    r"\bthe (?:thing|thingy|whatsit|whatsitsname|thingamajig|thingamabob|doodah|doohickey|whatchamacallit)\b"
+    r"(?! (?:is|was|about|that|i|we|you|with|called)\b)(?!')"
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from services.router.form_words import INTERROGATIVES
+from services.router.form_words import INTERROGATIVES, PHATIC_RE
 from services.router.reference_words import (
     ANAPHORIC_NP_RE,
     CAPITALISED_RE,
@@ -83,8 +83,12 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]],
     # Nothing but times ("the 5th or the 6th?", "Friday?") answers a question no earlier turn asked.
     bare_times = not content and TIME_RE.search(view.lower) is not None and not INTERROGATIVES.intersection(view.words)
     context_dependent = context_dependent or (bare_times and not working_memory)  # not "what's on tomorrow?"
+    # A reaction before a command names nothing it could act on: "yep sounds good, set it up" (set what up?).
+    named = PHATIC_RE.sub(" ", view.lower) if imperative else view.lower
+    if imperative:
+        content = tuple(w for w in content_without_time(text_view(named)) if w not in SHIFT_WORDS)
     if "ones" in things:  # "update the list with the new ones": "new ones" names nothing of its own
-        content = content_without_time(text_view(KIND_ALONE_RE.sub(" ", ANAPHORIC_NP_RE.sub(" ", view.lower))))
+        content = content_without_time(text_view(KIND_ALONE_RE.sub(" ", ANAPHORIC_NP_RE.sub(" ", named))))
     # A long message usually carries its own antecedent ("my phone keeps crashing, can I fix it?"), unless it
     # points back at an earlier turn ("add what we talked about to my list") without naming what.
     points_back = DEICTIC_OBJECT_RE.search(view.lower) is not None
@@ -93,7 +97,8 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]],
     asks = "?" in view.raw
     needs_context = (context_dependent or (points_back and not asks)
                      or (bool(things or persons) and (imperative or len(content) <= 2)))
-    self_contained = not (context_dependent or points_back) and len(content) >= 4
+    # "Instead" in a command offers another choice for something already there: "book the 9:15 instead".
+    self_contained = not (context_dependent or points_back or (imperative and "instead" in things)) and len(content) >= 4
     thing_ok = not (things or context_dependent) or self_contained or has_antecedent(False, working_memory)
     person_ok = not persons or self_contained or has_antecedent(True, working_memory) or bool(
         PERSON_CUE_RE.search(" ".join(view.content)) or CAPITALISED_RE.search(view.raw)
