@@ -15,12 +15,13 @@ SENTENCE_END_RE = re.compile(r"[.!?]+(?:\s+|$)")
 # "save this note colon the code is 4471" (the word before is group 1, the mark group 2).
 DICTATED_RE = re.compile(r"\b([a-z0-9']+) (full stop|question mark|exclamation (?:mark|point)|comma|colon)\b(?=\W|$)",
                          re.IGNORECASE)
-DICTATED_MARKS = {"full stop": ".", "question mark": "?", "exclamation mark": "!", "exclamation point": "!", "comma": ",",
-                  "colon": ":"}
+DICTATED_MARKS = {"full stop": ".", "question mark": "?", "exclamation mark": "!", "exclamation point": "!",
+                  "comma": ",", "colon": ":"}
 # After these the words are a thing named, not a mark: "came to a full stop", "a question mark over it", "my colon".
 NOT_DICTATED_AFTER = frozenset("a an the this that my your his her our their no one each every big huge oxford".split())
 # A colon is spoken only after what hands something over ("note colon ..."), never in "colon cancer".
-DICTATED_COLON_AFTER = frozenset("note this that list following goal reminder it these self memo down called items".split())
+DICTATED_COLON_AFTER = frozenset(
+    "note this that list following goal reminder it these self memo down called items".split())
 
 # Letter pairs that occur in at least ten English words of four or more letters (from the
 # MiniLM word-piece vocabulary). Keyboard mashing is made mostly of the other pairs.

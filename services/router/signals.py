@@ -188,8 +188,9 @@ def _is_write(view: TextView, skills: dict[str, float]) -> bool:
 
 
 def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: bool,
-                 working_memory: Sequence[tuple[str, str]] = ()) -> dict[str, float]:
-    """Slot completeness for write actions: reminders/schedules need what and when, lists an item, edits a target."""
+                 working_memory: Sequence[tuple[str, str]] = (), pointed: bool = False) -> dict[str, float]:
+    """Slot completeness for write actions: reminders/schedules need what and when, lists an item, edits a target;
+    ``pointed``: the command's object is a pointer (``commanded_pointer``), so the rest of the message is no task."""
     action = _is_write(view, skills) and not skills["remind_explain"]
     has_time = TIME_RE.search(view.lower) is not None or (
         NO_TASK_NEEDED_RE.search(view.lower) is not None and DURATION_RE.search(view.lower) is not None)
@@ -212,6 +213,7 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
         has_task = (own_words or resolved_reference or NO_TASK_NEEDED_RE.search(view.lower) is not None) and (
             not _placeholder(view))
         needs_time = bool(skills["skill_remind"] or skills["skill_schedule"])
+    has_task = has_task and (resolved_reference or not pointed)
     complete = has_task and (has_time or not needs_time)
     return {
         "action_request": flag(action),
@@ -330,7 +332,8 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     if references["resolved_reference"] and not skills["skill_any"] and edits_previous_item(view, ctx.working_memory):
         skills = {**skills, "skill_manage": 1.0, "skill_any": 1.0}
         signals.update(skills)
-    signals.update(slot_signals(view, skills, bool(references["resolved_reference"]), ctx.working_memory))
+    signals.update(slot_signals(view, skills, bool(references["resolved_reference"]), ctx.working_memory,
+                                bool(references["commanded_pointer"])))
     signals.update(context_signals(ctx, recent_turns))
     signals.update(continuation_signals(view, ctx, signals))
     signals.update(telling_signals(view, signals))
