@@ -312,15 +312,14 @@ VAGUE_ASK_RE = re.compile(
 # (group 1 is the verb, which must be a command's).
 PLACEHOLDER_RE = re.compile(
     r"^(?:(?:i (?:want|need|would like)|i'd like) (?:you )?to |please |can you |could you )?([a-z]+)"
-    # "set me something up", "sort out something", "take care of something".
-    r"(?: me| us)?(?: (?:out|up|with|into|care of))? (?:something|"
+    # "sort out something", "take care of something".
+    r"(?: (?:out|up|with|into|care of))? (?:something|"
     r"a thing|an item|an entry|a task|smth|"
     # A number of things is no thing either: "could you put a couple of things on my list?".
     r"(?:a (?:few|couple(?: of)?|bunch of|load of)|some|several|various) (?:things|items|bits|stuff|entries|tasks)|"
     r"stuff)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+)?)?"
     # When it is for says nothing of what: "could you arrange something for Saturday", "handle something before Friday".
-    rf"(?: (?:for|on|by|before|until|till|after|in|first thing)(?: the)? (?:{DAYS}|weekend|tomorrow|tonight|later|"
-    r"next week|morning|afternoon|evening))?\W*$"
+    rf"(?: (?:for|on|by|before|until|till|after)(?: the)? (?:{DAYS}|weekend|tomorrow|tonight|later|next week))?\W*$"
 )
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
