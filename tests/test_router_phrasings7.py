@@ -173,3 +173,24 @@ def test_a_command_on_a_pointer_inside_chit_chat_names_nothing(router, text, mod
 ])
 def test_worn_down_or_asking_for_company_is_distress(router, text, mode):
     assert route(router, text)[0] == mode
+
+
+# Families widened beyond the looked-at lines, in words of this file's own.
+
+@pytest.mark.parametrize("text", ["add a few things to my shopping list", "Keep this safe for me.",
+                                  "Add what she asked for to the shopping list.", "Save the new number for the garage.",
+                                  "same for Tom",
+                                  "ok so the thing I mentioned, can you put it in my calendar for Tuesday at 3"])
+def test_more_commands_that_name_nothing_of_their_own(router, text):
+    assert route(router, text)[0] == "CLARIFY"
+
+
+@pytest.mark.parametrize(("text", "mode"), [
+    ("In two hours, remind me to take the bread out", ("ACT", "schedule")),  # a duration in words is a time
+    ("save the number 0161 496 0000 for the garage", ("ACT", "memorize")),
+    ("same for me lol", ("ACKNOWLEDGE", None)),  # agreeing, not asking for the same again
+    ("thoughts on whether I should move to Bristol", ("RESPOND", None)),
+    ("I know what's wrong with the car now, it was the alternator", ("ACKNOWLEDGE", None)),  # found, not asked
+])
+def test_the_same_families_with_their_content_or_told(router, text, mode):
+    assert route(router, text) == mode

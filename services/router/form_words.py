@@ -109,7 +109,9 @@ WH_CLAUSE_RE = re.compile(
     r"(?:^|[,.;:!?]\s*|\b(?:but|and|so|ok|okay) )(?:what|wat|how|why|where|when|who|which)(?:'s|'re|'d| (?:is|are|"
     r"was|were|do|does|did|can|could|would|should|will|has|have|might|may|about)|(?<=what)s)\b|"
     # What ails something, asked anywhere and typed without punctuation: "leaves going purple whats wrong with them".
-    r"\bwhat'?s (?:wrong|up|going on|happening) with (?:it|them|him|her|my|this|that|these|those|the|our)\b"
+    # (Not when it was found out: "I know what's wrong with the car now".)
+    r"(?<!know )(?<!knew )(?<!out )(?<!see )(?<!saw )\bwhat'?s (?:wrong|up|going on|happening) with "
+    r"(?:it|them|him|her|my|this|that|these|those|the|our)\b"
 )
 # A hedge before the question word: "roughly how many ml should a 6 week old have" asks all the same.
 HEDGES = frozenset("roughly approximately realistically honestly seriously generally typically basically btw".split())

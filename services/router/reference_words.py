@@ -12,13 +12,13 @@ import re
 # So do "the things I mentioned", "what we talked about" and "the ones from before" when nothing follows that
 # names them ("what I told you about my job" names it): they need an earlier turn to point at.
 DEICTIC_OBJECT_RE = re.compile(
-    r"\b(?:what|those|everything|the(?: [a-z'-]+){1,2})(?: that)? (?:i|we) (?:just |already )?"
+    r"\b(?:what|those|everything|the(?: [a-z'-]+){1,2})(?: that)? (?:i|we|she|he|they) (?:just |already )?"
     r"(?:told|said|mentioned|shared|wrote|listed|gave|sent|showed|discussed|talked about|agreed(?: on)?|asked(?: for)?|"
     r"(?:was|were) (?:saying|talking about|discussing))"
     r"(?: (?:to )?you)?(?: (?:earlier|before|yesterday|last time|just now))?"
     # The clause ends there (with the message or its sentence: "the one I gave you earlier? use that.").
     # "the things I asked you to remember" says what they are (what was kept), it is not "add what I said to ...".
-    r"(?=\W*$|\s*[.?!]|\W+(?:to(?! (?:remember|store|save|keep|note|memori[sz]e|record|log|track)\b)|on|onto|in|into|"
+    r"(?=\W*$|\s*[,.?!]|\W+(?:to(?! (?:remember|store|save|keep|note|memori[sz]e|record|log|track)\b)|on|onto|in|into|"
     r"for|please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte)\b)|"
     r"\bthe(?: [a-z'-]+){1,2} from (?:before|earlier|yesterday|last time)\b|"
     # "do what you did last week": what was done then is not in this conversation either.
@@ -85,7 +85,8 @@ HABITUAL_RE = re.compile(
     r"\bsame (?:[a-z]+ )?as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
     r"\bsame again\b|"  # "Same again for next month please": the same as what?
     # "ok now the same for the evening rota": the same as what was done before (not "it's the same for everyone").
-    r"^(?:(?:ok|okay|now|and|so|right|then|great|cool|thanks|perfect)[ ,!.]+)*(?:do |now )?the same (?:for|with|on)\b|"
+    r"^(?:(?:ok|okay|now|and|so|right|then|great|cool|thanks|perfect)[ ,!.]+)*(?:do |now )?(?:the )?same "
+    r"(?:for|with|on)\b(?! (?:me|us|you|everyone|everybody|all)\b)|"  # "same for me" agrees
     r"\blike (?:always|last time|before)\b"
 )
 PERSON_CUE_RE = re.compile(

@@ -24,7 +24,8 @@ BARE_EDIT_RE = re.compile(
 BARE_STORE_RE = re.compile(
     r"^(?:save|store|remember|note(?: down)?|keep|log|record|jot down|write down) (?:the|my|our|that|this) "
     r"(?:[a-z'-]+ )?(?:number|code|address|password|pin|name|date|details?|info|information|link|figure|amount)"
-    r"(?: (?:for me|for later|please|pls))*\W*$"
+    # What it belongs to says which kind, not which one: "save the new number for the garage".
+    r"(?: (?:for me|for later|please|pls|for (?:the|my|our) [a-z'-]+))*\W*$"
 )
 # A command to show what is stored (issue 31, fourth round): a display verb, then the person's stored things or what
 # was kept ("show my reminders", "list my goals", "pull up the memories you saved about Jamie", "look up what I told

@@ -282,7 +282,7 @@ SKILL_WORDS = frozenset(
     "information tasks checklist wishlist called named need want like pop chuck throw stick bung hang off onto "
     "storing saving setting creating making putting adding starting tracking keeping noting remembering logging "
     "recording popping sticking ping pinging nudge nudging alert alerting buzz buzzing wake item items entry entries "
-    "copy "
+    "copy safe safely "
     # The storing verbs of other languages, and their "this" ("bitte merken:", "guarda esto:").
     "merken merk dir notieren speichern apunta anota guarda recuerda notez retiens enregistre esto eso das dies cela"
     .split()
@@ -317,7 +317,7 @@ PLACEHOLDER_RE = re.compile(
     r"a thing|an item|an entry|a task|smth|"
     # A number of things is no thing either: "could you put a couple of things on my list?".
     r"(?:a (?:few|couple(?: of)?|bunch of|load of)|some|several|various) (?:things|items|bits|stuff|entries|tasks)|"
-    r"stuff)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+)?)?"
+    r"stuff)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+){0,2})?"
     # When it is for says nothing of what: "could you arrange something for Saturday", "handle something before Friday".
     rf"(?: (?:for|on|by|before|until|till|after)(?: the)? (?:{DAYS}|weekend|tomorrow|tonight|later|next week))?\W*$"
 )
@@ -336,7 +336,7 @@ IMPERATIVE_VERBS = frozenset(
     "summarise take tell text track translate update write draft describe compare suggest recommend create start "
     "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn store log record "
     "use brainstorm teach convince outline rank pick choose calculate convert design devise invent propose arrange "
-    "organise organize handle "
+    "organise organize handle jot "
     # Moving a thing in time or place: "bump it back an hour", "swap them round", "push it to Friday".
     "bump push pull bring shift switch swap flip copy"
     .split()
@@ -375,6 +375,8 @@ ADVICE_RE = re.compile(
     r"pointers|recommendations?)\b|"
     # A topic named as the thing wanted: "pros and cons of electric bikes", "recipe for banana bread please".
     r"^(?:the )?(?:pros and cons|recipes? for|difference between|top \d+|best way to)\b|"
+    # The assistant's view asked for by its topic: "thoughts on whether I should retake the exam".
+    r"^(?:any |your |ur )?(?:thoughts|opinions?|views?) (?:on|about)\b|"
     # A query typed as its topic with no verb of its own: "ideas for a 6yo's birthday", "synonym for 'relentless'",
     # "boiling point of water at 3000m" (not a fact told or handed over: "the height of the van is 4.1m, save it").
     r"^(?:(?:(?:the|a|an|some|any|good|quick|fun|cheap|easy) )*(?:[a-z'-]+ )?(?:ideas?|tips?|suggestions?|advice|"
