@@ -194,3 +194,12 @@ def test_more_commands_that_name_nothing_of_their_own(router, text):
 ])
 def test_the_same_families_with_their_content_or_told(router, text, mode):
     assert route(router, text) == mode
+
+
+@pytest.mark.parametrize(("text", "mode"), [
+    ("add rice and tinned tomatoes to the shopping", ("ACT", "list")),  # "the shopping" is the shopping list
+    ("could you stick a few bits on the shopping?", ("CLARIFY", None)),
+    ("I added a trip to the shopping centre to my plans", ("ACKNOWLEDGE", None)),
+])
+def test_the_shopping_is_a_list(router, text, mode):
+    assert route(router, text) == mode

@@ -29,6 +29,7 @@ from services.router.store_words import (
     BARE_EDIT_RE,
     BARE_STORE_RE,
     PROMPT_ME_RE,
+    PUTTING_VERBS,
     SAID_RE,
     SHOW_STORED_RE,
     SKILL_STORE_RE,
@@ -241,7 +242,8 @@ def _placeholder(view: TextView) -> bool:
     does "save the number" say which."""
     lead_free = LEAD_IN_RE.sub("", view.lower)
     match = PLACEHOLDER_RE.match(lead_free)
-    return (match is not None and match[1] in IMPERATIVE_VERBS) or BARE_STORE_RE.match(lead_free) is not None
+    return (match is not None and (match[1] in IMPERATIVE_VERBS or match[1] in PUTTING_VERBS)) or (
+        BARE_STORE_RE.match(lead_free) is not None)
 
 
 def imperative_signals(view: TextView) -> dict[str, float]:

@@ -96,7 +96,7 @@ SKILL_PATTERNS = {
     r"scratch(?:ing)?|strik(?:e|ing))\b"
     r"[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
     r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|"
-    r"checklist)\b|"
+    r"checklist|shopping(?! (?:centre|center|mall|trip|bags?|cart|trolley|spree|channel)))\b|"  # "to the shopping"
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
     # "ad" is "add" with a key missed ("ad eggs to shoping list").
     r"\b(?:add(?:ing)?|ad|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
@@ -336,7 +336,7 @@ IMPERATIVE_VERBS = frozenset(
     "summarise take tell text track translate update write draft describe compare suggest recommend create start "
     "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn store log record "
     "use brainstorm teach convince outline rank pick choose calculate convert design devise invent propose arrange "
-    "organise organize handle jot "
+    "organise organize handle "
     # Moving a thing in time or place: "bump it back an hour", "swap them round", "push it to Friday".
     "bump push pull bring shift switch swap flip copy"
     .split()
