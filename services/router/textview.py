@@ -63,7 +63,7 @@ def text_view(text: str) -> TextView:
     routing time stays bounded for an 8,000-character paste; lengths are counted on the full text.
     """
     window = text if len(text) <= _HEAD_CHARS + _TAIL_CHARS else f"{text[:_HEAD_CHARS]} ... {text[-_TAIL_CHARS:]}"
-    window = DICTATED_RE.sub(_undictate, window)
+    window = undictated(window)
     lower = window.replace("\u2019", "'").replace("\u2018", "'").lower().strip()
     words = tuple(WORD_RE.findall(lower))
     fixed = tuple(correct(word) for word in words)
@@ -73,6 +73,12 @@ def text_view(text: str) -> TextView:
     content = tuple(w for w in words if w not in STOPWORDS and (len(w) > 1 or w.isdigit()))
     full_words = len(words) if window is text else len(text.split())
     return TextView(window, lower, words, content, len(text), full_words)
+
+
+def undictated(text: str) -> str:
+    """``text`` with the punctuation spoken to a dictating phone written as marks ("eggs comma flour" -> "eggs,
+    flour"); the ACT fast path reads commands the same way."""
+    return DICTATED_RE.sub(_undictate, text)
 
 
 def _undictate(match: re.Match) -> str:
