@@ -88,6 +88,7 @@ def test_a_list_given_with_its_items_and_no_verb_stores_every_item(client, run_j
     # Issue 31, seventh round: "the fact that", and punctuation spoken to a dictating phone.
     ("could you store the fact that the loft hatch sticks in winter?", "the loft hatch sticks in winter"),
     ("save this note colon the gutter man is Pete full stop", "the gutter man is Pete"),
+    ("I am wanting you to remember my bike is a blue Trek", "my bike is a blue Trek"),  # a learner's request
 ])
 def test_information_to_store_becomes_one_memory_item_in_the_persons_words(client, run_jobs, fake_llm, db_engine,
                                                                            text, fact):

@@ -203,3 +203,9 @@ def test_the_same_families_with_their_content_or_told(router, text, mode):
 ])
 def test_the_shopping_is_a_list(router, text, mode):
     assert route(router, text) == mode
+
+
+@pytest.mark.parametrize("text", ["I am wanting you to remember my locker number is 33 please",
+                                  "i'm needing you to save the plumber's number: 07700 900222"])
+def test_a_learners_wanting_you_to_is_a_request(router, text):
+    assert route(router, text) == ("ACT", "memorize")

@@ -58,7 +58,7 @@ LIST_ITEMS = re.compile(
 _CLAUSES = re.compile(r"(?:^|(?<=[.!?])\s+)(?:(?:also|and|but|oh|so|ok|okay|anyway|hey|hi)[, ]+)*", re.IGNORECASE)
 MEMORIZE = re.compile(
     r"(?:(?:please|pls|plz|kindly|bitte|por favor)[, ]+)?(?:(?:can|could|would|will) (?:you|u)(?: please)? |"
-    r"i (?:want|need|would like) "
+    r"i (?:want|need|would like|'m wanting|am wanting|'m needing|am needing) "
     r"you to |i'?d like you to )?(?:(?:please|pls|plz|kindly) )?"
     r"(?:store|save|remember|remeber|rember|note(?: down)?|memori[sz]e|keep in mind|jot down|write down|make a note|"
     r"keep a note|file(?: away)?|for future reference|storing|saving|remembering|noting|(?:hold|hang) on ?to|"

@@ -17,7 +17,7 @@ WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 # (One factored alternation: re scans it several times faster than a list of "\bword " branches.)
 CLAUSE_START = (
     r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|you can|you could|"
-    r"u could|and(?: also)?|also|but|just|now|mind|be possible to|as to|need you to|want you to|let'?s) )"
+    r"u could|and(?: also)?|also|but|just|now|mind|be possible to|as to|(?:need|want)(?:ing)? you to|let'?s) )"
 )
 _STORED = r"(?:reminders?|alarms?|timers?|appointments?|meetings?|events?|notifications?)"
 # A named list: "my shopping list", "the packing list", "our to-do list" (the name is group 1).
