@@ -209,3 +209,15 @@ def test_the_shopping_is_a_list(router, text, mode):
                                   "i'm needing you to save the plumber's number: 07700 900222"])
 def test_a_learners_wanting_you_to_is_a_request(router, text):
     assert route(router, text) == ("ACT", "memorize")
+
+
+@pytest.mark.parametrize(("text", "mode"), [
+    ("wondering if I should plant garlic this autumn", "RESPOND"),
+    ("need a catchy name for my bike repair stall", "RESPOND"),
+    ("looking for a recipe that uses up stale bread", "RESPOND"),
+    ("vinegar on a marble worktop yes or no", "RESPOND"),
+    ("benefits of a standing desk for back pain", "RESPOND"),
+    ("it matters for any recipes you suggest, I can't eat nuts", "ACKNOWLEDGE"),  # told, no want of a recipe
+])
+def test_wants_and_questions_typed_as_statements(router, text, mode):
+    assert route(router, text)[0] == mode

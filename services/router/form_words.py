@@ -98,7 +98,10 @@ INTERROGATIVES = frozenset("what what's whats wat wht when whn where whr who who
 # ("my car squeaks when I brake. what could it be", "in git, what's the difference between ...").
 # A question asked as a statement: "I wonder why ...", "I'd like to know how ...".
 INDIRECT_QUESTION_RE = re.compile(
-    r"\bi(?:'m| am| was)? (?:wonder(?:ing)?|curious) (?:why|how|what|if|whether|when|where|who|which)\b|"
+    r"(?:\bi(?:'m| am| was)? |^(?:just |was |been )?)(?:wonder(?:ing)?|curious) (?:why|how|what|if|whether|when|where|"
+    r"who|which)\b|"
+    # Asked with its answer's shape: "bleach on a wooden board yes or no".
+    r"\b(?:yes or no|yay or nay|true or false)\W*$|"
     r"\b(?:i'd like|i would like|i want|i need) to know\b|"
     # A question announced: "hey quick q, does vinegar kill mould" (no question mark needed).
     r"\b(?:quick|random|silly|dumb|stupid|small) (?:q|qq|qn|question)\b|"

@@ -372,9 +372,11 @@ PLAN_WRITING_RE = re.compile(
 # Asking for advice wants a written answer even in a skill's words: "my goal is to be happier, any advice?".
 ADVICE_RE = re.compile(
     r"\b(?:any|some|got any|need|want|looking for)(?: an?| some)?(?: [a-z]+)? (?:advice|tips?|suggestions?|ideas?|"
-    r"pointers|recommendations?)\b|"
+    r"pointers|recommendations?)\b|\b(?:need|want|looking for)(?: an?| some)?(?: [a-z]+)? (?:names?|recipes?|slogans?|"
+    r"captions?)\b|"  # "need a good name for my candle shop" (not "any recipes you give me")
     # A topic named as the thing wanted: "pros and cons of electric bikes", "recipe for banana bread please".
-    r"^(?:the )?(?:pros and cons|recipes? for|difference between|top \d+|best way to)\b|"
+    r"^(?:the )?(?:pros and cons|(?:pros|cons|benefits|advantages|disadvantages|downsides|risks) of|recipes? for|"
+    r"difference between|top \d+|best way to)\b|"
     # The assistant's view asked for by its topic: "thoughts on whether I should retake the exam".
     r"^(?:any |your |ur )?(?:thoughts|opinions?|views?) (?:on|about)\b|"
     # A query typed as its topic with no verb of its own: "ideas for a 6yo's birthday", "synonym for 'relentless'",
