@@ -221,3 +221,12 @@ def test_a_learners_wanting_you_to_is_a_request(router, text):
 ])
 def test_wants_and_questions_typed_as_statements(router, text, mode):
     assert route(router, text)[0] == mode
+
+
+@pytest.mark.parametrize(("text", "mode"), [
+    ("can you set an alarm for 7?", "ACT"),  # an alarm's hour after "for" is its time
+    ("set a timer for 6:45 tomorrow", "ACT"),
+    ("book a table for 7 people", "RESPOND"),  # no alarm: "for 7" is no time
+])
+def test_an_alarm_for_an_hour_has_its_time(router, text, mode):
+    assert route(router, text)[0] == mode

@@ -44,7 +44,7 @@ from services.router.textview import (
     text_features,
     text_view,
 )
-from services.router.time_words import DURATION_RE, TIME_RE
+from services.router.time_words import CLOCK_FOR_RE, DURATION_RE, TIME_RE
 from services.router.words import (
     ADVICE_RE,
     CAPABILITY_RE,
@@ -194,7 +194,8 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
     ``pointed``: the command's object is a pointer (``commanded_pointer``), so the rest of the message is no task."""
     action = _is_write(view, skills) and not skills["remind_explain"]
     has_time = TIME_RE.search(view.lower) is not None or (
-        NO_TASK_NEEDED_RE.search(view.lower) is not None and DURATION_RE.search(view.lower) is not None)
+        NO_TASK_NEEDED_RE.search(view.lower) is not None and (
+            DURATION_RE.search(view.lower) is not None or CLOCK_FOR_RE.search(view.lower) is not None))
     if resolved_reference and working_memory:  # "Schedule it." after "the dentist is on Friday at 10"
         has_time = has_time or TIME_RE.search(working_memory[-1][0].lower()) is not None
     # "the ones I listed" is no task of its own: only what the earlier turn said would be.

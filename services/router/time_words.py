@@ -30,3 +30,8 @@ TIME_RE = re.compile(
 DURATION_RE = re.compile(
     r"\bfor (?:a|an|\d+|half an|a couple of|a few) (?:secs?|seconds?|mins?|minutes?|hours?|hrs?)\b"
 )
+# An alarm or a timer may be set "for" its hour: "set an alarm for 7", "a timer for 6:45 tomorrow" (not "for 7 people").
+CLOCK_FOR_RE = re.compile(
+    r"\bfor \d{1,2}(?:[:.]\d\d)?(?:\s*(?:am|pm))?(?=\W*$|\s+(?:tomorrow|tonight|today|please|pls|on|every|each|"
+    r"in the)\b)"
+)
