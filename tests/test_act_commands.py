@@ -85,6 +85,10 @@ def test_a_list_given_with_its_items_and_no_verb_stores_every_item(client, run_j
     ("note to self but save it: the ladder is in Ken's shed", "the ladder is in Ken's shed"),
     ("long shift. but remember this: the night bus leaves at 00:40", "the night bus leaves at 00:40"),
     ("I need you to hang on to this: the vet's number is 01632 960 111", "the vet's number is 01632 960 111"),
+    # Issue 31, seventh round: "the fact that", and punctuation spoken to a dictating phone.
+    ("could you store the fact that the loft hatch sticks in winter?", "the loft hatch sticks in winter"),
+    ("save this note colon the gutter man is Pete full stop", "the gutter man is Pete"),
+    ("I am wanting you to remember my bike is a blue Trek", "my bike is a blue Trek"),  # a learner's request
 ])
 def test_information_to_store_becomes_one_memory_item_in_the_persons_words(client, run_jobs, fake_llm, db_engine,
                                                                            text, fact):
@@ -116,6 +120,17 @@ def test_a_goal_to_keep_track_of_is_recorded_once(client, run_jobs, fake_llm, db
     assert goals == [(goal, "active")]
 
 
+def test_a_dictated_list_write_stores_every_item(client, run_jobs, fake_llm, db_engine):
+    """Issue 31, seventh round: the marks a dictating phone writes as words separate the items."""
+    frames, _ = chat(client, run_jobs, "add rice comma lentils and stock cubes to the shopping list full stop")
+    assert message_of(frames)["mode"] == "ACT" and fast_action(db_engine)["skill"] == "list"
+    with db_engine.connect() as connection:
+        rows = connection.execute(select(NamedList.name, ListItem.text).join(ListItem)
+                                  .order_by(ListItem.position)).all()
+    assert rows == [("shopping", "rice"), ("shopping", "lentils"), ("shopping", "stock cubes")]
+    assert fake_llm.requests == []
+
+
 def test_a_plain_reminder_is_scheduled_at_the_time_given(client, run_jobs, fake_llm, db_engine):
     frames, _ = chat(client, run_jobs, "pls remind me tomorrow at 9 to water the tomatoes")
     assert message_of(frames)["mode"] == "ACT"
@@ -134,6 +149,11 @@ def test_a_plain_reminder_is_scheduled_at_the_time_given(client, run_jobs, fake_
     "Add the rest to my list too.",  # "the rest" points back at something never said (issue 31, second round)
     "I'd like to save something to my notes.",  # a placeholder where the content would be (third round)
     "guarda esto:",  # a storing verb before a colon with nothing after it (fifth round)
+    # Seventh round: a reaction before a command on a pointer, a general deed on something unnamed, a command on a
+    # pointer inside chit-chat.
+    "yep, sounds good, book it",
+    "I need you to sort out something before Monday",
+    "Long day — can you put the stuff we talked about on my to-do list? — anyway, bed.",
 ])
 def test_a_command_with_nothing_to_act_on_is_asked_about_and_stores_nothing(client, run_jobs, fake_llm, db_engine,
                                                                            text):
@@ -187,7 +207,8 @@ def test_news_is_acknowledged_and_nothing_is_acted_on(client, run_jobs, fake_llm
 
 # Issue 31, fourth round: commands to show stored items read them back; prompts asked for at a time are scheduled;
 # questions about the person's past are answered in words (RESPOND).
-@pytest.mark.parametrize("text", ["show me my reminders", "Display my reminders for the next few days."])
+@pytest.mark.parametrize("text", ["show me my reminders", "Display my reminders for the next few days.",
+                                  "can I see my reminders please?"])  # asked to see them (seventh round)
 def test_a_command_to_show_reminders_reads_them_and_sets_nothing(client, run_jobs, fake_llm, db_engine, text):
     chat(client, run_jobs, "pls remind me tomorrow at 9 to water the tomatoes")
     frames, _ = chat(client, run_jobs, text)

@@ -16,6 +16,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from services.act.when import WEEKDAYS, DueTimeError, parse_due
+from services.router.textview import undictated
 
 FAST_PATH = "fast_path"  # the trail marks actions taken this way, and the loop's end reason
 _POLITE = (r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:(?:please|pls|plz|kindly|let's)\s+)?"
@@ -57,7 +58,7 @@ LIST_ITEMS = re.compile(
 _CLAUSES = re.compile(r"(?:^|(?<=[.!?])\s+)(?:(?:also|and|but|oh|so|ok|okay|anyway|hey|hi)[, ]+)*", re.IGNORECASE)
 MEMORIZE = re.compile(
     r"(?:(?:please|pls|plz|kindly|bitte|por favor)[, ]+)?(?:(?:can|could|would|will) (?:you|u)(?: please)? |"
-    r"i (?:want|need|would like) "
+    r"i (?:want|need|would like|'m wanting|am wanting|'m needing|am needing) "
     r"you to |i'?d like you to )?(?:(?:please|pls|plz|kindly) )?"
     r"(?:store|save|remember|remeber|rember|note(?: down)?|memori[sz]e|keep in mind|jot down|write down|make a note|"
     r"keep a note|file(?: away)?|for future reference|storing|saving|remembering|noting|(?:hold|hang) on ?to|"
@@ -67,7 +68,8 @@ MEMORIZE = re.compile(
     r"(?: (?:esto|eso|das|dies|ça|cela))?(?=\s*:))"
     # "note to self but store it: ..." stores what follows the second verb.
     r"(?: to (?:self|myself)(?:,? (?:but|and|so|just) (?:store|save|keep|remember|note)(?= (?:it|this)\s*:))?)?"
-    r"(?: (?:this|the following|it))?(?: (?:verbatim|info|information|note|for me|please))*"
+    r"(?: (?:this|the following|it|the (?:fact|info|information|detail)s?))?(?: (?:verbatim|info|information|note|"
+    r"for me|please))*"
     r"(?:\s*[:\-\u2013\u2014,]\s*|\s+that\s+|\s+)(?P<text>\S.+?)\W*$",
     re.IGNORECASE,
 )
@@ -99,6 +101,7 @@ class PlainAction:
 
 def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo) -> PlainAction | None:
     """The one action a plain list, reminder, memory or goal request asks for, or None (the LLM plans it)."""
+    text = undictated(text)  # "add eggs comma flour to the list full stop", as the router read it
     lowered = " ".join(text.replace("\u2019", "'").lower().split())
     if signals.get("skill_list") or signals.get("skill_manage"):
         action = _list_action(lowered)

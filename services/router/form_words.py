@@ -11,6 +11,17 @@ import re
 EMOJI_RE = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\ufe0f\u200d]")
 EMOTICON_RE = re.compile(r"(?<!\w)(?:[:;=8][-'^]?[)(\]\[dDpP/\\|*oO3]+|<3+|(?<!\^)\^_*\^(?!\^)|xD+|XD+)(?!\w)")
 SENTENCE_END_RE = re.compile(r"[.!?]+(?:\s+|$)")
+# Punctuation spoken to a phone that types what it hears: "add eggs comma flour and sugar to the list full stop",
+# "save this note colon the code is 4471" (the word before is group 1, the mark group 2).
+DICTATED_RE = re.compile(r"\b([a-z0-9']+) (full stop|question mark|exclamation (?:mark|point)|comma|colon)\b(?=\W|$)",
+                         re.IGNORECASE)
+DICTATED_MARKS = {"full stop": ".", "question mark": "?", "exclamation mark": "!", "exclamation point": "!",
+                  "comma": ",", "colon": ":"}
+# After these the words are a thing named, not a mark: "came to a full stop", "a question mark over it", "my colon".
+NOT_DICTATED_AFTER = frozenset("a an the this that my your his her our their no one each every big huge oxford".split())
+# A colon is spoken only after what hands something over ("note colon ..."), never in "colon cancer".
+DICTATED_COLON_AFTER = frozenset(
+    "note this that list following goal reminder it these self memo down called items".split())
 
 # Letter pairs that occur in at least ten English words of four or more letters (from the
 # MiniLM word-piece vocabulary). Keyboard mashing is made mostly of the other pairs.
@@ -38,18 +49,27 @@ KEY_CHUNK_RE = re.compile(r"(.{2,4})\1+")  # "tyutyu": a run of neighbouring key
 
 GREETING_RE = re.compile(
     r"^(?:hi+|hello+|hey+|hiya|heya|yo|howdy|greetings|sup|hallo|good (?:morning|afternoon|evening|day)|"
-    r"morning|mornin'?|evening|what'?s up|wass?up|gm)\b"
+    r"morning|mornin'?|evening|what'?s up|wass?up|gm|"
+    r"hola|buen(?:os|as) (?:d[ií]as|tardes|noches)|bonjour|salut|ciao|buongiorno|guten (?:morgen|tag|abend)|"
+    r"ol[aá]|bom dia|merhaba|namaste|konnichiwa|hej|moin|cze[sś][cć])\b"
+)
+# Thanks in other languages, as people type them (with or without their accents); words.THANKS_LEAD_RE reads them too.
+THANKS_ABROAD = (
+    r"merci(?: beaucoup)?|danke(?: sch[öo]n| sehr)?|gracias|grazie(?: mille)?|obrigad[oa]|arigato|dank je(?: wel)?|"
+    r"dank u(?: wel)?|vielen dank|shukriya|shukran|dzi[eę]kuj[eę]|kiitos|mersi|xi[eè] ?xi[eè]|"
+    r"te[sş]ekk[uü]r(?:ler| ederim)?|spasibo|takk|gr[aà]cies|efcharist[oó]"
 )
 THANKS_RE = re.compile(
     r"\b(?:(?:thanks?|thank (?:you|u)|cheers|ta)(?: so much| a lot)? for [a-z]+ing (?:it|that|this|them|those)|"
     r"thanks?|thank (?:you|u)|thankyou|thx|thnx|ty|cheers|much appreciated|much obliged|appreciate (?:it|that)|"
-    r"merci(?: beaucoup)?|danke(?: sch[öo]n| sehr)?|gracias|grazie(?: mille)?|obrigad[oa]|arigato|"
-    r"dank je(?: wel)?|ta)\b"
+    rf"{THANKS_ABROAD}|ta)\b"
 )
 FAREWELL_RE = re.compile(
     r"\b(?:bye+|goodbye|good ?night|night night|nighty|gn|see (?:you|ya)(?: later| tomorrow| soon)?|cya|"
     r"later|ttyl|talk (?:to you )?(?:later|soon|tomorrow)|take care|catch you later|"
-    r"have a (?:good|great|nice|lovely) (?:one|day|night|evening|weekend|trip|time))\b"
+    r"have a (?:good|great|nice|lovely) (?:one|day|night|evening|weekend|trip|time)|"
+    r"at[eé] (?:amanh[aã]|logo|mais)|hasta (?:luego|ma[nñ]ana|pronto)|[aà] (?:demain|bient[oô]t|plus)|ciao|"
+    r"tsch[uü]ss|auf wiedersehen|adi[oó]s|sayonara|do widzenia|na razie)\b"
 )
 PHATIC_RE = re.compile(
     r"\b(?:ok(?:ay)?|k+|kk|cool|nice one|nice|great|awesome|amazing|got it|"
@@ -78,15 +98,26 @@ INTERROGATIVES = frozenset("what what's whats wat wht when whn where whr who who
 # ("my car squeaks when I brake. what could it be", "in git, what's the difference between ...").
 # A question asked as a statement: "I wonder why ...", "I'd like to know how ...".
 INDIRECT_QUESTION_RE = re.compile(
-    r"\bi(?:'m| am| was)? (?:wonder(?:ing)?|curious) (?:why|how|what|if|whether|when|where|who|which)\b|"
+    r"(?:\bi(?:'m| am| was)? |^(?:just |was |been )?)(?:wonder(?:ing)?|curious) (?:why|how|what|if|whether|when|where|"
+    r"who|which)\b|"
+    # Asked with its answer's shape: "bleach on a wooden board yes or no".
+    r"\b(?:yes or no|yay or nay|true or false)\W*$|"
     r"\b(?:i'd like|i would like|i want|i need) to know\b|"
     # A question announced: "hey quick q, does vinegar kill mould" (no question mark needed).
-    r"\b(?:quick|random|silly|dumb|stupid|small) (?:q|qq|qn|question)\b"
+    r"\b(?:quick|random|silly|dumb|stupid|small) (?:q|qq|qn|question)\b|"
+    # A question opening a later clause with no question mark: "the group got toxic, should i leave or stay".
+    r"(?:[,;:]\s*|\b(?:but|and|or) )(?:should|shall|can|could|would|do|did) (?:i|we)\b"
 )
 WH_CLAUSE_RE = re.compile(
     r"(?:^|[,.;:!?]\s*|\b(?:but|and|so|ok|okay) )(?:what|wat|how|why|where|when|who|which)(?:'s|'re|'d| (?:is|are|"
-    r"was|were|do|does|did|can|could|would|should|will|has|have|might|may|about))\b"
+    r"was|were|do|does|did|can|could|would|should|will|has|have|might|may|about)|(?<=what)s)\b|"
+    # What ails something, asked anywhere and typed without punctuation: "leaves going purple whats wrong with them".
+    # (Not when it was found out: "I know what's wrong with the car now".)
+    r"(?<!know )(?<!knew )(?<!out )(?<!see )(?<!saw )\bwhat'?s (?:wrong|up|going on|happening) with "
+    r"(?:it|them|him|her|my|this|that|these|those|the|our)\b"
 )
+# A hedge before the question word: "roughly how many ml should a 6 week old have" asks all the same.
+HEDGES = frozenset("roughly approximately realistically honestly seriously generally typically basically btw".split())
 AUXILIARIES = frozenset(
     "can could would will should is are do does did have has was were may might shall am isn't aren't don't doesn't "
     "didn't won't wouldn't can't couldn't shouldn't".split()

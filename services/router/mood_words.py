@@ -29,7 +29,12 @@ DISTRESS_RE = re.compile(
     # Body and habits out of hand: "my heart is racing and I can't breathe", "I keep having nightmares" (not "scissors
     # are a nightmare"), "I think I'm drinking too much".
     r"can'?t breathe|heart (?:is |keeps )?(?:racing|pounding)|nightmares|flashbacks|drinking too much|self[- ]harm\w*|"
-    r"suicid\w*|hurt(?:ing)? myself)\b"
+    r"suicid\w*|hurt(?:ing)? myself|"
+    # Worn down by a life, or asking for company in it: "caring for my mother is breaking me", "I hate myself for it",
+    # "I feel like I'm disappearing", "I really need someone to talk to".
+    r"(?:is|are|it'?s) breaking me|hate myself|resent(?:ing|ful)? (?:her|him|them|my)|"
+    r"i feel like i'?m (?:disappearing|drowning|invisible|going under|losing it|losing my mind)|"
+    r"need (?:someone|somebody|anyone|anybody) to (?:talk|listen)|(?:haven'?t|have not) left the (?:house|flat|bed))\b"
 )
 # A passing mood said with its own reassurance is told, not a plea: "bit stressed about exams but I'll survive lol",
 # "nervous about the audition, but I've practised loads", "feeling a bit flat, nothing major".

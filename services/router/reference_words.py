@@ -12,13 +12,13 @@ import re
 # So do "the things I mentioned", "what we talked about" and "the ones from before" when nothing follows that
 # names them ("what I told you about my job" names it): they need an earlier turn to point at.
 DEICTIC_OBJECT_RE = re.compile(
-    r"\b(?:what|those|everything|the(?: [a-z'-]+){1,2})(?: that)? (?:i|we) (?:just |already )?"
+    r"\b(?:what|those|everything|the(?: [a-z'-]+){1,2})(?: that)? (?:i|we|she|he|they) (?:just |already )?"
     r"(?:told|said|mentioned|shared|wrote|listed|gave|sent|showed|discussed|talked about|agreed(?: on)?|asked(?: for)?|"
     r"(?:was|were) (?:saying|talking about|discussing))"
     r"(?: (?:to )?you)?(?: (?:earlier|before|yesterday|last time|just now))?"
     # The clause ends there (with the message or its sentence: "the one I gave you earlier? use that.").
     # "the things I asked you to remember" says what they are (what was kept), it is not "add what I said to ...".
-    r"(?=\W*$|\s*[.?!]|\W+(?:to(?! (?:remember|store|save|keep|note|memori[sz]e|record|log|track)\b)|on|onto|in|into|"
+    r"(?=\W*$|\s*[,.?!]|\W+(?:to(?! (?:remember|store|save|keep|note|memori[sz]e|record|log|track)\b)|on|onto|in|into|"
     r"for|please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte)\b)|"
     r"\bthe(?: [a-z'-]+){1,2} from (?:before|earlier|yesterday|last time)\b|"
     # "do what you did last week": what was done then is not in this conversation either.
@@ -85,7 +85,8 @@ HABITUAL_RE = re.compile(
     r"\bsame (?:[a-z]+ )?as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
     r"\bsame again\b|"  # "Same again for next month please": the same as what?
     # "ok now the same for the evening rota": the same as what was done before (not "it's the same for everyone").
-    r"^(?:(?:ok|okay|now|and|so|right|then|great|cool|thanks|perfect)[ ,!.]+)*(?:do |now )?the same (?:for|with|on)\b|"
+    r"^(?:(?:ok|okay|now|and|so|right|then|great|cool|thanks|perfect)[ ,!.]+)*(?:do |now )?(?:the )?same "
+    r"(?:for|with|on)\b(?! (?:me|us|you|everyone|everybody|all)\b)|"  # "same for me" agrees
     r"\blike (?:always|last time|before)\b"
 )
 PERSON_CUE_RE = re.compile(
@@ -102,9 +103,20 @@ KIND_ALONE_RE = re.compile(
     r"\bthe (?:ingredients|dates|details|numbers|names|times|figures|changes|results|items|bits|steps|prices|amounts|"
     r"addresses|measurements|totals|scores|specs|codes|answers|corrections|edits|fixes|bits and pieces|info|photos|"
     r"pictures|pics|files|documents|docs|links|slides)\b"
+    # Where they come from names them no better: "put the numbers from my payslip into the budget".
+    r"(?: from (?:my|our|the|this|that|his|her|their) [a-z'-]+(?: [a-z'-]+)?(?= (?:to|in|into|on|onto)\b))?"
     r"(?=(?: (?:in|up|down|back|out))?(?:,? (?:please|pls|thanks|thx))?\W*$|"
     r" (?:to|in|into|on|onto) (?:(?:my|our|the|this|that|a)\b[^.?!:]*|[a-z'-]+)[.!]*\s*$)|"
     # Or by what they are for: "add the stuff we need for the party to my list" (which stuff?).
     r"\b(?:the|all the) (?:stuff|things|bits|items|supplies|food) (?:that )?(?:we|i) (?:need|needed|want|use|"
-    r"usually (?:get|buy)|always (?:get|buy))\b(?: for (?:the |my |our |a |this |next )?[a-z'-]+)?"
+    r"usually (?:get|buy)|always (?:get|buy))\b(?: for (?:the |my |our |a |this |next )?[a-z'-]+)?|"
+    # A thing not named at all: "sort out the thing for the shop", "add the whatsit to my list" (not "the thing is").
+    r"\bthe (?:thing|thingy|whatsit|whatsitsname|thingamajig|thingamabob|doodah|doohickey|whatchamacallit)\b"
+    r"(?! (?:is|was|about|that|i|we|you|with|called)\b)(?!')"
+)
+# A command verb right before a pointer makes the pointer the command's object, wherever the command sits in the
+# message: "... — anyway can you add the stuff we discussed to my list? — ..." (add what?).
+COMMAND_BEFORE_RE = re.compile(
+    r"\b(?:add|put|pop|stick|chuck|throw|bung|jot|write|copy|move|save|store|keep|note|remember|schedule|book|send|"
+    r"forward|track|log|record|sort out|set up)(?: (?:all|both|me|us))?\s*$"
 )

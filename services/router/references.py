@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from services.router.form_words import INTERROGATIVES
+from services.router.form_words import INTERROGATIVES, PHATIC_RE
 from services.router.reference_words import (
     ANAPHORIC_NP_RE,
     CAPITALISED_RE,
     CATAPHORIC_RE,
+    COMMAND_BEFORE_RE,
     CONTEXT_DEPENDENT_RE,
     DEICTIC_OBJECT_RE,
     EXISTENTIAL_THERE_RE,
@@ -57,6 +58,16 @@ def _referring_words(view: TextView, imperative: bool) -> tuple[set[str], set[st
     return things, words & PERSON_PRONOUNS
 
 
+def commanded_pointer(lower: str) -> bool:
+    """Whether a command's object is a pointer at something never named here ("add the stuff we discussed to my list",
+    "put the numbers from my payslip in"), wherever in the message the command sits."""
+    for regex in (DEICTIC_OBJECT_RE, KIND_ALONE_RE, ANAPHORIC_NP_RE):
+        for match in regex.finditer(lower):
+            if COMMAND_BEFORE_RE.search(lower, max(0, match.start() - 24), match.start()):
+                return True
+    return False
+
+
 def has_antecedent(person: bool, working_memory: Sequence[tuple[str, str]], lookback: int = 3) -> bool:
     """Whether recent exchanges offer something a pronoun could point at (a person when ``person``)."""
     texts = [text for pair in list(working_memory)[-lookback:] for text in pair if text]
@@ -83,17 +94,24 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]],
     # Nothing but times ("the 5th or the 6th?", "Friday?") answers a question no earlier turn asked.
     bare_times = not content and TIME_RE.search(view.lower) is not None and not INTERROGATIVES.intersection(view.words)
     context_dependent = context_dependent or (bare_times and not working_memory)  # not "what's on tomorrow?"
+    # A reaction before a command names nothing it could act on: "yep sounds good, set it up" (set what up?).
+    named = PHATIC_RE.sub(" ", view.lower) if imperative else view.lower
+    if imperative:
+        content = tuple(w for w in content_without_time(text_view(named)) if w not in SHIFT_WORDS)
     if "ones" in things:  # "update the list with the new ones": "new ones" names nothing of its own
-        content = content_without_time(text_view(KIND_ALONE_RE.sub(" ", ANAPHORIC_NP_RE.sub(" ", view.lower))))
+        content = content_without_time(text_view(KIND_ALONE_RE.sub(" ", ANAPHORIC_NP_RE.sub(" ", named))))
     # A long message usually carries its own antecedent ("my phone keeps crashing, can I fix it?"), unless it
     # points back at an earlier turn ("add what we talked about to my list") without naming what.
     points_back = DEICTIC_OBJECT_RE.search(view.lower) is not None
     # A request that points back needs the conversation ("go back to what we were saying"); a question about what
     # was told reads memory instead ("What was the printer IP I gave you?").
     asks = "?" in view.raw
-    needs_context = (context_dependent or (points_back and not asks)
+    commanded = commanded_pointer(view.lower)
+    needs_context = (context_dependent or commanded or (points_back and not asks)
                      or (bool(things or persons) and (imperative or len(content) <= 2)))
-    self_contained = not (context_dependent or points_back) and len(content) >= 4
+    # "Instead" in a command offers another choice for something already there: "book the 9:15 instead".
+    self_contained = not (context_dependent or points_back or commanded or (imperative and "instead" in things)) and (
+        len(content) >= 4)
     thing_ok = not (things or context_dependent) or self_contained or has_antecedent(False, working_memory)
     person_ok = not persons or self_contained or has_antecedent(True, working_memory) or bool(
         PERSON_CUE_RE.search(" ".join(view.content)) or CAPITALISED_RE.search(view.raw)
@@ -105,4 +123,5 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]],
         "unresolved_reference": flag(needs_context and not resolved),
         "resolved_reference": flag(resolved),
         "points_back": flag(points_back),
+        "commanded_pointer": flag(commanded),
     }

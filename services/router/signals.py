@@ -29,6 +29,7 @@ from services.router.store_words import (
     BARE_EDIT_RE,
     BARE_STORE_RE,
     PROMPT_ME_RE,
+    PUTTING_VERBS,
     SAID_RE,
     SHOW_STORED_RE,
     SKILL_STORE_RE,
@@ -43,7 +44,7 @@ from services.router.textview import (
     text_features,
     text_view,
 )
-from services.router.time_words import DURATION_RE, TIME_RE
+from services.router.time_words import CLOCK_FOR_RE, DURATION_RE, TIME_RE
 from services.router.words import (
     ADVICE_RE,
     CAPABILITY_RE,
@@ -188,11 +189,13 @@ def _is_write(view: TextView, skills: dict[str, float]) -> bool:
 
 
 def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: bool,
-                 working_memory: Sequence[tuple[str, str]] = ()) -> dict[str, float]:
-    """Slot completeness for write actions: reminders/schedules need what and when, lists an item, edits a target."""
+                 working_memory: Sequence[tuple[str, str]] = (), pointed: bool = False) -> dict[str, float]:
+    """Slot completeness for write actions: reminders/schedules need what and when, lists an item, edits a target;
+    ``pointed``: the command's object is a pointer (``commanded_pointer``), so the rest of the message is no task."""
     action = _is_write(view, skills) and not skills["remind_explain"]
     has_time = TIME_RE.search(view.lower) is not None or (
-        NO_TASK_NEEDED_RE.search(view.lower) is not None and DURATION_RE.search(view.lower) is not None)
+        NO_TASK_NEEDED_RE.search(view.lower) is not None and (
+            DURATION_RE.search(view.lower) is not None or CLOCK_FOR_RE.search(view.lower) is not None))
     if resolved_reference and working_memory:  # "Schedule it." after "the dentist is on Friday at 10"
         has_time = has_time or TIME_RE.search(working_memory[-1][0].lower()) is not None
     # "the ones I listed" is no task of its own: only what the earlier turn said would be.
@@ -212,6 +215,7 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
         has_task = (own_words or resolved_reference or NO_TASK_NEEDED_RE.search(view.lower) is not None) and (
             not _placeholder(view))
         needs_time = bool(skills["skill_remind"] or skills["skill_schedule"])
+    has_task = has_task and (resolved_reference or not pointed)
     complete = has_task and (has_time or not needs_time)
     return {
         "action_request": flag(action),
@@ -239,7 +243,8 @@ def _placeholder(view: TextView) -> bool:
     does "save the number" say which."""
     lead_free = LEAD_IN_RE.sub("", view.lower)
     match = PLACEHOLDER_RE.match(lead_free)
-    return (match is not None and match[1] in IMPERATIVE_VERBS) or BARE_STORE_RE.match(lead_free) is not None
+    return (match is not None and (match[1] in IMPERATIVE_VERBS or match[1] in PUTTING_VERBS)) or (
+        BARE_STORE_RE.match(lead_free) is not None)
 
 
 def imperative_signals(view: TextView) -> dict[str, float]:
@@ -330,7 +335,8 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     if references["resolved_reference"] and not skills["skill_any"] and edits_previous_item(view, ctx.working_memory):
         skills = {**skills, "skill_manage": 1.0, "skill_any": 1.0}
         signals.update(skills)
-    signals.update(slot_signals(view, skills, bool(references["resolved_reference"]), ctx.working_memory))
+    signals.update(slot_signals(view, skills, bool(references["resolved_reference"]), ctx.working_memory,
+                                bool(references["commanded_pointer"])))
     signals.update(context_signals(ctx, recent_turns))
     signals.update(continuation_signals(view, ctx, signals))
     signals.update(telling_signals(view, signals))

@@ -16,13 +16,19 @@ PROMPT_ME_RE = re.compile(rf"{CLAUSE_START}(?:ask|quiz|prompt|check in (?:with|o
 # An edit of something never named: "Can you change the time?", "update the list" (no earlier turn: which one?).
 BARE_EDIT_RE = re.compile(
     r"^(?:change|update|edit|move|adjust|modify|fix|redo|undo|switch|rename|cancel)(?: (?:the|that|this))? "
-    r"(?:time|date|day|list|reminder|alarm|goal|plan|note|entry|item|name|title)\W*$"
+    r"(?:time|date|day|list|reminder|alarm|goal|plan|note|entry|item|name|title)"
+    # The new value says what it becomes, not what is changed: "change the time to 5 instead".
+    r"(?: (?:to|for) [^.?!,]{1,25}?)?(?: instead)?\W*$"
 )
+# The informal verbs of putting a thing on a list or in the store, commands like IMPERATIVE_VERBS: "stick a few bits on
+# the shopping" names nothing to stick.
+PUTTING_VERBS = frozenset("stick pop chuck bung throw jot".split())
 # A thing to store named by its kind alone: "save the number", "remember the code" (which number? what code?).
 BARE_STORE_RE = re.compile(
     r"^(?:save|store|remember|note(?: down)?|keep|log|record|jot down|write down) (?:the|my|our|that|this) "
     r"(?:[a-z'-]+ )?(?:number|code|address|password|pin|name|date|details?|info|information|link|figure|amount)"
-    r"(?: (?:for me|for later|please|pls))*\W*$"
+    # What it belongs to says which kind, not which one: "save the new number for the garage".
+    r"(?: (?:for me|for later|please|pls|for (?:the|my|our) [a-z'-]+))*\W*$"
 )
 # A command to show what is stored (issue 31, fourth round): a display verb, then the person's stored things or what
 # was kept ("show my reminders", "list my goals", "pull up the memories you saved about Jamie", "look up what I told
@@ -37,8 +43,16 @@ _STORED_BY_ME = (r"(?:saved|stored|kept|noted|memori[sz]ed|recorded|logged|"
                  r"asked you to (?:store|save|remember|keep|note|memori[sz]e|hold on to|hang on to))")
 SHOW_STORED_RE = re.compile(
     rf"{CLAUSE_START}(?:show|list|display|pull up|bring up|give|get|fetch|read(?: out| back)?|look up|find|search|"
-    r"dig out|go through|print(?: out)?|export)(?: me| us)?(?: out| back)?(?: (?:a list of|a rundown of|all(?: of)?))? "
-    rf"(?:(?:my|our|the|all)(?: [a-z'-]+){{0,3}}? {_SHOWN}\b(?! of\b)|"
+    r"dig out|go through|print(?: out)?|export|open|view|review|"
+    # Asking to see them: "let me see my reminders", "can I see my goals?", "I'd like to see my notes".
+    r"(?:let me|(?:can|could|may) i|i'?d like to|i want to|i wanna) (?:see|view|look at|have a look at|check))"
+    # "show to me please my reminders of the next days": a learner's word order says the same.
+    r"(?: (?:to )?(?:me|us))?(?:,? (?:please|pls|plz))?(?: out| back)?(?: (?:a list of|a rundown of|all(?: of)?))? "
+    rf"(?:(?:my|our|the|all|every|each)(?: [a-z'-]+){{0,3}}? {_SHOWN}\b(?! of\b(?! (?:the )?(?:next|coming|past|last|"
+    r"this|upcoming)\b))|"
+    # Named with how they came to be: "show me what reminders I have set", "every reminder I've scheduled".
+    rf"(?:what|which|the|all(?: the)?|every|each|any)(?: [a-z'-]+)? {_SHOWN} (?:that )?(?:i|i've|i have|we|we've|you|"
+    r"you've|you have)(?: (?:already|ever))? (?:set(?: up)?|scheduled|booked|added|made|got|have(?: set)?)\b|"
     # Anything called kept: "show my stored info", "list all the saved passwords".
     rf"(?:my|our|the|all)(?: the| my)? (?:saved|stored|kept|remembered|noted|recorded|logged) [a-z'-]+|"
     rf"(?:everything|what|anything|all|the (?:things|stuff|memories|notes|facts))(?: that)? (?:i|i've|i have|we|you|"

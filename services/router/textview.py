@@ -12,16 +12,21 @@ from dataclasses import dataclass
 from services.router.form_words import (
     AUXILIARIES,
     COMMON_BIGRAMS,
+    DICTATED_COLON_AFTER,
+    DICTATED_MARKS,
+    DICTATED_RE,
     ELONGATION_RE,
     EMOJI_RE,
     EMOTICON_RE,
     FAREWELL_RE,
     FILLER_WORDS,
     GREETING_RE,
+    HEDGES,
     INDIRECT_QUESTION_RE,
     INTERROGATIVES,
     KEY_CHUNK_RE,
     KEY_ROWS,
+    NOT_DICTATED_AFTER,
     NOT_MASH_RE,
     PHATIC_RE,
     REPEATED_CHUNK_RE,
@@ -58,6 +63,7 @@ def text_view(text: str) -> TextView:
     routing time stays bounded for an 8,000-character paste; lengths are counted on the full text.
     """
     window = text if len(text) <= _HEAD_CHARS + _TAIL_CHARS else f"{text[:_HEAD_CHARS]} ... {text[-_TAIL_CHARS:]}"
+    window = undictated(window)
     lower = window.replace("\u2019", "'").replace("\u2018", "'").lower().strip()
     words = tuple(WORD_RE.findall(lower))
     fixed = tuple(correct(word) for word in words)
@@ -67,6 +73,20 @@ def text_view(text: str) -> TextView:
     content = tuple(w for w in words if w not in STOPWORDS and (len(w) > 1 or w.isdigit()))
     full_words = len(words) if window is text else len(text.split())
     return TextView(window, lower, words, content, len(text), full_words)
+
+
+def undictated(text: str) -> str:
+    """``text`` with the punctuation spoken to a dictating phone written as marks ("eggs comma flour" -> "eggs,
+    flour"); the ACT fast path reads commands the same way."""
+    return DICTATED_RE.sub(_undictate, text)
+
+
+def _undictate(match: re.Match) -> str:
+    """A spoken punctuation mark as the mark itself ("eggs comma flour" -> "eggs, flour"), or the words as they are."""
+    before, mark = match[1], match[2].lower()
+    if before.lower() in NOT_DICTATED_AFTER or (mark == "colon" and before.lower() not in DICTATED_COLON_AFTER):
+        return match[0]
+    return before + DICTATED_MARKS[mark]
 
 
 def flag(condition: bool) -> float:
@@ -154,7 +174,8 @@ def interrogative_signals(view: TextView) -> dict[str, float]:
     """Question mark, wh-question and auxiliary-inverted question signals."""
     body = WORD_RE.findall(LEAD_IN_RE.sub("", view.lower))  # "so what's ..." / "hey, when ..."
     question_mark = "?" in view.raw and RHETORICAL_RE.match(view.lower) is None
-    wh = (bool(body) and body[0] in INTERROGATIVES) or WH_CLAUSE_RE.search(view.lower) is not None
+    opener = body[1:2] if body[:1] and body[0] in HEDGES else body[:1]
+    wh = bool(INTERROGATIVES.intersection(opener)) or WH_CLAUSE_RE.search(view.lower) is not None
     aux = is_aux_question(view.words) or is_aux_question(body) or INDIRECT_QUESTION_RE.search(view.lower) is not None
     return {
         "question_mark": flag(question_mark),

@@ -14,9 +14,11 @@ _MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug
 _HOUR_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon"
 TIME_RE = re.compile(
     rf"\b(?:today|tonight|tonite|tomorrow|tmrw|tmr|tomorow|tommorow|noon|midnight|daily|weekly|monthly|"
-    rf"this (?:morning|afternoon|evening|weekend|week)|next (?:week|month|year|weekend|{DAYS})|(?:on )?(?:{DAYS})s?|"
+    rf"this (?:morning|afternoon|evening|weekend|week|month|year|term|semester|season|spring|summer|autumn|winter)|"
+    rf"next (?:week|month|year|weekend|{DAYS})|(?:on )?(?:{DAYS})s?|"
     rf"at \d{{1,2}}(?::\d\d)?|\d{{1,2}}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.|o'?clock)|\d{{1,2}}:\d\d|"
-    rf"in (?:a|an|\d+|a few|few|a couple of|couple of|half an) (?:min|mins|minutes?|hours?|hrs?|days?|weeks?|months?)|"
+    rf"in (?:a|an|\d+|a few|few|a couple of|couple of|half an|{_HOUR_WORDS}|fifteen|twenty|thirty|forty(?:-five)?|"
+    r"ninety) (?:min|mins|minutes?|hours?|hrs?|days?|weeks?|months?)|"
     rf"every (?:day|week|month|morning|evening|night|{DAYS})|(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?|"
     rf"\d{{1,2}}(?:st|nd|rd|th)|end of (?:the )?(?:day|week|month)|(?:after|before) (?:work|lunch|dinner|school|bed)|"
     rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night)|"
@@ -27,4 +29,9 @@ TIME_RE = re.compile(
 # An alarm or a timer may be given a duration instead of a time: "a timer for 10 minutes".
 DURATION_RE = re.compile(
     r"\bfor (?:a|an|\d+|half an|a couple of|a few) (?:secs?|seconds?|mins?|minutes?|hours?|hrs?)\b"
+)
+# An alarm or a timer may be set "for" its hour: "set an alarm for 7", "a timer for 6:45 tomorrow" (not "for 7 people").
+CLOCK_FOR_RE = re.compile(
+    r"\bfor \d{1,2}(?:[:.]\d\d)?(?:\s*(?:am|pm))?(?=\W*$|\s+(?:tomorrow|tonight|today|please|pls|on|every|each|"
+    r"in the)\b)"
 )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from services.router.form_words import THANKS_ABROAD
 from services.router.time_words import DAYS, TIME_RE
 
 WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -16,7 +17,7 @@ WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 # (One factored alternation: re scans it several times faster than a list of "\bword " branches.)
 CLAUSE_START = (
     r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|you can|you could|"
-    r"u could|and(?: also)?|also|but|just|now|mind|be possible to|as to|need you to|want you to|let'?s) )"
+    r"u could|and(?: also)?|also|but|just|now|mind|be possible to|as to|(?:need|want)(?:ing)? you to|let'?s) )"
 )
 _STORED = r"(?:reminders?|alarms?|timers?|appointments?|meetings?|events?|notifications?)"
 # A named list: "my shopping list", "the packing list", "our to-do list" (the name is group 1).
@@ -95,7 +96,7 @@ SKILL_PATTERNS = {
     r"scratch(?:ing)?|strik(?:e|ing))\b"
     r"[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
     r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|"
-    r"checklist)\b|"
+    r"checklist|shopping(?! (?:centre|center|mall|trip|bags?|cart|trolley|spree|channel)))\b|"  # "to the shopping"
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
     # "ad" is "add" with a key missed ("ad eggs to shoping list").
     r"\b(?:add(?:ing)?|ad|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
@@ -117,7 +118,7 @@ SKILL_PATTERNS = {
     r"\b(?:you|u) (?:noted|remembered|saved|stored|kept) (?:that|this)\b|"  # "I'd appreciate it if you noted that"
     # Storing a given piece of information: "please store this: ...", "log that ...", "put this in your memory".
     rf"{CLAUSE_START}(?:stor(?:e|ing)|log(?:ging)?|record(?:ing)?|fil(?:e|ing)(?: away)?|keep(?:ing)?)\b "
-    r"(?:this|that|these|it|the following|my|a note|a record)\b|"
+    r"(?:this|that|these|it|the following|my|a note|a record|the (?:fact|info|information|detail)s? that)\b|"
     rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?|note(?: down)?|jot down|"
     r"write down)\b (?:the|my|our) "
     r"[^.?!]{1,40}?(?:\bis\b|\bit'?s\b|:)|"
@@ -225,13 +226,14 @@ NAMED_LIST_RE = re.compile(rf"\b{_NAMED_LIST}")
 WRITING_RE = re.compile(
     r"(?:^|[,.;!:]\s*|\b(?:mind|kindly|as to|you|u|could|can|would|please|pls|and|just) )(?:write|writing|draft|"
     r"drafting|compose|composing|pen|rewrite|proofread|"
-    r"summari[sz]e|translate)\b(?!(?: (?:it|this|that|these|them))? down\b)"
+    r"summari[sz]e|translate|come up with|think up|dream up)\b(?!(?: (?:it|this|that|these|them))? down\b)"
     r"(?![^.?!]{0,60}\b(?:on|onto|to|in|into) (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|calendar|memory|notes)\b)"
 )
 # Forms that ask the assistant to do something: "can you ...", "please", "I'd like you to", "would it be possible".
 REQUEST_RE = re.compile(
     r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b|\b(?:please|pls|plz|kindly)\b|\byou (?:can|could|may)\b|"
-    r"\bi (?:want|need|'d like|would like) you\b|\bmind\b|\bpossible\b|\blet'?s\b|"
+    # "lets gooo" cheers, it asks nothing.
+    r"\bi (?:want|need|'d like|would like) you\b|\bmind\b|\bpossible\b|\blet'?s\b(?! go+\b\W*$)|"
     # Asking for the assistant's own view: "I'd appreciate your thoughts on ...", "I humbly request your advice".
     r"\b(?:appreciate|request|want|need|welcome|value|love|like|seek|seeking|ask for|asking for|hear) your (?:honest )?"
     r"(?:thoughts|advice|opinion|input|take|views?|recommendations?|suggestions?|guidance|feedback)\b|"
@@ -280,7 +282,7 @@ SKILL_WORDS = frozenset(
     "information tasks checklist wishlist called named need want like pop chuck throw stick bung hang off onto "
     "storing saving setting creating making putting adding starting tracking keeping noting remembering logging "
     "recording popping sticking ping pinging nudge nudging alert alerting buzz buzzing wake item items entry entries "
-    "copy "
+    "copy safe safely "
     # The storing verbs of other languages, and their "this" ("bitte merken:", "guarda esto:").
     "merken merk dir notieren speichern apunta anota guarda recuerda notez retiens enregistre esto eso das dies cela"
     .split()
@@ -309,13 +311,15 @@ VAGUE_ASK_RE = re.compile(
 # "I want to add something to a list", "remember something for me": a placeholder where the content would be
 # (group 1 is the verb, which must be a command's).
 PLACEHOLDER_RE = re.compile(
-    r"^(?:(?:i (?:want|need|would like)|i'd like) (?:you )?to |please |can you |could you )?([a-z]+) (?:something|"
+    r"^(?:(?:i (?:want|need|would like)|i'd like) (?:you )?to |please |can you |could you )?([a-z]+)"
+    # "sort out something", "take care of something".
+    r"(?: (?:out|up|with|into|care of))? (?:something|"
     r"a thing|an item|an entry|a task|smth|"
     # A number of things is no thing either: "could you put a couple of things on my list?".
     r"(?:a (?:few|couple(?: of)?|bunch of|load of)|some|several|various) (?:things|items|bits|stuff|entries|tasks)|"
-    r"stuff)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+)?)?"
-    # When it is for says nothing of what: "could you arrange something for Saturday".
-    rf"(?: (?:for|on|by) (?:the )?(?:{DAYS}|weekend|tomorrow|tonight|later|next week))?\W*$"
+    r"stuff)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+){0,2})?"
+    # When it is for says nothing of what: "could you arrange something for Saturday", "handle something before Friday".
+    rf"(?: (?:for|on|by|before|until|till|after)(?: the)? (?:{DAYS}|weekend|tomorrow|tonight|later|next week))?\W*$"
 )
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
@@ -332,7 +336,7 @@ IMPERATIVE_VERBS = frozenset(
     "summarise take tell text track translate update write draft describe compare suggest recommend create start "
     "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn store log record "
     "use brainstorm teach convince outline rank pick choose calculate convert design devise invent propose arrange "
-    "organise organize "
+    "organise organize handle "
     # Moving a thing in time or place: "bump it back an hour", "swap them round", "push it to Friday".
     "bump push pull bring shift switch swap flip copy"
     .split()
@@ -350,11 +354,11 @@ LEAD_IN_RE = re.compile(
 )
 # Thanks before a new command: "Merci, now do the rest.", "thanks! add eggs too" (not a question: "thanks, will try
 # that" leaves out its "I").
-THANKS_LEAD_RE = re.compile(r"^(?:thanks|thank you|thx|ta|cheers|merci|danke|gracias|grazie|obrigad[oa])[ ,!.]+")
+THANKS_LEAD_RE = re.compile(rf"^(?:thanks|thank you|thx|ta|cheers|{THANKS_ABROAD})[ ,!.]+")
 STOPWORDS = frozenset(
     "a an the and or but if so of to in on at by for with from up about into over after before as is are was were "
     "be been am do does did have has had will would can could should may might must shall i me my mine we us our you "
-    "smth sth smthg "
+    "smth sth smthg um umm uh uhm erm er "
     "your he him his she her they them their it its this that these those there here what when where who whom which "
     "why how not no yes just very really too also then than please pls thing things stuff one some any again more "
     "let let's i'm it's that's what's don't can't i'll you're something anything everything someone somewhere".split()
@@ -368,9 +372,13 @@ PLAN_WRITING_RE = re.compile(
 # Asking for advice wants a written answer even in a skill's words: "my goal is to be happier, any advice?".
 ADVICE_RE = re.compile(
     r"\b(?:any|some|got any|need|want|looking for)(?: an?| some)?(?: [a-z]+)? (?:advice|tips?|suggestions?|ideas?|"
-    r"pointers|recommendations?)\b|"
+    r"pointers|recommendations?)\b|\b(?:need|want|looking for)(?: an?| some)?(?: [a-z]+)? (?:names?|recipes?|slogans?|"
+    r"captions?)\b|"  # "need a good name for my candle shop" (not "any recipes you give me")
     # A topic named as the thing wanted: "pros and cons of electric bikes", "recipe for banana bread please".
-    r"^(?:the )?(?:pros and cons|recipes? for|difference between|top \d+|best way to)\b|"
+    r"^(?:the )?(?:pros and cons|(?:pros|cons|benefits|advantages|disadvantages|downsides|risks) of|recipes? for|"
+    r"difference between|top \d+|best way to)\b|"
+    # The assistant's view asked for by its topic: "thoughts on whether I should retake the exam".
+    r"^(?:any |your |ur )?(?:thoughts|opinions?|views?) (?:on|about)\b|"
     # A query typed as its topic with no verb of its own: "ideas for a 6yo's birthday", "synonym for 'relentless'",
     # "boiling point of water at 3000m" (not a fact told or handed over: "the height of the van is 4.1m, save it").
     r"^(?:(?:(?:the|a|an|some|any|good|quick|fun|cheap|easy) )*(?:[a-z'-]+ )?(?:ideas?|tips?|suggestions?|advice|"
