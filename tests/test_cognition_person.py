@@ -1,4 +1,4 @@
-"""Autobiography and skill profiles with a controllable clock, and that each reaches the prompt it is for."""
+"""Autobiography with a controllable clock, and that it reaches the prompt it is for."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import json
 import pytest
 from sqlalchemy import select
 
-from services.cognition import autobiography, profiles
-from services.cognition.models import Autobiography, SkillProfile
+from services.cognition import autobiography
+from services.cognition.models import Autobiography
 from services.queues import PROMPT_QUEUE
-from tests.cognition_builders import Clock, episode, person, routed_turn, service_call, thread
-from tests.llm_steps import Json, Reply
+from tests.cognition_builders import Clock, episode, person, service_call
+from tests.llm_steps import Reply
 from tests.sse import parse_frames
 
 pytestmark = pytest.mark.integration
@@ -99,58 +99,3 @@ def test_the_autobiography_reaches_the_mode_prompt(client, run_jobs, worker_cont
     assert any(frame.event == "message" for frame in frames)
     prompts = system_prompts(fake_llm)
     assert prompts and "Who the person is (your own running summary):" in prompts[-1] and STORY in prompts[-1]
-
-
-# --- skill profiles ------------------------------------------------------------------------------
-
-def action(skill, ok=True, **arguments):
-    entry = {"type": "action", "skill": skill, "arguments": arguments, "ok": ok}
-    if ok:
-        entry["result"] = {}
-    else:
-        entry["error"] = {"code": "not_found", "message": "no list named 'groceries'"}
-    return entry
-
-
-def act_turns(context, user_id):
-    with context.sessions.begin() as db:
-        thread_id = thread(db, user_id=user_id)
-        trails = [
-            [action("list", operation="add", name="shopping", items=["milk"])],
-            [action("list", operation="add", name="Shopping", items=["eggs"]), action("recall", query="sister")],
-            [action("list", operation="add", name="shopping", items=["bread"])],
-            [action("list", ok=False, operation="show", name="groceries")],
-        ]
-        for index, trail in enumerate(trails):
-            routed_turn(db, user_id=user_id, thread_id=thread_id, text=f"turn {index}", mode="ACT",
-                        at=NOW - dt.timedelta(days=3 - index), tool_trail=[*trail, {"type": "end"}])
-        routed_turn(db, user_id=user_id, thread_id=thread_id, text="hello", mode="ACKNOWLEDGE",
-                    at=NOW - dt.timedelta(hours=1))
-
-
-def test_profiles_count_the_act_trails(worker_context, fake_llm, clock, ada):
-    act_turns(worker_context, ada)
-    result = profiles.run(service_call(worker_context, "profiles", clock))
-    assert result.details == {"people": 1, "skills": 2}
-    with worker_context.sessions.begin() as db:
-        rows = {row.skill: row for row in db.scalars(select(SkillProfile))}
-        text = profiles.profiles_text(db, ada)
-    assert (rows["list"].uses, rows["list"].failures, rows["recall"].uses) == (4, 1, 1)
-    assert rows["list"].details["names"] == {"shopping": 3, "groceries": 1}
-    assert text.splitlines()[0] == ("- list: used 4 times (1 failed); mostly add (3), show (1); "
-                                    "names used: shopping (3), groceries (1); last problem: no list named 'groceries'")
-    clock.advance(hours=6)
-    assert profiles.run(service_call(worker_context, "profiles", clock)).reason == "no new ACT turns"
-    assert fake_llm.requests == []
-
-
-def test_the_profiles_reach_the_act_prompt(client, run_jobs, worker_context, fake_llm, clock, ada):
-    act_turns(worker_context, ada)
-    profiles.run(service_call(worker_context, "profiles", clock))
-    fake_llm.script(Json({"actions": []}), Reply("Nothing to add."))
-    frames = chat(client, run_jobs, "Add milk to my shopping list")
-    message = next(frame.data for frame in frames if frame.event == "message")
-    assert message["mode"] == "ACT"
-    act_prompt = system_prompts(fake_llm)[0]
-    assert "How this person has used the skills before" in act_prompt
-    assert "- list: used 4 times (1 failed)" in act_prompt and "names used: shopping (3)" in act_prompt

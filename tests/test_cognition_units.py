@@ -43,7 +43,7 @@ def test_the_schedules_name_every_cognition_service():
         services = tomllib.load(handle)["services"]
     jobs = {entry["job"] for entry in services.values()}
     assert {f"services.cognition.{name}.run" for name in
-            ("drift", "reflection", "regulator", "calibration", "autobiography", "profiles")} <= jobs
+            ("drift", "reflection", "regulator", "calibration", "autobiography")} <= jobs
 
 
 @pytest.mark.parametrize("now, zone, quiet", [

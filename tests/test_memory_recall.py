@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from services.db import Exchange, insert
 from services.memory import lineterms, search, turns
 from services.memory.config import MemoryConfig, RecallConfig
-from services.memory.context import assemble_context
+from services.memory.context import assemble
 from services.memory.facts import remember_fact
 from services.memory.models import Episode, ExchangeAccess, Fact
 from services.memory.recall import recall
@@ -120,11 +120,11 @@ def test_a_named_month_finds_what_happened_then(session, hash_embedder):
 def test_context_assembly_is_honest_and_budgeted(session, hash_embedder):
     _add(session, hash_embedder, "My daughter Mia starts school in September")
     remember_fact(session, hash_embedder, "alice", "The user's daughter is called Mia", salience=0.9)
-    text_block = assemble_context(session, hash_embedder, "alice", "When does Mia start school?", now=NOW)
+    text_block = assemble(session, hash_embedder, "alice", "When does Mia start school?", now=NOW).text
     assert "Mia" in text_block and "Facts the person told you:" in text_block
-    assert len(assemble_context(session, hash_embedder, "alice", "When does Mia start school?", budget_tokens=50,
-                                now=NOW)) <= 50 * 4
-    assert assemble_context(session, hash_embedder, "bob", "When does Mia start school?", now=NOW) == ""
+    assert len(assemble(session, hash_embedder, "alice", "When does Mia start school?", budget_tokens=50,
+                        now=NOW).text) <= 50 * 4
+    assert assemble(session, hash_embedder, "bob", "When does Mia start school?", now=NOW).text == ""
 
 
 def test_no_query_of_one_user_returns_anything_of_another(session, hash_embedder, db_engine):

@@ -27,8 +27,6 @@ from services.act.fastpath import FAST_PATH, plain_action
 from services.act.prompt import skills_text, step_messages, world_state
 from services.act.skills.base import SessionGate, Skill, SkillContext
 from services.act.transaction import after_commit
-from services.cognition.config import cognition_config
-from services.cognition.profiles import profiles_text
 from services.errors import LLMError, LLMMalformedOutput
 from services.llm.completion import Completion
 from services.llm.output import ToolCall
@@ -95,7 +93,6 @@ class ActLoop:
         self.state = PromptState(history=history_text(working_memory), view=[])
         self.recent_user_text = " ".join(str(item.get("user", "")) for item in working_memory[-2:])
         self._world: str | None = None  # read on the first step: a yes/no to a confirmation never needs it
-        self._profiles: str | None = None
         self.skills = skills_text(dispatcher)
         self.gate = SessionGate(session, claim_wait_s=config.dispatch.release_grace_s)
         self.skill_context = SkillContext(
@@ -264,14 +261,6 @@ class ActLoop:
                                       self.now.astimezone(self.zone))
         return self._world
 
-    @property
-    def profiles(self) -> str:
-        """The person's skill usage profiles, read once per turn and only when a step needs them."""
-        if self._profiles is None:
-            limit = cognition_config(self.context).profiles.max_skills_in_prompt
-            self._profiles = profiles_text(self.session, self.request.user_id, limit)
-        return self._profiles
-
     # --- steering, confirmation, compaction -----------------------------------------------------
 
     def _steer(self) -> bool:
@@ -324,7 +313,7 @@ class ActLoop:
             added = "\n".join(f"- {later.text}" for later in self.steered)
             user_message += f"\n\nSent while you were working on it:\n{added}"
         return step_messages(self.context.prompts, state=self.state, skills=self.skills, world=self.world,
-                             context_text=self.understanding.context_text, profiles=self.profiles,
+                             context_text=self.understanding.context_text,
                              user_message=user_message, zone=self.zone, zone_name=self.zone_name, now=self.now)
 
     def _fitting_messages(self) -> list[dict[str, Any]] | None:

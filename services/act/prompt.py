@@ -12,7 +12,6 @@ from sqlalchemy.orm import Session
 from services.act.compaction import PromptState, entry_line
 from services.act.dispatcher import ActDispatcher
 from services.act.models import Goal, active_reminder_count, list_counts
-from services.cognition.profiles import NO_PROFILES
 from services.prompts import fenced
 from services.text import truncate
 
@@ -70,15 +69,10 @@ def fenced_trail(view: list[dict[str, Any]]) -> str:
 
 
 def step_messages(prompts: Any, *, state: PromptState, skills: str, world: str, context_text: str,
-                  user_message: str, zone: tzinfo, zone_name: str, now: datetime,
-                  profiles: str = NO_PROFILES) -> list[dict[str, str]]:
-    """System prompt (everything as text, history included) plus the person's message.
-
-    Args:
-        profiles: how this person has used the skills so far (profile enrichment service).
-    """
+                  user_message: str, zone: tzinfo, zone_name: str, now: datetime) -> list[dict[str, str]]:
+    """System prompt (everything as text, history included) plus the person's message."""
     system = prompts.render(
-        "act", skills=skills, world=world, profiles=profiles, current_state=state.current_state or "(nothing yet)",
+        "act", skills=skills, world=world, current_state=state.current_state or "(nothing yet)",
         context=fenced("memory", context_text) if context_text else "(nothing recalled)", history=state.history,
         trail=fenced_trail(state.view),
         timezone=zone_name, tz=zone, now=now,

@@ -1,4 +1,4 @@
-"""Cognition services: background thinking about the person (drift, autobiography, skill profiles)
+"""Cognition services: background thinking about the person (drift, autobiography)
 and about the router (follow-up calibration, reflection, the weight regulator).
 
 Each module exposes ``run(call: ServiceCall) -> ServiceResult`` (services/service_call.py),

@@ -70,20 +70,12 @@ class AutobiographyConfig:
 
 
 @dataclass(frozen=True)
-class ProfilesConfig:
-    window_days: float = 90.0
-    max_exchanges: int = 2000  # ACT exchanges read per person per run
-    max_skills_in_prompt: int = 8
-
-
-@dataclass(frozen=True)
 class CognitionConfig:
     drift: DriftConfig = field(default_factory=DriftConfig)
     calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
     reflection: ReflectionConfig = field(default_factory=ReflectionConfig)
     regulator: RegulatorConfig = field(default_factory=RegulatorConfig)
     autobiography: AutobiographyConfig = field(default_factory=AutobiographyConfig)
-    profiles: ProfilesConfig = field(default_factory=ProfilesConfig)
 
 
 def _clock_time(value: str, key: str) -> dt.time:

@@ -127,20 +127,6 @@ class Autobiography(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
-class SkillProfile(Base):
-    """How one person's ACT turns have used one skill: counts, what it was used for, what went wrong."""
-
-    __tablename__ = "skill_profiles"
-    user_id: Mapped[str] = mapped_column(ForeignKey(USER_FK, ondelete="CASCADE"), primary_key=True)
-    skill: Mapped[str] = mapped_column(String(64), primary_key=True)
-    uses: Mapped[int] = mapped_column(Integer, default=0)
-    failures: Mapped[int] = mapped_column(Integer, default=0)
-    last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    details: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
-    fire_id: Mapped[str] = mapped_column(String(200))
-    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
-
-
 def latest_autobiography(session: Session, user_id: str) -> Autobiography | None:
     """The person's newest narrative, or None before the first synthesis."""
     return session.scalar(select(Autobiography).where(Autobiography.user_id == user_id)
@@ -153,9 +139,3 @@ def shared_thoughts(session: Session, user_id: str, since: dt.datetime, limit: i
                                                         DriftGist.pushed_event_id.is_not(None),
                                                         DriftGist.created_at >= since)
                                 .order_by(DriftGist.created_at.desc()).limit(limit)))
-
-
-def skill_profiles(session: Session, user_id: str) -> list[SkillProfile]:
-    """The person's skill profiles, most used first."""
-    return list(session.scalars(select(SkillProfile).where(SkillProfile.user_id == user_id)
-                                .order_by(SkillProfile.uses.desc(), SkillProfile.skill)))

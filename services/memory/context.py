@@ -47,23 +47,14 @@ class AssembledContext:
     note: str = ""
 
 
-def assemble_context(session: Session, embedder: Embedder | None, user_id: str, query_text: str, *,
-                     query_embedding: np.ndarray | None = None, budget_tokens: int | None = None,
-                     exclude_exchange_ids: Iterable[int] = (), config: MemoryConfig | None = None,
-                     now: dt.datetime | None = None) -> str:
-    """The "What you remember" text for the mode prompts; "" when nothing relevant is remembered."""
-    return assemble(session, embedder, user_id, query_text, query_embedding=query_embedding,
-                    budget_tokens=budget_tokens, exclude_exchange_ids=exclude_exchange_ids, config=config,
-                    now=now).text
-
-
 def assemble(session: Session, embedder: Embedder | None, user_id: str, query_text: str, *,
              query_embedding: np.ndarray | None = None, budget_tokens: int | None = None,
              exclude_exchange_ids: Iterable[int] = (), config: MemoryConfig | None = None,
              now: dt.datetime | None = None, beside: bool = False, compact: bool = False,
              shown_exchange_ids: Iterable[int] = (), note_tokens: int | None = None,
              known_at: dt.datetime | None = None) -> AssembledContext:
-    """Like ``assemble_context``, also returning the hits used and a confidence for the router.
+    """The "What you remember" context for the mode prompts (``text``; "" when nothing relevant is remembered),
+    with the hits used and a confidence for the router.
 
     ``beside``: run the personal read on its own pooled connection during recall (see the module doc).
     ``compact``: the small-model shape (``compact_split``): ``about`` within ``budget_tokens``, ``note``
