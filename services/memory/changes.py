@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from services.memory.timewords import MONTH_ALT, WEEKDAYS
+from services.memory.timewords import DATED
 from services.text import lemma
 
 OF_THE_PERSON = re.compile(r"\b(?:the user|i|my|we|our|us)\b", re.IGNORECASE)
@@ -28,9 +28,6 @@ _ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any
 _RESCHEDULED = re.compile(r"(?P<what>[a-z0-9' ]+?)\s+(?:(?:got|has been|have been|was|were|is|are|been|just|now)\s+)*"
                           r"(?:moved|postponed|rescheduled|pushed(?: back)?|put back|brought forward|delayed|"
                           r"changed|shifted|bumped)\s+(?:back\s+|forward\s+)?(?:to|till|until|for)\b")
-# A date or a time in a fact: the older facts a moved date makes history hold one.
-_WHEN = re.compile(rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?|{MONTH_ALT}|{'|'.join(WEEKDAYS)}|tomorrow|tonight|"
-                   r"next (?:week|month|year)|\d{1,2}(?::\d{2})?\s?(?:am|pm))\b")
 # The person moved home ("I moved!", "we just moved to Leeds", "moved house"), not something else ("moved the
 # meeting", "moved on"): where they lived before is history. And the facts saying where they live.
 _MOVED = re.compile(r"\b(?:i|we|the user)\s+(?:have\s+|has\s+|just\s+|finally\s+)*moved\b"
@@ -64,7 +61,8 @@ def rescheduled_things(text: str) -> set[str]:
 
 
 def ends(new: str, old: str) -> bool:
-    """Whether the new fact makes the old one history (neither about another named person)."""
+    """Whether the new fact makes the old one history (neither about another named person). A moved date ends only
+    the facts of its thing that hold a date or a time (``timewords.DATED``)."""
     if other_people(old, new):
         return False
     old_plain = _plain(old)
@@ -73,7 +71,7 @@ def ends(new: str, old: str) -> bool:
     old_things = {_thing(word) for word in WORD.findall(old_plain)}
     if ended_things(new) & old_things and not ended_things(old):
         return True
-    return bool(rescheduled_things(new) & old_things) and _WHEN.search(old_plain) is not None
+    return bool(rescheduled_things(new) & old_things) and DATED.search(old_plain) is not None
 
 
 def other_people(a: str, b: str) -> bool:

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from services.memory.chunks import validate_chunk
-from services.memory.timewords import MONTH_ALT, WEEKDAYS
+from services.memory.timewords import DATED
 from services.text import truncate
 
 GIST_CHARS = 160
@@ -44,10 +44,8 @@ IMPLIED_I = re.compile(r"^(?:(?:just|finally|also|now|recently|actually|still|of
                        r"finished|moved|bought|sold|quit|left|joined|switched|began|booked|passed|lost|won|spent|"
                        r"visited|adopted|became|retired|graduated|signed|love|hate|miss|am|been)\b", re.IGNORECASE)
 ENDED_FOR_THEM = re.compile(r"^(?:no more|no longer|never again)\s+\w", re.IGNORECASE)
-# A date the person tells, of whatever they speak about ("The grand opening is on the 1st of September"): in
-# their conversation, a thing of their life, and the question "when does it open?" finds no other trace of it.
-DATED = re.compile(rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)|{MONTH_ALT}|{'|'.join(WEEKDAYS)}|tomorrow|tonight|"
-                   r"next (?:week|month|year)|\d{1,2}(?::\d{2})?\s?(?:am|pm))\b", re.IGNORECASE)
+# A date the person tells, of whatever they speak about ("The grand opening is on the 1st of September"), is a fact
+# (``timewords.DATED``): in their conversation, a thing of their life, and "when does it open?" finds no other trace.
 # A question typed without its question mark ("what's on my camping list") tells nothing either.
 ASKS = re.compile(r"^(?:what|what's|whats|where|where's|when|when's|who|who's|why|how|which|do|does|did|is|are|can|"
                   r"could|would|will|should|have|has|am)\b", re.IGNORECASE)

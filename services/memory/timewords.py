@@ -157,6 +157,9 @@ def _day_word(text: str, now: dt.datetime) -> Window | None:
 
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# A day or a time said in a sentence: "the 1st of September", "March", "on Friday", "tomorrow", "10pm".
+DATED = re.compile(rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)|{MONTH_ALT}|{'|'.join(WEEKDAYS)}|tomorrow|tonight|"
+                   r"next (?:week|month|year)|\d{1,2}(?::\d{2})?\s?(?:am|pm))\b", re.IGNORECASE)
 _RELATIVE = re.compile(
     r"\b(?:(?P<day>yesterday|tomorrow|last night)"
     r"|(?P<count>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple|few)\s+(?:of\s+)?"
