@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-_WORD_RE = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
+WORD_RE = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")  # a word of lower-case text (``words``)
 STOPWORDS = frozenset(
     "a about above after again against all also am an and any are as at be because been before being below between "
     "both but by can could did do does doing down during each few for from further had has have having he her here "
@@ -41,7 +41,7 @@ def stem(word: str) -> str:
 
 def words(text: str) -> list[str]:
     """Lower-case word tokens (apostrophes straightened)."""
-    return _WORD_RE.findall(text.lower().replace("\u2019", "'"))
+    return WORD_RE.findall(text.lower().replace("\u2019", "'"))
 
 
 def content_words(text: str) -> list[str]:

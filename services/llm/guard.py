@@ -15,7 +15,7 @@ from difflib import SequenceMatcher
 
 from services.errors import EchoedMessage, LLMMalformedOutput, NamesRefused
 from services.llm.output import StopStream
-from services.text import STOPWORDS, stem, words
+from services.text import STOPWORDS, WORD_RE, stem, words
 
 ASSISTANT_LABEL = re.compile(r"^\s*(?:[#*>]+\s*)?(?:engram|assistant|ai|bot)\s*:\s*", re.IGNORECASE)
 HEADING = re.compile(
@@ -188,7 +188,6 @@ def without_echo(text: str, echo: list[str]) -> str | None:
 
 
 PARTIAL_WORD = re.compile(r"[A-Za-z'-]+$")
-WORD_AT = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 SENTENCE_END = re.compile(r"[.!?](?:\s+|$)|\n+")
 # Where one alternative of an offer ends: "herbal tea or a cup of coffee", "fruit, yogurt and a cake".
 # Not a bare comma: "For a long road trip, try some country" has no alternative before the country.
@@ -204,16 +203,23 @@ LEFT_OUT = (r"\b(?:without|no|not|free of|instead of|skip(?:ping)?|avoid(?:ing)?
 
 def names_refused(reply: str, refused: frozenset[str]) -> str | None:
     """The first thing of ``refused`` (word stems, services/memory/refusals.py) the reply offers, or None."""
+    found = _refused_at(reply, refused)
+    return found[0] if found is not None else None
+
+
+def _refused_at(reply: str, refused: frozenset[str]) -> tuple[str, int] | None:
+    """The first refused thing the reply offers and where its word begins."""
     if not refused:
         return None
-    lowered = reply.lower()
-    for word in words(lowered):
+    lowered = reply.lower().replace("\u2019", "'")
+    for match in WORD_RE.finditer(lowered):
+        word = match.group()
         stemmed = stem(word)
         for thing in refused:
             # A short stem must be the whole word ("ham", not "hamster"; "cod", not "code").
             named = stemmed == thing or (len(thing) >= PREFIX_CHARS and word.startswith(thing))
             if named and not _left_out(word, lowered):
-                return thing
+                return thing, match.start()
     return None
 
 
@@ -221,10 +227,10 @@ def offer_without(reply: str, refused: frozenset[str]) -> str | None:
     """The reply up to the alternative before the first refused thing, when what stays still offers something:
     "You can try herbal tea or a cup of coffee" → "You can try herbal tea." (the 1.5B offered the coffee again when
     asked to write the reply over); None when nothing would stay ("How about a chocolate cake?")."""
-    cut = _first_refused(reply, refused)
-    if cut is None:
+    found = _refused_at(reply, refused)
+    if found is None:
         return None
-    before = reply[:cut]
+    before = reply[: found[1]]
     sentence_start = max((m.end() for m in SENTENCE_END.finditer(before)), default=0)
     breaks = [m for m in ALTERNATIVE.finditer(before) if m.start() > sentence_start]
     end = breaks[-1].start() if breaks else sentence_start
@@ -234,15 +240,6 @@ def offer_without(reply: str, refused: frozenset[str]) -> str | None:
     if not enough:
         return None
     return kept if kept.endswith((".", "!", "?")) else kept + "."
-
-
-def _first_refused(reply: str, refused: frozenset[str]) -> int | None:
-    """Where the first word offering a refused thing begins."""
-    lowered = reply.lower()
-    for match in WORD_AT.finditer(lowered):
-        if names_refused(match.group(), refused) and not _left_out(match.group(), lowered):
-            return match.start()
-    return None
 
 
 def _left_out(word: str, reply: str) -> bool:

@@ -2,13 +2,14 @@
 
 Three ways a person tells a change without restating the old fact's shape: something ended ("I left the bank",
 "no more nights"), they moved home ("I moved!"), or a date moved ("my defence got moved to the 19th of May").
-``services/memory/facts.remember_fact`` supersedes the older facts ``ends`` picks. Only facts sharing a thing
+``services/memory/facts.remember_fact`` supersedes the older facts ``Change.ends`` picks. Only facts sharing a thing
 (not a verb, a time word or the person) are touched, and never another person's.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from services.memory.timewords import DATED
 from services.text import lemma
@@ -60,18 +61,34 @@ def rescheduled_things(text: str) -> set[str]:
     return _things(_CLAUSE_END.split(match.group("what"))[-1])
 
 
-def ends(new: str, old: str) -> bool:
-    """Whether the new fact makes the old one history (neither about another named person). A moved date ends only
-    the facts of its thing that hold a date or a time (``timewords.DATED``)."""
-    if other_people(old, new):
-        return False
-    old_plain = _plain(old)
-    if _MOVED.search(_plain(new)) and _HOME.search(old_plain):
-        return True
-    old_things = {_thing(word) for word in WORD.findall(old_plain)}
-    if ended_things(new) & old_things and not ended_things(old):
-        return True
-    return bool(rescheduled_things(new) & old_things) and DATED.search(old_plain) is not None
+@dataclass(frozen=True)
+class Change:
+    """What a new fact says changed: things that ended, things whose date moved, a move of home."""
+
+    text: str
+    ended: frozenset[str]
+    rescheduled: frozenset[str]
+    moved: bool
+
+    def ends(self, old: str) -> bool:
+        """Whether the older fact is history now (never another named person's). A moved date ends only the facts
+        of its thing that hold a date or a time (``timewords.DATED``)."""
+        if other_people(old, self.text):
+            return False
+        old_plain = _plain(old)
+        if self.moved and _HOME.search(old_plain):
+            return True
+        old_things = {_thing(word) for word in WORD.findall(old_plain)}
+        if self.ended & old_things and not ended_things(old):
+            return True
+        return bool(self.rescheduled & old_things) and DATED.search(old_plain) is not None
+
+
+def change_in(text: str) -> Change | None:
+    """The change a new fact tells, or None when it tells none (most facts: no older fact need be read)."""
+    change = Change(text, frozenset(ended_things(text)), frozenset(rescheduled_things(text)),
+                    _MOVED.search(_plain(text)) is not None)
+    return change if change.ended or change.rescheduled or change.moved else None
 
 
 def other_people(a: str, b: str) -> bool:

@@ -184,9 +184,12 @@ def _loose(predicate: str | None) -> str:
 
 def _supersede_ended(session: Session, user_id: str, fact: Fact) -> list[int]:
     """Supersede the active facts the new fact makes history (``services/memory/changes``); their ids."""
+    change = changes.change_in(fact.text)
+    if change is None:
+        return []
     older = session.scalars(select(Fact).where(Fact.user_id == user_id, Fact.superseded_at.is_(None),
                                                Fact.id != fact.id)).all()
-    replaced = [old for old in older if changes.ends(fact.text, old.text)]
+    replaced = [old for old in older if change.ends(old.text)]
     for old in replaced:
         old.superseded_by, old.superseded_at = fact.id, utcnow()
         logger.info("fact %s supersedes fact %s (it changed)", fact.id, old.id)
