@@ -2,6 +2,7 @@
 
 Every function returns a dict of float signals so the router can weigh any of them with a
 weight from ``configs/router.toml``. The lexicons they match live in ``services/router/words.py``,
+``services/router/command_words.py``,
 ``services/router/reference_words.py``, ``services/router/store_words.py``, ``services/router/time_words.py`` and
 ``services/router/mood_words.py``; the text's own form (length,
 mashing, questions, phatic talk) is read by ``services/router/textview.py`` with ``services/router/form_words.py``,
@@ -15,6 +16,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from services.router.command_words import (
+    IMPERATIVE_VERBS,
+    LABEL_RE,
+    PLACEHOLDER_RE,
+    POINTER_COMMAND_RE,
+    VAGUE_ASK_RE,
+    VERB_ME_RE,
+)
 from services.router.form_words import WH_CLAUSE_RE
 from services.router.mood_words import DISTRESS_RE, REASSURED_RE
 from services.router.reference_words import (
@@ -51,8 +60,6 @@ from services.router.words import (
     CONFIRM_RE,
     FIRST_PERSON,
     HOWTO_RE,
-    IMPERATIVE_VERBS,
-    LABEL_RE,
     LEAD_IN_RE,
     LIST_ITEMS_RE,
     LIST_WRITE_RE,
@@ -60,9 +67,7 @@ from services.router.words import (
     MANAGE_WORDS,
     NAMED_LIST_RE,
     NO_TASK_NEEDED_RE,
-    PLACEHOLDER_RE,
     PLAN_WRITING_RE,
-    POINTER_COMMAND_RE,
     QUANTIFIERS,
     QUESTION_SENTENCE_RE,
     READ_QUESTION_RE,
@@ -74,8 +79,6 @@ from services.router.words import (
     STORED_PICKED_RE,
     THANKS_LEAD_RE,
     TIMED_STORED_RE,
-    VAGUE_ASK_RE,
-    VERB_ME_RE,
     WHOLE_LIST_RE,
     WORD_RE,
     WRITING_RE,
