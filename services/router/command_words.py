@@ -54,3 +54,28 @@ POINTER_COMMAND_RE = re.compile(
     rf"[,;.!]\s*(?:(?:and|so|then|just|now|pls|please) )*(?:{'|'.join(sorted(IMPERATIVE_VERBS))}|go with|stick with) "
     r"(?:it|that|this|them|those|these)\b[^,;.!?:]{0,25}[.!]*\s*$"
 )
+# Deeds: commands that do something to a thing (store it, send it, move it, book it, edit it), as against asking for
+# an answer (explain, tell, suggest, write). A deed no skill's pattern reads names no object the assistant could act
+# on ("Send the version with the jokes in", "Push everything back an hour.", "move my thing to friday"): it needs
+# asking. "Do" and "make" are deeds on a pointer only ("do the same for the van", "make it 3 instead of 2"; not "make
+# me a list of questions"), and a deed for the person that asks for something new gives it ("send me a joke").
+_DEEDS = (
+    "add send forward book move push pull bump shift switch swap put set cancel change update edit delete remove store "
+    "save note log keep track remember remind mark tick cross sort fix handle use take email text message reply rename "
+    "finish stop clear erase copy arrange organise organize schedule reschedule snooze jot stick pop chuck bung throw "
+    "uncheck untick record pay"
+)
+# After a first clause a deed starts after a stop or "so" / "now" / "then" ("Lucy's coming too so add her bits"), but
+# not with the verbs whose past is their base form ("we got home so put the kettle on" tells).
+_PAST_AS_BASE = {"put", "set"}
+_DEED_VERBS = "|".join(sorted(_DEEDS.split()))
+_MID_DEED_VERBS = "|".join(sorted(set(_DEEDS.split()) - _PAST_AS_BASE))
+_DEED_LEAD = (r"(?:(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|would u|just|actually|"
+              r"now|ok|okay|so|and|also|then|i (?:need|want|would like) you to|i'?d like you to)[ ,!.]+)*")
+DEED_RE = re.compile(
+    rf"(?:^{_DEED_LEAD}(?:{_DEED_VERBS}|(?:do|make) (?=(?:it|that|this|them|those|these|the|what|everything|same)\b))|"
+    rf"(?:[.;!?]\s+|,\s*(?:so|now|then) |\b(?:so|now|then) ){_DEED_LEAD}(?:{_MID_DEED_VERBS}))\b"
+    r"(?! (?:me|us) (?:a|an|some|any|\d+)\b)"
+)
+# Content handed over after a colon names the deed's object: "sort these: pears, apples, figs".
+HANDED_OVER_RE = re.compile(r":\s*\S")

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from services.router.command_words import (
+    DEED_RE,
+    HANDED_OVER_RE,
     IMPERATIVE_VERBS,
     LABEL_RE,
     PLACEHOLDER_RE,
@@ -296,8 +298,13 @@ def continuation_signals(view: TextView, ctx: RoutingContext, signals: dict[str,
 
 # What makes a message ask for something: a question, a request or command, a skill's words, or a short answer
 # continuing the action just asked about.
-_ASKING = ("question", "imperative", "vague_request", "writing_task", "capability_question", "skill_any",
-           "action_request", "unresolved_reference", "followup_fill", "skill_continuation", "confirmation_reply")
+_ASKING = ("question", "imperative", "deed_unnamed", "vague_request", "writing_task", "capability_question",
+           "skill_any", "action_request", "unresolved_reference", "followup_fill", "skill_continuation",
+           "confirmation_reply")
+
+
+# A deed one of these reads is no unnamed deed: a skill runs it, an answer is written, or an earlier turn names it.
+_ANSWERED_DEEDS = ("skill_any", "writing_task", "capability_question", "general_question", "resolved_reference")
 
 
 def telling_signals(view: TextView, signals: dict[str, float]) -> dict[str, float]:
@@ -338,6 +345,9 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     if references["resolved_reference"] and not skills["skill_any"] and edits_previous_item(view, ctx.working_memory):
         skills = {**skills, "skill_manage": 1.0, "skill_any": 1.0}
         signals.update(skills)
+    # A deed no skill reads, with no earlier turn to act on and nothing handed over: "push everything back an hour".
+    signals["deed_unnamed"] = flag(DEED_RE.search(view.lower) is not None and not HANDED_OVER_RE.search(view.lower)
+                                   and not any(signals[name] for name in _ANSWERED_DEEDS))
     signals.update(slot_signals(view, skills, bool(references["resolved_reference"]), ctx.working_memory,
                                 bool(references["commanded_pointer"])))
     signals.update(context_signals(ctx, recent_turns))
