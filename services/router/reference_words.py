@@ -93,7 +93,12 @@ PERSON_CUE_RE = re.compile(
     r"\b(?:she|her|he|him|mom|mum|mother|dad|father|sister|brother|wife|husband|partner|boss|friend|colleague|"
     r"son|daughter|aunt|uncle|grandma|grandpa|girlfriend|boyfriend|manager|teacher|doctor|neighbou?r)\b"
 )
-CAPITALISED_RE = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")
+# A capitalised word inside a sentence names someone, unless it is a day or a month ("Put him down for Saturday"
+# names nobody him could be).
+CAPITALISED_RE = re.compile(
+    r"(?<=[a-z,] )(?!(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b|(?:January|February|March|April|May|June|July|"
+    r"August|September|October|November|December)\b)[A-Z][a-z]+"
+)
 # "Instead" offers an alternative to something said before: "what about tomorrow instead?".
 INSTEAD_RE = re.compile(r"\binstead\b(?! of)")
 # A command's object named by its kind alone, with nothing after it but where it goes: "Add the ingredients to my
