@@ -17,7 +17,7 @@ VAGUE_ASK_RE = re.compile(
     r"(?: (?:with|on) (?:something|this|that|it))?\W*$"
 )
 # "I want to add something to a list", "remember something for me": a placeholder where the content would be
-# (group 1 is the verb, which must be a command's).
+# (group 1 is the verb, which must be a deed's: "suggest something for my mum's birthday" asks for an answer).
 PLACEHOLDER_RE = re.compile(
     r"^(?:(?:i (?:want|need|would like)|i'd like) (?:you )?to |please |can you |could you )?([a-z]+)"
     # "sort out something", "take care of something".
@@ -25,7 +25,10 @@ PLACEHOLDER_RE = re.compile(
     r"a thing|an item|an entry|a task|smth|"
     # A number of things is no thing either: "could you put a couple of things on my list?".
     r"(?:a (?:few|couple(?: of)?|bunch of|load of)|some|several|various) (?:things|items|bits|stuff|entries|tasks)|"
-    r"stuff)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+){0,2})?"
+    # Whom or what it is for says nothing of what: "set something up for Dad's birthday", "book something for the kids
+    # over half term".
+    r"stuff)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me|our|his|her|their|[a-z]+'s)"
+    r"(?: [a-z'-]+){0,4})?"
     # When it is for says nothing of what: "could you arrange something for Saturday", "handle something before Friday".
     rf"(?: (?:for|on|by|before|until|till|after)(?: the)? (?:{DAYS}|weekend|tomorrow|tonight|later|next week))?\W*$"
 )
@@ -68,8 +71,9 @@ _DEEDS = (
 # After a first clause a deed starts after a stop or "so" / "now" / "then" ("Lucy's coming too so add her bits"), but
 # not with the verbs whose past is their base form ("we got home so put the kettle on" tells).
 _PAST_AS_BASE = {"put", "set"}
-_DEED_VERBS = "|".join(sorted(_DEEDS.split()))
-_MID_DEED_VERBS = "|".join(sorted(set(_DEEDS.split()) - _PAST_AS_BASE))
+DEED_VERBS = frozenset(_DEEDS.split())
+_DEED_VERBS = "|".join(sorted(DEED_VERBS))
+_MID_DEED_VERBS = "|".join(sorted(DEED_VERBS - _PAST_AS_BASE))
 _DEED_LEAD = (r"(?:(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|would u|just|actually|"
               r"now|ok|okay|so|and|also|then|i (?:need|want|would like) you to|i'?d like you to)[ ,!.]+)*")
 DEED_RE = re.compile(

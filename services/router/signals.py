@@ -18,6 +18,7 @@ import numpy as np
 
 from services.router.command_words import (
     DEED_RE,
+    DEED_VERBS,
     HANDED_OVER_RE,
     IMPERATIVE_VERBS,
     LABEL_RE,
@@ -248,7 +249,7 @@ def _placeholder(view: TextView) -> bool:
     does "save the number" say which."""
     lead_free = LEAD_IN_RE.sub("", view.lower)
     match = PLACEHOLDER_RE.match(lead_free)
-    return (match is not None and (match[1] in IMPERATIVE_VERBS or match[1] in PUTTING_VERBS)) or (
+    return (match is not None and (match[1] in DEED_VERBS or match[1] in PUTTING_VERBS or match[1] == "do")) or (
         BARE_STORE_RE.match(lead_free) is not None)
 
 
