@@ -52,6 +52,11 @@ _LIST_PLEASE = (
     r"(?:on|onto|to) (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|checklist|groceries)"
     r"(?:,? (?:please|pls|plz|bitte|por favor|thanks|thx|merci))+[.!]*\s*$"
 )
+# The list named first, then what goes on it: "For the under 9s kit list add cones, bibs and the ball pump".
+_LIST_FIRST = (
+    r"(?:^|[.!]\s+)(?:for|on|to|onto|in) (?:my|our|the) (?:[a-z0-9'-]+ ){0,3}(?:list|to-?do list|checklist|wishlist),? "
+    r"(?:(?:please|pls|can you|could you|just) )?(?:add|put|include|pop|stick|chuck|bung|jot down)\b"
+)
 # Making a list that names its content: "create a packing list with X and Y", "new list called gifts: ...",
 # "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is
 # missing). Not "make me a list of interview questions" (writing, RESPOND) unless items follow a colon.
@@ -92,7 +97,7 @@ SKILL_PATTERNS = {
     r"\bwhat (?:do|have) (?:i|we) (?:got|have)(?: on| planned| booked| scheduled)\b|"
     r"\bwhat have (?:i|we) got (?:on|planned|booked)\b|\b(?:am i|are we) (?:free|busy|booked)\b(?! to\b)",
     "list": r"\b(?:add(?:ing)?|ad|put(?:ting)?|pop(?:ping)?|chuck(?:ing)?|throw(?:ing)?|stick(?:ing)?|bung|jot|write|"
-    r"copy|remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?|clear(?:ing)?|wip(?:e|ing)|"
+    r"copy|mark|remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?|clear(?:ing)?|wip(?:e|ing)|"
     r"scratch(?:ing)?|strik(?:e|ing))\b"
     r"[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
     r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|"
@@ -102,7 +107,7 @@ SKILL_PATTERNS = {
     r"\b(?:add(?:ing)?|ad|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
     r"(?:list|groceries|to-?dos?)\b|"
     rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list|wishlist|checklist)\b(?! of)|{_LIST_CREATE}|"
-    rf"{_LIST_ITEMS}|{_LIST_PLEASE}|"
+    rf"{_LIST_ITEMS}|{_LIST_PLEASE}|{_LIST_FIRST}|"
     # Reading lists back: "which lists have I got?", "read out the to-do list".
     r"^(?:what|which) lists\b|\bhow many lists (?:do|have) i\b|"
     r"\b(?:read|show|tell|give)(?: me)?(?: out)? (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b"
@@ -214,7 +219,7 @@ READ_QUESTION_RE = re.compile(
     r"^(?:what|which|how|when|where|who)\b|^(?:do|does|did|have|has|are|is|am) (?:i|you|u|we|my|it|there|this|that)\b"
 )
 LIST_WRITE_RE = re.compile(r"\b(?:add|adding|ad|put|putting|pop|chuck|throw|stick|bung|jot|write|copy|remove|delete|"
-                           r"take|cross|"
+                           r"take|cross|mark|"
                            r"tick|check|clear|clearing|wipe|wiping|scratch|strike|"
                            r"create|creating|make|making|start|"
                            r"starting|set up|setting up|open|opening|begin|together|need|want|like|new)\b")
