@@ -83,3 +83,18 @@ DEED_RE = re.compile(
 )
 # Content handed over after a colon names the deed's object: "sort these: pears, apples, figs".
 HANDED_OVER_RE = re.compile(r":\s*\S")
+# A statement about the person's own things, its subject first: "I set myself a target of 30 books this year", "My wife
+# keeps our shopping list on the fridge door". A skill's words in it tell, they ask for nothing, unless a wish opens it
+# ("I'd like to set a goal ...", "I need a reminder"), a goal is stated ("my goal for May is ..."), something is handed
+# over after a colon, or a clause of it commands (``COMMAND_CLAUSE_RE``).
+TOLD_RE = re.compile(
+    r"^(?:(?:honestly|well|oh|just|actually|btw|anyway|so|and)[ ,!.]+)*(?:i|i'm|i've|we|we're|we've|my|our|his|her|"
+    r"their|the|this|that|it|it's)\b(?![^.?!]{0,30}\b(?:want|wants|wanted|need|needs|'d like|would like|'d love|"
+    r"would love|wanna|appreciate|aim|aiming|decided|hope|hoping|wish)\b)"
+)
+GOAL_STATED_RE = re.compile(r"\b(?:goals?|resolutions?|targets?|aims?)\b(?: [^.?!]{0,30}?)? (?:is|are|will be)\b")
+_COMMAND_VERBS = "|".join(sorted(IMPERATIVE_VERBS | DEED_VERBS))
+COMMAND_CLAUSE_RE = re.compile(
+    rf"(?:[^\w\s'-]\s*(?:(?:just|please|pls|now|then|so) )*|\b(?:so|and|then|now|pls|please|but)\s+)"
+    rf"(?:(?:don'?t|do not|never) )?(?:{_COMMAND_VERBS})\b"
+)

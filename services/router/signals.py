@@ -17,13 +17,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from services.router.command_words import (
+    COMMAND_CLAUSE_RE,
     DEED_RE,
     DEED_VERBS,
+    GOAL_STATED_RE,
     HANDED_OVER_RE,
     IMPERATIVE_VERBS,
     LABEL_RE,
     PLACEHOLDER_RE,
     POINTER_COMMAND_RE,
+    TOLD_RE,
     VAGUE_ASK_RE,
     VERB_ME_RE,
 )
@@ -269,6 +272,17 @@ def imperative_signals(view: TextView) -> dict[str, float]:
             "writing_task": flag(writing), "capability_question": flag(capability)}
 
 
+def tells_of_skill(view: TextView, signals: dict[str, float]) -> bool:
+    """Whether a message in a skill's words is a statement about the person's own things that asks for nothing ("I set
+    myself a target of 30 books this year and I'm on 27 already"), rather than a request in the first person ("I'd
+    like a list called ...", "I bought the milk, tick it off my list")."""
+    lower = view.lower
+    if signals["question"] or signals["imperative"] or REQUEST_RE.search(lower) or HANDED_OVER_RE.search(lower):
+        return False
+    body = LEAD_IN_RE.sub("", lower)
+    return TOLD_RE.match(body) is not None and not GOAL_STATED_RE.search(lower) and not COMMAND_CLAUSE_RE.search(body)
+
+
 def context_signals(ctx: RoutingContext, recent_turns: int) -> dict[str, float]:
     """Conversation state passed in by the caller: warmth, memory and topic confidence, previous mode."""
     recent = ctx.turns_since_previous_mode <= recent_turns
@@ -330,6 +344,10 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     skills = skill_signals(view)
     signals.update(skills)
     signals.update(imperative_signals(view))
+    signals["skill_told"] = flag(bool(skills["skill_any"]) and tells_of_skill(view, signals))
+    if signals["skill_told"]:  # "My wife keeps our shopping list on the fridge door": news, not a request
+        skills = dict.fromkeys(skills, 0.0)
+        signals.update(skills)
     references = reference_signals(view, ctx.working_memory, bool(signals["imperative"]))
     if signals["phatic_only"] or (signals["thanks"] and not any(
             signals[name] for name in ("imperative", "question", "skill_any")) and not references["context_dependent"]):
