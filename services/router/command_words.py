@@ -13,6 +13,7 @@ from services.router.time_words import DAYS
 
 VAGUE_ASK_RE = re.compile(
     r"^(?:i )?(?:need|want|would like|could use|have) (?:some |your |a little )?(?:help|a favou?r|a question)"
+    r"(?: to ask(?: you)?)?"
     r"(?: (?:with|on|about) (?:something|this|that|it|stuff))?(?: please)?\W*$|^(?:can|could) you help(?: me)?"
     r"(?: (?:with|on) (?:something|this|that|it))?\W*$"
 )
@@ -66,7 +67,14 @@ _DEEDS = (
     "add send forward book move push pull bump shift switch swap put set cancel change update edit delete remove store "
     "save note log keep track remember remind mark tick cross sort fix handle use take email text message reply rename "
     "finish stop clear erase copy arrange organise organize schedule reschedule snooze jot stick pop chuck bung throw "
-    "uncheck untick record pay"
+    "uncheck untick record pay call"
+)
+# Passing word on to someone is a deed too: "Tell my boss", "ask her about it", "let them know I'm late" (not "tell me
+# ...", "tell a joke": those want an answer).
+_PASS_ON = (
+    r"(?:tell|ask|warn|text|email|message|call) (?:him|her|them|(?:my|our|the) (?:[a-z'-]+ )?(?:mum|mom|dad|boss|wife|"
+    r"husband|partner|sister|brother|friends?|son|daughter|colleagues?|team|manager|landlord|teacher|neighbou?rs?|"
+    r"kids|family|client|customer|gran|grandma|grandad)\b)|let (?!(?:me|us)\b)[a-z'-]+(?: [a-z'-]+)? know\b"
 )
 # After a first clause a deed starts after a stop or "so" / "now" / "then" ("Lucy's coming too so add her bits"), but
 # not with the verbs whose past is their base form ("we got home so put the kettle on" tells).
@@ -77,7 +85,8 @@ _MID_DEED_VERBS = "|".join(sorted(DEED_VERBS - _PAST_AS_BASE))
 _DEED_LEAD = (r"(?:(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|would u|just|actually|"
               r"now|ok|okay|so|and|also|then|i (?:need|want|would like) you to|i'?d like you to)[ ,!.]+)*")
 DEED_RE = re.compile(
-    rf"(?:^{_DEED_LEAD}(?:{_DEED_VERBS}|(?:do|make) (?=(?:it|that|this|them|those|these|the|what|everything|same)\b))|"
+    rf"(?:^{_DEED_LEAD}(?:{_DEED_VERBS}|{_PASS_ON}|"
+    r"(?:do|make) (?=(?:it|that|this|them|those|these|the|what|everything|same)\b))|"
     rf"(?:[.;!?]\s+|,\s*(?:so|now|then) |\b(?:so|now|then) ){_DEED_LEAD}(?:{_MID_DEED_VERBS}))\b"
     r"(?! (?:me|us) (?:a|an|some|any|\d+)\b)"
 )
