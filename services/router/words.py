@@ -328,7 +328,8 @@ STOPWORDS = frozenset(
 # Drawing up a schedule, a timetable, a routine or a plan is writing one, not booking anything: "create a weekly
 # cleaning schedule for a house with 4 people" (not when the entries follow a colon: "make a schedule: gym Mon 6pm").
 PLAN_WRITING_RE = re.compile(
-    r"\b(?:create|make|draw up|put together|design|build|plan|come up with|work out|devise|write)(?: me| us)? (?:a|an) "
+    r"\b(?:create|make|draw up|put together|set out|lay out|map out|sketch out|design|build|plan|come up with|"
+    r"work out|devise|write)(?: me| us)? (?:a|an) "
     r"(?:[a-z'-]+ ){0,3}?(?:schedule|timetable|rota|routine|plan|itinerary)\b(?![^.?!]{0,60}:)"
 )
 # Asking for advice wants a written answer even in a skill's words: "my goal is to be happier, any advice?".
