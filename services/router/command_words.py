@@ -84,11 +84,23 @@ _DEED_VERBS = "|".join(sorted(DEED_VERBS))
 _MID_DEED_VERBS = "|".join(sorted(DEED_VERBS - _PAST_AS_BASE))
 _DEED_LEAD = (r"(?:(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|would u|just|actually|"
               r"now|ok|okay|so|and|also|then|i (?:need|want|would like) you to|i'?d like you to)[ ,!.]+)*")
+# A deed's verb is followed by its object (a pointer, a determiner, a possessive, a placeholder), maybe after "me" or
+# a particle: "Push everything back", "forward me the file"; not a noun phrase typed as a topic ("Cancel culture",
+# "Email etiquette for managers", "Record player recommendations") nor "add up 345 and 789".
+_DEED_OBJECT = (
+    r"(?: (?:me|us)(?= (?:the|that|those|it|them|this|these|my|our|what|whatever)\b))?"
+    r"(?: (?:up|back|off|out|in|down|over|round|around|forward|away))?"
+    r"(?: (?:it|that|this|them|those|these|the|a|an|my|our|his|her|their|your|him|everything|all|both|some|something|"
+    r"anything|what|whatever|whichever|one|same|next|last|another|other|any|each|every|few|couple|\d+|"
+    rf"[a-z]+'s|(?:{DAYS})\w*)\b|"
+    # Or no object at all, only when, where or how again: "Send.", "cancel tomorrow", "move to 3", "add more"; or a bare
+    # noun that is the whole object ("add item", "save note").
+    r" (?:again|more|too|instead|later|asap|please|pls|for|to|on|at|by|till|until|onto|into)\b|(?: [a-z'-]+)?\W*$)"
+)
 DEED_RE = re.compile(
-    rf"(?:^{_DEED_LEAD}(?:{_DEED_VERBS}|{_PASS_ON}|"
+    rf"(?:^{_DEED_LEAD}(?:(?!add up\b)(?:{_DEED_VERBS}){_DEED_OBJECT}|{_PASS_ON}|"
     r"(?:do|make) (?=(?:it|that|this|them|those|these|the|what|everything|same)\b))|"
-    rf"(?:[.;!?]\s+|,\s*(?:so|now|then) |\b(?:so|now|then) ){_DEED_LEAD}(?:{_MID_DEED_VERBS}))\b"
-    r"(?! (?:me|us) (?:a|an|some|any|\d+)\b)"
+    rf"(?:[.;!?]\s+|,\s*(?:so|now|then) |\b(?:so|now|then) ){_DEED_LEAD}(?:{_MID_DEED_VERBS}){_DEED_OBJECT})"
 )
 # Content handed over after a colon names the deed's object: "sort these: pears, apples, figs".
 HANDED_OVER_RE = re.compile(r":\s*\S")
