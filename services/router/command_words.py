@@ -29,7 +29,7 @@ PLACEHOLDER_RE = re.compile(
     # Whom or what it is for says nothing of what: "set something up for Dad's birthday", "book something for the kids
     # over half term".
     r"stuff)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me|our|his|her|their|[a-z]+'s)"
-    r"(?: [a-z'-]+){0,4})?"
+    r"(?: [a-z0-9'-]+){0,4})?"
     # When it is for says nothing of what: "could you arrange something for Saturday", "handle something before Friday".
     rf"(?: (?:for|on|by|before|until|till|after)(?: the)? (?:{DAYS}|weekend|tomorrow|tonight|later|next week))?\W*$"
 )
@@ -67,7 +67,7 @@ _DEEDS = (
     "add send forward book move push pull bump shift switch swap put set cancel change update edit delete remove store "
     "save note log keep track remember remind mark tick cross sort fix handle use take email text message reply rename "
     "finish stop clear erase copy arrange organise organize schedule reschedule snooze jot stick pop chuck bung throw "
-    "uncheck untick record pay call"
+    "uncheck untick record pay call file"
 )
 # Passing word on to someone is a deed too: "Tell my boss", "ask her about it", "let them know I'm late" (not "tell me
 # ...", "tell a joke": those want an answer).
