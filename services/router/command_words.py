@@ -109,9 +109,11 @@ HANDED_OVER_RE = re.compile(r":\s*\S")
 # ("I'd like to set a goal ...", "I need a reminder"), a goal is stated ("my goal for May is ..."), something is handed
 # over after a colon, or a clause of it commands (``COMMAND_CLAUSE_RE``).
 TOLD_RE = re.compile(
-    r"^(?:(?:honestly|well|oh|just|actually|btw|anyway|so|and)[ ,!.]+)*(?:i|i'm|i've|we|we're|we've|my|our|his|her|"
-    r"their|the|this|that|it|it's)\b(?![^.?!]{0,30}\b(?:want|wants|wanted|need|needs|'d like|would like|'d love|"
-    r"would love|wanna|appreciate|aim|aiming|decided|hope|hoping|wish)\b)"
+    r"^(?:(?:honestly|well|oh|just|actually|btw|anyway|so|and)[ ,!.]+)*(?:i(?!'d|'ll)|i'm|i've|we|we're|we've|my|our|"
+    r"his|her|their|the|this|that|it|it's)\b(?![^.?!]{0,30}\b(?:want|wants|wanted|need|needs|'d like|would like|"
+    r"'d love|would love|wanna|appreciate|aim|aiming|decided|hope|hoping|wish)\b)"
+    # Nor one that has the assistant do something: "I'd be grateful if you noted that ...".
+    r"(?!.*\b(?:you|u)\b)"
 )
 GOAL_STATED_RE = re.compile(r"\b(?:goals?|resolutions?|targets?|aims?)\b(?: [^.?!]{0,30}?)? (?:is|are|will be)\b")
 _COMMAND_VERBS = "|".join(sorted(IMPERATIVE_VERBS | DEED_VERBS))
