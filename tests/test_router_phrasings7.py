@@ -226,7 +226,9 @@ def test_wants_and_questions_typed_as_statements(router, text, mode):
 @pytest.mark.parametrize(("text", "mode"), [
     ("can you set an alarm for 7?", "ACT"),  # an alarm's hour after "for" is its time
     ("set a timer for 6:45 tomorrow", "ACT"),
-    ("book a table for 7 people", "RESPOND"),  # no alarm: "for 7" is no time
+    # No alarm: "for 7" is no time. (RESPOND until issue 31's eighth round: a booking no skill makes, with no where or
+    # when, needs asking, as the routing set's bare table booking does.)
+    ("book a table for 7 people", "CLARIFY"),
 ])
 def test_an_alarm_for_an_hour_has_its_time(router, text, mode):
     assert route(router, text)[0] == mode

@@ -12,8 +12,10 @@ import re
 # So do "the things I mentioned", "what we talked about" and "the ones from before" when nothing follows that
 # names them ("what I told you about my job" names it): they need an earlier turn to point at.
 DEICTIC_OBJECT_RE = re.compile(
-    r"\b(?:what|those|everything|the(?: [a-z'-]+){1,2})(?: that)? (?:i|we|she|he|they) (?:just |already )?"
+    r"\b(?:what|whatever|those|everything|the(?: [a-z'-]+){1,2})(?: that)? (?:i|we|she|he|they) (?:just |already )?"
     r"(?:told|said|mentioned|shared|wrote|listed|gave|sent|showed|discussed|talked about|agreed(?: on)?|asked(?: for)?|"
+    # Handed over where this conversation cannot see: "put what I just pasted into the notes", "the file I uploaded".
+    r"pasted|attached|uploaded|forwarded|copied|typed|posted|linked|screenshotted|dictated|"
     r"(?:was|were) (?:saying|talking about|discussing))"
     r"(?: (?:to )?you)?(?: (?:earlier|before|yesterday|last time|just now))?"
     # The clause ends there (with the message or its sentence: "the one I gave you earlier? use that.").
@@ -33,6 +35,8 @@ CATAPHORIC_RE = re.compile(r"\b(it|this|that|these)\s*:\s*\S")
 ANAPHORIC_NP_RE = re.compile(
     r"\b(?:the|those|these) (?:(?:new|old|other|first|second|third|last|previous|next|remaining) )?ones\b|"
     r"\bthe others\b|\bdo the same\b|\bthe (?:latter|former)\b|\bthe rest\b(?! of)|"
+    # "regarding the above", "add the above to my list": above what? (not "the above-mentioned X", which names X).
+    r"\b(?:the|as) above\b(?!-)|"
     r"\bthe (?:first|second|third|last|previous|other) (?:one|option|suggestion|idea|choice|link|item|answer|version|"
     r"draft)s?\b|"
     # "use the other address": "other" contrasts with something named before (not "the other day", "on the other hand").
@@ -93,7 +97,12 @@ PERSON_CUE_RE = re.compile(
     r"\b(?:she|her|he|him|mom|mum|mother|dad|father|sister|brother|wife|husband|partner|boss|friend|colleague|"
     r"son|daughter|aunt|uncle|grandma|grandpa|girlfriend|boyfriend|manager|teacher|doctor|neighbou?r)\b"
 )
-CAPITALISED_RE = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")
+# A capitalised word inside a sentence names someone, unless it is a day or a month ("Put him down for Saturday"
+# names nobody him could be).
+CAPITALISED_RE = re.compile(
+    r"(?<=[a-z,] )(?!(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b|(?:January|February|March|April|May|June|July|"
+    r"August|September|October|November|December)\b)[A-Z][a-z]+"
+)
 # "Instead" offers an alternative to something said before: "what about tomorrow instead?".
 INSTEAD_RE = re.compile(r"\binstead\b(?! of)")
 # A command's object named by its kind alone, with nothing after it but where it goes: "Add the ingredients to my
@@ -102,7 +111,7 @@ INSTEAD_RE = re.compile(r"\binstead\b(?! of)")
 KIND_ALONE_RE = re.compile(
     r"\bthe (?:ingredients|dates|details|numbers|names|times|figures|changes|results|items|bits|steps|prices|amounts|"
     r"addresses|measurements|totals|scores|specs|codes|answers|corrections|edits|fixes|bits and pieces|info|photos|"
-    r"pictures|pics|files|documents|docs|links|slides)\b"
+    r"pictures|pics|files|documents|docs|links|slides|stuff|things)\b"
     # Where they come from names them no better: "put the numbers from my payslip into the budget".
     r"(?: from (?:my|our|the|this|that|his|her|their) [a-z'-]+(?: [a-z'-]+)?(?= (?:to|in|into|on|onto)\b))?"
     r"(?=(?: (?:in|up|down|back|out))?(?:,? (?:please|pls|thanks|thx))?\W*$|"

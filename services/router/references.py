@@ -112,7 +112,9 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]],
     # "Instead" in a command offers another choice for something already there: "book the 9:15 instead".
     self_contained = not (context_dependent or points_back or commanded or (imperative and "instead" in things)) and (
         len(content) >= 4)
-    thing_ok = not (things or context_dependent) or self_contained or has_antecedent(False, working_memory)
+    # A pointer a command acts on needs an earlier turn even when no pronoun says so ("pop the things from the receipt
+    # on my list").
+    thing_ok = not (things or context_dependent or commanded) or self_contained or has_antecedent(False, working_memory)
     person_ok = not persons or self_contained or has_antecedent(True, working_memory) or bool(
         PERSON_CUE_RE.search(" ".join(view.content)) or CAPITALISED_RE.search(view.raw)
     )

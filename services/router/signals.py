@@ -2,6 +2,7 @@
 
 Every function returns a dict of float signals so the router can weigh any of them with a
 weight from ``configs/router.toml``. The lexicons they match live in ``services/router/words.py``,
+``services/router/command_words.py``,
 ``services/router/reference_words.py``, ``services/router/store_words.py``, ``services/router/time_words.py`` and
 ``services/router/mood_words.py``; the text's own form (length,
 mashing, questions, phatic talk) is read by ``services/router/textview.py`` with ``services/router/form_words.py``,
@@ -15,6 +16,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from services.router.command_words import (
+    COMMAND_CLAUSE_RE,
+    DEED_RE,
+    DEED_VERBS,
+    GOAL_STATED_RE,
+    HANDED_OVER_RE,
+    IMPERATIVE_VERBS,
+    LABEL_RE,
+    PLACEHOLDER_RE,
+    POINTER_COMMAND_RE,
+    TOLD_RE,
+    VAGUE_ASK_RE,
+    VERB_ME_RE,
+)
 from services.router.form_words import WH_CLAUSE_RE
 from services.router.mood_words import DISTRESS_RE, REASSURED_RE
 from services.router.reference_words import (
@@ -51,8 +66,6 @@ from services.router.words import (
     CONFIRM_RE,
     FIRST_PERSON,
     HOWTO_RE,
-    IMPERATIVE_VERBS,
-    LABEL_RE,
     LEAD_IN_RE,
     LIST_ITEMS_RE,
     LIST_WRITE_RE,
@@ -60,9 +73,7 @@ from services.router.words import (
     MANAGE_WORDS,
     NAMED_LIST_RE,
     NO_TASK_NEEDED_RE,
-    PLACEHOLDER_RE,
     PLAN_WRITING_RE,
-    POINTER_COMMAND_RE,
     QUANTIFIERS,
     QUESTION_SENTENCE_RE,
     READ_QUESTION_RE,
@@ -74,8 +85,6 @@ from services.router.words import (
     STORED_PICKED_RE,
     THANKS_LEAD_RE,
     TIMED_STORED_RE,
-    VAGUE_ASK_RE,
-    VERB_ME_RE,
     WHOLE_LIST_RE,
     WORD_RE,
     WRITING_RE,
@@ -243,7 +252,7 @@ def _placeholder(view: TextView) -> bool:
     does "save the number" say which."""
     lead_free = LEAD_IN_RE.sub("", view.lower)
     match = PLACEHOLDER_RE.match(lead_free)
-    return (match is not None and (match[1] in IMPERATIVE_VERBS or match[1] in PUTTING_VERBS)) or (
+    return (match is not None and (match[1] in DEED_VERBS or match[1] in PUTTING_VERBS or match[1] == "do")) or (
         BARE_STORE_RE.match(lead_free) is not None)
 
 
@@ -261,6 +270,17 @@ def imperative_signals(view: TextView) -> dict[str, float]:
     writing, capability = asks_for_text(view)
     return {"imperative": flag(imperative), "vague_request": flag(vague), "names_nothing": flag(names_nothing),
             "writing_task": flag(writing), "capability_question": flag(capability)}
+
+
+def tells_of_skill(view: TextView, signals: dict[str, float]) -> bool:
+    """Whether a message in a skill's words is a statement about the person's own things that asks for nothing ("I set
+    myself a target of 30 books this year and I'm on 27 already"), rather than a request in the first person ("I'd
+    like a list called ...", "I bought the milk, tick it off my list")."""
+    lower = view.lower
+    if signals["question"] or signals["imperative"] or REQUEST_RE.search(lower) or HANDED_OVER_RE.search(lower):
+        return False
+    body = LEAD_IN_RE.sub("", lower)
+    return TOLD_RE.match(body) is not None and not GOAL_STATED_RE.search(lower) and not COMMAND_CLAUSE_RE.search(body)
 
 
 def context_signals(ctx: RoutingContext, recent_turns: int) -> dict[str, float]:
@@ -293,8 +313,13 @@ def continuation_signals(view: TextView, ctx: RoutingContext, signals: dict[str,
 
 # What makes a message ask for something: a question, a request or command, a skill's words, or a short answer
 # continuing the action just asked about.
-_ASKING = ("question", "imperative", "vague_request", "writing_task", "capability_question", "skill_any",
-           "action_request", "unresolved_reference", "followup_fill", "skill_continuation", "confirmation_reply")
+_ASKING = ("question", "imperative", "deed_unnamed", "vague_request", "writing_task", "capability_question",
+           "skill_any", "action_request", "unresolved_reference", "followup_fill", "skill_continuation",
+           "confirmation_reply")
+
+
+# A deed one of these reads is no unnamed deed: a skill runs it, an answer is written, or an earlier turn names it.
+_ANSWERED_DEEDS = ("skill_any", "writing_task", "capability_question", "general_question", "resolved_reference")
 
 
 def telling_signals(view: TextView, signals: dict[str, float]) -> dict[str, float]:
@@ -319,6 +344,10 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     skills = skill_signals(view)
     signals.update(skills)
     signals.update(imperative_signals(view))
+    signals["skill_told"] = flag(bool(skills["skill_any"]) and tells_of_skill(view, signals))
+    if signals["skill_told"]:  # "My wife keeps our shopping list on the fridge door": news, not a request
+        skills = dict.fromkeys(skills, 0.0)
+        signals.update(skills)
     references = reference_signals(view, ctx.working_memory, bool(signals["imperative"]))
     if signals["phatic_only"] or (signals["thanks"] and not any(
             signals[name] for name in ("imperative", "question", "skill_any")) and not references["context_dependent"]):
@@ -335,6 +364,9 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     if references["resolved_reference"] and not skills["skill_any"] and edits_previous_item(view, ctx.working_memory):
         skills = {**skills, "skill_manage": 1.0, "skill_any": 1.0}
         signals.update(skills)
+    # A deed no skill reads, with no earlier turn to act on and nothing handed over: "push everything back an hour".
+    signals["deed_unnamed"] = flag(DEED_RE.search(view.lower) is not None and not HANDED_OVER_RE.search(view.lower)
+                                   and not any(signals[name] for name in _ANSWERED_DEEDS))
     signals.update(slot_signals(view, skills, bool(references["resolved_reference"]), ctx.working_memory,
                                 bool(references["commanded_pointer"])))
     signals.update(context_signals(ctx, recent_turns))

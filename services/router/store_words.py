@@ -42,12 +42,15 @@ _KEPT = (r"(?:saved|stored|kept|noted|remembered|memori[sz]ed|recorded|logged|to
 _STORED_BY_ME = (r"(?:saved|stored|kept|noted|memori[sz]ed|recorded|logged|"
                  r"asked you to (?:store|save|remember|keep|note|memori[sz]e|hold on to|hang on to))")
 SHOW_STORED_RE = re.compile(
-    rf"{CLAUSE_START}(?:show|list|display|pull up|bring up|give|get|fetch|read(?: out| back)?|look up|find|search|"
+    rf"{CLAUSE_START}(?:show|list|display|pull up|bring up|give|get|fetch|retrieve|read(?: out| back)?|look up|find|"
+    r"search|"
     r"dig out|go through|print(?: out)?|export|open|view|review|"
     # Asking to see them: "let me see my reminders", "can I see my goals?", "I'd like to see my notes".
     r"(?:let me|(?:can|could|may) i|i'?d like to|i want to|i wanna) (?:see|view|look at|have a look at|check))"
     # "show to me please my reminders of the next days": a learner's word order says the same.
-    r"(?: (?:to )?(?:me|us))?(?:,? (?:please|pls|plz))?(?: out| back)?(?: (?:a list of|a rundown of|all(?: of)?))? "
+    # "show me what's in my reminders for tomorrow": what they hold is them.
+    r"(?: (?:to )?(?:me|us))?(?:,? (?:please|pls|plz))?(?: out| back)?"
+    r"(?: (?:a list of|a rundown of|all(?: of)?|(?:what'?s|whats|what is|everything) (?:in|on)))? "
     rf"(?:(?:my|our|the|all|every|each)(?: [a-z'-]+){{0,3}}? {_SHOWN}\b(?! of\b(?! (?:the )?(?:next|coming|past|last|"
     r"this|upcoming)\b))|"
     # Named with how they came to be: "show me what reminders I have set", "every reminder I've scheduled".

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from services.router.form_words import THANKS_ABROAD
-from services.router.time_words import DAYS, TIME_RE
+from services.router.time_words import TIME_RE
 
 WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -52,6 +52,11 @@ _LIST_PLEASE = (
     r"(?:on|onto|to) (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|checklist|groceries)"
     r"(?:,? (?:please|pls|plz|bitte|por favor|thanks|thx|merci))+[.!]*\s*$"
 )
+# The list named first, then what goes on it: "For the under 9s kit list add cones, bibs and the ball pump".
+_LIST_FIRST = (
+    r"(?:^|[.!]\s+)(?:for|on|to|onto|in) (?:my|our|the) (?:[a-z0-9'-]+ ){0,3}(?:list|to-?do list|checklist|wishlist),? "
+    r"(?:(?:please|pls|can you|could you|just) )?(?:add|put|include|pop|stick|chuck|bung|jot down)\b"
+)
 # Making a list that names its content: "create a packing list with X and Y", "new list called gifts: ...",
 # "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is
 # missing). Not "make me a list of interview questions" (writing, RESPOND) unless items follow a colon.
@@ -92,7 +97,7 @@ SKILL_PATTERNS = {
     r"\bwhat (?:do|have) (?:i|we) (?:got|have)(?: on| planned| booked| scheduled)\b|"
     r"\bwhat have (?:i|we) got (?:on|planned|booked)\b|\b(?:am i|are we) (?:free|busy|booked)\b(?! to\b)",
     "list": r"\b(?:add(?:ing)?|ad|put(?:ting)?|pop(?:ping)?|chuck(?:ing)?|throw(?:ing)?|stick(?:ing)?|bung|jot|write|"
-    r"copy|remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?|clear(?:ing)?|wip(?:e|ing)|"
+    r"copy|mark|remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?|clear(?:ing)?|wip(?:e|ing)|"
     r"scratch(?:ing)?|strik(?:e|ing))\b"
     r"[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
     r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|"
@@ -102,7 +107,7 @@ SKILL_PATTERNS = {
     r"\b(?:add(?:ing)?|ad|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
     r"(?:list|groceries|to-?dos?)\b|"
     rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list|wishlist|checklist)\b(?! of)|{_LIST_CREATE}|"
-    rf"{_LIST_ITEMS}|{_LIST_PLEASE}|"
+    rf"{_LIST_ITEMS}|{_LIST_PLEASE}|{_LIST_FIRST}|"
     # Reading lists back: "which lists have I got?", "read out the to-do list".
     r"^(?:what|which) lists\b|\bhow many lists (?:do|have) i\b|"
     r"\b(?:read|show|tell|give)(?: me)?(?: out)? (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b"
@@ -214,7 +219,7 @@ READ_QUESTION_RE = re.compile(
     r"^(?:what|which|how|when|where|who)\b|^(?:do|does|did|have|has|are|is|am) (?:i|you|u|we|my|it|there|this|that)\b"
 )
 LIST_WRITE_RE = re.compile(r"\b(?:add|adding|ad|put|putting|pop|chuck|throw|stick|bung|jot|write|copy|remove|delete|"
-                           r"take|cross|"
+                           r"take|cross|mark|"
                            r"tick|check|clear|clearing|wipe|wiping|scratch|strike|"
                            r"create|creating|make|making|start|"
                            r"starting|set up|setting up|open|opening|begin|together|need|want|like|new)\b")
@@ -303,49 +308,6 @@ MANAGE_WORDS = frozenset(
     "appointment appointments meeting meetings event events notification notifications item items entry".split()
 )
 
-VAGUE_ASK_RE = re.compile(
-    r"^(?:i )?(?:need|want|would like|could use|have) (?:some |your |a little )?(?:help|a favou?r|a question)"
-    r"(?: (?:with|on|about) (?:something|this|that|it|stuff))?(?: please)?\W*$|^(?:can|could) you help(?: me)?"
-    r"(?: (?:with|on) (?:something|this|that|it))?\W*$"
-)
-# "I want to add something to a list", "remember something for me": a placeholder where the content would be
-# (group 1 is the verb, which must be a command's).
-PLACEHOLDER_RE = re.compile(
-    r"^(?:(?:i (?:want|need|would like)|i'd like) (?:you )?to |please |can you |could you )?([a-z]+)"
-    # "sort out something", "take care of something".
-    r"(?: (?:out|up|with|into|care of))? (?:something|"
-    r"a thing|an item|an entry|a task|smth|"
-    # A number of things is no thing either: "could you put a couple of things on my list?".
-    r"(?:a (?:few|couple(?: of)?|bunch of|load of)|some|several|various) (?:things|items|bits|stuff|entries|tasks)|"
-    r"stuff)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me)(?: [a-z-]+){0,2})?"
-    # When it is for says nothing of what: "could you arrange something for Saturday", "handle something before Friday".
-    rf"(?: (?:for|on|by|before|until|till|after)(?: the)? (?:{DAYS}|weekend|tomorrow|tonight|later|next week))?\W*$"
-)
-# A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
-# also after a first clause ("Just a quick one: show me how ...").
-# Not "excuse me", "lucky me", "trust me" (said, not asked), nor a pronoun or an auxiliary before "me".
-VERB_ME_RE = re.compile(
-    r"(?:^|[.:;!?]\s+)(?!(?:excuse|lucky|poor|silly|trust|beats|bless|love|like|miss|with|about|for|to|from|of|and|"
-    r"but|not|even|just|let|help)\b)[a-z]+ (?:me|us)\b(?! (?:too|neither|either)\b)"
-)
-# "Update: I sold the car!": a word before a colon labels what follows, it commands nothing.
-LABEL_RE = re.compile(r"^[a-z]+\s*:")
-IMPERATIVE_VERBS = frozenset(
-    "add book buy call cancel change check delete do email explain find fix get give help keep let list make move "
-    "note open plan put read remember remind remove reply reschedule save schedule send set share show summarize "
-    "summarise take tell text track translate update write draft describe compare suggest recommend create start "
-    "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn store log record "
-    "use brainstorm teach convince outline rank pick choose calculate convert design devise invent propose arrange "
-    "organise organize handle "
-    # Moving a thing in time or place: "bump it back an hour", "swap them round", "push it to Friday".
-    "bump push pull bring shift switch swap flip copy"
-    .split()
-)
-# A command closing a message on a pointer: "the earlier time works better, switch it", "love it. send that to Mia".
-POINTER_COMMAND_RE = re.compile(
-    rf"[,;.!]\s*(?:(?:and|so|then|just|now|pls|please) )*(?:{'|'.join(sorted(IMPERATIVE_VERBS))}|go with|stick with) "
-    r"(?:it|that|this|them|those|these)\b[^,;.!?:]{0,25}[.!]*\s*$"
-)
 # Openers before the message proper; "tell you what" / "guess what" / "you know what" announce news, they neither
 # command nor ask ("Tell you what, that yoga class was brutal.").
 LEAD_IN_RE = re.compile(
@@ -366,7 +328,8 @@ STOPWORDS = frozenset(
 # Drawing up a schedule, a timetable, a routine or a plan is writing one, not booking anything: "create a weekly
 # cleaning schedule for a house with 4 people" (not when the entries follow a colon: "make a schedule: gym Mon 6pm").
 PLAN_WRITING_RE = re.compile(
-    r"\b(?:create|make|draw up|put together|design|build|plan|come up with|work out|devise|write)(?: me| us)? (?:a|an) "
+    r"\b(?:create|make|draw up|put together|set out|lay out|map out|sketch out|design|build|plan|come up with|"
+    r"work out|devise|write)(?: me| us)? (?:a|an) "
     r"(?:[a-z'-]+ ){0,3}?(?:schedule|timetable|rota|routine|plan|itinerary)\b(?![^.?!]{0,60}:)"
 )
 # Asking for advice wants a written answer even in a skill's words: "my goal is to be happier, any advice?".

@@ -1,0 +1,123 @@
+"""Lexicons of commands: the verbs that open one, placeholders and vague asks where a command's object would be, a
+command closing a message on a pointer, and a label that only looks like one.
+
+Compiled once at import (pure data, no I/O), like ``services/router/words.py``; ``services/router/signals.py`` turns
+them into ``imperative``, ``vague_request`` and ``names_nothing``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from services.router.time_words import DAYS
+
+VAGUE_ASK_RE = re.compile(
+    r"^(?:i )?(?:need|want|would like|could use|have) (?:some |your |a little )?(?:help|a favou?r|a question)"
+    r"(?: to ask(?: you)?)?"
+    r"(?: (?:with|on|about) (?:something|this|that|it|stuff))?(?: please)?\W*$|^(?:can|could) you help(?: me)?"
+    r"(?: (?:with|on) (?:something|this|that|it))?\W*$"
+)
+# "I want to add something to a list", "remember something for me": a placeholder where the content would be
+# (group 1 is the verb, which must be a deed's: "suggest something for my mum's birthday" asks for an answer).
+PLACEHOLDER_RE = re.compile(
+    r"^(?:(?:i (?:want|need|would like)|i'd like) (?:you )?to |please |can you |could you )?([a-z]+)"
+    # "sort out something", "take care of something".
+    r"(?: (?:out|up|with|into|care of))? (?:something|"
+    r"a thing|an item|an entry|a task|smth|"
+    # A number of things is no thing either: "could you put a couple of things on my list?".
+    r"(?:a (?:few|couple(?: of)?|bunch of|load of)|some|several|various) (?:things|items|bits|stuff|entries|tasks)|"
+    # Whom or what it is for says nothing of what: "set something up for Dad's birthday", "book something for the kids
+    # over half term".
+    r"stuff)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me|our|his|her|their|[a-z]+'s)"
+    r"(?: [a-z0-9'-]+){0,4})?"
+    # When it is for says nothing of what: "could you arrange something for Saturday", "handle something before Friday".
+    rf"(?: (?:for|on|by|before|until|till|after)(?: the)? (?:{DAYS}|weekend|tomorrow|tonight|later|next week))?\W*$"
+)
+# A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
+# also after a first clause ("Just a quick one: show me how ...").
+# Not "excuse me", "lucky me", "trust me" (said, not asked), nor a pronoun or an auxiliary before "me".
+VERB_ME_RE = re.compile(
+    r"(?:^|[.:;!?]\s+)(?!(?:excuse|lucky|poor|silly|trust|beats|bless|love|like|miss|with|about|for|to|from|of|and|"
+    r"but|not|even|just|let|help)\b)[a-z]+ (?:me|us)\b(?! (?:too|neither|either)\b)"
+)
+# "Update: I sold the car!": a word before a colon labels what follows, it commands nothing.
+LABEL_RE = re.compile(r"^[a-z]+\s*:")
+IMPERATIVE_VERBS = frozenset(
+    "add book buy call cancel change check delete do email explain find fix get give help keep let list make move "
+    "note open plan put read remember remind remove reply reschedule save schedule send set share show summarize "
+    "summarise take tell text track translate update write draft describe compare suggest recommend create start "
+    "stop finish forward message sort clear mark print erase rename uncheck untick snooze unlearn store log record "
+    "use brainstorm teach convince outline rank pick choose calculate convert design devise invent propose arrange "
+    "organise organize handle "
+    # Moving a thing in time or place: "bump it back an hour", "swap them round", "push it to Friday".
+    "bump push pull bring shift switch swap flip copy"
+    .split()
+)
+# A command closing a message on a pointer: "the earlier time works better, switch it", "love it. send that to Mia".
+POINTER_COMMAND_RE = re.compile(
+    rf"[,;.!]\s*(?:(?:and|so|then|just|now|pls|please) )*(?:{'|'.join(sorted(IMPERATIVE_VERBS))}|go with|stick with) "
+    r"(?:it|that|this|them|those|these)\b[^,;.!?:]{0,25}[.!]*\s*$"
+)
+# Deeds: commands that do something to a thing (store it, send it, move it, book it, edit it), as against asking for
+# an answer (explain, tell, suggest, write). A deed no skill's pattern reads names no object the assistant could act
+# on ("Send the version with the jokes in", "Push everything back an hour.", "move my thing to friday"): it needs
+# asking. "Do" and "make" are deeds on a pointer only ("do the same for the van", "make it 3 instead of 2"; not "make
+# me a list of questions"), and a deed for the person that asks for something new gives it ("send me a joke").
+_DEEDS = (
+    "add send forward book move push pull bump shift switch swap put set cancel change update edit delete remove store "
+    "save note log keep track remember remind mark tick cross sort fix handle use take email text message reply rename "
+    "finish stop clear erase copy arrange organise organize schedule reschedule snooze jot stick pop chuck bung throw "
+    "uncheck untick record pay call file"
+)
+# Passing word on to someone is a deed too: "Tell my boss", "ask her about it", "let them know I'm late" (not "tell me
+# ...", "tell a joke": those want an answer).
+_PASS_ON = (
+    r"(?:tell|ask|warn|text|email|message|call) (?:him|her|them|(?:my|our|the) (?:[a-z'-]+ )?(?:mum|mom|dad|boss|wife|"
+    r"husband|partner|sister|brother|friends?|son|daughter|colleagues?|team|manager|landlord|teacher|neighbou?rs?|"
+    r"kids|family|client|customer|gran|grandma|grandad)\b)|let (?!(?:me|us)\b)[a-z'-]+(?: [a-z'-]+)? know\b"
+)
+# After a first clause a deed starts after a stop or "so" / "now" / "then" ("Lucy's coming too so add her bits"), but
+# not with the verbs whose past is their base form ("we got home so put the kettle on" tells).
+_PAST_AS_BASE = {"put", "set"}
+DEED_VERBS = frozenset(_DEEDS.split())
+_DEED_VERBS = "|".join(sorted(DEED_VERBS))
+_MID_DEED_VERBS = "|".join(sorted(DEED_VERBS - _PAST_AS_BASE))
+_DEED_LEAD = (r"(?:(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|would u|just|actually|"
+              r"now|ok|okay|so|and|also|then|i (?:need|want|would like) you to|i'?d like you to)[ ,!.]+)*")
+# A deed's verb is followed by its object (a pointer, a determiner, a possessive, a placeholder), maybe after "me" or
+# a particle: "Push everything back", "forward me the file"; not a noun phrase typed as a topic ("Cancel culture",
+# "Email etiquette for managers", "Record player recommendations") nor "add up 345 and 789".
+_DEED_OBJECT = (
+    r"(?: (?:me|us)(?= (?:the|that|those|it|them|this|these|my|our|what|whatever)\b))?"
+    r"(?: (?:up|back|off|out|in|down|over|round|around|forward|away))?"
+    r"(?: (?:it|that|this|them|those|these|the|a|an|my|our|his|her|their|your|him|everything|all|both|some|something|"
+    r"anything|what|whatever|whichever|one|same|next|last|another|other|any|each|every|few|couple|\d+|"
+    rf"[a-z]+'s|(?:{DAYS})\w*)\b|"
+    # Or no object at all, only when, where or how again: "Send.", "cancel tomorrow", "move to 3", "add more"; or a bare
+    # noun that is the whole object ("add item", "save note").
+    r" (?:again|more|too|instead|later|asap|please|pls|for|to|on|at|by|till|until|onto|into)\b|(?: [a-z'-]+)?\W*$)"
+)
+DEED_RE = re.compile(
+    rf"(?:^{_DEED_LEAD}(?:(?!add up\b)(?:{_DEED_VERBS}){_DEED_OBJECT}|{_PASS_ON}|"
+    r"(?:do|make) (?=(?:it|that|this|them|those|these|the|what|everything|same)\b))|"
+    rf"(?:[.;!?]\s+|,\s*(?:so|now|then) |\b(?:so|now|then) ){_DEED_LEAD}(?:{_MID_DEED_VERBS}){_DEED_OBJECT})"
+)
+# Content handed over after a colon names the deed's object: "sort these: pears, apples, figs".
+HANDED_OVER_RE = re.compile(r":\s*\S")
+# A statement about the person's own things, its subject first: "I set myself a target of 30 books this year", "My wife
+# keeps our shopping list on the fridge door". A skill's words in it tell, they ask for nothing, unless a wish opens it
+# ("I'd like to set a goal ...", "I need a reminder"), a goal is stated ("my goal for May is ..."), something is handed
+# over after a colon, or a clause of it commands (``COMMAND_CLAUSE_RE``).
+TOLD_RE = re.compile(
+    r"^(?:(?:honestly|well|oh|just|actually|btw|anyway|so|and)[ ,!.]+)*(?:i(?!'d|'ll)|i'm|i've|we|we're|we've|my|our|"
+    r"his|her|their|the|this|that|it|it's)\b(?![^.?!]{0,30}\b(?:want|wants|wanted|need|needs|'d like|would like|"
+    r"'d love|would love|wanna|appreciate|aim|aiming|decided|hope|hoping|wish)\b)"
+    # Nor one that has the assistant do something: "I'd be grateful if you noted that ...".
+    r"(?!.*\b(?:you|u)\b)"
+)
+GOAL_STATED_RE = re.compile(r"\b(?:goals?|resolutions?|targets?|aims?)\b(?: [^.?!]{0,30}?)? (?:is|are|will be)\b")
+_COMMAND_VERBS = "|".join(sorted(IMPERATIVE_VERBS | DEED_VERBS))
+COMMAND_CLAUSE_RE = re.compile(
+    rf"(?:[^\w\s'-]\s*(?:(?:just|please|pls|now|then|so) )*|\b(?:so|and|then|now|pls|please|but)\s+)"
+    rf"(?:(?:don'?t|do not|never) )?(?:{_COMMAND_VERBS})\b"
+)
