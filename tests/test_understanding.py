@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from dataclasses import replace
 
@@ -93,9 +94,9 @@ def test_explicit_feedback_is_written_to_the_previous_decision(client, run_jobs,
 def close_call_router(worker_context, tmp_path):
     """A router whose tie-break margin is huge, so every decision is a close call."""
     configs = tmp_path / "configs"
-    shutil.copytree(worker_context.settings.configs_dir, configs, ignore=shutil.ignore_patterns("generated"))
-    (configs / "generated").mkdir()
-    (configs / "generated" / "router_weights.json").write_text(json.dumps({"tiebreak": {"margin": 1000}}))
+    shutil.copytree(worker_context.settings.configs_dir, configs)
+    weights = configs / "router.toml"
+    weights.write_text(re.sub(r"(?m)^margin = .*$", "margin = 1000", weights.read_text(encoding="utf-8"), count=1))
     original = worker_context.router
     worker_context.router = ModeRouter(configs, None)
     yield
