@@ -1,4 +1,4 @@
-"""Table models of the cognition services (schema in migration 0006) and the reads other modules need."""
+"""Table models of the cognition services (schema in migration 0006) and the newest autobiography's read."""
 
 from __future__ import annotations
 
@@ -53,10 +53,3 @@ def latest_autobiography(session: Session, user_id: str) -> Autobiography | None
     return session.scalar(select(Autobiography).where(Autobiography.user_id == user_id)
                           .order_by(Autobiography.created_at.desc(), Autobiography.id.desc()).limit(1))
 
-
-def shared_thoughts(session: Session, user_id: str, since: dt.datetime, limit: int) -> list[DriftGist]:
-    """Drift thoughts pushed to the person since ``since``, newest first."""
-    return list(session.scalars(select(DriftGist).where(DriftGist.user_id == user_id,
-                                                        DriftGist.pushed_event_id.is_not(None),
-                                                        DriftGist.created_at >= since)
-                                .order_by(DriftGist.created_at.desc()).limit(limit)))
