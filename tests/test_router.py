@@ -1,4 +1,4 @@
-"""Mode router: context signals, scoring, determinism, tie-breaks and feedback (no real model)."""
+"""Mode router: context signals, scoring, determinism and tie-breaks (no real model)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ import pytest
 from services.router import signals as rs
 from services.router.decision import apply_tiebreak, score_modes, softmax, tiebreak_candidates
 from services.router.exemplars import load_exemplars
-from services.router.feedback import detect_feedback
 from services.router.mode_router import ModeRouter, context_from_record
 from services.router.signals import MODES, RoutingContext
 from services.settings import SettingsError
@@ -247,27 +246,3 @@ def test_tiebreaker_choosing_a_third_mode_is_ignored(router):
     third = next(mode for mode in MODES if mode not in (first, second))
     kept = apply_tiebreak(decision, third)
     assert kept.mode == first and kept.tiebreaker_result == third
-
-
-# --- feedback --------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "feedback"),
-    [
-        ("that's not what I asked", "negative"),
-        ("No, I meant the other Paris, in Texas.", "negative"),
-        ("wrong", "negative"),
-        ("That's not helpful at all", "negative"),
-        ("you misunderstood me", "negative"),
-        ("perfect, thanks", "positive"),
-        ("that's helpful", "positive"),
-        ("Thanks, that helped a lot!", "positive"),
-        ("exactly what I needed", "positive"),
-        ("What's wrong with my code?", None),
-        ("How do vaccines work?", None),
-        ("thanks", None),
-    ],
-)
-def test_detect_feedback(text, feedback):
-    assert detect_feedback(text) == feedback

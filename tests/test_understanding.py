@@ -1,4 +1,4 @@
-"""Classification and routing inside the digest job: audit rows, modes, tie-breaker, feedback."""
+"""Classification and routing inside the digest job: audit rows, modes, tie-breaker."""
 
 from __future__ import annotations
 
@@ -82,12 +82,6 @@ def test_clarify_fires_on_an_underspecified_action(client, run_jobs, fake_llm, d
 def test_acknowledge_uses_its_own_prompt(client, run_jobs, fake_llm):
     converse(client, run_jobs, "good morning!")
     assert "Mode: ACKNOWLEDGE" in fake_llm.requests[-1]["messages"][0]["content"]
-
-
-def test_explicit_feedback_is_written_to_the_previous_decision(client, run_jobs, fake_llm, db_engine):
-    thread_id, _ = converse(client, run_jobs, "Explain how tides work.")
-    converse(client, run_jobs, "that's not what I asked", thread_id)
-    assert decision_for(db_engine, "Explain how tides work.").RoutingDecision.feedback == "negative"
 
 
 @pytest.fixture
