@@ -79,7 +79,6 @@ def _decision_dict(row: RoutingDecision, topic: str | None) -> dict[str, Any]:
         "tiebreaker_used": row.tiebreaker_used,
         "tiebreaker_result": row.tiebreaker_result,
         "latency_ms": row.latency_ms,
-        "feedback": row.feedback,
         "recalled": len(row.recalled or []),
         "created_at": row.created_at.isoformat(),
     }

@@ -75,11 +75,6 @@ job = "services.cognition.drift.run"
 every_s = 15
 queue = "periodic-queue"
 job = "services.periodic.backfill.run"
-
-[services.routing_reflection]
-every_s = 90
-queue = "background-queue"
-job = "services.cognition.reflection.run"
 """
 REPLY = ("Here is what I think, in a few sentences: the question is a fair one, the answer depends on "
          "what you want most, and we can look at it again tomorrow if you like.")

@@ -261,7 +261,6 @@ class RoutingDecision(Base):
     tiebreaker_result: Mapped[str | None] = mapped_column(String(16), nullable=True)
     latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
     weights_version: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    feedback: Mapped[str | None] = mapped_column(String(32), nullable=True)
     # The remembered items context assembly put into the prompt (the chat page's receipts).
     recalled: Mapped[list[Any]] = mapped_column(JSONB, default=list, server_default=text("'[]'::jsonb"))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

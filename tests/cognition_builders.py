@@ -1,4 +1,4 @@
-"""Keyword-only builders for the cognition service tests: people, activity, memories, routed turns."""
+"""Keyword-only builders for the cognition service tests: people, activity, memories."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from services.cognition.config import cognition_config
-from services.db import ConversationSession, Exchange, RoutingDecision, Thread, User, insert
+from services.db import ConversationSession, Thread, User, insert
 from services.memory.models import Episode, Fact
 from services.service_call import ServiceCall
 
@@ -77,21 +77,3 @@ def episode(db: Any, *, user_id: str, title: str, gist: str, at: dt.datetime, sa
     db.flush()
     return row.id
 
-
-def routed_turn(db: Any, *, user_id: str, thread_id: str, text: str, mode: str, at: dt.datetime,
-                signals: dict[str, float] | None = None, reply: str = "ok", tool_trail: list[Any] | None = None,
-                feedback: str | None = None, decision: bool = True) -> int:
-    """An exchange and (unless ``decision`` is False) its routing decision at ``at``; returns the decision id
-    (the exchange id without one)."""
-    request_id = f"req-{uuid.uuid4().hex[:12]}"
-    exchange = Exchange(request_id=request_id, user_id=user_id, thread_id=thread_id, user_text=text, reply=reply,
-                        mode=mode, tool_trail=tool_trail or [], timings={}, created_at=at)
-    db.add(exchange)
-    db.flush()
-    if not decision:
-        return exchange.id
-    row = RoutingDecision(request_id=request_id, user_id=user_id, thread_id=thread_id, exchange_id=exchange.id,
-                          mode=mode, signals=signals or {}, scores={}, feedback=feedback, created_at=at)
-    db.add(row)
-    db.flush()
-    return row.id

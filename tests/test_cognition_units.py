@@ -1,4 +1,4 @@
-"""Pure parts of the cognition services: settings, quiet hours, local days, idle queues, follow-up labels."""
+"""Pure parts of the cognition services: settings, quiet hours, local days, idle queues."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ import pytest
 from rq import Queue, SimpleWorker
 
 from services.cognition.config import CognitionConfig, load_cognition_config
-from services.cognition.followups import Turn, label
 from services.cognition.gate import busy_queues, in_quiet_hours, local_day_start
-from services.cognition.reflection import normalise, pressure_rows
 from services.queues import BACKGROUND_QUEUE, PROMPT_QUEUE
 from services.settings import PROJECT_ROOT, SettingsError
 
@@ -43,7 +41,7 @@ def test_the_schedules_name_every_cognition_service():
         services = tomllib.load(handle)["services"]
     jobs = {entry["job"] for entry in services.values()}
     assert {f"services.cognition.{name}.run" for name in
-            ("drift", "reflection", "regulator", "calibration", "autobiography")} <= jobs
+            ("drift", "autobiography")} <= jobs
 
 
 @pytest.mark.parametrize("now, zone, quiet", [
@@ -98,30 +96,3 @@ def test_idle_is_asked_of_rq_and_ignores_the_asking_job_and_its_queued_peers(rea
     Queue(PROMPT_QUEUE, connection=real_redis).enqueue("workers.digest.run", "request")
     assert run_probe(real_redis) == "prompt-queue: 1 queued, 0 running"
 
-
-def turn(text: str) -> Turn:
-    return Turn("r", text, "reply", utc(10, 12))
-
-
-@pytest.mark.parametrize("first, then, feedback, expected", [
-    ("my sister lives in Lyon", "no, I meant remember that", None, "correction"),
-    ("my sister lives in Lyon", "that's not what I asked", None, "correction"),
-    ("add eggs to the shopping list", "please add eggs to my shopping list", None, "rephrase"),
-    ("what is the capital of France", "thanks, that helps", None, "confirmation"),
-    ("delete the list", "yes", None, "confirmation"),
-    ("tell me a joke", "what's the weather in Paris", None, "continued"),
-    ("tell me a joke", None, None, "silent"),
-    ("tell me a joke", None, "negative", "correction"),
-])
-def test_follow_up_labels(first, then, feedback, expected):
-    assert label(turn(first), turn(then) if then else None, feedback, 0.6).label == expected
-
-
-def test_a_verdict_is_normalised_before_it_becomes_pressure():
-    assert normalise({"fit": "false", "better_mode": "act."}, "RESPOND")["better_mode"] == "ACT"
-    assert normalise({"fit": False, "better_mode": "RESPOND"}, "RESPOND")["better_mode"] is None
-    assert normalise({"fit": False, "better_mode": "DANCE"}, "RESPOND")["better_mode"] is None
-    assert normalise({}, "RESPOND") == {"fit": True, "better_mode": None, "reason": ""}
-    rows = pressure_rows({"question": 1.0, "char_len": 40.0, "nonsense": 1.0, "short": 0.0}, "RESPOND", "ACT")
-    assert {(row["mode"], row["signal"]): row["pressure"] for row in rows} == {
-        ("ACT", "question"): 1.0, ("RESPOND", "question"): -1.0, ("ACT", "bias"): 1.0, ("RESPOND", "bias"): -1.0}

@@ -24,8 +24,7 @@ from tests.periodic_services import CALLS_KEY, schedules_file
 from workers.scheduler import Leadership, ServiceTick, build_scheduler
 
 NOON = dt.datetime(2026, 11, 23, 12, 0, 30, tzinfo=dt.UTC)
-COGNITION = {"drift": "drift", "routing_reflection": "reflection", "routing_regulator": "regulator",
-             "triage_calibration": "calibration", "autobiography": "autobiography"}
+COGNITION = {"drift": "drift", "autobiography": "autobiography"}
 
 
 def spec(name: str = "counter", job: str = "tests.periodic_services.counting", **kw) -> ServiceSpec:  # type: ignore[no-untyped-def]

@@ -1,8 +1,9 @@
-"""Classification and routing inside the digest job: audit rows, modes, tie-breaker, feedback."""
+"""Classification and routing inside the digest job: audit rows, modes, tie-breaker."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from dataclasses import replace
 
@@ -83,19 +84,13 @@ def test_acknowledge_uses_its_own_prompt(client, run_jobs, fake_llm):
     assert "Mode: ACKNOWLEDGE" in fake_llm.requests[-1]["messages"][0]["content"]
 
 
-def test_explicit_feedback_is_written_to_the_previous_decision(client, run_jobs, fake_llm, db_engine):
-    thread_id, _ = converse(client, run_jobs, "Explain how tides work.")
-    converse(client, run_jobs, "that's not what I asked", thread_id)
-    assert decision_for(db_engine, "Explain how tides work.").RoutingDecision.feedback == "negative"
-
-
 @pytest.fixture
 def close_call_router(worker_context, tmp_path):
     """A router whose tie-break margin is huge, so every decision is a close call."""
     configs = tmp_path / "configs"
-    shutil.copytree(worker_context.settings.configs_dir, configs, ignore=shutil.ignore_patterns("generated"))
-    (configs / "generated").mkdir()
-    (configs / "generated" / "router_weights.json").write_text(json.dumps({"tiebreak": {"margin": 1000}}))
+    shutil.copytree(worker_context.settings.configs_dir, configs)
+    weights = configs / "router.toml"
+    weights.write_text(re.sub(r"(?m)^margin = .*$", "margin = 1000", weights.read_text(encoding="utf-8"), count=1))
     original = worker_context.router
     worker_context.router = ModeRouter(configs, None)
     yield

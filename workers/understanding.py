@@ -13,18 +13,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from services.act.fastpath import answers_from_memory, only_tells
-from services.db import RoutingDecision as DecisionRow
 from services.embeddings import for_requests
 from services.errors import EmbeddingError, LLMError
 from services.llm.profile import history_window
 from services.memory.context import AssembledContext, assemble
 from services.queues import ChatRequest
 from services.router.decision import RoutingDecision, apply_tiebreak, tiebreak_candidates
-from services.router.feedback import detect_feedback
 from services.router.signals import RoutingContext
 from services.sessions import SESSION_IDLE_S, SessionStep, enqueue_episode, place_in_session
 from services.threads import ThreadState, blended_topic_confidence, context_warmth, history_text, touch_thread
@@ -94,7 +91,7 @@ class Understanding:
 
 def understand(context: WorkerContext, request: ChatRequest,
                snapshot: tuple[ThreadState, list[dict[str, Any]]] | None = None) -> Understanding:
-    """Embed, classify the topic, place the session, record feedback, recall, route.
+    """Embed, classify the topic, place the session, recall, route.
 
     ``snapshot``: the thread's state and working memory when the caller has read them (else read here).
     """
@@ -117,7 +114,6 @@ def understand(context: WorkerContext, request: ChatRequest,
     topic_update = placement[0].update
     topic, topic_confidence, topic_is_new, session_id = after_placement(context, request, state, *placement)
     context.metrics.observe("engram_classification_seconds", embedded_s + placed_s)
-    record_feedback(context, request, working_memory)
     routing_context = RoutingContext(
         text=request.text,
         embedding=embedding,
@@ -257,20 +253,6 @@ def tiebreak(
         logger.info("tie-breaker failed (%s); keeping %s", type(exc).__name__, decision.mode)
         return apply_tiebreak(decision, None)
     return apply_tiebreak(decision, completion.text.split()[0] if completion.text.split() else None)
-
-
-def record_feedback(context: WorkerContext, request: ChatRequest, working_memory: list[dict[str, Any]]) -> None:
-    """Explicit feedback on the previous reply is written to the previous decision's row."""
-    feedback = detect_feedback(request.text)
-    if feedback is None or not working_memory:
-        return
-    previous = working_memory
-    with context.sessions.begin() as db:
-        db.execute(
-            update(DecisionRow)
-            .where(DecisionRow.request_id == previous[-1]["request_id"], DecisionRow.user_id == request.user_id)
-            .values(feedback=feedback)
-        )
 
 
 def describe_missing(decision: RoutingDecision) -> str:

@@ -36,32 +36,6 @@ class DriftConfig:
 
 
 @dataclass(frozen=True)
-class CalibrationConfig:
-    window_h: float = 24.0  # decisions of this long are scored per run
-    followup_within_s: float = 600.0  # a next message later than this is not a follow-up
-    rephrase_similarity: float = 0.6  # word overlap (Jaccard of content words) that counts as rephrasing
-
-
-@dataclass(frozen=True)
-class ReflectionConfig:
-    max_reviews_per_run: int = 5
-    lookback_h: float = 72.0
-    min_age_s: float = 900.0  # give the person time to follow up before judging a decision
-
-
-@dataclass(frozen=True)
-class RegulatorConfig:
-    window_h: float = 168.0  # pressure is averaged over the reviews of this window
-    min_reviews: int = 5  # fewer reviews than this: no step, no verdict
-    min_pressure: float = 0.2  # mean pressure below this is noise
-    learning_rate: float = 0.5
-    max_step: float = 0.25  # one step moves a weight by at most this
-    max_drift: float = 1.0  # the regulated weight stays within this of the configured one
-    cooldown_h: float = 72.0  # a weight changed recently is neither changed again nor judged yet
-    min_improvement: float = 0.1  # pressure must fall by this share, or the step is reverted
-
-
-@dataclass(frozen=True)
 class AutobiographyConfig:
     min_new_episodes: int = 1
     max_episodes: int = 20  # newest episodes given to one synthesis
@@ -72,9 +46,6 @@ class AutobiographyConfig:
 @dataclass(frozen=True)
 class CognitionConfig:
     drift: DriftConfig = field(default_factory=DriftConfig)
-    calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
-    reflection: ReflectionConfig = field(default_factory=ReflectionConfig)
-    regulator: RegulatorConfig = field(default_factory=RegulatorConfig)
     autobiography: AutobiographyConfig = field(default_factory=AutobiographyConfig)
 
 

@@ -1,4 +1,4 @@
-"""The deterministic mode router: signals, weights, exemplars, decisions, explicit feedback.
+"""The deterministic mode router: signals, weights, exemplars, decisions.
 
 The five modes, as the labelled sets in tests/data and the router's signals read them (settled in issue 31's
 third round, applied to questions about the past in its fourth; every routing set is labelled by these):

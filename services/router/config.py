@@ -1,13 +1,10 @@
-"""The router's weights: ``configs/router.toml`` plus the regulator's JSON override, hot-reloaded."""
+"""The router's weights: ``configs/router.toml``, read and validated once when a router is built."""
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
-import logging
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -18,15 +15,12 @@ from services.router.exemplars import SIM_SIGNALS
 from services.router.signals import MODES, RoutingContext, collect_signals
 from services.settings import SettingsError
 
-logger = logging.getLogger(__name__)
-
 WEIGHTS_FILE = "router.toml"
-OVERRIDE_FILE = Path("generated") / "router_weights.json"
 
 
 @dataclass(frozen=True)
 class RouterConfig:
-    """The tunable part of the router; every field can be overridden by the regulator's file."""
+    """The tunable part of the router."""
 
     weights: dict[str, dict[str, float]]
     temperature: float = 1.0
@@ -79,16 +73,6 @@ def known_signals() -> frozenset[str]:
     return frozenset(names | set(SIM_SIGNALS.values()) | {"embedding_used", "bias"})
 
 
-def _deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
-    merged = copy.deepcopy(dict(base))
-    for key, value in override.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = _deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError(f"{where} must be a finite number, got {value!r}")
@@ -135,45 +119,9 @@ def _parse_weights(weights_raw: Any) -> dict[str, dict[str, float]]:
     return weights
 
 
-class ConfigSource:
-    """Base config from TOML plus the regulator's JSON override, re-read whenever its stat changes."""
-
-    def __init__(self, base_path: Path, override_path: Path) -> None:
-        base_raw = read_toml(base_path)
-        if base_raw is None:
-            raise SettingsError(f"router weights not found: {base_path}")
-        self._base_raw = base_raw
-        self.override_path = override_path
-        self._base = parse_config(self._base_raw, base_path.name)
-        self._config = self._base
-        self._stamp: tuple[int, int, int] | None = None
-
-    def current(self) -> RouterConfig:
-        """The config in force now; costs one ``os.stat`` when nothing changed."""
-        try:
-            st = os.stat(self.override_path)
-            stamp: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
-        except FileNotFoundError:
-            stamp = None
-        if stamp != self._stamp:
-            self._stamp = stamp
-            self._reload(stamp is not None)
-        return self._config
-
-    def _reload(self, exists: bool) -> None:
-        if not exists:
-            if self._config is not self._base:
-                logger.info("router override %s removed; back to weights %s", self.override_path, self._base.version)
-            self._config = self._base
-            return
-        try:
-            override = json.loads(self.override_path.read_text(encoding="utf-8"))
-            if not isinstance(override, Mapping):
-                raise ValueError("top level must be an object")
-            config = parse_config(_deep_merge(self._base_raw, override), self.override_path.name)
-        except (OSError, ValueError) as exc:  # a bad regulator write must never stop routing
-            logger.warning("ignoring malformed router override %s (%s); keeping weights %s",
-                           self.override_path, exc, self._config.version)
-            return
-        self._config = config
-        logger.info("router weights %s loaded from %s", config.version, self.override_path)
+def load_router_config(path: Path) -> RouterConfig:
+    """``router.toml`` at ``path``, validated; a missing file or a typo fails at start-up."""
+    raw = read_toml(path)
+    if raw is None:
+        raise SettingsError(f"router weights not found: {path}")
+    return parse_config(raw, path.name)

@@ -1,9 +1,7 @@
 """Deterministic mode router: signals → per-mode linear scores → decision, no LLM call.
 
-Weights come from ``configs/router.toml``; ``configs/generated/router_weights.json`` (written
-only by the routing stability regulator) overrides any key it holds and is picked up on the
-next ``route`` call after it changes. Exemplar sentences per mode live in
-``configs/router_exemplars.toml`` and are embedded once, when the router is built.
+Weights come from ``configs/router.toml``, exemplar sentences per mode from
+``configs/router_exemplars.toml``; both are read (and the exemplars embedded) once, when the router is built.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from services.embeddings import Embedder, for_requests
-from services.router.config import OVERRIDE_FILE, WEIGHTS_FILE, ConfigSource, RouterConfig
+from services.router.config import WEIGHTS_FILE, RouterConfig, load_router_config
 from services.router.decision import RoutingDecision, ranked, score_modes, softmax
 from services.router.exemplars import EXEMPLARS_FILE, SIM_SIGNALS, ExemplarIndex, load_exemplars
 from services.router.signals import RoutingContext, collect_signals
@@ -52,20 +50,15 @@ class ModeRouter:
         # Messages and exemplars are embedded here and kept nowhere: the faster graph of a pair.
         embedder = for_requests(embedder) if embedder is not None else None
         self.embedder = embedder
-        self.source = ConfigSource(configs_dir / WEIGHTS_FILE, configs_dir / OVERRIDE_FILE)
+        self.config: RouterConfig = load_router_config(configs_dir / WEIGHTS_FILE)
         self.exemplars = None
         if embedder is not None:
             self.exemplars = ExemplarIndex.build(load_exemplars(configs_dir / EXEMPLARS_FILE), embedder)
 
-    @property
-    def config(self) -> RouterConfig:
-        """The weights in force right now (hot-reloaded)."""
-        return self.source.current()
-
     def route(self, ctx: RoutingContext) -> RoutingDecision:
         """Score every mode for ``ctx``; uses ``ctx.embedding`` as given and never embeds by itself."""
         started = time.perf_counter()
-        config = self.source.current()
+        config = self.config
         signals = collect_signals(ctx, config.recent_turns)
         signals.update(self._similarities(ctx.embedding, config.exemplar_top_k))
         signals = {name: round(value, 4) for name, value in signals.items()}
