@@ -336,7 +336,8 @@ def test_what_is_set_for_later_is_shown_to_messages_that_may_be_about_it() -> No
         assert about_plans(message, pending), message
     for message in ("Tell me a short joke", "Write a two-line poem about the sea", "How are you?",
                     "What is my dog's name?", "What can I make the kids for dinner tonight?",  # an idea, not a plan
-                    "Fiona and I fancy a takeaway tonight, what should we get?", "How do I get to work these days?"):
+                    "Fiona and I fancy a takeaway tonight, what should we get?", "How do I get to work these days?",
+                    "When is my thesis defence?", "when's Sipho's birthday again?"):  # a date told, not set
         assert not about_plans(message, pending), message
 
 
