@@ -240,6 +240,14 @@ def test_a_sentence_that_leaves_out_its_i_or_only_gives_a_time_is_still_a_fact()
     assert facts("My name is Dorin, I am 67 and retired. 38 years at sea as marine engineer, on container ships.") == [
         "The user's name is Dorin", "The user is 67 and retired",
         "38 years at sea as marine engineer, on container ships"]
+    # Chat's "i", "ive" and "im"; a name before "and i"; a statement with a question mark; news without a verb.
+    assert facts("ngl rough couple weeks. yui and i broke up, it was mutual") == [
+        "Yui and the user broke up, it was mutual"]
+    assert facts("tbh ive been hanging out with mika and we're kind of a thing now? she climbs") == [
+        "The user has been hanging out with mika and we're kind of a thing now"]
+    assert facts("Finally!! First night in the new house in Wrocław.") == ["First night in the new house in Wrocław"]
+    assert facts("Rooibos every morning now") == ["Rooibos every morning now"]
+    assert facts("I should quit my job?") == [] and facts("Happy birthday to Mum") == []  # asked; a wish
     assert facts("I live in Denver. Lovely weather today.") == ["The user live in Denver"]
     assert facts("Hello again my friend") == [] and facts("The weather is lovely. 38 years at sea as engineer.") == []
 
