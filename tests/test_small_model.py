@@ -209,6 +209,7 @@ def test_facts_from_words_are_the_persons_own_telling_sentences() -> None:
     assert facts("The grandkids are coming to stay on the 22nd of December.") == [
         "The grandkids are coming to stay on the 22nd of December"]
     assert facts("Remind me tomorrow at 8 to print the worksheets") == []  # a request tells nothing
+    assert facts("create a list for Chidi's 45th birthday party with balloons, a cake and candles") == []
     assert facts("Where do I live? Can you check?") == [] and facts("what's on my camping list") == []
     assert facts("Thanks!") == [] and facts("The weather is lovely today.") == []  # nothing about them
     assert facts("ok I did it, I dropped architecture") == ["The user dropped architecture"]  # "I did it" says nothing

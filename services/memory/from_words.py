@@ -19,7 +19,7 @@ GIST_CHARS = 160
 WORDS_FACT_CONFIDENCE = 0.7
 REQUEST = re.compile(r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:please\s+)?(?:(?:can|could|would|will) you\s+)?(?:please\s+)?"
                      r"(?:add|put|remove|delete|remind|schedule|set|show|tell|give|read|list|cancel|move|mark|"
-                     r"write|find|suggest|recommend|make|book|check)\b", re.IGNORECASE)
+                     r"write|find|suggest|recommend|make|book|check|create|start|help me)\b", re.IGNORECASE)
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # Chat writes "i" as often as "I" ("yui and i broke up").
 FIRST_PERSON = [(re.compile(r"\b[Ii] am\b|\b[Ii]'m\b|\b[Ii]m\b"), "the user is"),
