@@ -50,7 +50,7 @@ ENDED_FOR_THEM = re.compile(r"^(?:no more|no longer|never again)\s+\w", re.IGNOR
 # (``timewords.DATED``): in their conversation, a thing of their life, and "when does it open?" finds no other trace.
 # A question typed without its question mark ("what's on my camping list") tells nothing either.
 ASKS = re.compile(r"^(?:what|what's|whats|where|where's|when|when's|who|who's|why|how|which|do|does|did|is|are|can|"
-                  r"could|would|will|should|have|has|am)\b", re.IGNORECASE)
+                  r"could|would|will|should|have|has|am)\b(?!['\u2019]t\b)", re.IGNORECASE)  # "can't stand it" tells
 # A new clause about the person is a fact of its own: "I have a dog called Rufus and I work as a nurse" (not
 # "Sam and I are going": a plural verb means "I" shares the subject).
 CLAUSE = re.compile(r"(?:,\s*(?:and |but |so )?|\s+(?:and|but|so)\s+)"
