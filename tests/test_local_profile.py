@@ -130,6 +130,22 @@ def test_plain_list_and_reminder_requests_become_one_action() -> None:
     assert fast("Remind me on the 14th at 10am to book the car service").arguments["due"] == "on the 14th at 10am"
 
 
+def test_a_reminder_for_the_day_after_tomorrow_or_a_date_is_set_for_that_day() -> None:
+    # The planner's guess at these was a day off, and the critic asked to confirm the wrong time; before the time
+    # words after the task were read, "call mum the day after" was reminded of tomorrow.
+    def task_and_due(text: str) -> tuple[str, str]:
+        arguments = fast(text).arguments
+        return arguments["text"], arguments["due"]
+    assert task_and_due("remind me the day after tomorrow at 9 to call the notary about papa's flat") == (
+        "call the notary about papa's flat", "the day after tomorrow at 9")
+    assert task_and_due("remind me to call mum the day after tomorrow at 9") == (
+        "call mum", "the day after tomorrow at 9")
+    assert task_and_due("remind me day after tomorrow at 6pm to water the plants") == (
+        "water the plants", "day after tomorrow at 6pm")
+    assert task_and_due("remind me the 14th at 9 to pay the rent") == ("pay the rent", "the 14th at 9")
+    assert task_and_due("remind me to pay the 2 bills tomorrow at 9") == ("pay the 2 bills", "tomorrow at 9")
+
+
 def test_a_reminder_that_repeats_keeps_its_first_time_and_its_rule() -> None:
     def repeating(text: str) -> tuple[str, str, str]:
         arguments = fast(text).arguments

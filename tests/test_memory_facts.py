@@ -239,6 +239,26 @@ def test_a_move_told_with_we_replaces_where_the_person_lives(session, hash_embed
     assert "live in Porto" not in active
 
 
+def test_a_break_up_a_new_home_and_coffee_given_up_end_what_was_true(session, hash_embedder) -> None:
+    """Changes told in chat's own ways: "yui and i broke up" (the person's "i", and who they split from named
+    before it), "First night in the new house in Wrocław" (no "moved"), "I quit coffee" (the old fact said
+    "espressos"). Each ended fact goes; what they did not change stays, and a coffee given up is not cola."""
+    from services.memory.from_words import chunk_from_words
+
+    told = {"kenji": ["my gf Yui is a nurse so we barely see each other", "I play bass in a band called Paper Lanterns",
+                      "ngl rough couple weeks. yui and i broke up, it was mutual but still sucks"],
+            "wojtek": ["we live in Poznań, 4th floor and no lift", "I drive trucks, mostly Poland to Germany",
+                       "Finally!! First night in the new house in Wrocław. Boxes everywhere"],
+            "amara": ["honestly can't function without my 3 espressos before a shift", "I drink a cola at lunch",
+                      "Update: I quit coffee! Rooibos every morning now and I'm sleeping so much better"]}
+    active = {name: " | ".join(_remembered(session, hash_embedder, name, [chunk_from_words(m) for m in messages]))
+              for name, messages in told.items()}
+    assert "Yui is a nurse" not in active["kenji"] and "Paper Lanterns" in active["kenji"]
+    assert "Poznań" not in active["wojtek"] and "Wrocław" in active["wojtek"] and "trucks" in active["wojtek"]
+    assert "espressos" not in active["amara"] and "Rooibos every morning now" in active["amara"]
+    assert "cola at lunch" in active["amara"]
+
+
 def test_facts_read_from_the_persons_words_supersede_like_any_fact(session, hash_embedder) -> None:
     """The small-model profile's chunk (chunk_from_words): the person's sentences, said of "the user"; a change of
     job told in their words replaces the old one, and a list request or a question states nothing."""

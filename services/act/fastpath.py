@@ -88,8 +88,10 @@ _TRACKING_TAIL = re.compile(
 )
 _QUOTES = "'\"\u2018\u2019\u201c\u201d"
 ITEM_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)\s*")
+# "the day after tomorrow at 9", "the 14th at 9": a planner's guess at them was a day off ("tomorrow at 10"), and the
+# critic then asked the person to confirm the wrong time.
 TIME_START = re.compile(r"^(?:at|on|in|tomorrow|today|tonight|next|this|monday|tuesday|wednesday|thursday|friday|"
-                        r"saturday|sunday|mon|tue|wed|thu|fri|sat|sun|\d)")
+                        r"saturday|sunday|mon|tue|wed|thu|fri|sat|sun|\d|(?:the\s+)?day\s+after\b|the\s+\d)")
 ARTICLES = re.compile(r"^(?:some|a|an|the)\s+")
 
 

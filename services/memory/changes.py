@@ -1,7 +1,8 @@
 """What a new fact says has changed, and which older facts it makes history.
 
 Three ways a person tells a change without restating the old fact's shape: something ended ("I left the bank",
-"no more nights"), they moved home ("I moved!"), or a date moved ("my defence got moved to the 19th of May").
+"no more nights", "yui and i broke up"), they moved home ("I moved!", "first night in the new house"), or a date
+moved ("my defence got moved to the 19th of May").
 ``services/memory/facts.remember_fact`` supersedes the older facts ``Change.ends`` picks. Only facts sharing a thing
 (not a verb, a time word or the person) are touched, and never another person's.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from services.memory.refusals import COFFEE
 from services.memory.timewords import DATED
 from services.text import lemma
 
@@ -23,7 +25,9 @@ _ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any
                     r"|\b(?:left|quit|stopped|gave up|gave away|sold|broke up with|divorced|no longer|no more|"
                     r"rehomed|(?:had to )?rehome|dropped(?: out of)?|switched (?:away )?from|"
                     r"moved (?:out of|away from))"
-                    r"\s+(?P<what2>.+)$")
+                    r"\s+(?P<what2>.+)$"
+                    # "yui and i broke up": the one named before the person.
+                    r"|(?P<what3>[a-z']+(?: [a-z']+)?) and (?:i|the user) (?:broke up|split up|separated|divorced)\b")
 # A thing whose date or time moved: "my defence got moved to the 19th of May", "the meeting was pushed back to
 # Friday", "Tom's party is postponed until June". What moved is the clause's subject before the verb.
 _RESCHEDULED = re.compile(r"(?P<what>[a-z0-9' ]+?)\s+(?:(?:got|has been|have been|was|were|is|are|been|just|now)\s+)*"
@@ -33,7 +37,13 @@ _RESCHEDULED = re.compile(r"(?P<what>[a-z0-9' ]+?)\s+(?:(?:got|has been|have bee
 # meeting", "moved on"): where they lived before is history. And the facts saying where they live.
 _MOVED = re.compile(r"\b(?:i|we|the user)\s+(?:have\s+|has\s+|just\s+|finally\s+)*moved\b"
                     r"(?!\s+(?:the|my|our|his|her|it|them|on|away from|out of|back to work)\b)")
+# ... or told they are in a new home ("First night in the new house in Wrocław", "our new flat has a balcony").
+_NEW_HOME = re.compile(r"\b(?:(?:in|into|to) (?:the|our|my)|our|my|the user's) new (?:house|flat|home|apartment|place"
+                       r"|condo)\b")
 _HOME = re.compile(r"\b(?:live|lives|living)\b(?:\s+[a-z']+){0,3}\s+in\b")
+# Coffee is said many ways: given up, each of them ends ("I quit coffee" ends "my 3 espressos"), compared as whole
+# words ("americano" is not "American"); cola is not coffee (though a refusal of coffee's caffeine refuses it).
+_COFFEE_WORDS = frozenset(member for member in COFFEE if " " not in member)
 # Words that say nothing about which thing changed: verbs of having and doing, times, the person.
 _NOT_A_THING = STOP | {
     "user", "play", "work", "live", "like", "love", "enjoy", "eat", "drink", "have", "own", "go", "use", "make",
@@ -49,7 +59,8 @@ def ended_things(text: str) -> set[str]:
     match = _ENDED.search(_plain(text))
     if match is None:
         return set()
-    return _things(_CLAUSE_END.split(match.group("what") or match.group("what2") or "", maxsplit=1)[0])
+    what = match.group("what") or match.group("what2") or match.group("what3") or ""
+    return _things(_CLAUSE_END.split(what, maxsplit=1)[0])
 
 
 def rescheduled_things(text: str) -> set[str]:
@@ -69,6 +80,7 @@ class Change:
     ended: frozenset[str]
     rescheduled: frozenset[str]
     moved: bool
+    coffee: bool = False  # coffee ended: every way of saying it
 
     def ends(self, old: str) -> bool:
         """Whether the older fact is history now (never another named person's). A moved date ends only the facts
@@ -79,15 +91,17 @@ class Change:
         if self.moved and _HOME.search(old_plain):
             return True
         old_things = {_thing(word) for word in WORD.findall(old_plain)}
-        if self.ended & old_things and not ended_things(old):
+        if (self.ended & old_things or self.coffee and _COFFEE_WORDS & _words(old_plain)) and not ended_things(old):
             return True
         return bool(self.rescheduled & old_things) and DATED.search(old_plain) is not None
 
 
 def change_in(text: str) -> Change | None:
     """The change a new fact tells, or None when it tells none (most facts: no older fact need be read)."""
-    change = Change(text, frozenset(ended_things(text)), frozenset(rescheduled_things(text)),
-                    _MOVED.search(_plain(text)) is not None)
+    ended = frozenset(ended_things(text))
+    change = Change(text, ended, frozenset(rescheduled_things(text)),
+                    _MOVED.search(_plain(text)) is not None or _NEW_HOME.search(_plain(text)) is not None,
+                    coffee=bool(ended & {"coff", "caff"}))
     return change if change.ended or change.rescheduled or change.moved else None
 
 
@@ -104,6 +118,10 @@ def other_people(a: str, b: str) -> bool:
 
 def _plain(text: str) -> str:
     return " ".join(text.split()).lower()
+
+
+def _words(text: str) -> set[str]:
+    return {word.removesuffix("s") for word in WORD.findall(text)}
 
 
 def _things(tail: str) -> set[str]:

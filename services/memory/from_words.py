@@ -19,21 +19,23 @@ GIST_CHARS = 160
 WORDS_FACT_CONFIDENCE = 0.7
 REQUEST = re.compile(r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:please\s+)?(?:(?:can|could|would|will) you\s+)?(?:please\s+)?"
                      r"(?:add|put|remove|delete|remind|schedule|set|show|tell|give|read|list|cancel|move|mark|"
-                     r"write|find|suggest|recommend|make|book|check)\b", re.IGNORECASE)
+                     r"write|find|suggest|recommend|make|book|check|create|start|help me)\b", re.IGNORECASE)
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-FIRST_PERSON = [(re.compile(r"\bI am\b|\bI'm\b"), "the user is"), (re.compile(r"\bI've\b"), "the user has"),
-                (re.compile(r"\bI'll\b"), "the user will"), (re.compile(r"\bI'd\b"), "the user would"),
-                (re.compile(r"\bI\b"), "the user"), (re.compile(r"\b[Mm]y\b"), "the user's"),
+# Chat writes "i" as often as "I" ("yui and i broke up").
+FIRST_PERSON = [(re.compile(r"\b[Ii] am\b|\b[Ii]'m\b|\b[Ii]m\b"), "the user is"),
+                (re.compile(r"\b[Ii]'ve\b|\b[Ii]ve\b"), "the user has"),
+                (re.compile(r"\b[Ii]'ll\b"), "the user will"), (re.compile(r"\b[Ii]'d\b"), "the user would"),
+                (re.compile(r"\b[Ii]\b(?!\.\w)"), "the user"), (re.compile(r"\b[Mm]y\b"), "the user's"),
                 (re.compile(r"\b[Mm]e\b"), "the user"), (re.compile(r"\b[Mm]yself\b"), "the user")]
 
 # What opens a sentence without telling anything: "Hi!", "Oh and", "Big news:", "By the way".
 LEAD_IN = re.compile(r"^(?:(?:(?:hi|hello|hey|hallo)(?: there| again)?(?:,? my (?:friend|dear))?|"
                      r"(?:good )?(?:morning|afternoon|evening)|oh|and|also|so|"
                      r"well|ok|okay|anyway|btw|by the way|(?:big|good|great|bad|sad) news|guess what|fun fact|"
-                     r"update|news)"
+                     r"update|news|tbh|ngl|honestly|lol)"
                      r"\b[\s,:;!.\-\u2013\u2014]*)+", re.IGNORECASE)
 # The person speaking of themselves ("I", "my", "we"), or of someone they name first ("Kuba is seven").
-SPEAKS_OF_SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|our|us)\b"
+SPEAKS_OF_SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|my|mine|we|we're|we've|our|us)\b"
                             r"|^the (?:grand)?(?:kids|children|twins|boys|girls|family|parents)\b", re.IGNORECASE)
 NAMED_FIRST = re.compile(r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?:is|are|was|has|had|lives|works|plays|loves|"
                          r"likes|hates|turns|turned|starts|started|goes|went|gets|got|wants|needs|eats|drinks|"
@@ -48,11 +50,12 @@ ENDED_FOR_THEM = re.compile(r"^(?:no more|no longer|never again)\s+\w", re.IGNOR
 # (``timewords.DATED``): in their conversation, a thing of their life, and "when does it open?" finds no other trace.
 # A question typed without its question mark ("what's on my camping list") tells nothing either.
 ASKS = re.compile(r"^(?:what|what's|whats|where|where's|when|when's|who|who's|why|how|which|do|does|did|is|are|can|"
-                  r"could|would|will|should|have|has|am)\b", re.IGNORECASE)
+                  r"could|would|will|should|have|has|am)\b(?!['\u2019]t\b)", re.IGNORECASE)  # "can't stand it" tells
 # A new clause about the person is a fact of its own: "I have a dog called Rufus and I work as a nurse" (not
 # "Sam and I are going": a plural verb means "I" shares the subject).
 CLAUSE = re.compile(r"(?:,\s*(?:and |but |so )?|\s+(?:and|but|so)\s+)"
                     r"(?=(?:i'm|i've|i'd|i\s+(?!are\b|were\b|and\b)\w+)\b)", re.IGNORECASE)
+_CLAUSE_AND_SEPARATOR = re.compile(f"({CLAUSE.pattern})", re.IGNORECASE)
 # A clause that points back at the one before: what "them", "instead" or "there" stand for is in it.
 POINTS_BACK = re.compile(r"\b(?:them|instead|there|either|neither)\b", re.IGNORECASE)
 # Words that tell nothing by themselves: a clause made only of them ("I did it", "we know that") is no fact.
@@ -64,6 +67,15 @@ EMPTY_WORDS = frozenset("i i'm i've me my we we're our us it it's this that do d
 VERB = re.compile(r"\b(?:is|are|was|were|be|been|am|has|have|had|do|does|did|will|would|can|could|should|may|might|"
                   r"must|get|gets|got|go|goes|went|make|makes|made|[a-z]+ed|[a-z]+'(?:s|re|m|ve|ll|d))\b",
                   re.IGNORECASE)
+# A sentence with a question mark that tells ("ive been hanging out with mika and we're kind of a thing now?"): it
+# opens on the person and asks nothing of anyone (not "I should quit?", "I wonder if ...?").
+UPTALK = re.compile(r"^(?:i|i've|ive|i'm|im|we|we're|we've|my|our)\s+(?!(?:should|could|would|can|shall|wonder|"
+                    r"was wondering|need|want)\b)", re.IGNORECASE)
+# A sentence without a verb that still tells news of them: where they are now ("First night in the new house in
+# Wrocław") or what they do now ("Rooibos every morning now").
+NEWS_OF_NOW = re.compile(r"\b(?:now|these days|nowadays)\b|\b(?:in|at|to|from)\s+(?:the\s+)?[A-Z][\w'-]+")
+NEWS_WORDS = 4
+WISH = re.compile(r"^(?:happy|merry|congrat\w*|good luck|thanks|thank you|cheers|welcome)\b", re.IGNORECASE)
 GOES_ON_WORDS = 5  # ... and says enough to be worth keeping ("Lovely weather today" is not)
 WORDS_FACTS = 4
 WORDS_FACT_CHARS = 240
@@ -85,18 +97,20 @@ def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, An
     facts: list[str] = []
     told = False  # whether the sentence before was a fact: a sentence without a verb goes on with it
     clauses = _with_referents([clause for sentence in SENTENCE.split(" ".join(user_text.split()))
-                               for clause in CLAUSE.split(sentence)])
+                               for clause in _clauses(sentence)])
     for sentence in clauses:
         sentence = LEAD_IN.sub("", sentence.strip()).strip()
         if len(sentence.split()) < 2 or not _tells(sentence) or ASKS.match(sentence) or _empty(sentence):
             told = False
             continue
         sentence = _with_its_subject(sentence)
-        told = _about_them(sentence) or (told and VERB.search(sentence) is None
-                                         and len(sentence.split()) >= GOES_ON_WORDS)
+        verbless = VERB.search(sentence) is None
+        told = (_about_them(sentence) or (told and verbless and len(sentence.split()) >= GOES_ON_WORDS)
+                or (verbless and len(sentence.split()) >= NEWS_WORDS and NEWS_OF_NOW.search(sentence) is not None
+                    and WISH.match(sentence) is None))
         if not told:
             continue
-        fact = truncate(_in_third_person(sentence.rstrip(".!"), speaker), WORDS_FACT_CHARS)
+        fact = truncate(_in_third_person(sentence.rstrip(".!?"), speaker), WORDS_FACT_CHARS)
         if fact not in facts:
             facts.append(fact)
     gist = f"{speaker or 'The user'} said: {truncate(' '.join(user_text.split()), GIST_CHARS)}"
@@ -130,6 +144,20 @@ def chunk_from_lines(lines: list[tuple[str, str]]) -> dict[str, Any]:
 def _about_them(sentence: str) -> bool:
     """They speak of themselves, of someone they name first, or tell a date."""
     return bool(SPEAKS_OF_SELF.search(sentence) or NAMED_FIRST.match(sentence) or DATED.search(sentence))
+
+
+def _clauses(sentence: str) -> list[str]:
+    """The sentence's clauses about the person (``CLAUSE``); a part before "and I" that is only a name shares the
+    subject: "yui and i broke up" is not "yui" and "I broke up" (a past verb says no number)."""
+    parts = _CLAUSE_AND_SEPARATOR.split(sentence)  # clause, separator, clause, ...
+    out = [parts[0]]
+    for separator, part in zip(parts[1::2], parts[2::2], strict=True):
+        named = not SPEAKS_OF_SELF.search(out[-1]) and VERB.search(out[-1]) is None and len(out[-1].split()) <= 3
+        if named and separator.strip().lower() == "and":
+            out[-1] = f"{out[-1]}{separator}{part}"
+        else:
+            out.append(part)
+    return out
 
 
 def _with_referents(clauses: list[str]) -> list[str]:
@@ -173,7 +201,8 @@ def _empty(sentence: str) -> bool:
 
 def _tells(sentence: str) -> bool:
     """A sentence that states something: not a question, not a request ("Add milk to my list" is no fact)."""
-    return not sentence.rstrip().endswith("?") and REQUEST.match(sentence.strip()) is None
+    asked = sentence.rstrip().endswith("?") and UPTALK.match(sentence.strip()) is None
+    return not asked and REQUEST.match(sentence.strip()) is None
 
 
 def _in_third_person(fact: str, speaker: str | None = None) -> str:

@@ -39,8 +39,8 @@ GLUTEN = ("bread", "pasta", "wheat", "flour", "pizza", "toast", "sandwich", "noo
           "bagel", "croissant", "gluten", "biscuit", "cake", "beer")
 ALCOHOL = ("alcohol", "wine", "beer", "cocktail", "prosecco", "champagne", "whisky", "whiskey", "vodka", "gin",
            "rum", "cider", "sangria", "spritz", "sake", "mulled", "liqueur", "booze", "ale", "lager")
-CAFFEINE = ("caffeine", "coffee", "espresso", "latte", "cappuccino", "americano", "macchiato", "mocha", "flat white",
-            "cola", "coke", "pepsi", "matcha", "yerba", "guarana", "energy drink", "red bull")
+COFFEE = ("coffee", "espresso", "latte", "cappuccino", "americano", "macchiato", "mocha", "flat white")
+CAFFEINE = ("caffeine", *COFFEE, "cola", "coke", "pepsi", "matcha", "yerba", "guarana", "energy drink", "red bull")
 SWEETS = ("sugar", "sweet", "cake", "candy", "candies", "chocolate", "cookie", "biscuit", "brownie", "donut",
           "doughnut", "ice cream", "pastry", "pastries", "pie", "pudding", "tiramisu", "cheesecake", "muffin",
           "cupcake", "syrup", "honey", "jam", "caramel", "custard", "fudge", "soda", "lemonade", "milkshake")
