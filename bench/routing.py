@@ -23,6 +23,8 @@ Two kinds of labelled set, reported apart:
     tuned on from issue 31's seventh round (2026-11-29).
   - tests/data/routing_tuning8.jsonl (was routing_frozen8.jsonl): written blind; measured once (0.931), then
     tuned on from issue 31's eighth round (2026-11-29).
+  - tests/data/routing_tuning9.jsonl (was routing_frozen9.jsonl): written blind; measured once (0.928, CLARIFY
+    0.783 on main 34b8f34), then tuning material (2026-11-29).
   Every ``routing_tuning*.jsonl`` present is reported. In each, a fixed random third of the lines
   (``held_out_third``, seed 31) was never looked at while tuning (``--misses`` prints the other two thirds'
   misses only) and is reported on its own.
