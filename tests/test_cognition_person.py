@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import replace
 
 import pytest
 from sqlalchemy import select
@@ -62,6 +63,15 @@ def test_autobiography_needs_new_episodes_before_any_llm_call(worker_context, fa
     result = autobiography.run(service_call(worker_context, "autobiography", clock))
     assert (result.outcome, result.reason) == ("skipped", "no new episodes")
     assert fake_llm.requests == []
+
+
+def test_under_the_compact_profile_no_narrative_is_written_for_prompts_that_never_read_it(
+        worker_context, fake_llm, clock, ada):
+    add_episode(worker_context, ada, "Marathon training plan", "Ada planned long runs", NOW - dt.timedelta(days=2))
+    worker_context.settings = replace(worker_context.settings, llm_profile="compact")
+    result = autobiography.run(service_call(worker_context, "autobiography", clock))
+    assert (result.outcome, result.reason) == ("skipped", "the compact prompts read no narrative")
+    assert fake_llm.requests == [] and stories(worker_context) == []
 
 
 def test_autobiography_is_rewritten_from_new_episodes_once_per_fire(worker_context, fake_llm, clock, ada):

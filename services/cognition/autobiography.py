@@ -3,8 +3,9 @@
 Every run looks for people with episodes newer than their last narrative (no LLM call for
 anyone else), and for each rewrites the narrative from the previous one plus the newest
 episodes (``prompts/autobiography.md``). Narratives are stored as versions
-(``autobiographies``); the newest goes into every mode prompt through context assembly
-(``services/memory/context.py``). Idempotent per fire: a person already written in this fire
+(``autobiographies``); the newest goes into the full profile's mode prompts through context assembly
+(``services/memory/context.py``). The compact prompts (the small local model) read no narrative, so under that
+profile the service makes no model call at all. Idempotent per fire: a person already written in this fire
 is skipped.
 """
 
@@ -34,6 +35,8 @@ NO_STORY = "(nothing yet: this is the first time you write it)"
 def run(call: ServiceCall) -> ServiceResult:
     """Rewrite the narrative of each person with new episodes (at most ``max_users_per_run``)."""
     context = call.context
+    if context.settings.compact_prompts:  # a rewrite every 6 h per person, on the one local model, read by nothing
+        return ServiceResult.skipped("the compact prompts read no narrative")
     config = cognition_config(context).autobiography
     now = call.now()
     with context.sessions.begin() as db:
