@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from services.memory.refusals import COFFEE
 from services.memory.timewords import DATED
-from services.text import lemma
+from services.text import lemma, stem, words
 
 OF_THE_PERSON = re.compile(r"\b(?:the user|i|my|we|our|us)\b", re.IGNORECASE)
 WORD = re.compile(r"[a-z0-9']+")
@@ -80,7 +80,11 @@ class Change:
     ended: frozenset[str]
     rescheduled: frozenset[str]
     moved: bool
-    coffee: bool = False  # coffee ended: every way of saying it
+
+    @property
+    def coffee(self) -> bool:
+        """Coffee (or its caffeine) ended: every way of saying it ends with it."""
+        return bool(self.ended & {"coff", "caff"})
 
     def ends(self, old: str) -> bool:
         """Whether the older fact is history now (never another named person's). A moved date ends only the facts
@@ -91,17 +95,16 @@ class Change:
         if self.moved and _HOME.search(old_plain):
             return True
         old_things = {_thing(word) for word in WORD.findall(old_plain)}
-        if (self.ended & old_things or self.coffee and _COFFEE_WORDS & _words(old_plain)) and not ended_things(old):
+        ended_here = self.ended & old_things or (self.coffee and _COFFEE_WORDS & {stem(w) for w in words(old_plain)})
+        if ended_here and not ended_things(old):
             return True
         return bool(self.rescheduled & old_things) and DATED.search(old_plain) is not None
 
 
 def change_in(text: str) -> Change | None:
     """The change a new fact tells, or None when it tells none (most facts: no older fact need be read)."""
-    ended = frozenset(ended_things(text))
-    change = Change(text, ended, frozenset(rescheduled_things(text)),
-                    _MOVED.search(_plain(text)) is not None or _NEW_HOME.search(_plain(text)) is not None,
-                    coffee=bool(ended & {"coff", "caff"}))
+    change = Change(text, frozenset(ended_things(text)), frozenset(rescheduled_things(text)),
+                    _MOVED.search(_plain(text)) is not None or _NEW_HOME.search(_plain(text)) is not None)
     return change if change.ended or change.rescheduled or change.moved else None
 
 
@@ -118,10 +121,6 @@ def other_people(a: str, b: str) -> bool:
 
 def _plain(text: str) -> str:
     return " ".join(text.split()).lower()
-
-
-def _words(text: str) -> set[str]:
-    return {word.removesuffix("s") for word in WORD.findall(text)}
 
 
 def _things(tail: str) -> set[str]:
