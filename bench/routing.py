@@ -25,6 +25,8 @@ Two kinds of labelled set, reported apart:
     tuned on from issue 31's eighth round (2026-11-29).
   - tests/data/routing_tuning9.jsonl (was routing_frozen9.jsonl): written blind; measured once (0.928, CLARIFY
     0.783 on main 34b8f34), then tuning material (2026-11-29).
+  - tests/data/routing_tuning10.jsonl (was routing_frozen10.jsonl): written blind; measured once (0.944, CLARIFY
+    0.733 on main b2736db), then tuning material (2026-11-30).
   Every ``routing_tuning*.jsonl`` present is reported. In each, a fixed random third of the lines
   (``held_out_third``, seed 31) was never looked at while tuning (``--misses`` prints the other two thirds'
   misses only) and is reported on its own.
@@ -40,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -56,8 +59,16 @@ from services.settings import Settings
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 ROUTING_SET = DATA / "routing_set.jsonl"
-TUNING_SETS = sorted(DATA.glob("routing_tuning*.jsonl"))  # once frozen, now tuned on (see above)
-FROZEN_SETS = sorted(DATA.glob("routing_frozen*.jsonl"))  # each reported apart; never tuned on
+
+
+def _by_number(path: Path) -> tuple[int, str]:
+    """Sets in the order they were written: routing_tuning10 after routing_tuning9, not after routing_tuning1."""
+    digits = re.sub(r"\D", "", path.stem)
+    return (int(digits) if digits else 0, path.stem)
+
+
+TUNING_SETS = sorted(DATA.glob("routing_tuning*.jsonl"), key=_by_number)  # once frozen, now tuned on (see above)
+FROZEN_SETS = sorted(DATA.glob("routing_frozen*.jsonl"), key=_by_number)  # each reported apart; never tuned on
 HELD_OUT_SEED = 31
 # The tuning set's first 494 lines are the set of issue 3, with a held-out fifth; the lines after them were
 # written for issue 31's commands and every one of them was looked at while tuning (none is held out).
