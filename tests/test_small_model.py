@@ -237,10 +237,14 @@ def test_a_sentence_that_leaves_out_its_i_or_only_gives_a_time_is_still_a_fact()
     assert facts("dinner is a fight every day btw. Amara won't eat anything green.") == [
         "Amara won't eat anything green"]  # someone they name, with what she won't do
     assert facts("love it") == [] and facts("got it, thanks") == []  # nothing told
-    # A sentence without a verb goes on with the one before; a greeting with "my friend" is no friend of theirs.
+    # A sentence without a verb goes on with the one before, in the same fact (alone, "club quattro on saturday the
+    # 12th of december" said nothing of what happens then); a greeting with "my friend" is no friend of theirs.
     assert facts("My name is Dorin, I am 67 and retired. 38 years at sea as marine engineer, on container ships.") == [
-        "The user's name is Dorin", "The user is 67 and retired",
-        "38 years at sea as marine engineer, on container ships"]
+        "The user's name is Dorin", "The user is 67 and retired, 38 years at sea as marine engineer, on container ships"]
+    assert facts("WE GOT A GIG!!! club quattro on saturday the 12th of december. first proper venue ever") == [
+        "WE GOT A GIG, club quattro on saturday the 12th of december, first proper venue ever"]
+    assert facts("also fyi im seriously allergic to shellfish, like carry-an-epipen allergic. shrimp crab all of that") == [
+        "Fyi the user is seriously allergic to shellfish, like carry-an-epipen allergic, shrimp crab all of that"]
     # Chat's "i", "ive" and "im"; a name before "and i"; a statement with a question mark; news without a verb.
     assert facts("ngl rough couple weeks. yui and i broke up, it was mutual") == [
         "Yui and the user broke up, it was mutual"]
