@@ -75,6 +75,11 @@ UPTALK = re.compile(r"^(?:i|i've|ive|i'm|im|we|we're|we've|my|our)\s+(?!(?:shoul
 # Wrocław") or what they do now ("Rooibos every morning now").
 NEWS_OF_NOW = re.compile(r"\b(?:now|these days|nowadays)\b|\b(?:in|at|to|from)\s+(?:the\s+)?[A-Z][\w'-]+")
 NEWS_WORDS = 4
+# A sentence whose subject is what the sentence before told of ("I have 40 racing pigeons. The best one is a blue hen
+# called Iskra"): alone it names nothing the person has, and "which of my birds is the best racer?" found nothing.
+SAYS_MORE_OF = re.compile(r"^(?:(?:he|she|they|it|his|her|their|its)\b|the (?:\w+ )?(?:one|ones|other|others)\b|"
+                          r"(?:one|two|three|both|all|most|some|each) of (?:them|those|these)\b|both\b)",
+                          re.IGNORECASE)
 WISH = re.compile(r"^(?:happy|merry|congrat\w*|good luck|thanks|thank you|cheers|welcome)\b", re.IGNORECASE)
 GOES_ON_WORDS = 4  # ... and says enough to be worth keeping ("Lovely weather today" is not), or gives a date
 WORDS_FACTS = 4
@@ -105,7 +110,7 @@ def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, An
             continue
         sentence = _with_its_subject(sentence)
         verbless = VERB.search(sentence) is None
-        if told and facts and verbless and _goes_on(sentence):
+        if told and facts and ((verbless and _goes_on(sentence)) or SAYS_MORE_OF.match(sentence)):
             # It says more of the fact before, which is where a reader (and recall) needs it: alone, "club quattro
             # on saturday the 12th of december" after "WE GOT A GIG!!!" said nothing of what happens then.
             facts[-1] = truncate(f"{facts[-1]}, {_in_third_person(sentence.rstrip('.!?'), speaker, opens=False)}",
