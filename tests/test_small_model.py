@@ -263,6 +263,7 @@ def test_a_sentence_that_leaves_out_its_i_or_only_gives_a_time_is_still_a_fact()
     assert facts("honestly can't function without my 3 espressos") == [  # "can't" asks nothing
         "Can't function without the user's 3 espressos"]
     assert facts("I live in Denver. Lovely weather today.") == ["The user live in Denver"]
+    assert facts("It is raining again. There was a fire drill. Kuba is seven") == ["Kuba is seven"]  # "It" names no one
     assert facts("Hello again my friend") == [] and facts("The weather is lovely. 38 years at sea as engineer.") == []
 
 

@@ -34,11 +34,14 @@ LEAD_IN = re.compile(r"^(?:(?:(?:hi|hello|hey|hallo)(?: there| again)?(?:,? my (
                      r"well|ok|okay|anyway|btw|by the way|(?:big|good|great|bad|sad) news|guess what|fun fact|"
                      r"update|news|tbh|ngl|honestly|lol)"
                      r"\b[\s,:;!.\-\u2013\u2014]*)+", re.IGNORECASE)
-# The person speaking of themselves ("I", "my", "we"), or of someone they name first ("Kuba is seven").
+# The person speaking of themselves ("I", "my", "we"), or of someone they name first ("Kuba is seven"; "It is
+# raining" names no one).
 SPEAKS_OF_SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|my|mine|we|we're|we've|our|us)\b"
                             r"|^the (?:grand)?(?:kids|children|twins|boys|girls|family|parents)\b", re.IGNORECASE)
-NAMED_FIRST = re.compile(r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?:is|are|was|has|had|lives|works|plays|loves|"
-                         r"likes|hates|turns|turned|starts|started|goes|went|gets|got|wants|needs|eats|drinks|"
+NOT_A_NAME = r"(?!(?:It|This|That|There|These|Those|Here|What|Which|Everything|Nothing|Something|Anything|" \
+             r"Everyone|Everybody|Nobody|Someone|Somebody)\b)"
+NAMED_FIRST = re.compile(NOT_A_NAME + r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?:is|are|was|has|had|lives|works|plays|"
+                         r"loves|likes|hates|turns|turned|starts|started|goes|went|gets|got|wants|needs|eats|drinks|"
                          r"studies|teaches|moved|left|joined|will|can|never|always|just|(?:won|doesn|can|isn)'?t)\b")
 # A sentence that leaves its "I" out, as people write in chat: "got moved to the day shift!!", "just finished my
 # first marathon"; and what ended for them: "no more nights" (the person's change of shift, lost without it).
