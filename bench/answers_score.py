@@ -1,8 +1,9 @@
 """Scoring for bench/answers.py: expected and forbidden words, echoed messages, stored facts, LoCoMo's token F1.
 
-Words: lower case, accents dropped, "3rd" read as "3", "9am" as "9 am", every other character a
-space. A phrase matches when its words stand in the reply one after the other; a phrase word ending
-in "*" matches any word it begins.
+Words: lower case, accents dropped (the letters without a decomposition spelt out: "ł" as "l", "ı" as "i"),
+"3rd" read as "3", "9am" as "9 am", every other character a space; the reply and the phrase alike. A phrase
+matches when its words stand in the reply one after the other; a phrase word ending in "*" matches any word it
+begins.
 """
 
 from __future__ import annotations
@@ -25,18 +26,25 @@ ECHO_RATIO = 0.8
 ECHO_MIN_WORDS = 3
 ECHO_SHARE = 0.6
 _STEMMER = snowballstemmer.stemmer("porter")
+# Letters NFKD leaves whole, which the ASCII step would drop: a reply's "Wrocław" read as "wrocaw" matched neither
+# "wroclaw" nor "wrocław", and "patlıcan" as "patlcan".
+_UNDECOMPOSED = str.maketrans({"ł": "l", "ı": "i", "ø": "o", "đ": "d", "ð": "d", "ħ": "h", "ŀ": "l", "æ": "ae",
+                               "œ": "oe", "ß": "ss", "þ": "th"})
 
 
 def words(text: str) -> list[str]:
     """The text's words, normalised as the module doc says."""
-    plain = unicodedata.normalize("NFKD", text.lower()).encode("ascii", "ignore").decode()
-    plain = DIGIT_LETTER.sub(" ", ORDINAL.sub(r"\1", plain))
-    return NOT_WORD.sub(" ", plain.replace("*", " ")).split()
+    return _normalised(text).replace("*", " ").split()
+
+
+def _normalised(text: str) -> str:
+    plain = unicodedata.normalize("NFKD", text.lower().translate(_UNDECOMPOSED)).encode("ascii", "ignore").decode()
+    return NOT_WORD.sub(" ", DIGIT_LETTER.sub(" ", ORDINAL.sub(r"\1", plain)))
 
 
 def matches(phrase: str, reply_words: list[str]) -> bool:
     """Whether ``phrase`` (words, "*" for a prefix) stands in ``reply_words`` as consecutive words."""
-    wanted = [word for word in NOT_WORD.sub(" ", phrase.lower()).split()]
+    wanted = _normalised(phrase).split()  # read as the reply is ("Wrocław", "5k"), its "*" kept
     if not wanted:
         return False
 

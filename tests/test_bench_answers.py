@@ -44,6 +44,16 @@ def test_all_phrases_are_needed_and_dates_match_in_any_spelling() -> None:
     assert not score(timed, "at 19:00").right
 
 
+def test_a_name_spelt_with_a_letter_ascii_lacks_matches_either_spelling() -> None:
+    """NFKD leaves "ł" and "ı" whole, so they were dropped: a right "You live in Wrocław now" was scored wrong."""
+    moved = Expectation("changed", "Which city?", any=("wroclaw",), forbidden=("poznan",))
+    assert score(moved, "You live in Wrocław now.").right and score(moved, "Wroclaw").right
+    assert score(Expectation("changed", "Which city?", any=("wrocław",)), "You live in Wroclaw.").right
+    assert not score(moved, "Still in Poznań.").right
+    assert score(Expectation("preference", "What?", any=("patlıcan",)), "Try patlican kebab").right
+    assert score(Expectation("fact", "How far?", any=("5k",)), "A 5K run, easy.").right
+
+
 def test_an_echo_is_the_persons_message_again() -> None:
     said = "I left the bank, I teach maths now."
     assert is_echo(said, "I left the bank, I teach maths now.")

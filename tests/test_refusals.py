@@ -65,6 +65,7 @@ def test_a_diet_refuses_what_it_does_not_name_and_a_plain_fact_refuses_nothing()
     ("The doctor told the user the user have diabetes type 2, so no more sugar", {"cake", "candy", "ice cream"}),
     ("No more coffee for the user", {"coffee", "latte"}),
     ("Amara won't eat anything green", {"broccoli", "pea", "spinach"}),
+    ("Fyi the user is seriously allergic to shellfish, like carry-an-epipen allergic", {"shrimp", "seafood", "sushi"}),
 ])
 def test_a_word_for_a_family_of_things_refuses_its_members(fact: str, members: set[str]) -> None:
     assert members <= refused_things(fact)

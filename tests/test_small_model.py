@@ -237,21 +237,33 @@ def test_a_sentence_that_leaves_out_its_i_or_only_gives_a_time_is_still_a_fact()
     assert facts("dinner is a fight every day btw. Amara won't eat anything green.") == [
         "Amara won't eat anything green"]  # someone they name, with what she won't do
     assert facts("love it") == [] and facts("got it, thanks") == []  # nothing told
-    # A sentence without a verb goes on with the one before; a greeting with "my friend" is no friend of theirs.
+    # A sentence without a verb goes on with the one before, in the same fact (alone, "club quattro on saturday the
+    # 12th of december" said nothing of what happens then); a greeting with "my friend" is no friend of theirs.
     assert facts("My name is Dorin, I am 67 and retired. 38 years at sea as marine engineer, on container ships.") == [
-        "The user's name is Dorin", "The user is 67 and retired",
-        "38 years at sea as marine engineer, on container ships"]
+        "The user's name is Dorin",
+        "The user is 67 and retired, 38 years at sea as marine engineer, on container ships"]
+    assert facts("WE GOT A GIG!!! club quattro on saturday the 12th of december. first proper venue ever") == [
+        "WE GOT A GIG, club quattro on saturday the 12th of december, first proper venue ever"]
+    assert facts("fyi im seriously allergic to shellfish, like carry-an-epipen allergic. shrimp crab all of that") == [
+        "Fyi the user is seriously allergic to shellfish, like carry-an-epipen allergic, shrimp crab all of that"]
+    # So does a sentence whose subject is what the one before told of: alone, "The best one is a blue hen called
+    # Iskra" named no bird of theirs, and "which of my birds is the best racer?" found nothing.
+    assert facts("I have 40 racing pigeons. The best one is a blue hen called Iskra, she won in Hannover") == [
+        "The user have 40 racing pigeons, The best one is a blue hen called Iskra, she won in Hannover"]
+    assert facts("I signed up for my first half marathon!! It's on the 17th of April. Pray for my knees") == [
+        "The user signed up for the user's first half marathon, It's on the 17th of April", "Pray for the user's knees"]
     # Chat's "i", "ive" and "im"; a name before "and i"; a statement with a question mark; news without a verb.
     assert facts("ngl rough couple weeks. yui and i broke up, it was mutual") == [
         "Yui and the user broke up, it was mutual"]
     assert facts("tbh ive been hanging out with mika and we're kind of a thing now? she climbs") == [
-        "The user has been hanging out with mika and we're kind of a thing now"]
+        "The user has been hanging out with mika and we're kind of a thing now, she climbs"]
     assert facts("Finally!! First night in the new house in Wrocław.") == ["First night in the new house in Wrocław"]
     assert facts("Rooibos every morning now") == ["Rooibos every morning now"]
     assert facts("I should quit my job?") == [] and facts("Happy birthday to Mum") == []  # asked; a wish
     assert facts("honestly can't function without my 3 espressos") == [  # "can't" asks nothing
         "Can't function without the user's 3 espressos"]
     assert facts("I live in Denver. Lovely weather today.") == ["The user live in Denver"]
+    assert facts("It is raining again. There was a fire drill. Kuba is seven") == ["Kuba is seven"]  # "It" names no one
     assert facts("Hello again my friend") == [] and facts("The weather is lovely. 38 years at sea as engineer.") == []
 
 

@@ -34,11 +34,14 @@ LEAD_IN = re.compile(r"^(?:(?:(?:hi|hello|hey|hallo)(?: there| again)?(?:,? my (
                      r"well|ok|okay|anyway|btw|by the way|(?:big|good|great|bad|sad) news|guess what|fun fact|"
                      r"update|news|tbh|ngl|honestly|lol)"
                      r"\b[\s,:;!.\-\u2013\u2014]*)+", re.IGNORECASE)
-# The person speaking of themselves ("I", "my", "we"), or of someone they name first ("Kuba is seven").
+# The person speaking of themselves ("I", "my", "we"), or of someone they name first ("Kuba is seven"; "It is
+# raining" names no one).
 SPEAKS_OF_SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|my|mine|we|we're|we've|our|us)\b"
                             r"|^the (?:grand)?(?:kids|children|twins|boys|girls|family|parents)\b", re.IGNORECASE)
-NAMED_FIRST = re.compile(r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?:is|are|was|has|had|lives|works|plays|loves|"
-                         r"likes|hates|turns|turned|starts|started|goes|went|gets|got|wants|needs|eats|drinks|"
+NOT_A_NAME = r"(?!(?:It|This|That|There|These|Those|Here|What|Which|Everything|Nothing|Something|Anything|" \
+             r"Everyone|Everybody|Nobody|Someone|Somebody)\b)"
+NAMED_FIRST = re.compile(NOT_A_NAME + r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?:is|are|was|has|had|lives|works|plays|"
+                         r"loves|likes|hates|turns|turned|starts|started|goes|went|gets|got|wants|needs|eats|drinks|"
                          r"studies|teaches|moved|left|joined|will|can|never|always|just|(?:won|doesn|can|isn)'?t)\b")
 # A sentence that leaves its "I" out, as people write in chat: "got moved to the day shift!!", "just finished my
 # first marathon"; and what ended for them: "no more nights" (the person's change of shift, lost without it).
@@ -75,8 +78,13 @@ UPTALK = re.compile(r"^(?:i|i've|ive|i'm|im|we|we're|we've|my|our)\s+(?!(?:shoul
 # Wrocław") or what they do now ("Rooibos every morning now").
 NEWS_OF_NOW = re.compile(r"\b(?:now|these days|nowadays)\b|\b(?:in|at|to|from)\s+(?:the\s+)?[A-Z][\w'-]+")
 NEWS_WORDS = 4
+# A sentence whose subject is what the sentence before told of ("I have 40 racing pigeons. The best one is a blue hen
+# called Iskra"): alone it names nothing the person has, and "which of my birds is the best racer?" found nothing.
+SAYS_MORE_OF = re.compile(r"^(?:(?:he|she|they|it|his|her|their|its)\b|the (?:\w+ )?(?:one|ones|other|others)\b|"
+                          r"(?:one|two|three|both|all|most|some|each) of (?:them|those|these)\b|both\b)",
+                          re.IGNORECASE)
 WISH = re.compile(r"^(?:happy|merry|congrat\w*|good luck|thanks|thank you|cheers|welcome)\b", re.IGNORECASE)
-GOES_ON_WORDS = 5  # ... and says enough to be worth keeping ("Lovely weather today" is not)
+GOES_ON_WORDS = 4  # ... and says enough to be worth keeping ("Lovely weather today" is not), or gives a date
 WORDS_FACTS = 4
 WORDS_FACT_CHARS = 240
 WORDS_SALIENCE = 0.5
@@ -105,14 +113,20 @@ def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, An
             continue
         sentence = _with_its_subject(sentence)
         verbless = VERB.search(sentence) is None
-        told = (_about_them(sentence) or (told and verbless and len(sentence.split()) >= GOES_ON_WORDS)
-                or (verbless and len(sentence.split()) >= NEWS_WORDS and NEWS_OF_NOW.search(sentence) is not None
-                    and WISH.match(sentence) is None))
+        if told and facts and ((verbless and _goes_on(sentence)) or SAYS_MORE_OF.match(sentence)):
+            # It says more of the fact before, which is where a reader (and recall) needs it: alone, "club quattro
+            # on saturday the 12th of december" after "WE GOT A GIG!!!" said nothing of what happens then.
+            facts[-1] = truncate(f"{facts[-1]}, {_in_third_person(sentence.rstrip('.!?'), speaker, opens=False)}",
+                                 WORDS_FACT_CHARS)
+            continue
+        told = _about_them(sentence) or (verbless and len(sentence.split()) >= NEWS_WORDS
+                                         and NEWS_OF_NOW.search(sentence) is not None and WISH.match(sentence) is None)
         if not told:
             continue
         fact = truncate(_in_third_person(sentence.rstrip(".!?"), speaker), WORDS_FACT_CHARS)
         if fact not in facts:
             facts.append(fact)
+        told = fact == facts[-1]  # (a fact said twice in one message is not the one the next sentence goes on with)
     gist = f"{speaker or 'The user'} said: {truncate(' '.join(user_text.split()), GIST_CHARS)}"
     return validate_chunk({
         "gists": [gist],
@@ -184,6 +198,15 @@ def _with_its_subject(sentence: str) -> str:
     return sentence
 
 
+def _goes_on(sentence: str) -> bool:
+    """A sentence without a verb that says more of the fact before it: a date, or enough words ("first proper venue
+    ever"); not a wish ("Happy days!"), and not one that speaks of the person again ("no more nights for me" is a
+    change of its own, which ends the old shift)."""
+    if WISH.match(sentence) or SPEAKS_OF_SELF.search(sentence):
+        return False
+    return DATED.search(sentence) is not None or len(sentence.split()) >= GOES_ON_WORDS
+
+
 def _fragment(clause: str) -> bool:
     """A few words that only give a time or a date ("7am to 5pm."): they belong to the sentence before."""
     return (len(clause.split()) <= 4 and DATED.search(clause) is not None and not SPEAKS_OF_SELF.search(clause)
@@ -205,10 +228,10 @@ def _tells(sentence: str) -> bool:
     return not asked and REQUEST.match(sentence.strip()) is None
 
 
-def _in_third_person(fact: str, speaker: str | None = None) -> str:
+def _in_third_person(fact: str, speaker: str | None = None, *, opens: bool = True) -> str:
     """"Sam and I are going to Japan" → "Sam and the user are going to Japan": the facts speak of "the user"
     (of ``speaker`` by name when given: "Caroline and Sam are going to Japan")."""
     fact = " ".join(fact.split())
     for pattern, replacement in FIRST_PERSON:
         fact = pattern.sub(replacement.replace("the user", speaker) if speaker else replacement, fact)
-    return fact[:1].upper() + fact[1:]
+    return fact[:1].upper() + fact[1:] if opens else fact

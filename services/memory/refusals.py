@@ -31,8 +31,11 @@ NAMED_FIRST = re.compile(r"\b(?P<what>[a-z]+)[ -](?:allergy|allergies|intoleranc
 # A word that names a family of things ("dairy": milk, cheese, …), and a diet that refuses families.
 MEAT = ("meat", "chicken", "beef", "pork", "ham", "bacon", "sausage", "steak", "lamb", "turkey", "salami",
         "pepperoni", "chorizo", "mince", "burger", "duck", "veal", "prosciutto", "meatball")
-SHELLFISH = ("prawn", "shrimp", "crab", "lobster", "mussel", "oyster", "scallop", "clam", "shellfish")
-FISH = ("fish", "salmon", "tuna", "cod", "anchov", "sardine", "seafood", "mackerel", "trout", "sushi", *SHELLFISH)
+# "Seafood" and sushi hold shellfish often enough that someone allergic to it is not offered them: told "allergic to
+# shellfish", the 1.5B suggested "a restaurant that specializes in seafood" for a dinner out.
+SHELLFISH = ("prawn", "shrimp", "crab", "lobster", "mussel", "oyster", "scallop", "clam", "shellfish", "seafood",
+             "sushi", "paella", "langoustine", "crayfish", "calamari", "squid", "octopus")
+FISH = ("fish", "salmon", "tuna", "cod", "anchov", "sardine", "mackerel", "trout", *SHELLFISH)
 DAIRY = ("milk", "cheese", "butter", "cream", "yogurt", "yoghurt", "latte", "cappuccino", "ice cream", "dairy",
          "mozzarella", "parmesan", "cheddar", "feta", "paneer")
 GLUTEN = ("bread", "pasta", "wheat", "flour", "pizza", "toast", "sandwich", "noodle", "couscous", "cracker",
