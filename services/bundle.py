@@ -12,7 +12,6 @@ nothing twice.
 from __future__ import annotations
 
 import datetime as dt
-import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -38,8 +37,6 @@ from services.memory.importer import (
 from services.memory.models import Episode, ExchangeLine, Fact, MemoryChunk, from_iso, iso
 from services.queues import CHUNK_JOB_ID, CHUNKER_JOB, MEMORY_CHUNKER_QUEUE
 from services.storable import unstorable_reason
-
-logger = logging.getLogger(__name__)
 
 FORMAT = "engram-memory-bundle"
 VERSION = 1

@@ -17,9 +17,8 @@ import numpy as np
 from sqlalchemy import Row, bindparam, insert, select, text, update
 from sqlalchemy.orm import Session
 
-from services.config_files import parse_section, read_toml
+from services.config_files import load_config
 from services.db import Topic, utcnow
-from services.settings import SettingsError
 
 GENERAL = "general"
 _WORD = re.compile(r"[a-zA-Z][a-zA-Z'-]{2,}")
@@ -51,11 +50,14 @@ class TopicConfig:
     @classmethod
     def load(cls, configs_dir: Path) -> TopicConfig:
         """``[classifier]`` of ``configs/topics.toml``; defaults when the file is absent."""
-        data = read_toml(configs_dir / "topics.toml") or {}
-        unknown = sorted(set(data) - {"classifier"})
-        if unknown:
-            raise SettingsError(f"topics.toml: unknown section(s) {unknown}")
-        return parse_section("topics.toml", "classifier", cls(), data.get("classifier", {}))
+        return load_config(configs_dir, "topics.toml", TopicsFile()).classifier
+
+
+@dataclass(frozen=True)
+class TopicsFile:
+    """``configs/topics.toml``: its one section, read by the one config loader."""
+
+    classifier: TopicConfig = field(default_factory=TopicConfig)
 
 
 @dataclass(frozen=True)

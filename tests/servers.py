@@ -14,6 +14,7 @@ Usable from a session-scoped fixture::
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,9 @@ from pathlib import Path
 from services.embedded.lifecycle import free_port
 from services.embedded.postgres import EmbeddedPostgres
 from services.embedded.valkey import EmbeddedRedis
+from services.llm.local import LLM_SERVER_MODULES
+from services.llm.model_files import installed, local_model
+from services.settings import Settings
 
 
 def start_postgres(tmp_path: Path) -> EmbeddedPostgres:
@@ -38,6 +42,14 @@ def start_redis(tmp_path: Path) -> EmbeddedRedis:
     atexit.register(server.stop)
     server.start()
     return server
+
+
+def local_llm_available() -> bool:
+    """True when llama-cpp-python's server and the chosen local model (or all its parts) are installed: the tests
+    that run the local LLM are skipped otherwise."""
+    settings = Settings.from_env()
+    modules = all(importlib.util.find_spec(name) is not None for name in LLM_SERVER_MODULES)
+    return modules and installed(local_model(settings.local_model), settings.model_files_dir)
 
 
 def wait_until(predicate: Callable[[], object], timeout: float = 10.0) -> bool:

@@ -18,7 +18,7 @@ from sqlalchemy import create_engine, text
 
 from services.llm.fallback import FALLBACK_REPLY
 from services.llm.guard import is_heading
-from services.llm.local import local_llm_available
+from tests.servers import local_llm_available
 from tests.system import System, chat, read_stream, running_system
 
 pytestmark = [

@@ -22,14 +22,13 @@ from services.embedded.valkey import EmbeddedRedis
 from services.errors import EmbeddedServerError
 from services.llm.local import (
     LOCAL_LLM_ALIAS,
-    local_llm_available,
     local_llm_command,
     local_llm_model,
     local_llm_url,
     wait_for_llm,
 )
 from services.settings import PROJECT_ROOT, Settings
-from tests.servers import start_postgres, start_redis
+from tests.servers import local_llm_available, start_postgres, start_redis
 
 # A process that attaches like an `engram` subcommand, reports, and detaches when stdin closes.
 ATTACH_SCRIPT = """

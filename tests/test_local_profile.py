@@ -22,13 +22,14 @@ from services.embedded.lifecycle import free_port
 from services.errors import LLMMalformedOutput
 from services.llm.guard import ScaffoldGuard, clean_reply
 from services.llm.health import llm_problem, record_exit, record_outcome
-from services.llm.local import ServerProcess, check_local_llm, local_llm_available
+from services.llm.local import ServerProcess, check_local_llm
 from services.llm.output import StopStream
 from services.llm.priority import ChatPriority
 from services.llm.profile import CompactBudgets, compact_messages, load_profile
 from services.router.signals import RoutingContext, collect_signals
 from services.settings import Settings, SettingsError
 from tests.fake_llm import FakeLLM
+from tests.servers import local_llm_available
 
 NOW = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
 

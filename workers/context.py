@@ -6,7 +6,6 @@ job); a plain ``rq worker`` builds it on the first job instead. Tests install th
 
 from __future__ import annotations
 
-import logging
 import os
 from typing import Any
 
@@ -28,8 +27,6 @@ from services.service_call import WorkerContext
 from services.settings import Settings
 from services.streams import EventLog
 from services.threads import ThreadStore
-
-logger = logging.getLogger(__name__)
 
 
 def build_context(settings: Settings, *, redis_client: redis.Redis | None = None) -> WorkerContext:

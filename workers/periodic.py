@@ -6,7 +6,6 @@ The scheduler enqueues ``workers.periodic.run`` on the service's queue; the work
 
 from __future__ import annotations
 
-import logging
 from datetime import UTC, datetime
 
 from services.periodic.runner import execute
@@ -14,10 +13,6 @@ from services.periodic.runs import claim_run, finish_run
 from services.periodic.schedules import load_schedules, schedules_path
 from services.service_call import ServiceResult
 from workers.process import current_context
-
-logger = logging.getLogger(__name__)
-
-JOB = "workers.periodic.run"
 
 
 def run(name: str, fire_id: str, scheduled_for: str | None = None, trigger: str = "schedule") -> str:

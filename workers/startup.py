@@ -21,7 +21,6 @@ chat's CPU): every key, registry entry and state RQ writes is still written, onl
 from __future__ import annotations
 
 import gc
-import logging
 import time
 import uuid
 from typing import Any
@@ -36,8 +35,6 @@ from services.logs import configure_logging
 from services.settings import Settings
 from services.supervisor import beat, process_key
 from workers.process import context_from_environment, install_context
-
-logger = logging.getLogger(__name__)
 
 IDLE_HEARTBEAT_EVERY_S = 1.0
 

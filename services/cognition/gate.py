@@ -23,11 +23,10 @@ PERSON_QUEUES = (PROMPT_QUEUE, MEMORY_CHUNKER_QUEUE, EPISODIC_QUEUE)  # queued o
 PEER_QUEUES = (BACKGROUND_QUEUE,)  # only running work = busy
 
 
-def busy_queues(connection: redis.Redis, ignore_job_ids: frozenset[str] | None = None) -> str:
+def busy_queues(connection: redis.Redis) -> str:
     """Why the system is not idle ("" when it is): the queued and running jobs that make it busy."""
-    if ignore_job_ids is None:
-        current = get_current_job()
-        ignore_job_ids = frozenset({current.id}) if current is not None else frozenset()
+    current = get_current_job()
+    ignore_job_ids = frozenset({current.id}) if current is not None else frozenset()
     reasons = []
     for name in (*PERSON_QUEUES, *PEER_QUEUES):
         queue = Queue(name, connection=connection)

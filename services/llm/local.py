@@ -40,13 +40,6 @@ def _server_modules_present() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in LLM_SERVER_MODULES)
 
 
-def local_llm_available(settings: Settings | None = None) -> bool:
-    """True when llama-cpp-python's server and the chosen local model (or all its parts) are installed."""
-    settings = settings or Settings.from_env()
-    model = local_model(settings.local_model)
-    return _server_modules_present() and installed(model, settings.model_files_dir)
-
-
 def local_llm_model(settings: Settings,
                     say: Callable[[str], None] = lambda _: None) -> tuple[LocalModel, Path] | None:
     """The model to serve locally and its checked file, or None when an OpenAI-compatible endpoint is configured.

@@ -16,7 +16,6 @@ afterwards. ``embed=True`` (``engram import --embed-now``) embeds each batch bef
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import os
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
@@ -53,7 +52,6 @@ from services.queues import (
 __all__ = ["BadLine", "ImportReport", "Line", "LineRecord", "Record", "digest", "pair_exchanges", "parse_lines",
            "session_id_for", "store_records", "thread_id_for"]
 
-logger = logging.getLogger(__name__)
 
 @dataclass
 class ImportReport:

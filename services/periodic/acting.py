@@ -9,7 +9,6 @@ the caller pushes the final reply to the person's proactive stream.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -23,8 +22,6 @@ from services.act.turn import innate_dispatcher
 from services.memory.config import MemoryConfig, process_memory_config
 from services.memory.context import assemble
 from services.queues import ChatRequest
-
-logger = logging.getLogger(__name__)
 
 LEFT_OUT = frozenset({"schedule", "goal", "forget"})
 

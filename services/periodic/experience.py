@@ -10,7 +10,6 @@ assimilated once, however often the service runs.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from sqlalchemy import and_, exists, func, or_, select
@@ -22,8 +21,6 @@ from services.memory.episodes import episode_embedding_text
 from services.memory.models import Episode
 from services.service_call import ServiceCall, ServiceResult
 from services.text import truncate
-
-logger = logging.getLogger(__name__)
 
 DEFAULT_BATCH = 100
 CHANGING_SKILLS = ("memorize", "schedule", "list", "goal", "forget")

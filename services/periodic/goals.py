@@ -12,7 +12,6 @@ per pursuit: a retried job finds its note and re-sends (at most once) instead of
 from __future__ import annotations
 
 import datetime as dt
-import logging
 from typing import Any
 
 from sqlalchemy import cast, select, update
@@ -24,8 +23,6 @@ from services.queues import BACKGROUND_QUEUE, PROMPT_QUEUE, enqueue, owner_meta
 from services.service_call import ServiceCall, ServiceResult
 from services.streams import user_channel
 from services.text import truncate
-
-logger = logging.getLogger(__name__)
 
 PURSUE_JOB = "workers.periodic.pursue_goal"
 DEFAULT_MIN_INTERVAL_S = 6 * 3600
