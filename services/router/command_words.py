@@ -121,3 +121,48 @@ COMMAND_CLAUSE_RE = re.compile(
     rf"(?:[^\w\s'-]\s*(?:(?:just|please|pls|now|then|so) )*|\b(?:so|and|then|now|pls|please|but)\s+)"
     rf"(?:(?:don'?t|do not|never) )?(?:{_COMMAND_VERBS})\b"
 )
+# The object of a request (services/router/objects.py): the words a command's object is made of when it names
+# nothing of its own. A request opens a clause, maybe after these (and after a greeting or thanks before a comma).
+REQUEST_LEADS = frozenset(
+    "please pls plz kindly just now and also then so ok okay oh anyway actually right can could would will you u "
+    "i i'd need want like to".split()
+)
+# The verbs whose object is a thing to act on (a deed's, "do" and "make" of a pointer, "give me a ..."), not those
+# that ask for an answer ("tell", "explain", "write", "suggest").
+OBJECT_VERBS = DEED_VERBS | frozenset("do make give scrap ditch bin drop jot note".split())
+OBJECT_PARTICLES = frozenset("up down back off out in over away round aside care of".split())
+# Where the object goes, or when, or for whom, ends it: "send the same to my brother", "do the same 4 the scouts".
+OBJECT_ENDS = frozenset("to into in on onto for 4 at with from by under till until before after via".split())
+# A word after these is pointed at, not named: "that goal", "her number", "same text", "the other reminder", "the usual
+# bits".
+POINTING_MODIFIERS = frozenset("that those this these her his their its same other usual previous last earlier".split())
+# Words that point at something said before, in an earlier turn: "the same", "the others", "again", "like before", "as
+# well" (more of what was done).
+PAST_POINTERS = frozenset(
+    "same other others rest again before previous last usual earlier above latter former too also well either".split()
+)
+# Words that point at something named anywhere, maybe earlier in the message itself: "My code is 4312, remember that".
+NEAR_POINTERS = frozenset(
+    "it that this them those these one ones her his their its him she he they like as time".split()
+)
+# Words that name no particular thing: a placeholder ("something", "a thing", "a note") or a determiner.
+GENERIC_WORDS = frozenset(
+    "a an the some any something anything everything thing things stuff smth sth bit bits item items entry entries "
+    "note notes reminder reminders task tasks few couple of bunch load several various all both each every "
+    "me us for my our please pls plz cheers thanks thx ta kindly now here up down back off out over away round aside "
+    "quickly".split()
+)
+# A placeholder is said with one of these: "a note", "something", "some stuff" (not "can you set reminders?").
+PLACEHOLDERS = frozenset("a an some something anything smth sth few couple bunch several various".split())
+# Removing what was said about a topic names it well enough: "delete what I told you about my ex".
+# The kinds of thing a skill keeps: "snooze that reminder" points at the reminder just shown, which the skill knows.
+STORED_KINDS = frozenset("reminder reminders alarm alarms timer timers goal goals list lists appointment".split())
+REMOVING_VERBS = frozenset("delete erase remove clear forget scrap ditch bin drop cancel".split())
+# The object opened by what someone said or gave, never named here: "what I told you about the boat", "the thing the
+# head of department said", "that one we talked about", "the times the nurse gave me".
+SAID_OBJECT_RE = re.compile(
+    r"^(?:what|whatever|that(?: one)?|those|the (?:[a-z'-]+ )?(?:one|ones|thing|things|stuff|bit|bits|[a-z'-]+s))"
+    r"(?: (?:that|which))? (?:i|we|you|u|he|she|they|(?:my|our|his|her|their|the) [a-z'-]+(?: of [a-z'-]+)?)"
+    r"(?: (?:just|already|once))? (?:said|told|mentioned|talked about|discussed|gave|sent|showed|wrote|suggested|"
+    r"recommended|asked for|agreed|shared|was (?:saying|talking about)|were (?:saying|talking about))\b"
+)

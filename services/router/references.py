@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from services.router.form_words import INTERROGATIVES, PHATIC_RE
+from services.router.objects import request_object
 from services.router.reference_words import (
     ANAPHORIC_NP_RE,
     CAPITALISED_RE,
@@ -61,6 +62,9 @@ def _referring_words(view: TextView, imperative: bool) -> tuple[set[str], set[st
 def commanded_pointer(lower: str) -> bool:
     """Whether a command's object is a pointer at something never named here ("add the stuff we discussed to my list",
     "put the numbers from my payslip in"), wherever in the message the command sits."""
+    found = request_object(lower)
+    if found is not None and found.kind == "pointer":  # "send the same to my brother", "add that one we talked about"
+        return True
     for regex in (DEICTIC_OBJECT_RE, KIND_ALONE_RE, ANAPHORIC_NP_RE):
         for match in regex.finditer(lower):
             if COMMAND_BEFORE_RE.search(lower, max(0, match.start() - 24), match.start()):

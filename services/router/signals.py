@@ -32,6 +32,7 @@ from services.router.command_words import (
 )
 from services.router.form_words import WH_CLAUSE_RE
 from services.router.mood_words import DISTRESS_RE, REASSURED_RE
+from services.router.objects import request_object
 from services.router.reference_words import (
     ANAPHORIC_NP_RE,
     DEICTIC_OBJECT_RE,
@@ -250,6 +251,9 @@ def edits_previous_item(view: TextView, working_memory: Sequence[tuple[str, str]
 def _placeholder(view: TextView) -> bool:
     """A command whose object is a placeholder: "I'd like to save something to my notes" names nothing to save, nor
     does "save the number" say which."""
+    found = request_object(view.lower)
+    if found is not None and found.kind == "generic":  # "can you note something down for me, cheers"
+        return True
     lead_free = LEAD_IN_RE.sub("", view.lower)
     match = PLACEHOLDER_RE.match(lead_free)
     return (match is not None and (match[1] in DEED_VERBS or match[1] in PUTTING_VERBS or match[1] == "do")) or (
