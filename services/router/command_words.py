@@ -17,22 +17,6 @@ VAGUE_ASK_RE = re.compile(
     r"(?: (?:with|on|about) (?:something|this|that|it|stuff))?(?: please)?\W*$|^(?:can|could) you help(?: me)?"
     r"(?: (?:with|on) (?:something|this|that|it))?\W*$"
 )
-# "I want to add something to a list", "remember something for me": a placeholder where the content would be
-# (group 1 is the verb, which must be a deed's: "suggest something for my mum's birthday" asks for an answer).
-PLACEHOLDER_RE = re.compile(
-    r"^(?:(?:i (?:want|need|would like)|i'd like) (?:you )?to |please |can you |could you )?([a-z]+)"
-    # "sort out something", "take care of something".
-    r"(?: (?:out|up|with|into|care of))? (?:something|"
-    r"a thing|an item|an entry|a task|smth|"
-    # A number of things is no thing either: "could you put a couple of things on my list?".
-    r"(?:a (?:few|couple(?: of)?|bunch of|load of)|some|several|various) (?:things|items|bits|stuff|entries|tasks)|"
-    # Whom or what it is for says nothing of what: "set something up for Dad's birthday", "book something for the kids
-    # over half term".
-    r"stuff)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me|our|his|her|their|[a-z]+'s)"
-    r"(?: [a-z0-9'-]+){0,4})?"
-    # When it is for says nothing of what: "could you arrange something for Saturday", "handle something before Friday".
-    rf"(?: (?:for|on|by|before|until|till|after)(?: the)? (?:{DAYS}|weekend|tomorrow|tonight|later|next week))?\W*$"
-)
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
 # Not "excuse me", "lucky me", "trust me" (said, not asked), nor a pronoun or an auxiliary before "me".
@@ -154,6 +138,9 @@ GENERIC_WORDS = frozenset(
 )
 # A placeholder is said with one of these: "a note", "something", "some stuff" (not "can you set reminders?").
 PLACEHOLDERS = frozenset("a an some something anything smth sth few couple bunch several various".split())
+# A placeholder for a kind of entry is filled by what follows it: "set a reminder for my flight" (not "add something
+# for the kids").
+ENTRY_NOUNS = frozenset("reminder reminders note notes task tasks entry entries".split())
 # Removing what was said about a topic names it well enough: "delete what I told you about my ex".
 # The kinds of thing a skill keeps: "snooze that reminder" points at the reminder just shown, which the skill knows.
 STORED_KINDS = frozenset("reminder reminders alarm alarms timer timers goal goals list lists appointment".split())

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from services.router.command_words import (
+    ENTRY_NOUNS,
     GENERIC_WORDS,
     NEAR_POINTERS,
     OBJECT_ENDS,
@@ -108,8 +109,11 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
         # "it", "that", "her number": the message's own words may name it ("we need bin bags, add them").
         around = _words_around(lower, start, end)
         return RequestObject(verb, "named" if around else "pointer")
-    # "a reminder on Friday", "something down for me": nothing in particular, unless what follows says what.
-    if PLACEHOLDERS.intersection(head) and all(w in GENERIC_WORDS | OBJECT_ENDS | _POINTING_WORDS for w in span):
+    # "something down for me", "a couple of bits to the shopping": nothing in particular; "a reminder on Friday" too,
+    # unless what follows says what it is ("a reminder for my flight").
+    unnamed = GENERIC_WORDS | OBJECT_ENDS | _POINTING_WORDS
+    filled = ENTRY_NOUNS.intersection(head) and not all(word in unnamed for word in span)
+    if PLACEHOLDERS.intersection(head) and not filled:
         return RequestObject(verb, "generic")
     return RequestObject(verb, "named")
 

@@ -19,12 +19,10 @@ import numpy as np
 from services.router.command_words import (
     COMMAND_CLAUSE_RE,
     DEED_RE,
-    DEED_VERBS,
     GOAL_STATED_RE,
     HANDED_OVER_RE,
     IMPERATIVE_VERBS,
     LABEL_RE,
-    PLACEHOLDER_RE,
     POINTER_COMMAND_RE,
     TOLD_RE,
     VAGUE_ASK_RE,
@@ -45,7 +43,6 @@ from services.router.store_words import (
     BARE_EDIT_RE,
     BARE_STORE_RE,
     PROMPT_ME_RE,
-    PUTTING_VERBS,
     SAID_RE,
     SHOW_STORED_RE,
     SKILL_STORE_RE,
@@ -249,15 +246,12 @@ def edits_previous_item(view: TextView, working_memory: Sequence[tuple[str, str]
 
 
 def _placeholder(view: TextView) -> bool:
-    """A command whose object is a placeholder: "I'd like to save something to my notes" names nothing to save, nor
-    does "save the number" say which."""
+    """A command whose object is a placeholder: "I'd like to save something to my notes", "can you note something down
+    for me, cheers" name nothing to save, nor does "save the number" say which. Unlike a pointer, no earlier turn fills
+    a placeholder ("something" is not "it")."""
     found = request_object(view.lower)
-    if found is not None and found.kind == "generic":  # "can you note something down for me, cheers"
-        return True
-    lead_free = LEAD_IN_RE.sub("", view.lower)
-    match = PLACEHOLDER_RE.match(lead_free)
-    return (match is not None and (match[1] in DEED_VERBS or match[1] in PUTTING_VERBS or match[1] == "do")) or (
-        BARE_STORE_RE.match(lead_free) is not None)
+    generic = found is not None and found.kind == "generic"
+    return generic or BARE_STORE_RE.match(LEAD_IN_RE.sub("", view.lower)) is not None
 
 
 def imperative_signals(view: TextView) -> dict[str, float]:
