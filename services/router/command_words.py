@@ -123,7 +123,8 @@ POINTING_MODIFIERS = frozenset("that those this these her his their its same oth
 # Words that point at something said before, in an earlier turn: "the same", "the others", "again", "like before", "as
 # well" (more of what was done).
 PAST_POINTERS = frozenset(
-    "same other others rest again before previous last usual earlier above latter former too also well either".split()
+    "same other others rest again before previous last usual earlier above latter former too also well either "
+    "first second third fourth fifth".split()  # "the second one": of the ones offered before
 )
 # Words that point at something named anywhere, maybe earlier in the message itself: "My code is 4312, remember that".
 NEAR_POINTERS = frozenset(
@@ -136,6 +137,8 @@ GENERIC_WORDS = frozenset(
     "me us for my our please pls plz cheers thanks thx ta kindly now here up down back off out over away round aside "
     "quickly".split()
 )
+# Things named by their kind alone, with "the": "add the things from yesterday's call" (which things?).
+KIND_NOUNS = frozenset("thing things stuff bit bits item items entry entries".split())
 # A placeholder is said with one of these: "a note", "something", "some stuff" (not "can you set reminders?").
 PLACEHOLDERS = frozenset("a an some something anything smth sth few couple bunch several various".split())
 # A placeholder for a kind of entry is filled by what follows it: "set a reminder for my flight" (not "add something

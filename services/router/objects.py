@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from services.router.command_words import (
     ENTRY_NOUNS,
     GENERIC_WORDS,
+    KIND_NOUNS,
     NEAR_POINTERS,
     OBJECT_ENDS,
     OBJECT_PARTICLES,
@@ -105,7 +106,8 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
         return RequestObject(verb, "named")
     if PAST_POINTERS.intersection(head):
         return RequestObject(verb, "pointer")  # "the same", "the others as well": more of an earlier turn
-    if _POINTING_WORDS.intersection(head) and not STORED_KINDS.intersection(head):
+    the_kind = "the" in head and KIND_NOUNS.intersection(head)  # "the things from the call": the ones meant before
+    if (the_kind or _POINTING_WORDS.intersection(head)) and not STORED_KINDS.intersection(head):
         # "it", "that", "her number": the message's own words may name it ("we need bin bags, add them").
         around = _words_around(lower, start, end)
         return RequestObject(verb, "named" if around else "pointer")

@@ -123,9 +123,3 @@ KIND_ALONE_RE = re.compile(
     r"\bthe (?:thing|thingy|whatsit|whatsitsname|thingamajig|thingamabob|doodah|doohickey|whatchamacallit)\b"
     r"(?! (?:is|was|about|that|i|we|you|with|called)\b)(?!')"
 )
-# A command verb right before a pointer makes the pointer the command's object, wherever the command sits in the
-# message: "... — anyway can you add the stuff we discussed to my list? — ..." (add what?).
-COMMAND_BEFORE_RE = re.compile(
-    r"\b(?:add|put|pop|stick|chuck|throw|bung|jot|write|copy|move|save|store|keep|note|remember|schedule|book|send|"
-    r"forward|track|log|record|sort out|set up)(?: (?:all|both|me|us))?\s*$"
-)
