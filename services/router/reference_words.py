@@ -44,10 +44,7 @@ ANAPHORIC_NP_RE = re.compile(
     # A choice between things offered before: "the earlier time works better", "the cheaper one", "option B".
     r"\bthe (?:earlier|later|cheaper|dearer|bigger|smaller|shorter|longer|newer|older|quicker|faster|slower) "
     r"(?:one|option|time|date|slot|version|train|flight)s?\b|"
-    r"\b(?:option|choice|version|variant|draft|proposal) (?:[a-d]|[1-9]|one|two|three|four)\b(?!\s*:)|"
-    # A command on "that film", "those photos": a thing pointed at, never named here (not "that: ..." nor a clause).
-    r"\b(?:add|put|pop|stick|save|store|keep|move|send|forward|book|buy|order|play|share|schedule|copy) (?:that|those) "
-    r"(?!(?:is|are|was|were|i|we|you|he|she|they|my|the|to|on|in|it|for|down|up|as|into|onto|again)\b)[a-z'-]+\b(?!\s*:)"
+    r"\b(?:option|choice|version|variant|draft|proposal) (?:[a-d]|[1-9]|one|two|three|four)\b(?!\s*:)"
 )
 # "It" of the time and the weather points at nothing: "what time is it in Tokyo?", "is it going to rain?".
 EXPLETIVE_IT_RE = re.compile(
