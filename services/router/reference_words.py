@@ -77,7 +77,7 @@ CONTEXT_DEPENDENT_RE = re.compile(
     r"(?:do )?(?:the )?same (?:thing|again|as before|as last time)|(?:do it )?like (?:last time|before)|"
     # "same as Dave's", "like Mia's": Dave's what?
     r"(?:(?:the|just) )?(?:same (?:as|like)|like) [a-z'-]+'s|"
-    r"do (?:it|that|the same)(?: again)?|again|which one|what do you mean|elaborate|"
+    r"again|which one|what do you mean|elaborate|"
     r"explain (?:that|it|more)|the first one|the second one|that one|this one)(?: too| as well| also)?"
     r"(?:,? (?:please|pls|thanks))?\W*$"
 )
