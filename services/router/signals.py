@@ -330,9 +330,7 @@ def telling_signals(view: TextView, signals: dict[str, float]) -> dict[str, floa
         signals[name] for name in _ASKING)
     distress = DISTRESS_RE.search(view.lower) is not None and not signals["vague_request"] and (  # "can you help me?"
         REASSURED_RE.search(view.lower) is None)  # "stressed about exams but I'll survive"
-    tells = statement and not distress
-    # A long story that asks nothing is still told, not asked: ``long`` alone leans towards an answer.
-    return {"tells": flag(tells), "told_at_length": signals["long"] if tells else 0.0, "distress": flag(distress)}
+    return {"tells": flag(statement and not distress), "distress": flag(distress)}
 
 
 def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, float]:
