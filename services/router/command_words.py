@@ -102,7 +102,7 @@ TOLD_RE = re.compile(
 GOAL_STATED_RE = re.compile(r"\b(?:goals?|resolutions?|targets?|aims?)\b(?: [^.?!]{0,30}?)? (?:is|are|will be)\b")
 _COMMAND_VERBS = "|".join(sorted(IMPERATIVE_VERBS | DEED_VERBS))
 COMMAND_CLAUSE_RE = re.compile(
-    rf"(?:[^\w\s'-]\s*(?:(?:just|please|pls|now|then|so) )*|\b(?:so|and|then|now|pls|please|but)\s+)"
+    rf"(?:(?:[^\w\s'-]|\s-+\s)\s*(?:(?:just|please|pls|now|then|so) )*|\b(?:so|and|then|now|pls|please|but)\s+)"
     rf"(?:(?:don'?t|do not|never) )?(?:{_COMMAND_VERBS})\b"
 )
 # The object of a request (services/router/objects.py): the words a command's object is made of when it names
@@ -144,6 +144,8 @@ PLACEHOLDERS = frozenset("a an some something anything smth sth few couple bunch
 # A placeholder for a kind of entry is filled by what follows it: "set a reminder for my flight" (not "add something
 # for the kids").
 ENTRY_NOUNS = frozenset("reminder reminders note notes task tasks entry entries".split())
+# Storing what was said needs what it was: "store what I told you about the boat" is no question about the boat.
+STORING_VERBS = frozenset("store save keep note record log remember add put jot stick pop file".split())
 # Removing what was said about a topic names it well enough: "delete what I told you about my ex".
 # The kinds of thing a skill keeps: "snooze that reminder" points at the reminder just shown, which the skill knows.
 STORED_KINDS = frozenset("reminder reminders alarm alarms timer timers goal goals list lists appointment".split())

@@ -24,6 +24,7 @@ from services.router.command_words import (
     IMPERATIVE_VERBS,
     LABEL_RE,
     POINTER_COMMAND_RE,
+    STORING_VERBS,
     TOLD_RE,
     VAGUE_ASK_RE,
     VERB_ME_RE,
@@ -359,6 +360,13 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     if references["unresolved_reference"] or skills["skill_recall"] or skills["skill_introspect"]:
         # "Write a poem about it" with nothing before it needs asking; "summarise what you know about me" reads memory.
         signals["writing_task"] = 0.0
+    found = request_object(view.lower)
+    if found is not None and found.kind == "pointer" and found.verb in STORING_VERBS and (
+            skills["skill_recall"] or skills["skill_introspect"]):
+        # "store what I told you about the boat" does something to what was said, it does not read it back.
+        skills = {**skills, "skill_recall": 0.0, "skill_introspect": 0.0}
+        skills["skill_any"] = max(skills[f"skill_{name}"] for name in SKILL_RES)
+        signals.update(skills)
     if references["resolved_reference"] and not skills["skill_any"] and edits_previous_item(view, ctx.working_memory):
         skills = {**skills, "skill_manage": 1.0, "skill_any": 1.0}
         signals.update(skills)
