@@ -43,6 +43,7 @@ _LEAD_OBJECT_RE = re.compile(
     r"^\s*(?:(?:" + "|".join(sorted(OBJECT_PARTICLES)) + r"|me|us)\b\s*)*(?:(?<=me )(?:of|about)\b\s*)?")
 _ELONGATED_RE = re.compile(r"([a-z])\1{2,}")  # "dooo" is "do"
 _POINTING_WORDS = PAST_POINTERS | NEAR_POINTERS
+_CONTINUING = frozenset("now and also then".split())
 # Words around a request that name nothing it could point at: a one- or two-word greeting or thanks in any language
 # ("Kia ora — ...", "Aitäh — ..."), politeness after it ("..., cheers").
 _MAX_GREETING_WORDS = 2
@@ -74,6 +75,7 @@ def request_object(lower: str) -> RequestObject | None:
 
 
 def _read(lower: str, start: int, end: int) -> RequestObject | None:
+    """The request opening ``lower[start:end]`` (after its lead-in: "please", "can you", "now", ...), if one does."""
     clause = lower[start:end]
     matches = list(WORD_RE.finditer(clause))
     index = 0
@@ -82,7 +84,14 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
     if index >= len(matches):
         return None
     verb = _ELONGATED_RE.sub(r"\1", matches[index][0])
-    if verb not in OBJECT_VERBS or (index and matches[index - 1][0] in ("i", "we")):
+    if verb not in OBJECT_VERBS:
+        words = [match[0] for match in matches[index:]]
+        leads = {match[0] for match in matches[:index]}
+        more_of = _CONTINUING.intersection(leads) and PAST_POINTERS.intersection(words)
+        if more_of and all(word in _POINTING_WORDS | GENERIC_WORDS | POLITE_WORDS for word in words):
+            return RequestObject("", "pointer")  # "Merci! Now the rest as well please": more of what, with no verb
+        return None
+    if index and matches[index - 1][0] in ("i", "we"):
         return None  # "I need to add ..." tells; "can you add ..." asks
     rest = _NEW_CLAUSE_RE.sub("", clause[matches[index].end():])
     rest = _LEAD_OBJECT_RE.sub("", rest)  # after its particle and "me" ("give me a ...", "remind me of the thing")
@@ -95,6 +104,12 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
     span = WORD_RE.findall(TIME_RE.sub(" ", rest))
     if not span or span[0] in OBJECT_ENDS:
         return None  # "remind me to call mum", "add to my list": the object comes later or is no thing
+    return RequestObject(verb, _object_kind(span, _words_around(lower, start, end)))
+
+
+def _object_kind(span: list[str], words_around: bool) -> str:
+    """What the object's words (up to where it goes or when) name; ``words_around``: the message says more than the
+    request, so "it" or "that" may point at its own words."""
     head = []
     for word in span:
         if word in OBJECT_ENDS:
@@ -103,21 +118,18 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
     named = [w for i, w in enumerate(head) if w not in _POINTING_WORDS | GENERIC_WORDS and not (
         i and head[i - 1] in POINTING_MODIFIERS)]  # "that goal", "her number": pointed at, not named
     if named:
-        return RequestObject(verb, "named")
+        return "named"
     if PAST_POINTERS.intersection(head):
-        return RequestObject(verb, "pointer")  # "the same", "the others as well": more of an earlier turn
+        return "pointer"  # "the same", "the others as well": more of an earlier turn
     the_kind = "the" in head and KIND_NOUNS.intersection(head)  # "the things from the call": the ones meant before
     if (the_kind or _POINTING_WORDS.intersection(head)) and not STORED_KINDS.intersection(head):
         # "it", "that", "her number": the message's own words may name it ("we need bin bags, add them").
-        around = _words_around(lower, start, end)
-        return RequestObject(verb, "named" if around else "pointer")
+        return "named" if words_around else "pointer"
     # "something down for me", "a couple of bits to the shopping": nothing in particular; "a reminder on Friday" too,
     # unless what follows says what it is ("a reminder for my flight").
     unnamed = GENERIC_WORDS | OBJECT_ENDS | _POINTING_WORDS
     filled = ENTRY_NOUNS.intersection(head) and not all(word in unnamed for word in span)
-    if PLACEHOLDERS.intersection(head) and not filled:
-        return RequestObject(verb, "generic")
-    return RequestObject(verb, "named")
+    return "generic" if PLACEHOLDERS.intersection(head) and not filled else "named"
 
 
 def _words_around(lower: str, start: int, end: int) -> bool:

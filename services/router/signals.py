@@ -349,7 +349,8 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
         signals.update(skills)
     references = reference_signals(view, ctx.working_memory, bool(signals["imperative"]))
     if signals["phatic_only"] or (signals["thanks"] and not any(
-            signals[name] for name in ("imperative", "question", "skill_any")) and not references["context_dependent"]):
+            signals[name] for name in ("imperative", "question", "skill_any")) and not (
+            references["context_dependent"] or references["commanded_pointer"])):
         # "that's great" points at nothing that needs resolving; "thanks, I'll try that" at the reply just given (but
         # "gracias, and the other one too" asks for more of something never said)
         references.update(unresolved_reference=0.0, resolved_reference=0.0)
