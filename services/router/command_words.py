@@ -144,6 +144,8 @@ PLACEHOLDERS = frozenset("a an some something anything smth sth few couple bunch
 # A placeholder for a kind of entry is filled by what follows it: "set a reminder for my flight" (not "add something
 # for the kids").
 ENTRY_NOUNS = frozenset("reminder reminders note notes task tasks entry entries".split())
+# Where an entry goes fills it no more: "add a task to my list".
+ENTRY_PLACES = frozenset("list lists notes calendar diary planner shopping todo do phone".split())
 # Storing what was said needs what it was: "store what I told you about the boat" is no question about the boat.
 STORING_VERBS = frozenset("store save keep note record log remember add put jot stick pop file".split())
 # Removing what was said about a topic names it well enough: "delete what I told you about my ex".

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from services.router.command_words import (
     ENTRY_NOUNS,
+    ENTRY_PLACES,
     GENERIC_WORDS,
     KIND_NOUNS,
     NEAR_POINTERS,
@@ -58,6 +60,7 @@ class RequestObject:
     kind: str
 
 
+@lru_cache(maxsize=512)  # the signals ask for the same message's object more than once
 def request_object(lower: str) -> RequestObject | None:
     """The first request in ``lower`` (lower-cased text) whose object could be read, or None when none is found.
 
@@ -127,7 +130,7 @@ def _object_kind(span: list[str], words_around: bool) -> str:
         return "named" if words_around else "pointer"
     # "something down for me", "a couple of bits to the shopping": nothing in particular; "a reminder on Friday" too,
     # unless what follows says what it is ("a reminder for my flight").
-    unnamed = GENERIC_WORDS | OBJECT_ENDS | _POINTING_WORDS
+    unnamed = GENERIC_WORDS | OBJECT_ENDS | _POINTING_WORDS | ENTRY_PLACES
     filled = ENTRY_NOUNS.intersection(head) and not all(word in unnamed for word in span)
     return "generic" if PLACEHOLDERS.intersection(head) and not filled else "named"
 
