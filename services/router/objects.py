@@ -87,15 +87,15 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
     if index >= len(matches):
         return None
     verb = _ELONGATED_RE.sub(r"\1", matches[index][0])
+    leads = {match[0] for match in matches[:index]}
     if verb not in OBJECT_VERBS:
         words = [match[0] for match in matches[index:]]
-        leads = {match[0] for match in matches[:index]}
         more_of = _CONTINUING.intersection(leads) and PAST_POINTERS.intersection(words)
         if more_of and all(word in _POINTING_WORDS | GENERIC_WORDS | POLITE_WORDS for word in words):
             return RequestObject("", "pointer")  # "Merci! Now the rest as well please": more of what, with no verb
         return None
     if index and matches[index - 1][0] in ("i", "we"):
-        return None  # "I need to add ..." tells; "can you add ..." asks
+        return None  # "I add the salt last" tells; "can you add ..." asks
     rest = _NEW_CLAUSE_RE.sub("", clause[matches[index].end():])
     rest = _LEAD_OBJECT_RE.sub("", rest)  # after its particle and "me" ("give me a ...", "remind me of the thing")
     said = SAID_OBJECT_RE.match(rest)
