@@ -30,12 +30,6 @@ POINTED_OBJECTS = [
     "Obrigado! And the rest too please",
 ]
 
-
-@pytest.mark.parametrize("text", POINTED_OBJECTS)
-def test_a_request_on_pointers_alone_needs_asking(routers, text):  # noqa: F811
-    assert routes(routers, text) == {("CLARIFY", None)}
-
-
 # A placeholder object ("something", "a few things", "a reminder") names nothing, whatever it is for or when.
 PLACEHOLDER_OBJECTS = [
     "Could you jot something down for me, ta",
@@ -44,8 +38,8 @@ PLACEHOLDER_OBJECTS = [
 ]
 
 
-@pytest.mark.parametrize("text", PLACEHOLDER_OBJECTS)
-def test_a_request_on_a_placeholder_needs_asking(routers, text):  # noqa: F811
+@pytest.mark.parametrize("text", POINTED_OBJECTS + PLACEHOLDER_OBJECTS)
+def test_a_request_on_pointers_or_a_placeholder_alone_needs_asking(routers, text):  # noqa: F811
     assert routes(routers, text) == {("CLARIFY", None)}
 
 
