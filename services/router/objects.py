@@ -19,6 +19,7 @@ from services.router.command_words import (
     ENTRY_NOUNS,
     ENTRY_PLACES,
     GENERIC_WORDS,
+    HANDED_OVER_RE,
     KIND_NOUNS,
     NEAR_POINTERS,
     OBJECT_ENDS,
@@ -65,7 +66,7 @@ def request_object(lower: str) -> RequestObject | None:
     """The first request in ``lower`` (lower-cased text) whose object could be read, or None when none is found.
 
     Content handed over after a colon names the object ("store this: the code is 5512")."""
-    if re.search(r":\s*\S", lower):
+    if HANDED_OVER_RE.search(lower):
         return None
     ends = [match.start() for match in _SENTENCE_END_RE.finditer(lower)] + [len(lower)]
     starts = [0] + [match.end() for match in _SENTENCE_END_RE.finditer(lower)]

@@ -6,7 +6,8 @@ weight from ``configs/router.toml``. The lexicons they match live in ``services/
 ``services/router/reference_words.py``, ``services/router/store_words.py``, ``services/router/time_words.py`` and
 ``services/router/mood_words.py``; the text's own form (length,
 mashing, questions, phatic talk) is read by ``services/router/textview.py`` with ``services/router/form_words.py``,
-and pointers at earlier turns by ``services/router/references.py``.
+pointers at earlier turns by ``services/router/references.py``, and what a request acts on by
+``services/router/objects.py``.
 """
 
 from __future__ import annotations
