@@ -28,6 +28,7 @@ POINTED_OBJECTS = [
     "pls doooo it again 4 the twins",
     "keep what I told you about the garage door",
     "Obrigado! And the rest too please",
+    "would you mind sending the same to Jo",  # a request asked as "would you mind" + its gerund
 ]
 
 # A placeholder object ("something", "a few things", "a reminder") names nothing, whatever it is for or when.

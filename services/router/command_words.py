@@ -109,7 +109,7 @@ COMMAND_CLAUSE_RE = re.compile(
 # nothing of its own. A request opens a clause, maybe after these (and after a greeting or thanks before a comma).
 REQUEST_LEADS = frozenset(
     "please pls plz kindly just now and also then so ok okay oh anyway actually right can could would will you u "
-    "i i'd need want like to".split()
+    "i i'd need want like to mind possibly maybe quickly".split()
 )
 # The verbs whose object is a thing to act on (a deed's, "do" and "make" of a pointer, "give me a ..."), not those
 # that ask for an answer ("tell", "explain", "write", "suggest").

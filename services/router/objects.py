@@ -89,6 +89,8 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
         return None
     verb = _ELONGATED_RE.sub(r"\1", matches[index][0])
     leads = {match[0] for match in matches[:index]}
+    if "mind" in leads:  # "would you mind sending the same to Jo"
+        verb = _base_of(verb)
     if verb not in OBJECT_VERBS:
         words = [match[0] for match in matches[index:]]
         more_of = _CONTINUING.intersection(leads) and PAST_POINTERS.intersection(words)
@@ -109,6 +111,15 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
     if not span or span[0] in OBJECT_ENDS:
         return None  # "remind me to call mum", "add to my list": the object comes later or is no thing
     return RequestObject(verb, _object_kind(span, _words_around(lower, start, end)))
+
+
+def _base_of(gerund: str) -> str:
+    """The verb of a gerund ("sending" -> "send", "saving" -> "save", "putting" -> "put"), or the word as it is."""
+    stem = gerund[:-3] if gerund.endswith("ing") else ""
+    for verb in (stem, f"{stem}e", stem[:-1]):
+        if verb in OBJECT_VERBS:
+            return verb
+    return gerund
 
 
 def _object_kind(span: list[str], words_around: bool) -> str:
