@@ -17,5 +17,7 @@ third round, applied to questions about the past in its fourth; every routing se
   on my shopping list?", "what reminders do I have?").
 - **CLARIFY**: a command with nothing to act on ("Set a reminder."), a reference to something never said ("send
   that to her" with no earlier turn), or a request too vague to act on ("can you help me with something?").
+  A request's object is read from its parse (``services/router/objects.py``): one of pointers only ("the same",
+  "that one we talked about") is ``commanded_pointer``, one of placeholders only ("something") ``names_nothing``.
 - **IGNORE**: non-messages only — empty, punctuation only, keyboard mashing. A real message is never ignored.
 """

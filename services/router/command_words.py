@@ -17,22 +17,6 @@ VAGUE_ASK_RE = re.compile(
     r"(?: (?:with|on|about) (?:something|this|that|it|stuff))?(?: please)?\W*$|^(?:can|could) you help(?: me)?"
     r"(?: (?:with|on) (?:something|this|that|it))?\W*$"
 )
-# "I want to add something to a list", "remember something for me": a placeholder where the content would be
-# (group 1 is the verb, which must be a deed's: "suggest something for my mum's birthday" asks for an answer).
-PLACEHOLDER_RE = re.compile(
-    r"^(?:(?:i (?:want|need|would like)|i'd like) (?:you )?to |please |can you |could you )?([a-z]+)"
-    # "sort out something", "take care of something".
-    r"(?: (?:out|up|with|into|care of))? (?:something|"
-    r"a thing|an item|an entry|a task|smth|"
-    # A number of things is no thing either: "could you put a couple of things on my list?".
-    r"(?:a (?:few|couple(?: of)?|bunch of|load of)|some|several|various) (?:things|items|bits|stuff|entries|tasks)|"
-    # Whom or what it is for says nothing of what: "set something up for Dad's birthday", "book something for the kids
-    # over half term".
-    r"stuff)(?: (?:up|down|out|aside))?(?: (?:to|on|in|into|for) (?:a|an|my|the|me|our|his|her|their|[a-z]+'s)"
-    r"(?: [a-z0-9'-]+){0,4})?"
-    # When it is for says nothing of what: "could you arrange something for Saturday", "handle something before Friday".
-    rf"(?: (?:for|on|by|before|until|till|after)(?: the)? (?:{DAYS}|weekend|tomorrow|tonight|later|next week))?\W*$"
-)
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
 # Not "excuse me", "lucky me", "trust me" (said, not asked), nor a pronoun or an auxiliary before "me".
@@ -118,6 +102,61 @@ TOLD_RE = re.compile(
 GOAL_STATED_RE = re.compile(r"\b(?:goals?|resolutions?|targets?|aims?)\b(?: [^.?!]{0,30}?)? (?:is|are|will be)\b")
 _COMMAND_VERBS = "|".join(sorted(IMPERATIVE_VERBS | DEED_VERBS))
 COMMAND_CLAUSE_RE = re.compile(
-    rf"(?:[^\w\s'-]\s*(?:(?:just|please|pls|now|then|so) )*|\b(?:so|and|then|now|pls|please|but)\s+)"
+    rf"(?:(?:[^\w\s'-]|\s-+\s)\s*(?:(?:just|please|pls|now|then|so) )*|\b(?:so|and|then|now|pls|please|but)\s+)"
     rf"(?:(?:don'?t|do not|never) )?(?:{_COMMAND_VERBS})\b"
+)
+# The object of a request (services/router/objects.py): the words a command's object is made of when it names
+# nothing of its own. A request opens a clause, maybe after these (and after a greeting or thanks before a comma).
+REQUEST_LEADS = frozenset(
+    "please pls plz kindly just now and also then so ok okay oh anyway actually right can could would will you u "
+    "i i'd need want like to mind possibly maybe quickly".split()
+)
+# The verbs whose object is a thing to act on (a deed's, "do" and "make" of a pointer, "give me a ..."), not those
+# that ask for an answer ("tell", "explain", "write", "suggest").
+OBJECT_VERBS = DEED_VERBS | frozenset("do make give scrap ditch bin drop jot note".split())
+OBJECT_PARTICLES = frozenset("up down back off out in over away round aside care of".split())
+# Where the object goes, or when, or for whom, ends it: "send the same to my brother", "do the same 4 the scouts".
+OBJECT_ENDS = frozenset("to into in on onto for 4 at with from by under till until before after via".split())
+# A word after these is pointed at, not named: "that goal", "her number", "same text", "the other reminder", "the usual
+# bits".
+POINTING_MODIFIERS = frozenset("that those this these her his their its same other usual previous last earlier".split())
+# Words that point at something said before, in an earlier turn: "the same", "the others", "again", "like before", "as
+# well" (more of what was done).
+PAST_POINTERS = frozenset(
+    "same other others rest again before previous last usual earlier above latter former too also well either "
+    "first second third fourth fifth".split()  # "the second one": of the ones offered before
+)
+# Words that point at something named anywhere, maybe earlier in the message itself: "My code is 4312, remember that".
+NEAR_POINTERS = frozenset(
+    "it that this them those these one ones her his their its him she he they like as time".split()
+)
+# Words that name no particular thing: a placeholder ("something", "a thing", "a note") or a determiner.
+GENERIC_WORDS = frozenset(
+    "a an the some any something anything everything thing things stuff smth sth bit bits item items entry entries "
+    "note notes reminder reminders task tasks few couple of bunch load several various all both each every "
+    "me us for my our please pls plz cheers thanks thx ta kindly now here up down back off out over away round aside "
+    "quickly".split()
+)
+# Things named by their kind alone, with "the": "add the things from yesterday's call" (which things?).
+KIND_NOUNS = frozenset("thing things stuff bit bits item items entry entries".split())
+# A placeholder is said with one of these: "a note", "something", "some stuff" (not "can you set reminders?").
+PLACEHOLDERS = frozenset("a an some something anything smth sth few couple bunch several various".split())
+# A placeholder for a kind of entry is filled by what follows it: "set a reminder for my flight" (not "add something
+# for the kids").
+ENTRY_NOUNS = frozenset("reminder reminders note notes task tasks entry entries".split())
+# Where an entry goes fills it no more: "add a task to my list".
+ENTRY_PLACES = frozenset("list lists notes calendar diary planner shopping todo do phone".split())
+# Storing what was said needs what it was: "store what I told you about the boat" is no question about the boat.
+STORING_VERBS = frozenset("store save keep note record log remember add put jot stick pop file".split())
+# Removing what was said about a topic names it well enough: "delete what I told you about my ex".
+# The kinds of thing a skill keeps: "snooze that reminder" points at the reminder just shown, which the skill knows.
+STORED_KINDS = frozenset("reminder reminders alarm alarms timer timers goal goals list lists appointment".split())
+REMOVING_VERBS = frozenset("delete erase remove clear forget scrap ditch bin drop cancel".split())
+# The object opened by what someone said or gave, never named here: "what I told you about the boat", "the thing the
+# head of department said", "that one we talked about", "the times the nurse gave me".
+SAID_OBJECT_RE = re.compile(
+    r"^(?:what|whatever|that(?: one)?|those|the (?:[a-z'-]+ )?(?:one|ones|thing|things|stuff|bit|bits|[a-z'-]+s))"
+    r"(?: (?:that|which))? (?:i|we|you|u|he|she|they|(?:my|our|his|her|their|the) [a-z'-]+(?: of [a-z'-]+)?)"
+    r"(?: (?:just|already|once))? (?:said|told|mentioned|talked about|discussed|gave|sent|showed|wrote|suggested|"
+    r"recommended|asked for|agreed|shared|was (?:saying|talking about)|were (?:saying|talking about))\b"
 )

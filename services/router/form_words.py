@@ -93,7 +93,9 @@ FILLER_WORDS = frozenset(
 # "Guess who ...?" announces news, it asks nothing ("Guess who finally passed her driving test??").
 RHETORICAL_RE = re.compile(r"^(?:(?:oh|hey|so|ok|okay|omg)[ ,!.]+)*guess (?:who|what|where|how|which)\b")
 # A question word typed without its vowels is still one: "hw many tablespoons in a cup".
-INTERROGATIVES = frozenset("what what's whats wat wht when whn where whr who whom whose why how hw which".split())
+INTERROGATIVES = frozenset(
+    "what what's whats wat wats wot wots wht when whn where whr who whom whose why how hw which".split()
+)
 # A question asked inside a message or with no question mark: a question word opening a clause, then an auxiliary
 # ("my car squeaks when I brake. what could it be", "in git, what's the difference between ...").
 # A question asked as a statement: "I wonder why ...", "I'd like to know how ...".
@@ -106,7 +108,9 @@ INDIRECT_QUESTION_RE = re.compile(
     # A question announced: "hey quick q, does vinegar kill mould" (no question mark needed).
     r"\b(?:quick|random|silly|dumb|stupid|small) (?:q|qq|qn|question)\b|"
     # A question opening a later clause with no question mark: "the group got toxic, should i leave or stay".
-    r"(?:[,;:]\s*|\b(?:but|and|or) )(?:should|shall|can|could|would|do|did) (?:i|we)\b"
+    r"(?:[,;:]\s*|\b(?:but|and|or) )(?:should|shall|can|could|would|do|did) (?:i|we)\b|"
+    # Or what a thing is: "they give me a headache, is that normal or are they just cheap", "... or is that a myth".
+    r"(?:[,;:]\s*|\bor )(?:is|are|was|were) (?:that|this|it|they|these|those)\b(?! (?:why|because|cos)\b)"
 )
 WH_CLAUSE_RE = re.compile(
     r"(?:^|[,.;:!?]\s*|\b(?:but|and|so|ok|okay) )(?:what|wat|how|why|where|when|who|which)(?:'s|'re|'d| (?:is|are|"

@@ -44,10 +44,7 @@ ANAPHORIC_NP_RE = re.compile(
     # A choice between things offered before: "the earlier time works better", "the cheaper one", "option B".
     r"\bthe (?:earlier|later|cheaper|dearer|bigger|smaller|shorter|longer|newer|older|quicker|faster|slower) "
     r"(?:one|option|time|date|slot|version|train|flight)s?\b|"
-    r"\b(?:option|choice|version|variant|draft|proposal) (?:[a-d]|[1-9]|one|two|three|four)\b(?!\s*:)|"
-    # A command on "that film", "those photos": a thing pointed at, never named here (not "that: ..." nor a clause).
-    r"\b(?:add|put|pop|stick|save|store|keep|move|send|forward|book|buy|order|play|share|schedule|copy) (?:that|those) "
-    r"(?!(?:is|are|was|were|i|we|you|he|she|they|my|the|to|on|in|it|for|down|up|as|into|onto|again)\b)[a-z'-]+\b(?!\s*:)"
+    r"\b(?:option|choice|version|variant|draft|proposal) (?:[a-d]|[1-9]|one|two|three|four)\b(?!\s*:)"
 )
 # "It" of the time and the weather points at nothing: "what time is it in Tokyo?", "is it going to rain?".
 EXPLETIVE_IT_RE = re.compile(
@@ -80,7 +77,7 @@ CONTEXT_DEPENDENT_RE = re.compile(
     r"(?:do )?(?:the )?same (?:thing|again|as before|as last time)|(?:do it )?like (?:last time|before)|"
     # "same as Dave's", "like Mia's": Dave's what?
     r"(?:(?:the|just) )?(?:same (?:as|like)|like) [a-z'-]+'s|"
-    r"do (?:it|that|the same)(?: again)?|again|which one|what do you mean|elaborate|"
+    r"again|which one|what do you mean|elaborate|"
     r"explain (?:that|it|more)|the first one|the second one|that one|this one)(?: too| as well| also)?"
     r"(?:,? (?:please|pls|thanks))?\W*$"
 )
@@ -122,10 +119,4 @@ KIND_ALONE_RE = re.compile(
     # A thing not named at all: "sort out the thing for the shop", "add the whatsit to my list" (not "the thing is").
     r"\bthe (?:thing|thingy|whatsit|whatsitsname|thingamajig|thingamabob|doodah|doohickey|whatchamacallit)\b"
     r"(?! (?:is|was|about|that|i|we|you|with|called)\b)(?!')"
-)
-# A command verb right before a pointer makes the pointer the command's object, wherever the command sits in the
-# message: "... — anyway can you add the stuff we discussed to my list? — ..." (add what?).
-COMMAND_BEFORE_RE = re.compile(
-    r"\b(?:add|put|pop|stick|chuck|throw|bung|jot|write|copy|move|save|store|keep|note|remember|schedule|book|send|"
-    r"forward|track|log|record|sort out|set up)(?: (?:all|both|me|us))?\s*$"
 )

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from services.router.form_words import INTERROGATIVES, PHATIC_RE
+from services.router.objects import request_object
 from services.router.reference_words import (
     ANAPHORIC_NP_RE,
     CAPITALISED_RE,
     CATAPHORIC_RE,
-    COMMAND_BEFORE_RE,
     CONTEXT_DEPENDENT_RE,
     DEICTIC_OBJECT_RE,
     EXISTENTIAL_THERE_RE,
@@ -59,13 +59,10 @@ def _referring_words(view: TextView, imperative: bool) -> tuple[set[str], set[st
 
 
 def commanded_pointer(lower: str) -> bool:
-    """Whether a command's object is a pointer at something never named here ("add the stuff we discussed to my list",
-    "put the numbers from my payslip in"), wherever in the message the command sits."""
-    for regex in (DEICTIC_OBJECT_RE, KIND_ALONE_RE, ANAPHORIC_NP_RE):
-        for match in regex.finditer(lower):
-            if COMMAND_BEFORE_RE.search(lower, max(0, match.start() - 24), match.start()):
-                return True
-    return False
+    """Whether a request's object is a pointer at something never named here ("add the stuff we discussed to my list",
+    "send the same to my brother"), wherever in the message the request sits (``services/router/objects.py``)."""
+    found = request_object(lower)
+    return found is not None and found.kind == "pointer"
 
 
 def has_antecedent(person: bool, working_memory: Sequence[tuple[str, str]], lookback: int = 3) -> bool:

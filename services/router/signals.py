@@ -6,7 +6,8 @@ weight from ``configs/router.toml``. The lexicons they match live in ``services/
 ``services/router/reference_words.py``, ``services/router/store_words.py``, ``services/router/time_words.py`` and
 ``services/router/mood_words.py``; the text's own form (length,
 mashing, questions, phatic talk) is read by ``services/router/textview.py`` with ``services/router/form_words.py``,
-and pointers at earlier turns by ``services/router/references.py``.
+pointers at earlier turns by ``services/router/references.py``, and what a request acts on by
+``services/router/objects.py``.
 """
 
 from __future__ import annotations
@@ -19,19 +20,19 @@ import numpy as np
 from services.router.command_words import (
     COMMAND_CLAUSE_RE,
     DEED_RE,
-    DEED_VERBS,
     GOAL_STATED_RE,
     HANDED_OVER_RE,
     IMPERATIVE_VERBS,
     LABEL_RE,
-    PLACEHOLDER_RE,
     POINTER_COMMAND_RE,
+    STORING_VERBS,
     TOLD_RE,
     VAGUE_ASK_RE,
     VERB_ME_RE,
 )
 from services.router.form_words import WH_CLAUSE_RE
 from services.router.mood_words import DISTRESS_RE, REASSURED_RE
+from services.router.objects import request_object
 from services.router.reference_words import (
     ANAPHORIC_NP_RE,
     DEICTIC_OBJECT_RE,
@@ -44,7 +45,6 @@ from services.router.store_words import (
     BARE_EDIT_RE,
     BARE_STORE_RE,
     PROMPT_ME_RE,
-    PUTTING_VERBS,
     SAID_RE,
     SHOW_STORED_RE,
     SKILL_STORE_RE,
@@ -248,12 +248,12 @@ def edits_previous_item(view: TextView, working_memory: Sequence[tuple[str, str]
 
 
 def _placeholder(view: TextView) -> bool:
-    """A command whose object is a placeholder: "I'd like to save something to my notes" names nothing to save, nor
-    does "save the number" say which."""
-    lead_free = LEAD_IN_RE.sub("", view.lower)
-    match = PLACEHOLDER_RE.match(lead_free)
-    return (match is not None and (match[1] in DEED_VERBS or match[1] in PUTTING_VERBS or match[1] == "do")) or (
-        BARE_STORE_RE.match(lead_free) is not None)
+    """A command whose object is a placeholder: "I'd like to save something to my notes", "can you note something down
+    for me, cheers" name nothing to save, nor does "save the number" say which. Unlike a pointer, no earlier turn fills
+    a placeholder ("something" is not "it")."""
+    found = request_object(view.lower)
+    generic = found is not None and found.kind == "generic"
+    return generic or BARE_STORE_RE.match(LEAD_IN_RE.sub("", view.lower)) is not None
 
 
 def imperative_signals(view: TextView) -> dict[str, float]:
@@ -350,7 +350,8 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
         signals.update(skills)
     references = reference_signals(view, ctx.working_memory, bool(signals["imperative"]))
     if signals["phatic_only"] or (signals["thanks"] and not any(
-            signals[name] for name in ("imperative", "question", "skill_any")) and not references["context_dependent"]):
+            signals[name] for name in ("imperative", "question", "skill_any")) and not (
+            references["context_dependent"] or references["commanded_pointer"])):
         # "that's great" points at nothing that needs resolving; "thanks, I'll try that" at the reply just given (but
         # "gracias, and the other one too" asks for more of something never said)
         references.update(unresolved_reference=0.0, resolved_reference=0.0)
@@ -361,6 +362,13 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     if references["unresolved_reference"] or skills["skill_recall"] or skills["skill_introspect"]:
         # "Write a poem about it" with nothing before it needs asking; "summarise what you know about me" reads memory.
         signals["writing_task"] = 0.0
+    found = request_object(view.lower)
+    if found is not None and found.kind == "pointer" and found.verb in STORING_VERBS and (
+            skills["skill_recall"] or skills["skill_introspect"]):
+        # "store what I told you about the boat" does something to what was said, it does not read it back.
+        skills = {**skills, "skill_recall": 0.0, "skill_introspect": 0.0}
+        skills["skill_any"] = max(skills[f"skill_{name}"] for name in SKILL_RES)
+        signals.update(skills)
     if references["resolved_reference"] and not skills["skill_any"] and edits_previous_item(view, ctx.working_memory):
         skills = {**skills, "skill_manage": 1.0, "skill_any": 1.0}
         signals.update(skills)

@@ -20,9 +20,6 @@ BARE_EDIT_RE = re.compile(
     # The new value says what it becomes, not what is changed: "change the time to 5 instead".
     r"(?: (?:to|for) [^.?!,]{1,25}?)?(?: instead)?\W*$"
 )
-# The informal verbs of putting a thing on a list or in the store, commands like IMPERATIVE_VERBS: "stick a few bits on
-# the shopping" names nothing to stick.
-PUTTING_VERBS = frozenset("stick pop chuck bung throw jot".split())
 # A thing to store named by its kind alone: "save the number", "remember the code" (which number? what code?).
 BARE_STORE_RE = re.compile(
     r"^(?:save|store|remember|note(?: down)?|keep|log|record|jot down|write down) (?:the|my|our|that|this) "

@@ -1,0 +1,155 @@
+"""What a request acts on: find the request in a message, read its object, and say whether the object names anything.
+
+A structural check rather than a list of phrasings: "send the same to my brother", "could you add that one we talked
+about?", "put her number in as well", "note something down for me, cheers" all have a request (a command verb, maybe
+after a greeting, thanks or "can you") whose object is made only of pointers ("the same", "that one", "her number") or
+of placeholders ("something", "a note"). Such a request needs an earlier turn, or asking. A pointer at the message's
+own words ("My code is 4312, remember that", "save this - the number is ...") names what they name. The word lists
+live in ``services/router/command_words.py``; ``services/router/references.py`` and ``services/router/signals.py``
+use it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from services.router.command_words import (
+    ENTRY_NOUNS,
+    ENTRY_PLACES,
+    GENERIC_WORDS,
+    HANDED_OVER_RE,
+    KIND_NOUNS,
+    NEAR_POINTERS,
+    OBJECT_ENDS,
+    OBJECT_PARTICLES,
+    OBJECT_VERBS,
+    PAST_POINTERS,
+    PLACEHOLDERS,
+    POINTING_MODIFIERS,
+    REMOVING_VERBS,
+    REQUEST_LEADS,
+    SAID_OBJECT_RE,
+    STORED_KINDS,
+)
+from services.router.reference_words import THAT_CLAUSE_RE
+from services.router.time_words import TIME_RE
+from services.router.words import POLITE_WORDS, WORD_RE
+
+# Sentences and dashes part requests; after a comma a request may open a clause ("Toda, and send ...").
+_SENTENCE_END_RE = re.compile(r"[.!?;]+|\s[-–—]+\s|[–—]")
+_COMMA_RE = re.compile(",")
+# A new clause after a comma ends the object: "scrap that one, I don't need it anymore".
+_NEW_CLAUSE_RE = re.compile(r",\s*(?:i|i'm|i've|we|we're|he|she|they|it's|it|but|because|cos|as|since|so|and)\b.*$")
+_LEAD_OBJECT_RE = re.compile(
+    r"^\s*(?:(?:" + "|".join(sorted(OBJECT_PARTICLES)) + r"|me|us)\b\s*)*(?:(?<=me )(?:of|about)\b\s*)?")
+_ELONGATED_RE = re.compile(r"([a-z])\1{2,}")  # "dooo" is "do"
+_POINTING_WORDS = PAST_POINTERS | NEAR_POINTERS
+_CONTINUING = frozenset("now and also then".split())
+# Words around a request that name nothing it could point at: a one- or two-word greeting or thanks in any language
+# ("Kia ora — ...", "Aitäh — ..."), politeness after it ("..., cheers").
+_MAX_GREETING_WORDS = 2
+
+
+@dataclass(frozen=True)
+class RequestObject:
+    """A request's verb and what its object is: ``"pointer"`` (points at something said in an earlier turn),
+    ``"generic"`` (a placeholder, nothing in particular) or ``"named"``."""
+
+    verb: str
+    kind: str
+
+
+@lru_cache(maxsize=512)  # the signals ask for the same message's object more than once
+def request_object(lower: str) -> RequestObject | None:
+    """The first request in ``lower`` (lower-cased text) whose object could be read, or None when none is found.
+
+    Content handed over after a colon names the object ("store this: the code is 5512")."""
+    if HANDED_OVER_RE.search(lower):
+        return None
+    ends = [match.start() for match in _SENTENCE_END_RE.finditer(lower)] + [len(lower)]
+    starts = [0] + [match.end() for match in _SENTENCE_END_RE.finditer(lower)]
+    for start, end in zip(starts, ends, strict=False):
+        for part in [start] + [match.end() for match in _COMMA_RE.finditer(lower, start, end)]:
+            found = _read(lower, part, end)
+            if found is not None:
+                return found
+    return None
+
+
+def _read(lower: str, start: int, end: int) -> RequestObject | None:
+    """The request opening ``lower[start:end]`` (after its lead-in: "please", "can you", "now", ...), if one does."""
+    clause = lower[start:end]
+    matches = list(WORD_RE.finditer(clause))
+    index = 0
+    while index < len(matches) and matches[index][0] in REQUEST_LEADS:
+        index += 1
+    if index >= len(matches):
+        return None
+    verb = _ELONGATED_RE.sub(r"\1", matches[index][0])
+    leads = {match[0] for match in matches[:index]}
+    if "mind" in leads:  # "would you mind sending the same to Jo"
+        verb = _base_of(verb)
+    if verb not in OBJECT_VERBS:
+        words = [match[0] for match in matches[index:]]
+        more_of = _CONTINUING.intersection(leads) and PAST_POINTERS.intersection(words)
+        if more_of and all(word in _POINTING_WORDS | GENERIC_WORDS | POLITE_WORDS for word in words):
+            return RequestObject("", "pointer")  # "Merci! Now the rest as well please": more of what, with no verb
+        return None
+    if index and matches[index - 1][0] in ("i", "we"):
+        return None  # "I add the salt last" tells; "can you add ..." asks
+    rest = _NEW_CLAUSE_RE.sub("", clause[matches[index].end():])
+    rest = _LEAD_OBJECT_RE.sub("", rest)  # after its particle and "me" ("give me a ...", "remind me of the thing")
+    said = SAID_OBJECT_RE.match(rest)
+    if said:
+        about = re.match(r"\s*(?:(?:to )?(?:you|u) )?about\b", rest[said.end():]) is not None
+        return RequestObject(verb, "named" if about and verb in REMOVING_VERBS else "pointer")
+    if THAT_CLAUSE_RE.match(rest.strip()):
+        return RequestObject(verb, "named")  # "note that I'm away from the 3rd": a clause says what
+    span = WORD_RE.findall(TIME_RE.sub(" ", rest))
+    if not span or span[0] in OBJECT_ENDS:
+        return None  # "remind me to call mum", "add to my list": the object comes later or is no thing
+    return RequestObject(verb, _object_kind(span, _words_around(lower, start, end)))
+
+
+def _base_of(gerund: str) -> str:
+    """The verb of a gerund ("sending" -> "send", "saving" -> "save", "putting" -> "put"), or the word as it is."""
+    stem = gerund[:-3] if gerund.endswith("ing") else ""
+    for verb in (stem, f"{stem}e", stem[:-1]):
+        if verb in OBJECT_VERBS:
+            return verb
+    return gerund
+
+
+def _object_kind(span: list[str], words_around: bool) -> str:
+    """What the object's words (up to where it goes or when) name; ``words_around``: the message says more than the
+    request, so "it" or "that" may point at its own words."""
+    head = []
+    for word in span:
+        if word in OBJECT_ENDS:
+            break
+        head.append(word)
+    named = [w for i, w in enumerate(head) if w not in _POINTING_WORDS | GENERIC_WORDS and not (
+        i and head[i - 1] in POINTING_MODIFIERS)]  # "that goal", "her number": pointed at, not named
+    if named:
+        return "named"
+    if PAST_POINTERS.intersection(head):
+        return "pointer"  # "the same", "the others as well": more of an earlier turn
+    the_kind = "the" in head and KIND_NOUNS.intersection(head)  # "the things from the call": the ones meant before
+    if (the_kind or _POINTING_WORDS.intersection(head)) and not STORED_KINDS.intersection(head):
+        # "it", "that", "her number": the message's own words may name it ("we need bin bags, add them").
+        return "named" if words_around else "pointer"
+    # "something down for me", "a couple of bits to the shopping": nothing in particular; "a reminder on Friday" too,
+    # unless what follows says what it is ("a reminder for my flight").
+    unnamed = GENERIC_WORDS | OBJECT_ENDS | _POINTING_WORDS | ENTRY_PLACES
+    filled = ENTRY_NOUNS.intersection(head) and not all(word in unnamed for word in span)
+    return "generic" if PLACEHOLDERS.intersection(head) and not filled else "named"
+
+
+def _words_around(lower: str, start: int, end: int) -> bool:
+    """Whether words outside the request could name what it points at: more than a short greeting before it, or
+    anything but politeness after it."""
+    before = WORD_RE.findall(lower[:start])
+    after = [w for w in WORD_RE.findall(lower[end:]) if w not in POLITE_WORDS]
+    return len(before) > _MAX_GREETING_WORDS or bool(after)
