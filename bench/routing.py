@@ -26,7 +26,7 @@ Two kinds of labelled set, reported apart:
   - tests/data/routing_tuning9.jsonl (was routing_frozen9.jsonl): written blind; measured once (0.928, CLARIFY
     0.783 on main 34b8f34), then tuning material (2026-11-29).
   - tests/data/routing_tuning10.jsonl (was routing_frozen10.jsonl): written blind; measured once (0.944, CLARIFY
-    0.733 on main b2736db), then tuning material (2026-11-30).
+    0.733 on main b2736db), then tuning material (2026-11-29).
   Every ``routing_tuning*.jsonl`` present is reported. In each, a fixed random third of the lines
   (``held_out_third``, seed 31) was never looked at while tuning (``--misses`` prints the other two thirds'
   misses only) and is reported on its own.
