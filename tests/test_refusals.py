@@ -66,6 +66,7 @@ def test_a_diet_refuses_what_it_does_not_name_and_a_plain_fact_refuses_nothing()
     ("No more coffee for the user", {"coffee", "latte"}),
     ("Amara won't eat anything green", {"broccoli", "pea", "spinach"}),
     ("Fyi the user is seriously allergic to shellfish, like carry-an-epipen allergic", {"shrimp", "seafood", "sushi"}),
+    ("The user been off the grog 8 years btw", {"beer", "wine", "alcohol"}),
 ])
 def test_a_word_for_a_family_of_things_refuses_its_members(fact: str, members: set[str]) -> None:
     assert members <= refused_things(fact)

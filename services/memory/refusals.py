@@ -65,6 +65,8 @@ DIETS = {
     "kosher": ("pork", "ham", "bacon", "salami", "pepperoni", "chorizo", "prosciutto", *SHELLFISH),
     "diabetic": SWEETS, "diabetes": SWEETS,
     "coeliac": GLUTEN, "celiac": GLUTEN, "teetotal": ALCOHOL, "teetotaller": ALCOHOL, "sober": ALCOHOL,
+    # "been off the grog 8 years": told so, the 1.5B still offered "a beer or a glass of wine" for a night at the pub.
+    "off the grog": ALCOHOL, "off the booze": ALCOHOL, "off the drink": ALCOHOL, "off alcohol": ALCOHOL,
 }
 DIET_WORD = re.compile(r"\b(" + "|".join(DIETS) + r")\b", re.IGNORECASE)
 # Words of a refusal that name nothing ("anything with them", "a bad allergy", "so keep that in mind").
