@@ -44,6 +44,7 @@ _COMMA_RE = re.compile(",")
 _NEW_CLAUSE_RE = re.compile(r",\s*(?:i|i'm|i've|we|we're|he|she|they|it's|it|but|because|cos|as|since|so|and)\b.*$")
 _LEAD_OBJECT_RE = re.compile(
     r"^\s*(?:(?:" + "|".join(sorted(OBJECT_PARTICLES)) + r"|me|us)\b\s*)*(?:(?<=me )(?:of|about)\b\s*)?")
+_ABOUT_RE = re.compile(r"\s*(?:(?:to )?(?:you|u) )?about\b")  # "what I told you about my ex": a topic named
 _ELONGATED_RE = re.compile(r"([a-z])\1{2,}")  # "dooo" is "do"
 _POINTING_WORDS = PAST_POINTERS | NEAR_POINTERS
 _CONTINUING = frozenset("now and also then".split())
@@ -68,9 +69,10 @@ def request_object(lower: str) -> RequestObject | None:
     Content handed over after a colon names the object ("store this: the code is 5512")."""
     if HANDED_OVER_RE.search(lower):
         return None
-    ends = [match.start() for match in _SENTENCE_END_RE.finditer(lower)] + [len(lower)]
-    starts = [0] + [match.end() for match in _SENTENCE_END_RE.finditer(lower)]
-    for start, end in zip(starts, ends, strict=False):
+    breaks = list(_SENTENCE_END_RE.finditer(lower))
+    starts = [0] + [match.end() for match in breaks]
+    ends = [match.start() for match in breaks] + [len(lower)]
+    for start, end in zip(starts, ends, strict=True):
         for part in [start] + [match.end() for match in _COMMA_RE.finditer(lower, start, end)]:
             found = _read(lower, part, end)
             if found is not None:
@@ -103,7 +105,7 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
     rest = _LEAD_OBJECT_RE.sub("", rest)  # after its particle and "me" ("give me a ...", "remind me of the thing")
     said = SAID_OBJECT_RE.match(rest)
     if said:
-        about = re.match(r"\s*(?:(?:to )?(?:you|u) )?about\b", rest[said.end():]) is not None
+        about = _ABOUT_RE.match(rest[said.end():]) is not None
         return RequestObject(verb, "named" if about and verb in REMOVING_VERBS else "pointer")
     if THAT_CLAUSE_RE.match(rest.strip()):
         return RequestObject(verb, "named")  # "note that I'm away from the 3rd": a clause says what

@@ -122,6 +122,10 @@ def skill_signals(view: TextView) -> dict[str, float]:
     # "every evening at 9:30, ask me how my day went", "at 10 tonight check in with me": a time opens the clause.
     if TIME_RE.search(body) and PROMPT_ME_RE.search(TIME_RE.sub(",", body)):
         signals["skill_schedule"] = 1.0
+    found = request_object(view.lower)
+    if found is not None and found.kind == "pointer" and found.verb in STORING_VERBS:
+        # "store what I told you about the boat" does something to what was said, it does not read it back.
+        signals.update(skill_recall=0.0, skill_introspect=0.0)
     signals["skill_any"] = max(signals.values())
     signals["shows_stored"] = shows
     signals["remind_explain"] = flag(REMIND_EXPLAIN_RE.search(view.lower) is not None)
@@ -362,13 +366,6 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
     if references["unresolved_reference"] or skills["skill_recall"] or skills["skill_introspect"]:
         # "Write a poem about it" with nothing before it needs asking; "summarise what you know about me" reads memory.
         signals["writing_task"] = 0.0
-    found = request_object(view.lower)
-    if found is not None and found.kind == "pointer" and found.verb in STORING_VERBS and (
-            skills["skill_recall"] or skills["skill_introspect"]):
-        # "store what I told you about the boat" does something to what was said, it does not read it back.
-        skills = {**skills, "skill_recall": 0.0, "skill_introspect": 0.0}
-        skills["skill_any"] = max(skills[f"skill_{name}"] for name in SKILL_RES)
-        signals.update(skills)
     if references["resolved_reference"] and not skills["skill_any"] and edits_previous_item(view, ctx.working_memory):
         skills = {**skills, "skill_manage": 1.0, "skill_any": 1.0}
         signals.update(skills)
