@@ -84,7 +84,8 @@ EMPTY = frozenset({
 # nights" is a change of shift, services/memory/changes.py).
 NO_MORE = re.compile(r"\bno more (?P<what>[a-z]+)", re.IGNORECASE)
 # The same, as a PostgreSQL regular expression: the facts that may hold a refusal are read on every turn.
-SQL_PATTERN = (r"(can't|cannot|can not|never|able to) (stand|abide|stomach|bear)|out of the question|\mhates?\M|\mdislikes?\M|\mdetests?\M|"
+SQL_PATTERN = (r"(can't|cannot|can not|never|able to) (stand|abide|stomach|bear)|out of the question|"
+               r"\mhates?\M|\mdislikes?\M|\mdetests?\M|"
                r"(don't|do not|doesn't|does not|never|can't|cannot|won't|no longer) "
                r"(like|eat|drink|touch|have|want|do|take|handle)|allerg|intoleran|\mavoid|away from|"
                r"gave up|given up|\mquit\M|\mno more |never suggest|not a fan of|not into|[ -]free\M|\mno [a-z]+ for |"
