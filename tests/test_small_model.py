@@ -358,7 +358,8 @@ def test_what_is_set_for_later_is_shown_to_messages_that_may_be_about_it() -> No
                "- your hardware store list: sandpaper, wood glue."]
     for message in ("What do I need to get from the hardware store?", "Who was I supposed to ring tomorrow?",
                     "what's my reminder for the evening", "Did I set anything for Friday?", "Is the glue on it?",
-                    "When does Ana land at the airport?", "What did I say I need for the hardware store?"):
+                    "When does Ana land at the airport?", "What did I say I need for the hardware store?",
+                    "what have i to bring along to the cabin?", "anything I should pack for the hike?"):
         assert about_plans(message, pending), message
     for message in ("Tell me a short joke", "Write a two-line poem about the sea", "How are you?",
                     "What is my dog's name?", "What can I make the kids for dinner tonight?",  # an idea, not a plan
