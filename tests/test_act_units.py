@@ -60,6 +60,10 @@ SKILLS = {skill.name: skill for skill in INNATE_SKILLS}
     ("the 3rd of march at 9", "2027-03-03T09:00"),
     ("sept 3 at 9:30pm", "2027-09-03T21:30"),
     ("the 31st at 9", "2026-12-31T09:00"),  # November has no 31st
+    # An hour in words, as a person writes it to a reminder.
+    ("on monday at ten o'clock", "2026-11-23T10:00"),
+    ("tomorrow at seven pm", "2026-11-22T19:00"),
+    ("saturday at eleven", "2026-11-28T11:00"),  # 11:00 today is past
 ])
 def test_due_times_resolve_in_the_persons_zone(spec, local):
     due = parse_due(spec, NOW, BERLIN)
@@ -71,6 +75,7 @@ def test_due_times_resolve_in_the_persons_zone(spec, local):
     ("tomorrow", "missing_time"), ("", "missing_time"), ("yesterday at 9", "invalid"), ("13pm", "invalid"),
     ("at 25", "invalid"), ("2026-02-30T09:00", "invalid"), ("2020-01-01T09:00", "past"), ("soonish", "invalid"),
     ("on the 14th", "missing_time"), ("30 february at 9", "invalid"), ("the 32nd at 9", "invalid"),
+    ("ten to nine", "invalid"),  # (words that are not "at ten" or "ten o'clock" stay unread)
 ])
 def test_bad_due_times(spec, code):
     with pytest.raises(DueTimeError) as caught:

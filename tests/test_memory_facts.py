@@ -259,6 +259,33 @@ def test_a_break_up_a_new_home_and_coffee_given_up_end_what_was_true(session, ha
     assert "cola at lunch" in active["amara"]
 
 
+def test_a_plan_that_fell_through_a_trainee_who_quit_and_a_son_who_moved_end_only_what_they_changed(
+        session, hash_embedder) -> None:
+    """Changes told without the person as subject: a trip that "fell through" (and "were doing riga instead", chat's
+    "we're"), a named trainee who "quit" (lower case, as typed), a son "settled in" another city, a move told as
+    "finally in Hyderabad!!". Each ends the fact it changed and nothing else: the person's own move does not end
+    their sister's home, nor the son's move theirs."""
+    from services.memory.from_words import chunk_from_words
+
+    told = {"orla": ["me and my mates are off to krakow in june!! so excited", "my cat Pixel is a ragdoll",
+                     "change of plan, krakow fell through, hotel was a mess. were doing riga instead"],
+            "bazza": ["3 hoists. me and a trainee, Kez", "kez quit. new trainee starts tuesday, lad called Amir"],
+            "greet": ["I live in Leuven, near the station.", "My son Jonas lives in Ghent with his wife.",
+                      "The move went fine, and Jonas and the kids are settled in Antwerp now."],
+            "pilar": ["my sister lives in Madrid, she's a dentist", "I live in Toledo",
+                      "we moved to Seville last week!"],
+            "ravi": ["I live in Chennai with my parents", "Finally in bed, long day", "finally in Hyderabad!! so hot"],
+            "noor": ["I live in Leeds", "finally in bed lol"]}
+    active = {name: " | ".join(_remembered(session, hash_embedder, name, [chunk_from_words(m) for m in messages]))
+              for name, messages in told.items()}
+    assert "off to krakow" not in active["orla"] and "riga instead" in active["orla"] and "ragdoll" in active["orla"]
+    assert "trainee, Kez" not in active["bazza"] and "Amir" in active["bazza"]
+    assert "Ghent" not in active["greet"] and "Antwerp" in active["greet"] and "Leuven" in active["greet"]
+    assert "sister lives in Madrid" in active["pilar"] and "Toledo" not in active["pilar"]
+    assert "Chennai" not in active["ravi"] and "Hyderabad" in active["ravi"]  # arrived: a place's name
+    assert "Leeds" in active["noor"]  # "in bed" is no move
+
+
 def test_facts_read_from_the_persons_words_supersede_like_any_fact(session, hash_embedder) -> None:
     """The small-model profile's chunk (chunk_from_words): the person's sentences, said of "the user"; a change of
     job told in their words replaces the old one, and a list request or a question states nothing."""

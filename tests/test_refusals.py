@@ -32,6 +32,13 @@ def session(db_engine):
     ("The user quit smoking last year", {"smoking"}),
     ("Onions make the user really sick, the user never eat them", {"onion"}),
     ("Spicy food doesn't agree with the user", {"spicy"}),
+    # Said formally, or as "hates" (which named nothing: "hate" matched first and the thing was lost).
+    ("The user has never been able to abide olives", {"olive"}),
+    ("Liquorice is quite out of the question, whatever anyone says", {"liquorice"}),
+    ("The user hates celery", {"celery"}),
+    # An activity refused is refused as its verb too: "never suggest jogging" and the reply's "a light jog".
+    ("The user's knees are bad, please never suggest running or jogging", {"running", "run", "jogging", "jog"}),
+    ("The user can't stand herring", {"herring"}),  # (no "her")
 ])
 def test_a_refusal_in_the_persons_words_names_what_they_refuse(fact: str, refused: set[str]) -> None:
     assert refused_things(fact) == refused

@@ -237,6 +237,9 @@ def test_a_sentence_that_leaves_out_its_i_or_only_gives_a_time_is_still_a_fact()
     assert facts("dinner is a fight every day btw. Amara won't eat anything green.") == [
         "Amara won't eat anything green"]  # someone they name, with what she won't do
     assert facts("love it") == [] and facts("got it, thanks") == []  # nothing told
+    # What they run, own, where they work or live, told without the "I" (the mechanic's trade was lost).
+    assert facts("g'day. run a bike shop in geelong. own the building too") == [
+        "The user run a bike shop in geelong", "The user own the building too"]
     # A sentence without a verb goes on with the one before, in the same fact (alone, "club quattro on saturday the
     # 12th of december" said nothing of what happens then); a greeting with "my friend" is no friend of theirs.
     assert facts("My name is Dorin, I am 67 and retired. 38 years at sea as marine engineer, on container ships.") == [
@@ -355,7 +358,8 @@ def test_what_is_set_for_later_is_shown_to_messages_that_may_be_about_it() -> No
                "- your hardware store list: sandpaper, wood glue."]
     for message in ("What do I need to get from the hardware store?", "Who was I supposed to ring tomorrow?",
                     "what's my reminder for the evening", "Did I set anything for Friday?", "Is the glue on it?",
-                    "When does Ana land at the airport?", "What did I say I need for the hardware store?"):
+                    "When does Ana land at the airport?", "What did I say I need for the hardware store?",
+                    "what have i to bring along to the cabin?", "anything I should pack for the hike?"):
         assert about_plans(message, pending), message
     for message in ("Tell me a short joke", "Write a two-line poem about the sea", "How are you?",
                     "What is my dog's name?", "What can I make the kids for dinner tonight?",  # an idea, not a plan
@@ -375,3 +379,17 @@ def test_facts_of_named_speakers_are_named_for_them_and_the_assistants_words_are
         "Caroline went to a support group yesterday, Caroline's mum came too", "Melanie is painting a sunset"]
     assert chunk["gists"][0].startswith("Caroline said: Hey Mel!") and chunk["gists"][1].startswith("Melanie said:")
     assert chunk_from_lines([("assistant", "I am here.")])["facts"] == []
+
+
+def test_a_lone_name_after_a_fact_about_someone_unnamed_is_their_name() -> None:
+    """"missus turns 50 on the 3rd of august. shaz.": without the name in the fact, "when's shaz's birthday?" found
+    nothing; an interjection after a fact ("Wow.", "lol") is no name, nor a lone word after a fact about nobody."""
+    from services.memory.from_words import chunk_from_words
+
+    def facts(message: str) -> list[str]:
+        return [fact["text"] for fact in chunk_from_words(message)["facts"]]
+    assert facts("hubby turns 60 on the 9th of may. trev. thinking a party") == [
+        "Hubby turns 60 on the 9th of may, trev"]
+    assert facts("my dog had pups today. Juno.") == ["The user's dog had pups today, Juno"]
+    assert facts("my sister got married. Wow.") == ["The user's sister got married"]
+    assert facts("I passed my driving test. Finally.") == ["The user passed the user's driving test"]

@@ -19,11 +19,15 @@ from services.act.when import WEEKDAYS, DueTimeError, parse_due
 from services.router.textview import undictated
 
 FAST_PATH = "fast_path"  # the trail marks actions taken this way, and the loop's end reason
-_POLITE = (r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:(?:please|pls|plz|kindly|let's)\s+)?"
-           r"(?:(?:can|could|would|will) you\s+)?(?:please\s+)?")
+_POLITE = (r"^(?:(?:hey|hi|ok|okay|so|also|and|oh|plus|btw|anyway)[, ]+)*(?:(?:please|pls|plz|kindly|let's)\s+)?"
+           r"(?:(?:can|could|would|will) you(?: be so kind as to| kindly)?\s+)?(?:please\s+)?")
 _LIST = r"(?:my|the|our)\s+(?P<name>[a-z0-9][a-z0-9' -]{0,40}?)\s+list"
-LIST_ADD = re.compile(_POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|in|into)\s+" + _LIST
-                      + r"(?:\s+please)?\W*$")
+# What may follow the list's name and is no part of the request: "too", "as well", ", for the baklava", ", Rohit
+# says I eat like a hostel kid" — but not a second request ("…, and remind me at 5 to …": the model plans both).
+_AFTER_LIST = (r"(?:\s+(?:too|as well|also|please|pls|thanks))*"
+               r"(?:\s*[,;.!]\s+(?![^.!?]*\b(?:remind|add|put|remove|delete|schedule|set|create|make|list)\b)[^?]*)?"
+               r"\W*$")
+LIST_ADD = re.compile(_POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|in|into)\s+" + _LIST + _AFTER_LIST)
 # The items asked onto a named list with no verb, politely: "oat milk and bananas on the shopping list please".
 LIST_PLEASE = re.compile(r"^(?P<items>[^.?!:]{1,60}?)\s+(?:on|onto|to)\s+" + _LIST
                          + r"(?:,?\s+(?:please|pls|plz|bitte|por favor|thanks|thx|merci))+[.!]*$")
@@ -45,7 +49,8 @@ LIST_CREATE = re.compile(
     r"(?:a |an |another )?(?:new )?(?:(?P<name>[a-z0-9'][a-z0-9' -]{0,40}?) )?(?:(?P<wish>wish)?list|checklist)"
     r"(?: (?:called|named|titled) (?P<called>[^:,]{1,40}?)| (?P<quoted>'[^']{1,40}'|\"[^\"]{1,40}\"))?"
     r"(?: for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?))?"
-    r"\s*(?::|,|-|\.| with| w/| containing| including)\s*(?P<items>.+?)\W*$"
+    r"\s*(?:(?: with| w/| containing| including)(?: the following(?: items| things)?)?\s*:?|:|,|-|\.)\s*"
+    r"(?P<items>.+?)\W*$"
 )
 # A named list and its items with no verb: "Shopping list: milk, eggs, bread", "packing list - passport, charger".
 _WORD = r"[a-z0-9'][a-z0-9'-]*"
@@ -222,6 +227,23 @@ def only_tells(signals: dict[str, Any]) -> bool:
 
 
 def _list_action(text: str) -> PlainAction | None:
+    """The list request of the message, at its start or after news that asks nothing ("me n the girls are off to
+    lisbon in may!! create a packing list with passport, …")."""
+    for start in _SENTENCE_STARTS.finditer(text):
+        if start.start() and _ASKS_SOMETHING.search(text[:start.start()]):
+            return None  # an earlier request: the model plans the whole message
+        action = _list_action_at(text[start.end():])
+        if action is not None:
+            return action
+    return None
+
+
+_SENTENCE_STARTS = re.compile(r"^|(?<=[.!?])\s+")
+_ASKS_SOMETHING = re.compile(r"\?|\b(?:remind|add|put|remove|delete|schedule|set|create|make|list|please|can you|"
+                             r"could you|would you)\b")
+
+
+def _list_action_at(text: str) -> PlainAction | None:
     for created in (LIST_CREATE.match(text), LIST_ITEMS.match(text)):
         if not created:
             continue
@@ -251,7 +273,7 @@ def _reminder(text: str, now: datetime, zone: tzinfo) -> PlainAction | None:
     for task, due in _reminder_parts(text):
         if every:
             due = _first_time(due, every["every"])
-        if not task or not TIME_START.match(due):
+        if not task or not TIME_START.match(due) or _asks_again(task):
             continue
         try:
             first = parse_due(due, now, zone)
@@ -262,6 +284,11 @@ def _reminder(text: str, now: datetime, zone: tzinfo) -> PlainAction | None:
         repeat = {"recurrence": _recurrence(every["every"])} if every else {}
         return PlainAction("schedule", {"operation": "create", "kind": "reminder", "text": task, "due": due, **repeat})
     return None
+
+
+def _asks_again(task: str) -> bool:
+    """A reminder's text that runs on into another request ("call mum. add milk to my list"): the model plans both."""
+    return any(_ASKS_SOMETHING.search(task[start.end():]) for start in _SENTENCE_STARTS.finditer(task) if start.start())
 
 
 def _reminder_parts(text: str) -> list[tuple[str, str]]:

@@ -26,6 +26,11 @@ _DAY_RE = re.compile(rf"\b(?:(day after tomorrow)|(today|tonight|tomorrow|tmrw|t
 _TIME_RE = re.compile(r"\b(?:(noon|midday|midnight|morning|afternoon|evening|night)|"
                       r"(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.|o'?clock)?)(?=\s|$)")
 _FILLER_RE = re.compile(r"\b(?:at|on|in the|the|around|about|by)\b|[,.]")
+# An hour in words: "at ten", "ten o'clock", "seven pm" ("remind me on Monday at ten o'clock" was refused).
+HOUR_WORDS = {word: hour for hour, word in enumerate(
+    "one two three four five six seven eight nine ten eleven twelve".split(), start=1)}
+_HOUR_WORD_RE = re.compile(rf"(?:(?<=\bat )({'|'.join(HOUR_WORDS)})\b|\b({'|'.join(HOUR_WORDS)})"
+                           r"(?=\s*(?:o'?clock|am|pm|a\.m\.|p\.m\.)))")
 PART_TIMES = {"noon": time(12), "midday": time(12), "midnight": time(0), "morning": time(9),
               "afternoon": time(15), "evening": time(19), "night": time(21)}
 UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -65,6 +70,7 @@ def parse_due(spec: str, now: datetime, zone: tzinfo) -> DueTime:
     and day + time phrases ("tomorrow at 9", "monday 8:30am", "today 17:00", "2026-11-22 at 9").
     """
     text = " ".join(spec.strip().lower().split())
+    text = _HOUR_WORD_RE.sub(lambda match: str(HOUR_WORDS[match.group(1) or match.group(2)]), text)
     if not text:
         raise DueTimeError("missing_time", "no due time given")
     now_local = now.astimezone(zone)

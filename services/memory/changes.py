@@ -24,10 +24,13 @@ STOP = {"a", "an", "the", "is", "are", "was", "were", "am", "be", "been", "to", 
 _ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any ?more|these days)\b"
                     r"|\b(?:left|quit|stopped|gave up|gave away|sold|broke up with|divorced|no longer|no more|"
                     r"rehomed|(?:had to )?rehome|dropped(?: out of)?|switched (?:away )?from|"
-                    r"moved (?:out of|away from))"
+                    r"moved (?:out of|away from)|cancell?ed|canceled|called off|(?:finish(?:ed)?|done|through) with)"
                     r"\s+(?P<what2>.+)$"
                     # "yui and i broke up": the one named before the person.
-                    r"|(?P<what3>[a-z']+(?: [a-z']+)?) and (?:i|the user) (?:broke up|split up|separated|divorced)\b")
+                    r"|(?P<what3>[a-z']+(?: [a-z']+)?) and (?:i|the user) (?:broke up|split up|separated|divorced)\b"
+                    # "lisbon fell through", "the gig got cancelled", "jono quit": what ended is the subject.
+                    r"|(?P<what4>[a-z']+(?: [a-z']+)?) (?:(?:got|was|has been|is|have been) )?(?:fell through|"
+                    r"cancell?ed|canceled|called off|quit|resigned)(?=\s*(?:$|[,;.!]|\s(?:and|but|so|because)\s))")
 # A thing whose date or time moved: "my defence got moved to the 19th of May", "the meeting was pushed back to
 # Friday", "Tom's party is postponed until June". What moved is the clause's subject before the verb.
 _RESCHEDULED = re.compile(r"(?P<what>[a-z0-9' ]+?)\s+(?:(?:got|has been|have been|was|were|is|are|been|just|now)\s+)*"
@@ -37,10 +40,19 @@ _RESCHEDULED = re.compile(r"(?P<what>[a-z0-9' ]+?)\s+(?:(?:got|has been|have bee
 # meeting", "moved on"): where they lived before is history. And the facts saying where they live.
 _MOVED = re.compile(r"\b(?:i|we|the user)\s+(?:have\s+|has\s+|just\s+|finally\s+)*moved\b"
                     r"(?!\s+(?:the|my|our|his|her|it|them|on|away from|out of|back to work)\b)")
+# ... or arrived ("The user is finally in Pune"; a place's name: not "finally in bed").
+_ARRIVED = re.compile(r"\b(?:I am|I'm|[Tt]he user is|[Ww]e are|[Ww]e're) (?:finally|at last) (?:here |home )?in [A-Z]")
 # ... or told they are in a new home ("First night in the new house in Wrocław", "our new flat has a balcony").
 _NEW_HOME = re.compile(r"\b(?:(?:in|into|to) (?:the|our|my)|our|my|the user's) new (?:house|flat|home|apartment|place"
                        r"|condo)\b")
 _HOME = re.compile(r"\b(?:live|lives|living)\b(?:\s+[a-z']+){0,3}\s+in\b")
+# Someone they name moved ("Marieke and the children are settled in Groningen now", "my brother Tom moved to Oslo"):
+# where that one lived is history, and nobody else's home.
+_NAMED_MOVED = re.compile(r"\b(?P<who>[A-Z][a-z'-]+)(?:'s family| and (?:the|her|his|their) \w+)?\s+"
+                          r"(?:(?:has|have|is|are|just|finally|now|all)\s+)*(?:moved|relocated|settled)\s+(?:in|to|into)\b")
+# Whose home a fact tells: the subject of "live(s) in" ("the user and the kids live", "… daughter Marieke lives").
+_HOME_OWNER = re.compile(r"([a-z', ]+?)\s+(?:(?:still|now|currently|also|all|both)\s+)*(?:live|lives|living)\b")
+_THE_PERSON = frozenset({"user", "i", "we", "me"})
 # Coffee is said many ways: given up, each of them ends ("I quit coffee" ends "my 3 espressos"), compared as whole
 # words ("americano" is not "American"); cola is not coffee (though a refusal of coffee's caffeine refuses it).
 _COFFEE_WORDS = frozenset(member for member in COFFEE if " " not in member)
@@ -59,7 +71,7 @@ def ended_things(text: str) -> set[str]:
     match = _ENDED.search(_plain(text))
     if match is None:
         return set()
-    what = match.group("what") or match.group("what2") or match.group("what3") or ""
+    what = match.group("what") or match.group("what2") or match.group("what3") or match.group("what4") or ""
     return _things(_CLAUSE_END.split(what, maxsplit=1)[0])
 
 
@@ -80,6 +92,7 @@ class Change:
     ended: frozenset[str]
     rescheduled: frozenset[str]
     moved: bool
+    mover: str = ""  # who moved, when the person names someone else ("marieke"); the person when empty
 
     @property
     def coffee(self) -> bool:
@@ -93,7 +106,7 @@ class Change:
             return False
         old_plain = _plain(old)
         if self.moved and _HOME.search(old_plain):
-            return True
+            return home_owner(old_plain) == (self.mover or "user")
         old_things = {_thing(word) for word in WORD.findall(old_plain)}
         ended_here = self.ended & old_things or (self.coffee and _COFFEE_WORDS & {stem(w) for w in words(old_plain)})
         if ended_here and not ended_things(old):
@@ -103,9 +116,20 @@ class Change:
 
 def change_in(text: str) -> Change | None:
     """The change a new fact tells, or None when it tells none (most facts: no older fact need be read)."""
-    change = Change(text, frozenset(ended_things(text)), frozenset(rescheduled_things(text)),
-                    _MOVED.search(_plain(text)) is not None or _NEW_HOME.search(_plain(text)) is not None)
+    named = _NAMED_MOVED.search(" ".join(text.split()))
+    mover = named.group("who").lower() if named and named.group("who").lower() not in _THE_PERSON else ""
+    moved = (bool(mover) or _MOVED.search(_plain(text)) is not None or _NEW_HOME.search(_plain(text)) is not None
+             or _ARRIVED.search(text) is not None)
+    change = Change(text, frozenset(ended_things(text)), frozenset(rescheduled_things(text)), moved, mover)
     return change if change.ended or change.rescheduled or change.moved else None
+
+
+def home_owner(plain: str) -> str:
+    """Whose home a (lower-cased) fact tells: "user" for the person ("the user lives in Porto", "we live in Lyon"),
+    else the word naming who lives there ("the user's daughter marieke lives in rotterdam" → "marieke")."""
+    match = _HOME_OWNER.search(plain)
+    subject = match.group(1).replace(",", " ").split() if match else []
+    return "user" if not subject or _THE_PERSON & set(subject) else subject[-1]
 
 
 def other_people(a: str, b: str) -> bool:

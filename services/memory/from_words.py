@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from services.memory.changes import change_in
 from services.memory.chunks import validate_chunk
 from services.memory.timewords import DATED
 from services.text import truncate
@@ -47,8 +48,14 @@ NAMED_FIRST = re.compile(NOT_A_NAME + r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?
 # first marathon"; and what ended for them: "no more nights" (the person's change of shift, lost without it).
 IMPLIED_I = re.compile(r"^(?:(?:just|finally|also|now|recently|actually|still|officially)\s+)*(?:got|went|started|"
                        r"finished|moved|bought|sold|quit|left|joined|switched|began|booked|passed|lost|won|spent|"
-                       r"visited|adopted|became|retired|graduated|signed|love|hate|miss|am|been)\b", re.IGNORECASE)
+                       r"visited|adopted|became|retired|graduated|signed|love|hate|miss|am|been|run|own|work|live)\b",
+                       re.IGNORECASE)
+# "were doing porto instead": chat's "we're" without its apostrophe, before what they are doing.
+WERE_TYPED = re.compile(r"^were(?=\s+\w+ing\b)", re.IGNORECASE)
 ENDED_FOR_THEM = re.compile(r"^(?:no more|no longer|never again)\s+\w", re.IGNORECASE)
+# ... and where they have arrived: "finally in Pune!!" (a move told in three words, and the answer to "which city am
+# I in these days?").
+ARRIVED = re.compile(r"^(?i:finally|at last)\s+(?i:here\s+|home\s+)?(?i:in)\s+[A-Z]")  # a place's name, not "in bed"
 # A date the person tells, of whatever they speak about ("The grand opening is on the 1st of September"), is a fact
 # (``timewords.DATED``): in their conversation, a thing of their life, and "when does it open?" finds no other trace.
 # A question typed without its question mark ("what's on my camping list") tells nothing either.
@@ -83,6 +90,15 @@ NEWS_WORDS = 4
 SAYS_MORE_OF = re.compile(r"^(?:(?:he|she|they|it|his|her|their|its)\b|the (?:\w+ )?(?:one|ones|other|others)\b|"
                           r"(?:one|two|three|both|all|most|some|each) of (?:them|those|these)\b|both\b)",
                           re.IGNORECASE)
+# Whom a fact speaks of without their name ("missus turns 50 on the 3rd of august. shaz."): a lone word after it is
+# that name, and "when's shaz's birthday?" found nothing without it.
+KIN = re.compile(r"\b(?:missus|wife|husband|hubby|partner|girlfriend|boyfriend|gf|bf|fianc[eé]e?|son|daughter|mum|mom|"
+                 r"dad|mother|father|brother|sister|grandson|granddaughter|grandma|grandpa|nan|gran|boss|friend|"
+                 r"flatmate|roommate|neighbou?r|niece|nephew|aunt|uncle|cousin|dog|cat|puppy|kitten|baby)\b",
+                 re.IGNORECASE)
+LONE_NAME = re.compile(r"^(?!(?:wow|lol|omg|yay|ugh|haha|hehe|nice|great|cool|awesome|amazing|brilliant|sigh|oops|"
+                       r"damn|yikes|yeah|yep|nope|sure|indeed|anyway|seriously|finally|again|mate|bless)\b)"
+                       r"[A-Za-z][a-z'-]{2,}[.!]*$", re.IGNORECASE)
 WISH = re.compile(r"^(?:happy|merry|congrat\w*|good luck|thanks|thank you|cheers|welcome)\b", re.IGNORECASE)
 GOES_ON_WORDS = 4  # ... and says enough to be worth keeping ("Lovely weather today" is not), or gives a date
 WORDS_FACTS = 4
@@ -107,7 +123,10 @@ def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, An
     clauses = _with_referents([clause for sentence in SENTENCE.split(" ".join(user_text.split()))
                                for clause in _clauses(sentence)])
     for sentence in clauses:
-        sentence = LEAD_IN.sub("", sentence.strip()).strip()
+        sentence = WERE_TYPED.sub("we're", LEAD_IN.sub("", sentence.strip()).strip())
+        if told and facts and _names_them(sentence, facts[-1]):
+            facts[-1] = truncate(f"{facts[-1]}, {sentence.rstrip('.!')}", WORDS_FACT_CHARS)
+            continue
         if len(sentence.split()) < 2 or not _tells(sentence) or ASKS.match(sentence) or _empty(sentence):
             told = False
             continue
@@ -156,8 +175,11 @@ def chunk_from_lines(lines: list[tuple[str, str]]) -> dict[str, Any]:
 
 
 def _about_them(sentence: str) -> bool:
-    """They speak of themselves, of someone they name first, or tell a date."""
-    return bool(SPEAKS_OF_SELF.search(sentence) or NAMED_FIRST.match(sentence) or DATED.search(sentence))
+    """They speak of themselves, of someone they name first, tell a date, or tell a change ("lisbon fell through",
+    "jono quit", "Marieke and the children are settled in Groningen now"): in their conversation, news of their
+    life, and the fact that ends what it changed (``services/memory/changes``)."""
+    return bool(SPEAKS_OF_SELF.search(sentence) or NAMED_FIRST.match(sentence) or DATED.search(sentence)
+                or change_in(sentence) is not None)
 
 
 def _clauses(sentence: str) -> list[str]:
@@ -193,9 +215,17 @@ def _with_its_subject(sentence: str) -> str:
     implied = IMPLIED_I.match(sentence)
     if implied and not _empty(sentence[implied.end():]):  # ("love it" tells nothing)
         return f"I {sentence[:1].lower()}{sentence[1:]}"
+    if ARRIVED.match(sentence):
+        return f"I am {sentence[:1].lower()}{sentence[1:]}"
     if ENDED_FOR_THEM.match(sentence) and not SPEAKS_OF_SELF.search(sentence):
         return f"{sentence.rstrip(' .!')} for me"
     return sentence
+
+
+def _names_them(sentence: str, fact: str) -> bool:
+    """A lone word after a fact that speaks of someone unnamed ("missus turns 50 …. shaz."): their name."""
+    return (LONE_NAME.match(sentence) is not None and KIN.search(fact) is not None
+            and not (_empty(sentence) or WISH.match(sentence) or LEAD_IN.fullmatch(sentence)))
 
 
 def _goes_on(sentence: str) -> bool:

@@ -17,7 +17,9 @@ from services.memory.timewords import anchored, spoken_day
 TURN_CHARS = 240
 # Words of a message that may be about what is set for later: plans and lists, and times and days.
 _SET_FOR_LATER = re.compile(r"\b(remind\w*|lists?|schedul\w*|plans?|planned|to-?do|agenda|appointments?|supposed to)\b")
-_NEEDS = re.compile(r"\b(need to|have to|buy|shop\w*)\b")  # not "get": "How do I get to work?"
+# not "get": "How do I get to work?"; "bring", "pack", "pick up": "what have i to bring with me for the trip?" is
+# about the packing list (without it in the note, the 1.5B answered "a camera, some snacks").
+_NEEDS = re.compile(r"\b(need to|have to|buy|shop\w*|bring|pack|packing|pick up)\b")
 # "when" is not one of them: asked "When is my thesis defence?", the 1.5B answered with the date of a reminder
 # about a chapter draft; a question about something set for later shares a word with it ("when does Ana land?").
 _TIMES = re.compile(r"\b(today|tonight|tomorrow|morning|afternoon|evening|week|weekend"

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 
-from services.text import stem, words
+from services.text import STOPWORDS, stem, words
 
 # The refusing words, and what follows them up to the end of the clause.
 REFUSING = re.compile(
-    r"\b(?:can't stand|cannot stand|can not stand|could never stand|hate|hates|dislike|dislikes|detest|detests|"
+    r"\b(?:(?:can't|cannot|can not|could never|never been able to|not able to) (?:stand|abide|stomach|bear)|"
+    r"hates|hate|dislikes|dislike|detests|detest|"  # ("hate" first matched "hates" and named nothing)
     r"(?:don't|do not|doesn't|does not|never|can't|cannot|won't|no longer) "
     r"(?P<verb>like|eat|eats|drink|drinks|touch|have|want|do|take|handle)|"
     r"allergic to|intolerant (?:to|of)|avoiding|avoids?|(?:stays?|keeps?|staying|keeping) away from|"
@@ -26,8 +27,9 @@ REFUSING = re.compile(
 NAMED_FIRST = re.compile(r"\b(?P<what>[a-z]+)[ -](?:allergy|allergies|intolerance|intolerant|free)\b"
                          r"|\bno (?P<what2>[a-z]+) for (?:me|the user|you)\b"
                          r"|^(?P<what3>[a-z ]+?) (?:makes?|made) (?:me|the user|you) (?:\w+ )?(?:sick|ill|unwell)\b"
-                         r"|^(?P<what4>[a-z ]+?) (?:doesn't|does not|don't|do not) agree with (?:me|the user|you)\b",
-                         re.IGNORECASE)
+                         r"|^(?P<what4>[a-z ]+?) (?:doesn't|does not|don't|do not) agree with (?:me|the user|you)\b"
+                         r"|^(?P<what5>[a-z ]+?) (?:is|are) (?:quite |completely |totally |simply )?out of the "
+                         r"question\b", re.IGNORECASE)
 # A word that names a family of things ("dairy": milk, cheese, …), and a diet that refuses families.
 MEAT = ("meat", "chicken", "beef", "pork", "ham", "bacon", "sausage", "steak", "lamb", "turkey", "salami",
         "pepperoni", "chorizo", "mince", "burger", "duck", "veal", "prosciutto", "meatball")
@@ -82,7 +84,8 @@ EMPTY = frozenset({
 # nights" is a change of shift, services/memory/changes.py).
 NO_MORE = re.compile(r"\bno more (?P<what>[a-z]+)", re.IGNORECASE)
 # The same, as a PostgreSQL regular expression: the facts that may hold a refusal are read on every turn.
-SQL_PATTERN = (r"(can't|cannot|can not|never) stand|\mhates?\M|\mdislikes?\M|\mdetests?\M|"
+SQL_PATTERN = (r"(can't|cannot|can not|never|able to) (stand|abide|stomach|bear)|out of the question|"
+               r"\mhates?\M|\mdislikes?\M|\mdetests?\M|"
                r"(don't|do not|doesn't|does not|never|can't|cannot|won't|no longer) "
                r"(like|eat|drink|touch|have|want|do|take|handle)|allerg|intoleran|\mavoid|away from|"
                r"gave up|given up|\mquit\M|\mno more |never suggest|not a fan of|not into|[ -]free\M|\mno [a-z]+ for |"
@@ -101,11 +104,21 @@ def refused_things(fact: str) -> set[str]:
         named += [word for word in words(next(filter(None, match.groups())).lower()) if word not in EMPTY][:3]
     named += [word for match in NO_MORE.finditer(fact) if _consumed(word := stem(match["what"].lower()))]
     things = {stem(word) for word in named}
+    things.update(_verb_of(thing) for thing in list(things) if _verb_of(thing))
     for word in list(things):
         things.update(FAMILIES.get(word, ()))
     for diet in DIET_WORD.findall(fact):
         things.update(DIETS[diet.lower()])
     return {thing for thing in things if len(thing) >= 3}
+
+
+def _verb_of(thing: str) -> str:
+    """The verb of an activity whose "-ing" doubles its last letter: "jogging" → "jog", "running" → "run" (told "never
+    suggest running or jogging", the 1.5B offered "a light jog"); else ""."""
+    base = thing.removesuffix("ing")
+    if len(base) < 4 or base == thing or base[-1] != base[-2] or base[-1] in "aeiouls":
+        return ""
+    return "" if base[:-1] in STOPWORDS else base[:-1]  # ("herring" is no "her")
 
 
 def _consumed(word: str) -> bool:
