@@ -6,7 +6,7 @@ episode per ACT exchange, so recall can answer "what did you do about the dentis
 skills (recall, introspect, associate) are not experiences of their own. The episode's session
 id is ``experience-<exchange id>``: the unique (user, session) key makes every exchange
 assimilated once, however often the service runs. The episode's embedding is queued for the chunker
-worker, which holds the memory graph (the periodic worker does not load it).
+worker, which holds the memory graph (the periodic worker does not load it for this).
 """
 
 from __future__ import annotations
