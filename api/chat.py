@@ -24,6 +24,7 @@ from services.errors import BadRequest, NotFound, PayloadTooLarge, UnsupportedMe
 from services.queues import ChatRequest, load_request, submit_chat
 from services.storable import unstorable_reason
 from services.streams import Event, StreamLimits, follow, request_channel
+from services.text import as_text
 
 logger = logging.getLogger(__name__)
 bp = Blueprint("chat", __name__)
@@ -155,7 +156,7 @@ def _submit(deps: Any, chat_request: ChatRequest, status: dict[str, Any]) -> Eve
     )
     deps.metrics.inc("engram_chat_requests_total", {"outcome": "accepted"}, pipeline=pipe)
     event_id = pipe.execute()[0]
-    return Event(event_id.decode() if isinstance(event_id, bytes) else str(event_id), "status", status)
+    return Event(as_text(event_id), "status", status)
 
 
 @bp.get("/chat/<request_id>/events")

@@ -29,7 +29,6 @@ STUCK_AFTER_S = 15.0  # a job still started this long after a first look is stuc
 # A process is warm once every kind of work it can be given has run in it (``warm_from``), and not before this
 # long after it appeared (its models loaded at start).
 RSS_SETTLE_S = 60.0
-LOADING = frozenset({"experience"})  # services whose work (not their mere run) loads something: see warm_from
 RSS_WINDOW_S = 30.0  # each level: the median of the samples over this long (one job's peak is not a level)
 
 
@@ -266,10 +265,8 @@ def warm_from(runs: list[tuple[str, float, float, str, dict[str, Any]]], born: f
 
     ``runs``: (service, started, finished, outcome, details) of every periodic run, on the samples' clock. The
     periodic worker starts with no model: its first scheduled prompt loads the embedder (the request graph, for
-    the prompt's recall), and from then on the experience service embeds its episodes itself (the memory graph)
-    instead of queueing them for the chunker: +140 MiB in two steps, once per process. So a process is warm once
-    a scheduled prompt has been answered after it appeared, and then every service of the schedule has run after
-    that prompt (``LOADING``: a run that did work, ``ran``).
+    the prompt's recall: +145 MiB, once per process). So a process is warm once a scheduled prompt has been
+    answered after it appeared, and then every service of the schedule has run after that prompt.
     """
     prompt = next(((started, finished) for service, started, finished, outcome, details in runs
                    if service == "reminders" and started >= born and (details or {}).get("prompts")), None)
@@ -278,7 +275,7 @@ def warm_from(runs: list[tuple[str, float, float, str, dict[str, Any]]], born: f
     ends = [prompt[1]]
     for name in sorted({service for service, *_ in runs}):
         after = [finished for service, started, finished, outcome, _ in runs  # the prompt's own run is the reminders'
-                 if service == name and started >= prompt[0] and (outcome == "ran" or name not in LOADING)]
+                 if service == name and started >= prompt[0]]
         if not after:
             return None
         ends.append(after[0])

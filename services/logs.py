@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 # Libraries whose INFO lines are noise (and, for HTTP clients, carry URLs): WARNING and up only.
-NOISY_LIBRARIES = ("httpx", "httpx2", "httpcore", "openai", "urllib3", "sentence_transformers", "filelock",
+NOISY_LIBRARIES = ("httpx", "httpx2", "httpcore", "openai", "urllib3", "filelock",
                    "alembic", "apscheduler")
 
 request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)

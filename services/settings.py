@@ -17,8 +17,8 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 # path: two checkouts (or two working directories) never share one database by accident.
 DEFAULT_DATA_DIR = Path("data")
 LLM_PROFILES = ("auto", "compact", "full")
-# services/embeddings.py's backends: auto = onnx-int8 when installed, onnx = the graph as shipped, the torch reference.
-EMBEDDERS = ("auto", "sentence-transformers", "onnx", "onnx-int8")
+# services/embeddings.py's backends: auto = the shipped graph for memory, its int8-activation rewrite for requests.
+EMBEDDERS = ("auto", "onnx", "onnx-int8")
 # The models `engram run` can serve itself (services/llm/model_files.py pins their bytes); the first is the default.
 # The first is the default: the 1.5B answers from memory far more often (bench/RESULTS.md, 2026-11-29 fourth
 # session: 94 % of the tuning people's questions against the 0.5B's 76 %).

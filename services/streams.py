@@ -23,8 +23,9 @@ from typing import Any
 import redis
 
 from services.errors import Superseded
-from services.fanout import FanOut, as_text
+from services.fanout import FanOut
 from services.queues import OUTPUT_KEY
+from services.text import as_text
 
 logger = logging.getLogger(__name__)
 

@@ -71,3 +71,8 @@ def reply_kind(text: str) -> str | None:
     if CONFIRM_RE.match(lowered):
         return "confirm"
     return None
+
+
+def as_text(value: object) -> str:
+    """A Redis reply as text (the clients here do not decode responses)."""
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -21,6 +21,7 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.orm import Session
 
 from services.db import Thread, User, insert
+from services.text import as_text
 
 STATE_KEY = "thread:state:%s"
 WORKING_MEMORY_KEY = "thread:wm:%s"
@@ -50,7 +51,7 @@ class ThreadState:
 
     @classmethod
     def from_hash(cls, thread_id: str, raw: dict[Any, Any]) -> ThreadState:
-        data = {_s(k): _s(v) for k, v in raw.items()}
+        data = {as_text(k): as_text(v) for k, v in raw.items()}
         return cls(
             thread_id=thread_id,
             user_id=data.get("user_id"),
@@ -138,7 +139,7 @@ class ThreadStore:
     def current_thread(self, user_id: str) -> str | None:
         """The user's current thread; reading it keeps it current for another TTL (one round trip)."""
         value = self.redis.getex(CURRENT_THREAD_KEY % user_id, ex=self.ttl_s)
-        return _s(value) if value else None
+        return as_text(value) if value else None
 
     def set_current_thread(self, user_id: str, thread_id: str) -> None:
         self.redis.set(CURRENT_THREAD_KEY % user_id, thread_id, ex=self.ttl_s)
@@ -201,6 +202,3 @@ def history_text(working_memory: list[dict[str, Any]], *, assistant_name: str = 
             lines.append(f"{assistant_name}: {item['reply']}")
     return "\n".join(lines) if lines else "(no earlier messages in this conversation)"
 
-
-def _s(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

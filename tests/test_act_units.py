@@ -24,7 +24,6 @@ from services.act.recurrence import RecurrenceError, next_occurrence, normalize_
 from services.act.skills.base import SessionGate, Skill, SkillContext, SkillError
 from services.act.turn import INNATE_SKILLS, innate_dispatcher
 from services.act.when import DueTimeError, parse_due
-from services.errors import LLMUnavailable
 from services.memory.concepts import ConceptGraph, spread
 from services.settings import PROJECT_ROOT, SettingsError
 from services.text import reply_kind
@@ -289,15 +288,9 @@ def test_stage_one_and_two_shrink_the_prompt_state():
     ])
     audit = stage_one(state, iteration=2)
     assert audit["replaced"] == 2 and len(state.view) == 1 and "y" * 200 not in state.view[0]["summary"]
-
-    def failing(_material):
-        raise LLMUnavailable("down")
-
-    audit = stage_two(state, iteration=3, restart=1, user_text="find x", summarizer=failing, max_chars=300)
-    assert audit["source"] == "deterministic" and len(state.current_state) <= 300
+    audit = stage_two(state, iteration=3, restart=1, user_text="find x", max_chars=300)
+    assert audit["checkpoint"].startswith("The person asked: find x") and len(state.current_state) <= 300
     assert "summarised under Current state" in state.history and state.view[0]["stage"] == 2
-    ok = stage_two(state, iteration=0, restart=2, user_text="find x", summarizer=lambda m: "short")
-    assert ok["source"] == "llm" and state.current_state == "short"
 
 
 def test_budget_counts_tools_and_leaves_room_for_the_reply():

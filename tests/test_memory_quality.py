@@ -1,5 +1,6 @@
 """Retrieval quality on a small conversation set (tests/data/memory_set.jsonl): facts stated in
-one session, asked about in another, with paraphrase, names and dates. Real MiniLM model."""
+one session, asked about in another, with paraphrase, names and dates.
+Real MiniLM model (the default pair of graphs)."""
 
 from __future__ import annotations
 
@@ -23,10 +24,9 @@ RECALL_AT_5_FLOOR = 0.85
 
 @pytest.fixture(scope="module")
 def minilm():
-    from services.embeddings import configure_offline_torch, load_embedder
+    from services.embeddings import load_embedder
 
-    configure_offline_torch(1)
-    return load_embedder("sentence-transformers")
+    return load_embedder("auto")
 
 
 def recall_at(sessions, embedder, user: str, k: int, config: MemoryConfig) -> tuple[float, list[str]]:

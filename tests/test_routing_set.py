@@ -56,7 +56,7 @@ import pytest
 
 from bench.routing import FROZEN_SETS, TUNING_SETS, held_out, held_out_third, load_rows
 from bench.routing import evaluate as evaluate_with_skills
-from services.embeddings import configure_offline_torch, for_requests, load_embedder
+from services.embeddings import for_requests, load_embedder
 from services.router.exemplars import load_exemplars
 from services.router.mode_router import ModeRouter, context_from_record
 from services.router.signals import MODES, text_view
@@ -314,25 +314,6 @@ def test_signals_alone_route_the_set(configs_dir):
     confusion, misses = evaluate(ModeRouter(configs_dir), load_set())
     report("signals only (no embedding)", confusion, misses)
     assert accuracy(confusion) >= FLOOR_SIGNALS_ONLY
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    with pytest.MonkeyPatch.context() as patch:
-        for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY",
-                     "HF_HUB_DISABLE_PROGRESS_BARS"):
-            patch.setenv(name, "0")  # restored at teardown
-        import torch
-
-        threads = torch.get_num_threads()
-        configure_offline_torch(threads=1)
-        yield load_embedder("sentence-transformers")
-        torch.set_num_threads(threads)
-
-
-@pytest.mark.slow
-def test_routing_set_accuracy_with_sentence_transformers(configs_dir, minilm):
-    assert_routes_the_set(configs_dir, minilm)
 
 
 @pytest.mark.slow

@@ -129,7 +129,7 @@ def understand(context: WorkerContext, request: ChatRequest,
     decision = route(context, request, routing_context, working_memory)
     mode = decision.mode
     profile = llm_profile(context)
-    fast = profile.compact and profile.budgets.act_fast_path
+    fast = profile.compact  # the small-model profile: plain requests take the fast path
     if mode == "ACT" and fast and (answers_from_memory(request.text, decision.signals) or only_tells(decision.signals)):
         mode = "RESPOND"  # the notes hold what recall would find; a statement needs no plan (services/act/fastpath)
     return Understanding(

@@ -1,25 +1,20 @@
 """Mid-loop compaction (seed 000): keep the ACT prompt inside the model's context window.
 
 Stage 1 replaces the prompt's tool trail with one summary record. If the prompt is still too
-large, stage 2 checkpoints the history and the trail into a durable summary (the LLM's, or a
-deterministic one when that call fails), collapses the trail into a restart marker, and the
-loop restarts from iteration zero with the checkpoint as "Current state". Both stages leave an
+large, stage 2 checkpoints the request, the trail and the latest history into a bounded summary
+written without a model call, collapses the trail into a restart marker, and the loop restarts
+from iteration zero with the checkpoint as "Current state". Both stages leave an
 audit record in the stored trail; the wall clock is not reset.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from services.act.config import CompactionConfig
-from services.errors import LLMError
 from services.text import truncate
-
-logger = logging.getLogger(__name__)
 
 RESULT_CHARS = 160
 HISTORY_PLACEHOLDER = "(the earlier conversation is summarised under Current state)"
@@ -90,27 +85,17 @@ def stage_one(state: PromptState, iteration: int) -> dict[str, Any]:
 
 
 def stage_two(state: PromptState, iteration: int, restart: int, user_text: str,
-              summarizer: Callable[[str], str] | None, max_chars: int = 1200) -> dict[str, Any]:
+              max_chars: int = 1200) -> dict[str, Any]:
     """Checkpoint history + trail into Current state (at most ``max_chars``), collapse the trail into a marker."""
-    material = "\n\n".join(part for part in (state.current_state, state.history, summarize_trail(state.view)) if part)
-    checkpoint, source = "", "deterministic"
-    if summarizer is not None:
-        try:
-            checkpoint, source = summarizer(material).strip(), "llm"
-        except LLMError as exc:
-            logger.warning("stage-2 checkpoint summary failed (%s); using the deterministic one", exc)
-    if not checkpoint:
-        checkpoint, source = deterministic_checkpoint(state, user_text, max_chars), "deterministic"
-    state.current_state = checkpoint = truncate(checkpoint, max_chars)
+    state.current_state = checkpoint = checkpoint_of(state, user_text, max_chars)
     state.history = HISTORY_PLACEHOLDER
     marker = f"The loop restarted after compaction ({restart}); what was done so far is in Current state."
     state.view = [{"type": "compaction", "stage": 2, "summary": marker}]
-    return {"type": "compaction", "stage": 2, "iteration": iteration, "restart": restart, "source": source,
-            "checkpoint": checkpoint}
+    return {"type": "compaction", "stage": 2, "iteration": iteration, "restart": restart, "checkpoint": checkpoint}
 
 
-def deterministic_checkpoint(state: PromptState, user_text: str, max_chars: int = 1200) -> str:
-    """A bounded checkpoint without an LLM: the request, the latest history, the trail summary."""
+def checkpoint_of(state: PromptState, user_text: str, max_chars: int = 1200) -> str:
+    """A bounded checkpoint: the request, what Current state held, the trail summary, the latest history."""
     trail = summarize_trail(state.view)
     history_tail = state.history[-max_chars // 2:] if state.history else ""
     parts = [f"The person asked: {truncate(user_text, 300)}"]

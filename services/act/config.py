@@ -38,7 +38,6 @@ class CompactionConfig:
     threshold: float = checked(0.9, "within (0, 1]", lambda value: 0 < value <= 1)
     chars_per_token: float = positive(4.0)
     max_restarts: int = 1
-    llm_checkpoint: bool = True
 
 
 @dataclass(frozen=True)

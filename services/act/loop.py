@@ -27,7 +27,7 @@ from services.act.fastpath import FAST_PATH, plain_action
 from services.act.prompt import skills_text, step_messages, world_state
 from services.act.skills.base import SessionGate, Skill, SkillContext
 from services.act.transaction import after_commit
-from services.errors import LLMError, LLMMalformedOutput
+from services.errors import LLMError
 from services.llm.completion import Completion
 from services.llm.output import ToolCall
 from services.memory.config import MemoryConfig
@@ -329,7 +329,7 @@ class ActLoop:
             self.counters.restarts += 1
             room = self._checkpoint_room()
             messages = self._compacted(lambda: stage_two(self.state, self.counters.iteration, self.counters.restarts,
-                                                         self.request.text, self._summarizer(room), room), messages)
+                                                         self.request.text, room), messages)
             self.counters.iteration = 0
         if self.budget.tokens(messages) <= self.budget.limit:
             return messages
@@ -354,22 +354,6 @@ class ActLoop:
         # Keep back room for the history placeholder and the restart marker that replace them.
         room = int((self.budget.trigger - bare) * self.config.compaction.chars_per_token * 0.9) - CHECKPOINT_RESERVE
         return max(MIN_CHECKPOINT_CHARS, min(MAX_CHECKPOINT_CHARS, room))
-
-    def _summarizer(self, room: int) -> Callable[[str], str] | None:
-        if not self.config.compaction.llm_checkpoint:
-            return None
-        keep = int(self.budget.limit * self.config.compaction.chars_per_token * 0.6)
-
-        def summarize(material: str) -> str:
-            prompt = self.context.prompts.render("act-summary", material=material[-keep:], max_words=max(20, room // 7))
-            data, completion = self.context.llm.complete_json(
-                "act", [{"role": "system", "content": prompt}, {"role": "user", "content": "The checkpoint, as JSON."}])
-            self.completions.append(completion)
-            if not isinstance(data.get("summary"), str):
-                raise LLMMalformedOutput("checkpoint JSON has no summary string")
-            return str(data["summary"])
-
-        return summarize
 
     def outcome(self) -> ActOutcome:
         """How the loop ended and which terminal mode the reply takes."""

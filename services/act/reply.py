@@ -58,8 +58,7 @@ def act_reply(context: Any, turn: ActTurn, understanding: Any, session: Session,
     ``dispatcher`` narrows the skills (background turns leave out ``schedule`` and ``goal``).
     ``profile``: the compact one turns on the fast path, whose replies are written from the result.
     """
-    compact = profile is not None and profile.compact
-    fast = compact and profile is not None and profile.budgets.act_fast_path
+    fast = profile is not None and profile.compact
     outcome = run_act_turn(context, turn, understanding, session, config=config, memory=memory,
                            dispatcher=dispatcher, fast_path=fast)
     written = _fast_reply(outcome) if fast else None

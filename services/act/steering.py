@@ -16,6 +16,7 @@ import redis
 
 from services.queues import PENDING_KEY, ChatRequest, load_request, remove_pending
 from services.streams import EventLog, request_channel
+from services.text import as_text
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +24,7 @@ logger = logging.getLogger(__name__)
 def later_requests(connection: redis.Redis, events: EventLog, request: ChatRequest, seen: set[str]
                    ) -> list[ChatRequest]:
     """Unfinished messages of ``request``'s thread that arrived after it, not folded yet."""
-    ids = [_text(raw) for raw in connection.lrange(PENDING_KEY % request.thread_id, 0, -1)]
+    ids = [as_text(raw) for raw in connection.lrange(PENDING_KEY % request.thread_id, 0, -1)]
     if request.request_id in ids:
         ids = ids[ids.index(request.request_id) + 1:]
     found = []
@@ -55,6 +56,3 @@ def settle(connection: redis.Redis, events: EventLog, folded: list[ChatRequest],
         remove_pending(connection, later.thread_id, later.request_id)
         logger.info("message %s was folded into %s", later.request_id, into.request_id)
 
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

@@ -38,7 +38,6 @@ class CompactBudgets:
     memory_turns: int = at_least(0, 0)  # recalled turns shown beside the facts (0: facts and episodes only)
     memory_episodes: int = at_least(3, 0)  # recalled episodes shown (0: none)
     person_facts: int = at_least(4, 0)  # the person's newest facts, shown whatever the message (besides recall's)
-    act_fast_path: bool = True
 
 
 @dataclass(frozen=True)

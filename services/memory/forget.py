@@ -32,6 +32,7 @@ from services.queues import (
     REQUEST_KEY,
 )
 from services.streams import ENDS_KEY, LOG_KEY, OUTPUT_KEY, REQUEST_CHANNEL, USER_CHANNEL
+from services.text import as_text
 from services.threads import ACTIVE_THREADS_KEY, CURRENT_THREAD_KEY, STATE_KEY, WORKING_MEMORY_KEY
 
 logger = logging.getLogger(__name__)
@@ -108,9 +109,6 @@ def collect(session: Session, user_id: str) -> UserFootprint:
     return footprint
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
 
 def _scan_redis_owned(connection: redis.Redis, footprint: UserFootprint) -> None:
     """Add requests and threads known only to Redis (queued, not yet stored) to the footprint."""
@@ -121,11 +119,11 @@ def _scan_redis_owned(connection: redis.Redis, footprint: UserFootprint) -> None
         except ValueError:
             continue
         if isinstance(payload, dict) and payload.get("user_id") == footprint.user_id:
-            footprint.requests.add(_text(key).split(":", 2)[2])
+            footprint.requests.add(as_text(key).split(":", 2)[2])
             footprint.threads.add(str(payload.get("thread_id")))
     for key in connection.scan_iter(match=STATE_KEY % "*", count=500):
-        if _text(connection.hget(key, "user_id") or b"") == footprint.user_id:
-            footprint.threads.add(_text(key).split(":", 2)[2])
+        if as_text(connection.hget(key, "user_id") or b"") == footprint.user_id:
+            footprint.threads.add(as_text(key).split(":", 2)[2])
 
 
 def purge_keys(connection: redis.Redis, footprint: UserFootprint) -> int:
@@ -134,7 +132,7 @@ def purge_keys(connection: redis.Redis, footprint: UserFootprint) -> int:
     keys += [CURRENT_THREAD_KEY % footprint.user_id, LOG_KEY % (USER_CHANNEL % footprint.user_id)]
     user = _glob_escape(footprint.user_id)
     for pattern in (f"user:*:{user}", f"*:user:{user}", f"*:user:{user}:*"):
-        keys += [_text(key) for key in connection.scan_iter(match=pattern, count=500)]
+        keys += [as_text(key) for key in connection.scan_iter(match=pattern, count=500)]
     deleted = 0
     unique = sorted(set(keys))
     for start in range(0, len(unique), 500):

@@ -5,7 +5,8 @@ reminder set, items added to a list, a fact memorised, a goal recorded, and what
 episode per ACT exchange, so recall can answer "what did you do about the dentist?". Read-only
 skills (recall, introspect, associate) are not experiences of their own. The episode's session
 id is ``experience-<exchange id>``: the unique (user, session) key makes every exchange
-assimilated once, however often the service runs.
+assimilated once, however often the service runs. The episode's embedding is queued for the chunker
+worker, which holds the memory graph (the periodic worker does not load it for this).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from sqlalchemy import and_, exists, func, or_, select
 from services.act.compaction import entry_line
 from services.db import Exchange, insert
 from services.memory.edits import enqueue_embedding
-from services.memory.episodes import episode_embedding_text
 from services.memory.models import Episode
 from services.service_call import ServiceCall, ServiceResult
 from services.text import truncate
@@ -39,10 +39,9 @@ def run(call: ServiceCall) -> ServiceResult:
     with context.sessions.begin() as session:
         pending = list(session.scalars(pending_query(call.option("batch", DEFAULT_BATCH))))
         stored = [(episode_id, exchange.user_id) for exchange in pending
-                  if (episode_id := assimilate(session, context.embedder, exchange)) is not None]
-    if context.embedder is None:  # the periodic worker loads no model: the chunker worker embeds them
-        for episode_id, user_id in stored:
-            enqueue_embedding(context.redis, "episode", episode_id, user_id)
+                  if (episode_id := assimilate(session, exchange)) is not None]
+    for episode_id, user_id in stored:
+        enqueue_embedding(context.redis, "episode", episode_id, user_id)
     if not pending:
         return ServiceResult.skipped("no new ACT results")
     return ServiceResult.ran(exchanges=len(pending), episodes=len(stored))
@@ -58,14 +57,12 @@ def pending_query(limit: int) -> Any:
     return select(Exchange).where(did_something, ~assimilated).order_by(Exchange.id).limit(limit)
 
 
-def assimilate(session: Any, embedder: Any, exchange: Exchange) -> int | None:
-    """Store the exchange's experience episode; its id, or None if another run got there first."""
-    values = experience_of(exchange)
-    vector = embedder.embed(episode_embedding_text(values)) if embedder is not None else None
+def assimilate(session: Any, exchange: Exchange) -> int | None:
+    """Store the exchange's experience episode (its embedding to follow); its id, or None if another run got there
+    first."""
     stored = session.execute(
-        insert(Episode).values(user_id=exchange.user_id, session_id=session_key(exchange.id), embedding=vector,
-                               embedding_model=getattr(embedder, "model_id", None) if vector is not None else None,
-                               model=MODEL, **values)
+        insert(Episode).values(user_id=exchange.user_id, session_id=session_key(exchange.id), model=MODEL,
+                               **experience_of(exchange))
         .on_conflict_do_nothing(index_elements=["user_id", "session_id"]).returning(Episode.id)).scalar()
     return int(stored) if stored is not None else None
 

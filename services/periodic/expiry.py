@@ -30,6 +30,7 @@ from services.queues import (
 )
 from services.service_call import ServiceCall, ServiceResult
 from services.sessions import enqueue_episode, session_exchange_ids
+from services.text import as_text
 from services.threads import ACTIVE_THREADS_KEY, CURRENT_THREAD_KEY, STATE_KEY, WORKING_MEMORY_KEY
 
 logger = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ def run(call: ServiceCall) -> ServiceResult:
     idle_s = call.option("idle_s", DEFAULT_IDLE_S)
     cutoff = call.now().timestamp() - idle_s
     connection = call.context.redis
-    stale = [_text(raw) for raw in connection.zrangebyscore(ACTIVE_THREADS_KEY, "-inf", cutoff, start=0,
+    stale = [as_text(raw) for raw in connection.zrangebyscore(ACTIVE_THREADS_KEY, "-inf", cutoff, start=0,
                                                             num=call.option("batch", DEFAULT_BATCH))]
     if not stale:
         return ServiceResult.skipped("no thread idle that long")
@@ -87,12 +88,9 @@ def expire(connection: redis.Redis, thread_id: str) -> None:
     pipe.zrem(ACTIVE_THREADS_KEY, thread_id)
     pipe.execute()
     if owner is not None:
-        key = CURRENT_THREAD_KEY % _text(owner)
+        key = CURRENT_THREAD_KEY % as_text(owner)
         # Compare-and-delete: the person may have moved on to a newer thread meanwhile.
         connection.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end "
                         "return 0", 1, key, thread_id)
     logger.info("thread %s expired", thread_id, extra={"thread_id": thread_id})
 
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
