@@ -22,7 +22,8 @@ TIME_RE = re.compile(
     rf"every (?:day|week|month|morning|evening|night|{DAYS})|(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?|"
     rf"\d{{1,2}}(?:st|nd|rd|th)|end of (?:the )?(?:day|week|month)|(?:after|before) (?:work|lunch|dinner|school|bed)|"
     rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night)|"
-    rf"(?:quarter|half|twenty|ten|five) (?:past|to) (?:\d{{1,2}}|{_HOUR_WORDS})|at (?:{_HOUR_WORDS})(?: o'?clock)?|"
+    # "at ten past six" is one time, not "at ten" and then "past six".
+    rf"(?:at )?(?:quarter|half|twenty|ten|five) (?:past|to) (?:\d{{1,2}}|{_HOUR_WORDS})|at (?:{_HOUR_WORDS})(?: o'?clock)?|"
     # "at half five": half past five, as said in Britain (not "half an hour", "half one of them").
     rf"(?:at|by|around|from|until|till) half (?:\d{{1,2}}|{_HOUR_WORDS})(?! of\b))\b"
 )

@@ -120,6 +120,8 @@ SKILL_PATTERNS = {
     r"keep(?:ing)? in mind|don'?t forget|mak(?:e|ing) a note|jot(?:ting)? down|writ(?:e|ing) down|"
     r"sav(?:e|ing))\b(?! (?:when|how|what|if|the time))|"
     r"\b(?:remember|note|memori[sz]e|save) (?:that|this)\b|\bfor future reference\b|"
+    # Into the notes kept for the person: "add to my notes that the van comes on Wednesdays".
+    r"\b(?:add|put|pop|stick|jot|write)\b[^.?!]{0,60}?\b(?:to|in|into|onto) (?:my|your|the) (?:notes|memory)\b|"
     r"\b(?:you|u) (?:noted|remembered|saved|stored|kept) (?:that|this)\b|"  # "I'd appreciate it if you noted that"
     # Storing a given piece of information: "please store this: ...", "log that ...", "put this in your memory".
     rf"{CLAUSE_START}(?:stor(?:e|ing)|log(?:ging)?|record(?:ing)?|fil(?:e|ing)(?: away)?|keep(?:ing)?)\b "
