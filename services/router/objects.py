@@ -125,11 +125,15 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
         return None
     if index and matches[index - 1][0] in ("i", "we"):
         return None  # "I add the salt last" tells; "can you add ..." asks
-    whole = clause[matches[index].end():].strip()
     missing = _missing(lower, clause, matches, index, end)
     if missing:
-        return RequestObject(verb, "generic", whole, "what", missing)
-    rest = _NEW_CLAUSE_RE.sub("", clause[matches[index].end():])
+        return RequestObject(verb, "generic", clause[matches[index].end():].strip(), "what", missing)
+    return _object_of(lower, start, end, verb, clause[matches[index].end():])
+
+
+def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> RequestObject | None:
+    """What the request's object (the words ``after_verb``, in ``lower[start:end]``) is, if it can be read."""
+    rest = _NEW_CLAUSE_RE.sub("", after_verb)
     rest = _LEAD_OBJECT_RE.sub("", rest)  # after its particle and "me" ("give me a ...", "remind me of the thing")
     said = SAID_OBJECT_RE.match(rest)
     if said:

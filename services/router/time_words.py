@@ -23,7 +23,8 @@ TIME_RE = re.compile(
     rf"\d{{1,2}}(?:st|nd|rd|th)|end of (?:the )?(?:day|week|month)|(?:after|before) (?:work|lunch|dinner|school|bed)|"
     rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night)|"
     # "at ten past six" is one time, not "at ten" and then "past six".
-    rf"(?:at )?(?:quarter|half|twenty|ten|five) (?:past|to) (?:\d{{1,2}}|{_HOUR_WORDS})|at (?:{_HOUR_WORDS})(?: o'?clock)?|"
+    rf"(?:at )?(?:quarter|half|twenty|ten|five) (?:past|to) (?:\d{{1,2}}|{_HOUR_WORDS})|"
+    rf"at (?:{_HOUR_WORDS})(?: o'?clock)?|"
     # "at half five": half past five, as said in Britain (not "half an hour", "half one of them").
     rf"(?:at|by|around|from|until|till) half (?:\d{{1,2}}|{_HOUR_WORDS})(?! of\b))\b"
 )
