@@ -54,7 +54,9 @@ _LIST_PLEASE = (
 )
 # The list named first, then what goes on it: "For the under 9s kit list add cones, bibs and the ball pump".
 _LIST_FIRST = (
-    r"(?:^|[.!]\s+)(?:for|on|to|onto|in) (?:my|our|the) (?:[a-z0-9'-]+ ){0,3}(?:list|to-?do list|checklist|wishlist),? "
+    # An order is a list to fill: "on my zoo shop order add penguin keyrings".
+    r"(?:^|[.!]\s+)(?:for|on|to|onto|in) (?:my|our|the) (?:[a-z0-9'-]+ ){0,3}(?:list|to-?do list|checklist|wishlist|"
+    r"order),? "
     r"(?:(?:please|pls|can you|could you|just) )?(?:add|put|include|pop|stick|chuck|bung|jot down)\b"
 )
 # Making a list that names its content: "create a packing list with X and Y", "new list called gifts: ...",
@@ -100,7 +102,8 @@ SKILL_PATTERNS = {
     r"copy|mark|remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?|clear(?:ing)?|wip(?:e|ing)|"
     r"scratch(?:ing)?|strik(?:e|ing))\b"
     r"[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
-    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|"
+    # "on tomorrow's caretaker list": a list named by its day or owner.
+    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another|[a-z]+'s)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|"
     r"checklist|shopping(?! (?:centre|center|mall|trip|bags?|cart|trolley|spree|channel)))\b|"  # "to the shopping"
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
     # "ad" is "add" with a key missed ("ad eggs to shoping list").
