@@ -342,6 +342,8 @@ ADVICE_RE = re.compile(
     r"\b(?:any|some|got any|need|want|looking for)(?: an?| some)?(?: [a-z]+)? (?:advice|tips?|suggestions?|ideas?|"
     r"pointers|recommendations?)\b|\b(?:need|want|looking for)(?: an?| some)?(?: [a-z]+)? (?:names?|recipes?|slogans?|"
     r"captions?)\b|"  # "need a good name for my candle shop" (not "any recipes you give me")
+    # The assistant's suggestion asked for: "… a reminder system for the volunteers, what would you suggest?"
+    r"\bwhat (?:would|do|could|can|should|might) (?:you|u) (?:suggest|recommend|advise|propose)\b|"
     # A topic named as the thing wanted: "pros and cons of electric bikes", "recipe for banana bread please".
     r"^(?:the )?(?:pros and cons|(?:pros|cons|benefits|advantages|disadvantages|downsides|risks) of|recipes? for|"
     r"difference between|top \d+|best way to)\b|"
