@@ -58,6 +58,8 @@ _ABOUT_RE = re.compile(r"\s*(?:(?:to )?(?:you|u) )?about\b")  # "what I told you
 _ELONGATED_RE = re.compile(r"([a-z])\1{2,}")  # "dooo" is "do"
 _POINTING_WORDS = PAST_POINTERS | NEAR_POINTERS
 _CONTINUING = frozenset("now and also then".split())
+_WISHING = frozenset("need want like".split())
+_OBJECT_WORD_RE = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")  # "a to-do list" is a list, not "a" going "to" it
 # Words around a request that name nothing it could point at: a one- or two-word greeting or thanks in any language
 # ("Kia ora — ...", "Aitäh — ..."), politeness after it ("..., cheers").
 _MAX_GREETING_WORDS = 2
@@ -117,6 +119,11 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
     leads = {match[0] for match in matches[:index]}
     if "mind" in leads:  # "would you mind sending the same to Jo"
         verb = _base_of(verb)
+    if verb in PLACEHOLDERS and index and matches[index - 1][0] in _WISHING:
+        # "I need a reminder for seven in the evening": a wish whose object is the request's; only a placeholder or a
+        # pointer is read here ("I need a coffee, then send the same to Jo" reads on).
+        wished = _object_of(lower, start, end, matches[index - 1][0], clause[matches[index].start():])
+        return wished if wished is not None and wished.kind != "named" else None
     if verb not in OBJECT_VERBS:
         words = [match[0] for match in matches[index:]]
         more_of = _CONTINUING.intersection(leads) and PAST_POINTERS.intersection(words)
@@ -141,7 +148,7 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
         return RequestObject(verb, "named" if about and verb in REMOVING_VERBS else "pointer", rest.strip())
     if THAT_CLAUSE_RE.match(rest.strip()):
         return RequestObject(verb, "named", rest.strip())  # "note that I'm away from the 3rd": a clause says what
-    span = [correct(word) for word in WORD_RE.findall(TIME_RE.sub(" ", rest))]  # "set a gaol": a goal
+    span = [correct(word) for word in _OBJECT_WORD_RE.findall(TIME_RE.sub(" ", rest))]  # "set a gaol": a goal
     text = span
     while text[1:] and text[0] in TEXT_LEADS:  # "about that": "that" is the text; "that" leading a clause is not
         text = text[1:]
@@ -158,6 +165,8 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     kind = _object_kind(span, _words_around(lower, start, end), earlier)
     if kind == "generic" and _DASH_RE.match(lower, end) and _said_after(lower, end):
         kind = "named"  # "track a new goal - practise guitar 20 minutes a day": what it is follows the dash
+    if kind == "generic":
+        return RequestObject(verb, kind, rest.strip(), "what", "a placeholder")
     return RequestObject(verb, kind, rest.strip())
 
 

@@ -25,6 +25,9 @@ TIME_RE = re.compile(
     # "at ten past six" is one time, not "at ten" and then "past six".
     rf"(?:at )?(?:quarter|half|twenty|ten|five) (?:past|to) (?:\d{{1,2}}|{_HOUR_WORDS})|"
     rf"at (?:{_HOUR_WORDS})(?: o'?clock)?|"
+    # An hour said with its part of the day: "seven in the evening", "6 tomorrow morning".
+    rf"(?:\d{{1,2}}|{_HOUR_WORDS}) (?:in the (?:morning|afternoon|evening)|tonight|(?:tomorrow|this) (?:morning|"
+    r"afternoon|evening|night))|"
     # "at half five": half past five, as said in Britain (not "half an hour", "half one of them").
     rf"(?:at|by|around|from|until|till) half (?:\d{{1,2}}|{_HOUR_WORDS})(?! of\b))\b"
 )
