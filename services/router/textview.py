@@ -131,10 +131,12 @@ def is_mash_token(token: str) -> bool:
 
 
 def _is_other_mash(token: str) -> bool:
-    """Whether a token in another alphabet is mashed: five keys along one row of its keyboard, or Korean letters never
-    joined into syllables, at least three different ones ("ㅁㄴㅇㄹㅎ"; "ㅋㅋㅋㅋ" laughs)."""
+    """Whether a token in another alphabet is mashed: keys held down in turn, five keys along one row of its keyboard,
+    or Korean letters never joined into syllables, at least three different ones ("ㅁㄴㅇㄹㅎ"; "ㅋㅋㅋㅋ" laughs)."""
     if HANGUL_JAMO_RE.fullmatch(token):
         return len(token) >= 4 and len(set(token)) >= 3
+    if KEY_RUNS_RE.fullmatch(token):  # "ггггшшшшщщщщ": keys held down in turn
+        return True
     return len(token) >= 5 and any(token[i : i + 5] in row for row in OTHER_KEY_ROWS for i in range(len(token) - 4))
 
 
