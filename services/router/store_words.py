@@ -49,7 +49,9 @@ SHOW_STORED_RE = re.compile(
     r"(?: (?:to )?(?:me|us))?(?:,? (?:please|pls|plz))?(?: out| back)?"
     r"(?: (?:(?:a|the)(?: full| whole| complete)? (?:list|rundown) of|all(?: of)?|"
     r"(?:what'?s|whats|what is|everything) (?:in|on)))? "
-    rf"(?:(?:my|our|the|all|every|each)(?: [a-z'-]+){{0,3}}? {_SHOWN}\b(?! of\b(?! (?:the )?(?:next|coming|past|last|"
+    # "show me tomorrow's reminders": named by their day.
+    rf"(?:(?:my|our|the|all|every|each|[a-z]+'s)(?: [a-z'-]+){{0,3}}? {_SHOWN}\b"
+    r"(?! of\b(?! (?:the )?(?:next|coming|past|last|"
     r"this|upcoming)\b))|"
     # Named with how they came to be: "show me what reminders I have set", "every reminder I've scheduled".
     rf"(?:what|which|the|all(?: the)?|every|each|any)(?: [a-z'-]+)? {_SHOWN} (?:that )?(?:i|i've|i have|we|we've|you|"

@@ -130,6 +130,17 @@ def is_mash_token(token: str) -> bool:
     )
 
 
+def _keys_between_symbols(view: TextView) -> bool:
+    """One run of single letters between symbols, no word of two letters in it: "k;l;k;l'#" (not ":-)", "x.x", nor
+    letters spelt out with dots or slashes: "a.s.a.p", "r&b")."""
+    token = view.raw.strip()
+    letters = sum(ch.isalpha() for ch in token)
+    symbols = [ch for ch in token if not ch.isalnum()]
+    spelt = set(symbols) <= set("./-&'")
+    return (" " not in token and letters >= 3 and len(symbols) >= 2 and not spelt
+            and all(len(word) < 2 for word in view.words))
+
+
 def _is_other_mash(token: str) -> bool:
     """Whether a token in another alphabet is mashed: keys held down in turn, five keys along one row of its keyboard,
     or Korean letters never joined into syllables, at least three different ones ("ㅁㄴㅇㄹㅎ"; "ㅋㅋㅋㅋ" laughs)."""
@@ -161,6 +172,8 @@ def text_features(view: TextView) -> dict[str, float]:
     other = [w for w in view.lower.split() if w.isalpha() and not w.isascii()]  # another alphabet's words
     mashed = sum(is_mash_token(w) for w in alpha) + sum(_is_other_mash(w) for w in other)
     mash = mashed / (len(alpha) + len(other)) if alpha or other else 0.0
+    if not mash and _keys_between_symbols(view):
+        mash = 1.0
     sentences = len([s for s in SENTENCE_END_RE.split(view.raw.strip()) if s.strip()])
     return {
         "char_len": float(view.full_chars),

@@ -109,6 +109,8 @@ SKILL_PATTERNS = {
     # "ad" is "add" with a key missed ("ad eggs to shoping list").
     r"\b(?:add(?:ing)?|ad|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
     r"(?:list|groceries|to-?dos?)\b|"
+    # The shopping named alone, at the end: "pls add bin bags n oat milk to shopping".
+    r"\b(?:add|ad|put|pop|chuck|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) shopping[.!]*\s*$|"
     rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list|wishlist|checklist)\b(?! of)|{_LIST_CREATE}|"
     rf"{_LIST_ITEMS}|{_LIST_PLEASE}|{_LIST_FIRST}|"
     # Reading lists back: "which lists have I got?", "read out the to-do list".
