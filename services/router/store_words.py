@@ -34,6 +34,7 @@ BARE_STORE_RE = re.compile(
 _SHOWN = (r"(?:reminders?|alarms?|timers?|goals?|resolutions?|notes?|memor(?:y|ies)|check-?ins?|appointments?|events?|"
           r"meetings?|facts?|entries|records?)")
 _KEPT = (r"(?:saved|stored|kept|noted|remembered|memori[sz]ed|recorded|logged|told you|said|mentioned|wrote|shared|"
+         r"(?:got|have) (?:on|about)|"
          r"asked you to (?:store|save|remember|keep|note))")
 # Only what was kept, not anything said: "the wifi passwords I've saved" (not "the essay I wrote").
 _STORED_BY_ME = (r"(?:saved|stored|kept|noted|memori[sz]ed|recorded|logged|"

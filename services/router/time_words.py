@@ -13,7 +13,8 @@ _MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug
     r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
 _HOUR_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon"
 TIME_RE = re.compile(
-    rf"\b(?:today|tonight|tonite|tomorrow|tmrw|tmr|tomorow|tommorow|noon|midnight|daily|weekly|monthly|"
+    r"(?:^|(?<=\s))@ ?\d{1,2}(?:[:.]\d\d)?\b|"  # "remind me 2 call the vet @ 3": texted
+    rf"\b(?:today|tonight|tonite|tomorrow|tmrw|tmr|tomorow|tommorow|2moro|2morrow|2mrw|noon|midnight|daily|weekly|monthly|"
     rf"this (?:morning|afternoon|evening|weekend|week|month|year|term|semester|season|spring|summer|autumn|winter)|"
     rf"next (?:week|month|year|weekend|{DAYS})|(?:on )?(?:{DAYS})s?|"
     rf"at \d{{1,2}}(?::\d\d)?|\d{{1,2}}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.|o'?clock)|\d{{1,2}}:\d\d|"

@@ -17,7 +17,8 @@ WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 # (One factored alternation: re scans it several times faster than a list of "\bword " branches.)
 CLAUSE_START = (
     r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|you can|you could|"
-    r"u could|and(?: also)?|also|but|just|now|mind|be possible to|as to|(?:need|want)(?:ing)? you to|let'?s) )"
+    r"u could|and(?: also)?|also|but|just|now|mind|be possible to|as to|(?:need|want)(?:ing)? you to|let'?s|"
+    r"(?:like|want) that (?:you|u)) )"  # "I would like that you save ...": a learner's request
 )
 _STORED = r"(?:reminders?|alarms?|timers?|appointments?|meetings?|events?|notifications?)"
 # A named list: "my shopping list", "the packing list", "our to-do list" (the name is group 1).
@@ -29,7 +30,8 @@ _WHOLE_LIST = rf"(?:delete|remove|clear|empty|wipe|reset|rename|archive)(?: out)
 # The imperative alternatives of "manage" share one clause start: one pass over the text, not one per alternative.
 _MANAGE_AT_CLAUSE = (
     r"(?:cancel|delete|remove|clear|stop|pause|turn off|disable|snooze|move|push|shift|postpone|reschedule|change|"
-    rf"update|edit)\b[^.?!]{{0,40}}?\b{_STORED}\b|stop (?:reminding|pinging|nudging|bugging) me\b|"
+    rf"update|edit|scrap|ditch|bin|drop|get rid of)\b[^.?!]{{0,40}}?\b{_STORED}\b|"
+    r"stop (?:reminding|pinging|nudging|bugging) me\b|"
     rf"un(?:check|tick)\b|(?:check|tick|cross|strike) off\b|tick\b|{_WHOLE_LIST}|"
     r"(?:create|make|start|set up|open)(?: me)? (?:a |an )?new (?:[a-z'-]+ ){0,2}list\b|"
     r"(?:mark|complete|finish|close|drop|delete|remove|cancel|abandon|archive|pause|update|change|edit|raise|lower)\b"
