@@ -174,3 +174,10 @@ TEXT_LEADS = frozenset("to that about of re at on by for in".split())
 # Someone's own thing ("her list of must-have shots", "his address") is not named by naming them: unless the message
 # names the thing itself ("her number is ..., save her number"), it was said elsewhere.
 PERSON_POSSESSIVES = frozenset("her his their".split())
+# An entry picked by its number on a list shown before: "cross off number 3", "delete item 2".
+NUMBERED_WORDS = frozenset("number no item entry line option point".split())
+# Back to a state said before: "change the goal back to what it was".
+PAST_STATE_RE = re.compile(r"\bto (?:what|how|where) (?:it|they|that|this) (?:was|were|used to be)\b")
+# An edit needs the new value: "change my running goal" (to what?), not "change my goal to 12,000 steps".
+EDITING_VERBS = frozenset("change update edit adjust amend alter".split())
+NEW_VALUE_WORDS = frozenset("to into from as by with so".split())

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from services.router.command_words import (
     DANGLING_WORDS,
+    EDITING_VERBS,
     ENTRY_NOUNS,
     ENTRY_PLACES,
     FORWARD_POINTERS,
@@ -24,10 +25,13 @@ from services.router.command_words import (
     HANDED_OVER_RE,
     KIND_NOUNS,
     NEAR_POINTERS,
+    NEW_VALUE_WORDS,
+    NUMBERED_WORDS,
     OBJECT_ENDS,
     OBJECT_PARTICLES,
     OBJECT_VERBS,
     PAST_POINTERS,
+    PAST_STATE_RE,
     PERSON_POSSESSIVES,
     PLACEHOLDERS,
     POINTING_MODIFIERS,
@@ -122,7 +126,9 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
     if verb in PLACEHOLDERS and index and matches[index - 1][0] in _WISHING:
         # "I need a reminder for seven in the evening": a wish whose object is the request's; only a placeholder or a
         # pointer is read here ("I need a coffee, then send the same to Jo" reads on).
-        wished = _object_of(lower, start, end, matches[index - 1][0], clause[matches[index].start():])
+        done = next((m for m in matches[index + 1:] if _is_participle(m[0])), None)  # "I need some items added"
+        wished = _object_of(lower, start, end, matches[index - 1][0],
+                            clause[matches[index].start():done.start() if done else None])
         return wished if wished is not None and wished.kind != "named" else None
     if verb not in OBJECT_VERBS:
         words = [match[0] for match in matches[index:]]
@@ -161,6 +167,13 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
         return None  # "remind me to call mum", "add to my list": the object comes later or is no thing
     if FORWARD_POINTERS.intersection(span[:3]) and not _said_after(lower, end):
         return RequestObject(verb, "generic", rest.strip(), "what", "announced, never given")  # "the following."
+    if PAST_STATE_RE.search(rest):
+        return RequestObject(verb, "pointer", rest.strip())  # "change the goal back to what it was": said before
+    elsewhere = _words_around(lower, start, end) or _NEW_CLAUSE_RE.search(after_verb) is not None
+    if verb in EDITING_VERBS and not NEW_VALUE_WORDS.intersection(span) and not elsewhere and not (
+            TIME_RE.search(rest) or any(word.isdigit() for word in span)):
+        # "change my running goal": to what? ("update my savings goal, I put another 200 in" says.)
+        return RequestObject(verb, "generic", rest.strip(), "the new value", "an edit with nothing to change to")
     earlier = frozenset(WORD_RE.findall(lower[:start]))
     kind = _object_kind(span, _words_around(lower, start, end), earlier)
     if kind == "generic" and _DASH_RE.match(lower, end) and _said_after(lower, end):
@@ -187,6 +200,11 @@ def _said_after(lower: str, end: int) -> bool:
     return any(word not in POLITE_WORDS for word in WORD_RE.findall(lower[end:]))
 
 
+def _is_participle(word: str) -> bool:
+    """Whether ``word`` is a request verb done ("added", "saved", "jotted"): "I need some items added to my list"."""
+    return word.endswith("ed") and any(stem in OBJECT_VERBS for stem in (word[:-2], word[:-1], word[:-3]))
+
+
 def _base_of(gerund: str) -> str:
     """The verb of a gerund ("sending" -> "send", "saving" -> "save", "putting" -> "put"), or the word as it is."""
     stem = gerund[:-3] if gerund.endswith("ing") else ""
@@ -204,6 +222,8 @@ def _object_kind(span: list[str], words_around: bool, earlier: frozenset[str] = 
         if word in OBJECT_ENDS:
             break
         head.append("some" if word == "sum" and len(span) > len(head) + 1 else word)  # "add sum stuff": texted
+    if any(word in NUMBERED_WORDS and after.isdigit() for word, after in zip(head, head[1:], strict=False)):
+        return "pointer"  # "cross off number 3": of a list shown before
     pointed = _pointed(head)
     named = [w for i, w in enumerate(head) if w not in _POINTING_WORDS | GENERIC_WORDS and not pointed[i]]
     if named:
