@@ -179,5 +179,5 @@ NUMBERED_WORDS = frozenset("number no item entry line option point".split())
 # Back to a state said before: "change the goal back to what it was".
 PAST_STATE_RE = re.compile(r"\bto (?:what|how|where) (?:it|they|that|this) (?:was|were|used to be)\b")
 # An edit needs the new value: "change my running goal" (to what?), not "change my goal to 12,000 steps".
-EDITING_VERBS = frozenset("change update edit adjust amend alter".split())
+EDITING_VERBS = frozenset("change update edit adjust amend alter modify rename move reschedule".split())
 NEW_VALUE_WORDS = frozenset("to into from as by with so".split())

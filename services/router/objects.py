@@ -222,7 +222,8 @@ def _object_kind(span: list[str], words_around: bool, earlier: frozenset[str] = 
         if word in OBJECT_ENDS:
             break
         head.append("some" if word == "sum" and len(span) > len(head) + 1 else word)  # "add sum stuff": texted
-    if any(word in NUMBERED_WORDS and after.isdigit() for word, after in zip(head, head[1:], strict=False)):
+    if any(word in NUMBERED_WORDS and after.isdigit() and len(after) <= 2  # not "the number 07700 900123"
+           for word, after in zip(head, head[1:], strict=False)):
         return "pointer"  # "cross off number 3": of a list shown before
     pointed = _pointed(head)
     named = [w for i, w in enumerate(head) if w not in _POINTING_WORDS | GENERIC_WORDS and not pointed[i]]
