@@ -124,3 +124,27 @@ def test_the_parse_reads_whose_object_it_is(text, kind):
 def test_a_reminder_with_its_text_misses_nothing_in_the_parse():
     assert request_object("remind me at 6 to take the bins out") is None  # its object comes after "to": no slot read
     assert request_object("i need a break") is None  # a wish with an object of its own is no request read here
+
+
+# Later in the round, from probes written for this file: an edit with nothing to change to, an entry picked by its
+# number on a list never shown, a wish whose object is only "some items".
+MORE_TO_ASK = ["change my cycling goal", "tick off number 4", "I need some bits added to the packing list"]
+
+
+@pytest.mark.parametrize("text", MORE_TO_ASK)
+def test_an_edit_or_a_pick_with_nothing_to_go_on_needs_asking(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("CLARIFY", None)}
+
+
+# A mood said with the better state it is in is told; a learner's request, texted times and "scrap" still command.
+def test_a_mood_with_its_better_state_is_told(routers):  # noqa: F811
+    assert routes(routers, "Heading into the driving test now, nervous but excited") == {("ACKNOWLEDGE", None)}
+
+
+@pytest.mark.parametrize(("text", "skill"), [
+    ("I would like that you save my locker code, it is 5521", "memorize"),
+    ("remind me 2 feed the cat @ 6 2moro", "schedule"),
+    ("Scrap the reminder about the boiler service", "schedule"),
+])
+def test_commands_in_other_registers_run(routers, text, skill):  # noqa: F811
+    assert routes(routers, text) == {("ACT", skill)}

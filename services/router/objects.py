@@ -223,7 +223,7 @@ def _object_kind(span: list[str], words_around: bool, earlier: frozenset[str] = 
             break
         head.append("some" if word == "sum" and len(span) > len(head) + 1 else word)  # "add sum stuff": texted
     if any(word in NUMBERED_WORDS and after.isdigit() and len(after) <= 2  # not "the number 07700 900123"
-           for word, after in zip(head, head[1:], strict=False)):
+           for word, after in zip(span, span[1:], strict=False)):  # (a "4" may end the head: "do it 4 me")
         return "pointer"  # "cross off number 3": of a list shown before
     pointed = _pointed(head)
     named = [w for i, w in enumerate(head) if w not in _POINTING_WORDS | GENERIC_WORDS and not pointed[i]]
