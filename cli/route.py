@@ -9,7 +9,9 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from cli.arguments import one_input, open_input
+from services.router.objects import request_object
 from services.router.skills import skill_explanation, skill_hint
+from services.router.textview import text_view
 from services.settings import Settings
 
 
@@ -56,10 +58,17 @@ def route_lines(router: Any, lines: TextIO, context: dict[str, Any] | None) -> I
             "scores": decision.scores,
             "signals": decision.signals,
             "skill": skill_hint(text, decision.signals),
+            "request": request_read(text),
             # Embedding included: what a person waits for; the decision keeps routing-only latency.
             "latency_ms": round((time.perf_counter() - started) * 1000, 3),
             "routing_ms": decision.latency_ms,
         }
+
+
+def request_read(text: str) -> str | None:
+    """The request's verb, its object and what it leaves out, as the router parsed it (None: no request found)."""
+    found = request_object(text_view(text).lower)
+    return found.explain() if found is not None else None
 
 
 def _router(settings: Settings, *, embed: bool) -> Any:
@@ -109,6 +118,9 @@ def _print_human(text: str, decision: Any) -> None:
     print("scores:  " + "  ".join(f"{m}={s:.2f}" for m, s in sorted(decision.scores.items(), key=lambda i: -i[1])))
     active = {k: v for k, v in decision.signals.items() if v}
     print("signals: " + ", ".join(f"{k}={v:g}" for k, v in sorted(active.items())))
+    request = request_read(text)
+    if request:
+        print(f"request: {request}")
     skill = skill_explanation(text, decision.signals)
     if skill:
         print(f"skill:   {skill}")

@@ -109,11 +109,11 @@ COMMAND_CLAUSE_RE = re.compile(
 # nothing of its own. A request opens a clause, maybe after these (and after a greeting or thanks before a comma).
 REQUEST_LEADS = frozenset(
     "please pls plz kindly just now and also then so ok okay oh anyway actually right can could would will you u "
-    "i i'd need want like to mind possibly maybe quickly".split()
+    "i i'd need want like to mind possibly maybe quickly cn cud".split()  # "cn u add ...": texted
 )
 # The verbs whose object is a thing to act on (a deed's, "do" and "make" of a pointer, "give me a ..."), not those
 # that ask for an answer ("tell", "explain", "write", "suggest").
-OBJECT_VERBS = DEED_VERBS | frozenset("do make give scrap ditch bin drop jot note".split())
+OBJECT_VERBS = DEED_VERBS | frozenset("do make give scrap ditch bin drop jot note memorise memorize".split())
 OBJECT_PARTICLES = frozenset("up down back off out in over away round aside care of".split())
 # Where the object goes, or when, or for whom, ends it: "send the same to my brother", "do the same 4 the scouts".
 OBJECT_ENDS = frozenset("to into in on onto for 4 at with from by under till until before after via".split())
@@ -123,7 +123,7 @@ POINTING_MODIFIERS = frozenset("that those this these her his their its same oth
 # Words that point at something said before, in an earlier turn: "the same", "the others", "again", "like before", "as
 # well" (more of what was done).
 PAST_POINTERS = frozenset(
-    "same other others rest again before previous last usual earlier above latter former too also well either "
+    "same other others rest again before previous last usual regular earlier above latter former too also well either "
     "first second third fourth fifth".split()  # "the second one": of the ones offered before
 )
 # Words that point at something named anywhere, maybe earlier in the message itself: "My code is 4312, remember that".
@@ -133,7 +133,8 @@ NEAR_POINTERS = frozenset(
 # Words that name no particular thing: a placeholder ("something", "a thing", "a note") or a determiner.
 GENERIC_WORDS = frozenset(
     "a an the some any something anything everything thing things stuff smth sth bit bits item items entry entries "
-    "note notes reminder reminders task tasks few couple of bunch load several various all both each every "
+    "note notes reminder reminders task tasks goal goals target few couple of bunch load several various all both each "
+    "every new "
     "me us for my our please pls plz cheers thanks thx ta kindly now here up down back off out over away round aside "
     "quickly".split()
 )
@@ -143,7 +144,7 @@ KIND_NOUNS = frozenset("thing things stuff bit bits item items entry entries".sp
 PLACEHOLDERS = frozenset("a an some something anything smth sth few couple bunch several various".split())
 # A placeholder for a kind of entry is filled by what follows it: "set a reminder for my flight" (not "add something
 # for the kids").
-ENTRY_NOUNS = frozenset("reminder reminders note notes task tasks entry entries".split())
+ENTRY_NOUNS = frozenset("reminder reminders note notes task tasks entry entries goal goals target".split())
 # Where an entry goes fills it no more: "add a task to my list".
 ENTRY_PLACES = frozenset("list lists notes calendar diary planner shopping todo do phone".split())
 # Storing what was said needs what it was: "store what I told you about the boat" is no question about the boat.
@@ -155,8 +156,28 @@ REMOVING_VERBS = frozenset("delete erase remove clear forget scrap ditch bin dro
 # The object opened by what someone said or gave, never named here: "what I told you about the boat", "the thing the
 # head of department said", "that one we talked about", "the times the nurse gave me".
 SAID_OBJECT_RE = re.compile(
-    r"^(?:what|whatever|that(?: one)?|those|the (?:[a-z'-]+ )?(?:one|ones|thing|things|stuff|bit|bits|[a-z'-]+s))"
+    r"^(?:what|whatever|(?:that|those|these|the)(?: [a-z'-]+){0,3}?)"  # "those rehearsals she mentioned"
     r"(?: (?:that|which))? (?:i|we|you|u|he|she|they|(?:my|our|his|her|their|the) [a-z'-]+(?: of [a-z'-]+)?)"
     r"(?: (?:just|already|once))? (?:said|told|mentioned|talked about|discussed|gave|sent|showed|wrote|suggested|"
-    r"recommended|asked for|agreed|shared|was (?:saying|talking about)|were (?:saying|talking about))\b"
+    r"recommended|asked|wanted|agreed|shared|was (?:saying|talking about)|were (?:saying|talking about))\b"
 )
+# A request's missing slot, read from its form (services/router/objects.py):
+# an unfilled template ("remind me to [thing] at [time]", "save this note: <paste here>", "add ___ to the list");
+TEMPLATE_RE = re.compile(r"[\[<{]\s*[a-z][a-z0-9 .'/_-]{0,30}[\]>}]|_{3,}")
+# a command cut off before its object ("set a goal to... actually, no", "remind me to"): its last word waits for more;
+DANGLING_WORDS = frozenset("to the a an my our your and or of for about with at by".split())
+# content announced but never given ("memorise the following.");
+FORWARD_POINTERS = frozenset("following below".split())
+# a reminder with a time and nothing to be reminded of ("remind me at ten past six"): these lead its text in.
+REMINDING_VERBS = frozenset("remind".split())
+TEXT_LEADS = frozenset("to that about of re at on by for in".split())
+# Someone's own thing ("her list of must-have shots", "his address") is not named by naming them: unless the message
+# names the thing itself ("her number is ..., save her number"), it was said elsewhere.
+PERSON_POSSESSIVES = frozenset("her his their".split())
+# An entry picked by its number on a list shown before: "cross off number 3", "delete item 2".
+NUMBERED_WORDS = frozenset("number no item entry line option point".split())
+# Back to a state said before: "change the goal back to what it was".
+PAST_STATE_RE = re.compile(r"\bto (?:what|how|where) (?:it|they|that|this) (?:was|were|used to be)\b")
+# An edit needs the new value: "change my running goal" (to what?), not "change my goal to 12,000 steps".
+EDITING_VERBS = frozenset("change update edit adjust amend alter modify rename move reschedule".split())
+NEW_VALUE_WORDS = frozenset("to into from as by with so".split())

@@ -39,12 +39,18 @@ COMMON_BIGRAMS = frozenset(
     "xu ya yb yc yd ye yi yl ym yn yo yp yr ys yt yu za ze zi zo zy zz".split()
 )
 KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm", "poiuytrewq", "lkjhgfdsa", "mnbvcxz")
+# The letter rows of other alphabets' keyboards (Russian ЙЦУКЕН, Greek), each both ways: "йцукенгшщ" is mashed.
+_OTHER_ROWS = ("йцукенгшщзхъ", "фывапролджэ", "ячсмитьбю", "ςερτυθιοπ", "ασδφγηξκλ", "ζχψωβνμ")
+OTHER_KEY_ROWS = _OTHER_ROWS + tuple(row[::-1] for row in _OTHER_ROWS)
+# Korean letters typed one by one and never joined into syllables ("ㅁㄴㅇㄹ"); a laugh or a cry repeats one ("ㅋㅋㅋ").
+HANGUL_JAMO_RE = re.compile(r"[\u3131-\u318e]+")
 NOT_MASH_RE = re.compile(
     r"^(?:h+m+|m+h?m+|s+h+|p+f+t+|p+s+t+|g+r+|b+r+|z+|thx|thnx|nvm|pls|plz|tbh|smh|idk|btw|lmk|brb|ttyl|"
     r"wtf|omg|lol|lmao|rofl|ha(?:ha)+h?|he(?:he)+|hi(?:hi)+|lo(?:lo)+l?|ja(?:ja)+|a+h+|o+h+|u+g+h+|w+o+w+|y+a+y+|x+d+)$"
 )
 REPEATED_CHUNK_RE = re.compile(r"(.{1,3})\1{2,}.{0,2}")
 ELONGATION_RE = re.compile(r"(.)\1{2,}")
+KEY_RUNS_RE = re.compile(r"(?:(.)\1{2,}){3,}")  # "ppppplllllooooo": every key held down in turn
 KEY_CHUNK_RE = re.compile(r"(.{2,4})\1+")  # "tyutyu": a run of neighbouring keys typed twice
 
 GREETING_RE = re.compile(

@@ -37,10 +37,13 @@ DISTRESS_RE = re.compile(
     r"need (?:someone|somebody|anyone|anybody) to (?:talk|listen)|(?:haven'?t|have not) left the (?:house|flat|bed))\b"
 )
 # A passing mood said with its own reassurance is told, not a plea: "bit stressed about exams but I'll survive lol",
-# "nervous about the audition, but I've practised loads", "feeling a bit flat, nothing major".
+# "nervous about the audition, but I've practised loads", "feeling a bit flat, nothing major", "nervous but ready".
 REASSURED_RE = re.compile(
     r"\bbut (?:i think )?(?:i'?ll|i will|i'?m|i am|it'?ll|it will|we'?ll) (?:survive|live|manage|cope|"
     r"be (?:fine|ok|okay|alright|grand|good)|fine|ok|okay|alright|good)\b|"
     r"\bbut (?:i'?ve|i have) (?:practi[sc]ed|prepared|revised|studied|trained|rehearsed)\b|"
+    # Or with the better state it is in: "off to the interview, nervous but ready".
+    r"\bbut (?:(?:i'?m|i am|feeling|also|still|kinda|quite|pretty) )?(?:ready|excited|prepared|hopeful|positive|"
+    r"(?:fine|ok|okay|alright|good)(?! (?:at|with)\b))\b|"
     r"\bnothing (?:major|serious|too bad|dramatic)\b"
 )

@@ -16,29 +16,43 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from services.router.command_words import (
+    DANGLING_WORDS,
+    EDITING_VERBS,
     ENTRY_NOUNS,
     ENTRY_PLACES,
+    FORWARD_POINTERS,
     GENERIC_WORDS,
     HANDED_OVER_RE,
     KIND_NOUNS,
     NEAR_POINTERS,
+    NEW_VALUE_WORDS,
+    NUMBERED_WORDS,
     OBJECT_ENDS,
     OBJECT_PARTICLES,
     OBJECT_VERBS,
     PAST_POINTERS,
+    PAST_STATE_RE,
+    PERSON_POSSESSIVES,
     PLACEHOLDERS,
     POINTING_MODIFIERS,
+    REMINDING_VERBS,
     REMOVING_VERBS,
     REQUEST_LEADS,
     SAID_OBJECT_RE,
     STORED_KINDS,
+    TEMPLATE_RE,
+    TEXT_LEADS,
 )
 from services.router.reference_words import THAT_CLAUSE_RE
 from services.router.time_words import TIME_RE
+from services.router.typos import correct
 from services.router.words import POLITE_WORDS, WORD_RE
 
 # Sentences and dashes part requests; after a comma a request may open a clause ("Toda, and send ...").
-_SENTENCE_END_RE = re.compile(r"[.!?;]+|\s[-–—]+\s|[–—]")
+_SENTENCE_END_RE = re.compile(r"[.!?;…]+|\s[-–—]+\s|[–—]")
+# Where a clause breaks off rather than ends: "set a goal to... actually no", "remind me to -".
+_TRAILING_RE = re.compile(r"\s*(?:\.{2,}|…|[-–—]+)")
+_DASH_RE = re.compile(r"\s*[-–—]")
 _COMMA_RE = re.compile(",")
 # A new clause after a comma ends the object: "scrap that one, I don't need it anymore".
 _NEW_CLAUSE_RE = re.compile(r",\s*(?:i|i'm|i've|we|we're|he|she|they|it's|it|but|because|cos|as|since|so|and)\b.*$")
@@ -48,6 +62,8 @@ _ABOUT_RE = re.compile(r"\s*(?:(?:to )?(?:you|u) )?about\b")  # "what I told you
 _ELONGATED_RE = re.compile(r"([a-z])\1{2,}")  # "dooo" is "do"
 _POINTING_WORDS = PAST_POINTERS | NEAR_POINTERS
 _CONTINUING = frozenset("now and also then".split())
+_WISHING = frozenset("need want like".split())
+_OBJECT_WORD_RE = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")  # "a to-do list" is a list, not "a" going "to" it
 # Words around a request that name nothing it could point at: a one- or two-word greeting or thanks in any language
 # ("Kia ora — ...", "Aitäh — ..."), politeness after it ("..., cheers").
 _MAX_GREETING_WORDS = 2
@@ -56,18 +72,32 @@ _MAX_GREETING_WORDS = 2
 @dataclass(frozen=True)
 class RequestObject:
     """A request's verb and what its object is: ``"pointer"`` (points at something said in an earlier turn),
-    ``"generic"`` (a placeholder, nothing in particular) or ``"named"``."""
+    ``"generic"`` (a placeholder, nothing in particular) or ``"named"``; ``words``: the object as written; ``missing``:
+    the slot the request leaves empty (``"what"``: its object or a reminder's text) and ``why``, when it is read from
+    the request's form (an unfilled template, a command cut off, content announced and never given, a reminder with a
+    time and no text)."""
 
     verb: str
     kind: str
+    words: str = ""
+    missing: str = ""
+    why: str = ""
+
+    def explain(self) -> str:
+        """One line for ``engram route``: the verb, its object, what is missing."""
+        verb = self.verb or "(no verb)"
+        words = f' "{self.words}"' if self.words else ""
+        missing = f"; missing: {self.missing} ({self.why})" if self.missing else ""
+        return f"{verb}{words}: {self.kind}{missing}"
 
 
 @lru_cache(maxsize=512)  # the signals ask for the same message's object more than once
 def request_object(lower: str) -> RequestObject | None:
     """The first request in ``lower`` (lower-cased text) whose object could be read, or None when none is found.
 
-    Content handed over after a colon names the object ("store this: the code is 5512")."""
-    if HANDED_OVER_RE.search(lower):
+    Content handed over after a colon names the object ("store this: the code is 5512"), unless it is an unfilled
+    template ("save this note: <paste here>")."""
+    if HANDED_OVER_RE.search(lower) and not TEMPLATE_RE.search(lower):
         return None
     breaks = list(_SENTENCE_END_RE.finditer(lower))
     starts = [0] + [match.end() for match in breaks]
@@ -93,6 +123,13 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
     leads = {match[0] for match in matches[:index]}
     if "mind" in leads:  # "would you mind sending the same to Jo"
         verb = _base_of(verb)
+    if verb in PLACEHOLDERS and index and matches[index - 1][0] in _WISHING:
+        # "I need a reminder for seven in the evening": a wish whose object is the request's; only a placeholder or a
+        # pointer is read here ("I need a coffee, then send the same to Jo" reads on).
+        done = next((m for m in matches[index + 1:] if _is_participle(m[0])), None)  # "I need some items added"
+        wished = _object_of(lower, start, end, matches[index - 1][0],
+                            clause[matches[index].start():done.start() if done else None])
+        return wished if wished is not None and wished.kind != "named" else None
     if verb not in OBJECT_VERBS:
         words = [match[0] for match in matches[index:]]
         more_of = _CONTINUING.intersection(leads) and PAST_POINTERS.intersection(words)
@@ -101,18 +138,71 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
         return None
     if index and matches[index - 1][0] in ("i", "we"):
         return None  # "I add the salt last" tells; "can you add ..." asks
-    rest = _NEW_CLAUSE_RE.sub("", clause[matches[index].end():])
+    missing = _missing(lower, clause, matches, index, end)
+    if missing:
+        return RequestObject(verb, "generic", clause[matches[index].end():].strip(), "what", missing)
+    return _object_of(lower, start, end, verb, clause[matches[index].end():])
+
+
+def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> RequestObject | None:
+    """What the request's object (the words ``after_verb``, in ``lower[start:end]``) is, if it can be read."""
+    rest = _NEW_CLAUSE_RE.sub("", after_verb)
     rest = _LEAD_OBJECT_RE.sub("", rest)  # after its particle and "me" ("give me a ...", "remind me of the thing")
     said = SAID_OBJECT_RE.match(rest)
     if said:
         about = _ABOUT_RE.match(rest[said.end():]) is not None
-        return RequestObject(verb, "named" if about and verb in REMOVING_VERBS else "pointer")
+        return RequestObject(verb, "named" if about and verb in REMOVING_VERBS else "pointer", rest.strip())
     if THAT_CLAUSE_RE.match(rest.strip()):
-        return RequestObject(verb, "named")  # "note that I'm away from the 3rd": a clause says what
-    span = WORD_RE.findall(TIME_RE.sub(" ", rest))
+        return RequestObject(verb, "named", rest.strip())  # "note that I'm away from the 3rd": a clause says what
+    span = [correct(word) for word in _OBJECT_WORD_RE.findall(TIME_RE.sub(" ", rest))]  # "set a gaol": a goal
+    text = span
+    while text[1:] and text[0] in TEXT_LEADS:  # "about that": "that" is the text; "that" leading a clause is not
+        text = text[1:]
+    textless = all(w in (TEXT_LEADS - {"that"}) | GENERIC_WORDS | POLITE_WORDS for w in text)
+    if verb in REMINDING_VERBS and textless and not _words_around(lower, start, end):
+        # "can you remind me at ten past six": when, but of what? ("The bins go out tonight. Remind me at 7" says.)
+        why = "a time but no text" if TIME_RE.search(rest) else "no text"
+        return RequestObject(verb, "generic", rest.strip(), "what", why)
     if not span or span[0] in OBJECT_ENDS:
         return None  # "remind me to call mum", "add to my list": the object comes later or is no thing
-    return RequestObject(verb, _object_kind(span, _words_around(lower, start, end)))
+    if FORWARD_POINTERS.intersection(span[:3]) and not _said_after(lower, end):
+        return RequestObject(verb, "generic", rest.strip(), "what", "announced, never given")  # "the following."
+    if PAST_STATE_RE.search(rest):
+        return RequestObject(verb, "pointer", rest.strip())  # "change the goal back to what it was": said before
+    elsewhere = _words_around(lower, start, end) or _NEW_CLAUSE_RE.search(after_verb) is not None
+    if verb in EDITING_VERBS and not NEW_VALUE_WORDS.intersection(span) and not elsewhere and not (
+            TIME_RE.search(rest) or any(word.isdigit() for word in span)):
+        # "change my running goal": to what? ("update my savings goal, I put another 200 in" says.)
+        return RequestObject(verb, "generic", rest.strip(), "the new value", "an edit with nothing to change to")
+    earlier = frozenset(WORD_RE.findall(lower[:start]))
+    kind = _object_kind(span, _words_around(lower, start, end), earlier)
+    if kind == "generic" and _DASH_RE.match(lower, end) and _said_after(lower, end):
+        kind = "named"  # "track a new goal - practise guitar 20 minutes a day": what it is follows the dash
+    if kind == "generic":
+        return RequestObject(verb, kind, rest.strip(), "what", "a placeholder")
+    return RequestObject(verb, kind, rest.strip())
+
+
+def _missing(lower: str, clause: str, matches: list[re.Match[str]], index: int, end: int) -> str:
+    """Why a request's object is missing by its form alone, or "": an unfilled template in it, or the request cut
+    off on a word that waits for more ("remind me to", "set a goal to... actually I don't know")."""
+    if TEMPLATE_RE.search(clause):
+        return "an unfilled template"
+    last = matches[-1][0]
+    trailing = _TRAILING_RE.match(lower, end) is not None
+    if len(matches) > index + 1 and last in DANGLING_WORDS and (trailing or not WORD_RE.search(lower, end)):
+        return "cut off"
+    return ""
+
+
+def _said_after(lower: str, end: int) -> bool:
+    """Whether anything but politeness follows the request's clause."""
+    return any(word not in POLITE_WORDS for word in WORD_RE.findall(lower[end:]))
+
+
+def _is_participle(word: str) -> bool:
+    """Whether ``word`` is a request verb done ("added", "saved", "jotted"): "I need some items added to my list"."""
+    return word.endswith("ed") and any(stem in OBJECT_VERBS for stem in (word[:-2], word[:-1], word[:-3]))
 
 
 def _base_of(gerund: str) -> str:
@@ -124,29 +214,52 @@ def _base_of(gerund: str) -> str:
     return gerund
 
 
-def _object_kind(span: list[str], words_around: bool) -> str:
+def _object_kind(span: list[str], words_around: bool, earlier: frozenset[str] = frozenset()) -> str:
     """What the object's words (up to where it goes or when) name; ``words_around``: the message says more than the
-    request, so "it" or "that" may point at its own words."""
+    request, so "it" or "that" may point at its own words; ``earlier``: the words before the request."""
     head = []
     for word in span:
         if word in OBJECT_ENDS:
             break
-        head.append(word)
-    named = [w for i, w in enumerate(head) if w not in _POINTING_WORDS | GENERIC_WORDS and not (
-        i and head[i - 1] in POINTING_MODIFIERS)]  # "that goal", "her number": pointed at, not named
+        head.append("some" if word == "sum" and len(span) > len(head) + 1 else word)  # "add sum stuff": texted
+    if any(word in NUMBERED_WORDS and after.isdigit() and len(after) <= 2  # not "the number 07700 900123"
+           for word, after in zip(span, span[1:], strict=False)):  # (a "4" may end the head: "do it 4 me")
+        return "pointer"  # "cross off number 3": of a list shown before
+    pointed = _pointed(head)
+    named = [w for i, w in enumerate(head) if w not in _POINTING_WORDS | GENERIC_WORDS and not pointed[i]]
     if named:
         return "named"
+    owned = [head[i + 1] for i, word in enumerate(head[:-1]) if word in PERSON_POSSESSIVES and pointed[i + 1]]
+    if any(noun not in GENERIC_WORDS and noun not in earlier for noun in owned):
+        return "pointer"  # "add her list of must-have shots": her list was never shown
     if PAST_POINTERS.intersection(head):
         return "pointer"  # "the same", "the others as well": more of an earlier turn
     the_kind = "the" in head and KIND_NOUNS.intersection(head)  # "the things from the call": the ones meant before
-    if (the_kind or _POINTING_WORDS.intersection(head)) and not STORED_KINDS.intersection(head):
+    unnamed = GENERIC_WORDS | OBJECT_ENDS | _POINTING_WORDS | ENTRY_PLACES
+    filled = ENTRY_NOUNS.intersection(head) and not all(word in unnamed for word in span)
+    if filled and _POINTING_WORDS.intersection(head):
+        return "named"  # "make it a goal to call Grandma every Sunday": the goal is said
+    # A pointer standing for the whole thing ("make it a goal", "track that as a goal"), not one picking out a stored
+    # kind ("snooze that reminder": the skill knows which).
+    alone = [w for i, w in enumerate(head) if w in _POINTING_WORDS and not (
+        i + 1 < len(head) and head[i + 1] in STORED_KINDS)]
+    if (the_kind and not STORED_KINDS.intersection(head)) or alone:
         # "it", "that", "her number": the message's own words may name it ("we need bin bags, add them").
         return "named" if words_around else "pointer"
     # "something down for me", "a couple of bits to the shopping": nothing in particular; "a reminder on Friday" too,
     # unless what follows says what it is ("a reminder for my flight").
-    unnamed = GENERIC_WORDS | OBJECT_ENDS | _POINTING_WORDS | ENTRY_PLACES
-    filled = ENTRY_NOUNS.intersection(head) and not all(word in unnamed for word in span)
     return "generic" if PLACEHOLDERS.intersection(head) and not filled else "named"
+
+
+def _pointed(head: list[str]) -> list[bool]:
+    """Which of the object's words are pointed at rather than named: the word after "that", "her", "the other" (and
+    what is said of it after "of": "her list of must-have shots")."""
+    pointed = [False] * len(head)
+    carried = False
+    for i in range(1, len(head)):
+        carried = carried or (head[i] == "of" and pointed[i - 1])
+        pointed[i] = carried or head[i - 1] in POINTING_MODIFIERS
+    return pointed
 
 
 def _words_around(lower: str, start: int, end: int) -> bool:

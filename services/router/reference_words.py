@@ -56,6 +56,12 @@ EXISTENTIAL_THERE_RE = re.compile(
     r"\b(?:is|are|was|were|isn't|aren't) there\b|\bthere(?:'s| is| are| was| were)\b|"
     r"\b(?:hi|hey|hello|hiya|heya|thanks|thank you) there\b"  # the greeting's "there" points at the listener
 )
+# A bare answer picks one of options offered, or gives a time, and says nothing else: "the first, at 6pm", "option 2",
+# "B", "7.30". With no earlier turn there was no question to answer.
+PICK_WORDS = frozenset(
+    "first second third fourth fifth sixth last latter former other option options choice number plan either".split())
+LETTER_PICK_RE = re.compile(r"^(?:(?:option|answer|choice|plan|number) )?[a-f][.!)]?(?: (?:please|pls|then))?[.!]*$")
+CLOCK_ALONE_RE = re.compile(r"^(?:[01]?\d|2[0-3])[.:][0-5]\d(?:\s*(?:am|pm))?[.!]*$")
 # How far a thing is moved names no thing: "bump it forward two days" still says nothing of what "it" is.
 SHIFT_WORDS = frozenset(
     "back forward forwards earlier later up down round around along over ahead behind hour hours day days week weeks "

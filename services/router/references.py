@@ -15,6 +15,7 @@ from services.router.reference_words import (
     ANAPHORIC_NP_RE,
     CAPITALISED_RE,
     CATAPHORIC_RE,
+    CLOCK_ALONE_RE,
     CONTEXT_DEPENDENT_RE,
     DEICTIC_OBJECT_RE,
     EXISTENTIAL_THERE_RE,
@@ -22,9 +23,11 @@ from services.router.reference_words import (
     HABITUAL_RE,
     INSTEAD_RE,
     KIND_ALONE_RE,
+    LETTER_PICK_RE,
     OBJECT_THAT_RE,
     PERSON_CUE_RE,
     PERSON_PRONOUNS,
+    PICK_WORDS,
     QUICK_ONE_RE,
     SHIFT_WORDS,
     THAT_CLAUSE_RE,
@@ -80,6 +83,20 @@ def _names_something(view: TextView) -> bool:
     return len([w for w in view.content if w not in POLITE_WORDS]) >= 2  # not "Hello! How can I help?"
 
 
+def bare_answer(view: TextView, content: tuple[str, ...]) -> bool:
+    """Whether the message is only an answer's pieces (``content``: its content words but times and shifts): times
+    ("the 5th or the 6th?", "Friday?", "7.30"), a pick among options ("the first, at 6pm", "option 2", "B"), and no
+    question word ("what's on tomorrow?" asks)."""
+    if INTERROGATIVES.intersection(view.words):
+        return False
+    if CLOCK_ALONE_RE.match(view.lower) or LETTER_PICK_RE.match(view.lower):
+        return True
+    if not content:
+        return TIME_RE.search(view.lower) is not None
+    picked = [w for w in content if w in PICK_WORDS]
+    return bool(picked) and all(w in PICK_WORDS or w.isdigit() for w in content)
+
+
 def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]], imperative: bool) -> dict[str, float]:
     """Pronoun/deictic references, whether the message leans on them, and whether anything resolves them;
     ``imperative``: the message opens with a command (``imperative_signals``), where any pronoun needs a referent."""
@@ -88,9 +105,7 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]],
     lead_free = LEAD_IN_RE.sub("", THANKS_LEAD_RE.sub("", view.lower))
     context_dependent = bool(CONTEXT_DEPENDENT_RE.match(lead_free) or HABITUAL_RE.search(view.lower))
     content = tuple(w for w in content_without_time(view) if w not in SHIFT_WORDS)
-    # Nothing but times ("the 5th or the 6th?", "Friday?") answers a question no earlier turn asked.
-    bare_times = not content and TIME_RE.search(view.lower) is not None and not INTERROGATIVES.intersection(view.words)
-    context_dependent = context_dependent or (bare_times and not working_memory)  # not "what's on tomorrow?"
+    context_dependent = context_dependent or (bare_answer(view, content) and not working_memory)
     # A reaction before a command names nothing it could act on: "yep sounds good, set it up" (set what up?).
     named = PHATIC_RE.sub(" ", view.lower) if imperative else view.lower
     if imperative:

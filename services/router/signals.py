@@ -220,7 +220,7 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
     if skills["skill_forget"] or skills["skill_manage"]:
         # Editing or forgetting acts on something that exists: it needs *which* one, never a new time.
         has_task = (resolved_reference or any(w not in MANAGE_WORDS for w in task_words) or _names_a_list(view)
-                    or TIMED_STORED_RE.search(view.lower) is not None)
+                    or TIMED_STORED_RE.search(view.lower) is not None) and not _placeholder(view)
         needs_time = False
     else:
         # A new item needs words of its own: "put them all on my list" (but "delete all my reminders" says which).

@@ -34,6 +34,7 @@ BARE_STORE_RE = re.compile(
 _SHOWN = (r"(?:reminders?|alarms?|timers?|goals?|resolutions?|notes?|memor(?:y|ies)|check-?ins?|appointments?|events?|"
           r"meetings?|facts?|entries|records?)")
 _KEPT = (r"(?:saved|stored|kept|noted|remembered|memori[sz]ed|recorded|logged|told you|said|mentioned|wrote|shared|"
+         r"(?:got|have) (?:on|about)|"
          r"asked you to (?:store|save|remember|keep|note))")
 # Only what was kept, not anything said: "the wifi passwords I've saved" (not "the essay I wrote").
 _STORED_BY_ME = (r"(?:saved|stored|kept|noted|memori[sz]ed|recorded|logged|"
@@ -47,16 +48,19 @@ SHOW_STORED_RE = re.compile(
     # "show to me please my reminders of the next days": a learner's word order says the same.
     # "show me what's in my reminders for tomorrow": what they hold is them.
     r"(?: (?:to )?(?:me|us))?(?:,? (?:please|pls|plz))?(?: out| back)?"
-    r"(?: (?:a list of|a rundown of|all(?: of)?|(?:what'?s|whats|what is|everything) (?:in|on)))? "
-    rf"(?:(?:my|our|the|all|every|each)(?: [a-z'-]+){{0,3}}? {_SHOWN}\b(?! of\b(?! (?:the )?(?:next|coming|past|last|"
+    r"(?: (?:(?:a|the)(?: full| whole| complete)? (?:list|rundown) of|all(?: of)?|"
+    r"(?:what'?s|whats|what is|everything) (?:in|on)))? "
+    # "show me tomorrow's reminders": named by their day.
+    rf"(?:(?:my|our|the|all|every|each|[a-z]+'s)(?: [a-z'-]+){{0,3}}? {_SHOWN}\b"
+    r"(?! of\b(?! (?:the )?(?:next|coming|past|last|"
     r"this|upcoming)\b))|"
     # Named with how they came to be: "show me what reminders I have set", "every reminder I've scheduled".
     rf"(?:what|which|the|all(?: the)?|every|each|any)(?: [a-z'-]+)? {_SHOWN} (?:that )?(?:i|i've|i have|we|we've|you|"
     r"you've|you have)(?: (?:already|ever))? (?:set(?: up)?|scheduled|booked|added|made|got|have(?: set)?)\b|"
     # Anything called kept: "show my stored info", "list all the saved passwords".
-    rf"(?:my|our|the|all)(?: the| my)? (?:saved|stored|kept|remembered|noted|recorded|logged) [a-z'-]+|"
-    rf"(?:everything|what|anything|all|the (?:things|stuff|memories|notes|facts))(?: that)? (?:i|i've|i have|we|you|"
-    rf"you've|you have)(?: (?:already|ever))? {_KEPT}|"
+    rf"(?:(?:my|our|the|all)(?: the| my)? )?(?:saved|stored|kept|remembered|noted|recorded|logged) [a-z'-]+|"
+    rf"(?:everything|what|anything|all|(?:the )?(?:things|stuff|memories|notes|facts))(?: that)? "
+    rf"(?:i|i've|i have|we|you|you've|you have)(?: (?:already|ever))? {_KEPT}|"
     # Anything named, then what was kept of it: "show me the wifi passwords I've saved".
     rf"(?:my|our|the|all(?: the| my)?)(?: [a-z'-]+){{1,3}}?(?: that)? (?:i|i've|i have|we|you|you've|you have)"
     rf"(?: (?:already|ever))? {_STORED_BY_ME})"

@@ -21,13 +21,16 @@ from services.router.form_words import (
     FAREWELL_RE,
     FILLER_WORDS,
     GREETING_RE,
+    HANGUL_JAMO_RE,
     HEDGES,
     INDIRECT_QUESTION_RE,
     INTERROGATIVES,
     KEY_CHUNK_RE,
     KEY_ROWS,
+    KEY_RUNS_RE,
     NOT_DICTATED_AFTER,
     NOT_MASH_RE,
+    OTHER_KEY_ROWS,
     PHATIC_RE,
     REPEATED_CHUNK_RE,
     RHETORICAL_RE,
@@ -98,7 +101,7 @@ def is_mash_token(token: str) -> bool:
     """Whether one lower-case token looks like keyboard mashing rather than a word or a laugh."""
     if len(token) < 3 or not token.isalpha() or NOT_MASH_RE.match(token):
         return False
-    if REPEATED_CHUNK_RE.fullmatch(token):  # "jjjjjjj", "dfgdfgdfg"
+    if REPEATED_CHUNK_RE.fullmatch(token) or KEY_RUNS_RE.fullmatch(token):  # "jjjjjjj", "dfgdfgdfg", "pppplllooo"
         return True
     collapsed = ELONGATION_RE.sub(r"\1", token)  # "heyyy" and "sooooo" are words said slowly
     if collapsed != token and len(collapsed) <= 3 and not set(collapsed) & set("aeiouy"):
@@ -127,6 +130,27 @@ def is_mash_token(token: str) -> bool:
     )
 
 
+def _keys_between_symbols(view: TextView) -> bool:
+    """One run of single letters between symbols, no word of two letters in it: "k;l;k;l'#" (not ":-)", "x.x", nor
+    letters spelt out with dots or slashes: "a.s.a.p", "r&b")."""
+    token = view.raw.strip()
+    letters = sum(ch.isalpha() for ch in token)
+    symbols = [ch for ch in token if not ch.isalnum()]
+    spelt = set(symbols) <= set("./-&'")
+    return (" " not in token and letters >= 3 and len(symbols) >= 2 and not spelt
+            and all(len(word) < 2 for word in view.words))
+
+
+def _is_other_mash(token: str) -> bool:
+    """Whether a token in another alphabet is mashed: keys held down in turn, five keys along one row of its keyboard,
+    or Korean letters never joined into syllables, at least three different ones ("ㅁㄴㅇㄹㅎ"; "ㅋㅋㅋㅋ" laughs)."""
+    if HANGUL_JAMO_RE.fullmatch(token):
+        return len(token) >= 4 and len(set(token)) >= 3
+    if KEY_RUNS_RE.fullmatch(token):  # "ггггшшшшщщщщ": keys held down in turn
+        return True
+    return len(token) >= 5 and any(token[i : i + 5] in row for row in OTHER_KEY_ROWS for i in range(len(token) - 4))
+
+
 # Where each letter sits on a keyboard: (row, column), each row set off a quarter key from the one above.
 _KEY_AT = {key: (row, column + 0.25 * row) for row, keys in enumerate(KEY_ROWS[:3]) for column, key in enumerate(keys)}
 
@@ -145,7 +169,11 @@ def text_features(view: TextView) -> dict[str, float]:
     has_emoji = without_emoji != view.raw
     has_alnum = any(ch.isalnum() for ch in without_emoji)
     alpha = [w for w in view.words if w.isalpha()]
-    mash = sum(is_mash_token(w) for w in alpha) / len(alpha) if alpha else 0.0
+    other = [w for w in view.lower.split() if w.isalpha() and not w.isascii()]  # another alphabet's words
+    mashed = sum(is_mash_token(w) for w in alpha) + sum(_is_other_mash(w) for w in other)
+    mash = mashed / (len(alpha) + len(other)) if alpha or other else 0.0
+    if not mash and _keys_between_symbols(view):
+        mash = 1.0
     sentences = len([s for s in SENTENCE_END_RE.split(view.raw.strip()) if s.strip()])
     return {
         "char_len": float(view.full_chars),

@@ -13,7 +13,8 @@ _MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug
     r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
 _HOUR_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon"
 TIME_RE = re.compile(
-    rf"\b(?:today|tonight|tonite|tomorrow|tmrw|tmr|tomorow|tommorow|noon|midnight|daily|weekly|monthly|"
+    r"(?:^|(?<=\s))@ ?\d{1,2}(?:[:.]\d\d)?\b|"  # "remind me 2 call the vet @ 3": texted
+    rf"\b(?:today|tonight|tonite|tomorrow|tmrw|tmr|tomorow|tommorow|2moro|2morrow|2mrw|noon|midnight|daily|weekly|monthly|"
     rf"this (?:morning|afternoon|evening|weekend|week|month|year|term|semester|season|spring|summer|autumn|winter)|"
     rf"next (?:week|month|year|weekend|{DAYS})|(?:on )?(?:{DAYS})s?|"
     rf"at \d{{1,2}}(?::\d\d)?|\d{{1,2}}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.|o'?clock)|\d{{1,2}}:\d\d|"
@@ -22,7 +23,12 @@ TIME_RE = re.compile(
     rf"every (?:day|week|month|morning|evening|night|{DAYS})|(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?|"
     rf"\d{{1,2}}(?:st|nd|rd|th)|end of (?:the )?(?:day|week|month)|(?:after|before) (?:work|lunch|dinner|school|bed)|"
     rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night)|"
-    rf"(?:quarter|half|twenty|ten|five) (?:past|to) (?:\d{{1,2}}|{_HOUR_WORDS})|at (?:{_HOUR_WORDS})(?: o'?clock)?|"
+    # "at ten past six" is one time, not "at ten" and then "past six".
+    rf"(?:at )?(?:quarter|half|twenty|ten|five) (?:past|to) (?:\d{{1,2}}|{_HOUR_WORDS})|"
+    rf"at (?:{_HOUR_WORDS})(?: o'?clock)?|"
+    # An hour said with its part of the day: "seven in the evening", "6 tomorrow morning".
+    rf"(?:\d{{1,2}}|{_HOUR_WORDS}) (?:in the (?:morning|afternoon|evening)|tonight|(?:tomorrow|this) (?:morning|"
+    r"afternoon|evening|night))|"
     # "at half five": half past five, as said in Britain (not "half an hour", "half one of them").
     rf"(?:at|by|around|from|until|till) half (?:\d{{1,2}}|{_HOUR_WORDS})(?! of\b))\b"
 )

@@ -17,7 +17,8 @@ WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 # (One factored alternation: re scans it several times faster than a list of "\bword " branches.)
 CLAUSE_START = (
     r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|you can|you could|"
-    r"u could|and(?: also)?|also|but|just|now|mind|be possible to|as to|(?:need|want)(?:ing)? you to|let'?s) )"
+    r"u could|and(?: also)?|also|but|just|now|mind|be possible to|as to|(?:need|want)(?:ing)? you to|let'?s|"
+    r"(?:like|want) that (?:you|u)) )"  # "I would like that you save ...": a learner's request
 )
 _STORED = r"(?:reminders?|alarms?|timers?|appointments?|meetings?|events?|notifications?)"
 # A named list: "my shopping list", "the packing list", "our to-do list" (the name is group 1).
@@ -29,7 +30,8 @@ _WHOLE_LIST = rf"(?:delete|remove|clear|empty|wipe|reset|rename|archive)(?: out)
 # The imperative alternatives of "manage" share one clause start: one pass over the text, not one per alternative.
 _MANAGE_AT_CLAUSE = (
     r"(?:cancel|delete|remove|clear|stop|pause|turn off|disable|snooze|move|push|shift|postpone|reschedule|change|"
-    rf"update|edit)\b[^.?!]{{0,40}}?\b{_STORED}\b|stop (?:reminding|pinging|nudging|bugging) me\b|"
+    rf"update|edit|scrap|ditch|bin|drop|get rid of)\b[^.?!]{{0,40}}?\b{_STORED}\b|"
+    r"stop (?:reminding|pinging|nudging|bugging) me\b|"
     rf"un(?:check|tick)\b|(?:check|tick|cross|strike) off\b|tick\b|{_WHOLE_LIST}|"
     r"(?:create|make|start|set up|open)(?: me)? (?:a |an )?new (?:[a-z'-]+ ){0,2}list\b|"
     r"(?:mark|complete|finish|close|drop|delete|remove|cancel|abandon|archive|pause|update|change|edit|raise|lower)\b"
@@ -54,7 +56,9 @@ _LIST_PLEASE = (
 )
 # The list named first, then what goes on it: "For the under 9s kit list add cones, bibs and the ball pump".
 _LIST_FIRST = (
-    r"(?:^|[.!]\s+)(?:for|on|to|onto|in) (?:my|our|the) (?:[a-z0-9'-]+ ){0,3}(?:list|to-?do list|checklist|wishlist),? "
+    # An order is a list to fill: "on my zoo shop order add penguin keyrings".
+    r"(?:^|[.!]\s+)(?:for|on|to|onto|in) (?:my|our|the) (?:[a-z0-9'-]+ ){0,3}(?:list|to-?do list|checklist|wishlist|"
+    r"order),? "
     r"(?:(?:please|pls|can you|could you|just) )?(?:add|put|include|pop|stick|chuck|bung|jot down)\b"
 )
 # Making a list that names its content: "create a packing list with X and Y", "new list called gifts: ...",
@@ -96,16 +100,20 @@ SKILL_PATTERNS = {
     # One's own agenda: "what have I got on this week?", "am I free on Friday?".
     r"\bwhat (?:do|have) (?:i|we) (?:got|have)(?: on| planned| booked| scheduled)\b|"
     r"\bwhat have (?:i|we) got (?:on|planned|booked)\b|\b(?:am i|are we) (?:free|busy|booked)\b(?! to\b)",
-    "list": r"\b(?:add(?:ing)?|ad|put(?:ting)?|pop(?:ping)?|chuck(?:ing)?|throw(?:ing)?|stick(?:ing)?|bung|jot|write|"
+    "list": r"\b(?:add(?:ing|ed)?|ad|put(?:ting)?|pop(?:ping)?|chuck(?:ing)?|throw(?:ing)?|stick(?:ing)?|bung|jot|"
+    r"write|"
     r"copy|mark|remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?|clear(?:ing)?|wip(?:e|ing)|"
     r"scratch(?:ing)?|strik(?:e|ing))\b"
     r"[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
-    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|"
+    # "on tomorrow's caretaker list": a list named by its day or owner.
+    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another|[a-z]+'s)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|"
     r"checklist|shopping(?! (?:centre|center|mall|trip|bags?|cart|trolley|spree|channel)))\b|"  # "to the shopping"
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
     # "ad" is "add" with a key missed ("ad eggs to shoping list").
     r"\b(?:add(?:ing)?|ad|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
     r"(?:list|groceries|to-?dos?)\b|"
+    # The shopping named alone, at the end: "pls add bin bags n oat milk to shopping".
+    r"\b(?:add|ad|put|pop|chuck|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) shopping[.!]*\s*$|"
     rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list|wishlist|checklist)\b(?! of)|{_LIST_CREATE}|"
     rf"{_LIST_ITEMS}|{_LIST_PLEASE}|{_LIST_FIRST}|"
     # Reading lists back: "which lists have I got?", "read out the to-do list".
@@ -120,6 +128,8 @@ SKILL_PATTERNS = {
     r"keep(?:ing)? in mind|don'?t forget|mak(?:e|ing) a note|jot(?:ting)? down|writ(?:e|ing) down|"
     r"sav(?:e|ing))\b(?! (?:when|how|what|if|the time))|"
     r"\b(?:remember|note|memori[sz]e|save) (?:that|this)\b|\bfor future reference\b|"
+    # Into the notes kept for the person: "add to my notes that the van comes on Wednesdays".
+    r"\b(?:add|put|pop|stick|jot|write)\b[^.?!]{0,60}?\b(?:to|in|into|onto) (?:my|your|the) (?:notes|memory)\b|"
     r"\b(?:you|u) (?:noted|remembered|saved|stored|kept) (?:that|this)\b|"  # "I'd appreciate it if you noted that"
     # Storing a given piece of information: "please store this: ...", "log that ...", "put this in your memory".
     rf"{CLAUSE_START}(?:stor(?:e|ing)|log(?:ging)?|record(?:ing)?|fil(?:e|ing)(?: away)?|keep(?:ing)?)\b "
@@ -287,7 +297,7 @@ SKILL_WORDS = frozenset(
     "information tasks checklist wishlist called named need want like pop chuck throw stick bung hang off onto "
     "storing saving setting creating making putting adding starting tracking keeping noting remembering logging "
     "recording popping sticking ping pinging nudge nudging alert alerting buzz buzzing wake item items entry entries "
-    "copy safe safely "
+    "copy safe safely notes "
     # The storing verbs of other languages, and their "this" ("bitte merken:", "guarda esto:").
     "merken merk dir notieren speichern apunta anota guarda recuerda notez retiens enregistre esto eso das dies cela"
     .split()
@@ -337,6 +347,8 @@ ADVICE_RE = re.compile(
     r"\b(?:any|some|got any|need|want|looking for)(?: an?| some)?(?: [a-z]+)? (?:advice|tips?|suggestions?|ideas?|"
     r"pointers|recommendations?)\b|\b(?:need|want|looking for)(?: an?| some)?(?: [a-z]+)? (?:names?|recipes?|slogans?|"
     r"captions?)\b|"  # "need a good name for my candle shop" (not "any recipes you give me")
+    # The assistant's suggestion asked for: "… a reminder system for the volunteers, what would you suggest?"
+    r"\bwhat (?:would|do|could|can|should|might) (?:you|u) (?:suggest|recommend|advise|propose)\b|"
     # A topic named as the thing wanted: "pros and cons of electric bikes", "recipe for banana bread please".
     r"^(?:the )?(?:pros and cons|(?:pros|cons|benefits|advantages|disadvantages|downsides|risks) of|recipes? for|"
     r"difference between|top \d+|best way to)\b|"
