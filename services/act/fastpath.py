@@ -22,10 +22,14 @@ FAST_PATH = "fast_path"  # the trail marks actions taken this way, and the loop'
 _POLITE = (r"^(?:(?:hey|hi|ok|okay|so|also|and|oh|plus|btw|anyway)[, ]+)*(?:(?:please|pls|plz|kindly|let's)\s+)?"
            r"(?:(?:can|could|would|will) you(?: be so kind as to| kindly)?\s+)?(?:please\s+)?")
 _LIST = r"(?:my|the|our)\s+(?P<name>[a-z0-9][a-z0-9' -]{0,40}?)\s+list"
+# The words of a request to a skill: a part of a message holding one asks for something the fast path must not drop.
+_REQUEST_WORDS = r"remind|add|put|remove|delete|schedule|set|create|make|list"
+_ASKS_SOMETHING = re.compile(rf"\?|\b(?:{_REQUEST_WORDS}|please|can you|could you|would you)\b")
+_SENTENCE_STARTS = re.compile(r"^|(?<=[.!?])\s+")
 # What may follow the list's name and is no part of the request: "too", "as well", ", for the baklava", ", Rohit
 # says I eat like a hostel kid" — but not a second request ("…, and remind me at 5 to …": the model plans both).
 _AFTER_LIST = (r"(?:\s+(?:too|as well|also|please|pls|thanks))*"
-               r"(?:\s*[,;.!]\s+(?![^.!?]*\b(?:remind|add|put|remove|delete|schedule|set|create|make|list)\b)[^?]*)?"
+               rf"(?:\s*[,;.!]\s+(?![^.!?]*\b(?:{_REQUEST_WORDS})\b)[^?]*)?"
                r"\W*$")
 LIST_ADD = re.compile(_POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|in|into)\s+" + _LIST + _AFTER_LIST)
 # The items asked onto a named list with no verb, politely: "oat milk and bananas on the shopping list please".
@@ -237,10 +241,6 @@ def _list_action(text: str) -> PlainAction | None:
             return action
     return None
 
-
-_SENTENCE_STARTS = re.compile(r"^|(?<=[.!?])\s+")
-_ASKS_SOMETHING = re.compile(r"\?|\b(?:remind|add|put|remove|delete|schedule|set|create|make|list|please|can you|"
-                             r"could you|would you)\b")
 
 
 def _list_action_at(text: str) -> PlainAction | None:

@@ -41,7 +41,8 @@ _RESCHEDULED = re.compile(r"(?P<what>[a-z0-9' ]+?)\s+(?:(?:got|has been|have bee
 _MOVED = re.compile(r"\b(?:i|we|the user)\s+(?:have\s+|has\s+|just\s+|finally\s+)*moved\b"
                     r"(?!\s+(?:the|my|our|his|her|it|them|on|away from|out of|back to work)\b)")
 # ... or arrived ("The user is finally in Pune"; a place's name: not "finally in bed").
-_ARRIVED = re.compile(r"\b(?:I am|I'm|[Tt]he user is|[Ww]e are|[Ww]e're) (?:finally|at last) (?:here |home )?in [A-Z]")
+ARRIVAL = r"(?i:finally|at last)\s+(?i:here\s+|home\s+)?(?i:in)\s+[A-Z]"
+_ARRIVED = re.compile(r"\b(?:I am|I'm|[Tt]he user is|[Ww]e are|[Ww]e're)\s+" + ARRIVAL)
 # ... or told they are in a new home ("First night in the new house in Wrocław", "our new flat has a balcony").
 _NEW_HOME = re.compile(r"\b(?:(?:in|into|to) (?:the|our|my)|our|my|the user's) new (?:house|flat|home|apartment|place"
                        r"|condo)\b")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from services.memory.changes import change_in
+from services.memory.changes import ARRIVAL, change_in
 from services.memory.chunks import validate_chunk
 from services.memory.timewords import DATED
 from services.text import truncate
@@ -55,7 +55,7 @@ WERE_TYPED = re.compile(r"^were(?=\s+\w+ing\b)", re.IGNORECASE)
 ENDED_FOR_THEM = re.compile(r"^(?:no more|no longer|never again)\s+\w", re.IGNORECASE)
 # ... and where they have arrived: "finally in Pune!!" (a move told in three words, and the answer to "which city am
 # I in these days?").
-ARRIVED = re.compile(r"^(?i:finally|at last)\s+(?i:here\s+|home\s+)?(?i:in)\s+[A-Z]")  # a place's name, not "in bed"
+ARRIVED = re.compile("^" + ARRIVAL)  # a place's name, not "in bed"
 # A date the person tells, of whatever they speak about ("The grand opening is on the 1st of September"), is a fact
 # (``timewords.DATED``): in their conversation, a thing of their life, and "when does it open?" finds no other trace.
 # A question typed without its question mark ("what's on my camping list") tells nothing either.

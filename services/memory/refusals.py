@@ -104,7 +104,7 @@ def refused_things(fact: str) -> set[str]:
         named += [word for word in words(next(filter(None, match.groups())).lower()) if word not in EMPTY][:3]
     named += [word for match in NO_MORE.finditer(fact) if _consumed(word := stem(match["what"].lower()))]
     things = {stem(word) for word in named}
-    things.update(_verb_of(thing) for thing in list(things) if _verb_of(thing))
+    things.update(filter(None, map(_verb_of, list(things))))
     for word in list(things):
         things.update(FAMILIES.get(word, ()))
     for diet in DIET_WORD.findall(fact):

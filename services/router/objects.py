@@ -155,11 +155,12 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     if THAT_CLAUSE_RE.match(rest.strip()):
         return RequestObject(verb, "named", rest.strip())  # "note that I'm away from the 3rd": a clause says what
     span = [correct(word) for word in _OBJECT_WORD_RE.findall(TIME_RE.sub(" ", rest))]  # "set a gaol": a goal
+    around = _words_around(lower, start, end)
     text = span
     while text[1:] and text[0] in TEXT_LEADS:  # "about that": "that" is the text; "that" leading a clause is not
         text = text[1:]
     textless = all(w in (TEXT_LEADS - {"that"}) | GENERIC_WORDS | POLITE_WORDS for w in text)
-    if verb in REMINDING_VERBS and textless and not _words_around(lower, start, end):
+    if verb in REMINDING_VERBS and textless and not around:
         # "can you remind me at ten past six": when, but of what? ("The bins go out tonight. Remind me at 7" says.)
         why = "a time but no text" if TIME_RE.search(rest) else "no text"
         return RequestObject(verb, "generic", rest.strip(), "what", why)
@@ -169,13 +170,13 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
         return RequestObject(verb, "generic", rest.strip(), "what", "announced, never given")  # "the following."
     if PAST_STATE_RE.search(rest):
         return RequestObject(verb, "pointer", rest.strip())  # "change the goal back to what it was": said before
-    elsewhere = _words_around(lower, start, end) or _NEW_CLAUSE_RE.search(after_verb) is not None
+    elsewhere = around or _NEW_CLAUSE_RE.search(after_verb) is not None
     if verb in EDITING_VERBS and not NEW_VALUE_WORDS.intersection(span) and not elsewhere and not (
             TIME_RE.search(rest) or any(word.isdigit() for word in span)):
         # "change my running goal": to what? ("update my savings goal, I put another 200 in" says.)
         return RequestObject(verb, "generic", rest.strip(), "the new value", "an edit with nothing to change to")
     earlier = frozenset(WORD_RE.findall(lower[:start]))
-    kind = _object_kind(span, _words_around(lower, start, end), earlier)
+    kind = _object_kind(span, around, earlier)
     if kind == "generic" and _DASH_RE.match(lower, end) and _said_after(lower, end):
         kind = "named"  # "track a new goal - practise guitar 20 minutes a day": what it is follows the dash
     if kind == "generic":
