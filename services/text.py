@@ -19,6 +19,10 @@ STOPWORDS = frozenset(
 CONFIRM_RE = re.compile(r"^\W*(?:yes|yeah|yep|yup|y|sure|ok(?:ay)?|do it|go ahead|confirm(?:ed)?|please do|"
                         r"absolutely|of course|correct|that'?s right|right)\b")
 CANCEL_RE = re.compile(r"^\W*(?:no|nope|nah|n|cancel|don'?t|do not|stop|never ?mind|leave it|forget it)\b")
+# Where a sentence ends: after ". ", "! ", "? " — but not after a title before a name ("my doctor, Dr. Petrov,
+# says …" is one sentence; split there, the memory kept "my doctor, Dr." and the 1.5B answered "Your doctor is Dr.").
+_TITLES = ("dr", "mr", "mrs", "ms", "mx", "prof", "st", "mt", "rev", "fr", "sgt", "capt", "lt", "col", "gen")
+SENTENCE_BREAK = re.compile("".join(rf"(?<!\b{title}\.)" for title in _TITLES) + r"(?<=[.!?])\s+", re.IGNORECASE)
 
 
 def lemma(word: str) -> str:

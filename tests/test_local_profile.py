@@ -194,6 +194,26 @@ def test_a_list_request_after_news_with_a_tail_or_a_formal_opening_is_still_one_
     assert fast("remind me at 5 to call mum. add milk to my shopping list") is None
 
 
+def test_a_list_request_in_chat_shorthand_after_a_colon_or_with_a_clause_after_its_items_is_one_add() -> None:
+    """"can u create …", a lead-in ending in a colon, and a clause after the items ("…, need to sort my own kit") each
+    went to the small model's planner, which wrote the person a list in the reply or said it did not understand:
+    the list never held the items asked for."""
+    def add(text: str) -> tuple[str, list[str]]:
+        arguments = fast(text).arguments
+        return arguments["name"], arguments["items"]
+    assert add("can u make a camping list with tent pegs, a head torch and matches, going sat") == (
+        "camping", ["tent pegs", "head torch", "matches"])
+    assert add("right, boring admin bit: add stamps and envelopes to my post office list") == (
+        "post office", ["stamps", "envelopes"])
+    assert add("could u start a baby list with nappies, wipes and a cot sheet, cos my sister is due in may") == (
+        "baby", ["nappies", "wipes", "cot sheet"])
+    assert add("create a gym list with a padlock and a towel") == ("gym", ["padlock", "towel"])  # no clause: both kept
+    # A list read by name as typed, or as a learner asks it.
+    assert fast("wots on my camping list").arguments == {"operation": "view", "name": "camping"}
+    assert fast("What I have on my baby list?").arguments == {"operation": "view", "name": "baby"}
+    assert fast("What is on camping list?").arguments == {"operation": "view", "name": "camping"}
+
+
 def test_information_to_store_is_kept_in_the_persons_own_words() -> None:
     stored = fast("Please store this: my car's registration is KX19 ABC.")
     assert (stored.skill, stored.arguments) == ("memorize", {"text": "my car's registration is KX19 ABC"})

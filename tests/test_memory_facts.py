@@ -286,6 +286,28 @@ def test_a_plan_that_fell_through_a_trainee_who_quit_and_a_son_who_moved_end_onl
     assert "Leeds" in active["noor"]  # "in bed" is no move
 
 
+def test_the_last_shift_or_voyage_told_with_its_day_ends_the_job_and_a_title_keeps_its_name(session,
+                                                                                           hash_embedder) -> None:
+    """"last shift at the depot was yesterday" ends the job at the depot; "my last trip to Rome was lovely" (a
+    visit) and a last day told without its day end nothing. A title before a name is no sentence's end: "my
+    dentist, Dr. Okafor, …" stays one fact holding the name (it was cut into "my dentist, Dr." and "Okafor …")."""
+    from services.memory.from_words import chunk_from_words
+
+    told = {"wes": ["I drive the 42 bus out of the Hessle depot, twelve years now",
+                    "my last shift at the depot was yesterday! retired, finally"],
+            "ines": ["I cook aboard the Lady of Avalon, a little cruise boat on the Shannon",
+                     "Last voyage aboard the Lady of Avalon is on Tuesday, then I start at a hotel in Limerick."],
+            "cam": ["I teach at the village school in Ardfern", "my last trip to Rome was lovely",
+                    "The last day at the school was great, the kids made cards"],
+            "ola": ["My dentist, Dr. Okafor, says I grind my teeth at night. Mrs. Hale at the desk booked me in."]}
+    active = {name: " | ".join(_remembered(session, hash_embedder, name, [chunk_from_words(m) for m in messages]))
+              for name, messages in told.items()}
+    assert "Hessle depot" not in active["wes"] and "retired" in active["wes"]
+    assert "cook aboard" not in active["ines"] and "hotel in Limerick" in active["ines"]
+    assert "village school in Ardfern" in active["cam"]
+    assert "Dr. Okafor, says the user grind" in active["ola"] and "Mrs. Hale at the desk" in active["ola"]
+
+
 def test_facts_read_from_the_persons_words_supersede_like_any_fact(session, hash_embedder) -> None:
     """The small-model profile's chunk (chunk_from_words): the person's sentences, said of "the user"; a change of
     job told in their words replaces the old one, and a list request or a question states nothing."""

@@ -199,6 +199,20 @@ def test_a_recalled_lines_relative_time_words_get_the_date_they_meant(said, mean
     assert anchored(said, None) == said
 
 
+@pytest.mark.parametrize(("said", "meant"), [
+    ("Mum's birthday 14.3, she turns 70", "Mum's birthday 14.3 (14 March), she turns 70"),
+    ("I was born 2.11.1971 in Brno", "I was born 2.11.1971 (2 November 1971) in Brno"),
+    ("the visa is due on 30.6", "the visa is due on 30.6 (30 June)"),
+    ("my long run on 21.1 km went fine", "my long run on 21.1 km went fine"),  # a distance
+    ("we are on 4.32 now", "we are on 4.32 now"),  # no month 32
+])
+def test_a_date_written_day_dot_month_gets_its_months_name(said, meant):
+    """A small model read "birthday 22.9" as 22 November; a month named cannot be misread."""
+    from services.memory.timewords import anchored
+
+    assert anchored(said, None) == meant
+
+
 def test_a_day_is_written_as_people_write_it():
     from services.memory.timewords import spoken_day
 

@@ -39,6 +39,10 @@ def session(db_engine):
     # An activity refused is refused as its verb too: "never suggest jogging" and the reply's "a light jog".
     ("The user's knees are bad, please never suggest running or jogging", {"running", "run", "jogging", "jog"}),
     ("The user can't stand herring", {"herring"}),  # (no "her")
+    # A taste told as what it is like: "coriander tastes like soap", "tripe tastes vile".
+    ("Coriander tastes like soap to the user, so leave it out", {"coriander"}),
+    ("Tripe tastes really revolting", {"tripe"}),
+    ("The user tastes every sauce before serving", set()),
 ])
 def test_a_refusal_in_the_persons_words_names_what_they_refuse(fact: str, refused: set[str]) -> None:
     assert refused_things(fact) == refused
@@ -93,6 +97,11 @@ def test_a_reply_names_a_refused_thing_by_its_whole_word_unless_it_leaves_it_out
     assert names_refused("A stir fry without mushrooms, with tofu.", refused) is None
     assert names_refused("Here is some code for your hamster's feeder", refused) is None  # not "cod", not "ham"
     assert names_refused("Anything you like!", frozenset()) is None
+    # A place named by what it serves offers none of it; its dishes still may ("a seafood platter").
+    shellfish = frozenset(refused_things("The user is allergic to shellfish"))
+    assert names_refused("At the seafood restaurant, try the grilled snapper with chips.", shellfish) is None
+    assert names_refused("A sushi bar does teriyaki chicken too.", shellfish) is None
+    assert names_refused("Share the seafood platter!", shellfish) == "seafood"
     caffeine = frozenset(refused_things("The user can't have any caffeine"))
     assert names_refused("You can try herbal tea or a cup of coffee.", caffeine) == "coffee"
     assert names_refused("Rooibos with lemon, or warm water with honey.", caffeine) is None

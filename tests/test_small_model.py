@@ -152,6 +152,11 @@ def test_a_memory_question_sent_to_act_is_answered_from_memory_but_stored_things
     assert answers_from_memory("What do I need to get from the hardware store?", {**asks, "skill_list": 1.0})
     assert not answers_from_memory("What's on my shopping list?", {**asks, "skill_list": 1.0})  # read exactly
     assert not answers_from_memory("Can you remind me tomorrow at 9 to call mum?", {**asks, "skill_remind": 1.0})
+    # "Remind me, what …" asks what was told (the planner given one set the person's last reminder again).
+    assert answers_from_memory("Remind me please, who is my landlord these days?",
+                               {**asks, "skill_recall": 1.0, "skill_remind": 1.0})
+    assert not answers_from_memory("remind me what to pack at 6 tomorrow?",
+                                   {**asks, "skill_remind": 1.0, "has_time": 1.0})  # a time: a reminder to set
     assert not answers_from_memory("Can you delete my dentist reminder?", {**asks, "skill_manage": 1.0})
     assert not answers_from_memory("Tell me what I said about Rome", {"skill_recall": 1.0})  # no question
     assert not answers_from_memory("What's the capital of Peru?", asks)  # not about anything remembered

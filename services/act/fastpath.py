@@ -20,12 +20,13 @@ from services.router.textview import undictated
 
 FAST_PATH = "fast_path"  # the trail marks actions taken this way, and the loop's end reason
 _POLITE = (r"^(?:(?:hey|hi|ok|okay|so|also|and|oh|plus|btw|anyway)[, ]+)*(?:(?:please|pls|plz|kindly|let's)\s+)?"
-           r"(?:(?:can|could|would|will) you(?: be so kind as to| kindly)?\s+)?(?:please\s+)?")
+           r"(?:(?:can|could|would|will) (?:you|u)(?: be so kind as to| kindly)?\s+)?(?:please\s+)?")
 _LIST = r"(?:my|the|our)\s+(?P<name>[a-z0-9][a-z0-9' -]{0,40}?)\s+list"
 # The words of a request to a skill: a part of a message holding one asks for something the fast path must not drop.
 _REQUEST_WORDS = r"remind|add|put|remove|delete|schedule|set|create|make|list"
 _ASKS_SOMETHING = re.compile(rf"\?|\b(?:{_REQUEST_WORDS}|please|can you|could you|would you)\b")
-_SENTENCE_STARTS = re.compile(r"^|(?<=[.!?])\s+")
+# A list request may follow a sentence or a lead-in ending in a colon ("ok practical thing: add …").
+_SENTENCE_STARTS = re.compile(r"^|(?<=[.!?:])\s+")
 # What may follow the list's name and is no part of the request: "too", "as well", ", for the baklava", ", Rohit
 # says I eat like a hostel kid" — but not a second request ("…, and remind me at 5 to …": the model plans both).
 _AFTER_LIST = (r"(?:\s+(?:too|as well|also|please|pls|thanks))*"
@@ -35,9 +36,16 @@ LIST_ADD = re.compile(_POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|i
 # The items asked onto a named list with no verb, politely: "oat milk and bananas on the shopping list please".
 LIST_PLEASE = re.compile(r"^(?P<items>[^.?!:]{1,60}?)\s+(?:on|onto|to)\s+" + _LIST
                          + r"(?:,?\s+(?:please|pls|plz|bitte|por favor|thanks|thx|merci))+[.!]*$")
-LIST_VIEW = re.compile(_POLITE + r"(?:what(?:'s| is| are| do i have| have i got)\s+(?:on|in)|show(?: me)?|read(?: me)?"
-                       r"|tell me(?: what's on)?|what's in)\s+" + _LIST + r"(?:\s+please)?\W*$")
+# "What's on my shopping list?"; as typed and as learners ask it: "wots on my tools list", "What I have on my garden
+# list?", "What is on cottage list?" (a name of its own is needed without "my" or "the").
+LIST_VIEW = re.compile(_POLITE + r"(?:(?:what(?:'s|s| is| are| do i have| have i got| i have| have i)|wots|wats|wot's)"
+                       r"\s+(?:on|in)|show(?: me)?|read(?: me)?|tell me(?: what's on)?)\s+"
+                       r"(?:" + _LIST + r"|(?P<bare>(?!(?:a|an|this|that|your)\b)[a-z0-9][a-z0-9'-]{2,30}"
+                       r"(?: [a-z0-9'-]+)?) list)(?:\s+please)?\W*$")
 REMIND = re.compile(_POLITE + r"remind me\s+(?P<rest>.+?)\W*$")
+# "Remind me please, what is my doctor called?": a question about what was told, not a reminder to set (the planner
+# given it set the person's last reminder again).
+REMIND_QUESTION = re.compile(_POLITE + r"remind me,?(?: (?:please|pls|again|quickly))?,? (?:what|who|where|which)\b")
 # The time before the request: "at 7 remind me to take my vitamins" (once "every morning" is taken out).
 REMIND_AFTER = re.compile(_POLITE + r"(?P<due>[a-z0-9: .]+?),?\s+remind me\s+to\s+(?P<task>.+?)\W*$")
 SET_REMINDER = re.compile(_POLITE + r"(?:set(?: up)?|create|add|make)(?: me)?\s+an?\s+reminder\s+(?P<rest>.+?)\W*$")
@@ -169,9 +177,17 @@ def _first_match(regex: re.Pattern[str], text: str, part: Any, anchored: bool = 
     return None
 
 
+# A last "item" that is a clause of its own, not a thing: "…, a tape measure, need to sort my own kit", "…, cos
+# mine broke", "…, for the trip", "…, thanks".
+_CLAUSE_ITEM = re.compile(r"^(?:i|i'm|im|i've|ive|we|we're|need|needs|gotta|got to|have to|cos|coz|because|since|so|"
+                          r"as|just|going|heading|off to|for (?:the|my|our|a)|thanks|thank you|thx|cheers|ta|"
+                          r"that's|thats|it's|its|lol|haha)\b")
+
+
 def _items(raw: str) -> list[str]:
     items = [ARTICLES.sub("", item).strip(" ." + _QUOTES) for item in ITEM_SPLIT.split(raw)]
-    return [item for item in items if item]
+    items = [item for item in items if item]
+    return items[:-1] if len(items) > 1 and _CLAUSE_ITEM.match(items[-1]) else items
 
 
 # Skills whose questions change something ("can you delete my reminder?"): the loop plans those.
@@ -198,6 +214,8 @@ def answers_from_memory(text: str, signals: dict[str, Any]) -> bool:
     lowered = " ".join(text.replace("\u2019", "'").lower().split())
     if asks_for_reminders(lowered, signals):
         return False  # read from the reminders themselves (plain_action)
+    if REMIND_QUESTION.match(lowered) and not signals.get("has_time"):
+        return True
     takes = (LIST_VIEW, LIST_ADD, LIST_CREATE, REMIND)
     return not any(pattern.match(lowered) for pattern in takes) and _first_match(MEMORIZE, text, lambda m: m["text"],
                                                                                   anchored=True) is None
@@ -262,7 +280,7 @@ def _list_action_at(text: str) -> PlainAction | None:
             return PlainAction("list", {"operation": "add", "name": added["name"].strip(), "items": items})
     viewed = LIST_VIEW.match(text)
     if viewed:
-        return PlainAction("list", {"operation": "view", "name": viewed["name"].strip()})
+        return PlainAction("list", {"operation": "view", "name": (viewed["name"] or viewed["bare"]).strip()})
     return None
 
 

@@ -242,7 +242,14 @@ def offer_without(reply: str, refused: frozenset[str]) -> str | None:
     return kept if kept.endswith((".", "!", "?")) else kept + "."
 
 
+# A kind of place named by what it serves: "at a seafood restaurant, order the grilled fish" offers no seafood (asked
+# what to order at one, with shellfish refused, every reply was cut at "seafood" and nothing stayed).
+VENUE = (r"\s+(?:restaurants?|bars?|places?|shops?|joints?|shacks?|caf[eé]s?|stands?|trucks?|stalls?|markets?|"
+         r"buffets?|counters?|spots?)\b")
+
+
 def _left_out(word: str, reply: str) -> bool:
-    """The word names its thing to leave it out ("without mushrooms") or a kind without it ("gluten-free")."""
+    """The word names its thing to leave it out ("without mushrooms"), a kind without it ("gluten-free"), or a place
+    serving it ("a sushi bar")."""
     return (word.endswith(("-free", "-less")) or re.search(LEFT_OUT + re.escape(word), reply) is not None
-            or re.search(re.escape(word) + r"[ -](?:free|less)\b", reply) is not None)
+            or re.search(re.escape(word) + r"(?:[ -](?:free|less)\b|" + VENUE + ")", reply) is not None)

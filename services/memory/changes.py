@@ -31,6 +31,12 @@ _ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any
                     # "lisbon fell through", "the gig got cancelled", "jono quit": what ended is the subject.
                     r"|(?P<what4>[a-z']+(?: [a-z']+)?) (?:(?:got|was|has been|is|have been) )?(?:fell through|"
                     r"cancell?ed|canceled|called off|quit|resigned)(?=\s*(?:$|[,;.!]|\s(?:and|but|so|because)\s))")
+# The last of something regular, told with its day: "last trip on the ferry was Sunday", "my last day at the bakery
+# is Friday", "last shift at the depot was yesterday" — a job or a routine ended (not "my last trip to Rome was
+# lovely": no day, and "to" a place is a visit).
+_LAST_ONE = re.compile(r"\blast (?:day|shift|week|trip|voyage|sailing|run)s? (?:at|on|with|for|in|aboard) "
+                       r"(?P<what>.+?) (?:was|is|will be)\s+(?P<when>.+)$")
+_PAST_DAY = re.compile(r"\b(?:yesterday|today|last (?:week|night|month))\b")  # the when of an ending (DATED: ahead)
 # A thing whose date or time moved: "my defence got moved to the 19th of May", "the meeting was pushed back to
 # Friday", "Tom's party is postponed until June". What moved is the clause's subject before the verb.
 _RESCHEDULED = re.compile(r"(?P<what>[a-z0-9' ]+?)\s+(?:(?:got|has been|have been|was|were|is|are|been|just|now)\s+)*"
@@ -71,7 +77,9 @@ def ended_things(text: str) -> set[str]:
     """What a fact says has ended, as content words: "The user left the bank last month" → {"bank"}."""
     match = _ENDED.search(_plain(text))
     if match is None:
-        return set()
+        last = _LAST_ONE.search(_plain(text))
+        dated = last and (DATED.search(last.group("when")) or _PAST_DAY.search(last.group("when")))
+        return _things(last.group("what")) if dated else set()
     what = match.group("what") or match.group("what2") or match.group("what3") or match.group("what4") or ""
     return _things(_CLAUSE_END.split(what, maxsplit=1)[0])
 

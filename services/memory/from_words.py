@@ -14,14 +14,13 @@ from typing import Any
 from services.memory.changes import ARRIVAL, change_in
 from services.memory.chunks import validate_chunk
 from services.memory.timewords import DATED
-from services.text import truncate
+from services.text import SENTENCE_BREAK, truncate
 
 GIST_CHARS = 160
 WORDS_FACT_CONFIDENCE = 0.7
 REQUEST = re.compile(r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:please\s+)?(?:(?:can|could|would|will) you\s+)?(?:please\s+)?"
                      r"(?:add|put|remove|delete|remind|schedule|set|show|tell|give|read|list|cancel|move|mark|"
                      r"write|find|suggest|recommend|make|book|check|create|start|help me)\b", re.IGNORECASE)
-SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # Chat writes "i" as often as "I" ("yui and i broke up").
 FIRST_PERSON = [(re.compile(r"\b[Ii] am\b|\b[Ii]'m\b|\b[Ii]m\b"), "the user is"),
                 (re.compile(r"\b[Ii]'ve\b|\b[Ii]ve\b"), "the user has"),
@@ -120,7 +119,7 @@ def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, An
     """
     facts: list[str] = []
     told = False  # whether the sentence before was a fact: a sentence without a verb goes on with it
-    clauses = _with_referents([clause for sentence in SENTENCE.split(" ".join(user_text.split()))
+    clauses = _with_referents([clause for sentence in SENTENCE_BREAK.split(" ".join(user_text.split()))
                                for clause in _clauses(sentence)])
     for sentence in clauses:
         sentence = WERE_TYPED.sub("we're", LEAD_IN.sub("", sentence.strip()).strip())

@@ -29,7 +29,10 @@ NAMED_FIRST = re.compile(r"\b(?P<what>[a-z]+)[ -](?:allergy|allergies|intoleranc
                          r"|^(?P<what3>[a-z ]+?) (?:makes?|made) (?:me|the user|you) (?:\w+ )?(?:sick|ill|unwell)\b"
                          r"|^(?P<what4>[a-z ]+?) (?:doesn't|does not|don't|do not) agree with (?:me|the user|you)\b"
                          r"|^(?P<what5>[a-z ]+?) (?:is|are) (?:quite |completely |totally |simply )?out of the "
-                         r"question\b", re.IGNORECASE)
+                         r"question\b"
+                         # "cilantro tastes like soap to me", "liver tastes vile".
+                         r"|^(?P<what6>[a-z ]+?) (?:tastes?|smells?) (?:like soap|(?:really |so |just )?(?:awful|"
+                         r"horrible|disgusting|vile|gross|foul|revolting|rank))\b", re.IGNORECASE)
 # A word that names a family of things ("dairy": milk, cheese, …), and a diet that refuses families.
 MEAT = ("meat", "chicken", "beef", "pork", "ham", "bacon", "sausage", "steak", "lamb", "turkey", "salami",
         "pepperoni", "chorizo", "mince", "burger", "duck", "veal", "prosciutto", "meatball")
@@ -90,6 +93,8 @@ SQL_PATTERN = (r"(can't|cannot|can not|never|able to) (stand|abide|stomach|bear)
                r"(like|eat|drink|touch|have|want|do|take|handle)|allerg|intoleran|\mavoid|away from|"
                r"gave up|given up|\mquit\M|\mno more |never suggest|not a fan of|not into|[ -]free\M|\mno [a-z]+ for |"
                r"\m(make|makes|made) (me|the user|you) (\w+ )?(sick|ill|unwell)|agree with (me|the user|you)|"
+               r"(taste|tastes|smell|smells) (like soap|(really |so |just )?(awful|horrible|disgusting|vile|gross|"
+               r"foul|revolting|rank))|"
                + "|".join(DIETS))
 
 

@@ -173,17 +173,34 @@ def spoken_day(date: dt.date) -> str:
     return f"{date.day} {date.strftime('%B')} {date.year}"
 
 
+# A date written day.month, as much of Europe writes it, after a word saying it is one: "birthday 22.9",
+# "born 3.11.1968", "due on 14.2." (not "22.9 km", nor a version "on 2.5.1" or a price).
+_DOTTED = re.compile(r"\b(?:birthday|bday|born|anniversary|wedding|due|deadline|on|from|until|till|by|since)\s+"
+                     r"(?P<day>\d{1,2})\.(?P<month>\d{1,2})(?:\.(?P<year>(?:19|20)\d\d)(?!\.?\d))?(?!\.?\d)"
+                     r"(?!\s?(?:km|kg|cm|mm|m|g|l|%|°|miles|mph)\b)", re.IGNORECASE)
+
+
 def anchored(text: str, said_at: dt.datetime | dt.date | None) -> str:
-    """A remembered line's relative time words with the dates they meant when it was said.
+    """A remembered line's relative time words with the dates they meant when it was said, and a day.month date
+    with its month's name.
 
     "We went camping yesterday", said on 20 October 2023 → "… yesterday (19 October 2023)". A model reading the
     line later cannot count back from its date: asked when they went camping, a 0.5B answered "yesterday" or
-    today's date.
+    today's date. "Satu has birthday 22.9" → "… 22.9 (22 September)": the 1.5B read it as "22 November".
     """
+    text = _DOTTED.sub(_named_month, text)
     if said_at is None:
         return text
     day = said_at.date() if isinstance(said_at, dt.datetime) else said_at
     return _RELATIVE.sub(lambda match: f"{match.group(0)} ({_meant(match, day)})", text)
+
+
+def _named_month(match: re.Match[str]) -> str:
+    day, month = int(match["day"]), int(match["month"])
+    if not (1 <= day <= 31 and 1 <= month <= 12):
+        return match.group(0)
+    year = f" {match['year']}" if match["year"] else ""
+    return f"{match.group(0)} ({day} {dt.date(2000, month, 1).strftime('%B')}{year})"
 
 
 def _meant(match: re.Match[str], day: dt.date) -> str:

@@ -121,8 +121,11 @@ SKILL_PATTERNS = {
     r"\b(?:read|show|tell|give)(?: me)?(?: out)? (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b"
     r"(?! of)|"
     # "what's on the packing list again?": a list named with "the" is still the person's.
-    r"^(?:what'?s|what is|what are|what do i have|what have i got|anything|is there anything|how many \w+ are) "
-    r"(?:on|in) the (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b",
+    # As typed and as learners ask it: "wots on my tools list", "What I have on my garden list?", "what is on cottage
+    # list?" (a name of its own is needed without "the").
+    r"^(?:what'?s|whats|wots|wats|what is|what are|what do i have|what have i got|what i have|anything|"
+    r"is there anything|how many \w+ are) (?:on|in) (?:the (?:[a-z'-]+ ){0,2}|(?!(?:a|an|this|that|your) )"
+    r"(?:[a-z'-]{3,} ){1,2})(?:list|to-?do list|to-?dos?)\b",
     "remember": rf"{CLAUSE_START}(?:remember(?:ing)?|"
     r"remeber|rember|remembr|remmeber|memori[sz](?:e|ing)|not(?:e|ing) down|"
     r"keep(?:ing)? in mind|don'?t forget|mak(?:e|ing) a note|jot(?:ting)? down|writ(?:e|ing) down|"
@@ -157,7 +160,11 @@ SKILL_PATTERNS = {
     r"\bdo you (?:still )?(?:remember|recall) about\b|\bdo you (?:still )?(?:know about|have) (?:my|our|me)\b|"
     r"\bwhat did (?:i|we) (?:tell|say|mention|ask|share|talk|discuss|decide)\b|"
     r"\b(?:did|didn'?t|have|haven'?t) i (?:ever |already )?(?:tell|told|mention|mentioned|say|said)\b|"
-    r"^(?:what|when|where|who|which)(?:'s| is| was| are| were| did)? (?:my|our)\b|\bremind me what (?:i|we|my)\b|"
+    r"^(?:what|when|where|who|which)(?:'s| is| was| are| were| did)? (?:my|our)\b|"
+    # "remind me what my …", and with a word between: "Remind me please, what is the name of my doctor now?",
+    # "remind me again, who is my dentist?" (a question about what was told, not a reminder to set).
+    r"\bremind me,?(?: (?:please|pls|again|quickly))?,? (?:what|who|where|which)\b(?=[^.!?]*\b(?:i|we|my|our)\b)"
+    r"(?![^.!?]*\b(?:at \d|tomorrow|tonight|in an? hour|in \d+ (?:min|hour)))|"  # a time: a reminder to set
     rf"\bremind me (?:what|who|where|when)\b(?=.*\b(?:{_KIN})'s\b)|"
     r"^(?:what|when|where|who|which)\b[^?]{0,60}\b(?:my|our)\b[^?]{0,40}\bagain\W*$|"
     r"\bwhat do you (?:remember|recall)\b|\bwhat (?:do )?(?:you|u) (?:remember|recall|know|have(?: stored| saved)?) "
@@ -260,6 +267,7 @@ REQUEST_RE = re.compile(
 STORED_PICKED_RE = re.compile(
     r"\b(?:the|any|which|what|how many|all) (?:[a-z'-]+ ){0,2}?(?:reminders?|alarms?|timers?|appointments?|meetings?|"
     r"events?|lists?|goals?|items?|to-?dos?)\b"
+    r"|\b(?:on|in) (?!(?:a|an|this|that|your) )(?:[a-z'-]{3,} ){1,2}list\b"  # a learner's "what is on cottage list?"
 )
 QUESTION_SENTENCE_RE = re.compile(r"[^.!?]*\?")
 FIRST_PERSON = frozenset("i me my mine we us our ours myself ourselves i'm i've i'd i'll we're we've we'd".split())
@@ -344,9 +352,11 @@ PLAN_WRITING_RE = re.compile(
 )
 # Asking for advice wants a written answer even in a skill's words: "my goal is to be happier, any advice?".
 ADVICE_RE = re.compile(
-    r"\b(?:any|some|got any|need|want|looking for)(?: an?| some)?(?: [a-z]+)? (?:advice|tips?|suggestions?|ideas?|"
-    r"pointers|recommendations?)\b|\b(?:need|want|looking for)(?: an?| some)?(?: [a-z]+)? (?:names?|recipes?|slogans?|"
-    r"captions?)\b|"  # "need a good name for my candle shop" (not "any recipes you give me")
+    # "need a good name for my candle shop", "need a quick tea idea after work", "Need a quick pico de gallo recipe"
+    # (not "any recipes you give me", nor "I need to buy some recipe books").
+    r"\b(?:any|some|got any|need|want|looking for)(?: an?| some)?(?: (?!to\b|for\b)[a-z]+){0,3} (?:advice|tips?|"
+    r"suggestions?|ideas?|pointers|recommendations?)\b|\b(?:need|want|looking for)(?: an?| some)?"
+    r"(?: (?!to\b|for\b)[a-z]+){0,4} (?:names?|recipes?|slogans?|captions?)\b(?! books?\b)|"
     # The assistant's suggestion asked for: "… a reminder system for the volunteers, what would you suggest?"
     r"\bwhat (?:would|do|could|can|should|might) (?:you|u) (?:suggest|recommend|advise|propose)\b|"
     # A topic named as the thing wanted: "pros and cons of electric bikes", "recipe for banana bread please".
