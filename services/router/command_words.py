@@ -15,7 +15,11 @@ VAGUE_ASK_RE = re.compile(
     r"^(?:i )?(?:need|want|would like|could use|have) (?:some |your |a little )?(?:help|a favou?r|a question)"
     r"(?: to ask(?: you)?)?"
     r"(?: (?:with|on|about) (?:something|this|that|it|stuff))?(?: please)?\W*$|^(?:can|could) you help(?: me)?"
-    r"(?: (?:with|on) (?:something|this|that|it))?\W*$"
+    r"(?: (?:with|on) (?:something|this|that|it))?\W*$|"
+    # Putting things in order with no thing named: "sort everything out", "get my stuff in order", "organise it all".
+    r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:get|put|sort(?: out)?|organi[sz]e|"
+    r"tidy(?: up)?|straighten(?: out)?|clean up)(?: (?:all|all of))? (?:my |our |the )?(?:stuff|things|everything|"
+    r"it all|all of it|the lot|lot|bits|mess)(?: (?:out|up|sorted|in order|straight|together|for me|please|pls))*\W*$"
 )
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
@@ -66,6 +70,7 @@ _PAST_AS_BASE = {"put", "set"}
 DEED_VERBS = frozenset(_DEEDS.split())
 _DEED_VERBS = "|".join(sorted(DEED_VERBS))
 _MID_DEED_VERBS = "|".join(sorted(DEED_VERBS - _PAST_AS_BASE))
+_ASK_LEAD = r"(?:(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|would u)[ ,!.]+)+"
 _DEED_LEAD = (r"(?:(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|would u|just|actually|"
               r"now|ok|okay|so|and|also|then|i (?:need|want|would like) you to|i'?d like you to)[ ,!.]+)*")
 # A deed's verb is followed by its object (a pointer, a determiner, a possessive, a placeholder), maybe after "me" or
@@ -84,7 +89,9 @@ _DEED_OBJECT = (
 DEED_RE = re.compile(
     rf"(?:^{_DEED_LEAD}(?:(?!add up\b)(?:{_DEED_VERBS}){_DEED_OBJECT}|{_PASS_ON}|"
     r"(?:do|make) (?=(?:it|that|this|them|those|these|the|what|everything|same)\b))|"
-    rf"(?:[.;!?]\s+|,\s*(?:so|now|then) |\b(?:so|now|then) ){_DEED_LEAD}(?:{_MID_DEED_VERBS}){_DEED_OBJECT})"
+    rf"(?:[.;!?]\s+|,\s*(?:so|now|then) |\b(?:so|now|then) )(?:{_DEED_LEAD}(?:{_MID_DEED_VERBS})|"
+    # Asked for, "put" and "set" are no past: "... The curator loved it. Can you set up the checks she suggested?"
+    rf"{_ASK_LEAD}(?:{_DEED_VERBS})){_DEED_OBJECT})"
 )
 # Content handed over after a colon names the deed's object: "sort these: pears, apples, figs".
 HANDED_OVER_RE = re.compile(r":\s*\S")
@@ -156,10 +163,16 @@ REMOVING_VERBS = frozenset("delete erase remove clear forget scrap ditch bin dro
 # The object opened by what someone said or gave, never named here: "what I told you about the boat", "the thing the
 # head of department said", "that one we talked about", "the times the nurse gave me".
 SAID_OBJECT_RE = re.compile(
-    r"^(?:what|whatever|(?:that|those|these|the)(?: [a-z'-]+){0,3}?)"  # "those rehearsals she mentioned"
+    # Where it goes may come first in a learner's order: "put in my notes the number he gave me".
+    r"^(?:(?:in|into|on|onto|to) )?(?:(?:my|our|the|your) (?:[a-z'-]+ )?(?:notes|list|goals|memory|diary|calendar) )?"
+    r"(?:what|whatever|(?:that|those|these|the)(?: [a-z'-]+){0,3}?)"  # "those rehearsals she mentioned"
     r"(?: (?:that|which))? (?:i|we|you|u|he|she|they|(?:my|our|his|her|their|the) [a-z'-]+(?: of [a-z'-]+)?)"
     r"(?: (?:just|already|once))? (?:said|told|mentioned|talked about|discussed|gave|sent|showed|wrote|suggested|"
-    r"recommended|asked|wanted|agreed|shared|was (?:saying|talking about)|were (?:saying|talking about))\b"
+    r"recommended|asked|wanted|agreed|shared|was (?:saying|talking about)|were (?:saying|talking about)|"
+    # What someone else put forward: "the prices the supplier quoted", "the points she made", "the dates he proposed";
+    # a learner's present for the past: "the number he give me".
+    r"quoted|made|raised|proposed|listed|named|flagged|pointed out|brought up|read out|put forward|came up with|"
+    r"(?:give|gives|send|sends|tell|tells) (?:me|us)\b)\b"
 )
 # A request's missing slot, read from its form (services/router/objects.py):
 # an unfilled template ("remind me to [thing] at [time]", "save this note: <paste here>", "add ___ to the list");

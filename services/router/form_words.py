@@ -63,7 +63,9 @@ GREETING_RE = re.compile(
 THANKS_ABROAD = (
     r"merci(?: beaucoup)?|danke(?: sch[öo]n| sehr)?|gracias|grazie(?: mille)?|obrigad[oa]|arigato|dank je(?: wel)?|"
     r"dank u(?: wel)?|vielen dank|shukriya|shukran|dzi[eę]kuj[eę]|kiitos|mersi|xi[eè] ?xi[eè]|"
-    r"te[sş]ekk[uü]r(?:ler| ederim)?|spasibo|takk|gr[aà]cies|efcharist[oó]"
+    r"te[sş]ekk[uü]r(?:ler| ederim)?|spasibo|takk|gr[aà]cies|efcharist[oó]|"
+    # In Cyrillic, maybe with "you": "спасибо", "благодаря ти", "дякую вам", "хвала".
+    r"(?:спасибо|спасиба|благодарю|благодаря|дякую|дзякуй|хвала|фала)(?: (?:ти|ви|вам|тебе|тобі|большое|много))?"
 )
 THANKS_RE = re.compile(
     r"\b(?:(?:thanks?|thank (?:you|u)|cheers|ta)(?: so much| a lot)? for [a-z]+ing (?:it|that|this|them|those)|"
@@ -98,6 +100,8 @@ FILLER_WORDS = frozenset(
 
 # "Guess who ...?" announces news, it asks nothing ("Guess who finally passed her driving test??").
 RHETORICAL_RE = re.compile(r"^(?:(?:oh|hey|so|ok|okay|omg)[ ,!.]+)*guess (?:who|what|where|how|which)\b")
+# "What a day." exclaims, it asks nothing (unless its sentence ends in "?": "what a mess, where do I start?").
+EXCLAMATIVE_RE = re.compile(r"^(?:(?:oh|god|man|wow|honestly)[ ,!.]+)*what an? [^.!?]*(?:[.!]|$)")
 # A question word typed without its vowels is still one: "hw many tablespoons in a cup".
 INTERROGATIVES = frozenset(
     "what what's whats wat wats wot wots wht when whn where whr who whom whose why how hw which".split()

@@ -34,7 +34,13 @@ DISTRESS_RE = re.compile(
     # "I feel like I'm disappearing", "I really need someone to talk to".
     r"(?:is|are|it'?s) breaking me|hate myself|resent(?:ing|ful)? (?:her|him|them|my)|"
     r"i feel like i'?m (?:disappearing|drowning|invisible|going under|losing it|losing my mind)|"
-    r"need (?:someone|somebody|anyone|anybody) to (?:talk|listen)|(?:haven'?t|have not) left the (?:house|flat|bed))\b"
+    r"need (?:someone|somebody|anyone|anybody) to (?:talk|listen)|(?:haven'?t|have not) left the (?:house|flat|bed)|"
+    # Nobody to turn to, and what keeps coming back after a death: "I don't know who else to tell", "I keep seeing his
+    # face", "she didn't make it".
+    r"(?:don'?t|do not) know who (?:else )?to (?:talk|turn|tell|say|speak|go)|"
+    r"keep (?:seeing|hearing|reliving|replaying|thinking about) (?:it|him|her|them|his|her|their|the)|"
+    r"(?:he|she|they|and|but) (?:didn'?t|did not|never) make it(?=\s*(?:[.;!]|$))|"
+    r"couldn'?t (?:get|bring|save) (?:him|her|them) back)\b"
 )
 # A passing mood said with its own reassurance is told, not a plea: "bit stressed about exams but I'll survive lol",
 # "nervous about the audition, but I've practised loads", "feeling a bit flat, nothing major", "nervous but ready".

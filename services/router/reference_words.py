@@ -61,7 +61,14 @@ EXISTENTIAL_THERE_RE = re.compile(
 PICK_WORDS = frozenset(
     "first second third fourth fifth sixth last latter former other option options choice number plan either".split())
 LETTER_PICK_RE = re.compile(r"^(?:(?:option|answer|choice|plan|number) )?[a-f][.!)]?(?: (?:please|pls|then))?[.!]*$")
-CLOCK_ALONE_RE = re.compile(r"^(?:[01]?\d|2[0-3])[.:][0-5]\d(?:\s*(?:am|pm))?[.!]*$")
+CLOCK_ALONE_RE = re.compile(
+    r"^(?:[01]?\d|2[0-3])[.:][0-5]\d(?:\s*(?:am|pm))?[.!]*$|"
+    # A clock time as said, alone: "half four", "quarter to nine", "ten past 6" (half past four, in Britain).
+    r"^(?:(?:at|about|around) )?(?:half(?: past)?|(?:a )?quarter (?:past|to)|"
+    r"(?:five|ten|twenty|twenty-five|twenty five) (?:past|to)) "
+    r"(?:[1-9]|1[0-2]|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+    r"(?:\s*(?:am|pm))?[.!]*$"
+)
 # How far a thing is moved names no thing: "bump it forward two days" still says nothing of what "it" is.
 SHIFT_WORDS = frozenset(
     "back forward forwards earlier later up down round around along over ahead behind hour hours day days week weeks "

@@ -42,7 +42,7 @@ _STORED_BY_ME = (r"(?:saved|stored|kept|noted|memori[sz]ed|recorded|logged|"
 SHOW_STORED_RE = re.compile(
     rf"{CLAUSE_START}(?:show|list|display|pull up|bring up|give|get|fetch|retrieve|read(?: out| back)?|look up|find|"
     r"search|"
-    r"dig out|go through|print(?: out)?|export|open|view|review|"
+    r"dig out|go through|print(?: out)?|export|open(?: up)?|view|review|"
     # Asking to see them: "let me see my reminders", "can I see my goals?", "I'd like to see my notes".
     r"(?:let me|(?:can|could|may) i|i'?d like to|i want to|i wanna) (?:see|view|look at|have a look at|check))"
     # "show to me please my reminders of the next days": a learner's word order says the same.
@@ -56,14 +56,20 @@ SHOW_STORED_RE = re.compile(
     r"this|upcoming)\b))|"
     # Named with how they came to be: "show me what reminders I have set", "every reminder I've scheduled".
     rf"(?:what|which|the|all(?: the)?|every|each|any)(?: [a-z'-]+)? {_SHOWN} (?:that )?(?:i|i've|i have|we|we've|you|"
-    r"you've|you have)(?: (?:already|ever))? (?:set(?: up)?|scheduled|booked|added|made|got|have(?: set)?)\b|"
+    r"you've|you have)(?: (?:already|ever))? (?:set(?: up)?|scheduled|booked|added|made|got|have(?: set)?|"
+    rf"{_STORED_BY_ME})\b|"
     # Anything called kept: "show my stored info", "list all the saved passwords".
     rf"(?:(?:my|our|the|all)(?: the| my)? )?(?:saved|stored|kept|remembered|noted|recorded|logged) [a-z'-]+|"
     rf"(?:everything|what|anything|all|(?:the )?(?:things|stuff|memories|notes|facts))(?: that)? "
     rf"(?:i|i've|i have|we|you|you've|you have)(?: (?:already|ever))? {_KEPT}|"
     # Anything named, then what was kept of it: "show me the wifi passwords I've saved".
     rf"(?:my|our|the|all(?: the| my)?)(?: [a-z'-]+){{1,3}}?(?: that)? (?:i|i've|i have|we|you|you've|you have)"
-    rf"(?: (?:already|ever))? {_STORED_BY_ME})"
+    rf"(?: (?:already|ever))? {_STORED_BY_ME})|"
+    # The stored things named in a question, then shown by a pointer at them: "Which goals have I got? Show me them",
+    # "what notes do you have on the van? read them out" (the pointer stands for what the question named).
+    rf"\b{_SHOWN}\b[^.?!]{{0,40}}[.?!]+\s*(?:(?:and|now|then|just|please|pls|can you|could you|would you) )*"
+    r"(?:show|list|display|pull up|bring up|give|read(?: out| back)?|print(?: out)?|open(?: up)?)(?: (?:me|us))?"
+    r"(?: (?:out|back|up))? (?:them|those|these|it|all of them|them all|the lot|all)\b"
 )
 # A question about what the person told, or about a fact of theirs, wants an answer in words (RESPOND): "what did I
 # tell you about my landlord?", "do you remember where I parked?", "remind me what my passport number is". Asked

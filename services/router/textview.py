@@ -18,6 +18,7 @@ from services.router.form_words import (
     ELONGATION_RE,
     EMOJI_RE,
     EMOTICON_RE,
+    EXCLAMATIVE_RE,
     FAREWELL_RE,
     FILLER_WORDS,
     GREETING_RE,
@@ -132,13 +133,15 @@ def is_mash_token(token: str) -> bool:
 
 def _keys_between_symbols(view: TextView) -> bool:
     """One run of single letters between symbols, no word of two letters in it: "k;l;k;l'#" (not ":-)", "x.x", nor
-    letters spelt out with dots or slashes: "a.s.a.p", "r&b")."""
+    letters spelt out with dots or slashes: "a.s.a.p", "r&b"), or keys held down among more symbols than letters."""
     token = view.raw.strip()
     letters = sum(ch.isalpha() for ch in token)
     symbols = [ch for ch in token if not ch.isalnum()]
     spelt = set(symbols) <= set("./-&'")
+    # Or a key held down among more brackets and symbols than letters: "}}}]]]ooo0o" (not "lol!!!", "hmm???").
+    held = len(symbols) > len(token) - len(symbols) and not set(symbols) <= set(".,!?'-…")
     return (" " not in token and letters >= 3 and len(symbols) >= 2 and not spelt
-            and all(len(word) < 2 for word in view.words))
+            and all(len(word) < 2 or (held and len(set(word)) <= 2) for word in view.words))
 
 
 def _is_other_mash(token: str) -> bool:
@@ -203,7 +206,8 @@ def interrogative_signals(view: TextView) -> dict[str, float]:
     body = WORD_RE.findall(LEAD_IN_RE.sub("", view.lower))  # "so what's ..." / "hey, when ..."
     question_mark = "?" in view.raw and RHETORICAL_RE.match(view.lower) is None
     opener = body[1:2] if body[:1] and body[0] in HEDGES else body[:1]
-    wh = bool(INTERROGATIVES.intersection(opener)) or WH_CLAUSE_RE.search(view.lower) is not None
+    wh = (bool(INTERROGATIVES.intersection(opener)) and EXCLAMATIVE_RE.match(view.lower) is None) or (  # "What a day."
+        WH_CLAUSE_RE.search(view.lower) is not None)
     aux = is_aux_question(view.words) or is_aux_question(body) or INDIRECT_QUESTION_RE.search(view.lower) is not None
     return {
         "question_mark": flag(question_mark),
