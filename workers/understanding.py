@@ -180,8 +180,8 @@ def classify_and_place(
 ) -> tuple[TopicResult, SessionStep, list[int]]:
     """Topic (with centroid update) and session, in the caller's transaction (opened with ``TURN_SETTINGS``);
     the closed session's exchanges."""
-    result = context.topics.classify(db, request.user_id, request.text, embedding, state.topic, search_ready=True,
-                                     defer_absorb=True)  # the centroid moves after the reply (digest.move_topic)
+    # The centroid moves after the reply (digest.move_topic).
+    result = context.topics.classify(db, request.user_id, request.text, embedding, state.topic)
     step = place_in_session(
         db, request.user_id, request.thread_id, result.topic, switched=result.switched, now=now,
         idle_after_s=SESSION_IDLE_S,
