@@ -148,7 +148,7 @@ def store_chunk(session: Session, embedder: Embedder, exchange: Exchange, chunk:
     vectors = embedder.embed_many([fact["text"] for fact in user_facts]) if user_facts else []
     for fact, vector in zip(user_facts, vectors, strict=True):
         stored.facts.append(remember_fact(
-            session, embedder, exchange.user_id, fact["text"], speaker="user", confidence=fact["confidence"],
+            session, embedder, exchange.user_id, fact["text"], confidence=fact["confidence"],
             source_exchange_id=exchange.id, salience=chunk["salience"], subject=fact.get("subject"),
             predicate=fact.get("predicate"), object=fact.get("object"), embedding=vector, config=facts_config))
     return stored
