@@ -66,10 +66,6 @@ def _deps() -> Any:
     return current_app.extensions["engram"]
 
 
-def _int_arg(name: str, default: int, low: int = 0, high: int = MAX_PAGE) -> int:
-    return int(int_arg(name, default, low, high))  # a default is always given here
-
-
 def _json_body() -> dict[str, Any]:
     if request.mimetype != "application/json":
         raise UnsupportedMediaType("Content-Type must be application/json")
@@ -236,7 +232,7 @@ def search() -> Response:
     kinds = tuple(k for k in request.args.get("kinds", "fact,episode,exchange")[:100].split(",") if k)
     if not kinds or set(kinds) - {"fact", "episode", "exchange"}:
         raise BadRequest("'kinds' is a comma-separated subset of fact, episode, exchange")
-    return jsonify({"query": query, "results": _search(query, kinds, _int_arg("k", 10, 1, 100))})
+    return jsonify({"query": query, "results": _search(query, kinds, int(int_arg("k", 10, 1, 100)))})
 
 
 @bp.get("/export")
