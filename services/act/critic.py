@@ -34,12 +34,12 @@ class Assessment:
     reasons: list[str] = field(default_factory=list)
 
 
-def live_pending(extra: dict[str, Any], ttl_s: float, now: float | None = None) -> dict[str, Any] | None:
+def live_pending(extra: dict[str, Any], ttl_s: float) -> dict[str, Any] | None:
     """The thread's pending action, unless it is missing or stale."""
     pending = extra.get(PENDING_FIELD)
     if not isinstance(pending, dict):
         return None
-    if (now or time.time()) - float(pending.get("created_at", 0)) > ttl_s:
+    if time.time() - float(pending.get("created_at", 0)) > ttl_s:
         return None
     return pending
 
