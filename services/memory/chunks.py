@@ -154,12 +154,12 @@ def store_chunk(session: Session, embedder: Embedder, exchange: Exchange, chunk:
     return stored
 
 
-def store_failure(session: Session, exchange: Exchange, error: str, model: str | None = None) -> bool:
+def store_failure(session: Session, exchange: Exchange, error: str) -> bool:
     """Record that enrichment gave up on this exchange (so episodes stop waiting for it)."""
     chunk_id = session.scalar(
         insert(MemoryChunk)
         .values(user_id=exchange.user_id, exchange_id=exchange.id, session_id=exchange.session_id, status="failed",
-                chunk=None, salience=None, model=model, error=error[:1000])
+                chunk=None, salience=None, model=None, error=error[:1000])
         .on_conflict_do_nothing(index_elements=["exchange_id"])
         .returning(MemoryChunk.id)
     )
