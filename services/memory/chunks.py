@@ -70,12 +70,12 @@ def unit_interval(value: Any, name: str) -> float:
     return float(value)
 
 
-def _strings(value: Any, name: str, max_chars: int = 300) -> list[str]:
+def _strings(value: Any, name: str) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ChunkInvalid(f"{name} must be a list of strings")
-    return [clean_text(item, max_chars) for item in value if item.strip()][:MAX_ITEMS]
+    return [clean_text(item, 300) for item in value if item.strip()][:MAX_ITEMS]
 
 
 def _fact(item: Any) -> dict[str, Any]:
