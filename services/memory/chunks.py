@@ -70,7 +70,8 @@ def unit_interval(value: Any, name: str) -> float:
     return float(value)
 
 
-def _strings(value: Any, name: str) -> list[str]:
+def string_list(value: Any, name: str) -> list[str]:
+    """Up to ``MAX_ITEMS`` non-blank strings of at most 300 characters (None: none)."""
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
@@ -106,7 +107,7 @@ def validate_chunk(data: Any) -> dict[str, Any]:
         raise ChunkInvalid("a chunk must be a JSON object")
     gists = data.get("gists", data.get("gist"))
     gists = [gists] if isinstance(gists, str) else gists
-    gists = _strings(gists, "gists")
+    gists = string_list(gists, "gists")
     if not gists:
         raise ChunkInvalid("a chunk needs at least one gist")
     facts = data.get("facts") or []
@@ -122,7 +123,7 @@ def validate_chunk(data: Any) -> dict[str, Any]:
         "entities": [_entity(item) for item in entities][:MAX_ITEMS],
         "emotion": clean_text(emotion or "neutral", 60),
         "salience": unit_interval(data.get("salience"), "salience"),
-        "open_loops": _strings(data.get("open_loops"), "open_loops"),
+        "open_loops": string_list(data.get("open_loops"), "open_loops"),
     }
 
 
