@@ -161,5 +161,6 @@ def _reason_text(outcome: ActOutcome) -> str:
 
 
 def empty_completion() -> Completion:
-    """The completion of a reply written without an LLM call (a confirmation question): no tokens, no time."""
+    """The completion of a reply written without an LLM call (a confirmation question, an empty message): no
+    tokens, no time."""
     return Completion(text="", model="", prompt_tokens=0, completion_tokens=0, total_tokens=0, latency_s=0.0)
