@@ -6,7 +6,6 @@ the goal runner pursues. Another user's id answers 404 exactly like a missing on
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
@@ -16,6 +15,7 @@ from api.args import found, page_args
 from api.auth import current_user
 from services import reminders as store
 from services.act.models import GOAL_STATES, Goal
+from services.db import utcnow
 from services.errors import BadRequest, UnsupportedMediaType
 from services.storable import unstorable_reason
 
@@ -45,10 +45,6 @@ def _body(allowed: set[str]) -> dict[str, Any]:
     return data
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
 @bp.get("/reminders")
 def list_reminders() -> Response:
     """The person's reminders and scheduled prompts; ``?status=active|done|cancelled|all`` (default active),
@@ -69,7 +65,7 @@ def create_reminder() -> tuple[Response, int]:
     body = _body(CREATE_FIELDS)
     with _sessions().begin() as session:
         try:
-            item = store.create(session, current_user(), body, _now())
+            item = store.create(session, current_user(), body, utcnow())
         except store.ReminderInvalid as exc:
             raise BadRequest(str(exc)) from None
         created = store.to_dict(item)
@@ -93,7 +89,7 @@ def edit_reminder(item_id: int) -> Response:
         item = _owned(session, item_id)
         body = _body(PATCH_FIELDS)
         try:
-            store.update_item(item, body, _now())
+            store.update_item(item, body, utcnow())
         except store.ReminderInvalid as exc:
             raise BadRequest(str(exc)) from None
         session.flush()
