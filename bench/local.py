@@ -78,6 +78,13 @@ class TurnResult:
     reason: str
 
 
+def new_thread(engram: System, headers: dict[str, str]) -> dict[str, str]:
+    """A new conversation (``POST /threads``): without it ``POST /chat`` continues the person's current thread."""
+    response = httpx.post(engram.base_url + "/threads", headers=headers, timeout=60)
+    response.raise_for_status()
+    return {"thread_id": response.json()["id"]}
+
+
 def turn(engram: System, message: str, thread: dict[str, str], headers: dict[str, str] | None = None) -> TurnResult:
     """POST one message and time its stream: first delta, final message (``headers``: e.g. a user's token)."""
     started = time.monotonic()
