@@ -73,7 +73,6 @@ class TopicResult:
     topic: str
     confidence: float
     is_new: bool
-    similarity: float
     switched: bool
     # The matched topic's centroid update the caller writes (None: nothing to write).
     update: CentroidUpdate | None = field(default=None, compare=False)
@@ -120,7 +119,7 @@ class TopicClassifier:
         caller to write (the digest writes it with the exchange)."""
         if embedding is None:  # embedding failed: the design's fallback
             switched = recent_topic not in (None, GENERAL)
-            return TopicResult(GENERAL, self.config.fallback_confidence, False, 0.0, switched)
+            return TopicResult(GENERAL, self.config.fallback_confidence, False, switched)
         vector = np.asarray(embedding, dtype=np.float32)
         candidates = self._nearest(session, user_id, vector)
         best, best_score, best_similarity = None, -1.0, 0.0
@@ -131,13 +130,13 @@ class TopicClassifier:
         content = keywords(text_)
         if best is not None and (best_score >= self.config.match_threshold or not self._can_found(content)):
             confidence = max(0.0, min(1.0, best_score))
-            return TopicResult(best.name, confidence, False, best_similarity, best.name != recent_topic,
+            return TopicResult(best.name, confidence, False, best.name != recent_topic,
                                self._absorbed(best, vector))
         if not self._can_found(content):
             # Too little to found a topic on ("ok", "thanks"): stay where the conversation is.
-            return TopicResult(recent_topic or GENERAL, self.config.fallback_confidence, False, 0.0, False)
+            return TopicResult(recent_topic or GENERAL, self.config.fallback_confidence, False, False)
         name = self._found(session, user_id, text_, vector)
-        return TopicResult(name, 1.0 - max(best_similarity, 0.0) / 2, True, 1.0, True)
+        return TopicResult(name, 1.0 - max(best_similarity, 0.0) / 2, True, True)
 
     def _can_found(self, content: list[str]) -> bool:
         return len(content) >= self.config.min_words_for_new_topic
