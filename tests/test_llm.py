@@ -305,12 +305,12 @@ def test_shipped_agents_toml_covers_every_role() -> None:
     assert roles["respond"].stream and not roles["memory_chunker"].stream
 
 
-def test_default_table_is_inherited_and_default_model_replaced(tmp_path: Path) -> None:
+def test_default_table_is_inherited(tmp_path: Path) -> None:
     (tmp_path / "agents.toml").write_text(
         '[default]\nmodel = "default"\ntimeout_s = 9\n[respond]\nstream = true\n[act]\nmodel = "big"\n'
         "[drift]\nmax_tokens = 99\n")
-    roles = load_role_configs(tmp_path, default_model="small")
-    assert roles["respond"] == RoleConfig(model="small", timeout_s=9, stream=True)
+    roles = load_role_configs(tmp_path)
+    assert roles["respond"] == RoleConfig(model="default", timeout_s=9, stream=True)
     assert roles["act"].model == "big" and roles["clarify"].timeout_s == 9
     assert roles["drift"].max_tokens == 99
 
