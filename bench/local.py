@@ -142,13 +142,13 @@ class ServerMemory:
         self._stop.set()
 
 
-def wait_for_workers(engram: System, timeout_s: float = WARM_TIMEOUT_S) -> float:
+def wait_for_workers(engram: System) -> float:
     """Seconds until every housekeeping worker has loaded its models (it registers with RQ only then)."""
     wanted = {WORKER_QUEUES[role] for role in WARM_ROLES}
     started = time.monotonic()
     client = redis.Redis.from_url(engram.urls()[0])
     try:
-        while time.monotonic() - started < timeout_s:
+        while time.monotonic() - started < WARM_TIMEOUT_S:
             listening = {name for worker in Worker.all(connection=client) for name in worker.queue_names()}
             if wanted <= listening:
                 break

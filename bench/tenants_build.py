@@ -150,12 +150,11 @@ def tenant_records(tenant: Tenant) -> list:  # type: ignore[type-arg]
     return pair_exchanges(lines)
 
 
-def import_tenant(sessions: sessionmaker[Session], embedder: Embedder, tenant: Tenant,
-                  batch_size: int = 256) -> tuple[int, float]:
+def import_tenant(sessions: sessionmaker[Session], embedder: Embedder, tenant: Tenant) -> tuple[int, float]:
     """Store one person's history with its vectors (``--embed-now``); (exchanges stored, seconds storing)."""
     records = tenant_records(tenant)
     started = time.monotonic()
-    report = store_records(sessions, embedder, tenant.user_id, records, batch_size=batch_size, embed=True,
+    report = store_records(sessions, embedder, tenant.user_id, records, batch_size=256, embed=True,
                            embed_threads=1)
     return report.stored, time.monotonic() - started
 
