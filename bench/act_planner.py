@@ -72,8 +72,8 @@ class Outcome:
     end: str = ""
 
 
-def load_requests(path: Path = REQUESTS) -> tuple[list[str], list[Request]]:
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+def load_requests() -> tuple[list[str], list[Request]]:
+    data = tomllib.loads(REQUESTS.read_text(encoding="utf-8"))
     requests = [Request(index, str(item["text"]), str(item["split"]), list(item["expect"]))
                 for index, item in enumerate(data["request"], 1)]
     return list(data["seed"]), requests
