@@ -90,15 +90,13 @@ class Understanding:
 
 
 def understand(context: WorkerContext, request: ChatRequest,
-               snapshot: tuple[ThreadState, list[dict[str, Any]]] | None = None) -> Understanding:
-    """Embed, classify the topic, place the session, recall, route.
-
-    ``snapshot``: the thread's state and working memory when the caller has read them (else read here).
-    """
+               snapshot: tuple[ThreadState, list[dict[str, Any]]]) -> Understanding:
+    """Embed, classify the topic, place the session, recall, route (``snapshot``: the thread's state and working
+    memory, which the digest read with the turn's request)."""
     started = time.perf_counter()
     embedding = embed_once(context, request.text)
     embedded_s = time.perf_counter() - started
-    state, working_memory = snapshot if snapshot is not None else context.threads.snapshot(request.thread_id)
+    state, working_memory = snapshot
     # Recall and placement share one short transaction: one BEGIN/COMMIT (and pool check-out) per turn.
     with context.sessions.begin() as db:
         now = dt.datetime.now(dt.UTC)
