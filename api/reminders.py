@@ -14,7 +14,7 @@ from sqlalchemy import select
 from api.args import found, page_args, sessions
 from api.auth import current_user
 from services import reminders as store
-from services.act.models import GOAL_STATES, Goal
+from services.act.models import GOAL_STATES, SCHEDULE_STATUSES, Goal
 from services.db import utcnow
 from services.errors import BadRequest, UnsupportedMediaType
 from services.storable import unstorable_reason
@@ -46,7 +46,7 @@ def list_reminders() -> Response:
     """The person's reminders and scheduled prompts; ``?status=active|done|cancelled|all`` (default active),
     ``?limit=`` (at most 200, the default) and ``?offset=``."""
     status = request.args.get("status", "active")
-    if status not in (*store.STATUSES, "all"):
+    if status not in (*SCHEDULE_STATUSES, "all"):
         raise BadRequest("'status' is one of active, done, cancelled, all")
     limit, offset = page_args(MAX_PAGE, MAX_PAGE)
     with sessions()() as session:

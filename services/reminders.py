@@ -21,7 +21,6 @@ from services.zones import user_zone, zone_of
 
 MAX_TEXT = 500
 PAST_SLACK = dt.timedelta(seconds=60)
-STATUSES = ("active", "done", "cancelled")
 
 
 class ReminderInvalid(ValueError):
