@@ -10,6 +10,7 @@ from flask import current_app, request
 from services.errors import BadRequest, NotFound
 
 Row = TypeVar("Row")
+MAX_PAGE = 200  # rows a list route answers with at most
 
 
 def int_arg(name: str, default: int | None, low: int, high: int) -> int | None:

@@ -15,7 +15,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from flask.blueprints import BlueprintSetupState
 from werkzeug.exceptions import Conflict
 
-from api.args import bounds, found, int_arg, page_args, sessions
+from api.args import MAX_PAGE, bounds, found, int_arg, page_args, sessions
 from api.auth import current_user, enforce_rate_limit
 from services.bundle import export_bundle
 from services.errors import BadRequest, NotFound, UnsupportedMediaType
@@ -30,7 +30,6 @@ from services.storable import unstorable_reason
 
 bp = Blueprint("memory", __name__, url_prefix="/memory")
 
-MAX_PAGE = 200
 MAX_HISTORY = 50
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 from sqlalchemy import select
 
-from api.args import found, page_args, sessions
+from api.args import MAX_PAGE, found, page_args, sessions
 from api.auth import current_user
 from services import reminders as store
 from services.act.models import GOAL_STATES, SCHEDULE_STATUSES, Goal
@@ -23,7 +23,6 @@ bp = Blueprint("reminders", __name__)
 
 CREATE_FIELDS = {"text", "due_at", "recurrence", "kind", "timezone"}
 PATCH_FIELDS = {"text", "due_at", "recurrence", "timezone", "status"}
-MAX_PAGE = 200
 
 
 def _body(allowed: set[str]) -> dict[str, Any]:
