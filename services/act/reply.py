@@ -50,8 +50,8 @@ class ActReply:
 
 
 def act_reply(context: Any, turn: ActTurn, understanding: Any, session: Session, on_delta: Callable[[str], None],
-              on_retry: Callable[[], None] | None = None, *, config: ActConfig | None = None,
-              memory: MemoryConfig | None = None, dispatcher: ActDispatcher | None = None,
+              on_retry: Callable[[], None] | None = None, *, config: ActConfig, memory: MemoryConfig,
+              dispatcher: ActDispatcher | None = None,
               profile: LLMProfile | None = None) -> ActReply:
     """Run the ACT loop for the turn and generate its reply (streamed through ``on_delta``).
 
