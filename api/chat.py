@@ -18,6 +18,7 @@ from flask import Blueprint, Response, current_app, request, stream_with_context
 from sqlalchemy import select
 from sqlalchemy import text as sql_text
 
+from api.args import bounds
 from api.auth import current_user, enforce_rate_limit
 from services.db import Exchange, Thread, User, insert, relaxed_commit, utcnow
 from services.errors import BadRequest, NotFound, PayloadTooLarge, UnsupportedMediaType
@@ -163,7 +164,7 @@ def _submit(deps: Any, chat_request: ChatRequest, status: dict[str, Any]) -> Eve
 def chat_events(request_id: str) -> Response:
     """Re-attach to a request's stream; replays everything after Last-Event-ID."""
     user_id = current_user()
-    if len(request_id) > _bounds().max_id_chars or _request_owner(request_id) != user_id:
+    if len(request_id) > bounds().max_id_chars or _request_owner(request_id) != user_id:
         raise NotFound(f"request {request_id!r} not found")
     return _stream(request_channel(request_id), requested_last_event_id(), {"X-Request-ID": request_id})
 
@@ -197,10 +198,6 @@ def sse_response(frames: Iterator[str], headers: dict[str, Any] | None = None) -
 def requested_last_event_id() -> str | None:
     """Where a reconnecting client wants to resume: the Last-Event-ID header (or ?last_event_id=)."""
     last_id = request.headers.get("Last-Event-ID") or request.args.get("last_event_id")
-    if last_id is not None and len(last_id) > _bounds().max_id_chars:
-        raise BadRequest(f"Last-Event-ID is longer than {_bounds().max_id_chars} characters")
+    if last_id is not None and len(last_id) > bounds().max_id_chars:
+        raise BadRequest(f"Last-Event-ID is longer than {bounds().max_id_chars} characters")
     return last_id
-
-
-def _bounds():  # type: ignore[no-untyped-def]
-    return current_app.extensions["engram.limits"].request

@@ -15,7 +15,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from flask.blueprints import BlueprintSetupState
 from werkzeug.exceptions import Conflict
 
-from api.args import found, int_arg, page_args
+from api.args import MAX_PAGE, bounds, found, int_arg, page_args, sessions
 from api.auth import current_user, enforce_rate_limit
 from services.bundle import export_bundle
 from services.errors import BadRequest, NotFound, UnsupportedMediaType
@@ -30,7 +30,6 @@ from services.storable import unstorable_reason
 
 bp = Blueprint("memory", __name__, url_prefix="/memory")
 
-MAX_PAGE = 200
 MAX_HISTORY = 50
 
 
@@ -46,28 +45,16 @@ def _rate_limit() -> None:
     enforce_rate_limit("memory")
 
 
-def _bounds() -> Any:
-    return current_app.extensions["engram.limits"].request
-
-
 def _query() -> str:
     """The ?q= text, stripped; bounded so a search never carries an unbounded string into SQL."""
     query = request.args.get("q", "").strip()
-    if len(query) > _bounds().max_query_chars:
-        raise BadRequest(f"'q' is longer than {_bounds().max_query_chars} characters")
+    if len(query) > bounds().max_query_chars:
+        raise BadRequest(f"'q' is longer than {bounds().max_query_chars} characters")
     return query
-
-
-def _sessions() -> Any:
-    return current_app.extensions["engram.sessions"]
 
 
 def _deps() -> Any:
     return current_app.extensions["engram"]
-
-
-def _int_arg(name: str, default: int, low: int = 0, high: int = MAX_PAGE) -> int:
-    return int(int_arg(name, default, low, high))  # a default is always given here
 
 
 def _json_body() -> dict[str, Any]:
@@ -84,7 +71,7 @@ def _json_body() -> dict[str, Any]:
 
 def _search(query: str, kinds: tuple[str, ...], k: int) -> list[dict[str, Any]]:
     config = current_app.extensions["engram.memory_config"]
-    with _sessions()() as session:
+    with sessions()() as session:
         hits = recall(session, None, current_user(), query, k=k, kinds=kinds, config=config, reinforce=False)
     return [hit.to_dict() for hit in hits]
 
@@ -96,7 +83,7 @@ def list_facts() -> Response:
     if query := _query():
         return jsonify({"facts": _search(query, ("fact",), limit)})
     history = request.args.get("include_superseded", "").lower() in ("1", "true", "yes")
-    with _sessions()() as session:
+    with sessions()() as session:
         rows = fact_store.list_facts(session, current_user(), history, limit=limit, offset=offset)
         return jsonify({"facts": [fact_store.fact_to_dict(fact) for fact in rows]})
 
@@ -107,14 +94,14 @@ def _fact(session: Any, fact_id: int) -> Any:
 
 @bp.get("/facts/<row_id:fact_id>")
 def get_fact(fact_id: int) -> Response:
-    with _sessions()() as session:
+    with sessions()() as session:
         return jsonify(fact_store.fact_to_dict(_fact(session, fact_id)))
 
 
 @bp.get("/facts/<row_id:fact_id>/history")
 def fact_history(fact_id: int) -> Response:
     """Every version of this fact, oldest first: the ones it replaced and the ones that replaced it."""
-    with _sessions()() as session:
+    with sessions()() as session:
         fact = _fact(session, fact_id)
         versions = [fact]
         seen = {fact.id}
@@ -144,7 +131,7 @@ def edit_fact(fact_id: int) -> Response:
     if "text" in body and (not isinstance(body["text"], str) or not body["text"].strip()):
         raise BadRequest("'text' must be a non-empty string")
     new_id = None
-    with _sessions().begin() as session:
+    with sessions().begin() as session:
         fact = _fact(session, fact_id)
         corrected = "text" in body and body["text"].strip() != fact.text
         if corrected and fact.superseded_at is not None:
@@ -177,7 +164,7 @@ def _unit(value: Any, name: str) -> float:
 
 @bp.delete("/facts/<row_id:fact_id>")
 def delete_fact(fact_id: int) -> Response:
-    with _sessions().begin() as session:
+    with sessions().begin() as session:
         if not fact_store.forget_fact(session, current_user(), fact_id):
             raise NotFound(f"fact {fact_id} not found")
     return jsonify({"deleted": fact_id})
@@ -188,7 +175,7 @@ def list_episodes() -> Response:
     limit, offset = page_args(50, MAX_PAGE)
     if query := _query():
         return jsonify({"episodes": _search(query, ("episode",), limit)})
-    with _sessions()() as session:
+    with sessions()() as session:
         rows = episode_store.list_episodes(session, current_user(), limit=limit, offset=offset)
         return jsonify({"episodes": [episode_store.episode_to_dict(e) for e in rows]})
 
@@ -199,14 +186,14 @@ def _episode(session: Any, episode_id: int) -> Any:
 
 @bp.get("/episodes/<row_id:episode_id>")
 def get_episode(episode_id: int) -> Response:
-    with _sessions()() as session:
+    with sessions()() as session:
         return jsonify(episode_store.episode_to_dict(_episode(session, episode_id)))
 
 
 @bp.patch("/episodes/<row_id:episode_id>")
 def edit_episode(episode_id: int) -> Response:
     body = _json_body()
-    with _sessions().begin() as session:
+    with sessions().begin() as session:
         episode = _episode(session, episode_id)
         try:
             reembed = episode_store.update_episode(episode, body)
@@ -221,7 +208,7 @@ def edit_episode(episode_id: int) -> Response:
 
 @bp.delete("/episodes/<row_id:episode_id>")
 def delete_episode(episode_id: int) -> Response:
-    with _sessions().begin() as session:
+    with sessions().begin() as session:
         if not episode_store.delete_episode(session, current_user(), episode_id):
             raise NotFound(f"episode {episode_id} not found")
     return jsonify({"deleted": episode_id})
@@ -236,13 +223,13 @@ def search() -> Response:
     kinds = tuple(k for k in request.args.get("kinds", "fact,episode,exchange")[:100].split(",") if k)
     if not kinds or set(kinds) - {"fact", "episode", "exchange"}:
         raise BadRequest("'kinds' is a comma-separated subset of fact, episode, exchange")
-    return jsonify({"query": query, "results": _search(query, kinds, _int_arg("k", 10, 1, 100))})
+    return jsonify({"query": query, "results": _search(query, kinds, int(int_arg("k", 10, 1, 100)))})
 
 
 @bp.get("/export")
 def export() -> Response:
     """Everything the user has, as the bundle ``engram import`` accepts."""
-    with _sessions()() as session:
+    with sessions()() as session:
         bundle = export_bundle(session, current_user())
     response = jsonify(bundle)
     response.headers["Content-Disposition"] = f'attachment; filename="engram-{bundle["user_id"]}.json"'
@@ -257,5 +244,5 @@ def delete_all() -> Response:
         confirmed = _json_body().get("confirm") is True
     if not confirmed:
         raise BadRequest("deleting all memory needs confirm=true")
-    report = forget_user(_sessions(), _deps().redis, current_user())
+    report = forget_user(sessions(), _deps().redis, current_user())
     return jsonify(report.to_dict())

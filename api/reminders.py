@@ -6,16 +6,16 @@ the goal runner pursues. Another user's id answers 404 exactly like a missing on
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Blueprint, Response, jsonify, request
 from sqlalchemy import select
 
-from api.args import found, page_args
+from api.args import MAX_PAGE, found, page_args, sessions
 from api.auth import current_user
 from services import reminders as store
-from services.act.models import GOAL_STATES, Goal
+from services.act.models import GOAL_STATES, SCHEDULE_STATUSES, Goal
+from services.db import utcnow
 from services.errors import BadRequest, UnsupportedMediaType
 from services.storable import unstorable_reason
 
@@ -23,11 +23,6 @@ bp = Blueprint("reminders", __name__)
 
 CREATE_FIELDS = {"text", "due_at", "recurrence", "kind", "timezone"}
 PATCH_FIELDS = {"text", "due_at", "recurrence", "timezone", "status"}
-MAX_PAGE = 200
-
-
-def _sessions() -> Any:
-    return current_app.extensions["engram.sessions"]
 
 
 def _body(allowed: set[str]) -> dict[str, Any]:
@@ -45,19 +40,15 @@ def _body(allowed: set[str]) -> dict[str, Any]:
     return data
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
 @bp.get("/reminders")
 def list_reminders() -> Response:
     """The person's reminders and scheduled prompts; ``?status=active|done|cancelled|all`` (default active),
     ``?limit=`` (at most 200, the default) and ``?offset=``."""
     status = request.args.get("status", "active")
-    if status not in (*store.STATUSES, "all"):
+    if status not in (*SCHEDULE_STATUSES, "all"):
         raise BadRequest("'status' is one of active, done, cancelled, all")
     limit, offset = page_args(MAX_PAGE, MAX_PAGE)
-    with _sessions()() as session:
+    with sessions()() as session:
         items = store.listing(session, current_user(), None if status == "all" else status, limit=limit + 1,
                               offset=offset)
         return jsonify({"reminders": [store.to_dict(item) for item in items[:limit]], "limit": limit,
@@ -67,9 +58,9 @@ def list_reminders() -> Response:
 @bp.post("/reminders")
 def create_reminder() -> tuple[Response, int]:
     body = _body(CREATE_FIELDS)
-    with _sessions().begin() as session:
+    with sessions().begin() as session:
         try:
-            item = store.create(session, current_user(), body, _now())
+            item = store.create(session, current_user(), body, utcnow())
         except store.ReminderInvalid as exc:
             raise BadRequest(str(exc)) from None
         created = store.to_dict(item)
@@ -82,18 +73,18 @@ def _owned(session: Any, item_id: int) -> Any:
 
 @bp.get("/reminders/<row_id:item_id>")
 def get_reminder(item_id: int) -> Response:
-    with _sessions()() as session:
+    with sessions()() as session:
         return jsonify(store.to_dict(_owned(session, item_id)))
 
 
 @bp.patch("/reminders/<row_id:item_id>")
 def edit_reminder(item_id: int) -> Response:
-    with _sessions().begin() as session:
+    with sessions().begin() as session:
         # Whose row first: another user's id is a 404 whatever the body says, exactly like a missing one.
         item = _owned(session, item_id)
         body = _body(PATCH_FIELDS)
         try:
-            store.update_item(item, body, _now())
+            store.update_item(item, body, utcnow())
         except store.ReminderInvalid as exc:
             raise BadRequest(str(exc)) from None
         session.flush()
@@ -102,7 +93,7 @@ def edit_reminder(item_id: int) -> Response:
 
 @bp.delete("/reminders/<row_id:item_id>")
 def delete_reminder(item_id: int) -> Response:
-    with _sessions().begin() as session:
+    with sessions().begin() as session:
         session.delete(_owned(session, item_id))
     return jsonify({"deleted": item_id})
 
@@ -118,7 +109,7 @@ def list_goals() -> Response:
             raise BadRequest(f"'state' is one of {', '.join(GOAL_STATES)}")
         query = query.where(Goal.state == state)
     limit, offset = page_args(MAX_PAGE, MAX_PAGE)
-    with _sessions()() as session:
+    with sessions()() as session:
         goals = list(session.scalars(query.order_by(Goal.state, Goal.updated_at.desc(), Goal.id)
                                      .limit(limit + 1).offset(offset)))
         return jsonify({"goals": [goal_to_dict(goal) for goal in goals[:limit]], "limit": limit, "offset": offset,

@@ -13,7 +13,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify
 from sqlalchemy import func, select
 
-from api.args import int_arg
+from api.args import int_arg, sessions
 from api.auth import current_user
 from services.act.critic import pending_confirmation
 from services.db import Exchange, RoutingDecision, Thread, User, insert
@@ -23,10 +23,6 @@ bp = Blueprint("threads", __name__, url_prefix="/threads")
 
 MAX_PAGE = 100
 TITLE_CHARS = 80
-
-
-def _sessions() -> Any:
-    return current_app.extensions["engram.sessions"]
 
 
 @bp.get("")
@@ -43,7 +39,7 @@ def list_threads() -> Response:
                  .where(Thread.user_id == user_id)
                  .order_by(Thread.last_active_at.desc(), Thread.id)
                  .limit(limit).offset(offset))
-    with _sessions()() as session:
+    with sessions()() as session:
         total = session.scalar(select(func.count()).select_from(Thread).where(Thread.user_id == user_id))
         rows = session.execute(statement).all()
     current = current_app.extensions["engram"].threads.current_thread(user_id)
@@ -68,7 +64,7 @@ def new_thread() -> tuple[Response, int]:
     """Start an empty conversation and make it the user's current one."""
     user_id = current_user()
     thread_id = str(uuid.uuid4())
-    with _sessions().begin() as session:
+    with sessions().begin() as session:
         session.execute(insert(User).values(id=user_id).on_conflict_do_nothing())
         session.add(Thread(id=thread_id, user_id=user_id))
         session.flush()
@@ -91,7 +87,7 @@ def thread_exchanges(thread_id: str) -> Response:
                  .order_by(Exchange.id.desc()).limit(limit + 1))
     if before is not None:
         statement = statement.where(Exchange.id < before)
-    with _sessions()() as session:
+    with sessions()() as session:
         # Filtered by user in SQL like every statement on a person's rows, not compared afterwards.
         if session.scalar(select(Thread.id).where(Thread.id == thread_id, Thread.user_id == user_id)) is None:
             raise NotFound(f"thread {thread_id!r} not found")

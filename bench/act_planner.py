@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 from sqlalchemy import create_engine, text
 
-from bench.local import TurnResult, percentile, turn
+from bench.local import TurnResult, new_thread, percentile, turn
 from bench.pipeline import unthrottled_configs
 from services.db import sqlalchemy_url
 from services.settings import Settings
@@ -72,8 +72,8 @@ class Outcome:
     end: str = ""
 
 
-def load_requests(path: Path = REQUESTS) -> tuple[list[str], list[Request]]:
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+def load_requests() -> tuple[list[str], list[Request]]:
+    data = tomllib.loads(REQUESTS.read_text(encoding="utf-8"))
     requests = [Request(index, str(item["text"]), str(item["split"]), list(item["expect"]))
                 for index, item in enumerate(data["request"], 1)]
     return list(data["seed"]), requests
@@ -128,19 +128,13 @@ def last_trail(engram: System, user: str) -> list[dict[str, Any]]:
     return list(trail or [])
 
 
-def new_thread(engram: System, request: Request) -> dict[str, str]:
-    response = httpx.post(engram.base_url + "/threads", headers=request.headers, timeout=60)
-    response.raise_for_status()
-    return {"thread_id": response.json()["id"]}
-
-
 def run_request(engram: System, seed: list[str], request: Request) -> Outcome:
-    thread = new_thread(engram, request)
+    thread = new_thread(engram, request.headers)
     for line in seed:
         seeded = turn(engram, line, thread, request.headers)
         if seeded.mode != "ACT":
             print(f"  seed {line!r} went to {seeded.mode}: {seeded.reply[:80]!r}", flush=True)
-    thread = new_thread(engram, request)
+    thread = new_thread(engram, request.headers)
     started = time.monotonic()
     try:
         result = turn(engram, request.text, thread, request.headers)

@@ -55,7 +55,7 @@ from rq.registry import FailedJobRegistry, StartedJobRegistry
 from sqlalchemy import create_engine, text
 
 from bench.answers_score import Expectation, FactVerdict, is_echo, judge_fact, score
-from bench.local import TurnResult, percentile, turn
+from bench.local import TurnResult, new_thread, percentile, turn
 from consumer import WORKER_QUEUES
 from services.db import sqlalchemy_url
 from services.llm.profile import LLMProfile, compact_messages, load_profile
@@ -238,18 +238,11 @@ def ask_engram(engram: System, message: str, thread: dict[str, str], persona: Pe
         return TurnResult(message, "", "error", None, time.monotonic() - started, False, type(exc).__name__)
 
 
-def new_thread(engram: System, persona: Persona) -> dict[str, str]:
-    """A new conversation (``POST /threads``): without it ``POST /chat`` continues the person's current thread."""
-    response = httpx.post(engram.base_url + "/threads", headers=persona.headers, timeout=60)
-    response.raise_for_status()
-    return {"thread_id": response.json()["id"]}
-
-
 def run_persona(engram: System, persona: Persona, baselines: Baselines | None, enrich_wait_s: float,
                 turns: list[TurnResult], waits: list[float], enrichment: Enrichment) -> list[Answer]:
     told: list[dict[str, str]] = []
     for conversation in persona.conversations:
-        thread = new_thread(engram, persona)
+        thread = new_thread(engram, persona.headers)
         for message in conversation:
             result = ask_engram(engram, message, thread, persona)
             turns.append(result)
@@ -257,7 +250,7 @@ def run_persona(engram: System, persona: Persona, baselines: Baselines | None, e
         waits.append(wait_for_enrichment(engram, persona.user, enrich_wait_s))
     enrichment.add(persona, *check_facts(engram, persona))
     answers: list[Answer] = []
-    thread = new_thread(engram, persona)
+    thread = new_thread(engram, persona.headers)
     asked: dict[str, list[dict[str, str]]] = {"no memory": [], "everything": []}
     for question in persona.questions:
         result = ask_engram(engram, question.ask, thread, persona)

@@ -177,10 +177,10 @@ class ChatGen:
         return {"session": session, **side, "text": text, "timestamp": at.isoformat(), "external_id": external_id}
 
 
-def chat_lines(n: int, seed: int = 42, start: dt.datetime | None = None) -> list[str]:
-    """About ``n`` exchanges of chat as import JSON lines, sessions spread over the two years after ``start``."""
+def chat_lines(n: int, seed: int = 42) -> list[str]:
+    """About ``n`` exchanges of chat as import JSON lines, sessions spread over the two years from November 2024."""
     gen = ChatGen(seed)
-    start = start or dt.datetime(2024, 11, 1, tzinfo=dt.UTC)
+    start = dt.datetime(2024, 11, 1, tzinfo=dt.UTC)
     lines: list[str] = []
     made, index = 0, 0
     span_minutes = 2 * 365 * 24 * 60

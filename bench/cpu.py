@@ -127,9 +127,9 @@ class CpuSampler:
         return Usage(dict(by_role), after[1] - before[1], after[2] - before[2])
 
 
-def print_usage(usage: Usage, replies: int, cores: int | None = None) -> None:
+def print_usage(usage: Usage, replies: int) -> None:
     """CPU ms per reply by role, the total, and the rest of the machine (other users) over the same time."""
-    cores = cores or os.cpu_count() or 1
+    cores = os.cpu_count() or 1
     ours = sum(usage.by_role.values())
     print(f"  CPU per reply (ms), {replies} replies in {usage.wall_s:.1f} s on {cores} cores:")
     for role, seconds in sorted(usage.by_role.items(), key=lambda item: -item[1]):

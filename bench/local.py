@@ -78,6 +78,13 @@ class TurnResult:
     reason: str
 
 
+def new_thread(engram: System, headers: dict[str, str]) -> dict[str, str]:
+    """A new conversation (``POST /threads``): without it ``POST /chat`` continues the person's current thread."""
+    response = httpx.post(engram.base_url + "/threads", headers=headers, timeout=60)
+    response.raise_for_status()
+    return {"thread_id": response.json()["id"]}
+
+
 def turn(engram: System, message: str, thread: dict[str, str], headers: dict[str, str] | None = None) -> TurnResult:
     """POST one message and time its stream: first delta, final message (``headers``: e.g. a user's token)."""
     started = time.monotonic()
@@ -135,13 +142,13 @@ class ServerMemory:
         self._stop.set()
 
 
-def wait_for_workers(engram: System, timeout_s: float = WARM_TIMEOUT_S) -> float:
+def wait_for_workers(engram: System) -> float:
     """Seconds until every housekeeping worker has loaded its models (it registers with RQ only then)."""
     wanted = {WORKER_QUEUES[role] for role in WARM_ROLES}
     started = time.monotonic()
     client = redis.Redis.from_url(engram.urls()[0])
     try:
-        while time.monotonic() - started < timeout_s:
+        while time.monotonic() - started < WARM_TIMEOUT_S:
             listening = {name for worker in Worker.all(connection=client) for name in worker.queue_names()}
             if wanted <= listening:
                 break

@@ -61,11 +61,11 @@ class Tenant:
         return "light" if self.size <= LIGHT_MAX else "medium" if self.size <= MEDIUM_MAX else "heavy"
 
 
-def population(users: int, exchanges: int, real_users: int, seed: int = 5) -> list[Tenant]:
+def population(users: int, exchanges: int, real_users: int) -> list[Tenant]:
     """``users`` people whose sizes sum to about ``exchanges``: 0.3 % (at least one) heavy of 50–100k, the rest
     log-uniform in 100–3,000, all scaled by one factor to the total; the first ``real_users`` light ones and the
     smallest medium one real."""
-    rng = random.Random(seed)
+    rng = random.Random(5)
     heavy = max(1, round(users * 0.003))
     sizes = [rng.uniform(50_000, 100_000) for _ in range(heavy)]
     sizes += [float(np.exp(rng.uniform(np.log(100), np.log(3000)))) for _ in range(users - heavy)]
@@ -150,12 +150,11 @@ def tenant_records(tenant: Tenant) -> list:  # type: ignore[type-arg]
     return pair_exchanges(lines)
 
 
-def import_tenant(sessions: sessionmaker[Session], embedder: Embedder, tenant: Tenant,
-                  batch_size: int = 256) -> tuple[int, float]:
+def import_tenant(sessions: sessionmaker[Session], embedder: Embedder, tenant: Tenant) -> tuple[int, float]:
     """Store one person's history with its vectors (``--embed-now``); (exchanges stored, seconds storing)."""
     records = tenant_records(tenant)
     started = time.monotonic()
-    report = store_records(sessions, embedder, tenant.user_id, records, batch_size=batch_size, embed=True,
+    report = store_records(sessions, embedder, tenant.user_id, records, batch_size=256, embed=True,
                            embed_threads=1)
     return report.stored, time.monotonic() - started
 

@@ -40,9 +40,9 @@ SLOW = "This reply will be cut off by a crash. " * 4
 ANSWER = "Answered after the crash."
 
 
-def busy_digest_pid(connection: redis.Redis, request_id: str, deadline_s: float = 30) -> int:
+def busy_digest_pid(connection: redis.Redis, request_id: str) -> int:
     """The pid of the live digest worker running the request's job (a killed worker's record stays a while)."""
-    deadline = time.monotonic() + deadline_s
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         for worker in Worker.all(queue=Queue(PROMPT_QUEUE, connection=connection)):
             if worker.get_current_job_id() == f"digest-{request_id}" and worker.pid and pid_alive(worker.pid):

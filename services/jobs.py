@@ -79,24 +79,23 @@ def visible_to(job: Job, user_id: str, *, operator: bool = False) -> bool:
     return owner == user_id or (owner is None and operator)
 
 
-def failed_jobs(connection: redis.Redis, user_id: str, limit: int = FAILED_SHOWN, *,
-                operator: bool = False) -> list[dict[str, Any]]:
+def failed_jobs(connection: redis.Redis, user_id: str, *, operator: bool = False) -> list[dict[str, Any]]:
     """The most recent failed jobs ``user_id`` may see, across queues, newest first, with their error's last line."""
     found = []
     for name in ALL_QUEUES:
         registry = Queue(name, connection=connection).failed_job_registry
         shown = 0
-        # Others' jobs are skipped, so read the registry a page at a time until ``limit`` are visible.
-        for start in range(0, FAILED_SCANNED, limit):
-            job_ids = registry.get_job_ids(start, start + limit - 1, desc=True)
+        # Others' jobs are skipped, so read the registry a page at a time until ``FAILED_SHOWN`` are visible.
+        for start in range(0, FAILED_SCANNED, FAILED_SHOWN):
+            job_ids = registry.get_job_ids(start, start + FAILED_SHOWN - 1, desc=True)
             for job in Job.fetch_many(job_ids, connection=connection):
-                if job is not None and visible_to(job, user_id, operator=operator) and shown < limit:
+                if job is not None and visible_to(job, user_id, operator=operator) and shown < FAILED_SHOWN:
                     found.append(_failed_dict(name, job))
                     shown += 1
-            if shown >= limit or len(job_ids) < limit:
+            if shown >= FAILED_SHOWN or len(job_ids) < FAILED_SHOWN:
                 break
     found.sort(key=lambda item: item["ended_at"] or "", reverse=True)
-    return found[:limit]
+    return found[:FAILED_SHOWN]
 
 
 def _failed_dict(queue: str, job: Job) -> dict[str, Any]:

@@ -90,20 +90,15 @@ def queue(name: str, connection: redis.Redis) -> Queue:
 
 
 def submit_chat(connection: redis.Redis, request: ChatRequest, *, ttl_s: int, timeout_s: int, retries: int,
-                pipeline: redis.client.Pipeline | None = None) -> str:
-    """Store the request, append it to its thread's pending list and enqueue the digest job, atomically.
-
-    One MULTI/EXEC: if Redis goes away half-way, nothing is left behind (a pending entry without
+                pipeline: redis.client.Pipeline) -> str:
+    """Store the request, append it to its thread's pending list and enqueue the digest job, atomically: on
+    ``pipeline``, a transaction the caller started with ``multi()`` (as RQ expects of a pipeline it is handed) and
+    executes. One MULTI/EXEC: if Redis goes away half-way, nothing is left behind (a pending entry without
     its job would be processed later by the thread's next job, for a request the client was told failed).
-    With ``pipeline`` (a transaction the caller started with ``multi()``), the commands join it and
-    the caller executes it.
     """
-    pipe = pipeline if pipeline is not None else connection.pipeline(transaction=True)
-    if pipeline is None:
-        pipe.multi()  # explicit, as RQ expects of a pipeline it is handed
-    pipe.set(REQUEST_KEY % request.request_id, request.to_json(), ex=ttl_s)
-    pipe.rpush(PENDING_KEY % request.thread_id, request.request_id)
-    pipe.expire(PENDING_KEY % request.thread_id, ttl_s)
+    pipeline.set(REQUEST_KEY % request.request_id, request.to_json(), ex=ttl_s)
+    pipeline.rpush(PENDING_KEY % request.thread_id, request.request_id)
+    pipeline.expire(PENDING_KEY % request.thread_id, ttl_s)
     job = queue(PROMPT_QUEUE, connection).enqueue(
         DIGEST_JOB,
         request.request_id,
@@ -115,10 +110,8 @@ def submit_chat(connection: redis.Redis, request: ChatRequest, *, ttl_s: int, ti
         on_failure=Callback("workers.request_failure.on_failure"),
         description=f"digest {request.request_id}",
         meta=owner_meta(request.user_id),
-        pipeline=pipe,
+        pipeline=pipeline,
     )
-    if pipeline is None:
-        pipe.execute()
     return str(job.id)
 
 

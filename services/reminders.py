@@ -21,25 +21,24 @@ from services.zones import user_zone, zone_of
 
 MAX_TEXT = 500
 PAST_SLACK = dt.timedelta(seconds=60)
-STATUSES = ("active", "done", "cancelled")
 
 
 class ReminderInvalid(ValueError):
     """A reminder field that cannot be stored; the message says why."""
 
 
-def parse_instant(raw: Any, now: dt.datetime, *, field: str = "due_at") -> dt.datetime:
+def parse_instant(raw: Any, now: dt.datetime) -> dt.datetime:
     """An ISO 8601 instant with an offset or Z, not in the past, as UTC."""
     if not isinstance(raw, str) or not raw.strip():
-        raise ReminderInvalid(f"'{field}' must be an ISO 8601 time such as 2026-11-23T09:00:00+01:00")
+        raise ReminderInvalid("'due_at' must be an ISO 8601 time such as 2026-11-23T09:00:00+01:00")
     try:
         parsed = dt.datetime.fromisoformat(raw.strip().replace("z", "Z").replace("Z", "+00:00"))
     except ValueError:
-        raise ReminderInvalid(f"'{field}' is not an ISO 8601 time: {raw!r} (example: 2026-11-23T09:00:00Z)") from None
+        raise ReminderInvalid(f"'due_at' is not an ISO 8601 time: {raw!r} (example: 2026-11-23T09:00:00Z)") from None
     if parsed.tzinfo is None:
-        raise ReminderInvalid(f"'{field}' {raw!r} has no offset: add Z (UTC) or one like +01:00")
+        raise ReminderInvalid(f"'due_at' {raw!r} has no offset: add Z (UTC) or one like +01:00")
     if parsed < now - PAST_SLACK:
-        raise ReminderInvalid(f"'{field}' {raw!r} is in the past (now is {now.isoformat(timespec='seconds')})")
+        raise ReminderInvalid(f"'due_at' {raw!r} is in the past (now is {now.isoformat(timespec='seconds')})")
     return parsed.astimezone(dt.UTC)
 
 

@@ -167,8 +167,7 @@ class EventLog:
                       maxlen=REQUEST_LOG_MAXLEN, approximate=True)
         pipeline.expire(LOG_KEY % channel, self.ttl_s)
 
-    def publish_once(self, channel: str, event: str, data: dict[str, Any], key: str, *,
-                     key_ttl_s: int = USER_LOG_TTL_S) -> tuple[str, bool]:
+    def publish_once(self, channel: str, event: str, data: dict[str, Any], key: str) -> tuple[str, bool]:
         """Publish unless an event with this ``key`` was already published; returns (event id, new?).
 
         The check and the append are one Lua script, which Redis runs atomically: a crash can
@@ -178,7 +177,7 @@ class EventLog:
         payload = json.dumps(data, separators=(",", ":"))
         result = self.redis.eval(_PUBLISH_ONCE, 2, ONCE_KEY % key, LOG_KEY % channel, event, payload,
                                  USER_LOG_MAXLEN if is_user else REQUEST_LOG_MAXLEN,
-                                 USER_LOG_TTL_S if is_user else self.ttl_s, key_ttl_s, channel)
+                                 USER_LOG_TTL_S if is_user else self.ttl_s, USER_LOG_TTL_S, channel)
         event_id, fresh = result
         return as_text(event_id), bool(fresh)
 

@@ -108,14 +108,15 @@ class ServerWatch:
 OPEN_FILES_WANTED = 65536
 
 
-def raise_open_files_limit(wanted: int = OPEN_FILES_WANTED) -> int:
-    """Raise this process's soft open-files limit towards ``wanted`` (never past the hard limit); returns it.
+def raise_open_files_limit() -> int:
+    """Raise this process's soft open-files limit towards ``OPEN_FILES_WANTED`` (never past the hard limit);
+    returns it.
 
     Children inherit it. Many machines start processes at a soft limit of 1,024, and a web process
     holds one descriptor per open stream besides its pools: at 1,024 its thousandth stream is refused.
     """
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    target = OPEN_FILES_WANTED if hard == resource.RLIM_INFINITY else min(OPEN_FILES_WANTED, hard)
     if soft != resource.RLIM_INFINITY and soft < target:
         resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
         return target

@@ -193,12 +193,12 @@ def context_warmth(state: ThreadState, now: float) -> float:
     return round(depth * math.exp(-math.log(2) * max(0.0, now - state.last_active) / WARMTH_HALF_LIFE_S), 4)
 
 
-def history_text(working_memory: list[dict[str, Any]], *, assistant_name: str = "Engram") -> str:
+def history_text(working_memory: list[dict[str, Any]]) -> str:
     """Render working memory as plain text for a prompt (history goes in as text, not messages)."""
     lines: list[str] = []
     for item in working_memory:
         lines.append(f"User: {item.get('user', '')}")
         if item.get("reply"):
-            lines.append(f"{assistant_name}: {item['reply']}")
+            lines.append(f"Engram: {item['reply']}")
     return "\n".join(lines) if lines else "(no earlier messages in this conversation)"
 

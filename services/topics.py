@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import Row, bindparam, insert, select, text, update
+from sqlalchemy import Row, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from services.config_files import load_config
@@ -73,9 +73,8 @@ class TopicResult:
     topic: str
     confidence: float
     is_new: bool
-    similarity: float
     switched: bool
-    # With ``classify(defer_absorb=True)``: the centroid update the caller writes (None: nothing to write).
+    # The matched topic's centroid update the caller writes (None: nothing to write).
     update: CentroidUpdate | None = field(default=None, compare=False)
 
 
@@ -114,21 +113,14 @@ class TopicClassifier:
 
     def classify(
         self, session: Session, user_id: str, text_: str, embedding: np.ndarray | None, recent_topic: str | None,
-        *, search_ready: bool = False, defer_absorb: bool = False,
     ) -> TopicResult:
-        """Pick (or found) the user's topic for this message and update its centroid.
-
-        ``search_ready``: the caller's transaction already has ``SEARCH_SETTINGS`` (one round trip less).
-        ``defer_absorb``: return a matched topic's centroid update as ``TopicResult.update`` for the caller
-        to write (the digest writes it with the exchange) instead of writing it now.
-        """
+        """Pick (or found) the user's topic for this message, in the caller's transaction (which has
+        ``SEARCH_SETTINGS``); a matched topic's centroid update comes back as ``TopicResult.update`` for the
+        caller to write (the digest writes it with the exchange)."""
         if embedding is None:  # embedding failed: the design's fallback
             switched = recent_topic not in (None, GENERAL)
-            return TopicResult(GENERAL, self.config.fallback_confidence, False, 0.0, switched)
+            return TopicResult(GENERAL, self.config.fallback_confidence, False, switched)
         vector = np.asarray(embedding, dtype=np.float32)
-        if not search_ready:
-            session.execute(text("SELECT " + ", ".join(f"set_config('{name}', '{value}', true)"
-                                                       for name, value in SEARCH_SETTINGS.items())))
         candidates = self._nearest(session, user_id, vector)
         best, best_score, best_similarity = None, -1.0, 0.0
         for topic, similarity in candidates:
@@ -137,17 +129,14 @@ class TopicClassifier:
                 best, best_score, best_similarity = topic, score, similarity
         content = keywords(text_)
         if best is not None and (best_score >= self.config.match_threshold or not self._can_found(content)):
-            update = self._absorbed(best, vector)
-            if not defer_absorb:
-                session.execute(ABSORB, absorb_params(update))
             confidence = max(0.0, min(1.0, best_score))
-            return TopicResult(best.name, confidence, False, best_similarity, best.name != recent_topic,
-                               update if defer_absorb else None)
+            return TopicResult(best.name, confidence, False, best.name != recent_topic,
+                               self._absorbed(best, vector))
         if not self._can_found(content):
             # Too little to found a topic on ("ok", "thanks"): stay where the conversation is.
-            return TopicResult(recent_topic or GENERAL, self.config.fallback_confidence, False, 0.0, False)
+            return TopicResult(recent_topic or GENERAL, self.config.fallback_confidence, False, False)
         name = self._found(session, user_id, text_, vector)
-        return TopicResult(name, 1.0 - max(best_similarity, 0.0) / 2, True, 1.0, True)
+        return TopicResult(name, 1.0 - max(best_similarity, 0.0) / 2, True, True)
 
     def _can_found(self, content: list[str]) -> bool:
         return len(content) >= self.config.min_words_for_new_topic

@@ -28,7 +28,7 @@ from services.settings import Settings
 
 
 def start_postgres(tmp_path: Path) -> EmbeddedPostgres:
-    """Start PostgreSQL + pgvector with its data under ``tmp_path``; ``.dsn`` / ``.url`` to connect."""
+    """Start PostgreSQL + pgvector with its data under ``tmp_path``; ``.url`` to connect."""
     server = EmbeddedPostgres(tmp_path, port=free_port())
     # Registered before start: a start that fails half-way still leaves nothing running.
     atexit.register(server.stop)

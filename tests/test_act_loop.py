@@ -11,14 +11,14 @@ import pytest
 from sqlalchemy import func, select
 
 from services.act import loop as act_loop
-from services.act.config import ActConfig, CompactionConfig, DispatchLimits, LoopLimits
+from services.act.config import ActConfig, CompactionConfig, DispatchLimits, LoopLimits, load_act_config
 from services.act.dispatcher import ActDispatcher
 from services.act.models import NamedList, ScheduledItem
 from services.act.reply import act_reply
 from services.act.skills.base import ActionCancelled, ActionTicket, SessionGate, Skill
 from services.act.turn import INNATE_SKILLS, run_act_turn
 from services.db import Thread, User
-from services.memory.config import MemoryConfig
+from services.memory.config import MemoryConfig, load_memory_config
 from services.memory.facts import list_facts, remember_fact
 from services.queues import ChatRequest
 from services.streams import request_channel
@@ -101,6 +101,7 @@ def act(worker_context, person):
         understanding = _understanding(worker_context, thread_id)
         with worker_context.sessions.begin() as session:
             outcome = run_act_turn(worker_context, turn, understanding, session, config=cfg,
+                                   memory=load_memory_config(worker_context.settings.configs_dir),
                                    dispatcher=dispatcher(cfg))
             if fail_after:
                 raise RuntimeError("storing the exchange failed")
@@ -339,6 +340,12 @@ def test_skills_get_the_recall_settings_the_turn_was_given(worker_context, perso
 
 # --- the reply after the loop --------------------------------------------------------------------
 
+def worker_configs(context) -> dict:  # type: ignore[no-untyped-def]
+    """The ACT and memory configs a worker reads at start-up."""
+    return {"config": load_act_config(context.settings.configs_dir),
+            "memory": load_memory_config(context.settings.configs_dir)}
+
+
 def test_needs_info_turns_into_a_clarify_reply(worker_context, person, fake_llm):
     fake_llm.script(ToolCalls([("schedule", {"operation": "create", "text": "call mum", "due": "friday"})]), DONE,
                     Reply("What time on Friday?"))
@@ -346,7 +353,7 @@ def test_needs_info_turns_into_a_clarify_reply(worker_context, person, fake_llm)
     understanding = _understanding(worker_context)
     with worker_context.sessions.begin() as session:
         reply = act_reply(worker_context, _turn("Remind me on friday to call mum"), understanding, session,
-                          deltas.append)
+                          deltas.append, **worker_configs(worker_context))
     assert reply.reply_mode == "CLARIFY" and reply.text == "What time on Friday?" == "".join(deltas)
     assert "A detail is missing: the time of day" in fake_llm.requests[-1]["messages"][0]["content"]
     assert reply.trail[-1] == {"type": "end", "reason": "no_actions", "reply_mode": "CLARIFY", "iterations": 2}
@@ -362,7 +369,7 @@ def test_a_failed_reply_still_says_what_was_done(worker_context, person, fake_ll
     understanding = _understanding(worker_context)
     with worker_context.sessions.begin() as session:
         reply = act_reply(worker_context, _turn("Add milk to my shopping list"), understanding, session,
-                          lambda text: None)
+                          lambda text: None, **worker_configs(worker_context))
     assert reply.fallback is True
     assert reply.text.startswith("I had trouble writing a proper answer") and '"milk"' in reply.text
 
@@ -372,7 +379,8 @@ def test_confirmation_question_is_streamed_without_an_llm_call(worker_context, p
     deltas: list[str] = []
     understanding = _understanding(worker_context)
     with worker_context.sessions.begin() as session:
-        reply = act_reply(worker_context, _turn("hmm"), understanding, session, deltas.append)
+        reply = act_reply(worker_context, _turn("hmm"), understanding, session, deltas.append,
+                          **worker_configs(worker_context))
     assert reply.text.startswith("Before I do that") and "".join(deltas) == reply.text
     assert len(fake_llm.requests) == 1 and reply.trail[-1]["reply_mode"] == "CONFIRM"
 

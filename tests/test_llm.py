@@ -183,13 +183,13 @@ TOOLS = [{"type": "function", "function": {"name": "recall", "parameters": {"typ
 
 def test_tool_step_reads_native_calls_and_flags_bad_arguments(fake: FakeLLM, client: LLMClient) -> None:
     fake.script(ToolCalls([("recall", {"query": "cats"}), ("memorize", "{not json")], text="Looking."))
-    step = client.tool_step("act", USER, TOOLS, tool_choice="auto")
+    step = client.tool_step("act", USER, TOOLS)
     assert step.text == "Looking." and step.data is None
     assert [(c.id, c.name, c.arguments, c.arguments_error) for c in step.calls[:1]] == [
         ("call_0", "recall", {"query": "cats"}, None)]
     assert step.calls[1].name == "memorize" and step.calls[1].arguments == {}
     assert "not valid JSON" in (step.calls[1].arguments_error or "")
-    assert fake.requests[0]["tools"] == TOOLS and fake.requests[0]["tool_choice"] == "auto"
+    assert fake.requests[0]["tools"] == TOOLS
 
 
 def test_tool_step_falls_back_to_actions_json_in_text(fake: FakeLLM, client: LLMClient) -> None:
@@ -305,12 +305,12 @@ def test_shipped_agents_toml_covers_every_role() -> None:
     assert roles["respond"].stream and not roles["memory_chunker"].stream
 
 
-def test_default_table_is_inherited_and_default_model_replaced(tmp_path: Path) -> None:
+def test_default_table_is_inherited(tmp_path: Path) -> None:
     (tmp_path / "agents.toml").write_text(
         '[default]\nmodel = "default"\ntimeout_s = 9\n[respond]\nstream = true\n[act]\nmodel = "big"\n'
         "[drift]\nmax_tokens = 99\n")
-    roles = load_role_configs(tmp_path, default_model="small")
-    assert roles["respond"] == RoleConfig(model="small", timeout_s=9, stream=True)
+    roles = load_role_configs(tmp_path)
+    assert roles["respond"] == RoleConfig(model="default", timeout_s=9, stream=True)
     assert roles["act"].model == "big" and roles["clarify"].timeout_s == 9
     assert roles["drift"].max_tokens == 99
 

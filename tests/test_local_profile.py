@@ -265,14 +265,22 @@ def test_the_fast_reply_is_written_from_the_result() -> None:
 
 # --- chat priority and LLM health ---------------------------------------------------------------
 
+def marked(priority: ChatPriority, request_id: str) -> None:
+    """A chat turn's in-flight mark, as the digest sets it."""
+    pipeline = priority.redis.pipeline()
+    priority.mark(pipeline, request_id)
+    pipeline.execute()
+
+
 def test_background_llm_calls_wait_while_a_chat_turn_generates() -> None:
     connection = fakeredis.FakeRedis()
     priority = ChatPriority(connection)
-    with priority.chat_turn("req-1"):
-        waiter = threading.Thread(target=priority.wait_for_chat, args=("memory_chunker",))
-        waiter.start()
-        time.sleep(0.3)
-        assert waiter.is_alive()  # still waiting: the chat turn is generating
+    marked(priority, "req-1")
+    waiter = threading.Thread(target=priority.wait_for_chat, args=("memory_chunker",))
+    waiter.start()
+    time.sleep(0.3)
+    assert waiter.is_alive()  # still waiting: the chat turn is generating
+    priority.clear("req-1")
     waiter.join(timeout=2)
     assert not waiter.is_alive()
 
@@ -281,9 +289,9 @@ def test_a_stale_chat_mark_does_not_block_housekeeping() -> None:
     connection = fakeredis.FakeRedis()
     clock = [1000.0]
     priority = ChatPriority(connection, clock=lambda: clock[0])
-    with priority.chat_turn("crashed-worker"):
-        clock[0] += 500  # the mark expired: its worker died without clearing it
-        assert priority.chats_in_flight() == 0
+    marked(priority, "crashed-worker")
+    clock[0] += 500  # the mark expired: its worker died without clearing it
+    assert priority.chats_in_flight() == 0
 
 
 def test_health_reports_a_crashed_llm_until_a_turn_is_answered_again() -> None:

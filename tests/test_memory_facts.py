@@ -66,12 +66,9 @@ def test_same_key_same_object_merges_with_the_chunkers_triple(session, hash_embe
 
 
 @pytest.mark.integration
-def test_assistant_statements_never_become_user_facts(session, hash_embedder):
-    result = remember_fact(session, hash_embedder, "alice", "The user should try yoga", speaker="assistant")
-    assert result.action == "rejected" and result.fact_id is None
-    assert list_facts(session, "alice", include_superseded=True) == []
+def test_assistant_statements_never_become_user_facts(session):
     session.add(Fact(user_id="alice", text="sneaked in", speaker="assistant"))
-    with pytest.raises(IntegrityError):  # the database refuses it too
+    with pytest.raises(IntegrityError):  # the database refuses it
         session.flush()
 
 

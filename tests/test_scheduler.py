@@ -77,7 +77,11 @@ import workers.scheduler
 from rq import Queue
 from services.queues import PROMPT_QUEUE, ChatRequest, submit_chat
 connection = fakeredis.FakeRedis()
-submit_chat(connection, ChatRequest("r1", "u1", "t1", "hi", "api", 0.0), ttl_s=60, timeout_s=60, retries=0)
+pipe = connection.pipeline(transaction=True)
+pipe.multi()
+request = ChatRequest("r1", "u1", "t1", "hi", "api", 0.0)
+submit_chat(connection, request, ttl_s=60, timeout_s=60, retries=0, pipeline=pipe)
+pipe.execute()
 before = set(sys.modules)
 assert callable(Queue(PROMPT_QUEUE, connection=connection).fetch_job("digest-r1").failure_callback)
 print(" ".join(sorted(set(sys.modules) - before)))

@@ -12,7 +12,16 @@ from sqlalchemy.orm import Session
 
 from services.db import ConversationSession, Exchange, Thread, Topic, User
 from services.sessions import close_quiet_sessions, place_in_session
-from services.topics import GENERAL, TopicClassifier, TopicConfig, blend_centroid, keywords, topic_name
+from services.topics import (
+    ABSORB,
+    GENERAL,
+    TopicClassifier,
+    TopicConfig,
+    absorb_params,
+    blend_centroid,
+    keywords,
+    topic_name,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -21,6 +30,14 @@ def unit(*values: float) -> np.ndarray:
     vector = np.zeros(384, dtype=np.float32)
     vector[: len(values)] = values
     return vector / np.linalg.norm(vector)
+
+
+def classify(db: Session, classifier: TopicClassifier, *args):  # type: ignore[no-untyped-def]
+    """As a turn does: classify, then write the matched topic's centroid (the digest's part)."""
+    result = classifier.classify(db, *args)
+    if result.update is not None:
+        db.execute(ABSORB, absorb_params(result.update))
+    return result
 
 
 @pytest.fixture
@@ -50,12 +67,12 @@ def test_centroid_is_a_capped_running_mean():
 
 def test_new_topic_then_match_then_switch(db):
     classifier = TopicClassifier(TopicConfig())
-    first = classifier.classify(db, "alice", "planning a hiking trip to Norway", unit(1, 0.1), None)
+    first = classify(db, classifier, "alice", "planning a hiking trip to Norway", unit(1, 0.1), None)
     assert first.is_new and first.topic == "planning-hiking-norway"
-    same = classifier.classify(db, "alice", "which trail near Bergen is best", unit(1, 0.2), first.topic)
+    same = classify(db, classifier, "alice", "which trail near Bergen is best", unit(1, 0.2), first.topic)
     assert same.topic == first.topic and not same.is_new and not same.switched
     assert same.confidence > 0.9
-    other = classifier.classify(db, "alice", "my sourdough starter smells odd", unit(0, 0, 1), first.topic)
+    other = classify(db, classifier, "alice", "my sourdough starter smells odd", unit(0, 0, 1), first.topic)
     assert other.is_new and other.switched and other.topic != first.topic
     count = db.scalar(select(Topic.message_count).where(Topic.name == first.topic))
     assert count == 2
@@ -65,9 +82,9 @@ def test_recent_topic_bonus_keeps_a_borderline_message(db):
     classifier = TopicClassifier(TopicConfig(match_threshold=0.5, recent_bonus=0.2))
     borderline = unit(1, 2)  # cosine 0.447 to the topic: below the threshold alone, above with the bonus
     for user in ("alice", "bob"):
-        base = classifier.classify(db, user, "budget spreadsheet for the household", unit(1, 0), None)
+        base = classify(db, classifier, user, "budget spreadsheet for the household", unit(1, 0), None)
         recent = base.topic if user == "alice" else None
-        result = classifier.classify(db, user, "groceries electricity rent numbers", borderline, recent)
+        result = classify(db, classifier, user, "groceries electricity rent numbers", borderline, recent)
         if user == "alice":
             assert result.topic == base.topic and not result.is_new
         else:
@@ -75,21 +92,21 @@ def test_recent_topic_bonus_keeps_a_borderline_message(db):
 
 
 def test_embedding_failure_is_general_with_low_confidence(db):
-    result = TopicClassifier(TopicConfig()).classify(db, "alice", "anything at all", None, None)
+    result = classify(db, TopicClassifier(TopicConfig()), "alice", "anything at all", None, None)
     assert result.topic == GENERAL and result.confidence <= 0.1
 
 
 def test_phatic_messages_do_not_found_topics(db):
     classifier = TopicClassifier(TopicConfig())
-    result = classifier.classify(db, "alice", "ok thanks!", unit(0.3, 0.3, 0.3), "cooking")
+    result = classify(db, classifier, "alice", "ok thanks!", unit(0.3, 0.3, 0.3), "cooking")
     assert result.topic == "cooking" and not result.is_new
     assert db.scalar(select(Topic.id)) is None
 
 
 def test_topics_are_per_user(db):
     classifier = TopicClassifier(TopicConfig())
-    alice = classifier.classify(db, "alice", "quantum computing lecture notes", unit(1, 0), None)
-    bob = classifier.classify(db, "bob", "quantum computing lecture notes", unit(1, 0), None)
+    alice = classify(db, classifier, "alice", "quantum computing lecture notes", unit(1, 0), None)
+    bob = classify(db, classifier, "bob", "quantum computing lecture notes", unit(1, 0), None)
     assert alice.is_new and bob.is_new
     assert db.scalar(select(Topic.user_id).where(Topic.name == alice.topic, Topic.user_id == "bob")) == "bob"
 

@@ -214,7 +214,7 @@ def user_text(request: ChatRequest, reply: Reply) -> str:
 
 
 def remember(context: WorkerContext, turn: Turn, understanding: Understanding, reply: Reply, exchange_id: int,
-             pipeline: redis.client.Pipeline | None = None) -> None:
+             pipeline: redis.client.Pipeline) -> None:
     """Update the Redis thread (working memory, last mode, topic) after the durable store (on ``pipeline``)."""
     request = turn.request
     entry = {

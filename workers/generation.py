@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from services.act.critic import awaits_confirmation, pending_confirmation
-from services.act.reply import act_reply
+from services.act.reply import act_reply, empty_completion
 from services.llm.completion import Completion
 from services.llm.fallback import generate_with_fallback
 from services.llm.guard import ScaffoldGuard
@@ -128,7 +128,7 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
         return Reply(text=act.text, completion=act.completion, fallback=act.fallback, tool_trail=act.trail,
                      unsent=deltas.take_unsent())
     if understanding.mode == "IGNORE":
-        return Reply(text="", completion=_empty_completion())
+        return Reply(text="", completion=empty_completion())
     messages = build_messages(context, turn, understanding)
     deltas = DeltaPublisher(context, turn)
     role = prompt_name(understanding, llm_profile(context).compact)
@@ -180,7 +180,3 @@ def build_messages(context: WorkerContext, turn: Turn, understanding: Understand
         missing=understanding.signals.get("missing", "") or "the details needed",
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": request.text}]
-
-
-def _empty_completion() -> Completion:
-    return Completion(text="", model="", prompt_tokens=0, completion_tokens=0, total_tokens=0, latency_s=0.0)

@@ -40,14 +40,13 @@ def process_in_order(
     process: Callable[[ChatRequest], None],
     *,
     wait_s: float,
-    lease_ttl_ms: int = 15_000,
 ) -> str:
     """Run ``process`` for every unfinished message of the thread up to and including ``request``."""
     deadline = time.monotonic() + wait_s
     while True:
         # One round trip: the lease, and what the holder needs first (the thread's pending head and
         # whether this message is finished), or what a waiter needs (whether it is finished).
-        lease = ThreadLease(connection, request.thread_id, ttl_ms=lease_ttl_ms, holder=process_key())
+        lease = ThreadLease(connection, request.thread_id, holder=process_key())
         acquired, head_id, finished = lease.claim(request.request_id)
         if acquired:
             with _renewing(lease) as done:

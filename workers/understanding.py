@@ -90,15 +90,13 @@ class Understanding:
 
 
 def understand(context: WorkerContext, request: ChatRequest,
-               snapshot: tuple[ThreadState, list[dict[str, Any]]] | None = None) -> Understanding:
-    """Embed, classify the topic, place the session, recall, route.
-
-    ``snapshot``: the thread's state and working memory when the caller has read them (else read here).
-    """
+               snapshot: tuple[ThreadState, list[dict[str, Any]]]) -> Understanding:
+    """Embed, classify the topic, place the session, recall, route (``snapshot``: the thread's state and working
+    memory, which the digest read with the turn's request)."""
     started = time.perf_counter()
     embedding = embed_once(context, request.text)
     embedded_s = time.perf_counter() - started
-    state, working_memory = snapshot if snapshot is not None else context.threads.snapshot(request.thread_id)
+    state, working_memory = snapshot
     # Recall and placement share one short transaction: one BEGIN/COMMIT (and pool check-out) per turn.
     with context.sessions.begin() as db:
         now = dt.datetime.now(dt.UTC)
@@ -180,8 +178,8 @@ def classify_and_place(
 ) -> tuple[TopicResult, SessionStep, list[int]]:
     """Topic (with centroid update) and session, in the caller's transaction (opened with ``TURN_SETTINGS``);
     the closed session's exchanges."""
-    result = context.topics.classify(db, request.user_id, request.text, embedding, state.topic, search_ready=True,
-                                     defer_absorb=True)  # the centroid moves after the reply (digest.move_topic)
+    # The centroid moves after the reply (digest.move_topic).
+    result = context.topics.classify(db, request.user_id, request.text, embedding, state.topic)
     step = place_in_session(
         db, request.user_id, request.thread_id, result.topic, switched=result.switched, now=now,
         idle_after_s=SESSION_IDLE_S,

@@ -91,15 +91,15 @@ def _fact_texts(chunks: list[dict[str, Any]]) -> list[str]:
     return [fact["text"] for chunk in chunks for fact in chunk["facts"]]
 
 
-def enrich_chunks(sessions: sessionmaker[Session], embedder: Any, user: str = USER) -> tuple[int, int]:
-    """A chunk for every exchange of ``user`` without one (and its facts); returns (chunks, facts stored)."""
+def enrich_chunks(sessions: sessionmaker[Session], embedder: Any) -> tuple[int, int]:
+    """A chunk for every exchange of ``USER`` without one (and its facts); returns (chunks, facts stored)."""
     rng, chunks_done, facts_done, after = random.Random(3), 0, 0, 0
     while True:
         with sessions.begin() as session:
             rows = session.execute(text(
                 "SELECT e.id, e.user_id, e.session_id, e.user_text, e.reply FROM exchanges e WHERE e.user_id = :u "
                 "AND e.id > :after AND NOT EXISTS (SELECT 1 FROM memory_chunks c WHERE c.exchange_id = e.id) "
-                "ORDER BY e.id LIMIT :n"), {"u": user, "after": after, "n": BATCH}).all()
+                "ORDER BY e.id LIMIT :n"), {"u": USER, "after": after, "n": BATCH}).all()
             if not rows:
                 return chunks_done, facts_done
             chunks = [chunk_of(row.user_text or "", row.reply or "", rng, row.id % FACT_EVERY == 0) for row in rows]
@@ -112,8 +112,8 @@ def enrich_chunks(sessions: sessionmaker[Session], embedder: Any, user: str = US
             after = rows[-1].id
 
 
-def enrich_episodes(sessions: sessionmaker[Session], embedder: Any, user: str = USER) -> int:
-    """An episode for every session of ``user`` without one, told from its exchanges' chunks' gists."""
+def enrich_episodes(sessions: sessionmaker[Session], embedder: Any) -> int:
+    """An episode for every session of ``USER`` without one, told from its exchanges' chunks' gists."""
     with sessions.begin() as session:
         found = session.execute(text(
             "SELECT s.id, s.user_id, s.topic, s.started_at, s.ended_at, array_agg(e.id ORDER BY e.id) AS ids, "
@@ -121,7 +121,7 @@ def enrich_episodes(sessions: sessionmaker[Session], embedder: Any, user: str = 
             "array_agg(c.chunk->'gists'->>0 ORDER BY e.id) AS gists FROM sessions s "
             "JOIN exchanges e ON e.session_id = s.id LEFT JOIN memory_chunks c ON c.exchange_id = e.id "
             "WHERE s.user_id = :u AND NOT EXISTS (SELECT 1 FROM episodes p WHERE p.session_id = s.id) "
-            "GROUP BY s.id"), {"u": user}).all()
+            "GROUP BY s.id"), {"u": USER}).all()
         episodes = [validate_episode({
             "title": f"Conversation about {row.topic}", "gist": next((g for g in row.gists if g), row.topic),
             "summary": " ".join(g for g in row.gists[:6] if g), "salience": 0.5}) for row in found]

@@ -34,12 +34,12 @@ class Assessment:
     reasons: list[str] = field(default_factory=list)
 
 
-def live_pending(extra: dict[str, Any], ttl_s: float, now: float | None = None) -> dict[str, Any] | None:
+def live_pending(extra: dict[str, Any], ttl_s: float) -> dict[str, Any] | None:
     """The thread's pending action, unless it is missing or stale."""
     pending = extra.get(PENDING_FIELD)
     if not isinstance(pending, dict):
         return None
-    if (now or time.time()) - float(pending.get("created_at", 0)) > ttl_s:
+    if time.time() - float(pending.get("created_at", 0)) > ttl_s:
         return None
     return pending
 
@@ -85,8 +85,7 @@ class Critic:
             notes.append("empty query → the person's message")
         return fixed, notes
 
-    def assess(self, skill: Skill, arguments: Arguments, evidence: str, now: Any = None, zone: Any = None
-               ) -> Assessment:
+    def assess(self, skill: Skill, arguments: Arguments, evidence: str, now: Any, zone: Any) -> Assessment:
         """Run now, or ask first? Only consequential actions can be held back."""
         if skill.always_confirm:
             return Assessment(False, 0.0, [f"{skill.name} always asks first"])
@@ -120,7 +119,7 @@ class Critic:
 def _time_matches(due: str, evidence: str, now: Any, zone: Any) -> bool:
     """False only when the person named clock times and the due time is none of them."""
     said = _clock_times(evidence)
-    if not said or now is None or zone is None:
+    if not said:
         return True
     try:
         local = parse_due(due, now, zone).local

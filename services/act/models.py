@@ -12,6 +12,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from services.db import Base
 
 SCHEDULE_KINDS = ("reminder", "prompt")
+SCHEDULE_STATUSES = ("active", "done", "cancelled")
 GOAL_STATES = ("active", "paused", "done", "abandoned")
 
 
@@ -91,5 +92,5 @@ def active_reminder_count(session: Session, user_id: str) -> int:
     return int(session.scalar(query) or 0)
 
 
-__all__ = ["GOAL_STATES", "SCHEDULE_KINDS", "Goal", "ListItem", "NamedList", "ScheduledItem", "active_reminder_count",
-           "list_counts"]
+__all__ = ["GOAL_STATES", "SCHEDULE_KINDS", "SCHEDULE_STATUSES", "Goal", "ListItem", "NamedList", "ScheduledItem",
+           "active_reminder_count", "list_counts"]

@@ -13,14 +13,13 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from services.act.models import GOAL_STATES, SCHEDULE_KINDS, Goal, ListItem, NamedList, ScheduledItem
+from services.act.models import GOAL_STATES, SCHEDULE_KINDS, SCHEDULE_STATUSES, Goal, ListItem, NamedList, ScheduledItem
 from services.act.recurrence import RecurrenceError, normalize_rule
 from services.db import insert
 from services.memory.models import from_iso, iso
 
 SECTIONS = {"lists": ("name",), "reminders": ("kind", "text", "due_at"), "goals": ("text",)}
 TIME_KEYS = ("due_at", "fired_at")
-STATUSES = ("active", "done", "cancelled")
 
 
 def export_owned(session: Session, user_id: str) -> dict[str, list[dict[str, Any]]]:
@@ -52,8 +51,8 @@ def check_owned(section: str, index: int, item: dict[str, Any]) -> str | None:
     if section == "reminders":
         if item.get("kind") not in SCHEDULE_KINDS:
             return f"{where}.kind must be one of {', '.join(SCHEDULE_KINDS)}"
-        if item.get("status", "active") not in STATUSES:
-            return f"{where}.status must be one of {', '.join(STATUSES)}"
+        if item.get("status", "active") not in SCHEDULE_STATUSES:
+            return f"{where}.status must be one of {', '.join(SCHEDULE_STATUSES)}"
         if item.get("recurrence"):
             try:
                 normalize_rule(str(item["recurrence"]))

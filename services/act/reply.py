@@ -50,8 +50,8 @@ class ActReply:
 
 
 def act_reply(context: Any, turn: ActTurn, understanding: Any, session: Session, on_delta: Callable[[str], None],
-              on_retry: Callable[[], None] | None = None, *, config: ActConfig | None = None,
-              memory: MemoryConfig | None = None, dispatcher: ActDispatcher | None = None,
+              on_retry: Callable[[], None] | None = None, *, config: ActConfig, memory: MemoryConfig,
+              dispatcher: ActDispatcher | None = None,
               profile: LLMProfile | None = None) -> ActReply:
     """Run the ACT loop for the turn and generate its reply (streamed through ``on_delta``).
 
@@ -161,5 +161,6 @@ def _reason_text(outcome: ActOutcome) -> str:
 
 
 def empty_completion() -> Completion:
-    """The completion of a reply written without an LLM call (a confirmation question): no tokens, no time."""
+    """The completion of a reply written without an LLM call (a confirmation question, an empty message): no
+    tokens, no time."""
     return Completion(text="", model="", prompt_tokens=0, completion_tokens=0, total_tokens=0, latency_s=0.0)

@@ -10,14 +10,14 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from services.act.config import ActConfig, load_act_config
+from services.act.config import ActConfig
 from services.act.dispatcher import ActDispatcher
 from services.act.loop import ActLoop, ActOutcome, ActTurn
 from services.act.skills import associate, forget, goals, introspect, lists, memorize, recall, schedule
 from services.act.skills.base import Skill
 from services.act.small_plan import plan_step
 from services.act.transaction import statement_timeout
-from services.memory.config import MemoryConfig, load_memory_config
+from services.memory.config import MemoryConfig
 
 INNATE_SKILLS: tuple[Skill, ...] = (recall.SKILL, memorize.SKILL, introspect.SKILL, associate.SKILL,
                                     schedule.SKILL, lists.SKILL, goals.SKILL, forget.SKILL)
@@ -30,16 +30,14 @@ def innate_dispatcher(config: ActConfig) -> ActDispatcher:
 
 
 def run_act_turn(context: Any, turn: ActTurn, understanding: Any, session: Session, *,
-                 config: ActConfig | None = None, dispatcher: ActDispatcher | None = None,
-                 memory: MemoryConfig | None = None, fast_path: bool = False) -> ActOutcome:
+                 config: ActConfig, memory: MemoryConfig, dispatcher: ActDispatcher | None = None,
+                 fast_path: bool = False) -> ActOutcome:
     """Run the loop for one message; never raises for skill or LLM failures (they end up in the trail).
 
-    Workers pass the configs they read once at start-up; without them the files are read here.
-    ``fast_path`` (the small-model profile): try services/act/fastpath.py's plain requests, then one planning
-    call of services/act/small_plan.py, instead of the multi-step loop.
+    ``config``, ``memory``: what the worker read at start-up. ``fast_path`` (the small-model profile): try
+    services/act/fastpath.py's plain requests, then one planning call of services/act/small_plan.py, instead of
+    the multi-step loop.
     """
-    config = config or load_act_config(context.settings.configs_dir)
-    memory = memory or load_memory_config(context.settings.configs_dir)
     if fast_path:  # a small model: no tool schemas built for a loop it does not run
         config = replace(config, loop=replace(config.loop, max_iterations=1, native_tools=False))
     loop = ActLoop(context, turn, understanding, session, config, dispatcher or innate_dispatcher(config), memory)

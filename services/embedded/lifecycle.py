@@ -67,11 +67,11 @@ def to_libpq_url(url: str) -> str:
 
 
 @contextlib.contextmanager
-def _file_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+def _file_lock(path: Path) -> Iterator[None]:
     """Exclusive fcntl lock, so two processes starting together don't both initdb or start."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as handle:
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
         while True:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -24,7 +24,6 @@ from services.embedded.lifecycle import (
     remembered_port,
     running_process,
     tail,
-    to_libpq_url,
     wait_gone,
 )
 from services.errors import EmbeddedServerError
@@ -122,26 +121,16 @@ class EmbeddedPostgres(EmbeddedServer):
 
     @property
     def url(self) -> str:
-        """SQLAlchemy URL (psycopg 3 driver); ``to_libpq_url`` gives the plain form."""
+        """SQLAlchemy URL (psycopg 3 driver); ``lifecycle.to_libpq_url`` gives the plain form."""
         if self.port is None:
             raise EmbeddedServerError("postgres is not started")
         return f"postgresql+psycopg://{PG_USER}@{HOST}:{self.port}/{PG_DATABASE}"
-
-    @property
-    def dsn(self) -> str:
-        """Plain ``postgresql://`` URL for psycopg and psql."""
-        return to_libpq_url(self.url)
 
     @property
     def pid(self) -> int | None:
         """The postmaster's pid while it runs, else None."""
         info = self._postmaster()
         return info[0] if info is not None and running_process(info[0], PG_NAMES) is not None else None
-
-    def is_running(self) -> bool:
-        """True when this data dir's postmaster is alive and answers on its port."""
-        info = self._postmaster()
-        return info is not None and running_process(info[0], PG_NAMES) is not None and self._answers(info[1])
 
     def _start_locked(self) -> bool:
         if self._adopt():

@@ -68,11 +68,6 @@ class EmbeddedRedis(EmbeddedServer):
         """The server's pid while it runs, else None."""
         return self._pid()
 
-    def is_running(self) -> bool:
-        """True when a Valkey serving this data dir answers on the remembered port."""
-        port = self.port or self._stored_port()
-        return port is not None and self._answers(port)
-
     def _start_locked(self) -> bool:
         self.dir.mkdir(parents=True, exist_ok=True)
         if self._adopt():

@@ -112,12 +112,9 @@ class LLMClient:
         completion, _ = self._complete(role, messages, {"response_format": response_format})
         return parse_json_object(completion.text), replace(completion, attempts=earlier_attempts + completion.attempts)
 
-    def tool_step(self, role: str, messages: list[Message], tools: list[dict[str, Any]],
-                  tool_choice: str | dict[str, Any] | None = None) -> ToolStep:
+    def tool_step(self, role: str, messages: list[Message], tools: list[dict[str, Any]]) -> ToolStep:
         """One ACT step: text plus requested tool calls (native, or an ``{"actions": [...]}`` object in the text)."""
         extra: dict[str, Any] = {"tools": tools} if tools else {}
-        if tool_choice is not None:
-            extra["tool_choice"] = tool_choice
         completion, message = self._complete(role, messages, extra, allow_empty=True)
         native = getattr(message, "tool_calls", None) or []
         if native:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import redis
 
@@ -32,20 +31,8 @@ class ChatPriority:
         self.max_wait_s = max_wait_s
         self.clock = clock
 
-    @contextmanager
-    def chat_turn(self, request_id: str) -> Iterator[None]:
-        """Hold the mark while the turn's LLM calls run."""
-        try:
-            self.redis.zadd(CHAT_IN_FLIGHT_KEY, {request_id: self.clock() + MARK_TTL_S})
-        except redis.RedisError:
-            logger.warning("could not mark chat turn %s as in flight", request_id)
-        try:
-            yield
-        finally:
-            self.clear(request_id)
-
     def mark(self, pipeline: redis.client.Pipeline, request_id: str) -> None:
-        """Queue the turn's in-flight mark on the caller's pipeline (``chat_turn``'s start, without a round trip)."""
+        """Queue the turn's in-flight mark on the caller's pipeline (the digest's opening transaction)."""
         pipeline.zadd(CHAT_IN_FLIGHT_KEY, {request_id: self.clock() + MARK_TTL_S})
 
     def clear(self, request_id: str, pipeline: redis.client.Pipeline | None = None) -> None:

@@ -4,7 +4,7 @@ sampling, token cap and timeout."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +30,9 @@ class RoleConfig:
     context_window: int = 4096
 
 
-def load_role_configs(configs_dir: Path, default_model: str | None = None) -> dict[str, RoleConfig]:
-    """Read ``agents.toml``: ``[default]`` plus per-role overrides; every known role is present.
-
-    Args:
-        configs_dir: folder holding ``agents.toml`` (missing file → built-in defaults).
-        default_model: replaces the model name ``default`` (e.g. a model the operator chose).
-    """
+def load_role_configs(configs_dir: Path) -> dict[str, RoleConfig]:
+    """Read ``configs_dir/agents.toml`` (missing file → built-in defaults): ``[default]`` plus per-role overrides;
+    every known role is present."""
     path = Path(configs_dir) / "agents.toml"
     data = read_toml(path)
     if data is None:
@@ -44,11 +40,7 @@ def load_role_configs(configs_dir: Path, default_model: str | None = None) -> di
         data = {}
     base = _role_from_table(RoleConfig(), data.get("default", {}), "default")
     names = dict.fromkeys([*ROLES, *(key for key in data if key != "default")])
-    roles = {"default": base} | {name: _role_from_table(base, data.get(name, {}), name) for name in names}
-    if default_model:
-        roles = {name: replace(cfg, model=default_model) if cfg.model == DEFAULT_MODEL else cfg
-                 for name, cfg in roles.items()}
-    return roles
+    return {"default": base} | {name: _role_from_table(base, data.get(name, {}), name) for name in names}
 
 
 def with_overrides(roles: dict[str, RoleConfig], overrides: dict[str, Any], label: str) -> dict[str, RoleConfig]:

@@ -70,12 +70,13 @@ def unit_interval(value: Any, name: str) -> float:
     return float(value)
 
 
-def _strings(value: Any, name: str, max_chars: int = 300) -> list[str]:
+def string_list(value: Any, name: str) -> list[str]:
+    """Up to ``MAX_ITEMS`` non-blank strings of at most 300 characters (None: none)."""
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ChunkInvalid(f"{name} must be a list of strings")
-    return [clean_text(item, max_chars) for item in value if item.strip()][:MAX_ITEMS]
+    return [clean_text(item, 300) for item in value if item.strip()][:MAX_ITEMS]
 
 
 def _fact(item: Any) -> dict[str, Any]:
@@ -106,7 +107,7 @@ def validate_chunk(data: Any) -> dict[str, Any]:
         raise ChunkInvalid("a chunk must be a JSON object")
     gists = data.get("gists", data.get("gist"))
     gists = [gists] if isinstance(gists, str) else gists
-    gists = _strings(gists, "gists")
+    gists = string_list(gists, "gists")
     if not gists:
         raise ChunkInvalid("a chunk needs at least one gist")
     facts = data.get("facts") or []
@@ -122,7 +123,7 @@ def validate_chunk(data: Any) -> dict[str, Any]:
         "entities": [_entity(item) for item in entities][:MAX_ITEMS],
         "emotion": clean_text(emotion or "neutral", 60),
         "salience": unit_interval(data.get("salience"), "salience"),
-        "open_loops": _strings(data.get("open_loops"), "open_loops"),
+        "open_loops": string_list(data.get("open_loops"), "open_loops"),
     }
 
 
@@ -148,18 +149,18 @@ def store_chunk(session: Session, embedder: Embedder, exchange: Exchange, chunk:
     vectors = embedder.embed_many([fact["text"] for fact in user_facts]) if user_facts else []
     for fact, vector in zip(user_facts, vectors, strict=True):
         stored.facts.append(remember_fact(
-            session, embedder, exchange.user_id, fact["text"], speaker="user", confidence=fact["confidence"],
+            session, embedder, exchange.user_id, fact["text"], confidence=fact["confidence"],
             source_exchange_id=exchange.id, salience=chunk["salience"], subject=fact.get("subject"),
             predicate=fact.get("predicate"), object=fact.get("object"), embedding=vector, config=facts_config))
     return stored
 
 
-def store_failure(session: Session, exchange: Exchange, error: str, model: str | None = None) -> bool:
+def store_failure(session: Session, exchange: Exchange, error: str) -> bool:
     """Record that enrichment gave up on this exchange (so episodes stop waiting for it)."""
     chunk_id = session.scalar(
         insert(MemoryChunk)
         .values(user_id=exchange.user_id, exchange_id=exchange.id, session_id=exchange.session_id, status="failed",
-                chunk=None, salience=None, model=model, error=error[:1000])
+                chunk=None, salience=None, model=None, error=error[:1000])
         .on_conflict_do_nothing(index_elements=["exchange_id"])
         .returning(MemoryChunk.id)
     )

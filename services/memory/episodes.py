@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from services.db import ConversationSession, Exchange, insert
 from services.embeddings import Embedder
-from services.memory.chunks import ChunkInvalid, unit_interval
+from services.memory.chunks import ChunkInvalid, string_list, unit_interval
 from services.memory.facts import clean_text
 from services.memory.models import Episode, MemoryChunk, iso
 
@@ -58,10 +58,7 @@ def validate_episode(data: Any) -> dict[str, Any]:
     if not episode["title"]:
         raise ChunkInvalid("an episode needs a title")
     episode["salience"] = unit_interval(data.get("salience"), "salience")
-    loops = data.get("open_loops") or []
-    if not isinstance(loops, list) or not all(isinstance(item, str) for item in loops):
-        raise ChunkInvalid("open_loops must be a list of strings")
-    episode["open_loops"] = [clean_text(item, 300) for item in loops if item.strip()][:12]
+    episode["open_loops"] = string_list(data.get("open_loops") or [], "open_loops")
     return episode
 
 

@@ -55,8 +55,8 @@ _FACTS_LOCK = "SELECT pg_advisory_xact_lock(hashtext('facts:' || :user))"
 
 @dataclass(frozen=True)
 class FactResult:
-    fact_id: int | None
-    action: str  # "inserted" | "merged" | "superseded" | "rejected"
+    fact_id: int
+    action: str  # "inserted" | "merged" | "superseded"
     superseded_id: int | None = None
 
 
@@ -117,23 +117,19 @@ def _same_object(a: str | None, b: str | None) -> bool:
     return norm[0] == norm[1]
 
 
-def remember_fact(session: Session, embedder: Embedder, user_id: str, text: str, *, speaker: str = "user",
+def remember_fact(session: Session, embedder: Embedder, user_id: str, text: str, *,
                   confidence: float = 1.0, source_exchange_id: int | None = None, salience: float = 0.5,
                   subject: str | None = None, predicate: str | None = None, object: str | None = None,
                   embedding: np.ndarray | None = None, config: FactsConfig | None = None) -> FactResult:
     """Store a fact about the user: insert, merge into a duplicate, or supersede a contradicted one.
 
     Args:
-        speaker: who stated it; anything but "user" is rejected (never a fact about the user).
         confidence, salience: 0–1 (ValueError otherwise).
         subject, predicate, object: the triple when known (the chunker's); parsed from the text otherwise.
         embedding: the text's vector if the caller has it.
     """
     cfg = config or FactsConfig()
     body = clean_text(text, cfg.max_chars)
-    if speaker != "user":
-        logger.debug("not storing an assistant statement as a user fact: %.80s", body)
-        return FactResult(None, "rejected")
     for name, value in (("confidence", confidence), ("salience", salience)):
         if not 0.0 <= float(value) <= 1.0:
             raise ValueError(f"{name} must be between 0 and 1, got {value}")

@@ -32,7 +32,6 @@ from functools import lru_cache
 from services.memory import turnshape
 from services.memory.config import RecallConfig
 
-CACHED_TURNS = 50_000
 _FIRST_PERSON = frozenset("i me my mine myself we us our ours ourselves".split())
 _BRACKETED = re.compile(r"\[[^\]]*\]")  # "[shared an image: ...]": an annotation, not something said
 _NON_LETTERS = str.maketrans({c: " " for c in ".,!?;:\"()[]{}/-–—…'’"})
@@ -81,7 +80,7 @@ def subject_of(query: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-@lru_cache(maxsize=CACHED_TURNS)
+@lru_cache(maxsize=turnshape.CACHED_TURNS)
 def speaks_of_self(text: str) -> bool:
     """Whether the turn, its annotations aside, speaks in the first person (I, my, we, our, ...)."""
     said = _BRACKETED.sub(" ", text or "").lower().translate(_NON_LETTERS).split()

@@ -223,8 +223,8 @@ def small_person_sql(exact_lines: int) -> str:
             "WHERE c.user_id = :user)")
 
 
-def vector_sql(kind: str, limit: str = "limit", exact_lines: int = 0) -> str:
-    """The vector arm's statement (``:qvec``, its row limit in the parameter named ``limit``).
+def vector_sql(kind: str, exact_lines: int = 0) -> str:
+    """The vector arm's statement (``:qvec``, its row limit in ``:limit``).
 
     ``exact_lines`` > 0, exchanges only: a person with at most that many turns (``exchange_line_counts``, one row
     read) is searched exactly, over their own rows, and only a larger one through the HNSW index. The index walks
@@ -235,12 +235,12 @@ def vector_sql(kind: str, limit: str = "limit", exact_lines: int = 0) -> str:
     """
     spec = KINDS[kind]
     base = f"SELECT t.id FROM {TABLES[kind]} t WHERE t.user_id = :user AND {spec.active} "
-    indexed = f"ORDER BY t.embedding <=> :qvec LIMIT :{limit}"
+    indexed = "ORDER BY t.embedding <=> :qvec LIMIT :limit"
     if kind != "exchange" or exact_lines <= 0:
         return base + indexed
     small = small_person_sql(exact_lines)
     # "+ 0" keeps the planner off the HNSW index in the exact branch (as window_sql does).
-    return (f"({base}AND t.embedding IS NOT NULL AND {small} ORDER BY (t.embedding <=> :qvec) + 0 LIMIT :{limit}) "
+    return (f"({base}AND t.embedding IS NOT NULL AND {small} ORDER BY (t.embedding <=> :qvec) + 0 LIMIT :limit) "
             f"UNION ALL ({base}AND NOT {small} {indexed})")
 
 
@@ -254,10 +254,8 @@ def _lexical_sql(kind: str, terms: Terms, params: dict[str, Any], config: Recall
             "LIMIT :limit")
 
 
-def window_sql(kind: str, window: Window, qvec: np.ndarray | None, terms: Terms, params: dict[str, Any],
-               limit: str = "limit") -> str:
-    """The time window arm's statement (its row limit in the parameter named ``limit``); its other values go
-    into ``params``."""
+def window_sql(kind: str, window: Window, qvec: np.ndarray | None, terms: Terms, params: dict[str, Any]) -> str:
+    """The time window arm's statement (its row limit in ``:limit``); its other values go into ``params``."""
     params.update(start=window[0], end=window[1])
     source = f"{TABLES[kind]} t"
     if qvec is not None:
@@ -270,7 +268,7 @@ def window_sql(kind: str, window: Window, qvec: np.ndarray | None, terms: Terms,
         order = _lex_sql(terms, params, search) + " DESC"
     spec = KINDS[kind]
     return (f"SELECT t.id FROM {source} WHERE t.user_id = :user AND {spec.time} >= :start "
-            f"AND {spec.time} < :end ORDER BY {order} LIMIT :{limit}")
+            f"AND {spec.time} < :end ORDER BY {order} LIMIT :limit")
 
 
 def _read_once(kind: str, source: str, terms: Terms) -> tuple[str, str]:

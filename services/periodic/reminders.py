@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session
 from services.act.models import ScheduledItem
 from services.act.recurrence import RecurrenceError, next_occurrence
 from services.periodic.acting import run_background_turn
+from services.reminders import utc_text
 from services.service_call import ServiceCall, ServiceResult
 from services.streams import user_channel
 from services.zones import zone_of
@@ -93,7 +94,7 @@ def deliver(context: Any, item: ScheduledItem, token: str, now: dt.datetime) -> 
         reply = _answer_prompt(context, item, token, now)
         if reply is None:
             return None
-    data: dict[str, Any] = {"id": item.id, "text": item.text, "due_at": _iso(item.due_at), "kind": kind}
+    data: dict[str, Any] = {"id": item.id, "text": item.text, "due_at": utc_text(item.due_at), "kind": kind}
     if reply is not None:
         data["reply"] = reply
     _, fresh = context.events.publish_once(user_channel(item.user_id), EVENT, data, event_key(item))
@@ -156,7 +157,3 @@ def next_due(item: ScheduledItem, now: dt.datetime) -> dt.datetime | None:
     except RecurrenceError:
         logger.warning("scheduled item %s has an unreadable recurrence %r; firing it once", item.id, item.recurrence)
         return None
-
-
-def _iso(value: dt.datetime) -> str:
-    return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")

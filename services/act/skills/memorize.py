@@ -28,7 +28,7 @@ def run(ctx: SkillContext, args: Arguments) -> Result:
         raise SkillError("rejected", "only what the person said is stored as a fact about them")
     if ctx.embedder is None:
         raise SkillError("unavailable", "memory storage needs the embedding model, which this worker has not loaded")
-    stored = remember_fact(ctx.session, ctx.embedder, ctx.user_id, text, speaker="user",
+    stored = remember_fact(ctx.session, ctx.embedder, ctx.user_id, text,
                            confidence=float(args["confidence"]))
     return {"fact_id": stored.fact_id, "action": stored.action, "text": text,
             **({"superseded_id": stored.superseded_id} if getattr(stored, "superseded_id", None) else {})}
