@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -83,7 +84,6 @@ from services.router.words import (
     SKILL_WORDS,
     STOPWORDS,
     STORED_PICKED_RE,
-    THANKS_LEAD_RE,
     TIMED_STORED_RE,
     WHOLE_LIST_RE,
     WORD_RE,
@@ -114,7 +114,7 @@ def skill_signals(view: TextView) -> dict[str, float]:
     ``skill_manage`` covers edits of what is already stored: cancelling or moving reminders, ticking
     or removing list items, deleting or creating whole lists, completing or dropping goals.
     """
-    body = LEAD_IN_RE.sub("", view.lower)
+    body = view.unled
     signals = {f"skill_{name}": flag(regex.search(body) is not None) for name, regex in SKILL_RES.items()}
     # A command to show stored items reads them back, like recall ("show my reminders", "list my goals").
     shows = flag(SHOW_STORED_RE.search(view.lower) is not None)
@@ -138,14 +138,16 @@ def is_action_request(view: TextView) -> bool:
     return _is_write(view, skills) and not skills["remind_explain"]
 
 
+@lru_cache(maxsize=64)  # the imperative and the slot signals both ask
 def asks_for_text(view: TextView) -> tuple[bool, bool]:
     """(writing task, capability or how-to question): messages in a skill's words that want a written answer."""
-    body = LEAD_IN_RE.sub("", view.lower)
+    body = view.unled
     capability = CAPABILITY_RE.match(view.lower) is not None or HOWTO_RE.search(view.lower) is not None
     writing = any(regex.search(body) is not None for regex in (WRITING_RE, ADVICE_RE, PLAN_WRITING_RE))
     return writing, capability
 
 
+@lru_cache(maxsize=64)  # the skill and the slot signals both ask
 def is_general_question(view: TextView) -> bool:
     """A question about the world, not a request nor about the person: no request form anywhere, and the question
     itself (its last sentence ending in "?") says nothing of "I", "my" or "we" ("What's the best way to schedule
@@ -240,13 +242,13 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
 
 
 def _names_a_list(view: TextView) -> bool:
-    match = WHOLE_LIST_RE.search(LEAD_IN_RE.sub("", view.lower))  # "delete my shopping list": the list is the item
+    match = WHOLE_LIST_RE.search(view.unled)  # "delete my shopping list": the list is the item
     return match is not None and bool(match[1].strip())
 
 
 def edits_previous_item(view: TextView, working_memory: Sequence[tuple[str, str]]) -> bool:
     """Whether an editing verb ("mark it as done", "cancel that") points at what the last turn's skill touched."""
-    if not working_memory or not MANAGE_VERB_RE.match(LEAD_IN_RE.sub("", view.lower)):
+    if not working_memory or not MANAGE_VERB_RE.match(view.unled):
         return False
     return bool(skill_signals(text_view(working_memory[-1][0]))["skill_any"])
 
@@ -257,12 +259,12 @@ def _placeholder(view: TextView) -> bool:
     a placeholder ("something" is not "it")."""
     found = request_object(view.lower)
     generic = found is not None and found.kind == "generic"
-    return generic or BARE_STORE_RE.match(LEAD_IN_RE.sub("", view.lower)) is not None
+    return generic or BARE_STORE_RE.match(view.unled) is not None
 
 
 def imperative_signals(view: TextView) -> dict[str, float]:
     """An imperative verb up front, and whether the request names anything beyond pronouns."""
-    lead_free = LEAD_IN_RE.sub("", THANKS_LEAD_RE.sub("", view.lower))
+    lead_free = view.after_thanks
     body = WORD_RE.findall(lead_free)
     imperative = (bool(body) and (body[0] in IMPERATIVE_VERBS or VERB_ME_RE.search(lead_free) is not None) and (
         LABEL_RE.match(lead_free) is None)) or (  # "Update: I sold the car!" tells news under a label
@@ -283,7 +285,7 @@ def tells_of_skill(view: TextView, signals: dict[str, float]) -> bool:
     lower = view.lower
     if signals["question"] or signals["imperative"] or REQUEST_RE.search(lower) or HANDED_OVER_RE.search(lower):
         return False
-    body = LEAD_IN_RE.sub("", lower)
+    body = view.unled
     return TOLD_RE.match(body) is not None and not GOAL_STATED_RE.search(lower) and not COMMAND_CLAUSE_RE.search(body)
 
 

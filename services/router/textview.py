@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 from services.router.form_words import (
     AUXILIARIES,
@@ -42,7 +43,7 @@ from services.router.form_words import (
 )
 from services.router.time_words import TIME_RE
 from services.router.typos import correct
-from services.router.words import LEAD_IN_RE, POLITE_WORDS, STOPWORDS, WORD_RE
+from services.router.words import LEAD_IN_RE, POLITE_WORDS, STOPWORDS, THANKS_LEAD_RE, WORD_RE
 
 _HEAD_CHARS, _TAIL_CHARS = 400, 200
 
@@ -58,7 +59,18 @@ class TextView:
     full_chars: int
     full_words: int
 
+    @cached_property
+    def unled(self) -> str:
+        """``lower`` without its lead-in ("so", "hey,", "ok so"): where a question or a request opens; read once."""
+        return LEAD_IN_RE.sub("", self.lower)
 
+    @cached_property
+    def after_thanks(self) -> str:
+        """``lower`` without a thanks and a lead-in up front ("gracias, and the other one too"); read once."""
+        return LEAD_IN_RE.sub("", THANKS_LEAD_RE.sub("", self.lower))
+
+
+@lru_cache(maxsize=256)  # the signals read the views of the same message and of its pieces more than once
 def text_view(text: str) -> TextView:
     """Normalise once: lower-case, straight apostrophes, a skill's words mistyped put right, words and content words.
 
@@ -200,7 +212,7 @@ def is_aux_question(words: Sequence[str]) -> bool:
 
 def interrogative_signals(view: TextView) -> dict[str, float]:
     """Question mark, wh-question and auxiliary-inverted question signals."""
-    body = WORD_RE.findall(LEAD_IN_RE.sub("", view.lower))  # "so what's ..." / "hey, when ..."
+    body = WORD_RE.findall(view.unled)  # "so what's ..." / "hey, when ..."
     question_mark = "?" in view.raw and RHETORICAL_RE.match(view.lower) is None
     opener = body[1:2] if body[:1] and body[0] in HEDGES else body[:1]
     wh = bool(INTERROGATIVES.intersection(opener)) or WH_CLAUSE_RE.search(view.lower) is not None
@@ -231,8 +243,15 @@ def phatic_signals(view: TextView) -> dict[str, float]:
     }
 
 
+@lru_cache(maxsize=64)  # several signals ask for the same text's
 def content_without_time(view: TextView) -> tuple[str, ...]:
     """Content words without times, politeness ("por favor" names no task and no antecedent) or a pronoun's
     contraction ("I'd like you to remember something": "i'd" is "I", not a thing to remember)."""
-    return tuple(w for w in text_view(TIME_RE.sub(" ", view.lower)).content
+    return tuple(w for w in text_view(without_times(view.lower)).content
                  if w not in POLITE_WORDS and w.split("'")[0] not in STOPWORDS)
+
+
+@lru_cache(maxsize=64)  # the references and the content words both read it
+def without_times(lower: str) -> str:
+    """``lower`` with every time ("at 6pm", "this week") blanked out."""
+    return TIME_RE.sub(" ", lower)
