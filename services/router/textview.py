@@ -109,6 +109,16 @@ def flag(condition: bool) -> float:
     return 1.0 if condition else 0.0
 
 
+_VOWELS = frozenset("aeiouy")
+_CONSONANT_RUN_RE = re.compile(r"[^aeiouy]{6,}")
+# Four or five keys along a row ("asdf", "poiuy"), three neighbouring home-row keys (not "fgh" of "afghan" nor "dsa" of
+# "lindsay"): sets, so a token's pieces are looked up rather than searched for along every row.
+_ROW_RUNS = frozenset(row[i : i + n] for row in KEY_ROWS for n in (4, 5) for i in range(len(row) - n + 1))
+_HOME_ROW_TRIPLES = frozenset(row[i : i + 3] for row in KEY_ROWS[1::3] for i in range(len(row) - 2)) - {"fgh", "dsa"}
+_ROW_LETTERS = tuple(frozenset(row) for row in KEY_ROWS[:3])
+_HOME_ROW_LETTERS = frozenset("asdfghjkl")
+
+
 def is_mash_token(token: str) -> bool:
     """Whether one lower-case token looks like keyboard mashing rather than a word or a laugh."""
     if len(token) < 3 or not token.isalpha() or NOT_MASH_RE.match(token):
@@ -116,30 +126,36 @@ def is_mash_token(token: str) -> bool:
     if REPEATED_CHUNK_RE.fullmatch(token) or KEY_RUNS_RE.fullmatch(token):  # "jjjjjjj", "dfgdfgdfg", "pppplllooo"
         return True
     collapsed = ELONGATION_RE.sub(r"\1", token)  # "heyyy" and "sooooo" are words said slowly
-    if collapsed != token and len(collapsed) <= 3 and not set(collapsed) & set("aeiouy"):
+    if collapsed != token and len(collapsed) <= 3 and not _VOWELS.intersection(collapsed):
         return True  # "zzzzxxxx": runs of two keys with no vowel to say slowly ("hmmm", "brrr" are spared above)
     token = collapsed
     if len(token) <= 3:  # "lkj": only the unmistakable short ones, to spare acronyms like "css"
         return len(token) == 3 and any(token in row for row in KEY_ROWS)
-    vowels = sum(ch in "aeiouy" for ch in token)
-    pairs = [token[i : i + 2] for i in range(len(token) - 1)]
-    rare_ratio = sum(pair not in COMMON_BIGRAMS for pair in pairs) / len(pairs)
+    vowels = sum(ch in _VOWELS for ch in token)
+    rare_ratio = sum(token[i : i + 2] not in COMMON_BIGRAMS for i in range(len(token) - 1)) / (len(token) - 1)
+    letters = frozenset(token)
     return (
         vowels == 0
-        or re.search(r"[^aeiouy]{6,}", token) is not None
-        or any(token in row or any(token[i : i + 5] in row for i in range(len(token) - 4)) for row in KEY_ROWS)
-        or ((chunk := KEY_CHUNK_RE.fullmatch(token)) is not None and any(chunk[1] in row for row in KEY_ROWS))
         or rare_ratio >= 0.4
+        or _CONSONANT_RUN_RE.search(token) is not None
+        or _along_a_row(token)
+        or ((chunk := KEY_CHUNK_RE.fullmatch(token)) is not None and any(chunk[1] in row for row in KEY_ROWS))
         # Typed along one row ("qpwoeiruty") or walking from key to neighbouring key ("plokijuh", "qazwsxedc"), with
         # letter pairs English rarely has: no word of the MiniLM vocabulary (tests/test_router_forms.py).
-        or (len(token) >= 8 and rare_ratio >= 0.2 and any(set(token) <= set(row) for row in KEY_ROWS[:3]))
+        or (len(token) >= 8 and rare_ratio >= 0.2 and any(letters <= row for row in _ROW_LETTERS))
         or (len(token) >= 6 and rare_ratio >= 0.25 and _neighbouring_keys(token) >= 0.75)
-        or (set(token) <= set("asdfghjkl") and len(token) >= 6 and vowels * 5 <= len(token))
+        or (letters <= _HOME_ROW_LETTERS and len(token) >= 6 and vowels * 5 <= len(token))
         # Three neighbouring home-row keys in a long token ("asdkjhasd"): no English word has one but "afghan" and
         # "lindsay" (checked against the MiniLM vocabulary by tests/test_router_classes.py).
-        or (len(token) >= 6 and any(token[i : i + 3] in row and token[i : i + 3] not in ("fgh", "dsa")
-                                    for row in KEY_ROWS[1::3] for i in range(len(token) - 2)))
+        or (len(token) >= 6 and any(token[i : i + 3] in _HOME_ROW_TRIPLES for i in range(len(token) - 2)))
     )
+
+
+def _along_a_row(token: str) -> bool:
+    """Whether a token of four letters or more is, or has five letters typed, along one keyboard row ("qwerty")."""
+    if len(token) == 4:
+        return token in _ROW_RUNS
+    return any(token[i : i + 5] in _ROW_RUNS for i in range(len(token) - 4))
 
 
 def _keys_between_symbols(view: TextView) -> bool:
