@@ -213,6 +213,9 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
             DURATION_RE.search(view.lower) is not None or CLOCK_FOR_RE.search(view.lower) is not None))
     if resolved_reference and working_memory:  # "Schedule it." after "the dentist is on Friday at 10"
         has_time = has_time or TIME_RE.search(working_memory[-1][0].lower()) is not None
+    if not action:  # nothing to write, so no slot to fill: the task's words need no reading
+        return {"action_request": 0.0, "has_time": flag(has_time), "has_task": 0.0, "slot_missing": 0.0,
+                "slots_complete": 0.0}
     # "the ones I listed" is no task of its own: only what the earlier turn said would be.
     pointer_free = view if resolved_reference else text_view(  # nor is "the rest", "the new ones" or "the usual"
         KIND_ALONE_RE.sub(" ", HABITUAL_RE.sub(" ", ANAPHORIC_NP_RE.sub(" ", DEICTIC_OBJECT_RE.sub(" ", view.lower)))))

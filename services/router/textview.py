@@ -125,7 +125,8 @@ def is_mash_token(token: str) -> bool:
         return False
     if REPEATED_CHUNK_RE.fullmatch(token) or KEY_RUNS_RE.fullmatch(token):  # "jjjjjjj", "dfgdfgdfg", "pppplllooo"
         return True
-    collapsed = ELONGATION_RE.sub(r"\1", token)  # "heyyy" and "sooooo" are words said slowly
+    # "heyyy" and "sooooo" are words said slowly (searched first: most words have no letter three times in a row)
+    collapsed = ELONGATION_RE.sub(r"\1", token) if ELONGATION_RE.search(token) else token
     if collapsed != token and len(collapsed) <= 3 and not _VOWELS.intersection(collapsed):
         return True  # "zzzzxxxx": runs of two keys with no vowel to say slowly ("hmmm", "brrr" are spared above)
     token = collapsed
