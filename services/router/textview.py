@@ -247,10 +247,13 @@ def phatic_signals(view: TextView) -> dict[str, float]:
     greeting = GREETING_RE.search(view.lower) is not None
     thanks = THANKS_RE.search(view.lower) is not None
     farewell = FAREWELL_RE.search(view.lower) is not None
-    residue = FAREWELL_RE.sub(" ", THANKS_RE.sub(" ", GREETING_RE.sub(" ", view.lower)))
+    # With no greeting, thanks or farewell found, there is none to take out.
+    residue = FAREWELL_RE.sub(" ", THANKS_RE.sub(" ", GREETING_RE.sub(" ", view.lower))) if (
+        greeting or thanks or farewell) else view.lower
     reaction = PHATIC_RE.search(residue) is not None
-    leftover = [w for w in WORD_RE.findall(PHATIC_RE.sub(" ", residue)) if w not in FILLER_WORDS]
     any_phatic = greeting or thanks or farewell or reaction
+    # What is left once the phatic words are out (read only when there are some).
+    leftover = any_phatic and [w for w in WORD_RE.findall(PHATIC_RE.sub(" ", residue)) if w not in FILLER_WORDS]
     return {
         "greeting": flag(greeting),
         "thanks": flag(thanks),
