@@ -43,8 +43,14 @@ class ExemplarIndex:
         for mode, (start, end) in self.spans.items():
             row = cosines[start:end]
             k = min(top_k, len(row))
-            result[SIM_SIGNALS[mode]] = float(np.partition(row, len(row) - k)[-k:].mean())
+            result[SIM_SIGNALS[mode]] = _mean(np.partition(row, len(row) - k)[-k:])
         return result
+
+
+def _mean(values: np.ndarray) -> float:
+    """``float(values.mean())`` without NumPy's general-purpose wrapper: the sum in the array's own type divided by the
+    count, as ``ndarray.mean`` does it (the same bits), at a fraction of the cost for three numbers."""
+    return float(values.dtype.type(float(values.sum()) / len(values)))
 
 
 def load_exemplars(path: Path) -> dict[str, list[str]]:

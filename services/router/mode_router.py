@@ -61,7 +61,8 @@ class ModeRouter:
         config = self.config
         signals = collect_signals(ctx, config.recent_turns)
         signals.update(self._similarities(ctx.embedding, config.exemplar_top_k))
-        signals = {name: round(value, 4) for name, value in signals.items()}
+        # Most signals are 0/1 flags, which rounding leaves as they are.
+        signals = {name: value if value == 0.0 or value == 1.0 else round(value, 4) for name, value in signals.items()}
         scores = score_modes(signals, config.weights)
         probabilities = softmax(scores, config.temperature)
         first, second = ranked(scores)[:2]

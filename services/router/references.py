@@ -33,13 +33,20 @@ from services.router.reference_words import (
     THAT_CLAUSE_RE,
     THING_PRONOUNS,
 )
-from services.router.textview import TextView, content_without_time, flag, phatic_signals, text_view
+from services.router.textview import (
+    TextView,
+    content_without_time,
+    flag,
+    phatic_signals,
+    text_view,
+    without_times,
+)
 from services.router.time_words import TIME_RE
-from services.router.words import LEAD_IN_RE, POLITE_WORDS, THANKS_LEAD_RE, WORD_RE
+from services.router.words import POLITE_WORDS, WORD_RE
 
 
 def _referring_words(view: TextView, imperative: bool) -> tuple[set[str], set[str]]:
-    words = set(WORD_RE.findall(TIME_RE.sub(" ", view.lower)))  # "this week" points at a date, not at a turn
+    words = set(WORD_RE.findall(without_times(view.lower)))  # "this week" points at a date, not at a turn
     things = words & THING_PRONOUNS
     if "it" in things and EXPLETIVE_IT_RE.search(view.lower):
         things.discard("it")  # the time's and the weather's "it"
@@ -102,7 +109,7 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]],
     ``imperative``: the message opens with a command (``imperative_signals``), where any pronoun needs a referent."""
     things, persons = _referring_words(view, imperative)
     # After a thanks or a lead-in the fragment is still one: "gracias, and the other one too".
-    lead_free = LEAD_IN_RE.sub("", THANKS_LEAD_RE.sub("", view.lower))
+    lead_free = view.after_thanks
     context_dependent = bool(CONTEXT_DEPENDENT_RE.match(lead_free) or HABITUAL_RE.search(view.lower))
     content = tuple(w for w in content_without_time(view) if w not in SHIFT_WORDS)
     context_dependent = context_dependent or (bare_answer(view, content) and not working_memory)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -83,7 +84,6 @@ from services.router.words import (
     SKILL_WORDS,
     STOPWORDS,
     STORED_PICKED_RE,
-    THANKS_LEAD_RE,
     TIMED_STORED_RE,
     WHOLE_LIST_RE,
     WORD_RE,
@@ -114,7 +114,7 @@ def skill_signals(view: TextView) -> dict[str, float]:
     ``skill_manage`` covers edits of what is already stored: cancelling or moving reminders, ticking
     or removing list items, deleting or creating whole lists, completing or dropping goals.
     """
-    body = LEAD_IN_RE.sub("", view.lower)
+    body = view.unled
     signals = {f"skill_{name}": flag(regex.search(body) is not None) for name, regex in SKILL_RES.items()}
     # A command to show stored items reads them back, like recall ("show my reminders", "list my goals").
     shows = flag(SHOW_STORED_RE.search(view.lower) is not None)
@@ -138,14 +138,16 @@ def is_action_request(view: TextView) -> bool:
     return _is_write(view, skills) and not skills["remind_explain"]
 
 
+@lru_cache(maxsize=64)  # the imperative and the slot signals both ask
 def asks_for_text(view: TextView) -> tuple[bool, bool]:
     """(writing task, capability or how-to question): messages in a skill's words that want a written answer."""
-    body = LEAD_IN_RE.sub("", view.lower)
+    body = view.unled
     capability = CAPABILITY_RE.match(view.lower) is not None or HOWTO_RE.search(view.lower) is not None
     writing = any(regex.search(body) is not None for regex in (WRITING_RE, ADVICE_RE, PLAN_WRITING_RE))
     return writing, capability
 
 
+@lru_cache(maxsize=64)  # the skill and the slot signals both ask
 def is_general_question(view: TextView) -> bool:
     """A question about the world, not a request nor about the person: no request form anywhere, and the question
     itself (its last sentence ending in "?") says nothing of "I", "my" or "we" ("What's the best way to schedule
@@ -211,6 +213,9 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
             DURATION_RE.search(view.lower) is not None or CLOCK_FOR_RE.search(view.lower) is not None))
     if resolved_reference and working_memory:  # "Schedule it." after "the dentist is on Friday at 10"
         has_time = has_time or TIME_RE.search(working_memory[-1][0].lower()) is not None
+    if not action:  # nothing to write, so no slot to fill: the task's words need no reading
+        return {"action_request": 0.0, "has_time": flag(has_time), "has_task": 0.0, "slot_missing": 0.0,
+                "slots_complete": 0.0}
     # "the ones I listed" is no task of its own: only what the earlier turn said would be.
     pointer_free = view if resolved_reference else text_view(  # nor is "the rest", "the new ones" or "the usual"
         KIND_ALONE_RE.sub(" ", HABITUAL_RE.sub(" ", ANAPHORIC_NP_RE.sub(" ", DEICTIC_OBJECT_RE.sub(" ", view.lower)))))
@@ -240,13 +245,13 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
 
 
 def _names_a_list(view: TextView) -> bool:
-    match = WHOLE_LIST_RE.search(LEAD_IN_RE.sub("", view.lower))  # "delete my shopping list": the list is the item
+    match = WHOLE_LIST_RE.search(view.unled)  # "delete my shopping list": the list is the item
     return match is not None and bool(match[1].strip())
 
 
 def edits_previous_item(view: TextView, working_memory: Sequence[tuple[str, str]]) -> bool:
     """Whether an editing verb ("mark it as done", "cancel that") points at what the last turn's skill touched."""
-    if not working_memory or not MANAGE_VERB_RE.match(LEAD_IN_RE.sub("", view.lower)):
+    if not working_memory or not MANAGE_VERB_RE.match(view.unled):
         return False
     return bool(skill_signals(text_view(working_memory[-1][0]))["skill_any"])
 
@@ -257,12 +262,12 @@ def _placeholder(view: TextView) -> bool:
     a placeholder ("something" is not "it")."""
     found = request_object(view.lower)
     generic = found is not None and found.kind == "generic"
-    return generic or BARE_STORE_RE.match(LEAD_IN_RE.sub("", view.lower)) is not None
+    return generic or BARE_STORE_RE.match(view.unled) is not None
 
 
 def imperative_signals(view: TextView) -> dict[str, float]:
     """An imperative verb up front, and whether the request names anything beyond pronouns."""
-    lead_free = LEAD_IN_RE.sub("", THANKS_LEAD_RE.sub("", view.lower))
+    lead_free = view.after_thanks
     body = WORD_RE.findall(lead_free)
     imperative = (bool(body) and (body[0] in IMPERATIVE_VERBS or VERB_ME_RE.search(lead_free) is not None) and (
         LABEL_RE.match(lead_free) is None)) or (  # "Update: I sold the car!" tells news under a label
@@ -283,7 +288,7 @@ def tells_of_skill(view: TextView, signals: dict[str, float]) -> bool:
     lower = view.lower
     if signals["question"] or signals["imperative"] or REQUEST_RE.search(lower) or HANDED_OVER_RE.search(lower):
         return False
-    body = LEAD_IN_RE.sub("", lower)
+    body = view.unled
     return TOLD_RE.match(body) is not None and not GOAL_STATED_RE.search(lower) and not COMMAND_CLAUSE_RE.search(body)
 
 
@@ -370,8 +375,8 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
         skills = {**skills, "skill_manage": 1.0, "skill_any": 1.0}
         signals.update(skills)
     # A deed no skill reads, with no earlier turn to act on and nothing handed over: "push everything back an hour".
-    signals["deed_unnamed"] = flag(DEED_RE.search(view.lower) is not None and not HANDED_OVER_RE.search(view.lower)
-                                   and not any(signals[name] for name in _ANSWERED_DEEDS))
+    signals["deed_unnamed"] = flag(not any(signals[name] for name in _ANSWERED_DEEDS)
+                                   and DEED_RE.search(view.lower) is not None and not HANDED_OVER_RE.search(view.lower))
     signals.update(slot_signals(view, skills, bool(references["resolved_reference"]), ctx.working_memory,
                                 bool(references["commanded_pointer"])))
     signals.update(context_signals(ctx, recent_turns))

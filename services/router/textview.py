@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 from services.router.form_words import (
     AUXILIARIES,
@@ -43,7 +44,7 @@ from services.router.form_words import (
 )
 from services.router.time_words import TIME_RE
 from services.router.typos import correct
-from services.router.words import LEAD_IN_RE, POLITE_WORDS, STOPWORDS, WORD_RE
+from services.router.words import LEAD_IN_RE, POLITE_WORDS, STOPWORDS, THANKS_LEAD_RE, WORD_RE
 
 _HEAD_CHARS, _TAIL_CHARS = 400, 200
 
@@ -59,7 +60,18 @@ class TextView:
     full_chars: int
     full_words: int
 
+    @cached_property
+    def unled(self) -> str:
+        """``lower`` without its lead-in ("so", "hey,", "ok so"): where a question or a request opens; read once."""
+        return LEAD_IN_RE.sub("", self.lower)
 
+    @cached_property
+    def after_thanks(self) -> str:
+        """``lower`` without a thanks and a lead-in up front ("gracias, and the other one too"); read once."""
+        return LEAD_IN_RE.sub("", THANKS_LEAD_RE.sub("", self.lower))
+
+
+@lru_cache(maxsize=256)  # the signals read the views of the same message and of its pieces more than once
 def text_view(text: str) -> TextView:
     """Normalise once: lower-case, straight apostrophes, a skill's words mistyped put right, words and content words.
 
@@ -98,37 +110,54 @@ def flag(condition: bool) -> float:
     return 1.0 if condition else 0.0
 
 
+_VOWELS = frozenset("aeiouy")
+_CONSONANT_RUN_RE = re.compile(r"[^aeiouy]{6,}")
+# Four or five keys along a row ("asdf", "poiuy"), three neighbouring home-row keys (not "fgh" of "afghan" nor "dsa" of
+# "lindsay"): sets, so a token's pieces are looked up rather than searched for along every row.
+_ROW_RUNS = frozenset(row[i : i + n] for row in KEY_ROWS for n in (4, 5) for i in range(len(row) - n + 1))
+_HOME_ROW_TRIPLES = frozenset(row[i : i + 3] for row in KEY_ROWS[1::3] for i in range(len(row) - 2)) - {"fgh", "dsa"}
+_ROW_LETTERS = tuple(frozenset(row) for row in KEY_ROWS[:3])
+_HOME_ROW_LETTERS = frozenset("asdfghjkl")
+
+
 def is_mash_token(token: str) -> bool:
     """Whether one lower-case token looks like keyboard mashing rather than a word or a laugh."""
     if len(token) < 3 or not token.isalpha() or NOT_MASH_RE.match(token):
         return False
     if REPEATED_CHUNK_RE.fullmatch(token) or KEY_RUNS_RE.fullmatch(token):  # "jjjjjjj", "dfgdfgdfg", "pppplllooo"
         return True
-    collapsed = ELONGATION_RE.sub(r"\1", token)  # "heyyy" and "sooooo" are words said slowly
-    if collapsed != token and len(collapsed) <= 3 and not set(collapsed) & set("aeiouy"):
+    # "heyyy" and "sooooo" are words said slowly (searched first: most words have no letter three times in a row)
+    collapsed = ELONGATION_RE.sub(r"\1", token) if ELONGATION_RE.search(token) else token
+    if collapsed != token and len(collapsed) <= 3 and not _VOWELS.intersection(collapsed):
         return True  # "zzzzxxxx": runs of two keys with no vowel to say slowly ("hmmm", "brrr" are spared above)
     token = collapsed
     if len(token) <= 3:  # "lkj": only the unmistakable short ones, to spare acronyms like "css"
         return len(token) == 3 and any(token in row for row in KEY_ROWS)
-    vowels = sum(ch in "aeiouy" for ch in token)
-    pairs = [token[i : i + 2] for i in range(len(token) - 1)]
-    rare_ratio = sum(pair not in COMMON_BIGRAMS for pair in pairs) / len(pairs)
+    vowels = sum(ch in _VOWELS for ch in token)
+    rare_ratio = sum(token[i : i + 2] not in COMMON_BIGRAMS for i in range(len(token) - 1)) / (len(token) - 1)
+    letters = frozenset(token)
     return (
         vowels == 0
-        or re.search(r"[^aeiouy]{6,}", token) is not None
-        or any(token in row or any(token[i : i + 5] in row for i in range(len(token) - 4)) for row in KEY_ROWS)
-        or ((chunk := KEY_CHUNK_RE.fullmatch(token)) is not None and any(chunk[1] in row for row in KEY_ROWS))
         or rare_ratio >= 0.4
+        or _CONSONANT_RUN_RE.search(token) is not None
+        or _along_a_row(token)
+        or ((chunk := KEY_CHUNK_RE.fullmatch(token)) is not None and any(chunk[1] in row for row in KEY_ROWS))
         # Typed along one row ("qpwoeiruty") or walking from key to neighbouring key ("plokijuh", "qazwsxedc"), with
         # letter pairs English rarely has: no word of the MiniLM vocabulary (tests/test_router_forms.py).
-        or (len(token) >= 8 and rare_ratio >= 0.2 and any(set(token) <= set(row) for row in KEY_ROWS[:3]))
+        or (len(token) >= 8 and rare_ratio >= 0.2 and any(letters <= row for row in _ROW_LETTERS))
         or (len(token) >= 6 and rare_ratio >= 0.25 and _neighbouring_keys(token) >= 0.75)
-        or (set(token) <= set("asdfghjkl") and len(token) >= 6 and vowels * 5 <= len(token))
+        or (letters <= _HOME_ROW_LETTERS and len(token) >= 6 and vowels * 5 <= len(token))
         # Three neighbouring home-row keys in a long token ("asdkjhasd"): no English word has one but "afghan" and
         # "lindsay" (checked against the MiniLM vocabulary by tests/test_router_classes.py).
-        or (len(token) >= 6 and any(token[i : i + 3] in row and token[i : i + 3] not in ("fgh", "dsa")
-                                    for row in KEY_ROWS[1::3] for i in range(len(token) - 2)))
+        or (len(token) >= 6 and any(token[i : i + 3] in _HOME_ROW_TRIPLES for i in range(len(token) - 2)))
     )
+
+
+def _along_a_row(token: str) -> bool:
+    """Whether a token of four letters or more is, or has five letters typed, along one keyboard row ("qwerty")."""
+    if len(token) == 4:
+        return token in _ROW_RUNS
+    return any(token[i : i + 5] in _ROW_RUNS for i in range(len(token) - 4))
 
 
 def _keys_between_symbols(view: TextView) -> bool:
@@ -203,7 +232,7 @@ def is_aux_question(words: Sequence[str]) -> bool:
 
 def interrogative_signals(view: TextView) -> dict[str, float]:
     """Question mark, wh-question and auxiliary-inverted question signals."""
-    body = WORD_RE.findall(LEAD_IN_RE.sub("", view.lower))  # "so what's ..." / "hey, when ..."
+    body = WORD_RE.findall(view.unled)  # "so what's ..." / "hey, when ..."
     question_mark = "?" in view.raw and RHETORICAL_RE.match(view.lower) is None
     opener = body[1:2] if body[:1] and body[0] in HEDGES else body[:1]
     wh = (bool(INTERROGATIVES.intersection(opener)) and EXCLAMATIVE_RE.match(view.lower) is None) or (  # "What a day."
@@ -222,10 +251,13 @@ def phatic_signals(view: TextView) -> dict[str, float]:
     greeting = GREETING_RE.search(view.lower) is not None
     thanks = THANKS_RE.search(view.lower) is not None
     farewell = FAREWELL_RE.search(view.lower) is not None
-    residue = FAREWELL_RE.sub(" ", THANKS_RE.sub(" ", GREETING_RE.sub(" ", view.lower)))
+    # With no greeting, thanks or farewell found, there is none to take out.
+    residue = FAREWELL_RE.sub(" ", THANKS_RE.sub(" ", GREETING_RE.sub(" ", view.lower))) if (
+        greeting or thanks or farewell) else view.lower
     reaction = PHATIC_RE.search(residue) is not None
-    leftover = [w for w in WORD_RE.findall(PHATIC_RE.sub(" ", residue)) if w not in FILLER_WORDS]
     any_phatic = greeting or thanks or farewell or reaction
+    # What is left once the phatic words are out (read only when there are some).
+    leftover = any_phatic and [w for w in WORD_RE.findall(PHATIC_RE.sub(" ", residue)) if w not in FILLER_WORDS]
     return {
         "greeting": flag(greeting),
         "thanks": flag(thanks),
@@ -235,8 +267,15 @@ def phatic_signals(view: TextView) -> dict[str, float]:
     }
 
 
+@lru_cache(maxsize=64)  # several signals ask for the same text's
 def content_without_time(view: TextView) -> tuple[str, ...]:
     """Content words without times, politeness ("por favor" names no task and no antecedent) or a pronoun's
     contraction ("I'd like you to remember something": "i'd" is "I", not a thing to remember)."""
-    return tuple(w for w in text_view(TIME_RE.sub(" ", view.lower)).content
+    return tuple(w for w in text_view(without_times(view.lower)).content
                  if w not in POLITE_WORDS and w.split("'")[0] not in STOPWORDS)
+
+
+@lru_cache(maxsize=64)  # the references and the content words both read it
+def without_times(lower: str) -> str:
+    """``lower`` with every time ("at 6pm", "this week") blanked out."""
+    return TIME_RE.sub(" ", lower)
