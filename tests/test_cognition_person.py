@@ -105,7 +105,8 @@ def test_the_autobiography_reaches_the_mode_prompt(client, run_jobs, worker_cont
     autobiography.run(service_call(worker_context, "autobiography", clock))
     fake_llm.reset()
     fake_llm.script(Reply("Sounds lovely."))
-    frames = chat(client, run_jobs, "What a beautiful autumn day it is today, isn't it")
+    # A question, so the reply is written with the person in view (a day told with no question is acknowledged).
+    frames = chat(client, run_jobs, "Any idea what I could do with this beautiful autumn day?")
     assert any(frame.event == "message" for frame in frames)
     prompts = system_prompts(fake_llm)
     assert prompts and "Who the person is (your own running summary):" in prompts[-1] and STORY in prompts[-1]
