@@ -150,7 +150,8 @@ def edit_fact(fact_id: int) -> Response:
 
 def _correct(session: Any, fact_id: int, text: str, confidence: float) -> Any:
     try:
-        return fact_store.correct_fact(session, current_user(), fact_id, text, confidence=confidence)
+        return fact_store.correct_fact(session, current_user(), fact_id, text,
+                                       current_app.extensions["engram.memory_config"].facts, confidence=confidence)
     except fact_store.FactSuperseded as exc:  # superseded by a concurrent edit since it was read
         raise Conflict(str(exc)) from None
 

@@ -107,6 +107,26 @@ def test_editing_a_fact_text_supersedes_it_and_queues_its_embedding(api, memorie
     assert api.patch(f"/memory/facts/{new['id']}", json={"speaker": "x"}, headers=ALICE).status_code == 400
 
 
+def test_an_edited_fact_is_capped_at_the_operators_fact_length(settings, memories, db_engine, real_redis, tmp_path):
+    """configs/memory.toml's [facts] max_chars holds for a person's correction as for any fact (the route used the
+    built-in 500 whatever the operator set)."""
+    from api import WebDeps, create_app
+
+    configs = shutil.copytree(settings.configs_dir, tmp_path / "configs")
+    memory_toml = configs / "memory.toml"
+    memory_toml.write_text(memory_toml.read_text().replace("max_chars = 500", "max_chars = 40", 1))
+    app_settings = replace(settings, api_tokens=TOKENS, configs_dir=configs)
+    deps = WebDeps.build(app_settings)
+    try:
+        client = create_app(app_settings, deps).test_client()
+        text = "I live in Trondheim now, in a yellow wooden house by the fjord with two cats"
+        response = client.patch(f"/memory/facts/{memories['alice']['fact']}", json={"text": text}, headers=ALICE)
+        assert response.status_code == 200 and response.json["text"] == text[:40].strip()
+    finally:
+        deps.fanout.stop()
+        deps.engine.dispose()
+
+
 def test_the_embedding_job_fills_in_an_edited_fact(api, memories, worker_context, run_jobs, db_engine):
     worker_context.embedder = HashEmbedder()
     new = api.patch(f"/memory/facts/{memories['alice']['fact']}", json={"text": "I live in Tromsø"},
