@@ -17,6 +17,7 @@ from typing import Any
 
 from services.act.when import WEEKDAYS, DueTimeError, parse_due
 from services.router.textview import undictated
+from services.router.words import REMIND_ASKS_RE
 
 FAST_PATH = "fast_path"  # the trail marks actions taken this way, and the loop's end reason
 _POLITE = (r"^(?:(?:hey|hi|ok|okay|so|also|and|oh|plus|btw|anyway)[, ]+)*(?:(?:please|pls|plz|kindly|let's)\s+)?"
@@ -43,9 +44,6 @@ LIST_VIEW = re.compile(_POLITE + r"(?:(?:what(?:'s|s| is| are| do i have| have i
                        r"(?:" + _LIST + r"|(?P<bare>(?!(?:a|an|this|that|your)\b)[a-z0-9][a-z0-9'-]{2,30}"
                        r"(?: [a-z0-9'-]+)?) list)(?:\s+please)?\W*$")
 REMIND = re.compile(_POLITE + r"remind me\s+(?P<rest>.+?)\W*$")
-# "Remind me please, what is my doctor called?": a question about what was told, not a reminder to set (the planner
-# given it set the person's last reminder again).
-REMIND_QUESTION = re.compile(_POLITE + r"remind me,?(?: (?:please|pls|again|quickly))?,? (?:what|who|where|which)\b")
 # The time before the request: "at 7 remind me to take my vitamins" (once "every morning" is taken out).
 REMIND_AFTER = re.compile(_POLITE + r"(?P<due>[a-z0-9: .]+?),?\s+remind me\s+to\s+(?P<task>.+?)\W*$")
 SET_REMINDER = re.compile(_POLITE + r"(?:set(?: up)?|create|add|make)(?: me)?\s+an?\s+reminder\s+(?P<rest>.+?)\W*$")
@@ -214,8 +212,8 @@ def answers_from_memory(text: str, signals: dict[str, Any]) -> bool:
     lowered = " ".join(text.replace("\u2019", "'").lower().split())
     if asks_for_reminders(lowered, signals):
         return False  # read from the reminders themselves (plain_action)
-    if REMIND_QUESTION.match(lowered) and not signals.get("has_time"):
-        return True
+    if REMIND_ASKS_RE.search(lowered) and not signals.get("has_time"):
+        return True  # a question about what was told (the planner given one set the person's last reminder again)
     takes = (LIST_VIEW, LIST_ADD, LIST_CREATE, REMIND)
     return not any(pattern.match(lowered) for pattern in takes) and _first_match(MEMORIZE, text, lambda m: m["text"],
                                                                                   anchored=True) is None

@@ -70,8 +70,9 @@ _PAST_AS_BASE = {"put", "set"}
 DEED_VERBS = frozenset(_DEEDS.split())
 _DEED_VERBS = "|".join(sorted(DEED_VERBS))
 _MID_DEED_VERBS = "|".join(sorted(DEED_VERBS - _PAST_AS_BASE))
-_ASK_LEAD = r"(?:(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|would u)[ ,!.]+)+"
-_DEED_LEAD = (r"(?:(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|would u|just|actually|"
+_ASKING = r"please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|would u"
+_ASK_LEAD = rf"(?:(?:{_ASKING})[ ,!.]+)+"
+_DEED_LEAD = (rf"(?:(?:{_ASKING}|just|actually|"
               r"now|ok|okay|so|and|also|then|i (?:need|want|would like) you to|i'?d like you to)[ ,!.]+)*")
 # A deed's verb is followed by its object (a pointer, a determiner, a possessive, a placeholder), maybe after "me" or
 # a particle: "Push everything back", "forward me the file"; not a noun phrase typed as a topic ("Cancel culture",

@@ -257,7 +257,7 @@ def phatic_signals(view: TextView) -> dict[str, float]:
     reaction = PHATIC_RE.search(residue) is not None
     any_phatic = greeting or thanks or farewell or reaction
     # What is left once the phatic words are out (read only when there are some).
-    leftover = any_phatic and [w for w in WORD_RE.findall(PHATIC_RE.sub(" ", residue)) if w not in FILLER_WORDS]
+    leftover = [w for w in WORD_RE.findall(PHATIC_RE.sub(" ", residue)) if w not in FILLER_WORDS] if any_phatic else []
     return {
         "greeting": flag(greeting),
         "thanks": flag(thanks),

@@ -79,6 +79,10 @@ _LIST_CREATE = (
 
 # "remind me what grandma's address is" asks about the person's own world, like "my".
 _KIN = "mum|mom|dad|gran|grandma|grandpa|nan|sister|brother|wife|husband|partner|son|daughter|boss"
+# "Remind me please, what is my landlord called?": a question about what was told, not a reminder to set (the router's
+# recall words and the ACT fast path both read it).
+REMIND_ASKS = r"\bremind me,?(?: (?:please|pls|again|quickly))?,? (?:what|who|where|which)\b"
+REMIND_ASKS_RE = re.compile(REMIND_ASKS)
 
 # The person as a whole, not one topic of theirs: "what have you learned about my habits?" is introspection,
 # "what do you know about my allergies?" recalls one thing.
@@ -163,7 +167,7 @@ SKILL_PATTERNS = {
     r"^(?:what|when|where|who|which)(?:'s| is| was| are| were| did)? (?:my|our)\b|"
     # "remind me what my …", and with a word between: "Remind me please, what is the name of my doctor now?",
     # "remind me again, who is my dentist?" (a question about what was told, not a reminder to set).
-    r"\bremind me,?(?: (?:please|pls|again|quickly))?,? (?:what|who|where|which)\b(?=[^.!?]*\b(?:i|we|my|our)\b)"
+    rf"{REMIND_ASKS}(?=[^.!?]*\b(?:i|we|my|our)\b)"
     r"(?![^.!?]*\b(?:at \d|tomorrow|tonight|in an? hour|in \d+ (?:min|hour)))|"  # a time: a reminder to set
     rf"\bremind me (?:what|who|where|when)\b(?=.*\b(?:{_KIN})'s\b)|"
     r"^(?:what|when|where|who|which)\b[^?]{0,60}\b(?:my|our)\b[^?]{0,40}\bagain\W*$|"
