@@ -10,8 +10,10 @@ import logging
 import select
 import time
 import uuid
+from functools import lru_cache
 from typing import Any
 
+import numpy as np
 from pgvector.sqlalchemy import Vector
 from psycopg.pq import Format
 from sqlalchemy import (
@@ -53,6 +55,23 @@ def sqlalchemy_url(url: str) -> str:
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]
     raise ValueError(f"not a PostgreSQL URL: {url!r}")
+
+
+def vector_text(vector: Any) -> str | None:
+    """A vector in pgvector's text form, each value as its float32 to 9 significant digits: what any float32 needs
+    to parse back to itself (PostgreSQL reads each with ``strtof``), so the database gets the very floats the model
+    made. None stays None. One C-level format for all the values (~0.08 ms for 384 floats, where formatting each one
+    took ~0.5 ms). The query vector recall binds and every vector the importer, the backfill and the vocabulary
+    write."""
+    if vector is None:
+        return None
+    values = np.asarray(vector, dtype=np.float32).ravel().tolist()
+    return _vector_format(len(values)) % tuple(values)
+
+
+@lru_cache(maxsize=8)
+def _vector_format(dim: int) -> str:
+    return "[" + ",".join(["%.9g"] * dim) + "]"
 
 
 def make_engine(database_url: str, *, pool_size: int = 5, wait_s: float = 0.0) -> Engine:
@@ -281,4 +300,5 @@ __all__ = [
     "make_sessionmaker",
     "sqlalchemy_url",
     "utcnow",
+    "vector_text",
 ]

@@ -12,11 +12,10 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
-from services.db import make_sessionmaker
+from services.db import make_sessionmaker, vector_text
 from services.memory import lineterms, vocabmatrix
 from services.memory.config import RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
-from services.memory.speakers import vector_literal
 from services.memory.termcounts import COUNTS
 from services.memory.vocabmatrix import MATRICES
 from tests.fake_embedder import HashEmbedder
@@ -46,7 +45,7 @@ def _history(db_engine, user: str) -> int:  # type: ignore[no-untyped-def]
             "INSERT INTO vocabulary (user_id, word, lexeme, embedding) SELECT :user, w, "
             "(tsvector_to_array(to_tsvector('english', w)))[1], CAST(v AS vector) "
             "FROM unnest(CAST(:words AS text[]), CAST(:vectors AS text[])) AS n(w, v)"),
-            {"user": user, "words": WORDS, "vectors": [vector_literal(v) for v in vectors]})
+            {"user": user, "words": WORDS, "vectors": [vector_text(v) for v in vectors]})
     return len(WORDS)
 
 

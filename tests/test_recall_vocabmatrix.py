@@ -11,11 +11,11 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
+from services.db import vector_text
 from services.memory import vocabmatrix, vocabulary
 from services.memory.config import RecallConfig
 from services.memory.lineterms import line_terms
 from services.memory.recall import _open, recall
-from services.memory.speakers import vector_literal
 from services.memory.vocabmatrix import MATRICES, SIZE_SQL
 from tests.fake_embedder import HashEmbedder
 from tests.memory_builders import create_exchange, create_user
@@ -27,7 +27,7 @@ def _add_words(session: Session, user: str, words: list[str], lexemes: list[str]
     session.execute(text(
         "INSERT INTO vocabulary (user_id, word, lexeme, embedding) SELECT :user, w, x, CAST(v AS vector) "
         "FROM unnest(CAST(:words AS text[]), CAST(:lexemes AS text[]), CAST(:vectors AS text[])) AS n(w, x, v)"),
-        {"user": user, "words": words, "lexemes": lexemes, "vectors": [vector_literal(v) for v in vectors]})
+        {"user": user, "words": words, "lexemes": lexemes, "vectors": [vector_text(v) for v in vectors]})
 
 
 def _expansion(session: Session, user: str, query: np.ndarray, among: list[str] | None,

@@ -13,13 +13,12 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from services.db import make_sessionmaker
+from services.db import make_sessionmaker, vector_text
 from services.memory import vocabulary
 from services.memory.config import MemoryConfig, RecallConfig, load_memory_config
 from services.memory.importer import pair_exchanges, parse_lines, store_records
 from services.memory.lineterms import line_terms
 from services.memory.recall import recall
-from services.memory.speakers import vector_literal
 from services.memory.vectors import fill_all
 from services.settings import PROJECT_ROOT, SettingsError
 from tests.memory_builders import create_exchange
@@ -177,7 +176,7 @@ def test_the_nearest_words_are_exact_even_where_the_planner_would_rather_use_the
         session.execute(text(
             "INSERT INTO vocabulary (user_id, word, lexeme, embedding) SELECT 'vocab-x', w, w, CAST(v AS vector) "
             "FROM unnest(CAST(:words AS text[]), CAST(:vectors AS text[])) AS n(w, v)"),
-            {"words": [f"w{i:04d}" for i in range(len(vectors))], "vectors": [vector_literal(v) for v in vectors]})
+            {"words": [f"w{i:04d}" for i in range(len(vectors))], "vectors": [vector_text(v) for v in vectors]})
         session.execute(text("ANALYZE vocabulary"))  # the planner knows the person's words are most of the table
         # An index scan wherever one can serve, and the HNSW index at a tiny ef_search: it would miss words.
         session.execute(text("SET LOCAL enable_seqscan = off"))

@@ -26,7 +26,7 @@ import redis
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from services.db import ConversationSession, Exchange, Thread, User, insert
+from services.db import ConversationSession, Exchange, Thread, User, insert, vector_text
 from services.embeddings import Embedder
 from services.jobs import enqueue_jobs
 from services.memory import speakers
@@ -195,7 +195,7 @@ def insert_lines(session: Session, user_id: str, stored: list[tuple[int, Record]
         vectors = (line_vectors or {}).get(record.key, {})
         rows += [{"user_id": user_id, "exchange_id": exchange_id, "thread_id": thread_id, "position": position,
                   "speaker": line.speaker, "text": line.text, "external_id": line.key, "occurred_at": line.at,
-                  "embedding": speakers.vector_literal(vectors.get(position))}
+                  "embedding": vector_text(vectors.get(position))}
                  for position, line in enumerate(lines)]
     if not rows:
         return
@@ -287,6 +287,6 @@ def _exchange_columns(user_id: str, records: list[Record], embedded: dict[str, A
         "reply": [record.reply for record in records], "mode": [record.mode for record in records],
         "topic": [record.topic for record in records], "external_id": [record.key for record in records],
         "occurred_at": [record.at for record in records],
-        "embedding": [speakers.vector_literal(vector) for vector in vectors],
+        "embedding": [vector_text(vector) for vector in vectors],
         "embedding_model": [model_id if vector is not None else None for vector in vectors],
     }

@@ -18,7 +18,7 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy import Connection, TextClause, bindparam, text
 from sqlalchemy.orm import Session
 
-from services.db import EMBEDDING_DIM
+from services.db import EMBEDDING_DIM, vector_text
 from services.memory.config import RecallConfig
 from services.memory.timewords import Window
 
@@ -134,19 +134,6 @@ class QueryVector(Vector):
             return last[1]
 
         return process
-
-
-def vector_text(vector: np.ndarray) -> str:
-    """A vector in pgvector's text form, each float32 to 9 significant digits: what any float32 needs to parse
-    back to itself (PostgreSQL reads each with ``strtof``), in one C-level format (~0.08 ms for 384 floats where
-    repr one at a time took ~0.5 ms, and half the text to send and parse)."""
-    values = vector.astype(np.float32).tolist()
-    return _vector_format(len(values)) % tuple(values)
-
-
-@lru_cache(maxsize=8)
-def _vector_format(dim: int) -> str:
-    return "[" + ",".join(["%.9g"] * dim) + "]"
 
 
 def vector_param() -> Any:

@@ -22,7 +22,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -50,20 +49,6 @@ def is_named(speaker: str) -> bool:
 def line_text(speaker: str, body: str) -> str:
     """What a named speaker's turn is embedded as: "Name: text", as recall renders it."""
     return f"{speaker}: {body}"
-
-
-def vector_literal(vector: Any) -> str | None:
-    """A vector in pgvector's text form, 7 significant digits a value (the importer's COPY writes text); None stays
-    None. One C-level format for all the values (~0.05 ms for 384, where formatting each one took ~0.25 ms)."""
-    if vector is None:
-        return None
-    values = np.asarray(vector, dtype=np.float64).ravel().tolist()
-    return _literal_format(len(values)) % tuple(values)
-
-
-@lru_cache(maxsize=8)
-def _literal_format(dim: int) -> str:
-    return "[" + ",".join(["%.7g"] * dim) + "]"
 
 
 def embed_records(embedder: Embedder, records: Sequence[Any], exchange_text: Callable[[Any], str],

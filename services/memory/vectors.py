@@ -40,6 +40,7 @@ from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
+from services.db import vector_text
 from services.embeddings import Embedder
 from services.errors import EmbeddingError
 from services.memory import person_index, speakers
@@ -233,7 +234,7 @@ def _store(session: Session, claimed: list[PendingExchange], vectors: dict[Any, 
         "FROM unnest(CAST(:ids AS bigint[]), CAST(CAST(:vectors AS text[]) AS vector[])) AS v(id, embedding) "
         "WHERE e.id = v.id"),
         {"ids": [item.key for item in claimed], "model": model_id,
-         "vectors": [speakers.vector_literal(vectors[item.key][0]) for item in claimed]})
+         "vectors": [vector_text(vectors[item.key][0]) for item in claimed]})
     lines = [(item.lines[position].line_id, vector) for item in claimed
              for position, vector in vectors[item.key][1].items()]
     if lines:
@@ -241,7 +242,7 @@ def _store(session: Session, claimed: list[PendingExchange], vectors: dict[Any, 
             "UPDATE exchange_lines l SET embedding = v.embedding "
             "FROM unnest(CAST(:ids AS bigint[]), CAST(CAST(:vectors AS text[]) AS vector[])) AS v(id, embedding) "
             "WHERE l.id = v.id"),
-            {"ids": [line_id for line_id, _ in lines], "vectors": [speakers.vector_literal(v) for _, v in lines]})
+            {"ids": [line_id for line_id, _ in lines], "vectors": [vector_text(v) for _, v in lines]})
 
 
 def enqueue_backfill(connection: redis.Redis, *, continuing: str | None = None) -> str | None:

@@ -30,8 +30,8 @@ import numpy as np
 from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from services.db import vector_text
 from services.embeddings import Embedder
-from services.memory.speakers import vector_literal
 
 LINES_PER_BATCH = 2000  # turns read per transaction (a few hundred new words at most once a person is known)
 # The words of a batch's turns, per person, that the vocabulary lacks: lower case, letters (inner ' and -
@@ -114,7 +114,7 @@ def fill_batch(sessions: sessionmaker[Session], embedder: Embedder, lines: int =
                 "FROM unnest(CAST(:users AS text[]), CAST(:words AS text[]), CAST(:lexemes AS text[]), "
                 "CAST(:vectors AS text[])) AS n(u, w, x, v) ON CONFLICT DO NOTHING"),
                 {"users": [row.user_id for row in words], "words": [row.word for row in words],
-                 "lexemes": [row.lexeme for row in words], "vectors": [vector_literal(v) for v in vectors]})
+                 "lexemes": [row.lexeme for row in words], "vectors": [vector_text(v) for v in vectors]})
         session.execute(text("UPDATE vocabulary_mark SET line_id = :top WHERE id = 1"), {"top": span.top})
     return int(span.n), len(words)
 
@@ -137,7 +137,7 @@ def nearest_sql(params: dict[str, Any], vector: np.ndarray, words: int, min_simi
     lexemes in a CTE named ``asked`` are left out): ``weight`` × the best cosine of the lexeme's words,
     for at most ``words`` words at cosine ``min_similarity`` or more. Its values go into ``params``.
     ``among``: words holding every one of the nearest (``vocabmatrix``): only theirs are compared."""
-    params.update(x_vec=vector_literal(vector), x_words=words, x_min=min_similarity, x_weight=weight)
+    params.update(x_vec=vector_text(vector), x_words=words, x_min=min_similarity, x_weight=weight)
     scope = ""
     if among is not None:
         # The same cosines, order and cut over a few primary-key probes instead of every word.
