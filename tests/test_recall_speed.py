@@ -251,29 +251,6 @@ def test_a_cap_below_one_is_refused_when_the_config_loads(tmp_path, setting):
         load_memory_config(tmp_path)
 
 
-def test_the_paired_bench_refuses_a_folder_that_is_no_built_database_no_source_tree_or_unknown_queries(tmp_path):
-    import subprocess
-    import sys
-
-    from services.settings import PROJECT_ROOT
-
-    def pair(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "bench.recall", "pair", *args], cwd=PROJECT_ROOT,
-                              capture_output=True, text=True, timeout=60)
-
-    empty = pair("--pgdata", str(tmp_path), "--a", str(PROJECT_ROOT), "--b", str(PROJECT_ROOT))
-    assert empty.returncode == 2 and "not a database the recall bench built" in empty.stderr
-    (tmp_path / "bench-import.json").write_text("{}")
-    no_tree = pair("--pgdata", str(tmp_path), "--a", str(PROJECT_ROOT), "--b", str(tmp_path))
-    assert no_tree.returncode == 2 and "--b" in no_tree.stderr and "not an Engram source tree" in no_tree.stderr
-    trees = ("--pgdata", str(tmp_path), "--a", str(PROJECT_ROOT), "--b", str(PROJECT_ROOT))
-    not_numbers = pair(*trees, "--only", "3,x")
-    assert not_numbers.returncode == 2 and "comma-separated query indices" in not_numbers.stderr
-    beyond = pair(*trees, "--only", "3,200")
-    assert beyond.returncode == 2 and "every index must be from 0 to 199" in beyond.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bench-import.json"]  # nothing created in any case
-
-
 def test_recall_statements_run_without_jit_compilation(db_engine):
     from services.memory import search
     from services.memory.recall import _open
@@ -306,16 +283,3 @@ def test_an_exchange_hit_shows_its_exchanges_texts_though_window_rows_leaves_the
     exchange_hits = [hit for hit in hits if hit.kind == "exchange"]
     assert len(exchange_hits) >= 2
     assert all(f"{hit.meta['user_text']} / {hit.meta['reply']}" == stored[hit.id] for hit in exchange_hits)
-
-
-def test_the_live_bench_refuses_to_enrich_a_folder_that_is_no_built_database(tmp_path):
-    import subprocess
-    import sys
-
-    from services.settings import PROJECT_ROOT
-
-    missing = tmp_path / "nothing-here"
-    refused = subprocess.run([sys.executable, "-m", "bench.recall", "enrich", "--pgdata", str(missing)],
-                             cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
-    assert refused.returncode == 2 and "not a database the recall bench built" in refused.stderr
-    assert not missing.exists() and list(tmp_path.iterdir()) == []  # no empty database created, nothing enriched

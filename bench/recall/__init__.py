@@ -2,29 +2,23 @@
 
     python -m bench.recall [--n 100000] [--queries 200] [--pgdata DIR] [--profile] [--explain]   # scale (default)
     python -m bench.recall locomo [--data DIR] [--ablate] [--enrich by-speaker] [--set key=value ...]
-    python -m bench.recall pair --pgdata DIR --a TREE --b TREE [--mode embed|given] [--live]
-    python -m bench.recall enrich --pgdata DIR
 
 - ``scale`` (bench/recall/scale.py): N synthetic exchanges (bench/chatgen.py) imported through the real path, then
   recall@5/@10 of tests/data/memory_questions.jsonl among them by arm, and recall's latency (p50 / p95 / p99 with
   and without the query embedding, CPU per recall; ``--profile`` each statement's share).
 - ``locomo`` (bench/recall/locomo.py): evidence recall within 5 / 10 / 20 turns on LoCoMo's real conversations,
   beside naive BM25 / vector / fused baselines on the same data; the figure the README quotes.
-- ``pair`` (bench/recall/pair.py): two source trees' recall, query by query on one database built by ``scale``
-  with ``--pgdata``; the paired median B − A and the CPU per recall compare two trees on a shared machine.
-- ``enrich`` (bench/recall/live.py): adds chunks, facts and episodes to a copy of such a database, so that
-  ``pair --live`` recalls over an enriched, growing history.
 
-How to read the latency: a p95 on a shared box moves by a third from one hour to the next; compare trees with
-``pair`` (the same load for both sides), not single runs, and give the load average printed with each figure.
-The rounds' history is in bench/recall_rounds.md and bench/RESULTS.md.
+How to read the latency: a p95 on a shared box moves by a third from one hour to the next; compare trees by
+alternating runs and give the load average printed with each figure. The rounds' history is in
+bench/recall_rounds.md and bench/RESULTS.md (the paired mode those rounds used, ``pair``, and its ``enrich``, were
+removed on 2026-11-30: ``git log --diff-filter=D -- bench/recall/pair.py`` finds them).
 
 This module holds what the modes share: the database, the import, the latency line, the load average.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 import time
@@ -37,7 +31,7 @@ import numpy as np
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-USER = "bench"  # the person whose history ``scale`` builds and ``pair`` / ``enrich`` read
+USER = "bench"  # the person whose history ``scale`` builds
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
 
 
@@ -52,9 +46,8 @@ def latency_line(ms: list[float], shares: tuple[int, ...] = (50, 95)) -> str:
 
 
 @contextmanager
-def database(pgdata: str | Path | None, migrate: bool = True) -> Iterator[tuple[Engine, sessionmaker[Session]]]:
-    """An embedded PostgreSQL (pgvector) in a temp dir, or in ``pgdata`` kept between runs; its engine and sessions.
-    ``migrate=False`` for a database another tree built, read as it is."""
+def database(pgdata: str | Path | None) -> Iterator[tuple[Engine, sessionmaker[Session]]]:
+    """An embedded PostgreSQL (pgvector) in a temp dir, or in ``pgdata`` kept between runs; its engine and sessions."""
     from services.db import make_engine, make_sessionmaker
     from services.embedded.lifecycle import free_port
     from services.embedded.postgres import EmbeddedPostgres
@@ -65,8 +58,7 @@ def database(pgdata: str | Path | None, migrate: bool = True) -> Iterator[tuple[
         server.start()
         try:
             engine = make_engine(server.url, pool_size=2)
-            if migrate:
-                upgrade_head(engine)
+            upgrade_head(engine)
             try:
                 yield engine, make_sessionmaker(engine)
             finally:
@@ -92,11 +84,3 @@ def import_history(sessions: sessionmaker[Session], embedder: Any, user: str, re
     return {"stored": report.stored, "seconds": stored_s, "vectors": vectors, "vectors_s": vectors_s,
             "words": words, "words_s": time.monotonic() - started, "embed_now": embed_now}
 
-
-def built_database(parser: argparse.ArgumentParser, pgdata: str) -> Path:
-    """``--pgdata`` as a database ``scale`` built, or the parser's error (exit 2): a missing folder would be
-    created as an empty database, every recall finding nothing and ``enrich`` enriching nothing."""
-    path = Path(pgdata)
-    if not (path / "bench-import.json").is_file():
-        parser.error(f"--pgdata {path}: not a database the recall bench built (no bench-import.json)")
-    return path

@@ -5,8 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-MODES = {"scale": "bench.recall.scale", "locomo": "bench.recall.locomo", "pair": "bench.recall.pair",
-         "enrich": "bench.recall.live"}
+MODES = {"scale": "bench.recall.scale", "locomo": "bench.recall.locomo"}
 
 
 def main(argv: list[str]) -> None:

@@ -51,7 +51,6 @@ from sqlalchemy.orm import Session
 
 from bench.chatgen import TOPICS, ChatGen, chat_lines
 from bench.recall import DATA, USER, database, import_history, latency_line, load_average
-from bench.recall.pair import backend_cpu_ns
 from services.embeddings import BACKEND_NAMES, for_requests, load_embedder
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines
@@ -59,6 +58,11 @@ from services.memory.recall import recall
 
 PACKAGE = "services/memory/"
 OVERLAPPED = ("sidearms.",)  # labels of statements run beside the others, on another connection
+
+
+def backend_cpu_ns(pid: int) -> int:
+    """Nanoseconds a process of this machine (a PostgreSQL backend) has run on a CPU so far."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
 
 
 def _caller() -> str:

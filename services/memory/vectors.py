@@ -193,7 +193,7 @@ def merge_pending_lines(engine: Engine, user_id: str | None = None) -> None:
 
     A chatting person's turns arrive a few at a time, so the list filled between merges (autovacuum's or a
     full list's) and every recall meanwhile scanned up to ~1,000 pending lines per searched word: at 100k
-    exchanges ~1.0–1.6 ms more PostgreSQL CPU a recall with ~1,200 lines pending (bench.recall pair --live, rlive).
+    exchanges ~1.0–1.6 ms more PostgreSQL CPU a recall with ~1,200 lines pending (bench/recall_rounds.md, rlive).
     Merging a turn's two lines costs the worker ~2 ms, off the reply's and the recall's path. Needs the index's
     owner (the role that migrated); without that right the list waits for autovacuum as before."""
     try:
