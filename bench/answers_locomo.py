@@ -9,10 +9,8 @@ enrichment; its full shape, "Things said before", each line dated and named for 
 prompt's memory note under the profile's budgets, and with no memory. The compact shape (compact_notes) shows
 only the person's own lines ("user"), so for a conversation between two named people it shows none of the turns:
 measured with it, Engram would be the no-memory row. "Today" in the system prompt is the day after the
-conversation (the day recall is asked on), not this machine's date. ``--ways`` adds "Engram dated": the same note
-with each line's day written as people write it and its relative time words dated (timewords.anchored), a
-suggestion for services/memory/context.py measured here. ``--context-only`` asks no model: the share of each
-answer's words the note holds, for every answered question (is a miss the note's or the model's?).
+conversation (the day recall is asked on), not this machine's date. (Its "Engram dated" way and ``--context-only``,
+bench/RESULTS.md 2026-11-29, were removed on 2026-11-30.)
 How to read it: F1 is 0-1 per question, averaged; the target is Engram ≥ 2× no memory. The sample
 draws the same number of questions from each answered category (multi-hop, temporal, open-domain,
 single-hop; adversarial questions have no answer in the dataset, only a refusal to score) with
@@ -33,7 +31,7 @@ Measured 2026-11-29 (bench/RESULTS.md): at load 25-38 the 0.5B, at nice 15 besid
 answered 4 questions of seed 29 in 40 minutes; the run resumes where it stopped (--resume).
 
     python -m bench.answers_locomo [--per-category 25] [--seed 28] [--data DIR] [--json out.json [--resume]]
-                                   [--ways "Engram,Engram dated,no memory"] [--context-only] [--report out.json]
+                                   [--ways "Engram,no memory"] [--report out.json]
 A failed call is tried again (the local server started again if it died); after four failures the run stops
 with the questions so far in --json, and --resume asks the rest.
 """
@@ -41,11 +39,9 @@ with the questions so far in --json, and --resume asks the rest.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import random
-import re
 import signal
 import subprocess
 import tempfile
@@ -60,7 +56,7 @@ from typing import Any
 from openai import APIError, OpenAI
 from sqlalchemy.orm import Session, sessionmaker
 
-from bench.answers_score import answer_tokens, locomo_f1
+from bench.answers_score import locomo_f1
 from bench.recall.locomo import CATEGORIES
 from bench.recall.locomo_data import Question, find_data, load
 from services.db import make_engine, make_sessionmaker
@@ -72,27 +68,13 @@ from services.llm.profile import compact_messages, load_profile
 from services.llm.roles import load_role_configs
 from services.memory.config import load_memory_config
 from services.memory.context import assemble
-from services.memory.timewords import anchored, spoken_day
 from services.migrate import upgrade_head
 from services.prompts import PromptLibrary
 from services.settings import PROJECT_ROOT, Settings
 
 ANSWERED = (1, 2, 3, 4)
-DATED_LINE = re.compile(r"^- \[(\d{4}-\d\d-\d\d)\] (.*)$", re.MULTILINE)
-
-
-def anchored_context(context: str) -> str:
-    """The measured suggestion for services/memory/context.py: each recalled line's day as people write it
-    ("20 October 2023", not "2023-10-20") and its relative time words dated (timewords.anchored)."""
-    def line(match: re.Match[str]) -> str:
-        day = dt.date.fromisoformat(match.group(1))
-        return f"- [{spoken_day(day)}] {anchored(match.group(2), day)}"
-    return DATED_LINE.sub(line, context)
-
-
-# How the memory note is made for each way of asking: Engram's context, the suggestion, no memory.
-WAYS: dict[str, Callable[[str], str]] = {"Engram": lambda context: context, "Engram dated": anchored_context,
-                                         "no memory": lambda context: ""}
+# How the memory note is made for each way of asking: Engram's context, no memory.
+WAYS: dict[str, Callable[[str], str]] = {"Engram": lambda context: context, "no memory": lambda context: ""}
 SHORT = "{question} Answer in a few words."
 LLM_START_S = 240.0
 ATTEMPTS = 4
@@ -154,8 +136,6 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every question, reply and F1 here")
     parser.add_argument("--ways", default="Engram,no memory",
                         help=f"comma-separated, of {', '.join(WAYS)} (default: Engram,no memory)")
-    parser.add_argument("--context-only", action="store_true",
-                        help="no model: the share of each answer's words the memory note holds, every question")
     parser.add_argument("--resume", action="store_true", help="keep the questions already in --json; ask the rest")
     parser.add_argument("--report", type=Path, help="print the table of a --json file written before (or in part)")
     args = parser.parse_args()
@@ -176,9 +156,6 @@ def main() -> None:
     config = load_memory_config(PROJECT_ROOT / "configs")
     embedder = load_embedder("auto", cache_size=0)
     load_before = " ".join(f"{value:.1f}" for value in os.getloadavg())
-    if args.context_only:
-        coverage(folder, embedder, config, profile.budgets.memory_tokens * 4, args.per_category, args.seed)
-        return
     model = Model()
     rows: list[dict[str, Any]] = []
     if args.resume and args.json and args.json.exists():
@@ -233,32 +210,6 @@ def imported(folder: Path, embedder: Any) -> Iterator[tuple[sessionmaker[Session
             engine.dispose()
         finally:
             server.stop()
-
-
-def coverage(folder: Path, embedder: Any, config: Any, note_chars: int, per_category: int, seed: int) -> None:
-    """Is the answer in the note at all? The share of each answer's words (LoCoMo's normalisation) that the memory
-    note holds, cut as compact_messages cuts it: what any reader of the note could find, model aside."""
-    found: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
-    with imported(folder, embedder) as (sessions, questions):
-        questions = [q for q in questions if q.category in ANSWERED and q.answer]
-        with sessions() as session:
-            for question in questions:
-                context = assemble(session, embedder, question.user, question.text, config=config,
-                                   now=question.now).text
-                truth = set(answer_tokens(question.answer if question.category != 3
-                                          else question.answer.split(";")[0]))
-                for way in ("Engram", "Engram dated"):
-                    note = set(answer_tokens(WAYS[way](context)[:note_chars]))
-                    found[way][(question.user, question.text)] = len(truth & note) / max(1, len(truth))
-    splits = {f"seed {seed + i} sample": sample(questions, per_category, seed + i) for i in (-1, 0)}
-    for name, chosen in {**splits, "all answered": questions}.items():
-        print(f"\nanswer words in the note ({name}, {len(chosen)} questions)")
-        for way, shares in found.items():
-            by = defaultdict(list)
-            for question in chosen:
-                by[question.category].append(shares[(question.user, question.text)])
-            cells = "  ".join(f"{CATEGORIES[c]} {sum(v) / len(v):.3f}" for c, v in sorted(by.items()))
-            print(f"  {way:<13} all {sum(map(sum, by.values())) / len(chosen):.3f}  {cells}")
 
 
 def ask(model: Model, role: Any, messages: list[dict[str, str]]) -> str:
