@@ -67,7 +67,7 @@ class WebDeps:
             engine=make_engine(settings.database_url),
             events=EventLog(client, ttl_s=settings.events_ttl_s),
             fanout=FanOut(client, on_change=metrics.set_open_streams, min_report_s=1.0),
-            threads=ThreadStore(client, ttl_s=settings.thread_ttl_s),
+            threads=ThreadStore(client),
             metrics=metrics,
             schema_head=head_revision(),
             llm_probe=LLMProbe(settings.openai_base_url, connection=client),

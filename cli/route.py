@@ -92,7 +92,7 @@ def _user_context(settings: Settings, user: str) -> dict[str, Any]:
     handle = ensure_servers(settings, want_postgres=False) if settings.redis_url is None else None
     try:
         client = redis.Redis.from_url(handle.redis_url if handle else settings.redis_url)  # type: ignore[arg-type]
-        threads = ThreadStore(client, ttl_s=settings.thread_ttl_s)
+        threads = ThreadStore(client)
         thread_id = threads.current_thread(user)
         if thread_id is None:
             return {}

@@ -56,12 +56,7 @@ class Settings:
     max_text_chars: int = 8000
     openai_base_url: str | None = None
     openai_api_key: str | None = None
-    # A second endpoint for off-the-hot-path roles (chunker, episodes, periodic services); `engram run`
-    # sets it to a second local server so housekeeping never queues a chat turn behind it.
-    local_llm: bool = True
-    # llama.cpp servers `engram run` starts for the local model: 1 = one shared server, housekeeping
-    # waiting while a chat turn generates; 2 = one for chat, one for housekeeping. One was faster on
-    # 2 cores and uses ~400 MB less (bench/local.py --background-llm same|separate has the numbers).
+    local_llm: bool = True  # False: no local model; without an endpoint Engram refuses to start
     local_model: str = LOCAL_MODELS[0]  # one of LOCAL_MODELS
     model_files_dir: Path = DEFAULT_MODEL_FILES_DIR
     local_llm_threads: int = 0  # llama.cpp threads of the chat server; 0 = the model's measured default
@@ -85,7 +80,6 @@ class Settings:
     # How long a request's event log (its replay for a client that resumes with Last-Event-ID) is kept
     # after its last event.
     events_ttl_s: int = 3600
-    thread_ttl_s: int = 6 * 3600
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:

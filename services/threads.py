@@ -27,6 +27,7 @@ STATE_KEY = "thread:state:%s"
 WORKING_MEMORY_KEY = "thread:wm:%s"
 CURRENT_THREAD_KEY = "user:current_thread:%s"
 WARMTH_HALF_LIFE_S = 15 * 60
+THREAD_TTL_S = 6 * 3600  # how long an idle thread's hot state stays in Redis
 ACTIVE_THREADS_KEY = "threads:active"  # zset thread_id → last activity, for expiry sweeps
 _SETTING_NAME = re.compile(r"[a-z_]+(\.[a-z_]+)?")
 
@@ -67,7 +68,7 @@ class ThreadState:
 
 
 class ThreadStore:
-    def __init__(self, connection: redis.Redis, *, ttl_s: int, working_memory_size: int = 10) -> None:
+    def __init__(self, connection: redis.Redis, *, ttl_s: int = THREAD_TTL_S, working_memory_size: int = 10) -> None:
         self.redis = connection
         self.ttl_s = ttl_s
         self.working_memory_size = working_memory_size

@@ -58,7 +58,7 @@ def build_context(settings: Settings, *, redis_client: redis.Redis | None = None
         engine=engine,
         sessions=make_sessionmaker(engine),
         events=EventLog(redis_client, ttl_s=settings.events_ttl_s),
-        threads=ThreadStore(redis_client, ttl_s=settings.thread_ttl_s),
+        threads=ThreadStore(redis_client),
         metrics=metrics,
         llm=llm,
         prompts=PromptLibrary(settings.prompts_dir),
