@@ -1,5 +1,5 @@
-"""What the JSON routes share about a request: its query-string arguments (a bad value is a clear 400, never a
-guess) and the 404 of a row the person does not have."""
+"""What the JSON routes share about a request: its JSON body and its query-string arguments (a bad value is a
+clear 400, never a guess), and the 404 of a row the person does not have."""
 
 from __future__ import annotations
 
@@ -7,10 +7,28 @@ from typing import Any, TypeVar
 
 from flask import current_app, request
 
-from services.errors import BadRequest, NotFound
+from services.errors import BadRequest, NotFound, UnsupportedMediaType
+from services.storable import unstorable_reason
 
 Row = TypeVar("Row")
 MAX_PAGE = 200  # rows a list route answers with at most
+
+
+def json_body(allowed: set[str] | None = None) -> dict[str, Any]:
+    """The request's JSON object; with ``allowed``, any other field is a 400 naming the known ones. A value
+    PostgreSQL cannot store (a NUL in a text answered 500) is a 400 too."""
+    if request.mimetype != "application/json":
+        raise UnsupportedMediaType("Content-Type must be application/json")
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict):
+        raise BadRequest("body must be a JSON object")
+    unknown = sorted(set(data) - allowed) if allowed is not None else []
+    if unknown:
+        raise BadRequest(f"unknown field(s): {', '.join(unknown)} (known: {', '.join(sorted(allowed or ()))})")
+    reason = unstorable_reason(data, "body")
+    if reason:
+        raise BadRequest(reason)
+    return data
 
 
 def int_arg(name: str, default: int | None, low: int, high: int) -> int | None:

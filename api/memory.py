@@ -15,10 +15,10 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from flask.blueprints import BlueprintSetupState
 from werkzeug.exceptions import Conflict
 
-from api.args import MAX_PAGE, bounds, found, int_arg, page_args, sessions
+from api.args import MAX_PAGE, bounds, found, int_arg, json_body, page_args, sessions
 from api.auth import current_user, enforce_rate_limit
 from services.bundle import export_bundle
-from services.errors import BadRequest, NotFound, UnsupportedMediaType
+from services.errors import BadRequest, NotFound
 from services.memory import episodes as episode_store
 from services.memory import facts as fact_store
 from services.memory.chunks import unit_interval
@@ -26,7 +26,6 @@ from services.memory.config import load_memory_config
 from services.memory.edits import enqueue_embedding
 from services.memory.forget import forget_user
 from services.memory.recall import recall
-from services.storable import unstorable_reason
 
 bp = Blueprint("memory", __name__, url_prefix="/memory")
 
@@ -55,18 +54,6 @@ def _query() -> str:
 
 def _deps() -> Any:
     return current_app.extensions["engram"]
-
-
-def _json_body() -> dict[str, Any]:
-    if request.mimetype != "application/json":
-        raise UnsupportedMediaType("Content-Type must be application/json")
-    data = request.get_json(silent=True)
-    if not isinstance(data, dict):
-        raise BadRequest("body must be a JSON object")
-    reason = unstorable_reason(data, "body")
-    if reason:
-        raise BadRequest(reason)
-    return data
 
 
 def _search(query: str, kinds: tuple[str, ...], k: int) -> list[dict[str, Any]]:
@@ -123,7 +110,7 @@ def fact_history(fact_id: int) -> Response:
 @bp.patch("/facts/<row_id:fact_id>")
 def edit_fact(fact_id: int) -> Response:
     """{"text"?, "salience"?, "confidence"?}: a new text supersedes the fact (history kept)."""
-    body = _json_body()
+    body = json_body()
     unknown = sorted(set(body) - {"text", "salience", "confidence"})
     if unknown:
         raise BadRequest(f"unknown or read-only field(s): {', '.join(unknown)}")
@@ -193,7 +180,7 @@ def get_episode(episode_id: int) -> Response:
 
 @bp.patch("/episodes/<row_id:episode_id>")
 def edit_episode(episode_id: int) -> Response:
-    body = _json_body()
+    body = json_body()
     with sessions().begin() as session:
         episode = _episode(session, episode_id)
         try:
@@ -242,7 +229,7 @@ def delete_all() -> Response:
     """Purge every store of this user; needs ``?confirm=true`` (or ``{"confirm": true}``)."""
     confirmed = request.args.get("confirm", "").lower() == "true"
     if not confirmed and request.mimetype == "application/json":
-        confirmed = _json_body().get("confirm") is True
+        confirmed = json_body().get("confirm") is True
     if not confirmed:
         raise BadRequest("deleting all memory needs confirm=true")
     report = forget_user(sessions(), _deps().redis, current_user())

@@ -11,33 +11,17 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 from sqlalchemy import select
 
-from api.args import MAX_PAGE, found, page_args, sessions
+from api.args import MAX_PAGE, found, json_body, page_args, sessions
 from api.auth import current_user
 from services import reminders as store
 from services.act.models import GOAL_STATES, SCHEDULE_STATUSES, Goal
 from services.db import utcnow
-from services.errors import BadRequest, UnsupportedMediaType
-from services.storable import unstorable_reason
+from services.errors import BadRequest
 
 bp = Blueprint("reminders", __name__)
 
 CREATE_FIELDS = {"text", "due_at", "recurrence", "kind", "timezone"}
 PATCH_FIELDS = {"text", "due_at", "recurrence", "timezone", "status"}
-
-
-def _body(allowed: set[str]) -> dict[str, Any]:
-    if request.mimetype != "application/json":
-        raise UnsupportedMediaType("Content-Type must be application/json")
-    data = request.get_json(silent=True)
-    if not isinstance(data, dict):
-        raise BadRequest("body must be a JSON object")
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise BadRequest(f"unknown field(s): {', '.join(unknown)} (known: {', '.join(sorted(allowed))})")
-    reason = unstorable_reason(data, "body")  # a NUL in a reminder's text reached PostgreSQL and answered 500
-    if reason:
-        raise BadRequest(reason)
-    return data
 
 
 @bp.get("/reminders")
@@ -57,7 +41,7 @@ def list_reminders() -> Response:
 
 @bp.post("/reminders")
 def create_reminder() -> tuple[Response, int]:
-    body = _body(CREATE_FIELDS)
+    body = json_body(CREATE_FIELDS)
     with sessions().begin() as session:
         try:
             item = store.create(session, current_user(), body, utcnow())
@@ -82,7 +66,7 @@ def edit_reminder(item_id: int) -> Response:
     with sessions().begin() as session:
         # Whose row first: another user's id is a 404 whatever the body says, exactly like a missing one.
         item = _owned(session, item_id)
-        body = _body(PATCH_FIELDS)
+        body = json_body(PATCH_FIELDS)
         try:
             store.update_item(item, body, utcnow())
         except store.ReminderInvalid as exc:
