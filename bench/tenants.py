@@ -120,10 +120,10 @@ def latency(sessions, embedder, people: dict[str, list[Tenant]], per_user: int, 
 
 
 def vector_quality(sessions, embedder, bank, people: dict[str, list[Tenant]], per_user: int,  # type: ignore[no-untyped-def]
-                   exact_lines: int, scan_tuples: int | None) -> dict[str, dict]:
+                   exact_lines: int) -> dict[str, dict]:
     """The vector arm against an exact per-person search: recall@10 at LIMIT 10 and at LIMIT candidates, and ms.
     Queries are embedded in the person's vectors' own space: the real model's, or the bank's. ``exact_lines``: the
-    arm's threshold (0: the HNSW index for everyone); ``scan_tuples``: pgvector's iterative scan budget."""
+    arm's threshold (0: the HNSW index for everyone)."""
     cfg = MemoryConfig().recall
     arm = search.statement(search.vector_sql("exchange", exact_lines=exact_lines), True)
     exact = search.statement(EXACT_SQL, True)
@@ -133,14 +133,11 @@ def vector_quality(sessions, embedder, bank, people: dict[str, list[Tenant]], pe
             at10 = at_depth = 0.0
             arm_ms, exact_ms, n, by_index, by_own = [], [], 0, 0, 0
             for tenant in members:
-                used = _index_used(session, arm, tenant, cfg, scan_tuples)
+                used = _index_used(session, arm, tenant, cfg)
                 by_index, by_own = by_index + (used is not None), by_own + (used == "own")
                 for query in queries_for(tenant, per_user):
                     qvec = (for_requests(embedder) if tenant.real else bank).embed(query)
                     search.prepare_vector_search(session, cfg)
-                    if scan_tuples:
-                        session.execute(text("SELECT set_config('hnsw.max_scan_tuples', :n, true)"),
-                                        {"n": str(scan_tuples)})
                     params = {"user": tenant.user_id, "qvec": qvec}
                     started = time.perf_counter()
                     deep = list(session.scalars(arm, {**params, "limit": cfg.candidates}))
@@ -163,12 +160,10 @@ def vector_quality(sessions, embedder, bank, people: dict[str, list[Tenant]], pe
     return found
 
 
-def _index_used(session, arm, tenant: Tenant, cfg, scan_tuples: int | None) -> str | None:  # type: ignore[no-untyped-def]
+def _index_used(session, arm, tenant: Tenant, cfg) -> str | None:  # type: ignore[no-untyped-def]
     """Which HNSW index the arm's plan for this person runs: "own" (``person_index``), "shared", or None (the
     planner preferred their own rows, sorted)."""
     search.prepare_vector_search(session, cfg)
-    if scan_tuples:
-        session.execute(text("SELECT set_config('hnsw.max_scan_tuples', :n, true)"), {"n": str(scan_tuples)})
     explain = search.statement("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + str(arm.text), True)
     plan = session.scalars(explain, {"user": tenant.user_id, "qvec": np.ones(384, np.float32), "limit": 10}).all()
     session.rollback()
@@ -282,8 +277,6 @@ def main() -> None:
     parser.add_argument("--people", type=int, default=12, help="people sampled per group")
     parser.add_argument("--queries", type=int, default=15, help="queries per sampled person")
     parser.add_argument("--isolation", type=int, default=10_000, help="random recalls checked for foreign rows")
-    parser.add_argument("--scan-tuples", type=int, help="also measure the vector arm at this hnsw.max_scan_tuples "
-                        "(20,000 × this database's exchanges / 1M: the scan budget a million rows leave a person)")
     parser.add_argument("--check-bank", action="store_true", help="compare the bank's vectors with the model's")
     parser.add_argument("--own-indexes", choices=("build", "drop"), help="before measuring: build the large people's "
                         "own indexes (as the backfill job does), or drop them all")
@@ -344,14 +337,11 @@ def measure(sessions, embedder, bank, tenants: list[Tenant], args: argparse.Name
     if "quality" not in skip:
         real = {g: m for g, m in sampled(tenants, args.people, real=True).items() if m}
         configured = MemoryConfig().recall.exact_lines
-        budgets = [None] + ([args.scan_tuples] if args.scan_tuples else [])
-        for exact_lines, scan_tuples in [(0, b) for b in budgets] + [(configured, b) for b in budgets]:
+        for exact_lines in (0, configured):
             how = f"exact up to {exact_lines:,} turns, else HNSW" if exact_lines else "HNSW for everyone"
-            budget = f"hnsw.max_scan_tuples {scan_tuples:,}" if scan_tuples else "default scan budget"
-            say(f"\nvector arm ({how}; {budget}) vs exact per-person search (load {load_average()}):")
+            say(f"\nvector arm ({how}) vs exact per-person search (load {load_average()}):")
             for label, chosen in (("", people), (" real vectors", real)):
-                for group, q in vector_quality(sessions, embedder, bank, chosen, args.queries, exact_lines,
-                                               scan_tuples).items():
+                for group, q in vector_quality(sessions, embedder, bank, chosen, args.queries, exact_lines).items():
                     say(f"  {group + label:<19} {q['queries']:>4} queries, {q['by_index']} people by HNSW, "
                         f"recall@10 {q['at10']:.3f} (LIMIT 10), "
                         f"{q['at_depth']:.3f} (LIMIT candidates)  arm p50 {q['arm_p50']:.1f} ms "
