@@ -22,8 +22,8 @@ STOP = {"a", "an", "the", "is", "are", "was", "were", "am", "be", "been", "to", 
 # A fact saying something ended, and what: "left the bank", "stopped playing the piano", "no longer smokes",
 # "does not eat meat anymore", "quit smoking", "dropped architecture", "switched from law to medicine".
 _ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any ?more|these days)\b"
-                    r"|\b(?:left|quit|stopped|(?:gave|given|giving) up|gave away|sold|broke up with|divorced|no longer|no more|"
-                    r"rehomed|(?:had to )?rehome|dropped(?: out of)?|switched (?:away )?from|"
+                    r"|\b(?:left|quit|stopped|(?:gave|given|giving) up|gave away|sold|broke up with|divorced|no longer|"
+                    r"no more|rehomed|(?:had to )?rehome|dropped(?: out of)?|switched (?:away )?from|"
                     r"moved (?:out of|away from)|cancell?ed|canceled|called off|(?:finish(?:ed)?|done|through) with)"
                     r"\s+(?P<what2>.+)$"
                     # "yui and i broke up": the one named before the person.
@@ -72,7 +72,7 @@ _NOT_A_THING = STOP | {
     "user", "play", "work", "live", "like", "love", "enjoy", "eat", "drink", "have", "own", "go", "use", "make",
     "liv", "doe", "does", "did", "with", "in", "on", "for", "my", "his", "her", "their", "last", "month", "year",
     "week", "ago", "today", "now", "recently", "since", "this", "and", "any", "more", "anymore", "all", "our", "your",
-    "its", "got", "old", "new", "altogether", "completely", "entirely", "totally", "for", "good",
+    "its", "got", "old", "new", "altogether", "completely", "entirely", "totally", "good",
 }
 _CLAUSE_END = re.compile(r",|;|\s(?:and|but|so|because|since|then)\s")  # "sold my X and bought a Y": X ended
 
