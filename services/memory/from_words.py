@@ -9,10 +9,12 @@ person's own sentence is true by construction. ``chunk_from_words`` reads one me
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from services.memory.changes import ARRIVAL, change_in
 from services.memory.chunks import validate_chunk
+from services.memory.owners import with_owner
 from services.memory.timewords import DATED
 from services.text import SENTENCE_BREAK, truncate
 
@@ -66,7 +68,9 @@ CLAUSE = re.compile(r"(?:,\s*(?:and |but |so )?|\s+(?:and|but|so)\s+)"
                     r"(?=(?:i'm|i've|i'd|i\s+(?!are\b|were\b|and\b)\w+)\b)", re.IGNORECASE)
 _CLAUSE_AND_SEPARATOR = re.compile(f"({CLAUSE.pattern})", re.IGNORECASE)
 # A clause that points back at the one before: what "them", "instead" or "there" stand for is in it.
-POINTS_BACK = re.compile(r"\b(?:them|instead|there|either|neither)\b", re.IGNORECASE)
+# ... or opens with "now" and the person, telling what the clause before changed ("I change of section in the factory!
+# Now I am in quality control": alone, "Now the user is in quality control" lost the factory it was about).
+POINTS_BACK = re.compile(r"\b(?:them|instead|there|either|neither)\b|^\s*now,? (?:i|we|i'm|we're|im)\b", re.IGNORECASE)
 # Words that tell nothing by themselves: a clause made only of them ("I did it", "we know that") is no fact.
 EMPTY_WORDS = frozenset("i i'm i've me my we we're our us it it's this that do did done does know so yes no "
                         "ok okay was is am are be been have has had will would can could thanks thank you lol haha"
@@ -105,7 +109,7 @@ WORDS_FACT_CHARS = 240
 WORDS_SALIENCE = 0.5
 
 
-def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, Any]:
+def chunk_from_words(user_text: str, speaker: str | None = None, said_before: Sequence[str] = ()) -> dict[str, Any]:
     """The chunk of a message read without a model: each sentence in which the person tells something about
     themselves (or someone they name) is a fact, in their words, said of "the user".
 
@@ -115,7 +119,8 @@ def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, An
     attributed right, and supersession (services/memory/facts.py) works on it as on any fact.
 
     ``speaker``: the name of who said it, when the message is a named person's turn of an imported conversation
-    between people (``chunk_from_lines``): "I" is then that person, not the account's owner.
+    between people (``chunk_from_lines``): "I" is then that person, not the account's owner. ``said_before``: the
+    person's earlier messages in the conversation, newest first, where "The party" of a fact finds whose it is.
     """
     facts: list[str] = []
     told = False  # whether the sentence before was a fact: a sentence without a verb goes on with it
@@ -141,7 +146,8 @@ def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, An
                                          and NEWS_OF_NOW.search(sentence) is not None and WISH.match(sentence) is None)
         if not told:
             continue
-        fact = truncate(_in_third_person(sentence.rstrip(".!?"), speaker), WORDS_FACT_CHARS)
+        fact = truncate(with_owner(_in_third_person(sentence.rstrip(".!?"), speaker), [user_text, *said_before]),
+                        WORDS_FACT_CHARS)
         if fact not in facts:
             facts.append(fact)
         told = fact == facts[-1]  # (a fact said twice in one message is not the one the next sentence goes on with)
