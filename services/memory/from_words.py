@@ -107,6 +107,19 @@ GOES_ON_WORDS = 4  # ... and says enough to be worth keeping ("Lovely weather to
 WORDS_FACTS = 4
 WORDS_FACT_CHARS = 240
 WORDS_SALIENCE = 0.5
+# Who the person is: their name, age, where they are from or live, their work, their family and pets. The small
+# model's block about the person holds their first facts of this kind before their newest others (the block holds
+# twelve): "The user is originally from Enugu", told first, had been pushed out by later chatter, and "which city
+# am I from?" was answered "New York".
+IDENTITY_SALIENCE = 0.8
+_KIN = (r"(?:wife|husband|partner|boyfriend|girlfriend|fianc[ée]e?|son|sons|daughter|daughters|kids|children|child|"
+        r"baby|mother|father|mum|mom|dad|parents|brother|brothers|sister|sisters|grandson|granddaughter|grandkids|"
+        r"grandchildren|dog|cat|pets?)")
+IDENTITY = re.compile(
+    r"^The user(?:'s name is\b| is (?:[A-Z][a-z]+|\d{1,3})\b| is [a-z-]+ years (?:old|of age)\b"
+    r"| (?:is |was )?(?:originally |born and raised |born |[a-z]+ )?from [A-Z]"
+    r"| (?:was born|grew up|lives?|work|works|worked) (?:in|at|as|for)\b"
+    r"| is an? (?!(?:bit|little|lot)\b)[a-z]+(?: [a-z]+)?(?: (?:at|in|for)\b|$|,)|'s " + _KIN + r"\b)")
 
 
 def chunk_from_words(user_text: str, speaker: str | None = None, said_before: Sequence[str] = ()) -> dict[str, Any]:
@@ -154,7 +167,8 @@ def chunk_from_words(user_text: str, speaker: str | None = None, said_before: Se
     gist = f"{speaker or 'The user'} said: {truncate(' '.join(user_text.split()), GIST_CHARS)}"
     return validate_chunk({
         "gists": [gist],
-        "facts": [{"text": fact, "speaker": "user", "confidence": WORDS_FACT_CONFIDENCE}
+        "facts": [{"text": fact, "speaker": "user", "confidence": WORDS_FACT_CONFIDENCE,
+                   **({"salience": IDENTITY_SALIENCE} if speaker is None and IDENTITY.match(fact) else {})}
                   for fact in facts[:WORDS_FACTS]],
         "entities": [], "emotion": "neutral", "salience": WORDS_SALIENCE, "open_loops": [],
     })
