@@ -80,3 +80,12 @@ def test_a_question_after_yo_is_a_question(routers):  # noqa: F811
     from services.router.textview import interrogative_signals, text_view
 
     assert interrogative_signals(text_view("yo wat was i meant to do on sunday, u set a reminder"))["question"] == 1.0
+
+
+# Terse questions with no question mark: after "wait", with "these days" (a time, no pointer at an earlier turn), with
+# a noun between the question word and its verb, or the question word alone at the end. Each was read as news told or
+# as a reference to something never said, and the reply was a pleasantry or a suggestion.
+@pytest.mark.parametrize("text", ["wait whats my cats name again lol", "what car do i drive these days",
+                                  "Ferry to Skye. What time does it leave.", "Need to get to Lisbon by Friday. How."])
+def test_a_terse_question_without_a_question_mark_wants_an_answer(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("RESPOND", None)}

@@ -337,8 +337,8 @@ MANAGE_WORDS = frozenset(
 # Openers before the message proper; "tell you what" / "guess what" / "you know what" announce news, they neither
 # command nor ask ("Tell you what, that yoga class was brutal.").
 LEAD_IN_RE = re.compile(
-    r"^(?:(?:please|pls|plz|kindly|por favor|bitte|per favore|hey|yo|hiya|ok|okay|so|and|also|now|can you|could you|"
-    r"would you|can u|could u|would u|(?:i'?ll )?tell you what|guess what|you know what)[ ,!.]+)+"
+    r"^(?:(?:please|pls|plz|kindly|por favor|bitte|per favore|hey|yo|hiya|wait|ok|okay|so|and|also|now|can you|"
+    r"could you|would you|can u|could u|would u|(?:i'?ll )?tell you what|guess what|you know what)[ ,!.]+)+"
 )
 # Thanks before a new command: "Merci, now do the rest.", "thanks! add eggs too" (not a question: "thanks, will try
 # that" leaves out its "I").
