@@ -229,6 +229,9 @@ def test_a_new_lists_items_end_at_the_sentence_or_the_clause_after_them() -> Non
     assert add("I would be grateful if you would create a sewing list with thread, pins and tailor's chalk.") == (
         "sewing", ["thread", "pins", "tailor's chalk"])
     assert fast("wat we got on the list for the campsite so far").arguments == {"operation": "view", "name": "campsite"}
+    # Asked for the reminders in other words than "remind" (the 1.5B, given them as notes, named the wrong one).
+    assert fast("What was it you were to prompt me about on Friday?").arguments == {"operation": "list"}
+    assert fast("what did you have to nudge me about tomorrow?").arguments == {"operation": "list"}
     assert fast("What have I put on my list for the allotment thus far?").arguments == {
         "operation": "view", "name": "allotment"}
 

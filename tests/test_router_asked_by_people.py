@@ -89,3 +89,7 @@ def test_a_question_after_yo_is_a_question(routers):  # noqa: F811
                                   "Ferry to Skye. What time does it leave.", "Need to get to Lisbon by Friday. How."])
 def test_a_terse_question_without_a_question_mark_wants_an_answer(routers, text):  # noqa: F811
     assert routes(routers, text) == {("RESPOND", None)}
+
+
+def test_what_the_assistant_was_to_prompt_me_about_reads_the_reminders(routers):  # noqa: F811
+    assert routes(routers, "What was it that you were to prompt me about tomorrow evening?") == {("ACT", "schedule")}

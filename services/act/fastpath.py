@@ -160,13 +160,15 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
 # What a command to show stored items (the router's ``shows_stored``) names: the schedule's items, or the goals.
 _TIMED_THINGS = re.compile(r"\b(?:remind\w*|alarms?|timers?|check-?ins?|appointments?|events?|meetings?)\b")
 _GOALS = re.compile(r"\b(?:goals?|resolutions?)\b")
+# "What was it that you were to prompt me about tomorrow morning?" asks for the reminders as "remind" does.
+_REMINDING = re.compile(r"remind|\b(?:ping|nudge|prompt|alert|buzz) me\b")
 _CHANGE_WORDS = re.compile(r"\b(?:cancel|delete|remove|move|change|push|postpone|snooze|stop|turn off)\b")
 
 
 def asks_for_reminders(lowered: str, signals: dict[str, Any]) -> bool:
     """"Did I set a reminder for Monday?", "What did I ask you to remind me about tomorrow?": the reminders, read
     as they are (a 0.5B model given them as notes answered "Yes, I asked you to remind me of anything on Friday")."""
-    return bool(signals.get("question") and "remind" in lowered and REMIND.match(lowered) is None
+    return bool(signals.get("question") and _REMINDING.search(lowered) and REMIND.match(lowered) is None
                 and _CHANGE_WORDS.search(lowered) is None)
 
 
