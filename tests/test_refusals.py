@@ -112,6 +112,9 @@ def test_a_reply_names_a_refused_thing_by_its_whole_word_unless_it_leaves_it_out
     caffeine = frozenset(refused_things("The user can't have any caffeine"))
     assert names_refused("You can try herbal tea or a cup of coffee.", caffeine) == "coffee"
     assert names_refused("Rooibos with lemon, or warm water with honey.", caffeine) is None
+    knee = frozenset(refused_things("Torn meniscus, he said no more running for the user, no jumping"))
+    assert names_refused("You might consider walking or jogging regularly.", knee) == "jogging"
+    assert names_refused("Swimming or cycling are kind to a knee.", knee) is None
 
 
 def test_the_guard_stops_a_streamed_reply_at_the_refused_word_and_checks_the_whole_reply() -> None:

@@ -57,8 +57,8 @@ SWEETS = ("sugar", "sweet", "cake", "candy", "candies", "chocolate", "cookie", "
 GREENS = ("broccoli", "spinach", "pea", "kale", "lettuce", "cucumber", "zucchini", "courgette", "brussels",
           "asparagus", "green bean", "celery", "cabbage", "salad", "pesto", "edamame", "avocado", "guacamole")
 # Activities a body may be told to stop: "no more running for me, no jumping" (a torn meniscus), "I don't fly".
-RUNNING = ("run", "jog", "sprint", "marathon", "5k", "10k", "parkrun", "treadmill")
-JUMPING = ("jump", "skipping", "burpee", "plyometric", "trampoline", "hiit")
+RUNNING = ("run", "running", "jog", "jogging", "sprint", "marathon", "5k", "10k", "parkrun", "treadmill")
+JUMPING = ("jump", "jumping", "skipping", "burpee", "plyometric", "trampoline", "hiit")
 FLYING = ("fly", "flight", "plane", "airport", "airline")
 NUTS = ("nut", "peanut", "almond", "walnut", "cashew", "pecan", "hazelnut", "pistachio", "praline", "nutella")
 FAMILIES = {"meat": MEAT, "fish": FISH, "seafood": FISH, "shellfish": SHELLFISH, "dairy": DAIRY,
