@@ -29,7 +29,10 @@ _STEMMER = snowballstemmer.stemmer("porter")
 # Letters NFKD leaves whole, which the ASCII step would drop: a reply's "Wrocław" read as "wrocaw" matched neither
 # "wroclaw" nor "wrocław", and "patlıcan" as "patlcan".
 _UNDECOMPOSED = str.maketrans({"ł": "l", "ı": "i", "ø": "o", "đ": "d", "ð": "d", "ħ": "h", "ŀ": "l", "æ": "ae",
-                               "œ": "oe", "ß": "ss", "þ": "th"})
+                               "œ": "oe", "ß": "ss", "þ": "th",
+                               # Dashes, the minus and the no-break space part words ("06:00–14:00" read "0014").
+                               "\u2010": " ", "\u2011": " ", "\u2012": " ", "\u2013": " ", "\u2014": " ",
+                               "\u2212": " ", "\u00a0": " "})
 
 
 def words(text: str) -> list[str]:

@@ -58,6 +58,19 @@ def test_list_change_with_one_unknown_item_changes_none(skill, db_engine):
     assert items(db_engine) == [("socks", False), ("charger", False)]
 
 
+def test_a_list_asked_for_by_part_of_its_name_is_the_one_list_holding_it(skill, db_engine):
+    """"What I have in the list for the trip?" with a "brazil trip" list was answered "You don't have a trip list
+    yet"; two lists holding the word leave it unknown, and a delete needs the list's own name."""
+    skill("list", {"operation": "add", "name": "brazil trip", "items": ["passports", "green tea"]})
+    view = skill("list", {"operation": "view", "name": "trip"}).result
+    assert view["list"] == "brazil trip" and [item["text"] for item in view["items"]] == ["passports", "green tea"]
+    assert skill("list", {"operation": "check", "name": "the trip list", "items": ["tea"]}).ok
+    assert skill("list", {"operation": "delete", "name": "trip"}).error["code"] == "not_found"
+    skill("list", {"operation": "add", "name": "school trip", "items": ["packed lunch"]})
+    assert skill("list", {"operation": "view", "name": "trip"}).error["code"] == "not_found"
+    assert sorted(items(db_engine)) == [("green tea", True), ("packed lunch", False), ("passports", False)]
+
+
 def test_a_full_list_rolls_back_the_whole_action(skill, db_engine):
     config = dataclasses.replace(ActConfig(), skills=SkillLimits(max_list_items=2))
     result = skill("list", {"operation": "add", "name": "todo", "items": ["a", "b", "c"]}, config=config)

@@ -63,6 +63,15 @@ SKILLS = {skill.name: skill for skill in INNATE_SKILLS}
     ("on monday at ten o'clock", "2026-11-23T10:00"),
     ("tomorrow at seven pm", "2026-11-22T19:00"),
     ("saturday at eleven", "2026-11-28T11:00"),  # 11:00 today is past
+    # A clock time as said (the planner model was left to guess "tomorrow at half past nine" and set 15:30).
+    ("tomorrow at half past nine", "2026-11-22T09:30"),
+    ("tomorrow at half nine", "2026-11-22T09:30"),  # half past nine, as said in Britain
+    ("monday at quarter to ten", "2026-11-23T09:45"),
+    ("monday at a quarter past 7 pm", "2026-11-23T19:15"),
+    ("tomorrow at twenty past ten", "2026-11-22T10:20"),
+    ("tomorrow at ten to one", "2026-11-22T12:50"),
+    ("tomorrow at twenty-five to 8", "2026-11-22T07:35"),
+    ("in half an hour", "2026-11-21T17:00"),  # not "half" a clock time
 ])
 def test_due_times_resolve_in_the_persons_zone(spec, local):
     due = parse_due(spec, NOW, BERLIN)
@@ -74,7 +83,7 @@ def test_due_times_resolve_in_the_persons_zone(spec, local):
     ("tomorrow", "missing_time"), ("", "missing_time"), ("yesterday at 9", "invalid"), ("13pm", "invalid"),
     ("at 25", "invalid"), ("2026-02-30T09:00", "invalid"), ("2020-01-01T09:00", "past"), ("soonish", "invalid"),
     ("on the 14th", "missing_time"), ("30 february at 9", "invalid"), ("the 32nd at 9", "invalid"),
-    ("ten to nine", "invalid"),  # (words that are not "at ten" or "ten o'clock" stay unread)
+    ("ten or nine", "invalid"), ("half 17", "invalid"),  # (words that are no clock time stay unread)
 ])
 def test_bad_due_times(spec, code):
     with pytest.raises(DueTimeError) as caught:

@@ -38,6 +38,8 @@ def test_all_phrases_are_needed_and_dates_match_in_any_spelling() -> None:
     dated = Expectation("time", "When?", all=("14", "june"))
     assert score(dated, "It's on the 14th of June!").right
     assert score(dated, "June 14").right
+    shift = Expectation("changed", "When do I work?", all=("06 00", "14 00"))
+    assert score(shift, "You work 06:00\u201314:00 now.").right  # an en dash parts the times as a hyphen does
     assert not score(dated, "On the 4th of June").right
     timed = Expectation("reminder", "When?", any=("9",))
     assert score(timed, "Tomorrow at 9am.").right and score(timed, "at 9:00").right

@@ -203,3 +203,29 @@ def test_a_questions_best_facts_are_said_again_in_its_note_even_when_the_block_h
     assert "Pixel" in question.about and "Pixel" in question.note
     assert "Pixel" not in ask("My dog called Pixel chewed a shoe today").note  # not a question
     assert "Pixel" not in ask("What is my dog called?", again=0).note
+
+
+def test_who_the_person_is_stays_in_the_small_models_block_after_later_chatter(session, hash_embedder):
+    """The block about the person holds twelve facts: the newest had pushed out "The user is originally from Enugu",
+    told first, and "which city am I from?" was answered "New York". Facts from words saying who the person is (name,
+    origin, home, work, family) now come before the newest others."""
+    from services.memory.chunks import store_chunk
+    from services.memory.from_words import chunk_from_words
+    from tests.memory_builders import create_exchange
+
+    said = ["I'm Ifeoma, I'm a pharmacist in Leeds. I'm originally from Onitsha but moved here in 2009.",
+            *[f"My {thing} was a disaster again today" for thing in (
+                "bus", "printer", "kettle", "meeting", "traffic", "lunch queue", "rota", "car park", "weather",
+                "wifi", "post office", "school run", "laundry", "parking")]]
+    session.execute(insert(User).values(id="ife").on_conflict_do_nothing())
+    for minutes, text in enumerate(said):
+        exchange = create_exchange(session, user_id="ife", user_text=text, reply="Ok!", thread_id="t-ife",
+                                   occurred_at=NOW - dt.timedelta(hours=2) + dt.timedelta(minutes=minutes))
+        store_chunk(session, hash_embedder, exchange, chunk_from_words(text), model="words")
+    session.flush()
+    config = MemoryConfig()
+    config = replace(config, context=replace(config.context, profile_facts=12, profile_min_salience=0.0))
+    about = assemble(session, hash_embedder, "ife", "Tell me a joke", now=NOW, config=config, compact=True,
+                     budget_tokens=600).about
+    assert "originally from Onitsha" in about and "pharmacist in Leeds" in about
+    assert about.count("disaster again today") == 9  # others fill the rest

@@ -214,6 +214,28 @@ def test_a_list_request_in_chat_shorthand_after_a_colon_or_with_a_clause_after_i
     assert fast("What is on camping list?").arguments == {"operation": "view", "name": "camping"}
 
 
+def test_a_new_lists_items_end_at_the_sentence_or_the_clause_after_them() -> None:
+    """"…, fins and the cooler. we goin richardsons this wknd" was stored as the item "cooler. we goin richardsons
+    this wknd", and "…, a unicorn cake topper, because ada's party is coming up and unicorns are all she talks about"
+    as three items more than asked for; a formal opening ("I would be grateful if you would create …") reached the
+    planner, and a list asked for by what it is for ("the list for the beach") was answered from a partial note."""
+    def add(text: str) -> tuple[str, list[str]]:
+        arguments = fast(text).arguments
+        return arguments["name"], arguments["items"]
+    assert add("make a hike list with water, snacks and the map. we leave at dawn") == (
+        "hike", ["water", "snacks", "map"])
+    assert add("Create a bake sale list with flour, sugar, a cake tin, because the school fair is next week and "
+               "the kids are excited") == ("bake sale", ["flour", "sugar", "cake tin"])
+    assert add("I would be grateful if you would create a sewing list with thread, pins and tailor's chalk.") == (
+        "sewing", ["thread", "pins", "tailor's chalk"])
+    assert fast("wat we got on the list for the campsite so far").arguments == {"operation": "view", "name": "campsite"}
+    # Asked for the reminders in other words than "remind" (the 1.5B, given them as notes, named the wrong one).
+    assert fast("What was it you were to prompt me about on Friday?").arguments == {"operation": "list"}
+    assert fast("what did you have to nudge me about tomorrow?").arguments == {"operation": "list"}
+    assert fast("What have I put on my list for the allotment thus far?").arguments == {
+        "operation": "view", "name": "allotment"}
+
+
 def test_information_to_store_is_kept_in_the_persons_own_words() -> None:
     stored = fast("Please store this: my car's registration is KX19 ABC.")
     assert (stored.skill, stored.arguments) == ("memorize", {"text": "my car's registration is KX19 ABC"})

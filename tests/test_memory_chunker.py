@@ -218,3 +218,29 @@ def test_from_words_an_imported_talk_between_two_people_gives_each_their_own_fac
     with Session(db_engine) as session:
         facts = sorted(session.scalars(select(Fact.text).where(Fact.user_id == "alice")).all())
     assert facts == ["Caroline moved to Lisbon last spring", "Melanie is painting a lake these days"]
+
+
+@pytest.mark.integration
+def test_from_words_a_things_owner_comes_from_the_message_before(chunker, worker_context, fake_llm, db_engine):
+    """"The party is on Saturday April 18th" after "… because Ada's party is coming up" is Ada's party: alone, the
+    fact lost Ada, and "when is Ada's party?" was answered with the date of a reminder about Ada's cake. A thing
+    whose owner was never said stays as told."""
+    import datetime as dt
+    from dataclasses import replace
+
+    from services.llm.profile import load_profile
+
+    worker_context.extras["llm_profile"] = load_profile(replace(worker_context.settings, llm_profile="compact"))
+    said = ["Create a party list with balloons and plates, because Ada's party is coming up",
+            "The party is on Saturday April 18th at 2pm at the house",
+            "The cake is my job, I bake it every year"]
+    start = dt.datetime(2026, 3, 2, 10, tzinfo=dt.UTC)
+    with Session(db_engine) as session, session.begin():
+        ids = [create_exchange(session, user_text=text, reply="Noted.", thread_id="t-ada",
+                               occurred_at=start + dt.timedelta(minutes=n)).id for n, text in enumerate(said)]
+    assert [chunker.run(exchange_id) for exchange_id in ids[1:]] == ["stored", "stored"]
+    assert fake_llm.requests == []
+    with Session(db_engine) as session:
+        facts = sorted(session.scalars(select(Fact.text).where(Fact.user_id == "alice")).all())
+    assert facts == ["Ada's party is on Saturday April 18th at 2pm at the house", "The cake is the user's job",
+                     "The user bake it every year"]

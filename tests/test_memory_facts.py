@@ -305,6 +305,24 @@ def test_the_last_shift_or_voyage_told_with_its_day_ends_the_job_and_a_title_kee
     assert "Dr. Okafor, says the user grind" in active["ola"] and "Mrs. Hale at the desk" in active["ola"]
 
 
+def test_a_pastime_given_up_and_a_car_that_died_for_good_end_what_they_were(session, hash_embedder) -> None:
+    """"I have given up bridge altogether" ends the bridge on Tuesdays (only "gave up" was read), and "the Camry
+    finally died on the Beltway" ends the Camry the person drove: both were answered with the old fact. A phone that
+    "died" (a flat battery) and a knee that gave out end nothing."""
+    from services.memory.from_words import chunk_from_words
+
+    told = {"otti": ["On Tuesday afternoons I play bridge at the Rotunda with three ladies from church.",
+                     "I have given up bridge altogether; I have joined the croquet club instead."],
+            "kechi": ["I drive a 2011 Camry with 210,000 miles on it",
+                      "Well the Camry finally died on the Beltway on Monday, we got a used Honda Pilot"],
+            "tom": ["I drive a 2015 Golf and my phone is an old Pixel", "my phone died again, so annoying"]}
+    active = {name: " | ".join(_remembered(session, hash_embedder, name, [chunk_from_words(m) for m in messages]))
+              for name, messages in told.items()}
+    assert "play bridge at the Rotunda" not in active["otti"] and "croquet club" in active["otti"]
+    assert "2011 Camry" not in active["kechi"] and "Honda Pilot" in active["kechi"]
+    assert "2015 Golf" in active["tom"] and "old Pixel" in active["tom"]
+
+
 def test_facts_read_from_the_persons_words_supersede_like_any_fact(session, hash_embedder) -> None:
     """The small-model profile's chunk (chunk_from_words): the person's sentences, said of "the user"; a change of
     job told in their words replaces the old one, and a list request or a question states nothing."""

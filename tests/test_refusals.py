@@ -37,7 +37,9 @@ def session(db_engine):
     ("Liquorice is quite out of the question, whatever anyone says", {"liquorice"}),
     ("The user hates celery", {"celery"}),
     # An activity refused is refused as its verb too: "never suggest jogging" and the reply's "a light jog".
-    ("The user's knees are bad, please never suggest running or jogging", {"running", "run", "jogging", "jog"}),
+    ("The user's knees are bad, please never suggest running or jogging", {"running", "run", "jogging", "jog",
+                                                                           "sprint", "marathon", "10k", "parkrun",
+                                                                           "treadmill"}),
     ("The user can't stand herring", {"herring"}),  # (no "her")
     # A taste told as what it is like: "coriander tastes like soap", "tripe tastes vile".
     ("Coriander tastes like soap to the user, so leave it out", {"coriander"}),
@@ -78,6 +80,11 @@ def test_a_diet_refuses_what_it_does_not_name_and_a_plain_fact_refuses_nothing()
     ("Amara won't eat anything green", {"broccoli", "pea", "spinach"}),
     ("Fyi the user is seriously allergic to shellfish, like carry-an-epipen allergic", {"shrimp", "seafood", "sushi"}),
     ("The user been off the grog 8 years btw", {"beer", "wine", "alcohol"}),
+    # A body told to stop ("walking or jogging" was offered after a torn meniscus), typed without apostrophes, or
+    # told in two words ("I don't fly. Ever.": the 1.5B offered a flight).
+    ("Torn meniscus, he said no more running for the user, no jumping, nothing high impact", {"jog", "jump", "hiit"}),
+    ("Doc said stay away fr so dont ever suggest the user shellfish stuff ok", {"shrimp", "crab", "lobster"}),
+    ("The user don't fly", {"flight", "airport", "plane"}),
 ])
 def test_a_word_for_a_family_of_things_refuses_its_members(fact: str, members: set[str]) -> None:
     assert members <= refused_things(fact)
@@ -105,6 +112,9 @@ def test_a_reply_names_a_refused_thing_by_its_whole_word_unless_it_leaves_it_out
     caffeine = frozenset(refused_things("The user can't have any caffeine"))
     assert names_refused("You can try herbal tea or a cup of coffee.", caffeine) == "coffee"
     assert names_refused("Rooibos with lemon, or warm water with honey.", caffeine) is None
+    knee = frozenset(refused_things("Torn meniscus, he said no more running for the user, no jumping"))
+    assert names_refused("You might consider walking or jogging regularly.", knee) == "jogging"
+    assert names_refused("Swimming or cycling are kind to a knee.", knee) is None
 
 
 def test_the_guard_stops_a_streamed_reply_at_the_refused_word_and_checks_the_whole_reply() -> None:

@@ -56,3 +56,40 @@ def test_a_list_asked_for_by_its_bare_name_is_read_from_the_list(routers, text):
 
 def test_a_list_of_the_world_stays_a_question(routers):  # noqa: F811
     assert ("ACT", "list") not in routes(routers, "What is on a typical Christmas dinner list in Poland?")
+
+
+# A list asked for by what it is for, with "the": "wat we got on the list for the beach so far" went to RESPOND and the
+# model read back three of five items.
+@pytest.mark.parametrize("text", ["wat have we got on the list for the campsite so far",
+                                  "What have I put on the list for the bake sale?"])
+def test_a_list_asked_for_by_what_it_is_for_is_read_from_the_list(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("ACT", "list")}
+
+
+# A formal request opened by gratitude: "I would be grateful if you would create a garden list with …" was read as
+# news told (ACKNOWLEDGE), the reply wrote a list in words and nothing was stored.
+@pytest.mark.parametrize("text", ["I would be grateful if you would create a sewing list with thread, pins and chalk.",
+                                  "I'd be obliged if you'd start a list for the fete with bunting and raffle tickets."])
+def test_a_request_opened_by_gratitude_is_done(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("ACT", "list")}
+
+
+# A question opened by "yo" about a reminder set before ("yo wat was i sposed to do sat, u had a reminder for me")
+# was read as a request to change the reminder, and the planner offered to cancel it.
+def test_a_question_after_yo_is_a_question(routers):  # noqa: F811
+    from services.router.textview import interrogative_signals, text_view
+
+    assert interrogative_signals(text_view("yo wat was i meant to do on sunday, u set a reminder"))["question"] == 1.0
+
+
+# Terse questions with no question mark: after "wait", with "these days" (a time, no pointer at an earlier turn), with
+# a noun between the question word and its verb, or the question word alone at the end. Each was read as news told or
+# as a reference to something never said, and the reply was a pleasantry or a suggestion.
+@pytest.mark.parametrize("text", ["wait whats my cats name again lol", "what car do i drive these days",
+                                  "Ferry to Skye. What time does it leave.", "Need to get to Lisbon by Friday. How."])
+def test_a_terse_question_without_a_question_mark_wants_an_answer(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("RESPOND", None)}
+
+
+def test_what_the_assistant_was_to_prompt_me_about_reads_the_reminders(routers):  # noqa: F811
+    assert routes(routers, "What was it that you were to prompt me about tomorrow evening?") == {("ACT", "schedule")}

@@ -225,6 +225,9 @@ def test_facts_from_words_are_the_persons_own_telling_sentences() -> None:
         "Fish and seafood make the user really sick, the user never eat them"]
     assert facts("I had knee surgery, so I stopped playing tennis. I swim now instead.") == [
         "The user had knee surgery", "The user stopped playing tennis, the user swim now instead"]
+    # "Now I …" tells what the clause before changed: alone, "Now the user is in quality control" lost its factory.
+    assert facts("Good news, I changed section at the plant! Now I am in the paint shop, no more welding") == [
+        "The user changed section at the plant, Now the user is in the paint shop, no more welding"]
     assert chunk_from_words("I moved to Leeds")["gists"] == ["The user said: I moved to Leeds"]
 
 

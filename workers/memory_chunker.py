@@ -83,10 +83,13 @@ def run(exchange_id: int, attempt: int = 0) -> str:
         user_text = exchange.user_text
         owner = exchange.user_id
         named = named_lines(session, exchange) if words_only(context) else []
+        earlier = config.chunker.context_exchanges
+        said_before = ([row.user_text for row in _earlier_exchanges(session, exchange, earlier)]
+                       if words_only(context) and not named else [])
     if chat_turn:  # its lines are in: their words join the index proper before the person's next recall
         vectors.merge_pending_lines(context.engine, owner)
     try:
-        chunk, completion = ask_chunk(context, messages, config, user_text, named)
+        chunk, completion = ask_chunk(context, messages, config, user_text, named, said_before)
     except (LLMMalformedOutput, ChunkInvalid) as exc:
         return record_failure(context, exchange_id, "invalid_json", str(exc))
     except LLMError as exc:
@@ -120,12 +123,13 @@ def reindex_turn(embedder: Embedder, exchange: Exchange) -> None:
 
 
 def ask_chunk(context: WorkerContext, messages: list[dict[str, Any]], config: MemoryConfig,
-              user_text: str = "", named: list[tuple[str, str]] | None = None) -> tuple[dict[str, Any], Completion]:
+              user_text: str = "", named: list[tuple[str, str]] | None = None,
+              said_before: list[str] | None = None) -> tuple[dict[str, Any], Completion]:
     """The validated chunk (one corrective retry on a wrong shape), or the person's own sentences under the
     compact profile (no model call); ``named``: the lines of an imported conversation between named people,
-    whose facts are each named for who said them."""
+    whose facts are each named for who said them; ``said_before``: the person's earlier messages, newest first."""
     if words_only(context):
-        chunk = chunk_from_lines(named) if named else chunk_from_words(user_text)
+        chunk = chunk_from_lines(named) if named else chunk_from_words(user_text, said_before=said_before or ())
         return chunk, Completion("", WORDS_MODEL, 0, 0, 0, 0.0)
     schema = CHUNK_SCHEMA if config.chunker.send_schema else None
     return ask_validated(context.llm, ROLE, messages, schema, validate_chunk)
@@ -158,14 +162,19 @@ def build_messages(context: WorkerContext, session: Session, exchange: Exchange,
 
 
 def _earlier(session: Session, exchange: Exchange, count: int) -> str:
+    rows = _earlier_exchanges(session, exchange, count)
+    lines = [f"User: {row.user_text}\nAssistant: {row.reply}" for row in reversed(rows)]
+    return "\n".join(lines) or "(nothing earlier)"
+
+
+def _earlier_exchanges(session: Session, exchange: Exchange, count: int) -> list[Exchange]:
+    """The ``count`` exchanges of the thread before this one, newest first."""
     time = func.coalesce(Exchange.occurred_at, Exchange.created_at)
-    rows = session.scalars(
+    return list(session.scalars(
         select(Exchange).where(Exchange.thread_id == exchange.thread_id, Exchange.user_id == exchange.user_id,
                                Exchange.id != exchange.id, time <= (exchange.occurred_at or exchange.created_at))
         .order_by(time.desc(), Exchange.id.desc()).limit(count)
-    ).all()
-    lines = [f"User: {row.user_text}\nAssistant: {row.reply}" for row in reversed(rows)]
-    return "\n".join(lines) or "(nothing earlier)"
+    ).all())
 
 
 def _known_facts(session: Session, exchange: Exchange, count: int, config: MemoryConfig) -> str:

@@ -18,10 +18,14 @@ from typing import Any
 from services.act.when import WEEKDAYS, DueTimeError, parse_due
 from services.router.textview import undictated
 from services.router.words import REMIND_ASKS_RE
+from services.text import SENTENCE_BREAK
 
 FAST_PATH = "fast_path"  # the trail marks actions taken this way, and the loop's end reason
 _POLITE = (r"^(?:(?:hey|hi|ok|okay|so|also|and|oh|plus|btw|anyway)[, ]+)*(?:(?:please|pls|plz|kindly|let's)\s+)?"
-           r"(?:(?:can|could|would|will) (?:you|u)(?: be so kind as to| kindly)?\s+)?(?:please\s+)?")
+           r"(?:(?:can|could|would|will) (?:you|u)(?: be so kind as to| kindly)?\s+"
+           # "I would be grateful if you would create …", "I'd appreciate it if you could add …"
+           r"|i(?: would|'d) (?:be (?:grateful|obliged)|appreciate it) if (?:you|u)(?: would| could|'d)?\s+)?"
+           r"(?:please\s+)?")
 _LIST = r"(?:my|the|our)\s+(?P<name>[a-z0-9][a-z0-9' -]{0,40}?)\s+list"
 # The words of a request to a skill: a part of a message holding one asks for something the fast path must not drop.
 _REQUEST_WORDS = r"remind|add|put|remove|delete|schedule|set|create|make|list"
@@ -38,11 +42,15 @@ LIST_ADD = re.compile(_POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|i
 LIST_PLEASE = re.compile(r"^(?P<items>[^.?!:]{1,60}?)\s+(?:on|onto|to)\s+" + _LIST
                          + r"(?:,?\s+(?:please|pls|plz|bitte|por favor|thanks|thx|merci))+[.!]*$")
 # "What's on my shopping list?"; as typed and as learners ask it: "wots on my tools list", "What I have on my garden
-# list?", "What is on cottage list?" (a name of its own is needed without "my" or "the").
-LIST_VIEW = re.compile(_POLITE + r"(?:(?:what(?:'s|s| is| are| do i have| have i got| i have| have i)|wots|wats|wot's)"
+# list?", "What is on cottage list?" (a name of its own is needed without "my" or "the"), "wat we got on the list for
+# the beach so far", "What have I put on my list for the garden thus far?".
+LIST_VIEW = re.compile(_POLITE + r"(?:(?:(?:what|wat|wot)(?:'s|s| is| are)?(?: (?:do|have|did) (?:i|we)| (?:i|we|you))?"
+                       r"(?: (?:got|have|put|added))?(?: so far)?|wots|wats|wot's)"
                        r"\s+(?:on|in)|show(?: me)?|read(?: me)?|tell me(?: what's on)?)\s+"
-                       r"(?:" + _LIST + r"|(?P<bare>(?!(?:a|an|this|that|your)\b)[a-z0-9][a-z0-9'-]{2,30}"
-                       r"(?: [a-z0-9'-]+)?) list)(?:\s+please)?\W*$")
+                       r"(?:(?:my|the|our) list for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?)|"
+                       + _LIST + r"|(?P<bare>(?!(?:a|an|the|my|our|this|that|your)\b)[a-z0-9][a-z0-9'-]{2,30}"
+                       r"(?: [a-z0-9'-]+)?) list)(?:\s+(?:so far|thus far|now|atm|at the moment|right now|again))?"
+                       r"(?:\s+please)?\W*$")
 REMIND = re.compile(_POLITE + r"remind me\s+(?P<rest>.+?)\W*$")
 # The time before the request: "at 7 remind me to take my vitamins" (once "every morning" is taken out).
 REMIND_AFTER = re.compile(_POLITE + r"(?P<due>[a-z0-9: .]+?),?\s+remind me\s+to\s+(?P<task>.+?)\W*$")
@@ -152,13 +160,15 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
 # What a command to show stored items (the router's ``shows_stored``) names: the schedule's items, or the goals.
 _TIMED_THINGS = re.compile(r"\b(?:remind\w*|alarms?|timers?|check-?ins?|appointments?|events?|meetings?)\b")
 _GOALS = re.compile(r"\b(?:goals?|resolutions?)\b")
+# "What was it that you were to prompt me about tomorrow morning?" asks for the reminders as "remind" does.
+_REMINDING = re.compile(r"remind|\b(?:ping|nudge|prompt|alert|buzz) me\b")
 _CHANGE_WORDS = re.compile(r"\b(?:cancel|delete|remove|move|change|push|postpone|snooze|stop|turn off)\b")
 
 
 def asks_for_reminders(lowered: str, signals: dict[str, Any]) -> bool:
     """"Did I set a reminder for Monday?", "What did I ask you to remind me about tomorrow?": the reminders, read
     as they are (a 0.5B model given them as notes answered "Yes, I asked you to remind me of anything on Friday")."""
-    return bool(signals.get("question") and "remind" in lowered and REMIND.match(lowered) is None
+    return bool(signals.get("question") and _REMINDING.search(lowered) and REMIND.match(lowered) is None
                 and _CHANGE_WORDS.search(lowered) is None)
 
 
@@ -183,9 +193,14 @@ _CLAUSE_ITEM = re.compile(r"^(?:i|i'm|im|i've|ive|we|we're|need|needs|gotta|got 
 
 
 def _items(raw: str) -> list[str]:
-    items = [ARTICLES.sub("", item).strip(" ." + _QUOTES) for item in ITEM_SPLIT.split(raw)]
+    """The things named, up to the first sentence's end ("sunscreen, fins and the cooler. we goin richardsons this
+    wknd") and before the first clause after them ("…, a unicorn cake topper, because ada's party is coming up and
+    unicorns are all she talks about")."""
+    first_sentence = SENTENCE_BREAK.split(raw, maxsplit=1)[0]
+    items = [ARTICLES.sub("", item).strip(" ." + _QUOTES) for item in ITEM_SPLIT.split(first_sentence)]
     items = [item for item in items if item]
-    return items[:-1] if len(items) > 1 and _CLAUSE_ITEM.match(items[-1]) else items
+    clause = next((index for index, item in enumerate(items) if index and _CLAUSE_ITEM.match(item)), len(items))
+    return items[:clause]
 
 
 # Skills whose questions change something ("can you delete my reminder?"): the loop plans those.
@@ -278,7 +293,8 @@ def _list_action_at(text: str) -> PlainAction | None:
             return PlainAction("list", {"operation": "add", "name": added["name"].strip(), "items": items})
     viewed = LIST_VIEW.match(text)
     if viewed:
-        return PlainAction("list", {"operation": "view", "name": (viewed["name"] or viewed["bare"]).strip()})
+        name = viewed["name"] or viewed["purpose"] or viewed["bare"]
+        return PlainAction("list", {"operation": "view", "name": name.strip()})
     return None
 
 

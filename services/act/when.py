@@ -31,6 +31,14 @@ HOUR_WORDS = {word: hour for hour, word in enumerate(
     "one two three four five six seven eight nine ten eleven twelve".split(), start=1)}
 _HOUR_WORD_RE = re.compile(rf"(?:(?<=\bat )({'|'.join(HOUR_WORDS)})\b|\b({'|'.join(HOUR_WORDS)})"
                            r"(?=\s*(?:o'?clock|am|pm|a\.m\.|p\.m\.)))")
+# A clock time as said: "half past nine", "quarter to ten", "twenty past 6", "half nine" (half past nine, in
+# Britain) → "9:30", "9:45", "6:20", "9:30", so that "tomorrow at half past nine" is 09:30, as "tomorrow at 9" is 09:00
+# (the planner model was left to guess it and set 15:30).
+_CLOCK_MINUTES = {"five": 5, "ten": 10, "quarter": 15, "a quarter": 15, "twenty": 20, "twenty-five": 25,
+                  "twenty five": 25, "half": 30}
+_HOUR = rf"(\d{{1,2}}|{'|'.join(HOUR_WORDS)})"
+_SPOKEN_CLOCK_RE = re.compile(rf"\b(?:({'|'.join(sorted(_CLOCK_MINUTES, key=len, reverse=True))})"
+                              rf"(?: minutes)? (past|after|to) {_HOUR}|half {_HOUR}(?! (?:an?|hours?|of)\b))\b")
 PART_TIMES = {"noon": time(12), "midday": time(12), "midnight": time(0), "morning": time(9),
               "afternoon": time(15), "evening": time(19), "night": time(21)}
 UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -70,6 +78,7 @@ def parse_due(spec: str, now: datetime, zone: tzinfo) -> DueTime:
     and day + time phrases ("tomorrow at 9", "monday 8:30am", "today 17:00", "2026-11-22 at 9").
     """
     text = " ".join(spec.strip().lower().split())
+    text = _SPOKEN_CLOCK_RE.sub(_clock, text)
     text = _HOUR_WORD_RE.sub(lambda match: str(HOUR_WORDS[match.group(1) or match.group(2)]), text)
     if not text:
         raise DueTimeError("missing_time", "no due time given")
@@ -79,6 +88,18 @@ def parse_due(spec: str, now: datetime, zone: tzinfo) -> DueTime:
         raise DueTimeError("past", f"{moment.astimezone(zone).isoformat(timespec='minutes')} is in the past "
                                    f"(now is {now_local.isoformat(timespec='minutes')})")
     return DueTime(utc=moment.astimezone(UTC), local=moment.astimezone(zone))
+
+
+def _clock(match: re.Match[str]) -> str:
+    minutes_said, direction, hour_said, half_hour = match.groups()
+    hour_text = hour_said or half_hour
+    hour = int(hour_text) if hour_text.isdigit() else HOUR_WORDS[hour_text]
+    if not 1 <= hour <= 12:
+        return match.group(0)  # "half 17" is no clock time said aloud: left for the parser to refuse
+    minutes = 30 if half_hour else _CLOCK_MINUTES[minutes_said]
+    if direction == "to":
+        hour, minutes = hour - 1 or 12, 60 - minutes
+    return f"{hour}:{minutes:02d}"
 
 
 def _iso(spec: str, zone: tzinfo) -> datetime | None:

@@ -22,15 +22,19 @@ STOP = {"a", "an", "the", "is", "are", "was", "were", "am", "be", "been", "to", 
 # A fact saying something ended, and what: "left the bank", "stopped playing the piano", "no longer smokes",
 # "does not eat meat anymore", "quit smoking", "dropped architecture", "switched from law to medicine".
 _ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any ?more|these days)\b"
-                    r"|\b(?:left|quit|stopped|gave up|gave away|sold|broke up with|divorced|no longer|no more|"
-                    r"rehomed|(?:had to )?rehome|dropped(?: out of)?|switched (?:away )?from|"
+                    r"|\b(?:left|quit|stopped|(?:gave|given|giving) up|gave away|sold|broke up with|divorced|no longer|"
+                    r"no more|rehomed|(?:had to )?rehome|dropped(?: out of)?|switched (?:away )?from|"
                     r"moved (?:out of|away from)|cancell?ed|canceled|called off|(?:finish(?:ed)?|done|through) with)"
                     r"\s+(?P<what2>.+)$"
                     # "yui and i broke up": the one named before the person.
                     r"|(?P<what3>[a-z']+(?: [a-z']+)?) and (?:i|the user) (?:broke up|split up|separated|divorced)\b"
                     # "lisbon fell through", "the gig got cancelled", "jono quit": what ended is the subject.
                     r"|(?P<what4>[a-z']+(?: [a-z']+)?) (?:(?:got|was|has been|is|have been) )?(?:fell through|"
-                    r"cancell?ed|canceled|called off|quit|resigned)(?=\s*(?:$|[,;.!]|\s(?:and|but|so|because)\s))")
+                    r"cancell?ed|canceled|called off|quit|resigned)(?=\s*(?:$|[,;.!]|\s(?:and|but|so|because)\s))"
+                    # "the camry finally died on the beltway", "the old fridge gave up the ghost": a thing ended for
+                    # good (not "my phone died": a flat battery).
+                    r"|(?P<what5>[a-z']+(?: [a-z']+)?) (?:finally (?:died|packed (?:in|up))|died for good|"
+                    r"gave up the ghost|(?:got|was|has been) (?:written off|totall?ed))\b")
 # The last of something regular, told with its day: "last trip on the ferry was Sunday", "my last day at the bakery
 # is Friday", "last shift at the depot was yesterday" — a job or a routine ended (not "my last trip to Rome was
 # lovely": no day, and "to" a place is a visit).
@@ -68,7 +72,7 @@ _NOT_A_THING = STOP | {
     "user", "play", "work", "live", "like", "love", "enjoy", "eat", "drink", "have", "own", "go", "use", "make",
     "liv", "doe", "does", "did", "with", "in", "on", "for", "my", "his", "her", "their", "last", "month", "year",
     "week", "ago", "today", "now", "recently", "since", "this", "and", "any", "more", "anymore", "all", "our", "your",
-    "its", "got",
+    "its", "got", "old", "new", "altogether", "completely", "entirely", "totally", "good",
 }
 _CLAUSE_END = re.compile(r",|;|\s(?:and|but|so|because|since|then)\s")  # "sold my X and bought a Y": X ended
 
@@ -80,7 +84,7 @@ def ended_things(text: str) -> set[str]:
         last = _LAST_ONE.search(_plain(text))
         dated = last and (DATED.search(last.group("when")) or _PAST_DAY.search(last.group("when")))
         return _things(last.group("what")) if dated else set()
-    what = match.group("what") or match.group("what2") or match.group("what3") or match.group("what4") or ""
+    what = next((found for found in match.group("what", "what2", "what3", "what4", "what5") if found), "")
     return _things(_CLAUSE_END.split(what, maxsplit=1)[0])
 
 

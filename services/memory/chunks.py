@@ -87,6 +87,8 @@ def _fact(item: Any) -> dict[str, Any]:
         raise ChunkInvalid(f"fact speaker must be 'user' or 'assistant', got {item.get('speaker')!r}")
     fact: dict[str, Any] = {"text": clean_text(item["text"]), "speaker": speaker,
                             "confidence": unit_interval(item.get("confidence", 1.0), "fact confidence")}
+    if item.get("salience") is not None:  # one fact worth more than its chunk (from_words.IDENTITY)
+        fact["salience"] = unit_interval(item["salience"], "fact salience")
     for key in ("subject", "predicate", "object"):
         if isinstance(item.get(key), str) and item[key].strip():
             fact[key] = clean_text(item[key], 200)
@@ -150,8 +152,9 @@ def store_chunk(session: Session, embedder: Embedder, exchange: Exchange, chunk:
     for fact, vector in zip(user_facts, vectors, strict=True):
         stored.facts.append(remember_fact(
             session, embedder, exchange.user_id, fact["text"], confidence=fact["confidence"],
-            source_exchange_id=exchange.id, salience=chunk["salience"], subject=fact.get("subject"),
-            predicate=fact.get("predicate"), object=fact.get("object"), embedding=vector, config=facts_config))
+            source_exchange_id=exchange.id, salience=fact.get("salience", chunk["salience"]),
+            subject=fact.get("subject"), predicate=fact.get("predicate"), object=fact.get("object"), embedding=vector,
+            config=facts_config))
     return stored
 
 

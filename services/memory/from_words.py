@@ -9,10 +9,12 @@ person's own sentence is true by construction. ``chunk_from_words`` reads one me
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from services.memory.changes import ARRIVAL, change_in
 from services.memory.chunks import validate_chunk
+from services.memory.owners import with_owner
 from services.memory.timewords import DATED
 from services.text import SENTENCE_BREAK, truncate
 
@@ -66,7 +68,9 @@ CLAUSE = re.compile(r"(?:,\s*(?:and |but |so )?|\s+(?:and|but|so)\s+)"
                     r"(?=(?:i'm|i've|i'd|i\s+(?!are\b|were\b|and\b)\w+)\b)", re.IGNORECASE)
 _CLAUSE_AND_SEPARATOR = re.compile(f"({CLAUSE.pattern})", re.IGNORECASE)
 # A clause that points back at the one before: what "them", "instead" or "there" stand for is in it.
-POINTS_BACK = re.compile(r"\b(?:them|instead|there|either|neither)\b", re.IGNORECASE)
+# ... or opens with "now" and the person, telling what the clause before changed ("I change of section in the factory!
+# Now I am in quality control": alone, "Now the user is in quality control" lost the factory it was about).
+POINTS_BACK = re.compile(r"\b(?:them|instead|there|either|neither)\b|^\s*now,? (?:i|we|i'm|we're|im)\b", re.IGNORECASE)
 # Words that tell nothing by themselves: a clause made only of them ("I did it", "we know that") is no fact.
 EMPTY_WORDS = frozenset("i i'm i've me my we we're our us it it's this that do did done does know so yes no "
                         "ok okay was is am are be been have has had will would can could thanks thank you lol haha"
@@ -103,9 +107,22 @@ GOES_ON_WORDS = 4  # ... and says enough to be worth keeping ("Lovely weather to
 WORDS_FACTS = 4
 WORDS_FACT_CHARS = 240
 WORDS_SALIENCE = 0.5
+# Who the person is: their name, age, where they are from or live, their work, their family and pets. The small
+# model's block about the person holds their first facts of this kind before their newest others (the block holds
+# twelve): "The user is originally from Enugu", told first, had been pushed out by later chatter, and "which city
+# am I from?" was answered "New York".
+IDENTITY_SALIENCE = 0.8
+_KIN = (r"(?:wife|husband|partner|boyfriend|girlfriend|fianc[ée]e?|son|sons|daughter|daughters|kids|children|child|"
+        r"baby|mother|father|mum|mom|dad|parents|brother|brothers|sister|sisters|grandson|granddaughter|grandkids|"
+        r"grandchildren|dog|cat|pets?)")
+IDENTITY = re.compile(
+    r"^The user(?:'s name is\b| is (?:[A-Z][a-z]+|\d{1,3})\b| is [a-z-]+ years (?:old|of age)\b"
+    r"| (?:is |was )?(?:originally |born and raised |born |[a-z]+ )?from [A-Z]"
+    r"| (?:was born|grew up|lives?|work|works|worked) (?:in|at|as|for)\b"
+    r"| is an? (?!(?:bit|little|lot)\b)[a-z]+(?: [a-z]+)?(?: (?:at|in|for)\b|$|,)|'s " + _KIN + r"\b)")
 
 
-def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, Any]:
+def chunk_from_words(user_text: str, speaker: str | None = None, said_before: Sequence[str] = ()) -> dict[str, Any]:
     """The chunk of a message read without a model: each sentence in which the person tells something about
     themselves (or someone they name) is a fact, in their words, said of "the user".
 
@@ -115,7 +132,8 @@ def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, An
     attributed right, and supersession (services/memory/facts.py) works on it as on any fact.
 
     ``speaker``: the name of who said it, when the message is a named person's turn of an imported conversation
-    between people (``chunk_from_lines``): "I" is then that person, not the account's owner.
+    between people (``chunk_from_lines``): "I" is then that person, not the account's owner. ``said_before``: the
+    person's earlier messages in the conversation, newest first, where "The party" of a fact finds whose it is.
     """
     facts: list[str] = []
     told = False  # whether the sentence before was a fact: a sentence without a verb goes on with it
@@ -141,14 +159,16 @@ def chunk_from_words(user_text: str, speaker: str | None = None) -> dict[str, An
                                          and NEWS_OF_NOW.search(sentence) is not None and WISH.match(sentence) is None)
         if not told:
             continue
-        fact = truncate(_in_third_person(sentence.rstrip(".!?"), speaker), WORDS_FACT_CHARS)
+        fact = truncate(with_owner(_in_third_person(sentence.rstrip(".!?"), speaker), [user_text, *said_before]),
+                        WORDS_FACT_CHARS)
         if fact not in facts:
             facts.append(fact)
         told = fact == facts[-1]  # (a fact said twice in one message is not the one the next sentence goes on with)
     gist = f"{speaker or 'The user'} said: {truncate(' '.join(user_text.split()), GIST_CHARS)}"
     return validate_chunk({
         "gists": [gist],
-        "facts": [{"text": fact, "speaker": "user", "confidence": WORDS_FACT_CONFIDENCE}
+        "facts": [{"text": fact, "speaker": "user", "confidence": WORDS_FACT_CONFIDENCE,
+                   **({"salience": IDENTITY_SALIENCE} if speaker is None and IDENTITY.match(fact) else {})}
                   for fact in facts[:WORDS_FACTS]],
         "entities": [], "emotion": "neutral", "salience": WORDS_SALIENCE, "open_loops": [],
     })

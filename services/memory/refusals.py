@@ -17,10 +17,11 @@ from services.text import STOPWORDS, stem, words
 REFUSING = re.compile(
     r"\b(?:(?:can't|cannot|can not|could never|never been able to|not able to) (?:stand|abide|stomach|bear)|"
     r"hates|hate|dislikes|dislike|detests|detest|"  # ("hate" first matched "hates" and named nothing)
-    r"(?:don't|do not|doesn't|does not|never|can't|cannot|won't|no longer) "
-    r"(?P<verb>like|eat|eats|drink|drinks|touch|have|want|do|take|handle)|"
+    r"(?:don'?t|do not|doesn'?t|does not|never|can'?t|cannot|won'?t|no longer) "
+    r"(?P<verb>like|eat|eats|drink|drinks|touch|have|want|do|take|handle|fly|flies)|"
     r"allergic to|intolerant (?:to|of)|avoiding|avoids?|(?:stays?|keeps?|staying|keeping) away from|"
-    r"gave up|given up|quit|(?:please )?never suggest(?: anything with)?|not a fan of|not into)"
+    r"gave up|given up|quit|(?:please )?(?:never|don'?t|do not)(?: ever)? (?:suggest|recommend|offer)"
+    r"(?: (?:me|the user|you))?(?: anything with)?|not a fan of|not into)"
     r"(?:\s+(?P<what>[^.,;!?]+))?", re.IGNORECASE)
 # "a nut allergy", "lactose intolerant", "gluten-free", "no meat for me", "fish and seafood make me sick",
 # "dairy doesn't agree with me".
@@ -55,11 +56,16 @@ SWEETS = ("sugar", "sweet", "cake", "candy", "candies", "chocolate", "cookie", "
 # "won't eat anything green": the green vegetables.
 GREENS = ("broccoli", "spinach", "pea", "kale", "lettuce", "cucumber", "zucchini", "courgette", "brussels",
           "asparagus", "green bean", "celery", "cabbage", "salad", "pesto", "edamame", "avocado", "guacamole")
+# Activities a body may be told to stop: "no more running for me, no jumping" (a torn meniscus), "I don't fly".
+RUNNING = ("run", "running", "jog", "jogging", "sprint", "marathon", "5k", "10k", "parkrun", "treadmill")
+JUMPING = ("jump", "jumping", "skipping", "burpee", "plyometric", "trampoline", "hiit")
+FLYING = ("fly", "flight", "plane", "airport", "airline")
 NUTS = ("nut", "peanut", "almond", "walnut", "cashew", "pecan", "hazelnut", "pistachio", "praline", "nutella")
 FAMILIES = {"meat": MEAT, "fish": FISH, "seafood": FISH, "shellfish": SHELLFISH, "dairy": DAIRY,
             "lactose": DAIRY, "milk": DAIRY, "gluten": GLUTEN, "wheat": GLUTEN, "alcohol": ALCOHOL,
             "booze": ALCOHOL, "drinking": ALCOHOL, "nut": NUTS, "caffeine": CAFFEINE, "coffee": CAFFEINE,
             "sugar": SWEETS, "sweet": SWEETS, "dessert": SWEETS, "green": GREENS, "greens": GREENS,
+            "running": RUNNING, "jogging": RUNNING, "jumping": JUMPING, "flying": FLYING,
             "pork": ("pork", "ham", "bacon", "salami",
             "chorizo", "prosciutto", "pepperoni")}
 DIETS = {
@@ -83,15 +89,19 @@ EMPTY = frozenset({
     "years", "now", "myself", "well", "honestly", "days", "lately", "such", "last", "year", "month", "week",
     "ago", "yesterday", "today", "recently", "bit", "little", "severe", "mild", "serious", "terrible",
 })
-# "no more sugar", "no more coffee for me": a refusal when what follows is a thing one eats or drinks ("no more
-# nights" is a change of shift, services/memory/changes.py).
-NO_MORE = re.compile(r"\bno more (?P<what>[a-z]+)", re.IGNORECASE)
+# "no more sugar", "no more coffee for me", "no more running for me, no jumping": a refusal when what follows is a
+# thing one eats or drinks or an activity of the body ("no more nights" is a change of shift,
+# services/memory/changes.py); after "no more", a clause's "no X" of the same kind too.
+NO_MORE = re.compile(r"\bno more (?P<what>[a-z]+)(?: for (?:me|the user|you))?((?:,? (?:and )?no [a-z]+)*)",
+                     re.IGNORECASE)
+_ALSO = re.compile(r"\bno ([a-z]+)", re.IGNORECASE)
 # The same, as a PostgreSQL regular expression: the facts that may hold a refusal are read on every turn.
 SQL_PATTERN = (r"(can't|cannot|can not|never|able to) (stand|abide|stomach|bear)|out of the question|"
                r"\mhates?\M|\mdislikes?\M|\mdetests?\M|"
-               r"(don't|do not|doesn't|does not|never|can't|cannot|won't|no longer) "
-               r"(like|eat|drink|touch|have|want|do|take|handle)|allerg|intoleran|\mavoid|away from|"
-               r"gave up|given up|\mquit\M|\mno more |never suggest|not a fan of|not into|[ -]free\M|\mno [a-z]+ for |"
+               r"(don'?t|do not|doesn'?t|does not|never|can'?t|cannot|won'?t|no longer) "
+               r"(like|eat|drink|touch|have|want|do|take|handle|fly|flies)|allerg|intoleran|\mavoid|away from|"
+               r"gave up|given up|\mquit\M|\mno more |(never|don'?t|do not)( ever)? (suggest|recommend|offer)|"
+               r"not a fan of|not into|[ -]free\M|\mno [a-z]+ for |"
                r"\m(make|makes|made) (me|the user|you) (\w+ )?(sick|ill|unwell)|agree with (me|the user|you)|"
                r"(taste|tastes|smell|smells) (like soap|(really |so |just )?(awful|horrible|disgusting|vile|gross|"
                r"foul|revolting|rank))|"
@@ -104,10 +114,14 @@ def refused_things(fact: str) -> set[str]:
     named: list[str] = []
     for match in REFUSING.finditer(fact):
         said = [word for word in words(match["what"] or "") if word not in EMPTY]
-        named += said[:3] or (["alcohol"] if (match["verb"] or "").lower() in ("drink", "drinks") else [])
+        verb = (match["verb"] or "").lower()
+        named += said[:3] or (["alcohol"] if verb in ("drink", "drinks") else ["flying"] if verb in ("fly", "flies")
+                              else [])
     for match in NAMED_FIRST.finditer(fact):
         named += [word for word in words(next(filter(None, match.groups())).lower()) if word not in EMPTY][:3]
-    named += [word for match in NO_MORE.finditer(fact) if _consumed(word := stem(match["what"].lower()))]
+    named += [word for match in NO_MORE.finditer(fact)
+              for word in (stem(said.lower()) for said in [match["what"], *_ALSO.findall(match.group(2))])
+              if _consumed(word)]
     things = {stem(word) for word in named}
     things.update(filter(None, map(_verb_of, list(things))))
     for word in list(things):

@@ -125,6 +125,10 @@ INDIRECT_QUESTION_RE = re.compile(
 WH_CLAUSE_RE = re.compile(
     r"(?:^|[,.;:!?]\s*|\b(?:but|and|so|ok|okay) )(?:what|wat|how|why|where|when|who|which)(?:'s|'re|'d| (?:is|are|"
     r"was|were|do|does|did|can|could|would|should|will|has|have|might|may|about)|(?<=what)s)\b|"
+    # Terse, with a noun between and no question mark: "Lyngen ferry. What time does it go.", "which bus do i take";
+    # or the question word alone at the end: "Need to get to Trondheim for the wedding. How."
+    r"(?:^|[.;:!?]\s*)(?:what|which) (?!an?\b)[a-z]+ (?:is|are|was|were|do|does|did|can|should|will)\b|"
+    r"(?:^|[.;:!?]\s*)(?:how|why|when|where)\W*$|"
     # What ails something, asked anywhere and typed without punctuation: "leaves going purple whats wrong with them".
     # (Not when it was found out: "I know what's wrong with the car now".)
     r"(?<!know )(?<!knew )(?<!out )(?<!see )(?<!saw )\bwhat'?s (?:wrong|up|going on|happening) with "

@@ -46,7 +46,8 @@ from services.router.words import POLITE_WORDS, WORD_RE
 
 
 def _referring_words(view: TextView, imperative: bool) -> tuple[set[str], set[str]]:
-    words = set(WORD_RE.findall(without_times(view.lower)))  # "this week" points at a date, not at a turn
+    # "this week" points at a date, not at a turn; "these days" at now ("where do i work these days" asked first).
+    words = set(WORD_RE.findall(without_times(view.lower).replace("these days", " ")))
     things = words & THING_PRONOUNS
     if "it" in things and EXPLETIVE_IT_RE.search(view.lower):
         things.discard("it")  # the time's and the weather's "it"

@@ -18,7 +18,8 @@ WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 CLAUSE_START = (
     r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|you can|you could|"
     r"u could|and(?: also)?|also|but|just|now|mind|be possible to|as to|(?:need|want)(?:ing)? you to|let'?s|"
-    r"(?:like|want) that (?:you|u)) )"  # "I would like that you save ...": a learner's request
+    r"(?:like|want) that (?:you|u)|if (?:you|u) (?:would|could)) |"  # "I would like that you save ...": a learner's
+    r"\bif (?:you|u)'d )"  # request; "I would be grateful if you would create …"
 )
 _STORED = r"(?:reminders?|alarms?|timers?|appointments?|meetings?|events?|notifications?)"
 # A named list: "my shopping list", "the packing list", "our to-do list" (the name is group 1).
@@ -96,7 +97,7 @@ SKILL_PATTERNS = {
     # A time right after "let me know" / "tell me" asks to be told then: "tell me at 7 tomorrow to leave".
     r"\b(?:let me know|tell me|text me|message me|call me) (?:at|in|on|by|tomorrow|tonight|this|next|every)\b"
     r"[^.?!]{0,40}?\bto\b|"
-    r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?|buzz(?:ing)?) me\b",
+    r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?|buzz(?:ing)?|prompt(?:ing)?) me\b",
     "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|"
     r"\b(?:put|add|pop|stick|pencil|write)\b[^.?!]{0,60}\b(?:in|into|on|to) (?:my|the|our) (?:diary|agenda)\b|"
     r"\bbook (?:me |us )?(?:in )?(?:a|an|the|my) (?:[a-z'-]+ )?(?:meeting|call|appointment|slot|session)\b|"
@@ -122,6 +123,9 @@ SKILL_PATTERNS = {
     rf"{_LIST_ITEMS}|{_LIST_PLEASE}|{_LIST_FIRST}|"
     # Reading lists back: "which lists have I got?", "read out the to-do list".
     r"^(?:what|which) lists\b|\bhow many lists (?:do|have) i\b|"
+    # "wat we got on the list for the beach so far", "what have I put on the shopping list" (not "the list of …").
+    r"\b(?:what|wat|wot)(?:'?s| is| are)?(?: (?:do|have|did) (?:i|we)| (?:i|we))?(?: (?:got|have|put|added))?"
+    r" (?:on|in) the (?:[a-z'-]+ ){0,2}list\b(?! of)|"
     r"\b(?:read|show|tell|give)(?: me)?(?: out)? (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b"
     r"(?! of)|"
     # "what's on the packing list again?": a list named with "the" is still the person's.
@@ -333,8 +337,8 @@ MANAGE_WORDS = frozenset(
 # Openers before the message proper; "tell you what" / "guess what" / "you know what" announce news, they neither
 # command nor ask ("Tell you what, that yoga class was brutal.").
 LEAD_IN_RE = re.compile(
-    r"^(?:(?:please|pls|plz|kindly|por favor|bitte|per favore|hey|ok|okay|so|and|also|now|can you|could you|would you|"
-    r"can u|could u|would u|(?:i'?ll )?tell you what|guess what|you know what)[ ,!.]+)+"
+    r"^(?:(?:please|pls|plz|kindly|por favor|bitte|per favore|hey|yo|hiya|wait|ok|okay|so|and|also|now|can you|"
+    r"could you|would you|can u|could u|would u|(?:i'?ll )?tell you what|guess what|you know what)[ ,!.]+)+"
 )
 # Thanks before a new command: "Merci, now do the rest.", "thanks! add eggs too" (not a question: "thanks, will try
 # that" leaves out its "I").

@@ -55,7 +55,7 @@ def run(ctx: SkillContext, args: Arguments) -> Result:
         if operation == "add":
             return _add(ctx, named, args["items"])
         return {"list": named.name, "created": True, "items": _items(ctx, named)}
-    named = _find(ctx, name)
+    named = _find(ctx, name) or (_find_by_words(ctx, name) if operation != "delete" else None)
     if named is None:
         raise SkillError("not_found", f"there is no list named {name!r}", lists=_names(ctx))
     if operation == "view":
@@ -74,6 +74,15 @@ def _overview(ctx: SkillContext) -> Result:
 def _find(ctx: SkillContext, name: str) -> NamedList | None:
     query = select(NamedList).where(NamedList.user_id == ctx.user_id, NamedList.name == name)
     return ctx.session.scalars(query).first()
+
+
+def _find_by_words(ctx: SkillContext, name: str) -> NamedList | None:
+    """The one list whose name holds every word asked: "the list for the trip" is the "brazil trip" list (it was
+    answered "You don't have a trip list yet"); none when two lists hold them."""
+    asked = set(name.split())
+    query = select(NamedList).where(NamedList.user_id == ctx.user_id)
+    holding = [named for named in ctx.session.scalars(query) if asked <= set(named.name.split())]
+    return holding[0] if len(holding) == 1 else None
 
 
 def _names(ctx: SkillContext) -> list[str]:
