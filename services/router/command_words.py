@@ -107,10 +107,14 @@ TOLD_RE = re.compile(
     # Nor one that has the assistant do something: "I'd be grateful if you noted that ...".
     r"(?!.*\b(?:you|u)\b)"
 )
+# Told, then asked what to do about it: "I found my late dad's to-do list, it just says ... Should I fix the gate?" (the
+# question asks advice about the person's own deed; the skill's words were told).
+OWN_DEED_QUESTION_RE = re.compile(r"(?:^|[.!?]\s+)(?:(?:so|but|and|or) )?(?:should|shall) (?:i|we)\b[^.!?]*\?\W*$")
 GOAL_STATED_RE = re.compile(r"\b(?:goals?|resolutions?|targets?|aims?)\b(?: [^.?!]{0,30}?)? (?:is|are|will be)\b")
 _COMMAND_VERBS = "|".join(sorted(IMPERATIVE_VERBS | DEED_VERBS))
-COMMAND_CLAUSE_RE = re.compile(
-    rf"(?:(?:[^\w\s'-]|\s-+\s)\s*(?:(?:just|please|pls|now|then|so) )*|\b(?:so|and|then|now|pls|please|but)\s+)"
+COMMAND_CLAUSE_RE = re.compile(  # not a verb quoted: 'his to-do list just says "fix Jean's gate"'
+    rf"(?:(?:[^\w\s'\"\u201c\u201d-]|\s-+\s)\s*(?:(?:just|please|pls|now|then|so) )*|"
+    rf"\b(?:so|and|then|now|pls|please|but)\s+)"
     rf"(?:(?:don'?t|do not|never) )?(?:{_COMMAND_VERBS})\b"
 )
 # The object of a request (services/router/objects.py): the words a command's object is made of when it names

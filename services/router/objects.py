@@ -48,8 +48,9 @@ from services.router.time_words import TIME_RE
 from services.router.typos import correct
 from services.router.words import POLITE_WORDS, WORD_RE
 
-# Sentences and dashes part requests; after a comma a request may open a clause ("Toda, and send ...").
-_SENTENCE_END_RE = re.compile(r"[.!?;…]+|\s[-–—]+\s|[–—]")
+# Sentences and dashes part requests; after a comma a request may open a clause ("Toda, and send ..."). A dot between
+# digits is a time or a number, not a stop ("set me a reminder at 7.20 tomorrow to ...").
+_SENTENCE_END_RE = re.compile(r"(?:[!?;…]|\.(?!\d))+|\s[-–—]+\s|[–—]")
 # Where a clause breaks off rather than ends: "set a goal to... actually no", "remind me to -".
 _TRAILING_RE = re.compile(r"\s*(?:\.{2,}|…|[-–—]+)")
 _DASH_RE = re.compile(r"\s*[-–—]")

@@ -236,8 +236,10 @@ SKILL_PATTERNS = {
     r"(?:it|that|this)\b",
 }
 SKILL_RES = {name: re.compile(pattern) for name, pattern in SKILL_PATTERNS.items()}
+# Not an exclamation: "What a day at the salon. ... remind me about ... at 5".
 READ_QUESTION_RE = re.compile(
-    r"^(?:what|which|how|when|where|who)\b|^(?:do|does|did|have|has|are|is|am) (?:i|you|u|we|my|it|there|this|that)\b"
+    r"^(?:what(?! an? [^.!?]*[.!])|which|how|when|where|who)\b|"
+    r"^(?:do|does|did|have|has|are|is|am) (?:i|you|u|we|my|it|there|this|that)\b"
 )
 LIST_WRITE_RE = re.compile(r"\b(?:add|adding|ad|put|putting|pop|chuck|throw|stick|bung|jot|write|copy|remove|delete|"
                            r"take|cross|mark|"
@@ -250,9 +252,13 @@ NAMED_LIST_RE = re.compile(rf"\b{_NAMED_LIST}")
 # A writing task ("could you write me a poem", "draft a reminder email to my team") asks for text, not for
 # something stored; "write it down" and "write X on my list" are still stores.
 WRITING_RE = re.compile(
-    r"(?:^|[,.;!:]\s*|\b(?:mind|kindly|as to|you|u|could|can|would|please|pls|and|just) )(?:write|writing|draft|"
+    # Not told of oneself: "I just write on my hand".
+    r"(?:^|[,.;!:]\s*|\b(?:mind|kindly|as to|you|u|could|can|would|please|pls|and|(?<!\bi )(?<!\bwe )just) )"
+    r"(?:write|writing|draft|"
     r"drafting|compose|composing|pen|rewrite|proofread|"
-    r"summari[sz]e|translate|come up with|think up|dream up)\b(?!(?: (?:it|this|that|these|them))? down\b)"
+    # Suggesting is writing an answer too: "Suggest a few reminders a new dog owner should set up".
+    r"summari[sz]e|translate|come up with|think up|dream up|suggest|recommend)\b"
+    r"(?!(?: (?:it|this|that|these|them))? down\b)"
     r"(?![^.?!]{0,60}\b(?:on|onto|to|in|into) (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|calendar|memory|notes)\b)"
 )
 # Forms that ask the assistant to do something: "can you ...", "please", "I'd like you to", "would it be possible".
@@ -296,7 +302,11 @@ MANAGE_VERB_RE = re.compile(
 )
 NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer|wake me)\b")  # waking is the task itself
 # Only its own clause says whose: "Remind me how git rebase works, I always forget" asks for an explanation.
-REMIND_EXPLAIN_RE = re.compile(rf"\bremind me,? (?:what|how|why|who)\b(?![^,;.!?]*\b(?:i|my|we|our|{_KIN}'s)\b)")
+# "Remind me which bell is the treble", "could you remind me of the difference between a will and ..." too.
+REMIND_EXPLAIN_RE = re.compile(
+    rf"\bremind me,? (?:what|how|why|who|which|(?:of )?the differences? between)\b"
+    rf"(?![^,;.!?]*\b(?:i|my|we|our|{_KIN}'s)\b)"
+)
 
 # A stored thing named by its time says which one it is: "move my 6pm reminder to 7", "cancel tomorrow's meeting".
 TIMED_STORED_RE = re.compile(
