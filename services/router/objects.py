@@ -20,6 +20,7 @@ from services.router.command_words import (
     EDITING_VERBS,
     ENTRY_NOUNS,
     ENTRY_PLACES,
+    FOR_WHOM_RE,
     FORWARD_POINTERS,
     GENERIC_WORDS,
     HANDED_OVER_RE,
@@ -39,6 +40,7 @@ from services.router.command_words import (
     REMOVING_VERBS,
     REQUEST_LEADS,
     SAID_OBJECT_RE,
+    SOURCED_DATA_RE,
     STORED_KINDS,
     TEMPLATE_RE,
     TEXT_LEADS,
@@ -61,6 +63,7 @@ _LEAD_OBJECT_RE = re.compile(
     r"^\s*(?:(?:" + "|".join(sorted(OBJECT_PARTICLES)) + r"|me|us)\b\s*)*(?:(?<=me )(?:of|about)\b\s*)?")
 _ABOUT_RE = re.compile(r"\s*(?:(?:to )?(?:you|u) )?about\b")  # "what I told you about my ex": a topic named
 _ELONGATED_RE = re.compile(r"([a-z])\1{2,}")  # "dooo" is "do"
+_DIGIT_RE = re.compile(r"\d")
 _POINTING_WORDS = PAST_POINTERS | NEAR_POINTERS
 _CONTINUING = frozenset("now and also then".split())
 _WISHING = frozenset("need want like".split())
@@ -149,10 +152,15 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     """What the request's object (the words ``after_verb``, in ``lower[start:end]``) is, if it can be read."""
     rest = _NEW_CLAUSE_RE.sub("", after_verb)
     rest = _LEAD_OBJECT_RE.sub("", rest)  # after its particle and "me" ("give me a ...", "remind me of the thing")
+    whom = FOR_WHOM_RE.match(rest)
+    if whom:  # "do for the studio what you did for my sister": the object after whom it is for
+        rest = rest[whom.end():]
     said = SAID_OBJECT_RE.match(rest)
     if said:
         about = _ABOUT_RE.match(rest[said.end():]) is not None
         return RequestObject(verb, "named" if about and verb in REMOVING_VERBS else "pointer", rest.strip())
+    if SOURCED_DATA_RE.match(rest) and not _DIGIT_RE.search(lower, 0, start):
+        return RequestObject(verb, "pointer", rest.strip())  # "the figures from the sheet": never given here
     if THAT_CLAUSE_RE.match(rest.strip()):
         return RequestObject(verb, "named", rest.strip())  # "note that I'm away from the 3rd": a clause says what
     span = [correct(word) for word in _OBJECT_WORD_RE.findall(TIME_RE.sub(" ", rest))]  # "set a gaol": a goal
