@@ -19,7 +19,11 @@ VAGUE_ASK_RE = re.compile(
     # Putting things in order with no thing named: "sort everything out", "get my stuff in order", "organise it all".
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:get|put|sort(?: out)?|organi[sz]e|"
     r"tidy(?: up)?|straighten(?: out)?|clean up)(?: (?:all|all of))? (?:my |our |the )?(?:stuff|things|everything|"
-    r"it all|all of it|the lot|lot|bits|mess)(?: (?:out|up|sorted|in order|straight|together|for me|please|pls))*\W*$"
+    r"it all|all of it|the lot|lot|bits|mess)(?: (?:out|up|sorted|in order|straight|together|for me|please|pls))*\W*$|"
+    # Something unnamed done about a stored thing: "Do something about my notes, they're a mess."
+    r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:do|sort|fix) (?:something|anything) "
+    r"(?:about|with) (?:my|our|the|this|that|these|those|all) (?:[a-z'-]+ )?(?:notes|lists?|reminders|goals|calendar|"
+    r"diary|schedule|week|stuff|things|inbox)\b"
 )
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
@@ -187,6 +191,13 @@ SAID_OBJECT_RE = re.compile(
     r"(?:give|gives|send|sends|tell|tells) (?:me|us)\b)\b|"
     # What the assistant did before: "do for the studio what you did for my sister".
     r"^(?:what|whatever|exactly what) (?:you|u) (?:did|done|set up)\b"
+)
+# A placeholder filled by the next sentence, which says what is wanted: "can you make a goal for me? I want to pass the
+# B2 exam in June" (not "I want it done today", "I need help").
+CONTENT_FOLLOWS_RE = re.compile(
+    r"[.!?]+\s*(?:i (?:want|wanna|need|would like|'d like|'m going|am going|hope|plan|aim)(?: to)?|"
+    r"(?:it'?s|it is|the goal is|goal is|it should be) to) "
+    r"(?!(?:it|that|this|them|something|anything|some|help|to know|you)\b)[a-z]"
 )
 # Whom a deed is for may come before its object: "do for the studio what you did for my sister".
 FOR_WHOM_RE = re.compile(r"^(?:for|to|with) (?:[a-z0-9'-]+ ){1,3}?(?=(?:what|whatever|exactly what)\b)")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from services.router.command_words import (
+    CONTENT_FOLLOWS_RE,
     DANGLING_WORDS,
     EDITING_VERBS,
     ENTRY_NOUNS,
@@ -186,8 +187,11 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
         return RequestObject(verb, "generic", rest.strip(), "the new value", "an edit with nothing to change to")
     earlier = frozenset(WORD_RE.findall(lower[:start]))
     kind = _object_kind(span, around, earlier)
-    if kind == "generic" and _DASH_RE.match(lower, end) and _said_after(lower, end):
-        kind = "named"  # "track a new goal - practise guitar 20 minutes a day": what it is follows the dash
+    if kind == "generic" and ((_DASH_RE.match(lower, end) and _said_after(lower, end)) or (
+            CONTENT_FOLLOWS_RE.match(lower, end) is not None)):
+        # "track a new goal - practise guitar 20 minutes a day", "you can make a goal for me please? I want pass the B2
+        # English exam in June.": what it is follows the dash, or the next sentence says it.
+        kind = "named"
     if kind == "generic":
         return RequestObject(verb, kind, rest.strip(), "what", "a placeholder")
     return RequestObject(verb, kind, rest.strip())

@@ -96,7 +96,9 @@ SKILL_PATTERNS = {
     # A time right after "let me know" / "tell me" asks to be told then: "tell me at 7 tomorrow to leave".
     r"\b(?:let me know|tell me|text me|message me|call me) (?:at|in|on|by|tomorrow|tonight|this|next|every)\b"
     r"[^.?!]{0,40}?\bto\b|"
-    r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?|buzz(?:ing)?) me\b",
+    r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?|buzz(?:ing)?) me\b|"
+    # The nudge asked for as a thing: "send me a nudge every weekday at ten to eight to ...".
+    r"\b(?:send|give|drop|shoot) (?:me|us) an? (?:quick |little |gentle )?(?:nudge|ping|prompt|buzz)\b",
     "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|"
     r"\b(?:put|add|pop|stick|pencil|write)\b[^.?!]{0,60}\b(?:in|into|on|to) (?:my|the|our) (?:diary|agenda)\b|"
     r"\bbook (?:me |us )?(?:in )?(?:a|an|the|my) (?:[a-z'-]+ )?(?:meeting|call|appointment|slot|session)\b|"
@@ -204,6 +206,9 @@ SKILL_PATTERNS = {
     r"log(?:ging)?|"
     r"keep(?:ing)? track of)(?: me| myself| for me)? (?:a|an|another|my|this|that) "
     r"(?:new )?(?:[a-z'-]+ ){0,2}?(?:goal|target|objective)\b|"
+    # Put in with what it is: "Put a goal in for me: walk the dogs before every shift".
+    r"\b(?:put|pop|stick|pencil)(?: in| down)? (?:a|an|another) (?:new )?(?:goal|target)\b"
+    r"(?=(?: in| down)?(?: for (?:me|myself|us))?\s*(?::|-|to\b))|"
     # An aim stated, then handed over to be tracked: "I want to hit 10,000 steps a day, can you track that?".
     r"\bi(?: (?:want|need|plan|aim|hope|intend)|'d like|'m going|am going|would like) to [^.?!]{3,80}?[,.;!-]\s*"
     r"(?:(?:can|could|will|would) (?:you|u) |please |pls )?(?:track|keep track of|log|monitor|hold me to) "
@@ -233,7 +238,10 @@ SKILL_PATTERNS = {
     "manage": rf"{CLAUSE_START}(?:{_MANAGE_AT_CLAUSE})|\blist (?:called|named)\b|"
     r"\b(?:what|which|any|all (?:of )?my|list (?:my|all)|show (?:me )?my) (?:upcoming |active |current |pending )?"
     rf"reminders\b|\bgoals?\b[^.?!]{{0,40}}?{CLAUSE_START}(?:delete|drop|remove|cancel|abandon|archive) "
-    r"(?:it|that|this)\b",
+    r"(?:it|that|this)\b|"
+    # A goal named, then marked done in a sentence of its own: "Goal achieved: the clock is restored! Mark it as done."
+    r"\bgoals?\b[^?]{0,200}?[.!:]\s*(?:(?:please|pls|now|and|then|just|so|can you|could you) )*"
+    r"mark (?:it|that|this)(?: as)? (?:done|complete|completed|achieved|finished|met|reached)\b",
 }
 SKILL_RES = {name: re.compile(pattern) for name, pattern in SKILL_PATTERNS.items()}
 # Not an exclamation: "What a day at the salon. ... remind me about ... at 5".
