@@ -199,6 +199,8 @@ CONTENT_FOLLOWS_RE = re.compile(
     r"(?:it'?s|it is|the goal is|goal is|it should be) to) "
     r"(?!(?:it|that|this|them|something|anything|some|help|to know|you)\b)[a-z]"
 )
+# Verbs whose "something about ..." names no deed: "do something about my goals", "sort something out with my notes".
+VAGUE_DEED_VERBS = frozenset("do sort fix".split())
 # Whom a deed is for may come before its object: "do for the studio what you did for my sister".
 FOR_WHOM_RE = re.compile(r"^(?:for|to|with) (?:[a-z0-9'-]+ ){1,3}?(?=(?:what|whatever|exactly what)\b)")
 # Data kept somewhere else, named by where it is and never given: "add the figures from the banksman's sheet to my

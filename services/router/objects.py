@@ -45,6 +45,7 @@ from services.router.command_words import (
     STORED_KINDS,
     TEMPLATE_RE,
     TEXT_LEADS,
+    VAGUE_DEED_VERBS,
 )
 from services.router.reference_words import THAT_CLAUSE_RE
 from services.router.time_words import TIME_RE
@@ -65,6 +66,7 @@ _LEAD_OBJECT_RE = re.compile(
 _ABOUT_RE = re.compile(r"\s*(?:(?:to )?(?:you|u) )?about\b")  # "what I told you about my ex": a topic named
 _ELONGATED_RE = re.compile(r"([a-z])\1{2,}")  # "dooo" is "do"
 _DIGIT_RE = re.compile(r"\d")
+_SOMETHING_ABOUT_RE = re.compile(r"(?:something|anything) (?:about|with)\b")
 _POINTING_WORDS = PAST_POINTERS | NEAR_POINTERS
 _CONTINUING = frozenset("now and also then".split())
 _WISHING = frozenset("need want like".split())
@@ -160,8 +162,9 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     if said:
         about = _ABOUT_RE.match(rest[said.end():]) is not None
         return RequestObject(verb, "named" if about and verb in REMOVING_VERBS else "pointer", rest.strip())
-    if SOURCED_DATA_RE.match(rest) and not _DIGIT_RE.search(lower, 0, start):
-        return RequestObject(verb, "pointer", rest.strip())  # "the figures from the sheet": never given here
+    unnamed = _unnamed_by_kind(lower, start, verb, rest)
+    if unnamed is not None:
+        return unnamed
     if THAT_CLAUSE_RE.match(rest.strip()):
         return RequestObject(verb, "named", rest.strip())  # "note that I'm away from the 3rd": a clause says what
     span = [correct(word) for word in _OBJECT_WORD_RE.findall(TIME_RE.sub(" ", rest))]  # "set a gaol": a goal
@@ -195,6 +198,16 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     if kind == "generic":
         return RequestObject(verb, kind, rest.strip(), "what", "a placeholder")
     return RequestObject(verb, kind, rest.strip())
+
+
+def _unnamed_by_kind(lower: str, start: int, verb: str, rest: str) -> RequestObject | None:
+    """An object that names a kind of thing but not the thing: data kept elsewhere ("the figures from the sheet", with
+    no figure given before the request), or a deed left open ("do something about my goals": done how?)."""
+    if SOURCED_DATA_RE.match(rest) and not _DIGIT_RE.search(lower, 0, start):
+        return RequestObject(verb, "pointer", rest.strip())
+    if verb in VAGUE_DEED_VERBS and _SOMETHING_ABOUT_RE.match(rest):
+        return RequestObject(verb, "generic", rest.strip(), "what", "a placeholder deed")
+    return None
 
 
 def _missing(lower: str, clause: str, matches: list[re.Match[str]], index: int, end: int) -> str:
