@@ -168,3 +168,38 @@ def test_an_underspecified_command_needs_asking(routers, text):  # noqa: F811
 # A guard (it passed before too): the day and its half hour with a text is a reminder.
 def test_a_reminder_on_a_day_at_half_past_schedules(routers):  # noqa: F811
     assert routes(routers, "Remind me on Friday at half 4 to collect the suit") == {("ACT", "schedule")}
+
+
+# More of the set's own rules, in messages of this file: "run through" shows what is stored; a goal for a time stated
+# and handed over to be tracked; a reminder "bout it" (texted); "both" picks between options never offered here.
+MORE_COMMANDS_WITH_CONTENT = [
+    ("run through my goals for this month", "recall"),
+    ("can you run through my saved notes about the garden", "recall"),
+    ("Goal for next year is to run a half marathon, please keep track of it", "goal"),
+]
+
+
+@pytest.mark.parametrize(("text", "skill"), MORE_COMMANDS_WITH_CONTENT)
+def test_running_through_what_is_stored_or_a_goal_to_track_acts(routers, text, skill):  # noqa: F811
+    assert routes(routers, text) == {("ACT", skill)}
+
+
+BARE_POINTERS = ["can u remind me bout it tomorrow at 10", "Both please.", "both, thanks"]
+
+
+@pytest.mark.parametrize("text", BARE_POINTERS)
+def test_a_reminder_bout_it_or_a_bare_both_needs_asking(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("CLARIFY", None)}
+
+
+# What a list, a reminder or a goal is for asks for an opinion, not for one to be made.
+WHAT_IS_THE_POINT = [
+    "what's the point of reminders on my laptop if I ignore them all?",
+    "What is even the point of setting reminders on my watch when I always snooze them?",
+    "whats the point of my goals if work keeps changing?",
+]
+
+
+@pytest.mark.parametrize("text", WHAT_IS_THE_POINT)
+def test_what_the_point_of_a_skill_is_is_answered(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("RESPOND", None)}

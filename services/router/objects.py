@@ -62,7 +62,7 @@ _COMMA_RE = re.compile(",")
 # A new clause after a comma ends the object: "scrap that one, I don't need it anymore".
 _NEW_CLAUSE_RE = re.compile(r",\s*(?:i|i'm|i've|we|we're|he|she|they|it's|it|but|because|cos|as|since|so|and)\b.*$")
 _LEAD_OBJECT_RE = re.compile(
-    r"^\s*(?:(?:" + "|".join(sorted(OBJECT_PARTICLES)) + r"|me|us)\b\s*)*(?:(?<=me )(?:of|about)\b\s*)?")
+    r"^\s*(?:(?:" + "|".join(sorted(OBJECT_PARTICLES)) + r"|me|us)\b\s*)*(?:(?<=me )(?:of|about|bout|abt)\b\s*)?")
 _ABOUT_RE = re.compile(r"\s*(?:(?:to )?(?:you|u) )?about\b")  # "what I told you about my ex": a topic named
 _ELONGATED_RE = re.compile(r"([a-z])\1{2,}")  # "dooo" is "do"
 _DIGIT_RE = re.compile(r"\d")

@@ -2,7 +2,7 @@
 
 Every function returns a dict of float signals so the router can weigh any of them with a
 weight from ``configs/router.toml``. The lexicons they match live in ``services/router/words.py``,
-``services/router/command_words.py``,
+``services/router/command_words.py``, ``services/router/answer_words.py`` (asking for a written answer),
 ``services/router/reference_words.py``, ``services/router/store_words.py``, ``services/router/time_words.py`` and
 ``services/router/mood_words.py``; the text's own form (length,
 mashing, questions, phatic talk) is read by ``services/router/textview.py`` with ``services/router/form_words.py``,
@@ -18,6 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from services.router.answer_words import ADVICE_RE, CAPABILITY_RE, HOWTO_RE, PLAN_WRITING_RE, WRITING_RE
 from services.router.command_words import (
     COMMAND_CLAUSE_RE,
     DEED_RE,
@@ -63,11 +64,8 @@ from services.router.textview import (
 )
 from services.router.time_words import CLOCK_FOR_RE, DURATION_RE, TIME_RE
 from services.router.words import (
-    ADVICE_RE,
-    CAPABILITY_RE,
     CONFIRM_RE,
     FIRST_PERSON,
-    HOWTO_RE,
     LEAD_IN_RE,
     LIST_ITEMS_RE,
     LIST_WRITE_RE,
@@ -75,7 +73,6 @@ from services.router.words import (
     MANAGE_WORDS,
     NAMED_LIST_RE,
     NO_TASK_NEEDED_RE,
-    PLAN_WRITING_RE,
     QUANTIFIERS,
     QUESTION_SENTENCE_RE,
     READ_QUESTION_RE,
@@ -88,7 +85,6 @@ from services.router.words import (
     TIMED_STORED_RE,
     WHOLE_LIST_RE,
     WORD_RE,
-    WRITING_RE,
 )
 
 MODES = ("RESPOND", "CLARIFY", "ACKNOWLEDGE", "ACT", "IGNORE")

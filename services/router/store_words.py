@@ -41,7 +41,7 @@ _STORED_BY_ME = (r"(?:saved|stored|kept|noted|memori[sz]ed|recorded|logged|"
                  r"asked you to (?:store|save|remember|keep|note|memori[sz]e|hold on to|hang on to))")
 SHOW_STORED_RE = re.compile(
     rf"{CLAUSE_START}(?:show|list|display|pull up|bring up|give|get|fetch|retrieve|read(?: out| back)?|look up|find|"
-    r"search|"
+    r"search|run through|go over|talk me through|"
     r"dig out|go through|print(?: out)?|export|open(?: up)?|view|review|"
     # Asking to see them: "let me see my reminders", "can I see my goals?", "I'd like to see my notes".
     r"(?:let me|(?:can|could|may) i|i'?d like to|i want to|i wanna) (?:see|view|look at|have a look at|check))"
