@@ -203,3 +203,31 @@ WHAT_IS_THE_POINT = [
 @pytest.mark.parametrize("text", WHAT_IS_THE_POINT)
 def test_what_the_point_of_a_skill_is_is_answered(routers, text):  # noqa: F811
     assert routes(routers, text) == {("RESPOND", None)}
+
+
+# A learner's "my list of shopping" is the shopping list; a day picked in each month is a time, not "the last" of
+# something said before.
+LEARNERS_AND_MONTHLY = [
+    ("Please to put in my list of shopping: eggs of duck, yoghurt and mint.", "list"),
+    ("remind me the last Friday of every month at 3pm to send the invoices", "schedule"),
+    ("remind me the last weekday of every month to submit my timesheet", "schedule"),
+]
+
+
+@pytest.mark.parametrize(("text", "skill"), LEARNERS_AND_MONTHLY)
+def test_a_learners_list_or_a_monthly_day_acts(routers, text, skill):  # noqa: F811
+    assert routes(routers, text) == {("ACT", skill)}
+
+
+# Only a pointer before a reminder with a time gives it no text: "that thing" was never said.
+POINTER_THEN_REMINDER = ["u kno that thing, remind me at 9pm", "you know the one, remind me tomorrow at 6"]
+
+
+@pytest.mark.parametrize("text", POINTER_THEN_REMINDER)
+def test_a_pointer_then_a_timed_reminder_needs_asking(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("CLARIFY", None)}
+
+
+# A guard (it passed before too): words before the reminder that say what it is about give it its text.
+def test_words_before_a_timed_reminder_give_its_text(routers):  # noqa: F811
+    assert routes(routers, "The skip lorry comes at eight tomorrow. Remind me at 7") == {("ACT", "schedule")}

@@ -69,6 +69,7 @@ _DIGIT_RE = re.compile(r"\d")
 _SOMETHING_ABOUT_RE = re.compile(r"(?:something|anything) (?:about|with)\b")
 _POINTING_WORDS = PAST_POINTERS | NEAR_POINTERS
 _CONTINUING = frozenset("now and also then".split())
+_KNOWING_WORDS = frozenset("u you ya kno know knw remember mind".split())  # "u kno that thing, remind me ..."
 _WISHING = frozenset("need want like".split())
 _OBJECT_WORD_RE = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")  # "a to-do list" is a list, not "a" going "to" it
 # Words around a request that name nothing it could point at: a one- or two-word greeting or thanks in any language
@@ -173,7 +174,8 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     while text[1:] and text[0] in TEXT_LEADS:  # "about that": "that" is the text; "that" leading a clause is not
         text = text[1:]
     textless = all(w in (TEXT_LEADS - {"that"}) | GENERIC_WORDS | POLITE_WORDS for w in text)
-    if verb in REMINDING_VERBS and textless and not around:
+    if verb in REMINDING_VERBS and textless and (not around or (
+            _names_nothing_before(lower, start) and not _said_after(lower, end))):
         # "can you remind me at ten past six": when, but of what? ("The bins go out tonight. Remind me at 7" says.)
         why = "a time but no text" if TIME_RE.search(rest) else "no text"
         return RequestObject(verb, "generic", rest.strip(), "what", why)
@@ -287,6 +289,12 @@ def _pointed(head: list[str]) -> list[bool]:
         carried = carried or (head[i] == "of" and pointed[i - 1])
         pointed[i] = carried or head[i - 1] in POINTING_MODIFIERS
     return pointed
+
+
+def _names_nothing_before(lower: str, start: int) -> bool:
+    """Whether the words before a request only point or hail ("u kno that thing, remind me at 9pm"): no text there."""
+    return all(word in _POINTING_WORDS | GENERIC_WORDS | POLITE_WORDS | _KNOWING_WORDS
+               for word in WORD_RE.findall(lower[:start]))
 
 
 def _words_around(lower: str, start: int, end: int) -> bool:

@@ -44,7 +44,9 @@ _ITEM_RUN = r"[^.?!,:;]{1,40}(?:,[^.?!,:;]{1,40}){2,}"
 # A named list and its items with no verb at all: "Shopping list: milk, eggs, bread", "packing list - passport".
 _LIST_ITEMS = (
     r"(?:^|[.!]\s+|\b(?:on|onto|to|in|for) )(?:(?:my|the|our|a|new) )?(?:[a-z'-]+ ){0,3}?"
-    r"(?:list|to-?do list|todo list|checklist|wishlist|to-?dos|groceries|things to (?:buy|get|pack|bring|do))"
+    # A learner's "my list of shopping" is the shopping list.
+    r"(?:list(?: of shopping)?|to-?do list|todo list|checklist|wishlist|to-?dos|groceries|things to (?:buy|get|pack|"
+    r"bring|do))"
     # A hyphen separates only with a space beside it: "a checklist for a first-time lambing season" has no items.
     r"(?: for [^.?!:,]{1,30}?)?(?:,? (?:please|pls))?(?:\s*:|\s+-|-\s|\s*\u2013|\s*\u2014)\s*[^?\s][^?]*$"
 )
