@@ -14,11 +14,13 @@ import re
 # something stored; "write it down" and "write X on my list" are still stores.
 WRITING_RE = re.compile(
     # Not told of oneself: "I just write on my hand".
-    r"(?:^|[,.;!:]\s*|\b(?:mind|kindly|as to|you|u|could|can|would|please|pls|and|(?<!\bi )(?<!\bwe )just) )"
+    r"(?:(?:^|[,.;!:]\s*|\b(?:mind|kindly|as to|you|u|could|can|would|please|pls|and|(?<!\bi )(?<!\bwe )just) )"
     r"(?:write|writing|draft|"
     r"drafting|compose|composing|pen|rewrite|proofread|"
-    # Suggesting is writing an answer too: "Suggest a few reminders a new dog owner should set up".
-    r"summari[sz]e|translate|come up with|think up|dream up|suggest|recommend)\b"
+    r"summari[sz]e|translate|come up with|think up|dream up)|"
+    # Suggesting is writing an answer too, when asked for: "Suggest a few reminders a new dog owner should set up" (not
+    # "any recipes you suggest", said of the assistant).
+    r"(?:^|[,.;!:]\s*|\b(?:please|pls|kindly|just|(?:can|could|would|will) (?:you|u)) )(?:suggest|recommend))\b"
     r"(?!(?: (?:it|this|that|these|them))? down\b)"
     r"(?![^.?!]{0,60}\b(?:on|onto|to|in|into) (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|calendar|memory|notes)\b)"
 )
