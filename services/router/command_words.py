@@ -19,7 +19,11 @@ VAGUE_ASK_RE = re.compile(
     # Putting things in order with no thing named: "sort everything out", "get my stuff in order", "organise it all".
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:get|put|sort(?: out)?|organi[sz]e|"
     r"tidy(?: up)?|straighten(?: out)?|clean up)(?: (?:all|all of))? (?:my |our |the )?(?:stuff|things|everything|"
-    r"it all|all of it|the lot|lot|bits|mess)(?: (?:out|up|sorted|in order|straight|together|for me|please|pls))*\W*$"
+    r"it all|all of it|the lot|lot|bits|mess)(?: (?:out|up|sorted|in order|straight|together|for me|please|pls))*\W*$|"
+    # Something unnamed done about a stored thing: "Do something about my notes, they're a mess."
+    r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:do|sort|fix) (?:something|anything) "
+    r"(?:about|with) (?:my|our|the|this|that|these|those|all) (?:[a-z'-]+ )?(?:notes|lists?|reminders|goals|calendar|"
+    r"diary|schedule|week|stuff|things|inbox)\b"
 )
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
@@ -92,7 +96,9 @@ DEED_RE = re.compile(
     r"(?:do|make) (?=(?:it|that|this|them|those|these|the|what|everything|same)\b))|"
     rf"(?:[.;!?]\s+|,\s*(?:so|now|then) |\b(?:so|now|then) )(?:{_DEED_LEAD}(?:{_MID_DEED_VERBS})|"
     # Asked for, "put" and "set" are no past: "... The curator loved it. Can you set up the checks she suggested?"
-    rf"{_ASK_LEAD}(?:{_DEED_VERBS})){_DEED_OBJECT})"
+    rf"{_ASK_LEAD}(?:{_DEED_VERBS})){_DEED_OBJECT})|"
+    # Done again for someone, as before: "... Kindly do for the studio what you did for my sister."
+    rf"(?:^|[.;!?]\s+){_DEED_LEAD}do (?:for|to|with) (?:[a-z0-9'-]+ ){{1,3}}?(?:what|whatever|exactly what|the same)\b"
 )
 # Content handed over after a colon names the deed's object: "sort these: pears, apples, figs".
 HANDED_OVER_RE = re.compile(r":\s*\S")
@@ -107,10 +113,14 @@ TOLD_RE = re.compile(
     # Nor one that has the assistant do something: "I'd be grateful if you noted that ...".
     r"(?!.*\b(?:you|u)\b)"
 )
+# Told, then asked what to do about it: "I found my late dad's to-do list, it just says ... Should I fix the gate?" (the
+# question asks advice about the person's own deed; the skill's words were told).
+OWN_DEED_QUESTION_RE = re.compile(r"(?:^|[.!?]\s+)(?:(?:so|but|and|or) )?(?:should|shall) (?:i|we)\b[^.!?]*\?\W*$")
 GOAL_STATED_RE = re.compile(r"\b(?:goals?|resolutions?|targets?|aims?)\b(?: [^.?!]{0,30}?)? (?:is|are|will be)\b")
 _COMMAND_VERBS = "|".join(sorted(IMPERATIVE_VERBS | DEED_VERBS))
-COMMAND_CLAUSE_RE = re.compile(
-    rf"(?:(?:[^\w\s'-]|\s-+\s)\s*(?:(?:just|please|pls|now|then|so) )*|\b(?:so|and|then|now|pls|please|but)\s+)"
+COMMAND_CLAUSE_RE = re.compile(  # not a verb quoted: 'his to-do list just says "fix Jean's gate"'
+    rf"(?:(?:[^\w\s'\"\u201c\u201d-]|\s-+\s)\s*(?:(?:just|please|pls|now|then|so) )*|"
+    rf"\b(?:so|and|then|now|pls|please|but)\s+)"
     rf"(?:(?:don'?t|do not|never) )?(?:{_COMMAND_VERBS})\b"
 )
 # The object of a request (services/router/objects.py): the words a command's object is made of when it names
@@ -165,15 +175,40 @@ REMOVING_VERBS = frozenset("delete erase remove clear forget scrap ditch bin dro
 # head of department said", "that one we talked about", "the times the nurse gave me".
 SAID_OBJECT_RE = re.compile(
     # Where it goes may come first in a learner's order: "put in my notes the number he gave me".
-    r"^(?:(?:in|into|on|onto|to) )?(?:(?:my|our|the|your) (?:[a-z'-]+ )?(?:notes|list|goals|memory|diary|calendar) )?"
+    # Or what it becomes first: "make my goal what Siobhan suggested".
+    r"^(?:(?:in|into|on|onto|to) )?(?:(?:my|our|the|your) (?:[a-z'-]+ )?(?:notes?|lists?|goals?|targets?|memory|diary|"
+    r"calendar|reminders?) (?:(?:to|as|be) )?)?"
     r"(?:what|whatever|(?:that|those|these|the)(?: [a-z'-]+){0,3}?)"  # "those rehearsals she mentioned"
-    r"(?: (?:that|which))? (?:i|we|you|u|he|she|they|(?:my|our|his|her|their|the) [a-z'-]+(?: of [a-z'-]+)?)"
+    r"(?: (?:that|which))? (?:i|we|you|u|he|she|they|(?:my|our|his|her|their|the) [a-z'-]+(?: of [a-z'-]+)?|"
+    # Someone by name: "remind me about what Marek said" (not "what is said", "what was agreed").
+    r"(?<=what )(?!(?:is|was|are|were|has|have|had|will|would|can|could|should|must|may|might|do|does|did|a|an|the|"
+    r"it|this|that|time)\b)[a-z'-]+)"
     r"(?: (?:just|already|once))? (?:said|told|mentioned|talked about|discussed|gave|sent|showed|wrote|suggested|"
     r"recommended|asked|wanted|agreed|shared|was (?:saying|talking about)|were (?:saying|talking about)|"
     # What someone else put forward: "the prices the supplier quoted", "the points she made", "the dates he proposed";
     # a learner's present for the past: "the number he give me".
     r"quoted|made|raised|proposed|listed|named|flagged|pointed out|brought up|read out|put forward|came up with|"
-    r"(?:give|gives|send|sends|tell|tells) (?:me|us)\b)\b"
+    r"(?:give|gives|send|sends|tell|tells) (?:me|us)\b)\b|"
+    # What the assistant did before: "do for the studio what you did for my sister".
+    r"^(?:what|whatever|exactly what) (?:you|u) (?:did|done|set up)\b"
+)
+# A placeholder filled by the next sentence, which says what is wanted: "can you make a goal for me? I want to pass the
+# B2 exam in June" (not "I want it done today", "I need help").
+CONTENT_FOLLOWS_RE = re.compile(
+    r"[.!?]+\s*(?:i (?:want|wanna|need|would like|'d like|'m going|am going|hope|plan|aim)(?: to)?|"
+    r"(?:it'?s|it is|the goal is|goal is|it should be) to) "
+    r"(?!(?:it|that|this|them|something|anything|some|help|to know|you)\b)[a-z]"
+)
+# Verbs whose "something about ..." names no deed: "do something about my goals", "sort something out with my notes".
+VAGUE_DEED_VERBS = frozenset("do sort fix".split())
+# Whom a deed is for may come before its object: "do for the studio what you did for my sister".
+FOR_WHOM_RE = re.compile(r"^(?:for|to|with) (?:[a-z0-9'-]+ ){1,3}?(?=(?:what|whatever|exactly what)\b)")
+# Data kept somewhere else, named by where it is and never given: "add the figures from the banksman's sheet to my
+# notes", "save the hoof measurements from this morning" (which figures?). Not an item ("add the milk from Aldi").
+SOURCED_DATA_RE = re.compile(
+    r"^(?:all )?(?:the|those|these) (?:[a-z'-]+ ){0,2}(?:figures|measurements|numbers|readings|results|details|dates|"
+    r"times|prices|scores|stats|statistics|info|information|codes|minutes|points|names|addresses|amounts|totals|"
+    r"quotes|sizes|specs|notes) (?:from|off|on|in) (?!(?:my|your|the) (?:notes|memory)\b)"
 )
 # A request's missing slot, read from its form (services/router/objects.py):
 # an unfilled template ("remind me to [thing] at [time]", "save this note: <paste here>", "add ___ to the list");

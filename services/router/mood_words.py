@@ -53,3 +53,23 @@ REASSURED_RE = re.compile(
     r"(?:fine|ok|okay|alright|good)(?! (?:at|with)\b))\b|"
     r"\bnothing (?:major|serious|too bad|dramatic)\b"
 )
+# A day told as it went, with nothing asked (issue 31, twelfth round): framed as a day, a shift or an update up front
+# ("Long shift. Three funerals, ...", "Started at 4, delivered the sourdough ...", "Just back from a twelve hour shift
+# on the bins ...", "So the update: ..."), or winding down at its end ("Home now.", "Feet up now.", "now I'm on the sofa
+# with a cuppa"). Its times and its length make it look like a request or a story to answer; it is told.
+DAY_TOLD_RE = re.compile(
+    r"^(?:(?:so|well|right|ok|okay|oh|honestly|phew|god)[ ,!.]+)*(?:"
+    r"(?:today|tonight|yesterday|this (?:morning|afternoon|evening))(?: (?:was|has been|i|we)\b|\s*[,:\u2014\u2013-])|"
+    r"(?:(?:what an?|another|a|such an?|one|proper|real|right) )?(?:long|busy|mad|crazy|hectic|rough|tough|manic|full|"
+    r"hard|brutal|exhausting|knackering|mental|wild|big|strange|weird|odd|funny|quiet|slow) (?:day|shift|one|night|"
+    r"week|morning|afternoon|evening|weekend)\b|"
+    r"just (?:back|home|in|off|finished|got (?:back|home|in|off))\b|"
+    r"(?:started|up|woke(?: up)?|got up|clocked (?:on|in)) (?:at|before|early|around|from)\b|"
+    r"(?:the |a |quick |little )?update\s*:)|"
+    r"\b(?:home|back|in bed|on the sofa|feet up|kettle on|in the bath|bath|tea|bed) now\b|"
+    r"\bnow (?:i'?m |we'?re )?(?:home|on the sofa|in bed|off to bed|in the bath|"
+    r"with a (?:tea|cuppa|brew|beer|glass))\b|"
+    r"\bit'?s been a (?:week|day|long one)\b"
+)
+# A day told is long: a line or two of events, not "busy day" alone (which is told anyway).
+DAY_TOLD_MIN_WORDS = 20

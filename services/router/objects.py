@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from services.router.command_words import (
+    CONTENT_FOLLOWS_RE,
     DANGLING_WORDS,
     EDITING_VERBS,
     ENTRY_NOUNS,
     ENTRY_PLACES,
+    FOR_WHOM_RE,
     FORWARD_POINTERS,
     GENERIC_WORDS,
     HANDED_OVER_RE,
@@ -39,17 +41,20 @@ from services.router.command_words import (
     REMOVING_VERBS,
     REQUEST_LEADS,
     SAID_OBJECT_RE,
+    SOURCED_DATA_RE,
     STORED_KINDS,
     TEMPLATE_RE,
     TEXT_LEADS,
+    VAGUE_DEED_VERBS,
 )
 from services.router.reference_words import THAT_CLAUSE_RE
 from services.router.time_words import TIME_RE
 from services.router.typos import correct
 from services.router.words import POLITE_WORDS, WORD_RE
 
-# Sentences and dashes part requests; after a comma a request may open a clause ("Toda, and send ...").
-_SENTENCE_END_RE = re.compile(r"[.!?;…]+|\s[-–—]+\s|[–—]")
+# Sentences and dashes part requests; after a comma a request may open a clause ("Toda, and send ..."). A dot between
+# digits is a time or a number, not a stop ("set me a reminder at 7.20 tomorrow to ...").
+_SENTENCE_END_RE = re.compile(r"(?:[!?;…]|\.(?!\d))+|\s[-–—]+\s|[–—]")
 # Where a clause breaks off rather than ends: "set a goal to... actually no", "remind me to -".
 _TRAILING_RE = re.compile(r"\s*(?:\.{2,}|…|[-–—]+)")
 _DASH_RE = re.compile(r"\s*[-–—]")
@@ -57,11 +62,14 @@ _COMMA_RE = re.compile(",")
 # A new clause after a comma ends the object: "scrap that one, I don't need it anymore".
 _NEW_CLAUSE_RE = re.compile(r",\s*(?:i|i'm|i've|we|we're|he|she|they|it's|it|but|because|cos|as|since|so|and)\b.*$")
 _LEAD_OBJECT_RE = re.compile(
-    r"^\s*(?:(?:" + "|".join(sorted(OBJECT_PARTICLES)) + r"|me|us)\b\s*)*(?:(?<=me )(?:of|about)\b\s*)?")
+    r"^\s*(?:(?:" + "|".join(sorted(OBJECT_PARTICLES)) + r"|me|us)\b\s*)*(?:(?<=me )(?:of|about|bout|abt)\b\s*)?")
 _ABOUT_RE = re.compile(r"\s*(?:(?:to )?(?:you|u) )?about\b")  # "what I told you about my ex": a topic named
 _ELONGATED_RE = re.compile(r"([a-z])\1{2,}")  # "dooo" is "do"
+_DIGIT_RE = re.compile(r"\d")
+_SOMETHING_ABOUT_RE = re.compile(r"(?:something|anything) (?:about|with)\b")
 _POINTING_WORDS = PAST_POINTERS | NEAR_POINTERS
 _CONTINUING = frozenset("now and also then".split())
+_KNOWING_WORDS = frozenset("u you ya kno know knw remember mind".split())  # "u kno that thing, remind me ..."
 _WISHING = frozenset("need want like".split())
 _OBJECT_WORD_RE = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")  # "a to-do list" is a list, not "a" going "to" it
 # Words around a request that name nothing it could point at: a one- or two-word greeting or thanks in any language
@@ -148,10 +156,16 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     """What the request's object (the words ``after_verb``, in ``lower[start:end]``) is, if it can be read."""
     rest = _NEW_CLAUSE_RE.sub("", after_verb)
     rest = _LEAD_OBJECT_RE.sub("", rest)  # after its particle and "me" ("give me a ...", "remind me of the thing")
+    whom = FOR_WHOM_RE.match(rest)
+    if whom:  # "do for the studio what you did for my sister": the object after whom it is for
+        rest = rest[whom.end():]
     said = SAID_OBJECT_RE.match(rest)
     if said:
         about = _ABOUT_RE.match(rest[said.end():]) is not None
         return RequestObject(verb, "named" if about and verb in REMOVING_VERBS else "pointer", rest.strip())
+    unnamed = _unnamed_by_kind(lower, start, verb, rest)
+    if unnamed is not None:
+        return unnamed
     if THAT_CLAUSE_RE.match(rest.strip()):
         return RequestObject(verb, "named", rest.strip())  # "note that I'm away from the 3rd": a clause says what
     span = [correct(word) for word in _OBJECT_WORD_RE.findall(TIME_RE.sub(" ", rest))]  # "set a gaol": a goal
@@ -160,7 +174,8 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     while text[1:] and text[0] in TEXT_LEADS:  # "about that": "that" is the text; "that" leading a clause is not
         text = text[1:]
     textless = all(w in (TEXT_LEADS - {"that"}) | GENERIC_WORDS | POLITE_WORDS for w in text)
-    if verb in REMINDING_VERBS and textless and not around:
+    if verb in REMINDING_VERBS and textless and (not around or (
+            _names_nothing_before(lower, start) and not _said_after(lower, end))):
         # "can you remind me at ten past six": when, but of what? ("The bins go out tonight. Remind me at 7" says.)
         why = "a time but no text" if TIME_RE.search(rest) else "no text"
         return RequestObject(verb, "generic", rest.strip(), "what", why)
@@ -177,11 +192,24 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
         return RequestObject(verb, "generic", rest.strip(), "the new value", "an edit with nothing to change to")
     earlier = frozenset(WORD_RE.findall(lower[:start]))
     kind = _object_kind(span, around, earlier)
-    if kind == "generic" and _DASH_RE.match(lower, end) and _said_after(lower, end):
-        kind = "named"  # "track a new goal - practise guitar 20 minutes a day": what it is follows the dash
+    if kind == "generic" and ((_DASH_RE.match(lower, end) and _said_after(lower, end)) or (
+            CONTENT_FOLLOWS_RE.match(lower, end) is not None)):
+        # "track a new goal - practise guitar 20 minutes a day", "you can make a goal for me please? I want pass the B2
+        # English exam in June.": what it is follows the dash, or the next sentence says it.
+        kind = "named"
     if kind == "generic":
         return RequestObject(verb, kind, rest.strip(), "what", "a placeholder")
     return RequestObject(verb, kind, rest.strip())
+
+
+def _unnamed_by_kind(lower: str, start: int, verb: str, rest: str) -> RequestObject | None:
+    """An object that names a kind of thing but not the thing: data kept elsewhere ("the figures from the sheet", with
+    no figure given before the request), or a deed left open ("do something about my goals": done how?)."""
+    if SOURCED_DATA_RE.match(rest) and not _DIGIT_RE.search(lower, 0, start):
+        return RequestObject(verb, "pointer", rest.strip())
+    if verb in VAGUE_DEED_VERBS and _SOMETHING_ABOUT_RE.match(rest):
+        return RequestObject(verb, "generic", rest.strip(), "what", "a placeholder deed")
+    return None
 
 
 def _missing(lower: str, clause: str, matches: list[re.Match[str]], index: int, end: int) -> str:
@@ -261,6 +289,12 @@ def _pointed(head: list[str]) -> list[bool]:
         carried = carried or (head[i] == "of" and pointed[i - 1])
         pointed[i] = carried or head[i - 1] in POINTING_MODIFIERS
     return pointed
+
+
+def _names_nothing_before(lower: str, start: int) -> bool:
+    """Whether the words before a request only point or hail ("u kno that thing, remind me at 9pm"): no text there."""
+    return all(word in _POINTING_WORDS | GENERIC_WORDS | POLITE_WORDS | _KNOWING_WORDS
+               for word in WORD_RE.findall(lower[:start]))
 
 
 def _words_around(lower: str, start: int, end: int) -> bool:

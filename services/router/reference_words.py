@@ -59,7 +59,9 @@ EXISTENTIAL_THERE_RE = re.compile(
 # A bare answer picks one of options offered, or gives a time, and says nothing else: "the first, at 6pm", "option 2",
 # "B", "7.30". With no earlier turn there was no question to answer.
 PICK_WORDS = frozenset(
-    "first second third fourth fifth sixth last latter former other option options choice number plan either".split())
+    # "both, please": both of the options offered.
+    "first second third fourth fifth sixth last latter former other option options choice number plan either both"
+    .split())
 LETTER_PICK_RE = re.compile(r"^(?:(?:option|answer|choice|plan|number) )?[a-f][.!)]?(?: (?:please|pls|then))?[.!]*$")
 CLOCK_ALONE_RE = re.compile(
     r"^(?:[01]?\d|2[0-3])[.:][0-5]\d(?:\s*(?:am|pm))?[.!]*$|"

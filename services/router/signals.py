@@ -2,7 +2,7 @@
 
 Every function returns a dict of float signals so the router can weigh any of them with a
 weight from ``configs/router.toml``. The lexicons they match live in ``services/router/words.py``,
-``services/router/command_words.py``,
+``services/router/command_words.py``, ``services/router/answer_words.py`` (asking for a written answer),
 ``services/router/reference_words.py``, ``services/router/store_words.py``, ``services/router/time_words.py`` and
 ``services/router/mood_words.py``; the text's own form (length,
 mashing, questions, phatic talk) is read by ``services/router/textview.py`` with ``services/router/form_words.py``,
@@ -18,6 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from services.router.answer_words import ADVICE_RE, CAPABILITY_RE, HOWTO_RE, PLAN_WRITING_RE, WRITING_RE
 from services.router.command_words import (
     COMMAND_CLAUSE_RE,
     DEED_RE,
@@ -25,6 +26,7 @@ from services.router.command_words import (
     HANDED_OVER_RE,
     IMPERATIVE_VERBS,
     LABEL_RE,
+    OWN_DEED_QUESTION_RE,
     POINTER_COMMAND_RE,
     STORING_VERBS,
     TOLD_RE,
@@ -32,7 +34,7 @@ from services.router.command_words import (
     VERB_ME_RE,
 )
 from services.router.form_words import WH_CLAUSE_RE
-from services.router.mood_words import DISTRESS_RE, REASSURED_RE
+from services.router.mood_words import DAY_TOLD_MIN_WORDS, DAY_TOLD_RE, DISTRESS_RE, REASSURED_RE
 from services.router.objects import request_object
 from services.router.reference_words import (
     ANAPHORIC_NP_RE,
@@ -62,11 +64,8 @@ from services.router.textview import (
 )
 from services.router.time_words import CLOCK_FOR_RE, DURATION_RE, TIME_RE
 from services.router.words import (
-    ADVICE_RE,
-    CAPABILITY_RE,
     CONFIRM_RE,
     FIRST_PERSON,
-    HOWTO_RE,
     LEAD_IN_RE,
     LIST_ITEMS_RE,
     LIST_WRITE_RE,
@@ -74,7 +73,6 @@ from services.router.words import (
     MANAGE_WORDS,
     NAMED_LIST_RE,
     NO_TASK_NEEDED_RE,
-    PLAN_WRITING_RE,
     QUANTIFIERS,
     QUESTION_SENTENCE_RE,
     READ_QUESTION_RE,
@@ -87,7 +85,6 @@ from services.router.words import (
     TIMED_STORED_RE,
     WHOLE_LIST_RE,
     WORD_RE,
-    WRITING_RE,
 )
 
 MODES = ("RESPOND", "CLARIFY", "ACKNOWLEDGE", "ACT", "IGNORE")
@@ -286,7 +283,9 @@ def tells_of_skill(view: TextView, signals: dict[str, float]) -> bool:
     myself a target of 30 books this year and I'm on 27 already"), rather than a request in the first person ("I'd
     like a list called ...", "I bought the milk, tick it off my list")."""
     lower = view.lower
-    if signals["question"] or signals["imperative"] or REQUEST_RE.search(lower) or HANDED_OVER_RE.search(lower):
+    asks_advice = bool(signals["question"]) and OWN_DEED_QUESTION_RE.search(lower) is not None
+    if (signals["question"] and not asks_advice) or signals["imperative"] or REQUEST_RE.search(lower) or (
+            HANDED_OVER_RE.search(lower)):
         return False
     body = view.unled
     return TOLD_RE.match(body) is not None and not GOAL_STATED_RE.search(lower) and not COMMAND_CLAUSE_RE.search(body)
@@ -341,7 +340,10 @@ def telling_signals(view: TextView, signals: dict[str, float]) -> dict[str, floa
         signals[name] for name in _ASKING)
     distress = DISTRESS_RE.search(view.lower) is not None and not signals["vague_request"] and (  # "can you help me?"
         REASSURED_RE.search(view.lower) is None)  # "stressed about exams but I'll survive"
-    return {"tells": flag(statement and not distress), "distress": flag(distress)}
+    # A long day told as it went ("Long shift. Three funerals, ... Home now with a tea"): its length, times are no ask.
+    day_told = statement and not distress and view.full_words >= DAY_TOLD_MIN_WORDS and (
+        DAY_TOLD_RE.search(view.lower) is not None)
+    return {"tells": flag(statement and not distress), "distress": flag(distress), "day_told": flag(day_told)}
 
 
 def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, float]:

@@ -25,6 +25,8 @@ from services.router.form_words import (
     GREETING_RE,
     HANGUL_JAMO_RE,
     HEDGES,
+    HELD_DIGITS_MIN,
+    HELD_DIGITS_RE,
     INDIRECT_QUESTION_RE,
     INTERROGATIVES,
     KEY_CHUNK_RE,
@@ -204,6 +206,9 @@ def text_features(view: TextView) -> dict[str, float]:
     other = [w for w in view.lower.split() if w.isalpha() and not w.isascii()]  # another alphabet's words
     mashed = sum(is_mash_token(w) for w in alpha) + sum(_is_other_mash(w) for w in other)
     mash = mashed / (len(alpha) + len(other)) if alpha or other else 0.0
+    if not alpha and not other and view.words:  # no word of letters: keys held with digits ("7777777777")
+        mash = sum(len(w) >= HELD_DIGITS_MIN and HELD_DIGITS_RE.fullmatch(w) is not None
+                   for w in view.words) / len(view.words)
     if not mash and _keys_between_symbols(view):
         mash = 1.0
     sentences = len([s for s in SENTENCE_END_RE.split(view.raw.strip()) if s.strip()])

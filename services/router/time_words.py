@@ -16,7 +16,12 @@ TIME_RE = re.compile(
     r"(?:^|(?<=\s))@ ?\d{1,2}(?:[:.]\d\d)?\b|"  # "remind me 2 call the vet @ 3": texted
     rf"\b(?:today|tonight|tonite|tomorrow|tmrw|tmr|tomorow|tommorow|2moro|2morrow|2mrw|noon|midnight|daily|weekly|monthly|"
     rf"this (?:morning|afternoon|evening|weekend|week|month|year|term|semester|season|spring|summer|autumn|winter)|"
-    rf"next (?:week|month|year|weekend|{DAYS})|(?:on )?(?:{DAYS})s?|"
+    # A day picked in each month, before the day alone: "the last Friday of every month" ("last" points at no turn).
+    rf"(?:on )?the (?:first|1st|second|2nd|third|3rd|fourth|4th|last|final) (?:(?:{DAYS})\w*|day|weekday|weekend) of "
+    r"(?:every|each|the|this|next) (?:month|year|term|quarter)|"
+    # A day and its half hour as said in Britain: "Thursday half 3" (half past three), before the day alone.
+    rf"next (?:week|month|year|weekend|{DAYS})|(?:on )?(?:{DAYS})s?(?: at)? half (?:\d{{1,2}}|{_HOUR_WORDS})(?! of\b)|"
+    rf"(?:on )?(?:{DAYS})s?|"
     rf"at \d{{1,2}}(?::\d\d)?|\d{{1,2}}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.|o'?clock)|\d{{1,2}}:\d\d|"
     rf"in (?:a|an|\d+|a few|few|a couple of|couple of|half an|{_HOUR_WORDS}|fifteen|twenty|thirty|forty(?:-five)?|"
     r"ninety) (?:min|mins|minutes?|hours?|hrs?|days?|weeks?|months?)|"

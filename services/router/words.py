@@ -1,7 +1,8 @@
-"""Lexicons of what a message asks for: the skills' words, requests, writing tasks, placeholders.
+"""Lexicons of what a message asks for: the skills' words, requests, placeholders.
 
 Compiled once at import (pure data, no I/O). ``services/router/signals.py`` turns them into signals; times live in
-``services/router/time_words.py``, distress and reassurance in ``services/router/mood_words.py``.
+``services/router/time_words.py``, distress and reassurance in ``services/router/mood_words.py``, writing tasks and
+advice in ``services/router/answer_words.py``.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ _ITEM_RUN = r"[^.?!,:;]{1,40}(?:,[^.?!,:;]{1,40}){2,}"
 # A named list and its items with no verb at all: "Shopping list: milk, eggs, bread", "packing list - passport".
 _LIST_ITEMS = (
     r"(?:^|[.!]\s+|\b(?:on|onto|to|in|for) )(?:(?:my|the|our|a|new) )?(?:[a-z'-]+ ){0,3}?"
-    r"(?:list|to-?do list|todo list|checklist|wishlist|to-?dos|groceries|things to (?:buy|get|pack|bring|do))"
+    # A learner's "my list of shopping" is the shopping list.
+    r"(?:list(?: of shopping)?|to-?do list|todo list|checklist|wishlist|to-?dos|groceries|things to (?:buy|get|pack|"
+    r"bring|do))"
     # A hyphen separates only with a space beside it: "a checklist for a first-time lambing season" has no items.
     r"(?: for [^.?!:,]{1,30}?)?(?:,? (?:please|pls))?(?:\s*:|\s+-|-\s|\s*\u2013|\s*\u2014)\s*[^?\s][^?]*$"
 )
@@ -97,7 +100,9 @@ SKILL_PATTERNS = {
     # A time right after "let me know" / "tell me" asks to be told then: "tell me at 7 tomorrow to leave".
     r"\b(?:let me know|tell me|text me|message me|call me) (?:at|in|on|by|tomorrow|tonight|this|next|every)\b"
     r"[^.?!]{0,40}?\bto\b|"
-    r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?|buzz(?:ing)?|prompt(?:ing)?) me\b",
+    r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?|buzz(?:ing)?|prompt(?:ing)?) me\b|"
+    # The nudge asked for as a thing: "send me a nudge every weekday at ten to eight to ...".
+    r"\b(?:send|give|drop|shoot) (?:me|us) an? (?:quick |little |gentle )?(?:nudge|ping|prompt|buzz)\b",
     "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|"
     r"\b(?:put|add|pop|stick|pencil|write)\b[^.?!]{0,60}\b(?:in|into|on|to) (?:my|the|our) (?:diary|agenda)\b|"
     r"\bbook (?:me |us )?(?:in )?(?:a|an|the|my) (?:[a-z'-]+ )?(?:meeting|call|appointment|slot|session)\b|"
@@ -208,10 +213,16 @@ SKILL_PATTERNS = {
     r"log(?:ging)?|"
     r"keep(?:ing)? track of)(?: me| myself| for me)? (?:a|an|another|my|this|that) "
     r"(?:new )?(?:[a-z'-]+ ){0,2}?(?:goal|target|objective)\b|"
+    # Put in with what it is: "Put a goal in for me: walk the dogs before every shift".
+    r"\b(?:put|pop|stick|pencil)(?: in| down)? (?:a|an|another) (?:new )?(?:goal|target)\b"
+    r"(?=(?: in| down)?(?: for (?:me|myself|us))?\s*(?::|-|to\b))|"
     # An aim stated, then handed over to be tracked: "I want to hit 10,000 steps a day, can you track that?".
     r"\bi(?: (?:want|need|plan|aim|hope|intend)|'d like|'m going|am going|would like) to [^.?!]{3,80}?[,.;!-]\s*"
     r"(?:(?:can|could|will|would) (?:you|u) |please |pls )?(?:track|keep track of|log|monitor|hold me to) "
     r"(?:that|it|this)\b|\bgoal(?: for [^.?!:]{1,30})?\s*:|(?:^|[,.;!-]\s*)goal is\b|"
+    # A goal for a time stated, then handed over to be tracked: "Goal for this year is to save 2000, please track it".
+    r"(?:^|[,.;!-]\s*)goal for [^.?!:,]{1,30}? is [^.?!]{3,80}?[,.;!-]\s*(?:(?:can|could|will|would) (?:you|u) |please "
+    r"|pls )?(?:track|keep track of|log|monitor) (?:that|it|this)\b|"
     # Keeping something said as a goal: "please track that as a goal", "save it as one of my goals".
     r"\b(?:set|add|record|create|make|start|track|log|keep track of|save|store|turn|count|treat|put)\b[^.?!]{0,40}?"
     r"\b(?:as|into) (?:a|an|my|one of my) (?:new |personal )?goals?\b|"
@@ -237,11 +248,16 @@ SKILL_PATTERNS = {
     "manage": rf"{CLAUSE_START}(?:{_MANAGE_AT_CLAUSE})|\blist (?:called|named)\b|"
     r"\b(?:what|which|any|all (?:of )?my|list (?:my|all)|show (?:me )?my) (?:upcoming |active |current |pending )?"
     rf"reminders\b|\bgoals?\b[^.?!]{{0,40}}?{CLAUSE_START}(?:delete|drop|remove|cancel|abandon|archive) "
-    r"(?:it|that|this)\b",
+    r"(?:it|that|this)\b|"
+    # A goal named, then marked done in a sentence of its own: "Goal achieved: the clock is restored! Mark it as done."
+    r"\bgoals?\b[^?]{0,200}?[.!:]\s*(?:(?:please|pls|now|and|then|just|so|can you|could you) )*"
+    r"mark (?:it|that|this)(?: as)? (?:done|complete|completed|achieved|finished|met|reached)\b",
 }
 SKILL_RES = {name: re.compile(pattern) for name, pattern in SKILL_PATTERNS.items()}
+# Not an exclamation: "What a day at the salon. ... remind me about ... at 5".
 READ_QUESTION_RE = re.compile(
-    r"^(?:what|which|how|when|where|who)\b|^(?:do|does|did|have|has|are|is|am) (?:i|you|u|we|my|it|there|this|that)\b"
+    r"^(?:what(?! an? [^.!?]*[.!])|which|how|when|where|who)\b|"
+    r"^(?:do|does|did|have|has|are|is|am) (?:i|you|u|we|my|it|there|this|that)\b"
 )
 LIST_WRITE_RE = re.compile(r"\b(?:add|adding|ad|put|putting|pop|chuck|throw|stick|bung|jot|write|copy|remove|delete|"
                            r"take|cross|mark|"
@@ -251,14 +267,6 @@ LIST_WRITE_RE = re.compile(r"\b(?:add|adding|ad|put|putting|pop|chuck|throw|stic
 LIST_ITEMS_RE = re.compile(rf"{_LIST_ITEMS}|{_LIST_PLEASE}")
 WHOLE_LIST_RE = re.compile(rf"{CLAUSE_START}{_WHOLE_LIST}")
 NAMED_LIST_RE = re.compile(rf"\b{_NAMED_LIST}")
-# A writing task ("could you write me a poem", "draft a reminder email to my team") asks for text, not for
-# something stored; "write it down" and "write X on my list" are still stores.
-WRITING_RE = re.compile(
-    r"(?:^|[,.;!:]\s*|\b(?:mind|kindly|as to|you|u|could|can|would|please|pls|and|just) )(?:write|writing|draft|"
-    r"drafting|compose|composing|pen|rewrite|proofread|"
-    r"summari[sz]e|translate|come up with|think up|dream up)\b(?!(?: (?:it|this|that|these|them))? down\b)"
-    r"(?![^.?!]{0,60}\b(?:on|onto|to|in|into) (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|calendar|memory|notes)\b)"
-)
 # Forms that ask the assistant to do something: "can you ...", "please", "I'd like you to", "would it be possible".
 REQUEST_RE = re.compile(
     r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b|\b(?:please|pls|plz|kindly)\b|\byou (?:can|could|may)\b|"
@@ -279,20 +287,6 @@ STORED_PICKED_RE = re.compile(
 )
 QUESTION_SENTENCE_RE = re.compile(r"[^.!?]*\?")
 FIRST_PERSON = frozenset("i me my mine we us our ours myself ourselves i'm i've i'd i'll we're we've we'd".split())
-# How to do something oneself: "How do I set an alarm on my iPhone?" asks for an explanation.
-# Also as a clause of its own: "My to-do list is huge: how do I pick what to do first?".
-HOWTO_RE = re.compile(
-    r"(?:^|[.:;!?]\s+|[,:;]\s*)(?:(?:so|and|but|ok) )?how (?:do|can|could|should|would|did) "
-    r"(?:i|you|we|one|people|u)\b|"
-    r"^how to\b|"
-    r"\b(?:show|tell|teach) (?:me|us) how (?:to|do|does|can|you)\b"  # "show me how to set an alarm on android"
-)
-# A question about what the assistant can do, with nothing to do it on: "Can you set reminders?".
-CAPABILITY_RE = re.compile(
-    r"^(?:are you able to|is it possible (?:for you )?to|do you know how to|can you|could you|will you|do you) "
-    r"(?:[a-z'-]+ ){1,2}?(?:reminders|lists|goals|notes|alarms|timers|memories|things|facts|information|info|stuff)"
-    r"(?: (?:for|about) (?:me|people|us|users|them))?\W*$"
-)
 # A verb that edits or removes something: with a resolved pronoun it acts on what the last turn stored.
 MANAGE_VERB_RE = re.compile(
     r"^(?:mark|cancel|delete|remove|uncheck|untick|tick|cross|forget|erase|snooze|move|push|drop|clear|empty|rename|"
@@ -300,7 +294,11 @@ MANAGE_VERB_RE = re.compile(
 )
 NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer|wake me)\b")  # waking is the task itself
 # Only its own clause says whose: "Remind me how git rebase works, I always forget" asks for an explanation.
-REMIND_EXPLAIN_RE = re.compile(rf"\bremind me,? (?:what|how|why|who)\b(?![^,;.!?]*\b(?:i|my|we|our|{_KIN}'s)\b)")
+# "Remind me which bell is the treble", "could you remind me of the difference between a will and ..." too.
+REMIND_EXPLAIN_RE = re.compile(
+    rf"\bremind me,? (?:what|how|why|who|which|(?:of )?the differences? between)\b"
+    rf"(?![^,;.!?]*\b(?:i|my|we|our|{_KIN}'s)\b)"
+)
 
 # A stored thing named by its time says which one it is: "move my 6pm reminder to 7", "cancel tomorrow's meeting".
 TIMED_STORED_RE = re.compile(
@@ -350,36 +348,6 @@ STOPWORDS = frozenset(
     "your he him his she her they them their it its this that these those there here what when where who whom which "
     "why how not no yes just very really too also then than please pls thing things stuff one some any again more "
     "let let's i'm it's that's what's don't can't i'll you're something anything everything someone somewhere".split()
-)
-# Drawing up a schedule, a timetable, a routine or a plan is writing one, not booking anything: "create a weekly
-# cleaning schedule for a house with 4 people" (not when the entries follow a colon: "make a schedule: gym Mon 6pm").
-PLAN_WRITING_RE = re.compile(
-    r"\b(?:create|make|draw up|put together|set out|lay out|map out|sketch out|design|build|plan|come up with|"
-    r"work out|devise|write)(?: me| us)? (?:a|an) "
-    r"(?:[a-z'-]+ ){0,3}?(?:schedule|timetable|rota|routine|plan|itinerary)\b(?![^.?!]{0,60}:)"
-)
-# Asking for advice wants a written answer even in a skill's words: "my goal is to be happier, any advice?".
-ADVICE_RE = re.compile(
-    # "need a good name for my candle shop", "need a quick tea idea after work", "Need a quick pico de gallo recipe"
-    # (not "any recipes you give me", nor "I need to buy some recipe books").
-    r"\b(?:any|some|got any|need|want|looking for)(?: an?| some)?(?: (?!to\b|for\b)[a-z]+){0,3} (?:advice|tips?|"
-    r"suggestions?|ideas?|pointers|recommendations?)\b|\b(?:need|want|looking for)(?: an?| some)?"
-    r"(?: (?!to\b|for\b)[a-z]+){0,4} (?:names?|recipes?|slogans?|captions?)\b(?! books?\b)|"
-    # The assistant's suggestion asked for: "… a reminder system for the volunteers, what would you suggest?"
-    r"\bwhat (?:would|do|could|can|should|might) (?:you|u) (?:suggest|recommend|advise|propose)\b|"
-    # A topic named as the thing wanted: "pros and cons of electric bikes", "recipe for banana bread please".
-    r"^(?:the )?(?:pros and cons|(?:pros|cons|benefits|advantages|disadvantages|downsides|risks) of|recipes? for|"
-    r"difference between|top \d+|best way to)\b|"
-    # The assistant's view asked for by its topic: "thoughts on whether I should retake the exam".
-    r"^(?:any |your |ur )?(?:thoughts|opinions?|views?) (?:on|about)\b|"
-    # A query typed as its topic with no verb of its own: "ideas for a 6yo's birthday", "synonym for 'relentless'",
-    # "boiling point of water at 3000m" (not a fact told or handed over: "the height of the van is 4.1m, save it").
-    r"^(?:(?:(?:the|a|an|some|any|good|quick|fun|cheap|easy) )*(?:[a-z'-]+ )?(?:ideas?|tips?|suggestions?|advice|"
-    r"recommendations?) (?:for|on|about)|"
-    r"(?:the |a |an )?(?:synonyms?|antonyms?|(?:another|other) words?|rhymes?|plural|meaning|definition|origin|"
-    r"translation|spelling|pronunciation|(?:boiling|melting|freezing) point|capital(?: city)?|population|"
-    r"distance|conversion|half-life|speed|height|weight|depth|length|calories|symptoms|side effects) "
-    r"(?:for|of|between|from|in))\b(?![^.?!]*(?:\b(?:is|are|was|were|it'?s|equals)\b|[:=]))"
 )
 CONFIRM_RE = re.compile(r"^(?:yes|yeah|yep|yup|sure|ok(?:ay)?|do it|go ahead|confirm(?:ed)?|please do|no|nope|cancel|"
                          r"don'?t|stop)\b")
