@@ -1,4 +1,4 @@
-"""The literal prefilter of the skill patterns never turns away a message its pattern matches.
+"""The literal prefilter of the skill patterns (and of dictated punctuation) never turns away a text they match.
 
 Checked on every routing-set line and every string of the router tests (as the router searches them), and on texts
 made from each pattern itself: a generator walks the pattern's parse, taking every kind of branch, the shortest and
@@ -19,11 +19,13 @@ from re import _parser as sre_parse
 
 import pytest
 
+from services.router.form_words import DICTATED_RE
 from services.router.prefilter import Prefiltered, literal_regex, required_literals
 from services.router.textview import text_view
 from services.router.words import SKILL_RES
 
 TESTS = Path(__file__).resolve().parent
+PREFILTERED = {**{f"skill_{name}": regex for name, regex in SKILL_RES.items()}, "dictated": DICTATED_RE}
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 ,.'?!:-"
 
 
@@ -80,22 +82,23 @@ def _made_from(regex: re.Pattern, n: int = 600) -> list[str]:
     made = []
     for _ in range(n):
         core = _sample(parsed, rng)
-        for text in (core, f"so {core} thanks", f"{core}.", f"ok, {core}"):
+        for text in (core, f"so {core} thanks", f"{core}.", f"ok, {core}", core.upper(), f"So {core.title()}"):
             if regex.search(text):
                 made.append(text)
     return made
 
 
-@pytest.mark.parametrize("name", sorted(SKILL_RES))
-def test_the_prefilter_never_rejects_a_message_the_skill_pattern_matches(name):
-    regex = SKILL_RES[name]
+@pytest.mark.parametrize("name", sorted(PREFILTERED))
+def test_the_prefilter_never_rejects_a_text_the_pattern_matches(name):
+    regex = PREFILTERED[name]
     prefiltered = Prefiltered(regex)
-    assert prefiltered.literals, f"skill_{name}: no literal read off its pattern"
+    assert prefiltered.literals, f"{name}: no literal read off its pattern"
     made = _made_from(regex)
     assert len(made) > 200  # the generator reaches the pattern's branches
     for text in [*_known_texts(), *made]:
         found = regex.search(text)
         assert (prefiltered.search(text) is None) == (found is None), (name, text)
+        assert prefiltered.sub("#", text) == regex.sub("#", text), (name, text)
 
 
 def test_literals_are_read_off_the_parse():
@@ -105,7 +108,8 @@ def test_literals_are_read_off_the_parse():
     assert required_literals(re.compile(r"foo|\w+ bar")) == {"foo", " bar"}
     assert required_literals(re.compile(r"foo|[a-z]+")) is None  # a branch with no literal: no prefilter
     assert required_literals(re.compile(r"(?:ab)?c*")) is None  # matches the empty string
-    assert required_literals(re.compile(r"list", re.IGNORECASE)) is None
+    assert required_literals(re.compile(r"(?i:list)|goal")) is None  # a case of its own: not read
+    assert Prefiltered(re.compile(r"\bfull stop\b", re.IGNORECASE)).search("Done Full Stop") is not None
 
 
 def test_the_literal_regex_finds_exactly_the_texts_holding_a_literal():

@@ -14,6 +14,7 @@ each branch; a repeat of at least one keeps its item's set; anchors and lookarou
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from re import _constants as sre  # the parse's opcodes, read only here
 from re import _parser as sre_parse
@@ -120,14 +121,15 @@ def _branch(branches: list[_Info]) -> _Info:
 
 
 def required_literals(regex: re.Pattern) -> frozenset[str] | None:
-    """Strings one of which every match of ``regex`` contains, or None when no such set can be read off it."""
-    if regex.flags & re.IGNORECASE or not isinstance(regex.pattern, str):
+    """Strings one of which every match of ``regex`` contains, or None when no such set can be read off it; with
+    ``re.IGNORECASE`` the text holds one of them in some case (``literal_regex`` then searches with the same flag)."""
+    if not isinstance(regex.pattern, str):
         return None
     found = _info(sre_parse.parse(regex.pattern, regex.flags).data).best()
     return _minimal(found) if found else None
 
 
-def literal_regex(strings: frozenset[str]) -> re.Pattern:
+def literal_regex(strings: frozenset[str], flags: int = 0) -> re.Pattern:
     """A regex that finds any of ``strings``, their common beginnings factored out ("rem(?:ember|ind)"): at each place
     in a text ``re`` follows one branch per character instead of trying every string."""
 
@@ -140,19 +142,24 @@ def literal_regex(strings: frozenset[str]) -> re.Pattern:
         parts = [re.escape(head) + tree(rest) for head, rest in sorted(heads.items())]
         return parts[0] if len(parts) == 1 else f"(?:{'|'.join(parts)})"
 
-    return re.compile(tree(set(strings)))
+    return re.compile(tree(set(strings)), flags)
 
 
 class Prefiltered:
-    """``regex.search`` that returns None at once when the text holds none of the pattern's required literals (found
-    by one pass of ``literal_regex``); the same answers as ``regex.search``, cheaper when the literals are missing."""
+    """``regex.search`` and ``regex.sub`` that skip the regex when the text holds none of the pattern's required
+    literals (found by one pass of ``literal_regex``): the same answers, cheaper when the literals are missing."""
 
     def __init__(self, regex: re.Pattern) -> None:
         self.regex = regex
         self.literals = required_literals(regex)
-        self.gate = literal_regex(self.literals) if self.literals else None
+        self.gate = literal_regex(self.literals, regex.flags & re.IGNORECASE) if self.literals else None
 
     def search(self, text: str) -> re.Match | None:
         if self.gate is not None and self.gate.search(text) is None:
             return None
         return self.regex.search(text)
+
+    def sub(self, repl: str | Callable[[re.Match], str], text: str) -> str:
+        if self.gate is not None and self.gate.search(text) is None:
+            return text
+        return self.regex.sub(repl, text)
