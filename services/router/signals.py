@@ -36,6 +36,7 @@ from services.router.command_words import (
 from services.router.form_words import WH_CLAUSE_RE
 from services.router.mood_words import DAY_TOLD_MIN_WORDS, DAY_TOLD_RE, DISTRESS_RE, REASSURED_RE
 from services.router.objects import request_object
+from services.router.prefilter import Prefiltered
 from services.router.reference_words import (
     ANAPHORIC_NP_RE,
     DEICTIC_OBJECT_RE,
@@ -88,6 +89,8 @@ from services.router.words import (
 )
 
 MODES = ("RESPOND", "CLARIFY", "ACKNOWLEDGE", "ACT", "IGNORE")
+# Each skill's words, searched only in a message holding one of the literals its pattern cannot match without.
+_SKILL_SEARCHES = {name: Prefiltered(regex) for name, regex in SKILL_RES.items()}
 
 @dataclass
 class RoutingContext:
@@ -112,7 +115,7 @@ def skill_signals(view: TextView) -> dict[str, float]:
     or removing list items, deleting or creating whole lists, completing or dropping goals.
     """
     body = view.unled
-    signals = {f"skill_{name}": flag(regex.search(body) is not None) for name, regex in SKILL_RES.items()}
+    signals = {f"skill_{name}": flag(regex.search(body) is not None) for name, regex in _SKILL_SEARCHES.items()}
     # A command to show stored items reads them back, like recall ("show my reminders", "list my goals").
     shows = flag(SHOW_STORED_RE.search(view.lower) is not None)
     signals["skill_recall"] = max(signals["skill_recall"], shows)

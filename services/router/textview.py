@@ -44,6 +44,7 @@ from services.router.form_words import (
     THANKS_RE,
     WH_CLAUSE_RE,
 )
+from services.router.prefilter import Prefiltered
 from services.router.time_words import TIME_RE
 from services.router.typos import correct
 from services.router.words import LEAD_IN_RE, POLITE_WORDS, STOPWORDS, THANKS_LEAD_RE, WORD_RE
@@ -93,10 +94,13 @@ def text_view(text: str) -> TextView:
     return TextView(window, lower, words, content, len(text), full_words)
 
 
+_DICTATED = Prefiltered(DICTATED_RE)  # run only on a text that says "comma", "colon", "full stop", ...
+
+
 def undictated(text: str) -> str:
     """``text`` with the punctuation spoken to a dictating phone written as marks ("eggs comma flour" -> "eggs,
     flour"); the ACT fast path reads commands the same way."""
-    return DICTATED_RE.sub(_undictate, text)
+    return _DICTATED.sub(_undictate, text)
 
 
 def _undictate(match: re.Match) -> str:
@@ -122,6 +126,7 @@ _ROW_LETTERS = tuple(frozenset(row) for row in KEY_ROWS[:3])
 _HOME_ROW_LETTERS = frozenset("asdfghjkl")
 
 
+@lru_cache(maxsize=4096)  # the same words come back message after message
 def is_mash_token(token: str) -> bool:
     """Whether one lower-case token looks like keyboard mashing rather than a word or a laugh."""
     if len(token) < 3 or not token.isalpha() or NOT_MASH_RE.match(token):
