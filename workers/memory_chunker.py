@@ -79,13 +79,16 @@ def run(exchange_id: int, attempt: int = 0) -> str:
             if exchange.embedding is None:  # imported, its vectors not backfilled yet: its lines' too, as the backfill
                 vectors.fill_exchange(session, embedder, exchange_id)
             reindex_turn(embedder, exchange)
-        messages = build_messages(context, session, exchange, config)
         user_text = exchange.user_text
         owner = exchange.user_id
-        named = named_lines(session, exchange) if words_only(context) else []
-        earlier = config.chunker.context_exchanges
-        said_before = ([row.user_text for row in _earlier_exchanges(session, exchange, earlier)]
-                       if words_only(context) and not named else [])
+        # From words (the compact profile) the chunk needs no prompt: the lines of an imported talk, or the person's
+        # messages before this one; a model's chunk needs the prompt with the thread and the known facts.
+        messages, named, said_before = [], [], []
+        if not words_only(context):
+            messages = build_messages(context, session, exchange, config)
+        elif not (named := named_lines(session, exchange)):
+            earlier = _earlier_exchanges(session, exchange, config.chunker.context_exchanges)
+            said_before = [row.user_text for row in earlier]
     if chat_turn:  # its lines are in: their words join the index proper before the person's next recall
         vectors.merge_pending_lines(context.engine, owner)
     try:

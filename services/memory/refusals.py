@@ -79,6 +79,8 @@ DIETS = {
     # "been off the grog 8 years": told so, the 1.5B still offered "a beer or a glass of wine" for a night at the pub.
     "off the grog": ALCOHOL, "off the booze": ALCOHOL, "off the drink": ALCOHOL, "off alcohol": ALCOHOL,
 }
+# A refusing verb said with nothing after it names a family itself: "I don't drink", "I don't fly".
+_VERB_NAMES = {"drink": "alcohol", "drinks": "alcohol", "fly": "flying", "flies": "flying"}
 DIET_WORD = re.compile(r"\b(" + "|".join(DIETS) + r")\b", re.IGNORECASE)
 # Words of a refusal that name nothing ("anything with them", "a bad allergy", "so keep that in mind").
 EMPTY = frozenset({
@@ -92,7 +94,7 @@ EMPTY = frozenset({
 # "no more sugar", "no more coffee for me", "no more running for me, no jumping": a refusal when what follows is a
 # thing one eats or drinks or an activity of the body ("no more nights" is a change of shift,
 # services/memory/changes.py); after "no more", a clause's "no X" of the same kind too.
-NO_MORE = re.compile(r"\bno more (?P<what>[a-z]+)(?: for (?:me|the user|you))?((?:,? (?:and )?no [a-z]+)*)",
+NO_MORE = re.compile(r"\bno more (?P<what>[a-z]+)(?: for (?:me|the user|you))?(?P<also>(?:,? (?:and )?no [a-z]+)*)",
                      re.IGNORECASE)
 _ALSO = re.compile(r"\bno ([a-z]+)", re.IGNORECASE)
 # The same, as a PostgreSQL regular expression: the facts that may hold a refusal are read on every turn.
@@ -114,13 +116,12 @@ def refused_things(fact: str) -> set[str]:
     named: list[str] = []
     for match in REFUSING.finditer(fact):
         said = [word for word in words(match["what"] or "") if word not in EMPTY]
-        verb = (match["verb"] or "").lower()
-        named += said[:3] or (["alcohol"] if verb in ("drink", "drinks") else ["flying"] if verb in ("fly", "flies")
-                              else [])
+        verb_names = _VERB_NAMES.get((match["verb"] or "").lower())
+        named += said[:3] or ([verb_names] if verb_names else [])
     for match in NAMED_FIRST.finditer(fact):
         named += [word for word in words(next(filter(None, match.groups())).lower()) if word not in EMPTY][:3]
     named += [word for match in NO_MORE.finditer(fact)
-              for word in (stem(said.lower()) for said in [match["what"], *_ALSO.findall(match.group(2))])
+              for word in (stem(said.lower()) for said in [match["what"], *_ALSO.findall(match["also"])])
               if _consumed(word)]
     things = {stem(word) for word in named}
     things.update(filter(None, map(_verb_of, list(things))))
