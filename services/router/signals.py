@@ -344,9 +344,9 @@ def telling_signals(view: TextView, signals: dict[str, float]) -> dict[str, floa
     distress = DISTRESS_RE.search(view.lower) is not None and not signals["vague_request"] and (  # "can you help me?"
         REASSURED_RE.search(view.lower) is None)  # "stressed about exams but I'll survive"
     # A long day told as it went ("Long shift. Three funerals, ... Home now with a tea"): its length, times are no ask.
-    day_told = statement and not distress and view.full_words >= DAY_TOLD_MIN_WORDS and (
-        DAY_TOLD_RE.search(view.lower) is not None)
-    return {"tells": flag(statement and not distress), "distress": flag(distress), "day_told": flag(day_told)}
+    tells = statement and not distress
+    day_told = tells and view.full_words >= DAY_TOLD_MIN_WORDS and DAY_TOLD_RE.search(view.lower) is not None
+    return {"tells": flag(tells), "distress": flag(distress), "day_told": flag(day_told)}
 
 
 def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, float]:
