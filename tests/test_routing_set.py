@@ -41,7 +41,8 @@ Labelling notes (the mode definitions are those of issue 3):
   (routing_frozen8.jsonl) until its eighth, routing_tuning9.jsonl (routing_frozen9.jsonl, 0.928 blind) and
   routing_tuning10.jsonl (routing_frozen10.jsonl, 0.944 blind) after it, routing_tuning11.jsonl
   (routing_frozen11.jsonl, 0.917 blind) after the ninth, routing_tuning12.jsonl (routing_frozen12.jsonl, 0.947 blind)
-  after the tenth, routing_tuning13.jsonl (routing_frozen13.jsonl, 0.917 blind) after the eleventh;
+  after the tenth, routing_tuning13.jsonl (routing_frozen13.jsonl, 0.917 blind) after the eleventh,
+  routing_tuning14.jsonl (routing_frozen14.jsonl, 0.947 blind) after the twelfth;
   a fixed random third of each
   (bench.routing.held_out_third) was never looked at. Quality on data never tuned on is measured by the
   frozen sets, tests/data/routing_frozen*.jsonl, written blind (bench.routing).
@@ -91,6 +92,7 @@ TUNING_10 = ROOT / "tests" / "data" / "routing_tuning10.jsonl"  # was routing_fr
 TUNING_11 = ROOT / "tests" / "data" / "routing_tuning11.jsonl"  # was routing_frozen11.jsonl, written blind
 TUNING_12 = ROOT / "tests" / "data" / "routing_tuning12.jsonl"  # was routing_frozen12.jsonl, written blind
 TUNING_13 = ROOT / "tests" / "data" / "routing_tuning13.jsonl"  # was routing_frozen13.jsonl, written blind
+TUNING_14 = ROOT / "tests" / "data" / "routing_tuning14.jsonl"  # was routing_frozen14.jsonl, written blind
 FLOOR_TUNING_1_OVERALL = 0.97
 FLOOR_TUNING_1_ACT = 0.96
 FLOOR_TUNING_1_CLARIFY = 0.95
@@ -138,6 +140,9 @@ FLOOR_TUNING_12 = {"overall": 0.96, "ACT": 0.97, "CLARIFY": 0.93, "ACKNOWLEDGE":
 # here, data kept elsewhere, commands carrying their content, keys held with digits): 0.984 overall, ACT 0.991, CLARIFY
 # 0.967, ACKNOWLEDGE 0.987, skill 108/109 (its held-out third 0.936 -> 0.952); floors a little under.
 FLOOR_TUNING_13 = {"overall": 0.97, "ACT": 0.98, "CLARIFY": 0.95, "ACKNOWLEDGE": 0.97, "skill": 0.97}
+# The fourteenth (routing_frozen14.jsonl, measured blind once: 0.947, ACT 0.973, CLARIFY 0.850, ACKNOWLEDGE 0.962 on
+# main b0a7d49), tuning material since; floors a little under that until a round tunes on it.
+FLOOR_TUNING_14 = {"overall": 0.93, "ACT": 0.96, "CLARIFY": 0.83, "ACKNOWLEDGE": 0.94, "skill": 0.97}
 
 
 def load_set() -> list[dict]:
@@ -229,7 +234,7 @@ def _exemplar_keys() -> set[str]:
 def test_the_once_frozen_sets_are_well_formed_and_their_held_out_thirds_unseen():
     """Their held-out thirds measure something only while none of their lines is copied into the exemplars."""
     assert TUNING_SETS == [TUNING_1, TUNING_2, TUNING_3, TUNING_4, TUNING_5, TUNING_6, TUNING_7, TUNING_8, TUNING_9,
-                           TUNING_10, TUNING_11, TUNING_12, TUNING_13]
+                           TUNING_10, TUNING_11, TUNING_12, TUNING_13, TUNING_14]
     first = _well_formed(TUNING_1)  # written apart from the tuning set and the exemplars: no line of theirs
     tuning = set().union(*(_same_message_keys(row["text"]) for row in load_set())) | _exemplar_keys()
     assert [row["text"] for row in first if _same_message_keys(row["text"]) & tuning] == []
@@ -294,6 +299,11 @@ def test_the_once_frozen_sets_are_well_formed_and_their_held_out_thirds_unseen()
     copied = [thirteenth[index]["text"] for index in hidden
               if _same_message_keys(thirteenth[index]["text"]) & _exemplar_keys()]
     assert copied == []  # none of its held-out third was an exemplar when it became tuning material
+    fourteenth = _well_formed(TUNING_14)
+    hidden = held_out_third(fourteenth)
+    copied = [fourteenth[index]["text"] for index in hidden
+              if _same_message_keys(fourteenth[index]["text"]) & _exemplar_keys()]
+    assert copied == []  # none of its held-out third was an exemplar when it became tuning material
 
 
 @pytest.mark.parametrize("path", FROZEN_SETS, ids=[path.stem for path in FROZEN_SETS])
@@ -321,9 +331,9 @@ def test_the_second_once_frozen_set_with_the_default_embedder(configs_dir):
                                               (TUNING_7, FLOOR_TUNING_7), (TUNING_8, FLOOR_TUNING_8),
                                               (TUNING_9, FLOOR_TUNING_9), (TUNING_10, FLOOR_TUNING_10),
                                               (TUNING_11, FLOOR_TUNING_11), (TUNING_12, FLOOR_TUNING_12),
-                                              (TUNING_13, FLOOR_TUNING_13)],
+                                              (TUNING_13, FLOOR_TUNING_13), (TUNING_14, FLOOR_TUNING_14)],
                          ids=["third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
-                              "eleventh", "twelfth", "thirteenth"])
+                              "eleventh", "twelfth", "thirteenth", "fourteenth"])
 def test_a_later_once_frozen_set_with_the_default_embedder(configs_dir, path, floors):
     embedder = for_requests(load_embedder("auto"))
     scores = evaluate_with_skills(ModeRouter(configs_dir, embedder), load_rows(path), embedder)
