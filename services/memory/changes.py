@@ -45,7 +45,12 @@ _PAST_DAY = re.compile(r"\b(?:yesterday|today|last (?:week|night|month))\b")  # 
 # Friday", "Tom's party is postponed until June". What moved is the clause's subject before the verb.
 _RESCHEDULED = re.compile(r"(?P<what>[a-z0-9' ]+?)\s+(?:(?:got|has been|have been|was|were|is|are|been|just|now)\s+)*"
                           r"(?:moved|postponed|rescheduled|pushed(?: back)?|put back|brought forward|delayed|"
-                          r"changed|shifted|bumped)\s+(?:back\s+|forward\s+)?(?:to|till|until|for)\b")
+                          r"changed|shifted|bumped)\s+(?:back\s+|forward\s+)?(?:to|till|until|for)\b"
+                          # "they've put Seamus back three weeks": what moved is the object, by a length of time
+                          # (not "put the kids back to bed").
+                          r"|\b(?:moved|pushed|put|brought|bumped|set)\s+(?P<what_by>[a-z0-9']+(?: [a-z0-9']+)?)\s+"
+                          r"(?:back|forward|on)\s+(?:by\s+)?(?:a|an|one|two|three|four|five|six|a few|a couple of|"
+                          r"\d+)\s+(?:days?|weeks?|months?)\b")
 # The person moved home ("I moved!", "we just moved to Leeds", "moved house"), not something else ("moved the
 # meeting", "moved on"): where they lived before is history. And the facts saying where they live.
 _MOVED = re.compile(r"\b(?:i|we|the user)\s+(?:have\s+|has\s+|just\s+|finally\s+)*moved\b"
@@ -94,7 +99,7 @@ def rescheduled_things(text: str) -> set[str]:
     match = _RESCHEDULED.search(_plain(text))
     if match is None:
         return set()
-    return _things(_CLAUSE_END.split(match.group("what"))[-1])
+    return _things(match.group("what_by") or _CLAUSE_END.split(match.group("what"))[-1])
 
 
 @dataclass(frozen=True)
