@@ -104,3 +104,13 @@ def test_a_day_and_time_written_with_slashes_or_an_h_are_told_dates() -> None:
     assert _facts("the club opened a new gym, final is 12/4 at 16hs") == [
         "The club opened a new gym, final is 12/4 at 16hs"]
     assert _facts("The cafe next door is open 24/7.") == []  # not a date
+
+
+def test_a_home_told_in_chat_spelling_and_a_unit_got_elsewhere_are_a_home_and_a_move() -> None:
+    """"still livin at home in aitkenvale w mum n dad" was no fact, and "me n jaz got a unit in kirwan" no move:
+    "what suburb do i live in" was answered with the city he gave first."""
+    home = _facts("still livin at home in aitkenvale w mum n dad, its alright, mum cooks lol")
+    assert home == ["The user still livin at home in aitkenvale w mum n dad, its alright, mum cooks lol"]
+    move = change_in("The user n jaz got a unit in kirwan w her brother")
+    assert move is not None and move.moved and move.ends(home[0])
+    assert change_in("The user got a house in the country for the weekend") is None  # a stay, not a home

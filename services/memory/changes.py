@@ -60,14 +60,18 @@ ARRIVAL = r"(?i:finally|at last)\s+(?i:here\s+|home\s+)?(?i:in)\s+[A-Z]"
 _ARRIVED = re.compile(r"\b(?:I am|I'm|[Tt]he user is|[Ww]e are|[Ww]e're)\s+" + ARRIVAL)
 # ... or told they are in a new home ("First night in the new house in Wrocław", "our new flat has a balcony").
 _NEW_HOME = re.compile(r"\b(?:(?:in|into|to) (?:the|our|my)|our|my|the user's) new (?:house|flat|home|apartment|place"
-                       r"|condo)\b")
-_HOME = re.compile(r"\b(?:live|lives|living)\b(?:\s+[a-z']+){0,3}\s+in\b")
+                       r"|condo)\b"
+                       # "me n jaz got a unit in kirwan": a home of their own got somewhere (not "for the weekend").
+                       r"|\b(?:got|bought|found) (?:a|an|our|my|the user's) (?:own )?(?:unit|flat|house|"
+                       r"apartment|condo|townhouse) (?:in|at)\b"
+                       r"(?![^.;]*\bfor (?:the|a|an|one|two|three|\d+) (?:weekend|week|night|nights|days|holidays?)\b)")
+_HOME = re.compile(r"\b(?:live|lives|living|livin)\b(?:\s+[a-z']+){0,3}\s+in\b")
 # Someone they name moved ("Marieke and the children are settled in Groningen now", "my brother Tom moved to Oslo"):
 # where that one lived is history, and nobody else's home.
 _NAMED_MOVED = re.compile(r"\b(?P<who>[A-Z][a-z'-]+)(?:'s family| and (?:the|her|his|their) \w+)?\s+"
                           r"(?:(?:has|have|is|are|just|finally|now|all)\s+)*(?:moved|relocated|settled)\s+(?:in|to|into)\b")
 # Whose home a fact tells: the subject of "live(s) in" ("the user and the kids live", "… daughter Marieke lives").
-_HOME_OWNER = re.compile(r"([a-z', ]+?)\s+(?:(?:still|now|currently|also|all|both)\s+)*(?:live|lives|living)\b")
+_HOME_OWNER = re.compile(r"([a-z', ]+?)\s+(?:(?:still|now|currently|also|all|both)\s+)*(?:live|lives|living|livin)\b")
 _THE_PERSON = frozenset({"user", "i", "we", "me"})
 # Coffee is said many ways: given up, each of them ends ("I quit coffee" ends "my 3 espressos"), compared as whole
 # words ("americano" is not "American"); cola is not coffee (though a refusal of coffee's caffeine refuses it).

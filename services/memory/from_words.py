@@ -49,7 +49,9 @@ NAMED_FIRST = re.compile(NOT_A_NAME + r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?
 # first marathon"; and what ended for them: "no more nights" (the person's change of shift, lost without it).
 IMPLIED_I = re.compile(r"^(?:(?:just|finally|also|now|recently|actually|still|officially)\s+)*(?:got|went|started|"
                        r"finished|moved|bought|sold|quit|left|joined|switched|began|booked|passed|lost|won|spent|"
-                       r"visited|adopted|became|retired|graduated|signed|love|hate|miss|am|been|run|own|work|live)\b",
+                       r"visited|adopted|became|retired|graduated|signed|love|hate|miss|am|been|run|own|work|live|"
+                       # "still livin at home in aitkenvale w mum n dad": chat drops the g.
+                       r"livin|living|workin|working)\b",
                        re.IGNORECASE)
 # "were doing porto instead": chat's "we're" without its apostrophe, before what they are doing.
 WERE_TYPED = re.compile(r"^were(?=\s+\w+ing\b)", re.IGNORECASE)
