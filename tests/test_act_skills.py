@@ -71,6 +71,21 @@ def test_a_list_asked_for_by_part_of_its_name_is_the_one_list_holding_it(skill, 
     assert sorted(items(db_engine)) == [("green tea", True), ("packed lunch", False), ("passports", False)]
 
 
+def test_items_added_by_part_of_a_lists_name_or_whose_it_is_go_on_the_list_made_before(skill, db_engine):
+    """"add carbón and bread to asado list" after "create list for asado sunday: …" made a second list, and "what is
+    on asado list?" was answered with two items of six; "Oisín's party list" is the list made "for his party"."""
+    skill("list", {"operation": "add", "name": "asado sunday", "items": ["vacío", "chorizo"]})
+    assert skill("list", {"operation": "add", "name": "asado", "items": ["carbón"]}).result["list"] == "asado sunday"
+    assert skill("list", {"operation": "add", "name": "his party", "items": ["balloons"]}).result["list"] == "party"
+    added = skill("list", {"operation": "add", "name": "Oisín's party", "items": ["party poppers"]})
+    assert added.result["list"] == "party"
+    assert skill("list", {"operation": "view"}).result == {"lists": [{"name": "asado sunday", "items": 3},
+                                                                     {"name": "party", "items": 2}]}
+    skill("list", {"operation": "add", "name": "school trip", "items": ["packed lunch"]})
+    skill("list", {"operation": "add", "name": "brazil trip", "items": ["passports"]})
+    assert skill("list", {"operation": "add", "name": "trip", "items": ["map"]}).result["list"] == "trip"  # which?
+
+
 def test_a_full_list_rolls_back_the_whole_action(skill, db_engine):
     config = dataclasses.replace(ActConfig(), skills=SkillLimits(max_list_items=2))
     result = skill("list", {"operation": "add", "name": "todo", "items": ["a", "b", "c"]}, config=config)

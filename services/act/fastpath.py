@@ -26,7 +26,10 @@ _POLITE = (r"^(?:(?:hey|hi|ok|okay|so|also|and|oh|plus|btw|anyway)[, ]+)*(?:(?:p
            # "I would be grateful if you would create …", "I'd appreciate it if you could add …"
            r"|i(?: would|'d) (?:be (?:grateful|obliged)|appreciate it) if (?:you|u)(?: would| could|'d)?\s+)?"
            r"(?:please\s+)?")
-_LIST = r"(?:my|the|our)\s+(?P<name>[a-z0-9][a-z0-9' -]{0,40}?)\s+list"
+# "my shopping list", "his party list", and one named for whose it is: "Oisín's party list";
+# "add carbón to asado list": learners and chat leave the article out (not "a list", "this list").
+_LIST = (r"(?:(?:my|the|our|his|her|their)\s+|(?=[^\W\d_][\w-]*'s\s))?(?!(?:a|an|this|that|another|your|some)\s)"
+         r"(?P<name>[^\W_][\w' -]{0,40}?)\s+list")
 # The words of a request to a skill: a part of a message holding one asks for something the fast path must not drop.
 _REQUEST_WORDS = r"remind|add|put|remove|delete|schedule|set|create|make|list"
 _ASKS_SOMETHING = re.compile(rf"\?|\b(?:{_REQUEST_WORDS}|please|can you|could you|would you)\b")
@@ -110,7 +113,8 @@ _TRACKING_TAIL = re.compile(
     re.IGNORECASE,
 )
 _QUOTES = "'\"\u2018\u2019\u201c\u201d"
-ITEM_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)\s*")
+# "sunscreen n bug spray": chat's "n" is "and".
+ITEM_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+|n\s+)?|\s+(?:and|n)\s+|\s*&\s*)\s*")
 # "the day after tomorrow at 9", "the 14th at 9": a planner's guess at them was a day off ("tomorrow at 10"), and the
 # critic then asked the person to confirm the wrong time.
 TIME_START = re.compile(r"^(?:at|on|in|tomorrow|today|tonight|next|this|monday|tuesday|wednesday|thursday|friday|"

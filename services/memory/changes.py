@@ -45,7 +45,12 @@ _PAST_DAY = re.compile(r"\b(?:yesterday|today|last (?:week|night|month))\b")  # 
 # Friday", "Tom's party is postponed until June". What moved is the clause's subject before the verb.
 _RESCHEDULED = re.compile(r"(?P<what>[a-z0-9' ]+?)\s+(?:(?:got|has been|have been|was|were|is|are|been|just|now)\s+)*"
                           r"(?:moved|postponed|rescheduled|pushed(?: back)?|put back|brought forward|delayed|"
-                          r"changed|shifted|bumped)\s+(?:back\s+|forward\s+)?(?:to|till|until|for)\b")
+                          r"changed|shifted|bumped)\s+(?:back\s+|forward\s+)?(?:to|till|until|for)\b"
+                          # "they've put Seamus back three weeks": what moved is the object, by a length of time
+                          # (not "put the kids back to bed").
+                          r"|\b(?:moved|pushed|put|brought|bumped|set)\s+(?P<what_by>[a-z0-9']+(?: [a-z0-9']+)?)\s+"
+                          r"(?:back|forward|on)\s+(?:by\s+)?(?:a|an|one|two|three|four|five|six|a few|a couple of|"
+                          r"\d+)\s+(?:days?|weeks?|months?)\b")
 # The person moved home ("I moved!", "we just moved to Leeds", "moved house"), not something else ("moved the
 # meeting", "moved on"): where they lived before is history. And the facts saying where they live.
 _MOVED = re.compile(r"\b(?:i|we|the user)\s+(?:have\s+|has\s+|just\s+|finally\s+)*moved\b"
@@ -55,14 +60,18 @@ ARRIVAL = r"(?i:finally|at last)\s+(?i:here\s+|home\s+)?(?i:in)\s+[A-Z]"
 _ARRIVED = re.compile(r"\b(?:I am|I'm|[Tt]he user is|[Ww]e are|[Ww]e're)\s+" + ARRIVAL)
 # ... or told they are in a new home ("First night in the new house in Wrocław", "our new flat has a balcony").
 _NEW_HOME = re.compile(r"\b(?:(?:in|into|to) (?:the|our|my)|our|my|the user's) new (?:house|flat|home|apartment|place"
-                       r"|condo)\b")
-_HOME = re.compile(r"\b(?:live|lives|living)\b(?:\s+[a-z']+){0,3}\s+in\b")
+                       r"|condo)\b"
+                       # "me n jaz got a unit in kirwan": a home of their own got somewhere (not "for the weekend").
+                       r"|\b(?:got|bought|found) (?:a|an|our|my|the user's) (?:own )?(?:unit|flat|house|"
+                       r"apartment|condo|townhouse) (?:in|at)\b"
+                       r"(?![^.;]*\bfor (?:the|a|an|one|two|three|\d+) (?:weekend|week|night|nights|days|holidays?)\b)")
+_HOME = re.compile(r"\b(?:live|lives|living|livin)\b(?:\s+[a-z']+){0,3}\s+in\b")
 # Someone they name moved ("Marieke and the children are settled in Groningen now", "my brother Tom moved to Oslo"):
 # where that one lived is history, and nobody else's home.
 _NAMED_MOVED = re.compile(r"\b(?P<who>[A-Z][a-z'-]+)(?:'s family| and (?:the|her|his|their) \w+)?\s+"
                           r"(?:(?:has|have|is|are|just|finally|now|all)\s+)*(?:moved|relocated|settled)\s+(?:in|to|into)\b")
 # Whose home a fact tells: the subject of "live(s) in" ("the user and the kids live", "… daughter Marieke lives").
-_HOME_OWNER = re.compile(r"([a-z', ]+?)\s+(?:(?:still|now|currently|also|all|both)\s+)*(?:live|lives|living)\b")
+_HOME_OWNER = re.compile(r"([a-z', ]+?)\s+(?:(?:still|now|currently|also|all|both)\s+)*(?:live|lives|living|livin)\b")
 _THE_PERSON = frozenset({"user", "i", "we", "me"})
 # Coffee is said many ways: given up, each of them ends ("I quit coffee" ends "my 3 espressos"), compared as whole
 # words ("americano" is not "American"); cola is not coffee (though a refusal of coffee's caffeine refuses it).
@@ -94,7 +103,7 @@ def rescheduled_things(text: str) -> set[str]:
     match = _RESCHEDULED.search(_plain(text))
     if match is None:
         return set()
-    return _things(_CLAUSE_END.split(match.group("what"))[-1])
+    return _things(match.group("what_by") or _CLAUSE_END.split(match.group("what"))[-1])
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,9 @@ NAMED_FIRST = re.compile(NOT_A_NAME + r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?
 # first marathon"; and what ended for them: "no more nights" (the person's change of shift, lost without it).
 IMPLIED_I = re.compile(r"^(?:(?:just|finally|also|now|recently|actually|still|officially)\s+)*(?:got|went|started|"
                        r"finished|moved|bought|sold|quit|left|joined|switched|began|booked|passed|lost|won|spent|"
-                       r"visited|adopted|became|retired|graduated|signed|love|hate|miss|am|been|run|own|work|live)\b",
+                       r"visited|adopted|became|retired|graduated|signed|love|hate|miss|am|been|run|own|work|live|"
+                       # "still livin at home in aitkenvale w mum n dad": chat drops the g.
+                       r"livin|living|workin|working)\b",
                        re.IGNORECASE)
 # "were doing porto instead": chat's "we're" without its apostrophe, before what they are doing.
 WERE_TYPED = re.compile(r"^were(?=\s+\w+ing\b)", re.IGNORECASE)
@@ -71,6 +73,9 @@ _CLAUSE_AND_SEPARATOR = re.compile(f"({CLAUSE.pattern})", re.IGNORECASE)
 # ... or opens with "now" and the person, telling what the clause before changed ("I change of section in the factory!
 # Now I am in quality control": alone, "Now the user is in quality control" lost the factory it was about).
 POINTS_BACK = re.compile(r"\b(?:them|instead|there|either|neither)\b|^\s*now,? (?:i|we|i'm|we're|im)\b", re.IGNORECASE)
+# Where the person lives, then whom with: "We live in Ain Diab, near the corniche, with my husband Youssef and …".
+HOME_WITH = re.compile(r"^(?P<who>.*?\b(?:live|lives|living))(?P<where>\s+(?:[\w'-]+\s+){0,3}?in\b.*?),?"
+                       r"\s+(?P<with>with\s+(?:my|our)\b.*)$", re.IGNORECASE)
 # Words that tell nothing by themselves: a clause made only of them ("I did it", "we know that") is no fact.
 EMPTY_WORDS = frozenset("i i'm i've me my we we're our us it it's this that do did done does know so yes no "
                         "ok okay was is am are be been have has had will would can could thanks thank you lol haha"
@@ -116,7 +121,8 @@ _KIN = (r"(?:wife|husband|partner|boyfriend|girlfriend|fianc[ée]e?|son|sons|dau
         r"baby|mother|father|mum|mom|dad|parents|brother|brothers|sister|sisters|grandson|granddaughter|grandkids|"
         r"grandchildren|dog|cat|pets?)")
 IDENTITY = re.compile(
-    r"^The user(?:'s name is\b| is (?:[A-Z][a-z]+|\d{1,3})\b| is [a-z-]+ years (?:old|of age)\b"
+    r"^We live (?:in|with)\b|^The user(?:'s name is\b| lives? with\b| is (?:[A-Z][a-z]+|\d{1,3})\b"
+    r"| is [a-z-]+ years (?:old|of age)\b"
     r"| (?:is |was )?(?:originally |born and raised |born |[a-z]+ )?from [A-Z]"
     r"| (?:was born|grew up|lives?|work|works|worked) (?:in|at|as|for)\b"
     r"| is an? (?!(?:bit|little|lot)\b)[a-z]+(?: [a-z]+)?(?: (?:at|in|for)\b|$|,)|'s " + _KIN + r"\b)")
@@ -138,7 +144,7 @@ def chunk_from_words(user_text: str, speaker: str | None = None, said_before: Se
     facts: list[str] = []
     told = False  # whether the sentence before was a fact: a sentence without a verb goes on with it
     clauses = _with_referents([clause for sentence in SENTENCE_BREAK.split(" ".join(user_text.split()))
-                               for clause in _clauses(sentence)])
+                               for home in _home_apart(sentence) for clause in _clauses(home)])
     for sentence in clauses:
         sentence = WERE_TYPED.sub("we're", LEAD_IN.sub("", sentence.strip()).strip())
         if told and facts and _names_them(sentence, facts[-1]):
@@ -213,6 +219,16 @@ def _clauses(sentence: str) -> list[str]:
         else:
             out.append(part)
     return out
+
+
+def _home_apart(sentence: str) -> list[str]:
+    """Where the person lives apart from whom they live with: "We live in Ain Diab, near the corniche, with my husband
+    Youssef and our twin girls, Salma and Rim" is two facts, so a move ends the first and the family stays (one fact,
+    ended by "we moved to Bouskoura", had taken the twins' names with it)."""
+    match = HOME_WITH.match(sentence)
+    if match is None:
+        return [sentence]
+    return [f"{match['who']}{match['where']}", f"{match['who']} {match['with']}"]
 
 
 def _with_referents(clauses: list[str]) -> list[str]:

@@ -76,6 +76,8 @@ _LIST_CREATE = (
     r"(?:(?! of)[^.?!]{0,40}?(?::|\bwith\b|\bw/|\bcontaining\b|\bincluding\b|\bcalled\b|\bnamed\b|\btitled\b|['\"])|"
     # "I need a list for the camping weekend. tent, sleeping bags, headlamp": the items follow in a run of their own.
     rf"(?! of)[^.?!]{{0,40}}?[.!]\s+{_ITEM_RUN}|"
+    # "make a list for the bucks, esky, ice, fishing rods, snags": what it is for, then its items.
+    rf" for [^.?!,:]{{1,30}}?,\s*{_ITEM_RUN}|"
     r" of [^.?!:]{1,40}:| of (?:those|these|them)\b|"
     r"(?: for (?:me|us))?(?:,? (?:please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte))*"
     r"\W*$)"
@@ -116,7 +118,8 @@ SKILL_PATTERNS = {
     r"scratch(?:ing)?|strik(?:e|ing))\b"
     r"[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
     # "on tomorrow's caretaker list": a list named by its day or owner.
-    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another|[a-z]+'s)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|wishlist|"
+    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another|[^\W\d_][\w-]*'s)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|"
+    r"wishlist|"
     r"checklist|shopping(?! (?:centre|center|mall|trip|bags?|cart|trolley|spree|channel)))\b|"  # "to the shopping"
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
     # "ad" is "add" with a key missed ("ad eggs to shoping list").
@@ -128,9 +131,10 @@ SKILL_PATTERNS = {
     rf"{_LIST_ITEMS}|{_LIST_PLEASE}|{_LIST_FIRST}|"
     # Reading lists back: "which lists have I got?", "read out the to-do list".
     r"^(?:what|which) lists\b|\bhow many lists (?:do|have) i\b|"
-    # "wat we got on the list for the beach so far", "what have I put on the shopping list" (not "the list of …").
+    # "wat we got on the list for the beach so far", "what have I put on the shopping list", "… on Oisín's party list"
+    # (not "the list of …").
     r"\b(?:what|wat|wot)(?:'?s| is| are)?(?: (?:do|have|did) (?:i|we)| (?:i|we))?(?: (?:got|have|put|added))?"
-    r" (?:on|in) the (?:[a-z'-]+ ){0,2}list\b(?! of)|"
+    r" (?:on|in) (?:the|[^\W\d_][\w-]*'s) (?:[a-z'-]+ ){0,2}list\b(?! of)|"
     r"\b(?:read|show|tell|give)(?: me)?(?: out)? (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b"
     r"(?! of)|"
     # "what's on the packing list again?": a list named with "the" is still the person's.

@@ -13,7 +13,9 @@ from services.db import utcnow
 
 OPERATIONS = ("view", "create", "add", "remove", "check", "uncheck", "delete")
 WRITES_ITEMS = ("add", "remove", "check", "uncheck")
-_NAME_NOISE = re.compile(r"^(?:my|the|our)\s+|\s+(?:list|lists)$")
+# "his party" (Oisín's, said just before) is the party list: whose list it is names no other list.
+_NAME_NOISE = re.compile(r"^(?:my|the|our|his|her|their|your)\s+|\s+(?:list|lists)$")
+_OWNER = re.compile(r"^[^\W\d_][\w-]*['\u2019]s$")  # "oisín's" in "oisín's party"
 
 PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -50,11 +52,13 @@ def run(ctx: SkillContext, args: Arguments) -> Result:
     name = list_name(args["name"])
     if operation in WRITES_ITEMS and not args.get("items"):
         raise SkillError("needs_info", f"{operation} needs the items", missing=f"which items to {operation}")
-    if operation in ("create", "add"):
+    if operation == "create":
         named = _find(ctx, name) or _create(ctx, name)
-        if operation == "add":
-            return _add(ctx, named, args["items"])
         return {"list": named.name, "created": True, "items": _items(ctx, named)}
+    if operation == "add":
+        # "add carbón to asado list" is the "asado sunday" list made before, not a second list beside it.
+        named = _find(ctx, name) or _find_by_words(ctx, name) or _create(ctx, name)
+        return _add(ctx, named, args["items"])
     named = _find(ctx, name) or (_find_by_words(ctx, name) if operation != "delete" else None)
     if named is None:
         raise SkillError("not_found", f"there is no list named {name!r}", lists=_names(ctx))
@@ -78,8 +82,9 @@ def _find(ctx: SkillContext, name: str) -> NamedList | None:
 
 def _find_by_words(ctx: SkillContext, name: str) -> NamedList | None:
     """The one list whose name holds every word asked: "the list for the trip" is the "brazil trip" list (it was
-    answered "You don't have a trip list yet"); none when two lists hold them."""
-    asked = set(name.split())
+    answered "You don't have a trip list yet"); none when two lists hold them. Whose it is ("oisín's party") is not
+    part of the name the list was given ("party")."""
+    asked = {word for word in name.split() if not _OWNER.match(word)} or set(name.split())
     query = select(NamedList).where(NamedList.user_id == ctx.user_id)
     holding = [named for named in ctx.session.scalars(query) if asked <= set(named.name.split())]
     return holding[0] if len(holding) == 1 else None
