@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from services.act.critic import Critic
 from services.act.config import CriticConfig
+from services.act.critic import Critic
 from services.act.fastpath import plain_action
 from services.act.turn import INNATE_SKILLS
 from services.memory.changes import change_in
@@ -87,8 +87,8 @@ def test_where_the_person_lives_and_with_whom_are_two_facts_so_a_move_ends_only_
     was answered with two wrong names."""
     facts = _facts("We live in Ain Diab, near the corniche, with my husband Youssef and our twin girls, Salma and "
                    "Rim. They are six years old.")
-    assert facts == ["We live in Ain Diab, near the corniche",
-                     "We live with the user's husband Youssef and our twin girls, Salma and Rim, They are six years old"]
+    assert facts == ["We live in Ain Diab, near the corniche", "We live with the user's husband Youssef and our twin "
+                     "girls, Salma and Rim, They are six years old"]
     move = change_in("Since we moved to Bouskoura the traffic is terrible")
     assert move is not None and move.ends(facts[0]) and not move.ends(facts[1])
     assert _facts("I live in Leeds with my wife and two kids") == [
