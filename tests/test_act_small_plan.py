@@ -79,6 +79,19 @@ def test_an_item_ticked_off_is_checked_and_the_reply_says_what_is_left(client, r
     assert shopping_items(db_engine) == [("milk", True), ("eggs", False), ("bread", False)]
 
 
+def test_an_item_taken_off_and_another_added_in_one_message_are_both_done_without_the_model(
+        client, run_jobs, fake_llm, db_engine, shopping):
+    """"Take the glue gun off the costume list, my neighbour will lend me hers. And add safety pins." reached the
+    planner, which takes one action a turn: it asked to confirm the removal, and the safety pins were never added."""
+    frames, _ = chat(client, run_jobs, "Take the bread off the shopping list, my neighbour bakes on Fridays. "
+                                       "And add oat milk.")
+    assert fake_llm.requests == []
+    assert message_of(frames)["text"] == ("Removed bread from your shopping list. Still on it: milk and eggs. "
+                                          "Added oat milk to your shopping list. It now has: milk, eggs and oat milk.")
+    assert shopping_items(db_engine) == [("milk", False), ("eggs", False), ("oat milk", False)]
+    assert [entry["skill"] for entry in last_trail(db_engine) if entry.get("type") == "action"] == ["list", "list"]
+
+
 def test_a_reminder_is_cancelled_by_its_words(client, run_jobs, fake_llm, db_engine):
     chat(client, run_jobs, "remind me tomorrow at 9 to call mum")
     fake_llm.script(Json({"do": "reminder_cancel", "reminder": "call mum"}))

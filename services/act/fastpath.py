@@ -21,43 +21,43 @@ from services.router.words import REMIND_ASKS_RE
 from services.text import SENTENCE_BREAK
 
 FAST_PATH = "fast_path"  # the trail marks actions taken this way, and the loop's end reason
-_POLITE = (r"^(?:(?:hey|hi|ok|okay|so|also|and|oh|plus|btw|anyway)[, ]+)*(?:(?:please|pls|plz|kindly|let's)\s+)?"
+POLITE = (r"^(?:(?:hey|hi|ok|okay|so|also|and|oh|plus|btw|anyway)[, ]+)*(?:(?:please|pls|plz|kindly|let's)\s+)?"
            r"(?:(?:can|could|would|will) (?:you|u)(?: be so kind as to| kindly)?\s+"
            # "I would be grateful if you would create …", "I'd appreciate it if you could add …"
            r"|i(?: would|'d) (?:be (?:grateful|obliged)|appreciate it) if (?:you|u)(?: would| could|'d)?\s+)?"
            r"(?:please\s+)?")
 # "my shopping list", "his party list", and one named for whose it is: "Oisín's party list";
 # "add carbón to asado list": learners and chat leave the article out (not "a list", "this list").
-_LIST = (r"(?:(?:my|the|our|his|her|their)\s+|(?=[^\W\d_][\w-]*'s\s))?(?!(?:a|an|this|that|another|your|some)\s)"
+NAMED_LIST = (r"(?:(?:my|the|our|his|her|their)\s+|(?=[^\W\d_][\w-]*'s\s))?(?!(?:a|an|this|that|another|your|some)\s)"
          r"(?P<name>[^\W_][\w' -]{0,40}?)\s+list")
 # The words of a request to a skill: a part of a message holding one asks for something the fast path must not drop.
 _REQUEST_WORDS = r"remind|add|put|remove|delete|schedule|set|create|make|list"
-_ASKS_SOMETHING = re.compile(rf"\?|\b(?:{_REQUEST_WORDS}|please|can you|could you|would you)\b")
+ASKS_SOMETHING = re.compile(rf"\?|\b(?:{_REQUEST_WORDS}|please|can you|could you|would you)\b")
 # A list request may follow a sentence or a lead-in ending in a colon ("ok practical thing: add …").
 _SENTENCE_STARTS = re.compile(r"^|(?<=[.!?:])\s+")
 # What may follow the list's name and is no part of the request: "too", "as well", ", for the baklava", ", Rohit
 # says I eat like a hostel kid" — but not a second request ("…, and remind me at 5 to …": the model plans both).
-_AFTER_LIST = (r"(?:\s+(?:too|as well|also|please|pls|thanks))*"
+AFTER_LIST = (r"(?:\s+(?:too|as well|also|please|pls|thanks))*"
                rf"(?:\s*[,;.!]\s+(?![^.!?]*\b(?:{_REQUEST_WORDS})\b)[^?]*)?"
                r"\W*$")
-LIST_ADD = re.compile(_POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|in|into)\s+" + _LIST + _AFTER_LIST)
+LIST_ADD = re.compile(POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|in|into)\s+" + NAMED_LIST + AFTER_LIST)
 # The items asked onto a named list with no verb, politely: "oat milk and bananas on the shopping list please".
-LIST_PLEASE = re.compile(r"^(?P<items>[^.?!:]{1,60}?)\s+(?:on|onto|to)\s+" + _LIST
+LIST_PLEASE = re.compile(r"^(?P<items>[^.?!:]{1,60}?)\s+(?:on|onto|to)\s+" + NAMED_LIST
                          + r"(?:,?\s+(?:please|pls|plz|bitte|por favor|thanks|thx|merci))+[.!]*$")
 # "What's on my shopping list?"; as typed and as learners ask it: "wots on my tools list", "What I have on my garden
 # list?", "What is on cottage list?" (a name of its own is needed without "my" or "the"), "wat we got on the list for
 # the beach so far", "What have I put on my list for the garden thus far?".
-LIST_VIEW = re.compile(_POLITE + r"(?:(?:(?:what|wat|wot)(?:'s|s| is| are)?(?: (?:do|have|did) (?:i|we)| (?:i|we|you))?"
+LIST_VIEW = re.compile(POLITE + r"(?:(?:(?:what|wat|wot)(?:'s|s| is| are)?(?: (?:do|have|did) (?:i|we)| (?:i|we|you))?"
                        r"(?: (?:got|have|put|added))?(?: so far)?|wots|wats|wot's)"
                        r"\s+(?:on|in)|show(?: me)?|read(?: me)?|tell me(?: what's on)?)\s+"
                        r"(?:(?:my|the|our) list for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?)|"
-                       + _LIST + r"|(?P<bare>(?!(?:a|an|the|my|our|this|that|your)\b)[a-z0-9][a-z0-9'-]{2,30}"
+                       + NAMED_LIST + r"|(?P<bare>(?!(?:a|an|the|my|our|this|that|your)\b)[a-z0-9][a-z0-9'-]{2,30}"
                        r"(?: [a-z0-9'-]+)?) list)(?:\s+(?:so far|thus far|now|atm|at the moment|right now|again))?"
                        r"(?:\s+please)?\W*$")
-REMIND = re.compile(_POLITE + r"remind me\s+(?P<rest>.+?)\W*$")
+REMIND = re.compile(POLITE + r"remind me\s+(?P<rest>.+?)\W*$")
 # The time before the request: "at 7 remind me to take my vitamins" (once "every morning" is taken out).
-REMIND_AFTER = re.compile(_POLITE + r"(?P<due>[a-z0-9: .]+?),?\s+remind me\s+to\s+(?P<task>.+?)\W*$")
-SET_REMINDER = re.compile(_POLITE + r"(?:set(?: up)?|create|add|make)(?: me)?\s+an?\s+reminder\s+(?P<rest>.+?)\W*$")
+REMIND_AFTER = re.compile(POLITE + r"(?P<due>[a-z0-9: .]+?),?\s+remind me\s+to\s+(?P<task>.+?)\W*$")
+SET_REMINDER = re.compile(POLITE + r"(?:set(?: up)?|create|add|make)(?: me)?\s+an?\s+reminder\s+(?P<rest>.+?)\W*$")
 # A reminder that repeats: "every morning", "each weekday", "every sunday" (taken out of the request, then the
 # time left in it is the first one: "every sunday at 6pm" → first "sunday at 6pm", repeating every sunday).
 DAILY_PARTS = ("morning", "afternoon", "evening", "night")
@@ -66,7 +66,7 @@ EVERY = re.compile(rf"\b(?:every|each)\s+(?P<every>{'|'.join(REPEATS)})s?\b")
 # "Create a packing list with passport and charger", "start a new list for the party: balloons, candles",
 # "I need a list for the camping weekend. tent, sleeping bags, headlamp", "make me a wishlist w/ a kindle, a pan".
 LIST_CREATE = re.compile(
-    _POLITE + r"(?:create|make|start|set up|open|begin|put together|i (?:need|want|would like)|i'd like)(?: me| us)? "
+    POLITE + r"(?:create|make|start|set up|open|begin|put together|i (?:need|want|would like)|i'd like)(?: me| us)? "
     r"(?:a |an |another )?(?:new )?(?:(?P<name>[a-z0-9'][a-z0-9' -]{0,40}?) )?(?:(?P<wish>wish)?list|checklist)"
     r"(?: (?:called|named|titled) (?P<called>[^:,]{1,40}?)| (?P<quoted>'[^']{1,40}'|\"[^\"]{1,40}\"))?"
     r"(?: for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?))?"
@@ -196,7 +196,7 @@ _CLAUSE_ITEM = re.compile(r"^(?:i|i'm|im|i've|ive|we|we're|need|needs|gotta|got 
                           r"that's|thats|it's|its|lol|haha)\b")
 
 
-def _items(raw: str) -> list[str]:
+def said_items(raw: str) -> list[str]:
     """The things named, up to the first sentence's end ("sunscreen, fins and the cooler. we goin richardsons this
     wknd") and before the first clause after them ("…, a unicorn cake topper, because ada's party is coming up and
     unicorns are all she talks about")."""
@@ -269,7 +269,7 @@ def _list_action(text: str) -> PlainAction | None:
     """The list request of the message, at its start or after news that asks nothing ("me n the girls are off to
     lisbon in may!! create a packing list with passport, …")."""
     for start in _SENTENCE_STARTS.finditer(text):
-        if start.start() and _ASKS_SOMETHING.search(text[:start.start()]):
+        if start.start() and ASKS_SOMETHING.search(text[:start.start()]):
             return None  # an earlier request: the model plans the whole message
         action = _list_action_at(text[start.end():])
         if action is not None:
@@ -287,12 +287,12 @@ def _list_action_at(text: str) -> PlainAction | None:
         name = (named["called"] or named["quoted"] or named["name"] or named["purpose"] or named["wish"]
                 or named["groceries"] or "")
         name = name.strip(" " + _QUOTES)
-        items = _items(created["items"])
+        items = said_items(created["items"])
         if name and name != "new" and items and len(items) <= 10:
             return PlainAction("list", {"operation": "add", "name": name, "items": items})
     added = LIST_ADD.match(text) or LIST_PLEASE.match(text)
     if added:
-        items = _items(added["items"])
+        items = said_items(added["items"])
         if items and len(items) <= 10:
             return PlainAction("list", {"operation": "add", "name": added["name"].strip(), "items": items})
     viewed = LIST_VIEW.match(text)
@@ -324,7 +324,7 @@ def _reminder(text: str, now: datetime, zone: tzinfo) -> PlainAction | None:
 
 def _asks_again(task: str) -> bool:
     """A reminder's text that runs on into another request ("call mum. add milk to my list"): the model plans both."""
-    return any(_ASKS_SOMETHING.search(task[start.end():]) for start in _SENTENCE_STARTS.finditer(task) if start.start())
+    return any(ASKS_SOMETHING.search(task[start.end():]) for start in _SENTENCE_STARTS.finditer(task) if start.start())
 
 
 def _reminder_parts(text: str) -> list[tuple[str, str]]:

@@ -24,6 +24,7 @@ from services.act.config import ActConfig
 from services.act.critic import PENDING_FIELD, Critic, live_pending, reply_kind
 from services.act.dispatcher import ActDispatcher, ActionResult
 from services.act.fastpath import FAST_PATH, plain_action
+from services.act.list_edits import list_edits
 from services.act.prompt import skills_text, step_messages, world_state
 from services.act.skills.base import SessionGate, Skill, SkillContext
 from services.act.transaction import after_commit
@@ -127,17 +128,19 @@ class ActLoop:
             self._steer()
 
     def fast_step(self) -> bool:
-        """Run a plain list / reminder request without a planning step; False when the message is not one."""
+        """Run a plain list / reminder request, or the list changes a message tells, without a planning step; False
+        when the message is not one."""
         plain = plain_action(self.request.text, self.understanding.signals, self.now, self.zone)
-        if plain is None:
+        actions = [plain] if plain is not None else list_edits(self.request.text, self.understanding.signals)
+        if not actions:
             return False
-        self.take(ToolCall(FAST_PATH, plain.skill, plain.arguments), FAST_PATH)
+        self.take([ToolCall(FAST_PATH, action.skill, action.arguments) for action in actions], FAST_PATH)
         return True
 
-    def take(self, call: ToolCall, how: str) -> None:
-        """Run one action chosen without the planning loop, mark its trail entries ``how``, and end the turn."""
+    def take(self, calls: list[ToolCall], how: str) -> None:
+        """Run actions chosen without the planning loop, mark their trail entries ``how``, and end the turn."""
         start = len(self.trail)
-        self._act([call])
+        self._act(calls)
         for entry in self.trail[start:]:
             entry[how] = True
         self.reason = how

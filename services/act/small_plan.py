@@ -199,7 +199,7 @@ def plan_step(loop: Any) -> None:
     call, missing = to_call(answer, request.text, loop.now, loop.zone, world)
     loop.trail.append({"type": "plan", "answer": answer, "missing": missing})
     if call is not None:
-        loop.take(call, SMALL_PLAN)
+        loop.take([call], SMALL_PLAN)
         return
     loop.missing = missing
     # {"do": "none"} is the model's own "no skill fits"; anything else without an action is an answer unused.
