@@ -59,7 +59,6 @@ class _LRUCache:
     def __init__(self, size: int) -> None:
         self.size = size
         self.hits = 0
-        self.misses = 0
         self._items: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()  # a bulk import embeds on several threads at once
 
@@ -67,7 +66,6 @@ class _LRUCache:
         with self._lock:
             vector = self._items.get(key)
             if vector is None:
-                self.misses += 1
                 return None
             self.hits += 1
             self._items.move_to_end(key)

@@ -258,11 +258,6 @@ class ScheduledMover:
         self.scheduler.enqueue_scheduled_jobs()
         return owned
 
-    def stop(self) -> None:
-        """Release the locks (another process may serve the queues at once) and the heartbeat."""
-        self.scheduler.release_locks()
-        self.scheduler.register_death()
-
     def _break_if_abandoned(self, queue_name: str) -> None:
         lock_key = RQScheduler.get_locking_key(queue_name)
         holder = self.connection.get(lock_key)

@@ -56,13 +56,6 @@ class PromptLibrary:
         self._cache: dict[str, tuple[int, str]] = {}
         self._lock = threading.Lock()
 
-    def names(self) -> list[str]:
-        """Names of the available prompts, sorted (subfolders as ``folder/name``)."""
-        if not self.prompts_dir.is_dir():
-            return []
-        files = self.prompts_dir.rglob(f"*{PROMPT_SUFFIX}")
-        return sorted(path.relative_to(self.prompts_dir).as_posix()[: -len(PROMPT_SUFFIX)] for path in files)
-
     def template(self, name: str) -> str:
         """The raw text of a prompt."""
         path = self._path(name)

@@ -270,7 +270,6 @@ def test_mover_takes_over_the_lock_of_a_dead_scheduler_and_runs_the_retry_now(re
     assert PROMPT_QUEUE in mover.tick()
     assert Queue(PROMPT_QUEUE, connection=real_redis).job_ids == ["retry-1"]
     assert ScheduledJobRegistry(PROMPT_QUEUE, connection=real_redis).count == 0
-    mover.stop()
 
 
 def test_mover_leaves_a_live_schedulers_queue_alone(real_redis) -> None:
@@ -280,7 +279,6 @@ def test_mover_leaves_a_live_schedulers_queue_alone(real_redis) -> None:
     mover = ScheduledMover(real_redis)
     assert PROMPT_QUEUE not in mover.tick()
     assert real_redis.get(RQScheduler.get_locking_key(PROMPT_QUEUE)) == b"live-scheduler"
-    mover.stop()
     live.release_locks()
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,8 +81,7 @@ def unembeddable_count(session: Session | Connection) -> int:
                                    f"'{UNEMBEDDABLE}'")) or 0)
 
 
-def fill_batch(sessions: sessionmaker[Session], embedder: Embedder, limit: int = BATCH,
-               pool: Executor | None = None) -> int:
+def fill_batch(sessions: sessionmaker[Session], embedder: Embedder, limit: int = BATCH) -> int:
     """Embed and store the vectors of up to ``limit`` exchanges without one; returns how many left the wait
     (embedded, or marked unembeddable; 0: none left that no other worker holds)."""
     with sessions.begin() as session:
@@ -90,7 +89,7 @@ def fill_batch(sessions: sessionmaker[Session], embedder: Embedder, limit: int =
         if not claimed:
             return 0
         try:
-            vectors = speakers.embed_records(embedder, claimed, lambda item: item.text, pool)
+            vectors = speakers.embed_records(embedder, claimed, lambda item: item.text)
         except EmbeddingError:
             logger.warning("vector backfill: a batch of %d failed to embed; looking for the culprit", len(claimed),
                            exc_info=True)
@@ -98,11 +97,10 @@ def fill_batch(sessions: sessionmaker[Session], embedder: Embedder, limit: int =
             _store(session, claimed, vectors, embedder.model_id)
             return len(claimed)
     # The claim's transaction has ended (it wrote at most deferred rows' lines): the halves are claimed again.
-    return _fill_apart(sessions, embedder, [item.key for item in claimed], pool)
+    return _fill_apart(sessions, embedder, [item.key for item in claimed])
 
 
-def _fill_apart(sessions: sessionmaker[Session], embedder: Embedder, ids: list[int], pool: Executor | None,
-                tries_alone: int = 2) -> int:
+def _fill_apart(sessions: sessionmaker[Session], embedder: Embedder, ids: list[int], tries_alone: int = 2) -> int:
     """Fill ``ids`` in halves until a failing exchange stands alone; it is marked unembeddable after
     ``tries_alone`` failures (a passing fault of the model does not condemn a row). Returns the exchanges taken
     off the wait (filled or marked)."""
@@ -111,7 +109,7 @@ def _fill_apart(sessions: sessionmaker[Session], embedder: Embedder, ids: list[i
         if not claimed:
             return 0  # another worker holds or filled them
         try:
-            vectors = speakers.embed_records(embedder, claimed, lambda item: item.text, pool)
+            vectors = speakers.embed_records(embedder, claimed, lambda item: item.text)
         except EmbeddingError as exc:
             if len(claimed) == 1 and tries_alone <= 1:
                 _mark_unembeddable(session, claimed[0].key, exc)
@@ -121,9 +119,9 @@ def _fill_apart(sessions: sessionmaker[Session], embedder: Embedder, ids: list[i
             return len(claimed)
     keys = [item.key for item in claimed]
     if len(keys) == 1:
-        return _fill_apart(sessions, embedder, keys, pool, tries_alone - 1)
+        return _fill_apart(sessions, embedder, keys, tries_alone - 1)
     middle = len(keys) // 2
-    return _fill_apart(sessions, embedder, keys[:middle], pool) + _fill_apart(sessions, embedder, keys[middle:], pool)
+    return _fill_apart(sessions, embedder, keys[:middle]) + _fill_apart(sessions, embedder, keys[middle:])
 
 
 def _mark_unembeddable(session: Session, exchange_id: int, exc: Exception) -> None:
@@ -134,22 +132,22 @@ def _mark_unembeddable(session: Session, exchange_id: int, exc: Exception) -> No
 
 
 def fill_all(sessions: sessionmaker[Session], embedder: Embedder, *, limit: int = BATCH,
-             pool: Executor | None = None, budget_s: float | None = None, loops: int = 1) -> int:
+             budget_s: float | None = None, loops: int = 1) -> int:
     """Run batches until nothing is left (or, after the first, ``budget_s`` seconds have passed); returns
     exchanges embedded.
 
     ``loops`` > 1: that many claim-embed-store loops at once, each on its own thread and connection, so one
     embeds while another's batch is written (two loops on two cores: as fast as the inline import, which
-    embedded the next batch while storing this one). ``pool``: threads sharing each batch's embedding.
+    embedded the next batch while storing this one).
     """
     if loops > 1:
         with ThreadPoolExecutor(max_workers=loops, thread_name_prefix="vectors") as runner:
-            futures = [runner.submit(fill_all, sessions, embedder, limit=limit, pool=pool, budget_s=budget_s)
+            futures = [runner.submit(fill_all, sessions, embedder, limit=limit, budget_s=budget_s)
                        for _ in range(loops)]
             return sum(future.result() for future in futures)
     started, done = time.monotonic(), 0
     while True:
-        filled = fill_batch(sessions, embedder, limit, pool)
+        filled = fill_batch(sessions, embedder, limit)
         done += filled
         if not filled or (budget_s is not None and time.monotonic() - started >= budget_s):
             return done
