@@ -1,4 +1,5 @@
-"""The literal prefilter of the skill patterns (and of dictated punctuation) never turns away a text they match.
+"""The literal prefilter of the router's patterns (the skills', dictated punctuation's and every pattern compiled with
+``prefiltered``) never turns away a text they match; the times a text says, found once, are those ``TIME_RE`` finds.
 
 Checked on every routing-set line and every string of the router tests (as the router searches them), and on texts
 made from each pattern itself: a generator walks the pattern's parse, taking every kind of branch, the shortest and
@@ -10,7 +11,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
 import json
+import pkgutil
 import random
 import re
 from pathlib import Path
@@ -19,13 +22,29 @@ from re import _parser as sre_parse
 
 import pytest
 
+import services.router
 from services.router.form_words import DICTATED_RE
 from services.router.prefilter import Prefiltered, literal_regex, required_literals
 from services.router.textview import text_view
+from services.router.time_words import TIME_RE, says_time, times_replaced
 from services.router.words import SKILL_RES
 
 TESTS = Path(__file__).resolve().parent
-PREFILTERED = {**{f"skill_{name}": regex for name, regex in SKILL_RES.items()}, "dictated": DICTATED_RE}
+
+
+def _compiled_prefiltered() -> dict[str, re.Pattern]:
+    """Every pattern a router module holds as a ``Prefiltered`` (``X_RE = prefiltered(...)``), by its name."""
+    found = {}
+    for module in pkgutil.iter_modules(services.router.__path__):
+        for name, value in vars(importlib.import_module(f"services.router.{module.name}")).items():
+            if isinstance(value, Prefiltered):
+                found[name] = value.regex
+    return found
+
+
+_NAMED = {**{f"skill_{name}": regex for name, regex in SKILL_RES.items()}, "dictated": DICTATED_RE}
+PREFILTERED = {**_NAMED, **{name: regex for name, regex in _compiled_prefiltered().items()
+                            if regex not in _NAMED.values()}}
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 ,.'?!:-"
 
 
@@ -99,6 +118,24 @@ def test_the_prefilter_never_rejects_a_text_the_pattern_matches(name):
         found = regex.search(text)
         assert (prefiltered.search(text) is None) == (found is None), (name, text)
         assert prefiltered.sub("#", text) == regex.sub("#", text), (name, text)
+        assert (prefiltered.match(text) is None) == (regex.match(text) is None), (name, text)
+        assert prefiltered.findall(text) == regex.findall(text), (name, text)
+
+
+def test_the_long_word_patterns_are_searched_behind_their_literals():
+    compiled = _compiled_prefiltered()
+    assert len(compiled) >= 10
+    assert {"WH_CLAUSE_RE", "INDIRECT_QUESTION_RE", "HABITUAL_RE", "DISTRESS_RE", "ADVICE_RE"} <= set(compiled)
+    assert all(isinstance(regex, re.Pattern) for regex in compiled.values())
+
+
+def test_the_times_found_once_are_those_time_re_finds():
+    """``says_time`` and ``times_replaced`` read the spans found once; they answer as ``TIME_RE`` itself would."""
+    for text in [*_known_texts(), *_made_from(TIME_RE)]:
+        assert says_time(text) == (TIME_RE.search(text) is not None), text
+        for mark in (" ", ","):
+            assert times_replaced(text, mark) == TIME_RE.sub(mark, text), text
+    assert times_replaced("call mum at 6pm tomorrow or friday", ",") == "call mum at , , or ,"
 
 
 def test_literals_are_read_off_the_parse():

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 
+from services.router.prefilter import prefiltered
+
 # A writing task ("could you write me a poem", "draft a reminder email to my team") asks for text, not for
 # something stored; "write it down" and "write X on my list" are still stores.
-WRITING_RE = re.compile(
+WRITING_RE = prefiltered(
     # Not told of oneself: "I just write on my hand".
     r"(?:(?:^|[,.;!:]\s*|\b(?:mind|kindly|as to|you|u|could|can|would|please|pls|and|(?<!\bi )(?<!\bwe )just) )"
     r"(?:write|writing|draft|"
@@ -26,7 +28,7 @@ WRITING_RE = re.compile(
 )
 # How to do something oneself: "How do I set an alarm on my iPhone?" asks for an explanation.
 # Also as a clause of its own: "My to-do list is huge: how do I pick what to do first?".
-HOWTO_RE = re.compile(
+HOWTO_RE = prefiltered(
     r"(?:^|[.:;!?]\s+|[,:;]\s*)(?:(?:so|and|but|ok) )?how (?:do|can|could|should|would|did) "
     r"(?:i|you|we|one|people|u)\b|"
     r"^how to\b|"
@@ -46,7 +48,7 @@ PLAN_WRITING_RE = re.compile(
     r"(?:[a-z'-]+ ){0,3}?(?:schedule|timetable|rota|routine|plan|itinerary)\b(?![^.?!]{0,60}:)"
 )
 # Asking for advice wants a written answer even in a skill's words: "my goal is to be happier, any advice?".
-ADVICE_RE = re.compile(
+ADVICE_RE = prefiltered(
     # "need a good name for my candle shop", "need a quick tea idea after work", "Need a quick pico de gallo recipe"
     # (not "any recipes you give me", nor "I need to buy some recipe books").
     r"\b(?:any|some|got any|need|want|looking for)(?: an?| some)?(?: (?!to\b|for\b)[a-z]+){0,3} (?:advice|tips?|"

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 
+from services.router.prefilter import prefiltered
+
 EMOJI_RE = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\ufe0f\u200d]")
-EMOTICON_RE = re.compile(r"(?<!\w)(?:[:;=8][-'^]?[)(\]\[dDpP/\\|*oO3]+|<3+|(?<!\^)\^_*\^(?!\^)|xD+|XD+)(?!\w)")
+EMOTICON_RE = prefiltered(r"(?<!\w)(?:[:;=8][-'^]?[)(\]\[dDpP/\\|*oO3]+|<3+|(?<!\^)\^_*\^(?!\^)|xD+|XD+)(?!\w)")
 SENTENCE_END_RE = re.compile(r"[.!?]+(?:\s+|$)")
 # Punctuation spoken to a phone that types what it hears: "add eggs comma flour and sugar to the list full stop",
 # "save this note colon the code is 4471" (the word before is group 1, the mark group 2).
@@ -71,7 +73,7 @@ THANKS_ABROAD = (
     # In Cyrillic, maybe with "you": "спасибо", "благодаря ти", "дякую вам", "хвала".
     r"(?:спасибо|спасиба|благодарю|благодаря|дякую|дзякуй|хвала|фала)(?: (?:ти|ви|вам|тебе|тобі|большое|много))?"
 )
-THANKS_RE = re.compile(
+THANKS_RE = prefiltered(
     r"\b(?:(?:thanks?|thank (?:you|u)|cheers|ta)(?: so much| a lot)? for [a-z]+ing (?:it|that|this|them|those)|"
     r"thanks?|thank (?:you|u)|thankyou|thx|thnx|ty|cheers|much appreciated|much obliged|appreciate (?:it|that)|"
     rf"{THANKS_ABROAD}|ta)\b"
@@ -113,7 +115,7 @@ INTERROGATIVES = frozenset(
 # A question asked inside a message or with no question mark: a question word opening a clause, then an auxiliary
 # ("my car squeaks when I brake. what could it be", "in git, what's the difference between ...").
 # A question asked as a statement: "I wonder why ...", "I'd like to know how ...".
-INDIRECT_QUESTION_RE = re.compile(
+INDIRECT_QUESTION_RE = prefiltered(
     r"(?:\bi(?:'m| am| was)? |^(?:just |was |been )?)(?:wonder(?:ing)?|curious) (?:why|how|what|if|whether|when|where|"
     r"who|which)\b|"
     # Asked with its answer's shape: "bleach on a wooden board yes or no".
@@ -126,7 +128,7 @@ INDIRECT_QUESTION_RE = re.compile(
     # Or what a thing is: "they give me a headache, is that normal or are they just cheap", "... or is that a myth".
     r"(?:[,;:]\s*|\bor )(?:is|are|was|were) (?:that|this|it|they|these|those)\b(?! (?:why|because|cos)\b)"
 )
-WH_CLAUSE_RE = re.compile(
+WH_CLAUSE_RE = prefiltered(
     r"(?:^|[,.;:!?]\s*|\b(?:but|and|so|ok|okay) )(?:what|wat|how|why|where|when|who|which)(?:'s|'re|'d| (?:is|are|"
     r"was|were|do|does|did|can|could|would|should|will|has|have|might|may|about)|(?<=what)s)\b|"
     # Terse, with a noun between and no question mark: "Lyngen ferry. What time does it go.", "which bus do i take";

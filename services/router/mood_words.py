@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 
+from services.router.prefilter import prefiltered
+
 # Distress or a plea for support wants a real answer, not an acknowledgement: "I can't cope with work anymore",
 # "I feel so alone since the move", "I'm really worried about my dad". A passing mood ("tired today") is told.
-DISTRESS_RE = re.compile(
+DISTRESS_RE = prefiltered(
     r"\b(?:(?:need|want|could use|please|pls) (?:some |your |a little )?help|help me|struggl\w*|overwhelm\w*|anxious|"
     r"anxiety|panic\w*|depress\w*|lonely|alone|hopeless|desperate|scared|afraid|terrified|nervous|worried|"
     r"worr(?:y|ying) about|stressed|heartbroken|devastated|miserable|can'?t (?:cope|sleep|stop|handle|take|deal|focus|"

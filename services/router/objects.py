@@ -48,7 +48,7 @@ from services.router.command_words import (
     VAGUE_DEED_VERBS,
 )
 from services.router.reference_words import THAT_CLAUSE_RE
-from services.router.time_words import TIME_RE
+from services.router.time_words import says_time, times_replaced
 from services.router.typos import correct
 from services.router.words import POLITE_WORDS, WORD_RE
 
@@ -168,7 +168,7 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
         return unnamed
     if THAT_CLAUSE_RE.match(rest.strip()):
         return RequestObject(verb, "named", rest.strip())  # "note that I'm away from the 3rd": a clause says what
-    span = [correct(word) for word in _OBJECT_WORD_RE.findall(TIME_RE.sub(" ", rest))]  # "set a gaol": a goal
+    span = [correct(word) for word in _OBJECT_WORD_RE.findall(times_replaced(rest, " "))]  # "set a gaol": a goal
     around = _words_around(lower, start, end)
     text = span
     while text[1:] and text[0] in TEXT_LEADS:  # "about that": "that" is the text; "that" leading a clause is not
@@ -177,7 +177,7 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     if verb in REMINDING_VERBS and textless and (not around or (
             _names_nothing_before(lower, start) and not _said_after(lower, end))):
         # "can you remind me at ten past six": when, but of what? ("The bins go out tonight. Remind me at 7" says.)
-        why = "a time but no text" if TIME_RE.search(rest) else "no text"
+        why = "a time but no text" if says_time(rest) else "no text"
         return RequestObject(verb, "generic", rest.strip(), "what", why)
     if not span or span[0] in OBJECT_ENDS:
         return None  # "remind me to call mum", "add to my list": the object comes later or is no thing
@@ -187,7 +187,7 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
         return RequestObject(verb, "pointer", rest.strip())  # "change the goal back to what it was": said before
     elsewhere = around or _NEW_CLAUSE_RE.search(after_verb) is not None
     if verb in EDITING_VERBS and not NEW_VALUE_WORDS.intersection(span) and not elsewhere and not (
-            TIME_RE.search(rest) or any(word.isdigit() for word in span)):
+            says_time(rest) or any(word.isdigit() for word in span)):
         # "change my running goal": to what? ("update my savings goal, I put another 200 in" says.)
         return RequestObject(verb, "generic", rest.strip(), "the new value", "an edit with nothing to change to")
     earlier = frozenset(WORD_RE.findall(lower[:start]))

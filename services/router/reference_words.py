@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from services.router.prefilter import prefiltered
+
 # "forget what I told you" points back at the conversation just like "forget that" does.
 # So do "the things I mentioned", "what we talked about" and "the ones from before" when nothing follows that
 # names them ("what I told you about my job" names it): they need an earlier turn to point at.
@@ -32,7 +34,7 @@ DEICTIC_OBJECT_RE = re.compile(
 CATAPHORIC_RE = re.compile(r"\b(it|this|that|these)\s*:\s*\S")
 # Descriptions that only make sense after something was named, like a pronoun: "the new ones", "the second
 # option", "do the same for the others".
-ANAPHORIC_NP_RE = re.compile(
+ANAPHORIC_NP_RE = prefiltered(
     r"\b(?:the|those|these) (?:(?:new|old|other|first|second|third|last|previous|next|remaining) )?ones\b|"
     r"\bthe others\b|\bdo the same\b|\bthe (?:latter|former)\b|\bthe rest\b(?! of)|"
     # "regarding the above", "add the above to my list": above what? (not "the above-mentioned X", which names X).
@@ -96,7 +98,7 @@ CONTEXT_DEPENDENT_RE = re.compile(
     r"explain (?:that|it|more)|the first one|the second one|that one|this one)(?: too| as well| also)?"
     r"(?:,? (?:please|pls|thanks))?\W*$"
 )
-HABITUAL_RE = re.compile(
+HABITUAL_RE = prefiltered(
     r"\b(?:the|my|our) (?:usual|usuals|regulars|staples)\b|"
     r"\bsame (?:[a-z]+ )?as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
     r"\bsame again\b|"  # "Same again for next month please": the same as what?
@@ -116,11 +118,11 @@ CAPITALISED_RE = re.compile(
     r"August|September|October|November|December)\b)[A-Z][a-z]+"
 )
 # "Instead" offers an alternative to something said before: "what about tomorrow instead?".
-INSTEAD_RE = re.compile(r"\binstead\b(?! of)")
+INSTEAD_RE = prefiltered(r"\binstead\b(?! of)")
 # A command's object named by its kind alone, with nothing after it but where it goes: "Add the ingredients to my
 # shopping list", "Put the dates in" (which ingredients, which dates?). Not "add the dates of the trip: ..." nor
 # "the ingredients for lasagne" (they are named).
-KIND_ALONE_RE = re.compile(
+KIND_ALONE_RE = prefiltered(
     r"\bthe (?:ingredients|dates|details|numbers|names|times|figures|changes|results|items|bits|steps|prices|amounts|"
     r"addresses|measurements|totals|scores|specs|codes|answers|corrections|edits|fixes|bits and pieces|info|photos|"
     r"pictures|pics|files|documents|docs|links|slides|stuff|things)\b"

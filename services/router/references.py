@@ -41,7 +41,7 @@ from services.router.textview import (
     text_view,
     without_times,
 )
-from services.router.time_words import TIME_RE
+from services.router.time_words import says_time
 from services.router.words import POLITE_WORDS, WORD_RE
 
 
@@ -100,7 +100,7 @@ def bare_answer(view: TextView, content: tuple[str, ...]) -> bool:
     if CLOCK_ALONE_RE.match(view.lower) or LETTER_PICK_RE.match(view.lower):
         return True
     if not content:
-        return TIME_RE.search(view.lower) is not None
+        return says_time(view.lower)
     picked = [w for w in content if w in PICK_WORDS]
     return bool(picked) and all(w in PICK_WORDS or w.isdigit() for w in content)
 

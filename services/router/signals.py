@@ -63,7 +63,7 @@ from services.router.textview import (
     text_features,
     text_view,
 )
-from services.router.time_words import CLOCK_FOR_RE, DURATION_RE, TIME_RE
+from services.router.time_words import CLOCK_FOR_RE, DURATION_RE, says_time, times_replaced
 from services.router.words import (
     CONFIRM_RE,
     FIRST_PERSON,
@@ -120,7 +120,7 @@ def skill_signals(view: TextView) -> dict[str, float]:
     shows = flag(SHOW_STORED_RE.search(view.lower) is not None)
     signals["skill_recall"] = max(signals["skill_recall"], shows)
     # "every evening at 9:30, ask me how my day went", "at 10 tonight check in with me": a time opens the clause.
-    if TIME_RE.search(body) and PROMPT_ME_RE.search(TIME_RE.sub(",", body)):
+    if says_time(body) and PROMPT_ME_RE.search(times_replaced(body, ",")):
         signals["skill_schedule"] = 1.0
     found = request_object(view.lower)
     if found is not None and found.kind == "pointer" and found.verb in STORING_VERBS:
@@ -158,7 +158,7 @@ def is_general_question(view: TextView) -> bool:
         questions = [view.lower]  # "how do reminders work on an iPhone", asked without a question mark
     if not questions or REQUEST_RE.search(view.lower):
         return False
-    if STORED_PICKED_RE.search(view.lower) or TIME_RE.search(view.lower):
+    if STORED_PICKED_RE.search(view.lower) or says_time(view.lower):
         return False  # "any reminders today?" reads the person's own stored things
     body = WORD_RE.findall(LEAD_IN_RE.sub("", questions[-1].strip()))
     imperative = bool(body) and body[0] in IMPERATIVE_VERBS and not is_aux_question(body)  # not "do you ..."
@@ -208,11 +208,11 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
     """Slot completeness for write actions: reminders/schedules need what and when, lists an item, edits a target;
     ``pointed``: the command's object is a pointer (``commanded_pointer``), so the rest of the message is no task."""
     action = _is_write(view, skills) and not skills["remind_explain"]
-    has_time = TIME_RE.search(view.lower) is not None or (
+    has_time = says_time(view.lower) or (
         NO_TASK_NEEDED_RE.search(view.lower) is not None and (
             DURATION_RE.search(view.lower) is not None or CLOCK_FOR_RE.search(view.lower) is not None))
     if resolved_reference and working_memory:  # "Schedule it." after "the dentist is on Friday at 10"
-        has_time = has_time or TIME_RE.search(working_memory[-1][0].lower()) is not None
+        has_time = has_time or says_time(working_memory[-1][0].lower())
     if not action:  # nothing to write, so no slot to fill: the task's words need no reading
         return {"action_request": 0.0, "has_time": flag(has_time), "has_task": 0.0, "slot_missing": 0.0,
                 "slots_complete": 0.0}

@@ -45,7 +45,7 @@ from services.router.form_words import (
     WH_CLAUSE_RE,
 )
 from services.router.prefilter import Prefiltered
-from services.router.time_words import TIME_RE
+from services.router.time_words import times_replaced
 from services.router.typos import correct
 from services.router.words import LEAD_IN_RE, POLITE_WORDS, STOPWORDS, THANKS_LEAD_RE, WORD_RE
 
@@ -288,4 +288,4 @@ def content_without_time(view: TextView) -> tuple[str, ...]:
 @lru_cache(maxsize=64)  # the references and the content words both read it
 def without_times(lower: str) -> str:
     """``lower`` with every time ("at 6pm", "this week") blanked out."""
-    return TIME_RE.sub(" ", lower)
+    return times_replaced(lower, " ")

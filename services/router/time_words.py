@@ -1,12 +1,14 @@
 """Lexicons of when: days, months, clock times, parts of the day, durations.
 
 Compiled once at import (pure data, no I/O), like ``services/router/words.py``; a time says when a reminder is due
-(``has_time``), and is no pointer at an earlier turn ("this week" points at a date).
+(``has_time``), and is no pointer at an earlier turn ("this week" points at a date). Where a text says its times is
+found once (``time_spans``), however many signals ask.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 DAYS = r"mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?"
 _MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|" \
@@ -37,6 +39,29 @@ TIME_RE = re.compile(
     # "at half five": half past five, as said in Britain (not "half an hour", "half one of them").
     rf"(?:at|by|around|from|until|till) half (?:\d{{1,2}}|{_HOUR_WORDS})(?! of\b))\b"
 )
+
+
+@lru_cache(maxsize=64)  # the skill, slot and reference signals and the request parse read the same texts
+def time_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """Where ``text`` says a time ("at 6pm", "this week"): the spans of ``TIME_RE``'s matches, left to right, as
+    ``TIME_RE.sub`` finds them; found once for a text that several signals read."""
+    return tuple(match.span() for match in TIME_RE.finditer(text))
+
+
+def says_time(text: str) -> bool:
+    """``TIME_RE.search(text) is not None``, from the spans found once."""
+    return bool(time_spans(text))
+
+
+def times_replaced(text: str, mark: str) -> str:
+    """``TIME_RE.sub(mark, text)`` (``mark`` a plain string, no backslash), from the spans found once."""
+    pieces, end = [], 0
+    for start, stop in time_spans(text):
+        pieces += (text[end:start], mark)
+        end = stop
+    return "".join(pieces) + text[end:] if pieces else text
+
+
 # An alarm or a timer may be given a duration instead of a time: "a timer for 10 minutes".
 DURATION_RE = re.compile(
     r"\bfor (?:a|an|\d+|half an|a couple of|a few) (?:secs?|seconds?|mins?|minutes?|hours?|hrs?)\b"

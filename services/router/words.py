@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from services.router.form_words import THANKS_ABROAD
+from services.router.prefilter import prefiltered
 from services.router.time_words import TIME_RE
 
 WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -289,7 +290,7 @@ STORED_PICKED_RE = re.compile(
     r"events?|lists?|goals?|items?|to-?dos?)\b"
     r"|\b(?:on|in) (?!(?:a|an|this|that|your) )(?:[a-z'-]{3,} ){1,2}list\b"  # a learner's "what is on cottage list?"
 )
-QUESTION_SENTENCE_RE = re.compile(r"[^.!?]*\?")
+QUESTION_SENTENCE_RE = prefiltered(r"[^.!?]*\?")
 FIRST_PERSON = frozenset("i me my mine we us our ours myself ourselves i'm i've i'd i'll we're we've we'd".split())
 # A verb that edits or removes something: with a resolved pronoun it acts on what the last turn stored.
 MANAGE_VERB_RE = re.compile(
@@ -299,7 +300,7 @@ MANAGE_VERB_RE = re.compile(
 NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer|wake me)\b")  # waking is the task itself
 # Only its own clause says whose: "Remind me how git rebase works, I always forget" asks for an explanation.
 # "Remind me which bell is the treble", "could you remind me of the difference between a will and ..." too.
-REMIND_EXPLAIN_RE = re.compile(
+REMIND_EXPLAIN_RE = prefiltered(
     rf"\bremind me,? (?:what|how|why|who|which|(?:of )?the differences? between)\b"
     rf"(?![^,;.!?]*\b(?:i|my|we|our|{_KIN}'s)\b)"
 )
