@@ -98,7 +98,9 @@ DEED_RE = re.compile(
     # Asked for, "put" and "set" are no past: "... The curator loved it. Can you set up the checks she suggested?"
     rf"{_ASK_LEAD}(?:{_DEED_VERBS})){_DEED_OBJECT})|"
     # Done again for someone, as before: "... Kindly do for the studio what you did for my sister."
-    rf"(?:^|[.;!?]\s+){_DEED_LEAD}do (?:for|to|with) (?:[a-z0-9'-]+ ){{1,3}}?(?:what|whatever|exactly what|the same)\b"
+    rf"(?:^|[.;!?]\s+){_DEED_LEAD}do (?:for|to|with) (?:[a-z0-9'-]+ ){{1,3}}?(?:what|whatever|exactly what|the same)\b|"
+    # Or after a first sentence: "... The kids ran riot. Do what you did last time, would you?"
+    rf"[.;!?]\s+{_DEED_LEAD}do (?:(?:what|whatever|exactly what) (?:you|u) (?:did|done|set up)|the same)\b"
 )
 # Content handed over after a colon names the deed's object: "sort these: pears, apples, figs".
 HANDED_OVER_RE = re.compile(r":\s*\S")
@@ -114,8 +116,12 @@ TOLD_RE = re.compile(
     r"(?!.*\b(?:you|u)\b)"
 )
 # Told, then asked what to do about it: "I found my late dad's to-do list, it just says ... Should I fix the gate?" (the
-# question asks advice about the person's own deed; the skill's words were told).
-OWN_DEED_QUESTION_RE = re.compile(r"(?:^|[.!?]\s+)(?:(?:so|but|and|or) )?(?:should|shall) (?:i|we)\b[^.!?]*\?\W*$")
+# question asks advice about the person's own deed; the skill's words were told), or asked why they do as they do ("I
+# snooze every reminder I set. Why do I do that?").
+OWN_DEED_QUESTION_RE = re.compile(
+    r"(?:^|[.!?]\s+)(?:(?:so|but|and|or) )?(?:(?:should|shall) (?:i|we)|"
+    r"why (?:do|does|did|am|is|are|can't|won't|don't|doesn't|didn't) (?:i|we|my|our))\b[^.!?]*\?\W*$"
+)
 GOAL_STATED_RE = re.compile(r"\b(?:goals?|resolutions?|targets?|aims?)\b(?: [^.?!]{0,30}?)? (?:is|are|will be)\b")
 _COMMAND_VERBS = "|".join(sorted(IMPERATIVE_VERBS | DEED_VERBS))
 COMMAND_CLAUSE_RE = re.compile(  # not a verb quoted: 'his to-do list just says "fix Jean's gate"'
@@ -178,17 +184,18 @@ SAID_OBJECT_RE = re.compile(
     # Or what it becomes first: "make my goal what Siobhan suggested".
     r"^(?:(?:in|into|on|onto|to) )?(?:(?:my|our|the|your) (?:[a-z'-]+ )?(?:notes?|lists?|goals?|targets?|memory|diary|"
     r"calendar|reminders?) (?:(?:to|as|be) )?)?"
-    r"(?:what|whatever|(?:that|those|these|the)(?: [a-z'-]+){0,3}?)"  # "those rehearsals she mentioned"
-    r"(?: (?:that|which))? (?:i|we|you|u|he|she|they|(?:my|our|his|her|their|the) [a-z'-]+(?: of [a-z'-]+)?|"
+    r"(?:what|whatever|(?:that|those|these|the|this)(?: [a-z'-]+){0,3}?)"  # "those rehearsals she mentioned"
+    # A learner's "what" for "that": "this thing what we discuss".
+    r"(?: (?:that|which|what))? (?:i|we|you|u|he|she|they|(?:my|our|his|her|their|the) [a-z'-]+(?: of [a-z'-]+)?|"
     # Someone by name: "remind me about what Marek said" (not "what is said", "what was agreed").
     r"(?<=what )(?!(?:is|was|are|were|has|have|had|will|would|can|could|should|must|may|might|do|does|did|a|an|the|"
     r"it|this|that|time)\b)[a-z'-]+)"
     r"(?: (?:just|already|once))? (?:said|told|mentioned|talked about|discussed|gave|sent|showed|wrote|suggested|"
     r"recommended|asked|wanted|agreed|shared|was (?:saying|talking about)|were (?:saying|talking about)|"
     # What someone else put forward: "the prices the supplier quoted", "the points she made", "the dates he proposed";
-    # a learner's present for the past: "the number he give me".
+    # a learner's present for the past: "the number he give me", "the thing we discuss".
     r"quoted|made|raised|proposed|listed|named|flagged|pointed out|brought up|read out|put forward|came up with|"
-    r"(?:give|gives|send|sends|tell|tells) (?:me|us)\b)\b|"
+    r"(?:give|gives|send|sends|tell|tells) (?:me|us)\b|(?<=we )(?:discuss|talk about))\b|"
     # What the assistant did before: "do for the studio what you did for my sister".
     r"^(?:what|whatever|exactly what) (?:you|u) (?:did|done|set up)\b"
 )

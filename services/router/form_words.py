@@ -69,7 +69,7 @@ GREETING_RE = re.compile(
 THANKS_ABROAD = (
     r"merci(?: beaucoup)?|danke(?: sch[öo]n| sehr)?|gracias|grazie(?: mille)?|obrigad[oa]|arigato|dank je(?: wel)?|"
     r"dank u(?: wel)?|vielen dank|shukriya|shukran|dzi[eę]kuj[eę]|kiitos|mersi|xi[eè] ?xi[eè]|"
-    r"te[sş]ekk[uü]r(?:ler| ederim)?|spasibo|takk|gr[aà]cies|efcharist[oó]|"
+    r"te[sş]ekk[uü]r(?:ler| ederim)?|spasibo|takk|gr[aà]cies|efcharist[oó]|rahmat|raxmat|terima kasih|salamat(?: po)?|"
     # In Cyrillic, maybe with "you": "спасибо", "благодаря ти", "дякую вам", "хвала".
     r"(?:спасибо|спасиба|благодарю|благодаря|дякую|дзякуй|хвала|фала)(?: (?:ти|ви|вам|тебе|тобі|большое|много))?"
 )
@@ -122,7 +122,7 @@ INDIRECT_QUESTION_RE = prefiltered(
     r"\b(?:yes or no|yay or nay|true or false)\W*$|"
     r"\b(?:i'd like|i would like|i want|i need) to know\b|"
     # A question announced: "hey quick q, does vinegar kill mould" (no question mark needed).
-    r"\b(?:quick|random|silly|dumb|stupid|small) (?:q|qq|qn|question)\b|"
+    r"\b(?:quick|random|silly|dumb|stupid|small|weird|odd|strange|daft|honest|serious|genuine) (?:q|qq|qn|question)\b|"
     # A question opening a later clause with no question mark: "the group got toxic, should i leave or stay".
     r"(?:[,;:]\s*|\b(?:but|and|or) )(?:should|shall|can|could|would|do|did) (?:i|we)\b|"
     # Or what a thing is: "they give me a headache, is that normal or are they just cheap", "... or is that a myth".

@@ -202,6 +202,12 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     return RequestObject(verb, kind, rest.strip())
 
 
+def deed_again(lower: str) -> bool:
+    """Whether the request is a deed done again on a pointer: "do the same for Dad's list", "do what you did"."""
+    found = request_object(lower)
+    return found is not None and found.kind == "pointer" and found.verb in VAGUE_DEED_VERBS
+
+
 def _unnamed_by_kind(lower: str, start: int, verb: str, rest: str) -> RequestObject | None:
     """An object that names a kind of thing but not the thing: data kept elsewhere ("the figures from the sheet", with
     no figure given before the request), or a deed left open ("do something about my goals": done how?)."""

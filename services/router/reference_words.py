@@ -64,6 +64,10 @@ PICK_WORDS = frozenset(
     # "both, please": both of the options offered.
     "first second third fourth fifth sixth last latter former other option options choice number plan either both"
     .split())
+# An answer saying which time suits, with no question before it: "10:15 works", "Tuesday's better than Wednesday"
+# (not "Saturday was fine": a day told).
+SUITS_WORDS = frozenset("works work suits suit better best fine easier".split())
+TOLD_PAST_WORDS = frozenset("was were went had did".split())
 LETTER_PICK_RE = re.compile(r"^(?:(?:option|answer|choice|plan|number) )?[a-f][.!)]?(?: (?:please|pls|then))?[.!]*$")
 CLOCK_ALONE_RE = re.compile(
     r"^(?:[01]?\d|2[0-3])[.:][0-5]\d(?:\s*(?:am|pm))?[.!]*$|"

@@ -30,8 +30,10 @@ from services.router.reference_words import (
     PICK_WORDS,
     QUICK_ONE_RE,
     SHIFT_WORDS,
+    SUITS_WORDS,
     THAT_CLAUSE_RE,
     THING_PRONOUNS,
+    TOLD_PAST_WORDS,
 )
 from services.router.textview import (
     TextView,
@@ -101,8 +103,12 @@ def bare_answer(view: TextView, content: tuple[str, ...]) -> bool:
         return True
     if not content:
         return says_time(view.lower)
+    # "10:15 works", "the first one suits me better": which one suits, said to a question never asked.
+    suits = SUITS_WORDS if not TOLD_PAST_WORDS.intersection(view.words) else frozenset()
+    if all(w in suits for w in content) and says_time(view.lower):
+        return True
     picked = [w for w in content if w in PICK_WORDS]
-    return bool(picked) and all(w in PICK_WORDS or w.isdigit() for w in content)
+    return bool(picked) and all(w in PICK_WORDS or w in suits or w.isdigit() for w in content)
 
 
 def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]], imperative: bool) -> dict[str, float]:

@@ -35,7 +35,7 @@ from services.router.command_words import (
 )
 from services.router.form_words import WH_CLAUSE_RE
 from services.router.mood_words import DAY_TOLD_MIN_WORDS, DAY_TOLD_RE, DISTRESS_RE, REASSURED_RE
-from services.router.objects import request_object
+from services.router.objects import deed_again, request_object
 from services.router.prefilter import Prefiltered
 from services.router.reference_words import (
     ANAPHORIC_NP_RE,
@@ -48,6 +48,7 @@ from services.router.store_words import (
     ASKS_IN_WORDS_RE,
     BARE_EDIT_RE,
     BARE_STORE_RE,
+    EMPTY_ENTRIES_RE,
     PROMPT_ME_RE,
     SAID_RE,
     SHOW_STORED_RE,
@@ -198,9 +199,10 @@ def _is_write(view: TextView, skills: dict[str, float]) -> bool:
         return True
     if skills["skill_goal"]:
         return not READ_QUESTION_RE.match(view.lower)  # "how am I doing on my goals?" reads
-    # "Add ... to my list", or the list and its items with no verb ("packing list: passport, charger").
+    # "Add ... to my list", or the list and its items with no verb ("packing list: passport, charger"), or a deed done
+    # again on it ("do the same for Dad's list": whatever was written before).
     return bool(skills["skill_list"]) and (LIST_WRITE_RE.search(view.lower) is not None
-                                           or LIST_ITEMS_RE.search(view.lower) is not None)
+                                           or LIST_ITEMS_RE.search(view.lower) is not None or deed_again(view.lower))
 
 
 def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: bool,
@@ -259,10 +261,10 @@ def edits_previous_item(view: TextView, working_memory: Sequence[tuple[str, str]
 def _placeholder(view: TextView) -> bool:
     """A command whose object is a placeholder: "I'd like to save something to my notes", "can you note something down
     for me, cheers" name nothing to save, nor does "save the number" say which. Unlike a pointer, no earlier turn fills
-    a placeholder ("something" is not "it")."""
+    a placeholder ("something" is not "it"), nor do numbered entries left empty ("to pack:\n1.\n2.")."""
     found = request_object(view.lower)
     generic = found is not None and found.kind == "generic"
-    return generic or BARE_STORE_RE.match(view.unled) is not None
+    return generic or BARE_STORE_RE.match(view.unled) is not None or EMPTY_ENTRIES_RE.search(view.lower) is not None
 
 
 def imperative_signals(view: TextView) -> dict[str, float]:

@@ -299,9 +299,10 @@ MANAGE_VERB_RE = re.compile(
 )
 NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer|wake me)\b")  # waking is the task itself
 # Only its own clause says whose: "Remind me how git rebase works, I always forget" asks for an explanation.
-# "Remind me which bell is the treble", "could you remind me of the difference between a will and ..." too.
+# "Remind me which bell is the treble", "could you remind me of the difference between a will and ...", "remind me
+# where Lesotho is" too.
 REMIND_EXPLAIN_RE = prefiltered(
-    rf"\bremind me,? (?:what|how|why|who|which|(?:of )?the differences? between)\b"
+    rf"\bremind me,? (?:what|how|why|who|which|where|(?:of )?the differences? between)\b"
     rf"(?![^,;.!?]*\b(?:i|my|we|our|{_KIN}'s)\b)"
 )
 
