@@ -178,8 +178,10 @@ def test_the_bench_runs_end_to_end_and_scores_a_stale_answer_wrong(tmp_path: Pat
     out = tmp_path / "answers.json"
     env = {**os.environ, "OPENAI_BASE_URL": scripted_llm.url, "OPENAI_API_KEY": "test", "ENGRAM_LOCAL_LLM": "false"}
     done = subprocess.run([sys.executable, "-m", "bench.answers", "--scenarios", str(scenarios), "--json", str(out),
-                           "--data-dir", str(tmp_path / "data"), "--enrich-wait-s", "60"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+                           # A wait that ends when the chunks are in: on loaded cores (two suites beside a model
+                           # server) the two chunks had not come in 60 s, alone they come in seconds.
+                           "--data-dir", str(tmp_path / "data"), "--enrich-wait-s", "300"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     table = done.stdout
     assert "tuning (2 questions, 1 personas)" in table
