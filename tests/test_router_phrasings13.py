@@ -9,20 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from services.router.mode_router import context_from_record
-from services.router.skills import skill_hint
 from tests.test_router_phrasings8 import routers, routes, signals_of  # noqa: F401 (a fixture)
 
 
 def routes_after(routers, earlier: str, reply: str, text: str) -> set[tuple[str, str | None]]:  # noqa: F811
     """The (mode, skill) each router gives ``text`` after one turn (``earlier``, answered with ``reply``) of ACT."""
-    context = {"working_memory": [[earlier, reply]], "previous_mode": "ACT"}
-    got = set()
-    for router in routers:
-        embedding = router.embedder.embed(text) if router.embedder is not None else None
-        decision = router.route(context_from_record(text, context, embedding))
-        got.add((decision.mode, skill_hint(text, decision.signals) if decision.mode == "ACT" else None))
-    return got
+    return routes(routers, text, {"working_memory": [[earlier, reply]], "previous_mode": "ACT"})
 
 
 # A list's entries numbered or bulleted and left empty: a form to fill in, no item to add.

@@ -31,12 +31,13 @@ def routers(tmp_path_factory) -> list[ModeRouter]:
     return [ModeRouter(target), ModeRouter(target, for_requests(load_embedder("auto")))]
 
 
-def routes(routers: list[ModeRouter], text: str) -> set[tuple[str, str | None]]:
-    """The (mode, skill) each router gives ``text``: one element when both agree."""
+def routes(routers: list[ModeRouter], text: str, context: dict | None = None) -> set[tuple[str, str | None]]:
+    """The (mode, skill) each router gives ``text`` (after ``context``'s turns, when given): one element when both
+    agree."""
     got = set()
     for router in routers:
         embedding = router.embedder.embed(text) if router.embedder is not None else None
-        decision = router.route(context_from_record(text, None, embedding))
+        decision = router.route(context_from_record(text, context, embedding))
         got.add((decision.mode, skill_hint(text, decision.signals) if decision.mode == "ACT" else None))
     return got
 
