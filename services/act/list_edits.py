@@ -52,8 +52,10 @@ def _edit(sentence: str, named_before: str | None) -> PlainAction | None:
         match = pattern.match(sentence)
         if match:
             return _change(operation, match["name"].strip(), match["items"])
-    same = ADD_TO_THE_SAME.match(sentence) if named_before else None
-    return _change("add", named_before, same["items"]) if same and named_before else None
+    if named_before is None:
+        return None
+    same = ADD_TO_THE_SAME.match(sentence)
+    return _change("add", named_before, same["items"]) if same else None
 
 
 def _change(operation: str, name: str, said: str) -> PlainAction | None:

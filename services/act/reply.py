@@ -92,9 +92,11 @@ def _fast_reply(outcome: ActOutcome) -> str | None:
     actions = _actions(outcome)
     last = actions[-1] if actions else None
     if last is not None and (last.get("ok") or not outcome.missing):
-        # Several changes told in one message (services/act/list_edits): each said, in order.
-        replies = [plain_reply(action) for action in actions]
-        return " ".join(replies) if len(actions) > 1 and all(replies) else plain_reply(last)
+        if len(actions) > 1:  # several changes told in one message (services/act/list_edits): each said, in order
+            replies = [plain_reply(action) for action in actions]
+            if all(replies):
+                return " ".join(replies)  # type: ignore[arg-type]  (all of them said)
+        return plain_reply(last)
     if outcome.missing:  # the planner's answer, or the skill, lacks a detail: ask for it
         return question(outcome.missing)
     return NOT_THAT if outcome.reason == SMALL_PLAN else UNCLEAR
