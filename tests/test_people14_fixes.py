@@ -9,11 +9,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from sqlalchemy.orm import Session
 
 from services.act.fastpath import plain_action
 from services.act.list_edits import list_edits
+from services.memory.facts import list_facts, remember_fact
+from services.memory.from_words import IDENTITY_SALIENCE, chunk_from_words
 from services.router.mode_router import ModeRouter
 from services.router.signals import RoutingContext, collect_signals
+from tests.memory_builders import create_user
 from tests.test_router_phrasings8 import routers, routes  # noqa: F401 - the module's router fixture
 
 NOW = datetime(2030, 1, 15, 9, 0, tzinfo=UTC)
@@ -35,8 +39,8 @@ def test_a_list_named_first_as_a_heading_takes_the_changes_after_it() -> None:
         ("remove", "camping", ["stove"]), ("add", "camping", ["matches", "tarp"])]
     assert _edits("Shopping list: cross off the eggs, and add flour") == [
         ("remove", "shopping", ["eggs"]), ("add", "shopping", ["flour"])]
-    assert _edits("for the picnic list remove the wine, Tom says it's a school event, and add lemonade and cups pls") == [
-        ("remove", "picnic", ["wine"]), ("add", "picnic", ["lemonade", "cups"])]
+    picnic = "for the picnic list remove the wine, Tom says it's a school event, and add lemonade and cups pls"
+    assert _edits(picnic) == [("remove", "picnic", ["wine"]), ("add", "picnic", ["lemonade", "cups"])]
     assert _edits("On my gym list - drop the towel") == [("remove", "gym", ["towel"])]
 
 
@@ -91,7 +95,7 @@ def test_a_list_for_an_accented_place_or_made_w_its_items_is_made_with_them() ->
     "what's on my Tromsø list",
     "create a dorm list w desk lamp, hangers n a kettle",
 ])
-def test_these_list_requests_route_to_act_with_the_list_skill(routers: list[ModeRouter], text: str) -> None:
+def test_these_list_requests_route_to_act_with_the_list_skill(routers: list[ModeRouter], text: str) -> None:  # noqa: F811
     assert routes(routers, text) == {("ACT", "list")}
 
 
@@ -100,5 +104,59 @@ def test_these_list_requests_route_to_act_with_the_list_skill(routers: list[Mode
     "Reading list. Take a look at it and tell me if it's too ambitious",
     "The packing list app crashed. Remove it or keep it?",
 ])
-def test_talk_about_a_list_still_routes_as_before(routers: list[ModeRouter], text: str) -> None:
+def test_talk_about_a_list_still_routes_as_before(routers: list[ModeRouter], text: str) -> None:  # noqa: F811
     assert ("ACT", "list") not in routes(routers, text)
+
+
+def _facts(message: str) -> list[str]:
+    return [fact["text"] for fact in chunk_from_words(message)["facts"]]
+
+
+def test_requests_however_politely_opened_are_no_facts_and_what_is_told_before_a_semicolon_is() -> None:
+    """"Kindly remind me …", "Please also remind me …" and "…; please remove it from my reading list" were kept as
+    facts and took the places of the person's own in the small model's notes (its job was pushed out)."""
+    assert _facts("Kindly remind me on Friday at 10 to phone the surgery.") == []
+    assert _facts("Please also remind me on Sunday at 6 to feed the hens.") == []
+    assert _facts("I've gone off Moby Dick; please take it off my reading list.") == ["The user has gone off Moby Dick"]
+
+
+def test_an_introduction_and_a_teachers_work_are_who_the_person_is() -> None:
+    """"Allow me to introduce myself: my name is …" was kept as "Allow the user to introduce the user: …", and
+    "I taught history at …" as chatter: neither held its place in the notes, and "which subject did I teach?" was
+    answered "English"."""
+    facts = {fact["text"]: fact.get("salience") for fact in
+             chunk_from_words("Good evening. Let me introduce myself: my name is Ruth Okafor, and I live in Leeds.")[
+                 "facts"]}
+    assert facts == {"The user's name is Ruth Okafor": IDENTITY_SALIENCE, "The user live in Leeds": IDENTITY_SALIENCE}
+    taught = chunk_from_words("I taught chemistry at St Mary's for twenty years.")["facts"]
+    assert [(fact["text"], fact.get("salience")) for fact in taught] == [
+        ("The user taught chemistry at St Mary's for twenty years", IDENTITY_SALIENCE)]
+
+
+def test_how_the_person_wants_answers_is_kept_with_the_assistant_named() -> None:
+    """"when you tell me prices please use Jordanian dinars not dollars" was read as a question and dropped: the
+    groceries were priced in dollars."""
+    assert _facts("Oh and when you tell me prices please use Kenyan shillings not dollars, I can't convert") == [
+        "When Engram tell the user prices please use Kenyan shillings not dollars", "The user can't convert"]
+    assert _facts("When you suggest recipes, keep them under 30 minutes.") == [
+        "When Engram suggest recipes, keep them under 30 minutes"]
+    assert _facts("When I was a boy I lived in Cork.") == ["When the user was a boy the user lived in Cork"]
+    assert _facts("when are you free?") == [] and _facts("When you get a chance.") == []
+
+
+@pytest.mark.integration
+def test_living_alone_with_a_pet_keeps_where_the_person_lives(db_engine, hash_embedder) -> None:
+    """"I now live alone with a rather elderly budgerigar" ended "I live in Halifax": the person's home was lost."""
+    told = ["Let me introduce myself: my name is Edmund, and I live in Halifax, Nova Scotia.",
+            "My late wife passed away in 2019. I now live alone with a budgie named Captain."]
+    with Session(db_engine) as session:
+        create_user(session, user_id="people14-edmund")
+        for message in told:
+            for fact in chunk_from_words(message)["facts"]:
+                remember_fact(session, hash_embedder, "people14-edmund", fact["text"])
+        active = " | ".join(fact.text for fact in list_facts(session, "people14-edmund"))
+        assert "Halifax" in active and "budgie" in active
+        remember_fact(session, hash_embedder, "people14-edmund", "The user moved to Truro")
+        active = " | ".join(fact.text for fact in list_facts(session, "people14-edmund"))
+        assert "Halifax" not in active and "Truro" in active and "budgie" in active
+        session.rollback()

@@ -25,7 +25,7 @@ WORDS_FACT_CONFIDENCE = 0.7
 # "Kindly remind me …", "Please also remind me …", "Do add …": requests, however politely opened, tell no fact.
 REQUEST = re.compile(r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:(?:please|pls|kindly|also|just|do|and)[, ]+)*"
                      r"(?:(?:can|could|would|will) you\s+)?(?:(?:please|kindly|also|just)\s+)*"
-                     r"(?:add|put|remove|delete|remind|schedule|set|show|tell|give|read|list|cancel|move|mark|"
+                     r"(?:add|put|remove|delete|take|cross|remind|schedule|set|show|tell|give|read|list|cancel|move|mark|"
                      r"write|find|suggest|recommend|make|book|check|create|start|help me)\b", re.IGNORECASE)
 # Chat writes "i" as often as "I" ("yui and i broke up").
 FIRST_PERSON = [(re.compile(r"\b[Ii] am\b|\b[Ii]'m\b|\b[Ii]m\b"), "the user is"),
@@ -67,11 +67,12 @@ ARRIVED = re.compile("^" + ARRIVAL)  # a place's name, not "in bed"
 # (``timewords.DATED``): in their conversation, a thing of their life, and "when does it open?" finds no other trace.
 # A question typed without its question mark ("what's on my camping list") tells nothing either.
 # "When you tell me prices, please use dinars" tells how they want things: "when" before its subject opens a condition.
+# ("can't stand it" tells.)
 ASKS = re.compile(r"^(?:what|what's|whats|where|where's|when(?!\s+(?:you|u|i|we)\s)|when's|who|who's|why|how|which|do|"
-                  r"does|did|is|are|can|could|would|will|should|have|has|am)\b(?!['\u2019]t\b)", re.IGNORECASE)  # "can't stand it" tells
+                  r"does|did|is|are|can|could|would|will|should|have|has|am)\b(?!['\u2019]t\b)", re.IGNORECASE)
 # How the person wants to be answered from now on: "When you suggest recipes, keep them under 30 minutes".
-HOW_TO_ANSWER = re.compile(r"^when(?:ever)? (?:you|u) \w+[^.!?]*?(?:,|\bplease\b|\bpls\b)\s*(?:(?:please|pls|always|just)\s+)*"
-                           r"(?:use|give|keep|make|say|write|put|show|answer|reply|talk|speak|call|avoid|include|"
+HOW_TO_ANSWER = re.compile(r"^when(?:ever)? (?:you|u) \w+[^.!?]*?(?:,|\bplease\b|\bpls\b)\s*"
+                           r"(?:(?:please|pls|always|just)\s+)*(?:use|give|keep|make|say|write|put|show|answer|reply|talk|speak|call|avoid|include|"
                            r"convert|stick to|do not|don'?t|never)\b", re.IGNORECASE)
 # A new clause about the person is a fact of its own: "I have a dog called Rufus and I work as a nurse" (not
 # "Sam and I are going": a plural verb means "I" shares the subject).

@@ -77,7 +77,8 @@ _LIST_CREATE = (
     r"put(?:ting)? together|i (?:need|want|would like)|i'?d like)(?: me| us| myself)? (?:a |an |another )?(?:new )?|"
     r"new )"
     r"(?:[a-z'-]+ ){0,3}?(?:list|to-?do list|todo list|checklist|wishlist)\b"
-    r"(?:(?! of)[^.?!]{0,40}?(?::|\bwith\b|\bw/|\bw (?=[^\W\d_])|\bcontaining\b|\bincluding\b|\bcalled\b|\bnamed\b|\btitled\b|['\"])|"
+    r"(?:(?! of)[^.?!]{0,40}?(?::|\bwith\b|\bw/|\bw (?=[^\W\d_])|\bcontaining\b|\bincluding\b|\bcalled\b|\bnamed\b|"
+    r"\btitled\b|['\"])|"
     # "I need a list for the camping weekend. tent, sleeping bags, headlamp": the items follow in a run of their own.
     rf"(?! of)[^.?!]{{0,40}}?[.!]\s+{_ITEM_RUN}|"
     # "make a list for the bucks, esky, ice, fishing rods, snags": what it is for, then its items.
