@@ -6,6 +6,7 @@ and items kept with the capitals they were typed with."""
 
 from __future__ import annotations
 
+import datetime as dt
 from datetime import UTC, datetime
 
 import pytest
@@ -13,8 +14,10 @@ from sqlalchemy.orm import Session
 
 from services.act.fastpath import plain_action
 from services.act.list_edits import list_edits
+from services.memory.context import Personal, Remembered, compact_split
 from services.memory.facts import list_facts, remember_fact
 from services.memory.from_words import IDENTITY_SALIENCE, chunk_from_words
+from services.memory.notes import Budget
 from services.router.mode_router import ModeRouter
 from services.router.signals import RoutingContext, collect_signals
 from tests.memory_builders import create_user
@@ -160,3 +163,16 @@ def test_living_alone_with_a_pet_keeps_where_the_person_lives(db_engine, hash_em
         active = " | ".join(fact.text for fact in list_facts(session, "people14-edmund"))
         assert "Halifax" not in active and "Truro" in active and "budgie" in active
         session.rollback()
+
+
+def test_a_drink_asked_for_gets_what_the_person_only_drinks_in_its_note() -> None:
+    """Asked "pulling an all nighter, suggest a drink", the 1.5B offered hot chocolate: "I only drink iced stuff, hot
+    drinks r gross" was not among the tastes said again just before an ask for ideas."""
+    at = dt.datetime(2030, 1, 10, tzinfo=UTC)
+    personal = Personal(profile=[Remembered(1, "Fyi the user only drink iced stuff, hot drinks r gross lol", at),
+                                 Remembered(2, "The user only has one car", at)])
+    ask = "pulling an all nighter, suggest a drink"
+    _about, note = compact_split(personal, [], [], [], Budget(2000), Budget(2000), ask)
+    assert "iced stuff" in note and "one car" not in note
+    _about, note = compact_split(personal, [], [], [], Budget(2000), Budget(2000), "what's my roommate's name?")
+    assert "iced stuff" not in note
