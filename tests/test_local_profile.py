@@ -183,7 +183,7 @@ def test_a_list_request_after_news_with_a_tail_or_a_formal_opening_is_still_one_
     assert add("off to riga in june with the lads!! create a packing list with passport, towel and adapter") == (
         "packing", ["passport", "towel", "adapter"])
     assert add("Would you be so kind as to create a reading list with the following: Middlemarch, Persuasion "
-               "and some Dickens.") == ("reading", ["middlemarch", "persuasion", "dickens"])
+               "and some Dickens.") == ("reading", ["Middlemarch", "Persuasion", "Dickens"])
     assert add("also add hazelnuts and dates to the bakery list, for the christmas stollen") == (
         "bakery", ["hazelnuts", "dates"])
     assert add("add spark plugs to the garage list too") == ("garage", ["spark plugs"])

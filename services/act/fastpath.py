@@ -67,10 +67,12 @@ EVERY = re.compile(rf"\b(?:every|each)\s+(?P<every>{'|'.join(REPEATS)})s?\b")
 # "I need a list for the camping weekend. tent, sleeping bags, headlamp", "make me a wishlist w/ a kindle, a pan".
 LIST_CREATE = re.compile(
     POLITE + r"(?:create|make|start|set up|open|begin|put together|i (?:need|want|would like)|i'd like)(?: me| us)? "
-    r"(?:a |an |another )?(?:new )?(?:(?P<name>[a-z0-9'][a-z0-9' -]{0,40}?) )?(?:(?P<wish>wish)?list|checklist)"
+    r"(?:a |an |another )?(?:new )?(?:(?P<name>[^\W_'][\w' -]{0,40}?) )?(?:(?P<wish>wish)?list|checklist)"
     r"(?: (?:called|named|titled) (?P<called>[^:,]{1,40}?)| (?P<quoted>'[^']{1,40}'|\"[^\"]{1,40}\"))?"
-    r"(?: for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?))?"
-    r"\s*(?:(?: with| w/| containing| including)(?: the following(?: items| things)?)?\s*:?|:|,|-|\.)\s*"
+    # Names as typed, accents and all: "Create a list for my trip to Chiloé with sunscreen, boots, …".
+    r"(?: for (?:the |my |our )?(?P<purpose>[^\W_][\w' -]{0,30}?))?"
+    # Chat's "w" is "with": "create an apartment list w mini fridge, string lights, …".
+    r"\s*(?:(?: with| w/| w(?= )| containing| including)(?: the following(?: items| things)?)?\s*:?|:|,|-|\.)\s*"
     r"(?P<items>.+?)\W*$"
 )
 # A named list and its items with no verb: "Shopping list: milk, eggs, bread", "packing list - passport, charger".
@@ -134,6 +136,8 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
     lowered = " ".join(text.replace("\u2019", "'").lower().split())
     if signals.get("skill_list") or signals.get("skill_manage"):
         action = _list_action(lowered)
+        if action is not None and action.arguments.get("items"):
+            return PlainAction("list", {**action.arguments, "items": as_typed(action.arguments["items"], text)})
         if action is not None:
             return action
     if signals.get("skill_remind") and (signals.get("has_time") or EVERY.search(lowered)):
@@ -194,6 +198,16 @@ def _first_match(regex: re.Pattern[str], text: str, part: Any, anchored: bool = 
 _CLAUSE_ITEM = re.compile(r"^(?:i|i'm|im|i've|ive|we|we're|need|needs|gotta|got to|have to|cos|coz|because|since|so|"
                           r"as|just|going|heading|off to|for (?:the|my|our|a)|thanks|thank you|thx|cheers|ta|"
                           r"that's|thats|it's|its|lol|haha)\b")
+
+
+def as_typed(items: list[str], text: str) -> list[str]:
+    """The items with the person's own capitals, found in the message as typed ("Wolf Hall", not "wolf hall")."""
+    typed = []
+    for item in items:
+        words = r"\s+".join(re.escape(word) for word in item.split())
+        found = re.search(rf"(?<!\w){words}(?!\w)", text, re.IGNORECASE) if words else None
+        typed.append(found.group(0) if found else item)
+    return typed
 
 
 def said_items(raw: str) -> list[str]:

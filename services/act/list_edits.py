@@ -12,14 +12,41 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from services.act.fastpath import AFTER_LIST, ASKS_SOMETHING, LIST_ADD, NAMED_LIST, POLITE, PlainAction, said_items
+from services.act.fastpath import (
+    AFTER_LIST,
+    ASKS_SOMETHING,
+    LIST_ADD,
+    NAMED_LIST,
+    POLITE,
+    PlainAction,
+    as_typed,
+    said_items,
+)
 from services.text import SENTENCE_BREAK
 
 # "take the glue gun off the costume list", "cross bread off my shopping list", "remove the tent from the camping list".
-LIST_REMOVE = re.compile(POLITE + r"(?:take|cross|remove|delete|strike|scratch|knock)\s+(?P<items>.+?)\s+"
-                         r"(?:off(?: of)?|from|out of)\s+" + NAMED_LIST + AFTER_LIST)
+# "cross off the eggs": the particle may come before the items.
+_REMOVE_VERB = r"(?:do\s+)?(?P<verb>take|cross|remove|delete|strike|scratch|knock|drop)\s+(?:(?P<before>off|out)\s+)?"
+# Verbs that remove only with their particle: "take the bucket off", never "take a look at these".
+_PARTICLE_VERBS = ("take", "cross", "knock")
+# A reason run on after the list's name with no stop between: "take the rug off my apartment list jess has one".
+_RUN_ON = (r"(?:\s+(?!(?:for|with|of|and|to|on|in|at|from|called|named|please|pls|too)\b)[^\W\d_][\w']*\s+"
+           r"(?:has|have|had|is|are|was|were|says|said|got|gave|lent|will|can|already|doesn't|don't|did)\b[^?]*)?")
+LIST_REMOVE = re.compile(POLITE + _REMOVE_VERB + r"(?P<items>.+?)\s+"
+                         # A learner's "of" for "from": "Remove the sunscreen of my Chiloé list".
+                         r"(?:off(?: of)?|from|out of|of(?=\s+(?:my|our)\s))\s+" + NAMED_LIST + _RUN_ON + AFTER_LIST)
+# "take the bucket off", "remove the pinata, Sami says it's too messy": items taken off the list named before.
+REMOVE_FROM_THE_SAME = re.compile(POLITE + _REMOVE_VERB + r"(?P<items>[^.?!]+?)"
+                                  r"(?:\s+(?P<after>off|out)(?:\s+(?:of\s+)?(?:it|that|the list|that list|this list))?"
+                                  r"|\s+from\s+(?:it|that|the list|that list|this list))?" + AFTER_LIST)
+# The list a message is about, named on its own ("boat list. take the bucket off. …") or before the changes ("for the
+# party list remove the pinata, …"): one to three words of a name, never a sentence that only ends in "list".
+LIST_TOPIC = re.compile(r"^(?:(?:for|on|about|re|with|in)\s+)?(?:(?:my|the|our)\s+)?"
+                        r"(?!(?:i|you|we|he|she|they|it|this|that|a|an)\b)"
+                        r"(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){0,2}?)\s+list\b\s*[:,\-\u2013]?\s*(?P<rest>.*)$")
+_REQUEST_IN_NAME = re.compile(r"\b(?:add|put|take|remove|delete|cross|create|make|start|show|read|what|whats)\b")
 # "and add safety pins", "put a torch on too": items with no list named, after a sentence that named one.
-ADD_TO_THE_SAME = re.compile(POLITE + r"(?:add|put)\s+(?P<items>[^.?!]+?)"
+ADD_TO_THE_SAME = re.compile(POLITE + r"(?:do\s+)?(?:add|put)\s+(?P<items>[^.?!]+?)"
                              r"(?:\s+(?:on|to|onto) (?:it|that|the list|that list|this list)|\s+on)?"
                              r"(?:\s+(?:too|as well|also|please|pls|instead))*\W*$")
 # "remove the tent from the camping list and add a tarp": a second change joined by "and".
@@ -27,6 +54,12 @@ _AND_THEN = re.compile(r",?\s+(?:and|then|and then|&)\s+(?=(?:add|put|take|cross
 _OPENING = re.compile(r"^(?:(?:and|also|oh|ok|okay|so|then|plus|but)[, ]+)+")
 MAX_ITEMS = 10
 _POINTER = re.compile(r"^(?:them|it|that|those|these|this|everything|all of it)\b")  # "put them on mine": which?
+_ONE_THING = ("it", "that", "this", "that one", "this one")
+
+
+# A proper name typed before a pointer: "I have decided against Middlemarch; please remove it from my reading list."
+_PROPER_NAME = re.compile(r"\b[A-Z][\w'\u2019-]*(?:\s+(?:(?:of|the|and|de|la|von|van)\s+)*[A-Z][\w'\u2019-]*)*")
+_CLAUSE_BREAK = re.compile(r";\s+")
 
 
 def list_edits(text: str, signals: dict[str, Any]) -> list[PlainAction]:
@@ -36,15 +69,57 @@ def list_edits(text: str, signals: dict[str, Any]) -> list[PlainAction]:
         return []
     lowered = " ".join(text.replace("\u2019", "'").lower().split())
     edits: list[PlainAction] = []
-    for sentence in (part for whole in SENTENCE_BREAK.split(lowered) for part in _AND_THEN.split(whole)):
-        sentence = _OPENING.sub("", sentence.strip())
-        edit = _edit(sentence, edits[-1].arguments["name"] if edits else None)
+    named: str | None = None
+    said: list[str] = []
+    for sentence in _sentences(lowered):
+        edit = _edit(sentence, named) or _edit_of_a_pointer(sentence, named, _named_before(text, " ".join(said)))
+        said.append(sentence)
+        topic = _topic(sentence) if edit is None else None
+        if topic is not None:
+            named, rest = topic
+            if rest.strip(" .!"):
+                edit = _edit(rest, named)
+                if edit is None:
+                    return []  # a name, then something these sentences do not read
         if edit is not None:
             edits.append(edit)
-        elif ASKS_SOMETHING.search(sentence):
+            named = edit.arguments["name"]
+        elif topic is None and ASKS_SOMETHING.search(sentence):
             return []  # a request these sentences do not read
     removes = any(edit.arguments["operation"] == "remove" for edit in edits)
-    return edits if removes or len(edits) > 1 else []
+    if not (removes or len(edits) > 1):
+        return []
+    return [PlainAction("list", {**edit.arguments, "items": as_typed(edit.arguments["items"], text)})
+            for edit in edits]
+
+
+def _sentences(lowered: str) -> list[str]:
+    parts = (clause for whole in SENTENCE_BREAK.split(lowered) for part in _AND_THEN.split(whole)
+             for clause in _CLAUSE_BREAK.split(part))
+    return [_OPENING.sub("", part.strip()) for part in parts]
+
+
+def _named_before(text: str, said: str) -> str | None:
+    """The one proper name typed in what was said before (not a sentence's first word), or None."""
+    names = {match.group(0).lower() for match in _PROPER_NAME.finditer(text)
+             if not _starts_sentence(text, match.start()) and match.group(0) != "I"}
+    before = [name for name in names if name in said]
+    return before[0] if len(before) == 1 else None
+
+
+def _starts_sentence(text: str, index: int) -> bool:
+    before = text[:index].rstrip()
+    return not before or before[-1] in ".!?:;\n"
+
+
+def _edit_of_a_pointer(sentence: str, named_before: str | None, antecedent: str | None) -> PlainAction | None:
+    """A removal of "it" when a name was typed just before: the name is the item."""
+    if antecedent is None:
+        return None
+    match = LIST_REMOVE.match(sentence)
+    if match is None or not _POINTER.match(match["items"]) or match["items"].strip() not in _ONE_THING:
+        return None
+    return PlainAction("list", {"operation": "remove", "name": match["name"].strip(), "items": [antecedent]})
 
 
 def _edit(sentence: str, named_before: str | None) -> PlainAction | None:
@@ -54,8 +129,19 @@ def _edit(sentence: str, named_before: str | None) -> PlainAction | None:
             return _change(operation, match["name"].strip(), match["items"])
     if named_before is None:
         return None
-    same = ADD_TO_THE_SAME.match(sentence)
-    return _change("add", named_before, same["items"]) if same else None
+    removed = REMOVE_FROM_THE_SAME.match(sentence)
+    if removed and (removed["verb"] not in _PARTICLE_VERBS or removed["before"] or removed["after"]):
+        return _change("remove", named_before, removed["items"])
+    added = ADD_TO_THE_SAME.match(sentence)
+    return _change("add", named_before, added["items"]) if added else None
+
+
+def _topic(sentence: str) -> tuple[str, str] | None:
+    """The list a sentence names before its changes, and what follows the name ("" when it is only the name)."""
+    match = LIST_TOPIC.match(sentence)
+    if not match or _REQUEST_IN_NAME.search(match["name"]):
+        return None
+    return match["name"], match["rest"]
 
 
 def _change(operation: str, name: str, said: str) -> PlainAction | None:

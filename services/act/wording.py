@@ -63,7 +63,7 @@ def _list_reply(arguments: dict[str, Any], result: dict[str, Any], error: dict[s
     if not ok:
         if error.get("code") == "not_found" and "lists" in error:
             known = ", ".join(error.get("lists") or []) or "none yet"
-            return f"You don't have a {name} list yet (your lists: {known})."
+            return f"You don't have {_article(name)} {name} list yet (your lists: {known})."
         return None
     items = [item["text"] for item in result.get("items") or [] if not item.get("checked")]
     operation = arguments.get("operation")
@@ -99,6 +99,11 @@ def found_reply(entry: dict[str, Any]) -> str:
     if not items:
         return "I don't find anything about that in what you've told me."
     return "Here is what I have on that:\n" + "\n".join(f"- {item['text']}" for item in items)
+
+
+def _article(word: str) -> str:
+    """"an" before a vowel's sound as most names spell it ("an apartment list"), else "a"."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def _join(items: list[str]) -> str:

@@ -49,6 +49,10 @@ _AGE = re.compile(r"^(?:the user's (?:[a-z-]+ )?(?=[a-z]+ (?:is|turned|just turn
                   r" (?:is|is now|just turned|turned|turns) "
                   r"(?P<age>\d{1,3}|" + "|".join(_NUMBERS) + r")\b(?! (?:minutes?|hours?|days?|weeks?|months?|"
                   r"kilos?|kg|km|miles?|pounds?|euros?|dollars?|percent|times|of|in|on|at|o'clock|pm|am)\b)")
+# "I now live alone with a budgerigar", "we live together": whom the person lives with, which a home elsewhere
+# does not end (it had ended "I live in Halifax").
+_LIVE = frozenset({"live", "lives", "living"})
+_HOUSEHOLD = re.compile(r"(?:alone|together|on (?:my|our) own|by (?:myself|ourselves))\b")
 _WE_HOME = re.compile(r"^we\s+(?=(?:now\s+|currently\s+)?(?:live|moved|relocated)\b)")
 _FACTS_LOCK = "SELECT pg_advisory_xact_lock(hashtext('facts:' || :user))"
 
@@ -108,6 +112,8 @@ def parse_triple(fact_text: str) -> Triple:
     match = _I_VERB.match(value)
     if match:
         verb, preposition, obj = match.groups()
+        if verb in _LIVE and preposition is None and _HOUSEHOLD.match(obj):
+            return Triple("user", "live with", obj)  # whom they live with, not where: "live alone with a budgie"
         return Triple("user", f"{verb} {preposition}" if preposition else verb, obj)
     return Triple(None, None, None)
 

@@ -19,9 +19,13 @@ from services.memory.timewords import DATED
 from services.text import SENTENCE_BREAK, truncate
 
 GIST_CHARS = 160
+# "I have decided against Middlemarch; please remove it from my reading list": what is told, then a request.
+SEMICOLON = re.compile(r";\s+")
 WORDS_FACT_CONFIDENCE = 0.7
-REQUEST = re.compile(r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:please\s+)?(?:(?:can|could|would|will) you\s+)?(?:please\s+)?"
-                     r"(?:add|put|remove|delete|remind|schedule|set|show|tell|give|read|list|cancel|move|mark|"
+# "Kindly remind me …", "Please also remind me …", "Do add …": requests, however politely opened, tell no fact.
+REQUEST = re.compile(r"^(?:(?:hey|hi|ok|okay|so)[, ]+)?(?:(?:please|pls|kindly|also|just|do|and)[, ]+)*"
+                     r"(?:(?:can|could|would|will) you\s+)?(?:(?:please|kindly|also|just)\s+)*"
+                     r"(?:add|put|remove|delete|take|cross|remind|schedule|set|show|tell|give|read|list|cancel|move|mark|"
                      r"write|find|suggest|recommend|make|book|check|create|start|help me)\b", re.IGNORECASE)
 # Chat writes "i" as often as "I" ("yui and i broke up").
 FIRST_PERSON = [(re.compile(r"\b[Ii] am\b|\b[Ii]'m\b|\b[Ii]m\b"), "the user is"),
@@ -34,7 +38,7 @@ FIRST_PERSON = [(re.compile(r"\b[Ii] am\b|\b[Ii]'m\b|\b[Ii]m\b"), "the user is")
 LEAD_IN = re.compile(r"^(?:(?:(?:hi|hello|hey|hallo)(?: there| again)?(?:,? my (?:friend|dear))?|"
                      r"(?:good )?(?:morning|afternoon|evening)|oh|and|also|so|"
                      r"well|ok|okay|anyway|btw|by the way|(?:big|good|great|bad|sad) news|guess what|fun fact|"
-                     r"update|news|tbh|ngl|honestly|lol)"
+                     r"update|news|tbh|ngl|honestly|lol|(?:allow|let) me (?:to )?introduce myself)"
                      r"\b[\s,:;!.\-\u2013\u2014]*)+", re.IGNORECASE)
 # The person speaking of themselves ("I", "my", "we"), or of someone they name first ("Kuba is seven"; "It is
 # raining" names no one).
@@ -62,8 +66,14 @@ ARRIVED = re.compile("^" + ARRIVAL)  # a place's name, not "in bed"
 # A date the person tells, of whatever they speak about ("The grand opening is on the 1st of September"), is a fact
 # (``timewords.DATED``): in their conversation, a thing of their life, and "when does it open?" finds no other trace.
 # A question typed without its question mark ("what's on my camping list") tells nothing either.
-ASKS = re.compile(r"^(?:what|what's|whats|where|where's|when|when's|who|who's|why|how|which|do|does|did|is|are|can|"
-                  r"could|would|will|should|have|has|am)\b(?!['\u2019]t\b)", re.IGNORECASE)  # "can't stand it" tells
+# "When you tell me prices, please use dinars" tells how they want things: "when" before its subject opens a condition.
+# ("can't stand it" tells.)
+ASKS = re.compile(r"^(?:what|what's|whats|where|where's|when(?!\s+(?:you|u|i|we)\s)|when's|who|who's|why|how|which|do|"
+                  r"does|did|is|are|can|could|would|will|should|have|has|am)\b(?!['\u2019]t\b)", re.IGNORECASE)
+# How the person wants to be answered from now on: "When you suggest recipes, keep them under 30 minutes".
+HOW_TO_ANSWER = re.compile(r"^when(?:ever)? (?:you|u) \w+[^.!?]*?(?:,|\bplease\b|\bpls\b)\s*"
+                           r"(?:(?:please|pls|always|just)\s+)*(?:use|give|keep|make|say|write|put|show|answer|reply|talk|speak|call|avoid|include|"
+                           r"convert|stick to|do not|don'?t|never)\b", re.IGNORECASE)
 # A new clause about the person is a fact of its own: "I have a dog called Rufus and I work as a nurse" (not
 # "Sam and I are going": a plural verb means "I" shares the subject).
 CLAUSE = re.compile(r"(?:,\s*(?:and |but |so )?|\s+(?:and|but|so)\s+)"
@@ -125,6 +135,7 @@ IDENTITY = re.compile(
     r"| is [a-z-]+ years (?:old|of age)\b"
     r"| (?:is |was )?(?:originally |born and raised |born |[a-z]+ )?from [A-Z]"
     r"| (?:was born|grew up|lives?|work|works|worked) (?:in|at|as|for)\b"
+    r"| (?:teach|teaches|taught) [a-z]+(?: [a-z]+)? (?:at|in)\b"
     r"| is an? (?!(?:bit|little|lot)\b)[a-z]+(?: [a-z]+)?(?: (?:at|in|for)\b|$|,)|'s " + _KIN + r"\b)")
 
 
@@ -143,7 +154,8 @@ def chunk_from_words(user_text: str, speaker: str | None = None, said_before: Se
     """
     facts: list[str] = []
     told = False  # whether the sentence before was a fact: a sentence without a verb goes on with it
-    clauses = _with_referents([clause for sentence in SENTENCE_BREAK.split(" ".join(user_text.split()))
+    clauses = _with_referents([clause for whole in SENTENCE_BREAK.split(" ".join(user_text.split()))
+                               for sentence in SEMICOLON.split(whole)
                                for home in _home_apart(sentence) for clause in _clauses(home)])
     for sentence in clauses:
         sentence = WERE_TYPED.sub("we're", LEAD_IN.sub("", sentence.strip()).strip())
@@ -165,8 +177,8 @@ def chunk_from_words(user_text: str, speaker: str | None = None, said_before: Se
                                          and NEWS_OF_NOW.search(sentence) is not None and WISH.match(sentence) is None)
         if not told:
             continue
-        fact = truncate(with_owner(_in_third_person(sentence.rstrip(".!?"), speaker), [user_text, *said_before]),
-                        WORDS_FACT_CHARS)
+        fact = truncate(with_owner(_in_third_person(_assistant_named(sentence.rstrip(".!?")), speaker),
+                                   [user_text, *said_before]), WORDS_FACT_CHARS)
         if fact not in facts:
             facts.append(fact)
         told = fact == facts[-1]  # (a fact said twice in one message is not the one the next sentence goes on with)
@@ -204,7 +216,15 @@ def _about_them(sentence: str) -> bool:
     "jono quit", "Marieke and the children are settled in Groningen now"): in their conversation, news of their
     life, and the fact that ends what it changed (``services/memory/changes``)."""
     return bool(SPEAKS_OF_SELF.search(sentence) or NAMED_FIRST.match(sentence) or DATED.search(sentence)
-                or change_in(sentence) is not None)
+                or change_in(sentence) is not None or HOW_TO_ANSWER.match(sentence))
+
+
+def _assistant_named(sentence: str) -> str:
+    """An instruction's "you" is the assistant: the notes speak to the person as "you", and "When you tell you prices,
+    use dinars" said nothing a reader could follow."""
+    if not HOW_TO_ANSWER.match(sentence):
+        return sentence
+    return re.sub(r"^(when(?:ever)?) (?:you|u)\b", r"\1 Engram", sentence, flags=re.IGNORECASE)
 
 
 def _clauses(sentence: str) -> list[str]:

@@ -32,7 +32,11 @@ _LINE_WORDS = {"your", "list", "lists", "reminder", "with"}  # words of every pe
 # said again just before the question, the fact is where the model looks.
 _IDEAS = re.compile(r"\b(?:suggest\w*|recommend\w*|ideas?|tips?|what (?:should|could|can|shall) (?:i|we)|"
                     r"what to (?:cook|eat|get|order|make|bring|buy|drink|wear|watch|read|play)|something (?:to|for))\b")
-_LIKES = re.compile(r"\b(?:prefers?|loves?|likes?|enjoys?|favou?rite|into|fan of)\b", re.IGNORECASE)
+# ... and what they keep to or find gross: "only drink iced stuff, hot drinks r gross" (asked for a drink for an all
+# nighter, the 1.5B offered hot chocolate without it in the note).
+_LIKES = re.compile(r"\b(?:prefers?|loves?|likes?|enjoys?|favou?rite|into|fan of|"
+                    r"only (?:drinks?|eats?|wears?|reads?|watch(?:es)?|listens? to)|"
+                    r"(?:is|are|r|so) (?:gross|disgusting|vile|revolting))\b", re.IGNORECASE)
 
 
 class Budget:

@@ -62,9 +62,12 @@ _LIST_PLEASE = (
 # The list named first, then what goes on it: "For the under 9s kit list add cones, bibs and the ball pump".
 _LIST_FIRST = (
     # An order is a list to fill: "on my zoo shop order add penguin keyrings".
-    r"(?:^|[.!]\s+)(?:for|on|to|onto|in) (?:my|our|the) (?:[a-z0-9'-]+ ){0,3}(?:list|to-?do list|checklist|wishlist|"
+    r"(?:(?:^|[.!]\s+)(?:for|on|to|onto|in) (?:my|our|the) (?:[a-z0-9'-]+ ){0,3}(?:list|to-?do list|checklist|wishlist|"
     r"order),? "
-    r"(?:(?:please|pls|can you|could you|just) )?(?:add|put|include|pop|stick|chuck|bung|jot down)\b"
+    # Or named alone at the start, as a heading: "boat list. take the bucket off. add anchor and a spare battery".
+    r"|^(?:(?:my|our|the) )?(?:[^\W\d_][\w'-]* ){1,3}list[.:!,]? (?:- )?)"
+    r"(?:(?:please|pls|can you|could you|just) )?(?:add|put|include|pop|stick|chuck|bung|jot down|remove|delete|strike|"
+    r"drop|(?:take|cross|knock)(?: [^.?!]{0,40}?)? off)\b"
 )
 # Making a list that names its content: "create a packing list with X and Y", "new list called gifts: ...",
 # "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is
@@ -74,7 +77,8 @@ _LIST_CREATE = (
     r"put(?:ting)? together|i (?:need|want|would like)|i'?d like)(?: me| us| myself)? (?:a |an |another )?(?:new )?|"
     r"new )"
     r"(?:[a-z'-]+ ){0,3}?(?:list|to-?do list|todo list|checklist|wishlist)\b"
-    r"(?:(?! of)[^.?!]{0,40}?(?::|\bwith\b|\bw/|\bcontaining\b|\bincluding\b|\bcalled\b|\bnamed\b|\btitled\b|['\"])|"
+    r"(?:(?! of)[^.?!]{0,40}?(?::|\bwith\b|\bw/|\bw (?=[^\W\d_])|\bcontaining\b|\bincluding\b|\bcalled\b|\bnamed\b|"
+    r"\btitled\b|['\"])|"
     # "I need a list for the camping weekend. tent, sleeping bags, headlamp": the items follow in a run of their own.
     rf"(?! of)[^.?!]{{0,40}}?[.!]\s+{_ITEM_RUN}|"
     # "make a list for the bucks, esky, ice, fishing rods, snags": what it is for, then its items.
@@ -117,7 +121,8 @@ SKILL_PATTERNS = {
     r"write|"
     r"copy|mark|remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?|clear(?:ing)?|wip(?:e|ing)|"
     r"scratch(?:ing)?|strik(?:e|ing))\b"
-    r"[^.?!]{0,80}?\b(?:to|on|onto|from|off)\b"
+    # A learner's "of" for "from" takes a list of one's own: "Remove the sunscreen of my Chiloé list".
+    r"[^.?!]{0,80}?\b(?:to|on|onto|from|off|of(?= (?:my|our) ))\b"
     # "on tomorrow's caretaker list": a list named by its day or owner.
     r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another|[^\W\d_][\w-]*'s)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|"
     r"wishlist|"
@@ -128,7 +133,9 @@ SKILL_PATTERNS = {
     r"(?:list|groceries|to-?dos?)\b|"
     # The shopping named alone, at the end: "pls add bin bags n oat milk to shopping".
     r"\b(?:add|ad|put|pop|chuck|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) shopping[.!]*\s*$|"
-    rf"\b(?:my|our) (?:[a-z'-]+ ){{0,2}}(?:list|lists|to-?dos?|to do list|wishlist|checklist)\b(?! of)|{_LIST_CREATE}|"
+    # A list's name as typed, accents and all: "my Chiloé list", "our Tromsø list".
+    rf"\b(?:my|our) (?:(?:[^\W\d_]|['-])+ ){{0,2}}(?:list|lists|to-?dos?|to do list|wishlist|checklist)\b(?! of)|"
+    rf"{_LIST_CREATE}|"
     rf"{_LIST_ITEMS}|{_LIST_PLEASE}|{_LIST_FIRST}|"
     # Reading lists back: "which lists have I got?", "read out the to-do list".
     r"^(?:what|which) lists\b|\bhow many lists (?:do|have) i\b|"
