@@ -92,6 +92,19 @@ def test_an_item_taken_off_and_another_added_in_one_message_are_both_done_withou
     assert [entry["skill"] for entry in last_trail(db_engine) if entry.get("type") == "action"] == ["list", "list"]
 
 
+def test_an_item_swapped_for_another_or_got_already_changes_the_list_without_the_model(
+        client, run_jobs, fake_llm, db_engine, shopping):
+    """"swap the eggs for tofu on my shopping list" and "I already got the bread, so take it off …" reached the
+    planner, which asked to confirm removals the person had asked for."""
+    frames, _ = chat(client, run_jobs, "swap the eggs for tofu on my shopping list")
+    assert message_of(frames)["text"] == ("Removed eggs from your shopping list. Still on it: milk and bread. "
+                                          "Added tofu to your shopping list. It now has: milk, bread and tofu.")
+    frames, _ = chat(client, run_jobs, "I already got the bread, so take it off the shopping list")
+    assert fake_llm.requests == []
+    assert message_of(frames)["text"] == "Removed bread from your shopping list. Still on it: milk and tofu."
+    assert shopping_items(db_engine) == [("milk", False), ("tofu", False)]
+
+
 def test_a_reminder_is_cancelled_by_its_words(client, run_jobs, fake_llm, db_engine):
     chat(client, run_jobs, "remind me tomorrow at 9 to call mum")
     fake_llm.script(Json({"do": "reminder_cancel", "reminder": "call mum"}))

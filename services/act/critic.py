@@ -23,8 +23,10 @@ from services.text import content_words, grounding, reply_kind
 PENDING_FIELD = "pending_action"
 DESTRUCTIVE_RE = re.compile(r"\b(?:delete|remove|cancel|drop|clear|erase|forget|abandon|give up|stop|scrap|quit|"
                             # "take the glue gun off the list" (it asked to confirm a removal asked for)
-                            r"take (?:[\w'-]+ ){0,4}off|cross (?:[\w'-]+ ){0,4}off|"
-                            r"get rid|bin|no longer|don'?t need)\b")
+                            r"(?:take|cross|strike|knock|scratch) (?:[\w'-]+ ){0,4}off|"
+                            r"get rid|bin|no longer|don'?t need|no need|ditch|nix|swap|replace|"
+                            # "the tent can come off the camping list"
+                            r"(?:come|go) off)\b")
 _CLOCK_RE = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b")
 SAFE_FIXES = {"recall", "memorize", "introspect", "associate"}
 

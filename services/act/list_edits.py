@@ -26,7 +26,8 @@ from services.text import SENTENCE_BREAK
 
 # "take the glue gun off the costume list", "cross bread off my shopping list", "remove the tent from the camping list".
 # "cross off the eggs": the particle may come before the items.
-_REMOVE_VERB = r"(?:do\s+)?(?P<verb>take|cross|remove|delete|strike|scratch|knock|drop)\s+(?:(?P<before>off|out)\s+)?"
+_REMOVE_VERB = (r"(?:do\s+)?(?P<verb>take|cross|remove|delete|strike|scratch|knock|drop|scrap|ditch|nix|bin)\s+"
+                r"(?:(?P<before>off|out)\s+)?")
 # Verbs that remove only with their particle: "take the bucket off", never "take a look at these".
 _PARTICLE_VERBS = ("take", "cross", "knock")
 # A reason run on after the list's name with no stop between: "take the rug off my apartment list jess has one".
@@ -39,6 +40,16 @@ LIST_REMOVE = re.compile(POLITE + _REMOVE_VERB + r"(?P<items>.+?)\s+"
 REMOVE_FROM_THE_SAME = re.compile(POLITE + _REMOVE_VERB + r"(?P<items>[^.?!]+?)"
                                   r"(?:\s+(?P<after>off|out)(?:\s+(?:of\s+)?(?:it|that|the list|that list|this list))?"
                                   r"|\s+from\s+(?:it|that|the list|that list|this list))?" + AFTER_LIST)
+# One item for another: "swap the eggs for tofu on my shopping list", "replace the eggs with tofu on the shopping list".
+LIST_SWAP = re.compile(POLITE + r"(?:swap|switch|change|replace|exchange)\s+(?P<old>.+?)\s+(?:for|with|to)\s+"
+                       r"(?P<new>.+?)\s+(?:on|in)\s+" + NAMED_LIST + AFTER_LIST)
+# Told, not asked: "no need for the tent on the camping list anymore", "we don't need milk on the shopping list now",
+# "the tent can come off the camping list".
+NO_LONGER_NEEDED = re.compile(r"^(?:(?:there's|there is)\s+)?(?:no need for|(?:i|we) (?:don't|do not|no longer) "
+                              r"need)\s+(?P<items>.+?)\s+(?:on|in)\s+" + NAMED_LIST
+                              + r"(?:\s+(?:any ?more|now|after all))?" + AFTER_LIST)
+COMES_OFF = re.compile(r"^(?P<items>(?!(?:it|that|this|they|them)\b)[^,;]+?)\s+(?:can|could|should|must)\s+"
+                       r"(?:come|go|be taken|be crossed)\s+off(?:\s+of)?\s+" + NAMED_LIST + AFTER_LIST)
 # The list a message is about, named on its own ("boat list. take the bucket off. …") or before the changes ("for the
 # party list remove the pinata, …"): one to three words of a name, never a sentence that only ends in "list".
 LIST_TOPIC = re.compile(r"^(?:(?:for|on|about|re|with|in)\s+)?(?:(?:my|the|our)\s+)?"
@@ -50,7 +61,9 @@ ADD_TO_THE_SAME = re.compile(POLITE + r"(?:do\s+)?(?:add|put)\s+(?P<items>[^.?!]
                              r"(?:\s+(?:on|to|onto) (?:it|that|the list|that list|this list)|\s+on)?"
                              r"(?:\s+(?:too|as well|also|please|pls|instead))*\W*$")
 # "remove the tent from the camping list and add a tarp": a second change joined by "and".
-_AND_THEN = re.compile(r",?\s+(?:and|then|and then|&)\s+(?=(?:add|put|take|cross|remove|delete)\b)")
+_AND_THEN = re.compile(r",?\s+(?:and|then|and then|&)\s+(?=(?:add|put|take|cross|remove|delete)\b)"
+                       # "I already got the charger, so take it off the packing list": news, then the change.
+                       r"|,\s*(?:so\s+)?(?=(?:please\s+|pls\s+)?(?:take|cross|remove|delete|strike)\s+(?:it|that)\b)")
 _OPENING = re.compile(r"^(?:(?:and|also|oh|ok|okay|so|then|plus|but)[, ]+)+")
 MAX_ITEMS = 10
 _POINTER = re.compile(r"^(?:them|it|that|those|these|this|everything|all of it)\b")  # "put them on mine": which?
@@ -58,6 +71,9 @@ _ONE_THING = ("it", "that", "this", "that one", "this one")
 
 
 # A proper name typed before a pointer: "I have decided against Middlemarch; please remove it from my reading list."
+# ... or a thing got, bought or found just before it: "got the sunscreen already, cross it off".
+_GOT_THING = re.compile(r"\b(?:got|bought|picked up|found)\s+(?:the\s+|some\s+|a\s+|an\s+|my\s+)?"
+                        r"(?P<thing>[^\W\d_][\w' -]{0,30}?)(?:\s+already)?\s*$")
 _PROPER_NAME = re.compile(r"\b[A-Z][\w'\u2019-]*(?:\s+(?:(?:of|the|and|de|la|von|van)\s+)*[A-Z][\w'\u2019-]*)*")
 _CLAUSE_BREAK = re.compile(r";\s+")
 
@@ -72,18 +88,18 @@ def list_edits(text: str, signals: dict[str, Any]) -> list[PlainAction]:
     named: str | None = None
     said: list[str] = []
     for sentence in _sentences(lowered):
-        edit = _edit(sentence, named) or _edit_of_a_pointer(sentence, named, _named_before(text, " ".join(said)))
+        found = _edit(sentence, named) or _edit_of_a_pointer(sentence, _named_before(text, said))
         said.append(sentence)
-        topic = _topic(sentence) if edit is None else None
+        topic = _topic(sentence) if not found else None
         if topic is not None:
             named, rest = topic
             if rest.strip(" .!"):
-                edit = _edit(rest, named)
-                if edit is None:
+                found = _edit(rest, named)
+                if not found:
                     return []  # a name, then something these sentences do not read
-        if edit is not None:
-            edits.append(edit)
-            named = edit.arguments["name"]
+        if found:
+            edits.extend(found)
+            named = found[-1].arguments["name"]
         elif topic is None and ASKS_SOMETHING.search(sentence):
             return []  # a request these sentences do not read
     removes = any(edit.arguments["operation"] == "remove" for edit in edits)
@@ -99,11 +115,16 @@ def _sentences(lowered: str) -> list[str]:
     return [_OPENING.sub("", part.strip()) for part in parts]
 
 
-def _named_before(text: str, said: str) -> str | None:
-    """The one proper name typed in what was said before (not a sentence's first word), or None."""
+def _named_before(text: str, said: list[str]) -> str | None:
+    """What "it" stands for: the thing got just before ("got the sunscreen already"), else the one proper name typed
+    in what was said before (not a sentence's first word), else None."""
+    got = _GOT_THING.search(said[-1]) if said else None
+    if got:
+        return got["thing"]
+    before_text = " ".join(said)
     names = {match.group(0).lower() for match in _PROPER_NAME.finditer(text)
              if not _starts_sentence(text, match.start()) and match.group(0) != "I"}
-    before = [name for name in names if name in said]
+    before = [name for name in names if name in before_text]
     return before[0] if len(before) == 1 else None
 
 
@@ -112,28 +133,40 @@ def _starts_sentence(text: str, index: int) -> bool:
     return not before or before[-1] in ".!?:;\n"
 
 
-def _edit_of_a_pointer(sentence: str, named_before: str | None, antecedent: str | None) -> PlainAction | None:
-    """A removal of "it" when a name was typed just before: the name is the item."""
+def _edit_of_a_pointer(sentence: str, antecedent: str | None) -> list[PlainAction]:
+    """A removal of "it" when what it stands for was said just before: that is the item."""
     if antecedent is None:
-        return None
+        return []
     match = LIST_REMOVE.match(sentence)
     if match is None or not _POINTER.match(match["items"]) or match["items"].strip() not in _ONE_THING:
-        return None
-    return PlainAction("list", {"operation": "remove", "name": match["name"].strip(), "items": [antecedent]})
+        return []
+    return [PlainAction("list", {"operation": "remove", "name": match["name"].strip(), "items": [antecedent]})]
 
 
-def _edit(sentence: str, named_before: str | None) -> PlainAction | None:
-    for operation, pattern in (("remove", LIST_REMOVE), ("add", LIST_ADD)):
+def _edit(sentence: str, named_before: str | None) -> list[PlainAction]:
+    """The changes one sentence asks for (none when it asks for none these patterns read)."""
+    for operation, pattern in (("remove", LIST_REMOVE), ("add", LIST_ADD), ("remove", NO_LONGER_NEEDED),
+                               ("remove", COMES_OFF)):
         match = pattern.match(sentence)
         if match:
-            return _change(operation, match["name"].strip(), match["items"])
+            return _changes((operation, match["name"].strip(), match["items"]))
+    swap = LIST_SWAP.match(sentence)
+    if swap:
+        name = swap["name"].strip()
+        return _changes(("remove", name, swap["old"]), ("add", name, swap["new"]))
     if named_before is None:
-        return None
+        return []
     removed = REMOVE_FROM_THE_SAME.match(sentence)
     if removed and (removed["verb"] not in _PARTICLE_VERBS or removed["before"] or removed["after"]):
-        return _change("remove", named_before, removed["items"])
+        return _changes(("remove", named_before, removed["items"]))
     added = ADD_TO_THE_SAME.match(sentence)
-    return _change("add", named_before, added["items"]) if added else None
+    return _changes(("add", named_before, added["items"])) if added else []
+
+
+def _changes(*asked: tuple[str, str, str]) -> list[PlainAction]:
+    """Each (operation, list, items said) as an action; none when any of them names no items it can use."""
+    made = [_change(operation, name, said) for operation, name, said in asked]
+    return [change for change in made if change is not None] if all(made) else []
 
 
 def _topic(sentence: str) -> tuple[str, str] | None:

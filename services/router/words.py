@@ -127,6 +127,13 @@ SKILL_PATTERNS = {
     r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another|[^\W\d_][\w-]*'s)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|"
     r"wishlist|"
     r"checklist|shopping(?! (?:centre|center|mall|trip|bags?|cart|trolley|spree|channel)))\b|"  # "to the shopping"
+    # Items dropped, swapped, or no longer needed: "drop cake from the party list pls", "swap the eggs for tofu on my
+    # shopping list", "no need for the tent on the camping list anymore", "the tent can come off the camping list".
+    r"\b(?:drop(?:ping)?|scrap(?:ping)?|ditch(?:ing)?|swap(?:ping)?|replac(?:e|ing))\b[^.?!]{0,80}?"
+    r"\b(?:from|off|on)\b[^.?!]{0,20}?\b(?:my|our|the)\b[^.?!]{0,30}?\blist\b|"
+    r"\b(?:no need for|(?:i|we) (?:don't|do not|no longer) need)\b[^.?!]{0,60}?\b(?:on|in) (?:my|our|the)\b"
+    r"[^.?!]{0,30}?\blist\b|"
+    r"\b(?:can|could|should) (?:come|go) off\b[^.?!]{0,20}?\b(?:my|our|the)\b[^.?!]{0,30}?\blist\b|"
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
     # "ad" is "add" with a key missed ("ad eggs to shoping list").
     r"\b(?:add(?:ing)?|ad|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
