@@ -14,7 +14,9 @@ from sqlalchemy.orm import Session
 from services.db import Exchange
 from services.memory.chunks import ChunkInvalid, validate_chunk
 from services.memory.config import MemoryConfig
+from services.memory.from_words import chunk_from_words
 from services.memory.models import Fact, MemoryChunk
+from services.memory.notes import tells_taste
 from services.metrics import COUNTERS_KEY
 from services.queues import CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, MEMORY_JOB_TIMEOUT_S, job_owner
 from tests.fake_embedder import HashEmbedder
@@ -244,3 +246,20 @@ def test_from_words_a_things_owner_comes_from_the_message_before(chunker, worker
         facts = sorted(session.scalars(select(Fact.text).where(Fact.user_id == "alice")).all())
     assert facts == ["Ada's party is on Saturday April 18th at 2pm at the house", "The cake is the user's job",
                      "The user bake it every year"]
+
+
+def test_what_the_person_cannot_have_or_is_not_into_is_a_taste_even_without_its_i() -> None:
+    """Chat leaves out "I am": "allergic to nuts" and "not a fan of horror movies" were no facts at all, and "please
+    don't suggest fast food" none either (it names no one); "no more caffeine for me" and "lactose intolerant" were
+    facts the note before an ask for ideas did not say again."""
+    told = {"allergic to nuts": "The user is allergic to nuts",
+            "not a fan of horror movies": "The user is not a fan of horror movies",
+            "please don't suggest fast food": "Please don't suggest fast food",
+            "I'm lactose intolerant": "The user is lactose intolerant",
+            "no more caffeine for me": "No more caffeine for the user"}
+    for message, fact in told.items():
+        assert [found["text"] for found in chunk_from_words(message)["facts"]] == [fact]
+        assert tells_taste(fact)
+    assert chunk_from_words("Not into it")["facts"] == []
+    assert [fact["text"] for fact in chunk_from_words("Into town on Saturday for the market")["facts"]] == [
+        "Into town on Saturday for the market"]  # a day's plan, not a taste

@@ -63,6 +63,12 @@ ENDED_FOR_THEM = re.compile(r"^(?:no more|no longer|never again)\s+\w", re.IGNOR
 # ... and where they have arrived: "finally in Pune!!" (a move told in three words, and the answer to "which city am
 # I in these days?").
 ARRIVED = re.compile("^" + ARRIVAL)  # a place's name, not "in bed"
+# ... and what they are, without the "I am": "allergic to nuts", "not a fan of horror movies", "lactose intolerant".
+IMPLIED_I_AM = re.compile(r"^(?:not\s+)?(?:(?:very|really|quite|a bit|super|so)\s+)?(?:allergic to|"
+                          r"intolerant to|(?:lactose|gluten) intolerant|vegetarian|vegan|pescatarian|diabetic|"
+                          r"teetotal|coeliac|celiac|(?:a\s+)?(?:big\s+|huge\s+)?fan of|(?<=not )into|"
+                          r"(?<=really )into|keen on|sick of|tired of)\b"
+                          r"(?!\s+(?:it|that|this|them)\b)", re.IGNORECASE)  # ("not into it" names nothing)
 # A date the person tells, of whatever they speak about ("The grand opening is on the 1st of September"), is a fact
 # (``timewords.DATED``): in their conversation, a thing of their life, and "when does it open?" finds no other trace.
 # A question typed without its question mark ("what's on my camping list") tells nothing either.
@@ -71,7 +77,9 @@ ARRIVED = re.compile("^" + ARRIVAL)  # a place's name, not "in bed"
 ASKS = re.compile(r"^(?:what|what's|whats|where|where's|when(?!\s+(?:you|u|i|we)\s)|when's|who|who's|why|how|which|do|"
                   r"does|did|is|are|can|could|would|will|should|have|has|am)\b(?!['\u2019]t\b)", re.IGNORECASE)
 # How the person wants to be answered from now on: "When you suggest recipes, keep them under 30 minutes".
-HOW_TO_ANSWER = re.compile(r"^when(?:ever)? (?:you|u) \w+[^.!?]*?(?:,|\bplease\b|\bpls\b)\s*"
+HOW_TO_ANSWER = re.compile(r"^(?:please\s+|pls\s+)?(?:never|don'?t|do not)\s+(?:ever\s+)?(?:suggest|recommend|offer|"
+                           r"mention|give me|send me)\b|"
+                           r"^when(?:ever)? (?:you|u) \w+[^.!?]*?(?:,|\bplease\b|\bpls\b)\s*"
                            r"(?:(?:please|pls|always|just)\s+)*(?:use|give|keep|make|say|write|put|show|answer|reply|talk|speak|call|avoid|include|"
                            r"convert|stick to|do not|don'?t|never)\b", re.IGNORECASE)
 # A new clause about the person is a fact of its own: "I have a dog called Rufus and I work as a nurse" (not
@@ -270,7 +278,7 @@ def _with_its_subject(sentence: str) -> str:
     implied = IMPLIED_I.match(sentence)
     if implied and not _empty(sentence[implied.end():]):  # ("love it" tells nothing)
         return f"I {sentence[:1].lower()}{sentence[1:]}"
-    if ARRIVED.match(sentence):
+    if ARRIVED.match(sentence) or IMPLIED_I_AM.match(sentence):
         return f"I am {sentence[:1].lower()}{sentence[1:]}"
     if ENDED_FOR_THEM.match(sentence) and not SPEAKS_OF_SELF.search(sentence):
         return f"{sentence.rstrip(' .!')} for me"

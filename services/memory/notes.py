@@ -36,7 +36,11 @@ _IDEAS = re.compile(r"\b(?:suggest\w*|recommend\w*|ideas?|tips?|what (?:should|c
 # nighter, the 1.5B offered hot chocolate without it in the note).
 _LIKES = re.compile(r"\b(?:prefers?|loves?|likes?|enjoys?|favou?rite|into|fan of|"
                     r"only (?:drinks?|eats?|wears?|reads?|watch(?:es)?|listens? to)|"
-                    r"(?:is|are|r|so) (?:gross|disgusting|vile|revolting))\b", re.IGNORECASE)
+                    r"(?:is|are|r|so) (?:gross|disgusting|vile|revolting)|"
+                    # what they cut down on or cannot take: "no more caffeine for me", "trying to cut sugar",
+                    # "lactose intolerant", "not a fan of horror movies"
+                    r"no more|cut(?:ting)? (?:down on |out |back on )?|trying to (?:cut|avoid|quit)|intolerant|"
+                    r"allerg(?:ic|y|ies)|fan of)\b", re.IGNORECASE)
 
 
 class Budget:
