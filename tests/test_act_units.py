@@ -72,6 +72,19 @@ SKILLS = {skill.name: skill for skill in INNATE_SKILLS}
     ("tomorrow at ten to one", "2026-11-22T12:50"),
     ("tomorrow at twenty-five to 8", "2026-11-22T07:35"),
     ("in half an hour", "2026-11-21T17:00"),  # not "half" a clock time
+    # The half of the day said after the clock ("…at half past six in the evening" could not be read, and a reminder
+    # asked for "tuesday at half past six in the evening" went to the planner); chat's "thurs", "weds" and "@".
+    ("the tuesday at half past six in the evening", "2026-11-24T18:30"),
+    ("wednesday at 10:45 in the morning", "2026-11-25T10:45"),
+    ("at 6 tonight", "2026-11-21T18:00"),  # not 6 a.m., which had already passed
+    ("at 2 at night", "2026-11-22T02:00"),
+    ("thurs @ 3", "2026-11-26T15:00"),
+    ("weds at 4pm", "2026-11-25T16:00"),
+    # A bare hour up to 6 is the afternoon: "tomorrow at 3" had set 03:00; from 7 it is the morning's.
+    ("tomorrow at 3", "2026-11-22T15:00"),
+    ("tomorrow at 5:30", "2026-11-22T17:30"),
+    ("tomorrow at 03:00", "2026-11-22T03:00"),
+    ("monday at 7", "2026-11-23T07:00"),
 ])
 def test_due_times_resolve_in_the_persons_zone(spec, local):
     due = parse_due(spec, NOW, BERLIN)

@@ -145,6 +145,9 @@ def test_how_the_person_wants_answers_is_kept_with_the_assistant_named() -> None
         "When Engram suggest recipes, keep them under 30 minutes"]
     assert _facts("When I was a boy I lived in Cork.") == ["When the user was a boy the user lived in Cork"]
     assert _facts("when are you free?") == [] and _facts("When you get a chance.") == []
+    # "You must ask that you never recommend television programmes" was the note of a request to the assistant.
+    assert _facts("I must ask that you never recommend horror films to me.") == [
+        "The user must ask that Engram never recommend horror films to the user"]
 
 
 @pytest.mark.integration
@@ -176,3 +179,16 @@ def test_a_drink_asked_for_gets_what_the_person_only_drinks_in_its_note() -> Non
     assert "iced stuff" in note and "one car" not in note
     _about, note = compact_split(personal, [], [], [], Budget(2000), Budget(2000), "what's my roommate's name?")
     assert "iced stuff" not in note
+
+
+def test_reminders_told_with_their_half_of_the_day_or_in_chat_are_set_without_the_planner() -> None:
+    """The people's reminders reached the small model's planner (a model call and its risks): "at a quarter to
+    eleven in the morning" was split at its "to", "the Tuesday at half past six in the evening" and "thurs @ 3" could
+    not be read."""
+    assert _fast("Kindly remind me on Friday at a quarter to ten in the morning to ring Dr. Amadi about my knee.") == (
+        "schedule", {"operation": "create", "kind": "reminder", "text": "ring Dr. Amadi about my knee",
+                     "due": "on friday at a quarter to ten in the morning"})
+    assert _fast("remind me the Monday at half past seven in the evening to take Rocky to the vet")[1]["due"] == (
+        "the monday at half past seven in the evening")
+    assert _fast("remind me weds @ 4 to email professor kim abt the essay")[1]["due"] == "weds @ 4"
+    assert _fast("can u remind me tmrw at 8 to call the garage")[1]["text"] == "call the garage"

@@ -119,8 +119,10 @@ _QUOTES = "'\"\u2018\u2019\u201c\u201d"
 ITEM_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+|n\s+)?|\s+(?:and|n)\s+|\s*&\s*)\s*")
 # "the day after tomorrow at 9", "the 14th at 9": a planner's guess at them was a day off ("tomorrow at 10"), and the
 # critic then asked the person to confirm the wrong time.
-TIME_START = re.compile(r"^(?:at|on|in|tomorrow|today|tonight|next|this|monday|tuesday|wednesday|thursday|friday|"
-                        r"saturday|sunday|mon|tue|wed|thu|fri|sat|sun|\d|(?:the\s+)?day\s+after\b|the\s+\d)")
+TIME_START = re.compile(r"^(?:at|on|in|tomorrow|tmrw|tmr|today|tonight|next|this|monday|tuesday|wednesday|thursday|"
+                        r"friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun|\d|(?:the\s+)?day\s+after\b|the\s+\d|"
+                        # a learner's "the Tuesday at half past six"
+                        r"the\s+(?:mon|tue|wed|thu|fri|sat|sun))")
 ARTICLES = re.compile(r"^(?:some|a|an|the)\s+")
 
 
@@ -142,8 +144,9 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
             return action
     if signals.get("skill_remind") and (signals.get("has_time") or EVERY.search(lowered)):
         reminder = _reminder(lowered, now, zone)
-        if reminder is not None:
-            return reminder
+        if reminder is not None:  # its text as typed: "book the MOT", "call Grandma"
+            return PlainAction("schedule", {**reminder.arguments,
+                                            "text": as_typed([reminder.arguments["text"]], text)[0]})
     plain = " ".join(text.replace("\u2019", "'").split())  # the person's own case: stored as given
     writes = signals.get("slots_complete") and not signals.get("skill_manage") and not signals.get("skill_remind")
     if writes and signals.get("skill_goal"):
@@ -367,10 +370,8 @@ def _recurrence(every: str) -> str:
 
 def _splits(rest: str) -> list[tuple[str, str]]:
     """(task, due) candidates: "tomorrow at 9 to call X" and "to call X tomorrow at 9"."""
-    candidates: list[tuple[str, str]] = []
-    head, sep, tail = rest.partition(" to ")
-    if sep:
-        candidates.append((tail.strip(), head.strip()))
+    # Each " to " in turn: "on wednesday at a quarter to eleven to phone the surgery" tells its time with one.
+    candidates = [(rest[at.end():].strip(), rest[:at.start()].strip()) for at in re.finditer(" to ", rest)]
     if rest.startswith("to "):
         candidates.append((rest[3:].strip(), ""))  # no time left in it: a repeating one's part of the day
         words = rest[3:].split()

@@ -13,7 +13,8 @@ from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from services.memory.timewords import MONTH_ALT, MONTHS, WEEKDAYS
 
 PAST_SLACK = timedelta(seconds=60)
-_WEEKDAY_RE = "|".join(f"{day[:3]}(?:{day[3:]})?" for day in WEEKDAYS).replace("tue(?:sday)?", "tue(?:s|sday)?")
+_WEEKDAY_RE = ("|".join(f"{day[:3]}(?:{day[3:]})?" for day in WEEKDAYS).replace("tue(?:sday)?", "tue(?:s|sday)?")
+               .replace("wed(?:nesday)?", "wed(?:s|nesday)?").replace("thu(?:rsday)?", "thu(?:rs|rsday)?"))
 _RELATIVE_RE = re.compile(
     r"^(?:in\s+)?\+?(an?|\d+(?:\.\d+)?|half an?)\s*(m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)(?:\s+from now)?$")
 _ORDINAL = r"(?:st|nd|rd|th)"
@@ -39,6 +40,10 @@ _CLOCK_MINUTES = {"five": 5, "ten": 10, "quarter": 15, "a quarter": 15, "twenty"
 _HOUR = rf"(\d{{1,2}}|{'|'.join(HOUR_WORDS)})"
 _SPOKEN_CLOCK_RE = re.compile(rf"\b(?:({'|'.join(sorted(_CLOCK_MINUTES, key=len, reverse=True))})"
                               rf"(?: minutes)? (past|after|to) {_HOUR}|half {_HOUR}(?! (?:an?|hours?|of)\b))\b")
+# A clock time's part of the day said after it: "at 6:30 in the evening", "at 6 tonight", "10:45 in the morning".
+_PART_AFTER_RE = re.compile(r"\s+(?:in the|this|at)\s+(morning|afternoon|evening|night)\b|\s+(tonight)\b")
+_AT_SIGN_RE = re.compile(r"\s*@\s*")  # "thurs @ 3"
+AFTERNOON_UNTIL = 6  # a bare hour up to this one is p.m. ("at 6"), from 7 it is a.m. ("at 7", "at 9")
 PART_TIMES = {"noon": time(12), "midday": time(12), "midnight": time(0), "morning": time(9),
               "afternoon": time(15), "evening": time(19), "night": time(21)}
 UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -124,6 +129,14 @@ def _relative(text: str, now: datetime) -> datetime | None:
 
 
 def _phrase(text: str, now_local: datetime, zone: tzinfo) -> datetime:
+    text = _AT_SIGN_RE.sub(" at ", text).strip()
+    clock = _TIME_RE.search(text)
+    part = _PART_AFTER_RE.search(text, clock.end()) if clock and clock.group(2) and not clock.group(4) else None
+    if part:  # the clock's half of the day said after it: "at 6:30 in the evening" is 18:30
+        meridiem = "am" if (part.group(1) == "morning" or (part.group(1) == "night" and int(clock.group(2)) < 5)) \
+            else "pm"
+        text = f"{text[:clock.end()]} {meridiem}{text[clock.end():part.start()]}" + (
+            " tonight" if part.group(2) else "") + text[part.end():]
     day_match = _DAY_RE.search(text)
     rest = text[: day_match.start()] + " " + text[day_match.end():] if day_match else text
     time_match = _TIME_RE.search(rest)
@@ -154,6 +167,8 @@ def _wall_time(time_match: re.Match[str] | None, day_match: re.Match[str] | None
         if not 1 <= hour <= 12:
             raise DueTimeError("invalid", f"{hour}{meridiem} is not a time")
         hour = hour % 12 + (12 if meridiem[0] == "p" else 0)
+    elif 1 <= hour <= AFTERNOON_UNTIL and not hour_text.startswith("0"):
+        hour += 12  # "thursday at 3" is the afternoon: nobody asks for a 3 a.m. reminder without saying so
     if not (0 <= hour <= 23 and 0 <= minute <= 59):
         raise DueTimeError("invalid", f"{hour}:{minute:02d} is not a time of day")
     return time(hour, minute)

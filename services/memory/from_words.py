@@ -227,9 +227,14 @@ def _about_them(sentence: str) -> bool:
                 or change_in(sentence) is not None or HOW_TO_ANSWER.match(sentence))
 
 
+# "I must ask that you never recommend television programmes": the "you" of a standing request is the assistant.
+_YOU_ASKED = re.compile(r"\b(that|so that|please,?) (?:you|u) (never|don't|do not|always|only|stop)\b", re.IGNORECASE)
+
+
 def _assistant_named(sentence: str) -> str:
     """An instruction's "you" is the assistant: the notes speak to the person as "you", and "When you tell you prices,
-    use dinars" said nothing a reader could follow."""
+    use dinars" or "You must ask that you never recommend …" said nothing a reader could follow."""
+    sentence = _YOU_ASKED.sub(r"\1 Engram \2", sentence)
     if not HOW_TO_ANSWER.match(sentence):
         return sentence
     return re.sub(r"^(when(?:ever)?) (?:you|u)\b", r"\1 Engram", sentence, flags=re.IGNORECASE)
