@@ -219,7 +219,11 @@ SOURCED_DATA_RE = re.compile(
 )
 # A request's missing slot, read from its form (services/router/objects.py):
 # an unfilled template ("remind me to [thing] at [time]", "save this note: <paste here>", "add ___ to the list");
-TEMPLATE_RE = re.compile(r"[\[<{]\s*[a-z][a-z0-9 .'/_-]{0,30}[\]>}]|_{3,}")
+TEMPLATE_RE = re.compile(
+    r"[\[<{]\s*[a-z][a-z0-9 .'/_-]{0,30}[\]>}]|_{3,}|"
+    # Content handed over as a word that stands for content to come: "Set a goal: TBD", "new note: xxx".
+    r":\s*(?:tbd|tbc|tba|todo|to be (?:decided|confirmed|added)|x{3,}|n/a|\?{2,}|\.{3,}|…)\s*[.!]*\s*$"
+)
 # a command cut off before its object ("set a goal to... actually, no", "remind me to"): its last word waits for more;
 DANGLING_WORDS = frozenset("to the a an my our your and or of for about with at by".split())
 # content announced but never given ("memorise the following.");
