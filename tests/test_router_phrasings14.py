@@ -185,3 +185,77 @@ def test_asking_if_there_is_a_way_is_answered(routers, text):  # noqa: F811
 # A guard (it passed before too): a way for the assistant to remind the person is asked of it.
 def test_a_way_to_remind_me_with_a_time_and_text_acts(routers):  # noqa: F811
     assert routes(routers, "Is there a way to remind me at 6 to call mum?") == {("ACT", "schedule")}
+
+
+# A relative clause after a noun ("..., which is great timing", "..., who was a nurse") tells, it asks nothing.
+RELATIVE_CLAUSES = [
+    "My sister, who was a nurse for 30 years, just retired.",
+    "The van failed its MOT, which is great timing",
+]
+
+
+@pytest.mark.parametrize("text", RELATIVE_CLAUSES)
+def test_news_with_a_relative_clause_is_acknowledged(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("ACKNOWLEDGE", None)}
+
+
+# Guards (they passed before too): after choices or a lead-in, or before a comparison, "which is" asks.
+@pytest.mark.parametrize("text", ["Aldi or Lidl, which is cheaper", "ok, which is better for a beginner"])
+def test_which_after_choices_or_a_lead_in_is_answered(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("RESPOND", None)}
+
+
+# News announced with "would you believe it" / "can you believe it": no question.
+BELIEVE_IT = [
+    "Would you believe it, my tomatoes finally ripened",
+    "Can you believe it - the council fixed the pothole",
+]
+
+
+@pytest.mark.parametrize("text", BELIEVE_IT)
+def test_news_opened_with_would_you_believe_it_is_acknowledged(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("ACKNOWLEDGE", None)}
+
+
+# Guards (they passed before too): the same words asking.
+@pytest.mark.parametrize("text", ["would you believe it if I told you I ran 10k?",
+                                  "Can you believe how expensive butter is now?"])
+def test_would_you_believe_asking_is_answered(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("RESPOND", None)}
+
+
+# A whole undertaking to sort, named by one word: which part of it?
+SORT_UNDERTAKING = [
+    "help us sort the christening",
+    "can you sort the move for me",
+]
+
+
+@pytest.mark.parametrize("text", SORT_UNDERTAKING)
+def test_sorting_a_whole_undertaking_needs_asking(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("CLARIFY", None)}
+
+
+# Guards (they passed before too): what to sort said, or a stored list sorted.
+@pytest.mark.parametrize(("text", "mode"), [
+    ("Help me sort out a seating plan for 80 guests", ("RESPOND", None)),
+    ("help me sort the laundry by colour", ("RESPOND", None)),
+    ("sort out my shopping list", ("ACT", "list")),
+])
+def test_sorting_a_named_part_or_a_list_is_read_as_before(routers, text, mode):  # noqa: F811
+    assert routes(routers, text) == {mode}
+
+
+# Keys walked in a zigzag between two rows, or a key struck inside a run of symbols: no message.
+MASHED = ["qawsedrftg", "drftgyhujikolp", "?!?!?!x?!?!", "(((m)))"]
+
+
+@pytest.mark.parametrize("text", MASHED)
+def test_zigzag_keys_and_a_key_among_symbols_are_ignored(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("IGNORE", None)}
+
+
+# Guards (they passed before too): "ok" trailed or led by dots is a reply.
+@pytest.mark.parametrize("text", ["k......", "...ok"])
+def test_ok_with_dots_is_acknowledged(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("ACKNOWLEDGE", None)}

@@ -278,7 +278,9 @@ WHOLE_LIST_RE = re.compile(rf"{CLAUSE_START}{_WHOLE_LIST}")
 NAMED_LIST_RE = re.compile(rf"\b{_NAMED_LIST}")
 # Forms that ask the assistant to do something: "can you ...", "please", "I'd like you to", "would it be possible".
 REQUEST_RE = re.compile(
-    r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b|\b(?:please|pls|plz|kindly)\b|\byou (?:can|could|may)\b|"
+    # Not news announced: "would you believe it, the lift passed first time".
+    r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b(?! (?:believe|credit) (?:it|this)\s*[,.!:;\u2013\u2014-])|"
+    r"\b(?:please|pls|plz|kindly)\b|\byou (?:can|could|may)\b|"
     # "lets gooo" cheers, it asks nothing.
     r"\bi (?:want|need|'d like|would like) you\b|\bmind\b|\bpossible\b|\blet'?s\b(?! go+\b\W*$)|"
     # Asking for the assistant's own view: "I'd appreciate your thoughts on ...", "I humbly request your advice".
@@ -351,7 +353,10 @@ MANAGE_WORDS = frozenset(
 # Openers before the message proper; "tell you what" / "guess what" / "you know what" announce news, they neither
 # command nor ask ("Tell you what, that yoga class was brutal.").
 LEAD_IN_RE = re.compile(
-    r"^(?:(?:please|pls|plz|kindly|por favor|bitte|per favore|hey|yo|hiya|wait|ok|okay|so|and|also|now|can you|"
+    # "Well would you believe it, the lift passed first time": news announced, not a question.
+    r"^(?:(?:well|(?:would|could|can) (?:you|u|ya) (?:believe|credit) (?:it|this)(?=\s*[,.!:;\u2013\u2014-])|"
+    r"(?:you'?ll|you will) never (?:believe|guess)|"
+    r"please|pls|plz|kindly|por favor|bitte|per favore|hey|yo|hiya|wait|ok|okay|so|and|also|now|can you|"
     r"could you|would you|can u|could u|would u|(?:i'?ll )?tell you what|guess what|you know what)[ ,!.]+)+"
 )
 # Thanks before a new command: "Merci, now do the rest.", "thanks! add eggs too" (not a question: "thanks, will try
