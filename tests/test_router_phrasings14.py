@@ -15,7 +15,7 @@ from tests.test_router_phrasings8 import routers, routes  # noqa: F401 (a fixtur
 DAY_PART_ONLY = [
     "Reminder for Thursday afternoon please",
     "Can I have a reminder tomorrow evening?",
-    "reminder sat morning pls",
+    "reminder thurs morning pls",
 ]
 
 
@@ -24,9 +24,13 @@ def test_a_reminder_with_only_a_day_and_its_part_needs_asking(routers, text):  #
     assert routes(routers, text) == {("CLARIFY", None)}
 
 
-# A guard (it passed before too): the same time with a text is a reminder.
+# Guards (they passed before too): the same time with a text is a reminder; "sat" before a part of the day is a verb.
 def test_a_reminder_with_a_day_part_and_a_text_acts(routers):  # noqa: F811
     assert routes(routers, "Reminder for Thursday afternoon to ring the plumber") == {("ACT", "schedule")}
+
+
+def test_sat_before_a_part_of_the_day_tells(routers):  # noqa: F811
+    assert routes(routers, "I sat morning and night by her bed") == {("ACKNOWLEDGE", None)}
 
 
 # An entry filled only by a pointer ("a note of those dates"), with nothing here saying what they are.
