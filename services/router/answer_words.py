@@ -32,6 +32,11 @@ HOWTO_RE = prefiltered(
     r"(?:^|[.:;!?]\s+|[,:;]\s*)(?:(?:so|and|but|ok) )?how (?:do|can|could|should|would|did) "
     r"(?:i|you|we|one|people|u)\b|"
     r"^how to\b|"
+    # "Is there a way to make my reminders app louder?", "any way to stop the alarm snoozing itself?": how, asked.
+    r"(?:^|[.:;!?]\s+|[,:;]\s*)(?:(?:so|and|but|ok) )?(?:is there|are there|there is|any)(?: an?| any)?"
+    r"(?: (?:easy|easier|simple|simpler|quick|quicker|good|better|best|other))? ways? (?:to|of)\b"
+    # Not the assistant asked to do it: "is there a way to remind me at 6 to call Mum?" asks for the reminder.
+    r"(?! (?:remind|ping|nudge|buzz|wake|alert|tell|text|message) (?:me|us)\b)|"
     r"\b(?:show|tell|teach) (?:me|us) how (?:to|do|does|can|you)\b"  # "show me how to set an alarm on android"
 )
 # A question about what the assistant can do, with nothing to do it on: "Can you set reminders?".

@@ -20,6 +20,11 @@ VAGUE_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:get|put|sort(?: out)?|organi[sz]e|"
     r"tidy(?: up)?|straighten(?: out)?|clean up)(?: (?:all|all of))? (?:my |our |the )?(?:stuff|things|everything|"
     r"it all|all of it|the lot|lot|bits|mess)(?: (?:out|up|sorted|in order|straight|together|for me|please|pls))*\W*$|"
+    # A whole undertaking to sort, named by one word and no more: "help me sort the wedding", "sort out my life" (which
+    # part of it? Not a stored thing: "sort my shopping list" is the list's).
+    r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:help (?:me|us) (?:to )?)?"
+    r"(?:sort|sort out|get sorted) (?:my|our|the) (?!(?:[a-z'-]+ )?(?:lists?|notes|reminders?|goals?|calendar|diary)\b)"
+    r"[a-z'-]+(?: out)?(?: (?:for me|for us|please|pls))?\W*$|"
     # Something unnamed done about a stored thing: "Do something about my notes, they're a mess."
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:do|sort|fix) (?:something|anything) "
     r"(?:about|with) (?:my|our|the|this|that|these|those|all) (?:[a-z'-]+ )?(?:notes|lists?|reminders|goals|calendar|"
@@ -219,7 +224,11 @@ SOURCED_DATA_RE = re.compile(
 )
 # A request's missing slot, read from its form (services/router/objects.py):
 # an unfilled template ("remind me to [thing] at [time]", "save this note: <paste here>", "add ___ to the list");
-TEMPLATE_RE = re.compile(r"[\[<{]\s*[a-z][a-z0-9 .'/_-]{0,30}[\]>}]|_{3,}")
+TEMPLATE_RE = re.compile(
+    r"[\[<{]\s*[a-z][a-z0-9 .'/_-]{0,30}[\]>}]|_{3,}|"
+    # Content handed over as a word that stands for content to come: "Set a goal: TBD", "new note: xxx".
+    r":\s*(?:tbd|tbc|tba|todo|to be (?:decided|confirmed|added)|x{3,}|n/a|\?{2,}|\.{3,}|…)\s*[.!]*\s*$"
+)
 # a command cut off before its object ("set a goal to... actually, no", "remind me to"): its last word waits for more;
 DANGLING_WORDS = frozenset("to the a an my our your and or of for about with at by".split())
 # content announced but never given ("memorise the following.");

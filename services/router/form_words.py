@@ -105,9 +105,21 @@ FILLER_WORDS = frozenset(
 )
 
 # "Guess who ...?" announces news, it asks nothing ("Guess who finally passed her driving test??").
-RHETORICAL_RE = re.compile(r"^(?:(?:oh|hey|so|ok|okay|omg)[ ,!.]+)*guess (?:who|what|where|how|which)\b")
+# Nor does "(Well) would you believe it, ..." ("can you believe it", "could you credit this").
+RHETORICAL_RE = re.compile(r"^(?:(?:oh|hey|so|ok|okay|omg|well)[ ,!.]+)*(?:guess (?:who|what|where|how|which)\b|"
+                           r"(?:can|could|would) (?:you|u|ya) (?:believe|credit) (?:it|this)\s*[,.!:;\u2013\u2014-])")
 # "What a day." exclaims, it asks nothing (unless its sentence ends in "?": "what a mess, where do I start?").
 EXCLAMATIVE_RE = re.compile(r"^(?:(?:oh|god|man|wow|honestly)[ ,!.]+)*what an? [^.!?]*(?:[.!]|$)")
+# A relative clause after a noun asks nothing: "I'm allergic to latex, which is fun in a dental practice", "my sister,
+# who was a nurse, ..." (group 1: the word before the comma; after a lead-in — "ok, which is better" — or choices —
+# "Aldi or Lidl, which is ..." — it asks, as it does before a comparison: "..., which is cheaper").
+RELATIVE_CLAUSE_RE = re.compile(
+    r"\b([a-z0-9'-]+), ((?:which|who) (?:is|was|are|were|means|meant|makes|made)\b)"
+    r"(?! (?:the )?(?:more|less|most|least|best|worst|better|worse|[a-z]+(?:er|est))\b)")
+CLAUSE_LEADS = frozenset(
+    "ok okay so and but or right well hey hi hello yes yeah no also now then sorry thanks cheers one q question "
+    "anyway alright honestly seriously actually".split()
+)
 # A question word typed without its vowels is still one: "hw many tablespoons in a cup".
 INTERROGATIVES = frozenset(
     "what what's whats wat wats wot wots wht when whn where whr who whom whose why how hw which".split()

@@ -47,7 +47,7 @@ from services.router.command_words import (
     TEXT_LEADS,
     VAGUE_DEED_VERBS,
 )
-from services.router.reference_words import THAT_CLAUSE_RE
+from services.router.reference_words import DEICTIC_OBJECT_RE, THAT_CLAUSE_RE
 from services.router.time_words import says_time, times_replaced
 from services.router.typos import correct
 from services.router.words import POLITE_WORDS, WORD_RE
@@ -66,8 +66,15 @@ _LEAD_OBJECT_RE = re.compile(
 _ABOUT_RE = re.compile(r"\s*(?:(?:to )?(?:you|u) )?about\b")  # "what I told you about my ex": a topic named
 _ELONGATED_RE = re.compile(r"([a-z])\1{2,}")  # "dooo" is "do"
 _DIGIT_RE = re.compile(r"\d")
+# A call on the person asked for as a thing is a reminder: "give me a shout at 6" (of what?), "send me a nudge at 9 to".
+_CALL_ON_RE = re.compile(
+    r"an? (?:quick |little |gentle )?(?:nudge|ping|prompt|buzz|shout|bell|holler|yell|heads[- ]up)\b")
 _SOMETHING_ABOUT_RE = re.compile(r"(?:something|anything) (?:about|with)\b")
+# A thing named by where it is, in something handed over or said where this conversation cannot see: "the address on
+# the letter I just scanned", "the times in the email I forwarded" (a pointer at what holds it, ``DEICTIC_OBJECT_RE``).
+_HELD_IN_RE = re.compile(r"(?:the|that|this|those|these|all the) (?:[a-z0-9'-]+ ){1,3}?(?:on|in|from|off|of|inside) ")
 _POINTING_WORDS = PAST_POINTERS | NEAR_POINTERS
+_CALLING_VERBS = frozenset("give send drop shoot".split())
 _CONTINUING = frozenset("now and also then".split())
 _KNOWING_WORDS = frozenset("u you ya kno know knw remember mind".split())  # "u kno that thing, remind me ..."
 _WISHING = frozenset("need want like".split())
@@ -159,6 +166,7 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     whom = FOR_WHOM_RE.match(rest)
     if whom:  # "do for the studio what you did for my sister": the object after whom it is for
         rest = rest[whom.end():]
+    verb, rest = _called_on(verb, rest)
     said = SAID_OBJECT_RE.match(rest)
     if said:
         about = _ABOUT_RE.match(rest[said.end():]) is not None
@@ -191,7 +199,7 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
         # "change my running goal": to what? ("update my savings goal, I put another 200 in" says.)
         return RequestObject(verb, "generic", rest.strip(), "the new value", "an edit with nothing to change to")
     earlier = frozenset(WORD_RE.findall(lower[:start]))
-    kind = _object_kind(span, around, earlier)
+    kind = _object_kind(span, around, earlier, elsewhere)
     if kind == "generic" and ((_DASH_RE.match(lower, end) and _said_after(lower, end)) or (
             CONTENT_FOLLOWS_RE.match(lower, end) is not None)):
         # "track a new goal - practise guitar 20 minutes a day", "you can make a goal for me please? I want pass the B2
@@ -200,6 +208,13 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     if kind == "generic":
         return RequestObject(verb, kind, rest.strip(), "what", "a placeholder")
     return RequestObject(verb, kind, rest.strip())
+
+
+def _called_on(verb: str, rest: str) -> tuple[str, str]:
+    """A call on the person given as a thing is a reminder, its object what follows: "give me a shout at 6" is "remind
+    me at 6" (of what?)."""
+    call = _CALL_ON_RE.match(rest) if verb in _CALLING_VERBS else None
+    return ("remind", rest[call.end():]) if call else (verb, rest)
 
 
 def deed_again(lower: str) -> bool:
@@ -212,6 +227,9 @@ def _unnamed_by_kind(lower: str, start: int, verb: str, rest: str) -> RequestObj
     """An object that names a kind of thing but not the thing: data kept elsewhere ("the figures from the sheet", with
     no figure given before the request), or a deed left open ("do something about my goals": done how?)."""
     if SOURCED_DATA_RE.match(rest) and not _DIGIT_RE.search(lower, 0, start):
+        return RequestObject(verb, "pointer", rest.strip())
+    held = _HELD_IN_RE.match(rest)
+    if held and DEICTIC_OBJECT_RE.match(rest, held.end()):
         return RequestObject(verb, "pointer", rest.strip())
     if verb in VAGUE_DEED_VERBS and _SOMETHING_ABOUT_RE.match(rest):
         return RequestObject(verb, "generic", rest.strip(), "what", "a placeholder deed")
@@ -249,9 +267,11 @@ def _base_of(gerund: str) -> str:
     return gerund
 
 
-def _object_kind(span: list[str], words_around: bool, earlier: frozenset[str] = frozenset()) -> str:
+def _object_kind(span: list[str], words_around: bool, earlier: frozenset[str] = frozenset(),
+                 said_near: bool = False) -> str:
     """What the object's words (up to where it goes or when) name; ``words_around``: the message says more than the
-    request, so "it" or "that" may point at its own words; ``earlier``: the words before the request."""
+    request, so "it" or "that" may point at its own words; ``earlier``: the words before the request; ``said_near``:
+    words around it or a clause after it ("make a note of that number, it's ...") may say what a pointer holds."""
     head = []
     for word in span:
         if word in OBJECT_ENDS:
@@ -271,7 +291,10 @@ def _object_kind(span: list[str], words_around: bool, earlier: frozenset[str] = 
         return "pointer"  # "the same", "the others as well": more of an earlier turn
     the_kind = "the" in head and KIND_NOUNS.intersection(head)  # "the things from the call": the ones meant before
     unnamed = GENERIC_WORDS | OBJECT_ENDS | _POINTING_WORDS | ENTRY_PLACES
-    filled = ENTRY_NOUNS.intersection(head) and not all(word in unnamed for word in span)
+    # Filled by words of its own, not by a pointer: "a note of that number" is filled by nothing said here.
+    spanned = _pointed(span) if not said_near else [False] * len(span)
+    filled = ENTRY_NOUNS.intersection(head) and not all(
+        word in unnamed or spanned[i] for i, word in enumerate(span))
     if filled and _POINTING_WORDS.intersection(head):
         return "named"  # "make it a goal to call Grandma every Sunday": the goal is said
     # A pointer standing for the whole thing ("make it a goal", "track that as a goal"), not one picking out a stored

@@ -18,6 +18,8 @@ DEICTIC_OBJECT_RE = re.compile(
     r"(?:told|said|mentioned|shared|wrote|listed|gave|sent|showed|discussed|talked about|agreed(?: on)?|asked(?: for)?|"
     # Handed over where this conversation cannot see: "put what I just pasted into the notes", "the file I uploaded".
     r"pasted|attached|uploaded|forwarded|copied|typed|posted|linked|screenshotted|dictated|"
+    # Or made where it cannot see: "the letter I just scanned", "the voice memo I recorded", "the card I photographed".
+    r"scanned|photographed|photocopied|recorded|filmed|snapped|emailed|texted|messaged|"
     r"(?:was|were) (?:saying|talking about|discussing))"
     r"(?: (?:to )?you)?(?: (?:earlier|before|yesterday|last time|just now))?"
     # The clause ends there (with the message or its sentence: "the one I gave you earlier? use that.").
@@ -109,7 +111,13 @@ HABITUAL_RE = prefiltered(
     # "ok now the same for the evening rota": the same as what was done before (not "it's the same for everyone").
     r"^(?:(?:ok|okay|now|and|so|right|then|great|cool|thanks|perfect)[ ,!.]+)*(?:do |now )?(?:the )?same "
     r"(?:for|with|on)\b(?! (?:me|us|you|everyone|everybody|all)\b)|"  # "same for me" agrees
-    r"\blike (?:always|last time|before)\b"
+    r"\blike (?:always|last time|before)\b|"
+    # Made like ones done before, never shown here: "make my reminders like the ones you set for Dad", "set it up the
+    # way you did for my sister".
+    r"(?<!\bi )(?<!\bwe )(?<!\bthey )(?<!\breally )\b(?:like|as|same as) (?:the )?(?:one|ones|way|kind) (?:that )?"
+    r"(?:you|u|i|we) (?:set|made|did|wrote|gave|added|"
+    r"created|put|sent|scheduled|set up|had|used)\b|"
+    r"\bthe (?:same )?way (?:you|u) (?:did|set|made|had)(?: (?:it|them|those|that))? (?:for|with)\b"
 )
 PERSON_CUE_RE = re.compile(
     r"\b(?:she|her|he|him|mom|mum|mother|dad|father|sister|brother|wife|husband|partner|boss|friend|colleague|"

@@ -35,15 +35,16 @@ EMPTY_ENTRIES_RE = re.compile(r":\s*(?:(?:\d{1,2}[.)]|[-*•])\s*){2,}$")
 # treaty", "find my keys". A list read by name is the list skill's own ("read me the shopping list").
 _SHOWN = (r"(?:reminders?|alarms?|timers?|goals?|resolutions?|notes?|memor(?:y|ies)|check-?ins?|appointments?|events?|"
           r"meetings?|facts?|entries|records?)")
-_KEPT = (r"(?:saved|stored|kept|noted|remembered|memori[sz]ed|recorded|logged|told (?:you|u)|said|mentioned|wrote|"
-         r"shared|(?:got|have) (?:on|about)|"
+# "everything you've got saved about my passport": what was kept, with "got" before it.
+_KEPT = (r"(?:(?:got )?(?:saved|stored|kept|noted|remembered|memori[sz]ed|recorded|logged)|told (?:you|u)|said|"
+         r"mentioned|wrote|shared|(?:got|have) (?:on|about)|"
          r"asked (?:you|u) to (?:store|save|remember|keep|note))")
 # Only what was kept, not anything said: "the wifi passwords I've saved" (not "the essay I wrote").
-_STORED_BY_ME = (r"(?:saved|stored|kept|noted|memori[sz]ed|recorded|logged|"
+_STORED_BY_ME = (r"(?:(?:got )?(?:saved|stored|kept|noted|memori[sz]ed|recorded|logged)|"
                  r"asked you to (?:store|save|remember|keep|note|memori[sz]e|hold on to|hang on to))")
 SHOW_STORED_RE = re.compile(
     rf"{CLAUSE_START}(?:show|list|display|pull up|bring up|give|get|fetch|retrieve|read(?: out| back)?|look up|find|"
-    r"search|run through|go over|talk me through|"
+    r"search|run through|go over|(?:talk|run|walk|take) (?:me|us) through|"
     r"dig out|go through|print(?: out)?|export|open(?: up)?|view|review|"
     # Asking to see them: "let me see my reminders", "can I see my goals?", "I'd like to see my notes".
     r"(?:let me|(?:can|could|may) i|i'?d like to|i want to|i wanna) (?:see|view|look at|have a look at|check))"
@@ -62,7 +63,7 @@ SHOW_STORED_RE = re.compile(
     rf"{_STORED_BY_ME})\b|"
     # Anything called kept: "show my stored info", "list all the saved passwords".
     rf"(?:(?:my|our|the|all)(?: the| my)? )?(?:saved|stored|kept|remembered|noted|recorded|logged) [a-z'-]+|"
-    rf"(?:everything|what|anything|all|(?:the )?(?:things|stuff|memories|notes|facts))(?: that)? "
+    rf"(?:everything|whatever|what|anything|all|(?:the )?(?:things|stuff|memories|notes|facts))(?: that)? "
     rf"(?:i|i've|ive|i have|we|you|you've|you have|u)(?: (?:already|ever))? {_KEPT}|"  # texted: "ive told u"
     # Anything named, then what was kept of it: "show me the wifi passwords I've saved".
     rf"(?:my|our|the|all(?: the| my)?)(?: [a-z'-]+){{1,3}}?(?: that)? (?:i|i've|i have|we|you|you've|you have)"

@@ -12,6 +12,7 @@ from functools import cached_property, lru_cache
 
 from services.router.form_words import (
     AUXILIARIES,
+    CLAUSE_LEADS,
     COMMON_BIGRAMS,
     DICTATED_COLON_AFTER,
     DICTATED_MARKS,
@@ -36,6 +37,7 @@ from services.router.form_words import (
     NOT_MASH_RE,
     OTHER_KEY_ROWS,
     PHATIC_RE,
+    RELATIVE_CLAUSE_RE,
     REPEATED_CHUNK_RE,
     RHETORICAL_RE,
     SENTENCE_END_RE,
@@ -124,6 +126,8 @@ _ROW_RUNS = frozenset(row[i : i + n] for row in KEY_ROWS for n in (4, 5) for i i
 _HOME_ROW_TRIPLES = frozenset(row[i : i + 3] for row in KEY_ROWS[1::3] for i in range(len(row) - 2)) - {"fgh", "dsa"}
 _ROW_LETTERS = tuple(frozenset(row) for row in KEY_ROWS[:3])
 _HOME_ROW_LETTERS = frozenset("asdfghjkl")
+_ZIGZAG_MIN = 8
+_STRUCK_SYMBOLS_MIN = 6
 
 
 @lru_cache(maxsize=4096)  # the same words come back message after message
@@ -157,7 +161,19 @@ def is_mash_token(token: str) -> bool:
         # Three neighbouring home-row keys in a long token ("asdkjhasd"): no English word has one but "afghan" and
         # "lindsay" (checked against the MiniLM vocabulary by tests/test_router_classes.py).
         or (len(token) >= 6 and any(token[i : i + 3] in _HOME_ROW_TRIPLES for i in range(len(token) - 2)))
+        or _zigzag(token)
     )
+
+
+def _zigzag(token: str) -> bool:
+    """Whether a token of eight letters or more walks along the keyboard between two rows, one key up or down and on
+    at every letter ("awsedrftgyhu", "plokijuh"); no word of the MiniLM vocabulary does."""
+    if len(token) < _ZIGZAG_MIN or not all(key in _KEY_AT for key in token):
+        return False
+    steps = [(_KEY_AT[b][0] - _KEY_AT[a][0], _KEY_AT[b][1] - _KEY_AT[a][1])
+             for a, b in zip(token, token[1:], strict=False)]
+    way = 1 if steps[0][1] > 0 else -1
+    return all(abs(rows) == 1 and 0 < way * columns <= 1 for rows, columns in steps)
 
 
 def _along_a_row(token: str) -> bool:
@@ -176,8 +192,11 @@ def _keys_between_symbols(view: TextView) -> bool:
     spelt = set(symbols) <= set("./-&'")
     # Or a key held down among more brackets and symbols than letters: "}}}]]]ooo0o" (not "lol!!!", "hmm???").
     held = len(symbols) > len(token) - len(symbols) and not set(symbols) <= set(".,!?'-…")
-    return (" " not in token and letters >= 3 and len(symbols) >= 2 and not spelt
-            and all(len(word) < 2 or (held and len(set(word)) <= 2) for word in view.words))
+    # Or a key or two struck inside a run of mixed symbols: ".,.,.,m.,.," (not "k......", "...ok").
+    struck = (len(symbols) >= _STRUCK_SYMBOLS_MIN and len(set(symbols)) >= 2 and len(symbols) >= 4 * (len(token) - len(
+        symbols)) and not token[0].isalnum() and not token[-1].isalnum())
+    return " " not in token and (struck or (letters >= 3 and len(symbols) >= 2 and not spelt and all(
+        len(word) < 2 or (held and len(set(word)) <= 2) for word in view.words)))
 
 
 def _is_other_mash(token: str) -> bool:
@@ -243,11 +262,16 @@ def is_aux_question(words: Sequence[str]) -> bool:
 def interrogative_signals(view: TextView) -> dict[str, float]:
     """Question mark, wh-question and auxiliary-inverted question signals."""
     body = WORD_RE.findall(view.unled)  # "so what's ..." / "hey, when ..."
-    question_mark = "?" in view.raw and RHETORICAL_RE.match(view.lower) is None
+    rhetorical = RHETORICAL_RE.match(view.lower) is not None
+    question_mark = "?" in view.raw and not rhetorical
     opener = body[1:2] if body[:1] and body[0] in HEDGES else body[:1]
+    clauses = view.lower if question_mark or ", wh" not in view.lower else RELATIVE_CLAUSE_RE.sub(
+        lambda match: match[0] if match[1] in CLAUSE_LEADS or " or " in view.lower[:match.start()] else (
+            f"{match[1]} {match[2]}"), view.lower)
     wh = (bool(INTERROGATIVES.intersection(opener)) and EXCLAMATIVE_RE.match(view.lower) is None) or (  # "What a day."
-        WH_CLAUSE_RE.search(view.lower) is not None)
-    aux = is_aux_question(view.words) or is_aux_question(body) or INDIRECT_QUESTION_RE.search(view.lower) is not None
+        WH_CLAUSE_RE.search(clauses) is not None)
+    aux = (is_aux_question(view.words) and not rhetorical) or is_aux_question(body) or (
+        INDIRECT_QUESTION_RE.search(view.lower) is not None)
     return {
         "question_mark": flag(question_mark),
         "wh_question": flag(wh),

@@ -50,7 +50,8 @@ _LIST_ITEMS = (
     r"(?:list(?: of shopping)?|to-?do list|todo list|checklist|wishlist|to-?dos|groceries|things to (?:buy|get|pack|"
     r"bring|do))"
     # A hyphen separates only with a space beside it: "a checklist for a first-time lambing season" has no items.
-    r"(?: for [^.?!:,]{1,30}?)?(?:,? (?:please|pls))?(?:\s*:|\s+-|-\s|\s*\u2013|\s*\u2014)\s*[^?\s][^?]*$"
+    # What it is for may take a few words: "List for the harvest at the Mendoza vineyard: secateurs, ...".
+    r"(?: for [^.?!:,]{1,60}?)?(?:,? (?:please|pls))?(?:\s*:|\s+-|-\s|\s*\u2013|\s*\u2014)\s*[^?\s][^?]*$"
 )
 # Items asked onto a named list with no verb, politely: "butter and cheese on the shopping list please" (not a
 # question: "anything on the list, please?").
@@ -109,7 +110,10 @@ SKILL_PATTERNS = {
     r"[^.?!]{0,40}?\bto\b|"
     r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?|buzz(?:ing)?|prompt(?:ing)?) me\b|"
     # The nudge asked for as a thing: "send me a nudge every weekday at ten to eight to ...".
-    r"\b(?:send|give|drop|shoot) (?:me|us) an? (?:quick |little |gentle )?(?:nudge|ping|prompt|buzz)\b",
+    r"\b(?:send|give|drop|shoot) (?:me|us) an? (?:quick |little |gentle )?(?:nudge|ping|prompt|buzz)\b|"
+    # Called on at a time: "give me a shout at half four to move the car", "give us a bell in 20 minutes".
+    r"\b(?:give|send) (?:me|us) an? (?:quick )?(?:shout|bell|holler|yell|heads[- ]up|knock)"
+    r"(?= (?:at|in (?!case\b)|tomorrow|tonight|this|next|every|first thing)\b)",
     "schedule": r"\b(?:re)?schedul\w*|\bcalendar\b|"
     r"\b(?:put|add|pop|stick|pencil|write)\b[^.?!]{0,60}\b(?:in|into|on|to) (?:my|the|our) (?:diary|agenda)\b|"
     r"\bbook (?:me |us )?(?:in )?(?:a|an|the|my) (?:[a-z'-]+ )?(?:meeting|call|appointment|slot|session)\b|"
@@ -288,7 +292,9 @@ WHOLE_LIST_RE = re.compile(rf"{CLAUSE_START}{_WHOLE_LIST}")
 NAMED_LIST_RE = re.compile(rf"\b{_NAMED_LIST}")
 # Forms that ask the assistant to do something: "can you ...", "please", "I'd like you to", "would it be possible".
 REQUEST_RE = re.compile(
-    r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b|\b(?:please|pls|plz|kindly)\b|\byou (?:can|could|may)\b|"
+    # Not news announced: "would you believe it, the lift passed first time".
+    r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b(?! (?:believe|credit) (?:it|this)\s*[,.!:;\u2013\u2014-])|"
+    r"\b(?:please|pls|plz|kindly)\b|\byou (?:can|could|may)\b|"
     # "lets gooo" cheers, it asks nothing.
     r"\bi (?:want|need|'d like|would like) you\b|\bmind\b|\bpossible\b|\blet'?s\b(?! go+\b\W*$)|"
     # Asking for the assistant's own view: "I'd appreciate your thoughts on ...", "I humbly request your advice".
@@ -316,8 +322,14 @@ NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer|wake me)\b")  # waking is the 
 # "Remind me which bell is the treble", "could you remind me of the difference between a will and ...", "remind me
 # where Lesotho is" too.
 REMIND_EXPLAIN_RE = prefiltered(
-    rf"\bremind me,? (?:what|how|why|who|which|where|(?:of )?the differences? between)\b"
-    rf"(?![^,;.!?]*\b(?:i|my|we|our|{_KIN}'s)\b)"
+    rf"\bremind me(?:,? again)?,? (?:what|how|why|who|which|where|(?:of )?the differences? between)\b"
+    rf"(?![^,;.!?]*\b(?:i|my|we|our|{_KIN}'s)\b)|"
+    # "Remind me again, is it 9 over 5 for Fahrenheit?": a yes-or-no question after it asks the same.
+    rf"\bremind me(?:,? again)?, (?:is|are|was|were|does|do|did|can|should|has|have)\b(?![^;.!?]*\b(?:i|my|we|our)\b)|"
+    # The question first, "remind me" after it as a tag: "Who wrote Dracula, remind me?", "Where is Oban again?
+    # Remind me." (not "when": a date of the person's, maybe; not of their own things: "what's my PIN, remind me").
+    rf"(?:^|[.!?]\s+)(?:who|what|what's|whats|where|where's|which|why|how|is|are|was|were|does|do|did|should)\b"
+    rf"(?:(?!\b(?:i|my|me|we|our|{_KIN}'s)\b)[^.!?])*?(?:,\s*|\?\s*)remind me(?:,? (?:again|please|pls))*[.!?\s]*$"
 )
 
 # A stored thing named by its time says which one it is: "move my 6pm reminder to 7", "cancel tomorrow's meeting".
@@ -355,7 +367,10 @@ MANAGE_WORDS = frozenset(
 # Openers before the message proper; "tell you what" / "guess what" / "you know what" announce news, they neither
 # command nor ask ("Tell you what, that yoga class was brutal.").
 LEAD_IN_RE = re.compile(
-    r"^(?:(?:please|pls|plz|kindly|por favor|bitte|per favore|hey|yo|hiya|wait|ok|okay|so|and|also|now|can you|"
+    # "Well would you believe it, the lift passed first time": news announced, not a question.
+    r"^(?:(?:well|(?:would|could|can) (?:you|u|ya) (?:believe|credit) (?:it|this)(?=\s*[,.!:;\u2013\u2014-])|"
+    r"(?:you'?ll|you will) never (?:believe|guess)|"
+    r"please|pls|plz|kindly|por favor|bitte|per favore|hey|yo|hiya|wait|ok|okay|so|and|also|now|can you|"
     r"could you|would you|can u|could u|would u|(?:i'?ll )?tell you what|guess what|you know what)[ ,!.]+)+"
 )
 # Thanks before a new command: "Merci, now do the rest.", "thanks! add eggs too" (not a question: "thanks, will try
