@@ -10,11 +10,13 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from services.router.ascii_twin import twinned
+
 DAYS = r"mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?"
 _MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|" \
     r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
 _HOUR_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon"
-TIME_RE = re.compile(
+TIME_RE = twinned(
     r"(?:^|(?<=\s))@ ?\d{1,2}(?:[:.]\d\d)?\b|"  # "remind me 2 call the vet @ 3": texted
     rf"\b(?:today|tonight|tonite|tomorrow|tmrw|tmr|tomorow|tommorow|2moro|2morrow|2mrw|noon|midnight|daily|weekly|monthly|"
     rf"this (?:morning|afternoon|evening|weekend|week|month|year|term|semester|season|spring|summer|autumn|winter)|"
