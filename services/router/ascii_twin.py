@@ -38,7 +38,16 @@ def says_space_class(regex: re.Pattern) -> bool:
 
 def twin_fits(text: str, reads_space: bool) -> bool:
     """Whether a twin answers as its pattern on ``text``: ASCII only, and no separator if the pattern reads ``\\s``."""
-    return text.isascii() and not (reads_space and _SEPARATORS_RE.search(text))
+    return _ascii_without_separators(text) if reads_space else text.isascii()
+
+
+def _ascii_without_separators(text: str) -> bool:
+    return text.isascii() and _SEPARATORS_RE.search(text) is None
+
+
+def fit_test(regex: re.Pattern) -> Callable[[str], bool]:
+    """``twin_fits`` for one pattern, as one call: ``str.isascii`` itself (C) for a pattern that never reads ``\\s``."""
+    return _ascii_without_separators if says_space_class(regex) else str.isascii
 
 
 class Twinned:
@@ -50,12 +59,13 @@ class Twinned:
         self.regex = regex
         self.twin = ascii_twin(regex)
         self.reads_space = says_space_class(regex)
+        self._fits = fit_test(regex)
 
     def __getattr__(self, name: str):
         return getattr(self.regex, name)
 
     def _for(self, text: str) -> re.Pattern:
-        return self.twin if self.twin is not None and twin_fits(text, self.reads_space) else self.regex
+        return self.twin if self.twin is not None and self._fits(text) else self.regex
 
     def search(self, text: str, *bounds: int) -> re.Match | None:
         return self._for(text).search(text, *bounds)

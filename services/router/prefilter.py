@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from re import _constants as sre  # the parse's opcodes, read only here
 from re import _parser as sre_parse
 
-from services.router.ascii_twin import ascii_twin, says_space_class, twin_fits
+from services.router.ascii_twin import ascii_twin, fit_test
 
 _MAX_EXACT = 64  # strings kept in one piece's exact set before it is read as "unknown"
 _MAX_LITERAL = 24  # characters kept in one exact string
@@ -158,7 +158,7 @@ class Prefiltered:
         self.literals = required_literals(regex)
         self.gate = literal_regex(self.literals, regex.flags & re.IGNORECASE) if self.literals else None
         self.twin = ascii_twin(regex)  # (the gate holds literals only, read alike in both compilations)
-        self._reads_space = says_space_class(regex)
+        self._fits = fit_test(regex)
 
     def __getattr__(self, name: str):
         return getattr(self.regex, name)
@@ -168,7 +168,7 @@ class Prefiltered:
         match of the pattern can be in it."""
         if self.gate is not None and self.gate.search(text) is None:
             return None
-        return self.twin if self.twin is not None and twin_fits(text, self._reads_space) else self.regex
+        return self.twin if self.twin is not None and self._fits(text) else self.regex
 
     def search(self, text: str) -> re.Match | None:
         regex = self._runner(text)
