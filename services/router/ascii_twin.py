@@ -1,8 +1,8 @@
 """A router pattern's ``re.ASCII`` twin, run instead of it on ASCII text: the same answers at a lower cost.
 
 On a ``str`` pattern ``\\b``, ``\\w`` and ``\\d`` ask Unicode's character tables (``\\b`` up to eight C calls a
-position); compiled with ``re.ASCII`` they read one small table. On a text of ASCII characters only the two compilations
-agree but in two ways, which keep the twin away:
+position); compiled with ``re.ASCII`` they read one small table. On a text of ASCII characters only, the two
+compilations agree but for two cases, which keep the twin away:
 - ``\\s``: Unicode counts the separators U+001C-U+001F as white space, ASCII does not, so a pattern that says ``\\s``
   or ``\\S`` runs its twin only on a text without them;
 - ignoring case, Unicode folds some non-ASCII letters onto ASCII ones ("ſ" is "s", the Kelvin sign "k"), so a pattern
