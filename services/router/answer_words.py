@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from services.router.ascii_twin import twinned
 from services.router.prefilter import prefiltered
 
 # A writing task ("could you write me a poem", "draft a reminder email to my team") asks for text, not for
@@ -47,7 +48,7 @@ CAPABILITY_RE = re.compile(
 )
 # Drawing up a schedule, a timetable, a routine or a plan is writing one, not booking anything: "create a weekly
 # cleaning schedule for a house with 4 people" (not when the entries follow a colon: "make a schedule: gym Mon 6pm").
-PLAN_WRITING_RE = re.compile(
+PLAN_WRITING_RE = twinned(
     r"\b(?:create|make|draw up|put together|set out|lay out|map out|sketch out|design|build|plan|come up with|"
     r"work out|devise|write)(?: me| us)? (?:a|an) "
     r"(?:[a-z'-]+ ){0,3}?(?:schedule|timetable|rota|routine|plan|itinerary)\b(?![^.?!]{0,60}:)"

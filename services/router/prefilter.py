@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from re import _constants as sre  # the parse's opcodes, read only here
 from re import _parser as sre_parse
 
+from services.router.ascii_twin import ascii_twin, fit_test
+
 _MAX_EXACT = 64  # strings kept in one piece's exact set before it is read as "unknown"
 _MAX_LITERAL = 24  # characters kept in one exact string
 # How often a character occurs in English text (roughly): a literal set's expected hits, to choose the rarest set.
@@ -148,34 +150,45 @@ def literal_regex(strings: frozenset[str], flags: int = 0) -> re.Pattern:
 class Prefiltered:
     """A compiled pattern that runs only when the text holds one of its required literals (found by one pass of
     ``literal_regex``): ``search``, ``match``, ``sub`` and the rest give the same answers as the pattern's own,
-    cheaper when the literals are missing; anything else (``pattern``, ``flags``) is the pattern's."""
+    cheaper when the literals are missing; on ASCII text both run as their ``re.ASCII`` twins (``ascii_twin``), which
+    answer the same. Anything else (``pattern``, ``flags``) is the pattern's."""
 
     def __init__(self, regex: re.Pattern) -> None:
         self.regex = regex
         self.literals = required_literals(regex)
         self.gate = literal_regex(self.literals, regex.flags & re.IGNORECASE) if self.literals else None
+        self.twin = ascii_twin(regex)  # (the gate holds literals only, read alike in both compilations)
+        self._fits = fit_test(regex)
 
     def __getattr__(self, name: str):
         return getattr(self.regex, name)
 
-    def _absent(self, text: str) -> bool:
-        """Whether the text holds none of the literals, so that no match of the pattern can be in it."""
-        return self.gate is not None and self.gate.search(text) is None
+    def _runner(self, text: str) -> re.Pattern | None:
+        """The pattern (or its twin) to run on ``text``, or None when the text holds none of the literals, so that no
+        match of the pattern can be in it."""
+        if self.gate is not None and self.gate.search(text) is None:
+            return None
+        return self.twin if self.twin is not None and self._fits(text) else self.regex
 
     def search(self, text: str) -> re.Match | None:
-        return None if self._absent(text) else self.regex.search(text)
+        regex = self._runner(text)
+        return None if regex is None else regex.search(text)
 
     def match(self, text: str) -> re.Match | None:
-        return None if self._absent(text) else self.regex.match(text)
+        regex = self._runner(text)
+        return None if regex is None else regex.match(text)
 
     def fullmatch(self, text: str) -> re.Match | None:
-        return None if self._absent(text) else self.regex.fullmatch(text)
+        regex = self._runner(text)
+        return None if regex is None else regex.fullmatch(text)
 
     def findall(self, text: str) -> list:
-        return [] if self._absent(text) else self.regex.findall(text)
+        regex = self._runner(text)
+        return [] if regex is None else regex.findall(text)
 
     def sub(self, repl: str | Callable[[re.Match], str], text: str) -> str:
-        return text if self._absent(text) else self.regex.sub(repl, text)
+        regex = self._runner(text)
+        return text if regex is None else regex.sub(repl, text)
 
 
 def prefiltered(pattern: str, flags: int = 0) -> Prefiltered:

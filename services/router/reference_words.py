@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 
+from services.router.ascii_twin import twinned
 from services.router.prefilter import prefiltered
 
 # "forget what I told you" points back at the conversation just like "forget that" does.
 # So do "the things I mentioned", "what we talked about" and "the ones from before" when nothing follows that
 # names them ("what I told you about my job" names it): they need an earlier turn to point at.
-DEICTIC_OBJECT_RE = re.compile(
+DEICTIC_OBJECT_RE = twinned(
     r"\b(?:what|whatever|those|everything|the(?: [a-z'-]+){1,2})(?: that)? (?:i|we|she|he|they) (?:just |already )?"
     r"(?:told|said|mentioned|shared|wrote|listed|gave|sent|showed|discussed|talked about|agreed(?: on)?|asked(?: for)?|"
     # Handed over where this conversation cannot see: "put what I just pasted into the notes", "the file I uploaded".
@@ -33,7 +34,7 @@ DEICTIC_OBJECT_RE = re.compile(
     r"\bas (?:discussed|agreed|planned|requested|promised|we (?:said|discussed|agreed))"
     r"(?: (?:earlier|before|yesterday|last time))?(?=\W*$|\s*[.!?,;])"  # not "as discussed with my sister, ..."
 )
-CATAPHORIC_RE = re.compile(r"\b(it|this|that|these)\s*:\s*\S")
+CATAPHORIC_RE = twinned(r"\b(it|this|that|these)\s*:\s*\S")
 # Descriptions that only make sense after something was named, like a pronoun: "the new ones", "the second
 # option", "do the same for the others".
 ANAPHORIC_NP_RE = prefiltered(

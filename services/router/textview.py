@@ -54,9 +54,13 @@ from services.router.words import LEAD_IN_RE, POLITE_WORDS, STOPWORDS, THANKS_LE
 _HEAD_CHARS, _TAIL_CHARS = 400, 200
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TextView:
-    """The normalised forms of a message that every signal function shares."""
+    """The normalised forms of a message that every signal function shares.
+
+    Compared and hashed as an object, not field by field: the signals' caches keyed by a view then hash it in O(1)
+    rather than through its strings and word tuples at every call (``text_view`` hands out one view per text while it
+    is cached; a view made again for the same text is only a cache miss, answered the same)."""
 
     raw: str
     lower: str
@@ -87,7 +91,7 @@ def text_view(text: str) -> TextView:
     window = undictated(window)
     lower = window.replace("\u2019", "'").replace("\u2018", "'").lower().strip()
     words = tuple(WORD_RE.findall(lower))
-    fixed = tuple(correct(word) for word in words)
+    fixed = tuple(map(correct, words))
     if fixed != words:  # "remidn me tmrw at 7": every signal then reads "remind me"
         lower = WORD_RE.sub(lambda match: correct(match[0]), lower)
         words = fixed

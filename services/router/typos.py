@@ -8,6 +8,8 @@ ever substituted ("goat" stays a goat).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 KEYWORDS = frozenset(
     "remind reminder remember schedule calendar shopping grocery groceries goal forget delete remove create "
     "tomorrow appointment checklist packing memorize memorise resolution track list note save store".split()
@@ -32,6 +34,7 @@ _LONG = frozenset(word for word in KEYWORDS if len(word) >= 5)
 _LONG_STARTS = frozenset(word[:2] for word in _LONG)
 
 
+@lru_cache(maxsize=4096)  # a pure function of the word, and the same words come back message after message
 def correct(word: str) -> str:
     """The keyword ``word`` was meant to be, or ``word`` itself."""
     if len(word) < 4 or word in KEYWORDS:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from services.router.ascii_twin import twinned
 from services.router.form_words import THANKS_ABROAD
 from services.router.prefilter import prefiltered
 from services.router.time_words import TIME_RE
@@ -291,7 +292,7 @@ LIST_ITEMS_RE = re.compile(rf"{_LIST_ITEMS}|{_LIST_PLEASE}")
 WHOLE_LIST_RE = re.compile(rf"{CLAUSE_START}{_WHOLE_LIST}")
 NAMED_LIST_RE = re.compile(rf"\b{_NAMED_LIST}")
 # Forms that ask the assistant to do something: "can you ...", "please", "I'd like you to", "would it be possible".
-REQUEST_RE = re.compile(
+REQUEST_RE = twinned(
     # Not news announced: "would you believe it, the lift passed first time".
     r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b(?! (?:believe|credit) (?:it|this)\s*[,.!:;\u2013\u2014-])|"
     r"\b(?:please|pls|plz|kindly)\b|\byou (?:can|could|may)\b|"
@@ -317,7 +318,7 @@ MANAGE_VERB_RE = re.compile(
     r"^(?:mark|cancel|delete|remove|uncheck|untick|tick|cross|forget|erase|snooze|move|push|drop|clear|empty|rename|"
     r"update|change|stop)\b"
 )
-NO_TASK_NEEDED_RE = re.compile(r"\b(?:alarm|timer|wake me)\b")  # waking is the task itself
+NO_TASK_NEEDED_RE = twinned(r"\b(?:alarm|timer|wake me)\b")  # waking is the task itself
 # Only its own clause says whose: "Remind me how git rebase works, I always forget" asks for an explanation.
 # "Remind me which bell is the treble", "could you remind me of the difference between a will and ...", "remind me
 # where Lesotho is" too.
