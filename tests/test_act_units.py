@@ -78,6 +78,7 @@ SKILLS = {skill.name: skill for skill in INNATE_SKILLS}
     ("wednesday at 10:45 in the morning", "2026-11-25T10:45"),
     ("at 6 tonight", "2026-11-21T18:00"),  # not 6 a.m., which had already passed
     ("at 2 at night", "2026-11-22T02:00"),
+    ("at 12 at night", "2026-11-22T00:00"),  # midnight, not noon
     ("thurs @ 3", "2026-11-26T15:00"),
     ("weds at 4pm", "2026-11-25T16:00"),
     # A bare hour up to 6 is the afternoon: "tomorrow at 3" had set 03:00; from 7 it is the morning's.

@@ -138,10 +138,9 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
     lowered = " ".join(text.replace("\u2019", "'").lower().split())
     if signals.get("skill_list") or signals.get("skill_manage"):
         action = _list_action(lowered)
-        if action is not None and action.arguments.get("items"):
-            return PlainAction("list", {**action.arguments, "items": as_typed(action.arguments["items"], text)})
-        if action is not None:
-            return action
+        if action is not None:  # its items as typed: "Wolf Hall", not "wolf hall" (a view has none)
+            items = action.arguments.get("items")
+            return PlainAction("list", {**action.arguments, "items": as_typed(items, text)}) if items else action
     if signals.get("skill_remind") and (signals.get("has_time") or EVERY.search(lowered)):
         reminder = _reminder(lowered, now, zone)
         if reminder is not None:  # its text as typed: "book the MOT", "call Grandma"

@@ -88,7 +88,7 @@ def list_edits(text: str, signals: dict[str, Any]) -> list[PlainAction]:
     named: str | None = None
     said: list[str] = []
     for sentence in _sentences(lowered):
-        found = _edit(sentence, named) or _edit_of_a_pointer(sentence, _named_before(text, said))
+        found = _edit(sentence, named) or _edit_of_a_pointer(sentence, text, said)
         said.append(sentence)
         topic = _topic(sentence) if not found else None
         if topic is not None:
@@ -133,12 +133,13 @@ def _starts_sentence(text: str, index: int) -> bool:
     return not before or before[-1] in ".!?:;\n"
 
 
-def _edit_of_a_pointer(sentence: str, antecedent: str | None) -> list[PlainAction]:
+def _edit_of_a_pointer(sentence: str, text: str, said: list[str]) -> list[PlainAction]:
     """A removal of "it" when what it stands for was said just before: that is the item."""
-    if antecedent is None:
-        return []
     match = LIST_REMOVE.match(sentence)
-    if match is None or not _POINTER.match(match["items"]) or match["items"].strip() not in _ONE_THING:
+    if match is None or match["items"].strip() not in _ONE_THING:
+        return []
+    antecedent = _named_before(text, said)
+    if antecedent is None:
         return []
     return [PlainAction("list", {"operation": "remove", "name": match["name"].strip(), "items": [antecedent]})]
 
@@ -165,8 +166,8 @@ def _edit(sentence: str, named_before: str | None) -> list[PlainAction]:
 
 def _changes(*asked: tuple[str, str, str]) -> list[PlainAction]:
     """Each (operation, list, items said) as an action; none when any of them names no items it can use."""
-    made = [_change(operation, name, said) for operation, name, said in asked]
-    return [change for change in made if change is not None] if all(made) else []
+    made = [change for operation, name, said in asked if (change := _change(operation, name, said)) is not None]
+    return made if len(made) == len(asked) else []
 
 
 def _topic(sentence: str) -> tuple[str, str] | None:

@@ -129,14 +129,7 @@ def _relative(text: str, now: datetime) -> datetime | None:
 
 
 def _phrase(text: str, now_local: datetime, zone: tzinfo) -> datetime:
-    text = _AT_SIGN_RE.sub(" at ", text).strip()
-    clock = _TIME_RE.search(text)
-    part = _PART_AFTER_RE.search(text, clock.end()) if clock and clock.group(2) and not clock.group(4) else None
-    if part:  # the clock's half of the day said after it: "at 6:30 in the evening" is 18:30
-        meridiem = "am" if (part.group(1) == "morning" or (part.group(1) == "night" and int(clock.group(2)) < 5)) \
-            else "pm"
-        text = f"{text[:clock.end()]} {meridiem}{text[clock.end():part.start()]}" + (
-            " tonight" if part.group(2) else "") + text[part.end():]
+    text = _with_meridiem(_AT_SIGN_RE.sub(" at ", text).strip())
     day_match = _DAY_RE.search(text)
     rest = text[: day_match.start()] + " " + text[day_match.end():] if day_match else text
     time_match = _TIME_RE.search(rest)
@@ -152,6 +145,22 @@ def _phrase(text: str, now_local: datetime, zone: tzinfo) -> datetime:
     else:
         day = _day(day_match, now_local, wall, zone)
     return resolve_local(datetime.combine(day, wall), zone)
+
+
+def _with_meridiem(text: str) -> str:
+    """The clock's half of the day said after it, made its am/pm: "at 6:30 in the evening" → "at 6:30 pm", "at 6
+    tonight" → "at 6 pm tonight", "at 2 at night" → "at 2 am"."""
+    clock = _TIME_RE.search(text)
+    if clock is None or clock.group(2) is None or clock.group(4):
+        return text
+    part = _PART_AFTER_RE.search(text, clock.end())
+    if part is None:
+        return text
+    hour = int(clock.group(2))
+    small_hours = part.group(1) == "night" and (hour < 5 or hour == 12)  # "2 at night", "12 at night" (midnight)
+    meridiem = "am" if part.group(1) == "morning" or small_hours else "pm"
+    tonight = " tonight" if part.group(2) else ""  # the day it names stays
+    return f"{text[:clock.end()]} {meridiem}{text[clock.end():part.start()]}{tonight}{text[part.end():]}"
 
 
 def _wall_time(time_match: re.Match[str] | None, day_match: re.Match[str] | None) -> time:

@@ -39,8 +39,8 @@ _LIKES = re.compile(r"\b(?:prefers?|loves?|likes?|enjoys?|favou?rite|into|fan of
                     r"(?:is|are|r|so) (?:gross|disgusting|vile|revolting)|"
                     # what they cut down on or cannot take: "no more caffeine for me", "trying to cut sugar",
                     # "lactose intolerant", "not a fan of horror movies"
-                    r"no more|cut(?:ting)? (?:down on |out |back on )?|trying to (?:cut|avoid|quit)|intolerant|"
-                    r"allerg(?:ic|y|ies)|fan of)\b", re.IGNORECASE)
+                    r"no more|cut(?:ting)? (?:down on|out|back on)|trying to (?:cut|avoid|quit)|intolerant|"
+                    r"allerg(?:ic|y|ies))\b", re.IGNORECASE)
 
 
 class Budget:
