@@ -62,6 +62,11 @@ def test_a_part_with_someone_new_ends_the_old_holders_facts_and_nothing_else() -
     assert _ends("New roomie is ximena, shes in medicine", "The user's roomie valeria is sooo messy omg")
     assert not _ends("The new deputy head is Ingrid Hovland", "The new deputy head Ingrid Hovland is from Alta")
     assert not _ends("The user's roomie said the new season is great", "The user's roomie valeria is messy")
+    # Conversation with no one new in it (LoCoMo's friends): none of these names a part or someone who left.
+    for said in ("Trying new stuff is a great way to push yourself", "Exploring new cities is always so much fun",
+                 "I may have found a job at a tech company I like"):
+        change = change_in(said)
+        assert change is None or not (change.part or change.left)
 
 
 @pytest.mark.integration

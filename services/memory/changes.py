@@ -65,11 +65,12 @@ _ARRIVED = re.compile(r"\b(?:I am|I'm|[Tt]he user is|[Ww]e are|[Ww]e're)\s+" + A
 # accepted a position as headteacher in Bodø", "our builder Mick has moved away"): who it was is the last word before
 # the verb. Only facts giving them a part in the person's life end ("my GP, Dr Hanrahan, …"), not all that name them.
 _LEFT_PART = re.compile(r"(?P<who>[a-z'-]+)\s+(?:(?:has|have|had|just|finally|now|recently|sadly)\s+)*"
-                        r"(?:retired|moved (?:out|away)|(?:accepted|taken|took|got|found) (?:a|an|another|the) "
+                        r"(?:retired|moved (?:out|away)|(?:accepted|taken|took) (?:a|an|another|the) "
                         r"(?:new )?(?:position|job|post|role|offer)|handed in (?:his|her|their) notice)\b")
 # A part of the person's life has someone new: "the new deputy head is Ingrid Hovland", "New roomie is ximena",
 # "Priya is our new manager". Facts naming that part (all its words) without the newcomer end.
-_NEW_IN_PART = re.compile(r"\bnew (?P<part>[a-z]+(?: [a-z]+){0,2}?) (?:is|will be) (?:called |named )?"
+_NEW_IN_PART = re.compile(r"(?:^|\b(?:my|our|the|the user's) )new (?P<part>[a-z]+(?: [a-z]+){0,2}?) (?:is|will be) "
+                          r"(?:called |named )?"
                           r"(?P<holder>[a-z'-]+)"
                           r"|\b(?P<holder2>[a-z'-]+) (?:is|will be) (?:my|our|the user's|the) new "
                           r"(?P<part2>[a-z]+(?: [a-z]+){0,2}?)(?=\s*(?:$|[,;.!]|\s(?:and|but|so|who|she|he)\s))")
@@ -100,7 +101,13 @@ _NOT_A_THING = STOP | {
     "week", "ago", "today", "now", "recently", "since", "this", "and", "any", "more", "anymore", "all", "our", "your",
     "its", "got", "old", "new", "altogether", "completely", "entirely", "totally", "good",
 }
+# Words before a verb that name nobody: the person, pronouns, modals ("I may have …"), adverbs.
+_NOT_SOMEONE = _THE_PERSON | {"he", "she", "they", "it", "may", "might", "could", "would", "should", "will", "must",
+                              "can", "also", "just", "finally", "always", "so", "very", "really", "still", "not"}
 _CLAUSE_END = re.compile(r",|;|\s(?:and|but|so|because|since|then)\s")  # "sold my X and bought a Y": X ended
+
+
+_NO_HOLDER = frozenset(word[:4] for word in _NOT_A_THING | _NOT_SOMEONE)
 
 
 def ended_things(text: str) -> set[str]:
@@ -167,11 +174,12 @@ def change_in(text: str) -> Change | None:
     moved = (bool(mover) or _MOVED.search(_plain(text)) is not None or _NEW_HOME.search(_plain(text)) is not None
              or _ARRIVED.search(text) is not None)
     left = _LEFT_PART.search(_plain(text))
-    who = left.group("who") if left and lemma(left.group("who")) not in _NOT_A_THING | _THE_PERSON | {"he", "she",
-                                                                                                       "they"} else ""
+    who = left.group("who") if left and lemma(left.group("who")) not in _NOT_SOMEONE else ""
     new_in_part = _NEW_IN_PART.search(_plain(text))
     part = _things(new_in_part.group("part") or new_in_part.group("part2")) if new_in_part else set()
     holder = _thing(new_in_part.group("holder") or new_in_part.group("holder2")) if part else ""
+    if holder in _NO_HOLDER:  # "the new plan is always …", "trying new stuff is a …": no one new
+        part, holder = set(), ""
     change = Change(text, frozenset(ended_things(text)), frozenset(rescheduled_things(text)), moved, mover, who,
                     frozenset(part), holder)
     return change if change.ended or change.rescheduled or change.moved or change.left or change.part else None
