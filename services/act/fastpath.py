@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
 
-from services.act.when import WEEKDAYS, DueTimeError, parse_due
+from services.act.when import DAY_ONLY_HOUR, WEEKDAYS, DueTimeError, parse_due
 from services.router.textview import undictated
 from services.router.words import REMIND_ASKS_RE
 from services.text import SENTENCE_BREAK
@@ -331,8 +331,16 @@ def _reminder(text: str, now: datetime, zone: tzinfo) -> PlainAction | None:
             continue
         try:
             first = parse_due(due, now, zone)
-        except DueTimeError:
-            continue
+        except DueTimeError as error:
+            if error.code != "missing_time":
+                continue
+            # A day without its hour ("on 3 January", "tomorrow") is that day's morning, said in the confirmation; the
+            # planner guessed one hour or asked to confirm another for the same words.
+            due = f"{due} at {DAY_ONLY_HOUR}"
+            try:
+                first = parse_due(due, now, zone)
+            except DueTimeError:
+                continue
         if every and every["every"] == "weekday" and first.local.weekday() >= 5:
             due = f"on monday {due}"  # said at the weekend: the first weekday is Monday
         repeat = {"recurrence": _recurrence(every["every"])} if every else {}

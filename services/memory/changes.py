@@ -148,6 +148,10 @@ class Change:
         """Coffee (or its caffeine) ended: every way of saying it ends with it."""
         return bool(self.ended & {"coff", "caff"})
 
+    def names_part(self, old: str) -> bool:
+        """Whether the older fact names the part that has someone new ("the user's deputy head is Lars")."""
+        return bool(self.part) and self.part <= {_thing(word) for word in WORD.findall(_plain(old))}
+
     def ends(self, old: str) -> bool:
         """Whether the older fact is history now (never another named person's). A moved date ends only the facts
         of its thing that hold a date or a time (``timewords.DATED``)."""
@@ -159,7 +163,7 @@ class Change:
         if self.left and re.search(_THEIRS.format(name=re.escape(self.left)), old_plain):
             return True
         old_things = {_thing(word) for word in WORD.findall(old_plain)}
-        if self.part and self.part <= old_things and self.holder not in old_things and OF_THE_PERSON.search(old):
+        if self.names_part(old) and self.holder not in old_things and OF_THE_PERSON.search(old):
             return True
         ended_here = self.ended & old_things or (self.coffee and _COFFEE_WORDS & {stem(w) for w in words(old_plain)})
         if ended_here and not ended_things(old):
