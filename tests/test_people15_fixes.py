@@ -123,6 +123,27 @@ def test_a_reminder_for_a_day_without_its_hour_is_set_for_that_mornings_nine_wit
     assert due("remind me to call mom") is None
 
 
+def test_a_clock_time_of_an_earlier_turn_does_not_hold_back_a_reminder_whose_message_names_its_day() -> None:
+    """The fast path's "on 3 january at 9" waited for a "yes" that never came: the critic compared it with "09:10",
+    the time of a flight told two turns before."""
+    from services.act.config import CriticConfig
+    from services.act.critic import Critic
+    from tests.test_act_units import SKILLS
+
+    asked = "Remind me on 3 January to renew my driving licence before I go."
+    evidence = f"{asked} Flight to Singapore is on 14 January, 09:10 morning from Colombo."
+    reminder = {"operation": "create", "kind": "reminder", "text": "renew my driving licence before I go",
+                "due": "on 3 january at 9"}
+    critic = Critic(CriticConfig(confirm_below=0.7))
+    assert critic.assess(SKILLS["schedule"], reminder, evidence, NOW, UTC, asked).run
+    # A time the message itself names still has to match; a message naming none is checked against the turns.
+    at_ten = {**reminder, "due": "on 3 january at 10"}
+    assert not critic.assess(SKILLS["schedule"], at_ten, "Remind me on 3 January at 9 to renew my driving licence "
+                             "before I go", NOW, UTC, "Remind me on 3 January at 9 to renew my driving licence").run
+    assert not critic.assess(SKILLS["schedule"], at_ten, f"{evidence} renew my driving licence before I go at 9",
+                             NOW, UTC, "remind me to renew my driving licence before I go then").run
+
+
 def test_an_offer_cut_to_its_lead_in_offers_nothing_so_it_is_written_again() -> None:
     """"Here's a simple dinner idea:\n1. **Grilled Chicken Salad**" for a vegetarian was sent as "Here's a simple
     dinner idea:\n1." (nothing offered) instead of being written again without the meat."""
