@@ -169,6 +169,9 @@ def build_messages(context: WorkerContext, turn: Turn, understanding: Understand
         system = context.prompts.render(profile.prompt("respond"))
         hint = "" if name == "respond" else context.prompts.render(
             profile.prompt(name), missing=understanding.signals.get("missing", "") or "the details needed")
+        if understanding.answer_in:  # told in memory alone, the 1.5B answered in the message's language
+            asked = context.prompts.render(profile.prompt("answer-in"), language=understanding.answer_in)
+            hint = f"{hint.strip()}\n\n{asked}" if hint.strip() else asked
         note = "" if name == "acknowledge" else understanding.note_text  # a reaction needs no recall of its own
         return compact_messages(system, understanding.working_memory, note, request.text, profile.budgets,
                                 about_text=understanding.about_text, hint=hint)

@@ -18,6 +18,7 @@ from typing import Any
 from services.act.config import CriticConfig
 from services.act.skills.base import Arguments, Skill
 from services.act.when import DueTimeError, parse_due
+from services.router.time_words import says_time
 from services.text import content_words, grounding, reply_kind
 
 PENDING_FIELD = "pending_action"
@@ -89,8 +90,10 @@ class Critic:
             notes.append("empty query → the person's message")
         return fixed, notes
 
-    def assess(self, skill: Skill, arguments: Arguments, evidence: str, now: Any, zone: Any) -> Assessment:
-        """Run now, or ask first? Only consequential actions can be held back."""
+    def assess(self, skill: Skill, arguments: Arguments, evidence: str, now: Any, zone: Any,
+               request: str | None = None) -> Assessment:
+        """Run now, or ask first? Only consequential actions can be held back. ``request``: the message that asked,
+        when ``evidence`` holds earlier turns too; a due time is checked against its times when it says one."""
         if skill.always_confirm:
             return Assessment(False, 0.0, [f"{skill.name} always asks first"])
         if not skill.consequential(arguments):
@@ -103,7 +106,8 @@ class Critic:
         if skill.destructive(arguments) and not DESTRUCTIVE_RE.search(evidence.lower()):
             confidence *= 0.6
             reasons.append("removes something the person did not ask to remove")
-        if skill.name == "schedule" and arguments.get("due") and not _time_matches(arguments["due"], evidence,
+        said_when = request if request is not None and says_time(request.lower()) else evidence
+        if skill.name == "schedule" and arguments.get("due") and not _time_matches(arguments["due"], said_when,
                                                                                     now, zone):
             confidence *= 0.6
             reasons.append(f"the time {arguments['due']!r} differs from the one the person gave")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
 
-from services.act.when import WEEKDAYS, DueTimeError, parse_due
+from services.act.when import DAY_ONLY_HOUR, WEEKDAYS, DueTimeError, parse_due
 from services.router.textview import undictated
 from services.router.words import REMIND_ASKS_RE
 from services.text import SENTENCE_BREAK
@@ -41,19 +41,21 @@ AFTER_LIST = (r"(?:\s+(?:too|as well|also|please|pls|thanks))*"
                rf"(?:\s*[,;.!]\s+(?![^.!?]*\b(?:{_REQUEST_WORDS})\b)[^?]*)?"
                r"\W*$")
 LIST_ADD = re.compile(POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|in|into)\s+" + NAMED_LIST + AFTER_LIST)
-# The items asked onto a named list with no verb, politely: "oat milk and bananas on the shopping list please".
-LIST_PLEASE = re.compile(r"^(?P<items>[^.?!:]{1,60}?)\s+(?:on|onto|to)\s+" + NAMED_LIST
+# The items asked onto a named list with no verb, politely: "oat milk and bananas on the shopping list please" (not
+# "show me what's on the joining list pls": a list asked for).
+LIST_PLEASE = re.compile(r"^(?!(?:(?:show|tell|read) (?:me|us) )?(?:what|wat|wot|whats|wots)\b)"
+                         r"(?P<items>[^.?!:]{1,60}?)\s+(?:on|onto|to)\s+" + NAMED_LIST
                          + r"(?:,?\s+(?:please|pls|plz|bitte|por favor|thanks|thx|merci))+[.!]*$")
 # "What's on my shopping list?"; as typed and as learners ask it: "wots on my tools list", "What I have on my garden
 # list?", "What is on cottage list?" (a name of its own is needed without "my" or "the"), "wat we got on the list for
-# the beach so far", "What have I put on my list for the garden thus far?".
-LIST_VIEW = re.compile(POLITE + r"(?:(?:(?:what|wat|wot)(?:'s|s| is| are)?(?: (?:do|have|did) (?:i|we)| (?:i|we|you))?"
-                       r"(?: (?:got|have|put|added))?(?: so far)?|wots|wats|wot's)"
-                       r"\s+(?:on|in)|show(?: me)?|read(?: me)?|tell me(?: what's on)?)\s+"
+# the beach so far", "What have I put on my list for the garden thus far?", "Tell me what is in my joining list".
+LIST_VIEW = re.compile(POLITE + r"(?:(?:(?:(?:show|tell|read) (?:me|us) )?(?:what|wat|wot)(?:'s|s| is| are)?"
+                       r"(?: (?:do|have|did) (?:i|we)| (?:i|we|you))?(?: (?:got|have|put|added))?(?: so far)?"
+                       r"|wots|wats|wot's)\s+(?:on|in)|show(?: me)?|read(?: me)?|tell me)\s+"
                        r"(?:(?:my|the|our) list for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?)|"
                        + NAMED_LIST + r"|(?P<bare>(?!(?:a|an|the|my|our|this|that|your)\b)[a-z0-9][a-z0-9'-]{2,30}"
                        r"(?: [a-z0-9'-]+)?) list)(?:\s+(?:so far|thus far|now|atm|at the moment|right now|again))?"
-                       r"(?:\s+please)?\W*$")
+                       r"(?:\s+(?:please|pls|plz))?\W*$")
 REMIND = re.compile(POLITE + r"remind me\s+(?P<rest>.+?)\W*$")
 # The time before the request: "at 7 remind me to take my vitamins" (once "every morning" is taken out).
 REMIND_AFTER = re.compile(POLITE + r"(?P<due>[a-z0-9: .]+?),?\s+remind me\s+to\s+(?P<task>.+?)\W*$")
@@ -329,8 +331,16 @@ def _reminder(text: str, now: datetime, zone: tzinfo) -> PlainAction | None:
             continue
         try:
             first = parse_due(due, now, zone)
-        except DueTimeError:
-            continue
+        except DueTimeError as error:
+            if error.code != "missing_time":
+                continue
+            # A day without its hour ("on 3 January", "tomorrow") is that day's morning, said in the confirmation; the
+            # planner guessed one hour or asked to confirm another for the same words.
+            due = f"{due} at {DAY_ONLY_HOUR}"
+            try:
+                first = parse_due(due, now, zone)
+            except DueTimeError:
+                continue
         if every and every["every"] == "weekday" and first.local.weekday() >= 5:
             due = f"on monday {due}"  # said at the weekend: the first weekday is Monday
         repeat = {"recurrence": _recurrence(every["every"])} if every else {}

@@ -197,7 +197,7 @@ class ActLoop:
             self._record(call.name, arguments, prepared, notes=notes)
             return
         skill, checked = prepared
-        assessment = self.critic.assess(skill, checked, self._evidence(), self.now, self.zone)
+        assessment = self.critic.assess(skill, checked, self._evidence(), self.now, self.zone, self.request.text)
         if not assessment.run:
             self._hold(skill, checked, assessment.confidence, assessment.reasons)
             return

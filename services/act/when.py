@@ -43,6 +43,7 @@ _SPOKEN_CLOCK_RE = re.compile(rf"\b(?:({'|'.join(sorted(_CLOCK_MINUTES, key=len,
 # A clock time's part of the day said after it: "at 6:30 in the evening", "at 6 tonight", "10:45 in the morning".
 _PART_AFTER_RE = re.compile(r"\s+(?:in the|this|at)\s+(morning|afternoon|evening|night)\b|\s+(tonight)\b")
 _AT_SIGN_RE = re.compile(r"\s*@\s*")  # "thurs @ 3"
+DAY_ONLY_HOUR = 9  # a reminder for a day without its hour ("remind me on Friday to …") is due at 09:00 that day
 AFTERNOON_UNTIL = 6  # a bare hour up to this one is p.m. ("at 6"), from 7 it is a.m. ("at 7", "at 9")
 PART_TIMES = {"noon": time(12), "midday": time(12), "midnight": time(0), "morning": time(9),
               "afternoon": time(15), "evening": time(19), "night": time(21)}

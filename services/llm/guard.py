@@ -192,6 +192,7 @@ SENTENCE_END = re.compile(r"[.!?](?:\s+|$)|\n+")
 # Where one alternative of an offer ends: "herbal tea or a cup of coffee", "fruit, yogurt and a cake".
 # Not a bare comma: "For a long road trip, try some country" has no alternative before the country.
 ALTERNATIVE = re.compile(r",?\s+(?:or|and|with|plus)\s+")
+LIST_MARKER_END = re.compile(r"\s*(?:\d{1,2}[.)]|[-*•]|\*\*)\s*$")  # a numbered or bulleted line not yet begun
 OFFER_WORDS = 3  # what stays of a cut offer says at least this much ("You could try rooibos.")
 PREFIX_CHARS = 5  # a refused stem this long also matches words it begins ("anchov" in "anchovies")
 # "Here is a dinner without mushrooms" names the thing only to leave it out; "veggie burgers", "gluten-free toast"
@@ -234,7 +235,9 @@ def offer_without(reply: str, refused: frozenset[str]) -> str | None:
     sentence_start = max((m.end() for m in SENTENCE_END.finditer(before)), default=0)
     breaks = [m for m in ALTERNATIVE.finditer(before) if m.start() > sentence_start]
     end = breaks[-1].start() if breaks else sentence_start
-    kept = before[:end].rstrip(" ,;:-")
+    kept = LIST_MARKER_END.sub("", before[:end]).rstrip(" ,;-\n")
+    if kept.endswith(":"):  # "Here's a simple dinner idea:\n1." announced an offer the cut took away
+        return None
     last = re.split(r"[.!?\n]", kept)[-1] if breaks else ""
     enough = len(words(kept)) >= OFFER_WORDS and (not breaks or set(words(last)) - STOPWORDS)
     if not enough:

@@ -1,8 +1,10 @@
 """What a new fact says has changed, and which older facts it makes history.
 
-Three ways a person tells a change without restating the old fact's shape: something ended ("I left the bank",
-"no more nights", "yui and i broke up"), they moved home ("I moved!", "first night in the new house"), or a date
-moved ("my defence got moved to the 19th of May").
+Five ways a person tells a change without restating the old fact's shape: something ended ("I left the bank",
+"no more nights", "yui and i broke up"), they moved home ("I moved!", "first night in the new house"), a date
+moved ("my defence got moved to the 19th of May"), someone they named left the part they had in the person's life
+("Dr Hanrahan has retired", "valeria moved out", "Lars has accepted a position in Bodø"), or a part has someone new
+("the new deputy head is Ingrid", "new roomie is ximena").
 ``services/memory/facts.remember_fact`` supersedes the older facts ``Change.ends`` picks. Only facts sharing a thing
 (not a verb, a time word or the person) are touched, and never another person's.
 """
@@ -59,6 +61,22 @@ _MOVED = re.compile(r"\b(?:i|we|the user)\s+(?:have\s+|has\s+|just\s+|finally\s+
 ARRIVAL = r"(?i:finally|at last)\s+(?i:here\s+|home\s+)?(?i:in)\s+[A-Z]"
 _ARRIVED = re.compile(r"\b(?:I am|I'm|[Tt]he user is|[Ww]e are|[Ww]e're)\s+" + ARRIVAL)
 # ... or told they are in a new home ("First night in the new house in Wrocław", "our new flat has a balcony").
+# Someone named left the part they had ("Dr Hanrahan has retired himself", "UPDATE valeria moved out", "Lars has
+# accepted a position as headteacher in Bodø", "our builder Mick has moved away"): who it was is the last word before
+# the verb. Only facts giving them a part in the person's life end ("my GP, Dr Hanrahan, …"), not all that name them.
+_LEFT_PART = re.compile(r"(?P<who>[a-z'-]+)\s+(?:(?:has|have|had|just|finally|now|recently|sadly)\s+)*"
+                        r"(?:retired|moved (?:out|away)|(?:accepted|taken|took) (?:a|an|another|the) "
+                        r"(?:new )?(?:position|job|post|role|offer)|handed in (?:his|her|their) notice)\b")
+# A part of the person's life has someone new: "the new deputy head is Ingrid Hovland", "New roomie is ximena",
+# "Priya is our new manager". Facts naming that part (all its words) without the newcomer end.
+_NEW_IN_PART = re.compile(r"(?:^|\b(?:my|our|the|the user's) )new (?P<part>[a-z]+(?: [a-z]+){0,2}?) (?:is|will be) "
+                          r"(?:called |named )?"
+                          r"(?P<holder>[a-z'-]+)"
+                          r"|\b(?P<holder2>[a-z'-]+) (?:is|will be) (?:my|our|the user's|the) new "
+                          r"(?P<part2>[a-z]+(?: [a-z]+){0,2}?)(?=\s*(?:$|[,;.!]|\s(?:and|but|so|who|she|he)\s))")
+# The person's own part in someone's life: "my GP, Dr X", "the user's roomie valeria", "the user's deputy head is
+# lars eriksen" (a possessive, then up to four words, then the name).
+_THEIRS = r"\b(?:the user's|my|our)\s+(?:[a-z,'-]+\s+){{0,4}}?{name}\b"
 _NEW_HOME = re.compile(r"\b(?:(?:in|into|to) (?:the|our|my)|our|my|the user's) new (?:house|flat|home|apartment|place"
                        r"|condo)\b"
                        # "me n jaz got a unit in kirwan": a home of their own got somewhere (not "for the weekend").
@@ -83,7 +101,13 @@ _NOT_A_THING = STOP | {
     "week", "ago", "today", "now", "recently", "since", "this", "and", "any", "more", "anymore", "all", "our", "your",
     "its", "got", "old", "new", "altogether", "completely", "entirely", "totally", "good",
 }
+# Words before a verb that name nobody: the person, pronouns, modals ("I may have …"), adverbs.
+_NOT_SOMEONE = _THE_PERSON | {"he", "she", "they", "it", "may", "might", "could", "would", "should", "will", "must",
+                              "can", "also", "just", "finally", "always", "so", "very", "really", "still", "not"}
 _CLAUSE_END = re.compile(r",|;|\s(?:and|but|so|because|since|then)\s")  # "sold my X and bought a Y": X ended
+
+
+_NO_HOLDER = frozenset(word[:4] for word in _NOT_A_THING | _NOT_SOMEONE)
 
 
 def ended_things(text: str) -> set[str]:
@@ -115,11 +139,18 @@ class Change:
     rescheduled: frozenset[str]
     moved: bool
     mover: str = ""  # who moved, when the person names someone else ("marieke"); the person when empty
+    left: str = ""  # who left the part they had ("hanrahan")
+    part: frozenset[str] = frozenset()  # a part with someone new: its things ({"depu", "head"})
+    holder: str = ""  # ... and who has it now ("ingr")
 
     @property
     def coffee(self) -> bool:
         """Coffee (or its caffeine) ended: every way of saying it ends with it."""
         return bool(self.ended & {"coff", "caff"})
+
+    def names_part(self, old: str) -> bool:
+        """Whether the older fact names the part that has someone new ("the user's deputy head is Lars")."""
+        return bool(self.part) and self.part <= {_thing(word) for word in WORD.findall(_plain(old))}
 
     def ends(self, old: str) -> bool:
         """Whether the older fact is history now (never another named person's). A moved date ends only the facts
@@ -129,7 +160,11 @@ class Change:
         old_plain = _plain(old)
         if self.moved and _HOME.search(old_plain):
             return home_owner(old_plain) == (self.mover or "user")
+        if self.left and re.search(_THEIRS.format(name=re.escape(self.left)), old_plain):
+            return True
         old_things = {_thing(word) for word in WORD.findall(old_plain)}
+        if self.names_part(old) and self.holder not in old_things and OF_THE_PERSON.search(old):
+            return True
         ended_here = self.ended & old_things or (self.coffee and _COFFEE_WORDS & {stem(w) for w in words(old_plain)})
         if ended_here and not ended_things(old):
             return True
@@ -142,8 +177,16 @@ def change_in(text: str) -> Change | None:
     mover = named.group("who").lower() if named and named.group("who").lower() not in _THE_PERSON else ""
     moved = (bool(mover) or _MOVED.search(_plain(text)) is not None or _NEW_HOME.search(_plain(text)) is not None
              or _ARRIVED.search(text) is not None)
-    change = Change(text, frozenset(ended_things(text)), frozenset(rescheduled_things(text)), moved, mover)
-    return change if change.ended or change.rescheduled or change.moved else None
+    left = _LEFT_PART.search(_plain(text))
+    who = left.group("who") if left and lemma(left.group("who")) not in _NOT_SOMEONE else ""
+    new_in_part = _NEW_IN_PART.search(_plain(text))
+    part = _things(new_in_part.group("part") or new_in_part.group("part2")) if new_in_part else set()
+    holder = _thing(new_in_part.group("holder") or new_in_part.group("holder2")) if part else ""
+    if holder in _NO_HOLDER:  # "the new plan is always …", "trying new stuff is a …": no one new
+        part, holder = set(), ""
+    change = Change(text, frozenset(ended_things(text)), frozenset(rescheduled_things(text)), moved, mover, who,
+                    frozenset(part), holder)
+    return change if change.ended or change.rescheduled or change.moved or change.left or change.part else None
 
 
 def home_owner(plain: str) -> str:

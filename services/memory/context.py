@@ -27,12 +27,15 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
-from services.memory import notes, sidearms
+from services.memory import answer_form, notes, sidearms
 from services.memory.config import MemoryConfig
 from services.memory.from_words import asks
 from services.memory.notes import Budget, about_plans, compact_notes, note_episode, note_fact, note_said, short
 from services.memory.recall import RecallHit, recall
 from services.memory.refusals import SQL_PATTERN, refused_things
+
+# The facts read on every turn whatever their age: a refusal, or the language the person wants answers in.
+READ_ALWAYS = f"{SQL_PATTERN}|{answer_form.SQL_PATTERN}"
 
 
 @dataclass
@@ -42,6 +45,7 @@ class AssembledContext:
     confidence: float = 0.0  # best relevance among what was included, 0–1 (the router's memory_confidence)
     receipts: list[dict[str, Any]] = field(default_factory=list)  # what went into ``text``, for the person
     refused: frozenset[str] = frozenset()  # what the person never wants offered (compact only; refusals.py)
+    answer_in: str = ""  # the language the person asked to be answered in (compact only; answer_form.py)
     # Compact only, ``text`` split in two: what is known whatever the message, and what recall found for it.
     about: str = ""
     note: str = ""
@@ -101,9 +105,12 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     # Only the small model's replies are checked against what the person refused (ScaffoldGuard, compact only).
     refused = frozenset(thing for fact in [*facts, *profile, *personal.refusals]
                         for thing in refused_things(fact.text)) if compact else frozenset()
+    standing = sorted([*facts, *profile, *personal.refusals], key=lambda fact: fact.at or dt.datetime.min.replace(
+        tzinfo=dt.UTC))
+    answer_in = answer_form.answer_language(fact.text for fact in standing) if compact else ""
     return AssembledContext(text=text, hits=used, confidence=round(confidence, 4) if text else 0.0,
                             receipts=receipts(text, facts, profile, episodes, exchanges, lines), refused=refused,
-                            about=about, note=note)
+                            answer_in=answer_in, about=about, note=note)
 
 
 def render(personal: Personal, facts: list[RecallHit], episodes: list[RecallHit], exchanges: list[RecallHit],
@@ -254,7 +261,7 @@ def _personal_rows(session: Session | Connection, user_id: str, spare: int, cfg:
         "facts": ctx.profile_facts + spare if ctx.profile_facts >= 1 else 0,
         "min_salience": ctx.profile_min_salience, "thoughts": max(0, ctx.shared_thoughts), "since": since,
         "reminders": max(0, ctx.reminders), "lists": max(0, ctx.lists), "now": now or dt.datetime.now(dt.UTC),
-        "refusals": max(0, ctx.refusals), "refusing": SQL_PATTERN, "known_at": known_at,
+        "refusals": max(0, ctx.refusals), "refusing": READ_ALWAYS, "known_at": known_at,
     }).all()
 
 

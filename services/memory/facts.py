@@ -192,6 +192,12 @@ def _supersede_ended(session: Session, user_id: str, fact: Fact) -> list[int]:
     older = session.scalars(select(Fact).where(Fact.user_id == user_id, Fact.superseded_at.is_(None),
                                                Fact.id != fact.id)).all()
     replaced = [old for old in older if change.ends(old.text)]
+    if change.part:
+        # Someone new holds the part: the news that its old holder left ("Lars has accepted a position in Bodø", which
+        # ended "my deputy head is Lars") is history too; beside it, the 1.5B still addressed the deputy as Lars.
+        ended = session.scalars(select(Fact).where(Fact.user_id == user_id, Fact.superseded_by.is_not(None))).all()
+        left = {old.superseded_by for old in ended if change.names_part(old.text)}
+        replaced += [old for old in older if old.id in left and old not in replaced]
     for old in replaced:
         old.superseded_by, old.superseded_at = fact.id, utcnow()
         logger.info("fact %s supersedes fact %s (it changed)", fact.id, old.id)

@@ -63,11 +63,13 @@ ENDED_FOR_THEM = re.compile(r"^(?:no more|no longer|never again)\s+\w", re.IGNOR
 # ... and where they have arrived: "finally in Pune!!" (a move told in three words, and the answer to "which city am
 # I in these days?").
 ARRIVED = re.compile("^" + ARRIVAL)  # a place's name, not "in bed"
-# ... and what they are, without the "I am": "allergic to nuts", "not a fan of horror movies", "lactose intolerant".
+# ... and what they are, without the "I am": "allergic to nuts", "not a fan of horror movies", "lactose intolerant",
+# "originally from mazatlán tho".
 IMPLIED_I_AM = re.compile(r"^(?:not\s+)?(?:(?:very|really|quite|a bit|super|so)\s+)?(?:allergic to|"
                           r"intolerant to|(?:lactose|gluten) intolerant|vegetarian|vegan|pescatarian|diabetic|"
                           r"teetotal|coeliac|celiac|(?:a\s+)?(?:big\s+|huge\s+)?fan of|(?<=not )into|"
-                          r"(?<=really )into|keen on|sick of|tired of)\b"
+                          r"(?<=really )into|keen on|sick of|tired of|originally (?:from|in)|"
+                          r"born and (?:raised|bred) in)\b"
                           r"(?!\s+(?:it|that|this|them)\b)", re.IGNORECASE)  # ("not into it" names nothing)
 # A date the person tells, of whatever they speak about ("The grand opening is on the 1st of September"), is a fact
 # (``timewords.DATED``): in their conversation, a thing of their life, and "when does it open?" finds no other trace.

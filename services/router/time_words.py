@@ -35,6 +35,8 @@ TIME_RE = twinned(
     rf"in (?:a|an|\d+|a few|few|a couple of|couple of|half an|{_HOUR_WORDS}|fifteen|twenty|thirty|forty(?:-five)?|"
     r"ninety) (?:min|mins|minutes?|hours?|hrs?|days?|weeks?|months?)|"
     rf"every (?:day|week|month|morning|evening|night|{DAYS})|(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?|"
+    # The day before its month, as most of the world writes it: "on 3 January", "by 14 Feb" ("3 may" needs its "on").
+    rf"(?:on |by |from |until |till )?\d{{1,2}} (?!may\b)(?:{_MONTHS})|on \d{{1,2}} may|"
     rf"\d{{1,2}}(?:st|nd|rd|th)|end of (?:the )?(?:day|week|month)|(?:after|before) (?:work|lunch|dinner|school|bed)|"
     rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night)|"
     # "at ten past six" is one time, not "at ten" and then "past six".
