@@ -58,6 +58,7 @@ class Understanding:
     note_text: str = ""
     recalled: list[dict[str, Any]] = field(default_factory=list)  # receipts of what context_text holds
     refused: frozenset[str] = frozenset()  # what the person never wants offered: a reply naming it is rewritten
+    clock24: bool = False  # the person asked for the 24-hour clock: a reply's "4:20 PM" is sent as "16:20"
     # The thread as this turn found it (read once; the thread lease keeps it from changing under us).
     thread: ThreadState | None = None
     working_memory: list[dict[str, Any]] = field(default_factory=list)
@@ -146,6 +147,7 @@ def understand(context: WorkerContext, request: ChatRequest,
         note_text=remembered.note,
         recalled=remembered.receipts,
         refused=remembered.refused,
+        clock24=remembered.clock24,
         margin=decision.margin,
         tiebreaker_used=decision.tiebreaker_used,
         tiebreaker_result=decision.tiebreaker_result,

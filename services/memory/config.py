@@ -83,6 +83,7 @@ class ContextConfig:
     reminders: int = 4
     lists: int = 3
     refusals: int = 4
+    clock_facts: int = 1
     known_again: int = 2
 
 

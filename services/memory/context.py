@@ -28,6 +28,8 @@ from sqlalchemy.orm import Session
 
 from services.embeddings import Embedder
 from services.memory import notes, sidearms
+from services.memory.clock import SQL_PATTERN as CLOCK_PATTERN
+from services.memory.clock import clock_wanted
 from services.memory.config import MemoryConfig
 from services.memory.from_words import asks
 from services.memory.notes import Budget, about_plans, compact_notes, note_episode, note_fact, note_said, short
@@ -42,6 +44,7 @@ class AssembledContext:
     confidence: float = 0.0  # best relevance among what was included, 0–1 (the router's memory_confidence)
     receipts: list[dict[str, Any]] = field(default_factory=list)  # what went into ``text``, for the person
     refused: frozenset[str] = frozenset()  # what the person never wants offered (compact only; refusals.py)
+    clock24: bool = False  # the person asked for times on the 24-hour clock (compact only; clock.py)
     # Compact only, ``text`` split in two: what is known whatever the message, and what recall found for it.
     about: str = ""
     note: str = ""
@@ -66,7 +69,7 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     """
     cfg = config or MemoryConfig()
     if not compact:  # only the small-model notes show reminders and lists: the full shape reads none
-        cfg = replace(cfg, context=replace(cfg.context, reminders=0, lists=0, refusals=0))
+        cfg = replace(cfg, context=replace(cfg.context, reminders=0, lists=0, refusals=0, clock_facts=0))
     ctx = cfg.context
     shown_ids = frozenset(shown_exchange_ids) if compact else frozenset()
     k = ctx.max_facts + ctx.max_episodes + ctx.max_exchanges
@@ -101,9 +104,10 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     # Only the small model's replies are checked against what the person refused (ScaffoldGuard, compact only).
     refused = frozenset(thing for fact in [*facts, *profile, *personal.refusals]
                         for thing in refused_things(fact.text)) if compact else frozenset()
+    clock24 = compact and clock_wanted([*facts, *profile, *personal.refusals, *personal.clock])
     return AssembledContext(text=text, hits=used, confidence=round(confidence, 4) if text else 0.0,
                             receipts=receipts(text, facts, profile, episodes, exchanges, lines), refused=refused,
-                            about=about, note=note)
+                            clock24=clock24, about=about, note=note)
 
 
 def render(personal: Personal, facts: list[RecallHit], episodes: list[RecallHit], exchanges: list[RecallHit],
@@ -220,6 +224,7 @@ class Personal:
     reminders: list[Remembered] = field(default_factory=list)  # text "<when, their time>: <what>"
     lists: list[Remembered] = field(default_factory=list)  # text "<name>: <open items>"
     refusals: list[Remembered] = field(default_factory=list)  # facts that may say what the person refuses
+    clock: list[Remembered] = field(default_factory=list)  # facts that speak of the clock ("24 hour format")
 
 
 def _read_personal_aside(session: Session, user_id: str, cfg: MemoryConfig, now: dt.datetime | None,
@@ -255,6 +260,7 @@ def _personal_rows(session: Session | Connection, user_id: str, spare: int, cfg:
         "min_salience": ctx.profile_min_salience, "thoughts": max(0, ctx.shared_thoughts), "since": since,
         "reminders": max(0, ctx.reminders), "lists": max(0, ctx.lists), "now": now or dt.datetime.now(dt.UTC),
         "refusals": max(0, ctx.refusals), "refusing": SQL_PATTERN, "known_at": known_at,
+        "clocks": max(0, ctx.clock_facts), "clock": CLOCK_PATTERN,
     }).all()
 
 
@@ -275,6 +281,8 @@ def _personal(rows: Sequence[Row[Any]], shown: set[int], cfg: MemoryConfig) -> P
             personal.lists.append(Remembered(int(item_id), text, at))
         elif kind == "refusal" and item_id not in shown:
             personal.refusals.append(Remembered(int(item_id), text, at))
+        elif kind == "clock":
+            personal.clock.append(Remembered(int(item_id), text, at))
     personal.profile = personal.profile[: max(0, ctx.profile_facts)]
     profiled = {fact.id for fact in personal.profile}
     personal.refusals = [fact for fact in personal.refusals if fact.id not in profiled]
@@ -310,6 +318,9 @@ UNION ALL
 UNION ALL
 (SELECT 'refusal', id, text, updated_at, row_number() OVER (ORDER BY updated_at DESC) FROM facts
  WHERE user_id = :user AND text ~* :refusing AND {STANDING} ORDER BY updated_at DESC LIMIT :refusals)
+UNION ALL
+(SELECT 'clock', id, text, updated_at, row_number() OVER (ORDER BY updated_at DESC) FROM facts
+ WHERE user_id = :user AND text ~* :clock AND {STANDING} ORDER BY updated_at DESC LIMIT :clocks)
 """)
 
 
