@@ -319,8 +319,9 @@ UNION ALL
 (SELECT 'refusal', id, text, updated_at, row_number() OVER (ORDER BY updated_at DESC) FROM facts
  WHERE user_id = :user AND text ~* :refusing AND {STANDING} ORDER BY updated_at DESC LIMIT :refusals)
 UNION ALL
+-- How the person wants times written, as they want it now: no prompt shows it (known_at keeps a prompt the same).
 (SELECT 'clock', id, text, updated_at, row_number() OVER (ORDER BY updated_at DESC) FROM facts
- WHERE user_id = :user AND text ~* :clock AND {STANDING} ORDER BY updated_at DESC LIMIT :clocks)
+ WHERE user_id = :user AND text ~* :clock AND superseded_at IS NULL ORDER BY updated_at DESC LIMIT :clocks)
 """)
 
 
