@@ -37,16 +37,22 @@ START = r"(?<![\w.:,$\u00a3\u20ac])"  # not within a number, a word or an amount
 NUMBER = r"\d{1,2}(?!\d)(?:[:.]\d{2}(?!\d))?"
 HALF = rf"(?:{_alternatives(list(MERIDIEMS))})(?![a-z0-9])"
 SEPARATOR = _alternatives(SEPARATORS)
+H24 = r"\d{1,2}[:.]\d{2}(?!\d)"
+# The 1.5B gave both twice in three ("4.20 in the afternoon (16:20)"): the time said twice the same is said once.
 CLOCK = re.compile(
     rf"{START}(?P<a>{NUMBER})(?P<ah>{HALF})?(?P<sep>{SEPARATOR})(?P<b>{NUMBER})(?P<bh>{HALF})"
-    rf"|{START}(?P<t>{NUMBER})(?P<th>{HALF})", re.IGNORECASE)
+    rf"|{START}(?P<t>{NUMBER})(?P<th>{HALF})(?P<again>[ ]?\({H24}\))?"
+    rf"|{START}(?P<h>{H24})(?P<paren>[ ]?\((?P<p>{NUMBER})(?P<ph>{HALF})\))", re.IGNORECASE)
 # What may still grow into a clock time: a number, a time, a range, or a whole one followed by spaces (the next
 # character says whether "p.m." ended a sentence, and whether "am" was a word of its own).
 MAYBE = re.compile(
     rf"\d{{1,2}}(?:[:.]\d{{0,2}})?|{NUMBER}(?:{_prefixes(list(MERIDIEMS))})"
     rf"|{NUMBER}(?:{HALF})?(?:{_prefixes(SEPARATORS)})|{NUMBER}(?:{HALF})?(?:{SEPARATOR})\d{{1,2}}(?:[:.]\d{{0,2}})?"
     rf"|{NUMBER}(?:{HALF})?(?:{SEPARATOR}){NUMBER}(?:{_prefixes(list(MERIDIEMS))})"
-    rf"|(?:{NUMBER}(?:{HALF})?(?:{SEPARATOR}))?{NUMBER}{HALF}[ \t]*", re.IGNORECASE)
+    rf"|(?:{NUMBER}(?:{HALF})?(?:{SEPARATOR}))?{NUMBER}{HALF}(?:[ ]?\({H24}\))?[ \t]*"
+    rf"|{NUMBER}{HALF}[ ]?\(\d{{0,2}}(?:[:.]\d{{0,2}})?"
+    rf"|{H24}[ ]?\((?:\d{{0,2}}(?:[:.]\d{{0,2}})?|{NUMBER}(?:{_prefixes(list(MERIDIEMS))})|{NUMBER}{HALF}\)?)",
+    re.IGNORECASE)
 CANDIDATE = re.compile(rf"{START}\d")
 LONGEST_HELD = 60  # characters: more than the longest clock time ("12:30 o'clock in the afternoon until 1:30 ...")
 # After "p.m." that ended its sentence the full stop stays: "Pickup is at 4 p.m." → "Pickup is at 16:00."
@@ -89,7 +95,16 @@ def _clock(match: re.Match[str], text: str) -> str:
     stop = "." if said.endswith(".") and SENTENCE_ENDS.match(text, match.end()) else ""
     if match["t"] is not None:
         time = _hhmm(match["t"], _half(match["th"]))
-        return time + stop if time else said
+        if time is None:
+            return said
+        again = match["again"] or ""
+        return time + stop if _same(again, time) else time + again
+    if match["h"] is not None:  # "16:20 (4:20 PM)"
+        time = _hhmm(match["p"], _half(match["ph"]))
+        if time is None:
+            return said
+        space = " " if match["paren"].startswith(" ") else ""
+        return match["h"] if _same(match["h"], time) else f"{match['h']}{space}({time})"
     second_half = _half(match["bh"])
     second = _hhmm(match["b"], second_half)
     if second is None:
@@ -104,6 +119,12 @@ def _clock(match: re.Match[str], text: str) -> str:
         return said
     between = "\u2013" if words in ("-", "\u2013", "\u2014") else f" {words} "
     return f"{first}{between}{second}{stop}"
+
+
+def _same(written: str, time: str) -> bool:
+    """Whether ``written`` ("(16.20)", "", "16:20") is ``time`` ("16:20") again, or nothing."""
+    digits = written.strip(" ()").replace(".", ":")
+    return not digits or digits.zfill(5) == time
 
 
 def _half(written: str) -> str:
