@@ -124,8 +124,8 @@ def settings(settings):  # type: ignore[no-untyped-def]
 
 @pytest.mark.integration
 @pytest.mark.usefixtures("person")
-def test_a_person_who_asked_for_24_hour_times_gets_them_and_one_who_did_not_does_not(client, run_jobs,
-                                                                                      fake_llm) -> None:
+def test_the_scripted_4_20_pm_reaches_the_person_as_16_20_once_they_asked_and_unchanged_before(
+        client, run_jobs, fake_llm) -> None:
     """Through POST /chat under the small-model profile: the scripted model's "4:20 PM" reaches the person as it
     was written until they ask for the 24-hour clock, and as "16:20" after (never "4:20" in a delta)."""
     question = "My flight lands at 3.20 in the afternoon and pickup is one hour after landing. What time is pickup?"
