@@ -9,7 +9,7 @@ answered in Norwegian by someone who had asked to be answered in English."""
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select
@@ -19,7 +19,7 @@ from services.act.fastpath import plain_action
 from services.llm.guard import offer_without
 from services.memory.answer_form import answer_language
 from services.memory.changes import change_in
-from services.memory.context import assemble
+from services.memory.context import Remembered, assemble
 from services.memory.facts import list_facts, remember_fact
 from services.memory.from_words import chunk_from_words
 from services.memory.models import Fact
@@ -163,11 +163,19 @@ def test_an_offer_cut_to_its_lead_in_offers_nothing_so_it_is_written_again() -> 
     ("The user is learning Spanish", ""),
 ])
 def test_the_language_asked_for_is_read_from_a_request_to_the_assistant_only(fact: str, language: str) -> None:
-    assert answer_language([fact]) == language
+    assert answer_language(_told(fact)) == language
 
 
 def test_the_newest_request_for_a_language_wins() -> None:
-    assert answer_language(["Please answer me in Spanish", "Actually, reply to me in English from now on"]) == "English"
+    assert answer_language(_told("Please answer me in Spanish", "Actually, reply to me in English from now on")) == (
+        "English")
+    newest_first = _told("Please answer me in Spanish", "Actually, reply to me in English from now on")[::-1]
+    assert answer_language(newest_first) == "English"  # the one told later, whatever the order they are read in
+
+
+def _told(*texts: str) -> list[Remembered]:
+    """The facts as told one day after another."""
+    return [Remembered(number, text, NOW + timedelta(days=number)) for number, text in enumerate(texts)]
 
 
 @pytest.mark.integration

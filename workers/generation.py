@@ -133,7 +133,8 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
     deltas = DeltaPublisher(context, turn)
     role = prompt_name(understanding, llm_profile(context).compact)
     # Under the compact profile the guard also drops a reply's repeat of the person's message.
-    guard = (partial(ScaffoldGuard, message=turn.request.text, refused=understanding.refused)
+    guard = (partial(ScaffoldGuard, message=turn.request.text, refused=understanding.refused,
+                     clock24=understanding.clock24)
              if llm_profile(context).compact else None)
     completion, fallback = generate_with_fallback(context.llm, role, messages, deltas, on_retry=deltas.restart,
                                                   guard=guard)

@@ -59,6 +59,7 @@ class Understanding:
     recalled: list[dict[str, Any]] = field(default_factory=list)  # receipts of what context_text holds
     refused: frozenset[str] = frozenset()  # what the person never wants offered: a reply naming it is rewritten
     answer_in: str = ""  # the language the person asked to be answered in (the compact reply's instruction names it)
+    clock24: bool = False  # the person asked for the 24-hour clock: a reply's "4:20 PM" is sent as "16:20"
     # The thread as this turn found it (read once; the thread lease keeps it from changing under us).
     thread: ThreadState | None = None
     working_memory: list[dict[str, Any]] = field(default_factory=list)
@@ -148,6 +149,7 @@ def understand(context: WorkerContext, request: ChatRequest,
         recalled=remembered.receipts,
         refused=remembered.refused,
         answer_in=remembered.answer_in,
+        clock24=remembered.clock24,
         margin=decision.margin,
         tiebreaker_used=decision.tiebreaker_used,
         tiebreaker_result=decision.tiebreaker_result,

@@ -26,6 +26,7 @@ from services.act.small_plan import NOT_THAT, SMALL_PLAN, UNCLEAR, UNUSABLE, que
 from services.act.transaction import after_commit
 from services.act.turn import run_act_turn
 from services.act.wording import found_reply, plain_reply
+from services.llm.clock import to_24_hour
 from services.llm.completion import Completion
 from services.llm.fallback import generate_with_fallback
 from services.llm.guard import ScaffoldGuard
@@ -62,14 +63,17 @@ def act_reply(context: Any, turn: ActTurn, understanding: Any, session: Session,
     outcome = run_act_turn(context, turn, understanding, session, config=config, memory=memory,
                            dispatcher=dispatcher, fast_path=fast)
     written = _fast_reply(outcome) if fast else None
+    clock24 = bool(understanding.clock24)
     if outcome.question is not None or written is not None:
         text, completion, fallback = outcome.question or written or "", empty_completion(), False
+        text = to_24_hour(text) if clock24 else text  # the person's own "at 4pm" in a reminder's words
         on_delta(text)
     else:
         completion, fallback = _generate(context, turn, understanding, outcome, on_delta, on_retry, profile)
         text = completion.text.strip()
         if fallback and fast:  # what the small model could not word, said plainly (in the final message): no apology
             text, fallback = _said_plainly(outcome), False
+            text = to_24_hour(text) if clock24 else text
         elif fallback:
             text = done_summary(outcome.trail) or text
     trail = [*outcome.trail, {"type": "end", "reason": outcome.reason, "reply_mode": outcome.reply_mode,
@@ -129,7 +133,9 @@ def _generate(context: Any, turn: ActTurn, understanding: Any, outcome: ActOutco
                               prompt="compact/act-reply" if compact else "act-reply")
     role = "clarify" if mode == "CLARIFY" else "respond"
     return generate_with_fallback(context.llm, role, messages, on_delta, on_retry=on_retry,
-                                  guard=partial(ScaffoldGuard, message=turn.request.text) if compact else None)
+                                  guard=partial(ScaffoldGuard, message=turn.request.text,
+                                                clock24=bool(understanding.clock24))
+                                  if compact else None)
 
 
 def done_summary(trail: list[dict[str, Any]]) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from difflib import SequenceMatcher
 
 from services.errors import EchoedMessage, LLMMalformedOutput, NamesRefused
+from services.llm.clock import settled, to_24_hour
 from services.llm.output import StopStream
 from services.text import STOPWORDS, WORD_RE, stem, words
 
@@ -60,13 +61,16 @@ class ScaffoldGuard:
     """Wraps a delta callback; passes on only text that cannot be scaffolding, stops the stream at it."""
 
     def __init__(self, on_delta: Callable[[str], None], message: str = "",
-                 refused: frozenset[str] = frozenset()) -> None:
+                 refused: frozenset[str] = frozenset(), clock24: bool = False) -> None:
         """``message``: the person's message; a reply that starts by repeating it is sent without the repeat,
         and a reply that is nothing but the message said back is refused (``EchoedMessage``).
-        ``refused``: what the person never wants offered; a reply naming it is stopped (``NamesRefused``)."""
+        ``refused``: what the person never wants offered; a reply naming it is stopped (``NamesRefused``).
+        ``clock24``: the person asked for the 24-hour clock: "4:20 PM" is sent as "16:20" (services/llm/clock.py;
+        a trailing "4:20" waits for the next chunk)."""
         self.on_delta = on_delta
         self.message = message
         self.refused = refused
+        self.clock24 = clock24
         self.echo = echo_words(message) if len(echo_words(message)) >= ECHO_MIN_WORDS else []
         self.reset()
 
@@ -121,6 +125,7 @@ class ScaffoldGuard:
             cleaned = offer_without(cleaned, self.refused) or ""
             if not cleaned:
                 raise NamesRefused(thing, text)
+        cleaned = to_24_hour(cleaned) if self.clock24 else cleaned
         self.rewritten = not cleaned.startswith(self.sent)  # cut back before what went out (the caller voids it)
         tail = cleaned[len(self.sent):] if not self.rewritten else ""
         if tail:
@@ -135,6 +140,7 @@ class ScaffoldGuard:
         return False
 
     def _send_up_to(self, text: str) -> None:
+        text = settled(text) if self.clock24 else text
         if text.startswith(self.sent) and len(text) > len(self.sent):
             self.on_delta(text[len(self.sent):])
             self.sent = text

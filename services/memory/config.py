@@ -83,6 +83,7 @@ class ContextConfig:
     reminders: int = 4
     lists: int = 3
     refusals: int = 4
+    answer_form: int = 4
     known_again: int = 2
 
 

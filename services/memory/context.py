@@ -34,9 +34,6 @@ from services.memory.notes import Budget, about_plans, compact_notes, note_episo
 from services.memory.recall import RecallHit, recall
 from services.memory.refusals import SQL_PATTERN, refused_things
 
-# The facts read on every turn whatever their age: a refusal, or the language the person wants answers in.
-READ_ALWAYS = f"{SQL_PATTERN}|{answer_form.SQL_PATTERN}"
-
 
 @dataclass
 class AssembledContext:
@@ -46,6 +43,7 @@ class AssembledContext:
     receipts: list[dict[str, Any]] = field(default_factory=list)  # what went into ``text``, for the person
     refused: frozenset[str] = frozenset()  # what the person never wants offered (compact only; refusals.py)
     answer_in: str = ""  # the language the person asked to be answered in (compact only; answer_form.py)
+    clock24: bool = False  # the person asked for times on the 24-hour clock (compact only; answer_form.py)
     # Compact only, ``text`` split in two: what is known whatever the message, and what recall found for it.
     about: str = ""
     note: str = ""
@@ -70,7 +68,8 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     """
     cfg = config or MemoryConfig()
     if not compact:  # only the small-model notes show reminders and lists: the full shape reads none
-        cfg = replace(cfg, context=replace(cfg.context, reminders=0, lists=0, refusals=0))
+        cfg = replace(cfg, context=replace(cfg.context, reminders=0, lists=0, refusals=0,
+                                                               answer_form=0))
     ctx = cfg.context
     shown_ids = frozenset(shown_exchange_ids) if compact else frozenset()
     k = ctx.max_facts + ctx.max_episodes + ctx.max_exchanges
@@ -105,12 +104,11 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     # Only the small model's replies are checked against what the person refused (ScaffoldGuard, compact only).
     refused = frozenset(thing for fact in [*facts, *profile, *personal.refusals]
                         for thing in refused_things(fact.text)) if compact else frozenset()
-    standing = sorted([*facts, *profile, *personal.refusals], key=lambda fact: fact.at or dt.datetime.min.replace(
-        tzinfo=dt.UTC))
-    answer_in = answer_form.answer_language(fact.text for fact in standing) if compact else ""
+    told = [*facts, *profile, *personal.refusals, *personal.answer_form]  # how they want answers, newest decides
     return AssembledContext(text=text, hits=used, confidence=round(confidence, 4) if text else 0.0,
                             receipts=receipts(text, facts, profile, episodes, exchanges, lines), refused=refused,
-                            answer_in=answer_in, about=about, note=note)
+                            answer_in=answer_form.answer_language(told) if compact else "",
+                            clock24=compact and answer_form.clock_wanted(told), about=about, note=note)
 
 
 def render(personal: Personal, facts: list[RecallHit], episodes: list[RecallHit], exchanges: list[RecallHit],
@@ -227,6 +225,7 @@ class Personal:
     reminders: list[Remembered] = field(default_factory=list)  # text "<when, their time>: <what>"
     lists: list[Remembered] = field(default_factory=list)  # text "<name>: <open items>"
     refusals: list[Remembered] = field(default_factory=list)  # facts that may say what the person refuses
+    answer_form: list[Remembered] = field(default_factory=list)  # how they want answers ("in English", "24 hour")
 
 
 def _read_personal_aside(session: Session, user_id: str, cfg: MemoryConfig, now: dt.datetime | None,
@@ -261,7 +260,8 @@ def _personal_rows(session: Session | Connection, user_id: str, spare: int, cfg:
         "facts": ctx.profile_facts + spare if ctx.profile_facts >= 1 else 0,
         "min_salience": ctx.profile_min_salience, "thoughts": max(0, ctx.shared_thoughts), "since": since,
         "reminders": max(0, ctx.reminders), "lists": max(0, ctx.lists), "now": now or dt.datetime.now(dt.UTC),
-        "refusals": max(0, ctx.refusals), "refusing": READ_ALWAYS, "known_at": known_at,
+        "refusals": max(0, ctx.refusals), "refusing": SQL_PATTERN, "known_at": known_at,
+        "answer_forms": max(0, ctx.answer_form), "answering": answer_form.SQL_PATTERN,
     }).all()
 
 
@@ -282,6 +282,8 @@ def _personal(rows: Sequence[Row[Any]], shown: set[int], cfg: MemoryConfig) -> P
             personal.lists.append(Remembered(int(item_id), text, at))
         elif kind == "refusal" and item_id not in shown:
             personal.refusals.append(Remembered(int(item_id), text, at))
+        elif kind == "answer_form":
+            personal.answer_form.append(Remembered(int(item_id), text, at))
     personal.profile = personal.profile[: max(0, ctx.profile_facts)]
     profiled = {fact.id for fact in personal.profile}
     personal.refusals = [fact for fact in personal.refusals if fact.id not in profiled]
@@ -317,6 +319,11 @@ UNION ALL
 UNION ALL
 (SELECT 'refusal', id, text, updated_at, row_number() OVER (ORDER BY updated_at DESC) FROM facts
  WHERE user_id = :user AND text ~* :refusing AND {STANDING} ORDER BY updated_at DESC LIMIT :refusals)
+UNION ALL
+-- How the person wants answers (a language, the 24-hour clock), as they want it now: known_at keeps a prompt the same,
+-- but no prompt shows these (a reply's instruction and its guard do).
+(SELECT 'answer_form', id, text, updated_at, row_number() OVER (ORDER BY updated_at DESC) FROM facts
+ WHERE user_id = :user AND text ~* :answering AND superseded_at IS NULL ORDER BY updated_at DESC LIMIT :answer_forms)
 """)
 
 

@@ -44,6 +44,7 @@ class BackgroundUnderstanding:
     topic: str = "background"
     mode: str = "ACT"
     working_memory: list[dict[str, Any]] = field(default_factory=list)
+    clock24: bool = False  # the 24-hour clock asked for (read under the compact profile only)
 
 
 def background_dispatcher(config: ActConfig) -> ActDispatcher:
