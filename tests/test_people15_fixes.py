@@ -103,6 +103,14 @@ def test_a_list_asked_for_with_tell_me_what_is_in_it_is_read_by_its_name(said: s
     assert action is not None and action.arguments == {"operation": "view", "name": "joining"}
 
 
+def test_the_list_is_no_list_called_the() -> None:
+    """After a question, "Put him on the list." added "him" to a list called "the"."""
+    for said in ("Put him on the list.", "add milk to the list", "put eggs on my list please"):
+        assert plain_action(said, collect_signals(RoutingContext(text=said)), NOW, UTC) is None
+    said = "put eggs on the shopping list please"
+    assert plain_action(said, collect_signals(RoutingContext(text=said)), NOW, UTC).arguments["name"] == "shopping"
+
+
 @pytest.mark.parametrize("text", ["Remind me on 3 January to renew my driving licence before I go.",
                                   "remind me 14 feb to book the vet", "Please remind me on 2 May to pay the rent"])
 def test_a_reminder_dated_day_before_month_routes_to_the_schedule_skill(routers: list[ModeRouter], text: str) -> None:  # noqa: F811
@@ -230,3 +238,33 @@ def test_a_new_deputy_replaces_the_old_one_in_the_notes(client, run_jobs, fake_l
     notes = " ".join(m["content"] for m in fake_llm.requests[-1]["messages"] if "<memory>" in m["content"])
     assert "Ingrid" in notes and "Lars" not in notes
     assert "answer them in" not in str(fake_llm.requests[-1]["messages"])  # no language was asked for
+
+
+def test_a_clarifying_reply_that_asks_nothing_is_replaced_by_the_question() -> None:
+    """Told to ask for what is missing, the 1.5B answered 13 of 30 underspecified commands with a promise ("Sure, I'll
+    add him to the list.") and nothing was done: the person was told it was."""
+    from services.llm.guard import ScaffoldGuard
+
+    sent: list[str] = []
+    guard = ScaffoldGuard(sent.append, message="Put him on the list.", must_ask="Which one do you mean?")
+    guard("Sure, I'll add ")
+    guard("him to the list.")
+    assert guard.finish("Sure, I'll add him to the list.") == "Which one do you mean?" and guard.rewritten
+    asking = ScaffoldGuard(sent.append, message="Put him on the list.", must_ask="Which one do you mean?")
+    assert asking.finish("Who should I add, and to which list?") == "Who should I add, and to which list?"
+    plain = ScaffoldGuard(sent.append, message="Thanks!")  # any other turn need not ask
+    assert plain.finish("You're welcome.") == "You're welcome."
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("person")
+def test_an_underspecified_command_is_answered_with_a_question_not_a_promise(client, run_jobs, fake_llm) -> None:
+    fake_llm.script_stream(Reply("Sure, I'll add him to the list."))
+    frames, _ = chat(client, run_jobs, "Put him on the list.")
+    reply = message_of(frames)["text"]
+    assert "?" in reply and "I'll add" not in reply
+    assert "I don't have anything earlier" in reply  # "him" points at no one said
+    fake_llm.script_stream(Reply("Who should I put on which list?"))
+    assert client.post("/threads").status_code == 201  # (in the same thread it would answer the question asked)
+    frames, _ = chat(client, run_jobs, "Put him on the list.")
+    assert message_of(frames)["text"] == "Who should I put on which list?"  # the model's own question stays

@@ -20,7 +20,7 @@ from services.prompts import fenced
 from services.threads import history_text
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
 from workers.turn import Turn
-from workers.understanding import Understanding
+from workers.understanding import Understanding, clarifying_question
 
 # Coalesce streamed tokens into fewer events: the first goes out at once (time to first
 # token is what a person feels), later ones at most every 40 ms or 200 characters.
@@ -133,8 +133,9 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
     deltas = DeltaPublisher(context, turn)
     role = prompt_name(understanding, llm_profile(context).compact)
     # Under the compact profile the guard also drops a reply's repeat of the person's message.
+    must_ask = clarifying_question(understanding.signals) if understanding.mode == "CLARIFY" else ""
     guard = (partial(ScaffoldGuard, message=turn.request.text, refused=understanding.refused,
-                     clock24=understanding.clock24)
+                     clock24=understanding.clock24, must_ask=must_ask)
              if llm_profile(context).compact else None)
     completion, fallback = generate_with_fallback(context.llm, role, messages, deltas, on_retry=deltas.restart,
                                                   guard=guard)

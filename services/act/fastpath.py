@@ -28,7 +28,9 @@ POLITE = (r"^(?:(?:hey|hi|ok|okay|so|also|and|oh|plus|btw|anyway)[, ]+)*(?:(?:pl
            r"(?:please\s+)?")
 # "my shopping list", "his party list", and one named for whose it is: "Oisín's party list";
 # "add carbón to asado list": learners and chat leave the article out (not "a list", "this list").
-NAMED_LIST = (r"(?:(?:my|the|our|his|her|their)\s+|(?=[^\W\d_][\w-]*'s\s))?(?!(?:a|an|this|that|another|your|some)\s)"
+NAMED_LIST = (r"(?:(?:my|the|our|his|her|their)\s+|(?=[^\W\d_][\w-]*'s\s))?"
+              # ("the list" names none: "Put him on the list." added "him" to a list called "the")
+              r"(?!(?:a|an|this|that|another|your|some)\s|(?:the|my|our|his|her|their)\s+list\b)"
          r"(?P<name>[^\W_][\w' -]{0,40}?)\s+list")
 # The words of a request to a skill: a part of a message holding one asks for something the fast path must not drop.
 _REQUEST_WORDS = r"remind|add|put|remove|delete|schedule|set|create|make|list"

@@ -61,16 +61,19 @@ class ScaffoldGuard:
     """Wraps a delta callback; passes on only text that cannot be scaffolding, stops the stream at it."""
 
     def __init__(self, on_delta: Callable[[str], None], message: str = "",
-                 refused: frozenset[str] = frozenset(), clock24: bool = False) -> None:
+                 refused: frozenset[str] = frozenset(), clock24: bool = False, must_ask: str = "") -> None:
         """``message``: the person's message; a reply that starts by repeating it is sent without the repeat,
         and a reply that is nothing but the message said back is refused (``EchoedMessage``).
         ``refused``: what the person never wants offered; a reply naming it is stopped (``NamesRefused``).
         ``clock24``: the person asked for the 24-hour clock: "4:20 PM" is sent as "16:20" (services/llm/clock.py;
-        a trailing "4:20" waits for the next chunk)."""
+        a trailing "4:20" waits for the next chunk).
+        ``must_ask``: the reply must ask the person something (a clarifying turn); one that asks nothing is replaced
+        by this question (what went out is voided by the caller)."""
         self.on_delta = on_delta
         self.message = message
         self.refused = refused
         self.clock24 = clock24
+        self.must_ask = must_ask
         self.echo = echo_words(message) if len(echo_words(message)) >= ECHO_MIN_WORDS else []
         self.reset()
 
@@ -126,6 +129,8 @@ class ScaffoldGuard:
             if not cleaned:
                 raise NamesRefused(thing, text)
         cleaned = to_24_hour(cleaned) if self.clock24 else cleaned
+        if self.must_ask and "?" not in cleaned:  # "Sure, I'll save it for you." when nothing can be saved yet
+            cleaned = self.must_ask
         self.rewritten = not cleaned.startswith(self.sent)  # cut back before what went out (the caller voids it)
         tail = cleaned[len(self.sent):] if not self.rewritten else ""
         if tail:
