@@ -69,6 +69,18 @@ SHOW_STORED_RE = twinned(
     # Anything named, then what was kept of it: "show me the wifi passwords I've saved".
     rf"(?:my|our|the|all(?: the| my)?)(?: [a-z'-]+){{1,3}}?(?: that)? (?:i|i've|i have|we|you|you've|you have)"
     rf"(?: (?:already|ever))? {_STORED_BY_ME})|"
+    # Terse, with no "my": "show reminders", "list goals for this week" (only the plural kept kinds, ending the message
+    # or before when they are for; "show notes on how to ..." asks for a how-to).
+    rf"{CLAUSE_START}(?:show|list|display|view|open|read out|pull up|bring up) (?:reminders|goals|notes|memories|"
+    r"alarms|resolutions)(?:\W*$| (?:for|from|today|tomorrow|tonight|this|next|pls|please)\b)|"
+    # The particle after what is shown: "pull my notes on the boat up", "dig the reminders for June out".
+    rf"{CLAUSE_START}(?:pull|dig|look) (?:my|our|the|all(?: (?:my|the))?)(?: [a-z'-]+){{0,3}}? {_SHOWN}"
+    r"(?: (?:on|about|for|from|of) [^.?!,]{1,40}?)? (?:up|out)(?: for (?:me|us))?(?:,? (?:please|pls|thanks|thx))?"
+    r"\W*$|"
+    # "Recall" as the command to show what was kept: "recall all the facts you've saved about the boat".
+    rf"{CLAUSE_START}recall (?:for me )?(?:all(?: of)?(?: the| my)?|every|each|the|my|everything|whatever|what)"
+    rf"(?: [a-z'-]+){{0,2}}? (?:{_SHOWN} )?(?:that )?(?:i|i've|i have|we|you|you've|you have|u)(?: (?:already|ever))? "
+    rf"{_STORED_BY_ME}\b|"
     # The stored things named in a question, then shown by a pointer at them: "Which goals have I got? Show me them",
     # "what notes do you have on the van? read them out" (the pointer stands for what the question named).
     rf"\b{_SHOWN}\b[^.?!]{{0,40}}[.?!]+\s*(?:(?:and|now|then|just|please|pls|can you|could you|would you) )*"
