@@ -61,7 +61,8 @@ REASSURED_RE = re.compile(
 THING_DIED_RE = re.compile(
     r"\b(?:machine|phone|battery|laptop|computer|pc|tablet|printer|car|van|engine|fridge|freezer|kettle|dryer|washer|"
     r"charger|router|wifi|internet|tv|telly|screen|boiler|heater|torch|headphones|earbuds|watch|camera|till|drill|"
-    r"mower|hoover|toaster|oven|microwave)(?: (?:just|then|finally|totally|completely|has|had))? died\b"
+    r"mower|hoover|toaster|oven|microwave|scanner|radio|speaker|modem|remote|keyboard|mouse|sat ?nav|forklift|"
+    r"generator)(?: (?:just|then|finally|totally|completely|has|had))? died\b"
 )
 # A day told as it went, with nothing asked (issue 31, twelfth round): framed as a day, a shift or an update up front
 # ("Long shift. Three funerals, ...", "Started at 4, delivered the sourdough ...", "Just back from a twelve hour shift
