@@ -53,6 +53,7 @@ from services.router.store_words import (
     PROMPT_ME_RE,
     SAID_RE,
     SHOW_STORED_RE,
+    SHOWN_MORE_RE,
     SKILL_STORE_RE,
 )
 from services.router.textview import (
@@ -119,7 +120,7 @@ def skill_signals(view: TextView) -> dict[str, float]:
     body = view.unled
     signals = {f"skill_{name}": flag(regex.search(body) is not None) for name, regex in _SKILL_SEARCHES.items()}
     # A command to show stored items reads them back, like recall ("show my reminders", "list my goals").
-    shows = flag(SHOW_STORED_RE.search(view.lower) is not None)
+    shows = flag(SHOW_STORED_RE.search(view.lower) is not None or SHOWN_MORE_RE.search(view.lower) is not None)
     signals["skill_recall"] = max(signals["skill_recall"], shows)
     # "every evening at 9:30, ask me how my day went", "at 10 tonight check in with me": a time opens the clause.
     if says_time(body) and PROMPT_ME_RE.search(times_replaced(body, ",")):

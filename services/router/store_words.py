@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from services.router.ascii_twin import twinned
+from services.router.prefilter import prefiltered
 from services.router.words import CLAUSE_START
 
 # Asking to be prompted, opening a clause: with a time it is a scheduled prompt ("Every Monday at 8, ask me what my
@@ -69,6 +70,15 @@ SHOW_STORED_RE = twinned(
     # Anything named, then what was kept of it: "show me the wifi passwords I've saved".
     rf"(?:my|our|the|all(?: the| my)?)(?: [a-z'-]+){{1,3}}?(?: that)? (?:i|i've|i have|we|you|you've|you have)"
     rf"(?: (?:already|ever))? {_STORED_BY_ME})|"
+    # The stored things named in a question, then shown by a pointer at them: "Which goals have I got? Show me them",
+    # "what notes do you have on the van? read them out" (the pointer stands for what the question named).
+    rf"\b{_SHOWN}\b[^.?!]{{0,40}}[.?!]+\s*(?:(?:and|now|then|just|please|pls|can you|could you|would you) )*"
+    r"(?:show|list|display|pull up|bring up|give|read(?: out| back)?|print(?: out)?|open(?: up)?)(?: (?:me|us))?"
+    r"(?: (?:out|back|up))? (?:them|those|these|it|all of them|them all|the lot|all)\b"
+)
+# Stored things shown in shapes the display verbs above do not take, searched only in a message holding their words
+# (issue 31, fifteenth round).
+SHOWN_MORE_RE = prefiltered(
     # Terse, with no "my": "show reminders", "list goals for this week" (only the plural kept kinds, ending the message
     # or before when they are for; "show notes on how to ..." asks for a how-to).
     rf"{CLAUSE_START}(?:show|list|display|view|open|read out|pull up|bring up) (?:reminders|goals|notes|memories|"
@@ -80,12 +90,7 @@ SHOW_STORED_RE = twinned(
     # "Recall" as the command to show what was kept: "recall all the facts you've saved about the boat".
     rf"{CLAUSE_START}recall (?:for me )?(?:all(?: of)?(?: the| my)?|every|each|the|my|everything|whatever|what)"
     rf"(?: [a-z'-]+){{0,2}}? (?:{_SHOWN} )?(?:that )?(?:i|i've|i have|we|you|you've|you have|u)(?: (?:already|ever))? "
-    rf"{_STORED_BY_ME}\b|"
-    # The stored things named in a question, then shown by a pointer at them: "Which goals have I got? Show me them",
-    # "what notes do you have on the van? read them out" (the pointer stands for what the question named).
-    rf"\b{_SHOWN}\b[^.?!]{{0,40}}[.?!]+\s*(?:(?:and|now|then|just|please|pls|can you|could you|would you) )*"
-    r"(?:show|list|display|pull up|bring up|give|read(?: out| back)?|print(?: out)?|open(?: up)?)(?: (?:me|us))?"
-    r"(?: (?:out|back|up))? (?:them|those|these|it|all of them|them all|the lot|all)\b"
+    rf"{_STORED_BY_ME}\b"
 )
 # A question about what the person told, or about a fact of theirs, wants an answer in words (RESPOND): "what did I
 # tell you about my landlord?", "do you remember where I parked?", "remind me what my passport number is". Asked
