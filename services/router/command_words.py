@@ -30,12 +30,25 @@ VAGUE_ASK_RE = re.compile(
     r"(?:about|with) (?:my|our|the|this|that|these|those|all) (?:[a-z'-]+ )?(?:notes|lists?|reminders|goals|calendar|"
     r"diary|schedule|week|stuff|things|inbox)\b"
 )
+# A deed on things named only by where they belong, no thing in particular: "can you deal with all the house stuff?",
+# "handle the work things for me" (which of them? Not "handle the school run": a thing named).
+STUFF_ASK_RE = re.compile(
+    r"^(?:(?:please|pls|plz|can you|could you|would you|will you|just|can u|could u) )*"
+    r"(?:deal with|handle|take care of|see to|look after|sort(?: out)?)(?: (?:all|all of))? (?:my|our|the) "
+    r"(?:[a-z'-]+ )?(?:stuff|things|bits|"
+    r"bits and pieces|side of things)(?: (?:out|for me|for us|please|pls|today|this week))*\W*$"
+)
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
 # Not "excuse me", "lucky me", "trust me" (said, not asked), nor a pronoun or an auxiliary before "me".
 VERB_ME_RE = re.compile(
     r"(?:^|[.:;!?]\s+)(?!(?:excuse|lucky|poor|silly|trust|beats|bless|love|like|miss|with|about|for|to|from|of|and|"
-    r"but|not|even|just|let|help)\b)[a-z]+ (?:me|us)\b(?! (?:too|neither|either)\b)"
+    r"but|not|even|just|let|help)\b)"
+    # Nor a deed done to the person, told in the past: "Took me four weekends", "cost us a fortune", "asked me twice".
+    r"(?!(?:[a-z]*[^e]ed|took|gave|told|sent|made|got|kept|left|brought|bought|cost|caught|taught|drove|woke|found|"
+    r"threw|knew|saw|held|paid|sold|lent|met|fed|bit|rang|won|lost|did|had|drew|wrote|shook|"
+    r"showed|stole|spent) (?:me|us)\b)"
+    r"[a-z]+ (?:me|us)\b(?! (?:too|neither|either)\b)"
 )
 # "Update: I sold the car!": a word before a colon labels what follows, it commands nothing.
 LABEL_RE = re.compile(r"^[a-z]+\s*:")
@@ -217,6 +230,14 @@ VAGUE_DEED_VERBS = frozenset("do sort fix".split())
 FOR_WHOM_RE = re.compile(r"^(?:for|to|with) (?:[a-z0-9'-]+ ){1,3}?(?=(?:what|whatever|exactly what)\b)")
 # Data kept somewhere else, named by where it is and never given: "add the figures from the banksman's sheet to my
 # notes", "save the hoof measurements from this morning" (which figures?). Not an item ("add the milk from Aldi").
+# A command's object held in something the conversation cannot see: "add everything in this photo to my list", "save
+# all the dates on the attachment" (which are they?).
+UNSEEN_HELD_RE = re.compile(
+    r"^(?:everything|all|whatever|anything|the (?:[a-z'-]+ )?(?:stuff|things|items|bits|details|info|names|dates|"
+    r"numbers|times|ingredients|words|figures))(?: that'?s| written| listed| shown)? (?:in|on|from) "
+    r"(?:this|that|the|my) (?:photo|picture|pic|screenshot|image|attachment|file|pdf|document|doc|scan|video|"
+    r"voice (?:note|memo)|recording|spreadsheet|link)s?\b"
+)
 SOURCED_DATA_RE = re.compile(
     r"^(?:all )?(?:the|those|these) (?:[a-z'-]+ ){0,2}(?:figures|measurements|numbers|readings|results|details|dates|"
     r"times|prices|scores|stats|statistics|info|information|codes|minutes|points|names|addresses|amounts|totals|"
@@ -227,10 +248,14 @@ SOURCED_DATA_RE = re.compile(
 TEMPLATE_RE = re.compile(
     r"[\[<{]\s*[a-z][a-z0-9 .'/_-]{0,30}[\]>}]|_{3,}|"
     # Content handed over as a word that stands for content to come: "Set a goal: TBD", "new note: xxx".
-    r":\s*(?:tbd|tbc|tba|todo|to be (?:decided|confirmed|added)|x{3,}|n/a|\?{2,}|\.{3,}|…)\s*[.!]*\s*$"
+    r":\s*(?:tbd|tbc|tba|todo|to be (?:decided|confirmed|added)|x{3,}|n/a|\?{2,}|\.{3,}|…)\s*[.!]*\s*$|"
+    # A form's instruction left in place of its content: "note that INSERT FACT HERE", "add (enter item here)".
+    r"\b(?:insert|enter|paste|type|fill in|put|write|add) (?:the |your |a |an )?(?:[a-z]+ )?(?:fact|item|name|date|"
+    r"time|text|task|details?|info|number|address|link|goal|reminder|note|content|value|words?|answer)s? here\b"
 )
 # a command cut off before its object ("set a goal to... actually, no", "remind me to"): its last word waits for more;
 DANGLING_WORDS = frozenset("to the a an my our your and or of for about with at by".split())
+STRANDED_PREPOSITIONS = frozenset("to of for about with at by".split())
 # content announced but never given ("memorise the following.");
 FORWARD_POINTERS = frozenset("following below".split())
 # a reminder with a time and nothing to be reminded of ("remind me at ten past six"): these lead its text in.

@@ -47,13 +47,22 @@ DISTRESS_RE = prefiltered(
 # A passing mood said with its own reassurance is told, not a plea: "bit stressed about exams but I'll survive lol",
 # "nervous about the audition, but I've practised loads", "feeling a bit flat, nothing major", "nervous but ready".
 REASSURED_RE = re.compile(
-    r"\bbut (?:i think )?(?:i'?ll|i will|i'?m|i am|it'?ll|it will|we'?ll) (?:survive|live|manage|cope|"
+    r"\bbut (?:i think )?(?:i'?ll|i will|i'?m|i am|it'?ll|it will|we'?ll) (?:survive|live|manage|cope|pass|"
+    # "stressed with exams but I'll get through it", "... but we'll pull through".
+    r"get (?:through|over) (?:it|this|them)|pull through|get there|"
     r"be (?:fine|ok|okay|alright|grand|good)|fine|ok|okay|alright|good)\b|"
     r"\bbut (?:i'?ve|i have) (?:practi[sc]ed|prepared|revised|studied|trained|rehearsed)\b|"
     # Or with the better state it is in: "off to the interview, nervous but ready".
     r"\bbut (?:(?:i'?m|i am|feeling|also|still|kinda|quite|pretty) )?(?:ready|excited|prepared|hopeful|positive|"
     r"(?:fine|ok|okay|alright|good)(?! (?:at|with)\b))\b|"
     r"\bnothing (?:major|serious|too bad|dramatic)\b"
+)
+# A machine that "died" broke down, nobody did: "the card machine died at lunch", "my phone died on the bus".
+THING_DIED_RE = re.compile(
+    r"\b(?:machine|phone|battery|laptop|computer|pc|tablet|printer|car|van|engine|fridge|freezer|kettle|dryer|washer|"
+    r"charger|router|wifi|internet|tv|telly|screen|boiler|heater|torch|headphones|earbuds|watch|camera|till|drill|"
+    r"mower|hoover|toaster|oven|microwave|scanner|radio|speaker|modem|remote|keyboard|mouse|sat ?nav|forklift|"
+    r"generator)(?: (?:just|then|finally|totally|completely|has|had))? died\b"
 )
 # A day told as it went, with nothing asked (issue 31, twelfth round): framed as a day, a shift or an update up front
 # ("Long shift. Three funerals, ...", "Started at 4, delivered the sourdough ...", "Just back from a twelve hour shift

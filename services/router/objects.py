@@ -43,8 +43,10 @@ from services.router.command_words import (
     SAID_OBJECT_RE,
     SOURCED_DATA_RE,
     STORED_KINDS,
+    STRANDED_PREPOSITIONS,
     TEMPLATE_RE,
     TEXT_LEADS,
+    UNSEEN_HELD_RE,
     VAGUE_DEED_VERBS,
 )
 from services.router.reference_words import DEICTIC_OBJECT_RE, THAT_CLAUSE_RE
@@ -78,6 +80,9 @@ _CALLING_VERBS = frozenset("give send drop shoot".split())
 _CONTINUING = frozenset("now and also then".split())
 _KNOWING_WORDS = frozenset("u you ya kno know knw remember mind".split())  # "u kno that thing, remind me ..."
 _WISHING = frozenset("need want like".split())
+# A verb done or doing before a last preposition strands it at the end of a clause of its own ("what she asked for",
+# "the one I was looking at"), where a command cut off waits for its object ("set a goal to").
+_STRANDED_AFTER_RE = re.compile(r"(?:[a-z]{2,}[^e]ed|[a-z]{2,}ing)$")
 _OBJECT_WORD_RE = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")  # "a to-do list" is a list, not "a" going "to" it
 # Words around a request that name nothing it could point at: a one- or two-word greeting or thanks in any language
 # ("Kia ora — ...", "Aitäh — ..."), politeness after it ("..., cheers").
@@ -226,7 +231,7 @@ def deed_again(lower: str) -> bool:
 def _unnamed_by_kind(lower: str, start: int, verb: str, rest: str) -> RequestObject | None:
     """An object that names a kind of thing but not the thing: data kept elsewhere ("the figures from the sheet", with
     no figure given before the request), or a deed left open ("do something about my goals": done how?)."""
-    if SOURCED_DATA_RE.match(rest) and not _DIGIT_RE.search(lower, 0, start):
+    if (SOURCED_DATA_RE.match(rest) and not _DIGIT_RE.search(lower, 0, start)) or UNSEEN_HELD_RE.match(rest):
         return RequestObject(verb, "pointer", rest.strip())
     held = _HELD_IN_RE.match(rest)
     if held and DEICTIC_OBJECT_RE.match(rest, held.end()):
@@ -243,8 +248,9 @@ def _missing(lower: str, clause: str, matches: list[re.Match[str]], index: int, 
         return "an unfilled template"
     last = matches[-1][0]
     trailing = _TRAILING_RE.match(lower, end) is not None
-    if len(matches) > index + 1 and last in DANGLING_WORDS and (trailing or not WORD_RE.search(lower, end)):
-        return "cut off"
+    if len(matches) > index + 1 and last in DANGLING_WORDS and (trailing or not WORD_RE.search(lower, end)) and not (
+            last in STRANDED_PREPOSITIONS and _STRANDED_AFTER_RE.search(matches[-2][0])):
+        return "cut off"  # but "... before I forget what my aunt asked for" ends a clause of its own
     return ""
 
 

@@ -49,7 +49,11 @@ ANAPHORIC_NP_RE = prefiltered(
     # A choice between things offered before: "the earlier time works better", "the cheaper one", "option B".
     r"\bthe (?:earlier|later|cheaper|dearer|bigger|smaller|shorter|longer|newer|older|quicker|faster|slower) "
     r"(?:one|option|time|date|slot|version|train|flight)s?\b|"
-    r"\b(?:option|choice|version|variant|draft|proposal) (?:[a-d]|[1-9]|one|two|three|four)\b(?!\s*:)"
+    r"\b(?:option|choice|version|variant|draft|proposal) (?:[a-d]|[1-9]|one|two|three|four)\b(?!\s*:)|"
+    # A choice made among offers never made here: "let's go with 10 then", "I'll stick with B" (of what?).
+    r"^(?:(?:ok|okay|right|fine|alright|yeah|yes|hmm|um)[ ,.!]+)*(?:let'?s|i'?ll|we'?ll|i will|we will|i'?d|i'?m going "
+    r"to|we'?re going to)? ?(?:go|stick|settle) (?:with|for|on) (?:the )?(?:\d{1,4}|[a-d]|one|two|three|four|five|six|"
+    r"seven|eight|nine|ten|twelve|twenty)(?: (?:then|please|pls|i think|i guess|for now))*\W*$"
 )
 # "It" of the time and the weather points at nothing: "what time is it in Tokyo?", "is it going to rain?".
 EXPLETIVE_IT_RE = re.compile(

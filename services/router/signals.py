@@ -29,12 +29,13 @@ from services.router.command_words import (
     OWN_DEED_QUESTION_RE,
     POINTER_COMMAND_RE,
     STORING_VERBS,
+    STUFF_ASK_RE,
     TOLD_RE,
     VAGUE_ASK_RE,
     VERB_ME_RE,
 )
 from services.router.form_words import WH_CLAUSE_RE
-from services.router.mood_words import DAY_TOLD_MIN_WORDS, DAY_TOLD_RE, DISTRESS_RE, REASSURED_RE
+from services.router.mood_words import DAY_TOLD_MIN_WORDS, DAY_TOLD_RE, DISTRESS_RE, REASSURED_RE, THING_DIED_RE
 from services.router.objects import deed_again, request_object
 from services.router.prefilter import Prefiltered
 from services.router.reference_words import (
@@ -52,6 +53,7 @@ from services.router.store_words import (
     PROMPT_ME_RE,
     SAID_RE,
     SHOW_STORED_RE,
+    SHOWN_MORE_RE,
     SKILL_STORE_RE,
 )
 from services.router.textview import (
@@ -118,7 +120,7 @@ def skill_signals(view: TextView) -> dict[str, float]:
     body = view.unled
     signals = {f"skill_{name}": flag(regex.search(body) is not None) for name, regex in _SKILL_SEARCHES.items()}
     # A command to show stored items reads them back, like recall ("show my reminders", "list my goals").
-    shows = flag(SHOW_STORED_RE.search(view.lower) is not None)
+    shows = flag(SHOW_STORED_RE.search(view.lower) is not None or SHOWN_MORE_RE.search(view.lower) is not None)
     signals["skill_recall"] = max(signals["skill_recall"], shows)
     # "every evening at 9:30, ask me how my day went", "at 10 tonight check in with me": a time opens the clause.
     if says_time(body) and PROMPT_ME_RE.search(times_replaced(body, ",")):
@@ -276,7 +278,8 @@ def imperative_signals(view: TextView) -> dict[str, float]:
         POINTER_COMMAND_RE.search(view.lower) is not None)
     rest = [w for w in body[1:] if w not in STOPWORDS]
     # "Can you track something for me?", "can you change the time?": which thing, which time?
-    names_nothing = _placeholder(view) or BARE_EDIT_RE.match(lead_free) is not None
+    names_nothing = _placeholder(view) or BARE_EDIT_RE.match(lead_free) is not None or (
+        STUFF_ASK_RE.match(view.lower) is not None)
     vague = (imperative and not rest) or VAGUE_ASK_RE.match(view.lower) is not None or names_nothing
     writing, capability = asks_for_text(view)
     return {"imperative": flag(imperative), "vague_request": flag(vague), "names_nothing": flag(names_nothing),
@@ -343,7 +346,8 @@ def telling_signals(view: TextView, signals: dict[str, float]) -> dict[str, floa
                 or signals["keyboard_mash"] >= 0.5)
     statement = said and bool(view.content) and REQUEST_RE.search(view.lower) is None and not any(
         signals[name] for name in _ASKING)
-    distress = DISTRESS_RE.search(view.lower) is not None and not signals["vague_request"] and (  # "can you help me?"
+    lower = THING_DIED_RE.sub(" ", view.lower) if "died" in view.lower else view.lower  # "the card machine died"
+    distress = DISTRESS_RE.search(lower) is not None and not signals["vague_request"] and (  # "can you help me?"
         REASSURED_RE.search(view.lower) is None)  # "stressed about exams but I'll survive"
     # A long day told as it went ("Long shift. Three funerals, ... Home now with a tea"): its length, times are no ask.
     tells = statement and not distress

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from services.router.ascii_twin import twinned
+from services.router.prefilter import prefiltered
 from services.router.words import CLAUSE_START
 
 # Asking to be prompted, opening a clause: with a time it is a scheduled prompt ("Every Monday at 8, ask me what my
@@ -74,6 +75,22 @@ SHOW_STORED_RE = twinned(
     rf"\b{_SHOWN}\b[^.?!]{{0,40}}[.?!]+\s*(?:(?:and|now|then|just|please|pls|can you|could you|would you) )*"
     r"(?:show|list|display|pull up|bring up|give|read(?: out| back)?|print(?: out)?|open(?: up)?)(?: (?:me|us))?"
     r"(?: (?:out|back|up))? (?:them|those|these|it|all of them|them all|the lot|all)\b"
+)
+# Stored things shown in shapes the display verbs above do not take, searched only in a message holding their words
+# (issue 31, fifteenth round).
+SHOWN_MORE_RE = prefiltered(
+    # Terse, with no "my": "show reminders", "list goals for this week" (only the plural kept kinds, ending the message
+    # or before when they are for; "show notes on how to ..." asks for a how-to).
+    rf"{CLAUSE_START}(?:show|list|display|view|open|read out|pull up|bring up) (?:reminders|goals|notes|memories|"
+    r"alarms|resolutions)(?:\W*$| (?:for|from|today|tomorrow|tonight|this|next|pls|please)\b)|"
+    # The particle after what is shown: "pull my notes on the boat up", "dig the reminders for June out".
+    rf"{CLAUSE_START}(?:pull|dig|look) (?:my|our|the|all(?: (?:my|the))?)(?: [a-z'-]+){{0,3}}? {_SHOWN}"
+    r"(?: (?:on|about|for|from|of) [^.?!,]{1,40}?)? (?:up|out)(?: for (?:me|us))?(?:,? (?:please|pls|thanks|thx))?"
+    r"\W*$|"
+    # "Recall" as the command to show what was kept: "recall all the facts you've saved about the boat".
+    rf"{CLAUSE_START}recall (?:for me )?(?:all(?: of)?(?: the| my)?|every|each|the|my|everything|whatever|what)"
+    rf"(?: [a-z'-]+){{0,2}}? (?:{_SHOWN} )?(?:that )?(?:i|i've|i have|we|you|you've|you have|u)(?: (?:already|ever))? "
+    rf"{_STORED_BY_ME}\b"
 )
 # A question about what the person told, or about a fact of theirs, wants an answer in words (RESPOND): "what did I
 # tell you about my landlord?", "do you remember where I parked?", "remind me what my passport number is". Asked

@@ -132,6 +132,8 @@ _ROW_LETTERS = tuple(frozenset(row) for row in KEY_ROWS[:3])
 _HOME_ROW_LETTERS = frozenset("asdfghjkl")
 _ZIGZAG_MIN = 8
 _STRUCK_SYMBOLS_MIN = 6
+_SENTENCE_MARKS = frozenset(".,!?'\u2026")
+_LETTER_RUN_RE = re.compile(r"[a-z]+")
 
 
 @lru_cache(maxsize=4096)  # the same words come back message after message
@@ -199,8 +201,23 @@ def _keys_between_symbols(view: TextView) -> bool:
     # Or a key or two struck inside a run of mixed symbols: ".,.,.,m.,.," (not "k......", "...ok").
     struck = (len(symbols) >= _STRUCK_SYMBOLS_MIN and len(set(symbols)) >= 2 and len(symbols) >= 4 * (len(token) - len(
         symbols)) and not token[0].isalnum() and not token[-1].isalnum())
-    return " " not in token and (struck or (letters >= 3 and len(symbols) >= 2 and not spelt and all(
-        len(word) < 2 or (held and len(set(word)) <= 2) for word in view.words)))
+    # Or a key or two struck at one end of a run of symbols that keeps changing key: "..//..,,mn", "=-=-=-0-0" (not
+    # sentence marks alone, "ok?!?!?!", nor one change, "5/5!!!!!!").
+    changes = sum(a != b for a, b in zip(symbols, symbols[1:], strict=False))
+    struck = struck or (len(symbols) >= _STRUCK_SYMBOLS_MIN and changes >= 3 and len(symbols) >= 3 * (
+        len(token) - len(symbols)) and not set(symbols) <= _SENTENCE_MARKS)
+    return " " not in token and (struck or _struck_in_chunks(token) or (
+        letters >= 3 and len(symbols) >= 2 and not spelt and all(
+            len(word) < 2 or (held and len(set(word)) <= 2) for word in view.words)))
+
+
+def _struck_in_chunks(token: str) -> bool:
+    """Runs of three keys or more with no vowel and no letter pair English has, joined by symbols and no space:
+    "xkq!!!zpv" (not "css/html", "brb...ttyl", "kfc/bbq": each of those has a word or a common pair)."""
+    runs = _LETTER_RUN_RE.findall(token.lower())
+    return len(runs) >= 2 and all(
+        len(run) >= 3 and not _VOWELS.intersection(run) and NOT_MASH_RE.match(run) is None
+        and not any(run[i : i + 2] in COMMON_BIGRAMS for i in range(len(run) - 1)) for run in runs)
 
 
 def _is_other_mash(token: str) -> bool:

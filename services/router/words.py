@@ -244,6 +244,14 @@ SKILL_PATTERNS = {
     r"\bi(?: (?:want|need|plan|aim|hope|intend)|'d like|'m going|am going|would like) to [^.?!]{3,80}?[,.;!-]\s*"
     r"(?:(?:can|could|will|would) (?:you|u) |please |pls )?(?:track|keep track of|log|monitor|hold me to) "
     r"(?:that|it|this)\b|\bgoal(?: for [^.?!:]{1,30})?\s*:|(?:^|[,.;!-]\s*)goal is\b|"
+    # Asked for as a thing, what it is after a dash or a colon: "I'd like a goal please - cycle to work every Friday".
+    r"\b(?:i'?d like|i would like|i want|i need|can i have|could i have|can i get|give me) (?:a|an|another) (?:new )?"
+    r"(?:goal|target)(?: (?:for me|for myself|please|pls|set up|added|adding))*\s*(?::|-|\u2013|\u2014)\s*[^\W_]|"
+    # One's own goal or target stated, then handed over to be tracked: "My target is to read 20 books by June. Please
+    # keep track of it." (told alone, with no request, it stays news).
+    r"(?:^|[,.;!-]\s*)(?:my|our) (?:[a-z'-]+ )?(?:goal|target|aim|objective|resolution)(?: for [^.?!:,]{1,30}?)? is "
+    r"[^.?!]{3,120}?[,.;!-]\s*(?:(?:can|could|will|would) (?:you|u) |please |pls )?(?:track|keep track of|log|monitor|"
+    r"keep an eye on) (?:that|it|this)\b|"
     # A goal for a time stated, then handed over to be tracked: "Goal for this year is to save 2000, please track it".
     r"(?:^|[,.;!-]\s*)goal for [^.?!:,]{1,30}? is [^.?!]{3,80}?[,.;!-]\s*(?:(?:can|could|will|would) (?:you|u) |please "
     r"|pls )?(?:track|keep track of|log|monitor) (?:that|it|this)\b|"
