@@ -61,6 +61,19 @@ _MOVED = re.compile(r"\b(?:i|we|the user)\s+(?:have\s+|has\s+|just\s+|finally\s+
 ARRIVAL = r"(?i:finally|at last)\s+(?i:here\s+|home\s+)?(?i:in)\s+[A-Z]"
 _ARRIVED = re.compile(r"\b(?:I am|I'm|[Tt]he user is|[Ww]e are|[Ww]e're)\s+" + ARRIVAL)
 # ... or told they are in a new home ("First night in the new house in Wrocław", "our new flat has a balcony").
+_NEW_HOME = re.compile(r"\b(?:(?:in|into|to) (?:the|our|my)|our|my|the user's) new (?:house|flat|home|apartment|place"
+                       r"|condo)\b"
+                       # "me n jaz got a unit in kirwan": a home of their own got somewhere (not "for the weekend").
+                       r"|\b(?:got|bought|found) (?:a|an|our|my|the user's) (?:own )?(?:unit|flat|house|"
+                       r"apartment|condo|townhouse) (?:in|at)\b"
+                       r"(?![^.;]*\bfor (?:the|a|an|one|two|three|\d+) (?:weekend|week|night|nights|days|holidays?)\b)")
+_HOME = re.compile(r"\b(?:live|lives|living|livin)\b(?:\s+[a-z']+){0,3}\s+in\b")
+# Someone they name moved ("Marieke and the children are settled in Groningen now", "my brother Tom moved to Oslo"):
+# where that one lived is history, and nobody else's home.
+_NAMED_MOVED = re.compile(r"\b(?P<who>[A-Z][a-z'-]+)(?:'s family| and (?:the|her|his|their) \w+)?\s+"
+                          r"(?:(?:has|have|is|are|just|finally|now|all)\s+)*(?:moved|relocated|settled)\s+(?:in|to|into)\b")
+# Whose home a fact tells: the subject of "live(s) in" ("the user and the kids live", "… daughter Marieke lives").
+_HOME_OWNER = re.compile(r"([a-z', ]+?)\s+(?:(?:still|now|currently|also|all|both)\s+)*(?:live|lives|living|livin)\b")
 # Someone named left the part they had ("Dr Hanrahan has retired himself", "UPDATE valeria moved out", "Lars has
 # accepted a position as headteacher in Bodø", "our builder Mick has moved away"): who it was is the last word before
 # the verb. Only facts giving them a part in the person's life end ("my GP, Dr Hanrahan, …"), not all that name them.
@@ -77,19 +90,6 @@ _NEW_IN_PART = re.compile(r"(?:^|\b(?:my|our|the|the user's) )new (?P<part>[a-z]
 # The person's own part in someone's life: "my GP, Dr X", "the user's roomie valeria", "the user's deputy head is
 # lars eriksen" (a possessive, then up to four words, then the name).
 _THEIRS = r"\b(?:the user's|my|our)\s+(?:[a-z,'-]+\s+){{0,4}}?{name}\b"
-_NEW_HOME = re.compile(r"\b(?:(?:in|into|to) (?:the|our|my)|our|my|the user's) new (?:house|flat|home|apartment|place"
-                       r"|condo)\b"
-                       # "me n jaz got a unit in kirwan": a home of their own got somewhere (not "for the weekend").
-                       r"|\b(?:got|bought|found) (?:a|an|our|my|the user's) (?:own )?(?:unit|flat|house|"
-                       r"apartment|condo|townhouse) (?:in|at)\b"
-                       r"(?![^.;]*\bfor (?:the|a|an|one|two|three|\d+) (?:weekend|week|night|nights|days|holidays?)\b)")
-_HOME = re.compile(r"\b(?:live|lives|living|livin)\b(?:\s+[a-z']+){0,3}\s+in\b")
-# Someone they name moved ("Marieke and the children are settled in Groningen now", "my brother Tom moved to Oslo"):
-# where that one lived is history, and nobody else's home.
-_NAMED_MOVED = re.compile(r"\b(?P<who>[A-Z][a-z'-]+)(?:'s family| and (?:the|her|his|their) \w+)?\s+"
-                          r"(?:(?:has|have|is|are|just|finally|now|all)\s+)*(?:moved|relocated|settled)\s+(?:in|to|into)\b")
-# Whose home a fact tells: the subject of "live(s) in" ("the user and the kids live", "… daughter Marieke lives").
-_HOME_OWNER = re.compile(r"([a-z', ]+?)\s+(?:(?:still|now|currently|also|all|both)\s+)*(?:live|lives|living|livin)\b")
 _THE_PERSON = frozenset({"user", "i", "we", "me"})
 # Coffee is said many ways: given up, each of them ends ("I quit coffee" ends "my 3 espressos"), compared as whole
 # words ("americano" is not "American"); cola is not coffee (though a refusal of coffee's caffeine refuses it).
@@ -104,10 +104,8 @@ _NOT_A_THING = STOP | {
 # Words before a verb that name nobody: the person, pronouns, modals ("I may have …"), adverbs.
 _NOT_SOMEONE = _THE_PERSON | {"he", "she", "they", "it", "may", "might", "could", "would", "should", "will", "must",
                               "can", "also", "just", "finally", "always", "so", "very", "really", "still", "not"}
+_NO_HOLDER = frozenset(word[:4] for word in _NOT_A_THING | _NOT_SOMEONE)  # no one new: "the new plan is always …"
 _CLAUSE_END = re.compile(r",|;|\s(?:and|but|so|because|since|then)\s")  # "sold my X and bought a Y": X ended
-
-
-_NO_HOLDER = frozenset(word[:4] for word in _NOT_A_THING | _NOT_SOMEONE)
 
 
 def ended_things(text: str) -> set[str]:
@@ -182,7 +180,7 @@ def change_in(text: str) -> Change | None:
     new_in_part = _NEW_IN_PART.search(_plain(text))
     part = _things(new_in_part.group("part") or new_in_part.group("part2")) if new_in_part else set()
     holder = _thing(new_in_part.group("holder") or new_in_part.group("holder2")) if part else ""
-    if holder in _NO_HOLDER:  # "the new plan is always …", "trying new stuff is a …": no one new
+    if holder in _NO_HOLDER:  # "trying new stuff is a great way"
         part, holder = set(), ""
     change = Change(text, frozenset(ended_things(text)), frozenset(rescheduled_things(text)), moved, mover, who,
                     frozenset(part), holder)
