@@ -151,7 +151,8 @@ WH_CLAUSE_RE = prefiltered(
     # What ails something, asked anywhere and typed without punctuation: "leaves going purple whats wrong with them".
     # (Not when it was found out: "I know what's wrong with the car now".)
     r"(?<!know )(?<!knew )(?<!out )(?<!see )(?<!saw )\bwhat'?s (?:wrong|up|going on|happening) with "
-    r"(?:it|them|him|her|my|this|that|these|those|the|our)\b"
+    r"(?:it|them|him|her|my|this|that|these|those|the|our)\b",
+    grouped=True,
 )
 # A hedge before the question word: "roughly how many ml should a 6 week old have" asks all the same.
 HEDGES = frozenset("roughly approximately realistically honestly seriously generally typically basically btw".split())

@@ -90,8 +90,10 @@ from services.router.words import (
 )
 
 MODES = ("RESPOND", "CLARIFY", "ACKNOWLEDGE", "ACT", "IGNORE")
-# Each skill's words, searched only in a message holding one of the literals its pattern cannot match without.
-_SKILL_SEARCHES = {name: Prefiltered(regex) for name, regex in SKILL_RES.items()}
+# Each skill's words, searched only in a message holding one of the literals its pattern cannot match without; the
+# long ones that long messages reach run grouped by first character (``first_chars.py``).
+_GROUPED_SKILLS = frozenset({"list", "remember", "goal", "recall"})
+_SKILL_SEARCHES = {name: Prefiltered(regex, name in _GROUPED_SKILLS) for name, regex in SKILL_RES.items()}
 
 @dataclass
 class RoutingContext:
