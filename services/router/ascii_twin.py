@@ -16,17 +16,21 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from services.router.first_chars import grouped_twin
+
 _SEPARATORS_RE = re.compile("[\x1c-\x1f]")
 _SPACE_CLASS_RE = re.compile(r"\\[sS]")  # a pattern's text saying \s or \S (or an escaped backslash before an s)
 _INLINE_CASE_RE = re.compile(r"\(\?[aiLmsux-]*i")  # "(?i)", "(?i:...)", "(?x-i:...)": case ignored somewhere
 
 
-def ascii_twin(regex: re.Pattern) -> re.Pattern | None:
-    """``regex`` compiled with ``re.ASCII``, or None when it may ignore case (or is a bytes pattern)."""
+def ascii_twin(regex: re.Pattern, grouped: bool = False) -> re.Pattern | None:
+    """``regex`` compiled with ``re.ASCII``, or None when it may ignore case (or is a bytes pattern); ``grouped``: with
+    its alternatives grouped by first character (``first_chars.py``) where it has no capturing group."""
     if not isinstance(regex.pattern, str) or regex.flags & re.IGNORECASE or _INLINE_CASE_RE.search(regex.pattern):
         return None
+    flags = (regex.flags & ~re.UNICODE) | re.ASCII
     try:
-        return re.compile(regex.pattern, (regex.flags & ~re.UNICODE) | re.ASCII)
+        return (grouped and grouped_twin(regex.pattern, flags)) or re.compile(regex.pattern, flags)
     except (re.error, ValueError):  # an inline "(?u)" that ASCII cannot take
         return None
 
@@ -55,9 +59,9 @@ class Twinned:
     ``search``, ``match``, ``sub`` and the rest take the same arguments and give the pattern's answers; anything else
     (``pattern``, ``flags``) is the pattern's."""
 
-    def __init__(self, regex: re.Pattern) -> None:
+    def __init__(self, regex: re.Pattern, grouped: bool = False) -> None:
         self.regex = regex
-        self.twin = ascii_twin(regex)
+        self.twin = ascii_twin(regex, grouped)
         self.reads_space = says_space_class(regex)
         self._fits = fit_test(regex)
 
@@ -90,3 +94,9 @@ def twinned(pattern: str, flags: int = 0) -> Twinned:
     """``re.compile(pattern, flags)`` run as its ASCII twin on ASCII text: for a pattern with ``\\b`` or ``\\w`` that
     routing searches in every message."""
     return Twinned(re.compile(pattern, flags))
+
+
+def grouped(pattern: str, flags: int = 0) -> Twinned:
+    """``twinned``, the twin's alternatives grouped by first character (``first_chars.py``): for a long alternation
+    tried at every word of every message."""
+    return Twinned(re.compile(pattern, flags), grouped=True)

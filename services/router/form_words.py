@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from services.router.ascii_twin import twinned
+from services.router.ascii_twin import grouped, twinned
 from services.router.prefilter import prefiltered
 
 EMOJI_RE = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\ufe0f\u200d]")
@@ -86,7 +86,7 @@ FAREWELL_RE = twinned(
     r"at[eé] (?:amanh[aã]|logo|mais)|hasta (?:luego|ma[nñ]ana|pronto)|[aà] (?:demain|bient[oô]t|plus)|ciao|"
     r"tsch[uü]ss|auf wiedersehen|adi[oó]s|sayonara|do widzenia|na razie)\b"
 )
-PHATIC_RE = twinned(
+PHATIC_RE = grouped(
     r"\b(?:ok(?:ay)?|k+|kk|cool|nice one|nice|great|awesome|amazing|got it|"
     r"sounds (?:good|great|fine|perfect|fun|like a plan)|sure|alright|all right|lol|lmao|"
     r"ha(?:ha)+|he(?:he)+|yep|yeah|yup|yes|no worries|np|wow|oh|ah|hmm+|fine|perfect|noted|understood|"
@@ -151,7 +151,8 @@ WH_CLAUSE_RE = prefiltered(
     # What ails something, asked anywhere and typed without punctuation: "leaves going purple whats wrong with them".
     # (Not when it was found out: "I know what's wrong with the car now".)
     r"(?<!know )(?<!knew )(?<!out )(?<!see )(?<!saw )\bwhat'?s (?:wrong|up|going on|happening) with "
-    r"(?:it|them|him|her|my|this|that|these|those|the|our)\b"
+    r"(?:it|them|him|her|my|this|that|these|those|the|our)\b",
+    grouped=True,
 )
 # A hedge before the question word: "roughly how many ml should a 6 week old have" asks all the same.
 HEDGES = frozenset("roughly approximately realistically honestly seriously generally typically basically btw".split())

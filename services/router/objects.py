@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from services.router.ascii_twin import grouped
 from services.router.command_words import (
     CONTENT_FOLLOWS_RE,
     DANGLING_WORDS,
@@ -56,7 +57,7 @@ from services.router.words import POLITE_WORDS, WORD_RE
 
 # Sentences and dashes part requests; after a comma a request may open a clause ("Toda, and send ..."). A dot between
 # digits is a time or a number, not a stop ("set me a reminder at 7.20 tomorrow to ...").
-_SENTENCE_END_RE = re.compile(r"(?:[!?;…]|\.(?!\d))+|\s[-–—]+\s|[–—]")
+_SENTENCE_END_RE = grouped(r"(?:[!?;…]|\.(?!\d))+|\s[-–—]+\s|[–—]")
 # Where a clause breaks off rather than ends: "set a goal to... actually no", "remind me to -".
 _TRAILING_RE = re.compile(r"\s*(?:\.{2,}|…|[-–—]+)")
 _DASH_RE = re.compile(r"\s*[-–—]")

@@ -153,11 +153,11 @@ class Prefiltered:
     cheaper when the literals are missing; on ASCII text both run as their ``re.ASCII`` twins (``ascii_twin``), which
     answer the same. Anything else (``pattern``, ``flags``) is the pattern's."""
 
-    def __init__(self, regex: re.Pattern) -> None:
+    def __init__(self, regex: re.Pattern, grouped: bool = False) -> None:
         self.regex = regex
         self.literals = required_literals(regex)
         self.gate = literal_regex(self.literals, regex.flags & re.IGNORECASE) if self.literals else None
-        self.twin = ascii_twin(regex)  # (the gate holds literals only, read alike in both compilations)
+        self.twin = ascii_twin(regex, grouped)  # (the gate holds literals only, read alike in both compilations)
         self._fits = fit_test(regex)
 
     def __getattr__(self, name: str):
@@ -191,7 +191,7 @@ class Prefiltered:
         return text if regex is None else regex.sub(repl, text)
 
 
-def prefiltered(pattern: str, flags: int = 0) -> Prefiltered:
+def prefiltered(pattern: str, flags: int = 0, grouped: bool = False) -> Prefiltered:
     """``re.compile(pattern, flags)`` searched behind its required literals: for a long alternation searched in
-    every message, whose literals most messages lack."""
-    return Prefiltered(re.compile(pattern, flags))
+    every message, whose literals most messages lack (``grouped``: its twin grouped by first character)."""
+    return Prefiltered(re.compile(pattern, flags), grouped)

@@ -7,6 +7,7 @@ turns them into ``has_reference``, ``unresolved_reference``, ``resolved_referenc
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from services.router.ascii_twin import twinned
 from services.router.prefilter import prefiltered
@@ -34,6 +35,19 @@ DEICTIC_OBJECT_RE = twinned(
     r"\bas (?:discussed|agreed|planned|requested|promised|we (?:said|discussed|agreed))"
     r"(?: (?:earlier|before|yesterday|last time))?(?=\W*$|\s*[.!?,;])"  # not "as discussed with my sister, ..."
 )
+
+
+@lru_cache(maxsize=64)  # the reference and slot signals read the same text
+def deictic_object(text: str) -> re.Match | None:
+    """``DEICTIC_OBJECT_RE.search(text)``, found once for a text that several signals read."""
+    return DEICTIC_OBJECT_RE.search(text)
+
+
+def without_deictic_object(text: str) -> str:
+    """``DEICTIC_OBJECT_RE.sub(" ", text)``: the text itself when ``deictic_object`` found nothing in it."""
+    return DEICTIC_OBJECT_RE.sub(" ", text) if deictic_object(text) else text
+
+
 CATAPHORIC_RE = twinned(r"\b(it|this|that|these)\s*:\s*\S")
 # Descriptions that only make sense after something was named, like a pronoun: "the new ones", "the second
 # option", "do the same for the others".

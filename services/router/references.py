@@ -17,7 +17,6 @@ from services.router.reference_words import (
     CATAPHORIC_RE,
     CLOCK_ALONE_RE,
     CONTEXT_DEPENDENT_RE,
-    DEICTIC_OBJECT_RE,
     EXISTENTIAL_THERE_RE,
     EXPLETIVE_IT_RE,
     HABITUAL_RE,
@@ -34,6 +33,7 @@ from services.router.reference_words import (
     THAT_CLAUSE_RE,
     THING_PRONOUNS,
     TOLD_PAST_WORDS,
+    deictic_object,
 )
 from services.router.textview import (
     TextView,
@@ -59,7 +59,7 @@ def _referring_words(view: TextView, imperative: bool) -> tuple[set[str], set[st
         things.discard("there")
     if "that" in things and THAT_CLAUSE_RE.search(view.lower) and not OBJECT_THAT_RE.search(view.lower):
         things.discard("that")  # "remember that my code is 4312": a conjunction, not a pointer
-    if DEICTIC_OBJECT_RE.search(view.lower):
+    if deictic_object(view.lower):
         things.add("what")
     if ANAPHORIC_NP_RE.search(view.lower):  # "the second option" points back like "it" does
         things.add("ones")
@@ -128,7 +128,7 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]],
         content = content_without_time(text_view(KIND_ALONE_RE.sub(" ", ANAPHORIC_NP_RE.sub(" ", named))))
     # A long message usually carries its own antecedent ("my phone keeps crashing, can I fix it?"), unless it
     # points back at an earlier turn ("add what we talked about to my list") without naming what.
-    points_back = DEICTIC_OBJECT_RE.search(view.lower) is not None
+    points_back = deictic_object(view.lower) is not None
     # A request that points back needs the conversation ("go back to what we were saying"); a question about what
     # was told reads memory instead ("What was the printer IP I gave you?").
     asks = "?" in view.raw

@@ -40,9 +40,9 @@ from services.router.objects import deed_again, request_object
 from services.router.prefilter import Prefiltered
 from services.router.reference_words import (
     ANAPHORIC_NP_RE,
-    DEICTIC_OBJECT_RE,
     HABITUAL_RE,
     KIND_ALONE_RE,
+    without_deictic_object,
 )
 from services.router.references import reference_signals
 from services.router.store_words import (
@@ -92,8 +92,10 @@ from services.router.words import (
 )
 
 MODES = ("RESPOND", "CLARIFY", "ACKNOWLEDGE", "ACT", "IGNORE")
-# Each skill's words, searched only in a message holding one of the literals its pattern cannot match without.
-_SKILL_SEARCHES = {name: Prefiltered(regex) for name, regex in SKILL_RES.items()}
+# Each skill's words, searched only in a message holding one of the literals its pattern cannot match without; the
+# long ones that long messages reach run grouped by first character (``first_chars.py``).
+_GROUPED_SKILLS = frozenset({"list", "remember", "goal", "recall"})
+_SKILL_SEARCHES = {name: Prefiltered(regex, name in _GROUPED_SKILLS) for name, regex in SKILL_RES.items()}
 
 @dataclass
 class RoutingContext:
@@ -222,7 +224,7 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
                 "slots_complete": 0.0}
     # "the ones I listed" is no task of its own: only what the earlier turn said would be.
     pointer_free = view if resolved_reference else text_view(  # nor is "the rest", "the new ones" or "the usual"
-        KIND_ALONE_RE.sub(" ", HABITUAL_RE.sub(" ", ANAPHORIC_NP_RE.sub(" ", DEICTIC_OBJECT_RE.sub(" ", view.lower)))))
+        KIND_ALONE_RE.sub(" ", HABITUAL_RE.sub(" ", ANAPHORIC_NP_RE.sub(" ", without_deictic_object(view.lower)))))
     if skills["skill_list"]:  # "add to my packing list": the list's name is not an item
         pointer_free = text_view(NAMED_LIST_RE.sub(" ", pointer_free.lower))
     task_words = [w for w in content_without_time(pointer_free) if w not in SKILL_WORDS]

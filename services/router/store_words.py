@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from services.router.ascii_twin import twinned
+from services.router.ascii_twin import grouped
 from services.router.prefilter import prefiltered
 from services.router.words import CLAUSE_START
 
@@ -44,7 +44,7 @@ _KEPT = (r"(?:(?:got )?(?:saved|stored|kept|noted|remembered|memori[sz]ed|record
 # Only what was kept, not anything said: "the wifi passwords I've saved" (not "the essay I wrote").
 _STORED_BY_ME = (r"(?:(?:got )?(?:saved|stored|kept|noted|memori[sz]ed|recorded|logged)|"
                  r"asked you to (?:store|save|remember|keep|note|memori[sz]e|hold on to|hang on to))")
-SHOW_STORED_RE = twinned(
+SHOW_STORED_RE = grouped(
     rf"{CLAUSE_START}(?:show|list|display|pull up|bring up|give|get|fetch|retrieve|read(?: out| back)?|look up|find|"
     r"search|run through|go over|(?:talk|run|walk|take) (?:me|us) through|"
     r"dig out|go through|print(?: out)?|export|open(?: up)?|view|review|"

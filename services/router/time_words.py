@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from services.router.ascii_twin import twinned
+from services.router.ascii_twin import grouped
 
 DAYS = r"mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?"
 _MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|" \
@@ -18,7 +18,7 @@ _MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug
 _HOUR_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon"
 _DAY_NAMES = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|mon|tues?|wed|thu|thurs|fri"
 _DAY_PARTS = r"(?:morning|afternoon|evening|night|lunchtime|teatime)s?"
-TIME_RE = twinned(
+TIME_RE = grouped(
     r"(?:^|(?<=\s))@ ?\d{1,2}(?:[:.]\d\d)?\b|"  # "remind me 2 call the vet @ 3": texted
     # A day said with its part of the day is one time: "Monday morning", "tomorrow evening" ("morning" is no text).
     # ("sat" and "sun" are words before they are days: "I sat morning and night by her bed").
