@@ -44,7 +44,8 @@ Labelling notes (the mode definitions are those of issue 3):
   after the tenth, routing_tuning13.jsonl (routing_frozen13.jsonl, 0.917 blind) after the eleventh,
   routing_tuning14.jsonl (routing_frozen14.jsonl, 0.947 blind) after the twelfth,
   routing_tuning15.jsonl (routing_frozen15.jsonl, 0.947 blind) after the thirteenth,
-  routing_tuning16.jsonl (routing_frozen16.jsonl, 0.944 blind) after the fourteenth;
+  routing_tuning16.jsonl (routing_frozen16.jsonl, 0.944 blind) after the fourteenth,
+  routing_tuning17.jsonl (routing_frozen17.jsonl, 0.939 blind) after the fifteenth;
   a fixed random third of each
   (bench.routing.held_out_third) was never looked at. Quality on data never tuned on is measured by the
   frozen sets, tests/data/routing_frozen*.jsonl, written blind (bench.routing).
@@ -97,6 +98,7 @@ TUNING_13 = ROOT / "tests" / "data" / "routing_tuning13.jsonl"  # was routing_fr
 TUNING_14 = ROOT / "tests" / "data" / "routing_tuning14.jsonl"  # was routing_frozen14.jsonl, written blind
 TUNING_15 = ROOT / "tests" / "data" / "routing_tuning15.jsonl"  # was routing_frozen15.jsonl, written blind
 TUNING_16 = ROOT / "tests" / "data" / "routing_tuning16.jsonl"  # was routing_frozen16.jsonl, written blind
+TUNING_17 = ROOT / "tests" / "data" / "routing_tuning17.jsonl"  # was routing_frozen17.jsonl, written blind
 FLOOR_TUNING_1_OVERALL = 0.97
 FLOOR_TUNING_1_ACT = 0.96
 FLOOR_TUNING_1_CLARIFY = 0.95
@@ -164,6 +166,9 @@ FLOOR_TUNING_15 = {"overall": 0.97, "ACT": 0.97, "CLARIFY": 0.96, "ACKNOWLEDGE":
 # unoffered choices, "the house stuff"): 0.987 overall, ACT 0.991, CLARIFY 0.967, ACKNOWLEDGE 0.987, skill 108/109 (its
 # held-out third 0.960 -> 0.960); floors a little under.
 FLOOR_TUNING_16 = {"overall": 0.97, "ACT": 0.97, "CLARIFY": 0.95, "ACKNOWLEDGE": 0.97, "skill": 0.98}
+# The seventeenth (routing_frozen17.jsonl, measured blind once: 0.939, ACT 0.945, CLARIFY 0.833, ACKNOWLEDGE 0.962 on
+# main 5f42749), tuning material since; floors a little under its blind figures until a round tunes on it.
+FLOOR_TUNING_17 = {"overall": 0.92, "ACT": 0.93, "CLARIFY": 0.80, "ACKNOWLEDGE": 0.94, "skill": 0.97}
 
 
 def load_set() -> list[dict]:
@@ -256,7 +261,7 @@ def test_the_once_frozen_sets_are_well_formed_and_their_held_out_thirds_unseen()
     """Their held-out thirds measure something only while none of their lines is copied into the exemplars."""
     assert TUNING_SETS == [TUNING_1, TUNING_2, TUNING_3, TUNING_4, TUNING_5, TUNING_6, TUNING_7, TUNING_8, TUNING_9,
                            TUNING_10, TUNING_11, TUNING_12, TUNING_13, TUNING_14,
-                           TUNING_15, TUNING_16]
+                           TUNING_15, TUNING_16, TUNING_17]
     first = _well_formed(TUNING_1)  # written apart from the tuning set and the exemplars: no line of theirs
     tuning = set().union(*(_same_message_keys(row["text"]) for row in load_set())) | _exemplar_keys()
     assert [row["text"] for row in first if _same_message_keys(row["text"]) & tuning] == []
@@ -336,6 +341,11 @@ def test_the_once_frozen_sets_are_well_formed_and_their_held_out_thirds_unseen()
     copied = [sixteenth[index]["text"] for index in hidden
               if _same_message_keys(sixteenth[index]["text"]) & _exemplar_keys()]
     assert copied == []  # none of its held-out third was an exemplar when it became tuning material
+    seventeenth = _well_formed(TUNING_17)
+    hidden = held_out_third(seventeenth)
+    copied = [seventeenth[index]["text"] for index in hidden
+              if _same_message_keys(seventeenth[index]["text"]) & _exemplar_keys()]
+    assert copied == []  # none of its held-out third was an exemplar when it became tuning material
 
 
 @pytest.mark.parametrize("path", FROZEN_SETS, ids=[path.stem for path in FROZEN_SETS])
@@ -364,9 +374,11 @@ def test_the_second_once_frozen_set_with_the_default_embedder(configs_dir):
                                               (TUNING_9, FLOOR_TUNING_9), (TUNING_10, FLOOR_TUNING_10),
                                               (TUNING_11, FLOOR_TUNING_11), (TUNING_12, FLOOR_TUNING_12),
                                               (TUNING_13, FLOOR_TUNING_13), (TUNING_14, FLOOR_TUNING_14),
-                                              (TUNING_15, FLOOR_TUNING_15), (TUNING_16, FLOOR_TUNING_16)],
+                                              (TUNING_15, FLOOR_TUNING_15), (TUNING_16, FLOOR_TUNING_16),
+                                              (TUNING_17, FLOOR_TUNING_17)],
                          ids=["third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
-                              "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth"])
+                              "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
+                              "seventeenth"])
 def test_a_later_once_frozen_set_with_the_default_embedder(configs_dir, path, floors):
     embedder = for_requests(load_embedder("auto"))
     scores = evaluate_with_skills(ModeRouter(configs_dir, embedder), load_rows(path), embedder)
