@@ -299,53 +299,13 @@ def test_the_once_frozen_sets_are_well_formed_and_their_held_out_thirds_unseen()
               if _same_message_keys(seventh[index]["text"]) & _exemplar_keys()]
     # Two short lines of its held-out third were exemplars before the set was written; none may be added.
     assert len(copied) <= 2, copied
-    eighth = _well_formed(TUNING_8)
-    hidden = held_out_third(eighth)
-    copied = [eighth[index]["text"] for index in hidden if _same_message_keys(eighth[index]["text"]) & _exemplar_keys()]
-    assert copied == []  # none of its held-out third was an exemplar when it became tuning material
-    ninth = _well_formed(TUNING_9)
-    hidden = held_out_third(ninth)
-    copied = [ninth[index]["text"] for index in hidden if _same_message_keys(ninth[index]["text"]) & _exemplar_keys()]
-    assert copied == []  # none of its held-out third was an exemplar when it became tuning material
-    tenth = _well_formed(TUNING_10)
-    hidden = held_out_third(tenth)
-    copied = [tenth[index]["text"] for index in hidden if _same_message_keys(tenth[index]["text"]) & _exemplar_keys()]
-    assert copied == []  # none of its held-out third was an exemplar when it became tuning material
-    eleventh = _well_formed(TUNING_11)
-    hidden = held_out_third(eleventh)
-    copied = [eleventh[index]["text"] for index in hidden
-              if _same_message_keys(eleventh[index]["text"]) & _exemplar_keys()]
-    assert copied == []  # none of its held-out third was an exemplar when it became tuning material
-    twelfth = _well_formed(TUNING_12)
-    hidden = held_out_third(twelfth)
-    copied = [twelfth[index]["text"] for index in hidden
-              if _same_message_keys(twelfth[index]["text"]) & _exemplar_keys()]
-    assert copied == []  # none of its held-out third was an exemplar when it became tuning material
-    thirteenth = _well_formed(TUNING_13)
-    hidden = held_out_third(thirteenth)
-    copied = [thirteenth[index]["text"] for index in hidden
-              if _same_message_keys(thirteenth[index]["text"]) & _exemplar_keys()]
-    assert copied == []  # none of its held-out third was an exemplar when it became tuning material
-    fourteenth = _well_formed(TUNING_14)
-    hidden = held_out_third(fourteenth)
-    copied = [fourteenth[index]["text"] for index in hidden
-              if _same_message_keys(fourteenth[index]["text"]) & _exemplar_keys()]
-    assert copied == []  # none of its held-out third was an exemplar when it became tuning material
-    fifteenth = _well_formed(TUNING_15)
-    hidden = held_out_third(fifteenth)
-    copied = [fifteenth[index]["text"] for index in hidden
-              if _same_message_keys(fifteenth[index]["text"]) & _exemplar_keys()]
-    assert copied == []  # none of its held-out third was an exemplar when it became tuning material
-    sixteenth = _well_formed(TUNING_16)
-    hidden = held_out_third(sixteenth)
-    copied = [sixteenth[index]["text"] for index in hidden
-              if _same_message_keys(sixteenth[index]["text"]) & _exemplar_keys()]
-    assert copied == []  # none of its held-out third was an exemplar when it became tuning material
-    seventeenth = _well_formed(TUNING_17)
-    hidden = held_out_third(seventeenth)
-    copied = [seventeenth[index]["text"] for index in hidden
-              if _same_message_keys(seventeenth[index]["text"]) & _exemplar_keys()]
-    assert copied == []  # none of its held-out third was an exemplar when it became tuning material
+    exemplar_keys = _exemplar_keys()
+    for path in (TUNING_8, TUNING_9, TUNING_10, TUNING_11, TUNING_12, TUNING_13, TUNING_14, TUNING_15, TUNING_16,
+                 TUNING_17):
+        rows = _well_formed(path)
+        copied = [rows[index]["text"] for index in held_out_third(rows)
+                  if _same_message_keys(rows[index]["text"]) & exemplar_keys]
+        assert copied == [], path.name  # none of its held-out third was an exemplar when it became tuning material
 
 
 @pytest.mark.parametrize("path", FROZEN_SETS, ids=[path.stem for path in FROZEN_SETS])

@@ -68,8 +68,7 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     """
     cfg = config or MemoryConfig()
     if not compact:  # only the small-model notes show reminders and lists: the full shape reads none
-        cfg = replace(cfg, context=replace(cfg.context, reminders=0, lists=0, refusals=0,
-                                                               answer_form=0))
+        cfg = replace(cfg, context=replace(cfg.context, reminders=0, lists=0, refusals=0, answer_form=0))
     ctx = cfg.context
     shown_ids = frozenset(shown_exchange_ids) if compact else frozenset()
     k = ctx.max_facts + ctx.max_episodes + ctx.max_exchanges
@@ -102,9 +101,9 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     confidence = max((hit.signals.get("relevance", 0.0) for hit in used), default=0.0)
     lines = COMPACT_LINES if compact else FULL_LINES
     # Only the small model's replies are checked against what the person refused (ScaffoldGuard, compact only).
-    refused = frozenset(thing for fact in [*facts, *profile, *personal.refusals]
-                        for thing in refused_things(fact.text)) if compact else frozenset()
-    told = [*facts, *profile, *personal.refusals, *personal.answer_form]  # how they want answers, newest decides
+    standing = [*facts, *profile, *personal.refusals]
+    refused = frozenset(thing for fact in standing for thing in refused_things(fact.text)) if compact else frozenset()
+    told = [*standing, *personal.answer_form]  # how they want answers: the newest fact saying so decides
     return AssembledContext(text=text, hits=used, confidence=round(confidence, 4) if text else 0.0,
                             receipts=receipts(text, facts, profile, episodes, exchanges, lines), refused=refused,
                             answer_in=answer_form.answer_language(told) if compact else "",
