@@ -78,7 +78,7 @@ _LIST_CREATE = (
     rf"{CLAUSE_START}(?:(?:create|creating|make|making|start|starting|set(?:ting)? up|open|opening|begin|"
     r"put(?:ting)? together|i (?:need|want|would like)|i'?d like)(?: me| us| myself)? (?:a |an |another )?(?:new )?|"
     r"new )"
-    r"(?:[a-z'-]+ ){0,3}?(?:list|to-?do list|todo list|checklist|wishlist)\b"
+    r"(?:(?:[^\W\d_]|['-])+ ){0,3}?(?:list|to-?do list|todo list|checklist|wishlist)\b"  # "a baptême list"
     r"(?:(?! of)[^.?!]{0,40}?(?::|\bwith\b|\bw/|\bw (?=[^\W\d_])|\bcontaining\b|\bincluding\b|\bcalled\b|\bnamed\b|"
     r"\btitled\b|['\"])|"
     # "I need a list for the camping weekend. tent, sleeping bags, headlamp": the items follow in a run of their own.
@@ -154,7 +154,7 @@ SKILL_PATTERNS = {
     # "wat we got on the list for the beach so far", "what have I put on the shopping list", "… on Oisín's party list"
     # (not "the list of …").
     r"\b(?:what|wat|wot)(?:'?s| is| are)?(?: (?:do|have|did) (?:i|we)| (?:i|we))?(?: (?:got|have|put|added))?"
-    r" (?:on|in) (?:the|[^\W\d_][\w-]*'s) (?:[a-z'-]+ ){0,2}list\b(?! of)|"
+    r"(?:(?: still)? (?:left|remaining))? (?:on|in) (?:the|[^\W\d_][\w-]*'s) (?:[a-z'-]+ ){0,2}list\b(?! of)|"
     r"\b(?:read|show|tell|give)(?: me)?(?: out)? (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b"
     r"(?! of)|"
     # "what's on the packing list again?": a list named with "the" is still the person's.
