@@ -25,7 +25,8 @@ STOP = {"a", "an", "the", "is", "are", "was", "were", "am", "be", "been", "to", 
 # "does not eat meat anymore", "quit smoking", "dropped architecture", "switched from law to medicine", "resign from the
 # barista job" (a learner's tense).
 _ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any ?more|these days)\b"
-                    r"|\b(?:left|quit|stopped|resign(?:ed)?(?: from)?|handed in (?:my|the user's|their) notice (?:at|to)|"
+                    r"|\b(?:left|quit|stopped|resign(?:ed)?(?: from)?|"
+                    r"handed in (?:my|the user's|their) notice (?:at|to)|"
                     r"(?:gave|given|giving) up|gave away|sold|broke up with|divorced|no longer|"
                     r"no more|rehomed|(?:had to )?rehome|dropped(?: out of)?|switched (?:away )?from|"
                     r"moved (?:out of|away from)|cancell?ed|canceled|called off|(?:finish(?:ed)?|done|through) with)"
