@@ -2,7 +2,8 @@
 list named with an accented word ("a baptême list") was no list to the router, so nothing was stored and the 1.5B
 later made its items up; "at 18h" (the 24-hour hour as much of the world writes it) was no time, so the reminder was
 not set; "what left on my thesis list?" was no request to read the list; the question mark closing a sentence stayed
-on the last item ("twine?"); and "i resign from the barista job" left "works as a barista" standing."""
+on the last item ("twine?"); "i resign from the barista job" left "works as a barista" standing; and "…, my doctor and I agreed on it" was cut
+at "and I" into "…, the user's doctor" and "The user agreed on it"."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from services.act.fastpath import plain_action, said_items
 from services.act.when import parse_due
 from services.memory.changes import change_in
+from services.memory.from_words import chunk_from_words
 from services.router.mode_router import ModeRouter
 from services.router.signals import RoutingContext, collect_signals
 from tests.test_router_phrasings8 import routers, routes  # noqa: F401 - the module's router fixture
@@ -95,3 +97,18 @@ def test_resigning_from_a_job_ends_the_facts_of_that_job_only() -> None:
     assert not change.ends("The user sings in the church choir on Sundays")
     handed = change_in("The user handed in the user's notice at the bakery")
     assert handed is not None and handed.ends("The user works at the bakery on Elm Street")
+
+
+def _facts(text: str) -> list[str]:
+    return [fact["text"] if isinstance(fact, dict) else fact for fact in chunk_from_words(text)["facts"]]
+
+
+def test_someone_of_the_persons_and_i_after_a_comma_is_the_next_clauses_subject() -> None:
+    facts = _facts("Since last winter I do not eat meat anymore, my doctor and I agreed on it.")
+    assert facts[0] == "Since last winter the user do not eat meat anymore"
+    assert facts[1].startswith("The user's doctor and the user agreed on it")
+    assert _facts("Speaking of special moments, my wife and I just left for our European vacation!") == [
+        "The user's wife and the user just left for our European vacation"]
+    # Two clauses of the person's own stay two facts.
+    assert _facts("I have a dog called Rufus and I work as a nurse") == [
+        "The user have a dog called Rufus", "The user work as a nurse"]
