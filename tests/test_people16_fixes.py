@@ -2,8 +2,8 @@
 list named with an accented word ("a baptême list") was no list to the router, so nothing was stored and the 1.5B
 later made its items up; "at 18h" (the 24-hour hour as much of the world writes it) was no time, so the reminder was
 not set; "what left on my thesis list?" was no request to read the list; the question mark closing a sentence stayed
-on the last item ("twine?"); "i resign from the barista job" left "works as a barista" standing; and "…, my doctor and I agreed on it" was cut
-at "and I" into "…, the user's doctor" and "The user agreed on it"."""
+on the last item ("twine?"); "i resign from the barista job" left "works as a barista" standing; and "…, my doctor
+and I agreed on it" was cut at "and I" into "…, the user's doctor" and "The user agreed on it"."""
 
 from __future__ import annotations
 
