@@ -112,3 +112,18 @@ def test_someone_of_the_persons_and_i_after_a_comma_is_the_next_clauses_subject(
     # Two clauses of the person's own stay two facts.
     assert _facts("I have a dog called Rufus and I work as a nurse") == [
         "The user have a dog called Rufus", "The user work as a nurse"]
+
+
+@pytest.mark.parametrize("text", [
+    "write a short polite whatsapp to my thesis supervisor asking for meeting next week, use his name pls",
+    "Draft an email to my landlord about the boiler, and use her first name",
+])
+def test_a_writing_request_whose_pronoun_stands_for_someone_it_names_is_answered(
+        routers: list[ModeRouter], text: str) -> None:  # noqa: F811
+    """Sent to CLARIFY, the first was answered "Which one do you mean?" and no message was written."""
+    assert routes(routers, text) == {("RESPOND", None)}
+
+
+@pytest.mark.parametrize("text", ["use his name pls", "add her list of must-have shots to mine"])
+def test_a_pronoun_for_nobody_named_still_needs_asking(routers: list[ModeRouter], text: str) -> None:  # noqa: F811
+    assert routes(routers, text) == {("CLARIFY", None)}
