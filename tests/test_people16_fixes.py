@@ -57,6 +57,9 @@ def test_the_mark_closing_a_sentence_is_no_part_of_its_last_item() -> None:
     ("tomorrow at 18h", "2030-01-16 18:00"), ("tomorrow at 9h30", "2030-01-16 09:30"),
     ("the 4th of february at 9h30", "2030-02-04 09:30"), ("at 18h00", "2030-01-15 18:00"),
     ("friday at 7h", "2030-01-18 07:00"),
+    # ... and with a dot, as Britain and much of Europe write it, or with its "h" after the minutes.
+    ("tomorrow at 18.30", "2030-01-16 18:30"), ("friday at 7.15pm", "2030-01-18 19:15"),
+    ("tomorrow at 6.30am", "2030-01-16 06:30"), ("tomorrow at 18:00h", "2030-01-16 18:00"),
 ])
 def test_an_hour_written_with_h_is_that_hour_of_the_24_hour_clock(spec: str, expected: str) -> None:
     assert parse_due(spec, NOW, DAKAR).local.strftime("%Y-%m-%d %H:%M") == expected
@@ -64,6 +67,7 @@ def test_an_hour_written_with_h_is_that_hour_of_the_24_hour_clock(spec: str, exp
 
 def test_eighteen_hours_from_now_is_still_a_length_of_time() -> None:
     assert parse_due("in 18h", NOW, DAKAR).utc == datetime(2030, 1, 16, 3, 0, tzinfo=UTC)
+    assert parse_due("in 1.5 hours", NOW, DAKAR).utc == datetime(2030, 1, 15, 10, 30, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("text", ["Remind me tomorrow at 18h to collect my boubou from the tailor",
