@@ -39,6 +39,19 @@ def test_a_list_named_with_an_accented_word_is_made_with_its_items(routers: list
     assert action is not None and action.arguments["operation"] == "add" and len(action.arguments["items"]) >= 3
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("add candles and a cake to my fête list", {"operation": "add", "name": "fête", "items": ["candles", "cake"]}),
+    ("what's on the fête list?", {"operation": "view", "name": "fête"}),
+    ("show me my baptême list", {"operation": "view", "name": "baptême"}),
+    ("fête list: candles, cake, juice", {"operation": "add", "name": "fête", "items": ["candles", "cake", "juice"]}),
+])
+def test_an_accented_list_is_filled_and_read_like_any_other(routers: list[ModeRouter], text: str,  # noqa: F811
+                                                             expected: dict) -> None:
+    assert routes(routers, text) == {("ACT", "list")}
+    action = _action(text)
+    assert action is not None and action.arguments == expected
+
+
 def test_the_baptism_list_keeps_its_name_and_items_as_typed() -> None:
     action = _action("Can you create a baptême list with white fabric, balloons, 50 plastic plates and a photographer? "
                      "It is for the baptism of my niece Aïssatou.")

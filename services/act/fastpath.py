@@ -82,7 +82,7 @@ LIST_CREATE = re.compile(
     r"(?P<items>.+?)\W*$"
 )
 # A named list and its items with no verb: "Shopping list: milk, eggs, bread", "packing list - passport, charger".
-_WORD = r"[a-z0-9'][a-z0-9'-]*"
+_WORD = r"[a-z0-9'\u00df-\u024f][a-z0-9'\u00df-\u024f-]*"  # "fête list: candles, cake"
 LIST_ITEMS = re.compile(
     rf"^(?:[^:]*? (?:on|onto|to|in|for) )?(?:(?:my|the|our|a) )?(?:(?:(?P<name>{_WORD}(?: {_WORD}){{0,2}}) )?"
     r"(?:(?P<wish>wish)?list|to-?dos)|(?P<groceries>groceries))"
