@@ -144,3 +144,12 @@ def test_a_writing_request_whose_pronoun_stands_for_someone_it_names_is_answered
 @pytest.mark.parametrize("text", ["use his name pls", "add her list of must-have shots to mine"])
 def test_a_pronoun_for_nobody_named_still_needs_asking(routers: list[ModeRouter], text: str) -> None:  # noqa: F811
     assert routes(routers, text) == {("CLARIFY", None)}
+
+
+@pytest.mark.parametrize("text", [
+    "My cousins come to eat at my place on Saturday, propose me one dish I can cook for them",
+    "we have guests tonight. propose us a dessert without nuts",
+])
+def test_a_learners_propose_me_asks_for_a_suggestion(routers: list[ModeRouter], text: str) -> None:  # noqa: F811
+    """Read as news (ACKNOWLEDGE), the first was answered "What kind of dishes do you like?"."""
+    assert routes(routers, text) == {("RESPOND", None)}

@@ -24,7 +24,9 @@ WRITING_RE = prefiltered(
     r"summari[sz]e|translate|come up with|think up|dream up)|"
     # Suggesting is writing an answer too, when asked for: "Suggest a few reminders a new dog owner should set up" (not
     # "any recipes you suggest", said of the assistant).
-    r"(?:^|[,.;!:]\s*|\b(?:please|pls|kindly|just|(?:can|could|would|will) (?:you|u)) )(?:suggest|recommend))\b"
+    # ... and a learner's "propose me one dish I can cook" (not "propose to her").
+    r"(?:^|[,.;!:]\s*|\b(?:please|pls|kindly|just|(?:can|could|would|will) (?:you|u)) )(?:suggest|recommend|"
+    r"propose(?= (?:me|us|a|an|some|one|two|three|\d+)\b)))\b"
     r"(?!(?: (?:it|this|that|these|them))? down\b)"
     rf"(?![^.?!]{{0,60}}\b(?:on|onto|to|in|into) (?:my|our|the) (?:{NAME_CHAR}+ ){{0,2}}"
     r"(?:list|calendar|memory|notes)\b)"
