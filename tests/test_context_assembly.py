@@ -145,6 +145,27 @@ def test_the_small_model_notes_hold_the_persons_next_reminders_and_open_list_ite
     assert "finn" not in text and "water the plants" not in text and "old reminder" not in text and "ice" not in text
 
 
+def test_a_reminder_and_a_list_in_the_persons_own_words_are_said_to_them(session, hash_embedder):
+    """"collect my boubou from the tailor, I need it for the baptême" was read by the 1.5B as its own errand ("I had to
+    remind you about the baptism") in 2 of 4 replies; said to "you" as every note is, 1 of 4."""
+    from services.act.models import ListItem, NamedList, ScheduledItem
+
+    session.execute(insert(User).values(id="fatou").on_conflict_do_nothing())
+    session.add(ScheduledItem(user_id="fatou", text="collect my boubou from the tailor, I need it for the baptême",
+                              due_at=dt.datetime(2026, 11, 22, 18, 0, tzinfo=dt.UTC), timezone="Africa/Dakar"))
+    errands = NamedList(user_id="fatou", name="errands")
+    session.add(errands)
+    session.flush()
+    session.add_all([ListItem(list_id=errands.id, text="my I-beam order", position=0)])
+    session.flush()
+    notes = assemble(session, hash_embedder, "fatou", "What did you have to remind me about at 18h?", now=NOW,
+                     compact=True).text.splitlines()
+    assert notes[-2:] == [
+        "- reminder for Sunday 22 November 2026 at 18:00: collect your boubou from the tailor, you need it for the "
+        "baptême.",
+        "- your errands list: your I-beam order."]
+
+
 def test_the_small_models_block_about_the_person_is_the_same_on_every_turn_of_a_thread(session, hash_embedder):
     """The block goes in the system prompt, before the history: if it changed with the message, or with what
     was told since the thread began, llama.cpp would read the whole prompt again. What was told since is in

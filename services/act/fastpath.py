@@ -53,6 +53,8 @@ LIST_PLEASE = re.compile(r"^(?!(?:(?:show|tell|read) (?:me|us) )?(?:what|wat|wot
 # the beach so far", "What have I put on my list for the garden thus far?", "Tell me what is in my joining list".
 LIST_VIEW = re.compile(POLITE + r"(?:(?:(?:(?:show|tell|read) (?:me|us) )?(?:what|wat|wot)(?:'s|s| is| are)?"
                        r"(?: (?:do|have|did) (?:i|we)| (?:i|we|you))?(?: (?:got|have|put|added))?(?: so far)?"
+                       # "what left on my thesis list?", "what's still left on …"
+                       r"(?:(?: still)? (?:left|remaining))?"
                        r"|wots|wats|wot's)\s+(?:on|in)|show(?: me)?|read(?: me)?|tell me)\s+"
                        r"(?:(?:my|the|our) list for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?)|"
                        + NAMED_LIST + r"|(?P<bare>(?!(?:a|an|the|my|our|this|that|your)\b)[a-z0-9][a-z0-9'-]{2,30}"
@@ -80,7 +82,7 @@ LIST_CREATE = re.compile(
     r"(?P<items>.+?)\W*$"
 )
 # A named list and its items with no verb: "Shopping list: milk, eggs, bread", "packing list - passport, charger".
-_WORD = r"[a-z0-9'][a-z0-9'-]*"
+_WORD = r"[a-z0-9'\u00df-\u024f][a-z0-9'\u00df-\u024f-]*"  # "fête list: candles, cake"
 LIST_ITEMS = re.compile(
     rf"^(?:[^:]*? (?:on|onto|to|in|for) )?(?:(?:my|the|our|a) )?(?:(?:(?P<name>{_WORD}(?: {_WORD}){{0,2}}) )?"
     r"(?:(?P<wish>wish)?list|to-?dos)|(?P<groceries>groceries))"
@@ -221,7 +223,8 @@ def said_items(raw: str) -> list[str]:
     wknd") and before the first clause after them ("…, a unicorn cake topper, because ada's party is coming up and
     unicorns are all she talks about")."""
     first_sentence = SENTENCE_BREAK.split(raw, maxsplit=1)[0]
-    items = [ARTICLES.sub("", item).strip(" ." + _QUOTES) for item in ITEM_SPLIT.split(first_sentence)]
+    # The sentence's own end is no part of its last item: "… and some twine? I will go on Saturday" kept "twine?".
+    items = [ARTICLES.sub("", item).strip(" .!?" + _QUOTES) for item in ITEM_SPLIT.split(first_sentence)]
     items = [item for item in items if item]
     clause = next((index for index, item in enumerate(items) if index and _CLAUSE_ITEM.match(item)), len(items))
     return items[:clause]

@@ -43,6 +43,10 @@ _SPOKEN_CLOCK_RE = re.compile(rf"\b(?:({'|'.join(sorted(_CLOCK_MINUTES, key=len,
 # A clock time's part of the day said after it: "at 6:30 in the evening", "at 6 tonight", "10:45 in the morning".
 _PART_AFTER_RE = re.compile(r"\s+(?:in the|this|at)\s+(morning|afternoon|evening|night)\b|\s+(tonight)\b")
 _AT_SIGN_RE = re.compile(r"\s*@\s*")  # "thurs @ 3"
+# A clock time as much of the world writes it: "at 18h" is 18:00, "9h30" 09:30 and "5h" 05:00 (a 24-hour clock), "18.30"
+# and "7.15pm" are "18:30" and "7:15pm", "18:00h" is "18:00" (read after the relative forms, so "in 18h" stays
+# eighteen hours from now and "in 1.5 hours" a length).
+_CLOCK_MARKS_RE = re.compile(r"\b(\d{1,2})(?:h(\d\d)?|[.:](\d\d)h?)(?=\s|$|,|[ap]\.?m\b)")
 DAY_ONLY_HOUR = 9  # a reminder for a day without its hour ("remind me on Friday to …") is due at 09:00 that day
 AFTERNOON_UNTIL = 6  # a bare hour up to this one is p.m. ("at 6"), from 7 it is a.m. ("at 7", "at 9")
 PART_TIMES = {"noon": time(12), "midday": time(12), "midnight": time(0), "morning": time(9),
@@ -130,6 +134,7 @@ def _relative(text: str, now: datetime) -> datetime | None:
 
 
 def _phrase(text: str, now_local: datetime, zone: tzinfo) -> datetime:
+    text = _CLOCK_MARKS_RE.sub(_clock_marks, text)
     text = _with_meridiem(_AT_SIGN_RE.sub(" at ", text).strip())
     day_match = _DAY_RE.search(text)
     rest = text[: day_match.start()] + " " + text[day_match.end():] if day_match else text
@@ -146,6 +151,13 @@ def _phrase(text: str, now_local: datetime, zone: tzinfo) -> datetime:
     else:
         day = _day(day_match, now_local, wall, zone)
     return resolve_local(datetime.combine(day, wall), zone)
+
+
+def _clock_marks(match: re.Match[str]) -> str:
+    hour, h_minutes, minutes = match.groups()
+    if minutes is not None:
+        return f"{hour}:{minutes}"
+    return f"{int(hour):02d}:{h_minutes or '00'}"  # "18h", "5h": the 24-hour clock (no afternoon guessed for "05")
 
 
 def _with_meridiem(text: str) -> str:

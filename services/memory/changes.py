@@ -22,9 +22,12 @@ OF_THE_PERSON = re.compile(r"\b(?:the user|i|my|we|our|us)\b", re.IGNORECASE)
 WORD = re.compile(r"[a-z0-9']+")
 STOP = {"a", "an", "the", "is", "are", "was", "were", "am", "be", "been", "to", "of", "at", "as", "s", "'s", "do"}
 # A fact saying something ended, and what: "left the bank", "stopped playing the piano", "no longer smokes",
-# "does not eat meat anymore", "quit smoking", "dropped architecture", "switched from law to medicine".
+# "does not eat meat anymore", "quit smoking", "dropped architecture", "switched from law to medicine", "resign from the
+# barista job" (a learner's tense).
 _ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any ?more|these days)\b"
-                    r"|\b(?:left|quit|stopped|(?:gave|given|giving) up|gave away|sold|broke up with|divorced|no longer|"
+                    r"|\b(?:left|quit|stopped|resign(?:ed)?(?: from)?|"
+                    r"handed in (?:my|the user's|their) notice (?:at|to)|"
+                    r"(?:gave|given|giving) up|gave away|sold|broke up with|divorced|no longer|"
                     r"no more|rehomed|(?:had to )?rehome|dropped(?: out of)?|switched (?:away )?from|"
                     r"moved (?:out of|away from)|cancell?ed|canceled|called off|(?:finish(?:ed)?|done|through) with)"
                     r"\s+(?P<what2>.+)$"

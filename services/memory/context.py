@@ -33,6 +33,7 @@ from services.memory.from_words import asks
 from services.memory.notes import Budget, about_plans, compact_notes, note_episode, note_fact, note_said, short
 from services.memory.recall import RecallHit, recall
 from services.memory.refusals import SQL_PATTERN, refused_things
+from services.memory.second_person import own_words_to_you
 
 
 @dataclass
@@ -147,8 +148,8 @@ def compact_split(personal: Personal, facts: list[RecallHit], episodes: list[Rec
     """
     known = [(fact.at, note_fact(fact.text, fact.at)) for fact in personal.profile + personal.refusals]
     # What is set for later (the next reminders, the lists) is kept first and shown last.
-    pending = [f"- reminder for {item.text.rstrip('.')}." for item in personal.reminders]
-    pending += [f"- your {item.text.rstrip('.')}." for item in personal.lists]
+    pending = [f"- reminder for {own_words_to_you(item.text.rstrip('.'))}." for item in personal.reminders]
+    pending += [f"- your {own_words_to_you(item.text.rstrip('.'))}." for item in personal.lists]
     found = [(hit.at, note_fact(hit.text, hit.at)) for hit in facts]
     found += [(hit.at, note_episode(hit)) for hit in episodes]
     found += [(hit.at, note_said(hit)) for hit in exchanges]

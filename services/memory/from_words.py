@@ -89,6 +89,9 @@ HOW_TO_ANSWER = re.compile(r"^(?:please\s+|pls\s+)?(?:never|don'?t|do not)\s+(?:
 CLAUSE = re.compile(r"(?:,\s*(?:and |but |so )?|\s+(?:and|but|so)\s+)"
                     r"(?=(?:i'm|i've|i'd|i\s+(?!are\b|were\b|and\b)\w+)\b)", re.IGNORECASE)
 _CLAUSE_AND_SEPARATOR = re.compile(f"({CLAUSE.pattern})", re.IGNORECASE)
+# Someone of the person's after the last comma shares the next clause's subject: "I do not eat meat anymore, my doctor
+# and I agreed on it" (split at "and I", the facts were "…, the user's doctor" and "The user agreed on it").
+_JOINT_SUBJECT = re.compile(r",\s+(?P<who>(?:my|our)\s+[\w'-]+(?:\s+[\w'-]+)?)\s*$", re.IGNORECASE)
 # A clause that points back at the one before: what "them", "instead" or "there" stand for is in it.
 # ... or opens with "now" and the person, telling what the clause before changed ("I change of section in the factory!
 # Now I am in quality control": alone, "Now the user is in quality control" lost the factory it was about).
@@ -249,8 +252,12 @@ def _clauses(sentence: str) -> list[str]:
     out = [parts[0]]
     for separator, part in zip(parts[1::2], parts[2::2], strict=True):
         named = not SPEAKS_OF_SELF.search(out[-1]) and VERB.search(out[-1]) is None and len(out[-1].split()) <= 3
+        joint = _JOINT_SUBJECT.search(out[-1]) if separator.strip().lower() == "and" else None
         if named and separator.strip().lower() == "and":
             out[-1] = f"{out[-1]}{separator}{part}"
+        elif joint:  # "…, my doctor and I agreed on it": the clause is "my doctor and I agreed on it"
+            out[-1] = out[-1][:joint.start()]
+            out.append(f"{joint['who']}{separator}{part}")
         else:
             out.append(part)
     return out

@@ -43,3 +43,21 @@ def _base_form(verb: str) -> str:
     if verb.endswith("s") and not verb.endswith("ss"):
         return verb[:-1]
     return verb
+
+
+# The person's own words in a note that speaks to them: "collect my boubou from the tailor, I need it" was read by the
+# 1.5B as its own errand ("I had to remind you about the baptism") in 2 of 4 replies, 1 of 4 said to "you".
+_OWN_WORDS = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself", "i'm": "you're",
+              "im": "you're", "i've": "you've", "i'll": "you'll", "i'd": "you'd", "am": "are", "was": "were"}
+_OWN_WORD = re.compile(r"(?<![\w'-])(?:i'm|i've|i'll|i'd|im|i|me|my|mine|myself)(?![\w'-])(?:\s+(?:am|was)\b)?",
+                       re.IGNORECASE)
+
+
+def own_words_to_you(text: str) -> str:
+    """The person's words about themselves said back to them: "call my sister, I promised" → "call your sister, you
+    promised" (a reminder's or a list's text, kept as they typed it)."""
+    def swap(match: re.Match[str]) -> str:
+        words = match.group(0).lower().split()
+        return " ".join(_OWN_WORDS.get(word, word) for word in words)
+    return _OWN_WORD.sub(swap, text)
+

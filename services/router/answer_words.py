@@ -12,6 +12,7 @@ import re
 
 from services.router.ascii_twin import twinned
 from services.router.prefilter import prefiltered
+from services.router.words import NAME_CHAR
 
 # A writing task ("could you write me a poem", "draft a reminder email to my team") asks for text, not for
 # something stored; "write it down" and "write X on my list" are still stores.
@@ -23,9 +24,12 @@ WRITING_RE = prefiltered(
     r"summari[sz]e|translate|come up with|think up|dream up)|"
     # Suggesting is writing an answer too, when asked for: "Suggest a few reminders a new dog owner should set up" (not
     # "any recipes you suggest", said of the assistant).
-    r"(?:^|[,.;!:]\s*|\b(?:please|pls|kindly|just|(?:can|could|would|will) (?:you|u)) )(?:suggest|recommend))\b"
+    # ... and a learner's "propose me one dish I can cook" (not "propose to her").
+    r"(?:^|[,.;!:]\s*|\b(?:please|pls|kindly|just|(?:can|could|would|will) (?:you|u)) )(?:suggest|recommend|"
+    r"propose(?= (?:me|us|a|an|some|one|two|three|\d+)\b)))\b"
     r"(?!(?: (?:it|this|that|these|them))? down\b)"
-    r"(?![^.?!]{0,60}\b(?:on|onto|to|in|into) (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|calendar|memory|notes)\b)"
+    rf"(?![^.?!]{{0,60}}\b(?:on|onto|to|in|into) (?:my|our|the) (?:{NAME_CHAR}+ ){{0,2}}"
+    r"(?:list|calendar|memory|notes)\b)"
 )
 # How to do something oneself: "How do I set an alarm on my iPhone?" asks for an explanation.
 # Also as a clause of its own: "My to-do list is huge: how do I pick what to do first?".

@@ -50,7 +50,7 @@ from services.router.command_words import (
     UNSEEN_HELD_RE,
     VAGUE_DEED_VERBS,
 )
-from services.router.reference_words import DEICTIC_OBJECT_RE, THAT_CLAUSE_RE
+from services.router.reference_words import DEICTIC_OBJECT_RE, PEOPLE_WORDS, THAT_CLAUSE_RE
 from services.router.time_words import says_time, times_replaced
 from services.router.typos import correct
 from services.router.words import POLITE_WORDS, WORD_RE
@@ -274,6 +274,9 @@ def _base_of(gerund: str) -> str:
     return gerund
 
 
+_NAMING_WORDS = frozenset("name names first surname title".split())
+
+
 def _object_kind(span: list[str], words_around: bool, earlier: frozenset[str] = frozenset(),
                  said_near: bool = False) -> str:
     """What the object's words (up to where it goes or when) name; ``words_around``: the message says more than the
@@ -292,8 +295,11 @@ def _object_kind(span: list[str], words_around: bool, earlier: frozenset[str] = 
     if named:
         return "named"
     owned = [head[i + 1] for i, word in enumerate(head[:-1]) if word in PERSON_POSSESSIVES and pointed[i + 1]]
-    if any(noun not in GENERIC_WORDS and noun not in earlier for noun in owned):
-        return "pointer"  # "add her list of must-have shots": her list was never shown
+    if any(noun not in GENERIC_WORDS and noun not in earlier for noun in owned) and not (
+            PEOPLE_WORDS & earlier and _NAMING_WORDS.issuperset(owned)):
+        # "add her list of must-have shots": her list was never shown ("write to my supervisor, use his name": whose
+        # name is said, and a name is no content the message had to give)
+        return "pointer"
     if PAST_POINTERS.intersection(head):
         return "pointer"  # "the same", "the others as well": more of an earlier turn
     the_kind = "the" in head and KIND_NOUNS.intersection(head)  # "the things from the call": the ones meant before

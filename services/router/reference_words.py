@@ -138,10 +138,15 @@ HABITUAL_RE = prefiltered(
     r"created|put|sent|scheduled|set up|had|used)\b|"
     r"\bthe (?:same )?way (?:you|u) (?:did|set|made|had)(?: (?:it|them|those|that))? (?:for|with)\b"
 )
-PERSON_CUE_RE = re.compile(
-    r"\b(?:she|her|he|him|mom|mum|mother|dad|father|sister|brother|wife|husband|partner|boss|friend|colleague|"
-    r"son|daughter|aunt|uncle|grandma|grandpa|girlfriend|boyfriend|manager|teacher|doctor|neighbou?r)\b"
-)
+# People a "he", "her" or "his" in the same message can stand for: "write to my thesis supervisor, use his name".
+PEOPLE_WORDS = frozenset(
+    "mom mum mother dad father sister brother wife husband partner boss friend colleague son daughter aunt uncle "
+    "grandma grandpa girlfriend boyfriend manager teacher doctor neighbour neighbor supervisor tutor professor "
+    "lecturer coach instructor mentor landlord landlady dentist nurse client customer cousin nephew niece grandson "
+    "granddaughter grandmother grandfather roommate flatmate housemate fiance fiancee vet therapist trainer "
+    "teammate classmate student pupil assistant director principal headteacher lawyer solicitor accountant "
+    "plumber builder electrician midwife priest pastor imam rabbi".split())
+PERSON_CUE_RE = re.compile(rf"\b(?:she|her|he|him|{'|'.join(sorted(PEOPLE_WORDS))})\b")
 # A capitalised word inside a sentence names someone, unless it is a day or a month ("Put him down for Saturday"
 # names nobody him could be).
 CAPITALISED_RE = re.compile(

@@ -25,9 +25,13 @@ CLAUSE_START = (
     r"\bif (?:you|u)'d )"  # request; "I would be grateful if you would create …"
 )
 _STORED = r"(?:reminders?|alarms?|timers?|appointments?|meetings?|events?|notifications?)"
+# A name's letters in the list and goal patterns: the Latin alphabets' (ß to ɏ, the text is lower case), an apostrophe
+# and a hyphen: "a baptême list", "my fête list", "Oisín's party list".
+NAME_CHAR = r"[a-z\u00df-\u024f'-]"
 # A named list: "my shopping list", "the packing list", "our to-do list" (the name is group 1).
 _NAMED_LIST = (
-    r"(?:my|our|the|this|that) ((?:(?!(?:from|off|on|onto|to|of) )[a-z'-]+ ){0,3})(?:list|to-?do list|to-?dos?)\b"
+    rf"(?:my|our|the|this|that) ((?:(?!(?:from|off|on|onto|to|of) ){NAME_CHAR}+ ){{0,3}})"
+    r"(?:list|to-?do list|to-?dos?)\b"
     r"(?! of)"
 )
 _WHOLE_LIST = rf"(?:delete|remove|clear|empty|wipe|reset|rename|archive)(?: out)? {_NAMED_LIST}"
@@ -37,7 +41,7 @@ _MANAGE_AT_CLAUSE = (
     rf"update|edit|scrap|ditch|bin|drop|get rid of)\b[^.?!]{{0,40}}?\b{_STORED}\b|"
     r"stop (?:reminding|pinging|nudging|bugging) me\b|"
     rf"un(?:check|tick)\b|(?:check|tick|cross|strike) off\b|tick\b|{_WHOLE_LIST}|"
-    r"(?:create|make|start|set up|open)(?: me)? (?:a |an )?new (?:[a-z'-]+ ){0,2}list\b|"
+    rf"(?:create|make|start|set up|open)(?: me)? (?:a |an )?new (?:{NAME_CHAR}+ ){{0,2}}list\b|"
     r"(?:mark|complete|finish|close|drop|delete|remove|cancel|abandon|archive|pause|update|change|edit|raise|lower)\b"
     r"[^.?!]{0,30}?\bgoals?\b"
 )
@@ -46,7 +50,7 @@ _MANAGE_AT_CLAUSE = (
 _ITEM_RUN = r"[^.?!,:;]{1,40}(?:,[^.?!,:;]{1,40}){2,}"
 # A named list and its items with no verb at all: "Shopping list: milk, eggs, bread", "packing list - passport".
 _LIST_ITEMS = (
-    r"(?:^|[.!]\s+|\b(?:on|onto|to|in|for) )(?:(?:my|the|our|a|new) )?(?:[a-z'-]+ ){0,3}?"
+    rf"(?:^|[.!]\s+|\b(?:on|onto|to|in|for) )(?:(?:my|the|our|a|new) )?(?:{NAME_CHAR}+ ){{0,3}}?"
     # A learner's "my list of shopping" is the shopping list.
     r"(?:list(?: of shopping)?|to-?do list|todo list|checklist|wishlist|to-?dos|groceries|things to (?:buy|get|pack|"
     r"bring|do))"
@@ -58,7 +62,7 @@ _LIST_ITEMS = (
 # question: "anything on the list, please?").
 _LIST_PLEASE = (
     r"(?:^|[.!\u2013\u2014-]\s*)(?!(?:what|which|who|how|is|are|anything|nothing|there)\b)[^.?!:]{1,60}? "
-    r"(?:on|onto|to) (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|checklist|groceries)"
+    rf"(?:on|onto|to) (?:my|our|the) (?:{NAME_CHAR}+ ){{0,2}}(?:list|to-?do list|checklist|groceries)"
     r"(?:,? (?:please|pls|plz|bitte|por favor|thanks|thx|merci))+[.!]*\s*$"
 )
 # The list named first, then what goes on it: "For the under 9s kit list add cones, bibs and the ball pump".
@@ -78,7 +82,7 @@ _LIST_CREATE = (
     rf"{CLAUSE_START}(?:(?:create|creating|make|making|start|starting|set(?:ting)? up|open|opening|begin|"
     r"put(?:ting)? together|i (?:need|want|would like)|i'?d like)(?: me| us| myself)? (?:a |an |another )?(?:new )?|"
     r"new )"
-    r"(?:[a-z'-]+ ){0,3}?(?:list|to-?do list|todo list|checklist|wishlist)\b"
+    rf"(?:{NAME_CHAR}+ ){{0,3}}?(?:list|to-?do list|todo list|checklist|wishlist)\b"
     r"(?:(?! of)[^.?!]{0,40}?(?::|\bwith\b|\bw/|\bw (?=[^\W\d_])|\bcontaining\b|\bincluding\b|\bcalled\b|\bnamed\b|"
     r"\btitled\b|['\"])|"
     # "I need a list for the camping weekend. tent, sleeping bags, headlamp": the items follow in a run of their own.
@@ -141,7 +145,8 @@ SKILL_PATTERNS = {
     r"\b(?:can|could|should) (?:come|go) off\b[^.?!]{0,20}?\b(?:my|our|the)\b[^.?!]{0,30}?\blist\b|"
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
     # "ad" is "add" with a key missed ("ad eggs to shoping list").
-    r"\b(?:add(?:ing)?|ad|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) (?!an? )(?:[a-z'-]+ )?"
+    rf"\b(?:add(?:ing)?|ad|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{{0,60}}?\b(?:to|2|onto) (?!an? )"
+    rf"(?:{NAME_CHAR}+ )?"
     r"(?:list|groceries|to-?dos?)\b|"
     # The shopping named alone, at the end: "pls add bin bags n oat milk to shopping".
     r"\b(?:add|ad|put|pop|chuck|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) shopping[.!]*\s*$|"
@@ -154,15 +159,16 @@ SKILL_PATTERNS = {
     # "wat we got on the list for the beach so far", "what have I put on the shopping list", "… on Oisín's party list"
     # (not "the list of …").
     r"\b(?:what|wat|wot)(?:'?s| is| are)?(?: (?:do|have|did) (?:i|we)| (?:i|we))?(?: (?:got|have|put|added))?"
-    r" (?:on|in) (?:the|[^\W\d_][\w-]*'s) (?:[a-z'-]+ ){0,2}list\b(?! of)|"
-    r"\b(?:read|show|tell|give)(?: me)?(?: out)? (?:my|our|the) (?:[a-z'-]+ ){0,2}(?:list|to-?do list|to-?dos?)\b"
+    rf"(?:(?: still)? (?:left|remaining))? (?:on|in) (?:the|[^\W\d_][\w-]*'s) (?:{NAME_CHAR}+ ){{0,2}}list\b(?! of)|"
+    rf"\b(?:read|show|tell|give)(?: me)?(?: out)? (?:my|our|the) (?:{NAME_CHAR}+ ){{0,2}}"
+    r"(?:list|to-?do list|to-?dos?)\b"
     r"(?! of)|"
     # "what's on the packing list again?": a list named with "the" is still the person's.
     # As typed and as learners ask it: "wots on my tools list", "What I have on my garden list?", "what is on cottage
     # list?" (a name of its own is needed without "the").
     r"^(?:what'?s|whats|wots|wats|what is|what are|what do i have|what have i got|what i have|anything|"
-    r"is there anything|how many \w+ are) (?:on|in) (?:the (?:[a-z'-]+ ){0,2}|(?!(?:a|an|this|that|your) )"
-    r"(?:[a-z'-]{3,} ){1,2})(?:list|to-?do list|to-?dos?)\b",
+    rf"is there anything|how many \w+ are) (?:on|in) (?:the (?:{NAME_CHAR}+ ){{0,2}}|(?!(?:a|an|this|that|your) )"
+    rf"(?:{NAME_CHAR}{{3,}} ){{1,2}})(?:list|to-?do list|to-?dos?)\b",
     "remember": rf"{CLAUSE_START}(?:remember(?:ing)?|"
     r"remeber|rember|remembr|remmeber|memori[sz](?:e|ing)|not(?:e|ing) down|"
     r"keep(?:ing)? in mind|don'?t forget|mak(?:e|ing) a note|jot(?:ting)? down|writ(?:e|ing) down|"
@@ -231,12 +237,12 @@ SKILL_PATTERNS = {
     r"\b(?:you|u)(?:'ve| have| had| do| did)?(?: (?:still|already|actually|really|got|have|ever))* (?:know|knew|stored|"
     r"saved|kept|recorded|noted|remember(?:ed)?|learned|learnt|gathered|collected|have|keep|hold|store|save|got)"
     r"(?: (?:so far|by now|until now|stored|saved|on file))? (?:about|abt|on|of) (?:me|myself)\b",
-    "goal": r"\b(?:my|new|set an?|set my) (?:[a-z'-]+ ){0,2}(?:goal|goals|resolution|resolutions)\b|"
+    "goal": rf"\b(?:my|new|set an?|set my) (?:{NAME_CHAR}+ ){{0,2}}(?:goal|goals|resolution|resolutions)\b|"
     # Setting or tracking one goal: "set me a goal to ...", "record a goal: ...", "track my progress on ...".
     r"\b(?:set(?:ting)?(?: up)?|add(?:ing)?|record(?:ing)?|creat(?:e|ing)|mak(?:e|ing)|start(?:ing)?|track(?:ing)?|"
     r"log(?:ging)?|"
     r"keep(?:ing)? track of)(?: me| myself| for me)? (?:a|an|another|my|this|that) "
-    r"(?:new )?(?:[a-z'-]+ ){0,2}?(?:goal|target|objective)\b|"
+    rf"(?:new )?(?:{NAME_CHAR}+ ){{0,2}}?(?:goal|target|objective)\b|"
     # Put in with what it is: "Put a goal in for me: walk the dogs before every shift".
     r"\b(?:put|pop|stick|pencil)(?: in| down)? (?:a|an|another) (?:new )?(?:goal|target)\b"
     r"(?=(?: in| down)?(?: for (?:me|myself|us))?\s*(?::|-|to\b))|"
@@ -249,7 +255,8 @@ SKILL_PATTERNS = {
     r"(?:goal|target)(?: (?:for me|for myself|please|pls|set up|added|adding))*\s*(?::|-|\u2013|\u2014)\s*[^\W_]|"
     # One's own goal or target stated, then handed over to be tracked: "My target is to read 20 books by June. Please
     # keep track of it." (told alone, with no request, it stays news).
-    r"(?:^|[,.;!-]\s*)(?:my|our) (?:[a-z'-]+ )?(?:goal|target|aim|objective|resolution)(?: for [^.?!:,]{1,30}?)? is "
+    rf"(?:^|[,.;!-]\s*)(?:my|our) (?:{NAME_CHAR}+ )?(?:goal|target|aim|objective|resolution)"
+    r"(?: for [^.?!:,]{1,30}?)? is "
     r"[^.?!]{3,120}?[,.;!-]\s*(?:(?:can|could|will|would) (?:you|u) |please |pls )?(?:track|keep track of|log|monitor|"
     r"keep an eye on) (?:that|it|this)\b|"
     # A goal for a time stated, then handed over to be tracked: "Goal for this year is to save 2000, please track it".
@@ -317,7 +324,8 @@ REQUEST_RE = twinned(
 STORED_PICKED_RE = re.compile(
     r"\b(?:the|any|which|what|how many|all) (?:[a-z'-]+ ){0,2}?(?:reminders?|alarms?|timers?|appointments?|meetings?|"
     r"events?|lists?|goals?|items?|to-?dos?)\b"
-    r"|\b(?:on|in) (?!(?:a|an|this|that|your) )(?:[a-z'-]{3,} ){1,2}list\b"  # a learner's "what is on cottage list?"
+    # a learner's "what is on cottage list?"
+    rf"|\b(?:on|in) (?!(?:a|an|this|that|your) )(?:{NAME_CHAR}{{3,}} ){{1,2}}list\b"
 )
 QUESTION_SENTENCE_RE = prefiltered(r"[^.!?]*\?")
 FIRST_PERSON = frozenset("i me my mine we us our ours myself ourselves i'm i've i'd i'll we're we've we'd".split())
