@@ -21,6 +21,7 @@ from services.queues import MEMORY_CHUNKER_QUEUE, PROMPT_QUEUE
 from services.router.missing import question_for
 from tests.llm_steps import Json, Reply, ToolCalls
 from tests.test_act_chat import chat, message_of, person  # noqa: F401  (person: a fixture)
+from tests.test_reminders_service import T0, add, fire, people, stream  # noqa: F401  (fire, people: fixtures)
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("person")]
 
@@ -90,6 +91,18 @@ def test_under_the_full_profile_a_refused_thing_is_not_offered(
     assert "can't stand mushrooms" in fake_llm.requests[-1]["messages"][0]["content"]
 
 
+def test_a_scheduled_prompts_reply_is_on_the_24_hour_clock_asked_for(
+        fire, worker_context, real_redis, fake_llm, hash_embedder) -> None:  # noqa: F811
+    """A scheduled prompt's reply (a background ACT turn, no client listening) is held to the clock asked for."""
+    with worker_context.sessions.begin() as session:
+        remember_fact(session, hash_embedder, "ada", "The user wants all times in 24 hour format")
+    fake_llm.script(Json({"actions": []}), Reply("Your train leaves at 4:20 PM."))
+    add(worker_context, kind="prompt", text="When does my train leave today?")
+    fire(T0)
+    (event,) = stream(real_redis, "ada")
+    assert event.data["reply"] == "Your train leaves at 16:20."
+
+
 class TestCompact:
     @pytest.fixture
     def settings(self, settings):  # type: ignore[no-untyped-def]
@@ -105,4 +118,5 @@ class TestCompact:
                                Reply("How about a lemon pasta with peas?"))
         frames, same = chat(client, run_jobs, DINNER, thread)
         text, deltas = said(frames)
-        assert same == thread and text == "How about a lemon pasta with peas?" and "mushroom" not in deltas.lower()
+        assert same == thread
+        assert text == "How about a lemon pasta with peas?" and "mushroom" not in deltas.lower()

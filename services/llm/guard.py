@@ -60,7 +60,8 @@ def clean_reply(text: str) -> str:
 
 
 class ScaffoldGuard:
-    """Wraps a delta callback; passes on only text that cannot be scaffolding, stops the stream at it."""
+    """Wraps a delta callback; passes on the reply as the person asked for it (and, with ``scaffold``, only text that
+    cannot be scaffolding), stops the stream at what must not reach them."""
 
     def __init__(self, on_delta: Callable[[str], None], message: str = "",
                  refused: frozenset[str] = frozenset(), clock24: bool = False, must_ask: str = "",
