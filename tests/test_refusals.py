@@ -212,7 +212,8 @@ def test_the_small_model_notes_always_hold_the_persons_refusals(session, hash_em
     assert "can't stand mushrooms" in context.text and "peanut" not in context.text
     assert "mushroom" in context.refused and "cheese" in context.refused and "peanut" not in context.refused
     full = assemble(session, hash_embedder, "mia", "Give me an idea for a quick dinner tonight.")
-    assert full.refused == frozenset()  # the full shape (a larger model) reads no refusals
+    assert "mushroom" in full.refused and "peanut" not in full.refused  # a larger model's replies are held to it too
+    assert "can't stand mushrooms" in full.text  # and it is told
 
 
 def test_a_question_asking_for_an_idea_has_the_persons_tastes_just_before_it(session, hash_embedder) -> None:

@@ -17,10 +17,11 @@ from services.llm.fallback import generate_with_fallback
 from services.llm.guard import ScaffoldGuard
 from services.llm.profile import compact_messages, turn_note
 from services.prompts import fenced
+from services.router.missing import clarifying_question
 from services.threads import history_text
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
 from workers.turn import Turn
-from workers.understanding import Understanding, clarifying_question
+from workers.understanding import Understanding
 
 # Coalesce streamed tokens into fewer events: the first goes out at once (time to first
 # token is what a person feels), later ones at most every 40 ms or 200 characters.
@@ -132,11 +133,11 @@ def generate(context: WorkerContext, turn: Turn, understanding: Understanding, s
     messages = build_messages(context, turn, understanding)
     deltas = DeltaPublisher(context, turn)
     role = prompt_name(understanding, llm_profile(context).compact)
-    # Under the compact profile the guard also drops a reply's repeat of the person's message.
+    # What the person asked for holds under every profile; the small model's scaffolding (and its repeat of the
+    # person's message) is repaired under the compact one only.
     must_ask = clarifying_question(understanding.signals) if understanding.mode == "CLARIFY" else ""
-    guard = (partial(ScaffoldGuard, message=turn.request.text, refused=understanding.refused,
-                     clock24=understanding.clock24, must_ask=must_ask)
-             if llm_profile(context).compact else None)
+    guard = partial(ScaffoldGuard, message=turn.request.text, refused=understanding.refused,
+                    clock24=understanding.clock24, must_ask=must_ask, scaffold=llm_profile(context).compact)
     completion, fallback = generate_with_fallback(context.llm, role, messages, deltas, on_retry=deltas.restart,
                                                   guard=guard)
     turn.mark("generation_s", time.monotonic() - started)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -23,6 +22,7 @@ from services.llm.profile import history_window
 from services.memory.context import AssembledContext, assemble
 from services.queues import ChatRequest
 from services.router.decision import RoutingDecision, apply_tiebreak, tiebreak_candidates
+from services.router.missing import describe_missing
 from services.router.signals import RoutingContext
 from services.sessions import SESSION_IDLE_S, SessionStep, enqueue_episode, place_in_session
 from services.threads import ThreadState, blended_topic_confidence, context_warmth, history_text, touch_thread
@@ -141,7 +141,7 @@ def understand(context: WorkerContext, request: ChatRequest,
         signals={
             **decision.signals,
             "topic_confidence": round(topic_confidence, 4),
-            "missing": describe_missing(decision),
+            "missing": describe_missing(decision.signals),
             **({"answered_from_memory": 1.0} if mode != decision.mode else {}),
         },
         context_text=remembered.text,
@@ -256,39 +256,6 @@ def tiebreak(
         logger.info("tie-breaker failed (%s); keeping %s", type(exc).__name__, decision.mode)
         return apply_tiebreak(decision, None)
     return apply_tiebreak(decision, completion.text.split()[0] if completion.text.split() else None)
-
-
-# What a CLARIFY turn lacks, as the instruction names it and as the question asked when the reply asks nothing: told to
-# ask, the 1.5B answered 13 of 30 underspecified commands with a promise ("Sure, I'll save it for you.", "I'll add him
-# to the list") and nothing was done (/tmp/lead15/clarify_probe.py, 2026-11-30).
-MISSING = {
-    "reference": ("what or whom the message refers to (there is nothing earlier it could mean)",
-                  "Which one do you mean? I don't have anything earlier that it could refer to."),
-    "time": ("when it should happen (a date and time)", "When should it be? Tell me the day and the time."),
-    "task": ("what exactly should be done", "What exactly would you like me to do?"),
-    "detail": ("the detail needed to act without guessing", "Could you tell me a little more, so I don't guess?"),
-}
-
-
-def missing_kind(signals: Mapping[str, Any]) -> str:
-    """Which of ``MISSING`` a request lacks, from the signals that made it incomplete."""
-    if signals.get("unresolved_reference"):
-        return "reference"
-    if (signals.get("skill_remind") or signals.get("skill_schedule")) and not signals.get("has_time"):
-        return "time"
-    if not signals.get("has_task"):
-        return "task"
-    return "detail"
-
-
-def describe_missing(decision: RoutingDecision) -> str:
-    """What a CLARIFY question should ask for, from the signals that made the request incomplete."""
-    return MISSING[missing_kind(decision.signals)][0]
-
-
-def clarifying_question(signals: Mapping[str, Any]) -> str:
-    """The question a CLARIFY reply asks when the model's own asks nothing."""
-    return MISSING[missing_kind(signals)][1]
 
 
 def load_understanding(context: WorkerContext) -> None:

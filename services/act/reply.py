@@ -22,7 +22,7 @@ from services.act.dispatcher import ActDispatcher
 from services.act.fastpath import FAST_PATH
 from services.act.loop import ActOutcome, ActTurn
 from services.act.prompt import reply_messages
-from services.act.small_plan import NOT_THAT, SMALL_PLAN, UNCLEAR, UNUSABLE, question
+from services.act.small_plan import NOT_THAT, SMALL_PLAN, UNCLEAR, UNUSABLE
 from services.act.transaction import after_commit
 from services.act.turn import run_act_turn
 from services.act.wording import found_reply, plain_reply
@@ -32,6 +32,7 @@ from services.llm.fallback import generate_with_fallback
 from services.llm.guard import ScaffoldGuard
 from services.llm.profile import LLMProfile
 from services.memory.config import MemoryConfig
+from services.router.missing import question_for
 from services.zones import zone_of
 
 INSTRUCTIONS = {
@@ -102,7 +103,7 @@ def _fast_reply(outcome: ActOutcome) -> str | None:
                 return " ".join(replies)  # type: ignore[arg-type]  (all of them said)
         return plain_reply(last)
     if outcome.missing:  # the planner's answer, or the skill, lacks a detail: ask for it
-        return question(outcome.missing)
+        return question_for(outcome.missing)
     return NOT_THAT if outcome.reason == SMALL_PLAN else UNCLEAR
 
 
@@ -132,10 +133,13 @@ def _generate(context: Any, turn: ActTurn, understanding: Any, outcome: ActOutco
                               zone=zone_of(outcome.zone_name), zone_name=outcome.zone_name, now=outcome.now,
                               prompt="compact/act-reply" if compact else "act-reply")
     role = "clarify" if mode == "CLARIFY" else "respond"
+    # A CLARIFY reply asks for what is missing, whatever the model wrote ("Sure, I'll remind you on Friday." when
+    # nothing was set). Not checked for refused things: it says what was done, in the person's own words.
+    must_ask = question_for(outcome.missing) if mode == "CLARIFY" and outcome.missing else ""
     return generate_with_fallback(context.llm, role, messages, on_delta, on_retry=on_retry,
                                   guard=partial(ScaffoldGuard, message=turn.request.text,
-                                                clock24=bool(understanding.clock24))
-                                  if compact else None)
+                                                clock24=bool(understanding.clock24), must_ask=must_ask,
+                                                scaffold=compact))
 
 
 def done_summary(trail: list[dict[str, Any]]) -> str:

@@ -183,11 +183,6 @@ def _clean(value: Any) -> Any:
     return None
 
 
-def question(missing: str) -> str:
-    """The question back when the request lacks a detail an action needs."""
-    return f"I can do that, but I need to know {missing}. Could you tell me?"
-
-
 def plan_step(loop: Any) -> None:
     """The small model's one planning step for ``loop`` (services.act.loop.ActLoop): at most one action, then done."""
     request = loop.request

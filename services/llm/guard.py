@@ -1,10 +1,12 @@
-"""A guard against replies that copy the prompt's scaffolding ("User: ...", "Chat history:", timestamps).
+"""The reply guard: between the stream and the client, it holds a reply to what the person asked for and, for a small
+model, cuts the prompt's scaffolding it copied ("User: ...", "Chat history:", timestamps).
 
-Small models continue whatever shape the prompt has: given a labelled transcript they write the
-next "User:" line, or echo a heading. The guard sits between the stream and the client: a
-leading assistant label ("Engram:") is dropped, and the reply is cut (and generation stopped)
-at the first line that starts with another heading. A reply with nothing left is malformed, so
-the caller retries it like any other bad answer.
+What the person asked for holds under every profile (``LLMProfile``): a refused thing is not offered, a person who asked
+for the 24-hour clock gets "16:20", a clarifying reply asks its question. The rest repairs a small model's habits
+(``scaffold``, the compact profile only): small models continue whatever shape the prompt has: given a labelled
+transcript they write the next "User:" line, or echo a heading, or say the person's message back. A leading assistant
+label ("Engram:") is dropped, and the reply is cut (and generation stopped) at the first line that starts with another
+heading. A reply with nothing left is malformed, so the caller retries it like any other bad answer.
 """
 
 from __future__ import annotations
@@ -58,23 +60,28 @@ def clean_reply(text: str) -> str:
 
 
 class ScaffoldGuard:
-    """Wraps a delta callback; passes on only text that cannot be scaffolding, stops the stream at it."""
+    """Wraps a delta callback; passes on the reply as the person asked for it (and, with ``scaffold``, only text that
+    cannot be scaffolding), stops the stream at what must not reach them."""
 
     def __init__(self, on_delta: Callable[[str], None], message: str = "",
-                 refused: frozenset[str] = frozenset(), clock24: bool = False, must_ask: str = "") -> None:
+                 refused: frozenset[str] = frozenset(), clock24: bool = False, must_ask: str = "",
+                 scaffold: bool = True) -> None:
         """``message``: the person's message; a reply that starts by repeating it is sent without the repeat,
         and a reply that is nothing but the message said back is refused (``EchoedMessage``).
         ``refused``: what the person never wants offered; a reply naming it is stopped (``NamesRefused``).
         ``clock24``: the person asked for the 24-hour clock: "4:20 PM" is sent as "16:20" (services/llm/clock.py;
         a trailing "4:20" waits for the next chunk).
         ``must_ask``: the reply must ask the person something (a clarifying turn); one that asks nothing is replaced
-        by this question (what went out is voided by the caller)."""
+        by this question (what went out is voided by the caller).
+        ``scaffold``: repair a small model's scaffolding too (a leading label, prompt headings, the message said
+        back); False under the full profile, whose replies are held to the three above only."""
         self.on_delta = on_delta
         self.message = message
         self.refused = refused
         self.clock24 = clock24
         self.must_ask = must_ask
-        self.echo = echo_words(message) if len(echo_words(message)) >= ECHO_MIN_WORDS else []
+        self.scaffold = scaffold
+        self.echo = echo_words(message) if scaffold and len(echo_words(message)) >= ECHO_MIN_WORDS else []
         self.reset()
 
     def reset(self) -> None:
@@ -95,6 +102,10 @@ class ScaffoldGuard:
             if self.kept is None:
                 raise NamesRefused(thing, PARTIAL_WORD.sub("", self.raw))
             raise StopStream("reply cut before a refused thing")
+        if not self.scaffold:  # as written, up to its last whole word (the next may yet be a refused thing)
+            shown = PARTIAL_WORD.sub("", self.raw) if self.refused else self.raw
+            self._send_up_to(shown.strip() + (" " if shown.endswith(" ") and shown.strip() else ""))
+            return
         visible = without_echo(self.raw, self.echo)
         if visible is None:  # so far the reply repeats the person's message: hold it back
             return
@@ -116,13 +127,13 @@ class ScaffoldGuard:
 
     def finish(self, text: str) -> str:
         """The final reply text; ``LLMMalformedOutput`` when only scaffolding or the message itself was written."""
-        unechoed = without_echo(text, self.echo)
-        if (not unechoed and clean_reply(text)) or says_back(clean_reply(unechoed or ""), self.message):
-            raise EchoedMessage("the reply only repeated the person's message")
-        cleaned = clean_reply(unechoed or "")
-        if not cleaned:
-            raise LLMMalformedOutput("the reply only repeated the prompt's headings")
-        cleaned = clean_reply(without_echo(self.kept, self.echo) or "") if self.kept else cleaned
+        if self.scaffold:
+            unechoed = without_echo(text, self.echo)
+            if (not unechoed and clean_reply(text)) or says_back(clean_reply(unechoed or ""), self.message):
+                raise EchoedMessage("the reply only repeated the person's message")
+            if not clean_reply(unechoed or ""):
+                raise LLMMalformedOutput("the reply only repeated the prompt's headings")
+        cleaned = self._repaired(self.kept if self.kept else text)
         thing = names_refused(cleaned, self.refused)
         if thing is not None:
             cleaned = offer_without(cleaned, self.refused) or ""
@@ -137,6 +148,10 @@ class ScaffoldGuard:
             self.on_delta(tail)
             self.sent += tail
         return cleaned
+
+    def _repaired(self, text: str) -> str:
+        """``text`` without the scaffolding and the repeat of the message (when ``scaffold``), stripped."""
+        return clean_reply(without_echo(text, self.echo) or "") if self.scaffold else text.strip()
 
     def _cut_inside(self, lines: list[str]) -> bool:
         for index, line in enumerate(lines):

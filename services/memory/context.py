@@ -42,9 +42,9 @@ class AssembledContext:
     hits: list[RecallHit] = field(default_factory=list)
     confidence: float = 0.0  # best relevance among what was included, 0–1 (the router's memory_confidence)
     receipts: list[dict[str, Any]] = field(default_factory=list)  # what went into ``text``, for the person
-    refused: frozenset[str] = frozenset()  # what the person never wants offered (compact only; refusals.py)
+    refused: frozenset[str] = frozenset()  # what the person never wants offered (refusals.py; the reply guard's)
     answer_in: str = ""  # the language the person asked to be answered in (compact only; answer_form.py)
-    clock24: bool = False  # the person asked for times on the 24-hour clock (compact only; answer_form.py)
+    clock24: bool = False  # the person asked for times on the 24-hour clock (answer_form.py; the reply guard's)
     # Compact only, ``text`` split in two: what is known whatever the message, and what recall found for it.
     about: str = ""
     note: str = ""
@@ -65,11 +65,12 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     ``shown_exchange_ids`` (the history the prompt shows) are left out.
     ``known_at``: the person's facts as they stood then (the thread's start), not now: the small model's block
     about the person then stays the same for the whole thread (what was told since is in the history or the
-    note), and llama.cpp reads it once.
+    note), and llama.cpp reads it once. What the reply guard holds the reply to is read as it stands now: a
+    refusal told since counts in ``refused`` (not in the block), as does how they want answers.
     """
     cfg = config or MemoryConfig()
     if not compact:  # only the small-model notes show reminders and lists: the full shape reads none
-        cfg = replace(cfg, context=replace(cfg.context, reminders=0, lists=0, refusals=0, answer_form=0))
+        cfg = replace(cfg, context=replace(cfg.context, reminders=0, lists=0))
     ctx = cfg.context
     shown_ids = frozenset(shown_exchange_ids) if compact else frozenset()
     k = ctx.max_facts + ctx.max_episodes + ctx.max_exchanges
@@ -101,14 +102,15 @@ def assemble(session: Session, embedder: Embedder | None, user_id: str, query_te
     used = facts + episodes + exchanges
     confidence = max((hit.signals.get("relevance", 0.0) for hit in used), default=0.0)
     lines = COMPACT_LINES if compact else FULL_LINES
-    # Only the small model's replies are checked against what the person refused (ScaffoldGuard, compact only).
+    # Every reply is checked against what the person refused (the reply guard, services/llm/guard.py), including
+    # what they refused since ``known_at``.
     standing = [*facts, *profile, *personal.refusals]
-    refused = frozenset(thing for fact in standing for thing in refused_things(fact.text)) if compact else frozenset()
+    refused = frozenset(thing for fact in [*standing, *personal.refused_since] for thing in refused_things(fact.text))
     told = [*standing, *personal.answer_form]  # how they want answers: the newest fact saying so decides
     return AssembledContext(text=text, hits=used, confidence=round(confidence, 4) if text else 0.0,
                             receipts=receipts(text, facts, profile, episodes, exchanges, lines), refused=refused,
                             answer_in=answer_form.answer_language(told) if compact else "",
-                            clock24=compact and answer_form.clock_wanted(told), about=about, note=note)
+                            clock24=answer_form.clock_wanted(told), about=about, note=note)
 
 
 def render(personal: Personal, facts: list[RecallHit], episodes: list[RecallHit], exchanges: list[RecallHit],
@@ -125,7 +127,7 @@ def render(personal: Personal, facts: list[RecallHit], episodes: list[RecallHit]
     sections = [
         _narrative(personal.narrative, cfg, budget),
         _section("Facts the person told you:", [_fact_line(hit.text, hit.at) for hit in facts]
-                 + [_fact_line(fact.text, fact.at) for fact in personal.profile], budget),
+                 + [_fact_line(fact.text, fact.at) for fact in personal.profile + personal.refusals], budget),
         _section("Earlier conversations:", [_episode_line(hit) for hit in episodes], budget),
         _section("Things said before:", [_exchange_block(hit) for hit in exchanges], budget),
         _thoughts(personal.thoughts, budget),
@@ -225,6 +227,7 @@ class Personal:
     reminders: list[Remembered] = field(default_factory=list)  # text "<when, their time>: <what>"
     lists: list[Remembered] = field(default_factory=list)  # text "<name>: <open items>"
     refusals: list[Remembered] = field(default_factory=list)  # facts that may say what the person refuses
+    refused_since: list[Remembered] = field(default_factory=list)  # the same, told since ``known_at`` (guard only)
     answer_form: list[Remembered] = field(default_factory=list)  # how they want answers ("in English", "24 hour")
 
 
@@ -284,6 +287,8 @@ def _personal(rows: Sequence[Row[Any]], shown: set[int], cfg: MemoryConfig) -> P
             personal.refusals.append(Remembered(int(item_id), text, at))
         elif kind == "answer_form":
             personal.answer_form.append(Remembered(int(item_id), text, at))
+        elif kind == "refused_since":
+            personal.refused_since.append(Remembered(int(item_id), text, at))
     personal.profile = personal.profile[: max(0, ctx.profile_facts)]
     profiled = {fact.id for fact in personal.profile}
     personal.refusals = [fact for fact in personal.refusals if fact.id not in profiled]
@@ -319,6 +324,12 @@ UNION ALL
 UNION ALL
 (SELECT 'refusal', id, text, updated_at, row_number() OVER (ORDER BY updated_at DESC) FROM facts
  WHERE user_id = :user AND text ~* :refusing AND {STANDING} ORDER BY updated_at DESC LIMIT :refusals)
+UNION ALL
+-- Refusals told since :known_at (earlier in the thread): not in the block, which stays as it was, but the reply guard
+-- holds the reply to them from the next turn on (once the chunker has stored them).
+(SELECT 'refused_since', id, text, updated_at, row_number() OVER (ORDER BY updated_at DESC) FROM facts
+ WHERE user_id = :user AND text ~* :refusing AND superseded_at IS NULL
+   AND created_at > CAST(:known_at AS timestamptz) ORDER BY updated_at DESC LIMIT :refusals)
 UNION ALL
 -- How the person wants answers (a language, the 24-hour clock), as they want it now: known_at keeps a prompt the same,
 -- but no prompt shows these (a reply's instruction and its guard do).

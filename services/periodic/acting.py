@@ -44,7 +44,7 @@ class BackgroundUnderstanding:
     topic: str = "background"
     mode: str = "ACT"
     working_memory: list[dict[str, Any]] = field(default_factory=list)
-    clock24: bool = False  # the 24-hour clock asked for (read under the compact profile only)
+    clock24: bool = False  # the 24-hour clock asked for: the reply's "4:20 PM" is written "16:20"
 
 
 def background_dispatcher(config: ActConfig) -> ActDispatcher:
@@ -76,6 +76,6 @@ def run_background_turn(context: Any, session: Session, *, request_id: str, user
     request = ChatRequest(request_id=request_id, user_id=user_id, thread_id=f"background-{user_id}", text=text,
                           source="scheduled", received_at=now.timestamp())
     remembered = assemble(session, context.embedder, user_id, text, config=memory, now=now)
-    understanding = BackgroundUnderstanding(context_text=remembered.text)
+    understanding = BackgroundUnderstanding(context_text=remembered.text, clock24=remembered.clock24)
     return act_reply(context, BackgroundTurn(request), understanding, session, lambda text: None, config=act,
                      memory=memory, dispatcher=background_dispatcher(act))
