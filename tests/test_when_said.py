@@ -47,3 +47,23 @@ def test_such_a_reminder_is_set_for_that_time_without_the_planner(text: str, due
     action = plain_action(text, collect_signals(RoutingContext(text=text)), NOW, LONDON)
     assert action is not None and action.skill == "schedule"
     assert parse_due(action.arguments["due"], NOW, LONDON).local.strftime("%Y-%m-%d %H:%M") == due
+
+
+@pytest.mark.parametrize(("text", "task", "due"), [
+    ("remind me day after tomorrow 8am take pills", "take pills", "2030-01-17 08:00"),
+    ("please remind me about the dentist friday 3pm", "the dentist", "2030-01-18 15:00"),
+    ("remind me friday 3pm: dentist", "dentist", "2030-01-18 15:00"),
+    ("Remind me on Sunday at 10am that the car needs petrol", "the car needs petrol", "2030-01-20 10:00"),
+    ("can u remind me 2moro at 7 to walk the dog", "walk the dog", "2030-01-16 07:00"),
+    ("remind me at 9 tomorrow morning to call the school", "call the school", "2030-01-16 09:00"),
+])
+def test_a_reminder_said_without_to_or_with_its_time_first_is_set_as_said(text: str, task: str, due: str) -> None:
+    """The planner model was left these; the 1.5B set a day off or asked to confirm another hour."""
+    action = plain_action(text, collect_signals(RoutingContext(text=text)), NOW, LONDON)
+    assert action is not None and action.arguments["text"] == task
+    assert parse_due(action.arguments["due"], NOW, LONDON).local.strftime("%Y-%m-%d %H:%M") == due
+
+
+@pytest.mark.parametrize("text", ["remind me about it at 5", "Remind me of that tomorrow morning"])
+def test_a_reminder_of_something_said_before_is_left_to_the_conversation(text: str) -> None:
+    assert plain_action(text, collect_signals(RoutingContext(text=text)), NOW, LONDON) is None

@@ -345,7 +345,9 @@ def _reminder(text: str, now: datetime, zone: tzinfo) -> PlainAction | None:
     for task, due in _reminder_parts(text):
         if every:
             due = _first_time(due, every["every"])
-        if not task or not TIME_START.match(due) or _asks_again(task):
+        if _POINTER_TASK.match(task):
+            return None  # "remind me about it at 5": what it is was said before (the planner reads the conversation)
+        if not task or not TIME_START.match(due) or _asks_again(task) or _CUT_TASK.search(task):
             continue
         try:
             first = parse_due(due, now, zone)
@@ -395,6 +397,12 @@ def _recurrence(every: str) -> str:
     return {"weekday": "weekdays", "week": "weekly"}.get(every, f"every {every}")
 
 
+_POINTER_TASK = re.compile(r"^(?:it|that|this|them|those|these|him|her|the (?:thing|same|other thing))\W*$")
+_CUT_TASK = re.compile(r"\b(?:at|on|in|by|for|to|about|of|the|a|an)$")  # a time cut in two: "it at" | "5"
+_TASK_LEAD = re.compile(r"(?:about|of|for|that)\s+")
+_TASK_AFTER_TIME = re.compile(r"\s*:\s+|\s+(?:about|that)\s+")
+
+
 def _splits(rest: str) -> list[tuple[str, str]]:
     """(task, due) candidates: "tomorrow at 9 to call X" and "to call X tomorrow at 9"."""
     # Each " to " in turn: "on wednesday at a quarter to eleven to phone the surgery" tells its time with one.
@@ -404,4 +412,15 @@ def _splits(rest: str) -> list[tuple[str, str]]:
         words = rest[3:].split()
         # The longest time phrase at the end that parses: "call mum on friday at 6" → "on friday at 6".
         candidates += [(" ".join(words[:cut]), " ".join(words[cut:])) for cut in range(1, len(words))]
+        return candidates
+    # Said other ways (the planner was left them): "about the dentist friday 3pm", "on sunday at 10am that the car needs
+    # petrol", "friday 3pm: dentist", "day after tomorrow 8am take pills".
+    lead = _TASK_LEAD.match(rest)
+    if lead:
+        words = rest[lead.end():].split()
+        candidates += [(" ".join(words[:cut]), " ".join(words[cut:])) for cut in range(1, len(words))]
+    candidates += [(rest[at.end():].strip(), rest[:at.start()].strip()) for at in _TASK_AFTER_TIME.finditer(rest)]
+    if not lead:
+        words = rest.split()  # the longest time phrase first that parses, then what is left is the task
+        candidates += [(" ".join(words[cut:]), " ".join(words[:cut])) for cut in range(len(words) - 1, 0, -1)]
     return candidates

@@ -47,7 +47,9 @@ _HOUR = rf"(\d{{1,2}}|{'|'.join(HOUR_WORDS)})"
 _SPOKEN_CLOCK_RE = re.compile(rf"\b(?:({'|'.join(sorted(_CLOCK_MINUTES, key=len, reverse=True))})"
                               rf"(?: minutes)? (past|after|to) {_HOUR}|half {_HOUR}(?! (?:an?|hours?|of)\b))\b")
 # A clock time's part of the day said after it: "at 6:30 in the evening", "at 6 tonight", "10:45 in the morning".
-_PART_AFTER_RE = re.compile(r"\s+(?:in the|this|at)\s+(morning|afternoon|evening|night)\b|\s+(tonight)\b")
+_PART_AFTER_RE = re.compile(r"\s+(?:in the|this|at|(tomorrow))\s+(morning|afternoon|evening|night)\b|\s+(tonight)\b")
+# Texted and mistyped days: "2moro at 7", "tomorow".
+_TEXTED_TOMORROW_RE = re.compile(r"\b(?:2moro|2morrow|2mrw|2mro|tomorow|tommorow|tommorrow|tmrw|tmr)\b")
 # ... and said before it: "this evening at 8", "tomorrow night at 11", "tonight at 10", "friday morning 7:30".
 _PART_FIRST_RE = re.compile(r"\b(?:(?P<this>this)\s+(?=morning|afternoon|evening|night))?"
                             r"(?:(?P<part>morning|afternoon|evening|night)|(?P<tonight>tonight))\s+(?:at\s+)?"
@@ -145,7 +147,7 @@ def _relative(text: str, now: datetime) -> datetime | None:
 
 
 def _phrase(text: str, now_local: datetime, zone: tzinfo) -> datetime:
-    text = _CLOCK_MARKS_RE.sub(_clock_marks, text)
+    text = _CLOCK_MARKS_RE.sub(_clock_marks, _TEXTED_TOMORROW_RE.sub("tomorrow", text))
     text = _with_meridiem(_AT_SIGN_RE.sub(" at ", text).strip())
     day_match = _DAY_RE.search(text)
     rest = text[: day_match.start()] + " " + text[day_match.end():] if day_match else text
@@ -194,9 +196,10 @@ def _with_meridiem(text: str) -> str:
     part = _PART_AFTER_RE.search(text, clock.end())
     if part is None:
         return text
-    meridiem = _meridiem(part.group(1), int(clock.group(2)))
-    tonight = " tonight" if part.group(2) else ""  # the day it names stays
-    return f"{text[:clock.end()]} {meridiem}{text[clock.end():part.start()]}{tonight}{text[part.end():]}"
+    tomorrow, part_word, tonight = part.groups()
+    meridiem = _meridiem(part_word or "night", int(clock.group(2)))
+    day = " tonight" if tonight else " tomorrow" if tomorrow else ""  # the day it names stays
+    return f"{text[:clock.end()]} {meridiem}{text[clock.end():part.start()]}{day}{text[part.end():]}"
 
 
 def _wall_time(time_match: re.Match[str] | None, day_match: re.Match[str] | None) -> time:
