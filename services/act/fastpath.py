@@ -72,9 +72,13 @@ EVERY = re.compile(rf"\b(?:every|each)\s+(?P<every>{'|'.join(REPEATS)})s?\b")
 # "Create a packing list with passport and charger", "start a new list for the party: balloons, candles",
 # "I need a list for the camping weekend. tent, sleeping bags, headlamp", "make me a wishlist w/ a kindle, a pan".
 LIST_CREATE = re.compile(
-    POLITE + r"(?:create|make|start|set up|open|begin|put together|i (?:need|want|would like)|i'd like)(?: me| us)? "
-    r"(?:a |an |another )?(?:new )?(?:(?P<name>[^\W_'][\w' -]{0,40}?) )?(?:(?P<wish>wish)?list|checklist)"
-    r"(?: (?:called|named|titled) (?P<called>[^:,]{1,40}?)| (?P<quoted>'[^']{1,40}'|\"[^\"]{1,40}\"))?"
+    # "I want (to) make a list …", as learners and chat say it, is a making (the list was called "to make a").
+    POLITE + r"(?:create|make|start|set up|open|begin|put together|"
+    r"(?:i (?:need|want|would like)|i'd like)(?: to)?(?: (?:make|create|start|have))?)(?: me| us| for (?:me|us))? "
+    r"(?:a |an |another )?(?:new )?(?:(?P<name>(?!to )[^\W_'][\w' -]{0,40}?) )?(?:(?P<wish>wish)?list|checklist)"
+    r"(?: (?:called|named|titled) (?P<called>[^:,]{1,40}?)| (?P<quoted>'[^']{1,40}'|\"[^\"]{1,40}\")"
+    # "Make for me a list of shopping: rice, oil" (not "a list of interview questions": no items follow)
+    r"| of (?P<of>[^\W\d_][\w' -]{0,30}?)(?=\s*:))?"
     # Names as typed, accents and all: "Create a list for my trip to Chiloé with sunscreen, boots, …".
     r"(?: for (?:the |my |our )?(?P<purpose>[^\W_][\w' -]{0,30}?))?"
     # Chat's "w" is "with": "create an apartment list w mini fridge, string lights, …".
@@ -107,6 +111,13 @@ MEMORIZE = re.compile(
     r"(?:\s*[:\-\u2013\u2014,]\s*|\s+that\s+|\s+)(?P<text>\S.+?)\W*$",
     re.IGNORECASE,
 )
+# The fact first, then the ask to keep it: "my locker code is 4411, save that", "Pin for the garage: 8812. Keep it
+# for me", "the wifi password is Tulip-2219 - remember it please".
+MEMORIZE_AFTER = re.compile(
+    r"^(?P<text>[^?]{6,}?)\s*(?:[,;.!]|\s-|\s\u2013)\s*"
+    r"(?:(?:and|so|please|pls|plz|kindly|can you|could you|would you)\s+)*"
+    r"(?:remember|save|store|note|keep|memori[sz]e|jot down)\s+(?:it|that|this)(?: down)?(?: for me)?"
+    r"(?:,?\s*(?:please|pls|plz|thanks|thank you|thx))?[\s.!]*$", re.IGNORECASE)  # "…, remember it?" asks
 GOAL = re.compile(r"\bgoal(?: for [a-z ]{1,20}?)?\s*(?::|-|\u2013|\u2014)\s*(?P<colon>.+)|"
                   r"\bgoal (?:is |would be )?(?:to|of) (?P<to>.+)|"
                   # "I want to read 20 books this year, can you keep track of that goal?": the wish, then the ask.
@@ -160,6 +171,8 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
             return PlainAction("goal", {"operation": "create", "text": goal})
     if writes and signals.get("skill_remember"):
         fact = _first_match(MEMORIZE, plain, lambda m: m["text"], anchored=True)
+        after = MEMORIZE_AFTER.match(plain)
+        fact = fact or (after["text"].strip(" .,;:-" + _QUOTES) if after else None)
         if fact and not fact.lower().startswith("to "):  # "remember to call mum" is a task, not a fact
             return PlainAction("memorize", {"text": fact})
     if asks_for_reminders(lowered, signals) or (signals.get("shows_stored") and _TIMED_THINGS.search(lowered)):
@@ -306,9 +319,9 @@ def _list_action_at(text: str) -> PlainAction | None:
         if not created:
             continue
         named = {key: created.groupdict().get(key)
-                 for key in ("called", "quoted", "name", "purpose", "wish", "groceries")}
-        name = (named["called"] or named["quoted"] or named["name"] or named["purpose"] or named["wish"]
-                or named["groceries"] or "")
+                 for key in ("called", "quoted", "of", "name", "purpose", "wish", "groceries")}
+        name = (named["called"] or named["quoted"] or named["of"] or named["name"] or named["purpose"]
+                or named["wish"] or named["groceries"] or "")
         name = name.strip(" " + _QUOTES)
         items = said_items(created["items"])
         if name and name != "new" and items and len(items) <= 10:
@@ -332,7 +345,9 @@ def _reminder(text: str, now: datetime, zone: tzinfo) -> PlainAction | None:
     for task, due in _reminder_parts(text):
         if every:
             due = _first_time(due, every["every"])
-        if not task or not TIME_START.match(due) or _asks_again(task):
+        if _POINTER_TASK.match(task):
+            return None  # "remind me about it at 5": what it is was said before (the planner reads the conversation)
+        if not task or not TIME_START.match(due) or _asks_again(task) or _CUT_TASK.search(task):
             continue
         try:
             first = parse_due(due, now, zone)
@@ -382,6 +397,12 @@ def _recurrence(every: str) -> str:
     return {"weekday": "weekdays", "week": "weekly"}.get(every, f"every {every}")
 
 
+_POINTER_TASK = re.compile(r"^(?:it|that|this|them|those|these|him|her|the (?:thing|same|other thing))\W*$")
+_CUT_TASK = re.compile(r"\b(?:at|on|in|by|for|to|about|of|the|a|an)$")  # a time cut in two: "it at" | "5"
+_TASK_LEAD = re.compile(r"(?:about|of|for|that)\s+")
+_TASK_AFTER_TIME = re.compile(r"\s*:\s+|\s+(?:about|that)\s+")
+
+
 def _splits(rest: str) -> list[tuple[str, str]]:
     """(task, due) candidates: "tomorrow at 9 to call X" and "to call X tomorrow at 9"."""
     # Each " to " in turn: "on wednesday at a quarter to eleven to phone the surgery" tells its time with one.
@@ -391,4 +412,15 @@ def _splits(rest: str) -> list[tuple[str, str]]:
         words = rest[3:].split()
         # The longest time phrase at the end that parses: "call mum on friday at 6" → "on friday at 6".
         candidates += [(" ".join(words[:cut]), " ".join(words[cut:])) for cut in range(1, len(words))]
+        return candidates
+    # Said other ways (the planner was left them): "about the dentist friday 3pm", "on sunday at 10am that the car needs
+    # petrol", "friday 3pm: dentist", "day after tomorrow 8am take pills".
+    lead = _TASK_LEAD.match(rest)
+    if lead:
+        words = rest[lead.end():].split()
+        candidates += [(" ".join(words[:cut]), " ".join(words[cut:])) for cut in range(1, len(words))]
+    candidates += [(rest[at.end():].strip(), rest[:at.start()].strip()) for at in _TASK_AFTER_TIME.finditer(rest)]
+    if not lead:
+        words = rest.split()  # the longest time phrase first that parses, then what is left is the task
+        candidates += [(" ".join(words[cut:]), " ".join(words[:cut])) for cut in range(len(words) - 1, 0, -1)]
     return candidates

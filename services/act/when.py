@@ -15,8 +15,14 @@ from services.memory.timewords import MONTH_ALT, MONTHS, WEEKDAYS
 PAST_SLACK = timedelta(seconds=60)
 _WEEKDAY_RE = ("|".join(f"{day[:3]}(?:{day[3:]})?" for day in WEEKDAYS).replace("tue(?:sday)?", "tue(?:s|sday)?")
                .replace("wed(?:nesday)?", "wed(?:s|nesday)?").replace("thu(?:rsday)?", "thu(?:rs|rsday)?"))
+# A length said in words: "in two hours", "in twenty minutes", "in a couple of hours" (the planner was left them).
+AMOUNT_WORDS = {**{word: float(n) for n, word in enumerate(
+    "one two three four five six seven eight nine ten eleven twelve".split(), start=1)},
+    "fifteen": 15.0, "twenty": 20.0, "thirty": 30.0, "forty": 40.0, "forty-five": 45.0, "forty five": 45.0,
+    "fifty": 50.0, "sixty": 60.0, "ninety": 90.0, "a couple of": 2.0, "couple of": 2.0}
 _RELATIVE_RE = re.compile(
-    r"^(?:in\s+)?\+?(an?|\d+(?:\.\d+)?|half an?)\s*(m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)(?:\s+from now)?$")
+    rf"^(?:in\s+)?\+?(an?|\d+(?:\.\d+)?|half an?|{'|'.join(sorted(AMOUNT_WORDS, key=len, reverse=True))})"
+    r"\s*(m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)(?:\s+from now)?$")
 _ORDINAL = r"(?:st|nd|rd|th)"
 # A calendar date: "14 december", "the 14th of december", "december 14th", "dec 14", or "the 14th" (of the month).
 _DATE_RE = (rf"(?:the\s+)?(\d{{1,2}}){_ORDINAL}?(?:\s+of)?\s+({MONTH_ALT})\b"
@@ -41,7 +47,13 @@ _HOUR = rf"(\d{{1,2}}|{'|'.join(HOUR_WORDS)})"
 _SPOKEN_CLOCK_RE = re.compile(rf"\b(?:({'|'.join(sorted(_CLOCK_MINUTES, key=len, reverse=True))})"
                               rf"(?: minutes)? (past|after|to) {_HOUR}|half {_HOUR}(?! (?:an?|hours?|of)\b))\b")
 # A clock time's part of the day said after it: "at 6:30 in the evening", "at 6 tonight", "10:45 in the morning".
-_PART_AFTER_RE = re.compile(r"\s+(?:in the|this|at)\s+(morning|afternoon|evening|night)\b|\s+(tonight)\b")
+_PART_AFTER_RE = re.compile(r"\s+(?:in the|this|at|(tomorrow))\s+(morning|afternoon|evening|night)\b|\s+(tonight)\b")
+# Texted and mistyped days: "2moro at 7", "tomorow".
+_TEXTED_TOMORROW_RE = re.compile(r"\b(?:2moro|2morrow|2mrw|2mro|tomorow|tommorow|tommorrow|tmrw|tmr)\b")
+# ... and said before it: "this evening at 8", "tomorrow night at 11", "tonight at 10", "friday morning 7:30".
+_PART_FIRST_RE = re.compile(r"\b(?:(?P<this>this)\s+(?=morning|afternoon|evening|night))?"
+                            r"(?:(?P<part>morning|afternoon|evening|night)|(?P<tonight>tonight))\s+(?:at\s+)?"
+                            r"(?P<clock>\d{1,2}(?::\d{2})?)(?!\s*(?:am|pm|a\.m\.|p\.m\.)|[\d:])(?:\s*o'?clock)?")
 _AT_SIGN_RE = re.compile(r"\s*@\s*")  # "thurs @ 3"
 # A clock time as much of the world writes it: "at 18h" is 18:00, "9h30" 09:30 and "5h" 05:00 (a 24-hour clock), "18.30"
 # and "7.15pm" are "18:30" and "7:15pm", "18:00h" is "18:00" (read after the relative forms, so "in 18h" stays
@@ -127,14 +139,15 @@ def _relative(text: str, now: datetime) -> datetime | None:
     if not match:
         return None
     amount_text, unit = match.groups()
-    amount = 0.5 if amount_text.startswith("half") else 1.0 if amount_text in ("a", "an") else float(amount_text)
+    amount = (0.5 if amount_text.startswith("half") else 1.0 if amount_text in ("a", "an")
+              else AMOUNT_WORDS.get(amount_text) or float(amount_text))
     if amount <= 0:
         raise DueTimeError("invalid", f"relative time must be positive: {text!r}")
     return now + timedelta(seconds=amount * UNIT_SECONDS[unit[0]])
 
 
 def _phrase(text: str, now_local: datetime, zone: tzinfo) -> datetime:
-    text = _CLOCK_MARKS_RE.sub(_clock_marks, text)
+    text = _CLOCK_MARKS_RE.sub(_clock_marks, _TEXTED_TOMORROW_RE.sub("tomorrow", text))
     text = _with_meridiem(_AT_SIGN_RE.sub(" at ", text).strip())
     day_match = _DAY_RE.search(text)
     rest = text[: day_match.start()] + " " + text[day_match.end():] if day_match else text
@@ -160,20 +173,33 @@ def _clock_marks(match: re.Match[str]) -> str:
     return f"{int(hour):02d}:{h_minutes or '00'}"  # "18h", "5h": the 24-hour clock (no afternoon guessed for "05")
 
 
+def _meridiem(part: str, hour: int) -> str:
+    small_hours = part == "night" and (hour < 5 or hour == 12)  # "2 at night", "12 at night" (midnight)
+    return "am" if part == "morning" or small_hours else "pm"
+
+
+def _part_first(match: re.Match[str]) -> str:
+    """ "this evening at 8" → "today at 8 pm", "tomorrow night at 11" → "tomorrow at 11 pm", "tonight at 10" →
+    "tonight at 10 pm" (read as 10:00, the morning, before)."""
+    this, part, clock = match.group("this"), match.group("part") or "night", match.group("clock")
+    day = "today " if this else "tonight " if match.group("tonight") else ""
+    return f"{day}at {clock} {_meridiem(part, int(clock.split(':')[0]))}"
+
+
 def _with_meridiem(text: str) -> str:
-    """The clock's half of the day said after it, made its am/pm: "at 6:30 in the evening" → "at 6:30 pm", "at 6
-    tonight" → "at 6 pm tonight", "at 2 at night" → "at 2 am"."""
+    """The clock's half of the day said with it, made its am/pm: "at 6:30 in the evening" → "at 6:30 pm", "at 6
+    tonight" → "at 6 pm tonight", "at 2 at night" → "at 2 am", "this evening at 8" → "today at 8 pm"."""
+    text = _PART_FIRST_RE.sub(_part_first, text)
     clock = _TIME_RE.search(text)
     if clock is None or clock.group(2) is None or clock.group(4):
         return text
     part = _PART_AFTER_RE.search(text, clock.end())
     if part is None:
         return text
-    hour = int(clock.group(2))
-    small_hours = part.group(1) == "night" and (hour < 5 or hour == 12)  # "2 at night", "12 at night" (midnight)
-    meridiem = "am" if part.group(1) == "morning" or small_hours else "pm"
-    tonight = " tonight" if part.group(2) else ""  # the day it names stays
-    return f"{text[:clock.end()]} {meridiem}{text[clock.end():part.start()]}{tonight}{text[part.end():]}"
+    tomorrow, part_word, tonight = part.groups()
+    meridiem = _meridiem(part_word or "night", int(clock.group(2)))
+    day = " tonight" if tonight else " tomorrow" if tomorrow else ""  # the day it names stays
+    return f"{text[:clock.end()]} {meridiem}{text[clock.end():part.start()]}{day}{text[part.end():]}"
 
 
 def _wall_time(time_match: re.Match[str] | None, day_match: re.Match[str] | None) -> time:

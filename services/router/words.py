@@ -80,7 +80,9 @@ _LIST_FIRST = (
 # missing). Not "make me a list of interview questions" (writing, RESPOND) unless items follow a colon.
 _LIST_CREATE = (
     rf"{CLAUSE_START}(?:(?:create|creating|make|making|start|starting|set(?:ting)? up|open|opening|begin|"
-    r"put(?:ting)? together|i (?:need|want|would like)|i'?d like)(?: me| us| myself)? (?:a |an |another )?(?:new )?|"
+    # "I'd like to start a reading list with …", "I want make a list for …" (a learner's)
+    r"put(?:ting)? together|(?:i (?:need|want|would like)|i'?d like)(?: to)?(?: (?:make|create|start|have))?)"
+    r"(?: me| us| myself| for (?:me|us))? (?:a |an |another )?(?:new )?|"
     r"new )"
     rf"(?:{NAME_CHAR}+ ){{0,3}}?(?:list|to-?do list|todo list|checklist|wishlist)\b"
     r"(?:(?! of)[^.?!]{0,40}?(?::|\bwith\b|\bw/|\bw (?=[^\W\d_])|\bcontaining\b|\bincluding\b|\bcalled\b|\bnamed\b|"
