@@ -39,7 +39,14 @@ _ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any
                     # "the camry finally died on the beltway", "the old fridge gave up the ghost": a thing ended for
                     # good (not "my phone died": a flat battery).
                     r"|(?P<what5>[a-z']+(?: [a-z']+)?) (?:finally (?:died|packed (?:in|up))|died for good|"
-                    r"gave up the ghost|(?:got|was|has been) (?:written off|totall?ed))\b")
+                    r"gave up the ghost|(?:got|was|has been) (?:written off|totall?ed))\b"
+                    # "swapped the Panda for a Jazz", "traded in my bike for a scooter", "replaced the old boiler with
+                    # a heat pump": what was given up is the object; "changed my phone number, it's now …", "got a
+                    # new email address": the old one (a thing that names the person; "changed my view" ends nothing).
+                    r"|\b(?:(?:swapped(?: out)?|traded(?: in)?|exchanged)\s+(?P<what6>[a-z0-9' ]+?)\s+for"
+                    r"|replaced\s+(?P<what8>[a-z0-9' ]+?)\s+with)\b"
+                    r"|\b(?:changed (?:my|our|the user's)|got a new) (?P<what7>(?:(?:phone|mobile|work) )?number|"
+                    r"email(?: address)?|address|password|surname|name|doctor|gp|dentist)\b")
 # The last of something regular, told with its day: "last trip on the ferry was Sunday", "my last day at the bakery
 # is Friday", "last shift at the depot was yesterday" — a job or a routine ended (not "my last trip to Rome was
 # lovely": no day, and "to" a place is a visit).
@@ -59,7 +66,9 @@ _RESCHEDULED = re.compile(r"(?P<what>[a-z0-9' ]+?)\s+(?:(?:got|has been|have bee
 # The person moved home ("I moved!", "we just moved to Leeds", "moved house"), not something else ("moved the
 # meeting", "moved on"): where they lived before is history. And the facts saying where they live.
 _MOVED = re.compile(r"\b(?:i|we|the user)\s+(?:have\s+|has\s+|just\s+|finally\s+)*moved\b"
-                    r"(?!\s+(?:the|my|our|his|her|it|them|on|away from|out of|back to work)\b)")
+                    r"(?!\s+(?:the|my|our|his|her|it|them|on|away from|out of|back to work)\b)"
+                    # "the user is now living in Utrecht", "we now live in Leeds"
+                    r"|\b(?:i|we|the user)\s+(?:(?:is|are|am)\s+)?now\s+(?:living|live|lives)\s+in\b")
 # ... or arrived ("The user is finally in Pune"; a place's name: not "finally in bed").
 ARRIVAL = r"(?i:finally|at last)\s+(?i:here\s+|home\s+)?(?i:in)\s+[A-Z]"
 _ARRIVED = re.compile(r"\b(?:I am|I'm|[Tt]he user is|[Ww]e are|[Ww]e're)\s+" + ARRIVAL)
@@ -118,7 +127,8 @@ def ended_things(text: str) -> set[str]:
         last = _LAST_ONE.search(_plain(text))
         dated = last and (DATED.search(last.group("when")) or _PAST_DAY.search(last.group("when")))
         return _things(last.group("what")) if dated else set()
-    what = next((found for found in match.group("what", "what2", "what3", "what4", "what5") if found), "")
+    what = next((found for found in match.group("what", "what2", "what3", "what4", "what5", "what6", "what7",
+                                                 "what8") if found), "")
     return _things(_CLAUSE_END.split(what, maxsplit=1)[0])
 
 
