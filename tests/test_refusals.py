@@ -45,9 +45,23 @@ def session(db_engine):
     ("Coriander tastes like soap to the user, so leave it out", {"coriander"}),
     ("Tripe tastes really revolting", {"tripe"}),
     ("The user tastes every sauce before serving", set()),
+    # Refused with "refuses to", and a fear of heights or of flying (sixteenth session: told "really scared of heights,
+    # no mountain or volcano trip for me", the 1.5B offered Mount Bromo for a weekend trip).
+    ("The user refuses to fly", {"fly", "flight", "plane", "airport", "airline"}),
+    ("The user is scared of the dentist", set()),  # a fear is no refusal unless it is of heights or of flying
 ])
 def test_a_refusal_in_the_persons_words_names_what_they_refuse(fact: str, refused: set[str]) -> None:
     assert refused_things(fact) == refused
+
+
+def test_a_fear_of_heights_refuses_the_high_places_a_trip_could_offer() -> None:
+    refused = frozenset(refused_things("The user is really scared of heights, no mountain or volcano trip for the "
+                                       "user pls, the user's friends always laugh"))
+    assert {"mountain", "volcano", "mount", "climb", "cliff"} <= refused
+    assert names_refused("1. Climbing Mount Bromo at sunrise", refused) is not None
+    assert names_refused("Try the beaches of Gunung Kidul or the Prambanan temples.", refused) is None
+    assert {"mountain", "cable car"} <= refused_things("The user has vertigo")
+    assert {"flight", "plane"} <= refused_things("The user is terrified of flying")
 
 
 def test_what_makes_the_person_sick_refuses_its_family_and_a_tired_day_refuses_nothing() -> None:

@@ -20,7 +20,8 @@ REFUSING = re.compile(
     r"(?:don'?t|do not|doesn'?t|does not|never|can'?t|cannot|won'?t|no longer) "
     r"(?P<verb>like|eat|eats|drink|drinks|touch|have|want|do|take|handle|fly|flies)|"
     r"allergic to|intolerant (?:to|of)|avoiding|avoids?|(?:stays?|keeps?|staying|keeping) away from|"
-    r"gave up|given up|quit|(?:please )?(?:never|don'?t|do not)(?: ever)? (?:suggest|recommend|offer)"
+    r"gave up|given up|quit|refuses? to|refused to|"
+    r"(?:please )?(?:never|don'?t|do not)(?: ever)? (?:suggest|recommend|offer)"
     r"(?: (?:me|the user|you))?(?: anything with)?|not a fan of|not into)"
     r"(?:\s+(?P<what>[^.,;!?]+))?", re.IGNORECASE)
 # "a nut allergy", "lactose intolerant", "gluten-free", "no meat for me", "fish and seafood make me sick",
@@ -33,7 +34,10 @@ NAMED_FIRST = re.compile(r"\b(?P<what>[a-z]+)[ -](?:allergy|allergies|intoleranc
                          r"question\b"
                          # "cilantro tastes like soap to me", "liver tastes vile".
                          r"|^(?P<what6>[a-z ]+?) (?:tastes?|smells?) (?:like soap|(?:really |so |just )?(?:awful|"
-                         r"horrible|disgusting|vile|gross|foul|revolting|rank))\b", re.IGNORECASE)
+                         r"horrible|disgusting|vile|gross|foul|revolting|rank))\b"
+                         # "really scared of heights, no mountain or volcano trip for me" (the 1.5B offered Bromo).
+                         r"|\b(?:scared|afraid|terrified|frightened|fear) of (?P<what7>heights|flying)\b"
+                         r"|\b(?P<what8>vertigo|acrophobi)", re.IGNORECASE)
 # A word that names a family of things ("dairy": milk, cheese, …), and a diet that refuses families.
 MEAT = ("meat", "chicken", "beef", "pork", "ham", "bacon", "sausage", "steak", "lamb", "turkey", "salami",
         "pepperoni", "chorizo", "mince", "burger", "duck", "veal", "prosciutto", "meatball")
@@ -60,12 +64,16 @@ GREENS = ("broccoli", "spinach", "pea", "kale", "lettuce", "cucumber", "zucchini
 RUNNING = ("run", "running", "jog", "jogging", "sprint", "marathon", "5k", "10k", "parkrun", "treadmill")
 JUMPING = ("jump", "jumping", "skipping", "burpee", "plyometric", "trampoline", "hiit")
 FLYING = ("fly", "flight", "plane", "airport", "airline")
+HEIGHTS = ("height", "mountain", "mount", "volcano", "cliff", "climb", "summit", "skydiv", "bungee", "paraglid",
+           "zip line", "zipline", "rooftop", "observation deck", "ferris wheel", "hot air balloon", "abseil",
+           "via ferrata", "skyscraper", "tower", "glass floor", "cable car")
 NUTS = ("nut", "peanut", "almond", "walnut", "cashew", "pecan", "hazelnut", "pistachio", "praline", "nutella")
 FAMILIES = {"meat": MEAT, "fish": FISH, "seafood": FISH, "shellfish": SHELLFISH, "dairy": DAIRY,
             "lactose": DAIRY, "milk": DAIRY, "gluten": GLUTEN, "wheat": GLUTEN, "alcohol": ALCOHOL,
             "booze": ALCOHOL, "drinking": ALCOHOL, "nut": NUTS, "caffeine": CAFFEINE, "coffee": CAFFEINE,
             "sugar": SWEETS, "sweet": SWEETS, "dessert": SWEETS, "green": GREENS, "greens": GREENS,
-            "running": RUNNING, "jogging": RUNNING, "jumping": JUMPING, "flying": FLYING,
+            "running": RUNNING, "jogging": RUNNING, "jumping": JUMPING, "flying": FLYING, "fly": FLYING,
+            "height": HEIGHTS, "vertigo": HEIGHTS, "acrophobi": HEIGHTS,
             "pork": ("pork", "ham", "bacon", "salami",
             "chorizo", "prosciutto", "pepperoni")}
 DIETS = {
@@ -102,7 +110,8 @@ SQL_PATTERN = (r"(can't|cannot|can not|never|able to) (stand|abide|stomach|bear)
                r"\mhates?\M|\mdislikes?\M|\mdetests?\M|"
                r"(don'?t|do not|doesn'?t|does not|never|can'?t|cannot|won'?t|no longer) "
                r"(like|eat|drink|touch|have|want|do|take|handle|fly|flies)|allerg|intoleran|\mavoid|away from|"
-               r"gave up|given up|\mquit\M|\mno more |(never|don'?t|do not)( ever)? (suggest|recommend|offer)|"
+               r"gave up|given up|\mquit\M|\mrefuse|\mno more |(never|don'?t|do not)( ever)? (suggest|recommend|offer)|"
+               r"(scared|afraid|terrified|frightened|fear) of (heights|flying)|vertigo|acrophobi|"
                r"not a fan of|not into|[ -]free\M|\mno [a-z]+ for |"
                r"\m(make|makes|made) (me|the user|you) (\w+ )?(sick|ill|unwell)|agree with (me|the user|you)|"
                r"(taste|tastes|smell|smells) (like soap|(really |so |just )?(awful|horrible|disgusting|vile|gross|"
