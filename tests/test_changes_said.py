@@ -43,3 +43,14 @@ def test_what_it_does_not_say_stays(new: str, old: str) -> None:
 def test_talk_of_change_in_general_ends_nothing(said: str) -> None:
     change = change_in(said)
     assert change is None or not change.ended
+
+
+def test_now_my_part_is_someone_named_ends_the_one_who_had_it() -> None:
+    """"… sick for two months so now my instructor is Madame Sarr" left "Your instructor is Monsieur Ndiaye" in the
+    notes (fatou, sixteenth session: facts true 48 of 50 with it)."""
+    old = "The user's instructor is Monsieur Ndiaye, he is very patient with the user"
+    assert _ends("Monsieur Ndiaye is sick for two months so now the user's instructor is Madame Sarr, she is strict",
+                 old)
+    assert _ends("Now the user's dentist is Dr Okafor", "The user's dentist is Dr Smith in Leeds")
+    assert not _ends("Now the user's dentist is Dr Okafor", "The user's dentist is Dr Okafor, she is kind")
+    assert not _ends("Right now the user's writing is consuming the user", "The user loves writing poems")

@@ -99,6 +99,11 @@ _NEW_IN_PART = re.compile(r"(?:^|\b(?:my|our|the|the user's) )new (?P<part>[a-z]
                           r"(?P<holder>[a-z'-]+)"
                           r"|\b(?P<holder2>[a-z'-]+) (?:is|will be) (?:my|our|the user's|the) new "
                           r"(?P<part2>[a-z]+(?: [a-z]+){0,2}?)(?=\s*(?:$|[,;.!]|\s(?:and|but|so|who|she|he)\s))")
+# ... or is told with "now" and the newcomer's name: "… is sick for two months so now my instructor is Madame Sarr"
+# (capitalised, so "right now my writing is consuming me" names no one).
+_NOW_HOLDS = re.compile(r"\b(?i:now),? (?i:my|our|the user's) (?P<part>(?i:[a-z]+(?: [a-z]+){0,2}?)) (?i:is|will be) "
+                        r"(?:(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Madame|Mme|Monsieur|Herr|Frau|Señora?|Sra?)\.? )?"
+                        r"(?P<holder>[A-Z][\w'-]+)")
 # The person's own part in someone's life: "my GP, Dr X", "the user's roomie valeria", "the user's deputy head is
 # lars eriksen" (a possessive, then up to four words, then the name).
 _THEIRS = r"\b(?:the user's|my|our)\s+(?:[a-z,'-]+\s+){{0,4}}?{name}\b"
@@ -193,6 +198,9 @@ def change_in(text: str) -> Change | None:
     new_in_part = _NEW_IN_PART.search(_plain(text))
     part = _things(new_in_part.group("part") or new_in_part.group("part2")) if new_in_part else set()
     holder = _thing(new_in_part.group("holder") or new_in_part.group("holder2")) if part else ""
+    now_holds = None if part else _NOW_HOLDS.search(" ".join(text.split()))
+    if now_holds:
+        part, holder = _things(now_holds.group("part").lower()), _thing(now_holds.group("holder").lower())
     if holder in _NO_HOLDER:  # "trying new stuff is a great way"
         part, holder = set(), ""
     change = Change(text, frozenset(ended_things(text)), frozenset(rescheduled_things(text)), moved, mover, who,
