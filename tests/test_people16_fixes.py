@@ -153,3 +153,13 @@ def test_a_pronoun_for_nobody_named_still_needs_asking(routers: list[ModeRouter]
 def test_a_learners_propose_me_asks_for_a_suggestion(routers: list[ModeRouter], text: str) -> None:  # noqa: F811
     """Read as news (ACKNOWLEDGE), the first was answered "What kind of dishes do you like?"."""
     assert routes(routers, text) == {("RESPOND", None)}
+
+
+@pytest.mark.parametrize("text", ["You had to remind me something about 18h, what was it?",
+                                  "You were supposed to remind me of something on Friday morning. What was it?"])
+def test_a_reminder_set_before_asked_about_reads_the_reminders(routers: list[ModeRouter], text: str) -> None:  # noqa: F811
+    """Read as a reminder to set with nothing to remind of, the first went to CLARIFY, whose guard answers "what
+    exactly?" to someone asking what it was."""
+    assert routes(routers, text) == {("ACT", "schedule")}
+    action = _action(text)
+    assert action is not None and action.arguments == {"operation": "list"}

@@ -298,7 +298,10 @@ SKILL_RES = {name: re.compile(pattern) for name, pattern in SKILL_PATTERNS.items
 # Not an exclamation: "What a day at the salon. ... remind me about ... at 5".
 READ_QUESTION_RE = re.compile(
     r"^(?:what(?! an? [^.!?]*[.!])|which|how|when|where|who)\b|"
-    r"^(?:do|does|did|have|has|are|is|am) (?:i|you|u|we|my|it|there|this|that)\b"
+    r"^(?:do|does|did|have|has|are|is|am) (?:i|you|u|we|my|it|there|this|that)\b|"
+    # A reminder set before, asked about: "You had to remind me something about 18h, what was it?"
+    r"^(?:you|u) (?:had to|(?:were|was) (?:supposed|meant|going) to|said (?:you'?d|you would)|promised to|"
+    r"should have) remind\b"
 )
 LIST_WRITE_RE = re.compile(r"\b(?:add|adding|ad|put|putting|pop|chuck|throw|stick|bung|jot|write|copy|remove|delete|"
                            r"take|cross|mark|"
