@@ -58,3 +58,14 @@ def test_a_fact_then_the_ask_to_keep_it_is_stored_as_said(routers: list[ModeRout
 def test_asking_whether_something_is_remembered_stores_nothing() -> None:
     action = _action("I love that song, remember it?")
     assert action is None or action.skill != "memorize"
+
+
+@pytest.mark.parametrize("text", ["tell me one fact about owls", "give me one idea for a rainy Sunday"])
+def test_one_counting_what_a_request_asks_for_points_at_nothing(routers: list[ModeRouter], text: str) -> None:  # noqa: F811
+    """"one" read as a pronoun sent the first to CLARIFY, whose guard asks "Which one do you mean?"."""
+    assert routes(routers, text) == {("RESPOND", None)}
+
+
+@pytest.mark.parametrize("text", ["give me one too", "I'll take the blue one"])
+def test_one_standing_for_a_thing_said_before_still_does(routers: list[ModeRouter], text: str) -> None:  # noqa: F811
+    assert routes(routers, text) == {("CLARIFY", None)}

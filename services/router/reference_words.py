@@ -104,8 +104,12 @@ SHIFT_WORDS = frozenset(
     "minute minutes mins fortnight month months one two three four five half".split()
 )
 THING_PRONOUNS = frozenset("it this that these those them there one".split())
-# "Quick one: ..." announces a request, it points at nothing.
-QUICK_ONE_RE = re.compile(r"\bquick one\b")
+# "Quick one: ..." announces a request, it points at nothing; nor does "one" counting what a request asks for ("tell me
+# one fact about owls", "give me one idea": not "the blue one", "give me one too").
+QUICK_ONE_RE = re.compile(r"\bquick one\b|\b(?:tell|give|name|suggest|share|write|recommend|propose|pick|say|teach|"
+                          r"send|show)(?: (?:me|us))? (?:just )?one (?!(?:of|for|too|more|please|pls|now|again|as|and|"
+                          r"or|with|from|that|this|then|here|there|also|instead|like|if|when|so|but|yet|thing)\b)"
+                          r"[a-z]{3,}")
 PERSON_PRONOUNS = frozenset("her him she he they them his hers".split())
 THAT_CLAUSE_RE = re.compile(r"\bthat (?:i|my|the|a|an|we|our|you|your|he|she|it's|there|this|his|her)\b")
 # After a verb that acts on something, "that" is the thing acted on, not a conjunction: "make that a goal".
