@@ -46,12 +46,12 @@ def test_a_command_that_names_nothing_to_act_on_needs_asking(routers, text):  # 
     ("Add printer paper and envelopes to my to-do list", ("ACT", "list")),
     ("Remember this: the recycling lorry comes on Tuesdays", ("ACT", "memorize")),
     ("Remember the thing about the boiler: the pilot light goes out if the door is left open", ("ACT", "memorize")),
-    ("Move my dentist reminder to Friday", ("ACT", "schedule")),
+    ("Move my optician reminder to Saturday", ("ACT", "schedule")),
     ("Move the reminder about the bins to Friday", ("ACT", "schedule")),
     ("Make a change to my step goal: 12,000 a day", ("ACT", "goal")),
     ("Please save the number I give you: 0161 496 0000", ("ACT", "memorize")),
     ("please create new goal: read 20 books this year", ("ACT", "goal")),
-    ("Can you set reminders?", ("RESPOND", None)),
+    ("Can you make notes?", ("RESPOND", None)),
 ])
 def test_the_same_commands_with_their_content_are_read_as_before(routers, text, mode):  # noqa: F811
     assert routes(routers, text) == {mode}
@@ -103,7 +103,7 @@ def test_remind_me_before_a_dash_and_a_question_asks_it(routers, text, mode):  #
 
 # Guard (it passed before too): a reminder's time after a dash.
 def test_remind_me_before_a_dash_and_a_time_still_reminds(routers):  # noqa: F811
-    assert routes(routers, "remind me - at 6 to call mum") == {("ACT", "schedule")}
+    assert routes(routers, "remind me - at 7 to ring the vet") == {("ACT", "schedule")}
 
 
 # News under a label naming where it is from, or announced ("Get this - ..."): told, nothing asked.
