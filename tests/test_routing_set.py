@@ -167,8 +167,13 @@ FLOOR_TUNING_15 = {"overall": 0.97, "ACT": 0.97, "CLARIFY": 0.96, "ACKNOWLEDGE":
 # held-out third 0.960 -> 0.960); floors a little under.
 FLOOR_TUNING_16 = {"overall": 0.97, "ACT": 0.97, "CLARIFY": 0.95, "ACKNOWLEDGE": 0.97, "skill": 0.98}
 # The seventeenth (routing_frozen17.jsonl, measured blind once: 0.939, ACT 0.945, CLARIFY 0.833, ACKNOWLEDGE 0.962 on
-# main 5f42749), tuning material since; floors a little under its blind figures until a round tunes on it.
-FLOOR_TUNING_17 = {"overall": 0.92, "ACT": 0.93, "CLARIFY": 0.80, "ACKNOWLEDGE": 0.94, "skill": 0.97}
+# main 5f42749), tuning material since; after issue 31's sixteenth round (facts cut off on their verb, attached or
+# scanned content, filler text, "the thing about X" and "the reminder" with nothing saying which, edits made as things,
+# a learner's present with a past time, mental notes, a learner's "make goal for me", whack/shove onto a list, "put it
+# in your notes that ...", "shw", "remind me again — <question>", news labels, digit-row walks and accented mash):
+# 0.984 overall, ACT 0.982, CLARIFY 0.950, ACKNOWLEDGE 0.987, skill 108/108 (its held-out third 0.952 -> 0.952);
+# floors a little under.
+FLOOR_TUNING_17 = {"overall": 0.97, "ACT": 0.97, "CLARIFY": 0.93, "ACKNOWLEDGE": 0.97, "skill": 0.98}
 
 
 def load_set() -> list[dict]:

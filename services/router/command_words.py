@@ -50,8 +50,13 @@ VERB_ME_RE = re.compile(
     r"showed|stole|spent) (?:me|us)\b)"
     r"[a-z]+ (?:me|us)\b(?! (?:too|neither|either)\b)"
 )
-# "Update: I sold the car!": a word before a colon labels what follows, it commands nothing.
-LABEL_RE = re.compile(r"^[a-z]+\s*:")
+# "Update: I sold the car!": a word before a colon labels what follows, it commands nothing; so does news named with
+# where it is from ("Update from the studio:") and a call to hear news ("Get this: ...", "Guess what - ...").
+LABEL_RE = re.compile(
+    r"^[a-z]+\s*:|^(?:(?:a |an )?(?:quick|small|little|big|short|weekly|daily|latest|good|bad) )?(?:update|news|report|"
+    r"status|progress report)(?: (?:from|on|about|re|for) [^:.!?\n]{1,40})?\s*:|"
+    r"^(?:get this|guess what|listen to this|you'll never guess what)\s*[:!,.-]"
+)
 IMPERATIVE_VERBS = frozenset(
     "add book buy call cancel change check delete do email explain find fix get give help keep let list make move "
     "note open plan put read remember remind remove reply reschedule save schedule send set share show summarize "
@@ -165,7 +170,8 @@ POINTING_MODIFIERS = frozenset("that those this these her his their its same oth
 # Words that point at something said before, in an earlier turn: "the same", "the others", "again", "like before", "as
 # well" (more of what was done).
 PAST_POINTERS = frozenset(
-    "same other others rest again before previous last usual regular earlier above latter former too also well either "
+    "same other others rest remaining again before previous last usual regular earlier above latter former too also "
+    "well either "
     "first second third fourth fifth".split()  # "the second one": of the ones offered before
 )
 # Words that point at something named anywhere, maybe earlier in the message itself: "My code is 4312, remember that".
@@ -213,17 +219,34 @@ SAID_OBJECT_RE = re.compile(
     # What someone else put forward: "the prices the supplier quoted", "the points she made", "the dates he proposed";
     # a learner's present for the past: "the number he give me", "the thing we discuss".
     r"quoted|made|raised|proposed|listed|named|flagged|pointed out|brought up|read out|put forward|came up with|"
-    r"(?:give|gives|send|sends|tell|tells) (?:me|us)\b|(?<=we )(?:discuss|talk about))\b|"
+    r"(?:give|gives|send|sends|tell|tells) (?:me|us)\b|(?<=we )(?:discuss|talk about)|"
+    # or with a time before now after it: "the informations I send before", "the list we make yesterday".
+    r"(?:send|give|tell|write|say|show|mention|share|make|type)(?: (?:to )?(?:you|u))? (?:before|earlier|already|"
+    r"previously|yesterday|last (?:time|week|night)))\b|"
     # What the assistant did before: "do for the studio what you did for my sister".
     r"^(?:what|whatever|exactly what) (?:you|u) (?:did|done|set up)\b"
 )
 # A placeholder filled by the next sentence, which says what is wanted: "can you make a goal for me? I want to pass the
 # B2 exam in June" (not "I want it done today", "I need help").
 CONTENT_FOLLOWS_RE = re.compile(
-    r"[.!?]+\s*(?:i (?:want|wanna|need|would like|'d like|'m going|am going|hope|plan|aim)(?: to)?|"
+    r"(?:[.!?]+|,)\s*(?:i (?:want|wanna|need|would like|'d like|'m going|am going|hope|plan|aim)(?: to)?|"
     r"(?:it'?s|it is|the goal is|goal is|it should be) to) "
     r"(?!(?:it|that|this|them|something|anything|some|help|to know|you)\b)[a-z]"
 )
+# A thing named by its kind and what it concerns, never said here: "remember the thing about Dad's car" (which thing?).
+THING_ABOUT_RE = re.compile(
+    r"^(?:the|that|this) (?:whole )?(?:thing|things|stuff|bit|bits|business|matter|issue|situation|story) "
+    r"(?:about|with|re|regarding|concerning|from|at)\b")
+# One stored thing of a kind picked by "the" alone, moved or changed ("move the reminder to Wednesday": which one?).
+THE_STORED_RE = re.compile(
+    r"^the (?:reminder|alarm|timer|goal|appointment)(?= (?:to|for|till|until|by|on|at|from|back|forward|earlier|later|"
+    r"off|up|an|a|by)\b|\W*$)")
+RETIMING_VERBS = frozenset("snooze push bump shift postpone pause delay bring".split())
+# An edit asked for as a thing made: "make a change to my goal", "do a quick tweak on the list" (change it to what?).
+EDIT_MADE_RE = re.compile(
+    r"^(?:a |an |some |one |a few |a couple of |any )?(?:small |quick |little |slight |minor |couple of )?"
+    r"(?:change|changes|edit|edits|tweak|tweaks|adjustment|adjustments|update|updates|amendment|amendments|"
+    r"correction|corrections) (?:to|on|in)\b\s*")
 # Verbs whose "something about ..." names no deed: "do something about my goals", "sort something out with my notes".
 VAGUE_DEED_VERBS = frozenset("do sort fix".split())
 # Whom a deed is for may come before its object: "do for the studio what you did for my sister".
@@ -235,8 +258,10 @@ FOR_WHOM_RE = re.compile(r"^(?:for|to|with) (?:[a-z0-9'-]+ ){1,3}?(?=(?:what|wha
 UNSEEN_HELD_RE = re.compile(
     r"^(?:everything|all|whatever|anything|the (?:[a-z'-]+ )?(?:stuff|things|items|bits|details|info|names|dates|"
     r"numbers|times|ingredients|words|figures))(?: that'?s| written| listed| shown)? (?:in|on|from) "
-    r"(?:this|that|the|my) (?:photo|picture|pic|screenshot|image|attachment|file|pdf|document|doc|scan|video|"
-    r"voice (?:note|memo)|recording|spreadsheet|link)s?\b"
+    # "the attached PDF", "that scanned letter", "my last screenshot": how it came does not show it.
+    r"(?:this|that|the|my) (?:(?:attached|enclosed|scanned|linked|uploaded|forwarded|shared|last|latest|new|other|"
+    r"first|second) )?(?:photo|picture|pic|screenshot|image|attachment|file|pdf|document|doc|scan|video|"
+    r"voice (?:note|memo)|recording|spreadsheet|link|letter|e-?mail|receipt|flyer|leaflet)s?\b"
 )
 SOURCED_DATA_RE = re.compile(
     r"^(?:all )?(?:the|those|these) (?:[a-z'-]+ ){0,2}(?:figures|measurements|numbers|readings|results|details|dates|"
@@ -249,12 +274,20 @@ TEMPLATE_RE = re.compile(
     r"[\[<{]\s*[a-z][a-z0-9 .'/_-]{0,30}[\]>}]|_{3,}|"
     # Content handed over as a word that stands for content to come: "Set a goal: TBD", "new note: xxx".
     r":\s*(?:tbd|tbc|tba|todo|to be (?:decided|confirmed|added)|x{3,}|n/a|\?{2,}|\.{3,}|…)\s*[.!]*\s*$|"
+    # Filler that stands for text to come, a typesetter's or a speaker's: "Remember this: lorem ipsum dolor ...",
+    # "note: blah blah blah".
+    r"\blorem ipsum\b|:\s*(?:blah|yada|bla)(?:[ ,]+(?:blah|yada|bla))+\W*$|"
     # A form's instruction left in place of its content: "note that INSERT FACT HERE", "add (enter item here)".
     r"\b(?:insert|enter|paste|type|fill in|put|write|add) (?:the |your |a |an )?(?:[a-z]+ )?(?:fact|item|name|date|"
     r"time|text|task|details?|info|number|address|link|goal|reminder|note|content|value|words?|answer)s? here\b"
 )
 # a command cut off before its object ("set a goal to... actually, no", "remind me to"): its last word waits for more;
 DANGLING_WORDS = frozenset("to the a an my our your and or of for about with at by".split())
+# A fact cut off on its verb, before what it is ("remember that my locker PIN is"), unless the clause asks which or
+# how ("remember where the car is", "save it as it is") or the verb follows a pointer ("that's what it is").
+COPULAS = frozenset("is are was were".split())
+COPULA_OPENERS = frozenset("what where when who whom which how why whatever wherever whenever however as than".split())
+COPULA_POINTERS = frozenset("it there here that this they he she we you i".split())
 STRANDED_PREPOSITIONS = frozenset("to of for about with at by".split())
 # content announced but never given ("memorise the following.");
 FORWARD_POINTERS = frozenset("following below".split())

@@ -18,7 +18,11 @@ from functools import lru_cache
 from services.router.ascii_twin import grouped
 from services.router.command_words import (
     CONTENT_FOLLOWS_RE,
+    COPULA_OPENERS,
+    COPULA_POINTERS,
+    COPULAS,
     DANGLING_WORDS,
+    EDIT_MADE_RE,
     EDITING_VERBS,
     ENTRY_NOUNS,
     ENTRY_PLACES,
@@ -41,19 +45,23 @@ from services.router.command_words import (
     REMINDING_VERBS,
     REMOVING_VERBS,
     REQUEST_LEADS,
+    RETIMING_VERBS,
     SAID_OBJECT_RE,
     SOURCED_DATA_RE,
     STORED_KINDS,
+    STORING_VERBS,
     STRANDED_PREPOSITIONS,
     TEMPLATE_RE,
     TEXT_LEADS,
+    THE_STORED_RE,
+    THING_ABOUT_RE,
     UNSEEN_HELD_RE,
     VAGUE_DEED_VERBS,
 )
 from services.router.reference_words import DEICTIC_OBJECT_RE, PEOPLE_WORDS, THAT_CLAUSE_RE
 from services.router.time_words import says_time, times_replaced
 from services.router.typos import correct
-from services.router.words import POLITE_WORDS, WORD_RE
+from services.router.words import POLITE_WORDS, REMIND_ASKS_RE, WORD_RE
 
 # Sentences and dashes part requests; after a comma a request may open a clause ("Toda, and send ..."). A dot between
 # digits is a time or a number, not a stop ("set me a reminder at 7.20 tomorrow to ...").
@@ -73,11 +81,17 @@ _DIGIT_RE = re.compile(r"\d")
 _CALL_ON_RE = re.compile(
     r"an? (?:quick |little |gentle )?(?:nudge|ping|prompt|buzz|shout|bell|holler|yell|heads[- ]up)\b")
 _SOMETHING_ABOUT_RE = re.compile(r"(?:something|anything) (?:about|with)\b")
+# A fact put somewhere as "it", then given in a "that" clause: "put it in your notes that the parking is space 23".
+_IT_THAT_RE = re.compile(
+    r"^it (?:down )?(?:(?:in|into|on|onto|to) (?:your|my|the|our) (?:[a-z'-]+ )?(?:notes?|memory|diary|records?|"
+    r"files?|brain|head|calendar|journal) )?(?:down )?that (?!(?:one|ones|list|reminder|goal|note)\b)[a-z]")
 # A thing named by where it is, in something handed over or said where this conversation cannot see: "the address on
 # the letter I just scanned", "the times in the email I forwarded" (a pointer at what holds it, ``DEICTIC_OBJECT_RE``).
 _HELD_IN_RE = re.compile(r"(?:the|that|this|those|these|all the) (?:[a-z0-9'-]+ ){1,3}?(?:on|in|from|off|of|inside) ")
 _POINTING_WORDS = PAST_POINTERS | NEAR_POINTERS
 _CALLING_VERBS = frozenset("give send drop shoot".split())
+_CREATING_VERBS = frozenset("make set create add start give".split())  # a new entry's
+_ONE_ENTRY = frozenset(word for word in ENTRY_NOUNS if not word.endswith("s"))
 _CONTINUING = frozenset("now and also then".split())
 _KNOWING_WORDS = frozenset("u you ya kno know knw remember mind".split())  # "u kno that thing, remind me ..."
 _WISHING = frozenset("need want like".split())
@@ -159,6 +173,8 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
         return None
     if index and matches[index - 1][0] in ("i", "we"):
         return None  # "I add the salt last" tells; "can you add ..." asks
+    if verb in REMINDING_VERBS and REMIND_ASKS_RE.match(lower, start + matches[index].start()):
+        return None  # "remind me again — what's my PIN?": the question after it is what it asks
     missing = _missing(lower, clause, matches, index, end)
     if missing:
         return RequestObject(verb, "generic", clause[matches[index].end():].strip(), "what", missing)
@@ -173,14 +189,17 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     if whom:  # "do for the studio what you did for my sister": the object after whom it is for
         rest = rest[whom.end():]
     verb, rest = _called_on(verb, rest)
+    edit = EDIT_MADE_RE.match(rest) if verb in ("make", "do") else None
+    if edit:  # "make a change to my goal" is "change my goal"
+        verb, rest = "change", rest[edit.end():]
     said = SAID_OBJECT_RE.match(rest)
     if said:
         about = _ABOUT_RE.match(rest[said.end():]) is not None
         return RequestObject(verb, "named" if about and verb in REMOVING_VERBS else "pointer", rest.strip())
-    unnamed = _unnamed_by_kind(lower, start, verb, rest)
+    unnamed = _unnamed_by_kind(lower, start, verb, rest) or _meant_before(lower, start, end, verb, rest, after_verb)
     if unnamed is not None:
         return unnamed
-    if THAT_CLAUSE_RE.match(rest.strip()):
+    if THAT_CLAUSE_RE.match(rest.strip()) or _IT_THAT_RE.match(rest.strip()):
         return RequestObject(verb, "named", rest.strip())  # "note that I'm away from the 3rd": a clause says what
     span = [correct(word) for word in _OBJECT_WORD_RE.findall(times_replaced(rest, " "))]  # "set a gaol": a goal
     around = _words_around(lower, start, end)
@@ -205,15 +224,49 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
         # "change my running goal": to what? ("update my savings goal, I put another 200 in" says.)
         return RequestObject(verb, "generic", rest.strip(), "the new value", "an edit with nothing to change to")
     earlier = frozenset(WORD_RE.findall(lower[:start]))
-    kind = _object_kind(span, around, earlier, elsewhere)
-    if kind == "generic" and ((_DASH_RE.match(lower, end) and _said_after(lower, end)) or (
-            CONTENT_FOLLOWS_RE.match(lower, end) is not None)):
-        # "track a new goal - practise guitar 20 minutes a day", "you can make a goal for me please? I want pass the B2
-        # English exam in June.": what it is follows the dash, or the next sentence says it.
-        kind = "named"
+    kind = _filled_kind(lower, end, verb, span, after_verb, _object_kind(span, around, earlier, elsewhere))
     if kind == "generic":
         return RequestObject(verb, kind, rest.strip(), "what", "a placeholder")
     return RequestObject(verb, kind, rest.strip())
+
+
+def _meant_before(lower: str, start: int, end: int, verb: str, rest: str, after_verb: str) -> RequestObject | None:
+    """An object picked out as the one both sides know, when nothing here says which: "remember the thing about Dad's
+    car", "move the reminder to Wednesday" (not with more said after it: ", the MOT is due in May")."""
+    comma = after_verb.find(",")
+    alone = not _words_around(lower, start, end) and (comma < 0 or all(
+        word in POLITE_WORDS for word in WORD_RE.findall(after_verb[comma:])))
+    if alone and ((verb in STORING_VERBS and THING_ABOUT_RE.match(rest)) or (
+            verb in EDITING_VERBS | REMOVING_VERBS | RETIMING_VERBS and THE_STORED_RE.match(rest))):
+        return RequestObject(verb, "pointer", rest.strip())
+    return None
+
+
+def _filled_kind(lower: str, end: int, verb: str, span: list[str], after_verb: str, kind: str) -> str:
+    """The object's kind once what is around it is read: a learner's bare "make goal for me" is a placeholder, and a
+    placeholder is filled by what follows a dash or by the next sentence or clause saying what is wanted ("track a new
+    goal - practise guitar 20 minutes a day", "you can make a goal for me please? I want pass the B2 English exam in
+    June.", "make goal for me, I want learn 300 kanji")."""
+    if kind == "named" and verb in _CREATING_VERBS and _bare_entry(span):
+        kind = "generic"
+    clause = _NEW_CLAUSE_RE.search(after_verb)
+    if kind == "generic" and ((_DASH_RE.match(lower, end) and _said_after(lower, end)) or (
+            CONTENT_FOLLOWS_RE.match(lower, end) is not None) or (
+            clause is not None and CONTENT_FOLLOWS_RE.match(after_verb, clause.start()) is not None)):
+        kind = "named"
+    return kind
+
+
+def _bare_entry(span: list[str]) -> bool:
+    """Whether the object is one kind of entry alone, with no article ("make goal for me", "set reminder"; not "can you
+    set reminders?": the kind in general)."""
+    head = []
+    for word in span:
+        if word in OBJECT_ENDS:
+            break
+        head.append(word)
+    return bool(head) and all(word in _ONE_ENTRY or word == "new" for word in head) and not any(
+        word not in GENERIC_WORDS | OBJECT_ENDS | POLITE_WORDS for word in span[len(head):])
 
 
 def _called_on(verb: str, rest: str) -> tuple[str, str]:
@@ -252,6 +305,10 @@ def _missing(lower: str, clause: str, matches: list[re.Match[str]], index: int, 
     if len(matches) > index + 1 and last in DANGLING_WORDS and (trailing or not WORD_RE.search(lower, end)) and not (
             last in STRANDED_PREPOSITIONS and _STRANDED_AFTER_RE.search(matches[-2][0])):
         return "cut off"  # but "... before I forget what my aunt asked for" ends a clause of its own
+    if last in COPULAS and len(matches) > index + 2 and matches[-2][0] not in COPULA_POINTERS and (
+            trailing or not WORD_RE.search(lower, end)) and not COPULA_OPENERS.intersection(
+            match[0] for match in matches[index + 1:-1]):
+        return "cut off"  # "remember that my locker PIN is", not "remember where the car is"
     return ""
 
 

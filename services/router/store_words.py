@@ -44,8 +44,10 @@ _KEPT = (r"(?:(?:got )?(?:saved|stored|kept|noted|remembered|memori[sz]ed|record
 # Only what was kept, not anything said: "the wifi passwords I've saved" (not "the essay I wrote").
 _STORED_BY_ME = (r"(?:(?:got )?(?:saved|stored|kept|noted|memori[sz]ed|recorded|logged)|"
                  r"asked you to (?:store|save|remember|keep|note|memori[sz]e|hold on to|hang on to))")
+# Texted or slipped, too: "shw me my goals pls".
 SHOW_STORED_RE = grouped(
-    rf"{CLAUSE_START}(?:show|list|display|pull up|bring up|give|get|fetch|retrieve|read(?: out| back)?|look up|find|"
+    rf"{CLAUSE_START}(?:show|shw|shwo|list|display|pull up|bring up|give|get|fetch|retrieve|read(?: out| back)?|"
+    r"look up|find|"
     r"search|run through|go over|(?:talk|run|walk|take) (?:me|us) through|"
     r"dig out|go through|print(?: out)?|export|open(?: up)?|view|review|"
     # Asking to see them: "let me see my reminders", "can I see my goals?", "I'd like to see my notes".

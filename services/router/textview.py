@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -131,6 +132,8 @@ _HOME_ROW_TRIPLES = frozenset(row[i : i + 3] for row in KEY_ROWS[1::3] for i in 
 _ROW_LETTERS = tuple(frozenset(row) for row in KEY_ROWS[:3])
 _HOME_ROW_LETTERS = frozenset("asdfghjkl")
 _ZIGZAG_MIN = 8
+_DIGIT_WALK_MIN = 6
+_LATIN_MARKS_MIN = 4
 _STRUCK_SYMBOLS_MIN = 6
 _SENTENCE_MARKS = frozenset(".,!?'\u2026")
 _LETTER_RUN_RE = re.compile(r"[a-z]+")
@@ -223,11 +226,34 @@ def _struck_in_chunks(token: str) -> bool:
 def _is_other_mash(token: str) -> bool:
     """Whether a token in another alphabet is mashed: keys held down in turn, five keys along one row of its keyboard,
     or Korean letters never joined into syllables, at least three different ones ("ㅁㄴㅇㄹㅎ"; "ㅋㅋㅋㅋ" laughs)."""
+    if _latin_marks_alone(token):
+        return True
     if HANGUL_JAMO_RE.fullmatch(token):
         return len(token) >= 4 and len(set(token)) >= 3
     if KEY_RUNS_RE.fullmatch(token):  # "ггггшшшшщщщщ": keys held down in turn
         return True
     return len(token) >= 5 and any(token[i : i + 5] in row for row in OTHER_KEY_ROWS for i in range(len(token) - 4))
+
+
+def _digit_row_walk(token: str) -> bool:
+    """Whether a token of six keys or more walks down and along between the digit row and the row under it, digit and
+    letter in turn, each letter under its digit or the next one ("1q2w3e4r", "8u7y6t5r4e"; not "a1b2c3", "4x4")."""
+    if len(token) < _DIGIT_WALK_MIN or not token.isalnum():
+        return False
+    first_digit = token[0].isdigit()
+    for i, ch in enumerate(token):
+        if ch.isdigit() != (first_digit == (i % 2 == 0)) or (not ch.isdigit() and ch not in KEY_ROWS[0]):
+            return False
+    return all(abs((int(d) - 1) % 10 - KEY_ROWS[0].index(k)) <= 1 for d, k in (
+        (a, b) if a.isdigit() else (b, a) for a, b in zip(token, token[1:], strict=False)))
+
+
+def _latin_marks_alone(token: str) -> bool:
+    """Whether a token of four letters or more is made only of accented or extra Latin letters, no plain one: the keys
+    at a Nordic or German keyboard's edge struck in turn ("ðþæöðþ", "øåæøå"); every word written in a Latin alphabet
+    has a plain letter in it ("Ære", "øl", "Ýmir")."""
+    return len(token) >= _LATIN_MARKS_MIN and not any(ch.isascii() for ch in token) and all(
+        unicodedata.name(ch, "").startswith("LATIN") for ch in token)
 
 
 # Where each letter sits on a keyboard: (row, column), each row set off a quarter key from the one above.
@@ -252,7 +278,7 @@ def text_features(view: TextView) -> dict[str, float]:
     mashed = sum(is_mash_token(w) for w in alpha) + sum(_is_other_mash(w) for w in other)
     mash = mashed / (len(alpha) + len(other)) if alpha or other else 0.0
     if not alpha and not other and view.words:  # no word of letters: keys held with digits ("7777777777")
-        mash = sum(len(w) >= HELD_DIGITS_MIN and HELD_DIGITS_RE.fullmatch(w) is not None
+        mash = sum((len(w) >= HELD_DIGITS_MIN and HELD_DIGITS_RE.fullmatch(w) is not None) or _digit_row_walk(w)
                    for w in view.words) / len(view.words)
     if not mash and _keys_between_symbols(view):
         mash = 1.0

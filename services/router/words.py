@@ -100,7 +100,7 @@ _LIST_CREATE = (
 _KIN = "mum|mom|dad|gran|grandma|grandpa|nan|sister|brother|wife|husband|partner|son|daughter|boss"
 # "Remind me please, what is my landlord called?": a question about what was told, not a reminder to set (the router's
 # recall words and the ACT fast path both read it).
-REMIND_ASKS = r"\bremind me,?(?: (?:please|pls|again|quickly))?,? (?:what|who|where|which)\b"
+REMIND_ASKS = r"\bremind me,?(?: (?:please|pls|again|quickly))?(?:,? |\s*[-–—:]+\s*)(?:what|who|where|which)\b"
 REMIND_ASKS_RE = re.compile(REMIND_ASKS)
 
 # The person as a whole, not one topic of theirs: "what have you learned about my habits?" is introspection,
@@ -129,6 +129,7 @@ SKILL_PATTERNS = {
     r"\bwhat (?:do|have) (?:i|we) (?:got|have)(?: on| planned| booked| scheduled)\b|"
     r"\bwhat have (?:i|we) got (?:on|planned|booked)\b|\b(?:am i|are we) (?:free|busy|booked)\b(?! to\b)",
     "list": r"\b(?:add(?:ing|ed)?|ad|put(?:ting)?|pop(?:ping)?|chuck(?:ing)?|throw(?:ing)?|stick(?:ing)?|bung|jot|"
+    r"whack|slap|shove|bang|"
     r"write|"
     r"copy|mark|remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?|clear(?:ing)?|wip(?:e|ing)|"
     r"scratch(?:ing)?|strik(?:e|ing))\b"
@@ -173,7 +174,8 @@ SKILL_PATTERNS = {
     rf"(?:{NAME_CHAR}{{3,}} ){{1,2}})(?:list|to-?do list|to-?dos?)\b",
     "remember": rf"{CLAUSE_START}(?:remember(?:ing)?|"
     r"remeber|rember|remembr|remmeber|memori[sz](?:e|ing)|not(?:e|ing) down|"
-    r"keep(?:ing)? in mind|don'?t forget|mak(?:e|ing) a note|jot(?:ting)? down|writ(?:e|ing) down|"
+    r"keep(?:ing)? in mind|don'?t forget|mak(?:e|ing) a note|mak(?:e|ing) (?:a )?mental note|jot(?:ting)? down|"
+    r"writ(?:e|ing) down|"
     r"sav(?:e|ing))\b(?! (?:when|how|what|if|the time))|"
     r"\b(?:remember|note|memori[sz]e|save) (?:that|this)\b|\bfor future reference\b|"
     # Into the notes kept for the person: "add to my notes that the van comes on Wednesdays".
@@ -245,6 +247,8 @@ SKILL_PATTERNS = {
     r"log(?:ging)?|"
     r"keep(?:ing)? track of)(?: me| myself| for me)? (?:a|an|another|my|this|that) "
     rf"(?:new )?(?:{NAME_CHAR}+ ){{0,2}}?(?:goal|target|objective)\b|"
+    # A learner's goal with no article: "please you make goal for me, I want learn 300 kanji".
+    r"\b(?:set|make|creat(?:e|ing)|add|start)(?: (?:me|us))?(?: new)? goal\b(?= (?:for|to)\b|\s*[:,-])|"
     # Put in with what it is: "Put a goal in for me: walk the dogs before every shift".
     r"\b(?:put|pop|stick|pencil)(?: in| down)? (?:a|an|another) (?:new )?(?:goal|target)\b"
     r"(?=(?: in| down)?(?: for (?:me|myself|us))?\s*(?::|-|to\b))|"
@@ -303,7 +307,8 @@ READ_QUESTION_RE = re.compile(
     r"^(?:you|u) (?:had to|(?:were|was) (?:supposed|meant|going) to|said (?:you'?d|you would)|promised to|"
     r"should have) remind\b"
 )
-LIST_WRITE_RE = re.compile(r"\b(?:add|adding|ad|put|putting|pop|chuck|throw|stick|bung|jot|write|copy|remove|delete|"
+LIST_WRITE_RE = re.compile(r"\b(?:add|adding|ad|put|putting|pop|chuck|throw|stick|bung|whack|slap|shove|jot|write|copy|"
+                           r"remove|delete|"
                            r"take|cross|mark|"
                            r"tick|check|clear|clearing|wipe|wiping|scratch|strike|"
                            r"create|creating|make|making|start|"
@@ -344,10 +349,12 @@ NO_TASK_NEEDED_RE = twinned(r"\b(?:alarm|timer|wake me)\b")  # waking is the tas
 # "Remind me which bell is the treble", "could you remind me of the difference between a will and ...", "remind me
 # where Lesotho is" too.
 REMIND_EXPLAIN_RE = prefiltered(
-    rf"\bremind me(?:,? again)?,? (?:what|how|why|who|which|where|(?:of )?the differences? between)\b"
+    # After a dash or colon too: "Remind me again — what's the boiling point of water up Everest?"
+    rf"\bremind me(?:,? again)?(?:,? |\s*[-–—:]+\s*)(?:what|how|why|who|which|where|(?:of )?the differences? between)\b"
     rf"(?![^,;.!?]*\b(?:i|my|we|our|{_KIN}'s)\b)|"
     # "Remind me again, is it 9 over 5 for Fahrenheit?": a yes-or-no question after it asks the same.
-    rf"\bremind me(?:,? again)?, (?:is|are|was|were|does|do|did|can|should|has|have)\b(?![^;.!?]*\b(?:i|my|we|our)\b)|"
+    rf"\bremind me(?:,? again)?(?:, |\s*[-–—:]+\s*)(?:is|are|was|were|does|do|did|can|should|has|have)\b"
+    r"(?![^;.!?]*\b(?:i|my|we|our)\b)|"
     # The question first, "remind me" after it as a tag: "Who wrote Dracula, remind me?", "Where is Oban again?
     # Remind me." (not "when": a date of the person's, maybe; not of their own things: "what's my PIN, remind me").
     rf"(?:^|[.!?]\s+)(?:who|what|what's|whats|where|where's|which|why|how|is|are|was|were|does|do|did|should)\b"
@@ -362,7 +369,8 @@ SKILL_WORDS = frozenset(
     "remind reminder reminders set alarm timer schedule reschedule calendar add put remove delete list lists shopping "
     "grocery groceries todo to-do remember note save goal goals new track please can could you me my book up make "
     "take keep mind jot write down don't forget create start store log record progress later memory following info "
-    "information tasks checklist wishlist called named need want like pop chuck throw stick bung hang off onto "
+    "information tasks checklist wishlist called named need want like pop chuck throw stick bung whack slap shove hang "
+    "off onto "
     "storing saving setting creating making putting adding starting tracking keeping noting remembering logging "
     "recording popping sticking ping pinging nudge nudging alert alerting buzz buzzing wake item items entry entries "
     "copy safe safely notes "
