@@ -23,6 +23,10 @@ CANCEL_RE = re.compile(r"^\W*(?:no|nope|nah|n|cancel|don'?t|do not|stop|never ?m
 # says …" is one sentence; split there, the memory kept "my doctor, Dr." and the 1.5B answered "Your doctor is Dr.").
 _TITLES = ("dr", "mr", "mrs", "ms", "mx", "prof", "st", "mt", "rev", "fr", "sgt", "capt", "lt", "col", "gen")
 SENTENCE_BREAK = re.compile("".join(rf"(?<!\b{title}\.)" for title in _TITLES) + r"(?<=[.!?])\s+", re.IGNORECASE)
+# Whose a named list is, no part of its name: "my shopping list", "their party list" ("the" stands where they do), a
+# person's "'s" ("Oisín's party list", apostrophes straightened); the router, fast path and list skill share them.
+WHOSE = r"(?:my|the|our|his|her|their)"
+OWNER_NAME = r"[^\W\d_][\w-]*'s"
 
 
 def lemma(word: str) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import services.router
-from services.router.ascii_twin import Twinned, ascii_twin, says_space_class, twin_fits
+from services.router.ascii_twin import Twinned, ascii_twin, fit_test, says_space_class
 from services.router.exemplars import ExemplarIndex
 from services.router.prefilter import Prefiltered
 from services.router.signals import _SKILL_SEARCHES
@@ -65,7 +65,7 @@ def test_the_costly_patterns_have_a_twin():
     """The patterns a replay of routing's calls found to gain most (tests fail if a flag change quietly drops it)."""
     for name in ("TIME_RE", "SHOW_STORED_RE", "DEICTIC_OBJECT_RE", "PHATIC_RE", "skill_remember", "skill_list"):
         assert TWINNED[name].twin is not None, name
-    assert TWINNED["TIME_RE"].reads_space  # it says \s: the separators keep its twin away
+    assert says_space_class(TWINNED["TIME_RE"].regex)  # it says \s: the separators keep its twin away
 
 
 def test_where_the_compilations_disagree_the_twin_is_kept_away():
@@ -73,12 +73,12 @@ def test_where_the_compilations_disagree_the_twin_is_kept_away():
     assert re.search(r"a\sb", "a\x1cb") and not re.search(r"a\sb", "a\x1cb", re.ASCII)
     assert re.search("\u212a", "k", re.IGNORECASE) and not re.search("\u212a", "k", re.IGNORECASE | re.ASCII)
     spaced = Twinned(re.compile(r"a\sb"))
-    assert spaced.reads_space and not twin_fits("a\x1cb", True) and spaced.search("a\x1cb") is not None
+    assert not fit_test(spaced.regex)("a\x1cb") and spaced.search("a\x1cb") is not None
     assert ascii_twin(re.compile("\u212a", re.IGNORECASE)) is None
     assert ascii_twin(re.compile("(?i:\u212a)x")) is None and ascii_twin(re.compile("(?x-i:a)")) is None
     assert Twinned(re.compile(r"(?u)\bok\b")).search("ok") is not None  # an inline (?u) keeps the pattern as it is
     assert not says_space_class(re.compile(r"\bat [0-9]")) and says_space_class(re.compile(r"[^\S]"))
-    assert not twin_fits("café", False) and twin_fits("cafe", True)
+    assert not fit_test(re.compile("a"))("café") and fit_test(re.compile(r"\s"))("cafe")
 
 
 def _similarities_before(index: ExemplarIndex, vector: np.ndarray, top_k: int) -> dict[str, float]:

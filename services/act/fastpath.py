@@ -18,7 +18,7 @@ from typing import Any
 from services.act.when import DAY_ONLY_HOUR, WEEKDAYS, DueTimeError, parse_due
 from services.router.textview import undictated
 from services.router.words import REMIND_ASKS_RE
-from services.text import SENTENCE_BREAK
+from services.text import OWNER_NAME, SENTENCE_BREAK, WHOSE
 
 FAST_PATH = "fast_path"  # the trail marks actions taken this way, and the loop's end reason
 POLITE = (r"^(?:(?:hey|hi|ok|okay|so|also|and|oh|plus|btw|anyway)[, ]+)*(?:(?:please|pls|plz|kindly|let's)\s+)?"
@@ -28,10 +28,10 @@ POLITE = (r"^(?:(?:hey|hi|ok|okay|so|also|and|oh|plus|btw|anyway)[, ]+)*(?:(?:pl
            r"(?:please\s+)?")
 # "my shopping list", "his party list", and one named for whose it is: "Oisín's party list";
 # "add carbón to asado list": learners and chat leave the article out (not "a list", "this list").
-NAMED_LIST = (r"(?:(?:my|the|our|his|her|their)\s+|(?=[^\W\d_][\w-]*'s\s))?"
+NAMED_LIST = (rf"(?:{WHOSE}\s+|(?={OWNER_NAME}\s))?"
               # ("the list" names none: "Put him on the list." added "him" to a list called "the")
-              r"(?!(?:a|an|this|that|another|your|some)\s|(?:the|my|our|his|her|their)\s+list\b)"
-         r"(?P<name>[^\W_][\w' -]{0,40}?)\s+list")
+              rf"(?!(?:a|an|this|that|another|your|some)\s|{WHOSE}\s+list\b)"
+              r"(?P<name>[^\W_][\w' -]{0,40}?)\s+list")
 # The words of a request to a skill: a part of a message holding one asks for something the fast path must not drop.
 _REQUEST_WORDS = r"remind|add|put|remove|delete|schedule|set|create|make|list"
 ASKS_SOMETHING = re.compile(rf"\?|\b(?:{_REQUEST_WORDS}|please|can you|could you|would you)\b")

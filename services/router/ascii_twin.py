@@ -40,29 +40,24 @@ def says_space_class(regex: re.Pattern) -> bool:
     return _SPACE_CLASS_RE.search(regex.pattern) is not None
 
 
-def twin_fits(text: str, reads_space: bool) -> bool:
-    """Whether a twin answers as its pattern on ``text``: ASCII only, and no separator if the pattern reads ``\\s``."""
-    return _ascii_without_separators(text) if reads_space else text.isascii()
-
-
 def _ascii_without_separators(text: str) -> bool:
     return text.isascii() and _SEPARATORS_RE.search(text) is None
 
 
 def fit_test(regex: re.Pattern) -> Callable[[str], bool]:
-    """``twin_fits`` for one pattern, as one call: ``str.isascii`` itself (C) for a pattern that never reads ``\\s``."""
+    """Whether a twin answers as its pattern on a text: ASCII only, and no separator if the pattern reads ``\\s``;
+    ``str.isascii`` itself (C) for a pattern that never reads ``\\s``."""
     return _ascii_without_separators if says_space_class(regex) else str.isascii
 
 
 class Twinned:
-    """A compiled pattern that runs its ``re.ASCII`` twin on the texts where the twin answers the same (``twin_fits``);
+    """A compiled pattern that runs its ``re.ASCII`` twin on the texts where the twin answers the same (``fit_test``);
     ``search``, ``match``, ``sub`` and the rest take the same arguments and give the pattern's answers; anything else
     (``pattern``, ``flags``) is the pattern's."""
 
     def __init__(self, regex: re.Pattern, grouped: bool = False) -> None:
         self.regex = regex
         self.twin = ascii_twin(regex, grouped)
-        self.reads_space = says_space_class(regex)
         self._fits = fit_test(regex)
 
     def __getattr__(self, name: str):

@@ -13,6 +13,7 @@ from services.router.ascii_twin import twinned
 from services.router.form_words import THANKS_ABROAD
 from services.router.prefilter import prefiltered
 from services.router.time_words import TIME_RE
+from services.text import OWNER_NAME
 
 WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -136,7 +137,7 @@ SKILL_PATTERNS = {
     # A learner's "of" for "from" takes a list of one's own: "Remove the sunscreen of my Chiloé list".
     r"[^.?!]{0,80}?\b(?:to|on|onto|from|off|of(?= (?:my|our) ))\b"
     # "on tomorrow's caretaker list": a list named by its day or owner.
-    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another|[^\W\d_][\w-]*'s)\b[^.?!]{0,30}?\b(?:list|groceries|tasks|"
+    r"[^.?!]{0,20}?\b(?:my|our|the|this|that|your|another|" + OWNER_NAME + r")\b[^.?!]{0,30}?\b(?:list|groceries|tasks|"
     r"wishlist|"
     r"checklist|shopping(?! (?:centre|center|mall|trip|bags?|cart|trolley|spree|channel)))\b|"  # "to the shopping"
     # Items dropped, swapped, or no longer needed: "drop cake from the party list pls", "swap the eggs for tofu on my
@@ -162,7 +163,7 @@ SKILL_PATTERNS = {
     # "wat we got on the list for the beach so far", "what have I put on the shopping list", "… on Oisín's party list"
     # (not "the list of …").
     r"\b(?:what|wat|wot)(?:'?s| is| are)?(?: (?:do|have|did) (?:i|we)| (?:i|we))?(?: (?:got|have|put|added))?"
-    rf"(?:(?: still)? (?:left|remaining))? (?:on|in) (?:the|[^\W\d_][\w-]*'s) (?:{NAME_CHAR}+ ){{0,2}}list\b(?! of)|"
+    rf"(?:(?: still)? (?:left|remaining))? (?:on|in) (?:the|{OWNER_NAME}) (?:{NAME_CHAR}+ ){{0,2}}list\b(?! of)|"
     rf"\b(?:read|show|tell|give)(?: me)?(?: out)? (?:my|our|the) (?:{NAME_CHAR}+ ){{0,2}}"
     r"(?:list|to-?do list|to-?dos?)\b"
     r"(?! of)|"

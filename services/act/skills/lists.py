@@ -10,12 +10,13 @@ from sqlalchemy import select
 from services.act.models import ListItem, NamedList, list_counts
 from services.act.skills.base import Arguments, Result, Skill, SkillContext, SkillError, clean_text, pick_one
 from services.db import utcnow
+from services.text import OWNER_NAME, WHOSE
 
 OPERATIONS = ("view", "create", "add", "remove", "check", "uncheck", "delete")
 WRITES_ITEMS = ("add", "remove", "check", "uncheck")
 # "his party" (Oisín's, said just before) is the party list: whose list it is names no other list.
-_NAME_NOISE = re.compile(r"^(?:my|the|our|his|her|their|your)\s+|\s+(?:list|lists)$")
-_OWNER = re.compile(r"^[^\W\d_][\w-]*['\u2019]s$")  # "oisín's" in "oisín's party"
+_NAME_NOISE = re.compile(rf"^(?:{WHOSE}|your)\s+|\s+(?:list|lists)$")
+_OWNER = re.compile(rf"^{OWNER_NAME}$")  # "oisín's" in "oisín's party"
 
 PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -84,7 +85,7 @@ def _find_by_words(ctx: SkillContext, name: str) -> NamedList | None:
     """The one list whose name holds every word asked: "the list for the trip" is the "brazil trip" list (it was
     answered "You don't have a trip list yet"); none when two lists hold them. Whose it is ("oisín's party") is not
     part of the name the list was given ("party")."""
-    asked = {word for word in name.split() if not _OWNER.match(word)} or set(name.split())
+    asked = {word for word in name.split() if not _OWNER.match(word.replace("\u2019", "'"))} or set(name.split())
     query = select(NamedList).where(NamedList.user_id == ctx.user_id)
     holding = [named for named in ctx.session.scalars(query) if asked <= set(named.name.split())]
     return holding[0] if len(holding) == 1 else None
