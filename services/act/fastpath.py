@@ -11,36 +11,25 @@ model-chosen action, and the reply is written from the skill's result.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
 
-from services.act.when import DAY_ONLY_HOUR, WEEKDAYS, DueTimeError, parse_due
+from services.act.reminder_request import EVERY, REMIND, reminder_action
+from services.act.request_words import ASKS_SOMETHING, POLITE, REQUEST_WORDS, SENTENCE_STARTS, PlainAction
 from services.router.textview import undictated
 from services.router.words import REMIND_ASKS_RE
 from services.text import OWNER_NAME, SENTENCE_BREAK, WHOSE
 
-FAST_PATH = "fast_path"  # the trail marks actions taken this way, and the loop's end reason
-POLITE = (r"^(?:(?:hey|hi|ok|okay|so|also|and|oh|plus|btw|anyway)[, ]+)*(?:(?:please|pls|plz|kindly|let's)\s+)?"
-           r"(?:(?:can|could|would|will) (?:you|u)(?: be so kind as to| kindly)?\s+"
-           # "I would be grateful if you would create …", "I'd appreciate it if you could add …"
-           r"|i(?: would|'d) (?:be (?:grateful|obliged)|appreciate it) if (?:you|u)(?: would| could|'d)?\s+)?"
-           r"(?:please\s+)?")
 # "my shopping list", "his party list", and one named for whose it is: "Oisín's party list";
 # "add carbón to asado list": learners and chat leave the article out (not "a list", "this list").
 NAMED_LIST = (rf"(?:{WHOSE}\s+|(?={OWNER_NAME}\s))?"
               # ("the list" names none: "Put him on the list." added "him" to a list called "the")
               rf"(?!(?:a|an|this|that|another|your|some)\s|{WHOSE}\s+list\b)"
               r"(?P<name>[^\W_][\w' -]{0,40}?)\s+list")
-# The words of a request to a skill: a part of a message holding one asks for something the fast path must not drop.
-_REQUEST_WORDS = r"remind|add|put|remove|delete|schedule|set|create|make|list"
-ASKS_SOMETHING = re.compile(rf"\?|\b(?:{_REQUEST_WORDS}|please|can you|could you|would you)\b")
-# A list request may follow a sentence or a lead-in ending in a colon ("ok practical thing: add …").
-_SENTENCE_STARTS = re.compile(r"^|(?<=[.!?:])\s+")
 # What may follow the list's name and is no part of the request: "too", "as well", ", for the baklava", ", Rohit
 # says I eat like a hostel kid" — but not a second request ("…, and remind me at 5 to …": the model plans both).
 AFTER_LIST = (r"(?:\s+(?:too|as well|also|please|pls|thanks))*"
-               rf"(?:\s*[,;.!]\s+(?![^.!?]*\b(?:{_REQUEST_WORDS})\b)[^?]*)?"
+               rf"(?:\s*[,;.!]\s+(?![^.!?]*\b(?:{REQUEST_WORDS})\b)[^?]*)?"
                r"\W*$")
 LIST_ADD = re.compile(POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|in|into)\s+" + NAMED_LIST + AFTER_LIST)
 # The items asked onto a named list with no verb, politely: "oat milk and bananas on the shopping list please" (not
@@ -60,15 +49,6 @@ LIST_VIEW = re.compile(POLITE + r"(?:(?:(?:(?:show|tell|read) (?:me|us) )?(?:wha
                        + NAMED_LIST + r"|(?P<bare>(?!(?:a|an|the|my|our|this|that|your)\b)[a-z0-9][a-z0-9'-]{2,30}"
                        r"(?: [a-z0-9'-]+)?) list)(?:\s+(?:so far|thus far|now|atm|at the moment|right now|again))?"
                        r"(?:\s+(?:please|pls|plz))?\W*$")
-REMIND = re.compile(POLITE + r"remind me\s+(?P<rest>.+?)\W*$")
-# The time before the request: "at 7 remind me to take my vitamins" (once "every morning" is taken out).
-REMIND_AFTER = re.compile(POLITE + r"(?P<due>[a-z0-9: .]+?),?\s+remind me\s+to\s+(?P<task>.+?)\W*$")
-SET_REMINDER = re.compile(POLITE + r"(?:set(?: up)?|create|add|make)(?: me)?\s+an?\s+reminder\s+(?P<rest>.+?)\W*$")
-# A reminder that repeats: "every morning", "each weekday", "every sunday" (taken out of the request, then the
-# time left in it is the first one: "every sunday at 6pm" → first "sunday at 6pm", repeating every sunday).
-DAILY_PARTS = ("morning", "afternoon", "evening", "night")
-REPEATS = ("day", *DAILY_PARTS, "weekday", "week", *WEEKDAYS)
-EVERY = re.compile(rf"\b(?:every|each)\s+(?P<every>{'|'.join(REPEATS)})s?\b")
 # "Create a packing list with passport and charger", "start a new list for the party: balloons, candles",
 # "I need a list for the camping weekend. tent, sleeping bags, headlamp", "make me a wishlist w/ a kindle, a pan".
 LIST_CREATE = re.compile(
@@ -134,19 +114,7 @@ _TRACKING_TAIL = re.compile(
 _QUOTES = "'\"\u2018\u2019\u201c\u201d"
 # "sunscreen n bug spray": chat's "n" is "and".
 ITEM_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+|n\s+)?|\s+(?:and|n)\s+|\s*&\s*)\s*")
-# "the day after tomorrow at 9", "the 14th at 9": a planner's guess at them was a day off ("tomorrow at 10"), and the
-# critic then asked the person to confirm the wrong time.
-TIME_START = re.compile(r"^(?:at|on|in|tomorrow|tmrw|tmr|today|tonight|next|this|monday|tuesday|wednesday|thursday|"
-                        r"friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun|\d|(?:the\s+)?day\s+after\b|the\s+\d|"
-                        # a learner's "the Tuesday at half past six"
-                        r"the\s+(?:mon|tue|wed|thu|fri|sat|sun))")
 ARTICLES = re.compile(r"^(?:some|a|an|the)\s+")
-
-
-@dataclass(frozen=True)
-class PlainAction:
-    skill: str
-    arguments: dict[str, Any]
 
 
 def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo) -> PlainAction | None:
@@ -159,7 +127,7 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
             items = action.arguments.get("items")
             return PlainAction("list", {**action.arguments, "items": as_typed(items, text)}) if items else action
     if signals.get("skill_remind") and (signals.get("has_time") or EVERY.search(lowered)):
-        reminder = _reminder(lowered, now, zone)
+        reminder = reminder_action(lowered, now, zone)
         if reminder is not None:  # its text as typed: "book the MOT", "call Grandma"
             return PlainAction("schedule", {**reminder.arguments,
                                             "text": as_typed([reminder.arguments["text"]], text)[0]})
@@ -304,7 +272,7 @@ def only_tells(signals: dict[str, Any]) -> bool:
 def _list_action(text: str) -> PlainAction | None:
     """The list request of the message, at its start or after news that asks nothing ("me n the girls are off to
     lisbon in may!! create a packing list with passport, …")."""
-    for start in _SENTENCE_STARTS.finditer(text):
+    for start in SENTENCE_STARTS.finditer(text):
         if start.start() and ASKS_SOMETHING.search(text[:start.start()]):
             return None  # an earlier request: the model plans the whole message
         action = _list_action_at(text[start.end():])
@@ -336,91 +304,3 @@ def _list_action_at(text: str) -> PlainAction | None:
         name = viewed["name"] or viewed["purpose"] or viewed["bare"]
         return PlainAction("list", {"operation": "view", "name": name.strip()})
     return None
-
-
-def _reminder(text: str, now: datetime, zone: tzinfo) -> PlainAction | None:
-    every = EVERY.search(text)
-    if every:
-        text = " ".join((text[: every.start()] + text[every.end():]).split())
-    for task, due in _reminder_parts(text):
-        if every:
-            due = _first_time(due, every["every"])
-        if _POINTER_TASK.match(task):
-            return None  # "remind me about it at 5": what it is was said before (the planner reads the conversation)
-        if not task or not TIME_START.match(due) or _asks_again(task) or _CUT_TASK.search(task):
-            continue
-        try:
-            first = parse_due(due, now, zone)
-        except DueTimeError as error:
-            if error.code != "missing_time":
-                continue
-            # A day without its hour ("on 3 January", "tomorrow") is that day's morning, said in the confirmation; the
-            # planner guessed one hour or asked to confirm another for the same words.
-            due = f"{due} at {DAY_ONLY_HOUR}"
-            try:
-                first = parse_due(due, now, zone)
-            except DueTimeError:
-                continue
-        if every and every["every"] == "weekday" and first.local.weekday() >= 5:
-            due = f"on monday {due}"  # said at the weekend: the first weekday is Monday
-        repeat = {"recurrence": _recurrence(every["every"])} if every else {}
-        return PlainAction("schedule", {"operation": "create", "kind": "reminder", "text": task, "due": due, **repeat})
-    return None
-
-
-def _asks_again(task: str) -> bool:
-    """A reminder's text that runs on into another request ("call mum. add milk to my list"): the model plans both."""
-    return any(ASKS_SOMETHING.search(task[start.end():]) for start in _SENTENCE_STARTS.finditer(task) if start.start())
-
-
-def _reminder_parts(text: str) -> list[tuple[str, str]]:
-    """(task, due) candidates of "remind me …", "at 7 remind me to …" and "set a reminder … to …"."""
-    match = REMIND.match(text) or SET_REMINDER.match(text)
-    if match:
-        return _splits(match["rest"])
-    after = REMIND_AFTER.match(text)
-    return [(after["task"], after["due"])] if after else []
-
-
-def _first_time(due: str, every: str) -> str:
-    """The first time of a repeating reminder: on its weekday; at its part of the day when no hour is given."""
-    if every in WEEKDAYS and every not in due:
-        due = f"on {every} {due}".strip()
-    if every in DAILY_PARTS and not re.search(r"\d", due):
-        due = f"{due} {'at' if every == 'night' else 'in the'} {every}".strip()
-    return due
-
-
-def _recurrence(every: str) -> str:
-    if every in ("day", *DAILY_PARTS):
-        return "daily"
-    return {"weekday": "weekdays", "week": "weekly"}.get(every, f"every {every}")
-
-
-_POINTER_TASK = re.compile(r"^(?:it|that|this|them|those|these|him|her|the (?:thing|same|other thing))\W*$")
-_CUT_TASK = re.compile(r"\b(?:at|on|in|by|for|to|about|of|the|a|an)$")  # a time cut in two: "it at" | "5"
-_TASK_LEAD = re.compile(r"(?:about|of|for|that)\s+")
-_TASK_AFTER_TIME = re.compile(r"\s*:\s+|\s+(?:about|that)\s+")
-
-
-def _splits(rest: str) -> list[tuple[str, str]]:
-    """(task, due) candidates: "tomorrow at 9 to call X" and "to call X tomorrow at 9"."""
-    # Each " to " in turn: "on wednesday at a quarter to eleven to phone the surgery" tells its time with one.
-    candidates = [(rest[at.end():].strip(), rest[:at.start()].strip()) for at in re.finditer(" to ", rest)]
-    if rest.startswith("to "):
-        candidates.append((rest[3:].strip(), ""))  # no time left in it: a repeating one's part of the day
-        words = rest[3:].split()
-        # The longest time phrase at the end that parses: "call mum on friday at 6" → "on friday at 6".
-        candidates += [(" ".join(words[:cut]), " ".join(words[cut:])) for cut in range(1, len(words))]
-        return candidates
-    # Said other ways (the planner was left them): "about the dentist friday 3pm", "on sunday at 10am that the car needs
-    # petrol", "friday 3pm: dentist", "day after tomorrow 8am take pills".
-    lead = _TASK_LEAD.match(rest)
-    if lead:
-        words = rest[lead.end():].split()
-        candidates += [(" ".join(words[:cut]), " ".join(words[cut:])) for cut in range(1, len(words))]
-    candidates += [(rest[at.end():].strip(), rest[:at.start()].strip()) for at in _TASK_AFTER_TIME.finditer(rest)]
-    if not lead:
-        words = rest.split()  # the longest time phrase first that parses, then what is left is the task
-        candidates += [(" ".join(words[cut:]), " ".join(words[:cut])) for cut in range(len(words) - 1, 0, -1)]
-    return candidates

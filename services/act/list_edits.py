@@ -12,16 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from services.act.fastpath import (
-    AFTER_LIST,
-    ASKS_SOMETHING,
-    LIST_ADD,
-    NAMED_LIST,
-    POLITE,
-    PlainAction,
-    as_typed,
-    said_items,
-)
+from services.act.fastpath import AFTER_LIST, LIST_ADD, NAMED_LIST, as_typed, said_items
+from services.act.request_words import ASKS_SOMETHING, POLITE, PlainAction
 from services.text import SENTENCE_BREAK
 
 # "take the glue gun off the costume list", "cross bread off my shopping list", "remove the tent from the camping list".

@@ -23,9 +23,10 @@ from services.act.compaction import Budget, PromptState, stage_one, stage_two
 from services.act.config import ActConfig
 from services.act.critic import PENDING_FIELD, Critic, live_pending, reply_kind
 from services.act.dispatcher import ActDispatcher, ActionResult
-from services.act.fastpath import FAST_PATH, plain_action
+from services.act.fastpath import plain_action
 from services.act.list_edits import list_edits
 from services.act.prompt import skills_text, step_messages, world_state
+from services.act.request_words import FAST_PATH
 from services.act.skills.base import SessionGate, Skill, SkillContext
 from services.act.transaction import after_commit
 from services.errors import LLMError

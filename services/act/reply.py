@@ -19,9 +19,9 @@ from services.act import steering
 from services.act.compaction import entry_line
 from services.act.config import ActConfig
 from services.act.dispatcher import ActDispatcher
-from services.act.fastpath import FAST_PATH
 from services.act.loop import ActOutcome, ActTurn
 from services.act.prompt import reply_messages
+from services.act.request_words import FAST_PATH
 from services.act.small_plan import NOT_THAT, SMALL_PLAN, UNCLEAR, UNUSABLE
 from services.act.transaction import after_commit
 from services.act.turn import run_act_turn

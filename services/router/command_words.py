@@ -297,6 +297,7 @@ TEXT_LEADS = frozenset("to that about of re at on by for in".split())
 # Someone's own thing ("her list of must-have shots", "his address") is not named by naming them: unless the message
 # names the thing itself ("her number is ..., save her number"), it was said elsewhere.
 PERSON_POSSESSIVES = frozenset("her his their".split())
+NAMING_WORDS = frozenset("name names first surname title".split())  # "use his first name": no content to give
 # An entry picked by its number on a list shown before: "cross off number 3", "delete item 2".
 NUMBERED_WORDS = frozenset("number no item entry line option point".split())
 # Back to a state said before: "change the goal back to what it was".
@@ -304,3 +305,7 @@ PAST_STATE_RE = re.compile(r"\bto (?:what|how|where) (?:it|they|that|this) (?:wa
 # An edit needs the new value: "change my running goal" (to what?), not "change my goal to 12,000 steps".
 EDITING_VERBS = frozenset("change update edit adjust amend alter modify rename move reschedule".split())
 NEW_VALUE_WORDS = frozenset("to into from as by with so".split())
+# A fact put somewhere as "it", then given in a "that" clause: "put it in your notes that the parking is space 23".
+IT_THAT_RE = re.compile(
+    r"^it (?:down )?(?:(?:in|into|on|onto|to) (?:your|my|the|our) (?:[a-z'-]+ )?(?:notes?|memory|diary|records?|"
+    r"files?|brain|head|calendar|journal) )?(?:down )?that (?!(?:one|ones|list|reminder|goal|note)\b)[a-z]")

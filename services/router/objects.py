@@ -30,7 +30,9 @@ from services.router.command_words import (
     FORWARD_POINTERS,
     GENERIC_WORDS,
     HANDED_OVER_RE,
+    IT_THAT_RE,
     KIND_NOUNS,
+    NAMING_WORDS,
     NEAR_POINTERS,
     NEW_VALUE_WORDS,
     NUMBERED_WORDS,
@@ -81,10 +83,6 @@ _DIGIT_RE = re.compile(r"\d")
 _CALL_ON_RE = re.compile(
     r"an? (?:quick |little |gentle )?(?:nudge|ping|prompt|buzz|shout|bell|holler|yell|heads[- ]up)\b")
 _SOMETHING_ABOUT_RE = re.compile(r"(?:something|anything) (?:about|with)\b")
-# A fact put somewhere as "it", then given in a "that" clause: "put it in your notes that the parking is space 23".
-_IT_THAT_RE = re.compile(
-    r"^it (?:down )?(?:(?:in|into|on|onto|to) (?:your|my|the|our) (?:[a-z'-]+ )?(?:notes?|memory|diary|records?|"
-    r"files?|brain|head|calendar|journal) )?(?:down )?that (?!(?:one|ones|list|reminder|goal|note)\b)[a-z]")
 # A thing named by where it is, in something handed over or said where this conversation cannot see: "the address on
 # the letter I just scanned", "the times in the email I forwarded" (a pointer at what holds it, ``DEICTIC_OBJECT_RE``).
 _HELD_IN_RE = re.compile(r"(?:the|that|this|those|these|all the) (?:[a-z0-9'-]+ ){1,3}?(?:on|in|from|off|of|inside) ")
@@ -199,7 +197,7 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     unnamed = _unnamed_by_kind(lower, start, verb, rest) or _meant_before(lower, start, end, verb, rest, after_verb)
     if unnamed is not None:
         return unnamed
-    if THAT_CLAUSE_RE.match(rest.strip()) or _IT_THAT_RE.match(rest.strip()):
+    if THAT_CLAUSE_RE.match(rest.strip()) or IT_THAT_RE.match(rest.strip()):
         return RequestObject(verb, "named", rest.strip())  # "note that I'm away from the 3rd": a clause says what
     span = [correct(word) for word in _OBJECT_WORD_RE.findall(times_replaced(rest, " "))]  # "set a gaol": a goal
     around = _words_around(lower, start, end)
@@ -331,9 +329,6 @@ def _base_of(gerund: str) -> str:
     return gerund
 
 
-_NAMING_WORDS = frozenset("name names first surname title".split())
-
-
 def _object_kind(span: list[str], words_around: bool, earlier: frozenset[str] = frozenset(),
                  said_near: bool = False) -> str:
     """What the object's words (up to where it goes or when) name; ``words_around``: the message says more than the
@@ -353,9 +348,8 @@ def _object_kind(span: list[str], words_around: bool, earlier: frozenset[str] = 
         return "named"
     owned = [head[i + 1] for i, word in enumerate(head[:-1]) if word in PERSON_POSSESSIVES and pointed[i + 1]]
     if any(noun not in GENERIC_WORDS and noun not in earlier for noun in owned) and not (
-            PEOPLE_WORDS & earlier and _NAMING_WORDS.issuperset(owned)):
-        # "add her list of must-have shots": her list was never shown ("write to my supervisor, use his name": whose
-        # name is said, and a name is no content the message had to give)
+            PEOPLE_WORDS & earlier and NAMING_WORDS.issuperset(owned)):
+        # "add her list of must-have shots": never shown (but "write to my supervisor, use his name": he is said)
         return "pointer"
     if PAST_POINTERS.intersection(head):
         return "pointer"  # "the same", "the others as well": more of an earlier turn

@@ -45,6 +45,7 @@ from services.router.reference_words import (
     without_deictic_object,
 )
 from services.router.references import reference_signals
+from services.router.slot_words import MANAGE_WORDS, QUANTIFIERS, SKILL_WORDS
 from services.router.store_words import (
     ASKS_IN_WORDS_RE,
     BARE_EDIT_RE,
@@ -74,16 +75,13 @@ from services.router.words import (
     LIST_ITEMS_RE,
     LIST_WRITE_RE,
     MANAGE_VERB_RE,
-    MANAGE_WORDS,
     NAMED_LIST_RE,
     NO_TASK_NEEDED_RE,
-    QUANTIFIERS,
     QUESTION_SENTENCE_RE,
     READ_QUESTION_RE,
     REMIND_EXPLAIN_RE,
     REQUEST_RE,
     SKILL_RES,
-    SKILL_WORDS,
     STOPWORDS,
     STORED_PICKED_RE,
     TIMED_STORED_RE,

@@ -366,33 +366,10 @@ REMIND_EXPLAIN_RE = prefiltered(
 TIMED_STORED_RE = re.compile(
     rf"{TIME_RE.pattern}(?:'s)? (?:[a-z'-]+ )?{_STORED}\b|\b{_STORED} (?:for |on |set for )?{TIME_RE.pattern}"
 )
-SKILL_WORDS = frozenset(
-    "remind reminder reminders set alarm timer schedule reschedule calendar add put remove delete list lists shopping "
-    "grocery groceries todo to-do remember note save goal goals new track please can could you me my book up make "
-    "take keep mind jot write down don't forget create start store log record progress later memory following info "
-    "information tasks checklist wishlist called named need want like pop chuck throw stick bung whack slap shove hang "
-    "off onto "
-    "storing saving setting creating making putting adding starting tracking keeping noting remembering logging "
-    "recording popping sticking ping pinging nudge nudging alert alerting buzz buzzing wake item items entry entries "
-    "copy safe safely notes "
-    # The storing verbs of other languages, and their "this" ("bitte merken:", "guarda esto:").
-    "merken merk dir notieren speichern apunta anota guarda recuerda notez retiens enregistre esto eso das dies cela"
-    .split()
-)
-# Quantifiers name no item of their own: "put them all on my list" still says nothing of what.
-QUANTIFIERS = frozenset("all both each every whole".split())
-# Words of editing/forgetting requests that do not say *which* item: "Delete the reminder." still needs one.
 # Politeness around a command is not its content: "set a goal, thanks" still names no goal.
 POLITE_WORDS = frozenset(
     "thanks thank thx ty cheers merci por favor favour favor bitte danke gracias grazie kindly wondering mind possible "
     "quick kind hey hi hello ok okay sure lovely great cool sec moment ta sorry".split()
-)
-MANAGE_WORDS = frozenset(
-    "cancel delete remove clear stop pause turn off disable snooze move push shift postpone change update edit "
-    "reminding pinging nudging bugging uncheck untick check tick cross strike mark complete completed finish "
-    "finished close drop abandon archive raise lower done create start open called named empty wipe reset rename "
-    "forget unlearn erase purge told said mentioned shared wrote know remember learned learnt stored saved memory "
-    "appointment appointments meeting meetings event events notification notifications item items entry".split()
 )
 
 # Openers before the message proper; "tell you what" / "guess what" / "you know what" announce news, they neither

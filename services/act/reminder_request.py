@@ -1,0 +1,111 @@
+"""A reminder request as people say it → the reminder's text and due time, without the planner model: "remind me
+tomorrow at 9 to call the dentist", "at 7 remind me to take my vitamins", "remind me about the dentist friday 3pm",
+"friday 3pm: dentist", "every sunday at 6pm"; the due time is read by ``services/act/when.py``."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, tzinfo
+
+from services.act.request_words import POLITE, PlainAction, asks_again
+from services.act.when import DAY_ONLY_HOUR, WEEKDAYS, DueTimeError, parse_due
+
+REMIND = re.compile(POLITE + r"remind me\s+(?P<rest>.+?)\W*$")
+# The time before the request: "at 7 remind me to take my vitamins" (once "every morning" is taken out).
+REMIND_AFTER = re.compile(POLITE + r"(?P<due>[a-z0-9: .]+?),?\s+remind me\s+to\s+(?P<task>.+?)\W*$")
+SET_REMINDER = re.compile(POLITE + r"(?:set(?: up)?|create|add|make)(?: me)?\s+an?\s+reminder\s+(?P<rest>.+?)\W*$")
+# A reminder that repeats: "every morning", "each weekday", "every sunday" (taken out of the request, then the
+# time left in it is the first one: "every sunday at 6pm" → first "sunday at 6pm", repeating every sunday).
+DAILY_PARTS = ("morning", "afternoon", "evening", "night")
+REPEATS = ("day", *DAILY_PARTS, "weekday", "week", *WEEKDAYS)
+EVERY = re.compile(rf"\b(?:every|each)\s+(?P<every>{'|'.join(REPEATS)})s?\b")
+# "the day after tomorrow at 9", "the 14th at 9": a planner's guess at them was a day off ("tomorrow at 10"), and the
+# critic then asked the person to confirm the wrong time.
+TIME_START = re.compile(r"^(?:at|on|in|tomorrow|tmrw|tmr|today|tonight|next|this|monday|tuesday|wednesday|thursday|"
+                        r"friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun|\d|(?:the\s+)?day\s+after\b|the\s+\d|"
+                        # a learner's "the Tuesday at half past six"
+                        r"the\s+(?:mon|tue|wed|thu|fri|sat|sun))")
+
+
+def reminder_action(text: str, now: datetime, zone: tzinfo) -> PlainAction | None:
+    """The reminder a plain "remind me …" or "set a reminder …" asks for, its time read as said, or None."""
+    every = EVERY.search(text)
+    if every:
+        text = " ".join((text[: every.start()] + text[every.end():]).split())
+    for task, due in _reminder_parts(text):
+        if every:
+            due = _first_time(due, every["every"])
+        if _POINTER_TASK.match(task):
+            return None  # "remind me about it at 5": what it is was said before (the planner reads the conversation)
+        if not task or not TIME_START.match(due) or asks_again(task) or _CUT_TASK.search(task):
+            continue
+        try:
+            first = parse_due(due, now, zone)
+        except DueTimeError as error:
+            if error.code != "missing_time":
+                continue
+            # A day without its hour ("on 3 January", "tomorrow") is that day's morning, said in the confirmation; the
+            # planner guessed one hour or asked to confirm another for the same words.
+            due = f"{due} at {DAY_ONLY_HOUR}"
+            try:
+                first = parse_due(due, now, zone)
+            except DueTimeError:
+                continue
+        if every and every["every"] == "weekday" and first.local.weekday() >= 5:
+            due = f"on monday {due}"  # said at the weekend: the first weekday is Monday
+        repeat = {"recurrence": _recurrence(every["every"])} if every else {}
+        return PlainAction("schedule", {"operation": "create", "kind": "reminder", "text": task, "due": due, **repeat})
+    return None
+
+
+def _reminder_parts(text: str) -> list[tuple[str, str]]:
+    """(task, due) candidates of "remind me …", "at 7 remind me to …" and "set a reminder … to …"."""
+    match = REMIND.match(text) or SET_REMINDER.match(text)
+    if match:
+        return _splits(match["rest"])
+    after = REMIND_AFTER.match(text)
+    return [(after["task"], after["due"])] if after else []
+
+
+def _first_time(due: str, every: str) -> str:
+    """The first time of a repeating reminder: on its weekday; at its part of the day when no hour is given."""
+    if every in WEEKDAYS and every not in due:
+        due = f"on {every} {due}".strip()
+    if every in DAILY_PARTS and not re.search(r"\d", due):
+        due = f"{due} {'at' if every == 'night' else 'in the'} {every}".strip()
+    return due
+
+
+def _recurrence(every: str) -> str:
+    if every in ("day", *DAILY_PARTS):
+        return "daily"
+    return {"weekday": "weekdays", "week": "weekly"}.get(every, f"every {every}")
+
+
+_POINTER_TASK = re.compile(r"^(?:it|that|this|them|those|these|him|her|the (?:thing|same|other thing))\W*$")
+_CUT_TASK = re.compile(r"\b(?:at|on|in|by|for|to|about|of|the|a|an)$")  # a time cut in two: "it at" | "5"
+_TASK_LEAD = re.compile(r"(?:about|of|for|that)\s+")
+_TASK_AFTER_TIME = re.compile(r"\s*:\s+|\s+(?:about|that)\s+")
+
+
+def _splits(rest: str) -> list[tuple[str, str]]:
+    """(task, due) candidates: "tomorrow at 9 to call X" and "to call X tomorrow at 9"."""
+    # Each " to " in turn: "on wednesday at a quarter to eleven to phone the surgery" tells its time with one.
+    candidates = [(rest[at.end():].strip(), rest[:at.start()].strip()) for at in re.finditer(" to ", rest)]
+    if rest.startswith("to "):
+        candidates.append((rest[3:].strip(), ""))  # no time left in it: a repeating one's part of the day
+        words = rest[3:].split()
+        # The longest time phrase at the end that parses: "call mum on friday at 6" → "on friday at 6".
+        candidates += [(" ".join(words[:cut]), " ".join(words[cut:])) for cut in range(1, len(words))]
+        return candidates
+    # Said other ways (the planner was left them): "about the dentist friday 3pm", "on sunday at 10am that the car needs
+    # petrol", "friday 3pm: dentist", "day after tomorrow 8am take pills".
+    lead = _TASK_LEAD.match(rest)
+    if lead:
+        words = rest[lead.end():].split()
+        candidates += [(" ".join(words[:cut]), " ".join(words[cut:])) for cut in range(1, len(words))]
+    candidates += [(rest[at.end():].strip(), rest[:at.start()].strip()) for at in _TASK_AFTER_TIME.finditer(rest)]
+    if not lead:
+        words = rest.split()  # the longest time phrase first that parses, then what is left is the task
+        candidates += [(" ".join(words[cut:]), " ".join(words[:cut])) for cut in range(len(words) - 1, 0, -1)]
+    return candidates
