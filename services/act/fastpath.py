@@ -17,7 +17,7 @@ from typing import Any
 from services.act.reminder_request import EVERY, REMIND, reminder_action
 from services.act.request_words import ASKS_SOMETHING, POLITE, REQUEST_WORDS, SENTENCE_STARTS, PlainAction
 from services.router.textview import undictated
-from services.router.words import REMIND_ASKS_RE
+from services.router.words import LATIN_LETTERS, REMIND_ASKS_RE
 from services.text import OWNER_NAME, SENTENCE_BREAK, WHOSE
 
 # "my shopping list", "his party list", and one named for whose it is: "Oisín's party list";
@@ -66,7 +66,7 @@ LIST_CREATE = re.compile(
     r"(?P<items>.+?)\W*$"
 )
 # A named list and its items with no verb: "Shopping list: milk, eggs, bread", "packing list - passport, charger".
-_WORD = r"[a-z0-9'\u00df-\u024f][a-z0-9'\u00df-\u024f-]*"  # "fête list: candles, cake"
+_WORD = rf"[a-z0-9'{LATIN_LETTERS}][a-z0-9'{LATIN_LETTERS}-]*"  # "fête list: candles, cake"
 LIST_ITEMS = re.compile(
     rf"^(?:[^:]*? (?:on|onto|to|in|for) )?(?:(?:my|the|our|a) )?(?:(?:(?P<name>{_WORD}(?: {_WORD}){{0,2}}) )?"
     r"(?:(?P<wish>wish)?list|to-?dos)|(?P<groceries>groceries))"

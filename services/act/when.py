@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from services.memory.timewords import MONTH_ALT, MONTHS, WEEKDAYS
+from services.router.time_words import TEXTED_TOMORROW
 
 PAST_SLACK = timedelta(seconds=60)
 _WEEKDAY_RE = ("|".join(f"{day[:3]}(?:{day[3:]})?" for day in WEEKDAYS).replace("tue(?:sday)?", "tue(?:s|sday)?")
@@ -48,8 +49,7 @@ _SPOKEN_CLOCK_RE = re.compile(rf"\b(?:({'|'.join(sorted(_CLOCK_MINUTES, key=len,
                               rf"(?: minutes)? (past|after|to) {_HOUR}|half {_HOUR}(?! (?:an?|hours?|of)\b))\b")
 # A clock time's part of the day said after it: "at 6:30 in the evening", "at 6 tonight", "10:45 in the morning".
 _PART_AFTER_RE = re.compile(r"\s+(?:in the|this|at|(tomorrow))\s+(morning|afternoon|evening|night)\b|\s+(tonight)\b")
-# Texted and mistyped days: "2moro at 7", "tomorow".
-_TEXTED_TOMORROW_RE = re.compile(r"\b(?:2moro|2morrow|2mrw|2mro|tomorow|tommorow|tommorrow|tmrw|tmr)\b")
+_TEXTED_TOMORROW_RE = re.compile(rf"\b(?:{TEXTED_TOMORROW})\b")  # "2moro at 7", "tomorow" (as the router reads them)
 # ... and said before it: "this evening at 8", "tomorrow night at 11", "tonight at 10", "friday morning 7:30".
 _PART_FIRST_RE = re.compile(r"\b(?:(?P<this>this)\s+(?=morning|afternoon|evening|night))?"
                             r"(?:(?P<part>morning|afternoon|evening|night)|(?P<tonight>tonight))\s+(?:at\s+)?"

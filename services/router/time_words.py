@@ -17,13 +17,15 @@ _MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug
     r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
 _HOUR_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon"
 _DAY_NAMES = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|mon|tues?|wed|thu|thurs|fri"
+# "tomorrow" as texted and mistyped ("2moro at 7"): a time to the router, and read as tomorrow by services/act/when.py.
+TEXTED_TOMORROW = "tmrw|tmr|tomorow|tommorow|2moro|2morrow|2mrw"
 _DAY_PARTS = r"(?:morning|afternoon|evening|night|lunchtime|teatime)s?"
 TIME_RE = grouped(
     r"(?:^|(?<=\s))@ ?\d{1,2}(?:[:.]\d\d)?\b|"  # "remind me 2 call the vet @ 3": texted
     # A day said with its part of the day is one time: "Monday morning", "tomorrow evening" ("morning" is no text).
     # ("sat" and "sun" are words before they are days: "I sat morning and night by her bed").
-    rf"\b(?:(?:today|tomorrow|tmrw|tmr|tomorow|tommorow|2moro|2morrow|2mrw|(?:on )?(?:{_DAY_NAMES})s?) {_DAY_PARTS}|"
-    rf"today|tonight|tonite|tomorrow|tmrw|tmr|tomorow|tommorow|2moro|2morrow|2mrw|noon|midnight|daily|weekly|monthly|"
+    rf"\b(?:(?:today|tomorrow|{TEXTED_TOMORROW}|(?:on )?(?:{_DAY_NAMES})s?) {_DAY_PARTS}|"
+    rf"today|tonight|tonite|tomorrow|{TEXTED_TOMORROW}|noon|midnight|daily|weekly|monthly|"
     rf"this (?:morning|afternoon|evening|weekend|week|month|year|term|semester|season|spring|summer|autumn|winter)|"
     # A day picked in each month, before the day alone: "the last Friday of every month" ("last" points at no turn).
     rf"(?:on )?the (?:first|1st|second|2nd|third|3rd|fourth|4th|last|final) (?:(?:{DAYS})\w*|day|weekday|weekend) of "

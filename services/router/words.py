@@ -28,7 +28,8 @@ CLAUSE_START = (
 _STORED = r"(?:reminders?|alarms?|timers?|appointments?|meetings?|events?|notifications?)"
 # A name's letters in the list and goal patterns: the Latin alphabets' (ß to ɏ, the text is lower case), an apostrophe
 # and a hyphen: "a baptême list", "my fête list", "Oisín's party list".
-NAME_CHAR = r"[a-z\u00df-\u024f'-]"
+LATIN_LETTERS = r"\u00df-\u024f"  # the Latin alphabets' lower-case letters beyond a-z, ß to ɏ (a class's range)
+NAME_CHAR = rf"[a-z{LATIN_LETTERS}'-]"
 # A named list: "my shopping list", "the packing list", "our to-do list" (the name is group 1).
 _NAMED_LIST = (
     rf"(?:my|our|the|this|that) ((?:(?!(?:from|off|on|onto|to|of) ){NAME_CHAR}+ ){{0,3}})"
