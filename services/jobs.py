@@ -22,7 +22,7 @@ from rq import Queue, Worker
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
-from services.queues import ALL_QUEUES, job_owner, memory_job_options, owner_meta
+from services.queues import ALL_QUEUES, job_owner, memory_job_options, owner_meta, replace_failed
 
 FAILED_SHOWN = 20
 FAILED_SCANNED = 1000  # per queue, at most, looking for the caller's own failed jobs
@@ -152,4 +152,8 @@ def enqueue_jobs(connection: redis.Redis, queue_name: str, func_path: str, jobs:
                                result_ttl=options["result_ttl"], failure_ttl=options["failure_ttl"],
                                meta=owner_meta(user_id))
             for arg, job_id in jobs]
-    return len(queue.enqueue_many(data))
+    with connection.pipeline() as pipe:  # one MULTI: the jobs, and their earlier failed runs taken off the list
+        enqueued = queue.enqueue_many(data, pipeline=pipe)
+        replace_failed(pipe, queue, [job_id for _, job_id in jobs])
+        pipe.execute()
+    return len(enqueued)

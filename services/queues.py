@@ -163,11 +163,28 @@ def enqueue(
         return _enqueue_after(connection, queue(queue_name, connection), func_path, args, job_id, list(after), options)
     if job_id is not None and job_active(connection, job_id):
         return None
+    rq_queue = queue(queue_name, connection)
     pipe = connection.pipeline(transaction=True)
     pipe.multi()  # explicit, as RQ expects of a pipeline it is handed
-    job = queue(queue_name, connection).enqueue(func_path, *args, job_id=job_id, pipeline=pipe, **options)
+    job = rq_queue.enqueue(func_path, *args, job_id=job_id, pipeline=pipe, **options)
+    if job_id is not None:
+        replace_failed(pipe, rq_queue, [job_id])
     pipe.execute()
     return str(job.id)
+
+
+def replace_failed(pipeline: redis.client.Pipeline, rq_queue: Queue, job_ids: Sequence[str]) -> None:
+    """Queue taking ``job_ids`` out of the queue's failed registry, on the transaction that enqueues them anew.
+
+    A fixed job id queued again (the vector backfill's, an exchange's chunk job, a goal's) is a new run of the
+    job: its hash is rewritten, and once it runs, its result becomes the id's latest, where RQ reads the
+    failure's reason (``job.exc_info``; RQ's failed registry writes none into the hash). Left listed, the failed
+    run would stay there for the failure TTL (a week) without its reason, its job finished or queued. RQ's own
+    requeue of a failed job (``FailedJobRegistry.requeue``, the ops page's retry) takes it out the same way; a
+    run that fails again is listed again, with its own reason.
+    """
+    if job_ids:
+        pipeline.zrem(rq_queue.failed_job_registry.key, *job_ids)
 
 
 def _enqueue_after(connection: redis.Redis, rq_queue: Queue, func_path: str, args: tuple[Any, ...],
@@ -192,6 +209,8 @@ def _enqueue_after(connection: redis.Redis, rq_queue: Queue, func_path: str, arg
                 waits_for = [other for other, status in zip(after, statuses[len(own):], strict=True)
                              if status in ACTIVE_STATUSES]
                 pipe.multi()
+                if own:
+                    replace_failed(pipe, rq_queue, own)
                 job = rq_queue.create_job(
                     func_path, args=args, job_id=job_id, timeout=timeout,
                     depends_on=Dependency(jobs=waits_for, allow_failure=True) if waits_for else None,

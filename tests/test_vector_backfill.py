@@ -12,12 +12,15 @@ import time
 import numpy as np
 import pytest
 from rq import Queue
+from rq.job import Job, JobStatus
+from rq.registry import FailedJobRegistry
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from services.db import Exchange, make_sessionmaker
 from services.embeddings import PairedEmbedder
 from services.errors import ModelUnavailable
+from services.janitor import recover_abandoned
 from services.memory import vocabulary
 from services.memory.config import MemoryConfig, RecallConfig
 from services.memory.importer import pair_exchanges, parse_lines, store_records
@@ -33,9 +36,11 @@ from services.memory.vectors import (
 )
 from services.periodic import backfill
 from services.periodic.backfill import IDLE
-from services.queues import MEMORY_CHUNKER_QUEUE
+from services.queues import ALL_QUEUES, MEMORY_CHUNKER_QUEUE, lapse_held
 from services.service_call import ServiceCall
+from services.supervisor import process_key
 from tests.fake_embedder import HashEmbedder
+from workers.startup import EngramWorker
 
 pytestmark = pytest.mark.integration
 
@@ -280,6 +285,39 @@ def test_the_periodic_service_queues_the_backfill_while_rows_wait(worker_context
     assert fire().details == {"pending": 6, "job": BACKFILL_JOB_IDS[0]}
     run_jobs((MEMORY_CHUNKER_QUEUE,))
     assert fire().reason == IDLE
+
+
+def _failed_without_a_reason(connection) -> list[str]:  # type: ignore[no-untyped-def]
+    """Jobs some failed registry lists whose record does not say why they failed (bench/chaos_checks.py)."""
+    return [job.id for name in ALL_QUEUES for job in Job.fetch_many(
+        FailedJobRegistry(name, connection=connection).get_job_ids(), connection=connection)
+        if job is not None and not (job.exc_info or job.meta.get("reason"))]
+
+
+def test_a_backfill_whose_worker_died_fails_with_its_reason_and_the_next_run_fills_every_row(
+        worker_context, real_redis, run_jobs):
+    """The chaos soak's kill of a memory worker mid-backfill: RQ fails the abandoned job, the periodic service
+    queues the backfill again under the same id, and that run finishes the rows. The failed registry must not
+    keep listing the id once a later run has replaced its record (the soak found it there, its reason gone)."""
+    _import(worker_context.sessions, "alice", 12)
+    job_id = enqueue_backfill(real_redis)
+    queue = Queue(MEMORY_CHUNKER_QUEUE, connection=real_redis)
+    worker = EngramWorker([queue], connection=real_redis)
+    job, _ = Queue.dequeue_any([queue], None, connection=real_redis)
+    worker.prepare_job_execution(job, remove_from_intermediate_queue=True)  # started, with its lease...
+    lapse_held(real_redis, process_key())  # ...and its process killed: its supervisor lapses the lease
+    assert recover_abandoned(real_redis, (MEMORY_CHUNKER_QUEUE,)) == [job_id]
+    assert job_id in queue.failed_job_registry and not _failed_without_a_reason(real_redis)
+    with worker_context.sessions() as session:
+        assert pending_count(session) == 6
+    fired = backfill.run(ServiceCall("vector_backfill", "fire-after-the-kill", worker_context))
+    assert fired.details == {"pending": 6, "job": job_id}  # the same id: one backfill queued at a time
+    assert queue.job_ids == [job_id] and enqueue_backfill(real_redis) is None
+    run_jobs((MEMORY_CHUNKER_QUEUE,))
+    with worker_context.sessions() as session:
+        assert pending_count(session) == 0
+    assert queue.fetch_job(job_id).get_status() == JobStatus.FINISHED
+    assert not _failed_without_a_reason(real_redis)
 
 
 MEMORIES = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -11,8 +12,10 @@ from rq.registry import FailedJobRegistry, FinishedJobRegistry, StartedJobRegist
 from rq.suspension import resume, suspend
 from rq.worker import SimpleWorker, WorkerStatus
 
-from services.janitor import LEASE_KEY, OWNED_KEY
+from services.janitor import LEASE_KEY, OWNED_KEY, ScheduledMover
+from services.jobs import enqueue_jobs
 from services.queues import enqueue
+from workers.memory_chunker import reschedule
 from workers.startup import EngramWorker
 
 
@@ -209,3 +212,34 @@ def test_a_worker_freezes_what_it_loaded_before_its_first_job(real_redis, monkey
         assert gc.get_freeze_count() > 10_000
     finally:
         gc.unfreeze()
+
+
+def _queue_again(connection: Any, way: str, job_id: str) -> None:
+    """Queue ``job_id`` (a fixed id, as Engram's memory jobs have) again by one of the ways Engram does."""
+    if way == "enqueue":
+        enqueue(connection, "bookkeeping", "builtins.len", "abc", job_id=job_id)
+    elif way == "after":  # an episode after its chunks
+        enqueue(connection, "bookkeeping", "builtins.len", "abc", job_id=job_id, after=["gone"])
+    elif way == "import":
+        enqueue_jobs(connection, "bookkeeping", "builtins.len", [("abc", job_id)], "ann")
+    else:  # a memory job rescheduled after an LLM failure: its "-retry1" id
+        reschedule(SimpleNamespace(redis=connection), "bookkeeping", "builtins.print", "abc", 0, (0,),
+                   job_id.removesuffix("-retry1"), user_id="ann")
+        ScheduledMover(connection, ("bookkeeping",)).tick()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("way", ["enqueue", "after", "import", "reschedule"])
+def test_a_failed_job_queued_again_by_its_id_leaves_the_failed_list(real_redis, way: str) -> None:
+    """The failed registry lists only failed runs, each with its reason: a fixed id queued again is a new run
+    (the chaos soak found a killed backfill's id still listed once its next run had finished, its reason gone)."""
+    queue, registry = Queue("bookkeeping", connection=real_redis), FailedJobRegistry("bookkeeping",
+                                                                                      connection=real_redis)
+    enqueue(real_redis, "bookkeeping", "tests.test_worker_bookkeeping.fails", job_id="fixed-retry1")
+    BareEngramWorker([queue], connection=real_redis).work(burst=True)
+    assert registry.get_job_ids() == ["fixed-retry1"]
+    _queue_again(real_redis, way, "fixed-retry1")
+    assert registry.get_job_ids() == [] and queue.get_job_ids() == ["fixed-retry1"]
+    BareEngramWorker([queue], connection=real_redis).work(burst=True)
+    job = Job.fetch("fixed-retry1", connection=real_redis)
+    assert job.get_status() == JobStatus.FINISHED and registry.get_job_ids() == []

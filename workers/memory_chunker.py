@@ -43,7 +43,14 @@ from services.memory.config import MemoryConfig
 from services.memory.from_words import UNNAMED, chunk_from_lines, chunk_from_words
 from services.memory.models import Fact
 from services.memory.search import prepare_vector_search
-from services.queues import CHUNK_JOB_ID, CHUNKER_JOB, MEMORY_CHUNKER_QUEUE, memory_job_options, owner_meta
+from services.queues import (
+    CHUNK_JOB_ID,
+    CHUNKER_JOB,
+    MEMORY_CHUNKER_QUEUE,
+    memory_job_options,
+    owner_meta,
+    replace_failed,
+)
 from services.zones import user_zone
 from workers.context import WorkerContext, llm_profile, memory_config
 from workers.process import current_context
@@ -210,9 +217,12 @@ def reschedule(context: WorkerContext, queue_name: str, func_path: str, key: Any
     if attempt >= len(backoff_s):
         return False
     delay = dt.timedelta(seconds=backoff_s[attempt])
-    Queue(queue_name, connection=context.redis).enqueue_in(
-        delay, func_path, args=(key, attempt + 1), kwargs=kwargs, job_id=f"{job_prefix}-retry{attempt + 1}",
-        meta=owner_meta(user_id), **memory_job_options())
+    rq_queue, job_id = Queue(queue_name, connection=context.redis), f"{job_prefix}-retry{attempt + 1}"
+    with context.redis.pipeline() as pipe:
+        rq_queue.enqueue_in(delay, func_path, args=(key, attempt + 1), kwargs=kwargs, job_id=job_id,
+                            meta=owner_meta(user_id), pipeline=pipe, **memory_job_options())
+        replace_failed(pipe, rq_queue, [job_id])
+        pipe.execute()
     logger.info("%s %s: attempt %d, running again in %s", func_path, key, attempt + 1, delay)
     return True
 

@@ -13,7 +13,8 @@ batch back and the next run takes it again. The RQ job (``workers.memory_chunker
 runs batches for a while and queues its own continuation while rows remain; its two fixed job
 ids (alternating) keep it from ever being queued twice. The importer queues it after storing,
 and the ``vector_backfill`` periodic service queues it whenever rows wait (Redis was down
-during an import, a worker died).
+during an import, a worker died: RQ failed the dead run, whose id, queued again, leaves the failed
+registry: ``services.queues.replace_failed``).
 
 An exchange the model cannot embed (``EmbeddingError`` on its text alone, twice) would otherwise
 fail its whole batch on every run for ever: a failed batch is split in halves until the culprit
