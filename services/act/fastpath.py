@@ -127,7 +127,7 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
             items = action.arguments.get("items")
             return PlainAction("list", {**action.arguments, "items": as_typed(items, text)}) if items else action
     if signals.get("skill_remind") and (signals.get("has_time") or EVERY.search(lowered)):
-        reminder = reminder_action(lowered, now, zone)
+        reminder = _reminder_action(lowered, now, zone)
         if reminder is not None:  # its text as typed: "book the MOT", "call Grandma"
             return PlainAction("schedule", {**reminder.arguments,
                                             "text": as_typed([reminder.arguments["text"]], text)[0]})
@@ -165,7 +165,8 @@ _CHANGE_WORDS = re.compile(r"\b(?:cancel|delete|remove|move|change|push|postpone
 def asks_for_reminders(lowered: str, signals: dict[str, Any]) -> bool:
     """"Did I set a reminder for Monday?", "What did I ask you to remind me about tomorrow?": the reminders, read
     as they are (a 0.5B model given them as notes answered "Yes, I asked you to remind me of anything on Friday")."""
-    return bool(signals.get("question") and _REMINDING.search(lowered) and REMIND.match(lowered) is None
+    return bool(signals.get("question") and _REMINDING.search(lowered)
+                and not any(REMIND.match(opening) for opening in request_openings(lowered))
                 and _CHANGE_WORDS.search(lowered) is None)
 
 
@@ -186,6 +187,7 @@ def _first_match(regex: re.Pattern[str], text: str, part: Any, anchored: bool = 
 # mine broke", "…, for the trip", "…, thanks".
 _CLAUSE_ITEM = re.compile(r"^(?:i|i'm|im|i've|ive|we|we're|need|needs|gotta|got to|have to|cos|coz|because|since|so|"
                           r"as|just|going|heading|off to|for (?:the|my|our|a)|thanks|thank you|thx|cheers|ta|"
+                          r"please|pls|plz|"
                           r"that's|thats|it's|its|lol|haha)\b")
 
 
@@ -238,8 +240,9 @@ def answers_from_memory(text: str, signals: dict[str, Any]) -> bool:
     if REMIND_ASKS_RE.search(lowered) and not signals.get("has_time"):
         return True  # a question about what was told (the planner given one set the person's last reminder again)
     takes = (LIST_VIEW, LIST_ADD, LIST_CREATE, REMIND)
-    return not any(pattern.match(lowered) for pattern in takes) and _first_match(MEMORIZE, text, lambda m: m["text"],
-                                                                                  anchored=True) is None
+    # ... also after a greeting or news that asks nothing ("Morning! Could you add milk to my shopping list?").
+    requested = any(pattern.match(opening) for opening in request_openings(lowered) for pattern in takes)
+    return not requested and _first_match(MEMORIZE, text, lambda m: m["text"], anchored=True) is None
 
 
 # Skills a statement may ask for without a question ("I need to buy milk" → a list): those stay with ACT.
@@ -269,15 +272,50 @@ def only_tells(signals: dict[str, Any]) -> bool:
             or any(signals.get(name) for name in _CLOSING))
 
 
-def _list_action(text: str) -> PlainAction | None:
-    """The list request of the message, at its start or after news that asks nothing ("me n the girls are off to
-    lisbon in may!! create a packing list with passport, …")."""
+# More items after the list's name: "add hazelnuts to my supplier list please, and also dark chocolate" (not "…, and
+# also it's for Saturday": a clause).
+_MORE_ITEMS = re.compile(r"^\s+list(?:\s+(?:too|as well|please|pls|thanks))*\s*,?\s*(?:and also|and|also|plus|oh and|"
+                         r"as well as)\s+(?P<more>[^.!?;]+?)\W*$")
+_SAYS_SOMETHING = re.compile(r"\b(?:is|are|was|were|be|i|i'm|you|we|he|she|they|it|it's|says|said|will|would|can|"
+                             r"need|needs|want|wants|have|has)\b")
+
+
+def _more_items(after_name: str) -> list[str]:
+    more = _MORE_ITEMS.match(after_name)
+    if more is None or _SAYS_SOMETHING.search(more["more"]):
+        return []
+    return [item for item in said_items(more["more"]) if len(item.split()) <= 4]
+
+
+def request_openings(text: str) -> list[str]:
+    """Where a request may begin: the message, and each sentence after a greeting or news that asks nothing ("me n
+    the girls are off to lisbon in may!! create a packing list with passport, …", "Quick one. Can you remind me at 5
+    to …?"); none after an earlier request (the model plans the whole message)."""
+    openings = []
     for start in SENTENCE_STARTS.finditer(text):
         if start.start() and ASKS_SOMETHING.search(text[:start.start()]):
-            return None  # an earlier request: the model plans the whole message
-        action = _list_action_at(text[start.end():])
-        if action is not None:
-            return action
+            break
+        openings.append(text[start.end():])
+    return openings
+
+
+def _list_action(text: str) -> PlainAction | None:
+    """The list request of the message, at its start or after what asks nothing (``request_openings``)."""
+    return next(filter(None, map(_list_action_at, request_openings(text))), None)
+
+
+def _reminder_action(text: str, now: datetime, zone: tzinfo) -> PlainAction | None:
+    """The reminder request of the message (``request_openings``), read from its own sentence first: "Remind me on
+    Friday at ten to take Pickle to the vet. He hates the vet." is to take Pickle to the vet (the whole rest was the
+    reminder's text)."""
+    for index, opening in enumerate(request_openings(text)):
+        own_sentence = SENTENCE_BREAK.split(opening, maxsplit=1)[0]
+        action = reminder_action(own_sentence, now, zone)
+        if action is not None:  # ... unless a second request follows: the model plans both
+            return None if ASKS_SOMETHING.search(opening[len(own_sentence):]) else action
+        whole = reminder_action(opening, now, zone) if index == 0 else None  # its time in the next sentence
+        if whole is not None:
+            return whole
     return None
 
 
@@ -296,7 +334,7 @@ def _list_action_at(text: str) -> PlainAction | None:
             return PlainAction("list", {"operation": "add", "name": name, "items": items})
     added = LIST_ADD.match(text) or LIST_PLEASE.match(text)
     if added:
-        items = said_items(added["items"])
+        items = said_items(added["items"]) + _more_items(text[added.end("name"):])
         if items and len(items) <= 10:
             return PlainAction("list", {"operation": "add", "name": added["name"].strip(), "items": items})
     viewed = LIST_VIEW.match(text)

@@ -40,6 +40,16 @@ _ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any
                     # good (not "my phone died": a flat battery).
                     r"|(?P<what5>[a-z']+(?: [a-z']+)?) (?:finally (?:died|packed (?:in|up))|died for good|"
                     r"gave up the ghost|(?:got|was|has been) (?:written off|totall?ed))\b"
+                    # "the Panda finally gave up on the A148": a thing gave up, told where or when (not "I gave up
+                    # smoking": the person gave something up, what2).
+                    r"|\b(?P<what9>(?:the|my|our|his|her|their|the user's) (?!user\b)[a-z']+"
+                    r"(?: (?!(?:finally|just)\b)[a-z']+)?) (?:finally |just )?"
+                    r"(?:gave up|gave out|conked out)(?=\s*(?:$|[,;.!]|\s(?:on|at|in|during|last|yesterday|after|and|"
+                    r"but|so)\b))"
+                    # "Halifax is off", "the wedding's off": a plan called off (not "Friday is off": a day off; not
+                    # "work is off today").
+                    r"|\b(?P<what10>(?!(?:i|we|it|this|that|he|she|they|monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow)\b)"
+                    r"[a-z']+(?: [a-z']+)?)(?: is|'s) (?:off|not happening)(?=\s*(?:$|[,;.!]|\s(?:and|but|so)\s))"
                     # "swapped the Panda for a Jazz", "traded in my bike for a scooter", "replaced the old boiler with
                     # a heat pump": what was given up is the object; "changed my phone number, it's now …", "got a
                     # new email address": the old one (a thing that names the person; "changed my view" ends nothing).
@@ -117,6 +127,9 @@ _NOT_A_THING = STOP | {
     "liv", "doe", "does", "did", "with", "in", "on", "for", "my", "his", "her", "their", "last", "month", "year",
     "week", "ago", "today", "now", "recently", "since", "this", "and", "any", "more", "anymore", "all", "our", "your",
     "its", "got", "old", "new", "altogether", "completely", "entirely", "totally", "good",
+    # Chat's fillers name no thing: "quit the climbing wall lol" ended a fact about a gecko that said "lol" too.
+    "lol", "lmao", "haha", "hehe", "omg", "btw", "tbh", "ngl", "smh", "idk", "imo", "ugh", "yay", "yeah", "okay",
+    "anyway", "honestly", "literally", "basically", "actually", "kinda", "sorta",
 }
 # Words before a verb that name nobody: the person, pronouns, modals ("I may have …"), adverbs.
 _NOT_SOMEONE = _THE_PERSON | {"he", "she", "they", "it", "may", "might", "could", "would", "should", "will", "must",
@@ -133,7 +146,7 @@ def ended_things(text: str) -> set[str]:
         dated = last and (DATED.search(last.group("when")) or _PAST_DAY.search(last.group("when")))
         return _things(last.group("what")) if dated else set()
     what = next((found for found in match.group("what", "what2", "what3", "what4", "what5", "what6", "what7",
-                                                 "what8") if found), "")
+                                                 "what8", "what9", "what10") if found), "")
     return _things(_CLAUSE_END.split(what, maxsplit=1)[0])
 
 

@@ -36,9 +36,23 @@ SELF_WORDS = {"i", "me", "my", "mine", "myself", "user", "the user", "person", "
 _SPACE = re.compile(r"\s+")
 # "My sister's name is Priya", "my favourite colour is green"
 _MY_ATTR = re.compile(r"^(?:my|the user's|user's)\s+(.+?)\s+(?:is|are|was|were)\s+(.+)$")
-# "I live in Berlin", "I work at Acme", "I am a nurse"
-_I_VERB = re.compile(r"^(?:i|the user|user)\s+(?:now\s+|currently\s+)?([a-z']+)(?:\s+(in|at|for|as|on|with|to|from))?"
-                     r"\s+(.+)$")
+# "I live in Berlin", "I work at Acme", "I am a nurse"; an adverb before the verb is no part of it ("the user still
+# lives in Leeds" is where they live; "still" keyed a fact "user|still").
+_I_VERB = re.compile(r"^(?:i|the user|user)\s+(?:(?:now|currently|still|also|really|just|mostly|usually|always|"
+                     r"often|actually|only|even|already|recently|sometimes|practically|basically|finally|"
+                     r"definitely|probably|totally)\s+)*([a-z']+)(?:\s+(in|at|for|as|on|with|to|from))?\s+(.+)$")
+# A verb that says how or whether, not what: "can", "must", "don't", "never" open facts about anything ("the user
+# can swim" is no value of "the user can drive"), so they key nothing.
+_NO_PREDICATE = frozenset({"can", "could", "will", "would", "shall", "should", "may", "might", "must", "ought",
+                           "do", "does", "did", "don't", "doesn't", "didn't", "won't", "can't", "cannot", "never",
+                           "not", "wouldn't", "couldn't", "shouldn't", "'ll", "'d", "am", "is", "are", "was", "were"})
+# "has bought a Jazz", "has been doing watercolours": a tense's helper, not a possession — two such facts are two
+# events (one superseded the other as a second value of "has"); "has two dogs" is a possession, "have", which
+# holds many.
+_HAVE = frozenset({"has", "have", "had", "'ve", "having"})
+_PARTICIPLE = re.compile(r"(?:been|got|gotten|bought|made|done|gone|sold|left|found|met|seen|taken|given|kept|"
+                         r"started|finished|moved|decided|learned|learnt|begun|become|brought|built|won|lost|spent|"
+                         r"[a-z]+ed)\b")
 # Someone's age, by name or the person's own: "the user's granddaughter lily is five, …", "lily turned 6 yesterday",
 # "the user is 71 and retired".
 _NUMBERS = {word: str(number) for number, word in enumerate(
@@ -112,6 +126,10 @@ def parse_triple(fact_text: str) -> Triple:
     match = _I_VERB.match(value)
     if match:
         verb, preposition, obj = match.groups()
+        if verb in _NO_PREDICATE or (verb in _HAVE and preposition is None and _PARTICIPLE.match(obj)):
+            return Triple(None, None, None)
+        if verb in _HAVE:
+            verb = "have"
         if verb in _LIVE and preposition is None and _HOUSEHOLD.match(obj):
             return Triple("user", "live with", obj)  # whom they live with, not where: "live alone with a budgie"
         return Triple("user", f"{verb} {preposition}" if preposition else verb, obj)

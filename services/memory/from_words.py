@@ -95,6 +95,7 @@ _JOINT_SUBJECT = re.compile(r",\s+(?P<who>(?:my|our)\s+[\w'-]+(?:\s+[\w'-]+)?)\s
 # A clause that points back at the one before: what "them", "instead" or "there" stand for is in it.
 # ... or opens with "now" and the person, telling what the clause before changed ("I change of section in the factory!
 # Now I am in quality control": alone, "Now the user is in quality control" lost the factory it was about).
+NOW_WORD = re.compile(r"\b(?:now|these days|nowadays)\b", re.IGNORECASE)
 POINTS_BACK = re.compile(r"\b(?:them|instead|there|either|neither)\b|^\s*now,? (?:i|we|i'm|we're|im)\b", re.IGNORECASE)
 # Where the person lives, then whom with: "We live in Ain Diab, near the corniche, with my husband Youssef and …".
 HOME_WITH = re.compile(r"^(?P<who>.*?\b(?:live|lives|living))(?P<where>\s+(?:[\w'-]+\s+){0,3}?in\b.*?),?"
@@ -279,11 +280,19 @@ def _with_referents(clauses: list[str]) -> list[str]:
     "The user never eat them" told nothing)."""
     joined: list[str] = []
     for clause in clauses:
-        if joined and (POINTS_BACK.search(clause) or _fragment(clause)):
+        if joined and (POINTS_BACK.search(clause) or _fragment(clause) or _new_value(joined[-1], clause)):
             joined[-1] = f"{joined[-1].rstrip(' ,.!')}, {clause.strip()}"
         else:
             joined.append(clause)
     return joined
+
+
+def _new_value(before: str, clause: str) -> bool:
+    """A clause without a verb that gives what is true "now" after a change ("we moved. Utrecht now, since last
+    weekend."): it is the change's new value, and what points back at it next ("Sanne started at the hospital
+    there") speaks of it too."""
+    return (VERB.search(clause) is None and NOW_WORD.search(clause) is not None
+            and change_in(LEAD_IN.sub("", before.strip())) is not None)
 
 
 def _with_its_subject(sentence: str) -> str:
