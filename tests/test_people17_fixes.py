@@ -159,3 +159,12 @@ def test_a_place_told_as_now_after_a_move_is_kept_with_it() -> None:
     facts = [fact["text"] for fact in chunk_from_words(said)["facts"]]
     assert len(facts) == 1 and "Bristol now" in facts[0] and "zoo there" in facts[0]
     assert change_in(facts[0]) is not None and change_in(facts[0]).moved
+
+
+@pytest.mark.integration
+def test_a_part_told_again_with_now_replaces_the_old_value(session, hash_embedder) -> None:
+    remember_fact(session, hash_embedder, "pru", "The user's gym day is the Tuesday, so the Tuesday the user rests")
+    newer = remember_fact(session, hash_embedder, "pru", "Now the user's gym day is the Friday, not more the Tuesday")
+    assert newer.action == "superseded"
+    assert [fact.text for fact in list_facts(session, "pru")] == [
+        "Now the user's gym day is the Friday, not more the Tuesday"]
