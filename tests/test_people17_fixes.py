@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from services.act.fastpath import answers_from_memory, plain_action
 from services.memory.changes import change_in, ended_things
 from services.memory.facts import list_facts, parse_triple, remember_fact
-from services.memory.from_words import chunk_from_words
+from services.memory.from_words import IDENTITY_SALIENCE, chunk_from_words
 from services.router.mode_router import ModeRouter
 from services.router.signals import RoutingContext, collect_signals
 from tests.memory_builders import create_user
@@ -168,3 +168,8 @@ def test_a_part_told_again_with_now_replaces_the_old_value(session, hash_embedde
     assert newer.action == "superseded"
     assert [fact.text for fact in list_facts(session, "pru")] == [
         "Now the user's gym day is the Friday, not more the Tuesday"]
+
+
+def test_a_learners_work_like_is_their_job_kept_in_the_block_about_them() -> None:
+    [fact] = chunk_from_words("I work like mechanic in a small garage near the station.")["facts"]
+    assert fact["salience"] == IDENTITY_SALIENCE
