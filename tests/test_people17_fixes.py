@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from services.act.fastpath import answers_from_memory, plain_action
 from services.memory.changes import change_in, ended_things
 from services.memory.facts import list_facts, parse_triple, remember_fact
-from services.memory.from_words import chunk_from_words
+from services.memory.from_words import IDENTITY_SALIENCE, chunk_from_words
 from services.router.mode_router import ModeRouter
 from services.router.signals import RoutingContext, collect_signals
 from tests.memory_builders import create_user
@@ -159,3 +159,17 @@ def test_a_place_told_as_now_after_a_move_is_kept_with_it() -> None:
     facts = [fact["text"] for fact in chunk_from_words(said)["facts"]]
     assert len(facts) == 1 and "Bristol now" in facts[0] and "zoo there" in facts[0]
     assert change_in(facts[0]) is not None and change_in(facts[0]).moved
+
+
+@pytest.mark.integration
+def test_a_part_told_again_with_now_replaces_the_old_value(session, hash_embedder) -> None:
+    remember_fact(session, hash_embedder, "pru", "The user's gym day is the Tuesday, so the Tuesday the user rests")
+    newer = remember_fact(session, hash_embedder, "pru", "Now the user's gym day is the Friday, not more the Tuesday")
+    assert newer.action == "superseded"
+    assert [fact.text for fact in list_facts(session, "pru")] == [
+        "Now the user's gym day is the Friday, not more the Tuesday"]
+
+
+def test_a_learners_work_like_is_their_job_kept_in_the_block_about_them() -> None:
+    [fact] = chunk_from_words("I work like mechanic in a small garage near the station.")["facts"]
+    assert fact["salience"] == IDENTITY_SALIENCE

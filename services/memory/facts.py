@@ -34,8 +34,9 @@ logger = logging.getLogger(__name__)
 
 SELF_WORDS = {"i", "me", "my", "mine", "myself", "user", "the user", "person", "the person", "you", "your"}
 _SPACE = re.compile(r"\s+")
-# "My sister's name is Priya", "my favourite colour is green"
-_MY_ATTR = re.compile(r"^(?:my|the user's|user's)\s+(.+?)\s+(?:is|are|was|were)\s+(.+)$")
+# "My sister's name is Priya", "my favourite colour is green", "now my day off is the Wednesday" (a change)
+_MY_ATTR = re.compile(r"^(?:(?:so|and|but)\s+)?(?:now,?\s+)?(?:my|the user's|user's)\s+(.+?)\s+"
+                      r"(?:is|are|was|were)\s+(.+)$")
 # "I live in Berlin", "I work at Acme", "I am a nurse"; an adverb before the verb is no part of it ("the user still
 # lives in Leeds" is where they live; "still" keyed a fact "user|still").
 _I_VERB = re.compile(r"^(?:i|the user|user)\s+(?:(?:now|currently|still|also|really|just|mostly|usually|always|"

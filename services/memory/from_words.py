@@ -149,6 +149,7 @@ IDENTITY = re.compile(
     r"| is [a-z-]+ years (?:old|of age)\b"
     r"| (?:is |was )?(?:originally |born and raised |born |[a-z]+ )?from [A-Z]"
     r"| (?:was born|grew up|lives?|work|works|worked) (?:in|at|as|for)\b"
+    r"| (?:work|works|worked) like\b"  # a learner's "as" ("I work like pastry chef in a big hotel")
     r"| (?:teach|teaches|taught) [a-z]+(?: [a-z]+)? (?:at|in)\b"
     r"| is an? (?!(?:bit|little|lot)\b)[a-z]+(?: [a-z]+)?(?: (?:at|in|for)\b|$|,)|'s " + _KIN + r"\b)")
 
