@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from services.router.time_words import DAYS
+from services.router.time_words import DAYS, MONTHS
 
 VAGUE_ASK_RE = re.compile(
     r"^(?:i )?(?:need|want|would like|could use|have) (?:some |your |a little )?(?:help|a favou?r|a question)"
@@ -36,10 +36,11 @@ VAGUE_ASK_RE = re.compile(
 STUFF_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|would you|will you|just|can u|could u) )*"
     r"(?:(?:deal with|handle|take care of|see to|look after|sort(?: out)?|do|tackle)(?= )|get(?=.* (?:done|sorted|"
-    r"finished|over with|out of the way)\W*$))(?: (?:all|all of))? (?:my|our|the) "
-    r"(?:[a-z'-]+ )?(?:stuff|things?|bits|business|"
-    r"bits and pieces|side of things)(?: (?:out|done|sorted|finished|over with|out of the way|for me|for us|please|"
-    r"pls|today|this week))*\W*$"
+    r"finished|over with|out of the way)(?: (?:for me|for us|please|pls|today|this week))*\W*$))(?: (?:all|all of))? "
+    r"(?:(?:my|our|the) (?:[a-z'-]+ )?(?:stuff|things?|bits|business|bits and pieces|side of things)|"
+    # Or a whole stretch of time: "Deal with my weekend", "handle next week for me" (which part of it?).
+    rf"(?:my|our|the|this|next) (?:day|week|weekend|month|year|morning|afternoon|evening|{DAYS}|{MONTHS}))"
+    r"(?: (?:out|done|sorted|finished|over with|out of the way|for me|for us|please|pls|today|this week))*\W*$"
 )
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
@@ -306,6 +307,8 @@ COPULA_OPENERS = frozenset("what where when who whom which how why whatever wher
 COPULA_POINTERS = frozenset("it there here that this they he she we you i".split())
 # A relative clause opened on the fact's noun and cut off on its verb: "save my bank PIN which is".
 RELATIVE_WORDS = frozenset("which who that".split())
+# Or after a comma, on a copula fused with its subject: "store my new PIN, it's".
+FUSED_COPULAS = frozenset("it's its that's thats they're theyre".split())
 STRANDED_PREPOSITIONS = frozenset("to of for about with at by".split())
 # content announced but never given ("memorise the following.");
 FORWARD_POINTERS = frozenset("following below".split())

@@ -12,6 +12,7 @@ from services.router.command_words import (
     COPULA_POINTERS,
     COPULAS,
     DANGLING_WORDS,
+    FUSED_COPULAS,
     RELATIVE_WORDS,
     STRANDED_PREPOSITIONS,
     TEMPLATE_RE,
@@ -36,6 +37,9 @@ def missing_by_form(lower: str, clause: str, matches: list[re.Match[str]], index
             last in STRANDED_PREPOSITIONS and _STRANDED_AFTER_RE.search(matches[-2][0])):
         return "cut off"  # but "... before I forget what my aunt asked for" ends a clause of its own
     ended = trailing or not WORD_RE.search(lower, end)
+    after_comma = clause[:matches[-1].start()].rstrip().endswith(",")
+    if last in FUSED_COPULAS and len(matches) > index + 2 and ended and after_comma:
+        return "cut off"  # "store my new PIN, it's"
     if last in COPULAS and len(matches) > index + 2 and ended and _relative(matches[index + 1:-1]):
         return "cut off"  # "save my bank PIN which is": the fact's noun, then the clause cut off
     if last in COPULAS and len(matches) > index + 2 and matches[-2][0] not in COPULA_POINTERS and (

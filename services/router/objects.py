@@ -84,6 +84,7 @@ _HELD_IN_RE = re.compile(r"(?:the|that|this|those|these|all the) (?:[a-z0-9'-]+ 
 _POINTING_WORDS = PAST_POINTERS | NEAR_POINTERS
 _CALLING_VERBS = frozenset("give send drop shoot".split())
 _CREATING_VERBS = frozenset("make set create add start give".split())  # a new entry's
+_CONVERTING_VERBS = frozenset("turn convert".split())  # "turn that into a goal"
 _ONE_ENTRY = frozenset(word for word in ENTRY_NOUNS if not word.endswith("s"))
 _CONTINUING = frozenset("now and also then".split())
 _KNOWING_WORDS = frozenset("u you ya kno know knw remember mind".split())  # "u kno that thing, remind me ..."
@@ -236,11 +237,13 @@ def _filled_kind(lower: str, end: int, verb: str, span: list[str], after_verb: s
     """The object's kind once what is around it is read: a learner's bare "make goal for me" is a placeholder, and a
     placeholder is filled by what follows a dash or by the next sentence or clause saying what is wanted ("track a new
     goal - practise guitar 20 minutes a day", "you can make a goal for me please? I want pass the B2 English exam in
-    June.", "make goal for me, I want learn 300 kanji")."""
+    June.", "make goal for me, I want learn 300 kanji"); so is a pointer made into an entry ("turn it into a goal, I
+    want to swim 2k by March")."""
     if kind == "named" and verb in _CREATING_VERBS and _bare_entry(span):
         kind = "generic"
     clause = _NEW_CLAUSE_RE.search(after_verb)
-    if kind == "generic" and ((_DASH_RE.match(lower, end) and _said_after(lower, end)) or (
+    made_entry = kind == "pointer" and verb in _CREATING_VERBS | _CONVERTING_VERBS and ENTRY_NOUNS.intersection(span)
+    if (kind == "generic" or made_entry) and ((_DASH_RE.match(lower, end) and _said_after(lower, end)) or (
             CONTENT_FOLLOWS_RE.match(lower, end) is not None) or (
             clause is not None and CONTENT_FOLLOWS_RE.match(after_verb, clause.start()) is not None)):
         kind = "named"
