@@ -25,6 +25,9 @@ VAGUE_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:help (?:me|us) (?:to )?)?"
     r"(?:sort|sort out|get sorted) (?:my|our|the) (?!(?:[a-z'-]+ )?(?:lists?|notes|reminders?|goals?|calendar|diary)\b)"
     r"[a-z'-]+(?: out)?(?: (?:for me|for us|please|pls))?\W*$|"
+    # A new entry asked for by its kind alone: "new task", "another note pls" (saying what?).
+    r"^(?:(?:a|another|one more|new|add|add a|make a|start a) )+(?:new )?(?:task|note|item|entry|to-?do|thing to do)"
+    r"(?: (?:please|pls|plz))?\W*$|"
     # Something unnamed done about a stored thing: "Do something about my notes, they're a mess."
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:do|sort|fix) (?:something|anything) "
     r"(?:about|with) (?:my|our|the|this|that|these|those|all) (?:[a-z'-]+ )?(?:notes|lists?|reminders|goals|calendar|"
