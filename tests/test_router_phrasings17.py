@@ -13,8 +13,8 @@ from tests.test_router_phrasings8 import routers, routes  # noqa: F401 (a fixtur
 
 # Commands that name nothing the assistant can act on: a slot left as its format or its name, a fact cut off on a
 # relative clause or on "it's", a thing held in a photo, a flyer or an email never seen, a pointer turned into an
-# entry, a deed on "the X thing" or on a whole stretch of time, a heading over empty entries, a new entry asked for by
-# its kind.
+# entry, a deed on "the X thing" or on a whole stretch of time, a reminder about what someone said (after its time), a
+# heading over empty entries, a new entry asked for by its kind.
 NOTHING_TO_ACT_ON = [
     "remind me at hh.mm tomorrow to water the plants",
     "set a reminder for DD/MM at 10am",
@@ -28,6 +28,7 @@ NOTHING_TO_ACT_ON = [
     "store my new PIN, it's",
     "Please remember the tracking number in the screenshot",
     "save the address on the flyer",
+    "add whatever's on the attached pic to the groceries",
     "turn that into my new goal",
     "can u turn that into a goal for me",
     "Could you handle the garage thing for me?",
@@ -36,6 +37,11 @@ NOTHING_TO_ACT_ON = [
     "take care of the wedding thing",
     "Deal with my weekend.",
     "look after my Saturday",
+    "Sort tomorrow out for me",
+    "Take care of Friday, would you?",
+    "handle tonight pls",
+    "remind me tomorrow at 8 about what Jo's mum said",
+    "remind me on Friday at 6 of what the vet told us",
     "Packing for Lisbon:\n[ ]\n[ ]\n[ ]",
     "Gym bag:\n>\n>",
     "new note pls",
@@ -57,6 +63,9 @@ def test_a_command_that_names_nothing_to_act_on_needs_asking(routers, text):  # 
     ("remember my sister's flat, it's number 12", ("ACT", "memorize")),
     ("Remind me at 7 to call Jo, it's her birthday", ("ACT", "schedule")),
     ("Remind me about the parcel in the email tomorrow at 9", ("ACT", "schedule")),
+    ("remind me tomorrow at 8 to ring Jo's mum", ("ACT", "schedule")),
+    ("remind me at 9 to text what my boss said to the team", ("ACT", "schedule")),
+    ("How do I sort tomorrow's meeting out?", ("RESPOND", None)),
     ("Save the address from the letter: 14 Elm Road, Leeds", ("ACT", "memorize")),
     ("add the milk from Aldi to my shopping list", ("ACT", "list")),
     ("Remember the photo on the fridge is from Crete", ("ACT", "memorize")),

@@ -42,8 +42,10 @@ STUFF_ASK_RE = re.compile(
     r"finished|over with|out of the way)(?: (?:for me|for us|please|pls|today|this week))*\W*$))(?: (?:all|all of))? "
     r"(?:(?:my|our|the) (?:[a-z'-]+ )?(?:stuff|things?|bits|business|bits and pieces|side of things)|"
     # Or a whole stretch of time: "Deal with my weekend", "handle next week for me" (which part of it?).
-    rf"(?:my|our|the|this|next) (?:day|week|weekend|month|year|morning|afternoon|evening|{DAYS}|{MONTHS}))"
-    r"(?: (?:out|done|sorted|finished|over with|out of the way|for me|for us|please|pls|today|this week))*\W*$"
+    rf"(?:(?:my|our|the|this|next) (?:day|week|weekend|month|year|morning|afternoon|evening|{DAYS}|{MONTHS})|"
+    rf"tomorrow|today|tonight|{DAYS}))"
+    r"(?: (?:out|done|sorted|finished|over with|out of the way|for me|for us|please|pls|today|this week))*"
+    r"(?:,? (?:would you|will you|could you|can you|thanks|cheers))?\W*$"
 )
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
@@ -221,7 +223,8 @@ SAID_OBJECT_RE = re.compile(
     r"calendar|reminders?) (?:(?:to|as|be) )?)?"
     r"(?:what|whatever|(?:that|those|these|the|this)(?: [a-z'-]+){0,3}?)"  # "those rehearsals she mentioned"
     # A learner's "what" for "that": "this thing what we discuss".
-    r"(?: (?:that|which|what))? (?:i|we|you|u|he|she|they|(?:my|our|his|her|their|the) [a-z'-]+(?: of [a-z'-]+)?|"
+    r"(?: (?:that|which|what))? (?:i|we|you|u|he|she|they|(?:my|our|his|her|their|the|[a-z]+'s) [a-z'-]+"
+    r"(?: of [a-z'-]+)?|"
     # Someone by name: "remind me about what Marek said" (not "what is said", "what was agreed").
     r"(?<=what )(?!(?:is|was|are|were|has|have|had|will|would|can|could|should|must|may|might|do|does|did|a|an|the|"
     r"it|this|that|time)\b)[a-z'-]+)"
@@ -274,7 +277,7 @@ _UNSEEN_MEDIUM = (
 )
 UNSEEN_HELD_RE = re.compile(
     r"^(?:everything|all|whatever|anything|the (?:[a-z'-]+ )?(?:stuff|things|items|bits|details|info|names|dates|"
-    rf"numbers|times|ingredients|words|figures))(?: that'?s| written| listed| shown)? {_UNSEEN_MEDIUM}"
+    rf"numbers|times|ingredients|words|figures))(?:'s| is| are| that'?s| written| listed| shown)? {_UNSEEN_MEDIUM}"
 )
 # One thing named and held there is no better (a reminder's text may name it: "remind me about the form in the email"):
 # "remember the code on the photo", "save the address from the letter".

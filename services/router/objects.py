@@ -77,6 +77,7 @@ _DIGIT_RE = re.compile(r"\d")
 # A call on the person asked for as a thing is a reminder: "give me a shout at 6" (of what?), "send me a nudge at 9 to".
 _CALL_ON_RE = re.compile(
     r"an? (?:quick |little |gentle )?(?:nudge|ping|prompt|buzz|shout|bell|holler|yell|heads[- ]up)\b")
+_TEXT_LEAD_RE = re.compile(r"^[\s,]*(?:(?:about|of|re|that|to)\s+)?")  # a reminder's text after its time
 _SOMETHING_ABOUT_RE = re.compile(r"(?:something|anything) (?:about|with)\b")
 # A thing named by where it is, in something handed over or said where this conversation cannot see: "the address on
 # the letter I just scanned", "the times in the email I forwarded" (a pointer at what holds it, ``DEICTIC_OBJECT_RE``).
@@ -183,10 +184,10 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     edit = EDIT_MADE_RE.match(rest) if verb in ("make", "do") else None
     if edit:  # "make a change to my goal" is "change my goal"
         verb, rest = "change", rest[edit.end():]
-    said = SAID_OBJECT_RE.match(rest)
+    said = _said_object(verb, rest)
     if said:
-        about = _ABOUT_RE.match(rest[said.end():]) is not None
-        return RequestObject(verb, "named" if about and verb in REMOVING_VERBS else "pointer", rest.strip())
+        about = _ABOUT_RE.match(said.string[said.end():]) is not None
+        return RequestObject(verb, "named" if about and verb in REMOVING_VERBS else "pointer", said.string.strip())
     unnamed = _unnamed_by_kind(lower, start, verb, rest) or _meant_before(lower, start, end, verb, rest, after_verb)
     if unnamed is not None:
         return unnamed
@@ -219,6 +220,15 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     if kind == "generic":
         return RequestObject(verb, kind, rest.strip(), "what", "a placeholder")
     return RequestObject(verb, kind, rest.strip())
+
+
+def _said_object(verb: str, rest: str) -> re.Match[str] | None:
+    """What someone said or gave, as the object (``SAID_OBJECT_RE``), also as a reminder's text after its time ("remind
+    me tomorrow at 8 about what Jo's mum said")."""
+    said = SAID_OBJECT_RE.match(rest)
+    if said is None and verb in REMINDING_VERBS:
+        said = SAID_OBJECT_RE.match(_TEXT_LEAD_RE.sub("", times_replaced(rest, " ")))
+    return said
 
 
 def _meant_before(lower: str, start: int, end: int, verb: str, rest: str, after_verb: str) -> RequestObject | None:
