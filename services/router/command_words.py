@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from services.router.time_words import DAYS
+from services.router.time_words import DAYS, MONTHS
 
 VAGUE_ASK_RE = re.compile(
     r"^(?:i )?(?:need|want|would like|could use|have) (?:some |your |a little )?(?:help|a favou?r|a question)"
@@ -25,6 +25,9 @@ VAGUE_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:help (?:me|us) (?:to )?)?"
     r"(?:sort|sort out|get sorted) (?:my|our|the) (?!(?:[a-z'-]+ )?(?:lists?|notes|reminders?|goals?|calendar|diary)\b)"
     r"[a-z'-]+(?: out)?(?: (?:for me|for us|please|pls))?\W*$|"
+    # A new entry asked for by its kind alone: "new task", "another note pls" (saying what?).
+    r"^(?:(?:a|another|one more|new|add|add a|make a|start a) )+(?:new )?(?:task|note|item|entry|to-?do|thing to do)"
+    r"(?: (?:please|pls|plz))?\W*$|"
     # Something unnamed done about a stored thing: "Do something about my notes, they're a mess."
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:do|sort|fix) (?:something|anything) "
     r"(?:about|with) (?:my|our|the|this|that|these|those|all) (?:[a-z'-]+ )?(?:notes|lists?|reminders|goals|calendar|"
@@ -32,11 +35,17 @@ VAGUE_ASK_RE = re.compile(
 )
 # A deed on things named only by where they belong, no thing in particular: "can you deal with all the house stuff?",
 # "handle the work things for me" (which of them? Not "handle the school run": a thing named).
+# One thing named by its topic alone is no better: "deal with the rink thing", "get the chess stuff done" (done how?).
 STUFF_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|would you|will you|just|can u|could u) )*"
-    r"(?:deal with|handle|take care of|see to|look after|sort(?: out)?)(?: (?:all|all of))? (?:my|our|the) "
-    r"(?:[a-z'-]+ )?(?:stuff|things|bits|"
-    r"bits and pieces|side of things)(?: (?:out|for me|for us|please|pls|today|this week))*\W*$"
+    r"(?:(?:deal with|handle|take care of|see to|look after|sort(?: out)?|do|tackle)(?= )|get(?=.* (?:done|sorted|"
+    r"finished|over with|out of the way)(?: (?:for me|for us|please|pls|today|this week))*\W*$))(?: (?:all|all of))? "
+    r"(?:(?:my|our|the) (?:[a-z'-]+ )?(?:stuff|things?|bits|business|bits and pieces|side of things)|"
+    # Or a whole stretch of time: "Deal with my weekend", "handle next week for me" (which part of it?).
+    rf"(?:(?:my|our|the|this|next) (?:day|week|weekend|month|year|morning|afternoon|evening|{DAYS}|{MONTHS})|"
+    rf"tomorrow|today|tonight|{DAYS}))"
+    r"(?: (?:out|done|sorted|finished|over with|out of the way|for me|for us|please|pls|today|this week))*"
+    r"(?:,? (?:would you|will you|could you|can you|thanks|cheers))?\W*$"
 )
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
@@ -51,11 +60,13 @@ VERB_ME_RE = re.compile(
     r"[a-z]+ (?:me|us)\b(?! (?:too|neither|either)\b)"
 )
 # "Update: I sold the car!": a word before a colon labels what follows, it commands nothing; so does news named with
-# where it is from ("Update from the studio:") and a call to hear news ("Get this: ...", "Guess what - ...").
+# where it is from ("Update from the studio:"), a headline ("Shift changed:") and a call to hear news ("Get this: ...").
 LABEL_RE = re.compile(
     r"^[a-z]+\s*:|^(?:(?:a |an )?(?:quick|small|little|big|short|weekly|daily|latest|good|bad) )?(?:update|news|report|"
     r"status|progress report)(?: (?:from|on|about|re|for) [^:.!?\n]{1,40})?\s*:|"
-    r"^(?:get this|guess what|listen to this|you'll never guess what)\s*[:!,.-]"
+    r"^(?:get this|guess what|listen to this|you'll never guess what)\s*[:!,.-]|"
+    # A headline, a thing and what happened to it: "Shift changed: I'm on earlies", "Rota sorted: ...".
+    r"^[a-z'-]+ (?:[a-z]{2,}ed|done|gone|sold|won|lost|paid|sent|made|met|found|taken|broken|over|sorted)\s*:"
 )
 IMPERATIVE_VERBS = frozenset(
     "add book buy call cancel change check delete do email explain find fix get give help keep let list make move "
@@ -160,7 +171,9 @@ REQUEST_LEADS = frozenset(
 )
 # The verbs whose object is a thing to act on (a deed's, "do" and "make" of a pointer, "give me a ..."), not those
 # that ask for an answer ("tell", "explain", "write", "suggest").
-OBJECT_VERBS = DEED_VERBS | frozenset("do make give scrap ditch bin drop jot note memorise memorize".split())
+# "Turn that into a goal": what is turned into one is the object.
+OBJECT_VERBS = DEED_VERBS | frozenset("do make give scrap ditch bin drop jot note memorise memorize turn convert".split(
+))
 OBJECT_PARTICLES = frozenset("up down back off out in over away round aside care of".split())
 # Where the object goes, or when, or for whom, ends it: "send the same to my brother", "do the same 4 the scouts".
 OBJECT_ENDS = frozenset("to into in on onto for 4 at with from by under till until before after via".split())
@@ -210,7 +223,8 @@ SAID_OBJECT_RE = re.compile(
     r"calendar|reminders?) (?:(?:to|as|be) )?)?"
     r"(?:what|whatever|(?:that|those|these|the|this)(?: [a-z'-]+){0,3}?)"  # "those rehearsals she mentioned"
     # A learner's "what" for "that": "this thing what we discuss".
-    r"(?: (?:that|which|what))? (?:i|we|you|u|he|she|they|(?:my|our|his|her|their|the) [a-z'-]+(?: of [a-z'-]+)?|"
+    r"(?: (?:that|which|what))? (?:i|we|you|u|he|she|they|(?:my|our|his|her|their|the|[a-z]+'s) [a-z'-]+"
+    r"(?: of [a-z'-]+)?|"
     # Someone by name: "remind me about what Marek said" (not "what is said", "what was agreed").
     r"(?<=what )(?!(?:is|was|are|were|has|have|had|will|would|can|could|should|must|may|might|do|does|did|a|an|the|"
     r"it|this|that|time)\b)[a-z'-]+)"
@@ -255,14 +269,19 @@ FOR_WHOM_RE = re.compile(r"^(?:for|to|with) (?:[a-z0-9'-]+ ){1,3}?(?=(?:what|wha
 # notes", "save the hoof measurements from this morning" (which figures?). Not an item ("add the milk from Aldi").
 # A command's object held in something the conversation cannot see: "add everything in this photo to my list", "save
 # all the dates on the attachment" (which are they?).
-UNSEEN_HELD_RE = re.compile(
-    r"^(?:everything|all|whatever|anything|the (?:[a-z'-]+ )?(?:stuff|things|items|bits|details|info|names|dates|"
-    r"numbers|times|ingredients|words|figures))(?: that'?s| written| listed| shown)? (?:in|on|from) "
+_UNSEEN_MEDIUM = (
     # "the attached PDF", "that scanned letter", "my last screenshot": how it came does not show it.
-    r"(?:this|that|the|my) (?:(?:attached|enclosed|scanned|linked|uploaded|forwarded|shared|last|latest|new|other|"
-    r"first|second) )?(?:photo|picture|pic|screenshot|image|attachment|file|pdf|document|doc|scan|video|"
+    r"(?:in|on|from) (?:this|that|the|my) (?:(?:attached|enclosed|scanned|linked|uploaded|forwarded|shared|last|latest|"
+    r"new|other|first|second) )?(?:photo|picture|pic|screenshot|image|attachment|file|pdf|document|doc|scan|video|"
     r"voice (?:note|memo)|recording|spreadsheet|link|letter|e-?mail|receipt|flyer|leaflet)s?\b"
 )
+UNSEEN_HELD_RE = re.compile(
+    r"^(?:everything|all|whatever|anything|the (?:[a-z'-]+ )?(?:stuff|things|items|bits|details|info|names|dates|"
+    rf"numbers|times|ingredients|words|figures))(?:'s| is| are| that'?s| written| listed| shown)? {_UNSEEN_MEDIUM}"
+)
+# One thing named and held there is no better (a reminder's text may name it: "remind me about the form in the email"):
+# "remember the code on the photo", "save the address from the letter".
+UNSEEN_THING_RE = re.compile(rf"^the (?:[a-z0-9'-]+ ){{1,2}}?{_UNSEEN_MEDIUM}")
 SOURCED_DATA_RE = re.compile(
     r"^(?:all )?(?:the|those|these) (?:[a-z'-]+ ){0,2}(?:figures|measurements|numbers|readings|results|details|dates|"
     r"times|prices|scores|stats|statistics|info|information|codes|minutes|points|names|addresses|amounts|totals|"
@@ -279,7 +298,11 @@ TEMPLATE_RE = re.compile(
     r"\blorem ipsum\b|:\s*(?:blah|yada|bla)(?:[ ,]+(?:blah|yada|bla))+\W*$|"
     # A form's instruction left in place of its content: "note that INSERT FACT HERE", "add (enter item here)".
     r"\b(?:insert|enter|paste|type|fill in|put|write|add) (?:the |your |a |an )?(?:[a-z]+ )?(?:fact|item|name|date|"
-    r"time|text|task|details?|info|number|address|link|goal|reminder|note|content|value|words?|answer)s? here\b"
+    r"time|text|task|details?|info|number|address|link|goal|reminder|note|content|value|words?|answer)s? here\b|"
+    # A slot left as its format or its name: "remind me on YYYY-MM-DD at HH:MM", "add FILL_ME to the list", "at $TIME".
+    r"\b(?:yyyy|yy|mm|dd|hh|xx)(?:[-/.:](?:yyyy|yy|mm|dd|hh|ss|xx))+\b|\$\{?[a-z]|"
+    r"\b(?:(?:fill|insert|enter|your|some|item|task|goal)_[a-z_]*[a-z]|"
+    r"[a-z]+_(?:me|here|name|item|text|task|goal|date|time|value|thing|fact|note|number|title|tbd))\b"
 )
 # a command cut off before its object ("set a goal to... actually, no", "remind me to"): its last word waits for more;
 DANGLING_WORDS = frozenset("to the a an my our your and or of for about with at by".split())
@@ -288,6 +311,10 @@ DANGLING_WORDS = frozenset("to the a an my our your and or of for about with at 
 COPULAS = frozenset("is are was were".split())
 COPULA_OPENERS = frozenset("what where when who whom which how why whatever wherever whenever however as than".split())
 COPULA_POINTERS = frozenset("it there here that this they he she we you i".split())
+# A relative clause opened on the fact's noun and cut off on its verb: "save my bank PIN which is".
+RELATIVE_WORDS = frozenset("which who that".split())
+# Or after a comma, on a copula fused with its subject: "store my new PIN, it's".
+FUSED_COPULAS = frozenset("it's its that's thats they're theyre".split())
 STRANDED_PREPOSITIONS = frozenset("to of for about with at by".split())
 # content announced but never given ("memorise the following.");
 FORWARD_POINTERS = frozenset("following below".split())

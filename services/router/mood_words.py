@@ -15,7 +15,10 @@ from services.router.prefilter import prefiltered
 # "I feel so alone since the move", "I'm really worried about my dad". A passing mood ("tired today") is told.
 DISTRESS_RE = prefiltered(
     r"\b(?:(?:need|want|could use|please|pls) (?:some |your |a little )?help|help me|struggl\w*|overwhelm\w*|anxious|"
-    r"anxiety|panic\w*|depress\w*|lonely|alone|hopeless|desperate|scared|afraid|terrified|nervous|worried|"
+    r"anxiety|panic\w*|depress\w*|lonely|alone|desperate|scared|afraid|terrified|nervous|worried|"
+    # Hopeless in oneself or in everything, not a day or a thing found useless ("Tuesdays are hopeless for me").
+    r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )hopeless|(?:it|everything|life|this|all)(?:'s| is| feels| seems| was)"
+    r"(?: (?:just|so|completely|totally|all))? hopeless|"
     r"worr(?:y|ying) about|stressed|heartbroken|devastated|miserable|can'?t (?:cope|sleep|stop|handle|take|deal|focus|"
     r"decide|figure)|(?:don'?t know|idk|dunno) (?:what|how|if|whether|why)|no idea (?:what|how)|"
     r"not sure (?:what|how|if|whether)|feel(?:ing)? sick (?:every|each|before|when|about|at the thought)|"

@@ -18,10 +18,6 @@ from functools import lru_cache
 from services.router.ascii_twin import grouped
 from services.router.command_words import (
     CONTENT_FOLLOWS_RE,
-    COPULA_OPENERS,
-    COPULA_POINTERS,
-    COPULAS,
-    DANGLING_WORDS,
     EDIT_MADE_RE,
     EDITING_VERBS,
     ENTRY_NOUNS,
@@ -52,14 +48,15 @@ from services.router.command_words import (
     SOURCED_DATA_RE,
     STORED_KINDS,
     STORING_VERBS,
-    STRANDED_PREPOSITIONS,
     TEMPLATE_RE,
     TEXT_LEADS,
     THE_STORED_RE,
     THING_ABOUT_RE,
     UNSEEN_HELD_RE,
+    UNSEEN_THING_RE,
     VAGUE_DEED_VERBS,
 )
+from services.router.cut_off import missing_by_form
 from services.router.reference_words import DEICTIC_OBJECT_RE, PEOPLE_WORDS, THAT_CLAUSE_RE
 from services.router.time_words import says_time, times_replaced
 from services.router.typos import correct
@@ -68,8 +65,6 @@ from services.router.words import POLITE_WORDS, REMIND_ASKS_RE, WORD_RE
 # Sentences and dashes part requests; after a comma a request may open a clause ("Toda, and send ..."). A dot between
 # digits is a time or a number, not a stop ("set me a reminder at 7.20 tomorrow to ...").
 _SENTENCE_END_RE = grouped(r"(?:[!?;…]|\.(?!\d))+|\s[-–—]+\s|[–—]")
-# Where a clause breaks off rather than ends: "set a goal to... actually no", "remind me to -".
-_TRAILING_RE = re.compile(r"\s*(?:\.{2,}|…|[-–—]+)")
 _DASH_RE = re.compile(r"\s*[-–—]")
 _COMMA_RE = re.compile(",")
 # A new clause after a comma ends the object: "scrap that one, I don't need it anymore".
@@ -82,6 +77,7 @@ _DIGIT_RE = re.compile(r"\d")
 # A call on the person asked for as a thing is a reminder: "give me a shout at 6" (of what?), "send me a nudge at 9 to".
 _CALL_ON_RE = re.compile(
     r"an? (?:quick |little |gentle )?(?:nudge|ping|prompt|buzz|shout|bell|holler|yell|heads[- ]up)\b")
+_TEXT_LEAD_RE = re.compile(r"^[\s,]*(?:(?:about|of|re|that|to)\s+)?")  # a reminder's text after its time
 _SOMETHING_ABOUT_RE = re.compile(r"(?:something|anything) (?:about|with)\b")
 # A thing named by where it is, in something handed over or said where this conversation cannot see: "the address on
 # the letter I just scanned", "the times in the email I forwarded" (a pointer at what holds it, ``DEICTIC_OBJECT_RE``).
@@ -89,13 +85,11 @@ _HELD_IN_RE = re.compile(r"(?:the|that|this|those|these|all the) (?:[a-z0-9'-]+ 
 _POINTING_WORDS = PAST_POINTERS | NEAR_POINTERS
 _CALLING_VERBS = frozenset("give send drop shoot".split())
 _CREATING_VERBS = frozenset("make set create add start give".split())  # a new entry's
+_CONVERTING_VERBS = frozenset("turn convert".split())  # "turn that into a goal"
 _ONE_ENTRY = frozenset(word for word in ENTRY_NOUNS if not word.endswith("s"))
 _CONTINUING = frozenset("now and also then".split())
 _KNOWING_WORDS = frozenset("u you ya kno know knw remember mind".split())  # "u kno that thing, remind me ..."
 _WISHING = frozenset("need want like".split())
-# A verb done or doing before a last preposition strands it at the end of a clause of its own ("what she asked for",
-# "the one I was looking at"), where a command cut off waits for its object ("set a goal to").
-_STRANDED_AFTER_RE = re.compile(r"(?:[a-z]{2,}[^e]ed|[a-z]{2,}ing)$")
 _OBJECT_WORD_RE = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")  # "a to-do list" is a list, not "a" going "to" it
 # Words around a request that name nothing it could point at: a one- or two-word greeting or thanks in any language
 # ("Kia ora — ...", "Aitäh — ..."), politeness after it ("..., cheers").
@@ -173,7 +167,7 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
         return None  # "I add the salt last" tells; "can you add ..." asks
     if verb in REMINDING_VERBS and REMIND_ASKS_RE.match(lower, start + matches[index].start()):
         return None  # "remind me again — what's my PIN?": the question after it is what it asks
-    missing = _missing(lower, clause, matches, index, end)
+    missing = missing_by_form(lower, clause, matches, index, end)
     if missing:
         return RequestObject(verb, "generic", clause[matches[index].end():].strip(), "what", missing)
     return _object_of(lower, start, end, verb, clause[matches[index].end():])
@@ -190,10 +184,10 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     edit = EDIT_MADE_RE.match(rest) if verb in ("make", "do") else None
     if edit:  # "make a change to my goal" is "change my goal"
         verb, rest = "change", rest[edit.end():]
-    said = SAID_OBJECT_RE.match(rest)
+    said = _said_object(verb, rest)
     if said:
-        about = _ABOUT_RE.match(rest[said.end():]) is not None
-        return RequestObject(verb, "named" if about and verb in REMOVING_VERBS else "pointer", rest.strip())
+        about = _ABOUT_RE.match(said.string[said.end():]) is not None
+        return RequestObject(verb, "named" if about and verb in REMOVING_VERBS else "pointer", said.string.strip())
     unnamed = _unnamed_by_kind(lower, start, verb, rest) or _meant_before(lower, start, end, verb, rest, after_verb)
     if unnamed is not None:
         return unnamed
@@ -228,6 +222,15 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     return RequestObject(verb, kind, rest.strip())
 
 
+def _said_object(verb: str, rest: str) -> re.Match[str] | None:
+    """What someone said or gave, as the object (``SAID_OBJECT_RE``), also as a reminder's text after its time ("remind
+    me tomorrow at 8 about what Jo's mum said")."""
+    said = SAID_OBJECT_RE.match(rest)
+    if said is None and verb in REMINDING_VERBS:
+        said = SAID_OBJECT_RE.match(_TEXT_LEAD_RE.sub("", times_replaced(rest, " ")))
+    return said
+
+
 def _meant_before(lower: str, start: int, end: int, verb: str, rest: str, after_verb: str) -> RequestObject | None:
     """An object picked out as the one both sides know, when nothing here says which: "remember the thing about Dad's
     car", "move the reminder to Wednesday" (not with more said after it: ", the MOT is due in May")."""
@@ -244,11 +247,13 @@ def _filled_kind(lower: str, end: int, verb: str, span: list[str], after_verb: s
     """The object's kind once what is around it is read: a learner's bare "make goal for me" is a placeholder, and a
     placeholder is filled by what follows a dash or by the next sentence or clause saying what is wanted ("track a new
     goal - practise guitar 20 minutes a day", "you can make a goal for me please? I want pass the B2 English exam in
-    June.", "make goal for me, I want learn 300 kanji")."""
+    June.", "make goal for me, I want learn 300 kanji"); so is a pointer made into an entry ("turn it into a goal, I
+    want to swim 2k by March")."""
     if kind == "named" and verb in _CREATING_VERBS and _bare_entry(span):
         kind = "generic"
     clause = _NEW_CLAUSE_RE.search(after_verb)
-    if kind == "generic" and ((_DASH_RE.match(lower, end) and _said_after(lower, end)) or (
+    made_entry = kind == "pointer" and verb in _CREATING_VERBS | _CONVERTING_VERBS and ENTRY_NOUNS.intersection(span)
+    if (kind == "generic" or made_entry) and ((_DASH_RE.match(lower, end) and _said_after(lower, end)) or (
             CONTENT_FOLLOWS_RE.match(lower, end) is not None) or (
             clause is not None and CONTENT_FOLLOWS_RE.match(after_verb, clause.start()) is not None)):
         kind = "named"
@@ -283,7 +288,8 @@ def deed_again(lower: str) -> bool:
 def _unnamed_by_kind(lower: str, start: int, verb: str, rest: str) -> RequestObject | None:
     """An object that names a kind of thing but not the thing: data kept elsewhere ("the figures from the sheet", with
     no figure given before the request), or a deed left open ("do something about my goals": done how?)."""
-    if (SOURCED_DATA_RE.match(rest) and not _DIGIT_RE.search(lower, 0, start)) or UNSEEN_HELD_RE.match(rest):
+    if (SOURCED_DATA_RE.match(rest) and not _DIGIT_RE.search(lower, 0, start)) or UNSEEN_HELD_RE.match(rest) or (
+            verb not in REMINDING_VERBS and UNSEEN_THING_RE.match(rest)):
         return RequestObject(verb, "pointer", rest.strip())
     held = _HELD_IN_RE.match(rest)
     if held and DEICTIC_OBJECT_RE.match(rest, held.end()):
@@ -291,23 +297,6 @@ def _unnamed_by_kind(lower: str, start: int, verb: str, rest: str) -> RequestObj
     if verb in VAGUE_DEED_VERBS and _SOMETHING_ABOUT_RE.match(rest):
         return RequestObject(verb, "generic", rest.strip(), "what", "a placeholder deed")
     return None
-
-
-def _missing(lower: str, clause: str, matches: list[re.Match[str]], index: int, end: int) -> str:
-    """Why a request's object is missing by its form alone, or "": an unfilled template in it, or the request cut
-    off on a word that waits for more ("remind me to", "set a goal to... actually I don't know")."""
-    if TEMPLATE_RE.search(clause):
-        return "an unfilled template"
-    last = matches[-1][0]
-    trailing = _TRAILING_RE.match(lower, end) is not None
-    if len(matches) > index + 1 and last in DANGLING_WORDS and (trailing or not WORD_RE.search(lower, end)) and not (
-            last in STRANDED_PREPOSITIONS and _STRANDED_AFTER_RE.search(matches[-2][0])):
-        return "cut off"  # but "... before I forget what my aunt asked for" ends a clause of its own
-    if last in COPULAS and len(matches) > index + 2 and matches[-2][0] not in COPULA_POINTERS and (
-            trailing or not WORD_RE.search(lower, end)) and not COPULA_OPENERS.intersection(
-            match[0] for match in matches[index + 1:-1]):
-        return "cut off"  # "remember that my locker PIN is", not "remember where the car is"
-    return ""
 
 
 def _said_after(lower: str, end: int) -> bool:

@@ -30,6 +30,7 @@ from services.router.command_words import (
     POINTER_COMMAND_RE,
     STORING_VERBS,
     STUFF_ASK_RE,
+    TEMPLATE_RE,
     TOLD_RE,
     VAGUE_ASK_RE,
     VERB_ME_RE,
@@ -226,16 +227,18 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
     if skills["skill_list"]:  # "add to my packing list": the list's name is not an item
         pointer_free = text_view(NAMED_LIST_RE.sub(" ", pointer_free.lower))
     task_words = [w for w in content_without_time(pointer_free) if w not in SKILL_WORDS]
+    # A slot left unfilled anywhere names nothing either: "new goal: GOAL_NAME", "remind me on the dd.mm at 9".
+    unfilled = _placeholder(view) or TEMPLATE_RE.search(view.lower) is not None
     if skills["skill_forget"] or skills["skill_manage"]:
         # Editing or forgetting acts on something that exists: it needs *which* one, never a new time.
         has_task = (resolved_reference or any(w not in MANAGE_WORDS for w in task_words) or _names_a_list(view)
-                    or TIMED_STORED_RE.search(view.lower) is not None) and not _placeholder(view)
+                    or TIMED_STORED_RE.search(view.lower) is not None) and not unfilled
         needs_time = False
     else:
         # A new item needs words of its own: "put them all on my list" (but "delete all my reminders" says which).
         own_words = any(w not in QUANTIFIERS for w in task_words)
         has_task = (own_words or resolved_reference or NO_TASK_NEEDED_RE.search(view.lower) is not None) and (
-            not _placeholder(view))
+            not unfilled)
         needs_time = bool(skills["skill_remind"] or skills["skill_schedule"])
     has_task = has_task and (resolved_reference or not pointed)
     complete = has_task and (has_time or not needs_time)

@@ -13,7 +13,7 @@ from functools import lru_cache
 from services.router.ascii_twin import grouped
 
 DAYS = r"mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?"
-_MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|" \
+MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|" \
     r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
 _HOUR_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon"
 _DAY_NAMES = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|mon|tues?|wed|thu|thurs|fri"
@@ -38,9 +38,9 @@ TIME_RE = grouped(
     rf"(?:at|by|from|until|till) \d{{1,2}}h(?:\d\d)?|\d{{1,2}}h\d\d|"
     rf"in (?:a|an|\d+|a few|few|a couple of|couple of|half an|{_HOUR_WORDS}|fifteen|twenty|thirty|forty(?:-five)?|"
     r"ninety) (?:min|mins|minutes?|hours?|hrs?|days?|weeks?|months?)|"
-    rf"every (?:day|week|month|morning|evening|night|{DAYS})|(?:{_MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?|"
+    rf"every (?:day|week|month|morning|evening|night|{DAYS})|(?:{MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?|"
     # The day before its month, as most of the world writes it: "on 3 January", "by 14 Feb" ("3 may" needs its "on").
-    rf"(?:on |by |from |until |till )?\d{{1,2}} (?!may\b)(?:{_MONTHS})|on \d{{1,2}} may|"
+    rf"(?:on |by |from |until |till )?\d{{1,2}} (?!may\b)(?:{MONTHS})|on \d{{1,2}} may|"
     rf"\d{{1,2}}(?:st|nd|rd|th)|end of (?:the )?(?:day|week|month)|(?:after|before) (?:work|lunch|dinner|school|bed)|"
     rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night)|"
     # "at ten past six" is one time, not "at ten" and then "past six".

@@ -1,9 +1,10 @@
 """Typing slips in a skill's own words ("remidn me", "remmber that", "set a gaol"), put right before matching.
 
 Only the skill vocabulary is corrected, and only by slips that rarely turn one English word into another:
-two neighbouring letters swapped, one letter dropped from a long word, or one key pressed twice in a long
-word. A word that merely inflects a keyword ("reminders", "stored") is left as it is, and no letter is
-ever substituted ("goat" stays a goat).
+two neighbouring letters swapped, one letter dropped from a long word, one key pressed twice in a long
+word, or the last key of a long word missed ("reming"). A word that merely inflects a keyword ("reminders",
+"stored") is left as it is, and no other letter is ever substituted ("goat" stays a goat). "What" texted ("wot",
+"wat") is read as "what".
 """
 
 from __future__ import annotations
@@ -26,10 +27,16 @@ def _drops(word: str) -> set[str]:
 
 # Slips that are words of their own (checked against the MiniLM word-piece vocabulary by
 # tests/test_router_classes.py): "memories" is no mistyped "memorise", nor "hopping" a mistyped "shopping".
-WORDS_THEMSELVES = frozenset("memories hopping pacing".split())
+WORDS_THEMSELVES = frozenset("memories hopping pacing forged forger forges grocers reminded".split())
 _SWAPPED = {slip: word for word in KEYWORDS if len(word) >= 4 for slip in _swaps(word) - WORDS_THEMSELVES}
 _DROPPED = {slip: word for word in KEYWORDS if len(word) >= 7  # "remmber", "shoping"
             for slip in _drops(word) - WORDS_THEMSELVES}
+# The last key of a long word missed for another ("reming me 2moro", "shoppinf list"): a slip at the end, where a
+# thumb lifts off.
+_LAST_MISSED = {word[:-1] + key: word for word in KEYWORDS if len(word) >= 6 for key in "abcdefghijklmnopqrstuvwxyz"
+                if key != word[-1] and word[:-1] + key not in WORDS_THEMSELVES}
+# "What" as texted: "pull up wot i saved about the flour".
+TEXTED = {"wot": "what", "wut": "what", "wht": "what", "wat": "what"}
 _LONG = frozenset(word for word in KEYWORDS if len(word) >= 5)
 _LONG_STARTS = frozenset(word[:2] for word in _LONG)
 
@@ -37,9 +44,11 @@ _LONG_STARTS = frozenset(word[:2] for word in _LONG)
 @lru_cache(maxsize=4096)  # a pure function of the word, and the same words come back message after message
 def correct(word: str) -> str:
     """The keyword ``word`` was meant to be, or ``word`` itself."""
+    if word in TEXTED:
+        return TEXTED[word]
     if len(word) < 4 or word in KEYWORDS:
         return word
-    fix = _SWAPPED.get(word) or _DROPPED.get(word)
+    fix = _SWAPPED.get(word) or _DROPPED.get(word) or _LAST_MISSED.get(word)
     if fix is None and len(word) >= 6 and word[:2] in _LONG_STARTS:  # "shoppping": one key pressed twice
         fix = next((word[:i] + word[i + 1:] for i in range(1, len(word))
                     if word[i] == word[i - 1] and word[:i] + word[i + 1:] in _LONG), None)

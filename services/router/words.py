@@ -143,7 +143,8 @@ SKILL_PATTERNS = {
     r"checklist|shopping(?! (?:centre|center|mall|trip|bags?|cart|trolley|spree|channel)))\b|"  # "to the shopping"
     # Items dropped, swapped, or no longer needed: "drop cake from the party list pls", "swap the eggs for tofu on my
     # shopping list", "no need for the tent on the camping list anymore", "the tent can come off the camping list".
-    r"\b(?:drop(?:ping)?|scrap(?:ping)?|ditch(?:ing)?|swap(?:ping)?|replac(?:e|ing))\b[^.?!]{0,80}?"
+    r"\b(?:drop(?:ping)?|scrap(?:ping)?|ditch(?:ing)?|swap(?:ping)?|replac(?:e|ing)|knock(?:ing)?|scrub(?:bing)?|nix|"
+    r"bin|dump(?:ing)?)\b[^.?!]{0,80}?"
     r"\b(?:from|off|on)\b[^.?!]{0,20}?\b(?:my|our|the)\b[^.?!]{0,30}?\blist\b|"
     r"\b(?:no need for|(?:i|we) (?:don't|do not|no longer) need)\b[^.?!]{0,60}?\b(?:on|in) (?:my|our|the)\b"
     r"[^.?!]{0,30}?\blist\b|"
@@ -247,7 +248,7 @@ SKILL_PATTERNS = {
     # Setting or tracking one goal: "set me a goal to ...", "record a goal: ...", "track my progress on ...".
     r"\b(?:set(?:ting)?(?: up)?|add(?:ing)?|record(?:ing)?|creat(?:e|ing)|mak(?:e|ing)|start(?:ing)?|track(?:ing)?|"
     r"log(?:ging)?|"
-    r"keep(?:ing)? track of)(?: me| myself| for me)? (?:a|an|another|my|this|that) "
+    r"keep(?:ing)? (?:track of|tabs on|an eye on))(?: me| myself| for me)? (?:a|an|another|my|this|that) "
     rf"(?:new )?(?:{NAME_CHAR}+ ){{0,2}}?(?:goal|target|objective)\b|"
     # A learner's goal with no article: "please you make goal for me, I want learn 300 kanji".
     r"\b(?:set|make|creat(?:e|ing)|add|start)(?: (?:me|us))?(?: new)? goal\b(?= (?:for|to)\b|\s*[:,-])|"
@@ -255,8 +256,9 @@ SKILL_PATTERNS = {
     r"\b(?:put|pop|stick|pencil)(?: in| down)? (?:a|an|another) (?:new )?(?:goal|target)\b"
     r"(?=(?: in| down)?(?: for (?:me|myself|us))?\s*(?::|-|to\b))|"
     # An aim stated, then handed over to be tracked: "I want to hit 10,000 steps a day, can you track that?".
-    r"\bi(?: (?:want|need|plan|aim|hope|intend)|'d like|'m going|am going|would like) to [^.?!]{3,80}?[,.;!-]\s*"
-    r"(?:(?:can|could|will|would) (?:you|u) |please |pls )?(?:track|keep track of|log|monitor|hold me to) "
+    r"\bi(?: (?:want|need|plan|aim|hope|intend)|'d like|(?:'m|am) (?:going|aiming|hoping|planning)|would like) to "
+    r"[^.?!]{3,80}?[,.;!-]\s*(?:(?:can|could|will|would) (?:you|u) |please |pls )?(?:track|keep (?:track of|tabs on|"
+    r"an eye on)|log|monitor|hold me to) "
     r"(?:that|it|this)\b|\bgoal(?: for [^.?!:]{1,30})?\s*:|(?:^|[,.;!-]\s*)goal is\b|"
     # Asked for as a thing, what it is after a dash or a colon: "I'd like a goal please - cycle to work every Friday".
     r"\b(?:i'?d like|i would like|i want|i need|can i have|could i have|can i get|give me) (?:a|an|another) (?:new )?"
@@ -265,11 +267,11 @@ SKILL_PATTERNS = {
     # keep track of it." (told alone, with no request, it stays news).
     rf"(?:^|[,.;!-]\s*)(?:my|our) (?:{NAME_CHAR}+ )?(?:goal|target|aim|objective|resolution)"
     r"(?: for [^.?!:,]{1,30}?)? is "
-    r"[^.?!]{3,120}?[,.;!-]\s*(?:(?:can|could|will|would) (?:you|u) |please |pls )?(?:track|keep track of|log|monitor|"
-    r"keep an eye on) (?:that|it|this)\b|"
+    r"[^.?!]{3,120}?[,.;!-]\s*(?:(?:can|could|will|would) (?:you|u) |please |pls )?(?:track|keep (?:track of|tabs on|"
+    r"an eye on)|log|monitor) (?:that|it|this)\b|"
     # A goal for a time stated, then handed over to be tracked: "Goal for this year is to save 2000, please track it".
     r"(?:^|[,.;!-]\s*)goal for [^.?!:,]{1,30}? is [^.?!]{3,80}?[,.;!-]\s*(?:(?:can|could|will|would) (?:you|u) |please "
-    r"|pls )?(?:track|keep track of|log|monitor) (?:that|it|this)\b|"
+    r"|pls )?(?:track|keep (?:track of|tabs on|an eye on)|log|monitor) (?:that|it|this)\b|"
     # Keeping something said as a goal: "please track that as a goal", "save it as one of my goals".
     r"\b(?:set|add|record|create|make|start|track|log|keep track of|save|store|turn|count|treat|put)\b[^.?!]{0,40}?"
     r"\b(?:as|into) (?:a|an|my|one of my) (?:new |personal )?goals?\b|"

@@ -1,0 +1,55 @@
+"""What a request's form alone leaves out (``services/router/objects.py`` reads it before the object): an unfilled
+template in the request ("remind me to [thing] at [time]", "add FILL_ME to the list", "remind me on YYYY-MM-DD"), or the
+request cut off on a word that waits for more ("remind me to", "set a goal to... actually no", "remember that my locker
+PIN is", "save my bank PIN which is")."""
+
+from __future__ import annotations
+
+import re
+
+from services.router.command_words import (
+    COPULA_OPENERS,
+    COPULA_POINTERS,
+    COPULAS,
+    DANGLING_WORDS,
+    FUSED_COPULAS,
+    RELATIVE_WORDS,
+    STRANDED_PREPOSITIONS,
+    TEMPLATE_RE,
+)
+from services.router.words import WORD_RE
+
+# Where a clause breaks off rather than ends: "set a goal to... actually no", "remind me to -".
+_TRAILING_RE = re.compile(r"\s*(?:\.{2,}|…|[-–—]+)")
+# A verb done or doing before a last preposition strands it at the end of a clause of its own ("what she asked for",
+# "the one I was looking at"), where a command cut off waits for its object ("set a goal to").
+_STRANDED_AFTER_RE = re.compile(r"(?:[a-z]{2,}[^e]ed|[a-z]{2,}ing)$")
+
+
+def missing_by_form(lower: str, clause: str, matches: list[re.Match[str]], index: int, end: int) -> str:
+    """Why a request's object is missing by its form alone, or "": an unfilled template in it, or the request cut
+    off on a word that waits for more ("remind me to", "set a goal to... actually I don't know")."""
+    if TEMPLATE_RE.search(clause):
+        return "an unfilled template"
+    last = matches[-1][0]
+    trailing = _TRAILING_RE.match(lower, end) is not None
+    if len(matches) > index + 1 and last in DANGLING_WORDS and (trailing or not WORD_RE.search(lower, end)) and not (
+            last in STRANDED_PREPOSITIONS and _STRANDED_AFTER_RE.search(matches[-2][0])):
+        return "cut off"  # but "... before I forget what my aunt asked for" ends a clause of its own
+    ended = trailing or not WORD_RE.search(lower, end)
+    after_comma = clause[:matches[-1].start()].rstrip().endswith(",")
+    if last in FUSED_COPULAS and len(matches) > index + 2 and ended and after_comma:
+        return "cut off"  # "store my new PIN, it's"
+    if last in COPULAS and len(matches) > index + 2 and ended and _relative(matches[index + 1:-1]):
+        return "cut off"  # "save my bank PIN which is": the fact's noun, then the clause cut off
+    if last in COPULAS and len(matches) > index + 2 and matches[-2][0] not in COPULA_POINTERS and (
+            ended) and not COPULA_OPENERS.intersection(match[0] for match in matches[index + 1:-1]):
+        return "cut off"  # "remember that my locker PIN is", not "remember where the car is"
+    return ""
+
+
+def _relative(before: list[re.Match[str]]) -> bool:
+    """Whether the words ``before`` a last copula end on a relative pronoun after a noun ("my PIN which", "the code
+    that"), not on a question word or after one ("remember what that is")."""
+    words = [match[0] for match in before]
+    return len(words) >= 2 and words[-1] in RELATIVE_WORDS and words[-2] not in COPULA_OPENERS | RELATIVE_WORDS
