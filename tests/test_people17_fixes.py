@@ -173,3 +173,20 @@ def test_a_part_told_again_with_now_replaces_the_old_value(session, hash_embedde
 def test_a_learners_work_like_is_their_job_kept_in_the_block_about_them() -> None:
     [fact] = chunk_from_words("I work like mechanic in a small garage near the station.")["facts"]
     assert fact["salience"] == IDENTITY_SALIENCE
+
+
+@pytest.mark.parametrize("text", [
+    "You were supposed to remind me of something on Friday morning. What was it?",
+    "You had to remind me of one thing tonight, which was it?",
+])
+def test_a_reminder_asked_about_reads_the_reminders_after_any_earlier_turn(routers: list[ModeRouter],  # noqa: F811
+                                                                           text: str) -> None:
+    """"it" stands for the "something" before it, not for the turn before: with that turn there, "it" counted as a
+    reference resolved by the conversation (RESPOND +1), and the question was answered from notes, wrongly."""
+    earlier = [("What is on my garden list?", "Your garden list: tulip bulbs, bone meal and twine.")]
+    for router in routers:
+        for turns in ([], earlier):
+            context = RoutingContext(text=text, embedding=router.embedder.embed(text) if router.embedder else None,
+                                     working_memory=turns, context_warmth=1.0 if turns else 0.0)
+            assert router.route(context).mode == "ACT", (text, turns)
+    assert _action(text) is not None and _action(text).arguments == {"operation": "list"}

@@ -74,6 +74,9 @@ EXPLETIVE_IT_RE = re.compile(
     r"\bwhat time is it\b|\bhow (?:far|long) is it\b|\b(?:is it|it'?s|it is|it was|was it)(?: going to| gonna)? "
     r"(?:rain|snow|raining|snowing|sunny|cloudy|cold|hot|warm|windy|freezing|late|early|getting late)\b"
 )
+# "it" asked after the indefinite it stands for, in the same message: "You were supposed to remind me of something on
+# Friday. What was it?" points at nothing earlier (the reminder is asked for).
+OWN_ANTECEDENT_IT_RE = re.compile(r"\b(?:something|one thing|a thing)\b[^?]*?\b(?:what|which) (?:was|is) it\b")
 # Existential "there" points at nothing: "is there anything in your memory about ...?", "there's a problem".
 EXISTENTIAL_THERE_RE = re.compile(
     r"\b(?:is|are|was|were|isn't|aren't) there\b|\bthere(?:'s| is| are| was| were)\b|"

@@ -24,6 +24,7 @@ from services.router.reference_words import (
     KIND_ALONE_RE,
     LETTER_PICK_RE,
     OBJECT_THAT_RE,
+    OWN_ANTECEDENT_IT_RE,
     PERSON_CUE_RE,
     PERSON_PRONOUNS,
     PICK_WORDS,
@@ -53,6 +54,8 @@ def _referring_words(view: TextView, imperative: bool) -> tuple[set[str], set[st
     things = words & THING_PRONOUNS
     if "it" in things and EXPLETIVE_IT_RE.search(view.lower):
         things.discard("it")  # the time's and the weather's "it"
+    if OWN_ANTECEDENT_IT_RE.search(view.lower):
+        things -= {"it", "one"}  # "it" standing for "something" or "one thing" said before it
     if "one" in things and QUICK_ONE_RE.search(view.lower):
         things.discard("one")
     if "there" in things and EXISTENTIAL_THERE_RE.search(view.lower):
