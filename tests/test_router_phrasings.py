@@ -224,7 +224,7 @@ def test_moving_verbs_and_choices_with_their_content(router, text, mode):
     ("gracias, and the other one too", ("CLARIFY", None)),
     ("thanks! also add bin bags to the shopping list", ("ACT", "list")),
     ("thanks, will try that tonight", ("ACKNOWLEDGE", None)),  # "(I) will try": no command, no question
-    ("thanks, that helped a lot", ("ACKNOWLEDGE", None)),
+    ("thanks, that helped loads", ("ACKNOWLEDGE", None)),  # (was "… a lot": a line of routing_tuning19 since)
 ])
 def test_a_thanks_before_a_command_leaves_the_command_a_command(router, text, mode):
     assert route(router, text) == mode
