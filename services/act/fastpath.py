@@ -28,9 +28,9 @@ NAMED_LIST = (rf"(?:{WHOSE}\s+|(?={OWNER_NAME}\s))?"
               r"(?P<name>[^\W_][\w' -]{0,40}?)\s+list")
 # What may follow the list's name and is no part of the request: "too", "as well", ", for the baklava", ", Rohit
 # says I eat like a hostel kid" — but not a second request ("…, and remind me at 5 to …": the model plans both).
-AFTER_LIST = (r"(?:\s+(?:too|as well|also|please|pls|thanks))*"
-               rf"(?:\s*[,;.!]\s+(?![^.!?]*\b(?:{REQUEST_WORDS})\b)[^?]*)?"
-               r"\W*$")
+_AFTER_NAME_WORDS = r"(?:\s+(?:too|as well|also|please|pls|thanks))*"
+AFTER_LIST = (_AFTER_NAME_WORDS + rf"(?:\s*[,;.!]\s+(?![^.!?]*\b(?:{REQUEST_WORDS})\b)[^?]*)?"
+              r"\W*$")
 LIST_ADD = re.compile(POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|in|into)\s+" + NAMED_LIST + AFTER_LIST)
 # The items asked onto a named list with no verb, politely: "oat milk and bananas on the shopping list please" (not
 # "show me what's on the joining list pls": a list asked for).
@@ -274,8 +274,8 @@ def only_tells(signals: dict[str, Any]) -> bool:
 
 # More items after the list's name: "add hazelnuts to my supplier list please, and also dark chocolate" (not "…, and
 # also it's for Saturday": a clause).
-_MORE_ITEMS = re.compile(r"^\s+list(?:\s+(?:too|as well|please|pls|thanks))*\s*,?\s*(?:and also|and|also|plus|oh and|"
-                         r"as well as)\s+(?P<more>[^.!?;]+?)\W*$")
+_MORE_ITEMS = re.compile(r"^\s+list" + _AFTER_NAME_WORDS + r"\s*,?\s*(?:and also|and|also|plus|oh and|as well as)\s+"
+                         r"(?P<more>[^.!?;]+?)\W*$")
 _SAYS_SOMETHING = re.compile(r"\b(?:is|are|was|were|be|i|i'm|you|we|he|she|they|it|it's|says|said|will|would|can|"
                              r"need|needs|want|wants|have|has)\b")
 
@@ -313,7 +313,8 @@ def _reminder_action(text: str, now: datetime, zone: tzinfo) -> PlainAction | No
         action = reminder_action(own_sentence, now, zone)
         if action is not None:  # ... unless a second request follows: the model plans both
             return None if ASKS_SOMETHING.search(opening[len(own_sentence):]) else action
-        whole = reminder_action(opening, now, zone) if index == 0 else None  # its time in the next sentence
+        # Its time in the next sentence ("Remind me to call mum. Tomorrow at 9."): the message read whole, once.
+        whole = reminder_action(opening, now, zone) if index == 0 and own_sentence != opening else None
         if whole is not None:
             return whole
     return None

@@ -48,7 +48,8 @@ _ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any
                     r"but|so)\b))"
                     # "Halifax is off", "the wedding's off": a plan called off (not "Friday is off": a day off; not
                     # "work is off today").
-                    r"|\b(?P<what10>(?!(?:i|we|it|this|that|he|she|they|monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow)\b)"
+                    r"|\b(?P<what10>(?!(?:i|we|it|this|that|he|she|they|monday|tuesday|wednesday|thursday|friday|"
+                    r"saturday|sunday|today|tomorrow)\b)"
                     r"[a-z']+(?: [a-z']+)?)(?: is|'s) (?:off|not happening)(?=\s*(?:$|[,;.!]|\s(?:and|but|so)\s))"
                     # "swapped the Panda for a Jazz", "traded in my bike for a scooter", "replaced the old boiler with
                     # a heat pump": what was given up is the object; "changed my phone number, it's now …", "got a

@@ -95,7 +95,8 @@ _JOINT_SUBJECT = re.compile(r",\s+(?P<who>(?:my|our)\s+[\w'-]+(?:\s+[\w'-]+)?)\s
 # A clause that points back at the one before: what "them", "instead" or "there" stand for is in it.
 # ... or opens with "now" and the person, telling what the clause before changed ("I change of section in the factory!
 # Now I am in quality control": alone, "Now the user is in quality control" lost the factory it was about).
-NOW_WORD = re.compile(r"\b(?:now|these days|nowadays)\b", re.IGNORECASE)
+_NOW = r"\b(?:now|these days|nowadays)\b"
+NOW_WORD = re.compile(_NOW, re.IGNORECASE)
 POINTS_BACK = re.compile(r"\b(?:them|instead|there|either|neither)\b|^\s*now,? (?:i|we|i'm|we're|im)\b", re.IGNORECASE)
 # Where the person lives, then whom with: "We live in Ain Diab, near the corniche, with my husband Youssef and …".
 HOME_WITH = re.compile(r"^(?P<who>.*?\b(?:live|lives|living))(?P<where>\s+(?:[\w'-]+\s+){0,3}?in\b.*?),?"
@@ -115,7 +116,7 @@ UPTALK = re.compile(r"^(?:i|i've|ive|i'm|im|we|we're|we've|my|our)\s+(?!(?:shoul
                     r"was wondering|need|want)\b)", re.IGNORECASE)
 # A sentence without a verb that still tells news of them: where they are now ("First night in the new house in
 # Wrocław") or what they do now ("Rooibos every morning now").
-NEWS_OF_NOW = re.compile(r"\b(?:now|these days|nowadays)\b|\b(?:in|at|to|from)\s+(?:the\s+)?[A-Z][\w'-]+")
+NEWS_OF_NOW = re.compile(_NOW + r"|\b(?:in|at|to|from)\s+(?:the\s+)?[A-Z][\w'-]+")
 NEWS_WORDS = 4
 # A sentence whose subject is what the sentence before told of ("I have 40 racing pigeons. The best one is a blue hen
 # called Iskra"): alone it names nothing the person has, and "which of my birds is the best racer?" found nothing.
