@@ -30,7 +30,10 @@ _LINE_WORDS = {"your", "list", "lists", "reminder", "with"}  # words of every pe
 # A message asking for an idea ("What should I cook?", "Any music recommendations?"), and a fact saying what the
 # person likes or avoids: the 1.5B read "Fish and seafood make you sick" in the block and still offered salmon;
 # said again just before the question, the fact is where the model looks.
-_IDEAS = re.compile(r"\b(?:suggest\w*|recommend\w*|ideas?|tips?|what (?:should|could|can|shall) (?:i|we)|"
+# ("wetin I fit grill?": Nigerian English's "what can I grill?"; the word order of chat: "what i should cook")
+_IDEAS = re.compile(r"\b(?:suggest\w*|recommend\w*|ideas?|tips?|"
+                    r"(?:what|wat|wot|wetin) (?:should|could|can|shall) (?:i|we)|"
+                    r"(?:what|wat|wot|wetin) (?:i|we) (?:should|could|can|fit|shall|might)|"
                     r"what to (?:cook|eat|get|order|make|bring|buy|drink|wear|watch|read|play)|something (?:to|for))\b")
 # ... and what they keep to or find gross: "only drink iced stuff, hot drinks r gross" (asked for a drink for an all
 # nighter, the 1.5B offered hot chocolate without it in the note).
