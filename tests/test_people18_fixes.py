@@ -123,6 +123,11 @@ def test_the_old_day_of_a_class_moved_to_another_day_is_not_kept(session, hash_e
     "The boys are coming round on Saturday, wetin I fit cook for them?",
     "what i should make for dinner tonight?",
     "What could we bring to the barbecue this weekend?",
+    "what kind of stretches should I do before the run tomorrow morning?",
+    "whats a quick dinner i cud make tonight",
+    "Tonight film at home. What I watch?",
+    "Saturday road trip, gimme 3 podcasts for the drive",
+    "What's the easiest way for me to get to Leeds on Friday to see my sister?",
 ])
 def test_a_request_for_an_idea_with_a_time_goes_without_the_reminders_and_lists(text: str) -> None:
     pending = ["- reminder for Saturday at 07:00: take Tobi to the barber.", "- your generator list: air filter."]
@@ -130,7 +135,9 @@ def test_a_request_for_an_idea_with_a_time_goes_without_the_reminders_and_lists(
     assert not about_plans(text, pending)
 
 
-def test_a_question_about_the_weekend_still_reads_what_is_set_for_it() -> None:
+@pytest.mark.parametrize("text", ["What have I got on this weekend?", "What time is my flight on Friday?",
+                                  "Which day is my barber appointment?"])
+def test_a_question_about_the_persons_own_plans_still_reads_what_is_set_for_them(text: str) -> None:
     pending = ["- reminder for Saturday at 07:00: take Tobi to the barber."]
-    assert not asks_for_ideas("What have I got on this weekend?")
-    assert about_plans("What have I got on this weekend?", pending)
+    assert not asks_for_ideas(text)
+    assert about_plans(text, pending)
