@@ -17,7 +17,8 @@ from sqlalchemy.orm import Session
 from services.act.fastpath import plain_action
 from services.memory.changes import change_in
 from services.memory.facts import list_facts, remember_fact
-from services.memory.notes import about_plans, asks_for_ideas
+from services.memory.notes import about_plans, asks_for_ideas, tells_taste
+from services.memory.refusals import refused_things
 from services.router.mode_router import ModeRouter
 from services.router.signals import RoutingContext, collect_signals
 from tests.memory_builders import create_user
@@ -141,3 +142,18 @@ def test_a_question_about_the_persons_own_plans_still_reads_what_is_set_for_them
     pending = ["- reminder for Saturday at 07:00: take Tobi to the barber."]
     assert not asks_for_ideas(text)
     assert about_plans(text, pending)
+
+
+@pytest.mark.parametrize(("fact", "refused"), [
+    ("The user is Muslim, no pork suggestions please", {"pork", "bacon", "beer"}),
+    ("The user no dey eat beef at all", {"beef"}),
+    ("The user no eat mushrooms", {"mushroom"}),
+])
+def test_a_refusal_said_as_people_say_it_is_kept_from_suggestions(fact: str, refused: set) -> None:
+    assert tells_taste(fact)
+    assert refused <= refused_things(fact)
+
+
+@pytest.mark.parametrize("fact", ["The user has no idea where the keys are", "The user had no time to eat lunch"])
+def test_no_without_a_refused_thing_refuses_nothing(fact: str) -> None:
+    assert not refused_things(fact)
