@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from services.act.fastpath import plain_action
 from services.memory.changes import change_in
 from services.memory.facts import list_facts, remember_fact
+from services.memory.from_words import chunk_from_words
 from services.memory.notes import about_plans, asks_for_ideas, tells_taste
 from services.memory.refusals import refused_things
 from services.router.mode_router import ModeRouter
@@ -157,3 +158,14 @@ def test_a_refusal_said_as_people_say_it_is_kept_from_suggestions(fact: str, ref
 @pytest.mark.parametrize("fact", ["The user has no idea where the keys are", "The user had no time to eat lunch"])
 def test_no_without_a_refused_thing_refuses_nothing(fact: str) -> None:
     assert not refused_things(fact)
+
+
+@pytest.mark.parametrize(("said", "facts"), [
+    ("Make I tell you one thing: I no dey eat beef at all, I'm Hindu.",
+     ["The user no dey eat beef at all", "The user is Hindu"]),
+    ("Let me tell you something: my brother lives in Accra.", ["The user's brother lives in Accra"]),
+    ("Just so you know, I am allergic to kiwi.", ["The user is allergic to kiwi"]),
+    ("One thing I love is salsa dancing.", ["One thing the user love is salsa dancing"]),
+])
+def test_an_announcement_before_what_is_told_is_no_part_of_the_fact(said: str, facts: list) -> None:
+    assert [fact["text"] for fact in chunk_from_words(said)["facts"]] == facts
