@@ -165,7 +165,10 @@ def test_no_without_a_refused_thing_refuses_nothing(fact: str) -> None:
      ["The user no dey eat beef at all", "The user is Hindu"]),
     ("Let me tell you something: my brother lives in Accra.", ["The user's brother lives in Accra"]),
     ("Just so you know, I am allergic to kiwi.", ["The user is allergic to kiwi"]),
+    ("I must say you one thing: I don't eat mushrooms, never.", ["The user don't eat mushrooms, never"]),
+    ("Tell you what: I am done with night shifts.", ["The user is done with night shifts"]),
     ("One thing I love is salsa dancing.", ["One thing the user love is salsa dancing"]),
+    ("I told my landlord: I am leaving in June.", ["The user told the user's landlord: the user is leaving in June"]),
 ])
 def test_an_announcement_before_what_is_told_is_no_part_of_the_fact(said: str, facts: list) -> None:
     assert [fact["text"] for fact in chunk_from_words(said)["facts"]] == facts

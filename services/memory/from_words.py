@@ -40,8 +40,10 @@ LEAD_IN = re.compile(r"^(?:(?:(?:hi|hello|hey|hallo)(?: there| again)?(?:,? my (
                      r"well|ok|okay|anyway|btw|by the way|(?:big|good|great|bad|sad) news|guess what|fun fact|"
                      r"update|news|tbh|ngl|honestly|lol|(?:allow|let) me (?:to )?introduce myself|"
                      r"just so (?:you|u) know|fyi|for the record|heads up|"
-                     # an announcement before a colon: "Let me tell you something: …", "Make I tell you one thing: …"
-                     r"(?:(?:let|make) (?:me|i) tell (?:you|u)(?: (?:something|one thing|this))?|one (?:more )?thing|"
+                     # an announcement before a colon: "Let me tell you something: …", "Make I tell you one thing: …",
+                     # a learner's "I must say you one thing: …"
+                     r"(?:(?:(?:let|make) (?:me|i) |i (?:must|have to|need to|want to|should|will) )?(?:tell|say)"
+                     r"(?: (?:to )?(?:you|u))?(?: (?:something|one thing|this|what))?|one (?:more )?thing|"
                      r"important)(?=\s*:))"
                      r"\b[\s,:;!.\-\u2013\u2014]*)+", re.IGNORECASE)
 # The person speaking of themselves ("I", "my", "we"), or of someone they name first ("Kuba is seven"; "It is
