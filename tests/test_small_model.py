@@ -256,7 +256,7 @@ def test_a_sentence_that_leaves_out_its_i_or_only_gives_a_time_is_still_a_fact()
     assert facts("WE GOT A GIG!!! club quattro on saturday the 12th of december. first proper venue ever") == [
         "WE GOT A GIG, club quattro on saturday the 12th of december, first proper venue ever"]
     assert facts("fyi im seriously allergic to shellfish, like carry-an-epipen allergic. shrimp crab all of that") == [
-        "Fyi the user is seriously allergic to shellfish, like carry-an-epipen allergic, shrimp crab all of that"]
+        "The user is seriously allergic to shellfish, like carry-an-epipen allergic, shrimp crab all of that"]
     # So does a sentence whose subject is what the one before told of: alone, "The best one is a blue hen called
     # Iskra" named no bird of theirs, and "which of my birds is the best racer?" found nothing.
     assert facts("I have 40 racing pigeons. The best one is a blue hen called Iskra, she won in Hannover") == [

@@ -15,7 +15,14 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from services.act.reminder_request import EVERY, REMIND, reminder_action
-from services.act.request_words import ASKS_SOMETHING, POLITE, REQUEST_WORDS, SENTENCE_STARTS, PlainAction
+from services.act.request_words import (
+    ASKS_SOMETHING,
+    PLEASE_WORDS,
+    POLITE,
+    REQUEST_WORDS,
+    SENTENCE_STARTS,
+    PlainAction,
+)
 from services.router.textview import undictated
 from services.router.words import LATIN_LETTERS, REMIND_ASKS_RE
 from services.text import OWNER_NAME, SENTENCE_BREAK, WHOSE
@@ -25,10 +32,11 @@ from services.text import OWNER_NAME, SENTENCE_BREAK, WHOSE
 NAMED_LIST = (rf"(?:{WHOSE}\s+|(?={OWNER_NAME}\s))?"
               # ("the list" names none: "Put him on the list." added "him" to a list called "the")
               rf"(?!(?:a|an|this|that|another|your|some)\s|{WHOSE}\s+list\b)"
-              r"(?P<name>[^\W_][\w' -]{0,40}?)\s+list")
+              # "my wishlist" is the wish list ("bday wishlist": "bday wish", as the list skill names it)
+              r"(?P<name>[^\W_][\w' -]{0,40}?)(?:\s+|(?<=wish))list")
 # What may follow the list's name and is no part of the request: "too", "as well", ", for the baklava", ", Rohit
 # says I eat like a hostel kid" — but not a second request ("…, and remind me at 5 to …": the model plans both).
-_AFTER_NAME_WORDS = r"(?:\s+(?:too|as well|also|please|pls|thanks))*"
+_AFTER_NAME_WORDS = rf"(?:\s+(?:too|as well|also|{PLEASE_WORDS}|thanks))*"
 AFTER_LIST = (_AFTER_NAME_WORDS + rf"(?:\s*[,;.!]\s+(?![^.!?]*\b(?:{REQUEST_WORDS})\b)[^?]*)?"
               r"\W*$")
 LIST_ADD = re.compile(POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|in|into)\s+" + NAMED_LIST + AFTER_LIST)
@@ -36,7 +44,7 @@ LIST_ADD = re.compile(POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|in
 # "show me what's on the joining list pls": a list asked for).
 LIST_PLEASE = re.compile(r"^(?!(?:(?:show|tell|read) (?:me|us) )?(?:what|wat|wot|whats|wots)\b)"
                          r"(?P<items>[^.?!:]{1,60}?)\s+(?:on|onto|to)\s+" + NAMED_LIST
-                         + r"(?:,?\s+(?:please|pls|plz|bitte|por favor|thanks|thx|merci))+[.!]*$")
+                         + rf"(?:,?\s+(?:{PLEASE_WORDS}|thanks|thx|merci))+[.!]*$")
 # "What's on my shopping list?"; as typed and as learners ask it: "wots on my tools list", "What I have on my garden
 # list?", "What is on cottage list?" (a name of its own is needed without "my" or "the"), "wat we got on the list for
 # the beach so far", "What have I put on my list for the garden thus far?", "Tell me what is in my joining list".
@@ -56,13 +64,15 @@ LIST_CREATE = re.compile(
     POLITE + r"(?:create|make|start|set up|open|begin|put together|"
     r"(?:i (?:need|want|would like)|i'd like)(?: to)?(?: (?:make|create|start|have))?)(?: me| us| for (?:me|us))? "
     r"(?:a |an |another )?(?:new )?(?:(?P<name>(?!to )[^\W_'][\w' -]{0,40}?) )?(?:(?P<wish>wish)?list|checklist)"
-    r"(?: (?:called|named|titled) (?P<called>[^:,]{1,40}?)| (?P<quoted>'[^']{1,40}'|\"[^\"]{1,40}\")"
+    # "make new list, name it truck list, with …"
+    r"(?:(?: called| named| titled|,? (?:and )?(?:name|call) it) (?P<called>[^:,]{1,40}?)"
+    r"| (?P<quoted>'[^']{1,40}'|\"[^\"]{1,40}\")"
     # "Make for me a list of shopping: rice, oil" (not "a list of interview questions": no items follow)
     r"| of (?P<of>[^\W\d_][\w' -]{0,30}?)(?=\s*:))?"
     # Names as typed, accents and all: "Create a list for my trip to Chiloé with sunscreen, boots, …".
     r"(?: for (?:the |my |our )?(?P<purpose>[^\W_][\w' -]{0,30}?))?"
     # Chat's "w" is "with": "create an apartment list w mini fridge, string lights, …".
-    r"\s*(?:(?: with| w/| w(?= )| containing| including)(?: the following(?: items| things)?)?\s*:?|:|,|-|\.)\s*"
+    r"\s*(?:,?(?: with| w/| w(?= )| containing| including)(?: the following(?: items| things)?)?\s*:?|:|,|-|\.)\s*"
     r"(?P<items>.+?)\W*$"
 )
 # A named list and its items with no verb: "Shopping list: milk, eggs, bread", "packing list - passport, charger".
@@ -327,7 +337,9 @@ def _list_action_at(text: str) -> PlainAction | None:
             continue
         named = {key: created.groupdict().get(key)
                  for key in ("called", "quoted", "of", "name", "purpose", "wish", "groceries")}
-        name = (named["called"] or named["quoted"] or named["of"] or named["name"] or named["purpose"]
+        # "a bday wishlist" is the "bday wish" list, found again as "my wishlist" (the list skill's ``list_name``)
+        wished = named["name"] and named["wish"] and f"{named['name']} wish"
+        name = (named["called"] or named["quoted"] or named["of"] or wished or named["name"] or named["purpose"]
                 or named["wish"] or named["groceries"] or "")
         name = name.strip(" " + _QUOTES)
         items = said_items(created["items"])

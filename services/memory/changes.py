@@ -73,7 +73,11 @@ _RESCHEDULED = re.compile(r"(?P<what>[a-z0-9' ]+?)\s+(?:(?:got|has been|have bee
                           # (not "put the kids back to bed").
                           r"|\b(?:moved|pushed|put|brought|bumped|set)\s+(?P<what_by>[a-z0-9']+(?: [a-z0-9']+)?)\s+"
                           r"(?:back|forward|on)\s+(?:by\s+)?(?:a|an|one|two|three|four|five|six|a few|a couple of|"
-                          r"\d+)\s+(?:days?|weeks?|months?)\b")
+                          r"\d+)\s+(?:days?|weeks?|months?)\b"
+                          # A time said in place of the old one: "my water aerobics class is on Fridays now instead of
+                          # Tuesdays", "choir is at 7 now, not 6" (the new time, then the old).
+                          r"|(?P<what_now>[a-z0-9' ]+?)\s+(?:is|are|will be)\s+(?:now\s+)?(?:on|at|every)\s+"
+                          r"[a-z0-9:' ]{1,30}?\s*(?:\bnow\s+)?(?:instead of|rather than|\bnow,\s+not)\b")
 # The person moved home ("I moved!", "we just moved to Leeds", "moved house"), not something else ("moved the
 # meeting", "moved on"): where they lived before is history. And the facts saying where they live.
 _MOVED = re.compile(r"\b(?:i|we|the user)\s+(?:have\s+|has\s+|just\s+|finally\s+)*moved\b"
@@ -157,7 +161,8 @@ def rescheduled_things(text: str) -> set[str]:
     match = _RESCHEDULED.search(_plain(text))
     if match is None:
         return set()
-    return _things(match.group("what_by") or _CLAUSE_END.split(match.group("what"))[-1])
+    what = match.group("what") or match.group("what_now")
+    return _things(match.group("what_by") or _CLAUSE_END.split(what)[-1])
 
 
 @dataclass(frozen=True)

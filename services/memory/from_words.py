@@ -38,7 +38,13 @@ FIRST_PERSON = [(re.compile(r"\b[Ii] am\b|\b[Ii]'m\b|\b[Ii]m\b"), "the user is")
 LEAD_IN = re.compile(r"^(?:(?:(?:hi|hello|hey|hallo)(?: there| again)?(?:,? my (?:friend|dear))?|"
                      r"(?:good )?(?:morning|afternoon|evening)|oh|and|also|so|"
                      r"well|ok|okay|anyway|btw|by the way|(?:big|good|great|bad|sad) news|guess what|fun fact|"
-                     r"update|news|tbh|ngl|honestly|lol|(?:allow|let) me (?:to )?introduce myself)"
+                     r"update|news|tbh|ngl|honestly|lol|(?:allow|let) me (?:to )?introduce myself|"
+                     r"just so (?:you|u) know|fyi|for the record|heads up|"
+                     # an announcement before a colon: "Let me tell you something: …", "Make I tell you one thing: …",
+                     # a learner's "I must say you one thing: …"
+                     r"(?:(?:(?:let|make) (?:me|i) |i (?:must|have to|need to|want to|should|will) )?(?:tell|say)"
+                     r"(?: (?:to )?(?:you|u))?(?: (?:something|one thing|this|what))?|one (?:more )?thing|"
+                     r"important)(?=\s*:))"
                      r"\b[\s,:;!.\-\u2013\u2014]*)+", re.IGNORECASE)
 # The person speaking of themselves ("I", "my", "we"), or of someone they name first ("Kuba is seven"; "It is
 # raining" names no one).

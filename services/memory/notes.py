@@ -30,7 +30,17 @@ _LINE_WORDS = {"your", "list", "lists", "reminder", "with"}  # words of every pe
 # A message asking for an idea ("What should I cook?", "Any music recommendations?"), and a fact saying what the
 # person likes or avoids: the 1.5B read "Fish and seafood make you sick" in the block and still offered salmon;
 # said again just before the question, the fact is where the model looks.
-_IDEAS = re.compile(r"\b(?:suggest\w*|recommend\w*|ideas?|tips?|what (?:should|could|can|shall) (?:i|we)|"
+# As people ask: "what appetizer should I make", "what kind of exercise should I do", "whats a cheap easy lunch i cud
+# make", "What I drink after?", "where could we go", "wetin I fit grill?" (Nigerian English's "what can I grill?"),
+# "gimme 5 songs for the road", "propose me one dish", "the handiest way for me to get up to Belfast".
+_WHAT = r"(?:what|which|where|wat|wot|wetin)(?:'s|s)?"
+_MAY = r"(?:should|could|can|shall|might|cud|shud|fit)"
+_IDEAS = re.compile(r"\b(?:suggest\w*|recommend\w*|ideas?|tips?|"
+                    rf"{_WHAT}(?: (?:kind|sort|type)s? of)?(?: [a-z]+){{0,3}}? {_MAY} (?:i|we)|"
+                    rf"{_WHAT}(?: [a-z]+){{0,4}}? (?:i|we) {_MAY}|"
+                    r"(?:what|wat|wot|wetin) (?:i|we) (?:drink|eat|cook|make|wear|read|watch|play|bring|buy)|"
+                    r"(?:give|propose|suggest) (?:me|us)|gimme|recipes?|"
+                    r"(?:best|handiest|easiest|cheapest|quickest) way|"
                     r"what to (?:cook|eat|get|order|make|bring|buy|drink|wear|watch|read|play)|something (?:to|for))\b")
 # ... and what they keep to or find gross: "only drink iced stuff, hot drinks r gross" (asked for a drink for an all
 # nighter, the 1.5B offered hot chocolate without it in the note).

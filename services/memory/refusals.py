@@ -17,7 +17,8 @@ from services.text import STOPWORDS, stem, words
 REFUSING = re.compile(
     r"\b(?:(?:can't|cannot|can not|could never|never been able to|not able to) (?:stand|abide|stomach|bear)|"
     r"hates|hate|dislikes|dislike|detests|detest|"  # ("hate" first matched "hates" and named nothing)
-    r"(?:don'?t|do not|doesn'?t|does not|never|can'?t|cannot|won'?t|no longer) "
+    # a learner's and Nigerian English's "I no eat pork", "I no dey drink"
+    r"(?:don'?t|do not|doesn'?t|does not|never|can'?t|cannot|won'?t|no longer|no(?: dey)?) "
     r"(?P<verb>like|eat|eats|drink|drinks|touch|have|want|do|take|handle|fly|flies)|"
     r"allergic to|intolerant (?:to|of)|avoiding|avoids?|(?:stays?|keeps?|staying|keeping) away from|"
     r"gave up|given up|quit|refuses? to|refused to|"
@@ -27,7 +28,7 @@ REFUSING = re.compile(
 # "a nut allergy", "lactose intolerant", "gluten-free", "no meat for me", "fish and seafood make me sick",
 # "dairy doesn't agree with me".
 NAMED_FIRST = re.compile(r"\b(?P<what>[a-z]+)[ -](?:allergy|allergies|intolerance|intolerant|free)\b"
-                         r"|\bno (?P<what2>[a-z]+) for (?:me|the user|you)\b"
+                         r"|\bno (?P<what2>[a-z]+) (?:for (?:me|the user|you)|suggestions|recommendations|ideas)\b"
                          r"|^(?P<what3>[a-z ]+?) (?:makes?|made) (?:me|the user|you) (?:\w+ )?(?:sick|ill|unwell)\b"
                          r"|^(?P<what4>[a-z ]+?) (?:doesn't|does not|don't|do not) agree with (?:me|the user|you)\b"
                          r"|^(?P<what5>[a-z ]+?) (?:is|are) (?:quite |completely |totally |simply )?out of the "
@@ -81,6 +82,7 @@ DIETS = {
     "vegan": (*MEAT, *FISH, *DAIRY, "egg", "honey"),
     "pescatarian": MEAT,
     "halal": ("pork", "ham", "bacon", "salami", "pepperoni", "chorizo", "prosciutto", *ALCOHOL),
+    "muslim": ("pork", "ham", "bacon", "salami", "pepperoni", "chorizo", "prosciutto", *ALCOHOL),
     "kosher": ("pork", "ham", "bacon", "salami", "pepperoni", "chorizo", "prosciutto", *SHELLFISH),
     "diabetic": SWEETS, "diabetes": SWEETS,
     "coeliac": GLUTEN, "celiac": GLUTEN, "teetotal": ALCOHOL, "teetotaller": ALCOHOL, "sober": ALCOHOL,

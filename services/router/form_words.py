@@ -74,6 +74,9 @@ THANKS_ABROAD = (
     # In Cyrillic, maybe with "you": "спасибо", "благодаря ти", "дякую вам", "хвала".
     r"(?:спасибо|спасиба|благодарю|благодаря|дякую|дзякуй|хвала|фала)(?: (?:ти|ви|вам|тебе|тобі|большое|много))?"
 )
+# "Please" in other languages and Englishes, as typed: a request asks just as with "please" (Nigerian "abeg").
+PLEASE_ABROAD = (r"por favor|porfa|bitte|per favore|s'il (?:te|vous) pla[iî]t|svp|alsjeblieft|alstublieft|prosz[eę]|"
+                 r"abeg|l[uü]tfen|pros[ií]m|molim|kudasai|onegai")
 THANKS_RE = prefiltered(
     r"\b(?:(?:thanks?|thank (?:you|u)|cheers|ta)(?: so much| a lot)? for [a-z]+ing (?:it|that|this|them|those)|"
     r"thanks?|thank (?:you|u)|thankyou|thx|thnx|ty|cheers|much appreciated|much obliged|appreciate (?:it|that)|"

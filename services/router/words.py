@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from services.router.ascii_twin import twinned
-from services.router.form_words import THANKS_ABROAD
+from services.router.form_words import PLEASE_ABROAD, THANKS_ABROAD
 from services.router.prefilter import prefiltered
 from services.router.time_words import TIME_RE
 from services.text import OWNER_NAME
@@ -20,7 +20,8 @@ WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 # Where an imperative can start: the top of the message, a new clause, or after a polite lead-in.
 # (One factored alternation: re scans it several times faster than a list of "\bword " branches.)
 CLAUSE_START = (
-    r"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|you can|you could|"
+    rf"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|{PLEASE_ABROAD}|can you|could you|would you|will you|can u|could u|"
+    r"you can|you could|"
     r"u could|and(?: also)?|also|but|just|now|mind|be possible to|as to|(?:need|want)(?:ing)? you to|let'?s|"
     r"(?:like|want) that (?:you|u)|if (?:you|u) (?:would|could)) |"  # "I would like that you save ...": a learner's
     r"\bif (?:you|u)'d )"  # request; "I would be grateful if you would create …"
@@ -331,7 +332,7 @@ REQUEST_RE = twinned(
     r"\b(?:appreciate|request|want|need|welcome|value|love|like|seek|seeking|ask for|asking for|hear) your (?:honest )?"
     r"(?:thoughts|advice|opinion|input|take|views?|recommendations?|suggestions?|guidance|feedback)\b|"
     # Politeness in other languages asks just as "please" does.
-    r"\b(?:por favor|bitte|per favore|s'il (?:te|vous) pla[iî]t|alsjeblieft|proszę)\b"
+    rf"\b(?:{PLEASE_ABROAD})\b"
 )
 # A question about stored things picks some out ("any reminders today?", "is the dentist reminder still on?");
 # a question about the world names the kind ("are reminders better than alarms?").
@@ -381,7 +382,7 @@ LEAD_IN_RE = re.compile(
     # "Well would you believe it, the lift passed first time": news announced, not a question.
     r"^(?:(?:well|(?:would|could|can) (?:you|u|ya) (?:believe|credit) (?:it|this)(?=\s*[,.!:;\u2013\u2014-])|"
     r"(?:you'?ll|you will) never (?:believe|guess)|"
-    r"please|pls|plz|kindly|por favor|bitte|per favore|hey|yo|hiya|wait|ok|okay|so|and|also|now|can you|"
+    rf"please|pls|plz|kindly|{PLEASE_ABROAD}|hey|yo|hiya|wait|ok|okay|so|and|also|now|can you|"
     r"could you|would you|can u|could u|would u|(?:i'?ll )?tell you what|guess what|you know what)[ ,!.]+)+"
 )
 # Thanks before a new command: "Merci, now do the rest.", "thanks! add eggs too" (not a question: "thanks, will try

@@ -15,7 +15,8 @@ from services.text import OWNER_NAME, WHOSE
 OPERATIONS = ("view", "create", "add", "remove", "check", "uncheck", "delete")
 WRITES_ITEMS = ("add", "remove", "check", "uncheck")
 # "his party" (Oisín's, said just before) is the party list: whose list it is names no other list.
-_NAME_NOISE = re.compile(rf"^(?:{WHOSE}|your)\s+|\s+(?:list|lists)$")
+# "Bday Wishlist" is the "bday wish" list, as "my wish list" is.
+_NAME_NOISE = re.compile(rf"^(?:{WHOSE}|your)\s+|\s+(?:list|lists)$|(?<=wish)lists?$")
 _OWNER = re.compile(rf"^{OWNER_NAME}$")  # "oisín's" in "oisín's party"
 
 PARAMETERS: dict[str, Any] = {
