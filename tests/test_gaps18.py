@@ -18,12 +18,18 @@ from sqlalchemy.orm import Session
 from services.act.config import ActConfig, DueWords, load_act_config
 from services.act.fastpath import plain_action
 from services.act.models import ScheduledItem
+from services.act.request_words import FAST_PATH
+from services.act.turn import run_act_turn
+from services.db import Thread, User
+from services.memory.config import load_memory_config
 from services.memory.facts import list_facts, remember_fact
+from services.router.missing import question_for
 from services.router.mode_router import ModeRouter
 from services.router.signals import RoutingContext, collect_signals
 from services.zones import zone_of
 from tests.act_fixtures import NOW, ZONE, count, items
 from tests.memory_builders import create_user
+from tests.test_act_loop import _turn, _understanding
 from tests.test_router_phrasings8 import routers, routes  # noqa: F401 - the module's router fixture
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
@@ -97,6 +103,28 @@ def test_a_date_in_numbers_that_reads_two_ways_is_asked_about_not_guessed(skill,
     result = _store(skill, text)
     assert not result.ok and result.error["code"] == "needs_info"
     assert all(reading in result.error["missing"] for reading in readings)  # the question names both
+    assert count(db_engine, ScheduledItem) == 0
+
+
+@pytest.fixture
+def ada(db_engine):  # type: ignore[no-untyped-def]
+    """The person of tests/test_act_loop.py's turns (its own ``person`` would replace the skill fixture's)."""
+    with db_engine.begin() as connection:
+        connection.execute(User.__table__.insert().values(id="ada", timezone="Europe/Berlin"))
+        connection.execute(Thread.__table__.insert().values(id="thread-1", user_id="ada"))
+
+
+@pytest.mark.integration
+def test_a_turn_with_a_date_that_reads_two_ways_asks_which_and_stores_nothing(worker_context, ada, db_engine) -> None:
+    text = "Remind me on 12/03 to pay the rent"
+    understanding = dataclasses.replace(_understanding(worker_context), signals=collect_signals(RoutingContext(
+        text=text)))
+    with worker_context.sessions.begin() as session:
+        outcome = run_act_turn(worker_context, _turn(text), understanding, session,
+                               config=load_act_config(worker_context.settings.configs_dir),
+                               memory=load_memory_config(worker_context.settings.configs_dir), fast_path=True)
+    asked = question_for(outcome.missing or "")
+    assert outcome.reason == FAST_PATH and "12 March" in asked and "3 December" in asked
     assert count(db_engine, ScheduledItem) == 0
 
 
