@@ -66,6 +66,10 @@ def _store(skill, text: str, config: ActConfig | None = None):  # type: ignore[n
      _local(2030, 1, 21, 10, 0)),
     ("Please remind me to ring the school. Tomorrow morning. They close at 4.", "ring the school",
      _local(2030, 1, 16, 9, 0)),
+    # ... or the hour of the day said with the request (which alone is that day's 9 a.m.)
+    ("Remind me tomorrow to call mum. At 6pm.", "call mum", _local(2030, 1, 16, 18, 0)),
+    ("Remind me on Friday to book the MOT. 10am please.", "book the MOT", _local(2030, 1, 18, 10, 0)),
+    ("Remind me tomorrow to call mum. She is ill.", "call mum", _local(2030, 1, 16, 9, 0)),  # no time: the morning
 ])
 def test_a_time_said_in_the_next_sentence_is_the_reminders(skill, db_engine, text: str, task: str,
                                                            due: dt.datetime) -> None:

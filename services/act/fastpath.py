@@ -15,7 +15,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from services.act.config import DueWords
-from services.act.reminder_request import EVERY, REMIND, reminder_action
+from services.act.reminder_request import EVERY, REMIND, reminder_action, time_sentence, with_hour_said_next
 from services.act.request_words import ASKS_SOMETHING, POLITE, REQUEST_WORDS, SENTENCE_STARTS, PlainAction
 from services.router.textview import undictated
 from services.router.words import LATIN_LETTERS, REMIND_ASKS_RE
@@ -311,11 +311,6 @@ def _list_action(text: str) -> PlainAction | None:
     return next(filter(None, map(_list_action_at, request_openings(text))), None)
 
 
-# What may open or close a sentence that only gives the time: "Make it tomorrow at 9.", "For Friday at 6, please."
-_TIME_SENTENCE_LEAD = re.compile(r"^(?:(?:make it|make that|for|say)\s+)?")
-_TIME_SENTENCE_END = re.compile(r"(?:,?\s*(?:please|pls|plz|thanks|thank you|thx|cheers|ta))+\W*$")
-
-
 def _reminder_action(text: str, now: datetime, zone: tzinfo, words: DueWords | None = None) -> PlainAction | None:
     """The reminder request of the message (``request_openings``), read from its own sentence first: "Remind me on
     Friday at ten to take Pickle to the vet. He hates the vet." is to take Pickle to the vet (the whole rest was the
@@ -324,13 +319,14 @@ def _reminder_action(text: str, now: datetime, zone: tzinfo, words: DueWords | N
         sentences = SENTENCE_BREAK.split(opening, maxsplit=2)
         action = reminder_action(sentences[0], now, zone, words)
         read = sentences[0]
-        if action is None and len(sentences) > 1:
+        if len(sentences) > 1:
             # Its time in the next sentence ("Remind me to call mum. Tomorrow at 9."): the two read as one, the task
-            # all in the first.
-            said = _TIME_SENTENCE_END.sub("", _TIME_SENTENCE_LEAD.sub("", sentences[1]))
-            joined = reminder_action(f"{sentences[0].rstrip(' .!?')} {said}", now, zone, words)
-            if joined is not None and joined.arguments["text"] in sentences[0]:
-                action, read = joined, f"{sentences[0]} {sentences[1]}"
+            # all in the first; or the hour of its day ("Remind me tomorrow to call mum. At 6pm.").
+            said = time_sentence(sentences[1])
+            told = (with_hour_said_next(action, sentences[0], said, now, zone, words) if action is not None
+                    else reminder_action(f"{sentences[0].rstrip(' .!?')} {said}", now, zone, words))
+            if told is not None and told is not action and told.arguments["text"] in sentences[0]:
+                action, read = told, f"{sentences[0]} {sentences[1]}"
         if action is not None:  # ... unless a second request follows: the model plans both
             return None if ASKS_SOMETHING.search(opening[len(read):]) else action
         # Else the message read whole, once ("Remind me to call mum. It's her birthday tomorrow.").

@@ -63,6 +63,33 @@ def reminder_action(text: str, now: datetime, zone: tzinfo, words: DueWords | No
     return None
 
 
+# What may open or close a sentence that only gives the time: "Make it tomorrow at 9.", "At 6pm, please."
+_TIME_SENTENCE_LEAD = re.compile(r"^(?:(?:make it|make that|for|say)\s+)?")
+_TIME_SENTENCE_END = re.compile(r"(?:,?\s*(?:please|pls|plz|thanks|thank you|thx|cheers|ta))+\W*$")
+
+
+def time_sentence(sentence: str) -> str:
+    """The time a sentence may give, without what opens or closes it ("Make it tomorrow at 9, please." → "tomorrow at
+    9")."""
+    return _TIME_SENTENCE_END.sub("", _TIME_SENTENCE_LEAD.sub("", sentence)).strip(" .!")
+
+
+def with_hour_said_next(action: PlainAction, own_sentence: str, said: str, now: datetime, zone: tzinfo,
+                        words: DueWords | None = None) -> PlainAction:
+    """"Remind me tomorrow to call mum. At 6pm.": a day said without its hour takes the hour the next sentence
+    gives, when that sentence is a time and nothing else (else the day's morning, as before)."""
+    due = action.arguments.get("due", "")
+    day = due.removesuffix(f" at {DAY_ONLY_HOUR}")
+    if day == due or re.search(rf"\b{DAY_ONLY_HOUR}\b", own_sentence):
+        return action  # the hour was said with the day
+    try:
+        parse_due(said, now, zone, words)  # a time and nothing else
+        parse_due(f"{day} {said}", now, zone, words)
+    except DueTimeError:
+        return action
+    return PlainAction(action.skill, {**action.arguments, "due": f"{day} {said}"})
+
+
 def _reminder_parts(text: str) -> list[tuple[str, str]]:
     """(task, due) candidates of "remind me …", "at 7 remind me to …" and "set a reminder … to …"."""
     match = REMIND.match(text) or SET_REMINDER.match(text)
