@@ -33,6 +33,14 @@ class DispatchLimits:
 
 
 @dataclass(frozen=True)
+class DueWords:
+    """How long a vague length said for a due time is: "in a few minutes", "in a few hours"."""
+
+    a_few_minutes: float = positive(5.0)
+    a_few_hours: float = positive(3.0)
+
+
+@dataclass(frozen=True)
 class CompactionConfig:
     context_window: int = at_least(0, 0)
     threshold: float = checked(0.9, "within (0, 1]", lambda value: 0 < value <= 1)
@@ -71,6 +79,7 @@ class ActConfig:
     critic: CriticConfig = field(default_factory=CriticConfig)
     associate: AssociateConfig = field(default_factory=AssociateConfig)
     skills: SkillLimits = field(default_factory=SkillLimits)
+    due: DueWords = field(default_factory=DueWords)
 
 
 def load_act_config(configs_dir: Path | None) -> ActConfig:

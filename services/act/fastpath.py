@@ -14,7 +14,8 @@ import re
 from datetime import datetime, tzinfo
 from typing import Any
 
-from services.act.reminder_request import EVERY, REMIND, reminder_action
+from services.act.config import DueWords
+from services.act.reminder_request import EVERY, REMIND, reminder_action, time_sentence, with_hour_said_next
 from services.act.request_words import (
     ASKS_SOMETHING,
     PLEASE_WORDS,
@@ -37,8 +38,10 @@ NAMED_LIST = (rf"(?:{WHOSE}\s+|(?={OWNER_NAME}\s))?"
 # What may follow the list's name and is no part of the request: "too", "as well", ", for the baklava", ", Rohit
 # says I eat like a hostel kid" — but not a second request ("…, and remind me at 5 to …": the model plans both).
 _AFTER_NAME_WORDS = rf"(?:\s+(?:too|as well|also|{PLEASE_WORDS}|thanks))*"
-AFTER_LIST = (_AFTER_NAME_WORDS + rf"(?:\s*[,;.!]\s+(?![^.!?]*\b(?:{REQUEST_WORDS})\b)[^?]*)?"
-              r"\W*$")
+# More items joined on without a comma: "put tape on the party list plus balloons", "… list and also candles".
+_MORE_JOINED = r"plus|and also|also|as well as"
+AFTER_LIST = (_AFTER_NAME_WORDS + rf"(?:(?:\s*[,;.!]\s+|\s+(?=(?:{_MORE_JOINED})\s))"
+              rf"(?![^.!?]*\b(?:{REQUEST_WORDS})\b)[^?]*)?\W*$")
 LIST_ADD = re.compile(POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|in|into)\s+" + NAMED_LIST + AFTER_LIST)
 # The items asked onto a named list with no verb, politely: "oat milk and bananas on the shopping list please" (not
 # "show me what's on the joining list pls": a list asked for).
@@ -123,12 +126,16 @@ _TRACKING_TAIL = re.compile(
 )
 _QUOTES = "'\"\u2018\u2019\u201c\u201d"
 # "sunscreen n bug spray": chat's "n" is "and".
-ITEM_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+|n\s+)?|\s+(?:and|n)\s+|\s*&\s*)\s*")
+# "tape plus balloons", "tape and also balloons", "tape as well as balloons": one item each.
+ITEM_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+|n\s+|plus\s+)?(?:also\s+)?|\s+(?:and(?: also)?|n|plus|as well as)\s+"
+                        r"|\s*&\s*)\s*")
 ARTICLES = re.compile(r"^(?:some|a|an|the)\s+")
 
 
-def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo) -> PlainAction | None:
-    """The one action a plain list, reminder, memory or goal request asks for, or None (the LLM plans it)."""
+def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo,
+                 words: DueWords | None = None) -> PlainAction | None:
+    """The one action a plain list, reminder, memory or goal request asks for, or None (the LLM plans it); ``words``
+    are configs/act.toml [due] ("in a few minutes")."""
     text = undictated(text)  # "add eggs comma flour to the list full stop", as the router read it
     lowered = " ".join(text.replace("\u2019", "'").lower().split())
     if signals.get("skill_list") or signals.get("skill_manage"):
@@ -137,7 +144,7 @@ def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo
             items = action.arguments.get("items")
             return PlainAction("list", {**action.arguments, "items": as_typed(items, text)}) if items else action
     if signals.get("skill_remind") and (signals.get("has_time") or EVERY.search(lowered)):
-        reminder = _reminder_action(lowered, now, zone)
+        reminder = _reminder_action(lowered, now, zone, words)
         if reminder is not None:  # its text as typed: "book the MOT", "call Grandma"
             return PlainAction("schedule", {**reminder.arguments,
                                             "text": as_typed([reminder.arguments["text"]], text)[0]})
@@ -314,17 +321,26 @@ def _list_action(text: str) -> PlainAction | None:
     return next(filter(None, map(_list_action_at, request_openings(text))), None)
 
 
-def _reminder_action(text: str, now: datetime, zone: tzinfo) -> PlainAction | None:
+def _reminder_action(text: str, now: datetime, zone: tzinfo, words: DueWords | None = None) -> PlainAction | None:
     """The reminder request of the message (``request_openings``), read from its own sentence first: "Remind me on
     Friday at ten to take Pickle to the vet. He hates the vet." is to take Pickle to the vet (the whole rest was the
     reminder's text)."""
     for index, opening in enumerate(request_openings(text)):
-        own_sentence = SENTENCE_BREAK.split(opening, maxsplit=1)[0]
-        action = reminder_action(own_sentence, now, zone)
+        sentences = SENTENCE_BREAK.split(opening, maxsplit=2)
+        action = reminder_action(sentences[0], now, zone, words)
+        read = sentences[0]
+        if len(sentences) > 1:
+            # Its time in the next sentence ("Remind me to call mum. Tomorrow at 9."): the two read as one, the task
+            # all in the first; or the hour of its day ("Remind me tomorrow to call mum. At 6pm.").
+            said = time_sentence(sentences[1])
+            told = (with_hour_said_next(action, sentences[0], said, now, zone, words) if action is not None
+                    else reminder_action(f"{sentences[0].rstrip(' .!?')} {said}", now, zone, words))
+            if told is not None and told is not action and told.arguments["text"] in sentences[0]:
+                action, read = told, f"{sentences[0]} {sentences[1]}"
         if action is not None:  # ... unless a second request follows: the model plans both
-            return None if ASKS_SOMETHING.search(opening[len(own_sentence):]) else action
-        # Its time in the next sentence ("Remind me to call mum. Tomorrow at 9."): the message read whole, once.
-        whole = reminder_action(opening, now, zone) if index == 0 and own_sentence != opening else None
+            return None if ASKS_SOMETHING.search(opening[len(read):]) else action
+        # Else the message read whole, once ("Remind me to call mum. It's her birthday tomorrow.").
+        whole = reminder_action(opening, now, zone, words) if index == 0 and len(sentences) > 1 else None
         if whole is not None:
             return whole
     return None

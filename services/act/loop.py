@@ -131,7 +131,8 @@ class ActLoop:
     def fast_step(self) -> bool:
         """Run a plain list / reminder request, or the list changes a message tells, without a planning step; False
         when the message is not one."""
-        plain = plain_action(self.request.text, self.understanding.signals, self.now, self.zone)
+        plain = plain_action(self.request.text, self.understanding.signals, self.now, self.zone,
+                             self.config.due)
         actions = [plain] if plain is not None else list_edits(self.request.text, self.understanding.signals)
         if not actions:
             return False

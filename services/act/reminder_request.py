@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, tzinfo
 
+from services.act.config import DueWords
 from services.act.request_words import POLITE, PlainAction, asks_again
 from services.act.when import DAY_ONLY_HOUR, WEEKDAYS, DueTimeError, parse_due
 
@@ -27,12 +28,14 @@ TIME_START = re.compile(r"^(?:at|on|in|tomorrow|tmrw|tmr|today|tonight|next|this
                         r"the\s+(?:mon|tue|wed|thu|fri|sat|sun))")
 
 
-def reminder_action(text: str, now: datetime, zone: tzinfo) -> PlainAction | None:
-    """The reminder a plain "remind me …" or "set a reminder …" asks for, its time read as said, or None."""
+def reminder_action(text: str, now: datetime, zone: tzinfo, words: DueWords | None = None) -> PlainAction | None:
+    """The reminder a plain "remind me …" or "set a reminder …" asks for, its time read as said, or None; a date in
+    numbers that reads two ways ("12/03") is left for the schedule skill to ask about."""
     every = EVERY.search(text)
     if every:
         text = " ".join((text[: every.start()] + text[every.end():]).split())
     for task, due in _reminder_parts(text):
+        task = task.rstrip(" .,;:!?")  # the sentence's end is no part of the task: "call mum." ("… mum. Tomorrow at 9")
         if every:
             due = _first_time(due, every["every"])
         if _POINTER_TASK.match(task):
@@ -40,15 +43,17 @@ def reminder_action(text: str, now: datetime, zone: tzinfo) -> PlainAction | Non
         if not task or not TIME_START.match(due) or asks_again(task) or _CUT_TASK.search(task):
             continue
         try:
-            first = parse_due(due, now, zone)
+            first = parse_due(due, now, zone, words)
         except DueTimeError as error:
+            if error.code == "ambiguous" and not every:  # the skill asks which date was meant
+                return PlainAction("schedule", {"operation": "create", "kind": "reminder", "text": task, "due": due})
             if error.code != "missing_time":
                 continue
             # A day without its hour ("on 3 January", "tomorrow") is that day's morning, said in the confirmation; the
             # planner guessed one hour or asked to confirm another for the same words.
             due = f"{due} at {DAY_ONLY_HOUR}"
             try:
-                first = parse_due(due, now, zone)
+                first = parse_due(due, now, zone, words)
             except DueTimeError:
                 continue
         if every and every["every"] == "weekday" and first.local.weekday() >= 5:
@@ -56,6 +61,33 @@ def reminder_action(text: str, now: datetime, zone: tzinfo) -> PlainAction | Non
         repeat = {"recurrence": _recurrence(every["every"])} if every else {}
         return PlainAction("schedule", {"operation": "create", "kind": "reminder", "text": task, "due": due, **repeat})
     return None
+
+
+# What may open or close a sentence that only gives the time: "Make it tomorrow at 9.", "At 6pm, please."
+_TIME_SENTENCE_LEAD = re.compile(r"^(?:(?:make it|make that|for|say)\s+)?")
+_TIME_SENTENCE_END = re.compile(r"(?:,?\s*(?:please|pls|plz|thanks|thank you|thx|cheers|ta))+\W*$")
+
+
+def time_sentence(sentence: str) -> str:
+    """The time a sentence may give, without what opens or closes it ("Make it tomorrow at 9, please." → "tomorrow at
+    9")."""
+    return _TIME_SENTENCE_END.sub("", _TIME_SENTENCE_LEAD.sub("", sentence)).strip(" .!")
+
+
+def with_hour_said_next(action: PlainAction, own_sentence: str, said: str, now: datetime, zone: tzinfo,
+                        words: DueWords | None = None) -> PlainAction:
+    """"Remind me tomorrow to call mum. At 6pm.": a day said without its hour takes the hour the next sentence
+    gives, when that sentence is a time and nothing else (else the day's morning, as before)."""
+    due = action.arguments.get("due", "")
+    day = due.removesuffix(f" at {DAY_ONLY_HOUR}")
+    if day == due or re.search(rf"\b{DAY_ONLY_HOUR}\b", own_sentence):
+        return action  # the hour was said with the day
+    try:
+        parse_due(said, now, zone, words)  # a time and nothing else
+        parse_due(f"{day} {said}", now, zone, words)
+    except DueTimeError:
+        return action
+    return PlainAction(action.skill, {**action.arguments, "due": f"{day} {said}"})
 
 
 def _reminder_parts(text: str) -> list[tuple[str, str]]:

@@ -151,7 +151,8 @@ def to_call(answer: dict[str, Any] | None, user_text: str, now: datetime, zone: 
         try:
             parse_due(str(values["due"]), now, zone)
         except DueTimeError as exc:
-            return None, "the time of day" if exc.code == "missing_time" else NEEDED["due"]
+            asked = {"missing_time": "the time of day", "ambiguous": str(exc)}
+            return None, asked.get(exc.code, NEEDED["due"])
     arguments = dict(fixed)
     for key, argument in keys.items():
         value = values[key]

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
+from services.act.config import DueWords
 from services.memory.timewords import MONTH_ALT, MONTHS, WEEKDAYS
 from services.router.time_words import TEXTED_TOMORROW
 
@@ -22,9 +23,13 @@ AMOUNT_WORDS = {**{word: float(n) for n, word in enumerate(
     "fifteen": 15.0, "twenty": 20.0, "thirty": 30.0, "forty": 40.0, "forty-five": 45.0, "forty five": 45.0,
     "fifty": 50.0, "sixty": 60.0, "ninety": 90.0, "a couple of": 2.0, "couple of": 2.0}
 _RELATIVE_RE = re.compile(
-    rf"^(?:in\s+)?\+?(an?|\d+(?:\.\d+)?|half an?|{'|'.join(sorted(AMOUNT_WORDS, key=len, reverse=True))})"
+    rf"^(?:in\s+)?\+?((?:a )?few|an?|\d+(?:\.\d+)?|half an?|{'|'.join(sorted(AMOUNT_WORDS, key=len, reverse=True))})"
     r"\s*(m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)(?:\s+from now)?$")
 _ORDINAL = r"(?:st|nd|rd|th)"
+# A date in numbers: "12/03", "25/03", "3/25/2031". No setting or locale says which part is the day, so the day is the
+# part over 12 ("25/03" is 25 March, "03/25" March 25); "12/03" could be either and is asked about, never guessed.
+_NUMERIC_DATE_RE = re.compile(r"\b(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?\b(?!/)")
+_MONTH_NAMES = list(MONTHS)[:12]  # "january" … "december", as timewords lists them first
 # A calendar date: "14 december", "the 14th of december", "december 14th", "dec 14", or "the 14th" (of the month).
 _DATE_RE = (rf"(?:the\s+)?(\d{{1,2}}){_ORDINAL}?(?:\s+of)?\s+({MONTH_ALT})\b"
             rf"|({MONTH_ALT})\s+(?:the\s+)?(\d{{1,2}}){_ORDINAL}?(?![\d:])"
@@ -93,11 +98,12 @@ def resolve_local(naive: datetime, zone: tzinfo) -> datetime:
     return aware
 
 
-def parse_due(spec: str, now: datetime, zone: tzinfo) -> DueTime:
+def parse_due(spec: str, now: datetime, zone: tzinfo, words: DueWords | None = None) -> DueTime:
     """Parse a due-time spec relative to ``now`` (aware) in ``zone``; the result lies in the future.
 
-    Accepted: ISO datetime (naive = local, or with an offset / Z), relative ("in 2 hours", "+30m"),
-    and day + time phrases ("tomorrow at 9", "monday 8:30am", "today 17:00", "2026-11-22 at 9").
+    Accepted: ISO datetime (naive = local, or with an offset / Z), relative ("in 2 hours", "+30m", "in a few
+    minutes": ``words``, configs/act.toml [due]), and day + time phrases ("tomorrow at 9", "monday 8:30am", "today
+    17:00", "2026-11-22 at 9", "25/03 at 3pm"; "12/03" is ambiguous).
     """
     text = " ".join(spec.strip().lower().split())
     text = _SPOKEN_CLOCK_RE.sub(_clock, text)
@@ -105,7 +111,8 @@ def parse_due(spec: str, now: datetime, zone: tzinfo) -> DueTime:
     if not text:
         raise DueTimeError("missing_time", "no due time given")
     now_local = now.astimezone(zone)
-    moment = _iso(spec.strip(), zone) or _relative(text, now) or _phrase(text, now_local, zone)
+    moment = (_iso(spec.strip(), zone) or _relative(text, now, words or DueWords())
+              or _phrase(_NUMERIC_DATE_RE.sub(_named_date, text), now_local, zone))
     if moment <= now - PAST_SLACK:
         raise DueTimeError("past", f"{moment.astimezone(zone).isoformat(timespec='minutes')} is in the past "
                                    f"(now is {now_local.isoformat(timespec='minutes')})")
@@ -134,11 +141,34 @@ def _iso(spec: str, zone: tzinfo) -> datetime | None:
     return resolve_local(parsed, zone) if parsed.tzinfo is None else parsed
 
 
-def _relative(text: str, now: datetime) -> datetime | None:
+def _named_date(match: re.Match[str]) -> str:
+    """A date in numbers said with its month's name ("25/03" → "25 march", "3/25/2031" → "2031-03-25"), the day
+    being the part over 12 (or both parts, when they are the same)."""
+    first, second, year = int(match.group(1)), int(match.group(2)), match.group(3)
+    if not (1 <= min(first, second) <= 12 and max(first, second) <= 31):
+        raise DueTimeError("invalid", f"{match.group(0)} is not a date")
+    if first != second and max(first, second) <= 12:
+        raise DueTimeError("ambiguous", f"which date you mean: {first} {_MONTH_NAMES[second - 1].title()} or "
+                                        f"{second} {_MONTH_NAMES[first - 1].title()}")
+    day, month = (first, second) if second <= 12 else (second, first)
+    if year is None:
+        return f"{day} {_MONTH_NAMES[month - 1]}"
+    try:
+        return date(int(year) + (2000 if len(year) == 2 else 0), month, day).isoformat()
+    except ValueError:
+        raise DueTimeError("invalid", f"{match.group(0)} is not a date") from None
+
+
+def _relative(text: str, now: datetime, words: DueWords) -> datetime | None:
     match = _RELATIVE_RE.match(text)
     if not match:
         return None
     amount_text, unit = match.groups()
+    if amount_text.endswith("few"):  # "in a few minutes": the configured length, not a guess of the planner's
+        few = {"m": words.a_few_minutes, "h": words.a_few_hours}.get(unit[0])
+        if few is None:
+            raise DueTimeError("invalid", f"how long is {text!r}? say a number of {unit}")
+        return now + timedelta(seconds=few * UNIT_SECONDS[unit[0]])
     amount = (0.5 if amount_text.startswith("half") else 1.0 if amount_text in ("a", "an")
               else AMOUNT_WORDS.get(amount_text) or float(amount_text))
     if amount <= 0:

@@ -26,6 +26,7 @@ from services.db import User, insert, utcnow
 from services.embeddings import Embedder
 from services.memory import changes
 from services.memory.config import FactsConfig
+from services.memory.job_titles import job_title
 from services.memory.models import Fact, iso
 from services.memory.search import prepare_vector_search
 from services.text import lemma
@@ -118,6 +119,9 @@ def parse_triple(fact_text: str) -> Triple:
     # The person is one of "we" where they live ("we live in Berlin now"); other "we" sentences stay unkeyed, or
     # "we went hiking" would replace "we went to Rome".
     value = _WE_HOME.sub("i ", value, count=1)
+    title = job_title(value)
+    if title:  # "got promoted, … the user is QA lead", "my new role is team lead": the job, which it replaces
+        return Triple("user", "work as", title)
     match = _AGE.match(value)
     if match:  # "Lily is five" and later "Lily turned six yesterday": one age, the newer wins
         return Triple(match["who"], "age", _NUMBERS.get(match["age"], match["age"]))

@@ -41,6 +41,9 @@ TIME_RE = grouped(
     rf"every (?:day|week|month|morning|evening|night|{DAYS})|(?:{MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?|"
     # The day before its month, as most of the world writes it: "on 3 January", "by 14 Feb" ("3 may" needs its "on").
     rf"(?:on |by |from |until |till )?\d{{1,2}} (?!may\b)(?:{MONTHS})|on \d{{1,2}} may|"
+    # ... and in numbers: "on 25/03", "by 12/03/2031" (not "1/2 a cup": a preposition or a year with it).
+    r"(?:on|by|from|until|till|before) \d{1,2}/\d{1,2}(?:/\d\d(?:\d\d)?)?(?![\d/])|"
+    r"\d{1,2}/\d{1,2}/\d\d(?:\d\d)?(?![\d/])|"
     rf"\d{{1,2}}(?:st|nd|rd|th)|end of (?:the )?(?:day|week|month)|(?:after|before) (?:work|lunch|dinner|school|bed)|"
     rf"later today|in the (?:morning|afternoon|evening)|at (?:lunch|dinner|breakfast|bedtime|night)|"
     # "at ten past six" is one time, not "at ten" and then "past six".

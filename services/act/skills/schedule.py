@@ -86,10 +86,12 @@ def _due(ctx: SkillContext, spec: str | None) -> DueTime:
     if not spec:
         raise SkillError("needs_info", "when should it be due?", missing="the date and time")
     try:
-        return parse_due(spec, ctx.now, ctx.zone)
+        return parse_due(spec, ctx.now, ctx.zone, ctx.config.due)
     except DueTimeError as exc:
-        code = "needs_info" if exc.code == "missing_time" else "invalid"
-        raise SkillError(code, str(exc), missing="the time of day", zone=ctx.zone_name) from None
+        # An hour not said, or a date in numbers that reads two ways ("12/03"): asked for, never guessed.
+        code = "needs_info" if exc.code in ("missing_time", "ambiguous") else "invalid"
+        missing = str(exc) if exc.code == "ambiguous" else "the time of day"
+        raise SkillError(code, str(exc), missing=missing, zone=ctx.zone_name) from None
 
 
 def _recurrence(ctx: SkillContext, raw: str | None, due: DueTime) -> str | None:

@@ -1,0 +1,52 @@
+"""A new job title as a fact tells it: "The user got promoted, from monday the user is QA lead", "the user was promoted
+to senior nurse", "The user's new role is team lead", "The user is QA lead now" — the person's work ("work as"), so
+``services/memory/facts.parse_triple`` keys it with the job they had ("works as QA tester"), which it then replaces.
+
+Without "promoted" or "new role", "the user is now a …" is a job only when its title says so ("QA lead", "senior
+nurse", not "a grandmother" or "vegetarian"): ``TITLE_WORDS``.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The words a job title ends with or holds (a rank, or a trade people name themselves by).
+TITLE_WORDS = frozenset({
+    "lead", "leader", "head", "manager", "director", "supervisor", "chief", "principal", "senior", "junior", "deputy",
+    "officer", "coordinator", "president", "ceo", "cto", "cfo", "coo", "vp", "foreman", "tester", "engineer",
+    "developer", "analyst", "designer", "consultant", "specialist", "intern", "apprentice", "trainee", "teacher",
+    "nurse", "doctor", "chef", "editor", "producer", "architect", "administrator", "accountant", "researcher",
+    "scientist", "lecturer", "professor", "programmer", "technician", "owner", "founder", "partner",
+})
+_TITLE = r"(?:a |an |the )?(?P<title>[a-z][a-z0-9&/' -]{0,40}?)"
+# Where the title ends: the clause's end, or what is said about it (where, since when, "now").
+_TITLE_END = (r"(?=\s*(?:$|[,;.!(]|\s(?:now|at|in|for|with|from|since|starting|effective|as of|last|this|next|"
+              r"yesterday|today|on|and|but|so|because|which|who)\b))")
+_PROMOTED = re.compile(r"^(?:i|the user|user)\s+(?:(?:got|get|was|were|has|have|'ve|been|just|recently|finally|"
+                       r"officially)\s+)*promoted\b(?:\s+(?:to|as)\s+(?:be\s+)?" + _TITLE + _TITLE_END + ")?")
+_IS_TITLE = re.compile(r"(?:^|[,;]\s*|\b(?:and|so|now)\s+)(?:(?:from|starting|as of) [a-z ]+? )?"
+                       r"(?:i am|i'm|im|the user is|user is)\s+(?P<now>now\s+)?" + _TITLE + r"(?P<after>\s+now)?"
+                       + _TITLE_END)
+_NEW_ROLE = re.compile(r"^(?:(?:so|and|but|now),?\s+)*(?:my|the user's|user's)\s+(?P<new>new\s+)?"
+                       r"(?:role|job|job title|title|position)\s+(?:is|will be)\s+(?P<now>now\s+)?" + _TITLE
+                       + _TITLE_END)
+
+
+def job_title(fact: str) -> str | None:
+    """The new job title a (lower-cased) fact tells, or None."""
+    promoted = _PROMOTED.match(fact)
+    if promoted:
+        title = promoted["title"] or next((said["title"] for said in _IS_TITLE.finditer(fact, promoted.end())), None)
+        return _cleaned(title)
+    new_role = _NEW_ROLE.match(fact)
+    if new_role and (new_role["new"] or new_role["now"]):
+        return _cleaned(new_role["title"])
+    said = _IS_TITLE.match(fact)
+    if said and (said["now"] or said["after"]) and TITLE_WORDS & set(said["title"].split()):
+        return _cleaned(said["title"])
+    return None
+
+
+def _cleaned(title: str | None) -> str | None:
+    title = " ".join((title or "").split()).strip(" '-")
+    return title or None
