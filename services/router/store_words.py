@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 from services.router.ascii_twin import grouped
+from services.router.list_words import CLAUSE_START
 from services.router.prefilter import prefiltered
-from services.router.words import CLAUSE_START
 
 # Asking to be prompted, opening a clause: with a time it is a scheduled prompt ("Every Monday at 8, ask me what my
 # priorities are"); "my boss will ask me about it on Monday" opens no clause with it.
