@@ -45,7 +45,8 @@ LIST_ITEMS = (
     r"bring|do))"
     # A hyphen separates only with a space beside it: "a checklist for a first-time lambing season" has no items.
     # What it is for may take a few words: "List for the harvest at the Mendoza vineyard: secateurs, ...".
-    r"(?: for [^.?!:,]{1,60}?)?(?:,? (?:please|pls))?(?:\s*:|\s+-|-\s|\s*\u2013|\s*\u2014)\s*[^?\s][^?]*$"
+    # Or a heading on a line of its own, its entries on the lines below: "Camp list\n• tent\n• stove".
+    r"(?: for [^.?!:,]{1,60}?)?(?:,? (?:please|pls))?(?:\s*:|\s+-|-\s|\s*\u2013|\s*\u2014|[ \t]*\n)\s*[^?\s][^?]*$"
 )
 # Items asked onto a named list with no verb, politely: "butter and cheese on the shopping list please" (not a
 # question: "anything on the list, please?").
