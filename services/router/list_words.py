@@ -69,7 +69,7 @@ LIST_FIRST = (
 # "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is
 # missing). Not "make me a list of interview questions" (writing, RESPOND) unless items follow a colon.
 LIST_CREATE = (
-    rf"{CLAUSE_START}(?:(?:create|creating|make|making|start|starting|set(?:ting)? up|open|opening|begin|"
+    rf"{CLAUSE_START}(?:(?:create|creating|make|making|start|starting|set(?:ting)?(?: me| us)? up|open|opening|begin|"
     # "I'd like to start a reading list with …", "I want make a list for …" (a learner's)
     r"put(?:ting)? together|(?:i (?:need|want|would like)|i'?d like)(?: to)?(?: (?:make|create|start|have))?)"
     r"(?: me| us| myself| for (?:me|us))? (?:a |an |another )?(?:new )?|"

@@ -63,6 +63,8 @@ SKILL_PATTERNS = {
     r"\bwhat have (?:i|we) got (?:on|planned|booked)\b|\b(?:am i|are we) (?:free|busy|booked)\b(?! to\b)",
     "list": r"\b(?:add(?:ing|ed)?|ad|put(?:ting)?|pop(?:ping)?|chuck(?:ing)?|throw(?:ing)?|stick(?:ing)?|bung|jot|"
     r"whack|slap|shove|bang|"
+    # Put there in passing: "slip the ice onto the party list", "tuck some batteries on the camping list".
+    r"slip(?:ping)?|tuck(?:ing)?|toss(?:ing)?|lob|sneak|squeeze|"
     r"write|"
     r"copy|mark|remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?|clear(?:ing)?|wip(?:e|ing)|"
     r"scratch(?:ing)?|strik(?:e|ing))\b"
@@ -243,11 +245,13 @@ READ_QUESTION_RE = re.compile(
     r"should have) remind\b"
 )
 LIST_WRITE_RE = re.compile(r"\b(?:add|adding|ad|put|putting|pop|chuck|throw|stick|bung|whack|slap|shove|jot|write|copy|"
+                           r"slip|slipping|tuck|tucking|toss|tossing|lob|sneak|squeeze|"
                            r"remove|delete|"
                            r"take|cross|mark|"
                            r"tick|check|clear|clearing|wipe|wiping|scratch|strike|"
                            r"create|creating|make|making|start|"
-                           r"starting|set up|setting up|open|opening|begin|together|need|want|like|new)\b")
+                           r"starting|set up|setting up|set (?:me|us) up|setting (?:me|us) up|open|opening|begin|"
+                           r"together|need|want|like|new)\b")
 LIST_ITEMS_RE = re.compile(rf"{LIST_ITEMS}|{LIST_PLEASE}")
 WHOLE_LIST_RE = re.compile(rf"{CLAUSE_START}{WHOLE_LIST}")
 NAMED_LIST_RE = re.compile(rf"\b{NAMED_LIST}")
