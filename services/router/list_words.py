@@ -39,7 +39,9 @@ MANAGE_AT_CLAUSE = (
 ITEM_RUN = r"[^.?!,:;]{1,40}(?:,[^.?!,:;]{1,40}){2,}"
 # A named list and its items with no verb at all: "Shopping list: milk, eggs, bread", "packing list - passport".
 LIST_ITEMS = (
-    rf"(?:^|[.!]\s+|\b(?:on|onto|to|in|for) )(?:(?:my|the|our|a|new) )?(?:{NAME_CHAR}+ ){{0,3}}?"
+    # Or wished for mid-sentence, after what it is for: "For the race I need a list: booties, wax, headlamps".
+    rf"(?:^|[.!]\s+|\b(?:on|onto|to|in|for) |\b(?:i|we) (?:need|want|would like|'d like) )"
+    rf"(?:(?:my|the|our|a|an|another|new) )?(?:{NAME_CHAR}+ ){{0,3}}?"
     # A learner's "my list of shopping" is the shopping list.
     r"(?:list(?: of shopping)?|to-?do list|todo list|checklist|wishlist|to-?dos|groceries|things to (?:buy|get|pack|"
     r"bring|do))"
