@@ -257,8 +257,9 @@ WHOLE_LIST_RE = re.compile(rf"{CLAUSE_START}{WHOLE_LIST}")
 NAMED_LIST_RE = re.compile(rf"\b{NAMED_LIST}")
 # Forms that ask the assistant to do something: "can you ...", "please", "I'd like you to", "would it be possible".
 REQUEST_RE = twinned(
-    # Not news announced: "would you believe it, the lift passed first time".
-    r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b(?! (?:believe|credit) (?:it|this)\s*[,.!:;\u2013\u2014-])|"
+    # Not news announced: "would you believe it, the lift passed first time", "would you look at that, sunshine".
+    r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b(?! (?:believe|credit) (?:it|this)\s*[,.!:;\u2013\u2014-]|"
+    r" (?:just )?look at (?:that|this)\s*[,!])|"
     r"\b(?:please|pls|plz|kindly)\b|\byou (?:can|could|may)\b|"
     # "lets gooo" cheers, it asks nothing.
     r"\bi (?:want|need|'d like|would like) you\b|\bmind\b|\bpossible\b|\blet'?s\b(?! go+\b\W*$)|"
@@ -315,6 +316,7 @@ POLITE_WORDS = frozenset(
 LEAD_IN_RE = re.compile(
     # "Well would you believe it, the lift passed first time": news announced, not a question.
     r"^(?:(?:well|(?:would|could|can) (?:you|u|ya) (?:believe|credit) (?:it|this)(?=\s*[,.!:;\u2013\u2014-])|"
+    r"(?:would|will) (?:you|u|ya) (?:just )?look at (?:that|this)(?=\s*[,!])|"
     r"(?:you'?ll|you will) never (?:believe|guess)|"
     r"please|pls|plz|kindly|por favor|bitte|per favore|hey|yo|hiya|wait|ok|okay|so|and|also|now|can you|"
     r"could you|would you|can u|could u|would u|(?:i'?ll )?tell you what|guess what|you know what)[ ,!.]+)+"
