@@ -86,10 +86,11 @@ SHOWN_MORE_RE = prefiltered(
     # or before when they are for; "show notes on how to ..." asks for a how-to).
     rf"{CLAUSE_START}(?:show|list|display|view|open|read out|pull up|bring up) (?:reminders|goals|notes|memories|"
     r"alarms|resolutions)(?:\W*$| (?:for|from|today|tomorrow|tonight|this|next|pls|please)\b)|"
-    # The particle after what is shown: "pull my notes on the boat up", "dig the reminders for June out".
-    rf"{CLAUSE_START}(?:pull|dig|look) (?:my|our|the|all(?: (?:my|the))?)(?: [a-z'-]+){{0,3}}? {_SHOWN}"
+    # The particle after what is shown: "pull my notes on the boat up", "dig the reminders for June out", "bring my
+    # goals up, I want to see where I am" (a clause of its own may follow).
+    rf"{CLAUSE_START}(?:pull|dig|look|bring|call) (?:my|our|the|all(?: (?:my|the))?)(?: [a-z'-]+){{0,3}}? {_SHOWN}"
     r"(?: (?:on|about|for|from|of) [^.?!,]{1,40}?)? (?:up|out)(?: for (?:me|us))?(?:,? (?:please|pls|thanks|thx))?"
-    r"\W*$|"
+    r"(?:\W*$|\s*[,.;!]\s*(?:i|i'd|i'm|so|just)\b)|"
     # "Recall" as the command to show what was kept: "recall all the facts you've saved about the boat".
     rf"{CLAUSE_START}recall (?:for me )?(?:all(?: of)?(?: the| my)?|every|each|the|my|everything|whatever|what)"
     rf"(?: [a-z'-]+){{0,2}}? (?:{_SHOWN} )?(?:that )?(?:i|i've|i have|we|you|you've|you have|u)(?: (?:already|ever))? "

@@ -206,7 +206,8 @@ SKILL_PATTERNS = {
     r"(?:^|[,.;!-]\s*)goal for [^.?!:,]{1,30}? is [^.?!]{3,80}?[,.;!-]\s*(?:(?:can|could|will|would) (?:you|u) |please "
     r"|pls )?(?:track|keep (?:track of|tabs on|an eye on)|log|monitor) (?:that|it|this)\b|"
     # Keeping something said as a goal: "please track that as a goal", "save it as one of my goals".
-    r"\b(?:set|add|record|create|make|start|track|log|keep track of|save|store|turn|count|treat|put)\b[^.?!]{0,40}?"
+    r"\b(?:set|add|record|create|make|start|track|log|keep track of|save|store|turn|count|treat|put|keep|note|file|"
+    r"hold)\b[^.?!]{0,40}?"
     r"\b(?:as|into) (?:a|an|my|one of my) (?:new |personal )?goals?\b|"
     r"\bi (?:want|'d like|would like|need) to (?:keep track of|track)\b|"
     rf"{CLAUSE_START}(?:track|keep track of|log|monitor) (?:my |our )?progress\b|\b(?:how'?s|how is|how am i doing)\b"
