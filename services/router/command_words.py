@@ -28,7 +28,7 @@ VAGUE_ASK_RE = re.compile(
     # Or asked as the state it should be in: "get my year organised", "get the move in order".
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*get (?:my|our|the) "
     r"(?!(?:[a-z'-]+ )?(?:lists?|notes|reminders?|goals?|calendar|diary)\b)[a-z'-]+ (?:sorted(?: out)?|organi[sz]ed|"
-    r"in order|straight|together)(?: (?:for me|for us|please|pls))?\W*$|"
+    r"in order|straight|together)(?: (?:for me|for us|please|pls))*\W*$|"
     # A new entry asked for by its kind alone: "new task", "another note pls" (saying what?).
     r"^(?:(?:a|another|one more|new|add|add a|make a|start a) )+(?:new )?(?:task|note|item|entry|to-?do|thing to do)"
     r"(?: (?:please|pls|plz))?\W*$|"

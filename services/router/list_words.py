@@ -77,7 +77,9 @@ LIST_CREATE = (
     r"(?: me| us| myself| for (?:me|us))? (?:a |an |another )?(?:new )?|"
     r"new )"
     rf"(?:{NAME_CHAR}+ ){{0,3}}?(?:list|to-?do list|todo list|checklist|wishlist)\b"
-    r"(?:(?! of)[^.?!]{0,40}?(?::|\bwith\b|\bw/|\bw (?=[^\W\d_])|\bcontaining\b|\bincluding\b|\bcalled\b|\bnamed\b|"
+    # Its items after a colon or a spaced dash: "set us up a packing list - passports, adapters".
+    r"(?:(?! of)[^.?!]{0,40}?(?::|\s[-\u2013\u2014]\s|\bwith\b|\bw/|\bw (?=[^\W\d_])|\bcontaining\b|\bincluding\b|"
+    r"\bcalled\b|\bnamed\b|"
     r"\btitled\b|['\"])|"
     # "I need a list for the camping weekend. tent, sleeping bags, headlamp": the items follow in a run of their own.
     rf"(?! of)[^.?!]{{0,40}}?[.!]\s+{ITEM_RUN}|"
