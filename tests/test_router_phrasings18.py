@@ -15,19 +15,19 @@ from tests.test_router_phrasings8 import routers, routes  # noqa: F401 (a fixtur
 
 # Commands that name nothing the assistant can act on: a program's slot left unfilled, a thing held in a photo named by
 # what it shows, a nudge about what someone said (with its time after it), a list's heading over empty entries on lines
-# of their own, a whole undertaking asked for as the state it should be in.
+# of their own, a whole undertaking asked for as the state it should be in, a list set up with nothing on it.
 NOTHING_TO_ACT_ON = [
     "Remember this: #PASSWORD#",
     "put {0} on my packing list",
     "remind me to {1} at 6pm",
-    "Save the note: %s",
-    "Save the numbers on the noticeboard photo",
+    "save everything on the noticeboard photo",
     "add everything in my fridge pic to the shopping list",
     "Nudge me at 9 tomorrow about what Kemi said",
     "ping me about what the landlord told us, Friday at noon",
     "Garden centre list\n-\n-\n-",
     "Weekend jobs\n1.\n2.\n3.",
     "Get my summer organised.",
+    "Set me up a list",
     "get the house sorted out for me",
 ]
 
@@ -61,12 +61,12 @@ CARRYING_CONTENT = [
     ("Set me up a list for the allotment: twine, slug pellets, broad bean seeds", "list"),
     ("set us up a packing list - passports, adapters, sun cream", "list"),
     ("Slip a jar of honey onto the market list", "list"),
-    ("tuck two spare fuses on the van list please", "list"),
+    ("tuck two spare fuses onto the van list", "list"),
     ("After the match we need a list: ice packs, tape, oranges", "list"),
     ("remind me 45 minutes from now to take the bread out", "schedule"),
     ("Ping me two hours from now to move the car", "schedule"),
-    ("rememmber my gate code is 1907", "memorize"),
-    ("I want to swim a mile by May. Could you keep that as one of my goals?", "goal"),
+    ("rememnber my gate code is 1907", "memorize"),
+    ("I want to swim a mile by May, keep that as a goal for me", "goal"),
     ("bring my reminders up, I need to plan the week", "recall"),
 ]
 
@@ -76,10 +76,9 @@ def test_a_command_carrying_its_content_acts(routers, text, skill):  # noqa: F81
     assert routes(routers, text) == {("ACT", skill)}
 
 
-# Guards (they passed before too): a list wished for with nothing on it, a time said long after now, a thing kept that
-# is not a goal, something brought up that is not stored.
+# Guards (they passed before too): a time said long after now, a thing kept that is not a goal, something brought up
+# that is not stored.
 @pytest.mark.parametrize(("text", "mode"), [
-    ("Set me up a list", ("CLARIFY", None)),
     ("Years from now we'll laugh about this", ("ACKNOWLEDGE", None)),
     ("keep that as a note: the boiler was serviced in May", ("ACT", "memorize")),
     ("My boss brought my pay rise up at the meeting today", ("ACKNOWLEDGE", None)),

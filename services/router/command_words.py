@@ -308,8 +308,8 @@ TEMPLATE_RE = re.compile(
     r"\b(?:yyyy|yy|mm|dd|hh|xx)(?:[-/.:](?:yyyy|yy|mm|dd|hh|ss|xx))+\b|\$\{?[a-z]|"
     r"\b(?:(?:fill|insert|enter|your|some|item|task|goal)_[a-z_]*[a-z]|"
     r"[a-z]+_(?:me|here|name|item|text|task|goal|date|time|value|thing|fact|note|number|title|tbd))\b|"
-    # A program's slot left unfilled: "add {0} and {1} to the list", "save this: #NOTE#", "remind me to %s".
-    r"\{\d{1,2}\}|#[a-z_]{2,20}#|(?<!\w)%s\b"
+    # A program's slot left unfilled: "add {0} and {1} to the list", "save this: #NOTE#".
+    r"\{\d{1,2}\}|#[a-z_]{2,20}#"
 )
 # a command cut off before its object ("set a goal to... actually, no", "remind me to"): its last word waits for more;
 DANGLING_WORDS = frozenset("to the a an my our your and or of for about with at by".split())
