@@ -78,12 +78,14 @@ PAST_WORRY_RE = re.compile(
     r"worked|healed|arrived|showed)\b)"
 )
 
+_WORRIED = ("worried", "nervous", "scared", "anxious", "afraid", "stressed", "terrified")  # searched only with one
+
 
 def not_of_the_person(lower: str) -> str:
     """``lower`` without what sounds like distress and is not the person's now: a machine that "died" ("the card
     machine died at lunch"), a worry of before ("the chick we were worried about has started eating")."""
     lower = THING_DIED_RE.sub(" ", lower) if "died" in lower else lower
-    return PAST_WORRY_RE.sub(" ", lower) if " w" in lower else lower
+    return PAST_WORRY_RE.sub(" ", lower) if any(word in lower for word in _WORRIED) else lower
 
 
 # A day told as it went, with nothing asked (issue 31, twelfth round): framed as a day, a shift or an update up front
