@@ -24,8 +24,9 @@ from services.act.request_words import (
     SENTENCE_STARTS,
     PlainAction,
 )
+from services.router.list_words import LATIN_LETTERS
 from services.router.textview import undictated
-from services.router.words import LATIN_LETTERS, REMIND_ASKS_RE
+from services.router.words import REMIND_ASKS_RE
 from services.text import OWNER_NAME, SENTENCE_BREAK, WHOSE
 
 # "my shopping list", "his party list", and one named for whose it is: "Oisín's party list";

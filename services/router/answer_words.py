@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 from services.router.ascii_twin import twinned
+from services.router.list_words import NAME_CHAR
 from services.router.prefilter import prefiltered
-from services.router.words import NAME_CHAR
 
 # A writing task ("could you write me a poem", "draft a reminder email to my team") asks for text, not for
 # something stored; "write it down" and "write X on my list" are still stores.

@@ -25,6 +25,10 @@ VAGUE_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:help (?:me|us) (?:to )?)?"
     r"(?:sort|sort out|get sorted) (?:my|our|the) (?!(?:[a-z'-]+ )?(?:lists?|notes|reminders?|goals?|calendar|diary)\b)"
     r"[a-z'-]+(?: out)?(?: (?:for me|for us|please|pls))?\W*$|"
+    # Or asked as the state it should be in: "get my year organised", "get the move in order".
+    r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*get (?:my|our|the) "
+    r"(?!(?:[a-z'-]+ )?(?:lists?|notes|reminders?|goals?|calendar|diary)\b)[a-z'-]+ (?:sorted(?: out)?|organi[sz]ed|"
+    r"in order|straight|together)(?: (?:for me|for us|please|pls))*\W*$|"
     # A new entry asked for by its kind alone: "new task", "another note pls" (saying what?).
     r"^(?:(?:a|another|one more|new|add|add a|make a|start a) )+(?:new )?(?:task|note|item|entry|to-?do|thing to do)"
     r"(?: (?:please|pls|plz))?\W*$|"
@@ -272,8 +276,9 @@ FOR_WHOM_RE = re.compile(r"^(?:for|to|with) (?:[a-z0-9'-]+ ){1,3}?(?=(?:what|wha
 _UNSEEN_MEDIUM = (
     # "the attached PDF", "that scanned letter", "my last screenshot": how it came does not show it.
     r"(?:in|on|from) (?:this|that|the|my) (?:(?:attached|enclosed|scanned|linked|uploaded|forwarded|shared|last|latest|"
-    r"new|other|first|second) )?(?:photo|picture|pic|screenshot|image|attachment|file|pdf|document|doc|scan|video|"
-    r"voice (?:note|memo)|recording|spreadsheet|link|letter|e-?mail|receipt|flyer|leaflet)s?\b"
+    # Or named by what it shows: "the whiteboard photo", "my receipt scan".
+    r"new|other|first|second) )?(?:[a-z'-]+ )?(?:photo|picture|pic|screenshot|image|attachment|file|pdf|document|doc|"
+    r"scan|video|voice (?:note|memo)|recording|spreadsheet|link|letter|e-?mail|receipt|flyer|leaflet)s?\b"
 )
 UNSEEN_HELD_RE = re.compile(
     r"^(?:everything|all|whatever|anything|the (?:[a-z'-]+ )?(?:stuff|things|items|bits|details|info|names|dates|"
@@ -302,7 +307,9 @@ TEMPLATE_RE = re.compile(
     # A slot left as its format or its name: "remind me on YYYY-MM-DD at HH:MM", "add FILL_ME to the list", "at $TIME".
     r"\b(?:yyyy|yy|mm|dd|hh|xx)(?:[-/.:](?:yyyy|yy|mm|dd|hh|ss|xx))+\b|\$\{?[a-z]|"
     r"\b(?:(?:fill|insert|enter|your|some|item|task|goal)_[a-z_]*[a-z]|"
-    r"[a-z]+_(?:me|here|name|item|text|task|goal|date|time|value|thing|fact|note|number|title|tbd))\b"
+    r"[a-z]+_(?:me|here|name|item|text|task|goal|date|time|value|thing|fact|note|number|title|tbd))\b|"
+    # A program's slot left unfilled: "add {0} and {1} to the list", "save this: #NOTE#".
+    r"\{\d{1,2}\}|#[a-z_]{2,20}#"
 )
 # a command cut off before its object ("set a goal to... actually, no", "remind me to"): its last word waits for more;
 DANGLING_WORDS = frozenset("to the a an my our your and or of for about with at by".split())
@@ -320,6 +327,8 @@ STRANDED_PREPOSITIONS = frozenset("to of for about with at by".split())
 FORWARD_POINTERS = frozenset("following below".split())
 # a reminder with a time and nothing to be reminded of ("remind me at ten past six"): these lead its text in.
 REMINDING_VERBS = frozenset("remind".split())
+# A call on the person is a reminder: "nudge me about ...", "ping us at 9 to ..." read as "remind me ...".
+CALLING_ON_VERBS = frozenset("nudge ping buzz prod poke".split())
 TEXT_LEADS = frozenset("to that about of re at on by for in".split())
 # Someone's own thing ("her list of must-have shots", "his address") is not named by naming them: unless the message
 # names the thing itself ("her number is ..., save her number"), it was said elsewhere.

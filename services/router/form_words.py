@@ -110,8 +110,10 @@ FILLER_WORDS = frozenset(
 
 # "Guess who ...?" announces news, it asks nothing ("Guess who finally passed her driving test??").
 # Nor does "(Well) would you believe it, ..." ("can you believe it", "could you credit this").
+# Nor "Would you look at that, ..." (wonder at news, "would you just look at this!").
 RHETORICAL_RE = re.compile(r"^(?:(?:oh|hey|so|ok|okay|omg|well)[ ,!.]+)*(?:guess (?:who|what|where|how|which)\b|"
-                           r"(?:can|could|would) (?:you|u|ya) (?:believe|credit) (?:it|this)\s*[,.!:;\u2013\u2014-])")
+                           r"(?:can|could|would) (?:you|u|ya) (?:believe|credit) (?:it|this)\s*[,.!:;\u2013\u2014-]|"
+                           r"(?:would|will) (?:you|u|ya) (?:just )?look at (?:that|this)\s*[,!])")
 # "What a day." exclaims, it asks nothing (unless its sentence ends in "?": "what a mess, where do I start?").
 EXCLAMATIVE_RE = re.compile(r"^(?:(?:oh|god|man|wow|honestly)[ ,!.]+)*what an? [^.!?]*(?:[.!]|$)")
 # A relative clause after a noun asks nothing: "I'm allergic to latex, which is fun in a dental practice", "my sister,

@@ -67,6 +67,27 @@ THING_DIED_RE = re.compile(
     r"mower|hoover|toaster|oven|microwave|scanner|radio|speaker|modem|remote|keyboard|mouse|sat ?nav|forklift|"
     r"generator)(?: (?:just|then|finally|totally|completely|has|had))? died\b"
 )
+# A worry of before that names what the news is about: "the chick we were worried about has started eating", "the
+# scan I was nervous about came back clear" (a worry of now is no past: "the interview I'm nervous about is tomorrow").
+PAST_WORRY_RE = re.compile(
+    r"\b(?:the|that|this|those|these|my|our|his|her|their) (?:[a-z'-]+ ){1,3}?(?:(?:that|which|who) )?"
+    r"(?:i|we|you|they|he|she|everyone|everybody) (?:was|were|had been) (?:(?:so|really|quite|a bit|very|all|"
+    r"a little) )?(?:worried|nervous|scared|anxious|afraid|stressed|terrified) (?:about|of|over|for)"
+    # and what became of it: "... has started eating", "... came back clear", "... is fine".
+    r"(?= (?:has|have|had|is|are|was|were|turned|came|went|got|did|passed|ended|started|finally|just|actually|"
+    r"worked|healed|arrived|showed)\b)"
+)
+
+_WORRIED = ("worried", "nervous", "scared", "anxious", "afraid", "stressed", "terrified")  # searched only with one
+
+
+def not_of_the_person(lower: str) -> str:
+    """``lower`` without what sounds like distress and is not the person's now: a machine that "died" ("the card
+    machine died at lunch"), a worry of before ("the chick we were worried about has started eating")."""
+    lower = THING_DIED_RE.sub(" ", lower) if "died" in lower else lower
+    return PAST_WORRY_RE.sub(" ", lower) if any(word in lower for word in _WORRIED) else lower
+
+
 # A day told as it went, with nothing asked (issue 31, twelfth round): framed as a day, a shift or an update up front
 # ("Long shift. Three funerals, ...", "Started at 4, delivered the sourdough ...", "Just back from a twelve hour shift
 # on the bins ...", "So the update: ..."), or winding down at its end ("Home now.", "Feet up now.", "now I'm on the sofa

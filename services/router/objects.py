@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from services.router.ascii_twin import grouped
 from services.router.command_words import (
+    CALLING_ON_VERBS,
     CONTENT_FOLLOWS_RE,
     EDIT_MADE_RE,
     EDITING_VERBS,
@@ -150,6 +151,8 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
     leads = {match[0] for match in matches[:index]}
     if "mind" in leads:  # "would you mind sending the same to Jo"
         verb = _base_of(verb)
+    if verb in CALLING_ON_VERBS and index + 1 < len(matches) and matches[index + 1][0] in ("me", "us"):
+        verb = "remind"  # "nudge me about what the plumber said": of what, said where?
     if verb in PLACEHOLDERS and index and matches[index - 1][0] in _WISHING:
         # "I need a reminder for seven in the evening": a wish whose object is the request's; only a placeholder or a
         # pointer is read here ("I need a coffee, then send the same to Jo" reads on).

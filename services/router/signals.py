@@ -36,7 +36,7 @@ from services.router.command_words import (
     VERB_ME_RE,
 )
 from services.router.form_words import WH_CLAUSE_RE
-from services.router.mood_words import DAY_TOLD_MIN_WORDS, DAY_TOLD_RE, DISTRESS_RE, REASSURED_RE, THING_DIED_RE
+from services.router.mood_words import DAY_TOLD_MIN_WORDS, DAY_TOLD_RE, DISTRESS_RE, REASSURED_RE, not_of_the_person
 from services.router.objects import deed_again, request_object
 from services.router.prefilter import Prefiltered
 from services.router.reference_words import (
@@ -349,7 +349,7 @@ def telling_signals(view: TextView, signals: dict[str, float]) -> dict[str, floa
                 or signals["keyboard_mash"] >= 0.5)
     statement = said and bool(view.content) and REQUEST_RE.search(view.lower) is None and not any(
         signals[name] for name in _ASKING)
-    lower = THING_DIED_RE.sub(" ", view.lower) if "died" in view.lower else view.lower  # "the card machine died"
+    lower = not_of_the_person(view.lower)  # "the card machine died", "the chick we were worried about is fine"
     distress = DISTRESS_RE.search(lower) is not None and not signals["vague_request"] and (  # "can you help me?"
         REASSURED_RE.search(view.lower) is None)  # "stressed about exams but I'll survive"
     # A long day told as it went ("Long shift. Three funerals, ... Home now with a tea"): its length, times are no ask.

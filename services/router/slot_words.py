@@ -8,7 +8,7 @@ SKILL_WORDS = frozenset(
     "grocery groceries todo to-do remember note save goal goals new track please can could you me my book up make "
     "take keep mind jot write down don't forget create start store log record progress later memory following info "
     "information tasks checklist wishlist called named need want like pop chuck throw stick bung whack slap shove hang "
-    "off onto "
+    "off onto slip tuck toss lob sneak squeeze "
     "storing saving setting creating making putting adding starting tracking keeping noting remembering logging "
     "recording popping sticking ping pinging nudge nudging alert alerting buzz buzzing wake item items entry entries "
     "copy safe safely notes "

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 from services.router.ascii_twin import grouped
+from services.router.list_words import CLAUSE_START
 from services.router.prefilter import prefiltered
-from services.router.words import CLAUSE_START
 
 # Asking to be prompted, opening a clause: with a time it is a scheduled prompt ("Every Monday at 8, ask me what my
 # priorities are"); "my boss will ask me about it on Monday" opens no clause with it.
@@ -29,9 +29,9 @@ BARE_STORE_RE = re.compile(
     # What it belongs to says which kind, not which one: "save the new number for the garage".
     r"(?: (?:for me|for later|please|pls|for (?:the|my|our) [a-z'-]+))*\W*$"
 )
-# Numbered, bulleted, boxed or quoted entries left empty after a colon: "things to pack:\n1.\n2.\n3.", "Shopping for
-# the party:\n>\n>", "to do:\n[ ]\n[ ]" (a form to fill, no item).
-EMPTY_ENTRIES_RE = re.compile(r":\s*(?:(?:\d{1,2}[.)]|[-*•>▪◦☐]|\[ ?\])\s*){2,}$")
+# Numbered, bulleted, boxed or quoted entries left empty after a colon or under a heading line: "things to
+# pack:\n1.\n2.\n3.", "Shopping for the party:\n>\n>", "to do:\n[ ]\n[ ]", "Camp list\n•\n•" (a form to fill, no item).
+EMPTY_ENTRIES_RE = re.compile(r"(?::|\n)\s*(?:(?:\d{1,2}[.)]|[-*•>▪◦☐]|\[ ?\])\s*){2,}$")
 # A command to show what is stored (issue 31, fourth round): a display verb, then the person's stored things or what
 # was kept ("show my reminders", "list my goals", "pull up the memories you saved about Jamie", "look up what I told
 # you about X", "list everything I've asked you to store"). Not "show me how to ...", "list the goals of the
@@ -86,10 +86,11 @@ SHOWN_MORE_RE = prefiltered(
     # or before when they are for; "show notes on how to ..." asks for a how-to).
     rf"{CLAUSE_START}(?:show|list|display|view|open|read out|pull up|bring up) (?:reminders|goals|notes|memories|"
     r"alarms|resolutions)(?:\W*$| (?:for|from|today|tomorrow|tonight|this|next|pls|please)\b)|"
-    # The particle after what is shown: "pull my notes on the boat up", "dig the reminders for June out".
-    rf"{CLAUSE_START}(?:pull|dig|look) (?:my|our|the|all(?: (?:my|the))?)(?: [a-z'-]+){{0,3}}? {_SHOWN}"
+    # The particle after what is shown: "pull my notes on the boat up", "dig the reminders for June out", "bring my
+    # goals up, I want to see where I am" (a clause of its own may follow).
+    rf"{CLAUSE_START}(?:pull|dig|look|bring|call) (?:my|our|the|all(?: (?:my|the))?)(?: [a-z'-]+){{0,3}}? {_SHOWN}"
     r"(?: (?:on|about|for|from|of) [^.?!,]{1,40}?)? (?:up|out)(?: for (?:me|us))?(?:,? (?:please|pls|thanks|thx))?"
-    r"\W*$|"
+    r"(?:\W*$|\s*[,.;!]\s*(?:i|i'd|i'm|so|just)\b)|"
     # "Recall" as the command to show what was kept: "recall all the facts you've saved about the boat".
     rf"{CLAUSE_START}recall (?:for me )?(?:all(?: of)?(?: the| my)?|every|each|the|my|everything|whatever|what)"
     rf"(?: [a-z'-]+){{0,2}}? (?:{_SHOWN} )?(?:that )?(?:i|i've|i have|we|you|you've|you have|u)(?: (?:already|ever))? "

@@ -36,6 +36,9 @@ TIME_RE = grouped(
     rf"at \d{{1,2}}(?::\d\d)?|\d{{1,2}}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.|o'?clock)|\d{{1,2}}:\d\d|"
     # The hour as much of the world writes it: "at 18h", "9h30" (not "open 24h": no "at" and no minutes).
     rf"(?:at|by|from|until|till) \d{{1,2}}h(?:\d\d)?|\d{{1,2}}h\d\d|"
+    # A span counted from now: "90 minutes from now", "an hour and a half from now".
+    rf"(?:a|an|\d+|a few|a couple of|half an|{_HOUR_WORDS}|fifteen|twenty|thirty|forty(?:-five)?|ninety) "
+    r"(?:min|mins|minutes?|hours?|hrs?|days?|weeks?)(?: and a half)? from now|"
     rf"in (?:a|an|\d+|a few|few|a couple of|couple of|half an|{_HOUR_WORDS}|fifteen|twenty|thirty|forty(?:-five)?|"
     r"ninety) (?:min|mins|minutes?|hours?|hrs?|days?|weeks?|months?)|"
     rf"every (?:day|week|month|morning|evening|night|{DAYS})|(?:{MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?|"

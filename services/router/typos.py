@@ -2,7 +2,8 @@
 
 Only the skill vocabulary is corrected, and only by slips that rarely turn one English word into another:
 two neighbouring letters swapped, one letter dropped from a long word, one key pressed twice in a long
-word, or the last key of a long word missed ("reming"). A word that merely inflects a keyword ("reminders",
+word, one stray key inside a word of eight letters or more ("rememeber"), or the last key of a long word missed
+("reming"). A word that merely inflects a keyword ("reminders",
 "stored") is left as it is, and no other letter is ever substituted ("goat" stays a goat). "What" texted ("wot",
 "wat") is read as "what".
 """
@@ -27,7 +28,7 @@ def _drops(word: str) -> set[str]:
 
 # Slips that are words of their own (checked against the MiniLM word-piece vocabulary by
 # tests/test_router_classes.py): "memories" is no mistyped "memorise", nor "hopping" a mistyped "shopping".
-WORDS_THEMSELVES = frozenset("memories hopping pacing forged forger forges grocers reminded".split())
+WORDS_THEMSELVES = frozenset("memories hopping pacing forged forger forges grocers reminded remainder".split())
 _SWAPPED = {slip: word for word in KEYWORDS if len(word) >= 4 for slip in _swaps(word) - WORDS_THEMSELVES}
 _DROPPED = {slip: word for word in KEYWORDS if len(word) >= 7  # "remmber", "shoping"
             for slip in _drops(word) - WORDS_THEMSELVES}
@@ -35,6 +36,10 @@ _DROPPED = {slip: word for word in KEYWORDS if len(word) >= 7  # "remmber", "sho
 # thumb lifts off.
 _LAST_MISSED = {word[:-1] + key: word for word in KEYWORDS if len(word) >= 6 for key in "abcdefghijklmnopqrstuvwxyz"
                 if key != word[-1] and word[:-1] + key not in WORDS_THEMSELVES}
+# One stray key inside a long word ("rememeber", "calenedar"): at eight letters and more a letter more is a slip,
+# rarely another word (an ending added, "reminders", is an inflection, left as it is below).
+_INSERTED = {word[:i] + key + word[i:]: word for word in KEYWORDS if len(word) >= 8 for i in range(1, len(word))
+             for key in "abcdefghijklmnopqrstuvwxyz" if word[:i] + key + word[i:] not in WORDS_THEMSELVES}
 # "What" as texted: "pull up wot i saved about the flour".
 TEXTED = {"wot": "what", "wut": "what", "wht": "what", "wat": "what"}
 _LONG = frozenset(word for word in KEYWORDS if len(word) >= 5)
@@ -48,7 +53,7 @@ def correct(word: str) -> str:
         return TEXTED[word]
     if len(word) < 4 or word in KEYWORDS:
         return word
-    fix = _SWAPPED.get(word) or _DROPPED.get(word) or _LAST_MISSED.get(word)
+    fix = _SWAPPED.get(word) or _DROPPED.get(word) or _LAST_MISSED.get(word) or _INSERTED.get(word)
     if fix is None and len(word) >= 6 and word[:2] in _LONG_STARTS:  # "shoppping": one key pressed twice
         fix = next((word[:i] + word[i + 1:] for i in range(1, len(word))
                     if word[i] == word[i - 1] and word[:i] + word[i + 1:] in _LONG), None)

@@ -2,7 +2,7 @@
 
 Compiled once at import (pure data, no I/O). ``services/router/signals.py`` turns them into signals; times live in
 ``services/router/time_words.py``, distress and reassurance in ``services/router/mood_words.py``, writing tasks and
-advice in ``services/router/answer_words.py``.
+advice in ``services/router/answer_words.py``, lists and where a command opens in ``services/router/list_words.py``.
 """
 
 from __future__ import annotations
@@ -11,93 +11,23 @@ import re
 
 from services.router.ascii_twin import twinned
 from services.router.form_words import PLEASE_ABROAD, THANKS_ABROAD
+from services.router.list_words import (
+    CLAUSE_START,
+    LIST_CREATE,
+    LIST_FIRST,
+    LIST_ITEMS,
+    LIST_PLEASE,
+    MANAGE_AT_CLAUSE,
+    NAME_CHAR,
+    NAMED_LIST,
+    STORED,
+    WHOLE_LIST,
+)
 from services.router.prefilter import prefiltered
 from services.router.time_words import TIME_RE
 from services.text import OWNER_NAME
 
 WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-
-# Where an imperative can start: the top of the message, a new clause, or after a polite lead-in.
-# (One factored alternation: re scans it several times faster than a list of "\bword " branches.)
-CLAUSE_START = (
-    rf"(?:^|[,.;!:]\s*|\b(?:please|pls|plz|kindly|{PLEASE_ABROAD}|can you|could you|would you|will you|can u|could u|"
-    r"you can|you could|"
-    r"u could|and(?: also)?|also|but|just|now|mind|be possible to|as to|(?:need|want)(?:ing)? you to|let'?s|"
-    r"(?:like|want) that (?:you|u)|if (?:you|u) (?:would|could)) |"  # "I would like that you save ...": a learner's
-    r"\bif (?:you|u)'d )"  # request; "I would be grateful if you would create …"
-)
-_STORED = r"(?:reminders?|alarms?|timers?|appointments?|meetings?|events?|notifications?)"
-# A name's letters in the list and goal patterns: the Latin alphabets' (ß to ɏ, the text is lower case), an apostrophe
-# and a hyphen: "a baptême list", "my fête list", "Oisín's party list".
-LATIN_LETTERS = r"\u00df-\u024f"  # the Latin alphabets' lower-case letters beyond a-z, ß to ɏ (a class's range)
-NAME_CHAR = rf"[a-z{LATIN_LETTERS}'-]"
-# A named list: "my shopping list", "the packing list", "our to-do list" (the name is group 1).
-_NAMED_LIST = (
-    rf"(?:my|our|the|this|that) ((?:(?!(?:from|off|on|onto|to|of) ){NAME_CHAR}+ ){{0,3}})"
-    r"(?:list|to-?do list|to-?dos?)\b"
-    r"(?! of)"
-)
-_WHOLE_LIST = rf"(?:delete|remove|clear|empty|wipe|reset|rename|archive)(?: out)? {_NAMED_LIST}"
-# The imperative alternatives of "manage" share one clause start: one pass over the text, not one per alternative.
-_MANAGE_AT_CLAUSE = (
-    r"(?:cancel|delete|remove|clear|stop|pause|turn off|disable|snooze|move|push|shift|postpone|reschedule|change|"
-    rf"update|edit|scrap|ditch|bin|drop|get rid of)\b[^.?!]{{0,40}}?\b{_STORED}\b|"
-    r"stop (?:reminding|pinging|nudging|bugging) me\b|"
-    rf"un(?:check|tick)\b|(?:check|tick|cross|strike) off\b|tick\b|{_WHOLE_LIST}|"
-    rf"(?:create|make|start|set up|open)(?: me)? (?:a |an )?new (?:{NAME_CHAR}+ ){{0,2}}list\b|"
-    r"(?:mark|complete|finish|close|drop|delete|remove|cancel|abandon|archive|pause|update|change|edit|raise|lower)\b"
-    r"[^.?!]{0,30}?\bgoals?\b"
-)
-
-# Three or more short items separated by commas: "tent, sleeping bags, headlamp".
-_ITEM_RUN = r"[^.?!,:;]{1,40}(?:,[^.?!,:;]{1,40}){2,}"
-# A named list and its items with no verb at all: "Shopping list: milk, eggs, bread", "packing list - passport".
-_LIST_ITEMS = (
-    rf"(?:^|[.!]\s+|\b(?:on|onto|to|in|for) )(?:(?:my|the|our|a|new) )?(?:{NAME_CHAR}+ ){{0,3}}?"
-    # A learner's "my list of shopping" is the shopping list.
-    r"(?:list(?: of shopping)?|to-?do list|todo list|checklist|wishlist|to-?dos|groceries|things to (?:buy|get|pack|"
-    r"bring|do))"
-    # A hyphen separates only with a space beside it: "a checklist for a first-time lambing season" has no items.
-    # What it is for may take a few words: "List for the harvest at the Mendoza vineyard: secateurs, ...".
-    r"(?: for [^.?!:,]{1,60}?)?(?:,? (?:please|pls))?(?:\s*:|\s+-|-\s|\s*\u2013|\s*\u2014)\s*[^?\s][^?]*$"
-)
-# Items asked onto a named list with no verb, politely: "butter and cheese on the shopping list please" (not a
-# question: "anything on the list, please?").
-_LIST_PLEASE = (
-    r"(?:^|[.!\u2013\u2014-]\s*)(?!(?:what|which|who|how|is|are|anything|nothing|there)\b)[^.?!:]{1,60}? "
-    rf"(?:on|onto|to) (?:my|our|the) (?:{NAME_CHAR}+ ){{0,2}}(?:list|to-?do list|checklist|groceries)"
-    r"(?:,? (?:please|pls|plz|bitte|por favor|thanks|thx|merci))+[.!]*\s*$"
-)
-# The list named first, then what goes on it: "For the under 9s kit list add cones, bibs and the ball pump".
-_LIST_FIRST = (
-    # An order is a list to fill: "on my zoo shop order add penguin keyrings".
-    r"(?:(?:^|[.!]\s+)(?:for|on|to|onto|in) (?:my|our|the) (?:[a-z0-9'-]+ ){0,3}(?:list|to-?do list|checklist|wishlist|"
-    r"order),? "
-    # Or named alone at the start, as a heading: "boat list. take the bucket off. add anchor and a spare battery".
-    r"|^(?:(?:my|our|the) )?(?:[^\W\d_][\w'-]* ){1,3}list[.:!,]? (?:- )?)"
-    r"(?:(?:please|pls|can you|could you|just) )?(?:add|put|include|pop|stick|chuck|bung|jot down|remove|delete|strike|"
-    r"drop|(?:take|cross|knock)(?: [^.?!]{0,40}?)? off)\b"
-)
-# Making a list that names its content: "create a packing list with X and Y", "new list called gifts: ...",
-# "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is
-# missing). Not "make me a list of interview questions" (writing, RESPOND) unless items follow a colon.
-_LIST_CREATE = (
-    rf"{CLAUSE_START}(?:(?:create|creating|make|making|start|starting|set(?:ting)? up|open|opening|begin|"
-    # "I'd like to start a reading list with …", "I want make a list for …" (a learner's)
-    r"put(?:ting)? together|(?:i (?:need|want|would like)|i'?d like)(?: to)?(?: (?:make|create|start|have))?)"
-    r"(?: me| us| myself| for (?:me|us))? (?:a |an |another )?(?:new )?|"
-    r"new )"
-    rf"(?:{NAME_CHAR}+ ){{0,3}}?(?:list|to-?do list|todo list|checklist|wishlist)\b"
-    r"(?:(?! of)[^.?!]{0,40}?(?::|\bwith\b|\bw/|\bw (?=[^\W\d_])|\bcontaining\b|\bincluding\b|\bcalled\b|\bnamed\b|"
-    r"\btitled\b|['\"])|"
-    # "I need a list for the camping weekend. tent, sleeping bags, headlamp": the items follow in a run of their own.
-    rf"(?! of)[^.?!]{{0,40}}?[.!]\s+{_ITEM_RUN}|"
-    # "make a list for the bucks, esky, ice, fishing rods, snags": what it is for, then its items.
-    rf" for [^.?!,:]{{1,30}}?,\s*{_ITEM_RUN}|"
-    r" of [^.?!:]{1,40}:| of (?:those|these|them)\b|"
-    r"(?: for (?:me|us))?(?:,? (?:please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte))*"
-    r"\W*$)"
-)
 
 # "remind me what grandma's address is" asks about the person's own world, like "my".
 _KIN = "mum|mom|dad|gran|grandma|grandpa|nan|sister|brother|wife|husband|partner|son|daughter|boss"
@@ -133,6 +63,8 @@ SKILL_PATTERNS = {
     r"\bwhat have (?:i|we) got (?:on|planned|booked)\b|\b(?:am i|are we) (?:free|busy|booked)\b(?! to\b)",
     "list": r"\b(?:add(?:ing|ed)?|ad|put(?:ting)?|pop(?:ping)?|chuck(?:ing)?|throw(?:ing)?|stick(?:ing)?|bung|jot|"
     r"whack|slap|shove|bang|"
+    # Put there in passing: "slip the ice onto the party list", "tuck some batteries on the camping list".
+    r"slip(?:ping)?|tuck(?:ing)?|toss(?:ing)?|lob|sneak|squeeze|"
     r"write|"
     r"copy|mark|remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|tick(?:ing)?|check(?:ing)?|clear(?:ing)?|wip(?:e|ing)|"
     r"scratch(?:ing)?|strik(?:e|ing))\b"
@@ -159,8 +91,8 @@ SKILL_PATTERNS = {
     r"\b(?:add|ad|put|pop|chuck|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) shopping[.!]*\s*$|"
     # A list's name as typed, accents and all: "my Chiloé list", "our Tromsø list".
     rf"\b(?:my|our) (?:(?:[^\W\d_]|['-])+ ){{0,2}}(?:list|lists|to-?dos?|to do list|wishlist|checklist)\b(?! of)|"
-    rf"{_LIST_CREATE}|"
-    rf"{_LIST_ITEMS}|{_LIST_PLEASE}|{_LIST_FIRST}|"
+    rf"{LIST_CREATE}|"
+    rf"{LIST_ITEMS}|{LIST_PLEASE}|{LIST_FIRST}|"
     # Reading lists back: "which lists have I got?", "read out the to-do list".
     r"^(?:what|which) lists\b|\bhow many lists (?:do|have) i\b|"
     # "wat we got on the list for the beach so far", "what have I put on the shopping list", "… on Oisín's party list"
@@ -274,7 +206,8 @@ SKILL_PATTERNS = {
     r"(?:^|[,.;!-]\s*)goal for [^.?!:,]{1,30}? is [^.?!]{3,80}?[,.;!-]\s*(?:(?:can|could|will|would) (?:you|u) |please "
     r"|pls )?(?:track|keep (?:track of|tabs on|an eye on)|log|monitor) (?:that|it|this)\b|"
     # Keeping something said as a goal: "please track that as a goal", "save it as one of my goals".
-    r"\b(?:set|add|record|create|make|start|track|log|keep track of|save|store|turn|count|treat|put)\b[^.?!]{0,40}?"
+    r"\b(?:set|add|record|create|make|start|track|log|keep track of|save|store|turn|count|treat|put|keep|note|file|"
+    r"hold)\b[^.?!]{0,40}?"
     r"\b(?:as|into) (?:a|an|my|one of my) (?:new |personal )?goals?\b|"
     r"\bi (?:want|'d like|would like|need) to (?:keep track of|track)\b|"
     rf"{CLAUSE_START}(?:track|keep track of|log|monitor) (?:my |our )?progress\b|\b(?:how'?s|how is|how am i doing)\b"
@@ -295,7 +228,7 @@ SKILL_PATTERNS = {
     r"(?:about|on|of|that|saying)\b)|\bstop remembering\b|"
     r"\b(?:i )?(?:don'?t|do not) want you to (?:remember|keep|know|store)\b",
     # Changing or removing something already stored: reminders, list items, whole lists, goals.
-    "manage": rf"{CLAUSE_START}(?:{_MANAGE_AT_CLAUSE})|\blist (?:called|named)\b|"
+    "manage": rf"{CLAUSE_START}(?:{MANAGE_AT_CLAUSE})|\blist (?:called|named)\b|"
     r"\b(?:what|which|any|all (?:of )?my|list (?:my|all)|show (?:me )?my) (?:upcoming |active |current |pending )?"
     rf"reminders\b|\bgoals?\b[^.?!]{{0,40}}?{CLAUSE_START}(?:delete|drop|remove|cancel|abandon|archive) "
     r"(?:it|that|this)\b|"
@@ -313,18 +246,21 @@ READ_QUESTION_RE = re.compile(
     r"should have) remind\b"
 )
 LIST_WRITE_RE = re.compile(r"\b(?:add|adding|ad|put|putting|pop|chuck|throw|stick|bung|whack|slap|shove|jot|write|copy|"
+                           r"slip|slipping|tuck|tucking|toss|tossing|lob|sneak|squeeze|"
                            r"remove|delete|"
                            r"take|cross|mark|"
                            r"tick|check|clear|clearing|wipe|wiping|scratch|strike|"
                            r"create|creating|make|making|start|"
-                           r"starting|set up|setting up|open|opening|begin|together|need|want|like|new)\b")
-LIST_ITEMS_RE = re.compile(rf"{_LIST_ITEMS}|{_LIST_PLEASE}")
-WHOLE_LIST_RE = re.compile(rf"{CLAUSE_START}{_WHOLE_LIST}")
-NAMED_LIST_RE = re.compile(rf"\b{_NAMED_LIST}")
+                           r"starting|set up|setting up|set (?:me|us) up|setting (?:me|us) up|open|opening|begin|"
+                           r"together|need|want|like|new)\b")
+LIST_ITEMS_RE = re.compile(rf"{LIST_ITEMS}|{LIST_PLEASE}")
+WHOLE_LIST_RE = re.compile(rf"{CLAUSE_START}{WHOLE_LIST}")
+NAMED_LIST_RE = re.compile(rf"\b{NAMED_LIST}")
 # Forms that ask the assistant to do something: "can you ...", "please", "I'd like you to", "would it be possible".
 REQUEST_RE = twinned(
-    # Not news announced: "would you believe it, the lift passed first time".
-    r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b(?! (?:believe|credit) (?:it|this)\s*[,.!:;\u2013\u2014-])|"
+    # Not news announced: "would you believe it, the lift passed first time", "would you look at that, sunshine".
+    r"\b(?:can|could|would|will|won't|wouldn't) (?:you|u)\b(?! (?:believe|credit) (?:it|this)\s*[,.!:;\u2013\u2014-]|"
+    r" (?:just )?look at (?:that|this)\s*[,!])|"
     r"\b(?:please|pls|plz|kindly)\b|\byou (?:can|could|may)\b|"
     # "lets gooo" cheers, it asks nothing.
     r"\bi (?:want|need|'d like|would like) you\b|\bmind\b|\bpossible\b|\blet'?s\b(?! go+\b\W*$)|"
@@ -368,7 +304,7 @@ REMIND_EXPLAIN_RE = prefiltered(
 
 # A stored thing named by its time says which one it is: "move my 6pm reminder to 7", "cancel tomorrow's meeting".
 TIMED_STORED_RE = re.compile(
-    rf"{TIME_RE.pattern}(?:'s)? (?:[a-z'-]+ )?{_STORED}\b|\b{_STORED} (?:for |on |set for )?{TIME_RE.pattern}"
+    rf"{TIME_RE.pattern}(?:'s)? (?:[a-z'-]+ )?{STORED}\b|\b{STORED} (?:for |on |set for )?{TIME_RE.pattern}"
 )
 # Politeness around a command is not its content: "set a goal, thanks" still names no goal.
 POLITE_WORDS = frozenset(
@@ -381,6 +317,7 @@ POLITE_WORDS = frozenset(
 LEAD_IN_RE = re.compile(
     # "Well would you believe it, the lift passed first time": news announced, not a question.
     r"^(?:(?:well|(?:would|could|can) (?:you|u|ya) (?:believe|credit) (?:it|this)(?=\s*[,.!:;\u2013\u2014-])|"
+    r"(?:would|will) (?:you|u|ya) (?:just )?look at (?:that|this)(?=\s*[,!])|"
     r"(?:you'?ll|you will) never (?:believe|guess)|"
     rf"please|pls|plz|kindly|{PLEASE_ABROAD}|hey|yo|hiya|wait|ok|okay|so|and|also|now|can you|"
     r"could you|would you|can u|could u|would u|(?:i'?ll )?tell you what|guess what|you know what)[ ,!.]+)+"
