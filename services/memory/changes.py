@@ -27,7 +27,8 @@ STOP = {"a", "an", "the", "is", "are", "was", "were", "am", "be", "been", "to", 
 _ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any ?more|these days)\b"
                     r"|\b(?:left|quit|stopped|resign(?:ed)?(?: from)?|"
                     r"handed in (?:my|the user's|their) notice (?:at|to)|"
-                    r"(?:gave|given|giving) up|gave away|sold|broke up with|divorced|no longer|"
+                    r"(?:gave|given|giving) up|gave away|sold|(?:got|gotten|getting) rid of|broke up with|divorced|"
+                    r"no longer|"
                     r"no more|rehomed|(?:had to )?rehome|dropped(?: out of)?|switched (?:away )?from|"
                     r"moved (?:out of|away from)|cancell?ed|canceled|called off|(?:finish(?:ed)?|done|through) with)"
                     r"\s+(?P<what2>.+)$"
@@ -66,6 +67,7 @@ _LAST_ONE = re.compile(r"\blast (?:day|shift|week|trip|voyage|sailing|run)s? (?:
 _PAST_DAY = re.compile(r"\b(?:yesterday|today|last (?:week|night|month))\b")  # the when of an ending (DATED: ahead)
 # A thing whose date or time moved: "my defence got moved to the 19th of May", "the meeting was pushed back to
 # Friday", "Tom's party is postponed until June". What moved is the clause's subject before the verb.
+_DAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?(?:\s+(?:mornings?|afternoons?|evenings?|nights?))?"
 _RESCHEDULED = re.compile(r"(?P<what>[a-z0-9' ]+?)\s+(?:(?:got|has been|have been|was|were|is|are|been|just|now)\s+)*"
                           r"(?:moved|postponed|rescheduled|pushed(?: back)?|put back|brought forward|delayed|"
                           r"changed|shifted|bumped)\s+(?:back\s+|forward\s+)?(?:to|till|until|for)\b"
@@ -77,7 +79,10 @@ _RESCHEDULED = re.compile(r"(?P<what>[a-z0-9' ]+?)\s+(?:(?:got|has been|have bee
                           # A time said in place of the old one: "my water aerobics class is on Fridays now instead of
                           # Tuesdays", "choir is at 7 now, not 6" (the new time, then the old).
                           r"|(?P<what_now>[a-z0-9' ]+?)\s+(?:is|are|will be)\s+(?:now\s+)?(?:on|at|every)\s+"
-                          r"[a-z0-9:' ]{1,30}?\s*(?:\bnow\s+)?(?:instead of|rather than|\bnow,\s+not)\b")
+                          r"[a-z0-9:' ]{1,30}?\s*(?:\bnow\s+)?(?:instead of|rather than|\bnow,\s+not)\b"
+                          # ... or a day said with "now": "Mila's course is Thursdays now", "choir is now on Mondays"
+                          r"|(?P<what_day>[a-z0-9' ]+?)\s+(?:is|are)\s+(?:now\s+(?:on\s+)?(?:every\s+)?" + _DAYS
+                          + r"|(?:on\s+)?(?:every\s+)?" + _DAYS + r"\s+now)\b")
 # The person moved home ("I moved!", "we just moved to Leeds", "moved house"), not something else ("moved the
 # meeting", "moved on"): where they lived before is history. And the facts saying where they live.
 _MOVED = re.compile(r"\b(?:i|we|the user)\s+(?:have\s+|has\s+|just\s+|finally\s+)*moved\b"
@@ -161,7 +166,7 @@ def rescheduled_things(text: str) -> set[str]:
     match = _RESCHEDULED.search(_plain(text))
     if match is None:
         return set()
-    what = match.group("what") or match.group("what_now")
+    what = match.group("what") or match.group("what_now") or match.group("what_day")
     return _things(match.group("what_by") or _CLAUSE_END.split(what)[-1])
 
 

@@ -38,7 +38,8 @@ FIRST_PERSON = [(re.compile(r"\b[Ii] am\b|\b[Ii]'m\b|\b[Ii]m\b"), "the user is")
 LEAD_IN = re.compile(r"^(?:(?:(?:hi|hello|hey|hallo)(?: there| again)?(?:,? my (?:friend|dear))?|"
                      r"(?:good )?(?:morning|afternoon|evening)|oh|and|also|so|"
                      r"well|ok|okay|anyway|btw|by the way|(?:big|good|great|bad|sad) news|guess what|fun fact|"
-                     r"update|news|tbh|ngl|honestly|lol|(?:allow|let) me (?:to )?introduce myself|"
+                     r"update|news|tbh|ngl|honestly|lol|ugh|argh|meh|wow|yay|omg|"
+                     r"(?:allow|let) me (?:to )?introduce myself|"
                      r"just so (?:you|u) know|fyi|for the record|heads up|"
                      # an announcement before a colon: "Let me tell you something: …", "Make I tell you one thing: …",
                      # a learner's "I must say you one thing: …"
@@ -58,7 +59,8 @@ NAMED_FIRST = re.compile(NOT_A_NAME + r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?
 # A sentence that leaves its "I" out, as people write in chat: "got moved to the day shift!!", "just finished my
 # first marathon"; and what ended for them: "no more nights" (the person's change of shift, lost without it).
 IMPLIED_I = re.compile(r"^(?:(?:just|finally|also|now|recently|actually|still|officially)\s+)*(?:got|went|started|"
-                       r"finished|moved|bought|sold|quit|left|joined|switched|began|booked|passed|lost|won|spent|"
+                       r"finished|moved|bought|picked up|sold|quit|left|joined|switched|began|booked|passed|lost|won|"
+                       r"spent|"
                        r"visited|adopted|became|retired|graduated|signed|love|hate|miss|am|been|run|own|work|live|"
                        # "still livin at home in aitkenvale w mum n dad": chat drops the g.
                        r"livin|living|workin|working)\b",

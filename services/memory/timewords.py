@@ -160,7 +160,7 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 # A day or a time said in a sentence: "the 1st of September", "March", "on Friday", "tomorrow", "10pm"; and as much
 # of the world writes them: "28/05", "12/4", "17h30", "16hs", "14:00" ("end of year show, 28/05, 17h30" told the
 # show's day and time, and was no fact without them; not "24/7").
-DATED = re.compile(rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)|{MONTH_ALT}|{'|'.join(WEEKDAYS)}|tomorrow|tonight|"
+DATED = re.compile(rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)|{MONTH_ALT}|(?:{'|'.join(WEEKDAYS)})s?|tomorrow|tonight|"
                    r"next (?:week|month|year)|\d{1,2}(?::\d{2})?\s?(?:am|pm)|"
                    r"(?!24/7\b)(?:[12]?\d|3[01])/(?:0?[1-9]|1[0-2])(?:/(?:\d\d)?\d\d)?|\d{1,2}[:h][0-5]\d|\d{1,2}\s?hs)"
                    r"(?![\w/])", re.IGNORECASE)
