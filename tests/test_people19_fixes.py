@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from services.memory.changes import change_in
 from services.memory.facts import list_facts, remember_fact
 from services.memory.from_words import chunk_from_words
+from services.memory.refusals import refused_things
 from services.memory.timewords import DATED
 from tests.memory_builders import create_user
 
@@ -65,3 +66,17 @@ def test_the_car_got_rid_of_and_the_class_moved_are_not_kept(session, hash_embed
     assert not any("Ford Fiesta" in text or "on Tuesdays" in text for text in texts)
     assert "The user picked up a Honda Jazz on Saturday, does 55 to the gallon" in texts
     assert "The club changed its schedule, Ali's judo class is Thursdays now" in texts
+
+
+@pytest.mark.parametrize(("fact", "refused", "still_offered"), [
+    ("Please, whatever you do, never recommend the user horror films", {"horror"}, "film"),
+    ("The user is not a fan of reality shows", {"reality"}, "show"),
+    ("The user doesn't like spicy food", {"spicy"}, "food"),
+])
+def test_a_kind_after_what_qualifies_it_is_not_refused_whole(fact: str, refused: set, still_offered: str) -> None:
+    assert refused <= refused_things(fact) and still_offered not in refused_things(fact)
+
+
+def test_a_kind_refused_alone_is_refused() -> None:
+    assert "film" in refused_things("The user hates films")
+    assert {"mushroom", "olive"} <= refused_things("The user can't stand mushrooms and olives")

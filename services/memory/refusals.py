@@ -121,12 +121,27 @@ SQL_PATTERN = (r"(can't|cannot|can not|never|able to) (stand|abide|stomach|bear)
                + "|".join(DIETS))
 
 
+# A kind of thing named after what qualifies it: "horror films" refuses horror, not every film (told "never recommend
+# me horror films", the guard rewrote every film suggestion away: "Everything I was going to suggest …").
+_KINDS = frozenset({"film", "films", "movie", "movies", "show", "shows", "series", "book", "books", "novel", "novels",
+                    "music", "song", "songs", "game", "games", "food", "foods", "dish", "dishes", "meal", "meals",
+                    "restaurant", "restaurants", "place", "places", "trip", "trips", "holiday", "holidays", "drink",
+                    "drinks", "snack", "snacks", "programme", "programmes", "program", "programs", "genre", "genres"})
+
+
+def _said(what: str) -> list[str]:
+    """The words naming what is refused, without the small words and without a kind after its qualifier."""
+    said = words(what)
+    return [word for index, word in enumerate(said) if word not in EMPTY
+            and not (word in _KINDS and index and said[index - 1] not in EMPTY)]
+
+
 def refused_things(fact: str) -> set[str]:
     """The things a fact says the person refuses, as word stems: "You can't stand mushrooms" → {"mushroom"}; a word
     naming a family ("dairy", "alcohol") or a diet ("vegetarian") stands for its members."""
     named: list[str] = []
     for match in REFUSING.finditer(fact):
-        said = [word for word in words(match["what"] or "") if word not in EMPTY]
+        said = _said(match["what"] or "")
         verb_names = _VERB_NAMES.get((match["verb"] or "").lower())
         named += said[:3] or ([verb_names] if verb_names else [])
     for match in NAMED_FIRST.finditer(fact):
