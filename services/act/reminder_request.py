@@ -8,7 +8,7 @@ import re
 from datetime import datetime, tzinfo
 
 from services.act.config import DueWords
-from services.act.request_words import POLITE, PlainAction, asks_again
+from services.act.request_words import PLEASE_WORDS, POLITE, PlainAction, asks_again
 from services.act.when import DAY_ONLY_HOUR, WEEKDAYS, DueTimeError, parse_due
 
 REMIND = re.compile(POLITE + r"remind me\s+(?P<rest>.+?)\W*$")
@@ -65,7 +65,7 @@ def reminder_action(text: str, now: datetime, zone: tzinfo, words: DueWords | No
 
 # What may open or close a sentence that only gives the time: "Make it tomorrow at 9.", "At 6pm, please."
 _TIME_SENTENCE_LEAD = re.compile(r"^(?:(?:make it|make that|for|say)\s+)?")
-_TIME_SENTENCE_END = re.compile(r"(?:,?\s*(?:please|pls|plz|thanks|thank you|thx|cheers|ta))+\W*$")
+_TIME_SENTENCE_END = re.compile(rf"(?:,?\s*(?:{PLEASE_WORDS}|thanks|thank you|thx|cheers|ta))+\W*$")
 
 
 def time_sentence(sentence: str) -> str:

@@ -58,7 +58,7 @@ LIST_ITEMS = (
 LIST_PLEASE = (
     r"(?:^|[.!\u2013\u2014-]\s*)(?!(?:what|which|who|how|is|are|anything|nothing|there)\b)[^.?!:]{1,60}? "
     rf"(?:on|onto|to) (?:my|our|the) (?:{NAME_CHAR}+ ){{0,2}}(?:list|to-?do list|checklist|groceries)"
-    r"(?:,? (?:please|pls|plz|bitte|por favor|thanks|thx|merci))+[.!]*\s*$"
+    rf"(?:,? (?:please|pls|plz|{PLEASE_ABROAD}|thanks|thx|merci))+[.!]*\s*$"
 )
 # The list named first, then what goes on it: "For the under 9s kit list add cones, bibs and the ball pump".
 LIST_FIRST = (
@@ -89,6 +89,6 @@ LIST_CREATE = (
     # "make a list for the bucks, esky, ice, fishing rods, snags": what it is for, then its items.
     rf" for [^.?!,:]{{1,30}}?,\s*{ITEM_RUN}|"
     r" of [^.?!:]{1,40}:| of (?:those|these|them)\b|"
-    r"(?: for (?:me|us))?(?:,? (?:please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte))*"
+    rf"(?: for (?:me|us))?(?:,? (?:please|pls|{PLEASE_ABROAD}|thanks|thank you|thx|cheers|merci))*"
     r"\W*$)"
 )
