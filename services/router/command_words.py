@@ -27,7 +27,7 @@ VAGUE_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:help (?:me|us) (?:to )?)?"
     r"(?:sort|sort out|get sorted|take care of|deal with|see to|handle|tackle) (?:my|our|the) "
     r"(?!(?:[a-z'-]+ )?(?:lists?|notes|reminders?|goals?|calendar|diary)\b)"
-    r"[a-z'-]+(?: out)?(?: (?:for me|for us|please|pls))?\W*$|"
+    r"[a-z'-]+(?: out)?(?:,? (?:for me|for us|please|pls))?\W*$|"
     # Or asked as the state it should be in: "get my year organised", "get the move in order".
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*get (?:my|our|the) "
     r"(?!(?:[a-z'-]+ )?(?:lists?|notes|reminders?|goals?|calendar|diary)\b)[a-z'-]+ (?:sorted(?: out)?|organi[sz]ed|"

@@ -84,7 +84,8 @@ THANKS_RE = prefiltered(
 )
 FAREWELL_RE = twinned(
     r"\b(?:bye+|goodbye|good ?night|night night|nighty|gn|see (?:you|ya)(?: later| tomorrow| soon)?|cya|"
-    r"later|ttyl|talk (?:to you )?(?:later|soon|tomorrow)|take care(?! of\b)|catch you later|"
+    r"later|ttyl|talk (?:to you )?(?:later|soon|tomorrow)|take care(?! of (?!yourself|urself|you\b))|"
+    r"catch you later|"
     r"have a (?:good|great|nice|lovely) (?:one|day|night|evening|weekend|trip|time)|"
     r"at[eé] (?:amanh[aã]|logo|mais)|hasta (?:luego|ma[nñ]ana|pronto)|[aà] (?:demain|bient[oô]t|plus)|ciao|"
     r"tsch[uü]ss|auf wiedersehen|adi[oó]s|sayonara|do widzenia|na razie)\b"

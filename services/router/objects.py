@@ -88,7 +88,7 @@ _CALLING_VERBS = frozenset("give send drop shoot".split())
 _CREATING_VERBS = frozenset("make set create add start give".split())  # a new entry's
 _CONVERTING_VERBS = frozenset("turn convert".split())  # "turn that into a goal"
 _MADE_OUT_OF_RE = re.compile(r"^(?:a|an|one|my|me a|me an) (?:new )?(?:goal|target|note|reminder|list|task|entry) "
-                             r"(?:out )?of ")
+                             r"out of ")  # not "make a note of that number, it's ...": noted, not made of
 _ONE_ENTRY = frozenset(word for word in ENTRY_NOUNS if not word.endswith("s"))
 _CONTINUING = frozenset("now and also then".split())
 _KNOWING_WORDS = frozenset("u you ya kno know knw remember mind".split())  # "u kno that thing, remind me ..."
