@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from services.router.form_words import NEWS_CRY
 from services.router.time_words import DAYS, MONTHS
 
 VAGUE_ASK_RE = re.compile(
@@ -19,12 +20,14 @@ VAGUE_ASK_RE = re.compile(
     # Putting things in order with no thing named: "sort everything out", "get my stuff in order", "organise it all".
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:get|put|sort(?: out)?|organi[sz]e|"
     r"tidy(?: up)?|straighten(?: out)?|clean up)(?: (?:all|all of))? (?:my |our |the )?(?:stuff|things|everything|"
-    r"it all|all of it|the lot|lot|bits|mess)(?: (?:out|up|sorted|in order|straight|together|for me|please|pls))*\W*$|"
-    # A whole undertaking to sort, named by one word and no more: "help me sort the wedding", "sort out my life" (which
-    # part of it? Not a stored thing: "sort my shopping list" is the list's).
+    r"it all|all of it|the lot|lot|bits|mess)(?: (?:out|up|sorted|organi[sz]ed|tidied|in order|straight|together|"
+    r"for me|for us|please|pls))*\W*$|"
+    # A whole undertaking to sort, named by one word and no more: "help me sort the wedding", "sort out my life", "take
+    # care of the move" (which part of it? Not a stored thing: "sort my shopping list" is the list's).
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:help (?:me|us) (?:to )?)?"
-    r"(?:sort|sort out|get sorted) (?:my|our|the) (?!(?:[a-z'-]+ )?(?:lists?|notes|reminders?|goals?|calendar|diary)\b)"
-    r"[a-z'-]+(?: out)?(?: (?:for me|for us|please|pls))?\W*$|"
+    r"(?:sort|sort out|get sorted|take care of|deal with|see to|handle|tackle) (?:my|our|the) "
+    r"(?!(?:[a-z'-]+ )?(?:lists?|notes|reminders?|goals?|calendar|diary)\b)"
+    r"[a-z'-]+(?: out)?(?:,? (?:for me|for us|please|pls))?\W*$|"
     # Or asked as the state it should be in: "get my year organised", "get the move in order".
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*get (?:my|our|the) "
     r"(?!(?:[a-z'-]+ )?(?:lists?|notes|reminders?|goals?|calendar|diary)\b)[a-z'-]+ (?:sorted(?: out)?|organi[sz]ed|"
@@ -69,6 +72,8 @@ LABEL_RE = re.compile(
     r"^[a-z]+\s*:|^(?:(?:a |an )?(?:quick|small|little|big|short|weekly|daily|latest|good|bad) )?(?:update|news|report|"
     r"status|progress report)(?: (?:from|on|about|re|for) [^:.!?\n]{1,40})?\s*:|"
     r"^(?:get this|guess what|listen to this|you'll never guess what)\s*[:!,.-]|"
+    # A cry of surprise shaped as a command opens news: "Stop the press: ...", "Well, blow me down, ...".
+    rf"^(?:(?:well|oh|wow|gosh|ooh)[ ,!.]+)*(?:{NEWS_CRY})|"
     # A headline, a thing and what happened to it: "Shift changed: I'm on earlies", "Rota sorted: ...".
     r"^[a-z'-]+ (?:[a-z]{2,}ed|done|gone|sold|won|lost|paid|sent|made|met|found|taken|broken|over|sorted)\s*:"
 )
@@ -249,7 +254,13 @@ SAID_OBJECT_RE = re.compile(
 CONTENT_FOLLOWS_RE = re.compile(
     r"(?:[.!?]+|,)\s*(?:i (?:want|wanna|need|would like|'d like|'m going|am going|hope|plan|aim)(?: to)?|"
     r"(?:it'?s|it is|the goal is|goal is|it should be) to) "
-    r"(?!(?:it|that|this|them|something|anything|some|help|to know|you)\b)[a-z]"
+    r"(?!(?:it|that|this|them|something|anything|some|help|to know|you)\b)[a-z]|"
+    # Or the next sentence is what is wanted, said in words of its own and asking nothing: "Could you set up a goal
+    # for me? Pass the GWO refresher by 20 February." (not "Thanks!", "Not sure what yet.", "Tomorrow at 9.").
+    r"[.!?]+\s*(?!(?:i|it|it's|its|that|this|these|those|them|they|something|anything|some|help|you|u|thanks|thank|"
+    r"thx|cheers|ta|please|pls|not|no|yes|yeah|maybe|just|what|which|how|when|where|why|who|can|could|would|will|do|"
+    r"does|did|is|are|was|were|the|a|an|ok|okay|sorry|also|and|but|or|so|then|now|tomorrow|today|tonight|at|on|in|by|"
+    rf"next|every|from|{DAYS}|{MONTHS})\b)[a-z][a-z'-]*(?: [^\s?]+){{2,}}[^?]*$"
 )
 # A thing named by its kind and what it concerns, never said here: "remember the thing about Dad's car" (which thing?).
 THING_ABOUT_RE = re.compile(
@@ -278,7 +289,8 @@ _UNSEEN_MEDIUM = (
     r"(?:in|on|from) (?:this|that|the|my) (?:(?:attached|enclosed|scanned|linked|uploaded|forwarded|shared|last|latest|"
     # Or named by what it shows: "the whiteboard photo", "my receipt scan".
     r"new|other|first|second) )?(?:[a-z'-]+ )?(?:photo|picture|pic|screenshot|image|attachment|file|pdf|document|doc|"
-    r"scan|video|voice (?:note|memo)|recording|spreadsheet|link|letter|e-?mail|receipt|flyer|leaflet)s?\b"
+    r"scan|video|voice (?:note|memo)|recording|spreadsheet|link|letter|e-?mail|receipt|flyer|leaflet|text|message|"
+    r"voicemail|whatsapp|dm)s?\b"
 )
 UNSEEN_HELD_RE = re.compile(
     r"^(?:everything|all|whatever|anything|the (?:[a-z'-]+ )?(?:stuff|things|items|bits|details|info|names|dates|"
@@ -295,7 +307,11 @@ SOURCED_DATA_RE = re.compile(
 # A request's missing slot, read from its form (services/router/objects.py):
 # an unfilled template ("remind me to [thing] at [time]", "save this note: <paste here>", "add ___ to the list");
 TEMPLATE_RE = re.compile(
-    r"[\[<{]\s*[a-z][a-z0-9 .'/_-]{0,30}[\]>}]|_{3,}|"
+    # A slot in any template language's brackets and sigils: "[hh:mm]", "{{.Time}}", "{% goal %}", "<?= $item ?>",
+    # "‹item one›".
+    r"[\[<{\u2039]+[\s%.=?$#:]*[a-z][a-z0-9 .:'/_-]{0,30}?[\s%?]*[\]>}\u203a]|_{3,}|%{1,2}[a-z][a-z_]*%{1,2}|"
+    # A form's fields left empty, one a line: "Goal:\nDeadline:\nHow I'll measure it:".
+    r"(?:^|\n)[^:\n]{1,40}:[ \t]*\n[^:\n]{1,40}:[ \t]*(?:\n|$)|"
     # Content handed over as a word that stands for content to come: "Set a goal: TBD", "new note: xxx".
     r":\s*(?:tbd|tbc|tba|todo|to be (?:decided|confirmed|added)|x{3,}|n/a|\?{2,}|\.{3,}|…)\s*[.!]*\s*$|"
     # Filler that stands for text to come, a typesetter's or a speaker's: "Remember this: lorem ipsum dolor ...",

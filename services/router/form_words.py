@@ -84,7 +84,8 @@ THANKS_RE = prefiltered(
 )
 FAREWELL_RE = twinned(
     r"\b(?:bye+|goodbye|good ?night|night night|nighty|gn|see (?:you|ya)(?: later| tomorrow| soon)?|cya|"
-    r"later|ttyl|talk (?:to you )?(?:later|soon|tomorrow)|take care|catch you later|"
+    r"later|ttyl|talk (?:to you )?(?:later|soon|tomorrow)|take care(?! of (?!yourself|urself|you\b))|"
+    r"catch you later|"
     r"have a (?:good|great|nice|lovely) (?:one|day|night|evening|weekend|trip|time)|"
     r"at[eé] (?:amanh[aã]|logo|mais)|hasta (?:luego|ma[nñ]ana|pronto)|[aà] (?:demain|bient[oô]t|plus)|ciao|"
     r"tsch[uü]ss|auf wiedersehen|adi[oó]s|sayonara|do widzenia|na razie)\b"
@@ -108,12 +109,19 @@ FILLER_WORDS = frozenset(
     "all of to in on with as well then now there here oh ah please lot lots bunch tons ever".split()
 )
 
-# "Guess who ...?" announces news, it asks nothing ("Guess who finally passed her driving test??").
+# "Guess who ...?" announces news, it asks nothing ("Guess who finally passed her driving test??"), nor does "You'll
+# never guess who ...".
 # Nor does "(Well) would you believe it, ..." ("can you believe it", "could you credit this").
-# Nor "Would you look at that, ..." (wonder at news, "would you just look at this!").
-RHETORICAL_RE = re.compile(r"^(?:(?:oh|hey|so|ok|okay|omg|well)[ ,!.]+)*(?:guess (?:who|what|where|how|which)\b|"
+# Nor "Would you look at that, ..." (wonder at news, "would you just look at this!"), nor the cries of surprise shaped
+# as commands that open news: "Stop the press: ...", "Hold the phone: ...", "Well, blow me down, ...", "Hot off the
+# press — ..." (nothing is to be stopped, held or blown).
+NEWS_CRY = (r"(?:stop|hold) the (?:press|presses|phone|front page)\b|hot off the press(?:es)?\b|"
+            r"(?:blow|knock) me down(?: with a feather)?\b|strike me pink\b")
+RHETORICAL_RE = re.compile(r"^(?:(?:oh|hey|so|ok|okay|omg|well|wow|gosh|ooh)[ ,!.]+)*(?:(?:(?:you'?ll|you will|u'?ll|"
+                           r"ya'?ll) never )?guess (?:who|what|where|how|which|whose)\b|"
                            r"(?:can|could|would) (?:you|u|ya) (?:believe|credit) (?:it|this)\s*[,.!:;\u2013\u2014-]|"
-                           r"(?:would|will) (?:you|u|ya) (?:just )?look at (?:that|this)\s*[,!])")
+                           r"(?:would|will) (?:you|u|ya) (?:just )?look at (?:that|this)\s*[,!]|"
+                           rf"{NEWS_CRY})")
 # "What a day." exclaims, it asks nothing (unless its sentence ends in "?": "what a mess, where do I start?").
 EXCLAMATIVE_RE = re.compile(r"^(?:(?:oh|god|man|wow|honestly)[ ,!.]+)*what an? [^.!?]*(?:[.!]|$)")
 # A relative clause after a noun asks nothing: "I'm allergic to latex, which is fun in a dental practice", "my sister,
@@ -144,7 +152,11 @@ INDIRECT_QUESTION_RE = prefiltered(
     # A question opening a later clause with no question mark: "the group got toxic, should i leave or stay".
     r"(?:[,;:]\s*|\b(?:but|and|or) )(?:should|shall|can|could|would|do|did) (?:i|we)\b|"
     # Or what a thing is: "they give me a headache, is that normal or are they just cheap", "... or is that a myth".
-    r"(?:[,;:]\s*|\bor )(?:is|are|was|were) (?:that|this|it|they|these|those)\b(?! (?:why|because|cos)\b)"
+    r"(?:[,;:]\s*|\bor )(?:is|are|was|were) (?:that|this|it|they|these|those)\b(?! (?:why|because|cos)\b)|"
+    # A last sentence in a question's word order, typed with no question mark: "... so i cant join in. am i being
+    # paranoid".
+    r"[.!]\s+(?:am|was|should|shall|do) i\b[^.!?]*$|[.!]\s+(?:are|were|should|shall|do) we\b[^.!?]*$|"
+    r"[.!]\s+(?:is|was) (?:it|that|this) (?:normal|okay|ok|fine|weird|bad|wrong|right|me)\b[^.!?]*$"
 )
 WH_CLAUSE_RE = prefiltered(
     r"(?:^|[,.;:!?]\s*|\b(?:but|and|so|ok|okay) )(?:what|wat|how|why|where|when|who|which)(?:'s|'re|'d| (?:is|are|"

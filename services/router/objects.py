@@ -87,6 +87,8 @@ _POINTING_WORDS = PAST_POINTERS | NEAR_POINTERS
 _CALLING_VERBS = frozenset("give send drop shoot".split())
 _CREATING_VERBS = frozenset("make set create add start give".split())  # a new entry's
 _CONVERTING_VERBS = frozenset("turn convert".split())  # "turn that into a goal"
+_MADE_OUT_OF_RE = re.compile(r"^(?:a|an|one|my|me a|me an) (?:new )?(?:goal|target|note|reminder|list|task|entry) "
+                             r"out of ")  # not "make a note of that number, it's ...": noted, not made of
 _ONE_ENTRY = frozenset(word for word in ENTRY_NOUNS if not word.endswith("s"))
 _CONTINUING = frozenset("now and also then".split())
 _KNOWING_WORDS = frozenset("u you ya kno know knw remember mind".split())  # "u kno that thing, remind me ..."
@@ -183,7 +185,7 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
     whom = FOR_WHOM_RE.match(rest)
     if whom:  # "do for the studio what you did for my sister": the object after whom it is for
         rest = rest[whom.end():]
-    verb, rest = _called_on(verb, rest)
+    verb, rest = _recast(verb, rest)
     edit = EDIT_MADE_RE.match(rest) if verb in ("make", "do") else None
     if edit:  # "make a change to my goal" is "change my goal"
         verb, rest = "change", rest[edit.end():]
@@ -275,11 +277,13 @@ def _bare_entry(span: list[str]) -> bool:
         word not in GENERIC_WORDS | OBJECT_ENDS | POLITE_WORDS for word in span[len(head):])
 
 
-def _called_on(verb: str, rest: str) -> tuple[str, str]:
-    """A call on the person given as a thing is a reminder, its object what follows: "give me a shout at 6" is "remind
-    me at 6" (of what?)."""
+def _recast(verb: str, rest: str) -> tuple[str, str]:
+    """A request in another's shape: a call on the person given as a thing is a reminder ("give me a shout at 6" is
+    "remind me at 6": of what?), an entry made out of something turns it into one ("make a goal out of the plan in
+    the document" is "turn the plan in the document into a goal": which plan?)."""
     call = _CALL_ON_RE.match(rest) if verb in _CALLING_VERBS else None
-    return ("remind", rest[call.end():]) if call else (verb, rest)
+    made = _MADE_OUT_OF_RE.match(rest) if verb in _CREATING_VERBS else None
+    return ("remind", rest[call.end():]) if call else ("turn", rest[made.end():]) if made else (verb, rest)
 
 
 def deed_again(lower: str) -> bool:
@@ -290,7 +294,8 @@ def deed_again(lower: str) -> bool:
 
 def _unnamed_by_kind(lower: str, start: int, verb: str, rest: str) -> RequestObject | None:
     """An object that names a kind of thing but not the thing: data kept elsewhere ("the figures from the sheet", with
-    no figure given before the request), or a deed left open ("do something about my goals": done how?)."""
+    no figure given before the request), a deed left open ("do something about my goals": done how?), or a pointer at
+    a slot left unfilled ("New goal: {% goal %}, please track it")."""
     if (SOURCED_DATA_RE.match(rest) and not _DIGIT_RE.search(lower, 0, start)) or UNSEEN_HELD_RE.match(rest) or (
             verb not in REMINDING_VERBS and UNSEEN_THING_RE.match(rest)):
         return RequestObject(verb, "pointer", rest.strip())
@@ -299,6 +304,9 @@ def _unnamed_by_kind(lower: str, start: int, verb: str, rest: str) -> RequestObj
         return RequestObject(verb, "pointer", rest.strip())
     if verb in VAGUE_DEED_VERBS and _SOMETHING_ABOUT_RE.match(rest):
         return RequestObject(verb, "generic", rest.strip(), "what", "a placeholder deed")
+    if TEMPLATE_RE.search(lower) and all(w in _POINTING_WORDS | GENERIC_WORDS | POLITE_WORDS for w in WORD_RE.findall(
+            rest)):  # "New goal: {% goal %}, please track it": what "it" stands for is a slot left unfilled
+        return RequestObject(verb, "generic", rest.strip(), "what", "points at an unfilled template")
     return None
 
 

@@ -92,7 +92,15 @@ PICK_WORDS = frozenset(
 # (not "Saturday was fine": a day told).
 SUITS_WORDS = frozenset("works work suits suit better best fine easier".split())
 TOLD_PAST_WORDS = frozenset("was were went had did".split())
-LETTER_PICK_RE = re.compile(r"^(?:(?:option|answer|choice|plan|number) )?[a-f][.!)]?(?: (?:please|pls|then))?[.!]*$")
+# Said with a hedge or an assurance, an answer is no more than one: "C, definitely.", "Tuesday works better, I think.",
+# "About 40, I reckon." (to a question never asked).
+HEDGE_WORDS = frozenset(
+    "think reckon guess suppose probably definitely maybe perhaps surely certainly absolutely defo deffo def about "
+    "around roughly approximately approx ish".split())
+_HEDGE_TAIL = (r"(?:,? (?:please|pls|then|definitely|defo|deffo|probably|maybe|perhaps|for sure|surely|certainly|"
+               r"absolutely|i think|i reckon|i guess|i suppose))*")
+LETTER_PICK_RE = re.compile(
+    rf"^(?:(?:option|answer|choice|plan|number) )?[a-f][.!)]?{_HEDGE_TAIL}[.!]*$")
 CLOCK_ALONE_RE = re.compile(
     r"^(?:[01]?\d|2[0-3])[.:][0-5]\d(?:\s*(?:am|pm))?[.!]*$|"
     # A clock time as said, alone: "half four", "quarter to nine", "ten past 6" (half past four, in Britain).

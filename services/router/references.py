@@ -20,6 +20,7 @@ from services.router.reference_words import (
     EXISTENTIAL_THERE_RE,
     EXPLETIVE_IT_RE,
     HABITUAL_RE,
+    HEDGE_WORDS,
     INSTEAD_RE,
     KIND_ALONE_RE,
     LETTER_PICK_RE,
@@ -104,8 +105,12 @@ def bare_answer(view: TextView, content: tuple[str, ...]) -> bool:
         return False
     if CLOCK_ALONE_RE.match(view.lower) or LETTER_PICK_RE.match(view.lower):
         return True
-    if not content:
+    hedged = tuple(w for w in content if w not in HEDGE_WORDS)  # "Thursday, I think.": the answer is the time
+    if not hedged:
         return says_time(view.lower)
+    if len(hedged) < len(content) and all(w.isdigit() for w in hedged):
+        return True  # "About 40, I reckon.": a number guessed at, for a question never asked
+    content = hedged
     # "10:15 works", "the first one suits me better": which one suits, said to a question never asked.
     suits = SUITS_WORDS if not TOLD_PAST_WORDS.intersection(view.words) else frozenset()
     if all(w in suits for w in content) and says_time(view.lower):

@@ -389,7 +389,7 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
         skills = {**skills, "skill_manage": 1.0, "skill_any": 1.0}
         signals.update(skills)
     # A deed no skill reads, with no earlier turn to act on and nothing handed over: "push everything back an hour".
-    signals["deed_unnamed"] = flag(not any(signals[name] for name in _ANSWERED_DEEDS)
+    signals["deed_unnamed"] = flag(not any(signals[name] for name in _ANSWERED_DEEDS) and not LABEL_RE.match(view.lower)
                                    and DEED_RE.search(view.lower) is not None and not HANDED_OVER_RE.search(view.lower))
     signals.update(slot_signals(view, skills, bool(references["resolved_reference"]), ctx.working_memory,
                                 bool(references["commanded_pointer"])))

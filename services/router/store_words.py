@@ -57,6 +57,8 @@ SHOW_STORED_RE = grouped(
     # "show me what's in my reminders for tomorrow": what they hold is them.
     r"(?: (?:to )?(?:me|us))?(?:,? (?:please|pls|plz))?(?: out| back)?"
     r"(?: (?:(?:a|the)(?: full| whole| complete)? (?:list|rundown) of|all(?: of)?|"
+    # A look given at them: "give me a quick look at all the things you've remembered".
+    r"(?:a|an)(?: quick| brief| short| little)? (?:look|peek|glance|overview) (?:at|of)(?: all(?: of)?)?|"
     r"(?:what'?s|whats|what is|everything) (?:in|on)))? "
     # "show me tomorrow's reminders": named by their day.
     rf"(?:(?:my|our|the|all|every|each|[a-z]+'s)(?: [a-z'-]+){{0,3}}? {_SHOWN}\b"
@@ -89,7 +91,9 @@ SHOWN_MORE_RE = prefiltered(
     # The particle after what is shown: "pull my notes on the boat up", "dig the reminders for June out", "bring my
     # goals up, I want to see where I am" (a clause of its own may follow).
     rf"{CLAUSE_START}(?:pull|dig|look|bring|call) (?:my|our|the|all(?: (?:my|the))?)(?: [a-z'-]+){{0,3}}? {_SHOWN}"
-    r"(?: (?:on|about|for|from|of) [^.?!,]{1,40}?)? (?:up|out)(?: for (?:me|us))?(?:,? (?:please|pls|thanks|thx))?"
+    r"(?: (?:on|about|for|from|of) [^.?!,]{1,40}?)? (?:up|out)(?: for (?:me|us))?"
+    # Where they are shown: "Pull my goals up on screen, please."
+    r"(?: on (?:the |my |your )?(?:screen|phone|display|laptop))?(?:,? (?:please|pls|thanks|thx))?"
     r"(?:\W*$|\s*[,.;!]\s*(?:i|i'd|i'm|so|just)\b)|"
     # "Recall" as the command to show what was kept: "recall all the facts you've saved about the boat".
     rf"{CLAUSE_START}recall (?:for me )?(?:all(?: of)?(?: the| my)?|every|each|the|my|everything|whatever|what)"

@@ -309,12 +309,15 @@ def is_aux_question(words: Sequence[str]) -> bool:
 def interrogative_signals(view: TextView) -> dict[str, float]:
     """Question mark, wh-question and auxiliary-inverted question signals."""
     body = WORD_RE.findall(view.unled)  # "so what's ..." / "hey, when ..."
-    rhetorical = RHETORICAL_RE.match(view.lower) is not None
+    announced = RHETORICAL_RE.match(view.lower)
+    rhetorical = announced is not None
     question_mark = "?" in view.raw and not rhetorical
-    opener = body[1:2] if body[:1] and body[0] in HEDGES else body[:1]
-    clauses = view.lower if question_mark or ", wh" not in view.lower else RELATIVE_CLAUSE_RE.sub(
-        lambda match: match[0] if match[1] in CLAUSE_LEADS or " or " in view.lower[:match.start()] else (
-            f"{match[1]} {match[2]}"), view.lower)
+    # "You'll never guess who turned up": the question word is the announcement's, the news follows it.
+    opener = [] if announced else body[1:2] if body[:1] and body[0] in HEDGES else body[:1]
+    lower = view.lower[announced.end():] if announced else view.lower
+    clauses = lower if question_mark or ", wh" not in lower else RELATIVE_CLAUSE_RE.sub(
+        lambda match: match[0] if match[1] in CLAUSE_LEADS or " or " in lower[:match.start()] else (
+            f"{match[1]} {match[2]}"), lower)
     wh = (bool(INTERROGATIVES.intersection(opener)) and EXCLAMATIVE_RE.match(view.lower) is None) or (  # "What a day."
         WH_CLAUSE_RE.search(clauses) is not None)
     aux = (is_aux_question(view.words) and not rhetorical) or is_aux_question(body) or (

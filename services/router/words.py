@@ -110,7 +110,8 @@ SKILL_PATTERNS = {
     rf"(?:{NAME_CHAR}{{3,}} ){{1,2}})(?:list|to-?do list|to-?dos?)\b",
     "remember": rf"{CLAUSE_START}(?:remember(?:ing)?|"
     r"remeber|rember|remembr|remmeber|memori[sz](?:e|ing)|not(?:e|ing) down|"
-    r"keep(?:ing)? in mind|don'?t forget|mak(?:e|ing) a note|mak(?:e|ing) (?:a )?mental note|jot(?:ting)? down|"
+    r"keep(?:ing)? in mind|keep(?:ing)? on (?:record|file)|put on (?:record|file)|"
+    r"don'?t forget|mak(?:e|ing) a note|mak(?:e|ing) (?:a )?mental note|jot(?:ting)? down|"
     r"writ(?:e|ing) down|"
     r"sav(?:e|ing))\b(?! (?:when|how|what|if|the time))|"
     r"\b(?:remember|note|memori[sz]e|save) (?:that|this)\b|\bfor future reference\b|"
