@@ -11,9 +11,11 @@ import datetime as dt
 from dataclasses import replace
 
 import pytest
+from sqlalchemy import text as sql
 from sqlalchemy.orm import Session
 
 from services.act.models import ScheduledItem
+from services.memory.changes import change_in
 from services.memory.config import MemoryConfig
 from services.memory.context import assemble
 from services.memory.facts import list_facts, parse_triple, remember_fact
@@ -172,3 +174,53 @@ def test_who_is_my_vet_now_reads_the_new_vet(session, hash_embedder) -> None:
 def test_someone_named_without_a_part_left_open_holds_none(session, hash_embedder, news: str) -> None:
     texts = _told(session, hash_embedder, "Our vet is Dr Pryce in Builth.", news)
     assert not any("new vet" in text for text in texts)
+
+
+# --- 6. a refusal taken back mid-thread ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("refusal", "taken_back"), [
+    ("The user don't eat fish", "Actually the user eat fish again now"),
+    ("Please never recommend the user horror films", "The user do like horror films"),
+    ("The user can't stand mushrooms", "The user is fine with mushrooms now"),
+    ("The user is lactose intolerant, no dairy for the user", "The user is back on dairy"),
+    ("The user hates horror films", "The user love horror films after all"),
+])
+def test_a_refusal_taken_back_ends_it(refusal: str, taken_back: str) -> None:
+    change = change_in(taken_back)
+    assert change is not None and change.ends(refusal)
+
+
+@pytest.mark.parametrize(("refusal", "said"), [
+    ("The user is vegetarian", "Actually the user eat fish again now"),  # fish is not the refusal's word: meat stays
+    ("The user don't eat fish", "The user do like horror films"),  # another thing
+    ("The user don't eat fish", "The user doesn't eat fish again"),  # a refusal said again takes nothing back
+])
+def test_what_takes_back_no_refusal_of_the_thing_ends_nothing(refusal: str, said: str) -> None:
+    change = change_in(said)
+    assert change is None or not change.ends(refusal)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("refusal", "taken_back", "thing", "question"), [
+    ("I don't eat fish", "actually I eat fish again now", "fish", "What should I cook tonight?"),
+    ("Please never recommend me horror films", "scratch that, I do like horror films", "horror",
+     "Any film for tonight?"),
+])
+def test_a_refusal_taken_back_mid_thread_holds_the_reply_no_more(session, hash_embedder, refusal: str,
+                                                                 taken_back: str, thing: str, question: str) -> None:
+    [stored] = [text for text in _told(session, hash_embedder, refusal, "I work as a baker in Lyon") if thing in text]
+    started = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=30)  # the thread began before the taking back
+    session.execute(sql("UPDATE facts SET created_at = :before WHERE user_id = 'g19'"),
+                    {"before": started - dt.timedelta(days=3)})
+    config = MemoryConfig()
+    config = replace(config, context=replace(config.context, profile_min_salience=0.0, min_relevance=0.0))
+
+    def prompt():  # type: ignore[no-untyped-def]
+        return assemble(session, hash_embedder, "g19", question, config=config, compact=True, known_at=started)
+
+    before = prompt()
+    assert thing in before.refused and thing in before.about  # told before the thread: it holds
+    assert stored not in _told(session, hash_embedder, taken_back)
+    after = prompt()
+    assert thing not in after.refused  # the guard no longer writes it away
+    assert thing not in after.about and "baker" in after.about  # the block's other facts stay as they stood
