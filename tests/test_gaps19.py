@@ -7,6 +7,7 @@ a refusal withdrawn mid-thread ("actually I eat fish again now") still held the 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import replace
 
@@ -14,17 +15,23 @@ import pytest
 from sqlalchemy import text as sql
 from sqlalchemy.orm import Session
 
-from services.act.models import ScheduledItem
+from services.act.config import load_act_config
+from services.act.list_edits import list_edits
+from services.act.models import ListItem, NamedList, ScheduledItem
+from services.act.request_words import FAST_PATH
+from services.act.turn import run_act_turn
 from services.memory.changes import change_in
-from services.memory.config import MemoryConfig
+from services.memory.config import MemoryConfig, load_memory_config
 from services.memory.context import assemble
 from services.memory.facts import list_facts, parse_triple, remember_fact
 from services.memory.from_words import chunk_from_words
 from services.memory.job_titles import job_title
 from services.router.mode_router import ModeRouter
-from tests.act_fixtures import count
+from services.router.signals import RoutingContext, collect_signals
+from tests.act_fixtures import count, items
 from tests.memory_builders import create_user
-from tests.test_gaps18 import _action, _local, _store, _stored
+from tests.test_act_loop import _turn, _understanding
+from tests.test_gaps18 import _action, _local, _store, _stored, ada  # noqa: F401,F811 - ada: test_act_loop's person
 from tests.test_router_phrasings8 import routers, routes  # noqa: F401 - the module's router fixture
 
 # NOW (tests/act_fixtures) is Tuesday 15 January 2030, 12:00 in the skill fixture's zone (Tokyo).
@@ -224,3 +231,56 @@ def test_a_refusal_taken_back_mid_thread_holds_the_reply_no_more(session, hash_e
     after = prompt()
     assert thing not in after.refused  # the guard no longer writes it away
     assert thing not in after.about and "baker" in after.about  # the block's other facts stay as they stood
+
+
+# --- 5. a swap said in one long sentence ----------------------------------------------------------------------------
+
+NO_LIST_SWAP = ("Nikos doesn't want headphones anymore, he wants a gaming mouse, put that instead. And add perfume for "
+                "my sister")
+
+
+@pytest.mark.parametrize(("text", "name", "added"), [
+    ("change of plan on the gifts: Nikos doesn't want headphones anymore, he wants a gaming mouse, put that instead. "
+     "And add perfume for Despina to the gift list.", "gift", ["perfume for Despina"]),
+    ("Nikos doesn't want headphones anymore, he wants a gaming mouse, put that on the gift list instead. And add "
+     "perfume for my sister", "gift", ["perfume for my sister"]),
+    ("Nikos no longer wants headphones, he'd rather have a gaming mouse, put that instead on my xmas list",
+     "xmas", []),
+])
+def test_a_swap_told_of_whom_it_is_for_is_done_on_the_list_named(text: str, name: str, added: list) -> None:
+    edits = list_edits(text, {"skill_list": 1.0})
+    assert [edit.arguments for edit in edits] == [
+        {"operation": "remove", "name": name, "items": ["headphones"]},
+        {"operation": "add", "name": name, "items": ["gaming mouse"]},
+        *({"operation": "add", "name": name, "items": added} for _ in added[:1])]
+
+
+def test_a_swap_on_no_list_named_or_found_is_left_to_the_planner() -> None:
+    text = "Nikos doesn't want headphones anymore, he wants a gaming mouse, put that instead."
+    assert list_edits(text, {"skill_list": 1.0}) == []
+    assert list_edits(text, {"skill_list": 1.0}, lambda item: None) == []
+
+
+def test_a_swap_said_without_its_list_is_a_list_request_to_the_router(routers: list[ModeRouter]) -> None:  # noqa: F811
+    text = NO_LIST_SWAP
+    assert routes(routers, text) == {("ACT", "list")}
+
+
+@pytest.mark.integration
+def test_a_swap_said_without_its_list_is_done_on_the_list_holding_the_item(worker_context, ada,  # noqa: F811
+                                                                            db_engine) -> None:
+    with db_engine.begin() as connection:
+        made = connection.execute(NamedList.__table__.insert().values(user_id="ada", name="christmas gift")
+                                  .returning(NamedList.id)).scalar_one()
+        for position, thing in enumerate(["football for Stavros", "headphones for Nikos", "scarf"], start=1):
+            connection.execute(ListItem.__table__.insert().values(list_id=made, text=thing, position=position))
+    text = NO_LIST_SWAP
+    understanding = dataclasses.replace(_understanding(worker_context), signals=collect_signals(RoutingContext(
+        text=text)))
+    with worker_context.sessions.begin() as session:
+        outcome = run_act_turn(worker_context, _turn(text), understanding, session,
+                               config=load_act_config(worker_context.settings.configs_dir),
+                               memory=load_memory_config(worker_context.settings.configs_dir), fast_path=True)
+    assert outcome.reason == FAST_PATH, outcome.trail  # not the planner's
+    assert items(db_engine) == [("football for Stavros", False), ("scarf", False), ("gaming mouse", False),
+                                ("perfume for my sister", False)]
