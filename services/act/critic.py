@@ -27,7 +27,10 @@ DESTRUCTIVE_RE = re.compile(r"\b(?:delete|remove|cancel|drop|clear|erase|forget|
                             r"(?:take|cross|strike|knock|scratch) (?:[\w'-]+ ){0,4}off|"
                             r"get rid|bin|no longer|don'?t need|no need|ditch|nix|swap|replace|"
                             # "the tent can come off the camping list"
-                            r"(?:come|go) off)\b")
+                            r"(?:come|go) off|"
+                            # "Nikos doesn't want headphones anymore, he wants a gaming mouse, put that instead"
+                            r"(?:doesn'?t|does not|don'?t|do not) want (?:[\w'-]+ ){1,4}any ?more|"
+                            r"put (?:that|it|this|one) (?:on )?instead)\b")
 _CLOCK_RE = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b")
 SAFE_FIXES = {"recall", "memorize", "introspect", "associate"}
 

@@ -10,6 +10,7 @@ message to the planner.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from services.act.fastpath import AFTER_LIST, LIST_ADD, NAMED_LIST, as_typed, said_items
@@ -35,6 +36,18 @@ REMOVE_FROM_THE_SAME = re.compile(POLITE + _REMOVE_VERB + r"(?P<items>[^.?!]+?)"
 # One item for another: "swap the eggs for tofu on my shopping list", "replace the eggs with tofu on the shopping list".
 LIST_SWAP = re.compile(POLITE + r"(?:swap|switch|change|replace|exchange)\s+(?P<old>.+?)\s+(?:for|with|to)\s+"
                        r"(?P<new>.+?)\s+(?:on|in)\s+" + NAMED_LIST + AFTER_LIST)
+# One thing wanted in place of another: "Nikos doesn't want headphones anymore, he wants a gaming
+# mouse, put that instead", "change of plan on the gifts: Mia no longer wants the bike, she'd rather have a scooter".
+WANTS_INSTEAD = re.compile(
+    r"^(?:(?P<lead>[^:]{1,40}):\s*)?(?P<who>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*)?)\s+"
+    r"(?:doesn't|does not|don't|do not|no longer|won't)\s+(?:wants?|needs?|likes?)\s+(?:the\s+|any\s+)?"
+    r"(?P<old>[^,;]+?)(?:\s+(?:any ?more|after all|now))?\s*(?:,|;|\s-)\s*(?:but\s+|so\s+|and\s+|now\s+)*"
+    r"(?:[^\W\d_][\w'-]*\s+)?(?:wants|want|would (?:rather|prefer|like)|rather|prefers|prefer|needs|is after)"
+    r"(?:\s+(?:to\s+)?have)?\s+(?P<new>[^,;]+?)(?:\s+(?:instead|now))?"
+    r"(?:\s*,?\s*(?:so\s+)?(?:(?:please|pls)\s+)?(?:put|add|get)\s+(?:that|it|this|one)(?:\s+(?:on\s+)?instead)?"
+    r"(?:\s+(?:on|onto|to)\s+" + NAMED_LIST + r")?(?:\s+instead)?)?\W*$")
+# The list a swap's lead-in names: "change of plan on the gifts", "update for the party list".
+_LEAD_LIST = re.compile(r"\b(?:on|for|about|re|with)\s+(?:the|my|our)\s+(?P<name>[^\W\d_][\w' -]{0,30}?)(?:\s+list|s)$")
 # Told, not asked: "no need for the tent on the camping list anymore", "we don't need milk on the shopping list now",
 # "the tent can come off the camping list".
 NO_LONGER_NEEDED = re.compile(r"^(?:(?:there's|there is)\s+)?(?:no need for|(?:i|we) (?:don't|do not|no longer) "
@@ -70,17 +83,33 @@ _PROPER_NAME = re.compile(r"\b[A-Z][\w'\u2019-]*(?:\s+(?:(?:of|the|and|de|la|von
 _CLAUSE_BREAK = re.compile(r";\s+")
 
 
-def list_edits(text: str, signals: dict[str, Any]) -> list[PlainAction]:
+def list_edits(text: str, signals: dict[str, Any], holding: Callable[[str], str | None] | None = None
+               ) -> list[PlainAction]:
     """The list changes the message asks for, in order, or none (the model plans it): a removal, or two or more
-    changes. One change that only adds is the fast path's (``fastpath.plain_action``)."""
+    changes. One change that only adds is the fast path's (``fastpath.plain_action``). ``holding``: the name of the
+    one list of the person's holding an item (a swap that names no list is on it)."""
     if not signals.get("skill_list"):
         return []
     lowered = " ".join(text.replace("\u2019", "'").lower().split())
     edits: list[PlainAction] = []
     named: str | None = None
     said: list[str] = []
+    waiting: tuple[str, str] | None = None  # a swap whose list is named after it ("… And add perfume to the gift list")
     for sentence in _sentences(lowered):
-        found = _edit(sentence, named) or _edit_of_a_pointer(sentence, text, said)
+        wanted = WANTS_INSTEAD.match(sentence)
+        name = wanted and _swap_list(wanted, named, holding)
+        if wanted and not name:
+            waiting = (wanted["old"], wanted["new"])
+            said.append(sentence)
+            continue
+        found = (_changes(("remove", name, wanted["old"]), ("add", name, wanted["new"])) if wanted
+                 else _edit(sentence, named) or _edit_of_a_pointer(sentence, text, said))
+        if wanted and not found:
+            return []
+        if found and waiting:
+            found = [*_changes(("remove", found[0].arguments["name"], waiting[0]),
+                               ("add", found[0].arguments["name"], waiting[1])), *found]
+            waiting = None
         said.append(sentence)
         topic = _topic(sentence) if not found else None
         if topic is not None:
@@ -94,11 +123,23 @@ def list_edits(text: str, signals: dict[str, Any]) -> list[PlainAction]:
             named = found[-1].arguments["name"]
         elif topic is None and ASKS_SOMETHING.search(sentence):
             return []  # a request these sentences do not read
+    if waiting:
+        return []  # a swap on no list named or found: the planner asks
     removes = any(edit.arguments["operation"] == "remove" for edit in edits)
     if not (removes or len(edits) > 1):
         return []
     return [PlainAction("list", {**edit.arguments, "items": as_typed(edit.arguments["items"], text)})
             for edit in edits]
+
+
+def _swap_list(wanted: re.Match[str], named: str | None, holding: Callable[[str], str | None] | None) -> str | None:
+    """The list a swap is on: named with it, in its lead-in, in the sentence before, or the one holding the item."""
+    lead = _LEAD_LIST.search(wanted["lead"] or "")
+    name = wanted["name"] or (lead and lead["name"]) or named
+    if name is None and holding is not None:
+        old = said_items(wanted["old"])
+        name = holding(old[0]) if len(old) == 1 else None
+    return name.strip() if name else None
 
 
 def _sentences(lowered: str) -> list[str]:

@@ -25,6 +25,7 @@ from services.act.critic import PENDING_FIELD, Critic, live_pending, reply_kind
 from services.act.dispatcher import ActDispatcher, ActionResult
 from services.act.fastpath import plain_action
 from services.act.list_edits import list_edits
+from services.act.models import list_holding
 from services.act.prompt import skills_text, step_messages, world_state
 from services.act.request_words import FAST_PATH
 from services.act.skills.base import SessionGate, Skill, SkillContext
@@ -133,7 +134,9 @@ class ActLoop:
         when the message is not one."""
         plain = plain_action(self.request.text, self.understanding.signals, self.now, self.zone,
                              self.config.due)
-        actions = [plain] if plain is not None else list_edits(self.request.text, self.understanding.signals)
+        actions = [plain] if plain is not None else list_edits(
+            self.request.text, self.understanding.signals,
+            lambda item: list_holding(self.session, self.request.user_id, item))  # a swap on the list holding it
         if not actions:
             return False
         self.take([ToolCall(FAST_PATH, action.skill, action.arguments) for action in actions], FAST_PATH)

@@ -86,6 +86,17 @@ def list_counts(session: Session, user_id: str) -> list[tuple[str, int]]:
     return [(name, count) for name, count in rows]
 
 
+def list_holding(session: Session, user_id: str, item: str) -> str | None:
+    """The name of the one list of the person's with an open item holding ``item``'s words ("headphones" is on the
+    "christmas gift" list as "headphones for Nikos"); None when no list or several do."""
+    needle = " ".join(item.lower().split())
+    names = session.scalars(
+        select(NamedList.name).join(ListItem, ListItem.list_id == NamedList.id)
+        .where(NamedList.user_id == user_id, ListItem.checked.is_(False),
+               func.strpos(func.lower(ListItem.text), needle) > 0).distinct().limit(2)).all()
+    return names[0] if len(names) == 1 else None
+
+
 def active_reminder_count(session: Session, user_id: str) -> int:
     """How many reminders and scheduled prompts of the person are still active."""
     query = select(func.count()).where(ScheduledItem.user_id == user_id, ScheduledItem.status == "active")

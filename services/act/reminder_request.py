@@ -22,7 +22,8 @@ REPEATS = ("day", *DAILY_PARTS, "weekday", "week", *WEEKDAYS)
 EVERY = re.compile(rf"\b(?:every|each)\s+(?P<every>{'|'.join(REPEATS)})s?\b")
 # "the day after tomorrow at 9", "the 14th at 9": a planner's guess at them was a day off ("tomorrow at 10"), and the
 # critic then asked the person to confirm the wrong time.
-TIME_START = re.compile(r"^(?:at|on|in|tomorrow|tmrw|tmr|today|tonight|next|this|monday|tuesday|wednesday|thursday|"
+# "by 25/03", "by friday": a deadline's day is the reminder's (the planner was left "pay the rent by 25/03").
+TIME_START = re.compile(r"^(?:at|on|in|by|tomorrow|tmrw|tmr|today|tonight|next|this|monday|tuesday|wednesday|thursday|"
                         r"friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun|\d|(?:the\s+)?day\s+after\b|the\s+\d|"
                         # a learner's "the Tuesday at half past six"
                         r"the\s+(?:mon|tue|wed|thu|fri|sat|sun))")

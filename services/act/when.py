@@ -220,7 +220,7 @@ def _with_meridiem(text: str) -> str:
     """The clock's half of the day said with it, made its am/pm: "at 6:30 in the evening" → "at 6:30 pm", "at 6
     tonight" → "at 6 pm tonight", "at 2 at night" → "at 2 am", "this evening at 8" → "today at 8 pm"."""
     text = _PART_FIRST_RE.sub(_part_first, text)
-    clock = _TIME_RE.search(text)
+    clock = _clock_of(text)
     if clock is None or clock.group(2) is None or clock.group(4):
         return text
     part = _PART_AFTER_RE.search(text, clock.end())
@@ -230,6 +230,14 @@ def _with_meridiem(text: str) -> str:
     meridiem = _meridiem(part_word or "night", int(clock.group(2)))
     day = " tonight" if tonight else " tomorrow" if tomorrow else ""  # the day it names stays
     return f"{text[:clock.end()]} {meridiem}{text[clock.end():part.start()]}{day}{text[part.end():]}"
+
+
+def _clock_of(text: str) -> re.Match[str] | None:
+    """The first clock time (or part of the day) said, not a date's day: "on 25 march in the evening" is the evening of
+    25 March (its "25" was read as the hour, "25 pm")."""
+    dates = [match.span() for match in _DAY_RE.finditer(text) if any(match.groups()[5:])]
+    return next((clock for clock in _TIME_RE.finditer(text)
+                 if not any(start <= clock.start() < end for start, end in dates)), None)
 
 
 def _wall_time(time_match: re.Match[str] | None, day_match: re.Match[str] | None) -> time:

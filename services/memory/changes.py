@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from services.memory.refusals import COFFEE
+from services.memory.refusals import COFFEE, refused_things, withdrawn_things
 from services.memory.timewords import DATED
 from services.text import lemma, stem, words
 
@@ -182,6 +182,7 @@ class Change:
     left: str = ""  # who left the part they had ("hanrahan")
     part: frozenset[str] = frozenset()  # a part with someone new: its things ({"depu", "head"})
     holder: str = ""  # ... and who has it now ("ingr")
+    withdrawn: frozenset[str] = frozenset()  # a refusal taken back: what is refused no more ({"fish"})
 
     @property
     def coffee(self) -> bool:
@@ -202,6 +203,8 @@ class Change:
             return home_owner(old_plain) == (self.mover or "user")
         if self.left and re.search(_THEIRS.format(name=re.escape(self.left)), old_plain):
             return True
+        if self.withdrawn & refused_things(old) & {stem(word) for word in words(old_plain)}:
+            return True  # "I eat fish again now" ends "I don't eat fish" (not "I'm vegetarian": fish is not its word)
         old_things = {_thing(word) for word in WORD.findall(old_plain)}
         if self.names_part(old) and self.holder not in old_things and OF_THE_PERSON.search(old):
             return True
@@ -228,8 +231,9 @@ def change_in(text: str) -> Change | None:
     if holder in _NO_HOLDER:  # "trying new stuff is a great way"
         part, holder = set(), ""
     change = Change(text, frozenset(ended_things(text)), frozenset(rescheduled_things(text)), moved, mover, who,
-                    frozenset(part), holder)
-    return change if change.ended or change.rescheduled or change.moved or change.left or change.part else None
+                    frozenset(part), holder, frozenset(withdrawn_things(text)))
+    return change if (change.ended or change.rescheduled or change.moved or change.left or change.part
+                      or change.withdrawn) else None
 
 
 def home_owner(plain: str) -> str:

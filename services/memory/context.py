@@ -300,13 +300,16 @@ def _personal(rows: Sequence[Row[Any]], shown: set[int], cfg: MemoryConfig) -> P
 STANDING = ("CASE WHEN CAST(:known_at AS timestamptz) IS NULL THEN superseded_at IS NULL "
             "ELSE created_at <= CAST(:known_at AS timestamptz) "
             "AND (superseded_at IS NULL OR superseded_at > CAST(:known_at AS timestamptz)) END")
+# ... but a refusal ended since (taken back: "actually I eat fish again now") is shown and held no more at once, not
+# from the next thread on (the guard wrote fish away from a reply the person had just allowed it in).
+TAKEN_BACK = "(superseded_at IS NOT NULL AND text ~* :refusing)"
 PERSONAL = sql_text(f"""
 (SELECT 'narrative' AS kind, id, narrative AS text, created_at AS at, 1::bigint AS rank FROM autobiographies
  WHERE user_id = :user ORDER BY created_at DESC, id DESC LIMIT :stories)
 UNION ALL
 (SELECT 'fact', id, text, updated_at,
         row_number() OVER (ORDER BY salience DESC, confidence DESC, updated_at DESC) FROM facts
- WHERE user_id = :user AND salience >= :min_salience AND {STANDING}
+ WHERE user_id = :user AND salience >= :min_salience AND {STANDING} AND NOT {TAKEN_BACK}
  ORDER BY salience DESC, confidence DESC, updated_at DESC LIMIT :facts)
 UNION ALL
 (SELECT 'thought', id, text, created_at, row_number() OVER (ORDER BY created_at DESC) FROM drift_gists
@@ -323,7 +326,8 @@ UNION ALL
  WHERE l.user_id = :user AND NOT i.checked GROUP BY l.id ORDER BY l.updated_at DESC LIMIT :lists)
 UNION ALL
 (SELECT 'refusal', id, text, updated_at, row_number() OVER (ORDER BY updated_at DESC) FROM facts
- WHERE user_id = :user AND text ~* :refusing AND {STANDING} ORDER BY updated_at DESC LIMIT :refusals)
+ WHERE user_id = :user AND text ~* :refusing AND {STANDING} AND NOT {TAKEN_BACK}
+ ORDER BY updated_at DESC LIMIT :refusals)
 UNION ALL
 -- Refusals told since :known_at (earlier in the thread): not in the block, which stays as it was, but the reply guard
 -- holds the reply to them from the next turn on (once the chunker has stored them).

@@ -29,6 +29,7 @@ from services.memory.config import FactsConfig
 from services.memory.job_titles import job_title
 from services.memory.models import Fact, iso
 from services.memory.search import prepare_vector_search
+from services.memory.successor import successor
 from services.text import lemma
 
 logger = logging.getLogger(__name__)
@@ -183,12 +184,22 @@ def remember_fact(session: Session, embedder: Embedder, user_id: str, text: str,
     session.flush()
     if existing is None:
         ended = _supersede_ended(session, user_id, fact)
-        return FactResult(fact.id, "superseded", superseded_id=ended[0]) if ended else FactResult(fact.id, "inserted")
-    old = existing[0]
-    old.superseded_by, old.superseded_at = fact.id, utcnow()
-    session.flush()
-    logger.info("fact %s supersedes fact %s", fact.id, old.id)  # the key is the person's words: not logged
-    return FactResult(fact.id, "superseded", superseded_id=old.id)
+        result = FactResult(fact.id, "superseded", superseded_id=ended[0]) if ended else FactResult(fact.id, "inserted")
+    else:
+        old = existing[0]
+        old.superseded_by, old.superseded_at = fact.id, utcnow()
+        session.flush()
+        logger.info("fact %s supersedes fact %s", fact.id, old.id)  # the key is the person's words: not logged
+        result = FactResult(fact.id, "superseded", superseded_id=old.id)
+    took_over = successor(session, user_id, fact)  # "a lad called Owen Bevan came out" after "Dr Pryce has retired"
+    if took_over is not None:
+        holder = remember_fact(session, embedder, user_id, took_over[0], confidence=confidence, salience=salience,
+                               source_exchange_id=source_exchange_id, config=cfg)
+        left = took_over[1]
+        if left.superseded_at is None:  # the news of the leaving is history once the part has its new holder
+            left.superseded_by, left.superseded_at = holder.fact_id, utcnow()
+            session.flush()
+    return result
 
 
 def slot_key(key: str | None, cfg: FactsConfig) -> str | None:

@@ -15,6 +15,7 @@ from typing import Any
 from services.memory.changes import ARRIVAL, change_in
 from services.memory.chunks import validate_chunk
 from services.memory.owners import with_owner
+from services.memory.successor import NEWCOMER
 from services.memory.timewords import DATED
 from services.text import SENTENCE_BREAK, truncate
 
@@ -238,9 +239,11 @@ def chunk_from_lines(lines: list[tuple[str, str]]) -> dict[str, Any]:
 def _about_them(sentence: str) -> bool:
     """They speak of themselves, of someone they name first, tell a date, or tell a change ("lisbon fell through",
     "jono quit", "Marieke and the children are settled in Groningen now"): in their conversation, news of their
-    life, and the fact that ends what it changed (``services/memory/changes``)."""
+    life, and the fact that ends what it changed (``services/memory/changes``); or someone named doing something for
+    them ("A young lad called Owen Bevan came out to see the ewes": who took over from the vet who retired,
+    ``services/memory/successor``)."""
     return bool(SPEAKS_OF_SELF.search(sentence) or NAMED_FIRST.match(sentence) or DATED.search(sentence)
-                or change_in(sentence) is not None or HOW_TO_ANSWER.match(sentence))
+                or change_in(sentence) is not None or HOW_TO_ANSWER.match(sentence) or NEWCOMER.search(sentence))
 
 
 # "I must ask that you never recommend television programmes": the "you" of a standing request is the assistant.

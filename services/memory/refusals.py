@@ -170,3 +170,24 @@ def _verb_of(thing: str) -> str:
 def _consumed(word: str) -> bool:
     """A thing one eats or drinks: a family's name or one of its members."""
     return word in FAMILIES or any(word in family for family in FAMILIES.values())
+
+
+# A refusal taken back: "actually the user eats fish again now", "scratch that, the user does like horror films", "the
+# user loves horror films after all", "the user is fine with mushrooms now", "the user is back on dairy". What it names
+# is refused no more (services/memory/changes.py ends the refusal that named it).
+_TAKING = r"(?:eat|eats|drink|drinks|like|likes|love|loves|enjoy|enjoys|want|wants|watch|watches|have|has|take|takes)"
+WITHDRAWN = re.compile(rf"\b{_TAKING}\s+(?P<what>[^.,;!?]+?)\s+(?:again|after all)\b"
+                       rf"|\b(?:do|does)\s+{_TAKING}\s+(?P<what2>[^.,;!?]+)"
+                       r"|\b(?:(?:fine|okay|ok|alright|good) with|back on|back to eating|back to drinking)\s+"
+                       r"(?P<what3>[^.,;!?]+?)(?:\s+(?:again|now|after all|these days))*(?=$|[.,;!?])", re.IGNORECASE)
+
+
+def withdrawn_things(fact: str) -> set[str]:
+    """What a fact says the person no longer refuses, as word stems ("the user eats fish again now" → {"fish"}); none
+    when the fact refuses something itself ("the user doesn't like fish again" is no taking back)."""
+    if refused_things(fact):
+        return set()
+    taken = set()
+    for match in WITHDRAWN.finditer(fact):
+        taken |= {stem(word) for word in _said(next(filter(None, match.groups())))}
+    return taken

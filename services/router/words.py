@@ -82,6 +82,9 @@ SKILL_PATTERNS = {
     r"\b(?:no need for|(?:i|we) (?:don't|do not|no longer) need)\b[^.?!]{0,60}?\b(?:on|in) (?:my|our|the)\b"
     r"[^.?!]{0,30}?\blist\b|"
     r"\b(?:can|could|should) (?:come|go) off\b[^.?!]{0,20}?\b(?:my|our|the)\b[^.?!]{0,30}?\blist\b|"
+    # One thing wanted in place of another on a list said before: "… he wants a gaming mouse, put that instead".
+    r"\b(?:doesn't|does not|don't|do not|no longer) wants?\b[^.?!]{0,80}?\bput (?:that|it|this|one)(?: on)? "
+    r"instead\b(?! of)|"
     # Terse: "add loo roll 2 shopping list" (not "add an item to a list in Python").
     # "ad" is "add" with a key missed ("ad eggs to shoping list").
     rf"\b(?:add(?:ing)?|ad|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{{0,60}}?\b(?:to|2|onto) (?!an? )"

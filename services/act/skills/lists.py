@@ -169,6 +169,10 @@ SKILL = Skill(
     run=run,
     consequential=lambda args: args["operation"] != "view",
     destructive=lambda args: args["operation"] in ("remove", "delete"),
-    subject=lambda args: " ".join([args.get("name") or "", *(args.get("items") or [])]),
+    # Items taken off, ticked or unticked are on a list that exists (no list of the name: not_found, nothing done), so
+    # what the person must have said is the items: a swap on the list holding the item ("Nikos doesn't want
+    # headphones anymore, …") names no list, and asked to confirm a removal the person had asked for.
+    subject=lambda args: " ".join([*([] if args["operation"] in ("remove", "check", "uncheck") else
+                                     [args.get("name") or ""]), *(args.get("items") or [])]),
     describe=describe,
 )
