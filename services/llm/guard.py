@@ -18,7 +18,7 @@ from difflib import SequenceMatcher
 from services.errors import EchoedMessage, LLMMalformedOutput, NamesRefused
 from services.llm.clock import settled, to_24_hour
 from services.llm.output import StopStream
-from services.text import STOPWORDS, WORD_RE, stem, words
+from services.text import STOPWORDS, WORD_RE, content_words, stem, words
 
 ASSISTANT_LABEL = re.compile(r"^\s*(?:[#*>]+\s*)?(?:engram|assistant|ai|bot)\s*:\s*", re.IGNORECASE)
 HEADING = re.compile(
@@ -98,7 +98,7 @@ class ScaffoldGuard:
         self.raw += chunk
         thing = names_refused(PARTIAL_WORD.sub("", self.raw), self.refused)  # whole words only: "ham" of "hamster"
         if thing is not None:
-            self.kept = offer_without(self.raw, self.refused)
+            self.kept = offer_without(self.raw, self.refused, self.message)
             if self.kept is None:
                 raise NamesRefused(thing, PARTIAL_WORD.sub("", self.raw))
             raise StopStream("reply cut before a refused thing")
@@ -136,7 +136,7 @@ class ScaffoldGuard:
         cleaned = self._repaired(self.kept if self.kept else text)
         thing = names_refused(cleaned, self.refused)
         if thing is not None:
-            cleaned = offer_without(cleaned, self.refused) or ""
+            cleaned = offer_without(cleaned, self.refused, self.message) or ""
             if not cleaned:
                 raise NamesRefused(thing, text)
         cleaned = to_24_hour(cleaned) if self.clock24 else cleaned
@@ -250,10 +250,12 @@ def _refused_at(reply: str, refused: frozenset[str]) -> tuple[str, int] | None:
     return None
 
 
-def offer_without(reply: str, refused: frozenset[str]) -> str | None:
+def offer_without(reply: str, refused: frozenset[str], asked: str = "") -> str | None:
     """The reply up to the alternative before the first refused thing, when what stays still offers something:
     "You can try herbal tea or a cup of coffee" → "You can try herbal tea." (the 1.5B offered the coffee again when
-    asked to write the reply over); None when nothing would stay ("How about a chocolate cake?")."""
+    asked to write the reply over); None when nothing would stay ("How about a chocolate cake?"), or when what stays
+    only says the person's ``asked`` message back ("trivia night at the pub tonight, what should I drink" → "For
+    trivia night at the pub, a cold beer" kept "For trivia night at the pub.", which offers nothing)."""
     found = _refused_at(reply, refused)
     if found is None:
         return None
@@ -266,7 +268,8 @@ def offer_without(reply: str, refused: frozenset[str]) -> str | None:
         return None
     last = re.split(r"[.!?\n]", kept)[-1] if breaks else ""
     enough = len(words(kept)) >= OFFER_WORDS and (not breaks or set(words(last)) - STOPWORDS)
-    if not enough:
+    # Whole sentences kept (no alternative before the refused thing) must say more than the question did.
+    if not enough or (not breaks and not set(content_words(kept)) - set(content_words(asked))):
         return None
     return kept if kept.endswith((".", "!", "?")) else kept + "."
 

@@ -361,3 +361,6 @@ NEW_VALUE_WORDS = frozenset("to into from as by with so".split())
 IT_THAT_RE = re.compile(
     r"^it (?:down )?(?:(?:in|into|on|onto|to) (?:your|my|the|our) (?:[a-z'-]+ )?(?:notes?|memory|diary|records?|"
     r"files?|brain|head|calendar|journal) )?(?:down )?that (?!(?:one|ones|list|reminder|goal|note)\b)[a-z]")
+# A wished-for placeholder told by its purpose ("I need something to read on the plane", "I'd like something to
+# switch off to") asks for an idea; "something to be added" is a deed's object all the same.
+PURPOSE_RE = re.compile(r"\s+to\s+(?!(?:be|get|have|do)\b)[a-z]")

@@ -41,6 +41,7 @@ from services.router.command_words import (
     PERSON_POSSESSIVES,
     PLACEHOLDERS,
     POINTING_MODIFIERS,
+    PURPOSE_RE,
     REMINDING_VERBS,
     REMOVING_VERBS,
     REQUEST_LEADS,
@@ -155,7 +156,8 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
         verb = _base_of(verb)
     if verb in CALLING_ON_VERBS and index + 1 < len(matches) and matches[index + 1][0] in ("me", "us"):
         verb = "remind"  # "nudge me about what the plumber said": of what, said where?
-    if verb in PLACEHOLDERS and index and matches[index - 1][0] in _WISHING:
+    if verb in PLACEHOLDERS and index and matches[index - 1][0] in _WISHING and not PURPOSE_RE.match(
+            clause, matches[index].end()):  # not "need something to switch off to": an idea asked for
         # "I need a reminder for seven in the evening": a wish whose object is the request's; only a placeholder or a
         # pointer is read here ("I need a coffee, then send the same to Jo" reads on).
         done = next((m for m in matches[index + 1:] if _is_participle(m[0])), None)  # "I need some items added"
