@@ -34,8 +34,8 @@ VAGUE_ASK_RE = re.compile(
     r"in order|straight|together)(?: (?:for me|for us|please|pls))*\W*$|"
     # Or a whole run of chores to be done: "get my life admin done", "get the paperwork dealt with" (which of them?).
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*get (?:my|our|the|all my|all the) "
-    r"(?:[a-z'-]+ )?(?:admin|paperwork|chores|errands|jobs|tasks|affairs|stuff|things) (?:done|sorted|dealt with|handled|"
-    r"out of the way|over with)(?:,? (?:for me|for us|please|pls))*\W*$|"
+    r"(?:[a-z'-]+ )?(?:admin|paperwork|chores|errands|jobs|tasks|affairs|stuff|things) (?:done|sorted|dealt with|"
+    r"handled|out of the way|over with)(?:,? (?:for me|for us|please|pls))*\W*$|"
     # A new entry asked for by its kind alone: "new task", "another note pls" (saying what?).
     r"^(?:(?:a|another|one more|new|add|add a|make a|start a) )+(?:new )?(?:task|note|item|entry|to-?do|thing to do)"
     r"(?: (?:please|pls|plz))?\W*$|"
