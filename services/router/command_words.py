@@ -32,6 +32,10 @@ VAGUE_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*get (?:my|our|the) "
     r"(?!(?:[a-z'-]+ )?(?:lists?|notes|reminders?|goals?|calendar|diary)\b)[a-z'-]+ (?:sorted(?: out)?|organi[sz]ed|"
     r"in order|straight|together)(?: (?:for me|for us|please|pls))*\W*$|"
+    # Or a whole run of chores to be done: "get my life admin done", "get the paperwork dealt with" (which of them?).
+    r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*get (?:my|our|the|all my|all the) "
+    r"(?:[a-z'-]+ )?(?:admin|paperwork|chores|errands|jobs|tasks|affairs|stuff|things) (?:done|sorted|dealt with|"
+    r"handled|out of the way|over with)(?:,? (?:for me|for us|please|pls))*\W*$|"
     # A new entry asked for by its kind alone: "new task", "another note pls" (saying what?).
     r"^(?:(?:a|another|one more|new|add|add a|make a|start a) )+(?:new )?(?:task|note|item|entry|to-?do|thing to do)"
     r"(?: (?:please|pls|plz))?\W*$|"
@@ -290,7 +294,9 @@ _UNSEEN_MEDIUM = (
     # Or named by what it shows: "the whiteboard photo", "my receipt scan".
     r"new|other|first|second) )?(?:[a-z'-]+ )?(?:photo|picture|pic|screenshot|image|attachment|file|pdf|document|doc|"
     r"scan|video|voice (?:note|memo)|recording|spreadsheet|link|letter|e-?mail|receipt|flyer|leaflet|text|message|"
-    r"voicemail|whatsapp|dm)s?\b"
+    r"voicemail|whatsapp|dm|"
+    # Or a note on paper: "whatever's on the Post-it on my monitor", "the numbers on that sticky note".
+    r"post-?it(?: note)?|sticky(?: note)?|napkin|whiteboard)s?\b"
 )
 UNSEEN_HELD_RE = re.compile(
     r"^(?:everything|all|whatever|anything|the (?:[a-z'-]+ )?(?:stuff|things|items|bits|details|info|names|dates|"
@@ -325,7 +331,10 @@ TEMPLATE_RE = re.compile(
     r"\b(?:(?:fill|insert|enter|your|some|item|task|goal)_[a-z_]*[a-z]|"
     r"[a-z]+_(?:me|here|name|item|text|task|goal|date|time|value|thing|fact|note|number|title|tbd))\b|"
     # A program's slot left unfilled: "add {0} and {1} to the list", "save this: #NOTE#".
-    r"\{\d{1,2}\}|#[a-z_]{2,20}#"
+    r"\{\d{1,2}\}|#[a-z_]{2,20}#|"
+    # Doubled parentheses, a named printf slot, angle quotes, an HTML comment: "((goal)) by ((date))", "%(time)s",
+    # "«item»", "<!-- fact -->".
+    r"\(\([a-z][a-z0-9 _.-]{0,30}\)\)|%\([a-z_]{1,30}\)[sd]|\u00ab[a-z][a-z0-9 _.-]{0,30}\u00bb|<!--[^>]{0,40}-->"
 )
 # a command cut off before its object ("set a goal to... actually, no", "remind me to"): its last word waits for more;
 DANGLING_WORDS = frozenset("to the a an my our your and or of for about with at by".split())
@@ -349,6 +358,8 @@ TEXT_LEADS = frozenset("to that about of re at on by for in".split())
 # Someone's own thing ("her list of must-have shots", "his address") is not named by naming them: unless the message
 # names the thing itself ("her number is ..., save her number"), it was said elsewhere.
 PERSON_POSSESSIVES = frozenset("her his their".split())
+# What one has that is given by its value, ending a two-word noun after theirs: "save his email address" (which?).
+OWNED_VALUES = frozenset("address number name code password pin details size handle date".split())
 NAMING_WORDS = frozenset("name names first surname title".split())  # "use his first name": no content to give
 # An entry picked by its number on a list shown before: "cross off number 3", "delete item 2".
 NUMBERED_WORDS = frozenset("number no item entry line option point".split())

@@ -36,6 +36,7 @@ from services.router.command_words import (
     OBJECT_ENDS,
     OBJECT_PARTICLES,
     OBJECT_VERBS,
+    OWNED_VALUES,
     PAST_POINTERS,
     PAST_STATE_RE,
     PERSON_POSSESSIVES,
@@ -313,8 +314,7 @@ def _unnamed_by_kind(lower: str, start: int, verb: str, rest: str) -> RequestObj
 
 
 def _said_after(lower: str, end: int) -> bool:
-    """Whether anything but politeness follows the request's clause."""
-    return any(word not in POLITE_WORDS for word in WORD_RE.findall(lower[end:]))
+    return any(word not in POLITE_WORDS for word in WORD_RE.findall(lower[end:]))  # anything but politeness after
 
 
 def _is_participle(word: str) -> bool:
@@ -376,12 +376,12 @@ def _object_kind(span: list[str], words_around: bool, earlier: frozenset[str] = 
 
 
 def _pointed(head: list[str]) -> list[bool]:
-    """Which of the object's words are pointed at rather than named: the word after "that", "her", "the other" (and
-    what is said of it after "of": "her list of must-have shots")."""
-    pointed = [False] * len(head)
-    carried = False
+    """Which of the object's words are pointed at: the word after "that", "her", "the other" (what is said of it after
+    "of": "her list of must-have shots"; a two-word noun ending it after a person's: "his email address")."""
+    pointed, carried = [False] * len(head), False
     for i in range(1, len(head)):
-        carried = carried or (head[i] == "of" and pointed[i - 1])
+        carried = carried or (head[i] == "of" and pointed[i - 1]) or (
+            i == len(head) - 1 > 1 and head[i - 2] in PERSON_POSSESSIVES and head[i] in OWNED_VALUES)
         pointed[i] = carried or head[i - 1] in POINTING_MODIFIERS
     return pointed
 

@@ -56,12 +56,12 @@ SHOW_STORED_RE = grouped(
     # "show to me please my reminders of the next days": a learner's word order says the same.
     # "show me what's in my reminders for tomorrow": what they hold is them.
     r"(?: (?:to )?(?:me|us))?(?:,? (?:please|pls|plz))?(?: out| back)?"
-    r"(?: (?:(?:a|the)(?: full| whole| complete)? (?:list|rundown) of|all(?: of)?|"
+    r"(?: (?:(?:a|the)(?: full| whole| complete| quick| brief| short)? (?:list|rundown|run-?down|recap) of|all(?: of)?|"
     # A look given at them: "give me a quick look at all the things you've remembered".
     r"(?:a|an)(?: quick| brief| short| little)? (?:look|peek|glance|overview) (?:at|of)(?: all(?: of)?)?|"
     r"(?:what'?s|whats|what is|everything) (?:in|on)))? "
     # "show me tomorrow's reminders": named by their day.
-    rf"(?:(?:my|our|the|all|every|each|[a-z]+'s)(?: [a-z'-]+){{0,3}}? {_SHOWN}\b"
+    rf"(?:(?:my|our|the|all|every|each|(?:(?:this|next|last|the) )?[a-z]+'s)(?: [a-z'-]+){{0,3}}? {_SHOWN}\b"
     r"(?! of\b(?! (?:the )?(?:next|coming|past|last|"
     r"this|upcoming)\b))|"
     # Named with how they came to be: "show me what reminders I have set", "every reminder I've scheduled".
@@ -90,11 +90,18 @@ SHOWN_MORE_RE = prefiltered(
     r"alarms|resolutions)(?:\W*$| (?:for|from|today|tomorrow|tonight|this|next|pls|please)\b)|"
     # The particle after what is shown: "pull my notes on the boat up", "dig the reminders for June out", "bring my
     # goals up, I want to see where I am" (a clause of its own may follow).
-    rf"{CLAUSE_START}(?:pull|dig|look|bring|call) (?:my|our|the|all(?: (?:my|the))?)(?: [a-z'-]+){{0,3}}? {_SHOWN}"
+    # Thrown or put up where they are seen: "throw my goals up on the screen, would you".
+    rf"{CLAUSE_START}(?:pull|dig|look|bring|call|throw|stick|pop|chuck|flash) (?:my|our|the|all(?: (?:my|the))?)"
+    rf"(?: [a-z'-]+){{0,3}}? {_SHOWN}"
     r"(?: (?:on|about|for|from|of) [^.?!,]{1,40}?)? (?:up|out)(?: for (?:me|us))?"
     # Where they are shown: "Pull my goals up on screen, please."
-    r"(?: on (?:the |my |your )?(?:screen|phone|display|laptop))?(?:,? (?:please|pls|thanks|thx))?"
+    r"(?: on (?:the |my |your )?(?:screen|phone|display|laptop))?"
+    r"(?:,? (?:please|pls|thanks|thx|(?:would|will|could|can|won't) (?:you|u)))?"
     r"(?:\W*$|\s*[,.;!]\s*(?:i|i'd|i'm|so|just)\b)|"
+    # Asked for by a label with no verb: "Quick rundown of this week's reminders please.", "recap of my goals pls".
+    r"^(?:(?:a|the) )?(?:(?:quick|brief|short|full|whole|complete) )?(?:rundown|run-?down|recap|overview) of "
+    rf"(?:(?:my|our|the|all(?: my| the)?|(?:(?:this|next|last|the) )?[a-z]+'s)(?: [a-z'-]+){{0,3}}? )?{_SHOWN}"
+    r"(?: (?:for|from|on|this|next)(?: [a-z'-]+){1,3}?)?(?:,? (?:please|pls|plz|thanks|thx))?\W*$|"
     # "Recall" as the command to show what was kept: "recall all the facts you've saved about the boat".
     rf"{CLAUSE_START}recall (?:for me )?(?:all(?: of)?(?: the| my)?|every|each|the|my|everything|whatever|what)"
     rf"(?: [a-z'-]+){{0,2}}? (?:{_SHOWN} )?(?:that )?(?:i|i've|i have|we|you|you've|you have|u)(?: (?:already|ever))? "

@@ -244,8 +244,21 @@ def _digit_row_walk(token: str) -> bool:
     for i, ch in enumerate(token):
         if ch.isdigit() != (first_digit == (i % 2 == 0)) or (not ch.isdigit() and ch not in KEY_ROWS[0]):
             return False
-    return all(abs((int(d) - 1) % 10 - KEY_ROWS[0].index(k)) <= 1 for d, k in (
-        (a, b) if a.isdigit() else (b, a) for a, b in zip(token, token[1:], strict=False)))
+    if all(abs((int(d) - 1) % 10 - KEY_ROWS[0].index(k)) <= 1 for d, k in (
+            (a, b) if a.isdigit() else (b, a) for a, b in zip(token, token[1:], strict=False))):
+        return True
+    # Or digits and letters each walking one key at a time the same way, a key or two apart ("9u8y7t6r").
+    digits = [(int(ch) - 1) % 10 for ch in token if ch.isdigit()]
+    keys = [KEY_ROWS[0].index(ch) for ch in token if not ch.isdigit()]
+    steps = {b - a for run in (digits, keys) for a, b in zip(run, run[1:], strict=False)}
+    return len(steps) == 1 and abs(steps.pop()) == 1
+
+
+def _mash_round_digits(token: str) -> bool:
+    """Whether a token of letters with a digit or two struck among them is mashed once the digits are left out, eight
+    letters or more ("qpzmwoxn3eiru"; not texting's "gr8", "l8r", "w8ing")."""
+    letters = "".join(ch for ch in token if not ch.isdigit())
+    return len(letters) >= 8 and len(token) - len(letters) <= 2 and letters.isalpha() and is_mash_token(letters)
 
 
 def _latin_marks_alone(token: str) -> bool:
@@ -279,7 +292,7 @@ def text_features(view: TextView) -> dict[str, float]:
     mash = mashed / (len(alpha) + len(other)) if alpha or other else 0.0
     if not alpha and not other and view.words:  # no word of letters: keys held with digits ("7777777777")
         mash = sum((len(w) >= HELD_DIGITS_MIN and HELD_DIGITS_RE.fullmatch(w) is not None) or _digit_row_walk(w)
-                   for w in view.words) / len(view.words)
+                   or _mash_round_digits(w) for w in view.words) / len(view.words)
     if not mash and _keys_between_symbols(view):
         mash = 1.0
     sentences = len([s for s in SENTENCE_END_RE.split(view.raw.strip()) if s.strip()])

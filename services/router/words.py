@@ -194,8 +194,10 @@ SKILL_PATTERNS = {
     r"(?=(?: in| down)?(?: for (?:me|myself|us))?\s*(?::|-|to\b))|"
     # An aim stated, then handed over to be tracked: "I want to hit 10,000 steps a day, can you track that?".
     r"\bi(?: (?:want|need|plan|aim|hope|intend)|'d like|(?:'m|am) (?:going|aiming|hoping|planning)|would like) to "
-    r"[^.?!]{3,80}?[,.;!-]\s*(?:(?:can|could|will|would) (?:you|u) |please |pls )?(?:track|keep (?:track of|tabs on|"
-    r"an eye on)|log|monitor|hold me to) "
+    r"[^.?!]{3,80}?[,.;!\u2013\u2014-]\s*(?:(?:can|could|will|would) (?:you|u) |please |pls )?"
+    r"(?:track|keep (?:track of|tabs on|an eye on)|log|monitor|hold me to|(?=follow (?:my|the) progress)follow)"
+    # Or its progress followed: "I want to read 20 books this year — please follow my progress on that goal".
+    r"(?: (?:my|the) progress (?:on|of|with|towards?))? "
     r"(?:that|it|this)\b|\bgoal(?: for [^.?!:]{1,30})?\s*:|(?:^|[,.;!-]\s*)goal is\b|"
     # Asked for as a thing, what it is after a dash or a colon: "I'd like a goal please - cycle to work every Friday".
     r"\b(?:i'?d like|i would like|i want|i need|can i have|could i have|can i get|give me) (?:a|an|another) (?:new )?"
