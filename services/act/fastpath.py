@@ -86,6 +86,9 @@ LIST_ITEMS = re.compile(
     r"(?:(?P<wish>wish)?list|to-?dos)|(?P<groceries>groceries))"
     r"(?: for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?))?\s*(?::|-|\u2013|\u2014)\s*(?P<items>.+?)\W*$"
 )
+# What follows a list's name and a colon when it changes the list rather than lists its items.
+_TAKES_OFF = re.compile(r"(?:(?:please|pls|ok|so|and)[, ]+)*(?:remove|take|tek|delete|cross|scrap|strike|scratch|drop|"
+                        r"ditch|knock|nix|bin)\b")
 # Clause openings a stored fact or goal may follow: "Thanks for earlier. Also, please remember that ...".
 _CLAUSES = re.compile(r"(?:^|(?<=[.!?])\s+)(?:(?:also|and|but|oh|so|ok|okay|anyway|hey|hi)[, ]+)*", re.IGNORECASE)
 MEMORIZE = re.compile(
@@ -294,13 +297,13 @@ def only_tells(signals: dict[str, Any]) -> bool:
 # also it's for Saturday": a clause).
 _MORE_ITEMS = re.compile(r"^\s+list" + _AFTER_NAME_WORDS + r"\s*,?\s*(?:and also|and|also|plus|oh and|as well as)\s+"
                          r"(?P<more>[^.!?;]+?)\W*$")
-_SAYS_SOMETHING = re.compile(r"\b(?:is|are|was|were|be|i|i'm|you|we|he|she|they|it|it's|says|said|will|would|can|"
+SAYS_SOMETHING = re.compile(r"\b(?:is|are|was|were|be|i|i'm|you|we|he|she|they|it|it's|says|said|will|would|can|"
                              r"need|needs|want|wants|have|has)\b")
 
 
 def _more_items(after_name: str) -> list[str]:
     more = _MORE_ITEMS.match(after_name)
-    if more is None or _SAYS_SOMETHING.search(more["more"]):
+    if more is None or SAYS_SOMETHING.search(more["more"]):
         return []
     return [item for item in said_items(more["more"]) if len(item.split()) <= 4]
 
@@ -350,7 +353,7 @@ def _reminder_action(text: str, now: datetime, zone: tzinfo, words: DueWords | N
 
 def _list_action_at(text: str) -> PlainAction | None:
     for created in (LIST_CREATE.match(text), LIST_ITEMS.match(text)):
-        if not created:
+        if not created or _TAKES_OFF.match(created["items"]):  # "Batumi list: remove corkscrews …": list_edits
             continue
         named = {key: created.groupdict().get(key)
                  for key in ("called", "quoted", "of", "name", "purpose", "wish", "groceries")}

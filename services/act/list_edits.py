@@ -13,16 +13,16 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from services.act.fastpath import AFTER_LIST, LIST_ADD, NAMED_LIST, as_typed, said_items
+from services.act.fastpath import AFTER_LIST, LIST_ADD, NAMED_LIST, SAYS_SOMETHING, as_typed, said_items
 from services.act.request_words import ASKS_SOMETHING, POLITE, PlainAction
 from services.text import SENTENCE_BREAK
 
 # "take the glue gun off the costume list", "cross bread off my shopping list", "remove the tent from the camping list".
 # "cross off the eggs": the particle may come before the items.
-_REMOVE_VERB = (r"(?:do\s+)?(?P<verb>take|cross|remove|delete|strike|scratch|knock|drop|scrap|ditch|nix|bin)\s+"
+_REMOVE_VERB = (r"(?:do\s+)?(?P<verb>take|tek|cross|remove|delete|strike|scratch|knock|drop|scrap|ditch|nix|bin)\s+"
                 r"(?:(?P<before>off|out)\s+)?")
 # Verbs that remove only with their particle: "take the bucket off", never "take a look at these".
-_PARTICLE_VERBS = ("take", "cross", "knock")
+_PARTICLE_VERBS = ("take", "tek", "cross", "knock")  # "tek off": Jamaican English's "take off"
 # A reason run on after the list's name with no stop between: "take the rug off my apartment list jess has one".
 _RUN_ON = (r"(?:\s+(?!(?:for|with|of|and|to|on|in|at|from|called|named|please|pls|too)\b)[^\W\d_][\w']*\s+"
            r"(?:has|have|had|is|are|was|were|says|said|got|gave|lent|will|can|already|doesn't|don't|did)\b[^?]*)?")
@@ -62,8 +62,10 @@ LIST_TOPIC = re.compile(r"^(?:(?:for|on|about|re|with|in)\s+)?(?:(?:my|the|our)\
                         r"(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){0,2}?)\s+list\b\s*[:,\-\u2013]?\s*(?P<rest>.*)$")
 _REQUEST_IN_NAME = re.compile(r"\b(?:add|put|take|remove|delete|cross|create|make|start|show|read|what|whats)\b")
 # "and add safety pins", "put a torch on too": items with no list named, after a sentence that named one.
+# "put batteries on it for the radio while you're at it": what follows "on it" says what for, not what.
 ADD_TO_THE_SAME = re.compile(POLITE + r"(?:do\s+)?(?:add|put)\s+(?P<items>[^.?!]+?)"
-                             r"(?:\s+(?:on|to|onto) (?:it|that|the list|that list|this list)|\s+on)?"
+                             r"(?:\s+(?:on|to|onto) (?:it|that|the list|that list|this list)"
+                             r"(?:\s+(?:for|while)\b[^.?!]*)?|\s+on)?"
                              r"(?:\s+(?:too|as well|also|please|pls|instead))*\W*$")
 # "remove the tent from the camping list and add a tarp": a second change joined by "and".
 _AND_THEN = re.compile(r",?\s+(?:and|then|and then|&)\s+(?=(?:add|put|take|cross|remove|delete)\b)"
@@ -212,7 +214,8 @@ def _topic(sentence: str) -> tuple[str, str] | None:
 
 
 def _change(operation: str, name: str, said: str) -> PlainAction | None:
-    items = said_items(said)
+    # A clause run on after the items tells why ("add roll-up banner, Nino is design it"): no item of its own.
+    items = said_items(said)[:1] + [item for item in said_items(said)[1:] if not SAYS_SOMETHING.search(item)]
     if not items or len(items) > MAX_ITEMS or any(_POINTER.match(item) for item in items):
         return None
     return PlainAction("list", {"operation": operation, "name": name, "items": items})

@@ -1,0 +1,40 @@
+"""What the people20 five (written blind, measured once at 39 %) lost to list handling, each in its general form: every
+one of their five list questions was wrong, because no change said after a list's name and a colon was made."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from services.act.fastpath import plain_action
+from services.act.list_edits import list_edits
+from services.router.signals import RoutingContext, collect_signals
+
+NOW = dt.datetime(2026, 11, 30, 12, tzinfo=dt.UTC)
+
+
+def changes(text: str) -> list[tuple[str, str, list[str]]]:
+    signals = collect_signals(RoutingContext(text=text))
+    plain = plain_action(text, signals, NOW, dt.UTC)
+    found = [plain] if plain is not None else list_edits(text, signals)
+    return [(a.arguments["operation"], a.arguments["name"], a.arguments["items"]) for a in found]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # "<list>: remove X" was the list's items "remove corkscrews" and "organizers give to everybody", added.
+    ("For Batumi list: remove corkscrews, organizers give to everybody. And add roll-up banner, Nino is design it",
+     [("remove", "batumi", ["corkscrews"]), ("add", "batumi", ["roll-up banner"])]),
+    # Jamaican English's "tek off" is "take off".
+    ("salon list: tek off the relaxer, supplier nuh have none till next month. and add rat tail combs, we running low",
+     [("remove", "salon", ["relaxer"]), ("add", "salon", ["rat tail combs"])]),
+    ("camping list: please delete the gas stove", [("remove", "camping", ["gas stove"])]),
+    # What follows "on it" says what the item is for.
+    ("take the tarp off the cabin list, Gord next door lent me his. and put batteries on it for the radio while "
+     "you're at it", [("remove", "cabin", ["tarp"]), ("add", "cabin", ["batteries"])]),
+    # A list's items after its name and a colon are still added.
+    ("Shopping list: milk, eggs, bread", [("add", "shopping", ["milk", "eggs", "bread"])]),
+    ("packing list - passport, charger, dropper bottle", [("add", "packing", ["passport", "charger", "dropper bottle"])]),
+])
+def test_changes_said_after_a_lists_name_are_made(text: str, expected: list[tuple[str, str, list[str]]]) -> None:
+    assert changes(text) == expected
