@@ -34,7 +34,8 @@ def changes(text: str) -> list[tuple[str, str, list[str]]]:
      "you're at it", [("remove", "cabin", ["tarp"]), ("add", "cabin", ["batteries"])]),
     # A list's items after its name and a colon are still added.
     ("Shopping list: milk, eggs, bread", [("add", "shopping", ["milk", "eggs", "bread"])]),
-    ("packing list - passport, charger, dropper bottle", [("add", "packing", ["passport", "charger", "dropper bottle"])]),
+    ("packing list - passport, charger, dropper bottle",
+     [("add", "packing", ["passport", "charger", "dropper bottle"])]),
 ])
 def test_changes_said_after_a_lists_name_are_made(text: str, expected: list[tuple[str, str, list[str]]]) -> None:
     assert changes(text) == expected
