@@ -118,15 +118,19 @@ def ada(db_engine):  # type: ignore[no-untyped-def]
         connection.execute(Thread.__table__.insert().values(id="thread-1", user_id="ada"))
 
 
-@pytest.mark.integration
-def test_a_turn_with_a_date_that_reads_two_ways_asks_which_and_stores_nothing(worker_context, ada, db_engine) -> None:
-    text = "Remind me on 12/03 to pay the rent"
+def fast_path_turn(worker_context, text: str):  # type: ignore[no-untyped-def]
+    """One ACT turn of ada's with the fast path on, as the digest runs it, routed by the text's own signals."""
     understanding = dataclasses.replace(_understanding(worker_context), signals=collect_signals(RoutingContext(
         text=text)))
     with worker_context.sessions.begin() as session:
-        outcome = run_act_turn(worker_context, _turn(text), understanding, session,
-                               config=load_act_config(worker_context.settings.configs_dir),
-                               memory=load_memory_config(worker_context.settings.configs_dir), fast_path=True)
+        return run_act_turn(worker_context, _turn(text), understanding, session,
+                            config=load_act_config(worker_context.settings.configs_dir),
+                            memory=load_memory_config(worker_context.settings.configs_dir), fast_path=True)
+
+
+@pytest.mark.integration
+def test_a_turn_with_a_date_that_reads_two_ways_asks_which_and_stores_nothing(worker_context, ada, db_engine) -> None:
+    outcome = fast_path_turn(worker_context, "Remind me on 12/03 to pay the rent")
     asked = question_for(outcome.missing or "")
     assert outcome.reason == FAST_PATH and "12 March" in asked and "3 December" in asked
     assert count(db_engine, ScheduledItem) == 0

@@ -7,7 +7,6 @@ a refusal withdrawn mid-thread ("actually I eat fish again now") still held the 
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from dataclasses import replace
 
@@ -15,23 +14,19 @@ import pytest
 from sqlalchemy import text as sql
 from sqlalchemy.orm import Session
 
-from services.act.config import load_act_config
 from services.act.list_edits import list_edits
 from services.act.models import ListItem, NamedList, ScheduledItem
 from services.act.request_words import FAST_PATH
-from services.act.turn import run_act_turn
 from services.memory.changes import change_in
-from services.memory.config import MemoryConfig, load_memory_config
+from services.memory.config import MemoryConfig
 from services.memory.context import assemble
 from services.memory.facts import list_facts, parse_triple, remember_fact
 from services.memory.from_words import chunk_from_words
 from services.memory.job_titles import job_title
 from services.router.mode_router import ModeRouter
-from services.router.signals import RoutingContext, collect_signals
 from tests.act_fixtures import count, items
 from tests.memory_builders import create_user
-from tests.test_act_loop import _turn, _understanding
-from tests.test_gaps18 import _action, _local, _store, _stored, ada  # noqa: F401,F811 - ada: test_act_loop's person
+from tests.test_gaps18 import _action, _local, _store, _stored, ada, fast_path_turn  # noqa: F401,F811 - ada: test_act_loop's person
 from tests.test_router_phrasings8 import routers, routes  # noqa: F401 - the module's router fixture
 
 # NOW (tests/act_fixtures) is Tuesday 15 January 2030, 12:00 in the skill fixture's zone (Tokyo).
@@ -274,13 +269,7 @@ def test_a_swap_said_without_its_list_is_done_on_the_list_holding_the_item(worke
                                   .returning(NamedList.id)).scalar_one()
         for position, thing in enumerate(["football for Stavros", "headphones for Nikos", "scarf"], start=1):
             connection.execute(ListItem.__table__.insert().values(list_id=made, text=thing, position=position))
-    text = NO_LIST_SWAP
-    understanding = dataclasses.replace(_understanding(worker_context), signals=collect_signals(RoutingContext(
-        text=text)))
-    with worker_context.sessions.begin() as session:
-        outcome = run_act_turn(worker_context, _turn(text), understanding, session,
-                               config=load_act_config(worker_context.settings.configs_dir),
-                               memory=load_memory_config(worker_context.settings.configs_dir), fast_path=True)
+    outcome = fast_path_turn(worker_context, NO_LIST_SWAP)
     assert outcome.reason == FAST_PATH, outcome.trail  # not the planner's
     assert items(db_engine) == [("football for Stavros", False), ("scarf", False), ("gaming mouse", False),
                                 ("perfume for my sister", False)]

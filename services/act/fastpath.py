@@ -86,9 +86,10 @@ LIST_ITEMS = re.compile(
     r"(?:(?P<wish>wish)?list|to-?dos)|(?P<groceries>groceries))"
     r"(?: for (?:the |my |our )?(?P<purpose>[a-z0-9][a-z0-9' -]{0,30}?))?\s*(?::|-|\u2013|\u2014)\s*(?P<items>.+?)\W*$"
 )
+# The verbs that take items off a list ("tek": Jamaican English's "take"), here and in services/act/list_edits.py.
+REMOVE_VERBS = r"take|tek|cross|remove|delete|strike|scratch|knock|drop|scrap|ditch|nix|bin"
 # What follows a list's name and a colon when it changes the list rather than lists its items.
-_TAKES_OFF = re.compile(r"(?:(?:please|pls|ok|so|and)[, ]+)*(?:remove|take|tek|delete|cross|scrap|strike|scratch|drop|"
-                        r"ditch|knock|nix|bin)\b")
+_TAKES_OFF = re.compile(rf"(?:(?:please|pls|ok|so|and)[, ]+)*(?:{REMOVE_VERBS})\b")
 # Clause openings a stored fact or goal may follow: "Thanks for earlier. Also, please remember that ...".
 _CLAUSES = re.compile(r"(?:^|(?<=[.!?])\s+)(?:(?:also|and|but|oh|so|ok|okay|anyway|hey|hi)[, ]+)*", re.IGNORECASE)
 MEMORIZE = re.compile(

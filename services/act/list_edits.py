@@ -13,16 +13,23 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from services.act.fastpath import AFTER_LIST, LIST_ADD, NAMED_LIST, SAYS_SOMETHING, as_typed, said_items
+from services.act.fastpath import (
+    AFTER_LIST,
+    LIST_ADD,
+    NAMED_LIST,
+    REMOVE_VERBS,
+    SAYS_SOMETHING,
+    as_typed,
+    said_items,
+)
 from services.act.request_words import ASKS_SOMETHING, POLITE, PlainAction
 from services.text import SENTENCE_BREAK
 
 # "take the glue gun off the costume list", "cross bread off my shopping list", "remove the tent from the camping list".
 # "cross off the eggs": the particle may come before the items.
-_REMOVE_VERB = (r"(?:do\s+)?(?P<verb>take|tek|cross|remove|delete|strike|scratch|knock|drop|scrap|ditch|nix|bin)\s+"
-                r"(?:(?P<before>off|out)\s+)?")
+_REMOVE_VERB = rf"(?:do\s+)?(?P<verb>{REMOVE_VERBS})\s+(?:(?P<before>off|out)\s+)?"
 # Verbs that remove only with their particle: "take the bucket off", never "take a look at these".
-_PARTICLE_VERBS = ("take", "tek", "cross", "knock")  # "tek off": Jamaican English's "take off"
+_PARTICLE_VERBS = ("take", "tek", "cross", "knock")
 # A reason run on after the list's name with no stop between: "take the rug off my apartment list jess has one".
 _RUN_ON = (r"(?:\s+(?!(?:for|with|of|and|to|on|in|at|from|called|named|please|pls|too)\b)[^\W\d_][\w']*\s+"
            r"(?:has|have|had|is|are|was|were|says|said|got|gave|lent|will|can|already|doesn't|don't|did)\b[^?]*)?")
@@ -215,7 +222,8 @@ def _topic(sentence: str) -> tuple[str, str] | None:
 
 def _change(operation: str, name: str, said: str) -> PlainAction | None:
     # A clause run on after the items tells why ("add roll-up banner, Nino is design it"): no item of its own.
-    items = said_items(said)[:1] + [item for item in said_items(said)[1:] if not SAYS_SOMETHING.search(item)]
+    listed = said_items(said)
+    items = listed[:1] + [item for item in listed[1:] if not SAYS_SOMETHING.search(item)]
     if not items or len(items) > MAX_ITEMS or any(_POINTER.match(item) for item in items):
         return None
     return PlainAction("list", {"operation": operation, "name": name, "items": items})

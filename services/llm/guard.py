@@ -255,7 +255,7 @@ def offer_without(reply: str, refused: frozenset[str], asked: str = "") -> str |
     "You can try herbal tea or a cup of coffee" → "You can try herbal tea." (the 1.5B offered the coffee again when
     asked to write the reply over); None when nothing would stay ("How about a chocolate cake?"), or when what stays
     only says the person's ``asked`` message back ("trivia night at the pub tonight, what should I drink" → "For
-    trivia night at the pub, a cold beer" kept "For trivia night at the pub.", which offers nothing)."""
+    trivia night at the pub. I'd go for a cold beer" kept "For trivia night at the pub.", which offers nothing)."""
     found = _refused_at(reply, refused)
     if found is None:
         return None
