@@ -349,10 +349,10 @@ def _object_kind(span: list[str], words_around: bool, earlier: frozenset[str] = 
     if named:
         return "named"
     owned = [head[i + 1] for i, word in enumerate(head[:-1]) if word in PERSON_POSSESSIVES and pointed[i + 1]]
-    if any(noun not in GENERIC_WORDS and noun not in earlier for noun in owned) and not (
-            PEOPLE_WORDS & earlier and NAMING_WORDS.issuperset(owned)):
-        # "add her list of must-have shots": never shown (but "write to my supervisor, use his name": he is said)
-        return "pointer"
+    if owned and PEOPLE_WORDS & earlier and NAMING_WORDS.issuperset(owned):
+        return "named"  # "write to my supervisor, use his name", "… use her first name": the person is said
+    if any(noun not in GENERIC_WORDS and noun not in earlier for noun in owned):
+        return "pointer"  # "add her list of must-have shots": never shown
     if PAST_POINTERS.intersection(head):
         return "pointer"  # "the same", "the others as well": more of an earlier turn
     the_kind = "the" in head and KIND_NOUNS.intersection(head)  # "the things from the call": the ones meant before
