@@ -39,7 +39,7 @@ _ENDED = re.compile(r"(?:\bno longer|\bnot|\bnever|n't)\s+(?P<what>.+?)\s+(?:any
                     r"cancell?ed|canceled|called off|quit|resigned)(?=\s*(?:$|[,;.!]|\s(?:and|but|so|because)\s))"
                     # "the camry finally died on the beltway", "the old fridge gave up the ghost": a thing ended for
                     # good (not "my phone died": a flat battery).
-                    r"|(?P<what5>[a-z']+(?: [a-z']+)?) (?:finally (?:died|packed (?:in|up))|died for good|"
+                    r"|(?P<what5>[a-z']+(?: [a-z']+)?) (?:finally (?:died|die|packed (?:in|up))|died for good|"
                     r"gave up the ghost|(?:got|was|has been) (?:written off|totall?ed))\b"
                     # "the Panda finally gave up on the A148": a thing gave up, told where or when (not "I gave up
                     # smoking": the person gave something up, what2).
@@ -69,7 +69,7 @@ _PAST_DAY = re.compile(r"\b(?:yesterday|today|last (?:week|night|month))\b")  # 
 # Friday", "Tom's party is postponed until June". What moved is the clause's subject before the verb.
 _DAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?(?:\s+(?:mornings?|afternoons?|evenings?|nights?))?"
 _RESCHEDULED = re.compile(r"(?P<what>[a-z0-9' ]+?)\s+(?:(?:got|has been|have been|was|were|is|are|been|just|now)\s+)*"
-                          r"(?:moved|postponed|rescheduled|pushed(?: back)?|put back|brought forward|delayed|"
+                          r"(?:moved|moving|postponed|rescheduled|pushed(?: back)?|put back|brought forward|delayed|"
                           r"changed|shifted|bumped)\s+(?:back\s+|forward\s+)?(?:to|till|until|for)\b"
                           # "they've put Seamus back three weeks": what moved is the object, by a length of time
                           # (not "put the kids back to bed").
@@ -111,7 +111,29 @@ _HOME_OWNER = re.compile(r"([a-z', ]+?)\s+(?:(?:still|now|currently|also|all|bot
 # the verb. Only facts giving them a part in the person's life end ("my GP, Dr Hanrahan, …"), not all that name them.
 _LEFT_PART = re.compile(r"(?P<who>[a-z'-]+)\s+(?:(?:has|have|had|just|finally|now|recently|sadly)\s+)*"
                         r"(?:retired|moved (?:out|away)|(?:accepted|taken|took) (?:a|an|another|the) "
-                        r"(?:new )?(?:position|job|post|role|offer)|handed in (?:his|her|their) notice)\b")
+                        r"(?:new )?(?:position|job|post|role|offer)|handed in (?:his|her|their) notice|"
+                        # "Otieno has left us, he got a job at the county hospital", "Priya got a new job in Leeds"
+                        r"(?:left|quit) (?:us|the (?:shop|team|company|firm|practice|salon|office|band|business))|"
+                        r"(?:got|get|gets|found|landed) (?:a |another )?(?:new )?job (?:at|in|with))\b")
+# ... or went abroad: "Kerry-Ann gone a Canada" (patois "to"), "Mick has emigrated to Perth" (a place's name).
+_GONE_ABROAD = re.compile(r"\b(?P<who>[A-Z][\w'-]+)\s+(?:(?:has|have|is|just|finally|sadly)\s+)*"
+                          r"(?:gone|emigrated)\s+(?:a|to|off to|away to|over to|back to)\s+[A-Z]")
+# The person was given another post at work: "they FINALLY moved the user to days", "the user got transferred to the ER
+# starting this week", "That's the user off the 75, They've moved the user onto the airport express" (not a home: "the
+# user moved to Leeds" is ``_MOVED``; not a rota: "put the user on for Sunday").
+_REASSIGNED = re.compile(r"\b(?:moved|switched|transferred|reassigned|rotated|posted)\s+(?:the user|me|us)\s+"
+                         r"(?:on|onto|to|into|over to|across to)\b"
+                         r"|\b(?:got|was|were|been|being|getting)\s+(?:moved|switched|transferred|reassigned|rotated|"
+                         r"posted)\s+(?:on|onto|to|into|over to|across to)\b(?!\s+(?:a |the )?(?:new )?(?:house|flat|"
+                         r"home|apartment)\b)"
+                         r"|\bthat's (?:the user|me) off\b")
+# ... which ends what the person said was their post for the time being: "the user is assigned in the pedia ward right
+# now", "the user work nights right now, 6pm to 6am", "the user is on the 75 the now" (a post, and "for now").
+_POST = re.compile(r"\b(?:assigned|posted|stationed|rostered|ward|shifts?|route|rota|on the \d+|"
+                   r"(?:work|works|working|on)\s+(?:nights|days|earlies|lates|evenings|weekends|night shifts?|"
+                   r"day shifts?))\b")
+_OWN = re.compile(r"(?:the user|i|we)\b(?!'s)")  # the fact's subject is the person (not "the user's sister works …")
+_FOR_NOW = re.compile(r"\b(?:right now|the now|for now|for the moment|currently|at the moment|atm|these days)\b")
 # A part of the person's life has someone new: "the new deputy head is Ingrid Hovland", "New roomie is ximena",
 # "Priya is our new manager". Facts naming that part (all its words) without the newcomer end.
 _NEW_IN_PART = re.compile(r"(?:^|\b(?:my|our|the|the user's) )new (?P<part>[a-z]+(?: [a-z]+){0,2}?) (?:is|will be) "
@@ -126,7 +148,15 @@ _NOW_HOLDS = re.compile(r"\b(?i:now),? (?i:my|our|the user's) (?P<part>(?i:[a-z]
                         r"(?P<holder>[A-Z][\w'-]+)")
 # The person's own part in someone's life: "my GP, Dr X", "the user's roomie valeria", "the user's deputy head is
 # lars eriksen" (a possessive, then up to four words, then the name).
-_THEIRS = r"\b(?:the user's|my|our)\s+(?:[a-z,'-]+\s+){{0,4}}?{name}\b"
+_THEIRS = r"\b(?:the user's|my|mi|our)\s+(?P<part>(?:[a-z,'-]+\s+){{0,4}}?){name}\b"  # (patois "mi")
+# ... or the part told as what they do for the person: "Otieno is the one who helps the user at the till".
+_DOES_FOR = r"^{name}\s+(?:is the (?:one|guy|girl|lady|man|woman|lad) (?:who|that) )?(?:helps|works for|works with|" \
+            r"assists|looks after|cleans for|drives for|minds)\s+(?:the user|us)\b"
+# Family and friends keep their part when they retire or take a job elsewhere ("my sister Ana got a job in Leeds"
+# leaves her the user's sister, living where she did).
+_KIN = frozenset("sister brother mum mom mam mother dad father son daughter wife husband partner aunt auntie uncle "
+                 "cousin niece nephew grandma grandpa gran nan granny grandmother grandfather girlfriend boyfriend "
+                 "fiance fiancee friend bestie mate".split())
 _THE_PERSON = frozenset({"user", "i", "we", "me"})
 # Coffee is said many ways: given up, each of them ends ("I quit coffee" ends "my 3 espressos"), compared as whole
 # words ("americano" is not "American"); cola is not coffee (though a refusal of coffee's caffeine refuses it).
@@ -183,6 +213,7 @@ class Change:
     part: frozenset[str] = frozenset()  # a part with someone new: its things ({"depu", "head"})
     holder: str = ""  # ... and who has it now ("ingr")
     withdrawn: frozenset[str] = frozenset()  # a refusal taken back: what is refused no more ({"fish"})
+    reassigned: bool = False  # the person has another post at work ("moved me to days")
 
     @property
     def coffee(self) -> bool:
@@ -201,8 +232,10 @@ class Change:
         old_plain = _plain(old)
         if self.moved and _HOME.search(old_plain):
             return home_owner(old_plain) == (self.mover or "user")
-        if self.left and re.search(_THEIRS.format(name=re.escape(self.left)), old_plain):
+        if self.left and _holds_part(self.left, old_plain):
             return True
+        if self.reassigned and _POST.search(old_plain) and _FOR_NOW.search(old_plain) and _OWN.match(old_plain):
+            return not _REASSIGNED.search(old_plain)  # the post they had "right now" (not an earlier move)
         if self.withdrawn & refused_things(old) & {stem(word) for word in words(old_plain)}:
             return True  # "I eat fish again now" ends "I don't eat fish" (not "I'm vegetarian": fish is not its word)
         old_things = {_thing(word) for word in WORD.findall(old_plain)}
@@ -220,8 +253,9 @@ def change_in(text: str) -> Change | None:
     mover = named.group("who").lower() if named and named.group("who").lower() not in _THE_PERSON else ""
     moved = (bool(mover) or _MOVED.search(_plain(text)) is not None or _NEW_HOME.search(_plain(text)) is not None
              or _ARRIVED.search(text) is not None)
-    left = _LEFT_PART.search(_plain(text))
-    who = left.group("who") if left and lemma(left.group("who")) not in _NOT_SOMEONE else ""
+    lefts = (_LEFT_PART.search(_plain(text)), _GONE_ABROAD.search(" ".join(text.split())))
+    who = next((left.group("who").lower() for left in lefts
+                if left and lemma(left.group("who").lower()) not in _NOT_SOMEONE), "")
     new_in_part = _NEW_IN_PART.search(_plain(text))
     part = _things(new_in_part.group("part") or new_in_part.group("part2")) if new_in_part else set()
     holder = _thing(new_in_part.group("holder") or new_in_part.group("holder2")) if part else ""
@@ -231,9 +265,20 @@ def change_in(text: str) -> Change | None:
     if holder in _NO_HOLDER:  # "trying new stuff is a great way"
         part, holder = set(), ""
     change = Change(text, frozenset(ended_things(text)), frozenset(rescheduled_things(text)), moved, mover, who,
-                    frozenset(part), holder, frozenset(withdrawn_things(text)))
+                    frozenset(part), holder, frozenset(withdrawn_things(text)),
+                    _REASSIGNED.search(_plain(text)) is not None)
     return change if (change.ended or change.rescheduled or change.moved or change.left or change.part
-                      or change.withdrawn) else None
+                      or change.withdrawn or change.reassigned) else None
+
+
+def _holds_part(who: str, old_plain: str) -> bool:
+    """Whether an older fact gives ``who`` a part in the person's life other than kin ("my GP, Dr X", "mi assistant
+    is kerry-ann", "otieno is the one who helps the user")."""
+    name = re.escape(who)
+    theirs = re.search(_THEIRS.format(name=name), old_plain)
+    if theirs and not _KIN & set(WORD.findall(theirs.group("part"))):
+        return True
+    return re.search(_DOES_FOR.format(name=name), old_plain) is not None
 
 
 def home_owner(plain: str) -> str:
