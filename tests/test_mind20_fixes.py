@@ -9,9 +9,11 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.orm import Session
 
+from services.llm.guard import names_refused
 from services.memory.changes import change_in
 from services.memory.facts import list_facts, remember_fact
 from services.memory.from_words import chunk_from_words
+from services.memory.refusals import refused_things
 from tests.memory_builders import create_user
 
 
@@ -109,3 +111,15 @@ def test_the_hours_and_the_helper_asked_about_are_the_new_ones(session, hash_emb
     texts = " | ".join(fact.text for fact in list_facts(session, "jo"))
     assert "nights" not in texts and "helps the user at the counter" not in texts and "June" not in texts
     assert "days, 7am to 3pm" in texts and "Chebet" in texts and "September" in texts
+
+
+def test_things_listed_with_no_then_pointed_back_at_are_refused() -> None:
+    """"Doctor in Manila said no running, no jumping, so don't suggest me those ok": the 1.5B's ship-gym workout
+    began with "5 minutes of light cardio (e.g., walking, jogging)" and nothing refused was read from the fact."""
+    refused = frozenset(refused_things("Doctor in Manila said no running, no jumping, so don't suggest the user those"))
+    assert names_refused("Warm-up: 5 minutes of light cardio (e.g., walking, jogging)", refused) is not None
+    assert names_refused("Then 3 rounds of jumping jacks.", refused) is not None
+    assert names_refused("Try planks, push-ups and a rowing machine.", refused) is None
+    no_dairy = "No dairy and no gluten for the user, please never offer the user those"
+    assert refused_things(no_dairy) >= {"milk", "bread"}
+    assert not refused_things("The user said no problem, don't suggest that again")  # a saying, no thing

@@ -107,6 +107,13 @@ EMPTY = frozenset({
 NO_MORE = re.compile(r"\bno more (?P<what>[a-z]+)(?: for (?:me|the user|you))?(?P<also>(?:,? (?:and )?no [a-z]+)*)",
                      re.IGNORECASE)
 _ALSO = re.compile(r"\bno ([a-z]+)", re.IGNORECASE)
+_SAYINGS = frozenset("problem problems worries worry way doubt idea thanks offence offense rush pressure kidding "
+                     "joke jokes stress biggie".split())  # "no problem, don't suggest that again" refuses nothing
+# Things listed with "no", then pointed back at by the refusal: "Doctor said no running, no jumping, so don't suggest
+# me those" (the 1.5B's workout for someone told that began with "light jogging").
+POINTED_BACK = re.compile(r"(?P<items>(?:\bno [a-z]+,?\s+(?:(?:and|or|nor)\s+)?)+)[^.;!?]{0,30}?\b(?:never|don'?t|"
+                          r"do not)(?: ever)? (?:suggest|recommend|offer|give)(?: (?:me|the user|you))? (?:those|them|"
+                          r"these|that|either|any of (?:that|those|them|these))\b", re.IGNORECASE)
 # The same, as a PostgreSQL regular expression: the facts that may hold a refusal are read on every turn.
 SQL_PATTERN = (r"(can't|cannot|can not|never|able to) (stand|abide|stomach|bear)|out of the question|"
                r"\mhates?\M|\mdislikes?\M|\mdetests?\M|"
@@ -149,6 +156,8 @@ def refused_things(fact: str) -> set[str]:
     named += [word for match in NO_MORE.finditer(fact)
               for word in (stem(said.lower()) for said in [match["what"], *_ALSO.findall(match["also"])])
               if _consumed(word)]
+    named += [word for match in POINTED_BACK.finditer(fact) for word in _ALSO.findall(match["items"])
+              if word.lower() not in EMPTY | _SAYINGS]
     things = {stem(word) for word in named}
     things.update(filter(None, map(_verb_of, list(things))))
     for word in list(things):
