@@ -9,7 +9,9 @@ import pytest
 
 from services.act.fastpath import plain_action
 from services.act.list_edits import list_edits
+from services.router.mode_router import ModeRouter
 from services.router.signals import RoutingContext, collect_signals
+from tests.test_router_phrasings8 import routers, routes  # noqa: F401 - the module's router fixture
 
 NOW = dt.datetime(2026, 11, 30, 12, tzinfo=dt.UTC)
 
@@ -39,3 +41,19 @@ def changes(text: str) -> list[tuple[str, str, list[str]]]:
 ])
 def test_changes_said_after_a_lists_name_are_made(text: str, expected: list[tuple[str, str, list[str]]]) -> None:
     assert changes(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Who is it I support again?",  # fraser: answered "Which one do you mean?"
+    "What is it I do for work again?",
+    "where is it my sister lives now?",
+    "who was it that I met at the fair last month?",
+])
+def test_a_cleft_question_about_their_own_life_is_answered(routers: list[ModeRouter], text: str) -> None:  # noqa: F811
+    """A cleft's "it" ("who is it I …") stands for the answer asked for, not for something said before."""
+    assert routes(routers, text) == {("RESPOND", None)}
+
+
+@pytest.mark.parametrize("text", ["What is it?", "Who was it?", "what was it again?"])
+def test_it_alone_still_asks_what_it_is(routers: list[ModeRouter], text: str) -> None:  # noqa: F811
+    assert routes(routers, text) == {("CLARIFY", None)}

@@ -73,6 +73,8 @@ ANAPHORIC_NP_RE = prefiltered(
 EXPLETIVE_IT_RE = re.compile(
     r"\bwhat time is it\b|\bhow (?:far|long) is it\b|\b(?:is it|it'?s|it is|it was|was it)(?: going to| gonna)? "
     r"(?:rain|snow|raining|snowing|sunny|cloudy|cold|hot|warm|windy|freezing|late|early|getting late)\b"
+    # a cleft's "it" points at the answer asked for: "Who is it I support again?", "what was it that my sister said"
+    r"|\b(?:who|what|where|when|which|why|how)(?:'s| is| was)\s+it\s+(?:that\s+)?(?:i|i'm|im|we|my|our|you|me)\b"
 )
 # "it" asked after the indefinite it stands for, in the same message: "You were supposed to remind me of something on
 # Friday. What was it?" points at nothing earlier (the reminder is asked for).
