@@ -106,6 +106,11 @@ class Critic:
         confidence = 0.5 + 0.5 * grounded
         if grounded < 1.0:
             reasons.append(f"only {grounded:.0%} of {skill.subject(arguments)!r} was said by the person")
+        invented = _items_never_said(skill, arguments, evidence)
+        if invented:
+            # Half a list's words said is not half its items: "taco night" said, "tacos, beans, steak" put on it.
+            confidence *= 0.6
+            reasons.append(f"the person never said {', '.join(map(repr, invented))}")
         if skill.destructive(arguments) and not DESTRUCTIVE_RE.search(evidence.lower()):
             confidence *= 0.6
             reasons.append("removes something the person did not ask to remove")
@@ -125,6 +130,13 @@ class Critic:
             if keywords and keywords != arguments.get("query", "").strip().lower():
                 return {**arguments, "query": keywords}
         return None
+
+
+def _items_never_said(skill: Skill, arguments: Arguments, evidence: str) -> list[str]:
+    """The items a list change would add of which the person said not one word."""
+    if skill.name != "list" or arguments.get("operation") not in ("add", "create"):
+        return []
+    return [item for item in arguments.get("items") or [] if isinstance(item, str) and grounding(item, evidence) == 0]
 
 
 def _time_matches(due: str, evidence: str, now: Any, zone: Any) -> bool:

@@ -122,7 +122,10 @@ SKILL_PATTERNS = {
     r"\b(?:add|put|pop|stick|jot|write)\b[^.?!]{0,60}?\b(?:to|in|into|onto) (?:my|your|the) (?:notes|memory)\b|"
     r"\b(?:you|u) (?:noted|remembered|saved|stored|kept) (?:that|this)\b|"  # "I'd appreciate it if you noted that"
     # Storing a given piece of information: "please store this: ...", "log that ...", "put this in your memory".
-    rf"{CLAUSE_START}(?:stor(?:e|ing)|log(?:ging)?|record(?:ing)?|fil(?:e|ing)(?: away)?|keep(?:ing)?)\b "
+    # (not "keep it away from me", "keep it short": kept somewhere or somehow, not stored)
+    rf"{CLAUSE_START}(?!keep(?:ing)? (?:this|that|these|it) (?:away|out|off|from|clear|down|up|going|coming|short|"
+    r"simple|brief|quiet|clean|warm|cold|light|real|together|low|tidy|moving|to yourself)\b)"
+    r"(?:stor(?:e|ing)|log(?:ging)?|record(?:ing)?|fil(?:e|ing)(?: away)?|keep(?:ing)?)\b "
     r"(?:this|that|these|it|the following|my|a note|a record|the (?:fact|info|information|detail)s? that)\b|"
     rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?|note(?: down)?|jot down|"
     r"write down)\b (?:the|my|our) "
