@@ -20,6 +20,7 @@ from services.embeddings import for_requests
 from services.errors import EmbeddingError, LLMError
 from services.llm.profile import history_window
 from services.memory.context import AssembledContext, assemble
+from services.memory.refusals import refused_in_message
 from services.queues import ChatRequest
 from services.router.decision import RoutingDecision, apply_tiebreak, tiebreak_candidates
 from services.router.missing import describe_missing
@@ -148,7 +149,7 @@ def understand(context: WorkerContext, request: ChatRequest,
         about_text=remembered.about,
         note_text=remembered.note,
         recalled=remembered.receipts,
-        refused=remembered.refused,
+        refused=remembered.refused | refused_in_message(request.text),
         answer_in=remembered.answer_in,
         clock24=remembered.clock24,
         margin=decision.margin,

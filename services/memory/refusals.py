@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from services.text import STOPWORDS, stem, words
+from services.text import SENTENCE_BREAK, STOPWORDS, stem, words
 
 # The refusing words, and what follows them up to the end of the clause.
 REFUSING = re.compile(
@@ -165,6 +165,27 @@ def refused_things(fact: str) -> set[str]:
     for diet in DIET_WORD.findall(fact):
         things.update(DIETS[diet.lower()])
     return {thing for thing in things if len(thing) >= 3}
+
+
+_QUESTION_CLAUSE = re.compile(r",\s*(?:so\s+|but\s+|and\s+)?(?=(?:what|which|how|where|when|who|any|anything|can|"
+                              r"could|would|should|do|does|is|are|got|ideas?|suggestions?)\b)", re.IGNORECASE)
+
+
+def refused_in_message(message: str) -> set[str]:
+    """What a message refuses outside its questions: the reply to it is checked against it before any fact of it is
+    stored ("pls dont ever recommend me horror movies ha" was answered "If you're interested in horror, I'd recommend
+    …"; "I can't stand mushrooms, what should I cook?" asks for a dinner without them)."""
+    told = " ".join(_told_before_asking(sentence) for sentence in SENTENCE_BREAK.split(" ".join(message.split())))
+    return refused_things(told) if told.strip() else set()
+
+
+def _told_before_asking(sentence: str) -> str:
+    """A sentence without its question: all of a statement, what a question's first clause tells ("I'm vegetarian,
+    any dinner ideas?"), nothing of a question alone ("Do you like horror movies?")."""
+    if not sentence.rstrip().endswith("?"):
+        return sentence
+    parts = _QUESTION_CLAUSE.split(sentence, maxsplit=1)
+    return parts[0] if len(parts) == 2 else ""
 
 
 def _verb_of(thing: str) -> str:
