@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.orm import Session
 
+from services.act.wording import plain_reply
 from services.llm.guard import names_refused
 from services.memory.changes import change_in
 from services.memory.facts import list_facts, remember_fact
@@ -123,3 +124,26 @@ def test_things_listed_with_no_then_pointed_back_at_are_refused() -> None:
     no_dairy = "No dairy and no gluten for the user, please never offer the user those"
     assert refused_things(no_dairy) >= {"milk", "bread"}
     assert not refused_things("The user said no problem, don't suggest that again")  # a saying, no thing
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    # people21's confirmations ran the reason on into the time: "… they have delayed two weeks now on Friday …".
+    ("call the KEMSA supplier about the amoxicillin order, they have delayed two weeks now",
+     "Done: I'll remind you on Friday 04 December 2026, 07:00 UTC to call the KEMSA supplier about the amoxicillin "
+     "order, they have delayed two weeks now."),
+    ("renew my PRC license online, it expires this month and I keep forgeting",
+     "Done: I'll remind you on Friday 04 December 2026, 07:00 UTC to renew your PRC license online, it expires this "
+     "month and you keep forgeting."),
+])
+def test_a_reminder_is_confirmed_with_its_time_first_and_in_the_persons_words_said_back(text: str, said: str) -> None:
+    entry = {"skill": "schedule", "ok": True,
+             "result": {"created": {"text": text, "when": "Friday 04 December 2026, 07:00 UTC", "recurrence": None}}}
+    assert plain_reply(entry) == said
+
+
+def test_a_repeating_reminder_says_how_often_in_words() -> None:
+    entry = {"skill": "schedule", "ok": True,
+             "result": {"created": {"text": "plan my week", "when": "Sunday 06 December 2026, 18:00 UTC",
+                                    "recurrence": "FREQ=WEEKLY;BYDAY=SU"}}}
+    assert plain_reply(entry) == ("Done: I'll remind you every Sunday, from Sunday 06 December 2026, 18:00 UTC, to "
+                                  "plan your week.")

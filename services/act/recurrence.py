@@ -77,6 +77,30 @@ def parse_rrule(text: str) -> Rule:
     return Rule(parts["FREQ"], _positive(parts.get("INTERVAL", "1")), by_day, by_month_day, _until(parts.get("UNTIL")))
 
 
+def describe_rule(rule_text: str) -> str:
+    """A stored rule as a person says it: "FREQ=WEEKLY;BYDAY=SU" → "every Sunday" (a reply had said "repeating
+    FREQ=WEEKLY;BYDAY=SU"); a cron rule as its fields."""
+    if rule_text.startswith("CRON:"):
+        return f"on the schedule {rule_text.removeprefix('CRON:')}"
+    try:
+        rule = parse_rrule(rule_text)
+    except RecurrenceError:
+        return rule_text
+    unit = {"HOURLY": "hour", "DAILY": "day", "WEEKLY": "week", "MONTHLY": "month", "YEARLY": "year"}[rule.freq]
+    every = f"every {unit}" if rule.interval == 1 else f"every {rule.interval} {unit}s"
+    names = [WEEKDAYS[day].capitalize() for day in rule.by_day]
+    if rule.by_day == (0, 1, 2, 3, 4):
+        every = "every weekday"
+    elif rule.by_day == (5, 6):
+        every = "every weekend"
+    elif names:
+        days = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        every = f"every {days}" if rule.interval == 1 else f"every {rule.interval} weeks on {days}"
+    if rule.by_month_day:
+        every += " on day " + ", ".join(str(day) for day in rule.by_month_day)
+    return every + (f" until {rule.until:%d %B %Y}" if rule.until else "")
+
+
 def next_occurrence(rule_text: str, anchor_local: datetime, after: datetime, zone: tzinfo) -> datetime | None:
     """First occurrence strictly after ``after``, on the wall-clock schedule started at ``anchor_local``.
 

@@ -8,7 +8,10 @@ plainly by ``found_reply`` when it fails).
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+from services.act.recurrence import describe_rule
 
 REMINDERS_READ = 5  # the soonest reminders a question about them is answered with
 FOUND_SHOWN = 3  # recalled memories listed when the model could not word them
@@ -48,14 +51,39 @@ def _schedule_reply(result: dict[str, Any]) -> str | None:
             return "You have no reminders set."
         return "Your reminders: " + "; ".join(f"{item['when']}: {item['text']}" for item in reminders) + "."
     if "created" in result:
+        # The time first: after it, what the person said runs on as it will ("… to call the supplier, they have
+        # delayed two weeks now" read "… two weeks now on Friday"), said back to them ("renew your licence").
         created = result["created"]
-        repeat = f", repeating {created['recurrence']}" if created.get("recurrence") else ""
-        return f"Done: I'll remind you to {created.get('text')} on {created.get('when')}{repeat}."
+        what = said_back(str(created.get("text") or ""))
+        if created.get("recurrence"):
+            every = describe_rule(created["recurrence"])
+            return f"Done: I'll remind you {every}, from {created.get('when')}, to {what}."
+        return f"Done: I'll remind you on {created.get('when')} to {what}."
     if "moved" in result:
         return f"Moved your reminder \"{result['moved'].get('text')}\" to {result['moved'].get('when')}."
     if "cancelled" in result:
         return f"Cancelled your reminder \"{result['cancelled'].get('text')}\" ({result['cancelled'].get('when')})."
     return None
+
+
+_FIRST_PERSON = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself", "i'm": "you're",
+                 "im": "you're", "i've": "you've", "i'll": "you'll", "i'd": "you'd", "am": "are", "was": "were"}
+_WORD = re.compile(r"[A-Za-z']+")
+
+
+def said_back(text: str) -> str:
+    """The person's words said back to them: "renew my licence, I keep forgetting" → "renew your licence, you keep
+    forgetting" ("am" and "was" only after "I")."""
+    words = _WORD.findall(text)
+    spans = list(_WORD.finditer(text))
+    out, last = [], 0
+    for index, match in enumerate(spans):
+        word = match[0].lower()
+        after_i = index > 0 and words[index - 1].lower() == "i"
+        swapped = _FIRST_PERSON.get(word) if word not in ("am", "was") or after_i else None
+        out.append(text[last:match.start()] + (swapped or match[0]))
+        last = match.end()
+    return "".join(out) + text[last:]
 
 
 def _list_reply(arguments: dict[str, Any], result: dict[str, Any], error: dict[str, Any], ok: bool) -> str | None:
