@@ -147,3 +147,16 @@ def test_a_repeating_reminder_says_how_often_in_words() -> None:
                                     "recurrence": "FREQ=WEEKLY;BYDAY=SU"}}}
     assert plain_reply(entry) == ("Done: I'll remind you every Sunday, from Sunday 06 December 2026, 18:00 UTC, to "
                                   "plan your week.")
+
+
+@pytest.mark.parametrize(("said", "fact"), [
+    ("The wife is Marg. We're married 44 years on the 12th of October.", "The user's wife is Marg"),  # wilf: lost
+    ("Me and the missus are off to Crete in June", "The user and the user's missus are off to Crete in June"),
+    ("The hubby's birthday is on the 3rd of May", "The user's hubby's birthday is on the 3rd of May"),
+])
+def test_the_wife_said_as_people_say_it_is_the_persons_wife(said: str, fact: str) -> None:
+    assert fact in _facts(said)
+
+
+def test_the_wife_of_someone_else_is_not_theirs() -> None:
+    assert "The wife of the user's neighbour is a nurse" in _facts("The wife of my neighbour is a nurse.")

@@ -33,7 +33,9 @@ FIRST_PERSON = [(re.compile(r"\b[Ii] am\b|\b[Ii]'m\b|\b[Ii]m\b"), "the user is")
                 (re.compile(r"\b[Ii]'ve\b|\b[Ii]ve\b"), "the user has"),
                 (re.compile(r"\b[Ii]'ll\b"), "the user will"), (re.compile(r"\b[Ii]'d\b"), "the user would"),
                 (re.compile(r"\b[Ii]\b(?!\.\w)"), "the user"), (re.compile(r"\b[Mm]y\b"), "the user's"),
-                (re.compile(r"\b[Mm]e\b"), "the user"), (re.compile(r"\b[Mm]yself\b"), "the user")]
+                (re.compile(r"\b[Mm]e\b"), "the user"), (re.compile(r"\b[Mm]yself\b"), "the user"),
+                # "The wife is Marg": the person's own ("the wife of a friend" is not)
+                (re.compile(r"\b[Tt]he (wife|missus|missis|hubby|other half)\b(?! of\b)"), r"the user's \1")]
 
 # What opens a sentence without telling anything: "Hi!", "Oh and", "Big news:", "By the way".
 LEAD_IN = re.compile(r"^(?:(?:(?:hi|hello|hey|hallo)(?: there| again)?(?:,? my (?:friend|dear))?|"
@@ -51,7 +53,8 @@ LEAD_IN = re.compile(r"^(?:(?:(?:hi|hello|hey|hallo)(?: there| again)?(?:,? my (
 # The person speaking of themselves ("I", "my", "we"), or of someone they name first ("Kuba is seven"; "It is
 # raining" names no one).
 SPEAKS_OF_SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|my|mine|we|we're|we've|our|us)\b"
-                            r"|^the (?:grand)?(?:kids|children|twins|boys|girls|family|parents)\b", re.IGNORECASE)
+                            r"|^the (?:grand)?(?:kids|children|twins|boys|girls|family|parents)\b"
+                            r"|\bthe (?:wife|missus|missis|hubby|other half)\b(?! of\b)", re.IGNORECASE)
 NOT_A_NAME = r"(?!(?:It|This|That|There|These|Those|Here|What|Which|Everything|Nothing|Something|Anything|" \
              r"Everyone|Everybody|Nobody|Someone|Somebody)\b)"
 NAMED_FIRST = re.compile(NOT_A_NAME + r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?:is|are|was|has|had|lives|works|plays|"
