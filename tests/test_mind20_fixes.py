@@ -160,3 +160,14 @@ def test_the_wife_said_as_people_say_it_is_the_persons_wife(said: str, fact: str
 
 def test_the_wife_of_someone_else_is_not_theirs() -> None:
     assert "The wife of the user's neighbour is a nurse" in _facts("The wife of my neighbour is a nurse.")
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    # colm (people21): "What's Oisín going to be studying above in Galway?" had nothing to find.
+    ("The young lad, Oisín, Aoife's son, he's after getting into the university in Galway. Marine science, if you "
+     "don't mind.", "The young lad, Oisín, Aoife's son, he's after getting into the university in Galway, Marine "
+                    "science"),
+    ("Priya's daughter got a place at Leeds uni", "Priya's daughter got a place at Leeds uni"),
+])
+def test_news_of_someone_named_beside_who_they_are_is_kept(said: str, kept: str) -> None:
+    assert any(fact.startswith(kept) for fact in _facts(said))

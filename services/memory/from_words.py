@@ -60,6 +60,11 @@ NOT_A_NAME = r"(?!(?:It|This|That|There|These|Those|Here|What|Which|Everything|N
 NAMED_FIRST = re.compile(NOT_A_NAME + r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?:is|are|was|has|had|lives|works|plays|"
                          r"loves|likes|hates|turns|turned|starts|started|goes|went|gets|got|wants|needs|eats|drinks|"
                          r"studies|teaches|moved|left|joined|will|can|never|always|just|(?:won|doesn|can|isn)'?t)\b")
+# ... or named beside who they are ("The young lad, Oisín, Aoife's son, he's after getting into the university in
+# Galway": the grandson's news, lost with no "I" in it), or as someone's kin ("Aoife's son started college").
+NAMED_BESIDE = re.compile(r"^[^,]{2,40},\s+" + NOT_A_NAME + r"[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?\s*,"
+                          r"|\b[A-Z][\w'-]+'s\s+(?:son|daughter|husband|wife|partner|boyfriend|girlfriend|kids?|"
+                          r"children|baby|mum|mom|dad|brother|sister|fianc[eé]e?)\b")
 # A sentence that leaves its "I" out, as people write in chat: "got moved to the day shift!!", "just finished my
 # first marathon"; and what ended for them: "no more nights" (the person's change of shift, lost without it).
 IMPLIED_I = re.compile(r"^(?:(?:just|finally|also|now|recently|actually|still|officially)\s+)*(?:got|went|started|"
@@ -245,7 +250,8 @@ def _about_them(sentence: str) -> bool:
     life, and the fact that ends what it changed (``services/memory/changes``); or someone named doing something for
     them ("A young lad called Owen Bevan came out to see the ewes": who took over from the vet who retired,
     ``services/memory/successor``)."""
-    return bool(SPEAKS_OF_SELF.search(sentence) or NAMED_FIRST.match(sentence) or DATED.search(sentence)
+    return bool(SPEAKS_OF_SELF.search(sentence) or NAMED_FIRST.match(sentence) or NAMED_BESIDE.search(sentence)
+                or DATED.search(sentence)
                 or change_in(sentence) is not None or HOW_TO_ANSWER.match(sentence) or NEWCOMER.search(sentence))
 
 
