@@ -18,6 +18,13 @@ STOPWORDS = frozenset(
 )
 CONFIRM_RE = re.compile(r"^\W*(?:yes|yeah|yep|yup|y|sure|ok(?:ay)?|do it|go ahead|confirm(?:ed)?|please do|"
                         r"absolutely|of course|correct|that'?s right|right)\b")
+# Words a yes or a no comes with ("yes please, go ahead and remove it", "no thanks, leave it as it is"); besides them an
+# answer says at most a few words ("yes, the 3pm one"), not news of its own.
+_ANSWER_WORDS = frozenset("yes yeah yep sure ok okay please do it go ahead and that's that this them those fine right "
+                          "thanks thank you cheers great perfect good no not don't leave forget never mind cancel as "
+                          "is the one a an of for me all just yup absolutely course correct confirm confirmed lol haha "
+                          "remove delete add set change move put take off on away now".split())
+ANSWER_OTHER_WORDS = 3
 CANCEL_RE = re.compile(r"^\W*(?:no|nope|nah|n|cancel|don'?t|do not|stop|never ?mind|leave it|forget it)\b")
 # Where a sentence ends: after ". ", "! ", "? " — but not after a title before a name ("my doctor, Dr. Petrov,
 # says …" is one sentence; split there, the memory kept "my doctor, Dr." and the 1.5B answered "Your doctor is Dr.").
@@ -72,13 +79,16 @@ def truncate(text: str, limit: int) -> str:
 
 
 def reply_kind(text: str) -> str | None:
-    """"confirm", "cancel" or None for a reply to a confirmation question."""
+    """"confirm", "cancel" or None for a reply to a confirmation question: a yes or a no and little else ("Ok, now I
+    go to sleep, tomorrow I start at 8." opens with "ok" but answers nothing, and had confirmed a removal)."""
     lowered = text.strip().lower()
-    if CANCEL_RE.match(lowered):
-        return "cancel"
-    if CONFIRM_RE.match(lowered):
-        return "confirm"
-    return None
+    answer = CANCEL_RE.match(lowered) or CONFIRM_RE.match(lowered)
+    if answer is None or "?" in lowered:
+        return None
+    rest = [word for word in re.findall(r"[a-z0-9']+", lowered[answer.end():]) if word not in _ANSWER_WORDS]
+    if len(rest) > ANSWER_OTHER_WORDS:
+        return None
+    return "cancel" if CANCEL_RE.match(lowered) else "confirm"
 
 
 def as_text(value: object) -> str:
