@@ -118,10 +118,11 @@ def ada(db_engine):  # type: ignore[no-untyped-def]
         connection.execute(Thread.__table__.insert().values(id="thread-1", user_id="ada"))
 
 
-def fast_path_turn(worker_context, text: str):  # type: ignore[no-untyped-def]
-    """One ACT turn of ada's with the fast path on, as the digest runs it, routed by the text's own signals."""
+def fast_path_turn(worker_context, text: str, signals: dict | None = None):  # type: ignore[no-untyped-def]
+    """One ACT turn of ada's with the fast path on, as the digest runs it, routed by the text's own signals (and
+    ``signals`` besides: what the digest adds to the router's)."""
     understanding = dataclasses.replace(_understanding(worker_context), signals=collect_signals(RoutingContext(
-        text=text)))
+        text=text)) | (signals or {}))
     with worker_context.sessions.begin() as session:
         return run_act_turn(worker_context, _turn(text), understanding, session,
                             config=load_act_config(worker_context.settings.configs_dir),

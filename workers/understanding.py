@@ -16,6 +16,8 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from services.act.fastpath import answers_from_memory, only_tells
+from services.act.list_edits import swapped_item
+from services.act.models import list_holding
 from services.embeddings import for_requests
 from services.errors import EmbeddingError, LLMError
 from services.llm.profile import history_window
@@ -110,6 +112,10 @@ def understand(context: WorkerContext, request: ChatRequest,
         touch_thread(db, request.user_id, request.thread_id, now, TURN_SETTINGS)
         remembered = recall_context(context, db, request, embedding, working_memory,
                                     started=state.started or now.timestamp())
+        # A swap said with no list ("Nikos doesn't want headphones anymore, he wants a gaming mouse") changes the one
+        # list of the person's holding the thing: the router, reading the words alone, hears news.
+        swapped = swapped_item(request.text)
+        swap = swapped is not None and list_holding(db, request.user_id, swapped) is not None
         placing = time.perf_counter()
         placement = classify_and_place(context, db, request, embedding, state, now)
         placed_s = time.perf_counter() - placing
@@ -129,10 +135,11 @@ def understand(context: WorkerContext, request: ChatRequest,
         pending_confirmation=bool(state.extra.get("pending_action")),
     )
     decision = route(context, request, routing_context, working_memory)
-    mode = decision.mode
+    mode = "ACT" if swap else decision.mode
     profile = llm_profile(context)
     fast = profile.compact  # the small-model profile: plain requests take the fast path
-    if mode == "ACT" and fast and (answers_from_memory(request.text, decision.signals) or only_tells(decision.signals)):
+    if mode == "ACT" and fast and not swap and (answers_from_memory(request.text, decision.signals)
+                                                or only_tells(decision.signals)):
         mode = "RESPOND"  # the notes hold what recall would find; a statement needs no plan (services/act/fastpath)
     return Understanding(
         topic=topic,
@@ -143,7 +150,8 @@ def understand(context: WorkerContext, request: ChatRequest,
             **decision.signals,
             "topic_confidence": round(topic_confidence, 4),
             "missing": describe_missing(decision.signals),
-            **({"answered_from_memory": 1.0} if mode != decision.mode else {}),
+            **({"answered_from_memory": 1.0} if mode == "RESPOND" != decision.mode else {}),
+            **({"skill_list": 1.0, "swap_on_a_list": 1.0} if swap else {}),
         },
         context_text=remembered.text,
         about_text=remembered.about,

@@ -15,6 +15,8 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from services.act.config import DueWords
+from services.act.list_items import QUOTES as _QUOTES
+from services.act.list_items import SAYS_SOMETHING, as_typed, said_items
 from services.act.reminder_request import EVERY, REMIND, reminder_action, time_sentence, with_hour_said_next
 from services.act.request_words import (
     ASKS_SOMETHING,
@@ -42,8 +44,12 @@ _AFTER_NAME_WORDS = rf"(?:\s+(?:too|as well|also|{PLEASE_WORDS}|thanks))*"
 # More items joined on without a comma: "put tape on the party list plus balloons", "… list and also candles".
 _MORE_JOINED = r"plus|and also|also|as well as"
 AFTER_LIST = (_AFTER_NAME_WORDS + rf"(?:(?:\s*[,;.!]\s+|\s+(?=(?:{_MORE_JOINED})\s))"
-              rf"(?![^.!?]*\b(?:{REQUEST_WORDS})\b)[^?]*)?\W*$")
-LIST_ADD = re.compile(POLITE + r"(?:add|put)\s+(?P<items>.+?)\s+(?:to|on|onto|in|into)\s+" + NAMED_LIST + AFTER_LIST)
+              # ... nor an aside saying what a list is ("… to the messages list. messages list is the shopping")
+              rf"(?![^.!?]*\b(?:{REQUEST_WORDS})\b(?!\s+(?:is|are|was|means)\b))[^?]*)?\W*$")
+# The verbs that put items on a list, here and in services/act/list_edits.py: "stick porridge oats on instead".
+ADD_VERBS = r"add|put|pop|stick|chuck|bung|whack"
+LIST_ADD = re.compile(POLITE + rf"(?:{ADD_VERBS})\s+(?P<items>.+?)\s+(?:to|on|onto|in|into)\s+" + NAMED_LIST
+                      + AFTER_LIST)
 # The items asked onto a named list with no verb, politely: "oat milk and bananas on the shopping list please" (not
 # "show me what's on the joining list pls": a list asked for).
 LIST_PLEASE = re.compile(r"^(?!(?:(?:show|tell|read) (?:me|us) )?(?:what|wat|wot|whats|wots)\b)"
@@ -129,12 +135,6 @@ _TRACKING_TAIL = re.compile(
     r"hold me|keep me|help me|record it|log it|note it|make it)\b.*$|[,.;!]?\s*(?:please|pls|thanks|thank you|thx)\W*$",
     re.IGNORECASE,
 )
-_QUOTES = "'\"\u2018\u2019\u201c\u201d"
-# "sunscreen n bug spray": chat's "n" is "and".
-# "tape plus balloons", "tape and also balloons", "tape as well as balloons": one item each.
-ITEM_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+|n\s+|plus\s+)?(?:also\s+)?|\s+(?:and(?: also)?|n|plus|as well as)\s+"
-                        r"|\s*&\s*)\s*")
-ARTICLES = re.compile(r"^(?:some|a|an|the)\s+")
 
 
 def plain_action(text: str, signals: dict[str, Any], now: datetime, zone: tzinfo,
@@ -205,34 +205,6 @@ def _first_match(regex: re.Pattern[str], text: str, part: Any, anchored: bool = 
     return None
 
 
-# A last "item" that is a clause of its own, not a thing: "…, a tape measure, need to sort my own kit", "…, cos
-# mine broke", "…, for the trip", "…, thanks".
-_CLAUSE_ITEM = re.compile(r"^(?:i|i'm|im|i've|ive|we|we're|need|needs|gotta|got to|have to|cos|coz|because|since|so|"
-                          r"as|just|going|heading|off to|for (?:the|my|our|a)|thanks|thank you|thx|cheers|ta|"
-                          r"please|pls|plz|"
-                          r"that's|thats|it's|its|lol|haha)\b")
-
-
-def as_typed(items: list[str], text: str) -> list[str]:
-    """The items with the person's own capitals, found in the message as typed ("Wolf Hall", not "wolf hall")."""
-    typed = []
-    for item in items:
-        words = r"\s+".join(re.escape(word) for word in item.split())
-        found = re.search(rf"(?<!\w){words}(?!\w)", text, re.IGNORECASE) if words else None
-        typed.append(found.group(0) if found else item)
-    return typed
-
-
-def said_items(raw: str) -> list[str]:
-    """The things named, up to the first sentence's end ("sunscreen, fins and the cooler. we goin richardsons this
-    wknd") and before the first clause after them ("…, a unicorn cake topper, because ada's party is coming up and
-    unicorns are all she talks about")."""
-    first_sentence = SENTENCE_BREAK.split(raw, maxsplit=1)[0]
-    # The sentence's own end is no part of its last item: "… and some twine? I will go on Saturday" kept "twine?".
-    items = [ARTICLES.sub("", item).strip(" .!?" + _QUOTES) for item in ITEM_SPLIT.split(first_sentence)]
-    items = [item for item in items if item]
-    clause = next((index for index, item in enumerate(items) if index and _CLAUSE_ITEM.match(item)), len(items))
-    return items[:clause]
 
 
 # Skills whose questions change something ("can you delete my reminder?"): the loop plans those.
@@ -298,8 +270,6 @@ def only_tells(signals: dict[str, Any]) -> bool:
 # also it's for Saturday": a clause).
 _MORE_ITEMS = re.compile(r"^\s+list" + _AFTER_NAME_WORDS + r"\s*,?\s*(?:and also|and|also|plus|oh and|as well as)\s+"
                          r"(?P<more>[^.!?;]+?)\W*$")
-SAYS_SOMETHING = re.compile(r"\b(?:is|are|was|were|be|i|i'm|you|we|he|she|they|it|it's|says|said|will|would|can|"
-                             r"need|needs|want|wants|have|has)\b")
 
 
 def _more_items(after_name: str) -> list[str]:

@@ -13,15 +13,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from services.act.fastpath import (
-    AFTER_LIST,
-    LIST_ADD,
-    NAMED_LIST,
-    REMOVE_VERBS,
-    SAYS_SOMETHING,
-    as_typed,
-    said_items,
-)
+from services.act.fastpath import ADD_VERBS, AFTER_LIST, LIST_ADD, NAMED_LIST, REMOVE_VERBS
+from services.act.list_items import SAYS_SOMETHING, as_typed, said_items
 from services.act.request_words import ASKS_SOMETHING, POLITE, PlainAction
 from services.text import SENTENCE_BREAK
 
@@ -37,9 +30,11 @@ LIST_REMOVE = re.compile(POLITE + _REMOVE_VERB + r"(?P<items>.+?)\s+"
                          # A learner's "of" for "from": "Remove the sunscreen of my Chiloé list".
                          r"(?:off(?: of)?|from|out of|of(?=\s+(?:my|our)\s))\s+" + NAMED_LIST + _RUN_ON + AFTER_LIST)
 # "take the bucket off", "remove the pinata, Sami says it's too messy": items taken off the list named before.
+# "take the soda off the list" with no list named before: the list holding the soda.
 REMOVE_FROM_THE_SAME = re.compile(POLITE + _REMOVE_VERB + r"(?P<items>[^.?!]+?)"
-                                  r"(?:\s+(?P<after>off|out)(?:\s+(?:of\s+)?(?:it|that|the list|that list|this list))?"
-                                  r"|\s+from\s+(?:it|that|the list|that list|this list))?" + AFTER_LIST)
+                                  r"(?:\s+(?P<after>off|out)(?:\s+(?:of\s+)?(?:it|that|(?P<off>the list)|that list|"
+                                  r"this list))?|\s+from\s+(?:it|that|(?P<from>the list)|that list|this list))?"
+                                  + AFTER_LIST)
 # One item for another: "swap the eggs for tofu on my shopping list", "replace the eggs with tofu on the shopping list".
 LIST_SWAP = re.compile(POLITE + r"(?:swap|switch|change|replace|exchange)\s+(?P<old>.+?)\s+(?:for|with|to)\s+"
                        r"(?P<new>.+?)\s+(?:on|in)\s+" + NAMED_LIST + AFTER_LIST)
@@ -64,21 +59,35 @@ COMES_OFF = re.compile(r"^(?P<items>(?!(?:it|that|this|they|them)\b)[^,;]+?)\s+(
                        r"(?:come|go|be taken|be crossed)\s+off(?:\s+of)?\s+" + NAMED_LIST + AFTER_LIST)
 # The list a message is about, named on its own ("boat list. take the bucket off. …") or before the changes ("for the
 # party list remove the pinata, …"): one to three words of a name, never a sentence that only ends in "list".
+# "pasalubong list change: remove the polvoron", "garden list update: …".
 LIST_TOPIC = re.compile(r"^(?:(?:for|on|about|re|with|in)\s+)?(?:(?:my|the|our)\s+)?"
                         r"(?!(?:i|you|we|he|she|they|it|this|that|a|an)\b)"
-                        r"(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){0,2}?)\s+list\b\s*[:,\-\u2013]?\s*(?P<rest>.*)$")
+                        r"(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){0,2}?)\s+list\b"
+                        r"(?:\s+(?:changes?|updates?|edits?)\b)?\s*[:,\-\u2013\u2014]?\s*(?P<rest>.*)$")
+# What a message is about, said before its change: "About the harambee, take the soda off the list", "As for Saturday,
+# cross the charcoal off the list".
+_ABOUT = r"^(?:about|re|regarding|as for|as to|for)\s+(?:(?:the|my|our)\s+)?(?P<topic>[^\W\d_][^,:;.]{0,30}?)"
+_LEAD = re.compile(_ABOUT + r"\s*(?:,|:|\s[-\u2013\u2014])\s*(?P<rest>\S.*)$")
+_LEAD_ALONE = re.compile(_ABOUT + r"[\s,:.!-]*$")  # ... a sentence of its own (``_AND_THEN`` splits before "take")
 _REQUEST_IN_NAME = re.compile(r"\b(?:add|put|take|remove|delete|cross|create|make|start|show|read|what|whats)\b")
 # "and add safety pins", "put a torch on too": items with no list named, after a sentence that named one.
 # "put batteries on it for the radio while you're at it": what follows "on it" says what for, not what.
-ADD_TO_THE_SAME = re.compile(POLITE + r"(?:do\s+)?(?:add|put)\s+(?P<items>[^.?!]+?)"
+ADD_TO_THE_SAME = re.compile(POLITE + rf"(?:do\s+)?(?:{ADD_VERBS})\s+(?P<items>[^.?!]+?)"
                              r"(?:\s+(?:on|to|onto) (?:it|that|the list|that list|this list)"
                              r"(?:\s+(?:for|while)\b[^.?!]*)?|\s+on)?"
                              r"(?:\s+(?:too|as well|also|please|pls|instead))*\W*$")
 # "remove the tent from the camping list and add a tarp": a second change joined by "and".
+# "remove the compost, add bark chips": a change after a comma (not "…, put that instead": the swap's own).
 _AND_THEN = re.compile(r",?\s+(?:and|then|and then|&)\s+(?=(?:add|put|take|cross|remove|delete)\b)"
+                       r"|,\s+(?=(?:add|put|take|cross|remove|delete)\s+(?!(?:that|it|this|one|them)\b))"
                        # "I already got the charger, so take it off the packing list": news, then the change.
-                       r"|,\s*(?:so\s+)?(?=(?:please\s+|pls\s+)?(?:take|cross|remove|delete|strike)\s+(?:it|that)\b)")
-_OPENING = re.compile(r"^(?:(?:and|also|oh|ok|okay|so|then|plus|but)[, ]+)+")
+                       # "the watch for papa, remove it from …", "The big speaker - cross it off …": the thing, then it.
+                       r"|(?:,|\s[-\u2013\u2014])\s*(?:so\s+)?"
+                       r"(?=(?:please\s+|pls\s+)?(?:take|cross|remove|delete|strike)\s+(?:it|that)\b)")
+# "right the messages list, …", "Instead put honey butter chips": no part of what the sentence asks.
+# A word that takes back what was just said: "put piaya instead... ay wait piaya is FROM iloilo haha".
+_TAKEN_BACK = re.compile(r"\b(?:wait|actually|scratch that|on second thoughts?|never ?mind|nvm)\b")
+_OPENING = re.compile(r"^(?:(?:and|also|oh|ok|okay|so|then|plus|but|right|alright|instead|anyway)[, ]+)+")
 MAX_ITEMS = 10
 _POINTER = re.compile(r"^(?:them|it|that|those|these|this|everything|all of it)\b")  # "put them on mine": which?
 _ONE_THING = ("it", "that", "this", "that one", "this one")
@@ -88,6 +97,9 @@ _ONE_THING = ("it", "that", "this", "that one", "this one")
 # ... or a thing got, bought or found just before it: "got the sunscreen already, cross it off".
 _GOT_THING = re.compile(r"\b(?:got|bought|picked up|found)\s+(?:the\s+|some\s+|a\s+|an\s+|my\s+)?"
                         r"(?P<thing>[^\W\d_][\w' -]{0,30}?)(?:\s+already)?\s*$")
+# ... or a thing said alone just before: "the watch for papa, remove it from the pasalubong list".
+_THING_ALONE = re.compile(r"^(?:the|that|this|those|these|my|our)\s+(?P<thing>[^\W\d_][\w' -]{0,40}?)[\s,.!]*$")
+_THING_WORDS = 5
 _PROPER_NAME = re.compile(r"\b[A-Z][\w'\u2019-]*(?:\s+(?:(?:of|the|and|de|la|von|van)\s+)*[A-Z][\w'\u2019-]*)*")
 _CLAUSE_BREAK = re.compile(r";\s+")
 
@@ -112,7 +124,7 @@ def list_edits(text: str, signals: dict[str, Any], holding: Callable[[str], str 
             said.append(sentence)
             continue
         found = (_changes(("remove", name, wanted["old"]), ("add", name, wanted["new"])) if wanted
-                 else _edit(sentence, named) or _edit_of_a_pointer(sentence, text, said))
+                 else _sentence_edit(sentence, named, text, said, holding))
         if wanted and not found:
             return []
         if found and waiting:
@@ -132,6 +144,8 @@ def list_edits(text: str, signals: dict[str, Any], holding: Callable[[str], str 
             named = found[-1].arguments["name"]
         elif topic is None and ASKS_SOMETHING.search(sentence):
             return []  # a request these sentences do not read
+        else:
+            edits = _taken_back(edits, sentence)  # "put piaya instead... ay wait piaya is FROM iloilo"
     if waiting:
         return []  # a swap on no list named or found: the planner asks
     removes = any(edit.arguments["operation"] == "remove" for edit in edits)
@@ -139,6 +153,53 @@ def list_edits(text: str, signals: dict[str, Any], holding: Callable[[str], str 
         return []
     return [PlainAction("list", {**edit.arguments, "items": as_typed(edit.arguments["items"], text)})
             for edit in edits]
+
+
+def _sentence_edit(sentence: str, named: str | None, text: str, said: list[str],
+                   holding: Callable[[str], str | None] | None) -> list[PlainAction]:
+    """The changes a sentence asks for, on the list it names or the one named before."""
+    found = _edit(sentence, named) or _edit_of_a_pointer(sentence, text, said)
+    alone = _LEAD_ALONE.match(said[-1]) if said else None
+    return found or (_edit_after_a_lead(sentence, holding, alone and alone["topic"]) if named is None else [])
+
+
+def _edit_after_a_lead(sentence: str, holding: Callable[[str], str | None] | None, about: str | None = None
+                       ) -> list[PlainAction]:
+    """The change of a sentence that names no list before it: after what it is about (``about``, or "About the
+    harambee, take the soda off the list, …"), on the list it names, else off the list holding the items, else the one
+    it is about."""
+    lead = _LEAD.match(sentence)
+    rest, topic = (lead["rest"], lead["topic"]) if lead else (sentence, about)
+    found = _edit(rest, None) if lead else []
+    removed = REMOVE_FROM_THE_SAME.match(rest)
+    if found or not removed or not (removed["off"] or removed["from"]):
+        return found
+    things = said_items(removed["items"])
+    held = {holding(thing) for thing in things} if holding is not None and things else {None}
+    name = (held.pop() if len(held) == 1 else None) or topic
+    return _changes(("remove", name, removed["items"])) if name else []
+
+
+def _taken_back(edits: list[PlainAction], sentence: str) -> list[PlainAction]:
+    """The changes without the items the last one added that ``sentence`` takes back ("wait piaya is FROM iloilo")."""
+    last = edits[-1].arguments if edits else {}
+    if last.get("operation") != "add" or not _TAKEN_BACK.search(sentence):
+        return edits
+    kept = [item for item in last["items"] if not re.search(rf"\b{re.escape(item)}\b", sentence)]
+    return edits[:-1] + ([PlainAction("list", {**last, "items": kept})] if kept else [])
+
+
+def swapped_item(text: str) -> str | None:
+    """The one thing a swap said with no list takes off ("Nikos doesn't want headphones anymore, he wants a gaming
+    mouse": headphones), else None: when a list of the person's holds it, the message changes that list (the router,
+    reading the words alone, hears news)."""
+    lowered = " ".join(text.replace("\u2019", "'").lower().split())
+    for sentence in _sentences(lowered):
+        wanted = WANTS_INSTEAD.match(sentence)
+        if wanted and not wanted["name"] and not _LEAD_LIST.search(wanted["lead"] or ""):
+            old = said_items(wanted["old"])
+            return old[0] if len(old) == 1 else None
+    return None
 
 
 def _swap_list(wanted: re.Match[str], named: str | None, holding: Callable[[str], str | None] | None) -> str | None:
@@ -160,8 +221,8 @@ def _sentences(lowered: str) -> list[str]:
 def _named_before(text: str, said: list[str]) -> str | None:
     """What "it" stands for: the thing got just before ("got the sunscreen already"), else the one proper name typed
     in what was said before (not a sentence's first word), else None."""
-    got = _GOT_THING.search(said[-1]) if said else None
-    if got:
+    got = (_GOT_THING.search(said[-1]) or _THING_ALONE.match(said[-1])) if said else None
+    if got and not SAYS_SOMETHING.search(got["thing"]) and len(got["thing"].split()) <= _THING_WORDS:
         return got["thing"]
     before_text = " ".join(said)
     names = {match.group(0).lower() for match in _PROPER_NAME.finditer(text)

@@ -258,8 +258,12 @@ class ActLoop:
         self.state.view.append(entry)
 
     def _evidence(self) -> str:
-        """What the person said that actions may be grounded in: this message, folded ones, the last turns."""
-        return " ".join([self.request.text, *(later.text for later in self.steered), self.recent_user_text])
+        """What the person said that actions may be grounded in: this message, folded ones, the last turns; and the
+        lists this turn's actions changed ("As for Saturday, cross the charcoal off the list. Put firelighters on
+        instead.": the list holding the charcoal is the one meant)."""
+        changed = [str(entry["result"]["list"]) for entry in self.trail
+                   if entry.get("ok") and isinstance(entry.get("result"), dict) and entry["result"].get("list")]
+        return " ".join([self.request.text, *(later.text for later in self.steered), self.recent_user_text, *changed])
 
     @property
     def world(self) -> str:

@@ -158,6 +158,19 @@ INDIRECT_QUESTION_RE = prefiltered(
     r"[.!]\s+(?:am|was|should|shall|do) i\b[^.!?]*$|[.!]\s+(?:are|were|should|shall|do) we\b[^.!?]*$|"
     r"[.!]\s+(?:is|was) (?:it|that|this) (?:normal|okay|ok|fine|weird|bad|wrong|right|me)\b[^.!?]*$"
 )
+# A question after a request about the request itself: "create a cabin list with propane, … is that how ya does it?",
+# "… is this right?", "does that work?" (the request is still asked).
+ABOUT_THE_ASK_RE = re.compile(r"^\s*(?:(?:so|ok|okay|and|or)[, ]+)?(?:(?:is|was|does|did|will|would) (?:that|this) "
+                              r"(?:how|the way|right|correct|ok|okay|alright|work|works|enough)|"
+                              r"(?:that|this) (?:ok|okay|right|correct|alright))\b")
+
+
+def about_the_ask(questions: list[str], text: str) -> bool:
+    """Whether the one question of ``text`` (``questions``, its question sentences) asks about what came before it."""
+    only = questions[0] if len(questions) == 1 else ""
+    return only.strip() != text.strip() and ABOUT_THE_ASK_RE.match(only) is not None
+
+
 WH_CLAUSE_RE = prefiltered(
     r"(?:^|[,.;:!?]\s*|\b(?:but|and|so|ok|okay) )(?:what|wat|how|why|where|when|who|which)(?:'s|'re|'d| (?:is|are|"
     r"was|were|do|does|did|can|could|would|should|will|has|have|might|may|about)|(?<=what)s)\b|"

@@ -66,9 +66,10 @@ LIST_FIRST = (
     r"(?:(?:^|[.!]\s+)(?:for|on|to|onto|in) (?:my|our|the) (?:[a-z0-9'-]+ ){0,3}(?:list|to-?do list|checklist|wishlist|"
     r"order),? "
     # Or named alone at the start, as a heading: "boat list. take the bucket off. add anchor and a spare battery".
-    r"|^(?:(?:my|our|the) )?(?:[^\W\d_][\w'-]* ){1,3}list[.:!,]? (?:- )?)"
+    # Or with what it is: "pasalubong list change: remove the polvoron", "right the messages list, scrap the Irn Bru".
+    r"|^(?:(?:my|our|the) )?(?:[^\W\d_][\w'-]* ){1,3}list(?: (?:changes?|updates?|edits?))?[.:!,]? (?:- )?)"
     r"(?:(?:please|pls|can you|could you|just) )?(?:add|put|include|pop|stick|chuck|bung|jot down|remove|delete|strike|"
-    r"drop|(?:take|cross|knock)(?: [^.?!]{0,40}?)? off)\b"
+    r"drop|scrap|ditch|nix|bin|scratch|(?:take|tek|cross|knock)(?: [^.?!]{0,40}?)? off)\b"
 )
 # Making a list that names its content: "create a packing list with X and Y", "new list called gifts: ...",
 # "I need a to-do list for Saturday with ..."; or with nothing after it at all ("Create a list.": its slot is

@@ -35,7 +35,7 @@ from services.router.command_words import (
     VAGUE_ASK_RE,
     VERB_ME_RE,
 )
-from services.router.form_words import WH_CLAUSE_RE
+from services.router.form_words import WH_CLAUSE_RE, about_the_ask
 from services.router.mood_words import DAY_TOLD_MIN_WORDS, DAY_TOLD_RE, DISTRESS_RE, REASSURED_RE, not_of_the_person
 from services.router.objects import deed_again, request_object
 from services.router.prefilter import Prefiltered
@@ -160,7 +160,7 @@ def is_general_question(view: TextView) -> bool:
     questions = QUESTION_SENTENCE_RE.findall(view.lower)
     if not questions and WH_CLAUSE_RE.match(view.lower):
         questions = [view.lower]  # "how do reminders work on an iPhone", asked without a question mark
-    if not questions or REQUEST_RE.search(view.lower):
+    if not questions or REQUEST_RE.search(view.lower) or about_the_ask(questions, view.lower):
         return False
     if STORED_PICKED_RE.search(view.lower) or says_time(view.lower):
         return False  # "any reminders today?" reads the person's own stored things
