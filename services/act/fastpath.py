@@ -95,7 +95,10 @@ LIST_ITEMS = re.compile(
 # The verbs that take items off a list ("tek": Jamaican English's "take"), here and in services/act/list_edits.py.
 REMOVE_VERBS = r"take|tek|cross|remove|delete|strike|scratch|knock|drop|scrap|ditch|nix|bin"
 # What follows a list's name and a colon when it changes the list rather than lists its items.
-_TAKES_OFF = re.compile(rf"(?:(?:please|pls|ok|so|and)[, ]+)*(?:{REMOVE_VERBS})\b")
+# (A verb that also names a thing only with its object: "bin the relaxer", not "bin bags, toilet roll"; "scrap the
+# Irn Bru", not "scrap paper"; "scratch that", not "scratch cards".)
+_TAKES_OFF = re.compile(rf"(?:(?:please|pls|ok|so|and)[, ]+)*(?:(?:remove|delete|nix|tek)\b|(?:{REMOVE_VERBS})\b"
+                        r"(?=\s+(?:off|out|the|that|this|those|these|them|it|my|our|a|an|all|any)\b))")
 # Clause openings a stored fact or goal may follow: "Thanks for earlier. Also, please remember that ...".
 _CLAUSES = re.compile(r"(?:^|(?<=[.!?])\s+)(?:(?:also|and|but|oh|so|ok|okay|anyway|hey|hi)[, ]+)*", re.IGNORECASE)
 MEMORIZE = re.compile(

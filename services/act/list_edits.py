@@ -83,7 +83,9 @@ _AND_THEN = re.compile(r",?\s+(?:and|then|and then|&)\s+(?=(?:add|put|take|cross
                        # "I already got the charger, so take it off the packing list": news, then the change.
                        # "the watch for papa, remove it from …", "The big speaker - cross it off …": the thing, then it.
                        r"|(?:,|\s[-\u2013\u2014])\s*(?:so\s+)?"
-                       r"(?=(?:please\s+|pls\s+)?(?:take|cross|remove|delete|strike)\s+(?:it|that)\b)")
+                       r"(?=(?:please\s+|pls\s+)?(?:take|cross|remove|delete|strike)\s+(?:it|that)\b)"
+                       # "The tailor messed up the red costume, the colour ran, so take the red costume off …"
+                       r"|,\s*so\s+(?=(?:please\s+|pls\s+)?(?:take|cross|remove|delete|strike|add|put)\b)")
 # "right the messages list, …", "Instead put honey butter chips": no part of what the sentence asks.
 # A word that takes back what was just said: "put piaya instead... ay wait piaya is FROM iloilo haha".
 _TAKEN_BACK = re.compile(r"\b(?:wait|actually|scratch that|on second thoughts?|never ?mind|nvm)\b")

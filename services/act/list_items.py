@@ -20,7 +20,10 @@ ARTICLES = re.compile(r"^(?:some|a|an|the)\s+")
 _CLAUSE_ITEM = re.compile(r"^(?:i|i'm|im|i've|ive|we|we're|need|needs|gotta|got to|have to|cos|coz|because|since|so|"
                           r"as|just|going|heading|off to|for (?:the|my|our|a|her|his|their|your|him|them)|thanks|"
                           r"thank you|thx|cheers|ta|please|pls|plz|"
-                          r"that's|thats|it's|its|lol|haha)\b|"
+                          r"that's|thats|it's|its|lol|haha|he|she|they|he's|she's|they're|theyre)\b|"
+                          # why, of the one it replaces: "add a queen excluder, one broke", "…, mine snapped"
+                          r"^(?:one|mine|ours|the old one)\s+(?:[\w'-]+ed|broke|went|ran|got|is|was|has|had|tore|"
+                          r"split|died)\b|"
                           r"^(?:that|this|those|these)\s+[\w'-]+\s+[\w'-]+(?:s|ed)\s+"
                           r"(?!(?:for|of|with|from|in|on|to|and|or|at)\b)")
 # What may follow an item and is no part of it: where it goes ("a new veil on it"), that it replaces another ("a
