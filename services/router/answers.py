@@ -9,6 +9,7 @@ Split from ``services/router/signals.py``, which turns these into ``writing_task
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from services.router.answer_words import ADVICE_RE, CAPABILITY_RE, HOWTO_RE, PLAN_WRITING_RE, WRITING_RE
@@ -22,18 +23,34 @@ from services.router.words import (
     LEAD_IN_RE,
     QUESTION_SENTENCE_RE,
     REQUEST_RE,
+    SKILL_RES,
     STORED_PICKED_RE,
     WORD_RE,
 )
+
+# A colon that hands content over (not one inside a time: "at 7:30").
+_HANDING_COLON_RE = re.compile(r"(?<!\d):(?!\d)")
+# Skills whose command hands its content over after a colon: "track this goal: write 500 words a day".
+_HANDING_SKILLS = ("goal", "remember", "list", "remind")
 
 
 @lru_cache(maxsize=64)  # the imperative and the slot signals both ask
 def asks_for_text(view: TextView) -> tuple[bool, bool]:
     """(writing task, capability or how-to question): messages in a skill's words that want a written answer."""
-    body = view.unled
+    body = _asked_part(view.unled)
     capability = CAPABILITY_RE.match(view.lower) is not None or HOWTO_RE.search(view.lower) is not None
     writing = any(regex.search(body) is not None for regex in (WRITING_RE, ADVICE_RE, PLAN_WRITING_RE))
     return writing, capability
+
+
+def _asked_part(body: str) -> str:
+    """What the message asks for: a skill's command before a colon, whose content after it is the entry, not a task of
+    its own ("Log this goal for me: write one chapter a month", "memo: draft the budget by Friday"), or all of it."""
+    handed = _HANDING_COLON_RE.search(body)
+    if handed is None:
+        return body
+    head = body[:handed.end()]
+    return head if any(SKILL_RES[name].search(head) for name in _HANDING_SKILLS) else body
 
 
 @lru_cache(maxsize=64)  # the skill and the slot signals both ask
