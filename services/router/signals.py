@@ -160,7 +160,8 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
     """Slot completeness for write actions: reminders/schedules need what and when, lists an item, edits a target;
     ``pointed``: the command's object is a pointer (``commanded_pointer``), so the rest of the message is no task."""
     action = _is_write(view, skills) and not skills["remind_explain"]
-    has_time = says_time(view.lower) or (
+    # A time given as one before it is not given: "set the alarm for the same time as last Friday".
+    has_time = says_time(HABITUAL_RE.sub(" ", view.lower)) or (
         NO_TASK_NEEDED_RE.search(view.lower) is not None and (
             DURATION_RE.search(view.lower) is not None or CLOCK_FOR_RE.search(view.lower) is not None))
     if resolved_reference and working_memory:  # "Schedule it." after "the dentist is on Friday at 10"

@@ -43,7 +43,8 @@ _SELF = (r"my (?:routines?|habits?|preferences|patterns?|interests|personality|t
 
 SKILL_PATTERNS = {
     "remind": r"\bremind(?:er|ers)?\b|\br(?:e|i)?m(?:i|e)?n?d me\b|\b(?:an? )?(?:alarm|timer) (?:for|at)\b|"
-    r"\bmind reminding me\b|\bset (?:an? |my )?(?:alarm|timer)\b|\bwake me\b|"
+    r"\bmind reminding me\b|\b(?:need|needs|want|could do with|could use) (?:a )?(?:bit of |little )?reminding\b|"
+    r"\bset (?:an? |my )?(?:alarm|timer)\b|\bwake me\b|"
     r"\bdon'?t let me forget\b|\bmake sure (?:that )?i (?:don'?t|do not|never) forget\b|\bmake sure i remember to\b|"
     # A time right after "let me know" / "tell me" asks to be told then: "tell me at 7 tomorrow to leave".
     # Called on in other words too: "shout me at half six to ...", "bell me tomorrow at 9 to ...".
@@ -203,6 +204,8 @@ SKILL_PATTERNS = {
     # Or its progress followed: "I want to read 20 books this year — please follow my progress on that goal".
     r"(?: (?:my|the) progress (?:on|of|with|towards?))? "
     r"(?:that|it|this)\b|\bgoal(?: for [^.?!:]{1,30})?\s*:|(?:^|[,.;!-]\s*)goal is\b|"
+    # A goal's target given as a field: "Target: 10,000 steps a day", or left empty in a form ("Target:\nDeadline:").
+    r"(?:^|\n)target\s*:|"
     # Asked for as a thing, what it is after a dash or a colon: "I'd like a goal please - cycle to work every Friday".
     r"\b(?:i'?d like|i would like|i want|i need|can i have|could i have|can i get|give me) (?:a|an|another) (?:new )?"
     r"(?:goal|target)(?: (?:for me|for myself|please|pls|set up|added|adding))*\s*(?::|-|\u2013|\u2014)\s*[^\W_]|"
