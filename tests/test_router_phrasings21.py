@@ -88,7 +88,14 @@ def test_keys_held_or_run_along_a_row_are_mashing(routers, text):  # noqa: F811
     assert routes(routers, text) == {("IGNORE", None)}
 
 
-# Guards: the same forms with their content, thanks for a reminder given, a holiday's task asked about.
+# Thanks said as a clause of its own after "nice one" or "good one": the "one" points at nothing to resolve.
+@pytest.mark.parametrize("text", ["Nice one, really appreciated.", "Good one, appreciated!", "Nice one, very kind."])
+def test_thanks_said_as_a_clause_of_its_own_is_acknowledged(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("ACKNOWLEDGE", None)}
+
+
+# Guards: the same forms with their content, thanks for a reminder given, a holiday's task asked about, being
+# appreciated or kind said of someone, a question about kindness.
 @pytest.mark.parametrize(("text", "mode"), [
     ("Remind me at 7 tomorrow to set the table, same as always we eat at 8.", ("ACT", "schedule")),
     ("Add everything for the barbecue to the shopping list: burgers, buns, charcoal.", ("ACT", "list")),
@@ -96,6 +103,9 @@ def test_keys_held_or_run_along_a_row_are_mashing(routers, text):  # noqa: F811
     ("Handle Christmas dinner for ten people: what quantities should I buy?", ("RESPOND", None)),
     ("Deal with the school forms by Friday, remind me at 8 tomorrow.", ("ACT", "schedule")),
     ("!!!!!!!!ok", ("ACKNOWLEDGE", None)),
+    ("I finally felt appreciated at work today.", ("ACKNOWLEDGE", None)),
+    ("The nurse was so kind", ("ACKNOWLEDGE", None)),
+    ("Is it very kind to lie to spare feelings?", ("RESPOND", None)),
 ])
 def test_the_same_forms_with_their_content_are_read_as_before(routers, text, mode):  # noqa: F811
     assert routes(routers, text) == {mode}
