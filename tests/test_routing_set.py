@@ -186,8 +186,11 @@ FLOOR_TUNING_20 = {"overall": 0.98, "ACT": 0.98, "CLARIFY": 0.97, "ACKNOWLEDGE":
 # floors a little under until it is tuned on.
 FLOOR_TUNING_21 = {"overall": 0.97, "ACT": 0.94, "CLARIFY": 0.95, "ACKNOWLEDGE": 0.98, "skill": 0.98}
 # The twenty-second (blind once on main fde0f78: 0.925, ACT 0.909, CLARIFY 0.800, ACKNOWLEDGE 0.987, skill 99/100);
-# floors a little under until it is tuned on.
-FLOOR_TUNING_22 = {"overall": 0.91, "ACT": 0.89, "CLARIFY": 0.78, "ACKNOWLEDGE": 0.97, "skill": 0.98}
+# after issue 31's twenty-first round (facts held on to, memos, "shout me at ...", goals opened or made of a deed,
+# entries on a card in a photo, a time "the same as last Friday", "I need reminding", empty goal fields, a holiday
+# handed over, keys held, "nice one, appreciated"): 0.979 overall, ACT 0.991, CLARIFY 0.933, ACKNOWLEDGE 1.000, skill
+# 108/109 (its held-out third 0.936 -> 0.944); floors a little under.
+FLOOR_TUNING_22 = {"overall": 0.97, "ACT": 0.98, "CLARIFY": 0.92, "ACKNOWLEDGE": 0.99, "skill": 0.98}
 
 
 def load_set() -> list[dict]:

@@ -47,16 +47,19 @@ VAGUE_ASK_RE = re.compile(
 # A deed on things named only by where they belong, no thing in particular: "can you deal with all the house stuff?",
 # "handle the work things for me" (which of them? Not "handle the school run": a thing named).
 # One thing named by its topic alone is no better: "deal with the rink thing", "get the chess stuff done" (done how?).
+_HOLIDAYS = r"christmas|xmas|easter|thanksgiving|new year|hanukkah|diwali|eid|half[- ]term"
 STUFF_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|would you|will you|just|can u|could u) )*"
     r"(?:(?:deal with|handle|take care of|see to|look after|sort(?: out)?|do|tackle)(?= )|get(?=.* (?:done|sorted|"
     r"finished|over with|out of the way)(?: (?:for me|for us|please|pls|today|this week))*\W*$))(?: (?:all|all of))? "
     r"(?:(?:my|our|the) (?:[a-z'-]+ )?(?:stuff|things?|bits|business|bits and pieces|side of things)|"
-    # Or a whole stretch of time: "Deal with my weekend", "handle next week for me" (which part of it?).
-    rf"(?:(?:my|our|the|this|next) (?:day|week|weekend|month|year|morning|afternoon|evening|{DAYS}|{MONTHS})|"
-    rf"tomorrow|today|tonight|{DAYS}))"
-    r"(?: (?:out|done|sorted|finished|over with|out of the way|for me|for us|please|pls|today|this week))*"
-    r"(?:,? (?:would you|will you|could you|can you|thanks|cheers))?\W*$"
+    # Or a whole stretch of time or a holiday: "Deal with my weekend", "handle Easter for me this year" (which part?).
+    rf"(?:(?:my|our|the|this|next) (?:day|week|weekend|month|year|morning|afternoon|evening|{DAYS}|{MONTHS}|"
+    rf"{_HOLIDAYS})|tomorrow|today|tonight|{DAYS}|{_HOLIDAYS}))"
+    r"(?: (?:out|done|sorted|finished|over with|out of the way|for me|for us|please|pls|today|this week|this year))*"
+    # Maybe with why it is handed over, which names no part of it: "..., I can't face it", "... - I'm shattered".
+    r"(?:,? (?:would you|will you|could you|can you|thanks|cheers)|\s*[,;\u2013\u2014-]\s*(?:i|i'm|im|i've|ive) "
+    r"[^?]{0,40})?\W*$"
 )
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
@@ -296,11 +299,16 @@ _UNSEEN_MEDIUM = (
     r"scan|video|voice (?:note|memo)|recording|spreadsheet|link|letter|e-?mail|receipt|flyer|leaflet|text|message|"
     r"voicemail|whatsapp|dm|"
     # Or a note on paper: "whatever's on the Post-it on my monitor", "the numbers on that sticky note".
-    r"post-?it(?: note)?|sticky(?: note)?|napkin|whiteboard)s?\b"
+    r"post-?it(?: note)?|sticky(?: note)?|napkin|whiteboard|"
+    # Or a card, a label or a board held up or pinned somewhere: "the clinic card in this picture".
+    r"card|label|board|poster|noticeboard)s?\b"
 )
+# Entries named by their kind, held there: "the appointments that are written on the clinic card in this picture".
 UNSEEN_HELD_RE = re.compile(
     r"^(?:everything|all|whatever|anything|the (?:[a-z'-]+ )?(?:stuff|things|items|bits|details|info|names|dates|"
-    rf"numbers|times|ingredients|words|figures))(?:'s| is| are| that'?s| written| listed| shown)? {_UNSEEN_MEDIUM}"
+    r"numbers|times|ingredients|words|figures|reminders|appointments|tasks|jobs|entries|events|meetings))"
+    r"(?:'s| is| are|(?: that| which)(?:'s| is| are)?)?(?: (?:written|listed|shown|printed|typed|scribbled|jotted"
+    rf"(?: down)?|noted(?: down)?|pictured))? {_UNSEEN_MEDIUM}"
 )
 # One thing named and held there is no better (a reminder's text may name it: "remind me about the form in the email"):
 # "remember the code on the photo", "save the address from the letter".
@@ -327,7 +335,8 @@ TEMPLATE_RE = re.compile(
     r"\b(?:insert|enter|paste|type|fill in|put|write|add) (?:the |your |a |an )?(?:[a-z]+ )?(?:fact|item|name|date|"
     r"time|text|task|details?|info|number|address|link|goal|reminder|note|content|value|words?|answer)s? here\b|"
     # A slot left as its format or its name: "remind me on YYYY-MM-DD at HH:MM", "add FILL_ME to the list", "at $TIME".
-    r"\b(?:yyyy|yy|mm|dd|hh|xx)(?:[-/.:](?:yyyy|yy|mm|dd|hh|ss|xx))+\b|\$\{?[a-z]|"
+    # A shell's "$(GOAL)" too.
+    r"\b(?:yyyy|yy|mm|dd|hh|xx)(?:[-/.:](?:yyyy|yy|mm|dd|hh|ss|xx))+\b|\$[{(]?[a-z]|"
     r"\b(?:(?:fill|insert|enter|your|some|item|task|goal)_[a-z_]*[a-z]|"
     r"[a-z]+_(?:me|here|name|item|text|task|goal|date|time|value|thing|fact|note|number|title|tbd))\b|"
     # A program's slot left unfilled: "add {0} and {1} to the list", "save this: #NOTE#".

@@ -80,6 +80,9 @@ PLEASE_ABROAD = (r"por favor|porfa|bitte|per favore|s'il (?:te|vous) pla[iî]t|s
 THANKS_RE = prefiltered(
     r"\b(?:(?:thanks?|thank (?:you|u)|cheers|ta)(?: so much| a lot)? for [a-z]+ing (?:it|that|this|them|those)|"
     r"thanks?|thank (?:you|u)|thankyou|thx|thnx|ty|cheers|much appreciated|much obliged|appreciate (?:it|that)|"
+    # Said alone as its own clause: "Nice one, appreciated.", "..., very kind" (not "I felt appreciated").
+    r"(?<![a-z] )(?:(?:really |greatly |hugely |very )?appreciated|(?:very|so|too|most) kind(?: of (?:you|u))?)"
+    r"(?=[\s.!]*$)|"
     rf"{THANKS_ABROAD}|ta)\b"
 )
 FAREWELL_RE = twinned(

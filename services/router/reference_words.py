@@ -142,7 +142,9 @@ CONTEXT_DEPENDENT_RE = re.compile(
 )
 HABITUAL_RE = prefiltered(
     r"\b(?:the|my|our) (?:usual|usuals|regulars|staples)\b|"
-    r"\bsame (?:[a-z]+ )?as (?:always|usual|last time|before|last week|yesterday|last month)\b|"
+    # Or as one before it, never said here: "the same time as last Friday", "the same slot as the last one".
+    r"\bsame (?:[a-z]+ )?as (?:always|usual|before|yesterday(?:'s)?|last (?:time|week|month|year|night|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)(?:'s)?|the (?:last|previous|other) (?:one|time))(?!\w)|"
     r"\bsame again\b|"  # "Same again for next month please": the same as what?
     # "ok now the same for the evening rota": the same as what was done before (not "it's the same for everyone").
     r"^(?:(?:ok|okay|now|and|so|right|then|great|cool|thanks|perfect)[ ,!.]+)*(?:do |now )?(?:the )?same "

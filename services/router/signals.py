@@ -4,21 +4,20 @@ Every function returns a dict of float signals so the router can weigh any of th
 weight from ``configs/router.toml``. The lexicons they match live in ``services/router/words.py``,
 ``services/router/command_words.py``, ``services/router/answer_words.py`` (asking for a written answer),
 ``services/router/reference_words.py``, ``services/router/store_words.py``, ``services/router/time_words.py`` and
-``services/router/mood_words.py``; the text's own form (length,
-mashing, questions, phatic talk) is read by ``services/router/textview.py`` with ``services/router/form_words.py``,
-pointers at earlier turns by ``services/router/references.py``, and what a request acts on by
-``services/router/objects.py``.
+``services/router/mood_words.py``; what wants an answer in words is read by ``services/router/answers.py``, the
+text's own form (length, mashing, questions, phatic talk) by ``services/router/textview.py`` with
+``services/router/form_words.py``, pointers at earlier turns by ``services/router/references.py``, and what a request
+acts on by ``services/router/objects.py``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
-from services.router.answer_words import ADVICE_RE, CAPABILITY_RE, HOWTO_RE, PLAN_WRITING_RE, WRITING_RE
+from services.router.answers import asks_for_text, asks_past_in_words, is_general_question
 from services.router.command_words import (
     COMMAND_CLAUSE_RE,
     DEED_RE,
@@ -35,7 +34,6 @@ from services.router.command_words import (
     VAGUE_ASK_RE,
     VERB_ME_RE,
 )
-from services.router.form_words import WH_CLAUSE_RE, about_the_ask
 from services.router.mood_words import DAY_TOLD_MIN_WORDS, DAY_TOLD_RE, DISTRESS_RE, REASSURED_RE, not_of_the_person
 from services.router.objects import deed_again, request_object
 from services.router.prefilter import Prefiltered
@@ -48,22 +46,18 @@ from services.router.reference_words import (
 from services.router.references import reference_signals
 from services.router.slot_words import MANAGE_WORDS, QUANTIFIERS, SKILL_WORDS
 from services.router.store_words import (
-    ASKS_IN_WORDS_RE,
     BARE_EDIT_RE,
     BARE_STORE_RE,
     EMPTY_ENTRIES_RE,
     PROMPT_ME_RE,
-    SAID_RE,
     SHOW_STORED_RE,
     SHOWN_MORE_RE,
-    SKILL_STORE_RE,
 )
 from services.router.textview import (
     TextView,
     content_without_time,
     flag,
     interrogative_signals,
-    is_aux_question,
     phatic_signals,
     text_features,
     text_view,
@@ -71,20 +65,16 @@ from services.router.textview import (
 from services.router.time_words import CLOCK_FOR_RE, DURATION_RE, says_time, times_replaced
 from services.router.words import (
     CONFIRM_RE,
-    FIRST_PERSON,
-    LEAD_IN_RE,
     LIST_ITEMS_RE,
     LIST_WRITE_RE,
     MANAGE_VERB_RE,
     NAMED_LIST_RE,
     NO_TASK_NEEDED_RE,
-    QUESTION_SENTENCE_RE,
     READ_QUESTION_RE,
     REMIND_EXPLAIN_RE,
     REQUEST_RE,
     SKILL_RES,
     STOPWORDS,
-    STORED_PICKED_RE,
     TIMED_STORED_RE,
     WHOLE_LIST_RE,
     WORD_RE,
@@ -142,49 +132,6 @@ def is_action_request(view: TextView) -> bool:
     return _is_write(view, skills) and not skills["remind_explain"]
 
 
-@lru_cache(maxsize=64)  # the imperative and the slot signals both ask
-def asks_for_text(view: TextView) -> tuple[bool, bool]:
-    """(writing task, capability or how-to question): messages in a skill's words that want a written answer."""
-    body = view.unled
-    capability = CAPABILITY_RE.match(view.lower) is not None or HOWTO_RE.search(view.lower) is not None
-    writing = any(regex.search(body) is not None for regex in (WRITING_RE, ADVICE_RE, PLAN_WRITING_RE))
-    return writing, capability
-
-
-@lru_cache(maxsize=64)  # the skill and the slot signals both ask
-def is_general_question(view: TextView) -> bool:
-    """A question about the world, not a request nor about the person: no request form anywhere, and the question
-    itself (its last sentence ending in "?") says nothing of "I", "my" or "we" ("What's the best way to schedule
-    study sessions?", "I always lose my lists. Is paper or an app better?", "Do you remember when phones had
-    buttons? crazy how fast things change")."""
-    questions = QUESTION_SENTENCE_RE.findall(view.lower)
-    if not questions and WH_CLAUSE_RE.match(view.lower):
-        questions = [view.lower]  # "how do reminders work on an iPhone", asked without a question mark
-    if not questions or REQUEST_RE.search(view.lower) or about_the_ask(questions, view.lower):
-        return False
-    if STORED_PICKED_RE.search(view.lower) or says_time(view.lower):
-        return False  # "any reminders today?" reads the person's own stored things
-    body = WORD_RE.findall(LEAD_IN_RE.sub("", questions[-1].strip()))
-    imperative = bool(body) and body[0] in IMPERATIVE_VERBS and not is_aux_question(body)  # not "do you ..."
-    return bool(body) and not imperative and not FIRST_PERSON.intersection(body)
-
-
-def asks_past_in_words(view: TextView, skills: dict[str, float], question: bool) -> bool:
-    """A question about what the person told, or a fact of theirs, that wants an answer in words (RESPOND): "what did
-    I tell you about my landlord?", "do you remember where I parked?", "remind me what my passport number is".
-
-    Not a command to show stored items ("show my saved notes", "look up what I told you about X"), nor a question
-    about a skill's own store ("what's my next reminder?", "what are my goals?"), unless it asks what was *said*
-    about it ("when did I say my dentist appointment was?")."""
-    if not (skills["skill_recall"] or skills["skill_introspect"]) or skills["shows_stored"]:
-        return False
-    if not question and ASKS_IN_WORDS_RE.search(view.lower) is None:
-        return False  # "summarise what you know about me", "tell me everything you've stored": commands
-    # "remind me what my passport number is": the ask's own "remind" names no stored reminder.
-    names_store = SKILL_STORE_RE.search(ASKS_IN_WORDS_RE.sub(" ", view.lower)) is not None
-    return not names_store or SAID_RE.search(view.lower) is not None
-
-
 def _is_write(view: TextView, skills: dict[str, float]) -> bool:
     if any(asks_for_text(view)) or is_general_question(view):
         return False  # "draft a reminder email", "can you set reminders?", "why do reminders fail?": nothing to store
@@ -213,7 +160,8 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
     """Slot completeness for write actions: reminders/schedules need what and when, lists an item, edits a target;
     ``pointed``: the command's object is a pointer (``commanded_pointer``), so the rest of the message is no task."""
     action = _is_write(view, skills) and not skills["remind_explain"]
-    has_time = says_time(view.lower) or (
+    # A time given as one before it is not given: "set the alarm for the same time as last Friday".
+    has_time = says_time(HABITUAL_RE.sub(" ", view.lower)) or (
         NO_TASK_NEEDED_RE.search(view.lower) is not None and (
             DURATION_RE.search(view.lower) is not None or CLOCK_FOR_RE.search(view.lower) is not None))
     if resolved_reference and working_memory:  # "Schedule it." after "the dentist is on Friday at 10"

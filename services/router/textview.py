@@ -165,6 +165,9 @@ def is_mash_token(token: str) -> bool:
         # Typed along one row ("qpwoeiruty") or walking from key to neighbouring key ("plokijuh", "qazwsxedc"), with
         # letter pairs English rarely has: no word of the MiniLM vocabulary (tests/test_router_forms.py).
         or (len(token) >= 8 and rare_ratio >= 0.2 and any(letters <= row for row in _ROW_LETTERS))
+        # Or along one row and on for a key or two off it: "qwpoeirutyxm".
+        or (len(token) >= _ZIGZAG_MIN + 2 and rare_ratio >= 0.2 and any(
+            sum(ch in row for ch in token) >= len(token) - 2 for row in _ROW_LETTERS))
         or (len(token) >= 6 and rare_ratio >= 0.25 and _neighbouring_keys(token) >= 0.75)
         or (letters <= _HOME_ROW_LETTERS and len(token) >= 6 and vowels * 5 <= len(token))
         # Three neighbouring home-row keys in a long token ("asdkjhasd"): no English word has one but "afghan" and
@@ -209,6 +212,9 @@ def _keys_between_symbols(view: TextView) -> bool:
     changes = sum(a != b for a, b in zip(symbols, symbols[1:], strict=False))
     struck = struck or (len(symbols) >= _STRUCK_SYMBOLS_MIN and changes >= 3 and len(symbols) >= 3 * (
         len(token) - len(symbols)) and not set(symbols) <= _SENTENCE_MARKS)
+    # Or one symbol key held down and a key or two struck at its end: "~~~~~~~~~2e", "######4r" (not "!!!!!!ok").
+    struck = struck or (len(symbols) >= _STRUCK_SYMBOLS_MIN and len(set(symbols)) == 1 and len(token) - len(
+        symbols) <= 2 and not set(symbols) <= _SENTENCE_MARKS and (token[0].isalnum() or token[-1].isalnum()))
     return " " not in token and (struck or _struck_in_chunks(token) or (
         letters >= 3 and len(symbols) >= 2 and not spelt and all(
             len(word) < 2 or (held and len(set(word)) <= 2) for word in view.words)))

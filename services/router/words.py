@@ -43,10 +43,13 @@ _SELF = (r"my (?:routines?|habits?|preferences|patterns?|interests|personality|t
 
 SKILL_PATTERNS = {
     "remind": r"\bremind(?:er|ers)?\b|\br(?:e|i)?m(?:i|e)?n?d me\b|\b(?:an? )?(?:alarm|timer) (?:for|at)\b|"
-    r"\bmind reminding me\b|\bset (?:an? |my )?(?:alarm|timer)\b|\bwake me\b|"
+    r"\bmind reminding me\b|\b(?:need|needs|want|could do with|could use) (?:a )?(?:bit of |little )?reminding\b|"
+    r"\bset (?:an? |my )?(?:alarm|timer)\b|\bwake me\b|"
     r"\bdon'?t let me forget\b|\bmake sure (?:that )?i (?:don'?t|do not|never) forget\b|\bmake sure i remember to\b|"
     # A time right after "let me know" / "tell me" asks to be told then: "tell me at 7 tomorrow to leave".
-    r"\b(?:let me know|tell me|text me|message me|call me) (?:at|in|on|by|tomorrow|tonight|this|next|every)\b"
+    # Called on in other words too: "shout me at half six to ...", "bell me tomorrow at 9 to ...".
+    r"\b(?:let me know|tell me|text me|message me|call me|shout me|bell me|ring me|phone me|holler (?:at )?me) "
+    r"(?:at|in|on|by|tomorrow|tonight|this|next|every)\b"
     r"[^.?!]{0,40}?\bto\b|"
     r"\b(?:ping(?:ing)?|nudg(?:e|ing)|alert(?:ing)?|buzz(?:ing)?|prompt(?:ing)?) me\b|"
     # The nudge asked for as a thing: "send me a nudge every weekday at ten to eight to ...".
@@ -138,13 +141,15 @@ SKILL_PATTERNS = {
     r"(?: (?:esto|eso|das|dies|ça|cela))?)(?: (?:it|this|that|these))?"
     r"\s*:(?:\s*[^?\s][^?]*)?\s*$|"  # with nothing after the colon it names nothing to store ("store:")
     r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|"
-    r"\b(?:hang|hold) on ?to (?:this|that|it)\b|\bkeep hold of (?:this|that|it)\b|"
+    r"\b(?:(?:hang|hold) on ?to|keep hold of) (?:this|that|it|the following|"
+    r"the (?:fact|info|information|detail|news)s? that)\b|"
     r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these) down\b|"
     r"^(?:note|memo|fyi)(?: to (?:self|myself))?\s*:[^?]*$|"
-    r"\b(?:save|store|keep|make|take|add) (?:a |this )?note\s*:|"
+    r"\b(?:save|store|keep|make|take|add) (?:a |this )?(?:note|memo)\s*:|"
     r"\bi (?:want|need|would like) to (?:store|note down|record|log|save (?:a note|this|that|the following|something|"
     r"some info))\b|\bi'?d like to (?:store|note down|record|log|save (?:a note|this|that|the following|something))\b|"
-    r"\b(?:put|add|keep|store|save|commit|stick|pop|file|lodge|tuck)\b[^.?!]{0,20}? (?:in|to|into) (?:your )?memory\b|"
+    r"\b(?:put|add|keep|store|save|commit|stick|pop|file|lodge|tuck|stow|stash|bank|lock|squirrel)\b[^.?!]{0,20}? "
+    r"(?:in|to|into) (?:your )?memory\b|"
     r"\b(?:i'?d like|i want|i need|i would like) you to (?:store|remember|save|keep|note|record|log|memori[sz]e)\b",
     "recall": r"\bdo you (?:still )?(?:remember|recall|know) (?:what|when|where|who|my|if|whether|the|our)\b|"
     r"\bdo you (?:still )?(?:remember|recall) about\b|\bdo you (?:still )?(?:know about|have) (?:my|our|me)\b|"
@@ -187,7 +192,7 @@ SKILL_PATTERNS = {
     "goal": rf"\b(?:my|new|set an?|set my) (?:{NAME_CHAR}+ ){{0,2}}(?:goal|goals|resolution|resolutions)\b|"
     # Setting or tracking one goal: "set me a goal to ...", "record a goal: ...", "track my progress on ...".
     r"\b(?:set(?:ting)?(?: up)?|add(?:ing)?|record(?:ing)?|creat(?:e|ing)|mak(?:e|ing)|start(?:ing)?|track(?:ing)?|"
-    r"log(?:ging)?|"
+    r"log(?:ging)?|open(?:ing)?|"
     r"keep(?:ing)? (?:track of|tabs on|an eye on))(?: me| myself| for me)? (?:a|an|another|my|this|that) "
     rf"(?:new )?(?:{NAME_CHAR}+ ){{0,2}}?(?:goal|target|objective)\b|"
     # A learner's goal with no article: "please you make goal for me, I want learn 300 kanji".
@@ -202,6 +207,8 @@ SKILL_PATTERNS = {
     # Or its progress followed: "I want to read 20 books this year — please follow my progress on that goal".
     r"(?: (?:my|the) progress (?:on|of|with|towards?))? "
     r"(?:that|it|this)\b|\bgoal(?: for [^.?!:]{1,30})?\s*:|(?:^|[,.;!-]\s*)goal is\b|"
+    # A goal's target given as a field: "Target: 10,000 steps a day", or left empty in a form ("Target:\nDeadline:").
+    r"(?:^|\n)target\s*:|"
     # Asked for as a thing, what it is after a dash or a colon: "I'd like a goal please - cycle to work every Friday".
     r"\b(?:i'?d like|i would like|i want|i need|can i have|could i have|can i get|give me) (?:a|an|another) (?:new )?"
     r"(?:goal|target)(?: (?:for me|for myself|please|pls|set up|added|adding))*\s*(?::|-|\u2013|\u2014)\s*[^\W_]|"
@@ -222,6 +229,9 @@ SKILL_PATTERNS = {
     rf"{CLAUSE_START}(?:track|keep track of|log|monitor) (?:my |our )?progress\b|\b(?:how'?s|how is|how am i doing)\b"
     r"[^.?!]{0,40}\bgoals?\b|\bgoal (?:update|progress|check-?in)\b|"
     r"\b(?:turn|make) (?:it|that|this|those)(?: into)? (?:a|an|one of my|my) (?:new )?goals?\b|"
+    # Something to do made the goal: "make cycling to work twice a week a goal for me", "make no sweets my target".
+    r"\bmake (?!(?:a|an|the|my|it|that|this|those|some|sure|time|progress)\b)[^.?!]{3,60}? (?:a|my|one of my) "
+    r"(?:new |personal )?(?:goal|target|resolution)\b|"
     r"\bhold me to (?:it|this|that)\b|"
     r"\bprogress (?:on|toward|towards) my\b|\bhelp me (?:stick to|keep track|track|stay on track)\b|"
     r"\bkeep me on track\b|\b(?:keep|hold) me accountable\b|"
