@@ -295,7 +295,7 @@ def table(answers: list[Answer], turns: list[TurnResult], show_frozen: bool) -> 
                                                   "stale " + ", ".join(a.stale) if a.stale else ""]))
                     lines.append(f"    wrong [{a.persona}/{a.kind}/{a.mode}] {a.ask!r} -> {a.reply[:110]!r} ({why})")
     firsts = [t.first_delta_s if t.first_delta_s is not None else t.message_s for t in turns]
-    echoes = [t for t in turns if is_echo(t.text, t.reply)]
+    echoes = [t for t in turns if _echoed(t)]
     lines.append(f"\nchat turns {len(turns)}: first delta p50 {percentile(firsts, 0.5):.2f} s, "
                  f"p95 {percentile(firsts, 0.95):.2f} s; fallbacks {sum(t.fallback for t in turns)}; "
                  f"echoes {len(echoes)}")
@@ -303,12 +303,18 @@ def table(answers: list[Answer], turns: list[TurnResult], show_frozen: bool) -> 
     return "\n".join(lines)
 
 
+def _echoed(turn: TurnResult) -> bool:
+    """A statement said back; an action's confirmation restates what it will do ("Done: I'll remind you on Saturday
+    … to buy the food for Pufi …" for "Remind me on Saturday to buy the food for Pufi …") and is no echo."""
+    return turn.mode != "ACT" and is_echo(turn.text, turn.reply)
+
+
 def summary(answers: list[Answer], turns: list[TurnResult], waits: list[float]) -> dict[str, Any]:
     firsts = [t.first_delta_s if t.first_delta_s is not None else t.message_s for t in turns]
     result: dict[str, Any] = {"first_delta_p50_s": percentile(firsts, 0.5),
                               "first_delta_p95_s": percentile(firsts, 0.95),
                               "fallbacks": sum(t.fallback for t in turns),
-                              "echoes": sum(is_echo(t.text, t.reply) for t in turns), "turns": len(turns),
+                              "echoes": sum(_echoed(t) for t in turns), "turns": len(turns),
                               "enrichment_wait_s": waits, "load_average": os.getloadavg()}
     for split in [*splits_in(a.split for a in answers), "all"]:
         for way in ("Engram", "no memory", "everything"):
