@@ -174,6 +174,9 @@ _NOT_A_THING = STOP | {
 # Words before a verb that name nobody: the person, pronouns, modals ("I may have …"), adverbs.
 _NOT_SOMEONE = _THE_PERSON | {"he", "she", "they", "it", "may", "might", "could", "would", "should", "will", "must",
                               "can", "also", "just", "finally", "always", "so", "very", "really", "still", "not"}
+# Words for anyone, which name no part: "the new one is Owen", "the new lad's Owen" (``successor`` finds the part the
+# one who left had; "one" ended "I have one sister").
+_ANYONE = re.compile(r"\b(?:one|ones|lad|lass|chap|guy|fella|fellow|bloke|girl|boy|woman|man|lady|gent|kid)\b")
 _NO_HOLDER = frozenset(word[:4] for word in _NOT_A_THING | _NOT_SOMEONE)  # no one new: "the new plan is always …"
 _CLAUSE_END = re.compile(r",|;|\s(?:and|but|so|because|since|then)\s")  # "sold my X and bought a Y": X ended
 
@@ -257,7 +260,7 @@ def change_in(text: str) -> Change | None:
     who = next((left.group("who").lower() for left in lefts
                 if left and lemma(left.group("who").lower()) not in _NOT_SOMEONE), "")
     new_in_part = _NEW_IN_PART.search(_plain(text))
-    part = _things(new_in_part.group("part") or new_in_part.group("part2")) if new_in_part else set()
+    part = _things(_ANYONE.sub(" ", new_in_part.group("part") or new_in_part.group("part2"))) if new_in_part else set()
     holder = _thing(new_in_part.group("holder") or new_in_part.group("holder2")) if part else ""
     now_holds = None if part else _NOW_HOLDS.search(" ".join(text.split()))
     if now_holds:

@@ -48,6 +48,7 @@ class RecallConfig:
     rewrite_query: bool = True  # drop question scaffolding ("what kind of", "mention") before matching
     speaker_weight: float = at_least(0.3, 0)
     speaker_candidates: int = at_least(10, 0)  # turns of the named speaker the speaker arm brings
+    unsaid_weight: float = within(0.5, 0, 1)  # a word none of the person's turns holds, against a fact lacking it
     expansion_weight: float = at_least(0.3, 0)
     expansion_words: int = at_least(10, 0)  # the person's words nearest the query considered (0 = no expansion)
     expansion_min_similarity: float = within(0.35, 0, 1)  # ... at this cosine or more

@@ -26,7 +26,7 @@ from services.db import User, insert, utcnow
 from services.embeddings import Embedder
 from services.memory import changes
 from services.memory.config import FactsConfig
-from services.memory.job_titles import job_title
+from services.memory.job_titles import job_title, new_workplace
 from services.memory.models import Fact, iso
 from services.memory.search import prepare_vector_search
 from services.memory.successor import successor
@@ -123,6 +123,9 @@ def parse_triple(fact_text: str) -> Triple:
     title = job_title(value)
     if title:  # "got promoted, … the user is QA lead", "my new role is team lead": the job, which it replaces
         return Triple("user", "work as", title)
+    place = new_workplace(value)
+    if place:  # "started a new job at the school last week": where they work, which it replaces
+        return Triple("user", "work at", place)
     match = _AGE.match(value)
     if match:  # "Lily is five" and later "Lily turned six yesterday": one age, the newer wins
         return Triple(match["who"], "age", _NUMBERS.get(match["age"], match["age"]))
@@ -195,8 +198,8 @@ def remember_fact(session: Session, embedder: Embedder, user_id: str, text: str,
     if took_over is not None:
         holder = remember_fact(session, embedder, user_id, took_over[0], confidence=confidence, salience=salience,
                                source_exchange_id=source_exchange_id, config=cfg)
-        left = took_over[1]
-        if left.superseded_at is None:  # the news of the leaving is history once the part has its new holder
+        left = took_over[1]  # the news of the leaving, if told: history once the part has its new holder
+        if left is not None and left.superseded_at is None:
             left.superseded_by, left.superseded_at = holder.fact_id, utcnow()
             session.flush()
     return result

@@ -15,7 +15,7 @@ from typing import Any
 from services.memory.changes import ARRIVAL, change_in
 from services.memory.chunks import validate_chunk
 from services.memory.owners import with_owner
-from services.memory.successor import NEWCOMER
+from services.memory.successor import names_newcomer
 from services.memory.timewords import DATED
 from services.text import SENTENCE_BREAK, truncate
 
@@ -252,7 +252,7 @@ def _about_them(sentence: str) -> bool:
     ``services/memory/successor``)."""
     return bool(SPEAKS_OF_SELF.search(sentence) or NAMED_FIRST.match(sentence) or NAMED_BESIDE.search(sentence)
                 or DATED.search(sentence)
-                or change_in(sentence) is not None or HOW_TO_ANSWER.match(sentence) or NEWCOMER.search(sentence))
+                or change_in(sentence) is not None or HOW_TO_ANSWER.match(sentence) or names_newcomer(sentence))
 
 
 # "I must ask that you never recommend television programmes": the "you" of a standing request is the assistant.

@@ -53,6 +53,15 @@ _IS_TITLE = re.compile(r"(?:^|[,;]\s*|\b(?:and|so|now)\s+)(?:(?:from|starting|as
 _STARTED = re.compile(r"^(?:i|the user|user)\s+(?:(?:just|recently|have|has|'ve|finally|now)\s+)*(?:started|began|"
                       r"start|begin|am starting|is starting)\s+(?:(?:work|working|a new job|a job|out|today|"
                       r"on monday|this week)\s+)*as\s+(?:a|an)\s+" + _TITLE[len("(?:a |an |the )?"):] + _TITLE_END)
+# A new job said by its place, as a past event: "started a new job at the school last week", "started my new job at the
+# council on Monday", "just started working at Tesco", "got a job with the council" (not "started a pottery class at
+# the school": no job). The place keys the fact as where the person works, which it then replaces.
+_NEW_PLACE = re.compile(r"^(?:i|the user|user)\s+(?:(?:just|recently|have|has|'ve|finally|now|officially)\s+)*"
+                        r"(?:(?:started|began|start|begin|am starting|is starting)\s+(?:(?:a|my|the user's)\s+)?"
+                        r"(?:new\s+)?(?:job|work|working|position|role|post)"
+                        r"|(?:got|landed|took|found|accepted)\s+(?:a|an)\s+(?:new\s+)?(?:job|position|role|post))"
+                        r"\s+(?:at|with|for|in)\s+(?P<place>(?:the |a |an )?[a-z0-9&'][a-z0-9&' -]{0,40}?)"
+                        + _TITLE_END)
 _NEW_ROLE = re.compile(r"^(?:(?:so|and|but|now),?\s+)*(?:my|the user's|user's)\s+(?P<new>new\s+)?"
                        r"(?:role|job|job title|title|position)\s+(?:is|will be)\s+(?P<now>now\s+)?" + _TITLE
                        + _TITLE_END)
@@ -87,3 +96,9 @@ def _a_trade(title: str) -> bool:
 def _cleaned(title: str | None) -> str | None:
     title = " ".join((title or "").split()).strip(" '-")
     return title or None
+
+
+def new_workplace(fact: str) -> str | None:
+    """Where a (lower-cased) fact says the person's new job is, or None."""
+    found = _NEW_PLACE.match(fact)
+    return _cleaned(found["place"]) if found else None

@@ -28,6 +28,11 @@ QUESTION_WORDS = frozenset({
     "told", "talk", "talked", "think", "thought", "likely", "probably", "describe", "specific", "ever",
     "something", "anything", "thing", "things", "also", "would", "could", "might", "many", "much", "ways",
 })  # fmt: skip
+# Asking the assistant's own memory ("do you remember?", "you know?", "can u recall …") names nothing the answer holds:
+# "remember" found the turn "she said it's decent at remembering stuff" for "how did I mess up my knees, do you
+# remember?" (the person's own "I remember" stays).
+_YOUR_MEMORY = re.compile(r"\b(?:you|u|ya)\s+(?:(?:still|even|really|happen to|might|may)\s+)?"
+                          r"(?:remember|recall|recollect|know)\b", re.IGNORECASE)
 RARE_IN_SAMPLE = 5  # a lexeme in fewer sampled lines than this is counted exactly
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+")
 
@@ -51,8 +56,9 @@ class LineTerms:
 
 
 def rewrite(query: str) -> str:
-    """The query without its question scaffolding ("what kind of", "did ... mention"); names stay."""
-    kept = [word for word in _WORD.findall(query) if word.lower() not in QUESTION_WORDS]
+    """The query without its question scaffolding ("what kind of", "did ... mention", "do you remember"); names
+    stay."""
+    kept = [word for word in _WORD.findall(_YOUR_MEMORY.sub(" ", query)) if word.lower() not in QUESTION_WORDS]
     return " ".join(kept) or query
 
 
@@ -294,7 +300,9 @@ def _line_terms(rows: list[Any], stats: list[Any], config: RecallConfig) -> Line
     weights = [idf * mults[lexeme] for (lexeme, _), idf in zip(found, idfs, strict=True)]
     common = not rare and bool(asked_found)
     pair = (asked_found[0][0], asked_found[1][0]) if common and len(asked_found) > 1 else None
-    return LineTerms(Terms([lexeme for lexeme, _ in found], weights, rare_enough), avg_len, total, scale, common, pair)
+    unheld = frozenset(lexeme for lexeme, df in asked_found if df == 0)
+    return LineTerms(Terms([lexeme for lexeme, _ in found], weights, rare_enough, scale, unheld, config.unsaid_weight),
+                     avg_len, total, scale, common, pair)
 
 
 def _frequency(row: Any, ratio: float) -> int:

@@ -63,6 +63,11 @@ class Terms:
     lexemes: list[str] = field(default_factory=list)
     weights: list[float] = field(default_factory=list)
     filter_lexemes: list[str] = field(default_factory=list)  # the ones rare enough to search the index by
+    # Σ IDF of the asked lexemes some turn of the person holds (a turn's BM25 scale), the asked lexemes none holds and
+    # the share of their weight that counts against a fact or an episode without them (``_lex_sql``; held 0: all).
+    held: float = 0.0
+    unheld: frozenset[str] = frozenset()
+    unsaid_weight: float = 1.0
 
     @property
     def tsquery(self) -> str:
@@ -191,16 +196,32 @@ def holds_sql(kind: str) -> str:
 
 
 def _lex_sql(terms: Terms, params: dict[str, Any], search: str = "t.search") -> str:
-    """Σ idf(matched lexemes) / Σ idf(query lexemes), in 0..1, of the tsvector ``search``."""
+    """Σ idf(matched lexemes) / Σ idf(query lexemes), in 0..1, of the tsvector ``search``.
+
+    With ``terms.held``, a word no turn of the person holds counts ``terms.unsaid_weight`` of its weight against a row
+    without it (all of it with it): the fact "… my knees have been bad since I hurt them playing cricket …" held a
+    fifth of "how did I mess up my knees, do you remember?", "mess" never said, and stayed under ``min_relevance``.
+    """
     if not terms:
         return "0.0"
     total = sum(terms.weights) or 1.0
-    parts = []
+    scale = total - sum(w for lexeme, w in zip(terms.lexemes, terms.weights, strict=True) if lexeme in terms.unheld)
+    scale = scale if terms.held > 0 and scale > 0 else total
+    parts, unheld, unsaid = [], [], 0.0
     for index, (lexeme, weight) in enumerate(zip(terms.lexemes, terms.weights, strict=True)):
         params[f"lx{index}"] = _quote(lexeme)
-        params[f"lw{index}"] = weight / total
+        params[f"lw{index}"] = weight / scale
         parts.append(f"CASE WHEN {search} @@ CAST(:lx{index} AS tsquery) THEN :lw{index} ELSE 0 END")
-    return "(" + " + ".join(parts) + ")"
+        if lexeme in terms.unheld:
+            unheld.append(parts[-1])
+            unsaid += weight / scale
+    matched = "(" + " + ".join(parts) + ")"
+    if terms.held <= 0:
+        return matched
+    if not unheld:
+        return f"least(1.0, {matched})"
+    params["unsaid"], params["unsaid_rest"] = terms.unsaid_weight * unsaid, 1.0 - terms.unsaid_weight
+    return f"least(1.0, {matched} / (1.0 + :unsaid + :unsaid_rest * ({' + '.join(unheld)})))"
 
 
 def small_person_sql(exact_lines: int) -> str:
