@@ -3,9 +3,14 @@ three of their five list questions were wrong (twenty-first session)."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
-from tests.test_people20_fixes import changes
+from services.act.config import CriticConfig
+from services.act.critic import Critic
+from services.act.turn import INNATE_SKILLS
+from tests.test_people20_fixes import NOW, changes
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -42,3 +47,18 @@ def test_why_a_thing_is_needed_is_no_item(text: str, expected: list) -> None:
 ])
 def test_a_change_after_news_and_so_is_made(text: str, expected: list) -> None:
     assert changes(text) == expected
+
+
+def test_a_change_of_one_thing_to_another_is_made_without_asking() -> None:
+    """mirela: "Please change the book to headphones on my Christmas presents list." was read as the removal and the
+    addition, but the removal waited for a yes ("removes something the person did not ask to remove")."""
+    lists = next(skill for skill in INNATE_SKILLS if skill.name == "list")
+    said = ("Andrei has already too many books, my mother told me. So no book, I give him headphones. Please change "
+            "the book to headphones on my Christmas presents list.")
+    verdict = Critic(CriticConfig(confirm_below=0.7)).assess(
+        lists, {"operation": "remove", "name": "christmas presents", "items": ["book"]}, said, NOW, dt.UTC)
+    assert verdict.run
+    unasked = Critic(CriticConfig(confirm_below=0.7)).assess(
+        lists, {"operation": "remove", "name": "christmas presents", "items": ["book"]},
+        "The book for Andrei is a good one, he loves reading.", NOW, dt.UTC)
+    assert not unasked.run

@@ -30,7 +30,9 @@ DESTRUCTIVE_RE = re.compile(r"\b(?:delete|remove|cancel|drop|clear|erase|forget|
                             r"(?:come|go) off|"
                             # "Nikos doesn't want headphones anymore, he wants a gaming mouse, put that instead"
                             r"(?:doesn'?t|does not|don'?t|do not) want (?:[\w'-]+ ){1,4}any ?more|"
-                            r"put (?:that|it|this|one) (?:on )?instead)\b")
+                            r"put (?:that|it|this|one) (?:on )?instead|"
+                            # "Please change the book to headphones on my Christmas presents list"
+                            r"(?:change|switch|exchange) (?:[\w'-]+ ){1,4}(?:to|for|into|with))\b")
 _CLOCK_RE = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b")
 SAFE_FIXES = {"recall", "memorize", "introspect", "associate"}
 
