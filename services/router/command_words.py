@@ -143,7 +143,9 @@ _DEED_OBJECT = (
 )
 DEED_RE = re.compile(
     rf"(?:^{_DEED_LEAD}(?:(?!add up\b)(?:{_DEED_VERBS}){_DEED_OBJECT}|{_PASS_ON}|"
-    r"(?:do|make) (?=(?:it|that|this|them|those|these|the|what|everything|same)\b))|"
+    # An adverb before the object is no object: "do exactly the same for Thursday", "do just that".
+    r"(?:do|make) (?:(?:exactly|just|precisely|basically|pretty much) )?"
+    r"(?=(?:it|that|this|them|those|these|the|what|everything|same)\b))|"
     rf"(?:[.;!?]\s+|,\s*(?:so|now|then) |\b(?:so|now|then) )(?:{_DEED_LEAD}(?:{_MID_DEED_VERBS})|"
     # Asked for, "put" and "set" are no past: "... The curator loved it. Can you set up the checks she suggested?"
     rf"{_ASK_LEAD}(?:{_DEED_VERBS})){_DEED_OBJECT})|"
@@ -152,8 +154,9 @@ DEED_RE = re.compile(
     # Or after a first sentence: "... The kids ran riot. Do what you did last time, would you?"
     rf"[.;!?]\s+{_DEED_LEAD}do (?:(?:what|whatever|exactly what) (?:you|u) (?:did|done|set up)|the same)\b"
 )
-# Content handed over after a colon names the deed's object: "sort these: pears, apples, figs".
-HANDED_OVER_RE = re.compile(r":\s*\S")
+# Content handed over after a colon names the deed's object: "sort these: pears, apples, figs" (a train or a bus named
+# by its time, as in "I missed the 8:10", hands nothing over).
+HANDED_OVER_RE = re.compile(r"(?<!\bthe \d)(?<!\bthe \d\d):\s*\S")
 # A statement about the person's own things, its subject first: "I set myself a target of 30 books this year", "My wife
 # keeps our shopping list on the fridge door". A skill's words in it tell, they ask for nothing, unless a wish opens it
 # ("I'd like to set a goal ...", "I need a reminder"), a goal is stated ("my goal for May is ..."), something is handed
@@ -192,6 +195,10 @@ OBJECT_VERBS = DEED_VERBS | frozenset("do make give scrap ditch bin drop jot not
 ))
 OBJECT_PARTICLES = frozenset("up down back off out in over away round aside care of".split())
 # Where the object goes, or when, or for whom, ends it: "send the same to my brother", "do the same 4 the scouts".
+# A new clause ends the object: after a comma ("scrap that one, I don't need it anymore"), or a clause of when, the
+# person's own ("remind me about that tomorrow when I'm at my desk": "that" is still all the object says).
+NEW_CLAUSE_RE = re.compile(r",\s*(?:i|i'm|i've|we|we're|he|she|they|it's|it|but|because|cos|as|since|so|and)\b.*$|"
+                           r"\s(?:when|while|once|whenever|as soon as) (?:i|i'm|im|i've|we|we're|i'll|we'll)\b.*$")
 OBJECT_ENDS = frozenset("to into in on onto for 4 at with from by under till until before after via".split())
 # A word after these is pointed at, not named: "that goal", "her number", "same text", "the other reminder", "the usual
 # bits".
@@ -308,43 +315,24 @@ UNSEEN_HELD_RE = re.compile(
     r"^(?:everything|all|whatever|anything|the (?:[a-z'-]+ )?(?:stuff|things|items|bits|details|info|names|dates|"
     r"numbers|times|ingredients|words|figures|reminders|appointments|tasks|jobs|entries|events|meetings))"
     r"(?:'s| is| are|(?: that| which)(?:'s| is| are)?)?(?: (?:written|listed|shown|printed|typed|scribbled|jotted"
-    rf"(?: down)?|noted(?: down)?|pictured))? {_UNSEEN_MEDIUM}"
+    rf"(?: down)?|noted(?: down)?|pictured))? (?:{_UNSEEN_MEDIUM}|"
+    # Or in a container it cannot look into: "add whatever's in the basket to my list", "everything in my trolley".
+    r"(?:in|on|from) (?:this|that|the|my|our) (?:[a-z'-]+ )?(?:basket|trolley|cart|bag|box|drawer|fridge|freezer|"
+    r"cupboard|pantry|larder|tray|tin|jar|crate)s?\b)"
 )
 # One thing named and held there is no better (a reminder's text may name it: "remind me about the form in the email"):
 # "remember the code on the photo", "save the address from the letter".
 UNSEEN_THING_RE = re.compile(rf"^the (?:[a-z0-9'-]+ ){{1,2}}?{_UNSEEN_MEDIUM}")
+# So is data named by the day it is from and put against something, none of it given: "put today's numbers against my
+# goal", "log this week's figures towards the savings target".
 SOURCED_DATA_RE = re.compile(
-    r"^(?:all )?(?:the|those|these) (?:[a-z'-]+ ){0,2}(?:figures|measurements|numbers|readings|results|details|dates|"
+    r"^(?:(?:all )?(?:the|those|these)|(?:today|yesterday|tonight|this (?:week|month|morning|evening))'s) "
+    r"(?:[a-z'-]+ ){0,2}(?:figures|measurements|numbers|readings|results|details|dates|"
     r"times|prices|scores|stats|statistics|info|information|codes|minutes|points|names|addresses|amounts|totals|"
-    r"quotes|sizes|specs|notes) (?:from|off|on|in) (?!(?:my|your|the) (?:notes|memory)\b)"
+    r"quotes|sizes|specs|notes) (?:from|off|on|in|against|towards?) (?!(?:my|your|the) (?:notes|memory)\b)"
 )
-# A request's missing slot, read from its form (services/router/objects.py):
-# an unfilled template ("remind me to [thing] at [time]", "save this note: <paste here>", "add ___ to the list");
-TEMPLATE_RE = re.compile(
-    # A slot in any template language's brackets and sigils: "[hh:mm]", "{{.Time}}", "{% goal %}", "<?= $item ?>",
-    # "‹item one›".
-    r"[\[<{\u2039]+[\s%.=?$#:]*[a-z][a-z0-9 .:'/_-]{0,30}?[\s%?]*[\]>}\u203a]|_{3,}|%{1,2}[a-z][a-z_]*%{1,2}|"
-    # A form's fields left empty, one a line: "Goal:\nDeadline:\nHow I'll measure it:".
-    r"(?:^|\n)[^:\n]{1,40}:[ \t]*\n[^:\n]{1,40}:[ \t]*(?:\n|$)|"
-    # Content handed over as a word that stands for content to come: "Set a goal: TBD", "new note: xxx".
-    r":\s*(?:tbd|tbc|tba|todo|to be (?:decided|confirmed|added)|x{3,}|n/a|\?{2,}|\.{3,}|…)\s*[.!]*\s*$|"
-    # Filler that stands for text to come, a typesetter's or a speaker's: "Remember this: lorem ipsum dolor ...",
-    # "note: blah blah blah".
-    r"\blorem ipsum\b|:\s*(?:blah|yada|bla)(?:[ ,]+(?:blah|yada|bla))+\W*$|"
-    # A form's instruction left in place of its content: "note that INSERT FACT HERE", "add (enter item here)".
-    r"\b(?:insert|enter|paste|type|fill in|put|write|add) (?:the |your |a |an )?(?:[a-z]+ )?(?:fact|item|name|date|"
-    r"time|text|task|details?|info|number|address|link|goal|reminder|note|content|value|words?|answer)s? here\b|"
-    # A slot left as its format or its name: "remind me on YYYY-MM-DD at HH:MM", "add FILL_ME to the list", "at $TIME".
-    # A shell's "$(GOAL)" too.
-    r"\b(?:yyyy|yy|mm|dd|hh|xx)(?:[-/.:](?:yyyy|yy|mm|dd|hh|ss|xx))+\b|\$[{(]?[a-z]|"
-    r"\b(?:(?:fill|insert|enter|your|some|item|task|goal)_[a-z_]*[a-z]|"
-    r"[a-z]+_(?:me|here|name|item|text|task|goal|date|time|value|thing|fact|note|number|title|tbd))\b|"
-    # A program's slot left unfilled: "add {0} and {1} to the list", "save this: #NOTE#".
-    r"\{\d{1,2}\}|#[a-z_]{2,20}#|"
-    # Doubled parentheses, a named printf slot, angle quotes, an HTML comment: "((goal)) by ((date))", "%(time)s",
-    # "«item»", "<!-- fact -->".
-    r"\(\([a-z][a-z0-9 _.-]{0,30}\)\)|%\([a-z_]{1,30}\)[sd]|\u00ab[a-z][a-z0-9 _.-]{0,30}\u00bb|<!--[^>]{0,40}-->"
-)
+# A request's missing slot, read from its form (services/router/objects.py): an unfilled template
+# (``TEMPLATE_RE``, in services/router/template_words.py);
 # a command cut off before its object ("set a goal to... actually, no", "remind me to"): its last word waits for more;
 DANGLING_WORDS = frozenset("to the a an my our your and or of for about with at by".split())
 # A fact cut off on its verb, before what it is ("remember that my locker PIN is"), unless the clause asks which or

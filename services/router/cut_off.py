@@ -15,8 +15,8 @@ from services.router.command_words import (
     FUSED_COPULAS,
     RELATIVE_WORDS,
     STRANDED_PREPOSITIONS,
-    TEMPLATE_RE,
 )
+from services.router.template_words import TEMPLATE_RE
 from services.router.words import WORD_RE
 
 # Where a clause breaks off rather than ends: "set a goal to... actually no", "remind me to -".

@@ -31,6 +31,7 @@ from services.router.command_words import (
     KIND_NOUNS,
     NAMING_WORDS,
     NEAR_POINTERS,
+    NEW_CLAUSE_RE,
     NEW_VALUE_WORDS,
     NUMBERED_WORDS,
     OBJECT_ENDS,
@@ -51,7 +52,6 @@ from services.router.command_words import (
     SOURCED_DATA_RE,
     STORED_KINDS,
     STORING_VERBS,
-    TEMPLATE_RE,
     TEXT_LEADS,
     THE_STORED_RE,
     THING_ABOUT_RE,
@@ -61,6 +61,7 @@ from services.router.command_words import (
 )
 from services.router.cut_off import missing_by_form
 from services.router.reference_words import DEICTIC_OBJECT_RE, PEOPLE_WORDS, THAT_CLAUSE_RE
+from services.router.template_words import TEMPLATE_RE
 from services.router.time_words import says_time, times_replaced
 from services.router.typos import correct
 from services.router.words import POLITE_WORDS, REMIND_ASKS_RE, WORD_RE
@@ -70,8 +71,6 @@ from services.router.words import POLITE_WORDS, REMIND_ASKS_RE, WORD_RE
 _SENTENCE_END_RE = grouped(r"(?:[!?;…]|\.(?!\d))+|\s[-–—]+\s|[–—]")
 _DASH_RE = re.compile(r"\s*[-–—]")
 _COMMA_RE = re.compile(",")
-# A new clause after a comma ends the object: "scrap that one, I don't need it anymore".
-_NEW_CLAUSE_RE = re.compile(r",\s*(?:i|i'm|i've|we|we're|he|she|they|it's|it|but|because|cos|as|since|so|and)\b.*$")
 _LEAD_OBJECT_RE = re.compile(
     r"^\s*(?:(?:" + "|".join(sorted(OBJECT_PARTICLES)) + r"|me|us)\b\s*)*(?:(?<=me )(?:of|about|bout|abt)\b\s*)?")
 _ABOUT_RE = re.compile(r"\s*(?:(?:to )?(?:you|u) )?about\b")  # "what I told you about my ex": a topic named
@@ -183,7 +182,7 @@ def _read(lower: str, start: int, end: int) -> RequestObject | None:
 
 def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> RequestObject | None:
     """What the request's object (the words ``after_verb``, in ``lower[start:end]``) is, if it can be read."""
-    rest = _NEW_CLAUSE_RE.sub("", after_verb)
+    rest = NEW_CLAUSE_RE.sub("", after_verb)
     rest = _LEAD_OBJECT_RE.sub("", rest)  # after its particle and "me" ("give me a ...", "remind me of the thing")
     whom = FOR_WHOM_RE.match(rest)
     if whom:  # "do for the studio what you did for my sister": the object after whom it is for
@@ -218,7 +217,7 @@ def _object_of(lower: str, start: int, end: int, verb: str, after_verb: str) -> 
         return RequestObject(verb, "generic", rest.strip(), "what", "announced, never given")  # "the following."
     if PAST_STATE_RE.search(rest):
         return RequestObject(verb, "pointer", rest.strip())  # "change the goal back to what it was": said before
-    elsewhere = around or _NEW_CLAUSE_RE.search(after_verb) is not None
+    elsewhere = around or NEW_CLAUSE_RE.search(after_verb) is not None
     if verb in EDITING_VERBS and not NEW_VALUE_WORDS.intersection(span) and not elsewhere and not (
             says_time(rest) or any(word.isdigit() for word in span)):
         # "change my running goal": to what? ("update my savings goal, I put another 200 in" says.)
@@ -259,7 +258,7 @@ def _filled_kind(lower: str, end: int, verb: str, span: list[str], after_verb: s
     want to swim 2k by March")."""
     if kind == "named" and verb in _CREATING_VERBS and _bare_entry(span):
         kind = "generic"
-    clause = _NEW_CLAUSE_RE.search(after_verb)
+    clause = NEW_CLAUSE_RE.search(after_verb)
     made_entry = kind == "pointer" and verb in _CREATING_VERBS | _CONVERTING_VERBS and ENTRY_NOUNS.intersection(span)
     if (kind == "generic" or made_entry) and ((_DASH_RE.match(lower, end) and _said_after(lower, end)) or (
             CONTENT_FOLLOWS_RE.match(lower, end) is not None) or (

@@ -13,10 +13,11 @@ from services.router.ascii_twin import twinned
 from services.router.prefilter import prefiltered
 
 # "forget what I told you" points back at the conversation just like "forget that" does.
-# So do "the things I mentioned", "what we talked about" and "the ones from before" when nothing follows that
-# names them ("what I told you about my job" names it): they need an earlier turn to point at.
+# So do "the things I mentioned", "what we talked about", "those reminders we discussed" and "the ones from before"
+# when nothing follows that names them ("what I told you about my job" names it): they need an earlier turn to point at.
 DEICTIC_OBJECT_RE = twinned(
-    r"\b(?:what|whatever|those|everything|the(?: [a-z'-]+){1,2})(?: that)? (?:i|we|she|he|they) (?:just |already )?"
+    r"\b(?:what|whatever|everything|the(?: [a-z'-]+){1,2}|(?:those|these)(?: [a-z'-]+){0,2})(?: that)? "
+    r"(?:i|we|she|he|they) (?:just |already )?"
     r"(?:told|said|mentioned|shared|wrote|listed|gave|sent|showed|discussed|talked about|agreed(?: on)?|asked(?: for)?|"
     # Handed over where this conversation cannot see: "put what I just pasted into the notes", "the file I uploaded".
     r"pasted|attached|uploaded|forwarded|copied|typed|posted|linked|screenshotted|dictated|"
@@ -99,6 +100,8 @@ TOLD_PAST_WORDS = frozenset("was were went had did".split())
 HEDGE_WORDS = frozenset(
     "think reckon guess suppose probably definitely maybe perhaps surely certainly absolutely defo deffo def about "
     "around roughly approximately approx ish".split())
+# A hedge of more than one word: "About 40, give or take.", "Twelve or so." (as vague an answer as "about 40").
+HEDGE_PHRASE_RE = re.compile(r"\b(?:give or take|more or less|or so|or thereabouts|at a guess)\b")
 _HEDGE_TAIL = (r"(?:,? (?:please|pls|then|definitely|defo|deffo|probably|maybe|perhaps|for sure|surely|certainly|"
                r"absolutely|i think|i reckon|i guess|i suppose))*")
 LETTER_PICK_RE = re.compile(

@@ -20,6 +20,7 @@ from services.router.reference_words import (
     EXISTENTIAL_THERE_RE,
     EXPLETIVE_IT_RE,
     HABITUAL_RE,
+    HEDGE_PHRASE_RE,
     HEDGE_WORDS,
     INSTEAD_RE,
     KIND_ALONE_RE,
@@ -105,7 +106,8 @@ def bare_answer(view: TextView, content: tuple[str, ...]) -> bool:
         return False
     if CLOCK_ALONE_RE.match(view.lower) or LETTER_PICK_RE.match(view.lower):
         return True
-    hedged = tuple(w for w in content if w not in HEDGE_WORDS)  # "Thursday, I think.": the answer is the time
+    phrased = {word for phrase in HEDGE_PHRASE_RE.findall(view.lower) for word in phrase.split()}
+    hedged = tuple(w for w in content if w not in HEDGE_WORDS and w not in phrased)  # "Thursday, I think.": the time
     if not hedged:
         return says_time(view.lower)
     if len(hedged) < len(content) and all(w.isdigit() for w in hedged):

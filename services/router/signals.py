@@ -29,7 +29,6 @@ from services.router.command_words import (
     POINTER_COMMAND_RE,
     STORING_VERBS,
     STUFF_ASK_RE,
-    TEMPLATE_RE,
     TOLD_RE,
     VAGUE_ASK_RE,
     VERB_ME_RE,
@@ -53,6 +52,7 @@ from services.router.store_words import (
     SHOW_STORED_RE,
     SHOWN_MORE_RE,
 )
+from services.router.template_words import TEMPLATE_RE
 from services.router.textview import (
     TextView,
     content_without_time,

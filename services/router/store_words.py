@@ -30,8 +30,9 @@ BARE_STORE_RE = re.compile(
     r"(?: (?:for me|for later|please|pls|for (?:the|my|our) [a-z'-]+))*\W*$"
 )
 # Numbered, bulleted, boxed or quoted entries left empty after a colon or under a heading line: "things to
-# pack:\n1.\n2.\n3.", "Shopping for the party:\n>\n>", "to do:\n[ ]\n[ ]", "Camp list\n•\n•" (a form to fill, no item).
-EMPTY_ENTRIES_RE = re.compile(r"(?::|\n)\s*(?:(?:\d{1,2}[.)]|[-*•>▪◦☐]|\[ ?\])\s*){2,}$")
+# pack:\n1.\n2.\n3.", "Shopping for the party:\n>\n>", "to do:\n[ ]\n[ ]", "Camp list\n•\n•", "Packing:\na.\nb." (a
+# form to fill, no item).
+EMPTY_ENTRIES_RE = re.compile(r"(?::|\n)\s*(?:(?:\d{1,2}[.)]|[a-h][.)]|[-*•>▪◦☐]|\[ ?\])\s*){2,}$")
 # A command to show what is stored (issue 31, fourth round): a display verb, then the person's stored things or what
 # was kept ("show my reminders", "list my goals", "pull up the memories you saved about Jamie", "look up what I told
 # you about X", "list everything I've asked you to store"). Not "show me how to ...", "list the goals of the

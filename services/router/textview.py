@@ -137,6 +137,10 @@ _LATIN_MARKS_MIN = 4
 _STRUCK_SYMBOLS_MIN = 6
 _SENTENCE_MARKS = frozenset(".,!?'\u2026")
 _LETTER_RUN_RE = re.compile(r"[a-z]+")
+# Two symbol keys or more held down in turn and a key or three struck at one end: ".....,,,,kkj", "]]]][[[[aqz".
+_HELD_IN_TURN_RE = re.compile(
+    r"(?:([^\w\s])\1{2,}){2,}(?P<tail>[a-z0-9]{1,3})|(?P<head>[a-z0-9]{1,3})(?:([^\w\s])\4{2,}){2,}")
+_SHORT_WORDS = frozenset("ok okay k kk no yes yep yup ya so oh ah hi yo why wat wut ty me you u i a".split())
 
 
 @lru_cache(maxsize=4096)  # the same words come back message after message
@@ -215,6 +219,10 @@ def _keys_between_symbols(view: TextView) -> bool:
     # Or one symbol key held down and a key or two struck at its end: "~~~~~~~~~2e", "######4r" (not "!!!!!!ok").
     struck = struck or (len(symbols) >= _STRUCK_SYMBOLS_MIN and len(set(symbols)) == 1 and len(token) - len(
         symbols) <= 2 and not set(symbols) <= _SENTENCE_MARKS and (token[0].isalnum() or token[-1].isalnum()))
+    # Or two symbol keys held down in turn, a key or three struck at one end, no word: ";;;;;'''p" (not "ok...!!!").
+    turn = _HELD_IN_TURN_RE.fullmatch(token.lower())
+    struck = struck or (turn is not None and (turn["tail"] or turn["head"]) not in _SHORT_WORDS and NOT_MASH_RE.match(
+        turn["tail"] or turn["head"]) is None)
     return " " not in token and (struck or _struck_in_chunks(token) or (
         letters >= 3 and len(symbols) >= 2 and not spelt and all(
             len(word) < 2 or (held and len(set(word)) <= 2) for word in view.words)))

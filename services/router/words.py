@@ -197,9 +197,10 @@ SKILL_PATTERNS = {
     rf"(?:new )?(?:{NAME_CHAR}+ ){{0,2}}?(?:goal|target|objective)\b|"
     # A learner's goal with no article: "please you make goal for me, I want learn 300 kanji".
     r"\b(?:set|make|creat(?:e|ing)|add|start)(?: (?:me|us))?(?: new)? goal\b(?= (?:for|to)\b|\s*[:,-])|"
-    # Put in with what it is: "Put a goal in for me: walk the dogs before every shift".
-    r"\b(?:put|pop|stick|pencil)(?: in| down)? (?:a|an|another) (?:new )?(?:goal|target)\b"
-    r"(?=(?: in| down)?(?: for (?:me|myself|us))?\s*(?::|-|to\b))|"
+    # Put in with what it is: "Put a goal in for me: walk the dogs before every shift", "put a savings goal in for me:
+    # ...", "pop this goal on for me, no sweets in Lent".
+    rf"\b(?:put|pop|stick|pencil)(?: in| down| on)? (?:a|an|another|this) (?:new )?(?:{NAME_CHAR}+ )?(?:goal|target)\b"
+    r"(?=(?: in| down| on)?(?: for (?:me|myself|us))?\s*(?::|-|,|to\b))|"
     # An aim stated, then handed over to be tracked: "I want to hit 10,000 steps a day, can you track that?".
     r"\bi(?: (?:want|need|plan|aim|hope|intend)|'d like|(?:'m|am) (?:going|aiming|hoping|planning)|would like) to "
     r"[^.?!]{3,80}?[,.;!\u2013\u2014-]\s*(?:(?:can|could|will|would) (?:you|u) |please |pls )?"
@@ -224,7 +225,9 @@ SKILL_PATTERNS = {
     # Keeping something said as a goal: "please track that as a goal", "save it as one of my goals".
     r"\b(?:set|add|record|create|make|start|track|log|keep track of|save|store|turn|count|treat|put|keep|note|file|"
     r"hold)\b[^.?!]{0,40}?"
-    r"\b(?:as|into) (?:a|an|my|one of my) (?:new |personal )?goals?\b|"
+    # Or of a kind or a rhythm: "turn walking to work into a daily goal".
+    r"\b(?:as|into) (?:a|an|my|one of my) (?:(?:new|personal|daily|weekly|monthly|yearly|annual|long-term|fitness|"
+    r"savings|health) )?goals?\b|"
     r"\bi (?:want|'d like|would like|need) to (?:keep track of|track)\b|"
     rf"{CLAUSE_START}(?:track|keep track of|log|monitor) (?:my |our )?progress\b|\b(?:how'?s|how is|how am i doing)\b"
     r"[^.?!]{0,40}\bgoals?\b|\bgoal (?:update|progress|check-?in)\b|"
