@@ -24,7 +24,7 @@ _ANSWER_WORDS = frozenset("yes yeah yep sure ok okay please do it go ahead and t
                           "thanks thank you cheers great perfect good no not don't leave forget never mind cancel as "
                           "is the one a an of for me all just yup absolutely course correct confirm confirmed lol haha "
                           "remove delete add set change move put take off on away now".split())
-ANSWER_OTHER_WORDS = 3
+_ANSWER_OTHER_WORDS = 3
 CANCEL_RE = re.compile(r"^\W*(?:no|nope|nah|n|cancel|don'?t|do not|stop|never ?mind|leave it|forget it)\b")
 # Where a sentence ends: after ". ", "! ", "? " — but not after a title before a name ("my doctor, Dr. Petrov,
 # says …" is one sentence; split there, the memory kept "my doctor, Dr." and the 1.5B answered "Your doctor is Dr.").
@@ -82,13 +82,12 @@ def reply_kind(text: str) -> str | None:
     """"confirm", "cancel" or None for a reply to a confirmation question: a yes or a no and little else ("Ok, now I
     go to sleep, tomorrow I start at 8." opens with "ok" but answers nothing, and had confirmed a removal)."""
     lowered = text.strip().lower()
-    answer = CANCEL_RE.match(lowered) or CONFIRM_RE.match(lowered)
+    kind, answer = next(((kind, found) for kind, pattern in (("cancel", CANCEL_RE), ("confirm", CONFIRM_RE))
+                         if (found := pattern.match(lowered))), (None, None))
     if answer is None or "?" in lowered:
         return None
     rest = [word for word in re.findall(r"[a-z0-9']+", lowered[answer.end():]) if word not in _ANSWER_WORDS]
-    if len(rest) > ANSWER_OTHER_WORDS:
-        return None
-    return "cancel" if CANCEL_RE.match(lowered) else "confirm"
+    return kind if len(rest) <= _ANSWER_OTHER_WORDS else None
 
 
 def as_text(value: object) -> str:

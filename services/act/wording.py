@@ -74,16 +74,16 @@ _WORD = re.compile(r"[A-Za-z']+")
 def said_back(text: str) -> str:
     """The person's words said back to them: "renew my licence, I keep forgetting" → "renew your licence, you keep
     forgetting" ("am" and "was" only after "I")."""
-    words = _WORD.findall(text)
-    spans = list(_WORD.finditer(text))
-    out, last = [], 0
-    for index, match in enumerate(spans):
-        word = match[0].lower()
-        after_i = index > 0 and words[index - 1].lower() == "i"
-        swapped = _FIRST_PERSON.get(word) if word not in ("am", "was") or after_i else None
-        out.append(text[last:match.start()] + (swapped or match[0]))
-        last = match.end()
-    return "".join(out) + text[last:]
+    previous = ""
+
+    def swapped(match: re.Match[str]) -> str:
+        nonlocal previous
+        word, after_i = match[0].lower(), previous == "i"
+        previous = word
+        keep = word in ("am", "was") and not after_i
+        return match[0] if keep else _FIRST_PERSON.get(word, match[0])
+
+    return _WORD.sub(swapped, text)
 
 
 def _list_reply(arguments: dict[str, Any], result: dict[str, Any], error: dict[str, Any], ok: bool) -> str | None:
