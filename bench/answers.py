@@ -7,6 +7,8 @@ persona is a user of its own (an API token each) who tells things in conversatio
 threads, the chunker given time to read each conversation before the next (the bench polls the
 memory rows and the queue, never a fixed sleep), then asks, in a new thread. A reply is right when it
 holds the expected words and none of the forbidden stale ones (bench/answers_score.py).
+Questions of kind "untold" ask what the person never said; right when the reply says so instead of
+inventing: a column of their own, outside the share right.
 
 How to read it: one row per way of answering, per split. `Engram` is the real system. `no memory` asks
 the same model the same questions with the same compact system prompt (prompts/compact/respond.md)
@@ -54,7 +56,7 @@ from rq import Queue
 from rq.registry import FailedJobRegistry, StartedJobRegistry
 from sqlalchemy import create_engine, text
 
-from bench.answers_score import Expectation, FactVerdict, is_echo, judge_fact, score
+from bench.answers_score import UNTOLD, Expectation, FactVerdict, is_echo, judge_fact, score
 from bench.local import TurnResult, new_thread, percentile, turn
 from consumer import WORKER_QUEUES
 from services.db import sqlalchemy_url
@@ -65,7 +67,10 @@ from services.settings import PROJECT_ROOT, Settings
 from tests.system import System, running_system
 
 SCENARIOS = Path(__file__).with_name("answers_scenarios.toml")
-KINDS = ("fact", "changed", "preference", "list", "reminder", "time")
+KINDS = ("fact", "changed", "preference", "list", "reminder", "time")  # told, then asked: the "right" share
+# Asked about what was never told (bench/answers_score.py): a column of its own, outside "right", so that the share
+# right stays comparable with the runs before these questions were written.
+COLUMNS = (*KINDS, UNTOLD)
 ENRICH_QUEUES = (WORKER_QUEUES["chunker"], WORKER_QUEUES["episodic"])
 TOKEN_PREFIX = "answers-bench-"
 BASELINE_TIMEOUT_S = 600.0  # llama.cpp serves one request at a time: a call may queue behind the chunker's
@@ -281,13 +286,14 @@ def table(answers: list[Answer], turns: list[TurnResult], show_frozen: bool) -> 
         chosen = [a for a in answers if a.split == split]
         questions = sum(a.way == "Engram" for a in chosen)
         lines.append(f"\n{split} ({questions} questions, {len({a.persona for a in chosen})} personas)")
-        lines.append(f"  {'way':<11} {'right':>5}  " + "  ".join(f"{kind:>10}" for kind in KINDS) + "   fit")
+        lines.append(f"  {'way':<11} {'right':>5}  " + "  ".join(f"{kind:>10}" for kind in COLUMNS) + "   fit")
         for way in ("Engram", "no memory", "everything"):
             rows = [a for a in chosen if a.way == way]
             if rows:
-                kinds = "  ".join(f"{share([a for a in rows if a.kind == kind]):>10}" for kind in KINDS)
+                kinds = "  ".join(f"{share([a for a in rows if a.kind == kind]):>10}" for kind in COLUMNS)
+                told = [a for a in rows if a.kind != UNTOLD]
                 fit = f"   {sum(a.fitted for a in rows)}/{len(rows)}" if way == "everything" else ""
-                lines.append(f"  {way:<11} {share(rows)}  {kinds}{fit}")
+                lines.append(f"  {way:<11} {share(told)}  {kinds}{fit}")
         if split == "tuning" or show_frozen:
             for a in chosen:
                 if a.way == "Engram" and not a.right:
@@ -319,10 +325,12 @@ def summary(answers: list[Answer], turns: list[TurnResult], waits: list[float]) 
     for split in [*splits_in(a.split for a in answers), "all"]:
         for way in ("Engram", "no memory", "everything"):
             rows = [a for a in answers if a.way == way and split in ("all", a.split)]
-            if rows:
-                result[f"{split}/{way}"] = {"right": sum(a.right for a in rows) / len(rows), "questions": len(rows),
+            told = [a for a in rows if a.kind != UNTOLD]
+            if told:
+                result[f"{split}/{way}"] = {"right": sum(a.right for a in told) / len(told), "questions": len(told),
                                             **{kind: sum(a.right for a in rows if a.kind == kind)
-                                               / max(1, sum(a.kind == kind for a in rows)) for kind in KINDS}}
+                                               / sum(a.kind == kind for a in rows)
+                                               for kind in COLUMNS if any(a.kind == kind for a in rows)}}
     return result
 
 

@@ -58,6 +58,16 @@ def matches(phrase: str, reply_words: list[str]) -> bool:
                for start in range(len(reply_words) - size + 1))
 
 
+# A question about something the person never said ("What's my dog called?" from someone who spoke of a cat): right
+# when the reply says it does not know and names none of its `forbidden` phrases (what recall would wrongly offer:
+# the cat's name). The 1.5B answered "Your dog is called Max." from a note about a cat called Tom.
+UNTOLD = "untold"
+NOT_TOLD = ("not told", "haven t told", "didn t tell", "did not tell", "never told", "haven t mentioned",
+            "didn t mention", "did not mention", "not mentioned", "never mentioned", "haven t said", "didn t say",
+            "don t know", "do not know", "not sure", "no idea", "no information", "don t have any", "no record",
+            "don t remember", "do not remember", "can t remember", "not aware", "haven t shared", "didn t share")
+
+
 @dataclass(frozen=True)
 class Expectation:
     kind: str
@@ -68,8 +78,10 @@ class Expectation:
 
     @classmethod
     def of(cls, item: dict[str, Any]) -> Expectation:
-        return cls(str(item["kind"]), str(item["ask"]), tuple(item.get("any", ())), tuple(item.get("all", ())),
-                   tuple(item.get("forbidden", ())))
+        kind, wanted = str(item["kind"]), tuple(item.get("any", ()))
+        if kind == UNTOLD and not wanted and not item.get("all"):
+            wanted = NOT_TOLD
+        return cls(kind, str(item["ask"]), wanted, tuple(item.get("all", ())), tuple(item.get("forbidden", ())))
 
 
 @dataclass

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.answers import KINDS, Answer, load_personas, table
+from bench.answers import COLUMNS, KINDS, Answer, load_personas, summary, table
 from bench.answers_score import Expectation, is_echo, judge_fact, locomo_f1, score, token_f1
 from bench.local import TurnResult
 from tests.fake_llm import FakeLLM
@@ -27,6 +27,25 @@ def test_a_reply_is_right_with_the_expected_words_and_wrong_with_a_stale_one() -
     assert not stale.right and stale.stale == ["bank*"]
     missing = score(changed, "You are a nurse.")
     assert not missing.right and missing.missing == ["any: teach*|school"]
+
+
+def test_an_untold_question_is_right_only_when_the_reply_does_not_invent() -> None:
+    asked = Expectation.of({"kind": "untold", "ask": "What's my dog called?", "forbidden": ["tom"]})
+    assert score(asked, "You haven't told me your dog's name yet.").right
+    assert score(asked, "I don't know what your dog is called - what's their name?").right
+    assert not score(asked, "Your dog is called Max.").right  # invented
+    assert not score(asked, "Your dog is called Tom.").right  # the cat's name, taken for the dog's
+    assert not score(asked, "I'm not sure, but maybe Tom?").right  # a doubt that still offers the wrong one
+
+
+def test_untold_questions_stand_apart_from_the_share_right() -> None:
+    answers = [Answer("pia", "tuning", "fact", "What's my cat called?", "Engram", "Tom.", True),
+               Answer("pia", "tuning", "fact", "Where do I work?", "Engram", "A bank.", False),
+               Answer("pia", "tuning", "untold", "What's my dog called?", "Engram", "Max.", False)]
+    assert summary(answers, [], [])["tuning/Engram"] == pytest.approx(
+        {"right": 0.5, "questions": 2, "fact": 0.5, "untold": 0.0})
+    row = next(line for line in table(answers, [], show_frozen=False).splitlines() if "Engram" in line)
+    assert row.split()[1] == "50%" and row.split()[-1] == "0%"  # the share right leaves the untold one out
 
 
 def test_all_phrases_are_needed_and_dates_match_in_any_spelling() -> None:
@@ -104,7 +123,7 @@ def test_the_scenarios_hold_what_the_bench_promises() -> None:
     for split in splits:  # each split a figure of its own: 25 questions or more, every kind
         chosen = [q for s, q in questions if s == split]
         assert len(chosen) >= 25, split
-        assert {q.kind for q in chosen} == set(KINDS), split
+        assert set(KINDS) <= {q.kind for q in chosen} <= set(COLUMNS), split  # untold questions where written
     assert len({p.name for p in personas}) == len(personas)  # one user each
     for persona in personas:
         assert len(persona.conversations) >= 2, persona.name  # told across conversations, then asked
