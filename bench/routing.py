@@ -53,6 +53,8 @@ Two kinds of labelled set, reported apart:
     0.800, ACT 0.909 on main fde0f78), then tuning material (2026-11-30).
   - tests/data/routing_tuning23.jsonl (was routing_frozen23.jsonl): written blind; measured once (0.920, CLARIFY
     0.717, ACT 0.927 on main b4bb807), then tuning material (2026-12-01).
+  - tests/data/routing_tuning24.jsonl (was routing_frozen24.jsonl): written blind; measured once (0.933, CLARIFY
+    0.750, ACT 0.945 on main 355ee07), then tuning material (2026-12-01).
   Every ``routing_tuning*.jsonl`` present is reported. In each, a fixed random third of the lines
   (``held_out_third``, seed 31) was never looked at while tuning (``--misses`` prints the other two thirds'
   misses only) and is reported on its own.
