@@ -18,6 +18,7 @@ from services.llm.guard import ScaffoldGuard
 from services.llm.profile import compact_messages, turn_note
 from services.prompts import fenced
 from services.router.missing import clarifying_question
+from services.router.mood_words import sad_news
 from services.threads import history_text
 from workers.context import WorkerContext, act_config, llm_profile, memory_config
 from workers.turn import Turn
@@ -157,6 +158,12 @@ def prompt_name(understanding: Understanding, compact: bool) -> str:
     return "acknowledge" if compact and name == "respond" and not asks else name
 
 
+def reaction_prompt(name: str, text: str) -> str:
+    """A reaction to bad news is sympathy: under the reaction's prompt alone the 1.5B met "My back is hurting from
+    sitting so much" and "Paper is rejected from first journal" with "That's great to hear!"."""
+    return "sympathise" if name == "acknowledge" and sad_news(text) else name
+
+
 def build_messages(context: WorkerContext, turn: Turn, understanding: Understanding) -> list[dict[str, str]]:
     """System prompt of the mode (history rendered as text inside it) plus the user's message.
 
@@ -171,7 +178,8 @@ def build_messages(context: WorkerContext, turn: Turn, understanding: Understand
         name = prompt_name(understanding, compact=True)
         system = context.prompts.render(profile.prompt("respond"))
         hint = "" if name == "respond" else context.prompts.render(
-            profile.prompt(name), missing=understanding.signals.get("missing", "") or "the details needed")
+            profile.prompt(reaction_prompt(name, request.text)),
+            missing=understanding.signals.get("missing", "") or "the details needed")
         if understanding.answer_in:  # told in memory alone, the 1.5B answered in the message's language
             asked = context.prompts.render(profile.prompt("answer-in"), language=understanding.answer_in)
             hint = f"{hint.strip()}\n\n{asked}" if hint.strip() else asked

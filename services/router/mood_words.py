@@ -108,3 +108,51 @@ DAY_TOLD_RE = re.compile(
 )
 # A day told is long: a line or two of events, not "busy day" alone (which is told anyway).
 DAY_TOLD_MIN_WORDS = 20
+
+
+# Bad news told, to be met with sympathy rather than cheer: the 1.5B's reaction opened "That's great to hear!" on
+# "My back is hurting from sitting so much", "Otieno has left us" and "Paper is rejected from first journal"
+# (people20-22's stored runs: 8 of 271 told messages read as bad news here, every one rightly). Good news beside it
+# keeps the glad reaction ("finally passed after failing twice!"), unless the person calls it bad news.
+_SAID_BAD_RE = re.compile(r"\b(?:bad|sad) news\b")
+BAD_NEWS_RE = re.compile(
+    r"\b(?:bad|sad|awful|terrible|horrible|rough|worst) news\b|"
+    r"\b(?:sadly|unfortunately|gutted|devastated|heartbroken)\b|"
+    r"\b(?:so |really |very |a bit |bit )?(?:disappointed|upset|frustrated|fed up)\b|"
+    # The body: "my back is hurting", "sprained my ankle", "down with the flu".
+    r"\b(?:is|are|was|been|keeps?|still|started|kept) (?:really |so |very )?(?:hurting|aching|killing me|sore|swollen|"
+    r"bleeding)\b|"
+    r"\b(?:sprained|twisted|broke|fractured|hurt|injured|pulled|cut|burnt|burned) (?:my|his|her|their|our) \w+|"
+    r"\b(?:down with|caught|got|have|has|had) (?:the flu|flu|covid|food poisoning|a (?:bad |nasty |horrible )?"
+    r"(?:cold|fever|migraine|chest infection|stomach bug|tummy bug))\b|"
+    r"\b(?:i'?m|i am|i feel|feeling|been|was|is|are|she'?s|he'?s) (?:really |so |quite |very |a bit )?"
+    r"(?:sick|ill|poorly|unwell)\b|"
+    r"\bin (?:hospital|a&e|the er|intensive care|icu)\b|"
+    # Things broken, lost or taken: "the boiler packed in", "car broke down", "my bike was stolen".
+    r"\b(?:broke|broken) down\b|\bpacked (?:in|up)\b|\bstopped working\b|\b(?:gave|given) up the ghost\b|"
+    r"\b(?:was|were|got|been|has been|have been) (?:stolen|nicked|robbed|burgled|broken into|flooded|cancell?ed|"
+    r"rejected|refused|denied|turned down|fired|sacked|laid off|let go|made redundant|scammed|towed|clamped|"
+    r"written off|put down|rehomed)\b|"
+    r"\b(?:had to|have to|going to have to) (?:rehome|put (?:him|her|it|them) down|cancel|move out|sell)\b|"
+    r"\b(?:lost|failed) (?:my|our|the|his|her) (?!weight\b|fear\b)\w+|\bfailed\b|"
+    r"\b(?:didn'?t|did not|won'?t) (?:get|pass|make|win) (?:the|a|my|into|it)\b|"
+    r"\bcrashed (?:the|my|his|her|our|into)\b|\b(?:flat tyre|flat tire|burst pipe|leak(?:ing)?)\b|"
+    r"\bno (?:heating|hot water|power|electric)\b|"
+    r"\b(?:split up|broke up|breaking up|divorc\w+|separat(?:ed|ing))\b|\b(?:has|have) left (?:us|me)\b|"
+    r"\bfuneral\b|\b(?:couldn'?t|could not|can'?t|cannot) (?:get near|get in|get out|go|come|make it|afford|find)\b"
+)
+GOOD_NEWS_RE = re.compile(
+    r"\b(?:good|great|brilliant|amazing|wonderful|exciting|happy|best) news\b|"
+    r"\b(?<!not )(?<!n't )(?:so |very |really )?(?:proud|happy|excited|thrilled|delighted|relieved|chuffed)\b|"
+    r"\bcan'?t wait\b|\bfinally\b|\byay\b|\bwoo+\b|\bpromoted\b|"
+    r"\b(?:passed|got the job|got in|got into|we won|i won)\b|"
+    r"!{2,}|\U0001F389"
+)
+
+
+def sad_news(text: str) -> bool:
+    """Whether the message tells bad news (and no good news beside it, unless it says it is bad news)."""
+    lower = text.lower()
+    if _SAID_BAD_RE.search(lower):
+        return True
+    return BAD_NEWS_RE.search(lower) is not None and GOOD_NEWS_RE.search(lower) is None
