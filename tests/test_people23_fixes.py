@@ -10,21 +10,28 @@ after moving out of the parents' place, kept the old one.
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
+from sqlalchemy.orm import Session
 
 from services.act.fastpath import asks_for_reminders, plain_action
 from services.act.list_edits import list_edits
 from services.act.request_words import FAST_PATH
 from services.memory.changes import change_in
+from services.memory.config import load_memory_config
+from services.memory.facts import list_facts, remember_fact
+from services.memory.from_words import chunk_from_words
 from services.memory.refusals import refused_things
 from services.router.mode_router import ModeRouter
 from services.router.signals import RoutingContext, collect_signals
+from tests.memory_builders import create_user
 from tests.test_gaps18 import ada, fast_path_turn  # noqa: F401 - ada: test_act_loop's person
 from tests.test_lists21 import LIST, _lists, _on
 from tests.test_router_phrasings8 import routers, routes  # noqa: F401 - the module's router fixture
 
 NOW = dt.datetime(2026, 12, 1, 12, tzinfo=dt.UTC)
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 
 def _signals(text: str) -> dict:
@@ -127,3 +134,18 @@ def test_a_refusal_with_a_particle_of_another_english_refuses_the_thing(told: st
     refused = refused_things(told)
     assert member in refused
     assert not {"talaga", "lah", "po"} & refused
+
+
+@pytest.mark.integration
+def test_two_things_the_person_got_are_two_facts(db_engine, hash_embedder) -> None:
+    told = ["eh finally!! got our BTO keys, moved out from my parents' place already. staying in Punggol now",
+            "btw I got peanut allergy, quite serious one, so don't anyhow recommend me food with peanuts ok"]
+    config = load_memory_config(CONFIGS).facts
+    with Session(db_engine) as session:
+        create_user(session, user_id="people23-got")
+        for message in told:
+            for fact in chunk_from_words(message)["facts"]:
+                remember_fact(session, hash_embedder, "people23-got", fact["text"], config=config)
+        active = " | ".join(fact.text for fact in list_facts(session, "people23-got"))
+        assert "Punggol" in active and "peanut" in active
+        session.rollback()
