@@ -25,6 +25,8 @@ PENDING_FIELD = "pending_action"
 DESTRUCTIVE_RE = re.compile(r"\b(?:delete|remove|cancel|drop|clear|erase|forget|abandon|give up|stop|scrap|quit|"
                             # "take the glue gun off the list" (it asked to confirm a removal asked for)
                             r"(?:take|cross|strike|knock|scratch) (?:[\w'-]+ ){0,4}off|"
+                            # "take out the prata, the shop close down liao" (it asked; the prata stayed on the list)
+                            r"(?:take|tek) (?:[\w'-]+ ){0,4}out|"
                             r"get rid|bin|no longer|don'?t need|no need|ditch|nix|swap|replace|"
                             # "the tent can come off the camping list"
                             r"(?:come|go) off|"

@@ -187,9 +187,16 @@ _REMINDING = re.compile(r"remind|\b(?:ping|nudge|prompt|alert|buzz) me\b")
 _CHANGE_WORDS = re.compile(r"\b(?:cancel|delete|remove|move|change|push|postpone|snooze|stop|turn off)\b")
 
 
+# "remind me" as a question's tag asks the question again, never for the reminders: "Where I does live now, remind me
+# nah?" was answered with the reminders' list.
+_REMIND_TAG = re.compile(r"[,;]?\s*\bremind me(?:,?\s+(?:again|please|pls|nah|na|lah|ah|eh|ya|no|o|abeg|sis|bro))*"
+                         r"\s*[?!.]*\s*$")
+
+
 def asks_for_reminders(lowered: str, signals: dict[str, Any]) -> bool:
     """"Did I set a reminder for Monday?", "What did I ask you to remind me about tomorrow?": the reminders, read
     as they are (a 0.5B model given them as notes answered "Yes, I asked you to remind me of anything on Friday")."""
+    lowered = _REMIND_TAG.sub("?", lowered)
     return bool(signals.get("question") and _REMINDING.search(lowered)
                 and not any(REMIND.match(opening) for opening in request_openings(lowered))
                 and _CHANGE_WORDS.search(lowered) is None)

@@ -134,9 +134,13 @@ class ActLoop:
         when the message is not one."""
         plain = plain_action(self.request.text, self.understanding.signals, self.now, self.zone,
                              self.config.due)
-        actions = [plain] if plain is not None else list_edits(
+        edits = list_edits(
             self.request.text, self.understanding.signals,
-            lambda item: list_holding(self.session, self.request.user_id, item))  # a swap on the list holding it
+            lambda item: list_holding(self.session, self.request.user_id, item),  # a swap on the list holding it
+        ) if plain is None or plain.skill == "list" else []
+        # A list request the fast path reads may be one of several changes told at once: "Put coconut water on the
+        # grocery list too, and take off the bitters, …" added the coconut water and kept the bitters.
+        actions = edits if plain is None or len(edits) > 1 else [plain]
         if not actions:
             return False
         self.take([ToolCall(FAST_PATH, action.skill, action.arguments) for action in actions], FAST_PATH)

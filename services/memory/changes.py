@@ -88,7 +88,13 @@ _RESCHEDULED = re.compile(r"(?P<what>[a-z0-9' ]+?)\s+(?:(?:got|has been|have bee
 _MOVED = re.compile(r"\b(?:i|we|the user)\s+(?:have\s+|has\s+|just\s+|finally\s+)*moved\b"
                     r"(?!\s+(?:the|my|our|his|her|it|them|on|away from|out of|back to work)\b)"
                     # "the user is now living in Utrecht", "we now live in Leeds"
-                    r"|\b(?:i|we|the user)\s+(?:(?:is|are|am)\s+)?now\s+(?:living|live|lives)\s+in\b")
+                    r"|\b(?:i|we|the user)\s+(?:(?:is|are|am)\s+)?now\s+(?:living|live|lives)\s+in\b"
+                    # Out of the family home, and a home said with its "now" ("moved out from my parents' place
+                    # already. staying in Punggol now": "staying" is living in Singapore's and India's English).
+                    r"|\bmoved out (?:of|from) (?:my|our|the user's) (?:(?:parents|mum|mom|dad|family|folks)'?s? )?"
+                    r"(?:place|house|home|flat)\b"
+                    r"|\b(?:staying|living)\s+in\s+(?!(?:a|an|the|hotel|hospital|bed)\b)[a-z'-]+(?:\s+[a-z'-]+)?\s+now\b"
+                    r"(?![^.;]*\b(?:for (?:a|the|one|two|\d+) (?:week|night|day|month)s?|till|until|then)\b)")
 # ... or arrived ("The user is finally in Pune"; a place's name: not "finally in bed").
 ARRIVAL = r"(?i:finally|at last)\s+(?i:here\s+|home\s+)?(?i:in)\s+[A-Z]"
 _ARRIVED = re.compile(r"\b(?:I am|I'm|[Tt]he user is|[Ww]e are|[Ww]e're)\s+" + ARRIVAL)
@@ -99,7 +105,7 @@ _NEW_HOME = re.compile(r"\b(?:(?:in|into|to) (?:the|our|my)|our|my|the user's) n
                        r"|\b(?:got|bought|found) (?:a|an|our|my|the user's) (?:own )?(?:unit|flat|house|"
                        r"apartment|condo|townhouse) (?:in|at)\b"
                        r"(?![^.;]*\bfor (?:the|a|an|one|two|three|\d+) (?:weekend|week|night|nights|days|holidays?)\b)")
-_HOME = re.compile(r"\b(?:live|lives|living|livin)\b(?:\s+[a-z']+){0,3}\s+in\b")
+_HOME = re.compile(r"\b(?:live|lives|living|livin|staying)\b(?:\s+[a-z']+){0,3}\s+in\b")
 # Someone they name moved ("Marieke and the children are settled in Groningen now", "my brother Tom moved to Oslo"):
 # where that one lived is history, and nobody else's home.
 _NAMED_MOVED = re.compile(r"\b(?P<who>[A-Z][a-z'-]+)(?:'s family| and (?:the|her|his|their) \w+)?\s+"

@@ -110,7 +110,7 @@ class FactsConfig:
     max_chars: int = 500
     multi_valued_predicates: tuple[str, ...] = (
         "like", "love", "enjoy", "hate", "dislike", "have", "own", "know", "visit", "speak", "play", "read",
-        "watch", "want", "need", "friend", "collect",
+        "watch", "want", "need", "friend", "collect", "get", "got",
     )  # fmt: skip
     # Predicates that answer one question (where the person lives, what they do for a living): facts with
     # any of a slot's predicates share one key, so "teaches at a school" supersedes "works at a bank".

@@ -38,7 +38,10 @@ NAMED_FIRST = re.compile(r"\b(?P<what>[a-z]+)[ -](?:allergy|allergies|intoleranc
                          r"horrible|disgusting|vile|gross|foul|revolting|rank))\b"
                          # "really scared of heights, no mountain or volcano trip for me" (the 1.5B offered Bromo).
                          r"|\b(?:scared|afraid|terrified|frightened|fear) of (?P<what7>heights|flying)\b"
-                         r"|\b(?P<what8>vertigo|acrophobi)", re.IGNORECASE)
+                         r"|\b(?P<what8>vertigo|acrophobi)"
+                         # "please no suggestions with alcohol ha", "no recommendations involving pork".
+                         r"|\bno (?:suggestions|recommendations|ideas|recipes) (?:with|of|involving|containing) "
+                         r"(?P<what9>[a-z]+)\b", re.IGNORECASE)
 # A word that names a family of things ("dairy": milk, cheese, …), and a diet that refuses families.
 MEAT = ("meat", "chicken", "beef", "pork", "ham", "bacon", "sausage", "steak", "lamb", "turkey", "salami",
         "pepperoni", "chorizo", "mince", "burger", "duck", "veal", "prosciutto", "meatball")
@@ -100,6 +103,10 @@ EMPTY = frozenset({
     "either", "whatsoever", "anymore", "more", "since", "because", "but", "to", "be", "is", "are", "like", "eat",
     "years", "now", "myself", "well", "honestly", "days", "lately", "such", "last", "year", "month", "week",
     "ago", "yesterday", "today", "recently", "bit", "little", "severe", "mild", "serious", "terrible",
+    # Particles of the Englishes people mix in: "I don't drink talaga, never" refused "talaga" (Tagalog "really")
+    # and the 1.5B offered "a cold beer"; "don't eat pork lah", "no beef ha".
+    "talaga", "po", "na", "pa", "naman", "lang", "daw", "kasi", "ha", "lah", "leh", "lor", "sia", "ah", "eh", "yaar",
+    "ji", "abeg", "o",
 })
 # "no more sugar", "no more coffee for me", "no more running for me, no jumping": a refusal when what follows is a
 # thing one eats or drinks or an activity of the body ("no more nights" is a change of shift,

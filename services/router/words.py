@@ -93,6 +93,10 @@ SKILL_PATTERNS = {
     rf"\b(?:add(?:ing)?|ad|put(?:ting)?|pop|chuck|throw|stick)\b[^.?!]{{0,60}}?\b(?:to|2|onto) (?!an? )"
     rf"(?:{NAME_CHAR}+ )?"
     r"(?:list|groceries|to-?dos?)\b|"
+    # Terse the other way: "remove headlamp from truck list" (not "remove duplicates from a python list").
+    rf"\b(?:remov(?:e|ing)|delet(?:e|ing)|tak(?:e|ing)|cross(?:ing)?|drop|scrap)\b[^.?!]{{0,60}}?\b(?:from|off) "
+    rf"(?!(?:an?|python|java|javascript|js|linked|array|sorted|nested|this)\b){NAME_CHAR}+ "
+    r"(?:list|to-?dos?)\b(?! in\b)|"
     # The shopping named alone, at the end: "pls add bin bags n oat milk to shopping".
     r"\b(?:add|ad|put|pop|chuck|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) shopping[.!]*\s*$|"
     # A list's name as typed, accents and all: "my Chiloé list", "our Tromsø list".
