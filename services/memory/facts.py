@@ -191,6 +191,7 @@ def remember_fact(session: Session, embedder: Embedder, user_id: str, text: str,
     else:
         old = existing[0]
         old.superseded_by, old.superseded_at = fact.id, utcnow()
+        _inherit_salience(fact, [old])
         session.flush()
         logger.info("fact %s supersedes fact %s", fact.id, old.id)  # the key is the person's words: not logged
         result = FactResult(fact.id, "superseded", superseded_id=old.id)
@@ -238,8 +239,16 @@ def _supersede_ended(session: Session, user_id: str, fact: Fact) -> list[int]:
     for old in replaced:
         old.superseded_by, old.superseded_at = fact.id, utcnow()
         logger.info("fact %s supersedes fact %s (it changed)", fact.id, old.id)
+    _inherit_salience(fact, replaced)
     session.flush()
     return [old.id for old in replaced]
+
+
+def _inherit_salience(fact: Fact, replaced: list[Fact]) -> None:
+    """The newer word on a thing matters as much as the one it replaced: a home or a job told first (salient, so in
+    the prompt whatever is asked) and changed later ("staying in Punggol now") left the prompt with neither."""
+    if replaced:
+        fact.salience = max(fact.salience, *(old.salience for old in replaced))
 
 
 def _find_match(session: Session, user_id: str, body: str, key: str | None, triple: Triple, vector: np.ndarray,
