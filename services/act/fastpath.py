@@ -282,12 +282,20 @@ def _more_items(after_name: str) -> list[str]:
     return [item for item in said_items(more["more"]) if len(item.split()) <= 4]
 
 
+# A request after news in the same sentence: "The kettle broke, so add a new kettle to my shopping list", "it broke so
+# add a kettle to the list", "the dog ate it, can you add a charger to my list".
+_CLAUSE_REQUEST = (r"(?:,\s+(?:so\s+)?|\s+so\s+)(?=(?:(?:please|pls|plz|(?:can|could|would|will) (?:you|u))\s+)*"
+                   rf"(?:(?:{ADD_VERBS})\s|remind me\b))")
+_OPENINGS = re.compile(rf"{SENTENCE_STARTS.pattern}|{_CLAUSE_REQUEST}")
+
+
 def request_openings(text: str) -> list[str]:
-    """Where a request may begin: the message, and each sentence after a greeting or news that asks nothing ("me n
-    the girls are off to lisbon in may!! create a packing list with passport, …", "Quick one. Can you remind me at 5
-    to …?"); none after an earlier request (the model plans the whole message)."""
+    """Where a request may begin: the message, and each sentence or clause after a greeting or news that asks nothing
+    ("me n the girls are off to lisbon in may!! create a packing list with passport, …", "Quick one. Can you remind me
+    at 5 to …?", "The kettle broke, so add a kettle to my list"); none after an earlier request (the model plans the
+    whole message)."""
     openings = []
-    for start in SENTENCE_STARTS.finditer(text):
+    for start in _OPENINGS.finditer(text):
         if start.start() and ASKS_SOMETHING.search(text[:start.start()]):
             break
         openings.append(text[start.end():])
