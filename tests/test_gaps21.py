@@ -8,19 +8,26 @@ and a reminder's text said back read "am I late?" as "am you late?"."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from services.act.fastpath import plain_action
 from services.act.list_edits import list_edits
 from services.act.models import ScheduledItem
 from services.act.request_words import FAST_PATH
+from services.act.small_plan import to_call
 from services.act.wording import plain_reply, said_back
+from services.memory.changes import change_in
+from services.memory.facts import list_facts, remember_fact
+from services.memory.from_words import chunk_from_words
 from services.router.mode_router import ModeRouter
 from services.router.signals import RoutingContext, collect_signals
 from services.zones import zone_of
 from tests.act_fixtures import NOW
+from tests.memory_builders import create_exchange, create_user
 from tests.test_gaps18 import TOKYO, ada, fast_path_turn  # noqa: F401 - ada: test_act_loop's person
 from tests.test_lists21 import _lists, _on
 from tests.test_router_phrasings8 import routers, routes  # noqa: F401 - the module's router fixture
@@ -72,6 +79,19 @@ def test_a_reminder_for_an_event_with_no_day_asks_its_time_not_its_text() -> Non
     signals = collect_signals(RoutingContext(text="Remind me when I get home to ring the garage"))
     assert signals["has_task"] and not signals["has_time"] and signals["slot_missing"]
     assert _action("Remind me when I get home to ring the garage") is None
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    ("Remind me on Friday after my shift to ring the garage", None),
+    ("remind me to ring the garage friday at 5", None),
+    ("Remind me every Friday at 5 to ring the garage", "weekly"),
+    ("remind me on Fridays at 5 to ring the garage", "weekly"),
+])
+def test_the_planner_sets_no_repeat_the_person_did_not_say(said: str, kept: str | None) -> None:
+    answer = {"do": "remind", "text": "ring the garage", "due": "friday at 5pm", "repeat": "weekly"}
+    call, missing = to_call(answer, said, NOW, TOKYO)
+    assert call is not None and missing is None
+    assert call.arguments.get("recurrence") == kept
 
 
 @pytest.mark.integration
@@ -151,3 +171,74 @@ def test_the_kettle_that_broke_goes_on_the_list(worker_context, ada, db_engine) 
 ])
 def test_a_reminder_said_back_agrees_with_you(said: str, back: str) -> None:
     assert said_back(said) == back
+
+
+# --- 4. a promotion ends the rank held before ----------------------------------------------------------------------
+
+USER = "g21"
+
+
+@pytest.fixture
+def session(db_engine):  # type: ignore[no-untyped-def]
+    with Session(db_engine) as session:
+        create_user(session, user_id=USER)
+        yield session
+        session.rollback()
+
+
+def _told(session: Session, hash_embedder, *said: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """The person's active facts after each message is stored as an exchange and read as the chunker reads it."""
+    for message in said:
+        exchange = create_exchange(session, user_id=USER, user_text=message, reply="Okay, noted.",
+                                   embedder=hash_embedder)
+        for fact in chunk_from_words(message)["facts"]:
+            remember_fact(session, hash_embedder, USER, fact["text"], source_exchange_id=exchange.id)
+    return [fact.text for fact in list_facts(session, USER)]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("held", "promoted", "new"), [
+    ("Good evening po! Aurelio here, 3rd engineer on MV Kestrel Bay, container ship.",
+     "Guess what!! Promoted na ako, 2nd engineer already from this month 🎉 Chief said I deserve it.", "2nd engineer"),
+    ("Good evening po! Aurelio here, 3rd engineer on MV Kestrel Bay, container ship.",
+     "Promoted na ako, 2nd engineer na!", "2nd engineer"),
+    ("I am 3rd engineer on MV Kestrel Bay.", "I got promoted to 2nd engineer", "2nd engineer"),
+    ("I'm a staff nurse on the cardiac ward.", "I was promoted to senior nurse last week", "senior nurse"),
+])
+def test_a_promotion_ends_the_rank_held_and_keeps_the_new_one(session, hash_embedder, held: str, promoted: str,
+                                                             new: str) -> None:
+    facts = _told(session, hash_embedder, held, promoted)
+    titled = [fact for fact in facts if re.search(r"\b(?:engineer|nurse)\b", fact)]
+    assert titled and all(new in fact for fact in titled), facts  # the old rank is history
+
+
+def test_a_promotion_of_someone_else_or_without_a_title_ends_no_rank() -> None:
+    held = "The user is 3rd engineer on MV Kestrel Bay"
+    for said in ("The user's wife Marites got promoted to senior nurse", "The user promoted Sarah to manager",
+                 "The user got promoted, chief said the user deserve it"):
+        change = change_in(said)
+        assert change is None or not change.ends(held), said
+    assert not change_in("Promoted na ako, 2nd engineer na").ends("The user's wife Marites is a 3rd engineer")
+
+
+# --- 5. people named moving ("are after moving home") end their old home ------------------------------------------
+
+@pytest.mark.integration
+@pytest.mark.parametrize("moved", [
+    "Shelley and Darren are after moving home, they moved into a place on St. John's Road",
+    "Well b'y big news. Shelley and Darren are after moving home!",
+    "Shelley's after moving to St. John's, Darren got on with the hospital",
+])
+def test_named_people_who_moved_have_no_old_home(session, hash_embedder, moved: str) -> None:
+    facts = _told(session, hash_embedder, "My daughter Shelley lives in Fort McMurray with her husband Darren.",
+                  "I live in Bonavista", moved)
+    assert not any("Fort McMurray" in fact for fact in facts), facts
+    assert any("Bonavista" in fact for fact in facts), facts  # the person's own home stays
+
+
+def test_a_move_of_two_named_ends_both_homes_and_no_one_elses() -> None:
+    change = change_in("Shelley and Darren are after moving home, they moved into a place on St. John's Road")
+    assert change.ends("The user's daughter Shelley lives in Fort McMurray")
+    assert change.ends("Darren lives in Fort McMurray")
+    assert not change.ends("The user lives in Bonavista") and not change.ends("Marg lives in Bonavista")
+    assert change_in("Shelley is after moving the sofa") is None  # moving a thing is no move of home
