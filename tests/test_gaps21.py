@@ -242,3 +242,13 @@ def test_a_move_of_two_named_ends_both_homes_and_no_one_elses() -> None:
     assert change.ends("Darren lives in Fort McMurray")
     assert not change.ends("The user lives in Bonavista") and not change.ends("Marg lives in Bonavista")
     assert change_in("Shelley is after moving the sofa") is None  # moving a thing is no move of home
+
+
+# --- 6. someone never named, in a wish too vague to act on (issue 31's rule; unchanged, pinned) ----------------------
+
+@pytest.mark.parametrize("text", ["I want to do something with him this weekend",
+                                  "book something for him this weekend"])
+def test_someone_never_named_in_a_vague_wish_or_request_is_asked_about(routers: list[ModeRouter],  # noqa: F811
+                                                                       text: str) -> None:
+    assert {mode for mode, _ in routes(routers, text)} == {"CLARIFY"}
+    assert collect_signals(RoutingContext(text=text))["unresolved_reference"]

@@ -83,7 +83,7 @@ _AND_THEN = re.compile(r",?\s+(?:and|then|and then|&)\s+(?=(?:add|put|take|cross
                        # "I already got the charger, so take it off the packing list": news, then the change.
                        # "the watch for papa, remove it from …", "The big speaker - cross it off …": the thing, then it.
                        # "ciara buys the toilet roll from now on so take it off …": no comma before the "so".
-                       r"|(?:,|\s[-\u2013\u2014])\s*(?:so\s+)?|\s+so\s+"
+                       r"|(?:(?:,|\s[-\u2013\u2014])\s*(?:so\s+)?|\s+so\s+)"
                        r"(?=(?:please\s+|pls\s+)?(?:take|cross|remove|delete|strike)\s+(?:it|that)\b)"
                        # "The tailor messed up the red costume, the colour ran, so take the red costume off …"
                        r"|,\s*so\s+(?=(?:please\s+|pls\s+)?(?:take|cross|remove|delete|strike|add|put)\b)")
@@ -100,9 +100,10 @@ _ONE_THING = ("it", "that", "this", "that one", "this one")
 # ... or a thing got, bought or found just before it: "got the sunscreen already, cross it off".
 # ... or by someone else from now on: "ciara buys the toilet roll from now on", "mum's bringing the cake", "Tom has the
 # charcoal" (the thing they see to, with what may follow it: "already", "from now on", "herself").
-_GOT_THING = re.compile(r"\b(?:got|gets|get|getting|bought|buys|buy|buying|picked up|picks up|found|brings|bring|"
-                        r"bringing|brought|has|have|had|sorted|sorts|covers|covering|covered|ordered|orders)\s+"
+_GOT_THING = re.compile(r"\b(?:(?:got|gets|get|getting|bought|buys|buy|buying|picked up|picks up|found|brings|bring|"
+                        r"bringing|brought|sorted|sorts|covers|covering|covered|ordered|orders)\s+"
                         r"(?:the\s+|some\s+|a\s+|an\s+|my\s+)?"
+                        r"|(?:has|have|had)\s+(?:the|some|a|an|my)\s+)"  # (not "I have gone off Moby Dick")
                         r"(?P<thing>[^\W\d_][\w' -]{0,30}?)(?:\s+(?:already|from now on|now|herself|himself|"
                         r"themselves|for us|anyway|(?:this|next) (?:week|time)))*\s*$")
 # ... or a thing said alone just before: "the watch for papa, remove it from the pasalubong list".
