@@ -252,3 +252,15 @@ def test_someone_never_named_in_a_vague_wish_or_request_is_asked_about(routers: 
                                                                        text: str) -> None:
     assert {mode for mode, _ in routes(routers, text)} == {"CLARIFY"}
     assert collect_signals(RoutingContext(text=text))["unresolved_reference"]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("text", ["remind me after work to call mum", "Remind me after dinner to ring the garage"])
+def test_a_reminder_for_an_event_of_no_day_said_asks_the_time_and_sets_nothing(worker_context, ada,  # noqa: F811
+                                                                                db_engine, text: str) -> None:
+    """No day to take the morning of and no hour: asked, never guessed (the planner set "5pm")."""
+    outcome = fast_path_turn(worker_context, text)
+    assert outcome.reason == FAST_PATH and outcome.reply_mode == "CLARIFY", outcome.trail
+    assert outcome.missing == "the time of day"
+    with db_engine.connect() as connection:
+        assert not list(connection.execute(select(ScheduledItem)))
