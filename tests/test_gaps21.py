@@ -148,6 +148,10 @@ def test_an_add_after_news_is_a_plain_add(text: str, item: str) -> None:
 
 def test_an_add_after_news_and_another_request_is_still_the_planners() -> None:
     assert _action("The kettle broke, so add a new kettle to my shopping list and remind me at 5 to call mum") is None
+    # "it", "them": which thing, the planner reads (never an item called "it")
+    assert _action("I need flour, add it to my shopping list") is None
+    assert _action("out of eggs, so put them on my shopping list") is None
+    assert _action("add this week's magazine to my reading list").arguments["items"] == ["this week's magazine"]
 
 
 @pytest.mark.integration

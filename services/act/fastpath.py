@@ -15,8 +15,8 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from services.act.config import DueWords
+from services.act.list_items import POINTER_ITEM, SAYS_SOMETHING, as_typed, said_items
 from services.act.list_items import QUOTES as _QUOTES
-from services.act.list_items import SAYS_SOMETHING, as_typed, said_items
 from services.act.reminder_request import EVERY, REMIND, reminder_action, time_sentence, with_hour_said_next
 from services.act.request_words import (
     ASKS_SOMETHING,
@@ -350,7 +350,8 @@ def _list_action_at(text: str) -> PlainAction | None:
     added = LIST_ADD.match(text) or LIST_PLEASE.match(text)
     if added:
         items = said_items(added["items"]) + _more_items(text[added.end("name"):])
-        if items and len(items) <= 10:
+        # "I need flour, add it to my shopping list": which thing "it" is, the planner reads
+        if items and len(items) <= 10 and not any(POINTER_ITEM.match(item) for item in items):
             return PlainAction("list", {"operation": "add", "name": added["name"].strip(), "items": items})
     viewed = LIST_VIEW.match(text)
     if viewed:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from services.act.fastpath import ADD_VERBS, AFTER_LIST, LIST_ADD, NAMED_LIST, REMOVE_VERBS
-from services.act.list_items import SAYS_SOMETHING, as_typed, said_items
+from services.act.list_items import POINTER_ITEM, SAYS_SOMETHING, as_typed, said_items
 from services.act.request_words import ASKS_SOMETHING, POLITE, PlainAction
 from services.text import SENTENCE_BREAK
 
@@ -92,7 +92,6 @@ _AND_THEN = re.compile(r",?\s+(?:and|then|and then|&)\s+(?=(?:add|put|take|cross
 _TAKEN_BACK = re.compile(r"\b(?:wait|actually|scratch that|on second thoughts?|never ?mind|nvm)\b")
 _OPENING = re.compile(r"^(?:(?:and|also|oh|ok|okay|so|then|plus|but|right|alright|instead|anyway)[, ]+)+")
 MAX_ITEMS = 10
-_POINTER = re.compile(r"^(?:them|it|that|those|these|this|everything|all of it)\b")  # "put them on mine": which?
 _ONE_THING = ("it", "that", "this", "that one", "this one")
 
 
@@ -294,6 +293,6 @@ def _change(operation: str, name: str, said: str) -> PlainAction | None:
     # A clause run on after the items tells why ("add roll-up banner, Nino is design it"): no item of its own.
     listed = said_items(said)
     items = listed[:1] + [item for item in listed[1:] if not SAYS_SOMETHING.search(item)]
-    if not items or len(items) > MAX_ITEMS or any(_POINTER.match(item) for item in items):
+    if not items or len(items) > MAX_ITEMS or any(POINTER_ITEM.match(item) for item in items):
         return None
     return PlainAction("list", {"operation": operation, "name": name, "items": items})

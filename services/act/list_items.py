@@ -31,6 +31,9 @@ _CLAUSE_ITEM = re.compile(r"^(?:i|i'm|im|i've|ive|we|we're|need|needs|gotta|got 
 _WHY = re.compile(r"\s+(?:because|cos|coz|cuz|'cause|since)\s.*$")
 _TAIL = re.compile(r"\s+(?:(?:on|onto|to|in|into)\s+(?:it|there|that|the list|this list|that list)|instead|na lang|"
                    r"nalang|too|as well)$")
+# An item that points at a thing said before: "put them on mine", "add it to my shopping list" (which?).
+POINTER_ITEM = re.compile(r"^(?:them|it|that|those|these|this|everything|all of (?:it|them)|them all|(?:that|this) one)"
+                          r"(?:$|\s+(?:on|onto|to|in|into|too|as well|also|please|pls)\b)")  # (not "this week's …")
 SAYS_SOMETHING = re.compile(r"\b(?:is|are|was|were|be|i|i'm|you|we|he|she|they|it|it's|says|said|will|would|can|"
                             r"need|needs|want|wants|have|has)\b")
 
