@@ -15,8 +15,8 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from services.act.config import DueWords
+from services.act.list_items import POINTER_ITEM, SAYS_SOMETHING, as_typed, said_items
 from services.act.list_items import QUOTES as _QUOTES
-from services.act.list_items import SAYS_SOMETHING, as_typed, said_items
 from services.act.reminder_request import EVERY, REMIND, reminder_action, time_sentence, with_hour_said_next
 from services.act.request_words import (
     ASKS_SOMETHING,
@@ -289,12 +289,20 @@ def _more_items(after_name: str) -> list[str]:
     return [item for item in said_items(more["more"]) if len(item.split()) <= 4]
 
 
+# A request after news in the same sentence: "The kettle broke, so add a new kettle to my shopping list", "it broke so
+# add a kettle to the list", "the dog ate it, can you add a charger to my list".
+_CLAUSE_REQUEST = (r"(?:,\s+(?:so\s+)?|\s+so\s+)(?=(?:(?:please|pls|plz|(?:can|could|would|will) (?:you|u))\s+)*"
+                   rf"(?:(?:{ADD_VERBS})\s|remind me\b))")
+_OPENINGS = re.compile(rf"{SENTENCE_STARTS.pattern}|{_CLAUSE_REQUEST}")
+
+
 def request_openings(text: str) -> list[str]:
-    """Where a request may begin: the message, and each sentence after a greeting or news that asks nothing ("me n
-    the girls are off to lisbon in may!! create a packing list with passport, …", "Quick one. Can you remind me at 5
-    to …?"); none after an earlier request (the model plans the whole message)."""
+    """Where a request may begin: the message, and each sentence or clause after a greeting or news that asks nothing
+    ("me n the girls are off to lisbon in may!! create a packing list with passport, …", "Quick one. Can you remind me
+    at 5 to …?", "The kettle broke, so add a kettle to my list"); none after an earlier request (the model plans the
+    whole message)."""
     openings = []
-    for start in SENTENCE_STARTS.finditer(text):
+    for start in _OPENINGS.finditer(text):
         if start.start() and ASKS_SOMETHING.search(text[:start.start()]):
             break
         openings.append(text[start.end():])
@@ -349,7 +357,8 @@ def _list_action_at(text: str) -> PlainAction | None:
     added = LIST_ADD.match(text) or LIST_PLEASE.match(text)
     if added:
         items = said_items(added["items"]) + _more_items(text[added.end("name"):])
-        if items and len(items) <= 10:
+        # "I need flour, add it to my shopping list": which thing "it" is, the planner reads
+        if items and len(items) <= 10 and not any(POINTER_ITEM.match(item) for item in items):
             return PlainAction("list", {"operation": "add", "name": added["name"].strip(), "items": items})
     viewed = LIST_VIEW.match(text)
     if viewed:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from services.act.fastpath import ADD_VERBS, AFTER_LIST, LIST_ADD, NAMED_LIST, REMOVE_VERBS
-from services.act.list_items import SAYS_SOMETHING, as_typed, said_items
+from services.act.list_items import POINTER_ITEM, SAYS_SOMETHING, as_typed, said_items
 from services.act.request_words import ASKS_SOMETHING, POLITE, PlainAction
 from services.text import SENTENCE_BREAK
 
@@ -82,7 +82,8 @@ _AND_THEN = re.compile(r",?\s+(?:and|then|and then|&)\s+(?=(?:add|put|take|cross
                        r"|,\s+(?=(?:add|put|take|cross|remove|delete)\s+(?!(?:that|it|this|one|them)\b))"
                        # "I already got the charger, so take it off the packing list": news, then the change.
                        # "the watch for papa, remove it from …", "The big speaker - cross it off …": the thing, then it.
-                       r"|(?:,|\s[-\u2013\u2014])\s*(?:so\s+)?"
+                       # "ciara buys the toilet roll from now on so take it off …": no comma before the "so".
+                       r"|(?:(?:,|\s[-\u2013\u2014])\s*(?:so\s+)?|\s+so\s+)"
                        r"(?=(?:please\s+|pls\s+)?(?:take|cross|remove|delete|strike)\s+(?:it|that)\b)"
                        # "The tailor messed up the red costume, the colour ran, so take the red costume off …"
                        r"|,\s*so\s+(?=(?:please\s+|pls\s+)?(?:take|cross|remove|delete|strike|add|put)\b)")
@@ -91,14 +92,19 @@ _AND_THEN = re.compile(r",?\s+(?:and|then|and then|&)\s+(?=(?:add|put|take|cross
 _TAKEN_BACK = re.compile(r"\b(?:wait|actually|scratch that|on second thoughts?|never ?mind|nvm)\b")
 _OPENING = re.compile(r"^(?:(?:and|also|oh|ok|okay|so|then|plus|but|right|alright|instead|anyway)[, ]+)+")
 MAX_ITEMS = 10
-_POINTER = re.compile(r"^(?:them|it|that|those|these|this|everything|all of it)\b")  # "put them on mine": which?
 _ONE_THING = ("it", "that", "this", "that one", "this one")
 
 
 # A proper name typed before a pointer: "I have decided against Middlemarch; please remove it from my reading list."
 # ... or a thing got, bought or found just before it: "got the sunscreen already, cross it off".
-_GOT_THING = re.compile(r"\b(?:got|bought|picked up|found)\s+(?:the\s+|some\s+|a\s+|an\s+|my\s+)?"
-                        r"(?P<thing>[^\W\d_][\w' -]{0,30}?)(?:\s+already)?\s*$")
+# ... or by someone else from now on: "ciara buys the toilet roll from now on", "mum's bringing the cake", "Tom has the
+# charcoal" (the thing they see to, with what may follow it: "already", "from now on", "herself").
+_GOT_THING = re.compile(r"\b(?:(?:got|gets|get|getting|bought|buys|buy|buying|picked up|picks up|found|brings|bring|"
+                        r"bringing|brought|sorted|sorts|covers|covering|covered|ordered|orders)\s+"
+                        r"(?:the\s+|some\s+|a\s+|an\s+|my\s+)?"
+                        r"|(?:has|have|had)\s+(?:the|some|a|an|my)\s+)"  # (not "I have gone off Moby Dick")
+                        r"(?P<thing>[^\W\d_][\w' -]{0,30}?)(?:\s+(?:already|from now on|now|herself|himself|"
+                        r"themselves|for us|anyway|(?:this|next) (?:week|time)))*\s*$")
 # ... or a thing said alone just before: "the watch for papa, remove it from the pasalubong list".
 _THING_ALONE = re.compile(r"^(?:the|that|this|those|these|my|our)\s+(?P<thing>[^\W\d_][\w' -]{0,40}?)[\s,.!]*$")
 _THING_WORDS = 5
@@ -287,6 +293,6 @@ def _change(operation: str, name: str, said: str) -> PlainAction | None:
     # A clause run on after the items tells why ("add roll-up banner, Nino is design it"): no item of its own.
     listed = said_items(said)
     items = listed[:1] + [item for item in listed[1:] if not SAYS_SOMETHING.search(item)]
-    if not items or len(items) > MAX_ITEMS or any(_POINTER.match(item) for item in items):
+    if not items or len(items) > MAX_ITEMS or any(POINTER_ITEM.match(item) for item in items):
         return None
     return PlainAction("list", {"operation": operation, "name": name, "items": items})

@@ -31,18 +31,27 @@ _CLAUSE_ITEM = re.compile(r"^(?:i|i'm|im|i've|ive|we|we're|need|needs|gotta|got 
 _WHY = re.compile(r"\s+(?:because|cos|coz|cuz|'cause|since)\s.*$")
 _TAIL = re.compile(r"\s+(?:(?:on|onto|to|in|into)\s+(?:it|there|that|the list|this list|that list)|instead|na lang|"
                    r"nalang|too|as well)$")
+# An item that points at a thing said before: "put them on mine", "add it to my shopping list" (which?).
+POINTER_ITEM = re.compile(r"^(?:them|it|that|those|these|this|everything|all of (?:it|them)|them all|(?:that|this) one)"
+                          r"(?:$|\s+(?:on|onto|to|in|into|too|as well|also|please|pls)\b)")  # (not "this week's …")
 SAYS_SOMETHING = re.compile(r"\b(?:is|are|was|were|be|i|i'm|you|we|he|she|they|it|it's|says|said|will|would|can|"
                             r"need|needs|want|wants|have|has)\b")
 
 
 def as_typed(items: list[str], text: str) -> list[str]:
-    """The items with the person's own capitals, found in the message as typed ("Wolf Hall", not "wolf hall")."""
+    """The items with the person's own capitals, found in the message as typed ("Wolf Hall", not "wolf hall"); one put
+    together from two places of it ("pay Vikram's fees" + "after my shift") word by word."""
     typed = []
     for item in items:
         words = r"\s+".join(re.escape(word) for word in item.split())
         found = re.search(rf"(?<!\w){words}(?!\w)", text, re.IGNORECASE) if words else None
-        typed.append(found.group(0) if found else item)
+        typed.append(found.group(0) if found else re.sub(r"\S+", lambda word: _typed_word(word[0], text), item))
     return typed
+
+
+def _typed_word(word: str, text: str) -> str:
+    found = re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE)
+    return found.group(0) if found else word
 
 
 def said_items(raw: str) -> list[str]:

@@ -9,7 +9,7 @@ from datetime import datetime, tzinfo
 
 from services.act.config import DueWords
 from services.act.request_words import PLEASE_WORDS, POLITE, PlainAction, asks_again
-from services.act.when import DAY_ONLY_HOUR, WEEKDAYS, DueTimeError, parse_due
+from services.act.when import DAY_ONLY_HOUR, EVENT_TIME, WEEKDAYS, DueTime, DueTimeError, parse_due
 
 REMIND = re.compile(POLITE + r"remind me\s+(?P<rest>.+?)\W*$")
 # The time before the request: "at 7 remind me to take my vitamins" (once "every morning" is taken out).
@@ -41,27 +41,79 @@ def reminder_action(text: str, now: datetime, zone: tzinfo, words: DueWords | No
             due = _first_time(due, every["every"])
         if _POINTER_TASK.match(task):
             return None  # "remind me about it at 5": what it is was said before (the planner reads the conversation)
-        if not task or not TIME_START.match(due) or asks_again(task) or _CUT_TASK.search(task):
+        said_when = TIME_START.match(due) or EVENT_TIME.match(due)  # "after work on Monday"
+        if not task or not said_when or asks_again(task) or _CUT_TASK.search(task):
             continue
         try:
-            first = parse_due(due, now, zone, words)
+            due, first = _day_and_hour(due, now, zone, words)
         except DueTimeError as error:
             if error.code == "ambiguous" and not every:  # the skill asks which date was meant
                 return PlainAction("schedule", {"operation": "create", "kind": "reminder", "text": task, "due": due})
-            if error.code != "missing_time":
+            event = _event_of(due, task, now, zone, words)
+            if event is None and _an_event(due, task) and error.code == "missing_time":
+                # "remind me after work to call mum": no day to take the hour of; the skill asks the time of day
+                repeat = {"recurrence": _recurrence(every["every"])} if every else {}
+                return PlainAction("schedule", {"operation": "create", "kind": "reminder",
+                                                "text": _with_event(task, due), "due": due, **repeat})
+            if event is None:
                 continue
-            # A day without its hour ("on 3 January", "tomorrow") is that day's morning, said in the confirmation; the
-            # planner guessed one hour or asked to confirm another for the same words.
-            due = f"{due} at {DAY_ONLY_HOUR}"
-            try:
-                first = parse_due(due, now, zone, words)
-            except DueTimeError:
-                continue
+            task, due, first = _with_event(task, event[1]), *event[0]
         if every and every["every"] == "weekday" and first.local.weekday() >= 5:
             due = f"on monday {due}"  # said at the weekend: the first weekday is Monday
         repeat = {"recurrence": _recurrence(every["every"])} if every else {}
         return PlainAction("schedule", {"operation": "create", "kind": "reminder", "text": task, "due": due, **repeat})
     return None
+
+
+def _day_and_hour(due: str, now: datetime, zone: tzinfo, words: DueWords | None) -> tuple[str, DueTime]:
+    """The due time as said, or a day without its hour ("on 3 January", "tomorrow") at that day's morning, said in the
+    confirmation (the planner guessed one hour or asked to confirm another for the same words); ``DueTimeError``."""
+    try:
+        return due, parse_due(due, now, zone, words)
+    except DueTimeError as error:
+        if error.code != "missing_time" or EVENT_TIME.match(due):
+            raise
+    due = f"{due} at {DAY_ONLY_HOUR}"
+    return due, parse_due(due, now, zone, words)
+
+
+# A time tied to an event of the person's day rather than the clock: "on Friday after my shift", "tomorrow when I get
+# home", "after work on Monday", "Thursday once the kids are in bed". The day is kept, at its hour if one is said, else
+# as a day said alone (``DAY_ONLY_HOUR``, said in the confirmation), and the event goes into the reminder's text ("pay
+# the fees after my shift"); the planner given it invented "5pm, repeating weekly" and asked to confirm that.
+_EVENT_WORDS = 7
+# A task starting with a thing, not a verb: the event went on past its " to " ("when I go | to the gym to …").
+_NOT_A_TASK = re.compile(r"^(?:the|a|an|my|our|his|her|their|this|that|work|school|bed|town)\b")
+
+
+def _event_of(due: str, task: str, now: datetime, zone: tzinfo, words: DueWords | None
+              ) -> tuple[tuple[str, DueTime], str] | None:
+    """((the day's due, its time), the event) of a due time said with an event, or None."""
+    said = due.strip(" ,").split()
+    for cut in range(1, len(said)):
+        head, tail = " ".join(said[:cut]).strip(" ,"), " ".join(said[cut:]).strip(" ,")
+        for day, event in ((head, tail), (tail, head)):
+            if not _an_event(event, task) or not TIME_START.match(day):
+                continue
+            try:
+                return _day_and_hour(day, now, zone, words), event
+            except DueTimeError:
+                continue
+    return None
+
+
+def _an_event(event: str, task: str) -> bool:
+    """Whether ``event`` is an event of the person's day that a reminder's ``task`` (a verb's, not "the gym to …") is
+    tied to."""
+    return EVENT_TIME.match(event) is not None and len(event.split()) <= _EVENT_WORDS and not _NOT_A_TASK.match(task)
+
+
+def _with_event(task: str, event: str) -> str:
+    """The task with its event after its first clause: "pay the fees, they close at 7" + "after my shift" → "pay the
+    fees after my shift, they close at 7"."""
+    clause = re.search(r"\s*[,;]\s|\s+-\s", task)
+    at = clause.start() if clause else len(task)
+    return f"{task[:at]} {event}{task[at:]}"
 
 
 # What may open or close a sentence that only gives the time: "Make it tomorrow at 9.", "At 6pm, please."

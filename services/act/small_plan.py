@@ -14,6 +14,7 @@ failed, gets a plain reply saying what Engram can do. Nothing here ends in an ap
 from __future__ import annotations
 
 import logging
+import re
 from datetime import datetime, tzinfo
 from typing import Any
 
@@ -60,6 +61,11 @@ ACTIONS: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {
     "recall": ("recall", {}, {"query": "query"}),
 }
 OPTIONAL = {"repeat", "note", "state"}
+# A reminder repeats only when the message says so: "every Friday", "each morning", "daily", "on Fridays", "twice a
+# week".
+REPEAT_SAID = re.compile(r"\b(?:every|each|daily|weekly|fortnightly|monthly|yearly|annually|hourly|nightly|weekdays|"
+                         r"weekends|(?:mon|tues|wednes|thurs|fri|satur|sun)days|(?:once|twice|\w+ times) an? "
+                         r"(?:day|week|month|year)|a (?:day|week|month))\b")
 # What a new row holds must come from the person's message: a 0.5B model asked "don't let me forget to renew my
 # passport" answered the prompt's own example, {"do": "forget", "memory": "my old address"}. What a change points
 # at (an item to tick off, a reminder to cancel) may also be named in the world the prompt showed.
@@ -156,8 +162,9 @@ def to_call(answer: dict[str, Any] | None, user_text: str, now: datetime, zone: 
     arguments = dict(fixed)
     for key, argument in keys.items():
         value = values[key]
-        if key == "repeat" and str(value or "").lower() in ("", "none", "once", "never", "no"):
-            continue
+        if key == "repeat" and (str(value or "").lower() in ("", "none", "once", "never", "no")
+                                or not REPEAT_SAID.search(user_text.lower())):
+            continue  # never a repeat the person did not ask for (a 1.5B set "weekly" for "on Friday after my shift")
         if key == "state" and value not in GOAL_STATES:
             continue
         if value:

@@ -65,6 +65,9 @@ _AT_SIGN_RE = re.compile(r"\s*@\s*")  # "thurs @ 3"
 # eighteen hours from now and "in 1.5 hours" a length).
 _CLOCK_MARKS_RE = re.compile(r"\b(\d{1,2})(?:h(\d\d)?|[.:](\d\d)h?)(?=\s|$|,|[ap]\.?m\b)")
 DAY_ONLY_HOUR = 9  # a reminder for a day without its hour ("remind me on Friday to …") is due at 09:00 that day
+# A time tied to an event of the person's day, not the clock ("after my shift", "when I get home", "after work"): no
+# hour to set it at; with a day ("on Friday after my shift") it is that day's (services/act/reminder_request.py).
+EVENT_TIME = re.compile(r"^(?:after|before|when|whenever|once|as soon as|on (?:my|the) way)\s+(?=[a-z])(?!.*\d)")
 AFTERNOON_UNTIL = 6  # a bare hour up to this one is p.m. ("at 6"), from 7 it is a.m. ("at 7", "at 9")
 PART_TIMES = {"noon": time(12), "midday": time(12), "midnight": time(0), "morning": time(9),
               "afternoon": time(15), "evening": time(19), "night": time(21)}
@@ -110,6 +113,8 @@ def parse_due(spec: str, now: datetime, zone: tzinfo, words: DueWords | None = N
     text = _HOUR_WORD_RE.sub(lambda match: str(HOUR_WORDS[match.group(1) or match.group(2)]), text)
     if not text:
         raise DueTimeError("missing_time", "no due time given")
+    if EVENT_TIME.match(text):
+        raise DueTimeError("missing_time", f"{text!r} says no time of day (e.g. 'at 6pm')")
     now_local = now.astimezone(zone)
     moment = (_iso(spec.strip(), zone) or _relative(text, now, words or DueWords())
               or _phrase(_NUMERIC_DATE_RE.sub(_named_date, text), now_local, zone))

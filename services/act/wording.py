@@ -67,23 +67,28 @@ def _schedule_reply(result: dict[str, Any]) -> str | None:
 
 
 _FIRST_PERSON = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself", "i'm": "you're",
-                 "im": "you're", "i've": "you've", "i'll": "you'll", "i'd": "you'd", "am": "are", "was": "were"}
+                 "im": "you're", "i've": "you've", "i'll": "you'll", "i'd": "you'd"}
+_AGREES_WITH_I = {"am": "are", "was": "were", "wasn't": "weren't"}  # "I am" → "you are", "am I late?" → "are you late?"
 _WORD = re.compile(r"[A-Za-z']+")
 
 
 def said_back(text: str) -> str:
     """The person's words said back to them: "renew my licence, I keep forgetting" → "renew your licence, you keep
-    forgetting" ("am" and "was" only after "I")."""
-    previous = ""
-
-    def swapped(match: re.Match[str]) -> str:
-        nonlocal previous
-        word, after_i = match[0].lower(), previous == "i"
-        previous = word
-        keep = word in ("am", "was") and not after_i
-        return match[0] if keep else _FIRST_PERSON.get(word, match[0])
-
-    return _WORD.sub(swapped, text)
+    forgetting"; "am", "was" and "wasn't" agree with "you" only beside "I" ("I was", "am I late?", "was I right?"),
+    else they stay ("the form was late")."""
+    words = list(_WORD.finditer(text))
+    said = [match[0].lower() for match in words]
+    parts, end = [], 0
+    for index, match in enumerate(words):
+        word = said[index]
+        beside_i = "i" in said[max(index - 1, 0):index] + said[index + 1:index + 2]
+        swapped = (_AGREES_WITH_I[word] if word in _AGREES_WITH_I and beside_i
+                   else _FIRST_PERSON.get(word, match[0]))
+        if word in _AGREES_WITH_I and match[0][0].isupper():
+            swapped = swapped.capitalize()  # "Was I late?" → "Were you late?"
+        parts += [text[end:match.start()], swapped]
+        end = match.end()
+    return "".join(parts) + text[end:]
 
 
 def _list_reply(arguments: dict[str, Any], result: dict[str, Any], error: dict[str, Any], ok: bool) -> str | None:

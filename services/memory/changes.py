@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from services.memory.job_titles import TITLE_WORDS, promoted_to
 from services.memory.refusals import COFFEE, refused_things, withdrawn_things
 from services.memory.timewords import DATED
 from services.text import lemma, stem, words
@@ -106,10 +107,15 @@ _NEW_HOME = re.compile(r"\b(?:(?:in|into|to) (?:the|our|my)|our|my|the user's) n
                        r"apartment|condo|townhouse) (?:in|at)\b"
                        r"(?![^.;]*\bfor (?:the|a|an|one|two|three|\d+) (?:weekend|week|night|nights|days|holidays?)\b)")
 _HOME = re.compile(r"\b(?:live|lives|living|livin|staying)\b(?:\s+[a-z']+){0,3}\s+in\b")
-# Someone they name moved ("Marieke and the children are settled in Groningen now", "my brother Tom moved to Oslo"):
-# where that one lived is history, and nobody else's home.
-_NAMED_MOVED = re.compile(r"\b(?P<who>[A-Z][a-z'-]+)(?:'s family| and (?:the|her|his|their) \w+)?\s+"
-                          r"(?:(?:has|have|is|are|just|finally|now|all)\s+)*(?:moved|relocated|settled)\s+(?:in|to|into)\b")
+# Someone they name moved ("Marieke and the children are settled in Groningen now", "my brother Tom moved to Oslo",
+# "Shelley and Darren are after moving home": Irish English's "after -ing" is "have just"): where that one lived is
+# history, and nobody else's home.
+_NAMED_MOVED = re.compile(r"\b(?P<who>[A-Z][a-z'-]+)"
+                          r"(?:'s family| and (?:the|her|his|their) \w+| and (?P<also>[A-Z][a-z'-]+))?\s+"
+                          r"(?:(?:has|have|is|are|'s|'re|just|finally|now|all)\s+)*"
+                          r"(?:(?:moved|relocated|settled)\s+(?:in|to|into|home|house)|"
+                          r"after\s+(?:moving|relocating)\s+(?:in|to|into|home|house|back|over|out)|"
+                          r"after\s+(?:moving|relocating)(?=\s*(?:$|[,;.!])))\b")
 # Whose home a fact tells: the subject of "live(s) in" ("the user and the kids live", "… daughter Marieke lives").
 _HOME_OWNER = re.compile(r"([a-z', ]+?)\s+(?:(?:still|now|currently|also|all|both)\s+)*(?:live|lives|living|livin)\b")
 # Someone named left the part they had ("Dr Hanrahan has retired himself", "UPDATE valeria moved out", "Lars has
@@ -217,12 +223,13 @@ class Change:
     ended: frozenset[str]
     rescheduled: frozenset[str]
     moved: bool
-    mover: str = ""  # who moved, when the person names someone else ("marieke"); the person when empty
+    mover: str = ""  # who moved, when the person names others ("marieke", "shelley darren"); the person when empty
     left: str = ""  # who left the part they had ("hanrahan")
     part: frozenset[str] = frozenset()  # a part with someone new: its things ({"depu", "head"})
     holder: str = ""  # ... and who has it now ("ingr")
     withdrawn: frozenset[str] = frozenset()  # a refusal taken back: what is refused no more ({"fish"})
     reassigned: bool = False  # the person has another post at work ("moved me to days")
+    promoted: str = ""  # the person's new title ("2nd engineer"): the rank they held before is history
 
     @property
     def coffee(self) -> bool:
@@ -236,15 +243,19 @@ class Change:
     def ends(self, old: str) -> bool:
         """Whether the older fact is history now (never another named person's). A moved date ends only the facts
         of its thing that hold a date or a time (``timewords.DATED``)."""
+        old_plain = _plain(old)
+        if self.mover and _HOME.search(old_plain):  # "Darren lives in …" after "Shelley and Darren moved": his too
+            return home_owner(old_plain) in self.mover.split()
         if other_people(old, self.text):
             return False
-        old_plain = _plain(old)
         if self.moved and _HOME.search(old_plain):
-            return home_owner(old_plain) == (self.mover or "user")
+            return home_owner(old_plain) == "user"
         if self.left and _holds_part(self.left, old_plain):
             return True
         if self.reassigned and _POST.search(old_plain) and _FOR_NOW.search(old_plain) and _OWN.match(old_plain):
             return not _REASSIGNED.search(old_plain)  # the post they had "right now" (not an earlier move)
+        if self.promoted and _OWN.match(old_plain) and _held_title(self.promoted, old_plain):
+            return True  # "promoted to 2nd engineer" ends "the user is Aurelio, 3rd engineer on the Kestrel Bay"
         if self.withdrawn & refused_things(old) & {stem(word) for word in words(old_plain)}:
             return True  # "I eat fish again now" ends "I don't eat fish" (not "I'm vegetarian": fish is not its word)
         old_things = {_thing(word) for word in WORD.findall(old_plain)}
@@ -259,7 +270,9 @@ class Change:
 def change_in(text: str) -> Change | None:
     """The change a new fact tells, or None when it tells none (most facts: no older fact need be read)."""
     named = _NAMED_MOVED.search(" ".join(text.split()))
-    mover = named.group("who").lower() if named and named.group("who").lower() not in _THE_PERSON else ""
+    # "Shelley's after moving home"; "Shelley and Darren moved": both of them
+    who = " ".join(name.lower().removesuffix("'s") for name in named.group("who", "also") if name) if named else ""
+    mover = who if not _THE_PERSON & set(who.split()) else ""
     moved = (bool(mover) or _MOVED.search(_plain(text)) is not None or _NEW_HOME.search(_plain(text)) is not None
              or _ARRIVED.search(text) is not None)
     lefts = (_LEFT_PART.search(_plain(text)), _GONE_ABROAD.search(" ".join(text.split())))
@@ -275,9 +288,18 @@ def change_in(text: str) -> Change | None:
         part, holder = set(), ""
     change = Change(text, frozenset(ended_things(text)), frozenset(rescheduled_things(text)), moved, mover, who,
                     frozenset(part), holder, frozenset(withdrawn_things(text)),
-                    _REASSIGNED.search(_plain(text)) is not None)
+                    _REASSIGNED.search(_plain(text)) is not None, promoted_to(_plain(text)) or "")
     return change if (change.ended or change.rescheduled or change.moved or change.left or change.part
-                      or change.withdrawn or change.reassigned) else None
+                      or change.withdrawn or change.reassigned or change.promoted) else None
+
+
+def _held_title(title: str, old_plain: str) -> bool:
+    """Whether an older (lower-cased) fact names a title of the same trade as the new ``title`` and not the new one:
+    "3rd engineer" (or "an engineer") before "2nd engineer", "staff nurse" before "senior nurse"."""
+    trade = title.split()[-1]
+    if trade not in TITLE_WORDS or re.search(rf"\b{re.escape(title)}\b", old_plain):
+        return False
+    return re.search(rf"\b{re.escape(trade)}s?\b", old_plain) is not None
 
 
 def _holds_part(who: str, old_plain: str) -> bool:

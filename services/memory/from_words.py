@@ -34,6 +34,9 @@ FIRST_PERSON = [(re.compile(r"\b[Ii] am\b|\b[Ii]'m\b|\b[Ii]m\b"), "the user is")
                 (re.compile(r"\b[Ii]'ll\b"), "the user will"), (re.compile(r"\b[Ii]'d\b"), "the user would"),
                 (re.compile(r"\b[Ii]\b(?!\.\w)"), "the user"), (re.compile(r"\b[Mm]y\b"), "the user's"),
                 (re.compile(r"\b[Mm]e\b"), "the user"), (re.compile(r"\b[Mm]yself\b"), "the user"),
+                # "Aurelio here, 3rd engineer on …": the person introducing themselves
+                (re.compile(r"^(?!(?:It|This|That|Everyone|Nobody|Someone|Somebody)\b)([A-Z][\w'-]+) here\b"
+                            r"(?=\s*(?:[,.!:;\-\u2013\u2014]|$))"), r"the user is \1"),
                 # "The wife is Marg": the person's own ("the wife of a friend" is not)
                 (re.compile(r"\b[Tt]he (wife|missus|missis|hubby|other half)\b(?! of\b)"), r"the user's \1")]
 

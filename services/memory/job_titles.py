@@ -40,12 +40,18 @@ TRADES = TITLE_WORDS - _NOT_ALONE
 _NO_JOB_BEFORE = frozenset({"keen", "amateur", "terrible", "good", "great", "bad", "decent", "passionate", "avid",
                             "aspiring", "wannabe", "former", "retired", "ex", "self-taught", "hobby", "budding",
                             "careful", "safe", "nervous", "learner", "backseat", "born", "natural"})
-_TITLE = r"(?:a |an |the )?(?P<title>[a-z][a-z0-9&/' -]{0,40}?)"
+_TITLE = r"(?:a |an |the )?(?P<title>[a-z0-9][a-z0-9&/' -]{0,40}?)"  # "2nd engineer", "3rd officer"
 # Where the title ends: the clause's end, or what is said about it (where, since when, "now").
-_TITLE_END = (r"(?=\s*(?:$|[,;.!(]|\s(?:now|at|in|for|with|from|since|starting|effective|as of|last|this|next|"
-              r"yesterday|today|on|and|but|so|because|which|who)\b))")
-_PROMOTED = re.compile(r"^(?:i|the user|user)\s+(?:(?:got|get|was|were|has|have|'ve|been|just|recently|finally|"
-                       r"officially)\s+)*promoted\b(?:\s+(?:to|as)\s+(?:be\s+)?" + _TITLE + _TITLE_END + ")?")
+# (Tagalog's "na" is "now, already": "2nd engineer na!")
+_TITLE_END = (r"(?=\s*(?:$|[,;.!(]|\s(?:now|already|na|at|in|for|with|from|since|starting|effective|as of|last|this|"
+              r"next|yesterday|today|on|and|but|so|because|which|who)\b))")
+# "I got promoted to 2nd engineer", and as chat says it, without the "I": "Promoted!! 2nd engineer now", Taglish
+# "Promoted na ako, 2nd engineer na!" ("I've been promoted, 2nd engineer now").
+_PROMOTED = re.compile(r"^(?:(?:i|the user|user)\s+)?(?:(?:got|get|was|were|has|have|'ve|been|just|recently|finally|"
+                       r"officially)\s+)*promoted\b(?:\s+na(?:\s+(?:ako|me))?)?(?:\s+(?:to|as)\s+(?:be\s+)?"
+                       + _TITLE + _TITLE_END + ")?")
+# ... the title said after it, on its own: "promoted na ako, 2nd engineer already from this month".
+_TITLE_AFTER = re.compile(r"\s*[,:;!.\-\u2013\u2014]+\s*(?:now\s+|already\s+)?" + _TITLE + _TITLE_END)
 _IS_TITLE = re.compile(r"(?:^|[,;]\s*|\b(?:and|so|now)\s+)(?:(?:from|starting|as of) [a-z ]+? )?"
                        r"(?:i am|i'm|im|the user is|user is)\s+(?P<now>now\s+)?" + _TITLE + r"(?P<after>\s+now)?"
                        + _TITLE_END)
@@ -69,10 +75,9 @@ _NEW_ROLE = re.compile(r"^(?:(?:so|and|but|now),?\s+)*(?:my|the user's|user's)\s
 
 def job_title(fact: str) -> str | None:
     """The new job title a (lower-cased) fact tells, or None."""
-    promoted = _PROMOTED.match(fact)
-    if promoted:
-        title = promoted["title"] or next((said["title"] for said in _IS_TITLE.finditer(fact, promoted.end())), None)
-        return _cleaned(title)
+    promoted = promoted_to(fact)
+    if promoted is not None:
+        return promoted or None
     new_role = _NEW_ROLE.match(fact)
     if new_role and (new_role["new"] or new_role["now"]):
         return _cleaned(new_role["title"])
@@ -85,6 +90,19 @@ def job_title(fact: str) -> str | None:
     if said and _a_trade(said["title"]):  # "The user is a nurse": the job they have
         return _cleaned(said["title"])
     return None
+
+
+def promoted_to(fact: str) -> str | None:
+    """The title a (lower-cased) fact of the person's promotion names ("" when it names none), or None when it tells
+    no promotion of theirs."""
+    promoted = _PROMOTED.match(fact)
+    if promoted is None:
+        return None
+    title = promoted["title"] or next((said["title"] for said in _IS_TITLE.finditer(fact, promoted.end())), None)
+    after = None if title else _TITLE_AFTER.match(fact, promoted.end())
+    if after and after["title"].split()[-1] in TITLE_WORDS:  # a title, not what was said next ("chief said …")
+        title = after["title"]
+    return _cleaned(title) or ""
 
 
 def _a_trade(title: str) -> bool:

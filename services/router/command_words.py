@@ -196,9 +196,11 @@ OBJECT_VERBS = DEED_VERBS | frozenset("do make give scrap ditch bin drop jot not
 OBJECT_PARTICLES = frozenset("up down back off out in over away round aside care of".split())
 # Where the object goes, or when, or for whom, ends it: "send the same to my brother", "do the same 4 the scouts".
 # A new clause ends the object: after a comma ("scrap that one, I don't need it anymore"), or a clause of when, the
-# person's own ("remind me about that tomorrow when I'm at my desk": "that" is still all the object says).
+# person's own ("remind me about that tomorrow when I'm at my desk": "that" is still all the object says), up to a task
+# said after it ("remind me tomorrow when I get home to ring the garage": the garage is the object).
 NEW_CLAUSE_RE = re.compile(r",\s*(?:i|i'm|i've|we|we're|he|she|they|it's|it|but|because|cos|as|since|so|and)\b.*$|"
-                           r"\s(?:when|while|once|whenever|as soon as) (?:i|i'm|im|i've|we|we're|i'll|we'll)\b.*$")
+                           r"\s(?:when|while|once|whenever|as soon as) (?:i|i'm|im|i've|we|we're|i'll|we'll)\b"
+                           r"(?:(?!\sto\s).)*")
 OBJECT_ENDS = frozenset("to into in on onto for 4 at with from by under till until before after via".split())
 # A word after these is pointed at, not named: "that goal", "her number", "same text", "the other reminder", "the usual
 # bits".
