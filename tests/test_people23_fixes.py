@@ -149,3 +149,24 @@ def test_two_things_the_person_got_are_two_facts(db_engine, hash_embedder) -> No
         active = " | ".join(fact.text for fact in list_facts(session, "people23-got"))
         assert "Punggol" in active and "peanut" in active
         session.rollback()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("lists", "text", "name", "after"), [
+    ({"uni": ["highlighters", "printer credit", "new usb stick"]},
+     "add a lanyard to my uni list. nvm the usb stick, found my old one under the bed",
+     "uni", ["highlighters", "printer credit", "lanyard"]),
+    ({"beach": ["towels", "bucket"]}, "Add sunscreen to the beach list. Never mind the towels - the hotel has them.",
+     "beach", ["bucket", "sunscreen"]),
+])
+def test_never_mind_a_thing_on_the_list_takes_it_off(worker_context, ada, db_engine,  # noqa: F811
+                                                     lists: dict, text: str, name: str, after: list) -> None:
+    _lists(db_engine, **lists)
+    outcome = fast_path_turn(worker_context, text, LIST)
+    assert outcome.reason == FAST_PATH, outcome.trail
+    assert _on(db_engine, name) == after, outcome.trail
+
+
+def test_never_mind_what_was_just_added_only_takes_the_add_back() -> None:
+    text = "put piaya on the pasalubong list. nvm the piaya, it's from iloilo"
+    assert not any(edit.arguments["operation"] == "remove" for edit in list_edits(text, _signals(text)))

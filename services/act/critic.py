@@ -27,6 +27,8 @@ DESTRUCTIVE_RE = re.compile(r"\b(?:delete|remove|cancel|drop|clear|erase|forget|
                             r"(?:take|cross|strike|knock|scratch) (?:[\w'-]+ ){0,4}off|"
                             # "take out the prata, the shop close down liao" (it asked; the prata stayed on the list)
                             r"(?:take|tek) (?:[\w'-]+ ){0,4}out|"
+                            # "nvm the usb stick, found my old one under the bed"
+                            r"nvm|never ?mind|"
                             r"get rid|bin|no longer|don'?t need|no need|ditch|nix|swap|replace|"
                             # "the tent can come off the camping list"
                             r"(?:come|go) off|"

@@ -153,7 +153,8 @@ def list_edits(text: str, signals: dict[str, Any], holding: Callable[[str], str 
         elif topic is None and ASKS_SOMETHING.search(sentence):
             return []  # a request these sentences do not read
         else:
-            edits = _taken_back(edits, sentence)  # "put piaya instead... ay wait piaya is FROM iloilo"
+            before, edits = edits, _taken_back(edits, sentence)  # "put piaya instead... ay wait piaya is FROM iloilo"
+            edits += _never_minded(sentence, named, before)  # "nvm the usb stick, found my old one"
     if waiting:
         return []  # a swap on no list named or found: the planner asks
     removes = any(edit.arguments["operation"] == "remove" for edit in edits)
@@ -195,6 +196,20 @@ def _taken_back(edits: list[PlainAction], sentence: str) -> list[PlainAction]:
         return edits
     kept = [item for item in last["items"] if not re.search(rf"\b{re.escape(item)}\b", sentence)]
     return edits[:-1] + ([PlainAction("list", {**last, "items": kept})] if kept else [])
+
+
+# "nvm the usb stick, found my old one under the bed": a thing on the list named before, no longer wanted.
+_NEVER_MIND = re.compile(r"^(?:nvm|never ?mind|forget(?: about)?)\s+(?P<items>(?:the|my|those|that)\s+[^,;.!?]+?)"
+                         r"(?:\s*[,;:\-\u2013\u2014].*)?$")
+
+
+def _never_minded(sentence: str, named: str | None, edits: list[PlainAction]) -> list[PlainAction]:
+    """The removal a "never mind the …" asks of the list named before, unless it takes back an item just added."""
+    minded = _NEVER_MIND.match(sentence) if named else None
+    added = {item for edit in edits if edit.arguments["operation"] == "add" for item in edit.arguments["items"]}
+    if minded is None or any(re.search(rf"\b{re.escape(item)}\b", minded["items"]) for item in added):
+        return []
+    return _changes(("remove", named, minded["items"]))
 
 
 def swapped_item(text: str) -> str | None:
