@@ -13,6 +13,8 @@ from sqlalchemy.orm import Session
 
 from services.db import ConversationSession, Exchange, Thread, User, insert
 from services.embeddings import Embedder
+from services.memory.facts import list_facts, remember_fact
+from services.memory.from_words import chunk_from_words
 from services.memory.models import Fact
 
 _counter = itertools.count(1)
@@ -53,6 +55,15 @@ def create_exchange(session: Session, *, user_id: str = "alice", user_text: str 
     session.add(exchange)
     session.flush()
     return exchange
+
+
+def facts_after(session: Session, embedder: Embedder, user_id: str, said: tuple[str, ...]) -> list[str]:
+    """The person's active facts after each message is stored as an exchange and read as the chunker reads it."""
+    for message in said:
+        exchange = create_exchange(session, user_id=user_id, user_text=message, reply="Okay, noted.", embedder=embedder)
+        for fact in chunk_from_words(message)["facts"]:
+            remember_fact(session, embedder, user_id, fact["text"], source_exchange_id=exchange.id)
+    return [fact.text for fact in list_facts(session, user_id)]
 
 
 def unit_vector(vector: np.ndarray) -> np.ndarray:

@@ -11,11 +11,9 @@ from sqlalchemy.orm import Session
 
 from services.memory.config import MemoryConfig
 from services.memory.context import assemble
-from services.memory.facts import list_facts, remember_fact
-from services.memory.from_words import chunk_from_words
 from services.memory.lineterms import rewrite
 from services.memory.recall import recall
-from tests.memory_builders import create_exchange, create_user
+from tests.memory_builders import create_user, facts_after
 
 USER = "g20"
 
@@ -29,13 +27,7 @@ def session(db_engine):  # type: ignore[no-untyped-def]
 
 
 def _told(session: Session, hash_embedder, *said: str) -> list[str]:  # type: ignore[no-untyped-def]
-    """The person's active facts after each message is stored as an exchange and read as the chunker reads it."""
-    for message in said:
-        exchange = create_exchange(session, user_id=USER, user_text=message, reply="Okay, noted.",
-                                   embedder=hash_embedder)
-        for fact in chunk_from_words(message)["facts"]:
-            remember_fact(session, hash_embedder, USER, fact["text"], source_exchange_id=exchange.id)
-    return [fact.text for fact in list_facts(session, USER)]
+    return facts_after(session, hash_embedder, USER, said)
 
 
 # --- 1. a question naming the thing a fact names, in words the person never said -----------------------------------

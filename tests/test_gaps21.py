@@ -12,7 +12,6 @@ import re
 
 import pytest
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from services.act.fastpath import plain_action
 from services.act.list_edits import list_edits
@@ -21,14 +20,12 @@ from services.act.request_words import FAST_PATH
 from services.act.small_plan import to_call
 from services.act.wording import plain_reply, said_back
 from services.memory.changes import change_in
-from services.memory.facts import list_facts, remember_fact
-from services.memory.from_words import chunk_from_words
 from services.router.mode_router import ModeRouter
 from services.router.signals import RoutingContext, collect_signals
 from services.zones import zone_of
 from tests.act_fixtures import NOW
-from tests.memory_builders import create_exchange, create_user
 from tests.test_gaps18 import TOKYO, ada, fast_path_turn  # noqa: F401 - ada: test_act_loop's person
+from tests.test_gaps20 import _told, session  # noqa: F401 - session: a fixture
 from tests.test_lists21 import _lists, _on
 from tests.test_router_phrasings8 import routers, routes  # noqa: F401 - the module's router fixture
 
@@ -179,25 +176,7 @@ def test_a_reminder_said_back_agrees_with_you(said: str, back: str) -> None:
 
 # --- 4. a promotion ends the rank held before ----------------------------------------------------------------------
 
-USER = "g21"
-
-
-@pytest.fixture
-def session(db_engine):  # type: ignore[no-untyped-def]
-    with Session(db_engine) as session:
-        create_user(session, user_id=USER)
-        yield session
-        session.rollback()
-
-
-def _told(session: Session, hash_embedder, *said: str) -> list[str]:  # type: ignore[no-untyped-def]
-    """The person's active facts after each message is stored as an exchange and read as the chunker reads it."""
-    for message in said:
-        exchange = create_exchange(session, user_id=USER, user_text=message, reply="Okay, noted.",
-                                   embedder=hash_embedder)
-        for fact in chunk_from_words(message)["facts"]:
-            remember_fact(session, hash_embedder, USER, fact["text"], source_exchange_id=exchange.id)
-    return [fact.text for fact in list_facts(session, USER)]
+# The person of gaps20's memory tests (each test's session is rolled back): its `session` fixture and `_told`.
 
 
 @pytest.mark.integration
@@ -209,8 +188,8 @@ def _told(session: Session, hash_embedder, *said: str) -> list[str]:  # type: ig
     ("I am 3rd engineer on MV Kestrel Bay.", "I got promoted to 2nd engineer", "2nd engineer"),
     ("I'm a staff nurse on the cardiac ward.", "I was promoted to senior nurse last week", "senior nurse"),
 ])
-def test_a_promotion_ends_the_rank_held_and_keeps_the_new_one(session, hash_embedder, held: str, promoted: str,
-                                                             new: str) -> None:
+def test_a_promotion_ends_the_rank_held_and_keeps_the_new_one(session, hash_embedder,  # noqa: F811
+                                                             held: str, promoted: str, new: str) -> None:
     facts = _told(session, hash_embedder, held, promoted)
     titled = [fact for fact in facts if re.search(r"\b(?:engineer|nurse)\b", fact)]
     assert titled and all(new in fact for fact in titled), facts  # the old rank is history
@@ -233,7 +212,7 @@ def test_a_promotion_of_someone_else_or_without_a_title_ends_no_rank() -> None:
     "Well b'y big news. Shelley and Darren are after moving home!",
     "Shelley's after moving to St. John's, Darren got on with the hospital",
 ])
-def test_named_people_who_moved_have_no_old_home(session, hash_embedder, moved: str) -> None:
+def test_named_people_who_moved_have_no_old_home(session, hash_embedder, moved: str) -> None:  # noqa: F811
     facts = _told(session, hash_embedder, "My daughter Shelley lives in Fort McMurray with her husband Darren.",
                   "I live in Bonavista", moved)
     assert not any("Fort McMurray" in fact for fact in facts), facts
