@@ -106,3 +106,27 @@ def test_a_fact_handed_over_to_keep_is_stored(routers, text):  # noqa: F811
 
 def test_keeping_someone_busy_is_no_fact_to_store(routers):  # noqa: F811
     assert ("ACT", "memorize") not in routes(routers, "Can you keep the kids busy? It's raining again.")
+
+
+# A mood said as slight ("bit fed up", "a little stressed") with its passing cause is told, not a plea.
+@pytest.mark.parametrize("text", [
+    "Bit fed up this week, the boiler's broken again.",
+    "A little stressed today, the kids were up at five.",
+    "Slightly fed up, the train was late again.",
+])
+def test_a_slight_passing_mood_is_acknowledged(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("ACKNOWLEDGE", None)}
+
+
+def test_a_mood_said_as_strong_still_gets_an_answer(routers):  # noqa: F811
+    assert routes(routers, "I'm so fed up, nothing is going right and I can't cope.") == {("RESPOND", None)}
+
+
+# Whether a thing will do, asked in a last clause in a question's word order with no question mark.
+@pytest.mark.parametrize("text", [
+    "the recipe wants buttermilk but i only have normal milk, will the scones still rise",
+    "my phone is on 5 percent, will it last the whole train journey",
+    "bought a cheap tent for the festival, does it need waterproofing first",
+])
+def test_a_question_in_a_last_clause_without_its_mark_is_answered(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("RESPOND", None)}

@@ -156,6 +156,9 @@ INDIRECT_QUESTION_RE = prefiltered(
     r"(?:[,;:]\s*|\b(?:but|and|or) )(?:should|shall|can|could|would|do|did) (?:i|we)\b|"
     # Or what a thing is: "they give me a headache, is that normal or are they just cheap", "... or is that a myth".
     r"(?:[,;:]\s*|\bor )(?:is|are|was|were) (?:that|this|it|they|these|those)\b(?! (?:why|because|cos)\b)|"
+    # Or whether a thing will do, in a last clause: "... i only have baking powder, will the scones still rise".
+    r"(?:[,;:]\s*|\b(?:but|so) )(?:will|would|does|did|can|could|won'?t|wouldn'?t) (?:the|my|our|it|they|this|that|"
+    r"these|those)\b[^.!?,;:]*$|"
     # A last sentence in a question's word order, typed with no question mark: "... so i cant join in. am i being
     # paranoid".
     r"[.!]\s+(?:am|was|should|shall|do) i\b[^.!?]*$|[.!]\s+(?:are|were|should|shall|do) we\b[^.!?]*$|"
