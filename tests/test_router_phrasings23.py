@@ -130,3 +130,16 @@ def test_a_mood_said_as_strong_still_gets_an_answer(routers):  # noqa: F811
 ])
 def test_a_question_in_a_last_clause_without_its_mark_is_answered(routers, text):  # noqa: F811
     assert routes(routers, text) == {("RESPOND", None)}
+
+
+# Keys mashed: two or three Latin keys, an accented one among them, held down in turn ("ñññmmmññ"), or three keys
+# along a row typed twice and on for a key or few ("rtyrtyrtuu"), with marks struck after them or not.
+@pytest.mark.parametrize("text", ["çççççvvvç", "ðððkkkkðð", "dfgdfgdfh", "uiouioiuu!!", "xcvxcvxcb??"])
+def test_keys_mashed_in_turn_or_in_chunks_are_ignored(routers, text):  # noqa: F811
+    assert {mode for mode, _ in routes(routers, text)} == {"IGNORE"}
+
+
+# Guards: a word with an accented letter, a word said slowly.
+@pytest.mark.parametrize("text", ["señor", "nooooo", "mmmm ñam"])
+def test_a_word_with_an_accent_or_said_slowly_is_not_ignored(routers, text):  # noqa: F811
+    assert "IGNORE" not in {mode for mode, _ in routes(routers, text)}

@@ -55,6 +55,7 @@ REPEATED_CHUNK_RE = re.compile(r"(.{1,3})\1{2,}.{0,2}")
 ELONGATION_RE = re.compile(r"(.)\1{2,}")
 KEY_RUNS_RE = re.compile(r"(?:(.)\1{2,}){3,}")  # "ppppplllllooooo": every key held down in turn
 KEY_CHUNK_RE = re.compile(r"(.{2,4})\1+")  # "tyutyu": a run of neighbouring keys typed twice
+KEY_CHUNK_TAIL_RE = re.compile(r"(.{3,4})\1+.{1,4}")  # "rtyrtyrtuu": typed twice, then a key or few more
 # With no word of letters at all, one or two keys held or tapped in turn with a digit among them ("7777777777",
 # "0o0o0o0o0o"): a mash, not a number anyone would send alone ("8am", "2020", "100000" are not).
 HELD_DIGITS_RE = re.compile(r"(?=\D*\d)(.{1,2})\1{2,}")

@@ -16,6 +16,7 @@ from services.router.form_words import (
     HELD_DIGITS_MIN,
     HELD_DIGITS_RE,
     KEY_CHUNK_RE,
+    KEY_CHUNK_TAIL_RE,
     KEY_ROWS,
     KEY_RUNS_RE,
     NOT_MASH_RE,
@@ -69,6 +70,9 @@ def is_mash_token(token: str) -> bool:
         or _CONSONANT_RUN_RE.search(token) is not None
         or _along_a_row(token)
         or ((chunk := KEY_CHUNK_RE.fullmatch(token)) is not None and any(chunk[1] in row for row in KEY_ROWS))
+        # Three or four keys along a row typed twice and on for a key or few: "rtyrtyrtuu", "dfgdfgdfh".
+        or (len(token) >= 8 and (chunk := KEY_CHUNK_TAIL_RE.fullmatch(token)) is not None and any(
+            chunk[1] in row for row in KEY_ROWS))
         # Typed along one row ("qpwoeiruty") or walking from key to neighbouring key ("plokijuh", "qazwsxedc"), with
         # letter pairs English rarely has: no word of the MiniLM vocabulary (tests/test_router_forms.py).
         or (len(token) >= 8 and rare_ratio >= 0.2 and any(letters <= row for row in _ROW_LETTERS))
@@ -143,7 +147,7 @@ def _struck_in_chunks(token: str) -> bool:
 def _is_other_mash(token: str) -> bool:
     """Whether a token in another alphabet is mashed: keys held down in turn, five keys along one row of its keyboard,
     or Korean letters never joined into syllables, at least three different ones ("ㅁㄴㅇㄹㅎ"; "ㅋㅋㅋㅋ" laughs)."""
-    if _latin_marks_alone(token):
+    if _latin_marks_alone(token) or _latin_keys_held(token):
         return True
     if HANGUL_JAMO_RE.fullmatch(token):
         return len(token) >= 4 and len(set(token)) >= 3
@@ -184,6 +188,21 @@ def _latin_marks_alone(token: str) -> bool:
     has a plain letter in it ("Ære", "øl", "Ýmir")."""
     return len(token) >= _LATIN_MARKS_MIN and not any(ch.isascii() for ch in token) and all(
         unicodedata.name(ch, "").startswith("LATIN") for ch in token)
+
+
+_RUN_RE = re.compile(r"(.)\1+")
+
+
+def _latin_keys_held(token: str) -> bool:
+    """Whether a token of six letters or more, an accented one among them, is two or three Latin keys held down in turn
+    with no vowel among them ("ñññmmmññ", "çççxxxxç"; not "ñandú", "zzzñ")."""
+    if len(token) < 6 or not all(unicodedata.name(ch, "").startswith("LATIN") for ch in token):
+        return False
+    collapsed = _RUN_RE.sub(r"\1", token)
+    keys = set(collapsed)
+    bases = {unicodedata.normalize("NFD", ch)[0] for ch in keys}
+    return len(collapsed) <= len(token) - 3 and 2 <= len(keys) <= 3 and not bases & _VOWELS and ELONGATION_RE.search(
+        token) is not None
 
 
 # Where each letter sits on a keyboard: (row, column), each row set off a quarter key from the one above.
