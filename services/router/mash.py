@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from services.router.form_words import (
     COMMON_BIGRAMS,
@@ -23,9 +22,6 @@ from services.router.form_words import (
     OTHER_KEY_ROWS,
     REPEATED_CHUNK_RE,
 )
-
-if TYPE_CHECKING:
-    from services.router.textview import TextView
 
 _VOWELS = frozenset("aeiouy")
 _CONSONANT_RUN_RE = re.compile(r"[^aeiouy]{6,}")
@@ -106,10 +102,10 @@ def _along_a_row(token: str) -> bool:
     return any(token[i : i + 5] in _ROW_RUNS for i in range(len(token) - 4))
 
 
-def _keys_between_symbols(view: TextView) -> bool:
+def _keys_between_symbols(raw: str, words: tuple[str, ...]) -> bool:
     """One run of single letters between symbols, no word of two letters in it: "k;l;k;l'#" (not ":-)", "x.x", nor
     letters spelt out with dots or slashes: "a.s.a.p", "r&b"), or keys held down among more symbols than letters."""
-    token = view.raw.strip()
+    token = raw.strip()
     letters = sum(ch.isalpha() for ch in token)
     symbols = [ch for ch in token if not ch.isalnum()]
     spelt = set(symbols) <= set("./-&'")
@@ -132,7 +128,7 @@ def _keys_between_symbols(view: TextView) -> bool:
         turn["tail"] or turn["head"]) is None)
     return " " not in token and (struck or _struck_in_chunks(token) or (
         letters >= 3 and len(symbols) >= 2 and not spelt and all(
-            len(word) < 2 or (held and len(set(word)) <= 2) for word in view.words)))
+            len(word) < 2 or (held and len(set(word)) <= 2) for word in words)))
 
 
 def _struck_in_chunks(token: str) -> bool:
@@ -217,15 +213,16 @@ def _neighbouring_keys(token: str) -> float:
     return near / len(pairs) if pairs else 0.0
 
 
-def keyboard_mash(view: TextView) -> float:
-    """The share of a message's words that are keys mashed rather than typed (1.0 for keys struck between symbols)."""
-    alpha = [w for w in view.words if w.isalpha()]
-    other = [w for w in view.lower.split() if w.isalpha() and not w.isascii()]  # another alphabet's words
+def keyboard_mash(raw: str, lower: str, words: tuple[str, ...]) -> float:
+    """The share of a message's words (``raw``, ``lower`` and ``words`` of its text view) that are keys mashed rather
+    than typed (1.0 for keys struck between symbols)."""
+    alpha = [w for w in words if w.isalpha()]
+    other = [w for w in lower.split() if w.isalpha() and not w.isascii()]  # another alphabet's words
     mashed = sum(is_mash_token(w) for w in alpha) + sum(_is_other_mash(w) for w in other)
     mash = mashed / (len(alpha) + len(other)) if alpha or other else 0.0
-    if not alpha and not other and view.words:  # no word of letters: keys held with digits ("7777777777")
+    if not alpha and not other and words:  # no word of letters: keys held with digits ("7777777777")
         mash = sum((len(w) >= HELD_DIGITS_MIN and HELD_DIGITS_RE.fullmatch(w) is not None) or _digit_row_walk(w)
-                   or _mash_round_digits(w) for w in view.words) / len(view.words)
-    if not mash and _keys_between_symbols(view):
+                   or _mash_round_digits(w) for w in words) / len(words)
+    if not mash and _keys_between_symbols(raw, words):
         mash = 1.0
     return mash

@@ -118,7 +118,7 @@ def text_features(view: TextView) -> dict[str, float]:
     without_emoji = EMOTICON_RE.sub(" ", EMOJI_RE.sub(" ", view.raw))
     has_emoji = without_emoji != view.raw
     has_alnum = any(ch.isalnum() for ch in without_emoji)
-    mash = keyboard_mash(view)
+    mash = keyboard_mash(view.raw, view.lower, view.words)
     sentences = len([s for s in SENTENCE_END_RE.split(view.raw.strip()) if s.strip()])
     return {
         "char_len": float(view.full_chars),
