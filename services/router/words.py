@@ -134,7 +134,7 @@ SKILL_PATTERNS = {
     r"write down|(?:hang|hold) on ?to|keep hold of)\b (?:the|my|our) "
     r"[^.?!]{1,40}?(?:\bis\b|\bit'?s\b|:)|"
     # A detail asked to be kept by its kind, given in the next sentence: "Can you keep the plumber's number? It's ...".
-    rf"{CLAUSE_START}(?:keep(?:ing)?|stor(?:e|ing)|(?:hang|hold) on ?to|keep hold of) (?:the |my |our )?"
+    r"\b(?:keep(?:ing)?|stor(?:e|ing)|(?:hang|hold) on ?to|keep hold of) (?:the |my |our )?"
     r"(?:[a-z'-]+ ){0,3}?(?:number|line|landline|mobile|code|pin|password|address|postcode|email|extension|"
     r"reference|details)(?: for (?:me|us|later))?[?.!]+\s*(?:it'?s|it is|that'?s|that is)\b|"
     # A storing verb straight before a colon hands over its payload: "please store: the spare key is at no. 12"
