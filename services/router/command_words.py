@@ -52,7 +52,9 @@ STUFF_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|would you|will you|just|can u|could u) )*"
     r"(?:(?:deal with|handle|take care of|see to|look after|sort(?: out)?|do|tackle)(?= )|get(?=.* (?:done|sorted|"
     r"finished|over with|out of the way)(?: (?:for me|for us|please|pls|today|this week))*\W*$))(?: (?:all|all of))? "
-    r"(?:(?:my|our|the) (?:[a-z'-]+ )?(?:stuff|things?|bits|business|bits and pieces|side of things)|"
+    # An area of chores named as a state of affairs is no better: "Deal with the boiler situation", "the parking issue".
+    r"(?:(?:my|our|the) (?:[a-z'-]+ )?(?:stuff|things?|bits|business|bits and pieces|side of things|situation|"
+    r"issues?|problem|matter|mess|saga|palaver|drama|admin|malarkey)|"
     # Or a whole stretch of time or a holiday: "Deal with my weekend", "handle Easter for me this year" (which part?).
     rf"(?:(?:my|our|the|this|next) (?:day|week|weekend|month|year|morning|afternoon|evening|{DAYS}|{MONTHS}|"
     rf"{_HOLIDAYS})|tomorrow|today|tonight|{DAYS}|{_HOLIDAYS}))"
@@ -320,7 +322,13 @@ UNSEEN_HELD_RE = re.compile(
     rf"(?: down)?|noted(?: down)?|pictured))? (?:{_UNSEEN_MEDIUM}|"
     # Or in a container it cannot look into: "add whatever's in the basket to my list", "everything in my trolley".
     r"(?:in|on|from) (?:this|that|the|my|our) (?:[a-z'-]+ )?(?:basket|trolley|cart|bag|box|drawer|fridge|freezer|"
-    r"cupboard|pantry|larder|tray|tin|jar|crate)s?\b)"
+    r"cupboard|pantry|larder|tray|tin|jar|crate)s?\b)|"
+    # Or what came with a thing or in the post: "store the instructions that came in the box", "the leaflet that came
+    # with the kettle" (what do they say?).
+    r"^(?:all )?the (?:[a-z'-]+ )?(?:instructions|directions|leaflets?|paperwork|details|info|information|codes?|"
+    r"settings|numbers|dates|contents|stuff|things|bits|papers|forms|notes|manual|booklet|letter)"
+    r"(?: that| which)? (?:came|come|arrived|was sent|were sent)(?: (?:to me|today|yesterday|this morning))? "
+    r"(?:in|with|inside|on) (?:the|this|that|my|our|a|an)\b"
 )
 # One thing named and held there is no better (a reminder's text may name it: "remind me about the form in the email"):
 # "remember the code on the photo", "save the address from the letter".

@@ -55,6 +55,7 @@ REPEATED_CHUNK_RE = re.compile(r"(.{1,3})\1{2,}.{0,2}")
 ELONGATION_RE = re.compile(r"(.)\1{2,}")
 KEY_RUNS_RE = re.compile(r"(?:(.)\1{2,}){3,}")  # "ppppplllllooooo": every key held down in turn
 KEY_CHUNK_RE = re.compile(r"(.{2,4})\1+")  # "tyutyu": a run of neighbouring keys typed twice
+KEY_CHUNK_TAIL_RE = re.compile(r"(.{3,4})\1+.{1,4}")  # "rtyrtyrtuu": typed twice, then a key or few more
 # With no word of letters at all, one or two keys held or tapped in turn with a digit among them ("7777777777",
 # "0o0o0o0o0o"): a mash, not a number anyone would send alone ("8am", "2020", "100000" are not).
 HELD_DIGITS_RE = re.compile(r"(?=\D*\d)(.{1,2})\1{2,}")
@@ -156,6 +157,9 @@ INDIRECT_QUESTION_RE = prefiltered(
     r"(?:[,;:]\s*|\b(?:but|and|or) )(?:should|shall|can|could|would|do|did) (?:i|we)\b|"
     # Or what a thing is: "they give me a headache, is that normal or are they just cheap", "... or is that a myth".
     r"(?:[,;:]\s*|\bor )(?:is|are|was|were) (?:that|this|it|they|these|those)\b(?! (?:why|because|cos)\b)|"
+    # Or whether a thing will do, in a last clause: "... i only have baking powder, will the scones still rise".
+    r"(?:[,;:]\s*|\b(?:but|so) )(?:will|would|does|did|can|could|won'?t|wouldn'?t) (?:the|my|our|it|they|this|that|"
+    r"these|those)\b[^.!?,;:]*$|"
     # A last sentence in a question's word order, typed with no question mark: "... so i cant join in. am i being
     # paranoid".
     r"[.!]\s+(?:am|was|should|shall|do) i\b[^.!?]*$|[.!]\s+(?:are|were|should|shall|do) we\b[^.!?]*$|"

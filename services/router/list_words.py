@@ -53,7 +53,9 @@ LIST_ITEMS = (
     # A hyphen separates only with a space beside it: "a checklist for a first-time lambing season" has no items.
     # What it is for may take a few words: "List for the harvest at the Mendoza vineyard: secateurs, ...".
     # Or a heading on a line of its own, its entries on the lines below: "Camp list\n• tent\n• stove".
-    r"(?: for [^.?!:,]{1,60}?)?(?:,? (?:please|pls))?(?:\s*:|\s+-|-\s|\s*\u2013|\s*\u2014|[ \t]*\n)\s*[^?\s][^?]*$"
+    # Or its items after "with", a run of them ending the message: "Picnic list please, with crisps, squash and a rug".
+    r"(?: for [^.?!:,]{1,60}?)?(?:,? (?:please|pls))?(?:\s*:|\s+-|-\s|\s*\u2013|\s*\u2014|[ \t]*\n|,?\s+with\s+"
+    r"(?=[^,.?!]{1,40},(?:[^,.?!]{1,40},)*[^,.?!]{0,40}\band\b[^,.?!]{1,40}[.!]*\s*$))\s*[^?\s][^?]*$"
 )
 # Items asked onto a named list with no verb, politely: "butter and cheese on the shopping list please" (not a
 # question: "anything on the list, please?").

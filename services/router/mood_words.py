@@ -81,9 +81,19 @@ PAST_WORRY_RE = re.compile(
 _WORRIED = ("worried", "nervous", "scared", "anxious", "afraid", "stressed", "terrified")  # searched only with one
 
 
+# A mood said as slight is a passing one, told: "Bit fed up today, the rain won't stop", "a little stressed, the kids
+# were up at five" (not "I'm so fed up").
+SOFTENED_MOOD_RE = re.compile(
+    r"\b(?:(?:a )?(?:bit|little|tad|touch|wee bit)(?: of a)?|slightly|kinda|mildly) (?:fed up|down|low|flat|stressed|"
+    r"nervous|sick of it|cheesed off)\b"
+)
+
+
 def not_of_the_person(lower: str) -> str:
     """``lower`` without what sounds like distress and is not the person's now: a machine that "died" ("the card
-    machine died at lunch"), a worry of before ("the chick we were worried about has started eating")."""
+    machine died at lunch"), a worry of before ("the chick we were worried about has started eating"), a mood said as
+    slight ("bit fed up today")."""
+    lower = SOFTENED_MOOD_RE.sub(" ", lower)
     lower = THING_DIED_RE.sub(" ", lower) if "died" in lower else lower
     return PAST_WORRY_RE.sub(" ", lower) if any(word in lower for word in _WORRIED) else lower
 

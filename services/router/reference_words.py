@@ -12,19 +12,29 @@ from functools import lru_cache
 from services.router.ascii_twin import twinned
 from services.router.prefilter import prefiltered
 
+# People a "he", "her" or "his" in the same message can stand for: "write to my thesis supervisor, use his name".
+PEOPLE_WORDS = frozenset(
+    "mom mum mother dad father sister brother wife husband partner boss friend colleague son daughter aunt uncle "
+    "grandma grandpa girlfriend boyfriend manager teacher doctor neighbour neighbor supervisor tutor professor "
+    "lecturer coach instructor mentor landlord landlady dentist nurse client customer cousin nephew niece grandson "
+    "granddaughter grandmother grandfather roommate flatmate housemate fiance fiancee vet therapist trainer "
+    "teammate classmate student pupil assistant director principal headteacher lawyer solicitor accountant "
+    "plumber builder electrician midwife priest pastor imam rabbi".split())
 # "forget what I told you" points back at the conversation just like "forget that" does.
 # So do "the things I mentioned", "what we talked about", "those reminders we discussed" and "the ones from before"
 # when nothing follows that names them ("what I told you about my job" names it): they need an earlier turn to point at.
 DEICTIC_OBJECT_RE = twinned(
     r"\b(?:what|whatever|everything|the(?: [a-z'-]+){1,2}|(?:those|these)(?: [a-z'-]+){0,2})(?: that)? "
-    r"(?:i|we|she|he|they) (?:just |already )?"
+    # Or someone else said it: "add the stuff Mum said to the packing list", "save everything my boss told me".
+    rf"(?:i|we|she|he|they|everyone|everybody|(?:my |our |the |your )?(?:{'|'.join(sorted(PEOPLE_WORDS))}|nan|gran|"
+    r"granny|grandad)) (?:just |already )?"
     r"(?:told|said|mentioned|shared|wrote|listed|gave|sent|showed|discussed|talked about|agreed(?: on)?|asked(?: for)?|"
     # Handed over where this conversation cannot see: "put what I just pasted into the notes", "the file I uploaded".
     r"pasted|attached|uploaded|forwarded|copied|typed|posted|linked|screenshotted|dictated|"
     # Or made where it cannot see: "the letter I just scanned", "the voice memo I recorded", "the card I photographed".
     r"scanned|photographed|photocopied|recorded|filmed|snapped|emailed|texted|messaged|"
     r"(?:was|were) (?:saying|talking about|discussing))"
-    r"(?: (?:to )?you)?(?: (?:earlier|before|yesterday|last time|just now))?"
+    r"(?: (?:to )?(?:you|me|us))?(?: (?:earlier|before|yesterday|last time|just now))?"
     # The clause ends there (with the message or its sentence: "the one I gave you earlier? use that.").
     # "the things I asked you to remember" says what they are (what was kept), it is not "add what I said to ...".
     r"(?=\W*$|\s*[,.?!]|\W+(?:to(?! (?:remember|store|save|keep|note|memori[sz]e|record|log|track)\b)|on|onto|in|into|"
@@ -114,6 +124,24 @@ CLOCK_ALONE_RE = re.compile(
     r"(?:[1-9]|1[0-2]|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
     r"(?:\s*(?:am|pm))?[.!]*$"
 )
+# Answers to a question never asked, beyond their bare pieces (read only with no earlier turn): assent to an offer
+# never made ("Yeah go on then.", "yes please, go ahead"; not "ok then", "sure thing": mere receipt), a condition put on
+# nothing ("Only if it's not too expensive.", "As long as it's before lunch."), and the day or time that suits given
+# with its reason ("Thursday suits me better, Friday is my gym night"; not with a request after it, nor a habit said of
+# oneself: "mornings work best for me").
+UNASKED_ANSWER_RE = re.compile(
+    r"^(?:(?:yes|yeah|yep|yup|ok|okay|sure|alright|right|aye|oh|well|fine)[,!.]* )*"
+    r"(?:go on|go ahead|go for it|please do|yes please|crack on)"
+    r"(?:[,!.]* (?:then|please|pls|mate|love|thanks|go on|go ahead|do it|i guess|i suppose))*\W*$|"
+    r"^(?:(?:but|and|yes|yeah|ok|okay|sure|fine|alright)[,!.]* )*(?:only if|only when|as long as|so long as|"
+    r"provided(?: that)?|providing(?: that)?|unless|but not if|not unless)\b[^,;:.?!]*[.!]*$|"
+    r"^(?:(?:the )?(?:mon|tues|wednes|thurs|fri|satur|sun)day|tomorrow|the (?:morning|afternoon|evening|weekend)|"
+    r"next week|(?:[01]?\d|2[0-3])(?:[.:][0-5]\d)?\s*(?:am|pm)?)"
+    r"(?:(?: would)? (?:works?|suits?|work|suit)(?: me| us)?(?: (?:better|best))?|(?:'s| is| would be) (?:better|best|"
+    r"easier))(?: for (?:me|us))?(?:\s*[,;\u2013\u2014-]+\s*|\s+(?:as|because|since|cos|coz|cause)\s+)"
+    r"(?![^?]*\b(?:(?:can|could|would|will) (?:you|u)|please|pls|remind|set|add|put|move|book|change|switch)\b)"
+    r"[^?]*$"
+)
 # How far a thing is moved names no thing: "bump it forward two days" still says nothing of what "it" is.
 SHIFT_WORDS = frozenset(
     "back forward forwards earlier later up down round around along over ahead behind hour hours day days week weeks "
@@ -160,14 +188,6 @@ HABITUAL_RE = prefiltered(
     r"created|put|sent|scheduled|set up|had|used)\b|"
     r"\bthe (?:same )?way (?:you|u) (?:did|set|made|had)(?: (?:it|them|those|that))? (?:for|with)\b"
 )
-# People a "he", "her" or "his" in the same message can stand for: "write to my thesis supervisor, use his name".
-PEOPLE_WORDS = frozenset(
-    "mom mum mother dad father sister brother wife husband partner boss friend colleague son daughter aunt uncle "
-    "grandma grandpa girlfriend boyfriend manager teacher doctor neighbour neighbor supervisor tutor professor "
-    "lecturer coach instructor mentor landlord landlady dentist nurse client customer cousin nephew niece grandson "
-    "granddaughter grandmother grandfather roommate flatmate housemate fiance fiancee vet therapist trainer "
-    "teammate classmate student pupil assistant director principal headteacher lawyer solicitor accountant "
-    "plumber builder electrician midwife priest pastor imam rabbi".split())
 PERSON_CUE_RE = re.compile(rf"\b(?:she|her|he|him|{'|'.join(sorted(PEOPLE_WORDS))})\b")
 # A capitalised word inside a sentence names someone, unless it is a day or a month ("Put him down for Saturday"
 # names nobody him could be).

@@ -36,6 +36,7 @@ from services.router.reference_words import (
     THAT_CLAUSE_RE,
     THING_PRONOUNS,
     TOLD_PAST_WORDS,
+    UNASKED_ANSWER_RE,
     deictic_object,
 )
 from services.router.textview import (
@@ -129,7 +130,8 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]],
     lead_free = view.after_thanks
     context_dependent = bool(CONTEXT_DEPENDENT_RE.match(lead_free) or HABITUAL_RE.search(view.lower))
     content = tuple(w for w in content_without_time(view) if w not in SHIFT_WORDS)
-    context_dependent = context_dependent or (bare_answer(view, content) and not working_memory)
+    context_dependent = context_dependent or (not working_memory and (
+        bare_answer(view, content) or UNASKED_ANSWER_RE.match(lead_free) is not None))
     # A reaction before a command names nothing it could act on: "yep sounds good, set it up" (set what up?).
     named = PHATIC_RE.sub(" ", view.lower) if imperative else view.lower
     if imperative:

@@ -30,9 +30,9 @@ BARE_STORE_RE = re.compile(
     r"(?: (?:for me|for later|please|pls|for (?:the|my|our) [a-z'-]+))*\W*$"
 )
 # Numbered, bulleted, boxed or quoted entries left empty after a colon or under a heading line: "things to
-# pack:\n1.\n2.\n3.", "Shopping for the party:\n>\n>", "to do:\n[ ]\n[ ]", "Camp list\n•\n•", "Packing:\na.\nb." (a
-# form to fill, no item).
-EMPTY_ENTRIES_RE = re.compile(r"(?::|\n)\s*(?:(?:\d{1,2}[.)]|[a-h][.)]|[-*•>▪◦☐]|\[ ?\])\s*){2,}$")
+# pack:\n1.\n2.\n3.", "Shopping for the party:\n>\n>", "to do:\n[ ]\n[ ]", "Camp list\n•\n•", "Packing:\na.\nb.", hollow
+# circles or squares ("Jobs:\n○\n○") (a form to fill, no item).
+EMPTY_ENTRIES_RE = re.compile(r"(?::|\n)\s*(?:(?:\d{1,2}[.)]|[a-h][.)]|[-*•>▪◦☐○●◯□■▢▫◇◆]|\[ ?\])\s*){2,}$")
 # A command to show what is stored (issue 31, fourth round): a display verb, then the person's stored things or what
 # was kept ("show my reminders", "list my goals", "pull up the memories you saved about Jamie", "look up what I told
 # you about X", "list everything I've asked you to store"). Not "show me how to ...", "list the goals of the
@@ -106,7 +106,16 @@ SHOWN_MORE_RE = prefiltered(
     # "Recall" as the command to show what was kept: "recall all the facts you've saved about the boat".
     rf"{CLAUSE_START}recall (?:for me )?(?:all(?: of)?(?: the| my)?|every|each|the|my|everything|whatever|what)"
     rf"(?: [a-z'-]+){{0,2}}? (?:{_SHOWN} )?(?:that )?(?:i|i've|i have|we|you|you've|you have|u)(?: (?:already|ever))? "
-    rf"{_STORED_BY_ME}\b"
+    rf"{_STORED_BY_ME}\b|"
+    # What was kept, named in a clause of its own (asked about, or forgotten), then a bare command to show it:
+    # "Can't remember what I had you save about the boiler - show me please", "What have I got stored about the car?
+    # Bring it up".
+    r"\bwhat(?:ever)? (?:(?:have|had|did|do) )?(?:i|we)(?:'ve| have| had)? (?:(?:had|got|get|asked) (?:you|u) (?:to )?|"
+    r"got )?(?:save|saved|store|stored|keep|kept|note|noted|log|logged|record|recorded)\b[^.?!\u2013\u2014]{0,40}?"
+    r"(?:[.?!;]+|\s[-\u2013\u2014]+|[\u2013\u2014])\s*"
+    r"(?:(?:and|now|then|just|please|pls|can you|could you|would you) )*"
+    r"(?:show|pull|bring|dig|read|give|fetch|get|call)(?: (?:me|us))?(?: (?:it|them|that|those|the lot))?"
+    r"(?: (?:up|out|back))?(?:,? (?:please|pls|for me))?\W*$"
 )
 # A question about what the person told, or about a fact of theirs, wants an answer in words (RESPOND): "what did I
 # tell you about my landlord?", "do you remember where I parked?", "remind me what my passport number is". Asked

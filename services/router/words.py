@@ -135,8 +135,12 @@ SKILL_PATTERNS = {
     r"(?:stor(?:e|ing)|log(?:ging)?|record(?:ing)?|fil(?:e|ing)(?: away)?|keep(?:ing)?)\b "
     r"(?:this|that|these|it|the following|my|a note|a record|the (?:fact|info|information|detail)s? that)\b|"
     rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|keep(?:ing)?|log(?:ging)?|record(?:ing)?|note(?: down)?|jot down|"
-    r"write down)\b (?:the|my|our) "
+    r"write down|(?:hang|hold) on ?to|keep hold of)\b (?:the|my|our) "
     r"[^.?!]{1,40}?(?:\bis\b|\bit'?s\b|:)|"
+    # A detail asked to be kept by its kind, given in the next sentence: "Can you keep the plumber's number? It's ...".
+    r"\b(?:keep(?:ing)?|stor(?:e|ing)|(?:hang|hold) on ?to|keep hold of) (?:the |my |our )?"
+    r"(?:[a-z'-]+ ){0,3}?(?:number|line|landline|mobile|code|pin|password|address|postcode|email|extension|"
+    r"reference|details)(?: for (?:me|us|later))?[?.!]+\s*(?:it'?s|it is|that'?s|that is)\b|"
     # A storing verb straight before a colon hands over its payload: "please store: the spare key is at no. 12"
     # (a statement: "Note: I'm asking for a friend. How do I ...?" is a question with a remark before it), also in the
     # languages whose politeness REQUEST_RE reads ("bitte merken: ...", "apunta: ...").
