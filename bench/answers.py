@@ -115,6 +115,11 @@ def load_personas(path: Path = SCENARIOS, names: list[str] | None = None, split:
     unknown = sorted(set(names or ()) - {p.name for p in personas})
     if unknown:
         raise SystemExit(f"bench.answers: no persona {', '.join(unknown)} in {path.name}")
+    # A kind no column shows would be asked and then counted nowhere: "untol" for "untold".
+    misnamed = sorted({f"{p.name}: {q.kind!r}" for p in personas for q in p.questions if q.kind not in COLUMNS})
+    if misnamed:
+        raise SystemExit(f"bench.answers: unknown question kind in {path.name} ({', '.join(misnamed)}; "
+                         f"kinds are {', '.join(COLUMNS)})")
     if split != "all" and split not in {p.split for p in personas}:
         raise SystemExit(f"bench.answers: no split {split!r} in {path.name} (it has "
                          f"{', '.join(splits_in(p.split for p in personas))}, or all)")

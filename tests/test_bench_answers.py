@@ -38,6 +38,13 @@ def test_an_untold_question_is_right_only_when_the_reply_does_not_invent() -> No
     assert not score(asked, "I'm not sure, but maybe Tom?").right  # a doubt that still offers the wrong one
 
 
+def test_a_question_of_a_kind_no_column_shows_is_refused_with_its_name(tmp_path: Path) -> None:
+    scenarios = tmp_path / "scenarios.toml"
+    scenarios.write_text(SCENARIO.replace('kind = "fact"', 'kind = "untol"', 1))
+    with pytest.raises(SystemExit, match="unknown question kind in scenarios.toml \\(pia: 'untol'; kinds are fact,"):
+        load_personas(scenarios)
+
+
 def test_untold_questions_stand_apart_from_the_share_right() -> None:
     answers = [Answer("pia", "tuning", "fact", "What's my cat called?", "Engram", "Tom.", True),
                Answer("pia", "tuning", "fact", "Where do I work?", "Engram", "A bank.", False),
