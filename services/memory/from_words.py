@@ -165,12 +165,19 @@ IDENTITY_SALIENCE = 0.8
 _KIN = (r"(?:wife|husband|partner|boyfriend|girlfriend|fianc[ée]e?|son|sons|daughter|daughters|kids|children|child|"
         r"baby|mother|father|mum|mom|dad|parents|brother|brothers|sister|sisters|grandson|granddaughter|grandkids|"
         r"grandchildren|dog|cat|pets?)")
+_VEHICLE = r"(?:trucks?|lorry|lorries|bus|buses|taxis?|cabs?|trams?|trains?|forklifts?|ambulances?|tractors?)"
+_BUSINESS = (r"(?:shop|business|restaurant|caf[eé]|bakery|salon|farm|company|pub|stall|garage|practice|clinic|studio|"
+             r"firm|nursery|takeaway)")
 IDENTITY = re.compile(
     r"^We live (?:in|with)\b|^The user(?:'s name is\b| lives? with\b| is (?:[A-Z][a-z]+|\d{1,3})\b"
     r"| is [a-z-]+ years (?:old|of age)\b"
     r"| (?:is |was )?(?:originally |born and raised |born |[a-z]+ )?from [A-Z]"
     r"| (?:was born|grew up|lives?|work|works|worked) (?:in|at|as|for)\b"
     r"| (?:work|works|worked) like\b"  # a learner's "as" ("I work like pastry chef in a big hotel")
+    # work told by what is done: "I drive truck for company Nordfrakt" (people23's vytautas: neither it nor the bus job
+    # that replaced it reached the block, and "what is my work now?" was answered "a software developer")
+    r"| (?:drive|drives) (?:an? |the )?(?:[a-z]+ )?" + _VEHICLE + r"\b| (?:drive|drives) for [A-Z]"
+    r"| (?:run|runs|own|owns) (?:an? |my |our |the )?(?:[a-z]+ ){0,3}" + _BUSINESS + r"\b"
     r"| (?:teach|teaches|taught) [a-z]+(?: [a-z]+)? (?:at|in)\b"
     r"| is an? (?!(?:bit|little|lot)\b)[a-z]+(?: [a-z]+)?(?: (?:at|in|for)\b|$|,)|'s " + _KIN + r"\b)")
 
