@@ -256,11 +256,13 @@ def _settle(connection: redis.Redis) -> tuple[list[str], str]:
     """Wait until the workers have caught up on what the traffic left them (no job queued) and every run
     listed as started then has ended; returns the runs lost on the way and how the wait ended.
 
-    A run is lost when it stays listed as started without its job's lease (its worker is dead) for
+    A run is lost when it stays listed as started without its lease (its worker is dead) for
     ``RECOVERY_S``: the janitor should have handed its job on by then. A run that holds its lease is alive,
-    however slowly it goes on a loaded machine, and is waited for (a niced worker's job took over 15 s
-    under load). The periodic services keep firing: runs that start after the queues emptied are not
-    waited for. The whole wait ends after ``DRAIN_CAP_S`` at the latest; what is left then is named.
+    however slowly it goes, and is waited for: the memory workers run at nice 19, which beside CPU-bound work
+    at nice 0 (a model bench) is ~1.5 % of a core (CFS weights 15 against 1024), so a job of a fraction of a
+    CPU second takes tens of seconds. The periodic services keep firing: runs that start after the queues
+    emptied are not waited for. The whole wait ends after ``DRAIN_CAP_S`` at the latest; what is left then is
+    named.
     """
     began = time.monotonic()
     leaseless: dict[tuple[str, str], float] = {}  # run -> when it was first seen without its lease
@@ -270,7 +272,7 @@ def _settle(connection: redis.Redis) -> tuple[list[str], str]:
         now = time.monotonic()
         runs = _runs(connection)
         for run, job_id in runs.items():
-            if connection.exists(LEASE_KEY % job_id):
+            if connection.exists(LEASE_KEY % run[1]):
                 leaseless.pop(run, None)
             elif now - leaseless.setdefault(run, now) > RECOVERY_S:
                 lost[run] = job_id

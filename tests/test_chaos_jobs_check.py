@@ -37,19 +37,19 @@ class SlowWorker:
     def at(self, now: float) -> None:
         if self.dies_at is not None and now >= self.dies_at:
             if self.running is not None:  # killed mid-job: the supervisor lapses its lease at once
-                self.connection.delete(LEASE_KEY % self.running[0].split(":")[0])
+                self.connection.delete(LEASE_KEY % self.running[0])
                 self.running = (self.running[0], float("inf"))
             if self.handed_on_after is not None and now >= self.dies_at + self.handed_on_after:
                 self.connection.delete(self.registry.key)
             return
         if self.running is not None and now >= self.running[1]:
             self.connection.zrem(self.registry.key, self.running[0])
-            self.connection.delete(LEASE_KEY % self.running[0].split(":")[0])
+            self.connection.delete(LEASE_KEY % self.running[0])
             self.running = None
         if self.running is None and (job_id := self.connection.lpop(QUEUE_KEY)) is not None:
             member = f"{job_id.decode()}:run1"
             self.connection.zadd(self.registry.key, {member: time.time() + 3600})  # RQ's horizon: job timeout + 60 s
-            self.connection.set(LEASE_KEY % job_id.decode(), "token")
+            self.connection.set(LEASE_KEY % member, "token")  # a run's lease (services/janitor.py)
             self.running = (member, now + self.job_s)
 
 
