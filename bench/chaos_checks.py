@@ -20,12 +20,18 @@ from sqlalchemy import create_engine, text
 
 from bench.cpu import role_pids
 from services.db import sqlalchemy_url
+from services.janitor import LEASE_KEY, LEASE_TTL_S
 from services.queues import ALL_QUEUES
 from tests.sse import parse_frames
 
 ROLES = ("digest", "chunker", "episodic", "background", "periodic", "scheduler", "web")  # faulted, sampled
 RSS_DRIFT_LIMIT = 0.15
-STUCK_AFTER_S = 15.0  # a job still started this long after a first look is stuck (a job lease: 10 s)
+# The memory workers catch up on what the traffic left them within this (the drain took ~60 s at load 8 with a
+# restarted chunker 140 jobs behind); a worker that stops taking jobs is named when it ends.
+DRAIN_CAP_S = 600.0
+# A dead worker's job is handed on within its lease's TTL (at once when the supervisor sees the death) and the
+# janitor's next pass (every second); the rest is spare for a loaded machine.
+RECOVERY_S = LEASE_TTL_S + 50.0
 # A process is warm once every kind of work it can be given has run in it (``warm_from``), and not before this
 # long after it appeared (its models loaded at start).
 RSS_SETTLE_S = 60.0
@@ -234,16 +240,7 @@ def _streams(soak: Soak, replays: dict[str, list[tuple[str, str, Any]]]) -> tupl
 
 def _jobs(soak: Soak) -> tuple[list[str], str]:
     connection = redis.Redis.from_url(soak.urls[0])
-    deadline = time.monotonic() + 300  # the memory workers catch up on what the traffic left them
-    while time.monotonic() < deadline and any(Queue(name, connection=connection).count
-                                              or StartedJobRegistry(name, connection=connection).count
-                                              for name in ALL_QUEUES):
-        time.sleep(1)
-    started = _started(connection)
-    if started:  # the periodic services keep firing: a job that started since the wait ends well within a lease
-        time.sleep(STUCK_AFTER_S)
-        started &= _started(connection)
-    problems = [f"{name}: job {job_id} still started" for name, job_id in sorted(started)]
+    problems, drained = _settle(connection)
     failed = 0
     for name in ALL_QUEUES:
         queue = Queue(name, connection=connection)
@@ -252,12 +249,59 @@ def _jobs(soak: Soak) -> tuple[list[str], str]:
             failed += 1
             if job is not None and not (job.exc_info or job.meta.get("reason")):
                 problems.append(f"{name}: job {job.id} failed without a reason")
-    return problems, f"{failed} failed jobs, each with its reason"
+    return problems, f"{failed} failed jobs, each with its reason; {drained}"
 
 
-def _started(connection: redis.Redis) -> set[tuple[str, str]]:
-    return {(name, job_id) for name in ALL_QUEUES
-            for job_id in StartedJobRegistry(name, connection=connection).get_job_ids()}
+def _settle(connection: redis.Redis) -> tuple[list[str], str]:
+    """Wait until the workers have caught up on what the traffic left them (no job queued) and every run
+    listed as started then has ended; returns the runs lost on the way and how the wait ended.
+
+    A run is lost when it stays listed as started without its lease (its worker is dead) for
+    ``RECOVERY_S``: the janitor should have handed its job on by then. A run that holds its lease is alive,
+    however slowly it goes, and is waited for: the memory workers run at nice 19, which beside CPU-bound work
+    at nice 0 (a model bench) is ~1.5 % of a core (CFS weights 15 against 1024), so a job of a fraction of a
+    CPU second takes tens of seconds. The periodic services keep firing: runs that start after the queues
+    emptied are not waited for. The whole wait ends after ``DRAIN_CAP_S`` at the latest; what is left then is
+    named.
+    """
+    began = time.monotonic()
+    leaseless: dict[tuple[str, str], float] = {}  # run -> when it was first seen without its lease
+    lost: dict[tuple[str, str], str] = {}  # run -> its job id
+    awaited: set[tuple[str, str]] | None = None  # the runs listed when no job was queued any more
+    while True:
+        now = time.monotonic()
+        runs = _runs(connection)
+        for run, job_id in runs.items():
+            if connection.exists(LEASE_KEY % run[1]):
+                leaseless.pop(run, None)
+            elif now - leaseless.setdefault(run, now) > RECOVERY_S:
+                lost[run] = job_id
+        queued = sum(Queue(name, connection=connection).count for name in ALL_QUEUES)
+        if awaited is None and not queued:
+            awaited = set(runs)
+        alive = (awaited or set()) & set(runs) - set(lost)
+        if (awaited is not None and not alive) or now - began > DRAIN_CAP_S:
+            break
+        time.sleep(1)
+    problems = [f"{name}: job {job_id} still started without its lease after {RECOVERY_S:.0f} s (its worker died "
+                f"and nobody handed it on)" for (name, _), job_id in sorted(lost.items())]
+    if awaited is None:
+        problems.append(f"{queued} job(s) still queued after {DRAIN_CAP_S:.0f} s: the workers did not catch up")
+    problems += [f"{name}: job {runs[(name, member)]} still running (its lease held) after the {DRAIN_CAP_S:.0f} s "
+                 f"wait" for name, member in sorted(alive)]
+    return problems, f"drained in {time.monotonic() - began:.0f} s"
+
+
+def _runs(connection: redis.Redis) -> dict[tuple[str, str], str]:
+    """(queue, registry entry) -> job id of every run listed as started (one entry per run of a job)."""
+    runs = {}
+    for name in ALL_QUEUES:
+        registry = StartedJobRegistry(name, connection=connection)
+        registry.cleanup()  # what RQ itself counts as abandoned (past the entry's timeout) is failed first
+        for member in connection.zrange(registry.key, 0, -1):
+            text_member = member.decode() if isinstance(member, bytes) else str(member)
+            runs[(name, text_member)] = registry.parse_job_id(text_member)
+    return runs
 
 
 def warm_from(runs: list[tuple[str, float, float, str, dict[str, Any]]], born: float) -> float | None:

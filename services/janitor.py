@@ -1,9 +1,11 @@
 """Job leases, the recovery of jobs whose worker died mid-job, and prompt retries.
 
 RQ notices a dead worker's job only when the job's registry entry expires (job timeout +
-60 s, minutes for a chat). Engram's workers keep a short lease per running job instead;
-when a lease lapses, the janitor hands the job back to RQ's own abandoned-job path (which
-retries it while retries are left and runs its failure callback otherwise).
+60 s, minutes for a chat). Engram's workers keep a short lease per run instead (RQ lists each
+run of a job on its own); when a lease lapses, the janitor hands the job back to RQ's own
+abandoned-job path (which retries it while retries are left and runs its failure callback
+otherwise), or, when the job has been run again meanwhile (its id queued twice), only takes the
+dead run out of the registry.
 
 A retry waits in RQ's scheduled registry until some RQ scheduler moves it onto its queue.
 RQ runs that scheduler in a process forked by whichever ``--with-scheduler`` worker got the
@@ -34,6 +36,7 @@ from datetime import UTC, datetime
 
 import redis
 from rq import Queue
+from rq.job import Job
 from rq.registry import StartedJobRegistry
 from rq.scheduler import SCHEDULER_KEY_TEMPLATE, RQScheduler
 from rq.scripts import release_lock
@@ -44,8 +47,9 @@ from services.queues import ALL_QUEUES, forget_held, note_held
 
 logger = logging.getLogger(__name__)
 
-LEASE_KEY = "engram:joblease:%s"  # exists while a worker is alive and running the job
-OWNED_KEY = "engram:jobowned:%s"  # marks jobs run by Engram's workers (plain rq workers have no lease)
+# Per run of a job: its entry in RQ's started registry, "<job id>:<execution id>" (RQ lists each run on its own).
+LEASE_KEY = "engram:joblease:%s"  # exists while a worker is alive and running the run
+OWNED_KEY = "engram:jobowned:%s"  # marks runs of Engram's workers (plain rq workers have no lease)
 LEASE_TTL_S = 10
 # RQ's schedulers write a heartbeat every second; one this old belongs to a dead process.
 STALE_SCHEDULER_S = 10.0
@@ -170,49 +174,69 @@ return 1
 """
 
 
-# KEYS: started registry, owned, lease; ARGV: registry member, expired score. If the job is still in the
-# registry, run by an Engram worker and without a lease: mark its entry expired, so RQ's cleanup treats
-# it as abandoned exactly as it would after the long registry timeout, and hand it on (drop the mark).
+# KEYS: started registry, owned, lease, job hash; ARGV: registry member (a run), expired score, the job's id, the
+# owned marks' key prefix. A run of an Engram worker without a lease is over. If it was the job's
+# one run, mark its entry expired, so RQ's cleanup treats the job as abandoned exactly as it would after the long
+# registry timeout (retried or failed, its callback run): returns 1. If the job has moved on (another run of it is
+# listed as ours, or its status is no longer "started": a later run ended, or it waits to run again), the entry is
+# only the dead run's leftover: drop it and hand nothing on (a second hand-on would run or fail the job twice):
+# returns 2. Either way the owned mark goes (handed on once).
 _MARK_ABANDONED = """
-if redis.call('zscore', KEYS[1], ARGV[1]) and redis.call('exists', KEYS[2]) == 1
-   and redis.call('exists', KEYS[3]) == 0 then
-  redis.call('zadd', KEYS[1], ARGV[2], ARGV[1])
-  redis.call('del', KEYS[2])
-  return 1
+if not redis.call('zscore', KEYS[1], ARGV[1]) or redis.call('exists', KEYS[2]) == 0
+   or redis.call('exists', KEYS[3]) == 1 then
+  return 0
 end
-return 0
+redis.call('del', KEYS[2])
+local moved_on = redis.call('hget', KEYS[4], 'status') ~= 'started'
+local prefix = ARGV[3] .. ':'
+if not moved_on then
+  for _, other in ipairs(redis.call('zrange', KEYS[1], 0, -1)) do
+    if other ~= ARGV[1] and string.sub(other, 1, #prefix) == prefix
+       and redis.call('exists', ARGV[4] .. other) == 1 then
+      moved_on = true
+      break
+    end
+  end
+end
+if moved_on then
+  redis.call('zrem', KEYS[1], ARGV[1])
+  return 2
+end
+redis.call('zadd', KEYS[1], ARGV[2], ARGV[1])
+return 1
 """
 
 
-def hold_lease(pipeline: redis.client.Pipeline, job_id: str, token: str, ttl_s: int = LEASE_TTL_S,
+def hold_lease(pipeline: redis.client.Pipeline, run: str, token: str, ttl_s: int = LEASE_TTL_S,
                holder: str | None = None) -> None:
-    """Queue taking a running job's lease for the run ``token`` on the caller's pipeline (a worker's
-    job-start transaction). ``holder``: the process running it (services.queues.HELD_KEY), whose supervisor
+    """Queue taking the lease of ``run`` (its started-registry entry) with its token on the caller's pipeline (a
+    worker's job-start transaction). ``holder``: the process running it (services.queues.HELD_KEY), whose supervisor
     lapses the lease the moment it dies: the janitor's next pass (a second) hands the job on, not the TTL."""
-    pipeline.set(LEASE_KEY % job_id, token, ex=ttl_s)
-    pipeline.set(OWNED_KEY % job_id, token, ex=24 * 3600)
+    pipeline.set(LEASE_KEY % run, token, ex=ttl_s)
+    pipeline.set(OWNED_KEY % run, token, ex=24 * 3600)
     if holder is not None:
-        note_held(pipeline, holder, LEASE_KEY % job_id, token)
+        note_held(pipeline, holder, LEASE_KEY % run, token)
 
 
-def drop_lease(pipeline: redis.client.Pipeline, job_id: str, token: str, holder: str | None = None) -> None:
+def drop_lease(pipeline: redis.client.Pipeline, run: str, token: str, holder: str | None = None) -> None:
     """Queue releasing the run's lease on the caller's pipeline (the transaction that records the job's end);
-    a lease another run holds by now stays."""
-    pipeline.eval(_RELEASE_LEASE, 2, LEASE_KEY % job_id, OWNED_KEY % job_id, token)
+    what is no longer the run's token stays."""
+    pipeline.eval(_RELEASE_LEASE, 2, LEASE_KEY % run, OWNED_KEY % run, token)
     if holder is not None:
-        forget_held(pipeline, holder, LEASE_KEY % job_id)
+        forget_held(pipeline, holder, LEASE_KEY % run)
 
 
-def renewing_lease(connection: redis.Redis, job_id: str, token: str,
+def renewing_lease(connection: redis.Redis, run: str, token: str,
                    ttl_s: int = LEASE_TTL_S) -> contextlib.AbstractContextManager:
-    """Renew the run's lease while the body runs; it stops once another run holds the job (a renewal just
-    after the lease was dropped finds neither lease nor owned mark and takes nothing)."""
-    keys = (LEASE_KEY % job_id, OWNED_KEY % job_id)
-    return renewed(lambda: bool(connection.eval(_RENEW_LEASE, 2, *keys, token, ttl_s)), ttl_s / 3, f"lease {job_id}")
+    """Renew the run's lease while the body runs; it stops once the janitor handed the run's job on (a renewal
+    just after the lease was dropped finds neither lease nor owned mark and takes nothing)."""
+    keys = (LEASE_KEY % run, OWNED_KEY % run)
+    return renewed(lambda: bool(connection.eval(_RENEW_LEASE, 2, *keys, token, ttl_s)), ttl_s / 3, f"lease {run}")
 
 
 def recover_abandoned(connection: redis.Redis, queue_names: tuple[str, ...] = ALL_QUEUES) -> list[str]:
-    """Return abandoned jobs to RQ: retried if retries are left, failed (with callback) if not."""
+    """Return abandoned jobs to RQ: retried if retries are left, failed (with callback) if not. A dead run of a
+    job that has moved on (run again meanwhile) only leaves the registry."""
     recovered: list[str] = []
     for name in queue_names:
         # Timer-based death penalty: the janitor runs off the main thread, where RQ's default
@@ -221,15 +245,18 @@ def recover_abandoned(connection: redis.Redis, queue_names: tuple[str, ...] = AL
         expired_now = time.time() - 1
         found = len(recovered)
         for member in connection.zrange(registry.key, 0, -1):
-            member_text = member.decode() if isinstance(member, bytes) else member
-            job_id = member_text.split(":", 1)[0]
-            # One script: a job that ends meanwhile (its end transaction takes it out of the registry
+            run = member.decode() if isinstance(member, bytes) else member
+            job_id = registry.parse_job_id(run)
+            # One script: a job that ends meanwhile (its end transaction takes its run out of the registry
             # and drops lease and mark together) must not look abandoned. Checked in separate round
             # trips, a job ending between the two looks exactly so, and a finished job was retried
             # or failed (in bursts: several a minute).
-            if connection.eval(_MARK_ABANDONED, 3, registry.key, OWNED_KEY % job_id, LEASE_KEY % job_id,
-                               member_text, expired_now):
+            marked = connection.eval(_MARK_ABANDONED, 4, registry.key, OWNED_KEY % run, LEASE_KEY % run,
+                                     Job.key_for(job_id), run, expired_now, job_id, OWNED_KEY % "")
+            if marked == 1:
                 recovered.append(job_id)
+            elif marked == 2:
+                logger.warning("a dead run of job %s left the started registry (the job has moved on)", job_id)
         if len(recovered) > found:
             registry.cleanup()
     if recovered:

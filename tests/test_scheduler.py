@@ -44,7 +44,7 @@ def _started(connection, job_id: str, retries: int):  # type: ignore[no-untyped-
     registry = StartedJobRegistry(queue=queue)
     connection.zadd(registry.key, {f"{job.id}:exec1": time.time() + 3600})
     job.set_status(JobStatus.STARTED)
-    connection.set(OWNED_KEY % job.id, "1")  # an Engram worker ran it, then died: no lease
+    connection.set(OWNED_KEY % f"{job.id}:exec1", "1")  # an Engram worker ran it, then died: no lease
     return queue, registry
 
 
@@ -102,9 +102,9 @@ def test_the_scheduler_runs_a_digest_jobs_failure_callback_without_loading_the_d
 @pytest.mark.integration
 def test_live_jobs_and_foreign_jobs_are_left_alone(real_redis):
     queue, registry = _started(real_redis, "job-c", retries=1)
-    real_redis.set(LEASE_KEY % "job-c", "1", ex=10)  # still alive
+    real_redis.set(LEASE_KEY % "job-c:exec1", "1", ex=10)  # still alive
     assert recover_abandoned(real_redis, ("prompt-queue",)) == []
-    real_redis.delete(OWNED_KEY % "job-c", LEASE_KEY % "job-c")  # run by a plain rq worker: RQ's own rules apply
+    real_redis.delete(OWNED_KEY % "job-c:exec1", LEASE_KEY % "job-c:exec1")  # run by a plain rq worker: RQ's rules
     assert recover_abandoned(real_redis, ("prompt-queue",)) == []
     assert registry.count == 1
 
@@ -127,7 +127,7 @@ class _JobEndsWhileLookedAt:
                 self._ended = True
                 pipe = self._real.pipeline()
                 pipe.zrem(self._registry.key, f"{self._job_id}:exec1")
-                pipe.delete(LEASE_KEY % self._job_id, OWNED_KEY % self._job_id)
+                pipe.delete(LEASE_KEY % f"{self._job_id}:exec1", OWNED_KEY % f"{self._job_id}:exec1")
                 pipe.hset(f"rq:job:{self._job_id}", "status", JobStatus.FINISHED)
                 pipe.execute()
             return result
@@ -138,7 +138,7 @@ class _JobEndsWhileLookedAt:
 @pytest.mark.integration
 def test_a_job_that_ends_while_the_janitor_looks_is_not_taken_for_abandoned(real_redis):
     queue, registry = _started(real_redis, "job-d", retries=1)
-    real_redis.set(LEASE_KEY % "job-d", "1", ex=10)  # alive, and about to end
+    real_redis.set(LEASE_KEY % "job-d:exec1", "1", ex=10)  # alive, and about to end
     assert recover_abandoned(_JobEndsWhileLookedAt(real_redis, registry, "job-d"), ("prompt-queue",)) == []
     assert registry.count == 0 and "job-d" not in queue.get_job_ids()
     assert queue.fetch_job("job-d").get_status() == JobStatus.FINISHED

@@ -32,10 +32,12 @@ def seen_while_running() -> dict[str, Any]:
     assert job is not None
     connection = job.connection
     worker_key = f"rq:worker:{job.worker_name}"
+    registry = StartedJobRegistry(job.origin, connection=connection)
+    runs = [run.decode() for run in connection.zrange(registry.key, 0, -1)]  # "<job id>:<execution id>"
     return {
-        "lease": bool(connection.exists(LEASE_KEY % job.id)),
-        "owned": bool(connection.exists(OWNED_KEY % job.id)),
-        "started": job.id in StartedJobRegistry(job.origin, connection=connection).get_job_ids(),
+        "lease": [bool(connection.exists(LEASE_KEY % run)) for run in runs],
+        "owned": [bool(connection.exists(OWNED_KEY % run)) for run in runs],
+        "started": [registry.parse_job_id(run) for run in runs] == [job.id],
         "status": connection.hget(job.key, "status").decode(),
         "worker_state": connection.hget(worker_key, "state").decode(),
         "current_job": connection.hget(worker_key, "current_job").decode(),
@@ -59,12 +61,12 @@ def run(connection: Any, func: str, retry: Retry | None = None) -> tuple[Job, Ba
 def test_a_job_runs_with_its_lease_and_ends_with_rqs_records_complete(real_redis) -> None:
     job, worker = run(real_redis, "tests.test_worker_bookkeeping.seen_while_running")
     assert job.get_status() == JobStatus.FINISHED
-    assert job.return_value() == {"lease": True, "owned": True, "started": True, "status": "started",
+    assert job.return_value() == {"lease": [True], "owned": [True], "started": True, "status": "started",
                                   "worker_state": WorkerStatus.BUSY, "current_job": job.id}
     assert job.id in FinishedJobRegistry("bookkeeping", connection=real_redis).get_job_ids()
     assert StartedJobRegistry("bookkeeping", connection=real_redis).count == 0
     assert job.last_heartbeat is not None and job.ended_at is not None
-    assert not real_redis.exists(LEASE_KEY % job.id) and not real_redis.exists(OWNED_KEY % job.id)
+    assert real_redis.keys(LEASE_KEY % "*") == [] and real_redis.keys(OWNED_KEY % "*") == []
     worker.refresh()
     assert worker.successful_job_count == 1
 
@@ -75,7 +77,7 @@ def test_a_failed_job_is_recorded_failed_and_a_retried_one_requeued_without_a_le
     assert failed.get_status() == JobStatus.FAILED
     assert failed.id in FailedJobRegistry("bookkeeping", connection=real_redis).get_job_ids()
     assert "this job fails" in (failed.latest_result().exc_string or "")
-    assert not real_redis.exists(LEASE_KEY % failed.id) and not real_redis.exists(OWNED_KEY % failed.id)
+    assert real_redis.keys(LEASE_KEY % "*") == [] and real_redis.keys(OWNED_KEY % "*") == []
 
     queue = Queue("bookkeeping", connection=real_redis)
     retried = queue.enqueue("tests.test_worker_bookkeeping.fails", retry=Retry(max=1))
@@ -84,7 +86,7 @@ def test_a_failed_job_is_recorded_failed_and_a_retried_one_requeued_without_a_le
     assert retried.get_status() == JobStatus.QUEUED and retried.retries_left == 0
     assert retried.id in queue.get_job_ids()
     assert StartedJobRegistry("bookkeeping", connection=real_redis).count == 0
-    assert not real_redis.exists(LEASE_KEY % retried.id)
+    assert real_redis.keys(LEASE_KEY % "*") == []
 
 
 @pytest.mark.integration

@@ -20,6 +20,7 @@ chat's CPU): every key, registry entry and state RQ writes is still written, onl
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import time
 import uuid
@@ -47,6 +48,7 @@ class EngramWorker(SimpleWorker):
     _last_heartbeat_written: tuple[float, int] = (float("-inf"), 0)
     _state_written: str | None = None
     _lease_token = ""  # the running job's lease token (set in perform_job)
+    _lease_renewal: contextlib.ExitStack | None = None  # renews the run's lease until the job's end (perform_job)
     _suspension_checked_at: float = float("-inf")
 
     def work(self, *args: Any, **kwargs: Any) -> bool:
@@ -75,20 +77,24 @@ class EngramWorker(SimpleWorker):
 
     def perform_job(self, job: Any, queue: Any) -> bool:
         # The lease (taken in the start transaction) lets the janitor recover this job within
-        # seconds if the process dies.
-        # The lease carries this run's token: a run that outlives it (a long Redis outage let the
-        # janitor hand the job on) neither renews nor drops the next run's lease.
+        # seconds if the process dies. It is the run's (RQ lists each run of a job on its own), and
+        # carries this run's token: a run that outlives it (a long Redis outage let the janitor hand
+        # the job on) neither renews nor drops anything of the next run's.
         self._lease_token = uuid.uuid4().hex
-        with renewing_lease(self.connection, job.id, self._lease_token):
-            return super().perform_job(job, queue)
+        with contextlib.ExitStack() as renewal:
+            self._lease_renewal = renewal  # prepare_job_execution starts the renewal once the run is listed
+            try:
+                return super().perform_job(job, queue)
+            finally:
+                self._lease_renewal = None
 
     def prepare_job_execution(self, job: Any, remove_from_intermediate_queue: bool = False) -> None:
-        """RQ's prepare_execution() and prepare_job_execution() and the job lease, in one transaction."""
+        """RQ's prepare_execution() and prepare_job_execution() and the run's lease, in one transaction."""
         heartbeat_ttl = self.get_heartbeat_ttl(job)
         with self.connection.pipeline() as pipeline:
             self.execution = Execution.create(job, heartbeat_ttl, pipeline=pipeline, worker_name=self.name)
             self.set_state(WorkerStatus.BUSY, pipeline=pipeline)
-            hold_lease(pipeline, job.id, self._lease_token, holder=process_key())
+            hold_lease(pipeline, self.execution.composite_key, self._lease_token, holder=process_key())
             self.set_current_job_id(job.id, pipeline=pipeline)
             self.set_current_job_working_time(0, pipeline=pipeline)
             self.heartbeat(heartbeat_ttl, pipeline=pipeline)
@@ -98,6 +104,9 @@ class EngramWorker(SimpleWorker):
                 pipeline.lrem(self.queue_class(job.origin, connection=self.connection).intermediate_queue_key, 1,
                               job.id)
             pipeline.execute()
+        if self._lease_renewal is not None:
+            self._lease_renewal.enter_context(
+                renewing_lease(self.connection, self.execution.composite_key, self._lease_token))
         self.procline(f"Processing {job.func_name} from {job.origin} since {time.time()}")
 
     def handle_execution_ended(self, job: Any, queue: Any, heartbeat_ttl: int) -> None:
@@ -107,8 +116,10 @@ class EngramWorker(SimpleWorker):
 
     def cleanup_execution(self, job: Any, pipeline: Any) -> None:
         # Called inside RQ's end-of-job transaction on every path (success, failure, retry).
+        run = self.execution.composite_key if self.execution is not None else None
         super().cleanup_execution(job, pipeline)
-        drop_lease(pipeline, job.id, self._lease_token, holder=process_key())
+        if run is not None:
+            drop_lease(pipeline, run, self._lease_token, holder=process_key())
         self.set_state(WorkerStatus.IDLE, pipeline=pipeline)
         self.heartbeat(pipeline=pipeline)
 
