@@ -79,7 +79,6 @@ class StatementTimer:
     """Times every statement on ``engine`` while active, by the memory function that sent it."""
 
     def __init__(self, engine: Engine) -> None:
-        self.engine = engine
         self.active = False
         self.current: dict[str, float] = defaultdict(float)
         self.counts: dict[str, int] = defaultdict(int)
@@ -111,10 +110,6 @@ class StatementTimer:
             yield
         finally:
             self.active = False
-
-    def close(self) -> None:
-        event.remove(self.engine, "before_cursor_execute", self._before)
-        event.remove(self.engine, "after_cursor_execute", self._after)
 
 
 def print_profile(rows: list[dict[str, float]], counts: dict[str, int], queries: int,
