@@ -184,23 +184,20 @@ return 0
 """
 
 
-def hold_lease(pipeline: redis.client.Pipeline, job_id: str, token: str, ttl_s: int = LEASE_TTL_S,
-               holder: str | None = None) -> None:
+def hold_lease(pipeline: redis.client.Pipeline, job_id: str, token: str, holder: str, ttl_s: int = LEASE_TTL_S) -> None:
     """Queue taking a running job's lease for the run ``token`` on the caller's pipeline (a worker's
     job-start transaction). ``holder``: the process running it (services.queues.HELD_KEY), whose supervisor
     lapses the lease the moment it dies: the janitor's next pass (a second) hands the job on, not the TTL."""
     pipeline.set(LEASE_KEY % job_id, token, ex=ttl_s)
     pipeline.set(OWNED_KEY % job_id, token, ex=24 * 3600)
-    if holder is not None:
-        note_held(pipeline, holder, LEASE_KEY % job_id, token)
+    note_held(pipeline, holder, LEASE_KEY % job_id, token)
 
 
-def drop_lease(pipeline: redis.client.Pipeline, job_id: str, token: str, holder: str | None = None) -> None:
+def drop_lease(pipeline: redis.client.Pipeline, job_id: str, token: str, holder: str) -> None:
     """Queue releasing the run's lease on the caller's pipeline (the transaction that records the job's end);
     a lease another run holds by now stays."""
     pipeline.eval(_RELEASE_LEASE, 2, LEASE_KEY % job_id, OWNED_KEY % job_id, token)
-    if holder is not None:
-        forget_held(pipeline, holder, LEASE_KEY % job_id)
+    forget_held(pipeline, holder, LEASE_KEY % job_id)
 
 
 def renewing_lease(connection: redis.Redis, job_id: str, token: str,

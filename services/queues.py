@@ -248,18 +248,14 @@ def load_request(connection: redis.Redis, request_id: str) -> ChatRequest | None
 class ThreadLease:
     """A renewable per-thread lock; the holder's token is unique per acquisition."""
 
-    def __init__(self, connection: redis.Redis, thread_id: str, ttl_ms: int = 15_000,
-                 holder: str | None = None) -> None:
+    def __init__(self, connection: redis.Redis, thread_id: str, holder: str, ttl_ms: int = 15_000) -> None:
         self.connection = connection
         self.thread_id = thread_id
         self.key = LEASE_KEY % thread_id
         self.ttl_ms = ttl_ms
         self.token = uuid.uuid4().hex
         # The process holding it (``HELD_KEY``), so a supervisor that sees it die can lapse the lease at once.
-        self.held_key = HELD_KEY % holder if holder else None
-
-    def acquire(self) -> bool:
-        return bool(self.connection.set(self.key, self.token, nx=True, px=self.ttl_ms))
+        self.held_key = HELD_KEY % holder
 
     def extend(self) -> bool:
         return bool(self.connection.eval(_EXTEND, 1, self.key, self.token, self.ttl_ms))
@@ -268,10 +264,7 @@ class ThreadLease:
         """Try to take the lease and, in the same round trip, read the thread's pending head and
         whether ``request_id`` is finished: (acquired, head request id, finished)."""
         pipe = self.connection.pipeline(transaction=False)
-        if self.held_key is None:
-            pipe.set(self.key, self.token, nx=True, px=self.ttl_ms)
-        else:
-            pipe.eval(_CLAIM_HELD, 2, self.key, self.held_key, self.token, self.ttl_ms)
+        pipe.eval(_CLAIM_HELD, 2, self.key, self.held_key, self.token, self.ttl_ms)
         pipe.lindex(PENDING_KEY % self.thread_id, 0)
         pipe.exists(OUTPUT_KEY % request_id)
         acquired, head, finished = pipe.execute()
@@ -279,15 +272,11 @@ class ThreadLease:
 
     def release(self, *, drop_pending: tuple[str, ...] | list[str] = ()) -> None:
         """Release the lease; first drop ``drop_pending`` from the thread's pending list, in the same transaction."""
-        if not drop_pending and self.held_key is None:
-            self.connection.eval(_RELEASE, 1, self.key, self.token)
-            return
         pipe = self.connection.pipeline(transaction=True)
         for request_id in drop_pending:
             pipe.lrem(PENDING_KEY % self.thread_id, 0, request_id)
         pipe.eval(_RELEASE, 1, self.key, self.token)
-        if self.held_key is not None:
-            pipe.hdel(self.held_key, self.key)
+        pipe.hdel(self.held_key, self.key)
         pipe.execute()
 
 
