@@ -48,8 +48,8 @@ OUTPUT_KEY = "output:%s"  # a request's final output (reply or error), written b
 # only for its owner (see services/jobs.py). Periodic service runs have none: they are operator jobs.
 OWNER_META_KEY = "user_id"
 
-# Compare-and-delete / compare-and-extend so a worker never releases someone else's lease.
-_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+# Compare-and-delete / compare-and-extend so a worker never releases someone else's lease (KEYS: it; ARGV: token).
+DELETE_IF_HELD = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 # A process ("<host>:<pid>", services.supervisor.process_key) → {lease key: token} of the leases it holds: when
 # it dies, its supervisor lapses them at once (``lapse_held``) instead of each waiting out its TTL.
 HELD_KEY = "engram:held:%s"
@@ -275,7 +275,7 @@ class ThreadLease:
         pipe = self.connection.pipeline(transaction=True)
         for request_id in drop_pending:
             pipe.lrem(PENDING_KEY % self.thread_id, 0, request_id)
-        pipe.eval(_RELEASE, 1, self.key, self.token)
+        pipe.eval(DELETE_IF_HELD, 1, self.key, self.token)
         pipe.hdel(self.held_key, self.key)
         pipe.execute()
 
@@ -298,7 +298,7 @@ def lapse_held(connection: redis.Redis, holder: str) -> list[str]:
     lapsed = []
     for raw_key, token in held.items():
         key = raw_key.decode() if isinstance(raw_key, bytes) else str(raw_key)
-        if connection.eval(_RELEASE, 1, key, token):
+        if connection.eval(DELETE_IF_HELD, 1, key, token):
             lapsed.append(key)
     connection.delete(HELD_KEY % holder)
     return lapsed
