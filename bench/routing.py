@@ -192,8 +192,7 @@ def percentiles(samples_ms: list[float]) -> str:
     return f"p50 {p50:7.3f} ms   p95 {p95:7.3f} ms   p99 {p99:7.3f} ms   max {max(samples_ms):7.3f} ms"
 
 
-def accuracy_report(router: ModeRouter, embedder: Any, show_misses: bool, frozen_too: bool = True,
-                    configs_dir: Path | None = None) -> None:
+def accuracy_report(router: ModeRouter, embedder: Any, show_misses: bool, frozen_too: bool, configs_dir: Path) -> None:
     tuning = load_rows(ROUTING_SET)
     scores = evaluate(router, tuning, embedder)
     held = evaluate(router, held_out(tuning), embedder)
@@ -221,8 +220,6 @@ def accuracy_report(router: ModeRouter, embedder: Any, show_misses: bool, frozen
     for path in FROZEN_SETS if frozen_too else []:
         print(summary(f"frozen set {path.name} (never tuned on)", evaluate(router, load_rows(path), embedder)))
     # What routing falls back to when the embedding fails (and what the pipeline tests route with).
-    if configs_dir is None:
-        return
     signals_only = ModeRouter(configs_dir)
     sets = [("tuning", tuning), *((path.stem, load_rows(path)) for path in TUNING_SETS),
             *((path.stem, load_rows(path)) for path in (FROZEN_SETS if frozen_too else []))]

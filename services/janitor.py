@@ -207,23 +207,20 @@ return 1
 """
 
 
-def hold_lease(pipeline: redis.client.Pipeline, run: str, token: str, ttl_s: int = LEASE_TTL_S,
-               holder: str | None = None) -> None:
+def hold_lease(pipeline: redis.client.Pipeline, run: str, token: str, holder: str, ttl_s: int = LEASE_TTL_S) -> None:
     """Queue taking the lease of ``run`` (its started-registry entry) with its token on the caller's pipeline (a
     worker's job-start transaction). ``holder``: the process running it (services.queues.HELD_KEY), whose supervisor
     lapses the lease the moment it dies: the janitor's next pass (a second) hands the job on, not the TTL."""
     pipeline.set(LEASE_KEY % run, token, ex=ttl_s)
     pipeline.set(OWNED_KEY % run, token, ex=24 * 3600)
-    if holder is not None:
-        note_held(pipeline, holder, LEASE_KEY % run, token)
+    note_held(pipeline, holder, LEASE_KEY % run, token)
 
 
-def drop_lease(pipeline: redis.client.Pipeline, run: str, token: str, holder: str | None = None) -> None:
+def drop_lease(pipeline: redis.client.Pipeline, run: str, token: str, holder: str) -> None:
     """Queue releasing the run's lease on the caller's pipeline (the transaction that records the job's end);
     what is no longer the run's token stays."""
     pipeline.eval(_RELEASE_LEASE, 2, LEASE_KEY % run, OWNED_KEY % run, token)
-    if holder is not None:
-        forget_held(pipeline, holder, LEASE_KEY % run)
+    forget_held(pipeline, holder, LEASE_KEY % run)
 
 
 def renewing_lease(connection: redis.Redis, run: str, token: str,

@@ -48,8 +48,8 @@ OUTPUT_KEY = "output:%s"  # a request's final output (reply or error), written b
 # only for its owner (see services/jobs.py). Periodic service runs have none: they are operator jobs.
 OWNER_META_KEY = "user_id"
 
-# Compare-and-delete / compare-and-extend so a worker never releases someone else's lease.
-_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+# Compare-and-delete / compare-and-extend so a worker never releases someone else's lease (KEYS: it; ARGV: token).
+DELETE_IF_HELD = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 # A process ("<host>:<pid>", services.supervisor.process_key) → {lease key: token} of the leases it holds: when
 # it dies, its supervisor lapses them at once (``lapse_held``) instead of each waiting out its TTL.
 HELD_KEY = "engram:held:%s"
@@ -248,18 +248,14 @@ def load_request(connection: redis.Redis, request_id: str) -> ChatRequest | None
 class ThreadLease:
     """A renewable per-thread lock; the holder's token is unique per acquisition."""
 
-    def __init__(self, connection: redis.Redis, thread_id: str, ttl_ms: int = 15_000,
-                 holder: str | None = None) -> None:
+    def __init__(self, connection: redis.Redis, thread_id: str, holder: str, ttl_ms: int = 15_000) -> None:
         self.connection = connection
         self.thread_id = thread_id
         self.key = LEASE_KEY % thread_id
         self.ttl_ms = ttl_ms
         self.token = uuid.uuid4().hex
         # The process holding it (``HELD_KEY``), so a supervisor that sees it die can lapse the lease at once.
-        self.held_key = HELD_KEY % holder if holder else None
-
-    def acquire(self) -> bool:
-        return bool(self.connection.set(self.key, self.token, nx=True, px=self.ttl_ms))
+        self.held_key = HELD_KEY % holder
 
     def extend(self) -> bool:
         return bool(self.connection.eval(_EXTEND, 1, self.key, self.token, self.ttl_ms))
@@ -268,10 +264,7 @@ class ThreadLease:
         """Try to take the lease and, in the same round trip, read the thread's pending head and
         whether ``request_id`` is finished: (acquired, head request id, finished)."""
         pipe = self.connection.pipeline(transaction=False)
-        if self.held_key is None:
-            pipe.set(self.key, self.token, nx=True, px=self.ttl_ms)
-        else:
-            pipe.eval(_CLAIM_HELD, 2, self.key, self.held_key, self.token, self.ttl_ms)
+        pipe.eval(_CLAIM_HELD, 2, self.key, self.held_key, self.token, self.ttl_ms)
         pipe.lindex(PENDING_KEY % self.thread_id, 0)
         pipe.exists(OUTPUT_KEY % request_id)
         acquired, head, finished = pipe.execute()
@@ -279,15 +272,11 @@ class ThreadLease:
 
     def release(self, *, drop_pending: tuple[str, ...] | list[str] = ()) -> None:
         """Release the lease; first drop ``drop_pending`` from the thread's pending list, in the same transaction."""
-        if not drop_pending and self.held_key is None:
-            self.connection.eval(_RELEASE, 1, self.key, self.token)
-            return
         pipe = self.connection.pipeline(transaction=True)
         for request_id in drop_pending:
             pipe.lrem(PENDING_KEY % self.thread_id, 0, request_id)
-        pipe.eval(_RELEASE, 1, self.key, self.token)
-        if self.held_key is not None:
-            pipe.hdel(self.held_key, self.key)
+        pipe.eval(DELETE_IF_HELD, 1, self.key, self.token)
+        pipe.hdel(self.held_key, self.key)
         pipe.execute()
 
 
@@ -309,7 +298,7 @@ def lapse_held(connection: redis.Redis, holder: str) -> list[str]:
     lapsed = []
     for raw_key, token in held.items():
         key = raw_key.decode() if isinstance(raw_key, bytes) else str(raw_key)
-        if connection.eval(_RELEASE, 1, key, token):
+        if connection.eval(DELETE_IF_HELD, 1, key, token):
             lapsed.append(key)
     connection.delete(HELD_KEY % holder)
     return lapsed

@@ -55,7 +55,7 @@ return {id, 1}
 # channel's ending events take a slot (``_SLOTS``): the first event of a slot is logged, a later one of the
 # same slot is not (its caller gets the first one's id), so however many runs of one request reach their
 # end (a run handed on while it lived, a retry, a failure callback), its log holds one outcome and one done.
-_PUBLISH_BODY = """
+_PUBLISH = """
 if ARGV[6] ~= '' then
   local taken = redis.call('hget', KEYS[2], ARGV[6])
   if taken then return taken end
@@ -72,10 +72,9 @@ end
 redis.call('publish', ARGV[5], prev .. '\\n' .. id .. '\\n' .. ARGV[1] .. '\\n' .. ARGV[2])
 return id
 """
-_PUBLISH = _PUBLISH_BODY
 # The same, only while KEYS[3] holds ARGV[7] (the run's fence, services.queues.attempt_fence): a
 # run another worker has taken over gets nil and writes nothing, in the same round trip.
-_PUBLISH_FENCED = "if redis.call('get', KEYS[3]) ~= ARGV[7] then return nil end" + _PUBLISH_BODY
+_PUBLISH_FENCED = "if redis.call('get', KEYS[3]) ~= ARGV[7] then return nil end" + _PUBLISH
 ENDS_KEY = "events:ends:%s"  # a request channel's ending events: slot → the id of the one logged
 # The events a request's log holds at most one of: its outcome (a reply or an error, never both) and done.
 _SLOTS = {"message": "outcome", "error": "outcome", "done": "done"}

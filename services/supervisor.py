@@ -170,7 +170,6 @@ class Supervisor:
         redis_client: redis.Redis | None,
         hung_after_s: float,
         grace_s: float = 5.0,
-        clock: Callable[[], float] = time.monotonic,
         servers: Sequence[WatchedServer] = (),
     ) -> None:
         self.children = {role.name: Child(role) for role in roles}
@@ -179,7 +178,6 @@ class Supervisor:
         self.redis = redis_client
         self.hung_after_s = hung_after_s
         self.grace_s = grace_s
-        self.clock = clock
         self.stopping = False
 
     def start(self) -> None:
@@ -207,7 +205,7 @@ class Supervisor:
 
     def check(self) -> None:
         """One supervision pass: restart dead servers, exited children when due, replace hung ones."""
-        now = self.clock()
+        now = time.monotonic()
         for watch in self.servers:
             self._check_server(watch, now)
         if self.servers and now >= self._next_reap_at:  # a killed server's workers exit after it
@@ -245,7 +243,7 @@ class Supervisor:
     def _spawn(self, child: Child) -> None:
         child.process = subprocess.Popen(child.role.argv, env=dict(child.role.env),
                                          preexec_fn=_child_setup(child.role.nice))
-        child.started_at = self.clock()
+        child.started_at = time.monotonic()
         child.restart_at = None
         self._clear_heartbeat(child)
         logger.info("started role %s (pid %s)", child.role.name, child.process.pid)

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 import redis
 
 from services.janitor import LEASE_TTL_S, drop_lease, hold_lease, renewing_lease
+from services.supervisor import process_key
 
 
 @contextmanager
@@ -23,12 +24,12 @@ def job_lease(connection: redis.Redis, job_id: str, ttl_s: int = LEASE_TTL_S) ->
     """
     token = uuid.uuid4().hex
     pipe = connection.pipeline(transaction=False)
-    hold_lease(pipe, job_id, token, ttl_s)
+    hold_lease(pipe, job_id, token, process_key(), ttl_s)
     pipe.execute()
     try:
         with renewing_lease(connection, job_id, token, ttl_s):
             yield
     finally:
         pipe = connection.pipeline(transaction=False)
-        drop_lease(pipe, job_id, token)
+        drop_lease(pipe, job_id, token, process_key())
         pipe.execute()

@@ -246,21 +246,6 @@ def test_unreachable_endpoint_is_unavailable() -> None:
     client.close()
 
 
-def test_max_retries_retries_transient_errors(fake: FakeLLM, make_client: Callable[..., LLMClient]) -> None:
-    fake.script(Error(500), Reply("second time lucky"))
-    completion = make_client(max_retries=1).complete("acknowledge", USER)
-    assert completion.text == "second time lucky" and completion.attempts == 2
-
-
-def test_stream_is_not_retried_after_text_reached_the_caller(fake: FakeLLM,
-                                                             make_client: Callable[..., LLMClient]) -> None:
-    fake.script(Reply("first chunk then a stall", chunk_size=6, per_chunk_delay_s=3.0), Reply("duplicate"))
-    deltas: list[str] = []
-    with pytest.raises(LLMTimeout):
-        make_client(max_retries=1).stream("respond", USER, deltas.append)
-    assert deltas == ["first "] and len(fake.requests) == 1
-
-
 # --- generate_with_fallback ------------------------------------------------------------------
 
 def test_fallback_retries_once_and_tells_the_caller(fake: FakeLLM, client: LLMClient) -> None:

@@ -77,7 +77,7 @@ def test_jobs_of_one_thread_never_overlap(redis_client):
 def test_waits_for_a_held_lease_then_gives_up(redis_client):
     events = EventLog(redis_client)
     request = make_request(redis_client, 1)
-    ThreadLease(redis_client, "t1", ttl_ms=10_000).acquire()
+    assert ThreadLease(redis_client, "t1", "another-host:1", ttl_ms=10_000).claim("r0")[0]
     with pytest.raises(ThreadBusy):
         process_in_order(redis_client, events, request, recorder(events, []), wait_s=0.2)
 
@@ -85,20 +85,20 @@ def test_waits_for_a_held_lease_then_gives_up(redis_client):
 def test_takes_over_when_a_dead_holders_lease_lapses(redis_client):
     events = EventLog(redis_client)
     request = make_request(redis_client, 1)
-    ThreadLease(redis_client, "t1", ttl_ms=200).acquire()  # a worker that died holding the lease
+    assert ThreadLease(redis_client, "t1", "another-host:1", ttl_ms=200).claim("r0")[0]  # a worker that died holding it
     processed: list[str] = []
     assert process_in_order(redis_client, events, request, recorder(events, processed), wait_s=5) == "processed"
     assert processed == ["r1"]
 
 
 def test_lease_release_only_by_its_holder(redis_client):
-    mine, theirs = ThreadLease(redis_client, "t9"), ThreadLease(redis_client, "t9")
-    assert mine.acquire()
-    assert not theirs.acquire()
+    mine, theirs = ThreadLease(redis_client, "t9", "host-a:1"), ThreadLease(redis_client, "t9", "host-b:2")
+    assert mine.claim("r1")[0]
+    assert not theirs.claim("r1")[0]
     theirs.release()
     assert redis_client.exists("thread:lease:t9")
     mine.release()
-    assert theirs.acquire()
+    assert theirs.claim("r1")[0]
 
 
 def test_confidence_blends_halfway():

@@ -244,7 +244,7 @@ def test_reading_what_was_told_by_its_topic(router):
 
 
 def test_three_neighbouring_home_row_keys_mash_no_word_of_the_vocabulary(router):
-    from services.router.textview import is_mash_token
+    from services.router.mash import is_mash_token
 
     assert is_mash_token("lkjdsfhsd") and route(router, "asdkjhasd")[0] == "IGNORE"
     home_rows = ("asdfghjkl", "lkjhgfdsa")

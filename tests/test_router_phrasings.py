@@ -13,8 +13,8 @@ import pytest
 
 from bench.routing import ROUTING_SET, TUNING_SETS, load_rows
 from services.embeddings import minilm_model_dir
+from services.router.mash import is_mash_token
 from services.router.signals import text_view
-from services.router.textview import is_mash_token
 from tests import test_router_classes as classes
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,6 +16,7 @@ from sqlalchemy import Select, bindparam, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
+from services.act.critic import pending_confirmation
 from services.db import Exchange, RoutingDecision, insert
 from services.errors import Superseded
 from services.llm.completion import Completion
@@ -271,7 +272,7 @@ def finish(context: WorkerContext, turn: Turn, understanding: Understanding, rep
     if reply.fallback:
         # A client can show this turn as a failure, not as an answer (the text is only an apology).
         message.update(fallback=True, reason=reply.completion.error or "the LLM did not answer")
-    confirm = reply.pending_confirmation()
+    confirm = pending_confirmation(reply.tool_trail)  # the action the reply asks to confirm (the page: yes/no)
     if confirm is not None:
         message["confirm"] = confirm
     events: list[tuple[str, dict[str, Any]]] = []

@@ -29,6 +29,7 @@ from services.janitor import ScheduledMover, recover_abandoned
 from services.logs import configure_logging
 from services.periodic.firing import fire_scheduled
 from services.periodic.schedules import ServiceSpec, load_schedules, schedules_path
+from services.queues import DELETE_IF_HELD
 from services.service_call import system_clock
 from services.sessions import SESSION_IDLE_S, close_quiet_sessions
 from services.settings import Settings
@@ -63,12 +64,8 @@ class Leadership:
             return True
         if holder is not None and _dead_here(holder):
             logger.warning("scheduler leader %s is gone; taking over", holder)
-            self.connection.eval(_DELETE_IF_HELD_BY, 1, LEADER_KEY, holder)
+            self.connection.eval(DELETE_IF_HELD, 1, LEADER_KEY, holder)  # not one someone took meanwhile
         return bool(self.connection.set(LEADER_KEY, self.token, nx=True, ex=LEADER_TTL_S))
-
-
-# Compare-and-delete: never remove a lease someone else took meanwhile.
-_DELETE_IF_HELD_BY = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 
 
 def _dead_here(holder: str) -> bool:

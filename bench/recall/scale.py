@@ -79,7 +79,6 @@ class StatementTimer:
     """Times every statement on ``engine`` while active, by the memory function that sent it."""
 
     def __init__(self, engine: Engine) -> None:
-        self.engine = engine
         self.active = False
         self.current: dict[str, float] = defaultdict(float)
         self.counts: dict[str, int] = defaultdict(int)
@@ -112,18 +111,13 @@ class StatementTimer:
         finally:
             self.active = False
 
-    def close(self) -> None:
-        event.remove(self.engine, "before_cursor_execute", self._before)
-        event.remove(self.engine, "after_cursor_execute", self._after)
-
 
 def print_profile(rows: list[dict[str, float]], counts: dict[str, int], queries: int,
-                  server_cpu: dict[str, float] | None = None) -> None:
+                  server_cpu: dict[str, float]) -> None:
     """Median and p95 per part over the profiled recalls (ms), statements per recall and, per statement
     kind, the mean CPU its PostgreSQL backend spent (which other processes' load does not inflate much)."""
     labels = sorted({label for row in rows for label in row}, key=lambda label: -np.median([r.get(label, 0.0)
                                                                                              for r in rows]))
-    server_cpu = server_cpu or {}
     print(f"\nprofile over {queries} recalls (ms; parts do not add up at p95):")
     print(f"{'part':<34} {'p50':>7} {'p95':>7} {'statements/recall':>18} {'server CPU/recall':>18}")
     for label in labels:

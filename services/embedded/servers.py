@@ -24,13 +24,13 @@ from dataclasses import dataclass, field, replace
 import psutil
 import redis
 
-from services.embedded.lifecycle import EmbeddedServer, free_port
+from services.embedded.lifecycle import EmbeddedServer
 from services.embedded.postgres import EmbeddedPostgres
 from services.embedded.valkey import EmbeddedRedis
 from services.errors import EmbeddedServerError
 from services.settings import Settings
 
-__all__ = ["EmbeddedHandle", "EmbeddedPostgres", "EmbeddedRedis", "ensure_servers", "free_port"]
+__all__ = ["EmbeddedHandle", "EmbeddedPostgres", "EmbeddedRedis", "ensure_servers"]
 
 logger = logging.getLogger(__name__)
 

@@ -12,11 +12,11 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any
 
 import openai
 
-from services.errors import LLMMalformedOutput, LLMTimeout, LLMUnavailable
+from services.errors import LLMMalformedOutput
 from services.llm.completion import Completion, ToolStep, measured_completion
 from services.llm.failures import translated_errors
 from services.llm.output import (
@@ -34,20 +34,17 @@ logger = logging.getLogger(__name__)
 JSON_RETRY_NOTE = "Your previous answer was not valid JSON. Answer with one JSON object only, nothing else."
 MODEL_DISCOVERY_TIMEOUT_S = 5.0
 
-T = TypeVar("T")
-
 
 class LLMClient:
     """Chat completions against one OpenAI-compatible endpoint, configured per role."""
 
-    def __init__(self, *, base_url: str, api_key: str | None, roles: dict[str, RoleConfig], max_retries: int = 0,
+    def __init__(self, *, base_url: str, api_key: str | None, roles: dict[str, RoleConfig],
                  observer: Callable[[str, Completion], None] | None = None,
                  before_background: Callable[[str], None] | None = None) -> None:
-        """Store the configuration; no request is made until the first call.
+        """Store the configuration; no request is made until the first call. A call is tried once: the one retry
+        policy is ``services.llm.fallback``'s (the SDK's own retries stay off).
 
         Args:
-            max_retries: extra tries on timeouts / unavailability inside one call (the SDK's own
-                retries stay off so there is exactly one retry policy).
             observer: called with (role, completion) after every successful call (metrics).
             before_background: called with the role before each background request (chat priority: it
                 waits while a chat turn is generating).
@@ -55,7 +52,6 @@ class LLMClient:
         # Local servers ignore the key, but the SDK insists on one.
         self._openai = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", max_retries=0)
         self.roles = dict(roles)
-        self.max_retries = max_retries
         self._observer = observer
         self._before_background = before_background
         self._served_model: str | None = None  # the endpoint's first model id, asked once it answers
@@ -75,17 +71,7 @@ class LLMClient:
 
     def stream(self, role: str, messages: list[Message], on_delta: Callable[[str], None]) -> Completion:
         """Streamed completion; ``on_delta`` gets each text chunk as it arrives."""
-        emitted = False
-
-        def deliver(text: str) -> None:
-            nonlocal emitted
-            emitted = True
-            on_delta(text)
-
-        # A retry after text reached the caller would repeat it, so only retry before the first chunk.
-        completion, attempts = self._retrying(role, lambda: self._stream_once(role, messages, deliver),
-                                              can_retry=lambda: not emitted)
-        return self._observed(role, replace(completion, attempts=attempts))
+        return self._observed(role, self._stream_once(role, messages, on_delta))
 
     def complete(self, role: str, messages: list[Message]) -> Completion:
         """Non-streamed completion; empty output raises ``LLMMalformedOutput``."""
@@ -124,9 +110,8 @@ class LLMClient:
 
     def _complete(self, role: str, messages: list[Message], extra: dict[str, Any],
                   allow_empty: bool = False) -> tuple[Completion, Any]:
-        (completion, message), attempts = self._retrying(
-            role, lambda: self._complete_once(role, messages, extra, allow_empty))
-        return self._observed(role, replace(completion, attempts=attempts)), message
+        completion, message = self._complete_once(role, messages, extra, allow_empty)
+        return self._observed(role, completion), message
 
     def _complete_once(self, role: str, messages: list[Message], extra: dict[str, Any],
                        allow_empty: bool) -> tuple[Completion, Any]:
@@ -202,18 +187,6 @@ class LLMClient:
         ids = [model.id for model in models.data if getattr(model, "id", None)]
         logger.info("endpoint serves %s; using %s", ids, ids[0] if ids else DEFAULT_MODEL)
         return ids[0] if ids else ""
-
-    def _retrying(self, role: str, call: Callable[[], T],
-                  can_retry: Callable[[], bool] = lambda: True) -> tuple[T, int]:
-        attempt = 1
-        while True:
-            try:
-                return call(), attempt
-            except (LLMTimeout, LLMUnavailable) as exc:
-                if attempt > self.max_retries or not can_retry():
-                    raise
-                logger.warning("llm %s: %s; retry %d of %d", role, exc, attempt, self.max_retries)
-                attempt += 1
 
     def _observed(self, role: str, completion: Completion) -> Completion:
         if self._observer is not None:

@@ -25,10 +25,8 @@ POLL_S = 0.1
 class ChatPriority:
     """Marks chat turns in flight and lets background work wait for them."""
 
-    def __init__(self, connection: redis.Redis, *, max_wait_s: float = MAX_WAIT_S,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, connection: redis.Redis, *, clock: Callable[[], float] = time.time) -> None:
         self.redis = connection
-        self.max_wait_s = max_wait_s
         self.clock = clock
 
     def mark(self, pipeline: redis.client.Pipeline, request_id: str) -> None:
@@ -54,10 +52,10 @@ class ChatPriority:
         return int(pipe.execute()[1])
 
     def wait_for_chat(self, role: str) -> float:
-        """Block while a chat turn is generating (at most ``max_wait_s``); returns the seconds waited."""
+        """Block while a chat turn is generating (at most ``MAX_WAIT_S``); returns the seconds waited."""
         started = time.monotonic()
         try:
-            while self.chats_in_flight() and time.monotonic() - started < self.max_wait_s:
+            while self.chats_in_flight() and time.monotonic() - started < MAX_WAIT_S:
                 time.sleep(POLL_S)
         except redis.RedisError:
             logger.warning("chat priority unknown (Redis error); %s goes ahead", role)

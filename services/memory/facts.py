@@ -342,14 +342,13 @@ class FactSuperseded(ValueError):
         self.fact_id, self.superseded_by = fact_id, superseded_by
 
 
-def correct_fact(session: Session, user_id: str, fact_id: int, new_text: str, config: FactsConfig | None = None, *,
+def correct_fact(session: Session, user_id: str, fact_id: int, new_text: str, config: FactsConfig, *,
                  confidence: float = 1.0) -> Fact:
     """A person's correction of a fact: a new fact (embedding pending) that supersedes the old one.
 
     Raises ``LookupError`` for an unknown fact and ``FactSuperseded`` for one already replaced
     (correcting history would leave two active versions).
     """
-    cfg = config or FactsConfig()
     # Row lock: two concurrent corrections of one fact must not both become active.
     old = session.scalars(select(Fact).where(Fact.user_id == user_id, Fact.id == fact_id).with_for_update()
                           .execution_options(populate_existing=True)).first()
@@ -357,7 +356,7 @@ def correct_fact(session: Session, user_id: str, fact_id: int, new_text: str, co
         raise LookupError(fact_id)
     if old.superseded_at is not None:
         raise FactSuperseded(fact_id, old.superseded_by)
-    body = clean_text(new_text, cfg.max_chars)
+    body = clean_text(new_text, config.max_chars)
     if not body:
         raise ValueError("a fact needs text")
     triple = parse_triple(body)

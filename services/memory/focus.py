@@ -33,8 +33,6 @@ from services.memory import turnshape
 from services.memory.config import RecallConfig
 
 _FIRST_PERSON = frozenset("i me my mine myself we us our ours ourselves".split())
-_BRACKETED = re.compile(r"\[[^\]]*\]")  # "[shared an image: ...]": an annotation, not something said
-_NON_LETTERS = str.maketrans({c: " " for c in ".,!?;:\"()[]{}/-–—…'’"})
 _DEFINITE = re.compile(r"\bthe\b", re.IGNORECASE)
 # "did Jon say", "does Gina give": a capitalised word (a name) after an auxiliary is the question's subject (not
 # "did Jon's mom"; not "has opened").
@@ -83,7 +81,7 @@ def subject_of(query: str) -> str | None:
 @lru_cache(maxsize=turnshape.CACHED_TURNS)
 def speaks_of_self(text: str) -> bool:
     """Whether the turn, its annotations aside, speaks in the first person (I, my, we, our, ...)."""
-    said = _BRACKETED.sub(" ", text or "").lower().translate(_NON_LETTERS).split()
+    said = turnshape.BRACKETED.sub(" ", text or "").lower().translate(turnshape.NON_LETTERS).split()
     return not _FIRST_PERSON.isdisjoint(said)
 
 

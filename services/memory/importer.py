@@ -32,7 +32,6 @@ from services.jobs import enqueue_jobs
 from services.memory import speakers
 from services.memory.import_lines import (
     BadLine,
-    Line,
     LineRecord,
     Record,
     digest,
@@ -49,7 +48,7 @@ from services.queues import (
 )
 
 # The file format lives in import_lines; its names stay importable from here, where callers look.
-__all__ = ["BadLine", "ImportReport", "Line", "LineRecord", "Record", "digest", "pair_exchanges", "parse_lines",
+__all__ = ["BadLine", "ImportReport", "LineRecord", "Record", "digest", "pair_exchanges", "parse_lines",
            "session_id_for", "store_records", "thread_id_for"]
 
 

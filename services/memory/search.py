@@ -71,7 +71,7 @@ class Terms:
 
     @property
     def tsquery(self) -> str:
-        return " | ".join(_quote(lexeme) for lexeme in (self.filter_lexemes or self.lexemes))
+        return " | ".join(quote_lexeme(lexeme) for lexeme in (self.filter_lexemes or self.lexemes))
 
     def __bool__(self) -> bool:
         return bool(self.lexemes)
@@ -109,13 +109,9 @@ class Candidate:
         return self.turn_text(), self.speaker(), self.speaker_similarity(), self.line_id()
 
 
-def _quote(lexeme: str) -> str:
-    return "'" + lexeme.replace("'", "''") + "'"
-
-
 def quote_lexeme(lexeme: str) -> str:
     """A lexeme as a tsquery term."""
-    return _quote(lexeme)
+    return "'" + lexeme.replace("'", "''") + "'"
 
 
 class QueryVector(Vector):
@@ -209,7 +205,7 @@ def _lex_sql(terms: Terms, params: dict[str, Any], search: str = "t.search") -> 
     scale = scale if terms.held > 0 and scale > 0 else total
     parts, unheld, unsaid = [], [], 0.0
     for index, (lexeme, weight) in enumerate(zip(terms.lexemes, terms.weights, strict=True)):
-        params[f"lx{index}"] = _quote(lexeme)
+        params[f"lx{index}"] = quote_lexeme(lexeme)
         params[f"lw{index}"] = weight / scale
         parts.append(f"CASE WHEN {search} @@ CAST(:lx{index} AS tsquery) THEN :lw{index} ELSE 0 END")
         if lexeme in terms.unheld:

@@ -26,10 +26,10 @@ from functools import lru_cache
 # shape of a turn's text is computed once (~10 µs) and kept.
 CACHED_TURNS = 50_000
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_BRACKETED = re.compile(r"\[[^\]]*\]")  # "[shared an image: ...]": an annotation, not something said
+BRACKETED = re.compile(r"\[[^\]]*\]")  # "[shared an image: ...]": an annotation, not something said
 # Word sets, not IGNORECASE alternations: a turn's words are looked up in C (set operations); a regex
 # alternation per candidate cost ~40 µs, ~10 ms over a recall's few hundred candidate turns.
-_NON_LETTERS = str.maketrans({c: " " for c in ".,!?;:\"()[]{}/-–—…'’"})
+NON_LETTERS = str.maketrans({c: " " for c in ".,!?;:\"()[]{}/-–—…'’"})
 _TIME_WORDS = frozenset(
     "yesterday today tomorrow tonight ago last next weekend week month year monday tuesday wednesday thursday "
     "friday saturday sunday january february march april may june july august september october november "
@@ -58,7 +58,7 @@ def question_share(text: str) -> float:
     """The share of the turn's sentences that are questions (0 for a statement, 1 for a pure question)."""
     if "?" not in (text or ""):
         return 0.0
-    spoken = _BRACKETED.sub(" ", text or "").strip()
+    spoken = BRACKETED.sub(" ", text or "").strip()
     sentences = [s for s in _SENTENCE_END.split(spoken) if s.strip()]
     if not sentences:
         return 0.0
@@ -91,7 +91,7 @@ def _carries(cue: str, text: str) -> bool:
     if cue == "place":
         return any(_introduces_place(text[max(0, match.start() - 16) : match.start()])
                    for match in _CAPITALISED.finditer(text))
-    words = text.lower().translate(_NON_LETTERS).split()
+    words = text.lower().translate(NON_LETTERS).split()
     if cue == "time":
         return not _TIME_WORDS.isdisjoint(words) or _YEAR.search(text) is not None
     return not _NUMBER_WORDS.isdisjoint(words) or _DIGIT.search(text) is not None

@@ -22,6 +22,7 @@ from services.memory.models import MemoryChunk
 from services.queues import (
     CHUNK_JOB_ID,
     CHUNKER_JOB,
+    DELETE_IF_HELD,
     MEMORY_CHUNKER_QUEUE,
     PENDING_KEY,
     enqueue,
@@ -90,7 +91,6 @@ def expire(connection: redis.Redis, thread_id: str) -> None:
     if owner is not None:
         key = CURRENT_THREAD_KEY % as_text(owner)
         # Compare-and-delete: the person may have moved on to a newer thread meanwhile.
-        connection.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end "
-                        "return 0", 1, key, thread_id)
+        connection.eval(DELETE_IF_HELD, 1, key, thread_id)
     logger.info("thread %s expired", thread_id, extra={"thread_id": thread_id})
 

@@ -2,7 +2,7 @@
 
 The ``goals`` service only picks the goals due for a pursuit (none within ``min_interval_s``)
 and queues one job per goal (``workers.periodic.pursue_goal``, job id ``goal-<id>``: one
-pursuit of a goal at a time) on its own queue, never prompt-queue, so a chat never waits for
+pursuit of a goal at a time) on background-queue, never prompt-queue, so a chat never waits for
 a goal and one goal's failure or slowness does not touch another. A pursuit runs the ACT loop
 with its own, longer limits and the background skill set, appends a progress note to the goal
 in the transaction of its skills' writes, then pushes a ``goal`` event with an idempotency key
@@ -19,7 +19,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from services.act.models import Goal
 from services.periodic.acting import run_background_turn
-from services.queues import BACKGROUND_QUEUE, PROMPT_QUEUE, enqueue, owner_meta
+from services.queues import BACKGROUND_QUEUE, enqueue, owner_meta
 from services.service_call import ServiceCall, ServiceResult
 from services.streams import user_channel
 from services.text import truncate
@@ -42,12 +42,9 @@ def run(call: ServiceCall) -> ServiceResult:
     due = [goal for goal in goals if (last_pursuit(goal) or dt.datetime.min.replace(tzinfo=dt.UTC)) <= now - interval]
     if not due:
         return ServiceResult.skipped("no active goal is due for a pursuit", active=len(goals))
-    queue = call.options.get("pursuit_queue", BACKGROUND_QUEUE)
-    if queue == PROMPT_QUEUE:
-        raise ValueError("goal pursuits never run on prompt-queue: chats would wait behind them")
     wall_clock = call.option("wall_clock_s", DEFAULT_WALL_CLOCK_S)
     queued = sum(1 for goal in due if enqueue(
-        call.context.redis, queue, PURSUE_JOB, goal.id, call.fire_id, wall_clock,
+        call.context.redis, BACKGROUND_QUEUE, PURSUE_JOB, goal.id, call.fire_id, wall_clock,
         call.option("max_iterations", DEFAULT_MAX_ITERATIONS), job_id=f"goal-{goal.id}",
         job_timeout=int(wall_clock * 2 + 120), result_ttl=3600, failure_ttl=7 * 24 * 3600,
         meta=owner_meta(goal.user_id)))

@@ -35,7 +35,6 @@ from services.router.form_words import (
     THANKS_RE,
     WH_CLAUSE_RE,
 )
-from services.router.mash import is_mash_token as is_mash_token  # re-exported: tests read it here
 from services.router.mash import keyboard_mash
 from services.router.prefilter import Prefiltered
 from services.router.time_words import times_replaced
