@@ -176,6 +176,9 @@ def build_messages(context: WorkerContext, turn: Turn, understanding: Understand
         hint = "" if name == "respond" else context.prompts.render(
             profile.prompt(reaction_prompt(name, request.text)),
             missing=understanding.signals.get("missing", "") or "the details needed")
+        if understanding.untold and name == "respond":  # asked of what was never told, the 1.5B made it up
+            never = context.prompts.render(profile.prompt("untold"), thing=understanding.untold)
+            hint = f"{hint.strip()}\n\n{never}" if hint.strip() else never
         if understanding.answer_in:  # told in memory alone, the 1.5B answered in the message's language
             asked = context.prompts.render(profile.prompt("answer-in"), language=understanding.answer_in)
             hint = f"{hint.strip()}\n\n{asked}" if hint.strip() else asked

@@ -23,6 +23,7 @@ from services.errors import EmbeddingError, LLMError
 from services.llm.profile import history_window
 from services.memory.context import AssembledContext, assemble
 from services.memory.refusals import refused_in_message
+from services.memory.untold import never_told
 from services.queues import ChatRequest
 from services.router.decision import RoutingDecision, apply_tiebreak, tiebreak_candidates
 from services.router.missing import describe_missing
@@ -64,6 +65,7 @@ class Understanding:
     refused: frozenset[str] = frozenset()  # what the person never wants offered: a reply naming it is rewritten
     answer_in: str = ""  # the language the person asked to be answered in (the compact reply's instruction names it)
     clock24: bool = False  # the person asked for the 24-hour clock: a reply's "4:20 PM" is sent as "16:20"
+    untold: str = ""  # what a question of recall asks about that the person never spoke of (services/memory/untold)
     # The thread as this turn found it (read once; the thread lease keeps it from changing under us).
     thread: ThreadState | None = None
     working_memory: list[dict[str, Any]] = field(default_factory=list)
@@ -115,6 +117,7 @@ def understand(context: WorkerContext, request: ChatRequest,
         # A swap said with no list ("Nikos doesn't want headphones anymore, he wants a gaming mouse") changes the one
         # list of the person's holding the thing: the router, reading the words alone, hears news.
         swapped = swapped_item(request.text)
+        untold = never_told(db, request.user_id, request.text) if llm_profile(context).compact else ""
         swap = swapped is not None and list_holding(db, request.user_id, swapped) is not None
         placing = time.perf_counter()
         placement = classify_and_place(context, db, request, embedding, state, now)
@@ -160,6 +163,7 @@ def understand(context: WorkerContext, request: ChatRequest,
         refused=remembered.refused | refused_in_message(request.text),
         answer_in=remembered.answer_in,
         clock24=remembered.clock24,
+        untold=untold,
         margin=decision.margin,
         tiebreaker_used=decision.tiebreaker_used,
         tiebreaker_result=decision.tiebreaker_result,
