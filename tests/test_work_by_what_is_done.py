@@ -31,6 +31,13 @@ def _salience(message: str) -> list[float | None]:
     "I drive for Uber at weekends.",
     "I run a small bakery in Leith.",
     "I own a fish and chip shop in Whitby with my brother.",
+    # a new workplace told as a move (people23's marivic, a nurse in Dubai: "I transferred na to another hospital!
+    # Nasa Abu Dhabi na ako": "which city am I working in now?" was answered "Dubai")
+    "Update: I transferred na to another hospital! Nasa Abu Dhabi na ako, sa Al Noor Medical Center",
+    "I got transferred to the Leeds branch last week.",
+    "I've moved to another school, a primary in Hackney.",
+    "I was posted to a new base in Cyprus.",
+    "I moved to the ICU ward this month.",
 ])
 def test_work_told_by_what_is_done_is_who_the_person_is(message: str) -> None:
     assert _salience(message) == [IDENTITY_SALIENCE]
@@ -41,6 +48,9 @@ def test_work_told_by_what_is_done_is_who_the_person_is(message: str) -> None:
     "I drive to work every day, it takes an hour.",
     "I run every morning before work.",
     "I own a bike and an old Volvo.",
+    "I transferred the money to my sister this morning.",
+    "We moved to a new flat in Leith.",
+    "I moved the sofa to the other room.",
 ])
 def test_errands_and_belongings_are_not_work(message: str) -> None:
     assert IDENTITY_SALIENCE not in _salience(message)

@@ -168,6 +168,8 @@ _KIN = (r"(?:wife|husband|partner|boyfriend|girlfriend|fianc[ée]e?|son|sons|dau
 _VEHICLE = r"(?:trucks?|lorry|lorries|bus|buses|taxis?|cabs?|trams?|trains?|forklifts?|ambulances?|tractors?)"
 _BUSINESS = (r"(?:shop|business|restaurant|caf[eé]|bakery|salon|farm|company|pub|stall|garage|practice|clinic|studio|"
              r"firm|nursery|takeaway)")
+_WORKPLACE = (r"(?:hospital|school|branch|office|ward|unit|department|site|store|shop|team|base|station|clinic|"
+              r"plant|depot|factory|warehouse|campus|lab|restaurant|hotel|ship|vessel|rig)")
 IDENTITY = re.compile(
     r"^We live (?:in|with)\b|^The user(?:'s name is\b| lives? with\b| is (?:[A-Z][a-z]+|\d{1,3})\b"
     r"| is [a-z-]+ years (?:old|of age)\b"
@@ -178,6 +180,10 @@ IDENTITY = re.compile(
     # that replaced it reached the block, and "what is my work now?" was answered "a software developer")
     r"| (?:drive|drives) (?:an? |the )?(?:[a-z]+ )?" + _VEHICLE + r"\b| (?:drive|drives) for [A-Z]"
     r"| (?:run|runs|own|owns) (?:an? |my |our |the )?(?:[a-z]+ ){0,3}" + _BUSINESS + r"\b"
+    # a new workplace told as a move: "I transferred na to another hospital! Nasa Abu Dhabi na ako" (people23's marivic,
+    # told as a nurse in Dubai: "which city am I working in now?" was answered "Dubai")
+    r"| (?:was |got |has been |have been |has |have |just )?(?:transferred|transfered|posted|moved) (?:na |now )?to "
+    r"(?:an?other |a new |a different |the |our )?(?:[A-Z][A-Za-z]+ )?(?:[a-z]+ )?" + _WORKPLACE + r"\b"
     r"| (?:teach|teaches|taught) [a-z]+(?: [a-z]+)? (?:at|in)\b"
     r"| is an? (?!(?:bit|little|lot)\b)[a-z]+(?: [a-z]+)?(?: (?:at|in|for)\b|$|,)|'s " + _KIN + r"\b)")
 
