@@ -16,7 +16,8 @@ from services.act.fastpath import plain_action
 from services.act.list_edits import list_edits
 from services.memory.context import Personal, Remembered, compact_split
 from services.memory.facts import list_facts, remember_fact
-from services.memory.from_words import IDENTITY_SALIENCE, chunk_from_words
+from services.memory.from_words import chunk_from_words
+from services.memory.identity import IDENTITY_SALIENCE
 from services.memory.notes import Budget
 from services.router.mode_router import ModeRouter
 from services.router.signals import RoutingContext, collect_signals

@@ -19,7 +19,8 @@ from sqlalchemy.orm import Session
 from services.act.fastpath import answers_from_memory, plain_action
 from services.memory.changes import change_in, ended_things
 from services.memory.facts import list_facts, parse_triple, remember_fact
-from services.memory.from_words import IDENTITY_SALIENCE, chunk_from_words
+from services.memory.from_words import chunk_from_words
+from services.memory.identity import IDENTITY_SALIENCE
 from services.router.mode_router import ModeRouter
 from services.router.signals import RoutingContext, collect_signals
 from tests.memory_builders import create_user

@@ -28,6 +28,8 @@ from tests.test_act_chat import chat, message_of, person  # noqa: F401 - the def
     ("Where does my sister live now?", "sister"),
     ("When is my mom's birthday?", "mum"),
     ("Who is my grandad?", "grandpa"),
+    ("When is Marci's birthday?", "Marci's birthday"),  # someone named (people24's zsofia)
+    ("whens jess's bday again", "jess's birthday"),
 ])
 def test_a_question_of_recall_about_ones_own_is_read(question: str, thing: str) -> None:
     assert asked_of_own(question) == thing
@@ -40,6 +42,7 @@ def test_a_question_of_recall_about_ones_own_is_read(question: str, thing: str) 
     "What's the name of my food truck?",  # not one of the things a person has that the check knows
     "My dog is called Rex.",  # not a question
     "When is the museum open?",
+    "When is his birthday?",
 ])
 def test_advice_and_other_questions_are_not(question: str) -> None:
     assert asked_of_own(question) is None
@@ -55,13 +58,18 @@ def test_only_what_the_person_never_named_is_untold(db_engine, hash_embedder) ->
         create_exchange(session, user_id="untold-other", user_text="My husband Tom walks our dog Rex at six.")
         remember_fact(session, hash_embedder, "untold-ros", "The user lives with a wire-haired terrier, Pickle")
         session.flush()
-        assert never_told(session, "untold-ros", "What's my husband called?") == "husband"  # another's husband
-        assert never_told(session, "untold-ros", "When is my birthday?") == "birthday"
+        assert never_told(session, "untold-ros", "What's my husband called?") == "their husband"  # another's
+        assert never_told(session, "untold-ros", "When is my birthday?") == "their birthday"
         assert never_told(session, "untold-ros", "What's my cat called?") == ""
         assert never_told(session, "untold-ros", "What's my dog called?") == ""  # the terrier is a dog
         assert never_told(session, "untold-other", "What's my dog's name?") == ""
-        assert never_told(session, "untold-other", "What's my cat's name?") == "cat"
+        assert never_told(session, "untold-other", "What's my cat's name?") == "their cat"
         assert never_told(session, "untold-other", "Any idea what I could cook tonight?") == ""
+        create_exchange(session, user_id="untold-ros", user_text="We have a little son, Marci, he is four.")
+        create_exchange(session, user_id="untold-ros", user_text="Aroha turns six on the 3rd of January!")
+        assert never_told(session, "untold-ros", "When is Marci's birthday?") == "Marci's birthday"
+        assert never_told(session, "untold-ros", "When is Aroha's birthday?") == ""
+        assert never_told(session, "untold-other", "When is Aroha's birthday?") == "Aroha's birthday"
         session.rollback()
 
 

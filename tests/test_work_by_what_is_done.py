@@ -14,7 +14,8 @@ from services.db import User, insert
 from services.memory.chunks import store_chunk
 from services.memory.config import load_memory_config
 from services.memory.context import assemble
-from services.memory.from_words import IDENTITY_SALIENCE, chunk_from_words
+from services.memory.from_words import chunk_from_words
+from services.memory.identity import IDENTITY_SALIENCE
 from tests.memory_builders import create_exchange
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"

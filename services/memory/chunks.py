@@ -87,7 +87,7 @@ def _fact(item: Any) -> dict[str, Any]:
         raise ChunkInvalid(f"fact speaker must be 'user' or 'assistant', got {item.get('speaker')!r}")
     fact: dict[str, Any] = {"text": clean_text(item["text"]), "speaker": speaker,
                             "confidence": unit_interval(item.get("confidence", 1.0), "fact confidence")}
-    if item.get("salience") is not None:  # one fact worth more than its chunk (from_words.IDENTITY)
+    if item.get("salience") is not None:  # one fact worth more than its chunk (identity.IDENTITY)
         fact["salience"] = unit_interval(item["salience"], "fact salience")
     for key in ("subject", "predicate", "object"):
         if isinstance(item.get(key), str) and item[key].strip():

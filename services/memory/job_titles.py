@@ -31,6 +31,7 @@ TITLE_WORDS = frozenset({
     "hairdresser", "barber", "bartender", "banker", "broker", "detective", "soldier", "translator", "interpreter",
     "tailor", "welder", "decorator", "landscaper", "nanny", "childminder", "housekeeper", "porter",
     "guard", "caretaker", "janitor", "miner", "fisherman", "dispatcher", "paralegal", "auditor", "bookkeeper",
+    "keeper", "zookeeper", "guide", "baker", "cook", "sailor", "seaman", "student",
 })
 # Words that are no job said alone, without "now" ("a dog owner", "a senior", "a natural leader").
 _NOT_ALONE = frozenset({"senior", "junior", "deputy", "owner", "partner", "leader", "head", "chief", "principal",

@@ -60,7 +60,10 @@ COFFEE = ("coffee", "espresso", "latte", "cappuccino", "americano", "macchiato",
 CAFFEINE = ("caffeine", *COFFEE, "cola", "coke", "pepsi", "matcha", "yerba", "guarana", "energy drink", "red bull")
 SWEETS = ("sugar", "sweet", "cake", "candy", "candies", "chocolate", "cookie", "biscuit", "brownie", "donut",
           "doughnut", "ice cream", "pastry", "pastries", "pie", "pudding", "tiramisu", "cheesecake", "muffin",
-          "cupcake", "syrup", "honey", "jam", "caramel", "custard", "fudge", "soda", "lemonade", "milkshake")
+          "cupcake", "syrup", "honey", "jam", "caramel", "custard", "fudge", "soda", "lemonade", "milkshake",
+          # people24's mahmoud, refusing "sweet things": "a light dessert, like a fruit tart or a banana split"
+          "dessert", "tart", "sundae", "banana split", "sorbet", "gelato", "meringue", "macaron", "trifle", "crumble",
+          "flapjack", "baklava", "kunafa", "basbousa", "halwa", "halva", "jelly", "marzipan", "waffle", "pancake")
 # "won't eat anything green": the green vegetables.
 GREENS = ("broccoli", "spinach", "pea", "kale", "lettuce", "cucumber", "zucchini", "courgette", "brussels",
           "asparagus", "green bean", "celery", "cabbage", "salad", "pesto", "edamame", "avocado", "guacamole")
@@ -99,7 +102,7 @@ DIET_WORD = re.compile(r"\b(" + "|".join(DIETS) + r")\b", re.IGNORECASE)
 EMPTY = frozenset({
     "a", "an", "the", "any", "anything", "something", "with", "them", "it", "that", "this", "those", "these", "of",
     "and", "or", "so", "keep", "mind", "in", "bad", "really", "very", "at", "all", "please", "ever", "again",
-    "for", "my", "your", "the user's", "food", "foods", "stuff", "things", "kind", "kinds", "much", "too",
+    "for", "my", "your", "the user's", "user", "food", "foods", "stuff", "things", "kind", "kinds", "much", "too",
     "either", "whatsoever", "anymore", "more", "since", "because", "but", "to", "be", "is", "are", "like", "eat",
     "years", "now", "myself", "well", "honestly", "days", "lately", "such", "last", "year", "month", "week",
     "ago", "yesterday", "today", "recently", "bit", "little", "severe", "mild", "serious", "terrible",

@@ -54,6 +54,8 @@ WORDS: dict[str, tuple[str, ...]] = {
     "pet": ("pet", "pets", *_DOG, *_CAT, "rabbit", "hamster", "parrot", "budgie", "tortoise", "fish"),
     "birthday": ("birthday", "bday", "b-day", "born", "birth"),
 }
+# Whether someone's birthday was told: said with their name ("Marci turns five on the 3rd of May").
+BIRTHDAY_TOLD = (*WORDS["birthday"], "turns", "turning", "turned")
 ASKED_AS = {"mom": "mum", "mother": "mum", "father": "dad", "kid": "kids", "children": "kids", "child": "kids",
             "sons": "son", "daughters": "daughter", "boy": "son", "girl": "daughter", "dogs": "dog", "cats": "cat",
             "pets": "pet", "puppy": "dog", "kitten": "cat", "hubby": "husband", "missus": "wife",
@@ -67,13 +69,22 @@ RECALL_QUESTION = re.compile(
     rf"^\s*(?:what|when|where|who|which|how old|how long)(?:'s|’s|s)?\s+"
     rf"(?:(?:is|are|was|were|does|did|do)\s+)?(?:the names? of\s+)?my\s+(?:{_BEFORE}\s+)*"
     rf"(?P<thing>{_THING})(?:'s|’s|s'|s)?\b(?P<rest>[^?.!]*)[?.!]*\s*$", re.IGNORECASE)
+# ... or someone's birthday, named ("When is Marci's birthday?": people24's zsofia had told of her son Marci, never of
+# his birthday, and the 1.5B gave one).
+NAMED_BIRTHDAY = re.compile(r"^\s*(?:when(?:'s|’s|s| is| was)|what(?:'s|’s|s| is) the date of)\s+"
+                            r"(?!(?:my|your|his|her|their|our|the)\b)(?P<name>[a-z][\w-]+)(?:'s|’s|s')?\s+"
+                            r"(?:birthday|bday|b-day)(?:\s+again)?\s*[?.!]*\s*$", re.IGNORECASE)
 ADVICE = re.compile(r"\b(?:should|could|can|would|shall|get|buy|give|gift|make|cook|plan|tell|say|write|help)\b",
                     re.IGNORECASE)
 
 
 def asked_of_own(message: str) -> str | None:
     """The thing of the person's a recall question asks about ("What's my late wife's name?" → "wife"), or None."""
-    found = RECALL_QUESTION.match(" ".join(message.split()))
+    message = " ".join(message.split())
+    named = NAMED_BIRTHDAY.match(message)
+    if named is not None:
+        return f"{named['name']}'s birthday"
+    found = RECALL_QUESTION.match(message)
     if found is None or ADVICE.search(found.group("rest")) or len(found.group("rest").split()) > 5:
         return None
     thing = found.group("thing").lower()
@@ -90,8 +101,13 @@ def never_told(session: Session, user_id: str, message: str) -> str:
     thing = asked_of_own(message)
     if thing is None:
         return ""
-    words = WORDS[thing]
-    pattern = r"\m(?:" + "|".join(re.escape(word) for word in words) + r")\M"
-    said = exists().where(Exchange.user_id == user_id, Exchange.user_text.op("~*")(pattern))
-    known = exists().where(Fact.user_id == user_id, Fact.text.op("~*")(pattern))
-    return "" if session.scalar(select(or_(said, known))) else thing
+    name, _, _ = thing.rpartition("'s ")
+    patterns = [_any_of(BIRTHDAY_TOLD), _any_of((name,))] if name else [_any_of(WORDS[thing])]
+    said = exists().where(Exchange.user_id == user_id, *(Exchange.user_text.op("~*")(each) for each in patterns))
+    known = exists().where(Fact.user_id == user_id, *(Fact.text.op("~*")(each) for each in patterns))
+    return "" if session.scalar(select(or_(said, known))) else (thing if name else f"their {thing}")
+
+
+def _any_of(words: tuple[str, ...]) -> str:
+    """A PostgreSQL pattern for any of ``words`` as a whole word."""
+    return r"\m(?:" + "|".join(re.escape(word) for word in words) + r")\M"
