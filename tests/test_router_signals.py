@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.router import references
+from services.router import mash, references
 from services.router import signals as rs
 from services.router import textview as tv
 from services.router.signals import RoutingContext
@@ -40,7 +40,7 @@ def test_text_feature_counts_and_sentences():
     "token", ["asdfghjkl", "qwerty", "jjjjjjj", "dfgdfgdfg", "tyutyu", "fjdkslaf", "xzcvb", "lkj", "qqq", "wqeqwe"]
 )
 def test_mash_tokens(token):
-    assert tv.is_mash_token(token)
+    assert mash.is_mash_token(token)
 
 
 @pytest.mark.parametrize(
@@ -49,7 +49,7 @@ def test_mash_tokens(token):
      "heyyy", "liberty", "property", "tomorrow", "lol"],
 )
 def test_words_and_laughs_are_not_mash(token):
-    assert not tv.is_mash_token(token)
+    assert not mash.is_mash_token(token)
 
 
 def test_keyboard_mash_is_the_share_of_mashed_words():
