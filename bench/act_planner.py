@@ -152,7 +152,7 @@ def table(outcomes: list[Outcome], show_frozen: bool) -> str:
         seconds = [o.seconds for o in chosen]
         lines.append(f"{split:<8} {len(chosen):>3} {sum(o.right for o in chosen):>6} "
                      f"{sum(o.right and o.pending for o in chosen):>5} {sum(not o.actions for o in chosen):>6} "
-                     f"{sum(o.apology for o in chosen):>8} {percentile(seconds, 50):>6.1f} {max(seconds):>6.1f}")
+                     f"{sum(o.apology for o in chosen):>8} {percentile(seconds, 0.5):>6.1f} {max(seconds):>6.1f}")
     for outcome in outcomes:
         if outcome.right or (outcome.split == "frozen" and not show_frozen):
             continue

@@ -114,7 +114,10 @@ def one_chat(client: ChatClient, text: str) -> tuple[float, float, float]:
 
 
 def percentile(values: list[float], share: float) -> float:
-    """The value at ``share`` (0..1) of the sorted values, nearest rank; NaN for none."""
+    """The value at ``share`` (0..1) of the sorted values, nearest rank; NaN for none. A share outside 0..1 is an
+    error: ``percentile(seconds, 50)`` had printed the maximum as bench.act_planner's p50."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"percentile share must be within 0..1, got {share!r}")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))] if ordered else float("nan")
 
