@@ -39,7 +39,9 @@ DEICTIC_OBJECT_RE = twinned(
     # "the things I asked you to remember" says what they are (what was kept), it is not "add what I said to ...".
     r"(?=\W*$|\s*[,.?!]|\W+(?:to(?! (?:remember|store|save|keep|note|memori[sz]e|record|log|track)\b)|on|onto|in|into|"
     r"for|please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte)\b)|"
-    r"\bthe(?: [a-z'-]+){1,2} from (?:before|earlier|yesterday|last time)\b|"
+    # "the ones from before", "those reminders from yesterday", "them from the other day": which ones?
+    r"\b(?:the(?: [a-z'-]+){1,2}|(?:those|these|them)(?: [a-z'-]+){0,2}) from (?:before|earlier|yesterday|last time|"
+    r"the other day)\b|"
     # "do what you did last week": what was done then is not in this conversation either.
     r"\bwhat (?:you|we) did (?:last (?:time|week|night|month)|before|yesterday|earlier)\b|"
     # "add the items as discussed": what was discussed is not in this conversation until an earlier turn says it.
@@ -116,14 +118,19 @@ _HEDGE_TAIL = (r"(?:,? (?:please|pls|then|definitely|defo|deffo|probably|maybe|p
                r"absolutely|i think|i reckon|i guess|i suppose))*")
 LETTER_PICK_RE = re.compile(
     rf"^(?:(?:option|answer|choice|plan|number) )?[a-f][.!)]?{_HEDGE_TAIL}[.!]*$")
+# A clock time as said: "half four", "quarter to nine", "ten past 6" (half past four, in Britain).
+SAID_CLOCK = (r"(?:half(?: past)?|(?:a )?quarter (?:past|to)|(?:five|ten|twenty|twenty-five|twenty five) (?:past|to)) "
+              r"(?:[1-9]|1[0-2]|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)(?:\s*(?:am|pm))?")
+SAID_CLOCK_RE = re.compile(rf"\b{SAID_CLOCK}\b")
 CLOCK_ALONE_RE = re.compile(
     r"^(?:[01]?\d|2[0-3])[.:][0-5]\d(?:\s*(?:am|pm))?[.!]*$|"
-    # A clock time as said, alone: "half four", "quarter to nine", "ten past 6" (half past four, in Britain).
-    r"^(?:(?:at|about|around) )?(?:half(?: past)?|(?:a )?quarter (?:past|to)|"
-    r"(?:five|ten|twenty|twenty-five|twenty five) (?:past|to)) "
-    r"(?:[1-9]|1[0-2]|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-    r"(?:\s*(?:am|pm))?[.!]*$"
+    # Or as said, alone.
+    rf"^(?:(?:at|about|around) )?{SAID_CLOCK}[.!]*$"
 )
+# A count said in words, guessed at as an answer: "About forty, give or take." (as "About 40").
+NUMBER_WORDS = frozenset(
+    "six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty "
+    "thirty forty fifty sixty seventy eighty ninety hundred thousand dozen couple few".split())
 # Answers to a question never asked, beyond their bare pieces (read only with no earlier turn): assent to an offer
 # never made ("Yeah go on then.", "yes please, go ahead"; not "ok then", "sure thing": mere receipt), a condition put on
 # nothing ("Only if it's not too expensive.", "As long as it's before lunch."), and the day or time that suits given
@@ -136,11 +143,16 @@ UNASKED_ANSWER_RE = re.compile(
     r"^(?:(?:but|and|yes|yeah|ok|okay|sure|fine|alright)[,!.]* )*(?:only if|only when|as long as|so long as|"
     r"provided(?: that)?|providing(?: that)?|unless|but not if|not unless)\b[^,;:.?!]*[.!]*$|"
     r"^(?:(?:the )?(?:mon|tues|wednes|thurs|fri|satur|sun)day|tomorrow|the (?:morning|afternoon|evening|weekend)|"
-    r"next week|(?:[01]?\d|2[0-3])(?:[.:][0-5]\d)?\s*(?:am|pm)?)"
+    rf"next week|(?:[01]?\d|2[0-3])(?:[.:][0-5]\d)?\s*(?:am|pm)?|{SAID_CLOCK})"
     r"(?:(?: would)? (?:works?|suits?|work|suit)(?: me| us)?(?: (?:better|best))?|(?:'s| is| would be) (?:better|best|"
     r"easier))(?: for (?:me|us))?(?:\s*[,;\u2013\u2014-]+\s*|\s+(?:as|because|since|cos|coz|cause)\s+)"
     r"(?![^?]*\b(?:(?:can|could|would|will) (?:you|u)|please|pls|remind|set|add|put|move|book|change|switch)\b)"
-    r"[^?]*$"
+    r"[^?]*$|"
+    # A pick set against another, and nothing else: "The blue folder, not the red.", "oat milk not the normal stuff"
+    # (which of what?).
+    r"^(?:(?:the|my|our|a|an) )?(?:[a-z0-9'-]+ ){0,2}[a-z0-9'-]+,? (?:not|rather than|instead of|but not) "
+    r"(?:(?:the|my|our|a|an|that|this|those|these) )?(?:[a-z0-9'-]+ ?){1,3}"
+    r"(?:,? (?:please|pls|thanks|thx|mind|obviously|though))?[.!]*$"
 )
 # How far a thing is moved names no thing: "bump it forward two days" still says nothing of what "it" is.
 SHIFT_WORDS = frozenset(
