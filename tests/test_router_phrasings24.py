@@ -63,6 +63,51 @@ def test_a_message_that_needs_an_earlier_turn_or_its_content_asks(routers, text)
     assert routes(routers, text) == {("CLARIFY", None)}
 
 
+# More kinds that must ask: a pick among options never offered, with a condition on it ("Both, but only if ..."), or
+# with its verb ("I'll take the second"); a guess with "-ish" ("around 7ish"); more of something never named ("Add two
+# more"); a correction of something never said ("no, the other way round"); what a recipe or a programme holds ("the
+# ingredients from that recipe"); a value named by where it is written, with no figure ("the number on the side of the
+# van"); what someone needs or likes, or a thing settled on elsewhere ("whatever she needs", "the slot I arranged").
+MORE_NEEDS_ASKING = [
+    "Either, as long as it's not raining.",
+    "Both of them, but only if there's room.",
+    "neither tbh, unless the price drops",
+    "All, but only the ripe ones.",
+    "I'll take the second",
+    "I'll go for the last",
+    "Around 7ish",
+    "about 10ish I reckon",
+    "Add two more",
+    "a couple more please",
+    "get 3 more",
+    "no, the other way round",
+    "other way around please",
+    "vice versa",
+    "Put the ingredients from Jamie's pasta recipe on my shopping list",
+    "add the ingredients off that baking show to my list pls",
+    "Put the ingredients off the Bake Off episode on my list",
+    "Save the number on the side of the van",
+    "Remember the reg on that car outside",
+    "note the code on the back of the gate please",
+    "Add whatever she needs to the list",
+    "put what Dad likes on the shopping list",
+    "add whatever the kids want to my list",
+    "Can you move the slot I arranged with the vet to Thursday?",
+    "push the thing we planned back a week",
+    # Things of no kind from a time past, asked for at the end of a long message.
+    "Ugh, the day I've had. Trains cancelled, phone died, and I spilled coffee on my laptop. Anyway, could you add the "
+    "bits from this morning to my list?",
+    "Mad shift, three call-outs and no lunch. Can you pop the stuff from last night on my to-do list?",
+    "What a weekend, the boiler packed in and the dog ate a sock. Could you stick those things from the weekend in my "
+    "notes?",
+]
+
+
+@pytest.mark.parametrize("text", MORE_NEEDS_ASKING)
+def test_more_messages_that_need_an_earlier_turn_or_their_content_ask(routers, text):  # noqa: F811
+    assert routes(routers, text) == {("CLARIFY", None)}
+
+
 # Guards (they passed before too): the same forms with their content, told, or asked as a question.
 @pytest.mark.parametrize(("text", "mode"), [
     ("Goal: get my weight down to 80kg by June", ("ACT", "goal")),
@@ -73,6 +118,14 @@ def test_a_message_that_needs_an_earlier_turn_or_its_content_asks(routers, text)
     ("Coffee, not tea, is my weakness.", ("ACKNOWLEDGE", None)),
     ("Tick off the milk, I've done the shop", ("ACT", "list")),
     ("What was the printer IP I gave you?", ("RESPOND", None)),
+    ("Save the number on the side of the van, it's 07700 900123", ("ACT", "memorize")),
+    ("note that my goats need their hooves trimmed every 8 weeks", ("ACT", "memorize")),
+    ("remember that we booked the hall for the 14th", ("ACT", "memorize")),
+    ("remember the hotel we booked is the Grand on Bath Street", ("ACT", "memorize")),
+    ("Two more days till the holidays!", ("ACKNOWLEDGE", None)),
+    ("Around 7ish I got home and collapsed", ("ACKNOWLEDGE", None)),
+    ("I'll have a coffee", ("ACKNOWLEDGE", None)),
+    ("Delete the reminders from last week", ("ACT", "schedule")),
 ])
 def test_the_same_forms_with_their_content_or_as_talk_are_read_as_before(routers, text, mode):  # noqa: F811
     assert routes(routers, text) == {mode}

@@ -270,9 +270,21 @@ SAID_OBJECT_RE = re.compile(
     # Ones picked out by when they were made or what was done with them: "sort out those reminders from yesterday",
     # "tick off the ones I've done since lunch", "cross off what we bought" (which ones?).
     r"^(?:the|those|these|them)(?: [a-z'-]+){0,2} from (?:before|earlier|yesterday|last time|the other day)\b|"
+    # Or things of no kind from a time past: "add the bits from this morning to my list" (not "the reminders from last
+    # week": a kind and a time say which).
+    r"^(?:(?:all )?(?:the|those|these)(?: [a-z'-]+)? (?:bits|stuff|things|ones|items|bits and pieces)|them|those|"
+    r"these) from (?:this morning|last night|last week|the weekend|earlier on|our (?:last )?(?:chat|call|conversation|"
+    r"talk))\b|"
     r"^(?:what|whatever|the ones?|those(?: ones)?|these(?: ones)?|the (?:bits|things|stuff|items))(?: that)? "
     r"(?:i|we)(?:'ve|'d| have| had)? (?:just |already )?(?:done|finished|completed|bought|picked up|packed|used up|"
-    r"paid for|booked|sorted|cleared|ticked off|crossed off|got through|dealt with)\b"
+    r"paid for|booked|sorted|cleared|ticked off|crossed off|got through|dealt with)\b|"
+    # Or what someone needs or likes, or a thing settled on somewhere else: "add whatever she needs to the list", "move
+    # that thing we sorted to Monday" (not a "that" clause: "note that Sandra's goats need their feet trimmed").
+    r"^(?:what|whatever|everything|(?:those|these|the|that|this)(?: [a-z'-]+){1,3}?)(?: (?:that|which))? "
+    r"(?:i|we|you|u|he|she|they|(?:my|our|his|her|their|the|[a-z]+'s) [a-z'-]+|(?<=what )[a-z'-]+|"
+    r"(?<=whatever )[a-z'-]+) (?:just |already )?(?:needs?|wants?|likes?|fancy|fancies|ordered|sorted|arranged|planned|"
+    # (Told as a fact it names itself: "remember the hotel we booked is the Grand".)
+    r"booked|organi[sz]ed|set up|picked|chose)\b(?![^.?!,;]*\b(?:is|are|was|were|will be)\b)"
 )
 # A placeholder filled by the next sentence, which says what is wanted: "can you make a goal for me? I want to pass the
 # B2 exam in June" (not "I want it done today", "I need help").

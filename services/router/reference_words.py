@@ -79,8 +79,10 @@ ANAPHORIC_NP_RE = prefiltered(
     r"\b(?:option|choice|version|variant|draft|proposal) (?:[a-d]|[1-9]|one|two|three|four)\b(?!\s*:)|"
     # A choice made among offers never made here: "let's go with 10 then", "I'll stick with B" (of what?).
     r"^(?:(?:ok|okay|right|fine|alright|yeah|yes|hmm|um)[ ,.!]+)*(?:let'?s|i'?ll|we'?ll|i will|we will|i'?d|i'?m going "
-    r"to|we'?re going to)? ?(?:go|stick|settle) (?:with|for|on) (?:the )?(?:\d{1,4}|[a-d]|one|two|three|four|five|six|"
-    r"seven|eight|nine|ten|twelve|twenty)(?: (?:then|please|pls|i think|i guess|for now))*\W*$"
+    r"to|we'?re going to)? ?(?:(?:go|stick|settle) (?:with|for|on)|take|have|pick|choose) (?:the )?(?:\d{1,4}|[a-d]|"
+    # Or by its place among them: "I'll take the second".
+    r"one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|first|second|third|last|latter|former)"
+    r"(?: one)?(?: (?:then|please|pls|i think|i guess|for now))*\W*$"
 )
 # "It" of the time and the weather points at nothing: "what time is it in Tokyo?", "is it going to rain?".
 EXPLETIVE_IT_RE = re.compile(
@@ -152,7 +154,12 @@ UNASKED_ANSWER_RE = re.compile(
     # (which of what?).
     r"^(?:(?:the|my|our|a|an) )?(?:[a-z0-9'-]+ ){0,2}[a-z0-9'-]+,? (?:not|rather than|instead of|but not) "
     r"(?:(?:the|my|our|a|an|that|this|those|these) )?(?:[a-z0-9'-]+ ?){1,3}"
-    r"(?:,? (?:please|pls|thanks|thx|mind|obviously|though))?[.!]*$"
+    r"(?:,? (?:please|pls|thanks|thx|mind|obviously|though))?[.!]*$|"
+    # A pick among options never offered, with a condition on it: "Both, but only the cheap one if they're out.",
+    # "Either, as long as it's not raining", "neither tbh, unless the price drops".
+    r"^(?:both|either|neither|whichever|all|none)(?: of (?:them|those|these|em|'em))?"
+    r"(?: (?:tbh|really|i think|i guess|honestly))?[,.!;\u2013\u2014-]*\s+(?:(?:but|and|yes|yeah) )?(?:only |just )?"
+    r"(?:if|when|unless|as long as|so long as|provided|providing|not if|the [a-z]+ one|the [a-z]+ ones)\b[^?]*$"
 )
 # How far a thing is moved names no thing: "bump it forward two days" still says nothing of what "it" is.
 SHIFT_WORDS = frozenset(
@@ -180,7 +187,12 @@ CONTEXT_DEPENDENT_RE = re.compile(
     # "same as Dave's", "like Mia's": Dave's what?
     r"(?:(?:the|just) )?(?:same (?:as|like)|like) [a-z'-]+'s|"
     r"again|which one|what do you mean|elaborate|"
-    r"explain (?:that|it|more)|the first one|the second one|that one|this one)(?: too| as well| also)?"
+    r"explain (?:that|it|more)|the first one|the second one|that one|this one|"
+    # More of something never named: "Add two more", "a couple more please".
+    r"(?:(?:add|put|get|make|grab|buy|order|book|bring) )?"
+    r"(?:\d{1,2}|one|two|three|four|five|six|a few|a couple(?: of)?|some|one or two) more|"
+    # A correction of something never said: "no, the other way round", "vice versa".
+    r"(?:(?:the|it'?s|its) )?(?:other|wrong) way (?:round|around)|vice versa)(?: too| as well| also)?"
     r"(?:,? (?:please|pls|thanks))?\W*$"
 )
 HABITUAL_RE = prefiltered(

@@ -115,7 +115,7 @@ def bare_answer(view: TextView, content: tuple[str, ...]) -> bool:
     if not hedged:
         return says_time(view.lower)
     hedge = len(hedged) < len(content) or any(w in HEDGE_WORDS or w in phrased or w == "around" for w in view.words)
-    if hedge and all(w.isdigit() or w in NUMBER_WORDS for w in hedged):
+    if hedge and all(w.removesuffix("ish").isdigit() or w in NUMBER_WORDS for w in hedged):  # "around 7ish"
         return True  # "About 40, I reckon.", "about forty, give or take": a number guessed at, never asked for
     content = hedged
     # "10:15 works", "half five works", "the first one suits me better": which one suits, to a question never asked.

@@ -59,5 +59,14 @@ SOURCED_DATA_RE = re.compile(
     r"^(?:(?:all )?(?:the|those|these)|(?:today|yesterday|tonight|this (?:week|month|morning|evening))'s) "
     r"(?:[a-z'-]+ ){0,2}(?:figures|measurements|numbers|readings|results|details|dates|"
     r"times|prices|scores|stats|statistics|info|information|codes|minutes|points|names|addresses|amounts|totals|"
-    r"quotes|sizes|specs|notes) (?:from|off|on|in|against|towards?) (?!(?:my|your|the) (?:notes|memory)\b)"
+    # Or what a recipe or a programme holds: "add the ingredients from that curry recipe to my list".
+    r"quotes|sizes|specs|notes|ingredients|steps|instructions|quantities|lyrics) (?:from|off|on|in|against|towards?) "
+    r"(?!(?:my|your|the) (?:notes|memory)\b)"
+)
+# A value named by where it is written, with no figure anywhere in the message: "Save the number on the side of the
+# van", "note the code on the back of the gate" (what is it?).
+VALUE_HELD_RE = re.compile(
+    r"^(?:the|that) (?:[a-z'-]+ ){0,2}?(?:number|code|pin|password|time|date|address|postcode|reference|serial|"
+    r"registration|reg|extension|figure|price|amount)s? (?:on|from|off|at|in) (?:the|that|this|my|a|an|his|her|their|"
+    r"our) "
 )
