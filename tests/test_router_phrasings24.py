@@ -11,9 +11,9 @@ import pytest
 
 from tests.test_router_phrasings8 import routers, routes  # noqa: F401 (a fixture)
 
-# Messages that must ask. Answers to a question never asked: a clock time as said that suits ("half five works"), a
-# pick set against another ("the blue one, not the red"), a count in words guessed at ("about forty, give or take").
-# Commands on what the message does not carry: an entry under a skill's label cut off ("Goal: get my weight down to"),
+# Messages that must ask. Answers to a question never asked: a clock time as said that suits ("half seven is better"), a
+# pick set against another ("the green one, not the grey"), a count in words guessed at ("roughly twenty").
+# Commands on what the message does not carry: an entry under a skill's label cut off ("New goal: save enough for a"),
 # ones picked out by when they were made or what was done with them ("those reminders from yesterday", "the ones I've
 # done"), an area of chores named in a few words ("the car insurance thing"), content on paper or a screen it cannot
 # see, in the request or said in a clause after it ("They're on the timetable I printed."). A reminder with its text
@@ -117,7 +117,7 @@ def test_more_messages_that_need_an_earlier_turn_or_their_content_ask(routers, t
     ("I ran about forty miles this week", ("ACKNOWLEDGE", None)),
     ("Coffee, not tea, is my weakness.", ("ACKNOWLEDGE", None)),
     ("Tick off the milk, I've done the shop", ("ACT", "list")),
-    ("What was the printer IP I gave you?", ("RESPOND", None)),
+    ("Can you tell me what I said about the boiler?", ("RESPOND", None)),
     ("Save the number on the side of the van, it's 07700 900123", ("ACT", "memorize")),
     ("note that my goats need their hooves trimmed every 8 weeks", ("ACT", "memorize")),
     ("remember that we booked the hall for the 14th", ("ACT", "memorize")),

@@ -278,11 +278,14 @@ SAID_OBJECT_RE = re.compile(
     r"^(?:what|whatever|the ones?|those(?: ones)?|these(?: ones)?|the (?:bits|things|stuff|items))(?: that)? "
     r"(?:i|we)(?:'ve|'d| have| had)? (?:just |already )?(?:done|finished|completed|bought|picked up|packed|used up|"
     r"paid for|booked|sorted|cleared|ticked off|crossed off|got through|dealt with)\b|"
-    # Or what someone needs or likes, or a thing settled on somewhere else: "add whatever she needs to the list", "move
-    # that thing we sorted to Monday" (not a "that" clause: "note that Sandra's goats need their feet trimmed").
+    # Or what someone else needs or likes, or a thing settled on somewhere else: "add whatever she needs to the list",
+    # "move that thing we sorted to Monday" (not a "that" clause: "note that my goats need their hooves trimmed"; what
+    # the person needs is theirs to say in a reminder: "remind me at 6 what I need to buy").
     r"^(?:what|whatever|everything|(?:those|these|the|that|this)(?: [a-z'-]+){1,3}?)(?: (?:that|which))? "
-    r"(?:i|we|you|u|he|she|they|(?:my|our|his|her|their|the|[a-z]+'s) [a-z'-]+|(?<=what )[a-z'-]+|"
-    r"(?<=whatever )[a-z'-]+) (?:just |already )?(?:needs?|wants?|likes?|fancy|fancies|ordered|sorted|arranged|planned|"
+    r"(?:(?:i|we|you|u) (?:just |already )?(?=sorted|arranged|planned|booked|organi[sz]ed|set up|picked|chose)|"
+    r"(?:he|she|they|(?:my|our|his|her|their|the|[a-z]+'s) [a-z'-]+|(?<=what )(?!(?:i|we|you|u)\b)[a-z'-]+|"
+    r"(?<=whatever )(?!(?:i|we|you|u)\b)[a-z'-]+) "
+    r"(?:just |already )?)(?:needs?|wants?|likes?|fancy|fancies|ordered|sorted|arranged|planned|"
     # (Told as a fact it names itself: "remember the hotel we booked is the Grand".)
     r"booked|organi[sz]ed|set up|picked|chose)\b(?![^.?!,;]*\b(?:is|are|was|were|will be)\b)"
 )
