@@ -53,7 +53,8 @@ STUFF_ASK_RE = re.compile(
     r"(?:(?:deal with|handle|take care of|see to|look after|sort(?: out)?|do|tackle)(?= )|get(?=.* (?:done|sorted|"
     r"finished|over with|out of the way)(?: (?:for me|for us|please|pls|today|this week))*\W*$))(?: (?:all|all of))? "
     # An area of chores named as a state of affairs is no better: "Deal with the boiler situation", "the parking issue".
-    r"(?:(?:my|our|the) (?:[a-z'-]+ )?(?:stuff|things?|bits|business|bits and pieces|side of things|situation|"
+    # Named by a few words of what it is about, it is no better: "Take care of the car insurance thing".
+    r"(?:(?:my|our|the) (?:[a-z'-]+ ){0,3}(?:stuff|things?|bits|business|bits and pieces|side of things|situation|"
     r"issues?|problem|matter|mess|saga|palaver|drama|admin|malarkey)|"
     # Or a whole stretch of time or a holiday: "Deal with my weekend", "handle Easter for me this year" (which part?).
     rf"(?:(?:my|our|the|this|next) (?:day|week|weekend|month|year|morning|afternoon|evening|{DAYS}|{MONTHS}|"
@@ -265,7 +266,28 @@ SAID_OBJECT_RE = re.compile(
     r"(?:send|give|tell|write|say|show|mention|share|make|type)(?: (?:to )?(?:you|u))? (?:before|earlier|already|"
     r"previously|yesterday|last (?:time|week|night)))\b|"
     # What the assistant did before: "do for the studio what you did for my sister".
-    r"^(?:what|whatever|exactly what) (?:you|u) (?:did|done|set up)\b"
+    r"^(?:what|whatever|exactly what) (?:you|u) (?:did|done|set up)\b|"
+    # Ones picked out by when they were made or what was done with them: "sort out those reminders from yesterday",
+    # "tick off the ones I've done since lunch", "cross off what we bought" (which ones?).
+    r"^(?:the|those|these|them)(?: [a-z'-]+){0,2} from (?:before|earlier|yesterday|last time|the other day)\b|"
+    # Or things of no kind from a time past: "add the bits from this morning to my list" (not "the reminders from last
+    # week": a kind and a time say which).
+    r"^(?:(?:all )?(?:the|those|these)(?: [a-z'-]+)? (?:bits|stuff|things|ones|items|bits and pieces)|them|those|"
+    r"these) from (?:this morning|last night|last week|the weekend|earlier on|our (?:last )?(?:chat|call|conversation|"
+    r"talk))\b|"
+    r"^(?:what|whatever|the ones?|those(?: ones)?|these(?: ones)?|the (?:bits|things|stuff|items))(?: that)? "
+    r"(?:i|we)(?:'ve|'d| have| had)? (?:just |already )?(?:done|finished|completed|bought|picked up|packed|used up|"
+    r"paid for|booked|sorted|cleared|ticked off|crossed off|got through|dealt with)\b|"
+    # Or what someone else needs or likes, or a thing settled on somewhere else: "add whatever she needs to the list",
+    # "move that thing we sorted to Monday" (not a "that" clause: "note that my goats need their hooves trimmed"; what
+    # the person needs is theirs to say in a reminder: "remind me at 6 what I need to buy").
+    r"^(?:what|whatever|everything|(?:those|these|the|that|this)(?: [a-z'-]+){1,3}?)(?: (?:that|which))? "
+    r"(?:(?:i|we|you|u) (?:just |already )?(?=sorted|arranged|planned|booked|organi[sz]ed|set up|picked|chose)|"
+    r"(?:he|she|they|(?:my|our|his|her|their|the|[a-z]+'s) [a-z'-]+|(?<=what )(?!(?:i|we|you|u)\b)[a-z'-]+|"
+    r"(?<=whatever )(?!(?:i|we|you|u)\b)[a-z'-]+) "
+    r"(?:just |already )?)(?:needs?|wants?|likes?|fancy|fancies|ordered|sorted|arranged|planned|"
+    # (Told as a fact it names itself: "remember the hotel we booked is the Grand".)
+    r"booked|organi[sz]ed|set up|picked|chose)\b(?![^.?!,;]*\b(?:is|are|was|were|will be)\b)"
 )
 # A placeholder filled by the next sentence, which says what is wanted: "can you make a goal for me? I want to pass the
 # B2 exam in June" (not "I want it done today", "I need help").
@@ -298,49 +320,6 @@ EDIT_MADE_RE = re.compile(
 VAGUE_DEED_VERBS = frozenset("do sort fix".split())
 # Whom a deed is for may come before its object: "do for the studio what you did for my sister".
 FOR_WHOM_RE = re.compile(r"^(?:for|to|with) (?:[a-z0-9'-]+ ){1,3}?(?=(?:what|whatever|exactly what)\b)")
-# Data kept somewhere else, named by where it is and never given: "add the figures from the banksman's sheet to my
-# notes", "save the hoof measurements from this morning" (which figures?). Not an item ("add the milk from Aldi").
-# A command's object held in something the conversation cannot see: "add everything in this photo to my list", "save
-# all the dates on the attachment" (which are they?).
-_UNSEEN_MEDIUM = (
-    # "the attached PDF", "that scanned letter", "my last screenshot": how it came does not show it.
-    r"(?:in|on|from) (?:this|that|the|my) (?:(?:attached|enclosed|scanned|linked|uploaded|forwarded|shared|last|latest|"
-    # Or named by what it shows: "the whiteboard photo", "my receipt scan".
-    r"new|other|first|second) )?(?:[a-z'-]+ )?(?:photo|picture|pic|screenshot|image|attachment|file|pdf|document|doc|"
-    r"scan|video|voice (?:note|memo)|recording|spreadsheet|link|letter|e-?mail|receipt|flyer|leaflet|text|message|"
-    r"voicemail|whatsapp|dm|"
-    # Or a note on paper: "whatever's on the Post-it on my monitor", "the numbers on that sticky note".
-    r"post-?it(?: note)?|sticky(?: note)?|napkin|whiteboard|"
-    # Or a card, a label or a board held up or pinned somewhere: "the clinic card in this picture".
-    r"card|label|board|poster|noticeboard)s?\b"
-)
-# Entries named by their kind, held there: "the appointments that are written on the clinic card in this picture".
-UNSEEN_HELD_RE = re.compile(
-    r"^(?:everything|all|whatever|anything|the (?:[a-z'-]+ )?(?:stuff|things|items|bits|details|info|names|dates|"
-    r"numbers|times|ingredients|words|figures|reminders|appointments|tasks|jobs|entries|events|meetings))"
-    r"(?:'s| is| are|(?: that| which)(?:'s| is| are)?)?(?: (?:written|listed|shown|printed|typed|scribbled|jotted"
-    rf"(?: down)?|noted(?: down)?|pictured))? (?:{_UNSEEN_MEDIUM}|"
-    # Or in a container it cannot look into: "add whatever's in the basket to my list", "everything in my trolley".
-    r"(?:in|on|from) (?:this|that|the|my|our) (?:[a-z'-]+ )?(?:basket|trolley|cart|bag|box|drawer|fridge|freezer|"
-    r"cupboard|pantry|larder|tray|tin|jar|crate)s?\b)|"
-    # Or what came with a thing or in the post: "store the instructions that came in the box", "the leaflet that came
-    # with the kettle" (what do they say?).
-    r"^(?:all )?the (?:[a-z'-]+ )?(?:instructions|directions|leaflets?|paperwork|details|info|information|codes?|"
-    r"settings|numbers|dates|contents|stuff|things|bits|papers|forms|notes|manual|booklet|letter)"
-    r"(?: that| which)? (?:came|come|arrived|was sent|were sent)(?: (?:to me|today|yesterday|this morning))? "
-    r"(?:in|with|inside|on) (?:the|this|that|my|our|a|an)\b"
-)
-# One thing named and held there is no better (a reminder's text may name it: "remind me about the form in the email"):
-# "remember the code on the photo", "save the address from the letter".
-UNSEEN_THING_RE = re.compile(rf"^the (?:[a-z0-9'-]+ ){{1,2}}?{_UNSEEN_MEDIUM}")
-# So is data named by the day it is from and put against something, none of it given: "put today's numbers against my
-# goal", "log this week's figures towards the savings target".
-SOURCED_DATA_RE = re.compile(
-    r"^(?:(?:all )?(?:the|those|these)|(?:today|yesterday|tonight|this (?:week|month|morning|evening))'s) "
-    r"(?:[a-z'-]+ ){0,2}(?:figures|measurements|numbers|readings|results|details|dates|"
-    r"times|prices|scores|stats|statistics|info|information|codes|minutes|points|names|addresses|amounts|totals|"
-    r"quotes|sizes|specs|notes) (?:from|off|on|in|against|towards?) (?!(?:my|your|the) (?:notes|memory)\b)"
-)
 # A request's missing slot, read from its form (services/router/objects.py): an unfilled template
 # (``TEMPLATE_RE``, in services/router/template_words.py);
 # a command cut off before its object ("set a goal to... actually, no", "remind me to"): its last word waits for more;

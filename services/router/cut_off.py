@@ -26,6 +26,20 @@ _TRAILING_RE = re.compile(r"\s*(?:\.{2,}|…|[-–—]+)")
 _STRANDED_AFTER_RE = re.compile(r"(?:[a-z]{2,}[^e]ed|[a-z]{2,}ing)$")
 
 
+# An entry under a skill's label, cut off on a word that waits for more: "Goal: get my weight down to", "Note: the wifi
+# password is", "Shopping list: milk, bread and" (not on a preposition a verb strands: "... the party I'm going to").
+_CUT_ENTRY_RE = re.compile(
+    r"^(?:(?:new|my|a|quick) )?(?:goal|target|aim|reminder|note|memo|list|shopping list|to-?do|todo|task|fact)"
+    r"(?: [a-z'-]+){0,3}\s*:\s*(?:[^\n]*\s)?"
+    rf"(?<!ing )(?<!ed )(?:{'|'.join(sorted(DANGLING_WORDS | COPULAS))})(?:\s*(?:\.{{2,}}|…|[-–—]+))?\s*$")
+
+
+def cut_entry(lower: str) -> bool:
+    """Whether ``lower`` is an entry under a skill's label cut off before its content ("Goal: get my weight
+    down to")."""
+    return ":" in lower and _CUT_ENTRY_RE.match(lower) is not None
+
+
 def missing_by_form(lower: str, clause: str, matches: list[re.Match[str]], index: int, end: int) -> str:
     """Why a request's object is missing by its form alone, or "": an unfilled template in it, or the request cut
     off on a word that waits for more ("remind me to", "set a goal to... actually I don't know")."""

@@ -124,8 +124,17 @@ NEWS_CRY = (r"(?:stop|hold) the (?:press|presses|phone|front page)\b|hot off the
 RHETORICAL_RE = re.compile(r"^(?:(?:oh|hey|so|ok|okay|omg|well|wow|gosh|ooh)[ ,!.]+)*(?:(?:(?:you'?ll|you will|u'?ll|"
                            r"ya'?ll) never )?guess (?:who|what|where|how|which|whose)\b|"
                            r"(?:can|could|would) (?:you|u|ya) (?:believe|credit) (?:it|this)\s*[,.!:;\u2013\u2014-]|"
+                           # Or the disbelief said of oneself: "Can't believe it, the council filled the pothole".
+                           r"(?:i )?(?:can'?t|cannot|couldn'?t|could not) (?:believe|credit) (?:it|this|that|"
+                           r"my (?:eyes|ears|luck))\s*[,.!:;\u2013\u2014-]|"
                            r"(?:would|will) (?:you|u|ya) (?:just )?look at (?:that|this)\s*[,!]|"
                            rf"{NEWS_CRY})")
+# A shrug after news asks nothing: "My team lost again, but what can you do.", "oh well, what are you gonna do?" (not
+# "what can you do?" alone, nor after a greeting: it asks what the assistant can do).
+SHRUG_RE = re.compile(
+    r"(?:^|[,;.!\s])\s*(?:(?:but|oh well|ah well|well|still|eh|sigh|meh|ho hum)[,.!]*\s+)+what (?:else )?"
+    r"(?:can|could|are|ya) (?:you|ya|u|ye|one|i|we)(?: (?:gonna|going to))? do\b"
+    r"(?:,? (?:eh|hey|right|really|lol|haha|i guess|innit|about it))?[\s.!?]*$")
 # "What a day." exclaims, it asks nothing (unless its sentence ends in "?": "what a mess, where do I start?").
 EXCLAMATIVE_RE = re.compile(r"^(?:(?:oh|god|man|wow|honestly)[ ,!.]+)*what an? [^.!?]*(?:[.!]|$)")
 # A relative clause after a noun asks nothing: "I'm allergic to latex, which is fun in a dental practice", "my sister,

@@ -49,14 +49,11 @@ from services.router.command_words import (
     REQUEST_LEADS,
     RETIMING_VERBS,
     SAID_OBJECT_RE,
-    SOURCED_DATA_RE,
     STORED_KINDS,
     STORING_VERBS,
     TEXT_LEADS,
     THE_STORED_RE,
     THING_ABOUT_RE,
-    UNSEEN_HELD_RE,
-    UNSEEN_THING_RE,
     VAGUE_DEED_VERBS,
 )
 from services.router.cut_off import missing_by_form
@@ -64,6 +61,7 @@ from services.router.reference_words import DEICTIC_OBJECT_RE, PEOPLE_WORDS, THA
 from services.router.template_words import TEMPLATE_RE
 from services.router.time_words import says_time, times_replaced
 from services.router.typos import correct
+from services.router.unseen_words import SOURCED_DATA_RE, UNSEEN_HELD_RE, UNSEEN_THING_RE, VALUE_HELD_RE
 from services.router.words import POLITE_WORDS, REMIND_ASKS_RE, WORD_RE
 
 # Sentences and dashes part requests; after a comma a request may open a clause ("Toda, and send ..."). A dot between
@@ -299,7 +297,8 @@ def _unnamed_by_kind(lower: str, start: int, verb: str, rest: str) -> RequestObj
     no figure given before the request), a deed left open ("do something about my goals": done how?), or a pointer at
     a slot left unfilled ("New goal: {% goal %}, please track it")."""
     if (SOURCED_DATA_RE.match(rest) and not _DIGIT_RE.search(lower, 0, start)) or UNSEEN_HELD_RE.match(rest) or (
-            verb not in REMINDING_VERBS and UNSEEN_THING_RE.match(rest)):
+            verb not in REMINDING_VERBS and UNSEEN_THING_RE.match(rest)) or (VALUE_HELD_RE.match(rest) and not (
+            _DIGIT_RE.search(lower))):
         return RequestObject(verb, "pointer", rest.strip())
     held = _HELD_IN_RE.match(rest)
     if held and DEICTIC_OBJECT_RE.match(rest, held.end()):

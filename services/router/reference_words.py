@@ -39,7 +39,9 @@ DEICTIC_OBJECT_RE = twinned(
     # "the things I asked you to remember" says what they are (what was kept), it is not "add what I said to ...".
     r"(?=\W*$|\s*[,.?!]|\W+(?:to(?! (?:remember|store|save|keep|note|memori[sz]e|record|log|track)\b)|on|onto|in|into|"
     r"for|please|pls|thanks|thank you|thx|cheers|merci|por favor|bitte)\b)|"
-    r"\bthe(?: [a-z'-]+){1,2} from (?:before|earlier|yesterday|last time)\b|"
+    # "the ones from before", "those reminders from yesterday", "them from the other day": which ones?
+    r"\b(?:the(?: [a-z'-]+){1,2}|(?:those|these|them)(?: [a-z'-]+){0,2}) from (?:before|earlier|yesterday|last time|"
+    r"the other day)\b|"
     # "do what you did last week": what was done then is not in this conversation either.
     r"\bwhat (?:you|we) did (?:last (?:time|week|night|month)|before|yesterday|earlier)\b|"
     # "add the items as discussed": what was discussed is not in this conversation until an earlier turn says it.
@@ -77,8 +79,10 @@ ANAPHORIC_NP_RE = prefiltered(
     r"\b(?:option|choice|version|variant|draft|proposal) (?:[a-d]|[1-9]|one|two|three|four)\b(?!\s*:)|"
     # A choice made among offers never made here: "let's go with 10 then", "I'll stick with B" (of what?).
     r"^(?:(?:ok|okay|right|fine|alright|yeah|yes|hmm|um)[ ,.!]+)*(?:let'?s|i'?ll|we'?ll|i will|we will|i'?d|i'?m going "
-    r"to|we'?re going to)? ?(?:go|stick|settle) (?:with|for|on) (?:the )?(?:\d{1,4}|[a-d]|one|two|three|four|five|six|"
-    r"seven|eight|nine|ten|twelve|twenty)(?: (?:then|please|pls|i think|i guess|for now))*\W*$"
+    r"to|we'?re going to)? ?(?:(?:go|stick|settle) (?:with|for|on)|take|have|pick|choose) (?:the )?(?:\d{1,4}|[a-d]|"
+    # Or by its place among them: "I'll take the second".
+    r"one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|first|second|third|last|latter|former)"
+    r"(?: one)?(?: (?:then|please|pls|i think|i guess|for now))*\W*$"
 )
 # "It" of the time and the weather points at nothing: "what time is it in Tokyo?", "is it going to rain?".
 EXPLETIVE_IT_RE = re.compile(
@@ -116,14 +120,19 @@ _HEDGE_TAIL = (r"(?:,? (?:please|pls|then|definitely|defo|deffo|probably|maybe|p
                r"absolutely|i think|i reckon|i guess|i suppose))*")
 LETTER_PICK_RE = re.compile(
     rf"^(?:(?:option|answer|choice|plan|number) )?[a-f][.!)]?{_HEDGE_TAIL}[.!]*$")
+# A clock time as said: "half four", "quarter to nine", "ten past 6" (half past four, in Britain).
+SAID_CLOCK = (r"(?:half(?: past)?|(?:a )?quarter (?:past|to)|(?:five|ten|twenty|twenty-five|twenty five) (?:past|to)) "
+              r"(?:[1-9]|1[0-2]|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)(?:\s*(?:am|pm))?")
+SAID_CLOCK_RE = re.compile(rf"\b{SAID_CLOCK}\b")
 CLOCK_ALONE_RE = re.compile(
     r"^(?:[01]?\d|2[0-3])[.:][0-5]\d(?:\s*(?:am|pm))?[.!]*$|"
-    # A clock time as said, alone: "half four", "quarter to nine", "ten past 6" (half past four, in Britain).
-    r"^(?:(?:at|about|around) )?(?:half(?: past)?|(?:a )?quarter (?:past|to)|"
-    r"(?:five|ten|twenty|twenty-five|twenty five) (?:past|to)) "
-    r"(?:[1-9]|1[0-2]|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-    r"(?:\s*(?:am|pm))?[.!]*$"
+    # Or as said, alone.
+    rf"^(?:(?:at|about|around) )?{SAID_CLOCK}[.!]*$"
 )
+# A count said in words, guessed at as an answer: "About forty, give or take." (as "About 40").
+NUMBER_WORDS = frozenset(
+    "six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty "
+    "thirty forty fifty sixty seventy eighty ninety hundred thousand dozen couple few".split())
 # Answers to a question never asked, beyond their bare pieces (read only with no earlier turn): assent to an offer
 # never made ("Yeah go on then.", "yes please, go ahead"; not "ok then", "sure thing": mere receipt), a condition put on
 # nothing ("Only if it's not too expensive.", "As long as it's before lunch."), and the day or time that suits given
@@ -136,11 +145,21 @@ UNASKED_ANSWER_RE = re.compile(
     r"^(?:(?:but|and|yes|yeah|ok|okay|sure|fine|alright)[,!.]* )*(?:only if|only when|as long as|so long as|"
     r"provided(?: that)?|providing(?: that)?|unless|but not if|not unless)\b[^,;:.?!]*[.!]*$|"
     r"^(?:(?:the )?(?:mon|tues|wednes|thurs|fri|satur|sun)day|tomorrow|the (?:morning|afternoon|evening|weekend)|"
-    r"next week|(?:[01]?\d|2[0-3])(?:[.:][0-5]\d)?\s*(?:am|pm)?)"
+    rf"next week|(?:[01]?\d|2[0-3])(?:[.:][0-5]\d)?\s*(?:am|pm)?|{SAID_CLOCK})"
     r"(?:(?: would)? (?:works?|suits?|work|suit)(?: me| us)?(?: (?:better|best))?|(?:'s| is| would be) (?:better|best|"
     r"easier))(?: for (?:me|us))?(?:\s*[,;\u2013\u2014-]+\s*|\s+(?:as|because|since|cos|coz|cause)\s+)"
     r"(?![^?]*\b(?:(?:can|could|would|will) (?:you|u)|please|pls|remind|set|add|put|move|book|change|switch)\b)"
-    r"[^?]*$"
+    r"[^?]*$|"
+    # A pick set against another, and nothing else: "The blue folder, not the red.", "oat milk not the normal stuff"
+    # (which of what?).
+    r"^(?:(?:the|my|our|a|an) )?(?:[a-z0-9'-]+ ){0,2}[a-z0-9'-]+,? (?:not|rather than|instead of|but not) "
+    r"(?:(?:the|my|our|a|an|that|this|those|these) )?(?:[a-z0-9'-]+ ?){1,3}"
+    r"(?:,? (?:please|pls|thanks|thx|mind|obviously|though))?[.!]*$|"
+    # A pick among options never offered, with a condition on it: "Both, but only the cheap one if they're out.",
+    # "Either, as long as it's not raining", "neither tbh, unless the price drops".
+    r"^(?:both|either|neither|whichever|all|none)(?: of (?:them|those|these|em|'em))?"
+    r"(?: (?:tbh|really|i think|i guess|honestly))?[,.!;\u2013\u2014-]*\s+(?:(?:but|and|yes|yeah) )?(?:only |just )?"
+    r"(?:if|when|unless|as long as|so long as|provided|providing|not if|the [a-z]+ one|the [a-z]+ ones)\b[^?]*$"
 )
 # How far a thing is moved names no thing: "bump it forward two days" still says nothing of what "it" is.
 SHIFT_WORDS = frozenset(
@@ -168,7 +187,12 @@ CONTEXT_DEPENDENT_RE = re.compile(
     # "same as Dave's", "like Mia's": Dave's what?
     r"(?:(?:the|just) )?(?:same (?:as|like)|like) [a-z'-]+'s|"
     r"again|which one|what do you mean|elaborate|"
-    r"explain (?:that|it|more)|the first one|the second one|that one|this one)(?: too| as well| also)?"
+    r"explain (?:that|it|more)|the first one|the second one|that one|this one|"
+    # More of something never named: "Add two more", "a couple more please".
+    r"(?:(?:add|put|get|make|grab|buy|order|book|bring) )?"
+    r"(?:\d{1,2}|one|two|three|four|five|six|a few|a couple(?: of)?|some|one or two) more|"
+    # A correction of something never said: "no, the other way round", "vice versa".
+    r"(?:(?:the|it'?s|its) )?(?:other|wrong) way (?:round|around)|vice versa)(?: too| as well| also)?"
     r"(?:,? (?:please|pls|thanks))?\W*$"
 )
 HABITUAL_RE = prefiltered(

@@ -25,12 +25,14 @@ from services.router.reference_words import (
     INSTEAD_RE,
     KIND_ALONE_RE,
     LETTER_PICK_RE,
+    NUMBER_WORDS,
     OBJECT_THAT_RE,
     OWN_ANTECEDENT_IT_RE,
     PERSON_CUE_RE,
     PERSON_PRONOUNS,
     PICK_WORDS,
     QUICK_ONE_RE,
+    SAID_CLOCK_RE,
     SHIFT_WORDS,
     SUITS_WORDS,
     THAT_CLAUSE_RE,
@@ -48,6 +50,7 @@ from services.router.textview import (
     without_times,
 )
 from services.router.time_words import says_time
+from services.router.unseen_words import HELD_ELSEWHERE_RE
 from services.router.words import POLITE_WORDS, WORD_RE
 
 
@@ -111,12 +114,15 @@ def bare_answer(view: TextView, content: tuple[str, ...]) -> bool:
     hedged = tuple(w for w in content if w not in HEDGE_WORDS and w not in phrased)  # "Thursday, I think.": the time
     if not hedged:
         return says_time(view.lower)
-    if len(hedged) < len(content) and all(w.isdigit() for w in hedged):
-        return True  # "About 40, I reckon.": a number guessed at, for a question never asked
+    hedge = len(hedged) < len(content) or any(w in HEDGE_WORDS or w in phrased or w == "around" for w in view.words)
+    if hedge and all(w.removesuffix("ish").isdigit() or w in NUMBER_WORDS for w in hedged):  # "around 7ish"
+        return True  # "About 40, I reckon.", "about forty, give or take": a number guessed at, never asked for
     content = hedged
-    # "10:15 works", "the first one suits me better": which one suits, said to a question never asked.
+    # "10:15 works", "half five works", "the first one suits me better": which one suits, to a question never asked.
     suits = SUITS_WORDS if not TOLD_PAST_WORDS.intersection(view.words) else frozenset()
-    if all(w in suits for w in content) and says_time(view.lower):
+    clock = SAID_CLOCK_RE.search(view.lower)  # "half seven is better": the clock's words are no content
+    clock_words = clock[0].split() if clock else ()
+    if all(w in suits or w in clock_words for w in content) and (clock or says_time(view.lower)):
         return True
     picked = [w for w in content if w in PICK_WORDS]
     return bool(picked) and all(w in PICK_WORDS or w in suits or w.isdigit() for w in content)
@@ -143,8 +149,12 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]],
     points_back = deictic_object(view.lower) is not None
     # A request that points back needs the conversation ("go back to what we were saying"); a question about what
     # was told reads memory instead ("What was the printer IP I gave you?").
-    asks = "?" in view.raw
-    commanded = commanded_pointer(view.lower)
+    # (A request put as a question still asks it done: "Can you just sort out those reminders from yesterday?".)
+    asks = "?" in view.raw and request_object(view.lower) is None
+    # Or its content is said to be on paper or a screen this conversation cannot see ("... They're on the timetable I
+    # printed."), with no figure given.
+    commanded = commanded_pointer(view.lower) or (imperative and HELD_ELSEWHERE_RE.search(view.lower) is not None and (
+        not any(ch.isdigit() for ch in view.lower)))
     needs_context = (context_dependent or commanded or (points_back and not asks)
                      or (bool(things or persons) and (imperative or len(content) <= 2)))
     # "Instead" in a command offers another choice for something already there: "book the 9:15 instead".

@@ -33,6 +33,7 @@ from services.router.command_words import (
     VAGUE_ASK_RE,
     VERB_ME_RE,
 )
+from services.router.cut_off import cut_entry
 from services.router.mood_words import DAY_TOLD_MIN_WORDS, DAY_TOLD_RE, DISTRESS_RE, REASSURED_RE, not_of_the_person
 from services.router.objects import deed_again, request_object
 from services.router.prefilter import Prefiltered
@@ -59,6 +60,7 @@ from services.router.textview import (
     flag,
     interrogative_signals,
     phatic_signals,
+    shrug_free,
     text_features,
     text_view,
 )
@@ -176,7 +178,7 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
         pointer_free = text_view(NAMED_LIST_RE.sub(" ", pointer_free.lower))
     task_words = [w for w in content_without_time(pointer_free) if w not in SKILL_WORDS]
     # A slot left unfilled anywhere names nothing either: "new goal: GOAL_NAME", "remind me on the dd.mm at 9".
-    unfilled = _placeholder(view) or TEMPLATE_RE.search(view.lower) is not None
+    unfilled = _placeholder(view) or TEMPLATE_RE.search(view.lower) is not None or cut_entry(view.lower)
     if skills["skill_forget"] or skills["skill_manage"]:
         # Editing or forgetting acts on something that exists: it needs *which* one, never a new time.
         has_task = (resolved_reference or any(w not in MANAGE_WORDS for w in task_words) or _names_a_list(view)
@@ -295,7 +297,7 @@ def telling_signals(view: TextView, signals: dict[str, float]) -> dict[str, floa
     ``distress``: the same form carrying distress or a plea for support, which wants a real answer."""
     said = not (signals["phatic_only"] or signals["punct_only"] or signals["emoji_only"] or signals["empty"]
                 or signals["keyboard_mash"] >= 0.5)
-    statement = said and bool(view.content) and REQUEST_RE.search(view.lower) is None and not any(
+    statement = said and bool(view.content) and REQUEST_RE.search(shrug_free(view.lower)) is None and not any(
         signals[name] for name in _ASKING)
     lower = not_of_the_person(view.lower)  # "the card machine died", "the chick we were worried about is fine"
     distress = DISTRESS_RE.search(lower) is not None and not signals["vague_request"] and (  # "can you help me?"
@@ -341,6 +343,12 @@ def collect_signals(ctx: RoutingContext, recent_turns: int = 2) -> dict[str, flo
                                    and DEED_RE.search(view.lower) is not None and not HANDED_OVER_RE.search(view.lower))
     signals.update(slot_signals(view, skills, bool(references["resolved_reference"]), ctx.working_memory,
                                 bool(references["commanded_pointer"])))
+    if signals["resolved_reference"] and not ctx.working_memory and (signals["shows_stored"] or (
+            signals["slot_missing"] and signals["has_task"] and not signals["has_time"] and skills["skill_remind"])):
+        # A pointer the message's own words resolve leans on no earlier turn, so it is no sign of talk: "... what I
+        # asked you to keep about the landlord, pull it up" shows it; "remind me to phone the surgery about the
+        # results" still lacks only its time (a plan in a schedule's words may still be a writing task).
+        signals["resolved_reference"] = 0.0
     signals.update(context_signals(ctx, recent_turns))
     signals.update(continuation_signals(view, ctx, signals))
     signals.update(telling_signals(view, signals))

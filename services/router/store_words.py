@@ -111,11 +111,14 @@ SHOWN_MORE_RE = prefiltered(
     # "Can't remember what I had you save about the boiler - show me please", "What have I got stored about the car?
     # Bring it up".
     r"\bwhat(?:ever)? (?:(?:have|had|did|do) )?(?:i|we)(?:'ve| have| had)? (?:(?:had|got|get|asked) (?:you|u) (?:to )?|"
-    r"got )?(?:save|saved|store|stored|keep|kept|note|noted|log|logged|record|recorded)\b[^.?!\u2013\u2014]{0,40}?"
-    r"(?:[.?!;]+|\s[-\u2013\u2014]+|[\u2013\u2014])\s*"
+    r"got )?(?:save|saved|store|stored|keep|kept|note|noted|log|logged|record|recorded|remember|remembered|"
+    r"memori[sz]e|memori[sz]ed|hold on to|hang on to)\b[^.?!,\u2013\u2014]{0,40}?"
+    # Its own clause ends with a mark, a dash or a comma ("I've lost track of what I asked you to keep about the
+    # landlord, pull it up please").
+    r"(?:[.?!;,]+|\s[-\u2013\u2014]+|[\u2013\u2014])\s*"
     r"(?:(?:and|now|then|just|please|pls|can you|could you|would you) )*"
     r"(?:show|pull|bring|dig|read|give|fetch|get|call)(?: (?:me|us))?(?: (?:it|them|that|those|the lot))?"
-    r"(?: (?:up|out|back))?(?:,? (?:please|pls|for me))?\W*$"
+    r"(?: (?:up|out|back))?(?: to (?:me|us))?(?:,? (?:please|pls|for me))?\W*$"
 )
 # A question about what the person told, or about a fact of theirs, wants an answer in words (RESPOND): "what did I
 # tell you about my landlord?", "do you remember where I parked?", "remind me what my passport number is". Asked

@@ -30,6 +30,7 @@ from services.router.form_words import (
     RELATIVE_CLAUSE_RE,
     RHETORICAL_RE,
     SENTENCE_END_RE,
+    SHRUG_RE,
     SUBJECT_FIRST_AUX,
     SUBJECTS,
     THANKS_RE,
@@ -38,7 +39,7 @@ from services.router.form_words import (
 from services.router.mash import keyboard_mash
 from services.router.prefilter import Prefiltered
 from services.router.time_words import times_replaced
-from services.router.typos import correct
+from services.router.typos import correct, untexted
 from services.router.words import LEAD_IN_RE, POLITE_WORDS, STOPWORDS, THANKS_LEAD_RE, WORD_RE
 
 _HEAD_CHARS, _TAIL_CHARS = 400, 200
@@ -79,7 +80,7 @@ def text_view(text: str) -> TextView:
     """
     window = text if len(text) <= _HEAD_CHARS + _TAIL_CHARS else f"{text[:_HEAD_CHARS]} ... {text[-_TAIL_CHARS:]}"
     window = undictated(window)
-    lower = window.replace("\u2019", "'").replace("\u2018", "'").lower().strip()
+    lower = untexted(window.replace("\u2019", "'").replace("\u2018", "'").lower().strip())
     words = tuple(WORD_RE.findall(lower))
     fixed = tuple(map(correct, words))
     if fixed != words:  # "remidn me tmrw at 7": every signal then reads "remind me"
@@ -147,10 +148,13 @@ def interrogative_signals(view: TextView) -> dict[str, float]:
     body = WORD_RE.findall(view.unled)  # "so what's ..." / "hey, when ..."
     announced = RHETORICAL_RE.match(view.lower)
     rhetorical = announced is not None
-    question_mark = "?" in view.raw and not rhetorical
+    shrugged = shrug_free(view.lower)  # "..., but what can you do.": a shrug asks nothing
+    question_mark = "?" in (shrugged if shrugged is not view.lower else view.raw) and not rhetorical
     # "You'll never guess who turned up": the question word is the announcement's, the news follows it.
     opener = [] if announced else body[1:2] if body[:1] and body[0] in HEDGES else body[:1]
-    lower = view.lower[announced.end():] if announced else view.lower
+    lower = shrugged[announced.end():] if announced else shrugged
+    if announced:  # "Can't believe it, ...": the words after the announcement open the sentence
+        body = WORD_RE.findall(lower)
     clauses = lower if question_mark or ", wh" not in lower else RELATIVE_CLAUSE_RE.sub(
         lambda match: match[0] if match[1] in CLAUSE_LEADS or " or " in lower[:match.start()] else (
             f"{match[1]} {match[2]}"), lower)
@@ -164,6 +168,12 @@ def interrogative_signals(view: TextView) -> dict[str, float]:
         "aux_question": flag(aux),
         "question": flag(question_mark or wh or aux),
     }
+
+
+def shrug_free(lower: str) -> str:
+    """``lower`` without a shrug at its end ("..., but what can you do."), or ``lower`` itself."""
+    shrug = SHRUG_RE.search(lower) if "what" in lower else None
+    return lower[:shrug.start()] if shrug else lower
 
 
 def phatic_signals(view: TextView) -> dict[str, float]:

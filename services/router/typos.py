@@ -10,6 +10,7 @@ word, one stray key inside a word of eight letters or more ("rememeber"), or the
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 KEYWORDS = frozenset(
@@ -42,6 +43,14 @@ _INSERTED = {word[:i] + key + word[i:]: word for word in KEYWORDS if len(word) >
              for key in "abcdefghijklmnopqrstuvwxyz" if word[:i] + key + word[i:] not in WORDS_THEMSELVES}
 # "What" as texted: "pull up wot i saved about the flour".
 TEXTED = {"wot": "what", "wut": "what", "wht": "what", "wat": "what"}
+# "For" texted as a digit before whom it is for: "pls put a goal in 4 me: ...", "can u save this 4 us" (not "4 eggs",
+# "table 4 me and Jo" is rare; a number with a unit or after a digit, "2 x 4 me", is left as it is).
+TEXTED_FOR_RE = re.compile(r"(?<![\d.,:/x*+-] )(?<![\d.,:/x*+-])\b4 (?=(?:me|u|you|us|myself)\b)")
+
+
+def untexted(lower: str) -> str:
+    """``lower`` with a texted "4" for "for" before whom it is for written out ("a goal in 4 me" -> "for me")."""
+    return TEXTED_FOR_RE.sub("for ", lower) if "4 " in lower else lower
 _LONG = frozenset(word for word in KEYWORDS if len(word) >= 5)
 _LONG_STARTS = frozenset(word[:2] for word in _LONG)
 

@@ -201,6 +201,8 @@ SKILL_PATTERNS = {
     # Setting or tracking one goal: "set me a goal to ...", "record a goal: ...", "track my progress on ...".
     r"\b(?:set(?:ting)?(?: up)?|add(?:ing)?|record(?:ing)?|creat(?:e|ing)|mak(?:e|ing)|start(?:ing)?|track(?:ing)?|"
     r"log(?:ging)?|open(?:ing)?|"
+    # Or followed, watched or entered with what it is: "Please follow this goal of mine: ...", "monitor this goal".
+    r"follow(?:ing)?|monitor(?:ing)?|watch(?:ing)?|register(?:ing)?|enter(?:ing)?|sav(?:e|ing)|stor(?:e|ing)|"
     r"keep(?:ing)? (?:track of|tabs on|an eye on))(?: me| myself| for me)? (?:a|an|another|my|this|that) "
     rf"(?:new )?(?:{NAME_CHAR}+ ){{0,2}}?(?:goal|target|objective)\b|"
     # A learner's goal with no article: "please you make goal for me, I want learn 300 kanji".
