@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.orm import Session
 
+from services.memory.changes import change_in
 from services.memory.from_words import chunk_from_words
 from services.memory.identity import IDENTITY_SALIENCE
 from services.memory.refusals import refused_things
@@ -96,3 +97,16 @@ def test_sweet_things_refused_are_desserts_too() -> None:
     refused = refused_things("Please never suggest sweet things to the user, however tempting they may be")
     assert {"dessert", "tart", "banana split"} <= refused
     assert "user" not in refused  # "… to the user" refuses no word "user"
+
+
+
+@pytest.mark.parametrize(("said", "who"), [
+    ("Rui finaly retired, so from now the padaria is the user and the user's nephew Tiago", "rui"),
+    ("Dr Hanrahan has sadly retired", "hanrahan"),
+    ("Holly has officially moved out", "holly"),
+    ("Emily retired last month", "emily"),
+])
+def test_who_left_is_named_whatever_adverb_stands_between(said: str, who: str) -> None:
+    """ines: "Rui finaly retired" had named "finaly" as who left (so the one after him in the padaria was never
+    found)."""
+    assert change_in(said).left == who

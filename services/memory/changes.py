@@ -121,7 +121,8 @@ _HOME_OWNER = re.compile(r"([a-z', ]+?)\s+(?:(?:still|now|currently|also|all|bot
 # Someone named left the part they had ("Dr Hanrahan has retired himself", "UPDATE valeria moved out", "Lars has
 # accepted a position as headteacher in Bodø", "our builder Mick has moved away"): who it was is the last word before
 # the verb. Only facts giving them a part in the person's life end ("my GP, Dr Hanrahan, …"), not all that name them.
-_LEFT_PART = re.compile(r"(?P<who>[a-z'-]+)\s+(?:(?:has|have|had|just|finally|now|recently|sadly)\s+)*"
+# (any adverb in "-ly" between, misspelt too: "Rui finaly retired" had named "finaly" as who left; people24's ines)
+_LEFT_PART = re.compile(r"(?P<who>[a-z'-]+)\s+(?:(?:has|have|had|just|now|[a-z]+ly)\s+)*"
                         r"(?:retired|moved (?:out|away)|(?:accepted|taken|took) (?:a|an|another|the) "
                         r"(?:new )?(?:position|job|post|role|offer)|handed in (?:his|her|their) notice|"
                         # "Otieno has left us, he got a job at the county hospital", "Priya got a new job in Leeds"
