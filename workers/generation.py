@@ -173,15 +173,14 @@ def build_messages(context: WorkerContext, turn: Turn, understanding: Understand
         # reaction or a clarifying question differs only in the instruction just before the message.
         name = prompt_name(understanding, compact=True)
         system = context.prompts.render(profile.prompt("respond"))
-        hint = "" if name == "respond" else context.prompts.render(
+        instructions = [] if name == "respond" else [context.prompts.render(
             profile.prompt(reaction_prompt(name, request.text)),
-            missing=understanding.signals.get("missing", "") or "the details needed")
+            missing=understanding.signals.get("missing", "") or "the details needed")]
         if understanding.untold and name == "respond":  # asked of what was never told, the 1.5B made it up
-            never = context.prompts.render(profile.prompt("untold"), thing=understanding.untold)
-            hint = f"{hint.strip()}\n\n{never}" if hint.strip() else never
+            instructions.append(context.prompts.render(profile.prompt("untold"), thing=understanding.untold))
         if understanding.answer_in:  # told in memory alone, the 1.5B answered in the message's language
-            asked = context.prompts.render(profile.prompt("answer-in"), language=understanding.answer_in)
-            hint = f"{hint.strip()}\n\n{asked}" if hint.strip() else asked
+            instructions.append(context.prompts.render(profile.prompt("answer-in"), language=understanding.answer_in))
+        hint = "\n\n".join(part.strip() for part in instructions if part.strip())
         note = "" if name == "acknowledge" else understanding.note_text  # a reaction needs no recall of its own
         return compact_messages(system, understanding.working_memory, note, request.text, profile.budgets,
                                 about_text=understanding.about_text, hint=hint)

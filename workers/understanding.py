@@ -101,6 +101,7 @@ def understand(context: WorkerContext, request: ChatRequest,
                snapshot: tuple[ThreadState, list[dict[str, Any]]]) -> Understanding:
     """Embed, classify the topic, place the session, recall, route (``snapshot``: the thread's state and working
     memory, which the digest read with the turn's request)."""
+    profile = llm_profile(context)
     started = time.perf_counter()
     embedding = embed_once(context, request.text)
     embedded_s = time.perf_counter() - started
@@ -117,7 +118,7 @@ def understand(context: WorkerContext, request: ChatRequest,
         # A swap said with no list ("Nikos doesn't want headphones anymore, he wants a gaming mouse") changes the one
         # list of the person's holding the thing: the router, reading the words alone, hears news.
         swapped = swapped_item(request.text)
-        untold = never_told(db, request.user_id, request.text) if llm_profile(context).compact else ""
+        untold = never_told(db, request.user_id, request.text) if profile.compact else ""
         swap = swapped is not None and list_holding(db, request.user_id, swapped) is not None
         placing = time.perf_counter()
         placement = classify_and_place(context, db, request, embedding, state, now)
@@ -139,7 +140,6 @@ def understand(context: WorkerContext, request: ChatRequest,
     )
     decision = route(context, request, routing_context, working_memory)
     mode = "ACT" if swap else decision.mode
-    profile = llm_profile(context)
     fast = profile.compact  # the small-model profile: plain requests take the fast path
     if mode == "ACT" and fast and not swap and (answers_from_memory(request.text, decision.signals)
                                                 or only_tells(decision.signals)):

@@ -193,7 +193,7 @@ def chunk_from_words(user_text: str, speaker: str | None = None, said_before: Se
                                for home in _home_apart(sentence) for clause in _clauses(home)])
     for sentence in clauses:
         sentence = WERE_TYPED.sub("we're", LEAD_IN.sub("", sentence.strip()).strip())
-        sentence = REQUEST_TAIL.sub("", sentence) if REQUEST_TAIL.search(sentence, 1) else sentence
+        sentence = REQUEST_TAIL.sub("", sentence)  # (its leading comma or space keeps a request at the start whole)
         sentence = BARE_KIN.sub("my ", sentence)
         if told and facts and _names_them(sentence, facts[-1]):
             facts[-1] = truncate(f"{facts[-1]}, {sentence.rstrip('.!')}", WORDS_FACT_CHARS)
