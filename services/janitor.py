@@ -62,6 +62,12 @@ class _Renewal:
     name: str
     active: bool = True
     running: bool = False
+    # The holder is releasing what is renewed (its body's last step): a renewal that then finds it gone stops
+    # quietly, since that is the release and not a loss.
+    released: bool = False
+
+    def releasing(self) -> None:
+        self.released = True
 
 
 class _Renewer:
@@ -120,7 +126,8 @@ class _Renewer:
             keep = True
             try:
                 if not renewal.renew():
-                    logger.warning("%s: lost; no longer renewing", renewal.name)
+                    if not renewal.released:
+                        logger.warning("%s: lost; no longer renewing", renewal.name)
                     keep = False
             except redis.RedisError:
                 logger.warning("%s: could not renew (Redis error); trying again", renewal.name)
@@ -140,16 +147,20 @@ _RENEWER = _Renewer()
 
 
 @contextmanager
-def renewed(renew: Callable[[], bool], every_s: float, name: str) -> Iterator[None]:
+def renewed(renew: Callable[[], bool], every_s: float, name: str) -> Iterator[Callable[[], None]]:
     """Call ``renew`` every ``every_s`` while the body runs (from the process's renewal thread); it stops
-    when renew says False.
+    when renew says False, warning that what it renewed is lost.
+
+    Yields ``releasing``: a body that releases what is renewed before it ends calls it first, so a renewal
+    falling between the release and the body's end stops without that warning (a worker drops its run's
+    lease inside RQ's end-of-job transaction, a moment before the job's renewal stops).
 
     The thread dies with the process, so whatever it renews lapses when a worker is killed.
     """
     renewal = _Renewal(renew, every_s, name)
     _RENEWER.add(renewal)
     try:
-        yield
+        yield renewal.releasing
     finally:
         _RENEWER.remove(renewal)
 
@@ -224,9 +235,10 @@ def drop_lease(pipeline: redis.client.Pipeline, run: str, token: str, holder: st
 
 
 def renewing_lease(connection: redis.Redis, run: str, token: str,
-                   ttl_s: int = LEASE_TTL_S) -> contextlib.AbstractContextManager:
+                   ttl_s: int = LEASE_TTL_S) -> contextlib.AbstractContextManager[Callable[[], None]]:
     """Renew the run's lease while the body runs; it stops once the janitor handed the run's job on (a renewal
-    just after the lease was dropped finds neither lease nor owned mark and takes nothing)."""
+    just after the lease was dropped finds neither lease nor owned mark and takes nothing). Yields ``releasing``
+    (see ``renewed``): call it before the transaction that drops the lease."""
     keys = (LEASE_KEY % run, OWNED_KEY % run)
     return renewed(lambda: bool(connection.eval(_RENEW_LEASE, 2, *keys, token, ttl_s)), ttl_s / 3, f"lease {run}")
 

@@ -117,11 +117,19 @@ def submit_chat(connection: redis.Redis, request: ChatRequest, *, ttl_s: int, ti
 
 ACTIVE_STATUSES = ("queued", "started", "deferred", "scheduled")
 CHUNK_JOB_ID = "chunk-%s"  # the chunker job of one exchange (one per exchange: a repeated enqueue is skipped)
+# A memory job's re-run after a transient LLM failure (workers/memory_chunker.reschedule): the job's id and the
+# attempt's number. An id of its own: the run that schedules it is still running under the job's id.
+RETRY_JOB_ID = "%s-retry%d"
 
 
 def job_active(connection: redis.Redis, job_id: str) -> bool:
     """Whether the job is queued, running, deferred or scheduled (one read of its status field)."""
     return bool(active_jobs(connection, [job_id]))
+
+
+def job_and_retries(job_id: str, retries: int) -> list[str]:
+    """The ids a memory job runs under: its own, then its re-runs' (``RETRY_JOB_ID``), ``retries`` of them."""
+    return [job_id, *(RETRY_JOB_ID % (job_id, attempt) for attempt in range(1, retries + 1))]
 
 
 def active_jobs(connection: redis.Redis, job_ids: Sequence[str]) -> list[str]:

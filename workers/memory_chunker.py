@@ -47,6 +47,7 @@ from services.queues import (
     CHUNK_JOB_ID,
     CHUNKER_JOB,
     MEMORY_CHUNKER_QUEUE,
+    RETRY_JOB_ID,
     memory_job_options,
     owner_meta,
     replace_failed,
@@ -217,7 +218,7 @@ def reschedule(context: WorkerContext, queue_name: str, func_path: str, key: Any
     if attempt >= len(backoff_s):
         return False
     delay = dt.timedelta(seconds=backoff_s[attempt])
-    rq_queue, job_id = Queue(queue_name, connection=context.redis), f"{job_prefix}-retry{attempt + 1}"
+    rq_queue, job_id = Queue(queue_name, connection=context.redis), RETRY_JOB_ID % (job_prefix, attempt + 1)
     with context.redis.pipeline() as pipe:
         rq_queue.enqueue_in(delay, func_path, args=(key, attempt + 1), kwargs=kwargs, job_id=job_id,
                             meta=owner_meta(user_id), pipeline=pipe, **memory_job_options())

@@ -24,6 +24,7 @@ import contextlib
 import gc
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from rq.executions import Execution
@@ -49,6 +50,7 @@ class EngramWorker(SimpleWorker):
     _state_written: str | None = None
     _lease_token = ""  # the running job's lease token (set in perform_job)
     _lease_renewal: contextlib.ExitStack | None = None  # renews the run's lease until the job's end (perform_job)
+    _lease_releasing: Callable[[], None] | None = None  # tells that renewal the lease is being dropped
     _suspension_checked_at: float = float("-inf")
 
     def work(self, *args: Any, **kwargs: Any) -> bool:
@@ -86,7 +88,7 @@ class EngramWorker(SimpleWorker):
             try:
                 return super().perform_job(job, queue)
             finally:
-                self._lease_renewal = None
+                self._lease_renewal = self._lease_releasing = None
 
     def prepare_job_execution(self, job: Any, remove_from_intermediate_queue: bool = False) -> None:
         """RQ's prepare_execution() and prepare_job_execution() and the run's lease, in one transaction."""
@@ -105,7 +107,7 @@ class EngramWorker(SimpleWorker):
                               job.id)
             pipeline.execute()
         if self._lease_renewal is not None:
-            self._lease_renewal.enter_context(
+            self._lease_releasing = self._lease_renewal.enter_context(
                 renewing_lease(self.connection, self.execution.composite_key, self._lease_token))
         self.procline(f"Processing {job.func_name} from {job.origin} since {time.time()}")
 
@@ -119,6 +121,10 @@ class EngramWorker(SimpleWorker):
         run = self.execution.composite_key if self.execution is not None else None
         super().cleanup_execution(job, pipeline)
         if run is not None:
+            if self._lease_releasing is not None:
+                # The renewal goes on until perform_job returns: one falling after this transaction finds the
+                # lease dropped, which is the job's end, not a lost lease.
+                self._lease_releasing()
             drop_lease(pipeline, run, self._lease_token, holder=process_key())
         self.set_state(WorkerStatus.IDLE, pipeline=pipeline)
         self.heartbeat(pipeline=pipeline)

@@ -5,6 +5,10 @@ without a memory chunk gets its chunker job, and the thread's open conversation 
 closed and its episode queued. Only then go the thread's state and working memory, and the
 person's "current thread" pointer if it names this thread (their next message opens a new
 thread). A thread with chat requests still pending is left alone until they are done.
+
+The digest queues each turn's chunker job; the flush is only the net for a job that is gone
+(failed for good, lost with Redis): an exchange whose job is queued, running or waiting to
+run again gets no second one.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from rq import Retry
 from sqlalchemy import select, update
 
 from services.db import ConversationSession, Exchange
+from services.memory.config import process_memory_config
 from services.memory.models import MemoryChunk
 from services.queues import (
     CHUNK_JOB_ID,
@@ -25,7 +30,9 @@ from services.queues import (
     DELETE_IF_HELD,
     MEMORY_CHUNKER_QUEUE,
     PENDING_KEY,
+    active_jobs,
     enqueue,
+    job_and_retries,
     memory_job_options,
     owner_meta,
 )
@@ -74,11 +81,21 @@ def flush_memory(context: Any, thread_id: str, now: dt.datetime) -> tuple[int, i
             .values(ended_at=now, close_reason="thread_expired")
             .returning(ConversationSession.id, ConversationSession.user_id)).all()
         members = {row.id: (session_exchange_ids(session, row.id), row.user_id) for row in closed}
-    for exchange_id, user_id in unenriched:
+    gone = without_chunk_job(context, [(row.id, row.user_id) for row in unenriched])
+    for exchange_id, user_id in gone:
         enqueue(context.redis, MEMORY_CHUNKER_QUEUE, CHUNKER_JOB, exchange_id, job_id=CHUNK_JOB_ID % exchange_id,
                 retry=Retry(max=2, interval=[5, 30]), meta=owner_meta(user_id), **memory_job_options())
     episodes = [enqueue_episode(context.redis, sid, ids, user_id) for sid, (ids, user_id) in members.items() if ids]
-    return len(unenriched), len(episodes)
+    return len(gone), len(episodes)
+
+
+def without_chunk_job(context: Any, exchanges: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Those of the (exchange id, owner) pairs none of whose chunker runs is queued, running or waiting, in one
+    round trip: the job's own id, and its re-runs' after an LLM failure (each under an id of its own)."""
+    retries = len(process_memory_config(context.extras, context.settings.configs_dir).chunker.retry_backoff_s)
+    runs = [job_and_retries(CHUNK_JOB_ID % exchange_id, retries) for exchange_id, _ in exchanges]
+    pending = set(active_jobs(context.redis, [job_id for ids in runs for job_id in ids]))
+    return [exchange for exchange, ids in zip(exchanges, runs, strict=True) if pending.isdisjoint(ids)]
 
 
 def expire(connection: redis.Redis, thread_id: str) -> None:
