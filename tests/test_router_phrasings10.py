@@ -18,7 +18,7 @@ from tests.test_router_phrasings8 import routers, routes  # noqa: F401 (a fixtur
 # given, a reminder with a time and nothing to be reminded of, a goal asked for with no goal.
 MISSING_OBJECTS = [
     "Add to my list: [item 1], [item 2]",
-    "Remember this: {fact}",
+    "Remember this for me: {fact}",
     "Set a goal: [goal] by [date]",
     "Set a goal to... no wait, I'll think about it",
     "set me a target",
