@@ -4,6 +4,7 @@ and how a reply answers a confirmation question."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 WORD_RE = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")  # a word of lower-case text (``words``)
 STOPWORDS = frozenset(
@@ -34,6 +35,19 @@ SENTENCE_BREAK = re.compile("".join(rf"(?<!\b{title}\.)" for title in _TITLES) +
 # person's "'s" ("Oisín's party list", apostrophes straightened); the router, fast path and list skill share them.
 WHOSE = r"(?:my|the|our|his|her|their)"
 OWNER_NAME = r"[^\W\d_][\w-]*'s"
+# The words for the people nearest the person, by kind, for every module that reads of them (the router, memory's
+# readers of facts): each takes the kinds it needs and names the words it adds. NEAREST is what all of them count.
+NEAREST = ("wife", "husband", "partner", "mum", "mom", "dad", "son", "daughter", "brother", "sister")
+FAMILY = (*NEAREST, "boyfriend", "girlfriend", "mother", "father")
+GRANDPARENT = ("grandma", "grandpa", "gran", "nan")
+GRANDCHILD = ("grandson", "granddaughter")
+RELATIVE = ("aunt", "uncle", "cousin", "niece", "nephew")
+FIANCE = ("fiance", "fiancee", "fiancé", "fiancée")
+
+
+def any_of(*groups: Iterable[str]) -> str:
+    """The words of ``groups`` as one regular-expression alternation, longest first (none cut short by another)."""
+    return "|".join(sorted({word for group in groups for word in group}, key=lambda word: (-len(word), word)))
 
 
 def lemma(word: str) -> str:

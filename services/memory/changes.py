@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from services.memory.job_titles import TITLE_WORDS, promoted_to
 from services.memory.refusals import COFFEE, refused_things, withdrawn_things
 from services.memory.timewords import DATED
-from services.text import lemma, stem, words
+from services.text import FAMILY, GRANDPARENT, RELATIVE, lemma, stem, words
 
 OF_THE_PERSON = re.compile(r"\b(?:the user|i|my|we|our|us)\b", re.IGNORECASE)
 WORD = re.compile(r"[a-z0-9']+")
@@ -167,9 +167,8 @@ _DOES_FOR = r"^{name}\s+(?:is the (?:one|guy|girl|lady|man|woman|lad) (?:who|tha
             r"assists|looks after|cleans for|drives for|minds)\s+(?:the user|us)\b"
 # Family and friends keep their part when they retire or take a job elsewhere ("my sister Ana got a job in Leeds"
 # leaves her the user's sister, living where she did).
-_KIN = frozenset("sister brother mum mom mam mother dad father son daughter wife husband partner aunt auntie uncle "
-                 "cousin niece nephew grandma grandpa gran nan granny grandmother grandfather girlfriend boyfriend "
-                 "fiance fiancee friend bestie mate".split())
+_KIN = frozenset((*FAMILY, *GRANDPARENT, *RELATIVE,
+                  *"mam auntie granny grandmother grandfather fiance fiancee friend bestie mate".split()))
 _THE_PERSON = frozenset({"user", "i", "we", "me"})
 # Coffee is said many ways: given up, each of them ends ("I quit coffee" ends "my 3 espressos"), compared as whole
 # words ("americano" is not "American"); cola is not coffee (though a refusal of coffee's caffeine refuses it).

@@ -268,6 +268,11 @@ def _personal_rows(session: Session | Connection, user_id: str, spare: int, cfg:
     }).all()
 
 
+# Which list of ``Personal`` a row of each kind goes to (facts and refusals only when recall does not show them).
+_PART_OF = {"fact": "profile", "thought": "thoughts", "reminder": "reminders", "list": "lists", "refusal": "refusals",
+            "answer_form": "answer_form", "refused_since": "refused_since"}
+
+
 def _personal(rows: Sequence[Row[Any]], shown: set[int], cfg: MemoryConfig) -> Personal:
     """The personal rows as the context shows them: profile facts besides the ``shown`` ones."""
     ctx = cfg.context
@@ -275,20 +280,8 @@ def _personal(rows: Sequence[Row[Any]], shown: set[int], cfg: MemoryConfig) -> P
     for kind, item_id, text, at, _rank in sorted(rows, key=lambda row: row[4]):
         if kind == "narrative":
             personal.narrative = text
-        elif kind == "fact" and item_id not in shown:
-            personal.profile.append(Remembered(int(item_id), text, at))
-        elif kind == "thought":
-            personal.thoughts.append(Remembered(int(item_id), text, at))
-        elif kind == "reminder":
-            personal.reminders.append(Remembered(int(item_id), text, at))
-        elif kind == "list":
-            personal.lists.append(Remembered(int(item_id), text, at))
-        elif kind == "refusal" and item_id not in shown:
-            personal.refusals.append(Remembered(int(item_id), text, at))
-        elif kind == "answer_form":
-            personal.answer_form.append(Remembered(int(item_id), text, at))
-        elif kind == "refused_since":
-            personal.refused_since.append(Remembered(int(item_id), text, at))
+        elif kind in _PART_OF and not (kind in ("fact", "refusal") and item_id in shown):
+            getattr(personal, _PART_OF[kind]).append(Remembered(int(item_id), text, at))
     personal.profile = personal.profile[: max(0, ctx.profile_facts)]
     profiled = {fact.id for fact in personal.profile}
     personal.refusals = [fact for fact in personal.refusals if fact.id not in profiled]

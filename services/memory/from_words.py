@@ -18,7 +18,7 @@ from services.memory.identity import IDENTITY_SALIENCE, who_they_are
 from services.memory.owners import with_owner
 from services.memory.successor import names_newcomer
 from services.memory.timewords import DATED
-from services.text import SENTENCE_BREAK, truncate
+from services.text import FAMILY, FIANCE, GRANDCHILD, GRANDPARENT, NEAREST, RELATIVE, SENTENCE_BREAK, any_of, truncate
 
 GIST_CHARS = 160
 # "I have decided against Middlemarch; please remove it from my reading list": what is told, then a request.
@@ -67,9 +67,9 @@ SPEAKS_OF_SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|my|mine|we|we'r
                             r"|\bthe (?:wife|missus|missis|hubby|other half)\b(?! of\b)", re.IGNORECASE)
 # A terse "my" left out: "roommate jess has a hamster named nugget" (people24's bree: nothing was kept, and "whats
 # jess's hamster called" was answered "Buddy"). The sentence is read with its "my".
-BARE_KIN = re.compile(r"^(?=(?:roommate|flatmate|housemate|wife|hubby|husband|missus|bf|gf|boyfriend|girlfriend|"
-                      r"partner|mum|mom|dad|son|daughter|sister|brother|sis|bro|boss|kid|kids|baby|grandma|grandpa|"
-                      r"nan|gran|neighbou?r|cousin|niece|nephew|aunt|auntie|uncle|bestie|coworker|colleague)\s+"
+BARE_KIN = re.compile(r"^(?=(?:" + any_of(NEAREST, GRANDPARENT, RELATIVE, "boyfriend girlfriend hubby missus bf gf sis "
+                                           "bro kid kids baby auntie bestie boss roommate flatmate housemate neighbour "
+                                           "neighbor coworker colleague".split()) + r")\s+"
                       r"(?:[a-z][\w'-]*\s+)?(?:is|was|has|had|got|gets|loves|hates|works|lives|moved|started|"
                       r"turns|turned|just|will|can|wants|says|said)\b)", re.IGNORECASE)
 NOT_A_NAME = r"(?!(?:It|This|That|There|These|Those|Here|What|Which|Everything|Nothing|Something|Anything|" \
@@ -80,8 +80,8 @@ NAMED_FIRST = re.compile(NOT_A_NAME + r"^[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?\s+(?
 # ... or named beside who they are ("The young lad, Oisín, Aoife's son, he's after getting into the university in
 # Galway": the grandson's news, lost with no "I" in it), or as someone's kin ("Aoife's son started college").
 NAMED_BESIDE = re.compile(r"^[^,]{2,40},\s+" + NOT_A_NAME + r"[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?\s*,"
-                          r"|\b[A-Z][\w'-]+'s\s+(?:son|daughter|husband|wife|partner|boyfriend|girlfriend|kids?|"
-                          r"children|baby|mum|mom|dad|brother|sister|fianc[eé]e?)\b")
+                          r"|\b[A-Z][\w'-]+'s\s+(?:" + any_of(NEAREST, ("boyfriend", "girlfriend"), FIANCE,
+                                                               ("kid", "kids", "children", "baby")) + r")\b")
 # A sentence that leaves its "I" out, as people write in chat: "got moved to the day shift!!", "just finished my
 # first marathon"; and what ended for them: "no more nights" (the person's change of shift, lost without it).
 IMPLIED_I = re.compile(r"^(?:(?:just|finally|also|now|recently|actually|still|officially)\s+)*(?:got|went|started|"
@@ -159,9 +159,8 @@ SAYS_MORE_OF = re.compile(r"^(?:(?:he|she|they|it|his|her|their|its)\b|the (?:\w
                           re.IGNORECASE)
 # Whom a fact speaks of without their name ("missus turns 50 on the 3rd of august. shaz."): a lone word after it is
 # that name, and "when's shaz's birthday?" found nothing without it.
-KIN = re.compile(r"\b(?:missus|wife|husband|hubby|partner|girlfriend|boyfriend|gf|bf|fianc[eé]e?|son|daughter|mum|mom|"
-                 r"dad|mother|father|brother|sister|grandson|granddaughter|grandma|grandpa|nan|gran|boss|friend|"
-                 r"flatmate|roommate|neighbou?r|niece|nephew|aunt|uncle|cousin|dog|cat|puppy|kitten|baby)\b",
+KIN = re.compile(r"\b(?:" + any_of(FAMILY, FIANCE, GRANDPARENT, GRANDCHILD, RELATIVE, "missus hubby gf bf boss friend "
+                                   "flatmate roommate neighbour neighbor dog cat puppy kitten baby".split()) + r")\b",
                  re.IGNORECASE)
 LONE_NAME = re.compile(r"^(?!(?:wow|lol|omg|yay|ugh|haha|hehe|nice|great|cool|awesome|amazing|brilliant|sigh|oops|"
                        r"damn|yikes|yeah|yep|nope|sure|indeed|anyway|seriously|finally|again|mate|bless)\b)"

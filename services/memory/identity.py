@@ -6,15 +6,15 @@ from __future__ import annotations
 import re
 
 from services.memory.job_titles import TRADES
+from services.text import FAMILY, FIANCE, GRANDCHILD, any_of
 
 # Who the person is: their name, age, where they are from or live, their work, their family and pets. The small
 # model's block about the person holds their first facts of this kind before their newest others (the block holds
 # twelve): "The user is originally from Enugu", told first, had been pushed out by later chatter, and "which city
 # am I from?" was answered "New York".
 IDENTITY_SALIENCE = 0.8
-_KIN = (r"(?:wife|husband|partner|boyfriend|girlfriend|fianc[ée]e?|son|sons|daughter|daughters|kids|children|child|"
-        r"baby|mother|father|mum|mom|dad|parents|brother|brothers|sister|sisters|grandson|granddaughter|grandkids|"
-        r"grandchildren|dog|cat|pets?)")
+_KIN = "(?:" + any_of(FAMILY, FIANCE, GRANDCHILD, "sons daughters brothers sisters kids children child baby parents "
+                      "grandkids grandchildren dog cat pet pets".split()) + ")"
 # When the thing began, before who the person is: "From last month the user is …", "Since March, the user works …".
 TIME_LEAD = re.compile(r"^(?:from|since|as of|starting(?: from)?)\s+(?:(?:last|this|next)\s+)?\w+,?\s+(?=the user\b)",
                        re.IGNORECASE)

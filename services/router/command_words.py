@@ -11,6 +11,7 @@ import re
 
 from services.router.form_words import NEWS_CRY
 from services.router.time_words import DAYS, MONTHS
+from services.text import NEAREST, any_of
 
 VAGUE_ASK_RE = re.compile(
     r"^(?:i )?(?:need|want|would like|could use|have) (?:some |your |a little )?(?:help|a favou?r|a question)"
@@ -117,9 +118,10 @@ _DEEDS = (
 # Passing word on to someone is a deed too: "Tell my boss", "ask her about it", "let them know I'm late" (not "tell me
 # ...", "tell a joke": those want an answer).
 _PASS_ON = (
-    r"(?:tell|ask|warn|text|email|message|call) (?:him|her|them|(?:my|our|the) (?:[a-z'-]+ )?(?:mum|mom|dad|boss|wife|"
-    r"husband|partner|sister|brother|friends?|son|daughter|colleagues?|team|manager|landlord|teacher|neighbou?rs?|"
-    r"kids|family|client|customer|gran|grandma|grandad)\b)|let (?!(?:me|us)\b)[a-z'-]+(?: [a-z'-]+)? know\b"
+    r"(?:tell|ask|warn|text|email|message|call) (?:him|her|them|(?:my|our|the) (?:[a-z'-]+ )?(?:"
+    + any_of(NEAREST, "gran grandma grandad kids family friend friends colleague colleagues team manager boss landlord "
+             "teacher client customer neighbour neighbours neighbor neighbors".split())
+    + r")\b)|let (?!(?:me|us)\b)[a-z'-]+(?: [a-z'-]+)? know\b"
 )
 # After a first clause a deed starts after a stop or "so" / "now" / "then" ("Lucy's coming too so add her bits"), but
 # not with the verbs whose past is their base form ("we got home so put the kettle on" tells).

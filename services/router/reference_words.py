@@ -11,15 +11,15 @@ from functools import lru_cache
 
 from services.router.ascii_twin import twinned
 from services.router.prefilter import prefiltered
+from services.text import FAMILY, GRANDCHILD, RELATIVE
 
 # People a "he", "her" or "his" in the same message can stand for: "write to my thesis supervisor, use his name".
-PEOPLE_WORDS = frozenset(
-    "mom mum mother dad father sister brother wife husband partner boss friend colleague son daughter aunt uncle "
-    "grandma grandpa girlfriend boyfriend manager teacher doctor neighbour neighbor supervisor tutor professor "
-    "lecturer coach instructor mentor landlord landlady dentist nurse client customer cousin nephew niece grandson "
-    "granddaughter grandmother grandfather roommate flatmate housemate fiance fiancee vet therapist trainer "
+PEOPLE_WORDS = frozenset((*FAMILY, *RELATIVE, *GRANDCHILD, *(
+    "grandma grandpa grandmother grandfather fiance fiancee boss friend colleague manager teacher doctor neighbour "
+    "neighbor supervisor tutor professor lecturer coach instructor mentor landlord landlady dentist nurse client "
+    "customer roommate flatmate housemate vet therapist trainer "
     "teammate classmate student pupil assistant director principal headteacher lawyer solicitor accountant "
-    "plumber builder electrician midwife priest pastor imam rabbi".split())
+    "plumber builder electrician midwife priest pastor imam rabbi").split()))
 # "forget what I told you" points back at the conversation just like "forget that" does.
 # So do "the things I mentioned", "what we talked about", "those reminders we discussed" and "the ones from before"
 # when nothing follows that names them ("what I told you about my job" names it): they need an earlier turn to point at.

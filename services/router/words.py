@@ -25,12 +25,15 @@ from services.router.list_words import (
 )
 from services.router.prefilter import prefiltered
 from services.router.time_words import TIME_RE
-from services.text import OWNER_NAME
+from services.text import GRANDPARENT, NEAREST, OWNER_NAME, any_of
 
 WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
-# "remind me what grandma's address is" asks about the person's own world, like "my".
-_KIN = "mum|mom|dad|gran|grandma|grandpa|nan|sister|brother|wife|husband|partner|son|daughter|boss"
+# "remind me what grandma's address is" asks about the person's own world, like "my". Where a clause is read for whose
+# it is (REMIND_EXPLAIN_RE), a family word counts with or without its "'s", the boss only as "boss's".
+_FAMILY = any_of(NEAREST, GRANDPARENT)
+_KIN = f"{_FAMILY}|boss"
+_KIN_SAID = f"{_FAMILY}|boss's"
 # "Remind me please, what is my landlord called?": a question about what was told, not a reminder to set (the router's
 # recall words and the ACT fast path both read it).
 REMIND_ASKS = r"\bremind me,?(?: (?:please|pls|again|quickly))?(?:,? |\s*[-–—:]+\s*)(?:what|who|where|which)\b"
@@ -324,14 +327,14 @@ NO_TASK_NEEDED_RE = twinned(r"\b(?:alarm|timer|wake me)\b")  # waking is the tas
 REMIND_EXPLAIN_RE = prefiltered(
     # After a dash or colon too: "Remind me again — what's the boiling point of water up Everest?"
     rf"\bremind me(?:,? again)?(?:,? |\s*[-–—:]+\s*)(?:what|how|why|who|which|where|(?:of )?the differences? between)\b"
-    rf"(?![^,;.!?]*\b(?:i|my|we|our|{_KIN}'s)\b)|"
+    rf"(?![^,;.!?]*\b(?:i|my|we|our|{_KIN_SAID})\b)|"
     # "Remind me again, is it 9 over 5 for Fahrenheit?": a yes-or-no question after it asks the same.
     rf"\bremind me(?:,? again)?(?:, |\s*[-–—:]+\s*)(?:is|are|was|were|does|do|did|can|should|has|have)\b"
     r"(?![^;.!?]*\b(?:i|my|we|our)\b)|"
     # The question first, "remind me" after it as a tag: "Who wrote Dracula, remind me?", "Where is Oban again?
     # Remind me." (not "when": a date of the person's, maybe; not of their own things: "what's my PIN, remind me").
     rf"(?:^|[.!?]\s+)(?:who|what|what's|whats|where|where's|which|why|how|is|are|was|were|does|do|did|should)\b"
-    rf"(?:(?!\b(?:i|my|me|we|our|{_KIN}'s)\b)[^.!?])*?(?:,\s*|\?\s*)remind me(?:,? (?:again|please|pls))*[.!?\s]*$"
+    rf"(?:(?!\b(?:i|my|me|we|our|{_KIN_SAID})\b)[^.!?])*?(?:,\s*|\?\s*)remind me(?:,? (?:again|please|pls))*[.!?\s]*$"
 )
 
 # A stored thing named by its time says which one it is: "move my 6pm reminder to 7", "cancel tomorrow's meeting".
