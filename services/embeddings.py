@@ -162,7 +162,7 @@ class OnnxEmbedder(_CachedEmbedder):
 
 
 class OnnxInt8Embedder(OnnxEmbedder):
-    """The same model with int8 activations too (``services/int8_graph.py``): ~5 ms a query instead of ~8, vectors
+    """The same model with int8 activations too (``services/int8_graph.py``): ~4 ms a query instead of ~9, vectors
     at cosine ~0.999 to ``OnnxEmbedder``'s. The rewritten graph is built at load (~0.7 s) and, given ``graph_dir``,
     kept there for the next process (a CLI command loads in ~0.3 s)."""
 
