@@ -114,6 +114,13 @@ NEEDS_ASKING = [
     # What a thing it cannot see holds: "what's on the whiteboard".
     "Add what's on the whiteboard to my list.",
     "Put what's in the basket on the list, please.",
+    # Things of no kind from a place, or what someone named said; a value of something only pointed at; a value's kind
+    # alone after "memorise" or "hang on to".
+    "Hiya! Could you pop the bits from the market onto my list? Cheers x",
+    "Can u add the stuff Jen said to the party list",
+    "Remember the name of that place.",
+    "Please memorise the code.",
+    "hang on to the address for me",
 ]
 
 
@@ -153,6 +160,8 @@ def test_relief_that_nothing_bad_happened_is_acknowledged(routers, text):  # noq
     ("My grandad died last week.", ("RESPOND", None)),
     ("Nobody died but I'm still shaking after the crash.", ("RESPOND", None)),
     ("Pull the reminders for Friday up.", ("ACT", "recall")),
+    ("Add the milk from Aldi to my list.", ("ACT", "list")),
+    ("Save the number of the plumber, it's 07700 900123.", ("ACT", "memorize")),
 ])
 def test_the_same_forms_with_their_content_or_as_talk_are_read_as_before(routers, text, mode):  # noqa: F811
     assert routes(routers, text) == {mode}

@@ -254,7 +254,9 @@ SAID_OBJECT_RE = re.compile(
     r"(?: (?:that|which|what))? (?:i|we|you|u|he|she|they|(?:my|our|his|her|their|the|[a-z]+'s) [a-z'-]+"
     r"(?: of [a-z'-]+)?|"
     # Someone by name: "remind me about what Marek said" (not "what is said", "what was agreed").
-    r"(?<=what )(?!(?:is|was|are|were|has|have|had|will|would|can|could|should|must|may|might|do|does|did|a|an|the|"
+    # Or after a kindless noun: "add the stuff Jen said to the party list".
+    r"(?:(?<=what )|(?<=stuff )|(?<=things )|(?<=bits )|(?<=ones ))"
+    r"(?!(?:is|was|are|were|has|have|had|will|would|can|could|should|must|may|might|do|does|did|a|an|the|"
     r"it|this|that|time)\b)[a-z'-]+)"
     r"(?: (?:just|already|once))? (?:said|told|mentioned|talked about|discussed|gave|sent|showed|wrote|suggested|"
     r"recommended|asked|wanted|agreed|shared|was (?:saying|talking about)|were (?:saying|talking about)|"
@@ -275,6 +277,8 @@ SAID_OBJECT_RE = re.compile(
     r"^(?:(?:all )?(?:the|those|these)(?: [a-z'-]+)? (?:bits|stuff|things|ones|items|bits and pieces)|them|those|"
     r"these) from (?:this morning|last night|last week|the weekend|earlier on|our (?:last )?(?:chat|call|conversation|"
     r"talk))\b|"
+    # Things of no kind from a place, none named: "pop the bits from the market onto my list".
+    r"^(?:all )?(?:the|those|these) (?:bits|stuff|things|bits and pieces) from (?:the|that|this|our|my) [a-z'-]+|"
     r"^(?:what|whatever|everything|the ones?|those(?: ones)?|these(?: ones)?|the (?:bits|things|stuff|items))"
     r"(?: that)? (?:i|we)(?:'ve|'d|'re| have| had| are| were)? (?:just |already )?"
     r"(?:done|finished|completed|bought|picked up|packed|used up|"

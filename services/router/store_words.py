@@ -24,8 +24,11 @@ BARE_EDIT_RE = re.compile(
 )
 # A thing to store named by its kind alone: "save the number", "remember the code" (which number? what code?).
 BARE_STORE_RE = re.compile(
-    r"^(?:save|store|remember|note(?: down)?|keep|log|record|jot down|write down) (?:the|my|our|that|this) "
+    r"^(?:save|store|remember|note(?: down)?|keep|log|record|jot down|write down|memori[sz]e|make a note of|"
+    r"(?:hold|hang) on to|keep hold of) (?:the|my|our|that|this) "
     r"(?:[a-z'-]+ )?(?:number|code|address|password|pin|name|date|details?|info|information|link|figure|amount)"
+    # Or whose it is, which says which one but not what: "remember the name of that place".
+    r"(?: of (?:the|that|this|his|her|their|our|my) [a-z'-]+)?"
     # What it belongs to says which kind, not which one: "save the new number for the garage".
     r"(?: (?:for me|for later|please|pls|for (?:the|my|our) [a-z'-]+))*\W*$"
 )
