@@ -28,8 +28,8 @@ WRITING_RE = prefiltered(
     r"(?:^|[,.;!:]\s*|\b(?:please|pls|kindly|just|(?:can|could|would|will) (?:you|u)) )(?:suggest|recommend|"
     r"propose(?= (?:me|us|a|an|some|one|two|three|\d+)\b)))\b"
     r"(?!(?: (?:it|this|that|these|them))? down\b)"
-    rf"(?![^.?!]{{0,60}}\b(?:on|onto|to|in|into) (?:my|our|the) (?:{NAME_CHAR}+ ){{0,2}}"
-    r"(?:list|calendar|memory|notes)\b)"
+    rf"(?![^.?!]{{0,60}}\b(?:on|onto|to|in|into) (?:my|our|the|your) (?:{NAME_CHAR}+ ){{0,2}}"
+    r"(?:list|calendar|memory|notes|diary)\b)"
 )
 # How to do something oneself: "How do I set an alarm on my iPhone?" asks for an explanation.
 # Also as a clause of its own: "My to-do list is huge: how do I pick what to do first?".

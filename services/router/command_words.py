@@ -256,7 +256,9 @@ SAID_OBJECT_RE = re.compile(
     r"(?: (?:that|which|what))? (?:i|we|you|u|he|she|they|(?:my|our|his|her|their|the|[a-z]+'s) [a-z'-]+"
     r"(?: of [a-z'-]+)?|"
     # Someone by name: "remind me about what Marek said" (not "what is said", "what was agreed").
-    r"(?<=what )(?!(?:is|was|are|were|has|have|had|will|would|can|could|should|must|may|might|do|does|did|a|an|the|"
+    # Or after a kindless noun: "add the stuff Jen said to the party list".
+    r"(?:(?<=what )|(?<=stuff )|(?<=things )|(?<=bits )|(?<=ones ))"
+    r"(?!(?:is|was|are|were|has|have|had|will|would|can|could|should|must|may|might|do|does|did|a|an|the|"
     r"it|this|that|time)\b)[a-z'-]+)"
     r"(?: (?:just|already|once))? (?:said|told|mentioned|talked about|discussed|gave|sent|showed|wrote|suggested|"
     r"recommended|asked|wanted|agreed|shared|was (?:saying|talking about)|were (?:saying|talking about)|"
@@ -277,9 +279,15 @@ SAID_OBJECT_RE = re.compile(
     r"^(?:(?:all )?(?:the|those|these)(?: [a-z'-]+)? (?:bits|stuff|things|ones|items|bits and pieces)|them|those|"
     r"these) from (?:this morning|last night|last week|the weekend|earlier on|our (?:last )?(?:chat|call|conversation|"
     r"talk))\b|"
-    r"^(?:what|whatever|the ones?|those(?: ones)?|these(?: ones)?|the (?:bits|things|stuff|items))(?: that)? "
-    r"(?:i|we)(?:'ve|'d| have| had)? (?:just |already )?(?:done|finished|completed|bought|picked up|packed|used up|"
-    r"paid for|booked|sorted|cleared|ticked off|crossed off|got through|dealt with)\b|"
+    # Things of no kind from a place, none named: "pop the bits from the market onto my list".
+    r"^(?:all )?(?:the|those|these) (?:bits|stuff|things|bits and pieces) from (?:the|that|this|our|my) [a-z'-]+|"
+    r"^(?:what|whatever|everything|the ones?|those(?: ones)?|these(?: ones)?|the (?:bits|things|stuff|items))"
+    r"(?: that)? (?:i|we)(?:'ve|'d|'re| have| had| are| were)? (?:just |already )?"
+    r"(?:done|finished|completed|bought|picked up|packed|used up|"
+    r"paid for|booked|sorted|cleared|ticked off|crossed off|got through|dealt with|"
+    # What ran short, never named: "add whatever we ran out of last week to the list", "the stuff we're low on".
+    r"ran out of|run out of|out of|low on|short of|short on|running (?:low on|out of)|"
+    r"(?:got|get|went|ran) low on)(?=\W|$)|"
     # Or what someone else needs or likes, or a thing settled on somewhere else: "add whatever she needs to the list",
     # "move that thing we sorted to Monday" (not a "that" clause: "note that my goats need their hooves trimmed"; what
     # the person needs is theirs to say in a reminder: "remind me at 6 what I need to buy").
@@ -356,10 +364,15 @@ PAST_STATE_RE = re.compile(r"\bto (?:what|how|where) (?:it|they|that|this) (?:wa
 # An edit needs the new value: "change my running goal" (to what?), not "change my goal to 12,000 steps".
 EDITING_VERBS = frozenset("change update edit adjust amend alter modify rename move reschedule".split())
 NEW_VALUE_WORDS = frozenset("to into from as by with so".split())
-# A fact put somewhere as "it", then given in a "that" clause: "put it in your notes that the parking is space 23".
+# A fact put somewhere as "it", or only the place said, then given in a "that" clause: "put it in your notes that the
+# parking is space 23", "put it on record that I lent Callum the saw", "keep in your records that the code is 47".
+_KEPT_PLACE = (r"(?:(?:in|into|on|onto|to) )?(?:(?:your|my|the|our) )?(?:[a-z'-]+ )?"
+               r"(?:notes?|memory|diary|records?|files?|"
+               r"brain|head|calendar|journal) ")
 IT_THAT_RE = re.compile(
-    r"^it (?:down )?(?:(?:in|into|on|onto|to) (?:your|my|the|our) (?:[a-z'-]+ )?(?:notes?|memory|diary|records?|"
-    r"files?|brain|head|calendar|journal) )?(?:down )?that (?!(?:one|ones|list|reminder|goal|note)\b)[a-z]")
+    # (The place's preposition may be gone: a request's particle is read off before its object.)
+    rf"^(?:it (?:down )?(?:{_KEPT_PLACE})?|(?:down )?{_KEPT_PLACE})(?:down )?"
+    r"that (?!(?:one|ones|list|reminder|goal|note)\b)[a-z]")
 # A wished-for placeholder told by its purpose ("I need something to read on the plane", "I'd like something to
 # switch off to") asks for an idea; "something to be added" is a deed's object all the same.
 PURPOSE_RE = re.compile(r"\s+to\s+(?!(?:be|get|have|do)\b)[a-z]")

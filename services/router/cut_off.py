@@ -26,12 +26,16 @@ _TRAILING_RE = re.compile(r"\s*(?:\.{2,}|…|[-–—]+)")
 _STRANDED_AFTER_RE = re.compile(r"(?:[a-z]{2,}[^e]ed|[a-z]{2,}ing)$")
 
 
+# Words an entry's measure or place waits after, as well: "Goal for the spring: get my 10k time under", "Note: the
+# spare key is below" (only in an entry: "the shop I got it from" ends a clause of its own elsewhere).
+_ENTRY_DANGLING = frozenset("under below than until till between into onto towards".split())
 # An entry under a skill's label, cut off on a word that waits for more: "Goal: get my weight down to", "Note: the wifi
 # password is", "Shopping list: milk, bread and" (not on a preposition a verb strands: "... the party I'm going to").
 _CUT_ENTRY_RE = re.compile(
     r"^(?:(?:new|my|a|quick) )?(?:goal|target|aim|reminder|note|memo|list|shopping list|to-?do|todo|task|fact)"
     r"(?: [a-z'-]+){0,3}\s*:\s*(?:[^\n]*\s)?"
-    rf"(?<!ing )(?<!ed )(?:{'|'.join(sorted(DANGLING_WORDS | COPULAS))})(?:\s*(?:\.{{2,}}|…|[-–—]+))?\s*$")
+    rf"(?<!ing )(?<!ed )(?:{'|'.join(sorted(DANGLING_WORDS | COPULAS | _ENTRY_DANGLING))})"
+    r"(?:\s*(?:\.{2,}|…|[-–—]+))?\s*$")
 
 
 def cut_entry(lower: str) -> bool:
@@ -45,6 +49,8 @@ def missing_by_form(lower: str, clause: str, matches: list[re.Match[str]], index
     off on a word that waits for more ("remind me to", "set a goal to... actually I don't know")."""
     if TEMPLATE_RE.search(clause):
         return "an unfilled template"
+    if clause.rstrip().endswith(":") and not WORD_RE.search(lower, end):
+        return "announced, never given"  # "start a list for the garden centre:", and nothing after the colon
     last = matches[-1][0]
     trailing = _TRAILING_RE.match(lower, end) is not None
     if len(matches) > index + 1 and last in DANGLING_WORDS and (trailing or not WORD_RE.search(lower, end)) and not (

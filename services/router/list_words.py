@@ -48,8 +48,8 @@ LIST_ITEMS = (
     rf"(?:^|[.!]\s+|\b(?:on|onto|to|in|for) |\b(?:i|we) (?:need|want|would like|'d like) )"
     rf"(?:(?:my|the|our|a|an|another|new) )?(?:{NAME_CHAR}+ ){{0,3}}?"
     # A learner's "my list of shopping" is the shopping list.
-    r"(?:list(?: of shopping)?|to-?do list|todo list|checklist|wishlist|to-?dos|groceries|things to (?:buy|get|pack|"
-    r"bring|do))"
+    r"(?:list(?: of shopping)?|to-?do list|todo list|checklist|wishlist|to-?dos|groceries|shopping|"
+    r"things to (?:buy|get|pack|bring|do))"
     # A hyphen separates only with a space beside it: "a checklist for a first-time lambing season" has no items.
     # What it is for may take a few words: "List for the harvest at the Mendoza vineyard: secateurs, ...".
     # Or a heading on a line of its own, its entries on the lines below: "Camp list\n• tent\n• stove".

@@ -40,6 +40,8 @@ _LETTER_RUN_RE = re.compile(r"[a-z]+")
 # Two symbol keys or more held down in turn and a key or three struck at one end: ".....,,,,kkj", "]]]][[[[aqz".
 _HELD_IN_TURN_RE = re.compile(
     r"(?:([^\w\s])\1{2,}){2,}(?P<tail>[a-z0-9]{1,3})|(?P<head>[a-z0-9]{1,3})(?:([^\w\s])\4{2,}){2,}")
+_HELD_KEYS_RE = re.compile(r"(?:(\S)\1+){3,}")
+_KEY_SYMBOL_TURNS_RE = re.compile(r"([0-9a-z])([^\w\s.,!?'\u2026])(?:\1\2){3,}[0-9a-z]{0,2}")
 _SHORT_WORDS = frozenset("ok okay k kk no yes yep yup ya so oh ah hi yo why wat wut ty me you u i a".split())
 
 
@@ -49,6 +51,8 @@ def is_mash_token(token: str) -> bool:
     if len(token) < 3 or not token.isalpha() or NOT_MASH_RE.match(token):
         return False
     if REPEATED_CHUNK_RE.fullmatch(token) or KEY_RUNS_RE.fullmatch(token):  # "jjjjjjj", "dfgdfgdfg", "pppplllooo"
+        return True
+    if _ALTERNATED_THEN_HELD_RE.fullmatch(token):  # two keys in turn, a third held: "wewewewqqq" (not "hahahaaa")
         return True
     # "heyyy" and "sooooo" are words said slowly (searched first: most words have no letter three times in a row)
     collapsed = ELONGATION_RE.sub(r"\1", token) if ELONGATION_RE.search(token) else token
@@ -81,7 +85,24 @@ def is_mash_token(token: str) -> bool:
         # "lindsay" (checked against the MiniLM vocabulary by tests/test_router_classes.py).
         or (len(token) >= 6 and any(token[i : i + 3] in _HOME_ROW_TRIPLES for i in range(len(token) - 2)))
         or _zigzag(token)
+        # Typed along one row for ten keys or more, then on for a few keys off it: "qwpoeirutyghv".
+        or (len(token) >= _ZIGZAG_MIN + 2 and _row_run_mashed(token))
     )
+
+
+# A whole row's length or more ("albuquerque" has eight top-row letters running, no ten).
+_ROW_RUN_RE = re.compile("|".join(f"[{row}]{{{_ZIGZAG_MIN + 2},}}" for row in KEY_ROWS[:3]))
+_ALTERNATED_THEN_HELD_RE = re.compile(r"([a-z])(?!\1)([a-z])(?:\1\2){2,}\1?(?!\1|\2)([a-z])\3{2,}")
+
+
+def _row_run_mashed(token: str) -> bool:
+    """Whether a long token holds ten keys or more along one row whose letter pairs English rarely has, as a mashed
+    row alone does (``is_mash_token``'s row test, read on the run)."""
+    for run in _ROW_RUN_RE.findall(token):
+        rare = sum(run[i : i + 2] not in COMMON_BIGRAMS for i in range(len(run) - 1)) / (len(run) - 1)
+        if rare >= 0.2:
+            return True
+    return False
 
 
 def _zigzag(token: str) -> bool:
@@ -123,6 +144,10 @@ def _keys_between_symbols(raw: str, words: tuple[str, ...]) -> bool:
     struck = struck or (len(symbols) >= _STRUCK_SYMBOLS_MIN and len(set(symbols)) == 1 and len(token) - len(
         symbols) <= 2 and not set(symbols) <= _SENTENCE_MARKS and (token[0].isalnum() or token[-1].isalnum()))
     # Or two symbol keys held down in turn, a key or three struck at one end, no word: ";;;;;'''p" (not "ok...!!!").
+    # Or three keys or more held down in turn, two symbols among them: "3333####%%" (not "!!!!????", "hmmm...").
+    held_keys = _HELD_KEYS_RE.fullmatch(token) is not None and len(set(symbols) - _SENTENCE_MARKS) >= 2
+    # Or a key and a symbol struck in turn, then a key or two: "0-0-0-0-0-9", "k/k/k/k/j" (not "1.1.1.1").
+    struck = struck or held_keys or _KEY_SYMBOL_TURNS_RE.fullmatch(token.lower()) is not None
     turn = _HELD_IN_TURN_RE.fullmatch(token.lower())
     struck = struck or (turn is not None and (turn["tail"] or turn["head"]) not in _SHORT_WORDS and NOT_MASH_RE.match(
         turn["tail"] or turn["head"]) is None)

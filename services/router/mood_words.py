@@ -58,7 +58,11 @@ REASSURED_RE = re.compile(
     # Or with the better state it is in: "off to the interview, nervous but ready".
     r"\bbut (?:(?:i'?m|i am|feeling|also|still|kinda|quite|pretty) )?(?:ready|excited|prepared|hopeful|positive|"
     r"(?:fine|ok|okay|alright|good)(?! (?:at|with)\b))\b|"
-    r"\bnothing (?:major|serious|too bad|dramatic)\b"
+    r"\bnothing (?:major|serious|too bad|dramatic)\b|"
+    # A harm said not to have happened, in relief: "the project launched today and nobody died", "no one got hurt".
+    r"\b(?:nobody|no one|no-one|noone|nothing)(?: actually| even)? (?:died|got hurt|was hurt|broke|caught fire|"
+    r"exploded|"
+    r"crashed|burned down|burnt down)\b(?=[\W_]*$)"  # at its end (not "nobody died but I'm still shaking")
 )
 # A machine that "died" broke down, nobody did: "the card machine died at lunch", "my phone died on the bus".
 THING_DIED_RE = re.compile(

@@ -155,6 +155,12 @@ UNASKED_ANSWER_RE = re.compile(
     r"^(?:(?:the|my|our|a|an) )?(?:[a-z0-9'-]+ ){0,2}[a-z0-9'-]+,? (?:not|rather than|instead of|but not) "
     r"(?:(?:the|my|our|a|an|that|this|those|these) )?(?:[a-z0-9'-]+ ?){1,3}"
     r"(?:,? (?:please|pls|thanks|thx|mind|obviously|though))?[.!]*$|"
+    # A pick alone, by the look, size or place that tells it from the others: "The green folder.", "the bigger box
+    # please", "The top drawer." (which of what?).
+    r"^(?:(?:um|erm|uh|oh|hmm|ok|okay)[,.!]* )?(?:the|that|this) (?:(?:really|very|slightly|dark|light) )?"
+    r"(?:red|blue|green|yellow|black|white|grey|gray|brown|pink|purple|orange|silver|gold|navy|beige|big|bigger|small|"
+    r"smaller|large|larger|little|tall|taller|short|shorter|long|longer|left|right|top|bottom|front|middle|upper|lower|"
+    r"cheaper|dearer|newer|older|second|third) [a-z'-]+(?:,? (?:please|pls|thanks|thx|i think|probably))?[.!]*$|"
     # A pick among options never offered, with a condition on it: "Both, but only the cheap one if they're out.",
     # "Either, as long as it's not raining", "neither tbh, unless the price drops".
     r"^(?:both|either|neither|whichever|all|none)(?: of (?:them|those|these|em|'em))?"

@@ -178,7 +178,9 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
         pointer_free = text_view(NAMED_LIST_RE.sub(" ", pointer_free.lower))
     task_words = [w for w in content_without_time(pointer_free) if w not in SKILL_WORDS]
     # A slot left unfilled anywhere names nothing either: "new goal: GOAL_NAME", "remind me on the dd.mm at 9".
-    unfilled = _placeholder(view) or TEMPLATE_RE.search(view.lower) is not None or cut_entry(view.lower)
+    # So does a colon with nothing after it: "Start a list for the garden centre:" announces what it never gives.
+    unfilled = _placeholder(view) or TEMPLATE_RE.search(view.lower) is not None or cut_entry(view.lower) or (
+        view.lower.rstrip().endswith(":"))
     if skills["skill_forget"] or skills["skill_manage"]:
         # Editing or forgetting acts on something that exists: it needs *which* one, never a new time.
         has_task = (resolved_reference or any(w not in MANAGE_WORDS for w in task_words) or _names_a_list(view)

@@ -24,15 +24,18 @@ BARE_EDIT_RE = re.compile(
 )
 # A thing to store named by its kind alone: "save the number", "remember the code" (which number? what code?).
 BARE_STORE_RE = re.compile(
-    r"^(?:save|store|remember|note(?: down)?|keep|log|record|jot down|write down) (?:the|my|our|that|this) "
+    r"^(?:save|store|remember|note(?: down)?|keep|log|record|jot down|write down|memori[sz]e|make a note of|"
+    r"(?:hold|hang) on to|keep hold of) (?:the|my|our|that|this) "
     r"(?:[a-z'-]+ )?(?:number|code|address|password|pin|name|date|details?|info|information|link|figure|amount)"
+    # Or whose it is, which says which one but not what: "remember the name of that place".
+    r"(?: of (?:the|that|this|his|her|their|our|my) [a-z'-]+)?"
     # What it belongs to says which kind, not which one: "save the new number for the garage".
     r"(?: (?:for me|for later|please|pls|for (?:the|my|our) [a-z'-]+))*\W*$"
 )
 # Numbered, bulleted, boxed or quoted entries left empty after a colon or under a heading line: "things to
 # pack:\n1.\n2.\n3.", "Shopping for the party:\n>\n>", "to do:\n[ ]\n[ ]", "Camp list\n•\n•", "Packing:\na.\nb.", hollow
-# circles or squares ("Jobs:\n○\n○") (a form to fill, no item).
-EMPTY_ENTRIES_RE = re.compile(r"(?::|\n)\s*(?:(?:\d{1,2}[.)]|[a-h][.)]|[-*•>▪◦☐○●◯□■▢▫◇◆]|\[ ?\])\s*){2,}$")
+# circles or squares ("Jobs:\n○\n○"), tildes or plus signs ("Tent list:\n~\n~") (a form to fill, no item).
+EMPTY_ENTRIES_RE = re.compile(r"(?::|\n)\s*(?:(?:\d{1,2}[.)]|[a-h][.)]|[-*•>▪◦☐○●◯□■▢▫◇◆~+·–—=]|\[ ?\])\s*){2,}$")
 # A command to show what is stored (issue 31, fourth round): a display verb, then the person's stored things or what
 # was kept ("show my reminders", "list my goals", "pull up the memories you saved about Jamie", "look up what I told
 # you about X", "list everything I've asked you to store"). Not "show me how to ...", "list the goals of the
@@ -42,16 +45,22 @@ _SHOWN = (r"(?:reminders?|alarms?|timers?|goals?|resolutions?|notes?|memor(?:y|i
 # "everything you've got saved about my passport": what was kept, with "got" before it.
 _KEPT = (r"(?:(?:got )?(?:saved|stored|kept|noted|remembered|memori[sz]ed|recorded|logged)|told (?:you|u)|said|"
          r"mentioned|wrote|shared|(?:got|have) (?:on|about)|"
-         r"asked (?:you|u) to (?:store|save|remember|keep|note))")
+         # Handed over to be kept: "what I had you save about the boiler", "everything I got you to store", "what I
+         # asked you to hold on to", "the notes I gave you".
+         r"(?:asked (?:you|u) to |(?:had|got) (?:you|u) (?:to )?)(?:store|save|remember|keep|note|log|record|"
+         r"memori[sz]e|hold on to|hang on to|keep hold of)|(?:gave|handed) (?:you|u)|left with (?:you|u))")
 # Only what was kept, not anything said: "the wifi passwords I've saved" (not "the essay I wrote").
 _STORED_BY_ME = (r"(?:(?:got )?(?:saved|stored|kept|noted|memori[sz]ed|recorded|logged)|"
-                 r"asked you to (?:store|save|remember|keep|note|memori[sz]e|hold on to|hang on to))")
+                 r"(?:asked you to |(?:had|got) (?:you|u) (?:to )?)(?:store|save|remember|keep|note|memori[sz]e|"
+                 r"hold on to|hang on to|keep hold of)|(?:gave|handed) (?:you|u)|left with (?:you|u))")
 # Texted or slipped, too: "shw me my goals pls".
 SHOW_STORED_RE = grouped(
     rf"{CLAUSE_START}(?:show|shw|shwo|list|display|pull up|bring up|give|get|fetch|retrieve|read(?: out| back)?|"
     r"look up|find|"
     r"search|run through|go over|(?:talk|run|walk|take) (?:me|us) through|"
-    r"dig out|go through|print(?: out)?|export|open(?: up)?|view|review|"
+    r"dig out|go through|print(?: out)?|export|open(?: up)?|view|review|recite|repeat(?: back)?|"
+    # Found again where they are kept: "dig up what I told you about ...", "fish out the notes I gave you".
+    r"dig up|fish out|look through|(?:bring|pull|call) back up|call up|"
     # Asking to see them: "let me see my reminders", "can I see my goals?", "I'd like to see my notes".
     r"(?:let me|(?:can|could|may) i|i'?d like to|i want to|i wanna) (?:see|view|look at|have a look at|check))"
     # "show to me please my reminders of the next days": a learner's word order says the same.
@@ -95,6 +104,12 @@ SHOWN_MORE_RE = prefiltered(
     rf"{CLAUSE_START}(?:pull|dig|look|bring|call|throw|stick|pop|chuck|flash) (?:my|our|the|all(?: (?:my|the))?)"
     rf"(?: [a-z'-]+){{0,3}}? {_SHOWN}"
     r"(?: (?:on|about|for|from|of) [^.?!,]{1,40}?)? (?:up|out)(?: for (?:me|us))?"
+    # Or for when they are: "bring my reminders up for next Monday, I think I double booked".
+    r"(?: (?:for|from) (?:(?:next|this|last|the) )?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|week|weekend|month|"
+    r"tomorrow|today|tonight))?"
+    # With what goes with them: "pull my savings goal up with the progress so far".
+    r"(?: (?:with|and) (?:the |my |all the |its |their )?(?:progress|details|figures|numbers|stats|dates|totals|notes)"
+    r"(?: (?:so far|to date|too|as well))?)?"
     # Where they are shown: "Pull my goals up on screen, please."
     r"(?: on (?:the |my |your )?(?:screen|phone|display|laptop))?"
     r"(?:,? (?:please|pls|thanks|thx|(?:would|will|could|can|won't) (?:you|u)))?"
@@ -118,7 +133,7 @@ SHOWN_MORE_RE = prefiltered(
     r"(?:[.?!;,]+|\s[-\u2013\u2014]+|[\u2013\u2014])\s*"
     r"(?:(?:and|now|then|just|please|pls|can you|could you|would you) )*"
     r"(?:show|pull|bring|dig|read|give|fetch|get|call)(?: (?:me|us))?(?: (?:it|them|that|those|the lot))?"
-    r"(?: (?:up|out|back))?(?: to (?:me|us))?(?:,? (?:please|pls|for me))?\W*$"
+    r"(?: (?:up|out|back)){0,2}(?: to (?:me|us))?(?:,? (?:please|pls|plz|for (?:me|us)|thanks|cheers))*\W*$"
 )
 # A question about what the person told, or about a fact of theirs, wants an answer in words (RESPOND): "what did I
 # tell you about my landlord?", "do you remember where I parked?", "remind me what my passport number is". Asked

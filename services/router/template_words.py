@@ -13,7 +13,9 @@ import re
 TEMPLATE_RE = re.compile(
     # A slot in any template language's brackets and sigils: "[hh:mm]", "{{.Time}}", "{% goal %}", "<?= $item ?>",
     # "‹item one›".
-    r"[\[<{\u2039]+[\s%.=?$#:]*[a-z][a-z0-9 .:'/_-]{0,30}?[\s%?]*[\]>}\u203a]|_{3,}|%{1,2}[a-z][a-z_]*%{1,2}|"
+    # Typographic brackets too: "⁅fact⁆", "【item】", "⟨time⟩", "〈name〉", "《goal》".
+    r"[\[<{\u2039\u2045\u3010\u3014\u27e8\u3008\u300a\u2983]+[\s%.=?$#:]*[a-z][a-z0-9 .:'/_-]{0,30}?[\s%?]*"
+    r"[\]>}\u203a\u2046\u3011\u3015\u27e9\u3009\u300b\u2984]|_{3,}|%{1,2}[a-z][a-z_]*%{1,2}|"
     # A form's fields left empty, one a line: "Goal:\nDeadline:\nHow I'll measure it:".
     r"(?:^|\n)[^:\n]{1,40}:[ \t]*\n[^:\n]{1,40}:[ \t]*(?:\n|$)|"
     # Content handed over as a word that stands for content to come: "Set a goal: TBD", "new note: xxx".

@@ -36,7 +36,8 @@ HELD_ELSEWHERE_RE = re.compile(
 )
 # Entries named by their kind, held there: "the appointments that are written on the clinic card in this picture".
 UNSEEN_HELD_RE = re.compile(
-    r"^(?:everything|all|whatever|anything|the (?:[a-z'-]+ )?(?:stuff|things|items|bits|details|info|names|dates|"
+    # ("add what's on the whiteboard to my list": what it holds, unseen)
+    r"^(?:everything|all|whatever|what|anything|the (?:[a-z'-]+ )?(?:stuff|things|items|bits|details|info|names|dates|"
     r"numbers|times|ingredients|words|figures|reminders|appointments|tasks|jobs|entries|events|meetings))"
     r"(?:'s| is| are|(?: that| which)(?:'s| is| are)?)?(?: (?:written|listed|shown|printed|typed|scribbled|jotted"
     rf"(?: down)?|noted(?: down)?|pictured))? (?:{_UNSEEN_MEDIUM}|"

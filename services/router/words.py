@@ -101,7 +101,9 @@ SKILL_PATTERNS = {
     rf"(?!(?:an?|python|java|javascript|js|linked|array|sorted|nested|this)\b){NAME_CHAR}+ "
     r"(?:list|to-?dos?)\b(?! in\b)|"
     # The shopping named alone, at the end: "pls add bin bags n oat milk to shopping".
-    r"\b(?:add|ad|put|pop|chuck|stick)\b[^.?!]{0,60}?\b(?:to|2|onto) shopping[.!]*\s*$|"
+    # Or the shop itself: "stick bin bags on the big shop", "pop teabags onto the weekly shop".
+    r"\b(?:add|ad|put|pop|chuck|stick)\b[^.?!]{0,60}?\b(?:(?:to|2|onto) shopping|(?:to|2|on|onto) (?:the|my|our) "
+    r"(?:big |weekly |food |main )?shop(?:ping)?)[.!]*\s*$|"
     # A list's name as typed, accents and all: "my Chiloé list", "our Tromsø list".
     rf"\b(?:my|our) (?:(?:[^\W\d_]|['-])+ ){{0,2}}(?:list|lists|to-?dos?|to do list|wishlist|checklist)\b(?! of)|"
     rf"{LIST_CREATE}|"
@@ -147,20 +149,34 @@ SKILL_PATTERNS = {
     # A storing verb straight before a colon hands over its payload: "please store: the spare key is at no. 12"
     # (a statement: "Note: I'm asking for a friend. How do I ...?" is a question with a remark before it), also in the
     # languages whose politeness REQUEST_RE reads ("bitte merken: ...", "apunta: ...").
-    rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|remember|note(?: down)?|log|record|keep|memori[sz]e|"
+    rf"{CLAUSE_START}(?:stor(?:e|ing)|sav(?:e|ing)|remember|note(?: down)?|log|record|keep|memori[sz]e|bookmark|"
+    r"(?:put|stick) a pin in|archive|park|make sure (?:you|u) (?:remember|note|save|store|keep)|"
     r"(?:merken|merk dir|notieren|speichern|apunta|anota|guarda|recuerda|notez|retiens|enregistre)"
-    r"(?: (?:esto|eso|das|dies|ça|cela))?)(?: (?:it|this|that|these))?"
+    r"(?: (?:esto|eso|das|dies|ça|cela))?)(?: (?:it|this|that|these))?(?: for (?:me|us|later))?(?:,? (?:please|pls))?"
     r"\s*:(?:\s*[^?\s][^?]*)?\s*$|"  # with nothing after the colon it names nothing to store ("store:")
     r"\b(?:something|this|one) (?:to|for you to) (?:keep|remember|store|save|note)\b|"
-    r"\b(?:(?:hang|hold) on ?to|keep hold of) (?:this|that|it|the following|"
-    r"the (?:fact|info|information|detail|news)s? that)\b|"
-    r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these) down\b|"
-    r"^(?:note|memo|fyi)(?: to (?:self|myself))?\s*:[^?]*$|"
+    r"\b(?:(?:hang|hold) on ?to|keep hold of) (?:this|that|it|these|the following|"
+    r"the (?:fact|info|information|detail|news)s? that)(?: one| ones| two| three| four| few| bits?| lot)?\b|"
+    r"\bmake a record\b|\b(?:jot|write|note|put|take) (?:it|this|that|these)(?: one| ones| two| three| bits?| lot)? "
+    r"down\b|"
+    # Put away for later with what it is: "squirrel this away for me: ...", "tuck that away - the code is 4471".
+    rf"{CLAUSE_START}(?:squirrel|stash|tuck|stow|salt|lock|file|store|save)(?: (?:it|this|that|these)"
+    r"(?: one| ones| two| bits?)?)?"
+    r" away(?: for (?:me|us|later|safekeeping))?(?:,? (?:please|pls))?\s*(?::|[-\u2013\u2014]|,? that\b)|"
+    # Kept on record or on file, what it is after a colon or "that": "put it on record that I lent Callum the saw",
+    # "please keep in your records that ...", "add to your files: ..." (not "for the record, I never said that").
+    rf"{CLAUSE_START}(?:put|keep|have|get|place|add|log|note|enter|pop|stick)(?: (?:it|this|that|these)(?: one)?)?"
+    r"(?: down)? (?:on|in|into|to) (?:the |your |my )?(?:records?|files?)(?:,? (?:please|pls|for (?:me|us)))*"
+    r"\s*(?::|[-\u2013\u2014]|,? that\b)|"
+    # Filed under a heading, what it is after a colon: "file under Grandpa: no grapefruit ever".
+    rf"{CLAUSE_START}(?:file|log|save|store|keep|note|put)(?: (?:it|this|that|these))?(?: away)? under "
+    r"[^.?!:\n]{1,30}:\s*[^\s?]|"
+    r"^(?:note|memo|fyi)(?: to (?:self|myself)| for (?:later|the future|future reference|next time))?\s*:[^?]*$|"
     r"\b(?:save|store|keep|make|take|add) (?:a |this )?(?:note|memo)\s*:|"
     r"\bi (?:want|need|would like) to (?:store|note down|record|log|save (?:a note|this|that|the following|something|"
     r"some info))\b|\bi'?d like to (?:store|note down|record|log|save (?:a note|this|that|the following|something))\b|"
-    r"\b(?:put|add|keep|store|save|commit|stick|pop|file|lodge|tuck|stow|stash|bank|lock|squirrel)\b[^.?!]{0,20}? "
-    r"(?:in|to|into) (?:your )?memory\b|"
+    r"\b(?:put|add|keep|store|save|commit|stick|pop|file|lodge|tuck|stow|stash|bank|lock|squirrel|park|log|note|"
+    r"write|bung)\b[^.?!]{0,20}? (?:in|to|into) (?:your )?(?:memory|brain|memory bank)\b|"
     r"\b(?:i'?d like|i want|i need|i would like) you to (?:store|remember|save|keep|note|record|log|memori[sz]e)\b",
     "recall": r"\bdo you (?:still )?(?:remember|recall|know) (?:what|when|where|who|my|if|whether|the|our)\b|"
     r"\bdo you (?:still )?(?:remember|recall) about\b|\bdo you (?:still )?(?:know about|have) (?:my|our|me)\b|"
@@ -220,7 +236,9 @@ SKILL_PATTERNS = {
     r"(?:track|keep (?:track of|tabs on|an eye on)|log|monitor|hold me to|(?=follow (?:my|the) progress)follow)"
     # Or its progress followed: "I want to read 20 books this year — please follow my progress on that goal".
     r"(?: (?:my|the) progress (?:on|of|with|towards?))? "
-    r"(?:that|it|this)\b|\bgoal(?: for [^.?!:]{1,30})?\s*:|(?:^|[,.;!-]\s*)goal is\b|"
+    r"(?:that|it|this)\b|\bgoal(?: for [^.?!:]{1,30}| now| then| too| as well)?\s*:|"
+    # A goal's heading, a dash and what it is: "Goal - lose 5 kilos before the wedding".
+    r"^(?:(?:new|my) )?goal\s+[-\u2013\u2014]\s+[^\W\d_]|(?:^|[,.;!-]\s*)goal is\b|"
     # A goal's target given as a field: "Target: 10,000 steps a day", or left empty in a form ("Target:\nDeadline:").
     r"(?:^|\n)target\s*:|"
     # Asked for as a thing, what it is after a dash or a colon: "I'd like a goal please - cycle to work every Friday".
