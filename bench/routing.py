@@ -59,6 +59,8 @@ Two kinds of labelled set, reported apart:
     0.767, ACT 0.955 on main 0ddda9e), then tuning material (2026-12-01).
   - tests/data/routing_tuning26.jsonl (was routing_frozen26.jsonl): written blind; measured once (0.925, CLARIFY
     0.817, ACT 0.891 on main df70e51), then tuning material (2026-12-01).
+  - tests/data/routing_tuning27.jsonl (was routing_frozen27.jsonl): written blind; measured once (0.968, CLARIFY
+    0.833, ACT 1.000 on main fd7693c), then tuning material (2026-12-02).
   Every ``routing_tuning*.jsonl`` present is reported. In each, a fixed random third of the lines
   (``held_out_third``, seed 31) was never looked at while tuning (``--misses`` prints the other two thirds'
   misses only) and is reported on its own.
