@@ -86,8 +86,8 @@ FLOOR_SIGNALS_ONLY = 0.93
 # routing_tuning1 was written by the tuner (as routing_frozen.jsonl), routing_tuning2-27 blind (routing_frozenN).
 (TUNING_1, TUNING_2, TUNING_3, TUNING_4, TUNING_5, TUNING_6, TUNING_7, TUNING_8, TUNING_9, TUNING_10, TUNING_11,
  TUNING_12, TUNING_13, TUNING_14, TUNING_15, TUNING_16, TUNING_17, TUNING_18, TUNING_19, TUNING_20, TUNING_21,
- TUNING_22, TUNING_23, TUNING_24, TUNING_25, TUNING_26, TUNING_27) = (ROOT / "tests" / "data" / f"routing_tuning{number}.jsonl"
-                                              for number in range(1, 28))
+ TUNING_22, TUNING_23, TUNING_24, TUNING_25, TUNING_26, TUNING_27) = (
+    ROOT / "tests" / "data" / f"routing_tuning{number}.jsonl" for number in range(1, 28))
 FLOOR_TUNING_1_OVERALL = 0.97
 FLOOR_TUNING_1_ACT = 0.96
 FLOOR_TUNING_1_CLARIFY = 0.95
@@ -227,8 +227,10 @@ FLOOR_TUNING_25 = {"overall": 0.97, "ACT": 0.97, "CLARIFY": 0.93, "ACKNOWLEDGE":
 # 1.000, its held-out third 0.928 -> 0.936).
 FLOOR_TUNING_26 = {"overall": 0.97, "ACT": 0.97, "CLARIFY": 0.90, "ACKNOWLEDGE": 0.99, "skill": 0.98}
 # The twenty-seventh (blind once on main fd7693c: 0.968, ACT 1.000, CLARIFY 0.833, ACKNOWLEDGE 0.974, skill 109/110);
-# floors a little under.
-FLOOR_TUNING_27 = {"overall": 0.96, "ACT": 0.99, "CLARIFY": 0.82, "ACKNOWLEDGE": 0.96, "skill": 0.98}
+# floors a little under. Raised after routing28 (a request to create something cut off on "with"; a task verb left
+# without its object, "set a goal to lose"; the ingredients for "that recipe"; "excuse me" abroad before a pointer):
+# 0.979 overall, CLARIFY 0.900 (its tuned thirds 0.976 -> 0.992, its held-out third unchanged).
+FLOOR_TUNING_27 = {"overall": 0.97, "ACT": 0.99, "CLARIFY": 0.89, "ACKNOWLEDGE": 0.96, "skill": 0.98}
 
 
 def load_set() -> list[dict]:

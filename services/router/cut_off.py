@@ -14,6 +14,7 @@ from services.router.command_words import (
     DANGLING_WORDS,
     FUSED_COPULAS,
     RELATIVE_WORDS,
+    REQUEST_LEADS,
     STRANDED_PREPOSITIONS,
 )
 from services.router.template_words import TEMPLATE_RE
@@ -44,6 +45,27 @@ def cut_entry(lower: str) -> bool:
     return ":" in lower and _CUT_ENTRY_RE.match(lower) is not None
 
 
+# Requests that create a thing rather than act on one, not read for an object (``objects.OBJECT_VERBS``), are still cut
+# off on a word that waits for more: "start a list for the barbecue with", "create a goal to".
+_CREATING_VERBS = frozenset("start create begin open".split())
+# A task after "to" cut off on a verb that must take an object: "set a goal to lose", "remind me to buy" (not "the
+# weight I want to lose", where the object came first, nor "set a goal to run").
+_OBJECT_NEEDED = frozenset("lose gain reach hit save earn cut pay buy get build learn finish complete visit".split())
+_TASK_HOLDERS = frozenset("me us goal target aim note reminder resolution challenge".split())
+
+
+def cut_off_creating(lower: str) -> bool:
+    """Whether ``lower`` is a one-clause request to create something ("start a list for the barbecue with") cut off on
+    a word that waits for more."""
+    matches = list(WORD_RE.finditer(lower))
+    index = 0
+    while index < len(matches) and matches[index][0] in REQUEST_LEADS:
+        index += 1
+    if index >= len(matches) or matches[index][0] not in _CREATING_VERBS:
+        return False
+    return missing_by_form(lower, lower, matches, index, len(lower)) == "cut off"
+
+
 def missing_by_form(lower: str, clause: str, matches: list[re.Match[str]], index: int, end: int) -> str:
     """Why a request's object is missing by its form alone, or "": an unfilled template in it, or the request cut
     off on a word that waits for more ("remind me to", "set a goal to... actually I don't know")."""
@@ -57,6 +79,9 @@ def missing_by_form(lower: str, clause: str, matches: list[re.Match[str]], index
             last in STRANDED_PREPOSITIONS and _STRANDED_AFTER_RE.search(matches[-2][0])):
         return "cut off"  # but "... before I forget what my aunt asked for" ends a clause of its own
     ended = trailing or not WORD_RE.search(lower, end)
+    if last in _OBJECT_NEEDED and len(matches) > index + 3 and ended and matches[-2][0] == "to" and (
+            matches[-3][0] in _TASK_HOLDERS):
+        return "cut off"  # "set a goal to lose": lose what?
     after_comma = clause[:matches[-1].start()].rstrip().endswith(",")
     if last in FUSED_COPULAS and len(matches) > index + 2 and ended and after_comma:
         return "cut off"  # "store my new PIN, it's"

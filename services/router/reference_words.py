@@ -234,8 +234,10 @@ KIND_ALONE_RE = prefiltered(
     r"\bthe (?:ingredients|dates|details|numbers|names|times|figures|changes|results|items|bits|steps|prices|amounts|"
     r"addresses|measurements|totals|scores|specs|codes|answers|corrections|edits|fixes|bits and pieces|info|photos|"
     r"pictures|pics|files|documents|docs|links|slides|stuff|things)\b"
-    # Where they come from names them no better: "put the numbers from my payslip into the budget".
-    r"(?: from (?:my|our|the|this|that|his|her|their) [a-z'-]+(?: [a-z'-]+)?(?= (?:to|in|into|on|onto)\b))?"
+    # Where they come from names them no better: "put the numbers from my payslip into the budget"; nor what they are
+    # for or of, pointed at and never said: "add the ingredients for that recipe to my list", "the parts of this bike".
+    r"(?: (?:from (?:my|our|the|this|that|his|her|their)|(?:for|of) (?:this|that|these|those)) [a-z'-]+(?: [a-z'-]+)?"
+    r"(?= (?:to|in|into|on|onto)\b))?"
     r"(?=(?: (?:in|up|down|back|out))?(?:,? (?:please|pls|thanks|thx))?\W*$|"
     r" (?:to|in|into|on|onto) (?:(?:my|our|the|this|that|a)\b[^.?!:]*|[a-z'-]+)[.!]*\s*$)|"
     # Or by what they are for: "add the stuff we need for the party to my list" (which stuff?).

@@ -33,7 +33,7 @@ from services.router.command_words import (
     VAGUE_ASK_RE,
     VERB_ME_RE,
 )
-from services.router.cut_off import cut_entry
+from services.router.cut_off import cut_entry, cut_off_creating
 from services.router.mood_words import DAY_TOLD_MIN_WORDS, DAY_TOLD_RE, DISTRESS_RE, REASSURED_RE, not_of_the_person
 from services.router.objects import deed_again, request_object
 from services.router.prefilter import Prefiltered
@@ -221,7 +221,8 @@ def _placeholder(view: TextView) -> bool:
     a placeholder ("something" is not "it"), nor do numbered entries left empty ("to pack:\n1.\n2.")."""
     found = request_object(view.lower)
     generic = found is not None and found.kind == "generic"
-    return generic or BARE_STORE_RE.match(view.unled) is not None or EMPTY_ENTRIES_RE.search(view.lower) is not None
+    return generic or cut_off_creating(view.lower) or BARE_STORE_RE.match(view.unled) is not None or (
+        EMPTY_ENTRIES_RE.search(view.lower) is not None)
 
 
 def imperative_signals(view: TextView) -> dict[str, float]:

@@ -372,6 +372,8 @@ LEAD_IN_RE = re.compile(
     r"^(?:(?:well|(?:would|could|can) (?:you|u|ya) (?:believe|credit) (?:it|this)(?=\s*[,.!:;\u2013\u2014-])|"
     r"(?:would|will) (?:you|u|ya) (?:just )?look at (?:that|this)(?=\s*[,!])|"
     r"(?:you'?ll|you will) never (?:believe|guess)|"
+    # "Excuse me" abroad opens a request as "please" does: "Sumimasen, please move ...", "Perdón, add ...".
+    r"sumimasen|perd[oó]n|disculp[ae]|entschuldigung|excusez-moi|scusi|desculp[ae]|"
     rf"please|pls|plz|kindly|{PLEASE_ABROAD}|hey|yo|hiya|wait|ok|okay|so|and|also|now|can you|"
     r"could you|would you|can u|could u|would u|(?:i'?ll )?tell you what|guess what|you know what)[ ,!.]+)+"
 )
