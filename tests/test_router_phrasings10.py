@@ -19,7 +19,7 @@ from tests.test_router_phrasings8 import routers, routes  # noqa: F401 (a fixtur
 MISSING_OBJECTS = [
     "Add to my list: [item 1], [item 2]",
     "Remember this for me: {fact}",
-    "Set a goal: [goal] by [date]",
+    "Set a goal: [goal] before [deadline]",
     "Set a goal to... no wait, I'll think about it",
     "set me a target",
     "Please memorise the following, thanks!",
