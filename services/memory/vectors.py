@@ -7,9 +7,14 @@ computes them (``speakers.embed_records``: an exchange of named speakers gets it
 and their mean, any other exchange the vector of its joined text), so recall is the same once
 they are in; until then such an exchange simply has no vector signal.
 
-``fill_batch`` claims the oldest exchanges without a vector (any user) with ``FOR UPDATE SKIP
-LOCKED``: several workers share the work and never embed one row twice; a crash rolls the
-batch back and the next run takes it again. The RQ job (``workers.memory_chunker.fill_vectors``)
+``fill_batch`` claims the oldest exchanges without a vector (any user) with an advisory lock per
+exchange, held by its transaction while the model runs: several workers share the work and never
+embed one row twice, yet nothing that deletes or updates the rows waits for the model (when the
+claim was a row lock, a person's "forget everything" waited for the batch: 36 s at load 8). The
+rows themselves are locked only briefly, to read them (a chat turn's derived lines are committed
+before the model runs) and to write the vectors: only to rows that still exist and still wait; a
+row a delete holds is skipped, never waited for, so nothing forgotten comes back. A crash rolls
+the batch's vectors back and the next run takes it again. The RQ job (``workers.memory_chunker.fill_vectors``)
 runs batches for a while and queues its own continuation while rows remain; its two fixed job
 ids (alternating) keep it from ever being queued twice. The importer queues it after storing,
 and the ``vector_backfill`` periodic service queues it whenever rows wait (Redis was down
@@ -55,6 +60,10 @@ BATCH = 256  # exchanges per transaction: the import's batch, so the model sees 
 UNEMBEDDABLE = "unembeddable"  # the embedding_model of an exchange the model failed on alone, twice
 DEFERRED = "deferred"  # the embedding_model of a chat turn stored without its lines and vector (digest.store)
 _WAITING = f"embedding IS NULL AND embedding_model IS DISTINCT FROM '{UNEMBEDDABLE}'"
+# The claim of exchange ``c.id``: a transaction-scoped advisory lock in the two-key space (apart from the single-key
+# locks of migrations, facts, thread positions and person indexes), keyed by the id's 32 low bits.
+_TRY_CLAIM = ("pg_try_advisory_xact_lock(hashtext('engram.vectors'), "
+              "CAST(mod(c.id, 4294967296) - 2147483648 AS integer))")
 
 
 @dataclass
@@ -84,9 +93,10 @@ def unembeddable_count(session: Session | Connection) -> int:
 
 def fill_batch(sessions: sessionmaker[Session], embedder: Embedder, limit: int = BATCH) -> int:
     """Embed and store the vectors of up to ``limit`` exchanges without one; returns how many left the wait
-    (embedded, or marked unembeddable; 0: none left that no other worker holds)."""
-    with sessions.begin() as session:
-        claimed = _claim(session, limit)
+    (embedded, or marked unembeddable; 0: none left that no other worker holds, or the batch was deleted while
+    the model ran: the job's continuation takes the rest)."""
+    with sessions.begin() as session:  # holds the claim, not the rows, while the model runs; then writes
+        claimed = _claim(session, limit, reader=sessions)
         if not claimed:
             return 0
         try:
@@ -95,9 +105,8 @@ def fill_batch(sessions: sessionmaker[Session], embedder: Embedder, limit: int =
             logger.warning("vector backfill: a batch of %d failed to embed; looking for the culprit", len(claimed),
                            exc_info=True)
         else:
-            _store(session, claimed, vectors, embedder.model_id)
-            return len(claimed)
-    # The claim's transaction has ended (it wrote at most deferred rows' lines): the halves are claimed again.
+            return _store(session, claimed, vectors, embedder.model_id)
+    # The claim has ended (its reads committed at most deferred rows' lines): the halves are claimed again.
     return _fill_apart(sessions, embedder, [item.key for item in claimed])
 
 
@@ -106,18 +115,16 @@ def _fill_apart(sessions: sessionmaker[Session], embedder: Embedder, ids: list[i
     ``tries_alone`` failures (a passing fault of the model does not condemn a row). Returns the exchanges taken
     off the wait (filled or marked)."""
     with sessions.begin() as session:
-        claimed = _claim(session, len(ids), ids)
+        claimed = _claim(session, len(ids), ids, reader=sessions)
         if not claimed:
-            return 0  # another worker holds or filled them
+            return 0  # another worker holds or filled them, or they are gone
         try:
             vectors = speakers.embed_records(embedder, claimed, lambda item: item.text)
         except EmbeddingError as exc:
             if len(claimed) == 1 and tries_alone <= 1:
-                _mark_unembeddable(session, claimed[0].key, exc)
-                return 1
+                return _mark_unembeddable(session, claimed[0].key, exc)
         else:
-            _store(session, claimed, vectors, embedder.model_id)
-            return len(claimed)
+            return _store(session, claimed, vectors, embedder.model_id)
     keys = [item.key for item in claimed]
     if len(keys) == 1:
         return _fill_apart(sessions, embedder, keys, tries_alone - 1)
@@ -125,11 +132,15 @@ def _fill_apart(sessions: sessionmaker[Session], embedder: Embedder, ids: list[i
     return _fill_apart(sessions, embedder, keys[:middle]) + _fill_apart(sessions, embedder, keys[middle:])
 
 
-def _mark_unembeddable(session: Session, exchange_id: int, exc: Exception) -> None:
-    session.execute(text("UPDATE exchanges SET embedding_model = :mark WHERE id = :id"),
-                    {"mark": UNEMBEDDABLE, "id": exchange_id})
+def _mark_unembeddable(session: Session, exchange_id: int, exc: Exception) -> int:
+    # The transaction holds no row (the claim is an advisory lock): waiting here for a delete cannot deadlock.
+    marked = session.execute(text(f"UPDATE exchanges SET embedding_model = :mark WHERE id = :id AND {_WAITING}"),
+                             {"mark": UNEMBEDDABLE, "id": exchange_id}).rowcount
+    if not marked:
+        return 0  # deleted while the model ran
     logger.error("vector backfill: exchange %d cannot be embedded (%s); it stays searchable by its words",
                  exchange_id, exc, extra={"exchange_id": exchange_id})
+    return 1
 
 
 def fill_all(sessions: sessionmaker[Session], embedder: Embedder, *, limit: int = BATCH,
@@ -158,21 +169,54 @@ def fill_exchange(session: Session, embedder: Embedder, exchange_id: int) -> boo
     """Fill one exchange's vectors now if it has none (the chunker enriching an imported exchange); in the
     caller's transaction. False: it has one, or another worker is filling it."""
     claimed = _claim(session, 1, [exchange_id])
-    if claimed:
-        _store(session, claimed, speakers.embed_records(embedder, claimed, lambda item: item.text), embedder.model_id)
-    return bool(claimed)
+    if not claimed:
+        return False
+    vectors = speakers.embed_records(embedder, claimed, lambda item: item.text)
+    return bool(_store(session, claimed, vectors, embedder.model_id))
 
 
-def _claim(session: Session, limit: int, ids: list[int] | None = None) -> list[PendingExchange]:
+def _claim(session: Session, limit: int, ids: list[int] | None = None,
+           reader: sessionmaker[Session] | None = None) -> list[PendingExchange]:
+    """Claim up to ``limit`` waiting exchanges (of ``ids``), oldest first, for ``session``'s transaction, and read
+    them. The claim is an advisory lock per exchange, not a row lock: other workers skip the exchange, while a
+    delete or an update of its row does not wait for the claim to end. ``reader``: read in a short transaction of
+    its own, committed before the model runs (a chat turn's derived lines lock their exchange's key until their
+    transaction ends); None: in ``session``'s (the chunker's single exchange)."""
     only = "AND id = ANY(:ids) " if ids is not None else ""
+    after = 0
+    while True:
+        candidates = list(session.scalars(text(
+            f"SELECT id FROM exchanges WHERE {_WAITING} {only}AND id > :after ORDER BY id LIMIT :limit"),
+            {"limit": limit, "ids": ids, "after": after}))
+        if not candidates:
+            return []
+        # Over an array, not under the LIMIT: each candidate is tried once, so no lock is taken and left unused.
+        mine = list(session.scalars(text(
+            f"SELECT c.id FROM unnest(CAST(:ids AS bigint[])) AS c(id) WHERE {_TRY_CLAIM}"), {"ids": candidates}))
+        if mine:
+            if reader is None:
+                claimed = _read(session, mine)
+            else:
+                with reader.begin() as short:
+                    claimed = _read(short, mine)
+            if claimed:
+                return claimed
+        if len(candidates) < limit:
+            return []
+        after = candidates[-1]  # all held by other workers (or filled since): the next ones
+
+
+def _read(session: Session, ids: list[int]) -> list[PendingExchange]:
+    """The claimed exchanges that still wait, with their lines (a chat turn's derived first)."""
+    # SKIP LOCKED: a row being deleted is not waited for; one held for another reason waits for a later batch.
     rows = session.execute(text(
-        f"SELECT id, user_text, reply, embedding_model FROM exchanges WHERE {_WAITING} {only}ORDER BY id "
-        "LIMIT :limit FOR UPDATE SKIP LOCKED"), {"limit": limit, "ids": ids}).all()
+        f"SELECT id, user_text, reply, embedding_model FROM exchanges WHERE {_WAITING} AND id = ANY(:ids) "
+        "ORDER BY id FOR NO KEY UPDATE SKIP LOCKED"), {"ids": ids}).all()
     claimed = {int(row.id): PendingExchange(int(row.id), f"{row.user_text}\n{row.reply}".strip()) for row in rows}
     if not claimed:
         return []
     deferred = [int(row.id) for row in rows if row.embedding_model == DEFERRED]
-    if deferred:  # locked by this claim: no other worker derives them at the same time
+    if deferred:  # claimed and locked: no other worker derives them, no delete removes them meanwhile
         derive_lines(session, deferred)
     for line in session.execute(text(
             "SELECT id, exchange_id, speaker, text FROM exchange_lines WHERE exchange_id = ANY(:ids) "
@@ -226,22 +270,42 @@ DERIVE_LINES = text("""
 """)
 
 
-def _store(session: Session, claimed: list[PendingExchange], vectors: dict[Any, Any], model_id: str) -> None:
-    """The vectors of both tables, one statement each (ids and vectors as arrays: one round trip per table)."""
+def _store(session: Session, claimed: list[PendingExchange], vectors: dict[Any, Any], model_id: str) -> int:
+    """The vectors of both tables, one statement each (ids and vectors as arrays: one round trip per table), of the
+    claimed exchanges that still wait; returns how many were written.
+
+    The model ran without a row lock: an exchange may have been deleted meanwhile, or be being deleted now. Only
+    rows this transaction locks without waiting are written: a wait here, other rows held, could deadlock with a
+    purge (it deletes lines, then exchanges). An exchange is written whole or not at all (a line of it missing or
+    held: not at all); one left out that survives waits for the next batch."""
+    held = set(session.scalars(text(
+        f"SELECT id FROM exchanges WHERE id = ANY(:ids) AND {_WAITING} FOR NO KEY UPDATE SKIP LOCKED"),
+        {"ids": [item.key for item in claimed]}))
+    by_exchange = {item.key: [(item.lines[position].line_id, vector)
+                              for position, vector in vectors[item.key][1].items()]
+                   for item in claimed if item.key in held}
+    wanted = [line_id for pairs in by_exchange.values() for line_id, _ in pairs]
+    if wanted:
+        locked = set(session.scalars(text(
+            "SELECT id FROM exchange_lines WHERE id = ANY(:ids) FOR NO KEY UPDATE SKIP LOCKED"), {"ids": wanted}))
+        held -= {key for key, pairs in by_exchange.items() if any(line_id not in locked for line_id, _ in pairs)}
+    kept = [item for item in claimed if item.key in held]
+    if not kept:
+        return 0
     session.execute(text(
         "UPDATE exchanges e SET embedding = v.embedding, embedding_model = :model "
         "FROM unnest(CAST(:ids AS bigint[]), CAST(CAST(:vectors AS text[]) AS vector[])) AS v(id, embedding) "
         "WHERE e.id = v.id"),
-        {"ids": [item.key for item in claimed], "model": model_id,
-         "vectors": [vector_text(vectors[item.key][0]) for item in claimed]})
-    lines = [(item.lines[position].line_id, vector) for item in claimed
-             for position, vector in vectors[item.key][1].items()]
+        {"ids": [item.key for item in kept], "model": model_id,
+         "vectors": [vector_text(vectors[item.key][0]) for item in kept]})
+    lines = [pair for item in kept for pair in by_exchange[item.key]]
     if lines:
         session.execute(text(
             "UPDATE exchange_lines l SET embedding = v.embedding "
             "FROM unnest(CAST(:ids AS bigint[]), CAST(CAST(:vectors AS text[]) AS vector[])) AS v(id, embedding) "
             "WHERE l.id = v.id"),
             {"ids": [line_id for line_id, _ in lines], "vectors": [vector_text(v) for _, v in lines]})
+    return len(kept)
 
 
 def enqueue_backfill(connection: redis.Redis, *, continuing: str | None = None) -> str | None:
