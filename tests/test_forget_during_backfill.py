@@ -12,7 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from services.db import Exchange, make_sessionmaker
-from services.memory.forget import forget_user
+from services.memory.forget import forget_user, purge_rows
 from services.memory.vectors import DEFERRED, fill_all, pending_count
 from tests.fake_embedder import HashEmbedder
 from tests.memory_builders import create_exchange, create_thread
@@ -111,8 +111,8 @@ def test_forget_everything_returns_while_the_backfill_embeds_and_nothing_forgott
 
 
 def test_a_purge_under_way_when_the_batch_is_written_is_not_waited_for_and_rolled_back_loses_nothing(db_engine):
-    # The backfill never waits for rows a delete holds (it holds other rows meanwhile: a wait could deadlock with
-    # the purge, which deletes lines before exchanges); it leaves them out whole and they stay waiting.
+    # The backfill never waits for a purge under way (it holds other rows meanwhile: a wait could deadlock with the
+    # purge, which deletes lines and their counts before exchanges); it leaves that person's rows out whole.
     sessions = make_sessionmaker(db_engine)
     _import(sessions, "forget-me", 24)
     kept = _import(sessions, "keeper", 24)
@@ -123,8 +123,7 @@ def test_a_purge_under_way_when_the_batch_is_written_is_not_waited_for_and_rolle
 
     def purge_that_fails() -> None:
         with Session(db_engine) as purge:
-            purge.execute(text("DELETE FROM exchange_lines WHERE user_id = 'forget-me'"))  # the purge's order
-            purge.execute(text("DELETE FROM exchanges WHERE user_id = 'forget-me'"))
+            assert purge_rows(purge, "forget-me")["exchanges"] == 12
             deleted.set()
             undo.wait(GUARD_S)
             purge.rollback()  # the purge failed: its rows are still there, still without a vector

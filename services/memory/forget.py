@@ -22,6 +22,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.memory import person_index
+from services.memory.vectors import FORGETTING
 from services.queues import (
     ALL_QUEUES,
     ATTEMPTS_KEY,
@@ -212,6 +213,9 @@ def user_tables(session: Session) -> list[str]:
 
 def purge_rows(session: Session, user_id: str) -> dict[str, int]:
     """Delete the user's rows in every table, then the user; returns rows deleted per table."""
+    # First, holding nothing else: the vector backfill's short reads and writes of this person end, and no new one
+    # starts (it skips a person being forgotten), so no statement below waits on its locks or it on theirs.
+    session.execute(text(f"SELECT pg_advisory_xact_lock({FORGETTING.format(user=':user')})"), {"user": user_id})
     counts: dict[str, int] = {}
     for table in user_tables(session):
         result = session.execute(text(f'DELETE FROM "{table}" WHERE user_id = :user'), {"user": user_id})

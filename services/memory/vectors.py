@@ -64,6 +64,12 @@ _WAITING = f"embedding IS NULL AND embedding_model IS DISTINCT FROM '{UNEMBEDDAB
 # locks of migrations, facts, thread positions and person indexes), keyed by the id's 32 low bits.
 _TRY_CLAIM = ("pg_try_advisory_xact_lock(hashtext('engram.vectors'), "
               "CAST(mod(c.id, 4294967296) - 2147483648 AS integer))")
+# A person being forgotten: their purge holds this lock for its transaction (services/memory/forget.py). The
+# backfill's reads and writes take it shared, without waiting, and leave alone the rows of a person they cannot:
+# neither then waits for row locks the other holds (a purge deletes lines, their counts and their threads'
+# positions before the exchanges; a wait on either side, other rows held, could deadlock).
+FORGETTING = "hashtext('engram.forgetting'), hashtext({user})"
+_NOT_FORGOTTEN = f"pg_try_advisory_xact_lock_shared({FORGETTING.format(user='user_id')})"
 
 
 @dataclass
@@ -134,10 +140,11 @@ def _fill_apart(sessions: sessionmaker[Session], embedder: Embedder, ids: list[i
 
 def _mark_unembeddable(session: Session, exchange_id: int, exc: Exception) -> int:
     # The transaction holds no row (the claim is an advisory lock): waiting here for a delete cannot deadlock.
-    marked = session.execute(text(f"UPDATE exchanges SET embedding_model = :mark WHERE id = :id AND {_WAITING}"),
-                             {"mark": UNEMBEDDABLE, "id": exchange_id}).rowcount
+    marked = session.execute(text(
+        f"UPDATE exchanges SET embedding_model = :mark WHERE id = :id AND {_WAITING} AND {_NOT_FORGOTTEN}"),
+        {"mark": UNEMBEDDABLE, "id": exchange_id}).rowcount
     if not marked:
-        return 0  # deleted while the model ran
+        return 0  # deleted while the model ran, or being deleted
     logger.error("vector backfill: exchange %d cannot be embedded (%s); it stays searchable by its words",
                  exchange_id, exc, extra={"exchange_id": exchange_id})
     return 1
@@ -208,10 +215,11 @@ def _claim(session: Session, limit: int, ids: list[int] | None = None,
 
 def _read(session: Session, ids: list[int]) -> list[PendingExchange]:
     """The claimed exchanges that still wait, with their lines (a chat turn's derived first)."""
-    # SKIP LOCKED: a row being deleted is not waited for; one held for another reason waits for a later batch.
+    # SKIP LOCKED: a row being deleted is not waited for; one held for another reason waits for a later batch. A
+    # person being forgotten is not read at all (their rows would be embedded for nothing).
     rows = session.execute(text(
         f"SELECT id, user_text, reply, embedding_model FROM exchanges WHERE {_WAITING} AND id = ANY(:ids) "
-        "ORDER BY id FOR NO KEY UPDATE SKIP LOCKED"), {"ids": ids}).all()
+        f"AND {_NOT_FORGOTTEN} ORDER BY id FOR NO KEY UPDATE SKIP LOCKED"), {"ids": ids}).all()
     claimed = {int(row.id): PendingExchange(int(row.id), f"{row.user_text}\n{row.reply}".strip()) for row in rows}
     if not claimed:
         return []
@@ -275,12 +283,12 @@ def _store(session: Session, claimed: list[PendingExchange], vectors: dict[Any, 
     claimed exchanges that still wait; returns how many were written.
 
     The model ran without a row lock: an exchange may have been deleted meanwhile, or be being deleted now. Only
-    rows this transaction locks without waiting are written: a wait here, other rows held, could deadlock with a
-    purge (it deletes lines, then exchanges). An exchange is written whole or not at all (a line of it missing or
+    rows this transaction locks without waiting, of people not being forgotten, are written: a wait here, other
+    rows held, could deadlock with a delete. An exchange is written whole or not at all (a line of it missing or
     held: not at all); one left out that survives waits for the next batch."""
     held = set(session.scalars(text(
-        f"SELECT id FROM exchanges WHERE id = ANY(:ids) AND {_WAITING} FOR NO KEY UPDATE SKIP LOCKED"),
-        {"ids": [item.key for item in claimed]}))
+        f"SELECT id FROM exchanges WHERE id = ANY(:ids) AND {_WAITING} AND {_NOT_FORGOTTEN} "
+        "FOR NO KEY UPDATE SKIP LOCKED"), {"ids": [item.key for item in claimed]}))
     by_exchange = {item.key: [(item.lines[position].line_id, vector)
                               for position, vector in vectors[item.key][1].items()]
                    for item in claimed if item.key in held}
