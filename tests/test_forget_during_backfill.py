@@ -88,7 +88,8 @@ def test_forget_everything_returns_while_the_backfill_embeds_and_nothing_forgott
     _chat_turn(sessions, "forget-me", "My locker code is 4711")  # lean: its lines are derived by the claim
     kept = _import(sessions, "keeper", 24)
     embedder = HeldEmbedder()
-    backfill, filled = _in_thread(lambda: fill_all(sessions, embedder, limit=1000))  # one batch: every user's rows
+    # The first batch is all theirs (the oldest rows); the keeper's come in the next one, which must still run.
+    backfill, filled = _in_thread(lambda: fill_all(sessions, embedder, limit=13))
     assert embedder.inside.wait(GUARD_S), "the backfill never reached the model"
 
     purge, purged = _in_thread(lambda: forget_user(sessions, None, "forget-me"))

@@ -97,23 +97,25 @@ def unembeddable_count(session: Session | Connection) -> int:
                                    f"'{UNEMBEDDABLE}'")) or 0)
 
 
-def fill_batch(sessions: sessionmaker[Session], embedder: Embedder, limit: int = BATCH) -> int:
-    """Embed and store the vectors of up to ``limit`` exchanges without one; returns how many left the wait
-    (embedded, or marked unembeddable; 0: none left that no other worker holds, or the batch was deleted while
-    the model ran: the job's continuation takes the rest)."""
+def fill_batch(sessions: sessionmaker[Session], embedder: Embedder, limit: int = BATCH,
+               after: int = 0) -> tuple[int, int]:
+    """Embed and store the vectors of up to ``limit`` exchanges without one, of ids above ``after``; returns how
+    many left the wait (embedded, or marked unembeddable) and the last id claimed (0: none left that no other
+    worker holds). Fewer may leave than were claimed: rows deleted while the model ran."""
     with sessions.begin() as session:  # holds the claim, not the rows, while the model runs; then writes
-        claimed = _claim(session, limit, reader=sessions)
+        claimed = _claim(session, limit, reader=sessions, after=after)
         if not claimed:
-            return 0
+            return 0, 0
+        last = claimed[-1].key
         try:
             vectors = speakers.embed_records(embedder, claimed, lambda item: item.text)
         except EmbeddingError:
             logger.warning("vector backfill: a batch of %d failed to embed; looking for the culprit", len(claimed),
                            exc_info=True)
         else:
-            return _store(session, claimed, vectors, embedder.model_id)
+            return _store(session, claimed, vectors, embedder.model_id), last
     # The claim has ended (its reads committed at most deferred rows' lines): the halves are claimed again.
-    return _fill_apart(sessions, embedder, [item.key for item in claimed])
+    return _fill_apart(sessions, embedder, [item.key for item in claimed]), last
 
 
 def _fill_apart(sessions: sessionmaker[Session], embedder: Embedder, ids: list[int], tries_alone: int = 2) -> int:
@@ -164,11 +166,13 @@ def fill_all(sessions: sessionmaker[Session], embedder: Embedder, *, limit: int 
             futures = [runner.submit(fill_all, sessions, embedder, limit=limit, budget_s=budget_s)
                        for _ in range(loops)]
             return sum(future.result() for future in futures)
-    started, done = time.monotonic(), 0
+    # Onwards from the last batch: a batch forgotten while the model ran goes on to the next rows, and a row left
+    # out (held by a delete) is not embedded again in this run; the job's continuation finds it if it stays.
+    started, done, after = time.monotonic(), 0, 0
     while True:
-        filled = fill_batch(sessions, embedder, limit)
+        filled, after = fill_batch(sessions, embedder, limit, after)
         done += filled
-        if not filled or (budget_s is not None and time.monotonic() - started >= budget_s):
+        if not after or (budget_s is not None and time.monotonic() - started >= budget_s):
             return done
 
 
@@ -183,14 +187,13 @@ def fill_exchange(session: Session, embedder: Embedder, exchange_id: int) -> boo
 
 
 def _claim(session: Session, limit: int, ids: list[int] | None = None,
-           reader: sessionmaker[Session] | None = None) -> list[PendingExchange]:
-    """Claim up to ``limit`` waiting exchanges (of ``ids``), oldest first, for ``session``'s transaction, and read
-    them. The claim is an advisory lock per exchange, not a row lock: other workers skip the exchange, while a
-    delete or an update of its row does not wait for the claim to end. ``reader``: read in a short transaction of
-    its own, committed before the model runs (a chat turn's derived lines lock their exchange's key until their
-    transaction ends); None: in ``session``'s (the chunker's single exchange)."""
+           reader: sessionmaker[Session] | None = None, after: int = 0) -> list[PendingExchange]:
+    """Claim up to ``limit`` waiting exchanges (of ``ids``; above ``after``), oldest first, for ``session``'s
+    transaction, and read them. The claim is an advisory lock per exchange, not a row lock: other workers skip the
+    exchange, while a delete or an update of its row does not wait for the claim to end. ``reader``: read in a short
+    transaction of its own, committed before the model runs (a chat turn's derived lines lock their exchange's key
+    until their transaction ends); None: in ``session``'s (the chunker's single exchange)."""
     only = "AND id = ANY(:ids) " if ids is not None else ""
-    after = 0
     while True:
         candidates = list(session.scalars(text(
             f"SELECT id FROM exchanges WHERE {_WAITING} {only}AND id > :after ORDER BY id LIMIT :limit"),
@@ -210,7 +213,7 @@ def _claim(session: Session, limit: int, ids: list[int] | None = None,
                 return claimed
         if len(candidates) < limit:
             return []
-        after = candidates[-1]  # all held by other workers (or filled since): the next ones
+        after = candidates[-1]  # all held by other workers, filled since or being forgotten: the next ones
 
 
 def _read(session: Session, ids: list[int]) -> list[PendingExchange]:
