@@ -12,9 +12,10 @@ exchange, held by its transaction while the model runs: several workers share th
 embed one row twice, yet nothing that deletes or updates the rows waits for the model (when the
 claim was a row lock, a person's "forget everything" waited for the batch: 36 s at load 8). The
 rows themselves are locked only briefly, to read them (a chat turn's derived lines are committed
-before the model runs) and to write the vectors: only to rows that still exist and still wait; a
-row a delete holds is skipped, never waited for, so nothing forgotten comes back. A crash rolls
-the batch's vectors back and the next run takes it again. The RQ job (``workers.memory_chunker.fill_vectors``)
+before the model runs) and to write the vectors, only to rows that still exist and still wait: a
+row a delete holds is skipped, never waited for, and a person being forgotten (their purge holds
+``FORGETTING``) is left alone, so nothing forgotten comes back. A crash rolls the batch's vectors
+back and the next run takes it again. The RQ job (``workers.memory_chunker.fill_vectors``)
 runs batches for a while and queues its own continuation while rows remain; its two fixed job
 ids (alternating) keep it from ever being queued twice. The importer queues it after storing,
 and the ``vector_backfill`` periodic service queues it whenever rows wait (Redis was down
