@@ -67,7 +67,7 @@ CATAPHORIC_RE = twinned(r"\b(it|this|that|these)\s*:\s*\S")
 ANAPHORIC_NP_RE = prefiltered(
     r"\b(?:the|those|these) (?:(?:new|old|other|first|second|third|last|previous|next|remaining) )?ones\b|"
     # "like the others" is no more said than "the others": "track that one too, like the others" (like which?).
-    r"\b(?:(?:like|as with|same as|with) )?the others\b|\bdo the same\b|\bthe (?:latter|former)\b|\bthe rest\b(?! of)|"
+    r"\b(?:(?:like|same as) )?the others\b|\bdo the same\b|\bthe (?:latter|former)\b|\bthe rest\b(?! of)|"
     # "regarding the above", "add the above to my list": above what? (not "the above-mentioned X", which names X).
     r"\b(?:the|as) above\b(?!-)|"
     r"\bthe (?:first|second|third|last|previous|other) (?:one|option|suggestion|idea|choice|link|item|answer|version|"
