@@ -219,6 +219,9 @@ HABITUAL_RE = prefiltered(
     r"created|put|sent|scheduled|set up|had|used)\b|"
     r"\bthe (?:same )?way (?:you|u) (?:did|set|made|had)(?: (?:it|them|those|that))? (?:for|with)\b"
 )
+# "The usual" said as an aside closing a statement tells how things go, it points at nothing to act on: "Stuck in
+# traffic on the ring road again, the usual." (``references.py`` reads it so only when no command or question asks).
+USUAL_ASIDE_RE = re.compile(r"\s*[,;\u2013\u2014-]\s*(?:just )?(?:the usual|same as (?:usual|always))\W*$")
 PERSON_CUE_RE = re.compile(rf"\b(?:she|her|he|him|{'|'.join(sorted(PEOPLE_WORDS))})\b")
 # A capitalised word inside a sentence names someone, unless it is a day or a month ("Put him down for Saturday"
 # names nobody him could be).
