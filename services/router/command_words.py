@@ -89,7 +89,11 @@ LABEL_RE = re.compile(
     # A cry of surprise shaped as a command opens news: "Stop the press: ...", "Well, blow me down, ...".
     rf"^(?:(?:well|oh|wow|gosh|ooh)[ ,!.]+)*(?:{NEWS_CRY})|"
     # A headline, a thing and what happened to it: "Shift changed: I'm on earlies", "Rota sorted: ...".
-    r"^[a-z'-]+ (?:[a-z]{2,}ed|done|gone|sold|won|lost|paid|sent|made|met|found|taken|broken|over|sorted)\s*:"
+    r"^[a-z'-]+ (?:[a-z]{2,}ed|done|gone|sold|won|lost|paid|sent|made|met|found|taken|broken|over|sorted)\s*:|"
+    # A count reached against its total, told by a verb whose past is its base: "Read 9 of the 12 books so far", "hit 8
+    # out of my 10 targets this month" (a command would not count what it asks against a total).
+    r"^(?:read|hit|set|put|cut|run|quit|shut) (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"half|most|all) (?:of|out of) (?:the|my|our) \d+\b"
 )
 IMPERATIVE_VERBS = frozenset(
     "add book buy call cancel change check delete do email explain find fix get give help keep let list make move "
