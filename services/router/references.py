@@ -150,8 +150,9 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]],
     content = tuple(w for w in content_without_time(view) if w not in SHIFT_WORDS)
     context_dependent = context_dependent or (not working_memory and (
         bare_answer(view, content) or UNASKED_ANSWER_RE.match(lead_free) is not None))
-    # A reaction before a command names nothing it could act on: "yep sounds good, set it up" (set what up?).
-    named = PHATIC_RE.sub(" ", view.lower) if imperative else view.lower
+    # A reaction before a command names nothing it could act on: "yep sounds good, set it up" (set what up?); nor does
+    # a lead-in ("Desculpe, push that reminder on a bit": "desculpe" is no antecedent).
+    named = PHATIC_RE.sub(" ", lead_free) if imperative else view.lower
     if imperative:
         content = tuple(w for w in content_without_time(text_view(named)) if w not in SHIFT_WORDS)
     if "ones" in things:  # "update the list with the new ones": "new ones" names nothing of its own
