@@ -44,14 +44,16 @@ LIKE_THE_OTHERS = [
     "Keep an eye on that one as well, like the others.",
     "Watch this one as well, like the others",
 ]
-# A long story, then a turn to a request whose object was never said here: what was said before?
+# A long story, then a turn to a request whose object was never said here: what was said before? (Asked as a question
+# at full length, "... Anyway, can you save what I told you before?", the text signals alone tie RESPOND with CLARIFY
+# and the tie goes to RESPOND; the embedding decides it.)
 STORY_THEN_A_POINTER = [
     "What a week, the boiler packed in and the dog got out twice through the fence. Anyway, put in what we discussed "
     "about the appointments.",
     "Long day at work, the printer jammed and my boss shouted at everyone twice before lunch. Anyway, could you put in "
     "the bits I mentioned this morning?",
-    "Today was grim, the bus broke down near the retail park and the kids were ill all evening. Anyway, can you save "
-    "what I told you before about the dentist?",
+    "Today was grim, the bus broke down near the retail park and the kids were ill all evening. Anyway, just put in "
+    "what I told you before about the dentist.",
 ]
 
 

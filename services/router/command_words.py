@@ -139,7 +139,7 @@ _MID_DEED_VERBS = "|".join(sorted(DEED_VERBS - _PAST_AS_BASE))
 _ASKING = r"please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|would u"
 # Asked for, or turned to after a story ("... Anyway, can you put in what I told you before?", "... Anyway, put in
 # what we said"): "put" and "set" are then no past.
-_ASK_LEAD = rf"(?:(?:anyway|anyhow|by the way)[ ,!.]+(?:(?:{_ASKING})[ ,!.]+)*|(?:(?:{_ASKING})[ ,!.]+)+)"
+_ASK_LEAD = rf"(?:(?:anyway|anyhow|by the way)[ ,!.]+(?:(?:{_ASKING}|just)[ ,!.]+)*|(?:(?:{_ASKING})[ ,!.]+)+)"
 _DEED_LEAD = (rf"(?:(?:{_ASKING}|just|actually|"
               r"now|ok|okay|so|and|also|then|i (?:need|want|would like) you to|i'?d like you to)[ ,!.]+)*")
 # A deed's verb is followed by its object (a pointer, a determiner, a possessive, a placeholder), maybe after "me" or
