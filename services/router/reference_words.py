@@ -91,6 +91,8 @@ EXPLETIVE_IT_RE = re.compile(
     r"(?:rain|snow|raining|snowing|sunny|cloudy|cold|hot|warm|windy|freezing|late|early|getting late)\b"
     # a cleft's "it" points at the answer asked for: "Who is it I support again?", "what was it that my sister said"
     r"|\b(?:who|what|where|when|which|why|how)(?:'s| is| was)\s+it\s+(?:that\s+)?(?:i|i'm|im|we|my|our|you|me)\b"
+    # An idiom's "it" is the person's own lot, said in the same breath: "Not my best day, but I'll get over it".
+    r"|\b(?:i|we)(?:'ll| will|'m| am|'ve| have)? (?:get|getting|got|gotten|live|living|cope|coping) (?:over|with) it\b"
 )
 # "it" asked after the indefinite it stands for, in the same message: "You were supposed to remind me of something on
 # Friday. What was it?" points at nothing earlier (the reminder is asked for).
