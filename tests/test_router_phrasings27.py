@@ -67,14 +67,19 @@ def test_a_command_with_its_content_acts(routers, text, skill):  # noqa: F811
     assert routes(routers, text) == {("ACT", skill)}
 
 
-# "The usual" closing a statement as an aside, and a count reached against its total with a verb whose past is its
-# base: told, nothing asked.
+# "The usual" closing a statement as an aside, a count reached against its total with a verb whose past is its base,
+# a comparison in a relative clause and an idiom's "it": told, nothing asked.
 TOLD = [
     "Kids fighting over the remote all evening, the usual.",
     "Train cancelled and the replacement bus was packed - same as always.",
     "Hit 8 out of my 10 step targets this month!",
     "Read 3 of the 5 chapters tonight, halfway there",
     "Put 3 of the 5 shelves up today, knackered",
+    # "..., which is more than ..." compares in a statement; an idiom's "it" is the person's own lot.
+    "We walked 12 miles today, which is further than last time.",
+    "Swam 40 lengths this morning, which is more than I managed all of last month",
+    "Rough week but we'll cope with it.",
+    "Bit of a grim Monday, but I'll get over it",
 ]
 
 
@@ -93,6 +98,11 @@ WITH_CONTENT = [
     ("Remind me at 6, the usual.", ("CLARIFY", None)),
     ("Add the others to my shopping list", ("CLARIFY", None)),
     ("Read me the notes I saved on the boiler", ("ACT", "recall")),
+    # A command after a dash opens a clause as after a comma.
+    ("Quick one — show me my goals for this month", ("ACT", "recall")),
+    ("Cheers in advance - show me every reminder I've set for next week", ("ACT", "recall")),
+    ("Tea or coffee before a run, which is better?", ("RESPOND", None)),
+    ("How do I get over it?", ("RESPOND", None)),
 ]
 
 
