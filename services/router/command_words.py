@@ -13,30 +13,27 @@ from services.router.form_words import NEWS_CRY
 from services.router.time_words import DAYS, MONTHS
 from services.text import NEAREST, any_of
 
+# A tag after a request asks nothing more: "sort it all out, would you?", "get it all sorted for me, yeah?".
+_ASK_TAG = r"(?:,? (?:would you|will you|could you|can you|won't you|yeah|ok|okay|right|alright|thanks|cheers))"
 VAGUE_ASK_RE = re.compile(
     r"^(?:i )?(?:need|want|would like|could use|have) (?:some |your |a little )?(?:help|a favou?r|a question)"
     r"(?: to ask(?: you)?)?"
     r"(?: (?:with|on|about) (?:something|this|that|it|stuff))?(?: please)?\W*$|^(?:can|could) you help(?: me)?"
     r"(?: (?:with|on) (?:something|this|that|it))?\W*$|"
-    # Putting things in order with no thing named: "sort everything out", "get my stuff in order", "organise it all".
-    r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:get|put|sort(?: out)?|organi[sz]e|"
-    r"tidy(?: up)?|straighten(?: out)?|clean up)(?: (?:all|all of))? (?:my |our |the )?(?:stuff|things|everything|"
-    r"it all|all of it|the lot|lot|bits|mess)(?: (?:out|up|sorted|organi[sz]ed|tidied|in order|straight|together|"
-    r"for me|for us|please|pls))*\W*$|"
     # A whole undertaking to sort, named by one word and no more: "help me sort the wedding", "sort out my life", "take
     # care of the move" (which part of it? Not a stored thing: "sort my shopping list" is the list's).
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:help (?:me|us) (?:to )?)?"
     r"(?:sort|sort out|get sorted|take care of|deal with|see to|handle|tackle) (?:my|our|the) "
     r"(?!(?:[a-z'-]+ )?(?:lists?|notes|reminders?|goals?|calendar|diary)\b)"
-    r"[a-z'-]+(?: out)?(?:,? (?:for me|for us|please|pls))?\W*$|"
+    rf"[a-z'-]+(?: out)?(?:,? (?:for me|for us|please|pls))?{_ASK_TAG}?\W*$|"
     # Or asked as the state it should be in: "get my year organised", "get the move in order".
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*get (?:my|our|the) "
     r"(?!(?:[a-z'-]+ )?(?:lists?|notes|reminders?|goals?|calendar|diary)\b)[a-z'-]+ (?:sorted(?: out)?|organi[sz]ed|"
-    r"in order|straight|together)(?: (?:for me|for us|please|pls))*\W*$|"
+    rf"in order|straight|together)(?: (?:for me|for us|please|pls))*{_ASK_TAG}?\W*$|"
     # Or a whole run of chores to be done: "get my life admin done", "get the paperwork dealt with" (which of them?).
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*get (?:my|our|the|all my|all the) "
     r"(?:[a-z'-]+ )?(?:admin|paperwork|chores|errands|jobs|tasks|affairs|stuff|things) (?:done|sorted|dealt with|"
-    r"handled|out of the way|over with)(?:,? (?:for me|for us|please|pls))*\W*$|"
+    rf"handled|out of the way|over with)(?:,? (?:for me|for us|please|pls))*{_ASK_TAG}?\W*$|"
     # A new entry asked for by its kind alone: "new task", "another note pls" (saying what?).
     r"^(?:(?:a|another|one more|new|add|add a|make a|start a) )+(?:new )?(?:task|note|item|entry|to-?do|thing to do)"
     r"(?: (?:please|pls|plz))?\W*$|"
@@ -62,8 +59,14 @@ STUFF_ASK_RE = re.compile(
     rf"{_HOLIDAYS})|tomorrow|today|tonight|{DAYS}|{_HOLIDAYS}))"
     r"(?: (?:out|done|sorted|finished|over with|out of the way|for me|for us|please|pls|today|this week|this year))*"
     # Maybe with why it is handed over, which names no part of it: "..., I can't face it", "... - I'm shattered".
-    r"(?:,? (?:would you|will you|could you|can you|thanks|cheers)|\s*[,;\u2013\u2014-]\s*(?:i|i'm|im|i've|ive) "
-    r"[^?]{0,40})?\W*$"
+    rf"(?:{_ASK_TAG}|\s*[,;\u2013\u2014-]\s*(?:i|i'm|im|i've|ive) "
+    r"[^?]{0,40})?\W*$|"
+    # Or nothing named at all, only put in order: "sort everything out", "get it all sorted for me, yeah?" (a vague
+    # request until issue 31's twenty-ninth round, which a tag question then took for a question to answer).
+    r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:get|put|sort(?: out)?|organi[sz]e|"
+    r"tidy(?: up)?|straighten(?: out)?|clean up)(?: (?:all|all of))? (?:my |our |the )?(?:stuff|things|everything|"
+    r"it all|all of it|the lot|lot|bits|mess)(?: (?:out|up|sorted|organi[sz]ed|tidied|in order|straight|together|"
+    rf"for me|for us|please|pls))*{_ASK_TAG}?\W*$"
 )
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
@@ -86,7 +89,11 @@ LABEL_RE = re.compile(
     # A cry of surprise shaped as a command opens news: "Stop the press: ...", "Well, blow me down, ...".
     rf"^(?:(?:well|oh|wow|gosh|ooh)[ ,!.]+)*(?:{NEWS_CRY})|"
     # A headline, a thing and what happened to it: "Shift changed: I'm on earlies", "Rota sorted: ...".
-    r"^[a-z'-]+ (?:[a-z]{2,}ed|done|gone|sold|won|lost|paid|sent|made|met|found|taken|broken|over|sorted)\s*:"
+    r"^[a-z'-]+ (?:[a-z]{2,}ed|done|gone|sold|won|lost|paid|sent|made|met|found|taken|broken|over|sorted)\s*:|"
+    # A count reached against its total, told by a verb whose past is its base: "Read 9 of the 12 books so far", "hit 8
+    # out of my 10 targets this month" (a command would not count what it asks against a total).
+    r"^(?:read|hit|set|put|cut|run|quit|shut) (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"half|most|all) (?:of|out of) (?:the|my|our) \d+\b"
 )
 IMPERATIVE_VERBS = frozenset(
     "add book buy call cancel change check delete do email explain find fix get give help keep let list make move "
@@ -130,7 +137,9 @@ DEED_VERBS = frozenset(_DEEDS.split())
 _DEED_VERBS = "|".join(sorted(DEED_VERBS))
 _MID_DEED_VERBS = "|".join(sorted(DEED_VERBS - _PAST_AS_BASE))
 _ASKING = r"please|pls|plz|kindly|can you|could you|would you|will you|can u|could u|would u"
-_ASK_LEAD = rf"(?:(?:{_ASKING})[ ,!.]+)+"
+# Asked for, or turned to after a story ("... Anyway, can you put in what I told you before?", "... Anyway, put in
+# what we said"): "put" and "set" are then no past.
+_ASK_LEAD = rf"(?:(?:anyway|anyhow|by the way)[ ,!.]+(?:(?:{_ASKING}|just)[ ,!.]+)*|(?:(?:{_ASKING})[ ,!.]+)+)"
 _DEED_LEAD = (rf"(?:(?:{_ASKING}|just|actually|"
               r"now|ok|okay|so|and|also|then|i (?:need|want|would like) you to|i'?d like you to)[ ,!.]+)*")
 # A deed's verb is followed by its object (a pointer, a determiner, a possessive, a placeholder), maybe after "me" or

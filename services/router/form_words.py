@@ -142,7 +142,8 @@ EXCLAMATIVE_RE = re.compile(r"^(?:(?:oh|god|man|wow|honestly)[ ,!.]+)*what an? [
 # "Aldi or Lidl, which is ..." — it asks, as it does before a comparison: "..., which is cheaper").
 RELATIVE_CLAUSE_RE = re.compile(
     r"\b([a-z0-9'-]+), ((?:which|who) (?:is|was|are|were|means|meant|makes|made)\b)"
-    r"(?! (?:the )?(?:more|less|most|least|best|worst|better|worse|[a-z]+(?:er|est))\b)")
+    # Not "..., which is better?" (a question); "..., which is more than last year" compares in a statement.
+    r"(?! (?:the )?(?:more|less|most|least|best|worst|better|worse|[a-z]+(?:er|est))\b(?! than\b))")
 CLAUSE_LEADS = frozenset(
     "ok okay so and but or right well hey hi hello yes yeah no also now then sorry thanks cheers one q question "
     "anyway alright honestly seriously actually".split()

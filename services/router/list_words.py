@@ -10,9 +10,12 @@ from services.router.form_words import PLEASE_ABROAD
 # (One factored alternation: re scans it several times faster than a list of "\bword " branches.)
 CLAUSE_START = (
     # After a comma "so" or "then" opens a command: "..., so record that my manager is called Femi"; so does a question
-    # before it: "What have I saved about the boiler? Show me the notes."
-    rf"(?:^|[,.;!:?]\s*(?:(?:so|then) )?|\b(?:please|pls|plz|kindly|{PLEASE_ABROAD}|can you|could you|would you|"
-    r"will you|can u|could u|you can|you could|u could|and(?: also)?|also|but|just|now|mind|be possible to|as to|"
+    # before it: "What have I saved about the boiler? Show me the notes."; "so" without its comma too: "I keep losing
+    # this so store it: ..." (the skills' patterns still want their verb and object after it).
+    # After a dash too: "Arigatou in advance — show me my reminders" (a hyphen only with a space beside it).
+    rf"(?:^|(?:[,.;!:?\u2013\u2014]|\s-+\s)\s*(?:(?:so|then) )?|\b(?:so|please|pls|plz|kindly|{PLEASE_ABROAD}|"
+    r"can you|could you|would you|will you|can u|could u|you can|you could|u could|and(?: also)?|also|but|just|now|"
+    r"mind|be possible to|as to|"
     r"(?:need|want)(?:ing)? you to|let'?s|"
     r"(?:like|want) that (?:you|u)|if (?:you|u) (?:would|could)) |"  # "I would like that you save ...": a learner's
     r"\bif (?:you|u)'d )"  # request; "I would be grateful if you would create …"

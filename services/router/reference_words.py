@@ -66,7 +66,8 @@ CATAPHORIC_RE = twinned(r"\b(it|this|that|these)\s*:\s*\S")
 # option", "do the same for the others".
 ANAPHORIC_NP_RE = prefiltered(
     r"\b(?:the|those|these) (?:(?:new|old|other|first|second|third|last|previous|next|remaining) )?ones\b|"
-    r"\bthe others\b|\bdo the same\b|\bthe (?:latter|former)\b|\bthe rest\b(?! of)|"
+    # "like the others" is no more said than "the others": "track that one too, like the others" (like which?).
+    r"\b(?:(?:like|same as) )?the others\b|\bdo the same\b|\bthe (?:latter|former)\b|\bthe rest\b(?! of)|"
     # "regarding the above", "add the above to my list": above what? (not "the above-mentioned X", which names X).
     r"\b(?:the|as) above\b(?!-)|"
     r"\bthe (?:first|second|third|last|previous|other) (?:one|option|suggestion|idea|choice|link|item|answer|version|"
@@ -90,6 +91,8 @@ EXPLETIVE_IT_RE = re.compile(
     r"(?:rain|snow|raining|snowing|sunny|cloudy|cold|hot|warm|windy|freezing|late|early|getting late)\b"
     # a cleft's "it" points at the answer asked for: "Who is it I support again?", "what was it that my sister said"
     r"|\b(?:who|what|where|when|which|why|how)(?:'s| is| was)\s+it\s+(?:that\s+)?(?:i|i'm|im|we|my|our|you|me)\b"
+    # An idiom's "it" is the person's own lot, said in the same breath: "Not my best day, but I'll get over it".
+    r"|\b(?:i|we)(?:'ll| will|'m| am|'ve| have)? (?:get|getting|got|gotten|live|living|cope|coping) (?:over|with) it\b"
 )
 # "it" asked after the indefinite it stands for, in the same message: "You were supposed to remind me of something on
 # Friday. What was it?" points at nothing earlier (the reminder is asked for).
@@ -218,6 +221,9 @@ HABITUAL_RE = prefiltered(
     r"created|put|sent|scheduled|set up|had|used)\b|"
     r"\bthe (?:same )?way (?:you|u) (?:did|set|made|had)(?: (?:it|them|those|that))? (?:for|with)\b"
 )
+# "The usual" said as an aside closing a statement tells how things go, it points at nothing to act on: "Stuck in
+# traffic on the ring road again, the usual." (``references.py`` reads it so only when no command or question asks).
+USUAL_ASIDE_RE = re.compile(r"\s*[,;\u2013\u2014-]\s*(?:just )?(?:the usual|same as (?:usual|always))\W*$")
 PERSON_CUE_RE = re.compile(rf"\b(?:she|her|he|him|{'|'.join(sorted(PEOPLE_WORDS))})\b")
 # A capitalised word inside a sentence names someone, unless it is a day or a month ("Put him down for Saturday"
 # names nobody him could be).

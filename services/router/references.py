@@ -39,6 +39,7 @@ from services.router.reference_words import (
     THING_PRONOUNS,
     TOLD_PAST_WORDS,
     UNASKED_ANSWER_RE,
+    USUAL_ASIDE_RE,
     deictic_object,
 )
 from services.router.textview import (
@@ -128,18 +129,30 @@ def bare_answer(view: TextView, content: tuple[str, ...]) -> bool:
     return bool(picked) and all(w in PICK_WORDS or w in suits or w.isdigit() for w in content)
 
 
+def _usual_aside(view: TextView) -> bool:
+    """Whether "the usual" only closes a statement of its own as an aside ("Late again, the usual." asks nothing; a
+    question, or a bare "Pizza, the usual." with no sentence before it, still leans on something never said)."""
+    aside = USUAL_ASIDE_RE.search(view.lower)
+    if aside is None or "?" in view.raw:
+        return False
+    told = view.lower[:aside.start()]
+    return HABITUAL_RE.search(told) is None and len(content_without_time(text_view(told))) >= 3
+
+
 def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]], imperative: bool) -> dict[str, float]:
     """Pronoun/deictic references, whether the message leans on them, and whether anything resolves them;
     ``imperative``: the message opens with a command (``imperative_signals``), where any pronoun needs a referent."""
     things, persons = _referring_words(view, imperative)
     # After a thanks or a lead-in the fragment is still one: "gracias, and the other one too".
     lead_free = view.after_thanks
-    context_dependent = bool(CONTEXT_DEPENDENT_RE.match(lead_free) or HABITUAL_RE.search(view.lower))
+    context_dependent = bool(CONTEXT_DEPENDENT_RE.match(lead_free) or (
+        HABITUAL_RE.search(view.lower) and not (not imperative and _usual_aside(view))))
     content = tuple(w for w in content_without_time(view) if w not in SHIFT_WORDS)
     context_dependent = context_dependent or (not working_memory and (
         bare_answer(view, content) or UNASKED_ANSWER_RE.match(lead_free) is not None))
-    # A reaction before a command names nothing it could act on: "yep sounds good, set it up" (set what up?).
-    named = PHATIC_RE.sub(" ", view.lower) if imperative else view.lower
+    # A reaction before a command names nothing it could act on: "yep sounds good, set it up" (set what up?); nor does
+    # a lead-in ("Desculpe, push that reminder on a bit": "desculpe" is no antecedent).
+    named = PHATIC_RE.sub(" ", lead_free) if imperative else view.lower
     if imperative:
         content = tuple(w for w in content_without_time(text_view(named)) if w not in SHIFT_WORDS)
     if "ones" in things:  # "update the list with the new ones": "new ones" names nothing of its own

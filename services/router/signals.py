@@ -41,6 +41,7 @@ from services.router.reference_words import (
     ANAPHORIC_NP_RE,
     HABITUAL_RE,
     KIND_ALONE_RE,
+    SHIFT_WORDS,
     without_deictic_object,
 )
 from services.router.references import reference_signals
@@ -171,9 +172,11 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
     if not action:  # nothing to write, so no slot to fill: the task's words need no reading
         return {"action_request": 0.0, "has_time": flag(has_time), "has_task": 0.0, "slot_missing": 0.0,
                 "slots_complete": 0.0}
-    # "the ones I listed" is no task of its own: only what the earlier turn said would be.
+    # "the ones I listed" is no task of its own: only what the earlier turn said would be. Nor is a lead-in or a thanks
+    # before the command ("Perdón, push that reminder to later": "perd" is no task).
+    lead_free = view.after_thanks
     pointer_free = view if resolved_reference else text_view(  # nor is "the rest", "the new ones" or "the usual"
-        KIND_ALONE_RE.sub(" ", HABITUAL_RE.sub(" ", ANAPHORIC_NP_RE.sub(" ", without_deictic_object(view.lower)))))
+        KIND_ALONE_RE.sub(" ", HABITUAL_RE.sub(" ", ANAPHORIC_NP_RE.sub(" ", without_deictic_object(lead_free)))))
     if skills["skill_list"]:  # "add to my packing list": the list's name is not an item
         pointer_free = text_view(NAMED_LIST_RE.sub(" ", pointer_free.lower))
     task_words = [w for w in content_without_time(pointer_free) if w not in SKILL_WORDS]
@@ -182,8 +185,10 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
     unfilled = _placeholder(view) or TEMPLATE_RE.search(view.lower) is not None or cut_entry(view.lower) or (
         view.lower.rstrip().endswith(":"))
     if skills["skill_forget"] or skills["skill_manage"]:
-        # Editing or forgetting acts on something that exists: it needs *which* one, never a new time.
-        has_task = (resolved_reference or any(w not in MANAGE_WORDS for w in task_words) or _names_a_list(view)
+        # Editing or forgetting acts on something that exists: it needs *which* one, never a new time; nor does where
+        # it is moved say which ("push that reminder back an hour").
+        has_task = (resolved_reference or any(w not in MANAGE_WORDS and w not in SHIFT_WORDS for w in task_words)
+                    or _names_a_list(view)
                     or TIMED_STORED_RE.search(view.lower) is not None) and not unfilled
         needs_time = False
     else:

@@ -24,5 +24,7 @@ MANAGE_WORDS = frozenset(
     "reminding pinging nudging bugging uncheck untick check tick cross strike mark complete completed finish "
     "finished close drop abandon archive raise lower done create start open called named empty wipe reset rename "
     "forget unlearn erase purge told said mentioned shared wrote know remember learned learnt stored saved memory "
-    "appointment appointments meeting meetings event events notification notifications item items entry".split()
+    "appointment appointments meeting meetings event events notification notifications item items entry "
+    # How far a thing is moved says no more which one than where to (``SHIFT_WORDS``): "push that one on a bit".
+    "bit tad".split()
 )

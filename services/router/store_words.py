@@ -114,6 +114,12 @@ SHOWN_MORE_RE = prefiltered(
     r"(?: on (?:the |my |your )?(?:screen|phone|display|laptop))?"
     r"(?:,? (?:please|pls|thanks|thx|(?:would|will|could|can|won't) (?:you|u)))?"
     r"(?:\W*$|\s*[,.;!]\s*(?:i|i'd|i'm|so|just)\b)|"
+    # Where the person stands on them, shown: "show me where I'm up to with my reading goal", "bring up how I'm doing on
+    # my goals", "display my progress on the savings goal" (the goal's progress read back, none recorded).
+    rf"{CLAUSE_START}(?:show|display|pull up|bring up|give)(?: (?:me|us))? (?:where (?:i'?m|i am|we'?re|we are)"
+    r"(?: up to)?|how (?:far )?(?:i'?m|i am|we'?re|we are|i'?ve|we'?ve) (?:doing|getting on|got|gotten)|"
+    r"(?:my|our|the) progress) (?:on|with|for|towards?) (?:my|our|the|all(?: my| the)?)(?: [a-z'-]+){0,3}? "
+    r"(?:goals?|resolutions?|targets?)\b|"
     # Asked for by a label with no verb: "Quick rundown of this week's reminders please.", "recap of my goals pls".
     r"^(?:(?:a|the) )?(?:(?:quick|brief|short|full|whole|complete) )?(?:rundown|run-?down|recap|overview) of "
     rf"(?:(?:my|our|the|all(?: my| the)?|(?:(?:this|next|last|the) )?[a-z]+'s)(?: [a-z'-]+){{0,3}}? )?{_SHOWN}"
