@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from services.router.form_words import NEWS_CRY
+from services.router.reference_words import KEPT_THEN_GIVEN
 from services.router.time_words import DAYS, MONTHS
 from services.text import NEAREST, any_of
 
@@ -48,8 +49,10 @@ VAGUE_ASK_RE = re.compile(
 _HOLIDAYS = r"christmas|xmas|easter|thanksgiving|new year|hanukkah|diwali|eid|half[- ]term"
 STUFF_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|would you|will you|just|can u|could u) )*"
+    # ("Get next month organised for me": put in order, which part of it?)
     r"(?:(?:deal with|handle|take care of|see to|look after|sort(?: out)?|do|tackle)(?= )|get(?=.* (?:done|sorted|"
-    r"finished|over with|out of the way)(?: (?:for me|for us|please|pls|today|this week))*\W*$))(?: (?:all|all of))? "
+    r"organi[sz]ed|in order|finished|over with|out of the way)(?: (?:for me|for us|please|pls|today|this week))*"
+    r"\W*$))(?: (?:all|all of))? "
     # An area of chores named as a state of affairs is no better: "Deal with the boiler situation", "the parking issue".
     # Named by a few words of what it is about, it is no better: "Take care of the car insurance thing".
     r"(?:(?:my|our|the) (?:[a-z'-]+ ){0,3}(?:stuff|things?|bits|business|bits and pieces|side of things|situation|"
@@ -57,7 +60,8 @@ STUFF_ASK_RE = re.compile(
     # Or a whole stretch of time or a holiday: "Deal with my weekend", "handle Easter for me this year" (which part?).
     rf"(?:(?:my|our|the|this|next) (?:day|week|weekend|month|year|morning|afternoon|evening|{DAYS}|{MONTHS}|"
     rf"{_HOLIDAYS})|tomorrow|today|tonight|{DAYS}|{_HOLIDAYS}))"
-    r"(?: (?:out|done|sorted|finished|over with|out of the way|for me|for us|please|pls|today|this week|this year))*"
+    r"(?: (?:out|done|sorted|organi[sz]ed|in order|finished|over with|out of the way|for me|for us|please|pls|today|"
+    r"this week|this year))*"
     # Maybe with why it is handed over, which names no part of it: "..., I can't face it", "... - I'm shattered".
     rf"(?:{_ASK_TAG}|\s*[,;\u2013\u2014-]\s*(?:i|i'm|im|i've|ive) "
     r"[^?]{0,40})?\W*$|"
@@ -169,8 +173,9 @@ DEED_RE = re.compile(
     rf"[.;!?]\s+{_DEED_LEAD}do (?:(?:what|whatever|exactly what) (?:you|u) (?:did|done|set up)|the same)\b"
 )
 # Content handed over after a colon names the deed's object: "sort these: pears, apples, figs" (a train or a bus named
-# by its time, as in "I missed the 8:10", hands nothing over).
-HANDED_OVER_RE = re.compile(r"(?<!\bthe \d)(?<!\bthe \d\d):\s*\S")
+# by its time, as in "I missed the 8:10", hands nothing over); after a comma too, when a fact follows "this"
+# (``KEPT_THEN_GIVEN``): "keep this safe for me please, the gate code is 4410".
+HANDED_OVER_RE = re.compile(rf"(?<!\bthe \d)(?<!\bthe \d\d):\s*\S|\b(?:this|these){KEPT_THEN_GIVEN}")
 # A statement about the person's own things, its subject first: "I set myself a target of 30 books this year", "My wife
 # keeps our shopping list on the fridge door". A skill's words in it tell, they ask for nothing, unless a wish opens it
 # ("I'd like to set a goal ...", "I need a reminder"), a goal is stated ("my goal for May is ..."), something is handed

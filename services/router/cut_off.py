@@ -15,6 +15,7 @@ from services.router.command_words import (
     FUSED_COPULAS,
     RELATIVE_WORDS,
     REQUEST_LEADS,
+    STORING_VERBS,
     STRANDED_PREPOSITIONS,
 )
 from services.router.template_words import TEMPLATE_RE
@@ -31,9 +32,11 @@ _STRANDED_AFTER_RE = re.compile(r"(?:[a-z]{2,}[^e]ed|[a-z]{2,}ing)$")
 # spare key is below" (only in an entry: "the shop I got it from" ends a clause of its own elsewhere).
 _ENTRY_DANGLING = frozenset("under below than until till between into onto towards".split())
 # An entry under a skill's label, cut off on a word that waits for more: "Goal: get my weight down to", "Note: the wifi
-# password is", "Shopping list: milk, bread and" (not on a preposition a verb strands: "... the party I'm going to").
+# password is", "Shopping list: milk, bread and" (not on a preposition a verb strands: "... the party I'm going to");
+# under a command to store it as well: "Save this: the code for the side gate is" (the fact never given).
 _CUT_ENTRY_RE = re.compile(
-    r"^(?:(?:new|my|a|quick) )?(?:goal|target|aim|reminder|note|memo|list|shopping list|to-?do|todo|task|fact)"
+    r"^(?:(?:(?:new|my|a|quick) )?(?:goal|target|aim|reminder|note|memo|list|shopping list|to-?do|todo|task|fact)"
+    rf"|(?:(?:please|pls|plz|kindly|just) )*(?:{'|'.join(sorted(STORING_VERBS))})\b)"
     r"(?: [a-z'-]+){0,3}\s*:\s*(?:[^\n]*\s)?"
     rf"(?<!ing )(?<!ed )(?:{'|'.join(sorted(DANGLING_WORDS | COPULAS | _ENTRY_DANGLING))})"
     r"(?:\s*(?:\.{2,}|…|[-–—]+))?\s*$")

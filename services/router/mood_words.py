@@ -29,6 +29,11 @@ DISTRESS_RE = prefiltered(
     # Giving up on oneself, at the end of one's strength: "I'm failing at everything", "I can't do this anymore".
     r"failing at (?:everything|life)|such a failure|(?:i'?m|i am|i feel like) (?:a complete |a total |a )?failure|"
     r"can'?t do this(?: any ?more)?|end of my (?:rope|tether)|wits'? end|(?:want|going) to give up|giving up on|"
+    # No point left in anything: "I don't see the point anymore", "what's the point of trying" (not "I don't see the
+    # point of a smart meter": a thing found useless).
+    r"(?:don'?t|do not|can'?t|cannot|no longer) see (?:the |any |a )?point(?= any ?more| in (?:anything|life|living|"
+    r"trying|going on|it all)| of (?:anything|life|living|trying|going on|it all))|"
+    r"what'?s the point (?:of|in) (?:anything|life|living|trying|going on|it all)|"
     r"barely (?:holding|coping|keeping)|"
     r"(?:nobody|no one|no-one) (?:cares|loves|understands|listens)|breaking point|not coping|"
     # Body and habits out of hand: "my heart is racing and I can't breathe", "I keep having nightmares" (not "scissors

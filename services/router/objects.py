@@ -74,9 +74,11 @@ _LEAD_OBJECT_RE = re.compile(
 _ABOUT_RE = re.compile(r"\s*(?:(?:to )?(?:you|u) )?about\b")  # "what I told you about my ex": a topic named
 _ELONGATED_RE = re.compile(r"([a-z])\1{2,}")  # "dooo" is "do"
 _DIGIT_RE = re.compile(r"\d")
-# A call on the person asked for as a thing is a reminder: "give me a shout at 6" (of what?), "send me a nudge at 9 to".
+# A call on the person asked for as a thing is a reminder: "give me a shout at 6" (of what?), "send me a nudge at 9 to",
+# what it is about leading its text as after "remind me" ("give me a nudge about that one at 6": about which one?).
 _CALL_ON_RE = re.compile(
-    r"an? (?:quick |little |gentle )?(?:nudge|ping|prompt|buzz|shout|bell|holler|yell|heads[- ]up)\b")
+    r"an? (?:quick |little |gentle )?(?:nudge|ping|prompt|buzz|shout|bell|holler|yell|heads[- ]up)\b"
+    r"(?:\s+(?:about|bout|abt|of|re)\b)?")
 _TEXT_LEAD_RE = re.compile(r"^[\s,]*(?:(?:about|of|re|that|to)\s+)?")  # a reminder's text after its time
 _SOMETHING_ABOUT_RE = re.compile(r"(?:something|anything) (?:about|with)\b")
 # A thing named by where it is, in something handed over or said where this conversation cannot see: "the address on

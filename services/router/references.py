@@ -77,7 +77,8 @@ def _referring_words(view: TextView, imperative: bool) -> tuple[set[str], set[st
         things.add("ones")
     if INSTEAD_RE.search(view.lower):
         things.add("instead")
-    things -= set(CATAPHORIC_RE.findall(view.lower))  # "store this: the code is 5512" points forward
+    # "store this: the code is 5512", "keep this for me, the code is 5512": points forward
+    things -= {word for pair in CATAPHORIC_RE.findall(view.lower) for word in pair}
     return things, words & PERSON_PRONOUNS
 
 

@@ -156,7 +156,7 @@ def interrogative_signals(view: TextView) -> dict[str, float]:
     if announced:  # "Can't believe it, ...": the words after the announcement open the sentence
         body = WORD_RE.findall(lower)
     clauses = lower if question_mark or ", wh" not in lower else RELATIVE_CLAUSE_RE.sub(
-        lambda match: match[0] if match[1] in CLAUSE_LEADS or " or " in lower[:match.start()] else (
+        lambda match: match[0] if _led_in(lower, match.start()) or " or " in lower[:match.start()] else (
             f"{match[1]} {match[2]}"), lower)
     wh = (bool(INTERROGATIVES.intersection(opener)) and EXCLAMATIVE_RE.match(view.lower) is None) or (  # "What a day."
         WH_CLAUSE_RE.search(clauses) is not None)
@@ -168,6 +168,14 @@ def interrogative_signals(view: TextView) -> dict[str, float]:
         "aux_question": flag(aux),
         "question": flag(question_mark or wh or aux),
     }
+
+
+def _led_in(lower: str, start: int) -> bool:
+    """Whether the words from where ``lower``'s clause opens up to ``start`` only lead in ("ok, which is better", "right
+    so, which ..."): a lead word inside a clause is a word like any other ("came to say hello, which was kind")."""
+    opened = max(lower.rfind(mark, 0, start) for mark in ".!?;:")
+    words = WORD_RE.findall(lower, opened + 1, start)
+    return bool(words) and all(word in CLAUSE_LEADS for word in words)
 
 
 def shrug_free(lower: str) -> str:

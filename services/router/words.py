@@ -339,13 +339,18 @@ MANAGE_VERB_RE = re.compile(
     r"update|change|stop)\b"
 )
 NO_TASK_NEEDED_RE = twinned(r"\b(?:alarm|timer|wake me)\b")  # waking is the task itself
+# "We" is everyone's when it has a kind of thing in general, no one's in particular: "remind me why we have leap years",
+# "how we get seasons" (not "why we have to leave at 6", "what we have on tomorrow", "how we got the car back").
+_OWN_WE = (r"we(?! (?:have|need|get|use|call|say|celebrate|see|feel|dream|sleep|yawn|sneeze|blush|age)\b"
+           r"(?! (?:to|the|a|an|our|my|your|this|that|these|those|it|them|him|her|some|any|for|on|in|at|with|from|by|"
+           r"up|out|off|back|round|over)\b))")
 # Only its own clause says whose: "Remind me how git rebase works, I always forget" asks for an explanation.
 # "Remind me which bell is the treble", "could you remind me of the difference between a will and ...", "remind me
 # where Lesotho is" too.
 REMIND_EXPLAIN_RE = prefiltered(
     # After a dash or colon too: "Remind me again — what's the boiling point of water up Everest?"
     rf"\bremind me(?:,? again)?(?:,? |\s*[-–—:]+\s*)(?:what|how|why|who|which|where|(?:of )?the differences? between)\b"
-    rf"(?![^,;.!?]*\b(?:i|my|we|our|{_KIN_SAID})\b)|"
+    rf"(?![^,;.!?]*\b(?:i|my|{_OWN_WE}|our|{_KIN_SAID})\b)|"
     # "Remind me again, is it 9 over 5 for Fahrenheit?": a yes-or-no question after it asks the same.
     rf"\bremind me(?:,? again)?(?:, |\s*[-–—:]+\s*)(?:is|are|was|were|does|do|did|can|should|has|have)\b"
     r"(?![^;.!?]*\b(?:i|my|we|our)\b)|"
