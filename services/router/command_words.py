@@ -97,7 +97,9 @@ LABEL_RE = re.compile(
     # A count reached against its total, told by a verb whose past is its base: "Read 9 of the 12 books so far", "hit 8
     # out of my 10 targets this month" (a command would not count what it asks against a total).
     r"^(?:read|hit|set|put|cut|run|quit|shut) (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-    r"half|most|all) (?:of|out of) (?:the|my|our) \d+\b"
+    r"half|most|all) (?:of|out of) (?:the|my|our) \d+\b|"
+    # A thing come at last, its word a verb's: "Clear skies at last", "Open roads at last!" (no command says "at last").
+    r"^[a-z]+ [a-z]+s at (?:long )?last\b"
 )
 IMPERATIVE_VERBS = frozenset(
     "add book buy call cancel change check delete do email explain find fix get give help keep let list make move "

@@ -22,8 +22,9 @@ DISTRESS_RE = prefiltered(
     r"worr(?:y|ying) about|stressed|heartbroken|devastated|miserable|can'?t (?:cope|sleep|stop|handle|take|deal|focus|"
     r"decide|figure)|(?:don'?t know|idk|dunno) (?:what|how|if|whether|why)|no idea (?:what|how)|"
     r"not sure (?:what|how|if|whether)|feel(?:ing)? sick (?:every|each|before|when|about|at the thought)|"
-    r"falling apart|breaking down|cry(?:ing)?|hate my|sick of|fed up|burn(?:ed|t)? out|grie(?:f|ving)|passed away|"
-    r"died|lost my (?:job|mum|mom|dad|mother|father)|"
+    # (Not "I could cry", which says how much a thing moves the person: "it slept through the night, I could cry".)
+    r"falling apart|breaking down|(?<!could )cry(?:ing)?|hate my|sick of|fed up|burn(?:ed|t)? out|grie(?:f|ving)|"
+    r"passed away|died|lost my (?:job|mum|mom|dad|mother|father)|"
     r"feel(?:ing|s)? (?:(?:so|really|very|pretty|quite|completely) )?(?:down|low|empty|numb|worthless|unmotivated|"
     r"useless|off|trapped|lost|broken)|"
     # Giving up on oneself, at the end of one's strength: "I'm failing at everything", "I can't do this anymore".
@@ -98,11 +99,19 @@ SOFTENED_MOOD_RE = re.compile(
 )
 
 
+# A mood that comes back on the same occasions is a trait told, not a plea now: "I still get nervous at recitals", "I
+# always get anxious before flights" (asked about, it is a question and answered anyway).
+HABITUAL_MOOD_RE = re.compile(
+    r"\b(?:still|always|usually|often|sometimes|even now) (?:get|gets|feel|feels) (?:a bit |a little |so |really )?"
+    r"(?:nervous|anxious|scared|stressed|worried) (?:at|before|during|on|in|when|about)\b"
+)
+
+
 def not_of_the_person(lower: str) -> str:
     """``lower`` without what sounds like distress and is not the person's now: a machine that "died" ("the card
     machine died at lunch"), a worry of before ("the chick we were worried about has started eating"), a mood said as
-    slight ("bit fed up today")."""
-    lower = SOFTENED_MOOD_RE.sub(" ", lower)
+    slight ("bit fed up today") or as a habit ("I still get nervous at recitals")."""
+    lower = HABITUAL_MOOD_RE.sub(" ", SOFTENED_MOOD_RE.sub(" ", lower))
     lower = THING_DIED_RE.sub(" ", lower) if "died" in lower else lower
     return PAST_WORRY_RE.sub(" ", lower) if any(word in lower for word in _WORRIED) else lower
 
