@@ -52,7 +52,7 @@ STUFF_ASK_RE = re.compile(
     # ("Get next month organised for me": put in order, which part of it?)
     r"(?:(?:deal with|handle|take care of|see to|look after|sort(?: out)?|do|tackle)(?= )|get(?=.* (?:done|sorted|"
     r"organi[sz]ed|in order|finished|over with|out of the way)(?: (?:for me|for us|please|pls|today|this week))*"
-    r"\W*$))(?: (?:all|all of))? "
+    rf"{_ASK_TAG}?\W*$))(?: (?:all|all of))? "
     # An area of chores named as a state of affairs is no better: "Deal with the boiler situation", "the parking issue".
     # Named by a few words of what it is about, it is no better: "Take care of the car insurance thing".
     r"(?:(?:my|our|the) (?:[a-z'-]+ ){0,3}(?:stuff|things?|bits|business|bits and pieces|side of things|situation|"
