@@ -73,8 +73,11 @@ def test_a_question_or_a_plea_is_answered(routers, text):  # noqa: F811
 
 
 # Told, nothing asked: a relative clause after a lead word used as a word ("to say hello, which ..."), a thing come at
-# last named with a verb's word, a mood that comes back on its occasions, "I could cry" at good news.
+# last named with a verb's word, a mood that comes back on its occasions, "I could cry" at good news, a one-word verdict
+# on one's own news.
 TOLD = [
+    "Twelve lengths today without stopping. Progress?",
+    "Ran 5k without walking once. Improvement?",
     "Our old neighbour came by to say hello, which was really sweet.",
     "Popped into the bakery to say thanks, which made their day.",
     "Clean sheets at last, the washing machine is fixed.",

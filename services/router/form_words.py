@@ -134,7 +134,9 @@ RHETORICAL_RE = re.compile(r"^(?:(?:oh|hey|so|ok|okay|omg|well|wow|gosh|ooh)[ ,!
 SHRUG_RE = re.compile(
     r"(?:^|[,;.!\s])\s*(?:(?:but|oh well|ah well|well|still|eh|sigh|meh|ho hum)[,.!]*\s+)+what (?:else )?"
     r"(?:can|could|are|ya) (?:you|ya|u|ye|one|i|we)(?: (?:gonna|going to))? do\b"
-    r"(?:,? (?:eh|hey|right|really|lol|haha|i guess|innit|about it))?[\s.!?]*$")
+    r"(?:,? (?:eh|hey|right|really|lol|haha|i guess|innit|about it))?[\s.!?]*$|"
+    # Nor does a one-word verdict on one's own news: "Twelve lengths today, no stopping. Progress?"
+    r"[.!]\s+(?:progress|improvement|success|growth|a win|winning)\?+\s*$")
 # "What a day." exclaims, it asks nothing (unless its sentence ends in "?": "what a mess, where do I start?").
 EXCLAMATIVE_RE = re.compile(r"^(?:(?:oh|god|man|wow|honestly)[ ,!.]+)*what an? [^.!?]*(?:[.!]|$)")
 # A relative clause after a noun asks nothing: "I'm allergic to latex, which is fun in a dental practice", "my sister,

@@ -179,8 +179,8 @@ def _led_in(lower: str, start: int) -> bool:
 
 
 def shrug_free(lower: str) -> str:
-    """``lower`` without a shrug at its end ("..., but what can you do."), or ``lower`` itself."""
-    shrug = SHRUG_RE.search(lower) if "what" in lower else None
+    """``lower`` without a shrug at its end ("..., but what can you do.", "... Progress?"), or ``lower`` itself."""
+    shrug = SHRUG_RE.search(lower) if "what" in lower or "?" in lower else None
     return lower[:shrug.start()] if shrug else lower
 
 
