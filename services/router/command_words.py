@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 
 from services.router.form_words import NEWS_CRY
-from services.router.reference_words import KEPT_THEN_GIVEN
 from services.router.time_words import DAYS, MONTHS
 from services.text import NEAREST, any_of
 
@@ -174,10 +173,6 @@ DEED_RE = re.compile(
     # Or after a first sentence: "... The kids ran riot. Do what you did last time, would you?"
     rf"[.;!?]\s+{_DEED_LEAD}do (?:(?:what|whatever|exactly what) (?:you|u) (?:did|done|set up)|the same)\b"
 )
-# Content handed over after a colon names the deed's object: "sort these: pears, apples, figs" (a train or a bus named
-# by its time, as in "I missed the 8:10", hands nothing over); after a comma too, when a fact follows "this"
-# (``KEPT_THEN_GIVEN``): "keep this safe for me please, the gate code is 4410".
-HANDED_OVER_RE = re.compile(rf"(?<!\bthe \d)(?<!\bthe \d\d):\s*\S|\b(?:this|these){KEPT_THEN_GIVEN}")
 # A statement about the person's own things, its subject first: "I set myself a target of 30 books this year", "My wife
 # keeps our shopping list on the fridge door". A skill's words in it tell, they ask for nothing, unless a wish opens it
 # ("I'd like to set a goal ...", "I need a reminder"), a goal is stated ("my goal for May is ..."), something is handed
@@ -256,6 +251,15 @@ ENTRY_NOUNS = frozenset("reminder reminders note notes task tasks entry entries 
 ENTRY_PLACES = frozenset("list lists notes calendar diary planner shopping todo do phone".split())
 # Storing what was said needs what it was: "store what I told you about the boat" is no question about the boat.
 STORING_VERBS = frozenset("store save keep note record log remember add put jot stick pop file".split())
+# "This" kept with nothing but where and for whom, then a comma and a fact, points forward as before a colon: "keep this
+# safe for me please, the gate code is 4410" (group 1: the pointer; not "..., the gate code is", cut off; not "sort this
+# for me, the kitchen is a mess": no fact to store; not "that" or "it", which point back).
+KEPT = r"(?: (?:safe|down|somewhere|for (?:me|us)|please|pls|plz))*"
+KEPT_THEN_GIVEN = (rf"\b(?:{'|'.join(sorted(STORING_VERBS))}) (this|these){KEPT},\s*(?:the|my|our)\b[^,.!?:]*?"
+                   r"(?:\b(?:is|are)|'s)\s+\S")
+# Content handed over after a colon names the deed's object: "sort these: pears, apples, figs" (a train or a bus named
+# by its time, as in "I missed the 8:10", hands nothing over); after a comma too (``KEPT_THEN_GIVEN``).
+HANDED_OVER_RE = re.compile(rf"(?<!\bthe \d)(?<!\bthe \d\d):\s*\S|{KEPT_THEN_GIVEN}")
 # Removing what was said about a topic names it well enough: "delete what I told you about my ex".
 # The kinds of thing a skill keeps: "snooze that reminder" points at the reminder just shown, which the skill knows.
 STORED_KINDS = frozenset("reminder reminders alarm alarms timer timers goal goals list lists appointment".split())

@@ -10,6 +10,7 @@ import re
 from functools import lru_cache
 
 from services.router.ascii_twin import twinned
+from services.router.command_words import KEPT, KEPT_THEN_GIVEN
 from services.router.prefilter import prefiltered
 from services.text import FAMILY, GRANDCHILD, RELATIVE
 
@@ -61,11 +62,9 @@ def without_deictic_object(text: str) -> str:
     return DEICTIC_OBJECT_RE.sub(" ", text) if deictic_object(text) else text
 
 
-# "This" points forward after a comma too, kept with nothing but where and for whom and a fact after it: "keep this safe
-# for me please, the gate code is 4410" (not "..., the gate code is", cut off; not "that" or "it", which point back).
-_KEPT = r"(?: (?:safe|down|somewhere|for (?:me|us)|please|pls|plz))*"  # "note this down: ..." points forward too
-KEPT_THEN_GIVEN = rf"{_KEPT},\s*(?:the|my|our)\b[^,.!?:]*?(?:\b(?:is|are)|'s)\s+\S"
-CATAPHORIC_RE = twinned(rf"\b(it|this|that|these){_KEPT}\s*:\s*\S|\b(this|these){KEPT_THEN_GIVEN}")
+# "This" points forward after a comma too, kept with a fact after it (``KEPT_THEN_GIVEN``): "keep this safe for me
+# please, the gate code is 4410"; "note this down: ..." points forward as "note this: ..." does.
+CATAPHORIC_RE = twinned(rf"\b(it|this|that|these){KEPT}\s*:\s*\S|{KEPT_THEN_GIVEN}")
 # Descriptions that only make sense after something was named, like a pronoun: "the new ones", "the second
 # option", "do the same for the others".
 ANAPHORIC_NP_RE = prefiltered(

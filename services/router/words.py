@@ -340,10 +340,10 @@ MANAGE_VERB_RE = re.compile(
 )
 NO_TASK_NEEDED_RE = twinned(r"\b(?:alarm|timer|wake me)\b")  # waking is the task itself
 # "We" is everyone's when it has a kind of thing in general, no one's in particular: "remind me why we have leap years",
-# "how we get seasons" (not "why we have to leave at 6", "what we have on tomorrow", "how we got the car back").
+# "how we get seasons" (not "why we have to leave at 6", "what we have on tomorrow", "how we get there").
 _OWN_WE = (r"we(?! (?:have|need|get|use|call|say|celebrate|see|feel|dream|sleep|yawn|sneeze|blush|age)\b"
            r"(?! (?:to|the|a|an|our|my|your|this|that|these|those|it|them|him|her|some|any|for|on|in|at|with|from|by|"
-           r"up|out|off|back|round|over)\b))")
+           r"up|out|off|back|round|over|there|here|home)\b))")
 # Only its own clause says whose: "Remind me how git rebase works, I always forget" asks for an explanation.
 # "Remind me which bell is the treble", "could you remind me of the difference between a will and ...", "remind me
 # where Lesotho is" too.
