@@ -56,12 +56,17 @@ TOLD_TIMES_ONLY = [
     "My sister phoned at lunchtime, set a reminder for it",
     "Remind me to ring the vet back, she rang at 3.",
 ]
+# Known to both sides only, or a letter left for an amount or a date: which, how much, by when?
+SHARED_OR_LETTERED = ["You know what to do.", "Just do what you usually do.", "Ok, you know the drill.",
+                      "Goal: lose X kg by Y.", "Set a goal to read N pages a day.", "New goal: run X km by Y",
+                      "Make a to-do list from my notes above.", "Set reminders from the dates above please"]
 # A goal asked for, then a "no" that answers, not a thing forbidden: which goal?
 NO_THAT_ANSWERS = ["Could you set up a goal for me? No idea what yet though.", "Set up a goal for me. No rush on it."]
 
 
 @pytest.mark.parametrize("text", MADE_FROM_UNSEEN + WHERE_WE_LEFT_OFF + FOR_WHAT_ONLY + UNASKED_PIECES
-                         + TOLD_TIMES_ONLY + NO_THAT_ANSWERS)
+                         + TOLD_TIMES_ONLY + NO_THAT_ANSWERS
+                         + SHARED_OR_LETTERED)
 def test_an_underspecified_message_asks(routers, text):  # noqa: F811
     assert routes(routers, text) == {("CLARIFY", None)}
 
@@ -76,6 +81,7 @@ def test_a_remark_is_acknowledged(routers, text):  # noqa: F811
 # Writing asked for, a list whose items are given, things named: not underspecified.
 @pytest.mark.parametrize(("text", "expected"), [
     ("Make a list of films to watch.", ("RESPOND", None)),
+    ("Set a goal to lose 5 kg by June.", ("ACT", "goal")),
     ("Make a shopping list for a roast dinner.", ("RESPOND", None)),
     ("Make a list from this: eggs, milk, bread.", ("ACT", "list")),
     ("Mum rang at 6. Remind me to call her back at 8.", ("ACT", "schedule")),

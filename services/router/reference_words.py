@@ -49,6 +49,9 @@ DEICTIC_OBJECT_RE = twinned(
     r"(?: (?:earlier|before|yesterday|last time|last night))?(?=\W*$|\s*[,.?!])|"
     # "do what you did last week": what was done then is not in this conversation either.
     r"\bwhat (?:you|we) did (?:last (?:time|week|night|month)|before|yesterday|earlier)\b|"
+    # Or done as it always is, or as both sides know: "do what you usually do", "you know what to do" (which is?).
+    r"\bwhat (?:you|we) (?:always|usually|normally) do\b|^(?:(?:just|so|ok|okay|well)[,.]? )*you know (?:what to do|"
+    r"the drill)\W*$|"
     # "add the items as discussed": what was discussed is not in this conversation until an earlier turn says it.
     r"\bas (?:discussed|agreed|planned|requested|promised|we (?:said|discussed|agreed))"
     r"(?: (?:earlier|before|yesterday|last time))?(?=\W*$|\s*[.!?,;])"  # not "as discussed with my sister, ..."

@@ -38,8 +38,10 @@ MADE_FROM_UNSEEN = (
     r"\b(?:list|checklist|to-?do list|reminders?|schedule|calendar|plan|goals?)"
     r"(?: (?:of )?(?:everything|all|whatever'?s?|what'?s|the (?:[a-z'-]+ )?(?:stuff|things|items|bits|dates|times))"
     r"(?: (?:that'?s|that is|which is|listed|written|printed))?)?"
-    rf" (?:in|on|from|out of|off|using|based on) {_MEDIUM}"
-    r"(?: (?:below|above|attached|here|i (?:sent|pasted|attached|forwarded|got|have)))?"
+    rf" (?:in|on|from|out of|off|using|based on) (?:{_MEDIUM}"
+    r"(?: (?:below|above|attached|here|i (?:sent|pasted|attached|forwarded|got|have)))?|"
+    # Or anything said to be above or below, as on a page: "make a to-do list from my notes above".
+    r"(?:the|my|this|these|those) (?:[a-z'-]+ ){0,2}?[a-z'-]+ (?:below|above))"
     r"(?:,? (?:please|pls|thanks|for me|for us))*\W*$"
 )
 # The content said to be on such a thing, in a clause after the request: "Remember my train times for the week.
