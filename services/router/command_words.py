@@ -46,11 +46,14 @@ VAGUE_ASK_RE = re.compile(
 # "handle the work things for me" (which of them? Not "handle the school run": a thing named).
 # One thing named by its topic alone is no better: "deal with the rink thing", "get the chess stuff done" (done how?).
 _HOLIDAYS = r"christmas|xmas|easter|thanksgiving|new year|hanukkah|diwali|eid|half[- ]term"
+# Who or what it is for names no part of it: "get the dentist stuff done for the kids", "... ready for the move".
+_FOR_WHAT = rf"for (?:(?:the|my|our|this|next) [a-z'-]+|{DAYS}|tomorrow|tonight)"
 STUFF_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|would you|will you|just|can u|could u) )*"
     # ("Get next month organised for me": put in order, which part of it?)
     r"(?:(?:deal with|handle|take care of|see to|look after|sort(?: out)?|do|tackle)(?= )|get(?=.* (?:done|sorted|"
-    r"organi[sz]ed|in order|finished|over with|out of the way)(?: (?:for me|for us|please|pls|today|this week))*"
+    r"organi[sz]ed|in order|finished|over with|out of the way)"
+    rf"(?: (?:for me|for us|please|pls|today|this week|{_FOR_WHAT}))*"
     rf"{_ASK_TAG}?\W*$))(?: (?:all|all of))? "
     # An area of chores named as a state of affairs is no better: "Deal with the boiler situation", "the parking issue".
     # Named by a few words of what it is about, it is no better: "Take care of the car insurance thing".
@@ -60,7 +63,7 @@ STUFF_ASK_RE = re.compile(
     rf"(?:(?:my|our|the|this|next) (?:day|week|weekend|month|year|morning|afternoon|evening|{DAYS}|{MONTHS}|"
     rf"{_HOLIDAYS})|tomorrow|today|tonight|{DAYS}|{_HOLIDAYS}))"
     r"(?: (?:out|done|sorted|organi[sz]ed|in order|finished|over with|out of the way|for me|for us|please|pls|today|"
-    r"this week|this year))*"
+    rf"this week|this year|{_FOR_WHAT}))*"
     # Maybe with why it is handed over, which names no part of it: "..., I can't face it", "... - I'm shattered".
     rf"(?:{_ASK_TAG}|\s*[,;\u2013\u2014-]\s*(?:i|i'm|im|i've|ive) "
     r"[^?]{0,40})?\W*$|"
@@ -68,8 +71,8 @@ STUFF_ASK_RE = re.compile(
     # request until issue 31's twenty-ninth round, which a tag question then took for a question to answer).
     r"^(?:(?:please|pls|plz|can you|could you|would you|just|can u|could u) )*(?:get|put|sort(?: out)?|organi[sz]e|"
     r"tidy(?: up)?|straighten(?: out)?|clean up)(?: (?:all|all of))? (?:my |our |the )?(?:stuff|things|everything|"
-    r"it all|all of it|the lot|lot|bits|mess)(?: (?:out|up|sorted|organi[sz]ed|tidied|in order|straight|together|"
-    rf"for me|for us|please|pls))*{_ASK_TAG}?\W*$"
+    r"it all|all of it|the lot|lot|bits|mess)(?: (?:out|up|sorted|organi[sz]ed|tidied|in order|straight|together|ready|"
+    rf"for me|for us|please|pls|{_FOR_WHAT}))*{_ASK_TAG}?\W*$"
 )
 # A verb with the person as its object opens a request: "teach me ...", "convince me to ...", "walk us through",
 # also after a first clause ("Just a quick one: show me how ...").
@@ -326,11 +329,13 @@ CONTENT_FOLLOWS_RE = re.compile(
     r"(?:it'?s|it is|the goal is|goal is|it should be) to) "
     r"(?!(?:it|that|this|them|something|anything|some|help|to know|you)\b)[a-z]|"
     # Or the next sentence is what is wanted, said in words of its own and asking nothing: "Could you set up a goal
-    # for me? Pass the GWO refresher by 20 February." (not "Thanks!", "Not sure what yet.", "Tomorrow at 9.").
+    # for me? Pass the GWO refresher by 20 February.", "... No crisps on weekdays" (not "Thanks!", "Not sure what yet.",
+    # "Tomorrow at 9.", nor a "no" that answers: "No, not yet.", "No idea").
     r"[.!?]+\s*(?!(?:i|it|it's|its|that|this|these|those|them|they|something|anything|some|help|you|u|thanks|thank|"
-    r"thx|cheers|ta|please|pls|not|no|yes|yeah|maybe|just|what|which|how|when|where|why|who|can|could|would|will|do|"
+    r"thx|cheers|ta|please|pls|not|yes|yeah|maybe|just|what|which|how|when|where|why|who|can|could|would|will|do|"
     r"does|did|is|are|was|were|the|a|an|ok|okay|sorry|also|and|but|or|so|then|now|tomorrow|today|tonight|at|on|in|by|"
-    rf"next|every|from|{DAYS}|{MONTHS})\b)[a-z][a-z'-]*(?: [^\s?]+){{2,}}[^?]*$"
+    rf"next|every|from|{DAYS}|{MONTHS})\b)(?!no(?:[,.!;:?]|$| (?:thanks|thank|idea|worries|"
+    r"problem|rush|need|clue|way|one|i|it|pressure|hurry)\b))[a-z][a-z'-]*(?: [^\s?]+){2,}[^?]*$"
 )
 # A thing named by its kind and what it concerns, never said here: "remember the thing about Dad's car" (which thing?).
 THING_ABOUT_RE = re.compile(

@@ -12,6 +12,7 @@ from functools import lru_cache
 from services.router.ascii_twin import twinned
 from services.router.command_words import KEPT, KEPT_THEN_GIVEN
 from services.router.prefilter import prefiltered
+from services.router.unseen_words import MADE_FROM_UNSEEN
 from services.text import FAMILY, GRANDCHILD, RELATIVE
 
 # People a "he", "her" or "his" in the same message can stand for: "write to my thesis supervisor, use his name".
@@ -34,7 +35,7 @@ DEICTIC_OBJECT_RE = twinned(
     r"pasted|attached|uploaded|forwarded|copied|typed|posted|linked|screenshotted|dictated|"
     # Or made where it cannot see: "the letter I just scanned", "the voice memo I recorded", "the card I photographed".
     r"scanned|photographed|photocopied|recorded|filmed|snapped|emailed|texted|messaged|"
-    r"(?:was|were) (?:saying|talking about|discussing))"
+    r"(?:was|were) (?:saying|talking about|discussing|doing|working on))"
     r"(?: (?:to )?(?:you|me|us))?(?: (?:earlier|before|yesterday|last time|just now))?"
     # The clause ends there (with the message or its sentence: "the one I gave you earlier? use that.").
     # "the things I asked you to remember" says what they are (what was kept), it is not "add what I said to ...".
@@ -43,8 +44,14 @@ DEICTIC_OBJECT_RE = twinned(
     # "the ones from before", "those reminders from yesterday", "them from the other day": which ones?
     r"\b(?:the(?: [a-z'-]+){1,2}|(?:those|these|them)(?: [a-z'-]+){0,2}) from (?:before|earlier|yesterday|last time|"
     r"the other day)\b|"
+    # "carry on where we left off", "pick up from where we stopped": the place in a conversation this one cannot see.
+    r"\bwhere (?:we|i|you|u) (?:left off|stopped|finished|were|got to|had got to|broke off)"
+    r"(?: (?:earlier|before|yesterday|last time|last night))?(?=\W*$|\s*[,.?!])|"
     # "do what you did last week": what was done then is not in this conversation either.
     r"\bwhat (?:you|we) did (?:last (?:time|week|night|month)|before|yesterday|earlier)\b|"
+    # Or done as it always is, or as both sides know: "do what you usually do", "you know what to do" (which is?).
+    r"\bwhat (?:you|we) (?:always|usually|normally) do\b|^(?:(?:just|so|ok|okay|well)[,.]? )*you know (?:what to do|"
+    r"the drill)\W*$|"
     # "add the items as discussed": what was discussed is not in this conversation until an earlier turn says it.
     r"\bas (?:discussed|agreed|planned|requested|promised|we (?:said|discussed|agreed))"
     r"(?: (?:earlier|before|yesterday|last time))?(?=\W*$|\s*[.!?,;])"  # not "as discussed with my sister, ..."
@@ -121,7 +128,8 @@ HEDGE_WORDS = frozenset(
     "think reckon guess suppose probably definitely maybe perhaps surely certainly absolutely defo deffo def about "
     "around roughly approximately approx ish".split())
 # A hedge of more than one word: "About 40, give or take.", "Twelve or so." (as vague an answer as "about 40").
-HEDGE_PHRASE_RE = re.compile(r"\b(?:give or take|more or less|or so|or thereabouts|at a guess)\b")
+HEDGE_PHRASE_RE = re.compile(r"\b(?:give or take|more or less|or so|or thereabouts|at a guess|to be honest|"
+                             r"if i'?m honest|in all honesty|tbh|honestly)\b")
 _HEDGE_TAIL = (r"(?:,? (?:please|pls|then|definitely|defo|deffo|probably|maybe|perhaps|for sure|surely|certainly|"
                r"absolutely|i think|i reckon|i guess|i suppose))*")
 LETTER_PICK_RE = re.compile(
@@ -132,8 +140,9 @@ SAID_CLOCK = (r"(?:half(?: past)?|(?:a )?quarter (?:past|to)|(?:five|ten|twenty|
 SAID_CLOCK_RE = re.compile(rf"\b{SAID_CLOCK}\b")
 CLOCK_ALONE_RE = re.compile(
     r"^(?:[01]?\d|2[0-3])[.:][0-5]\d(?:\s*(?:am|pm))?[.!]*$|"
-    # Or as said, alone.
-    rf"^(?:(?:at|about|around) )?{SAID_CLOCK}[.!]*$"
+    # Or as said, alone, with its hour or without it: "Quarter past.", "ten to, I think" (past what?).
+    rf"^(?:(?:at|about|around) )?(?:{SAID_CLOCK}|(?:half past|(?:a )?quarter (?:past|to)|(?:five|ten|twenty|"
+    rf"twenty-five|twenty five) (?:past|to))(?: the hour)?{_HEDGE_TAIL})[.!]*$"
 )
 # A count said in words, guessed at as an answer: "About forty, give or take." (as "About 40").
 NUMBER_WORDS = frozenset(
@@ -163,7 +172,9 @@ UNASKED_ANSWER_RE = re.compile(
     r"(?:,? (?:please|pls|thanks|thx|mind|obviously|though))?[.!]*$|"
     # A pick alone, by the look, size or place that tells it from the others: "The green folder.", "the bigger box
     # please", "The top drawer." (which of what?).
-    r"^(?:(?:um|erm|uh|oh|hmm|ok|okay)[,.!]* )?(?:the|that|this) (?:(?:really|very|slightly|dark|light) )?"
+    # With assent before it too: "Yes please, the bigger size.", "ok, the blue one".
+    r"^(?:(?:um|erm|uh|oh|hmm|ok|okay|yes|yeah|yep|yup|aye|no|nah)(?: (?:please|pls|thanks|then))?[,.!]* )?"
+    r"(?:the|that|this) (?:(?:really|very|slightly|dark|light) )?"
     r"(?:red|blue|green|yellow|black|white|grey|gray|brown|pink|purple|orange|silver|gold|navy|beige|big|bigger|small|"
     r"smaller|large|larger|little|tall|taller|short|shorter|long|longer|left|right|top|bottom|front|middle|upper|lower|"
     r"cheaper|dearer|newer|older|second|third) [a-z'-]+(?:,? (?:please|pls|thanks|thx|i think|probably))?[.!]*$|"
@@ -171,7 +182,11 @@ UNASKED_ANSWER_RE = re.compile(
     # "Either, as long as it's not raining", "neither tbh, unless the price drops".
     r"^(?:both|either|neither|whichever|all|none)(?: of (?:them|those|these|em|'em))?"
     r"(?: (?:tbh|really|i think|i guess|honestly))?[,.!;\u2013\u2014-]*\s+(?:(?:but|and|yes|yeah) )?(?:only |just )?"
-    r"(?:if|when|unless|as long as|so long as|provided|providing|not if|the [a-z]+ one|the [a-z]+ ones)\b[^?]*$"
+    r"(?:if|when|unless|as long as|so long as|provided|providing|not if|the [a-z]+ one|the [a-z]+ ones)\b[^?]*$|"
+    # Or none of them, with nothing after but a hedge: "Neither, to be honest.", "none of those tbh" (not "me neither",
+    # agreeing; nor "neither do I").
+    r"^(?:neither|none)(?: of (?:them|those|these|em|'em))?(?:[,.!]* (?:tbh|really|honestly|to be honest|"
+    r"if i'?m honest|i think|i guess|i'?m afraid|sorry|thanks|please))*[.!]*$"
 )
 # How far a thing is moved names no thing: "bump it forward two days" still says nothing of what "it" is.
 SHIFT_WORDS = frozenset(
@@ -252,6 +267,8 @@ KIND_ALONE_RE = prefiltered(
     # Or by what they are for: "add the stuff we need for the party to my list" (which stuff?).
     r"\b(?:the|all the) (?:stuff|things|bits|items|supplies|food) (?:that )?(?:we|i) (?:need|needed|want|use|"
     r"usually (?:get|buy)|always (?:get|buy))\b(?: for (?:the |my |our |a |this |next )?[a-z'-]+)?|"
+    # Or a list made from a paper or a file the message does not carry: "make a list from the recipe below".
+    rf"{MADE_FROM_UNSEEN}|"
     # A thing not named at all: "sort out the thing for the shop", "add the whatsit to my list" (not "the thing is").
     r"\bthe (?:thing|thingy|whatsit|whatsitsname|thingamajig|thingamabob|doodah|doohickey|whatchamacallit)\b"
     r"(?! (?:is|was|about|that|i|we|you|with|called)\b)(?!')"

@@ -65,7 +65,7 @@ from services.router.textview import (
     text_features,
     text_view,
 )
-from services.router.time_words import CLOCK_FOR_RE, DURATION_RE, says_time, times_replaced
+from services.router.time_words import CLOCK_FOR_RE, DURATION_RE, TOLD_AT_RE, says_time, times_replaced
 from services.router.words import (
     CONFIRM_RE,
     LIST_ITEMS_RE,
@@ -164,7 +164,7 @@ def slot_signals(view: TextView, skills: dict[str, float], resolved_reference: b
     ``pointed``: the command's object is a pointer (``commanded_pointer``), so the rest of the message is no task."""
     action = _is_write(view, skills) and not skills["remind_explain"]
     # A time given as one before it is not given: "set the alarm for the same time as last Friday".
-    has_time = says_time(HABITUAL_RE.sub(" ", view.lower)) or (
+    has_time = says_time(TOLD_AT_RE.sub(" ", HABITUAL_RE.sub(" ", view.lower))) or (
         NO_TASK_NEEDED_RE.search(view.lower) is not None and (
             DURATION_RE.search(view.lower) is not None or CLOCK_FOR_RE.search(view.lower) is not None))
     if resolved_reference and working_memory:  # "Schedule it." after "the dentist is on Friday at 10"

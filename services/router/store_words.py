@@ -107,10 +107,12 @@ SHOWN_MORE_RE = prefiltered(
     # Or for when they are: "bring my reminders up for next Monday, I think I double booked".
     r"(?: (?:for|from) (?:(?:next|this|last|the) )?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|week|weekend|month|"
     r"tomorrow|today|tonight))?"
-    # With what goes with them: "pull my savings goal up with the progress so far".
+    # With what goes with them: "pull my savings goal up with the progress so far", "... with the progress on each";
+    # where they are shown, before or after it: "Pull my goals up on screen, please."
+    r"(?: on (?:the |my |your )?(?:screen|phone|display|laptop))?"
     r"(?: (?:with|and) (?:the |my |all the |its |their )?(?:progress|details|figures|numbers|stats|dates|totals|notes)"
+    r"(?: (?:on|for|of) (?:each|each one|every one|them|them all|all of them))?"
     r"(?: (?:so far|to date|too|as well))?)?"
-    # Where they are shown: "Pull my goals up on screen, please."
     r"(?: on (?:the |my |your )?(?:screen|phone|display|laptop))?"
     r"(?:,? (?:please|pls|thanks|thx|(?:would|will|could|can|won't) (?:you|u)))?"
     r"(?:\W*$|\s*[,.;!]\s*(?:i|i'd|i'm|so|just)\b)|"

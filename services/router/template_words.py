@@ -38,5 +38,8 @@ TEMPLATE_RE = re.compile(
     # "«item»", "<!-- fact -->".
     r"\(\([a-z][a-z0-9 _.-]{0,30}\)\)|%\([a-z_]{1,30}\)[sd]|\u00ab[a-z][a-z0-9 _.-]{0,30}\u00bb|<!--[^>]{0,40}-->|"
     # A program's interpolation left in, Swift's or Ruby's: "add \\(item) and \\(item2) to my list", "save #{note}".
-    r"\\\([a-z][a-z0-9_.]{0,30}\)|#\{[a-z]"
+    r"\\\([a-z][a-z0-9_.]{0,30}\)|#\{[a-z]|"
+    # An algebra's letter for an amount or a date not yet said: "Goal: lose X kg by Y", "read N pages a day".
+    r"\b[xyn] (?:kg|kgs|kilos?|lbs?|pounds|stone|km|k|miles?|times|minutes|mins|hours|hrs|pages|steps|books)\b|"
+    r"\b[xyz]\W+(?:kg|km|miles?|pages|steps) by (?:[xyz]|date)\b|\bby [xyz]\W*$"
 )

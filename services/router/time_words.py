@@ -60,6 +60,15 @@ TIME_RE = grouped(
 )
 
 
+# A time told of what already happened is no time for what is asked: "My boss rang at 7am ... set reminders for all of
+# it" (rang at 7, remind when?). The clause up to its end goes.
+TOLD_AT_RE = re.compile(
+    r"\b(?:rang|rung|phoned|called|texted|messaged|emailed|came(?: round| over| by)?|arrived|turned up|showed up|"
+    r"woke(?: up)?|got (?:in|home|here|back)|dropped by|popped round)(?: me| us)? (?:at|around|about|just after|"
+    r"just before) [^,.;!?]*"
+)
+
+
 @lru_cache(maxsize=64)  # the skill, slot and reference signals and the request parse read the same texts
 def time_spans(text: str) -> tuple[tuple[int, int], ...]:
     """Where ``text`` says a time ("at 6pm", "this week"): the spans of ``TIME_RE``'s matches, left to right, as

@@ -13,9 +13,9 @@ import re
 # notes", "save the hoof measurements from this morning" (which figures?). Not an item ("add the milk from Aldi").
 # A command's object held in something the conversation cannot see: "add everything in this photo to my list", "save
 # all the dates on the attachment" (which are they?).
-_UNSEEN_MEDIUM = (
+_MEDIUM = (
     # "the attached PDF", "that scanned letter", "my last screenshot": how it came does not show it.
-    r"(?:in|on|from) (?:this|that|the|my) (?:(?:attached|enclosed|scanned|linked|uploaded|forwarded|shared|last|latest|"
+    r"(?:this|that|the|my) (?:(?:attached|enclosed|scanned|linked|uploaded|forwarded|shared|last|latest|"
     # Or named by what it shows: "the whiteboard photo", "my receipt scan".
     r"new|other|first|second) )?(?:[a-z'-]+ )?(?:photo|picture|pic|screenshot|image|attachment|file|pdf|document|doc|"
     r"scan|video|voice (?:note|memo)|recording|spreadsheet|link|letter|e-?mail|receipt|flyer|leaflet|text|message|"
@@ -26,7 +26,23 @@ _UNSEEN_MEDIUM = (
     r"card|label|board|poster|noticeboard|"
     # Or any paper it came on: "whatever's on the parking ticket", "the times on the timetable", "the invite".
     r"ticket|timetable|rota|invite|invitation|print-?out|sheet|form|menu|notice|brochure|pamphlet|booklet|"
-    r"prescription|envelope|page|notebook|packet|sticker)s?\b"
+    r"prescription|envelope|page|notebook|packet|sticker|"
+    # Or what a cook or a teacher hands out: "the recipe below", "that worksheet".
+    r"recipe|worksheet|handout|syllabus|itinerary|newsletter)s?\b"
+)
+_UNSEEN_MEDIUM = rf"(?:in|on|from) {_MEDIUM}"
+# A list or reminders made out of such a thing, and nothing else said: "make a list from the recipe below", "make a
+# list of everything on the label", "set reminders from the attached letter" (what does it say?). Not "make a list of
+# films to watch" (writing) nor "make a list from this: eggs, milk" (given).
+MADE_FROM_UNSEEN = (
+    r"\b(?:list|checklist|to-?do list|reminders?|schedule|calendar|plan|goals?)"
+    r"(?: (?:of )?(?:everything|all|whatever'?s?|what'?s|the (?:[a-z'-]+ )?(?:stuff|things|items|bits|dates|times))"
+    r"(?: (?:that'?s|that is|which is|listed|written|printed))?)?"
+    rf" (?:in|on|from|out of|off|using|based on) (?:{_MEDIUM}"
+    r"(?: (?:below|above|attached|here|i (?:sent|pasted|attached|forwarded|got|have)))?|"
+    # Or anything said to be above or below, as on a page: "make a to-do list from my notes above".
+    r"(?:the|my|this|these|those) (?:[a-z'-]+ ){0,2}?[a-z'-]+ (?:below|above))"
+    r"(?:,? (?:please|pls|thanks|for me|for us))*\W*$"
 )
 # The content said to be on such a thing, in a clause after the request: "Remember my train times for the week.
 # They're on the timetable I printed.", "save my flight details, it's all in the email from the airline".
