@@ -28,9 +28,7 @@ from services.router.command_words import (
     OWN_DEED_QUESTION_RE,
     POINTER_COMMAND_RE,
     STORING_VERBS,
-    STUFF_ASK_RE,
     TOLD_RE,
-    VAGUE_ASK_RE,
     VERB_ME_RE,
 )
 from services.router.cut_off import cut_entry, cut_off_creating
@@ -66,6 +64,7 @@ from services.router.textview import (
     text_view,
 )
 from services.router.time_words import CLOCK_FOR_RE, DURATION_RE, TOLD_AT_RE, says_time, times_replaced
+from services.router.vague_words import STUFF_ASK_RE, VAGUE_ASK_RE
 from services.router.words import (
     CONFIRM_RE,
     LIST_ITEMS_RE,
