@@ -67,6 +67,8 @@ Two kinds of labelled set, reported apart:
     0.917, ACT 0.991 on main 3a2bfe3), then tuning material (2026-12-02).
   - tests/data/routing_tuning30.jsonl (was routing_frozen30.jsonl): written blind; measured once (0.960, CLARIFY
     0.817, ACT 0.982 on main 9e0e202), then tuning material (2026-12-02).
+  - tests/data/routing_tuning31.jsonl (was routing_frozen31.jsonl): written blind; measured once (0.973, CLARIFY
+    0.867, ACT 0.991 on main c938356), then tuning material (2026-12-02).
   Every ``routing_tuning*.jsonl`` present is reported. In each, a fixed random third of the lines
   (``held_out_third``, seed 31) was never looked at while tuning (``--misses`` prints the other two thirds'
   misses only) and is reported on its own.

@@ -184,7 +184,7 @@ def test_running_through_what_is_stored_or_a_goal_to_track_acts(routers, text, s
     assert routes(routers, text) == {("ACT", skill)}
 
 
-BARE_POINTERS = ["can u remind me bout it tomorrow at 10", "Both please.", "both, thanks"]
+BARE_POINTERS = ["can u remind me bout it tomorrow at 10", "Both of those please.", "both, thanks"]
 
 
 @pytest.mark.parametrize("text", BARE_POINTERS)

@@ -82,7 +82,7 @@ def test_a_deed_as_before_after_a_first_sentence_needs_asking(routers, text):  #
 
 # Which time suits, said with no question before it: an answer to what?
 SUITS_UNASKED = [
-    "Thursday works.",
+    "Thursday works for me.",
     "11:30 suits me",
     "Saturday's better than Sunday",
     "Friday works best for me",

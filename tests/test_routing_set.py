@@ -83,11 +83,12 @@ FLOOR_SIGNALS_ONLY = 0.93
 # The two once-frozen sets, tuned on since issue 31's second round (bench.routing): floors ~0.02 under what the
 # shipped weights reach with the default embedder (first: 0.989 overall, ACT 0.987, CLARIFY 0.974; second: 0.980,
 # ACT 0.984, CLARIFY 0.933, skill 121/121 of ACT rows routed to ACT), and never a real message ignored.
-# routing_tuning1 was written by the tuner (as routing_frozen.jsonl), routing_tuning2-30 blind (routing_frozenN).
+# routing_tuning1 was written by the tuner (as routing_frozen.jsonl), routing_tuning2-31 blind (routing_frozenN).
 (TUNING_1, TUNING_2, TUNING_3, TUNING_4, TUNING_5, TUNING_6, TUNING_7, TUNING_8, TUNING_9, TUNING_10, TUNING_11,
  TUNING_12, TUNING_13, TUNING_14, TUNING_15, TUNING_16, TUNING_17, TUNING_18, TUNING_19, TUNING_20, TUNING_21,
- TUNING_22, TUNING_23, TUNING_24, TUNING_25, TUNING_26, TUNING_27, TUNING_28, TUNING_29, TUNING_30) = (
-    ROOT / "tests" / "data" / f"routing_tuning{number}.jsonl" for number in range(1, 31))
+ TUNING_22, TUNING_23, TUNING_24, TUNING_25, TUNING_26, TUNING_27, TUNING_28, TUNING_29, TUNING_30,
+ TUNING_31) = (
+    ROOT / "tests" / "data" / f"routing_tuning{number}.jsonl" for number in range(1, 32))
 FLOOR_TUNING_1_OVERALL = 0.97
 FLOOR_TUNING_1_ACT = 0.96
 FLOOR_TUNING_1_CLARIFY = 0.95
@@ -241,6 +242,9 @@ FLOOR_TUNING_29 = {"overall": 0.99, "ACT": 0.99, "CLARIFY": 0.95, "ACKNOWLEDGE":
 # The thirtieth (blind once on main 9e0e202: 0.960, ACT 0.982, CLARIFY 0.817, ACKNOWLEDGE 1.000, skill 106/108);
 # floors a little under; raised after commands31 (0.984, ACT 0.991, CLARIFY 0.950, skill 108/109).
 FLOOR_TUNING_30 = {"overall": 0.98, "ACT": 0.98, "CLARIFY": 0.93, "ACKNOWLEDGE": 0.99, "skill": 0.98}
+# The thirty-first (blind once after commands31: 0.973, ACT 0.991, CLARIFY 0.867, ACKNOWLEDGE 1.000, skill 107/109);
+# floors a little under.
+FLOOR_TUNING_31 = {"overall": 0.96, "ACT": 0.98, "CLARIFY": 0.85, "ACKNOWLEDGE": 0.99, "skill": 0.97}
 
 
 def load_set() -> list[dict]:
@@ -334,7 +338,8 @@ def test_the_once_frozen_sets_are_well_formed_and_their_held_out_thirds_unseen()
     assert TUNING_SETS == [TUNING_1, TUNING_2, TUNING_3, TUNING_4, TUNING_5, TUNING_6, TUNING_7, TUNING_8, TUNING_9,
                            TUNING_10, TUNING_11, TUNING_12, TUNING_13, TUNING_14,
                            TUNING_15, TUNING_16, TUNING_17, TUNING_18, TUNING_19, TUNING_20, TUNING_21, TUNING_22,
-                           TUNING_23, TUNING_24, TUNING_25, TUNING_26, TUNING_27, TUNING_28, TUNING_29, TUNING_30]
+                           TUNING_23, TUNING_24, TUNING_25, TUNING_26, TUNING_27, TUNING_28, TUNING_29, TUNING_30,
+                           TUNING_31]
     first = _well_formed(TUNING_1)  # written apart from the tuning set and the exemplars: no line of theirs
     tuning = set().union(*(_same_message_keys(row["text"]) for row in load_set())) | _exemplar_keys()
     assert [row["text"] for row in first if _same_message_keys(row["text"]) & tuning] == []
@@ -375,13 +380,13 @@ def test_the_once_frozen_sets_are_well_formed_and_their_held_out_thirds_unseen()
     exemplar_keys = _exemplar_keys()
     for path in (TUNING_8, TUNING_9, TUNING_10, TUNING_11, TUNING_12, TUNING_13, TUNING_14, TUNING_15, TUNING_16,
                  TUNING_17, TUNING_18, TUNING_19, TUNING_20, TUNING_21, TUNING_22, TUNING_23, TUNING_24,
-                 TUNING_25, TUNING_26, TUNING_27, TUNING_28, TUNING_29, TUNING_30):
+                 TUNING_25, TUNING_26, TUNING_27, TUNING_28, TUNING_29, TUNING_30, TUNING_31):
         rows = _well_formed(path)
         copied = [rows[index]["text"] for index in held_out_third(rows)
                   if _same_message_keys(rows[index]["text"]) & exemplar_keys]
-        # The twenty-eighth's held-out third holds one keyboard mash that was an exemplar before the set was written;
-        # none may be added.
-        assert len(copied) <= (1 if path == TUNING_28 else 0), path.name
+        # The twenty-eighth's held-out third holds one keyboard mash, the thirty-first's one greeting, that were
+        # exemplars before the set was written; none may be added.
+        assert len(copied) <= (1 if path in (TUNING_28, TUNING_31) else 0), path.name
 
 
 @pytest.mark.parametrize("path", FROZEN_SETS, ids=[path.stem for path in FROZEN_SETS])
@@ -417,12 +422,13 @@ def test_the_second_once_frozen_set_with_the_default_embedder(configs_dir):
                                               (TUNING_23, FLOOR_TUNING_23), (TUNING_24, FLOOR_TUNING_24),
                                               (TUNING_25, FLOOR_TUNING_25), (TUNING_26, FLOOR_TUNING_26),
                                               (TUNING_27, FLOOR_TUNING_27), (TUNING_28, FLOOR_TUNING_28),
-                                              (TUNING_29, FLOOR_TUNING_29), (TUNING_30, FLOOR_TUNING_30)],
+                                              (TUNING_29, FLOOR_TUNING_29), (TUNING_30, FLOOR_TUNING_30),
+                                              (TUNING_31, FLOOR_TUNING_31)],
                          ids=["third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
                               "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
                               "seventeenth", "eighteenth", "nineteenth", "twentieth", "twenty-first", "twenty-second",
                               "twenty-third", "twenty-fourth", "twenty-fifth", "twenty-sixth",
-                              "twenty-seventh", "twenty-eighth", "twenty-ninth", "thirtieth"])
+                              "twenty-seventh", "twenty-eighth", "twenty-ninth", "thirtieth", "thirty-first"])
 def test_a_later_once_frozen_set_with_the_default_embedder(configs_dir, path, floors):
     embedder = for_requests(load_embedder("auto"))
     scores = evaluate_with_skills(ModeRouter(configs_dir, embedder), load_rows(path), embedder)
