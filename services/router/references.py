@@ -147,7 +147,7 @@ def reference_signals(view: TextView, working_memory: Sequence[tuple[str, str]],
     # After a thanks or a lead-in the fragment is still one: "gracias, and the other one too".
     lead_free = view.after_thanks
     context_dependent = bool(CONTEXT_DEPENDENT_RE.match(lead_free) or (
-        HABITUAL_RE.search(view.lower) and not (not imperative and _usual_aside(view))))
+        HABITUAL_RE.search(view.lower) and (imperative or not _usual_aside(view))))
     content = tuple(w for w in content_without_time(view) if w not in SHIFT_WORDS)
     context_dependent = context_dependent or (not working_memory and (
         bare_answer(view, content) or UNASKED_ANSWER_RE.match(lead_free) is not None))
